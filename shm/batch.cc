@@ -1,0 +1,276 @@
+#include "shm/batch.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <new>
+
+#include "base/check.h"
+
+namespace tandem::shm {
+
+namespace {
+
+std::uint64_t Align8(std::uint64_t n) { return (n + 7) & ~std::uint64_t{7}; }
+
+bool InRange(std::uint64_t at, std::uint64_t bytes, std::uint64_t total) {
+  return at <= total && bytes <= total - at;
+}
+
+}  // namespace
+
+std::uint32_t BatchView::LowerBound(std::string_view key) const {
+  std::uint32_t lo = 0, hi = key_count();
+  while (lo < hi) {
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    if (this->key(mid) < key) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+Status BatchView::Validate(std::uint64_t allocation_bytes) const {
+  const BatchHeader& h = *h_;
+  if (allocation_bytes < sizeof(BatchHeader) || h.magic != kBatchMagic) {
+    return Status::Corruption("batch: bad magic");
+  }
+  const std::uint64_t total = h.total_bytes;
+  if (total > allocation_bytes || h.key_count >= UINT32_MAX || h.val_count >= UINT32_MAX ||
+      h.update_count >= UINT32_MAX) {
+    return Status::Corruption("batch: sizes out of range");
+  }
+  if (!InRange(h.times_at, 8 * h.update_count, total) ||
+      !InRange(h.diffs_at, 8 * h.update_count, total) ||
+      !InRange(h.key_offsets_at, 4 * (h.key_count + 1), total) ||
+      !InRange(h.key_vals_at, 4 * (h.key_count + 1), total) ||
+      !InRange(h.val_offsets_at, 4 * (h.val_count + 1), total) ||
+      !InRange(h.val_updates_at, 4 * (h.val_count + 1), total)) {
+    return Status::Corruption("batch: column outside its allocation");
+  }
+  const auto* ko = Col<std::uint32_t>(h.key_offsets_at);
+  const auto* kv = Col<std::uint32_t>(h.key_vals_at);
+  const auto* vo = Col<std::uint32_t>(h.val_offsets_at);
+  const auto* vu = Col<std::uint32_t>(h.val_updates_at);
+  if (!InRange(h.key_bytes_at, ko[h.key_count], total) ||
+      !InRange(h.val_bytes_at, vo[h.val_count], total) || kv[h.key_count] != h.val_count ||
+      vu[h.val_count] != h.update_count) {
+    return Status::Corruption("batch: column lengths disagree");
+  }
+  for (std::uint64_t k = 0; k < h.key_count; ++k) {
+    if (ko[k] > ko[k + 1] || kv[k] >= kv[k + 1]) return Status::Corruption("batch: bad key index");
+  }
+  for (std::uint64_t v = 0; v < h.val_count; ++v) {
+    if (vo[v] > vo[v + 1] || vu[v] >= vu[v + 1]) return Status::Corruption("batch: bad val index");
+  }
+  return Status::Ok();
+}
+
+void BatchWriter::Push(std::string_view key, std::string_view val, Time time, std::int64_t diff) {
+  const std::size_t keys = key_offsets_.size() - 1;
+  const bool new_key = keys == 0 || key != std::string_view(key_bytes_)
+                                               .substr(key_offsets_[keys - 1],
+                                                       key_offsets_[keys] - key_offsets_[keys - 1]);
+  if (new_key) {
+    key_bytes_.append(key);
+    key_offsets_.push_back(static_cast<std::uint32_t>(key_bytes_.size()));
+    key_vals_.push_back(key_vals_.back());
+  }
+  const std::size_t vals = val_offsets_.size() - 1;
+  const bool new_val = new_key || val != std::string_view(val_bytes_)
+                                             .substr(val_offsets_[vals - 1],
+                                                     val_offsets_[vals] - val_offsets_[vals - 1]);
+  if (new_val) {
+    val_bytes_.append(val);
+    val_offsets_.push_back(static_cast<std::uint32_t>(val_bytes_.size()));
+    val_updates_.push_back(val_updates_.back());
+    ++key_vals_.back();
+  }
+  times_.push_back(time);
+  diffs_.push_back(diff);
+  ++val_updates_.back();
+}
+
+Result<std::uint64_t> BatchWriter::Finish(Segment& segment, Frontier since) const {
+  constexpr std::uint64_t kLimit = std::numeric_limits<std::uint32_t>::max() - 1;
+  if (key_bytes_.size() > kLimit || val_bytes_.size() > kLimit || times_.size() > kLimit) {
+    return Status::InvalidArgument(
+        "batch too large for the format: " + std::to_string(times_.size()) + " updates, " +
+        std::to_string(key_bytes_.size() + val_bytes_.size()) + " bytes of rows");
+  }
+  BatchHeader h{};
+  h.magic = kBatchMagic;
+  h.key_count = key_offsets_.size() - 1;
+  h.val_count = val_offsets_.size() - 1;
+  h.update_count = times_.size();
+  h.since = since.raw();
+  h.min_time = times_.empty() ? 0 : *std::min_element(times_.begin(), times_.end());
+  h.max_time = times_.empty() ? 0 : *std::max_element(times_.begin(), times_.end());
+  std::uint64_t at = Align8(sizeof(BatchHeader));
+  auto place = [&at](std::uint64_t bytes) {
+    const std::uint64_t here = at;
+    at = Align8(at + bytes);
+    return here;
+  };
+  h.times_at = place(8 * times_.size());
+  h.diffs_at = place(8 * diffs_.size());
+  h.key_offsets_at = place(4 * key_offsets_.size());
+  h.key_vals_at = place(4 * key_vals_.size());
+  h.val_offsets_at = place(4 * val_offsets_.size());
+  h.val_updates_at = place(4 * val_updates_.size());
+  h.key_bytes_at = place(key_bytes_.size());
+  h.val_bytes_at = place(val_bytes_.size());
+  h.total_bytes = at;
+
+  TANDEM_ASSIGN_OR_RETURN(std::uint64_t offset, segment.Allocate(h.total_bytes, "a batch"));
+  char* base = segment.At<char>(offset);
+  std::memcpy(base, &h, sizeof h);
+  auto copy = [base](std::uint64_t to, const void* from, std::size_t bytes) {
+    if (bytes) std::memcpy(base + to, from, bytes);
+  };
+  copy(h.times_at, times_.data(), 8 * times_.size());
+  copy(h.diffs_at, diffs_.data(), 8 * diffs_.size());
+  copy(h.key_offsets_at, key_offsets_.data(), 4 * key_offsets_.size());
+  copy(h.key_vals_at, key_vals_.data(), 4 * key_vals_.size());
+  copy(h.val_offsets_at, val_offsets_.data(), 4 * val_offsets_.size());
+  copy(h.val_updates_at, val_updates_.data(), 4 * val_updates_.size());
+  copy(h.key_bytes_at, key_bytes_.data(), key_bytes_.size());
+  copy(h.val_bytes_at, val_bytes_.data(), val_bytes_.size());
+  return offset;
+}
+
+void SortAndConsolidate(std::vector<Update>* updates, Frontier since) {
+  const Time floor = since.empty() ? kMinTime : since.time();
+  for (Update& u : *updates) u.time = std::max(u.time, floor);
+  std::sort(updates->begin(), updates->end(), [](const Update& a, const Update& b) {
+    if (int c = a.key.compare(b.key); c != 0) return c < 0;
+    if (int c = a.val.compare(b.val); c != 0) return c < 0;
+    return a.time < b.time;
+  });
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < updates->size();) {
+    Update& first = (*updates)[i];
+    std::int64_t sum = 0;
+    std::size_t j = i;
+    for (; j < updates->size() && (*updates)[j].time == first.time &&
+           (*updates)[j].key == first.key && (*updates)[j].val == first.val;
+         ++j) {
+      sum += (*updates)[j].diff;
+    }
+    if (sum != 0) {
+      if (out != i) (*updates)[out] = std::move(first);
+      (*updates)[out].diff = sum;
+      ++out;
+    }
+    i = j;
+  }
+  updates->resize(out);
+}
+
+Result<std::uint64_t> BuildBatch(Segment& segment, std::vector<Update> updates, Frontier since) {
+  SortAndConsolidate(&updates, since);
+  if (updates.empty()) return std::uint64_t{0};
+  BatchWriter writer;
+  for (const Update& u : updates) writer.Push(u.key, u.val, u.time, u.diff);
+  return writer.Finish(segment, since);
+}
+
+Result<std::uint64_t> MergeBatches(Segment& segment, std::span<const BatchView> batches,
+                                   Frontier since) {
+  const Time floor = since.empty() ? kMinTime : since.time();
+  BatchWriter writer;
+  std::vector<std::pair<Time, std::int64_t>> group;
+  for (MergeCursor c(batches); c.Valid(); c.Next()) {
+    group.clear();
+    c.ForEachUpdate([&](Time t, std::int64_t d) { group.emplace_back(std::max(t, floor), d); });
+    std::sort(group.begin(), group.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (std::size_t i = 0; i < group.size();) {
+      std::int64_t sum = 0;
+      std::size_t j = i;
+      for (; j < group.size() && group[j].first == group[i].first; ++j) sum += group[j].second;
+      if (sum != 0) writer.Push(c.key(), c.val(), group[i].first, sum);
+      i = j;
+    }
+  }
+  if (writer.update_count() == 0) return std::uint64_t{0};
+  return writer.Finish(segment, since);
+}
+
+MergeCursor::MergeCursor(std::span<const BatchView> batches)
+    : batches_(batches), pos_(batches.size()) {
+  for (std::size_t b = 0; b < batches_.size(); ++b) {
+    pos_[b].k = 0;
+    pos_[b].kend = batches_[b].key_count();
+    pos_[b].v = pos_[b].kend > 0 ? batches_[b].vals_begin(0) : 0;
+  }
+  Settle();
+}
+
+void MergeCursor::SeekKey(std::string_view key) {
+  for (std::size_t b = 0; b < batches_.size(); ++b) {
+    const BatchView& bv = batches_[b];
+    const std::uint32_t k = bv.LowerBound(key);
+    Pos& p = pos_[b];
+    if (k < bv.key_count() && bv.key(k) == key) {
+      p.k = k;
+      p.kend = k + 1;
+      p.v = bv.vals_begin(k);
+    } else {
+      p.k = p.kend = 0;
+    }
+  }
+  Settle();
+}
+
+void MergeCursor::Settle() {
+  at_group_.clear();
+  valid_ = false;
+  for (std::size_t b = 0; b < batches_.size(); ++b) {
+    const Pos& p = pos_[b];
+    if (p.k >= p.kend) continue;
+    const std::string_view k = batches_[b].key(p.k);
+    const std::string_view v = batches_[b].val(p.v);
+    int c = valid_ ? k.compare(key_) : -1;
+    if (c == 0) c = v.compare(val_);
+    if (c < 0) {
+      key_ = k;
+      val_ = v;
+      valid_ = true;
+      at_group_.clear();
+      at_group_.push_back(b);
+    } else if (c == 0) {
+      at_group_.push_back(b);
+    }
+  }
+}
+
+void MergeCursor::Advance(std::size_t b) {
+  Pos& p = pos_[b];
+  const BatchView& bv = batches_[b];
+  if (++p.v < bv.vals_end(p.k)) return;
+  if (++p.k < p.kend) p.v = bv.vals_begin(p.k);
+}
+
+void MergeCursor::Next() {
+  for (std::size_t b : at_group_) Advance(b);
+  Settle();
+}
+
+std::int64_t MergeCursor::CountAt(Time t) const {
+  std::int64_t count = 0;
+  for (std::size_t b : at_group_) {
+    const BatchView& bv = batches_[b];
+    const std::uint32_t v = pos_[b].v;
+    // Times ascend within a value: stop at the first one beyond t.
+    for (std::uint32_t u = bv.updates_begin(v), e = bv.updates_end(v); u < e && bv.time(u) <= t;
+         ++u) {
+      count += bv.diff(u);
+    }
+  }
+  return count;
+}
+
+}  // namespace tandem::shm

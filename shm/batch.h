@@ -1,0 +1,172 @@
+// Batches: the immutable, columnar unit of a shared arrangement (DESIGN §4 "Batches").
+//
+// A batch is ONE allocation in the segment and is never modified after it is published; it is
+// freed by the publisher once no reader can see it. It holds updates (key, val, time, diff)
+// sorted by key, then val, then time, consolidated (no two updates share key, val and time; no
+// zero diffs), as a three-level trie of columns:
+//
+//   keys      key_offsets[k..k+1) → bytes of key k in key_bytes     (keys strictly ascending)
+//   values    key_vals[k..k+1)    → the values of key k              (ascending within a key)
+//             val_offsets[v..v+1) → bytes of value v in val_bytes
+//   updates   val_updates[v..v+1) → the updates of value v: times[u], diffs[u] (time ascending)
+//
+// Keys and values are rows in the order-preserving encoding of base/row.h, so ordering is
+// memcmp. Offsets are uint32 from the start of each column, so a batch is below 4 GiB of key or
+// value bytes and below 2^32 updates; every column reference is a byte offset from the batch
+// start (no pointers), so the batch reads the same in every process.
+//
+// `since`: every time in the batch is >= since (times below it were advanced at build time).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "base/time.h"
+#include "shm/segment.h"
+
+namespace tandem::shm {
+
+inline constexpr std::uint64_t kBatchMagic = 0x3148435441424454ULL;  // "TDBATCH1"
+
+// The fixed part at the start of every batch allocation. Written once by the publisher before the
+// batch is reachable from any batch list; read-only afterwards.
+struct BatchHeader {
+  std::uint64_t magic;
+  std::uint64_t total_bytes;
+  std::uint64_t key_count, val_count, update_count;
+  std::uint64_t since;  // Frontier raw
+  std::uint64_t min_time, max_time;
+  // Byte offsets from the batch start.
+  std::uint64_t times_at, diffs_at, key_offsets_at, key_vals_at, val_offsets_at, val_updates_at,
+      key_bytes_at, val_bytes_at;
+};
+static_assert(sizeof(BatchHeader) % 8 == 0);
+
+struct Update {
+  std::string key;  // encoded row
+  std::string val;  // encoded row
+  Time time = 0;
+  std::int64_t diff = 0;
+};
+
+// Read access to one published batch. Cheap to copy; holds only the header pointer.
+class BatchView {
+ public:
+  explicit BatchView(const BatchHeader* h) : h_(h), base_(reinterpret_cast<const char*>(h)) {}
+
+  const BatchHeader& header() const { return *h_; }
+  std::uint32_t key_count() const { return static_cast<std::uint32_t>(h_->key_count); }
+  std::uint64_t update_count() const { return h_->update_count; }
+  std::uint64_t total_bytes() const { return h_->total_bytes; }
+
+  std::string_view key(std::uint32_t k) const {
+    const auto* o = Col<std::uint32_t>(h_->key_offsets_at);
+    return {base_ + h_->key_bytes_at + o[k], o[k + 1] - o[k]};
+  }
+  std::uint32_t vals_begin(std::uint32_t k) const { return Col<std::uint32_t>(h_->key_vals_at)[k]; }
+  std::uint32_t vals_end(std::uint32_t k) const {
+    return Col<std::uint32_t>(h_->key_vals_at)[k + 1];
+  }
+  std::string_view val(std::uint32_t v) const {
+    const auto* o = Col<std::uint32_t>(h_->val_offsets_at);
+    return {base_ + h_->val_bytes_at + o[v], o[v + 1] - o[v]};
+  }
+  std::uint32_t updates_begin(std::uint32_t v) const {
+    return Col<std::uint32_t>(h_->val_updates_at)[v];
+  }
+  std::uint32_t updates_end(std::uint32_t v) const {
+    return Col<std::uint32_t>(h_->val_updates_at)[v + 1];
+  }
+  Time time(std::uint32_t u) const { return Col<std::uint64_t>(h_->times_at)[u]; }
+  std::int64_t diff(std::uint32_t u) const { return Col<std::int64_t>(h_->diffs_at)[u]; }
+
+  // Index of the first key >= `key` (key_count() when none): binary search with memcmp.
+  std::uint32_t LowerBound(std::string_view key) const;
+
+  // Structural self-check for tools reading a segment post-mortem: every column inside the
+  // allocation and monotone. A live publisher never produces a batch that fails it.
+  Status Validate(std::uint64_t allocation_bytes) const;
+
+ private:
+  template <typename T>
+  const T* Col(std::uint64_t at) const {
+    return reinterpret_cast<const T*>(base_ + at);
+  }
+  const BatchHeader* h_;
+  const char* base_;
+};
+
+// Writes one batch from updates pushed in (key, val, time) order, already consolidated.
+// Process-local staging; Finish makes the single allocation and copies the columns in.
+class BatchWriter {
+ public:
+  // REQUIRES: (key, val, time) strictly ascending across calls; diff != 0.
+  void Push(std::string_view key, std::string_view val, Time time, std::int64_t diff);
+  std::uint64_t update_count() const { return times_.size(); }
+  // Allocates and fills the batch; returns its offset. ResourceExhausted when the segment is full
+  // (nothing is allocated then), InvalidArgument when the batch exceeds the format's limits.
+  Result<std::uint64_t> Finish(Segment& segment, Frontier since) const;
+
+ private:
+  std::string key_bytes_, val_bytes_;
+  std::vector<std::uint32_t> key_offsets_{0}, key_vals_{0}, val_offsets_{0}, val_updates_{0};
+  std::vector<std::uint64_t> times_;
+  std::vector<std::int64_t> diffs_;
+};
+
+// Sorts `updates`, advances times below `since` to `since`, consolidates and drops zero diffs.
+void SortAndConsolidate(std::vector<Update>* updates, Frontier since);
+
+// Builds a batch from unordered updates. Returns 0 (no allocation) when nothing survives
+// consolidation.
+Result<std::uint64_t> BuildBatch(Segment& segment, std::vector<Update> updates, Frontier since);
+
+// Merges batches into one, advancing times to `since` and consolidating: the differential
+// dataflow merge with logical compaction. Returns 0 when everything cancelled.
+Result<std::uint64_t> MergeBatches(Segment& segment, std::span<const BatchView> batches,
+                                   Frontier since);
+
+// Walks the (key, val) groups of several batches in merged order. Used by merges and readers.
+// Not thread-safe; one per reading thread.
+class MergeCursor {
+ public:
+  explicit MergeCursor(std::span<const BatchView> batches);
+  // Restricts the walk to exactly `key` (a point lookup).
+  void SeekKey(std::string_view key);
+  bool Valid() const { return valid_; }
+  std::string_view key() const { return key_; }
+  std::string_view val() const { return val_; }
+  // Calls fn(time, diff) for every update of the current group, batch by batch.
+  template <typename F>
+  void ForEachUpdate(F&& fn) const {
+    for (std::size_t b : at_group_) {
+      const BatchView& bv = batches_[b];
+      const std::uint32_t v = pos_[b].v;
+      for (std::uint32_t u = bv.updates_begin(v), e = bv.updates_end(v); u < e; ++u) {
+        fn(bv.time(u), bv.diff(u));
+      }
+    }
+  }
+  // Sum of the diffs at times <= t: the count of (key, val) as of t.
+  std::int64_t CountAt(Time t) const;
+  void Next();
+
+ private:
+  struct Pos {
+    std::uint32_t k = 0, kend = 0, v = 0;
+  };
+  void Settle();  // finds the smallest group among the positions
+  void Advance(std::size_t b);
+
+  std::span<const BatchView> batches_;
+  std::vector<Pos> pos_;
+  std::vector<std::size_t> at_group_;
+  std::string_view key_, val_;
+  bool valid_ = false;
+};
+
+}  // namespace tandem::shm

@@ -1,0 +1,283 @@
+#include "shm/publisher.h"
+
+#include <algorithm>
+
+#include "base/check.h"
+
+namespace tandem::shm {
+
+namespace {
+
+std::uint64_t ListBytes(std::size_t count) {
+  return offsetof(BatchListData, batches) + sizeof(std::uint64_t) * std::max<std::size_t>(count, 1);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Publisher>> Publisher::Attach(Segment* segment, std::uint32_t ordinal) {
+  Registry registry(segment);
+  TANDEM_RETURN_IF_ERROR(registry.ClaimSide(ordinal, Side::kPublisher));
+  return std::unique_ptr<Publisher>(new Publisher(segment, ordinal));
+}
+
+Publisher::Publisher(Segment* segment, std::uint32_t ordinal)
+    : segment_(segment),
+      registry_(segment),
+      ordinal_(ordinal),
+      thread_token_(CurrentThreadToken()),
+      wake_(&registry_.row(ordinal).wake) {}
+
+Publisher::~Publisher() { registry_.ReleaseSide(ordinal_, Side::kPublisher); }
+
+void Publisher::CheckThread() const {
+  TANDEM_CHECK(CurrentThreadToken() == thread_token_,
+               "a Publisher is used only by the thread that attached it");
+}
+
+Result<Publisher::LocalSlot*> Publisher::Local(const PublishedRef& ref) {
+  auto it = slots_.find(ref.index);
+  if (it == slots_.end() || !(it->second.key == ref.key)) {
+    return Status::NotFound(ref.key.ToString() + " is not published by row " +
+                            std::to_string(ordinal_));
+  }
+  if (it->second.unpublished) {
+    return Status::FailedPrecondition(ref.key.ToString() + " was unpublished");
+  }
+  return &it->second;
+}
+
+Result<PublishedRef> Publisher::Publish(const SlotKey& key) {
+  CheckThread();
+  TANDEM_ASSIGN_OR_RETURN(std::uint32_t index,
+                          registry_.FindOrCreate(ordinal_, key, Side::kPublisher));
+  PublishedRef ref{index, key};
+  if (slots_.count(index)) return ref;
+  SlotData& s = Data(index);
+  RaiseAtomic(s.own_frontier, key.as_of);
+  if (segment_->mode() == Mode::kSolo) {
+    // No reading runtime: nobody else holds this arrangement back.
+    s.peer_hold.store(Frontier::kEmptyRaw);
+    s.flags.fetch_or(kSlotHoldReleased);
+  } else {
+    RaiseAtomic(s.peer_hold, key.as_of);
+  }
+  s.flags.fetch_or(kSlotFilled);
+  slots_.emplace(index, LocalSlot{key, {}, false});
+  AdvanceSince(index);
+  Notify(index, key);
+  return ref;
+}
+
+Status Publisher::Append(const PublishedRef& ref, std::vector<Update> updates, Frontier new_upper) {
+  CheckThread();
+  TANDEM_ASSIGN_OR_RETURN(LocalSlot * local, Local(ref));
+  SlotData& s = Data(ref.index);
+  const Frontier upper = Frontier::FromRaw(s.upper.load());
+  if (new_upper < upper) {
+    return Status::InvalidArgument(ref.key.ToString() + ": upper would regress from " +
+                                   upper.ToString() + " to " + new_upper.ToString());
+  }
+  for (const Update& u : updates) {
+    if (!upper.LessEqual(u.time) || !new_upper.Greater(u.time)) {
+      return Status::InvalidArgument(ref.key.ToString() + ": update at time " +
+                                     std::to_string(u.time) + " outside [" + upper.ToString() +
+                                     ", " + new_upper.ToString() + ")");
+    }
+  }
+  const Frontier since = Frontier::FromRaw(s.since.load());
+
+  if (!updates.empty()) {
+    // Reserve the new list first: everything after it only shrinks the spine, so no later step
+    // can fail in a way that leaves half a change behind.
+    TANDEM_ASSIGN_OR_RETURN(std::uint64_t list_offset,
+                            segment_->Allocate(ListBytes(local->spine.size() + 1), "a batch list"));
+    auto built = BuildBatch(*segment_, std::move(updates), since);
+    if (!built.ok()) {
+      segment_->Deallocate(list_offset);
+      return built.status();
+    }
+    std::vector<SpineBatch> spine = local->spine;
+    std::vector<std::uint64_t> fresh;  // built in this call: never seen by any reader
+    if (*built != 0) {
+      const BatchView view(segment_->At<BatchHeader>(*built));
+      spine.push_back({*built, view.update_count(), view.total_bytes()});
+      fresh.push_back(*built);
+    }
+    // Spine discipline: each batch at least twice the size of the next newer one, so there are
+    // O(log n) batches and each update is merged O(log n) times (amortised).
+    while (spine.size() >= 2 && spine[spine.size() - 2].updates <= 2 * spine.back().updates) {
+      const BatchView inputs[2] = {
+          BatchView(segment_->At<BatchHeader>(spine[spine.size() - 2].offset)),
+          BatchView(segment_->At<BatchHeader>(spine.back().offset))};
+      auto merged = MergeBatches(*segment_, inputs, since);
+      if (!merged.ok()) break;  // segment full: keep the batches unmerged, retry next time
+      ++stats_.merges;
+      s.merges.fetch_add(1, std::memory_order_relaxed);
+      for (int i = 0; i < 2; ++i) {
+        const std::uint64_t off = spine.back().offset;
+        spine.pop_back();
+        if (auto it = std::find(fresh.begin(), fresh.end(), off); it != fresh.end()) {
+          fresh.erase(it);
+          segment_->Deallocate(off);
+        }
+      }
+      if (*merged != 0) {
+        const BatchView view(segment_->At<BatchHeader>(*merged));
+        spine.push_back({*merged, view.update_count(), view.total_bytes()});
+        fresh.push_back(*merged);
+      }
+    }
+    TANDEM_RETURN_IF_ERROR(InstallSpine(ref.index, *local, std::move(spine), list_offset));
+  }
+  // After the list: a reader that sees the new upper also sees every batch below it.
+  s.upper.store(new_upper.raw(), std::memory_order_seq_cst);
+  Notify(ref.index, ref.key);
+  AdvanceSince(ref.index);
+  CollectGarbage();
+  return Status::Ok();
+}
+
+Status Publisher::InstallSpine(std::uint32_t index, LocalSlot& local, std::vector<SpineBatch> spine,
+                               std::uint64_t list_offset) {
+  SlotData& s = Data(index);
+  const std::uint64_t old_list = s.list.load();
+  const std::uint64_t version = s.list_version.load() + 1;
+  auto* list = segment_->At<BatchListData>(list_offset);
+  list->version = version;
+  list->count = spine.size();
+  std::uint64_t updates = 0, bytes = 0;
+  for (std::size_t i = 0; i < spine.size(); ++i) {
+    list->batches[i] = spine[i].offset;
+    updates += spine[i].updates;
+    bytes += spine[i].bytes;
+  }
+  // Publication order matters to readers (see reader.h): list, then version.
+  s.list.store(list_offset, std::memory_order_seq_cst);
+  s.list_version.store(version, std::memory_order_seq_cst);
+  s.updates.store(updates, std::memory_order_relaxed);
+  s.batches.store(spine.size(), std::memory_order_relaxed);
+  s.bytes.store(bytes, std::memory_order_relaxed);
+  if (old_list != 0) retired_.push_back({index, old_list, version});
+  for (const SpineBatch& b : local.spine) {
+    const bool kept = std::any_of(spine.begin(), spine.end(),
+                                  [&](const SpineBatch& n) { return n.offset == b.offset; });
+    if (!kept) retired_.push_back({index, b.offset, version});
+  }
+  local.spine = std::move(spine);
+  return Status::Ok();
+}
+
+Status Publisher::AllowCompaction(const PublishedRef& ref, Frontier frontier) {
+  CheckThread();
+  TANDEM_ASSIGN_OR_RETURN(LocalSlot * local, Local(ref));
+  SlotData& s = Data(ref.index);
+  RaiseAtomic(s.own_frontier, frontier.raw());
+  if (frontier.empty()) {
+    Unpublish(ref.index, *local);
+  } else {
+    AdvanceSince(ref.index);
+  }
+  CollectGarbage();
+  return Status::Ok();
+}
+
+void Publisher::AdvanceSince(std::uint32_t index) {
+  SlotData& s = Data(index);
+  const Frontier target =
+      Min(Frontier::FromRaw(s.own_frontier.load()), Frontier::FromRaw(s.peer_hold.load()));
+  // Both empty means dropped and released: nothing is left to read, keep since where it was.
+  if (target.empty()) return;
+  if (RaiseAtomic(s.since, target.raw()) < target.raw()) Notify(index, slots_.at(index).key);
+}
+
+void Publisher::Unpublish(std::uint32_t index, LocalSlot& local) {
+  SlotData& s = Data(index);
+  s.flags.fetch_or(kSlotUnpublished, std::memory_order_seq_cst);
+  const std::uint64_t version = s.list_version.load() + 1;
+  const std::uint64_t old_list = s.list.load();
+  s.list.store(0, std::memory_order_seq_cst);
+  s.list_version.store(version, std::memory_order_seq_cst);
+  if (old_list != 0) retired_.push_back({index, old_list, version});
+  for (const SpineBatch& b : local.spine) retired_.push_back({index, b.offset, version});
+  local.spine.clear();
+  local.unpublished = true;
+  s.updates.store(0);
+  s.batches.store(0);
+  s.bytes.store(0);
+  Notify(index, local.key);
+}
+
+void Publisher::Maintain() {
+  CheckThread();
+  for (auto& [index, local] : slots_) {
+    if (!local.unpublished) AdvanceSince(index);
+  }
+  CollectGarbage();
+}
+
+bool Publisher::Visible(std::uint32_t index, std::uint64_t retired_at) {
+  SlotData& s = Data(index);
+  for (std::size_t e = 0; e < kReaderEntries; ++e) {
+    ReaderEntry& entry = s.readers[e];
+    const std::uint64_t v = entry.version.load(std::memory_order_seq_cst);
+    if (v == kReaderIdle || v >= retired_at) continue;
+    if (e != kRuntimeReaderEntry) {
+      // A tool that died mid-read must not pin memory forever.
+      std::uint64_t owner = entry.owner.load();
+      if (owner != 0 && !ProcessAlive(static_cast<pid_t>(owner))) {
+        entry.version.store(kReaderIdle);
+        entry.owner.compare_exchange_strong(owner, 0);
+        continue;
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
+void Publisher::CollectGarbage() {
+  std::size_t kept = 0;
+  for (const Retired& r : retired_) {
+    if (Visible(r.slot, r.retired_at)) {
+      retired_[kept++] = r;
+    } else {
+      segment_->Deallocate(r.offset);
+      ++stats_.freed;
+    }
+  }
+  retired_.resize(kept);
+  stats_.retired_pending = kept;
+
+  for (auto it = slots_.begin(); it != slots_.end();) {
+    const std::uint32_t index = it->first;
+    const bool releasable = it->second.unpublished &&
+                            (Data(index).flags.load() & kSlotHoldReleased) &&
+                            std::none_of(retired_.begin(), retired_.end(),
+                                         [index](const Retired& r) { return r.slot == index; }) &&
+                            !Visible(index, kReaderIdle);
+    if (releasable) {
+      registry_.Free(ordinal_, index);
+      ++stats_.slots_freed;
+      it = slots_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void Publisher::Notify(std::uint32_t index, const SlotKey& key) {
+  wake_.Notify(ChangedSlot{key.id.Pack(), key.as_of, index, 0});
+}
+
+Frontier Publisher::upper(const PublishedRef& ref) const {
+  return Frontier::FromRaw(Data(ref.index).upper.load());
+}
+Frontier Publisher::since(const PublishedRef& ref) const {
+  return Frontier::FromRaw(Data(ref.index).since.load());
+}
+std::size_t Publisher::batch_count(const PublishedRef& ref) const {
+  auto it = slots_.find(ref.index);
+  return it == slots_.end() ? 0 : it->second.spine.size();
+}
+
+}  // namespace tandem::shm

@@ -1,0 +1,120 @@
+// Publisher: maintenance worker i's side of registry row i (DESIGN §4, §4.1).
+//
+// Thread safety: exactly one thread — the one that called Attach — may use a Publisher; every
+// call checks it (a second thread is a bug and aborts). Attach refuses a row that already has a
+// live publisher.
+//
+// What the publisher owns: the slots it publishes (upper, since, own frontier, batch lists and
+// batches) and their memory. It never blocks on a reader: readers announce what they use, and the
+// publisher frees a retired batch only once no announcement can still see it.
+//
+// Invariants (checked or maintained here):
+//  P1  upper and since of a slot only rise; since = max(since, min(own frontier, peer hold)).
+//  P2  a batch list, once installed, and every batch in it, is never written again.
+//  P3  a retired batch or list is freed only when every reader entry of its slot is idle or
+//      announces a version >= the version that retired it.
+//  P4  the publisher compacts (advances times in merges) only to the published since, which is
+//      never past the peer hold, so a read the reader has accepted stays exact (I1).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "base/status.h"
+#include "base/time.h"
+#include "shm/batch.h"
+#include "shm/registry.h"
+#include "shm/segment.h"
+#include "shm/wake.h"
+
+namespace tandem::shm {
+
+// A published slot as the publisher refers to it.
+struct PublishedRef {
+  std::uint32_t index = 0;
+  SlotKey key;
+};
+
+struct PublisherStats {
+  std::uint64_t merges = 0;
+  std::uint64_t retired_pending = 0;  // retired allocations not yet freed
+  std::uint64_t freed = 0;            // retired allocations freed so far
+  std::uint64_t slots_freed = 0;
+};
+
+class Publisher {
+ public:
+  [[nodiscard]] static Result<std::unique_ptr<Publisher>> Attach(Segment* segment,
+                                                                 std::uint32_t ordinal);
+  ~Publisher();
+  Publisher(const Publisher&) = delete;
+  Publisher& operator=(const Publisher&) = delete;
+
+  // Publishes `key` (from CreateDataflow with as_of = key.as_of): binds or creates its slot,
+  // sets the own frontier to as_of and registers the reading runtime's peer hold at as_of unless
+  // that runtime already placed it (holds only rise, so placing is an atomic max). In solo mode
+  // there is no reading runtime and the peer hold is released at once. Idempotent.
+  Result<PublishedRef> Publish(const SlotKey& key);
+
+  // Adds `updates` (times in [upper, new_upper)) as one batch and advances upper to new_upper.
+  // Nothing changes on error: InvalidArgument for times outside the interval or a regressing
+  // upper, ResourceExhausted (with sizes) when the segment is full.
+  Status Append(const PublishedRef& ref, std::vector<Update> updates, Frontier new_upper);
+
+  // The controller's AllowCompaction on maintenance's stream: raises the own frontier. The empty
+  // frontier unpublishes the slot (its memory is freed once the reader released its hold and no
+  // reader can see it).
+  Status AllowCompaction(const PublishedRef& ref, Frontier frontier);
+
+  // Re-reads peer holds and advances since where they allow, frees retired memory no reader can
+  // see, and frees slots that are unpublished and released. Cheap; call it regularly.
+  void Maintain();
+
+  Frontier upper(const PublishedRef& ref) const;
+  Frontier since(const PublishedRef& ref) const;
+  std::size_t batch_count(const PublishedRef& ref) const;
+  PublisherStats stats() const { return stats_; }
+  std::uint32_t ordinal() const { return ordinal_; }
+
+ private:
+  struct SpineBatch {
+    std::uint64_t offset;
+    std::uint64_t updates;
+    std::uint64_t bytes;
+  };
+  struct LocalSlot {
+    SlotKey key;
+    std::vector<SpineBatch> spine;  // oldest first; sizes roughly halve towards the newest
+    bool unpublished = false;
+  };
+  struct Retired {
+    std::uint32_t slot;
+    std::uint64_t offset;
+    std::uint64_t retired_at;  // first list version that no longer references it
+  };
+
+  Publisher(Segment* segment, std::uint32_t ordinal);
+  void CheckThread() const;
+  Result<LocalSlot*> Local(const PublishedRef& ref);
+  SlotData& Data(std::uint32_t index) const { return registry_.slot(ordinal_, index); }
+  void AdvanceSince(std::uint32_t index);
+  Status InstallSpine(std::uint32_t index, LocalSlot& local, std::vector<SpineBatch> spine,
+                      std::uint64_t list_offset);
+  void Unpublish(std::uint32_t index, LocalSlot& local);
+  void Notify(std::uint32_t index, const SlotKey& key);
+  void CollectGarbage();
+  bool Visible(std::uint32_t index, std::uint64_t retired_at);
+
+  Segment* segment_;
+  Registry registry_;
+  std::uint32_t ordinal_;
+  std::uint64_t thread_token_;
+  WakeSender wake_;
+  std::map<std::uint32_t, LocalSlot> slots_;
+  std::vector<Retired> retired_;
+  PublisherStats stats_;
+};
+
+}  // namespace tandem::shm

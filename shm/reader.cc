@@ -1,0 +1,239 @@
+#include "shm/reader.h"
+
+#include <unistd.h>
+
+#include "base/check.h"
+
+namespace tandem::shm {
+
+namespace {
+
+// Steps 1–4 of the snapshot protocol (reader.h). `announce` is false for a nested snapshot whose
+// older announcement already protects anything newer.
+void LoadSnapshot(const Segment& segment, SlotData& s, ReaderEntry& entry, bool announce,
+                  std::uint64_t* version, std::uint64_t* list, Frontier* upper, Frontier* since,
+                  std::uint32_t* flags) {
+  *upper = Frontier::FromRaw(s.upper.load(std::memory_order_seq_cst));
+  *version = s.list_version.load(std::memory_order_seq_cst);
+  if (announce) entry.version.store(*version, std::memory_order_seq_cst);
+  *list = s.list.load(std::memory_order_seq_cst);
+  *since = Frontier::FromRaw(s.since.load(std::memory_order_seq_cst));
+  *flags = s.flags.load(std::memory_order_seq_cst);
+  (void)segment;
+}
+
+}  // namespace
+
+Snapshot::Snapshot(Snapshot&& other) noexcept
+    : key_(other.key_),
+      upper_(other.upper_),
+      since_(other.since_),
+      flags_(other.flags_),
+      version_(other.version_),
+      batches_(std::move(other.batches_)),
+      release_(std::move(other.release_)) {
+  other.release_ = nullptr;
+}
+
+Snapshot::~Snapshot() {
+  if (release_) release_();
+}
+
+Status Snapshot::CheckReadable(Time t) const {
+  if (unpublished()) return Status::NotFound(key_.ToString() + " was dropped");
+  if (!filled()) {
+    return Status::FailedPrecondition(key_.ToString() + " is not published yet (upper " +
+                                      upper_.ToString() + ")");
+  }
+  if (!since_.LessEqual(t)) {
+    return Status::FailedPrecondition(key_.ToString() + ": time " + std::to_string(t) +
+                                      " is before since " + since_.ToString() +
+                                      " (compacted; no longer exact)");
+  }
+  if (!upper_.Greater(t)) {
+    return Status::FailedPrecondition(key_.ToString() + ": time " + std::to_string(t) +
+                                      " is not complete yet (upper " + upper_.ToString() + ")");
+  }
+  return Status::Ok();
+}
+
+Status Snapshot::Lookup(std::string_view key, Time t, std::vector<ValueCount>* out) const {
+  TANDEM_RETURN_IF_ERROR(CheckReadable(t));
+  out->clear();
+  MergeCursor c(batches_);
+  c.SeekKey(key);
+  for (; c.Valid(); c.Next()) {
+    if (const std::int64_t n = c.CountAt(t); n != 0) out->push_back({std::string(c.val()), n});
+  }
+  return Status::Ok();
+}
+
+Status Snapshot::Scan(
+    Time t, const std::function<bool(std::string_view, std::string_view, std::int64_t)>& fn) const {
+  TANDEM_RETURN_IF_ERROR(CheckReadable(t));
+  for (MergeCursor c(batches_); c.Valid(); c.Next()) {
+    if (const std::int64_t n = c.CountAt(t); n != 0 && !fn(c.key(), c.val(), n)) break;
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Reader>> Reader::Attach(Segment* segment, std::uint32_t ordinal) {
+  Registry registry(segment);
+  TANDEM_RETURN_IF_ERROR(registry.ClaimSide(ordinal, Side::kReader));
+  return std::unique_ptr<Reader>(new Reader(segment, ordinal));
+}
+
+Reader::Reader(Segment* segment, std::uint32_t ordinal)
+    : segment_(segment),
+      registry_(segment),
+      ordinal_(ordinal),
+      thread_token_(CurrentThreadToken()),
+      wake_(&registry_.row(ordinal).wake) {}
+
+Reader::~Reader() { registry_.ReleaseSide(ordinal_, Side::kReader); }
+
+void Reader::CheckThread() const {
+  TANDEM_CHECK(CurrentThreadToken() == thread_token_,
+               "a Reader is used only by the thread that attached it");
+}
+
+Result<Reader::Followed*> Reader::Local(const FollowedRef& ref) {
+  auto it = followed_.find(ref.index);
+  if (it == followed_.end() || !(it->second.key == ref.key)) {
+    return Status::NotFound(ref.key.ToString() + " is not followed by row " +
+                            std::to_string(ordinal_));
+  }
+  return &it->second;
+}
+
+Result<FollowedRef> Reader::Follow(const SlotKey& key) {
+  CheckThread();
+  TANDEM_ASSIGN_OR_RETURN(std::uint32_t index,
+                          registry_.FindOrCreate(ordinal_, key, Side::kReader));
+  if (!followed_.count(index)) {
+    RaiseAtomic(registry_.slot(ordinal_, index).peer_hold, key.as_of);
+    followed_.emplace(index, Followed{key, 0});
+  }
+  return FollowedRef{index, key};
+}
+
+Status Reader::AdvanceHold(const FollowedRef& ref, Frontier frontier) {
+  CheckThread();
+  TANDEM_ASSIGN_OR_RETURN(Followed * local, Local(ref));
+  SlotData& s = registry_.slot(ordinal_, ref.index);
+  RaiseAtomic(s.peer_hold, frontier.raw());
+  if (frontier.empty()) {
+    TANDEM_CHECK(local->open_snapshots == 0, "releasing a peer hold with a snapshot still open");
+    s.flags.fetch_or(kSlotHoldReleased, std::memory_order_seq_cst);
+    followed_.erase(ref.index);
+  }
+  return Status::Ok();
+}
+
+Frontier Reader::hold(const FollowedRef& ref) const {
+  return Frontier::FromRaw(registry_.slot(ordinal_, ref.index).peer_hold.load());
+}
+
+Result<Snapshot> Reader::Take(const FollowedRef& ref) {
+  CheckThread();
+  TANDEM_ASSIGN_OR_RETURN(Followed * local, Local(ref));
+  SlotData& s = registry_.slot(ordinal_, ref.index);
+  ReaderEntry& entry = s.readers[kRuntimeReaderEntry];
+  Snapshot snap;
+  snap.key_ = ref.key;
+  std::uint64_t list = 0;
+  LoadSnapshot(*segment_, s, entry, local->open_snapshots == 0, &snap.version_, &list, &snap.upper_,
+               &snap.since_, &snap.flags_);
+  ++local->open_snapshots;
+  snap.release_ = [local, &entry] {
+    if (--local->open_snapshots == 0) entry.version.store(kReaderIdle, std::memory_order_seq_cst);
+  };
+  if (list != 0) {
+    const auto* l = segment_->At<BatchListData>(list);
+    snap.batches_.reserve(l->count);
+    for (std::uint64_t i = 0; i < l->count; ++i) {
+      snap.batches_.emplace_back(segment_->At<BatchHeader>(l->batches[i]));
+    }
+  }
+  return snap;
+}
+
+std::vector<SlotInfo> Inspector::Slots() const {
+  std::vector<SlotInfo> out;
+  for (std::uint32_t o = 0; o < registry_.workers(); ++o) {
+    for (std::uint32_t j = 0; j < registry_.slots_per_row(); ++j) {
+      const SlotData& s = registry_.slot(o, j);
+      if (s.state.load() != static_cast<std::uint32_t>(SlotState::kLive)) continue;
+      SlotInfo info;
+      info.ordinal = o;
+      info.index = j;
+      info.key = registry_.KeyOf(s);
+      info.flags = s.flags.load();
+      info.upper = Frontier::FromRaw(s.upper.load());
+      info.since = Frontier::FromRaw(s.since.load());
+      info.own_frontier = Frontier::FromRaw(s.own_frontier.load());
+      info.peer_hold = Frontier::FromRaw(s.peer_hold.load());
+      info.list_version = s.list_version.load();
+      info.updates = s.updates.load();
+      info.batches = s.batches.load();
+      info.bytes = s.bytes.load();
+      info.merges = s.merges.load();
+      out.push_back(info);
+    }
+  }
+  return out;
+}
+
+Result<Snapshot> Inspector::Take(std::uint32_t ordinal, std::uint32_t index) {
+  if (ordinal >= registry_.workers() || index >= registry_.slots_per_row()) {
+    return Status::InvalidArgument("no slot " + std::to_string(ordinal) + "/" +
+                                   std::to_string(index));
+  }
+  SlotData& s = registry_.slot(ordinal, index);
+  const SlotKey before = registry_.KeyOf(s);
+  ReaderEntry* entry = nullptr;
+  const std::uint64_t me = static_cast<std::uint64_t>(getpid());
+  for (std::size_t e = kRuntimeReaderEntry + 1; e < kReaderEntries && !entry; ++e) {
+    std::uint64_t free = 0;
+    if (s.readers[e].owner.compare_exchange_strong(free, me)) entry = &s.readers[e];
+  }
+  if (!entry) {
+    return Status::ResourceExhausted("slot " + before.ToString() +
+                                     ": every spare reader entry is in use");
+  }
+  Snapshot snap;
+  snap.release_ = [entry] {
+    entry->version.store(kReaderIdle, std::memory_order_seq_cst);
+    entry->owner.store(0, std::memory_order_seq_cst);
+  };
+  std::uint64_t list = 0;
+  LoadSnapshot(*segment_, s, *entry, true, &snap.version_, &list, &snap.upper_, &snap.since_,
+               &snap.flags_);
+  snap.key_ = registry_.KeyOf(s);
+  if (s.state.load() != static_cast<std::uint32_t>(SlotState::kLive) || !(snap.key_ == before)) {
+    return Status::Unavailable("slot " + std::to_string(ordinal) + "/" + std::to_string(index) +
+                               " changed while it was being read; try again");
+  }
+  if (list != 0) {
+    if (!segment_->Contains(list, sizeof(BatchListData))) {
+      return Status::Corruption("slot " + before.ToString() + ": batch list out of range");
+    }
+    const auto* l = segment_->At<BatchListData>(list);
+    if (l->count > 4096 ||
+        !segment_->Contains(list, offsetof(BatchListData, batches) + 8 * l->count)) {
+      return Status::Corruption("slot " + before.ToString() + ": batch list malformed");
+    }
+    for (std::uint64_t i = 0; i < l->count; ++i) {
+      const std::uint64_t off = l->batches[i];
+      if (!segment_->Contains(off, sizeof(BatchHeader))) {
+        return Status::Corruption("slot " + before.ToString() + ": batch out of range");
+      }
+      BatchView view(segment_->At<BatchHeader>(off));
+      TANDEM_RETURN_IF_ERROR(view.Validate(segment_->size_bytes() - off));
+      snap.batches_.push_back(view);
+    }
+  }
+  return snap;
+}
+
+}  // namespace tandem::shm

@@ -1,0 +1,154 @@
+// Reading shared arrangements in place: Reader (interactive worker i's side of row i), Snapshot
+// (a consistent view of one slot) and Inspector (tools reading a live or kept segment).
+//
+// Snapshot protocol (LMDB-style, one announcement entry per reader per slot):
+//   1. load upper                     — every batch below it is in any list installed before it
+//   2. v = load list_version; announce v in the reader's entry (seq_cst)
+//   3. load list                      — the publisher stores list before list_version, so this
+//                                       list has version >= v: the announcement protects it
+//   4. load since                     — the publisher raises since before it installs batches
+//                                       compacted to it, so since bounds this list's compaction
+// The publisher stores list, then version, then reads the announcements (all seq_cst). Either it
+// sees our announcement, or our load of `list` sees its newest list: in both cases nothing we
+// read is freed under us, and the publisher never waits for us.
+//
+// Thread safety: a Reader and its Snapshots belong to the thread that attached it (checked).
+// An Inspector may be used by one thread at a time.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "base/time.h"
+#include "shm/batch.h"
+#include "shm/registry.h"
+#include "shm/segment.h"
+#include "shm/wake.h"
+
+namespace tandem::shm {
+
+struct ValueCount {
+  std::string val;
+  std::int64_t count;
+};
+
+class Snapshot {
+ public:
+  Snapshot(Snapshot&& other) noexcept;
+  Snapshot& operator=(Snapshot&&) = delete;
+  Snapshot(const Snapshot&) = delete;
+  ~Snapshot();
+
+  const SlotKey& key() const { return key_; }
+  Frontier upper() const { return upper_; }
+  Frontier since() const { return since_; }
+  bool filled() const { return flags_ & kSlotFilled; }
+  bool unpublished() const { return flags_ & kSlotUnpublished; }
+  std::uint64_t list_version() const { return version_; }
+  const std::vector<BatchView>& batches() const { return batches_; }
+
+  // OK when this snapshot can answer exactly at t: published, not dropped, since <= t < upper.
+  Status CheckReadable(Time t) const;
+  // The values of `key` with their accumulated count at t (non-zero counts only, value order).
+  Status Lookup(std::string_view key, Time t, std::vector<ValueCount>* out) const;
+  // Every (key, val, count) at t with a non-zero count, in key, val order. `fn` returns false to
+  // stop early.
+  Status Scan(Time t, const std::function<bool(std::string_view key, std::string_view val,
+                                               std::int64_t count)>& fn) const;
+
+ private:
+  friend class Reader;
+  friend class Inspector;
+  Snapshot() = default;
+
+  SlotKey key_;
+  Frontier upper_, since_;
+  std::uint32_t flags_ = 0;
+  std::uint64_t version_ = 0;
+  std::vector<BatchView> batches_;
+  std::function<void()> release_;  // clears the announcement when the last snapshot goes
+};
+
+// A slot as the reader follows it.
+struct FollowedRef {
+  std::uint32_t index = 0;
+  SlotKey key;
+};
+
+class Reader {
+ public:
+  [[nodiscard]] static Result<std::unique_ptr<Reader>> Attach(Segment* segment,
+                                                              std::uint32_t ordinal);
+  ~Reader();
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  // Follows `key` as a peer (from the broadcast CreateDataflow): binds or creates its slot and
+  // places the peer hold at as_of (an atomic max: if the publisher registered it first, this is
+  // a no-op). Idempotent.
+  Result<FollowedRef> Follow(const SlotKey& key);
+
+  // AllowCompaction on the reading runtime's stream: raises the peer hold (holds only rise; a
+  // lower frontier changes nothing). The empty frontier releases the hold and forgets the peer.
+  Status AdvanceHold(const FollowedRef& ref, Frontier frontier);
+  Frontier hold(const FollowedRef& ref) const;
+
+  // A consistent snapshot of the slot, without locks and without blocking the publisher.
+  Result<Snapshot> Take(const FollowedRef& ref);
+
+  // The ids the publisher changed since the last call. Wait sleeps (no CPU) until there is one.
+  bool Poll(WakeDrain* out) { return wake_.Poll(out); }
+  bool Wait(WakeDrain* out, std::chrono::nanoseconds timeout) { return wake_.Wait(out, timeout); }
+  WakeReceiver& wake() { return wake_; }
+  std::uint32_t ordinal() const { return ordinal_; }
+
+ private:
+  struct Followed {
+    SlotKey key;
+    int open_snapshots = 0;
+  };
+  Reader(Segment* segment, std::uint32_t ordinal);
+  void CheckThread() const;
+  Result<Followed*> Local(const FollowedRef& ref);
+
+  Segment* segment_;
+  Registry registry_;
+  std::uint32_t ordinal_;
+  std::uint64_t thread_token_;
+  WakeReceiver wake_;
+  std::map<std::uint32_t, Followed> followed_;
+};
+
+// A slot as listed by a tool.
+struct SlotInfo {
+  std::uint32_t ordinal = 0, index = 0;
+  SlotKey key;
+  std::uint32_t flags = 0;
+  Frontier upper, since, own_frontier, peer_hold;
+  std::uint64_t list_version = 0, updates = 0, batches = 0, bytes = 0, merges = 0;
+};
+
+// Read-only access for tools (tandem-shm). Never takes a runtime's entry or lock: it claims one of
+// the spare announcement entries of a slot for the length of a snapshot, and validates every
+// batch it follows, so a kept (post-mortem) segment cannot crash it.
+class Inspector {
+ public:
+  explicit Inspector(Segment* segment) : segment_(segment), registry_(segment) {}
+  std::vector<SlotInfo> Slots() const;
+  // ResourceExhausted when all spare entries of the slot are in use; Unavailable when the slot
+  // changed identity while we looked.
+  Result<Snapshot> Take(std::uint32_t ordinal, std::uint32_t index);
+
+ private:
+  Segment* segment_;
+  Registry registry_;
+};
+
+}  // namespace tandem::shm

@@ -1,0 +1,205 @@
+#include "shm/registry.h"
+
+#include <sched.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <new>
+
+#include "base/check.h"
+
+namespace tandem::shm {
+
+namespace {
+
+std::uint64_t RowStride(std::uint32_t slots_per_row) {
+  const std::uint64_t raw = sizeof(RowData) + std::uint64_t{slots_per_row} * sizeof(SlotData);
+  return (raw + 63) & ~std::uint64_t{63};
+}
+
+void InitPlaceholder(SlotData& s, const SlotKey& key) {
+  s.flags.store(0, std::memory_order_relaxed);
+  s.id = key.id.Pack();
+  s.as_of = key.as_of;
+  s.upper.store(kMinTime, std::memory_order_relaxed);
+  s.since.store(kMinTime, std::memory_order_relaxed);
+  s.own_frontier.store(kMinTime, std::memory_order_relaxed);
+  s.peer_hold.store(kMinTime, std::memory_order_relaxed);
+  s.list.store(0, std::memory_order_relaxed);
+  s.list_version.store(0, std::memory_order_relaxed);
+  for (ReaderEntry& r : s.readers) {
+    r.owner.store(0, std::memory_order_relaxed);
+    r.version.store(kReaderIdle, std::memory_order_relaxed);
+  }
+  s.updates.store(0, std::memory_order_relaxed);
+  s.batches.store(0, std::memory_order_relaxed);
+  s.bytes.store(0, std::memory_order_relaxed);
+  s.merges.store(0, std::memory_order_relaxed);
+}
+
+std::atomic<std::uint64_t>& SideOwner(RowData& row, Side side) {
+  return side == Side::kPublisher ? row.publisher_owner : row.reader_owner;
+}
+
+const char* SideName(Side side) { return side == Side::kPublisher ? "publisher" : "reader"; }
+
+}  // namespace
+
+std::uint64_t CurrentThreadToken() {
+  thread_local const std::uint64_t token = (static_cast<std::uint64_t>(getpid()) << 32) |
+                                           static_cast<std::uint32_t>(syscall(SYS_gettid));
+  return token;
+}
+pid_t TokenPid(std::uint64_t token) { return static_cast<pid_t>(token >> 32); }
+pid_t TokenTid(std::uint64_t token) { return static_cast<pid_t>(token & 0xffffffffu); }
+bool ProcessAlive(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
+
+// A spin lock over RowData::creation_lock, held for one scan of a row's slots at most.
+class Registry::CreationLock {
+ public:
+  explicit CreationLock(RowData& row) : word_(row.creation_lock) {
+    for (int spins = 0;; ++spins) {
+      std::uint32_t expected = 0;
+      if (word_.compare_exchange_weak(expected, 1, std::memory_order_acquire)) return;
+      if (spins > 64) sched_yield();
+    }
+  }
+  ~CreationLock() { word_.store(0, std::memory_order_release); }
+  CreationLock(const CreationLock&) = delete;
+  CreationLock& operator=(const CreationLock&) = delete;
+
+ private:
+  std::atomic<std::uint32_t>& word_;
+};
+
+std::uint64_t RegistryBytes(std::uint32_t workers, std::uint32_t slots_per_row) {
+  return 64 + std::uint64_t{workers} * RowStride(slots_per_row) + 64;
+}
+
+Result<std::uint64_t> InitializeRegistry(Segment& segment, std::uint32_t workers,
+                                         std::uint32_t slots_per_row) {
+  const std::uint64_t stride = RowStride(slots_per_row);
+  TANDEM_ASSIGN_OR_RETURN(std::uint64_t offset,
+                          segment.Allocate(RegistryBytes(workers, slots_per_row), "the registry"));
+  auto* data = new (segment.At<void>(offset)) RegistryData();
+  data->workers = workers;
+  data->slots_per_row = slots_per_row;
+  data->row_stride = stride;
+  data->rows_offset = (offset + sizeof(RegistryData) + 63) & ~std::uint64_t{63};
+  for (std::uint32_t i = 0; i < workers; ++i) {
+    auto* row = new (segment.At<void>(data->rows_offset + i * stride)) RowData();
+    row->publisher_owner.store(0);
+    row->reader_owner.store(0);
+    row->creation_lock.store(0);
+    row->ordinal = i;
+    new (&row->wake) WakeChannelData();
+    row->wake.overflow.store(0);
+    row->wake.seq.store(0);
+    row->wake.sleeping.store(0);
+    row->wake.wakes_sent.store(0);
+    auto* slots = reinterpret_cast<SlotData*>(row + 1);
+    for (std::uint32_t j = 0; j < slots_per_row; ++j) {
+      auto* s = new (&slots[j]) SlotData();
+      s->state.store(static_cast<std::uint32_t>(SlotState::kFree));
+      InitPlaceholder(*s, SlotKey{});
+    }
+  }
+  return offset;
+}
+
+Registry::Registry(Segment* segment)
+    : segment_(segment), data_(segment->At<RegistryData>(segment->header().registry_offset)) {}
+
+RowData& Registry::row(std::uint32_t ordinal) const {
+  TANDEM_CHECK(ordinal < data_->workers, "registry row ordinal out of range");
+  return *segment_->At<RowData>(data_->rows_offset + ordinal * data_->row_stride);
+}
+
+SlotData& Registry::slot(std::uint32_t ordinal, std::uint32_t index) const {
+  TANDEM_CHECK(index < data_->slots_per_row, "slot index out of range");
+  return reinterpret_cast<SlotData*>(&row(ordinal) + 1)[index];
+}
+
+SlotKey Registry::KeyOf(const SlotData& s) const {
+  auto id = GlobalId::Unpack(s.id);
+  return SlotKey{id.value_or(GlobalId()), s.as_of};
+}
+
+Status Registry::ClaimSide(std::uint32_t ordinal, Side side) {
+  if (ordinal >= data_->workers) {
+    return Status::InvalidArgument("worker ordinal " + std::to_string(ordinal) +
+                                   " out of range: the segment has " +
+                                   std::to_string(data_->workers) + " rows");
+  }
+  std::atomic<std::uint64_t>& owner = SideOwner(row(ordinal), side);
+  const std::uint64_t me = CurrentThreadToken();
+  std::uint64_t current = owner.load();
+  for (;;) {
+    if (current == me) {
+      return Status::FailedPrecondition(std::string("this thread already is the ") +
+                                        SideName(side) + " of row " + std::to_string(ordinal));
+    }
+    if (current != 0 && ProcessAlive(TokenPid(current))) {
+      return Status::FailedPrecondition(
+          "row " + std::to_string(ordinal) + " already has a " + SideName(side) + " (pid " +
+          std::to_string(TokenPid(current)) + ", thread " + std::to_string(TokenTid(current)) +
+          "); each row has exactly one publishing and one reading thread");
+    }
+    if (owner.compare_exchange_weak(current, me)) return Status::Ok();
+  }
+}
+
+void Registry::ReleaseSide(std::uint32_t ordinal, Side side) {
+  std::uint64_t me = CurrentThreadToken();
+  SideOwner(row(ordinal), side).compare_exchange_strong(me, 0);
+}
+
+std::optional<std::uint32_t> Registry::FindLocked(std::uint32_t ordinal, const SlotKey& key,
+                                                  Side side) const {
+  const std::uint64_t packed = key.id.Pack();
+  const std::uint32_t skip = side == Side::kPublisher ? kSlotUnpublished : kSlotHoldReleased;
+  for (std::uint32_t j = 0; j < data_->slots_per_row; ++j) {
+    const SlotData& s = slot(ordinal, j);
+    if (s.state.load(std::memory_order_acquire) != static_cast<std::uint32_t>(SlotState::kLive)) {
+      continue;
+    }
+    if (s.id == packed && s.as_of == key.as_of && (s.flags.load() & skip) == 0) return j;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::uint32_t> Registry::Find(std::uint32_t ordinal, const SlotKey& key,
+                                            Side side) const {
+  CreationLock lock(row(ordinal));
+  return FindLocked(ordinal, key, side);
+}
+
+Result<std::uint32_t> Registry::FindOrCreate(std::uint32_t ordinal, const SlotKey& key, Side side) {
+  CreationLock lock(row(ordinal));
+  if (auto found = FindLocked(ordinal, key, side)) return *found;
+  for (std::uint32_t j = 0; j < data_->slots_per_row; ++j) {
+    SlotData& s = slot(ordinal, j);
+    if (s.state.load(std::memory_order_acquire) == static_cast<std::uint32_t>(SlotState::kFree)) {
+      InitPlaceholder(s, key);
+      s.state.store(static_cast<std::uint32_t>(SlotState::kLive), std::memory_order_release);
+      return j;
+    }
+  }
+  return Status::ResourceExhausted("registry row " + std::to_string(ordinal) + " is full: all " +
+                                   std::to_string(data_->slots_per_row) +
+                                   " slots are live; cannot add " + key.ToString());
+}
+
+void Registry::Free(std::uint32_t ordinal, std::uint32_t index) {
+  CreationLock lock(row(ordinal));
+  SlotData& s = slot(ordinal, index);
+  const std::uint32_t flags = s.flags.load();
+  TANDEM_CHECK((flags & kSlotUnpublished) && (flags & kSlotHoldReleased),
+               "freeing a slot that is still published or held");
+  TANDEM_CHECK(s.list.load() == 0, "freeing a slot that still has batches");
+  s.state.store(static_cast<std::uint32_t>(SlotState::kFree), std::memory_order_release);
+}
+
+}  // namespace tandem::shm

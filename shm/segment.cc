@@ -1,0 +1,357 @@
+#include "shm/segment.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <boost/interprocess/managed_external_buffer.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <new>
+
+#include "base/check.h"
+#include "shm/registry.h"
+
+namespace tandem::shm {
+
+namespace bip = boost::interprocess;
+
+// NOT bip::managed_external_buffer: that typedef uses null_mutex_family (no locking). Publishers
+// of different rows, in different processes, allocate concurrently, so the allocator must take a
+// process-shared mutex.
+using SharedArea = bip::basic_managed_external_buffer<char, bip::rbtree_best_fit<bip::mutex_family>,
+                                                      bip::iset_index>;
+
+struct Segment::ManagedHolder {
+  SharedArea buffer;
+};
+
+namespace {
+
+std::string Errno(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+std::string Mib(std::uint64_t bytes) {
+  return std::to_string(bytes) + " bytes (" + std::to_string(bytes >> 20) + " MiB)";
+}
+
+Status ValidateName(const std::string& name) {
+  if (name.empty() || name.size() > 200 || name.find('/') != std::string::npos || name == "." ||
+      name == "..") {
+    return Status::InvalidArgument("invalid segment name '" + name +
+                                   "': a non-empty file name without '/'");
+  }
+  return Status::Ok();
+}
+
+// True when some process holds the segment's creation lock, i.e. its supervisor is alive.
+bool LockHeldByOther(int fd) {
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+    flock(fd, LOCK_UN);
+    return false;
+  }
+  return errno == EWOULDBLOCK;
+}
+
+struct MappedFile {
+  int fd = -1;
+  char* base = nullptr;
+  std::uint64_t size = 0;
+  ~MappedFile() {
+    if (base) munmap(base, size);
+    if (fd >= 0) close(fd);
+  }
+};
+
+}  // namespace
+
+HeaderInfo CopyHeader(const SegmentHeader& h) {
+  HeaderInfo info;
+  info.layout_version = h.layout_version;
+  info.segment_bytes = h.segment_bytes;
+  info.generation = h.generation;
+  info.supervisor_pid = h.supervisor_pid;
+  info.workers = h.workers;
+  info.mode = static_cast<Mode>(h.mode);
+  info.slots_per_row = h.slots_per_row;
+  info.created_unix_ns = h.created_unix_ns;
+  info.replica_id.assign(h.replica_id, strnlen(h.replica_id, sizeof h.replica_id));
+  for (std::size_t i = 0; i < kRuntimeEntries; ++i) {
+    info.runtimes[i].pid = h.runtimes[i].pid.load();
+    info.runtimes[i].state = static_cast<RuntimeState>(h.runtimes[i].state.load());
+  }
+  return info;
+}
+
+Segment::~Segment() {
+  managed_.reset();
+  if (base_) munmap(base_, size_);
+  if (fd_ >= 0) close(fd_);  // releases the creator's lock
+}
+
+Result<SegmentProbe> Segment::Probe(const std::string& name) {
+  TANDEM_RETURN_IF_ERROR(ValidateName(name));
+  const int fd = shm_open(("/" + name).c_str(), O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) {
+    if (errno == ENOENT) return Status::NotFound("no segment named '" + name + "'");
+    return Status::Internal(Errno(("shm_open " + name).c_str()));
+  }
+  MappedFile file;
+  file.fd = fd;
+  SegmentProbe probe;
+  probe.name = name;
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return Status::Internal(Errno("fstat"));
+  probe.file_bytes = static_cast<std::uint64_t>(st.st_size);
+  probe.supervisor_alive = LockHeldByOther(fd);
+  if (probe.file_bytes < kHeaderBytes) {
+    probe.problem = "not a Tandem segment: " + std::to_string(probe.file_bytes) +
+                    " bytes, smaller than the " + std::to_string(kHeaderBytes) + "-byte header";
+    return probe;
+  }
+  void* p = mmap(nullptr, kHeaderBytes, PROT_READ, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return Status::Internal(Errno("mmap header"));
+  file.base = static_cast<char*>(p);
+  file.size = kHeaderBytes;
+  const auto* header = reinterpret_cast<const SegmentHeader*>(p);
+  const std::uint64_t magic = header->magic.load(std::memory_order_acquire);
+  probe.magic = magic;
+  if (magic != kSegmentMagic) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "not a Tandem segment (magic 0x%016llx, expected 0x%016llx)",
+                  static_cast<unsigned long long>(magic),
+                  static_cast<unsigned long long>(kSegmentMagic));
+    probe.problem = buf;
+    if (magic == 0) probe.problem += ", or its creation never finished";
+    return probe;
+  }
+  probe.header = CopyHeader(*header);
+  if (header->layout_version != kLayoutVersion) {
+    probe.problem = "layout version " + std::to_string(header->layout_version) +
+                    ", but this build reads version " + std::to_string(kLayoutVersion);
+    return probe;
+  }
+  probe.valid = true;
+  return probe;
+}
+
+Result<std::unique_ptr<Segment>> Segment::Create(const SegmentOptions& options) {
+  TANDEM_RETURN_IF_ERROR(ValidateName(options.name));
+  if (options.replica_id.size() >= kReplicaIdBytes) {
+    return Status::InvalidArgument("replica id '" + options.replica_id + "' is longer than " +
+                                   std::to_string(kReplicaIdBytes - 1) + " bytes");
+  }
+  if (options.workers == 0 || options.workers > 1024) {
+    return Status::InvalidArgument("worker count must be in [1, 1024], got " +
+                                   std::to_string(options.workers));
+  }
+  if (options.slots_per_row == 0 || options.slots_per_row > 65536) {
+    return Status::InvalidArgument("slots per row must be in [1, 65536]");
+  }
+  const std::uint64_t registry_bytes = RegistryBytes(options.workers, options.slots_per_row);
+  // The managed area needs room for its own bookkeeping besides the registry.
+  const std::uint64_t min_size = kHeaderBytes + registry_bytes + (64u << 10);
+  if (options.size_bytes < min_size) {
+    return Status::InvalidArgument("segment size " + Mib(options.size_bytes) +
+                                   " is too small for " + std::to_string(options.workers) +
+                                   " registry rows; at least " + Mib(min_size) + " is needed");
+  }
+  const std::string shm_name = "/" + options.name;
+
+  // Take the name: create it exclusively; if it exists, remove it only when it is stale.
+  int fd = -1;
+  for (int attempt = 0; attempt < 3 && fd < 0; ++attempt) {
+    fd = shm_open(shm_name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) break;
+    if (errno != EEXIST) return Status::Internal(Errno(("shm_open " + options.name).c_str()));
+    auto probe = Probe(options.name);
+    if (!probe.ok()) {
+      if (probe.status().code() == StatusCode::kNotFound) continue;  // removed meanwhile
+      return probe.status();
+    }
+    if (probe->supervisor_alive) {
+      return Status::AlreadyExists(
+          "segment '" + options.name + "' belongs to a live supervisor" +
+          (probe->header ? " (pid " + std::to_string(probe->header->supervisor_pid) + ")" : "") +
+          "; refusing to replace it");
+    }
+    if (!probe->valid && probe->magic != 0 && probe->magic != kSegmentMagic) {
+      // Someone else's file: not ours to delete. (A dead Tandem segment of another layout
+      // version, or one whose creation never finished, is ours and stale.)
+      return Status::FailedPrecondition("'" + PathOf(options.name) + "' exists and " +
+                                        probe->problem + "; remove it by hand if it is stale");
+    }
+    // Stale: its supervisor is gone (or it died before finishing creation). Replace it.
+    if (shm_unlink(shm_name.c_str()) != 0 && errno != ENOENT) {
+      return Status::Internal(Errno(("removing stale segment " + options.name).c_str()));
+    }
+  }
+  if (fd < 0) return Status::Internal("could not create segment '" + options.name + "'");
+
+  auto seg = std::unique_ptr<Segment>(new Segment());
+  seg->name_ = options.name;
+  seg->fd_ = fd;
+  seg->creator_ = true;
+  auto fail = [&](Status s) -> Result<std::unique_ptr<Segment>> {
+    seg.reset();
+    shm_unlink(shm_name.c_str());
+    return s;
+  };
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) return fail(Status::Internal(Errno("flock")));
+  if (fchmod(fd, 0600) != 0) return fail(Status::Internal(Errno("fchmod")));
+
+  // Reserve everything now: tmpfs pages are otherwise allocated on first touch, and a full
+  // /dev/shm would then kill a runtime with SIGBUS in the middle of a publish.
+  struct statvfs vfs {};
+  if (statvfs("/dev/shm", &vfs) == 0) {
+    const std::uint64_t avail = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+    if (avail < options.size_bytes) {
+      return fail(Status::ResourceExhausted("segment '" + options.name + "' needs " +
+                                            Mib(options.size_bytes) + " but /dev/shm has only " +
+                                            Mib(avail) + " available"));
+    }
+  }
+  if (ftruncate(fd, static_cast<off_t>(options.size_bytes)) != 0) {
+    return fail(Status::Internal(Errno("ftruncate")));
+  }
+  if (int err = posix_fallocate(fd, 0, static_cast<off_t>(options.size_bytes)); err != 0) {
+    if (err == ENOSPC) {
+      struct statvfs now {};
+      statvfs("/dev/shm", &now);
+      return fail(Status::ResourceExhausted(
+          "segment '" + options.name + "' needs " + Mib(options.size_bytes) +
+          " but /dev/shm ran out of room reserving it (" +
+          Mib(static_cast<std::uint64_t>(now.f_bavail) * now.f_frsize) + " available now)"));
+    }
+    return fail(Status::Internal(std::string("posix_fallocate: ") + std::strerror(err)));
+  }
+  void* p = mmap(nullptr, options.size_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return fail(Status::Internal(Errno("mmap")));
+  seg->base_ = static_cast<char*>(p);
+  seg->size_ = options.size_bytes;
+  seg->header_ = new (seg->base_) SegmentHeader();
+
+  SegmentHeader& h = *seg->header_;
+  h.layout_version = kLayoutVersion;
+  h.header_bytes = kHeaderBytes;
+  h.segment_bytes = options.size_bytes;
+  const auto now_ns =
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count());
+  h.generation = options.generation != 0 ? options.generation : now_ns;
+  h.supervisor_pid = getpid();
+  h.workers = options.workers;
+  h.mode = static_cast<std::uint32_t>(options.mode);
+  h.slots_per_row = options.slots_per_row;
+  h.created_unix_ns = now_ns;
+  h.managed_offset = kHeaderBytes;
+  h.managed_bytes = options.size_bytes - kHeaderBytes;
+  std::memset(h.replica_id, 0, sizeof h.replica_id);
+  std::memcpy(h.replica_id, options.replica_id.data(), options.replica_id.size());
+  for (auto& r : h.runtimes) {
+    r.pid.store(0);
+    r.state.store(static_cast<std::uint32_t>(RuntimeState::kAbsent));
+  }
+  try {
+    seg->managed_.reset(new ManagedHolder{
+        SharedArea(bip::create_only, seg->base_ + h.managed_offset, h.managed_bytes)});
+  } catch (const std::exception& e) {
+    return fail(Status::Internal(std::string("initialising the managed area: ") + e.what()));
+  }
+  auto registry = InitializeRegistry(*seg, options.workers, options.slots_per_row);
+  if (!registry.ok()) return fail(registry.status());
+  h.registry_offset = *registry;
+  h.magic.store(kSegmentMagic, std::memory_order_release);
+  return seg;
+}
+
+Result<std::unique_ptr<Segment>> Segment::Open(const std::string& name) {
+  TANDEM_RETURN_IF_ERROR(ValidateName(name));
+  auto probe = Probe(name);
+  if (!probe.ok()) return probe.status();
+  if (!probe->valid) return Status::Corruption("segment '" + name + "': " + probe->problem);
+  const std::uint64_t expected = probe->header->segment_bytes;
+  if (expected != probe->file_bytes) {
+    return Status::Corruption("segment '" + name + "': header says " + Mib(expected) +
+                              " but the file has " + Mib(probe->file_bytes));
+  }
+  const int fd = shm_open(("/" + name).c_str(), O_RDWR | O_CLOEXEC, 0);
+  if (fd < 0) return Status::Internal(Errno(("shm_open " + name).c_str()));
+  auto seg = std::unique_ptr<Segment>(new Segment());
+  seg->name_ = name;
+  seg->fd_ = fd;
+  void* p = mmap(nullptr, expected, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return Status::Internal(Errno("mmap"));
+  seg->base_ = static_cast<char*>(p);
+  seg->size_ = expected;
+  seg->header_ = reinterpret_cast<SegmentHeader*>(seg->base_);
+  const SegmentHeader& h = *seg->header_;
+  if (h.managed_offset != kHeaderBytes || h.managed_offset + h.managed_bytes != expected ||
+      !seg->Contains(h.registry_offset, sizeof(RegistryData))) {
+    return Status::Corruption("segment '" + name + "': header offsets are out of range");
+  }
+  try {
+    seg->managed_.reset(new ManagedHolder{
+        SharedArea(bip::open_only, seg->base_ + h.managed_offset, h.managed_bytes)});
+  } catch (const std::exception& e) {
+    return Status::Corruption("segment '" + name + "': managed area unreadable: " + e.what());
+  }
+  return seg;
+}
+
+Status Segment::Remove(const std::string& name) {
+  TANDEM_RETURN_IF_ERROR(ValidateName(name));
+  if (shm_unlink(("/" + name).c_str()) != 0) {
+    if (errno == ENOENT) return Status::NotFound("no segment named '" + name + "'");
+    return Status::Internal(Errno(("shm_unlink " + name).c_str()));
+  }
+  return Status::Ok();
+}
+
+std::vector<std::string> Segment::List(const std::string& prefix) {
+  std::vector<std::string> names;
+  if (DIR* dir = opendir("/dev/shm")) {
+    while (const dirent* e = readdir(dir)) {
+      const std::string n = e->d_name;
+      if (n.rfind(prefix, 0) == 0) names.push_back(n);
+    }
+    closedir(dir);
+  }
+  return names;
+}
+
+Result<std::uint64_t> Segment::Allocate(std::uint64_t bytes, const char* what) {
+  void* p = managed_->buffer.allocate(bytes, std::nothrow);
+  if (p == nullptr) {
+    return Status::ResourceExhausted("segment '" + name_ + "' is full: " + what + " needs " +
+                                     std::to_string(bytes) + " bytes, " +
+                                     std::to_string(free_bytes()) + " of " + std::to_string(size_) +
+                                     " bytes are free");
+  }
+  return OffsetOf(p);
+}
+
+void Segment::Deallocate(std::uint64_t offset) {
+  TANDEM_CHECK(offset != 0, "deallocating offset 0");
+  managed_->buffer.deallocate(At<void>(offset));
+}
+
+std::uint64_t Segment::free_bytes() const { return managed_->buffer.get_free_memory(); }
+
+std::uint64_t Segment::used_bytes() const {
+  return managed_->buffer.get_size() - managed_->buffer.get_free_memory();
+}
+
+void Segment::SetRuntime(RuntimeRole role, pid_t pid, RuntimeState state) {
+  RuntimeEntry& e = header_->runtimes[static_cast<std::size_t>(role)];
+  e.pid.store(pid, std::memory_order_relaxed);
+  e.state.store(static_cast<std::uint32_t>(state), std::memory_order_release);
+}
+
+}  // namespace tandem::shm

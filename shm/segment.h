@@ -1,0 +1,140 @@
+// The shared-memory segment of one replica (DESIGN §4): lifecycle, header, allocation.
+//
+// Thread safety: a Segment object may be shared by all threads of a process. Allocate and
+// Deallocate are safe from any thread of any process (the managed area's allocator takes a
+// process-shared mutex internally; only publishers allocate on hot paths).
+//
+// Ownership: only the supervisor creates a segment (Create); it keeps an exclusive flock on it
+// for its lifetime, which is how everyone else tells a live segment from a stale one. Runtimes
+// and tools Open it. Remove unlinks the name; mappings stay valid until unmapped.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "shm/layout.h"
+
+namespace tandem::shm {
+
+struct SegmentOptions {
+  std::string name;        // e.g. "tandem.r1" → /dev/shm/tandem.r1
+  std::string replica_id;  // at most kReplicaIdBytes-1 bytes
+  std::uint64_t size_bytes = 64ull << 20;
+  std::uint32_t workers = 1;
+  Mode mode = Mode::kTwoRuntime;
+  std::uint32_t slots_per_row = 64;
+  std::uint64_t generation = 0;  // 0: derive from the creation time
+};
+
+// A plain copy of a SegmentHeader (the header itself has atomics and is not copyable).
+struct HeaderInfo {
+  std::uint32_t layout_version = 0;
+  std::uint64_t segment_bytes = 0;
+  std::uint64_t generation = 0;
+  std::int32_t supervisor_pid = 0;
+  std::uint32_t workers = 0;
+  Mode mode = Mode::kTwoRuntime;
+  std::uint32_t slots_per_row = 0;
+  std::uint64_t created_unix_ns = 0;
+  std::string replica_id;
+  struct Runtime {
+    std::int32_t pid = 0;
+    RuntimeState state = RuntimeState::kAbsent;
+  } runtimes[kRuntimeEntries];
+};
+HeaderInfo CopyHeader(const SegmentHeader& header);
+
+// What can be read from a segment without attaching to it (tandem-shm ls, stale checks).
+struct SegmentProbe {
+  std::string name;
+  std::uint64_t file_bytes = 0;
+  bool supervisor_alive = false;     // the creator still holds the segment's lock
+  bool valid = false;                // magic and version are ours
+  std::uint64_t magic = 0;           // as found (0: creation never finished, or not a segment)
+  std::string problem;               // why not valid
+  std::optional<HeaderInfo> header;  // copied out when at least the magic matched
+};
+
+class Segment {
+ public:
+  ~Segment();
+  Segment(const Segment&) = delete;
+  Segment& operator=(const Segment&) = delete;
+
+  // Creates and reserves the whole segment (posix_fallocate), so a /dev/shm too small for it
+  // fails here with the size asked and the room available, never with SIGBUS later. A stale
+  // segment of the same name (its supervisor gone) is removed and recreated; a live one is
+  // refused. The calling process becomes the segment's supervisor.
+  [[nodiscard]] static Result<std::unique_ptr<Segment>> Create(const SegmentOptions& options);
+  // Attaches to an existing segment, refusing a wrong magic, layout version or size.
+  [[nodiscard]] static Result<std::unique_ptr<Segment>> Open(const std::string& name);
+  // Reads the header and liveness of a segment without attaching.
+  [[nodiscard]] static Result<SegmentProbe> Probe(const std::string& name);
+  // Unlinks the name. NotFound when there is no such segment.
+  static Status Remove(const std::string& name);
+  // Lists the names of the segments in /dev/shm that begin with `prefix`.
+  static std::vector<std::string> List(const std::string& prefix = "tandem.");
+  static std::string PathOf(const std::string& name) { return "/dev/shm/" + name; }
+
+  const std::string& name() const { return name_; }
+  bool is_creator() const { return creator_; }
+  const SegmentHeader& header() const { return *header_; }
+  SegmentHeader& mutable_header() { return *header_; }
+  std::uint32_t workers() const { return header_->workers; }
+  Mode mode() const { return static_cast<Mode>(header_->mode); }
+
+  // Offsets are from the segment base; 0 never names an allocation (it is the header).
+  template <typename T>
+  T* At(std::uint64_t offset) const {
+    return reinterpret_cast<T*>(base_ + offset);
+  }
+  std::uint64_t OffsetOf(const void* p) const {
+    return static_cast<std::uint64_t>(static_cast<const char*>(p) - base_);
+  }
+  bool Contains(std::uint64_t offset, std::uint64_t bytes) const {
+    return offset >= kHeaderBytes && offset <= size_ && bytes <= size_ - offset;
+  }
+
+  // Allocates from the managed area. A full segment is ResourceExhausted naming the bytes asked,
+  // `what` they were for, and the bytes free — never a crash.
+  [[nodiscard]] Result<std::uint64_t> Allocate(std::uint64_t bytes, const char* what);
+  void Deallocate(std::uint64_t offset);
+
+  std::uint64_t size_bytes() const { return size_; }
+  std::uint64_t free_bytes() const;
+  std::uint64_t used_bytes() const;  // of the managed area, including allocator overhead
+
+  void SetRuntime(RuntimeRole role, pid_t pid, RuntimeState state);
+
+ private:
+  Segment() = default;
+  struct ManagedHolder;  // the Boost.Interprocess managed area over [managed_offset, size)
+
+  std::string name_;
+  int fd_ = -1;
+  bool creator_ = false;
+  char* base_ = nullptr;
+  std::uint64_t size_ = 0;
+  SegmentHeader* header_ = nullptr;
+  std::unique_ptr<ManagedHolder> managed_;
+};
+
+// Removes the segment when it goes out of scope (tests, tools); the supervisor decides itself.
+class ScopedSegmentRemover {
+ public:
+  explicit ScopedSegmentRemover(std::string name) : name_(std::move(name)) {}
+  ~ScopedSegmentRemover() { (void)Segment::Remove(name_); }
+  ScopedSegmentRemover(const ScopedSegmentRemover&) = delete;
+  ScopedSegmentRemover& operator=(const ScopedSegmentRemover&) = delete;
+
+ private:
+  std::string name_;
+};
+
+}  // namespace tandem::shm

@@ -1,0 +1,51 @@
+// Wake-ups from publisher i to reader i over WakeChannelData (protocol in layout.h).
+//
+// WakeSender: the row's publishing thread only. WakeReceiver: the row's reading thread only.
+// The sleeping side waits on a process-shared futex, so an idle reader uses no CPU.
+#pragma once
+
+#include <chrono>
+#include <vector>
+
+#include "shm/layout.h"
+
+namespace tandem::shm {
+
+// Blocks while *word == expected, up to `timeout`, on a process-shared (non-private) futex.
+// Returns false on timeout; true when woken, interrupted or the value already differed.
+bool FutexWait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
+               std::chrono::nanoseconds timeout);
+void FutexWakeAll(std::atomic<std::uint32_t>& word);
+
+class WakeSender {
+ public:
+  explicit WakeSender(WakeChannelData* channel) : ch_(channel) {}
+  // Tells the reader that `changed` changed and wakes it if it sleeps. Never blocks: a full
+  // queue sets the sticky overflow flag, which makes the reader rescan every slot.
+  void Notify(const ChangedSlot& changed);
+
+ private:
+  WakeChannelData* ch_;
+};
+
+struct WakeDrain {
+  std::vector<ChangedSlot> changed;  // in the order notified; may repeat a slot
+  bool overflowed = false;           // some notifications were dropped: rescan every slot
+  bool empty() const { return changed.empty() && !overflowed; }
+};
+
+class WakeReceiver {
+ public:
+  explicit WakeReceiver(WakeChannelData* channel) : ch_(channel) {}
+  // Appends what has been notified to `out` without blocking. Returns !out->empty().
+  bool Poll(WakeDrain* out);
+  // Like Poll, but when nothing is pending sleeps until a notification, Interrupt or `timeout`.
+  bool Wait(WakeDrain* out, std::chrono::nanoseconds timeout);
+  // Makes a concurrent or the next Wait return (e.g. at shutdown). Any thread.
+  void Interrupt();
+
+ private:
+  WakeChannelData* ch_;
+};
+
+}  // namespace tandem::shm

@@ -1,0 +1,139 @@
+// Property tests for batches: build + merge + logical compaction against the naive reference.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "base/row.h"
+#include "reference.h"
+#include "shm/batch.h"
+#include "test_segment.h"
+
+namespace tandem::shm {
+namespace {
+
+using testing::ReferenceCollection;
+using testing::TestSegment;
+
+std::string Key(std::int64_t k) { return EncodeRow({k}); }
+std::string Val(std::int64_t v) { return EncodeRow({v, std::string(v % 3, 'x')}); }
+
+std::vector<Update> RandomUpdates(std::mt19937_64& rng, int n, Time lo, Time hi) {
+  std::vector<Update> out;
+  for (int i = 0; i < n; ++i) {
+    out.push_back({Key(static_cast<std::int64_t>(rng() % 12)),
+                   Val(static_cast<std::int64_t>(rng() % 5)), lo + rng() % (hi - lo),
+                   static_cast<std::int64_t>(rng() % 5) - 2});
+  }
+  return out;
+}
+
+std::map<std::pair<std::string, std::string>, std::int64_t> ReadAt(
+    std::span<const BatchView> batches, Time t) {
+  std::map<std::pair<std::string, std::string>, std::int64_t> out;
+  for (MergeCursor c(batches); c.Valid(); c.Next()) {
+    if (auto n = c.CountAt(t); n != 0) out[{std::string(c.key()), std::string(c.val())}] = n;
+  }
+  return out;
+}
+
+void ExpectConsolidatedAndSorted(const BatchView& b) {
+  ASSERT_TRUE(b.Validate(b.total_bytes()).ok());
+  for (std::uint32_t k = 0; k < b.key_count(); ++k) {
+    if (k > 0) {
+      ASSERT_LT(b.key(k - 1), b.key(k));
+    }
+    for (std::uint32_t v = b.vals_begin(k); v < b.vals_end(k); ++v) {
+      if (v > b.vals_begin(k)) {
+        ASSERT_LT(b.val(v - 1), b.val(v));
+      }
+      for (std::uint32_t u = b.updates_begin(v); u < b.updates_end(v); ++u) {
+        ASSERT_NE(b.diff(u), 0);
+        ASSERT_GE(Frontier::At(b.time(u)), Frontier::FromRaw(b.header().since));
+        if (u > b.updates_begin(v)) {
+          ASSERT_LT(b.time(u - 1), b.time(u));
+        }
+      }
+    }
+  }
+}
+
+TEST(Batch, BuildMergeAndCompactionMatchReferenceAtEveryReadableTime) {
+  TestSegment seg(TestSegment::Options());
+  ASSERT_TRUE(seg.segment);
+  Segment& s = *seg.segment;
+  const std::uint64_t baseline = s.free_bytes();
+  for (std::uint64_t seed = 1; seed <= 250; ++seed) {
+    std::mt19937_64 rng(seed);
+    ReferenceCollection ref;
+    std::vector<std::uint64_t> batches;
+    Time since = 0;
+    const Time horizon = 40;
+    for (Time lo = 0; lo < horizon; lo += 8) {
+      auto ups = RandomUpdates(rng, 1 + static_cast<int>(rng() % 30), lo, lo + 8);
+      ref.Add(ups);
+      auto b = BuildBatch(s, ups, Frontier::At(since));
+      ASSERT_TRUE(b.ok()) << b.status().ToString();
+      if (*b) batches.push_back(*b);
+      since = std::min<Time>(since + rng() % 6, lo + 8);
+      // Merge the two newest with compaction to `since`, sometimes.
+      if (batches.size() >= 2 && rng() % 2) {
+        const BatchView in[2] = {BatchView(s.At<BatchHeader>(batches[batches.size() - 2])),
+                                 BatchView(s.At<BatchHeader>(batches.back()))};
+        auto m = MergeBatches(s, in, Frontier::At(since));
+        ASSERT_TRUE(m.ok()) << m.status().ToString();
+        s.Deallocate(batches.back());
+        batches.pop_back();
+        s.Deallocate(batches.back());
+        batches.pop_back();
+        if (*m) batches.push_back(*m);
+      }
+    }
+    std::vector<BatchView> views;
+    for (auto off : batches) {
+      views.emplace_back(s.At<BatchHeader>(off));
+      ExpectConsolidatedAndSorted(views.back());
+    }
+    // Readable times are >= since: each must agree exactly with the reference.
+    for (Time t = since; t <= horizon + 1; ++t) {
+      ASSERT_EQ(ReadAt(views, t), ref.At(t)) << "seed " << seed << " t " << t << " since " << since;
+    }
+    for (auto off : batches) s.Deallocate(off);
+  }
+  EXPECT_EQ(s.free_bytes(), baseline) << "every batch allocation was returned";
+}
+
+TEST(Batch, CompactionToSinceCancelsRetractions) {
+  TestSegment seg(TestSegment::Options());
+  Segment& s = *seg.segment;
+  std::vector<Update> ups = {
+      {Key(1), Val(1), 1, +1}, {Key(1), Val(1), 5, -1}, {Key(1), Val(2), 5, +1}};
+  auto b = BuildBatch(s, ups, Frontier::At(10));
+  ASSERT_TRUE(b.ok());
+  BatchView v(s.At<BatchHeader>(*b));
+  EXPECT_EQ(v.update_count(), 1u) << "the +1/-1 pair consolidated away at since 10";
+  EXPECT_EQ(v.time(0), 10u);
+  s.Deallocate(*b);
+}
+
+TEST(Batch, EverythingCancellingBuildsNoBatch) {
+  TestSegment seg(TestSegment::Options());
+  const std::uint64_t before = seg.segment->free_bytes();
+  auto b = BuildBatch(*seg.segment, {{Key(1), Val(1), 3, +2}, {Key(1), Val(1), 3, -2}}, Frontier());
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(*b, 0u);
+  EXPECT_EQ(seg.segment->free_bytes(), before);
+}
+
+TEST(Batch, FullSegmentIsResourceExhaustedWithSizes) {
+  TestSegment seg(TestSegment::Options(1, 1 << 20));
+  std::vector<Update> ups;
+  for (int i = 0; i < 200000; ++i) ups.push_back({Key(i), Val(i), 1, 1});
+  auto b = BuildBatch(*seg.segment, ups, Frontier());
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(b.status().message().find("is full"), std::string::npos) << b.status().ToString();
+  EXPECT_NE(b.status().message().find("bytes are free"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tandem::shm

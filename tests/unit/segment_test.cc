@@ -1,0 +1,207 @@
+// The segment's lifecycle and every way opening or creating one is refused.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "shm/segment.h"
+#include "test_segment.h"
+
+namespace tandem::shm {
+namespace {
+
+using testing::TestSegment;
+using testing::UniqueSegmentName;
+
+bool Exists(const std::string& name) {
+  struct stat st {};
+  return stat(Segment::PathOf(name).c_str(), &st) == 0;
+}
+
+// Writes a raw file into /dev/shm the way another program might.
+void WriteRawFile(const std::string& name, std::size_t bytes, std::uint64_t first_word) {
+  const int fd = shm_open(("/" + name).c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(bytes)), 0);
+  ASSERT_EQ(pwrite(fd, &first_word, sizeof first_word, 0), static_cast<ssize_t>(sizeof first_word));
+  close(fd);
+}
+
+TEST(Segment, CreateThenOpenSeesTheHeaderWithOwnerOnlyPermissions) {
+  auto opts = TestSegment::Options(3);
+  opts.replica_id = "replica-7";
+  opts.mode = Mode::kSolo;
+  opts.generation = 42;
+  TestSegment seg(opts);
+  ASSERT_TRUE(seg.segment);
+  struct stat st {};
+  ASSERT_EQ(stat(Segment::PathOf(seg.name).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(static_cast<std::uint64_t>(st.st_blocks) * 512, opts.size_bytes)
+      << "the whole segment is reserved at creation";
+
+  auto opened = Segment::Open(seg.name);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  const SegmentHeader& h = (*opened)->header();
+  EXPECT_EQ(h.magic.load(), kSegmentMagic);
+  EXPECT_EQ(h.layout_version, kLayoutVersion);
+  EXPECT_EQ(h.workers, 3u);
+  EXPECT_EQ((*opened)->mode(), Mode::kSolo);
+  EXPECT_EQ(h.generation, 42u);
+  EXPECT_EQ(h.supervisor_pid, getpid());
+  EXPECT_STREQ(h.replica_id, "replica-7");
+
+  seg.segment->SetRuntime(RuntimeRole::kInteractive, 4242, RuntimeState::kReady);
+  auto probe = Segment::Probe(seg.name);
+  ASSERT_TRUE(probe.ok());
+  EXPECT_TRUE(probe->valid);
+  EXPECT_TRUE(probe->supervisor_alive);
+  EXPECT_EQ(probe->header->runtimes[1].pid, 4242);
+  EXPECT_EQ(probe->header->runtimes[1].state, RuntimeState::kReady);
+}
+
+TEST(Segment, OpenRefusesWrongMagic) {
+  const std::string name = UniqueSegmentName("magic");
+  ScopedSegmentRemover remover(name);
+  WriteRawFile(name, 8192, 0x0123456789abcdefULL);
+  auto opened = Segment::Open(name);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(opened.status().message().find("not a Tandem segment (magic 0x0123456789abcdef"),
+            std::string::npos)
+      << opened.status().ToString();
+}
+
+TEST(Segment, OpenRefusesFileSmallerThanHeader) {
+  const std::string name = UniqueSegmentName("small");
+  ScopedSegmentRemover remover(name);
+  WriteRawFile(name, 100, kSegmentMagic);
+  auto opened = Segment::Open(name);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_NE(opened.status().message().find("smaller than the 4096-byte header"), std::string::npos)
+      << opened.status().ToString();
+}
+
+TEST(Segment, OpenRefusesWrongLayoutVersion) {
+  TestSegment seg(TestSegment::Options());
+  seg.segment->mutable_header().layout_version = kLayoutVersion + 998;
+  auto opened = Segment::Open(seg.name);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_NE(opened.status().message().find(
+                "layout version " + std::to_string(kLayoutVersion + 998) +
+                ", but this build reads version " + std::to_string(kLayoutVersion)),
+            std::string::npos)
+      << opened.status().ToString();
+}
+
+TEST(Segment, OpenOfMissingSegmentIsNotFound) {
+  auto opened = Segment::Open(UniqueSegmentName("missing"));
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.status().code(), StatusCode::kNotFound);
+}
+
+TEST(Segment, CreateRefusesSegmentOfLiveSupervisor) {
+  TestSegment seg(TestSegment::Options());
+  auto opts = TestSegment::Options();
+  opts.name = seg.name;
+  auto again = Segment::Create(opts);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_NE(again.status().message().find("live supervisor (pid " + std::to_string(getpid())),
+            std::string::npos)
+      << again.status().ToString();
+  EXPECT_TRUE(Segment::Open(seg.name).ok()) << "the live segment is untouched";
+}
+
+TEST(Segment, CreateReplacesStaleSegmentOfDeadSupervisor) {
+  auto opts = TestSegment::Options();
+  ScopedSegmentRemover remover(opts.name);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto created = Segment::Create(opts);
+    _exit(created.ok() ? 0 : 1);  // exits without removing: the segment is left stale
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  auto probe = Segment::Probe(opts.name);
+  ASSERT_TRUE(probe.ok());
+  EXPECT_FALSE(probe->supervisor_alive);
+  EXPECT_EQ(probe->header->supervisor_pid, child);
+
+  auto created = Segment::Create(opts);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ((*created)->header().supervisor_pid, getpid());
+}
+
+TEST(Segment, CreateLeavesForeignFileAlone) {
+  const std::string name = UniqueSegmentName("foreign");
+  ScopedSegmentRemover remover(name);
+  WriteRawFile(name, 8192, 0x1111111111111111ULL);
+  auto opts = TestSegment::Options();
+  opts.name = name;
+  auto created = Segment::Create(opts);
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(created.status().message().find("remove it by hand"), std::string::npos);
+  EXPECT_TRUE(Exists(name));
+}
+
+TEST(Segment, CreateRefusesSizeBeyondRoomInDevShm) {
+  struct statvfs vfs {};
+  ASSERT_EQ(statvfs("/dev/shm", &vfs), 0);
+  const std::uint64_t avail = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+  auto opts = TestSegment::Options();
+  opts.size_bytes = avail + (1ull << 30);
+  ScopedSegmentRemover remover(opts.name);
+  auto created = Segment::Create(opts);
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.status().code(), StatusCode::kResourceExhausted);
+  const std::string& m = created.status().message();
+  EXPECT_NE(m.find("needs " + std::to_string(opts.size_bytes) + " bytes"), std::string::npos) << m;
+  EXPECT_NE(m.find("/dev/shm has only"), std::string::npos) << m;
+  EXPECT_FALSE(Exists(opts.name)) << "nothing is left behind";
+}
+
+TEST(Segment, CreateRefusesSizeTooSmallForTheRegistry) {
+  auto opts = TestSegment::Options(64, 128 << 10);
+  auto created = Segment::Create(opts);
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(Exists(opts.name));
+}
+
+TEST(Segment, AllocateBeyondFreeSpaceIsResourceExhausted) {
+  TestSegment seg(TestSegment::Options(1, 2 << 20));
+  auto a = seg.segment->Allocate(4 << 20, "a test allocation");
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(a.status().message().find("a test allocation needs 4194304 bytes"), std::string::npos)
+      << a.status().ToString();
+}
+
+TEST(Segment, ListFindsSegmentsByPrefixAndRemoveUnlinks) {
+  TestSegment seg(TestSegment::Options());
+  const auto names = Segment::List("tandem.test.");
+  EXPECT_NE(std::find(names.begin(), names.end(), seg.name), names.end());
+  ASSERT_TRUE(Segment::Remove(seg.name).ok());
+  EXPECT_FALSE(Exists(seg.name));
+  EXPECT_EQ(Segment::Remove(seg.name).code(), StatusCode::kNotFound);
+}
+
+TEST(Segment, InvalidNamesAreRefused) {
+  for (const char* bad : {"", "a/b", ".", ".."}) {
+    auto opts = TestSegment::Options();
+    opts.name = bad;
+    EXPECT_EQ(Segment::Create(opts).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace tandem::shm

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Tandem's one entry point for people and CI. On a fresh Debian 12 machine each command installs
+# what it needs (apt-get, skipped when already present), configures, builds and runs.
+#
+#   tools/run.sh test          build (warnings are errors) and run the test suite (not "slow")
+#   tools/run.sh asan          build with ASan+UBSan and run the unit and sanitizer-labelled tests
+#   tools/run.sh format-check  fail when a source file is not clang-formatted
+#   tools/run.sh format        clang-format every source file in place
+#   tools/run.sh bench         build and run the shared-memory microbenchmarks
+#   tools/run.sh demo          the end-to-end demo (arrives with the runtime; see README)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(cmake ninja-build g++ clang-format libboost1.81-dev libgtest-dev libgmock-dev
+          libbenchmark-dev)
+JOBS="${TANDEM_JOBS:-$(nproc)}"
+
+log() { printf '\n==> %s\n' "$*"; }
+
+install_deps() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [[ ${#missing[@]} -eq 0 ]] && return 0
+  log "installing ${missing[*]}"
+  local sudo=""
+  [[ $(id -u) -ne 0 ]] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+sources() { git ls-files -- '*.h' '*.cc' 2>/dev/null || find . -name '*.h' -o -name '*.cc'; }
+
+build() {  # build PRESET [targets...]
+  local preset=$1
+  shift
+  log "configuring ($preset)"
+  cmake --preset "$preset" >/dev/null
+  log "building ($preset)"
+  local targets=()
+  for t in "$@"; do targets+=(--target "$t"); done
+  cmake --build --preset "$preset" -j "$JOBS" "${targets[@]}"
+}
+
+cmd=${1:-}
+case "$cmd" in
+  test)
+    install_deps
+    build ci
+    log "testing"
+    ctest --preset ci -j "$JOBS" --timeout 600 --label-exclude slow
+    ;;
+  asan)
+    install_deps
+    build asan
+    log "testing under ASan+UBSan (unit and sanitizer-labelled tests)"
+    ctest --preset asan -j "$JOBS" --timeout 900
+    ;;
+  format-check)
+    install_deps
+    log "checking clang-format"
+    sources | xargs clang-format --dry-run --Werror
+    ;;
+  format)
+    install_deps
+    sources | xargs clang-format -i
+    ;;
+  bench)
+    install_deps
+    build ci tandem-shm-bench
+    log "running tandem-shm-bench"
+    build/ci/bench/tandem-shm-bench "${@:2}"
+    ;;
+  demo)
+    echo "tools/run.sh demo: the demo needs the supervisor and runtime (issues #3-#5), which are" >&2
+    echo "not built yet. What exists today is exercised by 'tools/run.sh test'." >&2
+    exit 2
+    ;;
+  *)
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    [[ -z "$cmd" || "$cmd" == "-h" || "$cmd" == "--help" ]] && exit 0
+    exit 64
+    ;;
+esac
