@@ -40,6 +40,8 @@ class WakeReceiver {
   // Appends what has been notified to `out` without blocking. Returns !out->empty().
   bool Poll(WakeDrain* out);
   // Like Poll, but when nothing is pending sleeps until a notification, Interrupt or `timeout`.
+  // May return early with nothing drained (a wake that was meant for an earlier sleep): callers
+  // re-read the state they wait for and wait again.
   bool Wait(WakeDrain* out, std::chrono::nanoseconds timeout);
   // Makes a concurrent or the next Wait return (e.g. at shutdown). Any thread.
   void Interrupt();

@@ -3,7 +3,7 @@
 # what it needs (apt-get, skipped when already present), configures, builds and runs.
 #
 #   tools/run.sh test          build (warnings are errors) and run the test suite (not "slow")
-#   tools/run.sh asan          build with ASan+UBSan and run the unit and sanitizer-labelled tests
+#   tools/run.sh asan          build with ASan+UBSan and run the unit and integration tests
 #   tools/run.sh format-check  fail when a source file is not clang-formatted
 #   tools/run.sh format        clang-format every source file in place
 #   tools/run.sh bench         build and run the shared-memory microbenchmarks
@@ -54,7 +54,7 @@ case "$cmd" in
   asan)
     install_deps
     build asan
-    log "testing under ASan+UBSan (unit and sanitizer-labelled tests)"
+    log "testing under ASan+UBSan (unit and integration tests)"
     ctest --preset asan -j "$JOBS" --timeout 900
     ;;
   format-check)

@@ -94,15 +94,18 @@ TEST(Wake, HundredThousandPublishWakeCyclesLoseNone) {
     auto reader = std::move(Reader::Attach(seg.segment.get(), 0)).value();
     auto f = reader->Follow(key);
     for (std::uint32_t i = 1; i <= kCycles && !failed; ++i) {
-      // Re-read, then sleep until woken: a lost wake leaves us asleep until the timeout.
+      // Re-read, then sleep until woken. Wait may return early (a late wake meant for the previous
+      // cycle), so only the deadline tells a lost wake: we would sleep until it passes.
+      const auto deadline = std::chrono::steady_clock::now() + 10s;
       for (;;) {
         auto snap = reader->Take(*f);
         if (snap.ok() && Frontier::At(i) <= snap->upper()) break;
-        WakeDrain d;
-        if (!reader->Wait(&d, 10s)) {
+        if (std::chrono::steady_clock::now() > deadline) {
           failed = true;
-          break;
+          return;
         }
+        WakeDrain d;
+        reader->Wait(&d, 10s);
       }
       acked.store(i);
       FutexWakeAll(acked);
