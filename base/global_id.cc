@@ -35,7 +35,9 @@ std::optional<GlobalId> GlobalId::Unpack(std::uint64_t packed) {
 }
 
 std::string GlobalId::ToString() const {
-  return std::string(1, static_cast<char>(kind_)) + std::to_string(number_);
+  std::string s(1, static_cast<char>(kind_));
+  s += std::to_string(number_);
+  return s;
 }
 
 }  // namespace tandem

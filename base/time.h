@@ -43,7 +43,13 @@ class Frontier {
 
   constexpr auto operator<=>(const Frontier&) const = default;
 
-  std::string ToString() const { return empty() ? "[]" : "[" + std::to_string(raw_) + "]"; }
+  std::string ToString() const {
+    if (empty()) return "[]";
+    std::string s = "[";
+    s += std::to_string(raw_);
+    s += ']';
+    return s;
+  }
 
  private:
   constexpr explicit Frontier(std::uint64_t raw) : raw_(raw) {}

@@ -48,8 +48,16 @@ const char* SideName(Side side) { return side == Side::kPublisher ? "publisher" 
 }  // namespace
 
 std::uint64_t CurrentThreadToken() {
-  thread_local const std::uint64_t token = (static_cast<std::uint64_t>(getpid()) << 32) |
-                                           static_cast<std::uint32_t>(syscall(SYS_gettid));
+  // Cached per thread, but keyed by pid: a forked child's thread inherits the parent's cache and
+  // must not act under the parent's identity (nor be refused as if it were the parent).
+  thread_local pid_t cached_pid = 0;
+  thread_local std::uint64_t token = 0;
+  const pid_t pid = getpid();
+  if (pid != cached_pid) {
+    cached_pid = pid;
+    token =
+        (static_cast<std::uint64_t>(pid) << 32) | static_cast<std::uint32_t>(syscall(SYS_gettid));
+  }
   return token;
 }
 pid_t TokenPid(std::uint64_t token) { return static_cast<pid_t>(token >> 32); }

@@ -6,6 +6,9 @@
 #include <random>
 #include <thread>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "base/row.h"
 #include "reference.h"
 #include "shm/publisher.h"
@@ -254,6 +257,30 @@ TEST(Registry, EachRowHasOnePublisherAndOneReader) {
   EXPECT_EQ(Reader::Attach(seg.segment.get(), 2).status().code(), StatusCode::kInvalidArgument);
   p0->reset();
   EXPECT_TRUE(Publisher::Attach(seg.segment.get(), 0).ok()) << "detaching frees the row";
+}
+
+TEST(Registry, ForkedChildActsUnderItsOwnIdentity) {
+  TestSegment seg(TestSegment::Options(2));
+  auto parent = Publisher::Attach(seg.segment.get(), 0);
+  ASSERT_TRUE(parent.ok());
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The child's thread inherits the parent's cached token; it must not be mistaken for it.
+    auto same_row = Publisher::Attach(seg.segment.get(), 0);
+    const bool refused_as_other =
+        !same_row.ok() &&
+        same_row.status().message().find("already has a publisher") != std::string::npos;
+    auto own_row = Publisher::Attach(seg.segment.get(), 1);
+    if (own_row.ok()) (void)std::move(own_row).value().release();  // dies holding row 1
+    _exit(refused_as_other && own_row.ok() ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_TRUE(Publisher::Attach(seg.segment.get(), 1).ok())
+      << "a row held by a dead process is taken over";
 }
 
 TEST(RegistryDeathTest, PublisherUsedFromAnotherThreadAborts) {
