@@ -55,9 +55,9 @@ Result<PublishedRef> Publisher::Publish(const SlotKey& key) {
   SlotData& s = Data(index);
   RaiseAtomic(s.own_frontier, key.as_of);
   if (segment_->mode() == Mode::kSolo) {
-    // No reading runtime: nobody else holds this arrangement back.
+    // No reading runtime: nobody else holds this arrangement back. (The solo runtime's own reader
+    // still follows the slot and releases it on drop, which is what lets the slot be freed.)
     s.peer_hold.store(Frontier::kEmptyRaw);
-    s.flags.fetch_or(kSlotHoldReleased);
   } else {
     RaiseAtomic(s.peer_hold, key.as_of);
   }

@@ -55,7 +55,8 @@ class Publisher {
   // Publishes `key` (from CreateDataflow with as_of = key.as_of): binds or creates its slot,
   // sets the own frontier to as_of and registers the reading runtime's peer hold at as_of unless
   // that runtime already placed it (holds only rise, so placing is an atomic max). In solo mode
-  // there is no reading runtime and the peer hold is released at once. Idempotent.
+  // there is no reading runtime: the peer hold is the empty frontier from the start, and the solo
+  // runtime's own reader follows the slot (and releases it on drop) like a peer would. Idempotent.
   Result<PublishedRef> Publish(const SlotKey& key);
 
   // Adds `updates` (times in [upper, new_upper)) as one batch and advances upper to new_upper.

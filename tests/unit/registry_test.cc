@@ -140,6 +140,15 @@ TEST(Registry, SoloModeHasNoPeerHold) {
   EXPECT_TRUE(row.Info(p->index).peer_hold.empty());
   ASSERT_TRUE(row.pub->AllowCompaction(*p, Frontier::At(50)).ok());
   EXPECT_EQ(row.pub->since(*p), Frontier::At(50));
+  // The solo runtime's own reader binds the same slot, and its release lets the slot go.
+  auto f = row.reader->Follow(kX);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->index, p->index);
+  EXPECT_TRUE(row.reader->hold(*f).empty()) << "following adds no hold in solo mode";
+  ASSERT_TRUE(row.pub->AllowCompaction(*p, Frontier::Empty()).ok());
+  ASSERT_TRUE(row.reader->AdvanceHold(*f, Frontier::Empty()).ok());
+  row.pub->Maintain();
+  EXPECT_TRUE(Inspector(row.seg.segment.get()).Slots().empty());
 }
 
 TEST(Registry, ReadsOutsideSinceAndUpperAreRefusedWithReasons) {

@@ -1,0 +1,715 @@
+#include "ipc/validate.h"
+
+#include <cstddef>
+#include <limits>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "base/global_id.h"
+
+namespace tandem::ipc {
+namespace {
+
+// base/time.h reserves UINT64_MAX for the empty frontier; it is never a time.
+constexpr std::uint64_t kNotATime = std::numeric_limits<std::uint64_t>::max();
+
+Status Invalid(std::string why) { return Status::InvalidArgument(std::move(why)); }
+
+// The reason, with where it arose in front: "build u5: Mfp: column 7 out of range ...".
+Status Within(const std::string& context, const Status& status) {
+  return Status(status.code(), context + ": " + status.message());
+}
+
+// An id from the controller, safe to print; the empty id shows as "".
+std::string Quoted(const std::string& id) { return id.empty() ? "\"\"" : Printable(id, 40); }
+
+bool IsKnownType(pb::ScalarType type) {
+  return type == pb::BOOL || type == pb::INT64 || type == pb::FLOAT64 || type == pb::STRING;
+}
+
+std::string TypeName(pb::ScalarType type) {
+  if (type == pb::SCALAR_TYPE_UNSPECIFIED) return "unspecified type";
+  if (!IsKnownType(type)) return "unknown type " + std::to_string(static_cast<int>(type));
+  return pb::ScalarType_Name(type);
+}
+
+std::string ColumnText(const pb::Column& column) {
+  return TypeName(column.type()) + (column.nullable() ? " nullable" : "");
+}
+
+std::string SchemaText(const pb::Schema& schema) {
+  std::string out = "[";
+  for (int i = 0; i < schema.columns_size(); ++i) {
+    out += (i > 0 ? ", " : "") + ColumnText(schema.columns(i));
+  }
+  return out + "]";
+}
+
+std::string ListText(const google::protobuf::RepeatedField<std::uint32_t>& values) {
+  std::string out = "[";
+  for (int i = 0; i < values.size(); ++i) out += (i > 0 ? ", " : "") + std::to_string(values[i]);
+  return out + "]";
+}
+
+std::string TimeText(std::uint64_t time) { return std::to_string(time); }
+
+// Column types and nullability equal; names are labels and are not compared.
+bool SameShape(const pb::Schema& a, const pb::Schema& b) {
+  if (a.columns_size() != b.columns_size()) return false;
+  for (int i = 0; i < a.columns_size(); ++i) {
+    if (a.columns(i).type() != b.columns(i).type() ||
+        a.columns(i).nullable() != b.columns(i).nullable()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+pb::Column MakeColumn(std::string name, pb::ScalarType type, bool nullable) {
+  pb::Column column;
+  column.set_name(std::move(name));
+  column.set_type(type);
+  column.set_nullable(nullable);
+  return column;
+}
+
+Status CheckColumnInRange(std::uint64_t column, int columns) {
+  if (column >= static_cast<std::uint64_t>(columns)) {
+    return Invalid("column " + std::to_string(column) + " out of range: input has " +
+                   std::to_string(columns) + " columns");
+  }
+  return Status::Ok();
+}
+
+Status CheckTime(std::uint64_t time, const std::string& what) {
+  if (time == kNotATime) {
+    return Invalid(what + " " + TimeText(time) + " is not a valid time (UINT64_MAX is reserved)");
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scalar expressions
+
+// The type of a datum that is not null; nullopt for null or no value.
+std::optional<pb::ScalarType> DatumType(const pb::Datum& datum) {
+  switch (datum.kind_case()) {
+    case pb::Datum::kBool:
+      return pb::BOOL;
+    case pb::Datum::kInt64:
+      return pb::INT64;
+    case pb::Datum::kFloat64:
+      return pb::FLOAT64;
+    case pb::Datum::kString:
+      return pb::STRING;
+    case pb::Datum::kNull:
+    case pb::Datum::KIND_NOT_SET:
+      break;
+  }
+  return std::nullopt;
+}
+
+// A datum that must fit `column` (a peek key against the index key's column).
+Status CheckDatumFits(const pb::Datum& datum, const pb::Column& column) {
+  if (datum.kind_case() == pb::Datum::KIND_NOT_SET) return Invalid("datum has no value");
+  if (datum.kind_case() == pb::Datum::kNull) {
+    if (!column.nullable()) return Invalid("null for a column that is not nullable");
+    return Status::Ok();
+  }
+  const pb::ScalarType type = *DatumType(datum);
+  if (type != column.type()) {
+    return Invalid("datum is " + TypeName(type) + ", the column is " + TypeName(column.type()));
+  }
+  return Status::Ok();
+}
+
+Result<pb::Column> LiteralType(const pb::Literal& literal) {
+  if (!IsKnownType(literal.type())) return Invalid("literal has " + TypeName(literal.type()));
+  const auto kind = literal.value().kind_case();
+  if (kind == pb::Datum::KIND_NOT_SET) {
+    return Invalid("literal has no value (a NULL literal is a null datum)");
+  }
+  if (kind == pb::Datum::kNull) return MakeColumn("", literal.type(), true);
+  const pb::ScalarType value_type = *DatumType(literal.value());
+  if (value_type != literal.type()) {
+    return Invalid("literal value is " + TypeName(value_type) + " but its type says " +
+                   TypeName(literal.type()));
+  }
+  return MakeColumn("", literal.type(), false);
+}
+
+bool IsNumeric(pb::ScalarType type) { return type == pb::INT64 || type == pb::FLOAT64; }
+
+Result<pb::Column> TypeOf(const pb::ScalarExpr& expr, const std::vector<pb::Column>& columns);
+
+Result<pb::Column> UnaryType(const pb::CallUnary& call, const std::vector<pb::Column>& columns) {
+  const std::string name = pb::UnaryFunc_Name(call.func());
+  if (name.empty() || call.func() == pb::UNARY_FUNC_UNSPECIFIED) {
+    return Invalid("unary function " + std::to_string(static_cast<int>(call.func())) +
+                   " is not a known function");
+  }
+  auto operand = TypeOf(call.expr(), columns);
+  if (!operand.ok()) return Within("operand of " + name, operand.status());
+  switch (call.func()) {
+    case pb::NOT:
+      if (operand->type() != pb::BOOL) {
+        return Invalid("NOT needs a BOOL operand, got " + TypeName(operand->type()));
+      }
+      return MakeColumn("", pb::BOOL, operand->nullable());
+    case pb::IS_NULL:
+    case pb::IS_NOT_NULL:
+      return MakeColumn("", pb::BOOL, false);
+    case pb::NEGATE:
+      if (!IsNumeric(operand->type())) {
+        return Invalid("NEGATE needs an INT64 or FLOAT64 operand, got " +
+                       TypeName(operand->type()));
+      }
+      return MakeColumn("", operand->type(), operand->nullable());
+    default:
+      break;
+  }
+  return Invalid("unary function " + name + " is not a known function");
+}
+
+Result<pb::Column> BinaryType(const pb::CallBinary& call, const std::vector<pb::Column>& columns) {
+  const std::string name = pb::BinaryFunc_Name(call.func());
+  if (name.empty() || call.func() == pb::BINARY_FUNC_UNSPECIFIED) {
+    return Invalid("binary function " + std::to_string(static_cast<int>(call.func())) +
+                   " is not a known function");
+  }
+  auto left = TypeOf(call.left(), columns);
+  if (!left.ok()) return Within("left operand of " + name, left.status());
+  auto right = TypeOf(call.right(), columns);
+  if (!right.ok()) return Within("right operand of " + name, right.status());
+  const bool nullable = left->nullable() || right->nullable();
+  const std::string got = ", got " + TypeName(left->type()) + " and " + TypeName(right->type());
+  switch (call.func()) {
+    case pb::ADD:
+    case pb::SUB:
+    case pb::MUL:
+    case pb::DIV:
+    case pb::MOD:
+      if (left->type() != right->type() || !IsNumeric(left->type())) {
+        return Invalid(name + " needs two INT64 or two FLOAT64 operands" + got);
+      }
+      return MakeColumn("", left->type(), nullable);
+    case pb::EQ:
+    case pb::NE:
+    case pb::LT:
+    case pb::LE:
+    case pb::GT:
+    case pb::GE:
+      if (left->type() != right->type()) {
+        return Invalid(name + " needs two operands of the same type" + got);
+      }
+      return MakeColumn("", pb::BOOL, nullable);
+    case pb::AND:
+    case pb::OR:
+      if (left->type() != pb::BOOL || right->type() != pb::BOOL) {
+        return Invalid(name + " needs two BOOL operands" + got);
+      }
+      return MakeColumn("", pb::BOOL, nullable);
+    default:
+      break;
+  }
+  return Invalid("binary function " + name + " is not a known function");
+}
+
+Result<pb::Column> IfThenElseType(const pb::IfThenElse& ite,
+                                  const std::vector<pb::Column>& columns) {
+  auto cond = TypeOf(ite.cond(), columns);
+  if (!cond.ok()) return Within("if condition", cond.status());
+  if (cond->type() != pb::BOOL) {
+    return Invalid("if condition must be BOOL, got " + TypeName(cond->type()));
+  }
+  auto then = TypeOf(ite.then(), columns);
+  if (!then.ok()) return Within("then branch", then.status());
+  auto els = TypeOf(ite.els(), columns);
+  if (!els.ok()) return Within("else branch", els.status());
+  if (then->type() != els->type()) {
+    return Invalid("if branches have different types: " + TypeName(then->type()) + " and " +
+                   TypeName(els->type()));
+  }
+  return MakeColumn("", then->type(), then->nullable() || els->nullable());
+}
+
+// The type of `expr` over a row of `columns`. Recursion depth is bounded by protobuf's decoding
+// limit (100 nested messages) for every command that arrived as bytes or JSON.
+Result<pb::Column> TypeOf(const pb::ScalarExpr& expr, const std::vector<pb::Column>& columns) {
+  switch (expr.kind_case()) {
+    case pb::ScalarExpr::kColumn:
+      TANDEM_RETURN_IF_ERROR(CheckColumnInRange(expr.column(), static_cast<int>(columns.size())));
+      return columns[expr.column()];
+    case pb::ScalarExpr::kLiteral:
+      return LiteralType(expr.literal());
+    case pb::ScalarExpr::kUnary:
+      return UnaryType(expr.unary(), columns);
+    case pb::ScalarExpr::kBinary:
+      return BinaryType(expr.binary(), columns);
+    case pb::ScalarExpr::kIfThenElse:
+      return IfThenElseType(expr.if_then_else(), columns);
+    case pb::ScalarExpr::KIND_NOT_SET:
+      break;
+  }
+  return Invalid("expression has no kind");
+}
+
+// The output schema of `mfp` applied to rows of `input`.
+Result<pb::Schema> CheckMfp(const pb::MapFilterProject& mfp, const pb::Schema& input) {
+  std::vector<pb::Column> columns(input.columns().begin(), input.columns().end());
+  for (int i = 0; i < mfp.map_size(); ++i) {
+    auto type = TypeOf(mfp.map(i), columns);
+    if (!type.ok()) return Within("map expression " + std::to_string(i), type.status());
+    columns.push_back(std::move(type).value());
+  }
+  for (int i = 0; i < mfp.predicates_size(); ++i) {
+    auto type = TypeOf(mfp.predicates(i), columns);
+    if (!type.ok()) return Within("predicate " + std::to_string(i), type.status());
+    if (type->type() != pb::BOOL) {
+      return Invalid("predicate " + std::to_string(i) + " has type " + TypeName(type->type()) +
+                     ", must be BOOL");
+    }
+  }
+  pb::Schema output;
+  if (mfp.projection_size() == 0) {
+    for (auto& column : columns) *output.add_columns() = std::move(column);
+    return output;
+  }
+  for (int i = 0; i < mfp.projection_size(); ++i) {
+    const Status in_range = CheckColumnInRange(mfp.projection(i), static_cast<int>(columns.size()));
+    if (!in_range.ok()) return Within("projection " + std::to_string(i), in_range);
+    *output.add_columns() = columns[mfp.projection(i)];
+  }
+  return output;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plans
+
+// What a plan of one dataflow may read by name: its source imports, its index imports, the
+// collections those indexes are on, and the builds before it.
+using Scope = std::map<std::string, pb::Schema>;
+
+class PlanChecker {
+ public:
+  PlanChecker(const Scope& scope, const std::map<std::string, pb::Schema>& epoch)
+      : scope_(scope), epoch_(epoch) {}
+
+  Result<pb::Schema> Check(const pb::Plan& plan) const {
+    switch (plan.kind_case()) {
+      case pb::Plan::kGet:
+        return Get(plan.get());
+      case pb::Plan::kMfp: {
+        TANDEM_ASSIGN_OR_RETURN(pb::Schema input, Check(plan.mfp().input()));
+        auto output = CheckMfp(plan.mfp().mfp(), input);
+        if (!output.ok()) return Within("Mfp", output.status());
+        return output;
+      }
+      case pb::Plan::kReduce: {
+        TANDEM_ASSIGN_OR_RETURN(pb::Schema input, Check(plan.reduce().input()));
+        auto output = Reduce(plan.reduce(), input);
+        if (!output.ok()) return Within("Reduce", output.status());
+        return output;
+      }
+      case pb::Plan::kUnion:
+        return Union(plan.union_());
+      case pb::Plan::kDistinct:
+        return Check(plan.distinct().input());
+      case pb::Plan::KIND_NOT_SET:
+        break;
+    }
+    return Invalid("plan node has no kind");
+  }
+
+ private:
+  Result<pb::Schema> Get(const pb::Plan::Get& get) const {
+    if (auto it = scope_.find(get.id()); it != scope_.end()) return it->second;
+    if (epoch_.count(get.id()) > 0) {
+      return Invalid("Get(" + Quoted(get.id()) +
+                     "): not a source import, index import or earlier build of this dataflow "
+                     "(import an index on it)");
+    }
+    return Status::NotFound("Get(" + Quoted(get.id()) + "): unknown collection");
+  }
+
+  static Result<pb::Schema> Reduce(const pb::Plan::Reduce& reduce, const pb::Schema& input) {
+    pb::Schema output;
+    for (int i = 0; i < reduce.group_key_size(); ++i) {
+      const Status in_range = CheckColumnInRange(reduce.group_key(i), input.columns_size());
+      if (!in_range.ok()) return Within("group key " + std::to_string(i), in_range);
+      *output.add_columns() = input.columns(static_cast<int>(reduce.group_key(i)));
+    }
+    for (int i = 0; i < reduce.aggregates_size(); ++i) {
+      const pb::Aggregate& aggregate = reduce.aggregates(i);
+      const std::string where = "aggregate " + std::to_string(i);
+      if (aggregate.func() == pb::COUNT) {
+        *output.add_columns() = MakeColumn("count", pb::INT64, false);
+        continue;
+      }
+      if (aggregate.func() != pb::SUM && aggregate.func() != pb::MIN &&
+          aggregate.func() != pb::MAX) {
+        return Invalid(where + ": aggregate function " +
+                       std::to_string(static_cast<int>(aggregate.func())) +
+                       " is not a known function");
+      }
+      const Status in_range = CheckColumnInRange(aggregate.column(), input.columns_size());
+      if (!in_range.ok()) return Within(where, in_range);
+      const pb::Column& column = input.columns(static_cast<int>(aggregate.column()));
+      if (aggregate.func() == pb::SUM && !IsNumeric(column.type())) {
+        return Invalid(where + ": SUM needs an INT64 or FLOAT64 column, column " +
+                       std::to_string(aggregate.column()) + " is " + TypeName(column.type()));
+      }
+      // Nullable: the aggregate of a group whose values are all null is null.
+      const char* name = aggregate.func() == pb::SUM   ? "sum"
+                         : aggregate.func() == pb::MIN ? "min"
+                                                       : "max";
+      *output.add_columns() = MakeColumn(name, column.type(), true);
+    }
+    return output;
+  }
+
+  Result<pb::Schema> Union(const pb::Plan::Union& plan) const {
+    if (plan.inputs_size() == 0) return Invalid("Union needs at least one input");
+    TANDEM_ASSIGN_OR_RETURN(pb::Schema output, Check(plan.inputs(0)));
+    for (int i = 1; i < plan.inputs_size(); ++i) {
+      TANDEM_ASSIGN_OR_RETURN(pb::Schema input, Check(plan.inputs(i)));
+      bool same_types = input.columns_size() == output.columns_size();
+      for (int c = 0; same_types && c < input.columns_size(); ++c) {
+        same_types = input.columns(c).type() == output.columns(c).type();
+      }
+      if (!same_types) {
+        return Invalid("Union input " + std::to_string(i) + " has columns " + SchemaText(input) +
+                       ", input 0 has " + SchemaText(output));
+      }
+      for (int c = 0; c < input.columns_size(); ++c) {
+        auto* column = output.mutable_columns(c);
+        column->set_nullable(column->nullable() || input.columns(c).nullable());
+      }
+    }
+    return output;
+  }
+
+  const Scope& scope_;
+  const std::map<std::string, pb::Schema>& epoch_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Dataflow pieces
+
+Status CheckSourceSchema(const pb::SourceImport& import) {
+  const pb::Schema& schema = import.schema();
+  auto int64s = [](int n) {
+    pb::Schema expected;
+    for (int i = 0; i < n; ++i) *expected.add_columns() = MakeColumn("", pb::INT64, false);
+    return expected;
+  };
+  switch (import.source().kind_case()) {
+    case pb::Source::kCounter:
+      if (!SameShape(schema, int64s(1))) {
+        return Invalid("a counter source has schema [INT64] (one column, not nullable), not " +
+                       SchemaText(schema));
+      }
+      return Status::Ok();
+    case pb::Source::kKeyValue:
+      if (!SameShape(schema, int64s(2))) {
+        return Invalid(
+            "a key_value source has schema [INT64, INT64] (key, value; not nullable), not " +
+            SchemaText(schema));
+      }
+      if (import.source().key_value().keys() == 0) return Invalid("key_value source: keys is 0");
+      if (import.source().key_value().updates_per_tick() == 0) {
+        return Invalid("key_value source: updates_per_tick is 0");
+      }
+      return Status::Ok();
+    case pb::Source::kLog:
+      if (import.source().log().path().empty()) return Invalid("log source: path is empty");
+      if (schema.columns_size() == 0) return Invalid("log source: schema has no columns");
+      for (int i = 0; i < schema.columns_size(); ++i) {
+        if (!IsKnownType(schema.columns(i).type())) {
+          return Invalid("log source: column " + std::to_string(i) + " has " +
+                         TypeName(schema.columns(i).type()));
+        }
+      }
+      return Status::Ok();
+    case pb::Source::KIND_NOT_SET:
+      break;
+  }
+  return Invalid("source has no kind");
+}
+
+Status CheckParamNames(const google::protobuf::Map<std::string, std::string>& params) {
+  for (const auto& [name, value] : params) {
+    if (name.empty()) return Invalid("a parameter has an empty name");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+Status Validator::Validate(const pb::Command& command) {
+  Status why;
+  switch (command.kind_case()) {
+    case pb::Command::KIND_NOT_SET:
+      return Invalid(Describe(command) + ": command has no kind");
+    case pb::Command::kHello:
+      if (command.hello().protocol_version() != kProtocolVersion) {
+        why = Invalid("protocol version " + std::to_string(command.hello().protocol_version()) +
+                      ", supervisor speaks " + std::to_string(kProtocolVersion));
+        break;
+      }
+      hello_seen_ = true;
+      collections_.clear();
+      indexes_.clear();
+      return Status::Ok();
+    default:
+      if (!hello_seen_) {
+        return Status::FailedPrecondition(Describe(command) + ": refused before the first Hello");
+      }
+      break;
+  }
+  switch (command.kind_case()) {
+    case pb::Command::kCreateInstance:
+      why = CheckParamNames(command.create_instance().config().params());
+      break;
+    case pb::Command::kUpdateConfiguration:
+      why = CheckParamNames(command.update_configuration().params());
+      break;
+    case pb::Command::kCreateDataflow:
+      why = ValidateCreateDataflow(command.create_dataflow().desc());
+      break;
+    case pb::Command::kSchedule:
+      if (collections_.count(command.schedule().id()) == 0) {
+        why = Status::NotFound("unknown id " + Quoted(command.schedule().id()));
+      }
+      break;
+    case pb::Command::kAllowWrites:
+      if (collections_.count(command.allow_writes().id()) == 0) {
+        why = Status::NotFound("unknown id " + Quoted(command.allow_writes().id()));
+      }
+      break;
+    case pb::Command::kAllowCompaction:
+      why = ValidateAllowCompaction(command.allow_compaction());
+      break;
+    case pb::Command::kPeek:
+      why = ValidatePeek(command.peek());
+      break;
+    case pb::Command::kCancelPeek:
+      if (command.cancel_peek().uuid().empty()) why = Invalid("uuid is empty");
+      break;
+    case pb::Command::kHello:
+    case pb::Command::kInitializationComplete:
+    case pb::Command::KIND_NOT_SET:
+      break;
+  }
+  if (why.ok()) return why;
+  return Status(why.code(), Describe(command) + ": " + why.message());
+}
+
+Status Validator::ValidateCreateDataflow(const pb::DataflowDescription& desc) {
+  // Everything is checked before anything is recorded: a refused dataflow changes nothing.
+  switch (desc.class_()) {
+    case pb::MAINTAINED:
+      break;
+    case pb::ONE_SHOT_READ:
+      return Invalid(
+          "class ONE_SHOT_READ is not supported yet (the interactive runtime does not render "
+          "dataflows); send MAINTAINED");
+    case pb::DATAFLOW_CLASS_UNSPECIFIED:
+      return Invalid("class is unspecified; send MAINTAINED");
+    default:
+      return Invalid("class " + std::to_string(static_cast<int>(desc.class_())) +
+                     " is not a known dataflow class");
+  }
+
+  if (desc.as_of().elements_size() != 1) {
+    return Invalid("as_of must have exactly one element, has " +
+                   std::to_string(desc.as_of().elements_size()));
+  }
+  const std::uint64_t as_of = desc.as_of().elements(0);
+  TANDEM_RETURN_IF_ERROR(CheckTime(as_of, "as_of"));
+  if (desc.until().elements_size() > 1) {
+    return Invalid("until must have at most one element, has " +
+                   std::to_string(desc.until().elements_size()));
+  }
+  if (desc.until().elements_size() == 1) {
+    const std::uint64_t until = desc.until().elements(0);
+    TANDEM_RETURN_IF_ERROR(CheckTime(until, "until"));
+    if (!(as_of < until)) {
+      return Invalid("as_of " + TimeText(as_of) + " is not before until " + TimeText(until));
+    }
+  }
+
+  Scope scope;
+  // An id this dataflow creates: a canonical GlobalId, new in the epoch and in the dataflow.
+  auto check_new_id = [&](const std::string& id, const std::string& what) -> Status {
+    const auto parsed = GlobalId::Parse(id);
+    if (!parsed) {
+      return Invalid(what + " id \"" + Printable(id) + "\" is not a GlobalId (u<n>, s<n> or t<n>)");
+    }
+    if (parsed->ToString() != id) {
+      return Invalid(what + " id \"" + Printable(id) + "\" is not in canonical form (" +
+                     parsed->ToString() + ")");
+    }
+    if (collections_.count(id) > 0) return Invalid(what + " " + id + " already exists");
+    if (scope.count(id) > 0) return Invalid(what + " " + id + " is already used in this dataflow");
+    return Status::Ok();
+  };
+
+  for (const auto& import : desc.source_imports()) {
+    TANDEM_RETURN_IF_ERROR(check_new_id(import.id(), "source import"));
+    const Status source = CheckSourceSchema(import);
+    if (!source.ok()) return Within("source import " + import.id(), source);
+    scope.emplace(import.id(), import.schema());
+  }
+
+  std::set<std::string> sources;
+  for (const auto& import : desc.source_imports()) sources.insert(import.id());
+  std::set<std::string> imported_indexes;
+  for (const auto& import : desc.index_imports()) {
+    const std::string what = "index import " + Quoted(import.id());
+    const auto index = indexes_.find(import.id());
+    if (index == indexes_.end()) {
+      if (collections_.count(import.id()) > 0) return Invalid(what + ": not an index");
+      return Status::NotFound(what + ": unknown index");
+    }
+    if (!imported_indexes.insert(import.id()).second) {
+      return Invalid(what + ": imported twice in this dataflow");
+    }
+    if (import.on() != index->second.on) {
+      return Invalid(what + ": the index is on " + index->second.on + ", not " +
+                     Quoted(import.on()));
+    }
+    const std::vector<std::uint32_t> key(import.key().begin(), import.key().end());
+    if (key != index->second.key) {
+      return Invalid(what + ": key " + ListText(import.key()) + " differs from the index's key");
+    }
+    const pb::Schema& known = collections_.at(import.id());
+    if (!SameShape(import.schema(), known)) {
+      return Invalid(what + ": schema " + SchemaText(import.schema()) +
+                     " differs from the known schema " + SchemaText(known));
+    }
+    // Source import ids are new in the epoch and index import ids are known: they cannot clash.
+    scope.emplace(import.id(), known);
+    // The collection the index is on may be read by name too. It must not clash with a source
+    // import (possible once it was dropped and its id re-created here), and two imported indexes
+    // on it must agree on its schema (they may not, if it was dropped and re-created between).
+    const auto [it, inserted] = scope.emplace(import.on(), known);
+    if (!inserted && (sources.count(import.on()) > 0 || !SameShape(it->second, known))) {
+      return Invalid(what + ": " + import.on() + " is already used in this dataflow as " +
+                     SchemaText(it->second));
+    }
+  }
+
+  // Builds, in order: each may read what came before it.
+  std::map<std::string, pb::Schema> created;
+  for (const auto& import : desc.source_imports()) created.emplace(import.id(), import.schema());
+  for (const auto& build : desc.objects_to_build()) {
+    TANDEM_RETURN_IF_ERROR(check_new_id(build.id(), "build"));
+    auto schema = PlanChecker(scope, collections_).Check(build.plan());
+    if (!schema.ok()) return Within("build " + build.id(), schema.status());
+    scope.emplace(build.id(), *schema);
+    created.emplace(build.id(), std::move(schema).value());
+  }
+
+  std::map<std::string, IndexInfo> new_indexes;
+  for (const auto& index : desc.index_exports()) {
+    TANDEM_RETURN_IF_ERROR(check_new_id(index.id(), "index export"));
+    const std::string what = "index export " + index.id();
+    const auto on = scope.find(index.on());
+    if (on == scope.end()) {
+      if (collections_.count(index.on()) > 0) {
+        return Invalid(what + ": " + Quoted(index.on()) +
+                       " is not a source, import or build of this dataflow");
+      }
+      return Status::NotFound(what + ": unknown collection " + Quoted(index.on()));
+    }
+    if (index.key_size() == 0) return Invalid(what + ": key is empty (name at least one column)");
+    for (int i = 0; i < index.key_size(); ++i) {
+      const Status in_range = CheckColumnInRange(index.key(i), on->second.columns_size());
+      if (!in_range.ok()) return Within(what + ": key " + std::to_string(i), in_range);
+    }
+    // Later exports may not reuse this id either.
+    scope.emplace(index.id(), on->second);
+    created.emplace(index.id(), on->second);
+    new_indexes.emplace(index.id(),
+                        IndexInfo{index.on(), {index.key().begin(), index.key().end()}});
+  }
+
+  if (created.empty()) {
+    return Invalid("the dataflow creates nothing (no source import, build or index export)");
+  }
+
+  for (auto& [id, schema] : created) collections_.insert_or_assign(id, std::move(schema));
+  for (auto& [id, info] : new_indexes) indexes_.insert_or_assign(id, std::move(info));
+  return Status::Ok();
+}
+
+Status Validator::ValidatePeek(const pb::Peek& peek) const {
+  if (peek.uuid().empty()) return Invalid("uuid is empty");
+  const auto index = indexes_.find(peek.id());
+  if (index == indexes_.end()) {
+    if (collections_.count(peek.id()) > 0) {
+      return Invalid(Quoted(peek.id()) + " is not an index (peeks read indexes)");
+    }
+    return Status::NotFound("unknown index " + Quoted(peek.id()));
+  }
+  TANDEM_RETURN_IF_ERROR(CheckTime(peek.timestamp(), "timestamp"));
+  const pb::Schema& schema = collections_.at(peek.id());
+  const std::vector<std::uint32_t>& key = index->second.key;
+  for (int k = 0; k < peek.keys_size(); ++k) {
+    const pb::Row& row = peek.keys(k);
+    const std::string what = "key " + std::to_string(k);
+    if (static_cast<std::size_t>(row.datums_size()) != key.size()) {
+      return Invalid(what + " has " + std::to_string(row.datums_size()) +
+                     " datums, the index key has " + std::to_string(key.size()) + " columns");
+    }
+    for (int d = 0; d < row.datums_size(); ++d) {
+      // Index keys were checked in range when the index was created.
+      const Status fits = CheckDatumFits(row.datums(d), schema.columns(static_cast<int>(key[d])));
+      if (!fits.ok()) return Within(what + " datum " + std::to_string(d), fits);
+    }
+  }
+  auto output = CheckMfp(peek.mfp(), schema);
+  if (!output.ok()) return Within("mfp", output.status());
+  const int columns = output->columns_size();
+  auto out_of_range = [&](std::uint32_t column) {
+    return Invalid("column " + std::to_string(column) + " out of range: the mfp's output has " +
+                   std::to_string(columns) + " columns");
+  };
+  for (int i = 0; i < peek.finishing().order_by_size(); ++i) {
+    const std::uint32_t column = peek.finishing().order_by(i).column();
+    if (column >= static_cast<std::uint32_t>(columns)) {
+      return Within("finishing order_by " + std::to_string(i), out_of_range(column));
+    }
+  }
+  for (int i = 0; i < peek.finishing().project_size(); ++i) {
+    const std::uint32_t column = peek.finishing().project(i);
+    if (column >= static_cast<std::uint32_t>(columns)) {
+      return Within("finishing project " + std::to_string(i), out_of_range(column));
+    }
+  }
+  return Status::Ok();
+}
+
+Status Validator::ValidateAllowCompaction(const pb::AllowCompaction& command) {
+  const std::string& id = command.id();
+  if (collections_.count(id) == 0) return Status::NotFound("unknown id " + Quoted(id));
+  if (!command.has_frontier()) {
+    return Invalid("frontier is missing (to drop, send an empty frontier explicitly)");
+  }
+  const pb::Frontier& frontier = command.frontier();
+  if (frontier.elements_size() > 1) {
+    return Invalid("frontier has " + std::to_string(frontier.elements_size()) +
+                   " elements; over a total order it has at most one");
+  }
+  if (frontier.elements_size() == 1) return CheckTime(frontier.elements(0), "frontier element");
+  // Drop. Collections built from `id`, and indexes on it, stay: they are dropped by their own ids.
+  collections_.erase(id);
+  indexes_.erase(id);
+  return Status::Ok();
+}
+
+}  // namespace tandem::ipc

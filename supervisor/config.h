@@ -1,0 +1,69 @@
+// tandem-supervisor's configuration: flags with TANDEM_* environment fallbacks (CLI11), typed
+// parameters (dyncfg.h), and the exit codes every entry point of the supervisor uses.
+#pragma once
+
+#include <spdlog/common.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "base/log.h"
+#include "base/status.h"
+#include "supervisor/dyncfg.h"
+
+namespace tandem::supervisor {
+
+// Exit codes (sysexits-style; documented in --help and README).
+inline constexpr int kExitOk = 0;            // clean shutdown on SIGTERM/SIGINT, or --help
+inline constexpr int kExitUsage = 64;        // bad flags
+inline constexpr int kExitUnavailable = 69;  // could not bind, spawn or create the segment
+inline constexpr int kExitChildExited = 70;  // a runtime exited (with any code) unasked
+inline constexpr int kExitConfig = 78;       // impossible configuration
+// 128 + N: a runtime died of signal N.
+
+struct SupervisorConfig {
+  std::string replica_id = "r1";
+  std::uint32_t workers = 1;
+  std::uint32_t interactive_workers = 0;  // 0: same as workers
+  std::string controller_listen_addr = "tcp://127.0.0.1:2101";
+  std::string internal_http_listen_addr = "127.0.0.1:6878";
+  std::uint64_t shm_size = 256ull << 20;
+  std::string shm_name;  // default "tandem.<replica-id>"
+  std::uint32_t slots_per_row = 256;
+  std::string
+      runtime_dir;  // parent of the replica's 0700 directory; default $XDG_RUNTIME_DIR or /tmp
+  double grace_period_s = 5;
+  double startup_timeout_s = 30;
+  spdlog::level::level_enum log_level = spdlog::level::info;
+  LogFormat log_format = LogFormat::kText;
+  std::string worker_binary;  // default: tandem-worker beside this binary
+  bool keep_segment_on_crash = false;
+  ConfigSet params;
+
+  bool two_runtime() const { return params.GetBool(kEnableInteractiveRuntime); }
+  std::uint32_t effective_interactive_workers() const {
+    return interactive_workers == 0 ? workers : interactive_workers;
+  }
+};
+
+struct FlagsOutcome {
+  std::optional<SupervisorConfig> config;  // set when the supervisor should run
+  int exit_code = kExitOk;                 // otherwise: exit with this...
+  std::string output;                      // ...after printing this (help, or the reason)
+};
+
+// Parses argv (and TANDEM_* environment fallbacks). Bad usage → exit 64 with the reason.
+FlagsOutcome ParseSupervisorFlags(int argc, const char* const* argv);
+
+// Checks what flags alone cannot: equal worker counts in two-runtime mode, a runtime-socket path
+// that fits, a worker binary that exists. The reason for exit 78 (or 64) when not OK.
+Status CheckConfiguration(const SupervisorConfig& config);
+
+// "256MiB", "1GiB", "64M", "4096" → bytes.
+Result<std::uint64_t> ParseByteSize(std::string_view text);
+
+// One line per setting, for the start-up log.
+std::string DescribeConfiguration(const SupervisorConfig& config);
+
+}  // namespace tandem::supervisor

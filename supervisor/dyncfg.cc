@@ -1,0 +1,119 @@
+#include "supervisor/dyncfg.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include "base/check.h"
+
+namespace tandem::supervisor {
+
+Result<bool> ParseBool(std::string_view text) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower == "on" || lower == "true" || lower == "yes" || lower == "1") return true;
+  if (lower == "off" || lower == "false" || lower == "no" || lower == "0") return false;
+  return Status::InvalidArgument("'" + std::string(text) +
+                                 "' is not a boolean (on/off, true/false, yes/no, 1/0)");
+}
+
+const std::vector<ParamDef>& ParamDefinitions() {
+  static const std::vector<ParamDef> kDefs = {
+      {kEnableInteractiveRuntime, ParamType::kBool, "true", false,
+       "run a separate interactive runtime that serves peeks from shared memory (two-runtime "
+       "mode); off runs one solo runtime. Decided when the replica starts."},
+      {kControllerHeartbeatIntervalMs, ParamType::kInt, "1000", false,
+       "ZMTP heartbeat interval on controller connections, in milliseconds"},
+      {kControllerHeartbeatTimeoutMs, ParamType::kInt, "3000", false,
+       "a controller silent for this long is considered gone, in milliseconds"},
+      {kLogLevel, ParamType::kString, "info", true,
+       "log level of the supervisor and runtimes: trace, debug, info, warn, error"},
+  };
+  return kDefs;
+}
+
+const ParamDef* FindParam(std::string_view name) {
+  for (const ParamDef& d : ParamDefinitions()) {
+    if (d.name == name) return &d;
+  }
+  return nullptr;
+}
+
+namespace {
+
+Result<std::string> Normalise(const ParamDef& def, std::string_view value) {
+  switch (def.type) {
+    case ParamType::kBool: {
+      TANDEM_ASSIGN_OR_RETURN(bool b, ParseBool(value));
+      return std::string(b ? "true" : "false");
+    }
+    case ParamType::kInt: {
+      long long v = 0;
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+      if (ec != std::errc() || ptr != value.data() + value.size() || value.empty()) {
+        return Status::InvalidArgument("'" + std::string(value) + "' is not an integer");
+      }
+      return std::to_string(v);
+    }
+    case ParamType::kString:
+      if (def.name == kLogLevel) {
+        static const char* kLevels[] = {"trace", "debug",    "info", "warn",
+                                        "error", "critical", "off"};
+        if (std::none_of(std::begin(kLevels), std::end(kLevels),
+                         [&](const char* l) { return value == l; })) {
+          return Status::InvalidArgument("'" + std::string(value) + "' is not a log level");
+        }
+      }
+      return std::string(value);
+  }
+  return Status::Internal("unreachable");
+}
+
+}  // namespace
+
+Status ConfigSet::Set(Scope scope, std::string_view name, std::string_view value) {
+  const ParamDef* def = FindParam(name);
+  if (!def) return Status::InvalidArgument("unknown parameter '" + std::string(name) + "'");
+  auto normal = Normalise(*def, value);
+  if (!normal.ok()) {
+    return Status::InvalidArgument("parameter " + std::string(name) + ": " +
+                                   normal.status().message());
+  }
+  (scope == Scope::kReplica ? replica_ : environment_)[std::string(name)] = *normal;
+  return Status::Ok();
+}
+
+Status ConfigSet::SetAssignment(Scope scope, std::string_view assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string_view::npos || eq == 0) {
+    return Status::InvalidArgument("'" + std::string(assignment) + "' is not NAME=VALUE");
+  }
+  return Set(scope, assignment.substr(0, eq), assignment.substr(eq + 1));
+}
+
+std::string ConfigSet::Get(std::string_view name) const {
+  if (auto it = replica_.find(name); it != replica_.end()) return it->second;
+  if (auto it = environment_.find(name); it != environment_.end()) return it->second;
+  const ParamDef* def = FindParam(name);
+  TANDEM_CHECK(def != nullptr, "ConfigSet::Get of an unknown parameter");
+  return def->default_value;
+}
+
+bool ConfigSet::GetBool(std::string_view name) const { return Get(name) == "true"; }
+
+long long ConfigSet::GetInt(std::string_view name) const { return std::stoll(Get(name)); }
+
+std::string ConfigSet::SourceOf(std::string_view name) const {
+  if (replica_.count(name)) return "replica";
+  if (environment_.count(name)) return "environment";
+  return "default";
+}
+
+std::map<std::string, std::string> ConfigSet::Effective() const {
+  std::map<std::string, std::string> out;
+  for (const ParamDef& d : ParamDefinitions()) out[d.name] = Get(d.name);
+  return out;
+}
+
+}  // namespace tandem::supervisor

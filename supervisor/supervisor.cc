@@ -1,0 +1,601 @@
+#include "supervisor/supervisor.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <zmq_addon.hpp>
+
+#include "base/check.h"
+
+namespace tandem::supervisor {
+
+namespace {
+
+constexpr char kCommands[] = "tandem_commands_total";
+constexpr char kRefused[] = "tandem_refused_commands_total";
+constexpr char kMalformed[] = "tandem_malformed_messages_total";
+constexpr char kResponses[] = "tandem_responses_total";
+constexpr char kDropped[] = "tandem_responses_dropped_total";
+constexpr char kPeekLatency[] = "tandem_peek_latency_seconds";
+constexpr char kRuntimeUp[] = "tandem_runtime_up";
+constexpr char kSegmentBytes[] = "tandem_segment_bytes";
+constexpr char kLoopTurns[] = "tandem_supervisor_loop_turns_total";
+constexpr char kControllerEvents[] = "tandem_controller_events_total";
+constexpr char kReady[] = "tandem_ready";
+constexpr char kReconciled[] = "tandem_dataflows_reconciled_total";
+
+// The ZeroMQ monitor event carrying a disconnect; the value is the connection's fd.
+struct MonitorEvent {
+  std::uint16_t event;
+  std::uint32_t value;
+};
+
+}  // namespace
+
+Supervisor::Supervisor(SupervisorConfig config, int signal_fd)
+    : config_(std::move(config)), signal_fd_(signal_fd), ctx_(1) {
+  DeclareMetrics();
+}
+
+Supervisor::~Supervisor() = default;
+
+void Supervisor::DeclareMetrics() {
+  using T = Metrics::Type;
+  metrics_.Declare(kCommands, T::kCounter,
+                   "controller commands by type and result (forwarded or refused)");
+  metrics_.Declare(kRefused, T::kCounter, "refused controller commands by reason");
+  metrics_.Declare(kMalformed, T::kCounter, "undecodable controller messages by reason");
+  metrics_.Declare(kResponses, T::kCounter, "responses forwarded to the controller, by type");
+  metrics_.Declare(kDropped, T::kCounter, "responses not forwarded, by reason");
+  metrics_.Declare(kPeekLatency, T::kHistogram,
+                   "time from forwarding a peek to its response, in seconds",
+                   {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                    0.5, 1, 2.5, 5, 10});
+  metrics_.Declare(kRuntimeUp, T::kGauge,
+                   "1 while the runtime process runs and has reported ready");
+  metrics_.Declare(kSegmentBytes, T::kGauge, "shared-memory segment bytes (total, used, free)");
+  metrics_.Declare(kLoopTurns, T::kCounter, "turns of the supervisor loop");
+  metrics_.Declare(kControllerEvents, T::kCounter,
+                   "controller sessions: hello, superseded, disconnected");
+  metrics_.Declare(kReady, T::kGauge, "1 when /readyz answers 200");
+  metrics_.Declare(kReconciled, T::kCounter,
+                   "dataflows after a reconnect, by runtime and outcome (kept, dropped, built)");
+}
+
+int Supervisor::Run() {
+  started_at_ = Clock::now();
+  spdlog::info("starting: {}", DescribeConfiguration(config_));
+  if (int code = Start(); code != kExitOk) return code;
+  return Loop();
+}
+
+int Supervisor::Start() {
+  CleanStaleRuntimeDirs();
+  // The runtime directory: our ipc:// sockets, readable by nobody else.
+  runtime_dir_ =
+      config_.runtime_dir + "/tandem." + config_.replica_id + "." + std::to_string(getpid());
+  if (mkdir(runtime_dir_.c_str(), 0700) != 0) {
+    spdlog::error("could not create runtime directory {}: {}", runtime_dir_, std::strerror(errno));
+    runtime_dir_.clear();
+    return kExitUnavailable;
+  }
+  chmod(runtime_dir_.c_str(), 0700);
+
+  shm::SegmentOptions so;
+  so.name = config_.shm_name;
+  so.replica_id = config_.replica_id;
+  so.size_bytes = config_.shm_size;
+  so.workers = config_.workers;
+  so.mode = config_.two_runtime() ? shm::Mode::kTwoRuntime : shm::Mode::kSolo;
+  so.slots_per_row = config_.slots_per_row;
+  auto seg = shm::Segment::Create(so);
+  if (!seg.ok()) {
+    spdlog::error("could not create the segment: {}", seg.status().message());
+    Cleanup(false);
+    // A segment larger than /dev/shm has room for is an impossible configuration (DESIGN §6).
+    return seg.status().code() == StatusCode::kResourceExhausted ||
+                   seg.status().code() == StatusCode::kInvalidArgument
+               ? kExitConfig
+               : kExitUnavailable;
+  }
+  segment_ = std::move(seg).value();
+  spdlog::info("segment /dev/shm/{} created: {} bytes, {} rows", config_.shm_name, config_.shm_size,
+               config_.workers);
+
+  try {
+    router_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::router);
+    router_->set(zmq::sockopt::linger, 0);
+    router_->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(ipc::kMaxMessageBytes));
+    router_->set(zmq::sockopt::router_mandatory, 1);
+    const int ivl = static_cast<int>(config_.params.GetInt(kControllerHeartbeatIntervalMs));
+    const int timeout = static_cast<int>(config_.params.GetInt(kControllerHeartbeatTimeoutMs));
+    router_->set(zmq::sockopt::heartbeat_ivl, ivl);
+    router_->set(zmq::sockopt::heartbeat_timeout, timeout);
+    router_->set(zmq::sockopt::heartbeat_ttl, timeout);
+    router_->set(zmq::sockopt::sndhwm, 100000);
+    zmq_socket_monitor(router_->handle(), "inproc://controller-monitor", ZMQ_EVENT_DISCONNECTED);
+    monitor_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::pair);
+    monitor_->connect("inproc://controller-monitor");
+    router_->bind(config_.controller_listen_addr);
+  } catch (const zmq::error_t& e) {
+    spdlog::error("could not bind the controller endpoint {}: {}", config_.controller_listen_addr,
+                  e.what());
+    Cleanup(false);
+    return kExitUnavailable;
+  }
+  http_ = std::make_unique<HttpServer>(ctx_, [this](const std::string& p) { return ServeHttp(p); });
+  if (Status s = http_->Bind(config_.internal_http_listen_addr); !s.ok()) {
+    spdlog::error("{}", s.message());
+    Cleanup(false);
+    return kExitUnavailable;
+  }
+  bound_ = true;
+
+  std::vector<RuntimeId> ids;
+  if (config_.two_runtime()) {
+    ids = {RuntimeId::kMaintenance, RuntimeId::kInteractive};
+  } else {
+    ids = {RuntimeId::kSolo};
+  }
+  for (RuntimeId id : ids) {
+    Runtime r;
+    r.id = id;
+    r.endpoint = "ipc://" + runtime_dir_ + "/" + RuntimeName(id) + ".sock";
+    r.channel = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::dealer);
+    r.channel->set(zmq::sockopt::linger, 0);
+    r.channel->set(zmq::sockopt::sndhwm, 0);
+    r.channel->set(zmq::sockopt::rcvhwm, 0);
+    try {
+      r.channel->bind(r.endpoint);
+    } catch (const zmq::error_t& e) {
+      spdlog::error("could not bind runtime channel {}: {}", r.endpoint, e.what());
+      Cleanup(false);
+      return kExitUnavailable;
+    }
+    runtimes_.emplace(id, std::move(r));
+  }
+  mux_ = std::make_unique<Multiplexer>(
+      config_.two_runtime(), [this](RuntimeId id, const std::string& b) { SendToRuntime(id, b); });
+
+  for (auto& [id, r] : runtimes_) {
+    const std::vector<std::string> argv = {
+        config_.worker_binary,
+        "--role",
+        RuntimeName(id),
+        "--workers",
+        std::to_string(id == RuntimeId::kInteractive ? config_.effective_interactive_workers()
+                                                     : config_.workers),
+        "--segment",
+        config_.shm_name,
+        "--channel",
+        r.endpoint,
+        "--replica-id",
+        config_.replica_id,
+        "--log-level",
+        config_.params.SourceOf(kLogLevel) == "default"
+            ? std::string(spdlog::level::to_string_view(config_.log_level).data())
+            : config_.params.Get(kLogLevel),
+        "--log-format",
+        config_.log_format == LogFormat::kJson ? "json" : "text"};
+    auto pid = children_.Spawn(RuntimeName(id), argv);
+    if (!pid.ok()) {
+      spdlog::error("{}", pid.status().message());
+      children_.SignalAll(SIGKILL);
+      children_.ReapAll(2.0, nullptr);
+      Cleanup(false);
+      return kExitUnavailable;
+    }
+    r.pid = *pid;
+    segment_->SetRuntime(id == RuntimeId::kInteractive ? shm::RuntimeRole::kInteractive
+                                                       : shm::RuntimeRole::kMaintenance,
+                         *pid, shm::RuntimeState::kStarting);
+    spdlog::info("spawned {} runtime, pid {}", RuntimeName(id), *pid);
+  }
+  return kExitOk;
+}
+
+int Supervisor::Loop() {
+  for (;;) {
+    std::vector<zmq::pollitem_t> items = {
+        {router_->handle(), 0, ZMQ_POLLIN, 0},
+        {monitor_->handle(), 0, ZMQ_POLLIN, 0},
+        {http_->socket().handle(), 0, ZMQ_POLLIN, 0},
+        {nullptr, signal_fd_, ZMQ_POLLIN, 0},
+    };
+    std::vector<Runtime*> order;
+    for (auto& [id, r] : runtimes_) {
+      items.push_back({r.channel->handle(), 0, ZMQ_POLLIN, 0});
+      order.push_back(&r);
+    }
+    try {
+      zmq::poll(items.data(), items.size(), std::chrono::milliseconds(100));
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) throw;
+    }
+    metrics_.Inc(kLoopTurns);
+    if (items[3].revents & ZMQ_POLLIN) {
+      if (auto code = OnSignals()) return *code;
+    }
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      if (items[4 + i].revents & ZMQ_POLLIN) OnRuntimeReadable(*order[i]);
+    }
+    if (items[0].revents & ZMQ_POLLIN) OnControllerReadable();
+    if (items[1].revents & ZMQ_POLLIN) OnMonitorReadable();
+    if (items[2].revents & ZMQ_POLLIN) http_->OnReadable();
+
+    if (!Ready() &&
+        Clock::now() - started_at_ > std::chrono::duration<double>(config_.startup_timeout_s)) {
+      for (auto& [id, r] : runtimes_) {
+        if (!r.ready) {
+          spdlog::error("the {} runtime (pid {}) did not report ready within {} s", RuntimeName(id),
+                        r.pid, config_.startup_timeout_s);
+        }
+      }
+      children_.SignalAll(SIGKILL);
+      children_.ReapAll(2.0, nullptr);
+      Cleanup(false);
+      return kExitUnavailable;
+    }
+    if (Ready() && !logged_ready_) {
+      logged_ready_ = true;
+      spdlog::info("ready: controller endpoint {}, internal HTTP {}",
+                   config_.controller_listen_addr, config_.internal_http_listen_addr);
+    }
+  }
+}
+
+std::optional<int> Supervisor::OnSignals() {
+  signalfd_siginfo info{};
+  while (read(signal_fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+    if (info.ssi_signo == SIGCHLD) {
+      if (auto exit = children_.ReapOne()) {
+        // Shared fate: no runtime exits unasked, whatever its status.
+        return SharedFate(*exit, exit->signaled ? 128 + exit->code : kExitChildExited);
+      }
+      continue;
+    }
+    return Shutdown(std::string("received ") + strsignal(static_cast<int>(info.ssi_signo)));
+  }
+  // SIGCHLD coalesces: reap whatever else exited.
+  if (auto exit = children_.ReapOne()) {
+    return SharedFate(*exit, exit->signaled ? 128 + exit->code : kExitChildExited);
+  }
+  return std::nullopt;
+}
+
+int Supervisor::SharedFate(const ChildExit& first, int exit_code) {
+  spdlog::critical("the {} runtime (pid {}) {}; taking the replica down (shared fate)", first.role,
+                   first.pid, first.Describe());
+  children_.SignalAll(SIGKILL);
+  std::vector<ChildExit> others;
+  if (!children_.ReapAll(5.0, &others)) {
+    spdlog::error("some runtimes did not exit after SIGKILL");
+  }
+  for (const auto& e : others)
+    spdlog::info("the {} runtime (pid {}) {}", e.role, e.pid, e.Describe());
+  Cleanup(config_.keep_segment_on_crash);
+  if (config_.keep_segment_on_crash) {
+    spdlog::warn("kept segment /dev/shm/{} for inspection (tandem-shm info {})", config_.shm_name,
+                 config_.shm_name);
+  }
+  spdlog::info("exiting with {}", exit_code);
+  return exit_code;
+}
+
+int Supervisor::Shutdown(const std::string& why) {
+  spdlog::info("{}: stopping the runtimes (grace period {} s)", why, config_.grace_period_s);
+  for (auto& [id, r] : runtimes_) {
+    segment_->SetRuntime(id == RuntimeId::kInteractive ? shm::RuntimeRole::kInteractive
+                                                       : shm::RuntimeRole::kMaintenance,
+                         r.pid, shm::RuntimeState::kStopping);
+  }
+  children_.SignalAll(SIGTERM);
+  std::vector<ChildExit> exited;
+  if (!children_.ReapAll(config_.grace_period_s, &exited)) {
+    for (const auto& [pid, role] : children_.live()) {
+      spdlog::warn("the {} runtime (pid {}) outlived the grace period; killing it", role, pid);
+    }
+    children_.SignalAll(SIGKILL);
+    children_.ReapAll(5.0, &exited);
+  }
+  for (const auto& e : exited)
+    spdlog::info("the {} runtime (pid {}) {}", e.role, e.pid, e.Describe());
+  Cleanup(false);
+  spdlog::info("shut down cleanly");
+  return kExitOk;
+}
+
+void Supervisor::Cleanup(bool keep_segment) {
+  for (auto& [id, r] : runtimes_) r.channel.reset();
+  runtimes_.clear();
+  if (segment_ && !keep_segment) {
+    (void)shm::Segment::Remove(config_.shm_name);
+  }
+  segment_.reset();  // releases the creator's lock: a kept segment reads as stale
+  if (!runtime_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(runtime_dir_, ec);
+    if (ec) spdlog::warn("could not remove {}: {}", runtime_dir_, ec.message());
+    runtime_dir_.clear();
+  }
+}
+
+void Supervisor::CleanStaleRuntimeDirs() {
+  // Directories of earlier supervisors of this replica that were SIGKILLed (no cleanup ran).
+  const std::string prefix = "tandem." + config_.replica_id + ".";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(config_.runtime_dir, ec)) {
+    const std::string name = entry.path().filename();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string pid_text = name.substr(prefix.size());
+    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH) continue;
+    std::filesystem::remove_all(entry.path(), ec);
+    spdlog::info("removed stale runtime directory {}", entry.path().string());
+  }
+}
+
+bool Supervisor::Ready() const {
+  if (!segment_ || !bound_ || runtimes_.empty()) return false;
+  for (const auto& [id, r] : runtimes_) {
+    if (!r.ready) return false;
+  }
+  return true;
+}
+
+Supervisor::Runtime* Supervisor::FindRuntime(RuntimeId id) {
+  auto it = runtimes_.find(id);
+  return it == runtimes_.end() ? nullptr : &it->second;
+}
+
+void Supervisor::SendToRuntime(RuntimeId id, const std::string& encoded) {
+  Runtime* r = FindRuntime(id);
+  TANDEM_CHECK(r != nullptr, "the multiplexer routed to a runtime this mode does not have");
+  // HWM 0 on runtime channels: never drops; the runtime reads in order.
+  r->channel->send(zmq::buffer(encoded), zmq::send_flags::none);
+}
+
+void Supervisor::SendToPeer(const std::string& peer, const ipc::pb::Response& response) {
+  const std::string bytes = ipc::Encode(response);
+  try {
+    zmq::send_result_t sent =
+        router_->send(zmq::buffer(peer), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+    if (sent) sent = router_->send(zmq::buffer(bytes), zmq::send_flags::dontwait);
+    if (!sent) {
+      metrics_.Inc(kDropped, {{"reason", "controller_slow"}});
+      return;
+    }
+    metrics_.Inc(kResponses, {{"response", ipc::ResponseName(response)}});
+  } catch (const zmq::error_t& e) {
+    // EHOSTUNREACH (router_mandatory): the controller is gone.
+    metrics_.Inc(kDropped, {{"reason", "controller_gone"}});
+  }
+}
+
+void Supervisor::Refuse(const std::string& peer, const std::string& command,
+                        const std::string& reason, const std::string& why) {
+  metrics_.Inc(kCommands, {{"command", command}, {"result", "refused"}});
+  metrics_.Inc(kRefused, {{"reason", reason}});
+  spdlog::debug("refused {}: {}", command, why);
+  SendToPeer(peer, ipc::MakeCommandError(command, why));
+}
+
+void Supervisor::OnControllerReadable() {
+  for (;;) {
+    std::vector<zmq::message_t> frames;
+    try {
+      if (!zmq::recv_multipart(*router_, std::back_inserter(frames), zmq::recv_flags::dontwait)) {
+        return;
+      }
+    } catch (const zmq::error_t& e) {
+      spdlog::warn("controller endpoint: {}", e.what());
+      return;
+    }
+    const std::string peer = frames.front().to_string();
+    if (frames.size() != 2) {
+      metrics_.Inc(kMalformed, {{"reason", "frames"}});
+      SendToPeer(peer,
+                 ipc::MakeCommandError("message", "expected exactly one frame per command, got " +
+                                                      std::to_string(frames.size() - 1)));
+      continue;
+    }
+    const int fd = zmq_msg_get(frames[1].handle(), ZMQ_SRCFD);
+    if (fd >= 0) peer_by_fd_[fd] = peer;
+    OnControllerMessage(peer, frames[1].to_string());
+  }
+}
+
+void Supervisor::OnControllerMessage(const std::string& peer, const std::string& payload) {
+  auto decoded = ipc::DecodeCommand(payload);
+  if (!decoded.ok()) {
+    metrics_.Inc(kMalformed, {{"reason", decoded.error.label}});
+    SendToPeer(peer, ipc::MakeCommandError("message", decoded.error.reason));
+    return;
+  }
+  const ipc::pb::Command& cmd = decoded.message;
+  const std::string name = ipc::CommandName(cmd);
+
+  if (cmd.has_hello()) {
+    if (Status s = validator_.Validate(cmd); !s.ok()) {
+      Refuse(peer, name, "validation", s.message());
+      return;
+    }
+    if (auto previous = sessions_.Activate(peer)) {
+      ipc::pb::Response superseded;
+      superseded.mutable_status()->mutable_superseded()->set_by_nonce(cmd.hello().nonce());
+      SendToPeer(*previous, superseded);
+      metrics_.Inc(kControllerEvents, {{"event", "superseded"}});
+      spdlog::info("a new controller (nonce {}) superseded the previous one", cmd.hello().nonce());
+    }
+    metrics_.Inc(kControllerEvents, {{"event", "hello"}});
+    mux_->Forward(cmd, payload, Clock::now());
+    metrics_.Inc(kCommands, {{"command", name}, {"result", "forwarded"}});
+    ipc::pb::Response accepted;
+    auto* a = accepted.mutable_status()->mutable_hello_accepted();
+    a->set_nonce(cmd.hello().nonce());
+    a->set_protocol_version(ipc::kProtocolVersion);
+    a->set_replica_id(config_.replica_id);
+    a->set_interactive_runtime(config_.two_runtime());
+    SendToPeer(peer, accepted);
+    return;
+  }
+  switch (sessions_.StandingOf(peer)) {
+    case ControllerSessions::Standing::kNoHello:
+      Refuse(peer, name, "before_hello", ipc::Describe(cmd) + ": send Hello first");
+      return;
+    case ControllerSessions::Standing::kSuperseded:
+      Refuse(peer, name, "superseded",
+             ipc::Describe(cmd) + ": this controller was superseded by a newer Hello");
+      return;
+    case ControllerSessions::Standing::kActive:
+      break;
+  }
+  if (Status s = validator_.Validate(cmd); !s.ok()) {
+    Refuse(peer, name, "validation", s.message());
+    return;
+  }
+  if (cmd.has_update_configuration()) {
+    HandleUpdateConfiguration(peer, cmd);
+    return;
+  }
+  mux_->Forward(cmd, payload, Clock::now());
+  metrics_.Inc(kCommands, {{"command", name}, {"result", "forwarded"}});
+}
+
+void Supervisor::HandleUpdateConfiguration(const std::string& peer, const ipc::pb::Command& cmd) {
+  // Check everything first: a refused command changes nothing.
+  for (const auto& [key, value] : cmd.update_configuration().params()) {
+    ConfigSet probe;
+    if (Status s = probe.Set(ConfigSet::Scope::kReplica, key, value); !s.ok()) {
+      Refuse(peer, "UpdateConfiguration", "validation", "UpdateConfiguration: " + s.message());
+      return;
+    }
+  }
+  ipc::pb::Command live;
+  ipc::pb::Response reply;
+  auto* applied = reply.mutable_status()->mutable_configuration_applied();
+  for (const auto& [key, value] : cmd.update_configuration().params()) {
+    const ParamDef* def = FindParam(key);
+    if (!def->live) {
+      applied->add_needs_restart(key);
+      spdlog::info("UpdateConfiguration: {} is fixed when the replica starts; not applied", key);
+      continue;
+    }
+    (void)config_.params.Set(ConfigSet::Scope::kReplica, key, value);
+    (*applied->mutable_applied())[key] = config_.params.Get(key);
+    (*live.mutable_update_configuration()->mutable_params())[key] = config_.params.Get(key);
+    if (key == kLogLevel) {
+      if (auto level = ParseLogLevel(value); level.ok()) spdlog::set_level(*level);
+    }
+  }
+  if (!live.update_configuration().params().empty()) {
+    mux_->Forward(live, ipc::Encode(live), Clock::now());
+  }
+  metrics_.Inc(kCommands, {{"command", "UpdateConfiguration"}, {"result", "forwarded"}});
+  SendToPeer(peer, reply);
+}
+
+void Supervisor::OnMonitorReadable() {
+  for (;;) {
+    zmq::message_t event, address;
+    if (!monitor_->recv(event, zmq::recv_flags::dontwait)) return;
+    (void)monitor_->recv(address, zmq::recv_flags::none);
+    if (event.size() < 6) continue;
+    MonitorEvent e{};
+    std::memcpy(&e.event, event.data(), 2);
+    std::memcpy(&e.value, static_cast<const char*>(event.data()) + 2, 4);
+    if (e.event != ZMQ_EVENT_DISCONNECTED) continue;
+    // Counted even for a peer we never heard from (e.g. dropped for an oversized message).
+    metrics_.Inc(kControllerEvents, {{"event", "disconnected"}});
+    auto it = peer_by_fd_.find(static_cast<int>(e.value));
+    if (it == peer_by_fd_.end()) continue;
+    const std::string peer = it->second;
+    peer_by_fd_.erase(it);
+    if (sessions_.Disconnected(peer)) {
+      spdlog::warn(
+          "the active controller disconnected (gone or silent past the heartbeat "
+          "timeout); the replica keeps running and waits for a new Hello");
+    }
+  }
+}
+
+void Supervisor::OnRuntimeReadable(Runtime& r) {
+  for (;;) {
+    zmq::message_t msg;
+    if (!r.channel->recv(msg, zmq::recv_flags::dontwait)) return;
+    auto decoded = ipc::DecodeResponse(msg.to_string_view());
+    // Runtimes are ours: an undecodable message is our bug, not bad input.
+    TANDEM_CHECK(decoded.ok(), "a runtime sent an undecodable response");
+    const ipc::pb::Response& response = decoded.message;
+    if (response.has_status() && response.status().has_runtime_ready()) {
+      r.ready = true;
+      spdlog::info("the {} runtime (pid {}) is ready with {} workers", RuntimeName(r.id),
+                   response.status().runtime_ready().pid(),
+                   response.status().runtime_ready().workers());
+      continue;
+    }
+    if (response.has_status() && response.status().has_reconciled()) {
+      const auto& rec = response.status().reconciled();
+      const std::string role = RuntimeName(r.id);
+      metrics_.Inc(kReconciled, {{"role", role}, {"outcome", "kept"}}, rec.kept());
+      metrics_.Inc(kReconciled, {{"role", role}, {"outcome", "dropped"}}, rec.dropped());
+      metrics_.Inc(kReconciled, {{"role", role}, {"outcome", "built"}}, rec.built());
+      spdlog::info("the {} runtime reconciled: kept {}, dropped {}, built {}", role, rec.kept(),
+                   rec.dropped(), rec.built());
+      // Forwarded once, from the runtime that renders dataflows.
+      if (r.id == RuntimeId::kInteractive) continue;
+    }
+    const auto verdict = mux_->OnResponse(r.id, response, Clock::now());
+    if (verdict.peek_latency) {
+      metrics_.Observe(kPeekLatency, {},
+                       std::chrono::duration<double>(*verdict.peek_latency).count());
+    }
+    if (!verdict.forward) {
+      metrics_.Inc(kDropped, {{"reason", verdict.drop_reason}});
+      continue;
+    }
+    if (!sessions_.active()) {
+      metrics_.Inc(kDropped, {{"reason", "no_controller"}});
+      continue;
+    }
+    SendToPeer(*sessions_.active(), response);
+  }
+}
+
+HttpResponse Supervisor::ServeHttp(const std::string& path) {
+  if (path == "/livez") return {200, "text/plain", "ok\n"};
+  if (path == "/readyz") {
+    if (Ready()) return {200, "text/plain", "ready\n"};
+    std::string why = "not ready:";
+    if (!segment_) why += " no segment;";
+    if (!bound_) why += " endpoint not bound;";
+    for (const auto& [id, r] : runtimes_) {
+      if (!r.ready) why += std::string(" ") + RuntimeName(id) + " runtime not ready;";
+    }
+    return {503, "text/plain", why + "\n"};
+  }
+  if (path == "/metrics") {
+    for (const auto& [id, r] : runtimes_) {
+      metrics_.Set(kRuntimeUp, {{"role", RuntimeName(id)}},
+                   r.ready && children_.live().count(r.pid) ? 1 : 0);
+    }
+    if (segment_) {
+      metrics_.Set(kSegmentBytes, {{"kind", "total"}}, static_cast<double>(segment_->size_bytes()));
+      metrics_.Set(kSegmentBytes, {{"kind", "used"}}, static_cast<double>(segment_->used_bytes()));
+      metrics_.Set(kSegmentBytes, {{"kind", "free"}}, static_cast<double>(segment_->free_bytes()));
+    }
+    metrics_.Set(kReady, {}, Ready() ? 1 : 0);
+    return {200, "text/plain; version=0.0.4; charset=utf-8", metrics_.Render()};
+  }
+  return {404, "text/plain", "not found: try /livez, /readyz or /metrics\n"};
+}
+
+}  // namespace tandem::supervisor

@@ -1,0 +1,72 @@
+// Writes the seed corpus of fuzz_decode_validate.cc into a directory (tests/fuzz/corpus/ is its
+// checked-in output): the encoding of one valid command of every kind, a few that the primed
+// validator refuses, a few that do not decode, and two JSON commands.
+//
+// Usage: tandem-fuzz-make-corpus <directory>    (files are overwritten, others left alone)
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "ipc/codec.h"
+#include "unit/protocol_samples.h"
+
+namespace {
+
+using namespace tandem::ipc;           // NOLINT(google-build-using-namespace)
+using namespace tandem::ipc::samples;  // NOLINT(google-build-using-namespace)
+
+bool Write(const std::filesystem::path& dir, const std::string& name, const std::string& bytes) {
+  std::ofstream out(dir / name, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return static_cast<bool>(out);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s <directory>\n", argv[0]);
+    return 64;
+  }
+  const std::filesystem::path dir(argv[1]);
+  bool ok = true;
+  for (const auto& [name, command] : AllCommands()) {
+    ok &= Write(dir, std::string(name) + ".bin", Encode(command));
+  }
+
+  // Valid encodings the primed validator refuses, each for a different reason.
+  pb::Command one_shot = SecondaryDataflow();
+  Desc(one_shot)->set_class_(pb::ONE_SHOT_READ);
+  ok &= Write(dir, "refused_one_shot_read.bin", Encode(one_shot));
+  pb::Command bad_key = Peek();
+  *bad_key.mutable_peek()->mutable_keys(0)->mutable_datums(0) = StringDatum("3");
+  ok &= Write(dir, "refused_peek_key_type.bin", Encode(bad_key));
+  pb::Command null_key = Peek();
+  null_key.mutable_peek()->set_id("u11");
+  *null_key.mutable_peek()->mutable_keys(0)->mutable_datums(0) = NullDatum();
+  null_key.mutable_peek()->mutable_keys()->RemoveLast();
+  null_key.mutable_peek()->clear_mfp();
+  ok &= Write(dir, "peek_nullable_key.bin", Encode(null_key));
+  pb::Command range = EmptyDataflow("range");
+  *Desc(range)->add_source_imports() = KeyValueImport("u30");
+  *Desc(range)->add_objects_to_build() =
+      Build("u31", MfpPlan(GetPlan("u30"), Mfp({Col(7)}, {}, {})));
+  ok &= Write(dir, "refused_column_range.bin", Encode(range));
+
+  // Bytes that do not decode.
+  const std::string peek = Encode(Peek());
+  ok &= Write(dir, "malformed_truncated_peek.bin", peek.substr(0, peek.size() - 3));
+  ok &= Write(dir, "malformed_unknown_kind.bin", std::string("\x98\x06\x01", 3));
+  ok &= Write(dir, "malformed_garbage.bin", std::string("\xff\x00\x12\x34\x0a\xff\xff\xff\x7f", 9));
+
+  // JSON.
+  ok &= Write(dir, "json_hello.json", ToJson(Hello()));
+  ok &= Write(dir, "json_allow_compaction.json", ToJson(AllowCompaction("u10", {9})));
+
+  if (!ok) {
+    std::fprintf(stderr, "could not write the corpus into %s\n", argv[1]);
+    return 1;
+  }
+  return 0;
+}

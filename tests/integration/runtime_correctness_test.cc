@@ -1,0 +1,965 @@
+// Randomized end-to-end correctness of the real runtime (tandem-worker) against the naive
+// reference evaluator (tests/reference/): for solo and two-runtime replicas with 1, 2 and 4
+// workers, many random dataflows over log sources, each peeked at every time it has, compared
+// row by row with what the reference computes from scratch.
+//
+// Every case is determined by its seed. On a mismatch the test prints the seed, the log file,
+// the dataflow and the peek as JSON, the time, and both answers; rerun one case with
+//   TANDEM_TEST_SEED=<seed> tandem_runtime_tests --gtest_filter=<the configuration's test>
+// and change the number of cases per configuration with TANDEM_TEST_CASES=<n>.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ipc/validate.h"
+#include "reference/reference.h"
+#include "supervisor_harness.h"
+
+namespace tandem::testing {
+namespace {
+
+namespace pb = ::tandem::protocol;
+using reference::Contents;
+using reference::Evaluator;
+using reference::PeekAnswer;
+
+// ---- random generation ----------------------------------------------------------------------
+
+struct ColumnType {
+  pb::ScalarType type = pb::INT64;
+  bool nullable = false;
+};
+using Types = std::vector<ColumnType>;
+
+// Strings of the data domain: spaces, quotes, backslashes and the empty string exercise the log
+// format's quoting.
+const std::vector<std::string>& StringDomain() {
+  static const std::vector<std::string> kStrings = {"a", "b", "a b", "q\"t", "back\\slash", ""};
+  return kStrings;
+}
+
+class Random {
+ public:
+  explicit Random(std::uint64_t seed) : rng_(seed) {}
+  // Uniform in [0, n).
+  std::uint64_t Below(std::uint64_t n) {
+    return std::uniform_int_distribution<std::uint64_t>(0, n - 1)(rng_);
+  }
+  std::int64_t Between(std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng_);
+  }
+  bool Chance(double p) { return std::bernoulli_distribution(p)(rng_); }
+  template <typename T>
+  const T& Pick(const std::vector<T>& v) {
+    return v[Below(v.size())];
+  }
+  std::mt19937_64& engine() { return rng_; }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+pb::ScalarExpr ColumnExpr(std::uint32_t c) {
+  pb::ScalarExpr e;
+  e.set_column(c);
+  return e;
+}
+
+pb::ScalarExpr LiteralExpr(const Datum& d, pb::ScalarType type) {
+  pb::ScalarExpr e;
+  *e.mutable_literal()->mutable_value() = reference::ToProto(d);
+  e.mutable_literal()->set_type(type);
+  return e;
+}
+
+pb::ScalarExpr UnaryExpr(pb::UnaryFunc f, pb::ScalarExpr x) {
+  pb::ScalarExpr e;
+  e.mutable_unary()->set_func(f);
+  *e.mutable_unary()->mutable_expr() = std::move(x);
+  return e;
+}
+
+pb::ScalarExpr BinaryExpr(pb::BinaryFunc f, pb::ScalarExpr l, pb::ScalarExpr r) {
+  pb::ScalarExpr e;
+  e.mutable_binary()->set_func(f);
+  *e.mutable_binary()->mutable_left() = std::move(l);
+  *e.mutable_binary()->mutable_right() = std::move(r);
+  return e;
+}
+
+pb::ScalarExpr IfExpr(pb::ScalarExpr c, pb::ScalarExpr t, pb::ScalarExpr f) {
+  pb::ScalarExpr e;
+  *e.mutable_if_then_else()->mutable_cond() = std::move(c);
+  *e.mutable_if_then_else()->mutable_then() = std::move(t);
+  *e.mutable_if_then_else()->mutable_els() = std::move(f);
+  return e;
+}
+
+// Random expressions, plans, data and peeks for one case.
+class Generator {
+ public:
+  Generator(std::uint64_t seed, bool allow_errors) : rand_(seed), allow_errors_(allow_errors) {}
+
+  Random& rand() { return rand_; }
+
+  // A datum of the data domain for a column: small, so that equal rows and keys recur.
+  Datum DataDatum(const ColumnType& c) {
+    if (c.nullable && rand_.Chance(0.2)) return Null{};
+    switch (c.type) {
+      case pb::INT64:
+        return rand_.Between(allow_errors_ ? -1 : 0, 4);
+      case pb::BOOL:
+        return rand_.Chance(0.5);
+      case pb::FLOAT64:
+        return static_cast<double>(rand_.Between(-4, 4)) / 2;
+      default:
+        return rand_.Pick(StringDomain());
+    }
+  }
+
+  ColumnType RandomScalarType() {
+    static const std::vector<pb::ScalarType> kTypes = {pb::INT64, pb::INT64, pb::BOOL, pb::STRING};
+    return {rand_.Pick(kTypes), false};
+  }
+
+  // A random expression of `type` over `columns`. Its nullability is not tracked (the validator
+  // derives the schemas the peeks need).
+  pb::ScalarExpr Expr(pb::ScalarType type, const Types& columns, int depth) {
+    std::vector<std::uint32_t> of_type;
+    for (std::uint32_t c = 0; c < columns.size(); ++c) {
+      if (columns[c].type == type) of_type.push_back(c);
+    }
+    if (depth <= 0 || rand_.Chance(0.25)) {
+      if (!of_type.empty() && rand_.Chance(0.75)) return ColumnExpr(rand_.Pick(of_type));
+      return Literal(type);
+    }
+    switch (type) {
+      case pb::INT64:
+        switch (rand_.Below(allow_errors_ ? 7 : 5)) {
+          case 0:
+            return BinaryExpr(pb::ADD, Expr(type, columns, depth - 1),
+                              Expr(type, columns, depth - 1));
+          case 1:
+            return BinaryExpr(pb::SUB, Expr(type, columns, depth - 1),
+                              Expr(type, columns, depth - 1));
+          case 2:
+            // Multiply by something small only: no overflow in stacked plans.
+            return BinaryExpr(pb::MUL, Expr(type, columns, depth - 1), SmallInt(columns));
+          case 3:
+            return UnaryExpr(pb::NEGATE, Expr(type, columns, depth - 1));
+          case 4:
+            return IfExpr(Expr(pb::BOOL, columns, depth - 1), Expr(type, columns, depth - 1),
+                          Expr(type, columns, depth - 1));
+          case 5:
+            return BinaryExpr(pb::DIV, Expr(type, columns, depth - 1),
+                              Expr(type, columns, depth - 1));
+          default:
+            return BinaryExpr(pb::MOD, Expr(type, columns, depth - 1),
+                              Expr(type, columns, depth - 1));
+        }
+      case pb::BOOL:
+        switch (rand_.Below(7)) {
+          case 0:
+          case 1: {
+            static const std::vector<pb::BinaryFunc> kCompare = {pb::EQ, pb::NE, pb::LT,
+                                                                 pb::LE, pb::GT, pb::GE};
+            const pb::ScalarType operand = rand_.Chance(0.6)   ? pb::INT64
+                                           : rand_.Chance(0.7) ? pb::STRING
+                                                               : pb::BOOL;
+            return BinaryExpr(rand_.Pick(kCompare), Expr(operand, columns, depth - 1),
+                              Expr(operand, columns, depth - 1));
+          }
+          case 2:
+            return BinaryExpr(pb::AND, Expr(type, columns, depth - 1),
+                              Expr(type, columns, depth - 1));
+          case 3:
+            return BinaryExpr(pb::OR, Expr(type, columns, depth - 1),
+                              Expr(type, columns, depth - 1));
+          case 4:
+            return UnaryExpr(pb::NOT, Expr(type, columns, depth - 1));
+          case 5:
+            return UnaryExpr(rand_.Chance(0.5) ? pb::IS_NULL : pb::IS_NOT_NULL,
+                             Expr(RandomScalarType().type, columns, depth - 1));
+          default:
+            return IfExpr(Expr(pb::BOOL, columns, depth - 1), Expr(type, columns, depth - 1),
+                          Expr(type, columns, depth - 1));
+        }
+      default:
+        return IfExpr(Expr(pb::BOOL, columns, depth - 1), Expr(type, columns, depth - 1),
+                      Expr(type, columns, depth - 1));
+    }
+  }
+
+  pb::ScalarExpr SmallInt(const Types& columns) {
+    (void)columns;
+    return LiteralExpr(rand_.Between(-2, 3), pb::INT64);
+  }
+
+  pb::ScalarExpr Literal(pb::ScalarType type) {
+    if (rand_.Chance(0.1)) return LiteralExpr(Null{}, type);
+    switch (type) {
+      case pb::INT64:
+        return LiteralExpr(rand_.Between(allow_errors_ ? -2 : 0, 4), type);
+      case pb::BOOL:
+        return LiteralExpr(rand_.Chance(0.5), type);
+      default:
+        return LiteralExpr(rand_.Pick(StringDomain()), type);
+    }
+  }
+
+  // A random map/filter/project over `input`; `output` gets its column types.
+  pb::MapFilterProject Mfp(const Types& input, Types* output, int expr_depth = 2) {
+    pb::MapFilterProject mfp;
+    Types columns = input;
+    const int maps = static_cast<int>(rand_.Below(3));
+    for (int i = 0; i < maps; ++i) {
+      const ColumnType type = RandomScalarType();
+      *mfp.add_map() = Expr(type.type, columns, expr_depth);
+      columns.push_back({type.type, true});
+    }
+    const int predicates = static_cast<int>(rand_.Below(3));
+    for (int i = 0; i < predicates; ++i)
+      *mfp.add_predicates() = Expr(pb::BOOL, columns, expr_depth);
+    if (rand_.Chance(0.4)) {
+      *output = columns;
+      return mfp;
+    }
+    const int width = 1 + static_cast<int>(rand_.Below(std::min<std::size_t>(4, columns.size())));
+    output->clear();
+    for (int i = 0; i < width; ++i) {
+      const auto c = static_cast<std::uint32_t>(rand_.Below(columns.size()));
+      mfp.add_projection(c);
+      output->push_back(columns[c]);
+    }
+    return mfp;
+  }
+
+  struct Collection {
+    std::string id;
+    Types types;
+  };
+
+  // A random plan of depth <= `depth` over `scope`; `output` gets its column types.
+  pb::Plan Plan(const std::vector<Collection>& scope, int depth, Types* output) {
+    pb::Plan plan;
+    const std::uint64_t kind = depth <= 0 ? 0 : rand_.Below(10);
+    if (kind == 0) {
+      const Collection& c = rand_.Pick(scope);
+      plan.mutable_get()->set_id(c.id);
+      *output = c.types;
+      return plan;
+    }
+    if (kind <= 3) {  // Mfp
+      Types input;
+      *plan.mutable_mfp()->mutable_input() = Plan(scope, depth - 1, &input);
+      *plan.mutable_mfp()->mutable_mfp() = Mfp(input, output);
+      return plan;
+    }
+    if (kind <= 5) {  // Reduce
+      Types input;
+      auto* reduce = plan.mutable_reduce();
+      *reduce->mutable_input() = Plan(scope, depth - 1, &input);
+      output->clear();
+      const int keys = static_cast<int>(rand_.Below(3));
+      for (int i = 0; i < keys; ++i) {
+        const auto c = static_cast<std::uint32_t>(rand_.Below(input.size()));
+        reduce->add_group_key(c);
+        output->push_back(input[c]);
+      }
+      const int aggregates = 1 + static_cast<int>(rand_.Below(2));
+      for (int i = 0; i < aggregates; ++i) {
+        auto* a = reduce->add_aggregates();
+        std::vector<std::uint32_t> ints;
+        for (std::uint32_t c = 0; c < input.size(); ++c) {
+          if (input[c].type == pb::INT64) ints.push_back(c);
+        }
+        const std::uint64_t f = rand_.Below(4);
+        if (f == 0 || (f == 1 && ints.empty())) {
+          a->set_func(pb::COUNT);
+          output->push_back({pb::INT64, false});
+        } else if (f == 1) {
+          a->set_func(pb::SUM);
+          a->set_column(rand_.Pick(ints));
+          output->push_back({pb::INT64, true});
+        } else {
+          a->set_func(f == 2 ? pb::MIN : pb::MAX);
+          a->set_column(static_cast<std::uint32_t>(rand_.Below(input.size())));
+          output->push_back({input[a->column()].type, true});
+        }
+      }
+      return plan;
+    }
+    if (kind <= 7) {  // Union of two branches, the second made to fit the first
+      Types left, right;
+      auto* u = plan.mutable_union_();
+      *u->add_inputs() = Plan(scope, depth - 1, &left);
+      pb::Plan second = Plan(scope, depth - 1, &right);
+      bool same = left.size() == right.size();
+      for (std::size_t i = 0; same && i < left.size(); ++i) same = left[i].type == right[i].type;
+      if (!same || rand_.Chance(0.2)) {
+        pb::Plan fitted;
+        *fitted.mutable_mfp()->mutable_input() = std::move(second);
+        auto* mfp = fitted.mutable_mfp()->mutable_mfp();
+        for (std::size_t i = 0; i < left.size(); ++i) {
+          *mfp->add_map() = Expr(left[i].type, right, 1);
+          mfp->add_projection(static_cast<std::uint32_t>(right.size() + i));
+        }
+        second = std::move(fitted);
+      }
+      *u->add_inputs() = std::move(second);
+      *output = left;
+      for (auto& c : *output) c.nullable = true;
+      return plan;
+    }
+    // Distinct
+    *plan.mutable_distinct()->mutable_input() = Plan(scope, depth - 1, output);
+    return plan;
+  }
+
+  // Peek keys for an index: mostly keys present in `rows` (the collection at some time), some
+  // random ones (maybe absent), and nulls where the key column is nullable.
+  std::vector<Row> Keys(const std::vector<std::uint32_t>& key, const pb::Schema& schema,
+                        const reference::Multiset& rows) {
+    std::vector<Row> present;
+    for (const auto& [row, count] : rows) {
+      Row k;
+      for (auto c : key) k.push_back(row[c]);
+      present.push_back(std::move(k));
+    }
+    std::vector<Row> keys;
+    const int n = 1 + static_cast<int>(rand_.Below(3));
+    for (int i = 0; i < n; ++i) {
+      if (!present.empty() && rand_.Chance(0.7)) {
+        keys.push_back(rand_.Pick(present));
+        continue;
+      }
+      Row k;
+      for (auto c : key) {
+        const auto& column = schema.columns(static_cast<int>(c));
+        k.push_back(DataDatum({column.type(), column.nullable()}));
+      }
+      keys.push_back(std::move(k));
+    }
+    // Mostly distinct keys; sometimes the same key twice (it still selects its rows once).
+    if (!rand_.Chance(0.15)) {
+      std::vector<Row> distinct;
+      for (auto& k : keys) {
+        const bool seen = std::any_of(distinct.begin(), distinct.end(),
+                                      [&](const Row& d) { return CompareRow(d, k) == 0; });
+        if (!seen) distinct.push_back(std::move(k));
+      }
+      keys = std::move(distinct);
+    }
+    return keys;
+  }
+
+  pb::Finishing Finishing(std::size_t columns) {
+    pb::Finishing f;
+    const int order = static_cast<int>(rand_.Below(3));
+    for (int i = 0; i < order; ++i) {
+      auto* o = f.add_order_by();
+      o->set_column(static_cast<std::uint32_t>(rand_.Below(columns)));
+      o->set_desc(rand_.Chance(0.5));
+      o->set_nulls_last(rand_.Chance(0.5));
+    }
+    if (rand_.Chance(0.5)) f.set_limit(rand_.Below(6));
+    if (rand_.Chance(0.3)) f.set_offset(rand_.Below(4));
+    if (rand_.Chance(0.4)) {
+      const int width = 1 + static_cast<int>(rand_.Below(columns));
+      for (int i = 0; i < width; ++i)
+        f.add_project(static_cast<std::uint32_t>(rand_.Below(columns)));
+    }
+    return f;
+  }
+
+ private:
+  Random rand_;
+  bool allow_errors_;
+};
+
+Types TypesOf(const pb::Schema& schema) {
+  Types out;
+  for (const auto& c : schema.columns()) out.push_back({c.type(), c.nullable()});
+  return out;
+}
+
+// ---- one case -------------------------------------------------------------------------------
+
+struct Case {
+  std::uint64_t seed = 0;
+  Time end = 0;  // the final progress mark
+  std::string log_text;
+  std::size_t split = 0;  // bytes written before CreateDataflow; the rest is appended after
+  pb::Command create;
+  std::vector<std::string> indexes;
+};
+
+// Updates over times [0, end) on a small domain: insertions, retractions of what is there,
+// duplicates, and pairs that cancel within one time. Counts never go negative.
+std::vector<reference::Update> RandomUpdates(Generator& gen, const Types& types, Time end) {
+  std::vector<reference::Update> updates;
+  reference::Multiset current;
+  auto random_row = [&] {
+    Row row;
+    for (const auto& c : types) row.push_back(gen.DataDatum(c));
+    return row;
+  };
+  for (Time t = 0; t < end; ++t) {
+    const int ops = static_cast<int>(gen.rand().Below(t == 0 ? 8 : 5));
+    for (int i = 0; i < ops; ++i) {
+      const std::uint64_t op = gen.rand().Below(10);
+      if (op < 5 || current.empty()) {  // insert
+        const Row row = random_row();
+        const std::int64_t diff = gen.rand().Chance(0.7) ? 1 : gen.rand().Between(2, 3);
+        updates.push_back({row, t, diff});
+        reference::AddTo(current, row, diff);
+      } else if (op < 8) {  // retract some of an existing row
+        auto it = current.begin();
+        std::advance(it, static_cast<long>(gen.rand().Below(current.size())));
+        const std::int64_t diff = -gen.rand().Between(1, it->second);
+        updates.push_back({it->first, t, diff});
+        reference::AddTo(current, Row(it->first), diff);
+      } else if (op < 9) {  // a pair that cancels
+        const Row row = random_row();
+        const std::int64_t diff = gen.rand().Between(1, 2);
+        updates.push_back({row, t, diff});
+        updates.push_back({row, t, -diff});
+      } else {  // a duplicate: the same insertion on two lines
+        const Row row = random_row();
+        updates.push_back({row, t, 1});
+        updates.push_back({row, t, 1});
+        reference::AddTo(current, row, 2);
+      }
+    }
+  }
+  return updates;
+}
+
+// The log file: updates grouped between progress marks, shuffled within each group (any order
+// is allowed there), with comments and blank lines, ending with `P <end>`.
+std::string LogText(Generator& gen, std::vector<reference::Update> updates, Time end) {
+  std::string text = "# tandem runtime correctness test\n";
+  std::size_t next = 0;
+  Time mark = 0;
+  while (mark < end) {
+    const Time next_mark = std::min<Time>(end, mark + 1 + gen.rand().Below(4));
+    std::vector<reference::Update> group;
+    while (next < updates.size() && updates[next].time < next_mark)
+      group.push_back(updates[next++]);
+    std::shuffle(group.begin(), group.end(), gen.rand().engine());
+    for (const auto& u : group) {
+      text += reference::LogUpdateLine(u.row, u.time, u.diff);
+      if (gen.rand().Chance(0.03)) text += "\n";
+      if (gen.rand().Chance(0.03)) text += "# a comment\n";
+    }
+    text += "P " + std::to_string(next_mark) + "\n";
+    mark = next_mark;
+  }
+  return text;
+}
+
+// ---- the controller side --------------------------------------------------------------------
+
+// Receives responses, keeps the latest frontiers and the peek answers, and checks protocol
+// invariants on the way (frontiers never regress, one answer per uuid).
+class Session {
+ public:
+  Session(SupervisorProcess& sup, TestController& ctl) : sup_(sup), ctl_(ctl) {}
+
+  void Pump(std::chrono::milliseconds limit) {
+    auto r = ctl_.Receive(limit);
+    while (r) {
+      Handle(*r);
+      r = ctl_.Receive(0ms);
+    }
+  }
+
+  bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline || sup_.Exited()) return done();
+      Pump(20ms);
+    }
+    return true;
+  }
+
+  // UINT64_MAX stands for the empty frontier; nullopt if nothing was reported.
+  std::optional<std::uint64_t> Write(const std::string& id) const {
+    auto it = write_.find(id);
+    if (it == write_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  std::map<std::string, pb::PeekResponse>& peeks() { return peeks_; }
+  std::vector<std::string>& command_errors() { return command_errors_; }
+
+ private:
+  void Handle(const pb::Response& r) {
+    if (r.has_frontiers()) {
+      const auto& f = r.frontiers();
+      const std::uint64_t raw = f.write().elements_size() == 0
+                                    ? std::numeric_limits<std::uint64_t>::max()
+                                    : f.write().elements(0);
+      EXPECT_LE(f.write().elements_size(), 1) << ipc::ToJson(r);
+      auto [it, inserted] = write_.emplace(f.id(), raw);
+      if (!inserted) {
+        EXPECT_GE(raw, it->second)
+            << "write frontier of " << f.id() << " regressed: " << ipc::ToJson(r);
+        it->second = std::max(it->second, raw);
+      }
+    } else if (r.has_peek_response()) {
+      const auto& p = r.peek_response();
+      EXPECT_TRUE(peeks_.emplace(p.uuid(), p).second)
+          << "a second PeekResponse for " << p.uuid() << ": " << ipc::ToJson(r);
+    } else if (r.has_command_error()) {
+      command_errors_.push_back(ipc::ToJson(r));
+    }
+  }
+
+  SupervisorProcess& sup_;
+  TestController& ctl_;
+  std::map<std::string, std::uint64_t> write_;
+  std::map<std::string, pb::PeekResponse> peeks_;
+  std::vector<std::string> command_errors_;
+};
+
+std::string AnswerText(const pb::PeekResponse& p) {
+  switch (p.result_case()) {
+    case pb::PeekResponse::kRows: {
+      PeekAnswer a;
+      for (const auto& rc : p.rows().rows()) {
+        a.rows.emplace_back(reference::FromProto(rc.row()), rc.count());
+      }
+      return reference::ToString(a);
+    }
+    case pb::PeekResponse::kError:
+      return "Error(" + p.error() + ")";
+    case pb::PeekResponse::kCanceled:
+      return "Canceled";
+    default:
+      return "(no result)";
+  }
+}
+
+// True when the runtime's answer is the reference's: the same rows with the same counts in the
+// same order, or both an error (messages are not compared: they are the runtime's wording).
+bool Agrees(const PeekAnswer& expected, const pb::PeekResponse& actual) {
+  if (!expected.ok) return actual.has_error();
+  if (!actual.has_rows() || actual.rows().rows_size() != static_cast<int>(expected.rows.size())) {
+    return false;
+  }
+  for (int i = 0; i < actual.rows().rows_size(); ++i) {
+    const auto& rc = actual.rows().rows(i);
+    if (rc.count() != expected.rows[static_cast<std::size_t>(i)].second) return false;
+    const Row row = reference::FromProto(rc.row());
+    const Row& want = expected.rows[static_cast<std::size_t>(i)].first;
+    // Same datums, same types (CompareRow alone equates -0.0 and 0.0, which is fine here).
+    if (row.size() != want.size() || CompareRow(row, want) != 0) return false;
+    for (std::size_t d = 0; d < row.size(); ++d) {
+      if (row[d].index() != want[d].index()) return false;
+    }
+  }
+  return true;
+}
+
+std::string Tail(const std::string& log) {
+  constexpr std::size_t kTail = 4000;
+  return "--- supervisor log (tail) ---\n" +
+         (log.size() > kTail ? log.substr(log.size() - kTail) : log);
+}
+
+struct Config {
+  bool two_runtime = false;
+  int workers = 1;
+  int cases = 40;
+  std::uint64_t base_seed = 0;
+  bool allow_errors = false;  // DIV/MOD and negative data: data errors happen
+};
+
+int CasesFromEnv(int fallback) {
+  const char* v = std::getenv("TANDEM_TEST_CASES");
+  return v ? std::max(1, std::atoi(v)) : fallback;
+}
+
+std::optional<std::uint64_t> SeedFromEnv() {
+  const char* v = std::getenv("TANDEM_TEST_SEED");
+  if (!v) return std::nullopt;
+  return std::strtoull(v, nullptr, 10);
+}
+
+class CaseRunner {
+ public:
+  CaseRunner(const Config& config, SupervisorProcess& sup, TestController& ctl,
+             const std::filesystem::path& dir)
+      : config_(config), sup_(sup), ctl_(ctl), session_(sup, ctl), dir_(dir) {
+    // The supervisor accepted Hello; the local validator mirrors its epoch (and gives the schemas
+    // of the indexes).
+    pb::Command hello;
+    hello.mutable_hello()->set_protocol_version(ipc::kProtocolVersion);
+    EXPECT_TRUE(validator_.Validate(hello).ok());
+  }
+
+  // Returns false when the replica is gone (no point going on).
+  bool Run(std::uint64_t seed) {
+    // A case whose reference shows a data error is generated again (unless errors are wanted).
+    for (int attempt = 0;; ++attempt) {
+      Generator gen(seed * 7919 + static_cast<std::uint64_t>(attempt), config_.allow_errors);
+      if (Generate(gen, seed) || attempt >= 20) return Execute(gen, seed);
+    }
+  }
+
+  int mismatches() const { return mismatches_; }
+  int peeks() const { return peeks_; }
+
+ private:
+  // Builds case_ and evaluator_; false if the reference sees an error but errors are not wanted.
+  bool Generate(Generator& gen, std::uint64_t seed) {
+    case_ = Case{};
+    case_.seed = seed;
+    case_.end = 8 + gen.rand().Below(9);  // 8..16
+    // The source: (k INT64, v INT64 nullable, s STRING [nullable]) in some order, 2 or 3 columns.
+    Types source_types = {{pb::INT64, false}};
+    std::vector<ColumnType> extra = {{pb::INT64, true}, {pb::STRING, gen.rand().Chance(0.3)}};
+    if (gen.rand().Chance(0.3)) extra.erase(extra.begin() + static_cast<long>(gen.rand().Below(2)));
+    source_types.insert(source_types.end(), extra.begin(), extra.end());
+    std::shuffle(source_types.begin(), source_types.end(), gen.rand().engine());
+
+    const auto updates = RandomUpdates(gen, source_types, case_.end);
+    case_.log_text = LogText(gen, updates, case_.end);
+    case_.split =
+        gen.rand().Chance(0.25) ? gen.rand().Below(case_.log_text.size()) : case_.log_text.size();
+    const std::string path =
+        (dir_ / ("case-" + std::to_string(seed) + "-" + std::to_string(next_id_) + ".log"))
+            .string();
+
+    pb::Command c;
+    auto* d = c.mutable_create_dataflow()->mutable_desc();
+    d->set_debug_name("correctness case " + std::to_string(seed));
+    d->set_class_(pb::MAINTAINED);
+    d->mutable_as_of()->add_elements(0);
+    d->mutable_until();
+    const std::string source_id = NewId();
+    auto* src = d->add_source_imports();
+    src->set_id(source_id);
+    src->mutable_source()->mutable_log()->set_path(path);
+    for (std::size_t i = 0; i < source_types.size(); ++i) {
+      auto* col = src->mutable_schema()->add_columns();
+      col->set_name("c" + std::to_string(i));
+      col->set_type(source_types[i].type);
+      col->set_nullable(source_types[i].nullable);
+    }
+    std::vector<Generator::Collection> scope = {{source_id, source_types}};
+    const int builds = 1 + static_cast<int>(gen.rand().Below(2));
+    for (int i = 0; i < builds; ++i) {
+      Types types;
+      auto* b = d->add_objects_to_build();
+      b->set_id(NewId());
+      *b->mutable_plan() = gen.Plan(scope, 1 + static_cast<int>(gen.rand().Below(3)), &types);
+      scope.push_back({b->id(), types});
+    }
+    const int exports = 1 + static_cast<int>(gen.rand().Below(2));
+    for (int i = 0; i < exports; ++i) {
+      // Mostly on a build, sometimes on the source.
+      const auto& on =
+          gen.rand().Chance(0.15) ? scope.front() : scope[1 + gen.rand().Below(scope.size() - 1)];
+      auto* e = d->add_index_exports();
+      e->set_id(NewId());
+      e->set_on(on.id);
+      std::vector<std::uint32_t> columns(on.types.size());
+      for (std::uint32_t k = 0; k < columns.size(); ++k) columns[k] = k;
+      std::shuffle(columns.begin(), columns.end(), gen.rand().engine());
+      const std::size_t width = 1 + gen.rand().Below(std::min<std::size_t>(2, columns.size()));
+      for (std::size_t k = 0; k < width; ++k) e->add_key(columns[k]);
+      case_.indexes.push_back(e->id());
+    }
+    case_.create = c;
+
+    evaluator_.emplace(*d);
+    evaluator_->AddUpdates(source_id, updates);
+    if (config_.allow_errors) return true;
+    for (const auto& index : case_.indexes) {
+      for (Time t = 0; t < case_.end; ++t) {
+        if (evaluator_->At(index, t)->HasError()) return false;
+      }
+    }
+    return true;
+  }
+
+  std::string NewId() { return "u" + std::to_string(next_id_++); }
+
+  bool Execute(Generator& gen, std::uint64_t seed) {
+    const pb::DataflowDescription& desc = case_.create.create_dataflow().desc();
+    const std::string path = desc.source_imports(0).source().log().path();
+    const Status valid = validator_.Validate(case_.create);
+    if (!valid.ok()) {
+      ADD_FAILURE() << "seed " << seed
+                    << ": the generator made a dataflow the validator refuses: " << valid.ToString()
+                    << "\n"
+                    << ipc::ToJson(case_.create);
+      return true;
+    }
+    {
+      std::ofstream out(path, std::ios::binary);
+      out << case_.log_text.substr(0, case_.split);
+    }
+    ctl_.Send(case_.create);
+    if (case_.split < case_.log_text.size()) {
+      // The rest arrives while the runtime tails the file (maybe mid-line before this).
+      std::this_thread::sleep_for(std::chrono::milliseconds(gen.rand().Below(20)));
+      std::ofstream out(path, std::ios::binary | std::ios::app);
+      out << case_.log_text.substr(case_.split);
+    }
+
+    const bool advanced = session_.WaitFor(
+        [&] {
+          return std::all_of(case_.indexes.begin(), case_.indexes.end(), [&](const auto& id) {
+            auto w = session_.Write(id);
+            return w && *w >= case_.end;
+          });
+        },
+        30s);
+    if (!session_.command_errors().empty()) {
+      ADD_FAILURE() << "seed " << seed << ": CommandError: " << session_.command_errors().front()
+                    << "\n"
+                    << ipc::ToJson(case_.create);
+      session_.command_errors().clear();
+      return !sup_.Exited();
+    }
+    if (!advanced) {
+      std::string frontiers;
+      for (const auto& id : case_.indexes) {
+        auto w = session_.Write(id);
+        frontiers += " " + id + "=" + (w ? std::to_string(*w) : "none");
+      }
+      ADD_FAILURE() << "seed " << seed << ": the indexes did not reach upper " << case_.end
+                    << " in 30 s (latest write frontiers:" << frontiers << ")"
+                    << (sup_.Exited() ? "; the replica is gone" : "") << "\n"
+                    << Describe() << Tail(sup_.Log());
+      return !sup_.Exited();
+    }
+    for (const auto& id : case_.indexes) {
+      EXPECT_EQ(session_.Write(id), case_.end)
+          << "seed " << seed << ": index " << id << " went beyond the last progress mark";
+    }
+
+    // Every time, every index: full scans, key lookups, mfps and finishings.
+    std::vector<pb::Command> sent;
+    for (const auto& index : case_.indexes) {
+      const pb::Schema& schema = validator_.collections().at(index);
+      const auto key = evaluator_->IndexKey(index).value();
+      for (Time t = 0; t < case_.end; ++t) {
+        const Contents at_t = evaluator_->At(index, t).value();
+        std::vector<pb::Command> peeks(1);
+        if (gen.rand().Chance(0.6)) {  // key lookup
+          peeks.emplace_back();
+          for (const auto& k : gen.Keys(key, schema, at_t.rows)) {
+            *peeks.back().mutable_peek()->add_keys() = reference::ToProto(k);
+          }
+        }
+        if (gen.rand().Chance(0.5)) {  // mfp and finishing, maybe with keys
+          peeks.emplace_back();
+          auto* p = peeks.back().mutable_peek();
+          if (gen.rand().Chance(0.4)) {
+            for (const auto& k : gen.Keys(key, schema, at_t.rows))
+              *p->add_keys() = reference::ToProto(k);
+          }
+          Types output;
+          *p->mutable_mfp() = gen.rand().Chance(0.8) ? gen.Mfp(TypesOf(schema), &output, 1)
+                                                     : pb::MapFilterProject();
+          if (p->mfp().map_size() == 0 && p->mfp().predicates_size() == 0 &&
+              p->mfp().projection_size() == 0) {
+            output = TypesOf(schema);
+          }
+          *p->mutable_finishing() = gen.Finishing(output.size());
+        } else if (gen.rand().Chance(0.3)) {  // finishing only
+          peeks.emplace_back();
+          *peeks.back().mutable_peek()->mutable_finishing() = gen.Finishing(schema.columns_size());
+        }
+        for (auto& c : peeks) {
+          auto* p = c.mutable_peek();
+          p->set_uuid("s" + std::to_string(seed) + "-" + std::to_string(uuid_++));
+          p->set_id(index);
+          p->set_timestamp(t);
+          const Status ok = validator_.Validate(c);
+          if (!ok.ok()) {
+            ADD_FAILURE() << "seed " << seed
+                          << ": the generator made a peek the validator refuses: " << ok.ToString()
+                          << "\n"
+                          << ipc::ToJson(c);
+            continue;
+          }
+          ctl_.Send(c);
+          sent.push_back(std::move(c));
+        }
+      }
+    }
+    const bool answered = session_.WaitFor(
+        [&] {
+          return std::all_of(sent.begin(), sent.end(), [&](const pb::Command& c) {
+            return session_.peeks().count(c.peek().uuid()) > 0;
+          });
+        },
+        30s);
+    int reported = 0;
+    for (const auto& c : sent) {
+      const pb::Peek& peek = c.peek();
+      const PeekAnswer expected = evaluator_->Peek(peek);
+      auto it = session_.peeks().find(peek.uuid());
+      ++peeks_;
+      if (it == session_.peeks().end()) {
+        ++mismatches_;
+        if (reported++ < 3) {
+          ADD_FAILURE() << "seed " << seed << ": no answer to peek at t=" << peek.timestamp()
+                        << ": " << ipc::ToJson(c) << "\n"
+                        << Describe();
+        }
+        continue;
+      }
+      if (!Agrees(expected, it->second)) {
+        ++mismatches_;
+        if (reported++ < 3) {
+          ADD_FAILURE() << "seed " << seed << ": mismatch at t=" << peek.timestamp() << "\n"
+                        << "  peek:     " << ipc::ToJson(c) << "\n"
+                        << "  expected: " << reference::ToString(expected) << "\n"
+                        << "  actual:   " << AnswerText(it->second) << "\n"
+                        << "  index contents at t: "
+                        << reference::ToString(evaluator_->At(peek.id(), peek.timestamp())->rows)
+                        << "\n"
+                        << Describe();
+        }
+      }
+      session_.peeks().erase(it);
+    }
+    if (!answered && sup_.Exited()) {
+      ADD_FAILURE() << "the replica is gone\n" << Tail(sup_.Log());
+      return false;
+    }
+
+    // Drop the indexes: the empty frontier is reported for each.
+    for (const auto& index : case_.indexes) {
+      pb::Command drop;
+      drop.mutable_allow_compaction()->set_id(index);
+      drop.mutable_allow_compaction()->mutable_frontier();
+      EXPECT_TRUE(validator_.Validate(drop).ok());
+      ctl_.Send(drop);
+      dropped_.push_back(index);
+    }
+    session_.Pump(0ms);
+    return !sup_.Exited();
+  }
+
+ public:
+  // After the last case: every dropped index reported the empty write frontier.
+  void CheckDrops() {
+    const auto empty = std::numeric_limits<std::uint64_t>::max();
+    const bool all = session_.WaitFor(
+        [&] {
+          return std::all_of(dropped_.begin(), dropped_.end(),
+                             [&](const auto& id) { return session_.Write(id) == empty; });
+        },
+        10s);
+    if (!all) {
+      std::string missing;
+      for (const auto& id : dropped_) {
+        if (session_.Write(id) != empty) missing += " " + id;
+      }
+      ADD_FAILURE() << "dropped indexes that did not report the empty frontier:" << missing;
+    }
+    EXPECT_TRUE(session_.command_errors().empty()) << session_.command_errors().front();
+  }
+
+ private:
+  std::string Describe() const {
+    std::string text = "  rerun: TANDEM_TEST_SEED=" + std::to_string(case_.seed) +
+                       "\n  dataflow: " + ipc::ToJson(case_.create) + "\n  log file:\n";
+    std::istringstream in(case_.log_text);
+    for (std::string line; std::getline(in, line);) text += "    " + line + "\n";
+    return text;
+  }
+
+  const Config config_;
+  SupervisorProcess& sup_;
+  TestController& ctl_;
+  Session session_;
+  std::filesystem::path dir_;
+  ipc::Validator validator_;
+  Case case_;
+  std::optional<Evaluator> evaluator_;
+  std::vector<std::string> dropped_;
+  int next_id_ = 1;
+  int uuid_ = 0;
+  int mismatches_ = 0;
+  int peeks_ = 0;
+};
+
+void RunConfiguration(const Config& config) {
+#ifndef TANDEM_WORKER_BIN
+  (void)config;
+  GTEST_SKIP() << "tandem-worker is not built in this tree";
+#else
+  SupervisorProcess sup({.two_runtime = config.two_runtime,
+                         .workers = config.workers,
+                         .worker_binary = TANDEM_WORKER_BIN,
+                         .shm_size = "256MiB"});
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  TestController ctl(sup.controller_endpoint());
+  ASSERT_TRUE(ctl.Hello());
+
+  char tmpl[] = "/tmp/tandem-correctness-XXXXXX";
+  const std::filesystem::path dir = mkdtemp(tmpl);
+  struct RemoveDir {
+    std::filesystem::path dir;
+    ~RemoveDir() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } remove_dir{dir};
+
+  CaseRunner runner(config, sup, ctl, dir);
+  std::vector<std::uint64_t> seeds;
+  if (auto seed = SeedFromEnv()) {
+    seeds.push_back(*seed);
+  } else {
+    for (int i = 0; i < CasesFromEnv(config.cases); ++i) seeds.push_back(config.base_seed + i);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint64_t seed : seeds) {
+    if (!runner.Run(seed)) break;
+  }
+  runner.CheckDrops();
+  const auto seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("[ correctness ] %s, %d workers: %zu cases, %d peeks, %d mismatches, %.1f s\n",
+              config.two_runtime ? "two-runtime" : "solo", config.workers, seeds.size(),
+              runner.peeks(), runner.mismatches(), seconds);
+  EXPECT_EQ(runner.mismatches(), 0);
+  EXPECT_FALSE(sup.Exited()) << Tail(sup.Log());
+#endif
+}
+
+TEST(RuntimeCorrectness, SoloOneWorker) { RunConfiguration({false, 1, 40, 100000}); }
+TEST(RuntimeCorrectness, SoloTwoWorkers) { RunConfiguration({false, 2, 40, 200000}); }
+TEST(RuntimeCorrectness, SoloFourWorkers) { RunConfiguration({false, 4, 40, 300000}); }
+TEST(RuntimeCorrectness, TwoRuntimeOneWorker) { RunConfiguration({true, 1, 40, 400000}); }
+TEST(RuntimeCorrectness, TwoRuntimeTwoWorkers) { RunConfiguration({true, 2, 40, 500000}); }
+TEST(RuntimeCorrectness, TwoRuntimeFourWorkers) { RunConfiguration({true, 4, 40, 600000}); }
+// Division and modulo by zero, negative data: the runtime answers Error exactly when the
+// reference sees an error (messages are not compared).
+TEST(RuntimeCorrectness, DataErrorsTwoRuntimeTwoWorkers) {
+  RunConfiguration({true, 2, 20, 700000, true});
+}
+
+}  // namespace
+}  // namespace tandem::testing

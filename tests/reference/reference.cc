@@ -1,0 +1,676 @@
+#include "reference/reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace tandem::reference {
+namespace {
+
+constexpr const char* kOverflow = "integer overflow";
+constexpr const char* kDivisionByZero = "division by zero";
+constexpr int kMaxPlanDepth = 1000;
+
+// Wide enough for any sum of int64 products of an int64 value and an int64 multiplicity that a
+// test can build: SUM overflow is judged on the final value.
+__extension__ typedef __int128 Int128;
+
+bool IsNull(const Datum& d) { return std::holds_alternative<Null>(d); }
+bool IsTrue(const Datum& d) { return std::holds_alternative<bool>(d) && std::get<bool>(d); }
+bool IsFalse(const Datum& d) { return std::holds_alternative<bool>(d) && !std::get<bool>(d); }
+
+Value TypeError(const std::string& what) {
+  return Value::Error("reference: type error in " + what);
+}
+
+Value EvalUnary(const pb::CallUnary& call, const Row& row) {
+  Value v = Eval(call.expr(), row);
+  if (v.is_error()) return v;
+  switch (call.func()) {
+    case pb::IS_NULL:
+      return Value::Of(IsNull(v.datum));
+    case pb::IS_NOT_NULL:
+      return Value::Of(!IsNull(v.datum));
+    case pb::NOT:
+      if (IsNull(v.datum)) return v;
+      if (!std::holds_alternative<bool>(v.datum)) return TypeError("NOT");
+      return Value::Of(!std::get<bool>(v.datum));
+    case pb::NEGATE:
+      if (IsNull(v.datum)) return v;
+      if (const auto* i = std::get_if<std::int64_t>(&v.datum)) {
+        if (*i == std::numeric_limits<std::int64_t>::min()) return Value::Error(kOverflow);
+        return Value::Of(-*i);
+      }
+      if (const auto* f = std::get_if<double>(&v.datum)) return Value::Of(-*f);
+      return TypeError("NEGATE");
+    default:
+      break;
+  }
+  return TypeError("unknown unary function");
+}
+
+Value IntArithmetic(pb::BinaryFunc func, std::int64_t a, std::int64_t b) {
+  std::int64_t out = 0;
+  switch (func) {
+    case pb::ADD:
+      if (__builtin_add_overflow(a, b, &out)) return Value::Error(kOverflow);
+      return Value::Of(out);
+    case pb::SUB:
+      if (__builtin_sub_overflow(a, b, &out)) return Value::Error(kOverflow);
+      return Value::Of(out);
+    case pb::MUL:
+      if (__builtin_mul_overflow(a, b, &out)) return Value::Error(kOverflow);
+      return Value::Of(out);
+    case pb::DIV:
+      if (b == 0) return Value::Error(kDivisionByZero);
+      if (a == std::numeric_limits<std::int64_t>::min() && b == -1) {
+        return Value::Error(kOverflow);
+      }
+      return Value::Of(a / b);
+    case pb::MOD:
+      if (b == 0) return Value::Error(kDivisionByZero);
+      if (b == -1) return Value::Of(std::int64_t{0});  // INT64_MIN % -1 is 0, not a trap
+      return Value::Of(a % b);
+    default:
+      break;
+  }
+  return TypeError("int64 arithmetic");
+}
+
+Value FloatArithmetic(pb::BinaryFunc func, double a, double b) {
+  switch (func) {
+    case pb::ADD:
+      return Value::Of(a + b);
+    case pb::SUB:
+      return Value::Of(a - b);
+    case pb::MUL:
+      return Value::Of(a * b);
+    case pb::DIV:
+      if (b == 0.0) return Value::Error(kDivisionByZero);
+      return Value::Of(a / b);
+    case pb::MOD:
+      if (b == 0.0) return Value::Error(kDivisionByZero);
+      return Value::Of(std::fmod(a, b));
+    default:
+      break;
+  }
+  return TypeError("float64 arithmetic");
+}
+
+Value EvalBinary(const pb::CallBinary& call, const Row& row) {
+  const Value l = Eval(call.left(), row);
+  const Value r = Eval(call.right(), row);
+  const pb::BinaryFunc func = call.func();
+  if (func == pb::AND || func == pb::OR) {
+    // The absorbing value wins over null and over an error on the other side.
+    const bool absorbing = func == pb::OR;
+    auto is_absorbing = [&](const Value& v) {
+      return !v.is_error() && (absorbing ? IsTrue(v.datum) : IsFalse(v.datum));
+    };
+    if (is_absorbing(l) || is_absorbing(r)) return Value::Of(absorbing);
+    if (l.is_error()) return l;
+    if (r.is_error()) return r;
+    if (IsNull(l.datum) || IsNull(r.datum)) return Value::Of(Null{});
+    if (!std::holds_alternative<bool>(l.datum) || !std::holds_alternative<bool>(r.datum)) {
+      return TypeError(func == pb::AND ? "AND" : "OR");
+    }
+    return Value::Of(!absorbing);
+  }
+  if (l.is_error()) return l;
+  if (r.is_error()) return r;
+  if (IsNull(l.datum) || IsNull(r.datum)) return Value::Of(Null{});
+  switch (func) {
+    case pb::ADD:
+    case pb::SUB:
+    case pb::MUL:
+    case pb::DIV:
+    case pb::MOD: {
+      const auto* li = std::get_if<std::int64_t>(&l.datum);
+      const auto* ri = std::get_if<std::int64_t>(&r.datum);
+      if (li && ri) return IntArithmetic(func, *li, *ri);
+      const auto* lf = std::get_if<double>(&l.datum);
+      const auto* rf = std::get_if<double>(&r.datum);
+      if (lf && rf) return FloatArithmetic(func, *lf, *rf);
+      return TypeError("arithmetic");
+    }
+    case pb::EQ:
+    case pb::NE:
+    case pb::LT:
+    case pb::LE:
+    case pb::GT:
+    case pb::GE: {
+      if (l.datum.index() != r.datum.index()) return TypeError("comparison");
+      const int c = CompareDatum(l.datum, r.datum);
+      switch (func) {
+        case pb::EQ:
+          return Value::Of(c == 0);
+        case pb::NE:
+          return Value::Of(c != 0);
+        case pb::LT:
+          return Value::Of(c < 0);
+        case pb::LE:
+          return Value::Of(c <= 0);
+        case pb::GT:
+          return Value::Of(c > 0);
+        default:
+          return Value::Of(c >= 0);
+      }
+    }
+    default:
+      break;
+  }
+  return TypeError("unknown binary function");
+}
+
+Row Project(const Row& row, const std::vector<std::uint32_t>& columns) {
+  Row out;
+  out.reserve(columns.size());
+  for (auto c : columns) out.push_back(row.at(c));
+  return out;
+}
+
+template <typename Repeated>
+std::vector<std::uint32_t> Columns(const Repeated& repeated) {
+  return std::vector<std::uint32_t>(repeated.begin(), repeated.end());
+}
+
+void AddAll(Contents& into, const Contents& from) {
+  for (const auto& [row, count] : from.rows) AddTo(into.rows, row, count);
+  for (const auto& [message, count] : from.errors) AddTo(into.errors, message, count);
+}
+
+// One aggregate over one group: rows of the group with their (non-zero) multiplicities.
+// Returns the datum, or an error message.
+Value Aggregate(const pb::Aggregate& aggregate,
+                const std::vector<std::pair<const Row*, std::int64_t>>& group, std::int64_t total) {
+  switch (aggregate.func()) {
+    case pb::COUNT:
+      return Value::Of(total);
+    case pb::SUM: {
+      bool any = false;
+      bool is_float = false;
+      Int128 int_sum = 0;
+      double float_sum = 0;
+      for (const auto& [row, count] : group) {
+        const Datum& d = row->at(aggregate.column());
+        if (IsNull(d)) continue;
+        any = true;
+        if (const auto* i = std::get_if<std::int64_t>(&d)) {
+          int_sum += static_cast<Int128>(*i) * count;
+        } else if (const auto* f = std::get_if<double>(&d)) {
+          is_float = true;
+          float_sum += *f * static_cast<double>(count);
+        } else {
+          return TypeError("SUM");
+        }
+      }
+      if (!any) return Value::Of(Null{});
+      if (is_float) return Value::Of(float_sum);
+      if (int_sum > std::numeric_limits<std::int64_t>::max() ||
+          int_sum < std::numeric_limits<std::int64_t>::min()) {
+        return Value::Error(kOverflow);
+      }
+      return Value::Of(static_cast<std::int64_t>(int_sum));
+    }
+    case pb::MIN:
+    case pb::MAX: {
+      // Multiplicity per value, then the extreme value with a positive one.
+      Multiset per_value;
+      for (const auto& [row, count] : group) {
+        const Datum& d = row->at(aggregate.column());
+        if (!IsNull(d)) AddTo(per_value, Row{d}, count);
+      }
+      std::optional<Datum> best;
+      for (const auto& [value, count] : per_value) {
+        if (count <= 0) continue;
+        if (!best || (aggregate.func() == pb::MIN ? CompareDatum(value[0], *best) < 0
+                                                  : CompareDatum(value[0], *best) > 0)) {
+          best = value[0];
+        }
+      }
+      return Value::Of(best ? *best : Datum(Null{}));
+    }
+    default:
+      break;
+  }
+  return TypeError("unknown aggregate function");
+}
+
+// Order of the finishing: order_by columns, then the whole row.
+int CompareFinishing(const pb::Finishing& finishing, const Row& a, const Row& b) {
+  for (const auto& order : finishing.order_by()) {
+    const Datum& x = a.at(order.column());
+    const Datum& y = b.at(order.column());
+    const bool xn = IsNull(x), yn = IsNull(y);
+    if (xn || yn) {
+      if (xn && yn) continue;
+      // Where nulls go does not depend on `desc`.
+      const int null_first = xn ? -1 : 1;
+      return order.nulls_last() ? -null_first : null_first;
+    }
+    int c = CompareDatum(x, y);
+    if (order.desc()) c = -c;
+    if (c != 0) return c;
+  }
+  return CompareRow(a, b);
+}
+
+std::string EscapeLogString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        out.push_back(c);
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+Datum FromProto(const pb::Datum& datum) {
+  switch (datum.kind_case()) {
+    case pb::Datum::kBool:
+      return datum.bool_();
+    case pb::Datum::kInt64:
+      return static_cast<std::int64_t>(datum.int64());
+    case pb::Datum::kFloat64:
+      return datum.float64();
+    case pb::Datum::kString:
+      return datum.string();
+    case pb::Datum::kNull:
+    case pb::Datum::KIND_NOT_SET:
+      break;
+  }
+  return Null{};
+}
+
+Row FromProto(const pb::Row& row) {
+  Row out;
+  out.reserve(static_cast<std::size_t>(row.datums_size()));
+  for (const auto& d : row.datums()) out.push_back(FromProto(d));
+  return out;
+}
+
+pb::Datum ToProto(const Datum& datum) {
+  pb::Datum out;
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, Null>) {
+          out.mutable_null();
+        } else if constexpr (std::is_same_v<T, bool>) {
+          out.set_bool_(v);
+        } else if constexpr (std::is_same_v<T, std::int64_t>) {
+          out.set_int64(v);
+        } else if constexpr (std::is_same_v<T, double>) {
+          out.set_float64(v);
+        } else {
+          out.set_string(v);
+        }
+      },
+      datum);
+  return out;
+}
+
+pb::Row ToProto(const Row& row) {
+  pb::Row out;
+  for (const auto& d : row) *out.add_datums() = ToProto(d);
+  return out;
+}
+
+Value Eval(const pb::ScalarExpr& expr, const Row& row) {
+  switch (expr.kind_case()) {
+    case pb::ScalarExpr::kColumn:
+      if (expr.column() >= row.size()) return TypeError("column reference");
+      return Value::Of(row[expr.column()]);
+    case pb::ScalarExpr::kLiteral:
+      return Value::Of(FromProto(expr.literal().value()));
+    case pb::ScalarExpr::kUnary:
+      return EvalUnary(expr.unary(), row);
+    case pb::ScalarExpr::kBinary:
+      return EvalBinary(expr.binary(), row);
+    case pb::ScalarExpr::kIfThenElse: {
+      const Value cond = Eval(expr.if_then_else().cond(), row);
+      if (cond.is_error()) return cond;
+      return IsTrue(cond.datum) ? Eval(expr.if_then_else().then(), row)
+                                : Eval(expr.if_then_else().els(), row);
+    }
+    case pb::ScalarExpr::KIND_NOT_SET:
+      break;
+  }
+  return TypeError("expression without kind");
+}
+
+MfpResult ApplyMfp(const pb::MapFilterProject& mfp, const Row& row) {
+  MfpResult result;
+  Row columns = row;
+  for (const auto& expr : mfp.map()) {
+    Value v = Eval(expr, columns);
+    if (v.is_error()) {
+      result.kind = MfpResult::Kind::kError;
+      result.error = std::move(*v.error);
+      return result;
+    }
+    columns.push_back(std::move(v.datum));
+  }
+  for (const auto& predicate : mfp.predicates()) {
+    Value v = Eval(predicate, columns);
+    if (v.is_error()) {
+      result.kind = MfpResult::Kind::kError;
+      result.error = std::move(*v.error);
+      return result;
+    }
+    if (!IsTrue(v.datum)) return result;  // false or null: dropped
+  }
+  result.kind = MfpResult::Kind::kRow;
+  result.row =
+      mfp.projection_size() == 0 ? std::move(columns) : Project(columns, Columns(mfp.projection()));
+  return result;
+}
+
+void AddTo(Multiset& set, const Row& row, std::int64_t diff) {
+  if (diff == 0) return;
+  auto [it, inserted] = set.emplace(row, diff);
+  if (!inserted && (it->second += diff) == 0) set.erase(it);
+}
+
+void AddTo(ErrorSet& set, const std::string& message, std::int64_t diff) {
+  if (diff == 0) return;
+  auto [it, inserted] = set.emplace(message, diff);
+  if (!inserted && (it->second += diff) == 0) set.erase(it);
+}
+
+Contents MfpOf(const Contents& input, const pb::MapFilterProject& mfp) {
+  Contents out;
+  out.errors = input.errors;
+  for (const auto& [row, count] : input.rows) {
+    const MfpResult r = ApplyMfp(mfp, row);
+    if (r.kind == MfpResult::Kind::kRow) AddTo(out.rows, r.row, count);
+    if (r.kind == MfpResult::Kind::kError) AddTo(out.errors, r.error, count);
+  }
+  return out;
+}
+
+Contents ReduceOf(const Contents& input, const pb::Plan::Reduce& reduce) {
+  Contents out;
+  out.errors = input.errors;
+  const std::vector<std::uint32_t> group_key = Columns(reduce.group_key());
+  std::map<Row, std::vector<std::pair<const Row*, std::int64_t>>, RowLess> groups;
+  for (const auto& [row, count] : input.rows) {
+    groups[Project(row, group_key)].emplace_back(&row, count);
+  }
+  for (const auto& [key, group] : groups) {
+    std::int64_t total = 0;
+    for (const auto& member : group) total += member.second;
+    if (total <= 0) continue;
+    Row row = key;
+    bool failed = false;
+    for (const auto& aggregate : reduce.aggregates()) {
+      Value v = Aggregate(aggregate, group, total);
+      if (v.is_error()) {
+        AddTo(out.errors, *v.error, 1);
+        failed = true;
+        break;
+      }
+      row.push_back(std::move(v.datum));
+    }
+    if (!failed) AddTo(out.rows, row, 1);
+  }
+  return out;
+}
+
+Contents UnionOf(const std::vector<Contents>& inputs) {
+  Contents out;
+  for (const auto& input : inputs) AddAll(out, input);
+  return out;
+}
+
+Contents DistinctOf(const Contents& input) {
+  Contents out;
+  out.errors = input.errors;
+  for (const auto& [row, count] : input.rows) {
+    if (count > 0) out.rows.emplace(row, 1);
+  }
+  return out;
+}
+
+PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>& key,
+                      const std::vector<Row>& keys, const pb::MapFilterProject& mfp,
+                      const pb::Finishing& finishing) {
+  PeekAnswer answer;
+  auto fail = [&](std::string message) {
+    answer.ok = false;
+    answer.error = std::move(message);
+    answer.rows.clear();
+    return answer;
+  };
+  if (contents.HasError()) return fail(contents.FirstError());
+  Multiset selected;
+  for (const auto& [row, count] : contents.rows) {
+    if (!keys.empty()) {
+      const Row row_key = Project(row, key);
+      const bool match = std::any_of(keys.begin(), keys.end(),
+                                     [&](const Row& k) { return CompareRow(k, row_key) == 0; });
+      if (!match) continue;
+    }
+    MfpResult r = ApplyMfp(mfp, row);
+    if (r.kind == MfpResult::Kind::kError) return fail(r.error);
+    if (r.kind == MfpResult::Kind::kRow) AddTo(selected, r.row, count);
+  }
+  std::vector<std::pair<Row, std::int64_t>> sorted(selected.begin(), selected.end());
+  for (const auto& [row, count] : sorted) {
+    if (count < 0) {
+      return fail("negative multiplicity " + std::to_string(count) + " of " + RowToString(row));
+    }
+  }
+  std::stable_sort(sorted.begin(), sorted.end(), [&](const auto& a, const auto& b) {
+    return CompareFinishing(finishing, a.first, b.first) < 0;
+  });
+  // Offset and limit count multiplicities.
+  std::uint64_t skip = finishing.offset();
+  std::uint64_t left =
+      finishing.has_limit() ? finishing.limit() : std::numeric_limits<std::uint64_t>::max();
+  const std::vector<std::uint32_t> project = Columns(finishing.project());
+  std::map<Row, std::size_t, RowLess> position;  // of each output row in answer.rows
+  for (const auto& [row, signed_count] : sorted) {
+    std::uint64_t count = static_cast<std::uint64_t>(signed_count);
+    const std::uint64_t skipped = std::min(skip, count);
+    skip -= skipped;
+    count -= skipped;
+    count = std::min(count, left);
+    left -= count;
+    if (count == 0) continue;
+    Row out = project.empty() ? row : Project(row, project);
+    // Each distinct row once, at its first place.
+    auto [it, inserted] = position.emplace(out, answer.rows.size());
+    if (inserted) {
+      answer.rows.emplace_back(std::move(out), count);
+    } else {
+      answer.rows[it->second].second += count;
+    }
+  }
+  return answer;
+}
+
+std::string ToString(const PeekAnswer& answer) {
+  if (!answer.ok) return "Error(" + answer.error + ")";
+  std::string out = "[";
+  for (std::size_t i = 0; i < answer.rows.size(); ++i) {
+    out += (i > 0 ? ", " : "") + RowToString(answer.rows[i].first) + " x" +
+           std::to_string(answer.rows[i].second);
+  }
+  return out + "]";
+}
+
+std::string ToString(const Multiset& set) {
+  std::string out = "{";
+  bool first = true;
+  for (const auto& [row, count] : set) {
+    out += (first ? "" : ", ") + RowToString(row) + " x" + std::to_string(count);
+    first = false;
+  }
+  return out + "}";
+}
+
+// ---------------------------------------------------------------------------------------------
+
+Evaluator::Evaluator(pb::DataflowDescription desc) : desc_(std::move(desc)) {}
+
+void Evaluator::AddUpdates(const std::string& id, const std::vector<Update>& updates) {
+  auto& list = updates_[id];
+  list.insert(list.end(), updates.begin(), updates.end());
+}
+
+void Evaluator::AddUpdate(const std::string& id, Update update) {
+  updates_[id].push_back(std::move(update));
+}
+
+void Evaluator::AddError(const std::string& id, ErrorUpdate error) {
+  errors_[id].push_back(std::move(error));
+}
+
+Result<Contents> Evaluator::Input(const std::string& id, Time t) const {
+  // Names of the same input: an index import and the collection it is on.
+  std::vector<std::string> names = {id};
+  bool known = false;
+  for (const auto& import : desc_.source_imports()) known = known || import.id() == id;
+  for (const auto& import : desc_.index_imports()) {
+    if (import.id() == id) names.push_back(import.on());
+    if (import.on() == id) names.push_back(import.id());
+    known = known || import.id() == id || import.on() == id;
+  }
+  if (!known) return Status::NotFound("reference: unknown collection " + id);
+  Contents out;
+  for (const auto& name : names) {
+    if (auto it = updates_.find(name); it != updates_.end()) {
+      for (const auto& u : it->second) {
+        if (u.time <= t) AddTo(out.rows, u.row, u.diff);
+      }
+    }
+    if (auto it = errors_.find(name); it != errors_.end()) {
+      for (const auto& e : it->second) {
+        if (e.time <= t) AddTo(out.errors, e.message, e.diff);
+      }
+    }
+  }
+  return out;
+}
+
+Result<Contents> Evaluator::Eval(const pb::Plan& plan, Time t, int depth) const {
+  if (depth > kMaxPlanDepth) return Status::InvalidArgument("reference: plan too deep");
+  switch (plan.kind_case()) {
+    case pb::Plan::kGet:
+      return AtDepth(plan.get().id(), t, depth + 1);
+    case pb::Plan::kMfp: {
+      TANDEM_ASSIGN_OR_RETURN(Contents input, Eval(plan.mfp().input(), t, depth + 1));
+      return MfpOf(input, plan.mfp().mfp());
+    }
+    case pb::Plan::kReduce: {
+      TANDEM_ASSIGN_OR_RETURN(Contents input, Eval(plan.reduce().input(), t, depth + 1));
+      return ReduceOf(input, plan.reduce());
+    }
+    case pb::Plan::kUnion: {
+      std::vector<Contents> inputs;
+      for (const auto& p : plan.union_().inputs()) {
+        TANDEM_ASSIGN_OR_RETURN(Contents input, Eval(p, t, depth + 1));
+        inputs.push_back(std::move(input));
+      }
+      return UnionOf(inputs);
+    }
+    case pb::Plan::kDistinct: {
+      TANDEM_ASSIGN_OR_RETURN(Contents input, Eval(plan.distinct().input(), t, depth + 1));
+      return DistinctOf(input);
+    }
+    case pb::Plan::KIND_NOT_SET:
+      break;
+  }
+  return Status::InvalidArgument("reference: plan node without kind");
+}
+
+Result<Contents> Evaluator::At(const std::string& id, Time t) const { return AtDepth(id, t, 0); }
+
+Result<Contents> Evaluator::AtDepth(const std::string& id, Time t, int depth) const {
+  if (depth > kMaxPlanDepth) return Status::InvalidArgument("reference: plan too deep");
+  for (const auto& build : desc_.objects_to_build()) {
+    if (build.id() == id) return Eval(build.plan(), t, depth + 1);
+  }
+  for (const auto& index : desc_.index_exports()) {
+    if (index.id() == id) return AtDepth(index.on(), t, depth + 1);
+  }
+  return Input(id, t);
+}
+
+Result<std::vector<std::uint32_t>> Evaluator::IndexKey(const std::string& id) const {
+  for (const auto& index : desc_.index_exports()) {
+    if (index.id() == id) return Columns(index.key());
+  }
+  for (const auto& index : desc_.index_imports()) {
+    if (index.id() == id) return Columns(index.key());
+  }
+  return Status::NotFound("reference: " + id + " is not an index of the dataflow");
+}
+
+PeekAnswer Evaluator::Peek(const pb::Peek& peek) const {
+  PeekAnswer answer;
+  auto key = IndexKey(peek.id());
+  auto contents = At(peek.id(), peek.timestamp());
+  if (!key.ok() || !contents.ok()) {
+    answer.ok = false;
+    answer.error = "not found: " + (key.ok() ? contents.status() : key.status()).message();
+    return answer;
+  }
+  std::vector<Row> keys;
+  for (const auto& k : peek.keys()) keys.push_back(FromProto(k));
+  return AnswerPeek(*contents, *key, keys, peek.mfp(), peek.finishing());
+}
+
+// ---------------------------------------------------------------------------------------------
+
+std::string LogDatum(const Datum& datum) {
+  return std::visit(
+      [](const auto& v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, Null>) {
+          return "null";
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return v ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, std::int64_t>) {
+          return std::to_string(v);
+        } else if constexpr (std::is_same_v<T, double>) {
+          if (std::isnan(v)) return "nan";
+          if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+          char buf[64];
+          std::snprintf(buf, sizeof buf, "%.17g", v);
+          std::string s = buf;
+          if (s.find_first_of(".e") == std::string::npos) s += ".0";
+          return s;
+        } else {
+          return EscapeLogString(v);
+        }
+      },
+      datum);
+}
+
+std::string LogUpdateLine(const Row& row, Time time, std::int64_t diff) {
+  std::string line = "U " + std::to_string(time) + " " + std::to_string(diff);
+  for (const auto& d : row) line += " " + LogDatum(d);
+  return line + "\n";
+}
+
+}  // namespace tandem::reference

@@ -1,0 +1,177 @@
+// A naive reference evaluator for dataflows and peeks (workers/README.md, "Operators" and
+// "Peeks"), written independently of the runtime: the oracle that randomized end-to-end tests
+// compare the real tandem-worker against.
+//
+// Nothing here is incremental. The contents of a collection at time t are recomputed from
+// scratch on every call: a source at t is the sum of the diffs of its updates with time <= t, and
+// every operator is applied to the whole consolidated input. Each collection has an ok side (a
+// multiset of rows) and an error side (a multiset of error messages); errors flow downstream
+// unchanged and operators add their own.
+//
+// Scalar semantics (the README names them, this file fixes the details; see reference.cc):
+//   * null in, null out for NEGATE, arithmetic and comparisons; comparisons use CompareDatum.
+//   * NOT/AND/OR are three-valued (SQL): false AND x = false, true OR x = true, even when x is
+//     null or an error; otherwise an error operand makes the result an error, then null wins.
+//   * IS_NULL / IS_NOT_NULL never return null.
+//   * IF: the condition is evaluated first; true picks `then`, false or null picks `els`; only
+//     the chosen branch is evaluated.
+//   * int64 ADD/SUB/MUL/NEGATE/DIV overflow is an error ("integer overflow"); DIV and MOD by zero
+//     are errors ("division by zero") for int64 and float64 alike; INT64_MIN % -1 is 0.
+//   * float64 arithmetic is IEEE (MOD is fmod).
+//   * Mfp: every map expression is evaluated, in order (an error stops the row as an error); then
+//     the predicates in order: the first that is false or null drops the row, an error before
+//     that makes the row an error; then the projection.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/row.h"
+#include "base/status.h"
+#include "base/time.h"
+#include "ipc/codec.h"
+
+namespace tandem::reference {
+
+namespace pb = ::tandem::protocol;
+
+struct RowLess {
+  bool operator()(const Row& a, const Row& b) const { return CompareRow(a, b) < 0; }
+};
+
+// Row -> multiplicity; zero counts are never stored.
+using Multiset = std::map<Row, std::int64_t, RowLess>;
+// Error message -> multiplicity; zero counts are never stored.
+using ErrorSet = std::map<std::string, std::int64_t>;
+
+struct Update {
+  Row row;
+  Time time = 0;
+  std::int64_t diff = 0;
+};
+
+struct ErrorUpdate {
+  std::string message;
+  Time time = 0;
+  std::int64_t diff = 0;
+};
+
+// A collection at one time.
+struct Contents {
+  Multiset rows;
+  ErrorSet errors;
+
+  bool HasError() const { return !errors.empty(); }
+  // The smallest error message (deterministic); empty when there is none.
+  std::string FirstError() const { return errors.empty() ? "" : errors.begin()->first; }
+};
+
+// ---- conversions
+
+Datum FromProto(const pb::Datum& datum);
+Row FromProto(const pb::Row& row);
+pb::Datum ToProto(const Datum& datum);
+pb::Row ToProto(const Row& row);
+
+// ---- scalar evaluation
+
+// A datum or an error message.
+struct Value {
+  Datum datum;
+  std::optional<std::string> error;
+
+  static Value Of(Datum d) { return Value{std::move(d), std::nullopt}; }
+  static Value Error(std::string message) { return Value{Null{}, std::move(message)}; }
+  bool is_error() const { return error.has_value(); }
+};
+
+Value Eval(const pb::ScalarExpr& expr, const Row& row);
+
+// The result of a map/filter/project on one row.
+struct MfpResult {
+  enum class Kind { kDropped, kRow, kError };
+  Kind kind = Kind::kDropped;
+  Row row;            // kRow
+  std::string error;  // kError
+};
+
+MfpResult ApplyMfp(const pb::MapFilterProject& mfp, const Row& row);
+
+// ---- collections and operators on whole collections
+
+// Adds `diff` of `row` (dropping the entry when it reaches zero).
+void AddTo(Multiset& set, const Row& row, std::int64_t diff);
+void AddTo(ErrorSet& set, const std::string& message, std::int64_t diff);
+
+Contents MfpOf(const Contents& input, const pb::MapFilterProject& mfp);
+Contents ReduceOf(const Contents& input, const pb::Plan::Reduce& reduce);
+Contents UnionOf(const std::vector<Contents>& inputs);
+Contents DistinctOf(const Contents& input);
+
+// ---- peeks
+
+struct PeekAnswer {
+  bool ok = true;
+  std::vector<std::pair<Row, std::uint64_t>> rows;  // when ok
+  std::string error;                                // when !ok
+};
+
+// The answer of a peek on an index whose collection is `contents` at the peek's time and whose
+// key columns are `key`: rows matching one of `keys` (all rows if `keys` is empty), through `mfp`,
+// then `finishing`. An error of the collection (whatever the keys), of the mfp on a selected row,
+// or a negative multiplicity of a result row, makes the answer an error.
+PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>& key,
+                      const std::vector<Row>& keys, const pb::MapFilterProject& mfp,
+                      const pb::Finishing& finishing);
+
+// "[(1, \"a\") x2, (2, null) x1]" or "Error(...)".
+std::string ToString(const PeekAnswer& answer);
+std::string ToString(const Multiset& set);
+
+// ---- dataflows
+
+class Evaluator {
+ public:
+  explicit Evaluator(pb::DataflowDescription desc);
+
+  // The updates of an input: a source import id, or an index import's id or the id of the
+  // collection it is on (both name the same imported collection).
+  void AddUpdates(const std::string& id, const std::vector<Update>& updates);
+  void AddUpdate(const std::string& id, Update update);
+  void AddError(const std::string& id, ErrorUpdate error);
+
+  // Any collection of the dataflow at `t`: inputs, builds and index exports. NotFound for an id
+  // the dataflow does not know; InvalidArgument for a plan the evaluator cannot interpret.
+  Result<Contents> At(const std::string& id, Time t) const;
+
+  // The key columns of an index export (or index import); NotFound if `id` is not one.
+  Result<std::vector<std::uint32_t>> IndexKey(const std::string& id) const;
+
+  // The answer of `peek` (its id, timestamp, keys, mfp and finishing) against this dataflow.
+  // An unknown index answers an error ("not found").
+  PeekAnswer Peek(const pb::Peek& peek) const;
+
+  const pb::DataflowDescription& desc() const { return desc_; }
+
+ private:
+  Result<Contents> AtDepth(const std::string& id, Time t, int depth) const;
+  Result<Contents> Input(const std::string& id, Time t) const;
+  Result<Contents> Eval(const pb::Plan& plan, Time t, int depth) const;
+
+  pb::DataflowDescription desc_;
+  std::map<std::string, std::vector<Update>> updates_;
+  std::map<std::string, std::vector<ErrorUpdate>> errors_;
+};
+
+// ---- the log source's text format (README "The log source format")
+
+// A datum as the log format writes it: null, true, 12, 1.5 / -0.0 / nan / inf, "a \"b\"".
+std::string LogDatum(const Datum& datum);
+// "U <time> <diff> <datum> …\n"
+std::string LogUpdateLine(const Row& row, Time time, std::int64_t diff);
+
+}  // namespace tandem::reference

@@ -1,0 +1,305 @@
+// Running the real tandem-supervisor in tests: unique replica ids, segment names, ports and
+// runtime directories (so ctest -j is safe); bounded waits only; every process killed and every
+// file removed when the test ends, whatever happened.
+#pragma once
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+#include <zmq.hpp>
+
+#include "ipc/codec.h"
+#include "shm/segment.h"
+
+extern char** environ;
+
+namespace tandem::testing {
+
+using namespace std::chrono_literals;
+
+// Polls `done` until it holds or `limit` passes. The polling interval is not synchronisation.
+inline bool Eventually(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+}
+
+// A TCP port nobody listens on right now (the kernel picks it).
+inline int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+inline bool ProcessGone(pid_t pid) {
+  if (kill(pid, 0) != 0) return errno == ESRCH;
+  // A zombie nobody reaped yet is gone as far as running goes.
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const auto close_paren = line.rfind(')');
+  return close_paren != std::string::npos && close_paren + 2 < line.size() &&
+         line[close_paren + 2] == 'Z';
+}
+
+struct HttpResult {
+  int status = 0;
+  std::string body;
+};
+
+inline HttpResult HttpGet(int port, const std::string& path) {
+  HttpResult r;
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return r;
+  }
+  const std::string req = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
+  (void)!write(fd, req.data(), req.size());
+  std::string resp;
+  char buf[4096];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) resp.append(buf, static_cast<size_t>(n));
+  close(fd);
+  if (resp.rfind("HTTP/1.1 ", 0) == 0) r.status = std::stoi(resp.substr(9, 3));
+  if (auto p = resp.find("\r\n\r\n"); p != std::string::npos) r.body = resp.substr(p + 4);
+  return r;
+}
+
+// The value of one sample line ("name{labels} value") in Prometheus text, or -1.
+inline double MetricValue(const std::string& text, const std::string& sample) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(sample + " ", 0) == 0) return std::stod(line.substr(sample.size() + 1));
+  }
+  return -1;
+}
+
+struct SupervisorOptions {
+  std::vector<std::string> extra_args;
+  std::string fake_worker_script;  // TANDEM_FAKE_WORKER
+  bool two_runtime = true;
+  int workers = 1;
+  std::string worker_binary = TANDEM_FAKE_WORKER_BIN;  // or TANDEM_WORKER_BIN, the real runtime
+  std::string shm_size = "16MiB";
+};
+
+class SupervisorProcess {
+ public:
+  explicit SupervisorProcess(const SupervisorOptions& o = {}) {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    static int counter = 0;
+    replica_ = "t" + std::to_string(getpid()) + "x" + std::to_string(counter++);
+    (void)info;
+    segment_ = "tandem.test." + replica_;
+    char tmpl[] = "/tmp/tandem-test-XXXXXX";
+    runtime_parent_ = mkdtemp(tmpl);
+    log_path_ = runtime_parent_ + ".log";
+    controller_port_ = FreePort();
+    http_port_ = FreePort();
+    std::vector<std::string> args = {TANDEM_SUPERVISOR_BIN,
+                                     "--replica-id",
+                                     replica_,
+                                     "--shm-name",
+                                     segment_,
+                                     "--shm-size",
+                                     o.shm_size,
+                                     "--workers",
+                                     std::to_string(o.workers),
+                                     "--interactive-runtime",
+                                     o.two_runtime ? "on" : "off",
+                                     "--controller-listen-addr",
+                                     "tcp://127.0.0.1:" + std::to_string(controller_port_),
+                                     "--internal-http-listen-addr",
+                                     "127.0.0.1:" + std::to_string(http_port_),
+                                     "--runtime-dir",
+                                     runtime_parent_,
+                                     "--worker-binary",
+                                     o.worker_binary,
+                                     "--log-level",
+                                     "debug",
+                                     "--grace-period",
+                                     "2",
+                                     "--param",
+                                     "controller_heartbeat_interval_ms=100",
+                                     "--param",
+                                     "controller_heartbeat_timeout_ms=500"};
+    args.insert(args.end(), o.extra_args.begin(), o.extra_args.end());
+    pid_ = Spawn(args, o.fake_worker_script, log_path_);
+  }
+
+  ~SupervisorProcess() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    for (pid_t p : runtime_pids_) kill(p, SIGKILL);
+    (void)shm::Segment::Remove(segment_);
+    std::error_code ec;
+    std::filesystem::remove_all(runtime_parent_, ec);
+    std::filesystem::remove(log_path_, ec);
+  }
+
+  // Starts argv with stdout+stderr into `log`, and TANDEM_FAKE_WORKER set if non-empty.
+  static pid_t Spawn(const std::vector<std::string>& argv, const std::string& script,
+                     const std::string& log) {
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    std::vector<std::string> env_strings;
+    for (char** e = environ; *e; ++e) {
+      if (std::string(*e).rfind("TANDEM_", 0) != 0) env_strings.emplace_back(*e);
+    }
+    if (!script.empty()) env_strings.push_back("TANDEM_FAKE_WORKER=" + script);
+    std::vector<char*> env;
+    for (auto& e : env_strings) env.push_back(e.data());
+    env.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    pid_t pid = -1;
+    EXPECT_EQ(posix_spawn(&pid, args[0], &fa, nullptr, args.data(), env.data()), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    return pid;
+  }
+
+  bool WaitReady(std::chrono::milliseconds limit = 20s) {
+    const bool ready =
+        Eventually([&] { return Exited() || HttpGet(http_port_, "/readyz").status == 200; }, limit);
+    if (ready && !Exited()) {
+      auto probe = shm::Segment::Probe(segment_);
+      if (probe.ok() && probe->header) {
+        for (const auto& r : probe->header->runtimes) {
+          if (r.pid > 0) runtime_pids_.push_back(r.pid);
+        }
+      }
+    }
+    return ready && !Exited();
+  }
+
+  // The exit status (128+signal when killed), or nullopt if it is still running after `limit`.
+  std::optional<int> WaitExit(std::chrono::milliseconds limit) {
+    if (exit_status_) return exit_status_;
+    Eventually([&] { return Exited(); }, limit);
+    return exit_status_;
+  }
+
+  bool Exited() {
+    if (exit_status_) return true;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      pid_ = -1;
+      return true;
+    }
+    return false;
+  }
+
+  std::string Log() const {
+    std::ifstream in(log_path_);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  // The runtime pids recorded in the segment header (maintenance/solo first).
+  const std::vector<pid_t>& runtime_pids() const { return runtime_pids_; }
+  bool SegmentExists() const { return std::filesystem::exists("/dev/shm/" + segment_); }
+  bool RuntimeDirEmpty() const { return std::filesystem::is_empty(runtime_parent_); }
+
+  pid_t pid() const { return pid_; }
+  const std::string& segment() const { return segment_; }
+  int http_port() const { return http_port_; }
+  std::string controller_endpoint() const {
+    return "tcp://127.0.0.1:" + std::to_string(controller_port_);
+  }
+
+ private:
+  std::string replica_, segment_, runtime_parent_, log_path_;
+  int controller_port_ = 0, http_port_ = 0;
+  pid_t pid_ = -1;
+  std::optional<int> exit_status_;
+  std::vector<pid_t> runtime_pids_;
+};
+
+// A controller: one DEALER socket.
+class TestController {
+ public:
+  explicit TestController(const std::string& endpoint) : sock_(ctx_, zmq::socket_type::dealer) {
+    sock_.set(zmq::sockopt::linger, 0);
+    sock_.connect(endpoint);
+  }
+  void SendRaw(const std::string& bytes) { sock_.send(zmq::buffer(bytes), zmq::send_flags::none); }
+  void Send(const ipc::pb::Command& c) { SendRaw(ipc::Encode(c)); }
+  std::optional<ipc::pb::Response> Receive(std::chrono::milliseconds limit = 5s) {
+    zmq::pollitem_t item{sock_.handle(), 0, ZMQ_POLLIN, 0};
+    if (zmq::poll(&item, 1, limit) <= 0) return std::nullopt;
+    zmq::message_t msg;
+    if (!sock_.recv(msg, zmq::recv_flags::none)) return std::nullopt;
+    auto d = ipc::DecodeResponse(msg.to_string_view());
+    if (!d.ok()) return std::nullopt;
+    return d.message;
+  }
+  // Receives until `match` accepts a response (others are kept in `skipped`).
+  std::optional<ipc::pb::Response> ReceiveUntil(
+      const std::function<bool(const ipc::pb::Response&)>& match,
+      std::chrono::milliseconds limit = 5s) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto r = Receive(std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now()));
+      if (!r) return std::nullopt;
+      if (match(*r)) return r;
+      skipped.push_back(*r);
+    }
+    return std::nullopt;
+  }
+  // Sends Hello and waits for HelloAccepted.
+  bool Hello(const std::string& nonce = "n1") {
+    ipc::pb::Command c;
+    c.mutable_hello()->set_nonce(nonce);
+    c.mutable_hello()->set_protocol_version(ipc::kProtocolVersion);
+    Send(c);
+    return ReceiveUntil(
+               [](const auto& r) { return r.has_status() && r.status().has_hello_accepted(); })
+        .has_value();
+  }
+  zmq::socket_t& socket() { return sock_; }
+  std::vector<ipc::pb::Response> skipped;
+
+ private:
+  zmq::context_t ctx_{1};
+  zmq::socket_t sock_;
+};
+
+}  // namespace tandem::testing

@@ -1,0 +1,166 @@
+// Supervisor configuration: booleans, parameter resolution, flags, sizes.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "supervisor/config.h"
+#include "supervisor/dyncfg.h"
+#include "supervisor/metrics.h"
+
+namespace tandem::supervisor {
+namespace {
+
+TEST(Dyncfg, EveryBooleanSpellingCaseInsensitively) {
+  for (const char* yes : {"on", "ON", "true", "True", "yes", "YES", "1"}) {
+    auto b = ParseBool(yes);
+    ASSERT_TRUE(b.ok()) << yes;
+    EXPECT_TRUE(*b) << yes;
+  }
+  for (const char* no : {"off", "Off", "false", "FALSE", "no", "No", "0"}) {
+    auto b = ParseBool(no);
+    ASSERT_TRUE(b.ok()) << no;
+    EXPECT_FALSE(*b) << no;
+  }
+  for (const char* bad : {"", "2", "y", "enabled", "onn"}) EXPECT_FALSE(ParseBool(bad).ok()) << bad;
+}
+
+TEST(Dyncfg, ReplicaOverrideBeatsEnvironmentValueBeatsDefault) {
+  ConfigSet c;
+  EXPECT_EQ(c.Get(kEnableInteractiveRuntime), "true");
+  EXPECT_EQ(c.SourceOf(kEnableInteractiveRuntime), "default");
+  ASSERT_TRUE(c.Set(ConfigSet::Scope::kEnvironment, kEnableInteractiveRuntime, "off").ok());
+  EXPECT_FALSE(c.GetBool(kEnableInteractiveRuntime)) << "not the compile-time default";
+  EXPECT_EQ(c.SourceOf(kEnableInteractiveRuntime), "environment");
+  ASSERT_TRUE(c.Set(ConfigSet::Scope::kReplica, kEnableInteractiveRuntime, "Yes").ok());
+  EXPECT_TRUE(c.GetBool(kEnableInteractiveRuntime));
+  EXPECT_EQ(c.SourceOf(kEnableInteractiveRuntime), "replica");
+  ASSERT_TRUE(c.Set(ConfigSet::Scope::kEnvironment, kEnableInteractiveRuntime, "0").ok());
+  EXPECT_TRUE(c.GetBool(kEnableInteractiveRuntime)) << "the replica's value still wins";
+}
+
+TEST(Dyncfg, UnknownNamesAndIllTypedValuesAreRefusedAndChangeNothing) {
+  ConfigSet c;
+  EXPECT_FALSE(c.Set(ConfigSet::Scope::kReplica, "no_such_param", "1").ok());
+  EXPECT_FALSE(c.Set(ConfigSet::Scope::kReplica, kControllerHeartbeatTimeoutMs, "soon").ok());
+  EXPECT_FALSE(c.Set(ConfigSet::Scope::kReplica, kLogLevel, "loud").ok());
+  EXPECT_FALSE(c.SetAssignment(ConfigSet::Scope::kReplica, "=x").ok());
+  EXPECT_EQ(c.Get(kControllerHeartbeatTimeoutMs), "3000");
+  EXPECT_EQ(c.SourceOf(kLogLevel), "default");
+}
+
+TEST(Dyncfg, OnlyTheLogLevelIsLive) {
+  EXPECT_FALSE(FindParam(kEnableInteractiveRuntime)->live);
+  EXPECT_TRUE(FindParam(kLogLevel)->live);
+}
+
+FlagsOutcome Parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "tandem-supervisor");
+  return ParseSupervisorFlags(static_cast<int>(args.size()), args.data());
+}
+
+TEST(SupervisorFlags, DefaultsFollowDesign) {
+  auto out = Parse({});
+  ASSERT_TRUE(out.config) << out.output;
+  EXPECT_EQ(out.config->controller_listen_addr, "tcp://127.0.0.1:2101");
+  EXPECT_EQ(out.config->internal_http_listen_addr, "127.0.0.1:6878");
+  EXPECT_TRUE(out.config->two_runtime());
+  EXPECT_EQ(out.config->effective_interactive_workers(), out.config->workers);
+  EXPECT_EQ(out.config->shm_name, "tandem.r1");
+}
+
+TEST(SupervisorFlags, UnknownFlagAndBadValuesAreUsageErrors) {
+  EXPECT_EQ(Parse({"--frobnicate"}).exit_code, kExitUsage);
+  EXPECT_EQ(Parse({"--workers", "0"}).exit_code, kExitUsage);
+  EXPECT_EQ(Parse({"--interactive-runtime", "perhaps"}).exit_code, kExitUsage);
+  EXPECT_EQ(Parse({"--shm-size", "12 parsecs"}).exit_code, kExitUsage);
+  EXPECT_EQ(Parse({"--log-format", "xml"}).exit_code, kExitUsage);
+  EXPECT_EQ(Parse({"--param", "nope=1"}).exit_code, kExitUsage);
+}
+
+TEST(SupervisorFlags, RepeatedParamsAllCountAndARepeatedFlagTakesItsLastValue) {
+  auto out = Parse({"--param", "log_level=debug", "--param", "controller_heartbeat_timeout_ms=9",
+                    "--workers", "2", "--workers", "3"});
+  ASSERT_TRUE(out.config) << out.output;
+  EXPECT_EQ(out.config->params.Get(kLogLevel), "debug");
+  EXPECT_EQ(out.config->params.GetInt(kControllerHeartbeatTimeoutMs), 9);
+  EXPECT_EQ(out.config->workers, 3u);
+}
+
+TEST(SupervisorFlags, HelpDocumentsEveryFlagAndTheExitCodes) {
+  auto out = Parse({"--help"});
+  EXPECT_FALSE(out.config);
+  EXPECT_EQ(out.exit_code, kExitOk);
+  for (const char* s : {"--replica-id",
+                        "--workers",
+                        "--interactive-workers",
+                        "--interactive-runtime",
+                        "--controller-listen-addr",
+                        "--internal-http-listen-addr",
+                        "--shm-size",
+                        "--runtime-dir",
+                        "--grace-period",
+                        "--log-level",
+                        "--log-format",
+                        "--param",
+                        "--replica-param",
+                        "--keep-segment-on-crash",
+                        "64 ",
+                        "69 ",
+                        "70 ",
+                        "78 ",
+                        "128+N",
+                        "enable_compute_interactive_runtime"}) {
+    EXPECT_NE(out.output.find(s), std::string::npos) << s;
+  }
+}
+
+TEST(SupervisorFlags, EnvironmentFallbacks) {
+  setenv("TANDEM_WORKERS", "3", 1);
+  setenv("TANDEM_INTERACTIVE_RUNTIME", "off", 1);
+  setenv("TANDEM_PARAMS", "controller_heartbeat_timeout_ms=777,log_level=debug", 1);
+  auto out = Parse({});
+  unsetenv("TANDEM_WORKERS");
+  unsetenv("TANDEM_INTERACTIVE_RUNTIME");
+  unsetenv("TANDEM_PARAMS");
+  ASSERT_TRUE(out.config) << out.output;
+  EXPECT_EQ(out.config->workers, 3u);
+  EXPECT_FALSE(out.config->two_runtime());
+  EXPECT_EQ(out.config->params.GetInt(kControllerHeartbeatTimeoutMs), 777);
+  EXPECT_EQ(out.config->params.SourceOf(kLogLevel), "environment");
+}
+
+TEST(SupervisorFlags, UnequalWorkerCountsAreAnImpossibleConfiguration) {
+  auto out =
+      Parse({"--workers", "4", "--interactive-workers", "2", "--worker-binary", "/bin/true"});
+  ASSERT_TRUE(out.config);
+  const Status s = CheckConfiguration(*out.config);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("maintenance has 4 and interactive has 2"), std::string::npos);
+}
+
+TEST(ByteSize, Units) {
+  EXPECT_EQ(*ParseByteSize("4096"), 4096u);
+  EXPECT_EQ(*ParseByteSize("64M"), 64ull << 20);
+  EXPECT_EQ(*ParseByteSize("1GiB"), 1ull << 30);
+  EXPECT_EQ(*ParseByteSize("2kib"), 2048u);
+  EXPECT_FALSE(ParseByteSize("MiB").ok());
+  EXPECT_FALSE(ParseByteSize("5 furlongs").ok());
+}
+
+TEST(Metrics, RendersPrometheusTextWithHistograms) {
+  Metrics m;
+  m.Declare("tandem_x_total", Metrics::Type::kCounter, "x");
+  m.Declare("tandem_lat_seconds", Metrics::Type::kHistogram, "lat", {0.1, 1});
+  m.Inc("tandem_x_total", {{"kind", "a\"b"}}, 2);
+  m.Observe("tandem_lat_seconds", {}, 0.05);
+  m.Observe("tandem_lat_seconds", {}, 5);
+  const std::string text = m.Render();
+  EXPECT_NE(text.find("# TYPE tandem_x_total counter"), std::string::npos);
+  EXPECT_NE(text.find("tandem_x_total{kind=\"a\\\"b\"} 2"), std::string::npos) << text;
+  EXPECT_NE(text.find("tandem_lat_seconds_bucket{le=\"0.1\"} 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("tandem_lat_seconds_bucket{le=\"+Inf\"} 2"), std::string::npos);
+  EXPECT_NE(text.find("tandem_lat_seconds_count 2"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tandem::supervisor

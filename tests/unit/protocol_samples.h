@@ -1,0 +1,459 @@
+// Representative protocol messages and small builders for tests, the fuzz target and its seed
+// corpus generator. No gtest here: the fuzz target includes it too.
+//
+// The sample epoch (Hello, then PrimaryDataflow()) knows:
+//   u1  counter source            [INT64]
+//   u2  key_value source          [INT64 key, INT64 value]
+//   u3  log source                [STRING nullable name, FLOAT64 score, BOOL ok]
+//   u4  Mfp(u2): key, value * 2 where value > 0         [INT64, INT64]
+//   u5  Reduce(u2) by key: count, sum, min, max         [INT64, INT64, INT64?, INT64?, INT64?]
+//   u6  Union(u1, Mfp(u2) value)                        [INT64]
+//   u7  Distinct(u6)
+//   u8  Mfp(u3): name if score > 0.5 else NULL, where ok and name is not null
+//   u9  index on u4 key [0]; u10 index on u5 key [0]; u11 index on u3 key [0] (nullable STRING)
+// SecondaryDataflow() imports index u9 and builds u20 from it, indexed by u21.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ipc/codec.h"
+
+namespace tandem::ipc::samples {
+
+// ---- values and expressions
+
+inline pb::Datum IntDatum(std::int64_t v) {
+  pb::Datum d;
+  d.set_int64(v);
+  return d;
+}
+inline pb::Datum FloatDatum(double v) {
+  pb::Datum d;
+  d.set_float64(v);
+  return d;
+}
+inline pb::Datum StringDatum(std::string v) {
+  pb::Datum d;
+  d.set_string(std::move(v));
+  return d;
+}
+inline pb::Datum BoolDatum(bool v) {
+  pb::Datum d;
+  d.set_bool_(v);
+  return d;
+}
+inline pb::Datum NullDatum() {
+  pb::Datum d;
+  d.mutable_null();
+  return d;
+}
+
+inline pb::Row MakeRow(std::vector<pb::Datum> datums) {
+  pb::Row row;
+  for (auto& d : datums) *row.add_datums() = std::move(d);
+  return row;
+}
+
+inline pb::ScalarExpr Col(std::uint32_t c) {
+  pb::ScalarExpr e;
+  e.set_column(c);
+  return e;
+}
+inline pb::ScalarExpr Lit(pb::Datum value, pb::ScalarType type) {
+  pb::ScalarExpr e;
+  *e.mutable_literal()->mutable_value() = std::move(value);
+  e.mutable_literal()->set_type(type);
+  return e;
+}
+inline pb::ScalarExpr IntLit(std::int64_t v) { return Lit(IntDatum(v), pb::INT64); }
+inline pb::ScalarExpr Unary(pb::UnaryFunc f, pb::ScalarExpr operand) {
+  pb::ScalarExpr e;
+  e.mutable_unary()->set_func(f);
+  *e.mutable_unary()->mutable_expr() = std::move(operand);
+  return e;
+}
+inline pb::ScalarExpr Binary(pb::BinaryFunc f, pb::ScalarExpr l, pb::ScalarExpr r) {
+  pb::ScalarExpr e;
+  e.mutable_binary()->set_func(f);
+  *e.mutable_binary()->mutable_left() = std::move(l);
+  *e.mutable_binary()->mutable_right() = std::move(r);
+  return e;
+}
+inline pb::ScalarExpr If(pb::ScalarExpr c, pb::ScalarExpr t, pb::ScalarExpr e) {
+  pb::ScalarExpr x;
+  *x.mutable_if_then_else()->mutable_cond() = std::move(c);
+  *x.mutable_if_then_else()->mutable_then() = std::move(t);
+  *x.mutable_if_then_else()->mutable_els() = std::move(e);
+  return x;
+}
+
+inline pb::MapFilterProject Mfp(std::vector<pb::ScalarExpr> map,
+                                std::vector<pb::ScalarExpr> predicates,
+                                std::vector<std::uint32_t> projection) {
+  pb::MapFilterProject mfp;
+  for (auto& e : map) *mfp.add_map() = std::move(e);
+  for (auto& e : predicates) *mfp.add_predicates() = std::move(e);
+  for (auto c : projection) mfp.add_projection(c);
+  return mfp;
+}
+
+// ---- schemas and plans
+
+inline pb::Column MakeColumn(std::string name, pb::ScalarType type, bool nullable = false) {
+  pb::Column c;
+  c.set_name(std::move(name));
+  c.set_type(type);
+  c.set_nullable(nullable);
+  return c;
+}
+inline pb::Schema MakeSchema(std::vector<pb::Column> columns) {
+  pb::Schema s;
+  for (auto& c : columns) *s.add_columns() = std::move(c);
+  return s;
+}
+inline pb::Schema CounterSchema() { return MakeSchema({MakeColumn("n", pb::INT64)}); }
+inline pb::Schema KeyValueSchema() {
+  return MakeSchema({MakeColumn("key", pb::INT64), MakeColumn("value", pb::INT64)});
+}
+inline pb::Schema LogSchema() {
+  return MakeSchema({MakeColumn("name", pb::STRING, true), MakeColumn("score", pb::FLOAT64),
+                     MakeColumn("ok", pb::BOOL)});
+}
+
+inline pb::Plan GetPlan(std::string id) {
+  pb::Plan p;
+  p.mutable_get()->set_id(std::move(id));
+  return p;
+}
+inline pb::Plan MfpPlan(pb::Plan input, pb::MapFilterProject mfp) {
+  pb::Plan p;
+  *p.mutable_mfp()->mutable_input() = std::move(input);
+  *p.mutable_mfp()->mutable_mfp() = std::move(mfp);
+  return p;
+}
+inline pb::Plan ReducePlan(pb::Plan input, std::vector<std::uint32_t> group_key,
+                           std::vector<std::pair<pb::AggregateFunc, std::uint32_t>> aggregates) {
+  pb::Plan p;
+  *p.mutable_reduce()->mutable_input() = std::move(input);
+  for (auto c : group_key) p.mutable_reduce()->add_group_key(c);
+  for (auto [func, column] : aggregates) {
+    auto* a = p.mutable_reduce()->add_aggregates();
+    a->set_func(func);
+    a->set_column(column);
+  }
+  return p;
+}
+inline pb::Plan UnionPlan(std::vector<pb::Plan> inputs) {
+  pb::Plan p;
+  p.mutable_union_();
+  for (auto& i : inputs) *p.mutable_union_()->add_inputs() = std::move(i);
+  return p;
+}
+inline pb::Plan DistinctPlan(pb::Plan input) {
+  pb::Plan p;
+  *p.mutable_distinct()->mutable_input() = std::move(input);
+  return p;
+}
+
+// ---- dataflow pieces
+
+inline pb::SourceImport CounterImport(std::string id) {
+  pb::SourceImport s;
+  s.set_id(std::move(id));
+  s.mutable_source()->mutable_counter()->set_tick_interval_us(1000);
+  s.mutable_source()->mutable_counter()->set_max(1000000);
+  *s.mutable_schema() = CounterSchema();
+  return s;
+}
+inline pb::SourceImport KeyValueImport(std::string id) {
+  pb::SourceImport s;
+  s.set_id(std::move(id));
+  auto* kv = s.mutable_source()->mutable_key_value();
+  kv->set_keys(100);
+  kv->set_updates_per_tick(10);
+  kv->set_tick_interval_us(500);
+  kv->set_seed(7);
+  *s.mutable_schema() = KeyValueSchema();
+  return s;
+}
+inline pb::SourceImport LogImport(std::string id) {
+  pb::SourceImport s;
+  s.set_id(std::move(id));
+  s.mutable_source()->mutable_log()->set_path("/var/tmp/tandem-scores.log");
+  *s.mutable_schema() = LogSchema();
+  return s;
+}
+inline pb::BuildDesc Build(std::string id, pb::Plan plan) {
+  pb::BuildDesc b;
+  b.set_id(std::move(id));
+  *b.mutable_plan() = std::move(plan);
+  return b;
+}
+inline pb::IndexExport Export(std::string id, std::string on, std::vector<std::uint32_t> key) {
+  pb::IndexExport e;
+  e.set_id(std::move(id));
+  e.set_on(std::move(on));
+  for (auto c : key) e.add_key(c);
+  return e;
+}
+
+// A MAINTAINED dataflow from `as_of`, no until, with nothing in it yet.
+inline pb::Command EmptyDataflow(std::string debug_name, std::uint64_t as_of = 0) {
+  pb::Command c;
+  auto* desc = c.mutable_create_dataflow()->mutable_desc();
+  desc->set_debug_name(std::move(debug_name));
+  desc->mutable_as_of()->add_elements(as_of);
+  desc->mutable_until();
+  desc->set_class_(pb::MAINTAINED);
+  return c;
+}
+inline pb::DataflowDescription* Desc(pb::Command& c) {
+  return c.mutable_create_dataflow()->mutable_desc();
+}
+
+// ---- commands (one representative, fully populated instance of each kind)
+
+inline pb::Command Hello(std::string nonce = "controller-1") {
+  pb::Command c;
+  c.mutable_hello()->set_nonce(std::move(nonce));
+  c.mutable_hello()->set_protocol_version(kProtocolVersion);
+  return c;
+}
+inline pb::Command CreateInstance() {
+  pb::Command c;
+  auto* config = c.mutable_create_instance()->mutable_config();
+  config->set_log_level("debug");
+  (*config->mutable_params())["max_result_size"] = "1048576";
+  (*config->mutable_params())["arrangement_merge_effort"] = "1000";
+  return c;
+}
+inline pb::Command InitializationComplete() {
+  pb::Command c;
+  c.mutable_initialization_complete();
+  return c;
+}
+inline pb::Command UpdateConfiguration() {
+  pb::Command c;
+  auto* params = c.mutable_update_configuration()->mutable_params();
+  (*params)["enable_compute_interactive_runtime"] = "off";
+  (*params)["max_result_size"] = "4096";
+  (*params)["peek_timeout"] = "30s";
+  return c;
+}
+
+inline pb::Command PrimaryDataflow() {
+  pb::Command c = EmptyDataflow("primary", 0);
+  auto* d = Desc(c);
+  d->mutable_until()->add_elements(1000000);
+  *d->add_source_imports() = CounterImport("u1");
+  *d->add_source_imports() = KeyValueImport("u2");
+  *d->add_source_imports() = LogImport("u3");
+  *d->add_objects_to_build() =
+      Build("u4", MfpPlan(GetPlan("u2"), Mfp({Binary(pb::MUL, Col(1), IntLit(2))},
+                                             {Binary(pb::GT, Col(1), IntLit(0))}, {0, 2})));
+  *d->add_objects_to_build() = Build(
+      "u5",
+      ReducePlan(GetPlan("u2"), {0}, {{pb::COUNT, 0}, {pb::SUM, 1}, {pb::MIN, 1}, {pb::MAX, 1}}));
+  *d->add_objects_to_build() =
+      Build("u6", UnionPlan({GetPlan("u1"), MfpPlan(GetPlan("u2"), Mfp({}, {}, {1}))}));
+  *d->add_objects_to_build() = Build("u7", DistinctPlan(GetPlan("u6")));
+  *d->add_objects_to_build() = Build(
+      "u8",
+      MfpPlan(GetPlan("u3"), Mfp({If(Binary(pb::GT, Col(1), Lit(FloatDatum(0.5), pb::FLOAT64)),
+                                     Col(0), Lit(NullDatum(), pb::STRING)),
+                                  Unary(pb::NEGATE, Col(1))},
+                                 {Binary(pb::AND, Col(2), Unary(pb::IS_NOT_NULL, Col(0))),
+                                  Unary(pb::NOT, Unary(pb::IS_NULL, Col(3)))},
+                                 {3, 4, 2})));
+  *d->add_index_exports() = Export("u9", "u4", {0});
+  *d->add_index_exports() = Export("u10", "u5", {0});
+  *d->add_index_exports() = Export("u11", "u3", {0});
+  return c;
+}
+
+// Schema of u4 (and so of index u9), as PrimaryDataflow derives it.
+inline pb::Schema U4Schema() {
+  return MakeSchema({MakeColumn("key", pb::INT64), MakeColumn("", pb::INT64)});
+}
+
+inline pb::Command SecondaryDataflow() {
+  pb::Command c = EmptyDataflow("secondary", 5);
+  auto* d = Desc(c);
+  auto* import = d->add_index_imports();
+  import->set_id("u9");
+  import->set_on("u4");
+  *import->mutable_schema() = U4Schema();
+  import->add_key(0);
+  *d->add_objects_to_build() =
+      Build("u20", ReducePlan(GetPlan("u4"), {1}, {{pb::COUNT, 0}, {pb::SUM, 0}}));
+  *d->add_index_exports() = Export("u21", "u20", {0});
+  return c;
+}
+
+inline pb::Command Schedule(std::string id = "u9") {
+  pb::Command c;
+  c.mutable_schedule()->set_id(std::move(id));
+  return c;
+}
+inline pb::Command AllowWrites(std::string id = "u9") {
+  pb::Command c;
+  c.mutable_allow_writes()->set_id(std::move(id));
+  return c;
+}
+inline pb::Command AllowCompaction(std::string id = "u9",
+                                   std::vector<std::uint64_t> frontier = {5}) {
+  pb::Command c;
+  c.mutable_allow_compaction()->set_id(std::move(id));
+  auto* f = c.mutable_allow_compaction()->mutable_frontier();
+  for (auto t : frontier) f->add_elements(t);
+  return c;
+}
+inline pb::Command Drop(std::string id) { return AllowCompaction(std::move(id), {}); }
+
+// A peek on index u9 ([INT64 key, INT64 value2]) with every part populated.
+inline pb::Command Peek(std::string uuid = "3f2a9c4e-5b1d-4e7a-9f00-1c2d3e4f5a6b") {
+  pb::Command c;
+  auto* p = c.mutable_peek();
+  p->set_uuid(std::move(uuid));
+  p->set_id("u9");
+  p->set_timestamp(17);
+  *p->add_keys() = MakeRow({IntDatum(3)});
+  *p->add_keys() = MakeRow({IntDatum(-4)});
+  *p->mutable_mfp() =
+      Mfp({Binary(pb::ADD, Col(1), IntLit(1))}, {Binary(pb::GE, Col(0), IntLit(0))}, {0, 2});
+  auto* order = p->mutable_finishing()->add_order_by();
+  order->set_column(1);
+  order->set_desc(true);
+  order->set_nulls_last(true);
+  p->mutable_finishing()->set_limit(10);
+  p->mutable_finishing()->set_offset(2);
+  p->mutable_finishing()->add_project(1);
+  p->mutable_finishing()->add_project(0);
+  return c;
+}
+inline pb::Command CancelPeek(std::string uuid = "3f2a9c4e-5b1d-4e7a-9f00-1c2d3e4f5a6b") {
+  pb::Command c;
+  c.mutable_cancel_peek()->set_uuid(std::move(uuid));
+  return c;
+}
+
+// One of each kind, named for the corpus generator and for test output. In this order, a
+// validator accepts every one of them.
+struct NamedCommand {
+  const char* name;
+  pb::Command command;
+};
+inline std::vector<NamedCommand> AllCommands() {
+  return {{"hello", Hello()},
+          {"create_instance", CreateInstance()},
+          {"initialization_complete", InitializationComplete()},
+          {"update_configuration", UpdateConfiguration()},
+          {"create_dataflow_primary", PrimaryDataflow()},
+          {"create_dataflow_secondary", SecondaryDataflow()},
+          {"schedule", Schedule()},
+          {"allow_writes", AllowWrites()},
+          {"allow_compaction", AllowCompaction()},
+          {"peek", Peek()},
+          {"cancel_peek", CancelPeek()},
+          {"allow_compaction_drop", Drop("u9")}};
+}
+
+// ---- responses (every kind, and every Status and PeekResponse variant)
+
+inline pb::Response Frontiers() {
+  pb::Response r;
+  auto* f = r.mutable_frontiers();
+  f->set_id("u9");
+  f->mutable_write()->add_elements(12);
+  f->mutable_input()->add_elements(11);
+  f->mutable_output()->add_elements(10);
+  return r;
+}
+inline pb::Response PeekRows() {
+  pb::Response r;
+  auto* p = r.mutable_peek_response();
+  p->set_uuid("3f2a9c4e-5b1d-4e7a-9f00-1c2d3e4f5a6b");
+  auto* rc = p->mutable_rows()->add_rows();
+  *rc->mutable_row() =
+      MakeRow({NullDatum(), BoolDatum(true), IntDatum(-3), FloatDatum(2.5), StringDatum("héllo")});
+  rc->set_count(2);
+  auto* rc2 = p->mutable_rows()->add_rows();
+  *rc2->mutable_row() = MakeRow({IntDatum(INT64_MIN), FloatDatum(-0.0), StringDatum("")});
+  rc2->set_count(1);
+  return r;
+}
+inline pb::Response PeekError() {
+  pb::Response r;
+  r.mutable_peek_response()->set_uuid("e1");
+  r.mutable_peek_response()->set_error("division by zero");
+  return r;
+}
+inline pb::Response PeekCanceled() {
+  pb::Response r;
+  r.mutable_peek_response()->set_uuid("c1");
+  r.mutable_peek_response()->mutable_canceled();
+  return r;
+}
+inline pb::Response HelloAccepted() {
+  pb::Response r;
+  auto* h = r.mutable_status()->mutable_hello_accepted();
+  h->set_nonce("controller-1");
+  h->set_protocol_version(kProtocolVersion);
+  h->set_replica_id("replica-7");
+  h->set_interactive_runtime(true);
+  return r;
+}
+inline pb::Response Superseded() {
+  pb::Response r;
+  r.mutable_status()->mutable_superseded()->set_by_nonce("controller-2");
+  return r;
+}
+inline pb::Response ConfigurationApplied() {
+  pb::Response r;
+  auto* c = r.mutable_status()->mutable_configuration_applied();
+  (*c->mutable_applied())["max_result_size"] = "4096";
+  (*c->mutable_applied())["peek_timeout"] = "30s";
+  c->add_needs_restart("enable_compute_interactive_runtime");
+  return r;
+}
+inline pb::Response RuntimeReady() {
+  pb::Response r;
+  auto* rr = r.mutable_status()->mutable_runtime_ready();
+  rr->set_role("interactive");
+  rr->set_pid(4242);
+  rr->set_workers(4);
+  return r;
+}
+inline pb::Response Reconciled() {
+  pb::Response r;
+  auto* rc = r.mutable_status()->mutable_reconciled();
+  rc->set_kept(3);
+  rc->set_dropped(1);
+  rc->set_built(2);
+  return r;
+}
+inline pb::Response CommandError() {
+  return MakeCommandError("CreateDataflow(u5)", "column 7 out of range: input has 2 columns");
+}
+
+struct NamedResponse {
+  const char* name;
+  pb::Response response;
+};
+inline std::vector<NamedResponse> AllResponses() {
+  return {{"frontiers", Frontiers()},
+          {"peek_rows", PeekRows()},
+          {"peek_error", PeekError()},
+          {"peek_canceled", PeekCanceled()},
+          {"status_hello_accepted", HelloAccepted()},
+          {"status_superseded", Superseded()},
+          {"status_configuration_applied", ConfigurationApplied()},
+          {"status_runtime_ready", RuntimeReady()},
+          {"status_reconciled", Reconciled()},
+          {"command_error", CommandError()}};
+}
+
+}  // namespace tandem::ipc::samples

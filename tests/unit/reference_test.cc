@@ -1,0 +1,474 @@
+// The reference evaluator (tests/reference/) on small cases computed by hand.
+#include "reference/reference.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "ipc/validate.h"
+#include "unit/protocol_samples.h"
+
+namespace tandem::reference {
+namespace {
+
+using namespace ipc::samples;  // NOLINT(google-build-using-namespace): builders read as a DSL
+
+constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+
+pb::ScalarExpr NullLit(pb::ScalarType type) { return Lit(NullDatum(), type); }
+pb::ScalarExpr BoolLit(bool b) { return Lit(BoolDatum(b), pb::BOOL); }
+pb::ScalarExpr StrLit(std::string s) { return Lit(StringDatum(std::move(s)), pb::STRING); }
+pb::ScalarExpr FloatLit(double f) { return Lit(FloatDatum(f), pb::FLOAT64); }
+// An expression that is an error on every row.
+pb::ScalarExpr ErrorExpr() { return Binary(pb::DIV, IntLit(1), IntLit(0)); }
+
+Datum EvalConst(const pb::ScalarExpr& e) {
+  const Value v = Eval(e, Row{});
+  EXPECT_FALSE(v.is_error()) << *v.error;
+  return v.datum;
+}
+std::string EvalError(const pb::ScalarExpr& e, const Row& row = {}) {
+  const Value v = Eval(e, row);
+  EXPECT_TRUE(v.is_error()) << "got " << DatumToString(v.datum);
+  return v.error.value_or("");
+}
+
+// A datum for three-valued logic tables: 0 false, 1 true, 2 null, 3 error.
+pb::ScalarExpr Tv(int v) {
+  switch (v) {
+    case 0:
+      return BoolLit(false);
+    case 1:
+      return BoolLit(true);
+    case 2:
+      return NullLit(pb::BOOL);
+    default:
+      return Binary(pb::EQ, ErrorExpr(), IntLit(1));
+  }
+}
+
+// Results of a three-valued table as a string over the same encoding ("E" for an error).
+std::string TvResult(const pb::ScalarExpr& e) {
+  const Value v = Eval(e, Row{});
+  if (v.is_error()) return "E";
+  if (std::holds_alternative<Null>(v.datum)) return "N";
+  return std::get<bool>(v.datum) ? "T" : "F";
+}
+
+// ---- scalar expressions ---------------------------------------------------------------------
+
+TEST(ReferenceScalar, AndOrNotAreThreeValued) {
+  // Rows: left in {F, T, N, E}; columns: right in {F, T, N, E}.
+  std::string and_table, or_table;
+  for (int l = 0; l < 4; ++l) {
+    for (int r = 0; r < 4; ++r) {
+      and_table += TvResult(Binary(pb::AND, Tv(l), Tv(r)));
+      or_table += TvResult(Binary(pb::OR, Tv(l), Tv(r)));
+    }
+    and_table += "|";
+    or_table += "|";
+  }
+  EXPECT_EQ(and_table, "FFFF|FTNE|FNNE|FEEE|");
+  EXPECT_EQ(or_table, "FTNE|TTTT|NTNE|ETEE|");
+  EXPECT_EQ(TvResult(Unary(pb::NOT, Tv(0))), "T");
+  EXPECT_EQ(TvResult(Unary(pb::NOT, Tv(1))), "F");
+  EXPECT_EQ(TvResult(Unary(pb::NOT, Tv(2))), "N");
+  EXPECT_EQ(TvResult(Unary(pb::NOT, Tv(3))), "E");
+}
+
+TEST(ReferenceScalar, IsNullNeverReturnsNull) {
+  EXPECT_EQ(EvalConst(Unary(pb::IS_NULL, NullLit(pb::INT64))), Datum(true));
+  EXPECT_EQ(EvalConst(Unary(pb::IS_NULL, IntLit(0))), Datum(false));
+  EXPECT_EQ(EvalConst(Unary(pb::IS_NOT_NULL, NullLit(pb::STRING))), Datum(false));
+  EXPECT_EQ(EvalConst(Unary(pb::IS_NOT_NULL, StrLit(""))), Datum(true));
+  EXPECT_EQ(EvalError(Unary(pb::IS_NULL, ErrorExpr())), "division by zero");
+}
+
+TEST(ReferenceScalar, NullPropagatesThroughArithmeticAndComparisons) {
+  for (auto f : {pb::ADD, pb::SUB, pb::MUL, pb::DIV, pb::MOD, pb::EQ, pb::NE, pb::LT, pb::LE,
+                 pb::GT, pb::GE}) {
+    EXPECT_EQ(EvalConst(Binary(f, NullLit(pb::INT64), IntLit(3))), Datum(Null{}))
+        << pb::BinaryFunc_Name(f);
+    EXPECT_EQ(EvalConst(Binary(f, IntLit(3), NullLit(pb::INT64))), Datum(Null{}))
+        << pb::BinaryFunc_Name(f);
+  }
+  // Even division by a null zero is null, not an error.
+  EXPECT_EQ(EvalConst(Binary(pb::DIV, NullLit(pb::INT64), IntLit(0))), Datum(Null{}));
+  EXPECT_EQ(EvalConst(Unary(pb::NEGATE, NullLit(pb::INT64))), Datum(Null{}));
+  EXPECT_EQ(EvalConst(Binary(pb::EQ, NullLit(pb::STRING), NullLit(pb::STRING))), Datum(Null{}));
+}
+
+TEST(ReferenceScalar, IntegerArithmetic) {
+  EXPECT_EQ(EvalConst(Binary(pb::ADD, IntLit(2), IntLit(3))), Datum(std::int64_t{5}));
+  EXPECT_EQ(EvalConst(Binary(pb::SUB, IntLit(2), IntLit(3))), Datum(std::int64_t{-1}));
+  EXPECT_EQ(EvalConst(Binary(pb::MUL, IntLit(-4), IntLit(3))), Datum(std::int64_t{-12}));
+  EXPECT_EQ(EvalConst(Binary(pb::DIV, IntLit(-7), IntLit(2))), Datum(std::int64_t{-3}));
+  EXPECT_EQ(EvalConst(Binary(pb::MOD, IntLit(-7), IntLit(2))), Datum(std::int64_t{-1}));
+  EXPECT_EQ(EvalConst(Binary(pb::MOD, IntLit(kMin), IntLit(-1))), Datum(std::int64_t{0}));
+  EXPECT_EQ(EvalConst(Unary(pb::NEGATE, IntLit(5))), Datum(std::int64_t{-5}));
+  EXPECT_EQ(EvalError(Binary(pb::ADD, IntLit(kMax), IntLit(1))), "integer overflow");
+  EXPECT_EQ(EvalError(Binary(pb::SUB, IntLit(kMin), IntLit(1))), "integer overflow");
+  EXPECT_EQ(EvalError(Binary(pb::MUL, IntLit(kMax / 2 + 1), IntLit(2))), "integer overflow");
+  EXPECT_EQ(EvalError(Binary(pb::DIV, IntLit(kMin), IntLit(-1))), "integer overflow");
+  EXPECT_EQ(EvalError(Unary(pb::NEGATE, IntLit(kMin))), "integer overflow");
+  EXPECT_EQ(EvalError(Binary(pb::DIV, IntLit(1), IntLit(0))), "division by zero");
+  EXPECT_EQ(EvalError(Binary(pb::MOD, IntLit(1), IntLit(0))), "division by zero");
+  // An error on either side wins over null on the other.
+  EXPECT_EQ(EvalError(Binary(pb::ADD, NullLit(pb::INT64), ErrorExpr())), "division by zero");
+}
+
+TEST(ReferenceScalar, FloatArithmetic) {
+  EXPECT_EQ(EvalConst(Binary(pb::ADD, FloatLit(0.5), FloatLit(0.25))), Datum(0.75));
+  EXPECT_EQ(EvalConst(Binary(pb::DIV, FloatLit(1), FloatLit(4))), Datum(0.25));
+  EXPECT_EQ(EvalConst(Binary(pb::MOD, FloatLit(7.5), FloatLit(2))), Datum(1.5));
+  EXPECT_EQ(EvalConst(Unary(pb::NEGATE, FloatLit(0.5))), Datum(-0.5));
+  EXPECT_EQ(EvalError(Binary(pb::DIV, FloatLit(1), FloatLit(-0.0))), "division by zero");
+  EXPECT_EQ(EvalError(Binary(pb::MOD, FloatLit(1), FloatLit(0))), "division by zero");
+  const Datum big = EvalConst(Binary(pb::MUL, FloatLit(1e300), FloatLit(1e300)));
+  EXPECT_TRUE(std::isinf(std::get<double>(big))) << "float overflow is IEEE, not an error";
+}
+
+TEST(ReferenceScalar, ComparisonsUseTheDatumOrder) {
+  EXPECT_EQ(EvalConst(Binary(pb::LT, StrLit("a"), StrLit("b"))), Datum(true));
+  EXPECT_EQ(EvalConst(Binary(pb::LT, StrLit("b"), StrLit("ab"))), Datum(false));
+  EXPECT_EQ(EvalConst(Binary(pb::LT, StrLit("a"), StrLit("\xff"))), Datum(true)) << "bytewise";
+  EXPECT_EQ(EvalConst(Binary(pb::GE, IntLit(3), IntLit(3))), Datum(true));
+  EXPECT_EQ(EvalConst(Binary(pb::NE, IntLit(3), IntLit(3))), Datum(false));
+  EXPECT_EQ(EvalConst(Binary(pb::LT, BoolLit(false), BoolLit(true))), Datum(true));
+  EXPECT_EQ(EvalConst(Binary(pb::EQ, FloatLit(-0.0), FloatLit(0.0))), Datum(true));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(EvalConst(Binary(pb::EQ, FloatLit(nan), FloatLit(nan))), Datum(true));
+  EXPECT_EQ(EvalConst(Binary(pb::GT, FloatLit(nan), FloatLit(inf))), Datum(true));
+}
+
+TEST(ReferenceScalar, IfThenElseEvaluatesOnlyTheChosenBranch) {
+  EXPECT_EQ(EvalConst(If(BoolLit(true), IntLit(1), ErrorExpr())), Datum(std::int64_t{1}));
+  EXPECT_EQ(EvalConst(If(BoolLit(false), ErrorExpr(), IntLit(2))), Datum(std::int64_t{2}));
+  EXPECT_EQ(EvalConst(If(NullLit(pb::BOOL), IntLit(1), IntLit(2))), Datum(std::int64_t{2}))
+      << "a null condition picks the else branch";
+  EXPECT_EQ(EvalError(If(BoolLit(true), ErrorExpr(), IntLit(2))), "division by zero");
+  EXPECT_EQ(EvalError(If(Tv(3), IntLit(1), IntLit(2))), "division by zero");
+}
+
+TEST(ReferenceScalar, ColumnsReadTheRow) {
+  const Row row = {std::int64_t{4}, Null{}, std::string("x")};
+  EXPECT_EQ(Eval(Binary(pb::MUL, Col(0), Col(0)), row).datum, Datum(std::int64_t{16}));
+  EXPECT_EQ(Eval(Unary(pb::IS_NULL, Col(1)), row).datum, Datum(true));
+  EXPECT_EQ(Eval(Binary(pb::EQ, Col(2), StrLit("x")), row).datum, Datum(true));
+}
+
+// ---- map/filter/project ---------------------------------------------------------------------
+
+TEST(ReferenceMfp, MapsSeeEarlierMapsThenFilterThenProject) {
+  // (a, b) -> maps: a + 1 (col 2), col2 * b (col 3); keep col3 > 5; output (col3, a).
+  const auto mfp = Mfp({Binary(pb::ADD, Col(0), IntLit(1)), Binary(pb::MUL, Col(2), Col(1))},
+                       {Binary(pb::GT, Col(3), IntLit(5))}, {3, 0});
+  const MfpResult kept = ApplyMfp(mfp, {std::int64_t{2}, std::int64_t{3}});
+  ASSERT_EQ(kept.kind, MfpResult::Kind::kRow);
+  EXPECT_EQ(kept.row, (Row{std::int64_t{9}, std::int64_t{2}}));
+  EXPECT_EQ(ApplyMfp(mfp, {std::int64_t{1}, std::int64_t{2}}).kind, MfpResult::Kind::kDropped);
+  EXPECT_EQ(ApplyMfp(mfp, {std::int64_t{1}, Null{}}).kind, MfpResult::Kind::kDropped)
+      << "a null predicate drops the row";
+}
+
+TEST(ReferenceMfp, EmptyMfpIsTheIdentityAndEmptyProjectionKeepsMaps) {
+  const Row row = {std::int64_t{1}, std::string("a")};
+  const MfpResult id = ApplyMfp(pb::MapFilterProject(), row);
+  ASSERT_EQ(id.kind, MfpResult::Kind::kRow);
+  EXPECT_EQ(id.row, row);
+  const MfpResult mapped = ApplyMfp(Mfp({Unary(pb::IS_NULL, Col(1))}, {}, {}), row);
+  EXPECT_EQ(mapped.row, (Row{std::int64_t{1}, std::string("a"), false}));
+}
+
+TEST(ReferenceMfp, ErrorsInMapsAndPredicates) {
+  const Row row = {std::int64_t{0}};
+  // A map error is an error even if a later predicate is false.
+  const MfpResult map_error =
+      ApplyMfp(Mfp({Binary(pb::DIV, IntLit(1), Col(0))}, {BoolLit(false)}, {}), row);
+  EXPECT_EQ(map_error.kind, MfpResult::Kind::kError);
+  EXPECT_EQ(map_error.error, "division by zero");
+  // Predicates in order: an error before a false one is an error, after it the row is dropped.
+  const auto bad = Binary(pb::EQ, Binary(pb::DIV, IntLit(1), Col(0)), IntLit(1));
+  EXPECT_EQ(ApplyMfp(Mfp({}, {bad, BoolLit(false)}, {}), row).kind, MfpResult::Kind::kError);
+  EXPECT_EQ(ApplyMfp(Mfp({}, {BoolLit(false), bad}, {}), row).kind, MfpResult::Kind::kDropped);
+}
+
+// ---- whole collections ----------------------------------------------------------------------
+
+Row R(std::int64_t a, std::int64_t b) { return {a, b}; }
+Row RN(std::int64_t a) { return {a, Null{}}; }
+
+Contents Make(std::vector<std::pair<Row, std::int64_t>> rows) {
+  Contents c;
+  for (auto& [row, count] : rows) AddTo(c.rows, row, count);
+  return c;
+}
+
+TEST(ReferenceOperators, ReduceCountSumMinMax) {
+  // Group 1: (1,5)x2, (1,null)x1, (1,-3)x1; group 2: (2,null)x3; group 3: (3,7)x1, (3,8)x-1.
+  const Contents input =
+      Make({{R(1, 5), 2}, {RN(1), 1}, {R(1, -3), 1}, {RN(2), 3}, {R(3, 7), 1}, {R(3, 8), -1}});
+  const auto reduce =
+      ReducePlan(GetPlan("x"), {0}, {{pb::COUNT, 0}, {pb::SUM, 1}, {pb::MIN, 1}, {pb::MAX, 1}})
+          .reduce();
+  const Contents out = ReduceOf(input, reduce);
+  EXPECT_FALSE(out.HasError());
+  Multiset expected;
+  AddTo(expected,
+        {std::int64_t{1}, std::int64_t{4}, std::int64_t{7}, std::int64_t{-3}, std::int64_t{5}}, 1);
+  AddTo(expected, {std::int64_t{2}, std::int64_t{3}, Null{}, Null{}, Null{}}, 1);
+  // Group 3 has total multiplicity 0: no row.
+  EXPECT_EQ(ToString(out.rows), ToString(expected));
+}
+
+TEST(ReferenceOperators, ReduceWithoutGroupKeyAndOverflow) {
+  const auto count_sum = ReducePlan(GetPlan("x"), {}, {{pb::COUNT, 0}, {pb::SUM, 0}}).reduce();
+  EXPECT_TRUE(ReduceOf(Contents{}, count_sum).rows.empty()) << "no group, no row";
+  const Contents out = ReduceOf(Make({{R(1, 0), 2}, {R(2, 0), 1}}), count_sum);
+  EXPECT_EQ(ToString(out.rows), "{(3, 4) x1}");
+  const Contents overflow = ReduceOf(Make({{R(kMax, 0), 2}}), count_sum);
+  EXPECT_TRUE(overflow.HasError());
+  EXPECT_EQ(overflow.FirstError(), "integer overflow");
+}
+
+TEST(ReferenceOperators, MinMaxOfStringsIgnoreNonPositiveValues) {
+  Contents input;
+  AddTo(input.rows, {std::string("b")}, 1);
+  AddTo(input.rows, {std::string("a")}, -1);
+  AddTo(input.rows, {std::string("c")}, 2);
+  AddTo(input.rows, {Datum(Null{})}, 5);
+  const auto reduce = ReducePlan(GetPlan("x"), {}, {{pb::MIN, 0}, {pb::MAX, 0}}).reduce();
+  EXPECT_EQ(ToString(ReduceOf(input, reduce).rows), "{(\"b\", \"c\") x1}");
+}
+
+TEST(ReferenceOperators, UnionDistinctAndErrorsFlowDownstream) {
+  Contents a = Make({{R(1, 1), 2}, {R(2, 2), 1}});
+  Contents b = Make({{R(1, 1), 1}, {R(2, 2), -1}});
+  AddTo(b.errors, "boom", 1);
+  const Contents u = UnionOf({a, b});
+  EXPECT_EQ(ToString(u.rows), "{(1, 1) x3}");
+  EXPECT_EQ(u.FirstError(), "boom");
+  const Contents d = DistinctOf(Make({{R(1, 1), 3}, {R(2, 2), -2}, {R(3, 3), 1}}));
+  EXPECT_EQ(ToString(d.rows), "{(1, 1) x1, (3, 3) x1}");
+  const Contents m = MfpOf(u, Mfp({}, {Binary(pb::EQ, Col(0), IntLit(9))}, {}));
+  EXPECT_TRUE(m.rows.empty());
+  EXPECT_EQ(m.FirstError(), "boom") << "errors pass every operator";
+}
+
+// ---- dataflows ------------------------------------------------------------------------------
+
+// u1: log source (k INT64, v INT64 nullable, s STRING)
+// u2 = Mfp(u1): (k, 10 / v) where s <> "x"          -- division: data errors
+// u3 = Reduce(u2) by k: count, sum(col 1)
+// u4 = Union(Distinct(Mfp(u1) project k), Mfp(u3) project k)
+// u5: index on u3 key [0]; u6: index on u4 key [0]; u7: index on u1 key [1, 2]
+pb::DataflowDescription TestDataflow() {
+  pb::Command c = EmptyDataflow("reference test");
+  auto* d = Desc(c);
+  auto* src = d->add_source_imports();
+  src->set_id("u1");
+  src->mutable_source()->mutable_log()->set_path("/nonexistent.log");
+  *src->mutable_schema() = MakeSchema(
+      {MakeColumn("k", pb::INT64), MakeColumn("v", pb::INT64, true), MakeColumn("s", pb::STRING)});
+  *d->add_objects_to_build() =
+      Build("u2", MfpPlan(GetPlan("u1"), Mfp({Binary(pb::DIV, IntLit(10), Col(1))},
+                                             {Binary(pb::NE, Col(2), StrLit("x"))}, {0, 3})));
+  *d->add_objects_to_build() =
+      Build("u3", ReducePlan(GetPlan("u2"), {0}, {{pb::COUNT, 0}, {pb::SUM, 1}}));
+  *d->add_objects_to_build() =
+      Build("u4", UnionPlan({DistinctPlan(MfpPlan(GetPlan("u1"), Mfp({}, {}, {0}))),
+                             MfpPlan(GetPlan("u3"), Mfp({}, {}, {0}))}));
+  *d->add_index_exports() = Export("u5", "u3", {0});
+  *d->add_index_exports() = Export("u6", "u4", {0});
+  *d->add_index_exports() = Export("u7", "u1", {1, 2});
+  return *d;
+}
+
+Row Src(std::int64_t k, std::optional<std::int64_t> v, std::string s) {
+  return {k, v ? Datum(*v) : Datum(Null{}), std::move(s)};
+}
+
+Evaluator TestEvaluator() {
+  Evaluator e(TestDataflow());
+  e.AddUpdates("u1", {{Src(1, 2, "a"), 0, 1},
+                      {Src(1, 5, "b"), 0, 2},
+                      {Src(2, std::nullopt, "a"), 1, 1},
+                      {Src(3, 0, "x"), 1, 1},   // filtered by s <> "x", but 10/0 is an error
+                      {Src(3, 0, "x"), 3, -1},  // ... retracted again at 3
+                      {Src(1, 5, "b"), 2, -2},  // retraction
+                      {Src(2, 1, "a"), 2, 1},   // a zero-sum pair at 2:
+                      {Src(2, 1, "a"), 2, -1}});
+  return e;
+}
+
+TEST(ReferenceDataflow, ValidatesAsTheSupervisorWould) {
+  ipc::Validator v;
+  ASSERT_TRUE(v.Validate(Hello()).ok());
+  pb::Command c;
+  *c.mutable_create_dataflow()->mutable_desc() = TestDataflow();
+  const Status s = v.Validate(c);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+}
+
+TEST(ReferenceDataflow, SourcesAccumulateUpdatesUpToT) {
+  const Evaluator e = TestEvaluator();
+  EXPECT_EQ(ToString(e.At("u1", 0)->rows), "{(1, 2, \"a\") x1, (1, 5, \"b\") x2}");
+  EXPECT_EQ(ToString(e.At("u1", 2)->rows),
+            "{(1, 2, \"a\") x1, (2, null, \"a\") x1, (3, 0, \"x\") x1}");
+  EXPECT_EQ(ToString(e.At("u1", 3)->rows), "{(1, 2, \"a\") x1, (2, null, \"a\") x1}");
+  EXPECT_EQ(e.At("u7", 3)->rows, e.At("u1", 3)->rows) << "an index is its collection";
+  EXPECT_EQ(e.At("u9", 0).status().code(), StatusCode::kNotFound);
+}
+
+TEST(ReferenceDataflow, OperatorsAtEachTime) {
+  const Evaluator e = TestEvaluator();
+  // t=0: u2 = (1, 5) x1, (1, 2) x2 -> u3 = (1, 3, 9).
+  EXPECT_EQ(ToString(e.At("u3", 0)->rows), "{(1, 3, 9) x1}");
+  EXPECT_EQ(ToString(e.At("u4", 0)->rows), "{(1) x2}");
+  // t=1: (3, 0, "x") makes an error in u2 and everything downstream.
+  EXPECT_TRUE(e.At("u2", 1)->HasError());
+  EXPECT_TRUE(e.At("u5", 1)->HasError());
+  EXPECT_TRUE(e.At("u6", 2)->HasError());
+  EXPECT_FALSE(e.At("u1", 1)->HasError());
+  // t=3: the error is retracted. u2 = (1, 5) x1, (2, null) x1 -> u3: (1, 1, 5), (2, 1, null).
+  EXPECT_FALSE(e.At("u3", 3)->HasError());
+  EXPECT_EQ(ToString(e.At("u3", 3)->rows), "{(1, 1, 5) x1, (2, 1, null) x1}");
+  EXPECT_EQ(ToString(e.At("u4", 3)->rows), "{(1) x2, (2) x2}");
+}
+
+pb::Peek MakePeek(std::string id, Time t) {
+  pb::Peek p;
+  p.set_uuid("p");
+  p.set_id(std::move(id));
+  p.set_timestamp(t);
+  return p;
+}
+
+TEST(ReferenceDataflow, PeeksSeeErrorsWhateverTheKeys) {
+  const Evaluator e = TestEvaluator();
+  pb::Peek p = MakePeek("u5", 1);
+  *p.add_keys() = MakeRow({IntDatum(1)});
+  const PeekAnswer a = e.Peek(p);
+  EXPECT_FALSE(a.ok);
+  EXPECT_EQ(a.error, "division by zero");
+  p.set_timestamp(3);
+  EXPECT_EQ(ToString(e.Peek(p)), "[(1, 1, 5) x1]");
+  EXPECT_FALSE(e.Peek(MakePeek("u3", 3)).ok) << "u3 is not an index";
+}
+
+TEST(ReferenceDataflow, PeekKeysMatchNullsAndSeveralKeys) {
+  const Evaluator e = TestEvaluator();
+  pb::Peek p = MakePeek("u7", 2);
+  *p.add_keys() = MakeRow({NullDatum(), StringDatum("a")});
+  *p.add_keys() = MakeRow({IntDatum(2), StringDatum("a")});
+  *p.add_keys() = MakeRow({IntDatum(7), StringDatum("a")});
+  EXPECT_EQ(ToString(e.Peek(p)), "[(1, 2, \"a\") x1, (2, null, \"a\") x1]");
+}
+
+// ---- peeks: mfp and finishing ---------------------------------------------------------------
+
+Contents PeekInput() {
+  // (k, v): (1, 10) x2, (2, null) x1, (3, 5) x3, (4, 10) x1
+  return Make({{R(1, 10), 2}, {RN(2), 1}, {R(3, 5), 3}, {R(4, 10), 1}});
+}
+
+PeekAnswer Answer(const pb::Finishing& f, const pb::MapFilterProject& mfp = {},
+                  const std::vector<Row>& keys = {}) {
+  return AnswerPeek(PeekInput(), {0}, keys, mfp, f);
+}
+
+pb::Finishing Finish(std::vector<std::tuple<std::uint32_t, bool, bool>> order,
+                     std::optional<std::uint64_t> limit = std::nullopt, std::uint64_t offset = 0,
+                     std::vector<std::uint32_t> project = {}) {
+  pb::Finishing f;
+  for (auto [column, desc, nulls_last] : order) {
+    auto* o = f.add_order_by();
+    o->set_column(column);
+    o->set_desc(desc);
+    o->set_nulls_last(nulls_last);
+  }
+  if (limit) f.set_limit(*limit);
+  f.set_offset(offset);
+  for (auto c : project) f.add_project(c);
+  return f;
+}
+
+TEST(ReferencePeek, DefaultOrderIsTheRowOrder) {
+  EXPECT_EQ(ToString(Answer({})), "[(1, 10) x2, (2, null) x1, (3, 5) x3, (4, 10) x1]");
+}
+
+TEST(ReferencePeek, OrderByDescWithNullsFirstAndLast) {
+  // v desc, nulls first (the default); ties by the whole row.
+  EXPECT_EQ(ToString(Answer(Finish({{1, true, false}}))),
+            "[(2, null) x1, (1, 10) x2, (4, 10) x1, (3, 5) x3]");
+  EXPECT_EQ(ToString(Answer(Finish({{1, true, true}}))),
+            "[(1, 10) x2, (4, 10) x1, (3, 5) x3, (2, null) x1]");
+  EXPECT_EQ(ToString(Answer(Finish({{1, false, true}}))),
+            "[(3, 5) x3, (1, 10) x2, (4, 10) x1, (2, null) x1]");
+  // Two columns: v asc nulls first, then k desc.
+  EXPECT_EQ(ToString(Answer(Finish({{1, false, false}, {0, true, false}}))),
+            "[(2, null) x1, (3, 5) x3, (4, 10) x1, (1, 10) x2]");
+}
+
+TEST(ReferencePeek, OffsetAndLimitCountMultiplicities) {
+  // Row order: (1,10)x2 (2,null)x1 (3,5)x3 (4,10)x1 -> units 0,1 | 2 | 3,4,5 | 6.
+  EXPECT_EQ(ToString(Answer(Finish({}, 3, 1))), "[(1, 10) x1, (2, null) x1, (3, 5) x1]");
+  EXPECT_EQ(ToString(Answer(Finish({}, std::nullopt, 4))), "[(3, 5) x2, (4, 10) x1]");
+  EXPECT_EQ(ToString(Answer(Finish({}, 0))), "[]");
+  EXPECT_EQ(ToString(Answer(Finish({}, 100, 7))), "[]");
+}
+
+TEST(ReferencePeek, ProjectMergesEqualRowsAtTheirFirstPlace) {
+  // Ordered by k desc: (4,10)x1 (3,5)x3 (2,null)x1 (1,10)x2; project v -> 10, 5, null, 10.
+  EXPECT_EQ(ToString(Answer(Finish({{0, true, false}}, std::nullopt, 0, {1}))),
+            "[(10) x3, (5) x3, (null) x1]");
+  // Limit applies before the projection.
+  EXPECT_EQ(ToString(Answer(Finish({{0, true, false}}, 2, 0, {1}))), "[(10) x1, (5) x1]");
+}
+
+TEST(ReferencePeek, KeysAndMfp) {
+  // Keys 1 and 2 and 9; mfp: append v + k, keep v is not null, output (col 2, k).
+  const auto mfp = Mfp({Binary(pb::ADD, Col(1), Col(0))}, {Unary(pb::IS_NOT_NULL, Col(1))}, {2, 0});
+  EXPECT_EQ(ToString(Answer({}, mfp, {{std::int64_t{1}}, {std::int64_t{2}}, {std::int64_t{9}}})),
+            "[(11, 1) x2]");
+  // The mfp merges rows: project v only.
+  EXPECT_EQ(ToString(Answer({}, Mfp({}, {}, {1}))), "[(null) x1, (5) x3, (10) x3]");
+}
+
+TEST(ReferencePeek, MfpErrorsOnSelectedRowsOnly) {
+  const auto mfp = Mfp({Binary(pb::DIV, IntLit(100), Binary(pb::SUB, Col(0), IntLit(3)))}, {}, {});
+  EXPECT_FALSE(Answer({}, mfp).ok);
+  EXPECT_EQ(ToString(Answer({}, mfp, {{std::int64_t{1}}})), "[(1, 10, -50) x2]");
+}
+
+TEST(ReferencePeek, NegativeMultiplicityIsAnError) {
+  const PeekAnswer a = AnswerPeek(Make({{R(1, 1), -1}}), {0}, {}, {}, {});
+  EXPECT_FALSE(a.ok);
+  EXPECT_NE(a.error.find("negative multiplicity"), std::string::npos);
+}
+
+// ---- the log format -------------------------------------------------------------------------
+
+TEST(ReferenceLog, DatumsAndLines) {
+  EXPECT_EQ(LogDatum(Null{}), "null");
+  EXPECT_EQ(LogDatum(true), "true");
+  EXPECT_EQ(LogDatum(std::int64_t{-12}), "-12");
+  EXPECT_EQ(LogDatum(1.5), "1.5");
+  EXPECT_EQ(LogDatum(-0.0), "-0.0");
+  EXPECT_EQ(LogDatum(2e10), "20000000000.0");
+  EXPECT_EQ(LogDatum(std::numeric_limits<double>::infinity()), "inf");
+  EXPECT_EQ(LogDatum(std::string("a \"b\"\\\n\t")), "\"a \\\"b\\\"\\\\\\n\\t\"");
+  EXPECT_EQ(LogUpdateLine({std::int64_t{1}, Null{}, std::string("a b")}, 3, -2),
+            "U 3 -2 1 null \"a b\"\n");
+}
+
+TEST(ReferenceConversions, ProtoRoundTrip) {
+  const Row row = {Null{}, true, std::int64_t{kMin}, -0.5, std::string("x\0y", 3)};
+  EXPECT_EQ(CompareRow(FromProto(ToProto(row)), row), 0);
+}
+
+}  // namespace
+}  // namespace tandem::reference

@@ -1,0 +1,716 @@
+// Validation at the boundary (DESIGN §3.2): every rule refuses with a reason that names the
+// command, and a refused command changes nothing.
+#include "ipc/validate.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <map>
+#include <string>
+
+#include "unit/protocol_samples.h"
+
+namespace tandem::ipc {
+namespace {
+
+using namespace samples;  // NOLINT(google-build-using-namespace): builders read as a DSL here
+
+constexpr std::uint64_t kNotATime = std::numeric_limits<std::uint64_t>::max();
+
+// A validator after Hello and the primary dataflow (u1..u11, see protocol_samples.h).
+Validator Primed() {
+  Validator v;
+  EXPECT_TRUE(v.Validate(Hello()).ok());
+  const Status s = v.Validate(PrimaryDataflow());
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return v;
+}
+
+// Everything the validator knows, comparable.
+std::map<std::string, std::string> Snapshot(const Validator& v) {
+  std::map<std::string, std::string> out;
+  for (const auto& [id, schema] : v.collections()) out["collection " + id] = Encode(schema);
+  for (const auto& [id, info] : v.indexes()) {
+    std::string key;
+    for (auto c : info.key) key += std::to_string(c) + ",";
+    out["index " + id] = info.on + " " + key;
+  }
+  out["hello"] = v.hello_seen() ? "yes" : "no";
+  return out;
+}
+
+// Expects `command` refused with `code`, a message that starts with Describe(command) and
+// contains `reason`, and no change to the validator.
+void ExpectRefused(Validator& v, const pb::Command& command, StatusCode code,
+                   const std::string& reason) {
+  const auto before = Snapshot(v);
+  const Status s = v.Validate(command);
+  ASSERT_FALSE(s.ok()) << "accepted: " << ToJson(command);
+  EXPECT_EQ(s.code(), code) << s.ToString();
+  EXPECT_EQ(s.message().rfind(Describe(command) + ": ", 0), 0u) << s.message();
+  EXPECT_NE(s.message().find(reason), std::string::npos)
+      << "message: " << s.message() << "\nexpected to contain: " << reason;
+  EXPECT_EQ(Snapshot(v), before) << "a refused command changed the validator";
+}
+
+void ExpectInvalid(Validator& v, const pb::Command& c, const std::string& reason) {
+  ExpectRefused(v, c, StatusCode::kInvalidArgument, reason);
+}
+
+void ExpectAccepted(Validator& v, const pb::Command& c) {
+  const Status s = v.Validate(c);
+  EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << ToJson(c);
+}
+
+// A dataflow with one build `id` of `plan` (and nothing else), on the primed epoch.
+pb::Command OneBuild(const std::string& id, pb::Plan plan) {
+  pb::Command c = EmptyDataflow("one-build");
+  *Desc(c)->add_objects_to_build() = Build(id, std::move(plan));
+  return c;
+}
+
+// A dataflow importing key_value source u30 [INT64 key, INT64 value] and building u31 from it.
+pb::Command OverKeyValue(pb::Plan plan) {
+  pb::Command c = EmptyDataflow("over-key-value");
+  *Desc(c)->add_source_imports() = KeyValueImport("u30");
+  *Desc(c)->add_objects_to_build() = Build("u31", std::move(plan));
+  return c;
+}
+
+// A build over log source u30 [STRING? name, FLOAT64 score, BOOL ok] with one map expression.
+pb::Command MapOverLog(pb::ScalarExpr expr) {
+  pb::Command c = EmptyDataflow("map-over-log");
+  *Desc(c)->add_source_imports() = LogImport("u30");
+  *Desc(c)->add_objects_to_build() = Build("u31", MfpPlan(GetPlan("u30"), Mfp({expr}, {}, {})));
+  return c;
+}
+
+pb::Command PeekU9(std::vector<pb::Row> keys = {}, pb::MapFilterProject mfp = {}) {
+  pb::Command c;
+  c.mutable_peek()->set_uuid("p1");
+  c.mutable_peek()->set_id("u9");
+  c.mutable_peek()->set_timestamp(3);
+  for (auto& k : keys) *c.mutable_peek()->add_keys() = std::move(k);
+  *c.mutable_peek()->mutable_mfp() = std::move(mfp);
+  return c;
+}
+
+// ---- Hello and the epoch
+
+TEST(Validator, RefusesEveryCommandBeforeHello) {
+  Validator v;
+  for (const auto& [name, command] : AllCommands()) {
+    if (command.has_hello()) continue;
+    SCOPED_TRACE(name);
+    ExpectRefused(v, command, StatusCode::kFailedPrecondition, "refused before the first Hello");
+  }
+}
+
+TEST(Validator, RefusesHelloWithWrongProtocolVersion) {
+  Validator v;
+  pb::Command hello = Hello("n-1");
+  hello.mutable_hello()->set_protocol_version(kProtocolVersion + 1);
+  const Status s = v.Validate(hello);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "Hello(n-1, v2): protocol version 2, supervisor speaks 1");
+  EXPECT_FALSE(v.hello_seen());
+  ExpectRefused(v, Schedule("u1"), StatusCode::kFailedPrecondition, "before the first Hello");
+}
+
+TEST(Validator, RefusedHelloKeepsTheEpoch) {
+  Validator v = Primed();
+  pb::Command hello = Hello();
+  hello.mutable_hello()->set_protocol_version(0);
+  ExpectInvalid(v, hello, "protocol version 0");
+  EXPECT_EQ(v.collections().count("u9"), 1u);
+}
+
+TEST(Validator, HelloResetsEpochSoReplayingTheSameDataflowIsAccepted) {
+  Validator v = Primed();
+  ExpectInvalid(v, PrimaryDataflow(), "already exists");
+  ExpectAccepted(v, Hello("controller-2"));
+  EXPECT_TRUE(v.collections().empty());
+  EXPECT_TRUE(v.indexes().empty());
+  ExpectAccepted(v, PrimaryDataflow());
+}
+
+TEST(Validator, RefusesCommandWithNoKind) {
+  Validator v = Primed();
+  ExpectInvalid(v, pb::Command(), "command has no kind");
+}
+
+TEST(Validator, AcceptsTheSampleEpochInOrder) {
+  Validator v;
+  for (const auto& [name, command] : AllCommands()) {
+    SCOPED_TRACE(name);
+    ExpectAccepted(v, command);
+  }
+}
+
+TEST(Validator, RecordsSchemasOfSourcesBuildsAndIndexes) {
+  Validator v = Primed();
+  for (int i = 1; i <= 11; ++i) EXPECT_EQ(v.collections().count("u" + std::to_string(i)), 1u);
+  EXPECT_EQ(v.indexes().size(), 3u);
+  EXPECT_EQ(v.indexes().at("u10").on, "u5");
+  EXPECT_EQ(v.indexes().at("u10").key, std::vector<std::uint32_t>{0});
+  // Reduce: group key, then COUNT not nullable, SUM/MIN/MAX of the input type, nullable.
+  const pb::Schema& u5 = v.collections().at("u5");
+  ASSERT_EQ(u5.columns_size(), 5);
+  EXPECT_EQ(u5.columns(0).name(), "key");
+  EXPECT_FALSE(u5.columns(0).nullable());
+  EXPECT_EQ(u5.columns(1).type(), pb::INT64);
+  EXPECT_FALSE(u5.columns(1).nullable());
+  for (int c = 2; c < 5; ++c) {
+    EXPECT_EQ(u5.columns(c).type(), pb::INT64);
+    EXPECT_TRUE(u5.columns(c).nullable());
+  }
+  // An index has the schema of what it is on.
+  EXPECT_EQ(Encode(v.collections().at("u10")), Encode(u5));
+  // Mfp: if-then-else with a NULL branch is nullable; projection [3, 4, 2].
+  const pb::Schema& u8 = v.collections().at("u8");
+  ASSERT_EQ(u8.columns_size(), 3);
+  EXPECT_EQ(u8.columns(0).type(), pb::STRING);
+  EXPECT_TRUE(u8.columns(0).nullable());
+  EXPECT_EQ(u8.columns(1).type(), pb::FLOAT64);
+  EXPECT_EQ(u8.columns(2).type(), pb::BOOL);
+}
+
+// ---- configuration
+
+TEST(Validator, RefusesParameterWithEmptyName) {
+  Validator v = Primed();
+  pb::Command update = UpdateConfiguration();
+  (*update.mutable_update_configuration()->mutable_params())[""] = "x";
+  ExpectInvalid(v, update, "empty name");
+  pb::Command create = CreateInstance();
+  (*create.mutable_create_instance()->mutable_config()->mutable_params())[""] = "x";
+  ExpectInvalid(v, create, "empty name");
+  ExpectAccepted(v, InitializationComplete());
+}
+
+// ---- CreateDataflow: class and frontiers
+
+TEST(Validator, RefusesOneShotReadDataflowAsNotSupportedYet) {
+  Validator v = Primed();
+  pb::Command c = SecondaryDataflow();
+  Desc(c)->set_class_(pb::ONE_SHOT_READ);
+  ExpectInvalid(v, c, "ONE_SHOT_READ is not supported yet");
+}
+
+TEST(Validator, RefusesUnspecifiedOrUnknownDataflowClass) {
+  Validator v = Primed();
+  pb::Command c = SecondaryDataflow();
+  Desc(c)->set_class_(pb::DATAFLOW_CLASS_UNSPECIFIED);
+  ExpectInvalid(v, c, "class is unspecified");
+  Desc(c)->set_class_(static_cast<pb::DataflowClass>(9));
+  ExpectInvalid(v, c, "class 9 is not a known dataflow class");
+}
+
+TEST(Validator, RefusesAsOfThatIsNotExactlyOneValidTime) {
+  Validator v = Primed();
+  pb::Command c = SecondaryDataflow();
+  Desc(c)->mutable_as_of()->Clear();
+  ExpectInvalid(v, c, "as_of must have exactly one element, has 0");
+  Desc(c)->mutable_as_of()->add_elements(1);
+  Desc(c)->mutable_as_of()->add_elements(2);
+  ExpectInvalid(v, c, "as_of must have exactly one element, has 2");
+  Desc(c)->mutable_as_of()->Clear();
+  Desc(c)->mutable_as_of()->add_elements(kNotATime);
+  ExpectInvalid(v, c, "as_of 18446744073709551615 is not a valid time");
+}
+
+TEST(Validator, RefusesUntilThatIsNotOneValidTimeAfterAsOf) {
+  Validator v = Primed();
+  pb::Command c = SecondaryDataflow();  // as_of [5]
+  Desc(c)->mutable_until()->add_elements(5);
+  ExpectInvalid(v, c, "as_of 5 is not before until 5");
+  Desc(c)->mutable_until()->add_elements(9);
+  ExpectInvalid(v, c, "until must have at most one element, has 2");
+  Desc(c)->mutable_until()->Clear();
+  Desc(c)->mutable_until()->add_elements(kNotATime);
+  ExpectInvalid(v, c, "until 18446744073709551615 is not a valid time");
+  Desc(c)->mutable_until()->Clear();
+  Desc(c)->mutable_until()->add_elements(6);
+  ExpectAccepted(v, c);
+}
+
+// ---- CreateDataflow: ids
+
+TEST(Validator, RefusesIdThatIsNotACanonicalGlobalId) {
+  Validator v = Primed();
+  for (const char* id : {"", "x1", "u", "u-1", "U1", "u1 ", "u72057594037927936"}) {
+    SCOPED_TRACE(id);
+    ExpectInvalid(v, OneBuild(id, GetPlan("u1")), "is not a GlobalId");
+  }
+  ExpectInvalid(v, OneBuild("u07", GetPlan("u1")), "is not in canonical form (u7)");
+}
+
+TEST(Validator, RefusesIdThatAlreadyExistsInTheEpoch) {
+  Validator v = Primed();
+  pb::Command c = SecondaryDataflow();
+  Desc(c)->mutable_objects_to_build(0)->set_id("u4");
+  Desc(c)->mutable_index_exports(0)->set_on("u4");
+  ExpectInvalid(v, c, "build u4 already exists");
+  pb::Command source = EmptyDataflow("dup-source");
+  *Desc(source)->add_source_imports() = CounterImport("u9");
+  ExpectInvalid(v, source, "source import u9 already exists");
+}
+
+TEST(Validator, RefusesIdRepeatedWithinTheDataflow) {
+  Validator v = Primed();
+  pb::Command c = OverKeyValue(GetPlan("u30"));
+  *Desc(c)->add_objects_to_build() = Build("u31", GetPlan("u30"));
+  ExpectInvalid(v, c, "build u31 is already used in this dataflow");
+  pb::Command e = OverKeyValue(GetPlan("u30"));
+  *Desc(e)->add_index_exports() = Export("u31", "u30", {0});
+  ExpectInvalid(v, e, "index export u31 is already used in this dataflow");
+  pb::Command s = OverKeyValue(GetPlan("u30"));
+  *Desc(s)->add_source_imports() = CounterImport("u30");
+  ExpectInvalid(v, s, "source import u30 is already used in this dataflow");
+}
+
+TEST(Validator, RefusesDataflowThatCreatesNothing) {
+  Validator v = Primed();
+  ExpectInvalid(v, EmptyDataflow("nothing"), "creates nothing");
+}
+
+// ---- CreateDataflow: sources
+
+TEST(Validator, RefusesGeneratorSourceWithAnythingButItsFixedSchema) {
+  Validator v = Primed();
+  auto with_source = [](pb::SourceImport import) {
+    pb::Command c = EmptyDataflow("source");
+    *Desc(c)->add_source_imports() = std::move(import);
+    return c;
+  };
+  pb::SourceImport counter = CounterImport("u30");
+  counter.mutable_schema()->mutable_columns(0)->set_nullable(true);
+  ExpectInvalid(v, with_source(counter), "a counter source has schema [INT64]");
+  counter = CounterImport("u30");
+  *counter.mutable_schema()->add_columns() = MakeColumn("extra", pb::INT64);
+  ExpectInvalid(v, with_source(counter), "not [INT64, INT64]");
+
+  pb::SourceImport kv = KeyValueImport("u30");
+  kv.mutable_schema()->mutable_columns(1)->set_type(pb::FLOAT64);
+  ExpectInvalid(v, with_source(kv), "a key_value source has schema [INT64, INT64]");
+  kv = KeyValueImport("u30");
+  kv.mutable_source()->mutable_key_value()->set_keys(0);
+  ExpectInvalid(v, with_source(kv), "keys is 0");
+  kv = KeyValueImport("u30");
+  kv.mutable_source()->mutable_key_value()->set_updates_per_tick(0);
+  ExpectInvalid(v, with_source(kv), "updates_per_tick is 0");
+
+  // Column names are labels: any names will do.
+  kv = KeyValueImport("u30");
+  kv.mutable_schema()->mutable_columns(0)->set_name("k");
+  ExpectAccepted(v, with_source(kv));
+}
+
+TEST(Validator, RefusesLogSourceWithoutPathOrTypedColumns) {
+  Validator v = Primed();
+  auto with_source = [](pb::SourceImport import) {
+    pb::Command c = EmptyDataflow("source");
+    *Desc(c)->add_source_imports() = std::move(import);
+    return c;
+  };
+  pb::SourceImport log = LogImport("u30");
+  log.mutable_source()->mutable_log()->clear_path();
+  ExpectInvalid(v, with_source(log), "log source: path is empty");
+  log = LogImport("u30");
+  log.mutable_schema()->clear_columns();
+  ExpectInvalid(v, with_source(log), "log source: schema has no columns");
+  log = LogImport("u30");
+  log.mutable_schema()->mutable_columns(2)->set_type(pb::SCALAR_TYPE_UNSPECIFIED);
+  ExpectInvalid(v, with_source(log), "column 2 has unspecified type");
+  log = LogImport("u30");
+  log.clear_source();
+  ExpectInvalid(v, with_source(log), "source has no kind");
+}
+
+// ---- CreateDataflow: index imports
+
+TEST(Validator, AcceptsIndexImportOfAKnownIndex) {
+  Validator v = Primed();
+  ExpectAccepted(v, SecondaryDataflow());
+  EXPECT_EQ(v.indexes().at("u21").on, "u20");
+  // u20 = Reduce(u4) by column 1: [INT64, count INT64, sum INT64 nullable].
+  EXPECT_EQ(v.collections().at("u20").columns_size(), 3);
+}
+
+TEST(Validator, RefusesIndexImportOfUnknownIndex) {
+  Validator v = Primed();
+  pb::Command c = SecondaryDataflow();
+  Desc(c)->mutable_index_imports(0)->set_id("u99");
+  ExpectRefused(v, c, StatusCode::kNotFound, "index import u99: unknown index");
+}
+
+TEST(Validator, RefusesIndexImportOfSomethingThatIsNotAnIndex) {
+  Validator v = Primed();
+  pb::Command c = SecondaryDataflow();
+  Desc(c)->mutable_index_imports(0)->set_id("u4");
+  ExpectInvalid(v, c, "index import u4: not an index");
+}
+
+TEST(Validator, RefusesIndexImportThatDisagreesWithTheIndex) {
+  Validator v = Primed();
+  pb::Command on = SecondaryDataflow();
+  Desc(on)->mutable_index_imports(0)->set_on("u2");
+  ExpectInvalid(v, on, "the index is on u4, not u2");
+  pb::Command key = SecondaryDataflow();
+  Desc(key)->mutable_index_imports(0)->mutable_key()->Set(0, 1);
+  ExpectInvalid(v, key, "key [1] differs from the index's key");
+  pb::Command schema = SecondaryDataflow();
+  Desc(schema)->mutable_index_imports(0)->mutable_schema()->mutable_columns(1)->set_nullable(true);
+  ExpectInvalid(v, schema, "schema [INT64, INT64 nullable] differs from the known schema");
+  pb::Command twice = SecondaryDataflow();
+  *Desc(twice)->add_index_imports() = Desc(twice)->index_imports(0);
+  ExpectInvalid(v, twice, "imported twice");
+}
+
+// ---- CreateDataflow: plans
+
+TEST(Validator, GetMustNameSomethingOfThisDataflow) {
+  Validator v = Primed();
+  ExpectRefused(v, OneBuild("u30", GetPlan("u99")), StatusCode::kNotFound,
+                "build u30: Get(u99): unknown collection");
+  // u4 exists, but a dataflow reads it only through an index import.
+  ExpectInvalid(v, OneBuild("u30", GetPlan("u4")), "Get(u4): not a source import");
+  // Builds see only the builds before them.
+  pb::Command c = EmptyDataflow("order");
+  *Desc(c)->add_source_imports() = CounterImport("u30");
+  *Desc(c)->add_objects_to_build() = Build("u31", GetPlan("u32"));
+  *Desc(c)->add_objects_to_build() = Build("u32", GetPlan("u30"));
+  ExpectRefused(v, c, StatusCode::kNotFound, "build u31: Get(u32): unknown collection");
+  std::swap(*Desc(c)->mutable_objects_to_build(0), *Desc(c)->mutable_objects_to_build(1));
+  ExpectAccepted(v, c);
+}
+
+TEST(Validator, RefusesColumnReferenceOutOfRange) {
+  Validator v = Primed();
+  pb::Command c = EmptyDataflow("range");
+  *Desc(c)->add_source_imports() = KeyValueImport("u5000");
+  *Desc(c)->add_objects_to_build() =
+      Build("u5001", MfpPlan(GetPlan("u5000"), Mfp({Col(7)}, {}, {})));
+  const Status s = v.Validate(c);
+  EXPECT_EQ(s.message(),
+            "CreateDataflow(u5000, u5001): build u5001: Mfp: map expression 0: column 7 out of "
+            "range: input has 2 columns");
+  ExpectInvalid(v, OverKeyValue(MfpPlan(GetPlan("u30"), Mfp({}, {Col(2)}, {}))),
+                "predicate 0: column 2 out of range");
+  ExpectInvalid(v, OverKeyValue(MfpPlan(GetPlan("u30"), Mfp({}, {}, {0, 2}))),
+                "projection 1: column 2 out of range: input has 2 columns");
+}
+
+TEST(Validator, MapExpressionsMayReferToEarlierMapOutputs) {
+  Validator v = Primed();
+  // value * 2 becomes column 2; column 3 = column 2 + 1; keep the rows where column 3 > 0.
+  ExpectAccepted(
+      v, OverKeyValue(MfpPlan(GetPlan("u30"), Mfp({Binary(pb::MUL, Col(1), IntLit(2)),
+                                                   Binary(pb::ADD, Col(2), IntLit(1))},
+                                                  {Binary(pb::GT, Col(3), IntLit(0))}, {0, 3}))));
+  EXPECT_EQ(v.collections().at("u31").columns_size(), 2);
+  // ... but not to later ones.
+  v = Primed();
+  ExpectInvalid(v, OverKeyValue(MfpPlan(GetPlan("u30"), Mfp({Col(3), Col(1)}, {}, {}))),
+                "map expression 0: column 3 out of range: input has 2 columns");
+}
+
+TEST(Validator, RefusesTypeMismatchesInExpressions) {
+  // Over log source u30: 0 STRING? name, 1 FLOAT64 score, 2 BOOL ok.
+  const pb::ScalarExpr one_int = IntLit(1);
+  const pb::ScalarExpr half = Lit(FloatDatum(0.5), pb::FLOAT64);
+  struct Case {
+    pb::ScalarExpr expr;
+    std::string reason;
+  };
+  pb::ScalarExpr no_kind;
+  pb::ScalarExpr unspecified_unary = Unary(pb::NOT, Col(2));
+  unspecified_unary.mutable_unary()->set_func(pb::UNARY_FUNC_UNSPECIFIED);
+  pb::ScalarExpr unknown_binary = Binary(pb::ADD, Col(1), half);
+  unknown_binary.mutable_binary()->set_func(static_cast<pb::BinaryFunc>(77));
+  pb::ScalarExpr no_value = Lit(IntDatum(0), pb::INT64);
+  no_value.mutable_literal()->clear_value();
+  const std::vector<Case> cases = {
+      {Binary(pb::ADD, Col(1), one_int),
+       "ADD needs two INT64 or two FLOAT64 operands, got FLOAT64 and INT64"},
+      {Binary(pb::MUL, Col(0), Col(0)), "MUL needs two INT64 or two FLOAT64 operands"},
+      {Binary(pb::EQ, Col(0), one_int),
+       "EQ needs two operands of the same type, got STRING and INT64"},
+      {Binary(pb::AND, Col(2), Col(1)), "AND needs two BOOL operands, got BOOL and FLOAT64"},
+      {Unary(pb::NOT, Col(1)), "NOT needs a BOOL operand, got FLOAT64"},
+      {Unary(pb::NEGATE, Col(2)), "NEGATE needs an INT64 or FLOAT64 operand, got BOOL"},
+      {Lit(IntDatum(3), pb::FLOAT64), "literal value is INT64 but its type says FLOAT64"},
+      {Lit(NullDatum(), pb::SCALAR_TYPE_UNSPECIFIED), "literal has unspecified type"},
+      {no_value, "literal has no value"},
+      {If(Col(1), Col(0), Col(0)), "if condition must be BOOL, got FLOAT64"},
+      {If(Col(2), Col(0), Col(1)), "if branches have different types: STRING and FLOAT64"},
+      {If(Col(2), Col(0), no_kind), "else branch: expression has no kind"},
+      {Unary(pb::IS_NULL, Binary(pb::SUB, Col(2), Col(2))),
+       "operand of IS_NULL: SUB needs two INT64 or two FLOAT64 operands"},
+      {unspecified_unary, "unary function 0 is not a known function"},
+      {unknown_binary, "binary function 77 is not a known function"},
+      {no_kind, "expression has no kind"},
+  };
+  Validator v = Primed();
+  for (const auto& [expr, reason] : cases) {
+    SCOPED_TRACE(reason);
+    ExpectInvalid(v, MapOverLog(expr), "build u31: Mfp: map expression 0: " + reason);
+  }
+}
+
+TEST(Validator, AcceptsWellTypedExpressions) {
+  const std::vector<pb::ScalarExpr> exprs = {
+      Binary(pb::DIV, Col(1), Lit(FloatDatum(2), pb::FLOAT64)),
+      Binary(pb::LT, Col(0), Lit(StringDatum("m"), pb::STRING)),
+      Binary(pb::EQ, Col(2), Lit(BoolDatum(true), pb::BOOL)),
+      Binary(pb::OR, Col(2), Lit(NullDatum(), pb::BOOL)),
+      Unary(pb::IS_NULL, Col(0)),
+      Unary(pb::NEGATE, Col(1)),
+      If(Col(2), Col(1), Lit(NullDatum(), pb::FLOAT64)),
+  };
+  for (const auto& expr : exprs) {
+    Validator v = Primed();
+    ExpectAccepted(v, MapOverLog(expr));
+  }
+}
+
+TEST(Validator, RefusesPredicateThatIsNotBool) {
+  Validator v = Primed();
+  ExpectInvalid(v, OverKeyValue(MfpPlan(GetPlan("u30"), Mfp({}, {Col(0)}, {}))),
+                "predicate 0 has type INT64, must be BOOL");
+}
+
+TEST(Validator, RefusesReduceWithBadColumnsOrSumOnNonNumbers) {
+  Validator v = Primed();
+  ExpectInvalid(v, OverKeyValue(ReducePlan(GetPlan("u30"), {2}, {})),
+                "Reduce: group key 0: column 2 out of range: input has 2 columns");
+  ExpectInvalid(v, OverKeyValue(ReducePlan(GetPlan("u30"), {0}, {{pb::MAX, 5}})),
+                "Reduce: aggregate 0: column 5 out of range");
+  ExpectInvalid(
+      v, OverKeyValue(ReducePlan(GetPlan("u30"), {0}, {{pb::AGGREGATE_FUNC_UNSPECIFIED, 0}})),
+      "aggregate 0: aggregate function 0 is not a known function");
+  pb::Command sum_strings = EmptyDataflow("sum");
+  *Desc(sum_strings)->add_source_imports() = LogImport("u30");
+  *Desc(sum_strings)->add_objects_to_build() =
+      Build("u31", ReducePlan(GetPlan("u30"), {2}, {{pb::SUM, 0}}));
+  ExpectInvalid(v, sum_strings, "SUM needs an INT64 or FLOAT64 column, column 0 is STRING");
+  // COUNT ignores its column; MIN/MAX take any type.
+  Desc(sum_strings)
+      ->mutable_objects_to_build(0)
+      ->mutable_plan()
+      ->mutable_reduce()
+      ->clear_aggregates();
+  auto* reduce = Desc(sum_strings)->mutable_objects_to_build(0)->mutable_plan()->mutable_reduce();
+  reduce->add_aggregates()->set_func(pb::COUNT);
+  reduce->mutable_aggregates(0)->set_column(99);
+  reduce->add_aggregates()->set_func(pb::MIN);
+  ExpectAccepted(v, sum_strings);
+  const pb::Schema& out = v.collections().at("u31");
+  ASSERT_EQ(out.columns_size(), 3);
+  EXPECT_EQ(out.columns(2).type(), pb::STRING);
+  EXPECT_TRUE(out.columns(2).nullable());
+}
+
+TEST(Validator, UnionNeedsEqualColumnTypesAndOrsNullability) {
+  Validator v = Primed();
+  pb::Command c = EmptyDataflow("union");
+  *Desc(c)->add_source_imports() = KeyValueImport("u30");
+  *Desc(c)->add_source_imports() = LogImport("u31");
+  auto add_union = [&](std::vector<pb::Plan> inputs) {
+    pb::Command u = c;
+    *Desc(u)->add_objects_to_build() = Build("u32", UnionPlan(std::move(inputs)));
+    return u;
+  };
+  ExpectInvalid(v, add_union({}), "Union needs at least one input");
+  ExpectInvalid(v, add_union({GetPlan("u30"), GetPlan("u31")}),
+                "Union input 1 has columns [STRING nullable, FLOAT64, BOOL], input 0 has [INT64, "
+                "INT64]");
+  ExpectInvalid(v, add_union({GetPlan("u30"), MfpPlan(GetPlan("u30"), Mfp({}, {}, {0}))}),
+                "Union input 1 has columns [INT64]");
+  // [INT64] ∪ [INT64 nullable] is [INT64 nullable].
+  ExpectAccepted(v,
+                 add_union({MfpPlan(GetPlan("u30"), Mfp({}, {}, {0})),
+                            MfpPlan(GetPlan("u30"), Mfp({Lit(NullDatum(), pb::INT64)}, {}, {2}))}));
+  ASSERT_EQ(v.collections().at("u32").columns_size(), 1);
+  EXPECT_TRUE(v.collections().at("u32").columns(0).nullable());
+}
+
+TEST(Validator, DistinctKeepsItsInputSchema) {
+  Validator v = Primed();
+  ExpectAccepted(v, OverKeyValue(DistinctPlan(GetPlan("u30"))));
+  EXPECT_EQ(Encode(v.collections().at("u31")), Encode(v.collections().at("u30")));
+  ExpectInvalid(v, OneBuild("u40", DistinctPlan(pb::Plan())), "plan node has no kind");
+}
+
+// ---- CreateDataflow: index exports
+
+TEST(Validator, RefusesIndexExportWithEmptyKeyOrKeyOutOfRange) {
+  Validator v = Primed();
+  pb::Command c = OverKeyValue(GetPlan("u30"));
+  *Desc(c)->add_index_exports() = Export("u32", "u31", {});
+  ExpectInvalid(v, c, "index export u32: key is empty");
+  Desc(c)->mutable_index_exports(0)->add_key(1);
+  Desc(c)->mutable_index_exports(0)->add_key(2);
+  ExpectInvalid(v, c, "index export u32: key 1: column 2 out of range: input has 2 columns");
+}
+
+TEST(Validator, RefusesIndexExportOnSomethingNotOfThisDataflow) {
+  Validator v = Primed();
+  pb::Command c = OverKeyValue(GetPlan("u30"));
+  *Desc(c)->add_index_exports() = Export("u32", "u4", {0});
+  ExpectInvalid(v, c, "index export u32: u4 is not a source, import or build of this dataflow");
+  Desc(c)->mutable_index_exports(0)->set_on("u77");
+  ExpectRefused(v, c, StatusCode::kNotFound, "index export u32: unknown collection u77");
+  // A source import may be indexed directly.
+  Desc(c)->mutable_index_exports(0)->set_on("u30");
+  ExpectAccepted(v, c);
+}
+
+// ---- Schedule, AllowWrites, AllowCompaction
+
+TEST(Validator, ScheduleAndAllowWritesNeedAKnownId) {
+  Validator v = Primed();
+  ExpectAccepted(v, Schedule("u1"));
+  ExpectAccepted(v, AllowWrites("u11"));
+  ExpectRefused(v, Schedule("u99"), StatusCode::kNotFound, "unknown id u99");
+  ExpectRefused(v, AllowWrites("u99"), StatusCode::kNotFound, "unknown id u99");
+}
+
+TEST(Validator, RefusesAllowCompactionWithBadFrontier) {
+  Validator v = Primed();
+  ExpectInvalid(v, AllowCompaction("u9", {3, 4}), "frontier has 2 elements");
+  ExpectInvalid(v, AllowCompaction("u9", {kNotATime}),
+                "frontier element 18446744073709551615 is not a valid time");
+  pb::Command missing = AllowCompaction("u9");
+  missing.mutable_allow_compaction()->clear_frontier();
+  ExpectInvalid(v, missing, "frontier is missing");
+  ExpectRefused(v, AllowCompaction("u99", {3}), StatusCode::kNotFound, "unknown id u99");
+  ExpectAccepted(v, AllowCompaction("u9", {3}));
+  EXPECT_EQ(v.indexes().count("u9"), 1u);
+}
+
+TEST(Validator, AllowCompactionDropForgetsIdSoALaterPeekIsRefused) {
+  Validator v = Primed();
+  ExpectAccepted(v, Peek());
+  ExpectAccepted(v, Drop("u9"));
+  EXPECT_EQ(v.collections().count("u9"), 0u);
+  EXPECT_EQ(v.indexes().count("u9"), 0u);
+  ExpectRefused(v, Peek(), StatusCode::kNotFound, "unknown index u9");
+  ExpectRefused(v, Schedule("u9"), StatusCode::kNotFound, "unknown id u9");
+  ExpectRefused(v, Drop("u9"), StatusCode::kNotFound, "unknown id u9");
+  ExpectRefused(v, SecondaryDataflow(), StatusCode::kNotFound, "index import u9: unknown index");
+  // A dropped id may be created again.
+  pb::Command again = EmptyDataflow("again");
+  *Desc(again)->add_source_imports() = KeyValueImport("u30");
+  *Desc(again)->add_index_exports() = Export("u9", "u30", {0});
+  ExpectAccepted(v, again);
+  ExpectAccepted(v, Peek());
+}
+
+TEST(Validator, DroppingACollectionKeepsTheIndexesOnIt) {
+  Validator v = Primed();
+  ExpectAccepted(v, Drop("u4"));
+  EXPECT_EQ(v.collections().count("u4"), 0u);
+  ExpectAccepted(v, Peek());
+  ExpectAccepted(v, SecondaryDataflow());  // imports u9 on u4, and reads u4 through it
+}
+
+// ---- Peek and CancelPeek
+
+TEST(Validator, RefusesPeekOnUnknownId) {
+  Validator v = Primed();
+  pb::Command c = Peek();
+  c.mutable_peek()->set_id("u99");
+  ExpectRefused(v, c, StatusCode::kNotFound, "unknown index u99");
+}
+
+TEST(Validator, RefusesPeekOnACollectionThatIsNotAnIndex) {
+  Validator v = Primed();
+  pb::Command c = Peek();
+  c.mutable_peek()->set_id("u4");
+  ExpectInvalid(v, c, "u4 is not an index");
+}
+
+TEST(Validator, RefusesPeekWithEmptyUuidOrInvalidTimestamp) {
+  Validator v = Primed();
+  ExpectInvalid(v, Peek(""), "uuid is empty");
+  pb::Command c = Peek();
+  c.mutable_peek()->set_timestamp(kNotATime);
+  ExpectInvalid(v, c, "timestamp 18446744073709551615 is not a valid time");
+}
+
+TEST(Validator, RefusesPeekKeyOfWrongArity) {
+  Validator v = Primed();
+  ExpectInvalid(v, PeekU9({MakeRow({IntDatum(1), IntDatum(2)})}),
+                "key 0 has 2 datums, the index key has 1 columns");
+  ExpectInvalid(v, PeekU9({MakeRow({IntDatum(1)}), MakeRow({})}),
+                "key 1 has 0 datums, the index key has 1 columns");
+}
+
+TEST(Validator, RefusesPeekKeyOfWrongType) {
+  Validator v = Primed();
+  ExpectInvalid(v, PeekU9({MakeRow({StringDatum("1")})}),
+                "key 0 datum 0: datum is STRING, the column is INT64");
+  ExpectInvalid(v, PeekU9({MakeRow({pb::Datum()})}), "key 0 datum 0: datum has no value");
+}
+
+TEST(Validator, PeekKeyMayBeNullOnlyForANullableColumn) {
+  Validator v = Primed();
+  ExpectInvalid(v, PeekU9({MakeRow({NullDatum()})}),
+                "key 0 datum 0: null for a column that is not nullable");
+  pb::Command c = PeekU9({MakeRow({NullDatum()}), MakeRow({StringDatum("ada")})});
+  c.mutable_peek()->set_id("u11");  // on u3, key [0]: STRING nullable
+  ExpectAccepted(v, c);
+}
+
+TEST(Validator, RefusesPeekWhoseMfpDoesNotTypeCheck) {
+  Validator v = Primed();
+  ExpectInvalid(v, PeekU9({}, Mfp({Col(2)}, {}, {})),
+                "mfp: map expression 0: column 2 out of range: input has 2 columns");
+  ExpectInvalid(v, PeekU9({}, Mfp({}, {Col(0)}, {})), "mfp: predicate 0 has type INT64");
+}
+
+TEST(Validator, RefusesPeekFinishingColumnsOutsideTheMfpOutput) {
+  Validator v = Primed();
+  // The mfp keeps one column of u9's two.
+  pb::Command c = PeekU9({}, Mfp({}, {}, {1}));
+  c.mutable_peek()->mutable_finishing()->add_order_by()->set_column(1);
+  ExpectInvalid(v, c,
+                "finishing order_by 0: column 1 out of range: the mfp's output has 1 columns");
+  c.mutable_peek()->mutable_finishing()->mutable_order_by(0)->set_column(0);
+  c.mutable_peek()->mutable_finishing()->add_project(0);
+  c.mutable_peek()->mutable_finishing()->add_project(1);
+  ExpectInvalid(v, c, "finishing project 1: column 1 out of range");
+  c.mutable_peek()->mutable_finishing()->mutable_project()->RemoveLast();
+  ExpectAccepted(v, c);
+}
+
+TEST(Validator, PeekUuidsAreNotTrackedSoTheyMayRepeat) {
+  Validator v = Primed();
+  ExpectAccepted(v, Peek("same"));
+  ExpectAccepted(v, Peek("same"));
+}
+
+TEST(Validator, CancelPeekNeedsOnlyANonEmptyUuid) {
+  Validator v = Primed();
+  ExpectAccepted(v, CancelPeek("never-seen"));
+  ExpectInvalid(v, CancelPeek(""), "uuid is empty");
+}
+
+// ---- all-or-nothing
+
+TEST(Validator, RefusedDataflowRecordsNothingOfWhatCameBeforeTheError) {
+  Validator v = Primed();
+  // Source u30 and build u31 are fine; the export u32 is not.
+  pb::Command c = OverKeyValue(GetPlan("u30"));
+  *Desc(c)->add_index_exports() = Export("u32", "u31", {9});
+  ExpectInvalid(v, c, "index export u32");  // also checks that nothing changed
+  EXPECT_EQ(v.collections().count("u30"), 0u);
+  EXPECT_EQ(v.collections().count("u31"), 0u);
+  Desc(c)->mutable_index_exports(0)->set_key(0, 1);
+  ExpectAccepted(v, c);
+  EXPECT_EQ(v.indexes().at("u32").key, std::vector<std::uint32_t>{1});
+}
+
+}  // namespace
+}  // namespace tandem::ipc

@@ -1,0 +1,637 @@
+#include "workers/dataflow.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "base/check.h"
+#include "workers/routing.h"
+
+namespace tandem::workers {
+
+namespace pb = ipc::pb;
+using Clock = std::chrono::steady_clock;
+
+// ---------------------------------------------------------------------------------------------
+// Generators
+
+namespace {
+
+std::uint64_t Mix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+// Ticks a generator may run ahead in one step, so one step stays short under a backlog.
+constexpr Time kMaxTicksPerStep = 1000;
+
+}  // namespace
+
+std::int64_t KeyValueInitial(std::uint64_t seed, std::int64_t key) {
+  return static_cast<std::int64_t>(Mix(seed ^ Mix(static_cast<std::uint64_t>(key))) % 1000000);
+}
+std::int64_t KeyValuePick(std::uint64_t seed, Time t, std::uint64_t j, std::uint64_t keys) {
+  return static_cast<std::int64_t>(Mix(seed * 31 + Mix(t * 1000003 + j)) % keys);
+}
+std::int64_t KeyValueValue(std::uint64_t seed, Time t, std::uint64_t j) {
+  return static_cast<std::int64_t>(Mix(~seed ^ Mix(t * 7919 + j)) % 1000000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exchange
+
+Exchange::Exchange(std::uint32_t workers)
+    : workers_(workers),
+      barrier_(workers),
+      buffers_(2, std::vector<std::vector<std::vector<RowUpdate>>>(
+                      workers, std::vector<std::vector<RowUpdate>>(workers))),
+      round_(workers, 0) {}
+
+std::vector<RowUpdate> Exchange::Shuffle(std::uint32_t me, std::vector<RowUpdate> rows,
+                                         const std::vector<std::uint32_t>& key_columns,
+                                         bool whole_row) {
+  if (workers_ == 1) return rows;
+  auto& set = buffers_[round_[me]++ % 2];
+  std::string key;
+  for (RowUpdate& u : rows) {
+    key.clear();
+    if (whole_row) {
+      AppendEncodedRow(u.row, &key);
+    } else {
+      for (std::uint32_t c : key_columns) AppendEncodedDatum(u.row[c], &key);
+    }
+    set[me][WorkerOf(key, workers_)].push_back(std::move(u));
+  }
+  barrier_.arrive_and_wait();
+  std::vector<RowUpdate> mine;
+  for (std::uint32_t from = 0; from < workers_; ++from) {
+    auto& in = set[from][me];
+    std::move(in.begin(), in.end(), std::back_inserter(mine));
+    in.clear();
+  }
+  return mine;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sources (shared part)
+
+Clock::time_point DataflowShared::Prepare(std::uint32_t workers, Clock::time_point now) {
+  frontier = target;
+  Clock::time_point next = now + std::chrono::milliseconds(100);
+  Frontier hi = Frontier::Empty();
+  for (auto& s : sources) {
+    if (s->pending.empty()) s->pending.resize(workers);
+    switch (s->source.kind_case()) {
+      case pb::Source::kCounter:
+      case pb::Source::kKeyValue: {
+        const bool counter = s->source.has_counter();
+        const std::uint64_t interval = counter ? s->source.counter().tick_interval_us()
+                                               : s->source.key_value().tick_interval_us();
+        if (s->upper.empty()) break;
+        Time available;
+        if (interval == 0) {
+          available = s->upper.time() + 64;
+        } else {
+          const auto elapsed =
+              std::chrono::duration_cast<std::chrono::microseconds>(now - s->created).count();
+          available = static_cast<Time>(elapsed) / interval + 1;
+          next = std::min(next, s->created + std::chrono::microseconds(available * interval));
+        }
+        available = std::min(available, s->upper.time() + kMaxTicksPerStep);
+        Frontier upper = Frontier::At(std::max(available, s->upper.time()));
+        if (counter && s->source.counter().max() != 0 && upper.time() > s->source.counter().max()) {
+          upper = Frontier::Empty();  // every value emitted: closed
+        }
+        s->upper = upper;
+        if (available > s->upper.time()) next = now;  // still catching up
+        break;
+      }
+      case pb::Source::kLog: {
+        if (!s->tailer) {
+          s->tailer = std::make_unique<LogTailer>(s->source.log().path(), s->schema);
+        }
+        for (LogRecord& r : s->tailer->ReadNew()) {
+          switch (r.kind) {
+            case LogRecord::Kind::kUpdate:
+              if (!s->upper.LessEqual(r.time)) {
+                s->pending_errors.push_back({"log line " + std::to_string(s->tailer->line()) +
+                                                 ": update at time " + std::to_string(r.time) +
+                                                 " is below the progress mark " +
+                                                 s->upper.ToString(),
+                                             s->upper.empty() ? 0 : s->upper.time(), 1});
+                break;
+              }
+              s->pending[s->records++ % workers].push_back({std::move(r.row), r.time, r.diff});
+              break;
+            case LogRecord::Kind::kProgress:
+              if (!s->upper.empty() && r.time > s->upper.time()) s->upper = Frontier::At(r.time);
+              break;
+            case LogRecord::Kind::kClose:
+              s->upper = Frontier::Empty();
+              break;
+            case LogRecord::Kind::kError:
+              s->pending_errors.push_back(
+                  {r.error, s->upper.empty() ? kMaxTime : s->upper.time(), 1});
+              break;
+          }
+        }
+        next = std::min(next, now + std::chrono::milliseconds(10));
+        break;
+      }
+      default:
+        break;
+    }
+    hi = Min(hi, s->upper);
+  }
+  hi = Min(hi, until);
+  // Nothing is emitted before as_of: the first tick ends beyond it.
+  if (!hi.empty() && hi.time() <= as_of) hi = frontier;
+  target = Max(frontier, hi);
+  return next;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operators
+
+struct TickCtx {
+  Time lo;
+  Frontier hi;
+  std::uint64_t tick;
+  std::uint32_t me;
+  Exchange* exchange;
+};
+
+class Node {
+ public:
+  virtual ~Node() = default;
+  virtual Delta Pull(const TickCtx& ctx) = 0;
+};
+
+namespace {
+
+// Groups updates by time (ascending) and calls fn(time, begin, end) for each run.
+template <typename F>
+void ForEachTime(std::vector<RowUpdate>& rows, F&& fn) {
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const RowUpdate& a, const RowUpdate& b) { return a.time < b.time; });
+  for (std::size_t i = 0; i < rows.size();) {
+    std::size_t j = i;
+    while (j < rows.size() && rows[j].time == rows[i].time) ++j;
+    fn(rows[i].time, i, j);
+    i = j;
+  }
+}
+
+class SourceNode final : public Node {
+ public:
+  SourceNode(SourceShared* s, Time as_of, Frontier until) : s_(s), as_of_(as_of), until_(until) {}
+  Delta Pull(const TickCtx& ctx) override {
+    Delta d;
+    const std::uint32_t n = ctx.exchange->workers();
+    auto emit = [&](Row row, Time t, std::int64_t diff) {
+      if (!until_.Greater(t)) return;
+      d.rows.push_back({std::move(row), std::max(t, as_of_), diff});
+    };
+    const Time hi = ctx.hi.empty() ? kMaxTime : ctx.hi.time();
+    switch (s_->source.kind_case()) {
+      case pb::Source::kCounter: {
+        const Time max = s_->source.counter().max();
+        for (Time v = std::max<Time>(ctx.lo, 1); v < hi && (max == 0 || v <= max); ++v) {
+          if (v % n == ctx.me) emit({static_cast<std::int64_t>(v)}, v, 1);
+        }
+        break;
+      }
+      case pb::Source::kKeyValue: {
+        const auto& kv = s_->source.key_value();
+        const auto keys = static_cast<std::int64_t>(kv.keys());
+        if (ctx.lo == 0) {
+          for (std::int64_t k = ctx.me; k < keys; k += n) {
+            values_[k] = KeyValueInitial(kv.seed(), k);
+            emit({k, values_[k]}, 0, 1);
+          }
+        }
+        for (Time t = std::max<Time>(ctx.lo, 1); t < hi; ++t) {
+          for (std::uint64_t j = 0; j < kv.updates_per_tick(); ++j) {
+            const std::int64_t k = KeyValuePick(kv.seed(), t, j, kv.keys());
+            if (static_cast<std::uint64_t>(k) % n != ctx.me) continue;
+            const std::int64_t v = KeyValueValue(kv.seed(), t, j);
+            std::int64_t& cur = values_[k];
+            emit({k, cur}, t, -1);
+            cur = v;
+            emit({k, cur}, t, 1);
+          }
+        }
+        break;
+      }
+      case pb::Source::kLog: {
+        auto& mine = s_->pending[ctx.me];
+        std::vector<RowUpdate> later;
+        for (RowUpdate& u : mine) {
+          if (ctx.hi.Greater(u.time)) {
+            emit(std::move(u.row), u.time, u.diff);
+          } else {
+            later.push_back(std::move(u));
+          }
+        }
+        mine = std::move(later);
+        if (ctx.me == 0) {
+          std::vector<ErrorUpdate> later_errors;
+          for (ErrorUpdate& e : s_->pending_errors) {
+            if (ctx.hi.Greater(e.time)) {
+              e.time = std::max(e.time, as_of_);
+              d.errors.push_back(std::move(e));
+            } else {
+              later_errors.push_back(std::move(e));
+            }
+          }
+          s_->pending_errors = std::move(later_errors);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    return d;
+  }
+
+ private:
+  SourceShared* s_;
+  Time as_of_;
+  Frontier until_;
+  std::map<std::int64_t, std::int64_t> values_;  // key_value: this worker's keys
+};
+
+// A build referenced more than once is computed once per tick.
+class CachedNode final : public Node {
+ public:
+  explicit CachedNode(Node* inner) : inner_(inner) {}
+  Delta Pull(const TickCtx& ctx) override {
+    if (!computed_ || tick_ != ctx.tick) {
+      cache_ = inner_->Pull(ctx);
+      tick_ = ctx.tick;
+      computed_ = true;
+    }
+    return cache_;
+  }
+
+ private:
+  Node* inner_;
+  Delta cache_;
+  std::uint64_t tick_ = 0;
+  bool computed_ = false;
+};
+
+class MfpNode final : public Node {
+ public:
+  MfpNode(Node* input, Mfp mfp) : input_(input), mfp_(std::move(mfp)) {}
+  Delta Pull(const TickCtx& ctx) override {
+    Delta d = input_->Pull(ctx);
+    if (mfp_.identity()) return d;
+    std::vector<RowUpdate> out;
+    out.reserve(d.rows.size());
+    std::string error;
+    for (RowUpdate& u : d.rows) {
+      switch (mfp_.Apply(&u.row, &error)) {
+        case Mfp::Outcome::kKept:
+          out.push_back(std::move(u));
+          break;
+        case Mfp::Outcome::kDropped:
+          break;
+        case Mfp::Outcome::kError:
+          d.errors.push_back({error, u.time, u.diff});
+          break;
+      }
+    }
+    d.rows = std::move(out);
+    return d;
+  }
+
+ private:
+  Node* input_;
+  Mfp mfp_;
+};
+
+class UnionNode final : public Node {
+ public:
+  explicit UnionNode(std::vector<Node*> inputs) : inputs_(std::move(inputs)) {}
+  Delta Pull(const TickCtx& ctx) override {
+    Delta out;
+    for (Node* in : inputs_) {
+      Delta d = in->Pull(ctx);
+      std::move(d.rows.begin(), d.rows.end(), std::back_inserter(out.rows));
+      std::move(d.errors.begin(), d.errors.end(), std::back_inserter(out.errors));
+    }
+    return out;
+  }
+
+ private:
+  std::vector<Node*> inputs_;
+};
+
+class DistinctNode final : public Node {
+ public:
+  explicit DistinctNode(Node* input) : input_(input) {}
+  Delta Pull(const TickCtx& ctx) override {
+    Delta in = input_->Pull(ctx);
+    Delta out;
+    out.errors = std::move(in.errors);
+    std::vector<RowUpdate> rows = ctx.exchange->Shuffle(ctx.me, std::move(in.rows), {}, true);
+    std::string key;
+    ForEachTime(rows, [&](Time t, std::size_t b, std::size_t e) {
+      std::map<std::string, std::int64_t> before;  // touched rows → count before this time
+      for (std::size_t i = b; i < e; ++i) {
+        key.clear();
+        AppendEncodedRow(rows[i].row, &key);
+        auto& [row, count] = state_[key];
+        if (!before.count(key)) before[key] = count;
+        if (row.empty() && !rows[i].row.empty()) row = rows[i].row;
+        count += rows[i].diff;
+      }
+      for (const auto& [k, was] : before) {
+        auto it = state_.find(k);
+        const std::int64_t now = it->second.second;
+        if ((was > 0) != (now > 0)) out.rows.push_back({it->second.first, t, now > 0 ? 1 : -1});
+        if (now == 0) state_.erase(it);
+      }
+    });
+    return out;
+  }
+
+ private:
+  Node* input_;
+  std::map<std::string, std::pair<Row, std::int64_t>> state_;  // encoded row → (row, count)
+};
+
+// 128-bit accumulator for integer sums: exact, and overflow of the int64 result is detectable.
+__extension__ typedef __int128 Int128;
+
+struct DatumLess {
+  bool operator()(const Datum& a, const Datum& b) const { return CompareDatum(a, b) < 0; }
+};
+
+class ReduceNode final : public Node {
+ public:
+  ReduceNode(Node* input, const pb::Plan::Reduce& r)
+      : input_(input), key_(r.group_key().begin(), r.group_key().end()) {
+    for (const auto& a : r.aggregates()) aggs_.push_back(a);
+  }
+
+  Delta Pull(const TickCtx& ctx) override {
+    Delta in = input_->Pull(ctx);
+    Delta out;
+    out.errors = std::move(in.errors);
+    std::vector<RowUpdate> rows = ctx.exchange->Shuffle(ctx.me, std::move(in.rows), key_, false);
+    std::string key;
+    ForEachTime(rows, [&](Time t, std::size_t b, std::size_t e) {
+      std::set<std::string> touched;
+      for (std::size_t i = b; i < e; ++i) {
+        key.clear();
+        for (std::uint32_t c : key_) AppendEncodedDatum(rows[i].row[c], &key);
+        Group& g = groups_[key];
+        if (g.aggs.empty()) {
+          g.aggs.resize(aggs_.size());
+          for (std::uint32_t c : key_) g.key.push_back(rows[i].row[c]);
+        }
+        Apply(g, rows[i].row, rows[i].diff);
+        touched.insert(key);
+      }
+      for (const std::string& k : touched) {
+        auto it = groups_.find(k);
+        Group& g = it->second;
+        Output now = Compute(g);
+        if (!(now == g.out)) {
+          Emit(g.out, t, -1, &out);
+          Emit(now, t, 1, &out);
+          g.out = std::move(now);
+        }
+        if (g.count == 0) groups_.erase(it);
+      }
+    });
+    return out;
+  }
+
+ private:
+  struct AggState {
+    Int128 int_sum = 0;
+    double float_sum = 0;
+    bool is_float = false;
+    std::int64_t nonnull = 0;                         // multiplicity of non-null values
+    std::map<Datum, std::int64_t, DatumLess> values;  // MIN/MAX
+  };
+  struct Output {
+    bool present = false;
+    Row row;
+    std::string error;
+    bool operator==(const Output& o) const {
+      return present == o.present && error == o.error && CompareRow(row, o.row) == 0 &&
+             row.size() == o.row.size();
+    }
+  };
+  struct Group {
+    Row key;
+    std::int64_t count = 0;
+    std::vector<AggState> aggs;
+    Output out;
+  };
+
+  void Apply(Group& g, const Row& row, std::int64_t diff) {
+    g.count += diff;
+    for (std::size_t a = 0; a < aggs_.size(); ++a) {
+      const pb::Aggregate& agg = aggs_[a];
+      if (agg.func() == pb::COUNT) continue;
+      const Datum& v = row[agg.column()];
+      if (v.index() == 0) continue;  // nulls are ignored
+      AggState& s = g.aggs[a];
+      if (agg.func() == pb::SUM) {
+        s.nonnull += diff;
+        if (v.index() == 2) {
+          s.int_sum += static_cast<Int128>(std::get<std::int64_t>(v)) * diff;
+        } else {
+          s.is_float = true;
+          s.float_sum += std::get<double>(v) * static_cast<double>(diff);
+        }
+      } else {
+        auto& c = s.values[v];
+        c += diff;
+        if (c == 0) s.values.erase(v);
+      }
+    }
+  }
+
+  Output Compute(const Group& g) const {
+    Output o;
+    if (g.count <= 0) return o;
+    o.present = true;
+    o.row = g.key;
+    for (std::size_t a = 0; a < aggs_.size(); ++a) {
+      const AggState& s = g.aggs[a];
+      switch (aggs_[a].func()) {
+        case pb::COUNT:
+          o.row.push_back(g.count);
+          break;
+        case pb::SUM:
+          if (s.nonnull <= 0) {
+            o.row.push_back(Null{});
+          } else if (s.is_float) {
+            o.row.push_back(s.float_sum);
+          } else if (s.int_sum > INT64_MAX || s.int_sum < INT64_MIN) {
+            o.error = "integer overflow in SUM";
+            o.row.push_back(Null{});
+          } else {
+            o.row.push_back(static_cast<std::int64_t>(s.int_sum));
+          }
+          break;
+        case pb::MIN:
+        case pb::MAX: {
+          std::optional<Datum> best;
+          if (aggs_[a].func() == pb::MIN) {
+            for (const auto& [v, c] : s.values) {
+              if (c > 0) {
+                best = v;
+                break;
+              }
+            }
+          } else {
+            for (auto it = s.values.rbegin(); it != s.values.rend(); ++it) {
+              if (it->second > 0) {
+                best = it->first;
+                break;
+              }
+            }
+          }
+          o.row.push_back(best ? *best : Datum(Null{}));
+          break;
+        }
+        default:
+          TANDEM_CHECK(false, "unknown aggregate passed validation");
+      }
+    }
+    return o;
+  }
+
+  static void Emit(const Output& o, Time t, std::int64_t diff, Delta* out) {
+    if (!o.present) return;
+    if (!o.error.empty()) {
+      out->errors.push_back({o.error, t, diff});
+    } else {
+      out->rows.push_back({o.row, t, diff});
+    }
+  }
+
+  Node* input_;
+  std::vector<std::uint32_t> key_;
+  std::vector<pb::Aggregate> aggs_;
+  std::map<std::string, Group> groups_;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// DataflowInstance
+
+DataflowInstance::DataflowInstance(DataflowShared* shared, std::uint32_t me, Exchange* exchange,
+                                   shm::Publisher* publisher)
+    : shared_(shared), me_(me), exchange_(exchange), publisher_(publisher) {
+  const pb::DataflowDescription& desc = shared->desc;
+  std::map<std::string, Node*> named;
+  for (std::size_t i = 0; i < shared->sources.size(); ++i) {
+    nodes_.push_back(
+        std::make_unique<SourceNode>(shared->sources[i].get(), shared->as_of, shared->until));
+    nodes_.push_back(std::make_unique<CachedNode>(nodes_[nodes_.size() - 1].get()));
+    named[shared->sources[i]->id] = nodes_.back().get();
+  }
+  std::function<Node*(const pb::Plan&)> build = [&](const pb::Plan& p) -> Node* {
+    switch (p.kind_case()) {
+      case pb::Plan::kGet: {
+        auto it = named.find(p.get().id());
+        TANDEM_CHECK(it != named.end(), "a Get of an unknown collection passed validation");
+        return it->second;
+      }
+      case pb::Plan::kMfp: {
+        Node* in = build(p.mfp().input());
+        nodes_.push_back(std::make_unique<MfpNode>(in, Mfp(p.mfp().mfp(), 0)));
+        return nodes_.back().get();
+      }
+      case pb::Plan::kReduce: {
+        Node* in = build(p.reduce().input());
+        nodes_.push_back(std::make_unique<ReduceNode>(in, p.reduce()));
+        return nodes_.back().get();
+      }
+      case pb::Plan::kUnion: {
+        std::vector<Node*> ins;
+        for (const auto& i : p.union_().inputs()) ins.push_back(build(i));
+        nodes_.push_back(std::make_unique<UnionNode>(std::move(ins)));
+        return nodes_.back().get();
+      }
+      case pb::Plan::kDistinct: {
+        Node* in = build(p.distinct().input());
+        nodes_.push_back(std::make_unique<DistinctNode>(in));
+        return nodes_.back().get();
+      }
+      default:
+        TANDEM_CHECK(false, "an empty plan passed validation");
+    }
+    return nullptr;
+  };
+  for (const pb::BuildDesc& b : desc.objects_to_build()) {
+    Node* n = build(b.plan());
+    nodes_.push_back(std::make_unique<CachedNode>(n));
+    named[b.id()] = nodes_.back().get();
+  }
+  for (const pb::IndexExport& e : desc.index_exports()) {
+    index_nodes_.emplace_back(named.at(e.on()), &e);
+    auto id = GlobalId::Parse(e.id());
+    TANDEM_CHECK(id.has_value(), "an index id that does not parse passed validation");
+    auto ref = publisher_->Publish({*id, shared->as_of});
+    // A full registry row is a resource problem of this replica; shared fate is the honest answer.
+    TANDEM_CHECK(ref.ok(), "could not publish an index: registry row full");
+    exports_[e.id()] = *ref;
+  }
+}
+
+DataflowInstance::~DataflowInstance() = default;
+
+void DataflowInstance::Step() {
+  if (!(shared_->frontier < shared_->target)) return;
+  TickCtx ctx{shared_->frontier.time(), shared_->target, ++tick_, me_, exchange_};
+  for (auto& [node, e] : index_nodes_) {
+    Delta d = node->Pull(ctx);
+    std::vector<std::uint32_t> key(e->key().begin(), e->key().end());
+    std::vector<RowUpdate> rows = exchange_->Shuffle(me_, std::move(d.rows), key, false);
+    std::vector<shm::Update> updates;
+    updates.reserve(rows.size() + d.errors.size());
+    for (RowUpdate& u : rows) {
+      shm::Update up;
+      for (std::uint32_t c : key) AppendEncodedDatum(u.row[c], &up.key);
+      AppendEncodedRow(u.row, &up.val);
+      up.time = u.time;
+      up.diff = u.diff;
+      updates.push_back(std::move(up));
+    }
+    // Errors go to the worker their message hashes to, so that an error and its retraction —
+    // which may arise on different workers — meet and cancel in one arrangement.
+    std::vector<RowUpdate> errors;
+    errors.reserve(d.errors.size());
+    for (ErrorUpdate& err : d.errors)
+      errors.push_back({{std::move(err.message)}, err.time, err.diff});
+    errors = exchange_->Shuffle(me_, std::move(errors), {0}, false);
+    for (RowUpdate& err : errors) {
+      updates.push_back({std::string(1, kErrorKeyPrefix) + std::get<std::string>(err.row[0]), "",
+                         err.time, err.diff});
+    }
+    if (shared_->dropped_exports.count(e->id()))
+      continue;  // after the exchanges: they are barriers
+    const Status s = publisher_->Append(exports_.at(e->id()), std::move(updates), ctx.hi);
+    TANDEM_CHECK(s.ok(), "publishing an index failed (segment full?)");
+  }
+}
+
+Status DataflowInstance::AllowCompaction(const std::string& id, Frontier frontier) {
+  auto it = exports_.find(id);
+  if (it == exports_.end()) return Status::Ok();
+  return publisher_->AllowCompaction(it->second, frontier);
+}
+
+}  // namespace tandem::workers

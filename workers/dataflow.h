@@ -1,0 +1,133 @@
+// Rendering a Maintained dataflow: sources → operators → index exports, computed incrementally,
+// one tick at a time, by all N worker threads of a maintenance (or solo) runtime in lockstep.
+//
+// A tick processes the updates at times [lo, hi) — hi is the same on every worker, decided in
+// the runtime's tick barrier — and publishes each index's new updates with upper hi. Stateful
+// operators (Reduce, Distinct) and index exports first exchange their input by key, so worker i
+// holds exactly the keys with hash % N == i; errors stay where they arise (every worker's part of
+// an index is checked for errors by a peek).
+//
+// Thread safety: DataflowShared is written only inside barrier completion steps (one thread, while
+// every worker waits) and read by workers between barriers. Each DataflowInstance belongs to one
+// worker thread.
+#pragma once
+
+#include <barrier>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/row.h"
+#include "base/time.h"
+#include "ipc/codec.h"
+#include "shm/publisher.h"
+#include "workers/expr.h"
+#include "workers/log_source.h"
+
+namespace tandem::workers {
+
+struct RowUpdate {
+  Row row;
+  Time time = 0;
+  std::int64_t diff = 0;
+};
+
+struct ErrorUpdate {
+  std::string message;
+  Time time = 0;
+  std::int64_t diff = 0;
+};
+
+struct Delta {
+  std::vector<RowUpdate> rows;
+  std::vector<ErrorUpdate> errors;
+};
+
+// Moves rows between the worker threads of one runtime. Each exchange is one barrier; buffers
+// alternate between two sets so that writers of exchange k+1 never touch what readers of exchange
+// k still read.
+class Exchange {
+ public:
+  explicit Exchange(std::uint32_t workers);
+  std::uint32_t workers() const { return workers_; }
+  // Called by every worker, the same number of times in the same order. Returns the rows that
+  // `route` sent to `me` from every worker.
+  std::vector<RowUpdate> Shuffle(std::uint32_t me, std::vector<RowUpdate> rows,
+                                 const std::vector<std::uint32_t>& key_columns, bool whole_row);
+
+ private:
+  std::uint32_t workers_;
+  std::barrier<> barrier_;
+  // [set][from][to]
+  std::vector<std::vector<std::vector<std::vector<RowUpdate>>>> buffers_;
+  std::vector<std::uint64_t> round_;  // per worker: exchanges done (same for all)
+};
+
+// The process-wide state of one source of one dataflow.
+struct SourceShared {
+  std::string id;
+  ipc::pb::Source source;
+  ipc::pb::Schema schema;
+  std::chrono::steady_clock::time_point created;
+  Frontier upper = Frontier::Minimum();  // everything below is available to workers
+  // Log sources: parsed records waiting to be taken by their owner worker.
+  std::unique_ptr<LogTailer> tailer;
+  std::vector<std::vector<RowUpdate>> pending;  // [worker]
+  std::vector<ErrorUpdate> pending_errors;      // taken by worker 0
+  std::uint64_t records = 0;
+};
+
+struct DataflowShared {
+  ipc::pb::DataflowDescription desc;
+  std::string fingerprint;  // deterministic encoding of desc (reconciliation compares it)
+  std::vector<std::unique_ptr<SourceShared>> sources;
+  Time as_of = 0;
+  Frontier until = Frontier::Empty();
+  Frontier frontier = Frontier::Minimum();  // processed up to here (all workers)
+  Frontier target = Frontier::Minimum();    // the tick in progress processes [frontier, target)
+  std::set<std::string> dropped_exports;
+
+  // Advances source uppers from the wall clock / the log file and sets `target`. Called in the
+  // tick barrier's completion step. Returns when it would next have something to do.
+  std::chrono::steady_clock::time_point Prepare(std::uint32_t workers,
+                                                std::chrono::steady_clock::time_point now);
+};
+
+class Node;
+
+// One worker's part of a rendered dataflow.
+class DataflowInstance {
+ public:
+  DataflowInstance(DataflowShared* shared, std::uint32_t me, Exchange* exchange,
+                   shm::Publisher* publisher);
+  ~DataflowInstance();
+
+  // Processes [shared->frontier, shared->target) when the target is ahead. Every worker calls it
+  // in the same iteration (it may exchange).
+  void Step();
+  // The index exports, as published by this worker.
+  const std::map<std::string, shm::PublishedRef>& exports() const { return exports_; }
+  Status AllowCompaction(const std::string& id, Frontier frontier);
+
+ private:
+  DataflowShared* shared_;
+  std::uint32_t me_;
+  Exchange* exchange_;
+  shm::Publisher* publisher_;
+  std::vector<std::unique_ptr<Node>> nodes_;  // owned; the plan graph points into it
+  std::vector<std::pair<Node*, const ipc::pb::IndexExport*>> index_nodes_;
+  std::map<std::string, shm::PublishedRef> exports_;
+  std::uint64_t tick_ = 0;
+};
+
+// key_value's deterministic choices (also used by tests and the bench to compute answers).
+std::int64_t KeyValueInitial(std::uint64_t seed, std::int64_t key);
+std::int64_t KeyValuePick(std::uint64_t seed, Time t, std::uint64_t j, std::uint64_t keys);
+std::int64_t KeyValueValue(std::uint64_t seed, Time t, std::uint64_t j);
+
+}  // namespace tandem::workers

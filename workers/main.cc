@@ -1,0 +1,38 @@
+// tandem-worker: the compute runtime (see runtime.h and README.md). Spawned by tandem-supervisor.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "base/log.h"
+#include "workers/runtime.h"
+
+int main(int argc, char** argv) {
+  using namespace tandem::workers;
+  RuntimeOptions o;
+  std::string role, log_level = "info", log_format = "text";
+  CLI::App app{"tandem-worker: a Tandem compute runtime; started by tandem-supervisor",
+               "tandem-worker"};
+  app.add_option("--role", role, "solo | maintenance | interactive")->required();
+  app.add_option("--workers", o.workers, "worker threads (N)")->check(CLI::Range(1, 1024));
+  app.add_option("--segment", o.segment, "shared-memory segment name")->required();
+  app.add_option("--channel", o.channel, "supervisor channel (ipc://…)")->required();
+  app.add_option("--replica-id", o.replica_id, "replica id");
+  app.add_option("--log-level", log_level);
+  app.add_option("--log-format", log_format);
+  CLI11_PARSE(app, argc, argv);
+  if (role == "solo") {
+    o.role = Role::kSolo;
+  } else if (role == "maintenance") {
+    o.role = Role::kMaintenance;
+  } else if (role == "interactive") {
+    o.role = Role::kInteractive;
+  } else {
+    std::fprintf(stderr, "tandem-worker: unknown role '%s'\n", role.c_str());
+    return 64;
+  }
+  auto level = tandem::ParseLogLevel(log_level);
+  auto format = tandem::ParseLogFormat(log_format);
+  tandem::InitLogging(RoleShortName(o.role), level.ok() ? *level : spdlog::level::info,
+                      format.ok() ? *format : tandem::LogFormat::kText);
+  Runtime runtime(std::move(o));
+  return runtime.Run();
+}

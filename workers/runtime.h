@@ -1,0 +1,129 @@
+// The runtime process (tandem-worker): one command thread and N worker threads.
+//
+// The command thread owns the channel to the supervisor. It reconciles after a reconnect
+// (InitializationComplete keeps unchanged dataflows, drops the omitted ones, builds the new ones),
+// appends the resulting commands to one log that every worker applies in the same order, and
+// merges what workers send back: frontiers by minimum over workers, one PeekResponse per uuid
+// from all workers' parts.
+//
+// Worker threads, by role:
+//  * maintenance, solo: lockstep iterations — a start barrier fixes which commands every worker
+//    applies this iteration, a tick barrier advances sources, then each rendered dataflow steps
+//    (its exchanges are barriers too). Solo also serves its peeks here, between steps.
+//  * interactive: free-running; applies commands as they arrive and serves peeks from the
+//    registry, sleeping on its row's wake channel when idle. Nothing it does waits for another
+//    worker or for maintenance.
+#pragma once
+
+#include <atomic>
+#include <barrier>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+#include <zmq.hpp>
+
+#include "ipc/codec.h"
+#include "shm/segment.h"
+#include "workers/dataflow.h"
+
+namespace tandem::workers {
+
+enum class Role { kSolo, kMaintenance, kInteractive };
+const char* RoleName(Role role);       // "solo", "maintenance", "interactive"
+const char* RoleShortName(Role role);  // "solo", "maint", "inter" — thread and log names
+
+struct RuntimeOptions {
+  Role role = Role::kSolo;
+  std::uint32_t workers = 1;
+  std::string segment;
+  std::string channel;
+  std::string replica_id;
+};
+
+class Runtime {
+ public:
+  explicit Runtime(RuntimeOptions options);
+  ~Runtime();
+  // Attaches, reports ready, serves until the supervisor goes away. Returns the exit code.
+  int Run();
+
+ private:
+  struct Worker;
+  struct PeekMerge {
+    ipc::pb::Peek peek;
+    std::uint32_t parts = 0;
+    std::vector<std::pair<Row, std::int64_t>> rows;
+    std::string error;
+    bool canceled = false;
+  };
+  struct LiveDataflow {  // the command thread's view, for reconciliation
+    std::string fingerprint;
+    std::vector<std::string> exports;
+    std::set<std::string> dropped;
+  };
+
+  // Command thread.
+  void OnCommand(ipc::pb::Command command);
+  void Publish(std::shared_ptr<const ipc::pb::Command> command);
+  void Reconcile();
+  void OnWorkerMessage(const zmq::message_t& worker, const zmq::message_t& body);
+  void SendResponse(const ipc::pb::Response& response);
+  void Track(const ipc::pb::Command& command);
+
+  // Worker threads.
+  void WorkerMain(std::uint32_t me);
+  void LockstepLoop(Worker& w);
+  void InteractiveLoop(Worker& w);
+  void Apply(Worker& w, std::uint64_t seq, const ipc::pb::Command& command);
+  void ServePeeks(Worker& w);
+  void ReportFrontiers(Worker& w);
+  void SendToCommandThread(Worker& w, const ipc::pb::Response& r);
+  void StartCompletion() noexcept;
+  void TickCompletion() noexcept;
+
+  RuntimeOptions options_;
+  std::unique_ptr<shm::Segment> segment_;
+  zmq::context_t ctx_;
+  std::unique_ptr<zmq::socket_t> channel_, inbox_;
+
+  // The command log, shared with workers. Guarded by mu_.
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<const ipc::pb::Command>> log_;
+  std::uint64_t log_base_ = 0;  // sequence number of log_.front()
+  std::atomic<bool> stop_{false};
+
+  // Lockstep state, written only in barrier completions.
+  std::uint64_t horizon_ = 0;  // commands [.., horizon_) are applied this iteration
+  std::chrono::steady_clock::time_point next_wake_;
+  std::map<std::uint64_t, std::unique_ptr<DataflowShared>> shared_;  // by CreateDataflow seq
+  std::unique_ptr<Exchange> exchange_;
+  struct Completion {
+    Runtime* runtime;
+    void (Runtime::*step)() noexcept;
+    void operator()() noexcept { (runtime->*step)(); }
+  };
+  std::unique_ptr<std::barrier<Completion>> start_barrier_, tick_barrier_;
+
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::thread> threads_;
+
+  // Command-thread state.
+  bool reconciling_ = false;
+  std::vector<ipc::pb::Command> buffered_;
+  std::map<std::uint64_t, LiveDataflow> live_;  // by seq
+  std::uint64_t next_seq_ = 0;
+  std::map<std::string, PeekMerge> peeks_;
+  std::map<std::string, std::vector<Frontier>> frontiers_;  // id → per worker
+  std::map<std::string, Frontier> reported_;
+};
+
+}  // namespace tandem::workers
