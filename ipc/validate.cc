@@ -603,6 +603,13 @@ Status Validator::ValidateCreateDataflow(const pb::DataflowDescription& desc) {
     }
   }
 
+  // Well-formed index imports are still refused: the runtime renders dataflows from sources only
+  // (reading another dataflow's arrangement is not built yet). Refusing here keeps a valid-looking
+  // command from reaching a runtime that cannot carry it out.
+  if (!desc.index_imports().empty()) {
+    return Invalid("index imports are not supported yet: build the dataflow from its sources");
+  }
+
   // Builds, in order: each may read what came before it.
   std::map<std::string, pb::Schema> created;
   for (const auto& import : desc.source_imports()) created.emplace(import.id(), import.schema());

@@ -11,7 +11,8 @@
 //     time; until is empty or one valid time > as_of; every id it creates (source imports,
 //     builds, index exports) is a GlobalId in canonical spelling ("u5", not "u05") that is new in
 //     the epoch and in the dataflow; generator sources have their fixed schema; index imports
-//     name a known index with the same `on`, key and column types; plans and index keys
+//     name a known index with the same `on`, key and column types — and are then refused anyway,
+//     as not supported yet (the runtime renders dataflows from sources only); plans and index keys
 //     type-check (column references in range, operand types, literal types, aggregate types);
 //     it creates at least one id (else nothing could ever schedule or drop it);
 //   * Schedule, AllowWrites: the id is known;

@@ -29,6 +29,9 @@ const std::vector<ParamDef>& ParamDefinitions() {
        "a controller silent for this long is considered gone, in milliseconds"},
       {kLogLevel, ParamType::kString, "info", true,
        "log level of the supervisor and runtimes: trace, debug, info, warn, error"},
+      {kDebugAbortWorker, ParamType::kString, "", true,
+       "fault injection: set to solo, maintenance or interactive to make worker 0 of that "
+       "runtime fail an invariant check (the replica then goes down: shared fate)"},
   };
   return kDefs;
 }
@@ -64,6 +67,11 @@ Result<std::string> Normalise(const ParamDef& def, std::string_view value) {
                          [&](const char* l) { return value == l; })) {
           return Status::InvalidArgument("'" + std::string(value) + "' is not a log level");
         }
+      }
+      if (def.name == kDebugAbortWorker && !value.empty() && value != "solo" &&
+          value != "maintenance" && value != "interactive") {
+        return Status::InvalidArgument("'" + std::string(value) +
+                                       "' is not a runtime (solo, maintenance, interactive)");
       }
       return std::string(value);
   }

@@ -35,6 +35,7 @@ inline constexpr char kEnableInteractiveRuntime[] = "enable_compute_interactive_
 inline constexpr char kControllerHeartbeatIntervalMs[] = "controller_heartbeat_interval_ms";
 inline constexpr char kControllerHeartbeatTimeoutMs[] = "controller_heartbeat_timeout_ms";
 inline constexpr char kLogLevel[] = "log_level";
+inline constexpr char kDebugAbortWorker[] = "debug_abort_worker";
 
 // Every parameter this build knows.
 const std::vector<ParamDef>& ParamDefinitions();

@@ -1,13 +1,36 @@
 // tandem-supervisor: see supervisor.h and `tandem-supervisor --help`.
+#include <google/protobuf/stubs/logging.h>
+#include <spdlog/spdlog.h>
+
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "supervisor/config.h"
 #include "supervisor/process_group.h"
 #include "supervisor/supervisor.h"
 
+namespace {
+
+// Protobuf logs to stderr by default, e.g. an ERROR line for every string field with invalid
+// UTF-8 it refuses to parse: a hostile controller could flood stderr with them. Such a message is
+// already answered with a CommandError and counted as malformed, so protobuf's own lines go to the
+// debug log. FATAL is the exception: protobuf aborts right after it, and the reason must show.
+void ForwardProtobufLog(google::protobuf::LogLevel level, const char* filename, int line,
+                        const std::string& message) {
+  if (level == google::protobuf::LOGLEVEL_FATAL) {
+    spdlog::critical("protobuf {}:{}: {}", filename, line, message);
+    return;
+  }
+  spdlog::debug("protobuf {}:{}: {}", filename, line, message);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace tandem::supervisor;
+  // First of all: until InitLogging, spdlog's default logger (which drops debug) receives these.
+  google::protobuf::SetLogHandler(&ForwardProtobufLog);
   // Before anything starts a thread: every thread inherits the blocked mask.
   auto signal_fd = BlockAndOpenSignalFd();
   if (!signal_fd.ok()) {

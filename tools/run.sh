@@ -4,6 +4,7 @@
 #
 #   tools/run.sh test          build (warnings are errors) and run the test suite (not "slow")
 #   tools/run.sh asan          build with ASan+UBSan and run the unit and integration tests
+#   tools/run.sh slow          run the long tests (label slow; e.g. the 60 s churn test)
 #   tools/run.sh format-check  fail when a source file is not clang-formatted
 #   tools/run.sh format        clang-format every source file in place
 #   tools/run.sh bench         build and run the shared-memory microbenchmarks
@@ -11,8 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(cmake ninja-build g++ clang-format libboost1.81-dev libgtest-dev libgmock-dev
-          libbenchmark-dev)
+PACKAGES=(cmake ninja-build g++ clang-format pkg-config libboost1.81-dev libgtest-dev libgmock-dev
+          libbenchmark-dev libzmq3-dev cppzmq-dev libspdlog-dev libprotobuf-dev protobuf-compiler
+          libcli11-dev)
 JOBS="${TANDEM_JOBS:-$(nproc)}"
 
 log() { printf '\n==> %s\n' "$*"; }
@@ -51,6 +53,12 @@ case "$cmd" in
     log "testing"
     ctest --preset ci -j "$JOBS" --timeout 600 --label-exclude slow
     ;;
+  slow)
+    install_deps
+    build ci
+    log "testing (slow)"
+    ctest --preset ci -j "$JOBS" --timeout 900 --label-regex slow
+    ;;
   asan)
     install_deps
     build asan
@@ -78,7 +86,7 @@ case "$cmd" in
     exit 2
     ;;
   *)
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
     [[ -z "$cmd" || "$cmd" == "-h" || "$cmd" == "--help" ]] && exit 0
     exit 64
     ;;

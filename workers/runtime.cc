@@ -241,13 +241,17 @@ void Runtime::OnCommand(pb::Command c) {
     return;
   }
   switch (c.kind_case()) {
-    case pb::Command::kUpdateConfiguration:
+    case pb::Command::kUpdateConfiguration: {
+      bool inject = false;
       for (const auto& [k, v] : c.update_configuration().params()) {
         if (k == "log_level") {
           if (auto level = ParseLogLevel(v); level.ok()) spdlog::set_level(*level);
         }
+        if (k == "debug_abort_worker" && v == RoleName(options_.role)) inject = true;
       }
-      return;
+      if (!inject) return;
+      break;  // fault injection: worker 0 fails a check when it applies this
+    }
     case pb::Command::kPeek:
       if (options_.role == Role::kMaintenance) return;  // never routed here in two-runtime mode
       peeks_[c.peek().uuid()].peek = c.peek();
@@ -592,6 +596,13 @@ void Runtime::Apply(Worker& w, std::uint64_t seq, const pb::Command& c) {
       w.peeks.push_back(std::move(pending));
       break;
     }
+    case pb::Command::kUpdateConfiguration:
+      // Only published for fault injection (debug_abort_worker names this runtime).
+      if (w.me == 0) {
+        spdlog::critical("debug_abort_worker: failing a check on purpose");
+        TANDEM_CHECK(false, "debug_abort_worker: fault injection requested by UpdateConfiguration");
+      }
+      break;
     case pb::Command::kCancelPeek: {
       for (auto p = w.peeks.begin(); p != w.peeks.end(); ++p) {
         if (p->uuid == c.cancel_peek().uuid()) {

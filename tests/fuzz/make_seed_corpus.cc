@@ -36,9 +36,11 @@ int main(int argc, char** argv) {
   }
 
   // Valid encodings the primed validator refuses, each for a different reason.
-  pb::Command one_shot = SecondaryDataflow();
+  pb::Command one_shot = SecondaryDataflowFromSources();
   Desc(one_shot)->set_class_(pb::ONE_SHOT_READ);
   ok &= Write(dir, "refused_one_shot_read.bin", Encode(one_shot));
+  // A well-formed import of index u9: passes every structural check, refused as not supported yet.
+  ok &= Write(dir, "refused_index_import.bin", Encode(SecondaryDataflow()));
   pb::Command bad_key = Peek();
   *bad_key.mutable_peek()->mutable_keys(0)->mutable_datums(0) = StringDatum("3");
   ok &= Write(dir, "refused_peek_key_type.bin", Encode(bad_key));

@@ -6,10 +6,12 @@
 // Every case is determined by its seed. On a mismatch the test prints the seed, the log file,
 // the dataflow and the peek as JSON, the time, and both answers; rerun one case with
 //   TANDEM_TEST_SEED=<seed> tandem_runtime_tests --gtest_filter=<the configuration's test>
-// and change the number of cases per configuration with TANDEM_TEST_CASES=<n>.
+// and change the number of cases per configuration with TANDEM_TEST_CASES=<n>;
+// TANDEM_TEST_VERBOSE=1 prints every peek with both answers.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -26,6 +28,7 @@
 #include "ipc/validate.h"
 #include "reference/reference.h"
 #include "supervisor_harness.h"
+#include "unit/protocol_samples.h"
 
 namespace tandem::testing {
 namespace {
@@ -404,7 +407,54 @@ struct Case {
   std::size_t split = 0;  // bytes written before CreateDataflow; the rest is appended after
   pb::Command create;
   std::vector<std::string> indexes;
+  std::vector<pb::Command> extra_peeks;  // sent besides the generated ones (id and time set)
 };
+
+// A hand-written case (a regression test for a disagreement found by the random cases).
+struct FixedCase {
+  std::string name;
+  Types source;
+  std::vector<reference::Update> updates;  // written in this order, a progress mark per time
+  Time end = 0;                            // the final progress mark
+  std::vector<pb::Plan> builds;            // Get "$0" is the source, "$1" the first build, ...
+  std::vector<std::pair<int, std::vector<std::uint32_t>>> exports;  // on "$i", key columns
+  struct Peek {
+    int index = 0;  // export #
+    Time t = 0;
+    std::vector<Row> keys;
+    pb::MapFilterProject mfp;
+    pb::Finishing finishing;
+  };
+  std::vector<Peek> peeks;  // besides the generated ones
+  // When set, the log file as written (it must mean `updates`); else updates in time order with
+  // a progress mark after every time.
+  std::string log;
+};
+
+// Rewrites Get "$i" to names[i].
+void Rename(pb::Plan* plan, const std::vector<std::string>& names) {
+  switch (plan->kind_case()) {
+    case pb::Plan::kGet:
+      if (!plan->get().id().empty() && plan->get().id()[0] == '$') {
+        plan->mutable_get()->set_id(names.at(std::stoul(plan->get().id().substr(1))));
+      }
+      break;
+    case pb::Plan::kMfp:
+      Rename(plan->mutable_mfp()->mutable_input(), names);
+      break;
+    case pb::Plan::kReduce:
+      Rename(plan->mutable_reduce()->mutable_input(), names);
+      break;
+    case pb::Plan::kUnion:
+      for (auto& input : *plan->mutable_union_()->mutable_inputs()) Rename(&input, names);
+      break;
+    case pb::Plan::kDistinct:
+      Rename(plan->mutable_distinct()->mutable_input(), names);
+      break;
+    case pb::Plan::KIND_NOT_SET:
+      break;
+  }
+}
 
 // Updates over times [0, end) on a small domain: insertions, retractions of what is there,
 // duplicates, and pairs that cancel within one time. Counts never go negative.
@@ -622,6 +672,9 @@ class CaseRunner {
 
   int mismatches() const { return mismatches_; }
   int peeks() const { return peeks_; }
+  // Of the peeks: how many the reference answers with rows, and with an error.
+  int nonempty_answers() const { return nonempty_answers_; }
+  int error_answers() const { return error_answers_; }
 
  private:
   // Builds case_ and evaluator_; false if the reference sees an error but errors are not wanted.
@@ -646,20 +699,8 @@ class CaseRunner {
 
     pb::Command c;
     auto* d = c.mutable_create_dataflow()->mutable_desc();
-    d->set_debug_name("correctness case " + std::to_string(seed));
-    d->set_class_(pb::MAINTAINED);
-    d->mutable_as_of()->add_elements(0);
-    d->mutable_until();
-    const std::string source_id = NewId();
-    auto* src = d->add_source_imports();
-    src->set_id(source_id);
-    src->mutable_source()->mutable_log()->set_path(path);
-    for (std::size_t i = 0; i < source_types.size(); ++i) {
-      auto* col = src->mutable_schema()->add_columns();
-      col->set_name("c" + std::to_string(i));
-      col->set_type(source_types[i].type);
-      col->set_nullable(source_types[i].nullable);
-    }
+    const std::string source_id =
+        StartDataflow(d, "correctness case " + std::to_string(seed), source_types, path);
     std::vector<Generator::Collection> scope = {{source_id, source_types}};
     const int builds = 1 + static_cast<int>(gen.rand().Below(2));
     for (int i = 0; i < builds; ++i) {
@@ -699,6 +740,75 @@ class CaseRunner {
 
   std::string NewId() { return "u" + std::to_string(next_id_++); }
 
+  // A MAINTAINED dataflow from 0 with one log source; returns the source's id.
+  std::string StartDataflow(pb::DataflowDescription* d, const std::string& name,
+                            const Types& source_types, const std::string& path) {
+    d->set_debug_name(name);
+    d->set_class_(pb::MAINTAINED);
+    d->mutable_as_of()->add_elements(0);
+    d->mutable_until();
+    const std::string source_id = NewId();
+    auto* src = d->add_source_imports();
+    src->set_id(source_id);
+    src->mutable_source()->mutable_log()->set_path(path);
+    for (std::size_t i = 0; i < source_types.size(); ++i) {
+      auto* col = src->mutable_schema()->add_columns();
+      col->set_name("c" + std::to_string(i));
+      col->set_type(source_types[i].type);
+      col->set_nullable(source_types[i].nullable);
+    }
+    return source_id;
+  }
+
+ public:
+  bool RunFixed(const FixedCase& fixed) {
+    case_ = Case{};
+    case_.seed = 0;
+    case_.end = fixed.end;
+    for (Time t = 0; fixed.log.empty() && t < fixed.end; ++t) {
+      for (const auto& u : fixed.updates) {
+        if (u.time == t) case_.log_text += reference::LogUpdateLine(u.row, u.time, u.diff);
+      }
+      case_.log_text += "P " + std::to_string(t + 1) + "\n";
+    }
+    if (!fixed.log.empty()) case_.log_text = fixed.log;
+    case_.split = case_.log_text.size();
+    const std::string path = (dir_ / ("fixed-" + std::to_string(next_id_) + ".log")).string();
+    auto* d = case_.create.mutable_create_dataflow()->mutable_desc();
+    std::vector<std::string> names = {StartDataflow(d, fixed.name, fixed.source, path)};
+    for (const auto& plan : fixed.builds) {
+      auto* b = d->add_objects_to_build();
+      b->set_id(NewId());
+      *b->mutable_plan() = plan;
+      Rename(b->mutable_plan(), names);
+      names.push_back(b->id());
+    }
+    for (const auto& [on, key] : fixed.exports) {
+      auto* e = d->add_index_exports();
+      e->set_id(NewId());
+      e->set_on(names.at(static_cast<std::size_t>(on)));
+      for (auto k : key) e->add_key(k);
+      case_.indexes.push_back(e->id());
+    }
+    for (const auto& peek : fixed.peeks) {
+      pb::Command c;
+      c.mutable_peek()->set_id(case_.indexes.at(static_cast<std::size_t>(peek.index)));
+      c.mutable_peek()->set_timestamp(peek.t);
+      for (const auto& k : peek.keys) *c.mutable_peek()->add_keys() = reference::ToProto(k);
+      *c.mutable_peek()->mutable_mfp() = peek.mfp;
+      *c.mutable_peek()->mutable_finishing() = peek.finishing;
+      case_.extra_peeks.push_back(std::move(c));
+    }
+    evaluator_.emplace(*d);
+    evaluator_->AddUpdates(names[0], fixed.updates);
+    Generator gen(1, false);
+    current_name_ = fixed.name;
+    const bool alive = Execute(gen, 0);
+    current_name_.clear();
+    return alive;
+  }
+
+ private:
   bool Execute(Generator& gen, std::uint64_t seed) {
     const pb::DataflowDescription& desc = case_.create.create_dataflow().desc();
     const std::string path = desc.source_imports(0).source().log().path();
@@ -714,6 +824,7 @@ class CaseRunner {
       std::ofstream out(path, std::ios::binary);
       out << case_.log_text.substr(0, case_.split);
     }
+    const auto created = std::chrono::steady_clock::now();
     ctl_.Send(case_.create);
     if (case_.split < case_.log_text.size()) {
       // The rest arrives while the runtime tails the file (maybe mid-line before this).
@@ -749,6 +860,7 @@ class CaseRunner {
                     << Describe() << Tail(sup_.Log());
       return !sup_.Exited();
     }
+    const auto ready = std::chrono::steady_clock::now();
     for (const auto& id : case_.indexes) {
       EXPECT_EQ(session_.Write(id), case_.end)
           << "seed " << seed << ": index " << id << " went beyond the last progress mark";
@@ -805,6 +917,16 @@ class CaseRunner {
         }
       }
     }
+    for (auto c : case_.extra_peeks) {
+      c.mutable_peek()->set_uuid("s" + std::to_string(seed) + "-" + std::to_string(uuid_++));
+      const Status ok = validator_.Validate(c);
+      if (!ok.ok()) {
+        ADD_FAILURE() << "a hand-written peek the validator refuses: " << ok.ToString();
+        continue;
+      }
+      ctl_.Send(c);
+      sent.push_back(std::move(c));
+    }
     const bool answered = session_.WaitFor(
         [&] {
           return std::all_of(sent.begin(), sent.end(), [&](const pb::Command& c) {
@@ -812,12 +934,26 @@ class CaseRunner {
           });
         },
         30s);
+    const auto done = std::chrono::steady_clock::now();
+    // Not a failure: slow steps are worth a look, though.
+    auto ms = [](auto d) {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+    };
+    if (done - created > 500ms) {
+      std::printf(
+          "[ slow case   ] %s: indexes complete after %lld ms, %zu peeks answered %lld ms later\n",
+          current_name_.empty() ? ("seed " + std::to_string(seed)).c_str() : current_name_.c_str(),
+          static_cast<long long>(ms(ready - created)), sent.size(),
+          static_cast<long long>(ms(done - ready)));
+    }
     int reported = 0;
     for (const auto& c : sent) {
       const pb::Peek& peek = c.peek();
       const PeekAnswer expected = evaluator_->Peek(peek);
       auto it = session_.peeks().find(peek.uuid());
       ++peeks_;
+      if (!expected.ok) ++error_answers_;
+      if (expected.ok && !expected.rows.empty()) ++nonempty_answers_;
       if (it == session_.peeks().end()) {
         ++mismatches_;
         if (reported++ < 3) {
@@ -826,6 +962,13 @@ class CaseRunner {
                         << Describe();
         }
         continue;
+      }
+      if (std::getenv("TANDEM_TEST_VERBOSE") != nullptr) {
+        std::printf("%s t=%llu %s\n  expected %s\n  actual   %s\n",
+                    current_name_.empty() ? ("seed " + std::to_string(seed)).c_str()
+                                          : current_name_.c_str(),
+                    static_cast<unsigned long long>(peek.timestamp()), ipc::ToJson(peek).c_str(),
+                    reference::ToString(expected).c_str(), AnswerText(it->second).c_str());
       }
       if (!Agrees(expected, it->second)) {
         ++mismatches_;
@@ -882,8 +1025,10 @@ class CaseRunner {
 
  private:
   std::string Describe() const {
-    std::string text = "  rerun: TANDEM_TEST_SEED=" + std::to_string(case_.seed) +
-                       "\n  dataflow: " + ipc::ToJson(case_.create) + "\n  log file:\n";
+    std::string text =
+        (current_name_.empty() ? "  rerun: TANDEM_TEST_SEED=" + std::to_string(case_.seed)
+                               : "  hand-written case: " + current_name_) +
+        "\n  dataflow: " + ipc::ToJson(case_.create) + "\n  log file:\n";
     std::istringstream in(case_.log_text);
     for (std::string line; std::getline(in, line);) text += "    " + line + "\n";
     return text;
@@ -898,15 +1043,19 @@ class CaseRunner {
   Case case_;
   std::optional<Evaluator> evaluator_;
   std::vector<std::string> dropped_;
+  std::string current_name_;  // of the hand-written case being run
   int next_id_ = 1;
   int uuid_ = 0;
   int mismatches_ = 0;
   int peeks_ = 0;
+  int nonempty_answers_ = 0;
+  int error_answers_ = 0;
 };
 
-void RunConfiguration(const Config& config) {
+void RunConfiguration(const Config& config, const std::vector<FixedCase>& fixed = {}) {
 #ifndef TANDEM_WORKER_BIN
   (void)config;
+  (void)fixed;
   GTEST_SKIP() << "tandem-worker is not built in this tree";
 #else
   SupervisorProcess sup({.two_runtime = config.two_runtime,
@@ -929,24 +1078,207 @@ void RunConfiguration(const Config& config) {
 
   CaseRunner runner(config, sup, ctl, dir);
   std::vector<std::uint64_t> seeds;
-  if (auto seed = SeedFromEnv()) {
-    seeds.push_back(*seed);
-  } else {
-    for (int i = 0; i < CasesFromEnv(config.cases); ++i) seeds.push_back(config.base_seed + i);
+  if (config.cases > 0) {
+    if (auto seed = SeedFromEnv()) {
+      seeds.push_back(*seed);
+    } else {
+      for (int i = 0; i < CasesFromEnv(config.cases); ++i) seeds.push_back(config.base_seed + i);
+    }
   }
   const auto start = std::chrono::steady_clock::now();
+  bool alive = true;
+  for (const auto& c : fixed) {
+    if (!(alive = runner.RunFixed(c))) break;
+  }
   for (std::uint64_t seed : seeds) {
-    if (!runner.Run(seed)) break;
+    if (!alive || !(alive = runner.Run(seed))) break;
   }
   runner.CheckDrops();
   const auto seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("[ correctness ] %s, %d workers: %zu cases, %d peeks, %d mismatches, %.1f s\n",
-              config.two_runtime ? "two-runtime" : "solo", config.workers, seeds.size(),
-              runner.peeks(), runner.mismatches(), seconds);
+  std::printf(
+      "[ correctness ] %s, %d workers: %zu cases, %d peeks (%d with rows, %d errors), "
+      "%d mismatches, %.1f s\n",
+      config.two_runtime ? "two-runtime" : "solo", config.workers, seeds.size() + fixed.size(),
+      runner.peeks(), runner.nonempty_answers(), runner.error_answers(), runner.mismatches(),
+      seconds);
   EXPECT_EQ(runner.mismatches(), 0);
   EXPECT_FALSE(sup.Exited()) << Tail(sup.Log());
 #endif
+}
+
+// ---- hand-written cases ---------------------------------------------------------------------
+
+Row Ints(std::vector<std::int64_t> values) {
+  Row row;
+  for (auto v : values) row.push_back(v);
+  return row;
+}
+
+std::vector<FixedCase> HandWrittenCases() {
+  namespace s = ipc::samples;
+  const Types kv = {{pb::INT64, false}, {pb::INT64, false}};
+  const Types k = {{pb::INT64, false}};
+  // 10 / k: an error for every row with k = 0.
+  const pb::Plan ten_over_k =
+      s::MfpPlan(s::GetPlan("$0"), s::Mfp({s::Binary(pb::DIV, s::IntLit(10), s::Col(0))}, {}, {}));
+  std::vector<FixedCase> cases;
+  cases.push_back(
+      {.name = "the same key twice selects its rows once",
+       .source = kv,
+       .updates = {{Ints({1, 10}), 0, 1}, {Ints({2, 20}), 0, 2}},
+       .end = 1,
+       .exports = {{0, {0}}},
+       .peeks = {{.keys = {Ints({1}), Ints({1})}}, {.keys = {Ints({2}), Ints({1}), Ints({2})}}}});
+  cases.push_back({.name = "an error retracted later is gone",
+                   .source = k,
+                   .updates = {{Ints({0}), 0, 1}, {Ints({1}), 0, 1}, {Ints({0}), 1, -1}},
+                   .end = 3,
+                   .builds = {ten_over_k},
+                   .exports = {{1, {0}}}});
+  cases.push_back({.name = "errors that cancel within one time are no error",
+                   .source = k,
+                   .updates = {{Ints({0}), 0, 2}, {Ints({0}), 0, -2}, {Ints({1}), 0, 1}},
+                   .end = 2,
+                   .builds = {ten_over_k},
+                   .exports = {{1, {0}}}});
+  cases.push_back({.name = "errors that cancel within one time, retraction first",
+                   .source = k,
+                   .updates = {{Ints({1}), 0, 1}, {Ints({0}), 1, -2}, {Ints({0}), 1, 2}},
+                   .end = 3,
+                   .builds = {ten_over_k},
+                   .exports = {{1, {0}}}});
+  cases.push_back(
+      {.name = "an error retracted in two steps is gone",
+       .source = k,
+       .updates = {{Ints({1}), 0, 1}, {Ints({0}), 1, 3}, {Ints({0}), 2, -1}, {Ints({0}), 3, -2}},
+       .end = 5,
+       .builds = {ten_over_k},
+       .exports = {{1, {0}}}});
+  return cases;
+}
+
+// Cases where workers/README.md leaves the semantics open and the reference picks one reading
+// (see tests/reference/reference.h); the name says which.
+std::vector<FixedCase> SemanticsProbes() {
+  namespace s = ipc::samples;
+  const Types k = {{pb::INT64, false}};
+  const std::vector<reference::Update> zero_one = {{Ints({0}), 0, 1}, {Ints({1}), 0, 1}};
+  const auto ten_over_k = s::Binary(pb::DIV, s::IntLit(10), s::Col(0));
+  const auto k_is = [&](std::int64_t v) { return s::Binary(pb::EQ, s::Col(0), s::IntLit(v)); };
+  const auto bad_predicate = s::Binary(pb::EQ, ten_over_k, s::IntLit(10));
+  auto mfp_case = [&](std::string name, pb::MapFilterProject mfp) {
+    return FixedCase{.name = std::move(name),
+                     .source = k,
+                     .updates = zero_one,
+                     .end = 1,
+                     .builds = {s::MfpPlan(s::GetPlan("$0"), std::move(mfp))},
+                     .exports = {{1, {0}}}};
+  };
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  std::vector<FixedCase> cases;
+  cases.push_back(mfp_case("AND: false wins over an error (no error)",
+                           s::Mfp({}, {s::Binary(pb::AND, k_is(5), bad_predicate)}, {})));
+  cases.push_back(mfp_case("OR: true wins over an error (no error)",
+                           s::Mfp({}, {s::Binary(pb::OR, k_is(0), bad_predicate)}, {})));
+  cases.push_back(mfp_case("IF evaluates only the chosen branch (no error)",
+                           s::Mfp({s::If(k_is(0), s::IntLit(0), ten_over_k)}, {}, {})));
+  cases.push_back(mfp_case("predicates in order: a false one first drops the row (no error)",
+                           s::Mfp({}, {k_is(1), bad_predicate}, {})));
+  cases.push_back(mfp_case("predicates in order: an error first is an error",
+                           s::Mfp({}, {bad_predicate, k_is(1)}, {})));
+  cases.push_back(mfp_case("maps before predicates: a map error on a filtered row is an error",
+                           s::Mfp({ten_over_k}, {k_is(1)}, {})));
+  cases.push_back(FixedCase{.name = "a peek sees the index's errors whatever its keys",
+                            .source = k,
+                            .updates = zero_one,
+                            .end = 1,
+                            .builds = {s::MfpPlan(s::GetPlan("$0"), s::Mfp({ten_over_k}, {}, {}))},
+                            .exports = {{1, {0}}},
+                            .peeks = {{.keys = {Ints({1})}}, {.keys = {Ints({0})}}}});
+  cases.push_back(FixedCase{.name = "a peek's mfp errors on selected rows only",
+                            .source = k,
+                            .updates = zero_one,
+                            .end = 1,
+                            .exports = {{0, {0}}},
+                            .peeks = {{.keys = {Ints({1})}, .mfp = s::Mfp({ten_over_k}, {}, {})},
+                                      {.mfp = s::Mfp({ten_over_k}, {}, {})}}});
+  cases.push_back(FixedCase{.name = "a negative multiplicity in a peek is an error",
+                            .source = k,
+                            .updates = {{Ints({1}), 0, 1}, {Ints({2}), 0, -1}},
+                            .end = 1,
+                            .exports = {{0, {0}}}});
+  cases.push_back(FixedCase{.name = "SUM overflow is an error",
+                            .source = k,
+                            .updates = {{Ints({kMax}), 0, 1}, {Ints({1}), 0, 1}},
+                            .end = 1,
+                            .builds = {s::ReducePlan(s::GetPlan("$0"), {}, {{pb::SUM, 0}})},
+                            .exports = {{1, {0}}}});
+  cases.push_back(FixedCase{.name = "SUM overflow through a multiplicity is an error",
+                            .source = k,
+                            .updates = {{Ints({kMax / 2 + 1}), 0, 2}},
+                            .end = 1,
+                            .builds = {s::ReducePlan(s::GetPlan("$0"), {}, {{pb::SUM, 0}})},
+                            .exports = {{1, {0}}}});
+  cases.push_back(
+      FixedCase{.name = "SUM whose value x multiplicity overflows but whose total fits is no error",
+                .source = k,
+                .updates = {{Ints({kMax}), 0, 2}, {Ints({-kMax}), 0, 1}},
+                .end = 1,
+                .builds = {s::ReducePlan(s::GetPlan("$0"), {}, {{pb::SUM, 0}})},
+                .exports = {{1, {0}}}});
+  {
+    pb::Finishing by_k_desc_project_v;
+    auto* order = by_k_desc_project_v.add_order_by();
+    order->set_column(0);
+    order->set_desc(true);
+    by_k_desc_project_v.add_project(1);
+    pb::Finishing limited = by_k_desc_project_v;
+    limited.set_offset(1);
+    limited.set_limit(3);
+    cases.push_back(
+        FixedCase{.name = "finishing: equal rows after project are merged at their first place",
+                  .source = {{pb::INT64, false}, {pb::INT64, true}},
+                  .updates = {{Ints({1, 10}), 0, 2},
+                              {Ints({2, 20}), 0, 1},
+                              {Ints({3, 10}), 0, 1},
+                              {Row{std::int64_t{4}, Null{}}, 0, 1}},
+                  .end = 1,
+                  .exports = {{0, {0}}},
+                  .peeks = {{.finishing = by_k_desc_project_v}, {.finishing = limited}}});
+  }
+  const Types f = {{pb::FLOAT64, true}};
+  auto F = [](double v) { return Row{v}; };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  cases.push_back(FixedCase{
+      .name = "float64: division by zero is an error",
+      .source = f,
+      .updates = {{F(1.5), 0, 1}, {F(0.0), 1, 1}},
+      .end = 2,
+      .builds = {s::MfpPlan(
+          s::GetPlan("$0"),
+          s::Mfp({s::Binary(pb::DIV, s::Lit(s::FloatDatum(1), pb::FLOAT64), s::Col(0))}, {}, {}))},
+      .exports = {{1, {0}}}});
+  cases.push_back(FixedCase{
+      .name = "float64: -0.0 and 0.0 are one value, NaN equals NaN and sorts last",
+      .source = f,
+      .updates = {{F(-0.0), 0, 1},
+                  {F(0.0), 0, 1},
+                  {F(nan), 0, 1},
+                  {F(nan), 0, 1},
+                  {F(inf), 0, 1},
+                  {Row{Null{}}, 0, 1}},
+      .end = 1,
+      .builds = {s::ReducePlan(s::GetPlan("$0"), {0}, {{pb::COUNT, 0}})},
+      .exports = {{1, {0}}, {0, {0}}},
+      .peeks = {
+          {.index = 1, .keys = {F(0.0)}},
+          {.index = 1, .keys = {F(-0.0), F(nan)}},
+          {.index = 1,
+           .mfp = s::Mfp({s::Binary(pb::GT, s::Col(0), s::Lit(s::FloatDatum(1e300), pb::FLOAT64))},
+                         {}, {})}}});
+  return cases;
 }
 
 TEST(RuntimeCorrectness, SoloOneWorker) { RunConfiguration({false, 1, 40, 100000}); }
@@ -959,6 +1291,19 @@ TEST(RuntimeCorrectness, TwoRuntimeFourWorkers) { RunConfiguration({true, 4, 40,
 // reference sees an error (messages are not compared).
 TEST(RuntimeCorrectness, DataErrorsTwoRuntimeTwoWorkers) {
   RunConfiguration({true, 2, 20, 700000, true});
+}
+// Regressions: disagreements the random cases found, as small hand-written cases.
+TEST(RuntimeCorrectness, HandWrittenSolo) {
+  RunConfiguration({false, 2, 0, 0}, HandWrittenCases());
+}
+TEST(RuntimeCorrectness, HandWrittenTwoRuntime) {
+  RunConfiguration({true, 2, 0, 0}, HandWrittenCases());
+}
+TEST(RuntimeCorrectness, SemanticsProbesSolo) {
+  RunConfiguration({false, 2, 0, 0}, SemanticsProbes());
+}
+TEST(RuntimeCorrectness, SemanticsProbesTwoRuntime) {
+  RunConfiguration({true, 2, 0, 0}, SemanticsProbes());
 }
 
 }  // namespace

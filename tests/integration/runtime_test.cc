@@ -335,5 +335,23 @@ TEST(Runtime, ReconnectKeepsUnchangedDataflowsAndDropsOmittedOnes) {
   EXPECT_EQ(RowsOf(*kept), (std::multiset<std::string>{"1,10,x1"}));
 }
 
+TEST(Runtime, AWorkerThreadsFailedCheckTakesTheReplicaDown) {
+  for (const char* role : {"maintenance", "interactive"}) {
+    Replica r;
+    ASSERT_TRUE(r.ready) << r.sup.Log();
+    Command c;
+    (*c.mutable_update_configuration()->mutable_params())["debug_abort_worker"] = role;
+    r.ctl->Send(c);
+    EXPECT_EQ(r.sup.WaitExit(10s), 134) << r.sup.Log();
+    const std::string log = r.sup.Log();
+    EXPECT_NE(log.find("check failed"), std::string::npos) << log;
+    EXPECT_NE(log.find(std::string("the ") + role + " runtime"), std::string::npos) << log;
+    EXPECT_NE(log.find("killed by signal 6"), std::string::npos) << log;
+    for (pid_t p : r.sup.runtime_pids())
+      EXPECT_TRUE(Eventually([&] { return ProcessGone(p); }, 1s));
+    EXPECT_FALSE(r.sup.SegmentExists());
+  }
+}
+
 }  // namespace
 }  // namespace tandem::testing

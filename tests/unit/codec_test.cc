@@ -33,7 +33,7 @@ std::set<int> AllKinds() {
 
 TEST(Codec, EveryCommandKindRoundTripsThroughBinary) {
   std::set<int> seen;
-  for (const auto& [name, command] : samples::AllCommands()) {
+  for (const auto& [name, command] : samples::AllEncodableCommands()) {
     SCOPED_TRACE(name);
     const std::string bytes = Encode(command);
     const auto decoded = DecodeCommand(bytes);
@@ -59,7 +59,7 @@ TEST(Codec, EveryResponseKindRoundTripsThroughBinary) {
 }
 
 TEST(Codec, EveryCommandKindRoundTripsThroughJson) {
-  for (const auto& [name, command] : samples::AllCommands()) {
+  for (const auto& [name, command] : samples::AllEncodableCommands()) {
     SCOPED_TRACE(name);
     const std::string json = ToJson(command);
     const auto parsed = CommandFromJson(json);
@@ -180,7 +180,7 @@ TEST(Codec, EveryTruncationOfAValidMessageIsUnparsable) {
   google::protobuf::LogSilencer
       quiet;  // a cut through "héllo" is invalid UTF-8, which protobuf logs
   // The envelope's only field is the kind, length-delimited: every strict prefix cuts it short.
-  for (const auto& [name, command] : samples::AllCommands()) {
+  for (const auto& [name, command] : samples::AllEncodableCommands()) {
     SCOPED_TRACE(name);
     const std::string bytes = Encode(command);
     for (std::size_t n = 1; n < bytes.size(); ++n) {
@@ -264,7 +264,7 @@ TEST(Codec, MutatedValidMessagesGetALabelAndNeverCrash) {
   ASSERT_TRUE(primed.Validate(samples::PrimaryDataflow()).ok());
   std::map<std::string, int> labels;
   std::mt19937 rng(42);
-  const auto commands = samples::AllCommands();
+  const auto commands = samples::AllEncodableCommands();
   for (int i = 0; i < 4000; ++i) {
     std::string bytes = Encode(commands[rng() % commands.size()].command);
     for (int flips = 1 + static_cast<int>(rng() % 4); flips > 0; --flips) {
@@ -336,7 +336,8 @@ TEST(Codec, DescribeNamesTheCommandAndWhatItIsAbout) {
   EXPECT_EQ(Describe(samples::UpdateConfiguration()),
             "UpdateConfiguration(enable_compute_interactive_runtime, max_result_size, "
             "peek_timeout)");
-  EXPECT_EQ(Describe(samples::SecondaryDataflow()), "CreateDataflow(u20, u21)");
+  EXPECT_EQ(Describe(samples::SecondaryDataflow()), "CreateDataflow(u20, u21)");  // imports u9
+  EXPECT_EQ(Describe(samples::SecondaryDataflowFromSources()), "CreateDataflow(u19, u20, u21)");
   EXPECT_EQ(Describe(samples::PrimaryDataflow()), "CreateDataflow(u1, u2, u3, u4, …+7)");
   EXPECT_EQ(Describe(samples::Schedule("u9")), "Schedule(u9)");
   EXPECT_EQ(Describe(samples::AllowCompaction("u9", {5})), "AllowCompaction(u9, [5])");
