@@ -32,7 +32,10 @@ install_deps() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
-sources() { git ls-files -- '*.h' '*.cc' 2>/dev/null || find . -name '*.h' -o -name '*.cc'; }
+sources() {
+  git ls-files --cached --others --exclude-standard -- '*.h' '*.cc' 2>/dev/null ||
+    find . -path ./build -prune -o \( -name '*.h' -o -name '*.cc' \) -print
+}
 
 build() {  # build PRESET [targets...]
   local preset=$1

@@ -41,12 +41,14 @@ Command KeyValueIndex() {
 }
 
 double Mean(const std::vector<double>& v, std::size_t from, std::size_t to) {
-  return std::accumulate(v.begin() + static_cast<long>(from), v.begin() + static_cast<long>(to), 0.0) /
+  return std::accumulate(v.begin() + static_cast<long>(from), v.begin() + static_cast<long>(to),
+                         0.0) /
          static_cast<double>(to - from);
 }
 
 TEST(Churn, CompactionCommandsKeepSinceAdvancingAndSegmentBytesBounded) {
-  const int seconds = std::getenv("TANDEM_CHURN_SECONDS") ? std::atoi(std::getenv("TANDEM_CHURN_SECONDS")) : 60;
+  const int seconds =
+      std::getenv("TANDEM_CHURN_SECONDS") ? std::atoi(std::getenv("TANDEM_CHURN_SECONDS")) : 60;
   SupervisorProcess sup({.two_runtime = true,
                          .workers = 2,
                          .worker_binary = TANDEM_WORKER_BIN,
@@ -60,8 +62,8 @@ TEST(Churn, CompactionCommandsKeepSinceAdvancingAndSegmentBytesBounded) {
   shm::Inspector inspector(segment->get());
 
   Time upper = 0;
-  std::vector<double> used;       // segment bytes, once a second
-  std::vector<Time> since_seen;   // min since over the index's slots, once a second
+  std::vector<double> used;      // segment bytes, once a second
+  std::vector<Time> since_seen;  // min since over the index's slots, once a second
   const auto start = std::chrono::steady_clock::now();
   auto next_sample = start + 1s;
   while (std::chrono::steady_clock::now() - start < std::chrono::seconds(seconds)) {
@@ -89,7 +91,8 @@ TEST(Churn, CompactionCommandsKeepSinceAdvancingAndSegmentBytesBounded) {
                                  "tandem_segment_bytes{kind=\"used\"}"));
       Time since = UINT64_MAX;
       for (const auto& s : inspector.Slots()) {
-        if (s.key.id == GlobalId::User(2) && !s.since.empty()) since = std::min(since, s.since.time());
+        if (s.key.id == GlobalId::User(2) && !s.since.empty())
+          since = std::min(since, s.since.time());
       }
       since_seen.push_back(since == UINT64_MAX ? 0 : since);
     }
@@ -106,10 +109,11 @@ TEST(Churn, CompactionCommandsKeepSinceAdvancingAndSegmentBytesBounded) {
   const double middle = Mean(used, n / 3, 2 * n / 3), last = Mean(used, 2 * n / 3, n);
   RecordProperty("segment_bytes_middle", static_cast<int>(middle));
   RecordProperty("segment_bytes_last", static_cast<int>(last));
-  std::printf("[ churn ] %d s: upper %llu, since %llu, segment bytes middle %.0f last %.0f max %.0f\n",
-              seconds, static_cast<unsigned long long>(upper),
-              static_cast<unsigned long long>(since_seen.back()), middle, last,
-              *std::max_element(used.begin() + static_cast<long>(n / 3), used.end()));
+  std::printf(
+      "[ churn ] %d s: upper %llu, since %llu, segment bytes middle %.0f last %.0f max %.0f\n",
+      seconds, static_cast<unsigned long long>(upper),
+      static_cast<unsigned long long>(since_seen.back()), middle, last,
+      *std::max_element(used.begin() + static_cast<long>(n / 3), used.end()));
   EXPECT_LE(last, middle * 1.25) << "segment bytes grow after warm-up";
 }
 
