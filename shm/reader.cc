@@ -194,8 +194,15 @@ Result<Snapshot> Inspector::Take(std::uint32_t ordinal, std::uint32_t index) {
   ReaderEntry* entry = nullptr;
   const std::uint64_t me = static_cast<std::uint64_t>(getpid());
   for (std::size_t e = kRuntimeReaderEntry + 1; e < kReaderEntries && !entry; ++e) {
-    std::uint64_t free = 0;
-    if (s.readers[e].owner.compare_exchange_strong(free, me)) entry = &s.readers[e];
+    std::uint64_t owner = 0;
+    if (s.readers[e].owner.compare_exchange_strong(owner, me)) {
+      entry = &s.readers[e];
+    } else if (!ProcessAlive(static_cast<pid_t>(owner)) &&
+               s.readers[e].owner.compare_exchange_strong(owner, me)) {
+      // A tool killed mid-read left its entry claimed: take it over (its announcement goes with
+      // it; the publisher may already have cleared it, which is just as good).
+      entry = &s.readers[e];
+    }
   }
   if (!entry) {
     return Status::ResourceExhausted("slot " + before.ToString() +

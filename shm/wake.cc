@@ -41,8 +41,13 @@ bool WakeReceiver::Poll(WakeDrain* out) {
   return !out->empty();
 }
 
+std::uint32_t WakeReceiver::Observe() const { return ch_->seq.load(std::memory_order_seq_cst); }
+
 bool WakeReceiver::Wait(WakeDrain* out, std::chrono::nanoseconds timeout) {
-  const std::uint32_t seen = ch_->seq.load(std::memory_order_seq_cst);
+  return WaitSince(Observe(), out, timeout);
+}
+
+bool WakeReceiver::WaitSince(std::uint32_t seen, WakeDrain* out, std::chrono::nanoseconds timeout) {
   if (Poll(out)) return true;
   ch_->sleeping.store(1, std::memory_order_seq_cst);
   // A notify after `seen` was loaded changed seq, so the futex returns at once: no lost wake.

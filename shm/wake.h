@@ -46,6 +46,11 @@ class WakeReceiver {
   // Makes a concurrent or the next Wait return (e.g. at shutdown). Any thread.
   void Interrupt();
 
+  // For callers that check other state before sleeping: Observe() first, then check, then
+  // WaitSince(observed, ...) — a notification or Interrupt after Observe() is never slept through.
+  std::uint32_t Observe() const;
+  bool WaitSince(std::uint32_t observed, WakeDrain* out, std::chrono::nanoseconds timeout);
+
  private:
   WakeChannelData* ch_;
 };

@@ -630,7 +630,9 @@ void DataflowInstance::Step() {
 
 Status DataflowInstance::AllowCompaction(const std::string& id, Frontier frontier) {
   auto it = exports_.find(id);
-  if (it == exports_.end()) return Status::Ok();
+  // Not ours, or dropped already (a replayed history may drop an index again): nothing to do.
+  if (it == exports_.end() || unpublished_.count(id)) return Status::Ok();
+  if (frontier.empty()) unpublished_.insert(id);
   return publisher_->AllowCompaction(it->second, frontier);
 }
 

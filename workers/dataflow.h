@@ -122,6 +122,7 @@ class DataflowInstance {
   std::vector<std::unique_ptr<Node>> nodes_;  // owned; the plan graph points into it
   std::vector<std::pair<Node*, const ipc::pb::IndexExport*>> index_nodes_;
   std::map<std::string, shm::PublishedRef> exports_;
+  std::set<std::string> unpublished_;  // exports this worker has dropped
   std::uint64_t tick_ = 0;
 };
 

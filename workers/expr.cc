@@ -3,27 +3,13 @@
 #include <cmath>
 
 #include "base/check.h"
+#include "ipc/rows.h"
 
 namespace tandem::workers {
 
 namespace pb = ipc::pb;
 
 namespace {
-
-Datum FromProto(const pb::Datum& d) {
-  switch (d.kind_case()) {
-    case pb::Datum::kBool:
-      return d.bool_();
-    case pb::Datum::kInt64:
-      return static_cast<std::int64_t>(d.int64());
-    case pb::Datum::kFloat64:
-      return d.float64();
-    case pb::Datum::kString:
-      return d.string();
-    default:
-      return Null{};
-  }
-}
 
 bool IsNull(const Datum& d) { return d.index() == 0; }
 
@@ -93,7 +79,7 @@ Expr CompileExpr(const pb::ScalarExpr& e) {
       break;
     case pb::ScalarExpr::kLiteral:
       out.kind = Expr::Kind::kLiteral;
-      out.literal = FromProto(e.literal().value());
+      out.literal = ipc::FromProto(e.literal().value());
       break;
     case pb::ScalarExpr::kUnary:
       out.kind = Expr::Kind::kUnary;

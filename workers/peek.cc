@@ -9,49 +9,6 @@ namespace tandem::workers {
 
 namespace pb = ipc::pb;
 
-pb::Datum ToProto(const Datum& d) {
-  pb::Datum out;
-  switch (d.index()) {
-    case 0:
-      out.mutable_null();
-      break;
-    case 1:
-      out.set_bool_(std::get<bool>(d));
-      break;
-    case 2:
-      out.set_int64(std::get<std::int64_t>(d));
-      break;
-    case 3:
-      out.set_float64(std::get<double>(d));
-      break;
-    default:
-      out.set_string(std::get<std::string>(d));
-      break;
-  }
-  return out;
-}
-
-Datum FromProto(const pb::Datum& d) {
-  switch (d.kind_case()) {
-    case pb::Datum::kBool:
-      return d.bool_();
-    case pb::Datum::kInt64:
-      return static_cast<std::int64_t>(d.int64());
-    case pb::Datum::kFloat64:
-      return d.float64();
-    case pb::Datum::kString:
-      return d.string();
-    default:
-      return Null{};
-  }
-}
-
-Row FromProto(const pb::Row& r) {
-  Row row;
-  for (const auto& d : r.datums()) row.push_back(FromProto(d));
-  return row;
-}
-
 std::optional<std::string> ReadPeekPart(const shm::Snapshot& snap, Time t, bool scan,
                                         const std::vector<std::string>& keys, const Mfp& mfp,
                                         PeekRows* out) {

@@ -11,6 +11,7 @@
 #include "base/row.h"
 #include "base/time.h"
 #include "ipc/codec.h"
+#include "ipc/rows.h"
 #include "shm/reader.h"
 #include "workers/expr.h"
 
@@ -33,8 +34,7 @@ std::optional<std::string> Finish(const ipc::pb::Finishing& finishing,
                                   std::vector<std::pair<Row, std::int64_t>> rows,
                                   ipc::pb::Rows* out);
 
-ipc::pb::Datum ToProto(const Datum& d);
-Datum FromProto(const ipc::pb::Datum& d);
-Row FromProto(const ipc::pb::Row& r);
+using ipc::FromProto;
+using ipc::ToProto;
 
 }  // namespace tandem::workers

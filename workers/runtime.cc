@@ -230,6 +230,16 @@ void Runtime::OnCommand(pb::Command c) {
     // InitializationComplete and reconcile then.
     reconciling_ = !live_.empty();
     buffered_.clear();
+    // Frontiers are reported when they move; a new controller learns the current ones now.
+    for (const auto& [id, f] : reported_) {
+      pb::Response out;
+      auto* fr = out.mutable_frontiers();
+      fr->set_id(id);
+      for (auto* e : {fr->mutable_write(), fr->mutable_input(), fr->mutable_output()}) {
+        if (!f.empty()) e->add_elements(f.time());
+      }
+      SendResponse(out);
+    }
     return;
   }
   if (reconciling_) {
@@ -474,6 +484,9 @@ void Runtime::LockstepLoop(Worker& w) {
 
 void Runtime::InteractiveLoop(Worker& w) {
   for (;;) {
+    // Observe the wake counter before looking for work: a command published (and its Interrupt)
+    // or a slot changed after this point makes the wait below return at once.
+    const std::uint32_t observed = w.reader->wake().Observe();
     std::vector<std::pair<std::uint64_t, std::shared_ptr<const pb::Command>>> todo;
     {
       std::lock_guard lk(mu_);
@@ -487,8 +500,9 @@ void Runtime::InteractiveLoop(Worker& w) {
     ServePeeks(w);
     // Sleep until the publisher changes a slot of this row or a command arrives (Interrupt).
     shm::WakeDrain drained;
-    w.reader->Wait(&drained,
-                   w.peeks.empty() ? std::chrono::nanoseconds(1s) : std::chrono::nanoseconds(50ms));
+    w.reader->wake().WaitSince(
+        observed, &drained,
+        w.peeks.empty() ? std::chrono::nanoseconds(1s) : std::chrono::nanoseconds(50ms));
   }
 }
 

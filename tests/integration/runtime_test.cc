@@ -329,6 +329,9 @@ TEST(Runtime, ReconnectKeepsUnchangedDataflowsAndDropsOmittedOnes) {
   EXPECT_EQ(
       MetricValue(m, "tandem_dataflows_reconciled_total{role=\"maintenance\",outcome=\"dropped\"}"),
       1);
+  EXPECT_TRUE(std::any_of(next.skipped.begin(), next.skipped.end(), [](const Response& r) {
+    return r.has_frontiers() && r.frontiers().id() == "u2";
+  })) << "a new controller is told the current frontiers";
   next.Send(PeekCmd("kept", "u2", 1));
   auto kept = AwaitPeek(next, "kept");
   ASSERT_TRUE(kept && kept->peek_response().has_rows()) << r.sup.Log();
@@ -351,6 +354,38 @@ TEST(Runtime, AWorkerThreadsFailedCheckTakesTheReplicaDown) {
       EXPECT_TRUE(Eventually([&] { return ProcessGone(p); }, 1s));
     EXPECT_FALSE(r.sup.SegmentExists());
   }
+}
+
+TEST(Runtime, ReplayingADropOfAnIndexThatIsAlreadyGoneChangesNothing) {
+  Replica r;
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  LogFile log;
+  log.Append("U 0 1 1 10\nP 2\n");
+  Command two = LogIndexDataflow("u1", "u2", log.path());
+  auto* second = two.mutable_create_dataflow()->mutable_desc()->add_index_exports();
+  second->set_id("u3");
+  second->set_on("u1");
+  second->add_key(1);
+  r.ctl->Send(two);
+  ASSERT_TRUE(AwaitUpper(*r.ctl, "u3", 2));
+  r.ctl->Send(Compaction("u3", std::nullopt));
+  // A reconnecting controller replays its history, drop included.
+  TestController next(r.sup.controller_endpoint());
+  ASSERT_TRUE(next.Hello("replay"));
+  next.Send(two);
+  next.Send(Compaction("u3", std::nullopt));
+  Command done;
+  done.mutable_initialization_complete();
+  next.Send(done);
+  auto rec = next.ReceiveUntil(
+      [](const Response& r) { return r.has_status() && r.status().has_reconciled(); });
+  ASSERT_TRUE(rec) << r.sup.Log();
+  EXPECT_EQ(rec->status().reconciled().kept(), 1u);
+  next.Send(PeekCmd("still", "u2", 1));
+  auto still = AwaitPeek(next, "still");
+  ASSERT_TRUE(still && still->peek_response().has_rows()) << r.sup.Log();
+  EXPECT_EQ(RowsOf(*still), (std::multiset<std::string>{"1,10,x1"}));
+  EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
 }
 
 }  // namespace

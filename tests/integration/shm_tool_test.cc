@@ -1,0 +1,632 @@
+// tandem-shm, the real binary, against segments made in-process: a live one (this process is its
+// supervisor, with a Publisher and a Reader per row) and stale ones (made by a forked child that
+// exits without removing them), for ls/info/slots/dump/watch/gc, table and --json, and the
+// error exits.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/row.h"
+#include "shm/publisher.h"
+#include "shm/reader.h"
+#include "test_segment.h"
+
+#ifndef TANDEM_SHM_BIN
+#error "TANDEM_SHM_BIN must name the tandem-shm binary"
+#endif
+
+namespace tandem::shm {
+namespace {
+
+using testing::TestSegment;
+using testing::UniqueSegmentName;
+
+struct ToolRun {
+  int code = -1;
+  std::string out, err;
+};
+
+// Runs tandem-shm with `args`, capturing stdout and stderr (both drained together, so neither
+// pipe can fill and stall the child).
+ToolRun RunTool(const std::vector<std::string>& args) {
+  int out_pipe[2], err_pipe[2];
+  EXPECT_EQ(pipe2(out_pipe, O_CLOEXEC), 0);
+  EXPECT_EQ(pipe2(err_pipe, O_CLOEXEC), 0);
+  // Built before fork: the child of a multi-threaded test only calls async-signal-safe functions.
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(TANDEM_SHM_BIN));
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out_pipe[1], STDOUT_FILENO);
+    dup2(err_pipe[1], STDERR_FILENO);
+    execv(TANDEM_SHM_BIN, argv.data());
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  ToolRun run;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  std::string* sinks[2] = {&run.out, &run.err};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    if (poll(fds, 2, 30000) <= 0) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[4096];
+      const ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        sinks[i]->append(buf, static_cast<std::size_t>(n));
+      } else {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (auto& f : fds) {
+    if (f.fd >= 0) close(f.fd);
+  }
+  int status = 0;
+  EXPECT_EQ(waitpid(pid, &status, 0), pid);
+  run.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return run;
+}
+
+std::string Describe(const ToolRun& r) {
+  return "exit " + std::to_string(r.code) + "\nstdout:\n" + r.out + "stderr:\n" + r.err;
+}
+
+// A strict JSON syntax check (RFC 8259), enough to know the tool printed one valid document.
+class JsonChecker {
+ public:
+  static bool Valid(const std::string& text) {
+    JsonChecker c(text);
+    c.Ws();
+    if (!c.Value()) return false;
+    c.Ws();
+    return c.pos_ == text.size();
+  }
+
+ private:
+  explicit JsonChecker(const std::string& s) : s_(s) {}
+  void Ws() {
+    while (pos_ < s_.size() && std::strchr(" \t\r\n", s_[pos_])) ++pos_;
+  }
+  bool Lit(const char* lit) {
+    const std::size_t n = std::strlen(lit);
+    if (s_.compare(pos_, n, lit) != 0) return false;
+    pos_ += n;
+    return true;
+  }
+  bool String() {
+    if (pos_ >= s_.size() || s_[pos_] != '"') return false;
+    for (++pos_; pos_ < s_.size(); ++pos_) {
+      const auto c = static_cast<unsigned char>(s_[pos_]);
+      if (c == '"') {
+        ++pos_;
+        return true;
+      }
+      if (c < 0x20) return false;
+      if (c == '\\') {
+        if (++pos_ >= s_.size()) return false;
+        if (s_[pos_] == 'u') {
+          for (int i = 0; i < 4; ++i) {
+            if (++pos_ >= s_.size() || !std::isxdigit(static_cast<unsigned char>(s_[pos_]))) {
+              return false;
+            }
+          }
+        } else if (!std::strchr("\"\\/bfnrt", s_[pos_])) {
+          return false;
+        }
+      }
+    }
+    return false;
+  }
+  bool Number() {
+    const std::size_t start = pos_;
+    if (pos_ < s_.size() && s_[pos_] == '-') ++pos_;
+    while (pos_ < s_.size() && std::strchr("0123456789.eE+-", s_[pos_])) ++pos_;
+    return pos_ > start && std::isdigit(static_cast<unsigned char>(s_[pos_ - 1]));
+  }
+  bool Value() {
+    if (pos_ >= s_.size()) return false;
+    const char c = s_[pos_];
+    if (c == '{' || c == '[') {
+      const char close = c == '{' ? '}' : ']';
+      ++pos_;
+      Ws();
+      if (pos_ < s_.size() && s_[pos_] == close) {
+        ++pos_;
+        return true;
+      }
+      for (;;) {
+        Ws();
+        if (c == '{') {
+          if (!String()) return false;
+          Ws();
+          if (!Lit(":")) return false;
+          Ws();
+        }
+        if (!Value()) return false;
+        Ws();
+        if (Lit(",")) continue;
+        return Lit(close == '}' ? "}" : "]");
+      }
+    }
+    if (c == '"') return String();
+    if (Lit("true") || Lit("false") || Lit("null")) return true;
+    return Number();
+  }
+  const std::string& s_;
+  std::size_t pos_ = 0;
+};
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+const SlotKey kIndex{GlobalId::User(7), 10};
+
+std::string Key(std::int64_t k) { return EncodeRow({k}); }
+std::string Val(std::int64_t v) { return EncodeRow({v}); }
+
+// Publishes kIndex on `ordinal` of `segment`: rows keyed 1..3 and 's', an error, upper 20.
+void PublishRows(Publisher& pub, std::uint32_t ordinal) {
+  auto ref = pub.Publish(kIndex);
+  ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+  std::vector<Update> ups;
+  if (ordinal == 0) {
+    ups = {{Key(1), Val(100), 12, 1},
+           {Key(2), Val(200), 12, 1},
+           {Key(2), Val(200), 15, 1},  // count 2 from time 15
+           {EncodeRow({std::string("q\"s")}), EncodeRow({std::string("a\tb"), 2.5}), 13, 3},
+           {std::string(1, '\0') + "division by zero", "", 14, 1}};
+  } else {
+    ups = {{Key(3), Val(300), 11, 1}, {Key(4), Val(400), 16, -1}, {Key(4), Val(400), 11, 1}};
+  }
+  ASSERT_TRUE(pub.Append(*ref, ups, Frontier::At(20)).ok());
+}
+
+// A live two-row replica made by this process: it holds the segment's lock like a supervisor.
+class ShmToolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(seg_.segment, nullptr);
+    for (std::uint32_t o = 0; o < 2; ++o) {
+      auto p = Publisher::Attach(seg_.segment.get(), o);
+      ASSERT_TRUE(p.ok()) << p.status().ToString();
+      pubs_.push_back(std::move(p).value());
+      auto r = Reader::Attach(seg_.segment.get(), o);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      readers_.push_back(std::move(r).value());
+      ASSERT_TRUE(readers_.back()->Follow(kIndex).ok());
+      PublishRows(*pubs_.back(), o);
+    }
+    seg_.segment->SetRuntime(RuntimeRole::kMaintenance, getpid(), RuntimeState::kReady);
+  }
+  const std::string& name() const { return seg_.name; }
+  std::uint64_t registry_owner(std::uint32_t ordinal, std::uint32_t index, std::size_t entry) {
+    return Registry(seg_.segment.get()).slot(ordinal, index).readers[entry].owner.load();
+  }
+
+  TestSegment seg_{TestSegment::Options(2)};
+  std::vector<std::unique_ptr<Publisher>> pubs_;
+  std::vector<std::unique_ptr<Reader>> readers_;
+};
+
+TEST_F(ShmToolTest, LsListsTheLiveSegment) {
+  ToolRun r = RunTool({"ls", "--prefix", name()});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, name())) << r.out;
+  EXPECT_TRUE(Contains(r.out, "alive")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "test")) << "replica id\n" << r.out;
+
+  r = RunTool({"ls", "--json"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(JsonChecker::Valid(r.out)) << r.out;
+  EXPECT_TRUE(Contains(r.out, "{\"name\":\"" + name() +
+                                  "\",\"supervisor_alive\":true,"
+                                  "\"supervisor_pid\":" +
+                                  std::to_string(getpid())))
+      << r.out;
+}
+
+TEST_F(ShmToolTest, InfoShowsHeaderRuntimesAndBytes) {
+  ToolRun r = RunTool({"info", name()});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "two-runtime")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "pid " + std::to_string(getpid()) + " (alive)")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "2 live of 32")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "maintenance")) << r.out;
+
+  r = RunTool({"info", name(), "--json"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(JsonChecker::Valid(r.out)) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"replica_id\":\"test\"")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"supervisor_alive\":true")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"workers\":2")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"live_slots\":2")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"segment_bytes\":" + std::to_string(32ull << 20))) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"used_bytes\":")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "{\"role\":\"maintenance\",\"pid\":" + std::to_string(getpid()) +
+                                  ",\"state\":\"ready\",\"alive\":true}"))
+      << r.out;
+  EXPECT_TRUE(Contains(r.out,
+                       "{\"role\":\"interactive\",\"pid\":0,\"state\":\"absent\","
+                       "\"alive\":false}"))
+      << r.out;
+}
+
+TEST_F(ShmToolTest, SlotsShowsEveryOrdinal) {
+  ToolRun r = RunTool({"slots", name()});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "2 live slots")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "UPPER")) << r.out;
+  // Two data lines, one per ordinal, for u7@10, upper [20], since [10] (the peer hold at as_of).
+  std::size_t lines = 0;
+  for (std::size_t p = 0; (p = r.out.find("\nu7 ", p)) != std::string::npos; ++p) ++lines;
+  EXPECT_EQ(lines, 2u) << r.out;
+  EXPECT_TRUE(Contains(r.out, "[20]")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "filled")) << r.out;
+
+  r = RunTool({"slots", name(), "--json"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(JsonChecker::Valid(r.out)) << r.out;
+  EXPECT_TRUE(Contains(r.out, "{\"id\":\"u7\",\"as_of\":10,\"ordinal\":0,")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "{\"id\":\"u7\",\"as_of\":10,\"ordinal\":1,")) << r.out;
+  EXPECT_TRUE(Contains(r.out,
+                       "\"upper\":[20],\"since\":[10],\"own_frontier\":[10],"
+                       "\"peer_hold\":[10],\"flags\":[\"filled\"]"))
+      << r.out;
+}
+
+TEST_F(ShmToolTest, DumpShowsRowsAndErrorsAtTheNewestTime) {
+  ToolRun r = RunTool({"dump", name(), "u7"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "u7@10 in " + name() + " at time 19")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "(100)")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "error: division by zero")) << r.out;
+  EXPECT_FALSE(Contains(r.out, "(400)")) << "retracted at 16\n" << r.out;
+  EXPECT_TRUE(Contains(r.out, "4 rows, 1 error")) << r.out;
+
+  r = RunTool({"dump", name(), "u7", "--json"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(JsonChecker::Valid(r.out)) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"id\":\"u7\",\"as_of\":10,\"time\":19")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "{\"ordinal\":0,\"key\":[1],\"val\":[100],\"count\":1}")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "{\"ordinal\":0,\"key\":[2],\"val\":[200],\"count\":2}")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "{\"ordinal\":1,\"key\":[3],\"val\":[300],\"count\":1}")) << r.out;
+  EXPECT_TRUE(Contains(r.out,
+                       "{\"ordinal\":0,\"key\":[\"q\\\"s\"],\"val\":[\"a\\tb\",2.5],"
+                       "\"count\":3}"))
+      << r.out;
+  EXPECT_TRUE(Contains(r.out,
+                       "\"errors\":[{\"ordinal\":0,\"message\":\"division by zero\","
+                       "\"count\":1}]"))
+      << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"truncated\":false")) << r.out;
+}
+
+TEST_F(ShmToolTest, DumpAtATimeOnOneOrdinalWithALimit) {
+  ToolRun r = RunTool({"dump", name(), "u7", "--at", "12", "--json"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "\"time\":12")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "{\"ordinal\":0,\"key\":[2],\"val\":[200],\"count\":1}")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "{\"ordinal\":1,\"key\":[4],\"val\":[400],\"count\":1}")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"errors\":[]")) << "the error is at 14\n" << r.out;
+
+  r = RunTool({"dump", name(), "u7", "--ordinal", "1", "--json"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "\"rows\":[{\"ordinal\":1,\"key\":[3],\"val\":[300],\"count\":1}]"))
+      << r.out;
+
+  r = RunTool({"dump", name(), "u7", "--limit", "2", "--json"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "\"truncated\":true")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"rows\":[{\"ordinal\":0,\"key\":[1],\"val\":[100],\"count\":1}]"))
+      << "the error sorts first, then key 1\n"
+      << r.out;
+
+  r = RunTool({"dump", name(), "u7", "--as-of", "10", "--limit", "1"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "truncated by --limit 1")) << r.out;
+}
+
+TEST_F(ShmToolTest, DumpRefusesTimesOutsideSinceAndUpper) {
+  ToolRun r = RunTool({"dump", name(), "u7", "--at", "5"});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "time 5 is before since [10]")) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+
+  r = RunTool({"dump", name(), "u7", "--at", "20", "--json"});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "not complete yet (upper [20])")) << r.err;
+}
+
+TEST_F(ShmToolTest, DumpErrors) {
+  ToolRun r = RunTool({"dump", name(), "u8"});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "no slot for index u8")) << r.err;
+
+  r = RunTool({"dump", name(), "u7", "--as-of", "11"});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "as_of present: 10")) << r.err;
+
+  r = RunTool({"dump", name(), "u7", "--ordinal", "2"});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "ordinal 2 is out of range")) << r.err;
+
+  r = RunTool({"dump", name(), "not-an-id"});
+  EXPECT_EQ(r.code, 64) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "invalid index id")) << r.err;
+}
+
+TEST_F(ShmToolTest, WatchRefreshesCountTimes) {
+  ToolRun r = RunTool({"watch", name(), "--interval", "10", "--count", "3"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "refresh 3")) << r.out;
+  EXPECT_FALSE(Contains(r.out, "\x1b[")) << "no ANSI when stdout is not a terminal";
+
+  r = RunTool({"watch", name(), "--interval", "10", "--count", "2", "--json"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  std::vector<std::string> lines;
+  for (std::size_t start = 0, end; (end = r.out.find('\n', start)) != std::string::npos;
+       start = end + 1) {
+    lines.push_back(r.out.substr(start, end - start));
+  }
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  for (const auto& line : lines) {
+    EXPECT_TRUE(JsonChecker::Valid(line)) << line;
+    EXPECT_TRUE(Contains(line, "\"id\":\"u7\"")) << line;
+  }
+}
+
+TEST_F(ShmToolTest, ReadingALiveSegmentLeavesTheRuntimeUndisturbed) {
+  // Everything the tool did released its spare entries: the publisher keeps going, the reader
+  // still reads, and a snapshot taken now sees every row.
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(RunTool({"dump", name(), "u7"}).code, 0);
+  auto ref = pubs_[0]->Publish(kIndex);
+  ASSERT_TRUE(ref.ok());
+  ASSERT_TRUE(pubs_[0]->Append(*ref, {{Key(9), Val(900), 21, 1}}, Frontier::At(30)).ok());
+  auto followed = readers_[0]->Follow(kIndex);
+  ASSERT_TRUE(followed.ok());
+  auto snap = readers_[0]->Take(*followed);
+  ASSERT_TRUE(snap.ok());
+  std::vector<ValueCount> vals;
+  ASSERT_TRUE(snap->Lookup(Key(9), 25, &vals).ok());
+  ASSERT_EQ(vals.size(), 1u);
+  for (const SlotInfo& s : Inspector(seg_.segment.get()).Slots()) {
+    for (std::size_t e = 1; e < kReaderEntries; ++e) {
+      EXPECT_EQ(registry_owner(s.ordinal, s.index, e), 0u) << "spare entry left claimed";
+    }
+  }
+  ToolRun r = RunTool({"dump", name(), "u7", "--json"});
+  EXPECT_TRUE(Contains(r.out, "\"time\":19")) << "min upper over ordinals is 20\n" << r.out;
+}
+
+// Acceptance 4 in miniature: dump and watch in a loop against a publisher appending, merging
+// and compacting as fast as it can. Every dump must succeed and be exact: at every time t the
+// index holds exactly the row (t, t) with count 1 (each step inserts the new row and retracts the
+// previous one), and the publisher must never be held up or see an error.
+TEST(ShmTool, DumpAndWatchInALoopAgainstABusyPublisher) {
+  TestSegment seg(TestSegment::Options(1, 32ull << 20, Mode::kSolo));
+  ASSERT_NE(seg.segment, nullptr);
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> steps{0};
+  std::atomic<std::uint64_t> merges{0}, freed{0};
+  std::string publisher_error;
+  std::thread publisher([&] {
+    auto pub = Publisher::Attach(seg.segment.get(), 0);
+    if (!pub.ok()) {
+      publisher_error = pub.status().ToString();
+      return;
+    }
+    auto ref = (*pub)->Publish(kIndex);
+    if (!ref.ok()) {
+      publisher_error = ref.status().ToString();
+      return;
+    }
+    // Time 10 (as_of) inserts row 10; time t > 10 inserts t and retracts t-1.
+    for (Time t = kIndex.as_of; !stop.load(); ++t) {
+      std::vector<Update> ups = {
+          {Key(static_cast<std::int64_t>(t)), Val(static_cast<std::int64_t>(t)), t, 1}};
+      if (t > kIndex.as_of) {
+        ups.push_back(
+            {Key(static_cast<std::int64_t>(t - 1)), Val(static_cast<std::int64_t>(t - 1)), t, -1});
+      }
+      if (Status s = (*pub)->Append(*ref, ups, Frontier::At(t + 1)); !s.ok()) {
+        publisher_error = s.ToString();
+        return;
+      }
+      if (t > kIndex.as_of + 4) (void)(*pub)->AllowCompaction(*ref, Frontier::At(t - 4));
+      (*pub)->Maintain();
+      merges.store((*pub)->stats().merges);
+      freed.store((*pub)->stats().freed);
+      steps.fetch_add(1);
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
+  while (steps.load() < 5 && publisher_error.empty()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  for (int i = 0; i < 25 && publisher_error.empty(); ++i) {
+    ToolRun r = RunTool({"dump", seg.name, "u7", "--json"});
+    ASSERT_EQ(r.code, 0) << Describe(r);
+    const std::size_t at = r.out.find("\"time\":");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    const std::string t = std::to_string(std::stoull(r.out.substr(at + 7)));
+    EXPECT_TRUE(Contains(
+        r.out, "\"rows\":[{\"ordinal\":0,\"key\":[" + t + "],\"val\":[" + t + "],\"count\":1}]"))
+        << r.out;
+    if (i % 5 == 0) {
+      r = RunTool({"watch", seg.name, "--interval", "1", "--count", "3", "--json"});
+      ASSERT_EQ(r.code, 0) << Describe(r);
+    }
+  }
+  stop.store(true);
+  publisher.join();
+  EXPECT_EQ(publisher_error, "");
+  EXPECT_GT(merges.load(), 0u) << "the publisher merged while the tool read";
+  EXPECT_GT(freed.load(), 0u) << "and freed retired batches";
+}
+
+TEST(ShmTool, BadSegmentNamesFailWithAMessage) {
+  const std::string missing = UniqueSegmentName("missing");
+  for (const auto& cmd : {"info", "slots"}) {
+    ToolRun r = RunTool({cmd, missing});
+    EXPECT_EQ(r.code, 1) << Describe(r);
+    EXPECT_TRUE(Contains(r.err, "no segment named '" + missing + "'")) << r.err;
+  }
+  ToolRun r = RunTool({"dump", missing, "u1"});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "no segment named")) << r.err;
+
+  r = RunTool({"info", "tandem.bad/name"});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "invalid segment name")) << r.err;
+
+  // A file with the right prefix that is not a Tandem segment.
+  const std::string foreign = UniqueSegmentName("foreign");
+  ScopedSegmentRemover remover(foreign);
+  const int fd = shm_open(("/" + foreign).c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 8192), 0);
+  const std::uint64_t magic = 0x1111111111111111ULL;
+  ASSERT_EQ(pwrite(fd, &magic, sizeof magic, 0), static_cast<ssize_t>(sizeof magic));
+  close(fd);
+  r = RunTool({"info", foreign});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "not a Tandem segment")) << r.err;
+  r = RunTool({"gc", "--prefix", foreign});
+  EXPECT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "kept " + foreign)) << r.out;
+  EXPECT_TRUE(Segment::Probe(foreign).ok()) << "gc must not delete a file that is not Tandem's";
+}
+
+TEST(ShmTool, BadUsageExits64) {
+  EXPECT_EQ(RunTool({}).code, 64);
+  EXPECT_EQ(RunTool({"frobnicate"}).code, 64);
+  EXPECT_EQ(RunTool({"info"}).code, 64);
+  EXPECT_EQ(RunTool({"dump", "tandem.x", "u1", "--at", "-1"}).code, 64);
+  EXPECT_EQ(RunTool({"watch", "tandem.x", "--interval", "0"}).code, 64);
+  EXPECT_EQ(RunTool({"gc", "--prefix", "other."}).code, 64);
+  ToolRun help = RunTool({"--help"});
+  EXPECT_EQ(help.code, 0);
+  EXPECT_TRUE(Contains(help.out, "dump")) << help.out;
+}
+
+// Post-mortem: a child makes a segment, publishes and dies without removing it (like a
+// supervisor run with --keep-segment-on-crash). The tool reads it; gc removes it and only it.
+TEST(ShmTool, ReadsAStaleSegmentAndGcRemovesOnlyIt) {
+  // One prefix for this test's segments, so gc never touches anyone else's.
+  const std::string prefix = UniqueSegmentName("gc") + ".";
+  SegmentOptions stale_opts = TestSegment::Options(1);
+  stale_opts.name = prefix + "stale";
+  ScopedSegmentRemover stale_remover(stale_opts.name);
+  SegmentOptions live_opts = TestSegment::Options(1);
+  live_opts.name = prefix + "live";
+  TestSegment live(live_opts);
+  ASSERT_NE(live.segment, nullptr);
+
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto created = Segment::Create(stale_opts);
+    if (!created.ok()) _exit(1);
+    auto pub = Publisher::Attach(created->get(), 0);
+    if (!pub.ok()) _exit(2);
+    auto ref = (*pub)->Publish(kIndex);
+    if (!ref.ok()) _exit(3);
+    if (!(*pub)->Append(*ref, {{Key(5), Val(50), 10, 2}}, Frontier::At(11)).ok()) _exit(4);
+    (*created)->SetRuntime(RuntimeRole::kMaintenance, getpid(), RuntimeState::kReady);
+    _exit(0);  // without removing the segment: it is left stale
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+
+  ToolRun r = RunTool({"info", stale_opts.name, "--json"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(
+      r.out, "\"supervisor_pid\":" + std::to_string(child) + ",\"supervisor_alive\":false"))
+      << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"state\":\"ready\",\"alive\":false")) << r.out;
+
+  r = RunTool({"slots", stale_opts.name});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "supervisor dead")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "[11]")) << r.out;
+
+  r = RunTool({"dump", stale_opts.name, "u7", "--json"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "\"time\":10")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"rows\":[{\"ordinal\":0,\"key\":[5],\"val\":[50],\"count\":2}]"))
+      << r.out;
+
+  r = RunTool({"ls", "--prefix", prefix, "--json"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(JsonChecker::Valid(r.out)) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"name\":\"" + stale_opts.name + "\",\"supervisor_alive\":false"))
+      << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"name\":\"" + live_opts.name + "\",\"supervisor_alive\":true"))
+      << r.out;
+
+  // A stale segment whose header names a runtime that still runs (here: this process) is kept.
+  SegmentOptions orphan_opts = TestSegment::Options(1);
+  orphan_opts.name = prefix + "orphan";
+  ScopedSegmentRemover orphan_remover(orphan_opts.name);
+  const pid_t parent = getpid();
+  const pid_t orphan_child = fork();
+  ASSERT_GE(orphan_child, 0);
+  if (orphan_child == 0) {
+    auto created = Segment::Create(orphan_opts);
+    if (!created.ok()) _exit(1);
+    (*created)->SetRuntime(RuntimeRole::kInteractive, parent, RuntimeState::kReady);
+    _exit(0);
+  }
+  ASSERT_EQ(waitpid(orphan_child, &status, 0), orphan_child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+
+  r = RunTool({"gc", "--dry-run", "--prefix", prefix});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "would remove " + stale_opts.name)) << r.out;
+  EXPECT_TRUE(Segment::Probe(stale_opts.name).ok()) << "a dry run removes nothing";
+
+  r = RunTool({"gc", "--prefix", prefix, "--json"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(JsonChecker::Valid(r.out)) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"removed\":[{\"name\":\"" + stale_opts.name + "\"")) << r.out;
+  EXPECT_TRUE(Contains(
+      r.out, "\"kept\":[{\"name\":\"" + live_opts.name + "\",\"reason\":\"supervisor alive"))
+      << r.out;
+  auto gone = Segment::Probe(stale_opts.name);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(Segment::Probe(live_opts.name).ok()) << "gc must leave a live segment";
+  EXPECT_TRUE(Contains(r.out, "{\"name\":\"" + orphan_opts.name +
+                                  "\",\"reason\":\"supervisor gone but runtime pid " +
+                                  std::to_string(parent) + " still runs\"}"))
+      << r.out;
+  EXPECT_TRUE(Segment::Probe(orphan_opts.name).ok()) << "gc must leave a segment still in use";
+
+  r = RunTool({"gc", "--prefix", prefix});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "nothing removed")) << r.out;
+}
+
+}  // namespace
+}  // namespace tandem::shm

@@ -1,0 +1,135 @@
+// tandem-ctl, the reference controller (issue #5): its command history (the state file), the
+// connection to a replica, and the small parsers and printers its subcommands share.
+//
+// The history is what a real controller keeps: the commands that define the replica's state
+// (CreateDataflow, AllowCompaction), one protocol-JSON Command per line. Every invocation
+// connects, sends Hello, replays the history, sends InitializationComplete and then its new
+// commands; reconciliation on the replica keeps what was re-sent unchanged, so nothing already
+// running is rebuilt. A source created with `create-source` alone is stored as a *pending*
+// source: a CreateDataflow line with debug_name kPendingSource and only that source import. It is
+// never sent; it becomes part of the dataflow of the next create-index / create-view reading it
+// (a source feeds exactly one dataflow: index imports are not supported by the replica yet).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "base/status.h"
+#include "ipc/codec.h"
+
+namespace tandem::ctl {
+
+namespace pb = ipc::pb;
+
+// Exit codes (sysexits.h spirit, as the supervisor's).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;  // refused command, peek error, timeout
+inline constexpr int kExitUsage = 64;
+inline constexpr int kExitUnavailable = 69;  // the replica could not be reached
+
+inline constexpr char kPendingSource[] = "tandem-ctl:pending-source";
+
+// The schema of one collection, and the index key when it is an index.
+struct CollectionInfo {
+  pb::Schema schema;
+  bool is_index = false;
+  std::string on;                  // for an index: the collection it is on
+  std::vector<std::uint32_t> key;  // for an index
+};
+
+class History {
+ public:
+  // A missing file is an empty history.
+  static Result<History> Load(const std::string& path);
+  // Rewrites the file (temporary file + rename).
+  Status Save() const;
+
+  const std::string& path() const { return path_; }
+  const std::vector<pb::Command>& commands() const { return commands_; }
+  // The commands to replay (pending sources and drops that must not be repeated left out).
+  std::vector<pb::Command> Replay() const;
+
+  void Append(const pb::Command& command);
+  // Removes dataflows whose every index export is dropped, with every AllowCompaction of an id
+  // they created.
+  void Prune();
+
+  static bool IsPendingSource(const pb::Command& command);
+  std::optional<pb::SourceImport> PendingSource(const std::string& id) const;
+  void RemovePendingSource(const std::string& id);
+
+  // Every id created by a command of the history (pending sources included), not yet dropped.
+  std::set<std::string> LiveIds() const;
+  // Every id ever mentioned, for picking a fresh one.
+  std::string NextFreeId(const std::set<std::string>& also_taken = {}) const;
+  // What the history says about a collection (sources, builds, index exports), if anything.
+  std::optional<CollectionInfo> Lookup(const std::string& id) const;
+  // `id` if it is an index, else the first index on `id`, else `id` unchanged.
+  std::string IndexFor(const std::string& id) const;
+
+ private:
+  std::string path_;
+  std::vector<pb::Command> commands_;
+};
+
+// The output schema of a plan given the schemas of the ids it may Get (names are best-effort:
+// expressions get "cN" names and an unspecified type).
+pb::Schema PlanSchema(const pb::Plan& plan, const std::map<std::string, pb::Schema>& env);
+
+// "k:int64,name:string?" → columns; '?' marks a nullable column.
+Result<pb::Schema> ParseSchema(const std::string& text);
+// "k,2" → column positions, resolving names against `schema`.
+Result<std::vector<std::uint32_t>> ParseColumns(const std::string& text, const pb::Schema& schema);
+// One datum from text, typed by `column` (unspecified type: guessed). "null" is null.
+Result<pb::Datum> ParseDatum(const std::string& text, const pb::Column* column);
+std::string DatumText(const pb::Datum& datum);  // for tables
+std::string DatumJson(const pb::Datum& datum);  // a JSON value
+std::string JsonString(const std::string& text);
+std::string TypeName(pb::ScalarType type);
+
+// Round-trips a command through the JSON form, so what is sent now equals what is replayed later
+// (reconciliation compares encodings).
+pb::Command Canonical(const pb::Command& command);
+
+// One DEALER connection to a replica's controller endpoint.
+class Client {
+ public:
+  Client(const std::string& endpoint, std::chrono::milliseconds timeout);
+
+  // Hello{random nonce, kProtocolVersion} and waits for HelloAccepted. Unavailable when nothing
+  // answers within the timeout; FailedPrecondition when the Hello is refused.
+  Status Connect();
+  const pb::Status::HelloAccepted& accepted() const { return accepted_; }
+
+  void Send(const pb::Command& command);
+  // Sends `command`, then an empty UpdateConfiguration as a barrier: the supervisor handles one
+  // controller's commands in order and answers refusals (and the barrier) at once, so every
+  // CommandError before the barrier's ConfigurationApplied belongs to `command`. Other responses
+  // received meanwhile are kept for Receive. Unavailable if the barrier is not answered in time.
+  Result<std::vector<pb::CommandError>> SendChecked(const pb::Command& command);
+
+  // The next response (kept ones first), or nullopt after `limit`.
+  std::optional<pb::Response> Receive(std::chrono::milliseconds limit);
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+ private:
+  std::optional<pb::Response> ReceiveFromSocket(std::chrono::milliseconds limit);
+
+  std::string endpoint_;
+  std::chrono::milliseconds timeout_;
+  zmq::context_t context_{1};
+  zmq::socket_t socket_;
+  std::deque<pb::Response> kept_;
+  pb::Status::HelloAccepted accepted_;
+};
+
+std::string RandomHex(int bytes);
+
+}  // namespace tandem::ctl

@@ -1,0 +1,119 @@
+// tandem-shm, the shared-memory inspector (issue #5): the subcommands as functions over streams,
+// so main.cc is only argument parsing.
+//
+// Safety: everything here reads a segment through Segment::Probe / Segment::Open and
+// shm::Inspector only. It never attaches as a runtime's Publisher or Reader, never takes a row's
+// creation lock or the allocator's mutex, and never waits on anything a runtime holds: a dump
+// claims one of a slot's spare announcement entries for the length of its snapshot, which the
+// publisher reads but never waits for. A kept (post-mortem) segment is read the same way.
+//
+// Exit codes: kExitOk; kExitError for a runtime error (no such segment, not a Tandem segment, a
+// read refused), with the reason on `err`; kExitUsage for bad usage.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/time.h"
+#include "shm/layout.h"
+#include "shm/reader.h"
+
+namespace tandem::tools {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;
+inline constexpr int kExitUsage = 64;
+
+// A minimal streaming JSON writer producing one compact document. Strings are escaped per
+// RFC 8259 (quote, backslash, control characters); other bytes pass through unchanged.
+class JsonWriter {
+ public:
+  JsonWriter& BeginObject();
+  JsonWriter& EndObject();
+  JsonWriter& BeginArray();
+  JsonWriter& EndArray();
+  JsonWriter& Key(std::string_view key);
+  JsonWriter& String(std::string_view value);
+  JsonWriter& Int(std::int64_t value);
+  JsonWriter& UInt(std::uint64_t value);
+  JsonWriter& Double(double value);  // non-finite values are written as strings
+  JsonWriter& Bool(bool value);
+  JsonWriter& Null();
+  const std::string& str() const { return out_; }
+
+  static std::string Escape(std::string_view s);
+
+ private:
+  void Separate();
+  std::string out_;
+  std::vector<bool> first_;  // per open container: no element written yet
+  bool after_key_ = false;
+};
+
+// A table with a header row; columns padded to their widest cell, numeric columns right-aligned.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> headers, std::vector<bool> right_aligned = {});
+  void Add(std::vector<std::string> row);
+  std::string Render() const;
+  bool empty() const { return rows_.empty(); }
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<bool> right_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+const char* RuntimeStateName(shm::RuntimeState state);
+const char* ModeName(shm::Mode mode);
+// "filled", "unpublished", "released" for the set kSlot* bits.
+std::vector<std::string> SlotFlagNames(std::uint32_t flags);
+// "[t]" or "[]" (the notation of Frontier::ToString) for tables; [t] or [] in JSON.
+void FrontierJson(JsonWriter& json, Frontier frontier);
+bool PidAlive(std::int32_t pid);
+
+// Accepts "tandem.r1", "/dev/shm/tandem.r1", or "r1" when there is no segment "r1" but there is
+// a "tandem.r1".
+std::string ResolveSegmentName(const std::string& arg);
+
+struct Output {
+  std::ostream& out;
+  std::ostream& err;
+  bool json = false;
+};
+
+// `prefix` narrows the names considered; it must begin with "tandem." (kSegmentPrefix).
+inline constexpr const char* kSegmentPrefix = "tandem.";
+int RunLs(const Output& o, const std::string& prefix = kSegmentPrefix);
+int RunInfo(const Output& o, const std::string& segment);
+int RunSlots(const Output& o, const std::string& segment);
+
+struct DumpOptions {
+  std::string segment;
+  std::string id;  // "u1"
+  std::optional<std::uint32_t> ordinal;
+  std::optional<Time> at;
+  std::optional<Time> as_of;
+  std::optional<std::uint64_t> limit;
+};
+int RunDump(const Output& o, const DumpOptions& options);
+
+struct WatchOptions {
+  std::string segment;
+  std::uint32_t interval_ms = 1000;
+  std::optional<std::uint64_t> count;  // refreshes; forever when unset
+  bool clear_screen = false;           // stdout is a terminal
+};
+int RunWatch(const Output& o, const WatchOptions& options);
+
+int RunGc(const Output& o, bool dry_run, const std::string& prefix = kSegmentPrefix);
+
+// The slots table (`slots`, `watch`) and its JSON form, exposed for tests.
+std::string RenderSlotsTable(std::vector<shm::SlotInfo> slots);
+void SlotsJson(JsonWriter& json, std::vector<shm::SlotInfo> slots);
+
+}  // namespace tandem::tools
