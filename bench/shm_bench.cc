@@ -2,7 +2,7 @@
 // point lookups and full scans over a published index, and the cost of taking a snapshot while
 // a publisher in another process appends.
 //
-// Run: build/<dir>/bench/tandem-shm-bench [--benchmark_min_time=0.2] [--benchmark_filter=...]
+// Run: build/<dir>/bin/tandem-shm-bench [--benchmark_min_time=0.2] [--benchmark_filter=...]
 //
 // Ground rules this file keeps:
 //  * Every segment is "tandem.bench.<pid>.<n>" and is removed on every path: by its owner's

@@ -8,7 +8,7 @@
 #   tools/run.sh format-check  fail when a source file is not clang-formatted
 #   tools/run.sh format        clang-format every source file in place
 #   tools/run.sh bench         build and run the shared-memory microbenchmarks
-#   tools/run.sh demo          the end-to-end demo (arrives with the runtime; see README)
+#   tools/run.sh demo          the end-to-end demo: a replica under load, read while it works
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -81,12 +81,13 @@ case "$cmd" in
     install_deps
     build ci tandem-shm-bench
     log "running tandem-shm-bench"
-    build/ci/bench/tandem-shm-bench "${@:2}"
+    build/ci/bin/tandem-shm-bench "${@:2}"
     ;;
   demo)
-    echo "tools/run.sh demo: the demo needs the supervisor and runtime (issues #3-#5), which are" >&2
-    echo "not built yet. What exists today is exercised by 'tools/run.sh test'." >&2
-    exit 2
+    install_deps
+    build ci tandem-supervisor tandem-worker tandem-ctl tandem-shm
+    log "running the demo"
+    BUILD=build/ci bash tools/demo.sh
     ;;
   *)
     sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'

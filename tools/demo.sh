@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The Tandem demo (tools/run.sh demo builds first, then runs this with BUILD set).
+# Starts a two-runtime replica with default settings, feeds it a heavy changing load, reads it
+# while maintenance runs, shows the shared-memory registry, and shuts everything down.
+set -euo pipefail
+BUILD=${BUILD:-build/ci}
+SUP=$BUILD/bin/tandem-supervisor
+CTL=$BUILD/bin/tandem-ctl
+SHM=$BUILD/bin/tandem-shm
+REPLICA=${TANDEM_DEMO_REPLICA:-demo}
+HTTP_PORT=6878
+work=$(mktemp -d /tmp/tandem-demo-XXXXXX)
+sup_pid=""
+
+say() { printf '\n\033[1m%s\033[0m\n' "$*"; }
+http_get() {  # http_get PATH → prints the body; uses bash's /dev/tcp, no curl needed
+  exec 3<>"/dev/tcp/127.0.0.1/$HTTP_PORT" || return 1
+  printf 'GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n' "$1" >&3
+  sed '1,/^\r$/d' <&3
+  exec 3<&-
+}
+cleanup() {
+  if [[ -n "$sup_pid" ]] && kill -0 "$sup_pid" 2>/dev/null; then
+    kill -TERM "$sup_pid"
+    wait "$sup_pid" || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+for port in 2101 $HTTP_PORT; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    echo "demo: port $port is in use (another replica?); stop it first" >&2
+    exit 69
+  fi
+done
+
+say "1. Start a replica: tandem-supervisor with default settings (two runtimes, 2 workers each)."
+echo "   It creates /dev/shm/tandem.$REPLICA, spawns a maintenance and an interactive runtime,"
+echo "   and fronts them with one controller endpoint, tcp://127.0.0.1:2101."
+"$SUP" --replica-id "$REPLICA" --workers 2 --runtime-dir "$work" >"$work/supervisor.log" 2>&1 &
+sup_pid=$!
+for _ in $(seq 100); do
+  [[ "$(http_get /readyz 2>/dev/null || true)" == ready* ]] && break
+  if ! kill -0 "$sup_pid" 2>/dev/null; then
+    echo "demo: the supervisor exited:" >&2
+    cat "$work/supervisor.log" >&2
+    exit 1
+  fi
+  sleep 0.1
+done
+http_get /readyz | sed 's/^/   \/readyz: /'
+
+ctl() { "$CTL" --state "$work/ctl.state" "$@"; }
+say "2. Define dataflows with tandem-ctl (it keeps its history and replays it on every call)."
+echo "   u1: key_value source, 100,000 keys, 200 values replaced every millisecond (steady load)"
+echo "   u2: a view over u1 — count, sum, min and max of all values — indexed as u3"
+echo "   u4: key_value source, 10,000 keys; u5: an index on u4 by key, for point lookups"
+ctl create-source u1 --generator key_value --keys 100000 --updates-per-tick 200 --tick-interval-us 1000 --seed 7
+ctl create-view u2 --on u1 --aggregate count --aggregate sum:value --aggregate min:value \
+  --aggregate max:value --index-id u3
+ctl create-source u4 --generator key_value --keys 10000 --updates-per-tick 100 --tick-interval-us 1000 --seed 11
+ctl create-index u5 --on u4 --key key
+
+say "3. Read while maintenance runs: peeks are served by the interactive runtime, in place from"
+echo "   shared memory, so they do not wait behind the maintenance work. Latency is per peek."
+for _ in $(seq 50); do  # until both indexes have a complete time
+  ctl peek u5 --key 42 >/dev/null 2>&1 && ctl peek u3 >/dev/null 2>&1 && break
+  sleep 0.2
+done
+for i in 1 2 3 4 5; do
+  sleep 1
+  echo "   -- round $i"
+  ctl peek u2 | sed 's/^/   /'
+  ctl peek u5 --key 42 | sed 's/^/   /'
+done
+
+say "4. The sharing registry, as tandem-shm sees it (one row per worker ordinal):"
+"$SHM" slots "tandem.$REPLICA" | sed 's/^/   /'
+
+say "5. Supervisor metrics (excerpt):"
+http_get /metrics | grep -E '^tandem_(peek_latency_seconds_(count|sum)|runtime_up|segment_bytes|commands_total)' | sed 's/^/   /'
+
+say "6. Shut down: SIGTERM to the supervisor stops both runtimes and removes the segment."
+kill -TERM "$sup_pid"
+code=0
+wait "$sup_pid" || code=$?
+sup_pid=""
+echo "   tandem-supervisor exited with $code"
+if [[ -e "/dev/shm/tandem.$REPLICA" ]]; then
+  echo "demo: the segment was left behind" >&2
+  exit 1
+fi
+echo "   /dev/shm/tandem.$REPLICA is gone; nothing is left behind."
+exit "$code"
