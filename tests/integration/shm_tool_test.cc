@@ -3,7 +3,6 @@
 // exits without removing them), for ls/info/slots/dump/watch/gc, table and --json, and the
 // error exits.
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include "base/row.h"
+#include "run_binary.h"
 #include "shm/publisher.h"
 #include "shm/reader.h"
 #include "test_segment.h"
@@ -33,57 +33,19 @@ namespace {
 using testing::TestSegment;
 using testing::UniqueSegmentName;
 
+// tandem-shm's exit status is `code`; stdout and stderr are captured separately.
 struct ToolRun {
   int code = -1;
   std::string out, err;
 };
 
-// Runs tandem-shm with `args`, capturing stdout and stderr (both drained together, so neither
-// pipe can fill and stall the child).
+// Runs tandem-shm with `args` (in this test's environment, as is).
 ToolRun RunTool(const std::vector<std::string>& args) {
-  int out_pipe[2], err_pipe[2];
-  EXPECT_EQ(pipe2(out_pipe, O_CLOEXEC), 0);
-  EXPECT_EQ(pipe2(err_pipe, O_CLOEXEC), 0);
-  // Built before fork: the child of a multi-threaded test only calls async-signal-safe functions.
-  std::vector<char*> argv;
-  argv.push_back(const_cast<char*>(TANDEM_SHM_BIN));
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out_pipe[1], STDOUT_FILENO);
-    dup2(err_pipe[1], STDERR_FILENO);
-    execv(TANDEM_SHM_BIN, argv.data());
-    _exit(127);
-  }
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  ToolRun run;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  std::string* sinks[2] = {&run.out, &run.err};
-  int open_fds = 2;
-  while (open_fds > 0) {
-    if (poll(fds, 2, 30000) <= 0) break;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      char buf[4096];
-      const ssize_t n = read(fds[i].fd, buf, sizeof buf);
-      if (n > 0) {
-        sinks[i]->append(buf, static_cast<std::size_t>(n));
-      } else {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      }
-    }
-  }
-  for (auto& f : fds) {
-    if (f.fd >= 0) close(f.fd);
-  }
-  int status = 0;
-  EXPECT_EQ(waitpid(pid, &status, 0), pid);
-  run.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return run;
+  testing::RunBinaryOptions options;
+  options.strip_tandem_env = false;
+  const testing::BinaryRun run = testing::RunBinary(TANDEM_SHM_BIN, args, options);
+  EXPECT_NE(run.exit, -1) << "could not start " << TANDEM_SHM_BIN;
+  return {run.exit, run.out, run.err};
 }
 
 std::string Describe(const ToolRun& r) {

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "base/global_id.h"
+#include "base/json.h"
 
 namespace tandem::ctl {
 
@@ -463,37 +464,7 @@ std::string DatumText(const pb::Datum& d) {
   }
 }
 
-std::string JsonString(const std::string& text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
-    }
-  }
-  return out + "\"";
-}
+std::string JsonString(const std::string& text) { return JsonQuote(text); }
 
 std::string DatumJson(const pb::Datum& d) {
   switch (d.kind_case()) {

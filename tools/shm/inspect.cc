@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "base/global_id.h"
+#include "base/json.h"
 #include "base/row.h"
 #include "shm/registry.h"
 #include "shm/segment.h"
@@ -38,45 +39,7 @@ using shm::Snapshot;
 // ---------------------------------------------------------------------------------------------
 // JsonWriter
 
-std::string JsonWriter::Escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out;
-}
+std::string JsonWriter::Escape(std::string_view s) { return JsonEscape(s); }
 
 void JsonWriter::Separate() {
   if (after_key_) {

@@ -1,0 +1,134 @@
+// Running one of the product's binaries (tandem-ctl, tandem-shm) from a test: arguments, stdout
+// and stderr captured separately (both pipes drained together, so neither can fill and stall the
+// child), the exit status (128+N when killed by signal N), and a time limit after which the child
+// is killed. Safe to call from several threads at once: the pipes are close-on-exec, so a child
+// spawned concurrently never holds another child's pipe open.
+#pragma once
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace tandem::testing {
+
+struct BinaryRun {
+  int exit = -1;  // -1: could not be started
+  std::string out, err;
+};
+
+struct RunBinaryOptions {
+  // Killed (SIGKILL, exit 137) when still running after this long.
+  std::chrono::milliseconds limit = std::chrono::seconds(30);
+  // Leave the test's TANDEM_* environment variables out of the child's environment, so a
+  // developer's TANDEM_ENDPOINT (say) cannot point a test at the wrong replica.
+  bool strip_tandem_env = true;
+};
+
+inline BinaryRun RunBinary(const std::string& binary, const std::vector<std::string>& args,
+                           const RunBinaryOptions& options = {}) {
+  BinaryRun run;
+  std::vector<std::string> argv_strings = {binary};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_strings) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    if (!options.strip_tandem_env || std::string(*e).rfind("TANDEM_", 0) != 0) {
+      env_strings.emplace_back(*e);
+    }
+  }
+  std::vector<char*> env;
+  for (auto& e : env_strings) env.push_back(e.data());
+  env.push_back(nullptr);
+
+  int out_pipe[2], err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) return run;
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    return run;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out_pipe[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, err_pipe[1], STDERR_FILENO);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), env.data());
+  posix_spawn_file_actions_destroy(&fa);
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  if (rc != 0) {
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    return run;
+  }
+
+  const auto deadline = std::chrono::steady_clock::now() + options.limit;
+  bool killed = false;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  std::string* sinks[2] = {&run.out, &run.err};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      if (killed) break;  // a grandchild keeps the pipes open: stop reading
+      kill(pid, SIGKILL);
+      killed = true;
+      continue;
+    }
+    const int ready = poll(fds, 2, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[4096];
+      const ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        sinks[i]->append(buf, static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (auto& f : fds) {
+    if (f.fd >= 0) close(f.fd);
+  }
+  // Both pipes closed: the child is exiting, or closed them and runs on past the limit.
+  int status = 0;
+  for (;;) {
+    const pid_t done = waitpid(pid, &status, killed ? 0 : WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) break;
+    if (done == 0) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        kill(pid, SIGKILL);
+        killed = true;
+      } else {
+        usleep(1000);
+      }
+    }
+  }
+  run.exit = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return run;
+}
+
+// A run's exit status and output, for failure messages.
+inline std::string DescribeRun(const BinaryRun& r) {
+  return "exit " + std::to_string(r.exit) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
+}
+
+}  // namespace tandem::testing
