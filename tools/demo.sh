@@ -73,9 +73,17 @@ for i in 1 2 3 4 5; do
   echo "   -- round $i"
   ctl peek u2 | sed 's/^/   /'
   ctl peek u5 --key 42 | sed 's/^/   /'
+  # Like a real controller, let the replica compact what no one will read any more.
+  t=$(ctl --json peek u5 --key 42 | sed -n 's/.*"timestamp":\([0-9]*\).*/\1/p')
+  if [[ -n "$t" ]]; then
+    ctl allow-compaction u5 "$t" >/dev/null
+    ctl allow-compaction u3 "$t" >/dev/null
+    echo "   (allowed compaction of u3 and u5 up to time $t)"
+  fi
 done
 
-say "4. The sharing registry, as tandem-shm sees it (one row per worker ordinal):"
+say "4. The sharing registry, as tandem-shm sees it (one row per worker ordinal). SINCE is"
+echo "   min(OWN, HOLD): the compaction allowed above, once both runtimes have applied it."
 "$SHM" slots "tandem.$REPLICA" | sed 's/^/   /'
 
 say "5. Supervisor metrics (excerpt):"
