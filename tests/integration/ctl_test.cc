@@ -9,6 +9,7 @@
 
 #include "run_binary.h"
 #include "supervisor_harness.h"
+#include "temp_dir.h"
 #include "tools/ctl/ctl.h"
 
 namespace tandem::testing {
@@ -22,25 +23,6 @@ std::string ReadFile(const std::string& path) {
 }
 
 // A temporary directory for the state file, logs and scripts; removed at the end.
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/tandem-ctl-test-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-  void Write(const std::string& name, const std::string& text, bool append = false) const {
-    std::ofstream out(File(name), append ? std::ios::app : std::ios::trunc);
-    out << text;
-  }
-
- private:
-  std::string path_;
-};
 
 // Runs tandem-ctl with `args`; stdout and stderr captured; killed after `limit`.
 CtlResult RunCtl(const std::vector<std::string>& args, std::chrono::milliseconds limit = 30s) {

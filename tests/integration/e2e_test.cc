@@ -23,6 +23,7 @@
 
 #include "run_binary.h"
 #include "supervisor_harness.h"
+#include "temp_dir.h"
 
 namespace tandem::testing {
 namespace {
@@ -30,25 +31,6 @@ namespace {
 namespace gpb = google::protobuf;
 
 // A temporary directory for tandem-ctl's state file and the log sources; removed at the end.
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/tandem-e2e-test-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-  void Write(const std::string& name, const std::string& text, bool append = false) const {
-    std::ofstream out(File(name), append ? std::ios::app : std::ios::trunc);
-    out << text;
-  }
-
- private:
-  std::string path_;
-};
 
 // One JSON document (tandem-ctl and tandem-shm print one per line with --json).
 std::optional<gpb::Struct> ParseJson(const std::string& text) {
