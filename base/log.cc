@@ -89,7 +89,7 @@ Result<spdlog::level::level_enum> ParseLogLevel(std::string_view name) {
     const auto n = spdlog::level::to_string_view(level);
     if (name == std::string_view(n.data(), n.size())) return level;
   }
-  if (name == "warning") return spdlog::level::warn;
+  if (name == "warning" || name == "warn") return spdlog::level::warn;
   if (name == "error") return spdlog::level::err;
   return Status::InvalidArgument("unknown log level '" + std::string(name) +
                                  "' (trace, debug, info, warn, error, critical, off)");

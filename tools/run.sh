@@ -4,7 +4,8 @@
 #
 #   tools/run.sh test          build (warnings are errors) and run the test suite (not "slow")
 #   tools/run.sh asan          build with ASan+UBSan and run the unit and integration tests
-#   tools/run.sh slow          run the long tests (label slow; e.g. the 60 s churn test)
+#   tools/run.sh slow          run the long tests (labels slow, bench: the 60 s churn test, the
+#                              tandem-bench smoke run)
 #   tools/run.sh format-check  fail when a source file is not clang-formatted
 #   tools/run.sh format        clang-format every source file in place
 #   tools/run.sh bench         build and run the shared-memory microbenchmarks
@@ -54,13 +55,13 @@ case "$cmd" in
     install_deps
     build ci
     log "testing"
-    ctest --preset ci -j "$JOBS" --timeout 600 --label-exclude slow
+    ctest --preset ci -j "$JOBS" --timeout 600 --label-exclude 'slow|bench'
     ;;
   slow)
     install_deps
     build ci
     log "testing (slow)"
-    ctest --preset ci -j "$JOBS" --timeout 900 --label-regex slow
+    ctest --preset ci -j "$JOBS" --timeout 900 --label-regex 'slow|bench'
     ;;
   asan)
     install_deps
@@ -90,7 +91,7 @@ case "$cmd" in
     BUILD=build/ci bash tools/demo.sh
     ;;
   *)
-    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
     [[ -z "$cmd" || "$cmd" == "-h" || "$cmd" == "--help" ]] && exit 0
     exit 64
     ;;

@@ -1,0 +1,205 @@
+// tandem-bench (issue #6), smoke: every scenario runs for about 2 s with tiny sizes against real
+// replicas and prints the documented JSON (scenario -> cell -> metric). Only checks that the
+// numbers are present and sane — never a timing threshold. Labelled bench and slow.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "run_binary.h"
+
+namespace tandem::testing {
+namespace {
+
+// scenario -> cell -> metric -> value: the whole of tandem-bench's --json output.
+using Metrics = std::map<std::string, double>;
+using Cells = std::map<std::string, Metrics>;
+using Report = std::map<std::string, Cells>;
+
+// A parser for exactly that shape (objects of objects of objects of numbers); false otherwise.
+class Parser {
+ public:
+  explicit Parser(const std::string& s) : s_(s) {}
+  bool Parse(Report& out) {
+    const bool ok = Object([&](const std::string& scenario) {
+      Cells& cells = out[scenario];
+      return Object([&](const std::string& cell) {
+        Metrics& metrics = cells[cell];
+        return Object([&](const std::string& metric) { return Number(metrics[metric]); });
+      });
+    });
+    Skip();
+    return ok && i_ == s_.size();
+  }
+
+ private:
+  template <typename F>
+  bool Object(F member) {
+    Skip();
+    if (!Eat('{')) return false;
+    Skip();
+    if (Eat('}')) return true;
+    for (;;) {
+      std::string key;
+      if (!String(key)) return false;
+      Skip();
+      if (!Eat(':')) return false;
+      if (!member(key)) return false;
+      Skip();
+      if (Eat('}')) return true;
+      if (!Eat(',')) return false;
+      Skip();
+    }
+  }
+  bool String(std::string& out) {
+    if (!Eat('"')) return false;
+    while (i_ < s_.size() && s_[i_] != '"') out += s_[i_++];
+    return Eat('"');
+  }
+  bool Number(double& out) {
+    Skip();
+    const char* begin = s_.c_str() + i_;
+    char* end = nullptr;
+    out = std::strtod(begin, &end);
+    if (end == begin) return false;
+    i_ += static_cast<std::size_t>(end - begin);
+    return true;
+  }
+  void Skip() {
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+  }
+  bool Eat(char c) {
+    if (i_ < s_.size() && s_[i_] == c) {
+      ++i_;
+      return true;
+    }
+    return false;
+  }
+  const std::string& s_;
+  std::size_t i_ = 0;
+};
+
+BinaryRun Bench(const std::vector<std::string>& scenario_args) {
+  std::vector<std::string> args = scenario_args;
+  for (const char* a : {"--json", "--quiet", "--duration", "2", "--warmup", "0.3", "--min-samples",
+                        "0", "--shm-size", "64MiB"}) {
+    args.emplace_back(a);
+  }
+  return RunBinary(TANDEM_BENCH_BIN, args, {.limit = std::chrono::seconds(120)});
+}
+
+Report ParseOrFail(const BinaryRun& run) {
+  Report report;
+  EXPECT_EQ(run.exit, 0) << run.err;
+  EXPECT_TRUE(Parser(run.out).Parse(report)) << "not the documented JSON: " << run.out;
+  return report;
+}
+
+void ExpectLatencies(const Metrics& m, const std::string& what) {
+  for (const char* k : {"p50_us", "p90_us", "p99_us", "p999_us", "max_us", "samples"}) {
+    ASSERT_TRUE(m.count(k)) << what << " lacks " << k;
+  }
+  EXPECT_GT(m.at("samples"), 10) << what;
+  EXPECT_GT(m.at("p50_us"), 0) << what;
+  EXPECT_LE(m.at("p50_us"), m.at("p90_us")) << what;
+  EXPECT_LE(m.at("p90_us"), m.at("p99_us")) << what;
+  EXPECT_LE(m.at("p99_us"), m.at("p999_us")) << what;
+  EXPECT_LE(m.at("p999_us"), m.at("max_us")) << what;
+  EXPECT_LT(m.at("max_us"), 60e6) << what;
+  if (m.count("misses")) {
+    EXPECT_EQ(m.at("misses"), 0) << what << ": a lookup found no row";
+  }
+}
+
+bool SegmentsLeft() {
+  for (const auto& e : std::filesystem::directory_iterator("/dev/shm")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("tandem.bench.", 0) == 0) return true;
+  }
+  return false;
+}
+
+TEST(TandemBench, SmokeEveryScenario) {
+  const auto tmp =
+      std::filesystem::temp_directory_path() / ("tandem-bench-smoke-" + std::to_string(getpid()));
+  std::filesystem::create_directories(tmp);
+  const std::string png = (tmp / "isolation.png").string();
+  const std::string csv = (tmp / "isolation.csv").string();
+
+  {
+    SCOPED_TRACE("isolation");
+    const auto run = Bench({"isolation", "--keys", "2000", "--heavy-keys", "2000",
+                            "--heavy-updates", "200", "--plot", png, "--csv", csv});
+    const Report r = ParseOrFail(run);
+    ASSERT_TRUE(r.count("isolation"));
+    for (const char* cell :
+         {"solo/idle", "solo/loaded", "two-runtime/idle", "two-runtime/loaded"}) {
+      ASSERT_TRUE(r.at("isolation").count(cell)) << cell;
+      const Metrics& m = r.at("isolation").at(cell);
+      ExpectLatencies(m, cell);
+      ASSERT_TRUE(m.count("updates_per_s")) << cell;
+      if (std::string(cell).find("loaded") != std::string::npos) {
+        EXPECT_GT(m.at("updates_per_s"), 0) << cell << ": the heavy dataflow made no progress";
+      }
+    }
+    EXPECT_TRUE(std::filesystem::exists(tmp / "isolation.dat"));
+    EXPECT_TRUE(std::filesystem::exists(tmp / "isolation.gp"));
+    EXPECT_GT(std::filesystem::file_size(csv), 100u);
+  }
+  {
+    SCOPED_TRACE("lookup-scale");
+    const Report r =
+        ParseOrFail(Bench({"lookup-scale", "--min-keys", "1000", "--max-keys", "10000"}));
+    ASSERT_TRUE(r.count("lookup-scale"));
+    ASSERT_EQ(r.at("lookup-scale").size(), 2u);
+    for (const auto& [cell, m] : r.at("lookup-scale")) ExpectLatencies(m, cell);
+  }
+  {
+    SCOPED_TRACE("ingest");
+    const Report r =
+        ParseOrFail(Bench({"ingest", "--ingest-keys", "10000", "--ingest-updates", "500"}));
+    ASSERT_TRUE(r.count("ingest"));
+    for (const char* cell : {"index", "reduce"}) {
+      ASSERT_TRUE(r.at("ingest").count(cell)) << cell;
+      EXPECT_GT(r.at("ingest").at(cell).at("updates_per_s"), 0) << cell;
+      EXPECT_GT(r.at("ingest").at(cell).at("updates_per_s_per_worker"), 0) << cell;
+    }
+  }
+  {
+    SCOPED_TRACE("memory");
+    const Report r =
+        ParseOrFail(Bench({"memory", "--memory-keys", "5000", "--memory-updates", "50"}));
+    ASSERT_TRUE(r.count("memory") && r.at("memory").count("churn"));
+    const Metrics& m = r.at("memory").at("churn");
+    EXPECT_GE(m.at("samples"), 3);
+    EXPECT_GT(m.at("bytes_last_third"), 0);
+    EXPECT_GT(m.at("bytes_per_live_update"), 0);
+    EXPECT_TRUE(m.count("trend_bytes_per_s"));
+    EXPECT_GT(m.at("updates_per_s"), 0);
+  }
+  {
+    SCOPED_TRACE("redis");
+    const auto run = Bench({"redis", "--keys", "1000"});
+    const Report r = ParseOrFail(run);
+    ASSERT_TRUE(r.count("redis"));
+    if (r.at("redis").empty()) {
+      EXPECT_NE(run.err.find("skipped"), std::string::npos) << run.err;
+    } else {
+      for (const char* cell : {"tandem-two-runtime", "redis-get"}) {
+        ASSERT_TRUE(r.at("redis").count(cell)) << cell;
+        ExpectLatencies(r.at("redis").at(cell), cell);
+      }
+    }
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(tmp, ec);
+  EXPECT_FALSE(SegmentsLeft());
+}
+
+}  // namespace
+}  // namespace tandem::testing
