@@ -208,8 +208,8 @@ class SourceNode final : public Node {
         const auto keys = static_cast<std::int64_t>(kv.keys());
         if (ctx.lo == 0) {
           for (std::int64_t k = ctx.me; k < keys; k += n) {
-            values_[k] = KeyValueInitial(kv.seed(), k);
-            emit({k, values_[k]}, 0, 1);
+            values_.push_back(KeyValueInitial(kv.seed(), k));  // index k / n
+            emit({k, values_.back()}, 0, 1);
           }
         }
         for (Time t = std::max<Time>(ctx.lo, 1); t < hi; ++t) {
@@ -217,7 +217,7 @@ class SourceNode final : public Node {
             const std::int64_t k = KeyValuePick(kv.seed(), t, j, kv.keys());
             if (static_cast<std::uint64_t>(k) % n != ctx.me) continue;
             const std::int64_t v = KeyValueValue(kv.seed(), t, j);
-            std::int64_t& cur = values_[k];
+            std::int64_t& cur = values_[static_cast<std::size_t>(k) / n];
             emit({k, cur}, t, -1);
             cur = v;
             emit({k, cur}, t, 1);
@@ -260,7 +260,8 @@ class SourceNode final : public Node {
   SourceShared* s_;
   Time as_of_;
   Frontier until_;
-  std::map<std::int64_t, std::int64_t> values_;  // key_value: this worker's keys
+  // key_value: the current value of each of this worker's keys k (k % n == me), at k / n.
+  std::vector<std::int64_t> values_;
 };
 
 // A build referenced more than once is computed once per tick.
