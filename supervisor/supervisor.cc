@@ -37,6 +37,12 @@ struct MonitorEvent {
   std::uint32_t value;
 };
 
+// A solo runtime uses the maintenance entry of the segment header.
+shm::RuntimeRole HeaderEntry(RuntimeId id) {
+  return id == RuntimeId::kInteractive ? shm::RuntimeRole::kInteractive
+                                       : shm::RuntimeRole::kMaintenance;
+}
+
 }  // namespace
 
 Supervisor::Supervisor(SupervisorConfig config, int signal_fd)
@@ -193,9 +199,7 @@ int Supervisor::Start() {
       return kExitUnavailable;
     }
     r.pid = *pid;
-    segment_->SetRuntime(id == RuntimeId::kInteractive ? shm::RuntimeRole::kInteractive
-                                                       : shm::RuntimeRole::kMaintenance,
-                         *pid, shm::RuntimeState::kStarting);
+    segment_->SetRuntime(HeaderEntry(id), *pid, shm::RuntimeState::kStarting);
     spdlog::info("spawned {} runtime, pid {}", RuntimeName(id), *pid);
   }
   return kExitOk;
@@ -292,9 +296,7 @@ int Supervisor::SharedFate(const ChildExit& first, int exit_code) {
 int Supervisor::Shutdown(const std::string& why) {
   spdlog::info("{}: stopping the runtimes (grace period {} s)", why, config_.grace_period_s);
   for (auto& [id, r] : runtimes_) {
-    segment_->SetRuntime(id == RuntimeId::kInteractive ? shm::RuntimeRole::kInteractive
-                                                       : shm::RuntimeRole::kMaintenance,
-                         r.pid, shm::RuntimeState::kStopping);
+    segment_->SetRuntime(HeaderEntry(id), r.pid, shm::RuntimeState::kStopping);
   }
   children_.SignalAll(SIGTERM);
   std::vector<ChildExit> exited;

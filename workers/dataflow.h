@@ -12,6 +12,7 @@
 // worker thread.
 #pragma once
 
+#include <algorithm>
 #include <barrier>
 #include <chrono>
 #include <cstdint>
@@ -91,6 +92,14 @@ struct DataflowShared {
   Frontier frontier = Frontier::Minimum();  // processed up to here (all workers)
   Frontier target = Frontier::Minimum();    // the tick in progress processes [frontier, target)
   std::set<std::string> dropped_exports;
+
+  // True once every index export is dropped: the dataflow is done and may be let go of.
+  bool AllExportsDropped() const {
+    const auto& exports = desc.index_exports();
+    return !exports.empty() && std::all_of(exports.begin(), exports.end(), [&](const auto& e) {
+      return dropped_exports.count(e.id()) > 0;
+    });
+  }
 
   // Advances source uppers from the wall clock / the log file and sets `target`. Called in the
   // tick barrier's completion step. Returns when it would next have something to do.

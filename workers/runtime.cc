@@ -413,14 +413,7 @@ void Runtime::WorkerMain(std::uint32_t me) {
 void Runtime::StartCompletion() noexcept {
   std::lock_guard lk(mu_);
   // Dataflows dropped in the previous iteration: every worker has let go of them now.
-  for (auto it = shared_.begin(); it != shared_.end();) {
-    const auto& exports = it->second->desc.index_exports();
-    const bool all_dropped =
-        !exports.empty() && std::all_of(exports.begin(), exports.end(), [&](const auto& e) {
-          return it->second->dropped_exports.count(e.id()) > 0;
-        });
-    it = all_dropped ? shared_.erase(it) : std::next(it);
-  }
+  std::erase_if(shared_, [](const auto& entry) { return entry.second->AllExportsDropped(); });
   const std::uint64_t from = horizon_;
   horizon_ = log_base_ + log_.size();
   const auto now = Clock::now();
@@ -542,11 +535,7 @@ void Runtime::Apply(Worker& w, std::uint64_t seq, const pb::Command& c) {
           TANDEM_CHECK(s.ok(), "AllowCompaction of a published index failed");
         }
         const DataflowShared& sh = *shared_.at(it->first);
-        const bool all_dropped =
-            !sh.desc.index_exports().empty() &&
-            std::all_of(sh.desc.index_exports().begin(), sh.desc.index_exports().end(),
-                        [&](const auto& e) { return sh.dropped_exports.count(e.id()) > 0; });
-        if (all_dropped) {
+        if (sh.AllExportsDropped()) {
           // Report every collection of the dataflow closed (empty frontiers), then let go.
           std::vector<std::string> ids;
           for (const auto& s : sh.desc.source_imports()) ids.push_back(s.id());

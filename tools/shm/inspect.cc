@@ -39,8 +39,6 @@ using shm::Snapshot;
 // ---------------------------------------------------------------------------------------------
 // JsonWriter
 
-std::string JsonWriter::Escape(std::string_view s) { return JsonEscape(s); }
-
 void JsonWriter::Separate() {
   if (after_key_) {
     after_key_ = false;
@@ -76,17 +74,14 @@ JsonWriter& JsonWriter::EndArray() {
 }
 JsonWriter& JsonWriter::Key(std::string_view key) {
   Separate();
-  out_ += '"';
-  out_ += Escape(key);
-  out_ += "\":";
+  out_ += JsonQuote(key);
+  out_ += ':';
   after_key_ = true;
   return *this;
 }
 JsonWriter& JsonWriter::String(std::string_view value) {
   Separate();
-  out_ += '"';
-  out_ += Escape(value);
-  out_ += '"';
+  out_ += JsonQuote(value);
   return *this;
 }
 JsonWriter& JsonWriter::Int(std::int64_t value) {

@@ -45,8 +45,6 @@ class JsonWriter {
   JsonWriter& Null();
   const std::string& str() const { return out_; }
 
-  static std::string Escape(std::string_view s);
-
  private:
   void Separate();
   std::string out_;
