@@ -24,9 +24,6 @@ std::uint64_t Mix(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// Ticks a generator may run ahead in one step, so one step stays short under a backlog.
-constexpr Time kMaxTicksPerStep = 1000;
-
 }  // namespace
 
 std::int64_t KeyValueInitial(std::uint64_t seed, std::int64_t key) {
@@ -77,7 +74,8 @@ std::vector<RowUpdate> Exchange::Shuffle(std::uint32_t me, std::vector<RowUpdate
 // ---------------------------------------------------------------------------------------------
 // Sources (shared part)
 
-Clock::time_point DataflowShared::Prepare(std::uint32_t workers, Clock::time_point now) {
+Clock::time_point DataflowShared::Prepare(std::uint32_t workers, Time max_ticks,
+                                          Clock::time_point now) {
   frontier = target;
   Clock::time_point next = now + std::chrono::milliseconds(100);
   Frontier hi = Frontier::Empty();
@@ -90,22 +88,21 @@ Clock::time_point DataflowShared::Prepare(std::uint32_t workers, Clock::time_poi
         const std::uint64_t interval = counter ? s->source.counter().tick_interval_us()
                                                : s->source.key_value().tick_interval_us();
         if (s->upper.empty()) break;
-        Time available;
-        if (interval == 0) {
-          available = s->upper.time() + 64;
-        } else {
+        // Ticks due by now (unthrottled: always more), of which one step takes at most max_ticks.
+        Time due = kMaxTime;
+        if (interval != 0) {
           const auto elapsed =
               std::chrono::duration_cast<std::chrono::microseconds>(now - s->created).count();
-          available = static_cast<Time>(elapsed) / interval + 1;
-          next = std::min(next, s->created + std::chrono::microseconds(available * interval));
+          due = static_cast<Time>(elapsed) / interval + 1;
+          next = std::min(next, s->created + std::chrono::microseconds(due * interval));
         }
-        available = std::min(available, s->upper.time() + kMaxTicksPerStep);
+        const Time available = std::min(due, s->upper.time() + max_ticks);
+        if (due > available) next = now;  // more is due already: step again at once
         Frontier upper = Frontier::At(std::max(available, s->upper.time()));
         if (counter && s->source.counter().max() != 0 && upper.time() > s->source.counter().max()) {
           upper = Frontier::Empty();  // every value emitted: closed
         }
         s->upper = upper;
-        if (available > s->upper.time()) next = now;  // still catching up
         break;
       }
       case pb::Source::kLog: {

@@ -101,9 +101,10 @@ struct DataflowShared {
     });
   }
 
-  // Advances source uppers from the wall clock / the log file and sets `target`. Called in the
-  // tick barrier's completion step. Returns when it would next have something to do.
-  std::chrono::steady_clock::time_point Prepare(std::uint32_t workers,
+  // Advances source uppers from the wall clock / the log file and sets `target`. A generator
+  // advances at most `max_ticks` ticks (the runtime's step budget). Called in the tick barrier's
+  // completion step. Returns when it would next have something to do.
+  std::chrono::steady_clock::time_point Prepare(std::uint32_t workers, Time max_ticks,
                                                 std::chrono::steady_clock::time_point now);
 };
 

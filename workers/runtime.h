@@ -103,6 +103,10 @@ class Runtime {
 
   // Lockstep state, written only in barrier completions.
   std::uint64_t horizon_ = 0;  // commands [.., horizon_) are applied this iteration
+  // Ticks a generator may advance per step, sized so that a step takes about kStepBudget of work
+  // (scaled down after a longer step, doubled after one under half of it). Solo serves its peeks
+  // between steps, so this bounds how long a peek waits behind maintenance.
+  Time step_ticks_ = 1;
   std::chrono::steady_clock::time_point next_wake_;
   std::map<std::uint64_t, std::unique_ptr<DataflowShared>> shared_;  // by CreateDataflow seq
   std::unique_ptr<Exchange> exchange_;

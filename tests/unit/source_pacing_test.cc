@@ -1,0 +1,63 @@
+// How generator sources advance per lockstep step (DataflowShared::Prepare): a step takes at most
+// the runtime's step budget of ticks, and when more ticks are already due the runtime is told to
+// step again at once instead of sleeping until the next tick (the bug this pins: an unthrottled
+// source, or one behind schedule, used to sleep up to 100 ms between steps).
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "workers/dataflow.h"
+
+namespace tandem::workers {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+// A dataflow with one key_value source ticking every `interval_us` (0 = as fast as possible),
+// created at `created`, already past as_of 0.
+DataflowShared KeyValueDataflow(std::uint64_t interval_us, Clock::time_point created) {
+  DataflowShared d;
+  d.as_of = 0;
+  auto s = std::make_unique<SourceShared>();
+  s->id = "u1";
+  auto* kv = s->source.mutable_key_value();
+  kv->set_keys(10);
+  kv->set_updates_per_tick(1);
+  kv->set_tick_interval_us(interval_us);
+  s->created = created;
+  s->upper = Frontier::At(1);
+  d.sources.push_back(std::move(s));
+  return d;
+}
+
+TEST(SourcePacing, UnthrottledSourceAdvancesByTheStepBudgetAndStepsAgainAtOnce) {
+  const auto now = Clock::now();
+  DataflowShared d = KeyValueDataflow(0, now);
+  EXPECT_EQ(d.Prepare(1, 3, now), now);
+  EXPECT_EQ(d.sources[0]->upper, Frontier::At(4));
+  EXPECT_EQ(d.target, Frontier::At(4));
+}
+
+TEST(SourcePacing, SourceBehindScheduleCatchesUpInBudgetSizedStepsWithoutSleeping) {
+  const auto now = Clock::now();
+  // 1 ms ticks, created 100 ms ago: ~100 ticks are due, the budget allows 10 per step.
+  DataflowShared d = KeyValueDataflow(1000, now - 100ms);
+  EXPECT_EQ(d.Prepare(1, 10, now), now);
+  EXPECT_EQ(d.sources[0]->upper, Frontier::At(11));
+}
+
+TEST(SourcePacing, SourceOnScheduleSleepsUntilItsNextTick) {
+  const auto now = Clock::now();
+  DataflowShared d = KeyValueDataflow(1000, now - 100ms);
+  d.Prepare(1, 1000, now);  // catches up entirely
+  const Time upper = d.sources[0]->upper.time();
+  EXPECT_GE(upper, 100u);
+  const Clock::time_point next = d.Prepare(1, 1000, now);
+  EXPECT_GT(next, now);
+  EXPECT_LE(next, now + 1ms);
+  EXPECT_EQ(d.sources[0]->upper, Frontier::At(upper));  // nothing new is due yet
+}
+
+}  // namespace
+}  // namespace tandem::workers
