@@ -246,6 +246,7 @@ std::string ReadFile(const std::string& path) {
 
 struct ReplicaOptions {
   std::string supervisor;
+  std::string name;  // replicas are <name>x<n>, segments tandem.bench.<name>x<n>
   bool two_runtime = true;
   int workers = 1;
   std::string shm_size = "512MiB";
@@ -255,7 +256,7 @@ class Replica {
  public:
   explicit Replica(const ReplicaOptions& o) : two_runtime_(o.two_runtime), workers_(o.workers) {
     static int counter = 0;
-    replica_ = "bench" + std::to_string(getpid()) + "x" + std::to_string(counter++);
+    replica_ = o.name + "x" + std::to_string(counter++);
     segment_ = "tandem.bench." + replica_;
     char tmpl[] = "/tmp/tandem-bench-XXXXXX";
     if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp: " + std::string(strerror(errno)));
@@ -705,6 +706,7 @@ void WriteCsv(const std::string& path, const std::vector<Scenario>& scenarios) {
 struct Options {
   std::string scenario;
   std::string supervisor;
+  std::string name = "bench" + std::to_string(getpid());
   double duration = 10;  // seconds per cell
   double warmup = 1;     // seconds of peeks discarded before each cell
   std::size_t min_samples = 10000;
@@ -827,6 +829,7 @@ constexpr char kHeavyReduceIndex[] = "u6";
 
 ReplicaOptions ReplicaFor(const Options& o, bool two_runtime) {
   return {.supervisor = o.supervisor,
+          .name = o.name,
           .two_runtime = two_runtime,
           .workers = o.workers,
           .shm_size = o.shm_size};
@@ -1149,12 +1152,109 @@ class Redis {
   std::size_t pos_ = 0;
 };
 
+// Closed-loop round trips of `once` for --duration (on until --min-samples, at most --max-factor
+// times longer), after --warmup. Returns each round trip's latency in µs.
+std::vector<double> ClosedLoop(const Options& o, const std::function<void()>& once) {
+  std::vector<double> us;
+  const auto start = Clock::now();
+  const auto from =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.warmup));
+  const auto until =
+      from + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.duration));
+  const auto hard = from + std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(o.duration * o.max_factor));
+  for (;;) {
+    const auto now = Clock::now();
+    if (now >= hard || (now >= until && us.size() >= o.min_samples)) break;
+    CheckStop();
+    const auto t0 = Clock::now();
+    once();
+    const auto t1 = Clock::now();
+    if (t0 >= from) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  return us;
+}
+
+// The protocol's floor: what a ZeroMQ round trip with no work behind it costs on this machine.
+// One hop is a client and an echo over TCP; two hops add a forwarder in between (TCP in front,
+// ipc behind) — the supervisor's topology, so no design that keeps it can answer a peek faster.
+// Each party runs on its own thread with its own context (and so its own I/O thread), like the
+// separate processes of a replica.
+std::vector<double> ZmqFloor(const Options& o, bool forwarder) {
+  std::atomic<bool> stop{false};
+  const std::string front = "tcp://127.0.0.1:" + std::to_string(FreePort());
+  char tmpl[] = "/tmp/tandem-bench-floor-XXXXXX";
+  if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp: " + std::string(strerror(errno)));
+  struct RemoveDir {
+    std::string dir;
+    ~RemoveDir() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } remove_dir{tmpl};
+  const std::string back = "ipc://" + remove_dir.dir + "/echo";
+  auto serve = [&stop](zmq::socket_t& in, zmq::socket_t* out) {
+    std::vector<zmq::pollitem_t> items = {{in.handle(), 0, ZMQ_POLLIN, 0}};
+    if (out) items.push_back({out->handle(), 0, ZMQ_POLLIN, 0});
+    while (!stop.load()) {
+      zmq::poll(items, 100ms);
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        if (!(items[i].revents & ZMQ_POLLIN)) continue;
+        zmq::socket_t& from = i == 0 ? in : *out;
+        zmq::socket_t& to = out == nullptr ? in : (i == 0 ? *out : in);
+        for (bool more = true; more;) {  // forward (or echo) every frame, envelope included
+          zmq::message_t m;
+          (void)from.recv(m);
+          more = m.more();
+          to.send(m, more ? zmq::send_flags::sndmore : zmq::send_flags::none);
+        }
+      }
+    }
+  };
+  zmq::context_t echo_ctx(1), fwd_ctx(1), client_ctx(1);
+  zmq::socket_t echo(echo_ctx, zmq::socket_type::router);
+  echo.bind(forwarder ? back : front);
+  std::optional<zmq::socket_t> fwd_front, fwd_back;
+  if (forwarder) {
+    fwd_front.emplace(fwd_ctx, zmq::socket_type::router);
+    fwd_front->bind(front);
+    fwd_back.emplace(fwd_ctx, zmq::socket_type::dealer);
+    fwd_back->connect(back);
+  }
+  std::thread echo_thread([&] { serve(echo, nullptr); });
+  std::thread fwd_thread;
+  if (forwarder) fwd_thread = std::thread([&] { serve(*fwd_front, &*fwd_back); });
+  zmq::socket_t client(client_ctx, zmq::socket_type::dealer);
+  client.connect(front);
+  const std::string payload(64, 'p');  // about a point-lookup Peek's encoded size
+  std::vector<double> us;
+  try {
+    us = ClosedLoop(o, [&] {
+      client.send(zmq::buffer(payload), zmq::send_flags::none);
+      zmq::message_t reply;
+      (void)client.recv(reply);
+    });
+  } catch (...) {
+    stop = true;
+    echo_thread.join();
+    if (fwd_thread.joinable()) fwd_thread.join();
+    throw;
+  }
+  stop = true;
+  echo_thread.join();
+  if (fwd_thread.joinable()) fwd_thread.join();
+  return us;
+}
+
+double P50(const Cell& cell) {
+  for (const auto& [k, v] : cell.metrics) {
+    if (k == "p50_us") return v;
+  }
+  return 0;
+}
+
 Scenario RedisScenario(const Options& o) {
   Scenario s{.name = "redis"};
-  if (!OnPath("redis-server")) {
-    s.notes.push_back("skipped: redis-server is not installed (apt-get install -y redis-server)");
-    return s;
-  }
   // Tandem first: the same pattern as isolation's two-runtime/idle cell.
   {
     Progress(o, "redis: %s\n", "measuring Tandem two-runtime");
@@ -1164,6 +1264,24 @@ Scenario RedisScenario(const Options& o) {
     cell.Set("keys", static_cast<double>(o.keys));
     run.AddTo(cell);
     s.cells.push_back(std::move(cell));
+  }
+  for (bool forwarder : {false, true}) {
+    Progress(o, "redis: measuring the ZeroMQ floor, %s\n", forwarder ? "two hops" : "one hop");
+    std::vector<double> us = ZmqFloor(o, forwarder);
+    Cell cell{.name = forwarder ? "zmq-floor-2-hops" : "zmq-floor-1-hop"};
+    AddLatencies(cell, us);
+    s.cells.push_back(std::move(cell));
+  }
+  const double tandem = P50(s.cells[0]), two_hops = P50(s.cells[2]);
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "Tandem peek p50 / ZeroMQ two-hop floor p50 = %.2f (the supervisor's topology "
+                "with no work behind it)",
+                tandem / std::max(two_hops, 1e-9));
+  s.notes.push_back(buf);
+  if (!OnPath("redis-server")) {
+    s.notes.push_back("skipped: redis-server is not installed (apt-get install -y redis-server)");
+    return s;
   }
   char tmpl[] = "/tmp/tandem-bench-redis-XXXXXX";
   if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
@@ -1202,45 +1320,23 @@ Scenario RedisScenario(const Options& o) {
   Progress(o, "redis: %s\n", "measuring GET");
   std::mt19937_64 rng(21);
   std::uniform_int_distribution<std::uint64_t> pick(0, o.keys - 1);
-  std::vector<double> us;
   std::size_t misses = 0;
-  const auto start = Clock::now();
-  const auto from =
-      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.warmup));
-  const auto until =
-      from + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.duration));
-  const auto hard = from + std::chrono::duration_cast<Clock::duration>(
-                               std::chrono::duration<double>(o.duration * o.max_factor));
-  for (;;) {
-    const auto now = Clock::now();
-    if (now >= hard || (now >= until && us.size() >= o.min_samples)) break;
-    CheckStop();
+  std::vector<double> us = ClosedLoop(o, [&] {
     std::string cmd;
     Redis::Append(cmd, {"GET", "k" + std::to_string(pick(rng))});
-    const auto t0 = Clock::now();
     redis.Write(cmd);
-    const auto v = redis.Reply();
-    const auto t1 = Clock::now();
-    if (t0 >= from) {
-      us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-      if (!v) ++misses;
-    }
-  }
+    if (!redis.Reply()) ++misses;
+  });
   Cell cell{.name = "redis-get"};
   cell.Set("keys", static_cast<double>(o.keys));
   AddLatencies(cell, us);
   cell.Set("misses", static_cast<double>(misses));
   s.cells.push_back(std::move(cell));
-  double tandem = 0, r = 0;
-  for (const auto& [k, v] : s.cells[0].metrics) {
-    if (k == "p50_us") tandem = v;
-  }
-  for (const auto& [k, v] : s.cells[1].metrics) {
-    if (k == "p50_us") r = v;
-  }
-  char buf[160];
   std::snprintf(buf, sizeof buf, "Tandem peek p50 / Redis GET p50 = %.2f (target <= 2)",
-                tandem / std::max(r, 1e-9));
+                tandem / std::max(P50(s.cells.back()), 1e-9));
+  s.notes.push_back(buf);
+  std::snprintf(buf, sizeof buf, "ZeroMQ two-hop floor p50 / Redis GET p50 = %.2f",
+                two_hops / std::max(P50(s.cells.back()), 1e-9));
   s.notes.push_back(buf);
   return s;
 }
@@ -1315,7 +1411,9 @@ controller endpoint like any client; everything is stopped and removed at the en
   lookup-scale   two-runtime point-lookup latency with the index at 10^4 .. --max-keys keys
   ingest         maintenance throughput into an index and through a reduce (as fast as possible)
   memory         segment bytes of a churning index with compaction commands flowing
-  redis          Tandem peeks vs Redis GET over loopback (needs redis-server; skipped otherwise)
+  redis          Tandem peeks vs Redis GET over loopback (needs redis-server; skipped otherwise),
+                 and the ZeroMQ round-trip floor under them (one hop; two hops as via the
+                 supervisor)
   all            every scenario above, in that order
 
 Options:
@@ -1329,6 +1427,8 @@ Options:
   --plot FILE.png      isolation: CDF plot of the four cells (gnuplot; also FILE.dat, FILE.gp)
   --workers N          worker threads per runtime (default 1)
   --supervisor PATH    (default: tandem-supervisor beside tandem-bench)
+  --name NAME          replicas are NAMEx0, NAMEx1, ... with segments tandem.bench.NAMEx<n>
+                       (default bench<pid>)
   --shm-size SIZE      per replica (default 512MiB)
   --keys N             point-lookup index size (default 100000)
   --light-updates N    updates per 1 ms tick on the point-lookup index (default 10)
@@ -1393,6 +1493,11 @@ Options Parse(int argc, char** argv) {
       o.workers = static_cast<int>(std::clamp<std::uint64_t>(ParseUint(a, value()), 1, 64));
     } else if (a == "--supervisor") {
       o.supervisor = value();
+    } else if (a == "--name") {
+      o.name = value();
+      if (o.name.empty() || o.name.find_first_of("/ ") != std::string::npos) {
+        throw std::invalid_argument("--name: a non-empty name without '/' or spaces");
+      }
     } else if (a == "--shm-size") {
       o.shm_size = value();
       o.shm_size_set = true;
