@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,7 +17,7 @@
 #include <string>
 #include <vector>
 
-extern char** environ;
+#include "child_process.h"
 
 namespace tandem::testing {
 
@@ -38,20 +37,8 @@ struct RunBinaryOptions {
 inline BinaryRun RunBinary(const std::string& binary, const std::vector<std::string>& args,
                            const RunBinaryOptions& options = {}) {
   BinaryRun run;
-  std::vector<std::string> argv_strings = {binary};
-  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_strings) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e) {
-    if (!options.strip_tandem_env || std::string(*e).rfind("TANDEM_", 0) != 0) {
-      env_strings.emplace_back(*e);
-    }
-  }
-  std::vector<char*> env;
-  for (auto& e : env_strings) env.push_back(e.data());
-  env.push_back(nullptr);
+  std::vector<std::string> argv = {binary};
+  argv.insert(argv.end(), args.begin(), args.end());
 
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) return run;
@@ -60,16 +47,11 @@ inline BinaryRun RunBinary(const std::string& binary, const std::vector<std::str
     close(out_pipe[1]);
     return run;
   }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, out_pipe[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&fa, err_pipe[1], STDERR_FILENO);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), env.data());
-  posix_spawn_file_actions_destroy(&fa);
+  const pid_t pid =
+      SpawnTiedToTest(argv, ChildEnvironment(options.strip_tandem_env), out_pipe[1], err_pipe[1]);
   close(out_pipe[1]);
   close(err_pipe[1]);
-  if (rc != 0) {
+  if (pid < 0) {
     close(out_pipe[0]);
     close(err_pipe[0]);
     return run;

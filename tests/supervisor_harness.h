@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -25,10 +24,9 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "child_process.h"
 #include "ipc/codec.h"
 #include "shm/segment.h"
-
-extern char** environ;
 
 namespace tandem::testing {
 
@@ -175,24 +173,13 @@ class SupervisorProcess {
   // Starts argv with stdout+stderr into `log`, and TANDEM_FAKE_WORKER set if non-empty.
   static pid_t Spawn(const std::vector<std::string>& argv, const std::string& script,
                      const std::string& log) {
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    std::vector<std::string> env_strings;
-    for (char** e = environ; *e; ++e) {
-      if (std::string(*e).rfind("TANDEM_", 0) != 0) env_strings.emplace_back(*e);
-    }
-    if (!script.empty()) env_strings.push_back("TANDEM_FAKE_WORKER=" + script);
-    std::vector<char*> env;
-    for (auto& e : env_strings) env.push_back(e.data());
-    env.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    pid_t pid = -1;
-    EXPECT_EQ(posix_spawn(&pid, args[0], &fa, nullptr, args.data(), env.data()), 0);
-    posix_spawn_file_actions_destroy(&fa);
+    std::vector<std::string> extra;
+    if (!script.empty()) extra.push_back("TANDEM_FAKE_WORKER=" + script);
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    EXPECT_GE(fd, 0) << log;
+    const pid_t pid = SpawnTiedToTest(argv, ChildEnvironment(true, extra), fd, fd);
+    EXPECT_GT(pid, 0) << argv[0] << ": " << strerror(errno);
+    if (fd >= 0) close(fd);
     return pid;
   }
 

@@ -2,7 +2,6 @@
 // snapshots and reads at random readable times, checking every answer (tests/helpers/shm_torture).
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,9 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "child_process.h"
 #include "test_segment.h"
-
-extern char** environ;
 
 namespace tandem {
 namespace {
@@ -25,10 +23,9 @@ using namespace std::chrono_literals;
 class Child {
  public:
   explicit Child(std::vector<std::string> argv) {
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    EXPECT_EQ(posix_spawn(&pid_, args[0], nullptr, nullptr, args.data(), environ), 0);
+    pid_ = testing::SpawnTiedToTest(argv, testing::ChildEnvironment(false), STDOUT_FILENO,
+                                    STDERR_FILENO);
+    EXPECT_GT(pid_, 0) << argv[0] << ": " << strerror(errno);
   }
   ~Child() {
     if (pid_ > 0) {
