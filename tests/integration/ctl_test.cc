@@ -104,6 +104,7 @@ TEST(CtlHistory, PruneForgetsDroppedDataflowsAndReplayNeverRepeatsADrop) {
   EXPECT_TRUE(replay[0].has_create_dataflow());
   EXPECT_EQ(replay[1].allow_compaction().id(), "u6");
   ASSERT_TRUE(h.Save().ok());
+  h = ctl::History();  // lets go of the state file (and its lock)
   auto back = ctl::History::Load(dir.File("none"));
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->commands().size(), 3u);
@@ -127,6 +128,30 @@ TEST(CtlHistory, SchemasColumnsAndDatums) {
   EXPECT_TRUE(ctl::ParseDatum("null", &schema->columns(1))->has_null());
   EXPECT_EQ(ctl::DatumJson(*ctl::ParseDatum("a\"b", nullptr)), "\"a\\\"b\"");
   EXPECT_EQ(ctl::DatumText(*ctl::ParseDatum("2", &schema->columns(3))), "2.0");
+}
+
+TEST(CtlHistory, ASecondTandemCtlOnTheSameStateFileIsRefusedAndChangesNothing) {
+  TempDir dir;
+  const std::string state = dir.File("state");
+  {
+    ctl::History h = *ctl::History::Load(state);
+    h.Append(FromJson(R"({"allow_compaction":{"id":"u2","frontier":{"elements":["3"]}}})"));
+    ASSERT_TRUE(h.Save().ok());
+  }
+  const std::string before = ReadFile(state);
+  {
+    auto first = ctl::History::Load(state);  // this test is "the first tandem-ctl" now
+    ASSERT_TRUE(first.ok());
+    auto second = ctl::History::Load(state);
+    ASSERT_FALSE(second.ok());
+    EXPECT_TRUE(Contains(second.status().message(), "pid " + std::to_string(getpid())))
+        << second.status().message();
+    const auto r = RunCtl({"--state", state, "create-source", "u9", "--generator", "counter"});
+    EXPECT_EQ(r.exit, 1) << Describe(r);
+    EXPECT_TRUE(Contains(r.err, "another tandem-ctl")) << Describe(r);
+    EXPECT_EQ(ReadFile(state), before);
+  }  // the first history is gone, and with it the lock
+  EXPECT_TRUE(ctl::History::Load(state).ok());
 }
 
 TEST(CtlUsage, UnreachableEndpointExits69WithAClearMessage) {

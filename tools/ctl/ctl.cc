@@ -1,11 +1,16 @@
 #include "tools/ctl/ctl.h"
 
+#include <fcntl.h>
 #include <google/protobuf/util/json_util.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -74,9 +79,33 @@ pb::Column MakeColumn(const std::string& name, pb::ScalarType type, bool nullabl
 // ---------------------------------------------------------------------------------------------
 // History
 
+struct History::Lock {
+  explicit Lock(int fd) : fd(fd) {}
+  ~Lock() { close(fd); }  // releases the flock
+  int fd;
+};
+
 Result<History> History::Load(const std::string& path) {
   History h;
   h.path_ = path;
+  const std::string lock_path = path + ".lock";
+  const int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return Status::Unavailable("cannot open the state lock " + lock_path + ": " +
+                               std::strerror(errno));
+  }
+  h.lock_ = std::make_shared<const Lock>(fd);
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char holder[32] = {};
+    (void)!pread(fd, holder, sizeof holder - 1, 0);
+    return Status::Unavailable("another tandem-ctl (pid " + std::string(Trim(holder)) +
+                               ") is using the state file " + path +
+                               "; run one at a time or pass a different --state");
+  }
+  const std::string pid = std::to_string(getpid()) + "\n";
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+    return Status::Unavailable("cannot write the state lock " + lock_path);
+  }
   std::ifstream in(path);
   if (!in) {
     if (std::filesystem::exists(path)) {

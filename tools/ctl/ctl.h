@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -46,7 +47,9 @@ struct CollectionInfo {
 
 class History {
  public:
-  // A missing file is an empty history.
+  // A missing file is an empty history. Holds `<path>.lock` (flock) for as long as this history
+  // or a copy of it lives, so two tandem-ctl processes never interleave their read-modify-write
+  // of one state file: the second is refused (Unavailable) with the first's pid.
   static Result<History> Load(const std::string& path);
   // Rewrites the file (temporary file + rename).
   Status Save() const;
@@ -75,7 +78,9 @@ class History {
   std::string IndexFor(const std::string& id) const;
 
  private:
+  struct Lock;
   std::string path_;
+  std::shared_ptr<const Lock> lock_;
   std::vector<pb::Command> commands_;
 };
 
