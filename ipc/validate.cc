@@ -648,6 +648,11 @@ Status Validator::ValidateCreateDataflow(const pb::DataflowDescription& desc) {
   if (created.empty()) {
     return Invalid("the dataflow creates nothing (no source import, build or index export)");
   }
+  // Only an index export makes a maintained dataflow readable — and droppable: AllowCompaction
+  // with the empty frontier names an export. Without one it would compute forever, unseen.
+  if (desc.index_exports().empty()) {
+    return Invalid("the dataflow exports no index: nothing could read it or ever drop it");
+  }
 
   for (auto& [id, schema] : created) collections_.insert_or_assign(id, std::move(schema));
   for (auto& [id, info] : new_indexes) indexes_.insert_or_assign(id, std::move(info));

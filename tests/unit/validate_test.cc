@@ -57,8 +57,24 @@ void ExpectInvalid(Validator& v, const pb::Command& c, const std::string& reason
   ExpectRefused(v, c, StatusCode::kInvalidArgument, reason);
 }
 
+// Tests build minimal dataflows: a dataflow without the index export every dataflow needs gets
+// one here, on the last collection it creates, so that only the rule under test decides.
+pb::Command WithIndex(pb::Command c) {
+  if (!c.has_create_dataflow()) return c;
+  auto* d = c.mutable_create_dataflow()->mutable_desc();
+  if (d->index_exports_size() > 0) return c;
+  const std::string on = d->objects_to_build_size() > 0
+                             ? d->objects_to_build(d->objects_to_build_size() - 1).id()
+                             : d->source_imports(d->source_imports_size() - 1).id();
+  auto* x = d->add_index_exports();
+  x->set_id("u900");
+  x->set_on(on);
+  x->add_key(0);
+  return c;
+}
+
 void ExpectAccepted(Validator& v, const pb::Command& c) {
-  const Status s = v.Validate(c);
+  const Status s = v.Validate(WithIndex(c));
   EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << ToJson(c);
 }
 
@@ -276,6 +292,13 @@ TEST(Validator, RefusesIdRepeatedWithinTheDataflow) {
 TEST(Validator, RefusesDataflowThatCreatesNothing) {
   Validator v = Primed();
   ExpectInvalid(v, EmptyDataflow("nothing"), "creates nothing");
+}
+
+TEST(Validator, RefusesDataflowThatExportsNoIndex) {
+  Validator v = Primed();
+  pb::Command c = EmptyDataflow("no export");
+  *Desc(c)->add_source_imports() = CounterImport("u50");
+  ExpectInvalid(v, c, "exports no index");
 }
 
 // ---- CreateDataflow: sources

@@ -340,6 +340,12 @@ int CreateSource(const Globals& g, History h, const Args& a) {
   for (const auto& r : h.Replay()) (void)v.Validate(r);
   pb::Command probe = c;
   probe.mutable_create_dataflow()->mutable_desc()->set_debug_name("probe");
+  // A source alone is no dataflow the supervisor accepts (it must export an index): probe it with
+  // the index the next create-index --on it will add.
+  auto* index = probe.mutable_create_dataflow()->mutable_desc()->add_index_exports();
+  index->set_id(h.NextFreeId({id}));
+  index->set_on(id);
+  index->add_key(0);
   if (Status st = v.Validate(probe); !st.ok()) return Refused(what, st.message());
   h.Append(c);
   if (Status st = h.Save(); !st.ok()) {
