@@ -170,10 +170,14 @@ void SortAndConsolidate(std::vector<Update>* updates, Frontier since) {
 }
 
 Result<std::uint64_t> BuildBatch(Segment& segment, std::vector<Update> updates, Frontier since) {
-  SortAndConsolidate(&updates, since);
-  if (updates.empty()) return std::uint64_t{0};
+  return BuildBatch(segment, &updates, since);
+}
+
+Result<std::uint64_t> BuildBatch(Segment& segment, std::vector<Update>* updates, Frontier since) {
+  SortAndConsolidate(updates, since);
+  if (updates->empty()) return std::uint64_t{0};
   BatchWriter writer;
-  for (const Update& u : updates) writer.Push(u.key, u.val, u.time, u.diff);
+  for (const Update& u : *updates) writer.Push(u.key, u.val, u.time, u.diff);
   return writer.Finish(segment, since);
 }
 

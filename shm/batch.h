@@ -124,6 +124,9 @@ void SortAndConsolidate(std::vector<Update>* updates, Frontier since);
 // Builds a batch from unordered updates. Returns 0 (no allocation) when nothing survives
 // consolidation.
 Result<std::uint64_t> BuildBatch(Segment& segment, std::vector<Update> updates, Frontier since);
+// The same, sorting and consolidating *updates in place: on failure they are still there (as the
+// same collection of updates at every time >= since) for a retry.
+Result<std::uint64_t> BuildBatch(Segment& segment, std::vector<Update>* updates, Frontier since);
 
 // Merges batches into one, advancing times to `since` and consolidating: the differential
 // dataflow merge with logical compaction. Returns 0 when everything cancelled.

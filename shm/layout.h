@@ -114,10 +114,12 @@ static_assert(sizeof(std::atomic<std::uint32_t>) == 4, "futex words are 32 bits"
 // Slot lifecycle states.
 enum class SlotState : std::uint32_t { kFree = 0, kLive = 1 };
 
-// Slot flags (SlotData::flags), set with fetch_or, never cleared while the slot is live.
+// Slot flags (SlotData::flags), set with fetch_or, never cleared while the slot is live — except
+// kSlotStalled, which only the publisher sets and clears (a status for operators, not a state).
 inline constexpr std::uint32_t kSlotFilled = 1u << 0;        // publisher has published it
 inline constexpr std::uint32_t kSlotUnpublished = 1u << 1;   // publisher dropped it
 inline constexpr std::uint32_t kSlotHoldReleased = 1u << 2;  // reader released its peer hold
+inline constexpr std::uint32_t kSlotStalled = 1u << 3;       // last Append found the segment full
 
 // Version value meaning "this reader holds no snapshot".
 inline constexpr std::uint64_t kReaderIdle = ~std::uint64_t{0};

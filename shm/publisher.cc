@@ -69,6 +69,16 @@ Result<PublishedRef> Publisher::Publish(const SlotKey& key) {
 }
 
 Status Publisher::Append(const PublishedRef& ref, std::vector<Update> updates, Frontier new_upper) {
+  return AppendImpl(ref, &updates, new_upper, false);
+}
+
+Status Publisher::AppendOrKeep(const PublishedRef& ref, std::vector<Update>* updates,
+                               Frontier new_upper) {
+  return AppendImpl(ref, updates, new_upper, true);
+}
+
+Status Publisher::AppendImpl(const PublishedRef& ref, std::vector<Update>* updates,
+                             Frontier new_upper, bool retry) {
   CheckThread();
   TANDEM_ASSIGN_OR_RETURN(LocalSlot * local, Local(ref));
   SlotData& s = Data(ref.index);
@@ -77,25 +87,28 @@ Status Publisher::Append(const PublishedRef& ref, std::vector<Update> updates, F
     return Status::InvalidArgument(ref.key.ToString() + ": upper would regress from " +
                                    upper.ToString() + " to " + new_upper.ToString());
   }
-  for (const Update& u : updates) {
-    if (!upper.LessEqual(u.time) || !new_upper.Greater(u.time)) {
+  const Frontier since = Frontier::FromRaw(s.since.load());
+  for (const Update& u : *updates) {
+    // A retry may carry times its failed attempt already advanced to since.
+    const bool advanced = retry && !since.empty() && u.time <= since.time();
+    if (!upper.LessEqual(u.time) || !(new_upper.Greater(u.time) || advanced)) {
       return Status::InvalidArgument(ref.key.ToString() + ": update at time " +
                                      std::to_string(u.time) + " outside [" + upper.ToString() +
                                      ", " + new_upper.ToString() + ")");
     }
   }
-  const Frontier since = Frontier::FromRaw(s.since.load());
 
-  if (!updates.empty()) {
+  if (!updates->empty()) {
     // Reserve the new list first: everything after it only shrinks the spine, so no later step
     // can fail in a way that leaves half a change behind.
-    TANDEM_ASSIGN_OR_RETURN(std::uint64_t list_offset,
-                            segment_->Allocate(ListBytes(local->spine.size() + 1), "a batch list"));
-    auto built = BuildBatch(*segment_, std::move(updates), since);
+    auto list_offset = segment_->Allocate(ListBytes(local->spine.size() + 1), "a batch list");
+    if (!list_offset.ok()) return Stalled(ref.index, list_offset.status());
+    auto built = BuildBatch(*segment_, updates, since);
     if (!built.ok()) {
-      segment_->Deallocate(list_offset);
-      return built.status();
+      segment_->Deallocate(*list_offset);
+      return Stalled(ref.index, built.status());
     }
+    updates->clear();
     std::vector<SpineBatch> spine = local->spine;
     std::vector<std::uint64_t> fresh;  // built in this call: never seen by any reader
     if (*built != 0) {
@@ -127,14 +140,22 @@ Status Publisher::Append(const PublishedRef& ref, std::vector<Update> updates, F
         fresh.push_back(*merged);
       }
     }
-    TANDEM_RETURN_IF_ERROR(InstallSpine(ref.index, *local, std::move(spine), list_offset));
+    TANDEM_RETURN_IF_ERROR(InstallSpine(ref.index, *local, std::move(spine), *list_offset));
   }
+  s.flags.fetch_and(~kSlotStalled, std::memory_order_relaxed);
   // After the list: a reader that sees the new upper also sees every batch below it.
   s.upper.store(new_upper.raw(), std::memory_order_seq_cst);
   Notify(ref.index, ref.key);
   AdvanceSince(ref.index);
   CollectGarbage();
   return Status::Ok();
+}
+
+Status Publisher::Stalled(std::uint32_t index, Status why) {
+  if (why.code() == StatusCode::kResourceExhausted) {
+    Data(index).flags.fetch_or(kSlotStalled, std::memory_order_relaxed);
+  }
+  return why;
 }
 
 Status Publisher::InstallSpine(std::uint32_t index, LocalSlot& local, std::vector<SpineBatch> spine,

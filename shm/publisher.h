@@ -61,8 +61,13 @@ class Publisher {
 
   // Adds `updates` (times in [upper, new_upper)) as one batch and advances upper to new_upper.
   // Nothing changes on error: InvalidArgument for times outside the interval or a regressing
-  // upper, ResourceExhausted (with sizes) when the segment is full.
+  // upper, ResourceExhausted (with sizes) when the segment is full — then the slot is flagged
+  // kSlotStalled until an Append succeeds.
   Status Append(const PublishedRef& ref, std::vector<Update> updates, Frontier new_upper);
+  // The same, but *updates is consumed only on success: on failure they are left for a retry
+  // (sorted and consolidated, times below since advanced to it). So times in [new_upper, since]
+  // are accepted too, as advanced by an earlier attempt.
+  Status AppendOrKeep(const PublishedRef& ref, std::vector<Update>* updates, Frontier new_upper);
 
   // The controller's AllowCompaction on maintenance's stream: raises the own frontier. The empty
   // frontier unpublishes the slot (its memory is freed once the reader released its hold and no
@@ -101,6 +106,10 @@ class Publisher {
   Result<LocalSlot*> Local(const PublishedRef& ref);
   SlotData& Data(std::uint32_t index) const { return registry_.slot(ordinal_, index); }
   void AdvanceSince(std::uint32_t index);
+  Status AppendImpl(const PublishedRef& ref, std::vector<Update>* updates, Frontier new_upper,
+                    bool retry);
+  // Flags the slot kSlotStalled when `why` is ResourceExhausted; returns `why`.
+  Status Stalled(std::uint32_t index, Status why);
   Status InstallSpine(std::uint32_t index, LocalSlot& local, std::vector<SpineBatch> spine,
                       std::uint64_t list_offset);
   void Unpublish(std::uint32_t index, LocalSlot& local);

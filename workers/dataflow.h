@@ -13,6 +13,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <barrier>
 #include <chrono>
 #include <cstdint>
@@ -92,6 +93,14 @@ struct DataflowShared {
   Frontier frontier = Frontier::Minimum();  // processed up to here (all workers)
   Frontier target = Frontier::Minimum();    // the tick in progress processes [frontier, target)
   std::set<std::string> dropped_exports;
+  // Back-pressure. `stalled`: set by a worker (between barriers) that holds index updates waiting
+  // for room in the segment; taken by Prepare (in the barrier completion), which then starts no
+  // new tick. `retry_pending`: written by Prepare, read by workers — whether this iteration tries
+  // to publish the waiting updates (retries back off from 10 ms to 1 s while they keep failing).
+  std::atomic<bool> stalled{false};
+  bool retry_pending = true;
+  std::chrono::steady_clock::duration stall_backoff{};
+  std::chrono::steady_clock::time_point retry_at{};
 
   // True once every index export is dropped: the dataflow is done and may be let go of.
   bool AllExportsDropped() const {
@@ -102,8 +111,10 @@ struct DataflowShared {
   }
 
   // Advances source uppers from the wall clock / the log file and sets `target`. A generator
-  // advances at most `max_ticks` ticks (the runtime's step budget). Called in the tick barrier's
-  // completion step. Returns when it would next have something to do.
+  // advances at most `max_ticks` ticks (the runtime's step budget). While a worker is stalled
+  // (the segment is full), starts no new tick and sources do not advance: the inputs wait.
+  // Called in the tick barrier's completion step. Returns when it would next have something to
+  // do (while stalled: when to retry, backing off from 10 ms to 1 s).
   std::chrono::steady_clock::time_point Prepare(std::uint32_t workers, Time max_ticks,
                                                 std::chrono::steady_clock::time_point now);
 };
@@ -117,8 +128,9 @@ class DataflowInstance {
                    shm::Publisher* publisher);
   ~DataflowInstance();
 
-  // Processes [shared->frontier, shared->target) when the target is ahead. Every worker calls it
-  // in the same iteration (it may exchange).
+  // Retries the index updates that found the segment full, then processes [shared->frontier,
+  // shared->target) when the target is ahead. Every worker calls it in the same iteration (it may
+  // exchange).
   void Step();
   // The index exports, as published by this worker.
   const std::map<std::string, shm::PublishedRef>& exports() const { return exports_; }
@@ -134,6 +146,18 @@ class DataflowInstance {
   std::map<std::string, shm::PublishedRef> exports_;
   std::set<std::string> unpublished_;  // exports this worker has dropped
   std::uint64_t tick_ = 0;
+
+  // Index updates the segment had no room for, by export: published (in order, before any later
+  // tick) once there is room. Invariant: non-empty only while shared_->stalled keeps ticks back.
+  struct Pending {
+    std::vector<shm::Update> updates;
+    Frontier upper;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::map<std::string, Pending> pending_;
+  // Appends, or keeps the updates in pending_ when the segment is full (any other failure is a
+  // broken invariant). Returns whether they were published.
+  bool Publish(const std::string& id, Pending pending);
 };
 
 // key_value's deterministic choices (also used by tests and the bench to compute answers).

@@ -338,6 +338,57 @@ TEST(Runtime, ReconnectKeepsUnchangedDataflowsAndDropsOmittedOnes) {
   EXPECT_EQ(RowsOf(*kept), (std::multiset<std::string>{"1,10,x1"}));
 }
 
+// `n` updates (k, k) for k in [from, from + n) at time 0, then progress to 1.
+std::string LogRows(int from, int n) {
+  std::string lines;
+  for (int k = from; k < from + n; ++k) {
+    lines += "U 0 1 " + std::to_string(k) + " " + std::to_string(k) + "\n";
+  }
+  return lines + "P 1\n";
+}
+
+// A full segment is a resource limit, not a bug: the index whose batch does not fit stalls (its
+// upper stops, its updates wait in the worker, its dataflow's inputs pause) while the replica
+// keeps serving and other dataflows keep publishing; once room is freed — here by dropping
+// another index — the waiting updates are published and the index goes on.
+TEST(Runtime, AFullSegmentStallsOnlyTheIndexThatDoesNotFitUntilRoomIsFreed) {
+  Replica r(true, 1, {"--shm-size", "32MiB"});
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  LogFile small, filler, big;
+  small.Append("U 0 1 1 10\nP 2\n");
+  r.ctl->Send(LogIndexDataflow("u1", "u2", small.path()));
+  ASSERT_TRUE(AwaitUpper(*r.ctl, "u2", 2)) << r.sup.Log();
+  // 59 bytes per published update: the filler's batch takes 17.7 of the 32 MiB, leaving ~15.8 MB,
+  // and the big index's one batch (16.8 MB) fits only in the hole the filler leaves when dropped.
+  filler.Append(LogRows(0, 300000));
+  r.ctl->Send(LogIndexDataflow("u5", "u6", filler.path()));
+  ASSERT_TRUE(AwaitUpper(*r.ctl, "u6", 1, 30s)) << r.sup.Log();
+  big.Append(LogRows(0, 285000));
+  r.ctl->Send(LogIndexDataflow("u3", "u4", big.path()));
+  ASSERT_TRUE(
+      Eventually([&] { return r.sup.Log().find("segment is full") != std::string::npos; }, 30s))
+      << r.sup.Log();
+  // While u4 waits: the replica serves, and the small dataflow keeps publishing.
+  r.ctl->Send(PeekCmd("small", "u2", 1));
+  auto a = AwaitPeek(*r.ctl, "small");
+  ASSERT_TRUE(a && a->peek_response().has_rows()) << r.sup.Log();
+  EXPECT_EQ(RowsOf(*a), (std::multiset<std::string>{"1,10,x1"}));
+  small.Append("U 3 1 5 50\nP 5\n");
+  ASSERT_TRUE(AwaitUpper(*r.ctl, "u2", 5, 30s)) << r.sup.Log();
+  EXPECT_EQ(HttpGet(r.sup.http_port(), "/readyz").status, 200);
+  EXPECT_EQ(r.sup.Log().find("resumed"), std::string::npos) << "u4 still waits";
+  // Dropping the filler frees its memory once interactive released it; u4's batch goes in.
+  r.ctl->Send(Compaction("u6", std::nullopt));
+  r.ctl->Send(Compaction("u5", std::nullopt));
+  ASSERT_TRUE(AwaitUpper(*r.ctl, "u4", 1, 30s)) << r.sup.Log();
+  EXPECT_NE(r.sup.Log().find("resumed"), std::string::npos) << r.sup.Log();
+  r.ctl->Send(PeekCmd("big", "u4", 0, 284999));
+  auto b = AwaitPeek(*r.ctl, "big");
+  ASSERT_TRUE(b && b->peek_response().has_rows()) << r.sup.Log();
+  EXPECT_EQ(RowsOf(*b), (std::multiset<std::string>{"284999,284999,x1"}));
+  EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
+}
+
 TEST(Runtime, AWorkerThreadsFailedCheckTakesTheReplicaDown) {
   for (const char* role : {"maintenance", "interactive"}) {
     Replica r;

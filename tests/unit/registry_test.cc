@@ -364,6 +364,36 @@ TEST(Registry, FullSegmentOnAppendIsAnErrorAndTheReaderKeepsReading) {
       << "the publisher keeps going with what fits";
 }
 
+TEST(Registry, AppendOrKeepLeavesTheUpdatesForARetryAndFlagsTheSlotStalledMeanwhile) {
+  Row0 row(Mode::kTwoRuntime, 2 << 20);
+  auto p = row.pub->Publish(kX);
+  auto filler = row.pub->Publish({GlobalId::User(2), 0});
+  std::vector<Update> big;
+  for (int i = 0; i < 30000; ++i) big.push_back({Key(i), Val(i), 10, 1});  // ~60% of it
+  ASSERT_TRUE(row.pub->Append(*filler, big, Frontier::At(11)).ok());
+  std::vector<Update> kept = big;
+  ASSERT_EQ(row.pub->AppendOrKeep(*p, &kept, Frontier::At(11)).code(),
+            StatusCode::kResourceExhausted);
+  EXPECT_EQ(kept.size(), big.size()) << "the updates are left for a retry";
+  EXPECT_TRUE(row.Info(p->index).flags & kSlotStalled);
+  EXPECT_EQ(row.pub->upper(*p), Frontier::Minimum()) << "nothing published, upper unchanged";
+  // Room comes back (the filler is dropped and released); the retry publishes them.
+  ASSERT_TRUE(row.pub->AllowCompaction(*filler, Frontier::Empty()).ok());
+  auto f = row.reader->Follow({GlobalId::User(2), 0});
+  ASSERT_TRUE(f.ok());
+  ASSERT_TRUE(row.reader->AdvanceHold(*f, Frontier::Empty()).ok());
+  row.pub->Maintain();
+  ASSERT_TRUE(row.pub->AppendOrKeep(*p, &kept, Frontier::At(11)).ok());
+  EXPECT_TRUE(kept.empty()) << "consumed on success";
+  EXPECT_FALSE(row.Info(p->index).flags & kSlotStalled);
+  EXPECT_EQ(row.pub->upper(*p), Frontier::At(11));
+  auto g = row.reader->Follow(kX);
+  auto snap = row.reader->Take(*g);
+  std::vector<ValueCount> out;
+  ASSERT_TRUE(snap->Lookup(Key(29999), 10, &out).ok());
+  EXPECT_EQ(out.size(), 1u);
+}
+
 TEST(Registry, UnpublishedAndReleasedSlotIsFreedWithAllItsMemory) {
   Row0 row;
   const std::uint64_t baseline = row.seg.segment->used_bytes();

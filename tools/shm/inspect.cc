@@ -186,6 +186,7 @@ std::vector<std::string> SlotFlagNames(std::uint32_t flags) {
   if (flags & shm::kSlotFilled) names.emplace_back("filled");
   if (flags & shm::kSlotUnpublished) names.emplace_back("unpublished");
   if (flags & shm::kSlotHoldReleased) names.emplace_back("released");
+  if (flags & shm::kSlotStalled) names.emplace_back("stalled");
   return names;
 }
 
