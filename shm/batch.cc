@@ -1,9 +1,11 @@
 #include "shm/batch.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
 #include <new>
+#include <utility>
 
 #include "base/check.h"
 
@@ -93,6 +95,17 @@ void BatchWriter::Push(std::string_view key, std::string_view val, Time time, st
   ++val_updates_.back();
 }
 
+void BatchWriter::Reserve(std::size_t updates, std::size_t key_bytes, std::size_t val_bytes) {
+  key_bytes_.reserve(key_bytes);
+  val_bytes_.reserve(val_bytes);
+  key_offsets_.reserve(updates + 1);
+  key_vals_.reserve(updates + 1);
+  val_offsets_.reserve(updates + 1);
+  val_updates_.reserve(updates + 1);
+  times_.reserve(updates);
+  diffs_.reserve(updates);
+}
+
 Result<std::uint64_t> BatchWriter::Finish(Segment& segment, Frontier since) const {
   constexpr std::uint64_t kLimit = std::numeric_limits<std::uint32_t>::max() - 1;
   if (key_bytes_.size() > kLimit || val_bytes_.size() > kLimit || times_.size() > kLimit) {
@@ -141,39 +154,137 @@ Result<std::uint64_t> BatchWriter::Finish(Segment& segment, Frontier since) cons
   return offset;
 }
 
-void SortAndConsolidate(std::vector<Update>* updates, Frontier since) {
-  const Time floor = since.empty() ? kMinTime : since.time();
-  for (Update& u : *updates) u.time = std::max(u.time, floor);
-  std::sort(updates->begin(), updates->end(), [](const Update& a, const Update& b) {
-    if (int c = a.key.compare(b.key); c != 0) return c < 0;
-    if (int c = a.val.compare(b.val); c != 0) return c < 0;
-    return a.time < b.time;
-  });
-  std::size_t out = 0;
-  for (std::size_t i = 0; i < updates->size();) {
-    Update& first = (*updates)[i];
-    std::int64_t sum = 0;
-    std::size_t j = i;
-    for (; j < updates->size() && (*updates)[j].time == first.time &&
-           (*updates)[j].key == first.key && (*updates)[j].val == first.val;
-         ++j) {
-      sum += (*updates)[j].diff;
-    }
-    if (sum != 0) {
-      if (out != i) (*updates)[out] = std::move(first);
-      (*updates)[out].diff = sum;
-      ++out;
-    }
-    i = j;
-  }
-  updates->resize(out);
+UpdateBuffer::UpdateBuffer(const std::vector<Update>& updates) {
+  std::size_t bytes = 0;
+  for (const Update& u : updates) bytes += u.key.size() + u.val.size();
+  Reserve(updates.size(), bytes);
+  for (const Update& u : updates) Push(u.key, u.val, u.time, u.diff);
 }
 
-Result<std::uint64_t> BuildBatch(Segment& segment, std::vector<Update> updates, Frontier since) {
-  SortAndConsolidate(&updates, since);
-  if (updates.empty()) return std::uint64_t{0};
+UpdateBuffer::UpdateBuffer(std::initializer_list<Update> updates)
+    : UpdateBuffer(std::vector<Update>(updates)) {}
+
+void UpdateBuffer::Reserve(std::size_t updates, std::size_t bytes) {
+  entries_.reserve(updates);
+  bytes_.reserve(bytes);
+}
+
+void UpdateBuffer::Clear() {
+  entries_.clear();
+  bytes_.clear();
+  key_bytes_ = 0;
+}
+
+void UpdateBuffer::Push(std::string_view key, std::string_view val, Time time, std::int64_t diff) {
+  entries_.push_back({bytes_.size(), static_cast<std::uint32_t>(key.size()),
+                      static_cast<std::uint32_t>(val.size()), time, diff});
+  bytes_.append(key);
+  bytes_.append(val);
+  key_bytes_ += key.size();
+}
+
+void UpdateBuffer::AdvanceTimes(Time floor) {
+  for (Entry& e : entries_) e.time = std::max(e.time, floor);
+}
+
+namespace {
+
+// Up to 8 bytes at p, zero-padded on the right, as a big-endian integer: integer order of the
+// results is memcmp order of the padded bytes.
+std::uint64_t LoadPaddedBigEndian(const char* p, std::size_t n) {
+  unsigned char b[8] = {};
+  std::memcpy(b, p, std::min<std::size_t>(n, 8));
+  std::uint64_t v;
+  std::memcpy(&v, b, 8);
+  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap64(v);
+  return v;
+}
+
+struct SortItem {
+  // The key's first 16 bytes, zero-padded. Zero is the smallest byte, so padding never puts a
+  // key after a larger one: a < b (memcmp, shorter-is-less) implies (hi, lo) of a <= that of b.
+  std::uint64_t hi, lo;
+  std::uint32_t index;
+};
+
+// Stable counting sort of `items` by byte `byte` (0 = most significant) of (hi, lo).
+void RadixPass(std::vector<SortItem>& items, std::vector<SortItem>& scratch, int byte) {
+  const int shift = 8 * (7 - byte % 8);
+  auto digit = [byte, shift](const SortItem& it) {
+    return static_cast<std::size_t>(((byte < 8 ? it.hi : it.lo) >> shift) & 0xFF);
+  };
+  std::size_t at[256] = {};
+  for (const SortItem& it : items) ++at[digit(it)];
+  std::size_t sum = 0;
+  for (std::size_t& a : at) sum += std::exchange(a, sum);
+  for (const SortItem& it : items) scratch[at[digit(it)]++] = it;
+  items.swap(scratch);
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> SortedOrder(const UpdateBuffer& updates) {
+  const std::size_t n = updates.size();
+  std::vector<SortItem> items(n);
+  std::uint64_t varying_hi = 0, varying_lo = 0;  // bits that differ from the first item's
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string_view k = updates.key(i);
+    items[i].hi = LoadPaddedBigEndian(k.data(), k.size());
+    items[i].lo = k.size() > 8 ? LoadPaddedBigEndian(k.data() + 8, k.size() - 8) : 0;
+    items[i].index = static_cast<std::uint32_t>(i);
+    varying_hi |= items[i].hi ^ items[0].hi;
+    varying_lo |= items[i].lo ^ items[0].lo;
+  }
+  // LSD radix sort over the bytes that vary (a byte equal in every item cannot reorder anything).
+  std::vector<SortItem> scratch;
+  for (int byte = 15; byte >= 0; --byte) {
+    const std::uint64_t varying = byte < 8 ? varying_hi : varying_lo;
+    if (((varying >> (8 * (7 - byte % 8))) & 0xFF) == 0) continue;
+    if (scratch.empty()) scratch.resize(n);
+    RadixPass(items, scratch, byte);
+  }
+  std::vector<std::uint32_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = items[i].index;
+  // Equal prefixes (equal keys, or keys that differ only beyond 16 bytes or in trailing zero
+  // bytes) are ordered by the full comparison.
+  auto less = [&updates](std::uint32_t a, std::uint32_t b) {
+    if (int c = updates.key(a).compare(updates.key(b)); c != 0) return c < 0;
+    if (int c = updates.val(a).compare(updates.val(b)); c != 0) return c < 0;
+    return updates.time(a) < updates.time(b);
+  };
+  for (std::size_t i = 0; i < n;) {
+    std::size_t j = i + 1;
+    while (j < n && items[j].hi == items[i].hi && items[j].lo == items[i].lo) ++j;
+    if (j - i > 1) std::sort(order.begin() + i, order.begin() + j, less);
+    i = j;
+  }
+  return order;
+}
+
+Result<std::uint64_t> BuildBatch(Segment& segment, UpdateBuffer updates, Frontier since) {
+  if (updates.size() >= std::numeric_limits<std::uint32_t>::max()) {
+    return Status::InvalidArgument(
+        "batch too large for the format: " + std::to_string(updates.size()) + " updates");
+  }
+  updates.AdvanceTimes(since.empty() ? kMinTime : since.time());
+  const std::vector<std::uint32_t> order = SortedOrder(updates);
   BatchWriter writer;
-  for (const Update& u : updates) writer.Push(u.key, u.val, u.time, u.diff);
+  writer.Reserve(updates.size(), updates.key_bytes(), updates.val_bytes());
+  // Consolidate: sum the diffs of each run of equal (key, val, time); drop zero sums.
+  for (std::size_t i = 0; i < order.size();) {
+    const std::uint32_t first = order[i];
+    std::int64_t sum = 0;
+    std::size_t j = i;
+    for (;
+         j < order.size() && updates.time(order[j]) == updates.time(first) &&
+         updates.key(order[j]) == updates.key(first) && updates.val(order[j]) == updates.val(first);
+         ++j) {
+      sum += updates.diff(order[j]);
+    }
+    if (sum != 0) writer.Push(updates.key(first), updates.val(first), updates.time(first), sum);
+    i = j;
+  }
+  if (writer.update_count() == 0) return std::uint64_t{0};
   return writer.Finish(segment, since);
 }
 
@@ -181,6 +292,13 @@ Result<std::uint64_t> MergeBatches(Segment& segment, std::span<const BatchView> 
                                    Frontier since) {
   const Time floor = since.empty() ? kMinTime : since.time();
   BatchWriter writer;
+  std::uint64_t updates = 0, key_bytes = 0, val_bytes = 0;
+  for (const BatchView& b : batches) {
+    updates += b.update_count();
+    key_bytes += b.key_bytes();
+    val_bytes += b.val_bytes();
+  }
+  writer.Reserve(updates, key_bytes, val_bytes);
   std::vector<std::pair<Time, std::int64_t>> group;
   for (MergeCursor c(batches); c.Valid(); c.Next()) {
     group.clear();

@@ -68,7 +68,7 @@ Result<PublishedRef> Publisher::Publish(const SlotKey& key) {
   return ref;
 }
 
-Status Publisher::Append(const PublishedRef& ref, std::vector<Update> updates, Frontier new_upper) {
+Status Publisher::Append(const PublishedRef& ref, UpdateBuffer updates, Frontier new_upper) {
   CheckThread();
   TANDEM_ASSIGN_OR_RETURN(LocalSlot * local, Local(ref));
   SlotData& s = Data(ref.index);
@@ -77,11 +77,11 @@ Status Publisher::Append(const PublishedRef& ref, std::vector<Update> updates, F
     return Status::InvalidArgument(ref.key.ToString() + ": upper would regress from " +
                                    upper.ToString() + " to " + new_upper.ToString());
   }
-  for (const Update& u : updates) {
-    if (!upper.LessEqual(u.time) || !new_upper.Greater(u.time)) {
+  for (std::size_t i = 0; i < updates.size(); ++i) {
+    if (!upper.LessEqual(updates.time(i)) || !new_upper.Greater(updates.time(i))) {
       return Status::InvalidArgument(ref.key.ToString() + ": update at time " +
-                                     std::to_string(u.time) + " outside [" + upper.ToString() +
-                                     ", " + new_upper.ToString() + ")");
+                                     std::to_string(updates.time(i)) + " outside [" +
+                                     upper.ToString() + ", " + new_upper.ToString() + ")");
     }
   }
   const Frontier since = Frontier::FromRaw(s.since.load());

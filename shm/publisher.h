@@ -62,7 +62,7 @@ class Publisher {
   // Adds `updates` (times in [upper, new_upper)) as one batch and advances upper to new_upper.
   // Nothing changes on error: InvalidArgument for times outside the interval or a regressing
   // upper, ResourceExhausted (with sizes) when the segment is full.
-  Status Append(const PublishedRef& ref, std::vector<Update> updates, Frontier new_upper);
+  Status Append(const PublishedRef& ref, UpdateBuffer updates, Frontier new_upper);
 
   // The controller's AllowCompaction on maintenance's stream: raises the own frontier. The empty
   // frontier unpublishes the slot (its memory is freed once the reader released its hold and no
