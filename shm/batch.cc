@@ -200,65 +200,106 @@ std::uint64_t LoadPaddedBigEndian(const char* p, std::size_t n) {
   return v;
 }
 
+constexpr std::uint32_t kPrefixBytes = 16;
+
 struct SortItem {
-  // The key's first 16 bytes, zero-padded. Zero is the smallest byte, so padding never puts a
-  // key after a larger one: a < b (memcmp, shorter-is-less) implies (hi, lo) of a <= that of b.
+  // The key's first 16 bytes, zero-padded, and its length. Zero is the smallest byte, so for
+  // keys of at most 16 bytes (hi, lo, len) order is exactly memcmp order (a shorter key with the
+  // same padded prefix is a proper prefix); longer keys with one prefix need a full comparison.
   std::uint64_t hi, lo;
-  std::uint32_t index;
+  std::uint32_t len, index;
 };
 
-// Stable counting sort of `items` by byte `byte` (0 = most significant) of (hi, lo).
-void RadixPass(std::vector<SortItem>& items, std::vector<SortItem>& scratch, int byte) {
-  const int shift = 8 * (7 - byte % 8);
-  auto digit = [byte, shift](const SortItem& it) {
-    return static_cast<std::size_t>(((byte < 8 ? it.hi : it.lo) >> shift) & 0xFF);
-  };
+// Digit d of an item's (hi, lo, len), d = 0 the most significant byte of hi, 19 the least
+// significant byte of len.
+std::size_t Digit(const SortItem& it, int d) {
+  if (d < 16)
+    return static_cast<std::size_t>(((d < 8 ? it.hi : it.lo) >> (8 * (7 - d % 8))) & 0xFF);
+  return static_cast<std::size_t>((it.len >> (8 * (19 - d))) & 0xFF);
+}
+
+// Stable counting sort of `items` by digit d.
+void RadixPass(std::vector<SortItem>& items, std::vector<SortItem>& scratch, int d) {
   std::size_t at[256] = {};
-  for (const SortItem& it : items) ++at[digit(it)];
+  for (const SortItem& it : items) ++at[Digit(it, d)];
   std::size_t sum = 0;
   for (std::size_t& a : at) sum += std::exchange(a, sum);
-  for (const SortItem& it : items) scratch[at[digit(it)]++] = it;
+  for (const SortItem& it : items) scratch[at[Digit(it, d)]++] = it;
   items.swap(scratch);
+}
+
+// Items whose keys the radix sort could not tell apart.
+bool SamePrefix(const SortItem& a, const SortItem& b) {
+  return a.hi == b.hi && a.lo == b.lo &&
+         (a.len == b.len || (a.len > kPrefixBytes && b.len > kPrefixBytes));
+}
+
+// Prefetches what visiting order[i] will need some iterations ahead: the entry kPrefetch
+// ahead, its bytes half as far (by then the entry has usually arrived). Visiting a large buffer
+// in sorted order is otherwise one cache miss after another.
+void PrefetchSorted(const UpdateBuffer& updates, const std::vector<std::uint32_t>& order,
+                    std::size_t i) {
+  constexpr std::size_t kPrefetch = 16;
+  if (i + kPrefetch < order.size()) updates.PrefetchEntry(order[i + kPrefetch]);
+  if (i + kPrefetch / 2 < order.size()) updates.PrefetchBytes(order[i + kPrefetch / 2]);
 }
 
 }  // namespace
 
-std::vector<std::uint32_t> SortedOrder(const UpdateBuffer& updates) {
+SortedUpdates SortUpdates(const UpdateBuffer& updates) {
   const std::size_t n = updates.size();
   std::vector<SortItem> items(n);
-  std::uint64_t varying_hi = 0, varying_lo = 0;  // bits that differ from the first item's
+  SortItem varying{0, 0, 0, 0};  // bits that differ from the first item's
   for (std::size_t i = 0; i < n; ++i) {
     const std::string_view k = updates.key(i);
-    items[i].hi = LoadPaddedBigEndian(k.data(), k.size());
-    items[i].lo = k.size() > 8 ? LoadPaddedBigEndian(k.data() + 8, k.size() - 8) : 0;
-    items[i].index = static_cast<std::uint32_t>(i);
-    varying_hi |= items[i].hi ^ items[0].hi;
-    varying_lo |= items[i].lo ^ items[0].lo;
+    SortItem& it = items[i];
+    it.hi = LoadPaddedBigEndian(k.data(), k.size());
+    it.lo = k.size() > 8 ? LoadPaddedBigEndian(k.data() + 8, k.size() - 8) : 0;
+    it.len = static_cast<std::uint32_t>(k.size());
+    it.index = static_cast<std::uint32_t>(i);
+    varying.hi |= it.hi ^ items[0].hi;
+    varying.lo |= it.lo ^ items[0].lo;
+    varying.len |= it.len ^ items[0].len;
   }
-  // LSD radix sort over the bytes that vary (a byte equal in every item cannot reorder anything).
+  // LSD radix sort over the digits that vary (one equal in every item cannot reorder anything).
   std::vector<SortItem> scratch;
-  for (int byte = 15; byte >= 0; --byte) {
-    const std::uint64_t varying = byte < 8 ? varying_hi : varying_lo;
-    if (((varying >> (8 * (7 - byte % 8))) & 0xFF) == 0) continue;
+  for (int d = 19; d >= 0; --d) {
+    if (Digit(varying, d) == 0) continue;
     if (scratch.empty()) scratch.resize(n);
-    RadixPass(items, scratch, byte);
+    RadixPass(items, scratch, d);
   }
-  std::vector<std::uint32_t> order(n);
-  for (std::size_t i = 0; i < n; ++i) order[i] = items[i].index;
-  // Equal prefixes (equal keys, or keys that differ only beyond 16 bytes or in trailing zero
-  // bytes) are ordered by the full comparison.
-  auto less = [&updates](std::uint32_t a, std::uint32_t b) {
-    if (int c = updates.key(a).compare(updates.key(b)); c != 0) return c < 0;
+  SortedUpdates out;
+  out.order.resize(n);
+  out.new_key.assign(n, true);
+  for (std::size_t i = 0; i < n; ++i) out.order[i] = items[i].index;
+  // Within a run of one prefix: keys of at most 16 bytes are equal, so (val, time) orders them;
+  // longer keys need the full comparison, and their key boundaries a memcmp.
+  auto by_val = [&updates](std::uint32_t a, std::uint32_t b) {
     if (int c = updates.val(a).compare(updates.val(b)); c != 0) return c < 0;
     return updates.time(a) < updates.time(b);
   };
+  auto by_key_val = [&](std::uint32_t a, std::uint32_t b) {
+    if (int c = updates.key(a).compare(updates.key(b)); c != 0) return c < 0;
+    return by_val(a, b);
+  };
   for (std::size_t i = 0; i < n;) {
     std::size_t j = i + 1;
-    while (j < n && items[j].hi == items[i].hi && items[j].lo == items[i].lo) ++j;
-    if (j - i > 1) std::sort(order.begin() + i, order.begin() + j, less);
+    while (j < n && SamePrefix(items[j], items[i])) ++j;
+    for (std::size_t k = i; k < j; ++k) PrefetchSorted(updates, out.order, k);
+    const auto begin = out.order.begin() + static_cast<std::ptrdiff_t>(i);
+    const auto end = out.order.begin() + static_cast<std::ptrdiff_t>(j);
+    if (items[i].len <= kPrefixBytes) {
+      std::sort(begin, end, by_val);
+      for (std::size_t k = i + 1; k < j; ++k) out.new_key[k] = false;
+    } else {
+      std::sort(begin, end, by_key_val);
+      for (std::size_t k = i + 1; k < j; ++k) {
+        out.new_key[k] = updates.key(out.order[k]) != updates.key(out.order[k - 1]);
+      }
+    }
     i = j;
   }
-  return order;
+  return out;
 }
 
 Result<std::uint64_t> BuildBatch(Segment& segment, UpdateBuffer updates, Frontier since) {
@@ -267,18 +308,22 @@ Result<std::uint64_t> BuildBatch(Segment& segment, UpdateBuffer updates, Frontie
         "batch too large for the format: " + std::to_string(updates.size()) + " updates");
   }
   updates.AdvanceTimes(since.empty() ? kMinTime : since.time());
-  const std::vector<std::uint32_t> order = SortedOrder(updates);
+  const SortedUpdates sorted = SortUpdates(updates);
+  const std::vector<std::uint32_t>& order = sorted.order;
   BatchWriter writer;
   writer.Reserve(updates.size(), updates.key_bytes(), updates.val_bytes());
   // Consolidate: sum the diffs of each run of equal (key, val, time); drop zero sums.
+  auto same = [&](std::size_t j, std::uint32_t first) {
+    return !sorted.new_key[j] && updates.time(order[j]) == updates.time(first) &&
+           updates.val(order[j]) == updates.val(first);
+  };
   for (std::size_t i = 0; i < order.size();) {
     const std::uint32_t first = order[i];
-    std::int64_t sum = 0;
-    std::size_t j = i;
-    for (;
-         j < order.size() && updates.time(order[j]) == updates.time(first) &&
-         updates.key(order[j]) == updates.key(first) && updates.val(order[j]) == updates.val(first);
-         ++j) {
+    PrefetchSorted(updates, order, i);
+    std::int64_t sum = updates.diff(first);
+    std::size_t j = i + 1;
+    for (; j < order.size() && same(j, first); ++j) {
+      PrefetchSorted(updates, order, j);
       sum += updates.diff(order[j]);
     }
     if (sum != 0) writer.Push(updates.key(first), updates.val(first), updates.time(first), sum);

@@ -18,6 +18,7 @@
 // `since`: every time in the batch is >= since (times below it were advanced at build time).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
@@ -81,6 +82,14 @@ class UpdateBuffer {
   }
   Time time(std::size_t i) const { return entries_[i].time; }
   std::int64_t diff(std::size_t i) const { return entries_[i].diff; }
+  // Cache hints for visiting the updates in sorted (random) order: the entry first, then, once
+  // it has arrived, its bytes (see PrefetchSorted in batch.cc).
+  void PrefetchEntry(std::size_t i) const { __builtin_prefetch(&entries_[i]); }
+  void PrefetchBytes(std::size_t i) const {
+    const Entry& e = entries_[i];
+    __builtin_prefetch(bytes_.data() + e.at);
+    __builtin_prefetch(bytes_.data() + e.at + std::max(e.key_len + e.val_len, 1u) - 1);
+  }
   // Advances every time below `floor` to `floor` (logical compaction at build time).
   void AdvanceTimes(Time floor);
 
@@ -165,10 +174,15 @@ class BatchWriter {
   std::vector<std::int64_t> diffs_;
 };
 
-// The order of `updates` by (key, val, time), as indices into it. Keys sort by a radix sort on
-// their first 16 bytes (zero-padded: the padding keeps memcmp order, see base/row.h), then each
-// run of equal prefixes by a full comparison; so fixed-width keys cost a few linear passes.
-std::vector<std::uint32_t> SortedOrder(const UpdateBuffer& updates);
+// `updates` in (key, val, time) order. Keys sort by an LSD radix sort on their first 16 bytes
+// (zero-padded, which keeps memcmp order, see base/row.h) and length, then each run the radix
+// sort could not tell apart by a comparison; so fixed-width keys cost a few linear passes and
+// no key comparison at all.
+struct SortedUpdates {
+  std::vector<std::uint32_t> order;  // indices into the buffer
+  std::vector<bool> new_key;         // new_key[i]: order[i]'s key differs from order[i - 1]'s
+};
+SortedUpdates SortUpdates(const UpdateBuffer& updates);
 
 // Builds a batch from unordered updates: advances times below `since` to `since`, sorts,
 // consolidates and drops zero diffs. Returns 0 (no allocation) when nothing survives.

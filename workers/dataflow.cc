@@ -206,6 +206,9 @@ class SourceNode final : public Node {
       case pb::Source::kKeyValue: {
         const auto& kv = s_->source.key_value();
         const auto keys = static_cast<std::int64_t>(kv.keys());
+        // A retraction and an insertion per update of one of this worker's keys (about 1/n).
+        const Time ticks = std::min<Time>(hi - std::min(hi, ctx.lo), kMaxTicksPerStep);
+        d.rows.reserve(2 * ticks * kv.updates_per_tick() / n + (ctx.lo == 0 ? kv.keys() / n : 0));
         if (ctx.lo == 0) {
           for (std::int64_t k = ctx.me; k < keys; k += n) {
             values_.push_back(KeyValueInitial(kv.seed(), k));  // index k / n

@@ -103,10 +103,10 @@ TEST(Batch, BuildMergeAndCompactionMatchReferenceAtEveryReadableTime) {
   EXPECT_EQ(s.free_bytes(), baseline) << "every batch allocation was returned";
 }
 
-// SortedOrder radix-sorts on a 16-byte key prefix and compares in full only within equal
-// prefixes: keys longer than the prefix, sharing it, or differing only by trailing zero bytes
+// SortUpdates radix-sorts on a 16-byte key prefix and length and compares in full only within
+// equal prefixes: keys longer than the prefix, sharing it, or differing only by trailing zero bytes
 // must still come out in memcmp order.
-TEST(Batch, SortedOrderIsMemcmpOrderForLongAndPrefixKeys) {
+TEST(Batch, SortUpdatesIsMemcmpOrderForLongAndPrefixKeys) {
   std::mt19937_64 rng(42);
   const std::string alphabet("\0\1a\xff", 4);
   std::vector<Update> ups;
@@ -117,7 +117,8 @@ TEST(Batch, SortedOrderIsMemcmpOrderForLongAndPrefixKeys) {
     ups.push_back({key, val, rng() % 4, 1});
   }
   const UpdateBuffer buffer(ups);
-  const std::vector<std::uint32_t> order = SortedOrder(buffer);
+  const SortedUpdates sorted = SortUpdates(buffer);
+  const std::vector<std::uint32_t>& order = sorted.order;
   ASSERT_EQ(order.size(), ups.size());
   auto less = [&](const Update& a, const Update& b) {
     return std::tie(a.key, a.val, a.time) < std::tie(b.key, b.val, b.time);
@@ -127,6 +128,7 @@ TEST(Batch, SortedOrderIsMemcmpOrderForLongAndPrefixKeys) {
   for (std::size_t i = 0; i < order.size(); ++i) {
     const Update& got = ups[order[i]];
     ASSERT_FALSE(less(got, expected[i]) || less(expected[i], got)) << "position " << i;
+    ASSERT_EQ(sorted.new_key[i], i == 0 || expected[i - 1].key != got.key) << "position " << i;
   }
 }
 
