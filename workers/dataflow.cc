@@ -215,8 +215,17 @@ class SourceNode final : public Node {
             emit({k, values_.back()}, 0, 1);
           }
         }
+        // Picks are random over all keys, so values_ (8 bytes per key) misses the cache on
+        // nearly every update: prefetch the value of the pick kPrefetch updates ahead (picks are
+        // pure functions of (seed, t, j)).
+        constexpr std::uint64_t kPrefetch = 16;
         for (Time t = std::max<Time>(ctx.lo, 1); t < hi; ++t) {
           for (std::uint64_t j = 0; j < kv.updates_per_tick(); ++j) {
+            if (j + kPrefetch < kv.updates_per_tick()) {
+              const auto ahead =
+                  static_cast<std::uint64_t>(KeyValuePick(kv.seed(), t, j + kPrefetch, kv.keys()));
+              if (ahead % n == ctx.me) __builtin_prefetch(&values_[ahead / n]);
+            }
             const std::int64_t k = KeyValuePick(kv.seed(), t, j, kv.keys());
             if (static_cast<std::uint64_t>(k) % n != ctx.me) continue;
             const std::int64_t v = KeyValueValue(kv.seed(), t, j);
