@@ -660,7 +660,7 @@ void DataflowInstance::Step() {
     if (shared_->dropped_exports.count(e->id()))
       continue;  // after the exchanges: they are barriers
     const Status s = publisher_->Append(exports_.at(e->id()), std::move(updates), ctx.hi);
-    TANDEM_CHECK(s.ok(), "publishing an index failed (segment full?)");
+    TANDEM_CHECK(s.ok(), ("publishing an index failed: " + s.ToString()).c_str());
   }
 }
 
