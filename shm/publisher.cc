@@ -104,16 +104,26 @@ Status Publisher::Append(const PublishedRef& ref, UpdateBuffer updates, Frontier
       fresh.push_back(*built);
     }
     // Spine discipline: each batch at least twice the size of the next newer one, so there are
-    // O(log n) batches and each update is merged O(log n) times (amortised).
-    while (spine.size() >= 2 && spine[spine.size() - 2].updates <= 2 * spine.back().updates) {
-      const BatchView inputs[2] = {
-          BatchView(segment_->At<BatchHeader>(spine[spine.size() - 2].offset)),
-          BatchView(segment_->At<BatchHeader>(spine.back().offset))};
+    // O(log n) batches and each update is merged O(log n) times (amortised). The newest batches
+    // that pairwise merging would fold together one after another (judged by their sizes before
+    // consolidation) are merged at once: no intermediate batch is allocated, written and re-read.
+    // Consolidation may leave the result smaller than estimated, so the rule is re-checked.
+    for (;;) {
+      std::size_t first = spine.size() - std::min<std::size_t>(spine.size(), 1);
+      std::uint64_t merged_updates = spine.empty() ? 0 : spine.back().updates;
+      while (first > 0 && spine[first - 1].updates <= 2 * merged_updates) {
+        merged_updates += spine[--first].updates;
+      }
+      if (spine.size() - first < 2) break;
+      std::vector<BatchView> inputs;
+      for (std::size_t i = first; i < spine.size(); ++i) {
+        inputs.emplace_back(segment_->At<BatchHeader>(spine[i].offset));
+      }
       auto merged = MergeBatches(*segment_, inputs, since);
       if (!merged.ok()) break;  // segment full: keep the batches unmerged, retry next time
       ++stats_.merges;
       s.merges.fetch_add(1, std::memory_order_relaxed);
-      for (int i = 0; i < 2; ++i) {
+      while (spine.size() > first) {
         const std::uint64_t off = spine.back().offset;
         spine.pop_back();
         if (auto it = std::find(fresh.begin(), fresh.end(), off); it != fresh.end()) {
