@@ -22,8 +22,12 @@ constexpr std::uint64_t kCanonicalNan = 0x7ff8000000000000ULL;
 
 int TypeRank(const Datum& d) { return static_cast<int>(d.index()); }
 
-void AppendBigEndian(std::uint64_t v, std::string* out) {
-  for (int shift = 56; shift >= 0; shift -= 8) out->push_back(static_cast<char>(v >> shift));
+// Appends the tag and 8 bytes of v, most significant first, with one append.
+void AppendTagged(Tag tag, std::uint64_t v, std::string* out) {
+  char bytes[9];
+  bytes[0] = static_cast<char>(tag);
+  for (int i = 0; i < 8; ++i) bytes[1 + i] = static_cast<char>(v >> (56 - 8 * i));
+  out->append(bytes, sizeof bytes);
 }
 
 std::uint64_t ReadBigEndian(const unsigned char* p) {
@@ -94,12 +98,10 @@ void AppendEncodedDatum(const Datum& d, std::string* out) {
       out->push_back(static_cast<char>(std::get<bool>(d) ? kTrue : kFalse));
       break;
     case 2:
-      out->push_back(static_cast<char>(kInt));
-      AppendBigEndian(static_cast<std::uint64_t>(std::get<std::int64_t>(d)) ^ kSignBit, out);
+      AppendTagged(kInt, static_cast<std::uint64_t>(std::get<std::int64_t>(d)) ^ kSignBit, out);
       break;
     case 3:
-      out->push_back(static_cast<char>(kFloat));
-      AppendBigEndian(OrderedFloatBits(std::get<double>(d)), out);
+      AppendTagged(kFloat, OrderedFloatBits(std::get<double>(d)), out);
       break;
     default: {
       out->push_back(static_cast<char>(kString));

@@ -1,9 +1,11 @@
 #include "shm/batch.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
 #include <new>
+#include <utility>
 
 #include "base/check.h"
 
@@ -93,6 +95,17 @@ void BatchWriter::Push(std::string_view key, std::string_view val, Time time, st
   ++val_updates_.back();
 }
 
+void BatchWriter::Reserve(std::size_t updates, std::size_t key_bytes, std::size_t val_bytes) {
+  key_bytes_.reserve(key_bytes);
+  val_bytes_.reserve(val_bytes);
+  key_offsets_.reserve(updates + 1);
+  key_vals_.reserve(updates + 1);
+  val_offsets_.reserve(updates + 1);
+  val_updates_.reserve(updates + 1);
+  times_.reserve(updates);
+  diffs_.reserve(updates);
+}
+
 Result<std::uint64_t> BatchWriter::Finish(Segment& segment, Frontier since) const {
   constexpr std::uint64_t kLimit = std::numeric_limits<std::uint32_t>::max() - 1;
   if (key_bytes_.size() > kLimit || val_bytes_.size() > kLimit || times_.size() > kLimit) {
@@ -141,43 +154,186 @@ Result<std::uint64_t> BatchWriter::Finish(Segment& segment, Frontier since) cons
   return offset;
 }
 
-void SortAndConsolidate(std::vector<Update>* updates, Frontier since) {
-  const Time floor = since.empty() ? kMinTime : since.time();
-  for (Update& u : *updates) u.time = std::max(u.time, floor);
-  std::sort(updates->begin(), updates->end(), [](const Update& a, const Update& b) {
-    if (int c = a.key.compare(b.key); c != 0) return c < 0;
-    if (int c = a.val.compare(b.val); c != 0) return c < 0;
-    return a.time < b.time;
-  });
-  std::size_t out = 0;
-  for (std::size_t i = 0; i < updates->size();) {
-    Update& first = (*updates)[i];
-    std::int64_t sum = 0;
-    std::size_t j = i;
-    for (; j < updates->size() && (*updates)[j].time == first.time &&
-           (*updates)[j].key == first.key && (*updates)[j].val == first.val;
-         ++j) {
-      sum += (*updates)[j].diff;
-    }
-    if (sum != 0) {
-      if (out != i) (*updates)[out] = std::move(first);
-      (*updates)[out].diff = sum;
-      ++out;
+UpdateBuffer::UpdateBuffer(const std::vector<Update>& updates) {
+  std::size_t bytes = 0;
+  for (const Update& u : updates) bytes += u.key.size() + u.val.size();
+  Reserve(updates.size(), bytes);
+  for (const Update& u : updates) Push(u.key, u.val, u.time, u.diff);
+}
+
+UpdateBuffer::UpdateBuffer(std::initializer_list<Update> updates)
+    : UpdateBuffer(std::vector<Update>(updates)) {}
+
+void UpdateBuffer::Reserve(std::size_t updates, std::size_t bytes) {
+  entries_.reserve(updates);
+  bytes_.reserve(bytes);
+}
+
+void UpdateBuffer::Clear() {
+  entries_.clear();
+  bytes_.clear();
+  key_bytes_ = 0;
+}
+
+void UpdateBuffer::Push(std::string_view key, std::string_view val, Time time, std::int64_t diff) {
+  entries_.push_back({bytes_.size(), static_cast<std::uint32_t>(key.size()),
+                      static_cast<std::uint32_t>(val.size()), time, diff});
+  bytes_.append(key);
+  bytes_.append(val);
+  key_bytes_ += key.size();
+}
+
+void UpdateBuffer::AdvanceTimes(Time floor) {
+  for (Entry& e : entries_) e.time = std::max(e.time, floor);
+}
+
+namespace {
+
+// Up to 8 bytes at p, zero-padded on the right, as a big-endian integer: integer order of the
+// results is memcmp order of the padded bytes.
+std::uint64_t LoadPaddedBigEndian(const char* p, std::size_t n) {
+  unsigned char b[8] = {};
+  std::memcpy(b, p, std::min<std::size_t>(n, 8));
+  std::uint64_t v;
+  std::memcpy(&v, b, 8);
+  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap64(v);
+  return v;
+}
+
+constexpr std::uint32_t kPrefixBytes = 16;
+
+struct SortItem {
+  // The key's first 16 bytes, zero-padded, and its length. Zero is the smallest byte, so for
+  // keys of at most 16 bytes (hi, lo, len) order is exactly memcmp order (a shorter key with the
+  // same padded prefix is a proper prefix); longer keys with one prefix need a full comparison.
+  std::uint64_t hi, lo;
+  std::uint32_t len, index;
+};
+
+// Digit d of an item's (hi, lo, len), d = 0 the most significant byte of hi, 19 the least
+// significant byte of len.
+std::size_t Digit(const SortItem& it, int d) {
+  if (d < 16)
+    return static_cast<std::size_t>(((d < 8 ? it.hi : it.lo) >> (8 * (7 - d % 8))) & 0xFF);
+  return static_cast<std::size_t>((it.len >> (8 * (19 - d))) & 0xFF);
+}
+
+// Stable counting sort of `items` by digit d.
+void RadixPass(std::vector<SortItem>& items, std::vector<SortItem>& scratch, int d) {
+  std::size_t at[256] = {};
+  for (const SortItem& it : items) ++at[Digit(it, d)];
+  std::size_t sum = 0;
+  for (std::size_t& a : at) sum += std::exchange(a, sum);
+  for (const SortItem& it : items) scratch[at[Digit(it, d)]++] = it;
+  items.swap(scratch);
+}
+
+// Items whose keys the radix sort could not tell apart.
+bool SamePrefix(const SortItem& a, const SortItem& b) {
+  return a.hi == b.hi && a.lo == b.lo &&
+         (a.len == b.len || (a.len > kPrefixBytes && b.len > kPrefixBytes));
+}
+
+// Prefetches what visiting order[i] will need some iterations ahead: the entry kPrefetch
+// ahead, its bytes half as far (by then the entry has usually arrived). Visiting a large buffer
+// in sorted order is otherwise one cache miss after another.
+void PrefetchSorted(const UpdateBuffer& updates, const std::vector<std::uint32_t>& order,
+                    std::size_t i) {
+  constexpr std::size_t kPrefetch = 16;
+  if (i + kPrefetch < order.size()) updates.PrefetchEntry(order[i + kPrefetch]);
+  if (i + kPrefetch / 2 < order.size()) updates.PrefetchBytes(order[i + kPrefetch / 2]);
+}
+
+}  // namespace
+
+SortedUpdates SortUpdates(const UpdateBuffer& updates) {
+  const std::size_t n = updates.size();
+  std::vector<SortItem> items(n);
+  SortItem varying{0, 0, 0, 0};  // bits that differ from the first item's
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string_view k = updates.key(i);
+    SortItem& it = items[i];
+    it.hi = LoadPaddedBigEndian(k.data(), k.size());
+    it.lo = k.size() > 8 ? LoadPaddedBigEndian(k.data() + 8, k.size() - 8) : 0;
+    it.len = static_cast<std::uint32_t>(k.size());
+    it.index = static_cast<std::uint32_t>(i);
+    varying.hi |= it.hi ^ items[0].hi;
+    varying.lo |= it.lo ^ items[0].lo;
+    varying.len |= it.len ^ items[0].len;
+  }
+  // LSD radix sort over the digits that vary (one equal in every item cannot reorder anything).
+  std::vector<SortItem> scratch;
+  for (int d = 19; d >= 0; --d) {
+    if (Digit(varying, d) == 0) continue;
+    if (scratch.empty()) scratch.resize(n);
+    RadixPass(items, scratch, d);
+  }
+  SortedUpdates out;
+  out.order.resize(n);
+  out.new_key.assign(n, true);
+  for (std::size_t i = 0; i < n; ++i) out.order[i] = items[i].index;
+  // Within a run of one prefix: keys of at most 16 bytes are equal, so (val, time) orders them;
+  // longer keys need the full comparison, and their key boundaries a memcmp.
+  auto by_val = [&updates](std::uint32_t a, std::uint32_t b) {
+    if (int c = updates.val(a).compare(updates.val(b)); c != 0) return c < 0;
+    return updates.time(a) < updates.time(b);
+  };
+  auto by_key_val = [&](std::uint32_t a, std::uint32_t b) {
+    if (int c = updates.key(a).compare(updates.key(b)); c != 0) return c < 0;
+    return by_val(a, b);
+  };
+  for (std::size_t i = 0; i < n;) {
+    std::size_t j = i + 1;
+    while (j < n && SamePrefix(items[j], items[i])) ++j;
+    for (std::size_t k = i; k < j; ++k) PrefetchSorted(updates, out.order, k);
+    const auto begin = out.order.begin() + static_cast<std::ptrdiff_t>(i);
+    const auto end = out.order.begin() + static_cast<std::ptrdiff_t>(j);
+    if (items[i].len <= kPrefixBytes) {
+      std::sort(begin, end, by_val);
+      for (std::size_t k = i + 1; k < j; ++k) out.new_key[k] = false;
+    } else {
+      std::sort(begin, end, by_key_val);
+      for (std::size_t k = i + 1; k < j; ++k) {
+        out.new_key[k] = updates.key(out.order[k]) != updates.key(out.order[k - 1]);
+      }
     }
     i = j;
   }
-  updates->resize(out);
+  return out;
 }
 
-Result<std::uint64_t> BuildBatch(Segment& segment, std::vector<Update> updates, Frontier since) {
-  return BuildBatch(segment, &updates, since);
+Result<std::uint64_t> BuildBatch(Segment& segment, UpdateBuffer updates, Frontier since) {
+  return BuildBatchInPlace(segment, updates, since);
 }
 
-Result<std::uint64_t> BuildBatch(Segment& segment, std::vector<Update>* updates, Frontier since) {
-  SortAndConsolidate(updates, since);
-  if (updates->empty()) return std::uint64_t{0};
+Result<std::uint64_t> BuildBatchInPlace(Segment& segment, UpdateBuffer& updates, Frontier since) {
+  if (updates.size() >= std::numeric_limits<std::uint32_t>::max()) {
+    return Status::InvalidArgument(
+        "batch too large for the format: " + std::to_string(updates.size()) + " updates");
+  }
+  updates.AdvanceTimes(since.empty() ? kMinTime : since.time());
+  const SortedUpdates sorted = SortUpdates(updates);
+  const std::vector<std::uint32_t>& order = sorted.order;
   BatchWriter writer;
-  for (const Update& u : *updates) writer.Push(u.key, u.val, u.time, u.diff);
+  writer.Reserve(updates.size(), updates.key_bytes(), updates.val_bytes());
+  // Consolidate: sum the diffs of each run of equal (key, val, time); drop zero sums.
+  auto same = [&](std::size_t j, std::uint32_t first) {
+    return !sorted.new_key[j] && updates.time(order[j]) == updates.time(first) &&
+           updates.val(order[j]) == updates.val(first);
+  };
+  for (std::size_t i = 0; i < order.size();) {
+    const std::uint32_t first = order[i];
+    PrefetchSorted(updates, order, i);
+    std::int64_t sum = updates.diff(first);
+    std::size_t j = i + 1;
+    for (; j < order.size() && same(j, first); ++j) {
+      PrefetchSorted(updates, order, j);
+      sum += updates.diff(order[j]);
+    }
+    if (sum != 0) writer.Push(updates.key(first), updates.val(first), updates.time(first), sum);
+    i = j;
+  }
+  if (writer.update_count() == 0) return std::uint64_t{0};
   return writer.Finish(segment, since);
 }
 
@@ -185,6 +341,13 @@ Result<std::uint64_t> MergeBatches(Segment& segment, std::span<const BatchView> 
                                    Frontier since) {
   const Time floor = since.empty() ? kMinTime : since.time();
   BatchWriter writer;
+  std::uint64_t updates = 0, key_bytes = 0, val_bytes = 0;
+  for (const BatchView& b : batches) {
+    updates += b.update_count();
+    key_bytes += b.key_bytes();
+    val_bytes += b.val_bytes();
+  }
+  writer.Reserve(updates, key_bytes, val_bytes);
   std::vector<std::pair<Time, std::int64_t>> group;
   for (MergeCursor c(batches); c.Valid(); c.Next()) {
     group.clear();

@@ -18,7 +18,9 @@
 // `since`: every time in the batch is >= since (times below it were advanced at build time).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -53,6 +55,56 @@ struct Update {
   std::int64_t diff = 0;
 };
 
+// Updates to build one batch from, encoded once into one contiguous byte buffer: no allocation
+// per update (the buffer and the entry vector grow geometrically and can be reused with Clear).
+// Keys and values are encoded rows (base/row.h), in any order; BuildBatch sorts them.
+class UpdateBuffer {
+ public:
+  UpdateBuffer() = default;
+  // Implicit on purpose: callers holding separate strings (tests, tools) pass them as they are.
+  UpdateBuffer(const std::vector<Update>& updates);     // NOLINT(google-explicit-constructor)
+  UpdateBuffer(std::initializer_list<Update> updates);  // NOLINT(google-explicit-constructor)
+
+  void Reserve(std::size_t updates, std::size_t bytes);
+  void Clear();
+  // Copies `key` and `val` into the buffer.
+  void Push(std::string_view key, std::string_view val, Time time, std::int64_t diff);
+
+  std::size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+  std::size_t key_bytes() const { return key_bytes_; }  // sum over the updates
+  std::size_t val_bytes() const { return bytes_.size() - key_bytes_; }
+  std::string_view key(std::size_t i) const {
+    return {bytes_.data() + entries_[i].at, entries_[i].key_len};
+  }
+  std::string_view val(std::size_t i) const {
+    return {bytes_.data() + entries_[i].at + entries_[i].key_len, entries_[i].val_len};
+  }
+  Time time(std::size_t i) const { return entries_[i].time; }
+  std::int64_t diff(std::size_t i) const { return entries_[i].diff; }
+  // Cache hints for visiting the updates in sorted (random) order: the entry first, then, once
+  // it has arrived, its bytes (see PrefetchSorted in batch.cc).
+  void PrefetchEntry(std::size_t i) const { __builtin_prefetch(&entries_[i]); }
+  void PrefetchBytes(std::size_t i) const {
+    const Entry& e = entries_[i];
+    __builtin_prefetch(bytes_.data() + e.at);
+    __builtin_prefetch(bytes_.data() + e.at + std::max(e.key_len + e.val_len, 1u) - 1);
+  }
+  // Advances every time below `floor` to `floor` (logical compaction at build time).
+  void AdvanceTimes(Time floor);
+
+ private:
+  struct Entry {
+    std::uint64_t at;  // key bytes at bytes_[at], the val's right behind them
+    std::uint32_t key_len, val_len;
+    Time time;
+    std::int64_t diff;
+  };
+  std::string bytes_;
+  std::vector<Entry> entries_;
+  std::size_t key_bytes_ = 0;
+};
+
 // Read access to one published batch. Cheap to copy; holds only the header pointer.
 class BatchView {
  public:
@@ -62,6 +114,8 @@ class BatchView {
   std::uint32_t key_count() const { return static_cast<std::uint32_t>(h_->key_count); }
   std::uint64_t update_count() const { return h_->update_count; }
   std::uint64_t total_bytes() const { return h_->total_bytes; }
+  std::uint64_t key_bytes() const { return Col<std::uint32_t>(h_->key_offsets_at)[key_count()]; }
+  std::uint64_t val_bytes() const { return Col<std::uint32_t>(h_->val_offsets_at)[h_->val_count]; }
 
   std::string_view key(std::uint32_t k) const {
     const auto* o = Col<std::uint32_t>(h_->key_offsets_at);
@@ -106,6 +160,8 @@ class BatchWriter {
  public:
   // REQUIRES: (key, val, time) strictly ascending across calls; diff != 0.
   void Push(std::string_view key, std::string_view val, Time time, std::int64_t diff);
+  // Capacity hint: avoids regrowing the staging columns while pushing.
+  void Reserve(std::size_t updates, std::size_t key_bytes, std::size_t val_bytes);
   std::uint64_t update_count() const { return times_.size(); }
   // Allocates and fills the batch; returns its offset. ResourceExhausted when the segment is full
   // (nothing is allocated then), InvalidArgument when the batch exceeds the format's limits.
@@ -118,15 +174,22 @@ class BatchWriter {
   std::vector<std::int64_t> diffs_;
 };
 
-// Sorts `updates`, advances times below `since` to `since`, consolidates and drops zero diffs.
-void SortAndConsolidate(std::vector<Update>* updates, Frontier since);
+// `updates` in (key, val, time) order. Keys sort by an LSD radix sort on their first 16 bytes
+// (zero-padded, which keeps memcmp order, see base/row.h) and length, then each run the radix
+// sort could not tell apart by a comparison; so fixed-width keys cost a few linear passes and
+// no key comparison at all.
+struct SortedUpdates {
+  std::vector<std::uint32_t> order;  // indices into the buffer
+  std::vector<bool> new_key;         // new_key[i]: order[i]'s key differs from order[i - 1]'s
+};
+SortedUpdates SortUpdates(const UpdateBuffer& updates);
 
-// Builds a batch from unordered updates. Returns 0 (no allocation) when nothing survives
-// consolidation.
-Result<std::uint64_t> BuildBatch(Segment& segment, std::vector<Update> updates, Frontier since);
-// The same, sorting and consolidating *updates in place: on failure they are still there (as the
-// same collection of updates at every time >= since) for a retry.
-Result<std::uint64_t> BuildBatch(Segment& segment, std::vector<Update>* updates, Frontier since);
+// Builds a batch from unordered updates: advances times below `since` to `since`, sorts,
+// consolidates and drops zero diffs. Returns 0 (no allocation) when nothing survives.
+Result<std::uint64_t> BuildBatch(Segment& segment, UpdateBuffer updates, Frontier since);
+// The same, advancing the times of `updates` in place and leaving them otherwise untouched: on
+// failure they are still there (the same updates at every time >= since) for a retry.
+Result<std::uint64_t> BuildBatchInPlace(Segment& segment, UpdateBuffer& updates, Frontier since);
 
 // Merges batches into one, advancing times to `since` and consolidating: the differential
 // dataflow merge with logical compaction. Returns 0 when everything cancelled.

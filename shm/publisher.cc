@@ -68,17 +68,16 @@ Result<PublishedRef> Publisher::Publish(const SlotKey& key) {
   return ref;
 }
 
-Status Publisher::Append(const PublishedRef& ref, std::vector<Update> updates, Frontier new_upper) {
+Status Publisher::Append(const PublishedRef& ref, UpdateBuffer updates, Frontier new_upper) {
   return AppendImpl(ref, &updates, new_upper, false);
 }
 
-Status Publisher::AppendOrKeep(const PublishedRef& ref, std::vector<Update>* updates,
-                               Frontier new_upper) {
+Status Publisher::AppendOrKeep(const PublishedRef& ref, UpdateBuffer* updates, Frontier new_upper) {
   return AppendImpl(ref, updates, new_upper, true);
 }
 
-Status Publisher::AppendImpl(const PublishedRef& ref, std::vector<Update>* updates,
-                             Frontier new_upper, bool retry) {
+Status Publisher::AppendImpl(const PublishedRef& ref, UpdateBuffer* updates, Frontier new_upper,
+                             bool retry) {
   CheckThread();
   TANDEM_ASSIGN_OR_RETURN(LocalSlot * local, Local(ref));
   SlotData& s = Data(ref.index);
@@ -88,13 +87,14 @@ Status Publisher::AppendImpl(const PublishedRef& ref, std::vector<Update>* updat
                                    upper.ToString() + " to " + new_upper.ToString());
   }
   const Frontier since = Frontier::FromRaw(s.since.load());
-  for (const Update& u : *updates) {
+  for (std::size_t i = 0; i < updates->size(); ++i) {
+    const Time t = updates->time(i);
     // A retry may carry times its failed attempt already advanced to since.
-    const bool advanced = retry && !since.empty() && u.time <= since.time();
-    if (!upper.LessEqual(u.time) || !(new_upper.Greater(u.time) || advanced)) {
-      return Status::InvalidArgument(ref.key.ToString() + ": update at time " +
-                                     std::to_string(u.time) + " outside [" + upper.ToString() +
-                                     ", " + new_upper.ToString() + ")");
+    const bool advanced = retry && !since.empty() && t <= since.time();
+    if (!upper.LessEqual(t) || !(new_upper.Greater(t) || advanced)) {
+      return Status::InvalidArgument(ref.key.ToString() + ": update at time " + std::to_string(t) +
+                                     " outside [" + upper.ToString() + ", " + new_upper.ToString() +
+                                     ")");
     }
   }
 
@@ -103,12 +103,12 @@ Status Publisher::AppendImpl(const PublishedRef& ref, std::vector<Update>* updat
     // can fail in a way that leaves half a change behind.
     auto list_offset = segment_->Allocate(ListBytes(local->spine.size() + 1), "a batch list");
     if (!list_offset.ok()) return Stalled(ref.index, list_offset.status());
-    auto built = BuildBatch(*segment_, updates, since);
+    auto built = BuildBatchInPlace(*segment_, *updates, since);
     if (!built.ok()) {
       segment_->Deallocate(*list_offset);
       return Stalled(ref.index, built.status());
     }
-    updates->clear();
+    updates->Clear();
     std::vector<SpineBatch> spine = local->spine;
     std::vector<std::uint64_t> fresh;  // built in this call: never seen by any reader
     if (*built != 0) {
@@ -117,16 +117,26 @@ Status Publisher::AppendImpl(const PublishedRef& ref, std::vector<Update>* updat
       fresh.push_back(*built);
     }
     // Spine discipline: each batch at least twice the size of the next newer one, so there are
-    // O(log n) batches and each update is merged O(log n) times (amortised).
-    while (spine.size() >= 2 && spine[spine.size() - 2].updates <= 2 * spine.back().updates) {
-      const BatchView inputs[2] = {
-          BatchView(segment_->At<BatchHeader>(spine[spine.size() - 2].offset)),
-          BatchView(segment_->At<BatchHeader>(spine.back().offset))};
+    // O(log n) batches and each update is merged O(log n) times (amortised). The newest batches
+    // that pairwise merging would fold together one after another (judged by their sizes before
+    // consolidation) are merged at once: no intermediate batch is allocated, written and re-read.
+    // Consolidation may leave the result smaller than estimated, so the rule is re-checked.
+    for (;;) {
+      std::size_t first = spine.size() - std::min<std::size_t>(spine.size(), 1);
+      std::uint64_t merged_updates = spine.empty() ? 0 : spine.back().updates;
+      while (first > 0 && spine[first - 1].updates <= 2 * merged_updates) {
+        merged_updates += spine[--first].updates;
+      }
+      if (spine.size() - first < 2) break;
+      std::vector<BatchView> inputs;
+      for (std::size_t i = first; i < spine.size(); ++i) {
+        inputs.emplace_back(segment_->At<BatchHeader>(spine[i].offset));
+      }
       auto merged = MergeBatches(*segment_, inputs, since);
       if (!merged.ok()) break;  // segment full: keep the batches unmerged, retry next time
       ++stats_.merges;
       s.merges.fetch_add(1, std::memory_order_relaxed);
-      for (int i = 0; i < 2; ++i) {
+      while (spine.size() > first) {
         const std::uint64_t off = spine.back().offset;
         spine.pop_back();
         if (auto it = std::find(fresh.begin(), fresh.end(), off); it != fresh.end()) {

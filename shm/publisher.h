@@ -63,11 +63,11 @@ class Publisher {
   // Nothing changes on error: InvalidArgument for times outside the interval or a regressing
   // upper, ResourceExhausted (with sizes) when the segment is full — then the slot is flagged
   // kSlotStalled until an Append succeeds.
-  Status Append(const PublishedRef& ref, std::vector<Update> updates, Frontier new_upper);
+  Status Append(const PublishedRef& ref, UpdateBuffer updates, Frontier new_upper);
   // The same, but *updates is consumed only on success: on failure they are left for a retry
-  // (sorted and consolidated, times below since advanced to it). So times in [new_upper, since]
+  // (times below since advanced to it). So times in [new_upper, since]
   // are accepted too, as advanced by an earlier attempt.
-  Status AppendOrKeep(const PublishedRef& ref, std::vector<Update>* updates, Frontier new_upper);
+  Status AppendOrKeep(const PublishedRef& ref, UpdateBuffer* updates, Frontier new_upper);
 
   // The controller's AllowCompaction on maintenance's stream: raises the own frontier. The empty
   // frontier unpublishes the slot (its memory is freed once the reader released its hold and no
@@ -106,8 +106,7 @@ class Publisher {
   Result<LocalSlot*> Local(const PublishedRef& ref);
   SlotData& Data(std::uint32_t index) const { return registry_.slot(ordinal_, index); }
   void AdvanceSince(std::uint32_t index);
-  Status AppendImpl(const PublishedRef& ref, std::vector<Update>* updates, Frontier new_upper,
-                    bool retry);
+  Status AppendImpl(const PublishedRef& ref, UpdateBuffer* updates, Frontier new_upper, bool retry);
   // Flags the slot kSlotStalled when `why` is ResourceExhausted; returns `why`.
   Status Stalled(std::uint32_t index, Status why);
   Status InstallSpine(std::uint32_t index, LocalSlot& local, std::vector<SpineBatch> spine,

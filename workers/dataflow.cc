@@ -216,14 +216,28 @@ class SourceNode final : public Node {
       case pb::Source::kKeyValue: {
         const auto& kv = s_->source.key_value();
         const auto keys = static_cast<std::int64_t>(kv.keys());
+        // A retraction and an insertion per update of one of this worker's keys (about 1/n).
+        // A reservation only: steps are a few ticks (the runtime's step budget), a closed upper
+        // would be unbounded.
+        const Time ticks = std::min<Time>(hi - std::min(hi, ctx.lo), 1024);
+        d.rows.reserve(2 * ticks * kv.updates_per_tick() / n + (ctx.lo == 0 ? kv.keys() / n : 0));
         if (ctx.lo == 0) {
           for (std::int64_t k = ctx.me; k < keys; k += n) {
             values_.push_back(KeyValueInitial(kv.seed(), k));  // index k / n
             emit({k, values_.back()}, 0, 1);
           }
         }
+        // Picks are random over all keys, so values_ (8 bytes per key) misses the cache on
+        // nearly every update: prefetch the value of the pick kPrefetch updates ahead (picks are
+        // pure functions of (seed, t, j)).
+        constexpr std::uint64_t kPrefetch = 16;
         for (Time t = std::max<Time>(ctx.lo, 1); t < hi; ++t) {
           for (std::uint64_t j = 0; j < kv.updates_per_tick(); ++j) {
+            if (j + kPrefetch < kv.updates_per_tick()) {
+              const auto ahead =
+                  static_cast<std::uint64_t>(KeyValuePick(kv.seed(), t, j + kPrefetch, kv.keys()));
+              if (ahead % n == ctx.me) __builtin_prefetch(&values_[ahead / n]);
+            }
             const std::int64_t k = KeyValuePick(kv.seed(), t, j, kv.keys());
             if (static_cast<std::uint64_t>(k) % n != ctx.me) continue;
             const std::int64_t v = KeyValueValue(kv.seed(), t, j);
@@ -275,15 +289,25 @@ class SourceNode final : public Node {
 };
 
 // A build referenced more than once is computed once per tick.
+//
+// Invariant: every consumer (registered with AddConsumer while the plan is built) pulls at most
+// once per tick, so the consumers_-th pull of a tick is the last one: it takes the cached delta
+// instead of a copy (the common single consumer never copies). A consumer that does not pull
+// only costs the others a copy.
 class CachedNode final : public Node {
  public:
   explicit CachedNode(Node* inner) : inner_(inner) {}
+  void AddConsumer() { ++consumers_; }
   Delta Pull(const TickCtx& ctx) override {
     if (!computed_ || tick_ != ctx.tick) {
       cache_ = inner_->Pull(ctx);
       tick_ = ctx.tick;
       computed_ = true;
+      pulls_ = 0;
     }
+    ++pulls_;
+    TANDEM_CHECK(pulls_ <= consumers_, "a cached node was pulled more often than it has consumers");
+    if (pulls_ == consumers_) return std::move(cache_);
     return cache_;
   }
 
@@ -292,6 +316,8 @@ class CachedNode final : public Node {
   Delta cache_;
   std::uint64_t tick_ = 0;
   bool computed_ = false;
+  std::uint32_t consumers_ = 0;
+  std::uint32_t pulls_ = 0;  // in tick_
 };
 
 class MfpNode final : public Node {
@@ -552,18 +578,24 @@ DataflowInstance::DataflowInstance(DataflowShared* shared, std::uint32_t me, Exc
                                    shm::Publisher* publisher)
     : shared_(shared), me_(me), exchange_(exchange), publisher_(publisher) {
   const pb::DataflowDescription& desc = shared->desc;
-  std::map<std::string, Node*> named;
+  std::map<std::string, CachedNode*> named;
+  auto cached = [&](Node* inner) {
+    auto node = std::make_unique<CachedNode>(inner);
+    CachedNode* raw = node.get();
+    nodes_.push_back(std::move(node));
+    return raw;
+  };
   for (std::size_t i = 0; i < shared->sources.size(); ++i) {
     nodes_.push_back(
         std::make_unique<SourceNode>(shared->sources[i].get(), shared->as_of, shared->until));
-    nodes_.push_back(std::make_unique<CachedNode>(nodes_[nodes_.size() - 1].get()));
-    named[shared->sources[i]->id] = nodes_.back().get();
+    named[shared->sources[i]->id] = cached(nodes_.back().get());
   }
   std::function<Node*(const pb::Plan&)> build = [&](const pb::Plan& p) -> Node* {
     switch (p.kind_case()) {
       case pb::Plan::kGet: {
         auto it = named.find(p.get().id());
         TANDEM_CHECK(it != named.end(), "a Get of an unknown collection passed validation");
+        it->second->AddConsumer();
         return it->second;
       }
       case pb::Plan::kMfp: {
@@ -593,12 +625,12 @@ DataflowInstance::DataflowInstance(DataflowShared* shared, std::uint32_t me, Exc
     return nullptr;
   };
   for (const pb::BuildDesc& b : desc.objects_to_build()) {
-    Node* n = build(b.plan());
-    nodes_.push_back(std::make_unique<CachedNode>(n));
-    named[b.id()] = nodes_.back().get();
+    named[b.id()] = cached(build(b.plan()));
   }
   for (const pb::IndexExport& e : desc.index_exports()) {
-    index_nodes_.emplace_back(named.at(e.on()), &e);
+    CachedNode* on = named.at(e.on());
+    on->AddConsumer();
+    index_nodes_.emplace_back(on, &e);
     auto id = GlobalId::Parse(e.id());
     TANDEM_CHECK(id.has_value(), "an index id that does not parse passed validation");
     auto ref = publisher_->Publish({*id, shared->as_of});
@@ -625,7 +657,8 @@ bool DataflowInstance::Publish(const std::string& id, Pending pending) {
     return true;
   }
   // Anything but a full segment is our own bug (times and uppers come from the tick).
-  TANDEM_CHECK(s.code() == StatusCode::kResourceExhausted, "publishing an index failed");
+  TANDEM_CHECK(s.code() == StatusCode::kResourceExhausted,
+               ("publishing an index failed: " + s.ToString()).c_str());
   if (!pending_.count(id)) {
     spdlog::warn(
         "worker {}: index {}: the segment is full ({}); {} updates wait to be published "
@@ -657,15 +690,20 @@ void DataflowInstance::Step() {
     Delta d = node->Pull(ctx);
     std::vector<std::uint32_t> key(e->key().begin(), e->key().end());
     std::vector<RowUpdate> rows = exchange_->Shuffle(me_, std::move(d.rows), key, false);
-    std::vector<shm::Update> updates;
-    updates.reserve(rows.size() + d.errors.size());
-    for (RowUpdate& u : rows) {
-      shm::Update up;
-      for (std::uint32_t c : key) AppendEncodedDatum(u.row[c], &up.key);
-      AppendEncodedRow(u.row, &up.val);
-      up.time = u.time;
-      up.diff = u.diff;
-      updates.push_back(std::move(up));
+    // Encoded once, into one buffer; the two strings are reused, so no allocation per update.
+    shm::UpdateBuffer updates;
+    std::string key_bytes, val_bytes;
+    for (const RowUpdate& u : rows) {
+      key_bytes.clear();
+      val_bytes.clear();
+      for (std::uint32_t c : key) AppendEncodedDatum(u.row[c], &key_bytes);
+      AppendEncodedRow(u.row, &val_bytes);
+      if (updates.empty()) {
+        // Rows of one collection have similar sizes: the first one is a good estimate.
+        updates.Reserve(rows.size() + d.errors.size(),
+                        (key_bytes.size() + val_bytes.size()) * (rows.size() + 1));
+      }
+      updates.Push(key_bytes, val_bytes, u.time, u.diff);
     }
     // Errors go to the worker their message hashes to, so that an error and its retraction —
     // which may arise on different workers — meet and cancel in one arrangement.
@@ -674,9 +712,9 @@ void DataflowInstance::Step() {
     for (ErrorUpdate& err : d.errors)
       errors.push_back({{std::move(err.message)}, err.time, err.diff});
     errors = exchange_->Shuffle(me_, std::move(errors), {0}, false);
-    for (RowUpdate& err : errors) {
-      updates.push_back({std::string(1, kErrorKeyPrefix) + std::get<std::string>(err.row[0]), "",
-                         err.time, err.diff});
+    for (const RowUpdate& err : errors) {
+      updates.Push(std::string(1, kErrorKeyPrefix) + std::get<std::string>(err.row[0]), "",
+                   err.time, err.diff);
     }
     if (shared_->dropped_exports.count(e->id()))
       continue;  // after the exchanges: they are barriers

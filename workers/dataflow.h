@@ -150,7 +150,7 @@ class DataflowInstance {
   // Index updates the segment had no room for, by export: published (in order, before any later
   // tick) once there is room. Invariant: non-empty only while shared_->stalled keeps ticks back.
   struct Pending {
-    std::vector<shm::Update> updates;
+    shm::UpdateBuffer updates;
     Frontier upper;
     std::chrono::steady_clock::time_point since;
   };

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <tuple>
 
 #include "base/row.h"
 #include "reference.h"
@@ -100,6 +101,35 @@ TEST(Batch, BuildMergeAndCompactionMatchReferenceAtEveryReadableTime) {
     for (auto off : batches) s.Deallocate(off);
   }
   EXPECT_EQ(s.free_bytes(), baseline) << "every batch allocation was returned";
+}
+
+// SortUpdates radix-sorts on a 16-byte key prefix and length and compares in full only within
+// equal prefixes: keys longer than the prefix, sharing it, or differing only by trailing zero bytes
+// must still come out in memcmp order.
+TEST(Batch, SortUpdatesIsMemcmpOrderForLongAndPrefixKeys) {
+  std::mt19937_64 rng(42);
+  const std::string alphabet("\0\1a\xff", 4);
+  std::vector<Update> ups;
+  for (int i = 0; i < 3000; ++i) {
+    std::string key = rng() % 2 ? std::string(14 + rng() % 6, 'p') : std::string();
+    for (std::uint64_t n = rng() % 5; n > 0; --n) key.push_back(alphabet[rng() % alphabet.size()]);
+    std::string val(rng() % 3, 'v');
+    ups.push_back({key, val, rng() % 4, 1});
+  }
+  const UpdateBuffer buffer(ups);
+  const SortedUpdates sorted = SortUpdates(buffer);
+  const std::vector<std::uint32_t>& order = sorted.order;
+  ASSERT_EQ(order.size(), ups.size());
+  auto less = [&](const Update& a, const Update& b) {
+    return std::tie(a.key, a.val, a.time) < std::tie(b.key, b.val, b.time);
+  };
+  std::vector<Update> expected = ups;
+  std::stable_sort(expected.begin(), expected.end(), less);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const Update& got = ups[order[i]];
+    ASSERT_FALSE(less(got, expected[i]) || less(expected[i], got)) << "position " << i;
+    ASSERT_EQ(sorted.new_key[i], i == 0 || expected[i - 1].key != got.key) << "position " << i;
+  }
 }
 
 TEST(Batch, CompactionToSinceCancelsRetractions) {

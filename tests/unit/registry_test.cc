@@ -371,7 +371,7 @@ TEST(Registry, AppendOrKeepLeavesTheUpdatesForARetryAndFlagsTheSlotStalledMeanwh
   std::vector<Update> big;
   for (int i = 0; i < 30000; ++i) big.push_back({Key(i), Val(i), 10, 1});  // ~60% of it
   ASSERT_TRUE(row.pub->Append(*filler, big, Frontier::At(11)).ok());
-  std::vector<Update> kept = big;
+  UpdateBuffer kept = big;
   ASSERT_EQ(row.pub->AppendOrKeep(*p, &kept, Frontier::At(11)).code(),
             StatusCode::kResourceExhausted);
   EXPECT_EQ(kept.size(), big.size()) << "the updates are left for a retry";
