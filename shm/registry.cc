@@ -1,10 +1,12 @@
 #include "shm/registry.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <new>
 
@@ -47,16 +49,25 @@ const char* SideName(Side side) { return side == Side::kPublisher ? "publisher" 
 
 }  // namespace
 
+namespace {
+// Bumped in a forked child (pthread_atfork): tells every thread-local token cache that the
+// process changed identity, without a getpid() system call on every check.
+std::atomic<std::uint64_t> g_fork_generation{0};
+void OnForkInChild() { g_fork_generation.fetch_add(1, std::memory_order_relaxed); }
+}  // namespace
+
 std::uint64_t CurrentThreadToken() {
-  // Cached per thread, but keyed by pid: a forked child's thread inherits the parent's cache and
-  // must not act under the parent's identity (nor be refused as if it were the parent).
-  thread_local pid_t cached_pid = 0;
+  // Cached per thread, but renewed after a fork: a forked child's thread inherits the parent's
+  // cache and must not act under the parent's identity (nor be refused as if it were the parent).
+  static const bool registered = pthread_atfork(nullptr, nullptr, OnForkInChild) == 0;
+  TANDEM_CHECK(registered, "pthread_atfork failed");
+  thread_local std::uint64_t generation = ~std::uint64_t{0};
   thread_local std::uint64_t token = 0;
-  const pid_t pid = getpid();
-  if (pid != cached_pid) {
-    cached_pid = pid;
-    token =
-        (static_cast<std::uint64_t>(pid) << 32) | static_cast<std::uint32_t>(syscall(SYS_gettid));
+  const std::uint64_t now = g_fork_generation.load(std::memory_order_relaxed);
+  if (now != generation) {
+    generation = now;
+    token = (static_cast<std::uint64_t>(getpid()) << 32) |
+            static_cast<std::uint32_t>(syscall(SYS_gettid));
   }
   return token;
 }
