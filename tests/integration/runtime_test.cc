@@ -8,6 +8,8 @@
 #include <set>
 
 #include "base/time.h"
+#include "shm/layout.h"
+#include "shm/reader.h"
 #include "supervisor_harness.h"
 
 namespace tandem::testing {
@@ -368,6 +370,18 @@ TEST(Runtime, AFullSegmentStallsOnlyTheIndexThatDoesNotFitUntilRoomIsFreed) {
   ASSERT_TRUE(
       Eventually([&] { return r.sup.Log().find("segment is full") != std::string::npos; }, 30s))
       << r.sup.Log();
+  // Operators see it in the registry (tandem-shm slots shows the flag as "stalled").
+  auto stalled_ids = [&] {
+    std::set<std::string> ids;
+    auto seg = shm::Segment::Open(r.sup.segment());
+    EXPECT_TRUE(seg.ok()) << seg.status().ToString();
+    if (!seg.ok()) return ids;
+    for (const auto& slot : shm::Inspector(seg->get()).Slots()) {
+      if (slot.flags & shm::kSlotStalled) ids.insert(slot.key.id.ToString());
+    }
+    return ids;
+  };
+  EXPECT_EQ(stalled_ids(), std::set<std::string>{"u4"});
   // While u4 waits: the replica serves, and the small dataflow keeps publishing.
   r.ctl->Send(PeekCmd("small", "u2", 1));
   auto a = AwaitPeek(*r.ctl, "small");
@@ -382,6 +396,7 @@ TEST(Runtime, AFullSegmentStallsOnlyTheIndexThatDoesNotFitUntilRoomIsFreed) {
   r.ctl->Send(Compaction("u5", std::nullopt));
   ASSERT_TRUE(AwaitUpper(*r.ctl, "u4", 1, 30s)) << r.sup.Log();
   EXPECT_NE(r.sup.Log().find("resumed"), std::string::npos) << r.sup.Log();
+  EXPECT_TRUE(stalled_ids().empty());
   r.ctl->Send(PeekCmd("big", "u4", 0, 284999));
   auto b = AwaitPeek(*r.ctl, "big");
   ASSERT_TRUE(b && b->peek_response().has_rows()) << r.sup.Log();
