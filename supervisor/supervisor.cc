@@ -13,6 +13,7 @@
 #include <zmq_addon.hpp>
 
 #include "base/check.h"
+#include "ipc/channel.h"
 
 namespace tandem::supervisor {
 
@@ -153,13 +154,9 @@ int Supervisor::Start() {
   for (RuntimeId id : ids) {
     Runtime r;
     r.id = id;
-    r.endpoint = "ipc://" + runtime_dir_ + "/" + RuntimeName(id) + ".sock";
-    r.channel = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::dealer);
-    r.channel->set(zmq::sockopt::linger, 0);
-    r.channel->set(zmq::sockopt::sndhwm, 0);
-    r.channel->set(zmq::sockopt::rcvhwm, 0);
+    r.endpoint = ipc::RuntimeChannelEndpoint(runtime_dir_, RuntimeName(id));
     try {
-      r.channel->bind(r.endpoint);
+      r.channel = std::make_unique<zmq::socket_t>(ipc::BindRuntimeChannel(ctx_, r.endpoint));
     } catch (const zmq::error_t& e) {
       spdlog::error("could not bind runtime channel {}: {}", r.endpoint, e.what());
       Cleanup(false);

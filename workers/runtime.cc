@@ -8,6 +8,7 @@
 
 #include "base/check.h"
 #include "base/log.h"
+#include "ipc/channel.h"
 #include "shm/publisher.h"
 #include "shm/reader.h"
 #include "shm/registry.h"
@@ -101,11 +102,7 @@ int Runtime::Run() {
                                                          : shm::RuntimeRole::kMaintenance;
   inbox_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::pull);
   inbox_->bind("inproc://worker-out");
-  channel_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::dealer);
-  channel_->set(zmq::sockopt::linger, 0);
-  channel_->set(zmq::sockopt::sndhwm, 0);
-  channel_->set(zmq::sockopt::rcvhwm, 0);
-  channel_->connect(options_.channel);
+  channel_ = std::make_unique<zmq::socket_t>(ipc::ConnectRuntimeChannel(ctx_, options_.channel));
 
   const std::uint32_t n = options_.workers;
   if (options_.role != Role::kInteractive) {

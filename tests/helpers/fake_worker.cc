@@ -21,6 +21,7 @@
 #include <string>
 #include <zmq.hpp>
 
+#include "ipc/channel.h"
 #include "ipc/codec.h"
 #include "shm/segment.h"
 
@@ -80,9 +81,7 @@ int Main(int argc, char** argv) {
   (*segment)->SetRuntime(rrole, getpid(), shm::RuntimeState::kAttached);
 
   zmq::context_t ctx(1);
-  zmq::socket_t sock(ctx, zmq::socket_type::dealer);
-  sock.set(zmq::sockopt::linger, 0);
-  sock.connect(channel);
+  zmq::socket_t sock = ipc::ConnectRuntimeChannel(ctx, channel);
   if (!script.no_ready) {
     ipc::pb::Response ready;
     auto* r = ready.mutable_status()->mutable_runtime_ready();
