@@ -19,6 +19,8 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+Time SaturatingAdd(Time a, Time b) { return a > kMaxTime - b ? kMaxTime : a + b; }
+
 std::uint64_t Mix(std::uint64_t x) {
   x += 0x9E3779B97F4A7C15ULL;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -90,6 +92,7 @@ Clock::time_point DataflowShared::Prepare(std::uint32_t workers, Time max_ticks,
   }
   stall_backoff = {};
   retry_pending = true;
+  budget_limited = false;
   Clock::time_point next = now + std::chrono::milliseconds(100);
   Frontier hi = Frontier::Empty();
   for (auto& s : sources) {
@@ -109,8 +112,17 @@ Clock::time_point DataflowShared::Prepare(std::uint32_t workers, Time max_ticks,
           due = static_cast<Time>(elapsed) / interval + 1;
           next = std::min(next, s->created + std::chrono::microseconds(due * interval));
         }
-        const Time available = std::min(due, s->upper.time() + max_ticks);
-        if (due > available) next = now;  // more is due already: step again at once
+        // At most max_ticks past what the dataflow has processed (a source cannot run away while
+        // another holds the dataflow back), and never past `until` (nothing is emitted there).
+        const Time base = std::max(frontier.empty() ? kMaxTime : frontier.time(), as_of);
+        Time available = std::min(due, std::max(s->upper.time(), SaturatingAdd(base, max_ticks)));
+        if (!until.empty())
+          available = std::min(available, std::max(s->upper.time(), until.time()));
+        if (due > available) {
+          budget_limited = true;
+          // More is due already: step again at once — if this step has something new to do.
+          if (available > s->upper.time()) next = now;
+        }
         Frontier upper = Frontier::At(std::max(available, s->upper.time()));
         if (counter && s->source.counter().max() != 0 && upper.time() > s->source.counter().max()) {
           upper = Frontier::Empty();  // every value emitted: closed

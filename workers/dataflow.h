@@ -101,6 +101,9 @@ struct DataflowShared {
   bool retry_pending = true;
   std::chrono::steady_clock::duration stall_backoff{};
   std::chrono::steady_clock::time_point retry_at{};
+  // Set by Prepare when a source had more ticks due than the step budget let it take: only then
+  // may the runtime grow the budget (an idle step says nothing about how big a step could be).
+  bool budget_limited = false;
 
   // True once every index export is dropped: the dataflow is done and may be let go of.
   bool AllExportsDropped() const {

@@ -455,10 +455,14 @@ void Runtime::TickCompletion() noexcept {
   const auto now = Clock::now();
   Clock::duration longest{};
   for (const auto& w : workers_) longest = std::max(longest, w->step_work);
+  // Grow only after a step the budget held back: a short step with nothing to do (a command, a
+  // poll) must not blow the budget up for the next busy one.
+  const bool limited = std::any_of(shared_.begin(), shared_.end(),
+                                   [](const auto& entry) { return entry.second->budget_limited; });
   if (longest > kStepBudget) {  // scale down to fit the budget at once
     const auto us = std::chrono::duration_cast<std::chrono::microseconds>(longest).count();
     step_ticks_ = std::max<Time>(1, step_ticks_ * kStepBudget.count() / us);
-  } else if (longest < kStepBudget / 2) {
+  } else if (longest < kStepBudget / 2 && limited) {
     step_ticks_ = std::min<Time>(kMaxStepTicks, step_ticks_ * 2);
   }
   next_wake_ = now + 1s;

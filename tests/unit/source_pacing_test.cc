@@ -28,6 +28,7 @@ std::unique_ptr<DataflowShared> KeyValueDataflow(std::uint64_t interval_us,
   kv->set_tick_interval_us(interval_us);
   s->created = created;
   s->upper = Frontier::At(1);
+  d->target = Frontier::At(1);  // processed up to the source's upper, as after a step
   d->sources.push_back(std::move(s));
   return d;
 }
@@ -88,6 +89,49 @@ TEST(SourcePacing, AStalledDataflowStartsNoTickAndRetriesWithBackoff) {
   EXPECT_EQ(d.Prepare(1, 3, now + 30ms), now + 30ms);
   EXPECT_TRUE(d.retry_pending);
   EXPECT_EQ(d.target, Frontier::At(7));
+}
+
+TEST(SourcePacing, AGeneratorHeldBackByAnotherSourceDoesNotRunAheadOrSpin) {
+  const auto now = Clock::now();
+  const auto owned = KeyValueDataflow(0, now);
+  DataflowShared& d = *owned;
+  auto held = std::make_unique<SourceShared>();  // a second source whose upper stays at 1
+  held->id = "u3";
+  held->source.mutable_key_value()->set_tick_interval_us(1000000000);
+  held->created = now;
+  held->upper = Frontier::At(1);
+  d.sources.push_back(std::move(held));
+  EXPECT_EQ(d.Prepare(1, 3, now), now) << "the generator advances: step";
+  EXPECT_EQ(d.sources[0]->upper, Frontier::At(4));
+  EXPECT_EQ(d.target, Frontier::At(1)) << "held back by the other source";
+  const auto next = d.Prepare(1, 3, now);
+  EXPECT_GT(next, now) << "nothing new to do: no busy loop";
+  EXPECT_EQ(d.sources[0]->upper, Frontier::At(4)) << "at most the budget ahead of the dataflow";
+  EXPECT_TRUE(d.budget_limited);
+}
+
+TEST(SourcePacing, AGeneratorStopsAtUntilWithoutSpinning) {
+  const auto now = Clock::now();
+  const auto owned = KeyValueDataflow(0, now);
+  DataflowShared& d = *owned;
+  d.until = Frontier::At(5);
+  EXPECT_EQ(d.Prepare(1, 3, now), now);
+  EXPECT_EQ(d.target, Frontier::At(4));
+  d.Prepare(1, 3, now);
+  EXPECT_EQ(d.target, Frontier::At(5));
+  EXPECT_EQ(d.sources[0]->upper, Frontier::At(5));
+  EXPECT_GT(d.Prepare(1, 3, now), now) << "past until there is nothing to do";
+  EXPECT_EQ(d.sources[0]->upper, Frontier::At(5));
+}
+
+TEST(SourcePacing, ABudgetThatHeldNothingBackIsNotReportedAsLimiting) {
+  const auto now = Clock::now();
+  const auto owned = KeyValueDataflow(1000, now - 100ms);
+  DataflowShared& d = *owned;
+  d.Prepare(1, 1000, now);  // catches up entirely
+  EXPECT_FALSE(d.budget_limited);
+  d.Prepare(1, 1, now + 50ms);
+  EXPECT_TRUE(d.budget_limited) << "50 ticks were due, 1 was allowed";
 }
 
 }  // namespace
