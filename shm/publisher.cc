@@ -72,8 +72,13 @@ Status Publisher::Append(const PublishedRef& ref, UpdateBuffer updates, Frontier
   return AppendImpl(ref, &updates, new_upper, false);
 }
 
-Status Publisher::AppendOrKeep(const PublishedRef& ref, UpdateBuffer* updates, Frontier new_upper) {
-  return AppendImpl(ref, updates, new_upper, true);
+Status Publisher::AppendOrKeep(const PublishedRef& ref, UpdateBuffer* updates, Frontier new_upper,
+                               bool retry) {
+  if (retry) {
+    TANDEM_ASSIGN_OR_RETURN(LocalSlot * local, Local(ref));
+    CompactSpine(ref.index, *local);
+  }
+  return AppendImpl(ref, updates, new_upper, retry);
 }
 
 Status Publisher::AppendImpl(const PublishedRef& ref, UpdateBuffer* updates, Frontier new_upper,
@@ -161,6 +166,36 @@ Status Publisher::AppendImpl(const PublishedRef& ref, UpdateBuffer* updates, Fro
   return Status::Ok();
 }
 
+void Publisher::CompactSpine(std::uint32_t index, LocalSlot& local) {
+  if (local.spine.empty()) return;
+  SlotData& s = Data(index);
+  const Frontier since = Frontier::FromRaw(s.since.load());
+  std::vector<BatchView> inputs;
+  std::uint64_t bytes = 0;
+  for (const SpineBatch& b : local.spine) {
+    inputs.emplace_back(segment_->At<BatchHeader>(b.offset));
+    bytes += b.bytes;
+  }
+  auto list_offset = segment_->Allocate(ListBytes(1), "a batch list");
+  if (!list_offset.ok()) return;
+  auto merged = MergeBatches(*segment_, inputs, since);
+  std::vector<SpineBatch> spine;
+  if (merged.ok() && *merged != 0) {
+    const BatchView view(segment_->At<BatchHeader>(*merged));
+    spine.push_back({*merged, view.update_count(), view.total_bytes()});
+  }
+  if (!merged.ok() || (!spine.empty() && spine[0].bytes >= bytes)) {  // no room, or no gain
+    if (merged.ok() && *merged != 0) segment_->Deallocate(*merged);
+    segment_->Deallocate(*list_offset);
+    return;
+  }
+  ++stats_.merges;
+  s.merges.fetch_add(1, std::memory_order_relaxed);
+  TANDEM_CHECK(InstallSpine(index, local, std::move(spine), *list_offset).ok(),
+               "installing a compacted spine failed");
+  CollectGarbage();
+}
+
 Status Publisher::Stalled(std::uint32_t index, Status why) {
   if (why.code() == StatusCode::kResourceExhausted) {
     Data(index).flags.fetch_or(kSlotStalled, std::memory_order_relaxed);
@@ -224,6 +259,7 @@ void Publisher::AdvanceSince(std::uint32_t index) {
 void Publisher::Unpublish(std::uint32_t index, LocalSlot& local) {
   SlotData& s = Data(index);
   s.flags.fetch_or(kSlotUnpublished, std::memory_order_seq_cst);
+  s.flags.fetch_and(~kSlotStalled, std::memory_order_relaxed);  // nothing waits for a dropped slot
   const std::uint64_t version = s.list_version.load() + 1;
   const std::uint64_t old_list = s.list.load();
   s.list.store(0, std::memory_order_seq_cst);

@@ -64,10 +64,13 @@ class Publisher {
   // upper, ResourceExhausted (with sizes) when the segment is full — then the slot is flagged
   // kSlotStalled until an Append succeeds.
   Status Append(const PublishedRef& ref, UpdateBuffer updates, Frontier new_upper);
-  // The same, but *updates is consumed only on success: on failure they are left for a retry
-  // (times below since advanced to it). So times in [new_upper, since]
-  // are accepted too, as advanced by an earlier attempt.
-  Status AppendOrKeep(const PublishedRef& ref, UpdateBuffer* updates, Frontier new_upper);
+  // The same, but *updates is consumed only on success: on failure they are left for a retry,
+  // with their times below since advanced to it. Pass `retry` when they come back from such a
+  // failure: times in [new_upper, since] are then accepted as advanced. Before a retry, it first
+  // merges the slot's spine at the current since when that frees room (compaction the controller
+  // allowed while the index waited).
+  Status AppendOrKeep(const PublishedRef& ref, UpdateBuffer* updates, Frontier new_upper,
+                      bool retry);
 
   // The controller's AllowCompaction on maintenance's stream: raises the own frontier. The empty
   // frontier unpublishes the slot (its memory is freed once the reader released its hold and no
@@ -107,6 +110,9 @@ class Publisher {
   SlotData& Data(std::uint32_t index) const { return registry_.slot(ordinal_, index); }
   void AdvanceSince(std::uint32_t index);
   Status AppendImpl(const PublishedRef& ref, UpdateBuffer* updates, Frontier new_upper, bool retry);
+  // Merges the whole spine into one batch at the current since, if there is room for it and it
+  // is smaller; the old batches are retired (freed once no reader can see them).
+  void CompactSpine(std::uint32_t index, LocalSlot& local);
   // Flags the slot kSlotStalled when `why` is ResourceExhausted; returns `why`.
   Status Stalled(std::uint32_t index, Status why);
   Status InstallSpine(std::uint32_t index, LocalSlot& local, std::vector<SpineBatch> spine,

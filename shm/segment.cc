@@ -329,10 +329,13 @@ std::vector<std::string> Segment::List(const std::string& prefix) {
 Result<std::uint64_t> Segment::Allocate(std::uint64_t bytes, const char* what) {
   void* p = managed_->buffer.allocate(bytes, std::nothrow);
   if (p == nullptr) {
+    const std::string never = bytes > managed_->buffer.get_size()
+                                  ? " (more than the whole segment: it can never fit)"
+                                  : "";
     return Status::ResourceExhausted("segment '" + name_ + "' is full: " + what + " needs " +
                                      std::to_string(bytes) + " bytes, " +
                                      std::to_string(free_bytes()) + " of " + std::to_string(size_) +
-                                     " bytes are free");
+                                     " bytes are free" + never);
   }
   return OffsetOf(p);
 }

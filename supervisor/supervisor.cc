@@ -14,6 +14,8 @@
 
 #include "base/check.h"
 #include "ipc/channel.h"
+#include "shm/layout.h"
+#include "shm/reader.h"
 
 namespace tandem::supervisor {
 
@@ -27,6 +29,7 @@ constexpr char kDropped[] = "tandem_responses_dropped_total";
 constexpr char kPeekLatency[] = "tandem_peek_latency_seconds";
 constexpr char kRuntimeUp[] = "tandem_runtime_up";
 constexpr char kSegmentBytes[] = "tandem_segment_bytes";
+constexpr char kStalled[] = "tandem_index_parts_stalled";
 constexpr char kLoopTurns[] = "tandem_supervisor_loop_turns_total";
 constexpr char kControllerEvents[] = "tandem_controller_events_total";
 constexpr char kReady[] = "tandem_ready";
@@ -68,6 +71,8 @@ void Supervisor::DeclareMetrics() {
   metrics_.Declare(kRuntimeUp, T::kGauge,
                    "1 while the runtime process runs and has reported ready");
   metrics_.Declare(kSegmentBytes, T::kGauge, "shared-memory segment bytes (total, used, free)");
+  metrics_.Declare(kStalled, T::kGauge,
+                   "index parts (one per worker) whose updates wait for room in the segment");
   metrics_.Declare(kLoopTurns, T::kCounter, "turns of the supervisor loop");
   metrics_.Declare(kControllerEvents, T::kCounter,
                    "controller sessions: hello, superseded, disconnected");
@@ -590,6 +595,11 @@ HttpResponse Supervisor::ServeHttp(const std::string& path) {
       metrics_.Set(kSegmentBytes, {{"kind", "total"}}, static_cast<double>(segment_->size_bytes()));
       metrics_.Set(kSegmentBytes, {{"kind", "used"}}, static_cast<double>(segment_->used_bytes()));
       metrics_.Set(kSegmentBytes, {{"kind", "free"}}, static_cast<double>(segment_->free_bytes()));
+      const auto slots = shm::Inspector(segment_.get()).Slots();
+      metrics_.Set(kStalled, {},
+                   static_cast<double>(std::count_if(slots.begin(), slots.end(), [](const auto& s) {
+                     return (s.flags & shm::kSlotStalled) != 0;
+                   })));
     }
     metrics_.Set(kReady, {}, Ready() ? 1 : 0);
     return {200, "text/plain; version=0.0.4; charset=utf-8", metrics_.Render()};

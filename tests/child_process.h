@@ -50,12 +50,15 @@ inline pid_t SpawnTiedToTest(const std::vector<std::string>& argv,
   const pid_t pid = fork();
   if (pid == 0) {
     close(report[0]);
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
-    if (dup2(out_fd, STDOUT_FILENO) < 0 || dup2(err_fd, STDERR_FILENO) < 0) _exit(127);
+    auto fail = [&](int e) {  // tells the parent why, then dies: the call returns -1 with errno e
+      (void)!write(report[1], &e, sizeof e);
+      _exit(127);
+    };
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail(errno);
+    if (getppid() != parent) fail(ECHILD);  // the test is already gone
+    if (dup2(out_fd, STDOUT_FILENO) < 0 || dup2(err_fd, STDERR_FILENO) < 0) fail(errno);
     execve(args[0], args.data(), envp.data());
-    const int e = errno;
-    (void)!write(report[1], &e, sizeof e);
-    _exit(127);
+    fail(errno);
   }
   close(report[1]);
   if (pid < 0) {

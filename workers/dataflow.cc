@@ -654,9 +654,10 @@ DataflowInstance::DataflowInstance(DataflowShared* shared, std::uint32_t me, Exc
 
 DataflowInstance::~DataflowInstance() = default;
 
-bool DataflowInstance::Publish(const std::string& id, Pending pending) {
+bool DataflowInstance::Publish(const std::string& id, Pending pending, bool retry) {
   const std::size_t count = pending.updates.size();
-  const Status s = publisher_->AppendOrKeep(exports_.at(id), &pending.updates, pending.upper);
+  const Status s =
+      publisher_->AppendOrKeep(exports_.at(id), &pending.updates, pending.upper, retry);
   if (s.ok()) {
     if (pending_.erase(id)) {
       spdlog::info(
@@ -689,7 +690,7 @@ void DataflowInstance::Step() {
   if (!pending_.empty()) {
     for (auto it = pending_.begin(); shared_->retry_pending && it != pending_.end();) {
       const std::string id = (it++)->first;  // Publish erases it on success
-      Publish(id, std::move(pending_[id]));
+      Publish(id, std::move(pending_[id]), true);
     }
     if (!pending_.empty()) {
       shared_->stalled = true;  // keeps new ticks back until they are published
@@ -730,7 +731,7 @@ void DataflowInstance::Step() {
     }
     if (shared_->dropped_exports.count(e->id()))
       continue;  // after the exchanges: they are barriers
-    Publish(e->id(), {std::move(updates), ctx.hi, {}});
+    Publish(e->id(), {std::move(updates), ctx.hi, {}}, false);
   }
 }
 

@@ -160,7 +160,7 @@ class DataflowInstance {
   std::map<std::string, Pending> pending_;
   // Appends, or keeps the updates in pending_ when the segment is full (any other failure is a
   // broken invariant). Returns whether they were published.
-  bool Publish(const std::string& id, Pending pending);
+  bool Publish(const std::string& id, Pending pending, bool retry);
 };
 
 // key_value's deterministic choices (also used by tests and the bench to compute answers).

@@ -382,6 +382,8 @@ TEST(Runtime, AFullSegmentStallsOnlyTheIndexThatDoesNotFitUntilRoomIsFreed) {
     return ids;
   };
   EXPECT_EQ(stalled_ids(), std::set<std::string>{"u4"});
+  EXPECT_EQ(MetricValue(HttpGet(r.sup.http_port(), "/metrics").body, "tandem_index_parts_stalled"),
+            1);
   // While u4 waits: the replica serves, and the small dataflow keeps publishing.
   r.ctl->Send(PeekCmd("small", "u2", 1));
   auto a = AwaitPeek(*r.ctl, "small");
@@ -397,6 +399,8 @@ TEST(Runtime, AFullSegmentStallsOnlyTheIndexThatDoesNotFitUntilRoomIsFreed) {
   ASSERT_TRUE(AwaitUpper(*r.ctl, "u4", 1, 30s)) << r.sup.Log();
   EXPECT_NE(r.sup.Log().find("resumed"), std::string::npos) << r.sup.Log();
   EXPECT_TRUE(stalled_ids().empty());
+  EXPECT_EQ(MetricValue(HttpGet(r.sup.http_port(), "/metrics").body, "tandem_index_parts_stalled"),
+            0);
   r.ctl->Send(PeekCmd("big", "u4", 0, 284999));
   auto b = AwaitPeek(*r.ctl, "big");
   ASSERT_TRUE(b && b->peek_response().has_rows()) << r.sup.Log();

@@ -443,13 +443,14 @@ TEST(Http, LivezReadyzAndMetricsFamilies) {
   for (const char* family :
        {"tandem_commands_total", "tandem_refused_commands_total", "tandem_malformed_messages_total",
         "tandem_peek_latency_seconds", "tandem_runtime_up", "tandem_segment_bytes",
-        "tandem_supervisor_loop_turns_total", "tandem_ready"}) {
+        "tandem_supervisor_loop_turns_total", "tandem_ready", "tandem_index_parts_stalled"}) {
     EXPECT_NE(m.find(std::string("# TYPE ") + family), std::string::npos) << family;
   }
   EXPECT_EQ(MetricValue(m, "tandem_runtime_up{role=\"maintenance\"}"), 1);
   EXPECT_EQ(MetricValue(m, "tandem_runtime_up{role=\"interactive\"}"), 1);
   EXPECT_GT(MetricValue(m, "tandem_segment_bytes{kind=\"used\"}"), 0);
   EXPECT_GT(MetricValue(m, "tandem_segment_bytes{kind=\"free\"}"), 0);
+  EXPECT_EQ(MetricValue(m, "tandem_index_parts_stalled"), 0);
   EXPECT_EQ(MetricValue(m, "tandem_commands_total{command=\"Hello\",result=\"forwarded\"}"), 1);
 }
 

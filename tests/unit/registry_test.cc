@@ -372,7 +372,7 @@ TEST(Registry, AppendOrKeepLeavesTheUpdatesForARetryAndFlagsTheSlotStalledMeanwh
   for (int i = 0; i < 30000; ++i) big.push_back({Key(i), Val(i), 10, 1});  // ~60% of it
   ASSERT_TRUE(row.pub->Append(*filler, big, Frontier::At(11)).ok());
   UpdateBuffer kept = big;
-  ASSERT_EQ(row.pub->AppendOrKeep(*p, &kept, Frontier::At(11)).code(),
+  ASSERT_EQ(row.pub->AppendOrKeep(*p, &kept, Frontier::At(11), false).code(),
             StatusCode::kResourceExhausted);
   EXPECT_EQ(kept.size(), big.size()) << "the updates are left for a retry";
   EXPECT_TRUE(row.Info(p->index).flags & kSlotStalled);
@@ -383,7 +383,7 @@ TEST(Registry, AppendOrKeepLeavesTheUpdatesForARetryAndFlagsTheSlotStalledMeanwh
   ASSERT_TRUE(f.ok());
   ASSERT_TRUE(row.reader->AdvanceHold(*f, Frontier::Empty()).ok());
   row.pub->Maintain();
-  ASSERT_TRUE(row.pub->AppendOrKeep(*p, &kept, Frontier::At(11)).ok());
+  ASSERT_TRUE(row.pub->AppendOrKeep(*p, &kept, Frontier::At(11), true).ok());
   EXPECT_TRUE(kept.empty()) << "consumed on success";
   EXPECT_FALSE(row.Info(p->index).flags & kSlotStalled);
   EXPECT_EQ(row.pub->upper(*p), Frontier::At(11));
@@ -391,6 +391,41 @@ TEST(Registry, AppendOrKeepLeavesTheUpdatesForARetryAndFlagsTheSlotStalledMeanwh
   auto snap = row.reader->Take(*g);
   std::vector<ValueCount> out;
   ASSERT_TRUE(snap->Lookup(Key(29999), 10, &out).ok());
+  EXPECT_EQ(out.size(), 1u);
+}
+
+// The index's own history fills the segment; the controller then allows compaction. A retry
+// merges the spine at the new since (the churn consolidates away) and the waiting updates fit.
+TEST(Registry, ARetryCompactsTheStalledIndexSoCompactionAloneMakesRoom) {
+  Row0 row(Mode::kTwoRuntime, 2 << 20);
+  auto p = row.pub->Publish(kX);
+  auto f = row.reader->Follow(kX);
+  Time t = 10;
+  // 1,000 keys rewritten at every time: ~20,000 updates that compact to 1,000 rows.
+  for (; t < 30; ++t) {
+    std::vector<Update> churn;
+    for (int k = 0; k < 1000; ++k) {
+      if (t > 10) churn.push_back({Key(k), Val(static_cast<int>(t) - 1), t, -1});
+      churn.push_back({Key(k), Val(static_cast<int>(t)), t, 1});
+    }
+    ASSERT_TRUE(row.pub->Append(*p, churn, Frontier::At(t + 1)).ok());
+  }
+  UpdateBuffer big;
+  for (int i = 0; i < 30000; ++i) big.Push(Key(100000 + i), Val(i), t, 1);
+  ASSERT_EQ(row.pub->AppendOrKeep(*p, &big, Frontier::At(t + 1), false).code(),
+            StatusCode::kResourceExhausted);
+  // Both runtimes allow compaction up to t (own frontier and the reader's peer hold).
+  ASSERT_TRUE(row.pub->AllowCompaction(*p, Frontier::At(t)).ok());
+  ASSERT_TRUE(row.reader->AdvanceHold(*f, Frontier::At(t)).ok());
+  row.pub->Maintain();
+  ASSERT_TRUE(row.pub->AppendOrKeep(*p, &big, Frontier::At(t + 1), true).ok());
+  auto snap = row.reader->Take(*f);
+  std::vector<ValueCount> out;
+  ASSERT_TRUE(snap->Lookup(Key(7), t, &out).ok());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].val, Val(29));
+  out.clear();
+  ASSERT_TRUE(snap->Lookup(Key(129999), t, &out).ok());
   EXPECT_EQ(out.size(), 1u);
 }
 
