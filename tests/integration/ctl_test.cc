@@ -151,7 +151,11 @@ TEST(CtlHistory, ASecondTandemCtlOnTheSameStateFileIsRefusedAndChangesNothing) {
     EXPECT_TRUE(Contains(r.err, "another tandem-ctl")) << Describe(r);
     EXPECT_EQ(ReadFile(state), before);
   }  // the first history is gone, and with it the lock
-  EXPECT_TRUE(ctl::History::Load(state).ok());
+  auto reader = ctl::History::Load(state);
+  ASSERT_TRUE(reader.ok());
+  reader->ReleaseLock();  // what peek, frontiers and watch do: they never save
+  EXPECT_TRUE(ctl::History::Load(state).ok()) << "a read-only invocation keeps nobody out";
+  EXPECT_EQ(reader->Save().code(), StatusCode::kFailedPrecondition);
 }
 
 TEST(CtlUsage, UnreachableEndpointExits69WithAClearMessage) {

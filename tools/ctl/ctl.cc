@@ -128,6 +128,8 @@ Result<History> History::Load(const std::string& path) {
 }
 
 Status History::Save() const {
+  if (!lock_)
+    return Status::FailedPrecondition("the state file " + path_ + " was opened read-only");
   const std::string tmp = path_ + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);

@@ -51,8 +51,11 @@ class History {
   // or a copy of it lives, so two tandem-ctl processes never interleave their read-modify-write
   // of one state file: the second is refused (Unavailable) with the first's pid.
   static Result<History> Load(const std::string& path);
-  // Rewrites the file (temporary file + rename).
+  // Rewrites the file (temporary file + rename). Refused once the lock is released.
   Status Save() const;
+  // Lets go of the state file early, for invocations that only read it (peek, frontiers, watch):
+  // a long `watch` does not keep other invocations out.
+  void ReleaseLock() { lock_.reset(); }
 
   const std::string& path() const { return path_; }
   const std::vector<pb::Command>& commands() const { return commands_; }

@@ -1043,6 +1043,7 @@ int Main(int argc, char** argv) {
   std::signal(SIGTERM, OnInterrupt);
   if (command == "create-source") return CreateSource(g, std::move(*history), a);
   if (command == "drop") return Drop(g, std::move(*history), a);
+  if (command == "peek" || command == "frontiers" || command == "watch") history->ReleaseLock();
   Session s(g, std::move(*history));
   if (command == "create-index") return CreateIndex(s, a);
   if (command == "create-view") return CreateView(s, a);
