@@ -117,8 +117,7 @@ Status Publisher::AppendImpl(const PublishedRef& ref, UpdateBuffer* updates, Fro
     std::vector<SpineBatch> spine = local->spine;
     std::vector<std::uint64_t> fresh;  // built in this call: never seen by any reader
     if (*built != 0) {
-      const BatchView view(segment_->At<BatchHeader>(*built));
-      spine.push_back({*built, view.update_count(), view.total_bytes()});
+      spine.push_back(SpineBatchAt(*built));
       fresh.push_back(*built);
     }
     // Spine discipline: each batch at least twice the size of the next newer one, so there are
@@ -150,8 +149,7 @@ Status Publisher::AppendImpl(const PublishedRef& ref, UpdateBuffer* updates, Fro
         }
       }
       if (*merged != 0) {
-        const BatchView view(segment_->At<BatchHeader>(*merged));
-        spine.push_back({*merged, view.update_count(), view.total_bytes()});
+        spine.push_back(SpineBatchAt(*merged));
         fresh.push_back(*merged);
       }
     }
@@ -180,12 +178,9 @@ void Publisher::CompactSpine(std::uint32_t index, LocalSlot& local) {
   if (!list_offset.ok()) return;
   auto merged = MergeBatches(*segment_, inputs, since);
   std::vector<SpineBatch> spine;
-  if (merged.ok() && *merged != 0) {
-    const BatchView view(segment_->At<BatchHeader>(*merged));
-    spine.push_back({*merged, view.update_count(), view.total_bytes()});
-  }
+  if (merged.ok() && *merged != 0) spine.push_back(SpineBatchAt(*merged));
   if (!merged.ok() || (!spine.empty() && spine[0].bytes >= bytes)) {  // no room, or no gain
-    if (merged.ok() && *merged != 0) segment_->Deallocate(*merged);
+    if (!spine.empty()) segment_->Deallocate(*merged);
     segment_->Deallocate(*list_offset);
     return;
   }
@@ -194,6 +189,11 @@ void Publisher::CompactSpine(std::uint32_t index, LocalSlot& local) {
   TANDEM_CHECK(InstallSpine(index, local, std::move(spine), *list_offset).ok(),
                "installing a compacted spine failed");
   CollectGarbage();
+}
+
+Publisher::SpineBatch Publisher::SpineBatchAt(std::uint64_t offset) const {
+  const BatchView view(segment_->At<BatchHeader>(offset));
+  return {offset, view.update_count(), view.total_bytes()};
 }
 
 Status Publisher::Stalled(std::uint32_t index, Status why) {

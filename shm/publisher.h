@@ -93,6 +93,7 @@ class Publisher {
     std::uint64_t updates;
     std::uint64_t bytes;
   };
+  SpineBatch SpineBatchAt(std::uint64_t offset) const;  // sizes read from the batch's header
   struct LocalSlot {
     SlotKey key;
     std::vector<SpineBatch> spine;  // oldest first; sizes roughly halve towards the newest

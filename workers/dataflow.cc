@@ -229,9 +229,8 @@ class SourceNode final : public Node {
         const auto& kv = s_->source.key_value();
         const auto keys = static_cast<std::int64_t>(kv.keys());
         // A retraction and an insertion per update of one of this worker's keys (about 1/n).
-        // A reservation only: steps are a few ticks (the runtime's step budget), a closed upper
-        // would be unbounded.
-        const Time ticks = std::min<Time>(hi - std::min(hi, ctx.lo), 1024);
+        // A reservation only (a closed upper would be unbounded).
+        const Time ticks = std::min<Time>(hi - std::min(hi, ctx.lo), kMaxStepTicks);
         d.rows.reserve(2 * ticks * kv.updates_per_tick() / n + (ctx.lo == 0 ? kv.keys() / n : 0));
         if (ctx.lo == 0) {
           for (std::int64_t k = ctx.me; k < keys; k += n) {
@@ -654,12 +653,15 @@ DataflowInstance::DataflowInstance(DataflowShared* shared, std::uint32_t me, Exc
 
 DataflowInstance::~DataflowInstance() = default;
 
-bool DataflowInstance::Publish(const std::string& id, Pending pending, bool retry) {
+void DataflowInstance::Publish(const std::string& id, Pending pending) {
+  // A retry: Step moved the updates out of pending_, whose entry is still there.
+  const bool retry = pending_.count(id) > 0;
   const std::size_t count = pending.updates.size();
   const Status s =
       publisher_->AppendOrKeep(exports_.at(id), &pending.updates, pending.upper, retry);
   if (s.ok()) {
-    if (pending_.erase(id)) {
+    if (retry) {
+      pending_.erase(id);
       spdlog::info(
           "worker {}: index {}: published {} updates that waited {} ms for room in the "
           "segment: resumed",
@@ -667,30 +669,27 @@ bool DataflowInstance::Publish(const std::string& id, Pending pending, bool retr
           std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - pending.since)
               .count());
     }
-    return true;
+    return;
   }
   // Anything but a full segment is our own bug (times and uppers come from the tick).
   TANDEM_CHECK(s.code() == StatusCode::kResourceExhausted,
                ("publishing an index failed: " + s.ToString()).c_str());
-  if (!pending_.count(id)) {
+  if (!retry) {
     spdlog::warn(
         "worker {}: index {}: the segment is full ({}); {} updates wait to be published "
         "and the dataflow's inputs pause until compaction or a drop frees room",
         me_, id, s.message(), count);
     pending.since = Clock::now();
-  } else {
-    pending.since = pending_[id].since;
   }
   pending_[id] = std::move(pending);
   shared_->stalled = true;
-  return false;
 }
 
 void DataflowInstance::Step() {
   if (!pending_.empty()) {
     for (auto it = pending_.begin(); shared_->retry_pending && it != pending_.end();) {
       const std::string id = (it++)->first;  // Publish erases it on success
-      Publish(id, std::move(pending_[id]), true);
+      Publish(id, std::move(pending_[id]));
     }
     if (!pending_.empty()) {
       shared_->stalled = true;  // keeps new ticks back until they are published
@@ -731,7 +730,7 @@ void DataflowInstance::Step() {
     }
     if (shared_->dropped_exports.count(e->id()))
       continue;  // after the exchanges: they are barriers
-    Publish(e->id(), {std::move(updates), ctx.hi, {}}, false);
+    Publish(e->id(), {std::move(updates), ctx.hi, {}});
   }
 }
 

@@ -33,6 +33,10 @@
 
 namespace tandem::workers {
 
+// The most ticks a generator advances in one lockstep step (the runtime's step budget grows to
+// at most this).
+inline constexpr Time kMaxStepTicks = 1024;
+
 struct RowUpdate {
   Row row;
   Time time = 0;
@@ -159,8 +163,8 @@ class DataflowInstance {
   };
   std::map<std::string, Pending> pending_;
   // Appends, or keeps the updates in pending_ when the segment is full (any other failure is a
-  // broken invariant). Returns whether they were published.
-  bool Publish(const std::string& id, Pending pending, bool retry);
+  // broken invariant). `pending` is new from a tick, or moved out of pending_ for a retry.
+  void Publish(const std::string& id, Pending pending);
 };
 
 // key_value's deterministic choices (also used by tests and the bench to compute answers).

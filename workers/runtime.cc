@@ -27,7 +27,6 @@ namespace {
 // behind a step, plus whatever single tick or spine merge cannot be split. Small steps are also
 // faster overall than big ones (their updates stay in cache): measured with `tandem-bench ingest`.
 constexpr std::chrono::microseconds kStepBudget = 5ms;
-constexpr Time kMaxStepTicks = 1024;
 }  // namespace
 
 const char* RoleName(Role role) {
