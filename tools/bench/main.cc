@@ -236,6 +236,25 @@ int StopChild(pid_t pid, std::chrono::milliseconds grace) {
   return 128 + SIGKILL;
 }
 
+// A fresh directory /tmp/<prefix>-XXXXXX.
+std::string MakeTempDir(const std::string& prefix) {
+  std::string tmpl = "/tmp/" + prefix + "-XXXXXX";
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp: " + std::string(strerror(errno)));
+  return tmpl;
+}
+
+// A MakeTempDir removed with everything in it when this goes.
+struct ScratchDir {
+  explicit ScratchDir(const std::string& prefix) : path(MakeTempDir(prefix)) {}
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string path;
+};
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), {});
@@ -258,9 +277,7 @@ class Replica {
     static int counter = 0;
     replica_ = o.name + "x" + std::to_string(counter++);
     segment_ = "tandem.bench." + replica_;
-    char tmpl[] = "/tmp/tandem-bench-XXXXXX";
-    if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp: " + std::string(strerror(errno)));
-    dir_ = tmpl;
+    dir_ = MakeTempDir("tandem-bench");
     controller_port_ = FreePort();
     http_port_ = FreePort();
     const std::vector<std::string> args = {o.supervisor,
@@ -741,6 +758,24 @@ void Progress(const Options& o, const char* fmt, const std::string& what) {
 // ---------------------------------------------------------------------------------------------
 // Closed-loop point lookups
 
+// When a cell measures: samples taken after --warmup count; it runs --duration seconds and goes on
+// until --min-samples, at most --max-factor durations.
+struct MeasureWindow {
+  explicit MeasureWindow(const Options& o) : min_samples(o.min_samples) {
+    auto seconds = [](double s) {
+      return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+    };
+    from = Clock::now() + seconds(o.warmup);
+    until = from + seconds(o.duration);
+    hard = from + seconds(o.duration * o.max_factor);
+  }
+  bool Done(Clock::time_point now, std::size_t samples) const {
+    return now >= hard || (now >= until && samples >= min_samples);
+  }
+  Clock::time_point from, until, hard;
+  std::size_t min_samples;
+};
+
 struct PeekRun {
   std::vector<double> us;
   std::size_t misses = 0;  // answers without exactly one row
@@ -767,20 +802,14 @@ PeekRun PeekLoop(Client& client, Replica& replica, const std::string& index, std
   p->set_id(index);
   auto* key = p->add_keys()->add_datums();
   std::uint64_t n = 0;
-  const auto start = Clock::now();
-  const auto measure_from =
-      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.warmup));
-  const auto base = std::chrono::duration<double>(o.duration);
-  const auto until = measure_from + std::chrono::duration_cast<Clock::duration>(base);
-  const auto hard_until =
-      measure_from + std::chrono::duration_cast<Clock::duration>(base * o.max_factor);
-  auto next_housekeeping = start;
-  run.from = measure_from;
+  const MeasureWindow window(o);
+  auto next_housekeeping = Clock::now();
+  run.from = window.from;
   std::optional<std::pair<double, double>> before;
   for (;;) {
     const auto now = Clock::now();
-    if (now >= hard_until || (now >= until && run.us.size() >= o.min_samples)) break;
-    if (!before && now >= measure_from) before = replica.SupervisorPeekLatency();
+    if (window.Done(now, run.us.size())) break;
+    if (!before && now >= window.from) before = replica.SupervisorPeekLatency();
     const std::uint64_t t = client.Write(index) - 1;
     if (now >= next_housekeeping) {
       next_housekeeping = now + 100ms;
@@ -804,7 +833,7 @@ PeekRun PeekLoop(Client& client, Replica& replica, const std::string& index, std
     if (r->peek_response().has_error()) {
       throw std::runtime_error("peek failed: " + r->peek_response().error());
     }
-    if (t0 >= measure_from) {
+    if (t0 >= window.from) {
       run.us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
       if (r->peek_response().rows().rows_size() != 1) ++run.misses;
     }
@@ -1156,21 +1185,13 @@ class Redis {
 // times longer), after --warmup. Returns each round trip's latency in µs.
 std::vector<double> ClosedLoop(const Options& o, const std::function<void()>& once) {
   std::vector<double> us;
-  const auto start = Clock::now();
-  const auto from =
-      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.warmup));
-  const auto until =
-      from + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.duration));
-  const auto hard = from + std::chrono::duration_cast<Clock::duration>(
-                               std::chrono::duration<double>(o.duration * o.max_factor));
-  for (;;) {
-    const auto now = Clock::now();
-    if (now >= hard || (now >= until && us.size() >= o.min_samples)) break;
+  const MeasureWindow window(o);
+  while (!window.Done(Clock::now(), us.size())) {
     CheckStop();
     const auto t0 = Clock::now();
     once();
     const auto t1 = Clock::now();
-    if (t0 >= from) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    if (t0 >= window.from) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
   }
   return us;
 }
@@ -1181,19 +1202,19 @@ std::vector<double> ClosedLoop(const Options& o, const std::function<void()>& on
 // Each party runs on its own thread with its own context (and so its own I/O thread), like the
 // separate processes of a replica.
 std::vector<double> ZmqFloor(const Options& o, bool forwarder) {
-  std::atomic<bool> stop{false};
   const std::string front = "tcp://127.0.0.1:" + std::to_string(FreePort());
-  char tmpl[] = "/tmp/tandem-bench-floor-XXXXXX";
-  if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp: " + std::string(strerror(errno)));
-  struct RemoveDir {
-    std::string dir;
-    ~RemoveDir() {
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
+  const ScratchDir dir("tandem-bench-floor");
+  const std::string back = "ipc://" + dir.path + "/echo";
+  // The serving threads; stopped and joined before the sockets they use go (declared after them).
+  struct Servers {
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> threads;
+    ~Servers() {
+      stop = true;
+      for (auto& t : threads) t.join();
     }
-  } remove_dir{tmpl};
-  const std::string back = "ipc://" + remove_dir.dir + "/echo";
-  auto serve = [&stop](zmq::socket_t& in, zmq::socket_t* out) {
+  };
+  auto serve = [](const std::atomic<bool>& stop, zmq::socket_t& in, zmq::socket_t* out) {
     std::vector<zmq::pollitem_t> items = {{in.handle(), 0, ZMQ_POLLIN, 0}};
     if (out) items.push_back({out->handle(), 0, ZMQ_POLLIN, 0});
     while (!stop.load()) {
@@ -1221,29 +1242,19 @@ std::vector<double> ZmqFloor(const Options& o, bool forwarder) {
     fwd_back.emplace(fwd_ctx, zmq::socket_type::dealer);
     fwd_back->connect(back);
   }
-  std::thread echo_thread([&] { serve(echo, nullptr); });
-  std::thread fwd_thread;
-  if (forwarder) fwd_thread = std::thread([&] { serve(*fwd_front, &*fwd_back); });
   zmq::socket_t client(client_ctx, zmq::socket_type::dealer);
   client.connect(front);
-  const std::string payload(64, 'p');  // about a point-lookup Peek's encoded size
-  std::vector<double> us;
-  try {
-    us = ClosedLoop(o, [&] {
-      client.send(zmq::buffer(payload), zmq::send_flags::none);
-      zmq::message_t reply;
-      (void)client.recv(reply);
-    });
-  } catch (...) {
-    stop = true;
-    echo_thread.join();
-    if (fwd_thread.joinable()) fwd_thread.join();
-    throw;
+  Servers servers;
+  servers.threads.emplace_back([&] { serve(servers.stop, echo, nullptr); });
+  if (forwarder) {
+    servers.threads.emplace_back([&] { serve(servers.stop, *fwd_front, &*fwd_back); });
   }
-  stop = true;
-  echo_thread.join();
-  if (fwd_thread.joinable()) fwd_thread.join();
-  return us;
+  const std::string payload(64, 'p');  // about a point-lookup Peek's encoded size
+  return ClosedLoop(o, [&] {
+    client.send(zmq::buffer(payload), zmq::send_flags::none);
+    zmq::message_t reply;
+    (void)client.recv(reply);
+  });
 }
 
 double P50(const Cell& cell) {
@@ -1283,9 +1294,8 @@ Scenario RedisScenario(const Options& o) {
     s.notes.push_back("skipped: redis-server is not installed (apt-get install -y redis-server)");
     return s;
   }
-  char tmpl[] = "/tmp/tandem-bench-redis-XXXXXX";
-  if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
-  const std::string dir = tmpl;
+  const ScratchDir scratch("tandem-bench-redis");
+  const std::string& dir = scratch.path;
   const int port = FreePort();
   std::string server = "/usr/bin/redis-server";
   if (access(server.c_str(), X_OK) != 0) server = "/usr/local/bin/redis-server";
@@ -1293,17 +1303,14 @@ Scenario RedisScenario(const Options& o) {
                                 "--save", "", "--appendonly", "no", "--dir", dir},
                                dir + "/redis.log");
   const int slot = RegisterChild(pid, "");
-  struct Cleanup {
+  struct Cleanup {  // before the scratch directory goes
     pid_t pid;
     int slot;
-    std::string dir;
     ~Cleanup() {
       StopChild(pid, 2s);
       UnregisterChild(slot);
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
     }
-  } cleanup{pid, slot, dir};
+  } cleanup{pid, slot};
   Redis redis(port);
   Progress(o, "redis: %s\n", "preloading keys");
   for (std::uint64_t k = 0; k < o.keys;) {
