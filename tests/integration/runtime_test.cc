@@ -131,6 +131,14 @@ bool AwaitUpper(TestController& ctl, const std::string& id, Time upper,
       .has_value();
 }
 
+// Appends `lines` to `log`, creates log source u1 → index u2 on it, and waits until u2's upper
+// reaches `upper`.
+bool StartLogIndex(Replica& r, LogFile& log, const std::string& lines, Time upper) {
+  log.Append(lines);
+  r.ctl->Send(LogIndexDataflow("u1", "u2", log.path()));
+  return AwaitUpper(*r.ctl, "u2", upper);
+}
+
 std::multiset<std::string> RowsOf(const Response& r) {
   std::multiset<std::string> out;
   for (const auto& rc : r.peek_response().rows().rows()) {
@@ -145,9 +153,8 @@ TEST(Runtime, PeekOnAMaintenanceIndexIsServedByInteractiveFromTheRegistry) {
   Replica r;
   ASSERT_TRUE(r.ready) << r.sup.Log();
   LogFile log;
-  log.Append("U 0 1 1 10\nU 0 1 2 20\nU 3 1 3 30\nU 4 -1 1 10\nP 5\n");
-  r.ctl->Send(LogIndexDataflow("u1", "u2", log.path()));
-  ASSERT_TRUE(AwaitUpper(*r.ctl, "u2", 5)) << r.sup.Log();
+  ASSERT_TRUE(StartLogIndex(r, log, "U 0 1 1 10\nU 0 1 2 20\nU 3 1 3 30\nU 4 -1 1 10\nP 5\n", 5))
+      << r.sup.Log();
   r.ctl->Send(PeekCmd("a", "u2", 3));
   auto a = AwaitPeek(*r.ctl, "a");
   ASSERT_TRUE(a) << r.sup.Log();
@@ -167,9 +174,7 @@ TEST(Runtime, SoloServesTheSamePeek) {
   Replica r(false, 2);
   ASSERT_TRUE(r.ready) << r.sup.Log();
   LogFile log;
-  log.Append("U 0 1 1 10\nU 0 1 2 20\nP 2\n");
-  r.ctl->Send(LogIndexDataflow("u1", "u2", log.path()));
-  ASSERT_TRUE(AwaitUpper(*r.ctl, "u2", 2)) << r.sup.Log();
+  ASSERT_TRUE(StartLogIndex(r, log, "U 0 1 1 10\nU 0 1 2 20\nP 2\n", 2)) << r.sup.Log();
   r.ctl->Send(PeekCmd("a", "u2", 1));
   auto a = AwaitPeek(*r.ctl, "a");
   ASSERT_TRUE(a && a->peek_response().has_rows()) << r.sup.Log();
@@ -200,9 +205,7 @@ TEST(Runtime, PeekBelowSinceAnswersError) {
   Replica r;
   ASSERT_TRUE(r.ready) << r.sup.Log();
   LogFile log;
-  log.Append("U 0 1 1 10\nU 5 1 2 20\nP 10\n");
-  r.ctl->Send(LogIndexDataflow("u1", "u2", log.path()));
-  ASSERT_TRUE(AwaitUpper(*r.ctl, "u2", 10));
+  ASSERT_TRUE(StartLogIndex(r, log, "U 0 1 1 10\nU 5 1 2 20\nP 10\n", 10)) << r.sup.Log();
   r.ctl->Send(Compaction("u2", 6));
   // Interactive applied the compaction before the peek (one ordered stream), so its hold is 6;
   // maintenance compacts once both allow it.
@@ -243,9 +246,7 @@ TEST(Runtime, PeekWaitsForUpperAndCancelYieldsOneAnswer) {
   Replica r;
   ASSERT_TRUE(r.ready) << r.sup.Log();
   LogFile log;
-  log.Append("U 0 1 1 10\nP 1\n");
-  r.ctl->Send(LogIndexDataflow("u1", "u2", log.path()));
-  ASSERT_TRUE(AwaitUpper(*r.ctl, "u2", 1));
+  ASSERT_TRUE(StartLogIndex(r, log, "U 0 1 1 10\nP 1\n", 1)) << r.sup.Log();
   r.ctl->Send(PeekCmd("later", "u2", 3));
   EXPECT_FALSE(AwaitPeek(*r.ctl, "later", 300ms)) << "upper is 1: the peek at 3 waits";
   log.Append("U 2 1 2 20\nP 4\n");
@@ -267,9 +268,7 @@ TEST(Runtime, DropDuringAWaitingPeekAnswersError) {
   Replica r;
   ASSERT_TRUE(r.ready) << r.sup.Log();
   LogFile log;
-  log.Append("U 0 1 1 10\nP 1\n");
-  r.ctl->Send(LogIndexDataflow("u1", "u2", log.path()));
-  ASSERT_TRUE(AwaitUpper(*r.ctl, "u2", 1));
+  ASSERT_TRUE(StartLogIndex(r, log, "U 0 1 1 10\nP 1\n", 1)) << r.sup.Log();
   r.ctl->Send(PeekCmd("waiting", "u2", 50));
   r.ctl->Send(Compaction("u2", std::nullopt));
   auto e = AwaitPeek(*r.ctl, "waiting");
