@@ -22,6 +22,7 @@ enum class StatusCode {
   kCorruption,          // bytes that are not what they claim to be (wrong magic, bad encoding)
   kUnavailable,         // the other side is gone
   kInternal,            // an OS call failed unexpectedly
+  kOutOfRange,          // a value that does not fit its type (a count beyond int64)
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -46,6 +47,7 @@ class [[nodiscard]] Status {
   static Status Corruption(std::string m) { return {StatusCode::kCorruption, std::move(m)}; }
   static Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+  static Status OutOfRange(std::string m) { return {StatusCode::kOutOfRange, std::move(m)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

@@ -152,6 +152,8 @@ const char* CommandName(const pb::Command& command) {
       return "Peek";
     case pb::Command::kCancelPeek:
       return "CancelPeek";
+    case pb::Command::kGoodbye:
+      return "Goodbye";
     case pb::Command::KIND_NOT_SET:
       break;
   }
@@ -239,6 +241,7 @@ std::string Describe(const pb::Command& command) {
       return name + "(" + Printable(command.cancel_peek().uuid(), 8) + ")";
     case pb::Command::kCreateInstance:
     case pb::Command::kInitializationComplete:
+    case pb::Command::kGoodbye:
     case pb::Command::KIND_NOT_SET:
       break;
   }

@@ -501,6 +501,7 @@ Status Validator::Validate(const pb::Command& command) {
       break;
     case pb::Command::kHello:
     case pb::Command::kInitializationComplete:
+    case pb::Command::kGoodbye:
     case pb::Command::KIND_NOT_SET:
       break;
   }

@@ -324,13 +324,15 @@ Result<std::uint64_t> BuildBatchInPlace(Segment& segment, UpdateBuffer& updates,
   for (std::size_t i = 0; i < order.size();) {
     const std::uint32_t first = order[i];
     PrefetchSorted(updates, order, i);
-    std::int64_t sum = updates.diff(first);
+    Int128 sum = updates.diff(first);
     std::size_t j = i + 1;
     for (; j < order.size() && same(j, first); ++j) {
       PrefetchSorted(updates, order, j);
       sum += updates.diff(order[j]);
     }
-    if (sum != 0) writer.Push(updates.key(first), updates.val(first), updates.time(first), sum);
+    PushCount(sum, [&](std::int64_t part) {
+      writer.Push(updates.key(first), updates.val(first), updates.time(first), part);
+    });
     i = j;
   }
   if (writer.update_count() == 0) return std::uint64_t{0};
@@ -355,10 +357,11 @@ Result<std::uint64_t> MergeBatches(Segment& segment, std::span<const BatchView> 
     std::sort(group.begin(), group.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
     for (std::size_t i = 0; i < group.size();) {
-      std::int64_t sum = 0;
+      Int128 sum = 0;
       std::size_t j = i;
       for (; j < group.size() && group[j].first == group[i].first; ++j) sum += group[j].second;
-      if (sum != 0) writer.Push(c.key(), c.val(), group[i].first, sum);
+      PushCount(sum,
+                [&](std::int64_t part) { writer.Push(c.key(), c.val(), group[i].first, part); });
       i = j;
     }
   }
@@ -426,8 +429,8 @@ void MergeCursor::Next() {
   Settle();
 }
 
-std::int64_t MergeCursor::CountAt(Time t) const {
-  std::int64_t count = 0;
+Int128 MergeCursor::CountAt(Time t) const {
+  Int128 count = 0;
   for (std::size_t b : at_group_) {
     const BatchView& bv = batches_[b];
     const std::uint32_t v = pos_[b].v;

@@ -2,13 +2,15 @@
 //
 // A batch is ONE allocation in the segment and is never modified after it is published; it is
 // freed by the publisher once no reader can see it. It holds updates (key, val, time, diff)
-// sorted by key, then val, then time, consolidated (no two updates share key, val and time; no
-// zero diffs), as a three-level trie of columns:
+// sorted by key, then val, then time, consolidated (no zero diffs; no two updates share key, val
+// and time — except the parts of a consolidated count beyond int64, which base/count.h's
+// PushCount keeps as several int64 diffs of one sign at that time), as a three-level trie:
 //
 //   keys      key_offsets[k..k+1) → bytes of key k in key_bytes     (keys strictly ascending)
 //   values    key_vals[k..k+1)    → the values of key k              (ascending within a key)
 //             val_offsets[v..v+1) → bytes of value v in val_bytes
-//   updates   val_updates[v..v+1) → the updates of value v: times[u], diffs[u] (time ascending)
+//   updates   val_updates[v..v+1) → the updates of value v: times[u], diffs[u] (time ascending;
+//             equal times only for the parts of one count beyond int64)
 //
 // Keys and values are rows in the order-preserving encoding of base/row.h, so ordering is
 // memcmp. Offsets are uint32 from the start of each column, so a batch is below 4 GiB of key or
@@ -26,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/count.h"
 #include "base/status.h"
 #include "base/time.h"
 #include "shm/segment.h"
@@ -158,7 +161,8 @@ class BatchView {
 // Process-local staging; Finish makes the single allocation and copies the columns in.
 class BatchWriter {
  public:
-  // REQUIRES: (key, val, time) strictly ascending across calls; diff != 0.
+  // REQUIRES: (key, val, time) ascending across calls — strictly, but for the parts of one count
+  // beyond int64 (PushCount); diff != 0.
   void Push(std::string_view key, std::string_view val, Time time, std::int64_t diff);
   // Capacity hint: avoids regrowing the staging columns while pushing.
   void Reserve(std::size_t updates, std::size_t key_bytes, std::size_t val_bytes);
@@ -217,8 +221,9 @@ class MergeCursor {
       }
     }
   }
-  // Sum of the diffs at times <= t: the count of (key, val) as of t.
-  std::int64_t CountAt(Time t) const;
+  // Sum of the diffs at times <= t: the count of (key, val) as of t. Exact: a batch may hold a
+  // count beyond int64 as several parts (base/count.h).
+  Int128 CountAt(Time t) const;
   void Next();
 
  private:

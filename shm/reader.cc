@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "base/check.h"
+#include "base/count.h"
 
 namespace tandem::shm {
 
@@ -63,16 +64,25 @@ Status Snapshot::Lookup(std::string_view key, Time t, std::vector<ValueCount>* o
   MergeCursor c(batches_);
   c.SeekKey(key);
   for (; c.Valid(); c.Next()) {
-    if (const std::int64_t n = c.CountAt(t); n != 0) out->push_back({std::string(c.val()), n});
+    const Int128 n = c.CountAt(t);
+    if (!FitsInt64(n)) return Status::OutOfRange(kMultiplicityOverflow);
+    if (n != 0) out->push_back({std::string(c.val()), static_cast<std::int64_t>(n)});
   }
   return Status::Ok();
 }
 
 Status Snapshot::Scan(
-    Time t, const std::function<bool(std::string_view, std::string_view, std::int64_t)>& fn) const {
+    Time t, const std::function<bool(std::string_view, std::string_view, std::int64_t)>& fn,
+    std::string_view key_prefix) const {
   TANDEM_RETURN_IF_ERROR(CheckReadable(t));
   for (MergeCursor c(batches_); c.Valid(); c.Next()) {
-    if (const std::int64_t n = c.CountAt(t); n != 0 && !fn(c.key(), c.val(), n)) break;
+    if (!c.key().starts_with(key_prefix)) {
+      if (c.key() > key_prefix) break;  // past every key with the prefix
+      continue;
+    }
+    const Int128 n = c.CountAt(t);
+    if (!FitsInt64(n)) return Status::OutOfRange(kMultiplicityOverflow);
+    if (n != 0 && !fn(c.key(), c.val(), static_cast<std::int64_t>(n))) break;
   }
   return Status::Ok();
 }

@@ -57,11 +57,15 @@ class Snapshot {
   // OK when this snapshot can answer exactly at t: published, not dropped, since <= t < upper.
   Status CheckReadable(Time t) const;
   // The values of `key` with their accumulated count at t (non-zero counts only, value order).
+  // OutOfRange when one of those counts does not fit int64 (base/count.h).
   Status Lookup(std::string_view key, Time t, std::vector<ValueCount>* out) const;
-  // Every (key, val, count) at t with a non-zero count, in key, val order. `fn` returns false to
-  // stop early.
-  Status Scan(Time t, const std::function<bool(std::string_view key, std::string_view val,
-                                               std::int64_t count)>& fn) const;
+  // Every (key, val, count) at t with a non-zero count, in key, val order, of the keys that start
+  // with `key_prefix` (all keys when it is empty). `fn` returns false to stop early. OutOfRange
+  // when a count it reaches does not fit int64.
+  Status Scan(
+      Time t,
+      const std::function<bool(std::string_view key, std::string_view val, std::int64_t count)>& fn,
+      std::string_view key_prefix = {}) const;
 
  private:
   friend class Reader;

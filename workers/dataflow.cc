@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "base/check.h"
+#include "base/count.h"
 #include "workers/routing.h"
 
 namespace tandem::workers {
@@ -134,32 +135,59 @@ Clock::time_point DataflowShared::Prepare(std::uint32_t workers, Time max_ticks,
         if (!s->tailer) {
           s->tailer = std::make_unique<LogTailer>(s->source.log().path(), s->schema);
         }
-        for (LogRecord& r : s->tailer->ReadNew()) {
+        // A step reads at most this many records (the step budget, like a generator's ticks).
+        const std::size_t budget = static_cast<std::size_t>(max_ticks) * kLogRecordsPerTick;
+        const Time at = s->upper.empty() ? kMaxTime : s->upper.time();  // where errors arise
+        auto error = [&](const LogRecord& r, const std::string& why) {
+          s->pending_errors.push_back({"log line " + std::to_string(r.line) + ": " + why, at, 1});
+        };
+        for (LogRecord& r : s->tailer->ReadNew(budget)) {
           switch (r.kind) {
             case LogRecord::Kind::kUpdate:
               if (!s->upper.LessEqual(r.time)) {
-                s->pending_errors.push_back({"log line " + std::to_string(s->tailer->line()) +
-                                                 ": update at time " + std::to_string(r.time) +
-                                                 " is below the progress mark " +
-                                                 s->upper.ToString(),
-                                             s->upper.empty() ? 0 : s->upper.time(), 1});
+                error(r, "update at time " + std::to_string(r.time) +
+                             (s->upper.empty() ? " after the close mark C"
+                                               : " is below the progress mark " +
+                                                     std::to_string(s->upper.time())));
                 break;
               }
               s->pending[s->records++ % workers].push_back({std::move(r.row), r.time, r.diff});
               break;
             case LogRecord::Kind::kProgress:
-              if (!s->upper.empty() && r.time > s->upper.time()) s->upper = Frontier::At(r.time);
+              if (s->upper.empty()) {
+                error(r, "progress mark P " + std::to_string(r.time) + " after the close mark C");
+              } else if (r.time < s->upper.time()) {
+                error(r, "progress mark P " + std::to_string(r.time) +
+                             " is below the earlier mark " + std::to_string(s->upper.time()));
+              } else {
+                s->upper = Frontier::At(r.time);
+              }
               break;
             case LogRecord::Kind::kClose:
               s->upper = Frontier::Empty();
               break;
             case LogRecord::Kind::kError:
-              s->pending_errors.push_back(
-                  {r.error, s->upper.empty() ? kMaxTime : s->upper.time(), 1});
+              s->pending_errors.push_back({r.error, at, 1});
               break;
           }
         }
-        next = std::min(next, now + std::chrono::milliseconds(10));
+        if (s->tailer->missing() != s->missing_logged) {
+          s->missing_logged = s->tailer->missing();
+          if (s->missing_logged) {
+            spdlog::warn(
+                "log source {}: {} does not exist (or cannot be read); its collections wait "
+                "for it (their frontiers stay where they are)",
+                s->id, s->tailer->path());
+          } else {
+            spdlog::info("log source {}: {} is there now; reading it", s->id, s->tailer->path());
+          }
+        }
+        if (s->tailer->more()) {
+          budget_limited = true;
+          next = now;  // more of the file is there already: step again at once
+        } else {
+          next = std::min(next, now + std::chrono::milliseconds(10));
+        }
         break;
       }
       default:
@@ -388,7 +416,7 @@ class DistinctNode final : public Node {
     std::vector<RowUpdate> rows = ctx.exchange->Shuffle(ctx.me, std::move(in.rows), {}, true);
     std::string key;
     ForEachTime(rows, [&](Time t, std::size_t b, std::size_t e) {
-      std::map<std::string, std::int64_t> before;  // touched rows → count before this time
+      std::map<std::string, Int128> before;  // touched rows → count before this time
       for (std::size_t i = b; i < e; ++i) {
         key.clear();
         AppendEncodedRow(rows[i].row, &key);
@@ -399,7 +427,7 @@ class DistinctNode final : public Node {
       }
       for (const auto& [k, was] : before) {
         auto it = state_.find(k);
-        const std::int64_t now = it->second.second;
+        const Int128 now = it->second.second;
         if ((was > 0) != (now > 0)) out.rows.push_back({it->second.first, t, now > 0 ? 1 : -1});
         if (now == 0) state_.erase(it);
       }
@@ -409,11 +437,9 @@ class DistinctNode final : public Node {
 
  private:
   Node* input_;
-  std::map<std::string, std::pair<Row, std::int64_t>> state_;  // encoded row → (row, count)
+  // Encoded row → (row, count); counts are exact (base/count.h), only their sign matters.
+  std::map<std::string, std::pair<Row, Int128>> state_;
 };
-
-// 128-bit accumulator for integer sums: exact, and overflow of the int64 result is detectable.
-__extension__ typedef __int128 Int128;
 
 struct DatumLess {
   bool operator()(const Datum& a, const Datum& b) const { return CompareDatum(a, b) < 0; }
@@ -437,8 +463,11 @@ class ReduceNode final : public Node {
       for (std::size_t i = b; i < e; ++i) {
         key.clear();
         for (std::uint32_t c : key_) AppendEncodedDatum(rows[i].row[c], &key);
-        Group& g = groups_[key];
-        if (g.aggs.empty()) {
+        // A new group takes its key from its first row. (Not "aggs is empty": a Reduce without
+        // aggregates has none, and would append the key once per row.)
+        auto [it, fresh] = groups_.try_emplace(key);
+        Group& g = it->second;
+        if (fresh) {
           g.aggs.resize(aggs_.size());
           for (std::uint32_t c : key_) g.key.push_back(rows[i].row[c]);
         }
@@ -461,12 +490,16 @@ class ReduceNode final : public Node {
   }
 
  private:
+  // Every multiplicity here is an exact sum of diffs (base/count.h).
   struct AggState {
     Int128 int_sum = 0;
+    // The 128-bit sum itself overflowed (values and multiplicities near int64's limits): the
+    // SUM is an error from then on, even if later retractions would bring it back in range.
+    bool int_sum_overflowed = false;
     double float_sum = 0;
     bool is_float = false;
-    std::int64_t nonnull = 0;                         // multiplicity of non-null values
-    std::map<Datum, std::int64_t, DatumLess> values;  // MIN/MAX
+    Int128 nonnull = 0;                         // multiplicity of non-null values
+    std::map<Datum, Int128, DatumLess> values;  // MIN/MAX
   };
   struct Output {
     bool present = false;
@@ -479,7 +512,7 @@ class ReduceNode final : public Node {
   };
   struct Group {
     Row key;
-    std::int64_t count = 0;
+    Int128 count = 0;
     std::vector<AggState> aggs;
     Output out;
   };
@@ -495,7 +528,11 @@ class ReduceNode final : public Node {
       if (agg.func() == pb::SUM) {
         s.nonnull += diff;
         if (v.index() == 2) {
-          s.int_sum += static_cast<Int128>(std::get<std::int64_t>(v)) * diff;
+          Int128 product;
+          s.int_sum_overflowed |=
+              __builtin_mul_overflow(static_cast<Int128>(std::get<std::int64_t>(v)),
+                                     static_cast<Int128>(diff), &product) ||
+              __builtin_add_overflow(s.int_sum, product, &s.int_sum);
         } else {
           s.is_float = true;
           s.float_sum += std::get<double>(v) * static_cast<double>(diff);
@@ -522,14 +559,19 @@ class ReduceNode final : public Node {
       const AggState& s = g.aggs[a];
       switch (aggs_[a].func()) {
         case pb::COUNT:
-          o.row.push_back(g.count);
+          if (!FitsInt64(g.count)) {
+            o.error = "integer overflow in COUNT";
+            o.row.push_back(Null{});
+          } else {
+            o.row.push_back(static_cast<std::int64_t>(g.count));
+          }
           break;
         case pb::SUM:
           if (s.nonnull <= 0) {
             o.row.push_back(Null{});
           } else if (s.is_float) {
             o.row.push_back(s.float_sum);
-          } else if (s.int_sum > INT64_MAX || s.int_sum < INT64_MIN) {
+          } else if (s.int_sum_overflowed || !FitsInt64(s.int_sum)) {
             o.error = "integer overflow in SUM";
             o.row.push_back(Null{});
           } else {

@@ -36,6 +36,9 @@ namespace tandem::workers {
 // The most ticks a generator advances in one lockstep step (the runtime's step budget grows to
 // at most this).
 inline constexpr Time kMaxStepTicks = 1024;
+// Log records a log source reads per tick of the step budget (a step of kMaxStepTicks reads at
+// most 64 Ki records).
+inline constexpr std::size_t kLogRecordsPerTick = 64;
 
 struct RowUpdate {
   Row row;
@@ -86,6 +89,7 @@ struct SourceShared {
   std::vector<std::vector<RowUpdate>> pending;  // [worker]
   std::vector<ErrorUpdate> pending_errors;      // taken by worker 0
   std::uint64_t records = 0;
+  bool missing_logged = false;  // the log file was missing when last read (and we said so)
 };
 
 struct DataflowShared {
@@ -142,6 +146,8 @@ class DataflowInstance {
   // The index exports, as published by this worker.
   const std::map<std::string, shm::PublishedRef>& exports() const { return exports_; }
   Status AllowCompaction(const std::string& id, Frontier frontier);
+  // True once this worker has applied the drop of every index export.
+  bool AllExportsUnpublished() const { return unpublished_.size() == exports_.size(); }
 
  private:
   DataflowShared* shared_;

@@ -164,24 +164,43 @@ std::optional<LogRecord> ParseLogLine(std::string_view line, const pb::Schema& s
   return r;
 }
 
-std::vector<LogRecord> LogTailer::ReadNew() {
+std::vector<LogRecord> LogTailer::ReadNew(std::size_t max_records) {
   std::vector<LogRecord> out;
+  more_ = false;
   std::ifstream in(path_, std::ios::binary);
+  missing_ = !in;
   if (!in) return out;
   in.seekg(static_cast<std::streamoff>(offset_));
-  std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::size_t start = 0;
-  for (std::size_t nl; (nl = chunk.find('\n', start)) != std::string::npos; start = nl + 1) {
-    ++line_;
-    std::string_view line(chunk.data() + start, nl - start);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (auto r = ParseLogLine(line, schema_)) {
-      if (r->kind == LogRecord::Kind::kError)
-        r->error = "log line " + std::to_string(line_) + ": " + r->error;
-      out.push_back(std::move(*r));
+  // Read in chunks; `pending` holds the bytes from `offset_` on that are not consumed yet.
+  constexpr std::size_t kChunk = 1 << 20;
+  std::string pending;
+  bool eof = false;
+  while (!eof && out.size() < max_records) {
+    const std::size_t had = pending.size();
+    pending.resize(had + kChunk);
+    in.read(pending.data() + had, static_cast<std::streamsize>(kChunk));
+    pending.resize(had + static_cast<std::size_t>(in.gcount()));
+    eof = pending.size() < had + kChunk;
+    std::size_t start = 0;
+    for (std::size_t nl;
+         out.size() < max_records && (nl = pending.find('\n', start)) != std::string::npos;
+         start = nl + 1) {
+      ++line_;
+      std::string_view line(pending.data() + start, nl - start);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (auto r = ParseLogLine(line, schema_)) {
+        r->line = line_;
+        if (r->kind == LogRecord::Kind::kError)
+          r->error = "log line " + std::to_string(line_) + ": " + r->error;
+        out.push_back(std::move(*r));
+      }
     }
+    offset_ += start;  // only complete lines are consumed
+    pending.erase(0, start);
   }
-  offset_ += start;  // only complete lines are consumed
+  // Stopped by the budget: is there another complete line already?
+  more_ = out.size() >= max_records &&
+          (pending.find('\n') != std::string::npos || (!eof && in.peek() != EOF));
   return out;
 }
 

@@ -23,7 +23,8 @@ struct LogRecord {
   Row row;
   Time time = 0;
   std::int64_t diff = 0;
-  std::string error;  // kError: what was wrong with the line
+  std::string error;       // kError: what was wrong with the line
+  std::uint64_t line = 0;  // 1-based line number in the file (set by LogTailer)
 };
 
 // Parses one line (without its newline). nullopt for blank and comment lines.
@@ -34,16 +35,23 @@ class LogTailer {
   LogTailer(std::string path, ipc::pb::Schema schema)
       : path_(std::move(path)), schema_(std::move(schema)) {}
 
-  // Reads the complete lines appended since the last call. A file that does not exist yet is
-  // simply empty.
-  std::vector<LogRecord> ReadNew();
-  std::uint64_t line() const { return line_; }
+  // Reads complete lines appended since the last call, until `max_records` records (updates,
+  // marks, errors) are read — the rest waits for the next call, so one call's work is bounded by
+  // the caller's step budget. A file that does not exist (yet) reads as empty and sets missing().
+  std::vector<LogRecord> ReadNew(std::size_t max_records);
+  // Whether the last ReadNew stopped at max_records with more of the file already there.
+  bool more() const { return more_; }
+  // Whether the file could not be opened by the last ReadNew.
+  bool missing() const { return missing_; }
+  const std::string& path() const { return path_; }
 
  private:
   std::string path_;
   ipc::pb::Schema schema_;
-  std::uint64_t offset_ = 0;
-  std::uint64_t line_ = 0;
+  std::uint64_t offset_ = 0;  // bytes consumed: every complete line before it was read
+  std::uint64_t line_ = 0;    // lines consumed
+  bool more_ = false;
+  bool missing_ = false;
 };
 
 }  // namespace tandem::workers

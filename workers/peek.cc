@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "base/count.h"
 #include "workers/routing.h"
 
 namespace tandem::workers {
@@ -12,19 +13,20 @@ namespace pb = ipc::pb;
 std::optional<std::string> ReadPeekPart(const shm::Snapshot& snap, Time t, bool scan,
                                         const std::vector<std::string>& keys, const Mfp& mfp,
                                         PeekRows* out) {
-  // Errors sort first (their keys start with kErrorKeyPrefix).
+  // Errors sort first (their keys start with kErrorKeyPrefix). Of several, the answer is the
+  // first in ErrorLess order, so that the same peek answers the same error every time.
   std::optional<std::string> error;
-  Status s = snap.Scan(t, [&](std::string_view k, std::string_view, std::int64_t count) {
-    if (k.empty() || k[0] != kErrorKeyPrefix) return false;
-    if (count != 0) {
-      error = std::string(k.substr(1));
-      return false;
-    }
-    return true;
-  });
+  Status s = snap.Scan(
+      t,
+      [&](std::string_view k, std::string_view, std::int64_t) {
+        if (!error || ErrorLess(k.substr(1), *error)) error = std::string(k.substr(1));
+        return true;
+      },
+      std::string_view(&kErrorKeyPrefix, 1));
   if (!s.ok()) return s.message();
   if (error) return error;
-  std::map<std::string, std::pair<Row, std::int64_t>> rows;
+  // Counts are summed exactly; one that does not fit int64 is an error (base/count.h).
+  std::map<std::string, std::pair<Row, Int128>> rows;
   std::string mfp_error;
   auto add = [&](std::string_view val, std::int64_t count) -> bool {
     auto decoded = DecodeRow(val);
@@ -66,15 +68,43 @@ std::optional<std::string> ReadPeekPart(const shm::Snapshot& snap, Time t, bool 
   }
   if (!mfp_error.empty()) return mfp_error;
   for (auto& [enc, rc] : rows) {
-    if (rc.second != 0) out->rows.push_back(std::move(rc));
+    if (!FitsInt64(rc.second)) return std::string(kMultiplicityOverflow);
+    if (rc.second != 0)
+      out->rows.emplace_back(std::move(rc.first), static_cast<std::int64_t>(rc.second));
   }
   return std::nullopt;
 }
 
+bool ErrorLess(std::string_view a, std::string_view b) {
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      // Compare the two runs of digits as numbers: without leading zeros, the longer is larger.
+      std::size_t ie = i, je = j;
+      while (ie < a.size() && digit(a[ie])) ++ie;
+      while (je < b.size() && digit(b[je])) ++je;
+      std::size_t is = i, js = j;
+      while (is + 1 < ie && a[is] == '0') ++is;
+      while (js + 1 < je && b[js] == '0') ++js;
+      if (ie - is != je - js) return ie - is < je - js;
+      if (const int c = a.substr(is, ie - is).compare(b.substr(js, je - js)); c != 0) return c < 0;
+      i = ie;
+      j = je;
+      continue;
+    }
+    if (a[i] != b[j]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
+    ++i;
+    ++j;
+  }
+  if ((a.size() - i) != (b.size() - j)) return a.size() - i < b.size() - j;
+  return a < b;  // equal as numbers ("07" and "7"): bytes decide
+}
+
 std::optional<std::string> Finish(const pb::Finishing& finishing,
                                   std::vector<std::pair<Row, std::int64_t>> rows, pb::Rows* out) {
-  // Sum the same row from different workers (a projection can make rows collide).
-  std::map<std::string, std::pair<Row, std::int64_t>> merged;
+  // Sum the same row from different workers (a projection can make rows collide), exactly.
+  std::map<std::string, std::pair<Row, Int128>> merged;
   for (auto& [row, count] : rows) {
     auto& slot = merged[EncodeRow(row)];
     if (slot.second == 0 && slot.first.empty()) slot.first = std::move(row);
@@ -82,9 +112,11 @@ std::optional<std::string> Finish(const pb::Finishing& finishing,
   }
   std::vector<std::pair<Row, std::int64_t>> sorted;
   for (auto& [enc, rc] : merged) {
-    if (rc.second < 0)
-      return "the result has a row with negative multiplicity " + std::to_string(rc.second);
-    if (rc.second > 0) sorted.push_back(std::move(rc));
+    if (!FitsInt64(rc.second)) return std::string(kMultiplicityOverflow);
+    const auto count = static_cast<std::int64_t>(rc.second);
+    if (count < 0)
+      return "the result has a row with negative multiplicity " + std::to_string(count);
+    if (count > 0) sorted.emplace_back(std::move(rc.first), count);
   }
   auto less = [&](const std::pair<Row, std::int64_t>& a, const std::pair<Row, std::int64_t>& b) {
     for (const auto& o : finishing.order_by()) {
@@ -131,7 +163,14 @@ std::optional<std::string> Finish(const pb::Finishing& finishing,
       if (fresh) {
         *compact.add_rows() = rc;
       } else {
-        compact.mutable_rows(it->second)->set_count(compact.rows(it->second).count() + rc.count());
+        // Counts are parts of int64 multiplicities whose exact sums fit int64 (checked above),
+        // but several rows projected together may not.
+        std::uint64_t sum;
+        if (__builtin_add_overflow(compact.rows(it->second).count(), rc.count(), &sum) ||
+            sum > static_cast<std::uint64_t>(INT64_MAX)) {
+          return std::string(kMultiplicityOverflow);
+        }
+        compact.mutable_rows(it->second)->set_count(sum);
       }
     }
     *out = std::move(compact);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/row.h"
@@ -27,6 +28,10 @@ struct PeekRows {
 std::optional<std::string> ReadPeekPart(const shm::Snapshot& snap, Time t, bool scan,
                                         const std::vector<std::string>& keys, const Mfp& mfp,
                                         PeekRows* out);
+
+// The order in which a peek picks among several errors: byte order, except that runs of digits
+// compare as numbers — so of "log line 7: …" and "log line 12: …" the earlier line is first.
+bool ErrorLess(std::string_view a, std::string_view b);
 
 // Applies `finishing` to the merged rows of every worker: sums duplicates, sorts, offsets, limits
 // (counting multiplicities) and projects. Error for a negative multiplicity.

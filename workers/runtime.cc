@@ -69,7 +69,8 @@ struct Runtime::Worker {
   std::vector<PendingPeek> peeks;
   std::unique_ptr<zmq::socket_t> out;
   std::atomic<std::uint64_t> applied{0};  // next command seq to apply
-  std::map<std::string, Frontier> reported;
+  // The frontiers this worker reported, by dataflow (CreateDataflow seq), then collection id.
+  std::map<std::uint64_t, std::map<std::string, Frontier>> reported;
   std::chrono::steady_clock::duration step_work{};  // lockstep: the last step's duration
 };
 
@@ -236,15 +237,7 @@ void Runtime::OnCommand(pb::Command c) {
     reconciling_ = !live_.empty();
     buffered_.clear();
     // Frontiers are reported when they move; a new controller learns the current ones now.
-    for (const auto& [id, f] : reported_) {
-      pb::Response out;
-      auto* fr = out.mutable_frontiers();
-      fr->set_id(id);
-      for (auto* e : {fr->mutable_write(), fr->mutable_input(), fr->mutable_output()}) {
-        if (!f.empty()) e->add_elements(f.time());
-      }
-      SendResponse(out);
-    }
+    for (const auto& [id, f] : reported_) SendFrontier(id, f);
     return;
   }
   if (reconciling_) {
@@ -331,36 +324,15 @@ void Runtime::Reconcile() {
   SendResponse(r);
 }
 
-void Runtime::OnWorkerMessage(const zmq::message_t& worker, const zmq::message_t& body) {
-  std::uint32_t from = 0;
-  std::memcpy(&from, worker.data(), sizeof from);
+void Runtime::OnWorkerMessage(const zmq::message_t& header, const zmq::message_t& body) {
+  WorkerHeader from;
+  TANDEM_CHECK(header.size() == sizeof from, "a worker message starts with its header");
+  std::memcpy(&from, header.data(), sizeof from);
   auto decoded = ipc::DecodeResponse(body.to_string_view());
   TANDEM_CHECK(decoded.ok(), "a worker sent an undecodable message");
   const pb::Response& r = decoded.message;
   if (r.has_frontiers()) {
-    const std::string& id = r.frontiers().id();
-    auto& per = frontiers_[id];
-    if (per.empty()) per.assign(options_.workers, Frontier::Minimum());
-    per[from] = r.frontiers().write().elements().empty()
-                    ? Frontier::Empty()
-                    : Frontier::At(r.frontiers().write().elements(0));
-    Frontier merged = Frontier::Empty();
-    for (const Frontier& f : per) merged = Min(merged, f);
-    auto it = reported_.find(id);
-    if (it != reported_.end() && !(it->second < merged)) return;  // never regress
-    if (it == reported_.end() && merged == Frontier::Minimum()) return;
-    reported_[id] = merged;
-    pb::Response out;
-    auto* f = out.mutable_frontiers();
-    f->set_id(id);
-    for (auto* fr : {f->mutable_write(), f->mutable_input(), f->mutable_output()}) {
-      if (!merged.empty()) fr->add_elements(merged.time());
-    }
-    SendResponse(out);
-    if (merged.empty()) {
-      frontiers_.erase(id);  // dropped: a later collection of that id starts afresh
-      reported_.erase(id);
-    }
+    OnWorkerFrontier(from, r.frontiers());
     return;
   }
   TANDEM_CHECK(r.has_peek_response(), "workers send frontiers and peek parts only");
@@ -371,7 +343,8 @@ void Runtime::OnWorkerMessage(const zmq::message_t& worker, const zmq::message_t
   ++m.parts;
   switch (part.result_case()) {
     case pb::PeekResponse::kError:
-      if (m.error.empty()) m.error = part.error();
+      // The same error whichever worker answers first.
+      if (m.error.empty() || ErrorLess(part.error(), m.error)) m.error = part.error();
       break;
     case pb::PeekResponse::kCanceled:
       m.canceled = true;
@@ -397,12 +370,49 @@ void Runtime::OnWorkerMessage(const zmq::message_t& worker, const zmq::message_t
   SendResponse(out);
 }
 
+void Runtime::SendFrontier(const std::string& id, Frontier f) {
+  pb::Response out;
+  auto* fr = out.mutable_frontiers();
+  fr->set_id(id);
+  for (auto* e : {fr->mutable_write(), fr->mutable_input(), fr->mutable_output()}) {
+    if (!f.empty()) e->add_elements(f.time());
+  }
+  SendResponse(out);
+}
+
+void Runtime::OnWorkerFrontier(const WorkerHeader& from, const pb::Frontiers& f) {
+  const std::string& id = f.id();
+  auto& per = frontiers_[{id, from.seq}];
+  if (per.empty()) per.assign(options_.workers, Frontier::Minimum());
+  per[from.worker] =
+      f.write().elements().empty() ? Frontier::Empty() : Frontier::At(f.write().elements(0));
+  // The controller sees one collection per id: the oldest dataflow's that has not closed it yet.
+  // A newer dataflow's collection of a reused id (dropped, then created again) is reported once
+  // the older one has reported its empty frontier.
+  for (auto it = frontiers_.lower_bound({id, 0});
+       it != frontiers_.end() && it->first.first == id;) {
+    Frontier merged = Frontier::Empty();
+    for (const Frontier& w : it->second) merged = Min(merged, w);
+    auto was = reported_.find(id);
+    const bool report = was == reported_.end() ? !(merged == Frontier::Minimum())
+                                               : was->second < merged;  // never regress
+    if (report) SendFrontier(id, merged);
+    if (!merged.empty()) {
+      if (report) reported_[id] = merged;
+      return;
+    }
+    // Closed (dropped or done) on every worker: a later collection of that id starts afresh.
+    reported_.erase(id);
+    it = frontiers_.erase(it);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Workers
 
-void Runtime::SendToCommandThread(Worker& w, const pb::Response& r) {
-  const std::uint32_t me = w.me;
-  w.out->send(zmq::buffer(&me, sizeof me), zmq::send_flags::sndmore);
+void Runtime::SendToCommandThread(Worker& w, const pb::Response& r, std::uint64_t seq) {
+  const WorkerHeader header{w.me, seq};
+  w.out->send(zmq::buffer(&header, sizeof header), zmq::send_flags::sndmore);
   w.out->send(zmq::buffer(ipc::Encode(r)), zmq::send_flags::none);
 }
 
@@ -555,18 +565,26 @@ void Runtime::Apply(Worker& w, std::uint64_t seq, const pb::Command& c) {
           TANDEM_CHECK(s.ok(), "AllowCompaction of a published index failed");
         }
         const DataflowShared& sh = *shared_.at(it->first);
-        if (sh.AllExportsDropped()) {
+        // Only once this worker has applied the drop of every export: `sh` already knows every
+        // drop of this iteration (StartCompletion reads the whole horizon), so asking it would
+        // let go of a dataflow whose own drop comes later in the horizon — and that drop would
+        // then find no dataflow, leaving the slot published forever.
+        if (df.AllExportsUnpublished()) {
           // Report every collection of the dataflow closed (empty frontiers), then let go.
           std::vector<std::string> ids;
           for (const auto& s : sh.desc.source_imports()) ids.push_back(s.id());
           for (const auto& b : sh.desc.objects_to_build()) ids.push_back(b.id());
           for (const auto& e : sh.desc.index_exports()) ids.push_back(e.id());
+          auto& reported = w.reported[it->first];
           for (const auto& i : ids) {
+            // Once per id: an export dropped in an earlier iteration has reported its empty
+            // frontier already.
+            if (auto was = reported.find(i); was != reported.end() && was->second.empty()) continue;
             pb::Response r;
             r.mutable_frontiers()->set_id(i);
-            SendToCommandThread(w, r);
-            w.reported.erase(i);
+            SendToCommandThread(w, r, it->first);
           }
+          w.reported.erase(it->first);
           it = w.dataflows.erase(it);
         } else {
           ++it;
@@ -696,14 +714,15 @@ void Runtime::ServePeeks(Worker& w) {
 void Runtime::ReportFrontiers(Worker& w) {
   for (auto& [seq, df] : w.dataflows) {
     const DataflowShared& sh = *shared_.at(seq);
+    auto& reported = w.reported[seq];
     auto report = [&](const std::string& id, Frontier upper) {
-      auto it = w.reported.find(id);
-      if (it != w.reported.end() && !(it->second < upper)) return;
-      w.reported[id] = upper;
+      auto it = reported.find(id);
+      if (it != reported.end() && !(it->second < upper)) return;
+      reported[id] = upper;
       pb::Response r;
       r.mutable_frontiers()->set_id(id);
       if (!upper.empty()) r.mutable_frontiers()->mutable_write()->add_elements(upper.time());
-      SendToCommandThread(w, r);
+      SendToCommandThread(w, r, seq);
     };
     for (const auto& s : sh.desc.source_imports()) report(s.id(), sh.target);
     for (const auto& b : sh.desc.objects_to_build()) report(b.id(), sh.target);

@@ -74,7 +74,14 @@ class Runtime {
   void OnCommand(ipc::pb::Command command);
   void Publish(std::shared_ptr<const ipc::pb::Command> command);
   void Reconcile();
-  void OnWorkerMessage(const zmq::message_t& worker, const zmq::message_t& body);
+  // What a worker's message to the command thread starts with (its first frame).
+  struct WorkerHeader {
+    std::uint32_t worker = 0;
+    std::uint64_t seq = 0;  // Frontiers: the CreateDataflow the collection belongs to
+  };
+  void OnWorkerMessage(const zmq::message_t& header, const zmq::message_t& body);
+  void OnWorkerFrontier(const WorkerHeader& from, const ipc::pb::Frontiers& f);
+  void SendFrontier(const std::string& id, Frontier f);
   void SendResponse(const ipc::pb::Response& response);
   void Track(const ipc::pb::Command& command);
 
@@ -85,7 +92,7 @@ class Runtime {
   void Apply(Worker& w, std::uint64_t seq, const ipc::pb::Command& command);
   void ServePeeks(Worker& w);
   void ReportFrontiers(Worker& w);
-  void SendToCommandThread(Worker& w, const ipc::pb::Response& r);
+  void SendToCommandThread(Worker& w, const ipc::pb::Response& r, std::uint64_t seq = 0);
   void StartCompletion() noexcept;
   void TickCompletion() noexcept;
 
@@ -126,8 +133,10 @@ class Runtime {
   std::map<std::uint64_t, LiveDataflow> live_;  // by seq
   std::uint64_t next_seq_ = 0;
   std::map<std::string, PeekMerge> peeks_;
-  std::map<std::string, std::vector<Frontier>> frontiers_;  // id → per worker
-  std::map<std::string, Frontier> reported_;
+  // (id, CreateDataflow seq) → per worker. An id has more than one entry only while a dropped
+  // collection and a newer one of the same id are both still reporting.
+  std::map<std::pair<std::string, std::uint64_t>, std::vector<Frontier>> frontiers_;
+  std::map<std::string, Frontier> reported_;  // id → what the controller was last told
 };
 
 }  // namespace tandem::workers

@@ -26,6 +26,9 @@
 
 #include "ipc/validate.h"
 #include "reference/reference.h"
+#include "shm/layout.h"
+#include "shm/registry.h"
+#include "shm/segment.h"
 #include "supervisor_harness.h"
 #include "unit/protocol_samples.h"
 
@@ -277,7 +280,9 @@ class Generator {
         reduce->add_group_key(c);
         output->push_back(input[c]);
       }
-      const int aggregates = 1 + static_cast<int>(rand_.Below(2));
+      // Aggregate-free reduces too (the group keys alone: a SELECT DISTINCT of them); without
+      // keys, at least one aggregate (an index needs a column).
+      const int aggregates = static_cast<int>(rand_.Below(3)) + (keys == 0 ? 1 : 0);
       for (int i = 0; i < aggregates; ++i) {
         auto* a = reduce->add_aggregates();
         std::vector<std::uint32_t> ints;
@@ -398,7 +403,8 @@ Types TypesOf(const pb::Schema& schema) {
 
 struct Case {
   std::uint64_t seed = 0;
-  Time end = 0;  // the final progress mark
+  Time end = 0;         // the final progress mark
+  bool closed = false;  // the log ends with C: the indexes close, readable at every time >= end
   std::string log_text;
   std::size_t split = 0;  // bytes written before CreateDataflow; the rest is appended after
   pb::Command create;
@@ -425,6 +431,7 @@ struct FixedCase {
   // When set, the log file as written (it must mean `updates`); else updates in time order with
   // a progress mark after every time.
   std::string log;
+  bool closed = false;  // the log ends with C (also peeked beyond `end`)
 };
 
 // Rewrites Get "$i" to names[i].
@@ -453,8 +460,12 @@ void Rename(pb::Plan* plan, const std::vector<std::string>& names) {
 }
 
 // Updates over times [0, end) on a small domain: insertions, retractions of what is there,
-// duplicates, and pairs that cancel within one time. Counts never go negative.
-std::vector<reference::Update> RandomUpdates(Generator& gen, const Types& types, Time end) {
+// duplicates, and pairs that cancel within one time. Counts never go negative. With `huge`,
+// insertions have multiplicities near INT64_MAX / 2, so that sums of two or three of them (in
+// consolidation, COUNT, a union, a peek) no longer fit int64.
+std::vector<reference::Update> RandomUpdates(Generator& gen, const Types& types, Time end,
+                                             bool huge = false) {
+  constexpr std::int64_t kHalf = std::numeric_limits<std::int64_t>::max() / 2;
   std::vector<reference::Update> updates;
   reference::Multiset current;
   auto random_row = [&] {
@@ -468,13 +479,18 @@ std::vector<reference::Update> RandomUpdates(Generator& gen, const Types& types,
       const std::uint64_t op = gen.rand().Below(10);
       if (op < 5 || current.empty()) {  // insert
         const Row row = random_row();
-        const std::int64_t diff = gen.rand().Chance(0.7) ? 1 : gen.rand().Between(2, 3);
+        const std::int64_t diff = huge && gen.rand().Chance(0.6)
+                                      ? kHalf + gen.rand().Between(0, 1 << 20)
+                                  : gen.rand().Chance(0.7) ? 1
+                                                           : gen.rand().Between(2, 3);
         updates.push_back({row, t, diff});
         reference::AddTo(current, row, diff);
       } else if (op < 8) {  // retract some of an existing row
         auto it = current.begin();
         std::advance(it, static_cast<long>(gen.rand().Below(current.size())));
-        const std::int64_t diff = -gen.rand().Between(1, it->second);
+        const std::int64_t most = static_cast<std::int64_t>(
+            std::min<reference::Count>(it->second, std::numeric_limits<std::int64_t>::max()));
+        const std::int64_t diff = -gen.rand().Between(1, most);
         updates.push_back({it->first, t, diff});
         reference::AddTo(current, Row(it->first), diff);
       } else if (op < 9) {  // a pair that cancels
@@ -494,8 +510,9 @@ std::vector<reference::Update> RandomUpdates(Generator& gen, const Types& types,
 }
 
 // The log file: updates grouped between progress marks, shuffled within each group (any order
-// is allowed there), with comments and blank lines, ending with `P <end>`.
-std::string LogText(Generator& gen, std::vector<reference::Update> updates, Time end) {
+// is allowed there), with comments and blank lines, ending with `P <end>` (and `C` if closed).
+std::string LogText(Generator& gen, std::vector<reference::Update> updates, Time end,
+                    bool closed = false) {
   std::string text = "# tandem runtime correctness test\n";
   std::size_t next = 0;
   Time mark = 0;
@@ -513,6 +530,7 @@ std::string LogText(Generator& gen, std::vector<reference::Update> updates, Time
     text += "P " + std::to_string(next_mark) + "\n";
     mark = next_mark;
   }
+  if (closed) text += "C\n";
   return text;
 }
 
@@ -549,6 +567,8 @@ class Session {
   }
 
   std::map<std::string, pb::PeekResponse>& peeks() { return peeks_; }
+  // Forgets `id`'s frontiers (it was dropped and is about to be created again).
+  void Forget(const std::string& id) { write_.erase(id); }
   std::vector<std::string>& command_errors() { return command_errors_; }
 
  private:
@@ -687,8 +707,10 @@ class CaseRunner {
     source_types.insert(source_types.end(), extra.begin(), extra.end());
     std::shuffle(source_types.begin(), source_types.end(), gen.rand().engine());
 
-    const auto updates = RandomUpdates(gen, source_types, case_.end);
-    case_.log_text = LogText(gen, updates, case_.end);
+    const bool huge = gen.rand().Chance(config_.allow_errors ? 0.3 : 0.15);
+    case_.closed = gen.rand().Chance(0.25);
+    const auto updates = RandomUpdates(gen, source_types, case_.end, huge);
+    case_.log_text = LogText(gen, updates, case_.end, case_.closed);
     case_.split =
         gen.rand().Chance(0.25) ? gen.rand().Below(case_.log_text.size()) : case_.log_text.size();
     const std::string path =
@@ -714,7 +736,7 @@ class CaseRunner {
       const auto& on =
           gen.rand().Chance(0.15) ? scope.front() : scope[1 + gen.rand().Below(scope.size() - 1)];
       auto* e = d->add_index_exports();
-      e->set_id(NewId());
+      e->set_id(IndexId(gen));
       e->set_on(on.id);
       std::vector<std::uint32_t> columns(on.types.size());
       for (std::uint32_t k = 0; k < columns.size(); ++k) columns[k] = k;
@@ -737,6 +759,16 @@ class CaseRunner {
   }
 
   std::string NewId() { return "u" + std::to_string(next_id_++); }
+
+  // A new id, or sometimes the id of an index dropped earlier (ids are reusable once dropped:
+  // the new index must get a slot of its own, never the old one's).
+  std::string IndexId(Generator& gen) {
+    if (reusable_.empty() || !gen.rand().Chance(0.3)) return NewId();
+    const auto it = reusable_.begin() + static_cast<long>(gen.rand().Below(reusable_.size()));
+    const std::string id = *it;
+    reusable_.erase(it);
+    return id;
+  }
 
   // A MAINTAINED dataflow from 0 with one log source; returns the source's id.
   std::string StartDataflow(pb::DataflowDescription* d, const std::string& name,
@@ -769,6 +801,8 @@ class CaseRunner {
       }
       case_.log_text += "P " + std::to_string(t + 1) + "\n";
     }
+    if (fixed.closed) case_.log_text += "C\n";
+    case_.closed = fixed.closed;
     if (!fixed.log.empty()) case_.log_text = fixed.log;
     case_.split = case_.log_text.size();
     const std::string path = (dir_ / ("fixed-" + std::to_string(next_id_) + ".log")).string();
@@ -818,6 +852,18 @@ class CaseRunner {
                     << ipc::ToJson(case_.create);
       return true;
     }
+    // A reused index id: its drop has been reported (the empty frontier) before it is created
+    // again; from here on its frontiers are the new index's.
+    for (const auto& id : case_.indexes) {
+      auto was = std::find(dropped_.begin(), dropped_.end(), id);
+      if (was == dropped_.end()) continue;
+      const bool reported = session_.WaitFor(
+          [&] { return session_.Write(id) == std::numeric_limits<std::uint64_t>::max(); }, 10s);
+      EXPECT_TRUE(reported) << "the drop of " << id << " was never reported";
+      session_.Forget(id);
+      dropped_.erase(was);
+      ++reused_;
+    }
     {
       std::ofstream out(path, std::ios::binary);
       out << case_.log_text.substr(0, case_.split);
@@ -860,8 +906,13 @@ class CaseRunner {
     }
     const auto ready = std::chrono::steady_clock::now();
     for (const auto& id : case_.indexes) {
-      EXPECT_EQ(session_.Write(id), case_.end)
-          << "seed " << seed << ": index " << id << " went beyond the last progress mark";
+      if (case_.closed) {
+        EXPECT_EQ(session_.Write(id), std::numeric_limits<std::uint64_t>::max())
+            << "seed " << seed << ": index " << id << " of a closed source did not close";
+      } else {
+        EXPECT_EQ(session_.Write(id), case_.end)
+            << "seed " << seed << ": index " << id << " went beyond the last progress mark";
+      }
     }
 
     // Sometimes allow compaction first: reads at t >= since stay exact; below it a peek answers
@@ -884,7 +935,15 @@ class CaseRunner {
     for (const auto& index : case_.indexes) {
       const pb::Schema& schema = validator_.collections().at(index);
       const auto key = evaluator_->IndexKey(index).value();
-      for (Time t = 0; t < case_.end; ++t) {
+      // Every time it has; a closed index also at times beyond its last update, up to the
+      // largest valid time ("latest" of a closed collection: its final contents).
+      std::vector<Time> times;
+      for (Time t = 0; t < case_.end; ++t) times.push_back(t);
+      if (case_.closed) {
+        for (Time t : {case_.end, case_.end + 1 + gen.rand().Below(1000), kMaxTime})
+          times.push_back(t);
+      }
+      for (Time t : times) {
         const Contents at_t = evaluator_->At(index, t).value();
         std::vector<pb::Command> peeks(1);
         if (gen.rand().Chance(0.6)) {  // key lookup
@@ -1008,22 +1067,33 @@ class CaseRunner {
       return false;
     }
 
-    // Drop the indexes: the empty frontier is reported for each.
-    for (const auto& index : case_.indexes) {
+    // Drop the indexes — now, or later together with other cases' (several dataflows dropped in
+    // one go, so that one lockstep iteration applies all their drops).
+    live_.insert(live_.end(), case_.indexes.begin(), case_.indexes.end());
+    if (gen.rand().Chance(0.5)) DropLive();
+    session_.Pump(0ms);
+    return !sup_.Exited();
+  }
+
+  // Drops every index still live, back to back; the empty frontier is reported for each.
+  void DropLive() {
+    for (const auto& index : live_) {
       pb::Command drop;
       drop.mutable_allow_compaction()->set_id(index);
       drop.mutable_allow_compaction()->mutable_frontier();
       EXPECT_TRUE(validator_.Validate(drop).ok());
       ctl_.Send(drop);
       dropped_.push_back(index);
+      reusable_.push_back(index);
     }
-    session_.Pump(0ms);
-    return !sup_.Exited();
+    live_.clear();
   }
 
  public:
-  // After the last case: every dropped index reported the empty write frontier.
+  // After the last case: every index is dropped and reported the empty write frontier, and every
+  // registry slot is freed (none is left behind holding memory).
   void CheckDrops() {
+    DropLive();
     const auto empty = std::numeric_limits<std::uint64_t>::max();
     const bool all = session_.WaitFor(
         [&] {
@@ -1039,7 +1109,25 @@ class CaseRunner {
       ADD_FAILURE() << "dropped indexes that did not report the empty frontier:" << missing;
     }
     EXPECT_TRUE(session_.command_errors().empty()) << session_.command_errors().front();
+    auto segment = shm::Segment::Open(sup_.segment());
+    ASSERT_TRUE(segment.ok()) << segment.status().ToString();
+    shm::Registry registry(segment->get());
+    auto live_slots = [&] {
+      std::string live;
+      for (std::uint32_t row = 0; row < registry.workers(); ++row) {
+        for (std::uint32_t i = 0; i < registry.slots_per_row(); ++i) {
+          const shm::SlotData& slot = registry.slot(row, i);
+          if (slot.state.load() == static_cast<std::uint32_t>(shm::SlotState::kLive))
+            live += " " + registry.KeyOf(slot).ToString() + "/row" + std::to_string(row);
+        }
+      }
+      return live;
+    };
+    const bool freed = session_.WaitFor([&] { return live_slots().empty(); }, 10s);
+    EXPECT_TRUE(freed) << "slots left behind after every index was dropped:" << live_slots();
   }
+
+  int reused() const { return reused_; }
 
  private:
   std::string Describe() const {
@@ -1061,6 +1149,9 @@ class CaseRunner {
   Case case_;
   std::optional<Evaluator> evaluator_;
   std::vector<std::string> dropped_;
+  std::vector<std::string> live_;      // indexes not dropped yet
+  std::vector<std::string> reusable_;  // dropped index ids a later case may create again
+  int reused_ = 0;
   std::string current_name_;  // of the hand-written case being run
   int next_id_ = 1;
   int uuid_ = 0;
@@ -1117,10 +1208,10 @@ void RunConfiguration(const Config& config, const std::vector<FixedCase>& fixed 
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf(
       "[ correctness ] %s, %d workers: %zu cases, %d peeks (%d with rows, %d errors, %d below "
-      "since), %d mismatches, %.1f s\n",
+      "since), %d index ids reused, %d mismatches, %.1f s\n",
       config.two_runtime ? "two-runtime" : "solo", config.workers, seeds.size() + fixed.size(),
       runner.peeks(), runner.nonempty_answers(), runner.error_answers(), runner.compacted_answers(),
-      runner.mismatches(), seconds);
+      runner.reused(), runner.mismatches(), seconds);
   EXPECT_EQ(runner.mismatches(), 0);
   EXPECT_FALSE(sup.Exited()) << Tail(sup.Log());
 #endif
@@ -1174,6 +1265,56 @@ std::vector<FixedCase> HandWrittenCases() {
        .end = 5,
        .builds = {ten_over_k},
        .exports = {{1, {0}}}});
+  // Issue 10, item 1: each group once, however many rows it has and whatever is retracted.
+  const Types gv = {{pb::INT64, false}, {pb::INT64, false}};
+  cases.push_back({.name = "a reduce without aggregates lists each group once",
+                   .source = gv,
+                   .updates = {{Ints({1, 10}), 0, 1},
+                               {Ints({1, 11}), 0, 1},
+                               {Ints({1, 12}), 1, 1},
+                               {Ints({2, 20}), 1, 1},
+                               {Ints({3, 30}), 1, 1},
+                               {Ints({3, 31}), 2, 1},
+                               {Ints({1, 11}), 2, -1},
+                               {Ints({3, 30}), 3, -1}},
+                   .end = 4,
+                   .builds = {s::ReducePlan(s::GetPlan("$0"), {0}, {})},
+                   .exports = {{1, {0}}}});
+  // Issue 10, item 2: multiplicities that do not fit int64 are an error, never a wrapped count.
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  cases.push_back({.name = "a count beyond int64 in an index is an error, and fits again later",
+                   .source = k,
+                   .updates = {{Ints({0}), 0, kMax},
+                               {Ints({0}), 0, kMax},
+                               {Ints({0}), 1, kMax},
+                               {Ints({1}), 1, 1},
+                               {Ints({0}), 2, -kMax},
+                               {Ints({0}), 3, -kMax}},
+                   .end = 4,
+                   .exports = {{0, {0}}},
+                   .peeks = {{.t = 2, .keys = {Ints({1})}}, {.t = 2, .keys = {Ints({0})}}}});
+  cases.push_back({.name = "COUNT beyond int64 is an error",
+                   .source = k,
+                   .updates = {{Ints({0}), 0, kMax}, {Ints({1}), 0, kMax}, {Ints({1}), 1, -1}},
+                   .end = 3,
+                   .builds = {s::ReducePlan(s::GetPlan("$0"), {}, {{pb::COUNT, 0}}),
+                              s::ReducePlan(s::GetPlan("$0"), {0}, {{pb::COUNT, 0}})},
+                   .exports = {{1, {0}}, {2, {0}}}});
+  cases.push_back({.name = "a distinct of rows with counts beyond int64 is exact",
+                   .source = k,
+                   .updates = {{Ints({0}), 0, kMax}, {Ints({0}), 0, kMax}, {Ints({0}), 1, -kMax}},
+                   .end = 2,
+                   .builds = {s::DistinctPlan(s::GetPlan("$0"))},
+                   .exports = {{1, {0}}}});
+  // Issue 10, item 3: a closed collection is readable at every time from since on.
+  cases.push_back(
+      {.name = "an index whose source closed is readable beyond its last time",
+       .source = gv,
+       .updates = {{Ints({1, 10}), 0, 1}, {Ints({2, 20}), 1, 1}, {Ints({1, 10}), 2, -1}},
+       .end = 3,
+       .exports = {{0, {0}}},
+       .peeks = {{.t = 3}, {.t = 1000}, {.t = kMaxTime}},
+       .closed = true});
   return cases;
 }
 

@@ -10,7 +10,9 @@
 #include "base/time.h"
 #include "shm/layout.h"
 #include "shm/reader.h"
+#include "shm/registry.h"
 #include "supervisor_harness.h"
+#include "temp_dir.h"
 
 namespace tandem::testing {
 namespace {
@@ -455,6 +457,109 @@ TEST(Runtime, ReplayingADropOfAnIndexThatIsAlreadyGoneChangesNothing) {
   ASSERT_TRUE(still && still->peek_response().has_rows()) << r.sup.Log();
   EXPECT_EQ(RowsOf(*still), (std::multiset<std::string>{"1,10,x1"}));
   EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
+}
+
+// The registry slots still live in a replica's segment, as "u4@0/row1 …" (empty when none).
+std::string LiveSlots(const SupervisorProcess& sup) {
+  auto segment = shm::Segment::Open(sup.segment());
+  if (!segment.ok()) return "(cannot open the segment: " + segment.status().ToString() + ")";
+  shm::Registry registry(segment->get());
+  std::string live;
+  for (std::uint32_t row = 0; row < registry.workers(); ++row) {
+    for (std::uint32_t i = 0; i < registry.slots_per_row(); ++i) {
+      const shm::SlotData& slot = registry.slot(row, i);
+      if (slot.state.load() == static_cast<std::uint32_t>(shm::SlotState::kLive))
+        live += " " + registry.KeyOf(slot).ToString() + "/row" + std::to_string(row);
+    }
+  }
+  return live;
+}
+
+bool AwaitNoLiveSlots(const SupervisorProcess& sup, std::chrono::milliseconds limit = 10s) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!LiveSlots(sup).empty()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(10ms);  // polling a condition, with a deadline
+  }
+  return true;
+}
+
+// Issue 10 item 5: a controller that replays nothing makes the replica drop every dataflow in one
+// go. All their slots must be freed (they used to stay published, holding their memory), and an
+// id must be reusable (re-creating one used to abort the replica on the stale slot).
+void DropSeveralAtOnceThenReuse(bool two_runtime) {
+  Replica r(two_runtime, 2);
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  LogFile one, two, three;
+  one.Append("U 0 1 1 10\nP 2\n");
+  two.Append("U 0 1 2 20\nP 2\n");
+  three.Append("U 0 1 3 30\nP 2\n");
+  r.ctl->Send(LogIndexDataflow("u1", "u2", one.path()));
+  r.ctl->Send(LogIndexDataflow("u3", "u4", two.path()));
+  ASSERT_TRUE(AwaitUpper(*r.ctl, "u2", 2));
+  ASSERT_TRUE(AwaitUpper(*r.ctl, "u4", 2));
+  TestController next(r.sup.controller_endpoint());
+  ASSERT_TRUE(next.Hello("fresh"));
+  Command done;
+  done.mutable_initialization_complete();
+  next.Send(done);
+  auto rec = next.ReceiveUntil(
+      [](const Response& r) { return r.has_status() && r.status().has_reconciled(); });
+  ASSERT_TRUE(rec) << r.sup.Log();
+  EXPECT_EQ(rec->status().reconciled().dropped(), 2u);
+  EXPECT_TRUE(AwaitNoLiveSlots(r.sup)) << "left behind:" << LiveSlots(r.sup);
+  next.Send(LogIndexDataflow("u5", "u4", three.path()));
+  ASSERT_TRUE(AwaitUpper(next, "u4", 2)) << r.sup.Log();
+  next.Send(PeekCmd("again", "u4", 1));
+  auto again = AwaitPeek(next, "again");
+  ASSERT_TRUE(again && again->peek_response().has_rows()) << r.sup.Log();
+  EXPECT_EQ(RowsOf(*again), (std::multiset<std::string>{"3,30,x1"}));
+  EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
+}
+
+TEST(Runtime, DroppingSeveralDataflowsAtOnceFreesEverySlotAndIdsAreReusable) {
+  DropSeveralAtOnceThenReuse(true);
+}
+TEST(Runtime, DroppingSeveralDataflowsAtOnceFreesEverySlotAndIdsAreReusableSolo) {
+  DropSeveralAtOnceThenReuse(false);
+}
+
+// Issue 10 item 7: with several bad lines, every peek answers the same error — the earliest line.
+TEST(Runtime, APeekOverSeveralBadLogLinesAlwaysAnswersTheEarliest) {
+  Replica r(true, 4);
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  LogFile log;
+  std::string lines = "U 0 1 1 10\n";
+  for (int i = 0; i < 14; ++i) lines += "U 0 1 x" + std::to_string(i) + " 1\n";  // lines 2..15
+  ASSERT_TRUE(StartLogIndex(r, log, lines + "P 2\n", 2)) << r.sup.Log();
+  for (int i = 0; i < 5; ++i) {
+    const std::string uuid = "e" + std::to_string(i);
+    r.ctl->Send(PeekCmd(uuid, "u2", 1));
+    auto e = AwaitPeek(*r.ctl, uuid);
+    ASSERT_TRUE(e) << r.sup.Log();
+    EXPECT_EQ(e->peek_response().error().rfind("log line 2: ", 0), 0u)
+        << e->peek_response().error();
+  }
+}
+
+// Issue 10 item 8: a log source whose file is missing says so in the log, and reads the file once
+// it appears.
+TEST(Runtime, AMissingLogFileIsReportedAndReadOnceItAppears) {
+  Replica r(true, 1);
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  TempDir dir("missing-log");
+  const std::string path = dir.File("later.log");
+  r.ctl->Send(LogIndexDataflow("u1", "u2", path));
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (r.sup.Log().find(path + " does not exist") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);  // polling the log, with a deadline
+  }
+  EXPECT_NE(r.sup.Log().find("log source u1: " + path + " does not exist"), std::string::npos)
+      << r.sup.Log();
+  dir.Write("later.log", "U 0 1 1 10\nP 2\n");
+  ASSERT_TRUE(AwaitUpper(*r.ctl, "u2", 2)) << r.sup.Log();
+  EXPECT_NE(r.sup.Log().find(path + " is there now"), std::string::npos);
 }
 
 }  // namespace

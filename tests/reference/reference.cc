@@ -15,6 +15,12 @@ constexpr int kMaxPlanDepth = 1000;
 // Wide enough for any sum of int64 products of an int64 value and an int64 multiplicity that a
 // test can build: SUM overflow is judged on the final value.
 __extension__ typedef __int128 Int128;
+__extension__ typedef unsigned __int128 UInt128;
+
+bool FitsInt64(Count v) {
+  return v >= std::numeric_limits<std::int64_t>::min() &&
+         v <= std::numeric_limits<std::int64_t>::max();
+}
 
 bool IsNull(const Datum& d) { return std::holds_alternative<Null>(d); }
 bool IsTrue(const Datum& d) { return std::holds_alternative<bool>(d) && std::get<bool>(d); }
@@ -183,10 +189,11 @@ void AddAll(Contents& into, const Contents& from) {
 // One aggregate over one group: rows of the group with their (non-zero) multiplicities.
 // Returns the datum, or an error message.
 Value Aggregate(const pb::Aggregate& aggregate,
-                const std::vector<std::pair<const Row*, std::int64_t>>& group, std::int64_t total) {
+                const std::vector<std::pair<const Row*, Count>>& group, Count total) {
   switch (aggregate.func()) {
     case pb::COUNT:
-      return Value::Of(total);
+      if (total > std::numeric_limits<std::int64_t>::max()) return Value::Error(kOverflow);
+      return Value::Of(static_cast<std::int64_t>(total));
     case pb::SUM: {
       bool any = false;
       bool is_float = false;
@@ -197,7 +204,11 @@ Value Aggregate(const pb::Aggregate& aggregate,
         if (IsNull(d)) continue;
         any = true;
         if (const auto* i = std::get_if<std::int64_t>(&d)) {
-          int_sum += static_cast<Int128>(*i) * count;
+          Int128 product;
+          if (__builtin_mul_overflow(static_cast<Int128>(*i), count, &product) ||
+              __builtin_add_overflow(int_sum, product, &int_sum)) {
+            return Value::Error(kOverflow);
+          }
         } else if (const auto* f = std::get_if<double>(&d)) {
           is_float = true;
           float_sum += *f * static_cast<double>(count);
@@ -384,13 +395,22 @@ MfpResult ApplyMfp(const pb::MapFilterProject& mfp, const Row& row) {
   return result;
 }
 
-void AddTo(Multiset& set, const Row& row, std::int64_t diff) {
+std::string CountToString(Count count) {
+  if (count == 0) return "0";
+  const bool negative = count < 0;
+  UInt128 magnitude = negative ? -static_cast<UInt128>(count) : static_cast<UInt128>(count);
+  std::string digits;
+  for (; magnitude != 0; magnitude /= 10) digits.insert(digits.begin(), '0' + magnitude % 10);
+  return (negative ? "-" : "") + digits;
+}
+
+void AddTo(Multiset& set, const Row& row, Count diff) {
   if (diff == 0) return;
   auto [it, inserted] = set.emplace(row, diff);
   if (!inserted && (it->second += diff) == 0) set.erase(it);
 }
 
-void AddTo(ErrorSet& set, const std::string& message, std::int64_t diff) {
+void AddTo(ErrorSet& set, const std::string& message, Count diff) {
   if (diff == 0) return;
   auto [it, inserted] = set.emplace(message, diff);
   if (!inserted && (it->second += diff) == 0) set.erase(it);
@@ -411,12 +431,12 @@ Contents ReduceOf(const Contents& input, const pb::Plan::Reduce& reduce) {
   Contents out;
   out.errors = input.errors;
   const std::vector<std::uint32_t> group_key = Columns(reduce.group_key());
-  std::map<Row, std::vector<std::pair<const Row*, std::int64_t>>, RowLess> groups;
+  std::map<Row, std::vector<std::pair<const Row*, Count>>, RowLess> groups;
   for (const auto& [row, count] : input.rows) {
     groups[Project(row, group_key)].emplace_back(&row, count);
   }
   for (const auto& [key, group] : groups) {
-    std::int64_t total = 0;
+    Count total = 0;
     for (const auto& member : group) total += member.second;
     if (total <= 0) continue;
     Row row = key;
@@ -469,14 +489,16 @@ PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>
                                      [&](const Row& k) { return CompareRow(k, row_key) == 0; });
       if (!match) continue;
     }
+    if (!FitsInt64(count)) return fail("multiplicity overflow of " + RowToString(row));
     MfpResult r = ApplyMfp(mfp, row);
     if (r.kind == MfpResult::Kind::kError) return fail(r.error);
     if (r.kind == MfpResult::Kind::kRow) AddTo(selected, r.row, count);
   }
-  std::vector<std::pair<Row, std::int64_t>> sorted(selected.begin(), selected.end());
+  std::vector<std::pair<Row, Count>> sorted(selected.begin(), selected.end());
   for (const auto& [row, count] : sorted) {
+    if (!FitsInt64(count)) return fail("multiplicity overflow of " + RowToString(row));
     if (count < 0) {
-      return fail("negative multiplicity " + std::to_string(count) + " of " + RowToString(row));
+      return fail("negative multiplicity " + CountToString(count) + " of " + RowToString(row));
     }
   }
   std::stable_sort(sorted.begin(), sorted.end(), [&](const auto& a, const auto& b) {
@@ -501,8 +523,10 @@ PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>
     auto [it, inserted] = position.emplace(out, answer.rows.size());
     if (inserted) {
       answer.rows.emplace_back(std::move(out), count);
-    } else {
-      answer.rows[it->second].second += count;
+    } else if (__builtin_add_overflow(answer.rows[it->second].second, count,
+                                      &answer.rows[it->second].second) ||
+               answer.rows[it->second].second > std::numeric_limits<std::int64_t>::max()) {
+      return fail("multiplicity overflow of " + RowToString(answer.rows[it->second].first));
     }
   }
   return answer;
@@ -522,7 +546,7 @@ std::string ToString(const Multiset& set) {
   std::string out = "{";
   bool first = true;
   for (const auto& [row, count] : set) {
-    out += (first ? "" : ", ") + RowToString(row) + " x" + std::to_string(count);
+    out += (first ? "" : ", ") + RowToString(row) + " x" + CountToString(count);
     first = false;
   }
   return out + "}";

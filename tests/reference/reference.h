@@ -43,10 +43,15 @@ struct RowLess {
   bool operator()(const Row& a, const Row& b) const { return CompareRow(a, b) < 0; }
 };
 
+// A multiplicity: an exact sum of int64 diffs (128 bits is exact for every test's data). What
+// does not fit int64 where the runtime must give an int64 (COUNT, a peek's counts) is an error.
+__extension__ typedef __int128 Count;
+std::string CountToString(Count count);
+
 // Row -> multiplicity; zero counts are never stored.
-using Multiset = std::map<Row, std::int64_t, RowLess>;
+using Multiset = std::map<Row, Count, RowLess>;
 // Error message -> multiplicity; zero counts are never stored.
-using ErrorSet = std::map<std::string, std::int64_t>;
+using ErrorSet = std::map<std::string, Count>;
 
 struct Update {
   Row row;
@@ -104,8 +109,8 @@ MfpResult ApplyMfp(const pb::MapFilterProject& mfp, const Row& row);
 // ---- collections and operators on whole collections
 
 // Adds `diff` of `row` (dropping the entry when it reaches zero).
-void AddTo(Multiset& set, const Row& row, std::int64_t diff);
-void AddTo(ErrorSet& set, const std::string& message, std::int64_t diff);
+void AddTo(Multiset& set, const Row& row, Count diff);
+void AddTo(ErrorSet& set, const std::string& message, Count diff);
 
 Contents MfpOf(const Contents& input, const pb::MapFilterProject& mfp);
 Contents ReduceOf(const Contents& input, const pb::Plan::Reduce& reduce);
@@ -123,7 +128,8 @@ struct PeekAnswer {
 // The answer of a peek on an index whose collection is `contents` at the peek's time and whose
 // key columns are `key`: rows matching one of `keys` (all rows if `keys` is empty), through `mfp`,
 // then `finishing`. An error of the collection (whatever the keys), of the mfp on a selected row,
-// or a negative multiplicity of a result row, makes the answer an error.
+// a selected row whose count does not fit int64, or a result row whose count does not fit int64
+// or is negative, makes the answer an error.
 PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>& key,
                       const std::vector<Row>& keys, const pb::MapFilterProject& mfp,
                       const pb::Finishing& finishing);

@@ -6,6 +6,7 @@
 
 #include <chrono>
 
+#include "temp_dir.h"
 #include "workers/dataflow.h"
 
 namespace tandem::workers {
@@ -132,6 +133,78 @@ TEST(SourcePacing, ABudgetThatHeldNothingBackIsNotReportedAsLimiting) {
   EXPECT_FALSE(d.budget_limited);
   d.Prepare(1, 1, now + 50ms);
   EXPECT_TRUE(d.budget_limited) << "50 ticks were due, 1 was allowed";
+}
+
+// A dataflow with one log source (k int64) on `path`.
+std::unique_ptr<DataflowShared> LogDataflow(const std::string& path) {
+  auto d = std::make_unique<DataflowShared>();
+  d->as_of = 0;
+  auto s = std::make_unique<SourceShared>();
+  s->id = "u1";
+  s->source.mutable_log()->set_path(path);
+  auto* col = s->schema.add_columns();
+  col->set_name("k");
+  col->set_type(ipc::pb::INT64);
+  d->sources.push_back(std::move(s));
+  return d;
+}
+
+std::size_t PendingRows(const SourceShared& s) {
+  std::size_t n = 0;
+  for (const auto& w : s.pending) n += w.size();
+  return n;
+}
+
+// Issue 10 item 13: a log source read a whole 10^6-line file in one step (a solo peek waited
+// 603 ms behind it). It follows the step budget like a generator.
+TEST(SourcePacing, ALogSourceReadsAtMostItsStepBudgetAndStepsAgainAtOnce) {
+  testing::TempDir dir("pacing");
+  std::string text;
+  for (int i = 0; i < 1000; ++i) text += "U 0 1 " + std::to_string(i) + "\n";
+  text += "P 1\n";
+  dir.Write("events.log", text);
+  const auto owned = LogDataflow(dir.File("events.log"));
+  DataflowShared& d = *owned;
+  const auto now = Clock::now();
+  EXPECT_EQ(d.Prepare(1, 2, now), now) << "more of the file is there: step again at once";
+  EXPECT_EQ(PendingRows(*d.sources[0]), 2 * kLogRecordsPerTick);
+  EXPECT_TRUE(d.budget_limited);
+  EXPECT_EQ(d.sources[0]->upper, Frontier::Minimum()) << "the progress mark is not read yet";
+  std::size_t steps = 1;
+  while (d.sources[0]->upper == Frontier::Minimum() && steps < 100) {
+    d.Prepare(1, 2, now);
+    ++steps;
+  }
+  EXPECT_EQ(steps, 8u) << "1001 records, 128 a step";
+  EXPECT_EQ(PendingRows(*d.sources[0]), 1000u);
+  EXPECT_EQ(d.sources[0]->upper, Frontier::At(1));
+  EXPECT_GT(d.Prepare(1, 2, now), now) << "all read: wait for the file to grow";
+  EXPECT_FALSE(d.budget_limited);
+}
+
+// Issue 10 item 7: errors name their own line (not the next progress mark), and a progress mark
+// below an earlier one is reported, not ignored.
+TEST(SourcePacing, LogErrorsNameTheLineTheyAreOn) {
+  testing::TempDir dir("pacing");
+  dir.Write("events.log",
+            "U 0 1 1\n"     // 1
+            "U 0 1 x\n"     // 2: not an int64
+            "P 5\n"         // 3
+            "U 2 1 2\n"     // 4: below the mark
+            "P 3\n"         // 5: below the mark
+            "U 6 1 3\nC\n"  // 6, 7
+            "P 9\n");       // 8: after C
+  const auto owned = LogDataflow(dir.File("events.log"));
+  DataflowShared& d = *owned;
+  d.Prepare(1, 1000, Clock::now());
+  std::vector<std::string> errors;
+  for (const auto& e : d.sources[0]->pending_errors) errors.push_back(e.message);
+  ASSERT_EQ(errors.size(), 4u);
+  EXPECT_EQ(errors[0].rfind("log line 2: ", 0), 0u) << errors[0];
+  EXPECT_EQ(errors[1], "log line 4: update at time 2 is below the progress mark 5");
+  EXPECT_EQ(errors[2], "log line 5: progress mark P 3 is below the earlier mark 5");
+  EXPECT_EQ(errors[3], "log line 8: progress mark P 9 after the close mark C");
+  EXPECT_TRUE(d.sources[0]->upper.empty());
 }
 
 }  // namespace
