@@ -1,5 +1,6 @@
-// Rendering a Maintained dataflow: sources → operators → index exports, computed incrementally,
-// one tick at a time, by all N worker threads of a maintenance (or solo) runtime in lockstep.
+// Rendering a Maintained dataflow: sources (workers/sources/) → operators (workers/operators/) →
+// index exports, computed incrementally, one tick at a time, by all N worker threads of a
+// maintenance (or solo) runtime in lockstep.
 //
 // A tick processes the updates at times [lo, hi) — hi is the same on every worker, decided in
 // the runtime's tick barrier — and publishes each index's new updates with upper hi. Stateful
@@ -28,74 +29,16 @@
 #include "base/time.h"
 #include "ipc/codec.h"
 #include "shm/publisher.h"
-#include "workers/expr.h"
-#include "workers/log_source.h"
+#include "workers/exchange.h"
+#include "workers/operators/node.h"
+#include "workers/sources/source.h"
 
 namespace tandem::workers {
-
-// The most ticks a generator advances in one lockstep step (the runtime's step budget grows to
-// at most this).
-inline constexpr Time kMaxStepTicks = 1024;
-// Log records a log source reads per tick of the step budget (a step of kMaxStepTicks reads at
-// most 64 Ki records).
-inline constexpr std::size_t kLogRecordsPerTick = 64;
-
-struct RowUpdate {
-  Row row;
-  Time time = 0;
-  std::int64_t diff = 0;
-};
-
-struct ErrorUpdate {
-  std::string message;
-  Time time = 0;
-  std::int64_t diff = 0;
-};
-
-struct Delta {
-  std::vector<RowUpdate> rows;
-  std::vector<ErrorUpdate> errors;
-};
-
-// Moves rows between the worker threads of one runtime. Each exchange is one barrier; buffers
-// alternate between two sets so that writers of exchange k+1 never touch what readers of exchange
-// k still read.
-class Exchange {
- public:
-  explicit Exchange(std::uint32_t workers);
-  std::uint32_t workers() const { return workers_; }
-  // Called by every worker, the same number of times in the same order. Returns the rows that
-  // `route` sent to `me` from every worker.
-  std::vector<RowUpdate> Shuffle(std::uint32_t me, std::vector<RowUpdate> rows,
-                                 const std::vector<std::uint32_t>& key_columns, bool whole_row);
-
- private:
-  std::uint32_t workers_;
-  std::barrier<> barrier_;
-  // [set][from][to]
-  std::vector<std::vector<std::vector<std::vector<RowUpdate>>>> buffers_;
-  std::vector<std::uint64_t> round_;  // per worker: exchanges done (same for all)
-};
-
-// The process-wide state of one source of one dataflow.
-struct SourceShared {
-  std::string id;
-  ipc::pb::Source source;
-  ipc::pb::Schema schema;
-  std::chrono::steady_clock::time_point created;
-  Frontier upper = Frontier::Minimum();  // everything below is available to workers
-  // Log sources: parsed records waiting to be taken by their owner worker.
-  std::unique_ptr<LogTailer> tailer;
-  std::vector<std::vector<RowUpdate>> pending;  // [worker]
-  std::vector<ErrorUpdate> pending_errors;      // taken by worker 0
-  std::uint64_t records = 0;
-  bool missing_logged = false;  // the log file was missing when last read (and we said so)
-};
 
 struct DataflowShared {
   ipc::pb::DataflowDescription desc;
   std::string fingerprint;  // deterministic encoding of desc (reconciliation compares it)
-  std::vector<std::unique_ptr<SourceShared>> sources;
+  std::vector<std::unique_ptr<Source>> sources;
   Time as_of = 0;
   Frontier until = Frontier::Empty();
   Frontier frontier = Frontier::Minimum();  // processed up to here (all workers)
@@ -129,8 +72,6 @@ struct DataflowShared {
   std::chrono::steady_clock::time_point Prepare(std::uint32_t workers, Time max_ticks,
                                                 std::chrono::steady_clock::time_point now);
 };
-
-class Node;
 
 // One worker's part of a rendered dataflow.
 class DataflowInstance {
@@ -172,10 +113,5 @@ class DataflowInstance {
   // broken invariant). `pending` is new from a tick, or moved out of pending_ for a retry.
   void Publish(const std::string& id, Pending pending);
 };
-
-// key_value's deterministic choices (also used by tests and the bench to compute answers).
-std::int64_t KeyValueInitial(std::uint64_t seed, std::int64_t key);
-std::int64_t KeyValuePick(std::uint64_t seed, Time t, std::uint64_t j, std::uint64_t keys);
-std::int64_t KeyValueValue(std::uint64_t seed, Time t, std::uint64_t j);
 
 }  // namespace tandem::workers

@@ -441,14 +441,7 @@ void Runtime::StartCompletion() noexcept {
       s->as_of = s->desc.as_of().elements(0);
       s->until = s->desc.until().elements().empty() ? Frontier::Empty()
                                                     : Frontier::At(s->desc.until().elements(0));
-      for (const auto& si : s->desc.source_imports()) {
-        auto src = std::make_unique<SourceShared>();
-        src->id = si.id();
-        src->source = si.source();
-        src->schema = si.schema();
-        src->created = now;
-        s->sources.push_back(std::move(src));
-      }
+      for (const auto& si : s->desc.source_imports()) s->sources.push_back(MakeSource(si, now));
       shared_[seq] = std::move(s);
     } else if (c.has_allow_compaction() && c.allow_compaction().frontier().elements().empty()) {
       for (auto& [q, s] : shared_) {

@@ -1,6 +1,6 @@
-// How generator sources advance per lockstep step (DataflowShared::Prepare): a step takes at most
-// the runtime's step budget of ticks, and when more ticks are already due the runtime is told to
-// step again at once instead of sleeping until the next tick (the bug this pins: an unthrottled
+// How sources advance per lockstep step (DataflowShared::Prepare, Source::Advance): a step takes at
+// most the runtime's step budget of ticks, and when more ticks are already due the runtime is told
+// to step again at once instead of sleeping until the next tick (the bug this pins: an unthrottled
 // source, or one behind schedule, used to sleep up to 100 ms between steps).
 #include <gtest/gtest.h>
 
@@ -8,6 +8,7 @@
 
 #include "temp_dir.h"
 #include "workers/dataflow.h"
+#include "workers/sources/log.h"
 
 namespace tandem::workers {
 namespace {
@@ -21,13 +22,13 @@ std::unique_ptr<DataflowShared> KeyValueDataflow(std::uint64_t interval_us,
                                                  Clock::time_point created) {
   auto d = std::make_unique<DataflowShared>();
   d->as_of = 0;
-  auto s = std::make_unique<SourceShared>();
-  s->id = "u1";
-  auto* kv = s->source.mutable_key_value();
+  ipc::pb::SourceImport import;
+  import.set_id("u1");
+  auto* kv = import.mutable_source()->mutable_key_value();
   kv->set_keys(10);
   kv->set_updates_per_tick(1);
   kv->set_tick_interval_us(interval_us);
-  s->created = created;
+  auto s = MakeSource(import, created);
   s->upper = Frontier::At(1);
   d->target = Frontier::At(1);  // processed up to the source's upper, as after a step
   d->sources.push_back(std::move(s));
@@ -96,10 +97,10 @@ TEST(SourcePacing, AGeneratorHeldBackByAnotherSourceDoesNotRunAheadOrSpin) {
   const auto now = Clock::now();
   const auto owned = KeyValueDataflow(0, now);
   DataflowShared& d = *owned;
-  auto held = std::make_unique<SourceShared>();  // a second source whose upper stays at 1
-  held->id = "u3";
-  held->source.mutable_key_value()->set_tick_interval_us(1000000000);
-  held->created = now;
+  ipc::pb::SourceImport import;  // a second source whose upper stays at 1
+  import.set_id("u3");
+  import.mutable_source()->mutable_key_value()->set_tick_interval_us(1000000000);
+  auto held = MakeSource(import, now);
   held->upper = Frontier::At(1);
   d.sources.push_back(std::move(held));
   EXPECT_EQ(d.Prepare(1, 3, now), now) << "the generator advances: step";
@@ -139,17 +140,19 @@ TEST(SourcePacing, ABudgetThatHeldNothingBackIsNotReportedAsLimiting) {
 std::unique_ptr<DataflowShared> LogDataflow(const std::string& path) {
   auto d = std::make_unique<DataflowShared>();
   d->as_of = 0;
-  auto s = std::make_unique<SourceShared>();
-  s->id = "u1";
-  s->source.mutable_log()->set_path(path);
-  auto* col = s->schema.add_columns();
+  ipc::pb::SourceImport import;
+  import.set_id("u1");
+  import.mutable_source()->mutable_log()->set_path(path);
+  auto* col = import.mutable_schema()->add_columns();
   col->set_name("k");
   col->set_type(ipc::pb::INT64);
-  d->sources.push_back(std::move(s));
+  d->sources.push_back(MakeSource(import, Clock::now()));
   return d;
 }
 
-std::size_t PendingRows(const SourceShared& s) {
+const LogSource& Log(const DataflowShared& d) { return dynamic_cast<LogSource&>(*d.sources[0]); }
+
+std::size_t PendingRows(const LogSource& s) {
   std::size_t n = 0;
   for (const auto& w : s.pending) n += w.size();
   return n;
@@ -167,7 +170,7 @@ TEST(SourcePacing, ALogSourceReadsAtMostItsStepBudgetAndStepsAgainAtOnce) {
   DataflowShared& d = *owned;
   const auto now = Clock::now();
   EXPECT_EQ(d.Prepare(1, 2, now), now) << "more of the file is there: step again at once";
-  EXPECT_EQ(PendingRows(*d.sources[0]), 2 * kLogRecordsPerTick);
+  EXPECT_EQ(PendingRows(Log(d)), 2 * kLogRecordsPerTick);
   EXPECT_TRUE(d.budget_limited);
   EXPECT_EQ(d.sources[0]->upper, Frontier::Minimum()) << "the progress mark is not read yet";
   std::size_t steps = 1;
@@ -176,7 +179,7 @@ TEST(SourcePacing, ALogSourceReadsAtMostItsStepBudgetAndStepsAgainAtOnce) {
     ++steps;
   }
   EXPECT_EQ(steps, 8u) << "1001 records, 128 a step";
-  EXPECT_EQ(PendingRows(*d.sources[0]), 1000u);
+  EXPECT_EQ(PendingRows(Log(d)), 1000u);
   EXPECT_EQ(d.sources[0]->upper, Frontier::At(1));
   EXPECT_GT(d.Prepare(1, 2, now), now) << "all read: wait for the file to grow";
   EXPECT_FALSE(d.budget_limited);
@@ -198,7 +201,7 @@ TEST(SourcePacing, LogErrorsNameTheLineTheyAreOn) {
   DataflowShared& d = *owned;
   d.Prepare(1, 1000, Clock::now());
   std::vector<std::string> errors;
-  for (const auto& e : d.sources[0]->pending_errors) errors.push_back(e.message);
+  for (const auto& e : Log(d).pending_errors) errors.push_back(e.message);
   ASSERT_EQ(errors.size(), 4u);
   EXPECT_EQ(errors[0].rfind("log line 2: ", 0), 0u) << errors[0];
   EXPECT_EQ(errors[1], "log line 4: update at time 2 is below the progress mark 5");

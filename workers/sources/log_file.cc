@@ -1,4 +1,4 @@
-#include "workers/log_source.h"
+#include "workers/sources/log_file.h"
 
 #include <charconv>
 #include <cmath>

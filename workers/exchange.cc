@@ -1,0 +1,42 @@
+#include "workers/exchange.h"
+
+#include <iterator>
+#include <string>
+
+#include "workers/routing.h"
+
+namespace tandem::workers {
+
+Exchange::Exchange(std::uint32_t workers)
+    : workers_(workers),
+      barrier_(workers),
+      buffers_(2, std::vector<std::vector<std::vector<RowUpdate>>>(
+                      workers, std::vector<std::vector<RowUpdate>>(workers))),
+      round_(workers, 0) {}
+
+std::vector<RowUpdate> Exchange::Shuffle(std::uint32_t me, std::vector<RowUpdate> rows,
+                                         const std::vector<std::uint32_t>& key_columns,
+                                         bool whole_row) {
+  if (workers_ == 1) return rows;
+  auto& set = buffers_[round_[me]++ % 2];
+  std::string key;
+  for (RowUpdate& u : rows) {
+    key.clear();
+    if (whole_row) {
+      AppendEncodedRow(u.row, &key);
+    } else {
+      for (std::uint32_t c : key_columns) AppendEncodedDatum(u.row[c], &key);
+    }
+    set[me][WorkerOf(key, workers_)].push_back(std::move(u));
+  }
+  barrier_.arrive_and_wait();
+  std::vector<RowUpdate> mine;
+  for (std::uint32_t from = 0; from < workers_; ++from) {
+    auto& in = set[from][me];
+    std::move(in.begin(), in.end(), std::back_inserter(mine));
+    in.clear();
+  }
+  return mine;
+}
+
+}  // namespace tandem::workers

@@ -1,0 +1,33 @@
+// Moves rows between the worker threads of one lockstep runtime (maintenance or solo), so that
+// worker i holds exactly the keys with hash % N == i (DESIGN §1, workers/routing.h).
+//
+// Each exchange is one barrier; buffers alternate between two sets so that writers of exchange
+// k+1 never touch what readers of exchange k still read.
+#pragma once
+
+#include <barrier>
+#include <cstdint>
+#include <vector>
+
+#include "workers/operators/node.h"
+
+namespace tandem::workers {
+
+class Exchange {
+ public:
+  explicit Exchange(std::uint32_t workers);
+  std::uint32_t workers() const { return workers_; }
+  // Called by every worker, the same number of times in the same order. Returns the rows that
+  // routing by `key_columns` (or the whole row) sent to `me` from every worker.
+  std::vector<RowUpdate> Shuffle(std::uint32_t me, std::vector<RowUpdate> rows,
+                                 const std::vector<std::uint32_t>& key_columns, bool whole_row);
+
+ private:
+  std::uint32_t workers_;
+  std::barrier<> barrier_;
+  // [set][from][to]
+  std::vector<std::vector<std::vector<std::vector<RowUpdate>>>> buffers_;
+  std::vector<std::uint64_t> round_;  // per worker: exchanges done (same for all)
+};
+
+}  // namespace tandem::workers

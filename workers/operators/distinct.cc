@@ -1,0 +1,33 @@
+#include "workers/operators/distinct.h"
+
+#include "workers/exchange.h"
+
+namespace tandem::workers {
+
+Delta DistinctNode::Pull(const TickCtx& ctx) {
+  Delta in = input_->Pull(ctx);
+  Delta out;
+  out.errors = std::move(in.errors);
+  std::vector<RowUpdate> rows = ctx.exchange->Shuffle(ctx.me, std::move(in.rows), {}, true);
+  std::string key;
+  ForEachTime(rows, [&](Time t, std::size_t b, std::size_t e) {
+    std::map<std::string, Int128> before;  // touched rows → count before this time
+    for (std::size_t i = b; i < e; ++i) {
+      key.clear();
+      AppendEncodedRow(rows[i].row, &key);
+      auto& [row, count] = state_[key];
+      if (!before.count(key)) before[key] = count;
+      if (row.empty() && !rows[i].row.empty()) row = rows[i].row;
+      count += rows[i].diff;
+    }
+    for (const auto& [k, was] : before) {
+      auto it = state_.find(k);
+      const Int128 now = it->second.second;
+      if ((was > 0) != (now > 0)) out.rows.push_back({it->second.first, t, now > 0 ? 1 : -1});
+      if (now == 0) state_.erase(it);
+    }
+  });
+  return out;
+}
+
+}  // namespace tandem::workers

@@ -1,0 +1,40 @@
+#include "workers/operators/index_export.h"
+
+#include <string>
+
+#include "workers/exchange.h"
+#include "workers/routing.h"
+
+namespace tandem::workers {
+
+shm::UpdateBuffer ArrangeByKey(const TickCtx& ctx, Delta delta,
+                               const std::vector<std::uint32_t>& key) {
+  std::vector<RowUpdate> rows = ctx.exchange->Shuffle(ctx.me, std::move(delta.rows), key, false);
+  // Encoded once, into one buffer; the two strings are reused, so no allocation per update.
+  shm::UpdateBuffer updates;
+  std::string key_bytes, val_bytes;
+  for (const RowUpdate& u : rows) {
+    key_bytes.clear();
+    val_bytes.clear();
+    for (std::uint32_t c : key) AppendEncodedDatum(u.row[c], &key_bytes);
+    AppendEncodedRow(u.row, &val_bytes);
+    if (updates.empty()) {
+      // Rows of one collection have similar sizes: the first one is a good estimate.
+      updates.Reserve(rows.size() + delta.errors.size(),
+                      (key_bytes.size() + val_bytes.size()) * (rows.size() + 1));
+    }
+    updates.Push(key_bytes, val_bytes, u.time, u.diff);
+  }
+  std::vector<RowUpdate> errors;
+  errors.reserve(delta.errors.size());
+  for (ErrorUpdate& err : delta.errors)
+    errors.push_back({{std::move(err.message)}, err.time, err.diff});
+  errors = ctx.exchange->Shuffle(ctx.me, std::move(errors), {0}, false);
+  for (const RowUpdate& err : errors) {
+    updates.Push(std::string(1, kErrorKeyPrefix) + std::get<std::string>(err.row[0]), "", err.time,
+                 err.diff);
+  }
+  return updates;
+}
+
+}  // namespace tandem::workers

@@ -1,0 +1,21 @@
+// The index export (DESIGN §4): a collection arranged by its key columns, as one worker's part of
+// the index it publishes into its registry row. Rows are exchanged by key, so worker i holds
+// exactly the keys of row i; errors by their message, so that an error and its retraction — which
+// may arise on different workers — meet and cancel in one arrangement. Errors are arranged under
+// the reserved key prefix (kErrorKeyPrefix), before every row.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "shm/batch.h"
+#include "workers/operators/node.h"
+
+namespace tandem::workers {
+
+// Exchanges `delta` (every worker calls it, in the same order: it is two barriers) and encodes
+// this worker's part as (key, whole row, time, diff) updates.
+shm::UpdateBuffer ArrangeByKey(const TickCtx& ctx, Delta delta,
+                               const std::vector<std::uint32_t>& key);
+
+}  // namespace tandem::workers

@@ -1,0 +1,16 @@
+// Reduce (workers/README.md "Operators"): one output row per group with a positive total
+// multiplicity — the group key columns, then COUNT / SUM / MIN / MAX. Exchanges by the group key;
+// keeps per group the exact multiplicities (base/count.h) and aggregate state, and emits the
+// retraction of a group's old output row and its new one whenever they differ.
+#pragma once
+
+#include <memory>
+
+#include "ipc/codec.h"
+#include "workers/operators/node.h"
+
+namespace tandem::workers {
+
+std::unique_ptr<Node> MakeReduce(Node* input, const ipc::pb::Plan::Reduce& reduce);
+
+}  // namespace tandem::workers

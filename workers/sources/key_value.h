@@ -1,0 +1,23 @@
+// key_value{keys K, updates_per_tick U, tick_interval_us, seed} (workers/README.md "Sources"): at
+// time 0 every key 0..K-1 has value Initial(seed, k); at each time t >= 1, for j = 0..U-1 key
+// Pick(seed, t, j) gets value Value(seed, t, j) — the retraction of its old value and the
+// insertion of the new one, both at t. Worker me owns the keys with k % N == me.
+#pragma once
+
+#include "workers/sources/generator.h"
+
+namespace tandem::workers {
+
+class KeyValueSource final : public GeneratorSource {
+ public:
+  KeyValueSource(const ipc::pb::SourceImport& import, std::chrono::steady_clock::time_point created)
+      : GeneratorSource(import, created, import.source().key_value().tick_interval_us()) {}
+  std::unique_ptr<Node> MakeNode(std::uint32_t me, Time as_of, Frontier until) override;
+};
+
+// key_value's deterministic choices (pure functions; tests can compute answers with them).
+std::int64_t KeyValueInitial(std::uint64_t seed, std::int64_t key);
+std::int64_t KeyValuePick(std::uint64_t seed, Time t, std::uint64_t j, std::uint64_t keys);
+std::int64_t KeyValueValue(std::uint64_t seed, Time t, std::uint64_t j);
+
+}  // namespace tandem::workers

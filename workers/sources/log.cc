@@ -1,0 +1,106 @@
+#include "workers/sources/log.h"
+
+#include <spdlog/spdlog.h>
+
+namespace tandem::workers {
+
+namespace {
+
+class LogNode final : public SourceNode {
+ public:
+  LogNode(LogSource* s, Time as_of, Frontier until) : SourceNode(as_of, until), s_(s) {}
+  Delta Pull(const TickCtx& ctx) override {
+    Delta d;
+    auto& mine = s_->pending[ctx.me];
+    std::vector<RowUpdate> later;
+    for (RowUpdate& u : mine) {
+      if (ctx.hi.Greater(u.time)) {
+        Emit(d, std::move(u.row), u.time, u.diff);
+      } else {
+        later.push_back(std::move(u));
+      }
+    }
+    mine = std::move(later);
+    if (ctx.me == 0) {
+      std::vector<ErrorUpdate> later_errors;
+      for (ErrorUpdate& e : s_->pending_errors) {
+        if (ctx.hi.Greater(e.time)) {
+          e.time = std::max(e.time, as_of_);
+          d.errors.push_back(std::move(e));
+        } else {
+          later_errors.push_back(std::move(e));
+        }
+      }
+      s_->pending_errors = std::move(later_errors);
+    }
+    return d;
+  }
+
+ private:
+  LogSource* s_;
+};
+
+}  // namespace
+
+void LogSource::Advance(AdvanceCtx& ctx) {
+  if (pending.empty()) pending.resize(ctx.workers);
+  // A step reads at most this many records (the step budget, like a generator's ticks).
+  const std::size_t budget = static_cast<std::size_t>(ctx.max_ticks) * kLogRecordsPerTick;
+  const Time at = upper.empty() ? kMaxTime : upper.time();  // where errors arise
+  auto error = [&](const LogRecord& r, const std::string& why) {
+    pending_errors.push_back({"log line " + std::to_string(r.line) + ": " + why, at, 1});
+  };
+  for (LogRecord& r : tailer_->ReadNew(budget)) {
+    switch (r.kind) {
+      case LogRecord::Kind::kUpdate:
+        if (!upper.LessEqual(r.time)) {
+          error(r, "update at time " + std::to_string(r.time) +
+                       (upper.empty()
+                            ? " after the close mark C"
+                            : " is below the progress mark " + std::to_string(upper.time())));
+          break;
+        }
+        pending[records_++ % ctx.workers].push_back({std::move(r.row), r.time, r.diff});
+        break;
+      case LogRecord::Kind::kProgress:
+        if (upper.empty()) {
+          error(r, "progress mark P " + std::to_string(r.time) + " after the close mark C");
+        } else if (r.time < upper.time()) {
+          error(r, "progress mark P " + std::to_string(r.time) + " is below the earlier mark " +
+                       std::to_string(upper.time()));
+        } else {
+          upper = Frontier::At(r.time);
+        }
+        break;
+      case LogRecord::Kind::kClose:
+        upper = Frontier::Empty();
+        break;
+      case LogRecord::Kind::kError:
+        pending_errors.push_back({r.error, at, 1});
+        break;
+    }
+  }
+  if (tailer_->missing() != missing_logged_) {
+    missing_logged_ = tailer_->missing();
+    if (missing_logged_) {
+      spdlog::warn(
+          "log source {}: {} does not exist (or cannot be read); its collections wait "
+          "for it (their frontiers stay where they are)",
+          id, tailer_->path());
+    } else {
+      spdlog::info("log source {}: {} is there now; reading it", id, tailer_->path());
+    }
+  }
+  if (tailer_->more()) {
+    ctx.budget_limited = true;
+    ctx.next = ctx.now;  // more of the file is there already: step again at once
+  } else {
+    ctx.next = std::min(ctx.next, ctx.now + std::chrono::milliseconds(10));
+  }
+}
+
+std::unique_ptr<Node> LogSource::MakeNode(std::uint32_t, Time as_of, Frontier until) {
+  return std::make_unique<LogNode>(this, as_of, until);
+}
+
+}  // namespace tandem::workers

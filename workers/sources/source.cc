@@ -1,0 +1,26 @@
+#include "workers/sources/source.h"
+
+#include "base/check.h"
+#include "workers/sources/counter.h"
+#include "workers/sources/key_value.h"
+#include "workers/sources/log.h"
+
+namespace tandem::workers {
+
+std::unique_ptr<Source> MakeSource(const ipc::pb::SourceImport& import,
+                                   std::chrono::steady_clock::time_point created) {
+  switch (import.source().kind_case()) {
+    case ipc::pb::Source::kCounter:
+      return std::make_unique<CounterSource>(import, created);
+    case ipc::pb::Source::kKeyValue:
+      return std::make_unique<KeyValueSource>(import, created);
+    case ipc::pb::Source::kLog:
+      return std::make_unique<LogSource>(import, created);
+    case ipc::pb::Source::KIND_NOT_SET:
+      break;
+  }
+  TANDEM_CHECK(false, "a source of no known kind passed validation");
+  return nullptr;
+}
+
+}  // namespace tandem::workers
