@@ -164,6 +164,21 @@ TEST(Configuration, BadBooleanExits64) {
   EXPECT_NE(sup.Log().find("is not a boolean"), std::string::npos) << sup.Log();
 }
 
+TEST(Configuration, NegativeHeartbeatParameterExits64NamingItBeforeAnythingStarts) {
+  for (const char* assignment :
+       {"controller_heartbeat_interval_ms=-5", "controller_heartbeat_timeout_ms=-5"}) {
+    SCOPED_TRACE(assignment);
+    SupervisorProcess sup({.extra_args = {"--param", assignment}});
+    EXPECT_EQ(sup.WaitExit(10s), 64) << sup.Log();
+    const std::string name(assignment, std::string_view(assignment).find('='));
+    EXPECT_NE(sup.Log().find("parameter " + name + ": '-5' is out of range"), std::string::npos)
+        << sup.Log();
+    EXPECT_EQ(sup.Log().find("could not bind"), std::string::npos) << sup.Log();
+    EXPECT_EQ(sup.Log().find("spawned"), std::string::npos) << "nothing started";
+    EXPECT_FALSE(sup.SegmentExists());
+  }
+}
+
 TEST(Configuration, SegmentLargerThanDevShmExits78) {
   SupervisorProcess sup({.extra_args = {"--shm-size", "100000GiB"}});
   EXPECT_EQ(sup.WaitExit(10s), 78);
