@@ -271,11 +271,12 @@ class TestController {
     }
     return std::nullopt;
   }
-  // Sends Hello and waits for HelloAccepted.
-  bool Hello(const std::string& nonce = "n1") {
+  // Sends Hello (an observer's, read-only, when `observer`) and waits for HelloAccepted.
+  bool Hello(const std::string& nonce = "n1", bool observer = false) {
     ipc::pb::Command c;
     c.mutable_hello()->set_nonce(nonce);
     c.mutable_hello()->set_protocol_version(ipc::kProtocolVersion);
+    c.mutable_hello()->set_observer(observer);
     Send(c);
     return ReceiveUntil(
                [](const auto& r) { return r.has_status() && r.status().has_hello_accepted(); })

@@ -230,6 +230,14 @@ void Runtime::Track(const pb::Command& c) {
   }
 }
 
+bool Runtime::IsLiveExport(const std::string& id) const {
+  return std::any_of(live_.begin(), live_.end(), [&](const auto& entry) {
+    const LiveDataflow& l = entry.second;
+    return std::find(l.exports.begin(), l.exports.end(), id) != l.exports.end() &&
+           !l.dropped.count(id);
+  });
+}
+
 void Runtime::OnCommand(pb::Command c) {
   if (c.has_hello()) {
     // A new controller: if we already run dataflows, hold its replayed history until
@@ -240,7 +248,11 @@ void Runtime::OnCommand(pb::Command c) {
     for (const auto& [id, f] : reported_) SendFrontier(id, f);
     return;
   }
-  if (reconciling_) {
+  // A peek of an index that runs already changes nothing, so it does not wait for the replay to
+  // finish: an observer's peek (DESIGN §3, "Observers") is served while a controller reconciles.
+  // (A peek of an index the replay creates waits for it; so does a cancel, after its peek.)
+  const bool serve_now = c.has_peek() && IsLiveExport(c.peek().id());
+  if (reconciling_ && !serve_now) {
     if (c.has_initialization_complete()) {
       Reconcile();
     } else {

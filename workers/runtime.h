@@ -84,6 +84,7 @@ class Runtime {
   void SendFrontier(const std::string& id, Frontier f);
   void SendResponse(const ipc::pb::Response& response);
   void Track(const ipc::pb::Command& command);
+  bool IsLiveExport(const std::string& id) const;
 
   // Worker threads.
   void WorkerMain(std::uint32_t me);

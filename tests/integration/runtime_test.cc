@@ -562,5 +562,30 @@ TEST(Runtime, AMissingLogFileIsReportedAndReadOnceItAppears) {
   EXPECT_NE(r.sup.Log().find(path + " is there now"), std::string::npos);
 }
 
+// An observer's peek of a running index is answered while a new controller is still replaying
+// (between its Hello and its InitializationComplete); the replay still reconciles as before.
+TEST(Runtime, AnObserversPeekIsServedWhileAControllerReplays) {
+  Replica r;
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  LogFile log;
+  ASSERT_TRUE(StartLogIndex(r, log, "U 0 1 1 10\nP 2\n", 2)) << r.sup.Log();
+  TestController next(r.sup.controller_endpoint());
+  ASSERT_TRUE(next.Hello("replaying"));
+  TestController observer(r.sup.controller_endpoint());
+  ASSERT_TRUE(observer.Hello("reader", true));
+  observer.Send(PeekCmd("look", "u2", 1));
+  auto look = AwaitPeek(observer, "look");
+  ASSERT_TRUE(look && look->peek_response().has_rows()) << r.sup.Log();
+  EXPECT_EQ(RowsOf(*look), (std::multiset<std::string>{"1,10,x1"}));
+  next.Send(LogIndexDataflow("u1", "u2", log.path()));
+  Command done;
+  done.mutable_initialization_complete();
+  next.Send(done);
+  auto rec = next.ReceiveUntil(
+      [](const Response& r) { return r.has_status() && r.status().has_reconciled(); });
+  ASSERT_TRUE(rec) << r.sup.Log();
+  EXPECT_EQ(rec->status().reconciled().kept(), 1u);
+}
+
 }  // namespace
 }  // namespace tandem::testing
