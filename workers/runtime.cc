@@ -74,7 +74,10 @@ struct Runtime::Worker {
   std::chrono::steady_clock::duration step_work{};  // lockstep: the last step's duration
 };
 
-Runtime::Runtime(RuntimeOptions options) : options_(std::move(options)), ctx_(1) {}
+Runtime::Runtime(RuntimeOptions options)
+    : options_(std::move(options)),
+      ctx_(1),
+      merger_(options_.workers, [this](const pb::Response& r) { SendResponse(r); }) {}
 
 Runtime::~Runtime() {
   stop_ = true;
@@ -188,7 +191,7 @@ void Runtime::SendResponse(const pb::Response& response) {
   channel_->send(zmq::buffer(ipc::Encode(response)), zmq::send_flags::none);
 }
 
-void Runtime::Publish(std::shared_ptr<const pb::Command> command) {
+void Runtime::AppendToLog(std::shared_ptr<const pb::Command> command) {
   {
     std::lock_guard lk(mu_);
     log_.push_back(std::move(command));
@@ -210,56 +213,20 @@ void Runtime::Publish(std::shared_ptr<const pb::Command> command) {
   }
 }
 
-void Runtime::Track(const pb::Command& c) {
-  if (c.has_create_dataflow()) {
-    LiveDataflow l;
-    l.fingerprint = ipc::Encode(c.create_dataflow().desc());
-    for (const auto& e : c.create_dataflow().desc().index_exports()) l.exports.push_back(e.id());
-    live_[next_seq_] = std::move(l);
-  } else if (c.has_allow_compaction() && c.allow_compaction().frontier().elements().empty()) {
-    for (auto it = live_.begin(); it != live_.end(); ++it) {
-      auto& l = it->second;
-      if (std::find(l.exports.begin(), l.exports.end(), c.allow_compaction().id()) ==
-          l.exports.end()) {
-        continue;
-      }
-      l.dropped.insert(c.allow_compaction().id());
-      if (l.dropped.size() == l.exports.size()) live_.erase(it);
-      break;
-    }
+void Runtime::OnCommand(pb::Command command) {
+  const bool hello = command.has_hello();
+  Reconciler::Admitted admitted = reconciler_.Admit(std::move(command));
+  // Frontiers are reported when they move; a new controller learns the current ones now.
+  if (hello) merger_.ResendFrontiers();
+  for (pb::Command& c : admitted.apply) Enqueue(std::move(c));
+  if (admitted.reconciled) {
+    pb::Response r;
+    *r.mutable_status()->mutable_reconciled() = *admitted.reconciled;
+    SendResponse(r);
   }
 }
 
-bool Runtime::IsLiveExport(const std::string& id) const {
-  return std::any_of(live_.begin(), live_.end(), [&](const auto& entry) {
-    const LiveDataflow& l = entry.second;
-    return std::find(l.exports.begin(), l.exports.end(), id) != l.exports.end() &&
-           !l.dropped.count(id);
-  });
-}
-
-void Runtime::OnCommand(pb::Command c) {
-  if (c.has_hello()) {
-    // A new controller: if we already run dataflows, hold its replayed history until
-    // InitializationComplete and reconcile then.
-    reconciling_ = !live_.empty();
-    buffered_.clear();
-    // Frontiers are reported when they move; a new controller learns the current ones now.
-    for (const auto& [id, f] : reported_) SendFrontier(id, f);
-    return;
-  }
-  // A peek of an index that runs already changes nothing, so it does not wait for the replay to
-  // finish: an observer's peek (DESIGN §3, "Observers") is served while a controller reconciles.
-  // (A peek of an index the replay creates waits for it; so does a cancel, after its peek.)
-  const bool serve_now = c.has_peek() && IsLiveExport(c.peek().id());
-  if (reconciling_ && !serve_now) {
-    if (c.has_initialization_complete()) {
-      Reconcile();
-    } else {
-      buffered_.push_back(std::move(c));
-    }
-    return;
-  }
+void Runtime::Enqueue(pb::Command c) {
   switch (c.kind_case()) {
     case pb::Command::kUpdateConfiguration: {
       bool inject = false;
@@ -274,66 +241,20 @@ void Runtime::OnCommand(pb::Command c) {
     }
     case pb::Command::kPeek:
       if (options_.role == Role::kMaintenance) return;  // never routed here in two-runtime mode
-      peeks_[c.peek().uuid()].peek = c.peek();
+      merger_.ExpectPeek(c.peek());
       break;
     case pb::Command::kCancelPeek:
-      if (!peeks_.count(c.cancel_peek().uuid())) return;  // answered already
+      if (!merger_.Expects(c.cancel_peek().uuid())) return;  // answered already
       break;
     case pb::Command::kCreateDataflow:
     case pb::Command::kAllowCompaction:
-      Track(c);
+      reconciler_.Track(c, next_seq_);
       break;
     default:
       return;  // CreateInstance, InitializationComplete, Schedule, AllowWrites: nothing to do
   }
   ++next_seq_;
-  Publish(std::make_shared<const pb::Command>(std::move(c)));
-}
-
-void Runtime::Reconcile() {
-  reconciling_ = false;
-  std::vector<pb::Command> replay = std::move(buffered_);
-  buffered_.clear();
-  std::vector<bool> skip(replay.size(), false);
-  std::uint32_t kept = 0, dropped = 0, built = 0;
-  std::vector<std::uint64_t> doomed;
-  for (auto& [seq, live] : live_) {
-    bool found = false;
-    for (std::size_t i = 0; i < replay.size() && !found; ++i) {
-      if (!skip[i] && replay[i].has_create_dataflow() &&
-          ipc::Encode(replay[i].create_dataflow().desc()) == live.fingerprint) {
-        skip[i] = found = true;  // unchanged: keep it running, do not rebuild
-      }
-    }
-    if (found) {
-      ++kept;
-    } else {
-      ++dropped;
-      doomed.push_back(seq);
-    }
-  }
-  for (std::uint64_t seq : doomed) {
-    const LiveDataflow l = live_.at(seq);
-    for (const auto& e : l.exports) {
-      if (l.dropped.count(e)) continue;
-      pb::Command drop;
-      drop.mutable_allow_compaction()->set_id(e);
-      drop.mutable_allow_compaction()->mutable_frontier();
-      OnCommand(std::move(drop));
-    }
-  }
-  for (std::size_t i = 0; i < replay.size(); ++i) {
-    if (skip[i]) continue;
-    if (replay[i].has_create_dataflow()) ++built;
-    OnCommand(std::move(replay[i]));
-  }
-  spdlog::info("reconciled: kept {}, dropped {}, built {} dataflows", kept, dropped, built);
-  pb::Response r;
-  auto* rec = r.mutable_status()->mutable_reconciled();
-  rec->set_kept(kept);
-  rec->set_dropped(dropped);
-  rec->set_built(built);
-  SendResponse(r);
+  AppendToLog(std::make_shared<const pb::Command>(std::move(c)));
 }
 
 void Runtime::OnWorkerMessage(const zmq::message_t& header, const zmq::message_t& body) {
@@ -344,79 +265,11 @@ void Runtime::OnWorkerMessage(const zmq::message_t& header, const zmq::message_t
   TANDEM_CHECK(decoded.ok(), "a worker sent an undecodable message");
   const pb::Response& r = decoded.message;
   if (r.has_frontiers()) {
-    OnWorkerFrontier(from, r.frontiers());
+    merger_.OnFrontier(from.worker, from.seq, r.frontiers());
     return;
   }
   TANDEM_CHECK(r.has_peek_response(), "workers send frontiers and peek parts only");
-  const pb::PeekResponse& part = r.peek_response();
-  auto it = peeks_.find(part.uuid());
-  if (it == peeks_.end()) return;
-  PeekMerge& m = it->second;
-  ++m.parts;
-  switch (part.result_case()) {
-    case pb::PeekResponse::kError:
-      // The same error whichever worker answers first.
-      if (m.error.empty() || ErrorLess(part.error(), m.error)) m.error = part.error();
-      break;
-    case pb::PeekResponse::kCanceled:
-      m.canceled = true;
-      break;
-    default:
-      for (const auto& rc : part.rows().rows()) {
-        m.rows.emplace_back(FromProto(rc.row()), static_cast<std::int64_t>(rc.count()));
-      }
-  }
-  if (m.parts < options_.workers) return;
-  pb::Response out;
-  auto* resp = out.mutable_peek_response();
-  resp->set_uuid(part.uuid());
-  if (!m.error.empty()) {
-    resp->set_error(m.error);
-  } else if (m.canceled) {
-    resp->mutable_canceled();
-  } else if (auto err = Finish(m.peek.finishing(), std::move(m.rows), resp->mutable_rows())) {
-    resp->clear_rows();
-    resp->set_error(*err);
-  }
-  peeks_.erase(it);
-  SendResponse(out);
-}
-
-void Runtime::SendFrontier(const std::string& id, Frontier f) {
-  pb::Response out;
-  auto* fr = out.mutable_frontiers();
-  fr->set_id(id);
-  for (auto* e : {fr->mutable_write(), fr->mutable_input(), fr->mutable_output()}) {
-    if (!f.empty()) e->add_elements(f.time());
-  }
-  SendResponse(out);
-}
-
-void Runtime::OnWorkerFrontier(const WorkerHeader& from, const pb::Frontiers& f) {
-  const std::string& id = f.id();
-  auto& per = frontiers_[{id, from.seq}];
-  if (per.empty()) per.assign(options_.workers, Frontier::Minimum());
-  per[from.worker] =
-      f.write().elements().empty() ? Frontier::Empty() : Frontier::At(f.write().elements(0));
-  // The controller sees one collection per id: the oldest dataflow's that has not closed it yet.
-  // A newer dataflow's collection of a reused id (dropped, then created again) is reported once
-  // the older one has reported its empty frontier.
-  for (auto it = frontiers_.lower_bound({id, 0});
-       it != frontiers_.end() && it->first.first == id;) {
-    Frontier merged = Frontier::Empty();
-    for (const Frontier& w : it->second) merged = Min(merged, w);
-    auto was = reported_.find(id);
-    const bool report = was == reported_.end() ? !(merged == Frontier::Minimum())
-                                               : was->second < merged;  // never regress
-    if (report) SendFrontier(id, merged);
-    if (!merged.empty()) {
-      if (report) reported_[id] = merged;
-      return;
-    }
-    // Closed (dropped or done) on every worker: a later collection of that id starts afresh.
-    reported_.erase(id);
-    it = frontiers_.erase(it);
-  }
+  merger_.OnPeekPart(r.peek_response());
 }
 
 // ---------------------------------------------------------------------------------------------

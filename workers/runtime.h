@@ -33,6 +33,8 @@
 #include "ipc/codec.h"
 #include "shm/segment.h"
 #include "workers/dataflow.h"
+#include "workers/reconciler.h"
+#include "workers/response_merger.h"
 
 namespace tandem::workers {
 
@@ -57,34 +59,20 @@ class Runtime {
 
  private:
   struct Worker;
-  struct PeekMerge {
-    ipc::pb::Peek peek;
-    std::uint32_t parts = 0;
-    std::vector<std::pair<Row, std::int64_t>> rows;
-    std::string error;
-    bool canceled = false;
-  };
-  struct LiveDataflow {  // the command thread's view, for reconciliation
-    std::string fingerprint;
-    std::vector<std::string> exports;
-    std::set<std::string> dropped;
-  };
 
   // Command thread.
+  // A command from the supervisor: through the reconciler, then Enqueue.
   void OnCommand(ipc::pb::Command command);
-  void Publish(std::shared_ptr<const ipc::pb::Command> command);
-  void Reconcile();
+  // Keeps what the workers need to apply (tracked by the reconciler) and appends it to the log.
+  void Enqueue(ipc::pb::Command command);
+  void AppendToLog(std::shared_ptr<const ipc::pb::Command> command);
   // What a worker's message to the command thread starts with (its first frame).
   struct WorkerHeader {
     std::uint32_t worker = 0;
     std::uint64_t seq = 0;  // Frontiers: the CreateDataflow the collection belongs to
   };
   void OnWorkerMessage(const zmq::message_t& header, const zmq::message_t& body);
-  void OnWorkerFrontier(const WorkerHeader& from, const ipc::pb::Frontiers& f);
-  void SendFrontier(const std::string& id, Frontier f);
   void SendResponse(const ipc::pb::Response& response);
-  void Track(const ipc::pb::Command& command);
-  bool IsLiveExport(const std::string& id) const;
 
   // Worker threads.
   void WorkerMain(std::uint32_t me);
@@ -129,15 +117,9 @@ class Runtime {
   std::vector<std::thread> threads_;
 
   // Command-thread state.
-  bool reconciling_ = false;
-  std::vector<ipc::pb::Command> buffered_;
-  std::map<std::uint64_t, LiveDataflow> live_;  // by seq
-  std::uint64_t next_seq_ = 0;
-  std::map<std::string, PeekMerge> peeks_;
-  // (id, CreateDataflow seq) → per worker. An id has more than one entry only while a dropped
-  // collection and a newer one of the same id are both still reporting.
-  std::map<std::pair<std::string, std::uint64_t>, std::vector<Frontier>> frontiers_;
-  std::map<std::string, Frontier> reported_;  // id → what the controller was last told
+  Reconciler reconciler_;
+  std::uint64_t next_seq_ = 0;  // of the next command appended to the log
+  ResponseMerger merger_;
 };
 
 }  // namespace tandem::workers

@@ -1,0 +1,59 @@
+// The reconciler (DESIGN §3, InitializationComplete): after a new controller's Hello, the
+// replica holds its replayed history back until InitializationComplete, then keeps every running
+// dataflow that was re-sent unchanged (it is not rebuilt), drops the ones that were not, and
+// builds the new ones.
+//
+// It tracks what runs — each live dataflow's fingerprint (its deterministic encoding) and index
+// exports — from the commands the runtime applies.
+//
+// Thread safety: none — owned by the runtime's command thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ipc/codec.h"
+
+namespace tandem::workers {
+
+class Reconciler {
+ public:
+  struct Admitted {
+    std::vector<ipc::pb::Command> apply;  // in this order
+    // Set when this command completed a reconciliation (its counts are to be reported).
+    std::optional<ipc::pb::Status::Reconciled> reconciled;
+  };
+
+  // What to apply now for command `c`. Hello starts holding back the replay when anything runs.
+  // While holding: everything is buffered except a peek of a running index (it changes nothing);
+  // InitializationComplete releases the reconciliation — first the drops of every export of the
+  // dataflows that were not re-sent unchanged, then the replayed commands, without the creates of
+  // the kept dataflows. Otherwise `c` itself.
+  Admitted Admit(ipc::pb::Command c);
+
+  // `c` is applied as command `seq` of the runtime's command log: creates and drops change what
+  // runs. Call for every command Admit returned that the runtime applies, in order.
+  void Track(const ipc::pb::Command& c, std::uint64_t seq);
+
+  // Whether `id` is an index export of a running dataflow that is not dropped.
+  bool IsLiveExport(const std::string& id) const;
+  bool holding() const { return holding_; }
+
+ private:
+  struct LiveDataflow {
+    std::string fingerprint;
+    std::vector<std::string> exports;
+    std::set<std::string> dropped;
+  };
+  Admitted Reconcile();
+
+  bool holding_ = false;
+  std::vector<ipc::pb::Command> buffered_;
+  std::map<std::uint64_t, LiveDataflow> live_;  // by the CreateDataflow's seq
+};
+
+}  // namespace tandem::workers
