@@ -84,6 +84,7 @@ class DataflowInstance {
   // shared->target) when the target is ahead. Every worker calls it in the same iteration (it may
   // exchange).
   void Step();
+  const DataflowShared& shared() const { return *shared_; }
   // The index exports, as published by this worker.
   const std::map<std::string, shm::PublishedRef>& exports() const { return exports_; }
   Status AllowCompaction(const std::string& id, Frontier frontier);

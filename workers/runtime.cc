@@ -53,24 +53,13 @@ const char* RoleShortName(Role role) {
   return "?";
 }
 
+// A worker thread: by role, a renderer (maintenance), a peek server (interactive), or both (solo).
 struct Runtime::Worker {
-  struct PendingPeek {
-    std::string uuid, id;
-    Time t = 0;
-    bool scan = true;
-    std::vector<std::string> keys;  // encoded, only those this worker owns
-    Mfp mfp;
-  };
   std::uint32_t me = 0;
-  std::unique_ptr<shm::Publisher> publisher;                             // solo, maintenance
-  std::unique_ptr<shm::Reader> reader;                                   // solo, interactive
-  std::map<std::uint64_t, std::unique_ptr<DataflowInstance>> dataflows;  // by seq: creation order
-  std::map<std::string, shm::FollowedRef> indexes;  // peers (interactive) or own exports (solo)
-  std::vector<PendingPeek> peeks;
+  std::unique_ptr<Renderer> renderer;       // solo, maintenance
+  std::unique_ptr<PeekServer> peek_server;  // solo, interactive
   std::unique_ptr<zmq::socket_t> out;
-  std::atomic<std::uint64_t> applied{0};  // next command seq to apply
-  // The frontiers this worker reported, by dataflow (CreateDataflow seq), then collection id.
-  std::map<std::uint64_t, std::map<std::string, Frontier>> reported;
+  std::atomic<std::uint64_t> applied{0};            // next command seq to apply
   std::chrono::steady_clock::duration step_work{};  // lockstep: the last step's duration
 };
 
@@ -125,21 +114,27 @@ int Runtime::Run() {
       const std::string name = std::string(RoleShortName(options_.role)) + ":" + std::to_string(i);
       pthread_setname_np(pthread_self(), name.c_str());
       Worker& w = *workers_[i];
+      w.out = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::push);
+      w.out->set(zmq::sockopt::sndhwm, 0);
+      w.out->connect("inproc://worker-out");
       if (options_.role != Role::kInteractive) {
         auto p = shm::Publisher::Attach(segment_.get(), i);
         if (!p.ok()) spdlog::critical("worker {}: {}", i, p.status().ToString());
         TANDEM_CHECK(p.ok(), "could not take the publishing side of this worker's registry row");
-        w.publisher = std::move(p).value();
+        w.renderer =
+            std::make_unique<Renderer>(std::move(p).value(), i, exchange_.get(),
+                                       [this, &w](const pb::Response& r, std::uint64_t seq) {
+                                         SendToCommandThread(w, r, seq);
+                                       });
       }
       if (options_.role != Role::kMaintenance) {
         auto r = shm::Reader::Attach(segment_.get(), i);
         if (!r.ok()) spdlog::critical("worker {}: {}", i, r.status().ToString());
         TANDEM_CHECK(r.ok(), "could not take the reading side of this worker's registry row");
-        w.reader = std::move(r).value();
+        w.peek_server = std::make_unique<PeekServer>(
+            std::move(r).value(), i, options_.workers,
+            [this, &w](const pb::Response& r) { SendToCommandThread(w, r); });
       }
-      w.out = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::push);
-      w.out->set(zmq::sockopt::sndhwm, 0);
-      w.out->connect("inproc://worker-out");
       attached.fetch_add(1);
       attached.notify_all();
       WorkerMain(i);
@@ -349,14 +344,14 @@ void Runtime::LockstepLoop(Worker& w) {
       w.applied = horizon_;
     }
     for (const auto& [seq, c] : todo) Apply(w, seq, *c);
-    if (w.reader) ServePeeks(w);  // solo: what is readable now is not kept waiting for the step
+    // Solo: what is readable now is not kept waiting for the step.
+    if (w.peek_server) w.peek_server->Serve();
     tick_barrier_->arrive_and_wait();
     const auto step_start = Clock::now();
-    for (auto& [seq, df] : w.dataflows) df->Step();
-    w.publisher->Maintain();
+    w.renderer->Step();
     w.step_work = Clock::now() - step_start;
-    if (w.reader) ServePeeks(w);
-    ReportFrontiers(w);
+    if (w.peek_server) w.peek_server->Serve();
+    w.renderer->ReportFrontiers();
     std::unique_lock lk(mu_);
     cv_.wait_until(lk, next_wake_,
                    [&] { return log_base_ + log_.size() > horizon_ || stop_.load(); });
@@ -367,7 +362,8 @@ void Runtime::InteractiveLoop(Worker& w) {
   for (;;) {
     // Observe the wake counter before looking for work: a command published (and its Interrupt)
     // or a slot changed after this point makes the wait below return at once.
-    const std::uint32_t observed = w.reader->wake().Observe();
+    shm::Reader& reader = w.peek_server->reader();
+    const std::uint32_t observed = reader.wake().Observe();
     std::vector<std::pair<std::uint64_t, std::shared_ptr<const pb::Command>>> todo;
     {
       std::lock_guard lk(mu_);
@@ -378,215 +374,46 @@ void Runtime::InteractiveLoop(Worker& w) {
       w.applied = end;
     }
     for (const auto& [seq, c] : todo) Apply(w, seq, *c);
-    ServePeeks(w);
+    w.peek_server->Serve();
     // Sleep until the publisher changes a slot of this row or a command arrives (Interrupt).
     shm::WakeDrain drained;
-    w.reader->wake().WaitSince(
+    reader.wake().WaitSince(
         observed, &drained,
-        w.peeks.empty() ? std::chrono::nanoseconds(1s) : std::chrono::nanoseconds(50ms));
+        w.peek_server->waiting() ? std::chrono::nanoseconds(50ms) : std::chrono::nanoseconds(1s));
   }
 }
 
 void Runtime::Apply(Worker& w, std::uint64_t seq, const pb::Command& c) {
-  auto part = [&](const std::string& uuid, const std::function<void(pb::PeekResponse*)>& fill) {
-    pb::Response r;
-    r.mutable_peek_response()->set_uuid(uuid);
-    fill(r.mutable_peek_response());
-    SendToCommandThread(w, r);
-  };
   switch (c.kind_case()) {
-    case pb::Command::kCreateDataflow: {
-      const auto& desc = c.create_dataflow().desc();
-      if (options_.role != Role::kInteractive) {
-        w.dataflows[seq] = std::make_unique<DataflowInstance>(shared_.at(seq).get(), w.me,
-                                                              exchange_.get(), w.publisher.get());
-      }
-      if (options_.role != Role::kMaintenance) {
-        // Interactive: maintenance's exports become peers, whose holds we own (DESIGN §4.1).
-        for (const auto& e : desc.index_exports()) {
-          auto ref = w.reader->Follow({*GlobalId::Parse(e.id()), desc.as_of().elements(0)});
-          TANDEM_CHECK(ref.ok(), "could not follow an index: registry row full");
-          w.indexes[e.id()] = *ref;
-        }
-      }
+    case pb::Command::kCreateDataflow:
+      if (w.renderer) w.renderer->Create(seq, shared_.at(seq).get());
+      // Interactive: maintenance's exports become peers, whose holds we own (DESIGN §4.1).
+      if (w.peek_server) w.peek_server->Follow(c.create_dataflow().desc());
       break;
-    }
     case pb::Command::kAllowCompaction: {
       const std::string& id = c.allow_compaction().id();
       const Frontier f = c.allow_compaction().frontier().elements().empty()
                              ? Frontier::Empty()
                              : Frontier::At(c.allow_compaction().frontier().elements(0));
-      for (auto it = w.dataflows.begin(); it != w.dataflows.end();) {
-        DataflowInstance& df = *it->second;
-        if (df.exports().count(id)) {
-          const Status s = df.AllowCompaction(id, f);
-          TANDEM_CHECK(s.ok(), "AllowCompaction of a published index failed");
-        }
-        const DataflowShared& sh = *shared_.at(it->first);
-        // Only once this worker has applied the drop of every export: `sh` already knows every
-        // drop of this iteration (StartCompletion reads the whole horizon), so asking it would
-        // let go of a dataflow whose own drop comes later in the horizon — and that drop would
-        // then find no dataflow, leaving the slot published forever.
-        if (df.AllExportsUnpublished()) {
-          // Report every collection of the dataflow closed (empty frontiers), then let go.
-          std::vector<std::string> ids;
-          for (const auto& s : sh.desc.source_imports()) ids.push_back(s.id());
-          for (const auto& b : sh.desc.objects_to_build()) ids.push_back(b.id());
-          for (const auto& e : sh.desc.index_exports()) ids.push_back(e.id());
-          auto& reported = w.reported[it->first];
-          for (const auto& i : ids) {
-            // Once per id: an export dropped in an earlier iteration has reported its empty
-            // frontier already.
-            if (auto was = reported.find(i); was != reported.end() && was->second.empty()) continue;
-            pb::Response r;
-            r.mutable_frontiers()->set_id(i);
-            SendToCommandThread(w, r, it->first);
-          }
-          w.reported.erase(it->first);
-          it = w.dataflows.erase(it);
-        } else {
-          ++it;
-        }
-      }
-      // The reading side. For a collection this runtime does not render (interactive), this only
-      // moves the peer hold: never a drop of our own (DESIGN §4.1, failure 1).
-      if (auto it = w.indexes.find(id); it != w.indexes.end() && w.reader) {
-        if (f.empty()) {
-          for (auto p = w.peeks.begin(); p != w.peeks.end();) {
-            if (p->id == id) {
-              part(p->uuid, [&](pb::PeekResponse* r) {
-                r->set_error(id + " was dropped while the peek waited");
-              });
-              p = w.peeks.erase(p);
-            } else {
-              ++p;
-            }
-          }
-        }
-        const Status s = w.reader->AdvanceHold(it->second, f);
-        TANDEM_CHECK(s.ok(), "advancing a peer hold failed");
-        if (f.empty()) w.indexes.erase(it);
-      }
+      if (w.renderer) w.renderer->AllowCompaction(id, f);
+      if (w.peek_server) w.peek_server->AllowCompaction(id, f);
       break;
     }
-    case pb::Command::kPeek: {
-      const pb::Peek& p = c.peek();
-      if (!w.reader) break;
-      if (!w.indexes.count(p.id())) {
-        // Not rendered here and not a peer (DESIGN §4.1, failure 2).
-        part(p.uuid(), [&](pb::PeekResponse* r) {
-          r->set_error("not found: " + p.id() + " is not an index this replica has");
-        });
-        break;
-      }
-      Worker::PendingPeek pending;
-      pending.uuid = p.uuid();
-      pending.id = p.id();
-      pending.t = p.timestamp();
-      pending.scan = p.keys().empty();
-      // "Rows whose key equals one of keys": a key given twice still selects its rows once.
-      std::set<std::string> keys;
-      for (const auto& k : p.keys()) {
-        std::string enc = EncodeRow(FromProto(k));
-        if (WorkerOf(enc, options_.workers) == w.me) keys.insert(std::move(enc));
-      }
-      pending.keys.assign(keys.begin(), keys.end());
-      pending.mfp = Mfp(p.mfp(), 0);
-      w.peeks.push_back(std::move(pending));
+    case pb::Command::kPeek:
+      if (w.peek_server) w.peek_server->Add(c.peek());
       break;
-    }
+    case pb::Command::kCancelPeek:
+      if (w.peek_server) w.peek_server->Cancel(c.cancel_peek().uuid());
+      break;
     case pb::Command::kUpdateConfiguration:
-      // Only published for fault injection (debug_abort_worker names this runtime).
+      // Only appended for fault injection (debug_abort_worker names this runtime).
       if (w.me == 0) {
         spdlog::critical("debug_abort_worker: failing a check on purpose");
         TANDEM_CHECK(false, "debug_abort_worker: fault injection requested by UpdateConfiguration");
       }
       break;
-    case pb::Command::kCancelPeek: {
-      for (auto p = w.peeks.begin(); p != w.peeks.end(); ++p) {
-        if (p->uuid == c.cancel_peek().uuid()) {
-          part(p->uuid, [](pb::PeekResponse* r) { r->mutable_canceled(); });
-          w.peeks.erase(p);
-          break;
-        }
-      }
-      break;
-    }
     default:
       break;
-  }
-}
-
-void Runtime::ServePeeks(Worker& w) {
-  for (auto p = w.peeks.begin(); p != w.peeks.end();) {
-    auto answer = [&](const std::function<void(pb::PeekResponse*)>& fill) {
-      pb::Response r;
-      r.mutable_peek_response()->set_uuid(p->uuid);
-      fill(r.mutable_peek_response());
-      SendToCommandThread(w, r);
-      p = w.peeks.erase(p);
-    };
-    auto ref = w.indexes.find(p->id);
-    if (ref == w.indexes.end()) {
-      answer([&](pb::PeekResponse* r) { r->set_error(p->id + " was dropped"); });
-      continue;
-    }
-    auto snap = w.reader->Take(ref->second);
-    TANDEM_CHECK(snap.ok(), "a snapshot of a followed slot failed");
-    if (snap->unpublished()) {
-      answer([&](pb::PeekResponse* r) { r->set_error(p->id + " was dropped"); });
-      continue;
-    }
-    if (snap->filled() && !snap->since().LessEqual(p->t)) {
-      const std::string why = p->id + ": time " + std::to_string(p->t) + " is before since " +
-                              snap->since().ToString() + " (compacted; no longer exact)";
-      answer([&](pb::PeekResponse* r) { r->set_error(why); });
-      continue;
-    }
-    if (!snap->filled() || !snap->upper().Greater(p->t)) {
-      ++p;  // wait for upper to pass t
-      continue;
-    }
-    PeekRows rows;
-    auto err = ReadPeekPart(*snap, p->t, p->scan, p->keys, p->mfp, &rows);
-    if (!err) {
-      for (const auto& [row, count] : rows.rows) {
-        if (count < 0) err = "the result has a row with negative multiplicity";
-      }
-    }
-    answer([&](pb::PeekResponse* r) {
-      if (err) {
-        r->set_error(*err);
-        return;
-      }
-      auto* out = r->mutable_rows();
-      for (const auto& [row, count] : rows.rows) {
-        auto* rc = out->add_rows();
-        for (const Datum& d : row) *rc->mutable_row()->add_datums() = ToProto(d);
-        rc->set_count(static_cast<std::uint64_t>(count));
-      }
-    });
-  }
-}
-
-void Runtime::ReportFrontiers(Worker& w) {
-  for (auto& [seq, df] : w.dataflows) {
-    const DataflowShared& sh = *shared_.at(seq);
-    auto& reported = w.reported[seq];
-    auto report = [&](const std::string& id, Frontier upper) {
-      auto it = reported.find(id);
-      if (it != reported.end() && !(it->second < upper)) return;
-      reported[id] = upper;
-      pb::Response r;
-      r.mutable_frontiers()->set_id(id);
-      if (!upper.empty()) r.mutable_frontiers()->mutable_write()->add_elements(upper.time());
-      SendToCommandThread(w, r, seq);
-    };
-    for (const auto& s : sh.desc.source_imports()) report(s.id(), sh.target);
-    for (const auto& b : sh.desc.objects_to_build()) report(b.id(), sh.target);
-    for (const auto& [id, ref] : df->exports()) {
-      report(id, sh.dropped_exports.count(id) ? Frontier::Empty() : w.publisher->upper(ref));
-    }
   }
 }
 

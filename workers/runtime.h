@@ -33,7 +33,9 @@
 #include "ipc/codec.h"
 #include "shm/segment.h"
 #include "workers/dataflow.h"
+#include "workers/peek_server.h"
 #include "workers/reconciler.h"
+#include "workers/renderer.h"
 #include "workers/response_merger.h"
 
 namespace tandem::workers {
@@ -79,8 +81,6 @@ class Runtime {
   void LockstepLoop(Worker& w);
   void InteractiveLoop(Worker& w);
   void Apply(Worker& w, std::uint64_t seq, const ipc::pb::Command& command);
-  void ServePeeks(Worker& w);
-  void ReportFrontiers(Worker& w);
   void SendToCommandThread(Worker& w, const ipc::pb::Response& r, std::uint64_t seq = 0);
   void StartCompletion() noexcept;
   void TickCompletion() noexcept;

@@ -1,0 +1,76 @@
+#include "workers/renderer.h"
+
+#include <vector>
+
+#include "base/check.h"
+
+namespace tandem::workers {
+
+namespace pb = ipc::pb;
+
+void Renderer::Create(std::uint64_t seq, DataflowShared* shared) {
+  dataflows_[seq] = std::make_unique<DataflowInstance>(shared, me_, exchange_, publisher_.get());
+}
+
+void Renderer::AllowCompaction(const std::string& id, Frontier frontier) {
+  for (auto it = dataflows_.begin(); it != dataflows_.end();) {
+    DataflowInstance& df = *it->second;
+    if (df.exports().count(id)) {
+      const Status s = df.AllowCompaction(id, frontier);
+      TANDEM_CHECK(s.ok(), "AllowCompaction of a published index failed");
+    }
+    // Only once this worker has applied the drop of every export: the shared part already knows
+    // every drop of this iteration (the start barrier reads the whole horizon), so asking it
+    // would let go of a dataflow whose own drop comes later in the horizon — and that drop would
+    // then find no dataflow, leaving the slot published forever.
+    if (!df.AllExportsUnpublished()) {
+      ++it;
+      continue;
+    }
+    // Report every collection of the dataflow closed (empty frontiers), then let go.
+    const pb::DataflowDescription& desc = df.shared().desc;
+    std::vector<std::string> ids;
+    for (const auto& s : desc.source_imports()) ids.push_back(s.id());
+    for (const auto& b : desc.objects_to_build()) ids.push_back(b.id());
+    for (const auto& e : desc.index_exports()) ids.push_back(e.id());
+    auto& reported = reported_[it->first];
+    for (const auto& i : ids) {
+      // Once per id: an export dropped in an earlier iteration has reported its empty frontier.
+      if (auto was = reported.find(i); was != reported.end() && was->second.empty()) continue;
+      pb::Response r;
+      r.mutable_frontiers()->set_id(i);
+      send_(r, it->first);
+    }
+    reported_.erase(it->first);
+    it = dataflows_.erase(it);
+  }
+}
+
+void Renderer::Step() {
+  for (auto& [seq, df] : dataflows_) df->Step();
+  publisher_->Maintain();
+}
+
+void Renderer::Report(std::uint64_t seq, const std::string& id, Frontier upper) {
+  auto& reported = reported_[seq];
+  auto it = reported.find(id);
+  if (it != reported.end() && !(it->second < upper)) return;
+  reported[id] = upper;
+  pb::Response r;
+  r.mutable_frontiers()->set_id(id);
+  if (!upper.empty()) r.mutable_frontiers()->mutable_write()->add_elements(upper.time());
+  send_(r, seq);
+}
+
+void Renderer::ReportFrontiers() {
+  for (auto& [seq, df] : dataflows_) {
+    const DataflowShared& sh = df->shared();
+    for (const auto& s : sh.desc.source_imports()) Report(seq, s.id(), sh.target);
+    for (const auto& b : sh.desc.objects_to_build()) Report(seq, b.id(), sh.target);
+    for (const auto& [id, ref] : df->exports()) {
+      Report(seq, id, sh.dropped_exports.count(id) ? Frontier::Empty() : publisher_->upper(ref));
+    }
+  }
+}
+
+}  // namespace tandem::workers

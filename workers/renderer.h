@@ -1,0 +1,51 @@
+// The maintained side of one lockstep worker (maintenance, and solo): its part of every rendered
+// Maintained dataflow, and the publisher of its registry row (DESIGN §4: maintenance worker i is
+// row i's one publishing thread). Reports the frontiers of its dataflows' collections.
+//
+// Thread safety: belongs to one worker thread; Step exchanges with the other workers (barriers),
+// so every worker calls it in the same iteration.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "ipc/codec.h"
+#include "shm/publisher.h"
+#include "workers/dataflow.h"
+
+namespace tandem::workers {
+
+class Renderer {
+ public:
+  // Sends a Frontiers report of a collection of the dataflow created by command `seq`.
+  using SendFrontier = std::function<void(const ipc::pb::Response&, std::uint64_t seq)>;
+  Renderer(std::unique_ptr<shm::Publisher> publisher, std::uint32_t me, Exchange* exchange,
+           SendFrontier send)
+      : publisher_(std::move(publisher)), me_(me), exchange_(exchange), send_(std::move(send)) {}
+
+  // CreateDataflow `seq`: renders this worker's part (publishes its exports' slots).
+  void Create(std::uint64_t seq, DataflowShared* shared);
+  // AllowCompaction of `id` (nothing if no dataflow here exports it). Once this worker has
+  // applied the drop of every export of a dataflow, reports its collections closed and lets go.
+  void AllowCompaction(const std::string& id, Frontier frontier);
+  // One step of every dataflow (in creation order), then the publisher's background work.
+  void Step();
+  // Reports every collection whose frontier moved since the last report.
+  void ReportFrontiers();
+
+ private:
+  void Report(std::uint64_t seq, const std::string& id, Frontier upper);
+
+  std::unique_ptr<shm::Publisher> publisher_;
+  std::uint32_t me_;
+  Exchange* exchange_;
+  SendFrontier send_;
+  std::map<std::uint64_t, std::unique_ptr<DataflowInstance>> dataflows_;  // by seq
+  // The frontiers reported, by dataflow, then collection id.
+  std::map<std::uint64_t, std::map<std::string, Frontier>> reported_;
+};
+
+}  // namespace tandem::workers
