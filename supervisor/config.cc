@@ -127,7 +127,7 @@ FlagsOutcome ParseSupervisorFlags(int argc, const char* const* argv) {
       ->capture_default_str();
   app.add_option("--runtime-dir", c.runtime_dir,
                  "where the replica's 0700 directory of runtime sockets is made "
-                 "(default $XDG_RUNTIME_DIR or /tmp)")
+                 "(default $XDG_RUNTIME_DIR or /tmp; created 0700 with its parents if missing)")
       ->envname("TANDEM_RUNTIME_DIR");
   app.add_option("--grace-period", c.grace_period_s,
                  "seconds runtimes get to exit after SIGTERM before SIGKILL")

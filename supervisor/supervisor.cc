@@ -94,6 +94,18 @@ int Supervisor::Run() {
 }
 
 int Supervisor::Start() {
+  // --runtime-dir is made (with its parents, 0700) if it does not exist, as daemons do with
+  // their run directories.
+  if (std::error_code ec; !std::filesystem::is_directory(config_.runtime_dir, ec)) {
+    const mode_t old = umask(0077);
+    std::filesystem::create_directories(config_.runtime_dir, ec);
+    umask(old);
+    if (ec) {
+      spdlog::error("could not create --runtime-dir {}: {}", config_.runtime_dir, ec.message());
+      return kExitUnavailable;
+    }
+    spdlog::info("created --runtime-dir {} (0700)", config_.runtime_dir);
+  }
   CleanStaleRuntimeDirs();
   // The runtime directory: our ipc:// sockets, readable by nobody else.
   runtime_dir_ =

@@ -112,6 +112,9 @@ struct SupervisorOptions {
   int workers = 1;
   std::string worker_binary = TANDEM_FAKE_WORKER_BIN;  // or TANDEM_WORKER_BIN, the real runtime
   std::string shm_size = "16MiB";
+  // A --runtime-dir below the test's own temporary directory (made by the supervisor, if it does
+  // not exist), instead of that directory itself.
+  std::string runtime_subdir;
 };
 
 class SupervisorProcess {
@@ -123,8 +126,9 @@ class SupervisorProcess {
     (void)info;
     segment_ = "tandem.test." + replica_;
     char tmpl[] = "/tmp/tandem-test-XXXXXX";
-    runtime_parent_ = mkdtemp(tmpl);
-    log_path_ = runtime_parent_ + ".log";
+    temp_dir_ = mkdtemp(tmpl);
+    log_path_ = temp_dir_ + ".log";
+    runtime_parent_ = o.runtime_subdir.empty() ? temp_dir_ : temp_dir_ + "/" + o.runtime_subdir;
     controller_port_ = FreePort();
     http_port_ = FreePort();
     std::vector<std::string> args = {TANDEM_SUPERVISOR_BIN,
@@ -166,7 +170,7 @@ class SupervisorProcess {
     for (pid_t p : runtime_pids_) kill(p, SIGKILL);
     (void)shm::Segment::Remove(segment_);
     std::error_code ec;
-    std::filesystem::remove_all(runtime_parent_, ec);
+    std::filesystem::remove_all(temp_dir_, ec);
     std::filesystem::remove(log_path_, ec);
   }
 
@@ -223,6 +227,7 @@ class SupervisorProcess {
   const std::vector<pid_t>& runtime_pids() const { return runtime_pids_; }
   bool SegmentExists() const { return std::filesystem::exists("/dev/shm/" + segment_); }
   bool RuntimeDirEmpty() const { return std::filesystem::is_empty(runtime_parent_); }
+  const std::string& runtime_parent() const { return runtime_parent_; }
 
   pid_t pid() const { return pid_; }
   const std::string& segment() const { return segment_; }
@@ -232,7 +237,7 @@ class SupervisorProcess {
   }
 
  private:
-  std::string replica_, segment_, runtime_parent_, log_path_;
+  std::string replica_, segment_, temp_dir_, runtime_parent_, log_path_;
   int controller_port_ = 0, http_port_ = 0;
   pid_t pid_ = -1;
   std::optional<int> exit_status_;

@@ -914,5 +914,20 @@ TEST(Http, ReadyzIs503UntilTheRuntimesReport) {
   EXPECT_NE(r.body.find("interactive runtime not ready"), std::string::npos) << r.body;
 }
 
+// Issue 11 defect 3: a --runtime-dir that does not exist used to exit 69; it is made, with its
+// parents, 0700, as daemons do with their run directories.
+TEST(Supervisor, AMissingRuntimeDirIsCreatedWithItsParents0700) {
+  SupervisorProcess sup({.runtime_subdir = "run/tandem"});
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  struct stat st {};
+  ASSERT_EQ(stat(sup.runtime_parent().c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  EXPECT_NE(sup.Log().find("created --runtime-dir"), std::string::npos);
+  kill(sup.pid(), SIGTERM);
+  EXPECT_EQ(sup.WaitExit(10s), 0) << sup.Log();
+  EXPECT_TRUE(sup.RuntimeDirEmpty());
+}
+
 }  // namespace
 }  // namespace tandem::testing
