@@ -695,6 +695,15 @@ Status Validator::ValidateCreateDataflow(const pb::DataflowDescription& desc) {
   if (desc.index_exports().empty()) {
     return Invalid("the dataflow exports no index: nothing could read it or ever drop it");
   }
+  // Every index takes a registry slot in each worker's row (DESIGN §4): past the capacity the
+  // runtime could not publish it.
+  if (index_capacity_ != 0 &&
+      indexes_.size() + static_cast<std::size_t>(desc.index_exports_size()) > index_capacity_) {
+    return Status::ResourceExhausted(
+        "the replica has room for " + std::to_string(index_capacity_) +
+        " indexes (--slots-per-row) and maintains " + std::to_string(indexes_.size()) +
+        "; drop one first, or restart the replica with a larger --slots-per-row");
+  }
 
   const std::uint64_t dataflow = next_dataflow_++;
   Dataflow& members = dataflows_[dataflow];

@@ -15,7 +15,8 @@
 //     name a known index with the same `on`, key and column types — and are then refused anyway,
 //     as not supported yet (the runtime renders dataflows from sources only); plans and index keys
 //     type-check (column references in range, operand types, literal types, aggregate types);
-//     it exports at least one index (else nothing could ever read or drop it);
+//     it exports at least one index (else nothing could ever read or drop it); the live indexes
+//     stay within the index capacity (set_index_capacity: the registry's slots per row);
 //   * Schedule, AllowWrites: the id is known;
 //   * AllowCompaction: the id is a known index — a source or a view (a build) is refused, naming
 //     the indexes of the dataflow that defines it, since only an index has a compaction frontier;
@@ -34,7 +35,8 @@
 // above, Goodbye; everything else is refused ("observer sessions are read-only: …").
 //
 // Every refusal is a Status whose message is "<Describe(command)>: <reason>": NotFound for an
-// unknown id, FailedPrecondition before Hello, InvalidArgument for everything else.
+// unknown id, FailedPrecondition before Hello, ResourceExhausted beyond the index capacity,
+// InvalidArgument for everything else.
 //
 // Schemas are compared by column type and nullability; column names are labels and are not
 // compared (the validator names the columns it derives, e.g. a Reduce's "count").
@@ -76,6 +78,9 @@ class Validator {
   // The indexes among them.
   const std::map<std::string, IndexInfo>& indexes() const { return indexes_; }
   bool hello_seen() const { return hello_seen_; }
+  // At most this many live indexes (the registry's slots per row; 0: no limit). A CreateDataflow
+  // beyond it is refused (ResourceExhausted). Kept across epochs.
+  void set_index_capacity(std::uint32_t capacity) { index_capacity_ = capacity; }
 
  private:
   Status ValidateCreateDataflow(const pb::DataflowDescription& desc);
@@ -99,6 +104,7 @@ class Validator {
   // of origins_ are the same; every key of indexes_ is one of them, with kind kIndex; every
   // dataflow in dataflows_ has at least one live export, and each origin names one of them.
   bool hello_seen_ = false;
+  std::uint32_t index_capacity_ = 0;
   std::map<std::string, pb::Schema> collections_;
   std::map<std::string, IndexInfo> indexes_;
   std::map<std::string, Origin> origins_;

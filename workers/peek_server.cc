@@ -1,6 +1,7 @@
 #include "workers/peek_server.h"
 
 #include <set>
+#include <thread>
 
 #include "base/check.h"
 #include "workers/peek.h"
@@ -9,6 +10,11 @@
 namespace tandem::workers {
 
 namespace pb = ipc::pb;
+
+namespace {
+// How long following an index waits for a dropped index's slot to be freed.
+constexpr int kFullRowWaitMs = 5000;
+}  // namespace
 
 void PeekServer::Answer(const std::string& uuid,
                         const std::function<void(pb::PeekResponse*)>& fill) {
@@ -20,8 +26,18 @@ void PeekServer::Answer(const std::string& uuid,
 
 void PeekServer::Follow(const pb::DataflowDescription& desc) {
   for (const auto& e : desc.index_exports()) {
-    auto ref = reader_->Follow({*GlobalId::Parse(e.id()), desc.as_of().elements(0)});
-    TANDEM_CHECK(ref.ok(), "could not follow an index: registry row full");
+    const shm::SlotKey key{*GlobalId::Parse(e.id()), desc.as_of().elements(0)};
+    // The row may still hold the slot of an index dropped just before, until its publisher frees
+    // it (the supervisor keeps live indexes within the row's capacity): wait a bounded while.
+    auto ref = reader_->Follow(key);
+    for (int waited_ms = 0; !ref.ok() && ref.status().code() == StatusCode::kResourceExhausted &&
+                            waited_ms < kFullRowWaitMs;
+         ++waited_ms) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      ref = reader_->Follow(key);
+    }
+    TANDEM_CHECK(ref.ok(),
+                 ("could not follow index " + e.id() + ": " + ref.status().ToString()).c_str());
     indexes_[e.id()] = *ref;
   }
 }

@@ -587,5 +587,36 @@ TEST(Runtime, AnObserversPeekIsServedWhileAControllerReplays) {
   EXPECT_EQ(rec->status().reconciled().kept(), 1u);
 }
 
+// Issue 11 defect 2: the index past the registry's slots per row aborted the replica. It is
+// refused with a CommandError, the replica keeps serving, and once an index is dropped a new one
+// fits — at once, though the dropped index's slot is freed only after its reader let go.
+TEST(Runtime, AnIndexBeyondTheSlotsPerRowIsRefusedAndTheReplicaKeepsServing) {
+  Replica r(true, 2, {"--slots-per-row", "2"});
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  LogFile one, two, three;
+  one.Append("U 0 1 1 10\nP 2\n");
+  two.Append("U 0 1 2 20\nP 2\n");
+  three.Append("U 0 1 3 30\nP 2\n");
+  r.ctl->Send(LogIndexDataflow("u1", "u2", one.path()));
+  r.ctl->Send(LogIndexDataflow("u3", "u4", two.path()));
+  ASSERT_TRUE(AwaitUpper(*r.ctl, "u4", 2)) << r.sup.Log();
+  r.ctl->Send(LogIndexDataflow("u5", "u6", three.path()));
+  auto refused = r.ctl->ReceiveUntil([](const Response& x) { return x.has_command_error(); });
+  ASSERT_TRUE(refused) << r.sup.Log();
+  EXPECT_NE(refused->command_error().why().find("room for 2 indexes"), std::string::npos)
+      << refused->command_error().why();
+  r.ctl->Send(PeekCmd("still", "u2", 1));
+  auto still = AwaitPeek(*r.ctl, "still");
+  ASSERT_TRUE(still && still->peek_response().has_rows()) << r.sup.Log();
+  r.ctl->Send(Compaction("u2", std::nullopt));
+  r.ctl->Send(LogIndexDataflow("u5", "u6", three.path()));
+  ASSERT_TRUE(AwaitUpper(*r.ctl, "u6", 2)) << r.sup.Log();
+  r.ctl->Send(PeekCmd("new", "u6", 1));
+  auto fresh = AwaitPeek(*r.ctl, "new");
+  ASSERT_TRUE(fresh && fresh->peek_response().has_rows()) << r.sup.Log();
+  EXPECT_EQ(RowsOf(*fresh), (std::multiset<std::string>{"3,30,x1"}));
+  EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
+}
+
 }  // namespace
 }  // namespace tandem::testing

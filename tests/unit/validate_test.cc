@@ -843,4 +843,29 @@ TEST(Validator, RefusedDataflowRecordsNothingOfWhatCameBeforeTheError) {
 }
 
 }  // namespace
+// Issue 11 defect 2: the index past the registry's slots per row aborted the replica. It is
+// refused at the boundary, and fits again once another index is dropped.
+TEST(Validator, RefusesAnIndexBeyondTheRegistrysCapacityUntilOneIsDropped) {
+  Validator v;
+  v.set_index_capacity(2);
+  ASSERT_TRUE(v.Validate(Hello()).ok());
+  auto dataflow = [](const std::string& src, const std::string& idx) {
+    pb::Command c = EmptyDataflow("df " + idx);
+    *Desc(c)->add_source_imports() = LogImport(src);
+    *Desc(c)->add_index_exports() = Export(idx, src, {0});
+    return c;
+  };
+  ASSERT_TRUE(v.Validate(dataflow("u1", "u2")).ok());
+  ASSERT_TRUE(v.Validate(dataflow("u3", "u4")).ok());
+  ExpectRefused(v, dataflow("u5", "u6"), StatusCode::kResourceExhausted,
+                "the replica has room for 2 indexes (--slots-per-row) and maintains 2");
+  ASSERT_TRUE(v.Validate(Drop("u2")).ok());
+  EXPECT_TRUE(v.Validate(dataflow("u5", "u6")).ok());
+  // The capacity is the replica's, not the epoch's.
+  ASSERT_TRUE(v.Validate(Hello("next")).ok());
+  ASSERT_TRUE(v.Validate(dataflow("u3", "u4")).ok());
+  ASSERT_TRUE(v.Validate(dataflow("u5", "u6")).ok());
+  ExpectRefused(v, dataflow("u7", "u8"), StatusCode::kResourceExhausted, "room for 2 indexes");
+}
+
 }  // namespace tandem::ipc
