@@ -74,7 +74,7 @@ for i in 1 2 3 4 5; do
   ctl peek u2 | sed 's/^/   /'
   ctl peek u5 --key 42 | sed 's/^/   /'
   # Like a real controller, let the replica compact what no one will read any more.
-  t=$(ctl --json peek u5 --key 42 | sed -n 's/.*"timestamp":\([0-9]*\).*/\1/p')
+  t=$(ctl --json peek u5 --key 42 | sed -n 's/.*"time":\([0-9]*\).*/\1/p')
   if [[ -n "$t" ]]; then
     ctl allow-compaction u5 "$t" >/dev/null
     ctl allow-compaction u3 "$t" >/dev/null
