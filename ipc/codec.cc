@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/global_id.h"
+
 namespace tandem::ipc {
 namespace {
 
@@ -152,6 +154,8 @@ const char* CommandName(const pb::Command& command) {
       return "Peek";
     case pb::Command::kCancelPeek:
       return "CancelPeek";
+    case pb::Command::kGoodbye:
+      return "Goodbye";
     case pb::Command::KIND_NOT_SET:
       break;
   }
@@ -196,12 +200,19 @@ std::string ShortList(const std::vector<std::string>& items) {
   return out;
 }
 
-// The ids a dataflow creates, in the order it lists them.
+// The ids a dataflow creates that a user can have named: its index exports first (what it is
+// read and dropped by), then its sources and builds. Only GlobalIds in canonical spelling: an id
+// that is not one (a tool's placeholder, a typo) names nothing the replica could know, and the
+// reason for refusing it quotes it anyway.
 std::string CreatedIds(const pb::DataflowDescription& desc) {
   std::vector<std::string> ids;
-  for (const auto& source : desc.source_imports()) ids.push_back(source.id());
-  for (const auto& build : desc.objects_to_build()) ids.push_back(build.id());
-  for (const auto& index : desc.index_exports()) ids.push_back(index.id());
+  auto add = [&](const std::string& id) {
+    const auto parsed = GlobalId::Parse(id);
+    if (parsed && parsed->ToString() == id) ids.push_back(id);
+  };
+  for (const auto& index : desc.index_exports()) add(index.id());
+  for (const auto& source : desc.source_imports()) add(source.id());
+  for (const auto& build : desc.objects_to_build()) add(build.id());
   return ShortList(ids);
 }
 
@@ -222,8 +233,10 @@ std::string Describe(const pb::Command& command) {
       std::sort(names.begin(), names.end());
       return name + "(" + ShortList(names) + ")";
     }
-    case pb::Command::kCreateDataflow:
-      return name + "(" + CreatedIds(command.create_dataflow().desc()) + ")";
+    case pb::Command::kCreateDataflow: {
+      const std::string ids = CreatedIds(command.create_dataflow().desc());
+      return ids.empty() ? name : name + "(" + ids + ")";
+    }
     case pb::Command::kSchedule:
       return name + "(" + Printable(command.schedule().id(), 24) + ")";
     case pb::Command::kAllowWrites:
@@ -239,6 +252,7 @@ std::string Describe(const pb::Command& command) {
       return name + "(" + Printable(command.cancel_peek().uuid(), 8) + ")";
     case pb::Command::kCreateInstance:
     case pb::Command::kInitializationComplete:
+    case pb::Command::kGoodbye:
     case pb::Command::KIND_NOT_SET:
       break;
   }

@@ -438,6 +438,21 @@ Status CheckSourceSchema(const pb::SourceImport& import) {
   return Invalid("source has no kind");
 }
 
+Status CheckProtocolVersion(const pb::Hello& hello) {
+  if (hello.protocol_version() != kProtocolVersion) {
+    return Invalid("protocol version " + std::to_string(hello.protocol_version()) +
+                   ", supervisor speaks " + std::to_string(kProtocolVersion));
+  }
+  return Status::Ok();
+}
+
+// "u3" or "u3, u4": ids for a reason text.
+std::string IdList(const std::vector<std::string>& ids) {
+  std::string out;
+  for (const auto& id : ids) out += (out.empty() ? "" : ", ") + id;
+  return out;
+}
+
 Status CheckParamNames(const google::protobuf::Map<std::string, std::string>& params) {
   for (const auto& [name, value] : params) {
     if (name.empty()) return Invalid("a parameter has an empty name");
@@ -455,14 +470,14 @@ Status Validator::Validate(const pb::Command& command) {
     case pb::Command::KIND_NOT_SET:
       return Invalid(Describe(command) + ": command has no kind");
     case pb::Command::kHello:
-      if (command.hello().protocol_version() != kProtocolVersion) {
-        why = Invalid("protocol version " + std::to_string(command.hello().protocol_version()) +
-                      ", supervisor speaks " + std::to_string(kProtocolVersion));
-        break;
-      }
+      why = CheckProtocolVersion(command.hello());
+      if (!why.ok()) break;
+      if (command.hello().observer()) return why;  // an observer's Hello starts no epoch
       hello_seen_ = true;
       collections_.clear();
       indexes_.clear();
+      origins_.clear();
+      dataflows_.clear();
       return Status::Ok();
     default:
       if (!hello_seen_) {
@@ -501,7 +516,34 @@ Status Validator::Validate(const pb::Command& command) {
       break;
     case pb::Command::kHello:
     case pb::Command::kInitializationComplete:
+    case pb::Command::kGoodbye:
     case pb::Command::KIND_NOT_SET:
+      break;
+  }
+  if (why.ok()) return why;
+  return Status(why.code(), Describe(command) + ": " + why.message());
+}
+
+Status Validator::ValidateObserver(const pb::Command& command) const {
+  Status why;
+  switch (command.kind_case()) {
+    case pb::Command::kHello:
+      why = CheckProtocolVersion(command.hello());
+      break;
+    case pb::Command::kPeek:
+      why = ValidatePeek(command.peek());
+      break;
+    case pb::Command::kCancelPeek:
+      if (command.cancel_peek().uuid().empty()) why = Invalid("uuid is empty");
+      break;
+    case pb::Command::kGoodbye:
+      break;
+    case pb::Command::KIND_NOT_SET:
+      return Invalid(Describe(command) + ": command has no kind");
+    default:
+      why = Invalid(
+          "observer sessions are read-only: they may send only Peek, CancelPeek and Goodbye "
+          "(send Hello without observer to control the replica)");
       break;
   }
   if (why.ok()) return why;
@@ -654,6 +696,20 @@ Status Validator::ValidateCreateDataflow(const pb::DataflowDescription& desc) {
     return Invalid("the dataflow exports no index: nothing could read it or ever drop it");
   }
 
+  const std::uint64_t dataflow = next_dataflow_++;
+  Dataflow& members = dataflows_[dataflow];
+  for (const auto& import : desc.source_imports()) {
+    origins_[import.id()] = {dataflow, Origin::kSource};
+    members.others.push_back(import.id());
+  }
+  for (const auto& build : desc.objects_to_build()) {
+    origins_[build.id()] = {dataflow, Origin::kView};
+    members.others.push_back(build.id());
+  }
+  for (const auto& index : desc.index_exports()) {
+    origins_[index.id()] = {dataflow, Origin::kIndex};
+    members.live_exports.push_back(index.id());
+  }
   for (auto& [id, schema] : created) collections_.insert_or_assign(id, std::move(schema));
   for (auto& [id, info] : new_indexes) indexes_.insert_or_assign(id, std::move(info));
   return Status::Ok();
@@ -709,6 +765,15 @@ Status Validator::ValidatePeek(const pb::Peek& peek) const {
 Status Validator::ValidateAllowCompaction(const pb::AllowCompaction& command) {
   const std::string& id = command.id();
   if (collections_.count(id) == 0) return Status::NotFound("unknown id " + Quoted(id));
+  const Origin origin = origins_.at(id);  // a copy: a drop erases it
+  if (origin.kind != Origin::kIndex) {
+    // The runtimes would accept it and do nothing: only an index has a compaction frontier, and
+    // a dataflow goes away when its last index is dropped.
+    return Invalid(id + " is a " + (origin.kind == Origin::kSource ? "source" : "view") +
+                   ", not an index: only indexes can be compacted or dropped (the dataflow that "
+                   "defines it exports " +
+                   IdList(dataflows_.at(origin.dataflow).live_exports) + ")");
+  }
   if (!command.has_frontier()) {
     return Invalid("frontier is missing (to drop, send an empty frontier explicitly)");
   }
@@ -718,9 +783,20 @@ Status Validator::ValidateAllowCompaction(const pb::AllowCompaction& command) {
                    " elements; over a total order it has at most one");
   }
   if (frontier.elements_size() == 1) return CheckTime(frontier.elements(0), "frontier element");
-  // Drop. Collections built from `id`, and indexes on it, stay: they are dropped by their own ids.
+  // Drop the index. Once a dataflow has no index left the runtimes drop all of it, so its
+  // sources and views are forgotten with its last index (and their ids may be created again).
   collections_.erase(id);
   indexes_.erase(id);
+  origins_.erase(id);
+  auto dataflow = dataflows_.find(origin.dataflow);
+  std::erase(dataflow->second.live_exports, id);
+  if (dataflow->second.live_exports.empty()) {
+    for (const auto& other : dataflow->second.others) {
+      collections_.erase(other);
+      origins_.erase(other);
+    }
+    dataflows_.erase(dataflow);
+  }
   return Status::Ok();
 }
 

@@ -5,7 +5,8 @@
 // What is checked, per command:
 //   * before the first Hello, every other command is refused (FailedPrecondition);
 //   * Hello: protocol_version == kProtocolVersion; an accepted Hello starts a new epoch in which
-//     every id known so far is forgotten (the controller replays its history);
+//     every id known so far is forgotten (the controller replays its history) — unless it is an
+//     observer's (observer: true), which changes nothing;
 //   * CreateInstance, UpdateConfiguration: parameter names are non-empty;
 //   * CreateDataflow: class MAINTAINED (ONE_SHOT_READ is not supported yet); as_of is one valid
 //     time; until is empty or one valid time > as_of; every id it creates (source imports,
@@ -14,16 +15,23 @@
 //     name a known index with the same `on`, key and column types — and are then refused anyway,
 //     as not supported yet (the runtime renders dataflows from sources only); plans and index keys
 //     type-check (column references in range, operand types, literal types, aggregate types);
-//     it creates at least one id (else nothing could ever schedule or drop it);
+//     it exports at least one index (else nothing could ever read or drop it);
 //   * Schedule, AllowWrites: the id is known;
-//   * AllowCompaction: the id is known; the frontier is present with at most one element, a valid
-//     time; the empty frontier drops the id (it is forgotten; collections built from it are not
-//     affected);
+//   * AllowCompaction: the id is a known index — a source or a view (a build) is refused, naming
+//     the indexes of the dataflow that defines it, since only an index has a compaction frontier;
+//     the frontier is present with at most one element, a valid time; the empty frontier drops
+//     the index (it is forgotten), and with a dataflow's last index its sources and views are
+//     forgotten too (the runtimes drop the whole dataflow then; their ids may be created again);
 //   * Peek: uuid non-empty; the id is a known index; timestamp a valid time; each key row has the
 //     index key's arity and types; the map/filter/project type-checks against the indexed
 //     collection; finishing columns are in range of the mfp's output;
-//   * CancelPeek: uuid non-empty (an unknown uuid is fine: the answer may have been sent).
+//   * CancelPeek: uuid non-empty (an unknown uuid is fine: the answer may have been sent);
+//   * Goodbye: nothing (it ends the sender's session in the supervisor and reaches no runtime).
 // Peek uuids are not tracked: the validator cannot see when a peek completes.
+//
+// ValidateObserver() checks a command of an observer session (DESIGN §3) against the state as it
+// is, changing nothing: Hello (protocol version only: it starts no epoch), Peek and CancelPeek as
+// above, Goodbye; everything else is refused ("observer sessions are read-only: …").
 //
 // Every refusal is a Status whose message is "<Describe(command)>: <reason>": NotFound for an
 // unknown id, FailedPrecondition before Hello, InvalidArgument for everything else.
@@ -52,10 +60,13 @@ class Validator {
   // Every command but Hello is refused before the first Hello.
   // Hello starts a new epoch: every id known so far is forgotten (the controller replays).
   Status Validate(const pb::Command& command);
+  // A command of an observer session, checked against this state without changing it (see
+  // above). Before any Hello the state is empty: an observer's peek is then of an unknown index.
+  Status ValidateObserver(const pb::Command& command) const;
 
   // What the epoch knows about an index.
   struct IndexInfo {
-    std::string on;                  // the collection it indexes (may since have been dropped)
+    std::string on;                  // the collection it indexes, of the same dataflow
     std::vector<std::uint32_t> key;  // column positions in that collection's schema
   };
 
@@ -71,11 +82,28 @@ class Validator {
   Status ValidatePeek(const pb::Peek& peek) const;
   Status ValidateAllowCompaction(const pb::AllowCompaction& command);
 
-  // State of the epoch: collections created and not dropped, their schemas, and which are
-  // indexes (with their key). Invariant: every key of indexes_ is a key of collections_.
+  // Where a collection comes from: the dataflow that creates it, and as what.
+  struct Origin {
+    std::uint64_t dataflow;
+    enum Kind { kSource, kView, kIndex } kind;
+  };
+  // A dataflow of the epoch with an index left: its indexes not yet dropped, and its sources and
+  // views (which go when the last index goes).
+  struct Dataflow {
+    std::vector<std::string> live_exports;  // in the order the dataflow lists them
+    std::vector<std::string> others;
+  };
+
+  // State of the epoch: collections created and not dropped, their schemas, which are indexes
+  // (with their key), and the dataflows they belong to. Invariants: the keys of collections_ and
+  // of origins_ are the same; every key of indexes_ is one of them, with kind kIndex; every
+  // dataflow in dataflows_ has at least one live export, and each origin names one of them.
   bool hello_seen_ = false;
   std::map<std::string, pb::Schema> collections_;
   std::map<std::string, IndexInfo> indexes_;
+  std::map<std::string, Origin> origins_;
+  std::map<std::uint64_t, Dataflow> dataflows_;
+  std::uint64_t next_dataflow_ = 0;
 };
 
 }  // namespace tandem::ipc

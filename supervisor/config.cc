@@ -28,8 +28,11 @@ constexpr char kExitCodesHelp[] =
 std::string ParamsHelp() {
   std::string out;
   for (const ParamDef& d : ParamDefinitions()) {
-    out += "  " + d.name + " (default " + d.default_value + (d.live ? ", live" : ", at start") +
-           ")\n      " + d.help + "\n";
+    const std::string range = d.type == ParamType::kInt
+                                  ? ", " + std::to_string(d.min) + " to " + std::to_string(d.max)
+                                  : "";
+    out += "  " + d.name + " (default " + d.default_value + range +
+           (d.live ? ", live" : ", at start") + ")\n      " + d.help + "\n";
   }
   return out;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <limits>
 
 #include "base/check.h"
 
@@ -19,19 +20,25 @@ Result<bool> ParseBool(std::string_view text) {
 }
 
 const std::vector<ParamDef>& ParamDefinitions() {
+  // The heartbeat settings go to ZeroMQ as int milliseconds. The timeout is also the TTL a peer
+  // is told, which ZMTP carries in 16 bits of deciseconds: at most 6553599 ms. Zero would turn
+  // heartbeats off, and a frozen controller would never be noticed.
+  constexpr long long kMaxInt = std::numeric_limits<int>::max();
   static const std::vector<ParamDef> kDefs = {
       {kEnableInteractiveRuntime, ParamType::kBool, "true", false,
        "run a separate interactive runtime that serves peeks from shared memory (two-runtime "
-       "mode); off runs one solo runtime. Decided when the replica starts."},
+       "mode); off runs one solo runtime. Decided when the replica starts.",
+       0, 0},
       {kControllerHeartbeatIntervalMs, ParamType::kInt, "1000", false,
-       "ZMTP heartbeat interval on controller connections, in milliseconds"},
+       "ZMTP heartbeat interval on controller connections, in milliseconds", 1, kMaxInt},
       {kControllerHeartbeatTimeoutMs, ParamType::kInt, "3000", false,
-       "a controller silent for this long is considered gone, in milliseconds"},
+       "a controller silent for this long is considered gone, in milliseconds", 1, 6553599},
       {kLogLevel, ParamType::kString, "info", true,
-       "log level of the supervisor and runtimes: trace, debug, info, warn, error"},
+       "log level of the supervisor and runtimes: trace, debug, info, warn, error", 0, 0},
       {kDebugAbortWorker, ParamType::kString, "", true,
        "fault injection: set to solo, maintenance or interactive to make worker 0 of that "
-       "runtime fail an invariant check (the replica then goes down: shared fate)"},
+       "runtime fail an invariant check (the replica then goes down: shared fate)",
+       0, 0},
   };
   return kDefs;
 }
@@ -56,6 +63,11 @@ Result<std::string> Normalise(const ParamDef& def, std::string_view value) {
       auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
       if (ec != std::errc() || ptr != value.data() + value.size() || value.empty()) {
         return Status::InvalidArgument("'" + std::string(value) + "' is not an integer");
+      }
+      if (v < def.min || v > def.max) {
+        return Status::InvalidArgument("'" + std::string(value) + "' is out of range (" +
+                                       std::to_string(def.min) + " to " + std::to_string(def.max) +
+                                       ")");
       }
       return std::to_string(v);
     }

@@ -26,6 +26,9 @@ struct ParamDef {
   std::string default_value;
   bool live;
   std::string help;
+  // kInt: the values allowed, inclusive (a value outside is refused like an ill-typed one).
+  long long min;
+  long long max;
 };
 
 // Accepts on/off, true/false, yes/no, 1/0 in any case.

@@ -1,4 +1,4 @@
-// The multiplexer (DESIGN §3.1): one controller stream in front of the runtimes.
+// The multiplexer (DESIGN §3.1): the sessions' command streams in front of the runtimes.
 //
 // Two-runtime mode: every command except Peek/CancelPeek goes to BOTH runtimes, maintenance
 // first, in arrival order — so the create of a reader and every later compaction of what it reads
@@ -7,17 +7,29 @@
 // Responses are forwarded as they come; each runtime reports frontiers only for what it renders,
 // so the two streams never overlap.
 //
-// State: no per-dataflow state. Per connection (reset by Hello) it tracks the peeks it forwarded,
-// to time them and to enforce exactly one PeekResponse per uuid towards the controller: a second
-// response, or one for a peek of an earlier connection, is dropped (and counted).
+// Sessions: the controller's commands, and the Peek/CancelPeek of observer sessions (DESIGN §3;
+// supervisor/sessions.h), share the runtime streams. A peek's answer goes to the session that
+// sent it alone: each session's uuids are put into a namespace of its own on the way in
+// (WireUuid) and mapped back on the way out, so two sessions' uuids never collide:
+//   * the controller: its uuid as sent — unless it begins with '~', then "~c:" + uuid (rare, and
+//     the common case costs no re-encoding);
+//   * observer session n: "~o<n>:" + uuid.
+//
+// State: no per-dataflow state. Per session it tracks the peeks it forwarded (by wire uuid), to
+// time them and to enforce exactly one PeekResponse per peek towards its session: a second
+// response, or one for a peek of an ended session or of the controller before its last Hello, is
+// dropped (and counted). The controller's Hello resets the controller's peeks only; an
+// observer's Hello is never forwarded (it starts no epoch).
 //
 // Thread safety: none; the supervisor's loop owns it.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -27,6 +39,15 @@ namespace tandem::supervisor {
 
 enum class RuntimeId { kMaintenance = 0, kInteractive = 1, kSolo = 2 };
 const char* RuntimeName(RuntimeId id);
+
+// The controller's session is 0; observer sessions are numbered from 1 and never reused.
+using SessionId = std::uint64_t;
+inline constexpr SessionId kControllerSession = 0;
+
+// A session's peek uuid as the runtimes see it, and back (see above). UuidAsSent(s, WireUuid(s,
+// u)) == u, and WireUuid is injective over (session, uuid).
+std::string WireUuid(SessionId session, std::string_view uuid);
+std::string UuidAsSent(SessionId session, std::string_view wire);
 
 class Multiplexer {
  public:
@@ -39,24 +60,37 @@ class Multiplexer {
   // The runtimes `command` goes to, in the order it is sent.
   std::vector<RuntimeId> Route(const ipc::pb::Command& command) const;
 
-  // Sends a validated command (and its encoding) to its runtimes. Hello resets the connection
-  // state first.
-  void Forward(const ipc::pb::Command& command, const std::string& encoded, Clock::time_point now);
+  // Sends a validated command (and its encoding) of `session` to its runtimes; a Peek's or
+  // CancelPeek's uuid is put into the session's namespace first. The controller's Hello resets
+  // the controller's peeks first.
+  // REQUIRES: an observer session sends only Peek and CancelPeek.
+  void Forward(const ipc::pb::Command& command, const std::string& encoded, Clock::time_point now,
+               SessionId session = kControllerSession);
+
+  // `session` ended (Goodbye, disconnected, replaced): the answers to its peeks are dropped.
+  void EndSession(SessionId session);
 
   struct Verdict {
     bool forward = true;
+    // For a PeekResponse: the session it answers (its uuid is mapped back to the one that session
+    // sent). Everything else is the controller's, except Frontiers, which are everyone's.
+    SessionId to = kControllerSession;
     // For the first PeekResponse of a tracked peek: how long the peek took.
     std::optional<std::chrono::nanoseconds> peek_latency;
     const char* drop_reason = nullptr;  // set when !forward
   };
-  Verdict OnResponse(RuntimeId from, const ipc::pb::Response& response, Clock::time_point now);
+  Verdict OnResponse(RuntimeId from, ipc::pb::Response* response, Clock::time_point now);
 
   std::size_t outstanding_peeks() const { return peeks_.size(); }
 
  private:
+  struct Tracked {
+    Clock::time_point forwarded_at;
+    SessionId session;
+  };
   bool two_runtime_;
   Send send_;
-  std::unordered_map<std::string, Clock::time_point> peeks_;  // uuid → forwarded at
+  std::unordered_map<std::string, Tracked> peeks_;  // wire uuid → the peek
 };
 
 }  // namespace tandem::supervisor

@@ -7,12 +7,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <zmq_addon.hpp>
 
 #include "base/check.h"
+#include "base/global_id.h"
 #include "ipc/channel.h"
 #include "shm/layout.h"
 #include "shm/reader.h"
@@ -34,6 +36,7 @@ constexpr char kLoopTurns[] = "tandem_supervisor_loop_turns_total";
 constexpr char kControllerEvents[] = "tandem_controller_events_total";
 constexpr char kReady[] = "tandem_ready";
 constexpr char kReconciled[] = "tandem_dataflows_reconciled_total";
+constexpr char kObservers[] = "tandem_observer_sessions";
 
 // The ZeroMQ monitor event carrying a disconnect; the value is the connection's fd.
 struct MonitorEvent {
@@ -75,7 +78,9 @@ void Supervisor::DeclareMetrics() {
                    "index parts (one per worker) whose updates wait for room in the segment");
   metrics_.Declare(kLoopTurns, T::kCounter, "turns of the supervisor loop");
   metrics_.Declare(kControllerEvents, T::kCounter,
-                   "controller sessions: hello, superseded, disconnected");
+                   "sessions: hello, superseded, observer_hello, goodbye, disconnected");
+  metrics_.Declare(kObservers, T::kGauge, "observer sessions open now");
+  metrics_.Set(kObservers, {}, 0);
   metrics_.Declare(kReady, T::kGauge, "1 when /readyz answers 200");
   metrics_.Declare(kReconciled, T::kCounter,
                    "dataflows after a reconnect, by runtime and outcome (kept, dropped, built)");
@@ -368,7 +373,11 @@ void Supervisor::SendToRuntime(RuntimeId id, const std::string& encoded) {
 }
 
 void Supervisor::SendToPeer(const std::string& peer, const ipc::pb::Response& response) {
-  const std::string bytes = ipc::Encode(response);
+  SendEncodedToPeer(peer, ipc::Encode(response), ipc::ResponseName(response));
+}
+
+void Supervisor::SendEncodedToPeer(const std::string& peer, const std::string& bytes,
+                                   const char* name) {
   try {
     zmq::send_result_t sent =
         router_->send(zmq::buffer(peer), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
@@ -377,7 +386,7 @@ void Supervisor::SendToPeer(const std::string& peer, const ipc::pb::Response& re
       metrics_.Inc(kDropped, {{"reason", "controller_slow"}});
       return;
     }
-    metrics_.Inc(kResponses, {{"response", ipc::ResponseName(response)}});
+    metrics_.Inc(kResponses, {{"response", name}});
   } catch (const zmq::error_t& e) {
     // EHOSTUNREACH (router_mandatory): the controller is gone.
     metrics_.Inc(kDropped, {{"reason", "controller_gone"}});
@@ -427,44 +436,41 @@ void Supervisor::OnControllerMessage(const std::string& peer, const std::string&
   const ipc::pb::Command& cmd = decoded.message;
   const std::string name = ipc::CommandName(cmd);
 
+  if (cmd.has_goodbye()) {
+    // From anyone, never answered, never forwarded: the sender is leaving.
+    metrics_.Inc(kCommands, {{"command", name}, {"result", "accepted"}});
+    EndSession(peer, true);
+    return;
+  }
   if (cmd.has_hello()) {
-    if (Status s = validator_.Validate(cmd); !s.ok()) {
-      Refuse(peer, name, "validation", s.message());
-      return;
+    if (cmd.hello().observer()) {
+      OnObserverHello(peer, cmd);
+    } else {
+      OnControllerHello(peer, cmd, payload);
     }
-    if (auto previous = sessions_.Activate(peer)) {
-      ipc::pb::Response superseded;
-      superseded.mutable_status()->mutable_superseded()->set_by_nonce(cmd.hello().nonce());
-      SendToPeer(*previous, superseded);
-      metrics_.Inc(kControllerEvents, {{"event", "superseded"}});
-      spdlog::info("a new controller (nonce {}) superseded the previous one", cmd.hello().nonce());
-    }
-    metrics_.Inc(kControllerEvents, {{"event", "hello"}});
-    mux_->Forward(cmd, payload, Clock::now());
-    metrics_.Inc(kCommands, {{"command", name}, {"result", "forwarded"}});
-    ipc::pb::Response accepted;
-    auto* a = accepted.mutable_status()->mutable_hello_accepted();
-    a->set_nonce(cmd.hello().nonce());
-    a->set_protocol_version(ipc::kProtocolVersion);
-    a->set_replica_id(config_.replica_id);
-    a->set_interactive_runtime(config_.two_runtime());
-    SendToPeer(peer, accepted);
     return;
   }
   switch (sessions_.StandingOf(peer)) {
-    case ControllerSessions::Standing::kNoHello:
+    case Sessions::Standing::kNoHello:
       Refuse(peer, name, "before_hello", ipc::Describe(cmd) + ": send Hello first");
       return;
-    case ControllerSessions::Standing::kSuperseded:
+    case Sessions::Standing::kSuperseded:
       Refuse(peer, name, "superseded",
              ipc::Describe(cmd) + ": this controller was superseded by a newer Hello");
       return;
-    case ControllerSessions::Standing::kActive:
+    case Sessions::Standing::kObserver:
+      OnObserverCommand(peer, cmd, payload);
+      return;
+    case Sessions::Standing::kController:
       break;
   }
   if (Status s = validator_.Validate(cmd); !s.ok()) {
     Refuse(peer, name, "validation", s.message());
     return;
+  }
+  if (cmd.has_initialization_complete() && last_complete_) {
+    // The runtimes reconcile now: what the replica maintains is the replayed epoch.
+    last_complete_.reset();
   }
   if (cmd.has_update_configuration()) {
     HandleUpdateConfiguration(peer, cmd);
@@ -472,6 +478,131 @@ void Supervisor::OnControllerMessage(const std::string& peer, const std::string&
   }
   mux_->Forward(cmd, payload, Clock::now());
   metrics_.Inc(kCommands, {{"command", name}, {"result", "forwarded"}});
+}
+
+void Supervisor::OnControllerHello(const std::string& peer, const ipc::pb::Command& hello,
+                                   const std::string& payload) {
+  // If the replica maintains dataflows, the runtimes hold this controller's replay and keep
+  // running them until its InitializationComplete: keep that epoch as the catalog till then. (A
+  // second Hello before it keeps the one already kept: the runtimes never applied the first
+  // replay.) With nothing to reconcile, the runtimes apply the replay as it comes.
+  std::optional<ipc::Validator> complete;
+  if (!last_complete_ && !validator_.indexes().empty()) complete = validator_;
+  if (Status s = validator_.Validate(hello); !s.ok()) {  // changes nothing when refused
+    Refuse(peer, "Hello", "validation", s.message());
+    return;
+  }
+  if (complete) last_complete_ = std::move(complete);
+  ForgetSession(peer);  // its own earlier session, of either kind
+  if (auto previous = sessions_.BecomeController(peer, hello.hello().nonce())) {
+    ipc::pb::Response superseded;
+    superseded.mutable_status()->mutable_superseded()->set_by_nonce(hello.hello().nonce());
+    SendToPeer(*previous, superseded);
+    metrics_.Inc(kControllerEvents, {{"event", "superseded"}});
+    spdlog::info("a new controller (nonce {}) superseded the previous one",
+                 ipc::Printable(hello.hello().nonce()));
+  }
+  metrics_.Inc(kControllerEvents, {{"event", "hello"}});
+  mux_->Forward(hello, payload, Clock::now());
+  metrics_.Inc(kCommands, {{"command", "Hello"}, {"result", "forwarded"}});
+  SendToPeer(peer, HelloAccepted(hello.hello()));
+}
+
+void Supervisor::OnObserverHello(const std::string& peer, const ipc::pb::Command& hello) {
+  // Starts no epoch and reaches no runtime: the controller and its epoch are untouched.
+  if (Status s = validator_.ValidateObserver(hello); !s.ok()) {
+    Refuse(peer, "Hello", "validation", s.message());
+    return;
+  }
+  ForgetSession(peer);
+  const SessionId session = sessions_.BecomeObserver(peer, hello.hello().nonce());
+  metrics_.Inc(kControllerEvents, {{"event", "observer_hello"}});
+  metrics_.Inc(kCommands, {{"command", "Hello"}, {"result", "accepted"}});
+  metrics_.Set(kObservers, {}, static_cast<double>(sessions_.observers().size()));
+  spdlog::info("an observer (nonce {}, session {}) connected; {} observer(s)",
+               ipc::Printable(hello.hello().nonce()), session, sessions_.observers().size());
+  SendToPeer(peer, HelloAccepted(hello.hello()));
+  for (const auto& [id, frontiers] : frontiers_.latest()) {
+    ipc::pb::Response r;
+    *r.mutable_frontiers() = frontiers;
+    SendToPeer(peer, r);
+  }
+}
+
+void Supervisor::OnObserverCommand(const std::string& peer, const ipc::pb::Command& cmd,
+                                   const std::string& payload) {
+  const std::string name = ipc::CommandName(cmd);
+  if (Status s = Catalog().ValidateObserver(cmd); !s.ok()) {
+    Refuse(peer, name, cmd.has_peek() || cmd.has_cancel_peek() ? "validation" : "read_only",
+           s.message());
+    return;
+  }
+  mux_->Forward(cmd, payload, Clock::now(), sessions_.ObserverSession(peer));
+  metrics_.Inc(kCommands, {{"command", name}, {"result", "forwarded"}});
+}
+
+ipc::pb::Response Supervisor::HelloAccepted(const ipc::pb::Hello& hello) const {
+  ipc::pb::Response accepted;
+  auto* a = accepted.mutable_status()->mutable_hello_accepted();
+  a->set_nonce(hello.nonce());
+  a->set_protocol_version(ipc::kProtocolVersion);
+  a->set_replica_id(config_.replica_id);
+  a->set_interactive_runtime(config_.two_runtime());
+  a->set_observer(hello.observer());
+  // In GlobalId order (u2 before u10). Index ids are canonical GlobalIds: the validator made sure.
+  std::vector<GlobalId> ids;
+  for (const auto& [id, info] : Catalog().indexes()) ids.push_back(*GlobalId::Parse(id));
+  std::sort(ids.begin(), ids.end());
+  for (const GlobalId& id : ids) a->add_live_indexes(id.ToString());
+  return accepted;
+}
+
+Sessions::Ended Supervisor::ForgetSession(const std::string& peer) {
+  Sessions::Ended ended = sessions_.End(peer);
+  switch (ended.kind) {
+    case Sessions::Ended::Kind::kController:
+      mux_->EndSession(kControllerSession);
+      break;
+    case Sessions::Ended::Kind::kObserver:
+      mux_->EndSession(ended.session);
+      metrics_.Set(kObservers, {}, static_cast<double>(sessions_.observers().size()));
+      break;
+    case Sessions::Ended::Kind::kSuperseded:
+    case Sessions::Ended::Kind::kNone:
+      break;
+  }
+  return ended;
+}
+
+void Supervisor::EndSession(const std::string& peer, bool goodbye) {
+  const Sessions::Ended ended = ForgetSession(peer);
+  if (goodbye) metrics_.Inc(kControllerEvents, {{"event", "goodbye"}});
+  const std::string nonce = ipc::Printable(ended.nonce);
+  switch (ended.kind) {
+    case Sessions::Ended::Kind::kController:
+      if (goodbye) {
+        spdlog::info(
+            "the controller (nonce {}) said goodbye; the replica keeps running and waits for a "
+            "new Hello",
+            nonce);
+      } else {
+        spdlog::warn(
+            "the active controller disconnected (gone or silent past the heartbeat timeout); "
+            "the replica keeps running and waits for a new Hello [nonce {}]",
+            nonce);
+      }
+      break;
+    case Sessions::Ended::Kind::kObserver:
+      spdlog::info("an observer (nonce {}, session {}) {}; {} observer(s) left", nonce,
+                   ended.session, goodbye ? "said goodbye" : "disconnected",
+                   sessions_.observers().size());
+      break;
+    case Sessions::Ended::Kind::kSuperseded:
+      spdlog::debug("a superseded controller {}", goodbye ? "said goodbye" : "disconnected");
+      break;
+    case Sessions::Ended::Kind::kNone:
+      break;  // e.g. the connection of a controller that said goodbye before
+  }
 }
 
 void Supervisor::HandleUpdateConfiguration(const std::string& peer, const ipc::pb::Command& cmd) {
@@ -523,11 +654,7 @@ void Supervisor::OnMonitorReadable() {
     if (it == peer_by_fd_.end()) continue;
     const std::string peer = it->second;
     peer_by_fd_.erase(it);
-    if (sessions_.Disconnected(peer)) {
-      spdlog::warn(
-          "the active controller disconnected (gone or silent past the heartbeat "
-          "timeout); the replica keeps running and waits for a new Hello");
-    }
+    EndSession(peer, false);
   }
 }
 
@@ -538,7 +665,7 @@ void Supervisor::OnRuntimeReadable(Runtime& r) {
     auto decoded = ipc::DecodeResponse(msg.to_string_view());
     // Runtimes are ours: an undecodable message is our bug, not bad input.
     TANDEM_CHECK(decoded.ok(), "a runtime sent an undecodable response");
-    const ipc::pb::Response& response = decoded.message;
+    ipc::pb::Response& response = decoded.message;
     if (response.has_status() && response.status().has_runtime_ready()) {
       r.ready = true;
       spdlog::info("the {} runtime (pid {}) is ready with {} workers", RuntimeName(r.id),
@@ -557,7 +684,7 @@ void Supervisor::OnRuntimeReadable(Runtime& r) {
       // Forwarded once, from the runtime that renders dataflows.
       if (r.id == RuntimeId::kInteractive) continue;
     }
-    const auto verdict = mux_->OnResponse(r.id, response, Clock::now());
+    const auto verdict = mux_->OnResponse(r.id, &response, Clock::now());
     if (verdict.peek_latency) {
       metrics_.Observe(kPeekLatency, {},
                        std::chrono::duration<double>(*verdict.peek_latency).count());
@@ -566,11 +693,38 @@ void Supervisor::OnRuntimeReadable(Runtime& r) {
       metrics_.Inc(kDropped, {{"reason", verdict.drop_reason}});
       continue;
     }
-    if (!sessions_.active()) {
+    if (response.has_frontiers()) {
+      OnFrontiers(response);
+      continue;
+    }
+    if (verdict.to != kControllerSession) {
+      const std::string* observer = sessions_.ObserverPeer(verdict.to);
+      // ForgetSession ends a session in both places at once.
+      TANDEM_CHECK(observer != nullptr, "the multiplexer tracks peeks of live sessions only");
+      SendToPeer(*observer, response);
+      continue;
+    }
+    if (!sessions_.controller()) {
       metrics_.Inc(kDropped, {{"reason", "no_controller"}});
       continue;
     }
-    SendToPeer(*sessions_.active(), response);
+    SendToPeer(*sessions_.controller(), response);
+  }
+}
+
+void Supervisor::OnFrontiers(const ipc::pb::Response& response) {
+  const std::string& id = response.frontiers().id();
+  frontiers_.Record(response.frontiers(),
+                    validator_.collections().count(id) > 0 ||
+                        (last_complete_ && last_complete_->collections().count(id) > 0));
+  if (!sessions_.controller() && sessions_.observers().empty()) {
+    metrics_.Inc(kDropped, {{"reason", "no_controller"}});
+    return;
+  }
+  const std::string bytes = ipc::Encode(response);
+  if (sessions_.controller()) SendEncodedToPeer(*sessions_.controller(), bytes, "Frontiers");
+  for (const auto& [peer, observer] : sessions_.observers()) {
+    SendEncodedToPeer(peer, bytes, "Frontiers");
   }
 }
 

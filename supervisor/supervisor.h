@@ -2,8 +2,18 @@
 //
 // It creates the segment and a 0700 runtime directory, binds the controller endpoint and the
 // internal HTTP endpoint, spawns the runtimes (maintenance + interactive, or one solo) and then
-// runs one loop that: validates every controller command and multiplexes it to the runtimes;
-// forwards their responses to the active controller; answers HTTP; and watches its children.
+// runs one loop that: validates every command of the controller and of the observers
+// (sessions.h) and multiplexes it to the runtimes; forwards their responses — peek answers to
+// the session that asked, frontiers to every session (observers also get the latest frontiers
+// of every collection when they connect: frontiers_cache.h), everything else to the controller;
+// answers HTTP; and watches its children.
+//
+// The catalog: what the replica maintains. While a controller replays its history after its
+// Hello, the runtimes hold the replay and keep running what they had until its
+// InitializationComplete (they reconcile then), so the catalog is the last complete epoch —
+// not the half-replayed one — until then; after it, the controller's epoch, kept current by
+// every command accepted. Observers' peeks are validated against it, and HelloAccepted's
+// live_indexes lists its indexes.
 // Shared fate: a runtime exiting for any reason it was not asked to takes the whole replica
 // down — the group is SIGKILLed, the segment (unless --keep-segment-on-crash) and the runtime
 // directory are removed, and the supervisor exits with 128+signal or 70.
@@ -19,11 +29,12 @@
 #include "ipc/validate.h"
 #include "shm/segment.h"
 #include "supervisor/config.h"
-#include "supervisor/controllers.h"
+#include "supervisor/frontiers_cache.h"
 #include "supervisor/http_server.h"
 #include "supervisor/metrics.h"
 #include "supervisor/multiplexer.h"
 #include "supervisor/process_group.h"
+#include "supervisor/sessions.h"
 
 namespace tandem::supervisor {
 
@@ -51,6 +62,19 @@ class Supervisor {
   void DeclareMetrics();
   void OnControllerReadable();
   void OnControllerMessage(const std::string& peer, const std::string& payload);
+  void OnControllerHello(const std::string& peer, const ipc::pb::Command& hello,
+                         const std::string& payload);
+  void OnObserverHello(const std::string& peer, const ipc::pb::Command& hello);
+  void OnObserverCommand(const std::string& peer, const ipc::pb::Command& command,
+                         const std::string& payload);
+  // Goodbye, or the connection of `peer` ended (`goodbye` false): it is forgotten.
+  void EndSession(const std::string& peer, bool goodbye);
+  // Frees what an ended session held. Returns what it was.
+  Sessions::Ended ForgetSession(const std::string& peer);
+  void OnFrontiers(const ipc::pb::Response& response);
+  ipc::pb::Response HelloAccepted(const ipc::pb::Hello& hello) const;
+  // What the replica maintains (see above).
+  const ipc::Validator& Catalog() const { return last_complete_ ? *last_complete_ : validator_; }
   void OnMonitorReadable();
   void OnRuntimeReadable(Runtime& runtime);
   // Returns an exit code when the replica must end now.
@@ -59,6 +83,7 @@ class Supervisor {
               const std::string& why);
   void HandleUpdateConfiguration(const std::string& peer, const ipc::pb::Command& command);
   void SendToPeer(const std::string& peer, const ipc::pb::Response& response);
+  void SendEncodedToPeer(const std::string& peer, const std::string& bytes, const char* name);
   void SendToRuntime(RuntimeId id, const std::string& encoded);
   Runtime* FindRuntime(RuntimeId id);
   HttpResponse ServeHttp(const std::string& path);
@@ -79,8 +104,12 @@ class Supervisor {
   std::map<RuntimeId, Runtime> runtimes_;
   ProcessGroup children_;
   Metrics metrics_;
-  ControllerSessions sessions_;
-  ipc::Validator validator_;
+  Sessions sessions_;
+  FrontiersCache frontiers_;
+  ipc::Validator validator_;  // the controller's epoch
+  // Set while a controller replays after its Hello and the runtimes still run the previous
+  // epoch: that epoch as it was complete (unset when there was nothing to reconcile).
+  std::optional<ipc::Validator> last_complete_;
   std::unique_ptr<Multiplexer> mux_;
   std::map<int, std::string> peer_by_fd_;  // controller connection fd → routing id
   Clock::time_point started_at_;

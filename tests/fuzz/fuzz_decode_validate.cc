@@ -7,6 +7,8 @@
 //   * a failed decode has one of the documented labels and a reason;
 //   * a decoded envelope has a kind, re-encodes to bytes that decode to the same encoding;
 //   * a refused command leaves the validator unchanged and its reason starts with Describe();
+//   * the same holds for the command checked as an observer's (ValidateObserver), which never
+//     accepts a command that changes the epoch;
 //   * what prints as JSON parses back and validates identically, and its text is stable after
 //     one round trip.
 #include <google/protobuf/stubs/logging.h>
@@ -65,6 +67,19 @@ Status CheckValidation(const pb::Command& command) {
   return status;
 }
 
+// As an observer's command: read-only, and a refusal is described like any other.
+Status CheckObserverValidation(const pb::Command& command) {
+  const Status status = Primed().ValidateObserver(command);
+  if (status.ok()) {
+    FUZZ_CHECK(command.has_hello() || command.has_peek() || command.has_cancel_peek() ||
+                   command.has_goodbye(),
+               std::string("an observer may send ") + CommandName(command));
+  } else {
+    FUZZ_CHECK(status.message().rfind(Describe(command) + ": ", 0) == 0, status.message());
+  }
+  return status;
+}
+
 template <typename Envelope>
 void CheckDecoded(const Decoded<Envelope>& decoded, Decoded<Envelope> (*decode)(std::string_view)) {
   if (!decoded.ok()) {
@@ -84,6 +99,7 @@ void CheckDecoded(const Decoded<Envelope>& decoded, Decoded<Envelope> (*decode)(
 
 void CheckCommand(const pb::Command& command) {
   const Status status = CheckValidation(command);
+  const Status observer = CheckObserverValidation(command);
   const auto json = TryToJson(command);
   if (!json.ok()) return;  // nested deeper than the JSON printer goes
   const auto parsed = CommandFromJson(*json);
@@ -91,6 +107,10 @@ void CheckCommand(const pb::Command& command) {
   const Status again = CheckValidation(*parsed);
   FUZZ_CHECK(again.code() == status.code() && again.message() == status.message(),
              status.message() + " vs " + again.message());
+  const Status observer_again = CheckObserverValidation(*parsed);
+  FUZZ_CHECK(
+      observer_again.code() == observer.code() && observer_again.message() == observer.message(),
+      observer.message() + " vs " + observer_again.message());
   // Text is stable after one round trip (not before: -0.0 prints as -0 and parses back as 0).
   const std::string text = ToJson(*parsed);
   const auto reparsed = CommandFromJson(text);

@@ -1,6 +1,7 @@
 // Writes the seed corpus of fuzz_decode_validate.cc into a directory (tests/fuzz/corpus/ is its
 // checked-in output): the encoding of one valid command of every kind, a few that the primed
-// validator refuses, a few that do not decode, and two JSON commands.
+// validator refuses, a few that do not decode, and a few JSON commands. Every input is also
+// checked as an observer's command by the target.
 //
 // Usage: tandem-fuzz-make-corpus <directory>    (files are overwritten, others left alone)
 #include <cstdio>
@@ -50,6 +51,9 @@ int main(int argc, char** argv) {
   null_key.mutable_peek()->mutable_keys()->RemoveLast();
   null_key.mutable_peek()->clear_mfp();
   ok &= Write(dir, "peek_nullable_key.bin", Encode(null_key));
+  // Only an index can be compacted or dropped: u1 is a source, u4 a view.
+  ok &= Write(dir, "refused_allow_compaction_of_source.bin", Encode(AllowCompaction("u1", {3})));
+  ok &= Write(dir, "refused_drop_of_view.bin", Encode(Drop("u4")));
   pb::Command range = EmptyDataflow("range");
   *Desc(range)->add_source_imports() = KeyValueImport("u30");
   *Desc(range)->add_objects_to_build() =
@@ -65,6 +69,8 @@ int main(int argc, char** argv) {
   // JSON.
   ok &= Write(dir, "json_hello.json", ToJson(Hello()));
   ok &= Write(dir, "json_allow_compaction.json", ToJson(AllowCompaction("u10", {9})));
+  ok &= Write(dir, "json_hello_observer.json", ToJson(ObserverHello()));
+  ok &= Write(dir, "json_goodbye.json", ToJson(Goodbye()));
 
   if (!ok) {
     std::fprintf(stderr, "could not write the corpus into %s\n", argv[1]);

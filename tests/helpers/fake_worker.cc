@@ -2,7 +2,7 @@
 // real processes before (and independently of) the real runtime — the way tini and dumb-init
 // test themselves. It speaks the runtime side of the supervisor channel: opens the segment,
 // records its pid and state in the header, reports RuntimeReady, and echoes every command:
-//   Peek        → PeekResponse{uuid, rows: [(role)]}
+//   Peek        → PeekResponse{uuid, rows: [(role, uuid)]}  (the uuid as this runtime got it)
 //   anything    → Frontiers{id: "echo:<role>:<CommandName>"}
 //
 // Behaviour comes from TANDEM_FAKE_WORKER (inherited through the supervisor), rules separated by
@@ -11,14 +11,23 @@
 //   exit=<ms>,<code>      exit with the code <ms> after reporting ready
 //   ignore-sigterm        ignore SIGTERM (to exercise the grace period)
 //   no-ready              never report ready
+//   frontiers             report frontiers like a runtime that renders every dataflow, before the
+//                         echo: on CreateDataflow, each id it creates at write [as_of + 1] —
+//                         except a counter source with a max, reported closed (empty: it ran to
+//                         its max); on AllowCompaction with the empty frontier (a drop), the index
+//                         closed, and once all of a dataflow's indexes are dropped, every id of it
+//                         closed (as tandem-worker does)
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 #include <zmq.hpp>
 
 #include "ipc/channel.h"
@@ -34,6 +43,7 @@ struct Script {
   int exit_ms = -1, exit_code = 0;
   bool ignore_sigterm = false;
   bool no_ready = false;
+  bool frontiers = false;
 };
 
 Script ParseScript(const std::string& role) {
@@ -54,10 +64,70 @@ Script ParseScript(const std::string& role) {
       s.ignore_sigterm = true;
     } else if (action == "no-ready") {
       s.no_ready = true;
+    } else if (action == "frontiers") {
+      s.frontiers = true;
     }
   }
   return s;
 }
+
+ipc::pb::Response MakeFrontiers(const std::string& id, std::optional<std::uint64_t> write) {
+  ipc::pb::Response out;
+  auto* f = out.mutable_frontiers();
+  f->set_id(id);
+  for (auto* e : {f->mutable_write(), f->mutable_input(), f->mutable_output()}) {
+    if (write) e->add_elements(*write);
+  }
+  return out;
+}
+
+// The "frontiers" script: what a runtime rendering every dataflow would report.
+class FrontierReports {
+ public:
+  std::vector<ipc::pb::Response> On(const ipc::pb::Command& c) {
+    std::vector<ipc::pb::Response> out;
+    if (c.has_create_dataflow()) {
+      const auto& d = c.create_dataflow().desc();
+      const std::uint64_t at = (d.as_of().elements().empty() ? 0 : d.as_of().elements(0)) + 1;
+      Dataflow& df = dataflows_.emplace_back();
+      for (const auto& s : d.source_imports()) {
+        const bool ended = s.source().has_counter() && s.source().counter().max() > 0;
+        out.push_back(MakeFrontiers(s.id(), ended ? std::nullopt : std::optional(at)));
+        df.ids.push_back(s.id());
+      }
+      for (const auto& b : d.objects_to_build()) {
+        out.push_back(MakeFrontiers(b.id(), at));
+        df.ids.push_back(b.id());
+      }
+      for (const auto& x : d.index_exports()) {
+        out.push_back(MakeFrontiers(x.id(), at));
+        df.ids.push_back(x.id());
+        df.live_exports.insert(x.id());
+      }
+    }
+    if (c.has_allow_compaction() && c.allow_compaction().frontier().elements().empty()) {
+      const std::string& id = c.allow_compaction().id();
+      for (auto it = dataflows_.begin(); it != dataflows_.end(); ++it) {
+        if (!it->live_exports.erase(id)) continue;
+        if (!it->live_exports.empty()) {
+          out.push_back(MakeFrontiers(id, std::nullopt));
+        } else {
+          for (const auto& all : it->ids) out.push_back(MakeFrontiers(all, std::nullopt));
+          dataflows_.erase(it);
+        }
+        break;
+      }
+    }
+    return out;
+  }
+
+ private:
+  struct Dataflow {
+    std::vector<std::string> ids;
+    std::set<std::string> live_exports;
+  };
+  std::vector<Dataflow> dataflows_;
+};
 
 int Main(int argc, char** argv) {
   std::string role, segment_name, channel;
@@ -91,6 +161,7 @@ int Main(int argc, char** argv) {
     sock.send(zmq::buffer(ipc::Encode(ready)), zmq::send_flags::none);
     (*segment)->SetRuntime(rrole, getpid(), shm::RuntimeState::kReady);
   }
+  FrontierReports reports;
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
     const auto elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -105,12 +176,18 @@ int Main(int argc, char** argv) {
     if (!sock.recv(msg, zmq::recv_flags::none)) continue;
     auto cmd = ipc::DecodeCommand(msg.to_string_view());
     if (!cmd.ok()) return 4;  // the supervisor only forwards what it decoded
+    if (script.frontiers) {
+      for (const auto& report : reports.On(cmd.message)) {
+        sock.send(zmq::buffer(ipc::Encode(report)), zmq::send_flags::none);
+      }
+    }
     ipc::pb::Response out;
     if (cmd.message.has_peek()) {
       auto* pr = out.mutable_peek_response();
       pr->set_uuid(cmd.message.peek().uuid());
       auto* row = pr->mutable_rows()->add_rows();
       row->mutable_row()->add_datums()->set_string(role);
+      row->mutable_row()->add_datums()->set_string(cmd.message.peek().uuid());
       row->set_count(1);
     } else {
       out.mutable_frontiers()->set_id("echo:" + role + ":" + ipc::CommandName(cmd.message));

@@ -2,7 +2,11 @@
 // shared fate, clean shutdown, configuration refusals, controllers, routing, HTTP.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <optional>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "supervisor_harness.h"
 
@@ -162,6 +166,21 @@ TEST(Configuration, BadBooleanExits64) {
       {.extra_args = {"--replica-param", "enable_compute_interactive_runtime=maybe"}});
   EXPECT_EQ(sup.WaitExit(10s), 64);
   EXPECT_NE(sup.Log().find("is not a boolean"), std::string::npos) << sup.Log();
+}
+
+TEST(Configuration, NegativeHeartbeatParameterExits64NamingItBeforeAnythingStarts) {
+  for (const char* assignment :
+       {"controller_heartbeat_interval_ms=-5", "controller_heartbeat_timeout_ms=-5"}) {
+    SCOPED_TRACE(assignment);
+    SupervisorProcess sup({.extra_args = {"--param", assignment}});
+    EXPECT_EQ(sup.WaitExit(10s), 64) << sup.Log();
+    const std::string name(assignment, std::string_view(assignment).find('='));
+    EXPECT_NE(sup.Log().find("parameter " + name + ": '-5' is out of range"), std::string::npos)
+        << sup.Log();
+    EXPECT_EQ(sup.Log().find("could not bind"), std::string::npos) << sup.Log();
+    EXPECT_EQ(sup.Log().find("spawned"), std::string::npos) << "nothing started";
+    EXPECT_FALSE(sup.SegmentExists());
+  }
 }
 
 TEST(Configuration, SegmentLargerThanDevShmExits78) {
@@ -376,6 +395,438 @@ TEST(Routing, SoloModeSendsEverythingToTheSoloRuntime) {
   ctl.Send(c);
   EXPECT_TRUE(ctl.ReceiveUntil(
       [](const Response& r) { return r.frontiers().id() == "echo:solo:CreateInstance"; }));
+}
+
+// ---- Observers and Goodbye (DESIGN §3) -----------------------------------------------------
+
+Command ObserverHelloCmd(const std::string& nonce) {
+  Command c = HelloCmd(nonce);
+  c.mutable_hello()->set_observer(true);
+  return c;
+}
+
+// Sends `hello` and returns its HelloAccepted (nullopt if refused or unanswered).
+std::optional<ipc::pb::Status::HelloAccepted> SayHello(TestController& session,
+                                                       const Command& hello) {
+  session.Send(hello);
+  auto r = session.ReceiveUntil([](const Response& r) {
+    return r.has_command_error() || (r.has_status() && r.status().has_hello_accepted());
+  });
+  if (!r || !r->has_status()) return std::nullopt;
+  return r->status().hello_accepted();
+}
+
+std::vector<std::string> LiveIndexes(const std::optional<ipc::pb::Status::HelloAccepted>& a) {
+  if (!a) return {"(no HelloAccepted)"};
+  return {a->live_indexes().begin(), a->live_indexes().end()};
+}
+
+// A counter source `source` indexed by `index`, from `as_of`; `max` > 0 makes the counter end
+// (the scripted runtime then reports the source closed).
+Command CounterDataflow(const std::string& source, const std::string& index, std::uint64_t as_of,
+                        std::uint64_t max = 0) {
+  Command c = CounterIndexDataflow();
+  auto* d = c.mutable_create_dataflow()->mutable_desc();
+  d->mutable_as_of()->set_elements(0, as_of);
+  d->mutable_source_imports(0)->set_id(source);
+  d->mutable_source_imports(0)->mutable_source()->mutable_counter()->set_max(max);
+  d->mutable_index_exports(0)->set_id(index);
+  d->mutable_index_exports(0)->set_on(source);
+  return c;
+}
+
+Command PeekCmd(const std::string& uuid, const std::string& id) {
+  Command c;
+  c.mutable_peek()->set_uuid(uuid);
+  c.mutable_peek()->set_id(id);
+  c.mutable_peek()->set_timestamp(1);
+  return c;
+}
+
+Command DropCmd(const std::string& id) {
+  Command c;
+  c.mutable_allow_compaction()->set_id(id);
+  c.mutable_allow_compaction()->mutable_frontier();
+  return c;
+}
+
+Command GoodbyeCmd() {
+  Command c;
+  c.mutable_goodbye();
+  return c;
+}
+
+Command InitializationCompleteCmd() {
+  Command c;
+  c.mutable_initialization_complete();
+  return c;
+}
+
+bool IsEcho(const Response& r, const std::string& role, const std::string& command) {
+  return r.has_frontiers() && r.frontiers().id() == "echo:" + role + ":" + command;
+}
+
+// Sends each command as the controller and waits until the interactive runtime (which receives
+// every command but a peek) has echoed all of them. False if one was refused.
+bool SendAccepted(TestController& ctl, const std::vector<Command>& commands) {
+  int echoes = 0, refused = 0;
+  for (const Command& c : commands) ctl.Send(c);
+  const bool all =
+      ctl.ReceiveUntil([&](const Response& r) {
+           if (r.has_command_error()) {
+             ++refused;
+             ADD_FAILURE() << r.command_error().why();
+           }
+           if (r.has_frontiers() && r.frontiers().id().rfind("echo:interactive:", 0) == 0) {
+             ++echoes;
+           }
+           return refused > 0 || echoes == static_cast<int>(commands.size());
+         })
+          .has_value();
+  return all && refused == 0;
+}
+
+// Sends a peek and returns its answer (or the CommandError refusing it).
+std::optional<Response> PeekAnswer(TestController& session, const std::string& uuid,
+                                   const std::string& id) {
+  session.Send(PeekCmd(uuid, id));
+  return session.ReceiveUntil([&](const Response& r) {
+    return r.has_command_error() || (r.has_peek_response() && r.peek_response().uuid() == uuid);
+  });
+}
+
+TEST(Observers, ObserverHelloDoesNotSupersedeTheControllerAndTheControllersHelloKeepsTheObserver) {
+  SupervisorProcess sup;
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  TestController ctl(sup.controller_endpoint()), obs(sup.controller_endpoint());
+  ASSERT_TRUE(ctl.Hello("ctl-1"));
+  const auto accepted = SayHello(obs, ObserverHelloCmd("obs-1"));
+  ASSERT_TRUE(accepted);
+  EXPECT_TRUE(accepted->observer());
+  EXPECT_EQ(accepted->nonce(), "obs-1");
+  // The controller is still in charge and was told nothing; and the observer's Hello reached no
+  // runtime: maintenance echoes in order, so its echo would come before the dataflow's.
+  ctl.Send(CounterDataflow("u1", "u2", 0));
+  int hellos = 0;
+  ASSERT_TRUE(ctl.ReceiveUntil([&](const Response& r) {
+    if (r.has_command_error()) ADD_FAILURE() << r.command_error().why();
+    if (r.has_status() && r.status().has_superseded()) ADD_FAILURE() << "controller superseded";
+    if (IsEcho(r, "maintenance", "Hello")) ++hellos;
+    return IsEcho(r, "maintenance", "CreateDataflow");
+  }));
+  EXPECT_EQ(hellos, 1) << "only the controller's Hello reached the runtimes";
+
+  // A newer controller supersedes the old controller, not the observer.
+  TestController ctl2(sup.controller_endpoint());
+  ASSERT_TRUE(ctl2.Hello("ctl-2"));
+  ASSERT_TRUE(ctl.ReceiveUntil(
+      [](const Response& r) { return r.has_status() && r.status().has_superseded(); }));
+  const auto answer = PeekAnswer(obs, "after-ctl-2", "u2");
+  ASSERT_TRUE(answer && answer->has_peek_response())
+      << (answer ? answer->command_error().why() : "no answer");
+  for (const Response& r : obs.skipped) {
+    EXPECT_FALSE(r.has_status() && r.status().has_superseded()) << "observer told superseded";
+    EXPECT_FALSE(r.has_command_error()) << r.command_error().why();
+  }
+}
+
+TEST(Observers, CommandsThatWouldChangeAnythingAreRefusedAndReachNoRuntime) {
+  SupervisorProcess sup;
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  TestController ctl(sup.controller_endpoint()), obs(sup.controller_endpoint());
+  ASSERT_TRUE(ctl.Hello("ctl"));
+  ASSERT_TRUE(SendAccepted(ctl, {CounterDataflow("u1", "u2", 0), InitializationCompleteCmd()}));
+  ASSERT_TRUE(SayHello(obs, ObserverHelloCmd("obs")));
+
+  Command compact;
+  compact.mutable_allow_compaction()->set_id("u2");
+  compact.mutable_allow_compaction()->mutable_frontier()->add_elements(3);
+  Command configure;
+  (*configure.mutable_update_configuration()->mutable_params())["log_level"] = "info";
+  Command instance;
+  instance.mutable_create_instance();
+  Command schedule;
+  schedule.mutable_schedule()->set_id("u2");
+  const std::vector<Command> writes = {CounterDataflow("u3", "u4", 0),
+                                       compact,
+                                       DropCmd("u2"),
+                                       InitializationCompleteCmd(),
+                                       configure,
+                                       instance,
+                                       schedule};
+  for (const Command& w : writes) {
+    SCOPED_TRACE(ipc::Describe(w));
+    obs.Send(w);
+    auto r = obs.ReceiveUntil([](const Response& r) { return r.has_command_error(); });
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->command_error().what(), ipc::CommandName(w));
+    EXPECT_NE(r->command_error().why().find("observer sessions are read-only"), std::string::npos)
+        << r->command_error().why();
+  }
+  EXPECT_EQ(MetricValue(HttpGet(sup.http_port(), "/metrics").body,
+                        "tandem_refused_commands_total{reason=\"read_only\"}"),
+            static_cast<double>(writes.size()));
+
+  // The controller's next command is the next one each runtime echoes after the controller's own.
+  Command marker;
+  marker.mutable_allow_writes()->set_id("u2");
+  ctl.Send(marker);
+  std::map<std::string, int> echoes;
+  ASSERT_TRUE(ctl.ReceiveUntil([&](const Response& r) {
+    if (r.has_frontiers()) ++echoes[r.frontiers().id()];
+    return echoes["echo:maintenance:AllowWrites"] == 1 &&
+           echoes["echo:interactive:AllowWrites"] == 1;
+  }));
+  for (const auto& [id, n] : echoes) EXPECT_LE(n, 1) << id << ": sent once, by the controller";
+  for (const char* kind :
+       {"AllowCompaction", "UpdateConfiguration", "CreateInstance", "Schedule"}) {
+    EXPECT_EQ(echoes["echo:maintenance:" + std::string(kind)], 0) << kind;
+    EXPECT_EQ(echoes["echo:interactive:" + std::string(kind)], 0) << kind;
+  }
+  // Nor did the validator record any of it: u2 is still there, u3 and u4 are free.
+  const auto still = PeekAnswer(ctl, "still", "u2");
+  ASSERT_TRUE(still && still->has_peek_response());
+  EXPECT_TRUE(SendAccepted(ctl, {CounterDataflow("u3", "u4", 0)}));
+}
+
+TEST(Observers, EachSessionGetsTheAnswerToItsOwnPeekEvenWithTheSameUuid) {
+  SupervisorProcess sup;
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  const std::string ep = sup.controller_endpoint();
+  TestController ctl(ep), obs1(ep), obs2(ep);
+  ASSERT_TRUE(ctl.Hello("ctl"));
+  ASSERT_TRUE(SendAccepted(ctl, {CounterDataflow("u1", "u2", 0), InitializationCompleteCmd()}));
+  ASSERT_TRUE(SayHello(obs1, ObserverHelloCmd("o1")));
+  ASSERT_TRUE(SayHello(obs2, ObserverHelloCmd("o2")));
+  for (TestController* s : {&ctl, &obs1, &obs2}) s->Send(PeekCmd("same", "u2"));
+  // Each session then peeks once more: the interactive stream is ordered, so any answer to
+  // "same" meant for it (or sent to it by mistake) arrives before the answer to "last".
+  std::vector<std::string> wire_uuids;
+  for (TestController* s : {&ctl, &obs1, &obs2}) {
+    s->Send(PeekCmd("last", "u2"));
+    int same = 0;
+    ASSERT_TRUE(s->ReceiveUntil([&](const Response& r) {
+      if (r.has_command_error()) ADD_FAILURE() << r.command_error().why();
+      if (r.has_peek_response() && r.peek_response().uuid() == "same") {
+        ++same;
+        // The scripted runtime answers with the uuid it was sent.
+        wire_uuids.push_back(r.peek_response().rows().rows(0).row().datums(1).string());
+      }
+      return r.has_peek_response() && r.peek_response().uuid() == "last";
+    }));
+    EXPECT_EQ(same, 1) << "exactly one answer, its own";
+  }
+  ASSERT_EQ(wire_uuids.size(), 3u);
+  EXPECT_EQ(wire_uuids[0], "same") << "the controller's uuid is forwarded as sent";
+  EXPECT_EQ(std::set<std::string>(wire_uuids.begin(), wire_uuids.end()).size(), 3u)
+      << "each session's peek reached the runtime under a uuid of its own";
+  EXPECT_EQ(MetricValue(HttpGet(sup.http_port(), "/metrics").body,
+                        "tandem_responses_dropped_total{reason=\"unknown_peek\"}"),
+            -1)
+      << "no answer was left without its session";
+}
+
+// The Frontiers an observer receives (by id; not the scripted runtime's echoes) until its peek
+// `marker` on u2 is answered: right after its Hello, those are the cached ones (sent before
+// anything else the supervisor does) and whatever the runtimes reported since.
+using SeenFrontiers = std::map<std::string, ipc::pb::Frontiers>;
+SeenFrontiers FrontiersUntilPeek(TestController& obs, const std::string& marker) {
+  SeenFrontiers seen;
+  obs.Send(PeekCmd(marker, "u2"));
+  EXPECT_TRUE(obs.ReceiveUntil([&](const Response& r) {
+    if (r.has_frontiers() && r.frontiers().id().rfind("echo:", 0) != 0) {
+      seen[r.frontiers().id()] = r.frontiers();
+    }
+    return r.has_peek_response() && r.peek_response().uuid() == marker;
+  }));
+  return seen;
+}
+
+std::string WriteText(const SeenFrontiers& seen, const std::string& id) {
+  auto it = seen.find(id);
+  if (it == seen.end()) return "absent";
+  if (it->second.write().elements().empty()) return "closed";
+  return std::to_string(it->second.write().elements(0));
+}
+
+// Receives until the frontiers of every id in `expected` were seen as expected ("closed" or the
+// write time), counting what earlier waits skipped.
+bool FrontiersArrive(TestController& session, const std::map<std::string, std::string>& expected) {
+  SeenFrontiers seen;
+  for (const Response& r : session.skipped) {
+    if (r.has_frontiers()) seen[r.frontiers().id()] = r.frontiers();
+  }
+  session.skipped.clear();
+  auto all_there = [&] {
+    for (const auto& [id, text] : expected) {
+      if (WriteText(seen, id) != text) return false;
+    }
+    return true;
+  };
+  const bool done = all_there() || session
+                                       .ReceiveUntil([&](const Response& r) {
+                                         if (r.has_frontiers())
+                                           seen[r.frontiers().id()] = r.frontiers();
+                                         return all_there();
+                                       })
+                                       .has_value();
+  for (const auto& [id, text] : expected) EXPECT_EQ(WriteText(seen, id), text) << id;
+  return done;
+}
+
+TEST(Observers, ReceiveEveryCollectionsLatestFrontiersAtConnectIncludingClosedOnes) {
+  SupervisorProcess sup({.fake_worker_script = "maintenance:frontiers"});
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  const std::string ep = sup.controller_endpoint();
+  TestController ctl(ep);
+  ASSERT_TRUE(ctl.Hello("ctl"));
+  // u1 ends (closed), u2 indexes it; u3/u4 tick; u5/u6 are dropped before the observer comes
+  // (the scripted runtime, like tandem-worker, reports a dropped dataflow's ids closed).
+  ASSERT_TRUE(SendAccepted(
+      ctl, {CounterDataflow("u1", "u2", 4, /*max=*/5), CounterDataflow("u3", "u4", 7),
+            CounterDataflow("u5", "u6", 9), InitializationCompleteCmd(), DropCmd("u6")}));
+  ASSERT_TRUE(
+      FrontiersArrive(ctl, {{"u1", "closed"}, {"u2", "5"}, {"u5", "closed"}, {"u6", "closed"}}));
+
+  TestController obs(ep);
+  ASSERT_TRUE(SayHello(obs, ObserverHelloCmd("obs")));
+  const auto at_connect = FrontiersUntilPeek(obs, "m1");
+  EXPECT_EQ(WriteText(at_connect, "u1"), "closed") << "a closed collection is kept and shown";
+  EXPECT_EQ(WriteText(at_connect, "u2"), "5");
+  EXPECT_EQ(WriteText(at_connect, "u3"), "8");
+  EXPECT_EQ(WriteText(at_connect, "u4"), "8");
+  EXPECT_EQ(WriteText(at_connect, "u5"), "absent") << "dropped: forgotten";
+  EXPECT_EQ(WriteText(at_connect, "u6"), "absent") << "dropped: forgotten";
+  EXPECT_EQ(at_connect.size(), 4u);
+
+  // New reports are forwarded as they come: a new dataflow, and a drop (shown closed).
+  ASSERT_TRUE(SendAccepted(ctl, {CounterDataflow("u7", "u8", 11), DropCmd("u4")}));
+  EXPECT_TRUE(
+      FrontiersArrive(obs, {{"u7", "12"}, {"u8", "12"}, {"u3", "closed"}, {"u4", "closed"}}));
+
+  // A second observer: what is live, none of what was dropped.
+  TestController obs2(ep);
+  ASSERT_TRUE(SayHello(obs2, ObserverHelloCmd("obs2")));
+  const auto second = FrontiersUntilPeek(obs2, "m2");
+  EXPECT_EQ(WriteText(second, "u1"), "closed");
+  EXPECT_EQ(WriteText(second, "u2"), "5");
+  EXPECT_EQ(WriteText(second, "u7"), "12");
+  EXPECT_EQ(WriteText(second, "u8"), "12");
+  EXPECT_EQ(second.size(), 4u) << "not u3, u4 (dropped)";
+  // Several observers at once: each gets every new report.
+  ASSERT_TRUE(SendAccepted(ctl, {CounterDataflow("u9", "u10", 0)}));
+  EXPECT_TRUE(FrontiersArrive(obs, {{"u9", "1"}, {"u10", "1"}}));
+  EXPECT_TRUE(FrontiersArrive(obs2, {{"u9", "1"}, {"u10", "1"}}));
+  EXPECT_TRUE(FrontiersArrive(ctl, {{"u10", "1"}})) << "and so does the controller";
+}
+
+TEST(Observers, LiveIndexesAreThoseOfTheLastCompleteEpoch) {
+  SupervisorProcess sup;
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  const std::string ep = sup.controller_endpoint();
+  using Ids = std::vector<std::string>;
+  TestController a(ep);
+  EXPECT_EQ(LiveIndexes(SayHello(a, HelloCmd("a"))), Ids{}) << "a new replica maintains nothing";
+  ASSERT_TRUE(SendAccepted(a, {CounterDataflow("u1", "u2", 0), CounterDataflow("u3", "u4", 0),
+                               CounterDataflow("u9", "u10", 0), InitializationCompleteCmd()}));
+
+  // A controller that reconnects learns what the replica maintains (in GlobalId order).
+  TestController b(ep);
+  EXPECT_EQ(LiveIndexes(SayHello(b, HelloCmd("b"))), (Ids{"u2", "u4", "u10"}));
+  TestController obs(ep);
+  EXPECT_EQ(LiveIndexes(SayHello(obs, ObserverHelloCmd("o1"))), (Ids{"u2", "u4", "u10"}));
+
+  // b replays only part of the history: until its InitializationComplete the runtimes still
+  // maintain everything, and observers' peeks are checked against that.
+  ASSERT_TRUE(SendAccepted(b, {CounterDataflow("u1", "u2", 0)}));
+  TestController obs2(ep);
+  EXPECT_EQ(LiveIndexes(SayHello(obs2, ObserverHelloCmd("o2"))), (Ids{"u2", "u4", "u10"}))
+      << "a partial replay does not shrink it";
+  auto during = PeekAnswer(obs, "during", "u4");
+  ASSERT_TRUE(during);
+  EXPECT_TRUE(during->has_peek_response())
+      << "u4 is still maintained: " << during->command_error().why();
+  auto mine = PeekAnswer(b, "mine", "u4");
+  ASSERT_TRUE(mine && mine->has_command_error()) << "b's own epoch does not know u4";
+
+  ASSERT_TRUE(SendAccepted(b, {InitializationCompleteCmd()}));
+  TestController obs3(ep);
+  EXPECT_EQ(LiveIndexes(SayHello(obs3, ObserverHelloCmd("o3"))), Ids{"u2"});
+  auto after = PeekAnswer(obs, "after", "u4");
+  ASSERT_TRUE(after && after->has_command_error());
+  EXPECT_NE(after->command_error().why().find("unknown index u4"), std::string::npos)
+      << after->command_error().why();
+
+  // After it, every accepted command keeps it current.
+  ASSERT_TRUE(SendAccepted(b, {CounterDataflow("u5", "u6", 0), DropCmd("u2")}));
+  TestController c(ep);
+  EXPECT_EQ(LiveIndexes(SayHello(c, HelloCmd("c"))), Ids{"u6"});
+  TestController obs4(ep);
+  EXPECT_EQ(LiveIndexes(SayHello(obs4, ObserverHelloCmd("o4"))), Ids{"u6"});
+}
+
+TEST(Observers, GoodbyeForgetsTheSessionAtOnceAndItsDisconnectIsNoWarning) {
+  SupervisorProcess sup;
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  const int port = sup.http_port();
+  const std::string observers = "tandem_observer_sessions";
+  {
+    TestController ctl(sup.controller_endpoint()), obs(sup.controller_endpoint());
+    ASSERT_TRUE(ctl.Hello("ctl-bye"));
+    ASSERT_TRUE(SayHello(obs, ObserverHelloCmd("obs-bye")));
+    EXPECT_EQ(MetricValue(HttpGet(port, "/metrics").body, observers), 1);
+    ctl.Send(GoodbyeCmd());
+    obs.Send(GoodbyeCmd());
+    // Forgotten at once: their next commands are refused as before any Hello.
+    for (TestController* s : {&ctl, &obs}) {
+      s->Send(PeekCmd("p", "u1"));
+      auto r = s->ReceiveUntil([](const Response& r) { return r.has_command_error(); });
+      ASSERT_TRUE(r);
+      EXPECT_NE(r->command_error().why().find("send Hello first"), std::string::npos)
+          << r->command_error().why();
+    }
+    EXPECT_EQ(MetricValue(HttpGet(port, "/metrics").body, observers), 0);
+  }  // both connections close
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return MetricValue(HttpGet(port, "/metrics").body,
+                           "tandem_controller_events_total{event=\"disconnected\"}") >= 2;
+      },
+      5s));
+  const std::string log = sup.Log();
+  EXPECT_NE(log.find("the controller (nonce ctl-bye) said goodbye"), std::string::npos) << log;
+  EXPECT_NE(log.find("an observer (nonce obs-bye, session 1) said goodbye"), std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("disconnected (gone or silent"), std::string::npos) << log;
+  EXPECT_EQ(log.find(" warning supervisor["), std::string::npos) << log;
+  EXPECT_EQ(MetricValue(HttpGet(port, "/metrics").body,
+                        "tandem_controller_events_total{event=\"goodbye\"}"),
+            2);
+}
+
+TEST(Observers, KilledObserverIsNoticedAndItsSessionFreed) {
+  SupervisorProcess sup;
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    TestController obs(sup.controller_endpoint());
+    _exit(SayHello(obs, ObserverHelloCmd("doomed-obs")) ? (pause(), 0) : 1);
+  }
+  const int port = sup.http_port();
+  ASSERT_TRUE(Eventually(
+      [&] { return MetricValue(HttpGet(port, "/metrics").body, "tandem_observer_sessions") == 1; },
+      10s));
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  EXPECT_TRUE(Eventually(
+      [&] { return MetricValue(HttpGet(port, "/metrics").body, "tandem_observer_sessions") == 0; },
+      2s))
+      << "noticed within the heartbeat timeout";
+  EXPECT_NE(sup.Log().find("an observer (nonce doomed-obs, session 1) disconnected"),
+            std::string::npos)
+      << sup.Log();
+  EXPECT_EQ(sup.Log().find(" warning supervisor["), std::string::npos) << sup.Log();
 }
 
 // ---- Malformed input -----------------------------------------------------------------------

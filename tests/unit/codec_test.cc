@@ -336,15 +336,63 @@ TEST(Codec, DescribeNamesTheCommandAndWhatItIsAbout) {
   EXPECT_EQ(Describe(samples::UpdateConfiguration()),
             "UpdateConfiguration(enable_compute_interactive_runtime, max_result_size, "
             "peek_timeout)");
-  EXPECT_EQ(Describe(samples::SecondaryDataflow()), "CreateDataflow(u20, u21)");  // imports u9
-  EXPECT_EQ(Describe(samples::SecondaryDataflowFromSources()), "CreateDataflow(u19, u20, u21)");
-  EXPECT_EQ(Describe(samples::PrimaryDataflow()), "CreateDataflow(u1, u2, u3, u4, …+7)");
+  // A dataflow by its indexes first (what it is read and dropped by), then sources and views.
+  EXPECT_EQ(Describe(samples::SecondaryDataflow()), "CreateDataflow(u21, u20)");  // imports u9
+  EXPECT_EQ(Describe(samples::SecondaryDataflowFromSources()), "CreateDataflow(u21, u19, u20)");
+  EXPECT_EQ(Describe(samples::PrimaryDataflow()), "CreateDataflow(u9, u10, u11, u1, …+7)");
   EXPECT_EQ(Describe(samples::Schedule("u9")), "Schedule(u9)");
   EXPECT_EQ(Describe(samples::AllowCompaction("u9", {5})), "AllowCompaction(u9, [5])");
   EXPECT_EQ(Describe(samples::Drop("u9")), "AllowCompaction(u9, [])");
   EXPECT_EQ(Describe(samples::Peek()), "Peek(3f2a9c4e…, u9 @ 17)");
   EXPECT_EQ(Describe(samples::CancelPeek("abc")), "CancelPeek(abc)");
+  EXPECT_EQ(Describe(samples::Goodbye()), "Goodbye");
+  EXPECT_EQ(Describe(samples::ObserverHello("o-1")), "Hello(o-1, v1)");
   EXPECT_EQ(Describe(samples::Schedule("u\n1\x01")), "Schedule(u?1?)");
+}
+
+TEST(Codec, DescribeOfADataflowNamesOnlyIdsAUserCouldHaveTyped) {
+  // A tool's placeholder or a typo ("x1", "u01", "") is no id the replica knows: it is left out
+  // of the description (the reason a validator gives quotes it).
+  pb::Command c = samples::EmptyDataflow("placeholders");
+  *samples::Desc(c)->add_source_imports() = samples::KeyValueImport("x1");
+  *samples::Desc(c)->add_objects_to_build() = samples::Build("u01", samples::GetPlan("x1"));
+  *samples::Desc(c)->add_objects_to_build() = samples::Build("u3", samples::GetPlan("x1"));
+  *samples::Desc(c)->add_index_exports() = samples::Export("u4", "u3", {0});
+  *samples::Desc(c)->add_index_exports() = samples::Export("", "u3", {0});
+  EXPECT_EQ(Describe(c), "CreateDataflow(u4, u3)");
+  EXPECT_EQ(Describe(samples::EmptyDataflow("nothing")), "CreateDataflow");
+  pb::Command only_placeholders = samples::EmptyDataflow("x");
+  *samples::Desc(only_placeholders)->add_source_imports() = samples::KeyValueImport("x1");
+  EXPECT_EQ(Describe(only_placeholders), "CreateDataflow");
+}
+
+TEST(Codec, ObserverAndLiveIndexesSurviveBinaryAndJson) {
+  const pb::Command hello = samples::ObserverHello();
+  const auto decoded = DecodeCommand(Encode(hello));
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_TRUE(decoded.message.hello().observer());
+  EXPECT_NE(ToJson(hello).find("\"observer\":true"), std::string::npos) << ToJson(hello);
+  // A controller's Hello prints observer false (zeros are printed): the field is always visible.
+  EXPECT_NE(ToJson(samples::Hello()).find("\"observer\":false"), std::string::npos);
+
+  const pb::Response accepted = samples::ObserverHelloAccepted();
+  const auto back = DecodeResponse(Encode(accepted));
+  ASSERT_TRUE(back.ok());
+  const auto& a = back.message.status().hello_accepted();
+  EXPECT_TRUE(a.observer());
+  ASSERT_EQ(a.live_indexes_size(), 2);
+  EXPECT_EQ(a.live_indexes(0), "u9");
+  EXPECT_EQ(a.live_indexes(1), "u10");
+  const std::string json = ToJson(accepted);
+  EXPECT_NE(json.find("\"live_indexes\":[\"u9\",\"u10\"]"), std::string::npos) << json;
+  const auto parsed = ResponseFromJson(json);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_TRUE(MessageDifferencer::Equals(*parsed, accepted));
+
+  const auto goodbye = CommandFromJson(R"({"goodbye": {}})");
+  ASSERT_TRUE(goodbye.ok()) << goodbye.status().ToString();
+  EXPECT_TRUE(goodbye->has_goodbye());
+  EXPECT_STREQ(CommandName(*goodbye), "Goodbye");
 }
 
 TEST(Codec, DescribeIsTheSameForEqualMessagesWhateverTheirMapOrder) {

@@ -86,6 +86,36 @@ TEST(SupervisorFlags, RepeatedParamsAllCountAndARepeatedFlagTakesItsLastValue) {
   EXPECT_EQ(out.config->workers, 3u);
 }
 
+TEST(SupervisorFlags, HeartbeatParameterOutOfRangeIsAUsageErrorNamingItAndTheValue) {
+  // ZeroMQ refuses these when the endpoint is set up, which used to end in exit 69 ("could not
+  // bind"); they are bad usage and are refused with the flags, before anything starts.
+  const std::vector<std::pair<const char*, const char*>> bad = {
+      {"controller_heartbeat_interval_ms=-5", "'-5' is out of range (1 to 2147483647)"},
+      {"controller_heartbeat_interval_ms=0", "'0' is out of range"},
+      {"controller_heartbeat_interval_ms=2147483648", "'2147483648' is out of range"},
+      {"controller_heartbeat_timeout_ms=-1", "'-1' is out of range (1 to 6553599)"},
+      {"controller_heartbeat_timeout_ms=6553600", "'6553600' is out of range"},
+  };
+  for (const auto& [assignment, why] : bad) {
+    for (const char* flag : {"--param", "--replica-param"}) {
+      SCOPED_TRACE(std::string(flag) + " " + assignment);
+      const auto out = Parse({flag, assignment});
+      EXPECT_FALSE(out.config);
+      EXPECT_EQ(out.exit_code, kExitUsage);
+      const std::string name(assignment, std::string_view(assignment).find('='));
+      EXPECT_NE(out.output.find("parameter " + name + ": " + why), std::string::npos) << out.output;
+    }
+  }
+  const auto edges = Parse({"--param", "controller_heartbeat_interval_ms=1", "--param",
+                            "controller_heartbeat_timeout_ms=6553599"});
+  ASSERT_TRUE(edges.config) << edges.output;
+  EXPECT_EQ(edges.config->params.GetInt(kControllerHeartbeatTimeoutMs), 6553599);
+  // The same check guards UpdateConfiguration (it probes with ConfigSet::Set).
+  ConfigSet c;
+  EXPECT_FALSE(c.Set(ConfigSet::Scope::kReplica, kControllerHeartbeatIntervalMs, "-1").ok());
+  EXPECT_EQ(c.SourceOf(kControllerHeartbeatIntervalMs), "default");
+}
+
 TEST(SupervisorFlags, HelpDocumentsEveryFlagAndTheExitCodes) {
   auto out = Parse({"--help"});
   EXPECT_FALSE(out.config);
@@ -109,7 +139,8 @@ TEST(SupervisorFlags, HelpDocumentsEveryFlagAndTheExitCodes) {
                         "70 ",
                         "78 ",
                         "128+N",
-                        "enable_compute_interactive_runtime"}) {
+                        "enable_compute_interactive_runtime",
+                        "controller_heartbeat_timeout_ms (default 3000, 1 to 6553599, at start)"}) {
     EXPECT_NE(out.output.find(s), std::string::npos) << s;
   }
 }

@@ -1,11 +1,15 @@
-// The multiplexer's routing, command by command (DESIGN §3.1), and its per-connection state.
+// The multiplexer's routing, command by command (DESIGN §3.1), its per-session state (peek uuid
+// namespaces), the sessions on the endpoint, and the frontiers kept for observers.
 #include "supervisor/multiplexer.h"
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <set>
 #include <vector>
 
-#include "supervisor/controllers.h"
+#include "supervisor/frontiers_cache.h"
+#include "supervisor/sessions.h"
 
 namespace tandem::supervisor {
 namespace {
@@ -92,15 +96,17 @@ TEST_F(MultiplexerTest, ResponsesAreForwardedAndEachPeekAnsweredOnce) {
   mux.Forward(peek, ipc::Encode(peek), t0);
   Response frontiers;
   frontiers.mutable_frontiers()->set_id("u1");
-  EXPECT_TRUE(mux.OnResponse(RuntimeId::kMaintenance, frontiers, t0).forward);
+  EXPECT_TRUE(mux.OnResponse(RuntimeId::kMaintenance, &frontiers, t0).forward);
   Response answer;
   answer.mutable_peek_response()->set_uuid("p1");
   const auto first =
-      mux.OnResponse(RuntimeId::kInteractive, answer, t0 + std::chrono::milliseconds(3));
+      mux.OnResponse(RuntimeId::kInteractive, &answer, t0 + std::chrono::milliseconds(3));
   EXPECT_TRUE(first.forward);
+  EXPECT_EQ(first.to, kControllerSession);
+  EXPECT_EQ(answer.peek_response().uuid(), "p1");
   ASSERT_TRUE(first.peek_latency);
   EXPECT_EQ(*first.peek_latency, std::chrono::milliseconds(3));
-  const auto second = mux.OnResponse(RuntimeId::kInteractive, answer, t0);
+  const auto second = mux.OnResponse(RuntimeId::kInteractive, &answer, t0);
   EXPECT_FALSE(second.forward) << "a second response for one uuid is dropped";
   EXPECT_STREQ(second.drop_reason, "unknown_peek");
 }
@@ -117,34 +123,203 @@ TEST_F(MultiplexerTest, HelloResetsPerConnectionState) {
   EXPECT_EQ(mux.outstanding_peeks(), 0u);
   Response late;
   late.mutable_peek_response()->set_uuid("old");
-  EXPECT_FALSE(mux.OnResponse(RuntimeId::kInteractive, late, t0).forward)
+  EXPECT_FALSE(mux.OnResponse(RuntimeId::kInteractive, &late, t0).forward)
       << "an answer to the previous connection's peek is not sent to the new controller";
 }
 
-TEST(ControllerSessions, NewestHelloWinsAndTheOldOneIsSuperseded) {
-  ControllerSessions s;
-  EXPECT_EQ(s.StandingOf("a"), ControllerSessions::Standing::kNoHello);
-  EXPECT_FALSE(s.Activate("a"));
-  EXPECT_EQ(s.StandingOf("a"), ControllerSessions::Standing::kActive);
-  auto previous = s.Activate("b");
-  ASSERT_TRUE(previous);
-  EXPECT_EQ(*previous, "a");
-  EXPECT_EQ(s.StandingOf("a"), ControllerSessions::Standing::kSuperseded);
-  EXPECT_EQ(s.StandingOf("b"), ControllerSessions::Standing::kActive);
-  EXPECT_FALSE(s.Activate("b")) << "a repeated Hello supersedes nobody";
-  auto back = s.Activate("a");  // a superseded controller may come back with a new Hello
-  ASSERT_TRUE(back);
-  EXPECT_EQ(*back, "b");
-  EXPECT_EQ(s.StandingOf("b"), ControllerSessions::Standing::kSuperseded);
+Command PeekCmd(const std::string& uuid) {
+  Command c;
+  c.mutable_peek()->set_uuid(uuid);
+  c.mutable_peek()->set_id("u2");
+  return c;
 }
 
-TEST(ControllerSessions, DisconnectOfTheActiveControllerLeavesNone) {
-  ControllerSessions s;
-  s.Activate("a");
-  EXPECT_FALSE(s.Disconnected("zzz"));
-  EXPECT_TRUE(s.Disconnected("a"));
-  EXPECT_FALSE(s.active());
-  EXPECT_EQ(s.StandingOf("a"), ControllerSessions::Standing::kNoHello);
+Response Answer(const std::string& wire_uuid) {
+  Response r;
+  r.mutable_peek_response()->set_uuid(wire_uuid);
+  r.mutable_peek_response()->mutable_canceled();
+  return r;
+}
+
+// The uuid of the last command sent to a runtime.
+std::string SentUuid(const std::vector<Sent>& sent) {
+  const auto c = ipc::DecodeCommand(sent.back().bytes);
+  EXPECT_TRUE(c.ok());
+  return c.message.has_peek() ? c.message.peek().uuid() : c.message.cancel_peek().uuid();
+}
+
+TEST_F(MultiplexerTest, SameUuidFromTheControllerAndAnObserverReachesEachItsOwnSession) {
+  Multiplexer mux = Make(true);
+  mux.Forward(PeekCmd("same"), ipc::Encode(PeekCmd("same")), t0);
+  const std::string controller_wire = SentUuid(sent);
+  mux.Forward(PeekCmd("same"), ipc::Encode(PeekCmd("same")), t0, 7);
+  const std::string observer_wire = SentUuid(sent);
+  EXPECT_EQ(controller_wire, "same") << "the controller's common case is forwarded unchanged";
+  EXPECT_EQ(sent[0].bytes, ipc::Encode(PeekCmd("same")));
+  EXPECT_EQ(observer_wire, "~o7:same");
+  EXPECT_EQ(mux.outstanding_peeks(), 2u);
+
+  Response to_observer = Answer(observer_wire);
+  const auto v1 = mux.OnResponse(RuntimeId::kInteractive, &to_observer, t0);
+  EXPECT_TRUE(v1.forward);
+  EXPECT_EQ(v1.to, 7u);
+  EXPECT_EQ(to_observer.peek_response().uuid(), "same") << "mapped back to what it sent";
+  Response to_controller = Answer(controller_wire);
+  const auto v2 = mux.OnResponse(RuntimeId::kInteractive, &to_controller, t0);
+  EXPECT_TRUE(v2.forward);
+  EXPECT_EQ(v2.to, kControllerSession);
+  EXPECT_EQ(to_controller.peek_response().uuid(), "same");
+  Response again = Answer(observer_wire);
+  EXPECT_FALSE(mux.OnResponse(RuntimeId::kInteractive, &again, t0).forward) << "exactly one";
+}
+
+TEST_F(MultiplexerTest, ObserverCancelPeekIsNamespacedLikeItsPeek) {
+  Multiplexer mux = Make(true);
+  Command cancel;
+  cancel.mutable_cancel_peek()->set_uuid("p");
+  mux.Forward(cancel, ipc::Encode(cancel), t0, 3);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].to, RuntimeId::kInteractive);
+  EXPECT_EQ(SentUuid(sent), "~o3:p");
+}
+
+TEST_F(MultiplexerTest, AControllerUuidThatLooksLikeANamespaceCannotReachAnObserver) {
+  Multiplexer mux = Make(true);
+  // The controller sends exactly the wire uuid observer 1's "x" would get, and observer 1 sends
+  // "x": both are answered, each to its own session.
+  mux.Forward(PeekCmd("~o1:x"), ipc::Encode(PeekCmd("~o1:x")), t0);
+  const std::string controller_wire = SentUuid(sent);
+  mux.Forward(PeekCmd("x"), ipc::Encode(PeekCmd("x")), t0, 1);
+  const std::string observer_wire = SentUuid(sent);
+  EXPECT_NE(controller_wire, observer_wire);
+  Response a = Answer(controller_wire);
+  const auto va = mux.OnResponse(RuntimeId::kInteractive, &a, t0);
+  EXPECT_EQ(va.to, kControllerSession);
+  EXPECT_EQ(a.peek_response().uuid(), "~o1:x");
+  Response b = Answer(observer_wire);
+  const auto vb = mux.OnResponse(RuntimeId::kInteractive, &b, t0);
+  EXPECT_EQ(vb.to, 1u);
+  EXPECT_EQ(b.peek_response().uuid(), "x");
+}
+
+TEST(PeekUuidNamespaces, AreInjectiveAndMapBack) {
+  const std::vector<std::string> uuids = {"", "a", "~", "~c:", "~c:a", "~o1:a", "~o12:a", ":a"};
+  std::set<std::string> seen;
+  for (SessionId session : {SessionId{0}, SessionId{1}, SessionId{12}, SessionId{123}}) {
+    for (const auto& uuid : uuids) {
+      const std::string wire = WireUuid(session, uuid);
+      EXPECT_EQ(UuidAsSent(session, wire), uuid) << session << " " << uuid;
+      EXPECT_TRUE(seen.insert(wire).second) << "collision: " << wire;
+    }
+  }
+}
+
+TEST_F(MultiplexerTest, ControllerHelloKeepsObserverPeeksAndEndSessionDropsThem) {
+  Multiplexer mux = Make(true);
+  mux.Forward(PeekCmd("c"), ipc::Encode(PeekCmd("c")), t0);
+  mux.Forward(PeekCmd("o"), ipc::Encode(PeekCmd("o")), t0, 2);
+  mux.Forward(PeekCmd("o"), ipc::Encode(PeekCmd("o")), t0, 3);
+  Command hello;
+  hello.mutable_hello()->set_nonce("new controller");
+  mux.Forward(hello, ipc::Encode(hello), t0);
+  EXPECT_EQ(mux.outstanding_peeks(), 2u) << "a controller's Hello never supersedes observers";
+  Response late = Answer("c");
+  EXPECT_FALSE(mux.OnResponse(RuntimeId::kInteractive, &late, t0).forward);
+  mux.EndSession(2);
+  Response gone = Answer("~o2:o");
+  const auto v = mux.OnResponse(RuntimeId::kInteractive, &gone, t0);
+  EXPECT_FALSE(v.forward) << "the session ended: its answers go nowhere";
+  Response kept = Answer("~o3:o");
+  EXPECT_TRUE(mux.OnResponse(RuntimeId::kInteractive, &kept, t0).forward);
+  EXPECT_EQ(mux.outstanding_peeks(), 0u);
+}
+
+TEST(Sessions, NewestControllerHelloWinsAndTheOldOneIsSuperseded) {
+  Sessions s;
+  EXPECT_EQ(s.StandingOf("a"), Sessions::Standing::kNoHello);
+  EXPECT_FALSE(s.BecomeController("a", "na"));
+  EXPECT_EQ(s.StandingOf("a"), Sessions::Standing::kController);
+  auto previous = s.BecomeController("b", "nb");
+  ASSERT_TRUE(previous);
+  EXPECT_EQ(*previous, "a");
+  EXPECT_EQ(s.StandingOf("a"), Sessions::Standing::kSuperseded);
+  EXPECT_EQ(s.StandingOf("b"), Sessions::Standing::kController);
+  // A repeated Hello of the controller replaces its own session: it supersedes nobody.
+  EXPECT_EQ(s.End("b").kind, Sessions::Ended::Kind::kController);
+  EXPECT_FALSE(s.BecomeController("b", "nb2"));
+  // A superseded controller may come back with a new Hello.
+  EXPECT_EQ(s.End("a").kind, Sessions::Ended::Kind::kSuperseded);
+  auto back = s.BecomeController("a", "na2");
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back, "b");
+  EXPECT_EQ(s.StandingOf("b"), Sessions::Standing::kSuperseded);
+}
+
+TEST(Sessions, ObserversNeitherSupersedeNorAreSupersededByTheController) {
+  Sessions s;
+  ASSERT_FALSE(s.BecomeController("ctl", "c1"));
+  const SessionId o1 = s.BecomeObserver("obs1", "o1");
+  const SessionId o2 = s.BecomeObserver("obs2", "o2");
+  EXPECT_NE(o1, kControllerSession);
+  EXPECT_NE(o1, o2);
+  EXPECT_EQ(*s.controller(), "ctl") << "an observer's Hello supersedes nobody";
+  const auto superseded = s.BecomeController("ctl2", "c2");
+  ASSERT_TRUE(superseded);
+  EXPECT_EQ(*superseded, "ctl");
+  EXPECT_EQ(s.StandingOf("obs1"), Sessions::Standing::kObserver)
+      << "a controller's Hello supersedes no observer";
+  EXPECT_EQ(s.StandingOf("obs2"), Sessions::Standing::kObserver);
+  EXPECT_EQ(s.ObserverSession("obs2"), o2);
+  ASSERT_NE(s.ObserverPeer(o1), nullptr);
+  EXPECT_EQ(*s.ObserverPeer(o1), "obs1");
+  EXPECT_EQ(s.observers().size(), 2u);
+}
+
+TEST(Sessions, EndForgetsAPeerWhateverItWasAndObserverSessionsAreNeverReused) {
+  Sessions s;
+  s.BecomeController("a", "na");
+  const SessionId first = s.BecomeObserver("o", "no");
+  const Sessions::Ended ended = s.End("o");
+  EXPECT_EQ(ended.kind, Sessions::Ended::Kind::kObserver);
+  EXPECT_EQ(ended.session, first);
+  EXPECT_EQ(ended.nonce, "no");
+  EXPECT_EQ(s.ObserverPeer(first), nullptr);
+  EXPECT_EQ(s.StandingOf("o"), Sessions::Standing::kNoHello);
+  EXPECT_GT(s.BecomeObserver("o", "again"), first) << "a new session, never an old one's id";
+  EXPECT_EQ(s.End("zzz").kind, Sessions::Ended::Kind::kNone);
+  const Sessions::Ended controller = s.End("a");
+  EXPECT_EQ(controller.kind, Sessions::Ended::Kind::kController);
+  EXPECT_EQ(controller.nonce, "na");
+  EXPECT_FALSE(s.controller());
+  EXPECT_EQ(s.StandingOf("a"), Sessions::Standing::kNoHello);
+  EXPECT_EQ(s.End("a").kind, Sessions::Ended::Kind::kNone) << "forgotten once";
+}
+
+ipc::pb::Frontiers MakeFrontiers(const std::string& id, std::optional<std::uint64_t> at) {
+  ipc::pb::Frontiers f;
+  f.set_id(id);
+  for (auto* e : {f.mutable_write(), f.mutable_input(), f.mutable_output()}) {
+    if (at) e->add_elements(*at);
+  }
+  return f;
+}
+
+TEST(FrontiersCache, KeepsTheLatestPerIdAndClosedOnesButForgetsDroppedOnes) {
+  FrontiersCache cache;
+  cache.Record(MakeFrontiers("u2", 3), true);
+  cache.Record(MakeFrontiers("u2", 5), true);
+  cache.Record(MakeFrontiers("u1", std::nullopt), true);  // a source that ended: closed
+  cache.Record(MakeFrontiers("u4", 9), true);
+  ASSERT_EQ(cache.latest().size(), 3u);
+  EXPECT_EQ(cache.latest().at("u2").write().elements(0), 5u);
+  EXPECT_TRUE(cache.latest().at("u1").write().elements().empty()) << "closed is shown";
+  cache.Record(MakeFrontiers("u4", std::nullopt), false);  // the closing report of its drop
+  EXPECT_EQ(cache.latest().count("u4"), 0u);
+  cache.Record(MakeFrontiers("u9", std::nullopt), false);  // never seen, already gone
+  EXPECT_EQ(cache.latest().count("u9"), 0u);
+  // An id that is unknown but still moving is kept (e.g. built before its epoch completed).
+  cache.Record(MakeFrontiers("u7", 1), false);
+  EXPECT_EQ(cache.latest().count("u7"), 1u);
 }
 
 }  // namespace

@@ -225,6 +225,17 @@ inline pb::Command Hello(std::string nonce = "controller-1") {
   c.mutable_hello()->set_protocol_version(kProtocolVersion);
   return c;
 }
+// A read-only session's Hello (DESIGN §3): it starts no epoch.
+inline pb::Command ObserverHello(std::string nonce = "observer-1") {
+  pb::Command c = Hello(std::move(nonce));
+  c.mutable_hello()->set_observer(true);
+  return c;
+}
+inline pb::Command Goodbye() {
+  pb::Command c;
+  c.mutable_goodbye();
+  return c;
+}
 inline pb::Command CreateInstance() {
   pb::Command c;
   auto* config = c.mutable_create_instance()->mutable_config();
@@ -377,7 +388,9 @@ inline std::vector<NamedCommand> AllCommands() {
           {"allow_compaction", AllowCompaction()},
           {"peek", Peek()},
           {"cancel_peek", CancelPeek()},
-          {"allow_compaction_drop", Drop("u9")}};
+          {"allow_compaction_drop", Drop("u9")},
+          {"hello_observer", ObserverHello()},
+          {"goodbye", Goodbye()}};
 }
 
 // AllCommands() plus well-encoded commands the validator refuses for now (an index import), so
@@ -431,6 +444,15 @@ inline pb::Response HelloAccepted() {
   h->set_protocol_version(kProtocolVersion);
   h->set_replica_id("replica-7");
   h->set_interactive_runtime(true);
+  h->add_live_indexes("u9");
+  h->add_live_indexes("u10");
+  return r;
+}
+// What an observer's Hello is answered with.
+inline pb::Response ObserverHelloAccepted() {
+  pb::Response r = HelloAccepted();
+  r.mutable_status()->mutable_hello_accepted()->set_nonce("observer-1");
+  r.mutable_status()->mutable_hello_accepted()->set_observer(true);
   return r;
 }
 inline pb::Response Superseded() {
@@ -476,6 +498,7 @@ inline std::vector<NamedResponse> AllResponses() {
           {"peek_error", PeekError()},
           {"peek_canceled", PeekCanceled()},
           {"status_hello_accepted", HelloAccepted()},
+          {"status_hello_accepted_observer", ObserverHelloAccepted()},
           {"status_superseded", Superseded()},
           {"status_configuration_applied", ConfigurationApplied()},
           {"status_runtime_ready", RuntimeReady()},

@@ -363,7 +363,7 @@ TEST(Validator, RefusesWellFormedIndexImportAsNotSupportedYet) {
   const pb::Command c = SecondaryDataflow();
   ExpectInvalid(v, c, "index imports are not supported yet: build the dataflow from its sources");
   EXPECT_EQ(v.Validate(c).message(),
-            "CreateDataflow(u20, u21): index imports are not supported yet: build the dataflow "
+            "CreateDataflow(u21, u20): index imports are not supported yet: build the dataflow "
             "from its sources");
   EXPECT_EQ(v.collections().count("u20"), 0u);
   EXPECT_EQ(v.indexes().count("u21"), 0u);
@@ -644,17 +644,47 @@ TEST(Validator, AllowCompactionDropForgetsIdSoALaterPeekIsRefused) {
   ExpectAccepted(v, Peek());
 }
 
-TEST(Validator, DroppingACollectionKeepsTheIndexesOnIt) {
+TEST(Validator, RefusesAllowCompactionOfASourceNamingTheIndexesToDropInstead) {
   Validator v = Primed();
-  ExpectAccepted(v, Drop("u4"));
-  EXPECT_EQ(v.collections().count("u4"), 0u);
-  ASSERT_EQ(v.indexes().count("u9"), 1u);
-  EXPECT_EQ(v.indexes().at("u9").on, "u4");
-  EXPECT_EQ(Encode(v.collections().at("u9")), Encode(U4Schema()));
-  ExpectAccepted(v, Peek());
-  // An import of u9 (on u4, reading u4 through it) still passes every structural check: it is
-  // refused only because index imports are not supported yet, not as an unknown index.
-  ExpectInvalid(v, SecondaryDataflow(), "index imports are not supported yet");
+  // Accepted, a runtime would do nothing with it: only an index has a compaction frontier.
+  const std::string why =
+      "u1 is a source, not an index: only indexes can be compacted or dropped (the dataflow that "
+      "defines it exports u9, u10, u11)";
+  ExpectInvalid(v, AllowCompaction("u1", {3}), why);
+  ExpectInvalid(v, Drop("u1"), why);
+  EXPECT_EQ(v.Validate(Drop("u1")).message(), "AllowCompaction(u1, []): " + why);
+}
+
+TEST(Validator, RefusesAllowCompactionOfAViewNamingTheIndexesLeft) {
+  Validator v = Primed();
+  ExpectInvalid(v, AllowCompaction("u4", {3}),
+                "u4 is a view, not an index: only indexes can be compacted or dropped (the "
+                "dataflow that defines it exports u9, u10, u11)");
+  ExpectAccepted(v, Drop("u9"));
+  ExpectInvalid(v, Drop("u4"), "u4 is a view, not an index");
+  ExpectInvalid(v, Drop("u4"), "(the dataflow that defines it exports u10, u11)");
+  // The view is still there: the dataflow keeps running for its other indexes.
+  EXPECT_EQ(v.collections().count("u4"), 1u);
+}
+
+TEST(Validator, DroppingTheLastIndexOfADataflowForgetsItsSourcesAndViews) {
+  Validator v = Primed();
+  ExpectAccepted(v, SecondaryDataflowFromSources());  // u19 -> u20, indexed by u21
+  ExpectAccepted(v, Drop("u9"));
+  ExpectAccepted(v, Drop("u10"));
+  EXPECT_EQ(v.collections().count("u1"), 1u) << "u11 still keeps the primary dataflow";
+  EXPECT_EQ(v.collections().count("u4"), 1u);
+  ExpectAccepted(v, Drop("u11"));
+  for (int i = 1; i <= 11; ++i) {
+    EXPECT_EQ(v.collections().count("u" + std::to_string(i)), 0u) << "u" << i;
+  }
+  EXPECT_TRUE(v.indexes().count("u21")) << "another dataflow is not affected";
+  EXPECT_EQ(v.collections().count("u19"), 1u);
+  ExpectRefused(v, Schedule("u4"), StatusCode::kNotFound, "unknown id u4");
+  ExpectRefused(v, Drop("u1"), StatusCode::kNotFound, "unknown id u1");
+  // The ids are free again, as they are in the runtimes.
+  ExpectAccepted(v, PrimaryDataflow());
+  EXPECT_EQ(v.indexes().size(), 4u);
 }
 
 // ---- Peek and CancelPeek
@@ -737,6 +767,64 @@ TEST(Validator, CancelPeekNeedsOnlyANonEmptyUuid) {
   Validator v = Primed();
   ExpectAccepted(v, CancelPeek("never-seen"));
   ExpectInvalid(v, CancelPeek(""), "uuid is empty");
+}
+
+// ---- Observer sessions
+
+TEST(Validator, ObserverHelloStartsNoEpoch) {
+  Validator v = Primed();
+  const auto before = Snapshot(v);
+  ExpectAccepted(v, ObserverHello());
+  EXPECT_EQ(Snapshot(v), before) << "an observer's Hello forgets nothing";
+  ExpectInvalid(v, PrimaryDataflow(), "already exists");
+  Validator fresh;
+  ExpectAccepted(fresh, ObserverHello());
+  EXPECT_FALSE(fresh.hello_seen()) << "nor does it open an epoch";
+  pb::Command wrong = ObserverHello("o-1");
+  wrong.mutable_hello()->set_protocol_version(kProtocolVersion + 1);
+  EXPECT_EQ(fresh.ValidateObserver(wrong).message(),
+            "Hello(o-1, v2): protocol version 2, supervisor speaks 1");
+}
+
+TEST(Validator, ObserverMayPeekCancelAndSayGoodbyeAgainstTheStateAsItIs) {
+  const Validator v = Primed();
+  EXPECT_TRUE(v.ValidateObserver(Peek()).ok());
+  EXPECT_TRUE(v.ValidateObserver(CancelPeek()).ok());
+  EXPECT_TRUE(v.ValidateObserver(Goodbye()).ok());
+  EXPECT_TRUE(v.ValidateObserver(ObserverHello()).ok());
+  // The same rules as a controller's peek.
+  pb::Command unknown = Peek();
+  unknown.mutable_peek()->set_id("u99");
+  const Status s = v.ValidateObserver(unknown);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_EQ(s.message(), Describe(unknown) + ": unknown index u99");
+  EXPECT_EQ(v.ValidateObserver(CancelPeek("")).message(), "CancelPeek(): uuid is empty");
+  EXPECT_NE(v.ValidateObserver(PeekU9({MakeRow({StringDatum("1")})}))
+                .message()
+                .find("datum is STRING, the column is INT64"),
+            std::string::npos);
+  // No Hello yet: nothing is known, so a peek is of an unknown index (not "before Hello").
+  const Validator empty;
+  EXPECT_EQ(empty.ValidateObserver(Peek()).code(), StatusCode::kNotFound);
+}
+
+TEST(Validator, ObserverMayNotChangeAnything) {
+  const Validator v = Primed();
+  const auto before = Snapshot(v);
+  for (const auto& [name, command] : AllCommands()) {
+    if (command.has_peek() || command.has_cancel_peek() || command.has_goodbye() ||
+        command.has_hello()) {
+      continue;
+    }
+    SCOPED_TRACE(name);
+    const Status s = v.ValidateObserver(command);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(s.message().rfind(Describe(command) + ": observer sessions are read-only: ", 0), 0u)
+        << s.message();
+  }
+  EXPECT_EQ(Snapshot(v), before);
+  EXPECT_EQ(v.ValidateObserver(pb::Command()).message(), "NoKind: command has no kind");
 }
 
 // ---- all-or-nothing
