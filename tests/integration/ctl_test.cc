@@ -11,6 +11,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <thread>
 
 #include "ipc/rows.h"
 #include "run_binary.h"
@@ -289,7 +290,12 @@ TEST_F(Ctl, LogSourceIndexPeeksAndASecondInvocationReplaysWithoutRebuilding) {
   EXPECT_TRUE(Contains(at3.out, "3  30  1\n")) << at3.out;
   EXPECT_TRUE(Contains(at3.out, "(3 rows of u2 at time 3, ")) << at3.out;
   EXPECT_TRUE(Contains(at3.out, " ms)")) << at3.out;
-  // The second invocation replayed the history: the dataflow was kept, nothing rebuilt.
+  // A peek observes: no replay, no reconciliation.
+  EXPECT_EQ(Metric(kKept), kept_before);
+  // A command that changes the replica replays the history: the dataflow is kept, not rebuilt.
+  dir_.Write("nothing.jsonl", "# replays the history and sends nothing else\n");
+  auto replay = Run({"run", dir_.File("nothing.jsonl")});
+  ASSERT_EQ(replay.exit, 0) << Describe(replay);
   EXPECT_GE(Metric(kKept), kept_before + 1);
   EXPECT_EQ(Metric(kBuilt), built_before);
 
@@ -324,10 +330,10 @@ TEST_F(Ctl, LogSourceIndexPeeksAndASecondInvocationReplaysWithoutRebuilding) {
       << Describe(later);
   EXPECT_TRUE(Contains(later.out, "{\"row\":[9,90],\"count\":1}")) << later.out;
   EXPECT_EQ(Metric(kBuilt), built_before);
-  // u2's frontier (8) is not reported again to a new controller: `frontiers` probes it.
+  // u2's frontier (8) has not moved since: an observer is sent it when it connects.
   auto frontiers = Run({"frontiers", "u2", "--for", "0.2"});
   ASSERT_EQ(frontiers.exit, 0) << Describe(frontiers);
-  EXPECT_TRUE(Contains(frontiers.out, "\nu2  8      8      8       ")) << frontiers.out;
+  EXPECT_TRUE(Contains(frontiers.out, "\nu2  8      8      8       reported")) << frontiers.out;
   EXPECT_FALSE(sup_.Exited()) << sup_.Log();
 }
 
@@ -376,9 +382,19 @@ TEST_F(Ctl, RefusedCommandsAndUnknownIdsExit1WithTheReason) {
   ASSERT_EQ(Run({"create-index", "u2", "--on", "u1", "--key", "0"}).exit, 0);
   auto compact = Run({"allow-compaction", "u2", "3"});
   ASSERT_EQ(compact.exit, 0) << Describe(compact);
-  auto below = Run({"peek", "u2", "--at", "1"});
+  // The replica may compact from now on (not necessarily at once: until since has moved, time 1
+  // is still exact and answered); once it has, a peek below since is an error.
+  CtlResult below;
+  EXPECT_TRUE(Eventually(
+      [&] {
+        below = Run({"peek", "u2", "--at", "1"});
+        return below.exit != 0;
+      },
+      10s))
+      << Describe(below);
   EXPECT_EQ(below.exit, 1) << Describe(below);
   EXPECT_TRUE(Contains(below.err, "tandem-ctl: refused: peek u2 @ 1: ")) << Describe(below);
+  EXPECT_TRUE(Contains(below.err, "before since")) << Describe(below);
   auto above = Run({"peek", "u2", "--at", "3"});
   EXPECT_EQ(above.exit, 0) << Describe(above) << sup_.Log();
   EXPECT_FALSE(sup_.Exited()) << sup_.Log();
@@ -427,7 +443,6 @@ TEST_F(Ctl, ViewsDataflowFilesFrontiersWatchRunCompactionAndDrop) {
 
   auto watch = Run({"--json", "watch", "--for", "1"});
   ASSERT_EQ(watch.exit, 0) << Describe(watch);
-  EXPECT_TRUE(Contains(watch.out, "{\"status\":{\"reconciled\":{\"kept\":2,")) << watch.out;
   EXPECT_TRUE(Contains(watch.out, "{\"frontiers\":{\"id\":\"u11\"")) << watch.out;
   auto human = Run({"watch", "--for", "0.5"});
   ASSERT_EQ(human.exit, 0) << Describe(human);
@@ -840,6 +855,213 @@ TEST(CtlUsage, AnEndpointThatIsNoEndpointExits64NamingIt) {
   ExpectJsonFailure(
       RunCtl({"--json", "--endpoint", "garbage", "--state", dir.File("state"), "peek", "u1"}), 64,
       "--endpoint \"garbage\"");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 10 items 6, 12 and 14: read commands observe; a replay never silently drops what it does
+// not know; a session that ends says so; every invocation says Goodbye.
+
+constexpr char kDroppedByReconcile[] =
+    "tandem_dataflows_reconciled_total{role=\"maintenance\",outcome=\"dropped\"}";
+
+TEST_F(Ctl, ReadCommandsObserveAndChangeNothingWhateverTheirStateFile) {
+  dir_.Write("data.log", "U 0 1 1 10\nP 2\n");
+  ASSERT_EQ(
+      Run({"create-source", "u1", "--log", dir_.File("data.log"), "--schema", "k:int64,v:int64"})
+          .exit,
+      0);
+  ASSERT_EQ(Run({"create-index", "u2", "--on", "u1", "--key", "k"}).exit, 0) << sup_.Log();
+  const double kept = Metric(kKept);
+  // Another directory, no state file at all: what used to replay nothing and reconcile every
+  // dataflow away.
+  TempDir elsewhere("elsewhere");
+  auto there = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--endpoint", sup_.controller_endpoint(), "--state",
+                               elsewhere.File("tandem-ctl.state")});
+    return RunCtl(args);
+  };
+  auto peek = there({"peek", "u2", "--at", "1"});
+  ASSERT_EQ(peek.exit, 0) << Describe(peek) << sup_.Log();
+  EXPECT_TRUE(Contains(peek.out, "c0  c1  count\n")) << "no history: no column names\n" << peek.out;
+  EXPECT_TRUE(Contains(peek.out, "1   10  1\n")) << peek.out;
+  auto latest = there({"--json", "peek", "u2"});
+  ASSERT_EQ(latest.exit, 0) << Describe(latest);
+  EXPECT_EQ(Field(LastJson(latest), "time").number_value(), 1) << latest.out;
+  auto frontiers = there({"frontiers"});
+  ASSERT_EQ(frontiers.exit, 0) << Describe(frontiers);
+  EXPECT_TRUE(Contains(frontiers.out, "\nu2  2      2      2       reported")) << frontiers.out;
+  auto watch = there({"watch", "--for", "0.3"});
+  ASSERT_EQ(watch.exit, 0) << Describe(watch);
+  EXPECT_TRUE(Contains(watch.out, "frontiers u2 write 2")) << watch.out;
+  EXPECT_FALSE(std::filesystem::exists(elsewhere.File("tandem-ctl.state")));
+
+  // Nothing was replayed or reconciled, and the dataflow still runs: it takes in new data.
+  EXPECT_EQ(Metric(kKept), kept);
+  EXPECT_EQ(Metric(kDroppedByReconcile), 0);
+  EXPECT_FALSE(Contains(sup_.Log(), "superseded")) << sup_.Log();
+  dir_.Write("data.log", "U 2 1 2 20\nP 3\n", true);
+  CtlResult moved;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        moved = there({"--json", "peek", "u2"});
+        return moved.exit == 0 && Contains(moved.out, "\"time\":2,");
+      },
+      10s))
+      << Describe(moved) << sup_.Log();
+  EXPECT_TRUE(Contains(moved.out, "{\"row\":[2,20],\"count\":1}")) << moved.out;
+  // An observer cannot send what would change the replica, even in a script of its own making:
+  // the only way is a controller session, which the next test guards.
+  EXPECT_EQ(Metric(kDroppedByReconcile), 0);
+}
+
+TEST_F(Ctl, AReplayThatWouldDropUnknownIndexesIsRefusedUnlessReplace) {
+  dir_.Write("data.log", "U 0 1 1 10\nP 2\n");
+  ASSERT_EQ(
+      Run({"create-source", "u1", "--log", dir_.File("data.log"), "--schema", "k:int64,v:int64"})
+          .exit,
+      0);
+  ASSERT_EQ(Run({"create-index", "u2", "--on", "u1", "--key", "k"}).exit, 0) << sup_.Log();
+  const double hellos = Metric("tandem_controller_events_total{event=\"hello\"}");
+  // A second state file that knows nothing of u2.
+  const std::string other = dir_.File("other.state");
+  auto with_other = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--endpoint", sup_.controller_endpoint(), "--state", other});
+    return RunCtl(args);
+  };
+  ASSERT_EQ(with_other({"create-source", "u5", "--generator", "counter", "--max", "10",
+                        "--tick-interval-us", "0"})
+                .exit,
+            0);
+  const std::string other_before = ReadFile(other);
+  auto refused = with_other({"create-index", "u6", "--on", "u5", "--key", "n"});
+  EXPECT_EQ(refused.exit, 1) << Describe(refused);
+  EXPECT_TRUE(Contains(refused.err, "tandem-ctl: refused: the replica at " +
+                                        sup_.controller_endpoint() +
+                                        " maintains an index that the state file " + other +
+                                        " does not define: u2. Replaying this history would "
+                                        "drop it; nothing was changed."))
+      << Describe(refused);
+  EXPECT_TRUE(Contains(refused.err, "--replace")) << Describe(refused);
+  ExpectJsonFailure(with_other({"--json", "create-index", "u6", "--on", "u5", "--key", "n"}), 1,
+                    "does not define: u2.");
+  EXPECT_EQ(ReadFile(other), other_before) << "u6 is not recorded";
+
+  // Changed nothing: no controller Hello reached the replica (the check is made as an observer),
+  // no reconciliation, and reads are answered at once.
+  EXPECT_EQ(Metric("tandem_controller_events_total{event=\"hello\"}"), hellos);
+  EXPECT_EQ(Metric(kDroppedByReconcile), 0);
+  auto peek = Run({"--timeout", "2", "peek", "u2", "--at", "1"});
+  ASSERT_EQ(peek.exit, 0) << Describe(peek);
+  EXPECT_TRUE(Contains(peek.out, "1  10  1\n")) << peek.out;
+  dir_.Write("nothing.jsonl", "# replays the history\n");
+  auto own = Run({"run", dir_.File("nothing.jsonl")});
+  EXPECT_EQ(own.exit, 0) << "the state file that made u2 replays as before\n" << Describe(own);
+
+  // --replace: the other history replaces the replica's dataflows.
+  auto replaced = with_other({"--replace", "create-index", "u6", "--on", "u5", "--key", "n"});
+  ASSERT_EQ(replaced.exit, 0) << Describe(replaced) << sup_.Log();
+  EXPECT_TRUE(Contains(replaced.err,
+                       "tandem-ctl: warning: --replace: the replica's index u2 (not "
+                       "in " +
+                           other + ") will be dropped with their dataflows"))
+      << Describe(replaced);
+  EXPECT_EQ(Metric(kDroppedByReconcile), 1);
+  auto gone = Run({"peek", "u2", "--at", "1"});
+  EXPECT_EQ(gone.exit, 1) << Describe(gone);
+  EXPECT_TRUE(Contains(gone.err, "unknown index u2")) << Describe(gone);
+  CtlResult counted;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        counted = with_other({"--json", "peek", "u6"});
+        return counted.exit == 0 && Contains(counted.out, "\"closed\":true");
+      },
+      10s))
+      << Describe(counted);
+  EXPECT_EQ(Field(LastJson(counted), "rows").list_value().values_size(), 10) << counted.out;
+  // And now the first state file is the one that does not know the replica's index.
+  auto first = Run({"run", dir_.File("nothing.jsonl")});
+  EXPECT_EQ(first.exit, 1) << Describe(first);
+  EXPECT_TRUE(Contains(first.err, "does not define: u6.")) << Describe(first);
+}
+
+TEST_F(Ctl, WatchSaysSoAndExits69WhenTheReplicaGoesAway) {
+  CtlResult watch;
+  std::thread watcher([&] { watch = Run({"--json", "watch"}); });
+  const bool observing = Eventually([&] { return Metric("tandem_observer_sessions") == 1; }, 10s);
+  ASSERT_EQ(kill(sup_.pid(), SIGTERM), 0);
+  watcher.join();
+  ASSERT_TRUE(observing) << sup_.Log();
+  EXPECT_EQ(sup_.WaitExit(10s), std::optional<int>(0)) << sup_.Log();
+  ExpectJsonFailure(watch, 69,
+                    "the connection to the replica at " + sup_.controller_endpoint() +
+                        " was lost (the supervisor exited, restarted or stopped answering)");
+}
+
+TEST_F(Ctl, ACommandSupersededByAnotherControllerSaysSoAndExits75) {
+  dir_.Write("data.log", "U 0 1 1 10\nP 5\n");
+  ASSERT_EQ(
+      Run({"create-source", "u1", "--log", dir_.File("data.log"), "--schema", "k:int64,v:int64"})
+          .exit,
+      0);
+  ASSERT_EQ(Run({"create-index", "u2", "--on", "u1", "--key", "k"}).exit, 0) << sup_.Log();
+  // A script whose peek waits (u2 will not reach time 1000), then another controller's Hello.
+  dir_.Write("wait.jsonl",
+             "{\"peek\": {\"uuid\": \"w1\", \"id\": \"u2\", \"timestamp\": \"1000\"}}\n");
+  const std::string peeks = "tandem_commands_total{command=\"Peek\",result=\"forwarded\"}";
+  const double before = Metric(peeks);
+  CtlResult run;
+  std::thread runner([&] { run = Run({"--timeout", "20", "run", dir_.File("wait.jsonl")}); });
+  const bool waiting = Eventually([&] { return Metric(peeks) > before; }, 10s);
+  TestController intruder(sup_.controller_endpoint());
+  const bool took_over = waiting && intruder.Hello("intruder");
+  const auto started = std::chrono::steady_clock::now();
+  runner.join();
+  ASSERT_TRUE(waiting) << sup_.Log();
+  ASSERT_TRUE(took_over) << sup_.Log();
+  EXPECT_EQ(run.exit, 75) << Describe(run);
+  EXPECT_TRUE(Contains(run.err, "tandem-ctl: another controller took over the replica at " +
+                                    sup_.controller_endpoint() +
+                                    " (Hello intruder); this session is over"))
+      << Describe(run);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s) << "said so at once";
+}
+
+TEST_F(Ctl, EveryInvocationSaysGoodbye) {
+  dir_.Write("data.log", "U 0 1 1 10\nP 2\n");
+  ASSERT_EQ(
+      Run({"create-source", "u1", "--log", dir_.File("data.log"), "--schema", "k:int64,v:int64"})
+          .exit,
+      0);  // connects to nothing
+  dir_.Write("script.jsonl",
+             "{\"peek\": {\"uuid\": \"p1\", \"id\": \"u2\", \"timestamp\": \"1\"}}\n");
+  dir_.Write("bad.json", R"({"source_imports": [{"id": "u9", "source": {"counter": {}},
+    "schema": {"columns": [{"name": "n", "type": "INT64"}]}}],
+    "index_exports": [{"id": "u10", "on": "u9", "key": [5]}],
+    "as_of": {"elements": ["0"]}, "class": "MAINTAINED"})");
+  // Successes and failures, controllers and observers: every way a connected invocation ends.
+  const std::vector<std::pair<std::vector<std::string>, int>> runs = {
+      {{"create-index", "u2", "--on", "u1", "--key", "k"}, 0},
+      {{"peek", "u2", "--at", "1"}, 0},
+      {{"peek", "u42", "--at", "1"}, 1},
+      {{"--timeout", "1", "peek", "u2", "--at", "100"}, 1},
+      {{"frontiers", "--for", "0.1"}, 0},
+      {{"watch", "--for", "0.2"}, 0},
+      {{"allow-compaction", "u2", "1"}, 0},
+      {{"run", dir_.File("script.jsonl")}, 0},
+      {{"create-dataflow", dir_.File("bad.json")}, 1}};  // refused by the replica
+  const std::string goodbyes = "tandem_controller_events_total{event=\"goodbye\"}";
+  for (const auto& [args, code] : runs) {
+    auto r = Run(args);
+    EXPECT_EQ(r.exit, code) << Describe(r);
+  }
+  EXPECT_TRUE(Eventually([&] { return Metric(goodbyes) == runs.size(); }, 10s))
+      << Metric(goodbyes) << "\n"
+      << sup_.Log();
+  // The disconnect that follows a Goodbye is no news: nothing is logged about it.
+  const std::string log = sup_.Log();
+  EXPECT_FALSE(Contains(log, "disconnected")) << log;
+  EXPECT_TRUE(Contains(log, "said goodbye; the replica keeps running")) << log;
+  EXPECT_TRUE(Contains(log, "said goodbye; 0 observer(s) left")) << log;
 }
 
 }  // namespace

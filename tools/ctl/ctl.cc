@@ -632,6 +632,7 @@ Status Client::Connect(bool observer) {
       return Status::FailedPrecondition("the replica at " + endpoint_ +
                                         " refused Hello: " + r->command_error().why());
     }
+    if (r->has_frontiers()) kept_.push_back(std::move(*r));
   }
   return Status::Unavailable("cannot reach the replica at " + endpoint_ +
                              " (no answer to Hello within " +

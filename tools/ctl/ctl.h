@@ -138,9 +138,13 @@ class Client {
   Client& operator=(const Client&) = delete;
 
   // Hello{random nonce, kProtocolVersion, observer} and waits for HelloAccepted. Unavailable
-  // when nothing answers within the timeout; FailedPrecondition when the Hello is refused.
+  // when nothing answers within the timeout; FailedPrecondition when the Hello is refused. May be
+  // called again on a connected client: an observer session becomes a controller's (the
+  // supervisor keeps one session per peer). Frontiers received meanwhile are kept for Receive.
   Status Connect(bool observer = false);
   const pb::Status::HelloAccepted& accepted() const { return accepted_; }
+  // This session is an observer's (read-only: it sends only Peek, CancelPeek and Goodbye).
+  bool observer() const { return connected_ && accepted_.observer(); }
 
   void Send(const pb::Command& command);
   // Sends `command`, then an empty UpdateConfiguration as a barrier: the supervisor handles one

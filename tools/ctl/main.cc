@@ -40,15 +40,28 @@ global options:
   --json            machine-readable output: JSON on stdout, one document a line (README
                     "Output of the tools"); a failure ends with {"error": ..., "exit_code": N}
   --timeout SECONDS how long to wait for the replica (default 5)
+  --replace         let a command that replays the history replace dataflows of the replica
+                    that the history does not define (they are dropped); without it, such a
+                    command is refused and changes nothing
   -h, --help        this text
 
 Like a real controller, tandem-ctl keeps the commands that define the replica's state
 (CreateDataflow, AllowCompaction) in the state file, one protocol-JSON command a line. Every
-invocation connects (a ZeroMQ DEALER), sends Hello, replays that history, sends
-InitializationComplete and then its new commands; the replica's reconciliation keeps what was
-re-sent unchanged, so nothing already running is rebuilt. New commands are added to the history
+command that changes the replica (create-*, allow-compaction, drop, run) connects (a ZeroMQ
+DEALER), sends Hello, replays that history, sends InitializationComplete and then its new
+commands; the replica's reconciliation keeps what was re-sent unchanged, so nothing already
+running is rebuilt, and drops what was not re-sent. So first it checks the indexes the replica
+maintains (HelloAccepted.live_indexes): one the history does not define would be dropped, and
+the command is refused, listing them, unless --replace. New commands are added to the history
 only once the replica has accepted them; a refused command is never recorded. Dropped dataflows
-are pruned from it. Before it ends, tandem-ctl says Goodbye.
+are pruned from it.
+
+peek, frontiers and watch are read-only: they open an observer session (Hello{observer}), which
+never replays, never sends InitializationComplete and never takes over from the controller. They
+cannot change the replica, whatever the state file (any, or none: it only supplies column names
+and key types, and the index of a view).
+
+Every invocation ends its session with Goodbye.
 
 commands:
   create-source ID --generator counter [--tick-interval-us I] [--max N]
@@ -111,6 +124,7 @@ struct Globals {
   std::string state = "tandem-ctl.state";
   bool json = false;
   double timeout_s = 5;
+  bool replace = false;  // a replaying command may drop indexes the history does not define
 };
 
 // --json, for the failure paths that have no Globals at hand.
@@ -264,18 +278,49 @@ std::string ResponseJson(const pb::Response& r) {
   return json.str();
 }
 
-// An open session: connected, history replayed, InitializationComplete sent.
+std::string JoinIds(const std::vector<std::string>& ids) {
+  std::string out;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == ids.size() ? " and " : ", ") + ids[i];
+  }
+  return out;
+}
+
+// One session with the replica.
+//
+// Read commands (peek, frontiers, watch) open an observer session: they never replay, never send
+// InitializationComplete and never supersede the controller, so whatever their state file says
+// (or none), they cannot change the replica. Commands that change it open a controller session
+// and replay the history first — but only once they know that the replica maintains no index the
+// history does not define (HelloAccepted.live_indexes): reconciliation would drop those. Unless
+// --replace, such a command is refused, having changed nothing: it asks as an observer first
+// (whose Hello reaches no runtime), and only then says Hello as the controller.
 class Session {
  public:
+  enum class Mode { kObserve, kControl };
+
   Session(Globals g, History h) : g_(std::move(g)), history_(std::move(h)) {}
 
   // Returns an exit code on failure.
-  std::optional<int> Open() {
+  std::optional<int> Open(Mode mode) {
     auto client = Client::Create(
         g_.endpoint, std::chrono::milliseconds(static_cast<std::int64_t>(g_.timeout_s * 1000)));
     if (!client.ok()) return Fail(kExitUsage, client.status().message());
     client_ = std::move(client).value();
-    if (Status s = client_->Connect(); !s.ok()) return Ended(s);
+    if (Status s = client_->Connect(/*observer=*/true); !s.ok()) return Ended(s);
+    if (!client_->observer()) {
+      // A supervisor that knows no observers made us its controller (the Hello is the same
+      // protocol version): reading must not go on as if nothing happened.
+      return Fail(kExitFailed, "the replica at " + g_.endpoint +
+                                   " does not support observer sessions (Hello{observer}); "
+                                   "upgrade tandem-supervisor");
+    }
+    if (mode == Mode::kObserve) return std::nullopt;
+    if (auto code = CheckLiveIndexes()) return code;
+    if (Status s = client_->Connect(/*observer=*/false); !s.ok()) return Ended(s);
+    // Another controller may have built indexes between the two Hellos: look again. Refusing now
+    // still drops nothing (no InitializationComplete); the replica keeps its dataflows.
+    if (auto code = CheckLiveIndexes()) return code;
     for (const auto& c : history_.Replay()) {
       auto errors = client_->SendChecked(c);
       if (!errors.ok()) return Ended(errors.status());
@@ -313,21 +358,93 @@ class Session {
     return true;
   }
 
+  // Sends a Peek. A controller's is checked at once (barrier); an observer may send no barrier,
+  // so its refusal, if any, comes while AwaitPeek waits. Returns the refusal when known now.
+  Result<std::optional<pb::CommandError>> SendPeek(const pb::Command& peek) {
+    if (client_->observer()) {
+      client_->Send(peek);
+      return std::optional<pb::CommandError>();
+    }
+    auto errors = client_->SendChecked(peek);
+    if (!errors.ok()) return errors.status();
+    if (errors->empty()) return std::optional<pb::CommandError>();
+    return std::optional(errors->front());
+  }
+
+  // Waits until `deadline` for the answer to peek `uuid` — or, in an observer session, the
+  // CommandError refusing it (one peek is in flight at a time). Neither: timed out, interrupted
+  // or the session ended (lost(), superseded()).
+  struct PeekWait {
+    std::optional<pb::PeekResponse> answer;
+    std::optional<pb::CommandError> refused;
+  };
+  PeekWait AwaitPeek(const std::string& uuid, std::chrono::steady_clock::time_point deadline) {
+    PeekWait w;
+    while (!g_interrupted && !client_->lost() && !client_->superseded()) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) break;
+      auto r = client_->Receive(left);
+      if (!r) break;
+      if (r->has_peek_response() && r->peek_response().uuid() == uuid) {
+        w.answer = r->peek_response();
+        break;
+      }
+      if (client_->observer() && r->has_command_error() && r->command_error().what() == "Peek") {
+        w.refused = r->command_error();
+        break;
+      }
+    }
+    return w;
+  }
+
   // The exit for a session that could not go on: 69 unreachable or lost, 75 superseded, else 1.
   int Ended(const Status& s) {
     if (client_ && client_->superseded()) return Fail(kExitSuperseded, client_->EndReason());
     if (client_ && client_->lost()) return Fail(kExitUnavailable, client_->EndReason());
     return Fail(s.code() == StatusCode::kUnavailable ? kExitUnavailable : kExitFailed, s.message());
   }
+  bool over() const { return client_->lost() || client_->superseded(); }
 
   Client& client() { return *client_; }
   History& history() { return history_; }
   const Globals& globals() const { return g_; }
 
  private:
+  // Refuses (an exit code) when the replica maintains indexes the history does not define and
+  // --replace was not given.
+  std::optional<int> CheckLiveIndexes() {
+    const std::set<std::string> known = history_.LiveIndexes();
+    std::vector<std::string> unknown;
+    for (const auto& id : client_->accepted().live_indexes()) {
+      if (!known.count(id)) unknown.push_back(id);
+    }
+    if (unknown.empty()) return std::nullopt;
+    const std::string list = JoinIds(unknown);
+    const std::string they = unknown.size() == 1 ? "it" : "them";
+    if (g_.replace) {
+      if (!warned_replace_) {
+        Warn("--replace: the replica's " +
+             std::string(unknown.size() == 1 ? "index " : "indexes ") + list + " (not in " +
+             history_.path() + ") will be dropped with their dataflows");
+      }
+      warned_replace_ = true;
+      return std::nullopt;
+    }
+    return Fail(kExitFailed,
+                "refused: the replica at " + g_.endpoint + " maintains " +
+                    (unknown.size() == 1 ? "an index" : "indexes") + " that the state file " +
+                    history_.path() + " does not define: " + list +
+                    ". Replaying this history would drop " + they +
+                    "; nothing was changed. Use the state file that created " + they +
+                    " (--state), or pass --replace to replace the replica's dataflows with this "
+                    "history's.");
+  }
+
   Globals g_;
   History history_;
   std::unique_ptr<Client> client_;
+  bool warned_replace_ = false;
 };
 
 void PrintOk(const std::string& what, const std::function<void(JsonWriter&)>& fields,
@@ -346,7 +463,7 @@ void PrintOk(const std::string& what, const std::function<void(JsonWriter&)>& fi
 // Runs `command` through a session and reports the created ids.
 int SubmitCreate(Session& s, const pb::Command& command, const std::string& what,
                  const std::string& human, const std::function<void(History&)>& also = {}) {
-  if (auto code = s.Open()) return *code;
+  if (auto code = s.Open(Session::Mode::kControl)) return *code;
   auto ok = s.Submit(command, true, what, also);
   if (!ok.ok()) return s.Ended(ok.status());
   if (!*ok) return kExitFailed;
@@ -376,14 +493,6 @@ pb::Command NewDataflow(const std::string& debug_name) {
 std::string ColumnsText(const std::vector<std::uint32_t>& cols, const pb::Schema& schema) {
   std::string out;
   for (auto c : cols) out += (out.empty() ? "" : ",") + ColumnName(schema, static_cast<int>(c));
-  return out;
-}
-
-std::string JoinIds(const std::vector<std::string>& ids) {
-  std::string out;
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    out += (i == 0 ? "" : i + 1 == ids.size() ? " and " : ", ") + ids[i];
-  }
   return out;
 }
 
@@ -695,8 +804,8 @@ constexpr std::chrono::milliseconds kProbeRecheck{250};
 
 // Whether index `id` is readable at `t` (its upper is beyond t): a peek with limit 0 that answers
 // at once (rows, or an error — below since, or an error in the data) says yes; one still waiting
-// after kProbeWait is canceled, and Canceled says no. The first probe is checked for refusal.
-Result<bool> Readable(Session& s, const std::string& id, std::uint64_t t, bool check,
+// after `wait` is canceled, and Canceled says no. A refused probe is an error (InvalidArgument).
+Result<bool> Readable(Session& s, const std::string& id, std::uint64_t t,
                       std::chrono::milliseconds wait = kProbeWait) {
   pb::Command c;
   auto* p = c.mutable_peek();
@@ -704,34 +813,21 @@ Result<bool> Readable(Session& s, const std::string& id, std::uint64_t t, bool c
   p->set_id(id);
   p->set_timestamp(t);
   p->mutable_finishing()->set_limit(0);
-  if (check) {
-    auto errors = s.client().SendChecked(c);
-    if (!errors.ok()) return errors.status();
-    if (!errors->empty()) return Status::InvalidArgument(ReplicaRefusal(errors->front()));
-  } else {
-    s.client().Send(c);
-  }
-  bool canceled = false;
-  auto deadline = std::chrono::steady_clock::now() + wait;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      if (canceled) return Status::Unavailable("the replica did not answer a canceled peek");
-      pb::Command cancel;
-      cancel.mutable_cancel_peek()->set_uuid(p->uuid());
-      s.client().Send(cancel);
-      canceled = true;
-      deadline = std::chrono::steady_clock::now() + s.client().timeout();
-      continue;
-    }
-    auto r = s.client().Receive(left);
-    if (s.client().lost() || s.client().superseded()) {
-      return Status::Unavailable(s.client().EndReason());
-    }
-    if (!r || !r->has_peek_response() || r->peek_response().uuid() != p->uuid()) continue;
-    return !r->peek_response().has_canceled();
-  }
+  auto sent = s.SendPeek(c);
+  if (!sent.ok()) return sent.status();
+  if (*sent) return Status::InvalidArgument(ReplicaRefusal(**sent));
+  auto w = s.AwaitPeek(p->uuid(), std::chrono::steady_clock::now() + wait);
+  if (w.refused) return Status::InvalidArgument(ReplicaRefusal(*w.refused));
+  if (w.answer) return !w.answer->has_canceled();
+  if (s.over()) return Status::Unavailable(s.client().EndReason());
+  pb::Command cancel;
+  cancel.mutable_cancel_peek()->set_uuid(p->uuid());
+  s.client().Send(cancel);
+  // Exactly one answer per peek: Canceled, or the result if it was produced meanwhile.
+  w = s.AwaitPeek(p->uuid(), std::chrono::steady_clock::now() + s.client().timeout());
+  if (w.answer) return !w.answer->has_canceled();
+  if (s.over()) return Status::Unavailable(s.client().EndReason());
+  return Status::Unavailable("the replica did not answer a canceled peek");
 }
 
 // The latest time an index can be read at, and whether it is closed.
@@ -744,15 +840,15 @@ struct Latest {
 // there (closed: the empty frontier is above every time), else upper - 1 by exponential then
 // binary search.
 Result<Latest> ProbeLatest(Session& s, const std::string& id) {
-  auto ready = Readable(s, id, 0, true);
+  auto ready = Readable(s, id, 0);
   if (!ready.ok()) return ready.status();
   if (!*ready) return Status::FailedPrecondition(id + " has no complete time yet");
-  auto closed = Readable(s, id, kMaxTime, false);
+  auto closed = Readable(s, id, kMaxTime);
   if (!closed.ok()) return closed.status();
   if (*closed) return Latest{kMaxTime, true};
   std::uint64_t lo = 0, hi = 1;  // lo readable; hi: to be tested, then unreadable
   for (;;) {
-    auto r = Readable(s, id, hi, false);
+    auto r = Readable(s, id, hi);
     if (!r.ok()) return r.status();
     if (!*r) break;
     lo = hi;
@@ -764,13 +860,13 @@ Result<Latest> ProbeLatest(Session& s, const std::string& id) {
   }
   while (hi - lo > 1) {
     const std::uint64_t mid = lo + (hi - lo) / 2;
-    auto r = Readable(s, id, mid, false);
+    auto r = Readable(s, id, mid);
     if (!r.ok()) return r.status();
     (*r ? lo : hi) = mid;
   }
   // A busy replica may have been slower than kProbeWait: check the next time more patiently.
   for (int i = 0; i < 3; ++i) {
-    auto r = Readable(s, id, lo + 1, false, kProbeRecheck);
+    auto r = Readable(s, id, lo + 1, kProbeRecheck);
     if (!r.ok()) return r.status();
     if (!*r) break;
     ++lo;
@@ -829,7 +925,7 @@ int Peek(Session& s, const Args& a) {
     }
   }
   if (limit) p->mutable_finishing()->set_limit(*limit);
-  if (auto code = s.Open()) return *code;
+  if (auto code = s.Open(Session::Mode::kObserve)) return *code;
   const auto timeout = s.client().timeout();
   bool closed = false;
   if (!time) {
@@ -847,7 +943,7 @@ int Peek(Session& s, const Args& a) {
       if (!r) break;
       if (r->has_frontiers() && r->frontiers().id() == id) best = r->frontiers();
     }
-    if (s.client().lost() || s.client().superseded()) return s.Ended(Status::Ok());
+    if (s.over()) return s.Ended(Status::Ok());
     if (best && best->write().elements().empty()) {
       time = kMaxTime;
       closed = true;
@@ -865,26 +961,17 @@ int Peek(Session& s, const Args& a) {
   }
   p->set_timestamp(*time);
   const auto started = std::chrono::steady_clock::now();
-  auto accepted = s.Submit(c, false, what);
-  if (!accepted.ok()) return s.Ended(accepted.status());
-  if (!*accepted) return kExitFailed;
-  std::optional<pb::PeekResponse> answer;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!answer && !g_interrupted) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) break;
-    auto r = s.client().Receive(left);
-    if (!r) break;
-    if (r->has_peek_response() && r->peek_response().uuid() == p->uuid()) {
-      answer = r->peek_response();
-    }
-  }
+  auto sent = s.SendPeek(c);
+  if (!sent.ok()) return s.Ended(sent.status());
+  if (*sent) return Refused(what, ReplicaRefusal(**sent));
+  const auto w = s.AwaitPeek(p->uuid(), std::chrono::steady_clock::now() + timeout);
+  if (w.refused) return Refused(what, ReplicaRefusal(*w.refused));
+  const std::optional<pb::PeekResponse>& answer = w.answer;
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   const std::string at_what = what + " @ " + std::to_string(*time);
   if (!answer) {
-    if (s.client().lost() || s.client().superseded()) return s.Ended(Status::Ok());
+    if (s.over()) return s.Ended(Status::Ok());
     pb::Command cancel;
     cancel.mutable_cancel_peek()->set_uuid(p->uuid());
     s.client().Send(cancel);
@@ -961,7 +1048,7 @@ int Frontiers(Session& s, const Args& a) {
         " cannot advance until it is back");
   }
   for (const auto& w : warnings) Warn(w);
-  if (auto code = s.Open()) return *code;
+  if (auto code = s.Open(Session::Mode::kObserve)) return *code;
   std::map<std::string, pb::Frontiers> latest;
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
@@ -975,7 +1062,7 @@ int Frontiers(Session& s, const Args& a) {
     if (only && r->frontiers().id() != *only) continue;
     latest[r->frontiers().id()] = r->frontiers();
   }
-  if (s.client().lost() || s.client().superseded()) return s.Ended(Status::Ok());
+  if (s.over()) return s.Ended(Status::Ok());
   // Frontiers are reported as they advance: an index of the history whose frontier has not moved
   // since an earlier controller saw it is not reported again. Find its frontier by probing.
   std::set<std::string> probed;
@@ -1060,7 +1147,7 @@ int Watch(Session& s, const Args& a) {
   a.Allow({"for"}, 0, 0);
   std::optional<double> seconds;
   if (auto f = a.One("for")) seconds = ParseSeconds(*f, "--for");
-  if (auto code = s.Open()) return *code;
+  if (auto code = s.Open(Session::Mode::kObserve)) return *code;
   const auto deadline =
       std::chrono::steady_clock::now() +
       std::chrono::milliseconds(static_cast<std::int64_t>(seconds.value_or(0) * 1000));
@@ -1119,7 +1206,7 @@ int AllowCompaction(Session& s, const Args& a) {
   pb::Command c;
   c.mutable_allow_compaction()->set_id(id);
   c.mutable_allow_compaction()->mutable_frontier()->add_elements(t);
-  if (auto code = s.Open()) return *code;
+  if (auto code = s.Open(Session::Mode::kControl)) return *code;
   auto ok = s.Submit(Canonical(c), true, what);
   if (!ok.ok()) return s.Ended(ok.status());
   if (!*ok) return kExitFailed;
@@ -1148,7 +1235,7 @@ int Drop(const Globals& g, History h, const Args& a) {
   pb::Command c;
   c.mutable_allow_compaction()->set_id(id);
   c.mutable_allow_compaction()->mutable_frontier();
-  if (auto code = s.Open()) return *code;
+  if (auto code = s.Open(Session::Mode::kControl)) return *code;
   auto ok = s.Submit(Canonical(c), true, what);
   if (!ok.ok()) return s.Ended(ok.status());
   if (!*ok) return kExitFailed;
@@ -1180,7 +1267,7 @@ int Run(Session& s, const Args& a) {
     }
     script.push_back({number, Canonical(*c)});
   }
-  if (auto code = s.Open()) return *code;
+  if (auto code = s.Open(Session::Mode::kControl)) return *code;
   int refused = 0;
   std::set<std::string> peeks;
   auto show = [&](const pb::Response& r) {
@@ -1228,7 +1315,7 @@ int Run(Session& s, const Args& a) {
   }
   // Wait for the peeks' answers (bounded), then show what else arrived shortly after.
   const auto deadline = std::chrono::steady_clock::now() + s.client().timeout();
-  while (!peeks.empty() && !g_interrupted) {
+  while (!peeks.empty() && !g_interrupted && !s.over()) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;
@@ -1237,7 +1324,7 @@ int Run(Session& s, const Args& a) {
     show(*r);
   }
   const auto settle = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-  for (;;) {
+  while (!s.over()) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         settle - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;
@@ -1245,7 +1332,7 @@ int Run(Session& s, const Args& a) {
     if (!r) break;
     show(*r);
   }
-  if (s.client().lost() || s.client().superseded()) return s.Ended(Status::Ok());
+  if (s.over()) return s.Ended(Status::Ok());
   for (const auto& uuid : peeks) {
     std::cerr << "tandem-ctl: refused: peek " << uuid << ": no answer within the timeout\n";
     ++refused;
@@ -1287,6 +1374,8 @@ int Main(int argc, char** argv) {
       g.state = value();
     } else if (arg == "--json") {
       g.json = true;
+    } else if (arg == "--replace") {
+      g.replace = true;
     } else if (arg == "--timeout") {
       const std::string v = value();
       char* end = nullptr;
