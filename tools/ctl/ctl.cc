@@ -9,12 +9,14 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 
 #include "base/global_id.h"
 #include "base/json.h"
@@ -568,9 +570,12 @@ Client::Client(const std::string& endpoint, std::chrono::milliseconds timeout)
   socket_.set(zmq::sockopt::heartbeat_ivl, 1000);
   socket_.set(zmq::sockopt::heartbeat_timeout, 3000);
   socket_.set(zmq::sockopt::heartbeat_ttl, 3000);
-  const std::string monitor = "inproc://tandem-ctl-monitor";
+  // One monitor endpoint per client (inproc names are per context, but say so anyway).
+  const std::string monitor =
+      "inproc://tandem-ctl-monitor-" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
   if (zmq_socket_monitor(socket_.handle(), monitor.c_str(), ZMQ_EVENT_DISCONNECTED) != 0) {
-    throw zmq::error_t();
+    throw std::runtime_error(std::string("cannot monitor the controller socket: ") +
+                             zmq_strerror(zmq_errno()));
   }
   monitor_.set(zmq::sockopt::linger, 0);
   monitor_.connect(monitor);

@@ -1038,14 +1038,14 @@ int Frontiers(Session& s, const Args& a) {
     }
     std::error_code ec;
     if (std::filesystem::is_regular_file(path, ec)) continue;
-    warnings.push_back(
-        "the log file of source " + source + " (" + path + ") " +
-        (std::filesystem::exists(path, ec) ? "is not a regular file" : "does not exist") +
-        " now: " +
-        (indexes.empty()
-             ? std::string("it")
-             : "its index" + std::string(indexes.size() > 1 ? "es " : " ") + JoinIds(indexes)) +
-        " cannot advance until it is back");
+    const std::string state =
+        std::filesystem::exists(path, ec) ? "is not a regular file" : "does not exist";
+    // A pending source has no index yet: nothing is waiting on it, but create-index would.
+    const std::string waits = indexes.empty()       ? "an index on it"
+                              : indexes.size() == 1 ? "its index " + indexes.front()
+                                                    : "its indexes " + JoinIds(indexes);
+    warnings.push_back("the log file of source " + source + " (" + path + ") " + state +
+                       " now: " + waits + " cannot advance until it is back");
   }
   for (const auto& w : warnings) Warn(w);
   if (auto code = s.Open(Session::Mode::kObserve)) return *code;
