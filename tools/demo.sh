@@ -52,7 +52,8 @@ done
 http_get /readyz | sed 's/^/   \/readyz: /'
 
 ctl() { "$CTL" --state "$work/ctl.state" "$@"; }
-say "2. Define dataflows with tandem-ctl (it keeps its history and replays it on every call)."
+say "2. Define dataflows with tandem-ctl (it keeps its history and replays it whenever it changes the
+   replica; its reads are read-only observer sessions)."
 echo "   u1: key_value source, 100,000 keys, 200 values replaced every millisecond (steady load)"
 echo "   u2: a view over u1 — count, sum, min and max of all values — indexed as u3"
 echo "   u4: key_value source, 10,000 keys; u5: an index on u4 by key, for point lookups"
@@ -74,7 +75,7 @@ for i in 1 2 3 4 5; do
   ctl peek u2 | sed 's/^/   /'
   ctl peek u5 --key 42 | sed 's/^/   /'
   # Like a real controller, let the replica compact what no one will read any more.
-  t=$(ctl --json peek u5 --key 42 | sed -n 's/.*"timestamp":\([0-9]*\).*/\1/p')
+  t=$(ctl --json peek u5 --key 42 | sed -n 's/.*"time":\([0-9]*\).*/\1/p')
   if [[ -n "$t" ]]; then
     ctl allow-compaction u5 "$t" >/dev/null
     ctl allow-compaction u3 "$t" >/dev/null

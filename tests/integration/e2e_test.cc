@@ -246,7 +246,7 @@ TEST_F(E2e, DemoScenarioThroughTandemCtl) {
     auto view = CtlJson(sup, {"peek", "u2", "--at", "latest"}, &run);
     ASSERT_TRUE(view) << DescribeRun(run) << sup.Log();
     EXPECT_EQ(Field(*view, "id").string_value(), "u3") << "the view's id reads its index";
-    const double t = Number(*view, "timestamp");
+    const double t = Number(*view, "time");
     EXPECT_GT(t, last_time) << "successive `peek --at latest` times rise";
     last_time = t;
     ASSERT_EQ(List(*view, "rows").values_size(), 1) << run.out;
@@ -383,7 +383,7 @@ TEST_F(E2e, ShmDumpAgreesWithCtlPeek) {
   // Uppers: what tandem-ctl's `frontiers` reports is what tandem-shm's `slots` shows.
   auto uppers_agree = [&](int upper) {
     SCOPED_TRACE("upper " + std::to_string(upper));
-    const std::string expected = "[" + std::to_string(upper) + "]";
+    const std::string expected = std::to_string(upper);  // a time: a JSON number
     BinaryRun run;
     std::map<int, std::string> uppers;
     ASSERT_TRUE(Eventually(
@@ -397,10 +397,11 @@ TEST_F(E2e, ShmDumpAgreesWithCtlPeek) {
         << DescribeRun(run) << sup.Log();
     auto frontiers = CtlJson(sup, {"frontiers", "u2", "--for", "0.2"}, &run);
     ASSERT_TRUE(frontiers) << DescribeRun(run);
-    EXPECT_EQ(Field(*frontiers, "id").string_value(), "u2") << run.out;
-    const std::string write =
-        Canonical(Field(Field(*frontiers, "write").struct_value(), "elements"));
-    EXPECT_EQ(write, "[\"" + std::to_string(upper) + "\"]") << run.out;
+    ASSERT_EQ(List(*frontiers, "frontiers").values_size(), 1) << run.out;
+    const auto& f = List(*frontiers, "frontiers").values(0).struct_value();
+    EXPECT_EQ(Field(f, "id").string_value(), "u2") << run.out;
+    EXPECT_EQ(Canonical(Field(f, "write")), expected) << run.out;
+    EXPECT_FALSE(Field(f, "closed").bool_value()) << run.out;
     r = Shm({"slots", sup.segment()});
     ASSERT_EQ(r.exit, 0) << DescribeRun(r);
     EXPECT_NE(r.out.find("[" + std::to_string(upper) + "]"), std::string::npos) << r.out;
@@ -463,8 +464,7 @@ TEST_F(E2e, PostMortemAfterCrashWithKeepSegment) {
 
   auto slots = ShmJson({"slots", sup.segment()}, &run);
   ASSERT_TRUE(slots) << DescribeRun(run);
-  EXPECT_EQ(SlotUppers(*slots, "u2"), (std::map<int, std::string>{{0, "[4]"}, {1, "[4]"}}))
-      << run.out;
+  EXPECT_EQ(SlotUppers(*slots, "u2"), (std::map<int, std::string>{{0, "4"}, {1, "4"}})) << run.out;
   r = Shm({"slots", sup.segment()});
   EXPECT_EQ(r.exit, 0) << DescribeRun(r);
 
@@ -600,10 +600,9 @@ TEST_F(E2e, InspectorUnderLoadCausesNoWrongAnswer) {
       continue;
     }
     if (auto wrong = check(PeekRows(*peek), keys); !wrong.empty()) {
-      fail("tandem-ctl peek at " + Canonical(Field(*peek, "timestamp")) + ": " + wrong + "\n" +
-           run.out);
+      fail("tandem-ctl peek at " + Canonical(Field(*peek, "time")) + ": " + wrong + "\n" + run.out);
     }
-    const double t = Number(*peek, "timestamp");
+    const double t = Number(*peek, "time");
     if (t < last_time) fail("latest went back from " + std::to_string(last_time));
     last_time = t;
   }
@@ -618,6 +617,109 @@ TEST_F(E2e, InspectorUnderLoadCausesNoWrongAnswer) {
   RecordProperty("peeks", peeks);
   EXPECT_FALSE(sup.Exited()) << sup.Log();
   EXPECT_EQ(HttpGet(sup.http_port(), "/readyz").status, 200);
+  ShutDownCleanly(sup);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. Issue 10 item 3: a closed index (its sources ended) is readable at every time from since
+//    on, and "the latest" is its final contents — in both tools.
+
+TEST_F(E2e, AClosedIndexIsReadInFullByBothTools) {
+  SupervisorProcess sup(Options());
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  auto r = Ctl(sup, {"create-source", "u6", "--generator", "counter", "--max", "3000",
+                     "--tick-interval-us", "0"});
+  ASSERT_EQ(r.exit, 0) << DescribeRun(r);
+  r = Ctl(sup, {"create-index", "u7", "--on", "u6", "--key", "n"});
+  ASSERT_EQ(r.exit, 0) << DescribeRun(r) << sup.Log();
+  // Closed: the empty frontier (null) on both ordinals, as the segment says.
+  BinaryRun run;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        auto slots = ShmJson({"slots", sup.segment()}, &run);
+        return slots &&
+               SlotUppers(*slots, "u7") == std::map<int, std::string>{{0, "null"}, {1, "null"}};
+      },
+      30s))
+      << DescribeRun(run) << sup.Log();
+  Rows expected;
+  for (int n = 1; n <= 3000; ++n) expected["[" + std::to_string(n) + "]"] = 1;
+
+  auto peek = CtlJson(sup, {"peek", "u7"}, &run);
+  ASSERT_TRUE(peek) << DescribeRun(run) << sup.Log();
+  EXPECT_TRUE(Field(*peek, "closed").bool_value()) << run.out;
+  EXPECT_NE(run.out.find("\"time\":18446744073709551614,"), std::string::npos) << run.out;
+  EXPECT_EQ(PeekRows(*peek), expected);
+
+  auto dump = ShmJson({"dump", sup.segment(), "u7"}, &run);
+  ASSERT_TRUE(dump) << DescribeRun(run);
+  EXPECT_TRUE(Field(*dump, "closed").bool_value()) << run.out;
+  EXPECT_NE(run.out.find("\"time\":18446744073709551614,"), std::string::npos) << run.out;
+  EXPECT_EQ(DumpRows(*dump), expected);
+  for (const auto& o : List(*dump, "ordinals").values()) {
+    EXPECT_EQ(Field(o.struct_value(), "upper").kind_case(), gpb::Value::kNullValue) << run.out;
+  }
+  r = Shm({"dump", sup.segment(), "u7", "--limit", "1"});
+  ASSERT_EQ(r.exit, 0) << DescribeRun(r);
+  EXPECT_NE(r.out.find(" at time 18446744073709551614 (closed: its final contents)"),
+            std::string::npos)
+      << r.out;
+  // An earlier time still reads what was there then, in both tools.
+  peek = CtlJson(sup, {"peek", "u7", "--at", "10"}, &run);
+  ASSERT_TRUE(peek) << DescribeRun(run);
+  dump = ShmJson({"dump", sup.segment(), "u7", "--at", "10"}, &run);
+  ASSERT_TRUE(dump) << DescribeRun(run);
+  EXPECT_EQ(PeekRows(*peek).size(), 10u);
+  EXPECT_EQ(PeekRows(*peek), DumpRows(*dump));
+  ShutDownCleanly(sup);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. Issue 10 items 9 and 10: both tools print a datum the same way — as text in the log
+//    format's syntax, and in JSON (NaN and the infinities spelled alike).
+
+TEST_F(E2e, BothToolsPrintDatumsTheSameWay) {
+  SupervisorProcess sup(Options());
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  dir_.Write("data.log",
+             "U 0 1 1 \"a,b\" nan\nU 0 1 2 \"null\" inf\nU 0 1 3 null -inf\n"
+             "U 0 1 4 \"q\\\"uote\\nnl\\t\" -1.5\nU 0 1 5 \"x\" 2e20\nU 0 1 6 \"y\" 0.1\nP 1\n");
+  auto r = Ctl(sup, {"create-source", "u1", "--log", dir_.File("data.log"), "--schema",
+                     "k:int64,s:string?,x:float64"});
+  ASSERT_EQ(r.exit, 0) << DescribeRun(r);
+  r = Ctl(sup, {"create-index", "u2", "--on", "u1", "--key", "k"});
+  ASSERT_EQ(r.exit, 0) << DescribeRun(r) << sup.Log();
+  BinaryRun peek_run, dump_run;
+  auto peek = CtlJson(sup, {"peek", "u2", "--at", "0"}, &peek_run);
+  ASSERT_TRUE(peek) << DescribeRun(peek_run) << sup.Log();
+  auto dump = ShmJson({"dump", sup.segment(), "u2", "--at", "0"}, &dump_run);
+  ASSERT_TRUE(dump) << DescribeRun(dump_run);
+  EXPECT_EQ(PeekRows(*peek).size(), 6u) << peek_run.out;
+  EXPECT_EQ(PeekRows(*peek), DumpRows(*dump));
+  // The same JSON text for every datum, floats included.
+  for (const std::string datum :
+       {"[1,\"a,b\",\"nan\"]", "[2,\"null\",\"inf\"]", "[3,null,\"-inf\"]",
+        "[4,\"q\\\"uote\\nnl\\t\",-1.5]", "[5,\"x\",2e+20]", "[6,\"y\",0.1]"}) {
+    EXPECT_NE(peek_run.out.find("{\"row\":" + datum + ","), std::string::npos) << datum << "\n"
+                                                                               << peek_run.out;
+    EXPECT_NE(dump_run.out.find(",\"val\":" + datum + ","), std::string::npos) << datum << "\n"
+                                                                               << dump_run.out;
+  }
+  // And the same text: strings quoted and escaped, NULL as null.
+  r = Ctl(sup, {"peek", "u2", "--at", "0"});
+  ASSERT_EQ(r.exit, 0) << DescribeRun(r);
+  const auto ctl_lines = Lines(r.out);
+  ASSERT_EQ(ctl_lines.size(), 9u) << r.out << "a string never breaks a line";
+  EXPECT_EQ(ctl_lines[2], "1  \"a,b\"            nan    1") << r.out;
+  EXPECT_EQ(ctl_lines[3], "2  \"null\"           inf    1") << r.out;
+  EXPECT_EQ(ctl_lines[4], "3  null             -inf   1") << r.out;
+  EXPECT_EQ(ctl_lines[5], "4  \"q\\\"uote\\nnl\\t\"  -1.5   1") << r.out;
+  r = Shm({"dump", sup.segment(), "u2", "--at", "0"});
+  ASSERT_EQ(r.exit, 0) << DescribeRun(r);
+  for (const std::string row : {"(1, \"a,b\", nan)", "(2, \"null\", inf)", "(3, null, -inf)",
+                                "(4, \"q\\\"uote\\nnl\\t\", -1.5)", "(5, \"x\", 2e+20)"}) {
+    EXPECT_NE(r.out.find(row), std::string::npos) << row << "\n" << r.out;
+  }
   ShutDownCleanly(sup);
 }
 

@@ -250,9 +250,10 @@ TEST_F(ShmToolTest, SlotsShowsEveryOrdinal) {
   EXPECT_TRUE(JsonChecker::Valid(r.out)) << r.out;
   EXPECT_TRUE(Contains(r.out, "{\"id\":\"u7\",\"as_of\":10,\"ordinal\":0,")) << r.out;
   EXPECT_TRUE(Contains(r.out, "{\"id\":\"u7\",\"as_of\":10,\"ordinal\":1,")) << r.out;
+  // Frontiers as JSON numbers (null when empty), with "closed" beside the upper.
   EXPECT_TRUE(Contains(r.out,
-                       "\"upper\":[20],\"since\":[10],\"own_frontier\":[10],"
-                       "\"peer_hold\":[10],\"flags\":[\"filled\"]"))
+                       "\"upper\":20,\"closed\":false,\"since\":10,\"own_frontier\":10,"
+                       "\"peer_hold\":10,\"flags\":[\"filled\"]"))
       << r.out;
 }
 
@@ -264,6 +265,9 @@ TEST_F(ShmToolTest, DumpShowsRowsAndErrorsAtTheNewestTime) {
   EXPECT_TRUE(Contains(r.out, "error: division by zero")) << r.out;
   EXPECT_FALSE(Contains(r.out, "(400)")) << "retracted at 16\n" << r.out;
   EXPECT_TRUE(Contains(r.out, "4 rows, 1 error")) << r.out;
+  // Strings in the datum syntax: quoted, with \" and \t escaped (a tab never splits a cell).
+  EXPECT_TRUE(Contains(r.out, "  0  (\"q\\\"s\")  ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "  (\"a\\tb\", 2.5)  ")) << r.out;
 
   r = RunTool({"dump", name(), "u7", "--json"});
   ASSERT_EQ(r.code, 0) << Describe(r);
@@ -335,6 +339,95 @@ TEST_F(ShmToolTest, DumpErrors) {
   r = RunTool({"dump", name(), "not-an-id"});
   EXPECT_EQ(r.code, 64) << Describe(r);
   EXPECT_TRUE(Contains(r.err, "invalid index id")) << r.err;
+}
+
+// Issue 10 item 3: an index whose sources have closed (the empty upper on every ordinal) is
+// readable at every time from since on; by default the dump shows its final contents.
+TEST_F(ShmToolTest, DumpOfAClosedIndexShowsItsFinalContents) {
+  const SlotKey closed{GlobalId::User(9), 10};
+  for (std::uint32_t o = 0; o < 2; ++o) {
+    ASSERT_TRUE(readers_[o]->Follow(closed).ok());
+    auto ref = pubs_[o]->Publish(closed);
+    ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+    // Rows only after as_of (since 10): a read at since would show none of them.
+    const std::int64_t k = 100 + o;
+    ASSERT_TRUE(pubs_[o]->Append(*ref, {{Key(k), Val(k), 12, 1}}, Frontier::At(13)).ok());
+    ASSERT_TRUE(pubs_[o]->Append(*ref, {{Key(k + 10), Val(k), 40, 2}}, Frontier::Empty()).ok());
+  }
+  ToolRun r = RunTool({"dump", name(), "u9", "--json"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(JsonChecker::Valid(r.out)) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"time\":18446744073709551614,\"closed\":true")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"since\":10,\"upper\":null")) << r.out;
+  for (const char* row : {"{\"ordinal\":0,\"key\":[100],\"val\":[100],\"count\":1}",
+                          "{\"ordinal\":0,\"key\":[110],\"val\":[100],\"count\":2}",
+                          "{\"ordinal\":1,\"key\":[101],\"val\":[101],\"count\":1}",
+                          "{\"ordinal\":1,\"key\":[111],\"val\":[101],\"count\":2}"}) {
+    EXPECT_TRUE(Contains(r.out, row)) << row << "\n" << r.out;
+  }
+  r = RunTool({"dump", name(), "u9"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(
+      r.out, "u9@10 in " + name() + " at time 18446744073709551614 (closed: its final contents)"))
+      << r.out;
+  EXPECT_TRUE(Contains(r.out, "\n4 rows\n")) << r.out;
+  r = RunTool({"dump", name(), "u9", "--at", "12", "--json"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out,
+                       "\"rows\":[{\"ordinal\":0,\"key\":[100],\"val\":[100],\"count\":1},"
+                       "{\"ordinal\":1,\"key\":[101],\"val\":[101],\"count\":1}]"))
+      << r.out;
+  r = RunTool({"slots", name(), "--json"});
+  EXPECT_TRUE(Contains(r.out,
+                       "\"id\":\"u9\",\"as_of\":10,\"ordinal\":0,\"slot\":1,\"upper\":null,"
+                       "\"closed\":true"))
+      << r.out;
+}
+
+// Issue 10 item 9: NULL prints as null and the string "null" as "null", in tables and JSON.
+TEST_F(ShmToolTest, DumpTellsNullFromTheStringNull) {
+  const SlotKey strings{GlobalId::User(5), 0};
+  ASSERT_TRUE(readers_[0]->Follow(strings).ok());
+  auto ref = pubs_[0]->Publish(strings);
+  ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+  ASSERT_TRUE(pubs_[0]
+                  ->Append(*ref,
+                           {{EncodeRow({Null{}}), EncodeRow({std::string("line\nbreak")}), 0, 1},
+                            {EncodeRow({std::string("null")}), EncodeRow({Null{}}), 0, 1}},
+                           Frontier::At(1))
+                  .ok());
+  ToolRun r = RunTool({"dump", name(), "u5", "--ordinal", "0"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "  0  (null)    (\"line\\nbreak\")      1\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "  0  (\"null\")  (null)               1\n")) << r.out;
+  r = RunTool({"dump", name(), "u5", "--ordinal", "0", "--json"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "\"key\":[null],\"val\":[\"line\\nbreak\"]")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"key\":[\"null\"],\"val\":[null]")) << r.out;
+}
+
+// Issue 10 item 10: with --json a failure is also JSON on stdout: {"error", "exit_code"}.
+TEST_F(ShmToolTest, FailuresAreJsonWithJson) {
+  ToolRun r = RunTool({"dump", name(), "u8", "--json"});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(JsonChecker::Valid(r.out)) << r.out;
+  EXPECT_TRUE(Contains(
+      r.out, "{\"error\":\"no slot for index u8 in segment '" + name() + "'\",\"exit_code\":1}"))
+      << r.out;
+  EXPECT_TRUE(Contains(r.err, "no slot for index u8")) << r.err;
+  r = RunTool({"dump", name(), "u7", "--at", "5", "--json"});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "\"exit_code\":1}")) << r.out;
+  r = RunTool({"dump", name(), "not-an-id", "--json"});
+  EXPECT_EQ(r.code, 64) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "\"exit_code\":64}")) << r.out;
+  r = RunTool({"dump", name(), "u7", "--at", "soon", "--json"});
+  EXPECT_EQ(r.code, 64) << Describe(r);
+  EXPECT_TRUE(JsonChecker::Valid(r.out)) << r.out;
+  EXPECT_TRUE(Contains(r.out, "\"exit_code\":64}")) << r.out;
+  r = RunTool({"info", UniqueSegmentName("missing"), "--json"});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "no segment named")) << r.out;
 }
 
 TEST_F(ShmToolTest, WatchRefreshesCountTimes) {

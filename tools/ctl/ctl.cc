@@ -9,15 +9,19 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 
 #include "base/global_id.h"
 #include "base/json.h"
+#include "ipc/rows.h"
+#include "tools/common/format.h"
 
 namespace tandem::ctl {
 
@@ -273,6 +277,59 @@ std::string History::IndexFor(const std::string& id) const {
   return id;
 }
 
+History::IdKind History::KindOf(const std::string& id) const {
+  IdKind out;
+  if (PendingSource(id)) {
+    out.kind = IdKind::kPendingSource;
+    return out;
+  }
+  if (!LiveIds().count(id)) return out;
+  const std::set<std::string> dropped = DroppedIds(commands_);
+  for (const auto& c : commands_) {
+    if (!c.has_create_dataflow() || IsPendingSource(c)) continue;
+    const auto& d = c.create_dataflow().desc();
+    const auto ids = CreatedIds(d);
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
+    for (const auto& e : d.index_exports()) {
+      if (!dropped.count(e.id())) out.indexes.push_back(e.id());
+    }
+    if (std::any_of(d.index_exports().begin(), d.index_exports().end(),
+                    [&](const auto& e) { return e.id() == id; })) {
+      out.kind = IdKind::kIndex;
+    } else if (std::any_of(d.source_imports().begin(), d.source_imports().end(),
+                           [&](const auto& x) { return x.id() == id; })) {
+      out.kind = IdKind::kSource;
+    } else {
+      out.kind = IdKind::kView;
+    }
+  }
+  return out;
+}
+
+std::set<std::string> History::LiveIndexes() const {
+  const std::set<std::string> dropped = DroppedIds(commands_);
+  std::set<std::string> out;
+  for (const auto& c : commands_) {
+    if (!c.has_create_dataflow() || IsPendingSource(c)) continue;
+    for (const auto& e : c.create_dataflow().desc().index_exports()) {
+      if (!dropped.count(e.id())) out.insert(e.id());
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::string> History::LogSources() const {
+  const std::set<std::string> live = LiveIds();
+  std::map<std::string, std::string> out;
+  for (const auto& c : commands_) {
+    if (!c.has_create_dataflow()) continue;
+    for (const auto& s : c.create_dataflow().desc().source_imports()) {
+      if (s.source().has_log() && live.count(s.id())) out[s.id()] = s.source().log().path();
+    }
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Schemas, columns, datums
 
@@ -421,96 +478,65 @@ Result<std::vector<std::uint32_t>> ParseColumns(const std::string& text, const p
   return out;
 }
 
-Result<pb::Datum> ParseDatum(const std::string& text, const pb::Column* column) {
-  pb::Datum d;
-  if (text == "null") {
-    d.mutable_null();
-    return d;
-  }
-  const pb::ScalarType type = column ? column->type() : pb::SCALAR_TYPE_UNSPECIFIED;
-  auto as_int = [&]() -> bool {
-    std::int64_t v = 0;
-    const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (r.ec != std::errc() || r.ptr != text.data() + text.size()) return false;
-    d.set_int64(v);
-    return true;
-  };
-  auto as_float = [&]() -> bool {
-    if (text.empty()) return false;
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (end != text.c_str() + text.size()) return false;
-    d.set_float64(v);
-    return true;
-  };
-  auto as_bool = [&]() -> bool {
-    if (text != "true" && text != "false") return false;
-    d.set_bool_(text == "true");
-    return true;
-  };
-  switch (type) {
-    case pb::INT64:
-      if (as_int()) return d;
-      return Status::InvalidArgument("\"" + text + "\" is not an int64");
-    case pb::FLOAT64:
-      if (as_float()) return d;
-      return Status::InvalidArgument("\"" + text + "\" is not a float64");
-    case pb::BOOL:
-      if (as_bool()) return d;
-      return Status::InvalidArgument("\"" + text + "\" is not a bool (true, false)");
-    case pb::STRING:
-      d.set_string(text);
-      return d;
-    default:
-      if (as_bool() || as_int() || as_float()) return d;
-      d.set_string(text);
-      return d;
-  }
-}
-
 namespace {
-std::string FloatText(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  std::string s(buf, r.ptr);
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
-  return s;
+tools::ColumnType ColumnTypeOf(const pb::Column* column) {
+  tools::ColumnType t;
+  if (!column) return t;
+  t.name = column->name();
+  t.nullable = column->nullable();
+  switch (column->type()) {
+    case pb::BOOL:
+      t.kind = tools::ColumnType::Kind::kBool;
+      break;
+    case pb::INT64:
+      t.kind = tools::ColumnType::Kind::kInt64;
+      break;
+    case pb::FLOAT64:
+      t.kind = tools::ColumnType::Kind::kFloat64;
+      break;
+    case pb::STRING:
+      t.kind = tools::ColumnType::Kind::kString;
+      break;
+    default:
+      t.nullable = true;  // a column whose type the history does not know: take any datum
+      break;
+  }
+  return t;
 }
 }  // namespace
 
-std::string DatumText(const pb::Datum& d) {
-  switch (d.kind_case()) {
-    case pb::Datum::kBool:
-      return d.bool_() ? "true" : "false";
-    case pb::Datum::kInt64:
-      return std::to_string(d.int64());
-    case pb::Datum::kFloat64:
-      return FloatText(d.float64());
-    case pb::Datum::kString:
-      return d.string();
-    default:
-      return "null";
-  }
+Result<pb::Datum> ParseDatum(const std::string& text, const pb::Column* column) {
+  auto d = tools::ParseDatumText(text, ColumnTypeOf(column));
+  if (!d.ok()) return d.status();
+  return ipc::ToProto(*d);
 }
+
+Result<pb::Row> ParseKey(const std::string& text, const std::vector<const pb::Column*>& columns) {
+  auto parts = tools::SplitDatumList(text);
+  if (!parts.ok()) return parts.status();
+  if (!columns.empty() && parts->size() != columns.size()) {
+    std::string names;
+    for (const auto* c : columns) {
+      names += (names.empty() ? "" : ", ") + (c && !c->name().empty() ? c->name() : "?");
+    }
+    return Status::InvalidArgument(std::to_string(parts->size()) +
+                                   (parts->size() == 1 ? " datum" : " datums") +
+                                   ", but the index's key has " + std::to_string(columns.size()) +
+                                   " column" + (columns.size() == 1 ? "" : "s") + " (" + names +
+                                   "): give one datum per key column, comma-separated");
+  }
+  pb::Row row;
+  for (std::size_t i = 0; i < parts->size(); ++i) {
+    auto d = ParseDatum((*parts)[i], columns.empty() ? nullptr : columns[i]);
+    if (!d.ok()) return d.status();
+    *row.add_datums() = std::move(*d);
+  }
+  return row;
+}
+
+std::string DatumText(const pb::Datum& d) { return tools::DatumText(ipc::FromProto(d)); }
 
 std::string JsonString(const std::string& text) { return JsonQuote(text); }
-
-std::string DatumJson(const pb::Datum& d) {
-  switch (d.kind_case()) {
-    case pb::Datum::kBool:
-    case pb::Datum::kInt64:
-      return DatumText(d);
-    case pb::Datum::kFloat64:
-      return std::isfinite(d.float64()) ? FloatText(d.float64())
-                                        : JsonString(FloatText(d.float64()));
-    case pb::Datum::kString:
-      return JsonString(d.string());
-    default:
-      return "null";
-  }
-}
 
 pb::Command Canonical(const pb::Command& command) {
   auto back = ipc::CommandFromJson(ipc::ToJson(command));
@@ -534,16 +560,66 @@ std::string RandomHex(int bytes) {
 // Client
 
 Client::Client(const std::string& endpoint, std::chrono::milliseconds timeout)
-    : endpoint_(endpoint), timeout_(timeout), socket_(context_, zmq::socket_type::dealer) {
+    : endpoint_(endpoint),
+      timeout_(timeout),
+      socket_(context_, zmq::socket_type::dealer),
+      monitor_(context_, zmq::socket_type::pair) {
   socket_.set(zmq::sockopt::linger, 200);
   socket_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(ipc::kMaxMessageBytes));
+  // A supervisor that stops answering (frozen, or its host gone) drops the connection too.
+  socket_.set(zmq::sockopt::heartbeat_ivl, 1000);
+  socket_.set(zmq::sockopt::heartbeat_timeout, 3000);
+  socket_.set(zmq::sockopt::heartbeat_ttl, 3000);
+  // One monitor endpoint per client (inproc names are per context, but say so anyway).
+  const std::string monitor =
+      "inproc://tandem-ctl-monitor-" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
+  if (zmq_socket_monitor(socket_.handle(), monitor.c_str(), ZMQ_EVENT_DISCONNECTED) != 0) {
+    throw std::runtime_error(std::string("cannot monitor the controller socket: ") +
+                             zmq_strerror(zmq_errno()));
+  }
+  monitor_.set(zmq::sockopt::linger, 0);
+  monitor_.connect(monitor);
   socket_.connect(endpoint);
 }
 
-Status Client::Connect() {
+Result<std::unique_ptr<Client>> Client::Create(const std::string& endpoint,
+                                               std::chrono::milliseconds timeout) {
+  try {
+    return std::unique_ptr<Client>(new Client(endpoint, timeout));
+  } catch (const zmq::error_t& e) {
+    return Status::InvalidArgument("--endpoint \"" + endpoint +
+                                   "\" is not a ZeroMQ endpoint (expected e.g. "
+                                   "tcp://127.0.0.1:2101): " +
+                                   e.what());
+  }
+}
+
+Client::~Client() {
+  if (connected_ && !lost_) {
+    pb::Command bye;
+    bye.mutable_goodbye();
+    try {
+      Send(bye);  // the socket's linger lets it go out before the context closes
+    } catch (const zmq::error_t&) {
+    }
+  }
+  zmq_socket_monitor(socket_.handle(), nullptr, 0);
+}
+
+std::string Client::EndReason() const {
+  if (superseded_) {
+    return "another controller took over the replica at " + endpoint_ + " (Hello " +
+           superseded_by_ + "); this session is over";
+  }
+  return "the connection to the replica at " + endpoint_ +
+         " was lost (the supervisor exited, restarted or stopped answering)";
+}
+
+Status Client::Connect(bool observer) {
   pb::Command hello;
   hello.mutable_hello()->set_nonce(RandomHex(8));
   hello.mutable_hello()->set_protocol_version(ipc::kProtocolVersion);
+  hello.mutable_hello()->set_observer(observer);
   Send(hello);
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
   for (;;) {
@@ -554,12 +630,14 @@ Status Client::Connect() {
     if (!r) break;
     if (r->has_status() && r->status().has_hello_accepted()) {
       accepted_ = r->status().hello_accepted();
+      connected_ = true;
       return Status::Ok();
     }
     if (r->has_command_error()) {
       return Status::FailedPrecondition("the replica at " + endpoint_ +
                                         " refused Hello: " + r->command_error().why());
     }
+    if (r->has_frontiers()) kept_.push_back(std::move(*r));
   }
   return Status::Unavailable("cannot reach the replica at " + endpoint_ +
                              " (no answer to Hello within " +
@@ -592,13 +670,13 @@ Result<std::vector<pb::CommandError>> Client::SendChecked(const pb::Command& com
     }
     if (r->has_command_error()) {
       errors.push_back(r->command_error());
-    } else if (r->has_status() && r->status().has_superseded()) {
-      return Status::FailedPrecondition("another controller took over the replica (Hello " +
-                                        r->status().superseded().by_nonce() + ")");
+    } else if (superseded_) {
+      return Status::FailedPrecondition(EndReason());
     } else {
       kept_.push_back(std::move(*r));
     }
   }
+  if (lost_) return Status::Unavailable(EndReason());
   return Status::Unavailable("the replica at " + endpoint_ + " stopped answering");
 }
 
@@ -611,25 +689,50 @@ std::optional<pb::Response> Client::Receive(std::chrono::milliseconds limit) {
   return ReceiveFromSocket(limit);
 }
 
+void Client::DrainMonitor() {
+  for (;;) {
+    zmq::message_t event;
+    if (!monitor_.recv(event, zmq::recv_flags::dontwait)) return;
+    zmq::message_t address;
+    if (event.more()) (void)monitor_.recv(address, zmq::recv_flags::dontwait);
+    std::uint16_t kind = 0;
+    if (event.size() >= sizeof kind) std::memcpy(&kind, event.data(), sizeof kind);
+    // Before the Hello is accepted a drop is only a failed attempt (ZeroMQ retries); after it,
+    // the session is gone with the connection.
+    if (kind == ZMQ_EVENT_DISCONNECTED && connected_) lost_ = true;
+  }
+}
+
 std::optional<pb::Response> Client::ReceiveFromSocket(std::chrono::milliseconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+    // Once the connection is lost, take only what already arrived.
+    const auto left = lost_ ? std::chrono::milliseconds(0)
+                            : std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  deadline - std::chrono::steady_clock::now());
+    zmq::pollitem_t items[2] = {{socket_.handle(), 0, ZMQ_POLLIN, 0},
+                                {monitor_.handle(), 0, ZMQ_POLLIN, 0}};
     int n = 0;
     try {
-      n = zmq::poll(&item, 1, std::max(left, std::chrono::milliseconds(0)));
+      n = zmq::poll(items, 2, std::max(left, std::chrono::milliseconds(0)));
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR) return std::nullopt;
       throw;
     }
     if (n <= 0) return std::nullopt;
     zmq::message_t msg;
-    if (!socket_.recv(msg, zmq::recv_flags::dontwait)) continue;
-    auto d = ipc::DecodeResponse(msg.to_string_view());
-    if (d.ok()) return d.message;
-    // An undecodable response: skip it (a newer replica may send kinds we do not know).
+    if (socket_.recv(msg, zmq::recv_flags::dontwait)) {
+      auto d = ipc::DecodeResponse(msg.to_string_view());
+      // An undecodable response: skip it (a newer replica may send kinds we do not know).
+      if (!d.ok()) continue;
+      if (d.message.has_status() && d.message.status().has_superseded()) {
+        superseded_ = true;
+        superseded_by_ = d.message.status().superseded().by_nonce();
+      }
+      return d.message;
+    }
+    if (lost_) return std::nullopt;
+    DrainMonitor();
   }
 }
 

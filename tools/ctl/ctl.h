@@ -32,8 +32,9 @@ namespace pb = ipc::pb;
 // Exit codes (sysexits.h spirit, as the supervisor's).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;  // refused command, peek error, timeout
-inline constexpr int kExitUsage = 64;
-inline constexpr int kExitUnavailable = 69;  // the replica could not be reached
+inline constexpr int kExitUsage = 64;  // bad usage, including an --endpoint that is no endpoint
+inline constexpr int kExitUnavailable = 69;  // the replica could not be reached, or went away
+inline constexpr int kExitSuperseded = 75;   // another controller took over this session
 
 inline constexpr char kPendingSource[] = "tandem-ctl:pending-source";
 
@@ -80,6 +81,17 @@ class History {
   // `id` if it is an index, else the first index on `id`, else `id` unchanged.
   std::string IndexFor(const std::string& id) const;
 
+  // What a live id of the history is, for refusing a command that needs an index.
+  struct IdKind {
+    enum Kind { kUnknown, kPendingSource, kSource, kView, kIndex } kind = kUnknown;
+    std::vector<std::string> indexes;  // the live index exports of its dataflow
+  };
+  IdKind KindOf(const std::string& id) const;
+  // The live index exports of the history's dataflows (what it would have the replica run).
+  std::set<std::string> LiveIndexes() const;
+  // The log files of the live log sources (pending ones included): source id -> path.
+  std::map<std::string, std::string> LogSources() const;
+
  private:
   struct Lock;
   std::string path_;
@@ -95,10 +107,12 @@ pb::Schema PlanSchema(const pb::Plan& plan, const std::map<std::string, pb::Sche
 Result<pb::Schema> ParseSchema(const std::string& text);
 // "k,2" → column positions, resolving names against `schema`.
 Result<std::vector<std::uint32_t>> ParseColumns(const std::string& text, const pb::Schema& schema);
-// One datum from text, typed by `column` (unspecified type: guessed). "null" is null.
+// One datum in the datum syntax (tools/common/format.h), typed by `column` (none: any type).
 Result<pb::Datum> ParseDatum(const std::string& text, const pb::Column* column);
-std::string DatumText(const pb::Datum& datum);  // for tables
-std::string DatumJson(const pb::Datum& datum);  // a JSON value
+// One key: comma-separated datums (commas inside quoted strings are part of the string), typed
+// by `columns` when known (then their number must match).
+Result<pb::Row> ParseKey(const std::string& text, const std::vector<const pb::Column*>& columns);
+std::string DatumText(const pb::Datum& datum);  // the datum syntax, for tables
 std::string JsonString(const std::string& text);
 std::string TypeName(pb::ScalarType type);
 
@@ -107,35 +121,65 @@ std::string TypeName(pb::ScalarType type);
 pb::Command Canonical(const pb::Command& command);
 
 // One DEALER connection to a replica's controller endpoint.
+//
+// It watches its connection (a ZeroMQ socket monitor, and ZMTP heartbeats so that a frozen
+// supervisor counts as gone too): once the connection drops after the Hello was accepted, the
+// session is over — a supervisor that comes back at the same address is a new replica that never
+// saw our Hello — and lost() says so. A Superseded status (a newer controller took over) sets
+// superseded(). Destroying a Client whose Hello was accepted sends Goodbye first, so a normal end
+// of tandem-ctl is not a disconnection the supervisor warns about.
 class Client {
  public:
-  Client(const std::string& endpoint, std::chrono::milliseconds timeout);
+  // InvalidArgument, naming the URL, when `endpoint` is not a ZeroMQ endpoint.
+  static Result<std::unique_ptr<Client>> Create(const std::string& endpoint,
+                                                std::chrono::milliseconds timeout);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
 
-  // Hello{random nonce, kProtocolVersion} and waits for HelloAccepted. Unavailable when nothing
-  // answers within the timeout; FailedPrecondition when the Hello is refused.
-  Status Connect();
+  // Hello{random nonce, kProtocolVersion, observer} and waits for HelloAccepted. Unavailable
+  // when nothing answers within the timeout; FailedPrecondition when the Hello is refused. May be
+  // called again on a connected client: an observer session becomes a controller's (the
+  // supervisor keeps one session per peer). Frontiers received meanwhile are kept for Receive.
+  Status Connect(bool observer = false);
   const pb::Status::HelloAccepted& accepted() const { return accepted_; }
+  // This session is an observer's (read-only: it sends only Peek, CancelPeek and Goodbye).
+  bool observer() const { return connected_ && accepted_.observer(); }
 
   void Send(const pb::Command& command);
   // Sends `command`, then an empty UpdateConfiguration as a barrier: the supervisor handles one
   // controller's commands in order and answers refusals (and the barrier) at once, so every
   // CommandError before the barrier's ConfigurationApplied belongs to `command`. Other responses
-  // received meanwhile are kept for Receive. Unavailable if the barrier is not answered in time.
+  // received meanwhile are kept for Receive. Unavailable if the barrier is not answered in time
+  // or the connection is lost; FailedPrecondition (with superseded()) when superseded.
   Result<std::vector<pb::CommandError>> SendChecked(const pb::Command& command);
 
-  // The next response (kept ones first), or nullopt after `limit`.
+  // The next response (kept ones first), or nullopt after `limit` or once the connection is lost.
   std::optional<pb::Response> Receive(std::chrono::milliseconds limit);
   std::chrono::milliseconds timeout() const { return timeout_; }
+  const std::string& endpoint() const { return endpoint_; }
+
+  bool lost() const { return lost_; }
+  bool superseded() const { return superseded_; }
+  // Why the session ended, when lost() or superseded().
+  std::string EndReason() const;
 
  private:
+  Client(const std::string& endpoint, std::chrono::milliseconds timeout);
   std::optional<pb::Response> ReceiveFromSocket(std::chrono::milliseconds limit);
+  void DrainMonitor();
 
   std::string endpoint_;
   std::chrono::milliseconds timeout_;
   zmq::context_t context_{1};
   zmq::socket_t socket_;
+  zmq::socket_t monitor_;  // PAIR, receiving the socket's disconnect events
   std::deque<pb::Response> kept_;
   pb::Status::HelloAccepted accepted_;
+  bool connected_ = false;  // the Hello was accepted
+  bool lost_ = false;
+  bool superseded_ = false;
+  std::string superseded_by_;
 };
 
 std::string RandomHex(int bytes);

@@ -37,83 +37,6 @@ using shm::SlotInfo;
 using shm::Snapshot;
 
 // ---------------------------------------------------------------------------------------------
-// JsonWriter
-
-void JsonWriter::Separate() {
-  if (after_key_) {
-    after_key_ = false;
-    return;
-  }
-  if (!first_.empty()) {
-    if (!first_.back()) out_ += ',';
-    first_.back() = false;
-  }
-}
-
-JsonWriter& JsonWriter::BeginObject() {
-  Separate();
-  out_ += '{';
-  first_.push_back(true);
-  return *this;
-}
-JsonWriter& JsonWriter::EndObject() {
-  out_ += '}';
-  first_.pop_back();
-  return *this;
-}
-JsonWriter& JsonWriter::BeginArray() {
-  Separate();
-  out_ += '[';
-  first_.push_back(true);
-  return *this;
-}
-JsonWriter& JsonWriter::EndArray() {
-  out_ += ']';
-  first_.pop_back();
-  return *this;
-}
-JsonWriter& JsonWriter::Key(std::string_view key) {
-  Separate();
-  out_ += JsonQuote(key);
-  out_ += ':';
-  after_key_ = true;
-  return *this;
-}
-JsonWriter& JsonWriter::String(std::string_view value) {
-  Separate();
-  out_ += JsonQuote(value);
-  return *this;
-}
-JsonWriter& JsonWriter::Int(std::int64_t value) {
-  Separate();
-  out_ += std::to_string(value);
-  return *this;
-}
-JsonWriter& JsonWriter::UInt(std::uint64_t value) {
-  Separate();
-  out_ += std::to_string(value);
-  return *this;
-}
-JsonWriter& JsonWriter::Double(double value) {
-  if (!std::isfinite(value)) return String(std::isnan(value) ? "NaN" : value > 0 ? "inf" : "-inf");
-  Separate();
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", value);
-  out_ += buf;
-  return *this;
-}
-JsonWriter& JsonWriter::Bool(bool value) {
-  Separate();
-  out_ += value ? "true" : "false";
-  return *this;
-}
-JsonWriter& JsonWriter::Null() {
-  Separate();
-  out_ += "null";
-  return *this;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Table
 
 Table::Table(std::vector<std::string> headers, std::vector<bool> right_aligned)
@@ -190,12 +113,6 @@ std::vector<std::string> SlotFlagNames(std::uint32_t flags) {
   return names;
 }
 
-void FrontierJson(JsonWriter& json, Frontier frontier) {
-  json.BeginArray();
-  if (!frontier.empty()) json.UInt(frontier.time());
-  json.EndArray();
-}
-
 bool PidAlive(std::int32_t pid) { return pid > 0 && shm::ProcessAlive(pid); }
 
 namespace {
@@ -242,15 +159,14 @@ std::uint64_t NowUnixMs() {
                                         .count());
 }
 
-int Fail(const Output& o, const std::string& message) {
+// A failure: the reason on stderr, and with --json also {"error", "exit_code"} on stdout.
+int Failure(const Output& o, const std::string& message, int code) {
   o.err << "tandem-shm: " << message << "\n";
-  return kExitError;
+  if (o.json) o.out << JsonError(message, code) << "\n" << std::flush;
+  return code;
 }
-
-int Usage(const Output& o, const std::string& message) {
-  o.err << "tandem-shm: " << message << "\n";
-  return kExitUsage;
-}
+int Fail(const Output& o, const std::string& message) { return Failure(o, message, kExitError); }
+int Usage(const Output& o, const std::string& message) { return Failure(o, message, kExitUsage); }
 
 void Emit(const Output& o, const JsonWriter& json) { o.out << json.str() << "\n" << std::flush; }
 
@@ -470,13 +386,14 @@ void SlotsJson(JsonWriter& json, std::vector<SlotInfo> slots) {
     json.Key("ordinal").UInt(s.ordinal);
     json.Key("slot").UInt(s.index);
     json.Key("upper");
-    FrontierJson(json, s.upper);
+    json.FrontierValue(s.upper);
+    json.Key("closed").Bool(s.upper.empty());
     json.Key("since");
-    FrontierJson(json, s.since);
+    json.FrontierValue(s.since);
     json.Key("own_frontier");
-    FrontierJson(json, s.own_frontier);
+    json.FrontierValue(s.own_frontier);
     json.Key("peer_hold");
-    FrontierJson(json, s.peer_hold);
+    json.FrontierValue(s.peer_hold);
     json.Key("flags").BeginArray();
     for (const auto& f : SlotFlagNames(s.flags)) json.String(f);
     json.EndArray();
@@ -520,25 +437,6 @@ struct DumpRow {
   bool error() const { return !key.empty() && key[0] == workers::kErrorKeyPrefix; }
 };
 
-void DatumJson(JsonWriter& json, const Datum& d) {
-  switch (d.index()) {
-    case 0:
-      json.Null();
-      break;
-    case 1:
-      json.Bool(std::get<bool>(d));
-      break;
-    case 2:
-      json.Int(std::get<std::int64_t>(d));
-      break;
-    case 3:
-      json.Double(std::get<double>(d));
-      break;
-    default:
-      json.String(std::get<std::string>(d));
-  }
-}
-
 std::string Hex(std::string_view bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string s;
@@ -551,10 +449,10 @@ std::string Hex(std::string_view bytes) {
 }
 
 // A row as text; an undecodable one as its bytes in hex.
-std::string RowText(std::string_view encoded) {
+std::string EncodedRowText(std::string_view encoded) {
   auto row = DecodeRow(encoded);
   if (!row.ok()) return "<undecodable 0x" + Hex(encoded) + ">";
-  return RowToString(*row);
+  return RowText(*row);
 }
 
 void RowJson(JsonWriter& json, std::string_view encoded) {
@@ -563,9 +461,7 @@ void RowJson(JsonWriter& json, std::string_view encoded) {
     json.BeginObject().Key("undecodable_hex").String(Hex(encoded)).EndObject();
     return;
   }
-  json.BeginArray();
-  for (const Datum& d : *row) DatumJson(json, d);
-  json.EndArray();
+  json.RowValue(*row);
 }
 
 // What a dump reports about each ordinal's snapshot, kept after the snapshot is released.
@@ -669,6 +565,7 @@ int RunDump(const Output& o, const DumpOptions& options) {
   std::vector<Slice> slices;
   std::vector<DumpRow> rows;
   bool truncated = false;
+  bool closed = !chosen.empty();  // every ordinal's upper is the empty frontier
   Time t = 0;
   {
     std::vector<Snapshot> snaps;
@@ -680,6 +577,7 @@ int RunDump(const Output& o, const DumpOptions& options) {
                            ": " + snap.status().message());
       }
       slices.push_back({ordinal, slot.index, snap->since(), snap->upper(), snap->batches().size()});
+      closed = closed && snap->upper().empty();
       snaps.push_back(std::move(snap).value());
     }
 
@@ -693,7 +591,11 @@ int RunDump(const Output& o, const DumpOptions& options) {
         min_upper = min_upper ? Min(*min_upper, s.upper()) : s.upper();
         max_since = Max(max_since, s.since());
       }
-      if (min_upper && !min_upper->empty() && min_upper->time() > 0) {
+      if (min_upper && min_upper->empty()) {
+        // Closed on every ordinal: readable at every time from since on, and "the newest" is
+        // its final contents. UINT64_MAX is the empty frontier, so the largest time is one less.
+        t = kMaxTime;
+      } else if (min_upper && min_upper->time() > 0) {
         t = min_upper->time() - 1;
       } else if (!max_since.empty()) {
         t = max_since.time();
@@ -744,14 +646,15 @@ int RunDump(const Output& o, const DumpOptions& options) {
     json.Key("id").String(id->ToString());
     json.Key("as_of").UInt(as_of);
     json.Key("time").UInt(t);
+    json.Key("closed").Bool(closed);
     json.Key("supervisor_alive").Bool(opened->probe.supervisor_alive);
     json.Key("ordinals").BeginArray();
     for (const Slice& slice : slices) {
       json.BeginObject().Key("ordinal").UInt(slice.ordinal).Key("slot").UInt(slice.slot);
       json.Key("since");
-      FrontierJson(json, slice.since);
+      json.FrontierValue(slice.since);
       json.Key("upper");
-      FrontierJson(json, slice.upper);
+      json.FrontierValue(slice.upper);
       json.Key("batches").UInt(slice.batches);
       json.EndObject();
     }
@@ -781,6 +684,7 @@ int RunDump(const Output& o, const DumpOptions& options) {
   }
 
   o.out << id->ToString() << "@" << as_of << " in " << opened->name << " at time " << t
+        << (closed ? " (closed: its final contents)" : "")
         << (opened->probe.supervisor_alive ? "" : " (supervisor dead: post-mortem)") << "\n";
   for (const Slice& slice : slices) {
     o.out << "  ordinal " << slice.ordinal << ": slot " << slice.slot << ", since "
@@ -795,8 +699,8 @@ int RunDump(const Output& o, const DumpOptions& options) {
                    "error: " + std::string(std::string_view(r.key).substr(1)), "",
                    std::to_string(r.count)});
       } else {
-        table.Add(
-            {std::to_string(r.ordinal), RowText(r.key), RowText(r.val), std::to_string(r.count)});
+        table.Add({std::to_string(r.ordinal), EncodedRowText(r.key), EncodedRowText(r.val),
+                   std::to_string(r.count)});
       }
     }
     o.out << table.Render();
@@ -968,7 +872,15 @@ int RunGc(const Output& o, bool dry_run, const std::string& prefix) {
     for (const auto& f : failed) {
       json.BeginObject().Key("name").String(f.name).Key("error").String(f.reason).EndObject();
     }
-    json.EndArray().EndObject();
+    json.EndArray();
+    if (!failed.empty()) {
+      json.Key("error")
+          .String("could not remove " + std::to_string(failed.size()) + " segment" +
+                  (failed.size() == 1 ? "" : "s"))
+          .Key("exit_code")
+          .Int(kExitError);
+    }
+    json.EndObject();
     Emit(o, json);
   } else {
     for (const auto& r : removed) {

@@ -21,36 +21,13 @@
 #include "base/time.h"
 #include "shm/layout.h"
 #include "shm/reader.h"
+#include "tools/common/format.h"
 
 namespace tandem::tools {
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 64;
-
-// A minimal streaming JSON writer producing one compact document. Strings are escaped per
-// RFC 8259 (quote, backslash, control characters); other bytes pass through unchanged.
-class JsonWriter {
- public:
-  JsonWriter& BeginObject();
-  JsonWriter& EndObject();
-  JsonWriter& BeginArray();
-  JsonWriter& EndArray();
-  JsonWriter& Key(std::string_view key);
-  JsonWriter& String(std::string_view value);
-  JsonWriter& Int(std::int64_t value);
-  JsonWriter& UInt(std::uint64_t value);
-  JsonWriter& Double(double value);  // non-finite values are written as strings
-  JsonWriter& Bool(bool value);
-  JsonWriter& Null();
-  const std::string& str() const { return out_; }
-
- private:
-  void Separate();
-  std::string out_;
-  std::vector<bool> first_;  // per open container: no element written yet
-  bool after_key_ = false;
-};
 
 // A table with a header row; columns padded to their widest cell, numeric columns right-aligned.
 class Table {
@@ -70,8 +47,6 @@ const char* RuntimeStateName(shm::RuntimeState state);
 const char* ModeName(shm::Mode mode);
 // "filled", "unpublished", "released" for the set kSlot* bits.
 std::vector<std::string> SlotFlagNames(std::uint32_t flags);
-// "[t]" or "[]" (the notation of Frontier::ToString) for tables; [t] or [] in JSON.
-void FrontierJson(JsonWriter& json, Frontier frontier);
 bool PidAlive(std::int32_t pid);
 
 // Accepts "tandem.r1", "/dev/shm/tandem.r1", or "r1" when there is no segment "r1" but there is

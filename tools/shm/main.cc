@@ -44,7 +44,9 @@ int main(int argc, char** argv) {
   dump->add_option("ID", dump_options.id, "index id, e.g. u1")->required();
   auto* ordinal_opt = dump->add_option("--ordinal", ordinal, "only this worker ordinal");
   auto* at_opt = dump->add_option(
-      "--at", at, "read time (default: upper-1, or since when upper is the minimum)");
+      "--at", at,
+      "read time (default: upper-1, or since when upper is the minimum; a closed index: "
+      "its final contents, at 18446744073709551614)");
   auto* as_of_opt =
       dump->add_option("--as-of", as_of, "the slot created at this as_of (default: the newest)");
   auto* limit_opt = dump->add_option("--limit", limit, "print at most N rows");
@@ -71,7 +73,15 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitUsage;
+    if (code == 0) return kExitOk;
+    // The flag may not have been parsed yet: look for it, so a script still gets JSON.
+    for (int i = 1; i < argc; ++i) {
+      if (std::string(argv[i]) == "--json") {
+        std::cout << JsonError(e.what(), kExitUsage) << "\n";
+        break;
+      }
+    }
+    return kExitUsage;
   }
 
   const Output out{std::cout, std::cerr, json};
