@@ -19,7 +19,7 @@
 #include "temp_dir.h"
 #include "tools/common/format.h"
 #include "tools/ctl/ctl.h"
-#include "workers/log_source.h"
+#include "workers/sources/log_file.h"
 
 namespace tandem::testing {
 namespace {
