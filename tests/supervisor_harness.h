@@ -26,6 +26,8 @@
 
 #include "child_process.h"
 #include "ipc/codec.h"
+#include "shm/layout.h"
+#include "shm/registry.h"
 #include "shm/segment.h"
 
 namespace tandem::testing {
@@ -294,5 +296,21 @@ class TestController {
   zmq::context_t ctx_{1};
   zmq::socket_t sock_;
 };
+
+// The registry slots still live in segment `name`, as " u4@0/row1 …" (empty when none).
+inline std::string LiveSlots(const std::string& name) {
+  auto segment = shm::Segment::Open(name);
+  if (!segment.ok()) return "(cannot open the segment: " + segment.status().ToString() + ")";
+  shm::Registry registry(segment->get());
+  std::string live;
+  for (std::uint32_t row = 0; row < registry.workers(); ++row) {
+    for (std::uint32_t i = 0; i < registry.slots_per_row(); ++i) {
+      const shm::SlotData& slot = registry.slot(row, i);
+      if (slot.state.load() == static_cast<std::uint32_t>(shm::SlotState::kLive))
+        live += " " + registry.KeyOf(slot).ToString() + "/row" + std::to_string(row);
+    }
+  }
+  return live;
+}
 
 }  // namespace tandem::testing

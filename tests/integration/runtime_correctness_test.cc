@@ -1109,20 +1109,7 @@ class CaseRunner {
       ADD_FAILURE() << "dropped indexes that did not report the empty frontier:" << missing;
     }
     EXPECT_TRUE(session_.command_errors().empty()) << session_.command_errors().front();
-    auto segment = shm::Segment::Open(sup_.segment());
-    ASSERT_TRUE(segment.ok()) << segment.status().ToString();
-    shm::Registry registry(segment->get());
-    auto live_slots = [&] {
-      std::string live;
-      for (std::uint32_t row = 0; row < registry.workers(); ++row) {
-        for (std::uint32_t i = 0; i < registry.slots_per_row(); ++i) {
-          const shm::SlotData& slot = registry.slot(row, i);
-          if (slot.state.load() == static_cast<std::uint32_t>(shm::SlotState::kLive))
-            live += " " + registry.KeyOf(slot).ToString() + "/row" + std::to_string(row);
-        }
-      }
-      return live;
-    };
+    auto live_slots = [&] { return LiveSlots(sup_.segment()); };
     const bool freed = session_.WaitFor([&] { return live_slots().empty(); }, 10s);
     EXPECT_TRUE(freed) << "slots left behind after every index was dropped:" << live_slots();
   }

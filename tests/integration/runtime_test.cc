@@ -10,7 +10,6 @@
 #include "base/time.h"
 #include "shm/layout.h"
 #include "shm/reader.h"
-#include "shm/registry.h"
 #include "supervisor_harness.h"
 #include "temp_dir.h"
 
@@ -459,29 +458,21 @@ TEST(Runtime, ReplayingADropOfAnIndexThatIsAlreadyGoneChangesNothing) {
   EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
 }
 
-// The registry slots still live in a replica's segment, as "u4@0/row1 …" (empty when none).
-std::string LiveSlots(const SupervisorProcess& sup) {
-  auto segment = shm::Segment::Open(sup.segment());
-  if (!segment.ok()) return "(cannot open the segment: " + segment.status().ToString() + ")";
-  shm::Registry registry(segment->get());
-  std::string live;
-  for (std::uint32_t row = 0; row < registry.workers(); ++row) {
-    for (std::uint32_t i = 0; i < registry.slots_per_row(); ++i) {
-      const shm::SlotData& slot = registry.slot(row, i);
-      if (slot.state.load() == static_cast<std::uint32_t>(shm::SlotState::kLive))
-        live += " " + registry.KeyOf(slot).ToString() + "/row" + std::to_string(row);
-    }
+// Three log files holding (1, 10), (2, 20), (3, 30) at time 0, each followed by P 2.
+struct LogFiles {
+  LogFile one, two, three;
+  LogFiles() {
+    one.Append("U 0 1 1 10\nP 2\n");
+    two.Append("U 0 1 2 20\nP 2\n");
+    three.Append("U 0 1 3 30\nP 2\n");
   }
-  return live;
-}
+};
 
-bool AwaitNoLiveSlots(const SupervisorProcess& sup, std::chrono::milliseconds limit = 10s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!LiveSlots(sup).empty()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(10ms);  // polling a condition, with a deadline
-  }
-  return true;
+// Indexes u2 (on log u1, file one) and u4 (on log u3, file two), both complete to 2.
+bool StartTwoLogIndexes(Replica& r, LogFiles& logs) {
+  r.ctl->Send(LogIndexDataflow("u1", "u2", logs.one.path()));
+  r.ctl->Send(LogIndexDataflow("u3", "u4", logs.two.path()));
+  return AwaitUpper(*r.ctl, "u2", 2) && AwaitUpper(*r.ctl, "u4", 2);
 }
 
 // Issue 10 item 5: a controller that replays nothing makes the replica drop every dataflow in one
@@ -490,14 +481,9 @@ bool AwaitNoLiveSlots(const SupervisorProcess& sup, std::chrono::milliseconds li
 void DropSeveralAtOnceThenReuse(bool two_runtime) {
   Replica r(two_runtime, 2);
   ASSERT_TRUE(r.ready) << r.sup.Log();
-  LogFile one, two, three;
-  one.Append("U 0 1 1 10\nP 2\n");
-  two.Append("U 0 1 2 20\nP 2\n");
-  three.Append("U 0 1 3 30\nP 2\n");
-  r.ctl->Send(LogIndexDataflow("u1", "u2", one.path()));
-  r.ctl->Send(LogIndexDataflow("u3", "u4", two.path()));
-  ASSERT_TRUE(AwaitUpper(*r.ctl, "u2", 2));
-  ASSERT_TRUE(AwaitUpper(*r.ctl, "u4", 2));
+  LogFiles logs;
+  ASSERT_TRUE(StartTwoLogIndexes(r, logs)) << r.sup.Log();
+  LogFile& three = logs.three;
   TestController next(r.sup.controller_endpoint());
   ASSERT_TRUE(next.Hello("fresh"));
   Command done;
@@ -507,7 +493,8 @@ void DropSeveralAtOnceThenReuse(bool two_runtime) {
       [](const Response& r) { return r.has_status() && r.status().has_reconciled(); });
   ASSERT_TRUE(rec) << r.sup.Log();
   EXPECT_EQ(rec->status().reconciled().dropped(), 2u);
-  EXPECT_TRUE(AwaitNoLiveSlots(r.sup)) << "left behind:" << LiveSlots(r.sup);
+  EXPECT_TRUE(Eventually([&] { return LiveSlots(r.sup.segment()).empty(); }, 10s))
+      << "left behind:" << LiveSlots(r.sup.segment());
   next.Send(LogIndexDataflow("u5", "u4", three.path()));
   ASSERT_TRUE(AwaitUpper(next, "u4", 2)) << r.sup.Log();
   next.Send(PeekCmd("again", "u4", 1));
@@ -550,11 +537,7 @@ TEST(Runtime, AMissingLogFileIsReportedAndReadOnceItAppears) {
   TempDir dir("missing-log");
   const std::string path = dir.File("later.log");
   r.ctl->Send(LogIndexDataflow("u1", "u2", path));
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (r.sup.Log().find(path + " does not exist") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(10ms);  // polling the log, with a deadline
-  }
+  Eventually([&] { return r.sup.Log().find(path + " does not exist") != std::string::npos; }, 10s);
   EXPECT_NE(r.sup.Log().find("log source u1: " + path + " does not exist"), std::string::npos)
       << r.sup.Log();
   dir.Write("later.log", "U 0 1 1 10\nP 2\n");
@@ -593,13 +576,9 @@ TEST(Runtime, AnObserversPeekIsServedWhileAControllerReplays) {
 TEST(Runtime, AnIndexBeyondTheSlotsPerRowIsRefusedAndTheReplicaKeepsServing) {
   Replica r(true, 2, {"--slots-per-row", "2"});
   ASSERT_TRUE(r.ready) << r.sup.Log();
-  LogFile one, two, three;
-  one.Append("U 0 1 1 10\nP 2\n");
-  two.Append("U 0 1 2 20\nP 2\n");
-  three.Append("U 0 1 3 30\nP 2\n");
-  r.ctl->Send(LogIndexDataflow("u1", "u2", one.path()));
-  r.ctl->Send(LogIndexDataflow("u3", "u4", two.path()));
-  ASSERT_TRUE(AwaitUpper(*r.ctl, "u4", 2)) << r.sup.Log();
+  LogFiles logs;
+  ASSERT_TRUE(StartTwoLogIndexes(r, logs)) << r.sup.Log();
+  LogFile& three = logs.three;
   r.ctl->Send(LogIndexDataflow("u5", "u6", three.path()));
   auto refused = r.ctl->ReceiveUntil([](const Response& x) { return x.has_command_error(); });
   ASSERT_TRUE(refused) << r.sup.Log();
