@@ -140,6 +140,15 @@ bool StartLogIndex(Replica& r, LogFile& log, const std::string& lines, Time uppe
   return AwaitUpper(*r.ctl, "u2", upper);
 }
 
+// Sends InitializationComplete (the replay is over) and waits for the runtimes' Reconciled.
+std::optional<Response> CompleteReplay(TestController& ctl) {
+  Command done;
+  done.mutable_initialization_complete();
+  ctl.Send(done);
+  return ctl.ReceiveUntil(
+      [](const Response& r) { return r.has_status() && r.status().has_reconciled(); });
+}
+
 std::multiset<std::string> RowsOf(const Response& r) {
   std::multiset<std::string> out;
   for (const auto& rc : r.peek_response().rows().rows()) {
@@ -315,11 +324,7 @@ TEST(Runtime, ReconnectKeepsUnchangedDataflowsAndDropsOmittedOnes) {
   TestController next(r.sup.controller_endpoint());
   ASSERT_TRUE(next.Hello("second"));
   next.Send(keep);
-  Command done;
-  done.mutable_initialization_complete();
-  next.Send(done);
-  auto rec = next.ReceiveUntil(
-      [](const Response& r) { return r.has_status() && r.status().has_reconciled(); });
+  auto rec = CompleteReplay(next);
   ASSERT_TRUE(rec) << r.sup.Log();
   EXPECT_EQ(rec->status().reconciled().kept(), 1u);
   EXPECT_EQ(rec->status().reconciled().dropped(), 1u);
@@ -444,11 +449,7 @@ TEST(Runtime, ReplayingADropOfAnIndexThatIsAlreadyGoneChangesNothing) {
   ASSERT_TRUE(next.Hello("replay"));
   next.Send(two);
   next.Send(Compaction("u3", std::nullopt));
-  Command done;
-  done.mutable_initialization_complete();
-  next.Send(done);
-  auto rec = next.ReceiveUntil(
-      [](const Response& r) { return r.has_status() && r.status().has_reconciled(); });
+  auto rec = CompleteReplay(next);
   ASSERT_TRUE(rec) << r.sup.Log();
   EXPECT_EQ(rec->status().reconciled().kept(), 1u);
   next.Send(PeekCmd("still", "u2", 1));
@@ -486,11 +487,7 @@ void DropSeveralAtOnceThenReuse(bool two_runtime) {
   LogFile& three = logs.three;
   TestController next(r.sup.controller_endpoint());
   ASSERT_TRUE(next.Hello("fresh"));
-  Command done;
-  done.mutable_initialization_complete();
-  next.Send(done);
-  auto rec = next.ReceiveUntil(
-      [](const Response& r) { return r.has_status() && r.status().has_reconciled(); });
+  auto rec = CompleteReplay(next);
   ASSERT_TRUE(rec) << r.sup.Log();
   EXPECT_EQ(rec->status().reconciled().dropped(), 2u);
   EXPECT_TRUE(Eventually([&] { return LiveSlots(r.sup.segment()).empty(); }, 10s))
@@ -561,11 +558,7 @@ TEST(Runtime, AnObserversPeekIsServedWhileAControllerReplays) {
   ASSERT_TRUE(look && look->peek_response().has_rows()) << r.sup.Log();
   EXPECT_EQ(RowsOf(*look), (std::multiset<std::string>{"1,10,x1"}));
   next.Send(LogIndexDataflow("u1", "u2", log.path()));
-  Command done;
-  done.mutable_initialization_complete();
-  next.Send(done);
-  auto rec = next.ReceiveUntil(
-      [](const Response& r) { return r.has_status() && r.status().has_reconciled(); });
+  auto rec = CompleteReplay(next);
   ASSERT_TRUE(rec) << r.sup.Log();
   EXPECT_EQ(rec->status().reconciled().kept(), 1u);
 }
