@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ipc/model.h"
+
 namespace tandem::workers {
 
 namespace pb = ipc::pb;
@@ -22,7 +24,7 @@ void Reconciler::Track(const pb::Command& c, std::uint64_t seq) {
     l.fingerprint = ipc::Encode(c.create_dataflow().desc());
     for (const auto& e : c.create_dataflow().desc().index_exports()) l.exports.push_back(e.id());
     live_[seq] = std::move(l);
-  } else if (c.has_allow_compaction() && c.allow_compaction().frontier().elements().empty()) {
+  } else if (ipc::IsDrop(c)) {
     for (auto it = live_.begin(); it != live_.end(); ++it) {
       auto& l = it->second;
       if (std::find(l.exports.begin(), l.exports.end(), c.allow_compaction().id()) ==

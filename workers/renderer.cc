@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "base/check.h"
+#include "ipc/model.h"
 
 namespace tandem::workers {
 
@@ -29,12 +30,8 @@ void Renderer::AllowCompaction(const std::string& id, Frontier frontier) {
     }
     // Report every collection of the dataflow closed (empty frontiers), then let go.
     const pb::DataflowDescription& desc = df.shared().desc;
-    std::vector<std::string> ids;
-    for (const auto& s : desc.source_imports()) ids.push_back(s.id());
-    for (const auto& b : desc.objects_to_build()) ids.push_back(b.id());
-    for (const auto& e : desc.index_exports()) ids.push_back(e.id());
     auto& reported = reported_[it->first];
-    for (const auto& i : ids) {
+    for (const auto& i : ipc::CreatedIds(desc)) {
       // Once per id: an export dropped in an earlier iteration has reported its empty frontier.
       if (auto was = reported.find(i); was != reported.end() && was->second.empty()) continue;
       pb::Response r;

@@ -1,5 +1,6 @@
 #include "workers/response_merger.h"
 
+#include "ipc/model.h"
 #include "workers/peek.h"
 
 namespace tandem::workers {
@@ -25,8 +26,7 @@ void ResponseMerger::OnFrontier(std::uint32_t worker, std::uint64_t seq,
   const std::string& id = frontiers.id();
   auto& per = frontiers_[{id, seq}];
   if (per.empty()) per.assign(workers_, Frontier::Minimum());
-  per[worker] = frontiers.write().elements().empty() ? Frontier::Empty()
-                                                     : Frontier::At(frontiers.write().elements(0));
+  per[worker] = ipc::FrontierOf(frontiers.write());
   for (auto it = frontiers_.lower_bound({id, 0});
        it != frontiers_.end() && it->first.first == id;) {
     Frontier merged = Frontier::Empty();

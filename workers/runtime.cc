@@ -9,6 +9,7 @@
 #include "base/check.h"
 #include "base/log.h"
 #include "ipc/channel.h"
+#include "ipc/model.h"
 #include "shm/publisher.h"
 #include "shm/reader.h"
 #include "shm/registry.h"
@@ -303,7 +304,7 @@ void Runtime::StartCompletion() noexcept {
                                                     : Frontier::At(s->desc.until().elements(0));
       for (const auto& si : s->desc.source_imports()) s->sources.push_back(MakeSource(si, now));
       shared_[seq] = std::move(s);
-    } else if (c.has_allow_compaction() && c.allow_compaction().frontier().elements().empty()) {
+    } else if (ipc::IsDrop(c)) {
       for (auto& [q, s] : shared_) {
         for (const auto& e : s->desc.index_exports()) {
           if (e.id() == c.allow_compaction().id()) s->dropped_exports.insert(e.id());
@@ -392,9 +393,7 @@ void Runtime::Apply(Worker& w, std::uint64_t seq, const pb::Command& c) {
       break;
     case pb::Command::kAllowCompaction: {
       const std::string& id = c.allow_compaction().id();
-      const Frontier f = c.allow_compaction().frontier().elements().empty()
-                             ? Frontier::Empty()
-                             : Frontier::At(c.allow_compaction().frontier().elements(0));
+      const Frontier f = ipc::FrontierOf(c.allow_compaction().frontier());
       if (w.renderer) w.renderer->AllowCompaction(id, f);
       if (w.peek_server) w.peek_server->AllowCompaction(id, f);
       break;

@@ -32,6 +32,7 @@
 
 #include "ipc/channel.h"
 #include "ipc/codec.h"
+#include "ipc/model.h"
 #include "shm/segment.h"
 
 namespace {
@@ -105,7 +106,7 @@ class FrontierReports {
         df.live_exports.insert(x.id());
       }
     }
-    if (c.has_allow_compaction() && c.allow_compaction().frontier().elements().empty()) {
+    if (ipc::IsDrop(c)) {
       const std::string& id = c.allow_compaction().id();
       for (auto it = dataflows_.begin(); it != dataflows_.end(); ++it) {
         if (!it->live_exports.erase(id)) continue;
