@@ -142,7 +142,7 @@ DataflowInstance::DataflowInstance(DataflowShared* shared, std::uint32_t me, Exc
 
 DataflowInstance::~DataflowInstance() = default;
 
-void DataflowInstance::Publish(const std::string& id, Pending pending) {
+void DataflowInstance::AppendToIndex(const std::string& id, Pending pending) {
   // A retry: Step moved the updates out of pending_, whose entry is still there.
   const bool retry = pending_.count(id) > 0;
   const std::size_t count = pending.updates.size();
@@ -177,8 +177,8 @@ void DataflowInstance::Publish(const std::string& id, Pending pending) {
 void DataflowInstance::Step() {
   if (!pending_.empty()) {
     for (auto it = pending_.begin(); shared_->retry_pending && it != pending_.end();) {
-      const std::string id = (it++)->first;  // Publish erases it on success
-      Publish(id, std::move(pending_[id]));
+      const std::string id = (it++)->first;  // AppendToIndex erases it on success
+      AppendToIndex(id, std::move(pending_[id]));
     }
     if (!pending_.empty()) {
       shared_->stalled = true;  // keeps new ticks back until they are published
@@ -193,7 +193,7 @@ void DataflowInstance::Step() {
     shm::UpdateBuffer updates = ArrangeByKey(ctx, std::move(d), key);
     if (shared_->dropped_exports.count(e->id()))
       continue;  // after the exchanges: they are barriers
-    Publish(e->id(), {std::move(updates), ctx.hi, {}});
+    AppendToIndex(e->id(), {std::move(updates), ctx.hi, {}});
   }
 }
 

@@ -112,7 +112,7 @@ class DataflowInstance {
   std::map<std::string, Pending> pending_;
   // Appends, or keeps the updates in pending_ when the segment is full (any other failure is a
   // broken invariant). `pending` is new from a tick, or moved out of pending_ for a retry.
-  void Publish(const std::string& id, Pending pending);
+  void AppendToIndex(const std::string& id, Pending pending);
 };
 
 }  // namespace tandem::workers
