@@ -12,12 +12,14 @@
 #include "shm/reader.h"
 #include "supervisor_harness.h"
 #include "temp_dir.h"
+#include "unit/protocol_samples.h"
 
 namespace tandem::testing {
 namespace {
 
 using ipc::pb::Command;
 using ipc::pb::Response;
+namespace samples = ipc::samples;
 
 // A log file the test appends to; removed at the end.
 class LogFile {
@@ -94,24 +96,6 @@ Command LogIndexDataflow(const std::string& src, const std::string& idx, const s
   return c;
 }
 
-Command PeekCmd(const std::string& uuid, const std::string& id, Time t,
-                std::optional<std::int64_t> key = std::nullopt) {
-  Command c;
-  c.mutable_peek()->set_uuid(uuid);
-  c.mutable_peek()->set_id(id);
-  c.mutable_peek()->set_timestamp(t);
-  if (key) c.mutable_peek()->add_keys()->add_datums()->set_int64(*key);
-  return c;
-}
-
-Command Compaction(const std::string& id, std::optional<Time> t) {
-  Command c;
-  c.mutable_allow_compaction()->set_id(id);
-  c.mutable_allow_compaction()->mutable_frontier();
-  if (t) c.mutable_allow_compaction()->mutable_frontier()->add_elements(*t);
-  return c;
-}
-
 std::optional<Response> AwaitPeek(TestController& ctl, const std::string& uuid,
                                   std::chrono::milliseconds limit = 10s) {
   return ctl.ReceiveUntil(
@@ -165,16 +149,16 @@ TEST(Runtime, PeekOnAMaintenanceIndexIsServedByInteractiveFromTheRegistry) {
   LogFile log;
   ASSERT_TRUE(StartLogIndex(r, log, "U 0 1 1 10\nU 0 1 2 20\nU 3 1 3 30\nU 4 -1 1 10\nP 5\n", 5))
       << r.sup.Log();
-  r.ctl->Send(PeekCmd("a", "u2", 3));
+  r.ctl->Send(samples::PeekAt("a", "u2", 3));
   auto a = AwaitPeek(*r.ctl, "a");
   ASSERT_TRUE(a) << r.sup.Log();
   ASSERT_TRUE(a->peek_response().has_rows()) << a->peek_response().error();
   EXPECT_EQ(RowsOf(*a), (std::multiset<std::string>{"1,10,x1", "2,20,x1", "3,30,x1"}));
-  r.ctl->Send(PeekCmd("b", "u2", 4, 1));
+  r.ctl->Send(samples::PeekAt("b", "u2", 4, 1));
   auto b = AwaitPeek(*r.ctl, "b");
   ASSERT_TRUE(b && b->peek_response().has_rows());
   EXPECT_TRUE(RowsOf(*b).empty()) << "key 1 was retracted at 4";
-  r.ctl->Send(PeekCmd("c", "u2", 2, 2));
+  r.ctl->Send(samples::PeekAt("c", "u2", 2, 2));
   auto c = AwaitPeek(*r.ctl, "c");
   ASSERT_TRUE(c && c->peek_response().has_rows());
   EXPECT_EQ(RowsOf(*c), (std::multiset<std::string>{"2,20,x1"}));
@@ -185,7 +169,7 @@ TEST(Runtime, SoloServesTheSamePeek) {
   ASSERT_TRUE(r.ready) << r.sup.Log();
   LogFile log;
   ASSERT_TRUE(StartLogIndex(r, log, "U 0 1 1 10\nU 0 1 2 20\nP 2\n", 2)) << r.sup.Log();
-  r.ctl->Send(PeekCmd("a", "u2", 1));
+  r.ctl->Send(samples::PeekAt("a", "u2", 1));
   auto a = AwaitPeek(*r.ctl, "a");
   ASSERT_TRUE(a && a->peek_response().has_rows()) << r.sup.Log();
   EXPECT_EQ(RowsOf(*a), (std::multiset<std::string>{"1,10,x1", "2,20,x1"}));
@@ -201,9 +185,9 @@ TEST(Runtime, DroppingAMaintenanceIndexLeavesInteractiveServingOthers) {
   r.ctl->Send(LogIndexDataflow("u3", "u4", two.path()));
   ASSERT_TRUE(AwaitUpper(*r.ctl, "u2", 2));
   ASSERT_TRUE(AwaitUpper(*r.ctl, "u4", 2));
-  r.ctl->Send(Compaction("u2", std::nullopt));  // drop: broadcast to interactive too
-  r.ctl->Send(Compaction("u1", std::nullopt));
-  r.ctl->Send(PeekCmd("after", "u4", 1));
+  r.ctl->Send(samples::Drop("u2"));  // drop: broadcast to interactive too
+  r.ctl->Send(samples::Drop("u1"));
+  r.ctl->Send(samples::PeekAt("after", "u4", 1));
   auto after = AwaitPeek(*r.ctl, "after");
   ASSERT_TRUE(after && after->peek_response().has_rows()) << r.sup.Log();
   EXPECT_EQ(RowsOf(*after), (std::multiset<std::string>{"7,70,x1"}));
@@ -216,10 +200,10 @@ TEST(Runtime, PeekBelowSinceAnswersError) {
   ASSERT_TRUE(r.ready) << r.sup.Log();
   LogFile log;
   ASSERT_TRUE(StartLogIndex(r, log, "U 0 1 1 10\nU 5 1 2 20\nP 10\n", 10)) << r.sup.Log();
-  r.ctl->Send(Compaction("u2", 6));
+  r.ctl->Send(samples::AllowCompaction("u2", {6}));
   // Interactive applied the compaction before the peek (one ordered stream), so its hold is 6;
   // maintenance compacts once both allow it.
-  r.ctl->Send(PeekCmd("old", "u2", 3));
+  r.ctl->Send(samples::PeekAt("old", "u2", 3));
   auto old = AwaitPeek(*r.ctl, "old");
   ASSERT_TRUE(old);
   // Either maintenance already compacted (since 6) or not yet: a read below the hold is refused
@@ -231,13 +215,13 @@ TEST(Runtime, PeekBelowSinceAnswersError) {
       [&] {
         static int n = 0;
         const std::string uuid = "again" + std::to_string(n++);
-        r.ctl->Send(PeekCmd(uuid, "u2", 3));
+        r.ctl->Send(samples::PeekAt(uuid, "u2", 3));
         auto a = AwaitPeek(*r.ctl, uuid);
         return a && a->peek_response().has_error() &&
                a->peek_response().error().find("before since") != std::string::npos;
       },
       10s));
-  r.ctl->Send(PeekCmd("ok", "u2", 7));
+  r.ctl->Send(samples::PeekAt("ok", "u2", 7));
   auto ok = AwaitPeek(*r.ctl, "ok");
   ASSERT_TRUE(ok && ok->peek_response().has_rows());
   EXPECT_EQ(RowsOf(*ok), (std::multiset<std::string>{"1,10,x1", "2,20,x1"}));
@@ -246,7 +230,7 @@ TEST(Runtime, PeekBelowSinceAnswersError) {
 TEST(Runtime, PeekOnAnUnknownIdIsRefused) {
   Replica r;
   ASSERT_TRUE(r.ready) << r.sup.Log();
-  r.ctl->Send(PeekCmd("x", "u99", 0));
+  r.ctl->Send(samples::PeekAt("x", "u99", 0));
   auto e = r.ctl->ReceiveUntil([](const Response& r) { return r.has_command_error(); });
   ASSERT_TRUE(e);
   EXPECT_NE(e->command_error().why().find("u99"), std::string::npos);
@@ -257,14 +241,14 @@ TEST(Runtime, PeekWaitsForUpperAndCancelYieldsOneAnswer) {
   ASSERT_TRUE(r.ready) << r.sup.Log();
   LogFile log;
   ASSERT_TRUE(StartLogIndex(r, log, "U 0 1 1 10\nP 1\n", 1)) << r.sup.Log();
-  r.ctl->Send(PeekCmd("later", "u2", 3));
+  r.ctl->Send(samples::PeekAt("later", "u2", 3));
   EXPECT_FALSE(AwaitPeek(*r.ctl, "later", 300ms)) << "upper is 1: the peek at 3 waits";
   log.Append("U 2 1 2 20\nP 4\n");
   auto later = AwaitPeek(*r.ctl, "later");
   ASSERT_TRUE(later && later->peek_response().has_rows()) << r.sup.Log();
   EXPECT_EQ(RowsOf(*later), (std::multiset<std::string>{"1,10,x1", "2,20,x1"}));
 
-  r.ctl->Send(PeekCmd("never", "u2", 100));
+  r.ctl->Send(samples::PeekAt("never", "u2", 100));
   Command cancel;
   cancel.mutable_cancel_peek()->set_uuid("never");
   r.ctl->Send(cancel);
@@ -279,8 +263,8 @@ TEST(Runtime, DropDuringAWaitingPeekAnswersError) {
   ASSERT_TRUE(r.ready) << r.sup.Log();
   LogFile log;
   ASSERT_TRUE(StartLogIndex(r, log, "U 0 1 1 10\nP 1\n", 1)) << r.sup.Log();
-  r.ctl->Send(PeekCmd("waiting", "u2", 50));
-  r.ctl->Send(Compaction("u2", std::nullopt));
+  r.ctl->Send(samples::PeekAt("waiting", "u2", 50));
+  r.ctl->Send(samples::Drop("u2"));
   auto e = AwaitPeek(*r.ctl, "waiting");
   ASSERT_TRUE(e);
   ASSERT_TRUE(e->peek_response().has_error());
@@ -297,11 +281,11 @@ TEST(Runtime, DivisionByZeroMakesPeeksOfThatIndexAnswerErrorWhileOthersAnswer) {
   r.ctl->Send(LogIndexDataflow("u3", "u4", good.path(), 0, 5));
   ASSERT_TRUE(AwaitUpper(*r.ctl, "u2", 2)) << r.sup.Log();
   ASSERT_TRUE(AwaitUpper(*r.ctl, "u4", 2)) << r.sup.Log();
-  r.ctl->Send(PeekCmd("bad", "u2", 1));
+  r.ctl->Send(samples::PeekAt("bad", "u2", 1));
   auto e = AwaitPeek(*r.ctl, "bad");
   ASSERT_TRUE(e && e->peek_response().has_error()) << r.sup.Log();
   EXPECT_NE(e->peek_response().error().find("division by zero"), std::string::npos);
-  r.ctl->Send(PeekCmd("good", "u4", 1));
+  r.ctl->Send(samples::PeekAt("good", "u4", 1));
   auto g = AwaitPeek(*r.ctl, "good");
   ASSERT_TRUE(g && g->peek_response().has_rows()) << r.sup.Log();
   ASSERT_EQ(g->peek_response().rows().rows_size(), 1);
@@ -339,7 +323,7 @@ TEST(Runtime, ReconnectKeepsUnchangedDataflowsAndDropsOmittedOnes) {
   EXPECT_TRUE(std::any_of(next.skipped.begin(), next.skipped.end(), [](const Response& r) {
     return r.has_frontiers() && r.frontiers().id() == "u2";
   })) << "a new controller is told the current frontiers";
-  next.Send(PeekCmd("kept", "u2", 1));
+  next.Send(samples::PeekAt("kept", "u2", 1));
   auto kept = AwaitPeek(next, "kept");
   ASSERT_TRUE(kept && kept->peek_response().has_rows()) << r.sup.Log();
   EXPECT_EQ(RowsOf(*kept), (std::multiset<std::string>{"1,10,x1"}));
@@ -390,7 +374,7 @@ TEST(Runtime, AFullSegmentStallsOnlyTheIndexThatDoesNotFitUntilRoomIsFreed) {
   EXPECT_EQ(MetricValue(HttpGet(r.sup.http_port(), "/metrics").body, "tandem_index_parts_stalled"),
             1);
   // While u4 waits: the replica serves, and the small dataflow keeps publishing.
-  r.ctl->Send(PeekCmd("small", "u2", 1));
+  r.ctl->Send(samples::PeekAt("small", "u2", 1));
   auto a = AwaitPeek(*r.ctl, "small");
   ASSERT_TRUE(a && a->peek_response().has_rows()) << r.sup.Log();
   EXPECT_EQ(RowsOf(*a), (std::multiset<std::string>{"1,10,x1"}));
@@ -399,14 +383,14 @@ TEST(Runtime, AFullSegmentStallsOnlyTheIndexThatDoesNotFitUntilRoomIsFreed) {
   EXPECT_EQ(HttpGet(r.sup.http_port(), "/readyz").status, 200);
   EXPECT_EQ(r.sup.Log().find("resumed"), std::string::npos) << "u4 still waits";
   // Dropping the filler frees its memory once interactive released it; u4's batch goes in.
-  r.ctl->Send(Compaction("u6", std::nullopt));
-  r.ctl->Send(Compaction("u5", std::nullopt));
+  r.ctl->Send(samples::Drop("u6"));
+  r.ctl->Send(samples::Drop("u5"));
   ASSERT_TRUE(AwaitUpper(*r.ctl, "u4", 1, 30s)) << r.sup.Log();
   EXPECT_NE(r.sup.Log().find("resumed"), std::string::npos) << r.sup.Log();
   EXPECT_TRUE(stalled_ids().empty());
   EXPECT_EQ(MetricValue(HttpGet(r.sup.http_port(), "/metrics").body, "tandem_index_parts_stalled"),
             0);
-  r.ctl->Send(PeekCmd("big", "u4", 0, 284999));
+  r.ctl->Send(samples::PeekAt("big", "u4", 0, 284999));
   auto b = AwaitPeek(*r.ctl, "big");
   ASSERT_TRUE(b && b->peek_response().has_rows()) << r.sup.Log();
   EXPECT_EQ(RowsOf(*b), (std::multiset<std::string>{"284999,284999,x1"}));
@@ -443,16 +427,16 @@ TEST(Runtime, ReplayingADropOfAnIndexThatIsAlreadyGoneChangesNothing) {
   second->add_key(1);
   r.ctl->Send(two);
   ASSERT_TRUE(AwaitUpper(*r.ctl, "u3", 2));
-  r.ctl->Send(Compaction("u3", std::nullopt));
+  r.ctl->Send(samples::Drop("u3"));
   // A reconnecting controller replays its history, drop included.
   TestController next(r.sup.controller_endpoint());
   ASSERT_TRUE(next.Hello("replay"));
   next.Send(two);
-  next.Send(Compaction("u3", std::nullopt));
+  next.Send(samples::Drop("u3"));
   auto rec = CompleteReplay(next);
   ASSERT_TRUE(rec) << r.sup.Log();
   EXPECT_EQ(rec->status().reconciled().kept(), 1u);
-  next.Send(PeekCmd("still", "u2", 1));
+  next.Send(samples::PeekAt("still", "u2", 1));
   auto still = AwaitPeek(next, "still");
   ASSERT_TRUE(still && still->peek_response().has_rows()) << r.sup.Log();
   EXPECT_EQ(RowsOf(*still), (std::multiset<std::string>{"1,10,x1"}));
@@ -494,7 +478,7 @@ void DropSeveralAtOnceThenReuse(bool two_runtime) {
       << "left behind:" << LiveSlots(r.sup.segment());
   next.Send(LogIndexDataflow("u5", "u4", three.path()));
   ASSERT_TRUE(AwaitUpper(next, "u4", 2)) << r.sup.Log();
-  next.Send(PeekCmd("again", "u4", 1));
+  next.Send(samples::PeekAt("again", "u4", 1));
   auto again = AwaitPeek(next, "again");
   ASSERT_TRUE(again && again->peek_response().has_rows()) << r.sup.Log();
   EXPECT_EQ(RowsOf(*again), (std::multiset<std::string>{"3,30,x1"}));
@@ -518,7 +502,7 @@ TEST(Runtime, APeekOverSeveralBadLogLinesAlwaysAnswersTheEarliest) {
   ASSERT_TRUE(StartLogIndex(r, log, lines + "P 2\n", 2)) << r.sup.Log();
   for (int i = 0; i < 5; ++i) {
     const std::string uuid = "e" + std::to_string(i);
-    r.ctl->Send(PeekCmd(uuid, "u2", 1));
+    r.ctl->Send(samples::PeekAt(uuid, "u2", 1));
     auto e = AwaitPeek(*r.ctl, uuid);
     ASSERT_TRUE(e) << r.sup.Log();
     EXPECT_EQ(e->peek_response().error().rfind("log line 2: ", 0), 0u)
@@ -553,7 +537,7 @@ TEST(Runtime, AnObserversPeekIsServedWhileAControllerReplays) {
   ASSERT_TRUE(next.Hello("replaying"));
   TestController observer(r.sup.controller_endpoint());
   ASSERT_TRUE(observer.Hello("reader", true));
-  observer.Send(PeekCmd("look", "u2", 1));
+  observer.Send(samples::PeekAt("look", "u2", 1));
   auto look = AwaitPeek(observer, "look");
   ASSERT_TRUE(look && look->peek_response().has_rows()) << r.sup.Log();
   EXPECT_EQ(RowsOf(*look), (std::multiset<std::string>{"1,10,x1"}));
@@ -577,13 +561,13 @@ TEST(Runtime, AnIndexBeyondTheSlotsPerRowIsRefusedAndTheReplicaKeepsServing) {
   ASSERT_TRUE(refused) << r.sup.Log();
   EXPECT_NE(refused->command_error().why().find("room for 2 indexes"), std::string::npos)
       << refused->command_error().why();
-  r.ctl->Send(PeekCmd("still", "u2", 1));
+  r.ctl->Send(samples::PeekAt("still", "u2", 1));
   auto still = AwaitPeek(*r.ctl, "still");
   ASSERT_TRUE(still && still->peek_response().has_rows()) << r.sup.Log();
-  r.ctl->Send(Compaction("u2", std::nullopt));
+  r.ctl->Send(samples::Drop("u2"));
   r.ctl->Send(LogIndexDataflow("u5", "u6", three.path()));
   ASSERT_TRUE(AwaitUpper(*r.ctl, "u6", 2)) << r.sup.Log();
-  r.ctl->Send(PeekCmd("new", "u6", 1));
+  r.ctl->Send(samples::PeekAt("new", "u6", 1));
   auto fresh = AwaitPeek(*r.ctl, "new");
   ASSERT_TRUE(fresh && fresh->peek_response().has_rows()) << r.sup.Log();
   EXPECT_EQ(RowsOf(*fresh), (std::multiset<std::string>{"3,30,x1"}));

@@ -9,19 +9,14 @@
 #include <vector>
 
 #include "supervisor_harness.h"
+#include "unit/protocol_samples.h"
 
 namespace tandem::testing {
 namespace {
 
 using ipc::pb::Command;
 using ipc::pb::Response;
-
-Command HelloCmd(const std::string& nonce) {
-  Command c;
-  c.mutable_hello()->set_nonce(nonce);
-  c.mutable_hello()->set_protocol_version(ipc::kProtocolVersion);
-  return c;
-}
+namespace samples = ipc::samples;
 
 // ---- Shared fate ---------------------------------------------------------------------------
 
@@ -241,7 +236,7 @@ TEST(Controllers, WrongProtocolVersionIsRefused) {
   SupervisorProcess sup;
   ASSERT_TRUE(sup.WaitReady()) << sup.Log();
   TestController ctl(sup.controller_endpoint());
-  Command c = HelloCmd("n");
+  Command c = samples::Hello("n");
   c.mutable_hello()->set_protocol_version(ipc::kProtocolVersion + 7);
   ctl.Send(c);
   auto r = ctl.Receive();
@@ -399,12 +394,6 @@ TEST(Routing, SoloModeSendsEverythingToTheSoloRuntime) {
 
 // ---- Observers and Goodbye (DESIGN §3) -----------------------------------------------------
 
-Command ObserverHelloCmd(const std::string& nonce) {
-  Command c = HelloCmd(nonce);
-  c.mutable_hello()->set_observer(true);
-  return c;
-}
-
 // Sends `hello` and returns its HelloAccepted (nullopt if refused or unanswered).
 std::optional<ipc::pb::Status::HelloAccepted> SayHello(TestController& session,
                                                        const Command& hello) {
@@ -435,33 +424,6 @@ Command CounterDataflow(const std::string& source, const std::string& index, std
   return c;
 }
 
-Command PeekCmd(const std::string& uuid, const std::string& id) {
-  Command c;
-  c.mutable_peek()->set_uuid(uuid);
-  c.mutable_peek()->set_id(id);
-  c.mutable_peek()->set_timestamp(1);
-  return c;
-}
-
-Command DropCmd(const std::string& id) {
-  Command c;
-  c.mutable_allow_compaction()->set_id(id);
-  c.mutable_allow_compaction()->mutable_frontier();
-  return c;
-}
-
-Command GoodbyeCmd() {
-  Command c;
-  c.mutable_goodbye();
-  return c;
-}
-
-Command InitializationCompleteCmd() {
-  Command c;
-  c.mutable_initialization_complete();
-  return c;
-}
-
 bool IsEcho(const Response& r, const std::string& role, const std::string& command) {
   return r.has_frontiers() && r.frontiers().id() == "echo:" + role + ":" + command;
 }
@@ -489,7 +451,7 @@ bool SendAccepted(TestController& ctl, const std::vector<Command>& commands) {
 // Sends a peek and returns its answer (or the CommandError refusing it).
 std::optional<Response> PeekAnswer(TestController& session, const std::string& uuid,
                                    const std::string& id) {
-  session.Send(PeekCmd(uuid, id));
+  session.Send(samples::PeekAt(uuid, id));
   return session.ReceiveUntil([&](const Response& r) {
     return r.has_command_error() || (r.has_peek_response() && r.peek_response().uuid() == uuid);
   });
@@ -500,7 +462,7 @@ TEST(Observers, ObserverHelloDoesNotSupersedeTheControllerAndTheControllersHello
   ASSERT_TRUE(sup.WaitReady()) << sup.Log();
   TestController ctl(sup.controller_endpoint()), obs(sup.controller_endpoint());
   ASSERT_TRUE(ctl.Hello("ctl-1"));
-  const auto accepted = SayHello(obs, ObserverHelloCmd("obs-1"));
+  const auto accepted = SayHello(obs, samples::ObserverHello("obs-1"));
   ASSERT_TRUE(accepted);
   EXPECT_TRUE(accepted->observer());
   EXPECT_EQ(accepted->nonce(), "obs-1");
@@ -535,8 +497,9 @@ TEST(Observers, CommandsThatWouldChangeAnythingAreRefusedAndReachNoRuntime) {
   ASSERT_TRUE(sup.WaitReady()) << sup.Log();
   TestController ctl(sup.controller_endpoint()), obs(sup.controller_endpoint());
   ASSERT_TRUE(ctl.Hello("ctl"));
-  ASSERT_TRUE(SendAccepted(ctl, {CounterDataflow("u1", "u2", 0), InitializationCompleteCmd()}));
-  ASSERT_TRUE(SayHello(obs, ObserverHelloCmd("obs")));
+  ASSERT_TRUE(
+      SendAccepted(ctl, {CounterDataflow("u1", "u2", 0), samples::InitializationComplete()}));
+  ASSERT_TRUE(SayHello(obs, samples::ObserverHello("obs")));
 
   Command compact;
   compact.mutable_allow_compaction()->set_id("u2");
@@ -549,8 +512,8 @@ TEST(Observers, CommandsThatWouldChangeAnythingAreRefusedAndReachNoRuntime) {
   schedule.mutable_schedule()->set_id("u2");
   const std::vector<Command> writes = {CounterDataflow("u3", "u4", 0),
                                        compact,
-                                       DropCmd("u2"),
-                                       InitializationCompleteCmd(),
+                                       samples::Drop("u2"),
+                                       samples::InitializationComplete(),
                                        configure,
                                        instance,
                                        schedule};
@@ -595,15 +558,16 @@ TEST(Observers, EachSessionGetsTheAnswerToItsOwnPeekEvenWithTheSameUuid) {
   const std::string ep = sup.controller_endpoint();
   TestController ctl(ep), obs1(ep), obs2(ep);
   ASSERT_TRUE(ctl.Hello("ctl"));
-  ASSERT_TRUE(SendAccepted(ctl, {CounterDataflow("u1", "u2", 0), InitializationCompleteCmd()}));
-  ASSERT_TRUE(SayHello(obs1, ObserverHelloCmd("o1")));
-  ASSERT_TRUE(SayHello(obs2, ObserverHelloCmd("o2")));
-  for (TestController* s : {&ctl, &obs1, &obs2}) s->Send(PeekCmd("same", "u2"));
+  ASSERT_TRUE(
+      SendAccepted(ctl, {CounterDataflow("u1", "u2", 0), samples::InitializationComplete()}));
+  ASSERT_TRUE(SayHello(obs1, samples::ObserverHello("o1")));
+  ASSERT_TRUE(SayHello(obs2, samples::ObserverHello("o2")));
+  for (TestController* s : {&ctl, &obs1, &obs2}) s->Send(samples::PeekAt("same", "u2"));
   // Each session then peeks once more: the interactive stream is ordered, so any answer to
   // "same" meant for it (or sent to it by mistake) arrives before the answer to "last".
   std::vector<std::string> wire_uuids;
   for (TestController* s : {&ctl, &obs1, &obs2}) {
-    s->Send(PeekCmd("last", "u2"));
+    s->Send(samples::PeekAt("last", "u2"));
     int same = 0;
     ASSERT_TRUE(s->ReceiveUntil([&](const Response& r) {
       if (r.has_command_error()) ADD_FAILURE() << r.command_error().why();
@@ -632,7 +596,7 @@ TEST(Observers, EachSessionGetsTheAnswerToItsOwnPeekEvenWithTheSameUuid) {
 using SeenFrontiers = std::map<std::string, ipc::pb::Frontiers>;
 SeenFrontiers FrontiersUntilPeek(TestController& obs, const std::string& marker) {
   SeenFrontiers seen;
-  obs.Send(PeekCmd(marker, "u2"));
+  obs.Send(samples::PeekAt(marker, "u2"));
   EXPECT_TRUE(obs.ReceiveUntil([&](const Response& r) {
     if (r.has_frontiers() && r.frontiers().id().rfind("echo:", 0) != 0) {
       seen[r.frontiers().id()] = r.frontiers();
@@ -682,14 +646,14 @@ TEST(Observers, ReceiveEveryCollectionsLatestFrontiersAtConnectIncludingClosedOn
   ASSERT_TRUE(ctl.Hello("ctl"));
   // u1 ends (closed), u2 indexes it; u3/u4 tick; u5/u6 are dropped before the observer comes
   // (the scripted runtime, like tandem-worker, reports a dropped dataflow's ids closed).
-  ASSERT_TRUE(SendAccepted(
-      ctl, {CounterDataflow("u1", "u2", 4, /*max=*/5), CounterDataflow("u3", "u4", 7),
-            CounterDataflow("u5", "u6", 9), InitializationCompleteCmd(), DropCmd("u6")}));
+  ASSERT_TRUE(SendAccepted(ctl, {CounterDataflow("u1", "u2", 4, /*max=*/5),
+                                 CounterDataflow("u3", "u4", 7), CounterDataflow("u5", "u6", 9),
+                                 samples::InitializationComplete(), samples::Drop("u6")}));
   ASSERT_TRUE(
       FrontiersArrive(ctl, {{"u1", "closed"}, {"u2", "5"}, {"u5", "closed"}, {"u6", "closed"}}));
 
   TestController obs(ep);
-  ASSERT_TRUE(SayHello(obs, ObserverHelloCmd("obs")));
+  ASSERT_TRUE(SayHello(obs, samples::ObserverHello("obs")));
   const auto at_connect = FrontiersUntilPeek(obs, "m1");
   EXPECT_EQ(WriteText(at_connect, "u1"), "closed") << "a closed collection is kept and shown";
   EXPECT_EQ(WriteText(at_connect, "u2"), "5");
@@ -700,13 +664,13 @@ TEST(Observers, ReceiveEveryCollectionsLatestFrontiersAtConnectIncludingClosedOn
   EXPECT_EQ(at_connect.size(), 4u);
 
   // New reports are forwarded as they come: a new dataflow, and a drop (shown closed).
-  ASSERT_TRUE(SendAccepted(ctl, {CounterDataflow("u7", "u8", 11), DropCmd("u4")}));
+  ASSERT_TRUE(SendAccepted(ctl, {CounterDataflow("u7", "u8", 11), samples::Drop("u4")}));
   EXPECT_TRUE(
       FrontiersArrive(obs, {{"u7", "12"}, {"u8", "12"}, {"u3", "closed"}, {"u4", "closed"}}));
 
   // A second observer: what is live, none of what was dropped.
   TestController obs2(ep);
-  ASSERT_TRUE(SayHello(obs2, ObserverHelloCmd("obs2")));
+  ASSERT_TRUE(SayHello(obs2, samples::ObserverHello("obs2")));
   const auto second = FrontiersUntilPeek(obs2, "m2");
   EXPECT_EQ(WriteText(second, "u1"), "closed");
   EXPECT_EQ(WriteText(second, "u2"), "5");
@@ -726,21 +690,23 @@ TEST(Observers, LiveIndexesAreThoseOfTheLastCompleteEpoch) {
   const std::string ep = sup.controller_endpoint();
   using Ids = std::vector<std::string>;
   TestController a(ep);
-  EXPECT_EQ(LiveIndexes(SayHello(a, HelloCmd("a"))), Ids{}) << "a new replica maintains nothing";
-  ASSERT_TRUE(SendAccepted(a, {CounterDataflow("u1", "u2", 0), CounterDataflow("u3", "u4", 0),
-                               CounterDataflow("u9", "u10", 0), InitializationCompleteCmd()}));
+  EXPECT_EQ(LiveIndexes(SayHello(a, samples::Hello("a"))), Ids{})
+      << "a new replica maintains nothing";
+  ASSERT_TRUE(
+      SendAccepted(a, {CounterDataflow("u1", "u2", 0), CounterDataflow("u3", "u4", 0),
+                       CounterDataflow("u9", "u10", 0), samples::InitializationComplete()}));
 
   // A controller that reconnects learns what the replica maintains (in GlobalId order).
   TestController b(ep);
-  EXPECT_EQ(LiveIndexes(SayHello(b, HelloCmd("b"))), (Ids{"u2", "u4", "u10"}));
+  EXPECT_EQ(LiveIndexes(SayHello(b, samples::Hello("b"))), (Ids{"u2", "u4", "u10"}));
   TestController obs(ep);
-  EXPECT_EQ(LiveIndexes(SayHello(obs, ObserverHelloCmd("o1"))), (Ids{"u2", "u4", "u10"}));
+  EXPECT_EQ(LiveIndexes(SayHello(obs, samples::ObserverHello("o1"))), (Ids{"u2", "u4", "u10"}));
 
   // b replays only part of the history: until its InitializationComplete the runtimes still
   // maintain everything, and observers' peeks are checked against that.
   ASSERT_TRUE(SendAccepted(b, {CounterDataflow("u1", "u2", 0)}));
   TestController obs2(ep);
-  EXPECT_EQ(LiveIndexes(SayHello(obs2, ObserverHelloCmd("o2"))), (Ids{"u2", "u4", "u10"}))
+  EXPECT_EQ(LiveIndexes(SayHello(obs2, samples::ObserverHello("o2"))), (Ids{"u2", "u4", "u10"}))
       << "a partial replay does not shrink it";
   auto during = PeekAnswer(obs, "during", "u4");
   ASSERT_TRUE(during);
@@ -749,20 +715,20 @@ TEST(Observers, LiveIndexesAreThoseOfTheLastCompleteEpoch) {
   auto mine = PeekAnswer(b, "mine", "u4");
   ASSERT_TRUE(mine && mine->has_command_error()) << "b's own epoch does not know u4";
 
-  ASSERT_TRUE(SendAccepted(b, {InitializationCompleteCmd()}));
+  ASSERT_TRUE(SendAccepted(b, {samples::InitializationComplete()}));
   TestController obs3(ep);
-  EXPECT_EQ(LiveIndexes(SayHello(obs3, ObserverHelloCmd("o3"))), Ids{"u2"});
+  EXPECT_EQ(LiveIndexes(SayHello(obs3, samples::ObserverHello("o3"))), Ids{"u2"});
   auto after = PeekAnswer(obs, "after", "u4");
   ASSERT_TRUE(after && after->has_command_error());
   EXPECT_NE(after->command_error().why().find("unknown index u4"), std::string::npos)
       << after->command_error().why();
 
   // After it, every accepted command keeps it current.
-  ASSERT_TRUE(SendAccepted(b, {CounterDataflow("u5", "u6", 0), DropCmd("u2")}));
+  ASSERT_TRUE(SendAccepted(b, {CounterDataflow("u5", "u6", 0), samples::Drop("u2")}));
   TestController c(ep);
-  EXPECT_EQ(LiveIndexes(SayHello(c, HelloCmd("c"))), Ids{"u6"});
+  EXPECT_EQ(LiveIndexes(SayHello(c, samples::Hello("c"))), Ids{"u6"});
   TestController obs4(ep);
-  EXPECT_EQ(LiveIndexes(SayHello(obs4, ObserverHelloCmd("o4"))), Ids{"u6"});
+  EXPECT_EQ(LiveIndexes(SayHello(obs4, samples::ObserverHello("o4"))), Ids{"u6"});
 }
 
 TEST(Observers, GoodbyeForgetsTheSessionAtOnceAndItsDisconnectIsNoWarning) {
@@ -773,13 +739,13 @@ TEST(Observers, GoodbyeForgetsTheSessionAtOnceAndItsDisconnectIsNoWarning) {
   {
     TestController ctl(sup.controller_endpoint()), obs(sup.controller_endpoint());
     ASSERT_TRUE(ctl.Hello("ctl-bye"));
-    ASSERT_TRUE(SayHello(obs, ObserverHelloCmd("obs-bye")));
+    ASSERT_TRUE(SayHello(obs, samples::ObserverHello("obs-bye")));
     EXPECT_EQ(MetricValue(HttpGet(port, "/metrics").body, observers), 1);
-    ctl.Send(GoodbyeCmd());
-    obs.Send(GoodbyeCmd());
+    ctl.Send(samples::Goodbye());
+    obs.Send(samples::Goodbye());
     // Forgotten at once: their next commands are refused as before any Hello.
     for (TestController* s : {&ctl, &obs}) {
-      s->Send(PeekCmd("p", "u1"));
+      s->Send(samples::PeekAt("p", "u1"));
       auto r = s->ReceiveUntil([](const Response& r) { return r.has_command_error(); });
       ASSERT_TRUE(r);
       EXPECT_NE(r->command_error().why().find("send Hello first"), std::string::npos)
@@ -811,7 +777,7 @@ TEST(Observers, KilledObserverIsNoticedAndItsSessionFreed) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     TestController obs(sup.controller_endpoint());
-    _exit(SayHello(obs, ObserverHelloCmd("doomed-obs")) ? (pause(), 0) : 1);
+    _exit(SayHello(obs, samples::ObserverHello("doomed-obs")) ? (pause(), 0) : 1);
   }
   const int port = sup.http_port();
   ASSERT_TRUE(Eventually(

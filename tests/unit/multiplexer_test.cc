@@ -1,6 +1,7 @@
 // The multiplexer's routing, command by command (DESIGN §3.1), its per-session state (peek uuid
 // namespaces), the sessions on the endpoint, and the frontiers kept for observers.
 #include "supervisor/multiplexer.h"
+#include "unit/protocol_samples.h"
 
 #include <gtest/gtest.h>
 
@@ -16,6 +17,7 @@ namespace {
 
 using ipc::pb::Command;
 using ipc::pb::Response;
+namespace samples = ipc::samples;
 
 // One command of every kind.
 std::vector<Command> EveryCommand() {
@@ -127,13 +129,6 @@ TEST_F(MultiplexerTest, HelloResetsPerConnectionState) {
       << "an answer to the previous connection's peek is not sent to the new controller";
 }
 
-Command PeekCmd(const std::string& uuid) {
-  Command c;
-  c.mutable_peek()->set_uuid(uuid);
-  c.mutable_peek()->set_id("u2");
-  return c;
-}
-
 Response Answer(const std::string& wire_uuid) {
   Response r;
   r.mutable_peek_response()->set_uuid(wire_uuid);
@@ -150,12 +145,12 @@ std::string SentUuid(const std::vector<Sent>& sent) {
 
 TEST_F(MultiplexerTest, SameUuidFromTheControllerAndAnObserverReachesEachItsOwnSession) {
   Multiplexer mux = Make(true);
-  mux.Forward(PeekCmd("same"), ipc::Encode(PeekCmd("same")), t0);
+  mux.Forward(samples::PeekAt("same", "u2"), ipc::Encode(samples::PeekAt("same", "u2")), t0);
   const std::string controller_wire = SentUuid(sent);
-  mux.Forward(PeekCmd("same"), ipc::Encode(PeekCmd("same")), t0, 7);
+  mux.Forward(samples::PeekAt("same", "u2"), ipc::Encode(samples::PeekAt("same", "u2")), t0, 7);
   const std::string observer_wire = SentUuid(sent);
   EXPECT_EQ(controller_wire, "same") << "the controller's common case is forwarded unchanged";
-  EXPECT_EQ(sent[0].bytes, ipc::Encode(PeekCmd("same")));
+  EXPECT_EQ(sent[0].bytes, ipc::Encode(samples::PeekAt("same", "u2")));
   EXPECT_EQ(observer_wire, "~o7:same");
   EXPECT_EQ(mux.outstanding_peeks(), 2u);
 
@@ -187,9 +182,9 @@ TEST_F(MultiplexerTest, AControllerUuidThatLooksLikeANamespaceCannotReachAnObser
   Multiplexer mux = Make(true);
   // The controller sends exactly the wire uuid observer 1's "x" would get, and observer 1 sends
   // "x": both are answered, each to its own session.
-  mux.Forward(PeekCmd("~o1:x"), ipc::Encode(PeekCmd("~o1:x")), t0);
+  mux.Forward(samples::PeekAt("~o1:x", "u2"), ipc::Encode(samples::PeekAt("~o1:x", "u2")), t0);
   const std::string controller_wire = SentUuid(sent);
-  mux.Forward(PeekCmd("x"), ipc::Encode(PeekCmd("x")), t0, 1);
+  mux.Forward(samples::PeekAt("x", "u2"), ipc::Encode(samples::PeekAt("x", "u2")), t0, 1);
   const std::string observer_wire = SentUuid(sent);
   EXPECT_NE(controller_wire, observer_wire);
   Response a = Answer(controller_wire);
@@ -216,9 +211,9 @@ TEST(PeekUuidNamespaces, AreInjectiveAndMapBack) {
 
 TEST_F(MultiplexerTest, ControllerHelloKeepsObserverPeeksAndEndSessionDropsThem) {
   Multiplexer mux = Make(true);
-  mux.Forward(PeekCmd("c"), ipc::Encode(PeekCmd("c")), t0);
-  mux.Forward(PeekCmd("o"), ipc::Encode(PeekCmd("o")), t0, 2);
-  mux.Forward(PeekCmd("o"), ipc::Encode(PeekCmd("o")), t0, 3);
+  mux.Forward(samples::PeekAt("c", "u2"), ipc::Encode(samples::PeekAt("c", "u2")), t0);
+  mux.Forward(samples::PeekAt("o", "u2"), ipc::Encode(samples::PeekAt("o", "u2")), t0, 2);
+  mux.Forward(samples::PeekAt("o", "u2"), ipc::Encode(samples::PeekAt("o", "u2")), t0, 3);
   Command hello;
   hello.mutable_hello()->set_nonce("new controller");
   mux.Forward(hello, ipc::Encode(hello), t0);

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -342,6 +343,17 @@ inline pb::Command AllowCompaction(std::string id = "u9",
   return c;
 }
 inline pb::Command Drop(std::string id) { return AllowCompaction(std::move(id), {}); }
+
+// A bare peek: `uuid` on index `id` at `t`, a full scan (or the rows under one int64 key).
+inline pb::Command PeekAt(std::string uuid, std::string id, std::uint64_t t = 1,
+                          std::optional<std::int64_t> key = std::nullopt) {
+  pb::Command c;
+  c.mutable_peek()->set_uuid(std::move(uuid));
+  c.mutable_peek()->set_id(std::move(id));
+  c.mutable_peek()->set_timestamp(t);
+  if (key) *c.mutable_peek()->add_keys() = MakeRow({IntDatum(*key)});
+  return c;
+}
 
 // A peek on index u9 ([INT64 key, INT64 value2]) with every part populated.
 inline pb::Command Peek(std::string uuid = "3f2a9c4e-5b1d-4e7a-9f00-1c2d3e4f5a6b") {
