@@ -29,6 +29,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -394,6 +395,9 @@ class Client {
   }
 
   void Send(const pb::Command& c) {
+    if (c.has_create_dataflow()) {
+      for (const auto& e : c.create_dataflow().desc().index_exports()) indexes_.insert(e.id());
+    }
     const std::string bytes = ipc::Encode(c);
     for (;;) {
       try {
@@ -473,11 +477,14 @@ class Client {
     c.mutable_allow_compaction()->mutable_frontier()->add_elements(t);
     Send(c);
   }
-  // Compacts every index we know of right behind its write frontier, except those in `except`
-  // (which the caller compacts itself, behind the times it reads at).
+  // Compacts every index we created right behind its write frontier, except those in `except`
+  // (which the caller compacts itself, behind the times it reads at). Only indexes have a
+  // compaction frontier: the replica refuses AllowCompaction of a source or a view.
   void CompactAllBut(const std::vector<std::string>& except) {
     for (const auto& [id, w] : write_) {
-      if (w > 1 && std::find(except.begin(), except.end(), id) == except.end()) Compact(id, w - 1);
+      if (w > 1 && indexes_.count(id) &&
+          std::find(except.begin(), except.end(), id) == except.end())
+        Compact(id, w - 1);
     }
   }
 
@@ -503,6 +510,7 @@ class Client {
   zmq::context_t ctx_{1};
   zmq::socket_t sock_;
   std::map<std::string, std::uint64_t> write_, compacted_;
+  std::set<std::string> indexes_;  // the index exports of the dataflows we created
   std::string tracked_;
   std::vector<FrontierSample> track_;
 };
