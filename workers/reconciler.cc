@@ -48,8 +48,7 @@ Reconciler::Admitted Reconciler::Admit(pb::Command c) {
   // A peek of an index that runs already changes nothing, so it does not wait for the replay to
   // finish: an observer's peek (DESIGN §3, "Observers") is served while a controller reconciles.
   // (A peek of an index the replay creates waits for it; so does a cancel, after its peek.)
-  const bool serve_now = c.has_peek() && IsLiveExport(c.peek().id());
-  if (holding_ && !serve_now) {
+  if (holding_ && !(c.has_peek() && IsLiveExport(c.peek().id()))) {
     if (c.has_initialization_complete()) return Reconcile();
     buffered_.push_back(std::move(c));
     return out;
