@@ -1,0 +1,315 @@
+// The controller endpoint of the supervisor (DESIGN §3): sessions of controllers and observers
+// on the one ROUTER socket — Hello (epochs, supersession, observers), validation and refusals,
+// Goodbye and vanished peers (the socket monitor), UpdateConfiguration. The rest of Supervisor
+// (spawning, shared fate, the runtimes' streams, HTTP) is in supervisor.cc.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <vector>
+#include <zmq_addon.hpp>
+
+#include "base/global_id.h"
+#include "supervisor/metric_names.h"
+#include "supervisor/supervisor.h"
+
+namespace tandem::supervisor {
+
+using namespace metric;  // NOLINT(google-build-using-namespace): the metric names read as words
+
+namespace {
+
+// The ZeroMQ monitor event carrying a disconnect; the value is the connection's fd.
+struct MonitorEvent {
+  std::uint16_t event;
+  std::uint32_t value;
+};
+
+}  // namespace
+
+void Supervisor::SendToPeer(const std::string& peer, const ipc::pb::Response& response) {
+  SendEncodedToPeer(peer, ipc::Encode(response), ipc::ResponseName(response));
+}
+
+void Supervisor::SendEncodedToPeer(const std::string& peer, const std::string& bytes,
+                                   const char* name) {
+  try {
+    zmq::send_result_t sent =
+        router_->send(zmq::buffer(peer), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+    if (sent) sent = router_->send(zmq::buffer(bytes), zmq::send_flags::dontwait);
+    if (!sent) {
+      metrics_.Inc(kDropped, {{"reason", "controller_slow"}});
+      return;
+    }
+    metrics_.Inc(kResponses, {{"response", name}});
+  } catch (const zmq::error_t& e) {
+    // EHOSTUNREACH (router_mandatory): the controller is gone.
+    metrics_.Inc(kDropped, {{"reason", "controller_gone"}});
+  }
+}
+
+void Supervisor::Refuse(const std::string& peer, const std::string& command,
+                        const std::string& reason, const std::string& why) {
+  metrics_.Inc(kCommands, {{"command", command}, {"result", "refused"}});
+  metrics_.Inc(kRefused, {{"reason", reason}});
+  spdlog::debug("refused {}: {}", command, why);
+  SendToPeer(peer, ipc::MakeCommandError(command, why));
+}
+
+void Supervisor::OnControllerReadable() {
+  for (;;) {
+    std::vector<zmq::message_t> frames;
+    try {
+      if (!zmq::recv_multipart(*router_, std::back_inserter(frames), zmq::recv_flags::dontwait)) {
+        return;
+      }
+    } catch (const zmq::error_t& e) {
+      spdlog::warn("controller endpoint: {}", e.what());
+      return;
+    }
+    const std::string peer = frames.front().to_string();
+    if (frames.size() != 2) {
+      metrics_.Inc(kMalformed, {{"reason", "frames"}});
+      SendToPeer(peer,
+                 ipc::MakeCommandError("message", "expected exactly one frame per command, got " +
+                                                      std::to_string(frames.size() - 1)));
+      continue;
+    }
+    const int fd = zmq_msg_get(frames[1].handle(), ZMQ_SRCFD);
+    if (fd >= 0) peer_by_fd_[fd] = peer;
+    OnControllerMessage(peer, frames[1].to_string());
+  }
+}
+
+void Supervisor::OnControllerMessage(const std::string& peer, const std::string& payload) {
+  auto decoded = ipc::DecodeCommand(payload);
+  if (!decoded.ok()) {
+    metrics_.Inc(kMalformed, {{"reason", decoded.error.label}});
+    SendToPeer(peer, ipc::MakeCommandError("message", decoded.error.reason));
+    return;
+  }
+  const ipc::pb::Command& cmd = decoded.message;
+  const std::string name = ipc::CommandName(cmd);
+
+  if (cmd.has_goodbye()) {
+    // From anyone, never answered, never forwarded: the sender is leaving.
+    metrics_.Inc(kCommands, {{"command", name}, {"result", "accepted"}});
+    EndSession(peer, true);
+    return;
+  }
+  if (cmd.has_hello()) {
+    if (cmd.hello().observer()) {
+      OnObserverHello(peer, cmd);
+    } else {
+      OnControllerHello(peer, cmd, payload);
+    }
+    return;
+  }
+  switch (sessions_.StandingOf(peer)) {
+    case Sessions::Standing::kNoHello:
+      Refuse(peer, name, "before_hello", ipc::Describe(cmd) + ": send Hello first");
+      return;
+    case Sessions::Standing::kSuperseded:
+      Refuse(peer, name, "superseded",
+             ipc::Describe(cmd) + ": this controller was superseded by a newer Hello");
+      return;
+    case Sessions::Standing::kObserver:
+      OnObserverCommand(peer, cmd, payload);
+      return;
+    case Sessions::Standing::kController:
+      break;
+  }
+  if (Status s = validator_.Validate(cmd); !s.ok()) {
+    Refuse(peer, name, "validation", s.message());
+    return;
+  }
+  if (cmd.has_initialization_complete() && last_complete_) {
+    // The runtimes reconcile now: what the replica maintains is the replayed epoch.
+    last_complete_.reset();
+  }
+  if (cmd.has_update_configuration()) {
+    HandleUpdateConfiguration(peer, cmd);
+    return;
+  }
+  mux_->Forward(cmd, payload, Clock::now());
+  metrics_.Inc(kCommands, {{"command", name}, {"result", "forwarded"}});
+}
+
+void Supervisor::OnControllerHello(const std::string& peer, const ipc::pb::Command& hello,
+                                   const std::string& payload) {
+  // If the replica maintains dataflows, the runtimes hold this controller's replay and keep
+  // running them until its InitializationComplete: keep that epoch as the catalog till then. (A
+  // second Hello before it keeps the one already kept: the runtimes never applied the first
+  // replay.) With nothing to reconcile, the runtimes apply the replay as it comes.
+  std::optional<ipc::Validator> complete;
+  if (!last_complete_ && !validator_.indexes().empty()) complete = validator_;
+  if (Status s = validator_.Validate(hello); !s.ok()) {  // changes nothing when refused
+    Refuse(peer, "Hello", "validation", s.message());
+    return;
+  }
+  if (complete) last_complete_ = std::move(complete);
+  ForgetSession(peer);  // its own earlier session, of either kind
+  if (auto previous = sessions_.BecomeController(peer, hello.hello().nonce())) {
+    ipc::pb::Response superseded;
+    superseded.mutable_status()->mutable_superseded()->set_by_nonce(hello.hello().nonce());
+    SendToPeer(*previous, superseded);
+    metrics_.Inc(kControllerEvents, {{"event", "superseded"}});
+    spdlog::info("a new controller (nonce {}) superseded the previous one",
+                 ipc::Printable(hello.hello().nonce()));
+  }
+  metrics_.Inc(kControllerEvents, {{"event", "hello"}});
+  mux_->Forward(hello, payload, Clock::now());
+  metrics_.Inc(kCommands, {{"command", "Hello"}, {"result", "forwarded"}});
+  SendToPeer(peer, HelloAccepted(hello.hello()));
+}
+
+void Supervisor::OnObserverHello(const std::string& peer, const ipc::pb::Command& hello) {
+  // Starts no epoch and reaches no runtime: the controller and its epoch are untouched.
+  if (Status s = validator_.ValidateObserver(hello); !s.ok()) {
+    Refuse(peer, "Hello", "validation", s.message());
+    return;
+  }
+  ForgetSession(peer);
+  const SessionId session = sessions_.BecomeObserver(peer, hello.hello().nonce());
+  metrics_.Inc(kControllerEvents, {{"event", "observer_hello"}});
+  metrics_.Inc(kCommands, {{"command", "Hello"}, {"result", "accepted"}});
+  metrics_.Set(kObservers, {}, static_cast<double>(sessions_.observers().size()));
+  spdlog::info("an observer (nonce {}, session {}) connected; {} observer(s)",
+               ipc::Printable(hello.hello().nonce()), session, sessions_.observers().size());
+  SendToPeer(peer, HelloAccepted(hello.hello()));
+  for (const auto& [id, frontiers] : frontiers_.latest()) {
+    ipc::pb::Response r;
+    *r.mutable_frontiers() = frontiers;
+    SendToPeer(peer, r);
+  }
+}
+
+void Supervisor::OnObserverCommand(const std::string& peer, const ipc::pb::Command& cmd,
+                                   const std::string& payload) {
+  const std::string name = ipc::CommandName(cmd);
+  if (Status s = Catalog().ValidateObserver(cmd); !s.ok()) {
+    Refuse(peer, name, cmd.has_peek() || cmd.has_cancel_peek() ? "validation" : "read_only",
+           s.message());
+    return;
+  }
+  mux_->Forward(cmd, payload, Clock::now(), sessions_.ObserverSession(peer));
+  metrics_.Inc(kCommands, {{"command", name}, {"result", "forwarded"}});
+}
+
+ipc::pb::Response Supervisor::HelloAccepted(const ipc::pb::Hello& hello) const {
+  ipc::pb::Response accepted;
+  auto* a = accepted.mutable_status()->mutable_hello_accepted();
+  a->set_nonce(hello.nonce());
+  a->set_protocol_version(ipc::kProtocolVersion);
+  a->set_replica_id(config_.replica_id);
+  a->set_interactive_runtime(config_.two_runtime());
+  a->set_observer(hello.observer());
+  // In GlobalId order (u2 before u10). Index ids are canonical GlobalIds: the validator made sure.
+  std::vector<GlobalId> ids;
+  for (const auto& [id, info] : Catalog().indexes()) ids.push_back(*GlobalId::Parse(id));
+  std::sort(ids.begin(), ids.end());
+  for (const GlobalId& id : ids) a->add_live_indexes(id.ToString());
+  return accepted;
+}
+
+Sessions::Ended Supervisor::ForgetSession(const std::string& peer) {
+  Sessions::Ended ended = sessions_.End(peer);
+  switch (ended.kind) {
+    case Sessions::Ended::Kind::kController:
+      mux_->EndSession(kControllerSession);
+      break;
+    case Sessions::Ended::Kind::kObserver:
+      mux_->EndSession(ended.session);
+      metrics_.Set(kObservers, {}, static_cast<double>(sessions_.observers().size()));
+      break;
+    case Sessions::Ended::Kind::kSuperseded:
+    case Sessions::Ended::Kind::kNone:
+      break;
+  }
+  return ended;
+}
+
+void Supervisor::EndSession(const std::string& peer, bool goodbye) {
+  const Sessions::Ended ended = ForgetSession(peer);
+  if (goodbye) metrics_.Inc(kControllerEvents, {{"event", "goodbye"}});
+  const std::string nonce = ipc::Printable(ended.nonce);
+  switch (ended.kind) {
+    case Sessions::Ended::Kind::kController:
+      if (goodbye) {
+        spdlog::info(
+            "the controller (nonce {}) said goodbye; the replica keeps running and waits for a "
+            "new Hello",
+            nonce);
+      } else {
+        spdlog::warn(
+            "the active controller disconnected (gone or silent past the heartbeat timeout); "
+            "the replica keeps running and waits for a new Hello [nonce {}]",
+            nonce);
+      }
+      break;
+    case Sessions::Ended::Kind::kObserver:
+      spdlog::info("an observer (nonce {}, session {}) {}; {} observer(s) left", nonce,
+                   ended.session, goodbye ? "said goodbye" : "disconnected",
+                   sessions_.observers().size());
+      break;
+    case Sessions::Ended::Kind::kSuperseded:
+      spdlog::debug("a superseded controller {}", goodbye ? "said goodbye" : "disconnected");
+      break;
+    case Sessions::Ended::Kind::kNone:
+      break;  // e.g. the connection of a controller that said goodbye before
+  }
+}
+
+void Supervisor::HandleUpdateConfiguration(const std::string& peer, const ipc::pb::Command& cmd) {
+  // Check everything first: a refused command changes nothing.
+  for (const auto& [key, value] : cmd.update_configuration().params()) {
+    ConfigSet probe;
+    if (Status s = probe.Set(ConfigSet::Scope::kReplica, key, value); !s.ok()) {
+      Refuse(peer, "UpdateConfiguration", "validation", "UpdateConfiguration: " + s.message());
+      return;
+    }
+  }
+  ipc::pb::Command live;
+  ipc::pb::Response reply;
+  auto* applied = reply.mutable_status()->mutable_configuration_applied();
+  for (const auto& [key, value] : cmd.update_configuration().params()) {
+    const ParamDef* def = FindParam(key);
+    if (!def->live) {
+      applied->add_needs_restart(key);
+      spdlog::info("UpdateConfiguration: {} is fixed when the replica starts; not applied", key);
+      continue;
+    }
+    (void)config_.params.Set(ConfigSet::Scope::kReplica, key, value);
+    (*applied->mutable_applied())[key] = config_.params.Get(key);
+    (*live.mutable_update_configuration()->mutable_params())[key] = config_.params.Get(key);
+    if (key == kLogLevel) {
+      if (auto level = ParseLogLevel(value); level.ok()) spdlog::set_level(*level);
+    }
+  }
+  if (!live.update_configuration().params().empty()) {
+    mux_->Forward(live, ipc::Encode(live), Clock::now());
+  }
+  metrics_.Inc(kCommands, {{"command", "UpdateConfiguration"}, {"result", "forwarded"}});
+  SendToPeer(peer, reply);
+}
+
+void Supervisor::OnMonitorReadable() {
+  for (;;) {
+    zmq::message_t event, address;
+    if (!monitor_->recv(event, zmq::recv_flags::dontwait)) return;
+    (void)monitor_->recv(address, zmq::recv_flags::none);
+    if (event.size() < 6) continue;
+    MonitorEvent e{};
+    std::memcpy(&e.event, event.data(), 2);
+    std::memcpy(&e.value, static_cast<const char*>(event.data()) + 2, 4);
+    if (e.event != ZMQ_EVENT_DISCONNECTED) continue;
+    // Counted even for a peer we never heard from (e.g. dropped for an oversized message).
+    metrics_.Inc(kControllerEvents, {{"event", "disconnected"}});
+    auto it = peer_by_fd_.find(static_cast<int>(e.value));
+    if (it == peer_by_fd_.end()) continue;
+    const std::string peer = it->second;
+    peer_by_fd_.erase(it);
+    EndSession(peer, false);
+  }
+}
+
+}  // namespace tandem::supervisor

@@ -1,0 +1,22 @@
+// The names of the supervisor's /metrics families (supervisor/metrics.h), shared by the files
+// that count into them.
+#pragma once
+
+namespace tandem::supervisor::metric {
+
+inline constexpr char kCommands[] = "tandem_commands_total";
+inline constexpr char kRefused[] = "tandem_refused_commands_total";
+inline constexpr char kMalformed[] = "tandem_malformed_messages_total";
+inline constexpr char kResponses[] = "tandem_responses_total";
+inline constexpr char kDropped[] = "tandem_responses_dropped_total";
+inline constexpr char kPeekLatency[] = "tandem_peek_latency_seconds";
+inline constexpr char kRuntimeUp[] = "tandem_runtime_up";
+inline constexpr char kSegmentBytes[] = "tandem_segment_bytes";
+inline constexpr char kStalled[] = "tandem_index_parts_stalled";
+inline constexpr char kLoopTurns[] = "tandem_supervisor_loop_turns_total";
+inline constexpr char kControllerEvents[] = "tandem_controller_events_total";
+inline constexpr char kReady[] = "tandem_ready";
+inline constexpr char kReconciled[] = "tandem_dataflows_reconciled_total";
+inline constexpr char kObservers[] = "tandem_observer_sessions";
+
+}  // namespace tandem::supervisor::metric
