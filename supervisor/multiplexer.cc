@@ -14,18 +14,6 @@ std::string NamespacePrefix(SessionId session) {
 
 }  // namespace
 
-const char* RuntimeName(RuntimeId id) {
-  switch (id) {
-    case RuntimeId::kMaintenance:
-      return "maintenance";
-    case RuntimeId::kInteractive:
-      return "interactive";
-    case RuntimeId::kSolo:
-      return "solo";
-  }
-  return "?";
-}
-
 std::string WireUuid(SessionId session, std::string_view uuid) {
   // Observers' wire uuids begin "~o<digits>:", escaped controller ones "~c:", the controller's
   // others do not begin with '~': no two (session, uuid) pairs share a wire uuid.
@@ -39,14 +27,14 @@ std::string UuidAsSent(SessionId session, std::string_view wire) {
   return std::string(wire);
 }
 
-std::vector<RuntimeId> Multiplexer::Route(const ipc::pb::Command& command) const {
-  if (!two_runtime_) return {RuntimeId::kSolo};
+std::vector<Role> Multiplexer::Route(const ipc::pb::Command& command) const {
+  if (!two_runtime_) return {Role::kSolo};
   switch (command.kind_case()) {
     case ipc::pb::Command::kPeek:
     case ipc::pb::Command::kCancelPeek:
-      return {RuntimeId::kInteractive};
+      return {Role::kInteractive};
     default:
-      return {RuntimeId::kMaintenance, RuntimeId::kInteractive};
+      return {Role::kMaintenance, Role::kInteractive};
   }
 }
 
@@ -74,14 +62,14 @@ void Multiplexer::Forward(const ipc::pb::Command& command, const std::string& en
   }
   if (command.has_peek()) peeks_[wire_uuid] = {now, session};
   const std::string& bytes = rewritten.empty() ? encoded : rewritten;
-  for (RuntimeId to : Route(command)) send_(to, bytes);
+  for (Role to : Route(command)) send_(to, bytes);
 }
 
 void Multiplexer::EndSession(SessionId session) {
   std::erase_if(peeks_, [&](const auto& entry) { return entry.second.session == session; });
 }
 
-Multiplexer::Verdict Multiplexer::OnResponse(RuntimeId from, ipc::pb::Response* response,
+Multiplexer::Verdict Multiplexer::OnResponse(Role from, ipc::pb::Response* response,
                                              Clock::time_point now) {
   (void)from;
   Verdict v;

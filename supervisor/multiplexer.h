@@ -33,12 +33,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/role.h"
 #include "ipc/codec.h"
 
 namespace tandem::supervisor {
-
-enum class RuntimeId { kMaintenance = 0, kInteractive = 1, kSolo = 2 };
-const char* RuntimeName(RuntimeId id);
 
 // The controller's session is 0; observer sessions are numbered from 1 and never reused.
 using SessionId = std::uint64_t;
@@ -53,12 +51,12 @@ class Multiplexer {
  public:
   using Clock = std::chrono::steady_clock;
   // Sends an encoded command to one runtime.
-  using Send = std::function<void(RuntimeId, const std::string& encoded)>;
+  using Send = std::function<void(Role, const std::string& encoded)>;
 
   Multiplexer(bool two_runtime, Send send) : two_runtime_(two_runtime), send_(std::move(send)) {}
 
   // The runtimes `command` goes to, in the order it is sent.
-  std::vector<RuntimeId> Route(const ipc::pb::Command& command) const;
+  std::vector<Role> Route(const ipc::pb::Command& command) const;
 
   // Sends a validated command (and its encoding) of `session` to its runtimes; a Peek's or
   // CancelPeek's uuid is put into the session's namespace first. The controller's Hello resets
@@ -79,7 +77,7 @@ class Multiplexer {
     std::optional<std::chrono::nanoseconds> peek_latency;
     const char* drop_reason = nullptr;  // set when !forward
   };
-  Verdict OnResponse(RuntimeId from, ipc::pb::Response* response, Clock::time_point now);
+  Verdict OnResponse(Role from, ipc::pb::Response* response, Clock::time_point now);
 
   std::size_t outstanding_peeks() const { return peeks_.size(); }
 

@@ -27,9 +27,8 @@ using namespace metric;  // NOLINT(google-build-using-namespace): the metric nam
 namespace {
 
 // A solo runtime uses the maintenance entry of the segment header.
-shm::RuntimeRole HeaderEntry(RuntimeId id) {
-  return id == RuntimeId::kInteractive ? shm::RuntimeRole::kInteractive
-                                       : shm::RuntimeRole::kMaintenance;
+shm::RuntimeRole HeaderEntry(Role id) {
+  return id == Role::kInteractive ? shm::RuntimeRole::kInteractive : shm::RuntimeRole::kMaintenance;
 }
 
 }  // namespace
@@ -150,16 +149,16 @@ int Supervisor::Start() {
   }
   bound_ = true;
 
-  std::vector<RuntimeId> ids;
+  std::vector<Role> ids;
   if (config_.two_runtime()) {
-    ids = {RuntimeId::kMaintenance, RuntimeId::kInteractive};
+    ids = {Role::kMaintenance, Role::kInteractive};
   } else {
-    ids = {RuntimeId::kSolo};
+    ids = {Role::kSolo};
   }
-  for (RuntimeId id : ids) {
+  for (Role id : ids) {
     Runtime r;
     r.id = id;
-    r.endpoint = ipc::RuntimeChannelEndpoint(runtime_dir_, RuntimeName(id));
+    r.endpoint = ipc::RuntimeChannelEndpoint(runtime_dir_, RoleName(id));
     try {
       r.channel = std::make_unique<zmq::socket_t>(ipc::BindRuntimeChannel(ctx_, r.endpoint));
     } catch (const zmq::error_t& e) {
@@ -170,16 +169,16 @@ int Supervisor::Start() {
     runtimes_.emplace(id, std::move(r));
   }
   mux_ = std::make_unique<Multiplexer>(
-      config_.two_runtime(), [this](RuntimeId id, const std::string& b) { SendToRuntime(id, b); });
+      config_.two_runtime(), [this](Role id, const std::string& b) { SendToRuntime(id, b); });
 
   for (auto& [id, r] : runtimes_) {
     const std::vector<std::string> argv = {
         config_.worker_binary,
         "--role",
-        RuntimeName(id),
+        RoleName(id),
         "--workers",
-        std::to_string(id == RuntimeId::kInteractive ? config_.effective_interactive_workers()
-                                                     : config_.workers),
+        std::to_string(id == Role::kInteractive ? config_.effective_interactive_workers()
+                                                : config_.workers),
         "--segment",
         config_.shm_name,
         "--channel",
@@ -192,7 +191,7 @@ int Supervisor::Start() {
             : config_.params.Get(kLogLevel),
         "--log-format",
         config_.log_format == LogFormat::kJson ? "json" : "text"};
-    auto pid = children_.Spawn(RuntimeName(id), argv);
+    auto pid = children_.Spawn(RoleName(id), argv);
     if (!pid.ok()) {
       spdlog::error("{}", pid.status().message());
       children_.SignalAll(SIGKILL);
@@ -202,7 +201,7 @@ int Supervisor::Start() {
     }
     r.pid = *pid;
     segment_->SetRuntime(HeaderEntry(id), *pid, shm::RuntimeState::kStarting);
-    spdlog::info("spawned {} runtime, pid {}", RuntimeName(id), *pid);
+    spdlog::info("spawned {} runtime, pid {}", RoleName(id), *pid);
   }
   return kExitOk;
 }
@@ -240,7 +239,7 @@ int Supervisor::Loop() {
         Clock::now() - started_at_ > std::chrono::duration<double>(config_.startup_timeout_s)) {
       for (auto& [id, r] : runtimes_) {
         if (!r.ready) {
-          spdlog::error("the {} runtime (pid {}) did not report ready within {} s", RuntimeName(id),
+          spdlog::error("the {} runtime (pid {}) did not report ready within {} s", RoleName(id),
                         r.pid, config_.startup_timeout_s);
         }
       }
@@ -355,12 +354,12 @@ bool Supervisor::Ready() const {
   return true;
 }
 
-Supervisor::Runtime* Supervisor::FindRuntime(RuntimeId id) {
+Supervisor::Runtime* Supervisor::FindRuntime(Role id) {
   auto it = runtimes_.find(id);
   return it == runtimes_.end() ? nullptr : &it->second;
 }
 
-void Supervisor::SendToRuntime(RuntimeId id, const std::string& encoded) {
+void Supervisor::SendToRuntime(Role id, const std::string& encoded) {
   Runtime* r = FindRuntime(id);
   TANDEM_CHECK(r != nullptr, "the multiplexer routed to a runtime this mode does not have");
   // HWM 0 on runtime channels: never drops; the runtime reads in order.
@@ -377,21 +376,21 @@ void Supervisor::OnRuntimeReadable(Runtime& r) {
     ipc::pb::Response& response = decoded.message;
     if (response.has_status() && response.status().has_runtime_ready()) {
       r.ready = true;
-      spdlog::info("the {} runtime (pid {}) is ready with {} workers", RuntimeName(r.id),
+      spdlog::info("the {} runtime (pid {}) is ready with {} workers", RoleName(r.id),
                    response.status().runtime_ready().pid(),
                    response.status().runtime_ready().workers());
       continue;
     }
     if (response.has_status() && response.status().has_reconciled()) {
       const auto& rec = response.status().reconciled();
-      const std::string role = RuntimeName(r.id);
+      const std::string role = RoleName(r.id);
       metrics_.Inc(kReconciled, {{"role", role}, {"outcome", "kept"}}, rec.kept());
       metrics_.Inc(kReconciled, {{"role", role}, {"outcome", "dropped"}}, rec.dropped());
       metrics_.Inc(kReconciled, {{"role", role}, {"outcome", "built"}}, rec.built());
       spdlog::info("the {} runtime reconciled: kept {}, dropped {}, built {}", role, rec.kept(),
                    rec.dropped(), rec.built());
       // Forwarded once, from the runtime that renders dataflows.
-      if (r.id == RuntimeId::kInteractive) continue;
+      if (r.id == Role::kInteractive) continue;
     }
     const auto verdict = mux_->OnResponse(r.id, &response, Clock::now());
     if (verdict.peek_latency) {
@@ -445,13 +444,13 @@ HttpResponse Supervisor::ServeHttp(const std::string& path) {
     if (!segment_) why += " no segment;";
     if (!bound_) why += " endpoint not bound;";
     for (const auto& [id, r] : runtimes_) {
-      if (!r.ready) why += std::string(" ") + RuntimeName(id) + " runtime not ready;";
+      if (!r.ready) why += std::string(" ") + RoleName(id) + " runtime not ready;";
     }
     return {503, "text/plain", why + "\n"};
   }
   if (path == "/metrics") {
     for (const auto& [id, r] : runtimes_) {
-      metrics_.Set(kRuntimeUp, {{"role", RuntimeName(id)}},
+      metrics_.Set(kRuntimeUp, {{"role", RoleName(id)}},
                    r.ready && children_.live().count(r.pid) ? 1 : 0);
     }
     if (segment_) {

@@ -50,7 +50,7 @@ class Supervisor {
  private:
   using Clock = std::chrono::steady_clock;
   struct Runtime {
-    RuntimeId id;
+    Role id;
     std::unique_ptr<zmq::socket_t> channel;
     std::string endpoint;
     pid_t pid = 0;
@@ -84,8 +84,8 @@ class Supervisor {
   void HandleUpdateConfiguration(const std::string& peer, const ipc::pb::Command& command);
   void SendToPeer(const std::string& peer, const ipc::pb::Response& response);
   void SendEncodedToPeer(const std::string& peer, const std::string& bytes, const char* name);
-  void SendToRuntime(RuntimeId id, const std::string& encoded);
-  Runtime* FindRuntime(RuntimeId id);
+  void SendToRuntime(Role id, const std::string& encoded);
+  Runtime* FindRuntime(Role id);
   HttpResponse ServeHttp(const std::string& path);
   bool Ready() const;
   // Ends the replica: SIGKILL the group, reap, clean up. Returns `exit_code`.
@@ -101,7 +101,7 @@ class Supervisor {
   zmq::context_t ctx_;
   std::unique_ptr<zmq::socket_t> router_, monitor_;
   std::unique_ptr<HttpServer> http_;
-  std::map<RuntimeId, Runtime> runtimes_;
+  std::map<Role, Runtime> runtimes_;
   ProcessGroup children_;
   Metrics metrics_;
   Sessions sessions_;

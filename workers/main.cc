@@ -19,12 +19,8 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level);
   app.add_option("--log-format", log_format);
   CLI11_PARSE(app, argc, argv);
-  if (role == "solo") {
-    o.role = Role::kSolo;
-  } else if (role == "maintenance") {
-    o.role = Role::kMaintenance;
-  } else if (role == "interactive") {
-    o.role = Role::kInteractive;
+  if (auto parsed = tandem::ParseRole(role)) {
+    o.role = *parsed;
   } else {
     std::fprintf(stderr, "tandem-worker: unknown role '%s'\n", role.c_str());
     return 64;

@@ -30,30 +30,6 @@ namespace {
 constexpr std::chrono::microseconds kStepBudget = 5ms;
 }  // namespace
 
-const char* RoleName(Role role) {
-  switch (role) {
-    case Role::kSolo:
-      return "solo";
-    case Role::kMaintenance:
-      return "maintenance";
-    case Role::kInteractive:
-      return "interactive";
-  }
-  return "?";
-}
-
-const char* RoleShortName(Role role) {
-  switch (role) {
-    case Role::kSolo:
-      return "solo";
-    case Role::kMaintenance:
-      return "maint";
-    case Role::kInteractive:
-      return "inter";
-  }
-  return "?";
-}
-
 // A worker thread: by role, a renderer (maintenance), a peek server (interactive), or both (solo).
 struct Runtime::Worker {
   std::uint32_t me = 0;
@@ -98,7 +74,7 @@ int Runtime::Run() {
   channel_ = std::make_unique<zmq::socket_t>(ipc::ConnectRuntimeChannel(ctx_, options_.channel));
 
   const std::uint32_t n = options_.workers;
-  if (options_.role != Role::kInteractive) {
+  if (Renders(options_.role)) {
     exchange_ = std::make_unique<Exchange>(n);
     start_barrier_ =
         std::make_unique<std::barrier<Completion>>(n, Completion{this, &Runtime::StartCompletion});
@@ -118,7 +94,7 @@ int Runtime::Run() {
       w.out = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::push);
       w.out->set(zmq::sockopt::sndhwm, 0);
       w.out->connect("inproc://worker-out");
-      if (options_.role != Role::kInteractive) {
+      if (Renders(options_.role)) {
         auto p = shm::Publisher::Attach(segment_.get(), i);
         if (!p.ok()) spdlog::critical("worker {}: {}", i, p.status().ToString());
         TANDEM_CHECK(p.ok(), "could not take the publishing side of this worker's registry row");
@@ -128,7 +104,7 @@ int Runtime::Run() {
                                          SendToCommandThread(w, r, seq);
                                        });
       }
-      if (options_.role != Role::kMaintenance) {
+      if (ServesPeeks(options_.role)) {
         auto r = shm::Reader::Attach(segment_.get(), i);
         if (!r.ok()) spdlog::critical("worker {}: {}", i, r.status().ToString());
         TANDEM_CHECK(r.ok(), "could not take the reading side of this worker's registry row");
@@ -194,7 +170,7 @@ void Runtime::AppendToLog(std::shared_ptr<const pb::Command> command) {
     // Trim what every worker has applied.
     std::uint64_t min_applied = UINT64_MAX;
     for (auto& w : workers_) min_applied = std::min(min_applied, w->applied.load());
-    if (options_.role != Role::kInteractive) min_applied = std::min(min_applied, horizon_);
+    if (Renders(options_.role)) min_applied = std::min(min_applied, horizon_);
     while (!log_.empty() && log_base_ < min_applied) {
       log_.pop_front();
       ++log_base_;

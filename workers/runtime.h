@@ -30,6 +30,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "base/role.h"
 #include "ipc/codec.h"
 #include "shm/segment.h"
 #include "workers/dataflow.h"
@@ -39,10 +40,6 @@
 #include "workers/response_merger.h"
 
 namespace tandem::workers {
-
-enum class Role { kSolo, kMaintenance, kInteractive };
-const char* RoleName(Role role);       // "solo", "maintenance", "interactive"
-const char* RoleShortName(Role role);  // "solo", "maint", "inter" — thread and log names
 
 struct RuntimeOptions {
   Role role = Role::kSolo;

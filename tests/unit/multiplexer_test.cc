@@ -36,14 +36,14 @@ std::vector<Command> EveryCommand() {
 }
 
 struct Sent {
-  RuntimeId to;
+  Role to;
   std::string bytes;
 };
 
 class MultiplexerTest : public ::testing::Test {
  protected:
   Multiplexer Make(bool two_runtime) {
-    return Multiplexer(two_runtime, [this](RuntimeId to, const std::string& b) {
+    return Multiplexer(two_runtime, [this](Role to, const std::string& b) {
       sent.push_back({to, b});
     });
   }
@@ -58,11 +58,11 @@ TEST_F(MultiplexerTest, EveryCommandButPeeksGoesToBothRuntimesMaintenanceFirst) 
     mux.Forward(c, ipc::Encode(c), t0);
     if (c.has_peek() || c.has_cancel_peek()) {
       ASSERT_EQ(sent.size(), 1u) << ipc::CommandName(c);
-      EXPECT_EQ(sent[0].to, RuntimeId::kInteractive) << ipc::CommandName(c);
+      EXPECT_EQ(sent[0].to, Role::kInteractive) << ipc::CommandName(c);
     } else {
       ASSERT_EQ(sent.size(), 2u) << ipc::CommandName(c);
-      EXPECT_EQ(sent[0].to, RuntimeId::kMaintenance) << ipc::CommandName(c);
-      EXPECT_EQ(sent[1].to, RuntimeId::kInteractive) << ipc::CommandName(c);
+      EXPECT_EQ(sent[0].to, Role::kMaintenance) << ipc::CommandName(c);
+      EXPECT_EQ(sent[1].to, Role::kInteractive) << ipc::CommandName(c);
     }
     for (const Sent& s : sent) EXPECT_EQ(s.bytes, ipc::Encode(c)) << "forwarded unchanged";
   }
@@ -74,7 +74,7 @@ TEST_F(MultiplexerTest, ArrivalOrderIsKeptOnEachRuntimeStream) {
   for (const Command& c : all) mux.Forward(c, ipc::Encode(c), t0);
   std::vector<std::string> to_interactive, to_maintenance;
   for (const Sent& s : sent) {
-    (s.to == RuntimeId::kInteractive ? to_interactive : to_maintenance).push_back(s.bytes);
+    (s.to == Role::kInteractive ? to_interactive : to_maintenance).push_back(s.bytes);
   }
   ASSERT_EQ(to_interactive.size(), all.size());
   for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(to_interactive[i], ipc::Encode(all[i]));
@@ -87,7 +87,7 @@ TEST_F(MultiplexerTest, SoloModePassesEverythingThrough) {
     sent.clear();
     mux.Forward(c, ipc::Encode(c), t0);
     ASSERT_EQ(sent.size(), 1u);
-    EXPECT_EQ(sent[0].to, RuntimeId::kSolo);
+    EXPECT_EQ(sent[0].to, Role::kSolo);
   }
 }
 
@@ -98,17 +98,16 @@ TEST_F(MultiplexerTest, ResponsesAreForwardedAndEachPeekAnsweredOnce) {
   mux.Forward(peek, ipc::Encode(peek), t0);
   Response frontiers;
   frontiers.mutable_frontiers()->set_id("u1");
-  EXPECT_TRUE(mux.OnResponse(RuntimeId::kMaintenance, &frontiers, t0).forward);
+  EXPECT_TRUE(mux.OnResponse(Role::kMaintenance, &frontiers, t0).forward);
   Response answer;
   answer.mutable_peek_response()->set_uuid("p1");
-  const auto first =
-      mux.OnResponse(RuntimeId::kInteractive, &answer, t0 + std::chrono::milliseconds(3));
+  const auto first = mux.OnResponse(Role::kInteractive, &answer, t0 + std::chrono::milliseconds(3));
   EXPECT_TRUE(first.forward);
   EXPECT_EQ(first.to, kControllerSession);
   EXPECT_EQ(answer.peek_response().uuid(), "p1");
   ASSERT_TRUE(first.peek_latency);
   EXPECT_EQ(*first.peek_latency, std::chrono::milliseconds(3));
-  const auto second = mux.OnResponse(RuntimeId::kInteractive, &answer, t0);
+  const auto second = mux.OnResponse(Role::kInteractive, &answer, t0);
   EXPECT_FALSE(second.forward) << "a second response for one uuid is dropped";
   EXPECT_STREQ(second.drop_reason, "unknown_peek");
 }
@@ -125,7 +124,7 @@ TEST_F(MultiplexerTest, HelloResetsPerConnectionState) {
   EXPECT_EQ(mux.outstanding_peeks(), 0u);
   Response late;
   late.mutable_peek_response()->set_uuid("old");
-  EXPECT_FALSE(mux.OnResponse(RuntimeId::kInteractive, &late, t0).forward)
+  EXPECT_FALSE(mux.OnResponse(Role::kInteractive, &late, t0).forward)
       << "an answer to the previous connection's peek is not sent to the new controller";
 }
 
@@ -155,17 +154,17 @@ TEST_F(MultiplexerTest, SameUuidFromTheControllerAndAnObserverReachesEachItsOwnS
   EXPECT_EQ(mux.outstanding_peeks(), 2u);
 
   Response to_observer = Answer(observer_wire);
-  const auto v1 = mux.OnResponse(RuntimeId::kInteractive, &to_observer, t0);
+  const auto v1 = mux.OnResponse(Role::kInteractive, &to_observer, t0);
   EXPECT_TRUE(v1.forward);
   EXPECT_EQ(v1.to, 7u);
   EXPECT_EQ(to_observer.peek_response().uuid(), "same") << "mapped back to what it sent";
   Response to_controller = Answer(controller_wire);
-  const auto v2 = mux.OnResponse(RuntimeId::kInteractive, &to_controller, t0);
+  const auto v2 = mux.OnResponse(Role::kInteractive, &to_controller, t0);
   EXPECT_TRUE(v2.forward);
   EXPECT_EQ(v2.to, kControllerSession);
   EXPECT_EQ(to_controller.peek_response().uuid(), "same");
   Response again = Answer(observer_wire);
-  EXPECT_FALSE(mux.OnResponse(RuntimeId::kInteractive, &again, t0).forward) << "exactly one";
+  EXPECT_FALSE(mux.OnResponse(Role::kInteractive, &again, t0).forward) << "exactly one";
 }
 
 TEST_F(MultiplexerTest, ObserverCancelPeekIsNamespacedLikeItsPeek) {
@@ -174,7 +173,7 @@ TEST_F(MultiplexerTest, ObserverCancelPeekIsNamespacedLikeItsPeek) {
   cancel.mutable_cancel_peek()->set_uuid("p");
   mux.Forward(cancel, ipc::Encode(cancel), t0, 3);
   ASSERT_EQ(sent.size(), 1u);
-  EXPECT_EQ(sent[0].to, RuntimeId::kInteractive);
+  EXPECT_EQ(sent[0].to, Role::kInteractive);
   EXPECT_EQ(SentUuid(sent), "~o3:p");
 }
 
@@ -188,11 +187,11 @@ TEST_F(MultiplexerTest, AControllerUuidThatLooksLikeANamespaceCannotReachAnObser
   const std::string observer_wire = SentUuid(sent);
   EXPECT_NE(controller_wire, observer_wire);
   Response a = Answer(controller_wire);
-  const auto va = mux.OnResponse(RuntimeId::kInteractive, &a, t0);
+  const auto va = mux.OnResponse(Role::kInteractive, &a, t0);
   EXPECT_EQ(va.to, kControllerSession);
   EXPECT_EQ(a.peek_response().uuid(), "~o1:x");
   Response b = Answer(observer_wire);
-  const auto vb = mux.OnResponse(RuntimeId::kInteractive, &b, t0);
+  const auto vb = mux.OnResponse(Role::kInteractive, &b, t0);
   EXPECT_EQ(vb.to, 1u);
   EXPECT_EQ(b.peek_response().uuid(), "x");
 }
@@ -219,13 +218,13 @@ TEST_F(MultiplexerTest, ControllerHelloKeepsObserverPeeksAndEndSessionDropsThem)
   mux.Forward(hello, ipc::Encode(hello), t0);
   EXPECT_EQ(mux.outstanding_peeks(), 2u) << "a controller's Hello never supersedes observers";
   Response late = Answer("c");
-  EXPECT_FALSE(mux.OnResponse(RuntimeId::kInteractive, &late, t0).forward);
+  EXPECT_FALSE(mux.OnResponse(Role::kInteractive, &late, t0).forward);
   mux.EndSession(2);
   Response gone = Answer("~o2:o");
-  const auto v = mux.OnResponse(RuntimeId::kInteractive, &gone, t0);
+  const auto v = mux.OnResponse(Role::kInteractive, &gone, t0);
   EXPECT_FALSE(v.forward) << "the session ended: its answers go nowhere";
   Response kept = Answer("~o3:o");
-  EXPECT_TRUE(mux.OnResponse(RuntimeId::kInteractive, &kept, t0).forward);
+  EXPECT_TRUE(mux.OnResponse(Role::kInteractive, &kept, t0).forward);
   EXPECT_EQ(mux.outstanding_peeks(), 0u);
 }
 
