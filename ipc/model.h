@@ -2,7 +2,9 @@
 // it is encoded. One place, so that the runtime, the supervisor, the tools and the tests agree.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/time.h"
@@ -29,6 +31,36 @@ inline std::vector<std::string> CreatedIds(const pb::DataflowDescription& desc) 
   for (const auto& b : desc.objects_to_build()) ids.push_back(b.id());
   for (const auto& e : desc.index_exports()) ids.push_back(e.id());
   return ids;
+}
+
+// Peek uuids between the supervisor and the runtimes (DESIGN §3, "Observers"): the supervisor
+// puts each session's peek uuids into a namespace of their own, so that answers reach the session
+// that asked and the runtimes can tell an observer's read from the controller's. An observer
+// session n's uuid u travels as "~o<n>:u"; the controller's as itself, unless it begins with '~'
+// ("~c:u" then). No two (session, uuid) pairs share a wire uuid.
+using SessionId = std::uint64_t;
+inline constexpr SessionId kControllerSession = 0;  // observers are numbered from 1
+
+inline std::string WireUuidPrefix(SessionId session) {
+  return session == kControllerSession ? "~c:" : "~o" + std::to_string(session) + ":";
+}
+// A session's peek uuid as the runtimes see it, and back: UuidAsSent(s, WireUuid(s, u)) == u.
+inline std::string WireUuid(SessionId session, std::string_view uuid) {
+  if (session == kControllerSession && !uuid.starts_with('~')) return std::string(uuid);
+  return WireUuidPrefix(session) + std::string(uuid);
+}
+inline std::string UuidAsSent(SessionId session, std::string_view wire) {
+  const std::string prefix = WireUuidPrefix(session);
+  if (wire.starts_with(prefix)) wire.remove_prefix(prefix.size());
+  return std::string(wire);
+}
+// A Peek or CancelPeek of an observer session, as a runtime receives it: it reads, and changes
+// nothing a controller's replay could redefine under it.
+inline bool IsObserverRead(const pb::Command& c) {
+  const std::string* uuid = c.has_peek()          ? &c.peek().uuid()
+                            : c.has_cancel_peek() ? &c.cancel_peek().uuid()
+                                                  : nullptr;
+  return uuid != nullptr && uuid->starts_with("~o");
 }
 
 }  // namespace tandem::ipc

@@ -4,29 +4,6 @@
 
 namespace tandem::supervisor {
 
-namespace {
-
-constexpr char kControllerEscape[] = "~c:";
-
-std::string NamespacePrefix(SessionId session) {
-  return session == kControllerSession ? kControllerEscape : "~o" + std::to_string(session) + ":";
-}
-
-}  // namespace
-
-std::string WireUuid(SessionId session, std::string_view uuid) {
-  // Observers' wire uuids begin "~o<digits>:", escaped controller ones "~c:", the controller's
-  // others do not begin with '~': no two (session, uuid) pairs share a wire uuid.
-  if (session == kControllerSession && !uuid.starts_with('~')) return std::string(uuid);
-  return NamespacePrefix(session) + std::string(uuid);
-}
-
-std::string UuidAsSent(SessionId session, std::string_view wire) {
-  const std::string prefix = NamespacePrefix(session);
-  if (wire.starts_with(prefix)) wire.remove_prefix(prefix.size());
-  return std::string(wire);
-}
-
 std::vector<Role> Multiplexer::Route(const ipc::pb::Command& command) const {
   if (!two_runtime_) return {Role::kSolo};
   switch (command.kind_case()) {
@@ -66,7 +43,16 @@ void Multiplexer::Forward(const ipc::pb::Command& command, const std::string& en
 }
 
 void Multiplexer::EndSession(SessionId session) {
-  std::erase_if(peeks_, [&](const auto& entry) { return entry.second.session == session; });
+  // Nobody waits for their answers any more: cancel them, so that a peek waiting for an upper
+  // does not stay in the runtimes for ever (observers come and go with every read command).
+  std::erase_if(peeks_, [&](const auto& entry) {
+    if (entry.second.session != session) return false;
+    ipc::pb::Command cancel;
+    cancel.mutable_cancel_peek()->set_uuid(entry.first);
+    const std::string bytes = ipc::Encode(cancel);
+    for (Role to : Route(cancel)) send_(to, bytes);
+    return true;
+  });
 }
 
 Multiplexer::Verdict Multiplexer::OnResponse(Role from, ipc::pb::Response* response,

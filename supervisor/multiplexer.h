@@ -35,17 +35,15 @@
 
 #include "base/role.h"
 #include "ipc/codec.h"
+#include "ipc/model.h"
 
 namespace tandem::supervisor {
 
-// The controller's session is 0; observer sessions are numbered from 1 and never reused.
-using SessionId = std::uint64_t;
-inline constexpr SessionId kControllerSession = 0;
-
-// A session's peek uuid as the runtimes see it, and back (see above). UuidAsSent(s, WireUuid(s,
-// u)) == u, and WireUuid is injective over (session, uuid).
-std::string WireUuid(SessionId session, std::string_view uuid);
-std::string UuidAsSent(SessionId session, std::string_view wire);
+// Sessions and their peek uuids on the wire: ipc/model.h. Observer sessions are never renumbered.
+using ipc::kControllerSession;
+using ipc::SessionId;
+using ipc::UuidAsSent;
+using ipc::WireUuid;
 
 class Multiplexer {
  public:
@@ -65,7 +63,8 @@ class Multiplexer {
   void Forward(const ipc::pb::Command& command, const std::string& encoded, Clock::time_point now,
                SessionId session = kControllerSession);
 
-  // `session` ended (Goodbye, disconnected, replaced): the answers to its peeks are dropped.
+  // `session` ended (Goodbye, disconnected, replaced): its peeks that are still waiting are
+  // cancelled in the runtimes, and their answers dropped.
   void EndSession(SessionId session);
 
   struct Verdict {

@@ -75,19 +75,24 @@ int Supervisor::Run() {
   return Loop();
 }
 
-int Supervisor::Start() {
+bool Supervisor::EnsureRuntimeDir() {
   // --runtime-dir is made (with its parents, 0700) if it does not exist, as daemons do with
   // their run directories.
-  if (std::error_code ec; !std::filesystem::is_directory(config_.runtime_dir, ec)) {
-    const mode_t old = umask(0077);
-    std::filesystem::create_directories(config_.runtime_dir, ec);
-    umask(old);
-    if (ec) {
-      spdlog::error("could not create --runtime-dir {}: {}", config_.runtime_dir, ec.message());
-      return kExitUnavailable;
-    }
-    spdlog::info("created --runtime-dir {} (0700)", config_.runtime_dir);
+  std::error_code ec;
+  if (std::filesystem::is_directory(config_.runtime_dir, ec)) return true;
+  const mode_t old = umask(0077);
+  std::filesystem::create_directories(config_.runtime_dir, ec);
+  umask(old);
+  if (ec) {
+    spdlog::error("could not create --runtime-dir {}: {}", config_.runtime_dir, ec.message());
+    return false;
   }
+  spdlog::info("created --runtime-dir {} (0700)", config_.runtime_dir);
+  return true;
+}
+
+int Supervisor::Start() {
+  if (!EnsureRuntimeDir()) return kExitUnavailable;
   CleanStaleRuntimeDirs();
   // The runtime directory: our ipc:// sockets, readable by nobody else.
   runtime_dir_ =
@@ -99,6 +104,16 @@ int Supervisor::Start() {
   }
   chmod(runtime_dir_.c_str(), 0700);
 
+  // Everything the runtimes need before they start, then the runtimes (each step cleans up what
+  // it made when it fails).
+  for (int (Supervisor::*step)() : {&Supervisor::CreateSegment, &Supervisor::BindEndpoints,
+                                    &Supervisor::BindRuntimeChannels, &Supervisor::SpawnRuntimes}) {
+    if (const int code = (this->*step)(); code != kExitOk) return code;
+  }
+  return kExitOk;
+}
+
+int Supervisor::CreateSegment() {
   shm::SegmentOptions so;
   so.name = config_.shm_name;
   so.replica_id = config_.replica_id;
@@ -119,7 +134,11 @@ int Supervisor::Start() {
   segment_ = std::move(seg).value();
   spdlog::info("segment /dev/shm/{} created: {} bytes, {} rows", config_.shm_name, config_.shm_size,
                config_.workers);
+  return kExitOk;
+}
 
+// The controller endpoint (ROUTER, heartbeats, a disconnect monitor) and the internal HTTP one.
+int Supervisor::BindEndpoints() {
   try {
     router_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::router);
     router_->set(zmq::sockopt::linger, 0);
@@ -148,7 +167,10 @@ int Supervisor::Start() {
     return kExitUnavailable;
   }
   bound_ = true;
+  return kExitOk;
+}
 
+int Supervisor::BindRuntimeChannels() {
   std::vector<Role> ids;
   if (config_.two_runtime()) {
     ids = {Role::kMaintenance, Role::kInteractive};
@@ -170,7 +192,11 @@ int Supervisor::Start() {
   }
   mux_ = std::make_unique<Multiplexer>(
       config_.two_runtime(), [this](Role id, const std::string& b) { SendToRuntime(id, b); });
+  return kExitOk;
+}
 
+// fork+exec of each runtime into the process group (DESIGN §5), recorded in the segment header.
+int Supervisor::SpawnRuntimes() {
   for (auto& [id, r] : runtimes_) {
     const std::vector<std::string> argv = {
         config_.worker_binary,

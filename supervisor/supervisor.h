@@ -93,6 +93,12 @@ class Supervisor {
   int Shutdown(const std::string& why);
   void Cleanup(bool keep_segment);
   void CleanStaleRuntimeDirs();
+  bool EnsureRuntimeDir();
+  // Start's steps: each returns kExitOk or the exit code (and has cleaned up).
+  int CreateSegment();
+  int BindEndpoints();
+  int BindRuntimeChannels();
+  int SpawnRuntimes();
 
   SupervisorConfig config_;
   int signal_fd_;

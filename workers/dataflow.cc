@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <functional>
 #include <set>
-#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -14,16 +13,12 @@
 #include "workers/operators/mfp.h"
 #include "workers/operators/reduce.h"
 #include "workers/operators/union.h"
+#include "workers/row_room.h"
 
 namespace tandem::workers {
 
 namespace pb = ipc::pb;
 using Clock = std::chrono::steady_clock;
-
-namespace {
-// How long binding an index's slot waits for a dropped index's slot to be freed.
-constexpr int kFullRowWaitMs = 5000;
-}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // The shared part
@@ -123,17 +118,9 @@ DataflowInstance::DataflowInstance(DataflowShared* shared, std::uint32_t me, Exc
     index_nodes_.emplace_back(on, &e);
     auto id = GlobalId::Parse(e.id());
     TANDEM_CHECK(id.has_value(), "an index id that does not parse passed validation");
-    // The supervisor keeps the live indexes within the row's capacity (--slots-per-row), but the
-    // slot of an index dropped just before is freed only once its reader has let go of it: wait
-    // for that, a bounded while. A row still full after that is a broken invariant.
-    auto ref = publisher_->Publish({*id, shared->as_of});
-    for (int waited_ms = 0; !ref.ok() && ref.status().code() == StatusCode::kResourceExhausted &&
-                            waited_ms < kFullRowWaitMs;
-         ++waited_ms) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      publisher_->Maintain();  // frees the slots both sides have let go of
-      ref = publisher_->Publish({*id, shared->as_of});
-    }
+    const shm::SlotKey key{*id, shared->as_of};
+    auto ref = WaitForRoomInRow([&] { return publisher_->Publish(key); },
+                                [&] { publisher_->Maintain(); });  // frees what both let go of
     TANDEM_CHECK(ref.ok(),
                  ("could not publish index " + e.id() + ": " + ref.status().ToString()).c_str());
     exports_[e.id()] = *ref;

@@ -37,7 +37,6 @@ namespace tandem::workers {
 
 struct DataflowShared {
   ipc::pb::DataflowDescription desc;
-  std::string fingerprint;  // deterministic encoding of desc (reconciliation compares it)
   std::vector<std::unique_ptr<Source>> sources;
   Time as_of = 0;
   Frontier until = Frontier::Empty();

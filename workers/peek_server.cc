@@ -1,20 +1,15 @@
 #include "workers/peek_server.h"
 
 #include <set>
-#include <thread>
 
 #include "base/check.h"
 #include "workers/peek.h"
 #include "workers/routing.h"
+#include "workers/row_room.h"
 
 namespace tandem::workers {
 
 namespace pb = ipc::pb;
-
-namespace {
-// How long following an index waits for a dropped index's slot to be freed.
-constexpr int kFullRowWaitMs = 5000;
-}  // namespace
 
 void PeekServer::Answer(const std::string& uuid,
                         const std::function<void(pb::PeekResponse*)>& fill) {
@@ -27,15 +22,7 @@ void PeekServer::Answer(const std::string& uuid,
 void PeekServer::Follow(const pb::DataflowDescription& desc) {
   for (const auto& e : desc.index_exports()) {
     const shm::SlotKey key{*GlobalId::Parse(e.id()), desc.as_of().elements(0)};
-    // The row may still hold the slot of an index dropped just before, until its publisher frees
-    // it (the supervisor keeps live indexes within the row's capacity): wait a bounded while.
-    auto ref = reader_->Follow(key);
-    for (int waited_ms = 0; !ref.ok() && ref.status().code() == StatusCode::kResourceExhausted &&
-                            waited_ms < kFullRowWaitMs;
-         ++waited_ms) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      ref = reader_->Follow(key);
-    }
+    auto ref = WaitForRoomInRow([&] { return reader_->Follow(key); }, [] {});
     TANDEM_CHECK(ref.ok(),
                  ("could not follow index " + e.id() + ": " + ref.status().ToString()).c_str());
     indexes_[e.id()] = *ref;

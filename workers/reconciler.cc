@@ -25,13 +25,15 @@ void Reconciler::Track(const pb::Command& c, std::uint64_t seq) {
     for (const auto& e : c.create_dataflow().desc().index_exports()) l.exports.push_back(e.id());
     live_[seq] = std::move(l);
   } else if (ipc::IsDrop(c)) {
+    const std::string& id = c.allow_compaction().id();
     for (auto it = live_.begin(); it != live_.end(); ++it) {
       auto& l = it->second;
-      if (std::find(l.exports.begin(), l.exports.end(), c.allow_compaction().id()) ==
-          l.exports.end()) {
+      // The dataflow whose export `id` is live: an older one may have exported (and dropped) a
+      // collection of the same id before.
+      if (l.dropped.count(id) ||
+          std::find(l.exports.begin(), l.exports.end(), id) == l.exports.end())
         continue;
-      }
-      l.dropped.insert(c.allow_compaction().id());
+      l.dropped.insert(id);
       if (l.dropped.size() == l.exports.size()) live_.erase(it);
       break;
     }
@@ -45,10 +47,11 @@ Reconciler::Admitted Reconciler::Admit(pb::Command c) {
     buffered_.clear();
     return out;
   }
-  // A peek of an index that runs already changes nothing, so it does not wait for the replay to
-  // finish: an observer's peek (DESIGN §3, "Observers") is served while a controller reconciles.
-  // (A peek of an index the replay creates waits for it; so does a cancel, after its peek.)
-  if (holding_ && !(c.has_peek() && IsLiveExport(c.peek().id()))) {
+  // An observer's Peek and CancelPeek (DESIGN §3, "Observers") are not part of the controller's
+  // replay: they read what runs now — the catalog they were validated against — and never wait
+  // for, or are dropped with, somebody else's reconciliation. The controller's own peeks wait:
+  // its replay may redefine what they read.
+  if (holding_ && !ipc::IsObserverRead(c)) {
     if (c.has_initialization_complete()) return Reconcile();
     buffered_.push_back(std::move(c));
     return out;

@@ -29,10 +29,10 @@ class Reconciler {
   };
 
   // What to apply now for command `c`. Hello starts holding back the replay when anything runs.
-  // While holding: everything is buffered except a peek of a running index (it changes nothing);
-  // InitializationComplete releases the reconciliation — first the drops of every export of the
-  // dataflows that were not re-sent unchanged, then the replayed commands, without the creates of
-  // the kept dataflows. Otherwise `c` itself.
+  // While holding: everything is buffered except an observer's Peek and CancelPeek (they read
+  // what runs now); InitializationComplete releases the reconciliation — first the drops of every
+  // export of the dataflows that were not re-sent unchanged, then the replayed commands, without
+  // the creates of the kept dataflows. Otherwise `c` itself.
   Admitted Admit(ipc::pb::Command c);
 
   // `c` is applied as command `seq` of the runtime's command log: creates and drops change what

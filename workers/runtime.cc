@@ -81,6 +81,24 @@ int Runtime::Run() {
     tick_barrier_ =
         std::make_unique<std::barrier<Completion>>(n, Completion{this, &Runtime::TickCompletion});
   }
+  StartWorkers();
+  segment_->SetRuntime(entry, getpid(), shm::RuntimeState::kAttached);
+
+  pb::Response ready;
+  auto* r = ready.mutable_status()->mutable_runtime_ready();
+  r->set_role(RoleName(options_.role));
+  r->set_pid(getpid());
+  r->set_workers(n);
+  SendResponse(ready);
+  segment_->SetRuntime(entry, getpid(), shm::RuntimeState::kReady);
+  spdlog::info("{} runtime ready: {} workers on segment {}", RoleName(options_.role), n,
+               options_.segment);
+
+  Serve();
+}
+
+void Runtime::StartWorkers() {
+  const std::uint32_t n = options_.workers;
   std::atomic<std::uint32_t> attached{0};
   for (std::uint32_t i = 0; i < n; ++i) {
     workers_.push_back(std::make_unique<Worker>());
@@ -117,19 +135,12 @@ int Runtime::Run() {
       WorkerMain(i);
     });
   }
+  // Every worker holds its side of its row before the runtime says it is ready.
   for (std::uint32_t a; (a = attached.load()) < n;) attached.wait(a);
-  segment_->SetRuntime(entry, getpid(), shm::RuntimeState::kAttached);
+}
 
-  pb::Response ready;
-  auto* r = ready.mutable_status()->mutable_runtime_ready();
-  r->set_role(RoleName(options_.role));
-  r->set_pid(getpid());
-  r->set_workers(n);
-  SendResponse(ready);
-  segment_->SetRuntime(entry, getpid(), shm::RuntimeState::kReady);
-  spdlog::info("{} runtime ready: {} workers on segment {}", RoleName(options_.role), n,
-               options_.segment);
-
+// The command thread: the supervisor's commands in, the workers' answers merged and out.
+void Runtime::Serve() {
   for (;;) {
     zmq::pollitem_t items[] = {{channel_->handle(), 0, ZMQ_POLLIN, 0},
                                {inbox_->handle(), 0, ZMQ_POLLIN, 0}};
@@ -274,7 +285,6 @@ void Runtime::StartCompletion() noexcept {
     if (c.has_create_dataflow()) {
       auto s = std::make_unique<DataflowShared>();
       s->desc = c.create_dataflow().desc();
-      s->fingerprint = ipc::Encode(s->desc);
       s->as_of = s->desc.as_of().elements(0);
       s->until = s->desc.until().elements().empty() ? Frontier::Empty()
                                                     : Frontier::At(s->desc.until().elements(0));

@@ -59,6 +59,10 @@ class Runtime {
  private:
   struct Worker;
 
+  // Attaches every worker thread to its registry row (they then run WorkerMain).
+  void StartWorkers();
+  [[noreturn]] void Serve();
+
   // Command thread.
   // A command from the supervisor: through the reconciler, then Enqueue.
   void OnCommand(ipc::pb::Command command);

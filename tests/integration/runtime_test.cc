@@ -518,7 +518,9 @@ TEST(Runtime, AMissingLogFileIsReportedAndReadOnceItAppears) {
   TempDir dir("missing-log");
   const std::string path = dir.File("later.log");
   r.ctl->Send(LogIndexDataflow("u1", "u2", path));
-  Eventually([&] { return r.sup.Log().find(path + " does not exist") != std::string::npos; }, 10s);
+  ASSERT_TRUE(Eventually(
+      [&] { return r.sup.Log().find(path + " does not exist") != std::string::npos; }, 10s))
+      << r.sup.Log();
   EXPECT_NE(r.sup.Log().find("log source u1: " + path + " does not exist"), std::string::npos)
       << r.sup.Log();
   dir.Write("later.log", "U 0 1 1 10\nP 2\n");

@@ -219,7 +219,14 @@ TEST_F(MultiplexerTest, ControllerHelloKeepsObserverPeeksAndEndSessionDropsThem)
   EXPECT_EQ(mux.outstanding_peeks(), 2u) << "a controller's Hello never supersedes observers";
   Response late = Answer("c");
   EXPECT_FALSE(mux.OnResponse(Role::kInteractive, &late, t0).forward);
+  sent.clear();
   mux.EndSession(2);
+  // The ended session's waiting peek is cancelled in the runtime (it would wait there for ever).
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].to, Role::kInteractive);
+  Command cancel;
+  ASSERT_TRUE(cancel.ParseFromString(sent[0].bytes));
+  EXPECT_EQ(cancel.cancel_peek().uuid(), "~o2:o");
   Response gone = Answer("~o2:o");
   const auto v = mux.OnResponse(Role::kInteractive, &gone, t0);
   EXPECT_FALSE(v.forward) << "the session ended: its answers go nowhere";

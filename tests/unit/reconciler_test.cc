@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ipc/model.h"
 #include "unit/protocol_samples.h"
 
 namespace tandem::workers {
@@ -85,20 +86,42 @@ TEST(Reconciler, AnExportDroppedBeforeIsNotDroppedAgain) {
   EXPECT_EQ(applied[0].rfind("AllowCompaction(u2", 0), 0u) << applied[0];
 }
 
-TEST(Reconciler, APeekOfARunningIndexIsNotHeldBackButOneOfANewIndexIs) {
+TEST(Reconciler, AnObserversReadsAreNotHeldBackButTheControllersPeeksAre) {
   Harness h;
   h.Admit(s::Hello());
   h.Admit(Dataflow("u1", {"u2"}));
   h.Admit(s::Hello("second"));
-  Command running = s::Peek("a");
-  running.mutable_peek()->set_id("u2");
-  EXPECT_EQ(h.Admit(running).size(), 1u);
-  Command fresh = s::Peek("b");
-  fresh.mutable_peek()->set_id("u9");
-  EXPECT_TRUE(h.Admit(fresh).empty());
+  Command observer = s::Peek(ipc::WireUuid(3, "a"));
+  observer.mutable_peek()->set_id("u2");
+  EXPECT_EQ(h.Admit(observer).size(), 1u) << "an observer reads what runs now";
+  EXPECT_EQ(h.Admit(s::CancelPeek(ipc::WireUuid(3, "a"))).size(), 1u);
+  // The controller's peek of the same index waits: its replay may redefine u2.
+  Command own = s::Peek("b");
+  own.mutable_peek()->set_id("u2");
+  EXPECT_TRUE(h.Admit(own).empty());
+  // A controller uuid that looks like an observer's reaches the runtime escaped ("~c:~o…").
+  EXPECT_TRUE(h.Admit(s::Peek(ipc::WireUuid(ipc::kControllerSession, "~o1:x"))).empty());
   const auto applied = h.Admit(s::InitializationComplete());
-  ASSERT_EQ(applied.size(), 2u);  // the drop of u2 (not replayed), then the held peek
+  ASSERT_EQ(applied.size(), 3u);  // the drop of u2 (not replayed), then the two held peeks
   EXPECT_EQ(applied[1].rfind("Peek(b", 0), 0u) << applied[1];
+}
+
+// An id dropped, created again in another dataflow and dropped again: the second drop is the
+// newer dataflow's (it used to be taken for the older one, which had dropped that id already).
+TEST(Reconciler, ASecondDropOfAReusedIdDropsTheNewerDataflow) {
+  Harness h;
+  h.Admit(s::Hello());
+  h.Admit(Dataflow("u1", {"u2", "u3"}));
+  h.Admit(s::Drop("u3"));
+  h.Admit(Dataflow("u4", {"u3"}));
+  EXPECT_TRUE(h.r.IsLiveExport("u3"));
+  h.Admit(s::Drop("u3"));
+  EXPECT_FALSE(h.r.IsLiveExport("u3"));
+  EXPECT_TRUE(h.r.IsLiveExport("u2"));
+  h.Admit(s::Hello("second"));
+  const auto applied = h.Admit(s::InitializationComplete());
+  ASSERT_EQ(applied.size(), 1u) << "only u2 runs";
+  EXPECT_EQ(applied[0].rfind("AllowCompaction(u2", 0), 0u) << applied[0];
 }
 
 TEST(Reconciler, ANewHelloForgetsAnUnfinishedReplay) {

@@ -170,7 +170,7 @@ TEST(SourcePacing, ALogSourceReadsAtMostItsStepBudgetAndStepsAgainAtOnce) {
   DataflowShared& d = *owned;
   const auto now = Clock::now();
   EXPECT_EQ(d.Prepare(1, 2, now), now) << "more of the file is there: step again at once";
-  EXPECT_EQ(PendingRows(Log(d)), 2 * kLogRecordsPerTick);
+  EXPECT_EQ(PendingRows(Log(d)), 2 * kLogLinesPerTick);
   EXPECT_TRUE(d.budget_limited);
   EXPECT_EQ(d.sources[0]->upper, Frontier::Minimum()) << "the progress mark is not read yet";
   std::size_t steps = 1;
@@ -178,7 +178,7 @@ TEST(SourcePacing, ALogSourceReadsAtMostItsStepBudgetAndStepsAgainAtOnce) {
     d.Prepare(1, 2, now);
     ++steps;
   }
-  EXPECT_EQ(steps, 8u) << "1001 records, 128 a step";
+  EXPECT_EQ(steps, 8u) << "1001 lines, 128 a step";
   EXPECT_EQ(PendingRows(Log(d)), 1000u);
   EXPECT_EQ(d.sources[0]->upper, Frontier::At(1));
   EXPECT_GT(d.Prepare(1, 2, now), now) << "all read: wait for the file to grow";
@@ -208,6 +208,35 @@ TEST(SourcePacing, LogErrorsNameTheLineTheyAreOn) {
   EXPECT_EQ(errors[2], "log line 5: progress mark P 3 is below the earlier mark 5");
   EXPECT_EQ(errors[3], "log line 8: progress mark P 9 after the close mark C");
   EXPECT_TRUE(d.sources[0]->upper.empty());
+}
+
+// A bad line arises at the upper when it is read: after "P 10" in the same read, at 10 (it used
+// to take the upper from before the read, so its time depended on where the budget split the
+// file).
+TEST(SourcePacing, ALogErrorAfterAMarkIsAtThatMarkHoweverTheFileIsSplit) {
+  for (Time budget : {1000u, 1u}) {
+    testing::TempDir dir("pacing");
+    dir.Write("events.log", "P 5\nP 10\nU 12 1 x\n");
+    const auto owned = LogDataflow(dir.File("events.log"));
+    DataflowShared& d = *owned;
+    for (int i = 0; i < 5; ++i) d.Prepare(1, budget, Clock::now());
+    ASSERT_EQ(Log(d).pending_errors.size(), 1u) << "budget " << budget;
+    EXPECT_EQ(Log(d).pending_errors[0].time, 10u) << "budget " << budget;
+  }
+}
+
+// Comment and blank lines count against the step budget too: a file of mostly comments is not
+// read in one step.
+TEST(SourcePacing, CommentLinesCountAgainstTheLogBudget) {
+  testing::TempDir dir("pacing");
+  std::string text;
+  for (int i = 0; i < 1000; ++i) text += "# a comment\n\n";
+  dir.Write("events.log", text + "P 1\n");
+  const auto owned = LogDataflow(dir.File("events.log"));
+  DataflowShared& d = *owned;
+  const auto now = Clock::now();
+  EXPECT_EQ(d.Prepare(1, 1, now), now) << "more of the file is there: step again at once";
+  EXPECT_EQ(d.sources[0]->upper, Frontier::Minimum());
 }
 
 }  // namespace

@@ -44,11 +44,13 @@ class LogNode final : public SourceNode {
 
 void LogSource::Advance(AdvanceCtx& ctx) {
   if (pending.empty()) pending.resize(ctx.workers);
-  // A step reads at most this many records (the step budget, like a generator's ticks).
-  const std::size_t budget = static_cast<std::size_t>(ctx.max_ticks) * kLogRecordsPerTick;
-  const Time at = upper.empty() ? kMaxTime : upper.time();  // where errors arise
+  // A step reads at most this many lines (the step budget, like a generator's ticks).
+  const std::size_t budget = static_cast<std::size_t>(ctx.max_ticks) * kLogLinesPerTick;
+  // An error arises at the upper when its line is read (so at the same time however the step
+  // budget splits the file).
+  auto at = [&] { return upper.empty() ? kMaxTime : upper.time(); };
   auto error = [&](const LogRecord& r, const std::string& why) {
-    pending_errors.push_back({"log line " + std::to_string(r.line) + ": " + why, at, 1});
+    pending_errors.push_back({"log line " + std::to_string(r.line) + ": " + why, at(), 1});
   };
   for (LogRecord& r : tailer_->ReadNew(budget)) {
     switch (r.kind) {
@@ -76,7 +78,7 @@ void LogSource::Advance(AdvanceCtx& ctx) {
         upper = Frontier::Empty();
         break;
       case LogRecord::Kind::kError:
-        pending_errors.push_back({r.error, at, 1});
+        pending_errors.push_back({r.error, at(), 1});
         break;
     }
   }

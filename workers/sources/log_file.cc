@@ -164,28 +164,30 @@ std::optional<LogRecord> ParseLogLine(std::string_view line, const pb::Schema& s
   return r;
 }
 
-std::vector<LogRecord> LogTailer::ReadNew(std::size_t max_records) {
+std::vector<LogRecord> LogTailer::ReadNew(std::size_t max_lines) {
   std::vector<LogRecord> out;
   more_ = false;
   std::ifstream in(path_, std::ios::binary);
   missing_ = !in;
   if (!in) return out;
   in.seekg(static_cast<std::streamoff>(offset_));
-  // Read in chunks; `pending` holds the bytes from `offset_` on that are not consumed yet.
+  // Read in chunks; `pending` holds the bytes from `offset_` on that are not consumed yet. Every
+  // line counts against the budget, blank and comment lines too (they cost a read as well).
   constexpr std::size_t kChunk = 1 << 20;
   std::string pending;
+  std::size_t lines = 0;
   bool eof = false;
-  while (!eof && out.size() < max_records) {
+  while (!eof && lines < max_lines) {
     const std::size_t had = pending.size();
     pending.resize(had + kChunk);
     in.read(pending.data() + had, static_cast<std::streamsize>(kChunk));
     pending.resize(had + static_cast<std::size_t>(in.gcount()));
     eof = pending.size() < had + kChunk;
     std::size_t start = 0;
-    for (std::size_t nl;
-         out.size() < max_records && (nl = pending.find('\n', start)) != std::string::npos;
+    for (std::size_t nl; lines < max_lines && (nl = pending.find('\n', start)) != std::string::npos;
          start = nl + 1) {
       ++line_;
+      ++lines;
       std::string_view line(pending.data() + start, nl - start);
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       if (auto r = ParseLogLine(line, schema_)) {
@@ -199,8 +201,8 @@ std::vector<LogRecord> LogTailer::ReadNew(std::size_t max_records) {
     pending.erase(0, start);
   }
   // Stopped by the budget: is there another complete line already?
-  more_ = out.size() >= max_records &&
-          (pending.find('\n') != std::string::npos || (!eof && in.peek() != EOF));
+  more_ =
+      lines >= max_lines && (pending.find('\n') != std::string::npos || (!eof && in.peek() != EOF));
   return out;
 }
 

@@ -35,11 +35,12 @@ class LogTailer {
   LogTailer(std::string path, ipc::pb::Schema schema)
       : path_(std::move(path)), schema_(std::move(schema)) {}
 
-  // Reads complete lines appended since the last call, until `max_records` records (updates,
-  // marks, errors) are read — the rest waits for the next call, so one call's work is bounded by
-  // the caller's step budget. A file that does not exist (yet) reads as empty and sets missing().
-  std::vector<LogRecord> ReadNew(std::size_t max_records);
-  // Whether the last ReadNew stopped at max_records with more of the file already there.
+  // Reads complete lines appended since the last call, at most `max_lines` of them (blank and
+  // comment lines count too) — the rest waits for the next call, so one call's work is bounded
+  // by the caller's step budget. A file that does not exist (yet) reads as empty and sets
+  // missing().
+  std::vector<LogRecord> ReadNew(std::size_t max_lines);
+  // Whether the last ReadNew stopped at max_lines with more of the file already there.
   bool more() const { return more_; }
   // Whether the file could not be opened by the last ReadNew.
   bool missing() const { return missing_; }

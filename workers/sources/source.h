@@ -23,9 +23,9 @@ namespace tandem::workers {
 // The most ticks a source advances in one lockstep step (the runtime's step budget grows to at
 // most this).
 inline constexpr Time kMaxStepTicks = 1024;
-// Log records a log source reads per tick of the step budget (a step of kMaxStepTicks reads at
-// most 64 Ki records).
-inline constexpr std::size_t kLogRecordsPerTick = 64;
+// Log lines a log source reads per tick of the step budget (a step of kMaxStepTicks reads at
+// most 64 Ki lines).
+inline constexpr std::size_t kLogLinesPerTick = 64;
 
 // What one Advance is given, and what it tells back.
 struct AdvanceCtx {
