@@ -550,6 +550,106 @@ Status Validator::ValidateObserver(const pb::Command& command) const {
   return Status(why.code(), Describe(command) + ": " + why.message());
 }
 
+namespace {
+
+// An id a dataflow creates: a canonical GlobalId, new in the epoch and in the dataflow.
+Status CheckNewId(const std::string& id, const std::string& what,
+                  const std::map<std::string, pb::Schema>& collections, const Scope& scope) {
+  const auto parsed = GlobalId::Parse(id);
+  if (!parsed) {
+    return Invalid(what + " id \"" + Printable(id) + "\" is not a GlobalId (u<n>, s<n> or t<n>)");
+  }
+  if (parsed->ToString() != id) {
+    return Invalid(what + " id \"" + Printable(id) + "\" is not in canonical form (" +
+                   parsed->ToString() + ")");
+  }
+  if (collections.count(id) > 0) return Invalid(what + " " + id + " already exists");
+  if (scope.count(id) > 0) return Invalid(what + " " + id + " is already used in this dataflow");
+  return Status::Ok();
+}
+
+// The index exports of a dataflow: new ids, on a collection of the dataflow, keys in range.
+Status CheckIndexExports(const pb::DataflowDescription& desc,
+                         const std::map<std::string, pb::Schema>& collections, Scope* scope_out,
+                         std::map<std::string, pb::Schema>* created,
+                         std::map<std::string, Validator::IndexInfo>* new_indexes) {
+  Scope& scope = *scope_out;
+  for (const auto& index : desc.index_exports()) {
+    TANDEM_RETURN_IF_ERROR(CheckNewId(index.id(), "index export", collections, scope));
+    const std::string what = "index export " + index.id();
+    const auto on = scope.find(index.on());
+    if (on == scope.end()) {
+      if (collections.count(index.on()) > 0) {
+        return Invalid(what + ": " + Quoted(index.on()) +
+                       " is not a source, import or build of this dataflow");
+      }
+      return Status::NotFound(what + ": unknown collection " + Quoted(index.on()));
+    }
+    if (index.key_size() == 0) return Invalid(what + ": key is empty (name at least one column)");
+    for (int i = 0; i < index.key_size(); ++i) {
+      const Status in_range = CheckColumnInRange(index.key(i), on->second.columns_size());
+      if (!in_range.ok()) return Within(what + ": key " + std::to_string(i), in_range);
+    }
+    // Later exports may not reuse this id either.
+    scope.emplace(index.id(), on->second);
+    created->emplace(index.id(), on->second);
+    new_indexes->emplace(
+        index.id(), Validator::IndexInfo{index.on(), {index.key().begin(), index.key().end()}});
+  }
+
+  return Status::Ok();
+}
+
+// The index imports of a dataflow: each names a known index of the epoch with the same `on`,
+// key and schema, once; their ids and `on` collections join the dataflow's scope.
+Status CheckIndexImports(const pb::DataflowDescription& desc,
+                         const std::map<std::string, pb::Schema>& collections,
+                         const std::map<std::string, Validator::IndexInfo>& indexes,
+                         Scope* scope_out) {
+  Scope& scope = *scope_out;
+  std::set<std::string> sources;
+  for (const auto& import : desc.source_imports()) sources.insert(import.id());
+  std::set<std::string> imported_indexes;
+  for (const auto& import : desc.index_imports()) {
+    const std::string what = "index import " + Quoted(import.id());
+    const auto index = indexes.find(import.id());
+    if (index == indexes.end()) {
+      if (collections.count(import.id()) > 0) return Invalid(what + ": not an index");
+      return Status::NotFound(what + ": unknown index");
+    }
+    if (!imported_indexes.insert(import.id()).second) {
+      return Invalid(what + ": imported twice in this dataflow");
+    }
+    if (import.on() != index->second.on) {
+      return Invalid(what + ": the index is on " + index->second.on + ", not " +
+                     Quoted(import.on()));
+    }
+    const std::vector<std::uint32_t> key(import.key().begin(), import.key().end());
+    if (key != index->second.key) {
+      return Invalid(what + ": key " + ListText(import.key()) + " differs from the index's key");
+    }
+    const pb::Schema& known = collections.at(import.id());
+    if (!SameShape(import.schema(), known)) {
+      return Invalid(what + ": schema " + SchemaText(import.schema()) +
+                     " differs from the known schema " + SchemaText(known));
+    }
+    // Source import ids are new in the epoch and index import ids are known: they cannot clash.
+    scope.emplace(import.id(), known);
+    // The collection the index is on may be read by name too. It must not clash with a source
+    // import (possible once it was dropped and its id re-created here), and two imported indexes
+    // on it must agree on its schema (they may not, if it was dropped and re-created between).
+    const auto [it, inserted] = scope.emplace(import.on(), known);
+    if (!inserted && (sources.count(import.on()) > 0 || !SameShape(it->second, known))) {
+      return Invalid(what + ": " + import.on() + " is already used in this dataflow as " +
+                     SchemaText(it->second));
+    }
+  }
+
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status Validator::ValidateCreateDataflow(const pb::DataflowDescription& desc) {
   // Everything is checked before anything is recorded: a refused dataflow changes nothing.
   switch (desc.class_()) {
@@ -585,65 +685,15 @@ Status Validator::ValidateCreateDataflow(const pb::DataflowDescription& desc) {
   }
 
   Scope scope;
-  // An id this dataflow creates: a canonical GlobalId, new in the epoch and in the dataflow.
-  auto check_new_id = [&](const std::string& id, const std::string& what) -> Status {
-    const auto parsed = GlobalId::Parse(id);
-    if (!parsed) {
-      return Invalid(what + " id \"" + Printable(id) + "\" is not a GlobalId (u<n>, s<n> or t<n>)");
-    }
-    if (parsed->ToString() != id) {
-      return Invalid(what + " id \"" + Printable(id) + "\" is not in canonical form (" +
-                     parsed->ToString() + ")");
-    }
-    if (collections_.count(id) > 0) return Invalid(what + " " + id + " already exists");
-    if (scope.count(id) > 0) return Invalid(what + " " + id + " is already used in this dataflow");
-    return Status::Ok();
-  };
 
   for (const auto& import : desc.source_imports()) {
-    TANDEM_RETURN_IF_ERROR(check_new_id(import.id(), "source import"));
+    TANDEM_RETURN_IF_ERROR(CheckNewId(import.id(), "source import", collections_, scope));
     const Status source = CheckSourceSchema(import);
     if (!source.ok()) return Within("source import " + import.id(), source);
     scope.emplace(import.id(), import.schema());
   }
 
-  std::set<std::string> sources;
-  for (const auto& import : desc.source_imports()) sources.insert(import.id());
-  std::set<std::string> imported_indexes;
-  for (const auto& import : desc.index_imports()) {
-    const std::string what = "index import " + Quoted(import.id());
-    const auto index = indexes_.find(import.id());
-    if (index == indexes_.end()) {
-      if (collections_.count(import.id()) > 0) return Invalid(what + ": not an index");
-      return Status::NotFound(what + ": unknown index");
-    }
-    if (!imported_indexes.insert(import.id()).second) {
-      return Invalid(what + ": imported twice in this dataflow");
-    }
-    if (import.on() != index->second.on) {
-      return Invalid(what + ": the index is on " + index->second.on + ", not " +
-                     Quoted(import.on()));
-    }
-    const std::vector<std::uint32_t> key(import.key().begin(), import.key().end());
-    if (key != index->second.key) {
-      return Invalid(what + ": key " + ListText(import.key()) + " differs from the index's key");
-    }
-    const pb::Schema& known = collections_.at(import.id());
-    if (!SameShape(import.schema(), known)) {
-      return Invalid(what + ": schema " + SchemaText(import.schema()) +
-                     " differs from the known schema " + SchemaText(known));
-    }
-    // Source import ids are new in the epoch and index import ids are known: they cannot clash.
-    scope.emplace(import.id(), known);
-    // The collection the index is on may be read by name too. It must not clash with a source
-    // import (possible once it was dropped and its id re-created here), and two imported indexes
-    // on it must agree on its schema (they may not, if it was dropped and re-created between).
-    const auto [it, inserted] = scope.emplace(import.on(), known);
-    if (!inserted && (sources.count(import.on()) > 0 || !SameShape(it->second, known))) {
-      return Invalid(what + ": " + import.on() + " is already used in this dataflow as " +
-                     SchemaText(it->second));
-    }
-  }
+  TANDEM_RETURN_IF_ERROR(CheckIndexImports(desc, collections_, indexes_, &scope));
 
   // Well-formed index imports are still refused: the runtime renders dataflows from sources only
   // (reading another dataflow's arrangement is not built yet). Refusing here keeps a valid-looking
@@ -656,7 +706,7 @@ Status Validator::ValidateCreateDataflow(const pb::DataflowDescription& desc) {
   std::map<std::string, pb::Schema> created;
   for (const auto& import : desc.source_imports()) created.emplace(import.id(), import.schema());
   for (const auto& build : desc.objects_to_build()) {
-    TANDEM_RETURN_IF_ERROR(check_new_id(build.id(), "build"));
+    TANDEM_RETURN_IF_ERROR(CheckNewId(build.id(), "build", collections_, scope));
     auto schema = PlanChecker(scope, collections_).Check(build.plan());
     if (!schema.ok()) return Within("build " + build.id(), schema.status());
     scope.emplace(build.id(), *schema);
@@ -664,28 +714,7 @@ Status Validator::ValidateCreateDataflow(const pb::DataflowDescription& desc) {
   }
 
   std::map<std::string, IndexInfo> new_indexes;
-  for (const auto& index : desc.index_exports()) {
-    TANDEM_RETURN_IF_ERROR(check_new_id(index.id(), "index export"));
-    const std::string what = "index export " + index.id();
-    const auto on = scope.find(index.on());
-    if (on == scope.end()) {
-      if (collections_.count(index.on()) > 0) {
-        return Invalid(what + ": " + Quoted(index.on()) +
-                       " is not a source, import or build of this dataflow");
-      }
-      return Status::NotFound(what + ": unknown collection " + Quoted(index.on()));
-    }
-    if (index.key_size() == 0) return Invalid(what + ": key is empty (name at least one column)");
-    for (int i = 0; i < index.key_size(); ++i) {
-      const Status in_range = CheckColumnInRange(index.key(i), on->second.columns_size());
-      if (!in_range.ok()) return Within(what + ": key " + std::to_string(i), in_range);
-    }
-    // Later exports may not reuse this id either.
-    scope.emplace(index.id(), on->second);
-    created.emplace(index.id(), on->second);
-    new_indexes.emplace(index.id(),
-                        IndexInfo{index.on(), {index.key().begin(), index.key().end()}});
-  }
+  TANDEM_RETURN_IF_ERROR(CheckIndexExports(desc, collections_, &scope, &created, &new_indexes));
 
   if (created.empty()) {
     return Invalid("the dataflow creates nothing (no source import, build or index export)");
@@ -705,6 +734,13 @@ Status Validator::ValidateCreateDataflow(const pb::DataflowDescription& desc) {
         "; drop one first, or restart the replica with a larger --slots-per-row");
   }
 
+  Record(desc, std::move(created), std::move(new_indexes));
+  return Status::Ok();
+}
+
+void Validator::Record(const pb::DataflowDescription& desc,
+                       std::map<std::string, pb::Schema> created,
+                       std::map<std::string, IndexInfo> new_indexes) {
   const std::uint64_t dataflow = next_dataflow_++;
   Dataflow& members = dataflows_[dataflow];
   for (const auto& import : desc.source_imports()) {
@@ -721,7 +757,6 @@ Status Validator::ValidateCreateDataflow(const pb::DataflowDescription& desc) {
   }
   for (auto& [id, schema] : created) collections_.insert_or_assign(id, std::move(schema));
   for (auto& [id, info] : new_indexes) indexes_.insert_or_assign(id, std::move(info));
-  return Status::Ok();
 }
 
 Status Validator::ValidatePeek(const pb::Peek& peek) const {

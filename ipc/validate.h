@@ -84,6 +84,9 @@ class Validator {
 
  private:
   Status ValidateCreateDataflow(const pb::DataflowDescription& desc);
+  // Records an accepted dataflow: its collections, indexes and origins.
+  void Record(const pb::DataflowDescription& desc, std::map<std::string, pb::Schema> created,
+              std::map<std::string, IndexInfo> new_indexes);
   Status ValidatePeek(const pb::Peek& peek) const;
   Status ValidateAllowCompaction(const pb::AllowCompaction& command);
 
