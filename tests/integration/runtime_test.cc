@@ -552,8 +552,8 @@ TEST(Runtime, AnObserversPeekIsServedWhileAControllerReplays) {
 // Issue 11 defect 2: the index past the registry's slots per row aborted the replica. It is
 // refused with a CommandError, the replica keeps serving, and once an index is dropped a new one
 // fits — at once, though the dropped index's slot is freed only after its reader let go.
-TEST(Runtime, AnIndexBeyondTheSlotsPerRowIsRefusedAndTheReplicaKeepsServing) {
-  Replica r(true, 2, {"--slots-per-row", "2"});
+void IndexBeyondTheSlotsPerRow(bool two_runtime) {
+  Replica r(two_runtime, 2, {"--slots-per-row", "2"});
   ASSERT_TRUE(r.ready) << r.sup.Log();
   LogFiles logs;
   ASSERT_TRUE(StartTwoLogIndexes(r, logs)) << r.sup.Log();
@@ -574,6 +574,13 @@ TEST(Runtime, AnIndexBeyondTheSlotsPerRowIsRefusedAndTheReplicaKeepsServing) {
   ASSERT_TRUE(fresh && fresh->peek_response().has_rows()) << r.sup.Log();
   EXPECT_EQ(RowsOf(*fresh), (std::multiset<std::string>{"3,30,x1"}));
   EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
+}
+
+TEST(Runtime, AnIndexBeyondTheSlotsPerRowIsRefusedAndTheReplicaKeepsServing) {
+  IndexBeyondTheSlotsPerRow(true);
+}
+TEST(Runtime, AnIndexBeyondTheSlotsPerRowIsRefusedAndTheReplicaKeepsServingSolo) {
+  IndexBeyondTheSlotsPerRow(false);
 }
 
 }  // namespace
