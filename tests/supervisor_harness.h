@@ -25,6 +25,7 @@
 #include <zmq.hpp>
 
 #include "child_process.h"
+#include "ipc/client.h"
 #include "ipc/codec.h"
 #include "shm/layout.h"
 #include "shm/registry.h"
@@ -246,55 +247,34 @@ class SupervisorProcess {
   std::vector<pid_t> runtime_pids_;
 };
 
-// A controller: one DEALER socket.
+// A controller for tests: ipc::ControllerClient as a bare DEALER (no linger, no heartbeats, no
+// connection monitor, no Goodbye), keeping what ReceiveUntil and Hello skipped in `skipped`.
 class TestController {
  public:
-  explicit TestController(const std::string& endpoint) : sock_(ctx_, zmq::socket_type::dealer) {
-    sock_.set(zmq::sockopt::linger, 0);
-    sock_.connect(endpoint);
-  }
-  void SendRaw(const std::string& bytes) { sock_.send(zmq::buffer(bytes), zmq::send_flags::none); }
-  void Send(const ipc::pb::Command& c) { SendRaw(ipc::Encode(c)); }
+  explicit TestController(const std::string& endpoint) : client_(endpoint, {}) {}
+  void SendRaw(const std::string& bytes) { client_.SendRaw(bytes); }
+  void Send(const ipc::pb::Command& c) { client_.Send(c); }
   std::optional<ipc::pb::Response> Receive(std::chrono::milliseconds limit = 5s) {
-    zmq::pollitem_t item{sock_.handle(), 0, ZMQ_POLLIN, 0};
-    if (zmq::poll(&item, 1, limit) <= 0) return std::nullopt;
-    zmq::message_t msg;
-    if (!sock_.recv(msg, zmq::recv_flags::none)) return std::nullopt;
-    auto d = ipc::DecodeResponse(msg.to_string_view());
-    if (!d.ok()) return std::nullopt;
-    return d.message;
+    return client_.Receive(limit);
   }
   // Receives until `match` accepts a response (others are kept in `skipped`).
   std::optional<ipc::pb::Response> ReceiveUntil(
       const std::function<bool(const ipc::pb::Response&)>& match,
       std::chrono::milliseconds limit = 5s) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      auto r = Receive(std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now()));
-      if (!r) return std::nullopt;
-      if (match(*r)) return r;
-      skipped.push_back(*r);
-    }
-    return std::nullopt;
+    return client_.ReceiveUntil(match, limit, &skipped);
   }
   // Sends Hello (an observer's, read-only, when `observer`) and waits for HelloAccepted.
   bool Hello(const std::string& nonce = "n1", bool observer = false) {
-    ipc::pb::Command c;
-    c.mutable_hello()->set_nonce(nonce);
-    c.mutable_hello()->set_protocol_version(ipc::kProtocolVersion);
-    c.mutable_hello()->set_observer(observer);
-    Send(c);
+    Send(ipc::MakeHello(nonce, observer));
     return ReceiveUntil(
                [](const auto& r) { return r.has_status() && r.status().has_hello_accepted(); })
         .has_value();
   }
-  zmq::socket_t& socket() { return sock_; }
+  zmq::socket_t& socket() { return client_.socket(); }
   std::vector<ipc::pb::Response> skipped;
 
  private:
-  zmq::context_t ctx_{1};
-  zmq::socket_t sock_;
+  ipc::ControllerClient client_;
 };
 
 // The registry slots still live in segment `name`, as " u4@0/row1 …" (empty when none).

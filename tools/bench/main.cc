@@ -29,6 +29,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -37,6 +38,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "ipc/client.h"
 #include "ipc/codec.h"
 
 namespace tandem::bench {
@@ -378,63 +380,45 @@ struct FrontierSample {
 
 class Client {
  public:
-  explicit Client(const std::string& endpoint) : sock_(ctx_, zmq::socket_type::dealer) {
-    sock_.set(zmq::sockopt::linger, 0);
-    sock_.connect(endpoint);
-    pb::Command c;
-    c.mutable_hello()->set_nonce("tandem-bench");
-    c.mutable_hello()->set_protocol_version(ipc::kProtocolVersion);
-    Send(c);
-    const auto deadline = Clock::now() + 10s;
-    while (Clock::now() < deadline) {
-      auto r = Receive(100ms);
-      if (r && r->has_status() && r->status().has_hello_accepted()) return;
+  explicit Client(const std::string& endpoint) : client_(endpoint, {.timeout = 10s}) {
+    if (Status s = client_.Hello("tandem-bench"); !s.ok()) {
+      CheckStop();
+      throw std::runtime_error(
+          s.code() == StatusCode::kUnavailable ? "no HelloAccepted from " + endpoint : s.message());
     }
-    throw std::runtime_error("no HelloAccepted from " + endpoint);
   }
 
   void Send(const pb::Command& c) {
-    const std::string bytes = ipc::Encode(c);
-    for (;;) {
-      try {
-        sock_.send(zmq::buffer(bytes), zmq::send_flags::none);
-        return;
-      } catch (const zmq::error_t& e) {
-        if (e.num() != EINTR) throw;
-        CheckStop();
-      }
+    if (c.has_create_dataflow()) {
+      for (const auto& x : c.create_dataflow().desc().index_exports()) indexes_.insert(x.id());
     }
+    client_.Send(c);
+    CheckStop();
   }
 
   // One response (Frontiers noted, CommandError thrown), or nullopt after `limit`.
   std::optional<pb::Response> Receive(std::chrono::milliseconds limit) {
     CheckStop();
-    zmq::pollitem_t item{sock_.handle(), 0, ZMQ_POLLIN, 0};
-    try {
-      if (zmq::poll(&item, 1, limit) <= 0) return std::nullopt;
-    } catch (const zmq::error_t& e) {
-      if (e.num() != EINTR) throw;
-      CheckStop();
-      return std::nullopt;
+    const std::uint64_t undecodable = client_.undecodable();
+    auto r = client_.Receive(limit);
+    CheckStop();
+    if (client_.undecodable() != undecodable) {
+      throw std::runtime_error("undecodable response: " + client_.last_decode_error());
     }
-    zmq::message_t msg;
-    if (!sock_.recv(msg, zmq::recv_flags::none)) return std::nullopt;
-    auto d = ipc::DecodeResponse(msg.to_string_view());
-    if (!d.ok()) throw std::runtime_error("undecodable response: " + d.error.reason);
-    const pb::Response& r = d.message;
-    if (r.has_command_error()) {
-      throw std::runtime_error("command refused: " + r.command_error().what() + ": " +
-                               r.command_error().why());
+    if (!r) return std::nullopt;
+    if (r->has_command_error()) {
+      throw std::runtime_error("command refused: " + r->command_error().what() + ": " +
+                               r->command_error().why());
     }
-    if (r.has_frontiers() && !r.frontiers().write().elements().empty()) {
-      const std::uint64_t w = r.frontiers().write().elements(0);
-      auto& cur = write_[r.frontiers().id()];
+    if (r->has_frontiers() && !r->frontiers().write().elements().empty()) {
+      const std::uint64_t w = r->frontiers().write().elements(0);
+      auto& cur = write_[r->frontiers().id()];
       if (w > cur) {
         cur = w;
-        if (r.frontiers().id() == tracked_) track_.push_back({Clock::now(), w});
+        if (r->frontiers().id() == tracked_) track_.push_back({Clock::now(), w});
       }
     }
-    return d.message;
+    return r;
   }
 
   void Pump(std::chrono::milliseconds d) {
@@ -473,11 +457,14 @@ class Client {
     c.mutable_allow_compaction()->mutable_frontier()->add_elements(t);
     Send(c);
   }
-  // Compacts every index we know of right behind its write frontier, except those in `except`
-  // (which the caller compacts itself, behind the times it reads at).
+  // Compacts every index we created right behind its write frontier, except those in `except`
+  // (which the caller compacts itself, behind the times it reads at). Only indexes: the replica
+  // refuses compaction of a source or a view.
   void CompactAllBut(const std::vector<std::string>& except) {
     for (const auto& [id, w] : write_) {
-      if (w > 1 && std::find(except.begin(), except.end(), id) == except.end()) Compact(id, w - 1);
+      if (w > 1 && indexes_.count(id) &&
+          std::find(except.begin(), except.end(), id) == except.end())
+        Compact(id, w - 1);
     }
   }
 
@@ -500,9 +487,9 @@ class Client {
   }
 
  private:
-  zmq::context_t ctx_{1};
-  zmq::socket_t sock_;
+  ipc::ControllerClient client_;
   std::map<std::string, std::uint64_t> write_, compacted_;
+  std::set<std::string> indexes_;  // the index exports of the dataflows sent
   std::string tracked_;
   std::vector<FrontierSample> track_;
 };

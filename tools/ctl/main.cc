@@ -303,11 +303,20 @@ class Session {
 
   // Returns an exit code on failure.
   std::optional<int> Open(Mode mode) {
-    auto client = Client::Create(
-        g_.endpoint, std::chrono::milliseconds(static_cast<std::int64_t>(g_.timeout_s * 1000)));
-    if (!client.ok()) return Fail(kExitUsage, client.status().message());
+    ipc::ControllerClient::Options options;
+    options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(g_.timeout_s * 1000));
+    options.linger = std::chrono::milliseconds(200);
+    options.end_on_disconnect = true;
+    options.goodbye = true;
+    auto client = ipc::ControllerClient::Create(g_.endpoint, options);
+    if (!client.ok()) {
+      return Fail(kExitUsage, "--endpoint \"" + g_.endpoint +
+                                  "\" is not a ZeroMQ endpoint (expected e.g. "
+                                  "tcp://127.0.0.1:2101): " +
+                                  client.status().message());
+    }
     client_ = std::move(client).value();
-    if (Status s = client_->Connect(/*observer=*/true); !s.ok()) return Ended(s);
+    if (Status s = client_->Hello(RandomHex(8), /*observer=*/true); !s.ok()) return Ended(s);
     if (!client_->observer()) {
       // A supervisor that knows no observers made us its controller (the Hello is the same
       // protocol version): reading must not go on as if nothing happened.
@@ -317,7 +326,7 @@ class Session {
     }
     if (mode == Mode::kObserve) return std::nullopt;
     if (auto code = CheckLiveIndexes()) return code;
-    if (Status s = client_->Connect(/*observer=*/false); !s.ok()) return Ended(s);
+    if (Status s = client_->Hello(RandomHex(8), /*observer=*/false); !s.ok()) return Ended(s);
     // Another controller may have built indexes between the two Hellos: look again. Refusing now
     // still drops nothing (no InitializationComplete); the replica keeps its dataflows.
     if (auto code = CheckLiveIndexes()) return code;
@@ -406,7 +415,7 @@ class Session {
   }
   bool over() const { return client_->lost() || client_->superseded(); }
 
-  Client& client() { return *client_; }
+  ipc::ControllerClient& client() { return *client_; }
   History& history() { return history_; }
   const Globals& globals() const { return g_; }
 
@@ -443,7 +452,7 @@ class Session {
 
   Globals g_;
   History history_;
-  std::unique_ptr<Client> client_;
+  std::unique_ptr<ipc::ControllerClient> client_;
   bool warned_replace_ = false;
 };
 
