@@ -25,6 +25,7 @@
 #include "base/status.h"
 #include "ipc/client.h"
 #include "ipc/codec.h"
+#include "tools/ctl/schema.h"
 
 namespace tandem::ctl {
 
@@ -100,27 +101,18 @@ class History {
   std::vector<pb::Command> commands_;
 };
 
-// The output schema of a plan given the schemas of the ids it may Get (names are best-effort:
-// expressions get "cN" names and an unspecified type).
-pb::Schema PlanSchema(const pb::Plan& plan, const std::map<std::string, pb::Schema>& env);
-
-// "k:int64,name:string?" → columns; '?' marks a nullable column.
-Result<pb::Schema> ParseSchema(const std::string& text);
-// "k,2" → column positions, resolving names against `schema`.
-Result<std::vector<std::uint32_t>> ParseColumns(const std::string& text, const pb::Schema& schema);
-// One datum in the datum syntax (tools/common/format.h), typed by `column` (none: any type).
-Result<pb::Datum> ParseDatum(const std::string& text, const pb::Column* column);
-// One key: comma-separated datums (commas inside quoted strings are part of the string), typed
-// by `columns` when known (then their number must match).
-Result<pb::Row> ParseKey(const std::string& text, const std::vector<const pb::Column*>& columns);
-std::string DatumText(const pb::Datum& datum);  // the datum syntax, for tables
-std::string JsonString(const std::string& text);
-std::string TypeName(pb::ScalarType type);
-
 // Round-trips a command through the JSON form, so what is sent now equals what is replayed later
 // (reconciliation compares encodings).
 pb::Command Canonical(const pb::Command& command);
 
 std::string RandomHex(int bytes);
+
+// "u1, u2 and u3".
+std::string JoinIds(const std::vector<std::string>& ids);
+
+// Why `id` cannot be dropped (`compaction` unset) or compacted to `compaction`: it is no index
+// of the history. The reason names what `id` is and the command to run instead.
+std::optional<std::string> NotAnIndex(const History& h, const std::string& id,
+                                      std::optional<std::uint64_t> compaction);
 
 }  // namespace tandem::ctl
