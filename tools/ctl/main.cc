@@ -64,16 +64,12 @@ bool IsFlag(const std::string& arg) {
 // Every option but the flags takes the next argument as its value, whatever it looks like
 // (`--key -inf`, which CLI11 would take for an option): joined as --name=value for CLI11.
 std::vector<std::string> JoinValues(int argc, char** argv) {
-  std::vector<std::string> out;
-  for (int i = argc - 1; i >= 1; --i) out.push_back(argv[i]);  // CLI11 parses a reversed vector
   std::vector<std::string> joined;
-  while (!out.empty()) {
-    std::string arg = std::move(out.back());
-    out.pop_back();
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
     if (arg.rfind("--", 0) == 0 && arg.size() > 2 && arg.find('=') == std::string::npos &&
-        !IsFlag(arg) && !out.empty()) {
-      arg += "=" + out.back();
-      out.pop_back();
+        !IsFlag(arg) && i + 1 < argc) {
+      arg += "=" + std::string(argv[++i]);
     }
     joined.push_back(std::move(arg));
   }
