@@ -25,10 +25,12 @@
 #include <zmq.hpp>
 
 #include "child_process.h"
+#include "ipc/client.h"
 #include "ipc/codec.h"
 #include "shm/layout.h"
 #include "shm/registry.h"
 #include "shm/segment.h"
+#include "tools/common/replica.h"
 
 namespace tandem::testing {
 
@@ -44,19 +46,11 @@ inline bool Eventually(const std::function<bool()>& done, std::chrono::milliseco
   }
 }
 
-// A TCP port nobody listens on right now (the kernel picks it).
-inline int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
+// Ports and the supervisor's HTTP endpoint: the tools' helpers (tools/common/replica.h).
+using tools::FreePort;
+using tools::HttpGet;
+using tools::HttpResult;
+using tools::MetricValue;
 
 inline bool ProcessGone(pid_t pid) {
   if (kill(pid, 0) != 0) return errno == ESRCH;
@@ -67,44 +61,6 @@ inline bool ProcessGone(pid_t pid) {
   const auto close_paren = line.rfind(')');
   return close_paren != std::string::npos && close_paren + 2 < line.size() &&
          line[close_paren + 2] == 'Z';
-}
-
-struct HttpResult {
-  int status = 0;
-  std::string body;
-};
-
-inline HttpResult HttpGet(int port, const std::string& path) {
-  HttpResult r;
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  timeval tv{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return r;
-  }
-  const std::string req = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
-  (void)!write(fd, req.data(), req.size());
-  std::string resp;
-  char buf[4096];
-  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) resp.append(buf, static_cast<size_t>(n));
-  close(fd);
-  if (resp.rfind("HTTP/1.1 ", 0) == 0) r.status = std::stoi(resp.substr(9, 3));
-  if (auto p = resp.find("\r\n\r\n"); p != std::string::npos) r.body = resp.substr(p + 4);
-  return r;
-}
-
-// The value of one sample line ("name{labels} value") in Prometheus text, or -1.
-inline double MetricValue(const std::string& text, const std::string& sample) {
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(sample + " ", 0) == 0) return std::stod(line.substr(sample.size() + 1));
-  }
-  return -1;
 }
 
 struct SupervisorOptions {
@@ -133,34 +89,18 @@ class SupervisorProcess {
     runtime_parent_ = o.runtime_subdir.empty() ? temp_dir_ : temp_dir_ + "/" + o.runtime_subdir;
     controller_port_ = FreePort();
     http_port_ = FreePort();
-    std::vector<std::string> args = {TANDEM_SUPERVISOR_BIN,
-                                     "--replica-id",
-                                     replica_,
-                                     "--shm-name",
-                                     segment_,
-                                     "--shm-size",
-                                     o.shm_size,
-                                     "--workers",
-                                     std::to_string(o.workers),
-                                     "--interactive-runtime",
-                                     o.two_runtime ? "on" : "off",
-                                     "--controller-listen-addr",
-                                     "tcp://127.0.0.1:" + std::to_string(controller_port_),
-                                     "--internal-http-listen-addr",
-                                     "127.0.0.1:" + std::to_string(http_port_),
-                                     "--runtime-dir",
-                                     runtime_parent_,
-                                     "--worker-binary",
-                                     o.worker_binary,
-                                     "--log-level",
-                                     "debug",
-                                     "--grace-period",
-                                     "2",
-                                     "--param",
-                                     "controller_heartbeat_interval_ms=100",
-                                     "--param",
-                                     "controller_heartbeat_timeout_ms=500"};
-    args.insert(args.end(), o.extra_args.begin(), o.extra_args.end());
+    tools::ReplicaOptions flags{.supervisor = TANDEM_SUPERVISOR_BIN,
+                                .two_runtime = o.two_runtime,
+                                .workers = o.workers,
+                                .shm_size = o.shm_size,
+                                .log_level = "debug",
+                                .grace_period = "2",
+                                .extra_args = {"--worker-binary", o.worker_binary, "--param",
+                                               "controller_heartbeat_interval_ms=100", "--param",
+                                               "controller_heartbeat_timeout_ms=500"}};
+    flags.extra_args.insert(flags.extra_args.end(), o.extra_args.begin(), o.extra_args.end());
+    const auto args = tools::ReplicaProcess::Argv(flags, replica_, segment_, controller_port_,
+                                                  http_port_, runtime_parent_);
     pid_ = Spawn(args, o.fake_worker_script, log_path_);
   }
 
@@ -246,55 +186,34 @@ class SupervisorProcess {
   std::vector<pid_t> runtime_pids_;
 };
 
-// A controller: one DEALER socket.
+// A controller for tests: ipc::ControllerClient as a bare DEALER (no linger, no heartbeats, no
+// connection monitor, no Goodbye), keeping what ReceiveUntil and Hello skipped in `skipped`.
 class TestController {
  public:
-  explicit TestController(const std::string& endpoint) : sock_(ctx_, zmq::socket_type::dealer) {
-    sock_.set(zmq::sockopt::linger, 0);
-    sock_.connect(endpoint);
-  }
-  void SendRaw(const std::string& bytes) { sock_.send(zmq::buffer(bytes), zmq::send_flags::none); }
-  void Send(const ipc::pb::Command& c) { SendRaw(ipc::Encode(c)); }
+  explicit TestController(const std::string& endpoint) : client_(endpoint, {}) {}
+  void SendRaw(const std::string& bytes) { client_.SendRaw(bytes); }
+  void Send(const ipc::pb::Command& c) { client_.Send(c); }
   std::optional<ipc::pb::Response> Receive(std::chrono::milliseconds limit = 5s) {
-    zmq::pollitem_t item{sock_.handle(), 0, ZMQ_POLLIN, 0};
-    if (zmq::poll(&item, 1, limit) <= 0) return std::nullopt;
-    zmq::message_t msg;
-    if (!sock_.recv(msg, zmq::recv_flags::none)) return std::nullopt;
-    auto d = ipc::DecodeResponse(msg.to_string_view());
-    if (!d.ok()) return std::nullopt;
-    return d.message;
+    return client_.Receive(limit);
   }
   // Receives until `match` accepts a response (others are kept in `skipped`).
   std::optional<ipc::pb::Response> ReceiveUntil(
       const std::function<bool(const ipc::pb::Response&)>& match,
       std::chrono::milliseconds limit = 5s) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      auto r = Receive(std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now()));
-      if (!r) return std::nullopt;
-      if (match(*r)) return r;
-      skipped.push_back(*r);
-    }
-    return std::nullopt;
+    return client_.ReceiveUntil(match, limit, &skipped);
   }
   // Sends Hello (an observer's, read-only, when `observer`) and waits for HelloAccepted.
   bool Hello(const std::string& nonce = "n1", bool observer = false) {
-    ipc::pb::Command c;
-    c.mutable_hello()->set_nonce(nonce);
-    c.mutable_hello()->set_protocol_version(ipc::kProtocolVersion);
-    c.mutable_hello()->set_observer(observer);
-    Send(c);
+    Send(ipc::MakeHello(nonce, observer));
     return ReceiveUntil(
                [](const auto& r) { return r.has_status() && r.status().has_hello_accepted(); })
         .has_value();
   }
-  zmq::socket_t& socket() { return sock_; }
+  zmq::socket_t& socket() { return client_.socket(); }
   std::vector<ipc::pb::Response> skipped;
 
  private:
-  zmq::context_t ctx_{1};
-  zmq::socket_t sock_;
+  ipc::ControllerClient client_;
 };
 
 // The registry slots still live in segment `name`, as " u4@0/row1 …" (empty when none).

@@ -27,28 +27,6 @@ namespace tandem::ctl {
 
 namespace {
 
-std::vector<std::string> Split(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : text) {
-    if (c == sep) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur.push_back(c);
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
-
-std::string Trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
-
 bool IsDrop(const pb::Command& c) {
   return c.has_allow_compaction() && c.allow_compaction().frontier().elements().empty();
 }
@@ -68,14 +46,6 @@ std::set<std::string> DroppedIds(const std::vector<pb::Command>& commands) {
     if (IsDrop(c)) dropped.insert(c.allow_compaction().id());
   }
   return dropped;
-}
-
-pb::Column MakeColumn(const std::string& name, pb::ScalarType type, bool nullable) {
-  pb::Column c;
-  c.set_name(name);
-  c.set_type(type);
-  c.set_nullable(nullable);
-  return c;
 }
 
 }  // namespace
@@ -330,214 +300,6 @@ std::map<std::string, std::string> History::LogSources() const {
   return out;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Schemas, columns, datums
-
-pb::Schema PlanSchema(const pb::Plan& plan, const std::map<std::string, pb::Schema>& env) {
-  switch (plan.kind_case()) {
-    case pb::Plan::kGet: {
-      auto it = env.find(plan.get().id());
-      return it == env.end() ? pb::Schema() : it->second;
-    }
-    case pb::Plan::kMfp: {
-      pb::Schema in = PlanSchema(plan.mfp().input(), env);
-      const auto& mfp = plan.mfp().mfp();
-      for (int i = 0; i < mfp.map_size(); ++i) {
-        const auto& e = mfp.map(i);
-        if (e.has_column() && static_cast<int>(e.column()) < in.columns_size()) {
-          *in.add_columns() = in.columns(static_cast<int>(e.column()));
-        } else if (e.has_literal()) {
-          *in.add_columns() = MakeColumn("", e.literal().type(), true);
-        } else {
-          *in.add_columns() = MakeColumn("", pb::SCALAR_TYPE_UNSPECIFIED, true);
-        }
-        in.mutable_columns(in.columns_size() - 1)
-            ->set_name("c" + std::to_string(in.columns_size() - 1));
-      }
-      if (mfp.projection().empty()) return in;
-      pb::Schema out;
-      for (std::uint32_t p : mfp.projection()) {
-        if (static_cast<int>(p) < in.columns_size())
-          *out.add_columns() = in.columns(static_cast<int>(p));
-      }
-      return out;
-    }
-    case pb::Plan::kReduce: {
-      const pb::Schema in = PlanSchema(plan.reduce().input(), env);
-      pb::Schema out;
-      for (std::uint32_t g : plan.reduce().group_key()) {
-        if (static_cast<int>(g) < in.columns_size())
-          *out.add_columns() = in.columns(static_cast<int>(g));
-      }
-      for (const auto& a : plan.reduce().aggregates()) {
-        const pb::Column* col = static_cast<int>(a.column()) < in.columns_size()
-                                    ? &in.columns(static_cast<int>(a.column()))
-                                    : nullptr;
-        const std::string of = col && !col->name().empty() ? "_" + col->name() : "";
-        switch (a.func()) {
-          case pb::COUNT:
-            *out.add_columns() = MakeColumn("count", pb::INT64, false);
-            break;
-          case pb::SUM:
-            *out.add_columns() =
-                MakeColumn("sum" + of, col ? col->type() : pb::SCALAR_TYPE_UNSPECIFIED, true);
-            break;
-          case pb::MIN:
-            *out.add_columns() =
-                MakeColumn("min" + of, col ? col->type() : pb::SCALAR_TYPE_UNSPECIFIED, true);
-            break;
-          default:
-            *out.add_columns() =
-                MakeColumn("max" + of, col ? col->type() : pb::SCALAR_TYPE_UNSPECIFIED, true);
-            break;
-        }
-      }
-      return out;
-    }
-    case pb::Plan::kUnion:
-      return plan.union_().inputs().empty() ? pb::Schema()
-                                            : PlanSchema(plan.union_().inputs(0), env);
-    case pb::Plan::kDistinct:
-      return PlanSchema(plan.distinct().input(), env);
-    default:
-      return pb::Schema();
-  }
-}
-
-std::string TypeName(pb::ScalarType type) {
-  switch (type) {
-    case pb::BOOL:
-      return "bool";
-    case pb::INT64:
-      return "int64";
-    case pb::FLOAT64:
-      return "float64";
-    case pb::STRING:
-      return "string";
-    default:
-      return "?";
-  }
-}
-
-Result<pb::Schema> ParseSchema(const std::string& text) {
-  pb::Schema schema;
-  if (Trim(text).empty()) return Status::InvalidArgument("the schema is empty");
-  for (const std::string& part : Split(text, ',')) {
-    const std::string item = Trim(part);
-    const auto colon = item.find(':');
-    if (colon == std::string::npos || colon == 0) {
-      return Status::InvalidArgument("schema column \"" + item +
-                                     "\": expected name:type (types bool, int64, float64, "
-                                     "string; a trailing ? makes it nullable)");
-    }
-    std::string type = item.substr(colon + 1);
-    const bool nullable = !type.empty() && type.back() == '?';
-    if (nullable) type.pop_back();
-    pb::ScalarType t;
-    if (type == "bool") {
-      t = pb::BOOL;
-    } else if (type == "int64") {
-      t = pb::INT64;
-    } else if (type == "float64") {
-      t = pb::FLOAT64;
-    } else if (type == "string") {
-      t = pb::STRING;
-    } else {
-      return Status::InvalidArgument("schema column \"" + item + "\": unknown type \"" + type +
-                                     "\" (bool, int64, float64, string)");
-    }
-    *schema.add_columns() = MakeColumn(item.substr(0, colon), t, nullable);
-  }
-  return schema;
-}
-
-Result<std::vector<std::uint32_t>> ParseColumns(const std::string& text, const pb::Schema& schema) {
-  std::vector<std::uint32_t> out;
-  for (const std::string& part : Split(text, ',')) {
-    const std::string item = Trim(part);
-    if (item.empty()) return Status::InvalidArgument("empty column in \"" + text + "\"");
-    bool found = false;
-    for (int i = 0; i < schema.columns_size(); ++i) {
-      if (schema.columns(i).name() == item) {
-        out.push_back(static_cast<std::uint32_t>(i));
-        found = true;
-        break;
-      }
-    }
-    if (found) continue;
-    std::uint32_t n = 0;
-    const auto r = std::from_chars(item.data(), item.data() + item.size(), n);
-    if (r.ec != std::errc() || r.ptr != item.data() + item.size()) {
-      std::string names;
-      for (const auto& c : schema.columns()) names += (names.empty() ? "" : ", ") + c.name();
-      return Status::InvalidArgument("unknown column \"" + item + "\"" +
-                                     (names.empty() ? "" : " (columns: " + names + ")"));
-    }
-    out.push_back(n);
-  }
-  return out;
-}
-
-namespace {
-tools::ColumnType ColumnTypeOf(const pb::Column* column) {
-  tools::ColumnType t;
-  if (!column) return t;
-  t.name = column->name();
-  t.nullable = column->nullable();
-  switch (column->type()) {
-    case pb::BOOL:
-      t.kind = tools::ColumnType::Kind::kBool;
-      break;
-    case pb::INT64:
-      t.kind = tools::ColumnType::Kind::kInt64;
-      break;
-    case pb::FLOAT64:
-      t.kind = tools::ColumnType::Kind::kFloat64;
-      break;
-    case pb::STRING:
-      t.kind = tools::ColumnType::Kind::kString;
-      break;
-    default:
-      t.nullable = true;  // a column whose type the history does not know: take any datum
-      break;
-  }
-  return t;
-}
-}  // namespace
-
-Result<pb::Datum> ParseDatum(const std::string& text, const pb::Column* column) {
-  auto d = tools::ParseDatumText(text, ColumnTypeOf(column));
-  if (!d.ok()) return d.status();
-  return ipc::ToProto(*d);
-}
-
-Result<pb::Row> ParseKey(const std::string& text, const std::vector<const pb::Column*>& columns) {
-  auto parts = tools::SplitDatumList(text);
-  if (!parts.ok()) return parts.status();
-  if (!columns.empty() && parts->size() != columns.size()) {
-    std::string names;
-    for (const auto* c : columns) {
-      names += (names.empty() ? "" : ", ") + (c && !c->name().empty() ? c->name() : "?");
-    }
-    return Status::InvalidArgument(std::to_string(parts->size()) +
-                                   (parts->size() == 1 ? " datum" : " datums") +
-                                   ", but the index's key has " + std::to_string(columns.size()) +
-                                   " column" + (columns.size() == 1 ? "" : "s") + " (" + names +
-                                   "): give one datum per key column, comma-separated");
-  }
-  pb::Row row;
-  for (std::size_t i = 0; i < parts->size(); ++i) {
-    auto d = ParseDatum((*parts)[i], columns.empty() ? nullptr : columns[i]);
-    if (!d.ok()) return d.status();
-    *row.add_datums() = std::move(*d);
-  }
-  return row;
-}
-
-std::string DatumText(const pb::Datum& d) { return tools::DatumText(ipc::FromProto(d)); }
-
-std::string JsonString(const std::string& text) { return JsonQuote(text); }
-
 pb::Command Canonical(const pb::Command& command) {
   auto back = ipc::CommandFromJson(ipc::ToJson(command));
   return back.ok() ? *back : command;
@@ -556,184 +318,44 @@ std::string RandomHex(int bytes) {
   return out;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Client
-
-Client::Client(const std::string& endpoint, std::chrono::milliseconds timeout)
-    : endpoint_(endpoint),
-      timeout_(timeout),
-      socket_(context_, zmq::socket_type::dealer),
-      monitor_(context_, zmq::socket_type::pair) {
-  socket_.set(zmq::sockopt::linger, 200);
-  socket_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(ipc::kMaxMessageBytes));
-  // A supervisor that stops answering (frozen, or its host gone) drops the connection too.
-  socket_.set(zmq::sockopt::heartbeat_ivl, 1000);
-  socket_.set(zmq::sockopt::heartbeat_timeout, 3000);
-  socket_.set(zmq::sockopt::heartbeat_ttl, 3000);
-  // One monitor endpoint per client (inproc names are per context, but say so anyway).
-  const std::string monitor =
-      "inproc://tandem-ctl-monitor-" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
-  if (zmq_socket_monitor(socket_.handle(), monitor.c_str(), ZMQ_EVENT_DISCONNECTED) != 0) {
-    throw std::runtime_error(std::string("cannot monitor the controller socket: ") +
-                             zmq_strerror(zmq_errno()));
+std::string JoinIds(const std::vector<std::string>& ids) {
+  std::string out;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == ids.size() ? " and " : ", ") + ids[i];
   }
-  monitor_.set(zmq::sockopt::linger, 0);
-  monitor_.connect(monitor);
-  socket_.connect(endpoint);
+  return out;
 }
 
-Result<std::unique_ptr<Client>> Client::Create(const std::string& endpoint,
-                                               std::chrono::milliseconds timeout) {
-  try {
-    return std::unique_ptr<Client>(new Client(endpoint, timeout));
-  } catch (const zmq::error_t& e) {
-    return Status::InvalidArgument("--endpoint \"" + endpoint +
-                                   "\" is not a ZeroMQ endpoint (expected e.g. "
-                                   "tcp://127.0.0.1:2101): " +
-                                   e.what());
+// Why `id` cannot be dropped (`compaction` unset) or compacted to `compaction`: it is no index
+// of the history. The reason names what `id` is and the command to run instead.
+std::optional<std::string> NotAnIndex(const History& h, const std::string& id,
+                                      std::optional<std::uint64_t> compaction) {
+  const auto kind = h.KindOf(id);
+  std::string instead;
+  if (!kind.indexes.empty()) {
+    const std::string one = kind.indexes.front();
+    const std::string of = kind.indexes.size() == 1
+                               ? " (the index of its dataflow)"
+                               : " (its dataflow's indexes are " + JoinIds(kind.indexes) + ")";
+    instead = compaction ? "; compaction applies to an index: allow-compaction " + one + " " +
+                               std::to_string(*compaction) + of
+                         : "; drop " + one + " instead" + of +
+                               ": a dataflow, with its sources and views, goes with its last "
+                               "index";
   }
-}
-
-Client::~Client() {
-  if (connected_ && !lost_) {
-    pb::Command bye;
-    bye.mutable_goodbye();
-    try {
-      Send(bye);  // the socket's linger lets it go out before the context closes
-    } catch (const zmq::error_t&) {
-    }
+  switch (kind.kind) {
+    case History::IdKind::kIndex:
+      return std::nullopt;
+    case History::IdKind::kSource:
+      return id + " is a source, not an index" + instead;
+    case History::IdKind::kView:
+      return id + " is a view, not an index" + instead;
+    case History::IdKind::kPendingSource:
+      return id + " is a pending source (nothing on the replica yet), not an index";
+    case History::IdKind::kUnknown:
+      break;
   }
-  zmq_socket_monitor(socket_.handle(), nullptr, 0);
-}
-
-std::string Client::EndReason() const {
-  if (superseded_) {
-    return "another controller took over the replica at " + endpoint_ + " (Hello " +
-           superseded_by_ + "); this session is over";
-  }
-  return "the connection to the replica at " + endpoint_ +
-         " was lost (the supervisor exited, restarted or stopped answering)";
-}
-
-Status Client::Connect(bool observer) {
-  pb::Command hello;
-  hello.mutable_hello()->set_nonce(RandomHex(8));
-  hello.mutable_hello()->set_protocol_version(ipc::kProtocolVersion);
-  hello.mutable_hello()->set_observer(observer);
-  Send(hello);
-  const auto deadline = std::chrono::steady_clock::now() + timeout_;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) break;
-    auto r = ReceiveFromSocket(left);
-    if (!r) break;
-    if (r->has_status() && r->status().has_hello_accepted()) {
-      accepted_ = r->status().hello_accepted();
-      connected_ = true;
-      return Status::Ok();
-    }
-    if (r->has_command_error()) {
-      return Status::FailedPrecondition("the replica at " + endpoint_ +
-                                        " refused Hello: " + r->command_error().why());
-    }
-    if (r->has_frontiers()) kept_.push_back(std::move(*r));
-  }
-  return Status::Unavailable("cannot reach the replica at " + endpoint_ +
-                             " (no answer to Hello within " +
-                             std::to_string(timeout_.count() / 1000.0).substr(0, 4) +
-                             " s; is tandem-supervisor running there?)");
-}
-
-void Client::Send(const pb::Command& command) {
-  const std::string bytes = ipc::Encode(command);
-  socket_.send(zmq::buffer(bytes), zmq::send_flags::none);
-}
-
-Result<std::vector<pb::CommandError>> Client::SendChecked(const pb::Command& command) {
-  Send(command);
-  pb::Command barrier;
-  barrier.mutable_update_configuration();
-  Send(barrier);
-  std::vector<pb::CommandError> errors;
-  const auto deadline = std::chrono::steady_clock::now() + timeout_;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) break;
-    auto r = ReceiveFromSocket(left);
-    if (!r) break;
-    if (r->has_status() && r->status().has_configuration_applied() &&
-        r->status().configuration_applied().applied().empty() &&
-        r->status().configuration_applied().needs_restart().empty()) {
-      return errors;
-    }
-    if (r->has_command_error()) {
-      errors.push_back(r->command_error());
-    } else if (superseded_) {
-      return Status::FailedPrecondition(EndReason());
-    } else {
-      kept_.push_back(std::move(*r));
-    }
-  }
-  if (lost_) return Status::Unavailable(EndReason());
-  return Status::Unavailable("the replica at " + endpoint_ + " stopped answering");
-}
-
-std::optional<pb::Response> Client::Receive(std::chrono::milliseconds limit) {
-  if (!kept_.empty()) {
-    pb::Response r = std::move(kept_.front());
-    kept_.pop_front();
-    return r;
-  }
-  return ReceiveFromSocket(limit);
-}
-
-void Client::DrainMonitor() {
-  for (;;) {
-    zmq::message_t event;
-    if (!monitor_.recv(event, zmq::recv_flags::dontwait)) return;
-    zmq::message_t address;
-    if (event.more()) (void)monitor_.recv(address, zmq::recv_flags::dontwait);
-    std::uint16_t kind = 0;
-    if (event.size() >= sizeof kind) std::memcpy(&kind, event.data(), sizeof kind);
-    // Before the Hello is accepted a drop is only a failed attempt (ZeroMQ retries); after it,
-    // the session is gone with the connection.
-    if (kind == ZMQ_EVENT_DISCONNECTED && connected_) lost_ = true;
-  }
-}
-
-std::optional<pb::Response> Client::ReceiveFromSocket(std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  for (;;) {
-    // Once the connection is lost, take only what already arrived.
-    const auto left = lost_ ? std::chrono::milliseconds(0)
-                            : std::chrono::duration_cast<std::chrono::milliseconds>(
-                                  deadline - std::chrono::steady_clock::now());
-    zmq::pollitem_t items[2] = {{socket_.handle(), 0, ZMQ_POLLIN, 0},
-                                {monitor_.handle(), 0, ZMQ_POLLIN, 0}};
-    int n = 0;
-    try {
-      n = zmq::poll(items, 2, std::max(left, std::chrono::milliseconds(0)));
-    } catch (const zmq::error_t& e) {
-      if (e.num() == EINTR) return std::nullopt;
-      throw;
-    }
-    if (n <= 0) return std::nullopt;
-    zmq::message_t msg;
-    if (socket_.recv(msg, zmq::recv_flags::dontwait)) {
-      auto d = ipc::DecodeResponse(msg.to_string_view());
-      // An undecodable response: skip it (a newer replica may send kinds we do not know).
-      if (!d.ok()) continue;
-      if (d.message.has_status() && d.message.status().has_superseded()) {
-        superseded_ = true;
-        superseded_by_ = d.message.status().superseded().by_nonce();
-      }
-      return d.message;
-    }
-    if (lost_) return std::nullopt;
-    DrainMonitor();
-  }
+  return id + " is not an index this controller created (state file " + h.path() + ")";
 }
 
 }  // namespace tandem::ctl

@@ -1,5 +1,6 @@
-// tandem-ctl, the reference controller (issue #5): its command history (the state file), the
-// connection to a replica, and the small parsers and printers its subcommands share.
+// tandem-ctl, the reference controller (issue #5): its command history (the state file) and the
+// small parsers and printers its subcommands share. It talks to a replica through
+// ipc::ControllerClient (ipc/client.h).
 //
 // The history is what a real controller keeps: the commands that define the replica's state
 // (CreateDataflow, AllowCompaction), one protocol-JSON Command per line. Every invocation
@@ -20,10 +21,11 @@
 #include <set>
 #include <string>
 #include <vector>
-#include <zmq.hpp>
 
 #include "base/status.h"
+#include "ipc/client.h"
 #include "ipc/codec.h"
+#include "tools/ctl/schema.h"
 
 namespace tandem::ctl {
 
@@ -99,89 +101,18 @@ class History {
   std::vector<pb::Command> commands_;
 };
 
-// The output schema of a plan given the schemas of the ids it may Get (names are best-effort:
-// expressions get "cN" names and an unspecified type).
-pb::Schema PlanSchema(const pb::Plan& plan, const std::map<std::string, pb::Schema>& env);
-
-// "k:int64,name:string?" → columns; '?' marks a nullable column.
-Result<pb::Schema> ParseSchema(const std::string& text);
-// "k,2" → column positions, resolving names against `schema`.
-Result<std::vector<std::uint32_t>> ParseColumns(const std::string& text, const pb::Schema& schema);
-// One datum in the datum syntax (tools/common/format.h), typed by `column` (none: any type).
-Result<pb::Datum> ParseDatum(const std::string& text, const pb::Column* column);
-// One key: comma-separated datums (commas inside quoted strings are part of the string), typed
-// by `columns` when known (then their number must match).
-Result<pb::Row> ParseKey(const std::string& text, const std::vector<const pb::Column*>& columns);
-std::string DatumText(const pb::Datum& datum);  // the datum syntax, for tables
-std::string JsonString(const std::string& text);
-std::string TypeName(pb::ScalarType type);
-
 // Round-trips a command through the JSON form, so what is sent now equals what is replayed later
 // (reconciliation compares encodings).
 pb::Command Canonical(const pb::Command& command);
 
-// One DEALER connection to a replica's controller endpoint.
-//
-// It watches its connection (a ZeroMQ socket monitor, and ZMTP heartbeats so that a frozen
-// supervisor counts as gone too): once the connection drops after the Hello was accepted, the
-// session is over — a supervisor that comes back at the same address is a new replica that never
-// saw our Hello — and lost() says so. A Superseded status (a newer controller took over) sets
-// superseded(). Destroying a Client whose Hello was accepted sends Goodbye first, so a normal end
-// of tandem-ctl is not a disconnection the supervisor warns about.
-class Client {
- public:
-  // InvalidArgument, naming the URL, when `endpoint` is not a ZeroMQ endpoint.
-  static Result<std::unique_ptr<Client>> Create(const std::string& endpoint,
-                                                std::chrono::milliseconds timeout);
-  ~Client();
-  Client(const Client&) = delete;
-  Client& operator=(const Client&) = delete;
-
-  // Hello{random nonce, kProtocolVersion, observer} and waits for HelloAccepted. Unavailable
-  // when nothing answers within the timeout; FailedPrecondition when the Hello is refused. May be
-  // called again on a connected client: an observer session becomes a controller's (the
-  // supervisor keeps one session per peer). Frontiers received meanwhile are kept for Receive.
-  Status Connect(bool observer = false);
-  const pb::Status::HelloAccepted& accepted() const { return accepted_; }
-  // This session is an observer's (read-only: it sends only Peek, CancelPeek and Goodbye).
-  bool observer() const { return connected_ && accepted_.observer(); }
-
-  void Send(const pb::Command& command);
-  // Sends `command`, then an empty UpdateConfiguration as a barrier: the supervisor handles one
-  // controller's commands in order and answers refusals (and the barrier) at once, so every
-  // CommandError before the barrier's ConfigurationApplied belongs to `command`. Other responses
-  // received meanwhile are kept for Receive. Unavailable if the barrier is not answered in time
-  // or the connection is lost; FailedPrecondition (with superseded()) when superseded.
-  Result<std::vector<pb::CommandError>> SendChecked(const pb::Command& command);
-
-  // The next response (kept ones first), or nullopt after `limit` or once the connection is lost.
-  std::optional<pb::Response> Receive(std::chrono::milliseconds limit);
-  std::chrono::milliseconds timeout() const { return timeout_; }
-  const std::string& endpoint() const { return endpoint_; }
-
-  bool lost() const { return lost_; }
-  bool superseded() const { return superseded_; }
-  // Why the session ended, when lost() or superseded().
-  std::string EndReason() const;
-
- private:
-  Client(const std::string& endpoint, std::chrono::milliseconds timeout);
-  std::optional<pb::Response> ReceiveFromSocket(std::chrono::milliseconds limit);
-  void DrainMonitor();
-
-  std::string endpoint_;
-  std::chrono::milliseconds timeout_;
-  zmq::context_t context_{1};
-  zmq::socket_t socket_;
-  zmq::socket_t monitor_;  // PAIR, receiving the socket's disconnect events
-  std::deque<pb::Response> kept_;
-  pb::Status::HelloAccepted accepted_;
-  bool connected_ = false;  // the Hello was accepted
-  bool lost_ = false;
-  bool superseded_ = false;
-  std::string superseded_by_;
-};
-
 std::string RandomHex(int bytes);
+
+// "u1, u2 and u3".
+std::string JoinIds(const std::vector<std::string>& ids);
+
+// Why `id` cannot be dropped (`compaction` unset) or compacted to `compaction`: it is no index
+// of the history. The reason names what `id` is and the command to run instead.
+std::optional<std::string> NotAnIndex(const History& h, const std::string& id,
+                                      std::optional<std::uint64_t> compaction);
 
 }  // namespace tandem::ctl

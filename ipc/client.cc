@@ -1,0 +1,216 @@
+#include "ipc/client.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace tandem::ipc {
+
+pb::Command MakeHello(const std::string& nonce, bool observer) {
+  pb::Command hello;
+  hello.mutable_hello()->set_nonce(nonce);
+  hello.mutable_hello()->set_protocol_version(kProtocolVersion);
+  hello.mutable_hello()->set_observer(observer);
+  return hello;
+}
+
+ControllerClient::ControllerClient(const std::string& endpoint, const Options& options)
+    : endpoint_(endpoint), options_(options), socket_(context_, zmq::socket_type::dealer) {
+  socket_.set(zmq::sockopt::linger, static_cast<int>(options.linger.count()));
+  socket_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(kMaxMessageBytes));
+  if (options.end_on_disconnect) {
+    // A supervisor that stops answering (frozen, or its host gone) drops the connection too.
+    socket_.set(zmq::sockopt::heartbeat_ivl, 1000);
+    socket_.set(zmq::sockopt::heartbeat_timeout, 3000);
+    socket_.set(zmq::sockopt::heartbeat_ttl, 3000);
+    // One monitor endpoint per client (inproc names are per context, but say so anyway).
+    const std::string monitor = "inproc://tandem-controller-monitor-" +
+                                std::to_string(reinterpret_cast<std::uintptr_t>(this));
+    if (zmq_socket_monitor(socket_.handle(), monitor.c_str(), ZMQ_EVENT_DISCONNECTED) != 0) {
+      throw zmq::error_t();
+    }
+    monitor_.emplace(context_, zmq::socket_type::pair);
+    monitor_->set(zmq::sockopt::linger, 0);
+    monitor_->connect(monitor);
+  }
+  socket_.connect(endpoint);
+}
+
+Result<std::unique_ptr<ControllerClient>> ControllerClient::Create(const std::string& endpoint,
+                                                                   const Options& options) {
+  try {
+    return std::make_unique<ControllerClient>(endpoint, options);
+  } catch (const zmq::error_t& e) {
+    return Status::InvalidArgument(e.what());
+  }
+}
+
+ControllerClient::~ControllerClient() {
+  if (options_.goodbye && connected_ && !lost_) {
+    pb::Command bye;
+    bye.mutable_goodbye();
+    try {
+      Send(bye);  // the socket's linger lets it go out before the context closes
+    } catch (const zmq::error_t&) {
+    }
+  }
+  if (monitor_) zmq_socket_monitor(socket_.handle(), nullptr, 0);
+}
+
+std::string ControllerClient::EndReason() const {
+  if (superseded_) {
+    return "another controller took over the replica at " + endpoint_ + " (Hello " +
+           superseded_by_ + "); this session is over";
+  }
+  return "the connection to the replica at " + endpoint_ +
+         " was lost (the supervisor exited, restarted or stopped answering)";
+}
+
+Status ControllerClient::Hello(const std::string& nonce, bool observer) {
+  Send(MakeHello(nonce, observer));
+  Status result = Status::Ok();
+  const bool answered = AwaitFromSocket([&](pb::Response& r) {
+    if (r.has_status() && r.status().has_hello_accepted()) {
+      accepted_ = r.status().hello_accepted();
+      connected_ = true;
+      return true;
+    }
+    if (r.has_command_error()) {
+      result = Status::FailedPrecondition("the replica at " + endpoint_ +
+                                          " refused Hello: " + r.command_error().why());
+      return true;
+    }
+    if (r.has_frontiers()) kept_.push_back(std::move(r));
+    return false;
+  });
+  if (answered) return result;
+  return Status::Unavailable("cannot reach the replica at " + endpoint_ +
+                             " (no answer to Hello within " +
+                             std::to_string(options_.timeout.count() / 1000.0).substr(0, 4) +
+                             " s; is tandem-supervisor running there?)");
+}
+
+bool ControllerClient::AwaitFromSocket(const std::function<bool(pb::Response&)>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
+  for (;;) {
+    const auto left = Left(deadline);
+    if (left.count() <= 0) return false;
+    auto r = ReceiveFromSocket(left);
+    if (!r) return false;
+    if (done(*r)) return true;
+  }
+}
+
+void ControllerClient::Send(const pb::Command& command) { SendRaw(Encode(command)); }
+
+void ControllerClient::SendRaw(const std::string& bytes) {
+  for (;;) {
+    try {
+      socket_.send(zmq::buffer(bytes), zmq::send_flags::none);
+      return;
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) throw;
+    }
+  }
+}
+
+Result<std::vector<pb::CommandError>> ControllerClient::SendChecked(const pb::Command& command) {
+  Send(command);
+  pb::Command barrier;
+  barrier.mutable_update_configuration();
+  Send(barrier);
+  std::vector<pb::CommandError> errors;
+  bool was_superseded = false;
+  const bool answered = AwaitFromSocket([&](pb::Response& r) {
+    if (r.has_status() && r.status().has_configuration_applied() &&
+        r.status().configuration_applied().applied().empty() &&
+        r.status().configuration_applied().needs_restart().empty()) {
+      return true;
+    }
+    if (r.has_command_error()) {
+      errors.push_back(r.command_error());
+    } else if (superseded_) {
+      was_superseded = true;
+      return true;
+    } else {
+      kept_.push_back(std::move(r));
+    }
+    return false;
+  });
+  if (was_superseded) return Status::FailedPrecondition(EndReason());
+  if (answered) return errors;
+  if (lost_) return Status::Unavailable(EndReason());
+  return Status::Unavailable("the replica at " + endpoint_ + " stopped answering");
+}
+
+std::optional<pb::Response> ControllerClient::Receive(std::chrono::milliseconds limit) {
+  if (!kept_.empty()) {
+    pb::Response r = std::move(kept_.front());
+    kept_.pop_front();
+    return r;
+  }
+  return ReceiveFromSocket(limit);
+}
+
+std::optional<pb::Response> ControllerClient::ReceiveUntil(
+    const std::function<bool(const pb::Response&)>& match, std::chrono::milliseconds limit,
+    std::vector<pb::Response>* skipped) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto r = Receive(Left(deadline));
+    if (!r) return std::nullopt;
+    if (match(*r)) return r;
+    if (skipped) skipped->push_back(std::move(*r));
+  }
+  return std::nullopt;
+}
+
+void ControllerClient::DrainMonitor() {
+  for (;;) {
+    zmq::message_t event;
+    if (!monitor_->recv(event, zmq::recv_flags::dontwait)) return;
+    zmq::message_t address;
+    if (event.more()) (void)monitor_->recv(address, zmq::recv_flags::dontwait);
+    std::uint16_t kind = 0;
+    if (event.size() >= sizeof kind) std::memcpy(&kind, event.data(), sizeof kind);
+    // Before the Hello is accepted a drop is only a failed attempt (ZeroMQ retries); after it,
+    // the session is gone with the connection.
+    if (kind == ZMQ_EVENT_DISCONNECTED && connected_) lost_ = true;
+  }
+}
+
+std::optional<pb::Response> ControllerClient::ReceiveFromSocket(std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    // Once the connection is lost, take only what already arrived.
+    const auto left = lost_ ? std::chrono::milliseconds(0) : Left(deadline);
+    zmq::pollitem_t items[2] = {{socket_.handle(), 0, ZMQ_POLLIN, 0},
+                                {monitor_ ? monitor_->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
+    int n = 0;
+    try {
+      n = zmq::poll(items, monitor_ ? 2 : 1, std::max(left, std::chrono::milliseconds(0)));
+    } catch (const zmq::error_t& e) {
+      if (e.num() == EINTR) return std::nullopt;
+      throw;
+    }
+    if (n <= 0) return std::nullopt;
+    zmq::message_t msg;
+    if (socket_.recv(msg, zmq::recv_flags::dontwait)) {
+      auto d = DecodeResponse(msg.to_string_view());
+      if (!d.ok()) {
+        ++undecodable_;
+        last_decode_error_ = d.error.reason;
+        continue;
+      }
+      if (d.message.has_status() && d.message.status().has_superseded()) {
+        superseded_ = true;
+        superseded_by_ = d.message.status().superseded().by_nonce();
+      }
+      return d.message;
+    }
+    if (lost_) return std::nullopt;
+    if (monitor_) DrainMonitor();
+  }
+}
+
+}  // namespace tandem::ipc

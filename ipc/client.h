@@ -1,0 +1,125 @@
+// The one controller client (issue 11): a ZeroMQ DEALER connected to a supervisor's controller
+// endpoint, speaking the protocol of ipc/tandem.proto. tandem-ctl, tandem-bench and the tests
+// all talk to a replica through it.
+//
+// Optionally it watches its connection (Options::end_on_disconnect: a ZeroMQ socket monitor, and
+// ZMTP heartbeats so that a frozen supervisor counts as gone too): once the connection drops after
+// the Hello was accepted, the session is over — a supervisor that comes back at the same address
+// is a new replica that never saw our Hello — and lost() says so. A Superseded status (a newer
+// controller took over) sets superseded(). With Options::goodbye, destroying a client whose Hello
+// was accepted sends Goodbye first, so a normal end is not a disconnection the supervisor warns
+// about.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "base/status.h"
+#include "ipc/codec.h"
+
+namespace tandem::ipc {
+
+// Hello{nonce, kProtocolVersion, observer}.
+pb::Command MakeHello(const std::string& nonce, bool observer = false);
+
+class ControllerClient {
+ public:
+  struct Options {
+    // How long Hello and SendChecked wait for their answers.
+    std::chrono::milliseconds timeout{5000};
+    std::chrono::milliseconds linger{0};
+    // ZMTP heartbeats and a socket monitor: after the Hello is accepted, a dropped connection
+    // ends the session (lost()).
+    bool end_on_disconnect = false;
+    // Send Goodbye when destroyed after an accepted Hello (and no loss).
+    bool goodbye = false;
+  };
+
+  // InvalidArgument (with ZeroMQ's reason) when `endpoint` is not a ZeroMQ endpoint.
+  static Result<std::unique_ptr<ControllerClient>> Create(const std::string& endpoint,
+                                                          const Options& options);
+  ControllerClient(const std::string& endpoint, const Options& options);  // throws zmq::error_t
+  ~ControllerClient();
+  ControllerClient(const ControllerClient&) = delete;
+  ControllerClient& operator=(const ControllerClient&) = delete;
+
+  // Sends Hello{nonce, observer} and waits (Options::timeout) for HelloAccepted. Unavailable when
+  // nothing answers in time; FailedPrecondition when the Hello is refused. May be called again on
+  // a connected client: an observer session becomes a controller's (the supervisor keeps one
+  // session per peer). Frontiers received meanwhile are kept for Receive; other responses are
+  // dropped.
+  Status Hello(const std::string& nonce, bool observer = false);
+  const pb::Status::HelloAccepted& accepted() const { return accepted_; }
+  // The Hello was accepted.
+  bool connected() const { return connected_; }
+  // This session is an observer's (read-only: it sends only Peek, CancelPeek and Goodbye).
+  bool observer() const { return connected_ && accepted_.observer(); }
+
+  void Send(const pb::Command& command);
+  void SendRaw(const std::string& bytes);  // retried on EINTR, like Send
+  // Sends `command`, then an empty UpdateConfiguration as a barrier: the supervisor handles one
+  // controller's commands in order and answers refusals (and the barrier) at once, so every
+  // CommandError before the barrier's ConfigurationApplied belongs to `command`. Other responses
+  // received meanwhile are kept for Receive. Unavailable if the barrier is not answered in time
+  // or the connection is lost; FailedPrecondition (with superseded()) when superseded.
+  Result<std::vector<pb::CommandError>> SendChecked(const pb::Command& command);
+
+  // The next response (kept ones first), or nullopt after `limit`, on EINTR, or once the
+  // connection is lost. Undecodable responses are skipped (a newer replica may send kinds we do
+  // not know) and counted.
+  std::optional<pb::Response> Receive(std::chrono::milliseconds limit);
+  // Receives until `match` accepts a response, or `limit` passes. The others go to `skipped`
+  // when given, else they are dropped.
+  std::optional<pb::Response> ReceiveUntil(const std::function<bool(const pb::Response&)>& match,
+                                           std::chrono::milliseconds limit,
+                                           std::vector<pb::Response>* skipped = nullptr);
+
+  std::chrono::milliseconds timeout() const { return options_.timeout; }
+  const std::string& endpoint() const { return endpoint_; }
+  std::uint64_t undecodable() const { return undecodable_; }
+  const std::string& last_decode_error() const { return last_decode_error_; }
+
+  bool lost() const { return lost_; }
+  bool superseded() const { return superseded_; }
+  // Why the session ended, when lost() or superseded().
+  std::string EndReason() const;
+
+  // The DEALER itself, for tests that send what no well-behaved client would (multipart).
+  zmq::socket_t& socket() { return socket_; }
+
+ private:
+  std::optional<pb::Response> ReceiveFromSocket(std::chrono::milliseconds limit);
+  // Takes responses from the socket (not the kept ones) until `done` returns true (then true),
+  // Options::timeout passes or nothing more comes (then false).
+  bool AwaitFromSocket(const std::function<bool(pb::Response&)>& done);
+  void DrainMonitor();
+
+  std::string endpoint_;
+  Options options_;
+  zmq::context_t context_{1};
+  zmq::socket_t socket_;
+  std::optional<zmq::socket_t> monitor_;  // PAIR, receiving the socket's disconnect events
+  std::deque<pb::Response> kept_;
+  pb::Status::HelloAccepted accepted_;
+  bool connected_ = false;
+  bool lost_ = false;
+  bool superseded_ = false;
+  std::string superseded_by_;
+  std::uint64_t undecodable_ = 0;
+  std::string last_decode_error_;
+};
+
+// Milliseconds left until `deadline` (negative once it passed).
+inline std::chrono::milliseconds Left(std::chrono::steady_clock::time_point deadline) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                               std::chrono::steady_clock::now());
+}
+
+}  // namespace tandem::ipc

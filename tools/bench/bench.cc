@@ -1,0 +1,124 @@
+#include "tools/bench/bench.h"
+
+#include <signal.h>
+
+#include <cstdio>
+#include <thread>
+
+namespace tandem::bench {
+
+namespace {
+std::atomic<bool> g_stop{false};
+
+// What a second ^C (or a fatal signal after the first) must still clean up, in plain arrays so
+// the signal handler only touches async-signal-safe state.
+constexpr int kMaxChildren = 16;
+struct EmergencyEntry {
+  std::atomic<pid_t> pid{0};
+  char unlink_path[256] = {};
+};
+EmergencyEntry g_children[kMaxChildren];
+
+}  // namespace
+
+void OnSignal(int) {
+  if (g_stop.exchange(true)) {
+    for (auto& c : g_children) {
+      const pid_t pid = c.pid.load();
+      if (pid > 0) {
+        kill(pid, SIGKILL);
+        if (c.unlink_path[0] != '\0') unlink(c.unlink_path);
+      }
+    }
+    _exit(130);
+  }
+}
+
+int RegisterChild(pid_t pid, const std::string& unlink_path) {
+  for (int i = 0; i < kMaxChildren; ++i) {
+    pid_t expected = 0;
+    auto& c = g_children[i];
+    if (c.pid.load() == 0) {
+      std::snprintf(c.unlink_path, sizeof c.unlink_path, "%s", unlink_path.c_str());
+      if (c.pid.compare_exchange_strong(expected, pid)) return i;
+    }
+  }
+  return -1;
+}
+
+void UnregisterChild(int slot) {
+  if (slot >= 0) g_children[slot].pid.store(0);
+}
+
+void CheckStop() {
+  if (g_stop.load()) throw Interrupted();
+}
+
+void Sleep(std::chrono::milliseconds d) {
+  const auto until = Clock::now() + d;
+  while (Clock::now() < until) {
+    CheckStop();
+    std::this_thread::sleep_for(std::min<Clock::duration>(until - Clock::now(), 20ms));
+  }
+}
+
+void Progress(const Options& o, const char* fmt, const std::string& what) {
+  if (!o.quiet) {
+    std::fprintf(stderr, fmt, what.c_str());
+    std::fflush(stderr);
+  }
+}
+
+void Replica::WaitReady(std::chrono::seconds limit) {
+  const auto deadline = Clock::now() + limit;
+  while (Clock::now() < deadline) {
+    CheckAlive();
+    if (process_.Ready()) return;
+    Sleep(20ms);
+  }
+  throw std::runtime_error("replica " + process_.replica() + " not ready after " +
+                           std::to_string(limit.count()) + " s:\n" + process_.Log());
+}
+
+void Replica::CheckAlive() {
+  if (process_.pid() <= 0) throw std::runtime_error("replica already stopped");
+  if (auto code = process_.Exited()) {
+    throw std::runtime_error("tandem-supervisor exited with " + std::to_string(*code) + ":\n" +
+                             process_.Log());
+  }
+}
+
+double Replica::SegmentBytesUsed() const {
+  return tools::MetricValue(process_.Metrics(), "tandem_segment_bytes{kind=\"used\"}");
+}
+
+std::pair<double, double> Replica::SupervisorPeekLatency() const {
+  const std::string text = process_.Metrics();
+  return {tools::MetricValue(text, "tandem_peek_latency_seconds_sum"),
+          tools::MetricValue(text, "tandem_peek_latency_seconds_count")};
+}
+
+tools::ReplicaOptions ReplicaFor(const Options& o, bool two_runtime) {
+  return {.supervisor = o.supervisor,
+          .name = o.name,
+          .two_runtime = two_runtime,
+          .workers = o.workers,
+          .shm_size = o.shm_size};
+}
+
+KeyValue LightLoad(const Options& o, std::uint64_t keys) {
+  return {.keys = keys, .updates_per_tick = o.light_updates, .tick_interval_us = 1000, .seed = 7};
+}
+
+KeyValue HeavyLoad(const Options& o) {
+  return {.keys = o.heavy_keys,
+          .updates_per_tick = o.heavy_updates,
+          .tick_interval_us = o.heavy_tick_us,
+          .seed = 11};
+}
+
+std::chrono::seconds BuildLimit(std::uint64_t keys) {
+  return std::chrono::seconds(60 + keys / 20000);
+}
+
+}  // namespace tandem::bench

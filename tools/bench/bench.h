@@ -1,0 +1,121 @@
+// tandem-bench (issue #6): what every scenario shares — interruption and emergency cleanup, the
+// options, a replica (tools/common/replica.h) registered for that cleanup, the loads.
+#pragma once
+
+#include <unistd.h>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "tools/bench/dataflows.h"
+#include "tools/common/replica.h"
+
+namespace tandem::bench {
+
+using Clock = std::chrono::steady_clock;
+using tools::ConnectLoopback;
+using tools::FreePort;
+using tools::OnPath;
+using tools::ReadFile;
+using tools::ScratchDir;
+using tools::SelfDir;
+using tools::SpawnChild;
+using tools::StopChild;
+using namespace std::chrono_literals;
+
+// ^C: the first stops the run (CheckStop throws Interrupted at the next check); a second (or a
+// fatal signal after the first) kills every registered child and removes its segment at once.
+void OnSignal(int);
+// Registers a child for that emergency cleanup; returns its slot (-1 when full).
+int RegisterChild(pid_t pid, const std::string& unlink_path);
+void UnregisterChild(int slot);
+
+struct Interrupted : std::runtime_error {
+  Interrupted() : std::runtime_error("interrupted") {}
+};
+void CheckStop();
+void Sleep(std::chrono::milliseconds d);  // CheckStop every 20 ms
+inline double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+struct Options {
+  std::string scenario;
+  std::string supervisor;
+  std::string name = "bench" + std::to_string(getpid());
+  double duration = 10;  // seconds per cell
+  double warmup = 1;     // seconds of peeks discarded before each cell
+  std::size_t min_samples = 10000;
+  double max_factor = 15;  // a cell short of min_samples goes on up to this many durations
+  bool json = false;
+  std::string csv, plot;
+  int workers = 1;
+  std::string shm_size = "512MiB";
+  bool shm_size_set = false;
+  std::uint64_t keys = 100000;       // the point-lookup index
+  std::uint64_t light_updates = 10;  // per 1 ms tick on the point-lookup index's source
+  std::uint64_t heavy_keys = 100000;
+  std::uint64_t heavy_updates = 2000;  // per tick, tick_interval_us = heavy_tick_us
+  std::uint64_t heavy_tick_us = 0;
+  std::int64_t groups = 16;
+  std::uint64_t max_keys = 1000000;
+  std::uint64_t min_keys = 10000;
+  std::uint64_t ingest_keys = 1000000;
+  std::uint64_t ingest_updates = 10000;
+  std::uint64_t memory_keys = 100000;
+  std::uint64_t memory_updates = 200;
+  bool quiet = false;
+};
+
+// The progress line `fmt` (one %s: `what`) on stderr, unless --quiet.
+void Progress(const Options& o, const char* fmt, const std::string& what);
+
+// A tools::ReplicaProcess registered for the emergency cleanup, whose failures throw.
+class Replica {
+ public:
+  explicit Replica(const tools::ReplicaOptions& o)
+      : process_(o), two_runtime_(o.two_runtime), workers_(o.workers) {
+    slot_ = RegisterChild(process_.pid(), "/dev/shm/" + process_.segment());
+  }
+  Replica(const Replica&) = delete;
+  Replica& operator=(const Replica&) = delete;
+  ~Replica() { Stop(); }
+
+  void Stop() {
+    process_.Stop();
+    UnregisterChild(slot_);
+    slot_ = -1;
+  }
+  // Throws when it is not ready within `limit`, or exited.
+  void WaitReady(std::chrono::seconds limit = 60s);
+  // Throws when the supervisor exited (or was stopped).
+  void CheckAlive();
+  double SegmentBytesUsed() const;
+  // tandem_peek_latency_seconds {sum, count}: the supervisor's view of a peek (from forwarding it
+  // to the runtime until its answer came back), without the client <-> supervisor hop.
+  std::pair<double, double> SupervisorPeekLatency() const;
+  std::string endpoint() const { return process_.endpoint(); }
+  bool two_runtime() const { return two_runtime_; }
+  int workers() const { return workers_; }
+
+ private:
+  tools::ReplicaProcess process_;
+  bool two_runtime_;
+  int workers_;
+  int slot_ = -1;
+};
+
+constexpr char kLightSource[] = "u1";
+constexpr char kLightIndex[] = "u2";
+constexpr char kHeavySource[] = "u3";
+constexpr char kHeavyIndex[] = "u4";
+constexpr char kHeavyReduce[] = "u5";
+constexpr char kHeavyReduceIndex[] = "u6";
+
+tools::ReplicaOptions ReplicaFor(const Options& o, bool two_runtime);
+KeyValue LightLoad(const Options& o, std::uint64_t keys);
+KeyValue HeavyLoad(const Options& o);
+// How long an index of `keys` keys may take to build.
+std::chrono::seconds BuildLimit(std::uint64_t keys);
+
+}  // namespace tandem::bench

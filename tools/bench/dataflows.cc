@@ -1,0 +1,78 @@
+#include "tools/bench/dataflows.h"
+
+namespace tandem::bench {
+
+namespace {
+
+pb::DataflowDescription* NewDataflow(pb::Command& c, const std::string& name) {
+  auto* d = c.mutable_create_dataflow()->mutable_desc();
+  d->set_debug_name(name);
+  d->set_class_(pb::MAINTAINED);
+  d->mutable_as_of()->add_elements(0);
+  return d;
+}
+
+void AddKeyValueSource(pb::DataflowDescription* d, const std::string& id, const KeyValue& kv) {
+  auto* s = d->add_source_imports();
+  s->set_id(id);
+  auto* g = s->mutable_source()->mutable_key_value();
+  g->set_keys(kv.keys);
+  g->set_updates_per_tick(kv.updates_per_tick);
+  g->set_tick_interval_us(kv.tick_interval_us);
+  g->set_seed(kv.seed);
+  for (const char* name : {"key", "value"}) {
+    auto* col = s->mutable_schema()->add_columns();
+    col->set_name(name);
+    col->set_type(pb::INT64);
+  }
+}
+
+void AddIndex(pb::DataflowDescription* d, const std::string& id, const std::string& on) {
+  auto* x = d->add_index_exports();
+  x->set_id(id);
+  x->set_on(on);
+  x->add_key(0);
+}
+
+}  // namespace
+
+// source `src` → index `index` by key.
+pb::Command IndexedSource(const std::string& src, const std::string& index, const KeyValue& kv) {
+  pb::Command c;
+  auto* d = NewDataflow(c, "bench-index-" + index);
+  AddKeyValueSource(d, src, kv);
+  AddIndex(d, index, src);
+  return c;
+}
+
+// source `src` → (optionally an index by key) and Reduce(count, sum(value)) grouped by
+// key % groups, indexed as `reduce_index`.
+pb::Command ReducedSource(const std::string& src, const std::string& src_index,
+                          const std::string& reduce, const std::string& reduce_index,
+                          const KeyValue& kv, std::int64_t groups) {
+  pb::Command c;
+  auto* d = NewDataflow(c, "bench-reduce-" + reduce);
+  AddKeyValueSource(d, src, kv);
+  if (!src_index.empty()) AddIndex(d, src_index, src);
+  auto* b = d->add_objects_to_build();
+  b->set_id(reduce);
+  auto* r = b->mutable_plan()->mutable_reduce();
+  auto* m = r->mutable_input()->mutable_mfp();
+  m->mutable_input()->mutable_get()->set_id(src);
+  auto* mod = m->mutable_mfp()->add_map()->mutable_binary();
+  mod->set_func(pb::MOD);
+  mod->mutable_left()->set_column(0);
+  mod->mutable_right()->mutable_literal()->mutable_value()->set_int64(groups);
+  mod->mutable_right()->mutable_literal()->set_type(pb::INT64);
+  m->mutable_mfp()->add_projection(2);  // group
+  m->mutable_mfp()->add_projection(1);  // value
+  r->add_group_key(0);
+  r->add_aggregates()->set_func(pb::COUNT);
+  auto* sum = r->add_aggregates();
+  sum->set_func(pb::SUM);
+  sum->set_column(1);
+  AddIndex(d, reduce_index, reduce);
+  return c;
+}
+
+}  // namespace tandem::bench

@@ -1,0 +1,218 @@
+// peek: reads an index at a time, in an observer session.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include "tools/ctl/commands/commands.h"
+#include "tools/ctl/output.h"
+#include "tools/ctl/probe.h"
+
+namespace tandem::ctl {
+namespace {
+
+using tools::JsonWriter;
+
+struct Options {
+  std::string id;
+  std::optional<std::string> at, order_by, limit;
+  std::vector<std::string> keys;
+};
+
+// The Peek for `o` (all but its timestamp) into `c`; an exit code when the command line is bad.
+std::optional<int> BuildPeek(const Options& o, const std::string& id,
+                             const std::optional<CollectionInfo>& info, pb::Command& c) {
+  const std::string what = "peek " + o.id;
+  const pb::Schema schema = info ? info->schema : pb::Schema();
+  auto* p = c.mutable_peek();
+  p->set_uuid(RandomHex(16));
+  p->set_id(id);
+  std::vector<const pb::Column*> key_columns;
+  if (info && info->is_index) {
+    for (auto k : info->key) {
+      key_columns.push_back(static_cast<int>(k) < schema.columns_size()
+                                ? &schema.columns(static_cast<int>(k))
+                                : nullptr);
+    }
+  }
+  for (const auto& text : o.keys) {
+    auto row = ParseKey(text, key_columns);
+    if (!row.ok()) return Refused(what, "--key " + text + ": " + row.status().message());
+    *p->add_keys() = std::move(*row);
+  }
+  if (o.order_by) {
+    std::string col = *o.order_by;
+    bool desc = false;
+    if (col.size() > 5 && col.substr(col.size() - 5) == ":desc") {
+      desc = true;
+      col.resize(col.size() - 5);
+    } else if (col.size() > 4 && col.substr(col.size() - 4) == ":asc") {
+      col.resize(col.size() - 4);
+    }
+    auto cols = ParseColumns(col, schema);
+    if (!cols.ok()) return Refused(what, "--order-by: " + cols.status().message());
+    for (auto k : *cols) {
+      auto* ob = p->mutable_finishing()->add_order_by();
+      ob->set_column(k);
+      ob->set_desc(desc);
+    }
+  }
+  return std::nullopt;
+}
+
+// Latest: the freshest write frontier reported for the index, minus one; the largest time when
+// it is closed. Frontiers are reported as they advance, so one that has not moved since an
+// earlier controller saw it is not reported again: then find it by probing (ProbeLatest).
+// Returns an exit code when the session ended or the probe was refused.
+std::optional<int> LatestTime(Session& s, const std::string& id, const std::string& what,
+                              Latest& latest) {
+  std::optional<pb::Frontiers> best;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::min(s.client().timeout(), kFrontierWait);
+  for (;;) {
+    // Once one frontier is known, take what is already queued but do not wait for more.
+    auto r = s.client().Receive(best ? std::chrono::milliseconds(0)
+                                     : std::max(ipc::Left(deadline), std::chrono::milliseconds(0)));
+    if (!r) break;
+    if (r->has_frontiers() && r->frontiers().id() == id) best = r->frontiers();
+  }
+  if (s.over()) return s.Ended(Status::Ok());
+  if (best && best->write().elements().empty()) {
+    latest = Latest{kMaxTime, true};
+  } else if (best && best->write().elements(0) > 0) {
+    latest = Latest{best->write().elements(0) - 1, false};
+  } else {
+    auto probed = ProbeLatest(s, id);
+    if (!probed.ok()) {
+      if (probed.status().code() == StatusCode::kUnavailable) return s.Ended(probed.status());
+      return Refused(what + " --at latest", probed.status().message());
+    }
+    latest = *probed;
+  }
+  return std::nullopt;
+}
+
+void PrintRows(const std::string& id, const pb::Schema& schema, const Latest& at, double ms,
+               const pb::PeekResponse& answer) {
+  const auto& rows = answer.rows().rows();
+  int arity = schema.columns_size();
+  for (const auto& rc : rows) arity = std::max(arity, rc.row().datums_size());
+  std::vector<std::string> headers;
+  for (int i = 0; i < arity; ++i) headers.push_back(ColumnName(schema, i));
+  const bool count_taken = std::find(headers.begin(), headers.end(), "count") != headers.end();
+  const std::string count_header = count_taken ? "#count" : "count";
+  std::uint64_t total = 0;
+  for (const auto& rc : rows) total += rc.count();
+  if (JsonOutput()) {
+    JsonWriter json;
+    json.BeginObject().Key("id").String(id).Key("time").UInt(at.time).Key("closed").Bool(at.closed);
+    json.Key("latency_ms").Double(ms).Key("columns").BeginArray();
+    for (const auto& h : headers) json.String(h);
+    json.EndArray().Key("rows");
+    RowsJson(json, answer.rows());
+    json.EndObject();
+    std::cout << json.str() << "\n";
+    return;
+  }
+  headers.push_back(count_header);
+  std::vector<std::vector<std::string>> cells;
+  for (const auto& rc : rows) {
+    std::vector<std::string> line;
+    for (int j = 0; j < arity; ++j) {
+      line.push_back(j < rc.row().datums_size() ? DatumText(rc.row().datums(j)) : "");
+    }
+    line.push_back(std::to_string(rc.count()));
+    cells.push_back(std::move(line));
+  }
+  PrintTable(headers, cells);
+  char latency[32];
+  std::snprintf(latency, sizeof latency, "%.2f", ms);
+  std::cout << "(" << total << (total == 1 ? " row" : " rows") << " of " << id << " at time "
+            << at.time << (at.closed ? " (closed: its final contents)" : "") << ", " << latency
+            << " ms)\n";
+}
+
+int Run(const Options& o, Session& s) {
+  std::optional<std::uint64_t> time;
+  if (o.at && *o.at != "latest") {
+    auto t = ParseU64(*o.at, "--at");
+    if (!t.ok()) return Usage(t.status().message());
+    time = *t;
+  }
+  if (time && *time > kMaxTime) {
+    return Usage("--at " + *o.at + ": the largest time is " + std::to_string(kMaxTime) +
+                 " (UINT64_MAX is reserved for the empty frontier)");
+  }
+  std::optional<std::uint64_t> limit;
+  if (o.limit) {
+    auto l = ParseU64(*o.limit, "--limit");
+    if (!l.ok()) return Usage(l.status().message());
+    limit = *l;
+  }
+  const std::string id = s.history().IndexFor(o.id);
+  const std::string what = "peek " + o.id;
+  const auto info = s.history().Lookup(id);
+  pb::Command c;
+  if (auto code = BuildPeek(o, id, info, c)) return *code;
+  auto* p = c.mutable_peek();
+  if (limit) p->mutable_finishing()->set_limit(*limit);
+  if (auto code = s.Open(Session::Mode::kObserve)) return *code;
+  const auto timeout = s.client().timeout();
+  Latest at{time.value_or(0), false};
+  if (!time) {
+    if (auto code = LatestTime(s, id, what, at)) return *code;
+  }
+  p->set_timestamp(at.time);
+  const auto started = std::chrono::steady_clock::now();
+  auto sent = s.SendPeek(c);
+  if (!sent.ok()) return s.Ended(sent.status());
+  if (*sent) return Refused(what, ReplicaRefusal(**sent));
+  const auto w = s.AwaitPeek(p->uuid(), std::chrono::steady_clock::now() + timeout);
+  if (w.refused) return Refused(what, ReplicaRefusal(*w.refused));
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  const std::string at_what = what + " @ " + std::to_string(at.time);
+  if (!w.answer) {
+    if (s.over()) return s.Ended(Status::Ok());
+    pb::Command cancel;
+    cancel.mutable_cancel_peek()->set_uuid(p->uuid());
+    s.client().Send(cancel);
+    return Refused(at_what, "no answer within " +
+                                std::to_string(static_cast<int>(timeout.count() / 1000)) +
+                                " s (the index may not have reached that time; canceled)");
+  }
+  if (w.answer->has_error()) return Refused(at_what, w.answer->error());
+  if (w.answer->has_canceled()) return Refused(at_what, "canceled");
+  PrintRows(id, info ? info->schema : pb::Schema(), at, ms, *w.answer);
+  return kExitOk;
+}
+
+}  // namespace
+
+Subcommand AddPeek(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  auto* sub = app.add_subcommand("peek", "read index ID (or the index on collection ID) at a time");
+  sub->footer(
+      "Reads index ID (or the index on collection ID) at time T. latest (the default): the\n"
+      "newest complete time, write frontier - 1; for a closed index (its sources ended: the\n"
+      "empty frontier) its final contents, read at 18446744073709551614, the largest time.\n"
+      "The frontier is taken from the replica's report (300 ms), else found by probing (peeks\n"
+      "with limit 0, canceled when they would wait).\n"
+      "--key looks up one key, in the datum syntax of log files: null, true, false, 12, 1.5,\n"
+      "\"text\" (quoted; \\\" \\\\ \\n \\t escapes); a multi-column key is comma-separated datums "
+      "(a\n"
+      "comma inside quotes belongs to the string): --key '7,\"a, b\"'. Tables print datums the\n"
+      "same way.");
+  sub->add_option("ID", o->id, "an index, or a collection with an index")->required();
+  AddOptional(*sub, "--at", &o->at, "T|latest (default latest)");
+  sub->add_option("--key", o->keys, "DATUMS: one key to look up (repeatable)")
+      ->allow_extra_args(false);
+  AddOptional(*sub, "--order-by", &o->order_by, "COL[:desc]");
+  AddOptional(*sub, "--limit", &o->limit, "at most N rows");
+  return {sub, [o](const Globals& g, History h) {
+            h.ReleaseLock();
+            Session s(g, std::move(h));
+            return Run(*o, s);
+          }};
+}
+
+}  // namespace tandem::ctl

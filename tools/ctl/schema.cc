@@ -1,0 +1,254 @@
+#include "tools/ctl/schema.h"
+
+#include <charconv>
+#include <string>
+
+#include "base/json.h"
+#include "ipc/rows.h"
+#include "tools/common/format.h"
+
+namespace tandem::ctl {
+
+namespace {
+
+std::vector<std::string> Split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : text) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur.push_back(c);
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+pb::Column MakeColumn(const std::string& name, pb::ScalarType type, bool nullable) {
+  pb::Column c;
+  c.set_name(name);
+  c.set_type(type);
+  c.set_nullable(nullable);
+  return c;
+}
+
+}  // namespace
+
+std::string Trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schemas, columns, datums
+
+pb::Schema PlanSchema(const pb::Plan& plan, const std::map<std::string, pb::Schema>& env) {
+  switch (plan.kind_case()) {
+    case pb::Plan::kGet: {
+      auto it = env.find(plan.get().id());
+      return it == env.end() ? pb::Schema() : it->second;
+    }
+    case pb::Plan::kMfp: {
+      pb::Schema in = PlanSchema(plan.mfp().input(), env);
+      const auto& mfp = plan.mfp().mfp();
+      for (int i = 0; i < mfp.map_size(); ++i) {
+        const auto& e = mfp.map(i);
+        if (e.has_column() && static_cast<int>(e.column()) < in.columns_size()) {
+          *in.add_columns() = in.columns(static_cast<int>(e.column()));
+        } else if (e.has_literal()) {
+          *in.add_columns() = MakeColumn("", e.literal().type(), true);
+        } else {
+          *in.add_columns() = MakeColumn("", pb::SCALAR_TYPE_UNSPECIFIED, true);
+        }
+        in.mutable_columns(in.columns_size() - 1)
+            ->set_name("c" + std::to_string(in.columns_size() - 1));
+      }
+      if (mfp.projection().empty()) return in;
+      pb::Schema out;
+      for (std::uint32_t p : mfp.projection()) {
+        if (static_cast<int>(p) < in.columns_size())
+          *out.add_columns() = in.columns(static_cast<int>(p));
+      }
+      return out;
+    }
+    case pb::Plan::kReduce: {
+      const pb::Schema in = PlanSchema(plan.reduce().input(), env);
+      pb::Schema out;
+      for (std::uint32_t g : plan.reduce().group_key()) {
+        if (static_cast<int>(g) < in.columns_size())
+          *out.add_columns() = in.columns(static_cast<int>(g));
+      }
+      for (const auto& a : plan.reduce().aggregates()) {
+        const pb::Column* col = static_cast<int>(a.column()) < in.columns_size()
+                                    ? &in.columns(static_cast<int>(a.column()))
+                                    : nullptr;
+        const std::string of = col && !col->name().empty() ? "_" + col->name() : "";
+        switch (a.func()) {
+          case pb::COUNT:
+            *out.add_columns() = MakeColumn("count", pb::INT64, false);
+            break;
+          case pb::SUM:
+            *out.add_columns() =
+                MakeColumn("sum" + of, col ? col->type() : pb::SCALAR_TYPE_UNSPECIFIED, true);
+            break;
+          case pb::MIN:
+            *out.add_columns() =
+                MakeColumn("min" + of, col ? col->type() : pb::SCALAR_TYPE_UNSPECIFIED, true);
+            break;
+          default:
+            *out.add_columns() =
+                MakeColumn("max" + of, col ? col->type() : pb::SCALAR_TYPE_UNSPECIFIED, true);
+            break;
+        }
+      }
+      return out;
+    }
+    case pb::Plan::kUnion:
+      return plan.union_().inputs().empty() ? pb::Schema()
+                                            : PlanSchema(plan.union_().inputs(0), env);
+    case pb::Plan::kDistinct:
+      return PlanSchema(plan.distinct().input(), env);
+    default:
+      return pb::Schema();
+  }
+}
+
+std::string TypeName(pb::ScalarType type) {
+  switch (type) {
+    case pb::BOOL:
+      return "bool";
+    case pb::INT64:
+      return "int64";
+    case pb::FLOAT64:
+      return "float64";
+    case pb::STRING:
+      return "string";
+    default:
+      return "?";
+  }
+}
+
+Result<pb::Schema> ParseSchema(const std::string& text) {
+  pb::Schema schema;
+  if (Trim(text).empty()) return Status::InvalidArgument("the schema is empty");
+  for (const std::string& part : Split(text, ',')) {
+    const std::string item = Trim(part);
+    const auto colon = item.find(':');
+    if (colon == std::string::npos || colon == 0) {
+      return Status::InvalidArgument("schema column \"" + item +
+                                     "\": expected name:type (types bool, int64, float64, "
+                                     "string; a trailing ? makes it nullable)");
+    }
+    std::string type = item.substr(colon + 1);
+    const bool nullable = !type.empty() && type.back() == '?';
+    if (nullable) type.pop_back();
+    pb::ScalarType t;
+    if (type == "bool") {
+      t = pb::BOOL;
+    } else if (type == "int64") {
+      t = pb::INT64;
+    } else if (type == "float64") {
+      t = pb::FLOAT64;
+    } else if (type == "string") {
+      t = pb::STRING;
+    } else {
+      return Status::InvalidArgument("schema column \"" + item + "\": unknown type \"" + type +
+                                     "\" (bool, int64, float64, string)");
+    }
+    *schema.add_columns() = MakeColumn(item.substr(0, colon), t, nullable);
+  }
+  return schema;
+}
+
+Result<std::vector<std::uint32_t>> ParseColumns(const std::string& text, const pb::Schema& schema) {
+  std::vector<std::uint32_t> out;
+  for (const std::string& part : Split(text, ',')) {
+    const std::string item = Trim(part);
+    if (item.empty()) return Status::InvalidArgument("empty column in \"" + text + "\"");
+    bool found = false;
+    for (int i = 0; i < schema.columns_size(); ++i) {
+      if (schema.columns(i).name() == item) {
+        out.push_back(static_cast<std::uint32_t>(i));
+        found = true;
+        break;
+      }
+    }
+    if (found) continue;
+    std::uint32_t n = 0;
+    const auto r = std::from_chars(item.data(), item.data() + item.size(), n);
+    if (r.ec != std::errc() || r.ptr != item.data() + item.size()) {
+      std::string names;
+      for (const auto& c : schema.columns()) names += (names.empty() ? "" : ", ") + c.name();
+      return Status::InvalidArgument("unknown column \"" + item + "\"" +
+                                     (names.empty() ? "" : " (columns: " + names + ")"));
+    }
+    out.push_back(n);
+  }
+  return out;
+}
+
+namespace {
+tools::ColumnType ColumnTypeOf(const pb::Column* column) {
+  tools::ColumnType t;
+  if (!column) return t;
+  t.name = column->name();
+  t.nullable = column->nullable();
+  switch (column->type()) {
+    case pb::BOOL:
+      t.kind = tools::ColumnType::Kind::kBool;
+      break;
+    case pb::INT64:
+      t.kind = tools::ColumnType::Kind::kInt64;
+      break;
+    case pb::FLOAT64:
+      t.kind = tools::ColumnType::Kind::kFloat64;
+      break;
+    case pb::STRING:
+      t.kind = tools::ColumnType::Kind::kString;
+      break;
+    default:
+      t.nullable = true;  // a column whose type the history does not know: take any datum
+      break;
+  }
+  return t;
+}
+}  // namespace
+
+Result<pb::Datum> ParseDatum(const std::string& text, const pb::Column* column) {
+  auto d = tools::ParseDatumText(text, ColumnTypeOf(column));
+  if (!d.ok()) return d.status();
+  return ipc::ToProto(*d);
+}
+
+Result<pb::Row> ParseKey(const std::string& text, const std::vector<const pb::Column*>& columns) {
+  auto parts = tools::SplitDatumList(text);
+  if (!parts.ok()) return parts.status();
+  if (!columns.empty() && parts->size() != columns.size()) {
+    std::string names;
+    for (const auto* c : columns) {
+      names += (names.empty() ? "" : ", ") + (c && !c->name().empty() ? c->name() : "?");
+    }
+    return Status::InvalidArgument(std::to_string(parts->size()) +
+                                   (parts->size() == 1 ? " datum" : " datums") +
+                                   ", but the index's key has " + std::to_string(columns.size()) +
+                                   " column" + (columns.size() == 1 ? "" : "s") + " (" + names +
+                                   "): give one datum per key column, comma-separated");
+  }
+  pb::Row row;
+  for (std::size_t i = 0; i < parts->size(); ++i) {
+    auto d = ParseDatum((*parts)[i], columns.empty() ? nullptr : columns[i]);
+    if (!d.ok()) return d.status();
+    *row.add_datums() = std::move(*d);
+  }
+  return row;
+}
+
+std::string DatumText(const pb::Datum& d) { return tools::DatumText(ipc::FromProto(d)); }
+
+std::string JsonString(const std::string& text) { return JsonQuote(text); }
+
+}  // namespace tandem::ctl

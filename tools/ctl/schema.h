@@ -1,0 +1,37 @@
+// tandem-ctl: schemas, columns and datums as the command line spells them, and the schema of a
+// plan (for column names and key types).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "ipc/codec.h"
+
+namespace tandem::ctl {
+
+namespace pb = ipc::pb;
+
+// `s` without leading and trailing blanks.
+std::string Trim(const std::string& s);
+
+// The output schema of a plan given the schemas of the ids it may Get (names are best-effort:
+// expressions get "cN" names and an unspecified type).
+pb::Schema PlanSchema(const pb::Plan& plan, const std::map<std::string, pb::Schema>& env);
+
+// "k:int64,name:string?" → columns; '?' marks a nullable column.
+Result<pb::Schema> ParseSchema(const std::string& text);
+// "k,2" → column positions, resolving names against `schema`.
+Result<std::vector<std::uint32_t>> ParseColumns(const std::string& text, const pb::Schema& schema);
+// One datum in the datum syntax (tools/common/format.h), typed by `column` (none: any type).
+Result<pb::Datum> ParseDatum(const std::string& text, const pb::Column* column);
+// One key: comma-separated datums (commas inside quoted strings are part of the string), typed
+// by `columns` when known (then their number must match).
+Result<pb::Row> ParseKey(const std::string& text, const std::vector<const pb::Column*>& columns);
+std::string DatumText(const pb::Datum& datum);  // the datum syntax, for tables
+std::string JsonString(const std::string& text);
+std::string TypeName(pb::ScalarType type);
+
+}  // namespace tandem::ctl

@@ -1,0 +1,109 @@
+// tandem-ctl: what every subcommand shares — the global options, how failures are reported (exit
+// codes, stderr, the --json error line) and the Session, one connection to the replica.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "ipc/client.h"
+#include "tools/common/format.h"
+#include "tools/ctl/ctl.h"
+
+namespace tandem::ctl {
+
+struct Globals {
+  std::string endpoint = "tcp://127.0.0.1:2101";
+  std::string state = "tandem-ctl.state";
+  bool json = false;
+  double timeout_s = 5;
+  bool replace = false;  // a replaying command may drop indexes the history does not define
+};
+
+// --json, process-wide: also for the failure paths that have no Globals at hand.
+void SetJsonOutput(bool json);
+bool JsonOutput();
+
+// SIGINT and SIGTERM end waits (watch, frontiers, run, peeks) instead of the process.
+void InstallInterruptHandlers();
+bool Interrupted();
+
+// Every failure goes through here: the reason on stderr, and with --json also
+// {"error": reason, "exit_code": code} as the last line on stdout. Returns `code`.
+int Fail(int code, const std::string& message);
+// Bad usage: Fail(kExitUsage, …) pointing at --help.
+int Usage(const std::string& message);
+// "refused: WHAT: WHY", exit 1.
+int Refused(const std::string& what, const std::string& why);
+void Warn(const std::string& message);
+// What the replica's refusal says, for the command the user typed.
+std::string ReplicaRefusal(const pb::CommandError& e);
+
+// Command-line numbers; the error (InvalidArgument) names `what`.
+Result<std::uint64_t> ParseU64(const std::string& text, const std::string& what);
+Result<double> ParseSeconds(const std::string& text, const std::string& what);
+
+// One session with the replica.
+//
+// Read commands (peek, frontiers, watch) open an observer session: they never replay, never send
+// InitializationComplete and never supersede the controller, so whatever their state file says
+// (or none), they cannot change the replica. Commands that change it open a controller session
+// and replay the history first — but only once they know that the replica maintains no index the
+// history does not define (HelloAccepted.live_indexes): reconciliation would drop those. Unless
+// --replace, such a command is refused, having changed nothing: it asks as an observer first
+// (whose Hello reaches no runtime), and only then says Hello as the controller.
+class Session {
+ public:
+  enum class Mode { kObserve, kControl };
+
+  Session(Globals g, History h) : g_(std::move(g)), history_(std::move(h)) {}
+
+  // Returns an exit code on failure.
+  std::optional<int> Open(Mode mode);
+
+  // Sends a new command and waits for its verdict. Accepted state-changing commands are added to
+  // the history (and saved). Returns true when accepted; prints the refusals, as refusals of
+  // `what` (the command as the user typed it).
+  Result<bool> Submit(const pb::Command& command, bool record, const std::string& what,
+                      const std::function<void(History&)>& also = {});
+
+  // Sends a Peek. A controller's is checked at once (barrier); an observer may send no barrier,
+  // so its refusal, if any, comes while AwaitPeek waits. Returns the refusal when known now.
+  Result<std::optional<pb::CommandError>> SendPeek(const pb::Command& peek);
+
+  // Waits until `deadline` for the answer to peek `uuid` — or, in an observer session, the
+  // CommandError refusing it (one peek is in flight at a time). Neither: timed out, interrupted
+  // or the session ended (lost(), superseded()).
+  struct PeekWait {
+    std::optional<pb::PeekResponse> answer;
+    std::optional<pb::CommandError> refused;
+  };
+  PeekWait AwaitPeek(const std::string& uuid, std::chrono::steady_clock::time_point deadline);
+
+  // The exit for a session that could not go on: 69 unreachable or lost, 75 superseded, else 1.
+  int Ended(const Status& s);
+  bool over() const { return client_->lost() || client_->superseded(); }
+
+  ipc::ControllerClient& client() { return *client_; }
+  History& history() { return history_; }
+  const Globals& globals() const { return g_; }
+
+ private:
+  // Refuses (an exit code) when the replica maintains indexes the history does not define and
+  // --replace was not given.
+  std::optional<int> CheckLiveIndexes();
+
+  Globals g_;
+  History history_;
+  std::unique_ptr<ipc::ControllerClient> client_;
+  bool warned_replace_ = false;
+};
+
+// {"ok": true, "command": what, fields…} with --json, else `human`.
+void PrintOk(const std::string& what, const std::function<void(tools::JsonWriter&)>& fields,
+             const std::string& human);
+
+}  // namespace tandem::ctl

@@ -1,0 +1,159 @@
+#include "tools/shm/support.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace tandem::tools {
+
+using namespace inspect;
+
+// ---------------------------------------------------------------------------------------------
+// gc
+
+namespace {
+
+// Removes `name` only if it is still the stale file we probed: we take its creation lock
+// ourselves (so no supervisor can be holding it) and check the name still points at the file we
+// locked (a new supervisor may have replaced it meanwhile) before unlinking.
+Status RemoveIfStale(const std::string& name) {
+  const int fd = shm_open(("/" + name).c_str(), O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) {
+    if (errno == ENOENT) return Status::NotFound("already gone");
+    return Status::Internal(std::string("shm_open: ") + std::strerror(errno));
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }  // also drops our lock, after the unlink
+  } closer{fd};
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    return Status::FailedPrecondition("its lock is held again: a supervisor owns it now");
+  }
+  struct stat locked {
+  }, named{};
+  if (fstat(fd, &locked) != 0 || stat(Segment::PathOf(name).c_str(), &named) != 0 ||
+      locked.st_ino != named.st_ino || locked.st_dev != named.st_dev) {
+    return Status::FailedPrecondition("it was replaced while we looked");
+  }
+  return Segment::Remove(name);
+}
+
+}  // namespace
+
+int RunGc(const Output& o, bool dry_run, const std::string& prefix) {
+  if (!StartsWith(prefix, kSegmentPrefix)) {
+    return Usage(o, "--prefix must begin with '" + std::string(kSegmentPrefix) + "'");
+  }
+  std::vector<std::string> names = Segment::List(prefix);
+  std::sort(names.begin(), names.end());
+  struct Kept {
+    std::string name, reason;
+  };
+  struct Removed {
+    std::string name, why;
+  };
+  std::vector<Removed> removed;
+  std::vector<Kept> kept, failed;
+  for (const std::string& name : names) {
+    auto probe = Segment::Probe(name);
+    if (!probe.ok()) {
+      if (probe.status().code() != StatusCode::kNotFound) {
+        kept.push_back({name, probe.status().message()});
+      }
+      continue;
+    }
+    const SegmentProbe& p = *probe;
+    if (p.supervisor_alive) {
+      kept.push_back(
+          {name, "supervisor alive" +
+                     (p.header ? " (pid " + std::to_string(p.header->supervisor_pid) + ")"
+                               : std::string())});
+      continue;
+    }
+    // Shared fate means runtimes die with their supervisor; if one still runs, something is
+    // wrong and its memory is still in use: leave it for a person (a reused pid errs the same
+    // safe way).
+    std::string running;
+    if (p.header) {
+      for (const auto& rt : p.header->runtimes) {
+        if (PidAlive(rt.pid)) running = std::to_string(rt.pid);
+      }
+    }
+    if (!running.empty()) {
+      kept.push_back({name, "supervisor gone but runtime pid " + running + " still runs"});
+      continue;
+    }
+    // Like Segment::Create: a file with someone else's magic is not ours to delete.
+    if (!p.valid && p.magic != 0 && p.magic != shm::kSegmentMagic) {
+      kept.push_back({name, p.problem + "; not removing a file that is not Tandem's"});
+      continue;
+    }
+    if (p.magic == 0) {
+      // Creation never finished — or is under way right now (the creator takes its lock just
+      // after creating the file). Leave young ones alone.
+      struct stat st {};
+      if (stat(Segment::PathOf(name).c_str(), &st) == 0 &&
+          std::time(nullptr) - st.st_ctim.tv_sec < 10) {
+        kept.push_back({name, "unfinished and less than 10 s old: creation may be under way"});
+        continue;
+      }
+    }
+    std::string why =
+        p.header ? "supervisor pid " + std::to_string(p.header->supervisor_pid) + " is gone"
+                 : "supervisor gone (" + p.problem + ")";
+    if (!dry_run) {
+      if (Status s = RemoveIfStale(name); !s.ok()) {
+        if (s.code() == StatusCode::kNotFound) continue;
+        if (s.code() == StatusCode::kFailedPrecondition) {
+          kept.push_back({name, s.message()});
+        } else {
+          failed.push_back({name, s.message()});
+        }
+        continue;
+      }
+    }
+    removed.push_back({name, why});
+  }
+  if (o.json) {
+    JsonWriter json;
+    json.BeginObject().Key("dry_run").Bool(dry_run).Key("removed").BeginArray();
+    for (const auto& r : removed) {
+      json.BeginObject().Key("name").String(r.name).Key("reason").String(r.why).EndObject();
+    }
+    json.EndArray().Key("kept").BeginArray();
+    for (const auto& k : kept) {
+      json.BeginObject().Key("name").String(k.name).Key("reason").String(k.reason).EndObject();
+    }
+    json.EndArray().Key("failed").BeginArray();
+    for (const auto& f : failed) {
+      json.BeginObject().Key("name").String(f.name).Key("error").String(f.reason).EndObject();
+    }
+    json.EndArray();
+    if (!failed.empty()) {
+      json.Key("error")
+          .String("could not remove " + std::to_string(failed.size()) + " segment" +
+                  (failed.size() == 1 ? "" : "s"))
+          .Key("exit_code")
+          .Int(kExitError);
+    }
+    json.EndObject();
+    Emit(o, json);
+  } else {
+    for (const auto& r : removed) {
+      o.out << (dry_run ? "would remove " : "removed ") << r.name << " (" << r.why << ")\n";
+    }
+    for (const auto& k : kept) o.out << "kept " << k.name << " (" << k.reason << ")\n";
+    if (removed.empty()) o.out << (dry_run ? "nothing to remove\n" : "nothing removed\n");
+  }
+  for (const auto& f : failed)
+    o.err << "tandem-shm: could not remove " << f.name << ": " << f.reason << "\n";
+  return failed.empty() ? kExitOk : kExitError;
+}
+
+}  // namespace tandem::tools

@@ -1,0 +1,57 @@
+// tandem-shm: what its subcommands (one file each: ls, info, slots and watch, dump, gc) share —
+// names of states and flags, sizes and times as text, failures, opening a segment to inspect.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "shm/registry.h"
+#include "shm/segment.h"
+#include "tools/shm/inspect.h"
+
+namespace tandem::tools {
+
+const char* ModeName(shm::Mode mode);
+std::vector<std::string> SlotFlagNames(std::uint32_t flags);
+bool PidAlive(std::int32_t pid);
+
+namespace inspect {
+
+using shm::Inspector;
+using shm::Segment;
+using shm::SegmentProbe;
+using shm::SlotInfo;
+using shm::Snapshot;
+
+bool StartsWith(std::string_view s, std::string_view prefix);
+std::string Join(const std::vector<std::string>& parts, const char* sep);
+std::string Bytes(std::uint64_t bytes);      // "1.5 MiB"
+std::string UtcTime(std::uint64_t unix_ns);  // ISO 8601, UTC
+std::uint64_t NowUnixMs();
+
+// A failure: the reason on stderr, and with --json also {"error", "exit_code"} on stdout.
+int Failure(const Output& o, const std::string& message, int code);
+int Fail(const Output& o, const std::string& message);   // kExitError
+int Usage(const Output& o, const std::string& message);  // kExitUsage
+// One JSON document, a line.
+void Emit(const Output& o, const JsonWriter& json);
+
+// Opens `arg` (resolved) for reading through Inspector. Works on a segment whose supervisor is
+// gone: Open checks magic, version and size, not liveness.
+struct Opened {
+  std::string name;
+  std::unique_ptr<Segment> segment;
+  SegmentProbe probe;
+};
+Result<Opened> OpenSegment(const std::string& arg);
+
+// By id, as_of, ordinal, slot.
+void SortSlots(std::vector<SlotInfo>& slots);
+std::string SlotsHeadline(const Opened& opened, std::size_t count);
+
+}  // namespace inspect
+}  // namespace tandem::tools
