@@ -8,7 +8,7 @@
 
 #include "base/check.h"
 #include "base/count.h"
-#include "workers/routing.h"
+#include "shm/routing.h"
 
 namespace tandem::workers {
 

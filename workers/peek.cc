@@ -4,7 +4,7 @@
 #include <map>
 
 #include "base/count.h"
-#include "workers/routing.h"
+#include "shm/routing.h"
 
 namespace tandem::workers {
 
