@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/check.h"
+#include "shm/spine.h"
 
 namespace tandem::shm {
 
@@ -120,18 +121,15 @@ Status Publisher::AppendImpl(const PublishedRef& ref, UpdateBuffer* updates, Fro
       spine.push_back(SpineBatchAt(*built));
       fresh.push_back(*built);
     }
-    // Spine discipline: each batch at least twice the size of the next newer one, so there are
-    // O(log n) batches and each update is merged O(log n) times (amortised). The newest batches
-    // that pairwise merging would fold together one after another (judged by their sizes before
-    // consolidation) are merged at once: no intermediate batch is allocated, written and re-read.
-    // Consolidation may leave the result smaller than estimated, so the rule is re-checked.
+    // The spine's merge policy (shm/spine.h) says which newest batches to merge into one; ask
+    // again after each merge, since consolidation can leave the result smaller than estimated.
+    std::vector<std::uint64_t> sizes;
     for (;;) {
-      std::size_t first = spine.size() - std::min<std::size_t>(spine.size(), 1);
-      std::uint64_t merged_updates = spine.empty() ? 0 : spine.back().updates;
-      while (first > 0 && spine[first - 1].updates <= 2 * merged_updates) {
-        merged_updates += spine[--first].updates;
-      }
-      if (spine.size() - first < 2) break;
+      sizes.clear();
+      for (const SpineBatch& b : spine) sizes.push_back(b.updates);
+      const std::optional<std::size_t> start = SpineMergeStart(sizes);
+      if (!start) break;
+      const std::size_t first = *start;
       std::vector<BatchView> inputs;
       for (std::size_t i = first; i < spine.size(); ++i) {
         inputs.emplace_back(segment_->At<BatchHeader>(spine[i].offset));

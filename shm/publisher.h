@@ -96,7 +96,7 @@ class Publisher {
   SpineBatch SpineBatchAt(std::uint64_t offset) const;  // sizes read from the batch's header
   struct LocalSlot {
     SlotKey key;
-    std::vector<SpineBatch> spine;  // oldest first; sizes roughly halve towards the newest
+    std::vector<SpineBatch> spine;  // oldest first, shaped by shm/spine.h's merge policy
     bool unpublished = false;
   };
   struct Retired {
