@@ -39,7 +39,8 @@ inline constexpr std::uint64_t kSegmentMagic = 0x3147455344'4e4154ULL;
 // flag or constant means, to the batch columns' encoding, to base/row.h's row encoding, or to a
 // protocol step (reader.h, WakeChannelData). Changes to the *shape* of a struct are caught by
 // kLayoutHash (at the end of this file) without a bump. Version 2: the header gained the layout
-// hash, so builds from before it (version 1, which check only this number) refuse it.
+// hash, so builds from before it (version 1, which check only this number) refuse it; and a
+// tool's ReaderEntry::owner became a process token (pid + start time) instead of a pid.
 inline constexpr std::uint32_t kLayoutVersion = 2;
 // The header occupies the first page; the managed (allocator) area starts right after it.
 inline constexpr std::size_t kHeaderBytes = 4096;
@@ -144,11 +145,16 @@ inline constexpr std::size_t kReaderEntries = 4;
 inline constexpr std::size_t kRuntimeReaderEntry = 0;
 
 // An LMDB-style reader announcement: the batch-list version a reader may be using.
-//  Writer: the reader owning the entry (tools claim `owner` with a CAS from 0 to their pid).
-//  Read by: the publisher, which frees a retired batch only if every announced version is idle or
-//  newer than the batch's retirement version.
+//  Writer: ONLY the reader owning the entry — entry 0 the row's reading thread; entries 1.. the
+//  tool that claimed `owner`, by a CAS from 0 (free) or from the token of a dead process (a tool
+//  killed mid-read) to its own process token (registry.h: pid + start time, so pid reuse cannot
+//  make a dead owner look alive). An owner announces by storing `version`, and releases by
+//  storing kReaderIdle, then 0 to `owner`. Nobody else writes an entry, ever: not the publisher,
+//  not slot reuse (Registry initialises entries once, when the segment is created).
+//  Read by: the publisher, which frees a retired batch only if every announced version is idle,
+//  newer than the batch's retirement version, or that of a tool whose owner is dead.
 struct ReaderEntry {
-  std::atomic<std::uint64_t> owner;    // 0 free; the pid of a tool; unused for entry 0
+  std::atomic<std::uint64_t> owner;    // 0 free; a tool's process token; unused for entry 0
   std::atomic<std::uint64_t> version;  // kReaderIdle or a list version
 };
 
