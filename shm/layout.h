@@ -172,8 +172,11 @@ struct ReaderEntry {
 struct alignas(64) SlotData {
   std::atomic<std::uint32_t> state;  // SlotState
   std::atomic<std::uint32_t> flags;  // kSlot* bits
-  std::uint64_t id;                  // GlobalId::Pack(); written before state becomes kLive
-  std::uint64_t as_of;
+  // The slot's key: GlobalId::Pack() and as_of. Stored (relaxed) under RowData::creation_lock
+  // before `state` becomes kLive (release), and again whenever the slot is reused; atomic because
+  // tools read it without the lock and validate afterwards (Inspector::Take).
+  std::atomic<std::uint64_t> id;
+  std::atomic<std::uint64_t> as_of;
   std::atomic<std::uint64_t> upper;         // Frontier raw
   std::atomic<std::uint64_t> since;         // Frontier raw: published compaction frontier
   std::atomic<std::uint64_t> own_frontier;  // Frontier raw: publisher's controller frontier

@@ -28,8 +28,8 @@ std::uint64_t RowStride(std::uint32_t slots_per_row) {
 
 void InitPlaceholder(SlotData& s, const SlotKey& key) {
   s.flags.store(0, std::memory_order_relaxed);
-  s.id = key.id.Pack();
-  s.as_of = key.as_of;
+  s.id.store(key.id.Pack(), std::memory_order_relaxed);
+  s.as_of.store(key.as_of, std::memory_order_relaxed);
   s.upper.store(kMinTime, std::memory_order_relaxed);
   s.since.store(kMinTime, std::memory_order_relaxed);
   s.own_frontier.store(kMinTime, std::memory_order_relaxed);
@@ -220,8 +220,8 @@ SlotData& Registry::slot(std::uint32_t ordinal, std::uint32_t index) const {
 }
 
 SlotKey Registry::KeyOf(const SlotData& s) const {
-  auto id = GlobalId::Unpack(s.id);
-  return SlotKey{id.value_or(GlobalId()), s.as_of};
+  auto id = GlobalId::Unpack(s.id.load(std::memory_order_relaxed));
+  return SlotKey{id.value_or(GlobalId()), s.as_of.load(std::memory_order_relaxed)};
 }
 
 Status Registry::ClaimSide(std::uint32_t ordinal, Side side) {
@@ -262,7 +262,10 @@ std::optional<std::uint32_t> Registry::FindLocked(std::uint32_t ordinal, const S
     if (s.state.load(std::memory_order_acquire) != static_cast<std::uint32_t>(SlotState::kLive)) {
       continue;
     }
-    if (s.id == packed && s.as_of == key.as_of && (s.flags.load() & skip) == 0) return j;
+    if (s.id.load(std::memory_order_relaxed) == packed &&
+        s.as_of.load(std::memory_order_relaxed) == key.as_of && (s.flags.load() & skip) == 0) {
+      return j;
+    }
   }
   return std::nullopt;
 }
