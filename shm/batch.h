@@ -35,21 +35,8 @@
 
 namespace tandem::shm {
 
-inline constexpr std::uint64_t kBatchMagic = 0x3148435441424454ULL;  // "TDBATCH1"
-
-// The fixed part at the start of every batch allocation. Written once by the publisher before the
-// batch is reachable from any batch list; read-only afterwards.
-struct BatchHeader {
-  std::uint64_t magic;
-  std::uint64_t total_bytes;
-  std::uint64_t key_count, val_count, update_count;
-  std::uint64_t since;  // Frontier raw
-  std::uint64_t min_time, max_time;
-  // Byte offsets from the batch start.
-  std::uint64_t times_at, diffs_at, key_offsets_at, key_vals_at, val_offsets_at, val_updates_at,
-      key_bytes_at, val_bytes_at;
-};
-static_assert(sizeof(BatchHeader) % 8 == 0);
+// BatchHeader, the fixed part at the start of every batch, and kBatchMagic are in shm/layout.h
+// with the other structs that live in the segment.
 
 struct Update {
   std::string key;  // encoded row

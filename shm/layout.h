@@ -7,30 +7,41 @@
 //    are byte offsets from the segment base (0 means "none").
 //  * Fields shared between processes are std::atomic of a lock-free, address-free width
 //    (static_asserts below); the rest is written once before being published by a release store.
+//  * Every struct's size, alignment and field offsets are pinned by static_asserts at the end of
+//    this file, and every field is listed in its struct's field table there (checked: the tables
+//    must tile each struct exactly, so padding is explicit `reserved` space). The tables feed
+//    kLayoutHash, which the creator stores in the header and every opener compares with its own:
+//    a segment written by a build whose layout differs in any way (a field, a compiler, a Boost
+//    version) is refused at attach instead of being misread.
 //  * Shared fate (DESIGN §5): if any process dies mid-write, the supervisor kills the replica and
 //    removes the segment, so no struct needs to be repairable after a torn write. A kept segment
 //    (--keep-segment-on-crash) is read post-mortem by tools that validate as they go.
 #pragma once
 
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <type_traits>
 
 #include <boost/lockfree/spsc_queue.hpp>
+#include <boost/version.hpp>
+
+#include "shm/routing.h"
 
 namespace tandem::shm {
-
-static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
-              "shared atomics must be lock-free to be address-free across processes");
-static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
-static_assert(std::atomic<std::int32_t>::is_always_lock_free);
 
 // "TANDSEG1", little-endian. Written last at creation (release), so an opener that sees it
 // sees a fully initialised header.
 inline constexpr std::uint64_t kSegmentMagic = 0x3147455344'4e4154ULL;
-// Bump on any change to a struct in this file or to the batch format.
-inline constexpr std::uint32_t kLayoutVersion = 1;
+// The meaning of the layout, which no compiler can check: bump it on any change to what a field,
+// flag or constant means, to the batch columns' encoding, to base/row.h's row encoding, or to a
+// protocol step (reader.h, WakeChannelData). Changes to the *shape* of a struct are caught by
+// kLayoutHash (at the end of this file) without a bump. Version 2: the header gained the layout
+// hash, so builds from before it (version 1, which check only this number) refuse it; and a
+// tool's ReaderEntry::owner became a process token (pid + start time) instead of a pid.
+inline constexpr std::uint32_t kLayoutVersion = 2;
 // The header occupies the first page; the managed (allocator) area starts right after it.
 inline constexpr std::size_t kHeaderBytes = 4096;
 inline constexpr std::size_t kReplicaIdBytes = 64;
@@ -59,19 +70,25 @@ struct RuntimeEntry {
 // The segment header, at offset 0 of the segment.
 //  Created by: the supervisor (Segment::Create), the only writer of every non-atomic field,
 //              all written before `magic` is stored with release order; immutable afterwards.
-//  Read by: every runtime and tool, after checking `magic` (acquire) and `layout_version`.
+//  Read by: every runtime and tool, after checking `magic` (acquire), `layout_version` and
+//           `layout_hash`.
 //  Liveness: the creator holds an exclusive flock(2) on the segment's descriptor for as long as
 //            it lives; a segment whose lock can be taken is stale (its supervisor is gone).
+//  The first 28 bytes (magic, version, header size, layout hash, Boost version) stay where they
+//  are in every build, past and future, so that any build can say why it refuses a segment.
 struct SegmentHeader {
   std::atomic<std::uint64_t> magic;  // offset 0: kSegmentMagic
   std::uint32_t layout_version;      // offset 8: kLayoutVersion
-  std::uint32_t header_bytes;        // kHeaderBytes
-  std::uint64_t segment_bytes;       // total size of the segment, header included
-  std::uint64_t generation;          // distinguishes successive incarnations of one replica
+  std::uint32_t header_bytes;        // offset 12: kHeaderBytes
+  std::uint64_t layout_hash;         // offset 16: kLayoutHash of the creating build
+  std::uint32_t boost_version;       // offset 24: BOOST_VERSION of the creating build
   std::int32_t supervisor_pid;
-  std::uint32_t workers;  // N, equal for both runtimes
-  std::uint32_t mode;     // Mode
+  std::uint64_t segment_bytes;  // total size of the segment, header included
+  std::uint64_t generation;     // distinguishes successive incarnations of one replica
+  std::uint32_t workers;        // N, equal for both runtimes
+  std::uint32_t mode;           // Mode
   std::uint32_t slots_per_row;
+  std::uint32_t reserved;  // 0
   std::uint64_t created_unix_ns;
   std::uint64_t managed_offset;  // start of the Boost.Interprocess managed area
   std::uint64_t managed_bytes;
@@ -79,10 +96,6 @@ struct SegmentHeader {
   char replica_id[kReplicaIdBytes];  // NUL-terminated
   RuntimeEntry runtimes[kRuntimeEntries];
 };
-static_assert(offsetof(SegmentHeader, magic) == 0, "magic lives at a fixed offset");
-static_assert(offsetof(SegmentHeader, layout_version) == 8, "version lives at a fixed offset");
-static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
-static_assert(std::is_standard_layout_v<SegmentHeader>);
 
 // What the publisher tells reader i: this slot changed (published, upper advanced, since
 // advanced, unpublished). Trivially copyable for the lock-free queue.
@@ -92,9 +105,12 @@ struct ChangedSlot {
   std::uint32_t slot;  // index in the row
   std::uint32_t reserved;
 };
-static_assert(std::is_trivially_copyable_v<ChangedSlot>);
 
 inline constexpr std::size_t kWakeQueueCapacity = 1024;
+// Lives inside the segment, so its layout is part of ours: pinned below, and in kLayoutHash
+// (with BOOST_VERSION), so that a Boost upgrade cannot change the segment silently.
+using WakeQueue =
+    boost::lockfree::spsc_queue<ChangedSlot, boost::lockfree::capacity<kWakeQueueCapacity>>;
 
 // Wake-ups from publisher i to reader i (DESIGN §4 "Wake-ups").
 //  Producer: the publishing thread of the row only. Consumer: the reading thread of the row only.
@@ -103,13 +119,13 @@ inline constexpr std::size_t kWakeQueueCapacity = 1024;
 //  sleeps only while `seq` still has the loaded value (the futex re-checks it atomically).
 //  All operations on seq/sleeping are seq_cst, which closes the sleeping-flag race.
 struct WakeChannelData {
-  boost::lockfree::spsc_queue<ChangedSlot, boost::lockfree::capacity<kWakeQueueCapacity>> queue;
+  WakeQueue queue;
   std::atomic<std::uint32_t> overflow;  // sticky until drained: "rescan every slot"
   std::atomic<std::uint32_t> seq;       // the futex word
   std::atomic<std::uint32_t> sleeping;  // consumer is (about to be) in futex_wait
+  std::uint32_t reserved;               // 0
   std::atomic<std::uint64_t> wakes_sent;
 };
-static_assert(sizeof(std::atomic<std::uint32_t>) == 4, "futex words are 32 bits");
 
 // Slot lifecycle states.
 enum class SlotState : std::uint32_t { kFree = 0, kLive = 1 };
@@ -129,11 +145,16 @@ inline constexpr std::size_t kReaderEntries = 4;
 inline constexpr std::size_t kRuntimeReaderEntry = 0;
 
 // An LMDB-style reader announcement: the batch-list version a reader may be using.
-//  Writer: the reader owning the entry (tools claim `owner` with a CAS from 0 to their pid).
-//  Read by: the publisher, which frees a retired batch only if every announced version is idle or
-//  newer than the batch's retirement version.
+//  Writer: ONLY the reader owning the entry — entry 0 the row's reading thread; entries 1.. the
+//  tool that claimed `owner`, by a CAS from 0 (free) or from the token of a dead process (a tool
+//  killed mid-read) to its own process token (registry.h: pid + start time, so pid reuse cannot
+//  make a dead owner look alive). An owner announces by storing `version`, and releases by
+//  storing kReaderIdle, then 0 to `owner`. Nobody else writes an entry, ever: not the publisher,
+//  not slot reuse (Registry initialises entries once, when the segment is created).
+//  Read by: the publisher, which frees a retired batch only if every announced version is idle,
+//  newer than the batch's retirement version, or that of a tool whose owner is dead.
 struct ReaderEntry {
-  std::atomic<std::uint64_t> owner;    // 0 free; the pid of a tool; unused for entry 0
+  std::atomic<std::uint64_t> owner;    // 0 free; a tool's process token; unused for entry 0
   std::atomic<std::uint64_t> version;  // kReaderIdle or a list version
 };
 
@@ -151,8 +172,11 @@ struct ReaderEntry {
 struct alignas(64) SlotData {
   std::atomic<std::uint32_t> state;  // SlotState
   std::atomic<std::uint32_t> flags;  // kSlot* bits
-  std::uint64_t id;                  // GlobalId::Pack(); written before state becomes kLive
-  std::uint64_t as_of;
+  // The slot's key: GlobalId::Pack() and as_of. Stored (relaxed) under RowData::creation_lock
+  // before `state` becomes kLive (release), and again whenever the slot is reused; atomic because
+  // tools read it without the lock and validate afterwards (Inspector::Take).
+  std::atomic<std::uint64_t> id;
+  std::atomic<std::uint64_t> as_of;
   std::atomic<std::uint64_t> upper;         // Frontier raw
   std::atomic<std::uint64_t> since;         // Frontier raw: published compaction frontier
   std::atomic<std::uint64_t> own_frontier;  // Frontier raw: publisher's controller frontier
@@ -164,6 +188,7 @@ struct alignas(64) SlotData {
   std::atomic<std::uint64_t> batches;
   std::atomic<std::uint64_t> bytes;   // of the current batches
   std::atomic<std::uint64_t> merges;  // lifetime count
+  std::uint64_t reserved[3];          // 0; pads the slot to a whole number of cache lines
 };
 
 // An immutable list of batches, one allocation, replaced (never edited) by the publisher.
@@ -178,12 +203,15 @@ struct BatchListData {
 //  claimed by CAS at attach, so a second publisher (or reader) of a row is refused.
 //  creation_lock: a spin lock held only while finding/creating/freeing a slot (never while
 //  reading or publishing data); a holder dying takes the replica down with it.
+inline constexpr std::size_t kRowDataHead = 24;  // the bytes of RowData before `wake`
+inline constexpr std::size_t kRowDataReserved = 64 - (kRowDataHead + sizeof(WakeChannelData)) % 64;
 struct alignas(64) RowData {
   std::atomic<std::uint64_t> publisher_owner;
   std::atomic<std::uint64_t> reader_owner;
   std::atomic<std::uint32_t> creation_lock;
   std::uint32_t ordinal;
   WakeChannelData wake;
+  std::uint8_t reserved[kRowDataReserved];  // 0; pads the row to a whole number of cache lines
   // followed by RegistryData::slots_per_row SlotData
 };
 
@@ -194,5 +222,260 @@ struct RegistryData {
   std::uint64_t row_stride;   // bytes from one RowData to the next
   std::uint64_t rows_offset;  // offset of row 0 from the segment base
 };
+
+inline constexpr std::uint64_t kBatchMagic = 0x3148435441424454ULL;  // "TDBATCH1"
+
+// The fixed part at the start of every batch allocation (the columns follow; shm/batch.h).
+// Written once by the publisher before the batch is reachable from any batch list; read-only
+// afterwards.
+struct BatchHeader {
+  std::uint64_t magic;
+  std::uint64_t total_bytes;
+  std::uint64_t key_count, val_count, update_count;
+  std::uint64_t since;  // Frontier raw
+  std::uint64_t min_time, max_time;
+  // Byte offsets from the batch start.
+  std::uint64_t times_at, diffs_at, key_offsets_at, key_vals_at, val_offsets_at, val_updates_at,
+      key_bytes_at, val_bytes_at;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The layout, checked. Everything below is compile time.
+
+// Shared words are lock-free, hence address-free: the same atomic is mapped at a different address
+// in every process, which only lock-free atomics survive. Boost.Lockfree's indices included (it
+// uses std::atomic with GCC and Clang, boost::atomic elsewhere; either way this must hold).
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
+static_assert(std::atomic<std::int32_t>::is_always_lock_free);
+static_assert(boost::lockfree::detail::atomic<std::size_t>::is_always_lock_free);
+static_assert(sizeof(std::atomic<std::uint64_t>) == 8 && alignof(std::atomic<std::uint64_t>) == 8);
+static_assert(sizeof(std::atomic<std::uint32_t>) == 4, "futex words are 32 bits");
+static_assert(std::endian::native == std::endian::little, "magic numbers are little-endian");
+
+// Plain data copied as bytes (the queue copies ChangedSlot; batches and lists are written once):
+// trivially copyable with no padding bits, so every byte is meaningful and defined.
+static_assert(std::is_trivially_copyable_v<ChangedSlot> &&
+              std::has_unique_object_representations_v<ChangedSlot>);
+static_assert(std::is_trivially_copyable_v<BatchListData> &&
+              std::has_unique_object_representations_v<BatchListData>);
+static_assert(std::is_trivially_copyable_v<RegistryData> &&
+              std::has_unique_object_representations_v<RegistryData>);
+static_assert(std::is_trivially_copyable_v<BatchHeader> &&
+              std::has_unique_object_representations_v<BatchHeader>);
+// Standard layout: offsetof is well-defined and the struct means the same to every compiler. Not
+// WakeChannelData and RowData, which hold Boost's queue (a class hierarchy with data in a base
+// and the derived class); their offsets are still pinned below, and the queue's size with them.
+static_assert(std::is_standard_layout_v<RuntimeEntry>);
+static_assert(std::is_standard_layout_v<SegmentHeader>);
+static_assert(std::is_standard_layout_v<ChangedSlot>);
+static_assert(std::is_standard_layout_v<ReaderEntry>);
+static_assert(std::is_standard_layout_v<SlotData>);
+static_assert(std::is_standard_layout_v<BatchListData>);
+static_assert(std::is_standard_layout_v<RegistryData>);
+static_assert(std::is_standard_layout_v<BatchHeader>);
+// Nothing in the segment is ever destroyed (it is unmapped), so nothing may need its destructor.
+// The queue's destructor only drains it, which ChangedSlot (trivially destructible) does not need.
+static_assert(std::is_trivially_destructible_v<RuntimeEntry>);
+static_assert(std::is_trivially_destructible_v<SegmentHeader>);
+static_assert(std::is_trivially_destructible_v<ReaderEntry>);
+static_assert(std::is_trivially_destructible_v<SlotData>);
+static_assert(std::is_trivially_destructible_v<ChangedSlot>);
+
+// Boost.Lockfree's queue as Boost 1.81 lays it out on LP64: write index, padding to a cache line,
+// read index, then capacity + 1 elements. A Boost upgrade that changes it fails here first.
+static_assert(sizeof(WakeQueue) == 64 + 8 + (kWakeQueueCapacity + 1) * sizeof(ChangedSlot));
+static_assert(alignof(WakeQueue) == 8);
+
+namespace layout_detail {
+
+// One field of a struct: where it starts and how many bytes it takes.
+struct Field {
+  std::size_t offset, size;
+};
+
+// True when `fields`, in declaration order, tile a struct of `size` bytes exactly: each starts
+// where the previous ended, the first at 0, the last ends at `size`. So a field added to a struct
+// but not to its table (and so not to kLayoutHash) fails to compile, and padding is explicit.
+template <std::size_t N>
+constexpr bool Tiles(std::size_t size, const Field (&fields)[N]) {
+  std::size_t end = 0;
+  for (const Field& f : fields) {
+    if (f.offset != end) return false;
+    end = f.offset + f.size;
+  }
+  return end == size;
+}
+
+// FNV-1a over the 8 little-endian bytes of each value.
+constexpr std::uint64_t Fold(std::uint64_t h, std::uint64_t value) {
+  for (int i = 0; i < 8; ++i) {
+    h ^= (value >> (8 * i)) & 0xff;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+template <std::size_t N>
+constexpr std::uint64_t FoldStruct(std::uint64_t h, std::size_t size, std::size_t align,
+                                   const Field (&fields)[N]) {
+  h = Fold(Fold(Fold(h, size), align), N);
+  for (const Field& f : fields) h = Fold(Fold(h, f.offset), f.size);
+  return h;
+}
+
+}  // namespace layout_detail
+
+#define TANDEM_SHM_FIELD(S, f) \
+  ::tandem::shm::layout_detail::Field { offsetof(S, f), sizeof(S::f) }
+
+// offsetof on WakeChannelData and RowData, which are not standard-layout (see above): GCC and
+// Clang define it for any class without virtual bases, which these have none of.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+
+inline constexpr layout_detail::Field kRuntimeEntryFields[] = {
+    TANDEM_SHM_FIELD(RuntimeEntry, pid), TANDEM_SHM_FIELD(RuntimeEntry, state)};
+inline constexpr layout_detail::Field kSegmentHeaderFields[] = {
+    TANDEM_SHM_FIELD(SegmentHeader, magic),
+    TANDEM_SHM_FIELD(SegmentHeader, layout_version),
+    TANDEM_SHM_FIELD(SegmentHeader, header_bytes),
+    TANDEM_SHM_FIELD(SegmentHeader, layout_hash),
+    TANDEM_SHM_FIELD(SegmentHeader, boost_version),
+    TANDEM_SHM_FIELD(SegmentHeader, supervisor_pid),
+    TANDEM_SHM_FIELD(SegmentHeader, segment_bytes),
+    TANDEM_SHM_FIELD(SegmentHeader, generation),
+    TANDEM_SHM_FIELD(SegmentHeader, workers),
+    TANDEM_SHM_FIELD(SegmentHeader, mode),
+    TANDEM_SHM_FIELD(SegmentHeader, slots_per_row),
+    TANDEM_SHM_FIELD(SegmentHeader, reserved),
+    TANDEM_SHM_FIELD(SegmentHeader, created_unix_ns),
+    TANDEM_SHM_FIELD(SegmentHeader, managed_offset),
+    TANDEM_SHM_FIELD(SegmentHeader, managed_bytes),
+    TANDEM_SHM_FIELD(SegmentHeader, registry_offset),
+    TANDEM_SHM_FIELD(SegmentHeader, replica_id),
+    TANDEM_SHM_FIELD(SegmentHeader, runtimes)};
+inline constexpr layout_detail::Field kChangedSlotFields[] = {
+    TANDEM_SHM_FIELD(ChangedSlot, id), TANDEM_SHM_FIELD(ChangedSlot, as_of),
+    TANDEM_SHM_FIELD(ChangedSlot, slot), TANDEM_SHM_FIELD(ChangedSlot, reserved)};
+inline constexpr layout_detail::Field kWakeChannelDataFields[] = {
+    TANDEM_SHM_FIELD(WakeChannelData, queue),    TANDEM_SHM_FIELD(WakeChannelData, overflow),
+    TANDEM_SHM_FIELD(WakeChannelData, seq),      TANDEM_SHM_FIELD(WakeChannelData, sleeping),
+    TANDEM_SHM_FIELD(WakeChannelData, reserved), TANDEM_SHM_FIELD(WakeChannelData, wakes_sent)};
+inline constexpr layout_detail::Field kReaderEntryFields[] = {
+    TANDEM_SHM_FIELD(ReaderEntry, owner), TANDEM_SHM_FIELD(ReaderEntry, version)};
+inline constexpr layout_detail::Field kSlotDataFields[] = {
+    TANDEM_SHM_FIELD(SlotData, state),        TANDEM_SHM_FIELD(SlotData, flags),
+    TANDEM_SHM_FIELD(SlotData, id),           TANDEM_SHM_FIELD(SlotData, as_of),
+    TANDEM_SHM_FIELD(SlotData, upper),        TANDEM_SHM_FIELD(SlotData, since),
+    TANDEM_SHM_FIELD(SlotData, own_frontier), TANDEM_SHM_FIELD(SlotData, peer_hold),
+    TANDEM_SHM_FIELD(SlotData, list),         TANDEM_SHM_FIELD(SlotData, list_version),
+    TANDEM_SHM_FIELD(SlotData, readers),      TANDEM_SHM_FIELD(SlotData, updates),
+    TANDEM_SHM_FIELD(SlotData, batches),      TANDEM_SHM_FIELD(SlotData, bytes),
+    TANDEM_SHM_FIELD(SlotData, merges),       TANDEM_SHM_FIELD(SlotData, reserved)};
+inline constexpr layout_detail::Field kBatchListDataFields[] = {
+    TANDEM_SHM_FIELD(BatchListData, version), TANDEM_SHM_FIELD(BatchListData, count),
+    TANDEM_SHM_FIELD(BatchListData, batches)};
+inline constexpr layout_detail::Field kRowDataFields[] = {
+    TANDEM_SHM_FIELD(RowData, publisher_owner),
+    TANDEM_SHM_FIELD(RowData, reader_owner),
+    TANDEM_SHM_FIELD(RowData, creation_lock),
+    TANDEM_SHM_FIELD(RowData, ordinal),
+    TANDEM_SHM_FIELD(RowData, wake),
+    TANDEM_SHM_FIELD(RowData, reserved)};
+inline constexpr layout_detail::Field kRegistryDataFields[] = {
+    TANDEM_SHM_FIELD(RegistryData, workers), TANDEM_SHM_FIELD(RegistryData, slots_per_row),
+    TANDEM_SHM_FIELD(RegistryData, row_stride), TANDEM_SHM_FIELD(RegistryData, rows_offset)};
+inline constexpr layout_detail::Field kBatchHeaderFields[] = {
+    TANDEM_SHM_FIELD(BatchHeader, magic),          TANDEM_SHM_FIELD(BatchHeader, total_bytes),
+    TANDEM_SHM_FIELD(BatchHeader, key_count),      TANDEM_SHM_FIELD(BatchHeader, val_count),
+    TANDEM_SHM_FIELD(BatchHeader, update_count),   TANDEM_SHM_FIELD(BatchHeader, since),
+    TANDEM_SHM_FIELD(BatchHeader, min_time),       TANDEM_SHM_FIELD(BatchHeader, max_time),
+    TANDEM_SHM_FIELD(BatchHeader, times_at),       TANDEM_SHM_FIELD(BatchHeader, diffs_at),
+    TANDEM_SHM_FIELD(BatchHeader, key_offsets_at), TANDEM_SHM_FIELD(BatchHeader, key_vals_at),
+    TANDEM_SHM_FIELD(BatchHeader, val_offsets_at), TANDEM_SHM_FIELD(BatchHeader, val_updates_at),
+    TANDEM_SHM_FIELD(BatchHeader, key_bytes_at),   TANDEM_SHM_FIELD(BatchHeader, val_bytes_at)};
+
+#pragma GCC diagnostic pop
+#undef TANDEM_SHM_FIELD
+
+static_assert(layout_detail::Tiles(sizeof(RuntimeEntry), kRuntimeEntryFields));
+static_assert(layout_detail::Tiles(sizeof(SegmentHeader), kSegmentHeaderFields));
+static_assert(layout_detail::Tiles(sizeof(ChangedSlot), kChangedSlotFields));
+static_assert(layout_detail::Tiles(sizeof(WakeChannelData), kWakeChannelDataFields));
+static_assert(layout_detail::Tiles(sizeof(ReaderEntry), kReaderEntryFields));
+static_assert(layout_detail::Tiles(sizeof(SlotData), kSlotDataFields));
+static_assert(layout_detail::Tiles(sizeof(BatchListData), kBatchListDataFields));
+static_assert(layout_detail::Tiles(sizeof(RowData), kRowDataFields));
+static_assert(layout_detail::Tiles(sizeof(RegistryData), kRegistryDataFields));
+static_assert(layout_detail::Tiles(sizeof(BatchHeader), kBatchHeaderFields));
+
+// Sizes and alignments (LP64 Linux, x86-64 and AArch64). Changing one is a layout change: make it
+// on purpose, here, and kLayoutHash follows by itself.
+static_assert(sizeof(RuntimeEntry) == 8 && alignof(RuntimeEntry) == 4);
+static_assert(sizeof(SegmentHeader) == 176 && alignof(SegmentHeader) == 8);
+static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
+static_assert(sizeof(ChangedSlot) == 24 && alignof(ChangedSlot) == 8);
+static_assert(sizeof(WakeChannelData) == sizeof(WakeQueue) + 24 && alignof(WakeChannelData) == 8);
+static_assert(sizeof(ReaderEntry) == 16 && alignof(ReaderEntry) == 8);
+static_assert(sizeof(SlotData) == 192 && alignof(SlotData) == 64, "three cache lines per slot");
+static_assert(sizeof(BatchListData) == 24 && alignof(BatchListData) == 8);
+static_assert(sizeof(RowData) % 64 == 0 && alignof(RowData) == 64, "slots follow a row aligned");
+static_assert(kRowDataFields[4].offset == kRowDataHead);  // `wake`, offsetof taken above
+static_assert(sizeof(RegistryData) == 24 && alignof(RegistryData) == 8);
+static_assert(sizeof(BatchHeader) == 128 && alignof(BatchHeader) == 8);
+// The offsets that every build must agree on to even say why it refuses a segment.
+static_assert(offsetof(SegmentHeader, magic) == 0);
+static_assert(offsetof(SegmentHeader, layout_version) == 8);
+static_assert(offsetof(SegmentHeader, header_bytes) == 12);
+static_assert(offsetof(SegmentHeader, layout_hash) == 16);
+static_assert(offsetof(SegmentHeader, boost_version) == 24);
+// A batch list is `count` offsets right after two words (ListBytes in publisher.cc).
+static_assert(offsetof(BatchListData, batches) == 16);
+
+// The layout hash: every struct's size, alignment and field table, the constants that size or
+// interpret them, the routing rule (shm/routing.h) and BOOST_VERSION (Boost's queue lives in the
+// segment; an upgrade refuses old segments even if the asserts above still hold). Stored in the
+// header by the creator; an opener with another hash refuses the segment (Segment::Open).
+inline constexpr std::uint64_t kLayoutHash = [] {
+  using layout_detail::Fold;
+  using layout_detail::FoldStruct;
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  h = Fold(h, BOOST_VERSION);
+  h = Fold(h, kSegmentMagic);
+  h = Fold(h, kBatchMagic);
+  h = Fold(h, kHeaderBytes);
+  h = Fold(h, kReplicaIdBytes);
+  h = Fold(h, kRuntimeEntries);
+  h = Fold(h, kWakeQueueCapacity);
+  h = Fold(h, kReaderEntries);
+  h = Fold(h, kRuntimeReaderEntry);
+  h = Fold(h, kReaderIdle);
+  for (std::uint32_t flag : {kSlotFilled, kSlotUnpublished, kSlotHoldReleased, kSlotStalled}) {
+    h = Fold(h, flag);
+  }
+  for (Mode m : {Mode::kSolo, Mode::kTwoRuntime}) h = Fold(h, static_cast<std::uint32_t>(m));
+  for (SlotState st : {SlotState::kFree, SlotState::kLive}) {
+    h = Fold(h, static_cast<std::uint32_t>(st));
+  }
+  for (RuntimeState st : {RuntimeState::kAbsent, RuntimeState::kStarting, RuntimeState::kAttached,
+                          RuntimeState::kReady, RuntimeState::kStopping}) {
+    h = Fold(h, static_cast<std::uint32_t>(st));
+  }
+  h = Fold(h, StableHash("tandem routing"));
+  h = Fold(h, WorkerOf("tandem routing", 7));
+  h = Fold(h, static_cast<unsigned char>(kErrorKeyPrefix));
+  h = FoldStruct(h, sizeof(RuntimeEntry), alignof(RuntimeEntry), kRuntimeEntryFields);
+  h = FoldStruct(h, sizeof(SegmentHeader), alignof(SegmentHeader), kSegmentHeaderFields);
+  h = FoldStruct(h, sizeof(ChangedSlot), alignof(ChangedSlot), kChangedSlotFields);
+  h = Fold(Fold(h, sizeof(WakeQueue)), alignof(WakeQueue));
+  h = FoldStruct(h, sizeof(WakeChannelData), alignof(WakeChannelData), kWakeChannelDataFields);
+  h = FoldStruct(h, sizeof(ReaderEntry), alignof(ReaderEntry), kReaderEntryFields);
+  h = FoldStruct(h, sizeof(SlotData), alignof(SlotData), kSlotDataFields);
+  h = FoldStruct(h, sizeof(BatchListData), alignof(BatchListData), kBatchListDataFields);
+  h = FoldStruct(h, sizeof(RowData), alignof(RowData), kRowDataFields);
+  h = FoldStruct(h, sizeof(RegistryData), alignof(RegistryData), kRegistryDataFields);
+  h = FoldStruct(h, sizeof(BatchHeader), alignof(BatchHeader), kBatchHeaderFields);
+  return h;
+}();
 
 }  // namespace tandem::shm

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/check.h"
+#include "shm/spine.h"
 
 namespace tandem::shm {
 
@@ -120,18 +121,15 @@ Status Publisher::AppendImpl(const PublishedRef& ref, UpdateBuffer* updates, Fro
       spine.push_back(SpineBatchAt(*built));
       fresh.push_back(*built);
     }
-    // Spine discipline: each batch at least twice the size of the next newer one, so there are
-    // O(log n) batches and each update is merged O(log n) times (amortised). The newest batches
-    // that pairwise merging would fold together one after another (judged by their sizes before
-    // consolidation) are merged at once: no intermediate batch is allocated, written and re-read.
-    // Consolidation may leave the result smaller than estimated, so the rule is re-checked.
+    // The spine's merge policy (shm/spine.h) says which newest batches to merge into one; ask
+    // again after each merge, since consolidation can leave the result smaller than estimated.
+    std::vector<std::uint64_t> sizes;
     for (;;) {
-      std::size_t first = spine.size() - std::min<std::size_t>(spine.size(), 1);
-      std::uint64_t merged_updates = spine.empty() ? 0 : spine.back().updates;
-      while (first > 0 && spine[first - 1].updates <= 2 * merged_updates) {
-        merged_updates += spine[--first].updates;
-      }
-      if (spine.size() - first < 2) break;
+      sizes.clear();
+      for (const SpineBatch& b : spine) sizes.push_back(b.updates);
+      const std::optional<std::size_t> start = SpineMergeStart(sizes);
+      if (!start) break;
+      const std::size_t first = *start;
       std::vector<BatchView> inputs;
       for (std::size_t i = first; i < spine.size(); ++i) {
         inputs.emplace_back(segment_->At<BatchHeader>(spine[i].offset));
@@ -282,30 +280,55 @@ void Publisher::Maintain() {
   CollectGarbage();
 }
 
-bool Publisher::Visible(std::uint32_t index, std::uint64_t retired_at) {
-  SlotData& s = Data(index);
+std::uint64_t Publisher::OldestAnnounced(std::uint32_t index) {
+  const SlotData& s = Data(index);
+  std::uint64_t oldest = kReaderIdle;
   for (std::size_t e = 0; e < kReaderEntries; ++e) {
-    ReaderEntry& entry = s.readers[e];
+    const ReaderEntry& entry = s.readers[e];
     const std::uint64_t v = entry.version.load(std::memory_order_seq_cst);
-    if (v == kReaderIdle || v >= retired_at) continue;
-    if (e != kRuntimeReaderEntry) {
-      // A tool that died mid-read must not pin memory forever.
-      std::uint64_t owner = entry.owner.load();
-      if (owner != 0 && !ProcessAlive(static_cast<pid_t>(owner))) {
-        entry.version.store(kReaderIdle);
-        entry.owner.compare_exchange_strong(owner, 0);
-        continue;
-      }
+    if (v >= oldest) continue;  // idle, or no older than one already counted
+    // A tool that died mid-read must not pin memory forever. But its entry is not ours to write:
+    // a live tool may take it over at any moment (Inspector::Take) and announce there, so we only
+    // disregard the announcement. That is safe because `version` was loaded before `owner`, and a
+    // claim stores the owner before the version: if the owner we see is the dead one, any new
+    // owner announces after our load, and by the snapshot protocol (reader.h) then reads a list
+    // at least as new as the newest we installed, which retired everything we may free now.
+    if (e != kRuntimeReaderEntry && OwnerDead(entry.owner.load(std::memory_order_seq_cst))) {
+      if (dead_reader_hook_) dead_reader_hook_(index, e);
+      continue;
     }
+    oldest = v;
+  }
+  return oldest;
+}
+
+bool Publisher::OwnerDead(std::uint64_t owner) {
+  if (owner == 0) return false;  // released after loading `version`: count it once more
+  if (std::find(dead_owners_.begin(), dead_owners_.end(), owner) != dead_owners_.end()) {
     return true;
   }
-  return false;
+  if (ProcessTokenAlive(owner)) return false;
+  // A token names one incarnation of a process, so once dead it stays dead: remember it, sparing
+  // a look at /proc on every pass while the entry waits for a tool to take it over.
+  if (dead_owners_.size() == kDeadOwnersKept) dead_owners_.erase(dead_owners_.begin());
+  dead_owners_.push_back(owner);
+  return true;
 }
 
 void Publisher::CollectGarbage() {
+  // The announcements of each slot with retired memory, loaded once per pass and after every
+  // retirement in retired_ (P3 needs the loads to follow the list installs that retired them).
+  oldest_announced_.clear();
+  auto oldest = [this](std::uint32_t index) {
+    for (const auto& [slot, version] : oldest_announced_) {
+      if (slot == index) return version;
+    }
+    oldest_announced_.emplace_back(index, OldestAnnounced(index));
+    return oldest_announced_.back().second;
+  };
   std::size_t kept = 0;
   for (const Retired& r : retired_) {
-    if (Visible(r.slot, r.retired_at)) {
+    if (oldest(r.slot) < r.retired_at) {
       retired_[kept++] = r;
     } else {
       segment_->Deallocate(r.offset);
@@ -321,7 +344,7 @@ void Publisher::CollectGarbage() {
                             (Data(index).flags.load() & kSlotHoldReleased) &&
                             std::none_of(retired_.begin(), retired_.end(),
                                          [index](const Retired& r) { return r.slot == index; }) &&
-                            !Visible(index, kReaderIdle);
+                            OldestAnnounced(index) == kReaderIdle;
     if (releasable) {
       registry_.Free(ordinal_, index);
       ++stats_.slots_freed;

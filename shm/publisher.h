@@ -11,15 +11,18 @@
 // Invariants (checked or maintained here):
 //  P1  upper and since of a slot only rise; since = max(since, min(own frontier, peer hold)).
 //  P2  a batch list, once installed, and every batch in it, is never written again.
-//  P3  a retired batch or list is freed only when every reader entry of its slot is idle or
-//      announces a version >= the version that retired it.
+//  P3  a retired batch or list is freed only when every reader entry of its slot is idle,
+//      announces a version >= the version that retired it, or belongs to a tool that is dead.
+//  P5  the publisher never writes a reader entry (only its owner does; layout.h).
 //  P4  the publisher compacts (advances times in merges) only to the published since, which is
 //      never past the peer hold, so a read the reader has accepted stays exact (I1).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -85,6 +88,12 @@ class Publisher {
   Frontier since(const PublishedRef& ref) const;
   std::size_t batch_count(const PublishedRef& ref) const;
   PublisherStats stats() const { return stats_; }
+  // Tests only: called when the publisher has found that the owner of tool entry `entry` of slot
+  // `index` is dead, before it acts on that — the moment another tool could claim the entry.
+  void SetDeadReaderHookForTesting(
+      std::function<void(std::uint32_t index, std::size_t entry)> hook) {
+    dead_reader_hook_ = std::move(hook);
+  }
   std::uint32_t ordinal() const { return ordinal_; }
 
  private:
@@ -96,7 +105,7 @@ class Publisher {
   SpineBatch SpineBatchAt(std::uint64_t offset) const;  // sizes read from the batch's header
   struct LocalSlot {
     SlotKey key;
-    std::vector<SpineBatch> spine;  // oldest first; sizes roughly halve towards the newest
+    std::vector<SpineBatch> spine;  // oldest first, shaped by shm/spine.h's merge policy
     bool unpublished = false;
   };
   struct Retired {
@@ -121,7 +130,13 @@ class Publisher {
   void Unpublish(std::uint32_t index, LocalSlot& local);
   void Notify(std::uint32_t index, const SlotKey& key);
   void CollectGarbage();
-  bool Visible(std::uint32_t index, std::uint64_t retired_at);
+  // The oldest list version a reader of slot `index` announces, disregarding tools that died
+  // (kReaderIdle: none). What version r retired is visible while this is below r. Writes nothing:
+  // only a reader entry's owner writes it.
+  std::uint64_t OldestAnnounced(std::uint32_t index);
+  // True when a tool entry's `owner` (a process token) is gone.
+  bool OwnerDead(std::uint64_t owner);
+  static constexpr std::size_t kDeadOwnersKept = 16;
 
   Segment* segment_;
   Registry registry_;
@@ -131,6 +146,9 @@ class Publisher {
   std::map<std::uint32_t, LocalSlot> slots_;
   std::vector<Retired> retired_;
   PublisherStats stats_;
+  std::vector<std::uint64_t> dead_owners_;  // process tokens found dead, newest last
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> oldest_announced_;  // CollectGarbage's
+  std::function<void(std::uint32_t, std::size_t)> dead_reader_hook_;
 };
 
 }  // namespace tandem::shm

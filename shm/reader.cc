@@ -1,7 +1,5 @@
 #include "shm/reader.h"
 
-#include <unistd.h>
-
 #include "base/check.h"
 #include "base/count.h"
 
@@ -202,15 +200,16 @@ Result<Snapshot> Inspector::Take(std::uint32_t ordinal, std::uint32_t index) {
   SlotData& s = registry_.slot(ordinal, index);
   const SlotKey before = registry_.KeyOf(s);
   ReaderEntry* entry = nullptr;
-  const std::uint64_t me = static_cast<std::uint64_t>(getpid());
+  const std::uint64_t me = CurrentProcessToken();
   for (std::size_t e = kRuntimeReaderEntry + 1; e < kReaderEntries && !entry; ++e) {
     std::uint64_t owner = 0;
-    if (s.readers[e].owner.compare_exchange_strong(owner, me)) {
+    if (s.readers[e].owner.compare_exchange_strong(owner, me, std::memory_order_seq_cst)) {
       entry = &s.readers[e];
-    } else if (!ProcessAlive(static_cast<pid_t>(owner)) &&
-               s.readers[e].owner.compare_exchange_strong(owner, me)) {
-      // A tool killed mid-read left its entry claimed: take it over (its announcement goes with
-      // it; the publisher may already have cleared it, which is just as good).
+    } else if (owner != me && !ProcessTokenAlive(owner) &&
+               s.readers[e].owner.compare_exchange_strong(owner, me, std::memory_order_seq_cst)) {
+      // A tool killed mid-read left its entry claimed: take it over. Its stale announcement
+      // stays until ours replaces it below; meanwhile the publisher disregards it (its owner
+      // was dead when it looked) or counts it (ours is alive), both safe.
       entry = &s.readers[e];
     }
   }

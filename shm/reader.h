@@ -140,8 +140,9 @@ struct SlotInfo {
 };
 
 // Read-only access for tools (tandem-shm). Never takes a runtime's entry or lock: it claims one of
-// the spare announcement entries of a slot for the length of a snapshot, and validates every
-// batch it follows, so a kept (post-mortem) segment cannot crash it.
+// the spare announcement entries of a slot for the length of a snapshot (a free one, or one whose
+// owner died mid-read, by CAS under CurrentProcessToken), writes no entry but the one it claimed,
+// and validates every batch it follows, so a kept (post-mortem) segment cannot crash it.
 class Inspector {
  public:
   explicit Inspector(Segment* segment) : segment_(segment), registry_(segment) {}

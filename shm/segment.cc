@@ -12,6 +12,7 @@
 #include <boost/interprocess/managed_external_buffer.hpp>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <new>
 
@@ -35,6 +36,17 @@ struct Segment::ManagedHolder {
 namespace {
 
 std::string Errno(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+std::string Hex(std::uint64_t value) {
+  char buf[19];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(value));
+  return buf;
+}
+
+std::string BoostVersion(std::uint32_t v) {
+  return std::to_string(v / 100000) + "." + std::to_string(v / 100 % 1000) + "." +
+         std::to_string(v % 100);
+}
 
 std::string Mib(std::uint64_t bytes) {
   return std::to_string(bytes) + " bytes (" + std::to_string(bytes >> 20) + " MiB)";
@@ -73,6 +85,8 @@ struct MappedFile {
 HeaderInfo CopyHeader(const SegmentHeader& h) {
   HeaderInfo info;
   info.layout_version = h.layout_version;
+  info.layout_hash = h.layout_hash;
+  info.boost_version = h.boost_version;
   info.segment_bytes = h.segment_bytes;
   info.generation = h.generation;
   info.supervisor_pid = h.supervisor_pid;
@@ -122,11 +136,8 @@ Result<SegmentProbe> Segment::Probe(const std::string& name) {
   const std::uint64_t magic = header->magic.load(std::memory_order_acquire);
   probe.magic = magic;
   if (magic != kSegmentMagic) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "not a Tandem segment (magic 0x%016llx, expected 0x%016llx)",
-                  static_cast<unsigned long long>(magic),
-                  static_cast<unsigned long long>(kSegmentMagic));
-    probe.problem = buf;
+    probe.problem =
+        "not a Tandem segment (magic " + Hex(magic) + ", expected " + Hex(kSegmentMagic) + ")";
     if (magic == 0) probe.problem += ", or its creation never finished";
     return probe;
   }
@@ -134,6 +145,14 @@ Result<SegmentProbe> Segment::Probe(const std::string& name) {
   if (header->layout_version != kLayoutVersion) {
     probe.problem = "layout version " + std::to_string(header->layout_version) +
                     ", but this build reads version " + std::to_string(kLayoutVersion);
+    return probe;
+  }
+  if (header->layout_hash != kLayoutHash) {
+    probe.problem = "layout hash " + Hex(header->layout_hash) + " (a build with Boost " +
+                    BoostVersion(header->boost_version) + "), but this build's layout hash is " +
+                    Hex(kLayoutHash) + " (Boost " + BoostVersion(BOOST_VERSION) +
+                    "): it was created by a build of Tandem whose shared-memory structs differ; "
+                    "run the supervisor, the runtimes and the tools from one build";
     return probe;
   }
   probe.valid = true;
@@ -239,6 +258,8 @@ Result<std::unique_ptr<Segment>> Segment::Create(const SegmentOptions& options) 
   SegmentHeader& h = *seg->header_;
   h.layout_version = kLayoutVersion;
   h.header_bytes = kHeaderBytes;
+  h.layout_hash = kLayoutHash;
+  h.boost_version = BOOST_VERSION;
   h.segment_bytes = options.size_bytes;
   const auto now_ns =
       static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(

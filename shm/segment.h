@@ -35,6 +35,8 @@ struct SegmentOptions {
 // A plain copy of a SegmentHeader (the header itself has atomics and is not copyable).
 struct HeaderInfo {
   std::uint32_t layout_version = 0;
+  std::uint64_t layout_hash = 0;    // kLayoutHash of the build that created the segment
+  std::uint32_t boost_version = 0;  // BOOST_VERSION of that build
   std::uint64_t segment_bytes = 0;
   std::uint64_t generation = 0;
   std::int32_t supervisor_pid = 0;
@@ -55,7 +57,7 @@ struct SegmentProbe {
   std::string name;
   std::uint64_t file_bytes = 0;
   bool supervisor_alive = false;     // the creator still holds the segment's lock
-  bool valid = false;                // magic and version are ours
+  bool valid = false;                // magic, layout version and layout hash are ours
   std::uint64_t magic = 0;           // as found (0: creation never finished, or not a segment)
   std::string problem;               // why not valid
   std::optional<HeaderInfo> header;  // copied out when at least the magic matched
@@ -72,7 +74,8 @@ class Segment {
   // segment of the same name (its supervisor gone) is removed and recreated; a live one is
   // refused. The calling process becomes the segment's supervisor.
   [[nodiscard]] static Result<std::unique_ptr<Segment>> Create(const SegmentOptions& options);
-  // Attaches to an existing segment, refusing a wrong magic, layout version or size.
+  // Attaches to an existing segment, refusing a wrong magic, layout version, layout hash (a
+  // segment created by another build) or size.
   [[nodiscard]] static Result<std::unique_ptr<Segment>> Open(const std::string& name);
   // Reads the header and liveness of a segment without attaching.
   [[nodiscard]] static Result<SegmentProbe> Probe(const std::string& name);

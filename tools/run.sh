@@ -4,6 +4,8 @@
 #
 #   tools/run.sh test          build (warnings are errors) and run the test suite (not "slow")
 #   tools/run.sh asan          build with ASan+UBSan and run the unit and integration tests
+#   tools/run.sh tsan          build with ThreadSanitizer and run the shm unit tests (threads of
+#                              one process on one mapping, so TSan sees both sides)
 #   tools/run.sh slow          run the long tests (labels slow, bench: the 60 s churn test, the
 #                              tandem-bench smoke run)
 #   tools/run.sh format-check  fail when a source file is not clang-formatted
@@ -68,6 +70,12 @@ case "$cmd" in
     build asan
     log "testing under ASan+UBSan (unit and integration tests)"
     ctest --preset asan -j "$JOBS" --timeout 900
+    ;;
+  tsan)
+    install_deps
+    build tsan
+    log "testing under ThreadSanitizer (tandem_shm_unit_tests; suppressions: tests/tsan.supp)"
+    ctest --preset tsan -j "$JOBS" --timeout 900
     ;;
   format-check)
     install_deps

@@ -3,7 +3,7 @@
 #include <iterator>
 #include <string>
 
-#include "workers/routing.h"
+#include "shm/routing.h"
 
 namespace tandem::workers {
 
@@ -27,7 +27,7 @@ std::vector<RowUpdate> Exchange::Shuffle(std::uint32_t me, std::vector<RowUpdate
     } else {
       for (std::uint32_t c : key_columns) AppendEncodedDatum(u.row[c], &key);
     }
-    set[me][WorkerOf(key, workers_)].push_back(std::move(u));
+    set[me][shm::WorkerOf(key, workers_)].push_back(std::move(u));
   }
   barrier_.arrive_and_wait();
   std::vector<RowUpdate> mine;

@@ -4,7 +4,7 @@
 #include <map>
 
 #include "base/count.h"
-#include "workers/routing.h"
+#include "shm/routing.h"
 
 namespace tandem::workers {
 
@@ -13,7 +13,7 @@ namespace pb = ipc::pb;
 std::optional<std::string> ReadPeekPart(const shm::Snapshot& snap, Time t, bool scan,
                                         const std::vector<std::string>& keys, const Mfp& mfp,
                                         PeekRows* out) {
-  // Errors sort first (their keys start with kErrorKeyPrefix). Of several, the answer is the
+  // Errors sort first (their keys start with shm::kErrorKeyPrefix). Of several, the answer is the
   // first in ErrorLess order, so that the same peek answers the same error every time.
   std::optional<std::string> error;
   Status s = snap.Scan(
@@ -22,7 +22,7 @@ std::optional<std::string> ReadPeekPart(const shm::Snapshot& snap, Time t, bool 
         if (!error || ErrorLess(k.substr(1), *error)) error = std::string(k.substr(1));
         return true;
       },
-      std::string_view(&kErrorKeyPrefix, 1));
+      std::string_view(&shm::kErrorKeyPrefix, 1));
   if (!s.ok()) return s.message();
   if (error) return error;
   // Counts are summed exactly; one that does not fit int64 is an error (base/count.h).
@@ -51,7 +51,7 @@ std::optional<std::string> ReadPeekPart(const shm::Snapshot& snap, Time t, bool 
   };
   if (scan) {
     s = snap.Scan(t, [&](std::string_view k, std::string_view v, std::int64_t count) {
-      if (!k.empty() && k[0] == kErrorKeyPrefix) return true;
+      if (!k.empty() && k[0] == shm::kErrorKeyPrefix) return true;
       return add(v, count);
     });
     if (!s.ok()) return s.message();

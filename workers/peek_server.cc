@@ -3,8 +3,8 @@
 #include <set>
 
 #include "base/check.h"
+#include "shm/routing.h"
 #include "workers/peek.h"
-#include "workers/routing.h"
 #include "workers/row_room.h"
 
 namespace tandem::workers {
@@ -61,7 +61,7 @@ void PeekServer::Add(const pb::Peek& p) {
   std::set<std::string> keys;
   for (const auto& k : p.keys()) {
     std::string enc = EncodeRow(FromProto(k));
-    if (WorkerOf(enc, workers_) == me_) keys.insert(std::move(enc));
+    if (shm::WorkerOf(enc, workers_) == me_) keys.insert(std::move(enc));
   }
   w.keys.assign(keys.begin(), keys.end());
   w.mfp = Mfp(p.mfp(), 0);

@@ -13,9 +13,9 @@
 #include "shm/publisher.h"
 #include "shm/reader.h"
 #include "shm/registry.h"
+#include "shm/routing.h"
 #include "shm/wake.h"
 #include "workers/peek.h"
-#include "workers/routing.h"
 
 namespace tandem::workers {
 

@@ -2,6 +2,7 @@
 //
 //   tandem-shm-torture publish --segment NAME --seconds S [--seed X]
 //   tandem-shm-torture read    --segment NAME --seconds S [--seed X]
+//   tandem-shm-torture inspect --segment NAME --seconds S [--seed X]
 //
 // The segment (created by the test, which plays the supervisor) has R rows; each side runs one
 // thread per row. Row r holds one arrangement whose contents at every time are a pure function
@@ -10,6 +11,10 @@
 //   time t is Value(r, k, t - t % period). The publisher retracts the old value and inserts the new
 //   one at each change, advances upper one tick at a time, and compacts continuously; the reader
 //   snapshots, reads at random readable times (scans and point lookups), and raises its hold.
+//   The inspector is a tool (tandem-shm's way in: Inspector, spare reader entries) reading the same
+//   way at random times in [since, upper) of its snapshots; tests kill it mid-read. When it stops,
+//   the publisher waits (bounded) for every retired allocation to be freed: once the readers are
+//   gone nothing may stay pinned, whatever tools died holding an entry.
 // Exit 0 when every answer was right, 1 on the first wrong one (with the details), 2 on misuse.
 #include <unistd.h>
 
@@ -84,6 +89,16 @@ void Publish(Segment* seg, std::uint32_t row, const Args& args) {
     }
     (*pub)->Maintain();
   }
+  // The readers stop too; then nothing may stay pinned (a dead tool's entry pins nothing).
+  const auto drain_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for ((*pub)->Maintain(); (*pub)->stats().retired_pending != 0 && !g_failed; (*pub)->Maintain()) {
+    if (std::chrono::steady_clock::now() > drain_deadline) {
+      return Fail("publisher row " + std::to_string(row) + ": " +
+                  std::to_string((*pub)->stats().retired_pending) +
+                  " retired allocations still pinned 10 s after publishing stopped");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   std::printf("publisher row %u: %llu updates, %llu merges, %llu freed\n", row,
               static_cast<unsigned long long>(updates),
               static_cast<unsigned long long>((*pub)->stats().merges),
@@ -151,6 +166,66 @@ void Read(Segment* seg, std::uint32_t row, const Args& args) {
   if (reads == 0) Fail("reader row " + std::to_string(row) + " never read");
 }
 
+// Checks `snap` at t: a full scan, or point lookups. "" when right, else what was wrong.
+std::string Check(const Snapshot& snap, std::uint32_t row, Time t, std::mt19937_64& rng) {
+  const std::string at = "row " + std::to_string(row) + " t " + std::to_string(t) + ": ";
+  if (Status s = snap.CheckReadable(t); !s.ok()) return at + s.ToString();
+  if (rng() % 4 == 0) {
+    std::int64_t next_key = 0;
+    std::string wrong;
+    Status s = snap.Scan(t, [&](std::string_view k, std::string_view v, std::int64_t n) {
+      if (k != KeyBytes(next_key) || v != ValueBytes(row, next_key, t) || n != 1) {
+        wrong = at + "scan wrong at key " + std::to_string(next_key);
+        return false;
+      }
+      ++next_key;
+      return true;
+    });
+    if (!s.ok()) return at + s.ToString();
+    if (!wrong.empty()) return wrong;
+    if (next_key != kKeys) return at + "scan saw " + std::to_string(next_key) + " keys";
+    return "";
+  }
+  std::vector<ValueCount> vals;
+  for (int i = 0; i < 16; ++i) {
+    const auto k = static_cast<std::int64_t>(rng() % kKeys);
+    if (Status s = snap.Lookup(KeyBytes(k), t, &vals); !s.ok()) return at + s.ToString();
+    if (vals.size() != 1 || vals[0].val != ValueBytes(row, k, t) || vals[0].count != 1) {
+      return at + "lookup of key " + std::to_string(k) + " wrong";
+    }
+  }
+  return "";
+}
+
+void Inspect(Segment* seg, std::uint32_t row, const Args& args) {
+  Inspector inspector(seg);
+  std::mt19937_64 rng(args.seed * 7919 + row);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(args.seconds);
+  std::uint64_t reads = 0;
+  while (std::chrono::steady_clock::now() < deadline && !g_failed) {
+    for (const SlotInfo& info : inspector.Slots()) {
+      if (info.ordinal != row || !(info.flags & kSlotFilled)) continue;
+      auto snap = inspector.Take(info.ordinal, info.index);
+      if (!snap.ok()) {
+        if (snap.status().code() == StatusCode::kUnavailable) continue;  // changed meanwhile
+        return Fail("inspect: " + snap.status().ToString());
+      }
+      if (snap->since().empty() || snap->upper().empty() || snap->upper() <= snap->since()) {
+        continue;
+      }
+      const Time since = snap->since().time();
+      const Time t = since + rng() % (snap->upper().time() - since);
+      if (std::string wrong = Check(*snap, row, t, rng); !wrong.empty()) {
+        return Fail("inspect " + wrong);
+      }
+      ++reads;
+    }
+  }
+  std::printf("inspector row %u: %llu reads\n", row, static_cast<unsigned long long>(reads));
+  if (reads == 0 && !g_failed) Fail("inspector row " + std::to_string(row) + " never read");
+}
+
 int Main(int argc, char** argv) {
   Args args;
   if (argc < 2) return 2;
@@ -166,7 +241,10 @@ int Main(int argc, char** argv) {
     else
       return 2;
   }
-  if (args.segment.empty() || (args.mode != "publish" && args.mode != "read")) return 2;
+  if (args.segment.empty() ||
+      (args.mode != "publish" && args.mode != "read" && args.mode != "inspect")) {
+    return 2;
+  }
   auto seg = Segment::Open(args.segment);
   if (!seg.ok()) {
     std::fprintf(stderr, "torture: %s\n", seg.status().ToString().c_str());
@@ -174,7 +252,10 @@ int Main(int argc, char** argv) {
   }
   std::vector<std::thread> threads;
   for (std::uint32_t row = 0; row < (*seg)->workers(); ++row) {
-    threads.emplace_back(args.mode == "publish" ? Publish : Read, seg->get(), row, args);
+    threads.emplace_back(args.mode == "publish" ? Publish
+                         : args.mode == "read"  ? Read
+                                                : Inspect,
+                         seg->get(), row, args);
   }
   for (auto& t : threads) t.join();
   return g_failed ? 1 : 0;

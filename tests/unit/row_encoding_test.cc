@@ -5,6 +5,7 @@
 
 #include "base/row.h"
 #include "random_rows.h"
+#include "shm/routing.h"
 
 namespace tandem {
 namespace {
@@ -82,6 +83,38 @@ TEST(RowEncoding, MalformedBytesAreCorruptionNotACrash) {
     auto r = DecodeRow(bad);
     EXPECT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), StatusCode::kCorruption);
+  }
+}
+
+// shm/routing.h: error keys sort before every (non-empty) encoded row and never equal one.
+TEST(Routing, ErrorKeysSortBeforeEveryRow) {
+  const std::string error_key = std::string(1, shm::kErrorKeyPrefix) + "division by zero";
+  for (std::uint64_t seed = 1; seed <= 50; ++seed) {
+    testing::RowGenerator gen(seed);
+    for (int i = 0; i < 100; ++i) {
+      const Row row = gen.NextRow();
+      if (row.empty()) continue;  // the empty row encodes to no bytes at all
+      const std::string enc = EncodeRow(row);
+      ASSERT_NE(enc[0], shm::kErrorKeyPrefix) << RowToString(row);
+      ASSERT_LT(CompareEncoded(error_key, enc), 0) << RowToString(row);
+    }
+  }
+}
+
+// Every key has one owner in [0, N), the same in every process, and keys spread over the rows.
+TEST(Routing, WorkerOfIsInRangeAndSpreadsKeys) {
+  for (std::uint32_t workers : {1u, 2u, 3u, 8u}) {
+    std::vector<int> per_row(workers, 0);
+    for (std::int64_t k = 0; k < 4000; ++k) {
+      const std::string key = EncodeRow({k});
+      const std::uint32_t w = shm::WorkerOf(key, workers);
+      ASSERT_LT(w, workers);
+      ASSERT_EQ(w, shm::StableHash(key) % workers);
+      ++per_row[w];
+    }
+    for (std::uint32_t w = 0; w < workers; ++w) {
+      EXPECT_GT(per_row[w], 4000 / static_cast<int>(workers) / 2) << w << " of " << workers;
+    }
   }
 }
 

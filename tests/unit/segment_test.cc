@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 
 #include "shm/segment.h"
@@ -50,6 +51,8 @@ TEST(Segment, CreateThenOpenSeesTheHeaderWithOwnerOnlyPermissions) {
   const SegmentHeader& h = (*opened)->header();
   EXPECT_EQ(h.magic.load(), kSegmentMagic);
   EXPECT_EQ(h.layout_version, kLayoutVersion);
+  EXPECT_EQ(h.layout_hash, kLayoutHash);
+  EXPECT_EQ(h.boost_version, static_cast<std::uint32_t>(BOOST_VERSION));
   EXPECT_EQ(h.workers, 3u);
   EXPECT_EQ((*opened)->mode(), Mode::kSolo);
   EXPECT_EQ(h.generation, 42u);
@@ -98,6 +101,72 @@ TEST(Segment, OpenRefusesWrongLayoutVersion) {
             std::string::npos)
       << opened.status().ToString();
 }
+
+std::string Hex(std::uint64_t v) {
+  char buf[19];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// A segment written by another build (another compiler, Boost version or struct layout, but the
+// same layout version) is refused at attach, naming both hashes; probing says why.
+TEST(Segment, OpenRefusesASegmentWithAnotherBuildsLayoutHash) {
+  TestSegment seg(TestSegment::Options());
+  const std::uint64_t other = kLayoutHash ^ 0x00f0'0000'0000'0f00ULL;
+  seg.segment->mutable_header().layout_hash = other;
+  seg.segment->mutable_header().boost_version = 107400;
+  auto opened = Segment::Open(seg.name);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.status().code(), StatusCode::kCorruption);
+  const std::string& m = opened.status().message();
+  EXPECT_NE(m.find("layout hash " + Hex(other) + " (a build with Boost 1.74.0)"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("this build's layout hash is " + Hex(kLayoutHash)), std::string::npos) << m;
+  auto probe = Segment::Probe(seg.name);
+  ASSERT_TRUE(probe.ok());
+  EXPECT_FALSE(probe->valid);
+  EXPECT_TRUE(probe->supervisor_alive);
+  ASSERT_TRUE(probe->header.has_value()) << "the header is still shown";
+  EXPECT_EQ(probe->header->layout_hash, other);
+
+  seg.segment->mutable_header().layout_hash = kLayoutHash;
+  EXPECT_TRUE(Segment::Open(seg.name).ok()) << "the hash alone made the difference";
+}
+
+// The version check comes first and still means something: a segment of another layout version
+// is refused for its version, whatever its hash says.
+TEST(Segment, LayoutVersionIsCheckedBeforeTheHash) {
+  TestSegment seg(TestSegment::Options());
+  seg.segment->mutable_header().layout_version = kLayoutVersion - 1;
+  seg.segment->mutable_header().layout_hash = 0;
+  auto opened = Segment::Open(seg.name);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_NE(opened.status().message().find("layout version " + std::to_string(kLayoutVersion - 1)),
+            std::string::npos)
+      << opened.status().ToString();
+}
+
+// The field tables behind kLayoutHash must cover their struct exactly: the check catches a field
+// left out of a table (and so out of the hash) and an implicit padding hole.
+struct Padded {
+  std::uint32_t a;
+  std::uint64_t b;
+};
+static_assert(layout_detail::Tiles(16, {layout_detail::Field{0, 4}, layout_detail::Field{8, 8}}) ==
+              false);
+static_assert(layout_detail::Tiles(sizeof(Padded),
+                                   {layout_detail::Field{offsetof(Padded, a), 4},
+                                    layout_detail::Field{offsetof(Padded, b), 8}}) == false);
+static_assert(layout_detail::Tiles(24, {layout_detail::Field{0, 8}, layout_detail::Field{8, 8}}) ==
+              false);
+static_assert(layout_detail::Tiles(16, {layout_detail::Field{0, 8}, layout_detail::Field{8, 8}}));
+// The hash depends on every input: one offset, one size, one struct size.
+static_assert(layout_detail::FoldStruct(1, 16, 8, {layout_detail::Field{0, 8}}) !=
+              layout_detail::FoldStruct(1, 16, 8, {layout_detail::Field{8, 8}}));
+static_assert(layout_detail::FoldStruct(1, 16, 8, {layout_detail::Field{0, 8}}) !=
+              layout_detail::FoldStruct(1, 16, 8, {layout_detail::Field{0, 4}}));
+static_assert(layout_detail::FoldStruct(1, 16, 8, {layout_detail::Field{0, 8}}) !=
+              layout_detail::FoldStruct(1, 24, 8, {layout_detail::Field{0, 8}}));
 
 TEST(Segment, OpenOfMissingSegmentIsNotFound) {
   auto opened = Segment::Open(UniqueSegmentName("missing"));

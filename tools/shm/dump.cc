@@ -10,7 +10,7 @@
 
 #include "base/global_id.h"
 #include "base/row.h"
-#include "workers/routing.h"
+#include "shm/routing.h"
 
 namespace tandem::tools {
 
@@ -25,7 +25,7 @@ struct DumpRow {
   std::uint32_t ordinal = 0;
   std::string key, val;  // encoded
   std::int64_t count = 0;
-  bool error() const { return !key.empty() && key[0] == workers::kErrorKeyPrefix; }
+  bool error() const { return !key.empty() && key[0] == shm::kErrorKeyPrefix; }
 };
 
 std::string Hex(std::string_view bytes) {

@@ -25,8 +25,8 @@
 #include "base/json.h"
 #include "base/row.h"
 #include "shm/registry.h"
+#include "shm/routing.h"
 #include "shm/segment.h"
-#include "workers/routing.h"
 
 namespace tandem::tools {
 

@@ -2,8 +2,8 @@
 
 #include <string>
 
+#include "shm/routing.h"
 #include "workers/exchange.h"
-#include "workers/routing.h"
 
 namespace tandem::workers {
 
@@ -31,8 +31,8 @@ shm::UpdateBuffer ArrangeByKey(const TickCtx& ctx, Delta delta,
     errors.push_back({{std::move(err.message)}, err.time, err.diff});
   errors = ctx.exchange->Shuffle(ctx.me, std::move(errors), {0}, false);
   for (const RowUpdate& err : errors) {
-    updates.Push(std::string(1, kErrorKeyPrefix) + std::get<std::string>(err.row[0]), "", err.time,
-                 err.diff);
+    updates.Push(std::string(1, shm::kErrorKeyPrefix) + std::get<std::string>(err.row[0]), "",
+                 err.time, err.diff);
   }
   return updates;
 }

@@ -2,7 +2,7 @@
 // the index it publishes into its registry row. Rows are exchanged by key, so worker i holds
 // exactly the keys of row i; errors by their message, so that an error and its retraction — which
 // may arise on different workers — meet and cancel in one arrangement. Errors are arranged under
-// the reserved key prefix (kErrorKeyPrefix), before every row.
+// the reserved key prefix (shm::kErrorKeyPrefix), before every row.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,185 @@
+// The spine's merge policy (shm/spine.h) alone, on lists of batch sizes; then the publisher
+// following it on a real segment.
+#include "shm/spine.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "base/row.h"
+#include "shm/publisher.h"
+#include "shm/reader.h"
+#include "test_segment.h"
+
+namespace tandem::shm {
+namespace {
+
+std::string Describe(const std::vector<std::uint64_t>& sizes) {
+  std::string s = "[";
+  for (std::uint64_t n : sizes) s += std::to_string(n) + " ";
+  return s + "]";
+}
+
+// A spine as the publisher keeps it: append a batch, then merge what the policy names until it
+// names nothing. `consolidate` says what a merge of `n` updates leaves (0: all cancelled).
+struct Simulation {
+  template <typename Consolidate>
+  void Append(std::uint64_t n, Consolidate&& consolidate) {
+    if (n != 0) sizes.push_back(n);
+    while (auto start = SpineMergeStart(sizes)) {
+      std::uint64_t total = 0;
+      for (std::size_t i = *start; i < sizes.size(); ++i) total += sizes[i];
+      merged_updates += total;
+      ++merges;
+      sizes.resize(*start);
+      if (const std::uint64_t left = consolidate(total); left != 0) sizes.push_back(left);
+    }
+  }
+  void Append(std::uint64_t n) {
+    Append(n, [](std::uint64_t total) { return total; });
+  }
+  std::vector<std::uint64_t> sizes;  // oldest first
+  std::uint64_t merged_updates = 0;  // updates read by all merges so far
+  std::uint64_t merges = 0;
+};
+
+TEST(Spine, MergesChosenForGivenSizeLists) {
+  struct Case {
+    std::vector<std::uint64_t> sizes;
+    std::optional<std::size_t> start;
+  };
+  const Case cases[] = {
+      {{}, std::nullopt},
+      {{5}, std::nullopt},
+      {{3, 1}, std::nullopt},  // 3 > 2 * 1
+      {{2, 1}, 0},             // 2 is not more than twice 1
+      {{10, 4}, std::nullopt},
+      {{8, 4}, 0},
+      {{10, 4, 1}, std::nullopt},
+      {{10, 4, 1, 1}, 0},                   // 1+1 = 2; 4 <= 4 → 6; 10 <= 12 → everything
+      {{100, 30, 1, 1}, 2},                 // 1+1 = 2; 30 > 4: only the two newest
+      {{100, 40, 20}, 0},                   // 40 <= 40 → 60; 100 <= 120
+      {{1000, 40, 20}, 1},                  // 40 <= 40 → 60; 1000 > 120
+      {{1000, 300, 100, 1}, std::nullopt},  // 100 > 2
+      {{1000, 300, 100, 60}, 1},            // 160, 460; 1000 > 920
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(SpineMergeStart(c.sizes), c.start) << Describe(c.sizes);
+  }
+}
+
+TEST(Spine, IsGeometricMeansEachMoreThanTwiceTheNextNewer) {
+  EXPECT_TRUE(SpineIsGeometric(std::vector<std::uint64_t>{}));
+  EXPECT_TRUE(SpineIsGeometric(std::vector<std::uint64_t>{7}));
+  EXPECT_TRUE(SpineIsGeometric(std::vector<std::uint64_t>{100, 40, 19, 9, 1}));
+  EXPECT_FALSE(SpineIsGeometric(std::vector<std::uint64_t>{2, 1}));
+  EXPECT_FALSE(SpineIsGeometric(std::vector<std::uint64_t>{100, 40, 20, 1}));
+  EXPECT_FALSE(SpineIsGeometric(std::vector<std::uint64_t>{1, 100}));
+}
+
+// After every append whose merges succeed, the spine is geometric again — whatever the batch
+// sizes and however much the merges consolidate away (down to everything cancelling).
+TEST(Spine, EveryAppendRestoresTheInvariantWhateverMergesConsolidate) {
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    std::mt19937_64 rng(seed);
+    Simulation sim;
+    for (int i = 0; i < 500; ++i) {
+      const std::uint64_t n = rng() % 4 == 0 ? rng() % 1000 : rng() % 8;
+      sim.Append(n, [&](std::uint64_t total) -> std::uint64_t {
+        switch (rng() % 4) {
+          case 0:
+            return 0;  // everything cancelled
+          case 1:
+            return 1 + rng() % total;  // some cancelled
+          default:
+            return total;
+        }
+      });
+      ASSERT_TRUE(SpineIsGeometric(sim.sizes))
+          << "seed " << seed << " append " << i << ": " << Describe(sim.sizes);
+      ASSERT_EQ(SpineMergeStart(sim.sizes), std::nullopt);
+    }
+  }
+}
+
+// O(log n) batches after many appends, and each update merged O(log n) times (amortised).
+TEST(Spine, ManyAppendsLeaveLogarithmicallyManyBatchesAndMergeEachUpdateLogTimes) {
+  for (const std::uint64_t batch : {1u, 3u, 100u}) {
+    Simulation sim;
+    constexpr int kAppends = 200000;
+    std::uint64_t most = 0;
+    for (int i = 1; i <= kAppends; ++i) {
+      sim.Append(batch);
+      const std::uint64_t total = batch * static_cast<std::uint64_t>(i);
+      const std::uint64_t bound = std::bit_width(total);  // floor(log2 total) + 1
+      ASSERT_LE(sim.sizes.size(), bound) << "after " << i << " appends of " << batch;
+      most = std::max<std::uint64_t>(most, sim.sizes.size());
+    }
+    const std::uint64_t total = batch * kAppends;
+    EXPECT_GE(most, 8u) << "the spine does keep several batches";
+    EXPECT_LE(sim.merged_updates, total * std::bit_width(total))
+        << "merges read each update O(log n) times";
+    EXPECT_LT(sim.merges, static_cast<std::uint64_t>(kAppends)) << "not a merge per append";
+  }
+}
+
+// A fold stops at the first batch more than twice the updates folded so far, never skips it.
+TEST(Spine, MergesOnlyASuffixAndOnlyAsMuchAsNeeded) {
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 20000; ++i) {
+    Simulation base;
+    const int appends = 1 + static_cast<int>(rng() % 40);
+    for (int a = 0; a < appends; ++a) base.Append(1 + rng() % 50);
+    std::vector<std::uint64_t> sizes = base.sizes;
+    sizes.push_back(1 + rng() % 200);
+    const auto start = SpineMergeStart(sizes);
+    if (!start) {
+      EXPECT_TRUE(SpineIsGeometric(sizes)) << Describe(sizes);
+      continue;
+    }
+    ASSERT_LE(*start + 2, sizes.size()) << Describe(sizes);
+    std::uint64_t folded = 0;
+    for (std::size_t j = *start; j < sizes.size(); ++j) folded += sizes[j];
+    if (*start > 0) {
+      EXPECT_GT(sizes[*start - 1], 2 * folded) << Describe(sizes);
+    }
+    // Stopping one batch newer would have left a violation with its older neighbour.
+    const std::uint64_t without_oldest = folded - sizes[*start];
+    EXPECT_LE(sizes[*start], 2 * without_oldest) << Describe(sizes);
+  }
+}
+
+// The publisher follows the policy: distinct keys (nothing consolidates) appended one batch at a
+// time leave a spine whose batches, read back through a snapshot, are geometric and few.
+TEST(Spine, PublisherKeepsItsSpineGeometric) {
+  testing::TestSegment seg(testing::TestSegment::Options());
+  auto pub = std::move(Publisher::Attach(seg.segment.get(), 0)).value();
+  auto reader = std::move(Reader::Attach(seg.segment.get(), 0)).value();
+  const SlotKey key{GlobalId::User(1), 0};
+  auto p = pub->Publish(key);
+  auto f = reader->Follow(key);
+  ASSERT_TRUE(p.ok() && f.ok());
+  std::mt19937_64 rng(3);
+  std::int64_t next_key = 0;
+  Simulation sim;
+  for (Time t = 0; t < 400; ++t) {
+    std::vector<Update> ups;
+    const std::uint64_t n = 1 + rng() % 20;
+    for (std::uint64_t i = 0; i < n; ++i) ups.push_back({EncodeRow({next_key++}), "", t, 1});
+    ASSERT_TRUE(pub->Append(*p, ups, Frontier::At(t + 1)).ok());
+    sim.Append(n);
+    auto snap = reader->Take(*f);
+    ASSERT_TRUE(snap.ok());
+    std::vector<std::uint64_t> sizes;
+    for (const BatchView& b : snap->batches()) sizes.push_back(b.update_count());
+    ASSERT_EQ(sizes, sim.sizes) << "at " << t << ": the publisher merged what the policy says";
+    ASSERT_TRUE(SpineIsGeometric(sizes)) << Describe(sizes);
+  }
+  EXPECT_EQ(pub->stats().merges, sim.merges);
+}
+
+}  // namespace
+}  // namespace tandem::shm
