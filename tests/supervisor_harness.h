@@ -73,6 +73,12 @@ struct SupervisorOptions {
   // A --runtime-dir below the test's own temporary directory (made by the supervisor, if it does
   // not exist), instead of that directory itself.
   std::string runtime_subdir;
+  // The supervisor's ZMTP heartbeats towards controllers. Generous by default: on a loaded
+  // machine a client's PONG can be late by hundreds of milliseconds, and a connection dropped for
+  // that reconnects as a new peer that has not said Hello. Tests of the heartbeat itself shorten
+  // them.
+  int heartbeat_interval_ms = 300;
+  int heartbeat_timeout_ms = 3000;
 };
 
 class SupervisorProcess {
@@ -89,15 +95,18 @@ class SupervisorProcess {
     runtime_parent_ = o.runtime_subdir.empty() ? temp_dir_ : temp_dir_ + "/" + o.runtime_subdir;
     controller_port_ = FreePort();
     http_port_ = FreePort();
-    tools::ReplicaOptions flags{.supervisor = TANDEM_SUPERVISOR_BIN,
-                                .two_runtime = o.two_runtime,
-                                .workers = o.workers,
-                                .shm_size = o.shm_size,
-                                .log_level = "debug",
-                                .grace_period = "2",
-                                .extra_args = {"--worker-binary", o.worker_binary, "--param",
-                                               "controller_heartbeat_interval_ms=100", "--param",
-                                               "controller_heartbeat_timeout_ms=500"}};
+    tools::ReplicaOptions flags{
+        .supervisor = TANDEM_SUPERVISOR_BIN,
+        .two_runtime = o.two_runtime,
+        .workers = o.workers,
+        .shm_size = o.shm_size,
+        .log_level = "debug",
+        .grace_period = "2",
+        .extra_args = {
+            "--worker-binary", o.worker_binary, "--param",
+            "controller_heartbeat_interval_ms=" + std::to_string(o.heartbeat_interval_ms),
+            "--param",
+            "controller_heartbeat_timeout_ms=" + std::to_string(o.heartbeat_timeout_ms)}};
     flags.extra_args.insert(flags.extra_args.end(), o.extra_args.begin(), o.extra_args.end());
     const auto args = tools::ReplicaProcess::Argv(flags, replica_, segment_, controller_port_,
                                                   http_port_, runtime_parent_);

@@ -299,7 +299,7 @@ TEST(Controllers, KilledControllerIsNoticedAndANewOneCanReplay) {
 }
 
 TEST(Controllers, FrozenControllerIsNoticedByHeartbeat) {
-  SupervisorProcess sup;
+  SupervisorProcess sup({.heartbeat_interval_ms = 100, .heartbeat_timeout_ms = 500});
   ASSERT_TRUE(sup.WaitReady()) << sup.Log();
   const pid_t child = fork();
   ASSERT_GE(child, 0);
