@@ -72,6 +72,9 @@ Status ControllerClient::Hello(const std::string& nonce, bool observer) {
   const bool answered = AwaitFromSocket([&](pb::Response& r) {
     if (r.has_status() && r.status().has_hello_accepted()) {
       accepted_ = r.status().hello_accepted();
+      // Disconnects of attempts before this Hello are behind us: take them now, while they do
+      // not count, so a late one is not taken for the loss of this session.
+      if (monitor_) DrainMonitor();
       connected_ = true;
       return true;
     }
@@ -96,6 +99,10 @@ bool ControllerClient::AwaitFromSocket(const std::function<bool(pb::Response&)>&
     const auto left = Left(deadline);
     if (left.count() <= 0) return false;
     auto r = ReceiveFromSocket(left);
+    // A signal (the tool's Ctrl-C handler) interrupts only waits that ask for it: this one waits
+    // for the answer to a command already sent, until its deadline. Giving up early would report
+    // an unreachable replica that did apply the command.
+    if (!r && interrupted_) continue;
     if (!r) return false;
     if (done(*r)) return true;
   }
@@ -187,11 +194,13 @@ std::optional<pb::Response> ControllerClient::ReceiveFromSocket(std::chrono::mil
     zmq::pollitem_t items[2] = {{socket_.handle(), 0, ZMQ_POLLIN, 0},
                                 {monitor_ ? monitor_->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
     int n = 0;
+    interrupted_ = false;
     try {
       n = zmq::poll(items, monitor_ ? 2 : 1, std::max(left, std::chrono::milliseconds(0)));
     } catch (const zmq::error_t& e) {
-      if (e.num() == EINTR) return std::nullopt;
-      throw;
+      if (e.num() != EINTR) throw;
+      interrupted_ = true;
+      return std::nullopt;
     }
     if (n <= 0) return std::nullopt;
     zmq::message_t msg;

@@ -3,7 +3,9 @@
 // all talk to a replica through it.
 //
 // Optionally it watches its connection (Options::end_on_disconnect: a ZeroMQ socket monitor, and
-// ZMTP heartbeats so that a frozen supervisor counts as gone too): once the connection drops after
+// ZMTP heartbeats so that a stopped supervisor process or a vanished host counts as gone too — a
+// supervisor whose loop hangs still answers them from libzmq's I/O thread): once the connection
+// drops after
 // the Hello was accepted, the session is over — a supervisor that comes back at the same address
 // is a new replica that never saw our Hello — and lost() says so. A Superseded status (a newer
 // controller took over) sets superseded(). With Options::goodbye, destroying a client whose Hello
@@ -110,6 +112,7 @@ class ControllerClient {
   pb::Status::HelloAccepted accepted_;
   bool connected_ = false;
   bool lost_ = false;
+  bool interrupted_ = false;  // the last ReceiveFromSocket was cut short by a signal (EINTR)
   bool superseded_ = false;
   std::string superseded_by_;
   std::uint64_t undecodable_ = 0;

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <string_view>
 #include <type_traits>
 
 #include <boost/lockfree/spsc_queue.hpp>
@@ -182,7 +183,9 @@ struct alignas(64) SlotData {
   std::atomic<std::uint64_t> own_frontier;  // Frontier raw: publisher's controller frontier
   std::atomic<std::uint64_t> peer_hold;     // Frontier raw: the reading runtime's hold
   std::atomic<std::uint64_t> list;          // offset of BatchListData, 0 = no batches
-  std::atomic<std::uint64_t> list_version;  // version of `list` (0 = none yet)
+  // Version of `list`: rises with each list the publisher installs, over all the slot's lives
+  // (never reset on reuse: see registry.cc).
+  std::atomic<std::uint64_t> list_version;
   ReaderEntry readers[kReaderEntries];
   std::atomic<std::uint64_t> updates;  // in the current batch list
   std::atomic<std::uint64_t> batches;
@@ -289,9 +292,28 @@ static_assert(alignof(WakeQueue) == 8);
 
 namespace layout_detail {
 
-// One field of a struct: where it starts and how many bytes it takes.
+// FNV-1a of text: a field's name, a type's spelling.
+constexpr std::uint64_t TextHash(std::string_view text) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (const char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+// The type T as the compiler spells it (this function's signature names it): two types of one
+// size — int64 and uint64, a plain word and an atomic one — fold differently.
+template <typename T>
+constexpr std::uint64_t TypeHash() {
+  return TextHash(__PRETTY_FUNCTION__);
+}
+
+// One field of a struct: where it starts, how many bytes it takes, its name and its type — so
+// that two fields of one size swapped, or a field's type changed but not its size, change
+// kLayoutHash too.
 struct Field {
-  std::size_t offset, size;
+  std::size_t offset = 0, size = 0;
+  std::uint64_t name = 0, type = 0;
 };
 
 // True when `fields`, in declaration order, tile a struct of `size` bytes exactly: each starts
@@ -319,14 +341,17 @@ template <std::size_t N>
 constexpr std::uint64_t FoldStruct(std::uint64_t h, std::size_t size, std::size_t align,
                                    const Field (&fields)[N]) {
   h = Fold(Fold(Fold(h, size), align), N);
-  for (const Field& f : fields) h = Fold(Fold(h, f.offset), f.size);
+  for (const Field& f : fields) h = Fold(Fold(Fold(Fold(h, f.offset), f.size), f.name), f.type);
   return h;
 }
 
 }  // namespace layout_detail
 
-#define TANDEM_SHM_FIELD(S, f) \
-  ::tandem::shm::layout_detail::Field { offsetof(S, f), sizeof(S::f) }
+#define TANDEM_SHM_FIELD(S, f)                                                \
+  ::tandem::shm::layout_detail::Field {                                       \
+    offsetof(S, f), sizeof(S::f), ::tandem::shm::layout_detail::TextHash(#f), \
+        ::tandem::shm::layout_detail::TypeHash<decltype(S::f)>()              \
+  }
 
 // offsetof on WakeChannelData and RowData, which are not standard-layout (see above): GCC and
 // Clang define it for any class without virtual bases, which these have none of.

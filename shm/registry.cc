@@ -35,7 +35,9 @@ void InitPlaceholder(SlotData& s, const SlotKey& key) {
   s.own_frontier.store(kMinTime, std::memory_order_relaxed);
   s.peer_hold.store(kMinTime, std::memory_order_relaxed);
   s.list.store(0, std::memory_order_relaxed);
-  s.list_version.store(0, std::memory_order_relaxed);
+  // Not s.list_version: it counts up over all the slot's lives, so that a version a tool read in
+  // an earlier life (and announces late) is below every version of this one and protects all of
+  // it, rather than aliasing one of its small numbers.
   // Not s.readers: only an entry's owner writes it (layout.h), and a tool may still own one of a
   // slot being reused. Entry 0 is idle here: a slot is freed only after its reader released it
   // with no snapshot open.
@@ -195,6 +197,7 @@ Result<std::uint64_t> InitializeRegistry(Segment& segment, std::uint32_t workers
     auto* slots = reinterpret_cast<SlotData*>(row + 1);
     for (std::uint32_t j = 0; j < slots_per_row; ++j) {
       auto* s = new (&slots[j]) SlotData();
+      s->list_version.store(0, std::memory_order_relaxed);
       s->state.store(static_cast<std::uint32_t>(SlotState::kFree));
       InitPlaceholder(*s, SlotKey{});
       for (ReaderEntry& r : s->readers) {

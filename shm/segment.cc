@@ -141,7 +141,13 @@ Result<SegmentProbe> Segment::Probe(const std::string& name) {
     if (magic == 0) probe.problem += ", or its creation never finished";
     return probe;
   }
-  probe.header = CopyHeader(*header);
+  // Only the fixed prefix (magic, version, hash, Boost version) reads the same in every build:
+  // the rest of another build's header is copied only once the version and hash match.
+  HeaderInfo prefix;
+  prefix.layout_version = header->layout_version;
+  prefix.layout_hash = header->layout_hash;
+  prefix.boost_version = header->boost_version;
+  probe.header = prefix;
   if (header->layout_version != kLayoutVersion) {
     probe.problem = "layout version " + std::to_string(header->layout_version) +
                     ", but this build reads version " + std::to_string(kLayoutVersion);
@@ -155,6 +161,7 @@ Result<SegmentProbe> Segment::Probe(const std::string& name) {
                     "run the supervisor, the runtimes and the tools from one build";
     return probe;
   }
+  probe.header = CopyHeader(*header);
   probe.valid = true;
   return probe;
 }

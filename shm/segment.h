@@ -56,11 +56,14 @@ HeaderInfo CopyHeader(const SegmentHeader& header);
 struct SegmentProbe {
   std::string name;
   std::uint64_t file_bytes = 0;
-  bool supervisor_alive = false;     // the creator still holds the segment's lock
-  bool valid = false;                // magic, layout version and layout hash are ours
-  std::uint64_t magic = 0;           // as found (0: creation never finished, or not a segment)
-  std::string problem;               // why not valid
-  std::optional<HeaderInfo> header;  // copied out when at least the magic matched
+  bool supervisor_alive = false;  // the creator still holds the segment's lock
+  bool valid = false;             // magic, layout version and layout hash are ours
+  std::uint64_t magic = 0;        // as found (0: creation never finished, or not a segment)
+  std::string problem;            // why not valid
+  // Copied out when at least the magic matched — but only its fixed prefix (layout version and
+  // hash, Boost version; the rest zero) unless `valid`: another build's header is not ours to
+  // read.
+  std::optional<HeaderInfo> header;
 };
 
 class Segment {

@@ -410,7 +410,7 @@ TEST(Runtime, AWorkerThreadsFailedCheckTakesTheReplicaDown) {
     EXPECT_NE(log.find(std::string("the ") + role + " runtime"), std::string::npos) << log;
     EXPECT_NE(log.find("killed by signal 6"), std::string::npos) << log;
     for (pid_t p : r.sup.runtime_pids())
-      EXPECT_TRUE(Eventually([&] { return ProcessGone(p); }, 1s));
+      EXPECT_TRUE(Eventually([&] { return ProcessGone(p); }, 10s));
     EXPECT_FALSE(r.sup.SegmentExists());
   }
 }

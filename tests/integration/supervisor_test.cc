@@ -27,7 +27,7 @@ void ExpectReplicaDownAfterKilling(std::size_t victim, const std::string& role) 
   const pid_t target = sup.runtime_pids()[victim];
   const pid_t other = sup.runtime_pids()[1 - victim];
   ASSERT_EQ(kill(target, SIGKILL), 0);
-  EXPECT_TRUE(Eventually([&] { return ProcessGone(other); }, 1s)) << "the other runtime survived";
+  EXPECT_TRUE(Eventually([&] { return ProcessGone(other); }, 10s)) << "the other runtime survived";
   EXPECT_EQ(sup.WaitExit(10s), 137) << sup.Log();
   EXPECT_FALSE(sup.SegmentExists());
   EXPECT_TRUE(sup.RuntimeDirEmpty());
@@ -73,7 +73,9 @@ TEST(SharedFate, KilledSupervisorTakesItsRuntimesWithIt) {
   ASSERT_EQ(kill(sup.pid(), SIGKILL), 0);
   EXPECT_EQ(sup.WaitExit(5s), 137);
   for (pid_t p : sup.runtime_pids()) {
-    EXPECT_TRUE(Eventually([&] { return ProcessGone(p); }, 1s)) << "runtime " << p << " survived";
+    // A bound, not a speed: the parent-death signal and init's reaping take their time on a
+    // loaded machine.
+    EXPECT_TRUE(Eventually([&] { return ProcessGone(p); }, 10s)) << "runtime " << p << " survived";
   }
   auto probe = shm::Segment::Probe(sup.segment());
   ASSERT_TRUE(probe.ok());
@@ -284,7 +286,7 @@ TEST(Controllers, KilledControllerIsNoticedAndANewOneCanReplay) {
   waitpid(child, nullptr, 0);
   const std::string gone = "tandem_controller_events_total{event=\"disconnected\"}";
   EXPECT_TRUE(
-      Eventually([&] { return MetricValue(HttpGet(port, "/metrics").body, gone) >= 1; }, 2s))
+      Eventually([&] { return MetricValue(HttpGet(port, "/metrics").body, gone) >= 1; }, 5s))
       << "noticed within the heartbeat timeout";
   EXPECT_NE(sup.Log().find("the active controller disconnected"), std::string::npos);
   EXPECT_EQ(HttpGet(port, "/readyz").status, 200) << "the replica keeps running";
@@ -787,7 +789,7 @@ TEST(Observers, KilledObserverIsNoticedAndItsSessionFreed) {
   waitpid(child, nullptr, 0);
   EXPECT_TRUE(Eventually(
       [&] { return MetricValue(HttpGet(port, "/metrics").body, "tandem_observer_sessions") == 0; },
-      2s))
+      5s))
       << "noticed within the heartbeat timeout";
   EXPECT_NE(sup.Log().find("an observer (nonce doomed-obs, session 1) disconnected"),
             std::string::npos)

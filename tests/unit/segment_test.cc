@@ -161,6 +161,36 @@ static_assert(layout_detail::Tiles(24, {layout_detail::Field{0, 8}, layout_detai
               false);
 static_assert(layout_detail::Tiles(16, {layout_detail::Field{0, 8}, layout_detail::Field{8, 8}}));
 // The hash depends on every input: one offset, one size, one struct size.
+// Two fields of one size swapped, or a field's type changed but not its size, change the hash.
+struct TwoWords {
+  std::uint64_t upper;
+  std::uint64_t since;
+};
+struct TwoWordsSwapped {
+  std::uint64_t since;
+  std::uint64_t upper;
+};
+struct TwoWordsSigned {
+  std::uint64_t upper;
+  std::int64_t since;
+};
+// The same as layout.h's table entries (whose macro is local to that header).
+#define FIELD(S, f)                                            \
+  layout_detail::Field {                                       \
+    offsetof(S, f), sizeof(S::f), layout_detail::TextHash(#f), \
+        layout_detail::TypeHash<decltype(S::f)>()              \
+  }
+static_assert(
+    layout_detail::FoldStruct(1, 16, 8, {FIELD(TwoWords, upper), FIELD(TwoWords, since)}) !=
+    layout_detail::FoldStruct(1, 16, 8,
+                              {FIELD(TwoWordsSwapped, since), FIELD(TwoWordsSwapped, upper)}));
+static_assert(
+    layout_detail::FoldStruct(1, 16, 8, {FIELD(TwoWords, upper), FIELD(TwoWords, since)}) !=
+    layout_detail::FoldStruct(1, 16, 8,
+                              {FIELD(TwoWordsSigned, upper), FIELD(TwoWordsSigned, since)}));
+static_assert(layout_detail::TypeHash<std::atomic<std::uint64_t>>() !=
+              layout_detail::TypeHash<std::uint64_t>());
+#undef FIELD
 static_assert(layout_detail::FoldStruct(1, 16, 8, {layout_detail::Field{0, 8}}) !=
               layout_detail::FoldStruct(1, 16, 8, {layout_detail::Field{8, 8}}));
 static_assert(layout_detail::FoldStruct(1, 16, 8, {layout_detail::Field{0, 8}}) !=
