@@ -47,7 +47,7 @@ Runtime::Runtime(RuntimeOptions options)
 
 Runtime::~Runtime() {
   stop_ = true;
-  cv_.notify_all();
+  log_.WakeAll();
   for (auto& t : threads_) {
     if (t.joinable()) t.detach();  // the process is ending; workers may sit in a barrier
   }
@@ -175,19 +175,12 @@ void Runtime::SendResponse(const pb::Response& response) {
 }
 
 void Runtime::AppendToLog(std::shared_ptr<const pb::Command> command) {
-  {
-    std::lock_guard lk(mu_);
-    log_.push_back(std::move(command));
-    // Trim what every worker has applied.
-    std::uint64_t min_applied = UINT64_MAX;
-    for (auto& w : workers_) min_applied = std::min(min_applied, w->applied.load());
-    if (Renders(options_.role)) min_applied = std::min(min_applied, horizon_);
-    while (!log_.empty() && log_base_ < min_applied) {
-      log_.pop_front();
-      ++log_base_;
-    }
-  }
-  cv_.notify_all();
+  // Every worker has applied what is below its `applied`; lockstep workers (and the start
+  // barrier's completion) read from the horizon on. Both only rise, so a stale bound is safe.
+  std::uint64_t trim_below = UINT64_MAX;
+  for (auto& w : workers_) trim_below = std::min(trim_below, w->applied.load());
+  if (Renders(options_.role)) trim_below = std::min(trim_below, horizon_.load());
+  log_.Append(std::move(command), trim_below);
   if (options_.role == Role::kInteractive) {
     shm::Registry registry(segment_.get());
     for (std::uint32_t i = 0; i < options_.workers; ++i) {
@@ -274,14 +267,13 @@ void Runtime::WorkerMain(std::uint32_t me) {
 }
 
 void Runtime::StartCompletion() noexcept {
-  std::lock_guard lk(mu_);
   // Dataflows dropped in the previous iteration: every worker has let go of them now.
   std::erase_if(shared_, [](const auto& entry) { return entry.second->AllExportsDropped(); });
-  const std::uint64_t from = horizon_;
-  horizon_ = log_base_ + log_.size();
+  const std::uint64_t from = horizon_.load();
+  const std::uint64_t to = log_.end();
   const auto now = Clock::now();
-  for (std::uint64_t seq = from; seq < horizon_; ++seq) {
-    const pb::Command& c = *log_[seq - log_base_];
+  for (const auto& [seq, entry] : log_.Read(from, to)) {
+    const pb::Command& c = *entry;
     if (c.has_create_dataflow()) {
       auto s = std::make_unique<DataflowShared>();
       s->desc = c.create_dataflow().desc();
@@ -298,6 +290,7 @@ void Runtime::StartCompletion() noexcept {
       }
     }
   }
+  horizon_ = to;
 }
 
 void Runtime::TickCompletion() noexcept {
@@ -322,15 +315,9 @@ void Runtime::TickCompletion() noexcept {
 void Runtime::LockstepLoop(Worker& w) {
   for (;;) {
     start_barrier_->arrive_and_wait();
-    std::vector<std::pair<std::uint64_t, std::shared_ptr<const pb::Command>>> todo;
-    {
-      std::lock_guard lk(mu_);
-      for (std::uint64_t seq = w.applied; seq < horizon_; ++seq) {
-        todo.emplace_back(seq, log_[seq - log_base_]);
-      }
-      w.applied = horizon_;
-    }
-    for (const auto& [seq, c] : todo) Apply(w, seq, *c);
+    const std::uint64_t horizon = horizon_.load();
+    for (const auto& [seq, c] : log_.Read(w.applied, horizon)) Apply(w, seq, *c);
+    w.applied = horizon;
     // Solo: what is readable now is not kept waiting for the step.
     if (w.peek_server) w.peek_server->Serve();
     tick_barrier_->arrive_and_wait();
@@ -339,9 +326,7 @@ void Runtime::LockstepLoop(Worker& w) {
     w.step_work = Clock::now() - step_start;
     if (w.peek_server) w.peek_server->Serve();
     w.renderer->ReportFrontiers();
-    std::unique_lock lk(mu_);
-    cv_.wait_until(lk, next_wake_,
-                   [&] { return log_base_ + log_.size() > horizon_ || stop_.load(); });
+    log_.WaitFor(horizon, next_wake_, stop_);
   }
 }
 
@@ -351,15 +336,8 @@ void Runtime::InteractiveLoop(Worker& w) {
     // or a slot changed after this point makes the wait below return at once.
     shm::Reader& reader = w.peek_server->reader();
     const std::uint32_t observed = reader.wake().Observe();
-    std::vector<std::pair<std::uint64_t, std::shared_ptr<const pb::Command>>> todo;
-    {
-      std::lock_guard lk(mu_);
-      const std::uint64_t end = log_base_ + log_.size();
-      for (std::uint64_t seq = w.applied; seq < end; ++seq) {
-        todo.emplace_back(seq, log_[seq - log_base_]);
-      }
-      w.applied = end;
-    }
+    const CommandLog::Numbered todo = log_.Read(w.applied);
+    if (!todo.empty()) w.applied = todo.back().first + 1;
     for (const auto& [seq, c] : todo) Apply(w, seq, *c);
     w.peek_server->Serve();
     // Sleep until the publisher changes a slot of this row or a command arrives (Interrupt).

@@ -33,6 +33,7 @@
 #include "base/role.h"
 #include "ipc/codec.h"
 #include "shm/segment.h"
+#include "workers/command_log.h"
 #include "workers/dataflow.h"
 #include "workers/peek_server.h"
 #include "workers/reconciler.h"
@@ -91,15 +92,13 @@ class Runtime {
   zmq::context_t ctx_;
   std::unique_ptr<zmq::socket_t> channel_, inbox_;
 
-  // The command log, shared with workers. Guarded by mu_.
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::shared_ptr<const ipc::pb::Command>> log_;
-  std::uint64_t log_base_ = 0;  // sequence number of log_.front()
+  CommandLog log_;  // shared with workers
   std::atomic<bool> stop_{false};
 
   // Lockstep state, written only in barrier completions.
-  std::uint64_t horizon_ = 0;  // commands [.., horizon_) are applied this iteration
+  // Commands [.., horizon_) are applied this iteration. Written only in StartCompletion (every
+  // lockstep worker waits), read by workers after the barrier and by the command thread (trim).
+  std::atomic<std::uint64_t> horizon_{0};
   // Ticks a generator may advance per step, sized so that a step takes about kStepBudget of work
   // (scaled down after a longer step, doubled after one under half of it). Solo serves its peeks
   // between steps, so this bounds how long a peek waits behind maintenance.
