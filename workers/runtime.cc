@@ -278,8 +278,7 @@ void Runtime::StartCompletion() noexcept {
       auto s = std::make_unique<DataflowShared>();
       s->desc = c.create_dataflow().desc();
       s->as_of = s->desc.as_of().elements(0);
-      s->until = s->desc.until().elements().empty() ? Frontier::Empty()
-                                                    : Frontier::At(s->desc.until().elements(0));
+      s->until = ipc::FrontierOf(s->desc.until());
       for (const auto& si : s->desc.source_imports()) s->sources.push_back(MakeSource(si, now));
       shared_[seq] = std::move(s);
     } else if (ipc::IsDrop(c)) {

@@ -20,6 +20,7 @@
 
 #include "base/global_id.h"
 #include "base/json.h"
+#include "ipc/model.h"
 #include "ipc/rows.h"
 #include "tools/common/format.h"
 
@@ -27,23 +28,10 @@ namespace tandem::ctl {
 
 namespace {
 
-bool IsDrop(const pb::Command& c) {
-  return c.has_allow_compaction() && c.allow_compaction().frontier().elements().empty();
-}
-
-// Ids a CreateDataflow creates.
-std::vector<std::string> CreatedIds(const pb::DataflowDescription& d) {
-  std::vector<std::string> ids;
-  for (const auto& s : d.source_imports()) ids.push_back(s.id());
-  for (const auto& b : d.objects_to_build()) ids.push_back(b.id());
-  for (const auto& e : d.index_exports()) ids.push_back(e.id());
-  return ids;
-}
-
 std::set<std::string> DroppedIds(const std::vector<pb::Command>& commands) {
   std::set<std::string> dropped;
   for (const auto& c : commands) {
-    if (IsDrop(c)) dropped.insert(c.allow_compaction().id());
+    if (ipc::IsDrop(c)) dropped.insert(c.allow_compaction().id());
   }
   return dropped;
 }
@@ -146,7 +134,7 @@ void History::Prune() {
           std::all_of(d.index_exports().begin(), d.index_exports().end(),
                       [&](const auto& e) { return dropped.count(e.id()) > 0; });
       if (all_dropped) {
-        for (const auto& id : CreatedIds(d)) gone.insert(id);
+        for (const auto& id : ipc::CreatedIds(d)) gone.insert(id);
         continue;
       }
     }
@@ -185,7 +173,7 @@ std::set<std::string> History::LiveIds() const {
   std::set<std::string> ids;
   for (const auto& c : commands_) {
     if (c.has_create_dataflow()) {
-      for (const auto& id : CreatedIds(c.create_dataflow().desc())) ids.insert(id);
+      for (const auto& id : ipc::CreatedIds(c.create_dataflow().desc())) ids.insert(id);
     }
   }
   for (const auto& id : DroppedIds(commands_)) ids.erase(id);
@@ -202,7 +190,7 @@ std::string History::NextFreeId(const std::set<std::string>& also_taken) const {
   };
   for (const auto& c : commands_) {
     if (c.has_create_dataflow()) {
-      for (const auto& id : CreatedIds(c.create_dataflow().desc())) consider(id);
+      for (const auto& id : ipc::CreatedIds(c.create_dataflow().desc())) consider(id);
     }
     if (c.has_allow_compaction()) consider(c.allow_compaction().id());
   }
@@ -258,7 +246,7 @@ History::IdKind History::KindOf(const std::string& id) const {
   for (const auto& c : commands_) {
     if (!c.has_create_dataflow() || IsPendingSource(c)) continue;
     const auto& d = c.create_dataflow().desc();
-    const auto ids = CreatedIds(d);
+    const auto ids = ipc::CreatedIds(d);
     if (std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
     for (const auto& e : d.index_exports()) {
       if (!dropped.count(e.id())) out.indexes.push_back(e.id());

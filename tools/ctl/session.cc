@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ipc/codec.h"
+#include "ipc/model.h"
 
 namespace tandem::ctl {
 
@@ -119,8 +120,7 @@ Result<bool> Session::Submit(const pb::Command& command, bool record, const std:
   if (record) {
     history_.Append(command);
     if (also) also(history_);
-    if (command.has_allow_compaction() &&
-        command.allow_compaction().frontier().elements().empty()) {
+    if (ipc::IsDrop(command)) {
       history_.Prune();
     }
     if (Status s = history_.Save(); !s.ok()) Warn(s.message());

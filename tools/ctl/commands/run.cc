@@ -3,6 +3,7 @@
 #include <iostream>
 #include <set>
 
+#include "ipc/model.h"
 #include "tools/ctl/commands/commands.h"
 #include "tools/ctl/output.h"
 
@@ -65,7 +66,7 @@ class Script {
       }
       if (record) {
         s_.history().Append(c);
-        if (c.has_allow_compaction() && c.allow_compaction().frontier().elements().empty()) {
+        if (ipc::IsDrop(c)) {
           s_.history().Prune();
         }
         if (Status st = s_.history().Save(); !st.ok()) Warn(st.message());
