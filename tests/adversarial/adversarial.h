@@ -1,0 +1,96 @@
+// The hostile-client suite's common ground (issue 12, DESIGN §12): a real replica (the real
+// supervisor and both real runtimes) serving one key_value index, and the check every attack is
+// followed by — a fresh peek through a fresh controller session must still be answered with rows.
+//
+// Each attack lives in a file of its own (`<class>_test.cc`, picked up by CMakeLists.txt) and
+// ends with ExpectStillServing(); RSS bounds use RssBytes().
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "supervisor_harness.h"
+#include "unit/protocol_samples.h"
+
+namespace tandem::testing::adversarial {
+
+using namespace std::chrono_literals;
+
+// Resident set size of process `pid` in bytes (0 when it is gone).
+inline std::uint64_t RssBytes(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+// A two-runtime replica with the real runtime: key_value source u1 → index u2 (keyed by k),
+// readable once Start() returns true.
+class Target {
+ public:
+  explicit Target(std::vector<std::string> extra_args = {}, int workers = 2)
+      : sup_({.extra_args = std::move(extra_args),
+              .workers = workers,
+              .worker_binary = TANDEM_WORKER_BIN,
+              .shm_size = "64MiB"}) {}
+
+  // Waits for readiness, says Hello, creates u1 → u2 and waits until u2 is readable.
+  bool Start() {
+    if (!sup_.WaitReady()) return false;
+    ctl_ = std::make_unique<TestController>(sup_.controller_endpoint());
+    if (!ctl_->Hello()) return false;
+    ipc::pb::Command c = ipc::samples::EmptyDataflow("adversarial");
+    auto* d = ipc::samples::Desc(c);
+    *d->add_source_imports() = ipc::samples::KeyValueImport("u1");
+    *d->add_index_exports() = ipc::samples::Export("u2", "u1", {0});
+    ctl_->Send(c);
+    return ReadableAt(1);
+  }
+
+  // True once u2's write frontier is past `t` (within 10 s).
+  bool ReadableAt(Time t) {
+    return ctl_
+        ->ReceiveUntil(
+            [&](const ipc::pb::Response& r) {
+              return r.has_frontiers() && r.frontiers().id() == "u2" &&
+                     (r.frontiers().write().elements().empty() ||
+                      r.frontiers().write().elements(0) > t);
+            },
+            10s)
+        .has_value();
+  }
+
+  // The check after every attack: the supervisor and both runtimes are up, and a peek of u2 at
+  // time 1 through a new observer session is answered with rows.
+  void ExpectStillServing() {
+    ASSERT_FALSE(sup_.Exited()) << "the replica went down\n" << sup_.Log();
+    TestController reader(sup_.controller_endpoint());
+    ASSERT_TRUE(reader.Hello("after-attack", /*observer=*/true)) << sup_.Log();
+    const std::string uuid = "after-attack-" + std::to_string(++checks_);
+    reader.Send(ipc::samples::PeekAt(uuid, "u2", 1));
+    auto r = reader.ReceiveUntil(
+        [&](const ipc::pb::Response& r) {
+          return r.has_peek_response() && r.peek_response().uuid().find(uuid) != std::string::npos;
+        },
+        10s);
+    ASSERT_TRUE(r) << "no answer to a good peek\n" << sup_.Log();
+    ASSERT_TRUE(r->peek_response().has_rows()) << r->peek_response().error();
+    EXPECT_GT(r->peek_response().rows().rows_size(), 0);
+  }
+
+  SupervisorProcess& sup() { return sup_; }
+  TestController& ctl() { return *ctl_; }
+
+ private:
+  SupervisorProcess sup_;
+  std::unique_ptr<TestController> ctl_;
+  int checks_ = 0;
+};
+
+}  // namespace tandem::testing::adversarial
