@@ -1,7 +1,7 @@
 // Runs a fuzz target over a seed corpus without libFuzzer, so the corpus and the target's own
-// property checks run in every build (ctest FuzzDecodeValidate.SeedCorpus, label unit).
+// property checks run in every build (ctest Fuzz.<name>.SeedCorpus, label unit).
 //
-// Usage: tandem_fuzz_corpus_runner <file or directory>...
+// Usage: tandem_fuzz_<name>_corpus <file or directory>...
 // Every regular file named, or found directly in a directory named, is one input, in name order.
 // Exits 0 when every input ran (a violated property aborts), 1 when there was no input at all.
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Writes the seed corpus of fuzz_decode_validate.cc into a directory (tests/fuzz/corpus/ is its
+// Writes the seed corpus of fuzz_decode_validate.cc into a directory (tests/fuzz/corpus/decode_validate/ is its
 // checked-in output): the encoding of one valid command of every kind, a few that the primed
 // validator refuses, a few that do not decode, and a few JSON commands. Every input is also
 // checked as an observer's command by the target.
