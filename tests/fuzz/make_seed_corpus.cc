@@ -1,7 +1,7 @@
-// Writes the seed corpus of fuzz_decode_validate.cc into a directory (tests/fuzz/corpus/decode_validate/ is its
-// checked-in output): the encoding of one valid command of every kind, a few that the primed
-// validator refuses, a few that do not decode, and a few JSON commands. Every input is also
-// checked as an observer's command by the target.
+// Writes the seed corpus of fuzz_decode_validate.cc into a directory
+// (tests/fuzz/corpus/decode_validate/ is its checked-in output): the encoding of one valid command
+// of every kind, a few that the primed validator refuses, a few that do not decode, and a few JSON
+// commands. Every input is also checked as an observer's command by the target.
 //
 // Usage: tandem-fuzz-make-corpus <directory>    (files are overwritten, others left alone)
 #include <cstdio>
