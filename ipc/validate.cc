@@ -261,6 +261,8 @@ Result<pb::Schema> CheckMfp(const pb::MapFilterProject& mfp, const pb::Schema& i
   for (int i = 0; i < mfp.map_size(); ++i) {
     auto type = TypeOf(mfp.map(i), columns);
     if (!type.ok()) return Within("map expression " + std::to_string(i), type.status());
+    // A computed column is named by its position ("c5"); a column reference keeps its name.
+    if (type->name().empty()) type->set_name("c" + std::to_string(columns.size()));
     columns.push_back(std::move(type).value());
   }
   for (int i = 0; i < mfp.predicates_size(); ++i) {
@@ -360,11 +362,13 @@ class PlanChecker {
         return Invalid(where + ": SUM needs an INT64 or FLOAT64 column, column " +
                        std::to_string(aggregate.column()) + " is " + TypeName(column.type()));
       }
-      // Nullable: the aggregate of a group whose values are all null is null.
-      const char* name = aggregate.func() == pb::SUM   ? "sum"
+      // Nullable: the aggregate of a group whose values are all null is null. Named by function
+      // and input column: "sum_v" ("sum" for an unnamed column).
+      std::string name = aggregate.func() == pb::SUM   ? "sum"
                          : aggregate.func() == pb::MIN ? "min"
                                                        : "max";
-      *output.add_columns() = MakeColumn(name, column.type(), true);
+      if (!column.name().empty()) name += "_" + column.name();
+      *output.add_columns() = MakeColumn(std::move(name), column.type(), true);
     }
     return output;
   }
@@ -842,6 +846,10 @@ Status Validator::ValidateAllowCompaction(const pb::AllowCompaction& command) {
     dataflows_.erase(dataflow);
   }
   return Status::Ok();
+}
+
+Result<pb::Schema> PlanSchema(const pb::Plan& plan, const std::map<std::string, pb::Schema>& scope) {
+  return PlanChecker(scope, {}).Check(plan);
 }
 
 }  // namespace tandem::ipc

@@ -57,6 +57,12 @@
 
 namespace tandem::ipc {
 
+// The output schema of `plan` when the ids it may Get have the schemas in `scope`: the one
+// derivation of a plan's columns (types, nullability and names — a Reduce's "count", "sum_v",
+// a computed column's "c5"), used by the validator and by tandem-ctl. An error says why the plan
+// does not type-check.
+Result<pb::Schema> PlanSchema(const pb::Plan& plan, const std::map<std::string, pb::Schema>& scope);
+
 class Validator {
  public:
   // Every command but Hello is refused before the first Hello.

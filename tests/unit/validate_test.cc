@@ -193,6 +193,26 @@ TEST(Validator, RecordsSchemasOfSourcesBuildsAndIndexes) {
 
 // ---- configuration
 
+// The one derivation of a plan's columns, shared with tandem-ctl: aggregates are named by function
+// and input column, computed columns by position, column references keep their names.
+TEST(PlanSchema, NamesAggregatesByInputColumnComputedColumnsByPositionAndKeepsReferencedNames) {
+  const std::map<std::string, pb::Schema> scope = {{"u1", KeyValueSchema()}};
+  auto reduced = PlanSchema(ReducePlan(GetPlan("u1"), {0}, {{pb::COUNT, 0}, {pb::SUM, 1}}), scope);
+  ASSERT_TRUE(reduced.ok()) << reduced.status().ToString();
+  ASSERT_EQ(reduced->columns_size(), 3);
+  EXPECT_EQ(reduced->columns(0).name(), "key");
+  EXPECT_EQ(reduced->columns(1).name(), "count");
+  EXPECT_EQ(reduced->columns(2).name(), "sum_value");
+  auto mapped = PlanSchema(
+      MfpPlan(GetPlan("u1"), Mfp({Col(1), Binary(pb::MUL, Col(1), IntLit(2))}, {}, {})), scope);
+  ASSERT_TRUE(mapped.ok()) << mapped.status().ToString();
+  ASSERT_EQ(mapped->columns_size(), 4);
+  EXPECT_EQ(mapped->columns(2).name(), "value");
+  EXPECT_EQ(mapped->columns(3).name(), "c3");
+  auto unknown = PlanSchema(GetPlan("u9"), scope);
+  EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
+}
+
 TEST(Validator, RefusesParameterWithEmptyName) {
   Validator v = Primed();
   pb::Command update = UpdateConfiguration();

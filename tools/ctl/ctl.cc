@@ -21,6 +21,7 @@
 #include "base/global_id.h"
 #include "base/json.h"
 #include "ipc/model.h"
+#include "ipc/validate.h"
 #include "ipc/rows.h"
 #include "tools/common/format.h"
 
@@ -206,7 +207,11 @@ std::optional<CollectionInfo> History::Lookup(const std::string& id) const {
     std::map<std::string, pb::Schema> env;
     for (const auto& s : d.source_imports()) env[s.id()] = s.schema();
     for (const auto& i : d.index_imports()) env[i.on()] = env[i.id()] = i.schema();
-    for (const auto& b : d.objects_to_build()) env[b.id()] = PlanSchema(b.plan(), env);
+    for (const auto& b : d.objects_to_build()) {
+      // The supervisor accepted these plans; an empty schema only if that build's was older.
+      auto schema = ipc::PlanSchema(b.plan(), env);
+      env[b.id()] = schema.ok() ? *std::move(schema) : pb::Schema();
+    }
     for (const auto& [name, schema] : env) {
       if (name == id) found = CollectionInfo{schema, false, "", {}};
     }

@@ -1,5 +1,5 @@
-// tandem-ctl: schemas, columns and datums as the command line spells them, and the schema of a
-// plan (for column names and key types).
+// tandem-ctl: schemas, columns and datums as the command line spells them. (A plan's schema is
+// ipc::PlanSchema, the validator's.)
 #pragma once
 
 #include <cstdint>
@@ -16,10 +16,6 @@ namespace pb = ipc::pb;
 
 // `s` without leading and trailing blanks.
 std::string Trim(const std::string& s);
-
-// The output schema of a plan given the schemas of the ids it may Get (names are best-effort:
-// expressions get "cN" names and an unspecified type).
-pb::Schema PlanSchema(const pb::Plan& plan, const std::map<std::string, pb::Schema>& env);
 
 // "k:int64,name:string?" → columns; '?' marks a nullable column.
 Result<pb::Schema> ParseSchema(const std::string& text);

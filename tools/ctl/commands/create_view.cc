@@ -1,4 +1,5 @@
 // create-view: a maintained dataflow building a view (a Reduce, or a copy) and an index on it.
+#include "ipc/validate.h"
 #include "tools/ctl/commands/commands.h"
 #include "tools/ctl/commands/create.h"
 
@@ -65,7 +66,9 @@ int Run(const Options& o, Session& s) {
     group = *g;
   }
   if (auto code = BuildPlan(o, *in, group, b)) return *code;
-  const pb::Schema view_schema = PlanSchema(b->plan(), {{on, in->schema}});
+  const auto planned = ipc::PlanSchema(b->plan(), {{on, in->schema}});
+  if (!planned.ok()) return Refused(what, planned.status().message());
+  const pb::Schema& view_schema = *planned;
   std::vector<std::uint32_t> key;
   if (o.key) {
     auto parsed = ParseColumns(*o.key, view_schema);
