@@ -6,23 +6,23 @@ namespace tandem::workers {
 
 void CommandLog::Append(Entry command, std::uint64_t trim_below) {
   {
-    std::lock_guard lk(mu_);
+    MutexLock lock(mu_);
     entries_.push_back(std::move(command));
     while (entries_.size() > 1 && base_ < trim_below) {
       entries_.pop_front();
       ++base_;
     }
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 std::uint64_t CommandLog::end() const {
-  std::lock_guard lk(mu_);
+  MutexLock lock(mu_);
   return base_ + entries_.size();
 }
 
 CommandLog::Numbered CommandLog::Read(std::uint64_t from, std::uint64_t to) const {
-  std::lock_guard lk(mu_);
+  MutexLock lock(mu_);
   const std::uint64_t end = base_ + entries_.size();
   if (to == kToEnd) to = end;
   TANDEM_CHECK(from >= base_ && to <= end,
@@ -35,8 +35,16 @@ CommandLog::Numbered CommandLog::Read(std::uint64_t from, std::uint64_t to) cons
 
 void CommandLog::WaitFor(std::uint64_t seq, std::chrono::steady_clock::time_point deadline,
                          const std::atomic<bool>& stop) const {
-  std::unique_lock lk(mu_);
-  cv_.wait_until(lk, deadline, [&] { return base_ + entries_.size() > seq || stop.load(); });
+  MutexLock lock(mu_);
+  while (base_ + entries_.size() <= seq && !stop.load()) {
+    if (!cv_.WaitUntil(mu_, deadline)) return;
+  }
+}
+
+void CommandLog::WakeAll() {
+  // Under the lock, so that a waiter between its check of `stop` and its wait cannot miss it.
+  MutexLock lock(mu_);
+  cv_.NotifyAll();
 }
 
 }  // namespace tandem::workers

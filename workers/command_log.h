@@ -2,20 +2,19 @@
 // the commands a runtime's workers apply, numbered by sequence, appended by the command thread and
 // read by every worker from where it stands. Entries every reader has passed are dropped.
 //
-// Thread safety: every member may be called from any thread (one mutex inside). The command
-// thread appends; workers read and wait.
+// Thread safety: every member may be called from any thread (one mutex inside, its guarded
+// state annotated). The command thread appends; workers read and wait.
 #pragma once
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <utility>
 #include <vector>
 
+#include "base/thread_annotations.h"
 #include "ipc/codec.h"
 
 namespace tandem::workers {
@@ -27,25 +26,25 @@ class CommandLog {
 
   // Appends `command` as number end(), drops the entries below `trim_below` (every reader has
   // applied them: a stale, lower bound is safe), and wakes the waiters.
-  void Append(Entry command, std::uint64_t trim_below);
+  void Append(Entry command, std::uint64_t trim_below) TANDEM_EXCLUDES(mu_);
   // The number the next command gets.
-  std::uint64_t end() const;
+  std::uint64_t end() const TANDEM_EXCLUDES(mu_);
   // Entries [from, to), with their numbers. REQUIRES: nothing in [from, to) was dropped, to <=
   // end(). `to` defaults to end().
-  Numbered Read(std::uint64_t from, std::uint64_t to = kToEnd) const;
+  Numbered Read(std::uint64_t from, std::uint64_t to = kToEnd) const TANDEM_EXCLUDES(mu_);
   // Returns once the log has an entry numbered `seq` or later, `stop` is set, or at `deadline`.
   void WaitFor(std::uint64_t seq, std::chrono::steady_clock::time_point deadline,
-               const std::atomic<bool>& stop) const;
+               const std::atomic<bool>& stop) const TANDEM_EXCLUDES(mu_);
   // Wakes every waiter (to see `stop`).
-  void WakeAll() { cv_.notify_all(); }
+  void WakeAll() TANDEM_EXCLUDES(mu_);
 
   static constexpr std::uint64_t kToEnd = UINT64_MAX;
 
  private:
-  mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
-  std::deque<Entry> entries_;  // guarded by mu_
-  std::uint64_t base_ = 0;     // number of entries_.front(); guarded by mu_
+  mutable Mutex mu_;
+  mutable CondVar cv_;
+  std::deque<Entry> entries_ TANDEM_GUARDED_BY(mu_);
+  std::uint64_t base_ TANDEM_GUARDED_BY(mu_) = 0;  // number of entries_.front()
 };
 
 }  // namespace tandem::workers
