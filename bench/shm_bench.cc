@@ -296,7 +296,7 @@ std::unique_ptr<IndexFixture> BuildIndex(std::size_t n) {
   f->publisher = Must(Publisher::Attach(&segment, 0), "attaching the publisher");
   f->reader = Must(Reader::Attach(&segment, 0), "attaching the reader");
   f->fref = Must(f->reader->Follow(key), "following the index");
-  f->pref = Must(f->publisher->Publish(key), "publishing the index");
+  f->pref = Must(f->publisher->BindSlot(key), "publishing the index");
 
   // Keys 0..n-1 in random order, appended in chunks at times 0, 1, 2, ...
   std::vector<std::int64_t> order(n);
@@ -372,7 +372,7 @@ void ChildPublisher(const std::string& name, Control* control) {
   auto attached = Publisher::Attach(segment.get(), 0);
   if (!attached.ok()) return fail("child: Publisher::Attach: " + attached.status().ToString());
   std::unique_ptr<Publisher> publisher = std::move(attached).value();
-  auto published = publisher->Publish(SlotKey{GlobalId::User(1), 0});
+  auto published = publisher->BindSlot(SlotKey{GlobalId::User(1), 0});
   if (!published.ok()) return fail("child: Publish: " + published.status().ToString());
   const PublishedRef ref = *published;
 

@@ -29,6 +29,7 @@
 #include <boost/lockfree/spsc_queue.hpp>
 #include <boost/version.hpp>
 
+#include "base/role.h"
 #include "shm/routing.h"
 
 namespace tandem::shm {
@@ -49,9 +50,10 @@ inline constexpr std::size_t kReplicaIdBytes = 64;
 
 enum class Mode : std::uint32_t { kSolo = 1, kTwoRuntime = 2 };
 
-// Index into SegmentHeader::runtimes. A solo runtime uses kMaintenance's entry.
-enum class RuntimeRole : std::uint32_t { kMaintenance = 0, kInteractive = 1 };
+// SegmentHeader::runtimes has one entry per runtime process: maintenance's (which a solo
+// runtime uses) and interactive's.
 inline constexpr std::size_t kRuntimeEntries = 2;
+constexpr std::size_t RuntimeEntryOf(Role role) { return role == Role::kInteractive ? 1 : 0; }
 
 enum class RuntimeState : std::uint32_t {
   kAbsent = 0,    // not spawned yet

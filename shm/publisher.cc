@@ -47,7 +47,7 @@ Result<Publisher::LocalSlot*> Publisher::Local(const PublishedRef& ref) {
   return &it->second;
 }
 
-Result<PublishedRef> Publisher::Publish(const SlotKey& key) {
+Result<PublishedRef> Publisher::BindSlot(const SlotKey& key) {
   CheckThread();
   TANDEM_ASSIGN_OR_RETURN(std::uint32_t index,
                           registry_.FindOrCreate(ordinal_, key, Side::kPublisher));

@@ -55,12 +55,13 @@ class Publisher {
   Publisher(const Publisher&) = delete;
   Publisher& operator=(const Publisher&) = delete;
 
-  // Publishes `key` (from CreateDataflow with as_of = key.as_of): binds or creates its slot,
-  // sets the own frontier to as_of and registers the reading runtime's peer hold at as_of unless
-  // that runtime already placed it (holds only rise, so placing is an atomic max). In solo mode
-  // there is no reading runtime: the peer hold is the empty frontier from the start, and the solo
-  // runtime's own reader follows the slot (and releases it on drop) like a peer would. Idempotent.
-  Result<PublishedRef> Publish(const SlotKey& key);
+  // Binds `key` (from CreateDataflow with as_of = key.as_of) to a slot of this row, published
+  // from now on: binds or creates its slot, sets the own frontier to as_of and registers the
+  // reading runtime's peer hold at as_of unless that runtime already placed it (holds only rise, so
+  // placing is an atomic max). In solo mode there is no reading runtime: the peer hold is the empty
+  // frontier from the start, and the solo runtime's own reader follows the slot (and releases it on
+  // drop) like a peer would. Idempotent.
+  Result<PublishedRef> BindSlot(const SlotKey& key);
 
   // Adds `updates` (times in [upper, new_upper)) as one batch and advances upper to new_upper.
   // Nothing changes on error: InvalidArgument for times outside the interval or a regressing

@@ -379,8 +379,8 @@ std::uint64_t Segment::used_bytes() const {
   return managed_->buffer.get_size() - managed_->buffer.get_free_memory();
 }
 
-void Segment::SetRuntime(RuntimeRole role, pid_t pid, RuntimeState state) {
-  RuntimeEntry& e = header_->runtimes[static_cast<std::size_t>(role)];
+void Segment::SetRuntime(Role role, pid_t pid, RuntimeState state) {
+  RuntimeEntry& e = header_->runtimes[RuntimeEntryOf(role)];
   e.pid.store(pid, std::memory_order_relaxed);
   e.state.store(static_cast<std::uint32_t>(state), std::memory_order_release);
 }

@@ -116,7 +116,7 @@ class Segment {
   std::uint64_t free_bytes() const;
   std::uint64_t used_bytes() const;  // of the managed area, including allocator overhead
 
-  void SetRuntime(RuntimeRole role, pid_t pid, RuntimeState state);
+  void SetRuntime(Role role, pid_t pid, RuntimeState state);
 
  private:
   Segment() = default;

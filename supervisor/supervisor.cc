@@ -24,15 +24,6 @@ namespace tandem::supervisor {
 
 using namespace metric;  // NOLINT(google-build-using-namespace): the metric names read as words
 
-namespace {
-
-// A solo runtime uses the maintenance entry of the segment header.
-shm::RuntimeRole HeaderEntry(Role id) {
-  return id == Role::kInteractive ? shm::RuntimeRole::kInteractive : shm::RuntimeRole::kMaintenance;
-}
-
-}  // namespace
-
 Supervisor::Supervisor(SupervisorConfig config, int signal_fd)
     : config_(std::move(config)), signal_fd_(signal_fd), ctx_(1) {
   validator_.set_index_capacity(config_.slots_per_row);
@@ -226,7 +217,7 @@ int Supervisor::SpawnRuntimes() {
       return kExitUnavailable;
     }
     r.pid = *pid;
-    segment_->SetRuntime(HeaderEntry(id), *pid, shm::RuntimeState::kStarting);
+    segment_->SetRuntime(id, *pid, shm::RuntimeState::kStarting);
     spdlog::info("spawned {} runtime, pid {}", RoleName(id), *pid);
   }
   return kExitOk;
@@ -323,7 +314,7 @@ int Supervisor::SharedFate(const ChildExit& first, int exit_code) {
 int Supervisor::Shutdown(const std::string& why) {
   spdlog::info("{}: stopping the runtimes (grace period {} s)", why, config_.grace_period_s);
   for (auto& [id, r] : runtimes_) {
-    segment_->SetRuntime(HeaderEntry(id), r.pid, shm::RuntimeState::kStopping);
+    segment_->SetRuntime(id, r.pid, shm::RuntimeState::kStopping);
   }
   children_.SignalAll(SIGTERM);
   std::vector<ChildExit> exited;

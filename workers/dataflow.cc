@@ -119,7 +119,7 @@ DataflowInstance::DataflowInstance(DataflowShared* shared, std::uint32_t me, Exc
     auto id = GlobalId::Parse(e.id());
     TANDEM_CHECK(id.has_value(), "an index id that does not parse passed validation");
     const shm::SlotKey key{*id, shared->as_of};
-    auto ref = WaitForRoomInRow([&] { return publisher_->Publish(key); },
+    auto ref = WaitForRoomInRow([&] { return publisher_->BindSlot(key); },
                                 [&] { publisher_->Maintain(); });  // frees what both let go of
     TANDEM_CHECK(ref.ok(),
                  ("could not publish index " + e.id() + ": " + ref.status().ToString()).c_str());

@@ -67,8 +67,6 @@ int Runtime::Run() {
                      RoleName(options_.role), options_.workers);
     return 1;
   }
-  const auto entry = options_.role == Role::kInteractive ? shm::RuntimeRole::kInteractive
-                                                         : shm::RuntimeRole::kMaintenance;
   inbox_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::pull);
   inbox_->bind("inproc://worker-out");
   channel_ = std::make_unique<zmq::socket_t>(ipc::ConnectRuntimeChannel(ctx_, options_.channel));
@@ -82,7 +80,7 @@ int Runtime::Run() {
         std::make_unique<std::barrier<Completion>>(n, Completion{this, &Runtime::TickCompletion});
   }
   StartWorkers();
-  segment_->SetRuntime(entry, getpid(), shm::RuntimeState::kAttached);
+  segment_->SetRuntime(options_.role, getpid(), shm::RuntimeState::kAttached);
 
   pb::Response ready;
   auto* r = ready.mutable_status()->mutable_runtime_ready();
@@ -90,7 +88,7 @@ int Runtime::Run() {
   r->set_pid(getpid());
   r->set_workers(n);
   SendResponse(ready);
-  segment_->SetRuntime(entry, getpid(), shm::RuntimeState::kReady);
+  segment_->SetRuntime(options_.role, getpid(), shm::RuntimeState::kReady);
   spdlog::info("{} runtime ready: {} workers on segment {}", RoleName(options_.role), n,
                options_.segment);
 

@@ -147,9 +147,8 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "fake-worker: %s\n", segment.status().ToString().c_str());
     return 3;
   }
-  const auto rrole =
-      role == "interactive" ? shm::RuntimeRole::kInteractive : shm::RuntimeRole::kMaintenance;
-  (*segment)->SetRuntime(rrole, getpid(), shm::RuntimeState::kAttached);
+  const Role header_role = role == "interactive" ? Role::kInteractive : Role::kMaintenance;
+  (*segment)->SetRuntime(header_role, getpid(), shm::RuntimeState::kAttached);
 
   zmq::context_t ctx(1);
   zmq::socket_t sock = ipc::ConnectRuntimeChannel(ctx, channel);
@@ -160,7 +159,7 @@ int Main(int argc, char** argv) {
     r->set_pid(getpid());
     r->set_workers(static_cast<std::uint32_t>(workers));
     sock.send(zmq::buffer(ipc::Encode(ready)), zmq::send_flags::none);
-    (*segment)->SetRuntime(rrole, getpid(), shm::RuntimeState::kReady);
+    (*segment)->SetRuntime(header_role, getpid(), shm::RuntimeState::kReady);
   }
   FrontierReports reports;
   const auto start = std::chrono::steady_clock::now();

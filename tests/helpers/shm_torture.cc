@@ -67,7 +67,7 @@ void Fail(const std::string& what) {
 void Publish(Segment* seg, std::uint32_t row, const Args& args) {
   auto pub = Publisher::Attach(seg, row);
   if (!pub.ok()) return Fail(pub.status().ToString());
-  auto ref = (*pub)->Publish({kId, 0});
+  auto ref = (*pub)->BindSlot({kId, 0});
   if (!ref.ok()) return Fail(ref.status().ToString());
   std::mt19937_64 rng(args.seed * 131 + row);
   const auto deadline =

@@ -148,7 +148,7 @@ std::string Val(std::int64_t v) { return EncodeRow({v}); }
 
 // Publishes kIndex on `ordinal` of `segment`: rows keyed 1..3 and 's', an error, upper 20.
 void PublishRows(Publisher& pub, std::uint32_t ordinal) {
-  auto ref = pub.Publish(kIndex);
+  auto ref = pub.BindSlot(kIndex);
   ASSERT_TRUE(ref.ok()) << ref.status().ToString();
   std::vector<Update> ups;
   if (ordinal == 0) {
@@ -178,7 +178,7 @@ class ShmToolTest : public ::testing::Test {
       ASSERT_TRUE(readers_.back()->Follow(kIndex).ok());
       PublishRows(*pubs_.back(), o);
     }
-    seg_.segment->SetRuntime(RuntimeRole::kMaintenance, getpid(), RuntimeState::kReady);
+    seg_.segment->SetRuntime(Role::kMaintenance, getpid(), RuntimeState::kReady);
   }
   const std::string& name() const { return seg_.name; }
   std::uint64_t registry_owner(std::uint32_t ordinal, std::uint32_t index, std::size_t entry) {
@@ -347,7 +347,7 @@ TEST_F(ShmToolTest, DumpOfAClosedIndexShowsItsFinalContents) {
   const SlotKey closed{GlobalId::User(9), 10};
   for (std::uint32_t o = 0; o < 2; ++o) {
     ASSERT_TRUE(readers_[o]->Follow(closed).ok());
-    auto ref = pubs_[o]->Publish(closed);
+    auto ref = pubs_[o]->BindSlot(closed);
     ASSERT_TRUE(ref.ok()) << ref.status().ToString();
     // Rows only after as_of (since 10): a read at since would show none of them.
     const std::int64_t k = 100 + o;
@@ -388,7 +388,7 @@ TEST_F(ShmToolTest, DumpOfAClosedIndexShowsItsFinalContents) {
 TEST_F(ShmToolTest, DumpTellsNullFromTheStringNull) {
   const SlotKey strings{GlobalId::User(5), 0};
   ASSERT_TRUE(readers_[0]->Follow(strings).ok());
-  auto ref = pubs_[0]->Publish(strings);
+  auto ref = pubs_[0]->BindSlot(strings);
   ASSERT_TRUE(ref.ok()) << ref.status().ToString();
   ASSERT_TRUE(pubs_[0]
                   ->Append(*ref,
@@ -454,7 +454,7 @@ TEST_F(ShmToolTest, ReadingALiveSegmentLeavesTheRuntimeUndisturbed) {
   // Everything the tool did released its spare entries: the publisher keeps going, the reader
   // still reads, and a snapshot taken now sees every row.
   for (int i = 0; i < 3; ++i) ASSERT_EQ(RunTool({"dump", name(), "u7"}).code, 0);
-  auto ref = pubs_[0]->Publish(kIndex);
+  auto ref = pubs_[0]->BindSlot(kIndex);
   ASSERT_TRUE(ref.ok());
   ASSERT_TRUE(pubs_[0]->Append(*ref, {{Key(9), Val(900), 21, 1}}, Frontier::At(30)).ok());
   auto followed = readers_[0]->Follow(kIndex);
@@ -490,7 +490,7 @@ TEST(ShmTool, DumpAndWatchInALoopAgainstABusyPublisher) {
       publisher_error = pub.status().ToString();
       return;
     }
-    auto ref = (*pub)->Publish(kIndex);
+    auto ref = (*pub)->BindSlot(kIndex);
     if (!ref.ok()) {
       publisher_error = ref.status().ToString();
       return;
@@ -604,10 +604,10 @@ TEST(ShmTool, ReadsAStaleSegmentAndGcRemovesOnlyIt) {
     if (!created.ok()) _exit(1);
     auto pub = Publisher::Attach(created->get(), 0);
     if (!pub.ok()) _exit(2);
-    auto ref = (*pub)->Publish(kIndex);
+    auto ref = (*pub)->BindSlot(kIndex);
     if (!ref.ok()) _exit(3);
     if (!(*pub)->Append(*ref, {{Key(5), Val(50), 10, 2}}, Frontier::At(11)).ok()) _exit(4);
-    (*created)->SetRuntime(RuntimeRole::kMaintenance, getpid(), RuntimeState::kReady);
+    (*created)->SetRuntime(Role::kMaintenance, getpid(), RuntimeState::kReady);
     _exit(0);  // without removing the segment: it is left stale
   }
   int status = 0;
@@ -650,7 +650,7 @@ TEST(ShmTool, ReadsAStaleSegmentAndGcRemovesOnlyIt) {
   if (orphan_child == 0) {
     auto created = Segment::Create(orphan_opts);
     if (!created.ok()) _exit(1);
-    (*created)->SetRuntime(RuntimeRole::kInteractive, parent, RuntimeState::kReady);
+    (*created)->SetRuntime(Role::kInteractive, parent, RuntimeState::kReady);
     _exit(0);
   }
   ASSERT_EQ(waitpid(orphan_child, &status, 0), orphan_child);

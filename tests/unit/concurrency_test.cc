@@ -117,11 +117,11 @@ TEST_P(Concurrency, PublisherReaderAndToolThreadsReadOnlyCorrectAnswers) {
     if (!pub.ok()) return Fail(pub.status().ToString());
     std::mt19937_64 rng(11);
     for (std::uint64_t g = 0; Running(); ++g) {
-      Result<PublishedRef> ref = (*pub)->Publish({kId, g});
+      Result<PublishedRef> ref = (*pub)->BindSlot({kId, g});
       while (!ref.ok() && ref.status().code() == StatusCode::kResourceExhausted && Running()) {
         (*pub)->Maintain();  // the row is full of dropped slots the reader has not released yet
         std::this_thread::sleep_for(1ms);
-        ref = (*pub)->Publish({kId, g});
+        ref = (*pub)->BindSlot({kId, g});
       }
       if (!ref.ok()) return Running() ? Fail("publish: " + ref.status().ToString()) : void();
       for (Time t = 0; t < kTicksPerGeneration && Running(); ++t) {
@@ -248,11 +248,11 @@ TEST_P(Concurrency, ToolListsAndReadsSlotsWhileTheyAreDroppedAndRecreated) {
     auto pub = Publisher::Attach(seg.segment.get(), 0);
     if (!pub.ok()) return Fail(pub.status().ToString());
     for (std::uint64_t g = 1; Running(); ++g) {
-      Result<PublishedRef> ref = (*pub)->Publish({kId, g});
+      Result<PublishedRef> ref = (*pub)->BindSlot({kId, g});
       while (!ref.ok() && ref.status().code() == StatusCode::kResourceExhausted && Running()) {
         (*pub)->Maintain();
         std::this_thread::yield();
-        ref = (*pub)->Publish({kId, g});
+        ref = (*pub)->BindSlot({kId, g});
       }
       if (!ref.ok()) return Running() ? Fail("publish: " + ref.status().ToString()) : void();
       created = g;

@@ -67,7 +67,7 @@ TEST(Reclamation, OldSnapshotReadsCorrectlyWhileMergesRetireItsBatches) {
   auto reader = std::move(Reader::Attach(seg.segment.get(), 0)).value();
   const std::uint64_t empty = seg.segment->used_bytes();
   const SlotKey key{GlobalId::User(1), 0};
-  auto p = pub->Publish(key);
+  auto p = pub->BindSlot(key);
   auto f = reader->Follow(key);
   Churn churn(pub.get(), *p);
   for (int i = 0; i < 20; ++i) churn.Tick();
@@ -108,7 +108,7 @@ TEST(Reclamation, GarbageStaysBoundedWhileTheReaderKeepsUp) {
   auto pub = std::move(Publisher::Attach(seg.segment.get(), 0)).value();
   auto reader = std::move(Reader::Attach(seg.segment.get(), 0)).value();
   const SlotKey key{GlobalId::User(1), 0};
-  auto p = pub->Publish(key);
+  auto p = pub->BindSlot(key);
   auto f = reader->Follow(key);
   Churn churn(pub.get(), *p);
   std::uint64_t max_pending = 0, max_used = 0, used_at_100 = 0;
@@ -163,7 +163,7 @@ TEST(Reclamation, ANewToolTakingOverADeadToolsEntryKeepsItsAnnouncement) {
   auto pub = std::move(Publisher::Attach(seg.segment.get(), 0)).value();
   auto reader = std::move(Reader::Attach(seg.segment.get(), 0)).value();
   const SlotKey key{GlobalId::User(1), 0};
-  auto p = pub->Publish(key);
+  auto p = pub->BindSlot(key);
   auto f = reader->Follow(key);
   ASSERT_TRUE(p.ok() && f.ok());
   Churn churn(pub.get(), *p);
@@ -209,7 +209,7 @@ TEST(Reclamation, AnEntryLeftByAProcessWhosePidWasReusedPinsNothing) {
   auto pub = std::move(Publisher::Attach(seg.segment.get(), 0)).value();
   auto reader = std::move(Reader::Attach(seg.segment.get(), 0)).value();
   const SlotKey key{GlobalId::User(1), 0};
-  auto p = pub->Publish(key);
+  auto p = pub->BindSlot(key);
   auto f = reader->Follow(key);
   ASSERT_TRUE(p.ok() && f.ok());
   Churn churn(pub.get(), *p);

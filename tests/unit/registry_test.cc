@@ -66,7 +66,7 @@ TEST(Registry, PublisherFillsTheReadersPlaceholderInPlace) {
   auto followed = row.reader->Follow(kX);
   ASSERT_TRUE(followed.ok());
   EXPECT_EQ(row.Info(followed->index).peer_hold, Frontier::At(10));
-  auto published = row.pub->Publish(kX);
+  auto published = row.pub->BindSlot(kX);
   ASSERT_TRUE(published.ok());
   EXPECT_EQ(published->index, followed->index);
   const SlotInfo info = row.Info(published->index);
@@ -77,7 +77,7 @@ TEST(Registry, PublisherFillsTheReadersPlaceholderInPlace) {
 
 TEST(Registry, ReaderBindsTheSlotThePublisherCreated) {
   Row0 row;
-  auto published = row.pub->Publish(kX);
+  auto published = row.pub->BindSlot(kX);
   ASSERT_TRUE(published.ok());
   EXPECT_EQ(row.Info(published->index).peer_hold, Frontier::At(10))
       << "the publisher registers the peer hold at as_of";
@@ -88,7 +88,7 @@ TEST(Registry, ReaderBindsTheSlotThePublisherCreated) {
 
 TEST(Registry, PeerHoldOnlyRisesAndSinceIsMinOfOwnAndHold) {
   Row0 row;
-  auto p = row.pub->Publish(kX);
+  auto p = row.pub->BindSlot(kX);
   auto f = row.reader->Follow(kX);
   ASSERT_TRUE(p.ok() && f.ok());
   ASSERT_TRUE(row.reader->AdvanceHold(*f, Frontier::At(5)).ok());
@@ -113,7 +113,7 @@ TEST(Registry, SinceEqualsMinOfOwnAndHoldOverRandomSequences) {
     Row0 row;
     std::mt19937_64 rng(seed);
     const SlotKey key{GlobalId::User(seed), rng() % 5};
-    auto p = row.pub->Publish(key);
+    auto p = row.pub->BindSlot(key);
     auto f = row.reader->Follow(key);
     ASSERT_TRUE(p.ok() && f.ok());
     Time own = key.as_of, hold = key.as_of;
@@ -135,7 +135,7 @@ TEST(Registry, SinceEqualsMinOfOwnAndHoldOverRandomSequences) {
 
 TEST(Registry, SoloModeHasNoPeerHold) {
   Row0 row(Mode::kSolo);
-  auto p = row.pub->Publish(kX);
+  auto p = row.pub->BindSlot(kX);
   ASSERT_TRUE(p.ok());
   EXPECT_TRUE(row.Info(p->index).peer_hold.empty());
   ASSERT_TRUE(row.pub->AllowCompaction(*p, Frontier::At(50)).ok());
@@ -161,7 +161,7 @@ TEST(Registry, ReadsOutsideSinceAndUpperAreRefusedWithReasons) {
     EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
     EXPECT_NE(s.message().find("not published yet"), std::string::npos) << s.ToString();
   }
-  auto p = row.pub->Publish(kX);
+  auto p = row.pub->BindSlot(kX);
   ASSERT_TRUE(row.pub->Append(*p, {{Key(1), Val(1), 12, 1}}, Frontier::At(20)).ok());
   {
     auto snap = row.reader->Take(*f);
@@ -197,7 +197,7 @@ TEST(Registry, PublishedArrangementMatchesReferenceAtEveryReadableTime) {
     std::mt19937_64 rng(seed);
     ReferenceCollection ref;
     const SlotKey key{GlobalId::User(seed), 0};
-    auto p = row.pub->Publish(key);
+    auto p = row.pub->BindSlot(key);
     auto f = row.reader->Follow(key);
     ASSERT_TRUE(p.ok() && f.ok());
     Time upper = 0;
@@ -343,14 +343,14 @@ TEST(RegistryDeathTest, PublisherUsedFromAnotherThreadAborts) {
   GTEST_FLAG_SET(death_test_style, "fast");
   TestSegment seg(TestSegment::Options());
   auto p = std::move(Publisher::Attach(seg.segment.get(), 0)).value();
-  EXPECT_DEATH(std::thread([&] { (void)p->Publish(kX); }).join(),
+  EXPECT_DEATH(std::thread([&] { (void)p->BindSlot(kX); }).join(),
                "used only by the thread that attached it");
 }
 
 TEST(Registry, FullRowIsResourceExhausted) {
   Row0 row;
-  for (std::uint64_t i = 0; i < 16; ++i) ASSERT_TRUE(row.pub->Publish({GlobalId::User(i), 0}).ok());
-  auto full = row.pub->Publish({GlobalId::User(99), 0});
+  for (std::uint64_t i = 0; i < 16; ++i) ASSERT_TRUE(row.pub->BindSlot({GlobalId::User(i), 0}).ok());
+  auto full = row.pub->BindSlot({GlobalId::User(99), 0});
   ASSERT_FALSE(full.ok());
   EXPECT_EQ(full.status().code(), StatusCode::kResourceExhausted);
   EXPECT_NE(full.status().message().find("all 16 slots are live"), std::string::npos);
@@ -358,10 +358,10 @@ TEST(Registry, FullRowIsResourceExhausted) {
 
 TEST(Registry, DropAndRecreateNeverBindsTheStaleSlot) {
   Row0 row;
-  auto first = row.pub->Publish(kX);
+  auto first = row.pub->BindSlot(kX);
   ASSERT_TRUE(first.ok());
   ASSERT_TRUE(row.pub->AllowCompaction(*first, Frontier::Empty()).ok());
-  auto second = row.pub->Publish(kX);  // same id and as_of, created again
+  auto second = row.pub->BindSlot(kX);  // same id and as_of, created again
   ASSERT_TRUE(second.ok());
   EXPECT_NE(second->index, first->index);
   // The reader, lagging behind, still binds the first for its first create...
@@ -377,7 +377,7 @@ TEST(Registry, DropAndRecreateNeverBindsTheStaleSlot) {
 
 TEST(Registry, AppendRefusesTimesOutsideTheIntervalAndChangesNothing) {
   Row0 row;
-  auto p = row.pub->Publish(kX);
+  auto p = row.pub->BindSlot(kX);
   ASSERT_TRUE(row.pub->Append(*p, {{Key(1), Val(1), 3, 1}}, Frontier::At(5)).ok());
   EXPECT_EQ(row.pub->Append(*p, {{Key(1), Val(1), 4, 1}}, Frontier::At(9)).code(),
             StatusCode::kInvalidArgument);
@@ -390,7 +390,7 @@ TEST(Registry, AppendRefusesTimesOutsideTheIntervalAndChangesNothing) {
 
 TEST(Registry, FullSegmentOnAppendIsAnErrorAndTheReaderKeepsReading) {
   Row0 row(Mode::kTwoRuntime, 2 << 20);
-  auto p = row.pub->Publish(kX);
+  auto p = row.pub->BindSlot(kX);
   auto f = row.reader->Follow(kX);
   ASSERT_TRUE(row.pub->Append(*p, {{Key(1), Val(1), 10, 1}}, Frontier::At(11)).ok());
   std::vector<Update> huge;
@@ -411,8 +411,8 @@ TEST(Registry, FullSegmentOnAppendIsAnErrorAndTheReaderKeepsReading) {
 
 TEST(Registry, AppendOrKeepLeavesTheUpdatesForARetryAndFlagsTheSlotStalledMeanwhile) {
   Row0 row(Mode::kTwoRuntime, 2 << 20);
-  auto p = row.pub->Publish(kX);
-  auto filler = row.pub->Publish({GlobalId::User(2), 0});
+  auto p = row.pub->BindSlot(kX);
+  auto filler = row.pub->BindSlot({GlobalId::User(2), 0});
   std::vector<Update> big;
   for (int i = 0; i < 30000; ++i) big.push_back({Key(i), Val(i), 10, 1});  // ~60% of it
   ASSERT_TRUE(row.pub->Append(*filler, big, Frontier::At(11)).ok());
@@ -443,7 +443,7 @@ TEST(Registry, AppendOrKeepLeavesTheUpdatesForARetryAndFlagsTheSlotStalledMeanwh
 // merges the spine at the new since (the churn consolidates away) and the waiting updates fit.
 TEST(Registry, ARetryCompactsTheStalledIndexSoCompactionAloneMakesRoom) {
   Row0 row(Mode::kTwoRuntime, 2 << 20);
-  auto p = row.pub->Publish(kX);
+  auto p = row.pub->BindSlot(kX);
   auto f = row.reader->Follow(kX);
   Time t = 10;
   // 1,000 keys rewritten at every time: ~20,000 updates that compact to 1,000 rows.
@@ -477,7 +477,7 @@ TEST(Registry, ARetryCompactsTheStalledIndexSoCompactionAloneMakesRoom) {
 TEST(Registry, UnpublishedAndReleasedSlotIsFreedWithAllItsMemory) {
   Row0 row;
   const std::uint64_t baseline = row.seg.segment->used_bytes();
-  auto p = row.pub->Publish(kX);
+  auto p = row.pub->BindSlot(kX);
   auto f = row.reader->Follow(kX);
   for (Time t = 0; t < 50; ++t) {
     ASSERT_TRUE(row.pub

@@ -59,7 +59,7 @@ TEST(Segment, CreateThenOpenSeesTheHeaderWithOwnerOnlyPermissions) {
   EXPECT_EQ(h.supervisor_pid, getpid());
   EXPECT_STREQ(h.replica_id, "replica-7");
 
-  seg.segment->SetRuntime(RuntimeRole::kInteractive, 4242, RuntimeState::kReady);
+  seg.segment->SetRuntime(Role::kInteractive, 4242, RuntimeState::kReady);
   auto probe = Segment::Probe(seg.name);
   ASSERT_TRUE(probe.ok());
   EXPECT_TRUE(probe->valid);

@@ -159,7 +159,7 @@ TEST(Spine, PublisherKeepsItsSpineGeometric) {
   auto pub = std::move(Publisher::Attach(seg.segment.get(), 0)).value();
   auto reader = std::move(Reader::Attach(seg.segment.get(), 0)).value();
   const SlotKey key{GlobalId::User(1), 0};
-  auto p = pub->Publish(key);
+  auto p = pub->BindSlot(key);
   auto f = reader->Follow(key);
   ASSERT_TRUE(p.ok() && f.ok());
   std::mt19937_64 rng(3);

@@ -51,7 +51,7 @@ TEST(Wake, IdleReaderUsesNoCpuAndWakesPromptlyOnPublish) {
   TestSegment seg(TestSegment::Options());
   auto pub = std::move(Publisher::Attach(seg.segment.get(), 0)).value();
   const SlotKey key{GlobalId::User(1), 0};
-  auto p = pub->Publish(key);
+  auto p = pub->BindSlot(key);
   std::atomic<std::uint32_t> reader_tid{0};
   std::atomic<std::uint32_t> sleeping{0};
   std::chrono::steady_clock::time_point woke;
@@ -87,7 +87,7 @@ TEST(Wake, HundredThousandPublishWakeCyclesLoseNone) {
   TestSegment seg(TestSegment::Options());
   auto pub = std::move(Publisher::Attach(seg.segment.get(), 0)).value();
   const SlotKey key{GlobalId::User(1), 0};
-  auto p = pub->Publish(key);
+  auto p = pub->BindSlot(key);
   std::atomic<std::uint32_t> acked{0};
   std::atomic<bool> failed{false};
   std::thread reader_thread([&] {
@@ -127,7 +127,7 @@ TEST(Wake, FullQueueOverflowsIntoARescanNotALoss) {
   TestSegment seg(TestSegment::Options());
   auto pub = std::move(Publisher::Attach(seg.segment.get(), 0)).value();
   auto reader = std::move(Reader::Attach(seg.segment.get(), 0)).value();
-  auto p = pub->Publish({GlobalId::User(1), 0});
+  auto p = pub->BindSlot({GlobalId::User(1), 0});
   for (Time t = 1; t <= 3 * kWakeQueueCapacity; ++t)
     ASSERT_TRUE(pub->Append(*p, {}, Frontier::At(t)).ok());
   WakeDrain d;
