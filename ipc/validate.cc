@@ -848,7 +848,8 @@ Status Validator::ValidateAllowCompaction(const pb::AllowCompaction& command) {
   return Status::Ok();
 }
 
-Result<pb::Schema> PlanSchema(const pb::Plan& plan, const std::map<std::string, pb::Schema>& scope) {
+Result<pb::Schema> PlanSchema(const pb::Plan& plan,
+                              const std::map<std::string, pb::Schema>& scope) {
   return PlanChecker(scope, {}).Check(plan);
 }
 

@@ -349,7 +349,8 @@ TEST(RegistryDeathTest, PublisherUsedFromAnotherThreadAborts) {
 
 TEST(Registry, FullRowIsResourceExhausted) {
   Row0 row;
-  for (std::uint64_t i = 0; i < 16; ++i) ASSERT_TRUE(row.pub->BindSlot({GlobalId::User(i), 0}).ok());
+  for (std::uint64_t i = 0; i < 16; ++i)
+    ASSERT_TRUE(row.pub->BindSlot({GlobalId::User(i), 0}).ok());
   auto full = row.pub->BindSlot({GlobalId::User(99), 0});
   ASSERT_FALSE(full.ok());
   EXPECT_EQ(full.status().code(), StatusCode::kResourceExhausted);

@@ -21,8 +21,8 @@
 #include "base/global_id.h"
 #include "base/json.h"
 #include "ipc/model.h"
-#include "ipc/validate.h"
 #include "ipc/rows.h"
+#include "ipc/validate.h"
 #include "tools/common/format.h"
 
 namespace tandem::ctl {
