@@ -401,6 +401,83 @@ class PlanChecker {
 // ---------------------------------------------------------------------------------------------
 // Dataflow pieces
 
+// The source's parameters against SourceBounds (validate.h); `segment_bytes` 0 is unknown.
+Status CheckSourceBounds(const pb::SourceImport& import, std::uint64_t as_of,
+                         std::uint64_t segment_bytes) {
+  using B = SourceBounds;
+  auto over = [](const std::string& what, std::uint64_t value, std::uint64_t bound,
+                 const std::string& why) {
+    return Invalid(what + " " + std::to_string(value) + " is over the bound " +
+                   std::to_string(bound) + " (" + why + ")");
+  };
+  auto interval = [&](const std::string& kind, std::uint64_t us) {
+    if (us <= B::kMaxTickIntervalUs) return Status::Ok();
+    return over(kind + " source: tick_interval_us", us, B::kMaxTickIntervalUs, "one hour");
+  };
+  // as_of × rows per tick, the first tick's catch-up.
+  auto catch_up = [&](const std::string& kind, std::uint64_t rows_per_tick) {
+    if (as_of == 0 || as_of <= B::kMaxCatchUpRows / rows_per_tick) return Status::Ok();
+    return Invalid(kind + " source: as_of " + TimeText(as_of) + " makes its first tick emit " +
+                   std::to_string(rows_per_tick) + " rows for each time below it, over the bound " +
+                   std::to_string(B::kMaxCatchUpRows) + " rows (start it at a lower as_of)");
+  };
+  switch (import.source().kind_case()) {
+    case pb::Source::kCounter: {
+      const auto& c = import.source().counter();
+      TANDEM_RETURN_IF_ERROR(interval("counter", c.tick_interval_us()));
+      if (c.max() >= kNotATime - 1) {
+        return over("counter source: max", c.max(), kNotATime - 2,
+                    "its last value is a time, and the last time is for closing");
+      }
+      return catch_up("counter", 1);
+    }
+    case pb::Source::kKeyValue: {
+      const auto& kv = import.source().key_value();
+      TANDEM_RETURN_IF_ERROR(interval("key_value", kv.tick_interval_us()));
+      if (kv.keys() > B::kMaxKeys) {
+        return over("key_value source: keys", kv.keys(), B::kMaxKeys,
+                    "each key's value lives in the maintenance runtime");
+      }
+      if (kv.updates_per_tick() > B::kMaxUpdatesPerTick) {
+        return over("key_value source: updates_per_tick", kv.updates_per_tick(),
+                    B::kMaxUpdatesPerTick, "a tick's updates are made at once");
+      }
+      if (segment_bytes != 0) {
+        const std::uint64_t rows = segment_bytes / B::kMinRowBytes;
+        const std::string segment = "the segment has " + std::to_string(segment_bytes) +
+                                    " bytes, a row takes at least " +
+                                    std::to_string(B::kMinRowBytes);
+        if (kv.keys() > rows) {
+          return over("key_value source: keys", kv.keys(), rows,
+                      "its first tick is a row per key; " + segment);
+        }
+        if (kv.updates_per_tick() > rows / 2) {
+          return over("key_value source: updates_per_tick", kv.updates_per_tick(), rows / 2,
+                      "a tick is 2 rows per update; " + segment);
+        }
+      }
+      return catch_up("key_value", 2 * kv.updates_per_tick());
+    }
+    case pb::Source::kLog: {
+      const std::string& path = import.source().log().path();
+      if (path.size() > B::kMaxPathBytes) {
+        return over("log source: path of", path.size(), B::kMaxPathBytes, "bytes");
+      }
+      if (path.find('\0') != std::string::npos) {
+        return Invalid("log source: path " + Printable(path, 80) + " has a NUL byte");
+      }
+      if (path[0] != '/') {
+        return Invalid("log source: path " + Printable(path, 80) +
+                       " is not absolute (the runtime runs in another directory)");
+      }
+      return Status::Ok();
+    }
+    case pb::Source::KIND_NOT_SET:
+      break;
+  }
+  return Invalid("source has no kind");
+}
+
 Status CheckSourceSchema(const pb::SourceImport& import) {
   const pb::Schema& schema = import.schema();
   auto int64s = [](int n) {
@@ -692,7 +769,8 @@ Status Validator::ValidateCreateDataflow(const pb::DataflowDescription& desc) {
 
   for (const auto& import : desc.source_imports()) {
     TANDEM_RETURN_IF_ERROR(CheckNewId(import.id(), "source import", collections_, scope));
-    const Status source = CheckSourceSchema(import);
+    Status source = CheckSourceSchema(import);
+    if (source.ok()) source = CheckSourceBounds(import, as_of, segment_bytes_);
     if (!source.ok()) return Within("source import " + import.id(), source);
     scope.emplace(import.id(), import.schema());
   }

@@ -17,6 +17,10 @@
 //     type-check (column references in range, operand types, literal types, aggregate types);
 //     it exports at least one index (else nothing could ever read or drop it); the live indexes
 //     stay within the index capacity (set_index_capacity: the registry's slots per row);
+//     every source parameter is within the bounds below (SourceBounds: what a source can make
+//     without taking the runtime down — a generator's rows per tick, its catch-up to as_of, its
+//     keys against the segment size from set_segment_bytes —, a log path that open() reads as
+//     the file named);
 //   * Schedule, AllowWrites: the id is known;
 //   * AllowCompaction: the id is a known index — a source or a view (a build) is refused, naming
 //     the indexes of the dataflow that defines it, since only an index has a compaction frontier;
@@ -63,6 +67,25 @@ namespace tandem::ipc {
 // does not type-check.
 Result<pb::Schema> PlanSchema(const pb::Plan& plan, const std::map<std::string, pb::Schema>& scope);
 
+// Bounds on source parameters (README "Sources"). A request beyond one is refused with a
+// CommandError naming the parameter and the bound.
+struct SourceBounds {
+  // counter and key_value: one tick per interval; a longer interval is not a stream.
+  static constexpr std::uint64_t kMaxTickIntervalUs = 3'600'000'000;  // one hour
+  // key_value: its keys' current values live in the worker (8 bytes each) and its first tick
+  // holds a row per key; each of them is at least kMinRowBytes in an index in the segment.
+  static constexpr std::uint64_t kMaxKeys = 100'000'000;
+  // key_value: a tick holds 2 rows (a retraction and an insertion) per update.
+  static constexpr std::uint64_t kMaxUpdatesPerTick = 1'000'000;
+  // The least a (key, value) row of int64s takes in a batch: time, diff, key and value bytes.
+  static constexpr std::uint64_t kMinRowBytes = 32;
+  // A generator's first tick catches up to as_of: every time below it is emitted in one tick
+  // (advanced to as_of), so as_of × rows per tick is bounded.
+  static constexpr std::uint64_t kMaxCatchUpRows = std::uint64_t{1} << 24;
+  // log: an absolute path of at most this many bytes, without NUL bytes.
+  static constexpr std::size_t kMaxPathBytes = 4095;
+};
+
 class Validator {
  public:
   // Every command but Hello is refused before the first Hello.
@@ -87,6 +110,9 @@ class Validator {
   // At most this many live indexes (the registry's slots per row; 0: no limit). A CreateDataflow
   // beyond it is refused (ResourceExhausted). Kept across epochs.
   void set_index_capacity(std::uint32_t capacity) { index_capacity_ = capacity; }
+  // The shared-memory segment's size in bytes (0: unknown). A generator source whose rows could
+  // never fit in it is refused (see SourceBounds). Kept across epochs.
+  void set_segment_bytes(std::uint64_t bytes) { segment_bytes_ = bytes; }
 
  private:
   Status ValidateCreateDataflow(const pb::DataflowDescription& desc);
@@ -114,6 +140,7 @@ class Validator {
   // dataflow in dataflows_ has at least one live export, and each origin names one of them.
   bool hello_seen_ = false;
   std::uint32_t index_capacity_ = 0;
+  std::uint64_t segment_bytes_ = 0;
   std::map<std::string, pb::Schema> collections_;
   std::map<std::string, IndexInfo> indexes_;
   std::map<std::string, Origin> origins_;

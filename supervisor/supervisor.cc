@@ -27,6 +27,7 @@ using namespace metric;  // NOLINT(google-build-using-namespace): the metric nam
 Supervisor::Supervisor(SupervisorConfig config, int signal_fd)
     : config_(std::move(config)), signal_fd_(signal_fd), ctx_(1) {
   validator_.set_index_capacity(config_.slots_per_row);
+  validator_.set_segment_bytes(config_.shm_size);
   DeclareMetrics();
 }
 

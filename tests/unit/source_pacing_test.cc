@@ -8,6 +8,7 @@
 
 #include "temp_dir.h"
 #include "workers/dataflow.h"
+#include "workers/sources/generator.h"
 #include "workers/sources/log.h"
 
 namespace tandem::workers {
@@ -19,14 +20,15 @@ using namespace std::chrono_literals;
 // A dataflow with one key_value source ticking every `interval_us` (0 = as fast as possible),
 // created at `created`, already past as_of 0.
 std::unique_ptr<DataflowShared> KeyValueDataflow(std::uint64_t interval_us,
-                                                 Clock::time_point created) {
+                                                 Clock::time_point created,
+                                                 std::uint64_t updates_per_tick = 1) {
   auto d = std::make_unique<DataflowShared>();
   d->as_of = 0;
   ipc::pb::SourceImport import;
   import.set_id("u1");
   auto* kv = import.mutable_source()->mutable_key_value();
   kv->set_keys(10);
-  kv->set_updates_per_tick(1);
+  kv->set_updates_per_tick(updates_per_tick);
   kv->set_tick_interval_us(interval_us);
   auto s = MakeSource(import, created);
   s->upper = Frontier::At(1);
@@ -42,6 +44,19 @@ TEST(SourcePacing, UnthrottledSourceAdvancesByTheStepBudgetAndStepsAgainAtOnce) 
   EXPECT_EQ(d.Prepare(1, 3, now), now);
   EXPECT_EQ(d.sources[0]->upper, Frontier::At(4));
   EXPECT_EQ(d.target, Frontier::At(4));
+}
+
+// Issue 12 item 1: the step budget is the runtime's, grown by light dataflows; a heavy
+// generator takes only as many ticks as kMaxStepRows allows (at least one), so its step's rows
+// stay bounded (1024 ticks of 10^6 updates used to be reserved at once: bad_alloc).
+TEST(SourcePacing, AHeavyGeneratorTakesNoMoreTicksThanItsRowBoundAllows) {
+  const auto now = Clock::now();
+  const auto heavy = KeyValueDataflow(0, now, 1000000);  // 2·10^6 rows a tick
+  EXPECT_EQ(heavy->Prepare(1, kMaxStepTicks, now), now);
+  EXPECT_EQ(heavy->sources[0]->upper, Frontier::At(2)) << "one tick";
+  const auto medium = KeyValueDataflow(0, now, 1000);  // 2000 rows a tick: 524 ticks a step
+  medium->Prepare(1, kMaxStepTicks, now);
+  EXPECT_EQ(medium->sources[0]->upper, Frontier::At(1 + kMaxStepRows / 2000));
 }
 
 TEST(SourcePacing, SourceBehindScheduleCatchesUpInBudgetSizedStepsWithoutSleeping) {

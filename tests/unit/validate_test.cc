@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 
+#include "base/time.h"
 #include "unit/protocol_samples.h"
 
 namespace tandem::ipc {
@@ -372,6 +373,83 @@ TEST(Validator, RefusesLogSourceWithoutPathOrTypedColumns) {
   log = LogImport("u30");
   log.clear_source();
   ExpectInvalid(v, with_source(log), "source has no kind");
+}
+
+// Accepted by a copy of `v` (so the same ids can be tried again on `v`).
+void AcceptedByACopy(Validator v, const pb::Command& c) { ExpectAccepted(v, c); }
+
+// Issue 12 item 1: a parameter a source cannot carry (the maintenance runtime would abort or
+// take gigabytes) is refused, naming the parameter and its bound.
+TEST(Validator, RefusesSourceParametersBeyondTheirBoundsNamingParameterAndBound) {
+  using B = SourceBounds;
+  Validator v = Primed();
+  auto with_source = [](pb::SourceImport import, std::uint64_t as_of = 0) {
+    pb::Command c = EmptyDataflow("source", as_of);
+    *Desc(c)->add_source_imports() = std::move(import);
+    return c;
+  };
+  auto kv = [](std::uint64_t keys, std::uint64_t updates) {
+    pb::SourceImport s = KeyValueImport("u30");
+    s.mutable_source()->mutable_key_value()->set_keys(keys);
+    s.mutable_source()->mutable_key_value()->set_updates_per_tick(updates);
+    return s;
+  };
+  for (std::uint64_t huge : {std::uint64_t{1} << 40, std::uint64_t{1} << 62}) {
+    ExpectInvalid(v, with_source(kv(huge, 10)),
+                  "keys " + std::to_string(huge) + " is over the bound 100000000");
+    ExpectInvalid(v, with_source(kv(100, huge)),
+                  "updates_per_tick " + std::to_string(huge) + " is over the bound 1000000");
+  }
+  AcceptedByACopy(v, with_source(kv(B::kMaxKeys, B::kMaxUpdatesPerTick)));
+
+  pb::SourceImport slow = KeyValueImport("u30");
+  slow.mutable_source()->mutable_key_value()->set_tick_interval_us(std::uint64_t{1} << 62);
+  ExpectInvalid(v, with_source(slow), "tick_interval_us 4611686018427387904 is over the bound");
+  pb::SourceImport counter = CounterImport("u30");
+  counter.mutable_source()->mutable_counter()->set_tick_interval_us(B::kMaxTickIntervalUs + 1);
+  ExpectInvalid(v, with_source(counter), "counter source: tick_interval_us 3600000001");
+  counter = CounterImport("u30");
+  counter.mutable_source()->mutable_counter()->set_max(kMaxTime);
+  ExpectInvalid(v, with_source(counter), "counter source: max 18446744073709551614 is over");
+
+  // The first tick catches up to as_of: as_of × rows per tick is bounded.
+  ExpectInvalid(v, with_source(CounterImport("u30"), std::uint64_t{1} << 40),
+                "counter source: as_of 1099511627776 makes its first tick emit 1 rows");
+  ExpectInvalid(v, with_source(kv(100, 10), B::kMaxCatchUpRows), "over the bound 16777216 rows");
+  AcceptedByACopy(v, with_source(kv(100, 10), B::kMaxCatchUpRows / 20));
+
+  pb::SourceImport log = LogImport("u30");
+  log.mutable_source()->mutable_log()->set_path("relative/scores.log");
+  ExpectInvalid(v, with_source(log), "is not absolute");
+  log.mutable_source()->mutable_log()->set_path(std::string("/tmp/a\0b", 8));
+  ExpectInvalid(v, with_source(log), "has a NUL byte");
+  log.mutable_source()->mutable_log()->set_path("/" + std::string(B::kMaxPathBytes, 'x'));
+  ExpectInvalid(v, with_source(log), "path of 4096 is over the bound 4095");
+}
+
+// With the segment's size known, a key_value source whose rows could never fit is refused: keys
+// = 3·10^7 needs at least 960 MB of a 256 MiB segment.
+TEST(Validator, RefusesKeyValueSourceWhoseRowsCannotFitTheSegment) {
+  Validator v = Primed();
+  v.set_segment_bytes(256ull << 20);
+  auto with_kv = [](std::uint64_t keys, std::uint64_t updates) {
+    pb::Command c = EmptyDataflow("source");
+    pb::SourceImport s = KeyValueImport("u30");
+    s.mutable_source()->mutable_key_value()->set_keys(keys);
+    s.mutable_source()->mutable_key_value()->set_updates_per_tick(updates);
+    *Desc(c)->add_source_imports() = std::move(s);
+    return c;
+  };
+  ExpectInvalid(
+      v, with_kv(30000000, 10),
+      "key_value source: keys 30000000 is over the bound 8388608 (its first tick is a row "
+      "per key; the segment has 268435456 bytes, a row takes at least 32)");
+  AcceptedByACopy(v, with_kv(8388608, 1000));
+  Validator small = Primed();
+  small.set_segment_bytes(32ull << 20);  // room for 2^20 rows, so at most 2^19 updates per tick
+  ExpectInvalid(small, with_kv(1000, 600000),
+                "updates_per_tick 600000 is over the bound 524288 (a tick is 2 rows per update");
+  AcceptedByACopy(small, with_kv(1000, 524288));
 }
 
 // ---- CreateDataflow: index imports

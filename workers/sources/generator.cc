@@ -19,6 +19,9 @@ void GeneratorSource::Advance(AdvanceCtx& ctx) {
   }
   const Time base = std::max(ctx.processed.empty() ? kMaxTime : ctx.processed.time(), ctx.as_of);
   Time available = std::min(due, std::max(upper.time(), SaturatingAdd(base, ctx.max_ticks)));
+  const Time rows_cap =
+      std::max<std::uint64_t>(1, kMaxStepRows / std::max<std::uint64_t>(1, RowsPerTick()));
+  available = std::min(available, SaturatingAdd(upper.time(), rows_cap));
   if (!ctx.until.empty()) available = std::min(available, std::max(upper.time(), ctx.until.time()));
   if (due > available) {
     ctx.budget_limited = true;

@@ -13,6 +13,9 @@ class KeyValueSource final : public GeneratorSource {
   KeyValueSource(const ipc::pb::SourceImport& import, std::chrono::steady_clock::time_point created)
       : GeneratorSource(import, created, import.source().key_value().tick_interval_us()) {}
   std::unique_ptr<Node> MakeNode(std::uint32_t me, Time as_of, Frontier until) override;
+
+ protected:
+  std::uint64_t RowsPerTick() const override { return 2 * source.key_value().updates_per_tick(); }
 };
 
 // key_value's deterministic choices (pure functions; tests can compute answers with them).

@@ -52,7 +52,8 @@ void LogSource::Advance(AdvanceCtx& ctx) {
   auto error = [&](const LogRecord& r, const std::string& why) {
     pending_errors.push_back({"log line " + std::to_string(r.line) + ": " + why, at(), 1});
   };
-  for (LogRecord& r : tailer_->ReadNew(budget)) {
+  const std::size_t bytes = static_cast<std::size_t>(ctx.max_ticks) * kLogBytesPerTick;
+  for (LogRecord& r : tailer_->ReadNew(budget, bytes)) {
     switch (r.kind) {
       case LogRecord::Kind::kUpdate:
         if (!upper.LessEqual(r.time)) {
@@ -81,6 +82,20 @@ void LogSource::Advance(AdvanceCtx& ctx) {
         pending_errors.push_back({r.error, at(), 1});
         break;
     }
+  }
+  if (!tailer_->broken().empty() && !upper.empty()) {
+    // The file can no longer be read as a log (not a regular file, truncated): bad data. The
+    // source ends with the error, at the upper where it was noticed: a peek from there on
+    // answers it, and the dataflow's frontier does not stop.
+    pending_errors.push_back({"log source " + id + ": " + tailer_->broken(), at(), 1});
+    spdlog::error("log source {}: {}; the source ends here, with this error in its collections", id,
+                  tailer_->broken());
+    upper = Frontier::Empty();
+  }
+  if (tailer_->rotations() != rotations_logged_) {
+    rotations_logged_ = tailer_->rotations();
+    spdlog::info("log source {}: {} was replaced by another file; following it from its start", id,
+                 tailer_->path());
   }
   if (tailer_->missing() != missing_logged_) {
     missing_logged_ = tailer_->missing();

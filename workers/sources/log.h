@@ -1,7 +1,8 @@
 // log{path}: the lines of an append-only text file (workers/README.md "The log source format"),
 // tailed as it grows. Advance reads new lines (at most the step budget's records) into per-worker
 // queues, round robin; each worker's node emits the queued updates below the tick's hi. Bad lines
-// are errors of the source, emitted by worker 0.
+// are errors of the source, emitted by worker 0. A file that cannot be read as a log (not a
+// regular file, truncated) ends the source: that error at the upper, then the empty frontier.
 #pragma once
 
 #include <memory>
@@ -29,6 +30,7 @@ class LogSource final : public Source {
   std::unique_ptr<LogTailer> tailer_;
   std::uint64_t records_ = 0;
   bool missing_logged_ = false;  // the file was missing when last read (and we said so)
+  std::uint64_t rotations_logged_ = 0;
 };
 
 }  // namespace tandem::workers

@@ -1,208 +1,148 @@
 #include "workers/sources/log_file.h"
 
-#include <charconv>
-#include <cmath>
-#include <cstdlib>
-#include <fstream>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 namespace tandem::workers {
 
-namespace pb = ipc::pb;
-
 namespace {
 
-bool ParseU64(std::string_view s, std::uint64_t* out) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && p == s.data() + s.size() && !s.empty();
-}
-
-bool ParseI64(std::string_view s, std::int64_t* out) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && p == s.data() + s.size() && !s.empty();
-}
-
-// Splits on single spaces, keeping quoted strings (with escapes) whole.
-bool Tokenize(std::string_view line, std::vector<std::string>* tokens, std::string* error) {
-  std::size_t i = 0;
-  while (i < line.size()) {
-    if (line[i] == ' ') {
-      ++i;
-      continue;
-    }
-    if (line[i] == '"') {
-      std::string s = "\"";
-      ++i;
-      bool closed = false;
-      while (i < line.size()) {
-        const char c = line[i++];
-        if (c == '\\') {
-          if (i >= line.size()) break;
-          const char e = line[i++];
-          switch (e) {
-            case 'n':
-              s += '\n';
-              break;
-            case 't':
-              s += '\t';
-              break;
-            case '"':
-              s += '"';
-              break;
-            case '\\':
-              s += '\\';
-              break;
-            default:
-              *error = std::string("unknown escape \\") + e;
-              return false;
-          }
-          continue;
-        }
-        if (c == '"') {
-          closed = true;
-          break;
-        }
-        s += c;
-      }
-      if (!closed) return *error = "unterminated string", false;
-      tokens->push_back(std::move(s));  // keeps its leading quote as the string marker
-      continue;
-    }
-    const std::size_t end = line.find(' ', i);
-    tokens->emplace_back(line.substr(i, end == std::string_view::npos ? line.size() - i : end - i));
-    i = end == std::string_view::npos ? line.size() : end;
-  }
-  return true;
-}
-
-bool ParseDatum(const std::string& tok, const pb::Column& col, Datum* out, std::string* error) {
-  if (tok == "null") {
-    if (!col.nullable()) return *error = "null in non-nullable column " + col.name(), false;
-    *out = Null{};
-    return true;
-  }
-  switch (col.type()) {
-    case pb::BOOL:
-      if (tok == "true" || tok == "false") {
-        *out = tok == "true";
-        return true;
-      }
-      break;
-    case pb::INT64: {
-      std::int64_t v;
-      if (ParseI64(tok, &v)) {
-        *out = v;
-        return true;
-      }
-      break;
-    }
-    case pb::FLOAT64: {
-      if (tok == "nan") return *out = std::nan(""), true;
-      if (tok == "inf") return *out = HUGE_VAL, true;
-      if (tok == "-inf") return *out = -HUGE_VAL, true;
-      char* end = nullptr;
-      const double v = std::strtod(tok.c_str(), &end);
-      if (!tok.empty() && end == tok.c_str() + tok.size()) {
-        *out = v;
-        return true;
-      }
-      break;
-    }
-    case pb::STRING:
-      if (!tok.empty() && tok[0] == '"') {
-        *out = tok.substr(1);
-        return true;
-      }
-      break;
-    default:
-      break;
-  }
-  *error = "'" + tok + "' is not a value of column " + col.name();
-  return false;
+std::string KindOf(mode_t mode) {
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISDIR(mode)) return "a directory";
+  return "not a regular file";
 }
 
 }  // namespace
 
-std::optional<LogRecord> ParseLogLine(std::string_view line, const pb::Schema& schema) {
-  if (line.empty() || line[0] == '#') return std::nullopt;
+LogTailer::~LogTailer() { Close(); }
+
+void LogTailer::Close() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+  offset_ = 0;
+  line_ = 0;
+  framer_ = LineFramer(framer_.max_line());
+}
+
+bool LogTailer::Open() {
+  // Look before opening: opening a device or a FIFO can block or have effects of its own.
+  struct stat st {};
+  if (stat(path_.c_str(), &st) != 0) {
+    missing_ = true;
+    return false;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    broken_ = path_ + " is " + KindOf(st.st_mode) +
+              ", not a regular file: a log source reads "
+              "only regular files";
+    return false;
+  }
+  const int fd = open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    missing_ = true;  // gone since, or not readable
+    return false;
+  }
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {  // replaced between stat and open
+    close(fd);
+    broken_ = path_ + " is not a regular file: a log source reads only regular files";
+    return false;
+  }
+  fd_ = fd;
+  dev_ = st.st_dev;
+  ino_ = st.st_ino;
+  missing_ = false;
+  return true;
+}
+
+LogRecord LogTailer::Error(std::string why) {
   LogRecord r;
-  std::vector<std::string> tok;
-  if (!Tokenize(line, &tok, &r.error)) {
-    r.kind = LogRecord::Kind::kError;
-    return r;
-  }
-  auto fail = [&](std::string why) {
-    r = LogRecord{};
-    r.kind = LogRecord::Kind::kError;
-    r.error = std::move(why);
-    return r;
-  };
-  if (tok.empty()) return std::nullopt;
-  if (tok[0] == "C" && tok.size() == 1) {
-    r.kind = LogRecord::Kind::kClose;
-    return r;
-  }
-  if (tok[0] == "P" && tok.size() == 2) {
-    r.kind = LogRecord::Kind::kProgress;
-    if (!ParseU64(tok[1], &r.time) || r.time > kMaxTime) return fail("bad progress time");
-    return r;
-  }
-  if (tok[0] != "U") return fail("unknown record '" + tok[0] + "' (U, P or C)");
-  if (tok.size() < 3) return fail("an update needs a time and a diff");
-  if (!ParseU64(tok[1], &r.time) || r.time > kMaxTime) return fail("bad time '" + tok[1] + "'");
-  if (!ParseI64(tok[2], &r.diff)) return fail("bad diff '" + tok[2] + "'");
-  if (tok.size() - 3 != static_cast<std::size_t>(schema.columns_size())) {
-    return fail("row has " + std::to_string(tok.size() - 3) + " values, the schema has " +
-                std::to_string(schema.columns_size()) + " columns");
-  }
-  for (int c = 0; c < schema.columns_size(); ++c) {
-    Datum d;
-    std::string why;
-    if (!ParseDatum(tok[3 + static_cast<std::size_t>(c)], schema.columns(c), &d, &why))
-      return fail(why);
-    r.row.push_back(std::move(d));
-  }
+  r.kind = LogRecord::Kind::kError;
+  r.line = line_;
+  r.error = "log line " + std::to_string(line_) + ": " + why;
   return r;
 }
 
-std::vector<LogRecord> LogTailer::ReadNew(std::size_t max_lines) {
+std::vector<LogRecord> LogTailer::ReadNew(std::size_t max_lines, std::size_t max_bytes) {
   std::vector<LogRecord> out;
   more_ = false;
-  std::ifstream in(path_, std::ios::binary);
-  missing_ = !in;
-  if (!in) return out;
-  in.seekg(static_cast<std::streamoff>(offset_));
-  // Read in chunks; `pending` holds the bytes from `offset_` on that are not consumed yet. Every
-  // line counts against the budget, blank and comment lines too (they cost a read as well).
-  constexpr std::size_t kChunk = 1 << 20;
+  if (!broken_.empty()) return out;
+  if (fd_ < 0 && !Open()) return out;
+  struct stat st {};
+  if (fstat(fd_, &st) != 0) return out;
+  if (static_cast<std::uint64_t>(st.st_size) < offset_) {
+    broken_ = path_ + " was truncated (to " + std::to_string(st.st_size) + " bytes; " +
+              std::to_string(offset_) + " bytes had been read): a log is append-only";
+    Close();
+    return out;
+  }
+  // Read in chunks with pread; `pending` holds the bytes from `offset_` on that are not consumed
+  // yet (at most one line's worth plus a chunk). Every line counts against the budget, blank,
+  // comment and over-long lines too (they cost a read as well).
+  constexpr std::size_t kChunk = 1 << 16;
+  const std::size_t byte_budget = std::max(max_bytes, framer_.max_line() + 1);
   std::string pending;
-  std::size_t lines = 0;
+  std::size_t lines = 0, read_bytes = 0;
   bool eof = false;
-  while (!eof && lines < max_lines) {
+  while (!eof && lines < max_lines && read_bytes < byte_budget) {
     const std::size_t had = pending.size();
     pending.resize(had + kChunk);
-    in.read(pending.data() + had, static_cast<std::streamsize>(kChunk));
-    pending.resize(had + static_cast<std::size_t>(in.gcount()));
-    eof = pending.size() < had + kChunk;
+    const ssize_t n = pread(fd_, pending.data() + had, kChunk, static_cast<off_t>(offset_ + had));
+    if (n < 0 && errno == EINTR) {
+      pending.resize(had);
+      continue;
+    }
+    pending.resize(had + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+    read_bytes += static_cast<std::size_t>(std::max<ssize_t>(n, 0));
+    eof = n <= 0;
     std::size_t start = 0;
-    for (std::size_t nl; lines < max_lines && (nl = pending.find('\n', start)) != std::string::npos;
-         start = nl + 1) {
+    while (lines < max_lines) {
+      const LineFramer::Event e = framer_.Next(std::string_view(pending).substr(start));
+      start += e.consumed;
+      if (e.kind == LineFramer::Event::kNone) break;
       ++line_;
       ++lines;
-      std::string_view line(pending.data() + start, nl - start);
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      if (auto r = ParseLogLine(line, schema_)) {
+      if (e.kind == LineFramer::Event::kOverlong) {
+        out.push_back(
+            Error("longer than " + std::to_string(framer_.max_line()) + " bytes (skipped)"));
+        continue;
+      }
+      if (auto r = ParseLogLine(e.line, schema_)) {
         r->line = line_;
         if (r->kind == LogRecord::Kind::kError)
           r->error = "log line " + std::to_string(line_) + ": " + r->error;
         out.push_back(std::move(*r));
       }
     }
-    offset_ += start;  // only complete lines are consumed
+    offset_ += start;  // complete lines, and the dropped bytes of an over-long one
     pending.erase(0, start);
   }
-  // Stopped by the budget: is there another complete line already?
-  more_ =
-      lines >= max_lines && (pending.find('\n') != std::string::npos || (!eof && in.peek() != EOF));
+  if (!eof) {  // stopped by the budget: is there more already?
+    more_ = offset_ + pending.size() < static_cast<std::uint64_t>(st.st_size) ||
+            pending.find('\n') != std::string::npos;
+    return out;
+  }
+  // At the end of the open file: has the path been given to another one (rotation)? Follow it
+  // once the old file is read to its end (what was appended to it before the rename is there).
+  struct stat now {};
+  if (stat(path_.c_str(), &now) == 0 && (now.st_dev != dev_ || now.st_ino != ino_)) {
+    if (!pending.empty() && !framer_.skipping()) {
+      ++line_;
+      out.push_back(Error("incomplete (no newline) when " + path_ +
+                          " was replaced by another file (skipped)"));
+    }
+    Close();
+    ++rotations_;
+    more_ = true;  // go on with the new file at once
+  }
   return out;
 }
 

@@ -26,6 +26,9 @@ inline constexpr Time kMaxStepTicks = 1024;
 // Log lines a log source reads per tick of the step budget (a step of kMaxStepTicks reads at
 // most 64 Ki lines).
 inline constexpr std::size_t kLogLinesPerTick = 64;
+// Bytes a log source reads per tick of the step budget (a step reads at most 64 MiB, and at least
+// one line of the longest kind).
+inline constexpr std::size_t kLogBytesPerTick = std::size_t{64} << 10;
 
 // What one Advance is given, and what it tells back.
 struct AdvanceCtx {

@@ -1,0 +1,223 @@
+// Fuzz target: the log source's format (workers/sources/log_parse.h) — the bytes of a log file,
+// cut into lines by LineFramer and parsed by ParseLogLine.
+//
+// Input: byte 0 picks a schema, byte 1 the framer's line bound (1..64, so over-long lines are
+// common), byte 2 seeds the chunk sizes; the rest is the file. Properties (a violation abort()s):
+//   * framing is independent of how the bytes arrive: fed in random chunks (the way LogTailer
+//     reads) it gives the events of a naive split on '\n' — each line of at most the bound as
+//     itself (a trailing '\r' removed), each longer one as one kOverlong, also an unterminated
+//     one at the end —, and the framer's caller never holds more than the bound;
+//   * a line parses to nothing exactly when it is blank, all spaces or a comment;
+//   * an error has a reason and no row; an update has one datum per column, each of the
+//     column's type or NULL where the column is nullable, and a valid time;
+//   * every record prints back (in the datum syntax) to a line that parses to the same record.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "unit/protocol_samples.h"
+#include "workers/sources/log_parse.h"
+
+namespace tandem::workers {
+namespace {
+
+#define FUZZ_CHECK(cond, what)                                                                     \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      std::fprintf(stderr, "fuzz property violated: %s (%s)\n", #cond, std::string(what).c_str()); \
+      std::abort();                                                                                \
+    }                                                                                              \
+  } while (0)
+
+namespace pb = ipc::pb;
+using ipc::samples::MakeColumn;
+using ipc::samples::MakeSchema;
+
+const pb::Schema& SchemaFor(std::uint8_t b) {
+  static const pb::Schema schemas[] = {
+      MakeSchema({MakeColumn("k", pb::INT64), MakeColumn("v", pb::INT64)}),
+      MakeSchema({MakeColumn("s", pb::STRING, true), MakeColumn("f", pb::FLOAT64),
+                  MakeColumn("b", pb::BOOL, true)}),
+      MakeSchema({MakeColumn("n", pb::INT64, true), MakeColumn("s", pb::STRING)}),
+  };
+  return schemas[b % 3];
+}
+
+struct Event {
+  int kind;
+  std::string line;
+  bool operator==(const Event&) const = default;
+};
+
+// The bytes fed to a LineFramer in chunks of 1..17 bytes, as LogTailer does: a buffer of what
+// is not consumed yet.
+std::vector<Event> Framed(std::string_view stream, std::size_t max_line, std::uint32_t seed) {
+  LineFramer framer(max_line);
+  std::vector<Event> out;
+  std::string pending;
+  std::size_t pos = 0;
+  while (pos < stream.size()) {
+    seed = seed * 1103515245u + 12345u;
+    const std::size_t take = std::min<std::size_t>(1 + (seed >> 16) % 17, stream.size() - pos);
+    pending.append(stream.substr(pos, take));
+    pos += take;
+    for (;;) {
+      const LineFramer::Event e = framer.Next(pending);
+      FUZZ_CHECK(e.consumed <= pending.size(), "consumed more than it was given");
+      if (e.kind != LineFramer::Event::kNone) out.push_back({e.kind, std::string(e.line)});
+      pending.erase(0, e.consumed);
+      if (e.kind == LineFramer::Event::kNone) break;
+    }
+    FUZZ_CHECK(pending.size() <= max_line, "the framer's caller holds more than a line");
+  }
+  return out;
+}
+
+// The same, by a naive split on '\n'.
+std::vector<Event> Split(std::string_view stream, std::size_t max_line) {
+  std::vector<Event> out;
+  std::size_t start = 0;
+  for (std::size_t nl; (nl = stream.find('\n', start)) != std::string_view::npos; start = nl + 1) {
+    std::string_view line = stream.substr(start, nl - start);
+    if (line.size() > max_line) {
+      out.push_back({LineFramer::Event::kOverlong, ""});
+      continue;
+    }
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    out.push_back({LineFramer::Event::kLine, std::string(line)});
+  }
+  if (stream.size() - start > max_line) out.push_back({LineFramer::Event::kOverlong, ""});
+  return out;
+}
+
+std::string Print(const Datum& d) {
+  if (std::holds_alternative<Null>(d)) return "null";
+  if (const bool* b = std::get_if<bool>(&d)) return *b ? "true" : "false";
+  if (const std::int64_t* i = std::get_if<std::int64_t>(&d)) return std::to_string(*i);
+  if (const double* f = std::get_if<double>(&d)) {
+    if (std::isnan(*f)) return "nan";
+    if (std::isinf(*f)) return *f > 0 ? "inf" : "-inf";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", *f);
+    return buf;
+  }
+  std::string s = "\"";
+  for (char c : std::get<std::string>(d)) {
+    switch (c) {
+      case '"':
+        s += "\\\"";
+        break;
+      case '\\':
+        s += "\\\\";
+        break;
+      case '\n':
+        s += "\\n";
+        break;
+      case '\t':
+        s += "\\t";
+        break;
+      default:
+        s += c;
+    }
+  }
+  return s + "\"";
+}
+
+bool SameDatum(const Datum& a, const Datum& b) {
+  if (a.index() != b.index()) return false;
+  if (const double* x = std::get_if<double>(&a)) {
+    const double y = std::get<double>(b);
+    return (std::isnan(*x) && std::isnan(y)) || std::memcmp(x, &y, sizeof y) == 0;
+  }
+  return a == b;
+}
+
+bool SameRecord(const LogRecord& a, const LogRecord& b) {
+  if (a.kind != b.kind || a.time != b.time || a.diff != b.diff || a.row.size() != b.row.size())
+    return false;
+  for (std::size_t i = 0; i < a.row.size(); ++i) {
+    if (!SameDatum(a.row[i], b.row[i])) return false;
+  }
+  return true;
+}
+
+bool OfColumn(const Datum& d, const pb::Column& col) {
+  if (std::holds_alternative<Null>(d)) return col.nullable();
+  switch (col.type()) {
+    case pb::BOOL:
+      return std::holds_alternative<bool>(d);
+    case pb::INT64:
+      return std::holds_alternative<std::int64_t>(d);
+    case pb::FLOAT64:
+      return std::holds_alternative<double>(d);
+    case pb::STRING:
+      return std::holds_alternative<std::string>(d);
+    default:
+      return false;
+  }
+}
+
+void CheckLine(std::string_view line, const pb::Schema& schema) {
+  const auto r = ParseLogLine(line, schema);
+  const bool blank =
+      line.empty() || line[0] == '#' || line.find_first_not_of(' ') == std::string_view::npos;
+  FUZZ_CHECK(r.has_value() != blank, std::string(line));
+  if (!r) return;
+  std::string printed;
+  switch (r->kind) {
+    case LogRecord::Kind::kError:
+      FUZZ_CHECK(!r->error.empty() && r->row.empty(), std::string(line));
+      return;
+    case LogRecord::Kind::kClose:
+      printed = "C";
+      break;
+    case LogRecord::Kind::kProgress:
+      FUZZ_CHECK(r->time <= kMaxTime, std::string(line));
+      printed = "P " + std::to_string(r->time);
+      break;
+    case LogRecord::Kind::kUpdate:
+      FUZZ_CHECK(r->time <= kMaxTime, std::string(line));
+      FUZZ_CHECK(r->row.size() == static_cast<std::size_t>(schema.columns_size()),
+                 std::string(line));
+      printed = "U " + std::to_string(r->time) + " " + std::to_string(r->diff);
+      for (int c = 0; c < schema.columns_size(); ++c) {
+        FUZZ_CHECK(OfColumn(r->row[static_cast<std::size_t>(c)], schema.columns(c)),
+                   std::string(line));
+        printed += " " + Print(r->row[static_cast<std::size_t>(c)]);
+      }
+      break;
+  }
+  const auto again = ParseLogLine(printed, schema);
+  FUZZ_CHECK(again && SameRecord(*r, *again), std::string(line) + " printed as " + printed);
+}
+
+}  // namespace
+}  // namespace tandem::workers
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace tandem::workers;  // NOLINT(google-build-using-namespace)
+  if (size < 3) return 0;
+  const tandem::ipc::pb::Schema& schema = SchemaFor(data[0]);
+  const std::size_t max_line = 1 + data[1] % 64;
+  const std::uint32_t seed = data[2];
+  const std::string_view stream(reinterpret_cast<const char*>(data) + 3, size - 3);
+
+  const std::vector<Event> naive = Split(stream, max_line);
+  FUZZ_CHECK(Framed(stream, max_line, seed) == naive, "framing depends on the chunks");
+  FUZZ_CHECK(Framed(stream, max_line, seed + 1) == naive, "framing depends on the chunks");
+
+  // Every line, of any length, parses by the rules above.
+  std::size_t start = 0;
+  for (std::size_t nl; (nl = stream.find('\n', start)) != std::string_view::npos; start = nl + 1) {
+    std::string_view line = stream.substr(start, nl - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    CheckLine(line, schema);
+  }
+  CheckLine(stream.substr(start), schema);
+  return 0;
+}

@@ -1,0 +1,188 @@
+#include "workers/sources/log_parse.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+namespace tandem::workers {
+
+namespace pb = ipc::pb;
+
+namespace {
+
+bool ParseU64(std::string_view s, std::uint64_t* out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size() && !s.empty();
+}
+
+bool ParseI64(std::string_view s, std::int64_t* out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size() && !s.empty();
+}
+
+// Splits on single spaces, keeping quoted strings (with escapes) whole.
+bool Tokenize(std::string_view line, std::vector<std::string>* tokens, std::string* error) {
+  std::size_t i = 0;
+  while (i < line.size()) {
+    if (line[i] == ' ') {
+      ++i;
+      continue;
+    }
+    if (line[i] == '"') {
+      std::string s = "\"";
+      ++i;
+      bool closed = false;
+      while (i < line.size()) {
+        const char c = line[i++];
+        if (c == '\\') {
+          if (i >= line.size()) break;
+          const char e = line[i++];
+          switch (e) {
+            case 'n':
+              s += '\n';
+              break;
+            case 't':
+              s += '\t';
+              break;
+            case '"':
+              s += '"';
+              break;
+            case '\\':
+              s += '\\';
+              break;
+            default:
+              *error = std::string("unknown escape \\") + e;
+              return false;
+          }
+          continue;
+        }
+        if (c == '"') {
+          closed = true;
+          break;
+        }
+        s += c;
+      }
+      if (!closed) return *error = "unterminated string", false;
+      tokens->push_back(std::move(s));  // keeps its leading quote as the string marker
+      continue;
+    }
+    const std::size_t end = line.find(' ', i);
+    tokens->emplace_back(line.substr(i, end == std::string_view::npos ? line.size() - i : end - i));
+    i = end == std::string_view::npos ? line.size() : end;
+  }
+  return true;
+}
+
+bool ParseDatum(const std::string& tok, const pb::Column& col, Datum* out, std::string* error) {
+  if (tok == "null") {
+    if (!col.nullable()) return *error = "null in non-nullable column " + col.name(), false;
+    *out = Null{};
+    return true;
+  }
+  switch (col.type()) {
+    case pb::BOOL:
+      if (tok == "true" || tok == "false") {
+        *out = tok == "true";
+        return true;
+      }
+      break;
+    case pb::INT64: {
+      std::int64_t v;
+      if (ParseI64(tok, &v)) {
+        *out = v;
+        return true;
+      }
+      break;
+    }
+    case pb::FLOAT64: {
+      if (tok == "nan") return *out = std::nan(""), true;
+      if (tok == "inf") return *out = HUGE_VAL, true;
+      if (tok == "-inf") return *out = -HUGE_VAL, true;
+      char* end = nullptr;
+      const double v = std::strtod(tok.c_str(), &end);
+      if (!tok.empty() && end == tok.c_str() + tok.size()) {
+        *out = v;
+        return true;
+      }
+      break;
+    }
+    case pb::STRING:
+      if (!tok.empty() && tok[0] == '"') {
+        *out = tok.substr(1);
+        return true;
+      }
+      break;
+    default:
+      break;
+  }
+  *error = "'" + tok + "' is not a value of column " + col.name();
+  return false;
+}
+
+}  // namespace
+
+std::optional<LogRecord> ParseLogLine(std::string_view line, const pb::Schema& schema) {
+  if (line.empty() || line[0] == '#') return std::nullopt;
+  LogRecord r;
+  std::vector<std::string> tok;
+  if (!Tokenize(line, &tok, &r.error)) {
+    r.kind = LogRecord::Kind::kError;
+    return r;
+  }
+  auto fail = [&](std::string why) {
+    r = LogRecord{};
+    r.kind = LogRecord::Kind::kError;
+    r.error = std::move(why);
+    return r;
+  };
+  if (tok.empty()) return std::nullopt;
+  if (tok[0] == "C" && tok.size() == 1) {
+    r.kind = LogRecord::Kind::kClose;
+    return r;
+  }
+  if (tok[0] == "P" && tok.size() == 2) {
+    r.kind = LogRecord::Kind::kProgress;
+    if (!ParseU64(tok[1], &r.time) || r.time > kMaxTime) return fail("bad progress time");
+    return r;
+  }
+  if (tok[0] != "U") return fail("unknown record '" + tok[0] + "' (U, P or C)");
+  if (tok.size() < 3) return fail("an update needs a time and a diff");
+  if (!ParseU64(tok[1], &r.time) || r.time > kMaxTime) return fail("bad time '" + tok[1] + "'");
+  if (!ParseI64(tok[2], &r.diff)) return fail("bad diff '" + tok[2] + "'");
+  if (tok.size() - 3 != static_cast<std::size_t>(schema.columns_size())) {
+    return fail("row has " + std::to_string(tok.size() - 3) + " values, the schema has " +
+                std::to_string(schema.columns_size()) + " columns");
+  }
+  for (int c = 0; c < schema.columns_size(); ++c) {
+    Datum d;
+    std::string why;
+    if (!ParseDatum(tok[3 + static_cast<std::size_t>(c)], schema.columns(c), &d, &why))
+      return fail(why);
+    r.row.push_back(std::move(d));
+  }
+  return r;
+}
+
+LineFramer::Event LineFramer::Next(std::string_view data) {
+  std::size_t consumed = 0;
+  if (skipping_) {
+    const std::size_t nl = data.find('\n');
+    if (nl == std::string_view::npos) return {Event::kNone, data.size(), {}};
+    skipping_ = false;  // the over-long line ends here
+    consumed = nl + 1;
+    data.remove_prefix(consumed);
+  }
+  const std::size_t nl = data.substr(0, max_line_ + 1).find('\n');
+  if (nl != std::string_view::npos) {
+    std::string_view line = data.substr(0, nl);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    return {Event::kLine, consumed + nl + 1, line};
+  }
+  if (data.size() > max_line_) {  // no newline within the bound: drop the line's bytes
+    skipping_ = true;
+    return {Event::kOverlong, consumed + max_line_ + 1, {}};
+  }
+  return {Event::kNone, consumed, {}};
+}
+
+}  // namespace tandem::workers
