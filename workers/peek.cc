@@ -1,6 +1,7 @@
 #include "workers/peek.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 
 #include "base/count.h"
@@ -101,6 +102,65 @@ bool ErrorLess(std::string_view a, std::string_view b) {
   return a < b;  // equal as numbers ("07" and "7"): bytes decide
 }
 
+bool FinishingLess(const pb::Finishing& finishing, const Row& a, const Row& b) {
+  for (const auto& o : finishing.order_by()) {
+    const Datum& x = a[o.column()];
+    const Datum& y = b[o.column()];
+    const bool xn = x.index() == 0, yn = y.index() == 0;
+    if (xn != yn) return o.nulls_last() ? yn : xn;  // nulls first unless nulls_last
+    int c = CompareDatum(x, y);
+    if (o.desc()) c = -c;
+    if (c != 0) return c < 0;
+  }
+  return CompareRow(a, b) < 0;
+}
+
+void KeepFirstForFinishing(const pb::Finishing& finishing,
+                           std::vector<std::pair<Row, std::int64_t>>* rows) {
+  if (!finishing.has_limit()) return;
+  std::uint64_t k;  // offset + limit counted rows, saturating
+  if (__builtin_add_overflow(finishing.offset(), finishing.limit(), &k)) k = UINT64_MAX;
+  std::uint64_t total = 0;
+  for (const auto& [row, count] : *rows) {
+    if (count <= 0) return;  // not ours to judge (see REQUIRES): keep everything
+    if (__builtin_add_overflow(total, static_cast<std::uint64_t>(count), &total))
+      total = UINT64_MAX;
+  }
+  if (total <= k) return;  // every row is needed
+  auto less = [&](const std::pair<Row, std::int64_t>& a, const std::pair<Row, std::int64_t>& b) {
+    return FinishingLess(finishing, a.first, b.first);
+  };
+  // Every count is at least 1, so the first k rows already reach k counted rows: select them,
+  // then sort only those.
+  const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(k, rows->size()));
+  if (n < rows->size()) std::nth_element(rows->begin(), rows->begin() + n, rows->end(), less);
+  std::sort(rows->begin(), rows->begin() + n, less);
+  std::size_t keep = 0;
+  for (std::uint64_t before = 0; keep < n && before < k; ++keep) {
+    if (__builtin_add_overflow(before, static_cast<std::uint64_t>((*rows)[keep].second), &before))
+      before = UINT64_MAX;
+  }
+  rows->erase(rows->begin() + keep, rows->end());
+}
+
+std::optional<std::size_t> ParseMaxResultSize(std::string_view name, std::string_view value) {
+  if (name != kMaxResultSize) return std::nullopt;
+  std::size_t bytes = 0;
+  const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), bytes);
+  if (ec != std::errc() || ptr != value.data() + value.size() || bytes == 0 ||
+      bytes > kMaxMaxResultSize)
+    return std::nullopt;
+  return bytes;
+}
+
+std::string ResultTooLarge(std::string_view what, std::size_t size, std::size_t limit,
+                           std::string_view limit_name) {
+  std::string why = "the result exceeds " + std::string(limit_name) + " (" + std::to_string(limit) +
+                    " bytes): " + std::string(what) + " is " + std::to_string(size) + " bytes";
+  if (limit_name == kMaxResultSize) why += "; add a limit, keys or a filter, or raise it";
+  return why;
+}
+
 std::optional<std::string> Finish(const pb::Finishing& finishing,
                                   std::vector<std::pair<Row, std::int64_t>> rows, pb::Rows* out) {
   // Sum the same row from different workers (a projection can make rows collide), exactly.
@@ -119,16 +179,7 @@ std::optional<std::string> Finish(const pb::Finishing& finishing,
     if (count > 0) sorted.emplace_back(std::move(rc.first), count);
   }
   auto less = [&](const std::pair<Row, std::int64_t>& a, const std::pair<Row, std::int64_t>& b) {
-    for (const auto& o : finishing.order_by()) {
-      const Datum& x = a.first[o.column()];
-      const Datum& y = b.first[o.column()];
-      const bool xn = x.index() == 0, yn = y.index() == 0;
-      if (xn != yn) return o.nulls_last() ? yn : xn;  // nulls first unless nulls_last
-      int c = CompareDatum(x, y);
-      if (o.desc()) c = -c;
-      if (c != 0) return c < 0;
-    }
-    return CompareRow(a.first, b.first) < 0;
+    return FinishingLess(finishing, a.first, b.first);
   };
   std::sort(sorted.begin(), sorted.end(), less);
   std::uint64_t skip = finishing.offset();

@@ -43,7 +43,9 @@ struct Runtime::Worker {
 Runtime::Runtime(RuntimeOptions options)
     : options_(std::move(options)),
       ctx_(1),
-      merger_(options_.workers, [this](const pb::Response& r) { SendResponse(r); }) {}
+      merger_(options_.workers, [this](const pb::Response& r) { SendResponse(r); }) {
+  merger_.SetMaxResultSize(options_.max_result_size);
+}
 
 Runtime::~Runtime() {
   stop_ = true;
@@ -129,6 +131,7 @@ void Runtime::StartWorkers() {
         w.peek_server = std::make_unique<PeekServer>(
             std::move(r).value(), i, options_.workers,
             [this, &w](const pb::Response& r) { SendToCommandThread(w, r); });
+        w.peek_server->SetMaxResultSize(options_.max_result_size);
       }
       attached.fetch_add(1);
       attached.notify_all();
@@ -205,15 +208,19 @@ void Runtime::OnCommand(pb::Command command) {
 void Runtime::Enqueue(pb::Command c) {
   switch (c.kind_case()) {
     case pb::Command::kUpdateConfiguration: {
-      bool inject = false;
+      bool inject = false, peeks = false;
       for (const auto& [k, v] : c.update_configuration().params()) {
         if (k == "log_level") {
           if (auto level = ParseLogLevel(v); level.ok()) spdlog::set_level(*level);
         }
         if (k == "debug_abort_worker" && v == RoleName(options_.role)) inject = true;
+        if (const auto bytes = ParseMaxResultSize(k, v); bytes && ServesPeeks(options_.role)) {
+          merger_.SetMaxResultSize(*bytes);  // for the peeks after this command
+          peeks = true;
+        }
       }
-      if (!inject) return;
-      break;  // fault injection: worker 0 fails a check when it applies this
+      if (!inject && !peeks) return;
+      break;  // workers apply it in order with the peeks (and fault injection fails a check)
     }
     case pb::Command::kPeek:
       if (options_.role == Role::kMaintenance) return;  // never routed here in two-runtime mode
@@ -368,8 +375,15 @@ void Runtime::Apply(Worker& w, std::uint64_t seq, const pb::Command& c) {
       if (w.peek_server) w.peek_server->Cancel(c.cancel_peek().uuid());
       break;
     case pb::Command::kUpdateConfiguration:
-      // Only appended for fault injection (debug_abort_worker names this runtime).
-      if (w.me == 0) {
+      // Only appended for max_result_size or fault injection (debug_abort_worker names this
+      // runtime).
+      for (const auto& [k, v] : c.update_configuration().params()) {
+        if (const auto bytes = ParseMaxResultSize(k, v); bytes && w.peek_server)
+          w.peek_server->SetMaxResultSize(*bytes);
+      }
+      if (auto it = c.update_configuration().params().find("debug_abort_worker");
+          it != c.update_configuration().params().end() && it->second == RoleName(options_.role) &&
+          w.me == 0) {
         spdlog::critical("debug_abort_worker: failing a check on purpose");
         TANDEM_CHECK(false, "debug_abort_worker: fault injection requested by UpdateConfiguration");
       }
