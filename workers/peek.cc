@@ -69,9 +69,7 @@ std::optional<std::string> ReadPeekPart(const shm::Snapshot& snap, Time t, bool 
   }
   if (!mfp_error.empty()) return mfp_error;
   for (auto& [enc, rc] : rows) {
-    if (!FitsInt64(rc.second)) return std::string(kMultiplicityOverflow);
-    if (rc.second != 0)
-      out->rows.emplace_back(std::move(rc.first), static_cast<std::int64_t>(rc.second));
+    if (rc.second != 0) out->rows.emplace_back(std::move(rc.first), rc.second);
   }
   return std::nullopt;
 }
@@ -115,19 +113,28 @@ bool FinishingLess(const pb::Finishing& finishing, const Row& a, const Row& b) {
   return CompareRow(a, b) < 0;
 }
 
-void KeepFirstForFinishing(const pb::Finishing& finishing,
-                           std::vector<std::pair<Row, std::int64_t>>* rows) {
+std::uint64_t PartCount(Int128 count) {
+  return FitsInt64(count) ? static_cast<std::uint64_t>(count) : UINT64_MAX;
+}
+
+Int128 CountOfPart(std::uint64_t count) {
+  return count > static_cast<std::uint64_t>(INT64_MAX) ? Int128{UINT64_MAX} : Int128{count};
+}
+
+void KeepFirstForFinishing(const pb::Finishing& finishing, CountedRows* rows) {
   if (!finishing.has_limit()) return;
   std::uint64_t k;  // offset + limit counted rows, saturating
   if (__builtin_add_overflow(finishing.offset(), finishing.limit(), &k)) k = UINT64_MAX;
   std::uint64_t total = 0;
+  auto counted = [](Int128 count) {  // saturating
+    return count > Int128{UINT64_MAX} ? UINT64_MAX : static_cast<std::uint64_t>(count);
+  };
   for (const auto& [row, count] : *rows) {
     if (count <= 0) return;  // not ours to judge (see REQUIRES): keep everything
-    if (__builtin_add_overflow(total, static_cast<std::uint64_t>(count), &total))
-      total = UINT64_MAX;
+    if (__builtin_add_overflow(total, counted(count), &total)) total = UINT64_MAX;
   }
   if (total <= k) return;  // every row is needed
-  auto less = [&](const std::pair<Row, std::int64_t>& a, const std::pair<Row, std::int64_t>& b) {
+  auto less = [&](const std::pair<Row, Int128>& a, const std::pair<Row, Int128>& b) {
     return FinishingLess(finishing, a.first, b.first);
   };
   // Every count is at least 1, so the first k rows already reach k counted rows: select them,
@@ -137,8 +144,7 @@ void KeepFirstForFinishing(const pb::Finishing& finishing,
   std::sort(rows->begin(), rows->begin() + n, less);
   std::size_t keep = 0;
   for (std::uint64_t before = 0; keep < n && before < k; ++keep) {
-    if (__builtin_add_overflow(before, static_cast<std::uint64_t>((*rows)[keep].second), &before))
-      before = UINT64_MAX;
+    if (__builtin_add_overflow(before, counted((*rows)[keep].second), &before)) before = UINT64_MAX;
   }
   rows->erase(rows->begin() + keep, rows->end());
 }
@@ -161,8 +167,7 @@ std::string ResultTooLarge(std::string_view what, std::size_t size, std::size_t 
   return why;
 }
 
-std::optional<std::string> Finish(const pb::Finishing& finishing,
-                                  std::vector<std::pair<Row, std::int64_t>> rows, pb::Rows* out) {
+std::optional<std::string> Finish(const pb::Finishing& finishing, CountedRows rows, pb::Rows* out) {
   // Sum the same row from different workers (a projection can make rows collide), exactly.
   std::map<std::string, std::pair<Row, Int128>> merged;
   for (auto& [row, count] : rows) {
@@ -170,21 +175,25 @@ std::optional<std::string> Finish(const pb::Finishing& finishing,
     if (slot.second == 0 && slot.first.empty()) slot.first = std::move(row);
     slot.second += count;
   }
-  std::vector<std::pair<Row, std::int64_t>> sorted;
+  CountedRows sorted;
   for (auto& [enc, rc] : merged) {
-    if (!FitsInt64(rc.second)) return std::string(kMultiplicityOverflow);
-    const auto count = static_cast<std::int64_t>(rc.second);
-    if (count < 0)
-      return "the result has a row with negative multiplicity " + std::to_string(count);
-    if (count > 0) sorted.emplace_back(std::move(rc.first), count);
+    if (rc.second < 0) {
+      if (!FitsInt64(rc.second)) return std::string(kMultiplicityOverflow);
+      return "the result has a row with negative multiplicity " +
+             std::to_string(static_cast<std::int64_t>(rc.second));
+    }
+    if (rc.second > 0) sorted.emplace_back(std::move(rc.first), rc.second);
   }
-  auto less = [&](const std::pair<Row, std::int64_t>& a, const std::pair<Row, std::int64_t>& b) {
+  auto less = [&](const std::pair<Row, Int128>& a, const std::pair<Row, Int128>& b) {
     return FinishingLess(finishing, a.first, b.first);
   };
   std::sort(sorted.begin(), sorted.end(), less);
   std::uint64_t skip = finishing.offset();
   std::uint64_t left = finishing.has_limit() ? finishing.limit() : UINT64_MAX;
   for (auto& [row, count] : sorted) {
+    if (skip == 0 && left == 0) break;  // the rest is not needed: not looked at
+    // A row the answer needs (returned, or skipped over): its count must fit int64.
+    if (!FitsInt64(count)) return std::string(kMultiplicityOverflow);
     std::uint64_t n = static_cast<std::uint64_t>(count);
     const std::uint64_t skipped = std::min(skip, n);
     skip -= skipped;

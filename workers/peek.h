@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/count.h"
 #include "base/row.h"
 #include "base/time.h"
 #include "ipc/codec.h"
@@ -18,8 +19,12 @@
 
 namespace tandem::workers {
 
+// Rows with their exact counts (summed in 128 bits: one beyond int64 is an error only if the
+// answer needs that row — see Finish).
+using CountedRows = std::vector<std::pair<Row, Int128>>;
+
 struct PeekRows {
-  std::vector<std::pair<Row, std::int64_t>> rows;
+  CountedRows rows;
 };
 
 // Computes this worker's part of a peek from a snapshot already known readable at `t`: the error
@@ -45,8 +50,12 @@ bool FinishingLess(const ipc::pb::Finishing& finishing, const Row& a, const Row&
 // after fewer than offset + limit counted rows on every worker, so every worker keeps it with its
 // full count, and so do the rows before it. Without a limit it keeps everything.
 // REQUIRES: every count is positive (a worker's negative count answers Error before this).
-void KeepFirstForFinishing(const ipc::pb::Finishing& finishing,
-                           std::vector<std::pair<Row, std::int64_t>>* rows);
+void KeepFirstForFinishing(const ipc::pb::Finishing& finishing, CountedRows* rows);
+
+// A count as a part carries it (RowCount.count): exact up to int64; beyond it, UINT64_MAX stands
+// for "beyond int64" (still beyond it after any sum with positive counts). And back.
+std::uint64_t PartCount(Int128 count);
+Int128 CountOfPart(std::uint64_t count);
 
 // The parameter (UpdateConfiguration, --param) that bounds a peek's answer, in bytes: the
 // protobuf size of its rows, and of each worker's part of them. Its default, and its largest
@@ -65,9 +74,10 @@ std::string ResultTooLarge(std::string_view what, std::size_t size, std::size_t 
                            std::string_view limit_name);
 
 // Applies `finishing` to the merged rows of every worker: sums duplicates, sorts, offsets, limits
-// (counting multiplicities) and projects. Error for a negative multiplicity.
-std::optional<std::string> Finish(const ipc::pb::Finishing& finishing,
-                                  std::vector<std::pair<Row, std::int64_t>> rows,
+// (counting multiplicities) and projects. Error for a negative multiplicity, and for a count
+// beyond int64 of a row the answer needs (returns, or skips over by the offset) — rows after the
+// limit are not looked at, so the answer does not depend on how rows are spread over workers.
+std::optional<std::string> Finish(const ipc::pb::Finishing& finishing, CountedRows rows,
                                   ipc::pb::Rows* out);
 
 using ipc::FromProto;

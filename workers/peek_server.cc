@@ -136,7 +136,7 @@ void PeekServer::Serve() {
         pb::RowCount* rc = size <= limit ? out->add_rows() : &scratch;
         rc->Clear();
         for (const Datum& d : row) *rc->mutable_row()->add_datums() = ToProto(d);
-        rc->set_count(static_cast<std::uint64_t>(count));
+        rc->set_count(PartCount(count));
         const std::size_t bytes = rc->ByteSizeLong();
         size += 1 + google::protobuf::io::CodedOutputStream::VarintSize64(bytes) + bytes;
       }

@@ -16,6 +16,7 @@
 #include "base/row.h"
 #include "base/time.h"
 #include "ipc/codec.h"
+#include "workers/peek.h"
 
 namespace tandem::workers {
 
@@ -51,7 +52,7 @@ class ResponseMerger {
   struct PeekMerge {
     ipc::pb::Peek peek;
     std::uint32_t parts = 0;
-    std::vector<std::pair<Row, std::int64_t>> rows;
+    CountedRows rows;  // exact counts (workers/peek.h)
     std::string error;
     bool canceled = false;
     std::size_t max_result_size = 0;
