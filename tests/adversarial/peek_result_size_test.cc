@@ -123,6 +123,27 @@ TEST_P(PeekResultSize, AScanTooLargeForAMessageIsAnErrorAndLimitsAreAppliedPerWo
   ASSERT_TRUE(r);
   EXPECT_EQ(Rows(*r).size(), 10u) << r->error();
 
+  // max_result_size is live: lowered to 1000 bytes, ten rows still fit, a hundred do not.
+  pb::Command config;
+  (*config.mutable_update_configuration()->mutable_params())["max_result_size"] = "1000";
+  target.ctl().Send(config);
+  auto applied = target.ctl().ReceiveUntil(
+      [](const pb::Response& r) {
+        return r.has_status() && r.status().has_configuration_applied();
+      },
+      10s);
+  ASSERT_TRUE(applied) << target.sup().Log();
+  EXPECT_EQ(applied->status().configuration_applied().applied().at("max_result_size"), "1000");
+  r = Ask(target, grouped);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(Rows(*r).size(), 10u) << r->error();
+  pb::Command hundred = samples::PeekAt("", "u2", 1);
+  hundred.mutable_peek()->mutable_finishing()->set_limit(100);
+  r = Ask(target, hundred);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->result_case(), pb::PeekResponse::kError) << Rows(*r).size() << " rows";
+  EXPECT_NE(r->error().find("max_result_size (1000 bytes)"), std::string::npos) << r->error();
+
   target.ExpectStillServing();
 }
 
