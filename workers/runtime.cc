@@ -28,6 +28,21 @@ namespace {
 // behind a step, plus whatever single tick or spine merge cannot be split. Small steps are also
 // faster overall than big ones (their updates stay in cache): measured with `tandem-bench ingest`.
 constexpr std::chrono::microseconds kStepBudget = 5ms;
+
+// Never a message the channel cannot carry (its receiver would fail a check: shared fate). A
+// peek's rows are bounded by max_result_size already; this is the backstop, which makes such an
+// answer an Error instead.
+std::string EncodeForChannel(const pb::Response& r) {
+  std::string bytes = ipc::Encode(r);
+  if (bytes.size() <= ipc::kMaxMessageBytes || !r.has_peek_response()) return bytes;
+  pb::Response error;
+  error.mutable_peek_response()->set_uuid(r.peek_response().uuid());
+  error.mutable_peek_response()->set_error("the answer is a message of " +
+                                           std::to_string(bytes.size()) +
+                                           " bytes, over the internal message limit of " +
+                                           std::to_string(ipc::kMaxMessageBytes) + " bytes");
+  return ipc::Encode(error);
+}
 }  // namespace
 
 // A worker thread: by role, a renderer (maintenance), a peek server (interactive), or both (solo).
@@ -174,7 +189,7 @@ void Runtime::Serve() {
 // Command thread
 
 void Runtime::SendResponse(const pb::Response& response) {
-  channel_->send(zmq::buffer(ipc::Encode(response)), zmq::send_flags::none);
+  channel_->send(zmq::buffer(EncodeForChannel(response)), zmq::send_flags::none);
 }
 
 void Runtime::AppendToLog(std::shared_ptr<const pb::Command> command) {
@@ -261,7 +276,7 @@ void Runtime::OnWorkerMessage(const zmq::message_t& header, const zmq::message_t
 void Runtime::SendToCommandThread(Worker& w, const pb::Response& r, std::uint64_t seq) {
   const WorkerHeader header{w.me, seq};
   w.out->send(zmq::buffer(&header, sizeof header), zmq::send_flags::sndmore);
-  w.out->send(zmq::buffer(ipc::Encode(r)), zmq::send_flags::none);
+  w.out->send(zmq::buffer(EncodeForChannel(r)), zmq::send_flags::none);
 }
 
 void Runtime::WorkerMain(std::uint32_t me) {
