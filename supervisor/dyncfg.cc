@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "base/check.h"
+#include "ipc/codec.h"
 
 namespace tandem::supervisor {
 
@@ -35,6 +36,12 @@ const std::vector<ParamDef>& ParamDefinitions() {
        "a controller silent for this long is considered gone, in milliseconds", 1, 6553599},
       {kLogLevel, ParamType::kString, "info", true,
        "log level of the supervisor and runtimes: trace, debug, info, warn, error", 0, 0},
+      // A peek's answer, and each worker's part of it, must fit a message (ipc/codec.h:
+      // kMaxMessageBytes, 16 MiB) with room for the rest of it: at most 15 MiB.
+      {kMaxResultSize, ParamType::kInt, std::to_string(8 << 20), true,
+       "the largest answer a peek may have, in bytes (the encoded size of its rows, and of each "
+       "worker's part of them): a larger one answers Error instead",
+       1, static_cast<long long>(ipc::kMaxMessageBytes - (1u << 20))},
       {kDebugAbortWorker, ParamType::kString, "", true,
        "fault injection: set to solo, maintenance or interactive to make worker 0 of that "
        "runtime fail an invariant check (the replica then goes down: shared fate)",

@@ -39,6 +39,7 @@ inline constexpr char kControllerHeartbeatIntervalMs[] = "controller_heartbeat_i
 inline constexpr char kControllerHeartbeatTimeoutMs[] = "controller_heartbeat_timeout_ms";
 inline constexpr char kLogLevel[] = "log_level";
 inline constexpr char kDebugAbortWorker[] = "debug_abort_worker";
+inline constexpr char kMaxResultSize[] = "max_result_size";
 
 // Every parameter this build knows.
 const std::vector<ParamDef>& ParamDefinitions();

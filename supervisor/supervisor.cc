@@ -208,7 +208,9 @@ int Supervisor::SpawnRuntimes() {
             ? std::string(spdlog::level::to_string_view(config_.log_level).data())
             : config_.params.Get(kLogLevel),
         "--log-format",
-        config_.log_format == LogFormat::kJson ? "json" : "text"};
+        config_.log_format == LogFormat::kJson ? "json" : "text",
+        "--max-result-size",
+        config_.params.Get(kMaxResultSize)};
     auto pid = children_.Spawn(RoleName(id), argv);
     if (!pid.ok()) {
       spdlog::error("{}", pid.status().message());

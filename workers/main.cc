@@ -18,6 +18,9 @@ int main(int argc, char** argv) {
   app.add_option("--replica-id", o.replica_id, "replica id");
   app.add_option("--log-level", log_level);
   app.add_option("--log-format", log_format);
+  app.add_option("--max-result-size", o.max_result_size,
+                 "max_result_size: the largest peek answer, in bytes")
+      ->check(CLI::Range(std::size_t{1}, tandem::workers::kMaxMaxResultSize));
   CLI11_PARSE(app, argc, argv);
   if (auto parsed = tandem::ParseRole(role)) {
     o.role = *parsed;

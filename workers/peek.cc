@@ -1,6 +1,7 @@
 #include "workers/peek.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 
 #include "base/count.h"
@@ -68,9 +69,7 @@ std::optional<std::string> ReadPeekPart(const shm::Snapshot& snap, Time t, bool 
   }
   if (!mfp_error.empty()) return mfp_error;
   for (auto& [enc, rc] : rows) {
-    if (!FitsInt64(rc.second)) return std::string(kMultiplicityOverflow);
-    if (rc.second != 0)
-      out->rows.emplace_back(std::move(rc.first), static_cast<std::int64_t>(rc.second));
+    if (rc.second != 0) out->rows.emplace_back(std::move(rc.first), rc.second);
   }
   return std::nullopt;
 }
@@ -101,8 +100,74 @@ bool ErrorLess(std::string_view a, std::string_view b) {
   return a < b;  // equal as numbers ("07" and "7"): bytes decide
 }
 
-std::optional<std::string> Finish(const pb::Finishing& finishing,
-                                  std::vector<std::pair<Row, std::int64_t>> rows, pb::Rows* out) {
+bool FinishingLess(const pb::Finishing& finishing, const Row& a, const Row& b) {
+  for (const auto& o : finishing.order_by()) {
+    const Datum& x = a[o.column()];
+    const Datum& y = b[o.column()];
+    const bool xn = x.index() == 0, yn = y.index() == 0;
+    if (xn != yn) return o.nulls_last() ? yn : xn;  // nulls first unless nulls_last
+    int c = CompareDatum(x, y);
+    if (o.desc()) c = -c;
+    if (c != 0) return c < 0;
+  }
+  return CompareRow(a, b) < 0;
+}
+
+std::uint64_t PartCount(Int128 count) {
+  return FitsInt64(count) ? static_cast<std::uint64_t>(count) : UINT64_MAX;
+}
+
+Int128 CountOfPart(std::uint64_t count) {
+  return count > static_cast<std::uint64_t>(INT64_MAX) ? Int128{UINT64_MAX} : Int128{count};
+}
+
+void KeepFirstForFinishing(const pb::Finishing& finishing, CountedRows* rows) {
+  if (!finishing.has_limit()) return;
+  std::uint64_t k;  // offset + limit counted rows, saturating
+  if (__builtin_add_overflow(finishing.offset(), finishing.limit(), &k)) k = UINT64_MAX;
+  std::uint64_t total = 0;
+  auto counted = [](Int128 count) {  // saturating
+    return count > Int128{UINT64_MAX} ? UINT64_MAX : static_cast<std::uint64_t>(count);
+  };
+  for (const auto& [row, count] : *rows) {
+    if (count <= 0) return;  // not ours to judge (see REQUIRES): keep everything
+    if (__builtin_add_overflow(total, counted(count), &total)) total = UINT64_MAX;
+  }
+  if (total <= k) return;  // every row is needed
+  auto less = [&](const std::pair<Row, Int128>& a, const std::pair<Row, Int128>& b) {
+    return FinishingLess(finishing, a.first, b.first);
+  };
+  // Every count is at least 1, so the first k rows already reach k counted rows: select them,
+  // then sort only those.
+  const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(k, rows->size()));
+  if (n < rows->size()) std::nth_element(rows->begin(), rows->begin() + n, rows->end(), less);
+  std::sort(rows->begin(), rows->begin() + n, less);
+  std::size_t keep = 0;
+  for (std::uint64_t before = 0; keep < n && before < k; ++keep) {
+    if (__builtin_add_overflow(before, counted((*rows)[keep].second), &before)) before = UINT64_MAX;
+  }
+  rows->erase(rows->begin() + keep, rows->end());
+}
+
+std::optional<std::size_t> ParseMaxResultSize(std::string_view name, std::string_view value) {
+  if (name != kMaxResultSize) return std::nullopt;
+  std::size_t bytes = 0;
+  const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), bytes);
+  if (ec != std::errc() || ptr != value.data() + value.size() || bytes == 0 ||
+      bytes > kMaxMaxResultSize)
+    return std::nullopt;
+  return bytes;
+}
+
+std::string ResultTooLarge(std::string_view what, std::size_t size, std::size_t limit,
+                           std::string_view limit_name) {
+  std::string why = "the result exceeds " + std::string(limit_name) + " (" + std::to_string(limit) +
+                    " bytes): " + std::string(what) + " is " + std::to_string(size) + " bytes";
+  if (limit_name == kMaxResultSize) why += "; add a limit, keys or a filter, or raise it";
+  return why;
+}
+
+std::optional<std::string> Finish(const pb::Finishing& finishing, CountedRows rows, pb::Rows* out) {
   // Sum the same row from different workers (a projection can make rows collide), exactly.
   std::map<std::string, std::pair<Row, Int128>> merged;
   for (auto& [row, count] : rows) {
@@ -110,30 +175,25 @@ std::optional<std::string> Finish(const pb::Finishing& finishing,
     if (slot.second == 0 && slot.first.empty()) slot.first = std::move(row);
     slot.second += count;
   }
-  std::vector<std::pair<Row, std::int64_t>> sorted;
+  CountedRows sorted;
   for (auto& [enc, rc] : merged) {
-    if (!FitsInt64(rc.second)) return std::string(kMultiplicityOverflow);
-    const auto count = static_cast<std::int64_t>(rc.second);
-    if (count < 0)
-      return "the result has a row with negative multiplicity " + std::to_string(count);
-    if (count > 0) sorted.emplace_back(std::move(rc.first), count);
-  }
-  auto less = [&](const std::pair<Row, std::int64_t>& a, const std::pair<Row, std::int64_t>& b) {
-    for (const auto& o : finishing.order_by()) {
-      const Datum& x = a.first[o.column()];
-      const Datum& y = b.first[o.column()];
-      const bool xn = x.index() == 0, yn = y.index() == 0;
-      if (xn != yn) return o.nulls_last() ? yn : xn;  // nulls first unless nulls_last
-      int c = CompareDatum(x, y);
-      if (o.desc()) c = -c;
-      if (c != 0) return c < 0;
+    if (rc.second < 0) {
+      if (!FitsInt64(rc.second)) return std::string(kMultiplicityOverflow);
+      return "the result has a row with negative multiplicity " +
+             std::to_string(static_cast<std::int64_t>(rc.second));
     }
-    return CompareRow(a.first, b.first) < 0;
+    if (rc.second > 0) sorted.emplace_back(std::move(rc.first), rc.second);
+  }
+  auto less = [&](const std::pair<Row, Int128>& a, const std::pair<Row, Int128>& b) {
+    return FinishingLess(finishing, a.first, b.first);
   };
   std::sort(sorted.begin(), sorted.end(), less);
   std::uint64_t skip = finishing.offset();
   std::uint64_t left = finishing.has_limit() ? finishing.limit() : UINT64_MAX;
   for (auto& [row, count] : sorted) {
+    if (skip == 0 && left == 0) break;  // the rest is not needed: not looked at
+    // A row the answer needs (returned, or skipped over): its count must fit int64.
+    if (!FitsInt64(count)) return std::string(kMultiplicityOverflow);
     std::uint64_t n = static_cast<std::uint64_t>(count);
     const std::uint64_t skipped = std::min(skip, n);
     skip -= skipped;

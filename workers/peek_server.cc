@@ -1,5 +1,8 @@
 #include "workers/peek_server.h"
 
+#include <google/protobuf/io/coded_stream.h>
+
+#include <algorithm>
 #include <set>
 
 #include "base/check.h"
@@ -65,6 +68,7 @@ void PeekServer::Add(const pb::Peek& p) {
   }
   w.keys.assign(keys.begin(), keys.end());
   w.mfp = Mfp(p.mfp(), 0);
+  w.finishing = p.finishing();
   peeks_.push_back(std::move(w));
 }
 
@@ -112,16 +116,33 @@ void PeekServer::Serve() {
         if (count < 0) err = "the result has a row with negative multiplicity";
       }
     }
+    // Only what the finishing can use leaves this worker (the merge completes it), and never
+    // more than max_result_size — nor than the channel to the command thread can carry.
+    if (!err) KeepFirstForFinishing(p->finishing, &rows.rows);
+    const std::string uuid = p->uuid;
     answer([&](pb::PeekResponse* r) {
       if (err) {
         r->set_error(*err);
         return;
       }
+      const std::size_t room =
+          ipc::kMaxMessageBytes - std::min(ipc::kMaxMessageBytes, uuid.size() + 64);
+      const bool channel_binds = room < max_result_size_;
+      const std::size_t limit = channel_binds ? room : max_result_size_;
       auto* out = r->mutable_rows();
+      std::size_t size = 0;  // of `out`, as protobuf encodes it
+      pb::RowCount scratch;
       for (const auto& [row, count] : rows.rows) {
-        auto* rc = out->add_rows();
+        pb::RowCount* rc = size <= limit ? out->add_rows() : &scratch;
+        rc->Clear();
         for (const Datum& d : row) *rc->mutable_row()->add_datums() = ToProto(d);
-        rc->set_count(static_cast<std::uint64_t>(count));
+        rc->set_count(PartCount(count));
+        const std::size_t bytes = rc->ByteSizeLong();
+        size += 1 + google::protobuf::io::CodedOutputStream::VarintSize64(bytes) + bytes;
+      }
+      if (size > limit) {
+        r->set_error(ResultTooLarge("worker " + std::to_string(me_) + "'s part alone", size, limit,
+                                    channel_binds ? "the internal message limit" : kMaxResultSize));
       }
     });
   }

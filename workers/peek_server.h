@@ -16,6 +16,7 @@
 #include "ipc/codec.h"
 #include "shm/reader.h"
 #include "workers/expr.h"
+#include "workers/peek.h"
 
 namespace tandem::workers {
 
@@ -41,6 +42,9 @@ class PeekServer {
   void Add(const ipc::pb::Peek& peek);
   // CancelPeek: a peek still waiting answers Canceled; one answered already is left alone.
   void Cancel(const std::string& uuid);
+  // max_result_size (bytes): a part of a peek whose rows are larger answers Error instead (the
+  // peek's answer then does too). Applies to the peeks served from now on.
+  void SetMaxResultSize(std::size_t bytes) { max_result_size_ = bytes; }
   // Answers every waiting peek that can be answered now: readable (since <= t < upper), or never
   // (t < since, dropped). The others wait for upper to pass t.
   void Serve();
@@ -52,6 +56,7 @@ class PeekServer {
     bool scan = true;
     std::vector<std::string> keys;  // encoded, only those this worker owns
     Mfp mfp;
+    ipc::pb::Finishing finishing;  // its limit, offset and order-by are applied here already
   };
   void Answer(const std::string& uuid, const std::function<void(ipc::pb::PeekResponse*)>& fill);
 
@@ -60,6 +65,7 @@ class PeekServer {
   SendPart send_;
   std::map<std::string, shm::FollowedRef> indexes_;  // peers (interactive) or own exports (solo)
   std::vector<Waiting> peeks_;
+  std::size_t max_result_size_ = kDefaultMaxResultSize;
 };
 
 }  // namespace tandem::workers

@@ -7,6 +7,9 @@ namespace tandem::workers {
 
 namespace pb = ipc::pb;
 
+ResponseMerger::ResponseMerger(std::uint32_t workers, Send send)
+    : workers_(workers), send_(std::move(send)), max_result_size_(kDefaultMaxResultSize) {}
+
 void ResponseMerger::SendFrontier(const std::string& id, Frontier f) const {
   pb::Response out;
   auto* fr = out.mutable_frontiers();
@@ -59,7 +62,7 @@ void ResponseMerger::OnPeekPart(const pb::PeekResponse& part) {
       break;
     default:
       for (const auto& rc : part.rows().rows()) {
-        m.rows.emplace_back(FromProto(rc.row()), static_cast<std::int64_t>(rc.count()));
+        m.rows.emplace_back(FromProto(rc.row()), CountOfPart(rc.count()));
       }
   }
   if (m.parts < workers_) return;
@@ -73,6 +76,8 @@ void ResponseMerger::OnPeekPart(const pb::PeekResponse& part) {
   } else if (auto err = Finish(m.peek.finishing(), std::move(m.rows), resp->mutable_rows())) {
     resp->clear_rows();
     resp->set_error(*err);
+  } else if (const std::size_t size = resp->rows().ByteSizeLong(); size > m.max_result_size) {
+    resp->set_error(ResultTooLarge("the answer", size, m.max_result_size, kMaxResultSize));
   }
   peeks_.erase(it);
   send_(out);

@@ -16,13 +16,14 @@
 #include "base/row.h"
 #include "base/time.h"
 #include "ipc/codec.h"
+#include "workers/peek.h"
 
 namespace tandem::workers {
 
 class ResponseMerger {
  public:
   using Send = std::function<void(const ipc::pb::Response&)>;
-  ResponseMerger(std::uint32_t workers, Send send) : workers_(workers), send_(std::move(send)) {}
+  ResponseMerger(std::uint32_t workers, Send send);
 
   // Worker `worker` reports a collection of the dataflow created by command `seq`. The controller
   // sees one collection per id: the oldest dataflow's that has not closed it yet — a newer
@@ -32,8 +33,15 @@ class ResponseMerger {
   // Sends the current frontier of every collection (a new controller learns them).
   void ResendFrontiers() const;
 
+  // max_result_size (bytes) for the peeks expected from now on: a finished answer whose rows are
+  // larger is sent as an Error naming it.
+  void SetMaxResultSize(std::size_t bytes) { max_result_size_ = bytes; }
   // A peek every worker will answer a part of.
-  void ExpectPeek(const ipc::pb::Peek& peek) { peeks_[peek.uuid()].peek = peek; }
+  void ExpectPeek(const ipc::pb::Peek& peek) {
+    auto& m = peeks_[peek.uuid()];
+    m.peek = peek;
+    m.max_result_size = max_result_size_;
+  }
   bool Expects(const std::string& uuid) const { return peeks_.count(uuid) > 0; }
   // One worker's part. When every worker's part is in, sends the one answer: an error if any part
   // is one (of several, the first in ErrorLess order, so the same every time), else canceled if
@@ -44,15 +52,17 @@ class ResponseMerger {
   struct PeekMerge {
     ipc::pb::Peek peek;
     std::uint32_t parts = 0;
-    std::vector<std::pair<Row, std::int64_t>> rows;
+    CountedRows rows;  // exact counts (workers/peek.h)
     std::string error;
     bool canceled = false;
+    std::size_t max_result_size = 0;
   };
   void SendFrontier(const std::string& id, Frontier f) const;
 
   const std::uint32_t workers_;
   const Send send_;
   std::map<std::string, PeekMerge> peeks_;  // by uuid
+  std::size_t max_result_size_;
   // (id, CreateDataflow seq) → per worker. An id has more than one entry only while a dropped
   // collection and a newer one of the same id are both still reporting.
   std::map<std::pair<std::string, std::uint64_t>, std::vector<Frontier>> frontiers_;

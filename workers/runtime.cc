@@ -28,6 +28,21 @@ namespace {
 // behind a step, plus whatever single tick or spine merge cannot be split. Small steps are also
 // faster overall than big ones (their updates stay in cache): measured with `tandem-bench ingest`.
 constexpr std::chrono::microseconds kStepBudget = 5ms;
+
+// Never a message the channel cannot carry (its receiver would fail a check: shared fate). A
+// peek's rows are bounded by max_result_size already; this is the backstop, which makes such an
+// answer an Error instead.
+std::string EncodeForChannel(const pb::Response& r) {
+  std::string bytes = ipc::Encode(r);
+  if (bytes.size() <= ipc::kMaxMessageBytes || !r.has_peek_response()) return bytes;
+  pb::Response error;
+  error.mutable_peek_response()->set_uuid(r.peek_response().uuid());
+  error.mutable_peek_response()->set_error("the answer is a message of " +
+                                           std::to_string(bytes.size()) +
+                                           " bytes, over the internal message limit of " +
+                                           std::to_string(ipc::kMaxMessageBytes) + " bytes");
+  return ipc::Encode(error);
+}
 }  // namespace
 
 // A worker thread: by role, a renderer (maintenance), a peek server (interactive), or both (solo).
@@ -43,7 +58,9 @@ struct Runtime::Worker {
 Runtime::Runtime(RuntimeOptions options)
     : options_(std::move(options)),
       ctx_(1),
-      merger_(options_.workers, [this](const pb::Response& r) { SendResponse(r); }) {}
+      merger_(options_.workers, [this](const pb::Response& r) { SendResponse(r); }) {
+  merger_.SetMaxResultSize(options_.max_result_size);
+}
 
 Runtime::~Runtime() {
   stop_ = true;
@@ -127,6 +144,7 @@ void Runtime::StartWorkers() {
         w.peek_server = std::make_unique<PeekServer>(
             std::move(r).value(), i, options_.workers,
             [this, &w](const pb::Response& r) { SendToCommandThread(w, r); });
+        w.peek_server->SetMaxResultSize(options_.max_result_size);
       }
       attached.fetch_add(1);
       attached.notify_all();
@@ -169,7 +187,7 @@ void Runtime::Serve() {
 // Command thread
 
 void Runtime::SendResponse(const pb::Response& response) {
-  channel_->send(zmq::buffer(ipc::Encode(response)), zmq::send_flags::none);
+  channel_->send(zmq::buffer(EncodeForChannel(response)), zmq::send_flags::none);
 }
 
 void Runtime::AppendToLog(std::shared_ptr<const pb::Command> command) {
@@ -203,15 +221,19 @@ void Runtime::OnCommand(pb::Command command) {
 void Runtime::Enqueue(pb::Command c) {
   switch (c.kind_case()) {
     case pb::Command::kUpdateConfiguration: {
-      bool inject = false;
+      bool inject = false, peeks = false;
       for (const auto& [k, v] : c.update_configuration().params()) {
         if (k == "log_level") {
           if (auto level = ParseLogLevel(v); level.ok()) spdlog::set_level(*level);
         }
         if (k == "debug_abort_worker" && v == RoleName(options_.role)) inject = true;
+        if (const auto bytes = ParseMaxResultSize(k, v); bytes && ServesPeeks(options_.role)) {
+          merger_.SetMaxResultSize(*bytes);  // for the peeks after this command
+          peeks = true;
+        }
       }
-      if (!inject) return;
-      break;  // fault injection: worker 0 fails a check when it applies this
+      if (!inject && !peeks) return;
+      break;  // workers apply it in order with the peeks (and fault injection fails a check)
     }
     case pb::Command::kPeek:
       if (options_.role == Role::kMaintenance) return;  // never routed here in two-runtime mode
@@ -252,7 +274,7 @@ void Runtime::OnWorkerMessage(const zmq::message_t& header, const zmq::message_t
 void Runtime::SendToCommandThread(Worker& w, const pb::Response& r, std::uint64_t seq) {
   const WorkerHeader header{w.me, seq};
   w.out->send(zmq::buffer(&header, sizeof header), zmq::send_flags::sndmore);
-  w.out->send(zmq::buffer(ipc::Encode(r)), zmq::send_flags::none);
+  w.out->send(zmq::buffer(EncodeForChannel(r)), zmq::send_flags::none);
 }
 
 void Runtime::WorkerMain(std::uint32_t me) {
@@ -366,8 +388,15 @@ void Runtime::Apply(Worker& w, std::uint64_t seq, const pb::Command& c) {
       if (w.peek_server) w.peek_server->Cancel(c.cancel_peek().uuid());
       break;
     case pb::Command::kUpdateConfiguration:
-      // Only appended for fault injection (debug_abort_worker names this runtime).
-      if (w.me == 0) {
+      // Only appended for max_result_size or fault injection (debug_abort_worker names this
+      // runtime).
+      for (const auto& [k, v] : c.update_configuration().params()) {
+        if (const auto bytes = ParseMaxResultSize(k, v); bytes && w.peek_server)
+          w.peek_server->SetMaxResultSize(*bytes);
+      }
+      if (auto it = c.update_configuration().params().find("debug_abort_worker");
+          it != c.update_configuration().params().end() && it->second == RoleName(options_.role) &&
+          w.me == 0) {
         spdlog::critical("debug_abort_worker: failing a check on purpose");
         TANDEM_CHECK(false, "debug_abort_worker: fault injection requested by UpdateConfiguration");
       }

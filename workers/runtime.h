@@ -35,6 +35,7 @@
 #include "shm/segment.h"
 #include "workers/command_log.h"
 #include "workers/dataflow.h"
+#include "workers/peek.h"
 #include "workers/peek_server.h"
 #include "workers/reconciler.h"
 #include "workers/renderer.h"
@@ -48,6 +49,8 @@ struct RuntimeOptions {
   std::string segment;
   std::string channel;
   std::string replica_id;
+  // max_result_size at start (the supervisor's resolved value); UpdateConfiguration changes it.
+  std::size_t max_result_size = kDefaultMaxResultSize;
 };
 
 class Runtime {

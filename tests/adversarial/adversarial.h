@@ -30,15 +30,25 @@ inline std::uint64_t RssBytes(pid_t pid) {
   return 0;
 }
 
-// A two-runtime replica with the real runtime: key_value source u1 → index u2 (keyed by k),
-// readable once Start() returns true.
+// What a Target runs: the mode, the segment, and how many keys its key_value source has.
+struct TargetOptions {
+  bool two_runtime = true;
+  std::string shm_size = "64MiB";
+  std::uint64_t keys = 100;
+};
+
+// A replica with the real runtime (two-runtime unless told otherwise): key_value source u1 →
+// index u2 (keyed by k), readable once Start() returns true.
 class Target {
  public:
-  explicit Target(std::vector<std::string> extra_args = {}, int workers = 2)
-      : sup_({.extra_args = std::move(extra_args),
+  explicit Target(std::vector<std::string> extra_args = {}, int workers = 2,
+                  TargetOptions options = {})
+      : keys_(options.keys),
+        sup_({.extra_args = std::move(extra_args),
+              .two_runtime = options.two_runtime,
               .workers = workers,
               .worker_binary = TANDEM_WORKER_BIN,
-              .shm_size = "64MiB"}) {}
+              .shm_size = options.shm_size}) {}
 
   // Waits for readiness, says Hello, creates u1 → u2 and waits until u2 is readable.
   bool Start() {
@@ -48,6 +58,7 @@ class Target {
     ipc::pb::Command c = ipc::samples::EmptyDataflow("adversarial");
     auto* d = ipc::samples::Desc(c);
     *d->add_source_imports() = ipc::samples::KeyValueImport("u1");
+    d->mutable_source_imports(0)->mutable_source()->mutable_key_value()->set_keys(keys_);
     *d->add_index_exports() = ipc::samples::Export("u2", "u1", {0});
     ctl_->Send(c);
     return ReadableAt(1);
@@ -67,13 +78,16 @@ class Target {
   }
 
   // The check after every attack: the supervisor and both runtimes are up, and a peek of u2 at
-  // time 1 through a new observer session is answered with rows.
+  // time 1 (of key 1 when u2 has more than 10^4 keys) through a new observer session is answered
+  // with rows.
   void ExpectStillServing() {
     ASSERT_FALSE(sup_.Exited()) << "the replica went down\n" << sup_.Log();
     TestController reader(sup_.controller_endpoint());
     ASSERT_TRUE(reader.Hello("after-attack", /*observer=*/true)) << sup_.Log();
     const std::string uuid = "after-attack-" + std::to_string(++checks_);
-    reader.Send(ipc::samples::PeekAt(uuid, "u2", 1));
+    // A large index is looked up by key: a full scan of it may be over max_result_size.
+    reader.Send(keys_ > 10000 ? ipc::samples::PeekAt(uuid, "u2", 1, 1)
+                              : ipc::samples::PeekAt(uuid, "u2", 1));
     auto r = reader.ReceiveUntil(
         [&](const ipc::pb::Response& r) {
           return r.has_peek_response() && r.peek_response().uuid().find(uuid) != std::string::npos;
@@ -88,6 +102,7 @@ class Target {
   TestController& ctl() { return *ctl_; }
 
  private:
+  std::uint64_t keys_;
   SupervisorProcess sup_;
   std::unique_ptr<TestController> ctl_;
   int checks_ = 0;

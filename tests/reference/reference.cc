@@ -496,7 +496,6 @@ PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>
   }
   std::vector<std::pair<Row, Count>> sorted(selected.begin(), selected.end());
   for (const auto& [row, count] : sorted) {
-    if (!FitsInt64(count)) return fail("multiplicity overflow of " + RowToString(row));
     if (count < 0) {
       return fail("negative multiplicity " + CountToString(count) + " of " + RowToString(row));
     }
@@ -511,6 +510,10 @@ PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>
   const std::vector<std::uint32_t> project = Columns(finishing.project());
   std::map<Row, std::size_t, RowLess> position;  // of each output row in answer.rows
   for (const auto& [row, signed_count] : sorted) {
+    // Rows after the limit are not looked at; a row the answer needs (returns, or skips over by
+    // the offset) must have a count that fits int64.
+    if (skip == 0 && left == 0) break;
+    if (!FitsInt64(signed_count)) return fail("multiplicity overflow of " + RowToString(row));
     std::uint64_t count = static_cast<std::uint64_t>(signed_count);
     const std::uint64_t skipped = std::min(skip, count);
     skip -= skipped;

@@ -53,6 +53,18 @@ TEST(Dyncfg, OnlyTheLogLevelIsLive) {
   EXPECT_TRUE(FindParam(kLogLevel)->live);
 }
 
+TEST(Dyncfg, MaxResultSizeIsLiveDefaultsTo8MiBAndStaysBelowTheMessageLimit) {
+  ConfigSet c;
+  EXPECT_TRUE(FindParam(kMaxResultSize)->live);
+  EXPECT_EQ(c.GetInt(kMaxResultSize), 8 << 20);
+  EXPECT_FALSE(c.Set(ConfigSet::Scope::kReplica, kMaxResultSize, "0").ok());
+  EXPECT_FALSE(c.Set(ConfigSet::Scope::kReplica, kMaxResultSize, "16777216").ok())
+      << "a result as large as a message leaves no room for the rest of it";
+  EXPECT_TRUE(c.Set(ConfigSet::Scope::kReplica, kMaxResultSize, "15728640").ok());
+  EXPECT_TRUE(c.Set(ConfigSet::Scope::kReplica, kMaxResultSize, "1").ok());
+  EXPECT_EQ(c.Get(kMaxResultSize), "1");
+}
+
 FlagsOutcome Parse(std::vector<const char*> args) {
   args.insert(args.begin(), "tandem-supervisor");
   return ParseSupervisorFlags(static_cast<int>(args.size()), args.data());
