@@ -34,11 +34,13 @@ inline std::uint64_t RssBytes(pid_t pid) {
 // readable once Start() returns true.
 class Target {
  public:
-  explicit Target(std::vector<std::string> extra_args = {}, int workers = 2)
+  explicit Target(std::vector<std::string> extra_args = {}, int workers = 2,
+                  std::string segment_name = {})
       : sup_({.extra_args = std::move(extra_args),
               .workers = workers,
               .worker_binary = TANDEM_WORKER_BIN,
-              .shm_size = "64MiB"}) {}
+              .shm_size = "64MiB",
+              .segment_name = std::move(segment_name)}) {}
 
   // Waits for readiness, says Hello, creates u1 → u2 and waits until u2 is readable.
   bool Start() {
