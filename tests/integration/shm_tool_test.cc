@@ -4,6 +4,7 @@
 // error exits.
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -716,6 +717,39 @@ TEST_F(ShmToolTest, ReadsACopyOfASegmentInAFileWithoutChangingIt) {
   r = RunTool({"info", std::string(path) + ".missing"});
   EXPECT_EQ(r.code, 1) << Describe(r);
   EXPECT_TRUE(Contains(r.err, "no file named")) << r.err;
+}
+
+// Issue 12 item 4, the tools' side: another user's file under a tandem.* name — even a genuine
+// stale segment — is never removed by gc (root could), and a FIFO there never blocks ls or gc.
+TEST(ShmTool, GcAndLsNeverTouchAnotherUsersFileNorBlockOnAFifo) {
+  const std::string prefix = UniqueSegmentName("others") + ".";
+  SegmentOptions theirs = TestSegment::Options(1, 1ull << 20);
+  theirs.name = prefix + "stale";
+  ScopedSegmentRemover theirs_remover(theirs.name);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(Segment::Create(theirs).ok() ? 0 : 1);  // left stale
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_EQ(chown(Segment::PathOf(theirs.name).c_str(), 65534, 65534), 0);
+  const std::string fifo = prefix + "fifo";
+  ScopedSegmentRemover fifo_remover(fifo);
+  ASSERT_EQ(mkfifo(Segment::PathOf(fifo).c_str(), 0666), 0);
+
+  testing::RunBinaryOptions options;
+  options.strip_tandem_env = false;
+  options.limit = std::chrono::seconds(10);
+  testing::BinaryRun run = testing::RunBinary(TANDEM_SHM_BIN, {"ls", "--prefix", prefix}, options);
+  ASSERT_EQ(run.exit, 0) << testing::DescribeRun(run);
+  EXPECT_TRUE(Contains(run.out, "a FIFO owned by uid")) << run.out;
+  run = testing::RunBinary(TANDEM_SHM_BIN, {"gc", "--prefix", prefix}, options);
+  ASSERT_EQ(run.exit, 0) << testing::DescribeRun(run);
+  EXPECT_TRUE(Contains(run.out, "kept " + theirs.name + " (owned by uid 65534")) << run.out;
+  EXPECT_TRUE(Contains(run.out, "kept " + fifo)) << run.out;
+  EXPECT_TRUE(Segment::Probe(theirs.name).ok()) << "gc removed another user's segment";
+  struct stat st {};
+  EXPECT_EQ(lstat(Segment::PathOf(fifo).c_str(), &st), 0);
 }
 
 // Issue 12 item 5: an inspector is run after something went wrong, so a corrupted segment must
