@@ -52,6 +52,10 @@ Status BatchView::Validate(std::uint64_t allocation_bytes) const {
       !InRange(h.val_updates_at, 4 * (h.val_count + 1), total)) {
     return Status::Corruption("batch: column outside its allocation");
   }
+  if (h.times_at % 8 || h.diffs_at % 8 || h.key_offsets_at % 4 || h.key_vals_at % 4 ||
+      h.val_offsets_at % 4 || h.val_updates_at % 4) {
+    return Status::Corruption("batch: misaligned column");
+  }
   const auto* ko = Col<std::uint32_t>(h.key_offsets_at);
   const auto* kv = Col<std::uint32_t>(h.key_vals_at);
   const auto* vo = Col<std::uint32_t>(h.val_offsets_at);

@@ -231,21 +231,31 @@ Result<Snapshot> Inspector::Take(std::uint32_t ordinal, std::uint32_t index) {
                                " changed while it was being read; try again");
   }
   if (list != 0) {
-    if (!segment_->Contains(list, sizeof(BatchListData))) {
-      return Status::Corruption("slot " + before.ToString() + ": batch list out of range");
+    const std::string where = "slot " + std::to_string(ordinal) + "/" + std::to_string(index) +
+                              " (" + before.ToString() + "): ";
+    if (list % alignof(BatchListData) != 0 || !segment_->Contains(list, sizeof(BatchListData))) {
+      return Status::Corruption(where + "batch list offset " + std::to_string(list) +
+                                " is outside the segment or misaligned");
     }
     const auto* l = segment_->At<BatchListData>(list);
-    if (l->count > 4096 ||
-        !segment_->Contains(list, offsetof(BatchListData, batches) + 8 * l->count)) {
-      return Status::Corruption("slot " + before.ToString() + ": batch list malformed");
+    const std::uint64_t count = l->count;
+    if (count > kMaxBatchesPerList ||
+        !segment_->Contains(list, offsetof(BatchListData, batches) + 8 * count)) {
+      return Status::Corruption(where + "batch list of " + std::to_string(count) +
+                                " batches does not fit the segment (at most " +
+                                std::to_string(kMaxBatchesPerList) + ")");
     }
-    for (std::uint64_t i = 0; i < l->count; ++i) {
+    for (std::uint64_t i = 0; i < count; ++i) {
       const std::uint64_t off = l->batches[i];
-      if (!segment_->Contains(off, sizeof(BatchHeader))) {
-        return Status::Corruption("slot " + before.ToString() + ": batch out of range");
+      if (off % alignof(BatchHeader) != 0 || !segment_->Contains(off, sizeof(BatchHeader))) {
+        return Status::Corruption(where + "batch " + std::to_string(i) + " at offset " +
+                                  std::to_string(off) + " is outside the segment or misaligned");
       }
       BatchView view(segment_->At<BatchHeader>(off));
-      TANDEM_RETURN_IF_ERROR(view.Validate(segment_->size_bytes() - off));
+      if (Status valid = view.Validate(segment_->size_bytes() - off); !valid.ok()) {
+        return Status::Corruption(where + "batch " + std::to_string(i) + " at offset " +
+                                  std::to_string(off) + ": " + valid.message());
+      }
       snap.batches_.push_back(view);
     }
   }

@@ -130,6 +130,9 @@ class Reader {
   std::map<std::uint32_t, Followed> followed_;
 };
 
+// The most batches Inspector::Take accepts in one list (a spine keeps O(log n)).
+inline constexpr std::uint64_t kMaxBatchesPerList = 4096;
+
 // A slot as listed by a tool.
 struct SlotInfo {
   std::uint32_t ordinal = 0, index = 0;

@@ -173,6 +173,44 @@ std::uint64_t RegistryBytes(std::uint32_t workers, std::uint32_t slots_per_row) 
   return 64 + std::uint64_t{workers} * RowStride(slots_per_row) + 64;
 }
 
+Status CheckRegistry(const Segment& segment) {
+  const SegmentHeader& h = segment.header();
+  const std::string what = "segment '" + segment.name() + "': ";
+  if (h.workers == 0 || h.workers > kMaxWorkers) {
+    return Status::Corruption(what + "header: " + std::to_string(h.workers) +
+                              " workers, outside [1, " + std::to_string(kMaxWorkers) + "]");
+  }
+  if (h.slots_per_row == 0 || h.slots_per_row > kMaxSlotsPerRow) {
+    return Status::Corruption(what + "header: " + std::to_string(h.slots_per_row) +
+                              " slots per row, outside [1, " + std::to_string(kMaxSlotsPerRow) +
+                              "]");
+  }
+  const std::uint64_t at = h.registry_offset;
+  if (at % alignof(RegistryData) != 0 || !segment.Contains(at, sizeof(RegistryData))) {
+    return Status::Corruption(what + "header: registry offset " + std::to_string(at) +
+                              " is outside the segment or misaligned");
+  }
+  const RegistryData& r = *segment.At<RegistryData>(at);
+  if (r.workers != h.workers || r.slots_per_row != h.slots_per_row) {
+    return Status::Corruption(what + "registry: " + std::to_string(r.workers) + " rows of " +
+                              std::to_string(r.slots_per_row) + " slots, but the header says " +
+                              std::to_string(h.workers) + " of " + std::to_string(h.slots_per_row));
+  }
+  if (r.row_stride != RowStride(r.slots_per_row)) {
+    return Status::Corruption(what + "registry: row stride " + std::to_string(r.row_stride) +
+                              ", but " + std::to_string(r.slots_per_row) + " slots take " +
+                              std::to_string(RowStride(r.slots_per_row)));
+  }
+  const std::uint64_t rows_bytes = std::uint64_t{r.workers} * r.row_stride;
+  if (r.rows_offset % alignof(RowData) != 0 || r.rows_offset < at + sizeof(RegistryData) ||
+      !segment.Contains(r.rows_offset, rows_bytes)) {
+    return Status::Corruption(what + "registry: rows at offset " + std::to_string(r.rows_offset) +
+                              " (" + std::to_string(rows_bytes) +
+                              " bytes) are outside the segment or misaligned");
+  }
+  return Status::Ok();
+}
+
 Result<std::uint64_t> InitializeRegistry(Segment& segment, std::uint32_t workers,
                                          std::uint32_t slots_per_row) {
   const std::uint64_t stride = RowStride(slots_per_row);

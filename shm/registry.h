@@ -28,6 +28,15 @@ struct SlotKey {
   friend bool operator==(const SlotKey&, const SlotKey&) = default;
 };
 
+// Checks the header's registry fields and RegistryData against the mapping (Segment::Open does,
+// before anything reads a row): the counts within what Create allows and equal to the header's,
+// the stride the one RegistryBytes implies, every row inside the segment and aligned. Corruption
+// naming the inconsistency otherwise, so no row or slot address can fall outside the mapping.
+Status CheckRegistry(const Segment& segment);
+// What Create allows (and CheckRegistry demands).
+inline constexpr std::uint32_t kMaxWorkers = 1024;
+inline constexpr std::uint32_t kMaxSlotsPerRow = 65536;
+
 // Bytes the registry takes in the managed area for this shape.
 std::uint64_t RegistryBytes(std::uint32_t workers, std::uint32_t slots_per_row);
 // Builds the registry inside a freshly created segment; returns its offset. Creator only.

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -104,23 +105,54 @@ HeaderInfo CopyHeader(const SegmentHeader& h) {
 
 Segment::~Segment() {
   managed_.reset();
-  if (base_) munmap(base_, size_);
+  if (base_ && owns_mapping_) munmap(base_, size_);
   if (fd_ >= 0) close(fd_);  // releases the creator's lock
 }
 
-Result<SegmentProbe> Segment::Probe(const std::string& name) {
-  TANDEM_RETURN_IF_ERROR(ValidateName(name));
-  const int fd = shm_open(("/" + name).c_str(), O_RDONLY | O_CLOEXEC, 0);
-  if (fd < 0) {
-    if (errno == ENOENT) return Status::NotFound("no segment named '" + name + "'");
-    return Status::Internal(Errno(("shm_open " + name).c_str()));
+namespace {
+
+const char* FileKind(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  return "not a regular file";
+}
+
+std::string UidText(uid_t uid) {
+  std::string text = "uid " + std::to_string(uid);
+  char buf[1024];
+  passwd pw{};
+  passwd* found = nullptr;
+  if (getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found != nullptr) {
+    text += std::string(" (") + found->pw_name + ")";
   }
+  return text;
+}
+
+// Opens `path` to look at it: read-only, never following a symbolic link, never blocking (a
+// FIFO without a writer would otherwise block the open), never becoming a controlling terminal.
+int OpenToLook(const std::string& path) {
+  return open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+}
+
+// Probe of the file open at `fd` (see Segment::Probe); `file.fd` takes ownership.
+Result<SegmentProbe> ProbeOpen(const std::string& name, int fd) {
   MappedFile file;
   file.fd = fd;
   SegmentProbe probe;
   probe.name = name;
   struct stat st {};
   if (fstat(fd, &st) != 0) return Status::Internal(Errno("fstat"));
+  probe.owner_uid = st.st_uid;
+  probe.regular_file = S_ISREG(st.st_mode);
+  if (!probe.regular_file) {
+    probe.problem = std::string("not a Tandem segment: ") + FileKind(st.st_mode) + " owned by " +
+                    UidText(st.st_uid);
+    return probe;
+  }
   probe.file_bytes = static_cast<std::uint64_t>(st.st_size);
   probe.supervisor_alive = LockHeldByOther(fd);
   if (probe.file_bytes < kHeaderBytes) {
@@ -166,18 +198,120 @@ Result<SegmentProbe> Segment::Probe(const std::string& name) {
   return probe;
 }
 
+Result<SegmentProbe> ProbePath(const std::string& name, const std::string& path,
+                               const std::string& what) {
+  const int fd = OpenToLook(path);
+  if (fd < 0) {
+    if (errno == ENOENT) return Status::NotFound("no " + what + " named '" + name + "'");
+    if (errno == ELOOP) {
+      return Status::FailedPrecondition("'" + path +
+                                        "' is a symbolic link: not a Tandem segment (links are "
+                                        "never followed)");
+    }
+    return Status::Internal(Errno(("open " + path).c_str()));
+  }
+  return ProbeOpen(name, fd);
+}
+
+}  // namespace
+
+Result<SegmentProbe> Segment::Probe(const std::string& name) {
+  TANDEM_RETURN_IF_ERROR(ValidateName(name));
+  return ProbePath(name, PathOf(name), "segment");
+}
+
+Result<SegmentProbe> Segment::ProbeFile(const std::string& path) {
+  return ProbePath(path, path, "file");
+}
+
+namespace {
+
+// What Create does with a file already under the name (Segment::Create): Ok when it removed a
+// stale file of ours (described in *replaced), NotFound when the name vanished meanwhile (try
+// again), otherwise the refusal.
+Status ReclaimIfStale(const std::string& name, std::string* replaced) {
+  const std::string path = Segment::PathOf(name);
+  const int fd = OpenToLook(path);
+  if (fd < 0) {
+    if (errno == ENOENT) return Status::NotFound("gone");
+    if (errno == ELOOP) {
+      struct stat st {};
+      const std::string owner = lstat(path.c_str(), &st) == 0 ? UidText(st.st_uid) : "?";
+      return Status::FailedPrecondition(
+          "'" + path + "' exists and is a symbolic link owned by " + owner +
+          ": refusing to follow or remove it; remove it as its owner, or choose another "
+          "--replica-id or --shm-name");
+    }
+    return Status::Internal(Errno(("open " + path).c_str()));
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }  // also drops our lock, after the unlink
+  } closer{fd};
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return Status::Internal(Errno("fstat"));
+  const uid_t me = geteuid();
+  if (!S_ISREG(st.st_mode)) {
+    return Status::FailedPrecondition(
+        "'" + path + "' exists and is " + FileKind(st.st_mode) + " owned by " + UidText(st.st_uid) +
+        ", not a segment: refusing to open or remove it; remove it as its owner, or choose "
+        "another --replica-id or --shm-name");
+  }
+  if (st.st_uid != me) {
+    return Status::FailedPrecondition(
+        "'" + path + "' exists and is owned by " + UidText(st.st_uid) + ", not by this user (" +
+        UidText(me) +
+        "): a file another user made is never used or removed as this replica's segment; "
+        "choose another --replica-id or --shm-name, or have its owner (or root) remove it");
+  }
+  auto probe = ProbeOpen(name, dup(fd));
+  if (!probe.ok()) return probe.status();
+  if (probe->supervisor_alive || flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (probe->valid) {
+      return Status::AlreadyExists("segment '" + name + "' belongs to a live supervisor (pid " +
+                                   std::to_string(probe->header->supervisor_pid) +
+                                   "); refusing to replace it");
+    }
+    return Status::AlreadyExists("'" + path + "' is in use: a process holds its lock (" +
+                                 probe->problem + "); refusing to replace it");
+  }
+  // We hold its lock, so no supervisor is alive on it. Remove it only if the name still names
+  // the file we locked (another supervisor may have replaced it meanwhile).
+  struct stat named {};
+  if (lstat(path.c_str(), &named) != 0 || named.st_ino != st.st_ino || named.st_dev != st.st_dev) {
+    return Status::NotFound("replaced meanwhile");
+  }
+  if (probe->valid) {
+    *replaced = "a stale segment of supervisor pid " +
+                std::to_string(probe->header->supervisor_pid) + " (gone)";
+  } else if (probe->magic == 0) {
+    *replaced =
+        "a segment whose creation never finished (" + std::to_string(probe->file_bytes) + " bytes)";
+  } else {
+    *replaced = "a file of this user under the segment's name: " + probe->problem + ", " +
+                std::to_string(probe->file_bytes) + " bytes";
+  }
+  if (shm_unlink(("/" + name).c_str()) != 0 && errno != ENOENT) {
+    return Status::Internal(Errno(("removing stale segment " + name).c_str()));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Segment>> Segment::Create(const SegmentOptions& options) {
   TANDEM_RETURN_IF_ERROR(ValidateName(options.name));
   if (options.replica_id.size() >= kReplicaIdBytes) {
     return Status::InvalidArgument("replica id '" + options.replica_id + "' is longer than " +
                                    std::to_string(kReplicaIdBytes - 1) + " bytes");
   }
-  if (options.workers == 0 || options.workers > 1024) {
-    return Status::InvalidArgument("worker count must be in [1, 1024], got " +
-                                   std::to_string(options.workers));
+  if (options.workers == 0 || options.workers > kMaxWorkers) {
+    return Status::InvalidArgument("worker count must be in [1, " + std::to_string(kMaxWorkers) +
+                                   "], got " + std::to_string(options.workers));
   }
-  if (options.slots_per_row == 0 || options.slots_per_row > 65536) {
-    return Status::InvalidArgument("slots per row must be in [1, 65536]");
+  if (options.slots_per_row == 0 || options.slots_per_row > kMaxSlotsPerRow) {
+    return Status::InvalidArgument("slots per row must be in [1, " +
+                                   std::to_string(kMaxSlotsPerRow) + "]");
   }
   const std::uint64_t registry_bytes = RegistryBytes(options.workers, options.slots_per_row);
   // The managed area needs room for its own bookkeeping besides the registry.
@@ -189,33 +323,16 @@ Result<std::unique_ptr<Segment>> Segment::Create(const SegmentOptions& options) 
   }
   const std::string shm_name = "/" + options.name;
 
-  // Take the name: create it exclusively; if it exists, remove it only when it is stale.
+  // Take the name: create it exclusively (shm_open adds O_NOFOLLOW); if it exists, remove it
+  // only when it is ours and stale (ReclaimIfStale).
   int fd = -1;
+  std::string replaced;
   for (int attempt = 0; attempt < 3 && fd < 0; ++attempt) {
     fd = shm_open(shm_name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd >= 0) break;
     if (errno != EEXIST) return Status::Internal(Errno(("shm_open " + options.name).c_str()));
-    auto probe = Probe(options.name);
-    if (!probe.ok()) {
-      if (probe.status().code() == StatusCode::kNotFound) continue;  // removed meanwhile
-      return probe.status();
-    }
-    if (probe->supervisor_alive) {
-      return Status::AlreadyExists(
-          "segment '" + options.name + "' belongs to a live supervisor" +
-          (probe->header ? " (pid " + std::to_string(probe->header->supervisor_pid) + ")" : "") +
-          "; refusing to replace it");
-    }
-    if (!probe->valid && probe->magic != 0 && probe->magic != kSegmentMagic) {
-      // Someone else's file: not ours to delete. (A dead Tandem segment of another layout
-      // version, or one whose creation never finished, is ours and stale.)
-      return Status::FailedPrecondition("'" + PathOf(options.name) + "' exists and " +
-                                        probe->problem + "; remove it by hand if it is stale");
-    }
-    // Stale: its supervisor is gone (or it died before finishing creation). Replace it.
-    if (shm_unlink(shm_name.c_str()) != 0 && errno != ENOENT) {
-      return Status::Internal(Errno(("removing stale segment " + options.name).c_str()));
-    }
+    Status reclaimed = ReclaimIfStale(options.name, &replaced);
+    if (!reclaimed.ok() && reclaimed.code() != StatusCode::kNotFound) return reclaimed;
   }
   if (fd < 0) return Status::Internal("could not create segment '" + options.name + "'");
 
@@ -223,6 +340,7 @@ Result<std::unique_ptr<Segment>> Segment::Create(const SegmentOptions& options) 
   seg->name_ = options.name;
   seg->fd_ = fd;
   seg->creator_ = true;
+  seg->replaced_ = replaced;
   auto fail = [&](Status s) -> Result<std::unique_ptr<Segment>> {
     seg.reset();
     shm_unlink(shm_name.c_str());
@@ -299,37 +417,137 @@ Result<std::unique_ptr<Segment>> Segment::Create(const SegmentOptions& options) 
   return seg;
 }
 
+namespace {
+
+// The size a valid probe's header claims against the file's.
+Status CheckSize(const std::string& name, const SegmentProbe& probe) {
+  const std::uint64_t expected = probe.header->segment_bytes;
+  if (expected != probe.file_bytes) {
+    return Status::Corruption("segment '" + name + "': header says " + Mib(expected) +
+                              " but the file has " + Mib(probe.file_bytes));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Segment::Attach() {
+  const SegmentHeader& h = *header_;
+  const std::string what = "segment '" + name_ + "': ";
+  if (h.segment_bytes != size_) {
+    return Status::Corruption(what + "header says " + Mib(h.segment_bytes) + " but there are " +
+                              Mib(size_));
+  }
+  if (h.header_bytes != kHeaderBytes || h.managed_offset != kHeaderBytes ||
+      h.managed_bytes > size_ || h.managed_offset + h.managed_bytes != size_) {
+    return Status::Corruption(
+        what + "header offsets are out of range (header " + std::to_string(h.header_bytes) +
+        " bytes, managed area at " + std::to_string(h.managed_offset) + " of " +
+        std::to_string(h.managed_bytes) + " bytes, segment " + std::to_string(size_) + " bytes)");
+  }
+  if (h.mode != static_cast<std::uint32_t>(Mode::kSolo) &&
+      h.mode != static_cast<std::uint32_t>(Mode::kTwoRuntime)) {
+    return Status::Corruption(what + "header: mode " + std::to_string(h.mode) +
+                              " is neither solo (1) nor two-runtime (2)");
+  }
+  TANDEM_RETURN_IF_ERROR(CheckRegistry(*this));
+  try {
+    managed_.reset(
+        new ManagedHolder{SharedArea(bip::open_only, base_ + h.managed_offset, h.managed_bytes)});
+  } catch (const std::exception& e) {
+    return Status::Corruption(what + "managed area unreadable: " + e.what());
+  }
+  const std::uint64_t area = managed_->buffer.get_size();
+  if (area > h.managed_bytes || managed_->buffer.get_free_memory() > area) {
+    const std::uint64_t free = managed_->buffer.get_free_memory();
+    managed_.reset();
+    return Status::Corruption(what + "the allocator's header is inconsistent (size " +
+                              std::to_string(area) + ", free " + std::to_string(free) +
+                              ", managed area " + std::to_string(h.managed_bytes) + " bytes)");
+  }
+  return Status::Ok();
+}
+
 Result<std::unique_ptr<Segment>> Segment::Open(const std::string& name) {
   TANDEM_RETURN_IF_ERROR(ValidateName(name));
   auto probe = Probe(name);
   if (!probe.ok()) return probe.status();
   if (!probe->valid) return Status::Corruption("segment '" + name + "': " + probe->problem);
+  TANDEM_RETURN_IF_ERROR(CheckSize(name, *probe));
   const std::uint64_t expected = probe->header->segment_bytes;
-  if (expected != probe->file_bytes) {
-    return Status::Corruption("segment '" + name + "': header says " + Mib(expected) +
-                              " but the file has " + Mib(probe->file_bytes));
-  }
   const int fd = shm_open(("/" + name).c_str(), O_RDWR | O_CLOEXEC, 0);
   if (fd < 0) return Status::Internal(Errno(("shm_open " + name).c_str()));
   auto seg = std::unique_ptr<Segment>(new Segment());
   seg->name_ = name;
   seg->fd_ = fd;
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<std::uint64_t>(st.st_size) != expected) {
+    return Status::Corruption("segment '" + name + "' changed while it was being opened");
+  }
   void* p = mmap(nullptr, expected, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) return Status::Internal(Errno("mmap"));
   seg->base_ = static_cast<char*>(p);
   seg->size_ = expected;
   seg->header_ = reinterpret_cast<SegmentHeader*>(seg->base_);
-  const SegmentHeader& h = *seg->header_;
-  if (h.managed_offset != kHeaderBytes || h.managed_offset + h.managed_bytes != expected ||
-      !seg->Contains(h.registry_offset, sizeof(RegistryData))) {
-    return Status::Corruption("segment '" + name + "': header offsets are out of range");
+  TANDEM_RETURN_IF_ERROR(seg->Attach());
+  return seg;
+}
+
+Result<std::unique_ptr<Segment>> Segment::OpenFile(const std::string& path) {
+  auto probe = ProbeFile(path);
+  if (!probe.ok()) return probe.status();
+  if (!probe->valid) return Status::Corruption("'" + path + "': " + probe->problem);
+  TANDEM_RETURN_IF_ERROR(CheckSize(path, *probe));
+  const std::uint64_t expected = probe->header->segment_bytes;
+  const int fd = OpenToLook(path);
+  if (fd < 0) return Status::Internal(Errno(("open " + path).c_str()));
+  auto seg = std::unique_ptr<Segment>(new Segment());
+  seg->name_ = path;
+  seg->fd_ = fd;
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<std::uint64_t>(st.st_size) != expected) {
+    return Status::Corruption("'" + path + "' changed while it was being opened");
   }
-  try {
-    seg->managed_.reset(new ManagedHolder{
-        SharedArea(bip::open_only, seg->base_ + h.managed_offset, h.managed_bytes)});
-  } catch (const std::exception& e) {
-    return Status::Corruption("segment '" + name + "': managed area unreadable: " + e.what());
+  // Private: a tool's announcement entry (the only thing it writes) stays in its own copy.
+  void* p = mmap(nullptr, expected, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  if (p == MAP_FAILED) return Status::Internal(Errno("mmap"));
+  seg->base_ = static_cast<char*>(p);
+  seg->size_ = expected;
+  seg->header_ = reinterpret_cast<SegmentHeader*>(seg->base_);
+  TANDEM_RETURN_IF_ERROR(seg->Attach());
+  return seg;
+}
+
+Result<std::unique_ptr<Segment>> Segment::OpenImage(const std::string& label, char* base,
+                                                    std::uint64_t size) {
+  const std::string what = "segment '" + label + "': ";
+  if (size < kHeaderBytes) {
+    return Status::Corruption(what + "not a Tandem segment: " + std::to_string(size) +
+                              " bytes, smaller than the " + std::to_string(kHeaderBytes) +
+                              "-byte header");
   }
+  if (reinterpret_cast<std::uintptr_t>(base) % 64 != 0) {
+    return Status::InvalidArgument(what + "the image must be 64-byte aligned");
+  }
+  const auto* h = reinterpret_cast<const SegmentHeader*>(base);
+  const std::uint64_t magic = h->magic.load(std::memory_order_acquire);
+  if (magic != kSegmentMagic) {
+    return Status::Corruption(what + "not a Tandem segment (magic " + Hex(magic) + ", expected " +
+                              Hex(kSegmentMagic) + ")");
+  }
+  if (h->layout_version != kLayoutVersion || h->layout_hash != kLayoutHash) {
+    return Status::Corruption(what + "layout version " + std::to_string(h->layout_version) +
+                              " / hash " + Hex(h->layout_hash) + " are not this build's");
+  }
+  auto seg = std::unique_ptr<Segment>(new Segment());
+  seg->name_ = label;
+  seg->owns_mapping_ = false;
+  seg->base_ = base;
+  seg->size_ = size;
+  seg->header_ = reinterpret_cast<SegmentHeader*>(base);
+  TANDEM_RETURN_IF_ERROR(seg->Attach());
   return seg;
 }
 

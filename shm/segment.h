@@ -58,6 +58,8 @@ struct SegmentProbe {
   std::uint64_t file_bytes = 0;
   bool supervisor_alive = false;  // the creator still holds the segment's lock
   bool valid = false;             // magic, layout version and layout hash are ours
+  bool regular_file = true;       // false: a FIFO, directory, device… (never opened as a segment)
+  std::uint32_t owner_uid = 0;    // the file's owner
   std::uint64_t magic = 0;        // as found (0: creation never finished, or not a segment)
   std::string problem;            // why not valid
   // Copied out when at least the magic matched — but only its fixed prefix (layout version and
@@ -73,15 +75,33 @@ class Segment {
   Segment& operator=(const Segment&) = delete;
 
   // Creates and reserves the whole segment (posix_fallocate), so a /dev/shm too small for it
-  // fails here with the size asked and the room available, never with SIGBUS later. A stale
-  // segment of the same name (its supervisor gone) is removed and recreated; a live one is
-  // refused. The calling process becomes the segment's supervisor.
+  // fails here with the size asked and the room available, never with SIGBUS later. The calling
+  // process becomes the segment's supervisor. The name is taken with O_CREAT|O_EXCL (never
+  // following a symbolic link); when a file already has it:
+  //  * not a regular file (a symlink, FIFO, directory…), or owned by another uid: never opened
+  //    as ours, never removed — FailedPrecondition naming the file and its owner;
+  //  * ours, and some process holds its lock: a live supervisor (or something of ours using it)
+  //    — AlreadyExists;
+  //  * ours, lock free: stale — a dead supervisor's segment, an unfinished one, or garbage under
+  //    our name. Removed (after taking its lock and checking the name still points at the file
+  //    locked) and recreated; replaced() says what was found.
   [[nodiscard]] static Result<std::unique_ptr<Segment>> Create(const SegmentOptions& options);
   // Attaches to an existing segment, refusing a wrong magic, layout version, layout hash (a
-  // segment created by another build) or size.
+  // segment created by another build), size, or a header or registry whose offsets and counts
+  // do not fit the mapping (Corruption naming the inconsistency).
   [[nodiscard]] static Result<std::unique_ptr<Segment>> Open(const std::string& name);
-  // Reads the header and liveness of a segment without attaching.
+  // The same checks on a copy of a segment in any regular file (tandem-shm on a saved image):
+  // mapped copy-on-write, so what a reader writes (its announcement entry) never reaches the file.
+  [[nodiscard]] static Result<std::unique_ptr<Segment>> OpenFile(const std::string& path);
+  // The same checks on `size` bytes at `base` (8-byte aligned, outliving the Segment, which
+  // neither copies nor unmaps them): the fuzz target's way in.
+  [[nodiscard]] static Result<std::unique_ptr<Segment>> OpenImage(const std::string& label,
+                                                                  char* base, std::uint64_t size);
+  // Reads the header and liveness of a segment without attaching. Never blocks (a FIFO under the
+  // name is reported, not opened for reading) and never follows a symbolic link.
   [[nodiscard]] static Result<SegmentProbe> Probe(const std::string& name);
+  // Probe of a segment image in any regular file (liveness: whether someone holds its lock).
+  [[nodiscard]] static Result<SegmentProbe> ProbeFile(const std::string& path);
   // Unlinks the name. NotFound when there is no such segment.
   static Status Remove(const std::string& name);
   // Lists the names of the segments in /dev/shm that begin with `prefix`.
@@ -90,6 +110,9 @@ class Segment {
 
   const std::string& name() const { return name_; }
   bool is_creator() const { return creator_; }
+  // What Create found under the name and replaced (a stale segment, garbage), empty if nothing:
+  // for the creator's log.
+  const std::string& replaced() const { return replaced_; }
   const SegmentHeader& header() const { return *header_; }
   SegmentHeader& mutable_header() { return *header_; }
   std::uint32_t workers() const { return header_->workers; }
@@ -121,10 +144,15 @@ class Segment {
  private:
   Segment() = default;
   struct ManagedHolder;  // the Boost.Interprocess managed area over [managed_offset, size)
+  // Checks the header's and the registry's shape against the mapping, then opens the managed
+  // area. `base_`, `size_` and `name_` are set.
+  Status Attach();
 
   std::string name_;
   int fd_ = -1;
   bool creator_ = false;
+  bool owns_mapping_ = true;  // false for OpenImage
+  std::string replaced_;
   char* base_ = nullptr;
   std::uint64_t size_ = 0;
   SegmentHeader* header_ = nullptr;

@@ -117,13 +117,21 @@ int Supervisor::CreateSegment() {
   if (!seg.ok()) {
     spdlog::error("could not create the segment: {}", seg.status().message());
     Cleanup(false);
-    // A segment larger than /dev/shm has room for is an impossible configuration (DESIGN §6).
+    // A segment larger than /dev/shm has room for is an impossible configuration (DESIGN §6);
+    // so is a name taken by a file the supervisor must never use or remove (another user's, a
+    // FIFO, a link: FailedPrecondition): only another name or that file's owner can help. A
+    // live supervisor of the same name is a busy resource, like a bound port: 69.
     return seg.status().code() == StatusCode::kResourceExhausted ||
-                   seg.status().code() == StatusCode::kInvalidArgument
+                   seg.status().code() == StatusCode::kInvalidArgument ||
+                   seg.status().code() == StatusCode::kFailedPrecondition
                ? kExitConfig
                : kExitUnavailable;
   }
   segment_ = std::move(seg).value();
+  if (!segment_->replaced().empty()) {
+    spdlog::warn("segment /dev/shm/{} replaced what was under its name: {}", config_.shm_name,
+                 segment_->replaced());
+  }
   spdlog::info("segment /dev/shm/{} created: {} bytes, {} rows", config_.shm_name, config_.shm_size,
                config_.workers);
   return kExitOk;

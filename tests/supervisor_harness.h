@@ -79,6 +79,9 @@ struct SupervisorOptions {
   // them.
   int heartbeat_interval_ms = 300;
   int heartbeat_timeout_ms = 3000;
+  // The segment's name (--shm-name); empty: a unique tandem.test.<replica>. Known before the
+  // supervisor starts, so a test can put something under it first.
+  std::string segment_name;
 };
 
 class SupervisorProcess {
@@ -88,7 +91,7 @@ class SupervisorProcess {
     static int counter = 0;
     replica_ = "t" + std::to_string(getpid()) + "x" + std::to_string(counter++);
     (void)info;
-    segment_ = "tandem.test." + replica_;
+    segment_ = o.segment_name.empty() ? "tandem.test." + replica_ : o.segment_name;
     char tmpl[] = "/tmp/tandem-test-XXXXXX";
     temp_dir_ = mkdtemp(tmpl);
     log_path_ = temp_dir_ + ".log";

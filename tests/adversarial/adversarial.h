@@ -30,11 +30,12 @@ inline std::uint64_t RssBytes(pid_t pid) {
   return 0;
 }
 
-// What a Target runs: the mode, the segment, and how many keys its key_value source has.
+// What a Target runs: the mode, the segment (size, name), and how many keys its key_value source has.
 struct TargetOptions {
   bool two_runtime = true;
   std::string shm_size = "64MiB";
   std::uint64_t keys = 100;
+  std::string segment_name;  // empty: the harness's unique name
 };
 
 // A replica with the real runtime (two-runtime unless told otherwise): key_value source u1 →
@@ -48,7 +49,8 @@ class Target {
               .two_runtime = options.two_runtime,
               .workers = workers,
               .worker_binary = TANDEM_WORKER_BIN,
-              .shm_size = options.shm_size}) {}
+              .shm_size = options.shm_size,
+              .segment_name = std::move(options.segment_name)}) {}
 
   // Waits for readiness, says Hello, creates u1 → u2 and waits until u2 is readable.
   bool Start() {

@@ -4,6 +4,7 @@
 // error exits.
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstring>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -564,7 +566,7 @@ TEST(ShmTool, BadSegmentNamesFailWithAMessage) {
   ASSERT_EQ(pwrite(fd, &magic, sizeof magic, 0), static_cast<ssize_t>(sizeof magic));
   close(fd);
   r = RunTool({"info", foreign});
-  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_EQ(r.code, 65) << "not a segment this build can read: " << Describe(r);
   EXPECT_TRUE(Contains(r.err, "not a Tandem segment")) << r.err;
   r = RunTool({"gc", "--prefix", foreign});
   EXPECT_EQ(r.code, 0) << Describe(r);
@@ -681,6 +683,182 @@ TEST(ShmTool, ReadsAStaleSegmentAndGcRemovesOnlyIt) {
   r = RunTool({"gc", "--prefix", prefix});
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_TRUE(Contains(r.out, "nothing removed")) << r.out;
+}
+
+// A copy of a segment saved in a file (a path, not a /dev/shm name) is read the same way, through
+// a private mapping: the dump's announcement entry never reaches the file.
+TEST_F(ShmToolTest, ReadsACopyOfASegmentInAFileWithoutChangingIt) {
+  char path[] = "/tmp/tandem-shm-copy-XXXXXX";
+  const int out = mkstemp(path);
+  ASSERT_GE(out, 0);
+  struct Unlink {
+    const char* path;
+    ~Unlink() { unlink(path); }
+  } unlink_copy{path};
+  const int in = open(Segment::PathOf(name()).c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(in, 0);
+  std::string bytes(seg_.segment->size_bytes(), '\0');
+  ASSERT_EQ(pread(in, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
+  close(in);
+  ASSERT_EQ(write(out, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  close(out);
+  ToolRun r = RunTool({"info", path});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "replica id")) << r.out;
+  r = RunTool({"dump", path, "u7", "--json"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "\"key\":[1],\"val\":[100],\"count\":1")) << r.out;
+  std::string after(bytes.size(), '\0');
+  const int again = open(path, O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(again, 0);
+  ASSERT_EQ(pread(again, after.data(), after.size(), 0), static_cast<ssize_t>(after.size()));
+  close(again);
+  EXPECT_TRUE(after == bytes) << "reading the copy changed it";
+  r = RunTool({"info", std::string(path) + ".missing"});
+  EXPECT_EQ(r.code, 1) << Describe(r);
+  EXPECT_TRUE(Contains(r.err, "no file named")) << r.err;
+}
+
+// Issue 12 item 4, the tools' side: another user's file under a tandem.* name — even a genuine
+// stale segment — is never removed by gc (root could), and a FIFO there never blocks ls or gc.
+TEST(ShmTool, GcAndLsNeverTouchAnotherUsersFileNorBlockOnAFifo) {
+  const std::string prefix = UniqueSegmentName("others") + ".";
+  SegmentOptions theirs = TestSegment::Options(1, 1ull << 20);
+  theirs.name = prefix + "stale";
+  ScopedSegmentRemover theirs_remover(theirs.name);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(Segment::Create(theirs).ok() ? 0 : 1);  // left stale
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_EQ(chown(Segment::PathOf(theirs.name).c_str(), 65534, 65534), 0);
+  const std::string fifo = prefix + "fifo";
+  ScopedSegmentRemover fifo_remover(fifo);
+  ASSERT_EQ(mkfifo(Segment::PathOf(fifo).c_str(), 0666), 0);
+
+  testing::RunBinaryOptions options;
+  options.strip_tandem_env = false;
+  options.limit = std::chrono::seconds(10);
+  testing::BinaryRun run = testing::RunBinary(TANDEM_SHM_BIN, {"ls", "--prefix", prefix}, options);
+  ASSERT_EQ(run.exit, 0) << testing::DescribeRun(run);
+  EXPECT_TRUE(Contains(run.out, "a FIFO owned by uid")) << run.out;
+  run = testing::RunBinary(TANDEM_SHM_BIN, {"gc", "--prefix", prefix}, options);
+  ASSERT_EQ(run.exit, 0) << testing::DescribeRun(run);
+  EXPECT_TRUE(Contains(run.out, "kept " + theirs.name + " (owned by uid 65534")) << run.out;
+  EXPECT_TRUE(Contains(run.out, "kept " + fifo)) << run.out;
+  EXPECT_TRUE(Segment::Probe(theirs.name).ok()) << "gc removed another user's segment";
+  struct stat st {};
+  EXPECT_EQ(lstat(Segment::PathOf(fifo).c_str(), &st), 0);
+}
+
+// Issue 12 item 5: an inspector is run after something went wrong, so a corrupted segment must
+// never crash or hang it. A small segment with published rows is copied (a stale segment: no
+// supervisor holds the copy's lock), and each copy gets bytes flipped at one place — in the
+// header, in the registry's slots, in a batch list or a batch (deterministic random positions,
+// single bytes xored or whole words overwritten). info, slots and dump run on every copy: each
+// must exit 0 (the damage was harmless), 1 (a read refused) or 65 (the segment is corrupt), with
+// a message naming what is wrong — never by a signal, never past its time limit.
+TEST(ShmTool, CorruptedSegmentsAreReportedNeverCrashTheInspector) {
+  SegmentOptions opts = TestSegment::Options(2, 1ull << 20);
+  TestSegment seg(opts);
+  ASSERT_NE(seg.segment, nullptr);
+  std::vector<std::unique_ptr<Publisher>> pubs;
+  for (std::uint32_t o = 0; o < 2; ++o) {
+    auto p = Publisher::Attach(seg.segment.get(), o);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    pubs.push_back(std::move(p).value());
+    PublishRows(*pubs.back(), o);
+  }
+  // Two more batches on ordinal 0, so its list has several.
+  auto ref = pubs[0]->Publish(kIndex);
+  ASSERT_TRUE(ref.ok());
+  ASSERT_TRUE(pubs[0]->Append(*ref, {{Key(8), Val(80), 21, 1}}, Frontier::At(22)).ok());
+  ASSERT_TRUE(pubs[0]->Append(*ref, {{Key(9), Val(90), 22, 1}}, Frontier::At(23)).ok());
+
+  // The regions worth hitting: the header, every live slot, every batch list and batch.
+  struct Region {
+    std::uint64_t at, bytes;
+  };
+  std::vector<Region> regions = {{0, sizeof(SegmentHeader)}};
+  Segment& s = *seg.segment;
+  regions.push_back({s.header().registry_offset, sizeof(RegistryData)});
+  Registry registry(&s);
+  for (std::uint32_t o = 0; o < registry.workers(); ++o) {
+    for (std::uint32_t j = 0; j < registry.slots_per_row(); ++j) {
+      const SlotData& slot = registry.slot(o, j);
+      if (slot.state.load() != static_cast<std::uint32_t>(SlotState::kLive)) continue;
+      regions.push_back({s.OffsetOf(&slot), sizeof(SlotData)});
+      const std::uint64_t list = slot.list.load();
+      if (list == 0) continue;
+      const auto* l = s.At<BatchListData>(list);
+      regions.push_back({list, 16 + 8 * l->count});
+      for (std::uint64_t b = 0; b < l->count; ++b) {
+        regions.push_back({l->batches[b], s.At<BatchHeader>(l->batches[b])->total_bytes});
+      }
+    }
+  }
+  ASSERT_GT(regions.size(), 6u);
+
+  std::string image(opts.size_bytes, '\0');
+  {
+    const int fd = open(Segment::PathOf(seg.name).c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(pread(fd, image.data(), image.size(), 0), static_cast<ssize_t>(image.size()));
+    close(fd);
+  }
+  const std::string copy = UniqueSegmentName("corrupt");
+  ScopedSegmentRemover remover(copy);
+  std::mt19937_64 rng(20261201);
+  int exits[3] = {0, 0, 0};  // 0, 1, 65
+  constexpr int kCopies = 150;
+  for (int i = 0; i < kCopies; ++i) {
+    std::string damaged = image;
+    const Region& r = regions[rng() % regions.size()];
+    std::uint64_t at = r.at + rng() % std::max<std::uint64_t>(r.bytes, 1);
+    std::string what;
+    if (rng() % 2) {
+      const auto x = static_cast<char>(1 + rng() % 255);
+      damaged[at] = static_cast<char>(damaged[at] ^ x);
+      what = "byte " + std::to_string(at) + " xor " + std::to_string(static_cast<unsigned char>(x));
+    } else {
+      at &= ~std::uint64_t{7};
+      static constexpr std::uint64_t kWords[] = {
+          0, 1, 7, 4096, 0xffffffff, ~std::uint64_t{0}, 1ull << 40};
+      const std::uint64_t word = rng() % 3 ? kWords[rng() % 7] : rng();
+      std::memcpy(&damaged[at], &word, 8);
+      what = "word " + std::to_string(at) + " = " + std::to_string(word);
+    }
+    (void)Segment::Remove(copy);
+    const int fd = shm_open(("/" + copy).c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    ASSERT_GE(fd, 0) << std::strerror(errno);
+    ASSERT_EQ(pwrite(fd, damaged.data(), damaged.size(), 0), static_cast<ssize_t>(damaged.size()));
+    close(fd);
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"info", copy},
+                                                 {"slots", copy},
+                                                 {"dump", copy, "u7"},
+                                                 {"dump", copy, "u7", "--json"}}) {
+      testing::RunBinaryOptions options;
+      options.strip_tandem_env = false;
+      options.limit = std::chrono::seconds(10);
+      const testing::BinaryRun run = testing::RunBinary(TANDEM_SHM_BIN, args, options);
+      const std::string where = args[0] + " with " + what + ": exit " + std::to_string(run.exit) +
+                                "\nstdout:\n" + run.out.substr(0, 2000) + "stderr:\n" + run.err;
+      ASSERT_TRUE(run.exit == 0 || run.exit == 1 || run.exit == 65) << where;
+      if (run.exit != 0) {
+        EXPECT_TRUE(run.err.rfind("tandem-shm: ", 0) == 0 && run.err.size() > 20) << where;
+      }
+      if (run.exit == 65) {
+        EXPECT_TRUE(Contains(run.err, copy)) << "the message names the segment: " << where;
+      }
+      ++exits[run.exit == 0 ? 0 : run.exit == 1 ? 1 : 2];
+    }
+  }
+  // The damage was found, not merely survived.
+  EXPECT_GT(exits[2], 0) << exits[0] << " ok, " << exits[1] << " refused";
+  RecordProperty("exits", std::to_string(exits[0]) + " ok, " + std::to_string(exits[1]) +
+                              " refused, " + std::to_string(exits[2]) + " corrupt");
+  std::printf("runs: %d exit 0, %d exit 1, %d exit 65\n", exits[0], exits[1], exits[2]);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The segment's lifecycle and every way opening or creating one is refused.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -239,17 +240,151 @@ TEST(Segment, CreateReplacesStaleSegmentOfDeadSupervisor) {
   EXPECT_EQ((*created)->header().supervisor_pid, getpid());
 }
 
-TEST(Segment, CreateLeavesForeignFileAlone) {
-  const std::string name = UniqueSegmentName("foreign");
+// What a squatted name must look like afterwards: the same file (inode), owner and bytes.
+struct FileState {
+  ino_t ino = 0;
+  uid_t uid = 0;
+  std::string bytes;
+  friend bool operator==(const FileState&, const FileState&) = default;
+};
+FileState StateOf(const std::string& path) {
+  FileState f;
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) return f;
+  f.ino = st.st_ino;
+  f.uid = st.st_uid;
+  if (S_ISREG(st.st_mode)) {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    char buf[4096];
+    for (ssize_t n; fd >= 0 && (n = read(fd, buf, sizeof buf)) > 0;) f.bytes.append(buf, n);
+    if (fd >= 0) close(fd);
+  }
+  return f;
+}
+
+// Another local user squats the name first (tests run as root, so "another user" is the file
+// chowned to nobody): Create never opens it as ours, never removes it, and says whose it is.
+constexpr uid_t kNobody = 65534;
+
+TEST(Segment, CreateNeverUsesOrRemovesAnotherUsersFileOfGarbage) {
+  const std::string name = UniqueSegmentName("squat");
   ScopedSegmentRemover remover(name);
   WriteRawFile(name, 8192, 0x1111111111111111ULL);
+  ASSERT_EQ(chown(Segment::PathOf(name).c_str(), kNobody, kNobody), 0) << std::strerror(errno);
+  const FileState before = StateOf(Segment::PathOf(name));
   auto opts = TestSegment::Options();
   opts.name = name;
   auto created = Segment::Create(opts);
   ASSERT_FALSE(created.ok());
   EXPECT_EQ(created.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(created.status().message().find("remove it by hand"), std::string::npos);
-  EXPECT_TRUE(Exists(name));
+  const std::string& why = created.status().message();
+  EXPECT_NE(why.find("'" + Segment::PathOf(name) + "'"), std::string::npos) << why;
+  EXPECT_NE(why.find("owned by uid 65534"), std::string::npos) << why;
+  EXPECT_NE(why.find("never used or removed"), std::string::npos) << why;
+  EXPECT_EQ(StateOf(Segment::PathOf(name)), before) << "the squatter's file is untouched";
+}
+
+TEST(Segment, CreateRefusesAnotherUsersFileWithTheRightMagicAndItsLockHeld) {
+  const std::string name = UniqueSegmentName("squat");
+  ScopedSegmentRemover remover(name);
+  WriteRawFile(name, 8192, kSegmentMagic);
+  ASSERT_EQ(chown(Segment::PathOf(name).c_str(), kNobody, kNobody), 0);
+  const int held = open(Segment::PathOf(name).c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(flock(held, LOCK_EX | LOCK_NB), 0);
+  const FileState before = StateOf(Segment::PathOf(name));
+  auto opts = TestSegment::Options();
+  opts.name = name;
+  auto created = Segment::Create(opts);
+  close(held);
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.status().code(), StatusCode::kFailedPrecondition)
+      << created.status().ToString();
+  EXPECT_NE(created.status().message().find("owned by uid 65534"), std::string::npos)
+      << created.status().ToString();
+  EXPECT_EQ(StateOf(Segment::PathOf(name)), before);
+}
+
+// A garbage file of our own uid under our name (a crashed run, a stray copy) is stale: its lock
+// is free, so it is reclaimed, and Create says what it replaced.
+TEST(Segment, CreateReclaimsAGarbageFileOfOurOwnUidAndSaysWhatItWas) {
+  const std::string name = UniqueSegmentName("garbage");
+  ScopedSegmentRemover remover(name);
+  WriteRawFile(name, 8192, 0x1111111111111111ULL);
+  auto opts = TestSegment::Options();
+  opts.name = name;
+  auto created = Segment::Create(opts);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_NE((*created)->replaced().find("not a Tandem segment (magic 0x1111111111111111"),
+            std::string::npos)
+      << (*created)->replaced();
+  EXPECT_TRUE(Segment::Open(name).ok());
+}
+
+// ... but not while some process holds its lock: then it is in use, and left alone.
+TEST(Segment, CreateLeavesAGarbageFileOfOurUidWhoseLockIsHeld) {
+  const std::string name = UniqueSegmentName("garbage");
+  ScopedSegmentRemover remover(name);
+  WriteRawFile(name, 8192, 0x1111111111111111ULL);
+  const int held = open(Segment::PathOf(name).c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(flock(held, LOCK_EX | LOCK_NB), 0);
+  const FileState before = StateOf(Segment::PathOf(name));
+  auto opts = TestSegment::Options();
+  opts.name = name;
+  auto created = Segment::Create(opts);
+  close(held);
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.status().code(), StatusCode::kAlreadyExists) << created.status().ToString();
+  EXPECT_NE(created.status().message().find("holds its lock"), std::string::npos)
+      << created.status().ToString();
+  EXPECT_EQ(StateOf(Segment::PathOf(name)), before);
+}
+
+// A FIFO (which would block a reader's open) and a symbolic link (which would lead a root
+// supervisor's writes elsewhere) are refused at once, and left where they are.
+TEST(Segment, CreateRefusesAFifoOrASymlinkUnderTheNameWithoutBlocking) {
+  const std::string fifo = UniqueSegmentName("fifo");
+  ScopedSegmentRemover fifo_remover(fifo);
+  ASSERT_EQ(mkfifo(Segment::PathOf(fifo).c_str(), 0600), 0) << std::strerror(errno);
+  const std::string link = UniqueSegmentName("link");
+  ScopedSegmentRemover link_remover(link);
+  char target[] = "/tmp/tandem-link-target-XXXXXX";
+  const int tfd = mkstemp(target);
+  ASSERT_GE(tfd, 0);
+  ASSERT_EQ(write(tfd, "keep", 4), 4);
+  close(tfd);
+  ASSERT_EQ(symlink(target, Segment::PathOf(link).c_str()), 0) << std::strerror(errno);
+  // In a child with an alarm: a blocking open would otherwise hang the test.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(10);
+    int code = 0;
+    for (const std::string& name : {fifo, link}) {
+      auto opts = TestSegment::Options();
+      opts.name = name;
+      auto created = Segment::Create(opts);
+      if (created.ok()) code |= 1;
+      if (!created.ok() && created.status().code() != StatusCode::kFailedPrecondition) code |= 2;
+      if (!created.ok() && created.status().message().find(
+                               name == fifo ? "a FIFO" : "symbolic link") == std::string::npos) {
+        code |= 4;
+      }
+    }
+    _exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status)) << "Create blocked or crashed (status " << status << ")";
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0);
+  struct stat st {};
+  EXPECT_EQ(lstat(Segment::PathOf(fifo).c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_EQ(lstat(Segment::PathOf(link).c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(StateOf(target).bytes, "keep") << "the link's target is untouched";
+  unlink(target);
 }
 
 TEST(Segment, CreateRefusesSizeBeyondRoomInDevShm) {

@@ -165,7 +165,7 @@ Time DefaultTime(const std::vector<Snapshot>& snaps) {
 // Snapshots pin the batches they see (the publisher frees nothing a claimed entry can see), so
 // they live only in here: rows are copied out, then every entry is released before any output.
 // Termination signals wait until then, so an interrupted dump never leaks an entry.
-std::optional<int> ReadRows(const Output& o, Inspector& inspector,
+std::optional<int> ReadRows(const Output& o, Inspector& inspector, const std::string& seg_name,
                             const std::map<std::uint32_t, SlotInfo>& chosen,
                             const DumpOptions& options, Dump& d) {
   SignalBlocker block_termination;
@@ -175,8 +175,9 @@ std::optional<int> ReadRows(const Output& o, Inspector& inspector,
   for (const auto& [ordinal, slot] : chosen) {
     auto snap = TakeWithRetry(inspector, ordinal, slot.index);
     if (!snap.ok()) {
-      return Fail(o, "reading " + slot.key.ToString() + " on ordinal " + std::to_string(ordinal) +
-                         ": " + snap.status().message());
+      return Fail(o, snap.status(),
+                  "reading " + slot.key.ToString() + " on ordinal " + std::to_string(ordinal) +
+                      " of segment '" + seg_name + "': ");
     }
     d.slices.push_back({ordinal, slot.index, snap->since(), snap->upper(), snap->batches().size()});
     d.closed = d.closed && snap->upper().empty();
@@ -292,19 +293,25 @@ int RunDump(const Output& o, const DumpOptions& options) {
   if (!id) return Usage(o, "invalid index id '" + options.id + "': expected e.g. u1, s3 or t7");
   if (options.at && *options.at > kMaxTime) return Usage(o, "--at is out of range");
   auto opened = OpenSegment(options.segment);
-  if (!opened.ok()) return Fail(o, opened.status().message());
-  Segment& seg = *opened->segment;
+  if (!opened.ok()) return Fail(o, opened.status());
+  return PrintDump(o, *opened, options);
+}
+
+int PrintDump(const Output& o, Opened& opened, const DumpOptions& options) {
+  const std::optional<GlobalId> id = GlobalId::Parse(options.id);
+  if (!id) return Usage(o, "invalid index id '" + options.id + "': expected e.g. u1, s3 or t7");
+  Segment& seg = *opened.segment;
   const std::uint32_t workers = seg.workers();
   if (options.ordinal && *options.ordinal >= workers) {
     return Fail(o, "ordinal " + std::to_string(*options.ordinal) + " is out of range: segment '" +
-                       opened->name + "' has " + std::to_string(workers) + " worker ordinal" +
+                       opened.name + "' has " + std::to_string(workers) + " worker ordinal" +
                        (workers == 1 ? "" : "s"));
   }
   Inspector inspector(&seg);
   Dump d;
   std::map<std::uint32_t, SlotInfo> chosen;
-  if (auto code = ChooseSlots(o, inspector, *opened, *id, options, d.as_of, chosen)) return *code;
-  if (auto code = ReadRows(o, inspector, chosen, options, d)) return *code;
+  if (auto code = ChooseSlots(o, inspector, opened, *id, options, d.as_of, chosen)) return *code;
+  if (auto code = ReadRows(o, inspector, opened.name, chosen, options, d)) return *code;
   // Each ordinal is in key order; so is the whole (errors first: their keys start with '\0').
   std::stable_sort(d.rows.begin(), d.rows.end(), [](const DumpRow& a, const DumpRow& b) {
     return std::tie(a.key, a.val) < std::tie(b.key, b.val);
@@ -314,9 +321,9 @@ int RunDump(const Output& o, const DumpOptions& options) {
     d.truncated = true;
   }
   if (o.json) {
-    PrintJson(o, *opened, *id, d);
+    PrintJson(o, opened, *id, d);
   } else {
-    PrintText(o, *opened, *id, d, options);
+    PrintText(o, opened, *id, d, options);
   }
   return kExitOk;
 }

@@ -23,7 +23,7 @@ namespace {
 // ourselves (so no supervisor can be holding it) and check the name still points at the file we
 // locked (a new supervisor may have replaced it meanwhile) before unlinking.
 Status RemoveIfStale(const std::string& name) {
-  const int fd = shm_open(("/" + name).c_str(), O_RDONLY | O_CLOEXEC, 0);
+  const int fd = shm_open(("/" + name).c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
   if (fd < 0) {
     if (errno == ENOENT) return Status::NotFound("already gone");
     return Status::Internal(std::string("shm_open: ") + std::strerror(errno));
@@ -69,6 +69,18 @@ int RunGc(const Output& o, bool dry_run, const std::string& prefix) {
       continue;
     }
     const SegmentProbe& p = *probe;
+    // Never another user's file, nor a FIFO, directory or device: not ours to remove, whatever
+    // is in it (a squatter's, or another user's replica).
+    if (!p.regular_file) {
+      kept.push_back({name, p.problem + "; not removing what is not a regular file"});
+      continue;
+    }
+    if (p.owner_uid != geteuid()) {
+      kept.push_back({name, "owned by uid " + std::to_string(p.owner_uid) +
+                                ", not by this user (uid " + std::to_string(geteuid()) +
+                                "); not removing another user's file"});
+      continue;
+    }
     if (p.supervisor_alive) {
       kept.push_back(
           {name, "supervisor alive" +

@@ -11,10 +11,14 @@ using namespace inspect;
 
 int RunInfo(const Output& o, const std::string& arg) {
   auto opened = OpenSegment(arg);
-  if (!opened.ok()) return Fail(o, opened.status().message());
-  Segment& seg = *opened->segment;
+  if (!opened.ok()) return Fail(o, opened.status());
+  return PrintInfo(o, *opened);
+}
+
+int PrintInfo(const Output& o, Opened& opened) {
+  Segment& seg = *opened.segment;
   const shm::HeaderInfo h = shm::CopyHeader(seg.header());
-  const bool alive = opened->probe.supervisor_alive;
+  const bool alive = opened.probe.supervisor_alive;
   Inspector inspector(&seg);
   const std::size_t live_slots = inspector.Slots().size();
   const std::uint64_t capacity = std::uint64_t{h.workers} * h.slots_per_row;
@@ -24,7 +28,7 @@ int RunInfo(const Output& o, const std::string& arg) {
 
   if (o.json) {
     JsonWriter json;
-    json.BeginObject().Key("name").String(opened->name);
+    json.BeginObject().Key("name").String(opened.name);
     json.Key("replica_id").String(h.replica_id);
     json.Key("layout_version").UInt(h.layout_version);
     json.Key("generation").UInt(h.generation);
@@ -53,7 +57,7 @@ int RunInfo(const Output& o, const std::string& arg) {
     return kExitOk;
   }
   Table t({"FIELD", "VALUE"});
-  t.Add({"name", opened->name});
+  t.Add({"name", opened.name});
   t.Add({"replica id", h.replica_id});
   t.Add({"layout version", std::to_string(h.layout_version)});
   t.Add({"generation", std::to_string(h.generation)});

@@ -7,8 +7,11 @@
 // claims one of a slot's spare announcement entries for the length of its snapshot, which the
 // publisher reads but never waits for. A kept (post-mortem) segment is read the same way.
 //
-// Exit codes: kExitOk; kExitError for a runtime error (no such segment, not a Tandem segment, a
-// read refused), with the reason on `err`; kExitUsage for bad usage.
+// Exit codes: kExitOk; kExitError for a runtime error (no such segment, a read refused), with the
+// reason on `err`; kExitCorrupt when the segment is not what this build can read — corrupt, not a
+// Tandem segment, or another build's layout — with the reason naming what is inconsistent (every
+// offset and count read from a segment is checked against the mapping first); kExitUsage for bad
+// usage.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +31,7 @@ namespace tandem::tools {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 64;
+inline constexpr int kExitCorrupt = 65;  // EX_DATAERR
 
 // A table with a header row; columns padded to their widest cell, numeric columns right-aligned.
 class Table {
@@ -50,8 +54,10 @@ std::vector<std::string> SlotFlagNames(std::uint32_t flags);
 bool PidAlive(std::int32_t pid);
 
 // Accepts "tandem.r1", "/dev/shm/tandem.r1", or "r1" when there is no segment "r1" but there is
-// a "tandem.r1".
+// a "tandem.r1". An argument starting with "/", "./" or "../" that is not /dev/shm/<name> is a
+// file holding a copy of a segment (IsSegmentFile), read from a private copy-on-write mapping.
 std::string ResolveSegmentName(const std::string& arg);
+bool IsSegmentFile(const std::string& arg);
 
 struct Output {
   std::ostream& out;

@@ -1,5 +1,6 @@
 // tandem-shm: the shared-memory inspector (issue #5). Argument parsing only; the subcommands
-// live in tools/shm/inspect.h. Exit codes: 0 ok, 1 runtime error, 64 bad usage.
+// live in tools/shm/inspect.h. Exit codes: 0 ok, 1 runtime error, 64 bad usage, 65 a corrupt
+// segment (or not one this build can read).
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -27,7 +28,10 @@ int main(int argc, char** argv) {
 
   std::string segment;
   auto* info = app.add_subcommand("info", "header, runtimes, bytes used and free, slot count");
-  info->add_option("SEG", segment, "segment name (tandem.r1, r1 or /dev/shm/tandem.r1)")
+  info->add_option(
+          "SEG", segment,
+          "segment name (tandem.r1, r1 or /dev/shm/tandem.r1), or a file holding a copy of "
+          "one (a path starting with /, ./ or ../)")
       ->required();
   info->add_flag("--json", json, kJsonHelp);
 

@@ -61,18 +61,22 @@ void SlotsJson(JsonWriter& json, std::vector<SlotInfo> slots) {
 
 int RunSlots(const Output& o, const std::string& arg) {
   auto opened = OpenSegment(arg);
-  if (!opened.ok()) return Fail(o, opened.status().message());
-  const std::vector<SlotInfo> slots = Inspector(opened->segment.get()).Slots();
+  if (!opened.ok()) return Fail(o, opened.status());
+  return PrintSlots(o, *opened);
+}
+
+int PrintSlots(const Output& o, Opened& opened) {
+  const std::vector<SlotInfo> slots = Inspector(opened.segment.get()).Slots();
   if (o.json) {
     JsonWriter json;
-    json.BeginObject().Key("name").String(opened->name);
-    json.Key("supervisor_alive").Bool(opened->probe.supervisor_alive);
+    json.BeginObject().Key("name").String(opened.name);
+    json.Key("supervisor_alive").Bool(opened.probe.supervisor_alive);
     json.Key("slots");
     SlotsJson(json, slots);
     json.EndObject();
     Emit(o, json);
   } else {
-    o.out << SlotsHeadline(*opened, slots.size()) << RenderSlotsTable(slots);
+    o.out << SlotsHeadline(opened, slots.size()) << RenderSlotsTable(slots);
   }
   return kExitOk;
 }
@@ -82,11 +86,13 @@ int RunSlots(const Output& o, const std::string& arg) {
 
 int RunWatch(const Output& o, const WatchOptions& options) {
   auto opened = OpenSegment(options.segment);
-  if (!opened.ok()) return Fail(o, opened.status().message());
+  if (!opened.ok()) return Fail(o, opened.status());
   Inspector inspector(opened->segment.get());
   for (std::uint64_t n = 1;; ++n) {
     // Liveness can change while we watch; Probe never blocks (a non-blocking flock attempt).
-    if (auto probe = Segment::Probe(opened->name); probe.ok()) {
+    auto probe = IsSegmentFile(opened->name) ? Segment::ProbeFile(opened->name)
+                                             : Segment::Probe(opened->name);
+    if (probe.ok()) {
       opened->probe.supervisor_alive = probe->supervisor_alive;
     } else {
       opened->probe.supervisor_alive = false;  // removed: we keep reading our mapping

@@ -160,22 +160,41 @@ int Failure(const Output& o, const std::string& message, int code) {
   return code;
 }
 int Fail(const Output& o, const std::string& message) { return Failure(o, message, kExitError); }
+int Fail(const Output& o, const Status& status, const std::string& context) {
+  return Failure(o, context + status.message(),
+                 status.code() == StatusCode::kCorruption ? kExitCorrupt : kExitError);
+}
 int Usage(const Output& o, const std::string& message) { return Failure(o, message, kExitUsage); }
 
 void Emit(const Output& o, const JsonWriter& json) { o.out << json.str() << "\n" << std::flush; }
 
 Result<Opened> OpenSegment(const std::string& arg) {
   Opened opened;
-  opened.name = ResolveSegmentName(arg);
-  auto probe = Segment::Probe(opened.name);
+  const bool file = IsSegmentFile(arg);
+  opened.name = file ? arg : ResolveSegmentName(arg);
+  auto probe = file ? Segment::ProbeFile(opened.name) : Segment::Probe(opened.name);
   if (!probe.ok()) return probe.status();
   if (!probe->valid) {
     return Status::Corruption("segment '" + opened.name + "': " + probe->problem);
   }
   opened.probe = std::move(probe).value();
-  auto segment = Segment::Open(opened.name);
+  auto segment = file ? Segment::OpenFile(opened.name) : Segment::Open(opened.name);
   if (!segment.ok()) return segment.status();
   opened.segment = std::move(segment).value();
+  return opened;
+}
+
+Result<Opened> OpenImage(const std::string& label, char* base, std::uint64_t size) {
+  Opened opened;
+  opened.name = label;
+  auto segment = Segment::OpenImage(label, base, size);
+  if (!segment.ok()) return segment.status();
+  opened.segment = std::move(segment).value();
+  opened.probe.name = label;
+  opened.probe.file_bytes = size;
+  opened.probe.valid = true;
+  opened.probe.magic = shm::kSegmentMagic;
+  opened.probe.header = shm::CopyHeader(opened.segment->header());
   return opened;
 }
 
@@ -197,6 +216,14 @@ std::string SlotsHeadline(const Opened& opened, std::size_t count) {
 }  // namespace inspect
 
 using namespace inspect;
+
+bool IsSegmentFile(const std::string& arg) {
+  if (StartsWith(arg, "/dev/shm/") &&
+      arg.find('/', std::strlen("/dev/shm/")) == std::string::npos) {
+    return false;
+  }
+  return StartsWith(arg, "/") || StartsWith(arg, "./") || StartsWith(arg, "../");
+}
 
 std::string ResolveSegmentName(const std::string& arg) {
   std::string name = arg;

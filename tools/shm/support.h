@@ -35,7 +35,9 @@ std::uint64_t NowUnixMs();
 
 // A failure: the reason on stderr, and with --json also {"error", "exit_code"} on stdout.
 int Failure(const Output& o, const std::string& message, int code);
-int Fail(const Output& o, const std::string& message);   // kExitError
+int Fail(const Output& o, const std::string& message);  // kExitError
+// kExitCorrupt for a Corruption status, kExitError for any other; `context` prefixes the reason.
+int Fail(const Output& o, const Status& status, const std::string& context = {});
 int Usage(const Output& o, const std::string& message);  // kExitUsage
 // One JSON document, a line.
 void Emit(const Output& o, const JsonWriter& json);
@@ -48,10 +50,19 @@ struct Opened {
   SegmentProbe probe;
 };
 Result<Opened> OpenSegment(const std::string& arg);
+// The same over `size` bytes at `base` (Segment::OpenImage; the supervisor counts as dead): how
+// the fuzz target runs the subcommands below on an image in memory.
+Result<Opened> OpenImage(const std::string& label, char* base, std::uint64_t size);
 
 // By id, as_of, ordinal, slot.
 void SortSlots(std::vector<SlotInfo>& slots);
 std::string SlotsHeadline(const Opened& opened, std::size_t count);
 
 }  // namespace inspect
+
+// The subcommands on an opened segment (Run* open it, then call these).
+int PrintInfo(const Output& o, inspect::Opened& opened);
+int PrintSlots(const Output& o, inspect::Opened& opened);
+int PrintDump(const Output& o, inspect::Opened& opened, const DumpOptions& options);
+
 }  // namespace tandem::tools
