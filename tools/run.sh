@@ -4,8 +4,8 @@
 #
 #   tools/run.sh test          build (warnings are errors) and run the test suite (not "slow")
 #   tools/run.sh asan          build with ASan+UBSan and run the unit and integration tests
-#   tools/run.sh tsan          build with ThreadSanitizer and run the shm unit tests (threads of
-#                              one process on one mapping, so TSan sees both sides)
+#   tools/run.sh tsan          build with clang + ThreadSanitizer (lock annotations checked) and
+#                              run the unit tests and the real runtime's integration tests
 #   tools/run.sh slow          run the long tests (labels slow, bench: the 60 s churn test, the
 #                              tandem-bench smoke run)
 #   tools/run.sh format-check  fail when a source file is not clang-formatted
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake ninja-build g++ clang-format pkg-config libboost1.81-dev libgtest-dev libgmock-dev
           libbenchmark-dev libzmq3-dev cppzmq-dev libspdlog-dev libprotobuf-dev protobuf-compiler
-          libcli11-dev)
+          libcli11-dev clang libclang-rt-14-dev)  # clang: the tsan and fuzz presets
 JOBS="${TANDEM_JOBS:-$(nproc)}"
 
 log() { printf '\n==> %s\n' "$*"; }
@@ -74,7 +74,7 @@ case "$cmd" in
   tsan)
     install_deps
     build tsan
-    log "testing under ThreadSanitizer (tandem_shm_unit_tests; suppressions: tests/tsan.supp)"
+    log "testing under ThreadSanitizer (unit tests, the runtime's integration tests; suppressions: tests/tsan.supp)"
     ctest --preset tsan -j "$JOBS" --timeout 900
     ;;
   format-check)

@@ -123,8 +123,10 @@ class ReduceNode final : public Node {
 // GCC 12 at -O3 reports the std::string alternative of Datum as maybe-uninitialized when a row
 // of variants reallocates here (a known false positive of its variant move; clang, GCC -O2 and
 // ASan/UBSan builds are silent).
+#if !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
   Output Compute(const Group& g) const {
     Output o;
     if (g.count <= 0) return o;
@@ -180,7 +182,9 @@ class ReduceNode final : public Node {
     }
     return o;
   }
+#if !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
   static void Emit(const Output& o, Time t, std::int64_t diff, Delta* out) {
     if (!o.present) return;
