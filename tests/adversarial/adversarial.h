@@ -30,7 +30,8 @@ inline std::uint64_t RssBytes(pid_t pid) {
   return 0;
 }
 
-// What a Target runs: the mode, the segment (size, name), and how many keys its key_value source has.
+// What a Target runs: the mode, the segment (size, name), and how many keys its key_value source
+// has.
 struct TargetOptions {
   bool two_runtime = true;
   std::string shm_size = "64MiB";
