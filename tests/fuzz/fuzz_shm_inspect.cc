@@ -72,7 +72,7 @@ Reference MakeReference() {
   auto created = Segment::Create(o);
   FUZZ_CHECK(created.ok(), "creating the reference segment");
   Segment& seg = **created;
-  seg.SetRuntime(RuntimeRole::kMaintenance, getpid(), RuntimeState::kReady);
+  seg.SetRuntime(Role::kMaintenance, getpid(), RuntimeState::kReady);
   const SlotKey index{GlobalId::User(7), 10};
   {
     std::vector<std::unique_ptr<Publisher>> pubs;
@@ -83,7 +83,7 @@ Reference MakeReference() {
       auto reader = Reader::Attach(&seg, ordinal);
       FUZZ_CHECK(reader.ok(), "attaching a reader");
       FUZZ_CHECK((*reader)->Follow(index).ok(), "following the index");
-      auto slot = (*pub)->Publish(index);
+      auto slot = (*pub)->BindSlot(index);
       FUZZ_CHECK(slot.ok(), "publishing the index");
       const Time base = 11 + ordinal;
       FUZZ_CHECK((*pub)

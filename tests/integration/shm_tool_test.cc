@@ -771,7 +771,7 @@ TEST(ShmTool, CorruptedSegmentsAreReportedNeverCrashTheInspector) {
     PublishRows(*pubs.back(), o);
   }
   // Two more batches on ordinal 0, so its list has several.
-  auto ref = pubs[0]->Publish(kIndex);
+  auto ref = pubs[0]->BindSlot(kIndex);
   ASSERT_TRUE(ref.ok());
   ASSERT_TRUE(pubs[0]->Append(*ref, {{Key(8), Val(80), 21, 1}}, Frontier::At(22)).ok());
   ASSERT_TRUE(pubs[0]->Append(*ref, {{Key(9), Val(90), 22, 1}}, Frontier::At(23)).ok());
