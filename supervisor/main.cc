@@ -7,6 +7,7 @@
 #include <string>
 
 #include "supervisor/config.h"
+#include "supervisor/controller_auth.h"
 #include "supervisor/process_group.h"
 #include "supervisor/supervisor.h"
 
@@ -44,6 +45,10 @@ int main(int argc, char** argv) {
   }
   tandem::InitLogging("supervisor", flags.config->log_level, flags.config->log_format);
   if (tandem::Status s = CheckConfiguration(*flags.config); !s.ok()) {
+    spdlog::critical("impossible configuration: {}", s.message());
+    return kExitConfig;
+  }
+  if (tandem::Status s = CheckControllerSecurity(*flags.config); !s.ok()) {
     spdlog::critical("impossible configuration: {}", s.message());
     return kExitConfig;
   }
