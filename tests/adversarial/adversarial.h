@@ -10,6 +10,7 @@
 
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,18 +33,23 @@ inline std::uint64_t RssBytes(pid_t pid) {
 
 // A two-runtime replica with the real runtime: key_value source u1 → index u2 (keyed by k),
 // readable once Start() returns true.
+//
+// A CURVE target (curve_auth_test.cc) passes the keys its own controller and ExpectStillServing's
+// use: `keys` (unset: no security mechanism).
 class Target {
  public:
-  explicit Target(std::vector<std::string> extra_args = {}, int workers = 2)
+  explicit Target(std::vector<std::string> extra_args = {}, int workers = 2,
+                  std::optional<ipc::CurveClientKeys> keys = std::nullopt)
       : sup_({.extra_args = std::move(extra_args),
               .workers = workers,
               .worker_binary = TANDEM_WORKER_BIN,
-              .shm_size = "64MiB"}) {}
+              .shm_size = "64MiB"}),
+        keys_(std::move(keys)) {}
 
   // Waits for readiness, says Hello, creates u1 → u2 and waits until u2 is readable.
   bool Start() {
     if (!sup_.WaitReady()) return false;
-    ctl_ = std::make_unique<TestController>(sup_.controller_endpoint());
+    ctl_ = std::make_unique<TestController>(sup_.controller_endpoint(), keys_);
     if (!ctl_->Hello()) return false;
     ipc::pb::Command c = ipc::samples::EmptyDataflow("adversarial");
     auto* d = ipc::samples::Desc(c);
@@ -70,7 +76,7 @@ class Target {
   // time 1 through a new observer session is answered with rows.
   void ExpectStillServing() {
     ASSERT_FALSE(sup_.Exited()) << "the replica went down\n" << sup_.Log();
-    TestController reader(sup_.controller_endpoint());
+    TestController reader(sup_.controller_endpoint(), keys_);
     ASSERT_TRUE(reader.Hello("after-attack", /*observer=*/true)) << sup_.Log();
     const std::string uuid = "after-attack-" + std::to_string(++checks_);
     reader.Send(ipc::samples::PeekAt(uuid, "u2", 1));
@@ -89,6 +95,7 @@ class Target {
 
  private:
   SupervisorProcess sup_;
+  std::optional<ipc::CurveClientKeys> keys_;
   std::unique_ptr<TestController> ctl_;
   int checks_ = 0;
 };
