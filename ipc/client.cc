@@ -218,8 +218,10 @@ void ControllerClient::DrainMonitor() {
               : "it requires CURVE authentication (give --curve-server-key and "
                 "--curve-client-key)";
     } else if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) {
-      handshake_error_ = "the security handshake failed (ZMTP protocol error " +
-                         std::to_string(value) + "; is --curve-server-key the replica's key?)";
+      handshake_error_ = "the ZeroMQ handshake failed (ZMTP protocol error " +
+                         std::to_string(value) +
+                         (options_.curve ? "; is --curve-server-key the replica's public key?)"
+                                         : "; is this a Tandem controller endpoint?)");
     }
   }
 }
