@@ -52,6 +52,12 @@ int main(int argc, char** argv) {
     spdlog::critical("impossible configuration: {}", s.message());
     return kExitConfig;
   }
+  if (!flags.config->curve() && !IsLocalEndpoint(flags.config->controller_listen_addr)) {
+    spdlog::warn(
+        "the controller endpoint {} is not loopback and has no CURVE (--allow-insecure-endpoint): "
+        "anyone who can reach it can control this replica",
+        flags.config->controller_listen_addr);
+  }
   Supervisor supervisor(std::move(*flags.config), *signal_fd);
   return supervisor.Run();
 }

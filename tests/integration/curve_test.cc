@@ -50,6 +50,8 @@ TEST(CurveConfig, AllowInsecureEndpointAllowsANonLoopbackEndpoint) {
   ASSERT_TRUE(sup.WaitReady()) << sup.Log();
   TestController ctl("tcp://127.0.0.1:" + std::to_string(port));
   EXPECT_TRUE(ctl.Hello()) << sup.Log();
+  EXPECT_NE(sup.Log().find("anyone who can reach it can control this replica"), std::string::npos)
+      << "the risk is logged";
 }
 
 TEST(CurveConfig, CurveAllowsANonLoopbackEndpoint) {
@@ -154,6 +156,23 @@ TEST(CurveCtl, KeygenWritesAPairAndNeverOverwrites) {
   r = RunBinary(TANDEM_CTL_BIN, {"keygen", key});
   EXPECT_EQ(r.exit, 1) << Describe(r);
   EXPECT_FALSE(std::filesystem::exists(key));
+}
+
+TEST(CurveCtl, KeysAgainstAReplicaWithoutCurveSayWhy) {
+  CurveFixture keys;
+  keys.Client("operator");
+  SupervisorProcess sup;
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  BinaryRun r =
+      RunBinary(TANDEM_CTL_BIN, {"--endpoint", sup.controller_endpoint(), "--curve-server-key",
+                                 keys.server_public_file(), "--curve-client-key",
+                                 keys.client_secret_file("operator"), "frontiers"});
+  EXPECT_EQ(r.exit, 69) << Describe(r);
+  EXPECT_NE(r.err.find("it does not use CURVE, and this client does"), std::string::npos) << r.err;
+  r = RunBinary(TANDEM_CTL_BIN, {"--endpoint", sup.controller_endpoint(), "--curve-client-key",
+                                 keys.client_secret_file("operator"), "frontiers"});
+  EXPECT_EQ(r.exit, 64) << Describe(r);
+  EXPECT_NE(r.err.find("go together"), std::string::npos) << r.err;
 }
 
 TEST(CurveCtl, KeygenThenACurveReplicaThenPeek) {
