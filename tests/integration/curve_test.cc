@@ -163,14 +163,15 @@ TEST(CurveCtl, KeysAgainstAReplicaWithoutCurveSayWhy) {
   keys.Client("operator");
   SupervisorProcess sup;
   ASSERT_TRUE(sup.WaitReady()) << sup.Log();
-  BinaryRun r =
-      RunBinary(TANDEM_CTL_BIN, {"--endpoint", sup.controller_endpoint(), "--curve-server-key",
-                                 keys.server_public_file(), "--curve-client-key",
-                                 keys.client_secret_file("operator"), "frontiers"});
+  BinaryRun r = RunBinary(TANDEM_CTL_BIN,
+                          {"--endpoint", sup.controller_endpoint(), "--state", keys.dir().File("s"),
+                           "--curve-server-key", keys.server_public_file(), "--curve-client-key",
+                           keys.client_secret_file("operator"), "frontiers"});
   EXPECT_EQ(r.exit, 69) << Describe(r);
   EXPECT_NE(r.err.find("it does not use CURVE, and this client does"), std::string::npos) << r.err;
-  r = RunBinary(TANDEM_CTL_BIN, {"--endpoint", sup.controller_endpoint(), "--curve-client-key",
-                                 keys.client_secret_file("operator"), "frontiers"});
+  r = RunBinary(TANDEM_CTL_BIN,
+                {"--endpoint", sup.controller_endpoint(), "--state", keys.dir().File("s"),
+                 "--curve-client-key", keys.client_secret_file("operator"), "frontiers"});
   EXPECT_EQ(r.exit, 64) << Describe(r);
   EXPECT_NE(r.err.find("go together"), std::string::npos) << r.err;
 }
@@ -233,7 +234,8 @@ TEST(CurveCtl, KeygenThenACurveReplicaThenPeek) {
   setenv("TANDEM_CURVE_SERVER_KEY", dir.File("server.key.pub").c_str(), 1);
   setenv("TANDEM_CURVE_CLIENT_KEY", dir.File("client.key").c_str(), 1);
   r = RunBinary(TANDEM_CTL_BIN,
-                {"--endpoint", sup.controller_endpoint(), "peek", "u2", "--key", "7"},
+                {"--endpoint", sup.controller_endpoint(), "--state", dir.File("ctl.state"), "peek",
+                 "u2", "--key", "7"},
                 {.limit = 30s, .strip_tandem_env = false});
   unsetenv("TANDEM_CURVE_SERVER_KEY");
   unsetenv("TANDEM_CURVE_CLIENT_KEY");
