@@ -18,15 +18,25 @@ ControllerClient::ControllerClient(const std::string& endpoint, const Options& o
     : endpoint_(endpoint), options_(options), socket_(context_, zmq::socket_type::dealer) {
   socket_.set(zmq::sockopt::linger, static_cast<int>(options.linger.count()));
   socket_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(kMaxMessageBytes));
+  if (options.curve) {
+    socket_.set(zmq::sockopt::curve_serverkey, options.curve->server_public);
+    socket_.set(zmq::sockopt::curve_publickey, options.curve->client_public);
+    socket_.set(zmq::sockopt::curve_secretkey, options.curve->client_secret);
+  }
   if (options.end_on_disconnect) {
     // A supervisor that stops answering (frozen, or its host gone) drops the connection too.
     socket_.set(zmq::sockopt::heartbeat_ivl, 1000);
     socket_.set(zmq::sockopt::heartbeat_timeout, 3000);
     socket_.set(zmq::sockopt::heartbeat_ttl, 3000);
-    // One monitor endpoint per client (inproc names are per context, but say so anyway).
+  }
+  if (options.end_on_disconnect || options.curve) {
+    // One monitor endpoint per client (inproc names are per context, but say so anyway). Failed
+    // handshakes too: a replica that refuses us is told apart from one that is not there.
     const std::string monitor = "inproc://tandem-controller-monitor-" +
                                 std::to_string(reinterpret_cast<std::uintptr_t>(this));
-    if (zmq_socket_monitor(socket_.handle(), monitor.c_str(), ZMQ_EVENT_DISCONNECTED) != 0) {
+    if (zmq_socket_monitor(socket_.handle(), monitor.c_str(),
+                           ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0) {
       throw zmq::error_t();
     }
     monitor_.emplace(context_, zmq::socket_type::pair);
@@ -69,6 +79,7 @@ std::string ControllerClient::EndReason() const {
 Status ControllerClient::Hello(const std::string& nonce, bool observer) {
   Send(MakeHello(nonce, observer));
   Status result = Status::Ok();
+  handshake_error_.clear();
   const bool answered = AwaitFromSocket([&](pb::Response& r) {
     if (r.has_status() && r.status().has_hello_accepted()) {
       accepted_ = r.status().hello_accepted();
@@ -87,10 +98,15 @@ Status ControllerClient::Hello(const std::string& nonce, bool observer) {
     return false;
   });
   if (answered) return result;
-  return Status::Unavailable("cannot reach the replica at " + endpoint_ +
-                             " (no answer to Hello within " +
-                             std::to_string(options_.timeout.count() / 1000.0).substr(0, 4) +
-                             " s; is tandem-supervisor running there?)");
+  if (!handshake_error_.empty()) {
+    return Status::Unavailable("the replica at " + endpoint_ +
+                               " refused the connection: " + handshake_error_);
+  }
+  return Status::Unavailable(
+      "cannot reach the replica at " + endpoint_ + " (no answer to Hello within " +
+      std::to_string(options_.timeout.count() / 1000.0).substr(0, 4) +
+      " s; is tandem-supervisor running there?" +
+      (options_.curve ? " With CURVE: is the server key its public key?" : "") + ")");
 }
 
 bool ControllerClient::AwaitFromSocket(const std::function<bool(pb::Response&)>& done) {
@@ -99,6 +115,8 @@ bool ControllerClient::AwaitFromSocket(const std::function<bool(pb::Response&)>&
     const auto left = Left(deadline);
     if (left.count() <= 0) return false;
     auto r = ReceiveFromSocket(left);
+    // A refused handshake is not retried into success: ZeroMQ would only try again and again.
+    if (!r && !handshake_error_.empty() && !connected_) return false;
     // A signal (the tool's Ctrl-C handler) interrupts only waits that ask for it: this one waits
     // for the answer to a command already sent, until its deadline. Giving up early would report
     // an unreachable replica that did apply the command.
@@ -180,9 +198,31 @@ void ControllerClient::DrainMonitor() {
     if (event.more()) (void)monitor_->recv(address, zmq::recv_flags::dontwait);
     std::uint16_t kind = 0;
     if (event.size() >= sizeof kind) std::memcpy(&kind, event.data(), sizeof kind);
+    std::uint32_t value = 0;
+    if (event.size() >= sizeof kind + sizeof value) {
+      std::memcpy(&value, static_cast<const char*>(event.data()) + sizeof kind, sizeof value);
+    }
     // Before the Hello is accepted a drop is only a failed attempt (ZeroMQ retries); after it,
     // the session is gone with the connection.
-    if (kind == ZMQ_EVENT_DISCONNECTED && connected_) lost_ = true;
+    if (kind == ZMQ_EVENT_DISCONNECTED && connected_ && options_.end_on_disconnect) lost_ = true;
+    if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
+      handshake_error_ = "it does not accept this client's CURVE key (ZAP status " +
+                         std::to_string(value) +
+                         "): the key's public half is not in the replica's --curve-authorized-keys";
+    } else if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
+               value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) {
+      handshake_error_ =
+          options_.curve
+              ? "it does not use CURVE, and this client does (drop --curve-server-key and "
+                "--curve-client-key)"
+              : "it requires CURVE authentication (give --curve-server-key and "
+                "--curve-client-key)";
+    } else if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) {
+      handshake_error_ = "the ZeroMQ handshake failed (ZMTP protocol error " +
+                         std::to_string(value) +
+                         (options_.curve ? "; is --curve-server-key the replica's public key?)"
+                                         : "; is this a Tandem controller endpoint?)");
+    }
   }
 }
 
@@ -219,6 +259,7 @@ std::optional<pb::Response> ControllerClient::ReceiveFromSocket(std::chrono::mil
     }
     if (lost_) return std::nullopt;
     if (monitor_) DrainMonitor();
+    if (!handshake_error_.empty() && !connected_) return std::nullopt;  // Hello says why
   }
 }
 

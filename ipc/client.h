@@ -11,6 +11,10 @@
 // controller took over) sets superseded(). With Options::goodbye, destroying a client whose Hello
 // was accepted sends Goodbye first, so a normal end is not a disconnection the supervisor warns
 // about.
+//
+// With Options::curve it speaks CURVE (issue 12): the server's public key and the client's pair.
+// A replica that refuses the handshake (an unknown client key, no CURVE where the replica requires
+// it, or CURVE where it has none) is reported by Hello at once, with the reason.
 #pragma once
 
 #include <chrono>
@@ -25,6 +29,7 @@
 
 #include "base/status.h"
 #include "ipc/codec.h"
+#include "ipc/curve_keys.h"
 
 namespace tandem::ipc {
 
@@ -42,6 +47,8 @@ class ControllerClient {
     bool end_on_disconnect = false;
     // Send Goodbye when destroyed after an accepted Hello (and no loss).
     bool goodbye = false;
+    // CURVE keys (ipc/curve_keys.h); unset: no security mechanism (ZeroMQ's NULL).
+    std::optional<CurveClientKeys> curve;
   };
 
   // InvalidArgument (with ZeroMQ's reason) when `endpoint` is not a ZeroMQ endpoint.
@@ -88,6 +95,9 @@ class ControllerClient {
   std::uint64_t undecodable() const { return undecodable_; }
   const std::string& last_decode_error() const { return last_decode_error_; }
 
+  // Why the replica refused the handshake (authentication or security mechanism), or empty.
+  const std::string& handshake_error() const { return handshake_error_; }
+
   bool lost() const { return lost_; }
   bool superseded() const { return superseded_; }
   // Why the session ended, when lost() or superseded().
@@ -117,6 +127,7 @@ class ControllerClient {
   std::string superseded_by_;
   std::uint64_t undecodable_ = 0;
   std::string last_decode_error_;
+  std::string handshake_error_;
 };
 
 // Milliseconds left until `deadline` (negative once it passed).

@@ -20,7 +20,8 @@ constexpr char kExitCodesHelp[] =
     "  64       bad usage (unknown flag, malformed value)\n"
     "  69       could not bind an endpoint, spawn a runtime or create the segment\n"
     "  70       a runtime exited (with any exit code) without being asked to\n"
-    "  78       impossible configuration (unequal worker counts, segment larger than /dev/shm)\n"
+    "  78       impossible configuration (unequal worker counts, segment larger than /dev/shm,\n"
+    "           a non-loopback controller endpoint without CURVE, unusable CURVE key files)\n"
     "  128+N    a runtime died of signal N (137: SIGKILL, 134: abort)\n"
     "\nParameters (--param / --replica-param NAME=VALUE; replica beats environment beats "
     "default):\n";
@@ -159,6 +160,21 @@ FlagsOutcome ParseSupervisorFlags(int argc, const char* const* argv) {
                "leave the segment in /dev/shm after a crash, for tandem-shm post-mortem")
       ->envname("TANDEM_KEEP_SEGMENT_ON_CRASH");
 
+  auto* secret_key =
+      app.add_option("--curve-secret-key", c.curve_secret_key,
+                     "FILE: the controller endpoint's CURVE secret key (mode 0600; tandem-ctl "
+                     "keygen): controllers must authenticate with an authorized key")
+          ->envname("TANDEM_CURVE_SECRET_KEY");
+  auto* authorized_keys =
+      app.add_option("--curve-authorized-keys", c.curve_authorized_keys,
+                     "DIR: one authorized client public key per file (reread on SIGHUP)")
+          ->envname("TANDEM_CURVE_AUTHORIZED_KEYS");
+  secret_key->needs(authorized_keys);
+  authorized_keys->needs(secret_key);
+  app.add_flag("--allow-insecure-endpoint", c.allow_insecure_endpoint,
+               "let the controller endpoint listen on a non-loopback address without CURVE")
+      ->envname("TANDEM_ALLOW_INSECURE_ENDPOINT");
+
   FlagsOutcome out;
   try {
     app.parse(argc, argv);
@@ -248,7 +264,11 @@ std::string DescribeConfiguration(const SupervisorConfig& c) {
     << " shm_size=" << c.shm_size << " slots_per_row=" << c.slots_per_row
     << " runtime_dir=" << c.runtime_dir << " grace_period_s=" << c.grace_period_s
     << " startup_timeout_s=" << c.startup_timeout_s << " worker_binary=" << c.worker_binary
-    << " keep_segment_on_crash=" << (c.keep_segment_on_crash ? "true" : "false");
+    << " keep_segment_on_crash=" << (c.keep_segment_on_crash ? "true" : "false")
+    << " controller_auth="
+    << (c.curve() ? "curve(secret_key=" + c.curve_secret_key +
+                        " authorized_keys=" + c.curve_authorized_keys + ")"
+                  : std::string(c.allow_insecure_endpoint ? "none(insecure allowed)" : "none"));
   for (const auto& [name, value] : c.params.Effective()) {
     s << " " << name << "=" << value << " (" << c.params.SourceOf(name) << ")";
   }

@@ -39,7 +39,13 @@ struct SupervisorConfig {
   LogFormat log_format = LogFormat::kText;
   std::string worker_binary;  // default: tandem-worker beside this binary
   bool keep_segment_on_crash = false;
+  // CURVE on the controller endpoint (controller_auth.h): both set, or neither.
+  std::string curve_secret_key;          // the server's secret key file
+  std::string curve_authorized_keys;     // a directory of client public keys
+  bool allow_insecure_endpoint = false;  // a non-loopback endpoint without CURVE
   ConfigSet params;
+
+  bool curve() const { return !curve_secret_key.empty(); }
 
   bool two_runtime() const { return params.GetBool(kEnableInteractiveRuntime); }
   std::uint32_t effective_interactive_workers() const {

@@ -301,7 +301,10 @@ void Supervisor::OnMonitorReadable() {
     MonitorEvent e{};
     std::memcpy(&e.event, event.data(), 2);
     std::memcpy(&e.value, static_cast<const char*>(event.data()) + 2, 4);
-    if (e.event != ZMQ_EVENT_DISCONNECTED) continue;
+    if (e.event != ZMQ_EVENT_DISCONNECTED) {
+      if (auth_) auth_->OnHandshakeFailed(e.event, e.value);  // refused before any command
+      continue;
+    }
     // Counted even for a peer we never heard from (e.g. dropped for an oversized message).
     metrics_.Inc(kControllerEvents, {{"event", "disconnected"}});
     auto it = peer_by_fd_.find(static_cast<int>(e.value));

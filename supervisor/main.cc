@@ -7,6 +7,7 @@
 #include <string>
 
 #include "supervisor/config.h"
+#include "supervisor/controller_auth.h"
 #include "supervisor/process_group.h"
 #include "supervisor/supervisor.h"
 
@@ -46,6 +47,16 @@ int main(int argc, char** argv) {
   if (tandem::Status s = CheckConfiguration(*flags.config); !s.ok()) {
     spdlog::critical("impossible configuration: {}", s.message());
     return kExitConfig;
+  }
+  if (tandem::Status s = CheckControllerSecurity(*flags.config); !s.ok()) {
+    spdlog::critical("impossible configuration: {}", s.message());
+    return kExitConfig;
+  }
+  if (!flags.config->curve() && !IsLocalEndpoint(flags.config->controller_listen_addr)) {
+    spdlog::warn(
+        "the controller endpoint {} is not loopback and has no CURVE (--allow-insecure-endpoint): "
+        "anyone who can reach it can control this replica",
+        flags.config->controller_listen_addr);
   }
   Supervisor supervisor(std::move(*flags.config), *signal_fd);
   return supervisor.Run();

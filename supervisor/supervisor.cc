@@ -150,7 +150,18 @@ int Supervisor::BindEndpoints() {
     router_->set(zmq::sockopt::heartbeat_timeout, timeout);
     router_->set(zmq::sockopt::heartbeat_ttl, timeout);
     router_->set(zmq::sockopt::sndhwm, 100000);
-    zmq_socket_monitor(router_->handle(), "inproc://controller-monitor", ZMQ_EVENT_DISCONNECTED);
+    if (config_.curve()) {
+      auto auth = ControllerAuth::Create(config_, ctx_, metrics_);
+      if (!auth.ok()) {
+        spdlog::critical("impossible configuration: {}", auth.status().message());
+        Cleanup(false);
+        return auth.status().code() == StatusCode::kUnavailable ? kExitUnavailable : kExitConfig;
+      }
+      auth_ = std::move(auth).value();
+      auth_->ConfigureRouter(*router_);
+    }
+    zmq_socket_monitor(router_->handle(), "inproc://controller-monitor",
+                       ZMQ_EVENT_DISCONNECTED | (auth_ ? ControllerAuth::kMonitorEvents : 0));
     monitor_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::pair);
     monitor_->connect("inproc://controller-monitor");
     router_->bind(config_.controller_listen_addr);
@@ -247,6 +258,8 @@ int Supervisor::Loop() {
       items.push_back({r.channel->handle(), 0, ZMQ_POLLIN, 0});
       order.push_back(&r);
     }
+    const std::size_t zap_at = items.size();
+    if (auth_) items.push_back(auth_->PollItem());
     try {
       zmq::poll(items.data(), items.size(), std::chrono::milliseconds(100));
     } catch (const zmq::error_t& e) {
@@ -259,6 +272,7 @@ int Supervisor::Loop() {
     for (std::size_t i = 0; i < order.size(); ++i) {
       if (items[4 + i].revents & ZMQ_POLLIN) OnRuntimeReadable(*order[i]);
     }
+    if (auth_ && (items[zap_at].revents & ZMQ_POLLIN)) auth_->OnReadable();
     if (items[0].revents & ZMQ_POLLIN) OnControllerReadable();
     if (items[1].revents & ZMQ_POLLIN) OnMonitorReadable();
     if (items[2].revents & ZMQ_POLLIN) http_->OnReadable();
@@ -291,6 +305,14 @@ std::optional<int> Supervisor::OnSignals() {
       if (auto exit = children_.ReapOne()) {
         // Shared fate: no runtime exits unasked, whatever its status.
         return SharedFate(*exit, exit->signaled ? 128 + exit->code : kExitChildExited);
+      }
+      continue;
+    }
+    if (info.ssi_signo == SIGHUP) {  // reload, as daemons do
+      if (auth_) {
+        auth_->Reload();
+      } else {
+        spdlog::info("SIGHUP: nothing to reload (no --curve-authorized-keys)");
       }
       continue;
     }

@@ -29,6 +29,7 @@
 #include "ipc/validate.h"
 #include "shm/segment.h"
 #include "supervisor/config.h"
+#include "supervisor/controller_auth.h"
 #include "supervisor/frontiers_cache.h"
 #include "supervisor/http_server.h"
 #include "supervisor/metrics.h"
@@ -106,6 +107,7 @@ class Supervisor {
   std::unique_ptr<shm::Segment> segment_;
   zmq::context_t ctx_;
   std::unique_ptr<zmq::socket_t> router_, monitor_;
+  std::unique_ptr<ControllerAuth> auth_;  // CURVE and its ZAP handler, when configured
   std::unique_ptr<HttpServer> http_;
   std::map<Role, Runtime> runtimes_;
   ProcessGroup children_;

@@ -203,6 +203,9 @@ class SupervisorProcess {
 class TestController {
  public:
   explicit TestController(const std::string& endpoint) : client_(endpoint, {}) {}
+  // With CURVE keys (no heartbeats, no Goodbye either; a monitor only for refused handshakes).
+  TestController(const std::string& endpoint, const std::optional<ipc::CurveClientKeys>& curve)
+      : client_(endpoint, {.curve = curve}) {}
   void SendRaw(const std::string& bytes) { client_.SendRaw(bytes); }
   void Send(const ipc::pb::Command& c) { client_.Send(c); }
   std::optional<ipc::pb::Response> Receive(std::chrono::milliseconds limit = 5s) {
@@ -222,6 +225,7 @@ class TestController {
         .has_value();
   }
   zmq::socket_t& socket() { return client_.socket(); }
+  ipc::ControllerClient& client() { return client_; }
   std::vector<ipc::pb::Response> skipped;
 
  private:

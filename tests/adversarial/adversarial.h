@@ -10,6 +10,7 @@
 
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,13 +31,15 @@ inline std::uint64_t RssBytes(pid_t pid) {
   return 0;
 }
 
-// What a Target runs: the mode, the segment (size, name), and how many keys its key_value source
-// has.
+// What a Target runs: the mode, the segment (size, name), how many keys its key_value source
+// has, and — for a CURVE target (curve_auth_test.cc) — the keys its own controller and
+// ExpectStillServing's use (unset: no security mechanism).
 struct TargetOptions {
   bool two_runtime = true;
   std::string shm_size = "64MiB";
   std::uint64_t keys = 100;
   std::string segment_name;  // empty: the harness's unique name
+  std::optional<ipc::CurveClientKeys> client_keys;
 };
 
 // A replica with the real runtime (two-runtime unless told otherwise): key_value source u1 →
@@ -46,6 +49,7 @@ class Target {
   explicit Target(std::vector<std::string> extra_args = {}, int workers = 2,
                   TargetOptions options = {})
       : keys_(options.keys),
+        client_keys_(std::move(options.client_keys)),
         sup_({.extra_args = std::move(extra_args),
               .two_runtime = options.two_runtime,
               .workers = workers,
@@ -56,7 +60,7 @@ class Target {
   // Waits for readiness, says Hello, creates u1 → u2 and waits until u2 is readable.
   bool Start() {
     if (!sup_.WaitReady()) return false;
-    ctl_ = std::make_unique<TestController>(sup_.controller_endpoint());
+    ctl_ = std::make_unique<TestController>(sup_.controller_endpoint(), client_keys_);
     if (!ctl_->Hello()) return false;
     ipc::pb::Command c = ipc::samples::EmptyDataflow("adversarial");
     auto* d = ipc::samples::Desc(c);
@@ -85,7 +89,7 @@ class Target {
   // with rows.
   void ExpectStillServing() {
     ASSERT_FALSE(sup_.Exited()) << "the replica went down\n" << sup_.Log();
-    TestController reader(sup_.controller_endpoint());
+    TestController reader(sup_.controller_endpoint(), client_keys_);
     ASSERT_TRUE(reader.Hello("after-attack", /*observer=*/true)) << sup_.Log();
     const std::string uuid = "after-attack-" + std::to_string(++checks_);
     // A large index is looked up by key: a full scan of it may be over max_result_size.
@@ -106,6 +110,7 @@ class Target {
 
  private:
   std::uint64_t keys_;
+  std::optional<ipc::CurveClientKeys> client_keys_;
   SupervisorProcess sup_;
   std::unique_ptr<TestController> ctl_;
   int checks_ = 0;

@@ -204,6 +204,24 @@ TEST(TandemBench, SmokeEveryScenario) {
       ExpectLatencies(r.at("redis").at(cell), cell);
     }
   }
+  {
+    SCOPED_TRACE("curve");
+    const Report r = ParseOrFail(Bench({"curve", "--keys", "1000"}));
+    ASSERT_TRUE(r.count("curve"));
+    for (const char* cell : {"plain", "curve"}) {
+      ASSERT_TRUE(r.at("curve").count(cell)) << cell;
+      ExpectLatencies(r.at("curve").at(cell), cell);
+    }
+    ASSERT_TRUE(r.at("curve").count("curve/plain"));
+    EXPECT_GT(r.at("curve").at("curve/plain").at("p50_ratio"), 0);
+  }
+  {
+    SCOPED_TRACE("--curve");  // another scenario with every replica over CURVE
+    const Report r =
+        ParseOrFail(Bench({"lookup-scale", "--curve", "--min-keys", "1000", "--max-keys", "1000"}));
+    ASSERT_TRUE(r.count("lookup-scale"));
+    for (const auto& [cell, m] : r.at("lookup-scale")) ExpectLatencies(m, cell);
+  }
   std::error_code ec;
   std::filesystem::remove_all(tmp, ec);
   EXPECT_FALSE(SegmentsLeft());

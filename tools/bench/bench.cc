@@ -1,6 +1,7 @@
 #include "tools/bench/bench.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <thread>
@@ -98,12 +99,36 @@ std::pair<double, double> Replica::SupervisorPeekLatency() const {
           tools::MetricValue(text, "tandem_peek_latency_seconds_count")};
 }
 
+CurveMaterial::CurveMaterial() : dir("tandem-bench-curve") {
+  auto server = ipc::GenerateCurveKeyPair();
+  auto client_pair = ipc::GenerateCurveKeyPair();
+  if (!server.ok() || !client_pair.ok()) throw std::runtime_error("--curve: libzmq has no CURVE");
+  const std::string authorized = dir.path + "/authorized";
+  if (mkdir(authorized.c_str(), 0700) != 0) throw std::runtime_error("mkdir " + authorized);
+  for (Status s : {ipc::WriteCurveKeyPair(dir.path + "/server.key", *server),
+                   ipc::WriteCurveKeyPair(authorized + "/bench.key", *client_pair)}) {
+    if (!s.ok()) throw std::runtime_error("--curve: " + s.message());
+  }
+  // The authorized directory holds the public key only.
+  std::remove((authorized + "/bench.key").c_str());
+  supervisor_args = {"--curve-secret-key", dir.path + "/server.key", "--curve-authorized-keys",
+                     authorized};
+  client = {server->public_z85, client_pair->public_z85, client_pair->secret_z85};
+}
+
+std::optional<ipc::CurveClientKeys> ClientKeys(const Options& o) {
+  if (!o.curve || !o.curve_keys) return std::nullopt;
+  return o.curve_keys->client;
+}
+
 tools::ReplicaOptions ReplicaFor(const Options& o, bool two_runtime) {
-  return {.supervisor = o.supervisor,
-          .name = o.name,
-          .two_runtime = two_runtime,
-          .workers = o.workers,
-          .shm_size = o.shm_size};
+  tools::ReplicaOptions r{.supervisor = o.supervisor,
+                          .name = o.name,
+                          .two_runtime = two_runtime,
+                          .workers = o.workers,
+                          .shm_size = o.shm_size};
+  if (o.curve && o.curve_keys) r.extra_args = o.curve_keys->supervisor_args;
+  return r;
 }
 
 KeyValue LightLoad(const Options& o, std::uint64_t keys) {

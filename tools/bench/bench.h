@@ -9,6 +9,11 @@
 #include <stdexcept>
 #include <string>
 
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "ipc/curve_keys.h"
 #include "tools/bench/dataflows.h"
 #include "tools/common/replica.h"
 
@@ -39,8 +44,20 @@ void CheckStop();
 void Sleep(std::chrono::milliseconds d);  // CheckStop every 20 ms
 inline double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
+// CURVE keys for the replicas tandem-bench starts (issue 12): a server pair and one authorized
+// client pair, made fresh in a scratch directory that lives as long as the run.
+struct CurveMaterial {
+  CurveMaterial();  // throws std::runtime_error
+  ScratchDir dir;
+  std::vector<std::string> supervisor_args;  // --curve-secret-key ... --curve-authorized-keys ...
+  ipc::CurveClientKeys client;
+};
+
 struct Options {
   std::string scenario;
+  // --curve: every replica requires CURVE and every client uses the key (curve_keys set then).
+  bool curve = false;
+  std::shared_ptr<const CurveMaterial> curve_keys;
   std::string supervisor;
   std::string name = "bench" + std::to_string(getpid());
   double duration = 10;  // seconds per cell
@@ -113,6 +130,8 @@ constexpr char kHeavyReduce[] = "u5";
 constexpr char kHeavyReduceIndex[] = "u6";
 
 tools::ReplicaOptions ReplicaFor(const Options& o, bool two_runtime);
+// The client keys when `o.curve`.
+std::optional<ipc::CurveClientKeys> ClientKeys(const Options& o);
 KeyValue LightLoad(const Options& o, std::uint64_t keys);
 KeyValue HeavyLoad(const Options& o);
 // How long an index of `keys` keys may take to build.

@@ -21,13 +21,20 @@ struct FrontierSample {
 
 class Client {
  public:
-  explicit Client(const std::string& endpoint) : client_(endpoint, {.timeout = 10s}) {
+  explicit Client(const std::string& endpoint,
+                  const std::optional<ipc::CurveClientKeys>& curve = std::nullopt)
+      : client_(endpoint, {.timeout = 10s, .curve = curve}) {
     if (Status s = client_.Hello("tandem-bench"); !s.ok()) {
       CheckStop();
       throw std::runtime_error(
           s.code() == StatusCode::kUnavailable ? "no HelloAccepted from " + endpoint : s.message());
     }
   }
+
+  // No receive high-water mark: a client left unread for a while (the curve scenario measures
+  // two replicas in turns) keeps taking its replica's frontiers off the connection, so ZeroMQ
+  // keeps answering the supervisor's heartbeats instead of stalling and being disconnected.
+  void UnboundedReceiveQueue() { client_.socket().set(zmq::sockopt::rcvhwm, 0); }
 
   void Send(const pb::Command& c) {
     if (c.has_create_dataflow()) {

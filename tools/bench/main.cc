@@ -3,7 +3,7 @@
 // over the controller endpoint like any client. Every process it starts is stopped and every
 // segment and temporary directory removed, on every path (errors and ^C included).
 //
-//   tandem-bench isolation|lookup-scale|ingest|memory|redis|all [--duration S] [--json]
+//   tandem-bench isolation|lookup-scale|ingest|memory|redis|curve|all [--duration S] [--json]
 //                [--csv FILE] [--plot FILE.png] [--workers N] [--supervisor PATH] ...
 #include <signal.h>
 #include <unistd.h>
@@ -34,6 +34,8 @@ controller endpoint like any client; everything is stopped and removed at the en
   redis          Tandem peeks vs Redis GET over loopback (needs redis-server; skipped otherwise),
                  and the ZeroMQ round-trip floor under them (one hop; two hops as via the
                  supervisor)
+  curve          two-runtime point-lookup latency over a plain and a CURVE controller endpoint,
+                 measured in the same run in alternating rounds, with their ratio
   all            every scenario above, in that order
 
 Options:
@@ -59,6 +61,10 @@ Options:
                        --max-keys 1e7: ~4 GiB of /dev/shm and minutes of build)
   --ingest-keys N --ingest-updates N   (default 10^6 keys, 10000 updates per tick)
   --memory-keys N --memory-updates N   (default 10^5 keys, 200 updates per 1 ms tick)
+  --curve              every replica requires CURVE (tandem-supervisor --curve-secret-key) and
+                       every client authenticates: keys made fresh for the run, in a scratch
+                       directory removed at the end (the curve scenario does this for its own
+                       CURVE replica either way)
   --quiet              no progress on stderr
 )";
 
@@ -104,6 +110,8 @@ Options Parse(int argc, char** argv) {
       o.max_factor = std::max(1.0, ParseDouble(a, value()));
     } else if (a == "--json") {
       o.json = true;
+    } else if (a == "--curve") {
+      o.curve = true;
     } else if (a == "--quiet") {
       o.quiet = true;
     } else if (a == "--csv") {
@@ -154,8 +162,8 @@ Options Parse(int argc, char** argv) {
       throw std::invalid_argument("unexpected argument " + a);
     }
   }
-  static const std::vector<std::string> kScenarios = {"isolation", "lookup-scale", "ingest",
-                                                      "memory",    "redis",        "all"};
+  static const std::vector<std::string> kScenarios = {
+      "isolation", "lookup-scale", "ingest", "memory", "redis", "curve", "all"};
   if (o.scenario.empty()) throw std::invalid_argument("no scenario given");
   if (std::find(kScenarios.begin(), kScenarios.end(), o.scenario) == kScenarios.end()) {
     throw std::invalid_argument("unknown scenario " + o.scenario);
@@ -185,6 +193,14 @@ int Main(int argc, char** argv) {
   sigaction(SIGHUP, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  if (o.curve || o.scenario == "curve" || o.scenario == "all") {
+    try {
+      o.curve_keys = std::make_shared<const CurveMaterial>();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tandem-bench: %s\n", e.what());
+      return 1;
+    }
+  }
   std::vector<Scenario> results;
   std::map<std::string, std::vector<double>> distributions;
   const bool all = o.scenario == "all";
@@ -194,6 +210,7 @@ int Main(int argc, char** argv) {
     if (all || o.scenario == "ingest") results.push_back(Ingest(o));
     if (all || o.scenario == "memory") results.push_back(Memory(o));
     if (all || o.scenario == "redis") results.push_back(RedisScenario(o));
+    if (all || o.scenario == "curve") results.push_back(CurveScenario(o));
   } catch (const Interrupted&) {
     std::fprintf(stderr, "tandem-bench: interrupted; everything it started is stopped\n");
     return 130;

@@ -58,7 +58,7 @@ struct LookupReplica {
   LookupReplica(const Options& o, bool two_runtime, std::uint64_t keys)
       : replica(ReplicaFor(o, two_runtime)) {
     replica.WaitReady();
-    client.emplace(replica.endpoint());
+    client.emplace(replica.endpoint(), ClientKeys(o));
     client->Send(IndexedSource(kLightSource, kLightIndex, LightLoad(o, keys)));
     client->WaitWrite(kLightIndex, 2, BuildLimit(keys), replica);
   }

@@ -51,9 +51,16 @@ and key types, and the index of a view).
 Every invocation ends its session with Goodbye. Every option of a command takes one value, even
 one that begins with '-' (--key -inf); --key and --aggregate may be repeated.
 
+A replica that requires CURVE (tandem-supervisor --curve-secret-key) is reached with
+--curve-server-key (its public key file) and --curve-client-key (this client's secret key file,
+whose public half is in the replica's --curve-authorized-keys directory); tandem-ctl keygen FILE
+makes a key pair. A refused key is reported as such (exit 69).
+
 exit status: 0 success; 1 a command was refused, a peek failed or timed out; 64 bad usage
-(including an --endpoint that is not a ZeroMQ endpoint); 69 the replica could not be reached, or
-the connection to it was lost; 75 another controller took over (superseded this session).
+(including an --endpoint that is not a ZeroMQ endpoint, and a key file that is malformed or, for
+a secret key, readable by others); 69 the replica could not be reached, refused this client's
+key, or the connection to it was lost; 75 another controller took over (superseded this
+session).
 Refusals are printed as "tandem-ctl: refused: COMMAND ID: WHY".)";
 
 // The global flags: every other option takes one value.
@@ -102,6 +109,8 @@ constexpr auto kLastWins = CLI::MultiOptionPolicy::TakeLast;
 int Main(int argc, char** argv) {
   Globals g;
   if (const char* e = std::getenv("TANDEM_ENDPOINT"); e && *e) g.endpoint = e;
+  if (const char* e = std::getenv("TANDEM_CURVE_SERVER_KEY"); e && *e) g.curve_server_key = e;
+  if (const char* e = std::getenv("TANDEM_CURVE_CLIENT_KEY"); e && *e) g.curve_client_key = e;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--json") SetJsonOutput(g.json = true);  // for usage errors too
   }
@@ -125,10 +134,18 @@ int Main(int argc, char** argv) {
                "let a command that replays the history replace dataflows of the replica that the "
                "history does not define (they are dropped); without it, such a command is refused "
                "and changes nothing");
+  app.add_option("--curve-server-key", g.curve_server_key,
+                 "FILE: the replica's CURVE public key (env TANDEM_CURVE_SERVER_KEY); with "
+                 "--curve-client-key, for a replica that requires CURVE")
+      ->multi_option_policy(kLastWins);
+  app.add_option("--curve-client-key", g.curve_client_key,
+                 "FILE: this client's CURVE secret key, mode 0600 (env TANDEM_CURVE_CLIENT_KEY; "
+                 "tandem-ctl keygen makes one)")
+      ->multi_option_policy(kLastWins);
   const std::vector<Subcommand> commands = {
       AddCreateSource(app), AddCreateIndex(app), AddCreateView(app), AddCreateDataflow(app),
       AddPeek(app),         AddFrontiers(app),   AddWatch(app),      AddAllowCompaction(app),
-      AddDrop(app),         AddRun(app)};
+      AddDrop(app),         AddRun(app),         AddKeygen(app)};
   std::vector<std::string> args = JoinValues(argc, argv);
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
   try {
@@ -157,6 +174,7 @@ int Main(int argc, char** argv) {
       return Usage("--timeout: \"" + timeout + "\" is not a positive number of seconds");
     }
   }
+  if (!chosen->needs_history) return chosen->run(g, History());
   auto history = History::Load(g.state);
   if (!history.ok()) return Fail(kExitFailed, history.status().message());
   InstallInterruptHandlers();

@@ -73,6 +73,14 @@ std::optional<int> Session::Open(Mode mode) {
   options.linger = std::chrono::milliseconds(200);
   options.end_on_disconnect = true;
   options.goodbye = true;
+  if (!g_.curve_server_key.empty() || !g_.curve_client_key.empty()) {
+    if (g_.curve_server_key.empty() || g_.curve_client_key.empty()) {
+      return Usage("--curve-server-key and --curve-client-key go together");
+    }
+    auto keys = ipc::LoadCurveClientKeys(g_.curve_server_key, g_.curve_client_key);
+    if (!keys.ok()) return Usage(keys.status().message());
+    options.curve = std::move(keys).value();
+  }
   auto client = ipc::ControllerClient::Create(g_.endpoint, options);
   if (!client.ok()) {
     return Fail(kExitUsage, "--endpoint \"" + g_.endpoint +

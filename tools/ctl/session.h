@@ -21,6 +21,9 @@ struct Globals {
   bool json = false;
   double timeout_s = 5;
   bool replace = false;  // a replaying command may drop indexes the history does not define
+  // CURVE (issue 12): the replica's public key file and this client's secret key file, both or
+  // neither (env TANDEM_CURVE_SERVER_KEY, TANDEM_CURVE_CLIENT_KEY).
+  std::string curve_server_key, curve_client_key;
 };
 
 // --json, process-wide: also for the failure paths that have no Globals at hand.

@@ -36,7 +36,7 @@ Scenario Ingest(const Options& o) {
     Progress(o, "ingest: %s (building)\n", name);
     Replica replica(ReplicaFor(o, true));
     replica.WaitReady();
-    Client client(replica.endpoint());
+    Client client(replica.endpoint(), ClientKeys(o));
     const std::string tracked = reduce ? kHeavyReduceIndex : kHeavyIndex;
     client.Send(reduce
                     ? ReducedSource(kHeavySource, "", kHeavyReduce, kHeavyReduceIndex, kv, o.groups)

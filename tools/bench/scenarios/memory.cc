@@ -15,7 +15,7 @@ Scenario Memory(const Options& o) {
   Progress(o, "memory: %s\n", "starting");
   Replica replica(ReplicaFor(o, true));
   replica.WaitReady();
-  Client client(replica.endpoint());
+  Client client(replica.endpoint(), ClientKeys(o));
   const double baseline = replica.SegmentBytesUsed();
   client.Send(IndexedSource(kHeavySource, kHeavyIndex, kv));
   client.WaitWrite(kHeavyIndex, 2, BuildLimit(kv.keys), replica);

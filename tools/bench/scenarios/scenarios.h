@@ -19,5 +19,7 @@ Scenario LookupScale(const Options& o);
 Scenario Ingest(const Options& o);
 Scenario Memory(const Options& o);
 Scenario RedisScenario(const Options& o);
+// Point-lookup peek latency, plain vs CURVE on the controller endpoint, in the same run.
+Scenario CurveScenario(const Options& o);
 
 }  // namespace tandem::bench

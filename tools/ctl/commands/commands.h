@@ -13,6 +13,7 @@ namespace tandem::ctl {
 struct Subcommand {
   CLI::App* app = nullptr;
   std::function<int(const Globals&, History)> run;
+  bool needs_history = true;  // false: runs without loading (or locking) the state file
 };
 
 Subcommand AddCreateSource(CLI::App& app);
@@ -25,6 +26,7 @@ Subcommand AddWatch(CLI::App& app);
 Subcommand AddAllowCompaction(CLI::App& app);
 Subcommand AddDrop(CLI::App& app);
 Subcommand AddRun(CLI::App& app);
+Subcommand AddKeygen(CLI::App& app);
 
 // An option taking one value, kept in `*into` when given (CLI11 leaves it unset otherwise).
 CLI::Option* AddOptional(CLI::App& app, const std::string& name, std::optional<std::string>* into,

@@ -1,0 +1,163 @@
+// curve (issue 12): what CURVE on the controller endpoint costs a point-lookup peek. Two
+// two-runtime replicas with the same index, one plain and one requiring CURVE, measured in the
+// same run in alternating rounds (so the machine's drift and neighbours weigh on both alike).
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <thread>
+#include <zmq.hpp>
+
+#include "tools/bench/measure.h"
+#include "tools/bench/scenarios/scenarios.h"
+
+namespace tandem::bench {
+
+namespace {
+double Get(const Cell& c, const std::string& m) {
+  for (const auto& [k, v] : c.metrics) {
+    if (k == m) return v;
+  }
+  return 0;
+}
+// The protocol alone: a DEALER and a ROUTER echo over loopback TCP, each on its own thread and
+// context (like the processes of a replica), with or without CURVE (the echo's context has no ZAP
+// handler, so any client key is taken: the handshake is the same, the cost per message too).
+class Echo {
+ public:
+  explicit Echo(bool curve)
+      : server_(server_ctx_, zmq::socket_type::router),
+        client_(client_ctx_, zmq::socket_type::dealer) {
+    if (curve) {
+      auto s = ipc::GenerateCurveKeyPair(), c = ipc::GenerateCurveKeyPair();
+      if (!s.ok() || !c.ok()) throw std::runtime_error("no CURVE in libzmq");
+      server_.set(zmq::sockopt::curve_server, 1);
+      server_.set(zmq::sockopt::curve_secretkey, s->secret_z85);
+      client_.set(zmq::sockopt::curve_serverkey, s->public_z85);
+      client_.set(zmq::sockopt::curve_publickey, c->public_z85);
+      client_.set(zmq::sockopt::curve_secretkey, c->secret_z85);
+    }
+    const std::string at = "tcp://127.0.0.1:" + std::to_string(FreePort());
+    server_.bind(at);
+    client_.connect(at);
+    thread_ = std::thread([this] {
+      zmq::pollitem_t item{server_.handle(), 0, ZMQ_POLLIN, 0};
+      while (!stop_.load()) {
+        zmq::poll(&item, 1, 100ms);
+        if (!(item.revents & ZMQ_POLLIN)) continue;
+        for (bool more = true; more;) {
+          zmq::message_t m;
+          (void)server_.recv(m);
+          more = m.more();
+          server_.send(m, more ? zmq::send_flags::sndmore : zmq::send_flags::none);
+        }
+      }
+    });
+  }
+  ~Echo() {
+    stop_ = true;
+    thread_.join();
+  }
+  void RoundTrip() {
+    client_.send(zmq::buffer(payload_), zmq::send_flags::none);
+    zmq::message_t reply;
+    (void)client_.recv(reply);
+  }
+
+ private:
+  zmq::context_t server_ctx_{1}, client_ctx_{1};
+  zmq::socket_t server_, client_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  const std::string payload_ = std::string(64, 'p');  // about a point-lookup Peek's size
+};
+
+}  // namespace
+
+Scenario CurveScenario(const Options& o) {
+  Scenario s{.name = "curve"};
+  Options plain = o, curve = o;
+  plain.curve = false;
+  curve.curve = true;
+  if (!o.shm_size_set) plain.shm_size = curve.shm_size = "128MiB";
+  Progress(o, "curve: starting a plain and a CURVE replica%s\n", "");
+  LookupReplica replicas[2] = {{plain, true, o.keys}, {curve, true, o.keys}};
+  for (auto& r : replicas) r.client->UnboundedReceiveQueue();
+  constexpr int kRounds = 8;
+  Options round = o;
+  round.duration = o.duration / kRounds;
+  round.warmup = o.warmup / kRounds;
+  round.min_samples = (o.min_samples + kRounds - 1) / kRounds;
+  std::vector<double> us[2];
+  // Per round, CURVE's p50 and p99 over plain's: their medians resist drift between rounds.
+  std::vector<double> round_p50[2], round_p99[2];
+  for (int i = 0; i < kRounds; ++i) {
+    for (int k = 0; k < 2; ++k) {
+      const int which = (i % 2 == 0) ? k : 1 - k;  // ABBA: neither always goes first
+      Progress(o, "curve: measuring %s\n",
+               (which ? "curve, round " : "plain, round ") + std::to_string(i + 1));
+      PeekRun run = PeekLoop(*replicas[which].client, replicas[which].replica, kLightIndex, o.keys,
+                             round, 100 + static_cast<std::uint64_t>(i));
+      us[which].insert(us[which].end(), run.us.begin(), run.us.end());
+      std::sort(run.us.begin(), run.us.end());
+      round_p50[which].push_back(Percentile(run.us, 0.50));
+      round_p99[which].push_back(Percentile(run.us, 0.99));
+    }
+  }
+  auto median_ratio = [&](std::vector<double>* per_round) {
+    std::vector<double> r;
+    for (int i = 0; i < kRounds; ++i)
+      r.push_back(per_round[1][i] / std::max(1e-9, per_round[0][i]));
+    std::sort(r.begin(), r.end());
+    return Percentile(r, 0.5);
+  };
+  Cell cells[2] = {{.name = "plain"}, {.name = "curve"}};
+  for (int k = 0; k < 2; ++k) {
+    cells[k].Set("keys", static_cast<double>(o.keys));
+    AddLatencies(cells[k], us[k]);
+  }
+  Cell ratio{.name = "curve/plain"};
+  for (const char* m : {"p50_us", "p90_us", "p99_us", "mean_us"}) {
+    ratio.Set(std::string(m).substr(0, std::string(m).size() - 3) + "_ratio",
+              Get(cells[1], m) / std::max(1e-9, Get(cells[0], m)));
+  }
+  ratio.Set("p50_ratio_median_of_rounds", median_ratio(round_p50));
+  ratio.Set("p99_ratio_median_of_rounds", median_ratio(round_p99));
+  char buf[300];
+  std::snprintf(buf, sizeof buf,
+                "CURVE / plain point-lookup peek: p50 %.2fx (%.0f vs %.0f us), p99 %.2fx (%.0f vs "
+                "%.0f us); median over %d interleaved rounds of the per-round ratio: p50 %.2fx, "
+                "p99 %.2fx",
+                Get(ratio, "p50_ratio"), Get(cells[1], "p50_us"), Get(cells[0], "p50_us"),
+                Get(ratio, "p99_ratio"), Get(cells[1], "p99_us"), Get(cells[0], "p99_us"), kRounds,
+                Get(ratio, "p50_ratio_median_of_rounds"), Get(ratio, "p99_ratio_median_of_rounds"));
+  s.notes.push_back(buf);
+  s.cells = {cells[0], cells[1], ratio};
+
+  // The same comparison for the bare ZeroMQ hop, also in alternating rounds.
+  std::vector<double> floor_us[2];
+  {
+    Echo echoes[2] = {Echo(false), Echo(true)};
+    for (int i = 0; i < kRounds; ++i) {
+      for (int k = 0; k < 2; ++k) {
+        const int which = (i % 2 == 0) ? k : 1 - k;
+        auto us_round = ClosedLoop(round, [&] { echoes[which].RoundTrip(); });
+        floor_us[which].insert(floor_us[which].end(), us_round.begin(), us_round.end());
+      }
+    }
+  }
+  Cell floors[2] = {{.name = "zmq-1-hop-plain"}, {.name = "zmq-1-hop-curve"}};
+  for (int k = 0; k < 2; ++k) AddLatencies(floors[k], floor_us[k]);
+  Cell floor_ratio{.name = "zmq-1-hop-curve/plain"};
+  floor_ratio.Set("p50_ratio", Get(floors[1], "p50_us") / std::max(1e-9, Get(floors[0], "p50_us")));
+  floor_ratio.Set("p99_ratio", Get(floors[1], "p99_us") / std::max(1e-9, Get(floors[0], "p99_us")));
+  std::snprintf(buf, sizeof buf,
+                "bare ZeroMQ round trip (1 hop, 64 bytes): CURVE adds %.1f us at p50 (%.1f vs %.1f "
+                "us, %.2fx)",
+                Get(floors[1], "p50_us") - Get(floors[0], "p50_us"), Get(floors[1], "p50_us"),
+                Get(floors[0], "p50_us"), Get(floor_ratio, "p50_ratio"));
+  s.notes.push_back(buf);
+  s.cells.insert(s.cells.end(), {floors[0], floors[1], floor_ratio});
+  return s;
+}
+
+}  // namespace tandem::bench
