@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "base/status.h"
 #include "supervisor/dyncfg.h"
+#include "supervisor/guards.h"
 
 namespace tandem::supervisor {
 
@@ -19,7 +20,9 @@ inline constexpr int kExitOk = 0;            // clean shutdown on SIGTERM/SIGINT
 inline constexpr int kExitUsage = 64;        // bad flags
 inline constexpr int kExitUnavailable = 69;  // could not bind, spawn or create the segment
 inline constexpr int kExitChildExited = 70;  // a runtime exited (with any code) unasked
-inline constexpr int kExitConfig = 78;       // impossible configuration
+inline constexpr int kExitRuntimeStalled =
+    75;                                 // a runtime made no progress for --runtime-stall-kill
+inline constexpr int kExitConfig = 78;  // impossible configuration
 // 128 + N: a runtime died of signal N.
 
 struct SupervisorConfig {
@@ -40,6 +43,7 @@ struct SupervisorConfig {
   std::string worker_binary;  // default: tandem-worker beside this binary
   bool keep_segment_on_crash = false;
   ConfigSet params;
+  Guards guards;  // guards.h: fault injection, bounds, the stall watch
 
   bool two_runtime() const { return params.GetBool(kEnableInteractiveRuntime); }
   std::uint32_t effective_interactive_workers() const {
