@@ -95,5 +95,30 @@ TEST(FrozenRuntime, MaintenanceStoppedPastTheKillTimeoutTakesTheReplicaDownWith7
   StoppedPastTheKillTimeoutTakesTheReplicaDownWith75("maintenance");
 }
 
+// Solo mode: the one runtime reports in the maintenance entry of the header, idle it stays
+// ready, stopped it does not.
+TEST(FrozenRuntime, StoppedSoloRuntimeMakesTheReplicaNotReadyUntilSigcont) {
+  std::vector<std::string> args = kShortStall;
+  SupervisorProcess sup({.extra_args = args,
+                         .two_runtime = false,
+                         .worker_binary = TANDEM_WORKER_BIN,
+                         .shm_size = "64MiB"});
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  ASSERT_EQ(sup.runtime_pids().size(), 1u);
+  const auto idle_until = std::chrono::steady_clock::now() + 3s;
+  while (std::chrono::steady_clock::now() < idle_until) {
+    ASSERT_EQ(HttpGet(sup.http_port(), "/readyz").status, 200) << sup.Log();
+    std::this_thread::sleep_for(100ms);  // sampling a window, not waiting for an event
+  }
+  {
+    Stopped frozen(sup.runtime_pids()[0]);
+    ASSERT_TRUE(Eventually([&] { return HttpGet(sup.http_port(), "/readyz").status == 503; }, 5s))
+        << sup.Log();
+    EXPECT_NE(HttpGet(sup.http_port(), "/readyz").body.find("solo runtime"), std::string::npos);
+  }
+  EXPECT_TRUE(Eventually([&] { return HttpGet(sup.http_port(), "/readyz").status == 200; }, 5s))
+      << sup.Log();
+}
+
 }  // namespace
 }  // namespace tandem::testing::adversarial
