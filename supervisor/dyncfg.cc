@@ -37,7 +37,8 @@ const std::vector<ParamDef>& ParamDefinitions() {
        "log level of the supervisor and runtimes: trace, debug, info, warn, error", 0, 0},
       {kDebugAbortWorker, ParamType::kString, "", true,
        "fault injection: set to solo, maintenance or interactive to make worker 0 of that "
-       "runtime fail an invariant check (the replica then goes down: shared fate)",
+       "runtime fail an invariant check (the replica then goes down: shared fate); only with "
+       "--enable-fault-injection",
        0, 0},
   };
   return kDefs;

@@ -61,7 +61,9 @@ Status HttpServer::Bind(const std::string& host_port) {
     host = host.substr(1, host.size() - 2);
   }
   addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
+  // IPv4 unless the address is an IPv6 literal, as ZeroMQ's tcp:// (IPv6 off) did before: a name
+  // such as localhost binds its IPv4 address, where the probes connect.
+  hints.ai_family = host.find(':') == std::string::npos ? AF_INET : AF_INET6;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE;
   addrinfo* found = nullptr;
