@@ -511,6 +511,7 @@ void Supervisor::OnRuntimeReadable(Runtime& r) {
     ipc::pb::Response& response = decoded.message;
     if (response.has_status() && response.status().has_runtime_ready()) {
       r.ready = true;
+      metrics_.Set(kRuntimeStalled, {{"role", RoleName(r.id)}}, 0);  // watched from now on
       spdlog::info("the {} runtime (pid {}) is ready with {} workers", RoleName(r.id),
                    response.status().runtime_ready().pid(),
                    response.status().runtime_ready().workers());

@@ -887,6 +887,8 @@ TEST(Http, LivezReadyzAndMetricsFamilies) {
   }
   EXPECT_EQ(MetricValue(m, "tandem_runtime_up{role=\"maintenance\"}"), 1);
   EXPECT_EQ(MetricValue(m, "tandem_runtime_up{role=\"interactive\"}"), 1);
+  EXPECT_EQ(MetricValue(m, "tandem_runtime_stalled{role=\"maintenance\"}"), 0);
+  EXPECT_EQ(MetricValue(m, "tandem_runtime_stalled{role=\"interactive\"}"), 0);
   EXPECT_GT(MetricValue(m, "tandem_segment_bytes{kind=\"used\"}"), 0);
   EXPECT_GT(MetricValue(m, "tandem_segment_bytes{kind=\"free\"}"), 0);
   EXPECT_EQ(MetricValue(m, "tandem_index_parts_stalled"), 0);
