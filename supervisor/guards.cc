@@ -40,8 +40,9 @@ void AddGuardFlags(CLI::App& app, Guards& g) {
       ->envname("TANDEM_HTTP_MAX_CONNECTIONS")
       ->check(CLI::Range(1, 65536))
       ->capture_default_str();
-  app.add_option("--http-request-timeout", g.http_request_timeout_s,
-                 "seconds an internal HTTP client gets to send its request; then it is closed")
+  app.add_option(
+         "--http-request-timeout", g.http_request_timeout_s,
+         "seconds an internal HTTP exchange (request and answer) may take; then it is closed")
       ->envname("TANDEM_HTTP_REQUEST_TIMEOUT")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();

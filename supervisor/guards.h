@@ -24,7 +24,8 @@ struct Guards {
   // makes the replica not ready; for stall_kill_s, takes it down (shared fate, exit 75).
   double runtime_stall_timeout_s = 10;
   double runtime_stall_kill_s = 60;
-  // Peeks forwarded and not yet answered: per session, and over all sessions.
+  // Peeks forwarded and not yet answered: per session, and over all sessions (observer sessions
+  // are not bounded in number; the total is what bounds them together).
   std::uint32_t max_peeks_per_session = 1000;
   std::uint32_t max_peeks_in_flight = 10000;
   // The internal HTTP endpoint: connections open at once, and how long one may take to send its
