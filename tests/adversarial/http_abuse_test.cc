@@ -61,8 +61,10 @@ TEST(HttpAbuse, ThousandsOfHeldConnectionsNeitherKeepAProbeOutNorGrowTheSupervis
   }
   std::printf("supervisor RSS after each round of 1,000 connections: %.1f %.1f %.1f %.1f MiB\n",
               rss[0] / 1048576.0, rss[1] / 1048576.0, rss[2] / 1048576.0, rss[3] / 1048576.0);
-  EXPECT_LT(rss[3], rss[0] + (2u << 20));  // a plateau, not growth per connection
-  EXPECT_LT(rss[3], 40u << 20);
+  if (kRssIsMeaningful) {
+    EXPECT_LT(rss[3], rss[0] + (2u << 20));  // a plateau, not growth per connection
+    EXPECT_LT(rss[3], 40u << 20);
+  }
   const std::string metrics = HttpGet(port, "/metrics").body;
   EXPECT_GE(MetricValue(metrics, "tandem_http_connections_total{outcome=\"evicted\"}"), 3000);
   target.ExpectStillServing();

@@ -36,7 +36,9 @@ TEST(OversizeMessage, IsAnsweredWithACommandErrorNamingTheLimitAndTheSessionStay
   EXPECT_EQ(MetricValue(metrics, "tandem_malformed_messages_total{reason=\"oversized\"}"), 3);
   EXPECT_LE(MetricValue(metrics, "tandem_controller_events_total{event=\"disconnected\"}"), 0);
   // Three 16 MiB messages read and freed: the supervisor does not keep them.
-  EXPECT_LT(RssBytes(supervisor), 96u << 20) << RssBytes(supervisor);
+  if (kRssIsMeaningful) {
+    EXPECT_LT(RssBytes(supervisor), 96u << 20) << RssBytes(supervisor);
+  }
   target.ExpectStillServing();
 }
 

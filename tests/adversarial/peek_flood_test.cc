@@ -42,7 +42,9 @@ int Flood(TestController& ctl, int n, int expect_refused,
 }
 
 TEST(PeekFlood, PeeksBeyondTheSessionLimitAreRefusedAndTheSupervisorsMemoryPlateaus) {
-  Target target;
+  // A limit below the default (1,000): the peeks that wait are answered after SIGCONT, which takes
+  // the runtime long under ASan.
+  Target target({"--max-peeks-per-session", "300"});
   ASSERT_TRUE(target.Start()) << target.sup().Log();
   ASSERT_EQ(target.sup().runtime_pids().size(), 2u);
   const pid_t supervisor = target.sup().pid();
@@ -51,8 +53,8 @@ TEST(PeekFlood, PeeksBeyondTheSessionLimitAreRefusedAndTheSupervisorsMemoryPlate
   std::uint64_t after_first = 0, after_second = 0, after_cancels = 0;
   {
     Stopped frozen(target.sup().runtime_pids()[1]);  // the interactive runtime
-    // 1,000 wait (the limit), 500 are refused.
-    EXPECT_EQ(Flood(target.ctl(), 1500, 500, peek), 500) << target.sup().Log();
+    // 300 wait (the limit), 200 are refused.
+    EXPECT_EQ(Flood(target.ctl(), 500, 200, peek), 200) << target.sup().Log();
     after_first = RssBytes(supervisor);
     // 30,000 more: every one refused, and nothing more kept.
     EXPECT_EQ(Flood(target.ctl(), 30000, 30000, peek), 30000) << target.sup().Log();
@@ -68,25 +70,27 @@ TEST(PeekFlood, PeeksBeyondTheSessionLimitAreRefusedAndTheSupervisorsMemoryPlate
     EXPECT_EQ(Flood(target.ctl(), 1, 1, peek), 1);
     after_cancels = RssBytes(supervisor);
     const std::string metrics = HttpGet(target.sup().http_port(), "/metrics").body;
-    EXPECT_EQ(MetricValue(metrics, "tandem_peeks_in_flight"), 1000);
+    EXPECT_EQ(MetricValue(metrics, "tandem_peeks_in_flight"), 300);
     EXPECT_EQ(MetricValue(metrics, "tandem_refused_commands_total{reason=\"too_many_peeks\"}"),
-              30501);
+              30201);
   }
   std::printf(
-      "supervisor RSS: %.1f MiB after 1,500 peeks, %.1f MiB after 31,500, %.1f MiB after "
+      "supervisor RSS: %.1f MiB after 500 peeks, %.1f MiB after 30,500, %.1f MiB after "
       "20,000 cancels more\n",
       after_first / 1048576.0, after_second / 1048576.0, after_cancels / 1048576.0);
-  EXPECT_LT(after_second, after_first + (2u << 20));
-  EXPECT_LT(after_cancels, after_first + (2u << 20));
-  // Resumed, the interactive runtime answers the 1,000 that waited.
+  if (kRssIsMeaningful) {
+    EXPECT_LT(after_second, after_first + (2u << 20));
+    EXPECT_LT(after_cancels, after_first + (2u << 20));
+  }
+  // Resumed, the interactive runtime answers the 300 that waited.
   int answered = 0;
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (answered < 1000 && std::chrono::steady_clock::now() < deadline) {
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (answered < 300 && std::chrono::steady_clock::now() < deadline) {
     auto r = target.ctl().Receive(1s);
     if (r && r->has_peek_response() && r->peek_response().uuid().rfind("flood-", 0) == 0)
       ++answered;
   }
-  EXPECT_EQ(answered, 1000);
+  EXPECT_EQ(answered, 300);
   ASSERT_FALSE(target.sup().Exited()) << "exit status " << target.sup().WaitExit(0ms).value_or(-1);
   target.ExpectStillServing();
 }
