@@ -65,9 +65,14 @@ enum class RuntimeState : std::uint32_t {
 
 // One runtime process as seen by the segment. Written by that runtime (and the supervisor, which
 // writes kStarting and the pid after spawning); read by anyone.
+//  progress: a counter the runtime's command thread raises (relaxed) about every 100 ms while its
+//  command thread and every worker thread have each turned their loop since the last raise —
+//  traffic or not (idle workers wake at least once a second). The supervisor's stall watch reads
+//  it: a counter that stops moving means a stopped or wedged runtime (issue 12).
 struct RuntimeEntry {
   std::atomic<std::int32_t> pid;
   std::atomic<std::uint32_t> state;  // RuntimeState
+  std::atomic<std::uint64_t> progress;
 };
 
 // The segment header, at offset 0 of the segment.
@@ -361,7 +366,8 @@ constexpr std::uint64_t FoldStruct(std::uint64_t h, std::size_t size, std::size_
 #pragma GCC diagnostic ignored "-Winvalid-offsetof"
 
 inline constexpr layout_detail::Field kRuntimeEntryFields[] = {
-    TANDEM_SHM_FIELD(RuntimeEntry, pid), TANDEM_SHM_FIELD(RuntimeEntry, state)};
+    TANDEM_SHM_FIELD(RuntimeEntry, pid), TANDEM_SHM_FIELD(RuntimeEntry, state),
+    TANDEM_SHM_FIELD(RuntimeEntry, progress)};
 inline constexpr layout_detail::Field kSegmentHeaderFields[] = {
     TANDEM_SHM_FIELD(SegmentHeader, magic),
     TANDEM_SHM_FIELD(SegmentHeader, layout_version),
@@ -438,8 +444,8 @@ static_assert(layout_detail::Tiles(sizeof(BatchHeader), kBatchHeaderFields));
 
 // Sizes and alignments (LP64 Linux, x86-64 and AArch64). Changing one is a layout change: make it
 // on purpose, here, and kLayoutHash follows by itself.
-static_assert(sizeof(RuntimeEntry) == 8 && alignof(RuntimeEntry) == 4);
-static_assert(sizeof(SegmentHeader) == 176 && alignof(SegmentHeader) == 8);
+static_assert(sizeof(RuntimeEntry) == 16 && alignof(RuntimeEntry) == 8);
+static_assert(sizeof(SegmentHeader) == 192 && alignof(SegmentHeader) == 8);
 static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
 static_assert(sizeof(ChangedSlot) == 24 && alignof(ChangedSlot) == 8);
 static_assert(sizeof(WakeChannelData) == sizeof(WakeQueue) + 24 && alignof(WakeChannelData) == 8);

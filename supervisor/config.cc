@@ -20,6 +20,7 @@ constexpr char kExitCodesHelp[] =
     "  64       bad usage (unknown flag, malformed value)\n"
     "  69       could not bind an endpoint, spawn a runtime or create the segment\n"
     "  70       a runtime exited (with any exit code) without being asked to\n"
+    "  75       a runtime made no progress for --runtime-stall-kill (stopped, wedged)\n"
     "  78       impossible configuration (unequal worker counts, segment larger than /dev/shm,\n"
     "           a non-loopback controller endpoint without CURVE, unusable CURVE key files)\n"
     "  128+N    a runtime died of signal N (137: SIGKILL, 134: abort)\n"
@@ -159,6 +160,7 @@ FlagsOutcome ParseSupervisorFlags(int argc, const char* const* argv) {
   app.add_flag("--keep-segment-on-crash", c.keep_segment_on_crash,
                "leave the segment in /dev/shm after a crash, for tandem-shm post-mortem")
       ->envname("TANDEM_KEEP_SEGMENT_ON_CRASH");
+  AddGuardFlags(app, c.guards);
 
   auto* secret_key =
       app.add_option("--curve-secret-key", c.curve_secret_key,
@@ -200,6 +202,16 @@ FlagsOutcome ParseSupervisorFlags(int argc, const char* const* argv) {
   }
   for (const auto& p : replica_params) {
     if (Status s = c.params.SetAssignment(ConfigSet::Scope::kReplica, p); !s.ok()) return usage(s);
+  }
+  if (Status s = CheckGuards(c.guards); !s.ok()) return usage(s);
+  if (!c.guards.enable_fault_injection) {
+    for (const auto& [name, value] : c.params.Effective()) {
+      if (IsFaultInjectionParam(name) && c.params.SourceOf(name) != "default") {
+        return usage(Status::InvalidArgument("parameter " + name +
+                                             " injects faults; start with "
+                                             "--enable-fault-injection to allow it"));
+      }
+    }
   }
   if (!interactive_runtime.empty()) {
     if (Status s = c.params.Set(ConfigSet::Scope::kReplica, kEnableInteractiveRuntime,
@@ -268,7 +280,8 @@ std::string DescribeConfiguration(const SupervisorConfig& c) {
     << " controller_auth="
     << (c.curve() ? "curve(secret_key=" + c.curve_secret_key +
                         " authorized_keys=" + c.curve_authorized_keys + ")"
-                  : std::string(c.allow_insecure_endpoint ? "none(insecure allowed)" : "none"));
+                  : std::string(c.allow_insecure_endpoint ? "none(insecure allowed)" : "none"))
+    << DescribeGuards(c.guards);
   for (const auto& [name, value] : c.params.Effective()) {
     s << " " << name << "=" << value << " (" << c.params.SourceOf(name) << ")";
   }

@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "base/status.h"
 #include "supervisor/dyncfg.h"
+#include "supervisor/guards.h"
 
 namespace tandem::supervisor {
 
@@ -19,7 +20,9 @@ inline constexpr int kExitOk = 0;            // clean shutdown on SIGTERM/SIGINT
 inline constexpr int kExitUsage = 64;        // bad flags
 inline constexpr int kExitUnavailable = 69;  // could not bind, spawn or create the segment
 inline constexpr int kExitChildExited = 70;  // a runtime exited (with any code) unasked
-inline constexpr int kExitConfig = 78;       // impossible configuration
+inline constexpr int kExitRuntimeStalled =
+    75;                                 // a runtime made no progress for --runtime-stall-kill
+inline constexpr int kExitConfig = 78;  // impossible configuration
 // 128 + N: a runtime died of signal N.
 
 struct SupervisorConfig {
@@ -44,6 +47,7 @@ struct SupervisorConfig {
   std::string curve_authorized_keys;     // a directory of client public keys
   bool allow_insecure_endpoint = false;  // a non-loopback endpoint without CURVE
   ConfigSet params;
+  Guards guards;  // guards.h: fault injection, bounds, the stall watch
 
   bool curve() const { return !curve_secret_key.empty(); }
 

@@ -130,6 +130,7 @@ void Supervisor::OnControllerMessage(const std::string& peer, const std::string&
     HandleUpdateConfiguration(peer, cmd);
     return;
   }
+  if (!AdmitPeekCommand(peer, cmd, kControllerSession)) return;
   mux_->Forward(cmd, payload, Clock::now());
   metrics_.Inc(kCommands, {{"command", name}, {"result", "forwarded"}});
 }
@@ -191,6 +192,7 @@ void Supervisor::OnObserverCommand(const std::string& peer, const ipc::pb::Comma
            s.message());
     return;
   }
+  if (!AdmitPeekCommand(peer, cmd, sessions_.ObserverSession(peer))) return;
   mux_->Forward(cmd, payload, Clock::now(), sessions_.ObserverSession(peer));
   metrics_.Inc(kCommands, {{"command", name}, {"result", "forwarded"}});
 }
@@ -262,6 +264,13 @@ void Supervisor::EndSession(const std::string& peer, bool goodbye) {
 void Supervisor::HandleUpdateConfiguration(const std::string& peer, const ipc::pb::Command& cmd) {
   // Check everything first: a refused command changes nothing.
   for (const auto& [key, value] : cmd.update_configuration().params()) {
+    if (IsFaultInjectionParam(key) && !config_.guards.enable_fault_injection) {
+      Refuse(peer, "UpdateConfiguration", "fault_injection_disabled",
+             "UpdateConfiguration: parameter " + key +
+                 " injects faults, and this supervisor was started without "
+                 "--enable-fault-injection; nothing was applied");
+      return;
+    }
     ConfigSet probe;
     if (Status s = probe.Set(ConfigSet::Scope::kReplica, key, value); !s.ok()) {
       Refuse(peer, "UpdateConfiguration", "validation", "UpdateConfiguration: " + s.message());

@@ -44,7 +44,8 @@ const std::vector<ParamDef>& ParamDefinitions() {
        1, static_cast<long long>(ipc::kMaxMessageBytes - (1u << 20))},
       {kDebugAbortWorker, ParamType::kString, "", true,
        "fault injection: set to solo, maintenance or interactive to make worker 0 of that "
-       "runtime fail an invariant check (the replica then goes down: shared fate)",
+       "runtime fail an invariant check (the replica then goes down: shared fate); only with "
+       "--enable-fault-injection",
        0, 0},
   };
   return kDefs;

@@ -18,5 +18,10 @@ inline constexpr char kControllerEvents[] = "tandem_controller_events_total";
 inline constexpr char kReady[] = "tandem_ready";
 inline constexpr char kReconciled[] = "tandem_dataflows_reconciled_total";
 inline constexpr char kObservers[] = "tandem_observer_sessions";
+inline constexpr char kRuntimeStalled[] = "tandem_runtime_stalled";
+inline constexpr char kRuntimeStalls[] = "tandem_runtime_stalls_total";
+inline constexpr char kPeeksInFlight[] = "tandem_peeks_in_flight";
+inline constexpr char kHttpConnections[] = "tandem_http_connections_total";
+inline constexpr char kHttpOpen[] = "tandem_http_connections_open";
 
 }  // namespace tandem::supervisor::metric

@@ -37,7 +37,10 @@ void Multiplexer::Forward(const ipc::pb::Command& command, const std::string& en
       rewritten = ipc::Encode(copy);
     }
   }
-  if (command.has_peek()) peeks_[wire_uuid] = {now, session};
+  if (command.has_peek()) {
+    auto [it, added] = peeks_.insert_or_assign(wire_uuid, Tracked{now, session});
+    if (added) ++per_session_[session];
+  }
   const std::string& bytes = rewritten.empty() ? encoded : rewritten;
   for (Role to : Route(command)) send_(to, bytes);
 }
@@ -53,6 +56,12 @@ void Multiplexer::EndSession(SessionId session) {
     for (Role to : Route(cancel)) send_(to, bytes);
     return true;
   });
+  per_session_.erase(session);
+}
+
+void Multiplexer::Untrack(SessionId session) {
+  auto it = per_session_.find(session);
+  if (it != per_session_.end() && --it->second == 0) per_session_.erase(it);
 }
 
 Multiplexer::Verdict Multiplexer::OnResponse(Role from, ipc::pb::Response* response,
@@ -71,6 +80,7 @@ Multiplexer::Verdict Multiplexer::OnResponse(Role from, ipc::pb::Response* respo
   v.peek_latency = now - it->second.forwarded_at;
   response->mutable_peek_response()->set_uuid(UuidAsSent(v.to, it->first));
   peeks_.erase(it);
+  Untrack(v.to);
   return v;
 }
 

@@ -79,6 +79,15 @@ class Multiplexer {
   Verdict OnResponse(Role from, ipc::pb::Response* response, Clock::time_point now);
 
   std::size_t outstanding_peeks() const { return peeks_.size(); }
+  // Peeks of `session` forwarded and not answered yet.
+  std::size_t outstanding_peeks(SessionId session) const {
+    auto it = per_session_.find(session);
+    return it == per_session_.end() ? 0 : it->second;
+  }
+  // True while the peek `uuid` (as `session` sent it) waits for its answer.
+  bool Waiting(SessionId session, const std::string& uuid) const {
+    return peeks_.count(WireUuid(session, uuid)) > 0;
+  }
 
  private:
   struct Tracked {
@@ -87,7 +96,9 @@ class Multiplexer {
   };
   bool two_runtime_;
   Send send_;
-  std::unordered_map<std::string, Tracked> peeks_;  // wire uuid → the peek
+  void Untrack(SessionId session);
+  std::unordered_map<std::string, Tracked> peeks_;          // wire uuid → the peek
+  std::unordered_map<SessionId, std::size_t> per_session_;  // peeks_ by session
 };
 
 }  // namespace tandem::supervisor

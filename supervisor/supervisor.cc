@@ -24,6 +24,22 @@ namespace tandem::supervisor {
 
 using namespace metric;  // NOLINT(google-build-using-namespace): the metric names read as words
 
+namespace {
+
+// The controller socket's own limit: messages above it are dropped by ZeroMQ, which disconnects
+// the peer. Messages between ipc::kMaxMessageBytes and this are read and answered with a
+// CommandError (DecodeCommand's "oversized"), the session kept (issue 12).
+constexpr std::int64_t kTransportMessageBytes =
+    2 * static_cast<std::int64_t>(ipc::kMaxMessageBytes);
+
+std::string Seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", s);
+  return buf;
+}
+
+}  // namespace
+
 Supervisor::Supervisor(SupervisorConfig config, int signal_fd)
     : config_(std::move(config)), signal_fd_(signal_fd), ctx_(1) {
   validator_.set_index_capacity(config_.slots_per_row);
@@ -58,6 +74,15 @@ void Supervisor::DeclareMetrics() {
   metrics_.Declare(kReady, T::kGauge, "1 when /readyz answers 200");
   metrics_.Declare(kReconciled, T::kCounter,
                    "dataflows after a reconnect, by runtime and outcome (kept, dropped, built)");
+  metrics_.Declare(kRuntimeStalled, T::kGauge,
+                   "1 while the runtime has made no progress for --runtime-stall-timeout");
+  metrics_.Declare(kRuntimeStalls, T::kCounter,
+                   "times the runtime was found stalled (no progress for --runtime-stall-timeout)");
+  metrics_.Declare(kPeeksInFlight, T::kGauge, "peeks forwarded and not yet answered");
+  metrics_.Declare(kHttpConnections, T::kCounter,
+                   "internal HTTP connections by outcome (accepted; evicted, the oldest one closed "
+                   "beyond --http-max-connections; timed_out; bad; answered)");
+  metrics_.Declare(kHttpOpen, T::kGauge, "internal HTTP connections open now");
 }
 
 int Supervisor::Run() {
@@ -142,7 +167,7 @@ int Supervisor::BindEndpoints() {
   try {
     router_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::router);
     router_->set(zmq::sockopt::linger, 0);
-    router_->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(ipc::kMaxMessageBytes));
+    router_->set(zmq::sockopt::maxmsgsize, kTransportMessageBytes);
     router_->set(zmq::sockopt::router_mandatory, 1);
     const int ivl = static_cast<int>(config_.params.GetInt(kControllerHeartbeatIntervalMs));
     const int timeout = static_cast<int>(config_.params.GetInt(kControllerHeartbeatTimeoutMs));
@@ -171,7 +196,12 @@ int Supervisor::BindEndpoints() {
     Cleanup(false);
     return kExitUnavailable;
   }
-  http_ = std::make_unique<HttpServer>(ctx_, [this](const std::string& p) { return ServeHttp(p); });
+  HttpServer::Limits limits;
+  limits.max_connections = config_.guards.http_max_connections;
+  limits.request_timeout = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(config_.guards.http_request_timeout_s));
+  http_ =
+      std::make_unique<HttpServer>([this](const std::string& p) { return ServeHttp(p); }, limits);
   if (Status s = http_->Bind(config_.internal_http_listen_addr); !s.ok()) {
     spdlog::error("{}", s.message());
     Cleanup(false);
@@ -250,7 +280,6 @@ int Supervisor::Loop() {
     std::vector<zmq::pollitem_t> items = {
         {router_->handle(), 0, ZMQ_POLLIN, 0},
         {monitor_->handle(), 0, ZMQ_POLLIN, 0},
-        {http_->socket().handle(), 0, ZMQ_POLLIN, 0},
         {nullptr, signal_fd_, ZMQ_POLLIN, 0},
     };
     std::vector<Runtime*> order;
@@ -260,24 +289,30 @@ int Supervisor::Loop() {
     }
     const std::size_t zap_at = items.size();
     if (auth_) items.push_back(auth_->PollItem());
+    const std::size_t http_at = items.size();
+    http_->AppendPollItems(&items);
     try {
       zmq::poll(items.data(), items.size(), std::chrono::milliseconds(100));
     } catch (const zmq::error_t& e) {
       if (e.num() != EINTR) throw;
     }
     metrics_.Inc(kLoopTurns);
-    if (items[3].revents & ZMQ_POLLIN) {
+    if (items[2].revents & ZMQ_POLLIN) {
       if (auto code = OnSignals()) return *code;
     }
     for (std::size_t i = 0; i < order.size(); ++i) {
-      if (items[4 + i].revents & ZMQ_POLLIN) OnRuntimeReadable(*order[i]);
+      if (items[3 + i].revents & ZMQ_POLLIN) OnRuntimeReadable(*order[i]);
     }
     if (auth_ && (items[zap_at].revents & ZMQ_POLLIN)) auth_->OnReadable();
     if (items[0].revents & ZMQ_POLLIN) OnControllerReadable();
     if (items[1].revents & ZMQ_POLLIN) OnMonitorReadable();
-    if (items[2].revents & ZMQ_POLLIN) http_->OnReadable();
+    http_->OnPoll(items.data() + http_at, items.size() - http_at);
+    const auto now = Clock::now();
+    http_->Tick(now);
+    if (auto code = WatchRuntimes(now)) return *code;
 
-    if (!Ready() &&
+    // Only before the replica was first ready: a stall later is the stall watch's.
+    if (!logged_ready_ && !Ready() &&
         Clock::now() - started_at_ > std::chrono::duration<double>(config_.startup_timeout_s)) {
       for (auto& [id, r] : runtimes_) {
         if (!r.ready) {
@@ -399,7 +434,85 @@ void Supervisor::CleanStaleRuntimeDirs() {
 bool Supervisor::Ready() const {
   if (!segment_ || !bound_ || runtimes_.empty()) return false;
   for (const auto& [id, r] : runtimes_) {
-    if (!r.ready) return false;
+    if (!r.ready || r.stalled) return false;
+  }
+  return true;
+}
+
+std::optional<int> Supervisor::WatchRuntimes(Clock::time_point now) {
+  if (!segment_) return std::nullopt;
+  const auto& g = config_.guards;
+  for (auto& [id, r] : runtimes_) {
+    if (!r.ready) continue;  // before it: --startup-timeout
+    const std::uint64_t progress =
+        segment_->header().runtimes[shm::RuntimeEntryOf(id)].progress.load(
+            std::memory_order_relaxed);
+    if (progress != r.progress || r.progress_at == Clock::time_point{}) {
+      r.progress = progress;
+      r.progress_at = now;
+      if (r.stalled) {
+        r.stalled = false;
+        metrics_.Set(kRuntimeStalled, {{"role", RoleName(id)}}, 0);
+        spdlog::info("the {} runtime (pid {}) makes progress again; ready", RoleName(id), r.pid);
+      }
+      continue;
+    }
+    const double idle = std::chrono::duration<double>(now - r.progress_at).count();
+    if (idle >= g.runtime_stall_kill_s) return StallFate(r, idle);
+    if (idle >= g.runtime_stall_timeout_s && !r.stalled) {
+      r.stalled = true;
+      metrics_.Set(kRuntimeStalled, {{"role", RoleName(id)}}, 1);
+      metrics_.Inc(kRuntimeStalls, {{"role", RoleName(id)}});
+      spdlog::warn(
+          "the {} runtime (pid {}) has made no progress for {} s (stopped or wedged); not ready. "
+          "It is taken down after {} s (--runtime-stall-kill)",
+          RoleName(id), r.pid, Seconds(idle), Seconds(g.runtime_stall_kill_s));
+    }
+  }
+  return std::nullopt;
+}
+
+int Supervisor::StallFate(const Runtime& stalled, double seconds) {
+  spdlog::critical(
+      "the {} runtime (pid {}) has made no progress for {} s (--runtime-stall-kill {} s); taking "
+      "the replica down (shared fate)",
+      RoleName(stalled.id), stalled.pid, Seconds(seconds),
+      Seconds(config_.guards.runtime_stall_kill_s));
+  children_.SignalAll(SIGKILL);  // SIGKILL ends a stopped process too
+  std::vector<ChildExit> exited;
+  if (!children_.ReapAll(5.0, &exited)) spdlog::error("some runtimes did not exit after SIGKILL");
+  for (const auto& e : exited)
+    spdlog::info("the {} runtime (pid {}) {}", e.role, e.pid, e.Describe());
+  Cleanup(config_.keep_segment_on_crash);
+  spdlog::info("exiting with {}", kExitRuntimeStalled);
+  return kExitRuntimeStalled;
+}
+
+bool Supervisor::AdmitPeekCommand(const std::string& peer, const ipc::pb::Command& cmd,
+                                  SessionId session) {
+  if (cmd.has_cancel_peek()) {
+    // Nothing waits under that uuid (answered, or never sent): nothing to cancel, and not
+    // forwarding it keeps a flood of cancels from queueing behind a busy runtime.
+    if (mux_->Waiting(session, cmd.cancel_peek().uuid())) return true;
+    metrics_.Inc(kCommands, {{"command", "CancelPeek"}, {"result", "not_waiting"}});
+    return false;
+  }
+  if (!cmd.has_peek()) return true;
+  const auto& g = config_.guards;
+  if (mux_->outstanding_peeks(session) >= g.max_peeks_per_session) {
+    Refuse(peer, "Peek", "too_many_peeks",
+           ipc::Describe(cmd) + ": this session has " +
+               std::to_string(mux_->outstanding_peeks(session)) +
+               " peeks waiting for their answers, the limit (--max-peeks-per-session " +
+               std::to_string(g.max_peeks_per_session) + "); send it again after some answers");
+    return false;
+  }
+  if (mux_->outstanding_peeks() >= g.max_peeks_in_flight) {
+    Refuse(peer, "Peek", "too_many_peeks",
+           ipc::Describe(cmd) + ": the replica has " + std::to_string(mux_->outstanding_peeks()) +
+               " peeks waiting for their answers, the limit (--max-peeks-in-flight " +
+               std::to_string(g.max_peeks_in_flight) + "); send it again after some answers");
+    return false;
   }
   return true;
 }
@@ -426,6 +539,7 @@ void Supervisor::OnRuntimeReadable(Runtime& r) {
     ipc::pb::Response& response = decoded.message;
     if (response.has_status() && response.status().has_runtime_ready()) {
       r.ready = true;
+      metrics_.Set(kRuntimeStalled, {{"role", RoleName(r.id)}}, 0);  // watched from now on
       spdlog::info("the {} runtime (pid {}) is ready with {} workers", RoleName(r.id),
                    response.status().runtime_ready().pid(),
                    response.status().runtime_ready().workers());
@@ -495,6 +609,11 @@ HttpResponse Supervisor::ServeHttp(const std::string& path) {
     if (!bound_) why += " endpoint not bound;";
     for (const auto& [id, r] : runtimes_) {
       if (!r.ready) why += std::string(" ") + RoleName(id) + " runtime not ready;";
+      if (r.ready && r.stalled) {
+        why += std::string(" ") + RoleName(id) + " runtime (pid " + std::to_string(r.pid) +
+               ") stalled: no progress for " +
+               Seconds(std::chrono::duration<double>(Clock::now() - r.progress_at).count()) + " s;";
+      }
     }
     return {503, "text/plain", why + "\n"};
   }
@@ -514,6 +633,18 @@ HttpResponse Supervisor::ServeHttp(const std::string& path) {
                    })));
     }
     metrics_.Set(kReady, {}, Ready() ? 1 : 0);
+    metrics_.Set(kPeeksInFlight, {}, static_cast<double>(mux_ ? mux_->outstanding_peeks() : 0));
+    metrics_.Set(kHttpOpen, {}, static_cast<double>(http_->open_connections()));
+    const HttpServer::Counts& hc = http_->counts();
+    for (const auto& [outcome, n] : {std::pair<const char*, std::uint64_t>{"accepted", hc.accepted},
+                                     {"evicted", hc.evicted},
+                                     {"timed_out", hc.timed_out},
+                                     {"bad", hc.bad},
+                                     {"answered", hc.answered}}) {
+      metrics_.Inc(
+          kHttpConnections, {{"outcome", outcome}},
+          static_cast<double>(n) - metrics_.Value(kHttpConnections, {{"outcome", outcome}}));
+    }
     return {200, "text/plain; version=0.0.4; charset=utf-8", metrics_.Render()};
   }
   return {404, "text/plain", "not found: try /livez, /readyz or /metrics\n"};

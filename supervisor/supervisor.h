@@ -56,6 +56,10 @@ class Supervisor {
     std::string endpoint;
     pid_t pid = 0;
     bool ready = false;
+    // The stall watch (guards.h): the last progress counter seen, and when it last moved.
+    std::uint64_t progress = 0;
+    Clock::time_point progress_at;
+    bool stalled = false;  // for --runtime-stall-timeout or longer
   };
 
   int Start();
@@ -78,6 +82,14 @@ class Supervisor {
   const ipc::Validator& Catalog() const { return last_complete_ ? *last_complete_ : validator_; }
   void OnMonitorReadable();
   void OnRuntimeReadable(Runtime& runtime);
+  // The stall watch: reads every ready runtime's progress counter; marks one that has not moved
+  // for --runtime-stall-timeout stalled (not ready), and returns the exit code when one has not
+  // moved for --runtime-stall-kill (the replica is down then: shared fate).
+  std::optional<int> WatchRuntimes(Clock::time_point now);
+  // A Peek or CancelPeek of `session` about to be forwarded: false when it was refused (the
+  // in-flight bounds) or needs no forwarding (a CancelPeek of a peek not waiting).
+  bool AdmitPeekCommand(const std::string& peer, const ipc::pb::Command& command,
+                        SessionId session);
   // Returns an exit code when the replica must end now.
   std::optional<int> OnSignals();
   void Refuse(const std::string& peer, const std::string& command, const std::string& reason,
@@ -91,6 +103,8 @@ class Supervisor {
   bool Ready() const;
   // Ends the replica: SIGKILL the group, reap, clean up. Returns `exit_code`.
   int SharedFate(const ChildExit& first, int exit_code);
+  // Ends the replica because `stalled` made no progress for --runtime-stall-kill.
+  int StallFate(const Runtime& stalled, double seconds);
   int Shutdown(const std::string& why);
   void Cleanup(bool keep_segment);
   void CleanStaleRuntimeDirs();

@@ -52,6 +52,7 @@ struct Runtime::Worker {
   std::unique_ptr<PeekServer> peek_server;  // solo, interactive
   std::unique_ptr<zmq::socket_t> out;
   std::atomic<std::uint64_t> applied{0};            // next command seq to apply
+  std::atomic<std::uint64_t> turns{0};              // loop turns (ReportProgress)
   std::chrono::steady_clock::duration step_work{};  // lockstep: the last step's duration
 };
 
@@ -161,6 +162,7 @@ void Runtime::Serve() {
     zmq::pollitem_t items[] = {{channel_->handle(), 0, ZMQ_POLLIN, 0},
                                {inbox_->handle(), 0, ZMQ_POLLIN, 0}};
     zmq::poll(items, 2, std::chrono::milliseconds(100));
+    ReportProgress();
     if (items[0].revents & ZMQ_POLLIN) {
       zmq::message_t msg;
       while (channel_->recv(msg, zmq::recv_flags::dontwait)) {
@@ -168,6 +170,7 @@ void Runtime::Serve() {
         // The supervisor forwards only what it decoded and validated.
         TANDEM_CHECK(cmd.ok(), "the supervisor sent an undecodable command");
         OnCommand(std::move(cmd.message));
+        ReportProgress();  // a long backlog is progress too
       }
     }
     if (items[1].revents & ZMQ_POLLIN) {
@@ -178,9 +181,22 @@ void Runtime::Serve() {
         }
         TANDEM_CHECK(frames.size() == 2, "a worker message has two frames");
         OnWorkerMessage(frames[0], frames[1]);
+        ReportProgress();
       }
     }
   }
+}
+
+void Runtime::ReportProgress() {
+  reported_turns_.resize(workers_.size(), ~std::uint64_t{0});
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    if (workers_[i]->turns.load(std::memory_order_relaxed) == reported_turns_[i]) return;
+  }
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    reported_turns_[i] = workers_[i]->turns.load(std::memory_order_relaxed);
+  }
+  segment_->mutable_header().runtimes[shm::RuntimeEntryOf(options_.role)].progress.fetch_add(
+      1, std::memory_order_relaxed);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -333,6 +349,7 @@ void Runtime::TickCompletion() noexcept {
 
 void Runtime::LockstepLoop(Worker& w) {
   for (;;) {
+    w.turns.fetch_add(1, std::memory_order_relaxed);
     start_barrier_->arrive_and_wait();
     const std::uint64_t horizon = horizon_.load();
     for (const auto& [seq, c] : log_.Read(w.applied, horizon)) Apply(w, seq, *c);
@@ -351,6 +368,7 @@ void Runtime::LockstepLoop(Worker& w) {
 
 void Runtime::InteractiveLoop(Worker& w) {
   for (;;) {
+    w.turns.fetch_add(1, std::memory_order_relaxed);
     // Observe the wake counter before looking for work: a command published (and its Interrupt)
     // or a slot changed after this point makes the wait below return at once.
     shm::Reader& reader = w.peek_server->reader();

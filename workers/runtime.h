@@ -66,6 +66,9 @@ class Runtime {
   // Attaches every worker thread to its registry row (they then run WorkerMain).
   void StartWorkers();
   [[noreturn]] void Serve();
+  // Raises this runtime's progress counter in the segment header when every worker turned its
+  // loop since the last raise (the supervisor's stall watch reads it; shm/layout.h RuntimeEntry).
+  void ReportProgress();
 
   // Command thread.
   // A command from the supervisor: through the reconciler, then Enqueue.
@@ -92,6 +95,7 @@ class Runtime {
 
   RuntimeOptions options_;
   std::unique_ptr<shm::Segment> segment_;
+  std::vector<std::uint64_t> reported_turns_;  // each worker's `turns` at the last raise
   zmq::context_t ctx_;
   std::unique_ptr<zmq::socket_t> channel_, inbox_;
 

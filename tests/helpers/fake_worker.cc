@@ -1,7 +1,8 @@
 // tandem-fake-worker: a scripted stand-in for tandem-worker, so the supervisor can be tested on
 // real processes before (and independently of) the real runtime — the way tini and dumb-init
 // test themselves. It speaks the runtime side of the supervisor channel: opens the segment,
-// records its pid and state in the header, reports RuntimeReady, and echoes every command:
+// records its pid and state in the header (and raises its progress counter every turn), reports
+// RuntimeReady, and echoes every command:
 //   Peek        → PeekResponse{uuid, rows: [(role, uuid)]}  (the uuid as this runtime got it)
 //   anything    → Frontiers{id: "echo:<role>:<CommandName>"}
 //
@@ -171,6 +172,9 @@ int Main(int argc, char** argv) {
     if (script.exit_ms >= 0 && elapsed_ms >= script.exit_ms) std::exit(script.exit_code);
     zmq::pollitem_t item{sock.handle(), 0, ZMQ_POLLIN, 0};
     zmq::poll(&item, 1, std::chrono::milliseconds(10));
+    // Progress, as tandem-worker reports it (the supervisor's stall watch; shm/layout.h).
+    (*segment)->mutable_header().runtimes[static_cast<std::size_t>(rrole)].progress.fetch_add(
+        1, std::memory_order_relaxed);
     if (!(item.revents & ZMQ_POLLIN)) continue;
     zmq::message_t msg;
     if (!sock.recv(msg, zmq::recv_flags::none)) continue;

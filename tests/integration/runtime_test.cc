@@ -343,7 +343,8 @@ TEST(Runtime, AFullSegmentStallsOnlyTheIndexThatDoesNotFitUntilRoomIsFreed) {
 
 TEST(Runtime, AWorkerThreadsFailedCheckTakesTheReplicaDown) {
   for (const char* role : {"maintenance", "interactive"}) {
-    Replica r;
+    // Fault injection exists only when the supervisor allows it (issue 12).
+    Replica r(true, 2, {"--enable-fault-injection"});
     ASSERT_TRUE(r.ready) << r.sup.Log();
     Command c;
     (*c.mutable_update_configuration()->mutable_params())["debug_abort_worker"] = role;

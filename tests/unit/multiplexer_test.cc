@@ -325,3 +325,40 @@ TEST(FrontiersCache, KeepsTheLatestPerIdAndClosedOnesButForgetsDroppedOnes) {
 
 }  // namespace
 }  // namespace tandem::supervisor
+
+namespace tandem::supervisor {
+namespace {
+
+// The in-flight bound (issue 12) counts per session: forwarded peeks count until answered or
+// their session ends, a repeated uuid counts once, and Waiting() names the peeks a cancel can
+// still reach.
+TEST_F(MultiplexerTest, OutstandingPeeksArePerSessionAndFollowAnswersAndEndedSessions) {
+  Multiplexer mux = Make(true);
+  const SessionId observer = kControllerSession + 1;
+  for (const char* uuid : {"a", "b", "b"}) {
+    const Command c = samples::PeekAt(uuid, "u2", 1);
+    mux.Forward(c, ipc::Encode(c), t0);
+  }
+  const Command o = samples::PeekAt("a", "u2", 1);
+  mux.Forward(o, ipc::Encode(o), t0, observer);
+  EXPECT_EQ(mux.outstanding_peeks(kControllerSession), 2u);
+  EXPECT_EQ(mux.outstanding_peeks(observer), 1u);
+  EXPECT_EQ(mux.outstanding_peeks(), 3u);
+  EXPECT_TRUE(mux.Waiting(kControllerSession, "b"));
+  EXPECT_TRUE(mux.Waiting(observer, "a"));
+  EXPECT_FALSE(mux.Waiting(observer, "b"));
+
+  Response answer;
+  answer.mutable_peek_response()->set_uuid("b");
+  answer.mutable_peek_response()->mutable_rows();
+  EXPECT_TRUE(mux.OnResponse(Role::kInteractive, &answer, t0).forward);
+  EXPECT_EQ(mux.outstanding_peeks(kControllerSession), 1u);
+  EXPECT_FALSE(mux.Waiting(kControllerSession, "b"));
+
+  mux.EndSession(observer);
+  EXPECT_EQ(mux.outstanding_peeks(observer), 0u);
+  EXPECT_EQ(mux.outstanding_peeks(), 1u);
+}
+
+}  // namespace
+}  // namespace tandem::supervisor
