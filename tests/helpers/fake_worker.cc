@@ -173,7 +173,7 @@ int Main(int argc, char** argv) {
     zmq::pollitem_t item{sock.handle(), 0, ZMQ_POLLIN, 0};
     zmq::poll(&item, 1, std::chrono::milliseconds(10));
     // Progress, as tandem-worker reports it (the supervisor's stall watch; shm/layout.h).
-    (*segment)->mutable_header().runtimes[static_cast<std::size_t>(rrole)].progress.fetch_add(
+    (*segment)->mutable_header().runtimes[shm::RuntimeEntryOf(header_role)].progress.fetch_add(
         1, std::memory_order_relaxed);
     if (!(item.revents & ZMQ_POLLIN)) continue;
     zmq::message_t msg;
