@@ -1,3 +1,6 @@
+// The supervisor's loop (DESIGN §1, §3): what it polls, signals, the runtimes' channels, peek
+// admission, frontiers and the internal HTTP endpoint. Starting up is startup.cc; shared fate,
+// stalls and shutdown are fate.cc; the controller endpoint is controller_endpoint.cc.
 #include "supervisor/supervisor.h"
 
 #include <dirent.h>
@@ -23,22 +26,6 @@
 namespace tandem::supervisor {
 
 using namespace metric;  // NOLINT(google-build-using-namespace): the metric names read as words
-
-namespace {
-
-// The controller socket's own limit: messages above it are dropped by ZeroMQ, which disconnects
-// the peer. Messages between ipc::kMaxMessageBytes and this are read and answered with a
-// CommandError (DecodeCommand's "oversized"), the session kept (issue 12).
-constexpr std::int64_t kTransportMessageBytes =
-    2 * static_cast<std::int64_t>(ipc::kMaxMessageBytes);
-
-std::string Seconds(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", s);
-  return buf;
-}
-
-}  // namespace
 
 Supervisor::Supervisor(SupervisorConfig config, int signal_fd)
     : config_(std::move(config)), signal_fd_(signal_fd), ctx_(1) {
@@ -90,189 +77,6 @@ int Supervisor::Run() {
   spdlog::info("starting: {}", DescribeConfiguration(config_));
   if (int code = Start(); code != kExitOk) return code;
   return Loop();
-}
-
-bool Supervisor::EnsureRuntimeDir() {
-  // --runtime-dir is made (with its parents, 0700) if it does not exist, as daemons do with
-  // their run directories.
-  std::error_code ec;
-  if (std::filesystem::is_directory(config_.runtime_dir, ec)) return true;
-  const mode_t old = umask(0077);
-  std::filesystem::create_directories(config_.runtime_dir, ec);
-  umask(old);
-  if (ec) {
-    spdlog::error("could not create --runtime-dir {}: {}", config_.runtime_dir, ec.message());
-    return false;
-  }
-  spdlog::info("created --runtime-dir {} (0700)", config_.runtime_dir);
-  return true;
-}
-
-int Supervisor::Start() {
-  if (!EnsureRuntimeDir()) return kExitUnavailable;
-  CleanStaleRuntimeDirs();
-  // The runtime directory: our ipc:// sockets, readable by nobody else.
-  runtime_dir_ =
-      config_.runtime_dir + "/tandem." + config_.replica_id + "." + std::to_string(getpid());
-  if (mkdir(runtime_dir_.c_str(), 0700) != 0) {
-    spdlog::error("could not create runtime directory {}: {}", runtime_dir_, std::strerror(errno));
-    runtime_dir_.clear();
-    return kExitUnavailable;
-  }
-  chmod(runtime_dir_.c_str(), 0700);
-
-  // Everything the runtimes need before they start, then the runtimes (each step cleans up what
-  // it made when it fails).
-  for (int (Supervisor::*step)() : {&Supervisor::CreateSegment, &Supervisor::BindEndpoints,
-                                    &Supervisor::BindRuntimeChannels, &Supervisor::SpawnRuntimes}) {
-    if (const int code = (this->*step)(); code != kExitOk) return code;
-  }
-  return kExitOk;
-}
-
-int Supervisor::CreateSegment() {
-  shm::SegmentOptions so;
-  so.name = config_.shm_name;
-  so.replica_id = config_.replica_id;
-  so.size_bytes = config_.shm_size;
-  so.workers = config_.workers;
-  so.mode = config_.two_runtime() ? shm::Mode::kTwoRuntime : shm::Mode::kSolo;
-  so.slots_per_row = config_.slots_per_row;
-  auto seg = shm::Segment::Create(so);
-  if (!seg.ok()) {
-    spdlog::error("could not create the segment: {}", seg.status().message());
-    Cleanup(false);
-    // A segment larger than /dev/shm has room for is an impossible configuration (DESIGN §6);
-    // so is a name taken by a file the supervisor must never use or remove (another user's, a
-    // FIFO, a link: FailedPrecondition): only another name or that file's owner can help. A
-    // live supervisor of the same name is a busy resource, like a bound port: 69.
-    return seg.status().code() == StatusCode::kResourceExhausted ||
-                   seg.status().code() == StatusCode::kInvalidArgument ||
-                   seg.status().code() == StatusCode::kFailedPrecondition
-               ? kExitConfig
-               : kExitUnavailable;
-  }
-  segment_ = std::move(seg).value();
-  if (!segment_->replaced().empty()) {
-    spdlog::warn("segment /dev/shm/{} replaced what was under its name: {}", config_.shm_name,
-                 segment_->replaced());
-  }
-  spdlog::info("segment /dev/shm/{} created: {} bytes, {} rows", config_.shm_name, config_.shm_size,
-               config_.workers);
-  return kExitOk;
-}
-
-// The controller endpoint (ROUTER, heartbeats, a disconnect monitor) and the internal HTTP one.
-int Supervisor::BindEndpoints() {
-  try {
-    router_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::router);
-    router_->set(zmq::sockopt::linger, 0);
-    router_->set(zmq::sockopt::maxmsgsize, kTransportMessageBytes);
-    router_->set(zmq::sockopt::router_mandatory, 1);
-    const int ivl = static_cast<int>(config_.params.GetInt(kControllerHeartbeatIntervalMs));
-    const int timeout = static_cast<int>(config_.params.GetInt(kControllerHeartbeatTimeoutMs));
-    router_->set(zmq::sockopt::heartbeat_ivl, ivl);
-    router_->set(zmq::sockopt::heartbeat_timeout, timeout);
-    router_->set(zmq::sockopt::heartbeat_ttl, timeout);
-    router_->set(zmq::sockopt::sndhwm, 100000);
-    if (config_.curve()) {
-      auto auth = ControllerAuth::Create(config_, ctx_, metrics_);
-      if (!auth.ok()) {
-        spdlog::critical("impossible configuration: {}", auth.status().message());
-        Cleanup(false);
-        return auth.status().code() == StatusCode::kUnavailable ? kExitUnavailable : kExitConfig;
-      }
-      auth_ = std::move(auth).value();
-      auth_->ConfigureRouter(*router_);
-    }
-    zmq_socket_monitor(router_->handle(), "inproc://controller-monitor",
-                       ZMQ_EVENT_DISCONNECTED | (auth_ ? ControllerAuth::kMonitorEvents : 0));
-    monitor_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::pair);
-    monitor_->connect("inproc://controller-monitor");
-    router_->bind(config_.controller_listen_addr);
-  } catch (const zmq::error_t& e) {
-    spdlog::error("could not bind the controller endpoint {}: {}", config_.controller_listen_addr,
-                  e.what());
-    Cleanup(false);
-    return kExitUnavailable;
-  }
-  HttpServer::Limits limits;
-  limits.max_connections = config_.guards.http_max_connections;
-  limits.request_timeout = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(config_.guards.http_request_timeout_s));
-  http_ =
-      std::make_unique<HttpServer>([this](const std::string& p) { return ServeHttp(p); }, limits);
-  if (Status s = http_->Bind(config_.internal_http_listen_addr); !s.ok()) {
-    spdlog::error("{}", s.message());
-    Cleanup(false);
-    return kExitUnavailable;
-  }
-  bound_ = true;
-  return kExitOk;
-}
-
-int Supervisor::BindRuntimeChannels() {
-  std::vector<Role> ids;
-  if (config_.two_runtime()) {
-    ids = {Role::kMaintenance, Role::kInteractive};
-  } else {
-    ids = {Role::kSolo};
-  }
-  for (Role id : ids) {
-    Runtime r;
-    r.id = id;
-    r.endpoint = ipc::RuntimeChannelEndpoint(runtime_dir_, RoleName(id));
-    try {
-      r.channel = std::make_unique<zmq::socket_t>(ipc::BindRuntimeChannel(ctx_, r.endpoint));
-    } catch (const zmq::error_t& e) {
-      spdlog::error("could not bind runtime channel {}: {}", r.endpoint, e.what());
-      Cleanup(false);
-      return kExitUnavailable;
-    }
-    runtimes_.emplace(id, std::move(r));
-  }
-  mux_ = std::make_unique<Multiplexer>(
-      config_.two_runtime(), [this](Role id, const std::string& b) { SendToRuntime(id, b); });
-  return kExitOk;
-}
-
-// fork+exec of each runtime into the process group (DESIGN §5), recorded in the segment header.
-int Supervisor::SpawnRuntimes() {
-  for (auto& [id, r] : runtimes_) {
-    const std::vector<std::string> argv = {
-        config_.worker_binary,
-        "--role",
-        RoleName(id),
-        "--workers",
-        std::to_string(id == Role::kInteractive ? config_.effective_interactive_workers()
-                                                : config_.workers),
-        "--segment",
-        config_.shm_name,
-        "--channel",
-        r.endpoint,
-        "--replica-id",
-        config_.replica_id,
-        "--log-level",
-        config_.params.SourceOf(kLogLevel) == "default"
-            ? std::string(spdlog::level::to_string_view(config_.log_level).data())
-            : config_.params.Get(kLogLevel),
-        "--log-format",
-        config_.log_format == LogFormat::kJson ? "json" : "text",
-        "--max-result-size",
-        config_.params.Get(kMaxResultSize)};
-    auto pid = children_.Spawn(RoleName(id), argv);
-    if (!pid.ok()) {
-      spdlog::error("{}", pid.status().message());
-      children_.SignalAll(SIGKILL);
-      children_.ReapAll(2.0, nullptr);
-      Cleanup(false);
-      return kExitUnavailable;
-    }
-    r.pid = *pid;
-    segment_->SetRuntime(id, *pid, shm::RuntimeState::kStarting);
-    spdlog::info("spawned {} runtime, pid {}", RoleName(id), *pid);
-  }
-  return kExitOk;
 }
 
 int Supervisor::Loop() {
@@ -358,134 +162,6 @@ std::optional<int> Supervisor::OnSignals() {
     return SharedFate(*exit, exit->signaled ? 128 + exit->code : kExitChildExited);
   }
   return std::nullopt;
-}
-
-int Supervisor::SharedFate(const ChildExit& first, int exit_code) {
-  spdlog::critical("the {} runtime (pid {}) {}; taking the replica down (shared fate)", first.role,
-                   first.pid, first.Describe());
-  children_.SignalAll(SIGKILL);
-  std::vector<ChildExit> others;
-  if (!children_.ReapAll(5.0, &others)) {
-    spdlog::error("some runtimes did not exit after SIGKILL");
-  }
-  for (const auto& e : others)
-    spdlog::info("the {} runtime (pid {}) {}", e.role, e.pid, e.Describe());
-  Cleanup(config_.keep_segment_on_crash);
-  if (config_.keep_segment_on_crash) {
-    spdlog::warn("kept segment /dev/shm/{} for inspection (tandem-shm info {})", config_.shm_name,
-                 config_.shm_name);
-  }
-  spdlog::info("exiting with {}", exit_code);
-  return exit_code;
-}
-
-int Supervisor::Shutdown(const std::string& why) {
-  spdlog::info("{}: stopping the runtimes (grace period {} s)", why, config_.grace_period_s);
-  for (auto& [id, r] : runtimes_) {
-    segment_->SetRuntime(id, r.pid, shm::RuntimeState::kStopping);
-  }
-  children_.SignalAll(SIGTERM);
-  std::vector<ChildExit> exited;
-  if (!children_.ReapAll(config_.grace_period_s, &exited)) {
-    for (const auto& [pid, role] : children_.live()) {
-      spdlog::warn("the {} runtime (pid {}) outlived the grace period; killing it", role, pid);
-    }
-    children_.SignalAll(SIGKILL);
-    children_.ReapAll(5.0, &exited);
-  }
-  for (const auto& e : exited)
-    spdlog::info("the {} runtime (pid {}) {}", e.role, e.pid, e.Describe());
-  Cleanup(false);
-  spdlog::info("shut down cleanly");
-  return kExitOk;
-}
-
-void Supervisor::Cleanup(bool keep_segment) {
-  for (auto& [id, r] : runtimes_) r.channel.reset();
-  runtimes_.clear();
-  if (segment_ && !keep_segment) {
-    (void)shm::Segment::Remove(config_.shm_name);
-  }
-  segment_.reset();  // releases the creator's lock: a kept segment reads as stale
-  if (!runtime_dir_.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(runtime_dir_, ec);
-    if (ec) spdlog::warn("could not remove {}: {}", runtime_dir_, ec.message());
-    runtime_dir_.clear();
-  }
-}
-
-void Supervisor::CleanStaleRuntimeDirs() {
-  // Directories of earlier supervisors of this replica that were SIGKILLed (no cleanup ran).
-  const std::string prefix = "tandem." + config_.replica_id + ".";
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(config_.runtime_dir, ec)) {
-    const std::string name = entry.path().filename();
-    if (name.rfind(prefix, 0) != 0) continue;
-    const std::string pid_text = name.substr(prefix.size());
-    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
-    const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
-    if (pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH) continue;
-    std::filesystem::remove_all(entry.path(), ec);
-    spdlog::info("removed stale runtime directory {}", entry.path().string());
-  }
-}
-
-bool Supervisor::Ready() const {
-  if (!segment_ || !bound_ || runtimes_.empty()) return false;
-  for (const auto& [id, r] : runtimes_) {
-    if (!r.ready || r.stalled) return false;
-  }
-  return true;
-}
-
-std::optional<int> Supervisor::WatchRuntimes(Clock::time_point now) {
-  if (!segment_) return std::nullopt;
-  const auto& g = config_.guards;
-  for (auto& [id, r] : runtimes_) {
-    if (!r.ready) continue;  // before it: --startup-timeout
-    const std::uint64_t progress =
-        segment_->header().runtimes[shm::RuntimeEntryOf(id)].progress.load(
-            std::memory_order_relaxed);
-    if (progress != r.progress || r.progress_at == Clock::time_point{}) {
-      r.progress = progress;
-      r.progress_at = now;
-      if (r.stalled) {
-        r.stalled = false;
-        metrics_.Set(kRuntimeStalled, {{"role", RoleName(id)}}, 0);
-        spdlog::info("the {} runtime (pid {}) makes progress again; ready", RoleName(id), r.pid);
-      }
-      continue;
-    }
-    const double idle = std::chrono::duration<double>(now - r.progress_at).count();
-    if (idle >= g.runtime_stall_kill_s) return StallFate(r, idle);
-    if (idle >= g.runtime_stall_timeout_s && !r.stalled) {
-      r.stalled = true;
-      metrics_.Set(kRuntimeStalled, {{"role", RoleName(id)}}, 1);
-      metrics_.Inc(kRuntimeStalls, {{"role", RoleName(id)}});
-      spdlog::warn(
-          "the {} runtime (pid {}) has made no progress for {} s (stopped or wedged); not ready. "
-          "It is taken down after {} s (--runtime-stall-kill)",
-          RoleName(id), r.pid, Seconds(idle), Seconds(g.runtime_stall_kill_s));
-    }
-  }
-  return std::nullopt;
-}
-
-int Supervisor::StallFate(const Runtime& stalled, double seconds) {
-  spdlog::critical(
-      "the {} runtime (pid {}) has made no progress for {} s (--runtime-stall-kill {} s); taking "
-      "the replica down (shared fate)",
-      RoleName(stalled.id), stalled.pid, Seconds(seconds),
-      Seconds(config_.guards.runtime_stall_kill_s));
-  children_.SignalAll(SIGKILL);  // SIGKILL ends a stopped process too
-  std::vector<ChildExit> exited;
-  if (!children_.ReapAll(5.0, &exited)) spdlog::error("some runtimes did not exit after SIGKILL");
-  for (const auto& e : exited)
-    spdlog::info("the {} runtime (pid {}) {}", e.role, e.pid, e.Describe());
-  Cleanup(config_.keep_segment_on_crash);
-  spdlog::info("exiting with {}", kExitRuntimeStalled);
-  return kExitRuntimeStalled;
 }
 
 bool Supervisor::AdmitPeekCommand(const std::string& peer, const ipc::pb::Command& cmd,
@@ -612,7 +288,8 @@ HttpResponse Supervisor::ServeHttp(const std::string& path) {
       if (r.ready && r.stalled) {
         why += std::string(" ") + RoleName(id) + " runtime (pid " + std::to_string(r.pid) +
                ") stalled: no progress for " +
-               Seconds(std::chrono::duration<double>(Clock::now() - r.progress_at).count()) + " s;";
+               SecondsText(std::chrono::duration<double>(Clock::now() - r.progress_at).count()) +
+               " s;";
       }
     }
     return {503, "text/plain", why + "\n"};

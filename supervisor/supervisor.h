@@ -39,6 +39,9 @@
 
 namespace tandem::supervisor {
 
+// "12.3": seconds, for messages (fate.cc).
+std::string SecondsText(double s);
+
 class Supervisor {
  public:
   // REQUIRES: `signal_fd` from BlockAndOpenSignalFd(), called before any thread was started.

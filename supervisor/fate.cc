@@ -1,0 +1,142 @@
+// Shared fate (DESIGN §5) and readiness: when a runtime dies or stalls past --runtime-stall-kill
+// the supervisor takes the whole group down; a clean shutdown; leaving nothing behind.
+#include "supervisor/supervisor.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "base/check.h"
+#include "ipc/channel.h"
+#include "shm/layout.h"
+#include "supervisor/metric_names.h"
+
+namespace tandem::supervisor {
+
+using namespace metric;  // NOLINT(google-build-using-namespace): the metric names read as words
+
+std::string SecondsText(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", s);
+  return buf;
+}
+
+int Supervisor::SharedFate(const ChildExit& first, int exit_code) {
+  spdlog::critical("the {} runtime (pid {}) {}; taking the replica down (shared fate)", first.role,
+                   first.pid, first.Describe());
+  children_.SignalAll(SIGKILL);
+  std::vector<ChildExit> others;
+  if (!children_.ReapAll(5.0, &others)) {
+    spdlog::error("some runtimes did not exit after SIGKILL");
+  }
+  for (const auto& e : others)
+    spdlog::info("the {} runtime (pid {}) {}", e.role, e.pid, e.Describe());
+  Cleanup(config_.keep_segment_on_crash);
+  if (config_.keep_segment_on_crash) {
+    spdlog::warn("kept segment /dev/shm/{} for inspection (tandem-shm info {})", config_.shm_name,
+                 config_.shm_name);
+  }
+  spdlog::info("exiting with {}", exit_code);
+  return exit_code;
+}
+
+int Supervisor::Shutdown(const std::string& why) {
+  spdlog::info("{}: stopping the runtimes (grace period {} s)", why, config_.grace_period_s);
+  for (auto& [id, r] : runtimes_) {
+    segment_->SetRuntime(id, r.pid, shm::RuntimeState::kStopping);
+  }
+  children_.SignalAll(SIGTERM);
+  std::vector<ChildExit> exited;
+  if (!children_.ReapAll(config_.grace_period_s, &exited)) {
+    for (const auto& [pid, role] : children_.live()) {
+      spdlog::warn("the {} runtime (pid {}) outlived the grace period; killing it", role, pid);
+    }
+    children_.SignalAll(SIGKILL);
+    children_.ReapAll(5.0, &exited);
+  }
+  for (const auto& e : exited)
+    spdlog::info("the {} runtime (pid {}) {}", e.role, e.pid, e.Describe());
+  Cleanup(false);
+  spdlog::info("shut down cleanly");
+  return kExitOk;
+}
+
+void Supervisor::Cleanup(bool keep_segment) {
+  for (auto& [id, r] : runtimes_) r.channel.reset();
+  runtimes_.clear();
+  if (segment_ && !keep_segment) {
+    (void)shm::Segment::Remove(config_.shm_name);
+  }
+  segment_.reset();  // releases the creator's lock: a kept segment reads as stale
+  if (!runtime_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(runtime_dir_, ec);
+    if (ec) spdlog::warn("could not remove {}: {}", runtime_dir_, ec.message());
+    runtime_dir_.clear();
+  }
+}
+
+bool Supervisor::Ready() const {
+  if (!segment_ || !bound_ || runtimes_.empty()) return false;
+  for (const auto& [id, r] : runtimes_) {
+    if (!r.ready || r.stalled) return false;
+  }
+  return true;
+}
+
+std::optional<int> Supervisor::WatchRuntimes(Clock::time_point now) {
+  if (!segment_) return std::nullopt;
+  const auto& g = config_.guards;
+  for (auto& [id, r] : runtimes_) {
+    if (!r.ready) continue;  // before it: --startup-timeout
+    const std::uint64_t progress =
+        segment_->header().runtimes[shm::RuntimeEntryOf(id)].progress.load(
+            std::memory_order_relaxed);
+    if (progress != r.progress || r.progress_at == Clock::time_point{}) {
+      r.progress = progress;
+      r.progress_at = now;
+      if (r.stalled) {
+        r.stalled = false;
+        metrics_.Set(kRuntimeStalled, {{"role", RoleName(id)}}, 0);
+        spdlog::info("the {} runtime (pid {}) makes progress again; ready", RoleName(id), r.pid);
+      }
+      continue;
+    }
+    const double idle = std::chrono::duration<double>(now - r.progress_at).count();
+    if (idle >= g.runtime_stall_kill_s) return StallFate(r, idle);
+    if (idle >= g.runtime_stall_timeout_s && !r.stalled) {
+      r.stalled = true;
+      metrics_.Set(kRuntimeStalled, {{"role", RoleName(id)}}, 1);
+      metrics_.Inc(kRuntimeStalls, {{"role", RoleName(id)}});
+      spdlog::warn(
+          "the {} runtime (pid {}) has made no progress for {} s (stopped or wedged); not ready. "
+          "It is taken down after {} s (--runtime-stall-kill)",
+          RoleName(id), r.pid, SecondsText(idle), SecondsText(g.runtime_stall_kill_s));
+    }
+  }
+  return std::nullopt;
+}
+
+int Supervisor::StallFate(const Runtime& stalled, double seconds) {
+  spdlog::critical(
+      "the {} runtime (pid {}) has made no progress for {} s (--runtime-stall-kill {} s); taking "
+      "the replica down (shared fate)",
+      RoleName(stalled.id), stalled.pid, SecondsText(seconds),
+      SecondsText(config_.guards.runtime_stall_kill_s));
+  children_.SignalAll(SIGKILL);  // SIGKILL ends a stopped process too
+  std::vector<ChildExit> exited;
+  if (!children_.ReapAll(5.0, &exited)) spdlog::error("some runtimes did not exit after SIGKILL");
+  for (const auto& e : exited)
+    spdlog::info("the {} runtime (pid {}) {}", e.role, e.pid, e.Describe());
+  Cleanup(config_.keep_segment_on_crash);
+  spdlog::info("exiting with {}", kExitRuntimeStalled);
+  return kExitRuntimeStalled;
+}
+
+}  // namespace tandem::supervisor
