@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "adversarial/adversarial.h"
 #include "curve_fixture.h"
 
@@ -76,7 +78,19 @@ TEST(CurveAuth, UnknownKeyNoKeyAndWrongServerKeyAreRefusedAndChangeNothing) {
   }
 
   EXPECT_TRUE(Eventually([&] { return Metric(sup, Refused("unknown_key")) >= 1; }, 5s));
-  EXPECT_TRUE(Eventually([&] { return Metric(sup, Refused("no_curve")) >= 1; }, 5s));
+  // A client without CURVE reads the server's greeting, sees the mechanism differs and hangs up;
+  // whether the server reads the client's greeting first (a mechanism mismatch: no_curve) or sees
+  // the connection end during the handshake (incomplete_handshake) is a race inside libzmq.
+  // Either way it was refused before any command (the Hello count below).
+  EXPECT_TRUE(Eventually(
+      [&] {
+        // (A counter never incremented is absent: -1.)
+        return std::max(0.0, Metric(sup, Refused("no_curve"))) +
+                   std::max(0.0, Metric(sup, Refused("incomplete_handshake"))) >=
+               1;
+      },
+      5s))
+      << HttpGet(sup.http_port(), "/metrics").body;
   EXPECT_TRUE(Eventually([&] { return Metric(sup, Refused("bad_handshake")) >= 1; }, 5s))
       << HttpGet(sup.http_port(), "/metrics").body;
   // Nothing they sent was read: no Hello, no command, no malformed message.
