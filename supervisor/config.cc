@@ -81,6 +81,8 @@ Result<std::uint64_t> ParseByteSize(std::string_view text) {
   return n * mult;
 }
 
+// Long (~160 lines) because it declares every flag with its help text, fallback and range, read
+// down like a table; checks across flags follow at its end.
 FlagsOutcome ParseSupervisorFlags(int argc, const char* const* argv) {
   SupervisorConfig c;
   CLI::App app{

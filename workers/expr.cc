@@ -104,6 +104,7 @@ Expr CompileExpr(const pb::ScalarExpr& e) {
   return out;
 }
 
+// One case per expression kind and function, with SQL's null rules: long as a table is long.
 bool Eval(const Expr& e, const Row& row, Datum* out, std::string* error) {
   switch (e.kind) {
     case Expr::Kind::kColumn:

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
+#include <utility>
 
 namespace tandem::tools {
 
@@ -44,6 +46,90 @@ Status RemoveIfStale(const std::string& name) {
   return Segment::Remove(name);
 }
 
+// Why segment `name` (probed as `p`) must stay, or nullopt when it is stale: its supervisor is
+// gone and it is ours to remove.
+std::optional<std::string> ReasonToKeep(const std::string& name, const SegmentProbe& p) {
+  // Never another user's file, nor a FIFO, directory or device: not ours to remove, whatever
+  // is in it (a squatter's, or another user's replica).
+  if (!p.regular_file) return p.problem + "; not removing what is not a regular file";
+  if (p.owner_uid != geteuid()) {
+    return "owned by uid " + std::to_string(p.owner_uid) + ", not by this user (uid " +
+           std::to_string(geteuid()) + "); not removing another user's file";
+  }
+  if (p.supervisor_alive) {
+    return "supervisor alive" +
+           (p.header ? " (pid " + std::to_string(p.header->supervisor_pid) + ")" : std::string());
+  }
+  // Shared fate means runtimes die with their supervisor; if one still runs, something is
+  // wrong and its memory is still in use: leave it for a person (a reused pid errs the same
+  // safe way).
+  if (p.header) {
+    for (const auto& rt : p.header->runtimes) {
+      if (PidAlive(rt.pid)) {
+        return "supervisor gone but runtime pid " + std::to_string(rt.pid) + " still runs";
+      }
+    }
+  }
+  // Like Segment::Create: a file with someone else's magic is not ours to delete.
+  if (!p.valid && p.magic != 0 && p.magic != shm::kSegmentMagic) {
+    return p.problem + "; not removing a file that is not Tandem's";
+  }
+  if (p.magic == 0) {
+    // Creation never finished — or is under way right now (the creator takes its lock just
+    // after creating the file). Leave young ones alone.
+    struct stat st {};
+    if (stat(Segment::PathOf(name).c_str(), &st) == 0 &&
+        std::time(nullptr) - st.st_ctim.tv_sec < 10) {
+      return "unfinished and less than 10 s old: creation may be under way";
+    }
+  }
+  return std::nullopt;
+}
+
+struct Named {
+  std::string name, reason;
+};
+struct GcOutcome {
+  std::vector<Named> removed, kept, failed;
+};
+
+void PrintGc(const Output& o, bool dry_run, const GcOutcome& r) {
+  if (o.json) {
+    JsonWriter json;
+    json.BeginObject().Key("dry_run").Bool(dry_run);
+    for (const auto& [key, list] : {std::pair{"removed", &r.removed}, {"kept", &r.kept}}) {
+      json.Key(key).BeginArray();
+      for (const auto& n : *list) {
+        json.BeginObject().Key("name").String(n.name).Key("reason").String(n.reason).EndObject();
+      }
+      json.EndArray();
+    }
+    json.Key("failed").BeginArray();
+    for (const auto& f : r.failed) {
+      json.BeginObject().Key("name").String(f.name).Key("error").String(f.reason).EndObject();
+    }
+    json.EndArray();
+    if (!r.failed.empty()) {
+      json.Key("error")
+          .String("could not remove " + std::to_string(r.failed.size()) + " segment" +
+                  (r.failed.size() == 1 ? "" : "s"))
+          .Key("exit_code")
+          .Int(kExitError);
+    }
+    json.EndObject();
+    Emit(o, json);
+  } else {
+    for (const auto& n : r.removed) {
+      o.out << (dry_run ? "would remove " : "removed ") << n.name << " (" << n.reason << ")\n";
+    }
+    for (const auto& k : r.kept) o.out << "kept " << k.name << " (" << k.reason << ")\n";
+    if (r.removed.empty()) o.out << (dry_run ? "nothing to remove\n" : "nothing removed\n");
+  }
+  for (const auto& f : r.failed) {
+    o.err << "tandem-shm: could not remove " << f.name << ": " << f.reason << "\n";
+  }
+}
+
 }  // namespace
 
 int RunGc(const Output& o, bool dry_run, const std::string& prefix) {
@@ -52,120 +138,37 @@ int RunGc(const Output& o, bool dry_run, const std::string& prefix) {
   }
   std::vector<std::string> names = Segment::List(prefix);
   std::sort(names.begin(), names.end());
-  struct Kept {
-    std::string name, reason;
-  };
-  struct Removed {
-    std::string name, why;
-  };
-  std::vector<Removed> removed;
-  std::vector<Kept> kept, failed;
+  GcOutcome r;
   for (const std::string& name : names) {
     auto probe = Segment::Probe(name);
     if (!probe.ok()) {
       if (probe.status().code() != StatusCode::kNotFound) {
-        kept.push_back({name, probe.status().message()});
+        r.kept.push_back({name, probe.status().message()});
       }
       continue;
     }
     const SegmentProbe& p = *probe;
-    // Never another user's file, nor a FIFO, directory or device: not ours to remove, whatever
-    // is in it (a squatter's, or another user's replica).
-    if (!p.regular_file) {
-      kept.push_back({name, p.problem + "; not removing what is not a regular file"});
+    if (auto reason = ReasonToKeep(name, p)) {
+      r.kept.push_back({name, *std::move(reason)});
       continue;
-    }
-    if (p.owner_uid != geteuid()) {
-      kept.push_back({name, "owned by uid " + std::to_string(p.owner_uid) +
-                                ", not by this user (uid " + std::to_string(geteuid()) +
-                                "); not removing another user's file"});
-      continue;
-    }
-    if (p.supervisor_alive) {
-      kept.push_back(
-          {name, "supervisor alive" +
-                     (p.header ? " (pid " + std::to_string(p.header->supervisor_pid) + ")"
-                               : std::string())});
-      continue;
-    }
-    // Shared fate means runtimes die with their supervisor; if one still runs, something is
-    // wrong and its memory is still in use: leave it for a person (a reused pid errs the same
-    // safe way).
-    std::string running;
-    if (p.header) {
-      for (const auto& rt : p.header->runtimes) {
-        if (PidAlive(rt.pid)) running = std::to_string(rt.pid);
-      }
-    }
-    if (!running.empty()) {
-      kept.push_back({name, "supervisor gone but runtime pid " + running + " still runs"});
-      continue;
-    }
-    // Like Segment::Create: a file with someone else's magic is not ours to delete.
-    if (!p.valid && p.magic != 0 && p.magic != shm::kSegmentMagic) {
-      kept.push_back({name, p.problem + "; not removing a file that is not Tandem's"});
-      continue;
-    }
-    if (p.magic == 0) {
-      // Creation never finished — or is under way right now (the creator takes its lock just
-      // after creating the file). Leave young ones alone.
-      struct stat st {};
-      if (stat(Segment::PathOf(name).c_str(), &st) == 0 &&
-          std::time(nullptr) - st.st_ctim.tv_sec < 10) {
-        kept.push_back({name, "unfinished and less than 10 s old: creation may be under way"});
-        continue;
-      }
     }
     std::string why =
         p.header ? "supervisor pid " + std::to_string(p.header->supervisor_pid) + " is gone"
                  : "supervisor gone (" + p.problem + ")";
     if (!dry_run) {
       if (Status s = RemoveIfStale(name); !s.ok()) {
-        if (s.code() == StatusCode::kNotFound) continue;
         if (s.code() == StatusCode::kFailedPrecondition) {
-          kept.push_back({name, s.message()});
-        } else {
-          failed.push_back({name, s.message()});
+          r.kept.push_back({name, s.message()});
+        } else if (s.code() != StatusCode::kNotFound) {
+          r.failed.push_back({name, s.message()});
         }
         continue;
       }
     }
-    removed.push_back({name, why});
+    r.removed.push_back({name, why});
   }
-  if (o.json) {
-    JsonWriter json;
-    json.BeginObject().Key("dry_run").Bool(dry_run).Key("removed").BeginArray();
-    for (const auto& r : removed) {
-      json.BeginObject().Key("name").String(r.name).Key("reason").String(r.why).EndObject();
-    }
-    json.EndArray().Key("kept").BeginArray();
-    for (const auto& k : kept) {
-      json.BeginObject().Key("name").String(k.name).Key("reason").String(k.reason).EndObject();
-    }
-    json.EndArray().Key("failed").BeginArray();
-    for (const auto& f : failed) {
-      json.BeginObject().Key("name").String(f.name).Key("error").String(f.reason).EndObject();
-    }
-    json.EndArray();
-    if (!failed.empty()) {
-      json.Key("error")
-          .String("could not remove " + std::to_string(failed.size()) + " segment" +
-                  (failed.size() == 1 ? "" : "s"))
-          .Key("exit_code")
-          .Int(kExitError);
-    }
-    json.EndObject();
-    Emit(o, json);
-  } else {
-    for (const auto& r : removed) {
-      o.out << (dry_run ? "would remove " : "removed ") << r.name << " (" << r.why << ")\n";
-    }
-    for (const auto& k : kept) o.out << "kept " << k.name << " (" << k.reason << ")\n";
-    if (removed.empty()) o.out << (dry_run ? "nothing to remove\n" : "nothing removed\n");
-  }
-  for (const auto& f : failed)
-    o.err << "tandem-shm: could not remove " << f.name << ": " << f.reason << "\n";
-  return failed.empty() ? kExitOk : kExitError;
+  PrintGc(o, dry_run, r);
+  return r.failed.empty() ? kExitOk : kExitError;
 }
 
 }  // namespace tandem::tools

@@ -9,6 +9,8 @@
 
 #include "tools/shm/inspect.h"
 
+// Long (~100 lines) because it declares every subcommand's flags in one place, read down like a
+// table; the work is in the Run* functions.
 int main(int argc, char** argv) {
   using namespace tandem::tools;
   CLI::App app{

@@ -71,6 +71,35 @@ class Echo {
   const std::string payload_ = std::string(64, 'p');  // about a point-lookup Peek's size
 };
 
+// The bare ZeroMQ round trip (1 hop, 64 bytes), plain vs CURVE in `rounds` alternating rounds:
+// what CURVE itself costs, under the replica's hops. Adds its note to `notes`.
+std::vector<Cell> FloorCells(const Options& round, int rounds, std::vector<std::string>* notes) {
+  std::vector<double> floor_us[2];
+  {
+    Echo echoes[2] = {Echo(false), Echo(true)};
+    for (int i = 0; i < rounds; ++i) {
+      for (int k = 0; k < 2; ++k) {
+        const int which = (i % 2 == 0) ? k : 1 - k;
+        auto us_round = ClosedLoop(round, [&] { echoes[which].RoundTrip(); });
+        floor_us[which].insert(floor_us[which].end(), us_round.begin(), us_round.end());
+      }
+    }
+  }
+  Cell floors[2] = {{.name = "zmq-1-hop-plain"}, {.name = "zmq-1-hop-curve"}};
+  for (int k = 0; k < 2; ++k) AddLatencies(floors[k], floor_us[k]);
+  Cell floor_ratio{.name = "zmq-1-hop-curve/plain"};
+  floor_ratio.Set("p50_ratio", Get(floors[1], "p50_us") / std::max(1e-9, Get(floors[0], "p50_us")));
+  floor_ratio.Set("p99_ratio", Get(floors[1], "p99_us") / std::max(1e-9, Get(floors[0], "p99_us")));
+  char buf[300];
+  std::snprintf(buf, sizeof buf,
+                "bare ZeroMQ round trip (1 hop, 64 bytes): CURVE adds %.1f us at p50 (%.1f vs %.1f "
+                "us, %.2fx)",
+                Get(floors[1], "p50_us") - Get(floors[0], "p50_us"), Get(floors[1], "p50_us"),
+                Get(floors[0], "p50_us"), Get(floor_ratio, "p50_ratio"));
+  notes->push_back(buf);
+  return {floors[0], floors[1], floor_ratio};
+}
+
 }  // namespace
 
 Scenario CurveScenario(const Options& o) {
@@ -134,29 +163,8 @@ Scenario CurveScenario(const Options& o) {
   s.cells = {cells[0], cells[1], ratio};
 
   // The same comparison for the bare ZeroMQ hop, also in alternating rounds.
-  std::vector<double> floor_us[2];
-  {
-    Echo echoes[2] = {Echo(false), Echo(true)};
-    for (int i = 0; i < kRounds; ++i) {
-      for (int k = 0; k < 2; ++k) {
-        const int which = (i % 2 == 0) ? k : 1 - k;
-        auto us_round = ClosedLoop(round, [&] { echoes[which].RoundTrip(); });
-        floor_us[which].insert(floor_us[which].end(), us_round.begin(), us_round.end());
-      }
-    }
-  }
-  Cell floors[2] = {{.name = "zmq-1-hop-plain"}, {.name = "zmq-1-hop-curve"}};
-  for (int k = 0; k < 2; ++k) AddLatencies(floors[k], floor_us[k]);
-  Cell floor_ratio{.name = "zmq-1-hop-curve/plain"};
-  floor_ratio.Set("p50_ratio", Get(floors[1], "p50_us") / std::max(1e-9, Get(floors[0], "p50_us")));
-  floor_ratio.Set("p99_ratio", Get(floors[1], "p99_us") / std::max(1e-9, Get(floors[0], "p99_us")));
-  std::snprintf(buf, sizeof buf,
-                "bare ZeroMQ round trip (1 hop, 64 bytes): CURVE adds %.1f us at p50 (%.1f vs %.1f "
-                "us, %.2fx)",
-                Get(floors[1], "p50_us") - Get(floors[0], "p50_us"), Get(floors[1], "p50_us"),
-                Get(floors[0], "p50_us"), Get(floor_ratio, "p50_ratio"));
-  s.notes.push_back(buf);
-  s.cells.insert(s.cells.end(), {floors[0], floors[1], floor_ratio});
+  std::vector<Cell> floors = FloorCells(round, kRounds, &s.notes);
+  s.cells.insert(s.cells.end(), floors.begin(), floors.end());
   return s;
 }
 
