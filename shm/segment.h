@@ -93,8 +93,8 @@ class Segment {
   // The same checks on a copy of a segment in any regular file (tandem-shm on a saved image):
   // mapped copy-on-write, so what a reader writes (its announcement entry) never reaches the file.
   [[nodiscard]] static Result<std::unique_ptr<Segment>> OpenFile(const std::string& path);
-  // The same checks on `size` bytes at `base` (8-byte aligned, outliving the Segment, which
-  // neither copies nor unmaps them): the fuzz target's way in.
+  // The same checks on `size` bytes at `base` (64-byte aligned, as a mapping is, outliving the
+  // Segment, which neither copies nor unmaps them): the fuzz target's way in.
   [[nodiscard]] static Result<std::unique_ptr<Segment>> OpenImage(const std::string& label,
                                                                   char* base, std::uint64_t size);
   // Reads the header and liveness of a segment without attaching. Never blocks (a FIFO under the

@@ -13,6 +13,13 @@
 
 namespace tandem::testing {
 
+// A test that gives a file to another user (chown, to play the squatter) needs root; run as
+// anyone else it is skipped, saying so.
+#define TANDEM_SKIP_UNLESS_ROOT()                                                       \
+  if (::geteuid() != 0)                                                                 \
+  GTEST_SKIP() << "needs root: it makes a file another user's (chown); running as uid " \
+               << ::geteuid()
+
 inline std::string UniqueSegmentName(const std::string& what) {
   static std::atomic<int> counter{0};
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();

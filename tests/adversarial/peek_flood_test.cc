@@ -44,7 +44,10 @@ int Flood(TestController& ctl, int n, int expect_refused,
 TEST(PeekFlood, PeeksBeyondTheSessionLimitAreRefusedAndTheSupervisorsMemoryPlateaus) {
   // A limit below the default (1,000): the peeks that wait are answered after SIGCONT, which takes
   // the runtime long under ASan.
-  Target target({"--max-peeks-per-session", "300"});
+  // The interactive runtime stays stopped through the flood: the stall watch must not end the
+  // replica meanwhile (a slow sanitizer run may take more than its default 60 s).
+  Target target({"--max-peeks-per-session", "300", "--runtime-stall-timeout", "1800",
+                 "--runtime-stall-kill", "3600"});
   ASSERT_TRUE(target.Start()) << target.sup().Log();
   ASSERT_EQ(target.sup().runtime_pids().size(), 2u);
   const pid_t supervisor = target.sup().pid();

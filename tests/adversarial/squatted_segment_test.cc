@@ -15,6 +15,7 @@
 #include <random>
 
 #include "adversarial/adversarial.h"
+#include "test_segment.h"
 
 namespace tandem::testing::adversarial {
 namespace {
@@ -109,25 +110,28 @@ void ExpectRefusedThenServedElsewhere(const Squat& squat, const std::string& own
 }
 
 TEST(SquattedSegment, AnotherUsersRandomBytesAreRefusedClearlyAndLeftUntouched) {
+  TANDEM_SKIP_UNLESS_ROOT();
   Squat squat(SquatName("random"), RandomBytes(64 << 10, 4), kNobody);
   ExpectRefusedThenServedElsewhere(squat, "owned by uid 65534");
 }
 
 TEST(SquattedSegment, AnotherUsersTandemHeaderWithItsLockHeldIsRefusedClearly) {
+  TANDEM_SKIP_UNLESS_ROOT();
   Squat squat(SquatName("locked"), TandemHeaderPage(), kNobody);
   squat.HoldLock();
   ExpectRefusedThenServedElsewhere(squat, "owned by uid 65534");
 }
 
 TEST(SquattedSegment, AFifoUnderTheNameIsRefusedAtOnceNotWaitedOn) {
+  TANDEM_SKIP_UNLESS_ROOT();
   const std::string name = SquatName("fifo");
   const std::string path = shm::Segment::PathOf(name);
-  ASSERT_EQ(mkfifo(path.c_str(), 0666), 0) << std::strerror(errno);
-  ASSERT_EQ(chown(path.c_str(), kNobody, kNobody), 0);
-  struct Unlinker {
+  struct Unlinker {  // before the first ASSERT: the FIFO goes whatever happens
     std::string path;
     ~Unlinker() { unlink(path.c_str()); }
   } unlinker{path};
+  ASSERT_EQ(mkfifo(path.c_str(), 0666), 0) << std::strerror(errno);
+  ASSERT_EQ(chown(path.c_str(), kNobody, kNobody), 0);
   SupervisorProcess sup({.worker_binary = TANDEM_WORKER_BIN, .segment_name = name});
   const auto code = sup.WaitExit(15s);
   ASSERT_TRUE(code.has_value()) << "the supervisor blocked on the FIFO\n" << sup.Log();

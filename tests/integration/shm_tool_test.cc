@@ -722,6 +722,7 @@ TEST_F(ShmToolTest, ReadsACopyOfASegmentInAFileWithoutChangingIt) {
 // Issue 12 item 4, the tools' side: another user's file under a tandem.* name — even a genuine
 // stale segment — is never removed by gc (root could), and a FIFO there never blocks ls or gc.
 TEST(ShmTool, GcAndLsNeverTouchAnotherUsersFileNorBlockOnAFifo) {
+  TANDEM_SKIP_UNLESS_ROOT();
   const std::string prefix = UniqueSegmentName("others") + ".";
   SegmentOptions theirs = TestSegment::Options(1, 1ull << 20);
   theirs.name = prefix + "stale";

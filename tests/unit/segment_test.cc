@@ -267,6 +267,7 @@ FileState StateOf(const std::string& path) {
 constexpr uid_t kNobody = 65534;
 
 TEST(Segment, CreateNeverUsesOrRemovesAnotherUsersFileOfGarbage) {
+  TANDEM_SKIP_UNLESS_ROOT();
   const std::string name = UniqueSegmentName("squat");
   ScopedSegmentRemover remover(name);
   WriteRawFile(name, 8192, 0x1111111111111111ULL);
@@ -285,6 +286,7 @@ TEST(Segment, CreateNeverUsesOrRemovesAnotherUsersFileOfGarbage) {
 }
 
 TEST(Segment, CreateRefusesAnotherUsersFileWithTheRightMagicAndItsLockHeld) {
+  TANDEM_SKIP_UNLESS_ROOT();
   const std::string name = UniqueSegmentName("squat");
   ScopedSegmentRemover remover(name);
   WriteRawFile(name, 8192, kSegmentMagic);
