@@ -1,5 +1,7 @@
 #include "workers/peek.h"
 
+#include <google/protobuf/io/coded_stream.h>
+
 #include <algorithm>
 #include <charconv>
 #include <map>
@@ -11,9 +13,32 @@ namespace tandem::workers {
 
 namespace pb = ipc::pb;
 
+namespace {
+
+// No more than the bytes `row` takes in a part (as a RowCount in Rows, framed): exact but for its
+// count, of which only the least (a tag and one byte) is counted. `scratch` is reused.
+std::size_t RowBytesAtLeast(const Row& row, pb::RowCount* scratch) {
+  scratch->Clear();
+  for (const Datum& d : row) *scratch->mutable_row()->add_datums() = ToProto(d);
+  const std::size_t bytes = scratch->ByteSizeLong() + 2;
+  return 1 + google::protobuf::io::CodedOutputStream::VarintSize64(bytes) + bytes;
+}
+
+// True when every count the scan of `snap` at `t` would read is positive (see PartBound).
+bool EveryCountPositive(const shm::Snapshot& snap, Time t) {
+  bool positive = true;
+  const Status s = snap.Scan(t, [&](std::string_view, std::string_view, std::int64_t count) {
+    positive = count > 0;
+    return positive;
+  });
+  return s.ok() && positive;
+}
+
+}  // namespace
+
 std::optional<std::string> ReadPeekPart(const shm::Snapshot& snap, Time t, bool scan,
                                         const std::vector<std::string>& keys, const Mfp& mfp,
-                                        PeekRows* out) {
+                                        const PartBound& bound, PeekRows* out) {
   // Errors sort first (their keys start with shm::kErrorKeyPrefix). Of several, the answer is the
   // first in ErrorLess order, so that the same peek answers the same error every time.
   std::optional<std::string> error;
@@ -29,6 +54,29 @@ std::optional<std::string> ReadPeekPart(const shm::Snapshot& snap, Time t, bool 
   // Counts are summed exactly; one that does not fit int64 is an error (base/count.h).
   std::map<std::string, std::pair<Row, Int128>> rows;
   std::string mfp_error;
+  // The bound applies to scans (a lookup reads only its keys' rows), when every count is positive.
+  const bool bounded =
+      scan && (bound.max_bytes != SIZE_MAX || bound.finishing) && EveryCountPositive(snap, t);
+  const bool limited = bounded && bound.finishing && bound.finishing->has_limit();
+  std::size_t bytes_at_least = 0;  // of the rows kept, when not `limited`
+  pb::RowCount scratch;
+  std::size_t prune_at = 0;  // when `limited`: prune once the part has this many rows
+  if (limited) {
+    std::uint64_t k;
+    if (__builtin_add_overflow(bound.finishing->offset(), bound.finishing->limit(), &k)) {
+      k = UINT64_MAX;
+    }
+    prune_at = static_cast<std::size_t>(std::min<std::uint64_t>(k, SIZE_MAX / 4) * 2 + 1024);
+  }
+  auto prune = [&] {
+    CountedRows part;
+    part.reserve(rows.size());
+    for (auto& [enc, rc] : rows) part.emplace_back(std::move(rc));
+    KeepFirstForFinishing(*bound.finishing, &part);
+    rows.clear();
+    for (auto& rc : part) rows.emplace(EncodeRow(rc.first), std::move(rc));
+  };
+  std::string too_large;
   auto add = [&](std::string_view val, std::int64_t count) -> bool {
     auto decoded = DecodeRow(val);
     if (!decoded.ok()) {
@@ -45,9 +93,20 @@ std::optional<std::string> ReadPeekPart(const shm::Snapshot& snap, Time t, bool 
         break;
     }
     std::string enc = EncodeRow(row);
-    auto& slot = rows[enc];
-    if (slot.first.empty()) slot.first = std::move(row);
+    auto [it, fresh] = rows.try_emplace(std::move(enc));
+    auto& slot = it->second;
+    if (fresh) {
+      if (bounded && !limited) bytes_at_least += RowBytesAtLeast(row, &scratch);
+      slot.first = std::move(row);
+    }
     slot.second += count;
+    if (limited && rows.size() >= prune_at) prune();
+    if (bounded && !limited && bytes_at_least > bound.max_bytes) {
+      too_large =
+          ResultTooLarge("worker " + std::to_string(bound.worker) + "'s part alone, read so far,",
+                         bytes_at_least, bound.max_bytes, kMaxResultSize);
+      return false;
+    }
     return true;
   };
   if (scan) {
@@ -55,6 +114,7 @@ std::optional<std::string> ReadPeekPart(const shm::Snapshot& snap, Time t, bool 
       if (!k.empty() && k[0] == shm::kErrorKeyPrefix) return true;
       return add(v, count);
     });
+    if (!too_large.empty()) return too_large;
     if (!s.ok()) return s.message();
   } else {
     std::vector<shm::ValueCount> vals;

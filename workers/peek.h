@@ -27,12 +27,25 @@ struct PeekRows {
   CountedRows rows;
 };
 
+// What bounds a worker's part while it is read, so that a scan of a large index never holds more
+// than its answer can use: `finishing`'s limit + offset (rows that cannot be in the answer are
+// dropped as the part grows, by KeepFirstForFinishing), and `max_bytes` (with no limit, the scan
+// stops with ResultTooLarge once the rows read are surely larger: the later exact check would
+// refuse them anyway). Both only while every count the scan reads is positive — then rows only
+// gain counts, and a row dropped or counted stays so in the full result. An index with a negative
+// count is read whole, as without a bound.
+struct PartBound {
+  const ipc::pb::Finishing* finishing = nullptr;
+  std::size_t max_bytes = SIZE_MAX;
+  std::uint32_t worker = 0;  // for the error's text
+};
+
 // Computes this worker's part of a peek from a snapshot already known readable at `t`: the error
 // keys first (any error visible at t answers the peek with it), then the rows under `keys` (all
-// rows when `scan`), each through `mfp`. Returns an error message or the rows.
+// rows when `scan`, within `bound`), each through `mfp`. Returns an error message or the rows.
 std::optional<std::string> ReadPeekPart(const shm::Snapshot& snap, Time t, bool scan,
                                         const std::vector<std::string>& keys, const Mfp& mfp,
-                                        PeekRows* out);
+                                        const PartBound& bound, PeekRows* out);
 
 // The order in which a peek picks among several errors: byte order, except that runs of digits
 // compare as numbers — so of "log line 7: …" and "log line 12: …" the earlier line is first.

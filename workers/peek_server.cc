@@ -110,7 +110,8 @@ void PeekServer::Serve() {
       continue;
     }
     PeekRows rows;
-    auto err = ReadPeekPart(*snap, p->t, p->scan, p->keys, p->mfp, &rows);
+    const PartBound bound{.finishing = &p->finishing, .max_bytes = max_result_size_, .worker = me_};
+    auto err = ReadPeekPart(*snap, p->t, p->scan, p->keys, p->mfp, bound, &rows);
     if (!err) {
       for (const auto& [row, count] : rows.rows) {
         if (count < 0) err = "the result has a row with negative multiplicity";

@@ -46,6 +46,17 @@ inline std::uint64_t RssBytes(pid_t pid) {
   return 0;
 }
 
+// Private (anonymous) resident memory of process `pid` in bytes: what it allocated itself, not
+// the segment pages it has read (0 when it is gone).
+inline std::uint64_t AnonRssBytes(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("RssAnon:", 0) == 0) return std::stoull(line.substr(8)) * 1024;
+  }
+  return 0;
+}
+
 // What a Target runs: the mode, the segment (size, name), how many keys its key_value source
 // has, and — for a CURVE target (curve_auth_test.cc) — the keys its own controller and
 // ExpectStillServing's use (unset: no security mechanism).
