@@ -19,7 +19,8 @@ void Multiplexer::Forward(const ipc::pb::Command& command, const std::string& en
                           Clock::time_point now, SessionId session) {
   TANDEM_CHECK(session == kControllerSession || command.has_peek() || command.has_cancel_peek(),
                "an observer session sends only Peek and CancelPeek");
-  if (command.has_hello()) EndSession(kControllerSession);
+  ExpireOrphans(now);
+  if (command.has_hello()) EndSession(kControllerSession, now);
   const std::string* uuid = command.has_peek()          ? &command.peek().uuid()
                             : command.has_cancel_peek() ? &command.cancel_peek().uuid()
                                                         : nullptr;
@@ -38,24 +39,34 @@ void Multiplexer::Forward(const ipc::pb::Command& command, const std::string& en
     }
   }
   if (command.has_peek()) {
-    auto [it, added] = peeks_.insert_or_assign(wire_uuid, Tracked{now, session});
-    if (added) ++per_session_[session];
+    auto it = peeks_.find(wire_uuid);
+    if (it == peeks_.end() || it->second.orphaned) ++per_session_[session];
+    peeks_.insert_or_assign(wire_uuid, Tracked{now, session});
   }
   const std::string& bytes = rewritten.empty() ? encoded : rewritten;
   for (Role to : Route(command)) send_(to, bytes);
 }
 
-void Multiplexer::EndSession(SessionId session) {
+void Multiplexer::ExpireOrphans(Clock::time_point now) {
+  while (!orphans_.empty() && now - orphans_.front().first >= kOrphanLifetime) {
+    auto it = peeks_.find(orphans_.front().second);
+    if (it != peeks_.end() && it->second.orphaned) peeks_.erase(it);
+    orphans_.pop_front();
+  }
+}
+
+void Multiplexer::EndSession(SessionId session, Clock::time_point now) {
   // Nobody waits for their answers any more: cancel them, so that a peek waiting for an upper
   // does not stay in the runtimes for ever (observers come and go with every read command).
-  std::erase_if(peeks_, [&](const auto& entry) {
-    if (entry.second.session != session) return false;
+  for (auto& [wire_uuid, tracked] : peeks_) {
+    if (tracked.session != session || tracked.orphaned) continue;
     ipc::pb::Command cancel;
-    cancel.mutable_cancel_peek()->set_uuid(entry.first);
+    cancel.mutable_cancel_peek()->set_uuid(wire_uuid);
     const std::string bytes = ipc::Encode(cancel);
     for (Role to : Route(cancel)) send_(to, bytes);
-    return true;
-  });
+    tracked.orphaned = true;
+    orphans_.emplace_back(now, wire_uuid);
+  }
   per_session_.erase(session);
 }
 
@@ -74,6 +85,12 @@ Multiplexer::Verdict Multiplexer::OnResponse(Role from, ipc::pb::Response* respo
     v.forward = false;
     // Answered already, or its session ended (or, for the controller, said Hello since).
     v.drop_reason = "unknown_peek";
+    return v;
+  }
+  if (it->second.orphaned) {
+    v.forward = false;
+    v.drop_reason = "session_ended";
+    peeks_.erase(it);
     return v;
   }
   v.to = it->second.session;

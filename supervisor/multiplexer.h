@@ -26,6 +26,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -64,8 +65,15 @@ class Multiplexer {
                SessionId session = kControllerSession);
 
   // `session` ended (Goodbye, disconnected, replaced): its peeks that are still waiting are
-  // cancelled in the runtimes, and their answers dropped.
-  void EndSession(SessionId session);
+  // cancelled in the runtimes, and their answers dropped. They count in outstanding_peeks() until
+  // those answers come (a session that floods peeks and leaves must not escape
+  // --max-peeks-in-flight), but no longer in the session's own count — and at most
+  // kOrphanLifetime, in case an answer never comes (a runtime drops the peeks a controller's
+  // replay buffered when that controller says Hello again).
+  void EndSession(SessionId session, Clock::time_point now = Clock::now());
+  // Forgets the ended sessions' peeks older than kOrphanLifetime (Forward does it too).
+  void ExpireOrphans(Clock::time_point now);
+  static constexpr std::chrono::seconds kOrphanLifetime{30};
 
   struct Verdict {
     bool forward = true;
@@ -86,14 +94,18 @@ class Multiplexer {
   }
   // True while the peek `uuid` (as `session` sent it) waits for its answer.
   bool Waiting(SessionId session, const std::string& uuid) const {
-    return peeks_.count(WireUuid(session, uuid)) > 0;
+    auto it = peeks_.find(WireUuid(session, uuid));
+    return it != peeks_.end() && !it->second.orphaned;
   }
 
  private:
   struct Tracked {
     Clock::time_point forwarded_at;
     SessionId session;
+    bool orphaned = false;  // its session ended: cancelled, its answer to be dropped
   };
+  // The peeks EndSession orphaned, oldest first (some may be answered or replaced since).
+  std::deque<std::pair<Clock::time_point, std::string>> orphans_;
   bool two_runtime_;
   Send send_;
   void Untrack(SessionId session);

@@ -175,6 +175,7 @@ bool Supervisor::AdmitPeekCommand(const std::string& peer, const ipc::pb::Comman
   }
   if (!cmd.has_peek()) return true;
   const auto& g = config_.guards;
+  mux_->ExpireOrphans(Clock::now());
   if (mux_->outstanding_peeks(session) >= g.max_peeks_per_session) {
     Refuse(peer, "Peek", "too_many_peeks",
            ipc::Describe(cmd) + ": this session has " +

@@ -121,7 +121,12 @@ TEST_F(MultiplexerTest, HelloResetsPerConnectionState) {
   Command hello;
   hello.mutable_hello()->set_nonce("reconnect");
   mux.Forward(hello, ipc::Encode(hello), t0);
-  EXPECT_EQ(mux.outstanding_peeks(), 0u);
+  EXPECT_EQ(mux.outstanding_peeks(kControllerSession), 0u);
+  EXPECT_EQ(mux.outstanding_peeks(), 1u) << "in flight until the runtime answers its cancel";
+  mux.ExpireOrphans(t0 + Multiplexer::kOrphanLifetime);
+  EXPECT_EQ(mux.outstanding_peeks(), 0u) << "or until kOrphanLifetime has passed";
+  mux.Forward(peek, ipc::Encode(peek), t0);
+  mux.Forward(hello, ipc::Encode(hello), t0);
   Response late;
   late.mutable_peek_response()->set_uuid("old");
   EXPECT_FALSE(mux.OnResponse(Role::kInteractive, &late, t0).forward)
@@ -216,7 +221,9 @@ TEST_F(MultiplexerTest, ControllerHelloKeepsObserverPeeksAndEndSessionDropsThem)
   Command hello;
   hello.mutable_hello()->set_nonce("new controller");
   mux.Forward(hello, ipc::Encode(hello), t0);
-  EXPECT_EQ(mux.outstanding_peeks(), 2u) << "a controller's Hello never supersedes observers";
+  EXPECT_EQ(mux.outstanding_peeks(), 3u)
+      << "a controller's Hello never supersedes observers (and its own old peek is in flight "
+         "until answered)";
   Response late = Answer("c");
   EXPECT_FALSE(mux.OnResponse(Role::kInteractive, &late, t0).forward);
   sent.clear();
@@ -355,8 +362,18 @@ TEST_F(MultiplexerTest, OutstandingPeeksArePerSessionAndFollowAnswersAndEndedSes
   EXPECT_EQ(mux.outstanding_peeks(kControllerSession), 1u);
   EXPECT_FALSE(mux.Waiting(kControllerSession, "b"));
 
+  // An ended session's peeks leave its own count at once, but the replica's only when the
+  // runtimes answer them (their answers go nowhere): a flood that leaves stays bounded.
   mux.EndSession(observer);
   EXPECT_EQ(mux.outstanding_peeks(observer), 0u);
+  EXPECT_EQ(mux.outstanding_peeks(), 2u);
+  EXPECT_FALSE(mux.Waiting(observer, "a"));
+  Response canceled;
+  canceled.mutable_peek_response()->set_uuid(ipc::WireUuid(observer, "a"));
+  canceled.mutable_peek_response()->mutable_canceled();
+  const auto verdict = mux.OnResponse(Role::kInteractive, &canceled, t0);
+  EXPECT_FALSE(verdict.forward);
+  EXPECT_STREQ(verdict.drop_reason, "session_ended");
   EXPECT_EQ(mux.outstanding_peeks(), 1u);
 }
 
