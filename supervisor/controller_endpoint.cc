@@ -3,6 +3,7 @@
 // Goodbye and vanished peers (the socket monitor), UpdateConfiguration. The rest of Supervisor
 // (spawning, shared fate, the runtimes' streams, HTTP) is in supervisor.cc.
 #include <spdlog/spdlog.h>
+#include <utility>
 
 #include <algorithm>
 #include <vector>
@@ -75,9 +76,21 @@ void Supervisor::OnControllerReadable() {
       continue;
     }
     const int fd = zmq_msg_get(frames[1].handle(), ZMQ_SRCFD);
-    if (fd >= 0) peer_by_fd_[fd] = peer;
+    if (fd >= 0) NotePeerFd(fd, peer);
     OnControllerMessage(peer, frames[1].to_string());
   }
+}
+
+void Supervisor::NotePeerFd(int fd, const std::string& peer) {
+  auto [it, fresh] = peer_by_fd_.try_emplace(fd, peer);
+  if (fresh || it->second == peer) return;
+  // The descriptor was reused, so its previous peer's connection is gone — and that connection's
+  // DISCONNECTED event, which names only the descriptor, may not have been read yet (the monitor
+  // is a socket of its own). End the old peer's session now, and let that event end nothing when
+  // it comes; else it would end this peer's session and leave the old one open for ever.
+  const std::string old = std::exchange(it->second, peer);
+  ++stale_disconnects_[fd];
+  EndSession(old, false);
 }
 
 void Supervisor::OnControllerMessage(const std::string& peer, const std::string& payload) {
@@ -316,6 +329,11 @@ void Supervisor::OnMonitorReadable() {
     }
     // Counted even for a peer we never heard from (e.g. dropped for an oversized message).
     metrics_.Inc(kControllerEvents, {{"event", "disconnected"}});
+    if (auto stale = stale_disconnects_.find(static_cast<int>(e.value));
+        stale != stale_disconnects_.end()) {
+      if (--stale->second == 0) stale_disconnects_.erase(stale);
+      continue;  // the connection NotePeerFd already found gone
+    }
     auto it = peer_by_fd_.find(static_cast<int>(e.value));
     if (it == peer_by_fd_.end()) continue;
     const std::string peer = it->second;

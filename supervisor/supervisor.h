@@ -84,6 +84,9 @@ class Supervisor {
   // What the replica maintains (see above).
   const ipc::Validator& Catalog() const { return last_complete_ ? *last_complete_ : validator_; }
   void OnMonitorReadable();
+  // Remembers which peer a controller connection's descriptor belongs to (for the monitor's
+  // DISCONNECTED events); a descriptor reused by a new peer ends the old peer's session.
+  void NotePeerFd(int fd, const std::string& peer);
   void OnRuntimeReadable(Runtime& runtime);
   // The stall watch: reads every ready runtime's progress counter; marks one that has not moved
   // for --runtime-stall-timeout stalled (not ready), and returns the exit code when one has not
@@ -137,6 +140,8 @@ class Supervisor {
   std::optional<ipc::Validator> last_complete_;
   std::unique_ptr<Multiplexer> mux_;
   std::map<int, std::string> peer_by_fd_;  // controller connection fd → routing id
+  // Per fd: DISCONNECTED events still to come for connections NotePeerFd saw replaced.
+  std::map<int, int> stale_disconnects_;
   Clock::time_point started_at_;
   bool bound_ = false;
   bool logged_ready_ = false;
