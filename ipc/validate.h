@@ -73,8 +73,11 @@ struct SourceBounds {
   // counter and key_value: one tick per interval; a longer interval is not a stream.
   static constexpr std::uint64_t kMaxTickIntervalUs = 3'600'000'000;  // one hour
   // key_value: its keys' current values live in the worker (8 bytes each) and its first tick
-  // holds a row per key; each of them is at least kMinRowBytes in an index in the segment.
-  static constexpr std::uint64_t kMaxKeys = 100'000'000;
+  // holds a row per key; each of them is at least kMinRowBytes in an index in the segment. That
+  // first tick is one step (~1.4 M rows/s per worker): 2^24 keys keep it well inside the stall
+  // watch's --runtime-stall-kill (60 s), though a step over --runtime-stall-timeout (10 s) shows
+  // the replica not ready while it lasts.
+  static constexpr std::uint64_t kMaxKeys = std::uint64_t{1} << 24;
   // key_value: a tick holds 2 rows (a retraction and an insertion) per update.
   static constexpr std::uint64_t kMaxUpdatesPerTick = 1'000'000;
   // The least a (key, value) row of int64s takes in a batch: time, diff, key and value bytes.

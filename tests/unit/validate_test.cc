@@ -396,7 +396,7 @@ TEST(Validator, RefusesSourceParametersBeyondTheirBoundsNamingParameterAndBound)
   };
   for (std::uint64_t huge : {std::uint64_t{1} << 40, std::uint64_t{1} << 62}) {
     ExpectInvalid(v, with_source(kv(huge, 10)),
-                  "keys " + std::to_string(huge) + " is over the bound 100000000");
+                  "keys " + std::to_string(huge) + " is over the bound 16777216");
     ExpectInvalid(v, with_source(kv(100, huge)),
                   "updates_per_tick " + std::to_string(huge) + " is over the bound 1000000");
   }
