@@ -441,8 +441,8 @@ TEST(Validator, RefusesKeyValueSourceWhoseRowsCannotFitTheSegment) {
     return c;
   };
   ExpectInvalid(
-      v, with_kv(30000000, 10),
-      "key_value source: keys 30000000 is over the bound 8388608 (its first tick is a row "
+      v, with_kv(10000000, 10),
+      "key_value source: keys 10000000 is over the bound 8388608 (its first tick is a row "
       "per key; the segment has 268435456 bytes, a row takes at least 32)");
   AcceptedByACopy(v, with_kv(8388608, 1000));
   Validator small = Primed();
