@@ -7,6 +7,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <fstream>
 #include <memory>
@@ -36,26 +37,27 @@ inline constexpr bool kRssIsMeaningful = true;
 inline constexpr bool kRssIsMeaningful = true;
 #endif
 
-// Resident set size of process `pid` in bytes (0 when it is gone).
-inline std::uint64_t RssBytes(pid_t pid) {
+// A field of /proc/<pid>/status given in kB ("VmRSS:"), in bytes (0 when the process is gone).
+inline std::uint64_t StatusBytes(pid_t pid, const std::string& field) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+    if (line.rfind(field, 0) == 0) return std::stoull(line.substr(field.size())) * 1024;
   }
   return 0;
 }
+// Resident set size of process `pid`.
+inline std::uint64_t RssBytes(pid_t pid) { return StatusBytes(pid, "VmRSS:"); }
+// Its private (anonymous) resident memory: what it allocated itself, not the segment pages it
+// has read.
+inline std::uint64_t AnonRssBytes(pid_t pid) { return StatusBytes(pid, "RssAnon:"); }
 
-// Private (anonymous) resident memory of process `pid` in bytes: what it allocated itself, not
-// the segment pages it has read (0 when it is gone).
-inline std::uint64_t AnonRssBytes(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("RssAnon:", 0) == 0) return std::stoull(line.substr(8)) * 1024;
-  }
-  return 0;
-}
+// Stops process `pid` (SIGSTOP) for its scope, and SIGCONTs it when it goes, whatever the test did.
+struct Stopped {
+  explicit Stopped(pid_t p) : pid(p) { kill(pid, SIGSTOP); }
+  ~Stopped() { kill(pid, SIGCONT); }
+  pid_t pid;
+};
 
 // What a Target runs: the mode, the segment (size, name), how many keys its key_value source
 // has, and — for a CURVE target (curve_auth_test.cc) — the keys its own controller and

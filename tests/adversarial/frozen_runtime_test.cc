@@ -11,13 +11,6 @@
 namespace tandem::testing::adversarial {
 namespace {
 
-// SIGCONTs the process when it goes, whatever the test did.
-struct Stopped {
-  explicit Stopped(pid_t p) : pid(p) { kill(pid, SIGSTOP); }
-  ~Stopped() { kill(pid, SIGCONT); }
-  pid_t pid;
-};
-
 const std::vector<std::string> kShortStall = {"--runtime-stall-timeout", "2",
                                               "--runtime-stall-kill", "6"};
 

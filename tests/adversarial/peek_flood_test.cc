@@ -10,13 +10,6 @@
 namespace tandem::testing::adversarial {
 namespace {
 
-// SIGCONTs the process when it goes, whatever the test did.
-struct Stopped {
-  explicit Stopped(pid_t p) : pid(p) { kill(pid, SIGSTOP); }
-  ~Stopped() { kill(pid, SIGCONT); }
-  pid_t pid;
-};
-
 // Sends `n` commands made by `make(i)` and returns how many CommandErrors about the per-session
 // limit came back; waits until `expect_refused` of them arrived (or 20 s passed).
 int Flood(TestController& ctl, int n, int expect_refused,

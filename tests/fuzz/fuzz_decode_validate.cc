@@ -20,20 +20,13 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz/fuzz_check.h"
 #include "ipc/codec.h"
 #include "ipc/validate.h"
 #include "unit/protocol_samples.h"
 
 namespace tandem::ipc {
 namespace {
-
-#define FUZZ_CHECK(cond, what)                                                                     \
-  do {                                                                                             \
-    if (!(cond)) {                                                                                 \
-      std::fprintf(stderr, "fuzz property violated: %s (%s)\n", #cond, std::string(what).c_str()); \
-      std::abort();                                                                                \
-    }                                                                                              \
-  } while (0)
 
 const Validator& Primed() {
   static const Validator primed = [] {

@@ -14,18 +14,11 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz/fuzz_check.h"
 #include "supervisor/http_request.h"
 
 namespace tandem::supervisor {
 namespace {
-
-#define FUZZ_CHECK(cond, what)                                                                     \
-  do {                                                                                             \
-    if (!(cond)) {                                                                                 \
-      std::fprintf(stderr, "fuzz property violated: %s (%s)\n", #cond, std::string(what).c_str()); \
-      std::abort();                                                                                \
-    }                                                                                              \
-  } while (0)
 
 bool Same(const HttpParse& a, const HttpParse& b) {
   return a.outcome == b.outcome && a.status == b.status && a.reason == b.reason &&

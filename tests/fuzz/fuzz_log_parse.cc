@@ -20,19 +20,12 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz/fuzz_check.h"
 #include "unit/protocol_samples.h"
 #include "workers/sources/log_parse.h"
 
 namespace tandem::workers {
 namespace {
-
-#define FUZZ_CHECK(cond, what)                                                                     \
-  do {                                                                                             \
-    if (!(cond)) {                                                                                 \
-      std::fprintf(stderr, "fuzz property violated: %s (%s)\n", #cond, std::string(what).c_str()); \
-      std::abort();                                                                                \
-    }                                                                                              \
-  } while (0)
 
 namespace pb = ipc::pb;
 using ipc::samples::MakeColumn;
