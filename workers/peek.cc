@@ -54,10 +54,16 @@ std::optional<std::string> ReadPeekPart(const shm::Snapshot& snap, Time t, bool 
   // Counts are summed exactly; one that does not fit int64 is an error (base/count.h).
   std::map<std::string, std::pair<Row, Int128>> rows;
   std::string mfp_error;
-  // The bound applies to scans (a lookup reads only its keys' rows), when every count is positive.
-  const bool bounded =
-      scan && (bound.max_bytes != SIZE_MAX || bound.finishing) && EveryCountPositive(snap, t);
+  // The bound applies to scans (a lookup reads only its keys' rows), and only when every count is
+  // positive — asked (one more pass over the snapshot) the first time the bound would act, so a
+  // part that stays small never pays for it.
+  const bool bounded = scan && (bound.max_bytes != SIZE_MAX || bound.finishing);
   const bool limited = bounded && bound.finishing && bound.finishing->has_limit();
+  std::optional<bool> positive;
+  auto may_bound = [&] {
+    if (!positive) positive = EveryCountPositive(snap, t);
+    return *positive;
+  };
   std::size_t bytes_at_least = 0;  // of the rows kept, when not `limited`
   pb::RowCount scratch;
   std::size_t prune_at = 0;  // when `limited`: prune once the part has this many rows
@@ -100,8 +106,14 @@ std::optional<std::string> ReadPeekPart(const shm::Snapshot& snap, Time t, bool 
       slot.first = std::move(row);
     }
     slot.second += count;
-    if (limited && rows.size() >= prune_at) prune();
-    if (bounded && !limited && bytes_at_least > bound.max_bytes) {
+    if (limited && rows.size() >= prune_at) {
+      if (may_bound()) {
+        prune();
+      } else {
+        prune_at = SIZE_MAX;  // a negative count: read it whole
+      }
+    }
+    if (bounded && !limited && bytes_at_least > bound.max_bytes && may_bound()) {
       too_large =
           ResultTooLarge("worker " + std::to_string(bound.worker) + "'s part alone, read so far,",
                          bytes_at_least, bound.max_bytes, kMaxResultSize);
