@@ -468,24 +468,18 @@ Status Segment::Attach() {
   return Status::Ok();
 }
 
-Result<std::unique_ptr<Segment>> Segment::Open(const std::string& name) {
-  TANDEM_RETURN_IF_ERROR(ValidateName(name));
-  auto probe = Probe(name);
-  if (!probe.ok()) return probe.status();
-  if (!probe->valid) return Status::Corruption("segment '" + name + "': " + probe->problem);
-  TANDEM_RETURN_IF_ERROR(CheckSize(name, *probe));
-  const std::uint64_t expected = probe->header->segment_bytes;
-  const int fd = shm_open(("/" + name).c_str(), O_RDWR | O_CLOEXEC, 0);
-  if (fd < 0) return Status::Internal(Errno(("shm_open " + name).c_str()));
+Result<std::unique_ptr<Segment>> Segment::MapAndAttach(std::string name, const std::string& what,
+                                                       int fd, std::uint64_t expected,
+                                                       int map_flags) {
   auto seg = std::unique_ptr<Segment>(new Segment());
-  seg->name_ = name;
-  seg->fd_ = fd;
+  seg->name_ = std::move(name);
+  seg->fd_ = fd;  // closed by ~Segment, whatever fails below
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
       static_cast<std::uint64_t>(st.st_size) != expected) {
-    return Status::Corruption("segment '" + name + "' changed while it was being opened");
+    return Status::Corruption(what + " changed while it was being opened");
   }
-  void* p = mmap(nullptr, expected, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* p = mmap(nullptr, expected, PROT_READ | PROT_WRITE, map_flags, fd, 0);
   if (p == MAP_FAILED) return Status::Internal(Errno("mmap"));
   seg->base_ = static_cast<char*>(p);
   seg->size_ = expected;
@@ -494,30 +488,26 @@ Result<std::unique_ptr<Segment>> Segment::Open(const std::string& name) {
   return seg;
 }
 
+Result<std::unique_ptr<Segment>> Segment::Open(const std::string& name) {
+  TANDEM_RETURN_IF_ERROR(ValidateName(name));
+  auto probe = Probe(name);
+  if (!probe.ok()) return probe.status();
+  if (!probe->valid) return Status::Corruption("segment '" + name + "': " + probe->problem);
+  TANDEM_RETURN_IF_ERROR(CheckSize(name, *probe));
+  const int fd = shm_open(("/" + name).c_str(), O_RDWR | O_CLOEXEC, 0);
+  if (fd < 0) return Status::Internal(Errno(("shm_open " + name).c_str()));
+  return MapAndAttach(name, "segment '" + name + "'", fd, probe->header->segment_bytes, MAP_SHARED);
+}
+
 Result<std::unique_ptr<Segment>> Segment::OpenFile(const std::string& path) {
   auto probe = ProbeFile(path);
   if (!probe.ok()) return probe.status();
   if (!probe->valid) return Status::Corruption("'" + path + "': " + probe->problem);
   TANDEM_RETURN_IF_ERROR(CheckSize(path, *probe));
-  const std::uint64_t expected = probe->header->segment_bytes;
   const int fd = OpenToLook(path);
   if (fd < 0) return Status::Internal(Errno(("open " + path).c_str()));
-  auto seg = std::unique_ptr<Segment>(new Segment());
-  seg->name_ = path;
-  seg->fd_ = fd;
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-      static_cast<std::uint64_t>(st.st_size) != expected) {
-    return Status::Corruption("'" + path + "' changed while it was being opened");
-  }
   // Private: a tool's announcement entry (the only thing it writes) stays in its own copy.
-  void* p = mmap(nullptr, expected, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-  if (p == MAP_FAILED) return Status::Internal(Errno("mmap"));
-  seg->base_ = static_cast<char*>(p);
-  seg->size_ = expected;
-  seg->header_ = reinterpret_cast<SegmentHeader*>(seg->base_);
-  TANDEM_RETURN_IF_ERROR(seg->Attach());
-  return seg;
+  return MapAndAttach(path, "'" + path + "'", fd, probe->header->segment_bytes, MAP_PRIVATE);
 }
 
 Result<std::unique_ptr<Segment>> Segment::OpenImage(const std::string& label, char* base,

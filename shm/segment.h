@@ -143,6 +143,12 @@ class Segment {
 
  private:
   Segment() = default;
+  // Open and OpenFile after their probe: checks `fd` still is the `expected` bytes the probe saw
+  // (`what` names it in the error), maps it with `map_flags` and attaches. Takes `fd`.
+  [[nodiscard]] static Result<std::unique_ptr<Segment>> MapAndAttach(std::string name,
+                                                                     const std::string& what,
+                                                                     int fd, std::uint64_t expected,
+                                                                     int map_flags);
   struct ManagedHolder;  // the Boost.Interprocess managed area over [managed_offset, size)
   // Checks the header's and the registry's shape against the mapping, then opens the managed
   // area. `base_`, `size_` and `name_` are set.
