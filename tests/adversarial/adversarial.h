@@ -96,11 +96,13 @@ class Target {
     d->mutable_source_imports(0)->mutable_source()->mutable_key_value()->set_keys(keys_);
     *d->add_index_exports() = ipc::samples::Export("u2", "u1", {0});
     ctl_->Send(c);
-    return ReadableAt(1);
+    // Ingesting the source is the long part: allow 10 s plus a second per 20 000 keys (1.5 M keys
+    // under ASan, beside another test on 2 cores, took longer than 10 s).
+    return ReadableAt(1, 10s + std::chrono::seconds(keys_ / 20000));
   }
 
-  // True once u2's write frontier is past `t` (within 10 s).
-  bool ReadableAt(Time t) {
+  // True once u2's write frontier is past `t` (within `within`).
+  bool ReadableAt(Time t, std::chrono::milliseconds within = 10s) {
     return ctl_
         ->ReceiveUntil(
             [&](const ipc::pb::Response& r) {
@@ -108,7 +110,7 @@ class Target {
                      (r.frontiers().write().elements().empty() ||
                       r.frontiers().write().elements(0) > t);
             },
-            10s)
+            within)
         .has_value();
   }
 
