@@ -422,6 +422,18 @@ inline pb::Command CancelPeek(std::string uuid = "3f2a9c4e-5b1d-4e7a-9f00-1c2d3e
   return c;
 }
 
+// The sample epoch with §8 state in it: Hello, PrimaryDataflow(), AllowCompaction(u9, [5]), a
+// maintained importer of u9 (u61: u4 by column 1, from as_of 5) and a one-shot read of u9 at 5
+// (t9: u4 by column 1). Drop("u9") is refused on it (both import u9); OneShotOfU9() and
+// SecondaryDataflow() are accepted. The fuzz target primes its validator with it.
+inline std::vector<pb::Command> ImportingEpoch() {
+  pb::Command importer = EmptyDataflow("importer", 5);
+  *Desc(importer)->add_index_imports() = ImportU9();
+  *Desc(importer)->add_index_exports() = Export("u61", "u4", {1});
+  return {Hello(), PrimaryDataflow(), AllowCompaction("u9", {5}), std::move(importer),
+          OneShot(5, {ImportU9()}, {}, {Export("t9", "u4", {1})}, "primed one-shot")};
+}
+
 // One of each kind, named for the corpus generator and for test output. In this order, a
 // validator accepts every one of them (so not SecondaryDataflow(): see AllEncodableCommands()).
 struct NamedCommand {

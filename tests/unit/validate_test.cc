@@ -1258,6 +1258,17 @@ TEST(Validator, HelloForgetsCompactionFrontiersImportersAndOneShots) {
   ExpectRefused(v, PeekAt("p1", "t1", 7), StatusCode::kNotFound, "unknown index t1");
 }
 
+TEST(Validator, TheImportingEpochIsAcceptedAndHoldsU9) {
+  Validator v;
+  for (const auto& command : ImportingEpoch()) ExpectAccepted(v, command);
+  EXPECT_EQ(v.ImportersOf("u9"), (std::vector<std::string>{"u61", "t9"}));
+  ExpectInvalid(v, Drop("u9"),
+                "u9 is imported by u61 (dataflow 'importer') and by t9 (dataflow 'primed "
+                "one-shot'): drop u61, t9 first");
+  ExpectAccepted(v, OneShotOfU9());
+  ExpectAccepted(v, SecondaryDataflow());
+}
+
 // ---- all-or-nothing
 
 TEST(Validator, RefusedDataflowRecordsNothingOfWhatCameBeforeTheError) {
