@@ -67,6 +67,8 @@ struct Flow {
   std::string path, log_text;
   std::size_t split = 0;
   bool early = false;           // an importer sent before the sources' logs are complete
+  bool compacted = false;       // a one-shot at an as_of below an import's allowed compaction
+  bool live = false;            // a one-shot created while its imports' data still arrives
   bool chained = false;         // an importer importing an importer's index
   bool reduces_by_key = false;  // a build is a reduce by an imported index's key, off the import
 
@@ -179,6 +181,14 @@ std::vector<pb::Command> RandomPeeks(Generator& gen, const pb::Schema& schema,
   return peeks;
 }
 
+#ifdef TANDEM_IMPORT_CORRECTNESS_SLOW
+constexpr int kCases = 300;
+constexpr Time kLongest = 40;  // longer logs: more batches, more merges under the readers
+#else
+constexpr int kCases = 60;
+constexpr Time kLongest = 14;
+#endif
+
 class ImportCaseRunner {
  public:
   ImportCaseRunner(const Config& config, SupervisorProcess& sup, TestController& ctl,
@@ -237,7 +247,7 @@ class ImportCaseRunner {
 
   struct Stats {
     int importers = 0, early_importers = 0, chained = 0, reduce_by_key = 0;
-    int one_shots = 0, one_shots_compacted = 0, one_shots_held = 0;
+    int one_shots = 0, one_shots_compacted = 0, one_shots_held = 0, one_shots_live = 0;
     int peeks = 0, nonempty = 0, errors = 0, below_since = 0, below_as_of = 0, early = 0;
     int refused_drops = 0, reused = 0, mismatches = 0;
   };
@@ -342,7 +352,7 @@ class ImportCaseRunner {
   std::shared_ptr<Flow> SourceFlow(Generator& gen, ipc::Validator& scratch) {
     auto flow = std::make_shared<Flow>();
     flow->kind = Flow::kSource;
-    const Time end = 6 + gen.rand().Below(9);  // 6..14
+    const Time end = 6 + gen.rand().Below(kLongest - 5);  // 6..kLongest
     Types source_types = {{pb::INT64, false}};
     std::vector<ColumnType> extra = {{pb::INT64, true}, {pb::STRING, gen.rand().Chance(0.3)}};
     if (gen.rand().Chance(0.3)) extra.erase(extra.begin() + static_cast<long>(gen.rand().Below(2)));
@@ -422,15 +432,17 @@ class ImportCaseRunner {
   }
 
   // The times [lo, hi) a dataflow importing `imports` may take as its as_of so that every import
-  // is readable there; hi is past the data's last time when all of them are closed.
-  static std::pair<Time, Time> ImportRange(const std::vector<Importable>& imports,
-                                           const std::map<std::string, Time>& allowed) {
+  // is readable there; hi is past the data's last time when all of them are closed. With
+  // `reported`, the upper of an import is its latest reported write frontier, else its final one.
+  std::pair<Time, Time> ImportRange(const std::vector<Importable>& imports,
+                                    const std::map<std::string, Time>& allowed,
+                                    bool reported = false) const {
     Time lo = 0, last = 0;
     std::uint64_t hi = kClosed;
     for (const auto& c : imports) {
       lo = std::max(lo, c.flow->as_of);
       if (auto it = allowed.find(c.id); it != allowed.end()) lo = std::max(lo, it->second);
-      hi = std::min(hi, c.flow->upper);
+      hi = std::min(hi, reported ? session_.Write(c.id).value_or(0) : c.flow->upper);
       last = std::max(last, c.flow->last);
     }
     if (hi == kClosed) hi = std::max(lo, last) + 3;
@@ -586,10 +598,34 @@ class ImportCaseRunner {
     }
     if (gen.rand().Chance(0.5))
       std::this_thread::sleep_for(std::chrono::milliseconds(gen.rand().Below(15)));
+    // The rest of the sources' logs, in pieces, while one-shot reads of what is already there are
+    // created: at times the reported uppers have passed (readable), while the publisher still
+    // appends and merges. What they read depends on timing, so their choices come from a
+    // generator of their own (the case's stays the same from run to run).
+    Generator live(seed_ * 7919 + 104729, config_.allow_errors);
+    const int pieces = 1 + static_cast<int>(gen.rand().Below(3));
+    std::map<const Flow*, std::vector<std::size_t>> cuts;
     for (const auto& flow : case_) {
-      if (flow->kind != Flow::kSource || flow->split == flow->log_text.size()) continue;
-      std::ofstream out(flow->path, std::ios::binary | std::ios::app);
-      out << flow->log_text.substr(flow->split);
+      if (flow->kind != Flow::kSource) continue;
+      auto& c = cuts[flow.get()];
+      for (int p = 1; p < pieces; ++p) {
+        c.push_back(flow->split + gen.rand().Below(flow->log_text.size() - flow->split + 1));
+      }
+      std::sort(c.begin(), c.end());
+      c.insert(c.begin(), flow->split);
+      c.push_back(flow->log_text.size());
+    }
+    for (int p = 0; p < pieces; ++p) {
+      for (const auto& [flow, c] : cuts) {
+        const std::size_t from = c[static_cast<std::size_t>(p)];
+        const std::size_t to = c[static_cast<std::size_t>(p) + 1];
+        if (to <= from) continue;
+        std::ofstream out(flow->path, std::ios::binary | std::ios::app);
+        out << flow->log_text.substr(from, to - from);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(gen.rand().Below(6)));
+      session_.Pump(0ms);
+      if (gen.rand().Chance(0.6) && !SendLiveOneShot(live)) return !sup_.Exited();
     }
     for (const auto& flow : case_) {
       if (flow->kind == Flow::kImporter && !flow->early) {
@@ -845,43 +881,62 @@ class ImportCaseRunner {
     return !sup_.Exited();
   }
 
+  // Validates and sends a one-shot read made by OneShotFlow (again while the reference sees an
+  // error, unless errors are wanted); it joins pending_shots_. False if the validator refuses it.
+  bool SendOneShot(Generator& gen, const std::vector<Importable>& candidates, bool live) {
+    std::shared_ptr<Flow> shot;
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      shot = OneShotFlow(gen, candidates, live);
+      if (shot == nullptr || config_.allow_errors || !HasDataError(*shot)) break;
+    }
+    if (shot == nullptr) return true;
+    const Status valid = validator_.Validate(shot->create);
+    if (!valid.ok()) {
+      ADD_FAILURE() << "seed " << seed_
+                    << ": the validator refuses a one-shot read: " << valid.ToString() << "\n"
+                    << ipc::ToJson(shot->create);
+      return false;
+    }
+    ctl_.Send(shot->create);
+    if (shot->reduces_by_key) ++stats_.reduce_by_key;
+    for (const auto& up : shot->upstream) ++up->importers;
+    pending_shots_.push_back(shot);
+    ++stats_.one_shots;
+    if (shot->compacted) ++stats_.one_shots_compacted;
+    if (shot->live) ++stats_.one_shots_live;
+    return true;
+  }
+
+  // A one-shot read over the indexes of the case sent so far (and earlier cases' still live), at
+  // a time their reported uppers have passed.
+  bool SendLiveOneShot(Generator& gen) {
+    std::vector<Importable> candidates;
+    for (const auto& flow : deferred_) {
+      for (const auto& id : flow->exports) candidates.push_back({id, flow});
+    }
+    for (const auto& flow : case_) {
+      if (flow->kind == Flow::kImporter && !flow->early) continue;  // not sent yet
+      for (const auto& id : flow->exports) candidates.push_back({id, flow});
+    }
+    return SendOneShot(gen, candidates, true);
+  }
+
   // One to three ONE_SHOT_READ dataflows over the live maintained indexes (any case's), each at
   // a random time its imports are readable at (sometimes below the compaction frontier allowed
-  // for one of them: its peeks answer Error "compacted"), created together; then maybe a
-  // compaction of an import past as_of (the one-shot holds it), peeks at as_of, and the drop.
+  // for one of them: its peeks answer Error "compacted"), created together; then — for them and
+  // for those created while the data arrived — maybe a compaction of an import past as_of (the
+  // one-shot holds it), peeks at as_of, and the drop.
   bool OneShots(Generator& gen) {
     std::vector<Importable> candidates;
     for (const auto& flow : deferred_) {
       for (const auto& id : flow->exports) candidates.push_back({id, flow});
     }
-    if (candidates.empty()) return true;
-    std::vector<std::shared_ptr<Flow>> shots;
-    std::vector<bool> compacted;
-    const int n = 1 + static_cast<int>(gen.rand().Below(3));
+    const int n = candidates.empty() ? 0 : 1 + static_cast<int>(gen.rand().Below(3));
     for (int i = 0; i < n; ++i) {
-      std::shared_ptr<Flow> shot;
-      bool below = false;
-      // Again while the reference sees an error (unless errors are wanted).
-      for (int attempt = 0; attempt < 20; ++attempt) {
-        shot = OneShotFlow(gen, candidates, &below);
-        if (shot == nullptr || config_.allow_errors || !HasDataError(*shot)) break;
-      }
-      if (shot == nullptr) continue;
-      const Status valid = validator_.Validate(shot->create);
-      if (!valid.ok()) {
-        ADD_FAILURE() << "seed " << seed_
-                      << ": the validator refuses a one-shot read: " << valid.ToString() << "\n"
-                      << ipc::ToJson(shot->create);
-        return !sup_.Exited();
-      }
-      ctl_.Send(shot->create);
-      if (shot->reduces_by_key) ++stats_.reduce_by_key;
-      for (const auto& up : shot->upstream) ++up->importers;
-      shots.push_back(shot);
-      compacted.push_back(below);
-      ++stats_.one_shots;
-      if (below) ++stats_.one_shots_compacted;
+      if (!SendOneShot(gen, candidates, false)) return !sup_.Exited();
     }
+    const std::vector<std::shared_ptr<Flow>> shots = std::move(pending_shots_);
+    pending_shots_.clear();
     if (shots.empty()) return true;
     // The controller may compact an import past a live one-shot's as_of: it stays exact.
     if (gen.rand().Chance(0.4)) {
@@ -896,8 +951,7 @@ class ImportCaseRunner {
       AwaitOneShotFrontiers(shots);
     }
     std::vector<SentPeek> sent;
-    for (std::size_t i = 0; i < shots.size(); ++i) {
-      const auto& shot = shots[i];
+    for (const auto& shot : shots) {
       for (const auto& id : shot->exports) {
         const pb::Schema& schema = validator_.collections().at(id);
         const auto key = shot->eval->IndexKey(id).value();
@@ -905,7 +959,7 @@ class ImportCaseRunner {
           c.mutable_peek()->set_id(id);
           c.mutable_peek()->set_timestamp(shot->as_of);
           SendPeek(std::move(c), shot, &sent, false,
-                   compacted[i] ? Expect::kCompacted : Expect::kExact);
+                   shot->compacted ? Expect::kCompacted : Expect::kExact);
         }
       }
     }
@@ -972,12 +1026,15 @@ class ImportCaseRunner {
     return computed;
   }
 
-  // A one-shot read of one or two of `candidates` at a random time they are all readable at — or,
-  // sometimes, below the compaction frontier allowed for one of them (`*compacted` is set then).
+  // A one-shot read of one or two of `candidates` at a random time they are all readable at (by
+  // their reported uppers, if `live`) — or, sometimes, below the compaction frontier allowed for
+  // one of them (it is `compacted` then).
   std::shared_ptr<Flow> OneShotFlow(Generator& gen, const std::vector<Importable>& candidates,
-                                    bool* compacted) {
+                                    bool live) {
+    if (candidates.empty()) return nullptr;
     auto flow = std::make_shared<Flow>();
     flow->kind = Flow::kOneShot;
+    flow->live = live;
     pb::DataflowDescription* d = flow->create.mutable_create_dataflow()->mutable_desc();
     std::vector<Generator::Collection> scope;
     std::vector<Importable> imports;
@@ -986,19 +1043,18 @@ class ImportCaseRunner {
       d->clear_index_imports();
       scope.clear();
       imports = AddImports(gen, validator_, candidates, d, &scope);
-      std::tie(lo, hi) = ImportRange(imports, allowed_);
+      std::tie(lo, hi) = ImportRange(imports, allowed_, live);
       if (lo < hi) break;
     }
     if (lo >= hi) return nullptr;
     flow->as_of = lo + gen.rand().Below(hi - lo);
-    *compacted = false;
     // Below the allowed frontier of an import (never below an exporter's own as_of: there the
     // index never had those times).
     Time floor = 0;
     for (const auto& c : imports) floor = std::max(floor, c.flow->as_of);
     if (lo > floor && gen.rand().Chance(0.12)) {
       flow->as_of = floor + gen.rand().Below(lo - floor);
-      *compacted = true;
+      flow->compacted = true;
     }
     d->set_debug_name("import case " + std::to_string(seed_) + " one-shot");
     d->set_class_(pb::ONE_SHOT_READ);
@@ -1018,6 +1074,18 @@ class ImportCaseRunner {
   // `gen`, sometimes first tries to drop an index a live dataflow imports: refused, naming the
   // importer, and nothing changes.
   void DropDeferred(Generator* gen) {
+    // One-shots left by a case that stopped early go first: they import the others.
+    for (const auto& shot : pending_shots_) {
+      for (const auto& id : shot->exports) {
+        pb::Command drop;
+        drop.mutable_allow_compaction()->set_id(id);
+        drop.mutable_allow_compaction()->mutable_frontier();
+        EXPECT_TRUE(validator_.Validate(drop).ok());
+        ctl_.Send(drop);
+      }
+      for (const auto& up : shot->upstream) --up->importers;
+    }
+    pending_shots_.clear();
     while (!deferred_.empty()) {
       if (gen != nullptr && gen->rand().Chance(0.25)) ProbeRefusedDrop();
       const std::shared_ptr<Flow> flow = deferred_.back();
@@ -1118,8 +1186,9 @@ class ImportCaseRunner {
   std::filesystem::path dir_;
   ipc::Validator validator_;
   std::uint64_t seed_ = 0;
-  std::vector<std::shared_ptr<Flow>> case_;      // the current case's maintained dataflows
-  std::vector<std::shared_ptr<Flow>> deferred_;  // live maintained dataflows, oldest first
+  std::vector<std::shared_ptr<Flow>> case_;           // the current case's maintained dataflows
+  std::vector<std::shared_ptr<Flow>> deferred_;       // live maintained dataflows, oldest first
+  std::vector<std::shared_ptr<Flow>> pending_shots_;  // one-shots sent, not yet peeked
   Time early_compaction_ = 0;
   int early_peeks_ = 0;
   std::string refused_;
@@ -1172,14 +1241,15 @@ void RunConfiguration(const Config& config) {
   const auto& s = runner.stats();
   std::printf(
       "[ imports     ] %s, %d workers: %zu cases, %d importers (%d created before their data, %d "
-      "importing an importer, %d reduces by the imported key), %d one-shot reads (%d at a "
-      "compacted as_of, %d with an import compacted past as_of while live), %d peeks (%d with "
+      "importing an importer, %d reduces by the imported key), %d one-shot reads (%d while their "
+      "data arrived, %d at a compacted as_of, %d with an import compacted past as_of while "
+      "live), %d peeks (%d with "
       "rows, %d errors, %d below since, %d below as_of, %d sent before their data), %d refused "
       "drops, %d index ids reused, %d mismatches, %.1f s\n",
       config.two_runtime ? "two-runtime" : "solo", config.workers, seeds.size(), s.importers,
-      s.early_importers, s.chained, s.reduce_by_key, s.one_shots, s.one_shots_compacted,
-      s.one_shots_held, s.peeks, s.nonempty, s.errors, s.below_since, s.below_as_of, s.early,
-      s.refused_drops, s.reused, s.mismatches, seconds);
+      s.early_importers, s.chained, s.reduce_by_key, s.one_shots, s.one_shots_live,
+      s.one_shots_compacted, s.one_shots_held, s.peeks, s.nonempty, s.errors, s.below_since,
+      s.below_as_of, s.early, s.refused_drops, s.reused, s.mismatches, seconds);
   EXPECT_EQ(s.mismatches, 0);
   if (seeds.size() >= 20) {
     // The generator reaches what the suite is for.
@@ -1187,16 +1257,11 @@ void RunConfiguration(const Config& config) {
     EXPECT_GT(s.one_shots_compacted, 0);
     EXPECT_GT(s.one_shots_held, 0);
     EXPECT_GT(s.early, 0);
+    EXPECT_GT(s.one_shots_live, 0);
   }
   EXPECT_FALSE(sup.Exited()) << Tail(sup.Log());
 #endif
 }
-
-#ifdef TANDEM_IMPORT_CORRECTNESS_SLOW
-constexpr int kCases = 150;
-#else
-constexpr int kCases = 35;
-#endif
 
 TEST(ImportCorrectness, SoloOneWorker) { RunConfiguration({false, 1, kCases, 1100000}); }
 TEST(ImportCorrectness, SoloTwoWorkers) { RunConfiguration({false, 2, kCases, 1200000}); }
