@@ -429,6 +429,43 @@ void OneShotAtACompactedAsOf(bool two_runtime) {
   EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
 }
 
+// Compacted is what the controller allowed, not what another reader still holds: a live
+// one-shot at 5 keeps u2's since at 5, the controller allows 9, and a new one-shot at 7 is at a
+// compacted as_of all the same (the contract: "below the compaction frontier the controller
+// allowed ... as applied on the rendering runtime's stream") — its peeks answer Error, while the
+// first one stays exact.
+void OneShotBelowTheAllowedFrontierWhileAnotherHolds(bool two_runtime) {
+  SCOPED_TRACE(Mode(two_runtime));
+  Replica r(two_runtime, kWorkers);
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  LogFile log;
+  log.Append("U 0 1 1 10\nU 4 1 2 20\nU 6 1 3 30\nP 10\n");
+  r.ctl->Send(LogIndexDataflow("u1", "u2", log.path()));
+  ASSERT_TRUE(AwaitWrite(*r.ctl, "u2", 10)) << r.sup.Log();
+  r.ctl->Send(OneShotOfU2(5, 1));
+  ASSERT_TRUE(AwaitWrite(*r.ctl, "t1", 6)) << r.sup.Log();
+  r.ctl->Send(samples::AllowCompaction("u2", {9}));
+  r.ctl->Send(OneShotOfU2(7, 4));
+  r.ctl->Send(samples::PeekAt("held", "t1", 5));
+  r.ctl->Send(samples::PeekAt("late", "t4", 7));
+  auto held = AwaitPeek(*r.ctl, "held");
+  auto late = AwaitPeek(*r.ctl, "late");
+  ASSERT_TRUE(held && late) << r.sup.Log();
+  EXPECT_EQ(RowsOf(*held), (std::multiset<std::string>{"1,10,x1", "2,20,x1"}));
+  ASSERT_TRUE(late->peek_response().has_error())
+      << "a one-shot at 7 after AllowCompaction to 9 answered " << *RowsOf(*late).begin();
+  EXPECT_NE(late->peek_response().error().find("compacted"), std::string::npos)
+      << late->peek_response().error();
+  EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
+}
+
+TEST(Imports, OneShotBelowTheAllowedFrontierIsCompactedWhileAnotherOneShotHoldsTwoRuntime) {
+  OneShotBelowTheAllowedFrontierWhileAnotherHolds(true);
+}
+TEST(Imports, OneShotBelowTheAllowedFrontierIsCompactedWhileAnotherOneShotHoldsSolo) {
+  OneShotBelowTheAllowedFrontierWhileAnotherHolds(false);
+}
+
 TEST(Imports, OneShotAtACompactedAsOfAnswersErrorTwoRuntime) { OneShotAtACompactedAsOf(true); }
 TEST(Imports, OneShotAtACompactedAsOfAnswersErrorSolo) { OneShotAtACompactedAsOf(false); }
 
