@@ -252,7 +252,8 @@ class ImportCaseRunner {
 
   struct Stats {
     int importers = 0, early_importers = 0, chained = 0, reduce_by_key = 0;
-    int one_shots = 0, one_shots_compacted = 0, one_shots_held = 0, one_shots_live = 0;
+    int one_shots = 0, one_shots_compacted = 0, one_shots_held = 0, one_shots_live = 0,
+        one_shots_waiting = 0;
     int peeks = 0, nonempty = 0, errors = 0, below_since = 0, below_as_of = 0, early = 0;
     int refused_drops = 0, reused = 0, mismatches = 0;
     int compacted_errors = 0, compacted_exact = 0;  // peeks of one-shots at a compacted as_of
@@ -900,10 +901,11 @@ class ImportCaseRunner {
 
   // Validates and sends a one-shot read made by OneShotFlow (again while the reference sees an
   // error, unless errors are wanted); it joins pending_shots_. False if the validator refuses it.
-  bool SendOneShot(Generator& gen, const std::vector<Importable>& candidates, bool live) {
+  bool SendOneShot(Generator& gen, const std::vector<Importable>& candidates, bool live,
+                   bool reported) {
     std::shared_ptr<Flow> shot;
     for (int attempt = 0; attempt < 20; ++attempt) {
-      shot = OneShotFlow(gen, candidates, live);
+      shot = OneShotFlow(gen, candidates, live, reported);
       if (shot == nullptr || config_.allow_errors || !HasDataError(*shot)) break;
     }
     if (shot == nullptr) return true;
@@ -914,7 +916,12 @@ class ImportCaseRunner {
                     << ipc::ToJson(shot->create);
       return false;
     }
+    // Its data may not all be there yet: it is computed once every import is readable at as_of.
+    const bool waits = std::any_of(shot->imports.begin(), shot->imports.end(), [&](const auto& id) {
+      return session_.Write(id).value_or(0) <= shot->as_of;
+    });
     ctl_.Send(shot->create);
+    if (waits) ++stats_.one_shots_waiting;
     if (shot->reduces_by_key) ++stats_.reduce_by_key;
     for (const auto& up : shot->upstream) ++up->importers;
     pending_shots_.push_back(shot);
@@ -925,7 +932,7 @@ class ImportCaseRunner {
   }
 
   // A one-shot read over the indexes of the case sent so far (and earlier cases' still live), at
-  // a time their reported uppers have passed.
+  // a time their reported uppers have passed — or, sometimes, any time their data will have.
   bool SendLiveOneShot(Generator& gen) {
     std::vector<Importable> candidates;
     for (const auto& flow : deferred_) {
@@ -935,7 +942,7 @@ class ImportCaseRunner {
       if (flow->kind == Flow::kImporter && !flow->early) continue;  // not sent yet
       for (const auto& id : flow->exports) candidates.push_back({id, flow});
     }
-    return SendOneShot(gen, candidates, true);
+    return SendOneShot(gen, candidates, true, !gen.rand().Chance(0.4));
   }
 
   // One to three ONE_SHOT_READ dataflows over the live maintained indexes (any case's), each at
@@ -950,7 +957,7 @@ class ImportCaseRunner {
     }
     const int n = candidates.empty() ? 0 : 1 + static_cast<int>(gen.rand().Below(3));
     for (int i = 0; i < n; ++i) {
-      if (!SendOneShot(gen, candidates, false)) return !sup_.Exited();
+      if (!SendOneShot(gen, candidates, false, false)) return !sup_.Exited();
     }
     const std::vector<std::shared_ptr<Flow>> shots = std::move(pending_shots_);
     pending_shots_.clear();
@@ -1044,10 +1051,10 @@ class ImportCaseRunner {
   }
 
   // A one-shot read of one or two of `candidates` at a random time they are all readable at (by
-  // their reported uppers, if `live`) — or, sometimes, below the compaction frontier allowed for
-  // one of them (it is `compacted` then).
+  // their latest reported uppers, if `reported`, else by their final ones) — or, sometimes, below
+  // the compaction frontier allowed for one of them (it is `compacted` then).
   std::shared_ptr<Flow> OneShotFlow(Generator& gen, const std::vector<Importable>& candidates,
-                                    bool live) {
+                                    bool live, bool reported) {
     if (candidates.empty()) return nullptr;
     auto flow = std::make_shared<Flow>();
     flow->kind = Flow::kOneShot;
@@ -1060,7 +1067,7 @@ class ImportCaseRunner {
       d->clear_index_imports();
       scope.clear();
       imports = AddImports(gen, validator_, candidates, d, &scope);
-      std::tie(lo, hi) = ImportRange(imports, allowed_, live);
+      std::tie(lo, hi) = ImportRange(imports, allowed_, reported);
       if (lo < hi) break;
     }
     if (lo >= hi) return nullptr;
@@ -1259,15 +1266,16 @@ void RunConfiguration(const Config& config) {
   std::printf(
       "[ imports     ] %s, %d workers: %zu cases, %d importers (%d created before their data, %d "
       "importing an importer, %d reduces by the imported key), %d one-shot reads (%d while their "
-      "data arrived, %d at a compacted as_of — their peeks %d Error, %d exact as another reader "
+      "data arrived, %d waiting for it, %d at a compacted as_of — their peeks %d Error, %d exact "
+      "as another reader "
       "held it —, %d with an import compacted past as_of while live), %d peeks (%d with "
       "rows, %d errors, %d below since, %d below as_of, %d sent before their data), %d refused "
       "drops, %d index ids reused, %d mismatches, %.1f s\n",
       config.two_runtime ? "two-runtime" : "solo", config.workers, seeds.size(), s.importers,
       s.early_importers, s.chained, s.reduce_by_key, s.one_shots, s.one_shots_live,
-      s.one_shots_compacted, s.compacted_errors, s.compacted_exact, s.one_shots_held, s.peeks,
-      s.nonempty, s.errors, s.below_since, s.below_as_of, s.early, s.refused_drops, s.reused,
-      s.mismatches, seconds);
+      s.one_shots_waiting, s.one_shots_compacted, s.compacted_errors, s.compacted_exact,
+      s.one_shots_held, s.peeks, s.nonempty, s.errors, s.below_since, s.below_as_of, s.early,
+      s.refused_drops, s.reused, s.mismatches, seconds);
   EXPECT_EQ(s.mismatches, 0);
   if (seeds.size() >= 20) {
     // The generator reaches what the suite is for.
@@ -1276,6 +1284,7 @@ void RunConfiguration(const Config& config) {
     EXPECT_GT(s.one_shots_held, 0);
     EXPECT_GT(s.early, 0);
     EXPECT_GT(s.one_shots_live, 0);
+    EXPECT_GT(s.one_shots_waiting, 0);
   }
   EXPECT_FALSE(sup.Exited()) << Tail(sup.Log());
 #endif
