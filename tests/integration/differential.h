@@ -393,9 +393,10 @@ inline Types TypesOf(const pb::Schema& schema) {
 // Updates over times [0, end) on a small domain: insertions, retractions of what is there,
 // duplicates, and pairs that cancel within one time. Counts never go negative. With `huge`,
 // insertions have multiplicities near INT64_MAX / 2, so that sums of two or three of them (in
-// consolidation, COUNT, a union, a peek) no longer fit int64.
+// consolidation, COUNT, a union, a peek) no longer fit int64. `scale` multiplies the number of
+// updates per time.
 inline std::vector<reference::Update> RandomUpdates(Generator& gen, const Types& types, Time end,
-                                                    bool huge = false) {
+                                                    bool huge = false, int scale = 1) {
   constexpr std::int64_t kHalf = std::numeric_limits<std::int64_t>::max() / 2;
   std::vector<reference::Update> updates;
   reference::Multiset current;
@@ -405,7 +406,7 @@ inline std::vector<reference::Update> RandomUpdates(Generator& gen, const Types&
     return row;
   };
   for (Time t = 0; t < end; ++t) {
-    const int ops = static_cast<int>(gen.rand().Below(t == 0 ? 8 : 5));
+    const int ops = static_cast<int>(gen.rand().Below(t == 0 ? 8 : 5)) * scale;
     for (int i = 0; i < ops; ++i) {
       const std::uint64_t op = gen.rand().Below(10);
       if (op < 5 || current.empty()) {  // insert

@@ -188,10 +188,13 @@ std::vector<pb::Command> RandomPeeks(Generator& gen, const pb::Schema& schema,
 
 #ifdef TANDEM_IMPORT_CORRECTNESS_SLOW
 constexpr int kCases = 300;
-constexpr Time kLongest = 40;  // longer logs: more batches, more merges under the readers
+// Longer logs with more updates per time: more batches, more merges under the readers.
+constexpr Time kLongest = 40;
+constexpr int kScale = 4;
 #else
 constexpr int kCases = 60;
 constexpr Time kLongest = 14;
+constexpr int kScale = 1;
 #endif
 
 class ImportCaseRunner {
@@ -371,7 +374,7 @@ class ImportCaseRunner {
     std::shuffle(source_types.begin(), source_types.end(), gen.rand().engine());
     const bool huge = gen.rand().Chance(config_.allow_errors ? 0.3 : 0.15);
     const bool closed = gen.rand().Chance(0.3);
-    const auto updates = RandomUpdates(gen, source_types, end, huge);
+    const auto updates = RandomUpdates(gen, source_types, end, huge, kScale);
     flow->log_text = LogText(gen, updates, end, closed);
     flow->split =
         gen.rand().Chance(0.4) ? gen.rand().Below(flow->log_text.size()) : flow->log_text.size();
@@ -864,11 +867,11 @@ class ImportCaseRunner {
           wanted = "Error (below the index's as_of " + std::to_string(s.flow->as_of) + ")";
           break;
         case Expect::kCompacted:
-          if (actual.has_error()) {
-            good = actual.error().find("compacted") != std::string::npos;
+          if (actual.has_error() && actual.error().find("compacted") != std::string::npos) {
+            good = true;
             ++stats_.compacted_errors;
           } else {
-            good = Agrees(expected, actual);
+            good = Agrees(expected, actual);  // the exact answer (maybe an error in the data)
             ++stats_.compacted_exact;
           }
           wanted = "Error(... compacted ...) or " + reference::ToString(expected) +
