@@ -186,12 +186,15 @@ std::vector<pb::Command> RandomPeeks(Generator& gen, const pb::Schema& schema,
   return peeks;
 }
 
+// The slow variant's tests have a suite name of their own (ctest names are gtest names).
 #ifdef TANDEM_IMPORT_CORRECTNESS_SLOW
+#define IMPORT_SUITE ImportCorrectnessSlow
 constexpr int kCases = 300;
 // Longer logs with more updates per time: more batches, more merges under the readers.
 constexpr Time kLongest = 40;
 constexpr int kScale = 4;
 #else
+#define IMPORT_SUITE ImportCorrectness
 constexpr int kCases = 60;
 constexpr Time kLongest = 14;
 constexpr int kScale = 1;
@@ -1293,18 +1296,18 @@ void RunConfiguration(const Config& config) {
 #endif
 }
 
-TEST(ImportCorrectness, SoloOneWorker) { RunConfiguration({false, 1, kCases, 1100000}); }
-TEST(ImportCorrectness, SoloTwoWorkers) { RunConfiguration({false, 2, kCases, 1200000}); }
-TEST(ImportCorrectness, SoloFourWorkers) { RunConfiguration({false, 4, kCases, 1300000}); }
-TEST(ImportCorrectness, TwoRuntimeOneWorker) { RunConfiguration({true, 1, kCases, 1400000}); }
-TEST(ImportCorrectness, TwoRuntimeTwoWorkers) { RunConfiguration({true, 2, kCases, 1500000}); }
-TEST(ImportCorrectness, TwoRuntimeFourWorkers) { RunConfiguration({true, 4, kCases, 1600000}); }
+TEST(IMPORT_SUITE, SoloOneWorker) { RunConfiguration({false, 1, kCases, 1100000}); }
+TEST(IMPORT_SUITE, SoloTwoWorkers) { RunConfiguration({false, 2, kCases, 1200000}); }
+TEST(IMPORT_SUITE, SoloFourWorkers) { RunConfiguration({false, 4, kCases, 1300000}); }
+TEST(IMPORT_SUITE, TwoRuntimeOneWorker) { RunConfiguration({true, 1, kCases, 1400000}); }
+TEST(IMPORT_SUITE, TwoRuntimeTwoWorkers) { RunConfiguration({true, 2, kCases, 1500000}); }
+TEST(IMPORT_SUITE, TwoRuntimeFourWorkers) { RunConfiguration({true, 4, kCases, 1600000}); }
 // Division and modulo by zero, negative data: errors flow through imports into importers and
 // one-shot reads; the runtime answers Error exactly when the reference sees one.
-TEST(ImportCorrectness, DataErrorsTwoRuntimeTwoWorkers) {
+TEST(IMPORT_SUITE, DataErrorsTwoRuntimeTwoWorkers) {
   RunConfiguration({true, 2, kCases / 2, 1700000, true});
 }
-TEST(ImportCorrectness, DataErrorsSoloTwoWorkers) {
+TEST(IMPORT_SUITE, DataErrorsSoloTwoWorkers) {
   RunConfiguration({false, 2, kCases / 2, 1800000, true});
 }
 
