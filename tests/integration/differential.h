@@ -472,13 +472,16 @@ inline std::string LogText(Generator& gen, std::vector<reference::Update> update
 // invariants on the way (frontiers never regress, one answer per uuid).
 class Session {
  public:
-  Session(SupervisorProcess& sup, TestController& ctl) : sup_(sup), ctl_(ctl) {}
+  Session(SupervisorProcess& sup, TestController& ctl) : sup_(sup), ctl_(&ctl) {}
+
+  // From here on the responses come to `ctl` (a controller that replaced the previous one).
+  void Rebind(TestController& ctl) { ctl_ = &ctl; }
 
   void Pump(std::chrono::milliseconds limit) {
-    auto r = ctl_.Receive(limit);
+    auto r = ctl_->Receive(limit);
     while (r) {
       Handle(*r);
-      r = ctl_.Receive(0ms);
+      r = ctl_->Receive(0ms);
     }
   }
 
@@ -502,6 +505,8 @@ class Session {
   // Forgets `id`'s frontiers (it was dropped and is about to be created again).
   void Forget(const std::string& id) { write_.erase(id); }
   std::vector<std::string>& command_errors() { return command_errors_; }
+  // Status responses (Reconciled, ...), in arrival order.
+  std::vector<pb::Response>& statuses() { return statuses_; }
 
  private:
   void Handle(const pb::Response& r) {
@@ -523,14 +528,17 @@ class Session {
           << "a second PeekResponse for " << p.uuid() << ": " << ipc::ToJson(r);
     } else if (r.has_command_error()) {
       command_errors_.push_back(ipc::ToJson(r));
+    } else if (r.has_status()) {
+      statuses_.push_back(r);
     }
   }
 
   SupervisorProcess& sup_;
-  TestController& ctl_;
+  TestController* ctl_;
   std::map<std::string, std::uint64_t> write_;
   std::map<std::string, pb::PeekResponse> peeks_;
   std::vector<std::string> command_errors_;
+  std::vector<pb::Response> statuses_;
 };
 
 inline std::string AnswerText(const pb::PeekResponse& p) {

@@ -204,7 +204,7 @@ class ImportCaseRunner {
  public:
   ImportCaseRunner(const Config& config, SupervisorProcess& sup, TestController& ctl,
                    const std::filesystem::path& dir)
-      : config_(config), sup_(sup), ctl_(ctl), session_(sup, ctl), dir_(dir) {
+      : config_(config), sup_(sup), ctl_(&ctl), session_(sup, ctl), dir_(dir) {
     pb::Command hello;
     hello.mutable_hello()->set_protocol_version(ipc::kProtocolVersion);
     EXPECT_TRUE(validator_.Validate(hello).ok());
@@ -261,7 +261,7 @@ class ImportCaseRunner {
     int one_shots = 0, one_shots_compacted = 0, one_shots_held = 0, one_shots_live = 0,
         one_shots_waiting = 0;
     int peeks = 0, nonempty = 0, errors = 0, below_since = 0, below_as_of = 0, early = 0;
-    int refused_drops = 0, reused = 0, mismatches = 0;
+    int refused_drops = 0, reused = 0, mismatches = 0, replays = 0;
     int compacted_errors = 0, compacted_exact = 0;  // peeks of one-shots at a compacted as_of
   };
   const Stats& stats() const { return stats_; }
@@ -589,7 +589,7 @@ class ImportCaseRunner {
     }
     for (const auto& flow : case_) {
       if (flow->kind == Flow::kSource || flow->early) {
-        if (!Send(*flow)) return !sup_.Exited();
+        if (!Send(flow)) return !sup_.Exited();
       }
     }
     // Peeks of the first source's indexes, many of them before their data is there (they wait),
@@ -646,7 +646,7 @@ class ImportCaseRunner {
     }
     for (const auto& flow : case_) {
       if (flow->kind == Flow::kImporter && !flow->early) {
-        if (!Send(*flow)) return !sup_.Exited();
+        if (!Send(flow)) return !sup_.Exited();
       }
     }
     for (const auto& flow : case_) deferred_.push_back(flow);
@@ -697,6 +697,10 @@ class ImportCaseRunner {
       if (!OneShots(gen)) return false;
     }
 
+    // Sometimes the controller reconnects and replays its history: every dataflow (importers
+    // included) is kept unchanged, and answers as before.
+    if (gen.rand().Chance(0.12) && !Replay(gen)) return false;
+
     // Drop the case's dataflows — now, or later together with other cases' (importers first).
     if (gen.rand().Chance(0.5) || deferred_.size() > 12) DropDeferred(&gen);
     session_.Pump(0ms);
@@ -709,7 +713,8 @@ class ImportCaseRunner {
   }
 
   // Validates and sends `flow`'s create; false (a failure) if the local validator refuses it.
-  bool Send(const Flow& flow) {
+  bool Send(const std::shared_ptr<Flow>& sent) {
+    const Flow& flow = *sent;
     const Status valid = validator_.Validate(flow.create);
     if (!valid.ok()) {
       ADD_FAILURE() << "seed " << seed_
@@ -718,7 +723,9 @@ class ImportCaseRunner {
                     << ipc::ToJson(flow.create);
       return false;
     }
-    ctl_.Send(flow.create);
+    ctl_->Send(flow.create);
+    history_.emplace_back(sent, flow.create);
+    for (const auto& id : flow.exports) owner_[id] = sent;
     if (flow.kind == Flow::kImporter) ++stats_.importers;
     if (flow.early) ++stats_.early_importers;
     if (flow.chained) ++stats_.chained;
@@ -732,7 +739,8 @@ class ImportCaseRunner {
     c.mutable_allow_compaction()->mutable_frontier()->add_elements(frontier);
     const Status ok = validator_.Validate(c);
     EXPECT_TRUE(ok.ok()) << ok.ToString();
-    ctl_.Send(c);
+    ctl_->Send(c);
+    history_.emplace_back(owner_.at(id), c);
     allowed_[id] = std::max(Allowed(id), frontier);
   }
 
@@ -758,7 +766,7 @@ class ImportCaseRunner {
                     << ipc::ToJson(c);
       return;
     }
-    ctl_.Send(c);
+    ctl_->Send(c);
     sent->push_back({std::move(c), flow, expect, early});
   }
 
@@ -926,7 +934,7 @@ class ImportCaseRunner {
     const bool waits = std::any_of(shot->imports.begin(), shot->imports.end(), [&](const auto& id) {
       return session_.Write(id).value_or(0) <= shot->as_of;
     });
-    ctl_.Send(shot->create);
+    ctl_->Send(shot->create);
     if (waits) ++stats_.one_shots_waiting;
     if (shot->reduces_by_key) ++stats_.reduce_by_key;
     for (const auto& up : shot->upstream) ++up->importers;
@@ -1004,14 +1012,14 @@ class ImportCaseRunner {
           c.mutable_allow_compaction()->set_id(id);
           c.mutable_allow_compaction()->mutable_frontier()->add_elements(shot->as_of + 1);
           EXPECT_TRUE(validator_.Validate(c).ok());
-          ctl_.Send(c);
+          ctl_->Send(c);
         }
         pb::Command drop;
         drop.mutable_allow_compaction()->set_id(id);
         drop.mutable_allow_compaction()->mutable_frontier();
         const Status ok = validator_.Validate(drop);
         EXPECT_TRUE(ok.ok()) << ok.ToString();
-        ctl_.Send(drop);
+        ctl_->Send(drop);
       }
       for (const auto& up : shot->upstream) --up->importers;
     }
@@ -1098,6 +1106,84 @@ class ImportCaseRunner {
     return flow;
   }
 
+  // ---- reconnection ----
+
+  // A new controller says Hello (a new epoch: the old one is superseded), replays the history of
+  // the live dataflows and completes the replay: the runtimes keep every one of them (nothing is
+  // dropped or built), and a peek of each index at a few readable times answers as before.
+  bool Replay(Generator& gen) {
+    // Every drop reported first: the old controller's responses end with it.
+    session_.WaitFor(
+        [&] {
+          return std::all_of(dropped_.begin(), dropped_.end(),
+                             [&](const auto& id) { return session_.Write(id) == kClosed; });
+        },
+        10s);
+    session_.Pump(0ms);
+    auto next = std::make_unique<TestController>(sup_.controller_endpoint());
+    if (!next->Hello("replay-" + std::to_string(seed_))) {
+      ADD_FAILURE() << "seed " << seed_ << ": the replaying controller's Hello was not accepted\n"
+                    << Tail(sup_.Log());
+      return false;
+    }
+    pb::Command hello;
+    hello.mutable_hello()->set_protocol_version(ipc::kProtocolVersion);
+    EXPECT_TRUE(validator_.Validate(hello).ok());
+    ctl_ = next.get();
+    session_.Rebind(*next);
+    controllers_.push_back(std::move(next));
+    for (const auto& [flow, command] : history_) {
+      const Status ok = validator_.Validate(command);
+      if (!ok.ok()) {
+        ADD_FAILURE() << "seed " << seed_ << ": the validator refuses the replay of "
+                      << ipc::ToJson(command) << ": " << ok.ToString();
+        return false;
+      }
+      ctl_->Send(command);
+    }
+    session_.statuses().clear();
+    pb::Command done;
+    done.mutable_initialization_complete();
+    ctl_->Send(done);
+    const pb::Response* reconciled = nullptr;
+    session_.WaitFor(
+        [&] {
+          for (const auto& r : session_.statuses()) {
+            if (r.status().has_reconciled()) reconciled = &r;
+          }
+          return reconciled != nullptr;
+        },
+        10s);
+    if (reconciled == nullptr) {
+      ADD_FAILURE() << "seed " << seed_ << ": no Reconciled after the replay\n" << Tail(sup_.Log());
+      return !sup_.Exited();
+    }
+    const auto& rec = reconciled->status().reconciled();
+    ++stats_.replays;
+    EXPECT_EQ(rec.kept(), deferred_.size())
+        << "seed " << seed_ << ": every replayed dataflow is kept: " << ipc::ToJson(*reconciled);
+    EXPECT_EQ(rec.dropped(), 0u) << "seed " << seed_ << ": " << ipc::ToJson(*reconciled);
+    EXPECT_EQ(rec.built(), 0u) << "seed " << seed_ << ": " << ipc::ToJson(*reconciled);
+    if (!ExpectNoCommandErrors("replaying the history")) return false;
+    std::vector<SentPeek> sent;
+    for (const auto& flow : deferred_) {
+      for (const auto& id : flow->exports) {
+        const pb::Schema& schema = validator_.collections().at(id);
+        const auto key = flow->eval->IndexKey(id).value();
+        const std::vector<Time> times = ReadableTimes(*flow);
+        for (int i = 0; i < 2 && !times.empty(); ++i) {
+          const Time t = gen.rand().Pick(times);
+          for (auto& c : RandomPeeks(gen, schema, key, *flow->eval->At(id, t))) {
+            c.mutable_peek()->set_id(id);
+            c.mutable_peek()->set_timestamp(t);
+            SendPeek(std::move(c), flow, &sent, false);
+          }
+        }
+      }
+    }
+    return Check(&sent);
+  }
+
   // ---- drops ----
 
   // Drops the deferred dataflows, latest first (so importers go before what they import). With
@@ -1111,7 +1197,7 @@ class ImportCaseRunner {
         drop.mutable_allow_compaction()->set_id(id);
         drop.mutable_allow_compaction()->mutable_frontier();
         EXPECT_TRUE(validator_.Validate(drop).ok());
-        ctl_.Send(drop);
+        ctl_->Send(drop);
       }
       for (const auto& up : shot->upstream) --up->importers;
     }
@@ -1126,13 +1212,15 @@ class ImportCaseRunner {
         drop.mutable_allow_compaction()->mutable_frontier();
         const Status ok = validator_.Validate(drop);
         EXPECT_TRUE(ok.ok()) << "seed " << seed_ << ": dropping " << id << ": " << ok.ToString();
-        ctl_.Send(drop);
+        ctl_->Send(drop);
         dropped_.push_back(id);
         reusable_.push_back(id);
         allowed_.erase(id);
+        owner_.erase(id);
       }
       flow->exports.clear();
       for (const auto& up : flow->upstream) --up->importers;
+      std::erase_if(history_, [&](const auto& h) { return h.first == flow; });
     }
   }
 
@@ -1156,7 +1244,7 @@ class ImportCaseRunner {
             return;
           }
           session_.command_errors().clear();
-          ctl_.Send(drop);
+          ctl_->Send(drop);
           const bool refused =
               session_.WaitFor([&] { return !session_.command_errors().empty(); }, 10s);
           EXPECT_TRUE(refused) << "the supervisor did not refuse the drop of " << id
@@ -1211,7 +1299,8 @@ class ImportCaseRunner {
 
   const Config config_;
   SupervisorProcess& sup_;
-  TestController& ctl_;
+  TestController* ctl_;  // the current controller (a replay replaces it)
+  std::vector<std::unique_ptr<TestController>> controllers_;  // those the replays made
   Session session_;
   std::filesystem::path dir_;
   ipc::Validator validator_;
@@ -1219,6 +1308,10 @@ class ImportCaseRunner {
   std::vector<std::shared_ptr<Flow>> case_;           // the current case's maintained dataflows
   std::vector<std::shared_ptr<Flow>> deferred_;       // live maintained dataflows, oldest first
   std::vector<std::shared_ptr<Flow>> pending_shots_;  // one-shots sent, not yet peeked
+  // The controller's history of the live maintained dataflows, in the order sent: their creates
+  // and the compactions of their indexes (what a reconnecting controller replays).
+  std::vector<std::pair<std::shared_ptr<Flow>, pb::Command>> history_;
+  std::map<std::string, std::shared_ptr<Flow>> owner_;  // live maintained index -> its dataflow
   Time early_compaction_ = 0;
   int early_peeks_ = 0;
   std::string refused_;
@@ -1276,12 +1369,12 @@ void RunConfiguration(const Config& config) {
       "as another reader "
       "held it —, %d with an import compacted past as_of while live), %d peeks (%d with "
       "rows, %d errors, %d below since, %d below as_of, %d sent before their data), %d refused "
-      "drops, %d index ids reused, %d mismatches, %.1f s\n",
+      "drops, %d replays, %d index ids reused, %d mismatches, %.1f s\n",
       config.two_runtime ? "two-runtime" : "solo", config.workers, seeds.size(), s.importers,
       s.early_importers, s.chained, s.reduce_by_key, s.one_shots, s.one_shots_live,
       s.one_shots_waiting, s.one_shots_compacted, s.compacted_errors, s.compacted_exact,
       s.one_shots_held, s.peeks, s.nonempty, s.errors, s.below_since, s.below_as_of, s.early,
-      s.refused_drops, s.reused, s.mismatches, seconds);
+      s.refused_drops, s.replays, s.reused, s.mismatches, seconds);
   EXPECT_EQ(s.mismatches, 0);
   if (seeds.size() >= 20) {
     // The generator reaches what the suite is for.
