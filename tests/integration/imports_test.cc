@@ -515,6 +515,159 @@ TEST(Imports, AWaitingPeekHoldsItsTimeAgainstCompactionTwoRuntime) {
 }
 TEST(Imports, AWaitingPeekHoldsItsTimeAgainstCompactionSolo) { WaitingPeekHoldsItsTime(false); }
 
+// ---- counts beyond int64 ----
+
+// A one-shot over an index whose consolidated count of a row does not fit int64 (the arrangement
+// keeps it as several int64 parts): the result is computed (its exports report write
+// [as_of + 1]) and a peek answers Error for that row's count, as a peek of the index itself does.
+void OneShotOverCountsBeyondInt64(bool two_runtime) {
+  SCOPED_TRACE(Mode(two_runtime));
+  Replica r(two_runtime, kWorkers);
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  LogFile log;
+  log.Append("U 0 4611686018427701966 1 10\nU 0 4611686018427701966 1 10\nU 0 1 2 20\nP 2\n");
+  r.ctl->Send(LogIndexDataflow("u1", "u2", log.path()));
+  ASSERT_TRUE(AwaitWrite(*r.ctl, "u2", 2)) << r.sup.Log();
+  const auto direct = PeekRows(*r.ctl, "direct", "u2", 1);
+  ASSERT_EQ(direct.size(), 1u);
+  EXPECT_NE(direct.begin()->find("multiplicity overflow"), std::string::npos) << *direct.begin();
+  r.ctl->Send(OneShotOfU2(1, 1));
+  EXPECT_TRUE(AwaitWrite(*r.ctl, "t1", 2)) << "t1 is computed\n" << r.sup.Log();
+  EXPECT_TRUE(AwaitWrite(*r.ctl, "t3", 2)) << "t3 is computed\n" << r.sup.Log();
+  for (const char* id : {"t1", "t3"}) {
+    r.ctl->Send(samples::PeekAt(std::string("p-") + id, id, 1));
+    auto a = AwaitPeek(*r.ctl, std::string("p-") + id);
+    ASSERT_TRUE(a) << id << " answers\n" << r.sup.Log();
+    EXPECT_TRUE(a->peek_response().has_error()) << id << ": " << *RowsOf(*a).begin();
+  }
+  EXPECT_EQ(PeekRows(*r.ctl, "p-key", "t1", 1).size(), 1u);
+  EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
+}
+
+TEST(Imports, OneShotOverCountsBeyondInt64IsComputedTwoRuntime) {
+  OneShotOverCountsBeyondInt64(true);
+}
+TEST(Imports, OneShotOverCountsBeyondInt64IsComputedSolo) { OneShotOverCountsBeyondInt64(false); }
+
+// ---- one-shots waiting for their data ----
+
+// One-shots created just as the data they read arrives (each at the time the log is about to
+// reach: its import is not yet readable at as_of, or just became so) are each computed once it
+// is, and answer exactly: none waits forever for a wake-up it missed.
+void OneShotsRacingTheirData(bool two_runtime) {
+  SCOPED_TRACE(Mode(two_runtime));
+  Replica r(two_runtime, kWorkers);
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  LogFile log;
+  log.Append("U 0 1 0 0\nP 1\n");
+  r.ctl->Send(LogIndexDataflow("u1", "u2", log.path()));
+  ASSERT_TRUE(AwaitWrite(*r.ctl, "u2", 1)) << r.sup.Log();
+  constexpr int kRounds = 60;
+  for (int i = 1; i <= kRounds; ++i) {
+    log.Append("U " + std::to_string(i) + " 1 " + std::to_string(i) + " " + std::to_string(i) +
+               "\nP " + std::to_string(i + 1) + "\n");
+    r.ctl->Send(OneShotOfU2(static_cast<Time>(i), 3 * i));
+    if (i % 7 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(i % 5));
+  }
+  std::set<int> missing;
+  for (int i = 1; i <= kRounds; ++i) missing.insert(i);
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (!missing.empty() && std::chrono::steady_clock::now() < deadline) {
+    auto resp = r.ctl->Receive(100ms);
+    if (!resp || !resp->has_frontiers()) continue;
+    const std::string& id = resp->frontiers().id();
+    if (id[0] != 't' || resp->frontiers().write().elements().empty()) continue;
+    const int n = std::stoi(id.substr(1));
+    if (n % 3 == 2) missing.erase(n / 3);  // t<3i+2>: the sum's index
+  }
+  std::string ids;
+  for (int i : missing) ids += " t" + std::to_string(3 * i + 2) + "@" + std::to_string(i);
+  EXPECT_TRUE(missing.empty()) << "one-shots never computed:" << ids << "\n" << r.sup.Log();
+  for (int i = 1; i <= kRounds; i += 9) {
+    const std::string id = "t" + std::to_string(3 * i + 2);
+    // count i + 1 rows (0..i), sum 0 + 1 + ... + i
+    EXPECT_EQ(PeekRows(*r.ctl, "sum" + std::to_string(i), id, static_cast<Time>(i)),
+              (std::multiset<std::string>{std::to_string(i + 1) + "," +
+                                          std::to_string(i * (i + 1) / 2) + ",x1"}))
+        << id;
+  }
+  EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
+}
+
+TEST(Imports, OneShotsRacingTheirDataAreAllComputedTwoRuntime) { OneShotsRacingTheirData(true); }
+TEST(Imports, OneShotsRacingTheirDataAreAllComputedSolo) { OneShotsRacingTheirData(false); }
+
+// A one-shot over two indexes, neither readable at its as_of yet: computed once both are, in
+// either order, however long apart.
+void OneShotWaitingForTwoImports(bool two_runtime, bool first_u2, int gap_ms) {
+  SCOPED_TRACE(Mode(two_runtime) + (first_u2 ? ", u2 first" : ", u4 first") + ", gap " +
+               std::to_string(gap_ms) + " ms");
+  Replica r(two_runtime, kWorkers);
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  LogFile one, two;
+  one.Append("U 0 1 1 10\nP 1\n");
+  two.Append("U 0 1 2 20\nP 1\n");
+  r.ctl->Send(LogIndexDataflow("u1", "u2", one.path()));
+  r.ctl->Send(LogIndexDataflow("u3", "u4", two.path()));
+  ASSERT_TRUE(AwaitWrite(*r.ctl, "u2", 1)) << r.sup.Log();
+  ASSERT_TRUE(AwaitWrite(*r.ctl, "u4", 1)) << r.sup.Log();
+  r.ctl->Send(samples::OneShot(
+      5, {ImportOfU2(), samples::Import("u4", "u3", U1Schema(), {0})},
+      {samples::Build("t2", samples::UnionPlan({samples::GetPlan("u1"), samples::GetPlan("u3")}))},
+      {samples::Export("t1", "t2", {0})}));
+  r.ctl->Send(samples::PeekAt("both", "t1", 5));
+  (first_u2 ? one : two).Append("U 3 1 3 30\nP 8\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(gap_ms));
+  (first_u2 ? two : one).Append("U 4 1 4 40\nP 9\n");
+  auto a = AwaitPeek(*r.ctl, "both");
+  ASSERT_TRUE(a) << "the one-shot was never computed\n" << r.sup.Log();
+  EXPECT_EQ(RowsOf(*a), (std::multiset<std::string>{"1,10,x1", "2,20,x1", "3,30,x1", "4,40,x1"}));
+  EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
+}
+
+TEST(Imports, OneShotWaitingForTwoImportsIsComputedOnceBothAreReadable) {
+  for (bool two_runtime : {true, false}) {
+    for (bool first_u2 : {true, false}) {
+      for (int gap : {0, 30}) OneShotWaitingForTwoImports(two_runtime, first_u2, gap);
+    }
+  }
+}
+
+// An index id dropped and created again: a one-shot importing it reads the new index (never the
+// old one's slot), whether the new one is already readable at as_of or not yet.
+void OneShotOfARecreatedIndex(bool two_runtime, bool waiting) {
+  SCOPED_TRACE(Mode(two_runtime) + (waiting ? ", waiting" : ""));
+  Replica r(two_runtime, kWorkers);
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  LogFile old_log, new_log;
+  old_log.Append("U 0 1 1 10\nP 5\n");
+  r.ctl->Send(LogIndexDataflow("u1", "u2", old_log.path()));
+  ASSERT_TRUE(AwaitWrite(*r.ctl, "u2", 5)) << r.sup.Log();
+  r.ctl->Send(OneShotOfU2(3, 1));
+  EXPECT_EQ(PeekRows(*r.ctl, "old", "t1", 3), (std::multiset<std::string>{"1,10,x1"}));
+  r.ctl->Send(samples::Drop("t1"));
+  r.ctl->Send(samples::Drop("t3"));
+  r.ctl->Send(samples::Drop("u2"));
+  ASSERT_TRUE(AwaitDropped(*r.ctl, "u2")) << r.sup.Log();
+  new_log.Append(waiting ? "U 0 1 2 20\nP 1\n" : "U 0 1 2 20\nP 5\n");
+  r.ctl->Send(LogIndexDataflow("u1", "u2", new_log.path()));
+  ASSERT_TRUE(AwaitWrite(*r.ctl, "u2", waiting ? 1 : 5)) << r.sup.Log();
+  r.ctl->Send(OneShotOfU2(3, 4));
+  r.ctl->Send(samples::PeekAt("new", "t4", 3));
+  if (waiting) new_log.Append("U 2 1 3 30\nP 5\n");
+  auto a = AwaitPeek(*r.ctl, "new");
+  ASSERT_TRUE(a) << "the one-shot of the new u2 was never computed\n" << r.sup.Log();
+  EXPECT_EQ(RowsOf(*a), waiting ? (std::multiset<std::string>{"2,20,x1", "3,30,x1"})
+                                : (std::multiset<std::string>{"2,20,x1"}));
+  EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
+}
+
+TEST(Imports, OneShotOfARecreatedIndexReadsTheNewOne) {
+  for (bool two_runtime : {true, false}) {
+    for (bool waiting : {false, true}) OneShotOfARecreatedIndex(two_runtime, waiting);
+  }
+}
+
 // ---- (f) shared fate while interactive renders a one-shot ----
 
 // `n` rows (k, k) at time 0, then P 1.
