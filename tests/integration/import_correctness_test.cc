@@ -1077,7 +1077,7 @@ class ImportCaseRunner {
       }
       ADD_FAILURE() << "seed " << seed_
                     << ": one-shot exports did not report write [as_of + 1]:" << frontiers << "\n"
-                    << Describe(*shots.front());
+                    << Describe(*shots.front()) << Tail(sup_.Log());
     }
     return computed;
   }

@@ -599,9 +599,9 @@ TEST(Imports, OneShotsRacingTheirDataAreAllComputedSolo) { OneShotsRacingTheirDa
 
 // A one-shot over two indexes, neither readable at its as_of yet: computed once both are, in
 // either order, however long apart.
-void OneShotWaitingForTwoImports(bool two_runtime, bool first_u2, int gap_ms) {
+void OneShotWaitingForTwoImports(bool two_runtime, bool first_u2, int gap_ms, bool huge) {
   SCOPED_TRACE(Mode(two_runtime) + (first_u2 ? ", u2 first" : ", u4 first") + ", gap " +
-               std::to_string(gap_ms) + " ms");
+               std::to_string(gap_ms) + " ms" + (huge ? ", a count beyond int64" : ""));
   Replica r(two_runtime, kWorkers);
   ASSERT_TRUE(r.ready) << r.sup.Log();
   LogFile one, two;
@@ -618,17 +618,26 @@ void OneShotWaitingForTwoImports(bool two_runtime, bool first_u2, int gap_ms) {
   r.ctl->Send(samples::PeekAt("both", "t1", 5));
   (first_u2 ? one : two).Append("U 3 1 3 30\nP 8\n");
   std::this_thread::sleep_for(std::chrono::milliseconds(gap_ms));
-  (first_u2 ? two : one).Append("U 4 1 4 40\nP 9\n");
+  (first_u2 ? two : one)
+      .Append(huge ? "U 4 4611686018427701966 4 40\nU 4 4611686018427701966 4 40\nP 9\n"
+                   : "U 4 1 4 40\nP 9\n");
   auto a = AwaitPeek(*r.ctl, "both");
   ASSERT_TRUE(a) << "the one-shot was never computed\n" << r.sup.Log();
-  EXPECT_EQ(RowsOf(*a), (std::multiset<std::string>{"1,10,x1", "2,20,x1", "3,30,x1", "4,40,x1"}));
+  if (huge) {
+    EXPECT_TRUE(a->peek_response().has_error()) << *RowsOf(*a).begin();
+  } else {
+    EXPECT_EQ(RowsOf(*a), (std::multiset<std::string>{"1,10,x1", "2,20,x1", "3,30,x1", "4,40,x1"}));
+  }
   EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
 }
 
 TEST(Imports, OneShotWaitingForTwoImportsIsComputedOnceBothAreReadable) {
   for (bool two_runtime : {true, false}) {
     for (bool first_u2 : {true, false}) {
-      for (int gap : {0, 30}) OneShotWaitingForTwoImports(two_runtime, first_u2, gap);
+      for (int gap : {0, 30}) {
+        for (bool huge : {false, true})
+          OneShotWaitingForTwoImports(two_runtime, first_u2, gap, huge);
+      }
     }
   }
 }
@@ -667,6 +676,54 @@ TEST(Imports, OneShotOfARecreatedIndexReadsTheNewOne) {
     for (bool waiting : {false, true}) OneShotOfARecreatedIndex(two_runtime, waiting);
   }
 }
+
+// After a reconnecting controller replays its history (an importer included), one-shots over
+// kept indexes and over indexes created after the replay are computed and exact.
+void OneShotsAfterAReplay(bool two_runtime) {
+  SCOPED_TRACE(Mode(two_runtime));
+  Replica r(two_runtime, kWorkers);
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  LogFile log, later;
+  log.Append("U 0 1 1 10\nU 1 1 2 20\nP 3\n");
+  const Command source = LogIndexDataflow("u1", "u2", log.path());
+  r.ctl->Send(source);
+  ASSERT_TRUE(AwaitWrite(*r.ctl, "u2", 3)) << r.sup.Log();
+  r.ctl->Send(Importer(1));
+  ASSERT_TRUE(AwaitWrite(*r.ctl, "u4", 3)) << r.sup.Log();
+  r.ctl->Send(OneShotOfU2(2, 1));
+  EXPECT_EQ(PeekRows(*r.ctl, "before", "t1", 2),
+            (std::multiset<std::string>{"1,10,x1", "2,20,x1"}));
+  r.ctl->Send(samples::Drop("t1"));
+  r.ctl->Send(samples::Drop("t3"));
+  ASSERT_TRUE(AwaitDropped(*r.ctl, "t3")) << r.sup.Log();
+
+  TestController next(r.sup.controller_endpoint());
+  ASSERT_TRUE(next.Hello("replay"));
+  next.Send(source);
+  next.Send(Importer(1));
+  next.Send(samples::InitializationComplete());
+  auto rec = next.ReceiveUntil(
+      [](const Response& resp) { return resp.has_status() && resp.status().has_reconciled(); });
+  ASSERT_TRUE(rec) << r.sup.Log();
+  EXPECT_EQ(rec->status().reconciled().kept(), 2u) << ipc::ToJson(*rec);
+  EXPECT_EQ(rec->status().reconciled().built(), 0u) << ipc::ToJson(*rec);
+  // A kept index.
+  next.Send(OneShotOfU2(2, 4));
+  EXPECT_EQ(PeekRows(next, "kept", "t4", 2), (std::multiset<std::string>{"1,10,x1", "2,20,x1"}));
+  EXPECT_EQ(PeekRows(next, "importer", "u4", 2),
+            (std::multiset<std::string>{"1,1,10,x1", "2,1,20,x1"}));
+  // An index created after the replay.
+  later.Append("U 0 1 7 70\nP 3\n");
+  next.Send(LogIndexDataflow("u7", "u8", later.path()));
+  ASSERT_TRUE(AwaitWrite(next, "u8", 3)) << r.sup.Log();
+  next.Send(samples::OneShot(1, {samples::Import("u8", "u7", U1Schema(), {0})}, {},
+                             {samples::Export("t9", "u7", {1})}));
+  EXPECT_EQ(PeekRows(next, "new", "t9", 1), (std::multiset<std::string>{"7,70,x1"}));
+  EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
+}
+
+TEST(Imports, OneShotsAfterAReplayAreComputedTwoRuntime) { OneShotsAfterAReplay(true); }
+TEST(Imports, OneShotsAfterAReplayAreComputedSolo) { OneShotsAfterAReplay(false); }
 
 // ---- (f) shared fate while interactive renders a one-shot ----
 
