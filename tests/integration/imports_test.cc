@@ -725,6 +725,57 @@ void OneShotsAfterAReplay(bool two_runtime) {
 TEST(Imports, OneShotsAfterAReplayAreComputedTwoRuntime) { OneShotsAfterAReplay(true); }
 TEST(Imports, OneShotsAfterAReplayAreComputedSolo) { OneShotsAfterAReplay(false); }
 
+// A one-shot below the allowed frontier created just as another reader's hold goes away: each
+// reading worker decides on its own row whether the import is still held at as_of (DESIGN §8),
+// and a waiting peek releases its hold row by row as each part is answered. Whatever each row
+// decides, the one-shot must end: its exports report write [as_of + 1] and its peek answers
+// (exact rows, or Error "compacted") — it must never wait forever with rows that disagree.
+void OneShotRacingAHoldsRelease(bool two_runtime, int workers) {
+  SCOPED_TRACE(Mode(two_runtime) + ", " + std::to_string(workers) + " workers");
+  Replica r(two_runtime, workers);
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  constexpr int kRounds = 20;
+  std::vector<std::unique_ptr<LogFile>> logs;
+  for (int i = 0; i < kRounds; ++i) {
+    logs.push_back(std::make_unique<LogFile>());
+    LogFile& log = *logs.back();
+    const std::string src = "u" + std::to_string(10 * i + 1);
+    const std::string idx = "u" + std::to_string(10 * i + 2);
+    std::string rows;
+    for (int k = 0; k < 40; ++k)
+      rows += "U 0 1 " + std::to_string(k) + " " + std::to_string(k) + "\n";
+    log.Append(rows + "P 3\n");
+    r.ctl->Send(LogIndexDataflow(src, idx, log.path()));
+    ASSERT_TRUE(AwaitWrite(*r.ctl, idx, 3)) << r.sup.Log();
+    r.ctl->Send(samples::PeekAt("wait" + std::to_string(i), idx, 5));  // waits, holds 5
+    r.ctl->Send(samples::AllowCompaction(idx, {9}));
+    log.Append("U 4 1 100 100\nU 6 1 200 200\nP 10\n");
+    if (i % 2 == 1) std::this_thread::sleep_for(std::chrono::milliseconds(i % 4));
+    const std::string t0 = "t" + std::to_string(10 * i + 1);
+    r.ctl->Send(samples::OneShot(7, {samples::Import(idx, src, U1Schema(), {0})}, {},
+                                 {samples::Export(t0, src, {0})}));
+    r.ctl->Send(samples::PeekAt("shot" + std::to_string(i), t0, 7));
+    auto shot = AwaitPeek(*r.ctl, "shot" + std::to_string(i), 10s);
+    ASSERT_TRUE(shot) << "round " << i << ": the one-shot at 7 never answered\n"
+                      << HoldsText(HoldsOf(r.sup.segment(), idx)) << "\n"
+                      << r.sup.Log();
+    if (shot->peek_response().has_error()) {
+      EXPECT_NE(shot->peek_response().error().find("compacted"), std::string::npos)
+          << shot->peek_response().error();
+    } else {
+      EXPECT_EQ(RowsOf(*shot).size(), 42u) << "round " << i;
+    }
+    r.ctl->Send(samples::Drop(t0));
+  }
+  EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
+}
+
+TEST(Imports, OneShotRacingAWaitingPeeksReleaseAlwaysEnds) {
+  for (bool two_runtime : {true, false}) {
+    for (int workers : {2, 4}) OneShotRacingAHoldsRelease(two_runtime, workers);
+  }
+}
+
 // ---- (f) shared fate while interactive renders a one-shot ----
 
 // `n` rows (k, k) at time 0, then P 1.
