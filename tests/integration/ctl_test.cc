@@ -1272,6 +1272,29 @@ TEST_F(Ctl, QueryPrintsAGroupByCountLikePeekAndLeavesNothingBehind) {
 
   // Each query dropped what it built, and recorded nothing.
   EXPECT_EQ(LiveTransientIndexes(sup_.controller_endpoint()), std::vector<std::string>{});
+  // A script may send a one-shot read itself: `run` does not record it.
+  const std::string with_view = ReadFile(State());
+  dir_.Write("one_shot.jsonl",
+             R"({"create_dataflow": {"desc": {"debug_name": "by hand", "class": "ONE_SHOT_READ",)"
+             R"( "as_of": {"elements": ["2"]}, "until": {"elements": ["3"]}, "index_imports":)"
+             R"( [{"id": "s1", "on": "u1", "schema": {"columns": [{"name": "g", "type":)"
+             R"( "INT64"}, {"name": "x", "type": "INT64"}]}, "key": [0]}], "index_exports":)"
+             R"( [{"id": "t5", "on": "u1", "key": [1]}]}}})"
+             "\n"
+             R"({"peek": {"uuid": "p1", "id": "t5", "timestamp": "2"}})"
+             "\n");
+  auto script = Run({"run", dir_.File("one_shot.jsonl")});
+  ASSERT_EQ(script.exit, 0) << Describe(script) << sup_.Log();
+  EXPECT_TRUE(Contains(script.out, "peek p1: 5 distinct rows")) << script.out;
+  EXPECT_EQ(ReadFile(State()), with_view) << "a one-shot is no state to replay";
+  // Left behind (as by a query killed before its drop): the next controller session replays
+  // without counting it as an unknown index, and its reconciliation drops it.
+  EXPECT_EQ(LiveTransientIndexes(sup_.controller_endpoint()), std::vector<std::string>{"t5"});
+  dir_.Write("nothing.jsonl", "# replays the history\n");
+  auto replay = Run({"run", dir_.File("nothing.jsonl")});
+  ASSERT_EQ(replay.exit, 0) << Describe(replay);
+  EXPECT_EQ(ReadFile(State()), with_view);
+  EXPECT_EQ(LiveTransientIndexes(sup_.controller_endpoint()), std::vector<std::string>{});
   auto after = Run({"peek", id, "--at", "2"});
   EXPECT_EQ(after.exit, 1) << Describe(after);
   EXPECT_TRUE(Contains(after.err, "unknown index " + id)) << Describe(after);
