@@ -198,7 +198,16 @@ struct alignas(64) SlotData {
   std::atomic<std::uint64_t> batches;
   std::atomic<std::uint64_t> bytes;   // of the current batches
   std::atomic<std::uint64_t> merges;  // lifetime count
-  std::uint64_t reserved[3];          // 0; pads the slot to a whole number of cache lines
+  // Holds besides the peer hold, for operators and tools (tandem-shm). import_hold: the lowest
+  // hold of the publisher's own importers (Maintained dataflows of the publishing runtime that
+  // import this index, DESIGN §8), the empty frontier when there is none; written by the publisher
+  // only, which compacts to min(own_frontier, peer_hold, import_hold). importers: how many such
+  // holds. reader_holds: how many holds the reading side keeps under its controller frontier
+  // (one-shot imports and waiting peeks); written by the reader only, which publishes
+  // peer_hold = min(its controller frontier, every such hold).
+  std::atomic<std::uint64_t> import_hold;  // Frontier raw
+  std::atomic<std::uint64_t> importers;
+  std::atomic<std::uint64_t> reader_holds;
 };
 
 // An immutable list of batches, one allocation, replaced (never edited) by the publisher.
@@ -404,7 +413,8 @@ inline constexpr layout_detail::Field kSlotDataFields[] = {
     TANDEM_SHM_FIELD(SlotData, list),         TANDEM_SHM_FIELD(SlotData, list_version),
     TANDEM_SHM_FIELD(SlotData, readers),      TANDEM_SHM_FIELD(SlotData, updates),
     TANDEM_SHM_FIELD(SlotData, batches),      TANDEM_SHM_FIELD(SlotData, bytes),
-    TANDEM_SHM_FIELD(SlotData, merges),       TANDEM_SHM_FIELD(SlotData, reserved)};
+    TANDEM_SHM_FIELD(SlotData, merges),       TANDEM_SHM_FIELD(SlotData, import_hold),
+    TANDEM_SHM_FIELD(SlotData, importers),    TANDEM_SHM_FIELD(SlotData, reader_holds)};
 inline constexpr layout_detail::Field kBatchListDataFields[] = {
     TANDEM_SHM_FIELD(BatchListData, version), TANDEM_SHM_FIELD(BatchListData, count),
     TANDEM_SHM_FIELD(BatchListData, batches)};
