@@ -1132,7 +1132,9 @@ TEST_F(Ctl, EveryInvocationSaysGoodbye) {
 // The transient (one-shot) indexes the replica's supervisor knows now: what a query left behind.
 std::vector<std::string> LiveTransientIndexes(const std::string& endpoint) {
   TestController observer(endpoint);
-  EXPECT_TRUE(observer.Hello("look", /*observer=*/true));
+  const Status hello = observer.client().Hello("look", /*observer=*/true);
+  EXPECT_TRUE(hello.ok()) << hello.message();
+  EXPECT_TRUE(observer.client().observer());
   std::vector<std::string> out;
   for (const auto& id : observer.client().accepted().live_indexes()) {
     if (id.starts_with('t')) out.push_back(id);
