@@ -327,7 +327,7 @@ TEST_F(Ctl, LogSourceIndexPeeksAndASecondInvocationReplaysWithoutRebuilding) {
 
   auto idx = Run({"create-index", "u2", "--on", "u1", "--key", "k"});
   ASSERT_EQ(idx.exit, 0) << Describe(idx) << sup_.Log();
-  EXPECT_TRUE(Contains(idx.out, "created index u2 on u1 (key k; imports s1)")) << idx.out;
+  EXPECT_TRUE(Contains(idx.out, "created index u2 on u1 (key k), importing s1")) << idx.out;
   EXPECT_TRUE(Contains(ReadFile(State()), "\"index_imports\":[{\"id\":\"s1\",\"on\":\"u1\""))
       << "u2's dataflow imports the source's index\n"
       << ReadFile(State());
@@ -464,7 +464,7 @@ TEST_F(Ctl, ViewsDataflowFilesFrontiersWatchRunCompactionAndDrop) {
   auto view = Run({"create-view", "u3", "--on", "u1", "--group-by", "g", "--aggregate", "count",
                    "--aggregate", "sum:x", "--index-id", "u4"});
   ASSERT_EQ(view.exit, 0) << Describe(view) << sup_.Log();
-  EXPECT_TRUE(Contains(view.out, "created view u3 on u1 with index u4 (key g; imports s1)"))
+  EXPECT_TRUE(Contains(view.out, "created view u3 on u1 with index u4 (key g), importing s1"))
       << view.out;
   auto peek = Run({"peek", "u3", "--at", "2"});  // the view's id reads its index
   ASSERT_EQ(peek.exit, 0) << Describe(peek);
@@ -1155,7 +1155,7 @@ TEST_F(Ctl, ASourceStaysUntilItIsDroppedItself) {
   // The new user's sequence (issue 13): index it, drop the index, index it again.
   auto u2 = Run({"create-index", "u2", "--on", "u1", "--key", "v"});
   ASSERT_EQ(u2.exit, 0) << Describe(u2) << sup_.Log();
-  EXPECT_TRUE(Contains(u2.out, "created index u2 on u1 (key v; imports s1)")) << u2.out;
+  EXPECT_TRUE(Contains(u2.out, "created index u2 on u1 (key v), importing s1")) << u2.out;
   auto by_v = Run({"--json", "peek", "u2", "--at", "1", "--key", "20"});
   ASSERT_EQ(by_v.exit, 0) << Describe(by_v) << sup_.Log();
   EXPECT_EQ(Field(LastJson(by_v), "rows").list_value().values_size(), 2) << by_v.out;
@@ -1172,7 +1172,7 @@ TEST_F(Ctl, ASourceStaysUntilItIsDroppedItself) {
   auto view = Run({"create-view", "u4", "--on", "u1", "--group-by", "v", "--aggregate", "count",
                    "--index-id", "u5"});
   ASSERT_EQ(view.exit, 0) << Describe(view) << sup_.Log();
-  EXPECT_TRUE(Contains(view.out, "created view u4 on u1 with index u5 (key v; imports u3)"))
+  EXPECT_TRUE(Contains(view.out, "created view u4 on u1 with index u5 (key v), importing u3"))
       << "the index keyed by the group-by columns\n"
       << view.out;
   dir_.Write("data.log", "U 2 1 4 20\nP 3\n", true);

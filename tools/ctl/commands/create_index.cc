@@ -29,8 +29,8 @@ int Run(const Options& o, Session& s) {
   for (auto k : *key) x->add_key(k);
   return SubmitCreate(s, Canonical(c), what,
                       "created index " + id + " on " + in->collection + " (key " +
-                          ColumnsText(*key, in->schema) +
-                          (imported.empty() ? "" : "; imports " + imported) + ")",
+                          ColumnsText(*key, in->schema) + ")" +
+                          (imported.empty() ? "" : ", importing " + imported),
                       [&](History& h) {
                         if (in->pending) h.RemovePendingSource(on);
                       });

@@ -36,8 +36,8 @@ int Run(const Options& o, Session& s) {
   for (auto k : view.key) x->add_key(k);
   return SubmitCreate(s, Canonical(c), what,
                       "created view " + id + " on " + on + " with index " + index_id + " (key " +
-                          ColumnsText(view.key, view.schema) +
-                          (imported.empty() ? "" : "; imports " + imported) + ")",
+                          ColumnsText(view.key, view.schema) + ")" +
+                          (imported.empty() ? "" : ", importing " + imported),
                       [&](History& h) {
                         if (in->pending) h.RemovePendingSource(on);
                       });
