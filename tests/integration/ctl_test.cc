@@ -1408,5 +1408,42 @@ TEST_F(Ctl, AQueryTheReplicaRefusesSaysWhyAndExits1) {
   EXPECT_FALSE(sup_.Exited()) << sup_.Log();
 }
 
+// In solo mode the solo runtime renders the one-shot: the same answer, and nothing left behind.
+TEST(CtlSolo, QueryRunsOnTheSoloRuntime) {
+  SupervisorProcess sup({.two_runtime = false,
+                         .workers = 2,
+                         .worker_binary = TANDEM_WORKER_BIN,
+                         .shm_size = "32MiB"});
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  TempDir dir;
+  auto ctl = [&](std::vector<std::string> args) {
+    args.insert(args.begin(),
+                {"--endpoint", sup.controller_endpoint(), "--state", dir.File("tandem-ctl.state")});
+    return RunCtl(args);
+  };
+  dir.Write("groups.log", "U 0 1 1 10\nU 0 1 1 20\nU 1 1 2 5\nU 2 1 3 7\nP 3\n");
+  ASSERT_EQ(
+      ctl({"create-source", "u1", "--log", dir.File("groups.log"), "--schema", "g:int64,x:int64"})
+          .exit,
+      0)
+      << sup.Log();
+  auto q = ctl({"--json", "query", "--on", "u1", "--group-by", "g", "--aggregate", "count"});
+  ASSERT_EQ(q.exit, 0) << Describe(q) << sup.Log();
+  EXPECT_TRUE(Contains(q.out, "\"time\":2,\"closed\":false,\"latency_ms\":")) << q.out;
+  EXPECT_TRUE(Contains(q.out,
+                       "\"rows\":[{\"row\":[1,2],\"count\":1},{\"row\":[2,1],\"count\":1},"
+                       "{\"row\":[3,1],\"count\":1}]"))
+      << q.out;
+  // The new user's sequence, solo too.
+  ASSERT_EQ(ctl({"create-index", "u2", "--on", "u1", "--key", "x"}).exit, 0) << sup.Log();
+  ASSERT_EQ(ctl({"drop", "u2"}).exit, 0);
+  ASSERT_EQ(ctl({"create-index", "u3", "--on", "u1", "--key", "x"}).exit, 0) << sup.Log();
+  auto peek = ctl({"peek", "u3", "--at", "2", "--key", "20"});
+  ASSERT_EQ(peek.exit, 0) << Describe(peek);
+  EXPECT_TRUE(Contains(peek.out, "1  20  1\n")) << peek.out;
+  EXPECT_EQ(LiveTransientIndexes(sup.controller_endpoint()), std::vector<std::string>{});
+  EXPECT_FALSE(sup.Exited()) << sup.Log();
+}
+
 }  // namespace
 }  // namespace tandem::testing
