@@ -169,10 +169,10 @@ struct ReaderEntry {
 // One shared arrangement: collection `id` as created at `as_of` (DESIGN §4).
 //  Created by: whichever side of the row looks it up first, under RowData::creation_lock, as a
 //              placeholder whose frontiers are all the minimum time (never empty).
-//  Writers: the publisher writes upper, since, own_frontier, list, list_version, counters and the
-//           Filled/Unpublished flags; the reader raises peer_hold and sets HoldReleased; both
-//           raise peer_hold only by atomic max (holds only rise). Tools write nothing but their
-//           own ReaderEntry.
+//  Writers: the publisher writes upper, since, own_frontier, list, list_version, counters,
+//           import_hold, importers and the Filled/Unpublished flags; the reader raises peer_hold,
+//           counts reader_holds and sets HoldReleased; both raise peer_hold only by atomic max
+//           (holds only rise). Tools write nothing but their own ReaderEntry.
 //  Freed by: the publisher only, under creation_lock, once Unpublished and HoldReleased are both
 //            set and every retired batch is freed.
 //  Readers see a consistent snapshot by loading upper, then announcing and loading the list,
@@ -198,7 +198,14 @@ struct alignas(64) SlotData {
   std::atomic<std::uint64_t> batches;
   std::atomic<std::uint64_t> bytes;   // of the current batches
   std::atomic<std::uint64_t> merges;  // lifetime count
-  std::uint64_t reserved[3];          // 0; pads the slot to a whole number of cache lines
+  // The holds besides the peer hold (DESIGN §8): since = min(own_frontier, peer_hold,
+  // import_hold). Written by the publisher (import_hold, importers) and the reader
+  // (reader_holds); tools only read them. At creation: import_hold empty, counts 0.
+  std::atomic<std::uint64_t> import_hold;   // Frontier raw: min of the publisher's local importers'
+                                            // holds (empty raw when none)
+  std::atomic<std::uint64_t> importers;     // local importer holds
+  std::atomic<std::uint64_t> reader_holds;  // holds the reading side keeps (one-shot imports,
+                                            // waiting peeks)
 };
 
 // An immutable list of batches, one allocation, replaced (never edited) by the publisher.
@@ -404,7 +411,8 @@ inline constexpr layout_detail::Field kSlotDataFields[] = {
     TANDEM_SHM_FIELD(SlotData, list),         TANDEM_SHM_FIELD(SlotData, list_version),
     TANDEM_SHM_FIELD(SlotData, readers),      TANDEM_SHM_FIELD(SlotData, updates),
     TANDEM_SHM_FIELD(SlotData, batches),      TANDEM_SHM_FIELD(SlotData, bytes),
-    TANDEM_SHM_FIELD(SlotData, merges),       TANDEM_SHM_FIELD(SlotData, reserved)};
+    TANDEM_SHM_FIELD(SlotData, merges),       TANDEM_SHM_FIELD(SlotData, import_hold),
+    TANDEM_SHM_FIELD(SlotData, importers),    TANDEM_SHM_FIELD(SlotData, reader_holds)};
 inline constexpr layout_detail::Field kBatchListDataFields[] = {
     TANDEM_SHM_FIELD(BatchListData, version), TANDEM_SHM_FIELD(BatchListData, count),
     TANDEM_SHM_FIELD(BatchListData, batches)};

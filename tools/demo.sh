@@ -84,7 +84,8 @@ for i in 1 2 3 4 5; do
 done
 
 say "4. The sharing registry, as tandem-shm sees it (one row per worker ordinal). SINCE is"
-echo "   min(OWN, HOLD): the compaction allowed above, once both runtimes have applied it."
+echo "   min(OWN, PEER_HOLD, IMPORT_HOLD): the compaction allowed above, once both runtimes have"
+echo "   applied it; HELD_BY says which hold keeps it back."
 "$SHM" slots "tandem.$REPLICA" | sed 's/^/   /'
 
 say "5. Supervisor metrics (excerpt):"
