@@ -1,5 +1,6 @@
 #include "ipc/validate.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <limits>
 #include <optional>
@@ -53,6 +54,21 @@ std::string ListText(const google::protobuf::RepeatedField<std::uint32_t>& value
 }
 
 std::string TimeText(std::uint64_t time) { return std::to_string(time); }
+
+// "[5]" or "[]": a frontier for a reason text.
+std::string FrontierList(const pb::Frontier& frontier) {
+  std::string out = "[";
+  for (int i = 0; i < frontier.elements_size(); ++i) {
+    out += (i > 0 ? ", " : "") + TimeText(frontier.elements(i));
+  }
+  return out + "]";
+}
+
+// A transient id (t<n>, DESIGN §2) names a one-shot result. `id` has been checked canonical.
+bool IsTransient(const std::string& id) {
+  const auto parsed = GlobalId::Parse(id);
+  return parsed && parsed->kind() == GlobalId::Kind::kTransient;
+}
 
 // Column types and nullability equal; names are labels and are not compared.
 bool SameShape(const pb::Schema& a, const pb::Schema& b) {
@@ -559,6 +575,7 @@ Status Validator::Validate(const pb::Command& command) {
       indexes_.clear();
       origins_.clear();
       dataflows_.clear();
+      allowed_compaction_.clear();
       return Status::Ok();
     default:
       if (!hello_seen_) {
@@ -698,6 +715,12 @@ Status CheckIndexImports(const pb::DataflowDescription& desc,
       if (collections.count(import.id()) > 0) return Invalid(what + ": not an index");
       return Status::NotFound(what + ": unknown index");
     }
+    // Only a MAINTAINED dataflow's index is in the registry for an importer to read; a one-shot
+    // result lives in the memory of the runtime that computed it.
+    if (IsTransient(import.id())) {
+      return Invalid(what + ": " + import.id() +
+                     " is a one-shot result, not a maintained index: import the indexes it reads");
+    }
     if (!imported_indexes.insert(import.id()).second) {
       return Invalid(what + ": imported twice in this dataflow");
     }
@@ -729,19 +752,44 @@ Status CheckIndexImports(const pb::DataflowDescription& desc,
   return Status::Ok();
 }
 
+// The shape of a ONE_SHOT_READ dataflow (DESIGN §8): it computes one time, as_of, from index
+// imports only (interactive imports maintenance's indexes; it has no sources of its own).
+Status CheckOneShotShape(const pb::DataflowDescription& desc, std::uint64_t as_of) {
+  if (as_of == kNotATime - 1) {
+    return Invalid("a ONE_SHOT_READ dataflow needs until = as_of + 1, and as_of " +
+                   TimeText(as_of) + " is the last time (UINT64_MAX is reserved)");
+  }
+  const std::uint64_t until = as_of + 1;
+  if (desc.until().elements_size() != 1 || desc.until().elements(0) != until) {
+    return Invalid("a ONE_SHOT_READ dataflow computes one time: until must be [" + TimeText(until) +
+                   "] (as_of + 1), not " + FrontierList(desc.until()) + " (send until [" +
+                   TimeText(until) + "], or class MAINTAINED)");
+  }
+  if (!desc.source_imports().empty()) {
+    return Invalid("a ONE_SHOT_READ dataflow reads index imports only, not source import " +
+                   Quoted(desc.source_imports(0).id()) +
+                   " (import an index on it, or send class MAINTAINED)");
+  }
+  if (desc.index_imports().empty()) {
+    return Invalid(
+        "a ONE_SHOT_READ dataflow needs at least one index import (it reads maintained indexes "
+        "at as_of): import the indexes it reads");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status Validator::ValidateCreateDataflow(const pb::DataflowDescription& desc) {
   // Everything is checked before anything is recorded: a refused dataflow changes nothing.
   switch (desc.class_()) {
     case pb::MAINTAINED:
-      break;
     case pb::ONE_SHOT_READ:
-      return Invalid(
-          "class ONE_SHOT_READ is not supported yet (the interactive runtime does not render "
-          "dataflows); send MAINTAINED");
+      break;
     case pb::DATAFLOW_CLASS_UNSPECIFIED:
-      return Invalid("class is unspecified; send MAINTAINED");
+      return Invalid(
+          "class is unspecified; send MAINTAINED (kept up to date) or ONE_SHOT_READ (computed "
+          "at as_of only)");
     default:
       return Invalid("class " + std::to_string(static_cast<int>(desc.class_())) +
                      " is not a known dataflow class");
@@ -765,6 +813,9 @@ Status Validator::ValidateCreateDataflow(const pb::DataflowDescription& desc) {
     }
   }
 
+  const bool one_shot = desc.class_() == pb::ONE_SHOT_READ;
+  if (one_shot) TANDEM_RETURN_IF_ERROR(CheckOneShotShape(desc, as_of));
+
   Scope scope;
 
   for (const auto& import : desc.source_imports()) {
@@ -777,11 +828,20 @@ Status Validator::ValidateCreateDataflow(const pb::DataflowDescription& desc) {
 
   TANDEM_RETURN_IF_ERROR(CheckIndexImports(desc, collections_, indexes_, &scope));
 
-  // Well-formed index imports are still refused: the runtime renders dataflows from sources only
-  // (reading another dataflow's arrangement is not built yet). Refusing here keeps a valid-looking
-  // command from reaching a runtime that cannot carry it out.
-  if (!desc.index_imports().empty()) {
-    return Invalid("index imports are not supported yet: build the dataflow from its sources");
+  // A maintained importer reads the index from as_of on, forever: below the frontier the
+  // controller allowed, the index may already be compacted and the dataflow would be wrong at
+  // every time. (A one-shot there is accepted: the runtime answers its peeks Error "compacted".)
+  if (!one_shot) {
+    for (const auto& import : desc.index_imports()) {
+      const auto allowed = allowed_compaction_.find(import.id());
+      if (allowed != allowed_compaction_.end() && as_of < allowed->second) {
+        return Invalid("index import " + import.id() + ": as_of " + TimeText(as_of) +
+                       " is below the compaction frontier [" + TimeText(allowed->second) +
+                       "] the controller allowed for " + import.id() +
+                       ", so a maintained dataflow would read compacted data: send as_of >= " +
+                       TimeText(allowed->second) + " (or class ONE_SHOT_READ for one read)");
+      }
+    }
   }
 
   // Builds, in order: each may read what came before it.
@@ -797,6 +857,20 @@ Status Validator::ValidateCreateDataflow(const pb::DataflowDescription& desc) {
 
   std::map<std::string, IndexInfo> new_indexes;
   TANDEM_RETURN_IF_ERROR(CheckIndexExports(desc, collections_, &scope, &created, &new_indexes));
+  // Transient ids (t<n>) name one-shot results and nothing else (ids are canonical by now).
+  for (const auto& index : desc.index_exports()) {
+    if (one_shot && !IsTransient(index.id())) {
+      return Invalid("index export " + index.id() +
+                     ": a ONE_SHOT_READ dataflow exports transient ids (t<n>) only: its result "
+                     "is never maintained and lives until it is dropped");
+    }
+    if (!one_shot && IsTransient(index.id())) {
+      return Invalid("index export " + index.id() +
+                     ": a transient id (t<n>) names a one-shot result; a MAINTAINED dataflow "
+                     "exports u<n> or s<n> ids (or send class ONE_SHOT_READ with until = as_of "
+                     "+ 1)");
+    }
+  }
 
   if (created.empty()) {
     return Invalid("the dataflow creates nothing (no source import, build or index export)");
@@ -825,6 +899,9 @@ void Validator::Record(const pb::DataflowDescription& desc,
                        std::map<std::string, IndexInfo> new_indexes) {
   const std::uint64_t dataflow = next_dataflow_++;
   Dataflow& members = dataflows_[dataflow];
+  members.debug_name = desc.debug_name();
+  for (const auto& import : desc.index_imports()) members.imports.push_back(import.id());
+  if (desc.class_() == pb::ONE_SHOT_READ) members.one_shot_as_of = desc.as_of().elements(0);
   for (const auto& import : desc.source_imports()) {
     origins_[import.id()] = {dataflow, Origin::kSource};
     members.others.push_back(import.id());
@@ -851,6 +928,10 @@ Status Validator::ValidatePeek(const pb::Peek& peek) const {
     return Status::NotFound("unknown index " + Quoted(peek.id()));
   }
   TANDEM_RETURN_IF_ERROR(CheckTime(peek.timestamp(), "timestamp"));
+  // A one-shot result is computed at its as_of only (until = as_of + 1): no other time is exact.
+  if (const auto as_of = OneShotAsOf(peek.id()); as_of && peek.timestamp() != *as_of) {
+    return Invalid(peek.id() + " is a one-shot result, readable only at time " + TimeText(*as_of));
+  }
   const pb::Schema& schema = collections_.at(peek.id());
   const std::vector<std::uint32_t>& key = index->second.key;
   for (int k = 0; k < peek.keys_size(); ++k) {
@@ -908,12 +989,37 @@ Status Validator::ValidateAllowCompaction(const pb::AllowCompaction& command) {
     return Invalid("frontier has " + std::to_string(frontier.elements_size()) +
                    " elements; over a total order it has at most one");
   }
-  if (frontier.elements_size() == 1) return CheckTime(frontier.elements(0), "frontier element");
+  if (frontier.elements_size() == 1) {
+    const std::uint64_t time = frontier.elements(0);
+    TANDEM_RETURN_IF_ERROR(CheckTime(time, "frontier element"));
+    // A one-shot result has one time and nothing to compact: accepted, it changes nothing.
+    if (OneShotAsOf(id)) return Status::Ok();
+    // Compaction frontiers only rise: a lower one is accepted (the runtimes ignore it too).
+    auto [allowed, inserted] = allowed_compaction_.try_emplace(id, time);
+    if (!inserted && allowed->second < time) allowed->second = time;
+    return Status::Ok();
+  }
+  // An importer reads the index's batches in place until it is dropped (DESIGN §8): the
+  // controller drops the importers first.
+  std::string importers;
+  std::vector<std::string> to_drop;
+  for (const auto& [number, importer] : dataflows_) {
+    if (std::find(importer.imports.begin(), importer.imports.end(), id) == importer.imports.end()) {
+      continue;
+    }
+    importers += (importers.empty() ? "" : " and by ") + IdList(importer.live_exports) +
+                 " (dataflow '" + Printable(importer.debug_name) + "')";
+    to_drop.insert(to_drop.end(), importer.live_exports.begin(), importer.live_exports.end());
+  }
+  if (!importers.empty()) {
+    return Invalid(id + " is imported by " + importers + ": drop " + IdList(to_drop) + " first");
+  }
   // Drop the index. Once a dataflow has no index left the runtimes drop all of it, so its
   // sources and views are forgotten with its last index (and their ids may be created again).
   collections_.erase(id);
   indexes_.erase(id);
   origins_.erase(id);
+  allowed_compaction_.erase(id);
   auto dataflow = dataflows_.find(origin.dataflow);
   std::erase(dataflow->second.live_exports, id);
   if (dataflow->second.live_exports.empty()) {
@@ -924,6 +1030,23 @@ Status Validator::ValidateAllowCompaction(const pb::AllowCompaction& command) {
     dataflows_.erase(dataflow);
   }
   return Status::Ok();
+}
+
+std::vector<std::string> Validator::ImportersOf(const std::string& index) const {
+  std::vector<std::string> exports;
+  for (const auto& [number, dataflow] : dataflows_) {
+    if (std::find(dataflow.imports.begin(), dataflow.imports.end(), index) !=
+        dataflow.imports.end()) {
+      exports.insert(exports.end(), dataflow.live_exports.begin(), dataflow.live_exports.end());
+    }
+  }
+  return exports;
+}
+
+std::optional<std::uint64_t> Validator::OneShotAsOf(const std::string& index) const {
+  const auto origin = origins_.find(index);
+  if (origin == origins_.end() || origin->second.kind != Origin::kIndex) return std::nullopt;
+  return dataflows_.at(origin->second.dataflow).one_shot_as_of;
 }
 
 Result<pb::Schema> PlanSchema(const pb::Plan& plan,

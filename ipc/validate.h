@@ -5,31 +5,43 @@
 // What is checked, per command:
 //   * before the first Hello, every other command is refused (FailedPrecondition);
 //   * Hello: protocol_version == kProtocolVersion; an accepted Hello starts a new epoch in which
-//     every id known so far is forgotten (the controller replays its history) — unless it is an
-//     observer's (observer: true), which changes nothing;
+//     every id known so far is forgotten, with the compaction frontiers and importers recorded
+//     for them (the controller replays its history) — unless it is an observer's (observer:
+//     true), which changes nothing;
 //   * CreateInstance, UpdateConfiguration: parameter names are non-empty;
-//   * CreateDataflow: class MAINTAINED (ONE_SHOT_READ is not supported yet); as_of is one valid
-//     time; until is empty or one valid time > as_of; every id it creates (source imports,
-//     builds, index exports) is a GlobalId in canonical spelling ("u5", not "u05") that is new in
-//     the epoch and in the dataflow; generator sources have their fixed schema; index imports
-//     name a known index with the same `on`, key and column types — and are then refused anyway,
-//     as not supported yet (the runtime renders dataflows from sources only); plans and index keys
-//     type-check (column references in range, operand types, literal types, aggregate types);
-//     it exports at least one index (else nothing could ever read or drop it); the live indexes
-//     stay within the index capacity (set_index_capacity: the registry's slots per row);
+//   * CreateDataflow: class MAINTAINED or ONE_SHOT_READ; as_of is one valid time; until is empty
+//     or one valid time > as_of; every id it creates (source imports, builds, index exports) is a
+//     GlobalId in canonical spelling ("u5", not "u05") that is new in the epoch and in the
+//     dataflow; generator sources have their fixed schema; index imports name a live index of the
+//     epoch (not a one-shot result) with the same `on`, key and column types, once each; plans and
+//     index keys type-check (column references in range, operand types, literal types, aggregate
+//     types); it exports at least one index (else nothing could ever read or drop it); the live
+//     indexes stay within the index capacity (set_index_capacity: the registry's slots per row);
 //     every source parameter is within the bounds below (SourceBounds: what a source can make
 //     without taking the runtime down — a generator's rows per tick, its catch-up to as_of, its
 //     keys against the segment size from set_segment_bytes —, a log path that open() reads as
 //     the file named);
+//       - MAINTAINED (DESIGN §8): no index export is a transient id (t<n>); no index import has
+//         an as_of below the compaction frontier the controller last allowed for that index (a
+//         maintained dataflow would be wrong forever);
+//       - ONE_SHOT_READ (DESIGN §8): until == as_of + 1, no source imports, at least one index
+//         import, every index export a transient id (t<n>); builds as in MAINTAINED. An import at
+//         an as_of below the allowed compaction frontier is accepted: the runtime answers the
+//         one-shot's peeks Error ("compacted"). Its exports are readable only at its as_of;
 //   * Schedule, AllowWrites: the id is known;
 //   * AllowCompaction: the id is a known index — a source or a view (a build) is refused, naming
 //     the indexes of the dataflow that defines it, since only an index has a compaction frontier;
-//     the frontier is present with at most one element, a valid time; the empty frontier drops
-//     the index (it is forgotten), and with a dataflow's last index its sources and views are
-//     forgotten too (the runtimes drop the whole dataflow then; their ids may be created again);
-//   * Peek: uuid non-empty; the id is a known index; timestamp a valid time; each key row has the
-//     index key's arity and types; the map/filter/project type-checks against the indexed
-//     collection; finishing columns are in range of the mfp's output;
+//     the frontier is present with at most one element, a valid time. A non-empty frontier of a
+//     maintained index raises the compaction frontier recorded for it (a lower one is accepted
+//     and lowers nothing); of a one-shot result it changes nothing. The empty frontier drops the
+//     index (it is forgotten) — refused while a live dataflow imports it, naming the importers —,
+//     and with a dataflow's last index its sources and views are forgotten too, and its imports
+//     no longer hold anything (the runtimes drop the whole dataflow then; their ids may be
+//     created again);
+//   * Peek: uuid non-empty; the id is a known index; timestamp a valid time — for a one-shot
+//     result, its dataflow's as_of; each key row has the index key's arity and types; the
+//     map/filter/project type-checks against the indexed collection; finishing columns are in
+//     range of the mfp's output;
 //   * CancelPeek: uuid non-empty (an unknown uuid is fine: the answer may have been sent);
 //   * Goodbye: nothing (it ends the sender's session in the supervisor and reaches no runtime).
 // Peek uuids are not tracked: the validator cannot see when a peek completes.
@@ -53,6 +65,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -110,6 +123,17 @@ class Validator {
   // The indexes among them.
   const std::map<std::string, IndexInfo>& indexes() const { return indexes_; }
   bool hello_seen() const { return hello_seen_; }
+  // The compaction frontier the controller last allowed for a maintained index (the highest
+  // non-empty one sent; none before the first). A MAINTAINED import below it is refused.
+  const std::map<std::string, std::uint64_t>& allowed_compaction() const {
+    return allowed_compaction_;
+  }
+  // The index exports of every live dataflow importing `index`, in creation order of the
+  // dataflows ("u5", "u7"): while there is one, `index` cannot be dropped.
+  std::vector<std::string> ImportersOf(const std::string& index) const;
+  // For a one-shot result (an index export of a live ONE_SHOT_READ dataflow), the one time it is
+  // readable at: its dataflow's as_of. nullopt for anything else.
+  std::optional<std::uint64_t> OneShotAsOf(const std::string& index) const;
   // At most this many live indexes (the registry's slots per row; 0: no limit). A CreateDataflow
   // beyond it is refused (ResourceExhausted). Kept across epochs.
   void set_index_capacity(std::uint32_t capacity) { index_capacity_ = capacity; }
@@ -131,16 +155,23 @@ class Validator {
     enum Kind { kSource, kView, kIndex } kind;
   };
   // A dataflow of the epoch with an index left: its indexes not yet dropped, and its sources and
-  // views (which go when the last index goes).
+  // views (which go when the last index goes), and the indexes it imports (which cannot be
+  // dropped before it goes).
   struct Dataflow {
+    std::string debug_name;
     std::vector<std::string> live_exports;  // in the order the dataflow lists them
     std::vector<std::string> others;
+    std::vector<std::string> imports;
+    std::optional<std::uint64_t> one_shot_as_of;  // ONE_SHOT_READ: the one time it computes
   };
 
   // State of the epoch: collections created and not dropped, their schemas, which are indexes
-  // (with their key), and the dataflows they belong to. Invariants: the keys of collections_ and
-  // of origins_ are the same; every key of indexes_ is one of them, with kind kIndex; every
-  // dataflow in dataflows_ has at least one live export, and each origin names one of them.
+  // (with their key), the dataflows they belong to, and the compaction frontiers allowed for
+  // maintained indexes. Invariants: the keys of collections_ and of origins_ are the same; every
+  // key of indexes_ is one of them, with kind kIndex; every dataflow in dataflows_ has at least
+  // one live export, and each origin names one of them; every import of a dataflow in
+  // dataflows_ is a key of indexes_ (a drop of an imported index is refused); every key of
+  // allowed_compaction_ is a key of indexes_ that is not a one-shot result.
   bool hello_seen_ = false;
   std::uint32_t index_capacity_ = 0;
   std::uint64_t segment_bytes_ = 0;
@@ -148,6 +179,7 @@ class Validator {
   std::map<std::string, IndexInfo> indexes_;
   std::map<std::string, Origin> origins_;
   std::map<std::uint64_t, Dataflow> dataflows_;
+  std::map<std::string, std::uint64_t> allowed_compaction_;
   std::uint64_t next_dataflow_ = 0;
 };
 

@@ -1,8 +1,9 @@
 // Fuzz target: the bytes a controller can send, through decoding and validation (DESIGN §3.2).
 //
 // Each input is tried as a binary Command, as a binary Response and as JSON. Whatever decodes is
-// validated by a copy of a Validator primed with Hello and the sample primary dataflow (so
-// peeks, imports and compactions reach their deep checks), and these properties are checked —
+// validated by a copy of a Validator primed with samples::ImportingEpoch() (the sample primary
+// dataflow, a compaction, a maintained importer and a one-shot read: so peeks, imports, drops and
+// compactions reach their deep checks), and these properties are checked —
 // a violation abort()s, which libFuzzer and the corpus runner report:
 //   * a failed decode has one of the documented labels and a reason;
 //   * a decoded envelope has a kind, re-encodes to bytes that decode to the same encoding;
@@ -31,9 +32,10 @@ namespace {
 const Validator& Primed() {
   static const Validator primed = [] {
     Validator v;
-    FUZZ_CHECK(v.Validate(samples::Hello()).ok(), "priming Hello");
-    const Status s = v.Validate(samples::PrimaryDataflow());
-    FUZZ_CHECK(s.ok(), s.message());
+    for (const auto& command : samples::ImportingEpoch()) {
+      const Status s = v.Validate(command);
+      FUZZ_CHECK(s.ok(), s.message());
+    }
     return v;
   }();
   return primed;
@@ -46,6 +48,12 @@ std::map<std::string, std::string> Snapshot(const Validator& v) {
     std::string text = info.on + ":";
     for (auto c : info.key) text += std::to_string(c) + ",";
     out["i " + id] = text;
+    for (const auto& importer : v.ImportersOf(id)) out["i " + id] += " imported by " + importer;
+    if (const auto as_of = v.OneShotAsOf(id))
+      out["i " + id] += " one-shot @" + std::to_string(*as_of);
+  }
+  for (const auto& [id, frontier] : v.allowed_compaction()) {
+    out["f " + id] = std::to_string(frontier);
   }
   return out;
 }

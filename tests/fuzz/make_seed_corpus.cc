@@ -36,12 +36,20 @@ int main(int argc, char** argv) {
     ok &= Write(dir, std::string(name) + ".bin", Encode(command));
   }
 
-  // Valid encodings the primed validator refuses, each for a different reason.
+  // A maintained dataflow importing index u9 (accepted), and a peek of the primed one-shot t9.
+  ok &= Write(dir, "create_dataflow_index_import.bin", Encode(SecondaryDataflow()));
+  ok &= Write(dir, "peek_primed_one_shot.bin", Encode(PeekAt("one-shot-9", "t9", 5)));
+
+  // Valid encodings the primed validator (samples::ImportingEpoch()) refuses, each for a
+  // different reason. (allow_compaction_drop.bin is one too: both importers hold u9.)
   pb::Command one_shot = SecondaryDataflowFromSources();
-  Desc(one_shot)->set_class_(pb::ONE_SHOT_READ);
+  Desc(one_shot)->set_class_(pb::ONE_SHOT_READ);  // until is not as_of + 1, and it has a source
   ok &= Write(dir, "refused_one_shot_read.bin", Encode(one_shot));
-  // A well-formed import of index u9: passes every structural check, refused as not supported yet.
-  ok &= Write(dir, "refused_index_import.bin", Encode(SecondaryDataflow()));
+  pb::Command compacted = SecondaryDataflow();
+  Desc(compacted)->mutable_as_of()->set_elements(0, 3);  // below u9's allowed compaction [5]
+  ok &= Write(dir, "refused_maintained_import_below_compaction.bin", Encode(compacted));
+  ok &= Write(dir, "refused_one_shot_maintained_export.bin", Encode(OneShotOfU9(5, "u70")));
+  ok &= Write(dir, "refused_peek_one_shot_other_time.bin", Encode(PeekAt("one-shot-9", "t9", 6)));
   pb::Command bad_key = Peek();
   *bad_key.mutable_peek()->mutable_keys(0)->mutable_datums(0) = StringDatum("3");
   ok &= Write(dir, "refused_peek_key_type.bin", Encode(bad_key));

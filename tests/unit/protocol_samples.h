@@ -12,9 +12,9 @@
 //   u8  Mfp(u3): name if score > 0.5 else NULL, where ok and name is not null
 //   u9  index on u4 key [0]; u10 index on u5 key [0]; u11 index on u3 key [0] (nullable STRING)
 // SecondaryDataflowFromSources() imports key_value source u19 and builds u20 from it, indexed by
-// u21. SecondaryDataflow() builds the same u20 and u21 from u4 read through an import of index u9:
-// a valid encoding whose index import passes every structural check, but which the validator
-// refuses because index imports are not supported yet.
+// u21. SecondaryDataflow() builds the same u20 and u21 from u4 read through an import of index u9
+// (DESIGN §8), from as_of 5. OneShotOfU9() is a ONE_SHOT_READ of u9: t2 = Reduce(u4) by column 1,
+// indexed by t1. Import(), EmptyOneShot() and OneShot() build others.
 #pragma once
 
 #include <cstdint>
@@ -218,6 +218,39 @@ inline pb::DataflowDescription* Desc(pb::Command& c) {
   return c.mutable_create_dataflow()->mutable_desc();
 }
 
+// An import of index `id` on collection `on` (whose schema is `schema`), keyed by `key`: how a
+// dataflow reads an index an earlier dataflow exports (DESIGN §8). The plan may Get `id` or `on`.
+inline pb::IndexImport Import(std::string id, std::string on, pb::Schema schema,
+                              std::vector<std::uint32_t> key) {
+  pb::IndexImport i;
+  i.set_id(std::move(id));
+  i.set_on(std::move(on));
+  *i.mutable_schema() = std::move(schema);
+  for (auto c : key) i.add_key(c);
+  return i;
+}
+
+// A ONE_SHOT_READ dataflow at `as_of` (until as_of + 1, the one time it computes), with nothing in
+// it yet.
+inline pb::Command EmptyOneShot(std::string debug_name, std::uint64_t as_of) {
+  pb::Command c = EmptyDataflow(std::move(debug_name), as_of);
+  Desc(c)->mutable_until()->add_elements(as_of + 1);
+  Desc(c)->set_class_(pb::ONE_SHOT_READ);
+  return c;
+}
+
+// A one-shot read at `as_of`: the index imports, builds and (transient) index exports given.
+inline pb::Command OneShot(std::uint64_t as_of, std::vector<pb::IndexImport> imports,
+                           std::vector<pb::BuildDesc> builds, std::vector<pb::IndexExport> exports,
+                           std::string debug_name = "one-shot") {
+  pb::Command c = EmptyOneShot(std::move(debug_name), as_of);
+  auto* d = Desc(c);
+  for (auto& i : imports) *d->add_index_imports() = std::move(i);
+  for (auto& b : builds) *d->add_objects_to_build() = std::move(b);
+  for (auto& e : exports) *d->add_index_exports() = std::move(e);
+  return c;
+}
+
 // ---- commands (one representative, fully populated instance of each kind)
 
 inline pb::Command Hello(std::string nonce = "controller-1") {
@@ -294,17 +327,16 @@ inline pb::Schema U4Schema() {
   return MakeSchema({MakeColumn("key", pb::INT64), MakeColumn("", pb::INT64)});
 }
 
-// Imports index u9 (on u4) and builds u20 = Reduce(u4) by column 1, indexed by u21. Refused as
-// a whole (index imports are not supported yet); kept for the structural checks of index imports
-// and for the codecs.
+// The import of sample index u9: on u4, key [0].
+inline pb::IndexImport ImportU9() { return Import("u9", "u4", U4Schema(), {0}); }
+
+// Maintained, from as_of 5: imports index u9 (on u4) and builds u20 = Reduce(u4) by column 1,
+// indexed by u21. Accepted on the sample epoch (not beside SecondaryDataflowFromSources(), which
+// creates the same ids).
 inline pb::Command SecondaryDataflow() {
   pb::Command c = EmptyDataflow("secondary", 5);
   auto* d = Desc(c);
-  auto* import = d->add_index_imports();
-  import->set_id("u9");
-  import->set_on("u4");
-  *import->mutable_schema() = U4Schema();
-  import->add_key(0);
+  *d->add_index_imports() = ImportU9();
   *d->add_objects_to_build() =
       Build("u20", ReducePlan(GetPlan("u4"), {1}, {{pb::COUNT, 0}, {pb::SUM, 0}}));
   *d->add_index_exports() = Export("u21", "u20", {0});
@@ -322,6 +354,14 @@ inline pb::Command SecondaryDataflowFromSources() {
       Build("u20", ReducePlan(GetPlan("u19"), {1}, {{pb::COUNT, 0}, {pb::SUM, 0}}));
   *d->add_index_exports() = Export("u21", "u20", {0});
   return c;
+}
+
+// One-shot read of index u9 at `as_of`: t2 = Reduce(u4) by column 1 (value): count, indexed by
+// `index` on [0]. t2 is [INT64 value, INT64 count]. Accepted on the sample epoch.
+inline pb::Command OneShotOfU9(std::uint64_t as_of = 5, std::string index = "t1") {
+  return OneShot(as_of, {ImportU9()},
+                 {Build("t2", ReducePlan(GetPlan("u4"), {1}, {{pb::COUNT, 0}}))},
+                 {Export(std::move(index), "t2", {0})}, "count by value");
 }
 
 inline pb::Command Schedule(std::string id = "u9") {
@@ -382,8 +422,20 @@ inline pb::Command CancelPeek(std::string uuid = "3f2a9c4e-5b1d-4e7a-9f00-1c2d3e
   return c;
 }
 
+// The sample epoch with §8 state in it: Hello, PrimaryDataflow(), AllowCompaction(u9, [5]), a
+// maintained importer of u9 (u61: u4 by column 1, from as_of 5) and a one-shot read of u9 at 5
+// (t9: u4 by column 1). Drop("u9") is refused on it (both import u9); OneShotOfU9() and
+// SecondaryDataflow() are accepted. The fuzz target primes its validator with it.
+inline std::vector<pb::Command> ImportingEpoch() {
+  pb::Command importer = EmptyDataflow("importer", 5);
+  *Desc(importer)->add_index_imports() = ImportU9();
+  *Desc(importer)->add_index_exports() = Export("u61", "u4", {1});
+  return {Hello(), PrimaryDataflow(), AllowCompaction("u9", {5}), std::move(importer),
+          OneShot(5, {ImportU9()}, {}, {Export("t9", "u4", {1})}, "primed one-shot")};
+}
+
 // One of each kind, named for the corpus generator and for test output. In this order, a
-// validator accepts every one of them (so no index import: see AllEncodableCommands()).
+// validator accepts every one of them (so not SecondaryDataflow(): see AllEncodableCommands()).
 struct NamedCommand {
   const char* name;
   pb::Command command;
@@ -400,13 +452,16 @@ inline std::vector<NamedCommand> AllCommands() {
           {"allow_compaction", AllowCompaction()},
           {"peek", Peek()},
           {"cancel_peek", CancelPeek()},
+          {"create_dataflow_one_shot", OneShotOfU9()},
+          {"peek_one_shot", PeekAt("one-shot-1", "t1", 5)},
+          {"allow_compaction_drop_one_shot", Drop("t1")},
           {"allow_compaction_drop", Drop("u9")},
           {"hello_observer", ObserverHello()},
           {"goodbye", Goodbye()}};
 }
 
-// AllCommands() plus well-encoded commands the validator refuses for now (an index import), so
-// the codec tests cover their fields too.
+// AllCommands() plus well-encoded commands that sequence cannot hold (SecondaryDataflow() creates
+// the ids SecondaryDataflowFromSources() does), so the codec tests cover their fields too.
 inline std::vector<NamedCommand> AllEncodableCommands() {
   std::vector<NamedCommand> commands = AllCommands();
   commands.push_back({"create_dataflow_index_import", SecondaryDataflow()});

@@ -6,7 +6,9 @@
 
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "base/time.h"
 #include "unit/protocol_samples.h"
@@ -35,6 +37,13 @@ std::map<std::string, std::string> Snapshot(const Validator& v) {
     std::string key;
     for (auto c : info.key) key += std::to_string(c) + ",";
     out["index " + id] = info.on + " " + key;
+    std::string importers;
+    for (const auto& importer : v.ImportersOf(id)) importers += importer + ",";
+    out["importers of " + id] = importers;
+    if (const auto as_of = v.OneShotAsOf(id)) out["one-shot " + id] = std::to_string(*as_of);
+  }
+  for (const auto& [id, frontier] : v.allowed_compaction()) {
+    out["allowed compaction " + id] = std::to_string(frontier);
   }
   out["hello"] = v.hello_seen() ? "yes" : "no";
   return out;
@@ -226,13 +235,6 @@ TEST(Validator, RefusesParameterWithEmptyName) {
 }
 
 // ---- CreateDataflow: class and frontiers
-
-TEST(Validator, RefusesOneShotReadDataflowAsNotSupportedYet) {
-  Validator v = Primed();
-  pb::Command c = SecondaryDataflowFromSources();
-  Desc(c)->set_class_(pb::ONE_SHOT_READ);
-  ExpectInvalid(v, c, "ONE_SHOT_READ is not supported yet");
-}
 
 TEST(Validator, RefusesUnspecifiedOrUnknownDataflowClass) {
   Validator v = Primed();
@@ -454,22 +456,25 @@ TEST(Validator, RefusesKeyValueSourceWhoseRowsCannotFitTheSegment) {
 
 // ---- CreateDataflow: index imports
 
-TEST(Validator, RefusesWellFormedIndexImportAsNotSupportedYet) {
+TEST(Validator, AcceptsMaintainedDataflowImportingALiveIndex) {
   Validator v = Primed();
-  // Index u9 exists, on u4, key [0], with u4's schema: every structural check passes, and the
-  // runtime still cannot render an index import.
-  const pb::Command c = SecondaryDataflow();
-  ExpectInvalid(v, c, "index imports are not supported yet: build the dataflow from its sources");
-  EXPECT_EQ(v.Validate(c).message(),
-            "CreateDataflow(u21, u20): index imports are not supported yet: build the dataflow "
-            "from its sources");
-  EXPECT_EQ(v.collections().count("u20"), 0u);
-  EXPECT_EQ(v.indexes().count("u21"), 0u);
-  // The same dataflow built from a source is accepted: u20 = Reduce by column 1, [INT64, count
-  // INT64, sum INT64 nullable].
-  ExpectAccepted(v, SecondaryDataflowFromSources());
+  // Index u9 exists, on u4, key [0], with u4's schema; the dataflow reads u4 through it.
+  ExpectAccepted(v, SecondaryDataflow());
+  // u20 = Reduce(u4) by column 1: [INT64, count INT64, sum INT64 nullable].
   EXPECT_EQ(v.indexes().at("u21").on, "u20");
   EXPECT_EQ(v.collections().at("u20").columns_size(), 3);
+  EXPECT_EQ(v.ImportersOf("u9"), std::vector<std::string>{"u21"});
+  EXPECT_TRUE(v.ImportersOf("u10").empty());
+}
+
+TEST(Validator, ImportedIndexIsReadByItsIdOrByTheCollectionItIsOn) {
+  Validator v = Primed();
+  pb::Command c = EmptyDataflow("both names", 5);
+  *Desc(c)->add_index_imports() = ImportU9();
+  *Desc(c)->add_objects_to_build() = Build("u40", UnionPlan({GetPlan("u9"), GetPlan("u4")}));
+  *Desc(c)->add_index_exports() = Export("u41", "u40", {0});
+  ExpectAccepted(v, c);
+  EXPECT_EQ(v.collections().at("u40").columns_size(), 2);
 }
 
 TEST(Validator, RefusesIndexImportOfUnknownIndex) {
@@ -923,6 +928,345 @@ TEST(Validator, ObserverMayNotChangeAnything) {
   }
   EXPECT_EQ(Snapshot(v), before);
   EXPECT_EQ(v.ValidateObserver(pb::Command()).message(), "NoKind: command has no kind");
+}
+
+// ---- Index imports and one-shot dataflows (DESIGN §8)
+
+// A maintained dataflow from `as_of` importing u9, building u40 = u4's rows, indexed by `index`.
+pb::Command ImporterOfU9(std::uint64_t as_of, const std::string& index = "u41",
+                         const std::string& name = "importer") {
+  pb::Command c = EmptyDataflow(name, as_of);
+  *Desc(c)->add_index_imports() = ImportU9();
+  *Desc(c)->add_objects_to_build() = Build("u40", MfpPlan(GetPlan("u4"), Mfp({}, {}, {0, 1})));
+  *Desc(c)->add_index_exports() = Export(index, "u40", {0});
+  return c;
+}
+
+TEST(Validator, RefusesImportOfAOneShotResult) {
+  Validator v = Primed();
+  ExpectAccepted(v, OneShotOfU9());
+  pb::Command c = EmptyDataflow("reads a result", 5);
+  *Desc(c)->add_index_imports() = Import("t1", "t2", v.collections().at("t2"), {0});
+  *Desc(c)->add_index_exports() = Export("u40", "t2", {0});
+  ExpectInvalid(v, c,
+                "index import t1: t1 is a one-shot result, not a maintained index: import the "
+                "indexes it reads");
+}
+
+TEST(Validator, RefusesMaintainedImportBelowTheAllowedCompactionFrontier) {
+  Validator v = Primed();
+  ExpectAccepted(v, AllowCompaction("u9", {7}));
+  const pb::Command c = SecondaryDataflow();  // as_of 5
+  EXPECT_EQ(v.Validate(c).message(),
+            "CreateDataflow(u21, u20): index import u9: as_of 5 is below the compaction frontier "
+            "[7] the controller allowed for u9, so a maintained dataflow would read compacted "
+            "data: send as_of >= 7 (or class ONE_SHOT_READ for one read)");
+  ExpectInvalid(v, c, "as_of 5 is below the compaction frontier [7]");
+}
+
+TEST(Validator, AcceptsMaintainedImportAtTheAllowedCompactionFrontier) {
+  Validator v = Primed();
+  ExpectAccepted(v, AllowCompaction("u9", {5}));
+  ExpectAccepted(v, SecondaryDataflow());  // as_of 5
+}
+
+TEST(Validator, AllowedCompactionFrontierOnlyRises) {
+  Validator v = Primed();
+  EXPECT_TRUE(v.allowed_compaction().empty());
+  ExpectAccepted(v, AllowCompaction("u9", {7}));
+  ExpectAccepted(v, AllowCompaction("u9", {3}));  // accepted: the runtimes ignore it too
+  EXPECT_EQ(v.allowed_compaction().at("u9"), 7u);
+  ExpectInvalid(v, ImporterOfU9(5), "as_of 5 is below the compaction frontier [7]");
+  ExpectAccepted(v, AllowCompaction("u9", {9}));
+  EXPECT_EQ(v.allowed_compaction().at("u9"), 9u);
+  ExpectInvalid(v, ImporterOfU9(8), "as_of 8 is below the compaction frontier [9]");
+}
+
+TEST(Validator, AllowedCompactionFrontierIsForgottenWithTheDroppedIndex) {
+  Validator v = Primed();
+  ExpectAccepted(v, AllowCompaction("u9", {7}));
+  ExpectAccepted(v, Drop("u9"));
+  EXPECT_EQ(v.allowed_compaction().count("u9"), 0u);
+  // A new index u9 (on source u30) starts with no frontier: an import from as_of 0 is fine.
+  pb::Command again = EmptyDataflow("again");
+  *Desc(again)->add_source_imports() = KeyValueImport("u30");
+  *Desc(again)->add_index_exports() = Export("u9", "u30", {0});
+  ExpectAccepted(v, again);
+  pb::Command importer = EmptyDataflow("importer", 0);
+  *Desc(importer)->add_index_imports() = Import("u9", "u30", KeyValueSchema(), {0});
+  *Desc(importer)->add_index_exports() = Export("u40", "u30", {1});
+  ExpectAccepted(v, importer);
+}
+
+TEST(Validator, AcceptsOneShotReadOfAnImportedIndex) {
+  Validator v = Primed();
+  ExpectAccepted(v, OneShotOfU9(5));
+  EXPECT_EQ(v.indexes().at("t1").on, "t2");
+  EXPECT_EQ(v.OneShotAsOf("t1"), std::optional<std::uint64_t>(5));
+  EXPECT_EQ(v.OneShotAsOf("u9"), std::nullopt) << "a maintained index is not a one-shot result";
+  EXPECT_EQ(v.OneShotAsOf("t2"), std::nullopt) << "a build is not an index";
+  EXPECT_EQ(v.ImportersOf("u9"), std::vector<std::string>{"t1"});
+  // t2 = Reduce(u4) by value: [INT64, count INT64].
+  ASSERT_EQ(v.collections().at("t1").columns_size(), 2);
+  EXPECT_EQ(v.collections().at("t1").columns(1).name(), "count");
+}
+
+TEST(Validator, AcceptsOneShotWithoutBuildsThatReindexesTheImport) {
+  Validator v = Primed();
+  // u4 by its second column, at time 3: no operator at all.
+  ExpectAccepted(v, OneShot(3, {ImportU9()}, {}, {Export("t7", "u4", {1})}));
+  EXPECT_EQ(v.indexes().at("t7").key, std::vector<std::uint32_t>{1});
+}
+
+TEST(Validator, RefusesOneShotWhoseUntilIsNotAsOfPlusOne) {
+  Validator v = Primed();
+  pb::Command c = OneShotOfU9(5);
+  Desc(c)->mutable_until()->Clear();
+  EXPECT_EQ(v.Validate(c).message(),
+            "CreateDataflow(t1, t2): a ONE_SHOT_READ dataflow computes one time: until must be "
+            "[6] (as_of + 1), not [] (send until [6], or class MAINTAINED)");
+  ExpectInvalid(v, c, "until must be [6] (as_of + 1), not []");
+  Desc(c)->mutable_until()->add_elements(7);
+  ExpectInvalid(v, c, "until must be [6] (as_of + 1), not [7]");
+}
+
+TEST(Validator, RefusesOneShotAtTheLastTime) {
+  Validator v = Primed();
+  pb::Command c = OneShotOfU9(kNotATime - 1);
+  Desc(c)->mutable_until()->Clear();
+  ExpectInvalid(v, c,
+                "a ONE_SHOT_READ dataflow needs until = as_of + 1, and as_of 18446744073709551614 "
+                "is the last time (UINT64_MAX is reserved)");
+}
+
+TEST(Validator, RefusesOneShotWithASourceImport) {
+  Validator v = Primed();
+  pb::Command c = OneShotOfU9();
+  *Desc(c)->add_source_imports() = KeyValueImport("u30");
+  ExpectInvalid(v, c,
+                "a ONE_SHOT_READ dataflow reads index imports only, not source import u30 (import "
+                "an index on it, or send class MAINTAINED)");
+}
+
+TEST(Validator, RefusesOneShotWithoutAnIndexImport) {
+  Validator v = Primed();
+  pb::Command c = OneShotOfU9();
+  Desc(c)->clear_index_imports();
+  ExpectInvalid(v, c,
+                "a ONE_SHOT_READ dataflow needs at least one index import (it reads maintained "
+                "indexes at as_of): import the indexes it reads");
+}
+
+TEST(Validator, RefusesOneShotWithoutAnIndexExport) {
+  Validator v = Primed();
+  pb::Command c = OneShotOfU9();
+  Desc(c)->clear_index_exports();
+  ExpectInvalid(v, c, "the dataflow exports no index: nothing could read it or ever drop it");
+}
+
+TEST(Validator, RefusesOneShotExportingAnIdThatIsNotTransient) {
+  Validator v = Primed();
+  ExpectInvalid(v, OneShotOfU9(5, "u40"),
+                "index export u40: a ONE_SHOT_READ dataflow exports transient ids (t<n>) only: "
+                "its result is never maintained and lives until it is dropped");
+  // Every export: one transient id is not enough.
+  pb::Command two = OneShotOfU9(5, "t1");
+  *Desc(two)->add_index_exports() = Export("s3", "t2", {1});
+  ExpectInvalid(v, two, "index export s3: a ONE_SHOT_READ dataflow exports transient ids");
+}
+
+TEST(Validator, RefusesTransientExportInAMaintainedDataflow) {
+  Validator v = Primed();
+  ExpectInvalid(v, ImporterOfU9(5, "t41"),
+                "index export t41: a transient id (t<n>) names a one-shot result; a MAINTAINED "
+                "dataflow exports u<n> or s<n> ids (or send class ONE_SHOT_READ with until = as_of "
+                "+ 1)");
+  pb::Command from_source = SecondaryDataflowFromSources();
+  Desc(from_source)->mutable_index_exports(0)->set_id("t21");
+  ExpectInvalid(v, from_source, "index export t21: a transient id (t<n>) names a one-shot result");
+}
+
+// The runtime answers such a one-shot's peeks Error ("compacted"): never a wrong answer.
+TEST(Validator, AcceptsOneShotImportBelowTheAllowedCompactionFrontier) {
+  Validator v = Primed();
+  ExpectAccepted(v, AllowCompaction("u9", {7}));
+  ExpectAccepted(v, OneShotOfU9(5));
+  ExpectAccepted(v, PeekAt("p1", "t1", 5));
+}
+
+TEST(Validator, PeekOfAOneShotResultIsRefusedAtAnyTimeButItsAsOf) {
+  Validator v = Primed();
+  ExpectAccepted(v, OneShotOfU9(4));
+  ExpectAccepted(v, PeekAt("p1", "t1", 4));
+  const pb::Command later = PeekAt("p2", "t1", 5);
+  EXPECT_EQ(v.Validate(later).message(),
+            "Peek(p2, t1 @ 5): t1 is a one-shot result, readable only at time 4");
+  ExpectInvalid(v, later, "t1 is a one-shot result, readable only at time 4");
+  ExpectInvalid(v, PeekAt("p3", "t1", 3), "t1 is a one-shot result, readable only at time 4");
+  // Maintained indexes keep every time.
+  ExpectAccepted(v, PeekAt("p4", "u9", 3));
+  ExpectAccepted(v, PeekAt("p5", "u9", 5));
+}
+
+TEST(Validator, PeekOfAOneShotResultChecksKeysAndMfpAgainstWhatItIndexes) {
+  Validator v = Primed();
+  ExpectAccepted(v, OneShotOfU9(4));  // t1 on t2 [INT64 value, INT64 count], key [0]
+  ExpectAccepted(v, PeekAt("p1", "t1", 4, 3));
+  pb::Command wrong_key = PeekAt("p2", "t1", 4);
+  *wrong_key.mutable_peek()->add_keys() = MakeRow({StringDatum("3")});
+  ExpectInvalid(v, wrong_key, "key 0 datum 0: datum is STRING, the column is INT64");
+  pb::Command wrong_mfp = PeekAt("p3", "t1", 4);
+  *wrong_mfp.mutable_peek()->mutable_mfp() = Mfp({Col(2)}, {}, {});
+  ExpectInvalid(v, wrong_mfp, "mfp: map expression 0: column 2 out of range: input has 2 columns");
+}
+
+TEST(Validator, ObserverPeekOfAOneShotResultFollowsTheSameRule) {
+  Validator v = Primed();
+  ExpectAccepted(v, OneShotOfU9(4));
+  EXPECT_TRUE(v.ValidateObserver(PeekAt("o1", "t1", 4)).ok());
+  EXPECT_EQ(v.ValidateObserver(PeekAt("o2", "t1", 9)).message(),
+            "Peek(o2, t1 @ 9): t1 is a one-shot result, readable only at time 4");
+}
+
+TEST(Validator, AllowCompactionOfAOneShotResultIsAcceptedAndChangesNothing) {
+  Validator v = Primed();
+  ExpectAccepted(v, OneShotOfU9(4));
+  const auto before = Snapshot(v);
+  ExpectAccepted(v, AllowCompaction("t1", {9}));
+  EXPECT_EQ(Snapshot(v), before);
+  EXPECT_EQ(v.allowed_compaction().count("t1"), 0u);
+  ExpectAccepted(v, PeekAt("p1", "t1", 4));
+}
+
+TEST(Validator, DroppingAOneShotResultForgetsItsDataflow) {
+  Validator v = Primed();
+  ExpectAccepted(v, OneShotOfU9(4));
+  ExpectAccepted(v, Drop("t1"));
+  EXPECT_EQ(v.collections().count("t1"), 0u);
+  EXPECT_EQ(v.collections().count("t2"), 0u) << "its build goes with its last index";
+  EXPECT_TRUE(v.ImportersOf("u9").empty());
+  ExpectRefused(v, PeekAt("p1", "t1", 4), StatusCode::kNotFound, "unknown index t1");
+  // The transient ids are free again: the next one-shot may use them, at another time.
+  ExpectAccepted(v, OneShotOfU9(8));
+  ExpectAccepted(v, PeekAt("p2", "t1", 8));
+}
+
+// ---- Drops of imported indexes
+
+TEST(Validator, RefusesDropOfAnIndexAMaintainedDataflowImportsNamingTheImporter) {
+  Validator v = Primed();
+  ExpectAccepted(v, SecondaryDataflow());  // "secondary", exports u21
+  const pb::Command drop = Drop("u9");
+  EXPECT_EQ(v.Validate(drop).message(),
+            "AllowCompaction(u9, []): u9 is imported by u21 (dataflow 'secondary'): drop u21 "
+            "first");
+  ExpectInvalid(v, drop, "u9 is imported by u21 (dataflow 'secondary'): drop u21 first");
+  EXPECT_EQ(v.indexes().count("u9"), 1u);
+}
+
+TEST(Validator, RefusesDropOfAnIndexAOneShotImportsNamingTheOneShot) {
+  Validator v = Primed();
+  ExpectAccepted(v, OneShotOfU9(4));
+  ExpectInvalid(v, Drop("u9"), "u9 is imported by t1 (dataflow 'count by value'): drop t1 first");
+}
+
+TEST(Validator, RefusedDropNamesEveryImporterAndEveryIndexToDrop) {
+  Validator v = Primed();
+  pb::Command two_exports = ImporterOfU9(5, "u41", "a");
+  *Desc(two_exports)->add_index_exports() = Export("u42", "u40", {1});
+  ExpectAccepted(v, two_exports);
+  ExpectAccepted(v, OneShotOfU9(5));
+  ExpectInvalid(v, Drop("u9"),
+                "u9 is imported by u41, u42 (dataflow 'a') and by t1 (dataflow 'count by value'): "
+                "drop u41, u42, t1 first");
+}
+
+TEST(Validator, DropIsAcceptedOnceTheImporterIsDropped) {
+  Validator v = Primed();
+  ExpectAccepted(v, SecondaryDataflow());
+  ExpectInvalid(v, Drop("u9"), "u9 is imported by u21");
+  ExpectAccepted(v, Drop("u21"));
+  EXPECT_TRUE(v.ImportersOf("u9").empty());
+  ExpectAccepted(v, Drop("u9"));
+  EXPECT_EQ(v.indexes().count("u9"), 0u);
+}
+
+TEST(Validator, ImporterWithAnIndexLeftStillHoldsItsImport) {
+  Validator v = Primed();
+  pb::Command two_exports = ImporterOfU9(5, "u41", "a");
+  *Desc(two_exports)->add_index_exports() = Export("u42", "u40", {1});
+  ExpectAccepted(v, two_exports);
+  ExpectAccepted(v, Drop("u41"));
+  ExpectInvalid(v, Drop("u9"), "u9 is imported by u42 (dataflow 'a'): drop u42 first");
+  ExpectAccepted(v, Drop("u42"));
+  ExpectAccepted(v, Drop("u9"));
+}
+
+TEST(Validator, DroppingAnImporterForgetsItsViewsButNotWhatItImports) {
+  Validator v = Primed();
+  ExpectAccepted(v, SecondaryDataflow());  // u20, indexed by u21, over u4 through u9
+  ExpectAccepted(v, Drop("u21"));
+  EXPECT_EQ(v.collections().count("u20"), 0u);
+  EXPECT_EQ(v.indexes().count("u9"), 1u);
+  EXPECT_EQ(v.collections().count("u4"), 1u);
+  // The publisher's own drop logic is unchanged: its last index takes its sources and views.
+  ExpectAccepted(v, Drop("u9"));
+  ExpectAccepted(v, Drop("u10"));
+  ExpectAccepted(v, Drop("u11"));
+  EXPECT_TRUE(v.collections().empty());
+  EXPECT_TRUE(v.indexes().empty());
+}
+
+TEST(Validator, CompactionOfAnImportedIndexIsAccepted) {
+  Validator v = Primed();
+  ExpectAccepted(v, SecondaryDataflow());
+  ExpectAccepted(v, AllowCompaction("u9", {20}));
+  EXPECT_EQ(v.allowed_compaction().at("u9"), 20u);
+}
+
+TEST(Validator, RefusedImporterRecordsNoImport) {
+  Validator v = Primed();
+  pb::Command c = SecondaryDataflow();
+  Desc(c)->mutable_index_exports(0)->set_key(0, 9);  // out of range: refused at the last step
+  ExpectInvalid(v, c, "index export u21: key 0: column 9 out of range");
+  EXPECT_TRUE(v.ImportersOf("u9").empty());
+  ExpectAccepted(v, Drop("u9"));
+}
+
+TEST(Validator, RefusedDropKeepsTheIndexItsFrontierAndItsImporter) {
+  Validator v = Primed();
+  ExpectAccepted(v, AllowCompaction("u9", {6}));
+  ExpectAccepted(v, OneShotOfU9(6));
+  ExpectInvalid(v, Drop("u9"), "drop t1 first");  // also checks that nothing changed
+  EXPECT_EQ(v.allowed_compaction().at("u9"), 6u);
+  ExpectAccepted(v, PeekAt("p1", "t1", 6));
+  ExpectAccepted(v, PeekAt("p2", "u9", 6));
+}
+
+TEST(Validator, HelloForgetsCompactionFrontiersImportersAndOneShots) {
+  Validator v = Primed();
+  ExpectAccepted(v, AllowCompaction("u9", {7}));
+  ExpectAccepted(v, OneShotOfU9(7));
+  ExpectAccepted(v, Hello("controller-2"));
+  EXPECT_TRUE(v.allowed_compaction().empty());
+  EXPECT_EQ(v.OneShotAsOf("t1"), std::nullopt);
+  ExpectAccepted(v, PrimaryDataflow());
+  // The replayed u9 has no frontier yet and no importer: both are the new epoch's to send.
+  ExpectAccepted(v, SecondaryDataflow());  // as_of 5 < 7
+  ExpectAccepted(v, Drop("u21"));
+  ExpectAccepted(v, Drop("u9"));
+  ExpectRefused(v, PeekAt("p1", "t1", 7), StatusCode::kNotFound, "unknown index t1");
+}
+
+TEST(Validator, TheImportingEpochIsAcceptedAndHoldsU9) {
+  Validator v;
+  for (const auto& command : ImportingEpoch()) ExpectAccepted(v, command);
+  EXPECT_EQ(v.ImportersOf("u9"), (std::vector<std::string>{"u61", "t9"}));
+  ExpectInvalid(v, Drop("u9"),
+                "u9 is imported by u61 (dataflow 'importer') and by t9 (dataflow 'primed "
+                "one-shot'): drop u61, t9 first");
+  ExpectAccepted(v, OneShotOfU9());
+  ExpectAccepted(v, SecondaryDataflow());
 }
 
 // ---- all-or-nothing
