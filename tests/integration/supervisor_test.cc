@@ -963,10 +963,7 @@ TEST(OneShotMetrics, CountBuiltAndRunningAndTimeTheBuildToTheAnswer) {
     return r.has_command_error() || (r.has_frontiers() && r.frontiers().id() == "t1");
   });
   ASSERT_TRUE(first) << sup.Log();
-  if (first->has_command_error()) {
-    // ONE_SHOT_READ is refused until validation accepts it (issue 13, ipc/validate.cc).
-    GTEST_SKIP() << "one-shot dataflows are refused: " << first->command_error().why();
-  }
+  ASSERT_FALSE(first->has_command_error()) << first->command_error().why();
   ASSERT_TRUE(SendAccepted(ctl, {OneShotRead("u2", "u1", 0, "t2")}));
   std::string m = HttpGet(port, "/metrics").body;
   EXPECT_EQ(MetricValue(m, "tandem_one_shot_dataflows_built_total"), 2) << m;
