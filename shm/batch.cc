@@ -110,7 +110,7 @@ void BatchWriter::Reserve(std::size_t updates, std::size_t key_bytes, std::size_
   diffs_.reserve(updates);
 }
 
-Result<std::uint64_t> BatchWriter::Finish(Segment& segment, Frontier since) const {
+Result<BatchHeader> BatchWriter::Layout(Frontier since) const {
   constexpr std::uint64_t kLimit = std::numeric_limits<std::uint32_t>::max() - 1;
   if (key_bytes_.size() > kLimit || val_bytes_.size() > kLimit || times_.size() > kLimit) {
     return Status::InvalidArgument(
@@ -140,9 +140,10 @@ Result<std::uint64_t> BatchWriter::Finish(Segment& segment, Frontier since) cons
   h.key_bytes_at = place(key_bytes_.size());
   h.val_bytes_at = place(val_bytes_.size());
   h.total_bytes = at;
+  return h;
+}
 
-  TANDEM_ASSIGN_OR_RETURN(std::uint64_t offset, segment.Allocate(h.total_bytes, "a batch"));
-  char* base = segment.At<char>(offset);
+void BatchWriter::WriteTo(char* base, const BatchHeader& h) const {
   std::memcpy(base, &h, sizeof h);
   auto copy = [base](std::uint64_t to, const void* from, std::size_t bytes) {
     if (bytes) std::memcpy(base + to, from, bytes);
@@ -155,7 +156,20 @@ Result<std::uint64_t> BatchWriter::Finish(Segment& segment, Frontier since) cons
   copy(h.val_updates_at, val_updates_.data(), 4 * val_updates_.size());
   copy(h.key_bytes_at, key_bytes_.data(), key_bytes_.size());
   copy(h.val_bytes_at, val_bytes_.data(), val_bytes_.size());
+}
+
+Result<std::uint64_t> BatchWriter::Finish(Segment& segment, Frontier since) const {
+  TANDEM_ASSIGN_OR_RETURN(const BatchHeader h, Layout(since));
+  TANDEM_ASSIGN_OR_RETURN(std::uint64_t offset, segment.Allocate(h.total_bytes, "a batch"));
+  WriteTo(segment.At<char>(offset), h);
   return offset;
+}
+
+Result<LocalBatch> BatchWriter::FinishLocal(Frontier since) const {
+  TANDEM_ASSIGN_OR_RETURN(const BatchHeader h, Layout(since));
+  LocalBatch batch(h.total_bytes);
+  WriteTo(batch.data(), h);
+  return batch;
 }
 
 UpdateBuffer::UpdateBuffer(const std::vector<Update>& updates) {
@@ -310,7 +324,11 @@ Result<std::uint64_t> BuildBatch(Segment& segment, UpdateBuffer updates, Frontie
   return BuildBatchInPlace(segment, updates, since);
 }
 
-Result<std::uint64_t> BuildBatchInPlace(Segment& segment, UpdateBuffer& updates, Frontier since) {
+namespace {
+
+// Advances the times of `updates` below `since` to it, sorts and consolidates them into `writer`
+// (sums the diffs of each run of equal key, val and time; drops zero sums).
+Status Consolidate(UpdateBuffer& updates, Frontier since, BatchWriter* writer) {
   if (updates.size() >= std::numeric_limits<std::uint32_t>::max()) {
     return Status::InvalidArgument(
         "batch too large for the format: " + std::to_string(updates.size()) + " updates");
@@ -318,9 +336,7 @@ Result<std::uint64_t> BuildBatchInPlace(Segment& segment, UpdateBuffer& updates,
   updates.AdvanceTimes(since.empty() ? kMinTime : since.time());
   const SortedUpdates sorted = SortUpdates(updates);
   const std::vector<std::uint32_t>& order = sorted.order;
-  BatchWriter writer;
-  writer.Reserve(updates.size(), updates.key_bytes(), updates.val_bytes());
-  // Consolidate: sum the diffs of each run of equal (key, val, time); drop zero sums.
+  writer->Reserve(updates.size(), updates.key_bytes(), updates.val_bytes());
   auto same = [&](std::size_t j, std::uint32_t first) {
     return !sorted.new_key[j] && updates.time(order[j]) == updates.time(first) &&
            updates.val(order[j]) == updates.val(first);
@@ -335,12 +351,28 @@ Result<std::uint64_t> BuildBatchInPlace(Segment& segment, UpdateBuffer& updates,
       sum += updates.diff(order[j]);
     }
     PushCount(sum, [&](std::int64_t part) {
-      writer.Push(updates.key(first), updates.val(first), updates.time(first), part);
+      writer->Push(updates.key(first), updates.val(first), updates.time(first), part);
     });
     i = j;
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::uint64_t> BuildBatchInPlace(Segment& segment, UpdateBuffer& updates, Frontier since) {
+  BatchWriter writer;
+  TANDEM_RETURN_IF_ERROR(Consolidate(updates, since, &writer));
   if (writer.update_count() == 0) return std::uint64_t{0};
   return writer.Finish(segment, since);
+}
+
+Result<std::optional<LocalBatch>> BuildLocalBatch(UpdateBuffer updates, Frontier since) {
+  BatchWriter writer;
+  TANDEM_RETURN_IF_ERROR(Consolidate(updates, since, &writer));
+  if (writer.update_count() == 0) return std::optional<LocalBatch>();
+  TANDEM_ASSIGN_OR_RETURN(LocalBatch batch, writer.FinishLocal(since));
+  return std::optional<LocalBatch>(std::move(batch));
 }
 
 Result<std::uint64_t> MergeBatches(Segment& segment, std::span<const BatchView> batches,

@@ -23,6 +23,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -144,6 +146,22 @@ class BatchView {
   const char* base_;
 };
 
+// A batch in process memory rather than in the segment: the same format, read through the same
+// BatchView (a one-shot dataflow's transient index lives in the interactive runtime's own memory,
+// DESIGN §8). Owns its bytes (8-byte aligned); moving it keeps views of it valid.
+class LocalBatch {
+ public:
+  explicit LocalBatch(std::uint64_t bytes)
+      : words_(std::make_unique<std::uint64_t[]>((bytes + 7) / 8)), bytes_(bytes) {}
+  char* data() { return reinterpret_cast<char*>(words_.get()); }
+  BatchView view() const { return BatchView(reinterpret_cast<const BatchHeader*>(words_.get())); }
+  std::uint64_t bytes() const { return bytes_; }
+
+ private:
+  std::unique_ptr<std::uint64_t[]> words_;
+  std::uint64_t bytes_;
+};
+
 // Writes one batch from updates pushed in (key, val, time) order, already consolidated.
 // Process-local staging; Finish makes the single allocation and copies the columns in.
 class BatchWriter {
@@ -157,8 +175,13 @@ class BatchWriter {
   // Allocates and fills the batch; returns its offset. ResourceExhausted when the segment is full
   // (nothing is allocated then), InvalidArgument when the batch exceeds the format's limits.
   Result<std::uint64_t> Finish(Segment& segment, Frontier since) const;
+  // The same batch in process memory.
+  Result<LocalBatch> FinishLocal(Frontier since) const;
 
  private:
+  // The header of the batch (sizes and column offsets); InvalidArgument beyond the format's limits.
+  Result<BatchHeader> Layout(Frontier since) const;
+  void WriteTo(char* base, const BatchHeader& h) const;
   std::string key_bytes_, val_bytes_;
   std::vector<std::uint32_t> key_offsets_{0}, key_vals_{0}, val_offsets_{0}, val_updates_{0};
   std::vector<std::uint64_t> times_;
@@ -181,6 +204,9 @@ Result<std::uint64_t> BuildBatch(Segment& segment, UpdateBuffer updates, Frontie
 // The same, advancing the times of `updates` in place and leaving them otherwise untouched: on
 // failure they are still there (the same updates at every time >= since) for a retry.
 Result<std::uint64_t> BuildBatchInPlace(Segment& segment, UpdateBuffer& updates, Frontier since);
+
+// The same, into process memory (nullopt when nothing survives).
+Result<std::optional<LocalBatch>> BuildLocalBatch(UpdateBuffer updates, Frontier since);
 
 // Merges batches into one, advancing times to `since` and consolidating: the differential
 // dataflow merge with logical compaction. Returns 0 when everything cancelled.

@@ -169,10 +169,10 @@ struct ReaderEntry {
 // One shared arrangement: collection `id` as created at `as_of` (DESIGN §4).
 //  Created by: whichever side of the row looks it up first, under RowData::creation_lock, as a
 //              placeholder whose frontiers are all the minimum time (never empty).
-//  Writers: the publisher writes upper, since, own_frontier, list, list_version, counters,
-//           import_hold, importers and the Filled/Unpublished flags; the reader raises peer_hold,
-//           counts reader_holds and sets HoldReleased; both raise peer_hold only by atomic max
-//           (holds only rise). Tools write nothing but their own ReaderEntry.
+//  Writers: the publisher writes upper, since, own_frontier, list, list_version, counters and the
+//           Filled/Unpublished flags; the reader raises peer_hold and sets HoldReleased; both
+//           raise peer_hold only by atomic max (holds only rise). Tools write nothing but their
+//           own ReaderEntry.
 //  Freed by: the publisher only, under creation_lock, once Unpublished and HoldReleased are both
 //            set and every retired batch is freed.
 //  Readers see a consistent snapshot by loading upper, then announcing and loading the list,
@@ -198,14 +198,16 @@ struct alignas(64) SlotData {
   std::atomic<std::uint64_t> batches;
   std::atomic<std::uint64_t> bytes;   // of the current batches
   std::atomic<std::uint64_t> merges;  // lifetime count
-  // The holds besides the peer hold (DESIGN §8): since = min(own_frontier, peer_hold,
-  // import_hold). Written by the publisher (import_hold, importers) and the reader
-  // (reader_holds); tools only read them. At creation: import_hold empty, counts 0.
-  std::atomic<std::uint64_t> import_hold;   // Frontier raw: min of the publisher's local importers'
-                                            // holds (empty raw when none)
-  std::atomic<std::uint64_t> importers;     // local importer holds
-  std::atomic<std::uint64_t> reader_holds;  // holds the reading side keeps (one-shot imports,
-                                            // waiting peeks)
+  // Holds besides the peer hold, for operators and tools (tandem-shm). import_hold: the lowest
+  // hold of the publisher's own importers (Maintained dataflows of the publishing runtime that
+  // import this index, DESIGN §8), the empty frontier when there is none; written by the publisher
+  // only, which compacts to min(own_frontier, peer_hold, import_hold). importers: how many such
+  // holds. reader_holds: how many holds the reading side keeps under its controller frontier
+  // (one-shot imports and waiting peeks); written by the reader only, which publishes
+  // peer_hold = min(its controller frontier, every such hold).
+  std::atomic<std::uint64_t> import_hold;  // Frontier raw
+  std::atomic<std::uint64_t> importers;
+  std::atomic<std::uint64_t> reader_holds;
 };
 
 // An immutable list of batches, one allocation, replaced (never edited) by the publisher.

@@ -55,15 +55,11 @@ Result<PublishedRef> Publisher::BindSlot(const SlotKey& key) {
   if (slots_.count(index)) return ref;
   SlotData& s = Data(index);
   RaiseAtomic(s.own_frontier, key.as_of);
-  if (segment_->mode() == Mode::kSolo) {
-    // No reading runtime: nobody else holds this arrangement back. (The solo runtime's own reader
-    // still follows the slot and releases it on drop, which is what lets the slot be freed.)
-    s.peer_hold.store(Frontier::kEmptyRaw);
-  } else {
-    RaiseAtomic(s.peer_hold, key.as_of);
-  }
+  // The reading side's hold (interactive's, or in solo mode the solo runtime's own reader, which
+  // follows the slot like a peer: its waiting peeks and one-shot imports hold it the same way).
+  RaiseAtomic(s.peer_hold, key.as_of);
   s.flags.fetch_or(kSlotFilled);
-  slots_.emplace(index, LocalSlot{key, {}, false});
+  slots_.emplace(index, LocalSlot{key, {}, false, {}});
   AdvanceSince(index);
   Notify(index, key);
   return ref;
@@ -245,10 +241,74 @@ Status Publisher::AllowCompaction(const PublishedRef& ref, Frontier frontier) {
   return Status::Ok();
 }
 
+Status Publisher::HoldForImport(const PublishedRef& ref, Time at) {
+  CheckThread();
+  TANDEM_ASSIGN_OR_RETURN(LocalSlot * local, Local(ref));
+  if (!since(ref).LessEqual(at)) {
+    return Status::InvalidArgument(ref.key.ToString() + ": cannot hold at " + std::to_string(at) +
+                                   ", since is " + since(ref).ToString() + " already");
+  }
+  local->import_holds.insert(at);
+  PublishImportHolds(ref.index, *local);
+  return Status::Ok();
+}
+
+Status Publisher::MoveImportHold(const PublishedRef& ref, Time from, Time to) {
+  CheckThread();
+  TANDEM_ASSIGN_OR_RETURN(LocalSlot * local, Local(ref));
+  auto it = local->import_holds.find(from);
+  if (it == local->import_holds.end() || to < from) {
+    return Status::InvalidArgument(ref.key.ToString() + ": no import hold at " +
+                                   std::to_string(from) + " to move to " + std::to_string(to));
+  }
+  local->import_holds.erase(it);
+  local->import_holds.insert(to);
+  PublishImportHolds(ref.index, *local);
+  return Status::Ok();
+}
+
+Status Publisher::ReleaseImportHold(const PublishedRef& ref, Time at) {
+  CheckThread();
+  TANDEM_ASSIGN_OR_RETURN(LocalSlot * local, Local(ref));
+  auto it = local->import_holds.find(at);
+  if (it == local->import_holds.end()) {
+    return Status::InvalidArgument(ref.key.ToString() + ": no import hold at " +
+                                   std::to_string(at));
+  }
+  local->import_holds.erase(it);
+  PublishImportHolds(ref.index, *local);
+  return Status::Ok();
+}
+
+Frontier Publisher::import_hold(const PublishedRef& ref) const {
+  return Frontier::FromRaw(Data(ref.index).import_hold.load());
+}
+
+void Publisher::PublishImportHolds(std::uint32_t index, const LocalSlot& local) {
+  SlotData& s = Data(index);
+  s.import_hold.store(local.import_holds.empty() ? Frontier::kEmptyRaw
+                                                 : *local.import_holds.begin());
+  s.importers.store(local.import_holds.size());
+  if (!local.unpublished) AdvanceSince(index);
+}
+
+std::vector<BatchView> Publisher::Batches(const PublishedRef& ref) const {
+  CheckThread();
+  std::vector<BatchView> out;
+  auto it = slots_.find(ref.index);
+  if (it == slots_.end() || !(it->second.key == ref.key)) return out;
+  out.reserve(it->second.spine.size());
+  for (const SpineBatch& b : it->second.spine) {
+    out.emplace_back(segment_->At<BatchHeader>(b.offset));
+  }
+  return out;
+}
+
 void Publisher::AdvanceSince(std::uint32_t index) {
   SlotData& s = Data(index);
   const Frontier target =
-      Min(Frontier::FromRaw(s.own_frontier.load()), Frontier::FromRaw(s.peer_hold.load()));
+      Min(Min(Frontier::FromRaw(s.own_frontier.load()), Frontier::FromRaw(s.peer_hold.load())),
+          Frontier::FromRaw(s.import_hold.load()));
   // Both empty means dropped and released: nothing is left to read, keep since where it was.
   if (target.empty()) return;
   if (RaiseAtomic(s.since, target.raw()) < target.raw()) Notify(index, slots_.at(index).key);

@@ -15,13 +15,15 @@
 //      announces a version >= the version that retired it, or belongs to a tool that is dead.
 //  P5  the publisher never writes a reader entry (only its owner does; layout.h).
 //  P4  the publisher compacts (advances times in merges) only to the published since, which is
-//      never past the peer hold, so a read the reader has accepted stays exact (I1).
+//      never past the peer hold nor any import hold, so a read the reader has accepted, and the
+//      progress of an importer in this runtime, stay exact (I1, DESIGN §8).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -81,6 +83,21 @@ class Publisher {
   // reader can see it).
   Status AllowCompaction(const PublishedRef& ref, Frontier frontier);
 
+  // Holds of this runtime's own importers (Maintained dataflows that import the index, DESIGN
+  // §8): the slot compacts to min(own frontier, peer hold, every import hold). Holds are a
+  // multiset: each Hold is undone by one Release (or moved by Move) of the same time.
+  // InvalidArgument, changing nothing, when `at` is below since (what is compacted already cannot
+  // be held: validation refuses such an import) or, for Move, when `to` is below `from`.
+  Status HoldForImport(const PublishedRef& ref, Time at);
+  Status MoveImportHold(const PublishedRef& ref, Time from, Time to);
+  Status ReleaseImportHold(const PublishedRef& ref, Time at);
+  Frontier import_hold(const PublishedRef& ref) const;
+
+  // The slot's batches as published now, oldest first, for an importer on this thread: it reads
+  // them in place. Valid until this thread's next call that changes the slot or frees memory
+  // (Append*, AllowCompaction, Maintain). Empty once unpublished.
+  std::vector<BatchView> Batches(const PublishedRef& ref) const;
+
   // Re-reads peer holds and advances since where they allow, frees retired memory no reader can
   // see, and frees slots that are unpublished and released. Cheap; call it regularly.
   void Maintain();
@@ -108,6 +125,7 @@ class Publisher {
     SlotKey key;
     std::vector<SpineBatch> spine;  // oldest first, shaped by shm/spine.h's merge policy
     bool unpublished = false;
+    std::multiset<Time> import_holds;  // SlotData::import_hold is their minimum
   };
   struct Retired {
     std::uint32_t slot;
@@ -120,6 +138,8 @@ class Publisher {
   Result<LocalSlot*> Local(const PublishedRef& ref);
   SlotData& Data(std::uint32_t index) const { return registry_.slot(ordinal_, index); }
   void AdvanceSince(std::uint32_t index);
+  // Stores the minimum and count of the slot's import holds, then advances since.
+  void PublishImportHolds(std::uint32_t index, const LocalSlot& local);
   Status AppendImpl(const PublishedRef& ref, UpdateBuffer* updates, Frontier new_upper, bool retry);
   // Merges the whole spine into one batch at the current since, if there is room for it and it
   // is smaller; the old batches are retired (freed once no reader can see them).

@@ -120,7 +120,7 @@ Result<FollowedRef> Reader::Follow(const SlotKey& key) {
                           registry_.FindOrCreate(ordinal_, key, Side::kReader));
   if (!followed_.count(index)) {
     RaiseAtomic(registry_.slot(ordinal_, index).peer_hold, key.as_of);
-    followed_.emplace(index, Followed{key, 0});
+    followed_.emplace(index, Followed{key, 0, Frontier::At(key.as_of), {}});
   }
   return FollowedRef{index, key};
 }
@@ -129,13 +129,47 @@ Status Reader::AdvanceHold(const FollowedRef& ref, Frontier frontier) {
   CheckThread();
   TANDEM_ASSIGN_OR_RETURN(Followed * local, Local(ref));
   SlotData& s = registry_.slot(ordinal_, ref.index);
-  RaiseAtomic(s.peer_hold, frontier.raw());
+  local->controller = Max(local->controller, frontier);
   if (frontier.empty()) {
+    // Validation refuses a drop of what a one-shot imports, and peeks waiting on a dropped index
+    // are answered first: nothing can still hold it.
+    TANDEM_CHECK(local->read_holds.empty(), "releasing a peer hold that reads still hold");
+    RaiseAtomic(s.peer_hold, frontier.raw());
     TANDEM_CHECK(local->open_snapshots == 0, "releasing a peer hold with a snapshot still open");
     s.flags.fetch_or(kSlotHoldReleased, std::memory_order_seq_cst);
     followed_.erase(ref.index);
+    return Status::Ok();
   }
+  PublishHold(ref.index, *local);
   return Status::Ok();
+}
+
+void Reader::PublishHold(std::uint32_t index, const Followed& local) {
+  SlotData& s = registry_.slot(ordinal_, index);
+  Frontier hold = local.controller;
+  if (!local.read_holds.empty()) hold = Min(hold, Frontier::At(*local.read_holds.begin()));
+  RaiseAtomic(s.peer_hold, hold.raw());
+  s.reader_holds.store(local.read_holds.size());
+}
+
+bool Reader::HoldRead(const FollowedRef& ref, Time t) {
+  CheckThread();
+  auto local = Local(ref);
+  TANDEM_CHECK(local.ok(), "holding a slot that is not followed");
+  if (!hold(ref).LessEqual(t)) return false;
+  (*local)->read_holds.insert(t);
+  PublishHold(ref.index, **local);
+  return true;
+}
+
+void Reader::ReleaseRead(const FollowedRef& ref, Time t) {
+  CheckThread();
+  auto local = Local(ref);
+  TANDEM_CHECK(local.ok(), "releasing a read hold of a slot that is not followed");
+  auto it = (*local)->read_holds.find(t);
+  TANDEM_CHECK(it != (*local)->read_holds.end(), "releasing a read hold that was not placed");
+  (*local)->read_holds.erase(it);
+  PublishHold(ref.index, **local);
 }
 
 Frontier Reader::hold(const FollowedRef& ref) const {
@@ -163,6 +197,17 @@ Result<Snapshot> Reader::Take(const FollowedRef& ref) {
       snap.batches_.emplace_back(segment_->At<BatchHeader>(l->batches[i]));
     }
   }
+  return snap;
+}
+
+Snapshot Snapshot::OfLocal(SlotKey key, Frontier upper, Frontier since,
+                           std::vector<BatchView> batches) {
+  Snapshot snap;
+  snap.key_ = key;
+  snap.upper_ = upper;
+  snap.since_ = since;
+  snap.flags_ = kSlotFilled;
+  snap.batches_ = std::move(batches);
   return snap;
 }
 

@@ -21,6 +21,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +54,11 @@ class Snapshot {
   bool unpublished() const { return flags_ & kSlotUnpublished; }
   std::uint64_t list_version() const { return version_; }
   const std::vector<BatchView>& batches() const { return batches_; }
+
+  // A snapshot of an index in process memory (a one-shot dataflow's transient index, DESIGN §8):
+  // filled, with these frontiers and batches, which the caller keeps alive while it is used.
+  static Snapshot OfLocal(SlotKey key, Frontier upper, Frontier since,
+                          std::vector<BatchView> batches);
 
   // OK when this snapshot can answer exactly at t: published, not dropped, since <= t < upper.
   Status CheckReadable(Time t) const;
@@ -99,10 +105,19 @@ class Reader {
   // a no-op). Idempotent.
   Result<FollowedRef> Follow(const SlotKey& key);
 
-  // AllowCompaction on the reading runtime's stream: raises the peer hold (holds only rise; a
-  // lower frontier changes nothing). The empty frontier releases the hold and forgets the peer.
+  // AllowCompaction on the reading runtime's stream: raises the controller's frontier (a lower
+  // one changes nothing), and with it the peer hold, which is min(controller's frontier, every
+  // read hold). The empty frontier releases the hold and forgets the peer.
   Status AdvanceHold(const FollowedRef& ref, Frontier frontier);
+  // The published peer hold: nothing at a time at or past it is compacted (I1).
   Frontier hold(const FollowedRef& ref) const;
+
+  // A read of the slot at `t` that must stay exact until it is done — a waiting peek, a one-shot
+  // import (DESIGN §8) — holds the peer hold at t. Holds only rise, so a read below the current
+  // hold cannot be held: returns false and changes nothing (its answer is "compacted"). Each
+  // successful Hold is undone by one Release of the same time.
+  bool HoldRead(const FollowedRef& ref, Time t);
+  void ReleaseRead(const FollowedRef& ref, Time t);
 
   // A consistent snapshot of the slot, without locks and without blocking the publisher.
   Result<Snapshot> Take(const FollowedRef& ref);
@@ -117,7 +132,11 @@ class Reader {
   struct Followed {
     SlotKey key;
     int open_snapshots = 0;
+    Frontier controller;             // the controller's frontier on this runtime's stream
+    std::multiset<Time> read_holds;  // SlotData::reader_holds counts them
   };
+  // Publishes peer hold = min(controller, read holds) (an atomic max: it only rises) and the count.
+  void PublishHold(std::uint32_t index, const Followed& local);
   Reader(Segment* segment, std::uint32_t ordinal);
   void CheckThread() const;
   Result<Followed*> Local(const FollowedRef& ref);

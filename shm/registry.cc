@@ -45,8 +45,7 @@ void InitPlaceholder(SlotData& s, const SlotKey& key) {
   s.batches.store(0, std::memory_order_relaxed);
   s.bytes.store(0, std::memory_order_relaxed);
   s.merges.store(0, std::memory_order_relaxed);
-  // No importer and no reader hold yet: the empty frontier is "no hold" (since = min of holds).
-  s.import_hold.store(Frontier::Empty().raw(), std::memory_order_relaxed);
+  s.import_hold.store(Frontier::kEmptyRaw, std::memory_order_relaxed);
   s.importers.store(0, std::memory_order_relaxed);
   s.reader_holds.store(0, std::memory_order_relaxed);
 }

@@ -34,9 +34,9 @@ CommandLog::Numbered CommandLog::Read(std::uint64_t from, std::uint64_t to) cons
 }
 
 void CommandLog::WaitFor(std::uint64_t seq, std::chrono::steady_clock::time_point deadline,
-                         const std::atomic<bool>& stop) const {
+                         const std::atomic<bool>& stop, std::uint64_t pokes_seen) const {
   MutexLock lock(mu_);
-  while (base_ + entries_.size() <= seq && !stop.load()) {
+  while (base_ + entries_.size() <= seq && !stop.load() && pokes_ <= pokes_seen) {
     if (!cv_.WaitUntil(mu_, deadline)) return;
   }
 }
@@ -45,6 +45,19 @@ void CommandLog::WakeAll() {
   // Under the lock, so that a waiter between its check of `stop` and its wait cannot miss it.
   MutexLock lock(mu_);
   cv_.NotifyAll();
+}
+
+void CommandLog::Poke() {
+  {
+    MutexLock lock(mu_);
+    ++pokes_;
+  }
+  cv_.NotifyAll();
+}
+
+std::uint64_t CommandLog::pokes() const {
+  MutexLock lock(mu_);
+  return pokes_;
 }
 
 }  // namespace tandem::workers

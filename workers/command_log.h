@@ -32,11 +32,18 @@ class CommandLog {
   // Entries [from, to), with their numbers. REQUIRES: nothing in [from, to) was dropped, to <=
   // end(). `to` defaults to end().
   Numbered Read(std::uint64_t from, std::uint64_t to = kToEnd) const TANDEM_EXCLUDES(mu_);
-  // Returns once the log has an entry numbered `seq` or later, `stop` is set, or at `deadline`.
+  // Returns once the log has an entry numbered `seq` or later, `stop` is set, Poke was called
+  // since pokes() returned `pokes_seen`, or at `deadline`.
   void WaitFor(std::uint64_t seq, std::chrono::steady_clock::time_point deadline,
-               const std::atomic<bool>& stop) const TANDEM_EXCLUDES(mu_);
+               const std::atomic<bool>& stop, std::uint64_t pokes_seen = UINT64_MAX) const
+      TANDEM_EXCLUDES(mu_);
   // Wakes every waiter (to see `stop`).
   void WakeAll() TANDEM_EXCLUDES(mu_);
+  // Wakes every waiter that saw fewer pokes: work arrived that is not a command (a one-shot
+  // dataflow's result, workers/one_shot.h). Read pokes() before looking for work, so that none is
+  // missed.
+  void Poke() TANDEM_EXCLUDES(mu_);
+  std::uint64_t pokes() const TANDEM_EXCLUDES(mu_);
 
   static constexpr std::uint64_t kToEnd = UINT64_MAX;
 
@@ -45,6 +52,7 @@ class CommandLog {
   mutable CondVar cv_;
   std::deque<Entry> entries_ TANDEM_GUARDED_BY(mu_);
   std::uint64_t base_ TANDEM_GUARDED_BY(mu_) = 0;  // number of entries_.front()
+  std::uint64_t pokes_ TANDEM_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tandem::workers

@@ -7,13 +7,9 @@
 #include <spdlog/spdlog.h>
 
 #include "base/check.h"
-#include "workers/operators/cached.h"
-#include "workers/operators/distinct.h"
 #include "workers/operators/index_export.h"
-#include "workers/operators/mfp.h"
-#include "workers/operators/reduce.h"
-#include "workers/operators/union.h"
 #include "workers/row_room.h"
+#include "workers/sources/index_import.h"
 
 namespace tandem::workers {
 
@@ -60,62 +56,58 @@ Clock::time_point DataflowShared::Prepare(std::uint32_t workers, Time max_ticks,
 // ---------------------------------------------------------------------------------------------
 // DataflowInstance
 
+namespace {
+
+// A Maintained importer's view of an index its own runtime publishes (DESIGN §8): worker i reads
+// the batches it publishes in row i, on the same thread, and holds the index at its progress.
+class PublishedImport final : public ImportedIndex {
+ public:
+  PublishedImport(shm::Publisher* publisher, shm::PublishedRef ref, Time as_of)
+      : publisher_(publisher), ref_(ref), held_(as_of) {
+    const Status s = publisher_->HoldForImport(ref_, held_);
+    // Validation refuses an import at an as_of below the frontier the controller allowed.
+    TANDEM_CHECK(s.ok(), ("holding an imported index failed: " + s.ToString()).c_str());
+  }
+  ~PublishedImport() override {
+    // The slot may be gone already (a reconciliation dropped the exporter first): nothing to do.
+    (void)publisher_->ReleaseImportHold(ref_, held_);
+  }
+  std::vector<shm::BatchView> Batches() override { return publisher_->Batches(ref_); }
+  void Read(Frontier hi) override {
+    if (hi.empty() || hi.time() == 0 || hi.time() - 1 <= held_) return;
+    const Status s = publisher_->MoveImportHold(ref_, held_, hi.time() - 1);
+    TANDEM_CHECK(s.ok(), ("moving an import hold failed: " + s.ToString()).c_str());
+    held_ = hi.time() - 1;
+  }
+
+ private:
+  shm::Publisher* publisher_;
+  shm::PublishedRef ref_;
+  Time held_;
+};
+
+}  // namespace
+
 DataflowInstance::DataflowInstance(DataflowShared* shared, std::uint32_t me, Exchange* exchange,
-                                   shm::Publisher* publisher)
+                                   shm::Publisher* publisher,
+                                   const std::map<std::string, shm::PublishedRef>& imports)
     : shared_(shared), me_(me), exchange_(exchange), publisher_(publisher) {
   const pb::DataflowDescription& desc = shared->desc;
-  std::map<std::string, CachedNode*> named;
-  auto cached = [&](Node* inner) {
-    auto node = std::make_unique<CachedNode>(inner);
-    CachedNode* raw = node.get();
-    nodes_.push_back(std::move(node));
-    return raw;
-  };
-  for (std::size_t i = 0; i < shared->sources.size(); ++i) {
-    nodes_.push_back(shared->sources[i]->MakeNode(me, shared->as_of, shared->until));
-    named[shared->sources[i]->id] = cached(nodes_.back().get());
+  std::vector<PlanInput> inputs;
+  for (int i = 0; i < desc.source_imports_size(); ++i) {
+    inputs.push_back({{shared->sources[i]->id},
+                      shared->sources[i]->MakeNode(me, shared->as_of, shared->until),
+                      {}});
   }
-  std::function<Node*(const pb::Plan&)> build = [&](const pb::Plan& p) -> Node* {
-    switch (p.kind_case()) {
-      case pb::Plan::kGet: {
-        auto it = named.find(p.get().id());
-        TANDEM_CHECK(it != named.end(), "a Get of an unknown collection passed validation");
-        it->second->AddConsumer();
-        return it->second;
-      }
-      case pb::Plan::kMfp: {
-        Node* in = build(p.mfp().input());
-        nodes_.push_back(std::make_unique<MfpNode>(in, Mfp(p.mfp().mfp(), 0)));
-        return nodes_.back().get();
-      }
-      case pb::Plan::kReduce: {
-        Node* in = build(p.reduce().input());
-        nodes_.push_back(MakeReduce(in, p.reduce()));
-        return nodes_.back().get();
-      }
-      case pb::Plan::kUnion: {
-        std::vector<Node*> ins;
-        for (const auto& i : p.union_().inputs()) ins.push_back(build(i));
-        nodes_.push_back(std::make_unique<UnionNode>(std::move(ins)));
-        return nodes_.back().get();
-      }
-      case pb::Plan::kDistinct: {
-        Node* in = build(p.distinct().input());
-        nodes_.push_back(std::make_unique<DistinctNode>(in));
-        return nodes_.back().get();
-      }
-      default:
-        TANDEM_CHECK(false, "an empty plan passed validation");
-    }
-    return nullptr;
-  };
-  for (const pb::BuildDesc& b : desc.objects_to_build()) {
-    named[b.id()] = cached(build(b.plan()));
+  for (const pb::IndexImport& imp : desc.index_imports()) {
+    auto index = std::make_unique<PublishedImport>(publisher_, imports.at(imp.id()), shared->as_of);
+    inputs.push_back({{imp.id(), imp.on()},
+                      std::make_unique<ImportNode>(std::move(index), shared->as_of, shared->until),
+                      {imp.key().begin(), imp.key().end()}});
   }
-  for (const pb::IndexExport& e : desc.index_exports()) {
-    CachedNode* on = named.at(e.on());
-    on->AddConsumer();
-    index_nodes_.emplace_back(on, &e);
+  graph_ = BuildPlanGraph(desc, std::move(inputs));
+  for (const auto& [node, ep] : graph_.exports) {
+    const pb::IndexExport& e = *ep;
     auto id = GlobalId::Parse(e.id());
     TANDEM_CHECK(id.has_value(), "an index id that does not parse passed validation");
     const shm::SlotKey key{*id, shared->as_of};
@@ -174,7 +166,7 @@ void DataflowInstance::Step() {
   }
   if (!(shared_->frontier < shared_->target)) return;
   TickCtx ctx{shared_->frontier.time(), shared_->target, ++tick_, me_, exchange_};
-  for (auto& [node, e] : index_nodes_) {
+  for (auto& [node, e] : graph_.exports) {
     Delta d = node->Pull(ctx);
     std::vector<std::uint32_t> key(e->key().begin(), e->key().end());
     shm::UpdateBuffer updates = ArrangeByKey(ctx, std::move(d), key);

@@ -31,12 +31,15 @@
 #include "shm/publisher.h"
 #include "workers/exchange.h"
 #include "workers/operators/node.h"
+#include "workers/plan_graph.h"
 #include "workers/sources/source.h"
 
 namespace tandem::workers {
 
 struct DataflowShared {
   ipc::pb::DataflowDescription desc;
+  // One per source import, then one per index import (an ImportSource: its upper is the import's
+  // progress), in the description's order.
   std::vector<std::unique_ptr<Source>> sources;
   Time as_of = 0;
   Frontier until = Frontier::Empty();
@@ -75,8 +78,9 @@ struct DataflowShared {
 // One worker's part of a rendered dataflow.
 class DataflowInstance {
  public:
+  // `imports`: this worker's part of each imported index, published by an earlier dataflow.
   DataflowInstance(DataflowShared* shared, std::uint32_t me, Exchange* exchange,
-                   shm::Publisher* publisher);
+                   shm::Publisher* publisher, const std::map<std::string, shm::PublishedRef>& imports);
   ~DataflowInstance();
 
   // Retries the index updates that found the segment full, then processes [shared->frontier,
@@ -95,8 +99,7 @@ class DataflowInstance {
   std::uint32_t me_;
   Exchange* exchange_;
   shm::Publisher* publisher_;
-  std::vector<std::unique_ptr<Node>> nodes_;  // owned; the plan graph points into it
-  std::vector<std::pair<Node*, const ipc::pb::IndexExport*>> index_nodes_;
+  PlanGraph graph_;
   std::map<std::string, shm::PublishedRef> exports_;
   std::set<std::string> unpublished_;  // exports this worker has dropped
   std::uint64_t tick_ = 0;

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <set>
+#include <thread>
 
 #include "base/check.h"
+#include "ipc/model.h"
 #include "shm/routing.h"
 #include "workers/peek.h"
 #include "workers/row_room.h"
@@ -19,7 +21,93 @@ void PeekServer::Answer(const std::string& uuid,
   pb::Response r;
   r.mutable_peek_response()->set_uuid(uuid);
   fill(r.mutable_peek_response());
-  send_(r);
+  send_(r, 0);
+}
+
+void PeekServer::ReleaseHold(const Waiting& p) {
+  if (!p.held) return;
+  auto it = indexes_.find(p.id);
+  TANDEM_CHECK(it != indexes_.end(), "a held peek of an index that is no longer followed");
+  reader_->ReleaseRead(it->second, p.t);
+}
+
+void PeekServer::ReportOneShot(std::uint64_t seq, const std::string& id, Frontier write) {
+  pb::Response r;
+  r.mutable_frontiers()->set_id(id);
+  if (!write.empty()) r.mutable_frontiers()->mutable_write()->add_elements(write.time());
+  send_(r, seq);
+}
+
+void PeekServer::CreateOneShot(std::uint64_t seq, const pb::DataflowDescription& desc) {
+  OneShot& o = one_shots_[seq];
+  o.desc = desc;
+  o.as_of = desc.as_of().elements(0);
+  for (const auto& e : desc.index_exports()) transient_[e.id()] = seq;
+  for (const auto& imp : desc.index_imports()) {
+    auto it = indexes_.find(imp.id());
+    if (it == indexes_.end()) {  // validation: a live index of the epoch
+      o.error = imp.id() + " is not an index this replica has";
+      break;
+    }
+    if (!reader_->HoldRead(it->second, o.as_of)) {
+      o.error = imp.id() + ": as_of " + std::to_string(o.as_of) +
+                " is compacted (before its compaction frontier " +
+                reader_->hold(it->second).ToString() + "): no longer exact";
+      break;
+    }
+    o.held.push_back(it->second);
+  }
+  if (!o.error) return;  // Serve computes it once its imports are readable at as_of
+  for (const shm::FollowedRef& ref : o.held) reader_->ReleaseRead(ref, o.as_of);
+  o.held.clear();
+  o.state = OneShot::State::kComputed;
+  for (const auto& id : ipc::CreatedIds(desc)) ReportOneShot(seq, id, Frontier::At(o.as_of + 1));
+}
+
+void PeekServer::ServeOneShots() {
+  for (auto it = withdrawing_.begin(); it != withdrawing_.end();) {
+    it = pool_->Withdraw(me_, it->first) ? withdrawing_.erase(it) : std::next(it);
+  }
+  for (auto& [seq, o] : one_shots_) {
+    if (o.state == OneShot::State::kWaiting) {
+      std::vector<shm::Snapshot> snaps;
+      bool readable = true;
+      for (std::size_t k = 0; k < o.held.size() && readable && !o.error; ++k) {
+        auto snap = reader_->Take(o.held[k]);
+        TANDEM_CHECK(snap.ok(), "a snapshot of a followed slot failed");
+        if (snap->unpublished()) {
+          o.error = o.desc.index_imports(static_cast<int>(k)).id() + " was dropped";
+        } else if (!snap->filled() || !snap->upper().Greater(o.as_of)) {
+          readable = false;  // wait for its upper to pass as_of
+        } else {
+          snaps.push_back(std::move(snap).value());
+        }
+      }
+      if (o.error) {
+        o.state = OneShot::State::kComputed;
+      } else if (readable) {
+        std::vector<std::vector<shm::BatchView>> batches;
+        for (const shm::Snapshot& snap : snaps) batches.push_back(snap.batches());
+        pool_->Submit(me_, seq, o.desc, std::move(batches));
+        o.snapshots = std::move(snaps);
+        o.state = OneShot::State::kSubmitted;
+        continue;
+      } else {
+        continue;
+      }
+    } else if (o.state == OneShot::State::kSubmitted) {
+      auto parts = pool_->TakeResult(me_, seq);
+      if (!parts) continue;
+      o.parts = std::move(*parts);
+      o.snapshots.clear();
+      o.state = OneShot::State::kComputed;
+    } else {
+      continue;
+    }
+    for (const auto& id : ipc::CreatedIds(o.desc)) {
+      if (!o.dropped.count(id)) ReportOneShot(seq, id, Frontier::At(o.as_of + 1));
+    }
+  }
 }
 
 void PeekServer::Follow(const pb::DataflowDescription& desc) {
@@ -33,23 +121,40 @@ void PeekServer::Follow(const pb::DataflowDescription& desc) {
 }
 
 void PeekServer::AllowCompaction(const std::string& id, Frontier frontier) {
+  auto dropped = [&](const Waiting& p) {
+    if (p.id != id) return false;
+    ReleaseHold(p);
+    Answer(p.uuid,
+           [&](pb::PeekResponse* r) { r->set_error(id + " was dropped while the peek waited"); });
+    return true;
+  };
+  if (auto t = transient_.find(id); t != transient_.end()) {
+    if (!frontier.empty()) return;  // a transient index is readable at its as_of only
+    std::erase_if(peeks_, dropped);
+    const std::uint64_t seq = t->second;
+    transient_.erase(t);
+    OneShot& o = one_shots_.at(seq);
+    o.dropped.insert(id);
+    ReportOneShot(seq, id, Frontier::Empty());
+    if (o.dropped.size() < static_cast<std::size_t>(o.desc.index_exports_size())) return;
+    // Its last export: the dataflow goes, and with it its holds (I1 holds from accept to drop).
+    for (const auto& b : o.desc.objects_to_build()) ReportOneShot(seq, b.id(), Frontier::Empty());
+    for (const shm::FollowedRef& ref : o.held) reader_->ReleaseRead(ref, o.as_of);
+    auto node = one_shots_.extract(seq);
+    if (!pool_->Withdraw(me_, seq)) withdrawing_.insert(std::move(node));
+    return;
+  }
   auto it = indexes_.find(id);
   if (it == indexes_.end()) return;
-  if (frontier.empty()) {
-    std::erase_if(peeks_, [&](const Waiting& p) {
-      if (p.id != id) return false;
-      Answer(p.uuid,
-             [&](pb::PeekResponse* r) { r->set_error(id + " was dropped while the peek waited"); });
-      return true;
-    });
-  }
+  if (frontier.empty()) std::erase_if(peeks_, dropped);
   const Status s = reader_->AdvanceHold(it->second, frontier);
   TANDEM_CHECK(s.ok(), "advancing a peer hold failed");
   if (frontier.empty()) indexes_.erase(it);
 }
 
 void PeekServer::Add(const pb::Peek& p) {
-  if (!indexes_.count(p.id())) {
+  const auto followed = indexes_.find(p.id());
+  if (followed == indexes_.end() && !transient_.count(p.id())) {
     Answer(p.uuid(), [&](pb::PeekResponse* r) {
       r->set_error("not found: " + p.id() + " is not an index this replica has");
     });
@@ -69,12 +174,16 @@ void PeekServer::Add(const pb::Peek& p) {
   w.keys.assign(keys.begin(), keys.end());
   w.mfp = Mfp(p.mfp(), 0);
   w.finishing = p.finishing();
+  // I1: the index stays exact at t while the peek waits (a hold past t already cannot be lowered:
+  // then the peek reads whatever since allows, and answers "before since" if it passes t).
+  if (followed != indexes_.end()) w.held = reader_->HoldRead(followed->second, w.t);
   peeks_.push_back(std::move(w));
 }
 
 void PeekServer::Cancel(const std::string& uuid) {
   for (auto p = peeks_.begin(); p != peeks_.end(); ++p) {
     if (p->uuid == uuid) {
+      ReleaseHold(*p);
       Answer(p->uuid, [](pb::PeekResponse* r) { r->mutable_canceled(); });
       peeks_.erase(p);
       return;
@@ -82,17 +191,47 @@ void PeekServer::Cancel(const std::string& uuid) {
   }
 }
 
+bool PeekServer::ServeTransient(const Waiting& p) {
+  auto t = transient_.find(p.id);
+  if (t == transient_.end()) {
+    Answer(p.uuid, [&](pb::PeekResponse* r) { r->set_error(p.id + " was dropped"); });
+    return true;
+  }
+  const OneShot& o = one_shots_.at(t->second);
+  if (o.state != OneShot::State::kComputed) return false;
+  const TransientPart* part = nullptr;
+  if (!o.error) part = &o.parts.at(p.id);
+  if (const auto& error = o.error ? o.error : part->error) {
+    Answer(p.uuid, [&](pb::PeekResponse* r) { r->set_error(p.id + ": " + *error); });
+    return true;
+  }
+  if (p.t != o.as_of) {  // validation refuses it; a runtime answers rather than waits forever
+    Answer(p.uuid, [&](pb::PeekResponse* r) {
+      r->set_error(p.id + " is a one-shot result, readable only at time " +
+                   std::to_string(o.as_of));
+    });
+    return true;
+  }
+  const auto snap = shm::Snapshot::OfLocal({*GlobalId::Parse(p.id), o.as_of},
+                                           Frontier::At(o.as_of + 1), Frontier::At(o.as_of),
+                                           part->views());
+  AnswerFrom(snap, p);
+  return true;
+}
+
 void PeekServer::Serve() {
+  ServeOneShots();
   for (auto p = peeks_.begin(); p != peeks_.end();) {
+    if (transient_.count(p->id) || !indexes_.count(p->id)) {
+      p = ServeTransient(*p) ? peeks_.erase(p) : std::next(p);
+      continue;
+    }
     auto answer = [&](const std::function<void(pb::PeekResponse*)>& fill) {
+      ReleaseHold(*p);
       Answer(p->uuid, fill);
       p = peeks_.erase(p);
     };
     auto ref = indexes_.find(p->id);
-    if (ref == indexes_.end()) {
-      answer([&](pb::PeekResponse* r) { r->set_error(p->id + " was dropped"); });
-      continue;
-    }
     auto snap = reader_->Take(ref->second);
     TANDEM_CHECK(snap.ok(), "a snapshot of a followed slot failed");
     if (snap->unpublished()) {
@@ -109,44 +248,50 @@ void PeekServer::Serve() {
       ++p;  // wait for upper to pass t
       continue;
     }
-    PeekRows rows;
-    const PartBound bound{.finishing = &p->finishing, .max_bytes = max_result_size_, .worker = me_};
-    auto err = ReadPeekPart(*snap, p->t, p->scan, p->keys, p->mfp, bound, &rows);
-    if (!err) {
-      for (const auto& [row, count] : rows.rows) {
-        if (count < 0) err = "the result has a row with negative multiplicity";
-      }
-    }
-    // Only what the finishing can use leaves this worker (the merge completes it), and never
-    // more than max_result_size — nor than the channel to the command thread can carry.
-    if (!err) KeepFirstForFinishing(p->finishing, &rows.rows);
-    const std::string uuid = p->uuid;
-    answer([&](pb::PeekResponse* r) {
-      if (err) {
-        r->set_error(*err);
-        return;
-      }
-      const std::size_t room =
-          ipc::kMaxMessageBytes - std::min(ipc::kMaxMessageBytes, uuid.size() + 64);
-      const bool channel_binds = room < max_result_size_;
-      const std::size_t limit = channel_binds ? room : max_result_size_;
-      auto* out = r->mutable_rows();
-      std::size_t size = 0;  // of `out`, as protobuf encodes it
-      pb::RowCount scratch;
-      for (const auto& [row, count] : rows.rows) {
-        pb::RowCount* rc = size <= limit ? out->add_rows() : &scratch;
-        rc->Clear();
-        for (const Datum& d : row) *rc->mutable_row()->add_datums() = ToProto(d);
-        rc->set_count(PartCount(count));
-        const std::size_t bytes = rc->ByteSizeLong();
-        size += 1 + google::protobuf::io::CodedOutputStream::VarintSize64(bytes) + bytes;
-      }
-      if (size > limit) {
-        r->set_error(ResultTooLarge("worker " + std::to_string(me_) + "'s part alone", size, limit,
-                                    channel_binds ? "the internal message limit" : kMaxResultSize));
-      }
-    });
+    ReleaseHold(*p);
+    AnswerFrom(*snap, *p);
+    p = peeks_.erase(p);
   }
+}
+
+void PeekServer::AnswerFrom(const shm::Snapshot& snap, const Waiting& p) {
+  PeekRows rows;
+  const PartBound bound{.finishing = &p.finishing, .max_bytes = max_result_size_, .worker = me_};
+  auto err = ReadPeekPart(snap, p.t, p.scan, p.keys, p.mfp, bound, &rows);
+  if (!err) {
+    for (const auto& [row, count] : rows.rows) {
+      if (count < 0) err = "the result has a row with negative multiplicity";
+    }
+  }
+  // Only what the finishing can use leaves this worker (the merge completes it), and never
+  // more than max_result_size — nor than the channel to the command thread can carry.
+  if (!err) KeepFirstForFinishing(p.finishing, &rows.rows);
+  const std::string& uuid = p.uuid;
+  Answer(uuid, [&](pb::PeekResponse* r) {
+    if (err) {
+      r->set_error(*err);
+      return;
+    }
+    const std::size_t room =
+        ipc::kMaxMessageBytes - std::min(ipc::kMaxMessageBytes, uuid.size() + 64);
+    const bool channel_binds = room < max_result_size_;
+    const std::size_t limit = channel_binds ? room : max_result_size_;
+    auto* out = r->mutable_rows();
+    std::size_t size = 0;  // of `out`, as protobuf encodes it
+    pb::RowCount scratch;
+    for (const auto& [row, count] : rows.rows) {
+      pb::RowCount* rc = size <= limit ? out->add_rows() : &scratch;
+      rc->Clear();
+      for (const Datum& d : row) *rc->mutable_row()->add_datums() = ToProto(d);
+      rc->set_count(PartCount(count));
+      const std::size_t bytes = rc->ByteSizeLong();
+      size += 1 + google::protobuf::io::CodedOutputStream::VarintSize64(bytes) + bytes;
+    }
+    if (size > limit) {
+      r->set_error(ResultTooLarge("worker " + std::to_string(me_) + "'s part alone", size, limit,
+                                  channel_binds ? "the internal message limit" : kMaxResultSize));
+    }
+});
 }
 
 }  // namespace tandem::workers

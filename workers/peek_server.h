@@ -1,6 +1,12 @@
 // The reading side of one worker (interactive, and solo): the indexes it reads in registry row i
 // — peers that maintenance publishes (interactive: it owns their peer holds, DESIGN §4.1) or its
-// own exports (solo) — and the peeks that wait for them (DESIGN §4.1, failures 1 and 2).
+// own exports (solo) — the one-shot dataflows it renders and their transient indexes (DESIGN §8,
+// workers/one_shot.h), and the peeks that wait for them (DESIGN §4.1, failures 1 and 2).
+//
+// Holds (I1): a peek of a followed index holds it at its time while it waits (unless the hold is
+// past that time already: then it reads what since allows, as before), and a one-shot dataflow
+// holds each import at its as_of from acceptance to drop — both through the Reader, which
+// publishes peer hold = min(the controller's frontier, every such hold).
 //
 // Thread safety: belongs to one worker thread.
 #pragma once
@@ -8,6 +14,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,26 +24,40 @@
 #include "ipc/codec.h"
 #include "shm/reader.h"
 #include "workers/expr.h"
+#include "workers/one_shot.h"
 #include "workers/peek.h"
 
 namespace tandem::workers {
 
 class PeekServer {
  public:
-  // Sends one PeekResponse part to the command thread (which merges every worker's).
-  using SendPart = std::function<void(const ipc::pb::Response&)>;
+  // Sends one PeekResponse part, or a Frontiers report of a collection of the one-shot dataflow
+  // created by command `seq`, to the command thread (which merges every worker's).
+  using Send = std::function<void(const ipc::pb::Response&, std::uint64_t seq)>;
   PeekServer(std::unique_ptr<shm::Reader> reader, std::uint32_t me, std::uint32_t workers,
-             SendPart send)
-      : reader_(std::move(reader)), me_(me), workers_(workers), send_(std::move(send)) {}
+             OneShotPool* pool, Send send)  // `pool` outlives this
+      : reader_(std::move(reader)),
+        me_(me),
+        workers_(workers),
+        pool_(pool),
+        send_(std::move(send)) {}
 
   shm::Reader& reader() { return *reader_; }
-  bool waiting() const { return !peeks_.empty(); }
+  // Something waits that the wake channel may not announce (a peek, a one-shot's imports or
+  // result): the worker should look again soon.
+  bool waiting() const { return !peeks_.empty() || !one_shots_.empty() || !withdrawing_.empty(); }
 
   // CreateDataflow: follows its index exports (as peers, or as this solo worker's own).
   void Follow(const ipc::pb::DataflowDescription& desc);
+  // CreateDataflow of class ONE_SHOT_READ `seq`: holds each import at as_of (one below its hold
+  // already is compacted: every peek of the result answers Error), then computes it once the
+  // imports are readable at as_of here (Serve).
+  void CreateOneShot(std::uint64_t seq, const ipc::pb::DataflowDescription& desc);
   // AllowCompaction of `id`: moves its hold (only rises) — for a peer, never a drop of our own
   // (failure 1). The empty frontier releases it: peeks waiting on it answer Error, and it is
-  // forgotten. Nothing for an id this worker does not read.
+  // forgotten. For a transient index, the empty frontier drops it (and the one-shot dataflow with
+  // its last export); another frontier changes nothing. Nothing for an id this worker does not
+  // read.
   void AllowCompaction(const std::string& id, Frontier frontier);
   // A peek: waits in this worker until it can be answered. An id that is neither followed nor a
   // peer answers "not found" at once (failure 2).
@@ -45,7 +67,8 @@ class PeekServer {
   // max_result_size (bytes): a part of a peek whose rows are larger answers Error instead (the
   // peek's answer then does too). Applies to the peeks served from now on.
   void SetMaxResultSize(std::size_t bytes) { max_result_size_ = bytes; }
-  // Answers every waiting peek that can be answered now: readable (since <= t < upper), or never
+  // Moves one-shot dataflows on (submits those whose imports are readable, installs results), then
+  // answers every waiting peek that can be answered now: readable (since <= t < upper), or never
   // (t < since, dropped). The others wait for upper to pass t.
   void Serve();
 
@@ -53,17 +76,41 @@ class PeekServer {
   struct Waiting {
     std::string uuid, id;
     Time t = 0;
+    bool held = false;  // holds the followed index at t (Reader::HoldRead)
     bool scan = true;
     std::vector<std::string> keys;  // encoded, only those this worker owns
     Mfp mfp;
     ipc::pb::Finishing finishing;  // its limit, offset and order-by are applied here already
   };
+  struct OneShot {
+    ipc::pb::DataflowDescription desc;
+    Time as_of = 0;
+    std::vector<shm::FollowedRef> held;  // the imports, held at as_of
+    // Why every peek of its exports answers Error (an import compacted past as_of, or dropped).
+    std::optional<std::string> error;
+    enum class State { kWaiting, kSubmitted, kComputed } state = State::kWaiting;
+    std::vector<shm::Snapshot> snapshots;  // kSubmitted: what the compute threads read
+    std::map<std::string, TransientPart> parts;
+    std::set<std::string> dropped;  // exports dropped so far
+  };
   void Answer(const std::string& uuid, const std::function<void(ipc::pb::PeekResponse*)>& fill);
+  // Worker me's part of peek `p` from `snap` (readable at p.t).
+  void AnswerFrom(const shm::Snapshot& snap, const Waiting& p);
+  void ReleaseHold(const Waiting& p);
+  void ServeOneShots();
+  void ReportOneShot(std::uint64_t seq, const std::string& id, Frontier write);
+  // Answers `p` when it reads a transient index; false when it must wait.
+  bool ServeTransient(const Waiting& p);
 
   std::unique_ptr<shm::Reader> reader_;
   std::uint32_t me_, workers_;
-  SendPart send_;
+  OneShotPool* pool_;
+  Send send_;
   std::map<std::string, shm::FollowedRef> indexes_;  // peers (interactive) or own exports (solo)
+  std::map<std::uint64_t, OneShot> one_shots_;       // by CreateDataflow seq
+  std::map<std::string, std::uint64_t> transient_;   // a live transient index → its one-shot
+  // Dropped while their compute threads may still read the snapshots: kept until they let go.
+  std::map<std::uint64_t, OneShot> withdrawing_;
   std::vector<Waiting> peeks_;
   std::size_t max_result_size_ = kDefaultMaxResultSize;
 };

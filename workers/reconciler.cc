@@ -1,6 +1,7 @@
 #include "workers/reconciler.h"
 
 #include <algorithm>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -23,6 +24,7 @@ void Reconciler::Track(const pb::Command& c, std::uint64_t seq) {
     LiveDataflow l;
     l.fingerprint = ipc::Encode(c.create_dataflow().desc());
     for (const auto& e : c.create_dataflow().desc().index_exports()) l.exports.push_back(e.id());
+    for (const auto& i : c.create_dataflow().desc().index_imports()) l.imports.push_back(i.id());
     live_[seq] = std::move(l);
   } else if (ipc::IsDrop(c)) {
     const std::string& id = c.allow_compaction().id();
@@ -67,15 +69,40 @@ Reconciler::Admitted Reconciler::Reconcile() {
   std::vector<bool> skip(replay.size(), false);
   Admitted out;
   auto& counts = out.reconciled.emplace();
+  std::set<std::uint64_t> kept;
+  std::vector<std::size_t> kept_at;  // the replayed create each kept dataflow matched
   for (const auto& [seq, live] : live_) {
-    bool found = false;
-    for (std::size_t i = 0; i < replay.size() && !found; ++i) {
+    for (std::size_t i = 0; i < replay.size(); ++i) {
       if (!skip[i] && replay[i].has_create_dataflow() &&
           ipc::Encode(replay[i].create_dataflow().desc()) == live.fingerprint) {
-        skip[i] = found = true;  // unchanged: keep it running, do not rebuild
+        skip[i] = true;  // unchanged: keep it running, do not rebuild
+        kept.insert(seq);
+        kept_at.push_back(i);
+        break;
       }
     }
-    if (found) {
+  }
+  // A kept dataflow importing an export of one that is not kept goes too (and is rebuilt from its
+  // replayed create): newer dataflows import older ones, so one pass in creation order settles it.
+  std::set<std::string> going;  // live exports of dropped dataflows
+  std::size_t k = 0;
+  for (const auto& [seq, live] : live_) {
+    if (kept.count(seq)) {
+      const std::size_t at = kept_at[k++];
+      const bool imports_going = std::any_of(live.imports.begin(), live.imports.end(),
+                                             [&](const std::string& i) { return going.count(i); });
+      if (!imports_going) continue;
+      kept.erase(seq);
+      skip[at] = false;
+    }
+    for (const auto& e : live.exports) {
+      if (!live.dropped.count(e)) going.insert(e);
+    }
+  }
+  // Drops newest first: an importer before what it imports.
+  for (auto it = live_.rbegin(); it != live_.rend(); ++it) {
+    const auto& [seq, live] = *it;
+    if (kept.count(seq)) {
       counts.set_kept(counts.kept() + 1);
       continue;
     }

@@ -3,6 +3,10 @@
 // dataflow that was re-sent unchanged (it is not rebuilt), drops the ones that were not, and
 // builds the new ones.
 //
+// Imports: a kept dataflow that imports an index of a dropped one is dropped too (its import would
+// name a slot that goes away), and drops go newest first, so no index is dropped while a dataflow
+// still imports it.
+//
 // It tracks what runs — each live dataflow's fingerprint (its deterministic encoding) and index
 // exports — from the commands the runtime applies.
 //
@@ -47,6 +51,7 @@ class Reconciler {
   struct LiveDataflow {
     std::string fingerprint;
     std::vector<std::string> exports;
+    std::vector<std::string> imports;  // index imports (DESIGN §8)
     std::set<std::string> dropped;
   };
   Admitted Reconcile();

@@ -10,7 +10,28 @@ namespace tandem::workers {
 namespace pb = ipc::pb;
 
 void Renderer::Create(std::uint64_t seq, DataflowShared* shared) {
-  dataflows_[seq] = std::make_unique<DataflowInstance>(shared, me_, exchange_, publisher_.get());
+  std::map<std::string, shm::PublishedRef> imports;
+  for (const auto& imp : shared->desc.index_imports()) {
+    for (const auto& [q, df] : dataflows_) {
+      auto e = df->exports().find(imp.id());
+      if (e != df->exports().end() && !df->shared().dropped_exports.count(imp.id())) {
+        imports[imp.id()] = e->second;
+      }
+    }
+    TANDEM_CHECK(imports.count(imp.id()), "an import of an index no dataflow here exports");
+  }
+  dataflows_[seq] =
+      std::make_unique<DataflowInstance>(shared, me_, exchange_, publisher_.get(), imports);
+}
+
+Frontier Renderer::ExportUpper(const std::string& id) const {
+  for (const auto& [seq, df] : dataflows_) {
+    auto e = df->exports().find(id);
+    if (e != df->exports().end() && !df->shared().dropped_exports.count(id)) {
+      return publisher_->upper(e->second);
+    }
+  }
+  return Frontier::Empty();
 }
 
 void Renderer::AllowCompaction(const std::string& id, Frontier frontier) {

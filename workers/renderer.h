@@ -26,8 +26,13 @@ class Renderer {
            SendFrontier send)
       : publisher_(std::move(publisher)), me_(me), exchange_(exchange), send_(std::move(send)) {}
 
-  // CreateDataflow `seq`: renders this worker's part (publishes its exports' slots).
+  // CreateDataflow `seq`: renders this worker's part (publishes its exports' slots; its index
+  // imports read what earlier dataflows here publish).
   void Create(std::uint64_t seq, DataflowShared* shared);
+  // The upper of this worker's part of index `id` as published (the empty frontier once it is
+  // dropped or when no dataflow here exports it). Read by the tick barrier's completion step while
+  // every worker waits (an import's progress is the minimum over workers).
+  Frontier ExportUpper(const std::string& id) const;
   // AllowCompaction of `id` (nothing if no dataflow here exports it). Once this worker has
   // applied the drop of every export of a dataflow, reports its collections closed and lets go.
   void AllowCompaction(const std::string& id, Frontier frontier);

@@ -16,6 +16,7 @@
 #include "shm/routing.h"
 #include "shm/wake.h"
 #include "workers/peek.h"
+#include "workers/sources/index_import.h"
 
 namespace tandem::workers {
 
@@ -97,6 +98,18 @@ int Runtime::Run() {
     tick_barrier_ =
         std::make_unique<std::barrier<Completion>>(n, Completion{this, &Runtime::TickCompletion});
   }
+  if (ServesPeeks(options_.role)) {
+    // One-shot dataflows' compute threads; a finished part wakes its reading worker (interactive:
+    // on its row's wake channel; solo: out of its wait for the command log).
+    one_shots_ = std::make_unique<OneShotPool>(n, [this](std::uint32_t worker) {
+      if (options_.role == Role::kInteractive) {
+        shm::Registry registry(segment_.get());
+        shm::WakeReceiver(&registry.row(worker).wake).Interrupt();
+      } else {
+        log_.Poke();
+      }
+    });
+  }
   StartWorkers();
   segment_->SetRuntime(options_.role, getpid(), shm::RuntimeState::kAttached);
 
@@ -143,8 +156,10 @@ void Runtime::StartWorkers() {
         if (!r.ok()) spdlog::critical("worker {}: {}", i, r.status().ToString());
         TANDEM_CHECK(r.ok(), "could not take the reading side of this worker's registry row");
         w.peek_server = std::make_unique<PeekServer>(
-            std::move(r).value(), i, options_.workers,
-            [this, &w](const pb::Response& r) { SendToCommandThread(w, r); });
+            std::move(r).value(), i, options_.workers, one_shots_.get(),
+            [this, &w](const pb::Response& r, std::uint64_t seq) {
+              SendToCommandThread(w, r, seq);
+            });
         w.peek_server->SetMaxResultSize(options_.max_result_size);
       }
       attached.fetch_add(1);
@@ -310,12 +325,24 @@ void Runtime::StartCompletion() noexcept {
   const auto now = Clock::now();
   for (const auto& [seq, entry] : log_.Read(from, to)) {
     const pb::Command& c = *entry;
-    if (c.has_create_dataflow()) {
+    if (c.has_create_dataflow() && c.create_dataflow().desc().class_() == pb::MAINTAINED) {
       auto s = std::make_unique<DataflowShared>();
       s->desc = c.create_dataflow().desc();
       s->as_of = s->desc.as_of().elements(0);
       s->until = ipc::FrontierOf(s->desc.until());
       for (const auto& si : s->desc.source_imports()) s->sources.push_back(MakeSource(si, now));
+      // An import's progress is the imported index's upper over every worker's part (read here,
+      // in the tick barrier's completion, while every worker waits).
+      for (const auto& ii : s->desc.index_imports()) {
+        s->sources.push_back(std::make_unique<ImportSource>(
+            ii,
+            [this, id = ii.id()] {
+              Frontier upper = Frontier::Empty();
+              for (const auto& w : workers_) upper = Min(upper, w->renderer->ExportUpper(id));
+              return upper;
+            },
+            now));
+      }
       shared_[seq] = std::move(s);
     } else if (ipc::IsDrop(c)) {
       for (auto& [q, s] : shared_) {
@@ -350,6 +377,7 @@ void Runtime::TickCompletion() noexcept {
 void Runtime::LockstepLoop(Worker& w) {
   for (;;) {
     w.turns.fetch_add(1, std::memory_order_relaxed);
+    const std::uint64_t pokes = log_.pokes();  // before looking for work: no poke is missed
     start_barrier_->arrive_and_wait();
     const std::uint64_t horizon = horizon_.load();
     for (const auto& [seq, c] : log_.Read(w.applied, horizon)) Apply(w, seq, *c);
@@ -362,7 +390,7 @@ void Runtime::LockstepLoop(Worker& w) {
     w.step_work = Clock::now() - step_start;
     if (w.peek_server) w.peek_server->Serve();
     w.renderer->ReportFrontiers();
-    log_.WaitFor(horizon, next_wake_, stop_);
+    log_.WaitFor(horizon, next_wake_, stop_, pokes);
   }
 }
 
@@ -387,11 +415,18 @@ void Runtime::InteractiveLoop(Worker& w) {
 
 void Runtime::Apply(Worker& w, std::uint64_t seq, const pb::Command& c) {
   switch (c.kind_case()) {
-    case pb::Command::kCreateDataflow:
+    case pb::Command::kCreateDataflow: {
+      const pb::DataflowDescription& desc = c.create_dataflow().desc();
+      if (desc.class_() == pb::ONE_SHOT_READ) {
+        // Rendered by the reading side (interactive; solo's own): maintenance records nothing.
+        if (w.peek_server) w.peek_server->CreateOneShot(seq, desc);
+        break;
+      }
       if (w.renderer) w.renderer->Create(seq, shared_.at(seq).get());
       // Interactive: maintenance's exports become peers, whose holds we own (DESIGN §4.1).
-      if (w.peek_server) w.peek_server->Follow(c.create_dataflow().desc());
+      if (w.peek_server) w.peek_server->Follow(desc);
       break;
+    }
     case pb::Command::kAllowCompaction: {
       const std::string& id = c.allow_compaction().id();
       const Frontier f = ipc::FrontierOf(c.allow_compaction().frontier());

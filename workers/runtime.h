@@ -35,6 +35,7 @@
 #include "shm/segment.h"
 #include "workers/command_log.h"
 #include "workers/dataflow.h"
+#include "workers/one_shot.h"
 #include "workers/peek.h"
 #include "workers/peek_server.h"
 #include "workers/reconciler.h"
@@ -120,6 +121,7 @@ class Runtime {
   };
   std::unique_ptr<std::barrier<Completion>> start_barrier_, tick_barrier_;
 
+  std::unique_ptr<OneShotPool> one_shots_;  // solo, interactive; outlives the peek servers
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;
 

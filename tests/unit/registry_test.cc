@@ -43,6 +43,7 @@ struct Row0 {
     ADD_FAILURE() << "no live slot " << index;
     return {};
   }
+  SlotData& Data(std::uint32_t index) { return Registry(seg.segment.get()).slot(0, index); }
   TestSegment seg;
   std::unique_ptr<Publisher> pub;
   std::unique_ptr<Reader> reader;
@@ -166,22 +167,71 @@ TEST(Registry, SinceEqualsMinOfOwnAndHoldOverRandomSequences) {
   }
 }
 
-TEST(Registry, SoloModeHasNoPeerHold) {
+TEST(Registry, SoloModesOwnReaderHoldsLikeAPeer) {
   Row0 row(Mode::kSolo);
   auto p = row.pub->BindSlot(kX);
   ASSERT_TRUE(p.ok());
-  EXPECT_TRUE(row.Info(p->index).peer_hold.empty());
-  ASSERT_TRUE(row.pub->AllowCompaction(*p, Frontier::At(50)).ok());
-  EXPECT_EQ(row.pub->since(*p), Frontier::At(50));
-  // The solo runtime's own reader binds the same slot, and its release lets the slot go.
   auto f = row.reader->Follow(kX);
   ASSERT_TRUE(f.ok());
   EXPECT_EQ(f->index, p->index);
-  EXPECT_TRUE(row.reader->hold(*f).empty()) << "following adds no hold in solo mode";
+  ASSERT_TRUE(row.pub->AllowCompaction(*p, Frontier::At(50)).ok());
+  row.pub->Maintain();
+  EXPECT_EQ(row.pub->since(*p), Frontier::At(kX.as_of)) << "the reader's hold keeps since back";
+  ASSERT_TRUE(row.reader->AdvanceHold(*f, Frontier::At(50)).ok());
+  row.pub->Maintain();
+  EXPECT_EQ(row.pub->since(*p), Frontier::At(50));
+  // The reader's release lets the slot go.
   ASSERT_TRUE(row.pub->AllowCompaction(*p, Frontier::Empty()).ok());
   ASSERT_TRUE(row.reader->AdvanceHold(*f, Frontier::Empty()).ok());
   row.pub->Maintain();
   EXPECT_TRUE(Inspector(row.seg.segment.get()).Slots().empty());
+}
+
+TEST(Registry, AReadHoldKeepsThePeerHoldAtItsTimeUntilReleased) {
+  Row0 row;
+  auto p = row.pub->BindSlot(kX);
+  auto f = row.reader->Follow(kX);
+  ASSERT_TRUE(p.ok() && f.ok());
+  ASSERT_TRUE(row.reader->HoldRead(*f, 20));
+  ASSERT_TRUE(row.reader->AdvanceHold(*f, Frontier::At(50)).ok());
+  ASSERT_TRUE(row.pub->AllowCompaction(*p, Frontier::At(50)).ok());
+  row.pub->Maintain();
+  EXPECT_EQ(row.reader->hold(*f), Frontier::At(20));
+  EXPECT_EQ(row.pub->since(*p), Frontier::At(20));
+  EXPECT_EQ(row.Info(p->index).peer_hold, Frontier::At(20));
+  // Below the hold nothing can be held any more: the read is refused and nothing changes.
+  EXPECT_FALSE(row.reader->HoldRead(*f, 10));
+  EXPECT_EQ(row.reader->hold(*f), Frontier::At(20));
+  row.reader->ReleaseRead(*f, 20);
+  row.pub->Maintain();
+  EXPECT_EQ(row.reader->hold(*f), Frontier::At(50)) << "the controller's frontier, once released";
+  EXPECT_EQ(row.pub->since(*p), Frontier::At(50));
+}
+
+TEST(Registry, ImportHoldsKeepSinceAtTheSlowestImporterAndAreShownInTheSlot) {
+  Row0 row;
+  auto p = row.pub->BindSlot(kX);
+  auto f = row.reader->Follow(kX);
+  ASSERT_TRUE(p.ok() && f.ok());
+  ASSERT_TRUE(row.pub->HoldForImport(*p, 30).ok());
+  ASSERT_TRUE(row.pub->HoldForImport(*p, 40).ok());
+  ASSERT_TRUE(row.reader->AdvanceHold(*f, Frontier::At(100)).ok());
+  ASSERT_TRUE(row.pub->AllowCompaction(*p, Frontier::At(100)).ok());
+  row.pub->Maintain();
+  EXPECT_EQ(row.pub->since(*p), Frontier::At(30));
+  EXPECT_EQ(row.pub->import_hold(*p), Frontier::At(30));
+  EXPECT_EQ(row.Data(p->index).importers.load(), 2u);
+  ASSERT_TRUE(row.pub->MoveImportHold(*p, 30, 60).ok());
+  row.pub->Maintain();
+  EXPECT_EQ(row.pub->since(*p), Frontier::At(40));
+  EXPECT_FALSE(row.pub->HoldForImport(*p, 10).ok()) << "below since: compacted already";
+  EXPECT_FALSE(row.pub->MoveImportHold(*p, 60, 50).ok()) << "holds only rise";
+  ASSERT_TRUE(row.pub->ReleaseImportHold(*p, 40).ok());
+  ASSERT_TRUE(row.pub->ReleaseImportHold(*p, 60).ok());
+  row.pub->Maintain();
+  EXPECT_EQ(row.pub->since(*p), Frontier::At(100));
+  EXPECT_TRUE(row.pub->import_hold(*p).empty());
+  EXPECT_EQ(row.Data(p->index).importers.load(), 0u);
 }
 
 TEST(Registry, ReadsOutsideSinceAndUpperAreRefusedWithReasons) {

@@ -22,8 +22,8 @@ struct DatumLess {
 
 class ReduceNode final : public Node {
  public:
-  ReduceNode(Node* input, const pb::Plan::Reduce& r)
-      : input_(input), key_(r.group_key().begin(), r.group_key().end()) {
+  ReduceNode(Node* input, const pb::Plan::Reduce& r, bool exchange)
+      : input_(input), key_(r.group_key().begin(), r.group_key().end()), exchange_(exchange) {
     for (const auto& a : r.aggregates()) aggs_.push_back(a);
   }
 
@@ -31,7 +31,9 @@ class ReduceNode final : public Node {
     Delta in = input_->Pull(ctx);
     Delta out;
     out.errors = std::move(in.errors);
-    std::vector<RowUpdate> rows = ctx.exchange->Shuffle(ctx.me, std::move(in.rows), key_, false);
+    std::vector<RowUpdate> rows =
+        exchange_ ? ctx.exchange->Shuffle(ctx.me, std::move(in.rows), key_, false)
+                  : std::move(in.rows);
     std::string key;
     ForEachTime(rows, [&](Time t, std::size_t b, std::size_t e) {
       std::set<std::string> touched;
@@ -197,14 +199,15 @@ class ReduceNode final : public Node {
 
   Node* input_;
   std::vector<std::uint32_t> key_;
+  bool exchange_;
   std::vector<pb::Aggregate> aggs_;
   std::map<std::string, Group> groups_;
 };
 
 }  // namespace
 
-std::unique_ptr<Node> MakeReduce(Node* input, const pb::Plan::Reduce& reduce) {
-  return std::make_unique<ReduceNode>(input, reduce);
+std::unique_ptr<Node> MakeReduce(Node* input, const pb::Plan::Reduce& reduce, bool exchange) {
+  return std::make_unique<ReduceNode>(input, reduce, exchange);
 }
 
 }  // namespace tandem::workers

@@ -1,5 +1,7 @@
 // Reduce (workers/README.md "Operators"): one output row per group with a positive total
-// multiplicity — the group key columns, then COUNT / SUM / MIN / MAX. Exchanges by the group key;
+// multiplicity — the group key columns, then COUNT / SUM / MIN / MAX. Exchanges by the group key
+// (unless `exchange` is false: the input is an imported index arranged by that key, so each
+// worker holds exactly its groups already);
 // keeps per group the exact multiplicities (base/count.h) and aggregate state, and emits the
 // retraction of a group's old output row and its new one whenever they differ.
 #pragma once
@@ -11,6 +13,6 @@
 
 namespace tandem::workers {
 
-std::unique_ptr<Node> MakeReduce(Node* input, const ipc::pb::Plan::Reduce& reduce);
+std::unique_ptr<Node> MakeReduce(Node* input, const ipc::pb::Plan::Reduce& reduce, bool exchange);
 
 }  // namespace tandem::workers

@@ -48,6 +48,9 @@ class Source {
  public:
   Source(const ipc::pb::SourceImport& import, std::chrono::steady_clock::time_point created)
       : id(import.id()), source(import.source()), schema(import.schema()), created(created) {}
+  // An input that is not a source import (an index import: workers/sources/index_import.h).
+  Source(std::string id, ipc::pb::Schema schema, std::chrono::steady_clock::time_point created)
+      : id(std::move(id)), schema(std::move(schema)), created(created) {}
   virtual ~Source() = default;
 
   // Moves `upper` forward as far as the source has data, within the step budget.

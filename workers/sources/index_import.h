@@ -1,0 +1,65 @@
+// An index import (DESIGN §8) as the input of a dataflow: the imported index's updates read in
+// place from its batches — every update at a time <= as_of advanced to as_of in the first tick,
+// then each tick's updates at their times. Nothing is copied into an arrangement of the importer.
+//
+// Where the batches come from depends on who imports (ImportedIndex): a Maintained importer in the
+// publishing runtime reads its own worker's published batches (shm::Publisher::Batches, the same
+// thread) and moves its hold with its progress; a one-shot dataflow reads the batches of a
+// snapshot that the reading worker took at as_of and holds until the dataflow is dropped.
+//
+// Holds and progress. After the tick [lo, hi) the importer reads nothing below hi again, but the
+// publisher advances compacted times up to since — so a hold at hi would let updates below hi be
+// advanced *to* hi and read a second time. The importer therefore holds at max(as_of, hi - 1):
+// what compaction advances stays below hi, and every time >= hi is untouched.
+//
+// Thread safety: an ImportNode and its ImportedIndex belong to one worker thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "base/time.h"
+#include "shm/batch.h"
+#include "workers/sources/source.h"
+
+namespace tandem::workers {
+
+class ImportedIndex {
+ public:
+  virtual ~ImportedIndex() = default;
+  // The index's batches as they are now (valid until the importer's next tick).
+  virtual std::vector<shm::BatchView> Batches() = 0;
+  // The importer has read every update below `hi`: it needs nothing below max(as_of, hi - 1)
+  // exact any more.
+  virtual void Read(Frontier hi) = 0;
+};
+
+// The imported collection's node: rows decoded from the index's values (the whole row), errors
+// from its error keys (shm::kErrorKeyPrefix).
+class ImportNode final : public SourceNode {
+ public:
+  ImportNode(std::unique_ptr<ImportedIndex> index, Time as_of, Frontier until)
+      : SourceNode(as_of, until), index_(std::move(index)) {}
+  Delta Pull(const TickCtx& ctx) override;
+
+ private:
+  std::unique_ptr<ImportedIndex> index_;
+};
+
+// The imported index's upper as a dataflow source (the import's progress): `upper_of` gives it,
+// the minimum over every worker's part, in the tick barrier's completion step.
+class ImportSource final : public Source {
+ public:
+  ImportSource(const ipc::pb::IndexImport& import, std::function<Frontier()> upper_of,
+               std::chrono::steady_clock::time_point created)
+      : Source(import.id(), import.schema(), created), upper_of_(std::move(upper_of)) {}
+  void Advance(AdvanceCtx&) override { upper = upper_of_(); }
+  // The dataflow makes an import's nodes itself (they need the worker's publisher).
+  std::unique_ptr<Node> MakeNode(std::uint32_t, Time, Frontier) override { return nullptr; }
+
+ private:
+  std::function<Frontier()> upper_of_;
+};
+
+}  // namespace tandem::workers
