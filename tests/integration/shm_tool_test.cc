@@ -288,15 +288,14 @@ TEST_F(ShmToolTest, SlotsSayWhichHoldKeepsSinceBack) {
   auto p0 = pubs_[0]->BindSlot(kIndex);
   ASSERT_TRUE(p0.ok());
   ASSERT_TRUE(pubs_[0]->AllowCompaction(*p0, Frontier::At(15)).ok());
-  // Ordinal 1: both runtimes applied 15, and two local importers hold the index at 12 (written
-  // here by hand where the runtime's importers write it: the publisher's import hold).
+  // Ordinal 1: both runtimes applied 15, and two of maintenance's own importers hold the index
+  // at 12.
   auto p1 = pubs_[1]->BindSlot(kIndex);
   ASSERT_TRUE(p1.ok());
+  ASSERT_TRUE(pubs_[1]->HoldForImport(*p1, 12).ok());
+  ASSERT_TRUE(pubs_[1]->HoldForImport(*p1, 12).ok());
   auto f1 = readers_[1]->Follow(kIndex);
   ASSERT_TRUE(f1.ok());
-  SlotData& slot1 = Registry(seg_.segment.get()).slot(1, p1->index);
-  slot1.import_hold.store(Frontier::At(12).raw());
-  slot1.importers.store(2);
   ASSERT_TRUE(readers_[1]->AdvanceHold(*f1, Frontier::At(15)).ok());
   ASSERT_TRUE(pubs_[1]->AllowCompaction(*p1, Frontier::At(15)).ok());
 
@@ -319,24 +318,39 @@ TEST_F(ShmToolTest, SlotsSayWhichHoldKeepsSinceBack) {
                        "\"held_at\":10,"))
       << r.out;
   EXPECT_TRUE(Contains(r.out,
-                       "\"own_frontier\":15,\"peer_hold\":15,\"import_hold\":12,"
+                       "\"since\":12,\"own_frontier\":15,\"peer_hold\":15,\"import_hold\":12,"
                        "\"importers\":2,\"reader_holds\":0,\"held_by\":[\"import_hold\"],"
                        "\"held_at\":12,"))
       << r.out;
 
-  // The reading side's own holds (a one-shot import, a waiting peek) show beside the peer hold
-  // they keep down; a peer hold and an import hold at one time both hold since back.
-  SlotData& slot0 = Registry(seg_.segment.get()).slot(0, p0->index);
-  slot0.reader_holds.store(1);
-  slot0.import_hold.store(Frontier::At(10).raw());
-  slot0.importers.store(1);
+  // Ordinal 0 again: a read the reading side keeps at 10 (a waiting peek, a one-shot import)
+  // keeps the peer hold there although interactive applied 15 now, and an importer holds 10
+  // too: both hold since back, and the reader's hold shows beside the peer hold it keeps down.
+  auto f0 = readers_[0]->Follow(kIndex);
+  ASSERT_TRUE(f0.ok());
+  ASSERT_TRUE(readers_[0]->HoldRead(*f0, 10));
+  ASSERT_TRUE(readers_[0]->AdvanceHold(*f0, Frontier::At(15)).ok());
+  ASSERT_TRUE(pubs_[0]->HoldForImport(*p0, 10).ok());
   r = RunTool({"slots", name()});
   ASSERT_EQ(r.code, 0) << Describe(r);
   EXPECT_TRUE(Contains(SlotLine(r.out, "u7", 0),
                        " peer hold 10 (1 reader hold) and import hold 10 (1 importer) "))
       << r.out;
   r = RunTool({"slots", name(), "--json"});
-  EXPECT_TRUE(Contains(r.out, "\"held_by\":[\"peer_hold\",\"import_hold\"],\"held_at\":10,"))
+  EXPECT_TRUE(Contains(r.out,
+                       "\"peer_hold\":10,\"import_hold\":10,\"importers\":1,\"reader_holds\":1,"
+                       "\"held_by\":[\"peer_hold\",\"import_hold\"],\"held_at\":10,"))
+      << r.out;
+
+  // Released: the own frontier is all that is left below.
+  readers_[0]->ReleaseRead(*f0, 10);
+  ASSERT_TRUE(pubs_[0]->ReleaseImportHold(*p0, 10).ok());
+  r = RunTool({"slots", name(), "--json"});
+  EXPECT_TRUE(Contains(r.out,
+                       "\"ordinal\":0,\"slot\":0,\"upper\":20,\"closed\":false,\"since\":15,"
+                       "\"own_frontier\":15,\"peer_hold\":15,\"import_hold\":null,"
+                       "\"importers\":0,\"reader_holds\":0,\"held_by\":[\"own_frontier\"],"
+                       "\"held_at\":15,"))
       << r.out;
 }
 

@@ -73,16 +73,17 @@ TEST(Registry, AReusedSlotStartsWithNoImportOrReaderHolds) {
   ASSERT_TRUE(p.ok());
   auto f = row.reader->Follow(kX);
   ASSERT_TRUE(f.ok());
-  // What the runtimes write during a life (here by hand, through the registry's slot).
-  SlotData& slot = Registry(row.seg.segment.get()).slot(0, p->index);
-  slot.import_hold.store(Frontier::At(12).raw());
-  slot.importers.store(2);
-  slot.reader_holds.store(3);
+  // Holds of a life. The import holds are still there when maintenance drops the slot (the
+  // publisher does not clear them on a drop): its next life must not start with them.
+  ASSERT_TRUE(row.pub->HoldForImport(*p, 12).ok());
+  ASSERT_TRUE(row.pub->HoldForImport(*p, 12).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(row.reader->HoldRead(*f, 10));
   const SlotInfo held = row.Info(p->index);
   EXPECT_EQ(held.import_hold, Frontier::At(12));
   EXPECT_EQ(held.importers, 2u);
   EXPECT_EQ(held.reader_holds, 3u);
   ASSERT_TRUE(row.pub->AllowCompaction(*p, Frontier::Empty()).ok());
+  for (int i = 0; i < 3; ++i) row.reader->ReleaseRead(*f, 10);  // reads end before the release
   ASSERT_TRUE(row.reader->AdvanceHold(*f, Frontier::Empty()).ok());
   row.pub->Maintain();
   ASSERT_TRUE(Inspector(row.seg.segment.get()).Slots().empty());
