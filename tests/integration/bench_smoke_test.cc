@@ -244,6 +244,9 @@ TEST(TandemBench, SmokeSlowPath) {
         ExpectLatencies(m, cell);
         EXPECT_EQ(m.at("wrong_answers"), 0) << cell << ": not the aggregate";
         EXPECT_EQ(m.at("groups"), 100) << cell;
+        // tandem_one_shot_build_to_answer_seconds, with the real runtime reporting the results.
+        EXPECT_GT(m.at("supervisor_build_to_answer_mean_us"), 0) << cell;
+        EXPECT_LE(m.at("supervisor_build_to_answer_mean_us"), m.at("max_us")) << cell;
         if (std::string(load) == "loaded") {
           EXPECT_GT(m.at("updates_per_s"), 0) << cell << ": the heavy dataflow made no progress";
         }
