@@ -93,7 +93,8 @@ ctl query --on u4 --group-by key --aggregate count --at latest --json | cut -c1-
 echo "   …"
 
 say "4. The sharing registry, as tandem-shm sees it (one row per worker ordinal). SINCE is"
-echo "   min(OWN, HOLD): the compaction allowed above, once both runtimes have applied it."
+echo "   min(OWN, PEER_HOLD, IMPORT_HOLD): the compaction allowed above, once both runtimes have"
+echo "   applied it; HELD_BY says which hold keeps it back."
 "$SHM" slots "tandem.$REPLICA" | sed 's/^/   /'
 
 say "5. Supervisor metrics (excerpt):"
