@@ -79,7 +79,8 @@ for i in 1 2 3 4 5; do
   if [[ -n "$t" ]]; then
     ctl allow-compaction u5 "$t" >/dev/null
     ctl allow-compaction u3 "$t" >/dev/null
-    echo "   (allowed compaction of u3 and u5 up to time $t)"
+    ctl allow-compaction u1 "$t" >/dev/null
+    echo "   (allowed compaction of u3, u5 and u1's index s1 up to time $t)"
   fi
 done
 
