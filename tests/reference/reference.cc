@@ -572,7 +572,34 @@ void Evaluator::AddError(const std::string& id, ErrorUpdate error) {
   errors_[id].push_back(std::move(error));
 }
 
+Status Evaluator::ImportFrom(const std::string& id, std::shared_ptr<const Evaluator> upstream) {
+  const bool imported =
+      std::any_of(desc_.index_imports().begin(), desc_.index_imports().end(),
+                  [&](const pb::IndexImport& import) { return import.id() == id; });
+  if (!imported) return Status::InvalidArgument("reference: " + id + " is not an index import");
+  const bool exported =
+      upstream != nullptr &&
+      std::any_of(upstream->desc().index_exports().begin(), upstream->desc().index_exports().end(),
+                  [&](const pb::IndexExport& e) { return e.id() == id; });
+  if (!exported) {
+    return Status::InvalidArgument("reference: the upstream dataflow does not export " + id);
+  }
+  upstream_[id] = std::move(upstream);
+  return Status::Ok();
+}
+
 Result<Contents> Evaluator::Input(const std::string& id, Time t) const {
+  // An import of another dataflow's index: that index's collection from as_of on (advanced to
+  // as_of: before it there is nothing).
+  for (const auto& import : desc_.index_imports()) {
+    if (import.id() != id && import.on() != id) continue;
+    auto upstream = upstream_.find(import.id());
+    if (upstream == upstream_.end()) continue;
+    const Time as_of = desc_.as_of().elements_size() > 0 ? desc_.as_of().elements(0) : 0;
+    if (t < as_of) return Contents{};
+    return upstream->second->At(import.id(), t);
+  }
+
   // Names of the same input: an index import and the collection it is on.
   std::vector<std::string> names = {id};
   bool known = false;

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -147,6 +148,14 @@ class Evaluator {
   // The updates of an input: a source import id, or an index import's id or the id of the
   // collection it is on (both name the same imported collection).
   void AddUpdates(const std::string& id, const std::vector<Update>& updates);
+  // Index import `id` of this dataflow reads index `id` of `upstream` (the dataflow that exports
+  // it), as imported at this dataflow's as_of A (workers/README.md, DESIGN §8): every update of
+  // the index at a time <= A advanced to A, then each later update at its time. So at t >= A the
+  // import is the index's collection at t; at t < A it is empty (nothing is at a time below A).
+  // The import then takes no updates of its own. `upstream` is kept alive by this evaluator;
+  // InvalidArgument if `id` is not an index import of the dataflow or `upstream` does not export
+  // it.
+  Status ImportFrom(const std::string& id, std::shared_ptr<const Evaluator> upstream);
   void AddUpdate(const std::string& id, Update update);
   void AddError(const std::string& id, ErrorUpdate error);
 
@@ -171,6 +180,8 @@ class Evaluator {
   pb::DataflowDescription desc_;
   std::map<std::string, std::vector<Update>> updates_;
   std::map<std::string, std::vector<ErrorUpdate>> errors_;
+  // Index import id -> the dataflow exporting it.
+  std::map<std::string, std::shared_ptr<const Evaluator>> upstream_;
 };
 
 // ---- the log source's text format (README "The log source format")

@@ -368,6 +368,74 @@ TEST(ReferenceDataflow, PeekKeysMatchNullsAndSeveralKeys) {
   EXPECT_EQ(ToString(e.Peek(p)), "[(1, 2, \"a\") x1, (2, null, \"a\") x1]");
 }
 
+// ---- index imports --------------------------------------------------------------------------
+
+// u10 imports u5 (on u3: k, count, sum) at as_of 1: u11 = Mfp(u3) project (k, count);
+// u12: index on u11 key [0]; u13: index on u10 (the imported collection itself) key [1].
+pb::DataflowDescription ImportingDataflow(std::uint64_t as_of) {
+  pb::Command c = EmptyDataflow("imports u5", as_of);
+  auto* d = Desc(c);
+  auto* import = d->add_index_imports();
+  import->set_id("u5");
+  import->set_on("u3");
+  *import->mutable_schema() =
+      MakeSchema({MakeColumn("k", pb::INT64), MakeColumn("count", pb::INT64),
+                  MakeColumn("sum", pb::INT64, true)});
+  import->add_key(0);
+  *d->add_objects_to_build() = Build("u11", MfpPlan(GetPlan("u3"), Mfp({}, {}, {0, 1})));
+  *d->add_index_exports() = Export("u12", "u11", {0});
+  *d->add_index_exports() = Export("u13", "u5", {1});
+  return *d;
+}
+
+TEST(ReferenceImports, AnImportIsTheIndexFromAsOfOnAndNothingBefore) {
+  auto upstream = std::make_shared<Evaluator>(TestEvaluator());
+  Evaluator e(ImportingDataflow(3));
+  ASSERT_TRUE(e.ImportFrom("u5", upstream).ok());
+  for (Time t : {3, 4, 100}) {
+    EXPECT_EQ(e.At("u5", t)->rows, upstream->At("u5", t)->rows) << t;
+    EXPECT_EQ(e.At("u3", t)->rows, upstream->At("u5", t)->rows) << "both names, at " << t;
+    EXPECT_EQ(e.At("u13", t)->rows, upstream->At("u3", t)->rows) << t;
+  }
+  EXPECT_EQ(ToString(e.At("u12", 3)->rows), "{(1, 1) x1, (2, 1) x1}");
+  EXPECT_TRUE(e.At("u12", 2)->rows.empty()) << "before as_of the import is empty";
+  EXPECT_FALSE(e.At("u12", 2)->HasError());
+  EXPECT_EQ(ToString(e.Peek(MakePeek("u13", 3))), "[(1, 1, 5) x1, (2, 1, null) x1]");
+}
+
+TEST(ReferenceImports, ErrorsOfTheImportedIndexFlowIntoTheImporter) {
+  auto upstream = std::make_shared<Evaluator>(TestEvaluator());
+  Evaluator e(ImportingDataflow(1));
+  ASSERT_TRUE(e.ImportFrom("u5", upstream).ok());
+  EXPECT_TRUE(e.At("u12", 1)->HasError());
+  EXPECT_TRUE(e.At("u12", 2)->HasError());
+  EXPECT_FALSE(e.At("u12", 3)->HasError());
+}
+
+TEST(ReferenceImports, ChainsOfImportsAndRefusedBindings) {
+  auto upstream = std::make_shared<Evaluator>(TestEvaluator());
+  auto middle = std::make_shared<Evaluator>(ImportingDataflow(0));
+  ASSERT_TRUE(middle->ImportFrom("u5", upstream).ok());
+  // A one-shot read of u12 at 3: u20 = Reduce(u11) count; t1: index on u20.
+  pb::Command c = EmptyDataflow("one-shot", 3);
+  auto* d = Desc(c);
+  d->set_class_(pb::ONE_SHOT_READ);
+  d->mutable_until()->add_elements(4);
+  auto* import = d->add_index_imports();
+  import->set_id("u12");
+  import->set_on("u11");
+  *import->mutable_schema() =
+      MakeSchema({MakeColumn("k", pb::INT64), MakeColumn("count", pb::INT64)});
+  import->add_key(0);
+  *d->add_objects_to_build() = Build("t2", ReducePlan(GetPlan("u12"), {}, {{pb::COUNT, 0}}));
+  *d->add_index_exports() = Export("t1", "t2", {0});
+  Evaluator last(*d);
+  EXPECT_FALSE(last.ImportFrom("u5", middle).ok()) << "u5 is not imported by this dataflow";
+  EXPECT_FALSE(last.ImportFrom("u12", upstream).ok()) << "upstream does not export u12";
+  ASSERT_TRUE(last.ImportFrom("u12", middle).ok());
+  EXPECT_EQ(ToString(last.Peek(MakePeek("t1", 3))), "[(2) x1]");
+}
+
 // ---- peeks: mfp and finishing ---------------------------------------------------------------
 
 Contents PeekInput() {
