@@ -226,6 +226,9 @@ std::vector<SlotInfo> Inspector::Slots() const {
       info.since = Frontier::FromRaw(s.since.load());
       info.own_frontier = Frontier::FromRaw(s.own_frontier.load());
       info.peer_hold = Frontier::FromRaw(s.peer_hold.load());
+      info.import_hold = Frontier::FromRaw(s.import_hold.load());
+      info.importers = s.importers.load();
+      info.reader_holds = s.reader_holds.load();
       info.list_version = s.list_version.load();
       info.updates = s.updates.load();
       info.batches = s.batches.load();

@@ -158,6 +158,10 @@ struct SlotInfo {
   SlotKey key;
   std::uint32_t flags = 0;
   Frontier upper, since, own_frontier, peer_hold;
+  // The publisher's local importers' hold (empty when none) and how many importers hold it; the
+  // holds the reading side keeps (one-shot imports, waiting peeks), which peer_hold includes.
+  Frontier import_hold = Frontier::Empty();
+  std::uint64_t importers = 0, reader_holds = 0;
   std::uint64_t list_version = 0, updates = 0, batches = 0, bytes = 0, merges = 0;
 };
 

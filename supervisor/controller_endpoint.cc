@@ -145,6 +145,7 @@ void Supervisor::OnControllerMessage(const std::string& peer, const std::string&
   }
   if (!AdmitPeekCommand(peer, cmd, kControllerSession)) return;
   mux_->Forward(cmd, payload, Clock::now());
+  NoteForwarded(cmd);
   metrics_.Inc(kCommands, {{"command", name}, {"result", "forwarded"}});
 }
 
@@ -172,6 +173,7 @@ void Supervisor::OnControllerHello(const std::string& peer, const ipc::pb::Comma
   }
   metrics_.Inc(kControllerEvents, {{"event", "hello"}});
   mux_->Forward(hello, payload, Clock::now());
+  NoteForwarded(hello);
   metrics_.Inc(kCommands, {{"command", "Hello"}, {"result", "forwarded"}});
   SendToPeer(peer, HelloAccepted(hello.hello()));
 }

@@ -23,5 +23,10 @@ inline constexpr char kRuntimeStalls[] = "tandem_runtime_stalls_total";
 inline constexpr char kPeeksInFlight[] = "tandem_peeks_in_flight";
 inline constexpr char kHttpConnections[] = "tandem_http_connections_total";
 inline constexpr char kHttpOpen[] = "tandem_http_connections_open";
+inline constexpr char kOneShotsBuilt[] = "tandem_one_shot_dataflows_built_total";
+inline constexpr char kOneShotsRunning[] = "tandem_one_shot_dataflows_running";
+inline constexpr char kOneShotLatency[] = "tandem_one_shot_build_to_answer_seconds";
+inline constexpr char kHoldGap[] = "tandem_index_hold_gap";
+inline constexpr char kHoldGapMax[] = "tandem_index_hold_gap_max";
 
 }  // namespace tandem::supervisor::metric

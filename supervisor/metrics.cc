@@ -77,6 +77,8 @@ void Metrics::Observe(const std::string& family, const Labels& labels, double va
   h.sum += value;
 }
 
+void Metrics::Clear(const std::string& family) { Get(family, Type::kGauge).values.clear(); }
+
 double Metrics::Value(const std::string& family, const Labels& labels) const {
   auto it = families_.find(family);
   if (it == families_.end()) return 0;

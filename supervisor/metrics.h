@@ -22,6 +22,9 @@ class Metrics {
   void Inc(const std::string& family, const Labels& labels = {}, double by = 1);
   void Set(const std::string& family, const Labels& labels, double value);
   void Observe(const std::string& family, const Labels& labels, double value);
+  // Forgets every sample of a gauge family (its label sets are rebuilt from what is live, as
+  // for a dropped index's series).
+  void Clear(const std::string& family);
 
   double Value(const std::string& family, const Labels& labels = {}) const;
   std::string Render() const;

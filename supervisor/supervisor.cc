@@ -27,6 +27,12 @@ namespace tandem::supervisor {
 
 using namespace metric;  // NOLINT(google-build-using-namespace): the metric names read as words
 
+namespace {
+// At most this many tandem_index_hold_gap series (the largest gaps): bounded however many
+// indexes live (--slots-per-row allows 256 by default).
+constexpr std::size_t kHoldGapSeries = 32;
+}  // namespace
+
 Supervisor::Supervisor(SupervisorConfig config, int signal_fd)
     : config_(std::move(config)), signal_fd_(signal_fd), ctx_(1) {
   validator_.set_index_capacity(config_.slots_per_row);
@@ -70,6 +76,39 @@ void Supervisor::DeclareMetrics() {
                    "internal HTTP connections by outcome (accepted; evicted, the oldest one closed "
                    "beyond --http-max-connections; timed_out; bad; answered)");
   metrics_.Declare(kHttpOpen, T::kGauge, "internal HTTP connections open now");
+  metrics_.Declare(kOneShotsBuilt, T::kCounter,
+                   "one-shot (ONE_SHOT_READ) dataflows the controller built (forwarded creates; a "
+                   "replay of one already running is not counted again)");
+  metrics_.Inc(kOneShotsBuilt, {}, 0);
+  metrics_.Declare(kOneShotsRunning, T::kGauge,
+                   "one-shot dataflows built and not yet dropped (AllowCompaction(empty) of "
+                   "their exports)");
+  metrics_.Set(kOneShotsRunning, {}, 0);
+  metrics_.Declare(
+      kOneShotLatency, T::kHistogram,
+      "time from forwarding a one-shot CreateDataflow to the Frontiers response that "
+      "reports the last of its exports computed (write past its as_of), in seconds",
+      {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30});
+  metrics_.Declare(kHoldGap, T::kGauge,
+                   "how far the slowest hold of an index (peer, import, reader holds) is behind "
+                   "the controller's frontier, in timestamp units: the most, over worker "
+                   "ordinals, of own frontier - since; the " +
+                       std::to_string(kHoldGapSeries) + " largest");
+  metrics_.Declare(kHoldGapMax, T::kGauge,
+                   "the largest hold gap of any index (tandem_index_hold_gap), in timestamp units");
+}
+
+void Supervisor::NoteForwarded(const ipc::pb::Command& cmd) {
+  if (one_shots_.OnForwarded(cmd, Clock::now())) metrics_.Inc(kOneShotsBuilt);
+  metrics_.Set(kOneShotsRunning, {}, static_cast<double>(one_shots_.running()));
+}
+
+void Supervisor::SetHoldGaps(const std::vector<shm::SlotInfo>& slots) {
+  Time max_gap = 0;
+  const std::vector<HoldGap> gaps = HoldGaps(slots, kHoldGapSeries, &max_gap);
+  metrics_.Clear(kHoldGap);  // a dropped index's series goes with it
+  for (const HoldGap& g : gaps) metrics_.Set(kHoldGap, {{"id", g.id}}, static_cast<double>(g.gap));
+  metrics_.Set(kHoldGapMax, {}, static_cast<double>(max_gap));
 }
 
 int Supervisor::Run() {
@@ -243,6 +282,9 @@ void Supervisor::OnRuntimeReadable(Runtime& r) {
       continue;
     }
     if (response.has_frontiers()) {
+      if (auto latency = one_shots_.OnFrontiers(response.frontiers(), Clock::now())) {
+        metrics_.Observe(kOneShotLatency, {}, std::chrono::duration<double>(*latency).count());
+      }
       OnFrontiers(response);
       continue;
     }
@@ -309,6 +351,7 @@ HttpResponse Supervisor::ServeHttp(const std::string& path) {
                    static_cast<double>(std::count_if(slots.begin(), slots.end(), [](const auto& s) {
                      return (s.flags & shm::kSlotStalled) != 0;
                    })));
+      SetHoldGaps(slots);
     }
     metrics_.Set(kReady, {}, Ready() ? 1 : 0);
     metrics_.Set(kPeeksInFlight, {}, static_cast<double>(mux_ ? mux_->outstanding_peeks() : 0));

@@ -35,6 +35,7 @@
 #include "supervisor/metrics.h"
 #include "supervisor/multiplexer.h"
 #include "supervisor/process_group.h"
+#include "supervisor/reads.h"
 #include "supervisor/sessions.h"
 
 namespace tandem::supervisor {
@@ -80,6 +81,10 @@ class Supervisor {
   // Frees what an ended session held. Returns what it was.
   Sessions::Ended ForgetSession(const std::string& peer);
   void OnFrontiers(const ipc::pb::Response& response);
+  // The controller's command `cmd` was forwarded: counts the one-shot dataflows it builds/drops.
+  void NoteForwarded(const ipc::pb::Command& cmd);
+  // The hold gap series, from the segment (on each scrape of /metrics).
+  void SetHoldGaps(const std::vector<shm::SlotInfo>& slots);
   ipc::pb::Response HelloAccepted(const ipc::pb::Hello& hello) const;
   // What the replica maintains (see above).
   const ipc::Validator& Catalog() const { return last_complete_ ? *last_complete_ : validator_; }
@@ -134,6 +139,7 @@ class Supervisor {
   Metrics metrics_;
   Sessions sessions_;
   FrontiersCache frontiers_;
+  OneShots one_shots_;
   ipc::Validator validator_;  // the controller's epoch
   // Set while a controller replays after its Hello and the runtimes still run the previous
   // epoch: that epoch as it was complete (unset when there was nothing to reconcile).

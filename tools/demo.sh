@@ -79,12 +79,23 @@ for i in 1 2 3 4 5; do
   if [[ -n "$t" ]]; then
     ctl allow-compaction u5 "$t" >/dev/null
     ctl allow-compaction u3 "$t" >/dev/null
-    echo "   (allowed compaction of u3 and u5 up to time $t)"
+    ctl allow-compaction u1 "$t" >/dev/null
+    echo "   (allowed compaction of u3, u5 and u1's index s1 up to time $t)"
   fi
 done
 
+say "3b. A one-shot query: tandem-ctl query builds a ONE_SHOT_READ dataflow that imports u1's index,
+   which the interactive runtime computes at one time from the shared batches in place (no copy),
+   peeks its transient index and drops it. Maintenance never waits for it."
+for i in 1 2 3; do
+  ctl query --on u1 --aggregate count --aggregate sum:value --aggregate max:value | sed 's/^/   /'
+done
+ctl query --on u4 --group-by key --aggregate count --at latest --json | cut -c1-160 | sed 's/^/   /'
+echo "   …"
+
 say "4. The sharing registry, as tandem-shm sees it (one row per worker ordinal). SINCE is"
-echo "   min(OWN, HOLD): the compaction allowed above, once both runtimes have applied it."
+echo "   min(OWN, PEER_HOLD, IMPORT_HOLD): the compaction allowed above, once both runtimes have"
+echo "   applied it; HELD_BY says which hold keeps it back."
 "$SHM" slots "tandem.$REPLICA" | sed 's/^/   /'
 
 say "5. Supervisor metrics (excerpt):"

@@ -101,9 +101,11 @@ DataflowInstance::DataflowInstance(DataflowShared* shared, std::uint32_t me, Exc
   }
   for (const pb::IndexImport& imp : desc.index_imports()) {
     auto index = std::make_unique<PublishedImport>(publisher_, imports.at(imp.id()), shared->as_of);
+    ImportedIndex* raw = index.get();
     inputs.push_back({{imp.id(), imp.on()},
                       std::make_unique<ImportNode>(std::move(index), shared->as_of, shared->until),
-                      {imp.key().begin(), imp.key().end()}});
+                      {imp.key().begin(), imp.key().end()},
+                      raw});
   }
   graph_ = BuildPlanGraph(desc, std::move(inputs));
   for (const auto& [node, ep] : graph_.exports) {

@@ -80,7 +80,8 @@ class DataflowInstance {
  public:
   // `imports`: this worker's part of each imported index, published by an earlier dataflow.
   DataflowInstance(DataflowShared* shared, std::uint32_t me, Exchange* exchange,
-                   shm::Publisher* publisher, const std::map<std::string, shm::PublishedRef>& imports);
+                   shm::Publisher* publisher,
+                   const std::map<std::string, shm::PublishedRef>& imports);
   ~DataflowInstance();
 
   // Retries the index updates that found the segment full, then processes [shared->frontier,

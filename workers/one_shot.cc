@@ -140,11 +140,12 @@ std::map<std::string, TransientPart> OneShotPool::Compute(const OneShotJob& job,
   std::vector<PlanInput> inputs;
   for (int k = 0; k < desc.index_imports_size(); ++k) {
     const pb::IndexImport& imp = desc.index_imports(k);
-    inputs.push_back(
-        {{imp.id(), imp.on()},
-         std::make_unique<ImportNode>(std::make_unique<SnapshotImport>(job.inputs[me][k]), as_of,
-                                      until),
-         {imp.key().begin(), imp.key().end()}});
+    auto index = std::make_unique<SnapshotImport>(job.inputs[me][k]);
+    ImportedIndex* raw = index.get();
+    inputs.push_back({{imp.id(), imp.on()},
+                      std::make_unique<ImportNode>(std::move(index), as_of, until),
+                      {imp.key().begin(), imp.key().end()},
+                      raw});
   }
   PlanGraph graph = BuildPlanGraph(desc, std::move(inputs));
   const TickCtx ctx{kMinTime, until, 1, me, &exchange_};

@@ -92,7 +92,7 @@ class OneShotPool {
     std::uint32_t submitted = 0;
     bool withdrawn = false;  // by some worker before it was ready: it never will be
     bool ready = false;
-    std::vector<bool> done;  // [worker] part computed
+    std::vector<bool> done;   // [worker] part computed
     std::vector<bool> taken;  // [worker] part taken or withdrawn
   };
   void ComputeMain(std::uint32_t me);
@@ -108,7 +108,7 @@ class OneShotPool {
   CondVar cv_;
   std::map<std::uint64_t, Entry> entries_ TANDEM_GUARDED_BY(mu_);
   std::vector<std::shared_ptr<OneShotJob>> ready_ TANDEM_GUARDED_BY(mu_);  // in the one order
-  std::uint64_t ready_base_ TANDEM_GUARDED_BY(mu_) = 0;  // number of ready_.front()
+  std::uint64_t ready_base_ TANDEM_GUARDED_BY(mu_) = 0;     // number of ready_.front()
   std::vector<std::uint64_t> next_ TANDEM_GUARDED_BY(mu_);  // per compute thread: next ready job
   bool stop_ TANDEM_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;

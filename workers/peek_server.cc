@@ -212,9 +212,9 @@ bool PeekServer::ServeTransient(const Waiting& p) {
     });
     return true;
   }
-  const auto snap = shm::Snapshot::OfLocal({*GlobalId::Parse(p.id), o.as_of},
-                                           Frontier::At(o.as_of + 1), Frontier::At(o.as_of),
-                                           part->views());
+  const auto snap =
+      shm::Snapshot::OfLocal({*GlobalId::Parse(p.id), o.as_of}, Frontier::At(o.as_of + 1),
+                             Frontier::At(o.as_of), part->views());
   AnswerFrom(snap, p);
   return true;
 }
@@ -291,7 +291,7 @@ void PeekServer::AnswerFrom(const shm::Snapshot& snap, const Waiting& p) {
       r->set_error(ResultTooLarge("worker " + std::to_string(me_) + "'s part alone", size, limit,
                                   channel_binds ? "the internal message limit" : kMaxResultSize));
     }
-});
+  });
 }
 
 }  // namespace tandem::workers

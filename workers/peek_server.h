@@ -11,12 +11,13 @@
 // Thread safety: belongs to one worker thread.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,12 @@ class PeekServer {
   shm::Reader& reader() { return *reader_; }
   // Something waits that the wake channel may not announce (a peek, a one-shot's imports or
   // result): the worker should look again soon.
-  bool waiting() const { return !peeks_.empty() || !one_shots_.empty() || !withdrawing_.empty(); }
+  bool waiting() const {
+    return !peeks_.empty() || !withdrawing_.empty() ||
+           std::any_of(one_shots_.begin(), one_shots_.end(), [](const auto& o) {
+             return o.second.state != OneShot::State::kComputed;
+           });
+  }
 
   // CreateDataflow: follows its index exports (as peers, or as this solo worker's own).
   void Follow(const ipc::pb::DataflowDescription& desc);

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "base/check.h"
+#include "ipc/model.h"
 #include "workers/operators/cached.h"
 #include "workers/operators/distinct.h"
 #include "workers/operators/mfp.h"
@@ -19,7 +20,10 @@ PlanGraph BuildPlanGraph(const pb::DataflowDescription& desc, std::vector<PlanIn
   struct Named {
     CachedNode* node;
     const std::vector<std::uint32_t>* arranged_by;
+    ImportedIndex* index = nullptr;
   };
+  const Time as_of = desc.as_of().elements(0);
+  const Frontier until = ipc::FrontierOf(desc.until());
   std::map<std::string, Named> named;
   static const std::vector<std::uint32_t> kNotArranged;
   auto cached = [&](Node* inner) {
@@ -34,7 +38,7 @@ PlanGraph BuildPlanGraph(const pb::DataflowDescription& desc, std::vector<PlanIn
     g.nodes.push_back(std::move(in.node));
     CachedNode* node = cached(g.nodes.back().get());
     keys.push_back(std::move(in.arranged_by));
-    for (const std::string& name : in.names) named[name] = {node, &keys.back()};
+    for (const std::string& name : in.names) named[name] = {node, &keys.back(), in.index};
   }
   std::function<Node*(const pb::Plan&)> build = [&](const pb::Plan& p) -> Node* {
     switch (p.kind_case()) {
@@ -58,6 +62,10 @@ PlanGraph BuildPlanGraph(const pb::DataflowDescription& desc, std::vector<PlanIn
           auto it = named.find(input.get().id());
           arranged = it != named.end() && !it->second.arranged_by->empty() &&
                      *it->second.arranged_by == group;
+          if (arranged && it->second.index) {
+            g.nodes.push_back(MakeArrangedReduce(it->second.index, p.reduce(), as_of, until));
+            return g.nodes.back().get();
+          }
         }
         Node* in = build(input);
         g.nodes.push_back(MakeReduce(in, p.reduce(), /*exchange=*/!arranged));

@@ -16,14 +16,18 @@
 
 namespace tandem::workers {
 
+class ImportedIndex;
+
 // One input of the dataflow: a source import's node, or an index import's (workers/sources/
 // index_import.h), read by the plan under each of `names`.
 struct PlanInput {
   std::vector<std::string> names;  // a source import: its id; an index import: its id and `on`
   std::unique_ptr<Node> node;
-  // An index import: the index key, by which worker i already holds exactly its keys. A Reduce
-  // whose group key is this key reads the input where it is, without an exchange.
+  // An index import: the index key, by which worker i already holds exactly its keys, and the
+  // index (owned by `node`). A Reduce of it whose group key is this key reads the arrangement
+  // itself (workers/operators/reduce.h MakeArrangedReduce): no exchange, no state of its own.
   std::vector<std::uint32_t> arranged_by;
+  ImportedIndex* index = nullptr;
 };
 
 struct PlanGraph {

@@ -227,5 +227,49 @@ TEST(TandemBench, SmokeEveryScenario) {
   EXPECT_FALSE(SegmentsLeft());
 }
 
+// slow-path (issue 13): one-shot aggregate queries through the query protocol, every cell, the
+// memory cells and the verdicts, at tiny sizes.
+TEST(TandemBench, SmokeSlowPath) {
+  const auto run = Bench({"slow-path", "--slow-keys", "2000,5000", "--slow-samples", "5",
+                          "--heavy-keys", "2000", "--heavy-updates", "200"});
+  const Report r = ParseOrFail(run);
+  ASSERT_TRUE(r.count("slow-path"));
+  const Cells& cells = r.at("slow-path");
+  for (const char* mode : {"solo", "two-runtime"}) {
+    for (const char* load : {"idle", "loaded"}) {
+      for (const char* size : {"n=2000", "n=5000"}) {
+        const std::string cell = std::string(mode) + "/" + load + "/" + size;
+        ASSERT_TRUE(cells.count(cell)) << cell;
+        const Metrics& m = cells.at(cell);
+        ExpectLatencies(m, cell);
+        EXPECT_EQ(m.at("wrong_answers"), 0) << cell << ": not the aggregate";
+        EXPECT_EQ(m.at("groups"), 100) << cell;
+        // tandem_one_shot_build_to_answer_seconds, with the real runtime reporting the results.
+        EXPECT_GT(m.at("supervisor_build_to_answer_mean_us"), 0) << cell;
+        EXPECT_LE(m.at("supervisor_build_to_answer_mean_us"), m.at("max_us")) << cell;
+        if (std::string(load) == "loaded") {
+          EXPECT_GT(m.at("updates_per_s"), 0) << cell << ": the heavy dataflow made no progress";
+        }
+      }
+    }
+    const std::string memory = std::string(mode) + "/memory/n=5000";
+    ASSERT_TRUE(cells.count(memory)) << memory;
+    const Metrics& m = cells.at(memory);
+    EXPECT_GT(m.at("rss_before_bytes"), 0) << memory;
+    EXPECT_GT(m.at("index_segment_bytes"), 0) << memory;
+    EXPECT_TRUE(m.count("rss_delta_bytes")) << memory;
+    EXPECT_TRUE(m.count("segment_delta_bytes")) << memory;
+    EXPECT_EQ(m.at("wrong_answers"), 0) << memory;
+  }
+  for (const char* size : {"n=2000", "n=5000"}) {
+    const std::string verdict = std::string("verdict/") + size;
+    ASSERT_TRUE(cells.count(verdict)) << verdict;
+    EXPECT_GT(cells.at(verdict).at("two_loaded_over_idle_p99"), 0) << verdict;
+    EXPECT_GT(cells.at(verdict).at("solo_loaded_over_two_loaded_p99"), 0) << verdict;
+  }
+  EXPECT_NE(run.err.find("target <= 2"), std::string::npos) << run.err;
+  EXPECT_FALSE(SegmentsLeft());
+}
+
 }  // namespace
 }  // namespace tandem::testing

@@ -190,6 +190,52 @@ TEST(CtlHistory, SchemasColumnsAndDatums) {
       << word.status().message();
 }
 
+// Issue 13: a source has an index of its own, s<n> for u<n>, which takes none of the user's ids;
+// what reads the source imports an index of it and starts where that index is readable.
+TEST(CtlHistory, ASourceHasItsOwnIndexAndImportersStartWhereItIsReadable) {
+  EXPECT_EQ(ctl::History::SourceIndexId("u7"), std::optional<std::string>("s7"));
+  EXPECT_EQ(ctl::History::SourceIndexId("s7"), std::nullopt);
+  EXPECT_EQ(ctl::History::SourceIndexId("u07"), std::nullopt);
+  EXPECT_EQ(ctl::History::SourceIndexId("t3"), std::nullopt);
+  TempDir dir;
+  ctl::History h = *ctl::History::Load(dir.File("none"));
+  const std::string schema =
+      R"("schema":{"columns":[{"name":"k","type":"INT64"},{"name":"v","type":"INT64"}]})";
+  // create-source u1, then create-index u2 --on u1 --key v.
+  h.Append(FromJson(R"({"create_dataflow":{"desc":{"debug_name":"source u1","source_imports":)"
+                    R"([{"id":"u1","source":{"counter":{}},)" +
+                    schema +
+                    R"(}],"index_exports":[{"id":"s1","on":"u1","key":[0]}],"as_of":)"
+                    R"({"elements":["0"]},"class":"MAINTAINED"}}})"));
+  h.Append(FromJson(R"({"allow_compaction":{"id":"s1","frontier":{"elements":["5"]}}})"));
+  h.Append(FromJson(R"({"create_dataflow":{"desc":{"debug_name":"index u2","index_imports":)"
+                    R"([{"id":"s1","on":"u1",)" +
+                    schema +
+                    R"(,"key":[0]}],"index_exports":[{"id":"u2","on":"u1","key":[1]}],"as_of":)"
+                    R"({"elements":["5"]},"class":"MAINTAINED"}}})"));
+  h.Append(FromJson(R"({"allow_compaction":{"id":"s1","frontier":{"elements":["3"]}}})"));
+  EXPECT_EQ(h.SourceIndex("u1"), std::optional<std::string>("s1"));
+  EXPECT_EQ(h.IndexFor("u1"), "s1") << "peek u1 reads the source's own index";
+  EXPECT_EQ(h.KindOf("u1").kind, ctl::History::IdKind::kSource);
+  using Indexes = std::vector<std::pair<std::string, std::vector<std::uint32_t>>>;
+  EXPECT_EQ(h.IndexesOn("u1"), (Indexes{{"s1", {0}}, {"u2", {1}}}));
+  ASSERT_TRUE(h.Lookup("u2"));
+  EXPECT_EQ(h.Lookup("u2")->schema.columns_size(), 2);
+  EXPECT_EQ(h.Lookup("u2")->key, (std::vector<std::uint32_t>{1}));
+  EXPECT_EQ(h.ReadableFrom("s1"), 5u) << "the latest frontier allowed, not the last one sent";
+  EXPECT_EQ(h.ReadableFrom("u2"), 5u) << "its dataflow's as_of";
+  EXPECT_EQ(h.NextFreeId(), "u3") << "s1 takes no user number";
+  // Dropping the importer leaves the source; dropping the source's index leaves nothing.
+  h.Append(FromJson(R"({"allow_compaction":{"id":"u2","frontier":{}}})"));
+  h.Prune();
+  EXPECT_EQ(h.LiveIds(), (std::set<std::string>{"u1", "s1"}));
+  EXPECT_EQ(h.SourceIndex("u1"), std::optional<std::string>("s1"));
+  h.Append(FromJson(R"({"allow_compaction":{"id":"s1","frontier":{}}})"));
+  h.Prune();
+  EXPECT_EQ(h.SourceIndex("u1"), std::nullopt);
+  EXPECT_TRUE(h.LiveIds().empty());
+}
+
 TEST(CtlHistory, ASecondTandemCtlOnTheSameStateFileIsRefusedAndChangesNothing) {
   TempDir dir;
   const std::string state = dir.File("state");
@@ -263,23 +309,28 @@ TEST(CtlUsage, BadUsageExits64AndHelpExits0) {
   const auto help = RunCtl({"--help"});
   EXPECT_EQ(help.exit, 0);
   EXPECT_TRUE(Contains(help.out, "usage: tandem-ctl")) << help.out;
-  EXPECT_TRUE(Contains(help.out, "PENDING source")) << help.out;
+  EXPECT_TRUE(Contains(help.out, "create-source u<n> creates a dataflow of its own")) << help.out;
+  EXPECT_TRUE(Contains(help.out, "query")) << help.out;
 }
 
 TEST_F(Ctl, LogSourceIndexPeeksAndASecondInvocationReplaysWithoutRebuilding) {
   dir_.Write("data.log", "U 0 1 1 10\nU 0 1 2 20\nU 3 1 3 30\nU 4 -1 1 10\nP 5\n");
   auto src =
       Run({"create-source", "u1", "--log", dir_.File("data.log"), "--schema", "k:int64,v:int64"});
-  ASSERT_EQ(src.exit, 0) << Describe(src);
-  EXPECT_TRUE(Contains(ReadFile(State()), "tandem-ctl:pending-source"));
+  ASSERT_EQ(src.exit, 0) << Describe(src) << sup_.Log();
+  EXPECT_TRUE(Contains(src.out, "created source u1 with index s1 (key k)")) << src.out;
+  EXPECT_TRUE(Contains(ReadFile(State()), "\"index_exports\":[{\"id\":\"s1\",\"on\":\"u1\""))
+      << ReadFile(State());
   auto dup = Run({"create-source", "u1", "--generator", "counter"});
   EXPECT_EQ(dup.exit, 1) << Describe(dup);
   EXPECT_TRUE(Contains(dup.err, "tandem-ctl: refused: create-source u1: ")) << Describe(dup);
 
   auto idx = Run({"create-index", "u2", "--on", "u1", "--key", "k"});
   ASSERT_EQ(idx.exit, 0) << Describe(idx) << sup_.Log();
-  EXPECT_TRUE(Contains(idx.out, "created index u2 on u1")) << idx.out;
-  EXPECT_FALSE(Contains(ReadFile(State()), "pending-source")) << "u1 became part of u2's dataflow";
+  EXPECT_TRUE(Contains(idx.out, "created index u2 on u1 (key k), importing s1")) << idx.out;
+  EXPECT_TRUE(Contains(ReadFile(State()), "\"index_imports\":[{\"id\":\"s1\",\"on\":\"u1\""))
+      << "u2's dataflow imports the source's index\n"
+      << ReadFile(State());
 
   const double kept_before = Metric(kKept);
   const double built_before = Metric(kBuilt);
@@ -372,6 +423,7 @@ TEST_F(Ctl, RefusedCommandsAndUnknownIdsExit1WithTheReason) {
   auto bad_key = Run({"create-source", "u1", "--generator", "key_value", "--keys", "0"});
   EXPECT_EQ(bad_key.exit, 1) << Describe(bad_key);
   EXPECT_TRUE(Contains(bad_key.err, "keys is 0")) << Describe(bad_key);
+  EXPECT_FALSE(Contains(ReadFile(State()), "u1")) << "a refused source is not recorded";
 
   // A peek answered with an error (below since after compaction).
   dir_.Write("data.log", "U 0 1 1 10\nP 5\n");
@@ -379,23 +431,25 @@ TEST_F(Ctl, RefusedCommandsAndUnknownIdsExit1WithTheReason) {
       Run({"create-source", "u1", "--log", dir_.File("data.log"), "--schema", "k:int64,v:int64?"})
           .exit,
       0);
-  ASSERT_EQ(Run({"create-index", "u2", "--on", "u1", "--key", "0"}).exit, 0);
-  auto compact = Run({"allow-compaction", "u2", "3"});
+  // A source stands for its index (s1) in allow-compaction and peek.
+  auto compact = Run({"allow-compaction", "u1", "3"});
   ASSERT_EQ(compact.exit, 0) << Describe(compact);
+  EXPECT_TRUE(Contains(compact.out, "allowed compaction of s1 (the index of source u1) up to 3"))
+      << compact.out;
   // The replica may compact from now on (not necessarily at once: until since has moved, time 1
   // is still exact and answered); once it has, a peek below since is an error.
   CtlResult below;
   EXPECT_TRUE(Eventually(
       [&] {
-        below = Run({"peek", "u2", "--at", "1"});
+        below = Run({"peek", "u1", "--at", "1"});
         return below.exit != 0;
       },
       10s))
       << Describe(below);
   EXPECT_EQ(below.exit, 1) << Describe(below);
-  EXPECT_TRUE(Contains(below.err, "tandem-ctl: refused: peek u2 @ 1: ")) << Describe(below);
+  EXPECT_TRUE(Contains(below.err, "tandem-ctl: refused: peek u1 @ 1: ")) << Describe(below);
   EXPECT_TRUE(Contains(below.err, "before since")) << Describe(below);
-  auto above = Run({"peek", "u2", "--at", "3"});
+  auto above = Run({"peek", "u1", "--at", "3"});
   EXPECT_EQ(above.exit, 0) << Describe(above) << sup_.Log();
   EXPECT_FALSE(sup_.Exited()) << sup_.Log();
 }
@@ -410,7 +464,8 @@ TEST_F(Ctl, ViewsDataflowFilesFrontiersWatchRunCompactionAndDrop) {
   auto view = Run({"create-view", "u3", "--on", "u1", "--group-by", "g", "--aggregate", "count",
                    "--aggregate", "sum:x", "--index-id", "u4"});
   ASSERT_EQ(view.exit, 0) << Describe(view) << sup_.Log();
-  EXPECT_TRUE(Contains(view.out, "created view u3 on u1 with index u4 (key g)")) << view.out;
+  EXPECT_TRUE(Contains(view.out, "created view u3 on u1 with index u4 (key g), importing s1"))
+      << view.out;
   auto peek = Run({"peek", "u3", "--at", "2"});  // the view's id reads its index
   ASSERT_EQ(peek.exit, 0) << Describe(peek);
   EXPECT_TRUE(Contains(peek.out, "g  count  sum_x  #count\n")) << peek.out;
@@ -480,12 +535,15 @@ TEST_F(Ctl, ViewsDataflowFilesFrontiersWatchRunCompactionAndDrop) {
   EXPECT_FALSE(Contains(state, "\"u4\"")) << state;
   EXPECT_FALSE(Contains(state, "\"u3\"")) << state;
   EXPECT_TRUE(Contains(state, "\"u11\"")) << state;
+  EXPECT_TRUE(Contains(state, "\"s1\"")) << "the source stays\n" << state;
   auto gone = Run({"peek", "u4", "--at", "2"});
   EXPECT_EQ(gone.exit, 1) << Describe(gone);
   EXPECT_TRUE(Contains(gone.err, "unknown index u4")) << Describe(gone);
-  // A pending source is dropped locally.
+  // A source nothing imports is dropped with its index.
   ASSERT_EQ(Run({"create-source", "u20", "--generator", "counter"}).exit, 0);
-  EXPECT_EQ(Run({"drop", "u20"}).exit, 0);
+  auto source = Run({"drop", "u20"});
+  EXPECT_EQ(source.exit, 0) << Describe(source);
+  EXPECT_TRUE(Contains(source.out, "dropped source u20 (its index s20)")) << source.out;
   EXPECT_FALSE(Contains(ReadFile(State()), "u20"));
   EXPECT_FALSE(sup_.Exited()) << sup_.Log();
 }
@@ -576,13 +634,13 @@ TEST_F(Ctl, AClosedIndexIsReadAtItsFinalContents) {
   ASSERT_EQ(Run({"create-source", "u6", "--generator", "counter", "--max", "3000",
                  "--tick-interval-us", "0"})
                 .exit,
-            0);
-  ASSERT_EQ(Run({"create-index", "u7", "--on", "u6", "--key", "n"}).exit, 0) << sup_.Log();
+            0)
+      << sup_.Log();
   // Once the counter has ended its index is closed: the empty frontier, null in JSON.
   CtlResult frontiers;
   ASSERT_TRUE(Eventually(
       [&] {
-        frontiers = Run({"--json", "frontiers", "u7", "--for", "0.1"});
+        frontiers = Run({"--json", "frontiers", "s6", "--for", "0.1"});
         return frontiers.exit == 0 && Contains(frontiers.out, "\"closed\":true");
       },
       20s))
@@ -592,7 +650,7 @@ TEST_F(Ctl, AClosedIndexIsReadAtItsFinalContents) {
   EXPECT_EQ(Field(f.values(0).struct_value(), "write").kind_case(), gpb::Value::kNullValue);
 
   // "Latest" of a closed index is its final contents, read at the largest time.
-  auto latest = Run({"--json", "peek", "u7"});
+  auto latest = Run({"--json", "peek", "u6"});
   ASSERT_EQ(latest.exit, 0) << Describe(latest) << sup_.Log();
   EXPECT_TRUE(Contains(latest.out, "\"time\":18446744073709551614,\"closed\":true")) << latest.out;
   const auto rows = Field(LastJson(latest), "rows").list_value();
@@ -602,17 +660,17 @@ TEST_F(Ctl, AClosedIndexIsReadAtItsFinalContents) {
     ASSERT_EQ(Field(row, "row").list_value().values(0).number_value(), i + 1);
     ASSERT_EQ(Field(row, "count").number_value(), 1);
   }
-  auto text = Run({"peek", "u7", "--order-by", "n:desc", "--limit", "1"});
+  auto text = Run({"peek", "u6", "--order-by", "n:desc", "--limit", "1"});
   ASSERT_EQ(text.exit, 0) << Describe(text);
   EXPECT_TRUE(Contains(text.out, "3000  1\n")) << text.out;
   EXPECT_TRUE(Contains(text.out,
-                       "(1 row of u7 at time 18446744073709551614 (closed: its final contents), "))
+                       "(1 row of s6 at time 18446744073709551614 (closed: its final contents), "))
       << text.out;
   // Every time from since on is readable; a key lookup too.
-  auto key = Run({"peek", "u7", "--key", "1500"});
+  auto key = Run({"peek", "u6", "--key", "1500"});
   ASSERT_EQ(key.exit, 0) << Describe(key);
   EXPECT_TRUE(Contains(key.out, "1500  1\n")) << key.out;
-  auto early = Run({"--json", "peek", "u7", "--at", "100"});
+  auto early = Run({"--json", "peek", "u6", "--at", "100"});
   ASSERT_EQ(early.exit, 0) << Describe(early);
   EXPECT_EQ(Field(LastJson(early), "rows").list_value().values_size(), 100) << early.out;
   EXPECT_FALSE(sup_.Exited()) << sup_.Log();
@@ -638,10 +696,12 @@ TEST_F(Ctl, DropAndCompactionOfASourceOrAViewAreRefusedNamingTheIndex) {
                        "drop u4 instead (the index of its dataflow)"))
       << Describe(view);
   EXPECT_EQ(view.out, "") << "no \"dropped\"";
+  // A source stands for its index s1, which u3's dataflow imports: the replica refuses.
   auto source = Run({"drop", "u1"});
   EXPECT_EQ(source.exit, 1) << Describe(source);
-  EXPECT_TRUE(Contains(source.err, "refused: drop u1: u1 is a source, not an index; drop u4"))
+  EXPECT_TRUE(Contains(source.err, "tandem-ctl: refused: drop u1: the replica refused "))
       << Describe(source);
+  EXPECT_TRUE(Contains(source.err, "imported by u4")) << Describe(source);
   auto compact = Run({"allow-compaction", "u3", "1"});
   EXPECT_EQ(compact.exit, 1) << Describe(compact);
   EXPECT_TRUE(Contains(compact.err,
@@ -665,7 +725,10 @@ TEST_F(Ctl, DropAndCompactionOfASourceOrAViewAreRefusedNamingTheIndex) {
   EXPECT_TRUE(Contains(peek.out, "(2 rows of u4 at time 1, ")) << peek.out;
   auto drop = Run({"drop", "u4"});
   ASSERT_EQ(drop.exit, 0) << Describe(drop);
-  EXPECT_EQ(ReadFile(State()), "") << "the whole dataflow went with its only index";
+  EXPECT_FALSE(Contains(ReadFile(State()), "\"u3\"")) << "the view went with its only index";
+  auto gone = Run({"drop", "u1"});
+  ASSERT_EQ(gone.exit, 0) << "nothing imports it now\n" << Describe(gone);
+  EXPECT_EQ(ReadFile(State()), "") << "the source's dataflow went with its index";
 }
 
 TEST_F(Ctl, ALogPathMustExistAndFrontiersWarnsWhenItIsGone) {
@@ -687,14 +750,14 @@ TEST_F(Ctl, ALogPathMustExistAndFrontiersWarnsWhenItIsGone) {
   RunBinaryOptions in_dir;
   auto relative =
       RunBinary("/bin/sh",
-                {"-c", "cd " + dir_.path() + " && exec " + TANDEM_CTL_BIN + " --state " + State() +
+                {"-c", "cd " + dir_.path() + " && exec " + TANDEM_CTL_BIN + " --endpoint " +
+                           sup_.controller_endpoint() + " --state " + State() +
                            " create-source u1 --log data.log --schema k:int64"},
                 in_dir);
   ASSERT_EQ(relative.exit, 0) << Describe(relative);
   EXPECT_TRUE(Contains(ReadFile(State()), "\"path\":\"" + dir_.File("data.log") + "\""))
       << ReadFile(State());
-  ASSERT_EQ(Run({"create-index", "u2", "--on", "u1", "--key", "k"}).exit, 0) << sup_.Log();
-  ASSERT_EQ(Run({"peek", "u2", "--at", "0"}).exit, 0);
+  ASSERT_EQ(Run({"peek", "u1", "--at", "0"}).exit, 0);
 
   auto fine = Run({"frontiers"});
   ASSERT_EQ(fine.exit, 0) << Describe(fine);
@@ -702,11 +765,11 @@ TEST_F(Ctl, ALogPathMustExistAndFrontiersWarnsWhenItIsGone) {
   std::filesystem::remove(dir_.File("data.log"));
   const std::string warning = "tandem-ctl: warning: the log file of source u1 (" +
                               dir_.File("data.log") +
-                              ") does not exist now: its index u2 cannot advance until it is back";
+                              ") does not exist now: its index s1 cannot advance until it is back";
   auto gone = Run({"frontiers"});
   ASSERT_EQ(gone.exit, 0) << Describe(gone);
   EXPECT_TRUE(Contains(gone.err, warning)) << Describe(gone);
-  auto json = Run({"--json", "frontiers", "u2"});
+  auto json = Run({"--json", "frontiers", "s1"});
   ASSERT_EQ(json.exit, 0) << Describe(json);
   const auto warnings = Field(LastJson(json), "warnings").list_value();
   ASSERT_EQ(warnings.values_size(), 1) << json.out;
@@ -719,11 +782,11 @@ TEST_F(Ctl, KeysAndTablesUseTheDatumSyntax) {
              "U 0 1 \"a,b\" 1\nU 0 1 \"null\" 2\nU 0 1 null 3\n"
              "U 0 1 \"say \\\"hi\\\"\\nbye\\t!\" 4\nU 0 1 \"a\" 5\nP 1\n");
   ASSERT_EQ(Run({"create-source", "u1", "--log", dir_.File("strings.log"), "--schema",
-                 "s:string?,n:int64"})
+                 "s:string?,n:int64", "--key", "s,n"})
                 .exit,
-            0);
-  ASSERT_EQ(Run({"create-index", "u2", "--on", "u1", "--key", "s,n"}).exit, 0) << sup_.Log();
-  auto all = Run({"peek", "u2", "--at", "0"});
+            0)
+      << sup_.Log();
+  auto all = Run({"peek", "u1", "--at", "0"});
   ASSERT_EQ(all.exit, 0) << Describe(all);
   EXPECT_EQ(all.out.substr(0, all.out.find("(5 rows")),
             "s                     n  count\n"
@@ -735,7 +798,7 @@ TEST_F(Ctl, KeysAndTablesUseTheDatumSyntax) {
             "\"say \\\"hi\\\"\\nbye\\t!\"  4  1\n")
       << all.out;
   auto lookup = [&](const std::string& key) {
-    auto r = Run({"--json", "peek", "u2", "--at", "0", "--key", key});
+    auto r = Run({"--json", "peek", "u1", "--at", "0", "--key", key});
     EXPECT_EQ(r.exit, 0) << Describe(r);
     std::vector<std::string> found;
     const gpb::Struct doc = LastJson(r);
@@ -756,13 +819,13 @@ TEST_F(Ctl, KeysAndTablesUseTheDatumSyntax) {
   // What a table prints can be typed back.
   EXPECT_EQ(lookup("\"a\",5"), std::vector<std::string>{"5"});
 
-  auto unquoted = Run({"peek", "u2", "--at", "0", "--key", "a,5"});
+  auto unquoted = Run({"peek", "u1", "--at", "0", "--key", "a,5"});
   EXPECT_EQ(unquoted.exit, 1) << Describe(unquoted);
   EXPECT_TRUE(Contains(unquoted.err,
-                       "tandem-ctl: refused: peek u2: --key a,5: 'a' for column s "
+                       "tandem-ctl: refused: peek u1: --key a,5: 'a' for column s "
                        "(string): strings are written in double quotes: \"a\""))
       << Describe(unquoted);
-  auto short_key = Run({"peek", "u2", "--at", "0", "--key", "\"a\""});
+  auto short_key = Run({"peek", "u1", "--at", "0", "--key", "\"a\""});
   EXPECT_EQ(short_key.exit, 1) << Describe(short_key);
   EXPECT_TRUE(Contains(short_key.err, "the index's key has 2 columns (s, n)"))
       << Describe(short_key);
@@ -770,20 +833,20 @@ TEST_F(Ctl, KeysAndTablesUseTheDatumSyntax) {
 
 TEST_F(Ctl, JsonIsOneSchemaParsedHere) {
   dir_.Write("data.log", "U 0 1 1 1.5\nU 1 1 2 nan\nU 1 1 3 -inf\nP 3\n");
-  ASSERT_EQ(
-      Run({"create-source", "u1", "--log", dir_.File("data.log"), "--schema", "k:int64,x:float64"})
-          .exit,
-      0);
-  auto created = Run({"--json", "create-index", "u2", "--on", "u1", "--key", "k"});
-  ASSERT_EQ(created.exit, 0) << Describe(created);
+  auto created = Run({"--json", "create-source", "u1", "--log", dir_.File("data.log"), "--schema",
+                      "k:int64,x:float64"});
+  ASSERT_EQ(created.exit, 0) << Describe(created) << sup_.Log();
   {
     const auto doc = LastJson(created);
     EXPECT_TRUE(Field(doc, "ok").bool_value());
-    EXPECT_EQ(Field(doc, "command").string_value(), "create-index u2");
-    EXPECT_EQ(Field(doc, "created").list_value().values_size(), 2) << created.out;
+    EXPECT_EQ(Field(doc, "command").string_value(), "create-source u1");
+    const auto& ids = Field(doc, "created").list_value();
+    ASSERT_EQ(ids.values_size(), 2) << created.out;
+    EXPECT_EQ(ids.values(0).string_value(), "u1");
+    EXPECT_EQ(ids.values(1).string_value(), "s1") << "the source's index";
   }
   // peek: the time a number, rows of datums; NaN and -inf as the log format spells them.
-  auto peek = Run({"--json", "peek", "u2", "--at", "2"});
+  auto peek = Run({"--json", "peek", "u1", "--at", "2"});
   ASSERT_EQ(peek.exit, 0) << Describe(peek);
   ASSERT_EQ(Lines(peek.out).size(), 1u) << peek.out;
   {
@@ -804,14 +867,14 @@ TEST_F(Ctl, JsonIsOneSchemaParsedHere) {
   // frontiers: one document; each frontier is a number (or null when closed) with "closed".
   gpb::Struct frontier;
   {
-    auto r = Run({"--json", "frontiers", "u2", "--for", "0.2"});
+    auto r = Run({"--json", "frontiers", "s1", "--for", "0.2"});
     ASSERT_EQ(r.exit, 0) << Describe(r);
     ASSERT_EQ(Lines(r.out).size(), 1u) << r.out;
     const auto doc = LastJson(r);
     const auto& list = Field(doc, "frontiers").list_value();
     ASSERT_EQ(list.values_size(), 1) << r.out;
     frontier = list.values(0).struct_value();
-    EXPECT_EQ(Field(frontier, "id").string_value(), "u2");
+    EXPECT_EQ(Field(frontier, "id").string_value(), "s1");
     for (const char* name : {"write", "input", "output"}) {
       EXPECT_EQ(Field(frontier, name).kind_case(), gpb::Value::kNumberValue) << name << r.out;
       EXPECT_EQ(Field(frontier, name).number_value(), 3) << name << r.out;
@@ -869,8 +932,8 @@ TEST_F(Ctl, ReadCommandsObserveAndChangeNothingWhateverTheirStateFile) {
   ASSERT_EQ(
       Run({"create-source", "u1", "--log", dir_.File("data.log"), "--schema", "k:int64,v:int64"})
           .exit,
-      0);
-  ASSERT_EQ(Run({"create-index", "u2", "--on", "u1", "--key", "k"}).exit, 0) << sup_.Log();
+      0)
+      << sup_.Log();
   const double kept = Metric(kKept);
   // Another directory, no state file at all: what used to replay nothing and reconcile every
   // dataflow away.
@@ -880,19 +943,19 @@ TEST_F(Ctl, ReadCommandsObserveAndChangeNothingWhateverTheirStateFile) {
                                elsewhere.File("tandem-ctl.state")});
     return RunCtl(args);
   };
-  auto peek = there({"peek", "u2", "--at", "1"});
+  auto peek = there({"peek", "s1", "--at", "1"});
   ASSERT_EQ(peek.exit, 0) << Describe(peek) << sup_.Log();
   EXPECT_TRUE(Contains(peek.out, "c0  c1  count\n")) << "no history: no column names\n" << peek.out;
   EXPECT_TRUE(Contains(peek.out, "1   10  1\n")) << peek.out;
-  auto latest = there({"--json", "peek", "u2"});
+  auto latest = there({"--json", "peek", "s1"});
   ASSERT_EQ(latest.exit, 0) << Describe(latest);
   EXPECT_EQ(Field(LastJson(latest), "time").number_value(), 1) << latest.out;
   auto frontiers = there({"frontiers"});
   ASSERT_EQ(frontiers.exit, 0) << Describe(frontiers);
-  EXPECT_TRUE(Contains(frontiers.out, "\nu2  2      2      2       reported")) << frontiers.out;
+  EXPECT_TRUE(Contains(frontiers.out, "\ns1  2      2      2       reported")) << frontiers.out;
   auto watch = there({"watch", "--for", "0.3"});
   ASSERT_EQ(watch.exit, 0) << Describe(watch);
-  EXPECT_TRUE(Contains(watch.out, "frontiers u2 write 2")) << watch.out;
+  EXPECT_TRUE(Contains(watch.out, "frontiers s1 write 2")) << watch.out;
   EXPECT_FALSE(std::filesystem::exists(elsewhere.File("tandem-ctl.state")));
 
   // Nothing was replayed or reconciled, and the dataflow still runs: it takes in new data.
@@ -903,7 +966,7 @@ TEST_F(Ctl, ReadCommandsObserveAndChangeNothingWhateverTheirStateFile) {
   CtlResult moved;
   ASSERT_TRUE(Eventually(
       [&] {
-        moved = there({"--json", "peek", "u2"});
+        moved = there({"--json", "peek", "s1"});
         return moved.exit == 0 && Contains(moved.out, "\"time\":2,");
       },
       10s))
@@ -919,60 +982,61 @@ TEST_F(Ctl, AReplayThatWouldDropUnknownIndexesIsRefusedUnlessReplace) {
   ASSERT_EQ(
       Run({"create-source", "u1", "--log", dir_.File("data.log"), "--schema", "k:int64,v:int64"})
           .exit,
-      0);
-  ASSERT_EQ(Run({"create-index", "u2", "--on", "u1", "--key", "k"}).exit, 0) << sup_.Log();
+      0)
+      << sup_.Log();
   const double hellos = Metric("tandem_controller_events_total{event=\"hello\"}");
-  // A second state file that knows nothing of u2.
+  // A second state file that knows nothing of u1 and its index s1.
   const std::string other = dir_.File("other.state");
   auto with_other = [&](std::vector<std::string> args) {
     args.insert(args.begin(), {"--endpoint", sup_.controller_endpoint(), "--state", other});
     return RunCtl(args);
   };
-  ASSERT_EQ(with_other({"create-source", "u5", "--generator", "counter", "--max", "10",
-                        "--tick-interval-us", "0"})
-                .exit,
-            0);
+  const std::vector<std::string> counter = {"create-source", "u5", "--generator",        "counter",
+                                            "--max",         "10", "--tick-interval-us", "0"};
+  auto with_counter = [&](std::vector<std::string> before) {
+    before.insert(before.end(), counter.begin(), counter.end());
+    return with_other(before);
+  };
   const std::string other_before = ReadFile(other);
-  auto refused = with_other({"create-index", "u6", "--on", "u5", "--key", "n"});
+  auto refused = with_counter({});
   EXPECT_EQ(refused.exit, 1) << Describe(refused);
   EXPECT_TRUE(Contains(refused.err, "tandem-ctl: refused: the replica at " +
                                         sup_.controller_endpoint() +
                                         " maintains an index that the state file " + other +
-                                        " does not define: u2. Replaying this history would "
+                                        " does not define: s1. Replaying this history would "
                                         "drop it; nothing was changed."))
       << Describe(refused);
   EXPECT_TRUE(Contains(refused.err, "--replace")) << Describe(refused);
-  ExpectJsonFailure(with_other({"--json", "create-index", "u6", "--on", "u5", "--key", "n"}), 1,
-                    "does not define: u2.");
-  EXPECT_EQ(ReadFile(other), other_before) << "u6 is not recorded";
+  ExpectJsonFailure(with_counter({"--json"}), 1, "does not define: s1.");
+  EXPECT_EQ(ReadFile(other), other_before) << "u5 is not recorded";
 
   // Changed nothing: no controller Hello reached the replica (the check is made as an observer),
   // no reconciliation, and reads are answered at once.
   EXPECT_EQ(Metric("tandem_controller_events_total{event=\"hello\"}"), hellos);
   EXPECT_EQ(Metric(kDroppedByReconcile), 0);
-  auto peek = Run({"--timeout", "2", "peek", "u2", "--at", "1"});
+  auto peek = Run({"--timeout", "2", "peek", "u1", "--at", "1"});
   ASSERT_EQ(peek.exit, 0) << Describe(peek);
   EXPECT_TRUE(Contains(peek.out, "1  10  1\n")) << peek.out;
   dir_.Write("nothing.jsonl", "# replays the history\n");
   auto own = Run({"run", dir_.File("nothing.jsonl")});
-  EXPECT_EQ(own.exit, 0) << "the state file that made u2 replays as before\n" << Describe(own);
+  EXPECT_EQ(own.exit, 0) << "the state file that made u1 replays as before\n" << Describe(own);
 
   // --replace: the other history replaces the replica's dataflows.
-  auto replaced = with_other({"--replace", "create-index", "u6", "--on", "u5", "--key", "n"});
+  auto replaced = with_counter({"--replace"});
   ASSERT_EQ(replaced.exit, 0) << Describe(replaced) << sup_.Log();
   EXPECT_TRUE(Contains(replaced.err,
-                       "tandem-ctl: warning: --replace: the replica's index u2 (not "
+                       "tandem-ctl: warning: --replace: the replica's index s1 (not "
                        "in " +
                            other + ") will be dropped with their dataflows"))
       << Describe(replaced);
   EXPECT_EQ(Metric(kDroppedByReconcile), 1);
-  auto gone = Run({"peek", "u2", "--at", "1"});
+  auto gone = Run({"peek", "u1", "--at", "1"});
   EXPECT_EQ(gone.exit, 1) << Describe(gone);
-  EXPECT_TRUE(Contains(gone.err, "unknown index u2")) << Describe(gone);
+  EXPECT_TRUE(Contains(gone.err, "unknown index s1")) << Describe(gone);
   CtlResult counted;
   ASSERT_TRUE(Eventually(
       [&] {
-        counted = with_other({"--json", "peek", "u6"});
+        counted = with_other({"--json", "peek", "u5"});
         return counted.exit == 0 && Contains(counted.out, "\"closed\":true");
       },
       10s))
@@ -981,7 +1045,7 @@ TEST_F(Ctl, AReplayThatWouldDropUnknownIndexesIsRefusedUnlessReplace) {
   // And now the first state file is the one that does not know the replica's index.
   auto first = Run({"run", dir_.File("nothing.jsonl")});
   EXPECT_EQ(first.exit, 1) << Describe(first);
-  EXPECT_TRUE(Contains(first.err, "does not define: u6.")) << Describe(first);
+  EXPECT_TRUE(Contains(first.err, "does not define: s5.")) << Describe(first);
 }
 
 TEST_F(Ctl, WatchSaysSoAndExits69WhenTheReplicaGoesAway) {
@@ -1002,11 +1066,11 @@ TEST_F(Ctl, ACommandSupersededByAnotherControllerSaysSoAndExits75) {
   ASSERT_EQ(
       Run({"create-source", "u1", "--log", dir_.File("data.log"), "--schema", "k:int64,v:int64"})
           .exit,
-      0);
-  ASSERT_EQ(Run({"create-index", "u2", "--on", "u1", "--key", "k"}).exit, 0) << sup_.Log();
-  // A script whose peek waits (u2 will not reach time 1000), then another controller's Hello.
+      0)
+      << sup_.Log();
+  // A script whose peek waits (s1 will not reach time 1000), then another controller's Hello.
   dir_.Write("wait.jsonl",
-             "{\"peek\": {\"uuid\": \"w1\", \"id\": \"u2\", \"timestamp\": \"1000\"}}\n");
+             "{\"peek\": {\"uuid\": \"w1\", \"id\": \"s1\", \"timestamp\": \"1000\"}}\n");
   const std::string peeks = "tandem_commands_total{command=\"Peek\",result=\"forwarded\"}";
   const double before = Metric(peeks);
   CtlResult run;
@@ -1028,25 +1092,22 @@ TEST_F(Ctl, ACommandSupersededByAnotherControllerSaysSoAndExits75) {
 
 TEST_F(Ctl, EveryInvocationSaysGoodbye) {
   dir_.Write("data.log", "U 0 1 1 10\nP 2\n");
-  ASSERT_EQ(
-      Run({"create-source", "u1", "--log", dir_.File("data.log"), "--schema", "k:int64,v:int64"})
-          .exit,
-      0);  // connects to nothing
   dir_.Write("script.jsonl",
-             "{\"peek\": {\"uuid\": \"p1\", \"id\": \"u2\", \"timestamp\": \"1\"}}\n");
+             "{\"peek\": {\"uuid\": \"p1\", \"id\": \"s1\", \"timestamp\": \"1\"}}\n");
   dir_.Write("bad.json", R"({"source_imports": [{"id": "u9", "source": {"counter": {}},
     "schema": {"columns": [{"name": "n", "type": "INT64"}]}}],
     "index_exports": [{"id": "u10", "on": "u9", "key": [5]}],
     "as_of": {"elements": ["0"]}, "class": "MAINTAINED"})");
   // Successes and failures, controllers and observers: every way a connected invocation ends.
   const std::vector<std::pair<std::vector<std::string>, int>> runs = {
-      {{"create-index", "u2", "--on", "u1", "--key", "k"}, 0},
-      {{"peek", "u2", "--at", "1"}, 0},
+      {{"create-source", "u1", "--log", dir_.File("data.log"), "--schema", "k:int64,v:int64"}, 0},
+      {{"peek", "u1", "--at", "1"}, 0},
       {{"peek", "u42", "--at", "1"}, 1},
-      {{"--timeout", "1", "peek", "u2", "--at", "100"}, 1},
+      {{"--timeout", "1", "peek", "u1", "--at", "100"}, 1},
+      {{"query", "--on", "u1", "--group-by", "k", "--aggregate", "count", "--at", "1"}, 0},
       {{"frontiers", "--for", "0.1"}, 0},
       {{"watch", "--for", "0.2"}, 0},
-      {{"allow-compaction", "u2", "1"}, 0},
+      {{"allow-compaction", "u1", "1"}, 0},
       {{"run", dir_.File("script.jsonl")}, 0},
       {{"create-dataflow", dir_.File("bad.json")}, 1}};  // refused by the replica
   const std::string goodbyes = "tandem_controller_events_total{event=\"goodbye\"}";
@@ -1062,6 +1123,326 @@ TEST_F(Ctl, EveryInvocationSaysGoodbye) {
   EXPECT_FALSE(Contains(log, "disconnected")) << log;
   EXPECT_TRUE(Contains(log, "said goodbye; the replica keeps running")) << log;
   EXPECT_TRUE(Contains(log, "said goodbye; 0 observer(s) left")) << log;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 13: sources are first-class (they stay until dropped themselves; what reads them imports
+// their index), and `query` runs a one-shot read: create, peek, drop.
+
+// The transient (one-shot) indexes the replica's supervisor knows now: what a query left behind.
+std::vector<std::string> LiveTransientIndexes(const std::string& endpoint) {
+  TestController observer(endpoint);
+  const Status hello = observer.client().Hello("look", /*observer=*/true);
+  EXPECT_TRUE(hello.ok()) << hello.message();
+  EXPECT_TRUE(observer.client().observer());
+  std::vector<std::string> out;
+  for (const auto& id : observer.client().accepted().live_indexes()) {
+    if (id.starts_with('t')) out.push_back(id);
+  }
+  return out;
+}
+
+TEST_F(Ctl, ASourceStaysUntilItIsDroppedItself) {
+  dir_.Write("data.log", "U 0 1 1 10\nU 0 1 2 20\nU 1 1 3 20\nP 2\n");
+  auto source =
+      Run({"create-source", "u1", "--log", dir_.File("data.log"), "--schema", "k:int64,v:int64"});
+  ASSERT_EQ(source.exit, 0) << Describe(source) << sup_.Log();
+  EXPECT_TRUE(Contains(source.out, "created source u1 with index s1 (key k)")) << source.out;
+  auto own = Run({"peek", "u1", "--at", "1"});  // the source's own index
+  ASSERT_EQ(own.exit, 0) << Describe(own);
+  EXPECT_TRUE(Contains(own.out, "(3 rows of s1 at time 1, ")) << own.out;
+
+  // The new user's sequence (issue 13): index it, drop the index, index it again.
+  auto u2 = Run({"create-index", "u2", "--on", "u1", "--key", "v"});
+  ASSERT_EQ(u2.exit, 0) << Describe(u2) << sup_.Log();
+  EXPECT_TRUE(Contains(u2.out, "created index u2 on u1 (key v), importing s1")) << u2.out;
+  auto by_v = Run({"--json", "peek", "u2", "--at", "1", "--key", "20"});
+  ASSERT_EQ(by_v.exit, 0) << Describe(by_v) << sup_.Log();
+  EXPECT_EQ(Field(LastJson(by_v), "rows").list_value().values_size(), 2) << by_v.out;
+  auto drop_u2 = Run({"drop", "u2"});
+  ASSERT_EQ(drop_u2.exit, 0) << Describe(drop_u2);
+  EXPECT_TRUE(Contains(ReadFile(State()), "\"s1\"")) << "the source stays\n" << ReadFile(State());
+  auto u3 = Run({"create-index", "u3", "--on", "u1", "--key", "v"});
+  ASSERT_EQ(u3.exit, 0) << Describe(u3) << sup_.Log();
+  auto again = Run({"--json", "peek", "u3", "--at", "1", "--key", "20"});
+  ASSERT_EQ(again.exit, 0) << Describe(again) << sup_.Log();
+  EXPECT_EQ(Field(LastJson(again), "rows").list_value().values_size(), 2) << again.out;
+
+  // A view on the source imports its index too; both follow the source as it grows.
+  auto view = Run({"create-view", "u4", "--on", "u1", "--group-by", "v", "--aggregate", "count",
+                   "--index-id", "u5"});
+  ASSERT_EQ(view.exit, 0) << Describe(view) << sup_.Log();
+  EXPECT_TRUE(Contains(view.out, "created view u4 on u1 with index u5 (key v), importing u3"))
+      << "the index keyed by the group-by columns\n"
+      << view.out;
+  dir_.Write("data.log", "U 2 1 4 20\nP 3\n", true);
+  CtlResult grown;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        grown = Run({"--json", "peek", "u4", "--at", "2", "--key", "20"});
+        return grown.exit == 0 && Contains(grown.out, "{\"row\":[20,3],\"count\":1}");
+      },
+      10s))
+      << Describe(grown) << sup_.Log();
+
+  // Dropping the source while something imports it is refused by the replica, naming the
+  // importer; nothing changes.
+  const std::string before = ReadFile(State());
+  auto refused = Run({"drop", "u1"});
+  EXPECT_EQ(refused.exit, 1) << Describe(refused);
+  EXPECT_TRUE(Contains(refused.err, "tandem-ctl: refused: drop u1: the replica refused "))
+      << Describe(refused);
+  EXPECT_TRUE(Contains(refused.err, "imported by u3")) << Describe(refused);
+  EXPECT_EQ(ReadFile(State()), before) << "a refused drop is not recorded";
+  ExpectJsonFailure(Run({"--json", "drop", "u1"}), 1, "imported by");
+  ASSERT_EQ(Run({"peek", "u1", "--at", "2"}).exit, 0) << "the source still answers";
+  // u5's dataflow imports u3 (u3 is on the source): drop the importers first, then the source.
+  auto drop_u3 = Run({"drop", "u3"});
+  EXPECT_EQ(drop_u3.exit, 1) << "u4's dataflow imports u3\n" << Describe(drop_u3);
+  EXPECT_TRUE(Contains(drop_u3.err, "imported by u5")) << Describe(drop_u3);
+  ASSERT_EQ(Run({"drop", "u5"}).exit, 0);
+  ASSERT_EQ(Run({"drop", "u3"}).exit, 0);
+  auto dropped = Run({"--json", "drop", "u1"});
+  ASSERT_EQ(dropped.exit, 0) << Describe(dropped);
+  EXPECT_EQ(Field(LastJson(dropped), "id").string_value(), "s1") << dropped.out;
+  EXPECT_EQ(ReadFile(State()), "") << "nothing left";
+  auto gone = Run({"peek", "s1", "--at", "1"});
+  EXPECT_EQ(gone.exit, 1) << Describe(gone);
+  EXPECT_TRUE(Contains(gone.err, "unknown index s1")) << Describe(gone);
+  // And the id may be created again.
+  ASSERT_EQ(Run({"create-source", "u1", "--generator", "counter"}).exit, 0) << sup_.Log();
+  EXPECT_FALSE(sup_.Exited()) << sup_.Log();
+}
+
+TEST_F(Ctl, QueryPrintsAGroupByCountLikePeekAndLeavesNothingBehind) {
+  dir_.Write("groups.log", "U 0 1 1 10\nU 0 1 1 20\nU 1 1 2 5\nU 2 1 2 6\nU 2 1 3 7\nP 3\n");
+  ASSERT_EQ(
+      Run({"create-source", "u1", "--log", dir_.File("groups.log"), "--schema", "g:int64,x:int64"})
+          .exit,
+      0)
+      << sup_.Log();
+  const std::string state = ReadFile(State());
+  auto text = Run({"query", "--on", "u1", "--group-by", "g", "--aggregate", "count", "--at", "1"});
+  ASSERT_EQ(text.exit, 0) << Describe(text) << sup_.Log();
+  EXPECT_EQ(text.out.substr(0, text.out.find("(2 rows")),
+            "g  count  #count\n"
+            "-  -----  ------\n"
+            "1  2      1\n"
+            "2  1      1\n")
+      << text.out;
+  EXPECT_TRUE(Contains(text.out, "(2 rows of a query on u1 at time 1, ")) << text.out;
+  EXPECT_TRUE(Contains(text.out, " ms)\n")) << text.out;
+
+  // Latest: the source's index is complete up to 2 (its upper is 3).
+  auto json = Run({"--json", "query", "--on", "u1", "--group-by", "g", "--aggregate", "count",
+                   "--aggregate", "sum:x"});
+  ASSERT_EQ(json.exit, 0) << Describe(json) << sup_.Log();
+  ASSERT_EQ(Lines(json.out).size(), 1u) << json.out;
+  const gpb::Struct doc = LastJson(json);
+  const std::string id = Field(doc, "id").string_value();
+  EXPECT_TRUE(id.starts_with('t')) << "a transient index\n" << json.out;
+  EXPECT_EQ(Field(doc, "on").string_value(), "u1");
+  EXPECT_EQ(Field(doc, "import").string_value(), "s1");
+  EXPECT_EQ(Field(doc, "time").number_value(), 2);
+  EXPECT_FALSE(Field(doc, "closed").bool_value());
+  EXPECT_EQ(Field(doc, "latency_ms").kind_case(), gpb::Value::kNumberValue);
+  EXPECT_TRUE(Contains(json.out,
+                       "\"columns\":[\"g\",\"count\",\"sum_x\"],\"rows\":["
+                       "{\"row\":[1,2,30],\"count\":1},{\"row\":[2,2,11],\"count\":1},"
+                       "{\"row\":[3,1,7],\"count\":1}]}"))
+      << json.out;
+  // Without --group-by and --aggregate: the rows of --on, as a peek of it would print them.
+  auto copy = Run({"--json", "query", "--on", "u1", "--at", "0"});
+  ASSERT_EQ(copy.exit, 0) << Describe(copy);
+  EXPECT_TRUE(Contains(copy.out,
+                       "\"columns\":[\"g\",\"x\"],\"rows\":[{\"row\":[1,10],\"count\":1},"
+                       "{\"row\":[1,20],\"count\":1}]}"))
+      << copy.out;
+  // Over a maintained view: how many groups have each count.
+  ASSERT_EQ(Run({"create-view", "u2", "--on", "u1", "--group-by", "g", "--aggregate", "count",
+                 "--index-id", "u3"})
+                .exit,
+            0)
+      << sup_.Log();
+  auto histogram = Run({"--json", "query", "--on", "u2", "--group-by", "count", "--aggregate",
+                        "count", "--at", "2"});
+  ASSERT_EQ(histogram.exit, 0) << Describe(histogram) << sup_.Log();
+  EXPECT_EQ(Field(LastJson(histogram), "import").string_value(), "u3");
+  EXPECT_TRUE(
+      Contains(histogram.out, "\"rows\":[{\"row\":[1,1],\"count\":1},{\"row\":[2,2],\"count\":1}]"))
+      << histogram.out;
+
+  // Each query dropped what it built, and recorded nothing.
+  EXPECT_EQ(LiveTransientIndexes(sup_.controller_endpoint()), std::vector<std::string>{});
+  // A script may send a one-shot read itself: `run` does not record it.
+  const std::string with_view = ReadFile(State());
+  dir_.Write("one_shot.jsonl",
+             R"({"create_dataflow": {"desc": {"debug_name": "by hand", "class": "ONE_SHOT_READ",)"
+             R"( "as_of": {"elements": ["2"]}, "until": {"elements": ["3"]}, "index_imports":)"
+             R"( [{"id": "s1", "on": "u1", "schema": {"columns": [{"name": "g", "type":)"
+             R"( "INT64"}, {"name": "x", "type": "INT64"}]}, "key": [0]}], "index_exports":)"
+             R"( [{"id": "t5", "on": "u1", "key": [1]}]}}})"
+             "\n"
+             R"({"peek": {"uuid": "p1", "id": "t5", "timestamp": "2"}})"
+             "\n");
+  auto script = Run({"run", dir_.File("one_shot.jsonl")});
+  ASSERT_EQ(script.exit, 0) << Describe(script) << sup_.Log();
+  EXPECT_TRUE(Contains(script.out, "peek p1: 5 distinct rows")) << script.out;
+  EXPECT_EQ(ReadFile(State()), with_view) << "a one-shot is no state to replay";
+  // Left behind (as by a query killed before its drop): the next controller session replays
+  // without counting it as an unknown index, and its reconciliation drops it.
+  EXPECT_EQ(LiveTransientIndexes(sup_.controller_endpoint()), std::vector<std::string>{"t5"});
+  dir_.Write("nothing.jsonl", "# replays the history\n");
+  auto replay = Run({"run", dir_.File("nothing.jsonl")});
+  ASSERT_EQ(replay.exit, 0) << Describe(replay);
+  EXPECT_EQ(ReadFile(State()), with_view);
+  EXPECT_EQ(LiveTransientIndexes(sup_.controller_endpoint()), std::vector<std::string>{});
+  auto after = Run({"peek", id, "--at", "2"});
+  EXPECT_EQ(after.exit, 1) << Describe(after);
+  EXPECT_TRUE(Contains(after.err, "unknown index " + id)) << Describe(after);
+  EXPECT_TRUE(Contains(ReadFile(State()), state)) << "only the view was added";
+  EXPECT_FALSE(Contains(ReadFile(State()), "ONE_SHOT_READ")) << ReadFile(State());
+  EXPECT_FALSE(sup_.Exited()) << sup_.Log();
+}
+
+TEST_F(Ctl, QueryErrorsSayWhyWithTheUsualExitCodesAndDropTheOneShot) {
+  dir_.Write("groups.log", "U 0 1 1 10\nU 1 1 2 5\nU 2 1 3 7\nP 4\n");
+  ASSERT_EQ(
+      Run({"create-source", "u1", "--log", dir_.File("groups.log"), "--schema", "g:int64,x:int64"})
+          .exit,
+      0)
+      << sup_.Log();
+  // Caught before connecting: unknown --on, bad columns, bad usage.
+  auto unknown = Run({"query", "--on", "u77", "--group-by", "g", "--aggregate", "count"});
+  EXPECT_EQ(unknown.exit, 1) << Describe(unknown);
+  EXPECT_TRUE(Contains(unknown.err,
+                       "tandem-ctl: refused: query --on u77: u77 is not a source or collection "
+                       "this controller created"))
+      << Describe(unknown);
+  ExpectJsonFailure(Run({"--json", "query", "--on", "u77"}), 1, "u77 is not a source");
+  auto column = Run({"query", "--on", "u1", "--group-by", "zz", "--aggregate", "count"});
+  EXPECT_EQ(column.exit, 1) << Describe(column);
+  EXPECT_TRUE(Contains(column.err,
+                       "tandem-ctl: refused: query --on u1: --group-by: unknown column \"zz\" "
+                       "(columns: g, x)"))
+      << Describe(column);
+  auto sum = Run({"query", "--on", "u1", "--group-by", "g", "--aggregate", "sum:nope"});
+  EXPECT_EQ(sum.exit, 1) << Describe(sum);
+  EXPECT_TRUE(Contains(sum.err, "--aggregate sum:nope: unknown column \"nope\"")) << Describe(sum);
+  EXPECT_EQ(Run({"query", "--on", "u1", "--aggregate", "avg"}).exit, 64);
+  EXPECT_EQ(Run({"query", "--on", "u1", "--at", "soon"}).exit, 64);
+  EXPECT_EQ(Run({"query", "--on", "u1", "--at", "18446744073709551614"}).exit, 64);
+  EXPECT_EQ(Run({"query", "--group-by", "g"}).exit, 64) << "--on is required";
+
+  // A time the index has not reached: no answer in time, canceled, and the one-shot dropped.
+  auto waits =
+      Run({"--timeout", "1", "query", "--on", "u1", "--aggregate", "count", "--at", "1000"});
+  EXPECT_EQ(waits.exit, 1) << Describe(waits);
+  EXPECT_TRUE(
+      Contains(waits.err, "tandem-ctl: refused: query --on u1 @ 1000: no answer within 1 s"))
+      << Describe(waits);
+  EXPECT_EQ(LiveTransientIndexes(sup_.controller_endpoint()), std::vector<std::string>{});
+
+  // A compacted time: the runtime's Error, printed; the one-shot dropped.
+  ASSERT_EQ(Run({"allow-compaction", "u1", "3"}).exit, 0);
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return Run({"peek", "u1", "--at", "1"}).exit == 1;
+      },
+      10s))
+      << "s1's since passes 1";
+  auto compacted =
+      Run({"query", "--on", "u1", "--group-by", "g", "--aggregate", "count", "--at", "1"});
+  EXPECT_EQ(compacted.exit, 1) << Describe(compacted);
+  EXPECT_TRUE(Contains(compacted.err, "tandem-ctl: refused: query --on u1 @ 1: "))
+      << Describe(compacted);
+  EXPECT_TRUE(Contains(compacted.err, "compacted")) << Describe(compacted);
+  ExpectJsonFailure(Run({"--json", "query", "--on", "u1", "--at", "1"}), 1, "compacted");
+  EXPECT_EQ(LiveTransientIndexes(sup_.controller_endpoint()), std::vector<std::string>{});
+  auto fine = Run({"query", "--on", "u1", "--group-by", "g", "--aggregate", "count", "--at", "3"});
+  EXPECT_EQ(fine.exit, 0) << Describe(fine) << sup_.Log();
+
+  // Latest of an index with no complete time yet: waited for (up to --timeout), then refused.
+  dir_.Write("empty.log", "");
+  ASSERT_EQ(
+      Run({"create-source", "u5", "--log", dir_.File("empty.log"), "--schema", "n:int64"}).exit, 0);
+  auto nothing = Run({"--timeout", "1", "query", "--on", "u5", "--aggregate", "count"});
+  EXPECT_EQ(nothing.exit, 1) << Describe(nothing);
+  EXPECT_TRUE(Contains(nothing.err, "s5 has no complete time yet")) << Describe(nothing);
+  CtlResult waited;
+  std::thread query([&] {
+    waited = Run({"--json", "--timeout", "20", "query", "--on", "u5", "--aggregate", "count"});
+  });
+  std::this_thread::sleep_for(1s);
+  dir_.Write("empty.log", "U 0 1 7\nU 0 1 8\nP 1\n", true);
+  query.join();
+  ASSERT_EQ(waited.exit, 0) << Describe(waited) << sup_.Log();
+  EXPECT_TRUE(Contains(waited.out, "\"time\":0,")) << waited.out;
+  EXPECT_TRUE(Contains(waited.out, "\"rows\":[{\"row\":[2],\"count\":1}]")) << waited.out;
+  EXPECT_EQ(LiveTransientIndexes(sup_.controller_endpoint()), std::vector<std::string>{});
+  EXPECT_FALSE(sup_.Exited()) << sup_.Log();
+}
+
+// A CommandError: the state file names an index the replica refused to build (its dataflow is
+// refused when replayed), so the one-shot's import names no live index.
+TEST_F(Ctl, AQueryTheReplicaRefusesSaysWhyAndExits1) {
+  {
+    ctl::History h = *ctl::History::Load(State());
+    h.Append(FromJson(R"({"create_dataflow":{"desc":{"debug_name":"source u9","source_imports":)"
+                      R"([{"id":"u9","source":{"key_value":{"keys":"0"}},"schema":{"columns":)"
+                      R"([{"name":"key","type":"INT64"},{"name":"value","type":"INT64"}]}}],)"
+                      R"("index_exports":[{"id":"s9","on":"u9","key":[0]}],"as_of":)"
+                      R"({"elements":["0"]},"class":"MAINTAINED"}}})"));
+    ASSERT_TRUE(h.Save().ok());
+  }
+  auto refused =
+      Run({"query", "--on", "u9", "--group-by", "value", "--aggregate", "count", "--at", "0"});
+  EXPECT_EQ(refused.exit, 1) << Describe(refused);
+  EXPECT_TRUE(Contains(refused.err, "keys is 0")) << "the replay's refusal, warned\n"
+                                                  << Describe(refused);
+  EXPECT_TRUE(Contains(refused.err, "tandem-ctl: refused: query --on u9 @ 0: the replica refused "))
+      << Describe(refused);
+  EXPECT_TRUE(Contains(refused.err, "unknown index")) << Describe(refused);
+  ExpectJsonFailure(Run({"--json", "query", "--on", "u9", "--at", "0"}), 1, "the replica refused");
+  EXPECT_EQ(LiveTransientIndexes(sup_.controller_endpoint()), std::vector<std::string>{});
+  EXPECT_FALSE(sup_.Exited()) << sup_.Log();
+}
+
+// In solo mode the solo runtime renders the one-shot: the same answer, and nothing left behind.
+TEST(CtlSolo, QueryRunsOnTheSoloRuntime) {
+  SupervisorProcess sup({.two_runtime = false,
+                         .workers = 2,
+                         .worker_binary = TANDEM_WORKER_BIN,
+                         .shm_size = "32MiB"});
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  TempDir dir;
+  auto ctl = [&](std::vector<std::string> args) {
+    args.insert(args.begin(),
+                {"--endpoint", sup.controller_endpoint(), "--state", dir.File("tandem-ctl.state")});
+    return RunCtl(args);
+  };
+  dir.Write("groups.log", "U 0 1 1 10\nU 0 1 1 20\nU 1 1 2 5\nU 2 1 3 7\nP 3\n");
+  ASSERT_EQ(
+      ctl({"create-source", "u1", "--log", dir.File("groups.log"), "--schema", "g:int64,x:int64"})
+          .exit,
+      0)
+      << sup.Log();
+  auto q = ctl({"--json", "query", "--on", "u1", "--group-by", "g", "--aggregate", "count"});
+  ASSERT_EQ(q.exit, 0) << Describe(q) << sup.Log();
+  EXPECT_TRUE(Contains(q.out, "\"time\":2,\"closed\":false,\"latency_ms\":")) << q.out;
+  EXPECT_TRUE(Contains(q.out,
+                       "\"rows\":[{\"row\":[1,2],\"count\":1},{\"row\":[2,1],\"count\":1},"
+                       "{\"row\":[3,1],\"count\":1}]"))
+      << q.out;
+  // The new user's sequence, solo too.
+  ASSERT_EQ(ctl({"create-index", "u2", "--on", "u1", "--key", "x"}).exit, 0) << sup.Log();
+  ASSERT_EQ(ctl({"drop", "u2"}).exit, 0);
+  ASSERT_EQ(ctl({"create-index", "u3", "--on", "u1", "--key", "x"}).exit, 0) << sup.Log();
+  auto peek = ctl({"peek", "u3", "--at", "2", "--key", "20"});
+  ASSERT_EQ(peek.exit, 0) << Describe(peek);
+  EXPECT_TRUE(Contains(peek.out, "1  20  1\n")) << peek.out;
+  EXPECT_EQ(LiveTransientIndexes(sup.controller_endpoint()), std::vector<std::string>{});
+  EXPECT_FALSE(sup.Exited()) << sup.Log();
 }
 
 }  // namespace

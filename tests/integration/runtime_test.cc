@@ -1,6 +1,8 @@
 // The real runtime (tandem-worker) under the real supervisor: the three failures DESIGN §4.1
 // forbids, peeks that wait, cancel and drop, errors in the data, reconciliation, shared fate of a
 // worker thread's failed check.
+#include <signal.h>
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -338,6 +340,47 @@ TEST(Runtime, AFullSegmentStallsOnlyTheIndexThatDoesNotFitUntilRoomIsFreed) {
   auto b = AwaitPeek(*r.ctl, "big");
   ASSERT_TRUE(b && b->peek_response().has_rows()) << r.sup.Log();
   EXPECT_EQ(RowsOf(*b), (std::multiset<std::string>{"284999,284999,x1"}));
+  EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
+}
+
+// tandem_index_hold_gap: a frozen interactive runtime has not applied the controller's
+// compaction, so its peer hold keeps u2's since at the as_of while maintenance's own frontier
+// moved on: the gap is what it holds back, per index, and back to 0 once it catches up; a dropped
+// index's series goes.
+TEST(Runtime, AHoldThatLagsShowsAsTheIndexsHoldGap) {
+  Replica r(true, 2, {"--runtime-stall-timeout", "30", "--runtime-stall-kill", "60"});
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  LogFile log, other;
+  ASSERT_TRUE(StartLogIndex(r, log, "U 0 1 1 10\nU 5 1 2 20\nP 10\n", 10)) << r.sup.Log();
+  other.Append("U 0 1 7 70\nP 2\n");
+  r.ctl->Send(LogIndexDataflow("u3", "u4", other.path()));
+  ASSERT_TRUE(AwaitUpper(*r.ctl, "u4", 2)) << r.sup.Log();
+  const int port = r.sup.http_port();
+  auto gap = [&](const std::string& id) {
+    return MetricValue(HttpGet(port, "/metrics").body, "tandem_index_hold_gap{id=\"" + id + "\"}");
+  };
+  EXPECT_EQ(gap("u2"), 0);
+  EXPECT_EQ(gap("u4"), 0);
+  const std::vector<pid_t>& pids = r.sup.runtime_pids();  // maintenance first
+  ASSERT_EQ(pids.size(), 2u);
+  kill(pids[1], SIGSTOP);
+  r.ctl->Send(samples::AllowCompaction("u2", {6}));
+  const bool lagged = Eventually([&] { return gap("u2") == 6; }, 10s);
+  const std::string while_frozen = HttpGet(port, "/metrics").body;
+  kill(pids[1], SIGCONT);
+  EXPECT_TRUE(lagged) << while_frozen;
+  EXPECT_EQ(MetricValue(while_frozen, "tandem_index_hold_gap{id=\"u4\"}"), 0) << while_frozen;
+  EXPECT_EQ(MetricValue(while_frozen, "tandem_index_hold_gap_max"), 6) << while_frozen;
+  EXPECT_TRUE(Eventually([&] { return gap("u2") == 0; }, 10s)) << HttpGet(port, "/metrics").body;
+  r.ctl->Send(samples::Drop("u4"));
+  r.ctl->Send(samples::Drop("u3"));
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return HttpGet(port, "/metrics").body.find("tandem_index_hold_gap{id=\"u4\"}") ==
+               std::string::npos;
+      },
+      10s))
+      << HttpGet(port, "/metrics").body;
   EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
 }
 

@@ -255,7 +255,102 @@ TEST_F(ShmToolTest, SlotsShowsEveryOrdinal) {
   // Frontiers as JSON numbers (null when empty), with "closed" beside the upper.
   EXPECT_TRUE(Contains(r.out,
                        "\"upper\":20,\"closed\":false,\"since\":10,\"own_frontier\":10,"
-                       "\"peer_hold\":10,\"flags\":[\"filled\"]"))
+                       "\"peer_hold\":10,\"import_hold\":null,\"importers\":0,"
+                       "\"reader_holds\":0,\"held_by\":[\"own_frontier\"],\"held_at\":10,"
+                       "\"flags\":[\"filled\"]"))
+      << r.out;
+}
+
+// The data line of `id` on `ordinal` in a slots table (empty when there is none).
+std::string SlotLine(const std::string& table, const std::string& id, std::uint32_t ordinal) {
+  std::size_t p = 0;
+  while ((p = table.find("\n" + id + " ", p)) != std::string::npos) {
+    const std::size_t end = table.find('\n', p + 1);
+    const std::string line = table.substr(p + 1, end - p - 1);
+    // ID, AS_OF, ORD: the third column.
+    std::vector<std::string> cols;
+    for (std::size_t at = 0; at < line.size();) {
+      const std::size_t start = line.find_first_not_of(' ', at);
+      if (start == std::string::npos) break;
+      const std::size_t stop = line.find(' ', start);
+      cols.push_back(line.substr(start, stop - start));
+      at = stop == std::string::npos ? line.size() : stop;
+    }
+    if (cols.size() > 2 && cols[2] == std::to_string(ordinal)) return line;
+    p = end;
+  }
+  return {};
+}
+
+TEST_F(ShmToolTest, SlotsSayWhichHoldKeepsSinceBack) {
+  // Ordinal 0: the controller allowed 15 on maintenance's stream, interactive has not applied it
+  // yet: the peer hold (10) holds since back.
+  auto p0 = pubs_[0]->BindSlot(kIndex);
+  ASSERT_TRUE(p0.ok());
+  ASSERT_TRUE(pubs_[0]->AllowCompaction(*p0, Frontier::At(15)).ok());
+  // Ordinal 1: both runtimes applied 15, and two of maintenance's own importers hold the index
+  // at 12.
+  auto p1 = pubs_[1]->BindSlot(kIndex);
+  ASSERT_TRUE(p1.ok());
+  ASSERT_TRUE(pubs_[1]->HoldForImport(*p1, 12).ok());
+  ASSERT_TRUE(pubs_[1]->HoldForImport(*p1, 12).ok());
+  auto f1 = readers_[1]->Follow(kIndex);
+  ASSERT_TRUE(f1.ok());
+  ASSERT_TRUE(readers_[1]->AdvanceHold(*f1, Frontier::At(15)).ok());
+  ASSERT_TRUE(pubs_[1]->AllowCompaction(*p1, Frontier::At(15)).ok());
+
+  ToolRun r = RunTool({"slots", name()});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  for (const char* header :
+       {"OWN", "PEER_HOLD", "IMPORT_HOLD", "IMPORTERS", "READER_HOLDS", "HELD_BY"}) {
+    EXPECT_TRUE(Contains(r.out, header)) << header << "\n" << r.out;
+  }
+  EXPECT_TRUE(Contains(SlotLine(r.out, "u7", 0), " peer hold 10 ")) << r.out;
+  EXPECT_TRUE(Contains(SlotLine(r.out, "u7", 1), " import hold 12 (2 importers) ")) << r.out;
+
+  r = RunTool({"slots", name(), "--json"});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(JsonChecker::Valid(r.out)) << r.out;
+  EXPECT_TRUE(Contains(r.out,
+                       "\"ordinal\":0,\"slot\":0,\"upper\":20,\"closed\":false,\"since\":10,"
+                       "\"own_frontier\":15,\"peer_hold\":10,\"import_hold\":null,"
+                       "\"importers\":0,\"reader_holds\":0,\"held_by\":[\"peer_hold\"],"
+                       "\"held_at\":10,"))
+      << r.out;
+  EXPECT_TRUE(Contains(r.out,
+                       "\"since\":12,\"own_frontier\":15,\"peer_hold\":15,\"import_hold\":12,"
+                       "\"importers\":2,\"reader_holds\":0,\"held_by\":[\"import_hold\"],"
+                       "\"held_at\":12,"))
+      << r.out;
+
+  // Ordinal 0 again: a read the reading side keeps at 10 (a waiting peek, a one-shot import)
+  // keeps the peer hold there although interactive applied 15 now, and an importer holds 10
+  // too: both hold since back, and the reader's hold shows beside the peer hold it keeps down.
+  auto f0 = readers_[0]->Follow(kIndex);
+  ASSERT_TRUE(f0.ok());
+  ASSERT_TRUE(readers_[0]->HoldRead(*f0, 10));
+  ASSERT_TRUE(readers_[0]->AdvanceHold(*f0, Frontier::At(15)).ok());
+  ASSERT_TRUE(pubs_[0]->HoldForImport(*p0, 10).ok());
+  r = RunTool({"slots", name()});
+  ASSERT_EQ(r.code, 0) << Describe(r);
+  EXPECT_TRUE(Contains(SlotLine(r.out, "u7", 0),
+                       " peer hold 10 (1 reader hold) and import hold 10 (1 importer) "))
+      << r.out;
+  r = RunTool({"slots", name(), "--json"});
+  EXPECT_TRUE(Contains(r.out,
+                       "\"peer_hold\":10,\"import_hold\":10,\"importers\":1,\"reader_holds\":1,"
+                       "\"held_by\":[\"peer_hold\",\"import_hold\"],\"held_at\":10,"))
+      << r.out;
+
+  // Released: the own frontier is all that is left below.
+  readers_[0]->ReleaseRead(*f0, 10);
+  ASSERT_TRUE(pubs_[0]->ReleaseImportHold(*p0, 10).ok());
+  r = RunTool({"slots", name(), "--json"});
+  EXPECT_TRUE(Contains(r.out,
+                       "\"ordinal\":0,\"slot\":0,\"upper\":20,\"closed\":false,\"since\":15,"
+                       "\"own_frontier\":15,\"peer_hold\":15,\"import_hold\":null,"
+                       "\"importers\":0,\"reader_holds\":0,\"held_by\":[\"own_frontier\"],"
+                       "\"held_at\":15,"))
       << r.out;
 }
 

@@ -919,5 +919,84 @@ TEST(Supervisor, AMissingRuntimeDirIsCreatedWithItsParents0700) {
   EXPECT_TRUE(sup.RuntimeDirEmpty());
 }
 
+// ---- One-shot dataflows in /metrics (issue 13) ----------------------------------------------
+
+// A one-shot read of `index` (on `on`, one int64 column keyed by it) at `as_of`, exporting
+// `export_id` (transient).
+Command OneShotRead(const std::string& index, const std::string& on, std::uint64_t as_of,
+                    const std::string& export_id) {
+  Command c;
+  auto* d = c.mutable_create_dataflow()->mutable_desc();
+  d->set_debug_name("one-shot");
+  d->set_class_(ipc::pb::ONE_SHOT_READ);
+  d->mutable_as_of()->add_elements(as_of);
+  d->mutable_until()->add_elements(as_of + 1);
+  auto* imp = d->add_index_imports();
+  imp->set_id(index);
+  imp->set_on(on);
+  auto* col = imp->mutable_schema()->add_columns();
+  col->set_name("n");
+  col->set_type(ipc::pb::INT64);
+  imp->add_key(0);
+  auto* x = d->add_index_exports();
+  x->set_id(export_id);
+  x->set_on(on);
+  x->add_key(0);
+  return c;
+}
+
+// Built, running and build-to-answer latency of one-shot dataflows, from what the supervisor
+// forwards: the scripted interactive runtime reports each export computed (write [as_of + 1]) as
+// soon as it gets the create, like tandem-worker once the result is computed.
+TEST(OneShotMetrics, CountBuiltAndRunningAndTimeTheBuildToTheAnswer) {
+  SupervisorProcess sup({.fake_worker_script = "interactive:frontiers"});
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  TestController ctl(sup.controller_endpoint());
+  ASSERT_TRUE(ctl.Hello());
+  const int port = sup.http_port();
+  const std::string before = HttpGet(port, "/metrics").body;
+  EXPECT_EQ(MetricValue(before, "tandem_one_shot_dataflows_built_total"), 0) << before;
+  EXPECT_EQ(MetricValue(before, "tandem_one_shot_dataflows_running"), 0) << before;
+  ASSERT_TRUE(SendAccepted(ctl, {CounterDataflow("u1", "u2", 0)}));
+  ctl.Send(OneShotRead("u2", "u1", 0, "t1"));
+  const auto first = ctl.ReceiveUntil([](const Response& r) {
+    return r.has_command_error() || (r.has_frontiers() && r.frontiers().id() == "t1");
+  });
+  ASSERT_TRUE(first) << sup.Log();
+  ASSERT_FALSE(first->has_command_error()) << first->command_error().why();
+  // The scripted runtime's echo of that create follows its report: take it, so that each
+  // SendAccepted below counts the echo of its own command.
+  ASSERT_TRUE(ctl.ReceiveUntil(
+      [](const Response& r) { return IsEcho(r, "interactive", "CreateDataflow"); }));
+  // The supervisor counts a command when it forwards it, before any runtime sees it.
+  auto metrics_reach = [&](std::vector<std::pair<std::string, double>> expected) {
+    std::string m;
+    const bool reached = Eventually(
+        [&] {
+          m = HttpGet(port, "/metrics").body;
+          for (const auto& [sample, value] : expected) {
+            if (MetricValue(m, sample) != value) return false;
+          }
+          return true;
+        },
+        5s);
+    EXPECT_TRUE(reached) << m;
+    return reached;
+  };
+  ASSERT_TRUE(SendAccepted(ctl, {OneShotRead("u2", "u1", 0, "t2")}));
+  metrics_reach({{"tandem_one_shot_dataflows_built_total", 2},
+                 {"tandem_one_shot_dataflows_running", 2},
+                 {"tandem_one_shot_build_to_answer_seconds_count", 2}});
+  ASSERT_TRUE(SendAccepted(ctl, {samples::Drop("t1")}));
+  metrics_reach(
+      {{"tandem_one_shot_dataflows_running", 1}, {"tandem_one_shot_dataflows_built_total", 2}});
+  ASSERT_TRUE(SendAccepted(ctl, {samples::Drop("t2")}));
+  metrics_reach({{"tandem_one_shot_dataflows_running", 0},
+                 {"tandem_one_shot_build_to_answer_seconds_count", 2}});
+  EXPECT_GT(
+      MetricValue(HttpGet(port, "/metrics").body, "tandem_one_shot_build_to_answer_seconds_sum"),
+      0);
+}
+
 }  // namespace
 }  // namespace tandem::testing

@@ -97,7 +97,8 @@ TEST(Operators, ReduceRetractsAGroupsOldRowWhenItsAggregatesChange) {
 TEST(Operators, CountBeyondInt64IsAnErrorAndFitsAgainAfterARetraction) {
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   Script in({Rows({{Ints({1}), 0, kMax}, {Ints({1}), 0, 1}}), Rows({{Ints({1}), 1, -1}})});
-  auto reduce = MakeReduce(&in, s::ReducePlan(s::GetPlan("x"), {}, {{pb::COUNT, 0}}).reduce(), true);
+  auto reduce =
+      MakeReduce(&in, s::ReducePlan(s::GetPlan("x"), {}, {{pb::COUNT, 0}}).reduce(), true);
   OneWorker w;
   EXPECT_EQ(Changes(w.Pull(*reduce, 0, 1)), (Changes_{{"!integer overflow in COUNT@0", 1}}));
   EXPECT_EQ(Changes(w.Pull(*reduce, 1, 2)), (Changes_{{"!integer overflow in COUNT@1", -1},

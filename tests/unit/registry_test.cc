@@ -60,6 +60,40 @@ TEST(Registry, PlaceholderHasMinimumFrontiersNeverEmpty) {
   EXPECT_EQ(info.own_frontier, Frontier::Minimum());
   EXPECT_EQ(info.peer_hold, Frontier::Minimum());
   EXPECT_EQ(info.flags & kSlotFilled, 0u);
+  // No importer and no reader hold: the import hold is the empty frontier ("none"), not the
+  // minimum, so it never holds since back by itself.
+  EXPECT_TRUE(info.import_hold.empty());
+  EXPECT_EQ(info.importers, 0u);
+  EXPECT_EQ(info.reader_holds, 0u);
+}
+
+TEST(Registry, AReusedSlotStartsWithNoImportOrReaderHolds) {
+  Row0 row;
+  auto p = row.pub->BindSlot(kX);
+  ASSERT_TRUE(p.ok());
+  auto f = row.reader->Follow(kX);
+  ASSERT_TRUE(f.ok());
+  // Holds of a life. The import holds are still there when maintenance drops the slot (the
+  // publisher does not clear them on a drop): its next life must not start with them.
+  ASSERT_TRUE(row.pub->HoldForImport(*p, 12).ok());
+  ASSERT_TRUE(row.pub->HoldForImport(*p, 12).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(row.reader->HoldRead(*f, 10));
+  const SlotInfo held = row.Info(p->index);
+  EXPECT_EQ(held.import_hold, Frontier::At(12));
+  EXPECT_EQ(held.importers, 2u);
+  EXPECT_EQ(held.reader_holds, 3u);
+  ASSERT_TRUE(row.pub->AllowCompaction(*p, Frontier::Empty()).ok());
+  for (int i = 0; i < 3; ++i) row.reader->ReleaseRead(*f, 10);  // reads end before the release
+  ASSERT_TRUE(row.reader->AdvanceHold(*f, Frontier::Empty()).ok());
+  row.pub->Maintain();
+  ASSERT_TRUE(Inspector(row.seg.segment.get()).Slots().empty());
+  auto again = row.pub->BindSlot({GlobalId::User(2), 20});
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(again->index, p->index) << "the freed slot is the first free one";
+  const SlotInfo fresh = row.Info(again->index);
+  EXPECT_TRUE(fresh.import_hold.empty());
+  EXPECT_EQ(fresh.importers, 0u);
+  EXPECT_EQ(fresh.reader_holds, 0u);
 }
 
 TEST(Registry, PublisherFillsTheReadersPlaceholderInPlace) {

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <string>
 #include <thread>
 
 namespace tandem::bench {
@@ -97,6 +99,35 @@ std::pair<double, double> Replica::SupervisorPeekLatency() const {
   const std::string text = process_.Metrics();
   return {tools::MetricValue(text, "tandem_peek_latency_seconds_sum"),
           tools::MetricValue(text, "tandem_peek_latency_seconds_count")};
+}
+
+std::pair<double, double> Replica::SupervisorOneShotLatency() const {
+  const std::string text = process_.Metrics();
+  return {tools::MetricValue(text, "tandem_one_shot_build_to_answer_seconds_sum"),
+          tools::MetricValue(text, "tandem_one_shot_build_to_answer_seconds_count")};
+}
+
+pid_t Replica::RuntimePid(const std::string& role) const {
+  const pid_t parent = process_.pid();
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    // "pid (comm) state ppid ...": comm may hold anything, so fields count from the last ')'.
+    const std::string stat = ReadFile(e.path().string() + "/stat");
+    const auto paren = stat.rfind(')');
+    if (paren == std::string::npos) continue;
+    int ppid = -1;
+    char state = 0;
+    if (std::sscanf(stat.c_str() + paren + 1, " %c %d", &state, &ppid) != 2 || ppid != parent) {
+      continue;
+    }
+    // argv, NUL-separated: ... --role <role> ...
+    const std::string cmdline = ReadFile(e.path().string() + "/cmdline");
+    if (cmdline.find(std::string("--role") + '\0' + role + '\0') != std::string::npos) {
+      return static_cast<pid_t>(std::stoi(name));
+    }
+  }
+  throw std::runtime_error("replica " + process_.replica() + " has no " + role + " runtime");
 }
 
 CurveMaterial::CurveMaterial() : dir("tandem-bench-curve") {

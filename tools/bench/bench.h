@@ -81,6 +81,11 @@ struct Options {
   std::uint64_t ingest_updates = 10000;
   std::uint64_t memory_keys = 100000;
   std::uint64_t memory_updates = 200;
+  // slow-path: the one-shot aggregate's index sizes, samples per cell, groups, plan.
+  std::vector<std::uint64_t> slow_keys = {100000, 1000000};
+  std::size_t slow_samples = 1000;
+  std::int64_t slow_groups = 100;
+  bool slow_arranged = true;  // --slow-plan arranged (default) | mapped
   bool quiet = false;
 };
 
@@ -111,6 +116,11 @@ class Replica {
   // tandem_peek_latency_seconds {sum, count}: the supervisor's view of a peek (from forwarding it
   // to the runtime until its answer came back), without the client <-> supervisor hop.
   std::pair<double, double> SupervisorPeekLatency() const;
+  // tandem_one_shot_build_to_answer_seconds {sum, count}.
+  std::pair<double, double> SupervisorOneShotLatency() const;
+  // The pid of the replica's runtime of `role` ("maintenance", "interactive", "solo"): the child
+  // of its supervisor started with --role `role`. Throws when there is none.
+  pid_t RuntimePid(const std::string& role) const;
   std::string endpoint() const { return process_.endpoint(); }
   bool two_runtime() const { return two_runtime_; }
   int workers() const { return workers_; }

@@ -37,7 +37,8 @@ class Client {
   void UnboundedReceiveQueue() { client_.socket().set(zmq::sockopt::rcvhwm, 0); }
 
   void Send(const pb::Command& c) {
-    if (c.has_create_dataflow()) {
+    // A one-shot's results are dropped by whoever made them, never compacted behind a frontier.
+    if (c.has_create_dataflow() && c.create_dataflow().desc().class_() != pb::ONE_SHOT_READ) {
       for (const auto& x : c.create_dataflow().desc().index_exports()) indexes_.insert(x.id());
     }
     client_.Send(c);
@@ -58,7 +59,9 @@ class Client {
       throw std::runtime_error("command refused: " + r->command_error().what() + ": " +
                                r->command_error().why());
     }
-    if (r->has_frontiers() && !r->frontiers().write().elements().empty()) {
+    // Not a one-shot result's (transient, t<n>: a new id each time, and never compacted).
+    if (r->has_frontiers() && !r->frontiers().write().elements().empty() &&
+        r->frontiers().id().rfind('t', 0) != 0) {
       const std::uint64_t w = r->frontiers().write().elements(0);
       auto& cur = write_[r->frontiers().id()];
       if (w > cur) {

@@ -1,5 +1,9 @@
 #include "tools/bench/dataflows.h"
 
+#include <initializer_list>
+#include <string>
+#include <vector>
+
 namespace tandem::bench {
 
 namespace {
@@ -72,6 +76,90 @@ pb::Command ReducedSource(const std::string& src, const std::string& src_index,
   sum->set_func(pb::SUM);
   sum->set_column(1);
   AddIndex(d, reduce_index, reduce);
+  return c;
+}
+
+namespace {
+
+// Map(g = column `key` % groups) on `input`, projected to `projection` (g is the column after the
+// input's `width` columns).
+pb::Plan ModGroup(pb::Plan input, std::uint32_t key, std::int64_t groups,
+                  std::initializer_list<std::uint32_t> projection) {
+  pb::Plan p;
+  auto* m = p.mutable_mfp();
+  *m->mutable_input() = std::move(input);
+  auto* mod = m->mutable_mfp()->add_map()->mutable_binary();
+  mod->set_func(pb::MOD);
+  mod->mutable_left()->set_column(key);
+  mod->mutable_right()->mutable_literal()->mutable_value()->set_int64(groups);
+  mod->mutable_right()->mutable_literal()->set_type(pb::INT64);
+  for (auto c : projection) m->mutable_mfp()->add_projection(c);
+  return p;
+}
+
+pb::Plan GetPlan(const std::string& id) {
+  pb::Plan p;
+  p.mutable_get()->set_id(id);
+  return p;
+}
+
+}  // namespace
+
+pb::Command GroupedTarget::Create(const KeyValue& kv) const {
+  pb::Command c;
+  auto* d = NewDataflow(c, "bench-slow-path-" + index);
+  AddKeyValueSource(d, src, kv);
+  if (!arranged) {
+    AddIndex(d, index, src);
+    return c;
+  }
+  auto* b = d->add_objects_to_build();
+  b->set_id(view);
+  *b->mutable_plan() = ModGroup(GetPlan(src), 0, groups, {2, 0, 1});  // (g, key, value)
+  AddIndex(d, index, view);
+  return c;
+}
+
+pb::IndexImport GroupedTarget::Import() const {
+  pb::IndexImport imp;
+  imp.set_id(index);
+  imp.set_on(arranged ? view : src);
+  const std::vector<std::string> columns = arranged ? std::vector<std::string>{"g", "key", "value"}
+                                                    : std::vector<std::string>{"key", "value"};
+  for (const std::string& name : columns) {
+    auto* col = imp.mutable_schema()->add_columns();
+    col->set_name(name);
+    col->set_type(pb::INT64);
+  }
+  imp.add_key(0);
+  return imp;
+}
+
+pb::Command GroupedTarget::OneShot(std::uint64_t as_of, const std::string& result,
+                                   const std::string& build) const {
+  pb::Command c;
+  auto* d = c.mutable_create_dataflow()->mutable_desc();
+  d->set_debug_name("bench-slow-path-query");
+  d->set_class_(pb::ONE_SHOT_READ);
+  d->mutable_as_of()->add_elements(as_of);
+  d->mutable_until()->add_elements(as_of + 1);
+  *d->add_index_imports() = Import();
+  auto* b = d->add_objects_to_build();
+  b->set_id(build);
+  auto* r = b->mutable_plan()->mutable_reduce();
+  std::uint32_t value = 2;
+  if (arranged) {
+    *r->mutable_input() = GetPlan(view);  // (g, key, value), arranged by g
+  } else {
+    *r->mutable_input() = ModGroup(GetPlan(src), 0, groups, {2, 1});  // (g, value)
+    value = 1;
+  }
+  r->add_group_key(0);
+  r->add_aggregates()->set_func(pb::COUNT);
+  auto* sum = r->add_aggregates();
+  sum->set_func(pb::SUM);
+  sum->set_column(value);
+  AddIndex(d, result, build);
   return c;
 }
 

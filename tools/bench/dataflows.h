@@ -26,4 +26,24 @@ pb::Command ReducedSource(const std::string& src, const std::string& src_index,
                           const std::string& reduce, const std::string& reduce_index,
                           const KeyValue& kv, std::int64_t groups);
 
+// slow-path's one-shot aggregate (issue 13): count and sum(value) per group g = key % groups, over
+// an index of a key_value source, read through the query protocol (a ONE_SHOT_READ dataflow).
+//  arranged: source `src` → view `view` = (g, key, value) → index `index` on it by g; the
+//            one-shot reduces the imported index by its own key (the arrangement it imports is
+//            the one the reduce needs).
+//  mapped:   source `src` → index `index` by key; the one-shot maps g = key % groups and
+//            reduces by it (the reduce arranges its input itself).
+struct GroupedTarget {
+  bool arranged = true;
+  std::string src, view, index;
+  std::int64_t groups = 100;
+  // The maintained dataflow that builds the index.
+  pb::Command Create(const KeyValue& kv) const;
+  // The import of the index a one-shot reads.
+  pb::IndexImport Import() const;
+  // The one-shot at `as_of`: builds `build` (the aggregate) and exports `result` on it by g.
+  pb::Command OneShot(std::uint64_t as_of, const std::string& result,
+                      const std::string& build) const;
+};
+
 }  // namespace tandem::bench

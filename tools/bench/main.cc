@@ -3,7 +3,8 @@
 // over the controller endpoint like any client. Every process it starts is stopped and every
 // segment and temporary directory removed, on every path (errors and ^C included).
 //
-//   tandem-bench isolation|lookup-scale|ingest|memory|redis|curve|all [--duration S] [--json]
+//   tandem-bench isolation|lookup-scale|ingest|memory|redis|curve|slow-path|all [--duration S]
+//                [--json]
 //                [--csv FILE] [--plot FILE.png] [--workers N] [--supervisor PATH] ...
 #include <signal.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -36,6 +38,10 @@ controller endpoint like any client; everything is stopped and removed at the en
                  supervisor)
   curve          two-runtime point-lookup latency over a plain and a CURVE controller endpoint,
                  measured in the same run in alternating rounds, with their ratio
+  slow-path      one-shot aggregate queries (count, sum per g = key % 100) over a 10^5- and a
+                 10^6-row index, each created, peeked and dropped like `tandem-ctl query`,
+                 closed loop, {solo, two-runtime} x {idle, loaded} with isolation's heavy load;
+                 and the memory one takes while it runs
   all            every scenario above, in that order
 
 Options:
@@ -61,6 +67,13 @@ Options:
                        --max-keys 1e7: ~4 GiB of /dev/shm and minutes of build)
   --ingest-keys N --ingest-updates N   (default 10^6 keys, 10000 updates per tick)
   --memory-keys N --memory-updates N   (default 10^5 keys, 200 updates per 1 ms tick)
+  --slow-keys N[,N..]  slow-path index sizes (default 100000,1000000)
+  --slow-samples N     slow-path queries per cell at least (default 1000; the cell still stops
+                       after --max-factor durations)
+  --slow-groups N      slow-path groups (default 100)
+  --slow-plan P        arranged (default: the index is on a view (g, key, value) keyed by g, the
+                       query reduces the imported index by its key) or mapped (the index is keyed
+                       by key, the query maps g and reduces by it: the reduce arranges its input)
   --curve              every replica requires CURVE (tandem-supervisor --curve-secret-key) and
                        every client authenticates: keys made fresh for the run, in a scratch
                        directory removed at the end (the curve scenario does this for its own
@@ -154,6 +167,23 @@ Options Parse(int argc, char** argv) {
       o.memory_keys = std::max<std::uint64_t>(1, ParseUint(a, value()));
     } else if (a == "--memory-updates") {
       o.memory_updates = std::max<std::uint64_t>(1, ParseUint(a, value()));
+    } else if (a == "--slow-keys") {
+      o.slow_keys.clear();
+      std::string list = value(), item;
+      for (std::stringstream in(list); std::getline(in, item, ',');) {
+        o.slow_keys.push_back(std::max<std::uint64_t>(1, ParseUint(a, item)));
+      }
+      if (o.slow_keys.empty()) throw std::invalid_argument("--slow-keys: no sizes");
+    } else if (a == "--slow-samples") {
+      o.slow_samples = ParseUint(a, value());
+    } else if (a == "--slow-groups") {
+      o.slow_groups = static_cast<std::int64_t>(std::max<std::uint64_t>(1, ParseUint(a, value())));
+    } else if (a == "--slow-plan") {
+      const std::string plan = value();
+      if (plan != "arranged" && plan != "mapped") {
+        throw std::invalid_argument("--slow-plan: arranged or mapped, not " + plan);
+      }
+      o.slow_arranged = plan == "arranged";
     } else if (!a.empty() && a[0] == '-') {
       throw std::invalid_argument("unknown option " + a);
     } else if (o.scenario.empty()) {
@@ -163,7 +193,7 @@ Options Parse(int argc, char** argv) {
     }
   }
   static const std::vector<std::string> kScenarios = {
-      "isolation", "lookup-scale", "ingest", "memory", "redis", "curve", "all"};
+      "isolation", "lookup-scale", "ingest", "memory", "redis", "curve", "slow-path", "all"};
   if (o.scenario.empty()) throw std::invalid_argument("no scenario given");
   if (std::find(kScenarios.begin(), kScenarios.end(), o.scenario) == kScenarios.end()) {
     throw std::invalid_argument("unknown scenario " + o.scenario);
@@ -211,6 +241,7 @@ int Main(int argc, char** argv) {
     if (all || o.scenario == "memory") results.push_back(Memory(o));
     if (all || o.scenario == "redis") results.push_back(RedisScenario(o));
     if (all || o.scenario == "curve") results.push_back(CurveScenario(o));
+    if (all || o.scenario == "slow-path") results.push_back(SlowPath(o));
   } catch (const Interrupted&) {
     std::fprintf(stderr, "tandem-bench: interrupted; everything it started is stopped\n");
     return 130;

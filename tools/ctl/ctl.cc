@@ -240,6 +240,62 @@ std::string History::IndexFor(const std::string& id) const {
   return id;
 }
 
+std::vector<std::pair<std::string, std::vector<std::uint32_t>>> History::IndexesOn(
+    const std::string& on) const {
+  const std::set<std::string> dropped = DroppedIds(commands_);
+  std::vector<std::pair<std::string, std::vector<std::uint32_t>>> out;
+  for (const auto& c : commands_) {
+    if (!c.has_create_dataflow() || IsPendingSource(c)) continue;
+    for (const auto& e : c.create_dataflow().desc().index_exports()) {
+      if (e.on() == on && !dropped.count(e.id())) {
+        out.emplace_back(e.id(), std::vector<std::uint32_t>(e.key().begin(), e.key().end()));
+      }
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> History::SourceIndexId(const std::string& source) {
+  const auto id = GlobalId::Parse(source);
+  if (!id || id->kind() != GlobalId::Kind::kUser || id->ToString() != source) return std::nullopt;
+  return GlobalId::System(id->number()).ToString();
+}
+
+std::optional<std::string> History::SourceIndex(const std::string& source) const {
+  const auto index = SourceIndexId(source);
+  if (!index) return std::nullopt;
+  const std::set<std::string> dropped = DroppedIds(commands_);
+  for (const auto& c : commands_) {
+    if (!c.has_create_dataflow() || IsPendingSource(c)) continue;
+    const auto& d = c.create_dataflow().desc();
+    const bool has_source = std::any_of(d.source_imports().begin(), d.source_imports().end(),
+                                        [&](const auto& s) { return s.id() == source; });
+    for (const auto& e : d.index_exports()) {
+      if (has_source && e.id() == *index && e.on() == source && !dropped.count(e.id())) {
+        return e.id();
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::uint64_t History::ReadableFrom(const std::string& id) const {
+  std::uint64_t from = 0;
+  for (const auto& c : commands_) {
+    if (c.has_create_dataflow()) {
+      const auto& d = c.create_dataflow().desc();
+      for (const auto& e : d.index_exports()) {
+        if (e.id() == id && !d.as_of().elements().empty()) from = d.as_of().elements(0);
+      }
+    }
+    if (c.has_allow_compaction() && c.allow_compaction().id() == id &&
+        !c.allow_compaction().frontier().elements().empty()) {
+      from = std::max(from, c.allow_compaction().frontier().elements(0));
+    }
+  }
+  return from;
+}
+
 History::IdKind History::KindOf(const std::string& id) const {
   IdKind out;
   if (PendingSource(id)) {

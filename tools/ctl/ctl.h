@@ -6,10 +6,18 @@
 // (CreateDataflow, AllowCompaction), one protocol-JSON Command per line. Every invocation
 // connects, sends Hello, replays the history, sends InitializationComplete and then its new
 // commands; reconciliation on the replica keeps what was re-sent unchanged, so nothing already
-// running is rebuilt. A source created with `create-source` alone is stored as a *pending*
-// source: a CreateDataflow line with debug_name kPendingSource and only that source import. It is
-// never sent; it becomes part of the dataflow of the next create-index / create-view reading it
-// (a source feeds exactly one dataflow: index imports are not supported by the replica yet).
+// running is rebuilt.
+//
+// Sources are first-class (issue 13): `create-source u<n>` sends a dataflow of its own, the source
+// and its *source index* s<n> on it (SourceIndexId), keyed by its first column unless --key. That
+// dataflow lives until the source is dropped (`drop u<n>` drops s<n>); every create-index and
+// create-view on the source builds a dataflow that IMPORTS an index of it (IndexImport), so
+// dropping those leaves the source. s<n> is never a number a user picks (they are u<n>), so the
+// source index takes none of the user's ids.
+//
+// State files written before issue 13 may hold a *pending* source: a CreateDataflow line with
+// debug_name kPendingSource and only that source import, never sent, which becomes part of the
+// dataflow of the next create-index / create-view reading it. They are still honoured.
 #pragma once
 
 #include <chrono>
@@ -20,6 +28,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -71,6 +80,8 @@ class History {
   void Prune();
 
   static bool IsPendingSource(const pb::Command& command);
+  // The id of the index create-source puts on source u<n>: s<n>; nullopt unless `source` is u<n>.
+  static std::optional<std::string> SourceIndexId(const std::string& source);
   std::optional<pb::SourceImport> PendingSource(const std::string& id) const;
   void RemovePendingSource(const std::string& id);
 
@@ -82,6 +93,15 @@ class History {
   std::optional<CollectionInfo> Lookup(const std::string& id) const;
   // `id` if it is an index, else the first index on `id`, else `id` unchanged.
   std::string IndexFor(const std::string& id) const;
+  // The live indexes on collection `on`, in the order they were created: {id, key}.
+  std::vector<std::pair<std::string, std::vector<std::uint32_t>>> IndexesOn(
+      const std::string& on) const;
+  // The source index of source `source` (SourceIndexId) when the history has it, live.
+  std::optional<std::string> SourceIndex(const std::string& source) const;
+  // The earliest time index `id` is known to be readable at: the as_of of its dataflow or the
+  // last compaction frontier the history allowed for it, whichever is later. A maintained
+  // dataflow importing `id` starts there (the supervisor refuses one below the allowed frontier).
+  std::uint64_t ReadableFrom(const std::string& id) const;
 
   // What a live id of the history is, for refusing a command that needs an index.
   struct IdKind {

@@ -40,8 +40,10 @@ the command is refused, listing them, unless --replace. New commands are added t
 only once the replica has accepted them; a refused command is never recorded. Dropped dataflows
 are pruned from it.
 
-create-source sends nothing: it records a PENDING source in the state file, which becomes part
-of the dataflow of the next create-index or create-view --on it.
+create-source u<n> creates a dataflow of its own: the source and its index s<n>. create-index and
+create-view --on a source (or any collection with an index) import an index of it, so dropping
+them leaves the source; drop u<n> drops the source (refused while something imports it). query
+computes a view once, at one time, in a one-shot dataflow it drops again: nothing is recorded.
 
 peek, frontiers and watch are read-only: they open an observer session (Hello{observer}), which
 never replays, never sends InitializationComplete and never takes over from the controller. They
@@ -145,7 +147,7 @@ int Main(int argc, char** argv) {
   const std::vector<Subcommand> commands = {
       AddCreateSource(app), AddCreateIndex(app), AddCreateView(app), AddCreateDataflow(app),
       AddPeek(app),         AddFrontiers(app),   AddWatch(app),      AddAllowCompaction(app),
-      AddDrop(app),         AddRun(app),         AddKeygen(app)};
+      AddDrop(app),         AddRun(app),         AddKeygen(app),     AddQuery(app)};
   std::vector<std::string> args = JoinValues(argc, argv);
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
   try {

@@ -1,6 +1,7 @@
 #include "tools/ctl/output.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 
 #include "ipc/rows.h"
@@ -119,6 +120,49 @@ void PrintTable(const std::vector<std::string>& headers,
   for (auto w : width) rule.push_back(std::string(w, '-'));
   line(rule);
   for (const auto& r : rows) line(r);
+}
+
+void PrintRows(const std::string& id, const pb::Schema& schema, std::uint64_t time, bool closed,
+               double ms, const pb::PeekResponse& answer, const std::string& of,
+               const std::function<void(JsonWriter&)>& extra) {
+  const auto& rows = answer.rows().rows();
+  int arity = schema.columns_size();
+  for (const auto& rc : rows) arity = std::max(arity, rc.row().datums_size());
+  std::vector<std::string> headers;
+  for (int i = 0; i < arity; ++i) headers.push_back(ColumnName(schema, i));
+  const bool count_taken = std::find(headers.begin(), headers.end(), "count") != headers.end();
+  const std::string count_header = count_taken ? "#count" : "count";
+  std::uint64_t total = 0;
+  for (const auto& rc : rows) total += rc.count();
+  if (JsonOutput()) {
+    JsonWriter json;
+    json.BeginObject().Key("id").String(id);
+    if (extra) extra(json);
+    json.Key("time").UInt(time).Key("closed").Bool(closed);
+    json.Key("latency_ms").Double(ms).Key("columns").BeginArray();
+    for (const auto& h : headers) json.String(h);
+    json.EndArray().Key("rows");
+    RowsJson(json, answer.rows());
+    json.EndObject();
+    std::cout << json.str() << "\n";
+    return;
+  }
+  headers.push_back(count_header);
+  std::vector<std::vector<std::string>> cells;
+  for (const auto& rc : rows) {
+    std::vector<std::string> line;
+    for (int j = 0; j < arity; ++j) {
+      line.push_back(j < rc.row().datums_size() ? DatumText(rc.row().datums(j)) : "");
+    }
+    line.push_back(std::to_string(rc.count()));
+    cells.push_back(std::move(line));
+  }
+  PrintTable(headers, cells);
+  char latency[32];
+  std::snprintf(latency, sizeof latency, "%.2f", ms);
+  std::cout << "(" << total << (total == 1 ? " row" : " rows") << " of " << of << " at time "
+            << time << (closed ? " (closed: its final contents)" : "") << ", " << latency
+            << " ms)\n";
 }
 
 void PrintResponse(const pb::Response& r) {

@@ -2,6 +2,8 @@
 // "Output of the tools".
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,13 @@ void RowsJson(tools::JsonWriter& json, const pb::Rows& rows);
 std::string ResponseJson(const pb::Response& r);
 // One response as `watch` and `run` print it: ResponseJson with --json, else one line of text.
 void PrintResponse(const pb::Response& r);
+
+// The rows of a peek answer, as `peek` and `query` print them: a table and "(N rows of OF at time
+// T, MS ms)", or with --json {"id", extra fields…, "time", "closed", "latency_ms", "columns",
+// "rows"}.
+void PrintRows(const std::string& id, const pb::Schema& schema, std::uint64_t time, bool closed,
+               double ms, const pb::PeekResponse& answer, const std::string& of,
+               const std::function<void(tools::JsonWriter&)>& extra = {});
 
 // Left-aligned columns two blanks apart, a rule under the headers.
 void PrintTable(const std::vector<std::string>& headers,

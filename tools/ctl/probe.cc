@@ -1,5 +1,7 @@
 #include "tools/ctl/probe.h"
 
+#include <algorithm>
+
 #include "tools/ctl/session.h"
 
 namespace tandem::ctl {
@@ -76,6 +78,57 @@ Result<Latest> ProbeLatest(Session& s, const std::string& id) {
     ++lo;
   }
   return Latest{lo, false};
+}
+
+std::optional<int> LatestTime(Session& s, const std::string& id, const std::string& what,
+                              Latest& latest,
+                              std::optional<std::chrono::steady_clock::time_point> wait_until) {
+  std::optional<pb::Frontiers> best;
+  // Takes the reports for `id` that come until `deadline`; once one is known, only those
+  // already queued.
+  auto collect = [&](std::chrono::steady_clock::time_point deadline) {
+    for (;;) {
+      const auto left = std::max(ipc::Left(deadline), std::chrono::milliseconds(0));
+      auto r = s.client().Receive(best ? std::chrono::milliseconds(0) : left);
+      if (!r) break;
+      if (r->has_frontiers() && r->frontiers().id() == id) best = r->frontiers();
+    }
+  };
+  auto complete = [&] {
+    return best && (best->write().elements().empty() || best->write().elements(0) > 0);
+  };
+  collect(std::chrono::steady_clock::now() + std::min(s.client().timeout(), kFrontierWait));
+  for (;;) {
+    if (s.over()) return s.Ended(Status::Ok());
+    if (complete()) break;
+    Status why = Status::Ok();
+    if (!best) {  // nothing reported: probe
+      auto probed = ProbeLatest(s, id);
+      if (probed.ok()) {
+        latest = *probed;
+        return std::nullopt;
+      }
+      if (probed.status().code() == StatusCode::kUnavailable) return s.Ended(probed.status());
+      if (probed.status().code() != StatusCode::kFailedPrecondition) {
+        return Refused(what + " --at latest", probed.status().message());
+      }
+      why = probed.status();
+    } else {
+      why = Status::FailedPrecondition(id + " has no complete time yet");
+    }
+    if (!wait_until || ipc::Left(*wait_until).count() <= 0 || Interrupted()) {
+      return Refused(what + " --at latest", why.message());
+    }
+    // Not readable yet: wait (bounded) for its frontier to be reported past 0.
+    best.reset();
+    collect(std::min(*wait_until, std::chrono::steady_clock::now() + kProbeRecheck));
+  }
+  if (best->write().elements().empty()) {
+    latest = Latest{kMaxTime, true};
+  } else {
+    latest = Latest{best->write().elements(0) - 1, false};
+  }
+  return std::nullopt;
 }
 
 }  // namespace tandem::ctl

@@ -178,6 +178,9 @@ std::optional<int> Session::CheckLiveIndexes() {
   const std::set<std::string> known = history_.LiveIndexes();
   std::vector<std::string> unknown;
   for (const auto& id : client_->accepted().live_indexes()) {
+    // A transient index is a one-shot result (a `query` that was cut short before it dropped
+    // it): no history defines one, and dropping it loses nothing.
+    if (id.starts_with('t')) continue;
     if (!known.count(id)) unknown.push_back(id);
   }
   if (unknown.empty()) return std::nullopt;

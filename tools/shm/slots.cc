@@ -11,17 +11,69 @@ using namespace inspect;
 // ---------------------------------------------------------------------------------------------
 // slots
 
+namespace {
+
+// What holds a slot's `since` back (DESIGN §8): since = min(own frontier, peer hold, import hold),
+// so the holds below the own frontier at that minimum. `kinds` is empty only when every frontier
+// is empty (a dropped, released slot); {"own_frontier"} when no hold is below it.
+struct HeldBy {
+  std::vector<std::string> kinds;  // "peer_hold", "import_hold", or "own_frontier"
+  Frontier at;                     // the minimum: where the publisher may compact to
+  std::string text;                // "peer hold 5", "import hold 3 (2 importers)", "own frontier"
+};
+
+std::string Plural(std::uint64_t n, const char* one) {
+  return std::to_string(n) + " " + one + (n == 1 ? "" : "s");
+}
+
+HeldBy HeldByOf(const SlotInfo& s) {
+  HeldBy h;
+  // Frontier raw values order like frontiers: a time below the empty frontier (UINT64_MAX).
+  const std::uint64_t own = s.own_frontier.raw(), peer = s.peer_hold.raw(),
+                      import = s.import_hold.raw();
+  const std::uint64_t holds = std::min(peer, import);
+  if (holds >= own) {
+    h.at = s.own_frontier;
+    if (s.own_frontier.empty()) {
+      h.text = "nothing (all empty)";
+    } else {
+      h.kinds = {"own_frontier"};
+      h.text = "own frontier";
+    }
+    return h;
+  }
+  h.at = Frontier::FromRaw(holds);
+  std::vector<std::string> parts;
+  if (peer == holds) {
+    h.kinds.push_back("peer_hold");
+    parts.push_back("peer hold " + std::to_string(peer));
+    if (s.reader_holds > 0) parts.back() += " (" + Plural(s.reader_holds, "reader hold") + ")";
+  }
+  if (import == holds) {
+    h.kinds.push_back("import_hold");
+    parts.push_back("import hold " + std::to_string(import) + " (" +
+                    Plural(s.importers, "importer") + ")");
+  }
+  h.text = Join(parts, " and ");
+  return h;
+}
+
+}  // namespace
+
 std::string RenderSlotsTable(std::vector<SlotInfo> slots) {
   if (slots.empty()) return "no live slots\n";
   SortSlots(slots);
-  Table t({"ID", "AS_OF", "ORD", "SLOT", "UPPER", "SINCE", "OWN", "HOLD", "FLAGS", "BATCHES",
-           "UPDATES", "BYTES", "MERGES"},
-          {false, true, true, true, false, false, false, false, false, true, true, true, true});
+  Table t(
+      {"ID", "AS_OF", "ORD", "SLOT", "UPPER", "SINCE", "OWN", "PEER_HOLD", "IMPORT_HOLD",
+       "IMPORTERS", "READER_HOLDS", "HELD_BY", "FLAGS", "BATCHES", "UPDATES", "BYTES", "MERGES"},
+      {false, true, true, true, false, false, false, false, false, true, true, false, false, true,
+       true, true, true});
   for (const SlotInfo& s : slots) {
     const auto flags = SlotFlagNames(s.flags);
     t.Add({s.key.id.ToString(), std::to_string(s.key.as_of), std::to_string(s.ordinal),
            std::to_string(s.index), s.upper.ToString(), s.since.ToString(),
-           s.own_frontier.ToString(), s.peer_hold.ToString(),
+           s.own_frontier.ToString(), s.peer_hold.ToString(), s.import_hold.ToString(),
+           std::to_string(s.importers), std::to_string(s.reader_holds), HeldByOf(s).text,
            flags.empty() ? "placeholder" : Join(flags, ","), std::to_string(s.batches),
            std::to_string(s.updates), std::to_string(s.bytes), std::to_string(s.merges)});
   }
@@ -46,6 +98,16 @@ void SlotsJson(JsonWriter& json, std::vector<SlotInfo> slots) {
     json.FrontierValue(s.own_frontier);
     json.Key("peer_hold");
     json.FrontierValue(s.peer_hold);
+    json.Key("import_hold");
+    json.FrontierValue(s.import_hold);
+    json.Key("importers").UInt(s.importers);
+    json.Key("reader_holds").UInt(s.reader_holds);
+    const HeldBy held = HeldByOf(s);
+    json.Key("held_by").BeginArray();
+    for (const auto& k : held.kinds) json.String(k);
+    json.EndArray();
+    json.Key("held_at");
+    json.FrontierValue(held.at);
     json.Key("flags").BeginArray();
     for (const auto& f : SlotFlagNames(s.flags)) json.String(f);
     json.EndArray();

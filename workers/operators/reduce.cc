@@ -8,7 +8,10 @@
 
 #include "base/check.h"
 #include "base/count.h"
+#include "shm/batch.h"
+#include "shm/routing.h"
 #include "workers/exchange.h"
+#include "workers/sources/index_import.h"
 
 namespace tandem::workers {
 
@@ -20,53 +23,14 @@ struct DatumLess {
   bool operator()(const Datum& a, const Datum& b) const { return CompareDatum(a, b) < 0; }
 };
 
-class ReduceNode final : public Node {
+// The aggregates of one Reduce: the state of one group, built from its rows with their
+// multiplicities, and the output row it makes (workers/README.md "Operators").
+class Aggregates {
  public:
-  ReduceNode(Node* input, const pb::Plan::Reduce& r, bool exchange)
-      : input_(input), key_(r.group_key().begin(), r.group_key().end()), exchange_(exchange) {
+  explicit Aggregates(const pb::Plan::Reduce& r) {
     for (const auto& a : r.aggregates()) aggs_.push_back(a);
   }
 
-  Delta Pull(const TickCtx& ctx) override {
-    Delta in = input_->Pull(ctx);
-    Delta out;
-    out.errors = std::move(in.errors);
-    std::vector<RowUpdate> rows =
-        exchange_ ? ctx.exchange->Shuffle(ctx.me, std::move(in.rows), key_, false)
-                  : std::move(in.rows);
-    std::string key;
-    ForEachTime(rows, [&](Time t, std::size_t b, std::size_t e) {
-      std::set<std::string> touched;
-      for (std::size_t i = b; i < e; ++i) {
-        key.clear();
-        for (std::uint32_t c : key_) AppendEncodedDatum(rows[i].row[c], &key);
-        // A new group takes its key from its first row. (Not "aggs is empty": a Reduce without
-        // aggregates has none, and would append the key once per row.)
-        auto [it, fresh] = groups_.try_emplace(key);
-        Group& g = it->second;
-        if (fresh) {
-          g.aggs.resize(aggs_.size());
-          for (std::uint32_t c : key_) g.key.push_back(rows[i].row[c]);
-        }
-        Apply(g, rows[i].row, rows[i].diff);
-        touched.insert(key);
-      }
-      for (const std::string& k : touched) {
-        auto it = groups_.find(k);
-        Group& g = it->second;
-        Output now = Compute(g);
-        if (!(now == g.out)) {
-          Emit(g.out, t, -1, &out);
-          Emit(now, t, 1, &out);
-          g.out = std::move(now);
-        }
-        if (g.count == 0) groups_.erase(it);
-      }
-    });
-    return out;
-  }
-
- private:
   // Every multiplicity here is an exact sum of diffs (base/count.h).
   struct AggState {
     Int128 int_sum = 0;
@@ -94,7 +58,7 @@ class ReduceNode final : public Node {
     Output out;
   };
 
-  void Apply(Group& g, const Row& row, std::int64_t diff) {
+  void Apply(Group& g, const Row& row, Int128 diff) const {
     g.count += diff;
     for (std::size_t a = 0; a < aggs_.size(); ++a) {
       const pb::Aggregate& agg = aggs_[a];
@@ -197,17 +161,209 @@ class ReduceNode final : public Node {
     }
   }
 
+  Group NewGroup(Row key) const {
+    Group g;
+    g.key = std::move(key);
+    g.aggs.resize(aggs_.size());
+    return g;
+  }
+
+ private:
+  std::vector<pb::Aggregate> aggs_;
+};
+
+class ReduceNode final : public Node {
+ public:
+  ReduceNode(Node* input, const pb::Plan::Reduce& r, bool exchange)
+      : input_(input), key_(r.group_key().begin(), r.group_key().end()), exchange_(exchange),
+        aggregates_(r) {}
+
+  Delta Pull(const TickCtx& ctx) override {
+    Delta in = input_->Pull(ctx);
+    Delta out;
+    out.errors = std::move(in.errors);
+    std::vector<RowUpdate> rows =
+        exchange_ ? ctx.exchange->Shuffle(ctx.me, std::move(in.rows), key_, false)
+                  : std::move(in.rows);
+    std::string key;
+    ForEachTime(rows, [&](Time t, std::size_t b, std::size_t e) {
+      std::set<std::string> touched;
+      for (std::size_t i = b; i < e; ++i) {
+        key.clear();
+        for (std::uint32_t c : key_) AppendEncodedDatum(rows[i].row[c], &key);
+        // A new group takes its key from its first row. (Not "aggs is empty": a Reduce without
+        // aggregates has none, and would append the key once per row.)
+        auto [it, fresh] = groups_.try_emplace(key);
+        Aggregates::Group& g = it->second;
+        if (fresh) {
+          Row key_row;
+          for (std::uint32_t c : key_) key_row.push_back(rows[i].row[c]);
+          g = aggregates_.NewGroup(std::move(key_row));
+        }
+        aggregates_.Apply(g, rows[i].row, rows[i].diff);
+        touched.insert(key);
+      }
+      for (const std::string& k : touched) {
+        auto it = groups_.find(k);
+        Aggregates::Group& g = it->second;
+        Aggregates::Output now = aggregates_.Compute(g);
+        if (!(now == g.out)) {
+          Aggregates::Emit(g.out, t, -1, &out);
+          Aggregates::Emit(now, t, 1, &out);
+          g.out = std::move(now);
+        }
+        if (g.count == 0) groups_.erase(it);
+      }
+    });
+    return out;
+  }
+
+ private:
   Node* input_;
   std::vector<std::uint32_t> key_;
   bool exchange_;
-  std::vector<pb::Aggregate> aggs_;
-  std::map<std::string, Group> groups_;
+  Aggregates aggregates_;
+  std::map<std::string, Aggregates::Group> groups_;
+};
+
+// A Reduce by the key of the imported index it reads (DESIGN §8: "uses the imported arrangement
+// instead of building its own"). It keeps no state: a group's aggregates at time t are computed
+// from the arrangement itself — the values of its key with their counts at t, read in place from
+// the batches with a merge cursor. The first tick emits every group at as_of (one pass over the
+// whole arrangement); every later update at time t in the tick [lo, hi) of key k retracts k's
+// output at t - 1 and emits it at t, when they differ. Exact because the importer holds the index
+// at max(as_of, lo - 1) (workers/sources/index_import.h): every t - 1 read is at or past since.
+// Errors of the import pass through as the ImportNode would emit them.
+class ArrangedReduceNode final : public Node {
+ public:
+  ArrangedReduceNode(ImportedIndex* index, const pb::Plan::Reduce& r, Time as_of, Frontier until)
+      : index_(index),
+        aggregates_(r),
+        key_columns_(r.group_key().begin(), r.group_key().end()),
+        as_of_(as_of),
+        until_(until) {}
+
+  Delta Pull(const TickCtx& ctx) override {
+    Delta out;
+    const std::vector<shm::BatchView> batches = index_->Batches();
+    const bool first = !started_;
+    started_ = true;
+    if (first && until_.Greater(as_of_)) {
+      shm::MergeCursor c(batches);
+      std::string key;
+      std::optional<Aggregates::Group> g;
+      auto flush = [&] {
+        if (g) Aggregates::Emit(aggregates_.Compute(*g), as_of_, 1, &out);
+        g.reset();
+      };
+      for (; c.Valid(); c.Next()) {
+        if (IsError(c.key())) {  // an error present at as_of, as its consolidated count
+          PushCount(c.CountAt(as_of_), [&](std::int64_t part) {
+            out.errors.push_back({std::string(c.key().substr(1)), as_of_, part});
+          });
+          continue;
+        }
+        if (!g || c.key() != key) {
+          flush();
+          key = c.key();
+        }
+        const Int128 count = c.CountAt(as_of_);
+        if (count == 0) continue;
+        Row row = Decode(c.val());
+        if (!g) g = aggregates_.NewGroup(KeyOf(row));
+        aggregates_.Apply(*g, row, count);
+      }
+      flush();
+    }
+    // The tick's updates after what was emitted already: errors pass through at their times; rows
+    // mark the (key, time) pairs to recompute.
+    const Time lo = first ? as_of_ + 1 : ctx.lo;
+    std::map<std::string, std::set<Time>> touched;
+    for (const shm::BatchView& b : batches) {
+      const shm::BatchHeader& h = b.header();
+      if (!until_.Greater(lo) || h.update_count == 0 || !ctx.hi.Greater(h.min_time) ||
+          h.max_time < lo) {
+        continue;
+      }
+      for (std::uint32_t k = 0; k < b.key_count(); ++k) {
+        const std::string_view key = b.key(k);
+        const bool error = IsError(key);
+        for (std::uint32_t v = b.vals_begin(k); v < b.vals_end(k); ++v) {
+          for (std::uint32_t u = b.updates_begin(v); u < b.updates_end(v); ++u) {
+            const Time t = b.time(u);
+            if (t < lo || !ctx.hi.Greater(t) || !until_.Greater(t)) continue;
+            if (error) {
+              out.errors.push_back({std::string(key.substr(1)), t, b.diff(u)});
+            } else {
+              touched[std::string(key)].insert(t);
+            }
+          }
+        }
+      }
+    }
+    for (const auto& [key, times] : touched) {
+      for (Time t : times) {
+        Aggregates::Output before = At(batches, key, t - 1), now = At(batches, key, t);
+        if (before == now) continue;
+        Aggregates::Emit(before, t, -1, &out);
+        Aggregates::Emit(now, t, 1, &out);
+      }
+    }
+    index_->Read(ctx.hi);
+    return out;
+  }
+
+ private:
+  static bool IsError(std::string_view key) {
+    return !key.empty() && key[0] == shm::kErrorKeyPrefix;
+  }
+  static Row Decode(std::string_view val) {
+    auto row = DecodeRow(val);
+    TANDEM_CHECK(row.ok(), "an index value that is not an encoded row");
+    return std::move(row).value();
+  }
+  Row KeyOf(const Row& row) const {
+    Row key;
+    for (std::uint32_t c : key_columns_) key.push_back(row[c]);
+    return key;
+  }
+  // Key `key`'s output at time t, from its values' counts at t.
+  Aggregates::Output At(const std::vector<shm::BatchView>& batches, const std::string& key,
+                        Time t) const {
+    shm::MergeCursor c(batches);
+    c.SeekKey(key);
+    std::optional<Aggregates::Group> g;
+    for (; c.Valid(); c.Next()) {
+      const Int128 count = c.CountAt(t);
+      if (count == 0) continue;
+      Row row = Decode(c.val());
+      if (!g) g = aggregates_.NewGroup(KeyOf(row));
+      aggregates_.Apply(*g, row, count);
+    }
+    return g ? aggregates_.Compute(*g) : Aggregates::Output{};
+  }
+
+  ImportedIndex* index_;
+  Aggregates aggregates_;
+  std::vector<std::uint32_t> key_columns_;
+  Time as_of_;
+  Frontier until_;
+  bool started_ = false;
 };
 
 }  // namespace
 
 std::unique_ptr<Node> MakeReduce(Node* input, const pb::Plan::Reduce& reduce, bool exchange) {
   return std::make_unique<ReduceNode>(input, reduce, exchange);
+}
+
+}  // namespace tandem::workers
+
+namespace tandem::workers {
+
+std::unique_ptr<Node> MakeArrangedReduce(ImportedIndex* index, const pb::Plan::Reduce& reduce,
+                                         Time as_of, Frontier until) {
+  return std::make_unique<ArrangedReduceNode>(index, reduce, as_of, until);
 }
 
 }  // namespace tandem::workers

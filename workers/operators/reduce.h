@@ -8,11 +8,18 @@
 
 #include <memory>
 
+#include "base/time.h"
 #include "ipc/codec.h"
 #include "workers/operators/node.h"
 
 namespace tandem::workers {
 
 std::unique_ptr<Node> MakeReduce(Node* input, const ipc::pb::Plan::Reduce& reduce, bool exchange);
+
+class ImportedIndex;
+// The same Reduce over an imported index whose key is the group key, computed from the imported
+// arrangement in place (no exchange, no state of its own): workers/operators/reduce.cc.
+std::unique_ptr<Node> MakeArrangedReduce(ImportedIndex* index, const ipc::pb::Plan::Reduce& reduce,
+                                         Time as_of, Frontier until);
 
 }  // namespace tandem::workers

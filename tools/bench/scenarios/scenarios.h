@@ -21,5 +21,8 @@ Scenario Memory(const Options& o);
 Scenario RedisScenario(const Options& o);
 // Point-lookup peek latency, plain vs CURVE on the controller endpoint, in the same run.
 Scenario CurveScenario(const Options& o);
+// One-shot aggregate queries (create, peek, drop) over a 10^5- and a 10^6-row index,
+// {solo, two-runtime} x {idle, loaded}, and the memory one takes while it runs (issue 13).
+Scenario SlowPath(const Options& o);
 
 }  // namespace tandem::bench

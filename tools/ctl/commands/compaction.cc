@@ -1,5 +1,6 @@
 // allow-compaction and drop: AllowCompaction of an index, up to a time or (drop) the empty
-// frontier. Only indexes: anything else is refused, naming the index to use instead.
+// frontier. Only indexes, and sources, which stand for their own index (s<n> of u<n>): anything
+// else is refused, naming the index to use instead.
 #include "tools/ctl/commands/commands.h"
 
 namespace tandem::ctl {
@@ -11,6 +12,18 @@ struct Options {
   std::string id, time;
 };
 
+// The index a command on `id` applies to: a source's own index for a source that has one
+// (create-source made it), else `id`.
+std::string IndexOf(const History& h, const std::string& id) {
+  if (h.KindOf(id).kind != History::IdKind::kSource) return id;
+  return h.SourceIndex(id).value_or(id);
+}
+
+// " (the index of source u1)" when `index` stands for source `id`.
+std::string Standing(const std::string& id, const std::string& index) {
+  return index == id ? "" : " (the index of source " + id + ")";
+}
+
 int AllowCompaction(const Options& o, Session& s) {
   const std::string& id = o.id;
   const std::string what = "allow-compaction " + id;
@@ -20,25 +33,28 @@ int AllowCompaction(const Options& o, Session& s) {
     return Usage("allow-compaction T: the largest time is " + std::to_string(kMaxTime) +
                  "; to drop, use drop");
   }
-  if (auto why = NotAnIndex(s.history(), id, *t)) return Refused(what, *why);
+  const std::string index = IndexOf(s.history(), id);
+  if (auto why = NotAnIndex(s.history(), index, *t)) return Refused(what, *why);
   pb::Command c;
-  c.mutable_allow_compaction()->set_id(id);
+  c.mutable_allow_compaction()->set_id(index);
   c.mutable_allow_compaction()->mutable_frontier()->add_elements(*t);
   if (auto code = s.Open(Session::Mode::kControl)) return *code;
   auto ok = s.Submit(Canonical(c), true, what);
   if (!ok.ok()) return s.Ended(ok.status());
   if (!*ok) return kExitFailed;
   PrintOk(
-      what, [&](JsonWriter& json) { json.Key("id").String(id).Key("frontier").UInt(*t); },
-      "allowed compaction of " + id + " up to " + std::to_string(*t));
+      what, [&](JsonWriter& json) { json.Key("id").String(index).Key("frontier").UInt(*t); },
+      "allowed compaction of " + index + Standing(id, index) + " up to " + std::to_string(*t));
   return kExitOk;
 }
 
 int Drop(const Globals& g, History h, const std::string& id) {
   const std::string what = "drop " + id;
+  const std::string index = IndexOf(h, id);
   auto done = [&] {
     PrintOk(
-        what, [&](JsonWriter& json) { json.Key("id").String(id); }, "dropped " + id);
+        what, [&](JsonWriter& json) { json.Key("id").String(index); },
+        "dropped " + (index == id ? id : "source " + id + " (its index " + index + ")"));
     return kExitOk;
   };
   if (h.PendingSource(id)) {  // never sent: forget it
@@ -46,10 +62,11 @@ int Drop(const Globals& g, History h, const std::string& id) {
     if (Status st = h.Save(); !st.ok()) return Fail(kExitFailed, st.message());
     return done();
   }
-  if (auto why = NotAnIndex(h, id, std::nullopt)) return Refused(what, *why);
+  if (auto why = NotAnIndex(h, index, std::nullopt)) return Refused(what, *why);
   Session s(g, std::move(h));
   pb::Command c;
-  c.mutable_allow_compaction()->set_id(id);
+  // The supervisor refuses to drop an index that a live dataflow imports, naming the importer.
+  c.mutable_allow_compaction()->set_id(index);
   c.mutable_allow_compaction()->mutable_frontier();
   if (auto code = s.Open(Session::Mode::kControl)) return *code;
   auto ok = s.Submit(Canonical(c), true, what);
@@ -64,7 +81,8 @@ Subcommand AddAllowCompaction(CLI::App& app) {
   auto o = std::make_shared<Options>();
   auto* sub =
       app.add_subcommand("allow-compaction", "the replica may compact index ID up to time T");
-  sub->add_option("ID", o->id, "an index")->required();
+  sub->footer("Source u<n> stands for its index s<n>.");
+  sub->add_option("ID", o->id, "an index, or a source")->required();
   sub->add_option("T", o->time, "a time")->required();
   return {sub, [o](const Globals& g, History h) {
             Session s(g, std::move(h));
@@ -74,12 +92,14 @@ Subcommand AddAllowCompaction(CLI::App& app) {
 
 Subcommand AddDrop(CLI::App& app) {
   auto id = std::make_shared<std::string>();
-  auto* sub = app.add_subcommand("drop", "drop index ID (or forget a pending source)");
+  auto* sub = app.add_subcommand("drop", "drop index ID, or source ID");
   sub->footer(
       "Drops index ID (AllowCompaction with the empty frontier); its dataflow goes with its last\n"
-      "index and is pruned from the history. Only indexes: for a source or a view, tandem-ctl\n"
-      "names the index to drop instead.");
-  sub->add_option("ID", *id, "an index, or a pending source")->required();
+      "index and is pruned from the history. Source u<n> stands for its index s<n>: dropping it\n"
+      "drops the source's dataflow, which the replica refuses while another dataflow imports it\n"
+      "(drop that one first). For a view, tandem-ctl names the index to drop instead. A pending\n"
+      "source of an old state file is forgotten.");
+  sub->add_option("ID", *id, "an index or a source")->required();
   return {sub, [id](const Globals& g, History h) { return Drop(g, std::move(h), *id); }};
 }
 

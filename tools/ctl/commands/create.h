@@ -1,5 +1,5 @@
-// What create-index, create-view and create-dataflow share: a new maintained dataflow, its --on
-// input, and sending it through a controller session.
+// What create-index, create-view, create-dataflow and query share: a new dataflow, its --on
+// input (the index it imports), the plan of a view, and sending it through a controller session.
 #pragma once
 
 #include <cstdint>
@@ -22,14 +22,47 @@ std::string ColumnsText(const std::vector<std::uint32_t>& cols, const pb::Schema
 int SubmitCreate(Session& s, const pb::Command& command, const std::string& what,
                  const std::string& human, const std::function<void(History&)>& also = {});
 
-// Where --on comes from: a pending source (consumed) or a collection the history knows.
+// Where --on comes from. `collection` is what a plan reads (Get) and an index export is on: --on
+// itself, or the collection of --on when --on names an index. A dataflow reads it by importing
+// one of `indexes` (every live index on it, or just --on when --on is an index); only a pending
+// source of an old state file (`pending`, consumed) is read as a source import instead.
 struct Input {
   std::optional<pb::SourceImport> pending;
+  std::string collection;
   pb::Schema schema;
+  std::vector<pb::IndexImport> indexes;
+
+  // The import for a reader that needs `key`: the index keyed by it if there is one, else the
+  // first (a source's own index, s<n>, for a source).
+  const pb::IndexImport& ImportFor(const std::vector<std::uint32_t>& key) const;
 };
 
-// nullopt (after refusing) when the history knows nothing called `on`.
+// nullopt (after refusing) when the history knows nothing called `on`, or nothing to import it
+// by.
 std::optional<Input> ResolveInput(const History& h, const std::string& on, const std::string& what);
+
+// Adds the import of `in` that suits `key` to the dataflow of `c` (a pending source: its source
+// import); a maintained dataflow starts where that index is readable (History::ReadableFrom).
+// Returns the import's id ("" for a pending source).
+std::string AddInput(const History& h, const Input& in, const std::vector<std::uint32_t>& key,
+                     pb::Command& c);
+
+// A view on an input, as create-view and query spell it: a Reduce by --group-by with the
+// --aggregate(s), or neither: a copy; and the key of the index on it (--key, else the group-by
+// columns, else the first column).
+struct ViewOptions {
+  std::optional<std::string> group_by, key;
+  std::vector<std::string> aggregates;
+};
+struct View {
+  pb::Plan plan;  // reads in.collection
+  pb::Schema schema;
+  std::vector<std::uint32_t> group, key;
+};
+// The view's plan into `out`; an exit code when a column or aggregate is refused (1, as refusals
+// of `what`) or malformed (64).
+std::optional<int> BuildView(const ViewOptions& o, const Input& in, const std::string& what,
+                             View& out);
 
 // Refused (false) when `id` exists already.
 bool IsNew(const History& h, const std::string& id, const std::string& what);

@@ -1,23 +1,22 @@
-// create-source: checks a source and records it as PENDING in the state file; sends nothing.
+// create-source: a maintained dataflow of its own for a source, with the source's index s<n> on
+// it (History::SourceIndexId), so that the source lives until it is itself dropped.
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 
-#include "ipc/validate.h"
 #include "tools/ctl/commands/commands.h"
 #include "tools/ctl/commands/create.h"
 
 namespace tandem::ctl {
 namespace {
 
-using tools::JsonWriter;
-
 struct Options {
   std::string id;
   std::optional<std::string> generator, log, schema;
   std::optional<std::string> keys, updates_per_tick, tick_interval_us, seed, max;
+  std::optional<std::string> key;  // the source index's key; default its first column
 };
 
 // A log source's file must exist now and be a regular file we can read: a path the replica
@@ -84,26 +83,7 @@ std::optional<std::string> GeneratorSource(const Options& o, pb::SourceImport& s
   return bad;
 }
 
-// Checks the pending source `c` as the supervisor will, against the history: same validator. A
-// source alone is no dataflow the supervisor accepts (it must export an index): probe it with the
-// index the next create-index --on it will add.
-Status Validate(const History& h, const pb::Command& c, const std::string& id) {
-  ipc::Validator v;
-  pb::Command hello;
-  hello.mutable_hello()->set_protocol_version(ipc::kProtocolVersion);
-  hello.mutable_hello()->set_nonce("local");
-  (void)v.Validate(hello);
-  for (const auto& r : h.Replay()) (void)v.Validate(r);
-  pb::Command probe = c;
-  probe.mutable_create_dataflow()->mutable_desc()->set_debug_name("probe");
-  auto* index = probe.mutable_create_dataflow()->mutable_desc()->add_index_exports();
-  index->set_id(h.NextFreeId({id}));
-  index->set_on(id);
-  index->add_key(0);
-  return v.Validate(probe);
-}
-
-int Run(const Options& o, History h) {
+int Run(const Options& o, const Globals& g, History h) {
   const std::string& id = o.id;
   pb::SourceImport s;
   s.set_id(id);
@@ -129,17 +109,33 @@ int Run(const Options& o, History h) {
     s.mutable_source()->mutable_log()->set_path(*path);
   }
   if (h.LiveIds().count(id)) return Refused(what, id + " already exists in " + h.path());
-  pb::Command c = NewDataflow(kPendingSource);
-  *c.mutable_create_dataflow()->mutable_desc()->add_source_imports() = s;
-  c = Canonical(c);
-  if (Status st = Validate(h, c, id); !st.ok()) return Refused(what, st.message());
-  h.Append(c);
-  if (Status st = h.Save(); !st.ok()) return Fail(kExitFailed, st.message());
-  PrintOk(
-      what, [&](JsonWriter& json) { json.Key("pending").String(id); },
-      "source " + id + " recorded (pending: it becomes part of the dataflow of the next " +
-          "create-index/create-view --on " + id + ")");
-  return kExitOk;
+  const auto index_id = History::SourceIndexId(id);
+  if (!index_id) {
+    return Refused(what,
+                   "a source's id is u<n> (e.g. u1): its index is s<n>, so it takes none "
+                   "of your ids");
+  }
+  if (h.LiveIds().count(*index_id)) {
+    return Refused(what, "the index of source " + id + " would be " + *index_id +
+                             ", which already exists in " + h.path());
+  }
+  std::vector<std::uint32_t> key{0};
+  if (o.key) {
+    auto parsed = ParseColumns(*o.key, s.schema());
+    if (!parsed.ok()) return Refused(what, "--key: " + parsed.status().message());
+    key = *parsed;
+  }
+  pb::Command c = NewDataflow("source " + id);
+  auto* d = c.mutable_create_dataflow()->mutable_desc();
+  *d->add_source_imports() = s;
+  auto* x = d->add_index_exports();
+  x->set_id(*index_id);
+  x->set_on(id);
+  for (auto k : key) x->add_key(k);
+  Session session(g, std::move(h));
+  return SubmitCreate(session, Canonical(c), what,
+                      "created source " + id + " with index " + *index_id + " (key " +
+                          ColumnsText(key, s.schema()) + ")");
 }
 
 }  // namespace
@@ -148,17 +144,16 @@ Subcommand AddCreateSource(CLI::App& app) {
   auto o = std::make_shared<Options>();
   auto* sub = app.add_subcommand(
       "create-source",
-      "record a source (--generator counter|key_value, or --log PATH --schema COLS) as PENDING");
+      "a source (--generator counter|key_value, or --log PATH --schema COLS) and its index");
   sub->footer(
       "Types bool, int64, float64, string; a trailing ? makes a column nullable. Defaults:\n"
       "tick interval 100000 us, keys 100, updates per tick 1, seed 1.\n"
       "--log PATH must be an existing regular file (the replica tails it as it grows; it reads\n"
       "it on its own host, which is this one); it is recorded as an absolute path.\n"
-      "A source alone is not something the replica can address (it is read only through an\n"
-      "index), so this command sends nothing: it checks the source and records it in the state\n"
-      "file as a PENDING source, which becomes part of the dataflow of the next create-index or\n"
-      "create-view --on it. A source feeds exactly one dataflow (the replica does not support\n"
-      "index imports yet); `drop ID` forgets a pending source.");
+      "The source gets a dataflow of its own with an index on it: s<n> for source u<n>, keyed\n"
+      "by --key (default: the first column). `peek ID` reads that index; create-index and\n"
+      "create-view --on ID import it, and dropping them leaves the source; `drop ID` drops the\n"
+      "source (refused by the replica while a dataflow imports it: drop that first).");
   sub->add_option("ID", o->id, "the source's id, e.g. u1")->required();
   AddOptional(*sub, "--generator", &o->generator, "counter or key_value");
   AddOptional(*sub, "--log", &o->log, "an existing regular file the replica tails");
@@ -169,7 +164,8 @@ Subcommand AddCreateSource(CLI::App& app) {
               "generators: microseconds between ticks (100000)");
   AddOptional(*sub, "--seed", &o->seed, "key_value: random seed (1)");
   AddOptional(*sub, "--max", &o->max, "counter: stop after this count (0: never)");
-  return {sub, [o](const Globals&, History h) { return Run(*o, std::move(h)); }};
+  AddOptional(*sub, "--key", &o->key, "COLS the source's index is keyed by (its first column)");
+  return {sub, [o](const Globals& g, History h) { return Run(*o, g, std::move(h)); }};
 }
 
 }  // namespace tandem::ctl

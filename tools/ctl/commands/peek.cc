@@ -1,16 +1,10 @@
 // peek: reads an index at a time, in an observer session.
-#include <algorithm>
-#include <cstdio>
-#include <iostream>
-
 #include "tools/ctl/commands/commands.h"
 #include "tools/ctl/output.h"
 #include "tools/ctl/probe.h"
 
 namespace tandem::ctl {
 namespace {
-
-using tools::JsonWriter;
 
 struct Options {
   std::string id;
@@ -57,78 +51,6 @@ std::optional<int> BuildPeek(const Options& o, const std::string& id,
     }
   }
   return std::nullopt;
-}
-
-// Latest: the freshest write frontier reported for the index, minus one; the largest time when
-// it is closed. Frontiers are reported as they advance, so one that has not moved since an
-// earlier controller saw it is not reported again: then find it by probing (ProbeLatest).
-// Returns an exit code when the session ended or the probe was refused.
-std::optional<int> LatestTime(Session& s, const std::string& id, const std::string& what,
-                              Latest& latest) {
-  std::optional<pb::Frontiers> best;
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::min(s.client().timeout(), kFrontierWait);
-  for (;;) {
-    // Once one frontier is known, take what is already queued but do not wait for more.
-    auto r = s.client().Receive(best ? std::chrono::milliseconds(0)
-                                     : std::max(ipc::Left(deadline), std::chrono::milliseconds(0)));
-    if (!r) break;
-    if (r->has_frontiers() && r->frontiers().id() == id) best = r->frontiers();
-  }
-  if (s.over()) return s.Ended(Status::Ok());
-  if (best && best->write().elements().empty()) {
-    latest = Latest{kMaxTime, true};
-  } else if (best && best->write().elements(0) > 0) {
-    latest = Latest{best->write().elements(0) - 1, false};
-  } else {
-    auto probed = ProbeLatest(s, id);
-    if (!probed.ok()) {
-      if (probed.status().code() == StatusCode::kUnavailable) return s.Ended(probed.status());
-      return Refused(what + " --at latest", probed.status().message());
-    }
-    latest = *probed;
-  }
-  return std::nullopt;
-}
-
-void PrintRows(const std::string& id, const pb::Schema& schema, const Latest& at, double ms,
-               const pb::PeekResponse& answer) {
-  const auto& rows = answer.rows().rows();
-  int arity = schema.columns_size();
-  for (const auto& rc : rows) arity = std::max(arity, rc.row().datums_size());
-  std::vector<std::string> headers;
-  for (int i = 0; i < arity; ++i) headers.push_back(ColumnName(schema, i));
-  const bool count_taken = std::find(headers.begin(), headers.end(), "count") != headers.end();
-  const std::string count_header = count_taken ? "#count" : "count";
-  std::uint64_t total = 0;
-  for (const auto& rc : rows) total += rc.count();
-  if (JsonOutput()) {
-    JsonWriter json;
-    json.BeginObject().Key("id").String(id).Key("time").UInt(at.time).Key("closed").Bool(at.closed);
-    json.Key("latency_ms").Double(ms).Key("columns").BeginArray();
-    for (const auto& h : headers) json.String(h);
-    json.EndArray().Key("rows");
-    RowsJson(json, answer.rows());
-    json.EndObject();
-    std::cout << json.str() << "\n";
-    return;
-  }
-  headers.push_back(count_header);
-  std::vector<std::vector<std::string>> cells;
-  for (const auto& rc : rows) {
-    std::vector<std::string> line;
-    for (int j = 0; j < arity; ++j) {
-      line.push_back(j < rc.row().datums_size() ? DatumText(rc.row().datums(j)) : "");
-    }
-    line.push_back(std::to_string(rc.count()));
-    cells.push_back(std::move(line));
-  }
-  PrintTable(headers, cells);
-  char latency[32];
-  std::snprintf(latency, sizeof latency, "%.2f", ms);
-  std::cout << "(" << total << (total == 1 ? " row" : " rows") << " of " << id << " at time "
-            << at.time << (at.closed ? " (closed: its final contents)" : "") << ", " << latency
-            << " ms)\n";
 }
 
 int Run(const Options& o, Session& s) {
@@ -182,7 +104,7 @@ int Run(const Options& o, Session& s) {
   }
   if (w.answer->has_error()) return Refused(at_what, w.answer->error());
   if (w.answer->has_canceled()) return Refused(at_what, "canceled");
-  PrintRows(id, info ? info->schema : pb::Schema(), at, ms, *w.answer);
+  PrintRows(id, info ? info->schema : pb::Schema(), at.time, at.closed, ms, *w.answer, id);
   return kExitOk;
 }
 

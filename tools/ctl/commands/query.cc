@@ -1,0 +1,189 @@
+// query: a one-shot read (DESIGN §8) in one call: a view over an index at one time, computed by
+// the replica (the interactive runtime; in solo mode the solo runtime) and printed like `peek`.
+//
+// One controller session (the history is replayed first, as for every command that changes the
+// replica; the query itself is never recorded):
+//   CreateDataflow{ONE_SHOT_READ, as_of [A], until [A+1], index_imports [an index of --on],
+//                  objects_to_build [t<n+1>: the view], index_exports [t<n> on t<n+1>]}
+//   Peek{t<n>, A}                  answered once the result is computed
+//   AllowCompaction{t<n>, empty}   drops it, on every path once the create was accepted
+// A query cut short before its drop (killed, or the connection lost) leaves a one-shot dataflow
+// that no history defines: the next controller session's reconciliation drops it.
+#include <chrono>
+#include <utility>
+
+#include "base/global_id.h"
+#include "tools/ctl/commands/commands.h"
+#include "tools/ctl/commands/create.h"
+#include "tools/ctl/output.h"
+#include "tools/ctl/probe.h"
+
+namespace tandem::ctl {
+namespace {
+
+using tools::JsonWriter;
+
+struct Options {
+  std::string on;
+  std::optional<std::string> at;
+  ViewOptions view;
+};
+
+// Fresh transient ids for one query: t<n> for its result index, t<n+1> for the view it builds.
+// n is twice the clock in microseconds, so a query never reuses an id of an earlier one (the
+// replica may still be dropping that).
+std::pair<std::string, std::string> TransientIds() {
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+  const std::uint64_t n = (static_cast<std::uint64_t>(us) << 1) & GlobalId::kMaxNumber;
+  return {GlobalId::Transient(n).ToString(), GlobalId::Transient(n + 1).ToString()};
+}
+
+// Drops the one-shot result `id` when it goes out of scope: every path after the replica accepted
+// the CreateDataflow. A session that is over cannot: reconciliation drops it then.
+class DropOnExit {
+ public:
+  DropOnExit(Session& s, std::string id) : s_(s), id_(std::move(id)) {}
+  DropOnExit(const DropOnExit&) = delete;
+  DropOnExit& operator=(const DropOnExit&) = delete;
+  ~DropOnExit() {
+    if (s_.over()) return;
+    pb::Command c;
+    c.mutable_allow_compaction()->set_id(id_);
+    c.mutable_allow_compaction()->mutable_frontier();
+    auto errors = s_.client().SendChecked(c);
+    if (!errors.ok()) {
+      Warn("could not drop the one-shot result " + id_ + ": " + errors.status().message() +
+           " (the next controller session drops it)");
+      return;
+    }
+    for (const auto& e : *errors) Warn("dropping the one-shot result: " + ReplicaRefusal(e));
+  }
+
+ private:
+  Session& s_;
+  std::string id_;
+};
+
+pb::Command OneShot(const std::string& on, std::uint64_t at, const pb::IndexImport& import,
+                    const View& view, const std::string& result, const std::string& build) {
+  pb::Command c;
+  auto* d = c.mutable_create_dataflow()->mutable_desc();
+  d->set_debug_name("query on " + on);
+  d->set_class_(pb::ONE_SHOT_READ);
+  d->mutable_as_of()->add_elements(at);
+  d->mutable_until()->add_elements(at + 1);
+  *d->add_index_imports() = import;
+  auto* b = d->add_objects_to_build();
+  b->set_id(build);
+  *b->mutable_plan() = view.plan;
+  auto* x = d->add_index_exports();
+  x->set_id(result);
+  x->set_on(build);
+  for (auto k : view.key) x->add_key(k);
+  return Canonical(c);
+}
+
+int Run(const Options& o, Session& s) {
+  const std::string what = "query --on " + o.on;
+  std::optional<std::uint64_t> time;
+  if (o.at && *o.at != "latest") {
+    auto t = ParseU64(*o.at, "--at");
+    if (!t.ok()) return Usage(t.status().message());
+    if (*t >= kMaxTime) {
+      return Usage("--at " + *o.at + ": the largest time a query reads at is " +
+                   std::to_string(kMaxTime - 1) + " (its dataflow spans [T, T + 1))");
+    }
+    time = *t;
+  }
+  const auto in = ResolveInput(s.history(), o.on, what);
+  if (!in) return kExitFailed;
+  if (in->pending) {
+    return Refused(what, o.on +
+                             " is a pending source (nothing on the replica yet): index it "
+                             "first (create-index ID --on " +
+                             o.on + " --key COLS)");
+  }
+  View view;
+  if (auto code = BuildView(o.view, *in, what, view)) return *code;
+  const pb::IndexImport& import = in->ImportFor(view.group);
+  const auto [result, build] = TransientIds();
+
+  if (auto code = s.Open(Session::Mode::kControl)) return *code;
+  const auto timeout = s.client().timeout();
+  Latest at{time.value_or(0), false};
+  if (!time) {
+    const auto wait_until = std::chrono::steady_clock::now() + timeout;
+    if (auto code = LatestTime(s, import.id(), what, at, wait_until)) return *code;
+    // A closed index's contents are final at every time from its since on; the one-shot spans
+    // [at, at + 1), and at + 1 must be a time.
+    if (at.closed) at.time = kMaxTime - 1;
+  }
+  const std::string at_what = what + " @ " + std::to_string(at.time);
+
+  const auto started = std::chrono::steady_clock::now();
+  auto created =
+      s.Submit(OneShot(o.on, at.time, import, view, result, build), /*record=*/false, at_what);
+  if (!created.ok()) return s.Ended(created.status());
+  if (!*created) return kExitFailed;
+  const DropOnExit drop(s, result);
+
+  pb::Command peek;
+  auto* p = peek.mutable_peek();
+  p->set_uuid(RandomHex(16));
+  p->set_id(result);
+  p->set_timestamp(at.time);
+  auto sent = s.SendPeek(peek);
+  if (!sent.ok()) return s.Ended(sent.status());
+  if (*sent) return Refused(at_what, ReplicaRefusal(**sent));
+  const auto w = s.AwaitPeek(p->uuid(), std::chrono::steady_clock::now() + timeout);
+  if (w.refused) return Refused(at_what, ReplicaRefusal(*w.refused));
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  if (!w.answer) {
+    if (s.over()) return s.Ended(Status::Ok());
+    pb::Command cancel;
+    cancel.mutable_cancel_peek()->set_uuid(p->uuid());
+    s.client().Send(cancel);
+    if (Interrupted()) return Refused(at_what, "interrupted (canceled)");
+    return Refused(at_what, "no answer within " +
+                                std::to_string(static_cast<int>(timeout.count() / 1000)) + " s (" +
+                                import.id() + " may not have reached that time; canceled)");
+  }
+  if (w.answer->has_error()) return Refused(at_what, w.answer->error());
+  if (w.answer->has_canceled()) return Refused(at_what, "canceled");
+  PrintRows(
+      result, view.schema, at.time, at.closed, ms, *w.answer, "a query on " + o.on,
+      [&](JsonWriter& json) { json.Key("on").String(o.on).Key("import").String(import.id()); });
+  return kExitOk;
+}
+
+}  // namespace
+
+Subcommand AddQuery(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  auto* sub = app.add_subcommand(
+      "query", "a one-shot read: a view over --on at one time, computed and printed like peek");
+  sub->footer(
+      "Computes the view create-view would maintain (a Reduce by --group-by with the\n"
+      "--aggregate(s); without them, a copy of --on) once, at time --at, and prints its rows like\n"
+      "peek. latest (the default): the newest complete time of the index it imports (its write\n"
+      "frontier - 1, waited for up to --timeout while it has none). One controller session: the\n"
+      "history is replayed, then a ONE_SHOT_READ dataflow (as_of T, until T + 1, importing an\n"
+      "index of --on, exporting a fresh transient index t<n>) is created, peeked at T and dropped\n"
+      "(also when the peek fails). Nothing is recorded in the state file. A time the index was\n"
+      "compacted past is refused by the replica (its answer is printed, exit 1).");
+  sub->add_option("--on", o->on, "the source, collection or index to read")->required();
+  AddOptional(*sub, "--at", &o->at, "T|latest (default latest)");
+  AddOptional(*sub, "--group-by", &o->view.group_by, "COLS to group by");
+  sub->add_option("--aggregate", o->view.aggregates, "count|sum:COL|min:COL|max:COL (repeatable)")
+      ->allow_extra_args(false);
+  AddOptional(*sub, "--key", &o->view.key, "COLS of the result its transient index is keyed by");
+  return {sub, [o](const Globals& g, History h) {
+            Session s(g, std::move(h));
+            return Run(*o, s);
+          }};
+}
+
+}  // namespace tandem::ctl
