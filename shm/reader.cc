@@ -156,10 +156,17 @@ bool Reader::HoldRead(const FollowedRef& ref, Time t) {
   CheckThread();
   auto local = Local(ref);
   TANDEM_CHECK(local.ok(), "holding a slot that is not followed");
-  if (!hold(ref).LessEqual(t)) return false;
+  if (!(*local)->controller.LessEqual(t)) return false;
   (*local)->read_holds.insert(t);
   PublishHold(ref.index, **local);
   return true;
+}
+
+Frontier Reader::allowed(const FollowedRef& ref) {
+  CheckThread();
+  auto local = Local(ref);
+  TANDEM_CHECK(local.ok(), "the frontier of a slot that is not followed");
+  return (*local)->controller;
 }
 
 void Reader::ReleaseRead(const FollowedRef& ref, Time t) {

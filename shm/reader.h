@@ -113,10 +113,14 @@ class Reader {
   Frontier hold(const FollowedRef& ref) const;
 
   // A read of the slot at `t` that must stay exact until it is done — a waiting peek, a one-shot
-  // import (DESIGN §8) — holds the peer hold at t. Holds only rise, so a read below the current
-  // hold cannot be held: returns false and changes nothing (its answer is "compacted"). Each
-  // successful Hold is undone by one Release of the same time.
+  // import (DESIGN §8) — holds the peer hold at t. Holds only rise, so a read below the
+  // controller's frontier on this stream is not held: returns false and changes nothing (its
+  // answer is "compacted"). The rule reads only the command stream, so every worker of the runtime
+  // decides alike for its row (the peer hold itself may differ between rows while other reads
+  // release theirs). Each successful Hold is undone by one Release of the same time.
   bool HoldRead(const FollowedRef& ref, Time t);
+  // The controller's frontier for the slot as applied on this runtime's stream.
+  Frontier allowed(const FollowedRef& ref);
   void ReleaseRead(const FollowedRef& ref, Time t);
 
   // A consistent snapshot of the slot, without locks and without blocking the publisher.

@@ -241,8 +241,16 @@ Supervisor::Runtime* Supervisor::FindRuntime(Role id) {
 void Supervisor::SendToRuntime(Role id, const std::string& encoded) {
   Runtime* r = FindRuntime(id);
   TANDEM_CHECK(r != nullptr, "the multiplexer routed to a runtime this mode does not have");
-  // HWM 0 on runtime channels: never drops; the runtime reads in order.
-  r->channel->send(zmq::buffer(encoded), zmq::send_flags::none);
+  // HWM 0 on runtime channels: never drops while the runtime is connected; it reads in order.
+  // A send finds no peer only once the runtime's end of the channel is closed — its process is
+  // gone (its SIGCHLD is on the way: shared fate takes the replica down) — and a blocking send
+  // would then never return, so the supervisor would never get to that SIGCHLD.
+  if (!r->channel->send(zmq::buffer(encoded), zmq::send_flags::dontwait)) {
+    spdlog::warn(
+        "the {} runtime's channel has no peer (the runtime is gone?): a command was not "
+        "delivered",
+        RoleName(id));
+  }
 }
 
 void Supervisor::OnRuntimeReadable(Runtime& r) {

@@ -52,7 +52,7 @@ void PeekServer::CreateOneShot(std::uint64_t seq, const pb::DataflowDescription&
     if (!reader_->HoldRead(it->second, o.as_of)) {
       o.error = imp.id() + ": as_of " + std::to_string(o.as_of) +
                 " is compacted (before its compaction frontier " +
-                reader_->hold(it->second).ToString() + "): no longer exact";
+                reader_->allowed(it->second).ToString() + "): no longer exact";
       break;
     }
     o.held.push_back(it->second);
