@@ -48,9 +48,8 @@ class PeekServer {
   // result): the worker should look again soon.
   bool waiting() const {
     return !peeks_.empty() || !withdrawing_.empty() ||
-           std::any_of(one_shots_.begin(), one_shots_.end(), [](const auto& o) {
-             return o.second.state != OneShot::State::kComputed;
-           });
+           std::any_of(one_shots_.begin(), one_shots_.end(),
+                       [](const auto& o) { return o.second.state != OneShot::State::kComputed; });
   }
 
   // CreateDataflow: follows its index exports (as peers, or as this solo worker's own).

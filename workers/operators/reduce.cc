@@ -175,7 +175,9 @@ class Aggregates {
 class ReduceNode final : public Node {
  public:
   ReduceNode(Node* input, const pb::Plan::Reduce& r, bool exchange)
-      : input_(input), key_(r.group_key().begin(), r.group_key().end()), exchange_(exchange),
+      : input_(input),
+        key_(r.group_key().begin(), r.group_key().end()),
+        exchange_(exchange),
         aggregates_(r) {}
 
   Delta Pull(const TickCtx& ctx) override {
