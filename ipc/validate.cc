@@ -691,8 +691,9 @@ Status CheckIndexExports(const pb::DataflowDescription& desc,
     // Later exports may not reuse this id either.
     scope.emplace(index.id(), on->second);
     created->emplace(index.id(), on->second);
-    new_indexes->emplace(
-        index.id(), Validator::IndexInfo{index.on(), {index.key().begin(), index.key().end()}});
+    new_indexes->emplace(index.id(), Validator::IndexInfo{index.on(),
+                                                          {index.key().begin(), index.key().end()},
+                                                          desc.as_of().elements(0)});
   }
 
   return Status::Ok();
@@ -833,6 +834,18 @@ Status Validator::ValidateCreateDataflow(const pb::DataflowDescription& desc) {
   // every time. (A one-shot there is accepted: the runtime answers its peeks Error "compacted".)
   if (!one_shot) {
     for (const auto& import : desc.index_imports()) {
+      // Where the index's since may be: its own as_of, or past it as far as compaction was
+      // allowed in this epoch. (An earlier controller may have compacted the same arrangement
+      // further: the runtime then makes such an import an error of the dataflow — a dataflow
+      // kept across the reconnect is not new, and held the index where it needed it.)
+      const IndexInfo& index = indexes_.at(import.id());
+      if (as_of < index.as_of) {
+        return Invalid("index import " + import.id() + ": as_of " + TimeText(as_of) +
+                       " is before the as_of " + TimeText(index.as_of) + " of " + import.id() +
+                       " (its since starts there), so a maintained dataflow would read compacted "
+                       "data: send as_of >= " +
+                       TimeText(index.as_of));
+      }
       const auto allowed = allowed_compaction_.find(import.id());
       if (allowed != allowed_compaction_.end() && as_of < allowed->second) {
         return Invalid("index import " + import.id() + ": as_of " + TimeText(as_of) +

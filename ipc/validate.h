@@ -115,6 +115,7 @@ class Validator {
   struct IndexInfo {
     std::string on;                  // the collection it indexes, of the same dataflow
     std::vector<std::uint32_t> key;  // column positions in that collection's schema
+    std::uint64_t as_of = 0;         // of the dataflow that exports it: where its since starts
   };
 
   // Collections known in this epoch, with their schemas (for tools and tests). An index's
@@ -180,6 +181,7 @@ class Validator {
   std::map<std::string, Origin> origins_;
   std::map<std::uint64_t, Dataflow> dataflows_;
   std::map<std::string, std::uint64_t> allowed_compaction_;
+
   std::uint64_t next_dataflow_ = 0;
 };
 

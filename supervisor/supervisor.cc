@@ -242,15 +242,26 @@ void Supervisor::SendToRuntime(Role id, const std::string& encoded) {
   Runtime* r = FindRuntime(id);
   TANDEM_CHECK(r != nullptr, "the multiplexer routed to a runtime this mode does not have");
   // HWM 0 on runtime channels: never drops while the runtime is connected; it reads in order.
-  // A send finds no peer only once the runtime's end of the channel is closed — its process is
-  // gone (its SIGCHLD is on the way: shared fate takes the replica down) — and a blocking send
-  // would then never return, so the supervisor would never get to that SIGCHLD.
-  if (!r->channel->send(zmq::buffer(encoded), zmq::send_flags::dontwait)) {
+  // A send finds no peer before the runtime has connected (then the command waits in `unsent`,
+  // in order, until it is ready) and once its end of the channel is closed — its process is gone
+  // and its SIGCHLD is on the way (shared fate takes the replica down). A blocking send would
+  // then never return, so the supervisor would never get to that SIGCHLD.
+  if (!r->unsent.empty() || !r->channel->send(zmq::buffer(encoded), zmq::send_flags::dontwait)) {
+    if (!r->ready) {
+      r->unsent.push_back(encoded);
+      return;
+    }
     spdlog::warn(
         "the {} runtime's channel has no peer (the runtime is gone?): a command was not "
         "delivered",
         RoleName(id));
   }
+}
+
+void Supervisor::SendUnsent(Runtime& r) {
+  std::vector<std::string> unsent = std::move(r.unsent);
+  r.unsent.clear();
+  for (const std::string& encoded : unsent) SendToRuntime(r.id, encoded);
 }
 
 void Supervisor::OnRuntimeReadable(Runtime& r) {
@@ -263,6 +274,7 @@ void Supervisor::OnRuntimeReadable(Runtime& r) {
     ipc::pb::Response& response = decoded.message;
     if (response.has_status() && response.status().has_runtime_ready()) {
       r.ready = true;
+      SendUnsent(r);
       metrics_.Set(kRuntimeStalled, {{"role", RoleName(r.id)}}, 0);  // watched from now on
       spdlog::info("the {} runtime (pid {}) is ready with {} workers", RoleName(r.id),
                    response.status().runtime_ready().pid(),

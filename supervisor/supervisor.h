@@ -60,12 +60,17 @@ class Supervisor {
     std::string endpoint;
     pid_t pid = 0;
     bool ready = false;
+    // Commands for it before it connected (a send finds no peer then): sent, in order, once it
+    // says it is ready.
+    std::vector<std::string> unsent;
     // The stall watch (guards.h): the last progress counter seen, and when it last moved.
     std::uint64_t progress = 0;
     Clock::time_point progress_at;
     bool stalled = false;  // for --runtime-stall-timeout or longer
   };
 
+  // Sends what waited in r.unsent (the runtime is ready now).
+  void SendUnsent(Runtime& r);
   int Start();
   int Loop();
   void DeclareMetrics();

@@ -62,19 +62,28 @@ namespace {
 // the batches it publishes in row i, on the same thread, and holds the index at its progress.
 class PublishedImport final : public ImportedIndex {
  public:
-  PublishedImport(shm::Publisher* publisher, shm::PublishedRef ref, Time as_of)
+  PublishedImport(shm::Publisher* publisher, shm::PublishedRef ref, Time as_of, std::string id)
       : publisher_(publisher), ref_(ref), held_(as_of) {
+    // Validation refuses an import below the index's as_of and the frontier this controller
+    // allowed; one an earlier controller compacted further (the arrangement outlived a
+    // reconnect) is an error of the dataflow, never a wrong answer.
+    if (!publisher_->since(ref_).LessEqual(as_of)) {
+      error_ = "index import " + id + ": as_of " + std::to_string(as_of) + " is compacted (" + id +
+               "'s since is " + publisher_->since(ref_).ToString() +
+               "): the dataflow cannot be computed exactly";
+      return;
+    }
     const Status s = publisher_->HoldForImport(ref_, held_);
-    // Validation refuses an import at an as_of below the frontier the controller allowed.
     TANDEM_CHECK(s.ok(), ("holding an imported index failed: " + s.ToString()).c_str());
   }
   ~PublishedImport() override {
     // The slot may be gone already (a reconciliation dropped the exporter first): nothing to do.
-    (void)publisher_->ReleaseImportHold(ref_, held_);
+    if (!error_) (void)publisher_->ReleaseImportHold(ref_, held_);
   }
   std::vector<shm::BatchView> Batches() override { return publisher_->Batches(ref_); }
+  const std::optional<std::string>& error() const override { return error_; }
   void Read(Frontier hi) override {
-    if (hi.empty() || hi.time() == 0 || hi.time() - 1 <= held_) return;
+    if (error_ || hi.empty() || hi.time() == 0 || hi.time() - 1 <= held_) return;
     const Status s = publisher_->MoveImportHold(ref_, held_, hi.time() - 1);
     TANDEM_CHECK(s.ok(), ("moving an import hold failed: " + s.ToString()).c_str());
     held_ = hi.time() - 1;
@@ -84,6 +93,7 @@ class PublishedImport final : public ImportedIndex {
   shm::Publisher* publisher_;
   shm::PublishedRef ref_;
   Time held_;
+  std::optional<std::string> error_;
 };
 
 }  // namespace
@@ -100,8 +110,10 @@ DataflowInstance::DataflowInstance(DataflowShared* shared, std::uint32_t me, Exc
                       {}});
   }
   for (const pb::IndexImport& imp : desc.index_imports()) {
-    auto index = std::make_unique<PublishedImport>(publisher_, imports.at(imp.id()), shared->as_of);
+    auto index = std::make_unique<PublishedImport>(publisher_, imports.at(imp.id()), shared->as_of,
+                                                   imp.id());
     ImportedIndex* raw = index.get();
+    imports_.push_back(raw);
     inputs.push_back({{imp.id(), imp.on()},
                       std::make_unique<ImportNode>(std::move(index), shared->as_of, shared->until),
                       {imp.key().begin(), imp.key().end()},
@@ -176,6 +188,9 @@ void DataflowInstance::Step() {
       continue;  // after the exchanges: they are barriers
     AppendToIndex(e->id(), {std::move(updates), ctx.hi, {}});
   }
+  // Only now, after every node of the tick has read: no import's hold passes what a node of this
+  // tick still reads (ArrangedReduce reads at t - 1 >= lo - 1).
+  for (ImportedIndex* i : imports_) i->Read(ctx.hi);
 }
 
 Status DataflowInstance::AllowCompaction(const std::string& id, Frontier frontier) {

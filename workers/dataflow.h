@@ -32,6 +32,7 @@
 #include "workers/exchange.h"
 #include "workers/operators/node.h"
 #include "workers/plan_graph.h"
+#include "workers/sources/index_import.h"
 #include "workers/sources/source.h"
 
 namespace tandem::workers {
@@ -101,6 +102,10 @@ class DataflowInstance {
   Exchange* exchange_;
   shm::Publisher* publisher_;
   PlanGraph graph_;
+  // The index imports (owned by their nodes in graph_): after each tick every one is told it has
+  // been read up to the tick's end, so its hold moves with the dataflow's progress even when no
+  // node pulls it (an import nothing exported reads) — workers/sources/index_import.h.
+  std::vector<ImportedIndex*> imports_;
   std::map<std::string, shm::PublishedRef> exports_;
   std::set<std::string> unpublished_;  // exports this worker has dropped
   std::uint64_t tick_ = 0;

@@ -146,7 +146,26 @@ void PeekServer::AllowCompaction(const std::string& id, Frontier frontier) {
   }
   auto it = indexes_.find(id);
   if (it == indexes_.end()) return;
-  if (frontier.empty()) std::erase_if(peeks_, dropped);
+  if (frontier.empty()) {
+    std::erase_if(peeks_, dropped);
+    // A dropped one-shot whose compute thread still reads its snapshots of this index: wait for
+    // it (bounded by that computation: a ready job is computed without any reading worker), so
+    // that no snapshot of the index is open when its hold goes.
+    for (auto w = withdrawing_.begin(); w != withdrawing_.end();) {
+      const auto& held = w->second.held;
+      const bool reads_it = std::any_of(held.begin(), held.end(), [&](const shm::FollowedRef& r) {
+        return r.index == it->second.index && r.key == it->second.key;
+      });
+      if (!reads_it) {
+        ++w;
+        continue;
+      }
+      while (!pool_->Withdraw(me_, w->first)) {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+      w = withdrawing_.erase(w);
+    }
+  }
   const Status s = reader_->AdvanceHold(it->second, frontier);
   TANDEM_CHECK(s.ok(), "advancing a peer hold failed");
   if (frontier.empty()) indexes_.erase(it);

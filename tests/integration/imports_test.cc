@@ -822,6 +822,36 @@ void KillWhileRenderingAOneShot(std::size_t victim, const std::string& role) {
       << r.sup.Log();
 }
 
+// A one-shot dropped while its compute threads still read its snapshots, then at once the index
+// it imported: the drop of the index waits for those reads, and the replica keeps serving (it
+// used to abort: a snapshot was still open when the peer hold went).
+void DropAnIndexRightAfterTheOneShotReadingIt(bool two_runtime) {
+  SCOPED_TRACE(Mode(two_runtime));
+  Replica r(two_runtime, kWorkers);
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  LogFile log;
+  log.Append(ManyRows(100000));
+  r.ctl->Send(LogIndexDataflow("u1", "u2", log.path()));
+  ASSERT_TRUE(AwaitWrite(*r.ctl, "u2", 1, 60s)) << r.sup.Log();
+  for (int i = 0; i < 5; ++i) {
+    r.ctl->Send(OneShotOfU2(0, 10 + 3 * i));
+    r.ctl->Send(samples::Drop("t" + std::to_string(10 + 3 * i)));
+    r.ctl->Send(samples::Drop("t" + std::to_string(12 + 3 * i)));
+  }
+  r.ctl->Send(samples::Drop("u2"));
+  ASSERT_TRUE(AwaitDropped(*r.ctl, "u2")) << r.sup.Log();
+  EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
+  r.ctl->Send(LogIndexDataflow("u3", "u4", log.path()));
+  EXPECT_TRUE(AwaitWrite(*r.ctl, "u4", 1, 60s)) << "still serving\n" << r.sup.Log();
+}
+
+TEST(Imports, DroppingAnIndexRightAfterTheOneShotReadingItWaitsForItsReadsTwoRuntime) {
+  DropAnIndexRightAfterTheOneShotReadingIt(true);
+}
+TEST(Imports, DroppingAnIndexRightAfterTheOneShotReadingItWaitsForItsReadsSolo) {
+  DropAnIndexRightAfterTheOneShotReadingIt(false);
+}
+
 TEST(Imports, MaintenanceKilledWhileInteractiveRendersAOneShotTakesTheReplicaDown) {
   KillWhileRenderingAOneShot(0, "maintenance");
 }

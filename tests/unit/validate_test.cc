@@ -964,6 +964,24 @@ TEST(Validator, RefusesMaintainedImportBelowTheAllowedCompactionFrontier) {
   ExpectInvalid(v, c, "as_of 5 is below the compaction frontier [7]");
 }
 
+TEST(Validator, RefusesMaintainedImportBeforeTheIndexesOwnAsOf) {
+  Validator v;
+  ExpectAccepted(v, Hello());
+  pb::Command late = EmptyDataflow("starts at 10", 10);
+  *Desc(late)->add_source_imports() = KeyValueImport("u1");
+  *Desc(late)->add_index_exports() = Export("u2", "u1", {0});
+  ExpectAccepted(v, late);
+  auto importer = [&](std::uint64_t as_of) {
+    pb::Command c = EmptyDataflow("importer", as_of);
+    *Desc(c)->add_index_imports() = Import("u2", "u1", KeyValueSchema(), {0});
+    *Desc(c)->add_index_exports() = Export("u3", "u1", {1});
+    return c;
+  };
+  // The arrangement's since starts at its as_of: before it, it is compacted already.
+  ExpectInvalid(v, importer(5), "as_of 5 is before the as_of 10 of u2");
+  ExpectAccepted(v, importer(10));
+}
+
 TEST(Validator, AcceptsMaintainedImportAtTheAllowedCompactionFrontier) {
   Validator v = Primed();
   ExpectAccepted(v, AllowCompaction("u9", {5}));

@@ -161,6 +161,18 @@ class Aggregates {
     }
   }
 
+  // True when the group holds nothing: no multiplicity, and no value of any aggregate.
+  static bool Empty(const Group& g) {
+    if (g.count != 0) return false;
+    for (const AggState& s : g.aggs) {
+      if (s.nonnull != 0 || s.int_sum != 0 || s.int_sum_overflowed || s.float_sum != 0 ||
+          !s.values.empty()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   Group NewGroup(Row key) const {
     Group g;
     g.key = std::move(key);
@@ -214,7 +226,9 @@ class ReduceNode final : public Node {
           Aggregates::Emit(now, t, 1, &out);
           g.out = std::move(now);
         }
-        if (g.count == 0) groups_.erase(it);
+        // Only once nothing of it is left: a group whose count is 0 may still hold values with
+        // non-zero counts (a retraction of a value never inserted), which later updates see.
+        if (Aggregates::Empty(g)) groups_.erase(it);
       }
     });
     return out;
@@ -247,9 +261,13 @@ class ArrangedReduceNode final : public Node {
 
   Delta Pull(const TickCtx& ctx) override {
     Delta out;
-    const std::vector<shm::BatchView> batches = index_->Batches();
     const bool first = !started_;
     started_ = true;
+    if (const auto& error = index_->error()) {  // as the ImportNode would read it
+      if (first && until_.Greater(as_of_)) out.errors.push_back({*error, as_of_, 1});
+      return out;
+    }
+    const std::vector<shm::BatchView> batches = index_->Batches();
     if (first && until_.Greater(as_of_)) {
       shm::MergeCursor c(batches);
       std::string key;
@@ -311,7 +329,6 @@ class ArrangedReduceNode final : public Node {
         Aggregates::Emit(now, t, 1, &out);
       }
     }
-    index_->Read(ctx.hi);
     return out;
   }
 

@@ -10,6 +10,11 @@ namespace tandem::workers {
 
 Delta ImportNode::Pull(const TickCtx& ctx) {
   Delta d;
+  if (const auto& error = index_->error()) {
+    if (!errored_ && until_.Greater(as_of_)) d.errors.push_back({*error, as_of_, 1});
+    errored_ = true;
+    return d;
+  }
   const Time lo = ctx.lo;
   auto in_tick = [&](Time t) { return t >= lo && ctx.hi.Greater(t); };
   for (const shm::BatchView& b : index_->Batches()) {
@@ -39,7 +44,6 @@ Delta ImportNode::Pull(const TickCtx& ctx) {
       }
     }
   }
-  index_->Read(ctx.hi);
   return d;
 }
 

@@ -17,6 +17,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "base/time.h"
@@ -31,8 +33,17 @@ class ImportedIndex {
   // The index's batches as they are now (valid until the importer's next tick).
   virtual std::vector<shm::BatchView> Batches() = 0;
   // The importer has read every update below `hi`: it needs nothing below max(as_of, hi - 1)
-  // exact any more.
+  // exact any more. Called by the dataflow once per tick, after every node of the tick has read
+  // (a node reads at t - 1 >= lo - 1), never by a node.
   virtual void Read(Frontier hi) = 0;
+  // Set when the import cannot be read exactly from as_of (its since had passed as_of when the
+  // dataflow was accepted — only after a reconnect, when the new controller's validation could not
+  // see how far an earlier controller let it compact): the import is then this error at as_of,
+  // and nothing else.
+  virtual const std::optional<std::string>& error() const {
+    static const std::optional<std::string> kNone;
+    return kNone;
+  }
 };
 
 // The imported collection's node: rows decoded from the index's values (the whole row), errors
@@ -45,6 +56,7 @@ class ImportNode final : public SourceNode {
 
  private:
   std::unique_ptr<ImportedIndex> index_;
+  bool errored_ = false;
 };
 
 // The imported index's upper as a dataflow source (the import's progress): `upper_of` gives it,
