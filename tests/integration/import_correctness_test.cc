@@ -40,6 +40,7 @@
 #include "ipc/validate.h"
 #include "reference/reference.h"
 #include "supervisor_harness.h"
+#include "temp_dir.h"
 
 namespace tandem::testing {
 namespace {
@@ -1347,15 +1348,8 @@ void RunConfiguration(const Config& config) {
   TestController ctl(sup.controller_endpoint());
   ASSERT_TRUE(ctl.Hello());
 
-  char tmpl[] = "/tmp/tandem-imports-XXXXXX";
-  const std::filesystem::path dir = mkdtemp(tmpl);
-  struct RemoveDir {
-    std::filesystem::path dir;
-    ~RemoveDir() {
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
-    }
-  } remove_dir{dir};
+  const TempDir temp("imports");
+  const std::filesystem::path dir = temp.path();
 
   ImportCaseRunner runner(config, sup, ctl, dir);
   std::vector<std::uint64_t> seeds;

@@ -23,6 +23,7 @@
 #include "shm/layout.h"
 #include "shm/registry.h"
 #include "shm/segment.h"
+#include "replica.h"
 #include "supervisor_harness.h"
 #include "unit/protocol_samples.h"
 
@@ -33,23 +34,6 @@ using ipc::pb::Command;
 using ipc::pb::Response;
 namespace pb = ::tandem::protocol;
 namespace samples = ipc::samples;
-
-struct Replica {
-  explicit Replica(bool two_runtime, int workers = 2)
-      : sup({.two_runtime = two_runtime,
-             .workers = workers,
-             .worker_binary = TANDEM_WORKER_BIN,
-             .shm_size = "64MiB"}) {
-    ready = sup.WaitReady();
-    if (ready) {
-      ctl = std::make_unique<TestController>(sup.controller_endpoint());
-      ready = ctl->Hello();
-    }
-  }
-  SupervisorProcess sup;
-  std::unique_ptr<TestController> ctl;
-  bool ready = false;
-};
 
 std::string Mode(bool two_runtime) { return two_runtime ? "two-runtime" : "solo"; }
 

@@ -31,6 +31,7 @@
 #include "shm/registry.h"
 #include "shm/segment.h"
 #include "supervisor_harness.h"
+#include "temp_dir.h"
 #include "unit/protocol_samples.h"
 
 namespace tandem::testing {
@@ -618,15 +619,8 @@ void RunConfiguration(const Config& config, const std::vector<FixedCase>& fixed 
   TestController ctl(sup.controller_endpoint());
   ASSERT_TRUE(ctl.Hello());
 
-  char tmpl[] = "/tmp/tandem-correctness-XXXXXX";
-  const std::filesystem::path dir = mkdtemp(tmpl);
-  struct RemoveDir {
-    std::filesystem::path dir;
-    ~RemoveDir() {
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
-    }
-  } remove_dir{dir};
+  const TempDir temp("correctness");
+  const std::filesystem::path dir = temp.path();
 
   CaseRunner runner(config, sup, ctl, dir);
   std::vector<std::uint64_t> seeds;

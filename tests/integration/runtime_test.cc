@@ -13,6 +13,7 @@
 #include "log_source.h"
 #include "shm/layout.h"
 #include "shm/reader.h"
+#include "replica.h"
 #include "supervisor_harness.h"
 #include "temp_dir.h"
 #include "unit/protocol_samples.h"
@@ -23,24 +24,6 @@ namespace {
 using ipc::pb::Command;
 using ipc::pb::Response;
 namespace samples = ipc::samples;
-
-struct Replica {
-  explicit Replica(bool two_runtime = true, int workers = 2, std::vector<std::string> extra = {})
-      : sup({.extra_args = std::move(extra),
-             .two_runtime = two_runtime,
-             .workers = workers,
-             .worker_binary = TANDEM_WORKER_BIN,
-             .shm_size = "64MiB"}) {
-    ready = sup.WaitReady();
-    if (ready) {
-      ctl = std::make_unique<TestController>(sup.controller_endpoint());
-      ready = ctl->Hello();
-    }
-  }
-  SupervisorProcess sup;
-  std::unique_ptr<TestController> ctl;
-  bool ready = false;
-};
 
 std::optional<Response> AwaitPeek(TestController& ctl, const std::string& uuid,
                                   std::chrono::milliseconds limit = 10s) {
