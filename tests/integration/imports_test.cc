@@ -20,10 +20,10 @@
 
 #include "base/time.h"
 #include "log_source.h"
+#include "replica.h"
 #include "shm/layout.h"
 #include "shm/registry.h"
 #include "shm/segment.h"
-#include "replica.h"
 #include "supervisor_harness.h"
 #include "unit/protocol_samples.h"
 

@@ -11,9 +11,9 @@
 
 #include "base/time.h"
 #include "log_source.h"
+#include "replica.h"
 #include "shm/layout.h"
 #include "shm/reader.h"
-#include "replica.h"
 #include "supervisor_harness.h"
 #include "temp_dir.h"
 #include "unit/protocol_samples.h"
