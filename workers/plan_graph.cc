@@ -55,20 +55,17 @@ PlanGraph BuildPlanGraph(const pb::DataflowDescription& desc, std::vector<PlanIn
       }
       case pb::Plan::kReduce: {
         const pb::Plan& input = p.reduce().input();
-        const std::vector<std::uint32_t> group(p.reduce().group_key().begin(),
-                                               p.reduce().group_key().end());
-        bool arranged = false;
         if (input.has_get()) {
           auto it = named.find(input.get().id());
-          arranged = it != named.end() && !it->second.arranged_by->empty() &&
-                     *it->second.arranged_by == group;
-          if (arranged && it->second.index) {
+          const std::vector<std::uint32_t> group(p.reduce().group_key().begin(),
+                                                 p.reduce().group_key().end());
+          if (it != named.end() && it->second.index && *it->second.arranged_by == group) {
             g.nodes.push_back(MakeArrangedReduce(it->second.index, p.reduce(), as_of, until));
             return g.nodes.back().get();
           }
         }
         Node* in = build(input);
-        g.nodes.push_back(MakeReduce(in, p.reduce(), /*exchange=*/!arranged));
+        g.nodes.push_back(MakeReduce(in, p.reduce()));
         return g.nodes.back().get();
       }
       case pb::Plan::kUnion: {

@@ -12,26 +12,25 @@ namespace pb = ipc::pb;
 void Renderer::Create(std::uint64_t seq, DataflowShared* shared) {
   std::map<std::string, shm::PublishedRef> imports;
   for (const auto& imp : shared->desc.index_imports()) {
-    for (const auto& [q, df] : dataflows_) {
-      auto e = df->exports().find(imp.id());
-      if (e != df->exports().end() && !df->shared().dropped_exports.count(imp.id())) {
-        imports[imp.id()] = e->second;
-      }
-    }
-    TANDEM_CHECK(imports.count(imp.id()), "an import of an index no dataflow here exports");
+    const auto ref = FindExport(imp.id());
+    TANDEM_CHECK(ref.has_value(), "an import of an index no dataflow here exports");
+    imports[imp.id()] = *ref;
   }
   dataflows_[seq] =
       std::make_unique<DataflowInstance>(shared, me_, exchange_, publisher_.get(), imports);
 }
 
-Frontier Renderer::ExportUpper(const std::string& id) const {
+std::optional<shm::PublishedRef> Renderer::FindExport(const std::string& id) const {
   for (const auto& [seq, df] : dataflows_) {
     auto e = df->exports().find(id);
-    if (e != df->exports().end() && !df->shared().dropped_exports.count(id)) {
-      return publisher_->upper(e->second);
-    }
+    if (e != df->exports().end() && !df->shared().dropped_exports.count(id)) return e->second;
   }
-  return Frontier::Empty();
+  return std::nullopt;
+}
+
+Frontier Renderer::ExportUpper(const std::string& id) const {
+  const auto ref = FindExport(id);
+  return ref ? publisher_->upper(*ref) : Frontier::Empty();
 }
 
 void Renderer::AllowCompaction(const std::string& id, Frontier frontier) {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "ipc/codec.h"
@@ -42,6 +43,8 @@ class Renderer {
   void ReportFrontiers();
 
  private:
+  // This worker's part of the live (not dropped) index export `id`, if a dataflow here has one.
+  std::optional<shm::PublishedRef> FindExport(const std::string& id) const;
   void Report(std::uint64_t seq, const std::string& id, Frontier upper);
 
   std::unique_ptr<shm::Publisher> publisher_;

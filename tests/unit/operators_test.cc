@@ -76,7 +76,7 @@ TEST(Operators, MfpMapsFiltersProjectsAndTurnsDataErrorsIntoErrors) {
 TEST(Operators, ReduceWithoutAggregatesListsEachGroupOnce) {
   Script in({Rows({{Ints({1, 10}), 0, 1}, {Ints({1, 11}), 0, 1}, {Ints({2, 20}), 0, 1}}),
              Rows({{Ints({1, 12}), 1, 1}, {Ints({1, 10}), 1, -1}, {Ints({2, 20}), 1, -1}})});
-  auto reduce = MakeReduce(&in, s::ReducePlan(s::GetPlan("x"), {0}, {}).reduce(), true);
+  auto reduce = MakeReduce(&in, s::ReducePlan(s::GetPlan("x"), {0}, {}).reduce());
   OneWorker w;
   EXPECT_EQ(Changes(w.Pull(*reduce, 0, 1)), (Changes_{{"(1,)@0", 1}, {"(2,)@0", 1}}));
   EXPECT_EQ(Changes(w.Pull(*reduce, 1, 2)), (Changes_{{"(2,)@1", -1}})) << "group 1 stays";
@@ -86,8 +86,7 @@ TEST(Operators, ReduceRetractsAGroupsOldRowWhenItsAggregatesChange) {
   Script in({Rows({{Ints({1, 10}), 0, 1}, {Ints({1, 30}), 0, 1}}), Rows({{Ints({1, 30}), 1, -1}})});
   auto reduce = MakeReduce(
       &in,
-      s::ReducePlan(s::GetPlan("x"), {0}, {{pb::COUNT, 0}, {pb::SUM, 1}, {pb::MAX, 1}}).reduce(),
-      true);
+      s::ReducePlan(s::GetPlan("x"), {0}, {{pb::COUNT, 0}, {pb::SUM, 1}, {pb::MAX, 1}}).reduce());
   OneWorker w;
   EXPECT_EQ(Changes(w.Pull(*reduce, 0, 1)), (Changes_{{"(1,2,40,30,)@0", 1}}));
   EXPECT_EQ(Changes(w.Pull(*reduce, 1, 2)),
@@ -97,8 +96,7 @@ TEST(Operators, ReduceRetractsAGroupsOldRowWhenItsAggregatesChange) {
 TEST(Operators, CountBeyondInt64IsAnErrorAndFitsAgainAfterARetraction) {
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   Script in({Rows({{Ints({1}), 0, kMax}, {Ints({1}), 0, 1}}), Rows({{Ints({1}), 1, -1}})});
-  auto reduce =
-      MakeReduce(&in, s::ReducePlan(s::GetPlan("x"), {}, {{pb::COUNT, 0}}).reduce(), true);
+  auto reduce = MakeReduce(&in, s::ReducePlan(s::GetPlan("x"), {}, {{pb::COUNT, 0}}).reduce());
   OneWorker w;
   EXPECT_EQ(Changes(w.Pull(*reduce, 0, 1)), (Changes_{{"!integer overflow in COUNT@0", 1}}));
   EXPECT_EQ(Changes(w.Pull(*reduce, 1, 2)), (Changes_{{"!integer overflow in COUNT@1", -1},

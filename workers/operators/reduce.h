@@ -1,7 +1,5 @@
 // Reduce (workers/README.md "Operators"): one output row per group with a positive total
-// multiplicity — the group key columns, then COUNT / SUM / MIN / MAX. Exchanges by the group key
-// (unless `exchange` is false: the input is an imported index arranged by that key, so each
-// worker holds exactly its groups already);
+// multiplicity — the group key columns, then COUNT / SUM / MIN / MAX. Exchanges by the group key;
 // keeps per group the exact multiplicities (base/count.h) and aggregate state, and emits the
 // retraction of a group's old output row and its new one whenever they differ.
 #pragma once
@@ -14,7 +12,7 @@
 
 namespace tandem::workers {
 
-std::unique_ptr<Node> MakeReduce(Node* input, const ipc::pb::Plan::Reduce& reduce, bool exchange);
+std::unique_ptr<Node> MakeReduce(Node* input, const ipc::pb::Plan::Reduce& reduce);
 
 class ImportedIndex;
 // The same Reduce over an imported index whose key is the group key, computed from the imported

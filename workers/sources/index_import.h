@@ -19,8 +19,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "base/row.h"
 #include "base/time.h"
 #include "shm/batch.h"
 #include "workers/sources/source.h"
@@ -58,6 +60,30 @@ class ImportNode final : public SourceNode {
   std::unique_ptr<ImportedIndex> index_;
   bool errored_ = false;
 };
+
+// An index's error keys start with shm::kErrorKeyPrefix (the message follows); a value is the
+// whole row, encoded (one that does not decode is our own bug: it aborts).
+bool IsErrorKey(std::string_view key);
+Row DecodeIndexValue(std::string_view val);
+
+// Calls fn(batch, key, v, time, diff) for every update of `batches` at a time in [lo, hi) (v: the
+// value's position in `batch`), skipping the batches whose times are all outside.
+template <typename F>
+void ForEachUpdateIn(const std::vector<shm::BatchView>& batches, Time lo, Frontier hi, F&& fn) {
+  for (const shm::BatchView& b : batches) {
+    const shm::BatchHeader& h = b.header();
+    if (h.update_count == 0 || h.max_time < lo || !hi.Greater(h.min_time)) continue;
+    for (std::uint32_t k = 0; k < b.key_count(); ++k) {
+      const std::string_view key = b.key(k);
+      for (std::uint32_t v = b.vals_begin(k); v < b.vals_end(k); ++v) {
+        for (std::uint32_t u = b.updates_begin(v); u < b.updates_end(v); ++u) {
+          const Time t = b.time(u);
+          if (t >= lo && hi.Greater(t)) fn(b, key, v, t, b.diff(u));
+        }
+      }
+    }
+  }
+}
 
 // The imported index's upper as a dataflow source (the import's progress): `upper_of` gives it,
 // the minimum over every worker's part, in the tick barrier's completion step.
