@@ -334,6 +334,11 @@ class PlanChecker {
         return Union(plan.union_());
       case pb::Plan::kDistinct:
         return Check(plan.distinct().input());
+      case pb::Plan::kJoin:
+      case pb::Plan::kTopK:
+      case pb::Plan::kNegate:
+      case pb::Plan::kThreshold:
+        return Invalid("Join, TopK, Negate and Threshold are not supported yet");
       case pb::Plan::KIND_NOT_SET:
         break;
     }

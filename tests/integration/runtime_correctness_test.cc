@@ -92,6 +92,19 @@ void Rename(pb::Plan* plan, const std::vector<std::string>& names) {
     case pb::Plan::kDistinct:
       Rename(plan->mutable_distinct()->mutable_input(), names);
       break;
+    case pb::Plan::kJoin:
+      Rename(plan->mutable_join()->mutable_left(), names);
+      Rename(plan->mutable_join()->mutable_right(), names);
+      break;
+    case pb::Plan::kTopK:
+      Rename(plan->mutable_top_k()->mutable_input(), names);
+      break;
+    case pb::Plan::kNegate:
+      Rename(plan->mutable_negate()->mutable_input(), names);
+      break;
+    case pb::Plan::kThreshold:
+      Rename(plan->mutable_threshold()->mutable_input(), names);
+      break;
     case pb::Plan::KIND_NOT_SET:
       break;
   }

@@ -651,6 +651,11 @@ Result<Contents> Evaluator::Eval(const pb::Plan& plan, Time t, int depth) const 
       TANDEM_ASSIGN_OR_RETURN(Contents input, Eval(plan.distinct().input(), t, depth + 1));
       return DistinctOf(input);
     }
+    case pb::Plan::kJoin:
+    case pb::Plan::kTopK:
+    case pb::Plan::kNegate:
+    case pb::Plan::kThreshold:
+      return Status::InvalidArgument("reference: operator not implemented yet");
     case pb::Plan::KIND_NOT_SET:
       break;
   }
