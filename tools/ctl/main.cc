@@ -65,9 +65,9 @@ key, or the connection to it was lost; 75 another controller took over (supersed
 session).
 Refusals are printed as "tandem-ctl: refused: COMMAND ID: WHY".)";
 
-// The global flags: every other option takes one value.
+// The flags (the global ones and --left): every other option takes one value.
 bool IsFlag(const std::string& arg) {
-  return arg == "--json" || arg == "--replace" || arg == "--help" || arg == "-h";
+  return arg == "--json" || arg == "--replace" || arg == "--left" || arg == "--help" || arg == "-h";
 }
 
 // Every option but the flags takes the next argument as its value, whatever it looks like
