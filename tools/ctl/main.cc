@@ -51,7 +51,8 @@ cannot change the replica, whatever the state file (any, or none: it only suppli
 and key types, and the index of a view).
 
 Every invocation ends its session with Goodbye. Every option of a command takes one value, even
-one that begins with '-' (--key -inf); --key and --aggregate may be repeated.
+one that begins with '-' (--key -inf); --key, --aggregate, --join and --join-on may be
+repeated (--left is a flag).
 
 A replica that requires CURVE (tandem-supervisor --curve-secret-key) is reached with
 --curve-server-key (its public key file) and --curve-client-key (this client's secret key file,
