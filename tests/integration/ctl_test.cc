@@ -1862,6 +1862,14 @@ TEST_F(Ctl, JoinsTopKAndNewAggregatesAreComputedByTheReplica) {
   ASSERT_EQ(chain.exit, 0) << Describe(chain) << sup_.Log();
   EXPECT_TRUE(Contains(chain.out, R"("rows":[{"row":[8],"count":1}])")) << chain.out;
 
+  // At the latest time complete in both imports (s1 and s2: 1).
+  auto latest = Run({"--json", "query", "--on", "u1", "--join", "u2", "--join-on", "cust=id",
+                     "--aggregate", "count"});
+  ASSERT_EQ(latest.exit, 0) << Describe(latest) << sup_.Log();
+  EXPECT_EQ(Field(LastJson(latest), "time").number_value(), 1) << latest.out;
+  EXPECT_EQ(Field(LastJson(latest), "import").string_value(), "s1") << latest.out;
+  EXPECT_TRUE(Contains(latest.out, R"("rows":[{"row":[4],"count":1}])")) << latest.out;
+
   // Top-k: each customer's largest order (nulls last), and the second largest overall.
   auto top = Run({"--json", "query", "--on", "u1", "--top", "1", "--by", "amount:desc:nulls-last",
                   "--per", "cust", "--at", "1"});
