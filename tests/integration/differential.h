@@ -370,32 +370,39 @@ class Generator {
     return mfp;
   }
 
-  // A collection a plan may read, and a bound on its multiplicities: |count| < 2^bits. Joins
-  // multiply counts, and the reference's (and the runtime's) counts are 128-bit: the generator
-  // joins only what stays below 2^kMaxBits.
+  // What bounds a collection: its multiplicities, |count| < 2^bits, and how many joins are
+  // stacked under it. Joins multiply counts, and the reference's (and the runtime's) counts are
+  // 128-bit: the generator joins only what stays below 2^kMaxBits. Joins of joins of small key
+  // domains multiply rows and widths: at most kMaxJoins of them stack up.
+  static constexpr int kSmallBits = 8;  // sources without huge multiplicities
+  static constexpr int kMaxBits = 100;
+  static constexpr int kMaxJoins = 2;
+  struct Shape {
+    int bits = kSmallBits;
+    int joins = 0;
+  };
+  // A collection a plan may read.
   struct Collection {
     std::string id;
     Types types;
-    int bits = kSmallBits;
+    Shape shape;
   };
-  static constexpr int kSmallBits = 8;  // sources without huge multiplicities
-  static constexpr int kMaxBits = 100;
 
-  // A random plan of depth <= `depth` over `scope`; `output` gets its column types, `bits` (if
-  // given) the bound of its multiplicities.
+  // A random plan of depth <= `depth` over `scope`; `output` gets its column types, `shape` (if
+  // given) what bounds it.
   pb::Plan Plan(const std::vector<Collection>& scope, int depth, Types* output,
-                int* bits = nullptr) {
-    int b = kSmallBits;
+                Shape* shape = nullptr) {
+    Shape b;
     pb::Plan plan =
         new_operators_ ? NewPlan(scope, depth, output, &b) : OldPlan(scope, depth, output, &b);
-    if (bits != nullptr) *bits = b;
+    if (shape != nullptr) *shape = b;
     return plan;
   }
 
   // The aggregates of a reduce whose group key is already set (`keyless`: it has none): zero to
   // two (at least one without a key: an index needs a column). With new_operators an ANY/ALL
-  // without a BOOL column in `input` wraps the reduce's input in an Mfp that maps one (`input`
-  // gets the column).
+  // without a BOOL column in `input` (sometimes an AVG without a FLOAT64 one) wraps the reduce's
+  // input in an Mfp that maps one (`input` gets the column).
   void AddAggregates(pb::Plan::Reduce* reduce, Types& input, bool keyless, Types* output) {
     const int aggregates = static_cast<int>(rand_.Below(3)) + (keyless ? 1 : 0);
     for (int i = 0; i < aggregates; ++i) {
@@ -423,17 +430,19 @@ class Generator {
         a.set_column(static_cast<std::uint32_t>(rand_.Below(input.size())));
         output->push_back({pb::INT64, false});
       } else if (f == 6) {
+        if (floats.empty() && rand_.Chance(0.4)) {  // AVG of a FLOAT64 expression
+          Wrap(reduce, Expr(pb::FLOAT64, input, 2));
+          floats.push_back(static_cast<std::uint32_t>(input.size()));
+          input.push_back({pb::FLOAT64, true});
+        }
         a.set_func(pb::AVG);
-        const bool of_float = !floats.empty() && (ints.empty() || rand_.Chance(0.5));
+        const bool of_float = !floats.empty() && (ints.empty() || rand_.Chance(0.7));
         a.set_column(rand_.Pick(of_float ? floats : ints));
         if (of_float) ++avg_float_;
         output->push_back({pb::FLOAT64, true});
       } else {
         if (bools.empty()) {
-          pb::Plan wrapped;
-          wrapped.mutable_mfp()->mutable_input()->Swap(reduce->mutable_input());
-          *wrapped.mutable_mfp()->mutable_mfp()->add_map() = Expr(pb::BOOL, input, 2);
-          reduce->mutable_input()->Swap(&wrapped);
+          Wrap(reduce, Expr(pb::BOOL, input, 2));
           bools.push_back(static_cast<std::uint32_t>(input.size()));
           input.push_back({pb::BOOL, true});
         }
@@ -504,6 +513,23 @@ class Generator {
     return plan;
   }
 
+  // Whether a join of collections so bounded stays within kMaxBits and kMaxJoins, and the bound
+  // of the join.
+  static bool Joinable(const Shape& l, const Shape& r) {
+    return l.bits + r.bits <= kMaxBits && l.joins + r.joins + 1 <= kMaxJoins;
+  }
+  static Shape Joined(const Shape& l, const Shape& r) {
+    return Shape{l.bits + r.bits, l.joins + r.joins + 1};
+  }
+
+  // The reduce's input with one more column, `expr` over its columns.
+  static void Wrap(pb::Plan::Reduce* reduce, pb::ScalarExpr expr) {
+    pb::Plan wrapped;
+    wrapped.mutable_mfp()->mutable_input()->Swap(reduce->mutable_input());
+    *wrapped.mutable_mfp()->mutable_mfp()->add_map() = std::move(expr);
+    reduce->mutable_input()->Swap(&wrapped);
+  }
+
   // `plan` with one more column, `expr` over its columns.
   static pb::Plan WithMap(pb::Plan plan, pb::ScalarExpr expr) {
     pb::Plan wrapped;
@@ -531,25 +557,25 @@ class Generator {
   }
 
  private:
-  pb::Plan GetOf(const std::vector<Collection>& scope, Types* output, int* bits) {
+  pb::Plan GetOf(const std::vector<Collection>& scope, Types* output, Shape* shape) {
     pb::Plan plan;
     const Collection& c = rand_.Pick(scope);
     plan.mutable_get()->set_id(c.id);
     *output = c.types;
-    *bits = c.bits;
+    *shape = c.shape;
     return plan;
   }
 
-  pb::Plan MfpOf(const std::vector<Collection>& scope, int depth, Types* output, int* bits) {
+  pb::Plan MfpOf(const std::vector<Collection>& scope, int depth, Types* output, Shape* shape) {
     pb::Plan plan;
     Types input;
-    *plan.mutable_mfp()->mutable_input() = Plan(scope, depth - 1, &input, bits);
+    *plan.mutable_mfp()->mutable_input() = Plan(scope, depth - 1, &input, shape);
     *plan.mutable_mfp()->mutable_mfp() = Mfp(input, output);
-    *bits += 4;  // a projection merges rows
+    shape->bits += 4;  // a projection merges rows
     return plan;
   }
 
-  pb::Plan ReduceOf(const std::vector<Collection>& scope, int depth, Types* output, int* bits) {
+  pb::Plan ReduceOf(const std::vector<Collection>& scope, int depth, Types* output, Shape* shape) {
     pb::Plan plan;
     Types input;
     auto* reduce = plan.mutable_reduce();
@@ -564,81 +590,82 @@ class Generator {
     // Aggregate-free reduces too (the group keys alone: a SELECT DISTINCT of them); without
     // keys, at least one aggregate (an index needs a column).
     AddAggregates(reduce, input, keys == 0, output);
-    *bits = 1;
+    *shape = Shape{1, 0};
     return plan;
   }
 
   // A union of two branches, the second made to fit the first.
-  pb::Plan UnionOf(const std::vector<Collection>& scope, int depth, Types* output, int* bits) {
+  pb::Plan UnionOf(const std::vector<Collection>& scope, int depth, Types* output, Shape* shape) {
     pb::Plan plan;
     Types left, right;
-    int lb = 0, rb = 0;
+    Shape ls, rs;
     auto* u = plan.mutable_union_();
-    *u->add_inputs() = Plan(scope, depth - 1, &left, &lb);
-    pb::Plan second = Plan(scope, depth - 1, &right, &rb);
+    *u->add_inputs() = Plan(scope, depth - 1, &left, &ls);
+    pb::Plan second = Plan(scope, depth - 1, &right, &rs);
     *u->add_inputs() = Fit(std::move(second), right, left);
     *output = left;
     for (auto& c : *output) c.nullable = true;
-    *bits = std::max(lb, rb) + 1;
+    *shape = Shape{std::max(ls.bits, rs.bits) + 1, std::max(ls.joins, rs.joins)};
     return plan;
   }
 
-  pb::Plan DistinctOf(const std::vector<Collection>& scope, int depth, Types* output, int* bits) {
+  pb::Plan DistinctOf(const std::vector<Collection>& scope, int depth, Types* output,
+                      Shape* shape) {
     pb::Plan plan;
-    *plan.mutable_distinct()->mutable_input() = Plan(scope, depth - 1, output);
-    *bits = 1;
+    *plan.mutable_distinct()->mutable_input() = Plan(scope, depth - 1, output, shape);
+    shape->bits = 1;
     return plan;
   }
 
-  pb::Plan OldPlan(const std::vector<Collection>& scope, int depth, Types* output, int* bits) {
+  pb::Plan OldPlan(const std::vector<Collection>& scope, int depth, Types* output, Shape* shape) {
     const std::uint64_t kind = depth <= 0 ? 0 : rand_.Below(10);
-    if (kind == 0) return GetOf(scope, output, bits);
-    if (kind <= 3) return MfpOf(scope, depth, output, bits);
-    if (kind <= 5) return ReduceOf(scope, depth, output, bits);
-    if (kind <= 7) return UnionOf(scope, depth, output, bits);
-    return DistinctOf(scope, depth, output, bits);
+    if (kind == 0) return GetOf(scope, output, shape);
+    if (kind <= 3) return MfpOf(scope, depth, output, shape);
+    if (kind <= 5) return ReduceOf(scope, depth, output, shape);
+    if (kind <= 7) return UnionOf(scope, depth, output, shape);
+    return DistinctOf(scope, depth, output, shape);
   }
 
-  pb::Plan NewPlan(const std::vector<Collection>& scope, int depth, Types* output, int* bits) {
+  pb::Plan NewPlan(const std::vector<Collection>& scope, int depth, Types* output, Shape* shape) {
     const std::uint64_t kind = depth <= 0 ? 0 : rand_.Below(100);
-    if (kind < 5) return GetOf(scope, output, bits);
-    if (kind < 20) return MfpOf(scope, depth, output, bits);
-    if (kind < 32) return ReduceOf(scope, depth, output, bits);
-    if (kind < 40) return UnionOf(scope, depth, output, bits);
-    if (kind < 45) return DistinctOf(scope, depth, output, bits);
-    if (kind < 70) return JoinOf(scope, depth, output, bits);
-    if (kind < 82) return TopKOf(scope, depth, output, bits);
-    return NegateOf(scope, depth, output, bits);
+    if (kind < 5) return GetOf(scope, output, shape);
+    if (kind < 20) return MfpOf(scope, depth, output, shape);
+    if (kind < 38) return ReduceOf(scope, depth, output, shape);
+    if (kind < 45) return UnionOf(scope, depth, output, shape);
+    if (kind < 49) return DistinctOf(scope, depth, output, shape);
+    if (kind < 72) return JoinOf(scope, depth, output, shape);
+    if (kind < 83) return TopKOf(scope, depth, output, shape);
+    return NegateOf(scope, depth, output, shape);
   }
 
   // A join: its left side sometimes a join itself (a chain), its right side sometimes the same
   // plan as the left (a self-join). Multiplicities beyond 2^kMaxBits: the left side alone.
-  pb::Plan JoinOf(const std::vector<Collection>& scope, int depth, Types* output, int* bits) {
+  pb::Plan JoinOf(const std::vector<Collection>& scope, int depth, Types* output, Shape* shape) {
     Types lt, rt;
-    int lb = 0, rb = 0;
-    pb::Plan left = depth >= 2 && rand_.Chance(0.3) ? JoinOf(scope, depth - 1, &lt, &lb)
-                                                    : Plan(scope, depth - 1, &lt, &lb);
+    Shape ls, rs;
+    pb::Plan left = depth >= 2 && rand_.Chance(0.3) ? JoinOf(scope, depth - 1, &lt, &ls)
+                                                    : Plan(scope, depth - 1, &lt, &ls);
     pb::Plan right;
     if (rand_.Chance(0.2)) {
       right = left;
       rt = lt;
-      rb = lb;
+      rs = ls;
     } else {
-      right = Plan(scope, depth - 1, &rt, &rb);
+      right = Plan(scope, depth - 1, &rt, &rs);
     }
-    if (lb + rb > kMaxBits) {
+    if (!Joinable(ls, rs)) {
       *output = lt;
-      *bits = lb;
+      *shape = ls;
       return left;
     }
-    *bits = lb + rb;
+    *shape = Joined(ls, rs);
     return MakeJoin(std::move(left), std::move(lt), std::move(right), std::move(rt), output);
   }
 
-  pb::Plan TopKOf(const std::vector<Collection>& scope, int depth, Types* output, int* bits) {
+  pb::Plan TopKOf(const std::vector<Collection>& scope, int depth, Types* output, Shape* shape) {
     pb::Plan plan;
     auto* top = plan.mutable_top_k();
-    *top->mutable_input() = Plan(scope, depth - 1, output, bits);
+    *top->mutable_input() = Plan(scope, depth - 1, output, shape);
     const int keys = static_cast<int>(rand_.Below(3));
     for (int i = 0; i < keys; ++i)
       top->add_group_key(static_cast<std::uint32_t>(rand_.Below(output->size())));
@@ -659,7 +686,7 @@ class Generator {
   // ALL = Union(A, Negate(Threshold(Union(A, Negate(B))))) (min of the counts), a threshold of
   // anything, a double negation; rarely a bare Union(A, Negate(B)) or Negate(A), whose negative
   // counts a peek answers with an error.
-  pb::Plan NegateOf(const std::vector<Collection>& scope, int depth, Types* output, int* bits) {
+  pb::Plan NegateOf(const std::vector<Collection>& scope, int depth, Types* output, Shape* shape) {
     auto negate = [](pb::Plan p) {
       pb::Plan n;
       *n.mutable_negate()->mutable_input() = std::move(p);
@@ -676,13 +703,13 @@ class Generator {
       return u;
     };
     // A's plan and types, and a second (third) branch fitted to them.
-    int ab = 0;
-    pb::Plan a = Plan(scope, depth - 1, output, &ab);
+    Shape as;
+    pb::Plan a = Plan(scope, depth - 1, output, &as);
     auto branch = [&] {
       Types types;
-      int b = 0;
+      Shape b;
       pb::Plan p = Plan(scope, depth - 1, &types, &b);
-      ab = std::max(ab, b) + 1;
+      as = Shape{std::max(as.bits, b.bits) + 1, std::max(as.joins, b.joins)};
       return Fit(std::move(p), types, *output);
     };
     auto nullable = [&] {
@@ -716,7 +743,7 @@ class Generator {
     } else {
       plan = negate(std::move(a));
     }
-    *bits = ab;
+    *shape = as;
     return plan;
   }
 
@@ -820,7 +847,7 @@ inline Types RandomSourceTypes(Generator& gen) {
   if (gen.rand().Chance(0.3)) extra.erase(extra.begin() + static_cast<long>(gen.rand().Below(2)));
   source_types.insert(source_types.end(), extra.begin(), extra.end());
   if (gen.new_operators()) {
-    if (gen.rand().Chance(0.5)) source_types.push_back({pb::FLOAT64, true});
+    if (gen.rand().Chance(0.6)) source_types.push_back({pb::FLOAT64, true});
     if (gen.rand().Chance(0.4)) source_types.push_back({pb::BOOL, gen.rand().Chance(0.5)});
   }
   std::shuffle(source_types.begin(), source_types.end(), gen.rand().engine());
@@ -828,7 +855,7 @@ inline Types RandomSourceTypes(Generator& gen) {
 }
 
 // Whether a source's multiplicities are huge (RandomUpdates), their base, and the bound of its
-// counts (Generator::Collection::bits). With new_operators half of the huge sources take 2^33
+// counts (Generator::Shape::bits). With new_operators half of the huge sources take 2^33
 // instead of ~2^62: a join of two of them is beyond int64 and still joinable again.
 struct Magnitude {
   bool huge = false;

@@ -73,8 +73,8 @@ struct Flow {
   bool waiting = false;         // ... at an as_of some import had not reached then
   bool chained = false;         // an importer importing an importer's index
   bool reduces_by_key = false;  // a build is a reduce by an imported index's key, off the import
-  std::map<std::string, int> bits;     // of each export: the bound of its counts (Collection::bits)
-  std::map<std::string, Types> types;  // of each build, as the generator made it
+  std::map<std::string, Generator::Shape> shapes;  // of each export (Generator::Shape)
+  std::map<std::string, Types> types;              // of each build, as the generator made it
 
   const pb::DataflowDescription& desc() const { return create.create_dataflow().desc(); }
 };
@@ -268,6 +268,7 @@ class ImportCaseRunner {
             for (const auto& b : flow->desc().objects_to_build()) n += CountOperators(b.plan());
           }
           if (n.total() > 0) ++stats_.new_operator_cases;
+          stats_.operators.avg_float += gen.avg_float();
         }
         return Execute(gen);
       }
@@ -440,7 +441,7 @@ class ImportCaseRunner {
       e->set_on(on.id);
       for (auto k : RandomKey(gen, on.types.size())) e->add_key(k);
       flow->exports.push_back(e->id());
-      flow->bits[e->id()] = on.bits;
+      flow->shapes[e->id()] = on.shape;
     }
   }
 
@@ -479,16 +480,16 @@ class ImportCaseRunner {
       col->set_type(source_types[i].type);
       col->set_nullable(source_types[i].nullable);
     }
-    std::vector<Generator::Collection> scope = {{source_id, source_types, magnitude.bits}};
+    std::vector<Generator::Collection> scope = {{source_id, source_types, {magnitude.bits, 0}}};
     const int builds = 1 + static_cast<int>(gen.rand().Below(2));
     for (int i = 0; i < builds; ++i) {
       Types types;
-      int bits = 0;
+      Generator::Shape shape;
       auto* b = d->add_objects_to_build();
       b->set_id(NewId());
       *b->mutable_plan() =
-          gen.Plan(scope, 1 + static_cast<int>(gen.rand().Below(3)), &types, &bits);
-      scope.push_back({b->id(), types, bits});
+          gen.Plan(scope, 1 + static_cast<int>(gen.rand().Below(3)), &types, &shape);
+      scope.push_back({b->id(), types, shape});
       flow->types[b->id()] = types;
     }
     AddExports(gen, d, scope, 1, flow.get(), false);
@@ -522,9 +523,9 @@ class ImportCaseRunner {
       *import->mutable_schema() = schema;
       for (auto k : info.key) import->add_key(k);
       // Both names read the imported collection.
-      const int bits = c.flow->bits.at(c.id);
-      scope->push_back({c.id, TypesOf(schema), bits});
-      scope->push_back({info.on, TypesOf(schema), bits});
+      const Generator::Shape shape = c.flow->shapes.at(c.id);
+      scope->push_back({c.id, TypesOf(schema), shape});
+      scope->push_back({info.on, TypesOf(schema), shape});
     }
     return candidates;
   }
@@ -559,9 +560,9 @@ class ImportCaseRunner {
       auto* b = d->add_objects_to_build();
       b->set_id(transient_ids && gen.rand().Chance(0.7) ? NewTransientId() : NewId());
       const double special = gen.rand().Below(100) / 100.0;
-      int bits = Generator::kSmallBits;
+      Generator::Shape shape;
       if (gen.new_operators() && (i == 0 ? special >= 0.4 && special < 0.8 : special < 0.3)) {
-        *b->mutable_plan() = ImportJoin(gen, imports, scratch, *scope, &types, &bits);
+        *b->mutable_plan() = ImportJoin(gen, imports, scratch, *scope, &types, &shape);
       } else if (i == 0 && special < 0.3) {
         const Importable& x = gen.rand().Pick(imports);
         const pb::Schema& schema = scratch.collections().at(x.id);
@@ -575,11 +576,12 @@ class ImportCaseRunner {
         *plan.mutable_distinct()->mutable_input() = GetPlanOf(x.id);
         *b->mutable_plan() = plan;
         types = TypesOf(scratch.collections().at(x.id));
+        shape = x.flow->shapes.at(x.id);
       } else {
         *b->mutable_plan() =
-            gen.Plan(*scope, 1 + static_cast<int>(gen.rand().Below(3)), &types, &bits);
+            gen.Plan(*scope, 1 + static_cast<int>(gen.rand().Below(3)), &types, &shape);
       }
-      scope->push_back({b->id(), types, bits});
+      scope->push_back({b->id(), types, shape});
       flow->types[b->id()] = types;
     }
   }
@@ -590,7 +592,8 @@ class ImportCaseRunner {
   // self-join), else any plan over `scope`, its key columns picked by type (or mapped to fit).
   pb::Plan ImportJoin(Generator& gen, const std::vector<Importable>& imports,
                       const ipc::Validator& scratch,
-                      const std::vector<Generator::Collection>& scope, Types* output, int* bits) {
+                      const std::vector<Generator::Collection>& scope, Types* output,
+                      Generator::Shape* shape) {
     auto key_types = [&](const std::string& id) {
       const Types types = TypesOf(scratch.collections().at(id));
       std::vector<pb::ScalarType> out;
@@ -604,11 +607,11 @@ class ImportCaseRunner {
     const std::vector<std::uint32_t> xkey = scratch.indexes().at(x.id).key;
     const std::vector<pb::ScalarType> kt = key_types(x.id);
     Types xt = TypesOf(scratch.collections().at(x.id));
-    const int xb = x.flow->bits.at(x.id);
+    const Generator::Shape xs_shape = x.flow->shapes.at(x.id);
     pb::Plan xs = get(x.id);
     pb::Plan other;
     Types ot;
-    int ob = 0;
+    Generator::Shape os;
     std::vector<std::uint32_t> okey;
     if (gen.rand().Chance(0.3)) {
       std::vector<const Importable*> fitting;
@@ -618,10 +621,10 @@ class ImportCaseRunner {
       const Importable& y = *gen.rand().Pick(fitting);
       other = get(y.id);
       ot = TypesOf(scratch.collections().at(y.id));
-      ob = y.flow->bits.at(y.id);
+      os = y.flow->shapes.at(y.id);
       okey = scratch.indexes().at(y.id).key;
     } else {
-      other = gen.Plan(scope, 1 + static_cast<int>(gen.rand().Below(2)), &ot, &ob);
+      other = gen.Plan(scope, 1 + static_cast<int>(gen.rand().Below(2)), &ot, &os);
       for (auto type : kt) {
         std::vector<std::uint32_t> of_type;
         for (std::uint32_t c = 0; c < ot.size(); ++c) {
@@ -635,12 +638,12 @@ class ImportCaseRunner {
         okey.push_back(gen.rand().Pick(of_type));
       }
     }
-    if (xb + ob > Generator::kMaxBits) {  // beyond 128-bit counts: the import alone
+    if (!Generator::Joinable(xs_shape, os)) {  // beyond 128-bit counts, or too many joins
       *output = xt;
-      *bits = xb;
+      *shape = xs_shape;
       return xs;
     }
-    *bits = xb + ob;
+    *shape = Generator::Joined(xs_shape, os);
     if (gen.rand().Chance(0.5)) {
       return gen.MakeJoin(std::move(xs), std::move(xt), std::move(other), std::move(ot), output,
                           xkey, okey);
