@@ -821,6 +821,40 @@ std::vector<FixedCase> HandWrittenCases() {
          .exports = {{1, {0}}, {2, {0}}},
          .peeks = {{.index = 0, .t = 0, .keys = {Ints({2})}}}});
   }
+  // Issue 14 (Negate makes negative counts): a peek judges a result row's count after summing
+  // it over the whole index, so a part of it that is negative on one worker is no error when the
+  // total is >= 0 (and a limit cuts by the total).
+  {
+    std::vector<reference::Update> updates;
+    for (std::int64_t v = 1; v <= 8; ++v) updates.push_back({Ints({v}), 0, 1});
+    for (std::int64_t v = 12; v <= 26; v += 2) updates.push_back({Ints({v}), 0, -1});
+    for (std::int64_t v = 21; v <= 35; v += 2) updates.push_back({Ints({v}), 1, 1});
+    // Join(A, one row per key of A) keeps A's counts, exchanged by the key across the workers.
+    auto negate = [](pb::Plan p) {
+      pb::Plan n;
+      *n.mutable_negate()->mutable_input() = std::move(p);
+      return n;
+    };
+    pb::Plan spread;
+    auto* j = spread.mutable_join();
+    *j->mutable_left() = s::GetPlan("$0");
+    *j->mutable_right() = s::UnionPlan(
+        {s::DistinctPlan(s::GetPlan("$0")), s::DistinctPlan(negate(s::GetPlan("$0")))});
+    j->add_left_key(0);
+    j->add_right_key(0);
+    const pb::MapFilterProject to_seven = s::Mfp({s::IntLit(7)}, {}, {2});
+    pb::Finishing first;
+    first.set_limit(1);
+    cases.push_back({.name = "a peek's row whose parts on the workers sum to >= 0 is no error",
+                     .source = k,
+                     .updates = updates,
+                     .end = 2,
+                     .builds = {spread},
+                     .exports = {{1, {0}}},
+                     .peeks = {{.t = 0, .mfp = to_seven},
+                               {.t = 1, .mfp = to_seven},
+                               {.t = 1, .mfp = to_seven, .finishing = first}}});
+  }
   // Issue 10, item 3: a closed collection is readable at every time from since on.
   cases.push_back(
       {.name = "an index whose source closed is readable beyond its last time",
