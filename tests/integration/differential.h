@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <limits>
@@ -127,6 +128,23 @@ struct OperatorCounts {
            std::to_string(avg_float) + " AVG of FLOAT64)";
   }
 };
+
+// What a new-operator suite covered, printed; over 20 cases or more, every case has a new
+// operator and every new operator (and each variant of a join) appears. `more`: further counts
+// the suite expects above zero, and `extra`: what it prints besides.
+inline void ExpectNewOperatorCoverage(const OperatorCounts& o, int new_operator_cases,
+                                      std::size_t cases, const std::vector<int>& more = {},
+                                      const std::string& extra = "") {
+  std::printf("[ operators   ] %d of %zu cases with a new operator: %s%s\n", new_operator_cases,
+              cases, o.ToString().c_str(), extra.c_str());
+  if (cases < 20) return;
+  EXPECT_EQ(new_operator_cases, static_cast<int>(cases));
+  std::vector<int> counts = {o.joins,         o.left_joins,     o.self_joins, o.chained_joins,
+                             o.two_key_joins, o.top_ks,         o.negates,    o.thresholds,
+                             o.except_alls,   o.new_aggregates, o.avg_float};
+  counts.insert(counts.end(), more.begin(), more.end());
+  for (int n : counts) EXPECT_GT(n, 0) << o.ToString() << extra;
+}
 
 inline bool IsJoinFree(const pb::Plan& plan);
 
@@ -412,7 +430,8 @@ class Generator {
         if (input[c].type == pb::FLOAT64) floats.push_back(c);
         if (input[c].type == pb::BOOL) bools.push_back(c);
       }
-      const std::uint64_t f = rand_.Below(new_operators_ ? 9 : 4);
+      std::uint64_t f = rand_.Below(new_operators_ ? 11 : 4);
+      if (f >= 9) f = 6;  // AVG twice as often: its INT64 and FLOAT64 cases
       pb::Aggregate a;
       if (f == 0 || (f == 1 && ints.empty())) {
         a.set_func(pb::COUNT);

@@ -691,17 +691,7 @@ void RunConfiguration(const Config& config, const std::vector<FixedCase>& fixed 
       runner.peeks(), runner.nonempty_answers(), runner.error_answers(), runner.compacted_answers(),
       runner.limited_answers(), runner.reused(), runner.mismatches(), seconds);
   if (config.new_operators) {
-    std::printf("[ operators   ] %d of %zu cases with a new operator: %s\n",
-                runner.new_operator_cases(), seeds.size(), runner.operators().ToString().c_str());
-    // The generator reaches every new operator and its variants.
-    if (seeds.size() >= 20) {
-      const OperatorCounts& o = runner.operators();
-      EXPECT_EQ(runner.new_operator_cases(), static_cast<int>(seeds.size()));
-      for (int n : {o.joins, o.left_joins, o.self_joins, o.chained_joins, o.two_key_joins, o.top_ks,
-                    o.negates, o.thresholds, o.except_alls, o.new_aggregates}) {
-        EXPECT_GT(n, 0) << o.ToString();
-      }
-    }
+    ExpectNewOperatorCoverage(runner.operators(), runner.new_operator_cases(), seeds.size());
   }
   // The per-worker limits are checked against the reference only if limits cut rows off.
   if (config.workers > 1 && seeds.size() >= 20) {
