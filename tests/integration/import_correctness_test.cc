@@ -224,6 +224,8 @@ std::vector<pb::Command> RandomPeeks(Generator& gen, const pb::Schema& schema,
 #define IMPORT_SUITE ImportCorrectnessSlow
 constexpr int kCases = 300;
 constexpr int kNewCases = 300;
+// Four times the rows: a join of a join of small key domains would be too many rows to read.
+constexpr int kMaxJoins = 1;
 // Longer logs with more updates per time: more batches, more merges under the readers.
 constexpr Time kLongest = 40;
 constexpr int kScale = 4;
@@ -231,6 +233,7 @@ constexpr int kScale = 4;
 #define IMPORT_SUITE ImportCorrectness
 constexpr int kCases = 60;
 constexpr int kNewCases = 30;
+constexpr int kMaxJoins = 2;
 constexpr Time kLongest = 14;
 constexpr int kScale = 1;
 #endif
@@ -251,7 +254,7 @@ class ImportCaseRunner {
     // A case whose reference shows a data error is generated again (unless errors are wanted).
     for (int attempt = 0;; ++attempt) {
       Generator gen(seed * 7919 + static_cast<std::uint64_t>(attempt), config_.allow_errors,
-                    config_.new_operators);
+                    config_.new_operators, kMaxJoins);
       const int saved_next_id = next_id_;
       const auto saved_reusable = reusable_;
       refused_.clear();
@@ -638,7 +641,7 @@ class ImportCaseRunner {
         okey.push_back(gen.rand().Pick(of_type));
       }
     }
-    if (!Generator::Joinable(xs_shape, os)) {  // beyond 128-bit counts, or too many joins
+    if (!gen.Joinable(xs_shape, os)) {  // counts whose product may not fit, or too many joins
       *output = xt;
       *shape = xs_shape;
       return xs;
@@ -773,7 +776,7 @@ class ImportCaseRunner {
     // created: at times the reported uppers have passed (readable), while the publisher still
     // appends and merges. What they read depends on timing, so their choices come from a
     // generator of their own (the case's stays the same from run to run).
-    Generator live(seed_ * 7919 + 104729, config_.allow_errors, config_.new_operators);
+    Generator live(seed_ * 7919 + 104729, config_.allow_errors, config_.new_operators, kMaxJoins);
     const int pieces = 1 + static_cast<int>(gen.rand().Below(3));
     std::map<const Flow*, std::vector<std::size_t>> cuts;
     for (const auto& flow : case_) {
@@ -1545,7 +1548,8 @@ void RunConfiguration(const Config& config) {
             " of them reading an import in place (" + std::to_string(i.both_sides) +
             " both sides); in one-shot reads: " + std::to_string(o.joins) + ", " +
             std::to_string(o.one_side) + " in place (" + std::to_string(o.both_sides) +
-            " both sides)");
+            " both sides)",
+        kMaxJoins);
     // The imported arrangement read in place: about half of the importers' joins.
     if (seeds.size() >= 20) {
       EXPECT_GE(4 * i.one_side, i.joins);

@@ -791,26 +791,6 @@ std::vector<FixedCase> HandWrittenCases() {
                    .end = 2,
                    .builds = {s::DistinctPlan(s::GetPlan("$0"))},
                    .exports = {{1, {0}}}});
-  // Issue 14: counts are exact 128-bit; a join's product of counts beyond int64 is no error by
-  // itself (only a peek of a row whose count does not fit is). A self-join of [1] x 2^32 has
-  // (1, 1) x 2^64: its distinct is (1, 1) once; at t = 1 the count is 2 x 2 = 4 again.
-  {
-    pb::Plan self_join;
-    auto* j = self_join.mutable_join();
-    *j->mutable_left() = s::GetPlan("$0");
-    *j->mutable_right() = s::GetPlan("$0");
-    j->add_left_key(0);
-    j->add_right_key(0);
-    constexpr std::int64_t k32 = std::int64_t{1} << 32;
-    cases.push_back(
-        {.name = "a join whose product of counts exceeds int64 is exact, and fits again later",
-         .source = k,
-         .updates = {{Ints({1}), 0, k32}, {Ints({2}), 0, 1}, {Ints({1}), 1, -(k32 - 2)}},
-         .end = 2,
-         .builds = {self_join, s::DistinctPlan(s::GetPlan("$1"))},
-         .exports = {{1, {0}}, {2, {0}}},
-         .peeks = {{.index = 0, .t = 0, .keys = {Ints({2})}}}});
-  }
   // Issue 14 (Negate makes negative counts): a peek judges a result row's count after summing
   // it over the whole index, so a part of it that is negative on one worker is no error when the
   // total is >= 0 (and a limit cuts by the total).
