@@ -13,7 +13,9 @@
 // times — sometimes with the controller's compaction of an import moved past as_of while the
 // one-shot lives, sometimes at an as_of already compacted (its peeks answer Error "compacted") —
 // are peeked at as_of and dropped. Dataflows are dropped importers first; a drop of an index a
-// live dataflow imports is refused (CommandError).
+// live dataflow imports is refused (CommandError). The NewOperators* tests also generate Join,
+// TopK, Negate, Threshold and the issue-14 aggregates, and in importers and one-shots joins whose
+// side is a Get of an import keyed by exactly its join key (read in place, not arranged again).
 //
 // Every case is determined by its seed. On a mismatch the test prints the seed, the dataflows
 // involved (with their sources' logs) as JSON, the peek, the time and both answers; rerun one case

@@ -1,7 +1,10 @@
 // Randomized end-to-end correctness of the real runtime (tandem-worker) against the naive
 // reference evaluator (tests/reference/): for solo and two-runtime replicas with 1, 2 and 4
 // workers, many random dataflows over log sources, each peeked at every time it has, compared
-// row by row with what the reference computes from scratch.
+// row by row with what the reference computes from scratch. The NewOperators* tests generate
+// plans with Join, TopK, Negate, Threshold and the issue-14 aggregates too (every case has one;
+// run only them with --gtest_filter='*NewOperators*'); the others draw exactly what they drew
+// before those operators existed.
 //
 // Every case is determined by its seed. On a mismatch the test prints the seed, the log file,
 // the dataflow and the peek as JSON, the time, and both answers; rerun one case with
