@@ -98,6 +98,10 @@ std::optional<std::string> ReadPeekPart(const shm::Snapshot& snap, Time t, bool 
       case Mfp::Outcome::kKept:
         break;
     }
+    if (count < 0) {  // judged per indexed row, so the answer does not depend on where rows live
+      mfp_error = "the result has a row with negative multiplicity";
+      return false;
+    }
     std::string enc = EncodeRow(row);
     auto [it, fresh] = rows.try_emplace(std::move(enc));
     auto& slot = it->second;

@@ -62,7 +62,7 @@ bool FinishingLess(const ipc::pb::Finishing& finishing, const Row& a, const Row&
 // what finishing all their rows would: a row the answer needs (or skips over by the offset) comes
 // after fewer than offset + limit counted rows on every worker, so every worker keeps it with its
 // full count, and so do the rows before it. Without a limit it keeps everything.
-// REQUIRES: every count is positive (a worker's negative count answers Error before this).
+// REQUIRES: every count is positive (ReadPeekPart refuses a kept row with a negative count).
 void KeepFirstForFinishing(const ipc::pb::Finishing& finishing, CountedRows* rows);
 
 // A count as a part carries it (RowCount.count): exact up to int64; beyond it, UINT64_MAX stands

@@ -276,12 +276,8 @@ void PeekServer::Serve() {
 void PeekServer::AnswerFrom(const shm::Snapshot& snap, const Waiting& p) {
   PeekRows rows;
   const PartBound bound{.finishing = &p.finishing, .max_bytes = max_result_size_, .worker = me_};
+  // (An indexed row with a negative count that the mfp keeps is an error of the part already.)
   auto err = ReadPeekPart(snap, p.t, p.scan, p.keys, p.mfp, bound, &rows);
-  if (!err) {
-    for (const auto& [row, count] : rows.rows) {
-      if (count < 0) err = "the result has a row with negative multiplicity";
-    }
-  }
   // Only what the finishing can use leaves this worker (the merge completes it), and never
   // more than max_result_size — nor than the channel to the command thread can carry.
   if (!err) KeepFirstForFinishing(p.finishing, &rows.rows);

@@ -641,14 +641,15 @@ PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>
     if (!FitsInt64(count)) return fail("multiplicity overflow of " + RowToString(row));
     MfpResult r = ApplyMfp(mfp, row);
     if (r.kind == MfpResult::Kind::kError) return fail(r.error);
-    if (r.kind == MfpResult::Kind::kRow) AddTo(selected, r.row, count);
-  }
-  std::vector<std::pair<Row, Count>> sorted(selected.begin(), selected.end());
-  for (const auto& [row, count] : sorted) {
+    if (r.kind != MfpResult::Kind::kRow) continue;
+    // A selected row the mfp keeps with a negative count is an error, whatever other rows the
+    // projection makes equal to it: the answer does not depend on where rows live.
     if (count < 0) {
       return fail("negative multiplicity " + CountToString(count) + " of " + RowToString(row));
     }
+    AddTo(selected, r.row, count);
   }
+  std::vector<std::pair<Row, Count>> sorted(selected.begin(), selected.end());
   std::stable_sort(sorted.begin(), sorted.end(), [&](const auto& a, const auto& b) {
     return CompareOrdered(finishing.order_by(), a.first, b.first) < 0;
   });

@@ -162,8 +162,10 @@ struct PeekAnswer {
 // The answer of a peek on an index whose collection is `contents` at the peek's time and whose
 // key columns are `key`: rows matching one of `keys` (all rows if `keys` is empty), through `mfp`,
 // then `finishing`. An error of the collection (whatever the keys), of the mfp on a selected row,
-// a selected row whose count does not fit int64, or a result row whose count does not fit int64
-// or is negative, makes the answer an error.
+// a selected row whose count does not fit int64, a selected row the mfp keeps whose count is
+// negative (before any other row's count is added to its output row: so the answer does not
+// depend on which worker holds which row), or a result row whose count does not fit int64, makes
+// the answer an error.
 PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>& key,
                       const std::vector<Row>& keys, const pb::MapFilterProject& mfp,
                       const pb::Finishing& finishing);
