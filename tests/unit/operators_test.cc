@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <tuple>
 
 #include "unit/protocol_samples.h"
 #include "workers/exchange.h"
@@ -249,23 +250,75 @@ TEST(Operators, ALeftJoinCountsAnUpdateAtTheTimeItsKeyGainsAMatchOnce) {
 // An index of `rows` keyed by column `key`, in process memory (as a one-shot's snapshot is).
 class LocalIndex final : public ImportedIndex {
  public:
+  // Each inner vector is one batch of (row, time, diff).
+  using Updates = std::vector<std::tuple<Row, Time, std::int64_t>>;
   LocalIndex(const std::vector<std::pair<Row, Time>>& rows, std::uint32_t key) {
-    shm::UpdateBuffer updates;
-    for (const auto& [row, t] : rows) {
-      std::string k;
-      AppendEncodedDatum(row[key], &k);
-      updates.Push(k, EncodeRow(row), t, 1);
-    }
-    auto batch = shm::BuildLocalBatch(std::move(updates), Frontier::At(0));
-    EXPECT_TRUE(batch.ok() && batch->has_value());
-    batch_ = std::move(**batch);
+    Updates u;
+    for (const auto& [row, t] : rows) u.emplace_back(row, t, 1);
+    Add(u, key);
   }
-  std::vector<shm::BatchView> Batches() override { return {batch_->view()}; }
+  LocalIndex(const std::vector<Updates>& batches, std::uint32_t key) {
+    for (const Updates& u : batches) Add(u, key);
+  }
+  std::vector<shm::BatchView> Batches() override {
+    std::vector<shm::BatchView> views;
+    for (const auto& b : batches_) views.push_back(b.view());
+    return views;
+  }
   void Read(Frontier) override {}
 
  private:
-  std::optional<shm::LocalBatch> batch_;
+  void Add(const Updates& updates, std::uint32_t key) {
+    shm::UpdateBuffer buffer;
+    for (const auto& [row, t, diff] : updates) {
+      std::string k;
+      AppendEncodedDatum(row[key], &k);
+      buffer.Push(k, EncodeRow(row), t, diff);
+    }
+    auto batch = shm::BuildLocalBatch(std::move(buffer), Frontier::At(0));
+    ASSERT_TRUE(batch.ok() && batch->has_value());
+    batches_.push_back(std::move(**batch));
+  }
+  std::vector<shm::LocalBatch> batches_;
 };
+
+// An imported side's value whose updates are in several batches counts once, consolidated: one
+// that cancels across batches is gone, and one split over two batches keeps its whole count.
+TEST(Operators, AJoinReadsAnImportedValueSplitOverBatchesAsItsConsolidatedCount) {
+  LocalIndex dim({{{Ints({1, 10}), 0, 1}, {Ints({2, 20}), 0, 1}},
+                  {{Ints({1, 10}), 0, -1}, {Ints({2, 20}), 0, 2}, {Ints({3, 30}), 1, 1}}},
+                 0);
+  Script facts(
+      {Rows({{Ints({100, 1}), 0, 1}, {Ints({101, 2}), 0, 1}, {Ints({102, 3}), 0, 1}}), Rows({})});
+  JoinNode join(MakeOwnSide(&facts, {1}),
+                MakeImportedSide(&dim, "s_dim", {0}, 0, Frontier::Empty()), false, 2);
+  OneWorker w;
+  EXPECT_EQ(Changes(w.Pull(join, 0, 1)), (Changes_{{"(101,2,2,20,)@0", 3}}))
+      << "key 1 cancelled across the batches; 2 is 1 + 2; 3 only from time 1";
+  EXPECT_EQ(Changes(w.Pull(join, 1, 2)), (Changes_{{"(102,3,3,30,)@1", 1}}));
+}
+
+// A left outer join with an imported left side: key 1 gains a right row at 1 and loses it at 2,
+// within one tick; each left row is unmatched, matched, then unmatched again — at its times.
+TEST(Operators, ALeftJoinOverAnImportedLeftSideFollowsMatchesGainedAndLostInOneTick) {
+  LocalIndex left({{{Ints({1, 10}), 0, 1}, {Ints({1, 11}), 0, 1}, {Ints({2, 20}), 1, 1}}}, 0);
+  Script right({Rows({{Ints({1, 100}), 1, 1}, {Ints({1, 100}), 2, -1}})});
+  JoinNode join(MakeImportedSide(&left, "s_left", {0}, 0, Frontier::Empty()),
+                MakeOwnSide(&right, {0}), true, 2);
+  OneWorker w;
+  EXPECT_EQ(Changes(w.Pull(join, 0, 3)), (Changes_{{"(1,10,null,null,)@0", 1},
+                                                   {"(1,11,null,null,)@0", 1},
+                                                   {"(1,10,null,null,)@1", -1},
+                                                   {"(1,11,null,null,)@1", -1},
+                                                   {"(1,10,1,100,)@1", 1},
+                                                   {"(1,11,1,100,)@1", 1},
+                                                   {"(2,20,null,null,)@1", 1},
+                                                   {"(1,10,null,null,)@2", 1},
+                                                   {"(1,11,null,null,)@2", 1},
+                                                   {"(1,10,1,100,)@2", -1},
+                                                   {"(1,11,1,100,)@2", -1}}));
+  EXPECT_EQ(join.ArrangedRecords(), 0u) << "the right row came and went; the left is imported";
+}
 
 // Acceptance 3 of issue 14: a join whose right input is an index import arranged by the join key
 // reads that index in place; the same join whose import is keyed otherwise arranges it again.

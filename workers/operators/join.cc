@@ -122,6 +122,8 @@ class ImportedSide final : public JoinSide {
     batches_ = index_->Batches();
     pos_.assign(batches_.size(), 0);
     const Time lo = first ? 0 : ctx.lo;
+    std::string_view last_key;
+    bool last_null = false;
     ForEachUpdateIn(batches_, lo, Min(ctx.hi, until_),
                     [&](const shm::BatchView& b, std::string_view key, std::uint32_t v, Time t,
                         std::int64_t diff) {
@@ -130,11 +132,15 @@ class ImportedSide final : public JoinSide {
                         errors->push_back({std::string(key.substr(1)), t, diff});
                         return;
                       }
+                      if (key.data() != last_key.data() || key.size() != last_key.size()) {
+                        last_key = key;  // a key's updates come one after another
+                        last_null = KeyHasNull(key);
+                      }
                       KeyedUpdate k;
                       k.key = key;
                       k.update = {{}, t, diff};
                       k.encoded = b.val(v);
-                      k.null_key = KeyHasNull(key);
+                      k.null_key = last_null;
                       rows->push_back(std::move(k));
                     });
   }
@@ -274,13 +280,14 @@ Delta JoinNode::Pull(const TickCtx& ctx) {
   std::vector<KeyedUpdate> left_updates, right_updates;
   left_->Pull(ctx, &left_updates, &out.errors);
   right_->Pull(ctx, &right_updates, &out.errors);
-  // Each side's updates by time; a product that overflows Int128 is beyond int64 too.
+  // A product that overflows even 128 bits is past what Emit can carry: it takes the error path.
   auto product = [](Int128 a, Int128 b) {
     Int128 p;
-    return __builtin_mul_overflow(a, b, &p) ? Int128{INT64_MAX} * 2 : p;
+    return __builtin_mul_overflow(a, b, &p) ? Int128{INT64_MAX} * (kMaxJoinParts + 1) : p;
   };
-  // Each side's updates by time, and by key within a time (an imported side's probes then move
-  // forward through its batches). Sorted as pointers: an update is heavy to move.
+  // Each side's updates by time, and by key within a time: a key's updates are one run (its
+  // other side is read once for all of them), and an imported side's probes move forward through
+  // its batches. Sorted as pointers: an update is heavy to move.
   auto ordered = [](const std::vector<KeyedUpdate>& v) {
     std::vector<const KeyedUpdate*> p;
     p.reserve(v.size());
@@ -291,9 +298,32 @@ Delta JoinNode::Pull(const TickCtx& ctx) {
     if (!std::is_sorted(p.begin(), p.end(), less)) std::sort(p.begin(), p.end(), less);
     return p;
   };
+  struct Run {  // [begin, end) of one time's updates, all of one key
+    std::size_t begin, end;
+  };
+  auto runs_of = [](const std::vector<const KeyedUpdate*>& v, std::vector<Run>* runs) {
+    runs->clear();
+    for (std::size_t i = 0; i < v.size();) {
+      std::size_t j = i + 1;
+      while (j < v.size() && v[j]->key == v[i]->key) ++j;
+      runs->push_back({i, j});
+      i = j;
+    }
+  };
+  // A left outer join's keys touched at a time: whether the right side had rows of the key just
+  // before it and has them at it, and the key's left run (empty when only the right changed).
+  struct Touched {
+    std::string_view key;
+    Run left;
+    bool was_empty = false, now_empty = false;
+  };
   const std::vector<const KeyedUpdate*> l = ordered(left_updates), r = ordered(right_updates);
-  std::size_t li = 0, ri = 0;
   std::vector<const KeyedUpdate*> lt, rt;
+  std::vector<Run> lruns, rruns;
+  std::vector<Touched> touched;
+  std::vector<std::pair<Row, Int128>> other;  // the other side's rows of one key
+  auto collect = [&](const Row& row, Int128 count) { other.emplace_back(row, count); };
+  std::size_t li = 0, ri = 0;
   while (li < l.size() || ri < r.size()) {
     const Time t = li == l.size()   ? r[ri]->update.time
                    : ri == r.size() ? l[li]->update.time
@@ -302,54 +332,75 @@ Delta JoinNode::Pull(const TickCtx& ctx) {
     rt.clear();
     for (; li < l.size() && l[li]->update.time == t; ++li) lt.push_back(l[li]);
     for (; ri < r.size() && r[ri]->update.time == t; ++ri) rt.push_back(r[ri]);
+    runs_of(lt, &lruns);
+    runs_of(rt, &rruns);
 
-    // A left outer join: whether the right side had the key before t (read before Apply).
-    std::map<std::string_view, bool> right_was_empty;  // touched non-null keys
-    if (left_outer_) {
-      for (const auto* v : {&lt, &rt}) {
-        for (const KeyedUpdate* k : *v) {
-          if (!k->null_key && !right_was_empty.count(k->key))
-            right_was_empty[k->key] = right_->EmptyAt(k->key, t, true);
+    if (left_outer_) {  // the touched keys in key order: the two runs' keys merged
+      touched.clear();
+      std::size_t a = 0, b = 0;
+      while (a < lruns.size() || b < rruns.size()) {
+        const bool take_left =
+            b == rruns.size() ||
+            (a < lruns.size() && lt[lruns[a].begin]->key <= rt[rruns[b].begin]->key);
+        const bool take_right =
+            a == lruns.size() ||
+            (b < rruns.size() && rt[rruns[b].begin]->key <= lt[lruns[a].begin]->key);
+        const KeyedUpdate* k = take_left ? lt[lruns[a].begin] : rt[rruns[b].begin];
+        if (!k->null_key) {
+          touched.push_back({k->key, take_left ? lruns[a] : Run{0, 0}, false, false});
+          touched.back().was_empty = right_->EmptyAt(k->key, t, true);
         }
+        a += take_left ? 1 : 0;
+        b += take_right ? 1 : 0;
       }
     }
     right_->Apply(rt);  // the right side now as of t
-    for (const KeyedUpdate* a : lt) {
-      if (a->null_key) continue;
-      right_->ForEachAt(a->key, t, false, [&](const Row& b, Int128 count) {
-        Emit(a->row(), b, product(a->update.diff, count), t, &out);
-      });
+    if (left_outer_) {
+      for (Touched& k : touched) {
+        k.now_empty = right_->EmptyAt(k.key, t, false);
+        // Gained right rows: the key's left rows before t were unmatched until now (this time's
+        // left updates are matched by the join below).
+        if (k.was_empty && !k.now_empty) {
+          left_->ForEachAt(k.key, t, true, [&](const Row& a, Int128 count) {
+            Emit(a, nulls_, product(count, -1), t, &out);
+          });
+        }
+      }
     }
-    for (const KeyedUpdate* b : rt) {  // the left side still before t
-      if (b->null_key) continue;
-      left_->ForEachAt(b->key, t, true, [&](const Row& a, Int128 count) {
-        Emit(a, b->row(), product(count, b->update.diff), t, &out);
-      });
+    for (const Run& run : lruns) {  // dA_t ⋈ B(≤ t)
+      const KeyedUpdate* first = lt[run.begin];
+      if (first->null_key) continue;
+      other.clear();
+      right_->ForEachAt(first->key, t, false, collect);
+      for (std::size_t i = run.begin; i < run.end && !other.empty(); ++i) {
+        for (const auto& [b, count] : other) {
+          Emit(lt[i]->row(), b, product(lt[i]->update.diff, count), t, &out);
+        }
+      }
+    }
+    for (const Run& run : rruns) {  // A(< t) ⋈ dB_t: the left side still before t
+      const KeyedUpdate* first = rt[run.begin];
+      if (first->null_key) continue;
+      other.clear();
+      left_->ForEachAt(first->key, t, true, collect);
+      for (std::size_t i = run.begin; i < run.end && !other.empty(); ++i) {
+        for (const auto& [a, count] : other) {
+          Emit(a, rt[i]->row(), product(count, rt[i]->update.diff), t, &out);
+        }
+      }
     }
     left_->Apply(lt);  // the left side now as of t
     if (!left_outer_) continue;
-    // The unmatched left rows, with nulls: a null key's row always; a key's rows while the right
-    // side has none. Only where the right side's presence flips are the key's rows looked at.
-    for (const KeyedUpdate* a : lt) {
-      if (a->null_key || right_was_empty.at(a->key)) {
-        // Unmatched before t; still unmatched after it unless the key gained right rows, which
-        // the walk below then counts with the whole key (the update included).
-        if (a->null_key || right_->EmptyAt(a->key, t, false))
-          Emit(a->row(), nulls_, a->update.diff, t, &out);
-      }
+    for (const KeyedUpdate* a : lt) {  // a null key never matches: unmatched, always
+      if (a->null_key) Emit(a->row(), nulls_, a->update.diff, t, &out);
     }
-    for (const auto& [key, was_empty] : right_was_empty) {
-      const bool now_empty = right_->EmptyAt(key, t, false);
-      if (was_empty == now_empty) continue;
-      // Gained right rows: the key's left rows before t leave (= now minus this time's updates);
-      // lost them: the key's left rows now appear.
-      const std::int64_t sign = now_empty ? 1 : -1;
-      left_->ForEachAt(key, t, false, [&](const Row& a, Int128 count) {
-        Emit(a, nulls_, product(count, sign), t, &out);
-      });
-      if (!now_empty) {
-        for (const KeyedUpdate* a : lt) {
-          if (!a->null_key && a->key == key) Emit(a->row(), nulls_, a->update.diff, t, &out);
+    for (const Touched& k : touched) {
+      if (!k.was_empty && k.now_empty) {  // lost its right rows: the key's left rows now
+        left_->ForEachAt(k.key, t, false,
+                         [&](const Row& a, Int128 count) { Emit(a, nulls_, count, t, &out); });
+      } else if (k.was_empty && k.now_empty) {  // unmatched before and after: this time's updates
+        for (std::size_t i = k.left.begin; i < k.left.end; ++i) {
+          Emit(lt[i]->row(), nulls_, lt[i]->update.diff, t, &out);
         }
       }
     }

@@ -14,7 +14,7 @@
 // A key with a null column never matches. Counts are exact: a product of two counts beyond int64
 // goes out as several updates of int64 parts (base/count.h) — up to kMaxJoinParts of them. Beyond
 // that (counts near INT64_MAX on both sides) it is the data error "multiplicity overflow in a
-// join", emitted once at that time and never retracted.
+// join", emitted once (by each worker that meets it) and never retracted.
 //
 // Thread safety: a JoinNode and its sides belong to one worker thread; an own side exchanges (a
 // barrier), so every worker pulls the join in the same order.

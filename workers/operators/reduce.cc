@@ -39,8 +39,10 @@ class Aggregates {
     double float_sum = 0;
     bool is_float = false;
     Int128 nonnull = 0;  // multiplicity of non-null values
-    // MIN, MAX, COUNT_DISTINCT, ANY, ALL and a float AVG: each value's count (never 0).
+    // MIN, MAX, COUNT_DISTINCT, ANY, ALL and a float AVG: each value's count (never 0), and how
+    // many of them are positive (COUNT_DISTINCT, without a walk over them).
     std::map<Datum, Int128, DatumLess> values;
+    std::int64_t positive_values = 0;
   };
   struct Output {
     bool present = false;
@@ -95,7 +97,9 @@ class Aggregates {
 
   static void AddValue(AggState& s, const Datum& v, Int128 diff) {
     auto& c = s.values[v];
+    const bool was_positive = c > 0;
     c += diff;
+    s.positive_values += (c > 0 ? 1 : 0) - (was_positive ? 1 : 0);
     if (c == 0) s.values.erase(v);
   }
 
@@ -163,12 +167,9 @@ class Aggregates {
             o.row.push_back(static_cast<std::int64_t>(s.nonnull));
           }
           break;
-        case pb::COUNT_DISTINCT: {
-          std::int64_t distinct = 0;
-          for (const auto& [v, c] : s.values) distinct += c > 0 ? 1 : 0;
-          o.row.push_back(distinct);
+        case pb::COUNT_DISTINCT:
+          o.row.push_back(s.positive_values);
           break;
-        }
         case pb::AVG:
           if (s.nonnull <= 0) {
             o.row.push_back(Null{});

@@ -4,6 +4,10 @@
 // Exchanges by the group key; keeps per group every row with its exact count and the window it
 // emitted last, and emits the difference between the old and the new window of each group that a
 // time touched. Errors pass through unchanged.
+//
+// Cost: a touched group's window is rebuilt from its first row, so a time costs O(offset + limit)
+// per touched group — O(group size) without a limit (a TopK as a whole ORDER BY): keep limits
+// small, as a top-k's are.
 #pragma once
 
 #include <memory>
