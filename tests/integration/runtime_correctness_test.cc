@@ -828,6 +828,26 @@ std::vector<FixedCase> HandWrittenCases() {
                                {.t = 1, .mfp = to_seven},
                                {.t = 1, .mfp = to_seven, .finishing = first}}});
   }
+  // -0.0 and 0.0 are one value, also when a peek's mfp makes -0.0 (-1.5 * 0.0): the rows that
+  // its finishing projects to -0.0 and to 0.0 are one row (found with FLOAT64 expressions, issue
+  // 14; a dataflow's mfp makes 0.0 of -0.0 already).
+  {
+    const Types kf = {{pb::INT64, false}, {pb::FLOAT64, true}};
+    const pb::ScalarExpr times_zero =
+        s::Binary(pb::MUL, s::Col(1), s::Lit(s::FloatDatum(0), pb::FLOAT64));
+    std::vector<reference::Update> updates;
+    for (std::int64_t k = 1; k <= 8; ++k) {
+      updates.push_back({Row{k, k % 2 == 1 ? -1.5 : 1.5}, 0, 1});
+    }
+    pb::Finishing zeros;
+    zeros.add_project(2);
+    cases.push_back({.name = "a float -0.0 that a peek's mfp makes is 0.0 in its projected rows",
+                     .source = kf,
+                     .updates = updates,
+                     .end = 1,
+                     .exports = {{0, {0}}},
+                     .peeks = {{.mfp = s::Mfp({times_zero}, {}, {}), .finishing = zeros}}});
+  }
   // Issue 10, item 3: a closed collection is readable at every time from since on.
   cases.push_back(
       {.name = "an index whose source closed is readable beyond its last time",
