@@ -23,6 +23,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -37,11 +38,18 @@ namespace tandem::workers {
 
 class ImportedIndex;
 
-// An update of one side with its encoded join key (shm/routing.h's key bytes).
+// An update of one side with its encoded join key (shm/routing.h's key bytes). An imported side's
+// row stays encoded (a view into the tick's batches) until the join needs it: most of a first
+// tick's updates of one side never meet a row of the other.
 struct KeyedUpdate {
   std::string key;
   bool null_key = false;  // a key column is null: it never matches
-  RowUpdate update;
+  RowUpdate update;       // update.row: only once row() decoded it, when `encoded` is set
+  std::string_view encoded;
+  const Row& row() const;
+
+ private:
+  mutable std::optional<Row> decoded_;
 };
 
 class JoinSide {
