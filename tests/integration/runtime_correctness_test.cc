@@ -828,6 +828,42 @@ std::vector<FixedCase> HandWrittenCases() {
                                {.t = 1, .mfp = to_seven},
                                {.t = 1, .mfp = to_seven, .finishing = first}}});
   }
+  // The same with a limit: a worker whose part is all positive must not cut it to the limit
+  // when another's part has a negative count (the totals decide; here "a" is 2 - 1 = 1 and the
+  // answer is "b" alone).
+  {
+    const Types ks = {{pb::INT64, false}, {pb::STRING, false}};
+    auto negate = [](pb::Plan p) {
+      pb::Plan n;
+      *n.mutable_negate()->mutable_input() = std::move(p);
+      return n;
+    };
+    pb::Plan spread;
+    auto* j = spread.mutable_join();
+    *j->mutable_left() = s::GetPlan("$0");
+    *j->mutable_right() =
+        s::UnionPlan({s::DistinctPlan(s::MfpPlan(s::GetPlan("$0"), s::Mfp({}, {}, {0}))),
+                      s::DistinctPlan(negate(s::MfpPlan(s::GetPlan("$0"), s::Mfp({}, {}, {0}))))});
+    j->add_left_key(0);
+    j->add_right_key(0);
+    pb::Finishing top;
+    auto* by = top.add_order_by();
+    by->set_column(0);
+    by->set_desc(true);
+    top.set_limit(1);
+    std::vector<reference::Update> updates;
+    // Even keys on one worker, odd ones on the other (with two workers).
+    updates.push_back({Row{std::int64_t{2}, std::string("b")}, 0, 1});
+    updates.push_back({Row{std::int64_t{4}, std::string("a")}, 0, 2});
+    updates.push_back({Row{std::int64_t{1}, std::string("a")}, 0, -1});
+    cases.push_back({.name = "a peek's limit over parts with negative counts cuts by the totals",
+                     .source = ks,
+                     .updates = updates,
+                     .end = 1,
+                     .builds = {spread},
+                     .exports = {{1, {0}}},
+                     .peeks = {{.mfp = s::Mfp({}, {}, {1}), .finishing = top}}});
+  }
   // -0.0 and 0.0 are one value, also when a peek's mfp makes -0.0 (-1.5 * 0.0): the rows that
   // its finishing projects to -0.0 and to 0.0 are one row (found with FLOAT64 expressions, issue
   // 14; a dataflow's mfp makes 0.0 of -0.0 already).
