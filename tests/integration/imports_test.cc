@@ -838,18 +838,6 @@ TEST(Imports, DroppingAnIndexRightAfterTheOneShotReadingItWaitsForItsReadsSolo) 
 
 // ---- joins over imported indexes (issue 14): the imported arrangement read in place ----
 
-pb::Plan JoinOf(pb::Plan left, pb::Plan right, std::uint32_t left_key, std::uint32_t right_key,
-                bool left_outer) {
-  pb::Plan p;
-  auto* j = p.mutable_join();
-  *j->mutable_left() = std::move(left);
-  *j->mutable_right() = std::move(right);
-  j->add_left_key(left_key);
-  j->add_right_key(right_key);
-  j->set_kind(left_outer ? pb::LEFT_OUTER : pb::INNER);
-  return p;
-}
-
 // A peek's rows with nulls spelled out: "1,10,null,null,x1".
 std::multiset<std::string> JoinedRowsOf(TestController& ctl, const std::string& uuid,
                                         const std::string& id, Time t) {
@@ -877,11 +865,13 @@ Command FactJoin(const std::string& facts, bool left_outer) {
   d->set_debug_name("fact join");
   *d->add_index_imports() = ImportOfU2();
   *d->add_index_imports() = samples::Import("u3", "u11", U1Schema(), {1});
-  *d->add_objects_to_build() = samples::Build(
-      "u6", JoinOf(samples::GetPlan("u5"), samples::GetPlan("u2"), 1, 0, left_outer));
+  *d->add_objects_to_build() =
+      samples::Build("u6", samples::JoinPlan(samples::GetPlan("u5"), samples::GetPlan("u2"), {1},
+                                             {0}, left_outer ? pb::LEFT_OUTER : pb::INNER));
   *d->add_index_exports() = samples::Export("u7", "u6", {0});
-  *d->add_objects_to_build() = samples::Build(
-      "u8", JoinOf(samples::GetPlan("u5"), samples::GetPlan("u3"), 1, 0, left_outer));
+  *d->add_objects_to_build() =
+      samples::Build("u8", samples::JoinPlan(samples::GetPlan("u5"), samples::GetPlan("u3"), {1},
+                                             {0}, left_outer ? pb::LEFT_OUTER : pb::INNER));
   *d->add_index_exports() = samples::Export("u9", "u8", {0});
   return c;
 }
@@ -959,7 +949,8 @@ void OneShotSelfJoin(bool two_runtime) {
   ASSERT_TRUE(AwaitWrite(*r.ctl, "u2", 3)) << r.sup.Log();
   r.ctl->Send(samples::OneShot(
       0, {ImportOfU2()},
-      {samples::Build("t2", JoinOf(samples::GetPlan("u2"), samples::GetPlan("u1"), 0, 0, false))},
+      {samples::Build("t2",
+                      samples::JoinPlan(samples::GetPlan("u2"), samples::GetPlan("u1"), {0}, {0}))},
       {samples::Export("t1", "t2", {0})}, "self join"));
   EXPECT_EQ(JoinedRowsOf(*r.ctl, "self", "t1", 0),
             (std::multiset<std::string>{"1,10,1,10,x1", "1,10,1,11,x1", "1,11,1,10,x1",

@@ -154,24 +154,6 @@ TEST(Operators, TheIndexExportArrangesRowsByKeyAndErrorsUnderTheErrorPrefix) {
 
 Row Datums(std::vector<Datum> v) { return Row(std::move(v)); }
 
-pb::Plan::TopK TopKOf(std::vector<std::uint32_t> group, std::vector<pb::ColumnOrder> order,
-                      std::optional<std::uint64_t> limit, std::uint64_t offset) {
-  pb::Plan::TopK t;
-  for (auto c : group) t.add_group_key(c);
-  for (auto& o : order) *t.add_order_by() = o;
-  if (limit) t.set_limit(*limit);
-  t.set_offset(offset);
-  return t;
-}
-
-pb::ColumnOrder Order(std::uint32_t column, bool desc, bool nulls_last = false) {
-  pb::ColumnOrder o;
-  o.set_column(column);
-  o.set_desc(desc);
-  o.set_nulls_last(nulls_last);
-  return o;
-}
-
 TEST(Operators, ThresholdKeepsPositiveCountsWithTheirCountAndDropsTheRest) {
   Script in({Rows({{Ints({1}), 0, 3}, {Ints({2}), 0, -2}}),
              Rows({{Ints({1}), 1, -4}, {Ints({2}), 1, 5}})});
@@ -204,7 +186,7 @@ TEST(Operators, TopKKeepsTheWindowOfEachGroupCountingMultiplicities) {
                    {Ints({1, 5}), 0, 1},
                    {Ints({2, 7}), 0, 1}}),
              Rows({{Ints({1, 30}), 1, 1}, {Ints({2, 7}), 1, -1}})});
-  auto top = MakeTopK(&in, TopKOf({0}, {Order(1, true)}, 2, 1));
+  auto top = MakeTopK(&in, s::TopKPlan(s::GetPlan("x"), {0}, {s::Order(1, true)}, 2, 1).top_k());
   OneWorker w;
   // Group 1 in order: 20, 20, 10, 5 → positions 1..2 are 20 and 10. Group 2: only 7, at 0.
   EXPECT_EQ(Changes(w.Pull(*top, 0, 1)), (Changes_{{"(1,20,)@0", 1}, {"(1,10,)@0", 1}}));
@@ -214,21 +196,10 @@ TEST(Operators, TopKKeepsTheWindowOfEachGroupCountingMultiplicities) {
 
 TEST(Operators, TopKPlacesNullsAsAskedAndIgnoresRowsWithoutAPositiveCount) {
   Script in({Rows({{Datums({Null{}}), 0, 1}, {Ints({3}), 0, 1}, {Ints({4}), 0, -1}})});
-  auto top = MakeTopK(&in, TopKOf({}, {Order(0, false, true)}, 1, 0));
+  auto top =
+      MakeTopK(&in, s::TopKPlan(s::GetPlan("x"), {}, {s::Order(0, false, true)}, 1, 0).top_k());
   OneWorker w;
   EXPECT_EQ(Changes(w.Pull(*top, 0, 1)), (Changes_{{"(3,)@0", 1}}));
-}
-
-pb::Plan JoinPlan(pb::Plan left, pb::Plan right, std::vector<std::uint32_t> lk,
-                  std::vector<std::uint32_t> rk, bool left_outer) {
-  pb::Plan p;
-  auto* j = p.mutable_join();
-  *j->mutable_left() = std::move(left);
-  *j->mutable_right() = std::move(right);
-  for (auto c : lk) j->add_left_key(c);
-  for (auto c : rk) j->add_right_key(c);
-  j->set_kind(left_outer ? pb::LEFT_OUTER : pb::INNER);
-  return p;
 }
 
 TEST(Operators, AJoinPairsEqualKeysMultiplyingCountsAndNullKeysNeverMatch) {
@@ -310,7 +281,7 @@ TEST(Operators, AJoinOverAnImportedIndexArrangedByItsKeyKeepsNoSecondArrangement
                   s::MakeSchema({s::MakeColumn("id", pb::INT64), s::MakeColumn("v", pb::INT64)}),
                   {import_key});
     *desc.add_objects_to_build() =
-        s::Build("t", JoinPlan(s::GetPlan("u_fact"), s::GetPlan("s_dim"), {1}, {0}, false));
+        s::Build("t", s::JoinPlan(s::GetPlan("u_fact"), s::GetPlan("s_dim"), {1}, {0}));
     *desc.add_index_exports() = s::Export("s_t", "t", {0});
     std::vector<Delta> fact_ticks(1);
     for (int f = 0; f < kFacts; ++f) fact_ticks[0].rows.push_back({Ints({f, f % kDims}), 0, 1});

@@ -162,6 +162,52 @@ inline pb::Plan DistinctPlan(pb::Plan input) {
   return p;
 }
 
+// Issue 14's plan nodes.
+inline pb::Plan JoinPlan(pb::Plan left, pb::Plan right, std::vector<std::uint32_t> left_key,
+                         std::vector<std::uint32_t> right_key, pb::JoinKind kind = pb::INNER) {
+  pb::Plan p;
+  auto* j = p.mutable_join();
+  *j->mutable_left() = std::move(left);
+  *j->mutable_right() = std::move(right);
+  for (auto c : left_key) j->add_left_key(c);
+  for (auto c : right_key) j->add_right_key(c);
+  j->set_kind(kind);
+  return p;
+}
+
+inline pb::ColumnOrder Order(std::uint32_t column, bool desc = false, bool nulls_last = false) {
+  pb::ColumnOrder o;
+  o.set_column(column);
+  o.set_desc(desc);
+  o.set_nulls_last(nulls_last);
+  return o;
+}
+
+inline pb::Plan TopKPlan(pb::Plan input, std::vector<std::uint32_t> group_key,
+                         std::vector<pb::ColumnOrder> order_by, std::optional<std::uint64_t> limit,
+                         std::uint64_t offset = 0) {
+  pb::Plan p;
+  auto* t = p.mutable_top_k();
+  *t->mutable_input() = std::move(input);
+  for (auto c : group_key) t->add_group_key(c);
+  for (auto& o : order_by) *t->add_order_by() = std::move(o);
+  if (limit) t->set_limit(*limit);
+  t->set_offset(offset);
+  return p;
+}
+
+inline pb::Plan NegatePlan(pb::Plan input) {
+  pb::Plan p;
+  *p.mutable_negate()->mutable_input() = std::move(input);
+  return p;
+}
+
+inline pb::Plan ThresholdPlan(pb::Plan input) {
+  pb::Plan p;
+  *p.mutable_threshold()->mutable_input() = std::move(input);
+  return p;
+}
+
 // ---- dataflow pieces
 
 inline pb::SourceImport CounterImport(std::string id) {

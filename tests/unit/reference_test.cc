@@ -260,18 +260,6 @@ TEST(ReferenceOperators, UnionDistinctAndErrorsFlowDownstream) {
 
 // ---- joins ----------------------------------------------------------------------------------
 
-pb::Plan JoinPlan(pb::Plan left, pb::Plan right, std::vector<std::uint32_t> left_key,
-                  std::vector<std::uint32_t> right_key, pb::JoinKind kind = pb::INNER) {
-  pb::Plan p;
-  auto* j = p.mutable_join();
-  *j->mutable_left() = std::move(left);
-  *j->mutable_right() = std::move(right);
-  for (auto c : left_key) j->add_left_key(c);
-  for (auto c : right_key) j->add_right_key(c);
-  j->set_kind(kind);
-  return p;
-}
-
 pb::Plan::Join Join(std::vector<std::uint32_t> left_key, std::vector<std::uint32_t> right_key,
                     pb::JoinKind kind = pb::INNER) {
   return JoinPlan(GetPlan("l"), GetPlan("r"), std::move(left_key), std::move(right_key), kind)

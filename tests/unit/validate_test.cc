@@ -685,51 +685,6 @@ TEST(Validator, DistinctKeepsItsInputSchema) {
 
 // ---- Join, TopK, Negate, Threshold and the aggregates of issue 14
 
-pb::Plan JoinPlan(pb::Plan left, pb::Plan right, std::vector<std::uint32_t> left_key,
-                  std::vector<std::uint32_t> right_key, pb::JoinKind kind = pb::INNER) {
-  pb::Plan p;
-  auto* j = p.mutable_join();
-  *j->mutable_left() = std::move(left);
-  *j->mutable_right() = std::move(right);
-  for (auto c : left_key) j->add_left_key(c);
-  for (auto c : right_key) j->add_right_key(c);
-  j->set_kind(kind);
-  return p;
-}
-
-pb::ColumnOrder Order(std::uint32_t column, bool desc = false, bool nulls_last = false) {
-  pb::ColumnOrder o;
-  o.set_column(column);
-  o.set_desc(desc);
-  o.set_nulls_last(nulls_last);
-  return o;
-}
-
-pb::Plan TopKPlan(pb::Plan input, std::vector<std::uint32_t> group_key,
-                  std::vector<pb::ColumnOrder> order_by, std::optional<std::uint64_t> limit,
-                  std::uint64_t offset = 0) {
-  pb::Plan p;
-  auto* t = p.mutable_top_k();
-  *t->mutable_input() = std::move(input);
-  for (auto c : group_key) t->add_group_key(c);
-  for (auto& o : order_by) *t->add_order_by() = std::move(o);
-  if (limit) t->set_limit(*limit);
-  t->set_offset(offset);
-  return p;
-}
-
-pb::Plan NegatePlan(pb::Plan input) {
-  pb::Plan p;
-  *p.mutable_negate()->mutable_input() = std::move(input);
-  return p;
-}
-
-pb::Plan ThresholdPlan(pb::Plan input) {
-  pb::Plan p;
-  *p.mutable_threshold()->mutable_input() = std::move(input);
-  return p;
-}
-
 // Key-value source u30 [INT64 key, INT64 value] and log source u31 [STRING? name, FLOAT64 score,
 // BOOL ok], and build u32 of `plan` over them.
 pb::Command OverKeyValueAndLog(pb::Plan plan) {

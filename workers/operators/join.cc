@@ -251,7 +251,9 @@ std::unique_ptr<JoinSide> MakeImportedSide(ImportedIndex* index, std::string ind
 
 void JoinNode::Emit(const Row& l, const Row& r, Int128 count, Time t, Delta* out) {
   if (count == 0) return;
-  if (!FitsInt64(count)) {
+  // Beyond int64 an update carries a count as parts (base/count.h), up to kMaxJoinParts of them.
+  const Int128 most = Int128{INT64_MAX} * kMaxJoinParts;
+  if (count > most || count < -most) {
     if (!overflowed_) out->errors.push_back({"multiplicity overflow in a join", t, 1});
     overflowed_ = true;
     return;
@@ -260,7 +262,11 @@ void JoinNode::Emit(const Row& l, const Row& r, Int128 count, Time t, Delta* out
   row.reserve(l.size() + r.size());
   row.insert(row.end(), l.begin(), l.end());
   row.insert(row.end(), r.begin(), r.end());
-  out->rows.push_back({std::move(row), t, static_cast<std::int64_t>(count)});
+  if (FitsInt64(count)) {
+    out->rows.push_back({std::move(row), t, static_cast<std::int64_t>(count)});
+    return;
+  }
+  PushCount(count, [&](std::int64_t part) { out->rows.push_back({row, t, part}); });
 }
 
 Delta JoinNode::Pull(const TickCtx& ctx) {

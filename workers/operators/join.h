@@ -11,8 +11,9 @@
 // second copy (DESIGN §8: what index sharing is for). Both route a key to the same worker
 // (shm/routing.h over the same encoded key), so a key's rows of both sides meet on one worker.
 //
-// A key with a null column never matches. A product of two counts beyond int64 (counts near
-// INT64_MAX) cannot be carried by an update: it is the data error "multiplicity overflow in a
+// A key with a null column never matches. Counts are exact: a product of two counts beyond int64
+// goes out as several updates of int64 parts (base/count.h) — up to kMaxJoinParts of them. Beyond
+// that (counts near INT64_MAX on both sides) it is the data error "multiplicity overflow in a
 // join", emitted once at that time and never retracted.
 //
 // Thread safety: a JoinNode and its sides belong to one worker thread; an own side exchanges (a
@@ -37,6 +38,8 @@
 namespace tandem::workers {
 
 class ImportedIndex;
+
+inline constexpr std::int64_t kMaxJoinParts = 64;
 
 // An update of one side with its encoded join key (shm/routing.h's key bytes). An imported side's
 // row stays encoded (a view into the tick's batches) until the join needs it: most of a first
