@@ -803,18 +803,11 @@ std::vector<FixedCase> HandWrittenCases() {
     for (std::int64_t v = 12; v <= 26; v += 2) updates.push_back({Ints({v}), 0, -1});
     for (std::int64_t v = 21; v <= 35; v += 2) updates.push_back({Ints({v}), 1, 1});
     // Join(A, one row per key of A) keeps A's counts, exchanged by the key across the workers.
-    auto negate = [](pb::Plan p) {
-      pb::Plan n;
-      *n.mutable_negate()->mutable_input() = std::move(p);
-      return n;
-    };
-    pb::Plan spread;
-    auto* j = spread.mutable_join();
-    *j->mutable_left() = s::GetPlan("$0");
-    *j->mutable_right() = s::UnionPlan(
-        {s::DistinctPlan(s::GetPlan("$0")), s::DistinctPlan(negate(s::GetPlan("$0")))});
-    j->add_left_key(0);
-    j->add_right_key(0);
+    const pb::Plan spread =
+        s::JoinPlan(s::GetPlan("$0"),
+                    s::UnionPlan({s::DistinctPlan(s::GetPlan("$0")),
+                                  s::DistinctPlan(s::NegatePlan(s::GetPlan("$0")))}),
+                    {0}, {0});
     const pb::MapFilterProject to_seven = s::Mfp({s::IntLit(7)}, {}, {2});
     pb::Finishing first;
     first.set_limit(1);
@@ -833,19 +826,10 @@ std::vector<FixedCase> HandWrittenCases() {
   // answer is "b" alone).
   {
     const Types ks = {{pb::INT64, false}, {pb::STRING, false}};
-    auto negate = [](pb::Plan p) {
-      pb::Plan n;
-      *n.mutable_negate()->mutable_input() = std::move(p);
-      return n;
-    };
-    pb::Plan spread;
-    auto* j = spread.mutable_join();
-    *j->mutable_left() = s::GetPlan("$0");
-    *j->mutable_right() =
-        s::UnionPlan({s::DistinctPlan(s::MfpPlan(s::GetPlan("$0"), s::Mfp({}, {}, {0}))),
-                      s::DistinctPlan(negate(s::MfpPlan(s::GetPlan("$0"), s::Mfp({}, {}, {0}))))});
-    j->add_left_key(0);
-    j->add_right_key(0);
+    const pb::Plan keys = s::MfpPlan(s::GetPlan("$0"), s::Mfp({}, {}, {0}));
+    const pb::Plan spread = s::JoinPlan(
+        s::GetPlan("$0"),
+        s::UnionPlan({s::DistinctPlan(keys), s::DistinctPlan(s::NegatePlan(keys))}), {0}, {0});
     pb::Finishing top;
     auto* by = top.add_order_by();
     by->set_column(0);
