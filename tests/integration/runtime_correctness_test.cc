@@ -803,18 +803,11 @@ std::vector<FixedCase> HandWrittenCases() {
     for (std::int64_t v = 12; v <= 26; v += 2) updates.push_back({Ints({v}), 0, -1});
     for (std::int64_t v = 21; v <= 35; v += 2) updates.push_back({Ints({v}), 1, 1});
     // Join(A, one row per key of A) keeps A's counts, exchanged by the key across the workers.
-    auto negate = [](pb::Plan p) {
-      pb::Plan n;
-      *n.mutable_negate()->mutable_input() = std::move(p);
-      return n;
-    };
-    pb::Plan spread;
-    auto* j = spread.mutable_join();
-    *j->mutable_left() = s::GetPlan("$0");
-    *j->mutable_right() = s::UnionPlan(
-        {s::DistinctPlan(s::GetPlan("$0")), s::DistinctPlan(negate(s::GetPlan("$0")))});
-    j->add_left_key(0);
-    j->add_right_key(0);
+    const pb::Plan spread =
+        s::JoinPlan(s::GetPlan("$0"),
+                    s::UnionPlan({s::DistinctPlan(s::GetPlan("$0")),
+                                  s::DistinctPlan(s::NegatePlan(s::GetPlan("$0")))}),
+                    {0}, {0});
     const pb::MapFilterProject to_seven = s::Mfp({s::IntLit(7)}, {}, {2});
     pb::Finishing first;
     first.set_limit(1);
@@ -827,6 +820,53 @@ std::vector<FixedCase> HandWrittenCases() {
                      .peeks = {{.t = 0, .mfp = to_seven},
                                {.t = 1, .mfp = to_seven},
                                {.t = 1, .mfp = to_seven, .finishing = first}}});
+  }
+  // The same with a limit: a worker whose part is all positive must not cut it to the limit
+  // when another's part has a negative count (the totals decide; here "a" is 2 - 1 = 1 and the
+  // answer is "b" alone).
+  {
+    const Types ks = {{pb::INT64, false}, {pb::STRING, false}};
+    const pb::Plan keys = s::MfpPlan(s::GetPlan("$0"), s::Mfp({}, {}, {0}));
+    const pb::Plan spread = s::JoinPlan(
+        s::GetPlan("$0"),
+        s::UnionPlan({s::DistinctPlan(keys), s::DistinctPlan(s::NegatePlan(keys))}), {0}, {0});
+    pb::Finishing top;
+    auto* by = top.add_order_by();
+    by->set_column(0);
+    by->set_desc(true);
+    top.set_limit(1);
+    std::vector<reference::Update> updates;
+    // Even keys on one worker, odd ones on the other (with two workers).
+    updates.push_back({Row{std::int64_t{2}, std::string("b")}, 0, 1});
+    updates.push_back({Row{std::int64_t{4}, std::string("a")}, 0, 2});
+    updates.push_back({Row{std::int64_t{1}, std::string("a")}, 0, -1});
+    cases.push_back({.name = "a peek's limit over parts with negative counts cuts by the totals",
+                     .source = ks,
+                     .updates = updates,
+                     .end = 1,
+                     .builds = {spread},
+                     .exports = {{1, {0}}},
+                     .peeks = {{.mfp = s::Mfp({}, {}, {1}), .finishing = top}}});
+  }
+  // -0.0 and 0.0 are one value, also when a peek's mfp makes -0.0 (-1.5 * 0.0): the rows that
+  // its finishing projects to -0.0 and to 0.0 are one row (found with FLOAT64 expressions, issue
+  // 14; a dataflow's mfp makes 0.0 of -0.0 already).
+  {
+    const Types kf = {{pb::INT64, false}, {pb::FLOAT64, true}};
+    const pb::ScalarExpr times_zero =
+        s::Binary(pb::MUL, s::Col(1), s::Lit(s::FloatDatum(0), pb::FLOAT64));
+    std::vector<reference::Update> updates;
+    for (std::int64_t k = 1; k <= 8; ++k) {
+      updates.push_back({Row{k, k % 2 == 1 ? -1.5 : 1.5}, 0, 1});
+    }
+    pb::Finishing zeros;
+    zeros.add_project(2);
+    cases.push_back({.name = "a float -0.0 that a peek's mfp makes is 0.0 in its projected rows",
+                     .source = kf,
+                     .updates = updates,
+                     .end = 1,
+                     .exports = {{0, {0}}},
+                     .peeks = {{.mfp = s::Mfp({times_zero}, {}, {}), .finishing = zeros}}});
   }
   // Issue 10, item 3: a closed collection is readable at every time from since on.
   cases.push_back(
