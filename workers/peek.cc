@@ -289,12 +289,13 @@ std::optional<std::string> Finish(const pb::Finishing& finishing, CountedRows ro
     }
     rc->set_count(n);
   }
-  // A projection can make rows equal: list each distinct row once, where it first appears.
+  // A projection can make rows equal: list each distinct row once, where it first appears. Equal
+  // as datums (the row encoding: -0.0 is 0.0), not as protobuf bytes.
   if (!finishing.project().empty() && out->rows_size() > 1) {
     pb::Rows compact;
     std::map<std::string, int> first;
     for (const auto& rc : out->rows()) {
-      const std::string enc = ipc::Encode(rc.row());
+      const std::string enc = EncodeRow(FromProto(rc.row()));
       auto [it, fresh] = first.emplace(enc, compact.rows_size());
       if (fresh) {
         *compact.add_rows() = rc;

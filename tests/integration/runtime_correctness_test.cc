@@ -794,9 +794,10 @@ std::vector<FixedCase> HandWrittenCases() {
                    .end = 2,
                    .builds = {s::DistinctPlan(s::GetPlan("$0"))},
                    .exports = {{1, {0}}}});
-  // Issue 14 (Negate makes negative counts): a peek judges a result row's count after summing
-  // it over the whole index, so a part of it that is negative on one worker is no error when the
-  // total is >= 0 (and a limit cuts by the total).
+  // Issue 14 (Negate makes negative counts): a peek that selects an indexed row with a negative
+  // count (and keeps it through its mfp) answers Error, judged row by row — even when its mfp
+  // makes it equal to rows on other workers whose counts would sum to >= 0 — so the answer does
+  // not depend on how rows are spread over the workers (workers/README.md "Peeks").
   {
     std::vector<reference::Update> updates;
     for (std::int64_t v = 1; v <= 8; ++v) updates.push_back({Ints({v}), 0, 1});
@@ -811,7 +812,7 @@ std::vector<FixedCase> HandWrittenCases() {
     const pb::MapFilterProject to_seven = s::Mfp({s::IntLit(7)}, {}, {2});
     pb::Finishing first;
     first.set_limit(1);
-    cases.push_back({.name = "a peek's row whose parts on the workers sum to >= 0 is no error",
+    cases.push_back({.name = "a peek selecting a negative row is an error wherever its equals live",
                      .source = k,
                      .updates = updates,
                      .end = 2,
@@ -821,9 +822,8 @@ std::vector<FixedCase> HandWrittenCases() {
                                {.t = 1, .mfp = to_seven},
                                {.t = 1, .mfp = to_seven, .finishing = first}}});
   }
-  // The same with a limit: a worker whose part is all positive must not cut it to the limit
-  // when another's part has a negative count (the totals decide; here "a" is 2 - 1 = 1 and the
-  // answer is "b" alone).
+  // The same with a limit: the worker holding the negative row answers Error whatever the other
+  // workers cut their parts to (here "a" would total 2 - 1 = 1 across the workers).
   {
     const Types ks = {{pb::INT64, false}, {pb::STRING, false}};
     const pb::Plan keys = s::MfpPlan(s::GetPlan("$0"), s::Mfp({}, {}, {0}));
@@ -840,7 +840,7 @@ std::vector<FixedCase> HandWrittenCases() {
     updates.push_back({Row{std::int64_t{2}, std::string("b")}, 0, 1});
     updates.push_back({Row{std::int64_t{4}, std::string("a")}, 0, 2});
     updates.push_back({Row{std::int64_t{1}, std::string("a")}, 0, -1});
-    cases.push_back({.name = "a peek's limit over parts with negative counts cuts by the totals",
+    cases.push_back({.name = "a peek with a limit selecting a negative row is an error",
                      .source = ks,
                      .updates = updates,
                      .end = 1,
