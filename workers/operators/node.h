@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,25 @@ void ForEachTime(std::vector<RowUpdate>& rows, F&& fn) {
     fn(rows[i].time, i, j);
     i = j;
   }
+}
+
+// The skeleton of the operators that keep state per group (Reduce, TopK): over `rows`, already
+// exchanged by the `key` columns, time by time (ascending), calls apply(encoded group key, update)
+// for each update, then settle(t, encoded group key) once for each group the time touched.
+template <typename Apply, typename Settle>
+void ForEachGroupChange(std::vector<RowUpdate>& rows, const std::vector<std::uint32_t>& key,
+                        Apply&& apply, Settle&& settle) {
+  std::string encoded;
+  ForEachTime(rows, [&](Time t, std::size_t b, std::size_t e) {
+    std::set<std::string> touched;
+    for (std::size_t i = b; i < e; ++i) {
+      encoded.clear();
+      for (std::uint32_t c : key) AppendEncodedDatum(rows[i].row[c], &encoded);
+      apply(encoded, rows[i]);
+      touched.insert(encoded);
+    }
+    for (const std::string& group : touched) settle(t, group);
+  });
 }
 
 }  // namespace tandem::workers

@@ -259,38 +259,33 @@ class ReduceNode final : public Node {
     Delta out;
     out.errors = std::move(in.errors);
     std::vector<RowUpdate> rows = ctx.exchange->Shuffle(ctx.me, std::move(in.rows), key_, false);
-    std::string key;
-    ForEachTime(rows, [&](Time t, std::size_t b, std::size_t e) {
-      std::set<std::string> touched;
-      for (std::size_t i = b; i < e; ++i) {
-        key.clear();
-        for (std::uint32_t c : key_) AppendEncodedDatum(rows[i].row[c], &key);
-        // A new group takes its key from its first row. (Not "aggs is empty": a Reduce without
-        // aggregates has none, and would append the key once per row.)
-        auto [it, fresh] = groups_.try_emplace(key);
-        Aggregates::Group& g = it->second;
-        if (fresh) {
-          Row key_row;
-          for (std::uint32_t c : key_) key_row.push_back(rows[i].row[c]);
-          g = aggregates_.NewGroup(std::move(key_row));
-        }
-        aggregates_.Apply(g, rows[i].row, rows[i].diff);
-        touched.insert(key);
-      }
-      for (const std::string& k : touched) {
-        auto it = groups_.find(k);
-        Aggregates::Group& g = it->second;
-        Aggregates::Output now = aggregates_.Compute(g);
-        if (!(now == g.out)) {
-          Aggregates::Emit(g.out, t, -1, &out);
-          Aggregates::Emit(now, t, 1, &out);
-          g.out = std::move(now);
-        }
-        // Only once nothing of it is left: a group whose count is 0 may still hold values with
-        // non-zero counts (a retraction of a value never inserted), which later updates see.
-        if (Aggregates::Empty(g)) groups_.erase(it);
-      }
-    });
+    ForEachGroupChange(
+        rows, key_,
+        [&](const std::string& key, const RowUpdate& u) {
+          // A new group takes its key from its first row. (Not "aggs is empty": a Reduce without
+          // aggregates has none, and would append the key once per row.)
+          auto [it, fresh] = groups_.try_emplace(key);
+          Aggregates::Group& g = it->second;
+          if (fresh) {
+            Row key_row;
+            for (std::uint32_t c : key_) key_row.push_back(u.row[c]);
+            g = aggregates_.NewGroup(std::move(key_row));
+          }
+          aggregates_.Apply(g, u.row, u.diff);
+        },
+        [&](Time t, const std::string& key) {
+          auto it = groups_.find(key);
+          Aggregates::Group& g = it->second;
+          Aggregates::Output now = aggregates_.Compute(g);
+          if (!(now == g.out)) {
+            Aggregates::Emit(g.out, t, -1, &out);
+            Aggregates::Emit(now, t, 1, &out);
+            g.out = std::move(now);
+          }
+          // Only once nothing of it is left: a group whose count is 0 may still hold values with
+          // non-zero counts (a retraction of a value never inserted), which later updates see.
+          if (Aggregates::Empty(g)) groups_.erase(it);
+        });
     return out;
   }
 

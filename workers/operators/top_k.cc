@@ -32,26 +32,21 @@ class TopKNode final : public Node {
     Delta out;
     out.errors = std::move(in.errors);
     std::vector<RowUpdate> rows = ctx.exchange->Shuffle(ctx.me, std::move(in.rows), key_, false);
-    std::string key;
-    ForEachTime(rows, [&](Time t, std::size_t b, std::size_t e) {
-      std::set<std::string> touched;
-      for (std::size_t i = b; i < e; ++i) {
-        key.clear();
-        for (std::uint32_t c : key_) AppendEncodedDatum(rows[i].row[c], &key);
-        auto [it, fresh] = groups_.try_emplace(key, Group{Rows(Less{&order_}), {}});
-        Int128& count = it->second.rows[rows[i].row];
-        count += rows[i].diff;
-        if (count == 0) it->second.rows.erase(rows[i].row);
-        touched.insert(key);
-      }
-      for (const std::string& k : touched) {
-        auto it = groups_.find(k);
-        Window now = WindowOf(it->second.rows);
-        EmitChange(it->second.out, now, t, &out);
-        it->second.out = std::move(now);
-        if (it->second.rows.empty()) groups_.erase(it);
-      }
-    });
+    ForEachGroupChange(
+        rows, key_,
+        [&](const std::string& key, const RowUpdate& u) {
+          auto [it, fresh] = groups_.try_emplace(key, Group{Rows(Less{&order_}), {}});
+          Int128& count = it->second.rows[u.row];
+          count += u.diff;
+          if (count == 0) it->second.rows.erase(u.row);
+        },
+        [&](Time t, const std::string& key) {
+          auto it = groups_.find(key);
+          Window now = WindowOf(it->second.rows);
+          EmitChange(it->second.out, now, t, &out);
+          it->second.out = std::move(now);
+          if (it->second.rows.empty()) groups_.erase(it);
+        });
     return out;
   }
 
