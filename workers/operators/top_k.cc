@@ -35,7 +35,7 @@ class TopKNode final : public Node {
     ForEachGroupChange(
         rows, key_,
         [&](const std::string& key, const RowUpdate& u) {
-          auto [it, fresh] = groups_.try_emplace(key, Group{Rows(Less{&order_}), {}});
+          auto it = groups_.try_emplace(key, Group{Rows(Less{&order_}), {}}).first;
           Int128& count = it->second.rows[u.row];
           count += u.diff;
           if (count == 0) it->second.rows.erase(u.row);
