@@ -86,6 +86,13 @@ struct Options {
   std::size_t slow_samples = 1000;
   std::int64_t slow_groups = 100;
   bool slow_arranged = true;  // --slow-plan arranged (default) | mapped
+  // join: the fact stream and the dimension (key_value sources, as fast as possible), and which
+  // parts run (all | throughput | isolation).
+  std::uint64_t join_fact_keys = 1000000;
+  std::uint64_t join_fact_updates = 10000;
+  std::uint64_t join_dim_keys = 10000;
+  std::uint64_t join_dim_updates = 100;
+  std::string join_part = "all";
   bool quiet = false;
 };
 
@@ -146,5 +153,7 @@ KeyValue LightLoad(const Options& o, std::uint64_t keys);
 KeyValue HeavyLoad(const Options& o);
 // How long an index of `keys` keys may take to build.
 std::chrono::seconds BuildLimit(std::uint64_t keys);
+// VmRSS of `pid`, in bytes (0 when it cannot be read).
+double RssBytes(pid_t pid);
 
 }  // namespace tandem::bench
