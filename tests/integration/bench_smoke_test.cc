@@ -271,5 +271,40 @@ TEST(TandemBench, SmokeSlowPath) {
   EXPECT_FALSE(SegmentsLeft());
 }
 
+// join (issue 14): both throughput cells (the dimension a source and an imported index), their
+// memory, the verdicts, and isolation with the join as the heavy load, at tiny sizes.
+TEST(TandemBench, SmokeJoin) {
+  const auto run = Bench({"join", "--join-fact-keys", "20000", "--join-fact-updates", "200",
+                          "--join-dim-keys", "200", "--join-dim-updates", "5", "--keys", "2000"});
+  const Report r = ParseOrFail(run);
+  ASSERT_TRUE(r.count("join"));
+  const Cells& cells = r.at("join");
+  for (const char* cell : {"sources", "imported"}) {
+    ASSERT_TRUE(cells.count(cell)) << cell;
+    const Metrics& m = cells.at(cell);
+    EXPECT_GT(m.at("input_updates_per_s"), 0) << cell << ": the join made no progress";
+    EXPECT_GT(m.at("input_updates_per_s_per_worker"), 0) << cell;
+    EXPECT_GT(m.at("output_rows_per_s"), 0) << cell;
+    EXPECT_GT(m.at("memory_samples"), 0) << cell;
+    EXPECT_GT(m.at("segment_bytes_median"), 0) << cell << ": the join index takes no segment";
+    EXPECT_GT(m.at("rss_before_bytes"), 0) << cell;
+    EXPECT_TRUE(m.count("rss_bytes_median")) << cell;
+    EXPECT_EQ(m.at("wrong_answers"), 0) << cell << ": a peeked row of the join is not its match";
+  }
+  ASSERT_TRUE(cells.count("verdict/throughput"));
+  EXPECT_TRUE(cells.at("verdict/throughput").count("rss_sources_minus_imported_bytes"));
+  for (const char* cell : {"isolation/two-runtime/idle", "isolation/two-runtime/loaded"}) {
+    ASSERT_TRUE(cells.count(cell)) << cell;
+    ExpectLatencies(cells.at(cell), cell);
+  }
+  EXPECT_GT(cells.at("isolation/two-runtime/loaded").at("updates_per_s"), 0)
+      << "the join load made no progress";
+  ASSERT_TRUE(cells.count("verdict/isolation"));
+  EXPECT_GT(cells.at("verdict/isolation").at("two_loaded_over_idle_p99"), 0);
+  EXPECT_NE(run.err.find("target >= 1000000"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("target <= 2"), std::string::npos) << run.err;
+  EXPECT_FALSE(SegmentsLeft());
+}
+
 }  // namespace
 }  // namespace tandem::testing
