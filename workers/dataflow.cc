@@ -120,6 +120,11 @@ DataflowInstance::DataflowInstance(DataflowShared* shared, std::uint32_t me, Exc
                       raw});
   }
   graph_ = BuildPlanGraph(desc, std::move(inputs));
+  if (me == 0) {  // what each join arranged itself and what it read in place (issue 14)
+    for (const std::string& a : graph_.arrangements) {
+      spdlog::info("dataflow {}: {}", desc.debug_name(), a);
+    }
+  }
   for (const auto& [node, ep] : graph_.exports) {
     const pb::IndexExport& e = *ep;
     auto id = GlobalId::Parse(e.id());

@@ -5,10 +5,14 @@
 
 #include "base/check.h"
 #include "ipc/model.h"
+#include "ipc/validate.h"
 #include "workers/operators/cached.h"
-#include "workers/operators/distinct.h"
+#include "workers/operators/join.h"
 #include "workers/operators/mfp.h"
+#include "workers/operators/negate.h"
 #include "workers/operators/reduce.h"
+#include "workers/operators/threshold.h"
+#include "workers/operators/top_k.h"
 #include "workers/operators/union.h"
 
 namespace tandem::workers {
@@ -21,6 +25,7 @@ PlanGraph BuildPlanGraph(const pb::DataflowDescription& desc, std::vector<PlanIn
     CachedNode* node;
     const std::vector<std::uint32_t>* arranged_by;
     ImportedIndex* index = nullptr;
+    std::string index_id;  // of `index`
   };
   const Time as_of = desc.as_of().elements(0);
   const Frontier until = ipc::FrontierOf(desc.until());
@@ -38,8 +43,22 @@ PlanGraph BuildPlanGraph(const pb::DataflowDescription& desc, std::vector<PlanIn
     g.nodes.push_back(std::move(in.node));
     CachedNode* node = cached(g.nodes.back().get());
     keys.push_back(std::move(in.arranged_by));
-    for (const std::string& name : in.names) named[name] = {node, &keys.back(), in.index};
+    for (const std::string& name : in.names) {
+      named[name] = {node, &keys.back(), in.index, in.names.front()};
+    }
   }
+  // The schemas of what the plan may Get, for a left outer join's right arity.
+  std::map<std::string, pb::Schema> scope;
+  for (const auto& s : desc.source_imports()) scope[s.id()] = s.schema();
+  for (const auto& i : desc.index_imports()) scope[i.id()] = scope[i.on()] = i.schema();
+  // The imported index that `plan` reads in place when it is a Get of an index import arranged by
+  // exactly `key`; null otherwise.
+  auto arranged = [&](const pb::Plan& plan, const std::vector<std::uint32_t>& key) -> Named* {
+    if (!plan.has_get()) return nullptr;
+    auto it = named.find(plan.get().id());
+    if (it == named.end() || !it->second.index || *it->second.arranged_by != key) return nullptr;
+    return &it->second;
+  };
   std::function<Node*(const pb::Plan&)> build = [&](const pb::Plan& p) -> Node* {
     switch (p.kind_case()) {
       case pb::Plan::kGet: {
@@ -55,14 +74,11 @@ PlanGraph BuildPlanGraph(const pb::DataflowDescription& desc, std::vector<PlanIn
       }
       case pb::Plan::kReduce: {
         const pb::Plan& input = p.reduce().input();
-        if (input.has_get()) {
-          auto it = named.find(input.get().id());
-          const std::vector<std::uint32_t> group(p.reduce().group_key().begin(),
-                                                 p.reduce().group_key().end());
-          if (it != named.end() && it->second.index && *it->second.arranged_by == group) {
-            g.nodes.push_back(MakeArrangedReduce(it->second.index, p.reduce(), as_of, until));
-            return g.nodes.back().get();
-          }
+        const std::vector<std::uint32_t> group(p.reduce().group_key().begin(),
+                                               p.reduce().group_key().end());
+        if (Named* index = arranged(input, group)) {
+          g.nodes.push_back(MakeArrangedReduce(index->index, p.reduce(), as_of, until));
+          return g.nodes.back().get();
         }
         Node* in = build(input);
         g.nodes.push_back(MakeReduce(in, p.reduce()));
@@ -76,7 +92,48 @@ PlanGraph BuildPlanGraph(const pb::DataflowDescription& desc, std::vector<PlanIn
       }
       case pb::Plan::kDistinct: {
         Node* in = build(p.distinct().input());
-        g.nodes.push_back(std::make_unique<DistinctNode>(in));
+        g.nodes.push_back(std::make_unique<ThresholdNode>(in, ThresholdNode::Kind::kDistinct));
+        return g.nodes.back().get();
+      }
+      case pb::Plan::kThreshold: {
+        Node* in = build(p.threshold().input());
+        g.nodes.push_back(std::make_unique<ThresholdNode>(in, ThresholdNode::Kind::kThreshold));
+        return g.nodes.back().get();
+      }
+      case pb::Plan::kNegate: {
+        Node* in = build(p.negate().input());
+        g.nodes.push_back(std::make_unique<NegateNode>(in));
+        return g.nodes.back().get();
+      }
+      case pb::Plan::kTopK: {
+        Node* in = build(p.top_k().input());
+        g.nodes.push_back(MakeTopK(in, p.top_k()));
+        return g.nodes.back().get();
+      }
+      case pb::Plan::kJoin: {
+        const pb::Plan::Join& j = p.join();
+        auto side = [&](const pb::Plan& input, const auto& key_columns) {
+          const std::vector<std::uint32_t> key(key_columns.begin(), key_columns.end());
+          if (Named* index = arranged(input, key)) {
+            return MakeImportedSide(index->index, index->index_id, key, as_of, until);
+          }
+          return MakeOwnSide(build(input), key);
+        };
+        std::unique_ptr<JoinSide> left = side(j.left(), j.left_key());
+        std::unique_ptr<JoinSide> right = side(j.right(), j.right_key());
+        std::size_t right_arity = 0;
+        if (j.kind() == pb::LEFT_OUTER) {
+          Result<pb::Schema> schema = ipc::PlanSchema(j.right(), scope);
+          TANDEM_CHECK(schema.ok(), "a join's right input that passed validation has no schema");
+          right_arity = static_cast<std::size_t>(schema->columns_size());
+        }
+        g.arrangements.push_back("join " + std::to_string(g.arrangements.size() + 1) +
+                                 ": left side " + left->Describe() + ", right side " +
+                                 right->Describe());
+        auto join = std::make_unique<JoinNode>(std::move(left), std::move(right),
+                                               j.kind() == pb::LEFT_OUTER, right_arity);
+        g.joins.push_back(join.get());
+        g.nodes.push_back(std::move(join));
         return g.nodes.back().get();
       }
       default:
@@ -85,7 +142,10 @@ PlanGraph BuildPlanGraph(const pb::DataflowDescription& desc, std::vector<PlanIn
     return nullptr;
   };
   for (const pb::BuildDesc& b : desc.objects_to_build()) {
-    named[b.id()] = {cached(build(b.plan())), &kNotArranged};
+    named[b.id()] = {cached(build(b.plan())), &kNotArranged, nullptr, {}};
+    if (Result<pb::Schema> schema = ipc::PlanSchema(b.plan(), scope); schema.ok()) {
+      scope[b.id()] = *std::move(schema);
+    }
   }
   for (const pb::IndexExport& e : desc.index_exports()) {
     CachedNode* on = named.at(e.on()).node;

@@ -17,6 +17,7 @@
 namespace tandem::workers {
 
 class ImportedIndex;
+class JoinNode;
 
 // One input of the dataflow: a source import's node, or an index import's (workers/sources/
 // index_import.h), read by the plan under each of `names`.
@@ -34,6 +35,10 @@ struct PlanGraph {
   std::vector<std::unique_ptr<Node>> nodes;  // owned; the graph points into it
   // Each index export with the node of the collection it arranges, in the description's order.
   std::vector<std::pair<Node*, const ipc::pb::IndexExport*>> exports;
+  // The joins (owned by `nodes`), and for each what it arranged and what it reused in place:
+  // "join 1: left side its own arrangement, right side imported index s1, in place".
+  std::vector<const JoinNode*> joins;
+  std::vector<std::string> arrangements;
 };
 
 // Builds the graph of `desc` (already validated: every name resolves). `desc` must outlive it.

@@ -10,6 +10,8 @@ namespace {
 
 constexpr const char* kOverflow = "integer overflow";
 constexpr const char* kDivisionByZero = "division by zero";
+constexpr const char* kCountOverflow = "integer overflow in COUNT";
+constexpr const char* kAvgOverflow = "integer overflow in AVG";
 constexpr int kMaxPlanDepth = 1000;
 
 // Wide enough for any sum of int64 products of an int64 value and an int64 multiplicity that a
@@ -186,6 +188,18 @@ void AddAll(Contents& into, const Contents& from) {
   for (const auto& [message, count] : from.errors) AddTo(into.errors, message, count);
 }
 
+// The group's non-null values of the aggregate's column, each with its total count (zero totals
+// dropped), in ascending CompareDatum order.
+Multiset NonNullValues(const pb::Aggregate& aggregate,
+                       const std::vector<std::pair<const Row*, Count>>& group) {
+  Multiset per_value;
+  for (const auto& [row, count] : group) {
+    const Datum& d = row->at(aggregate.column());
+    if (!IsNull(d)) AddTo(per_value, Row{d}, count);
+  }
+  return per_value;
+}
+
 // One aggregate over one group: rows of the group with their (non-zero) multiplicities.
 // Returns the datum, or an error message.
 Value Aggregate(const pb::Aggregate& aggregate,
@@ -227,13 +241,8 @@ Value Aggregate(const pb::Aggregate& aggregate,
     case pb::MIN:
     case pb::MAX: {
       // Multiplicity per value, then the extreme value with a positive one.
-      Multiset per_value;
-      for (const auto& [row, count] : group) {
-        const Datum& d = row->at(aggregate.column());
-        if (!IsNull(d)) AddTo(per_value, Row{d}, count);
-      }
       std::optional<Datum> best;
-      for (const auto& [value, count] : per_value) {
+      for (const auto& [value, count] : NonNullValues(aggregate, group)) {
         if (count <= 0) continue;
         if (!best || (aggregate.func() == pb::MIN ? CompareDatum(value[0], *best) < 0
                                                   : CompareDatum(value[0], *best) > 0)) {
@@ -242,15 +251,70 @@ Value Aggregate(const pb::Aggregate& aggregate,
       }
       return Value::Of(best ? *best : Datum(Null{}));
     }
+    case pb::COUNT_NON_NULL: {
+      Count non_null = 0;
+      for (const auto& [row, count] : group) {
+        if (!IsNull(row->at(aggregate.column()))) non_null += count;
+      }
+      if (!FitsInt64(non_null)) return Value::Error(kCountOverflow);
+      return Value::Of(static_cast<std::int64_t>(non_null));
+    }
+    case pb::COUNT_DISTINCT: {
+      std::int64_t distinct = 0;
+      for (const auto& [value, count] : NonNullValues(aggregate, group)) distinct += count > 0;
+      return Value::Of(distinct);
+    }
+    case pb::AVG: {
+      // Per distinct value first (ascending CompareDatum), so that the float sum's rounding is a
+      // function of the multiset alone.
+      const Multiset per_value = NonNullValues(aggregate, group);
+      Count total_count = 0;
+      for (const auto& [value, count] : per_value) total_count += count;
+      if (total_count <= 0) return Value::Of(Null{});
+      if (std::holds_alternative<std::int64_t>(per_value.begin()->first[0])) {
+        Int128 sum = 0;
+        for (const auto& [value, count] : per_value) {
+          const auto* i = std::get_if<std::int64_t>(&value[0]);
+          if (i == nullptr) return TypeError("AVG");
+          Int128 product;
+          if (__builtin_mul_overflow(static_cast<Int128>(*i), count, &product) ||
+              __builtin_add_overflow(sum, product, &sum)) {
+            return Value::Error(kAvgOverflow);
+          }
+        }
+        return Value::Of(static_cast<double>(sum) / static_cast<double>(total_count));
+      }
+      double sum = 0.0;
+      for (const auto& [value, count] : per_value) {
+        const auto* f = std::get_if<double>(&value[0]);
+        if (f == nullptr) return TypeError("AVG");
+        sum += *f * static_cast<double>(count);
+      }
+      return Value::Of(sum / static_cast<double>(total_count));
+    }
+    case pb::ANY:
+    case pb::ALL: {
+      bool some_true = false, some_false = false;
+      for (const auto& [value, count] : NonNullValues(aggregate, group)) {
+        if (count <= 0) continue;
+        if (!std::holds_alternative<bool>(value[0])) {
+          return TypeError(aggregate.func() == pb::ANY ? "ANY" : "ALL");
+        }
+        (std::get<bool>(value[0]) ? some_true : some_false) = true;
+      }
+      if (!some_true && !some_false) return Value::Of(Null{});
+      return Value::Of(aggregate.func() == pb::ANY ? some_true : !some_false);
+    }
     default:
       break;
   }
   return TypeError("unknown aggregate function");
 }
 
-// Order of the finishing: order_by columns, then the whole row.
-int CompareFinishing(const pb::Finishing& finishing, const Row& a, const Row& b) {
-  for (const auto& order : finishing.order_by()) {
+// Order of a finishing or a TopK: the order_by columns, then the whole row.
+int CompareOrdered(const google::protobuf::RepeatedPtrField<pb::ColumnOrder>& order_by,
+                   const Row& a, const Row& b) {
+  for (const auto& order : order_by) {
     const Datum& x = a.at(order.column());
     const Datum& y = b.at(order.column());
     const bool xn = IsNull(x), yn = IsNull(y);
@@ -470,6 +534,91 @@ Contents DistinctOf(const Contents& input) {
   return out;
 }
 
+Contents JoinOf(const Contents& left, const Contents& right, const pb::Plan::Join& join,
+                std::size_t right_arity) {
+  Contents out;
+  out.errors = left.errors;
+  for (const auto& [message, count] : right.errors) AddTo(out.errors, message, count);
+  const std::vector<std::uint32_t> left_key = Columns(join.left_key());
+  const std::vector<std::uint32_t> right_key = Columns(join.right_key());
+  auto has_null = [](const Row& key) { return std::any_of(key.begin(), key.end(), IsNull); };
+  // Right rows by key (CompareRow == 0 is datum equality column by column); null keys never match.
+  std::map<Row, std::vector<std::pair<const Row*, Count>>, RowLess> by_key;
+  for (const auto& [row, count] : right.rows) {
+    Row key = Project(row, right_key);
+    if (!has_null(key)) by_key[std::move(key)].emplace_back(&row, count);
+  }
+  for (const auto& [l, cl] : left.rows) {
+    const Row key = Project(l, left_key);
+    const auto match = has_null(key) ? by_key.end() : by_key.find(key);
+    if (match == by_key.end()) {
+      if (join.kind() == pb::LEFT_OUTER) {
+        Row padded = l;
+        padded.resize(l.size() + right_arity, Datum(Null{}));
+        AddTo(out.rows, padded, cl);
+      }
+      continue;
+    }
+    for (const auto& [r, cr] : match->second) {
+      Row joined = l;
+      joined.insert(joined.end(), r->begin(), r->end());
+      Count product;
+      if (__builtin_mul_overflow(cl, cr, &product)) {
+        // Not a runtime error: the reference's counts cannot hold it (no test comes near).
+        AddTo(out.errors, "reference: join count beyond 128 bits", 1);
+        continue;
+      }
+      AddTo(out.rows, joined, product);
+    }
+  }
+  return out;
+}
+
+Contents TopKOf(const Contents& input, const pb::Plan::TopK& top_k) {
+  Contents out;
+  out.errors = input.errors;
+  const std::vector<std::uint32_t> group_key = Columns(top_k.group_key());
+  std::map<Row, std::vector<std::pair<const Row*, Count>>, RowLess> groups;
+  for (const auto& [row, count] : input.rows) {
+    if (count > 0) groups[Project(row, group_key)].emplace_back(&row, count);
+  }
+  // Positions are exact 128-bit numbers; the window is [begin, end), or [begin, ...) unlimited.
+  const bool limited = top_k.has_limit();
+  const Int128 begin = top_k.offset();
+  const Int128 end = begin + top_k.limit();
+  for (auto& [key, members] : groups) {
+    std::sort(members.begin(), members.end(), [&](const auto& a, const auto& b) {
+      return CompareOrdered(top_k.order_by(), *a.first, *b.first) < 0;
+    });
+    Int128 position = 0;  // of the first unit of the current row
+    for (const auto& [row, count] : members) {
+      if (limited && position >= end) break;
+      // The row's units are [position, position + count); the window is [begin, end).
+      const Int128 from = std::max(position, begin);
+      const Int128 to = limited ? std::min(position + count, end) : position + count;
+      if (to > from) AddTo(out.rows, *row, to - from);
+      position += count;
+    }
+  }
+  return out;
+}
+
+Contents NegateOf(const Contents& input) {
+  Contents out;
+  out.errors = input.errors;
+  for (const auto& [row, count] : input.rows) out.rows.emplace(row, -count);
+  return out;
+}
+
+Contents ThresholdOf(const Contents& input) {
+  Contents out;
+  out.errors = input.errors;
+  for (const auto& [row, count] : input.rows) {
+    if (count > 0) out.rows.emplace(row, count);
+  }
+  return out;
+}
+
 PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>& key,
                       const std::vector<Row>& keys, const pb::MapFilterProject& mfp,
                       const pb::Finishing& finishing) {
@@ -501,7 +650,7 @@ PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>
     }
   }
   std::stable_sort(sorted.begin(), sorted.end(), [&](const auto& a, const auto& b) {
-    return CompareFinishing(finishing, a.first, b.first) < 0;
+    return CompareOrdered(finishing.order_by(), a.first, b.first) < 0;
   });
   // Offset and limit count multiplicities.
   std::uint64_t skip = finishing.offset();
@@ -651,11 +800,24 @@ Result<Contents> Evaluator::Eval(const pb::Plan& plan, Time t, int depth) const 
       TANDEM_ASSIGN_OR_RETURN(Contents input, Eval(plan.distinct().input(), t, depth + 1));
       return DistinctOf(input);
     }
-    case pb::Plan::kJoin:
-    case pb::Plan::kTopK:
-    case pb::Plan::kNegate:
-    case pb::Plan::kThreshold:
-      return Status::InvalidArgument("reference: operator not implemented yet");
+    case pb::Plan::kJoin: {
+      TANDEM_ASSIGN_OR_RETURN(Contents left, Eval(plan.join().left(), t, depth + 1));
+      TANDEM_ASSIGN_OR_RETURN(Contents right, Eval(plan.join().right(), t, depth + 1));
+      TANDEM_ASSIGN_OR_RETURN(std::size_t right_arity, Arity(plan.join().right(), depth + 1));
+      return JoinOf(left, right, plan.join(), right_arity);
+    }
+    case pb::Plan::kTopK: {
+      TANDEM_ASSIGN_OR_RETURN(Contents input, Eval(plan.top_k().input(), t, depth + 1));
+      return TopKOf(input, plan.top_k());
+    }
+    case pb::Plan::kNegate: {
+      TANDEM_ASSIGN_OR_RETURN(Contents input, Eval(plan.negate().input(), t, depth + 1));
+      return NegateOf(input);
+    }
+    case pb::Plan::kThreshold: {
+      TANDEM_ASSIGN_OR_RETURN(Contents input, Eval(plan.threshold().input(), t, depth + 1));
+      return ThresholdOf(input);
+    }
     case pb::Plan::KIND_NOT_SET:
       break;
   }
@@ -663,6 +825,63 @@ Result<Contents> Evaluator::Eval(const pb::Plan& plan, Time t, int depth) const 
 }
 
 Result<Contents> Evaluator::At(const std::string& id, Time t) const { return AtDepth(id, t, 0); }
+
+Result<std::size_t> Evaluator::Arity(const std::string& id) const { return ArityOf(id, 0); }
+
+Result<std::size_t> Evaluator::ArityOf(const std::string& id, int depth) const {
+  if (depth > kMaxPlanDepth) return Status::InvalidArgument("reference: plan too deep");
+  for (const auto& build : desc_.objects_to_build()) {
+    if (build.id() == id) return Arity(build.plan(), depth + 1);
+  }
+  for (const auto& index : desc_.index_exports()) {
+    if (index.id() == id) return ArityOf(index.on(), depth + 1);
+  }
+  for (const auto& import : desc_.source_imports()) {
+    if (import.id() == id) return static_cast<std::size_t>(import.schema().columns_size());
+  }
+  for (const auto& import : desc_.index_imports()) {
+    if (import.id() == id || import.on() == id) {
+      return static_cast<std::size_t>(import.schema().columns_size());
+    }
+  }
+  return Status::NotFound("reference: unknown collection " + id);
+}
+
+Result<std::size_t> Evaluator::Arity(const pb::Plan& plan, int depth) const {
+  if (depth > kMaxPlanDepth) return Status::InvalidArgument("reference: plan too deep");
+  switch (plan.kind_case()) {
+    case pb::Plan::kGet:
+      return ArityOf(plan.get().id(), depth + 1);
+    case pb::Plan::kMfp: {
+      const auto& mfp = plan.mfp().mfp();
+      if (mfp.projection_size() > 0) return static_cast<std::size_t>(mfp.projection_size());
+      TANDEM_ASSIGN_OR_RETURN(std::size_t input, Arity(plan.mfp().input(), depth + 1));
+      return input + static_cast<std::size_t>(mfp.map_size());
+    }
+    case pb::Plan::kReduce:
+      return static_cast<std::size_t>(plan.reduce().group_key_size() +
+                                      plan.reduce().aggregates_size());
+    case pb::Plan::kUnion:
+      if (plan.union_().inputs_size() == 0) return std::size_t{0};
+      return Arity(plan.union_().inputs(0), depth + 1);
+    case pb::Plan::kDistinct:
+      return Arity(plan.distinct().input(), depth + 1);
+    case pb::Plan::kJoin: {
+      TANDEM_ASSIGN_OR_RETURN(std::size_t left, Arity(plan.join().left(), depth + 1));
+      TANDEM_ASSIGN_OR_RETURN(std::size_t right, Arity(plan.join().right(), depth + 1));
+      return left + right;
+    }
+    case pb::Plan::kTopK:
+      return Arity(plan.top_k().input(), depth + 1);
+    case pb::Plan::kNegate:
+      return Arity(plan.negate().input(), depth + 1);
+    case pb::Plan::kThreshold:
+      return Arity(plan.threshold().input(), depth + 1);
+    case pb::Plan::KIND_NOT_SET:
+      break;
+  }
+  return Status::InvalidArgument("reference: plan node without kind");
+}
 
 Result<Contents> Evaluator::AtDepth(const std::string& id, Time t, int depth) const {
   if (depth > kMaxPlanDepth) return Status::InvalidArgument("reference: plan too deep");

@@ -21,6 +21,32 @@
 //   * Mfp: every map expression is evaluated, in order (an error stops the row as an error); then
 //     the predicates in order: the first that is false or null drops the row, an error before
 //     that makes the row an error; then the projection.
+//
+// Operator semantics (the issue-14 contract, /work/notes/issue14-contract.md; counts are exact):
+//   * Reduce: a group exists when its total count is > 0; one output row per group; the first
+//     aggregate that fails makes the group one error instead. Nulls are ignored by every
+//     aggregate but COUNT. COUNT: the group's total count. SUM: exact for int64 (overflow is
+//     judged on the final value), row by row for float64; null without a non-null value.
+//     MIN/MAX: the extreme value whose total count is > 0, else null. COUNT_NON_NULL: the summed
+//     counts of the non-null values (int64; "integer overflow in COUNT" beyond). COUNT_DISTINCT:
+//     the number of distinct non-null values whose total count is > 0. AVG: null when the
+//     non-null values' total count is <= 0; int64: (double)(exact sum of value x count) /
+//     (double)(total count), "integer overflow in AVG" if the sum leaves 128 bits; float64: for
+//     each distinct value (by CompareDatum, ascending; -0.0 and 0.0 are one value) with a nonzero
+//     total count, sum += value * (double)count, starting from +0.0, then sum / (double)(total
+//     count). ANY/ALL over the bool values with total count > 0: ANY = some true, ALL = none
+//     false; null when there is no such value.
+//   * Join: left row l (count cl) and right row r (count cr) whose key columns are pairwise
+//     CompareDatum-equal and non-null give l ++ r with count cl * cr. LEFT_OUTER adds, for every
+//     left row that matches no right row (a null in its key, or no right row with a nonzero
+//     count at its key), l ++ nulls with count cl. Errors: both inputs' error sets summed.
+//   * TopK: per group (group_key columns; none: one group) the rows with count > 0, ordered like
+//     a peek's finishing (each order_by column, nulls first unless nulls_last wherever desc puts
+//     the rest, then the whole row ascending), laid out with multiplicity; each row keeps the
+//     number of its positions inside [offset, offset + limit) (no limit: to the end).
+//   * Negate: every count negated. Threshold: the rows with count > 0. Both keep errors as they
+//     are (EXCEPT ALL = Threshold(Union(A, Negate(B)))).
+// Every operator passes its inputs' errors downstream unchanged.
 #pragma once
 
 #include <cstdint>
@@ -117,6 +143,13 @@ Contents MfpOf(const Contents& input, const pb::MapFilterProject& mfp);
 Contents ReduceOf(const Contents& input, const pb::Plan::Reduce& reduce);
 Contents UnionOf(const std::vector<Contents>& inputs);
 Contents DistinctOf(const Contents& input);
+// `right_arity`: the right input's number of columns (the nulls of LEFT_OUTER's unmatched rows;
+// the right side may have no row to read it from).
+Contents JoinOf(const Contents& left, const Contents& right, const pb::Plan::Join& join,
+                std::size_t right_arity);
+Contents TopKOf(const Contents& input, const pb::Plan::TopK& top_k);
+Contents NegateOf(const Contents& input);
+Contents ThresholdOf(const Contents& input);
 
 // ---- peeks
 
@@ -163,6 +196,10 @@ class Evaluator {
   // the dataflow does not know; InvalidArgument for a plan the evaluator cannot interpret.
   Result<Contents> At(const std::string& id, Time t) const;
 
+  // The number of columns of any collection of the dataflow (from the imports' schemas and the
+  // plans); NotFound for an unknown id.
+  Result<std::size_t> Arity(const std::string& id) const;
+
   // The key columns of an index export (or index import); NotFound if `id` is not one.
   Result<std::vector<std::uint32_t>> IndexKey(const std::string& id) const;
 
@@ -176,6 +213,8 @@ class Evaluator {
   Result<Contents> AtDepth(const std::string& id, Time t, int depth) const;
   Result<Contents> Input(const std::string& id, Time t) const;
   Result<Contents> Eval(const pb::Plan& plan, Time t, int depth) const;
+  Result<std::size_t> ArityOf(const std::string& id, int depth) const;
+  Result<std::size_t> Arity(const pb::Plan& plan, int depth) const;
 
   pb::DataflowDescription desc_;
   std::map<std::string, std::vector<Update>> updates_;

@@ -7,11 +7,16 @@
 #include "unit/protocol_samples.h"
 #include "workers/exchange.h"
 #include "workers/operators/cached.h"
-#include "workers/operators/distinct.h"
 #include "workers/operators/index_export.h"
+#include "workers/operators/join.h"
 #include "workers/operators/mfp.h"
+#include "workers/operators/negate.h"
 #include "workers/operators/reduce.h"
+#include "workers/operators/threshold.h"
+#include "workers/operators/top_k.h"
 #include "workers/operators/union.h"
+#include "workers/plan_graph.h"
+#include "workers/sources/index_import.h"
 
 namespace tandem::workers {
 namespace {
@@ -107,7 +112,7 @@ TEST(Operators, DistinctEmitsOnlyWhenARowAppearsOrDisappears) {
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   Script in({Rows({{Ints({1}), 0, kMax}, {Ints({1}), 0, kMax}, {Ints({2}), 0, 1}}),
              Rows({{Ints({1}), 1, -kMax}, {Ints({2}), 1, -1}}), Rows({{Ints({1}), 2, -kMax}})});
-  DistinctNode distinct(&in);
+  ThresholdNode distinct(&in, ThresholdNode::Kind::kDistinct);
   OneWorker w;
   EXPECT_EQ(Changes(w.Pull(distinct, 0, 1)), (Changes_{{"(1,)@0", 1}, {"(2,)@0", 1}}));
   EXPECT_EQ(Changes(w.Pull(distinct, 1, 2)), (Changes_{{"(2,)@1", -1}}))
@@ -145,6 +150,199 @@ TEST(Operators, TheIndexExportArrangesRowsByKeyAndErrorsUnderTheErrorPrefix) {
   EXPECT_EQ(updates.val(0), EncodeRow(Ints({5, 50})));
   EXPECT_EQ(updates.key(1), std::string(1, '\0') + "bad");
   EXPECT_EQ(updates.time(1), 3u);
+}
+
+Row Datums(std::vector<Datum> v) { return Row(std::move(v)); }
+
+pb::Plan::TopK TopKOf(std::vector<std::uint32_t> group, std::vector<pb::ColumnOrder> order,
+                      std::optional<std::uint64_t> limit, std::uint64_t offset) {
+  pb::Plan::TopK t;
+  for (auto c : group) t.add_group_key(c);
+  for (auto& o : order) *t.add_order_by() = o;
+  if (limit) t.set_limit(*limit);
+  t.set_offset(offset);
+  return t;
+}
+
+pb::ColumnOrder Order(std::uint32_t column, bool desc, bool nulls_last = false) {
+  pb::ColumnOrder o;
+  o.set_column(column);
+  o.set_desc(desc);
+  o.set_nulls_last(nulls_last);
+  return o;
+}
+
+TEST(Operators, ThresholdKeepsPositiveCountsWithTheirCountAndDropsTheRest) {
+  Script in({Rows({{Ints({1}), 0, 3}, {Ints({2}), 0, -2}}),
+             Rows({{Ints({1}), 1, -4}, {Ints({2}), 1, 5}})});
+  ThresholdNode threshold(&in, ThresholdNode::Kind::kThreshold);
+  OneWorker w;
+  EXPECT_EQ(Changes(w.Pull(threshold, 0, 1)), (Changes_{{"(1,)@0", 3}}));
+  EXPECT_EQ(Changes(w.Pull(threshold, 1, 2)), (Changes_{{"(1,)@1", -3}, {"(2,)@1", 3}}));
+}
+
+TEST(Operators, NegateFlipsEveryRowsCountButNotErrors) {
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  Script in({Delta{{{Ints({1}), 0, 2}, {Ints({2}), 0, kMin}}, {{"boom", 0, 1}}}});
+  NegateNode negate(&in);
+  OneWorker w;
+  Delta d = w.Pull(negate, 0, 1);
+  Int128 two = 0;
+  for (const auto& u : d.rows) two += std::get<std::int64_t>(u.row[0]) == 2 ? u.diff : 0;
+  EXPECT_EQ(two, -static_cast<Int128>(kMin)) << "INT64_MIN negated in two parts";
+  d.rows.erase(
+      std::remove_if(d.rows.begin(), d.rows.end(),
+                     [](const RowUpdate& u) { return std::get<std::int64_t>(u.row[0]) == 2; }),
+      d.rows.end());
+  EXPECT_EQ(Changes(d), (Changes_{{"(1,)@0", -2}, {"!boom@0", 1}}));
+}
+
+TEST(Operators, TopKKeepsTheWindowOfEachGroupCountingMultiplicities) {
+  // Groups by c0, order by c1 descending, offset 1, limit 2.
+  Script in({Rows({{Ints({1, 10}), 0, 1},
+                   {Ints({1, 20}), 0, 2},
+                   {Ints({1, 5}), 0, 1},
+                   {Ints({2, 7}), 0, 1}}),
+             Rows({{Ints({1, 30}), 1, 1}, {Ints({2, 7}), 1, -1}})});
+  auto top = MakeTopK(&in, TopKOf({0}, {Order(1, true)}, 2, 1));
+  OneWorker w;
+  // Group 1 in order: 20, 20, 10, 5 → positions 1..2 are 20 and 10. Group 2: only 7, at 0.
+  EXPECT_EQ(Changes(w.Pull(*top, 0, 1)), (Changes_{{"(1,20,)@0", 1}, {"(1,10,)@0", 1}}));
+  // 30 comes first: the window is 20, 20.
+  EXPECT_EQ(Changes(w.Pull(*top, 1, 2)), (Changes_{{"(1,20,)@1", 1}, {"(1,10,)@1", -1}}));
+}
+
+TEST(Operators, TopKPlacesNullsAsAskedAndIgnoresRowsWithoutAPositiveCount) {
+  Script in({Rows({{Datums({Null{}}), 0, 1}, {Ints({3}), 0, 1}, {Ints({4}), 0, -1}})});
+  auto top = MakeTopK(&in, TopKOf({}, {Order(0, false, true)}, 1, 0));
+  OneWorker w;
+  EXPECT_EQ(Changes(w.Pull(*top, 0, 1)), (Changes_{{"(3,)@0", 1}}));
+}
+
+pb::Plan JoinPlan(pb::Plan left, pb::Plan right, std::vector<std::uint32_t> lk,
+                  std::vector<std::uint32_t> rk, bool left_outer) {
+  pb::Plan p;
+  auto* j = p.mutable_join();
+  *j->mutable_left() = std::move(left);
+  *j->mutable_right() = std::move(right);
+  for (auto c : lk) j->add_left_key(c);
+  for (auto c : rk) j->add_right_key(c);
+  j->set_kind(left_outer ? pb::LEFT_OUTER : pb::INNER);
+  return p;
+}
+
+TEST(Operators, AJoinPairsEqualKeysMultiplyingCountsAndNullKeysNeverMatch) {
+  // left (k, a), right (k, b): key 1 many-to-many, key 2 only left, null on both sides.
+  Script l({Rows({{Ints({1, 10}), 0, 1},
+                  {Ints({1, 11}), 0, 2},
+                  {Ints({2, 20}), 0, 1},
+                  {Datums({Null{}, std::int64_t{0}}), 0, 1}}),
+            Rows({{Ints({2, 21}), 1, 1}})});
+  Script r({Rows({{Ints({1, 100}), 0, 3}, {Datums({Null{}, std::int64_t{1}}), 0, 1}}),
+            Rows({{Ints({2, 200}), 1, 1}, {Ints({1, 100}), 1, -3}})});
+  JoinNode join(MakeOwnSide(&l, {0}), MakeOwnSide(&r, {0}), false, 2);
+  OneWorker w;
+  EXPECT_EQ(Changes(w.Pull(join, 0, 1)),
+            (Changes_{{"(1,10,1,100,)@0", 3}, {"(1,11,1,100,)@0", 6}}));
+  // At 1: key 2 gains a right row (joins both left rows, the new one once), key 1 loses its.
+  EXPECT_EQ(Changes(w.Pull(join, 1, 2)), (Changes_{{"(2,20,2,200,)@1", 1},
+                                                   {"(2,21,2,200,)@1", 1},
+                                                   {"(1,10,1,100,)@1", -3},
+                                                   {"(1,11,1,100,)@1", -6}}));
+  EXPECT_EQ(join.ArrangedRecords(), 5u) << "1,10  1,11  2,20  2,21 and 2,200 (1,100 left)";
+}
+
+TEST(Operators, ALeftJoinKeepsUnmatchedLeftRowsWithNullsUntilAMatchArrives) {
+  Script l({Rows({{Ints({1, 10}), 0, 2}, {Datums({Null{}, std::int64_t{5}}), 0, 1}}), Rows({}),
+            Rows({})});
+  Script r({Rows({}), Rows({{Ints({1, 100}), 1, 1}}), Rows({{Ints({1, 100}), 2, -1}})});
+  JoinNode join(MakeOwnSide(&l, {0}), MakeOwnSide(&r, {0}), true, 2);
+  OneWorker w;
+  EXPECT_EQ(Changes(w.Pull(join, 0, 1)),
+            (Changes_{{"(1,10,null,null,)@0", 2}, {"(null,5,null,null,)@0", 1}}));
+  EXPECT_EQ(Changes(w.Pull(join, 1, 2)),
+            (Changes_{{"(1,10,null,null,)@1", -2}, {"(1,10,1,100,)@1", 2}}));
+  EXPECT_EQ(Changes(w.Pull(join, 2, 3)),
+            (Changes_{{"(1,10,null,null,)@2", 2}, {"(1,10,1,100,)@2", -2}}));
+}
+
+TEST(Operators, ALeftJoinCountsAnUpdateAtTheTimeItsKeyGainsAMatchOnce) {
+  Script l({Rows({{Ints({1, 10}), 0, 1}, {Ints({1, 11}), 0, 1}})});
+  Script r({Rows({{Ints({1, 100}), 0, 1}})});
+  JoinNode join(MakeOwnSide(&l, {0}), MakeOwnSide(&r, {0}), true, 2);
+  OneWorker w;
+  EXPECT_EQ(Changes(w.Pull(join, 0, 1)),
+            (Changes_{{"(1,10,1,100,)@0", 1}, {"(1,11,1,100,)@0", 1}}));
+}
+
+// An index of `rows` keyed by column `key`, in process memory (as a one-shot's snapshot is).
+class LocalIndex final : public ImportedIndex {
+ public:
+  LocalIndex(const std::vector<std::pair<Row, Time>>& rows, std::uint32_t key) {
+    shm::UpdateBuffer updates;
+    for (const auto& [row, t] : rows) {
+      std::string k;
+      AppendEncodedDatum(row[key], &k);
+      updates.Push(k, EncodeRow(row), t, 1);
+    }
+    auto batch = shm::BuildLocalBatch(std::move(updates), Frontier::At(0));
+    EXPECT_TRUE(batch.ok() && batch->has_value());
+    batch_ = std::move(**batch);
+  }
+  std::vector<shm::BatchView> Batches() override { return {batch_->view()}; }
+  void Read(Frontier) override {}
+
+ private:
+  std::optional<shm::LocalBatch> batch_;
+};
+
+// Acceptance 3 of issue 14: a join whose right input is an index import arranged by the join key
+// reads that index in place; the same join whose import is keyed otherwise arranges it again.
+TEST(Operators, AJoinOverAnImportedIndexArrangedByItsKeyKeepsNoSecondArrangement) {
+  constexpr int kFacts = 50, kDims = 200;
+  std::vector<std::pair<Row, Time>> dims;
+  for (int d = 0; d < kDims; ++d) dims.push_back({Ints({d, 1000 + d}), 0});
+  auto run = [&](std::uint32_t import_key, std::size_t* records, std::string* arrangement) {
+    pb::DataflowDescription desc;
+    desc.mutable_as_of()->add_elements(0);
+    *desc.add_index_imports() =
+        s::Import("s_dim", "u_dim",
+                  s::MakeSchema({s::MakeColumn("id", pb::INT64), s::MakeColumn("v", pb::INT64)}),
+                  {import_key});
+    *desc.add_objects_to_build() =
+        s::Build("t", JoinPlan(s::GetPlan("u_fact"), s::GetPlan("s_dim"), {1}, {0}, false));
+    *desc.add_index_exports() = s::Export("s_t", "t", {0});
+    std::vector<Delta> fact_ticks(1);
+    for (int f = 0; f < kFacts; ++f) fact_ticks[0].rows.push_back({Ints({f, f % kDims}), 0, 1});
+    fact_ticks.push_back(Rows({{Ints({0, 0}), 1, -1}}));
+    std::vector<PlanInput> inputs;
+    inputs.push_back({{"u_fact"}, std::make_unique<Script>(std::move(fact_ticks)), {}, nullptr});
+    auto index = std::make_unique<LocalIndex>(dims, import_key);
+    ImportedIndex* raw = index.get();
+    inputs.push_back({{"s_dim", "u_dim"},
+                      std::make_unique<ImportNode>(std::move(index), 0, Frontier::Empty()),
+                      {import_key},
+                      raw});
+    PlanGraph g = BuildPlanGraph(desc, std::move(inputs));
+    EXPECT_EQ(g.joins.size(), 1u);
+    OneWorker w;
+    Changes_ out = Changes(w.Pull(*g.exports.at(0).first, 0, 1));
+    for (auto& [k, v] : Changes(w.Pull(*g.exports.at(0).first, 1, 2))) out[k] += v;
+    *records = g.joins.at(0)->ArrangedRecords();
+    *arrangement = g.arrangements.at(0);
+    return out;
+  };
+  std::size_t in_place = 0, arranged = 0;
+  std::string in_place_log, arranged_log;
+  const Changes_ a = run(0, &in_place, &in_place_log);
+  const Changes_ b = run(1, &arranged, &arranged_log);
+  EXPECT_EQ(a, b) << "both read the same join";
+  EXPECT_EQ(a.size(), static_cast<std::size_t>(kFacts + 1)) << "each fact at 0, one retracted at 1";
+  EXPECT_EQ(in_place, static_cast<std::size_t>(kFacts - 1)) << "only the facts are arranged";
+  EXPECT_EQ(arranged, static_cast<std::size_t>(kFacts - 1 + kDims));
+  EXPECT_EQ(in_place_log,
+            "join 1: left side its own arrangement, right side imported index s_dim, in place");
+  EXPECT_EQ(arranged_log, "join 1: left side its own arrangement, right side its own arrangement");
 }
 
 }  // namespace

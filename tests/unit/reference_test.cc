@@ -258,6 +258,358 @@ TEST(ReferenceOperators, UnionDistinctAndErrorsFlowDownstream) {
   EXPECT_EQ(m.FirstError(), "boom") << "errors pass every operator";
 }
 
+// ---- joins ----------------------------------------------------------------------------------
+
+pb::Plan JoinPlan(pb::Plan left, pb::Plan right, std::vector<std::uint32_t> left_key,
+                  std::vector<std::uint32_t> right_key, pb::JoinKind kind = pb::INNER) {
+  pb::Plan p;
+  auto* j = p.mutable_join();
+  *j->mutable_left() = std::move(left);
+  *j->mutable_right() = std::move(right);
+  for (auto c : left_key) j->add_left_key(c);
+  for (auto c : right_key) j->add_right_key(c);
+  j->set_kind(kind);
+  return p;
+}
+
+pb::Plan::Join Join(std::vector<std::uint32_t> left_key, std::vector<std::uint32_t> right_key,
+                    pb::JoinKind kind = pb::INNER) {
+  return JoinPlan(GetPlan("l"), GetPlan("r"), std::move(left_key), std::move(right_key), kind)
+      .join();
+}
+
+Datum I(std::int64_t v) { return v; }
+Datum S(std::string v) { return v; }
+const Datum kNull = Null{};
+
+Multiset Expect(std::vector<std::pair<Row, Count>> rows) {
+  Multiset m;
+  for (auto& [row, count] : rows) AddTo(m, row, count);
+  return m;
+}
+
+TEST(ReferenceJoin, InnerManyToManyMultipliesCounts) {
+  const Contents left = Make({{R(1, 10), 2}, {R(1, 11), 1}, {R(2, 20), 1}});
+  const Contents right = Make({{R(1, 100), 3}, {R(1, 101), -1}, {R(3, 300), 1}});
+  const Contents out = JoinOf(left, right, Join({0}, {0}), 2);
+  EXPECT_FALSE(out.HasError());
+  EXPECT_EQ(ToString(out.rows), ToString(Expect({{{I(1), I(10), I(1), I(100)}, 6},
+                                                 {{I(1), I(10), I(1), I(101)}, -2},
+                                                 {{I(1), I(11), I(1), I(100)}, 3},
+                                                 {{I(1), I(11), I(1), I(101)}, -1}})));
+}
+
+TEST(ReferenceJoin, NullKeysNeverMatch) {
+  const Contents left = Make({{{kNull, I(1)}, 1}, {R(1, 2), 1}});
+  const Contents right = Make({{{kNull, I(5)}, 1}, {R(1, 6), 1}});
+  EXPECT_EQ(ToString(JoinOf(left, right, Join({0}, {0}), 2).rows),
+            ToString(Expect({{{I(1), I(2), I(1), I(6)}, 1}})));
+}
+
+TEST(ReferenceJoin, LeftOuterPadsUnmatchedAndNullKeyLeftRowsWithNulls) {
+  const Contents left = Make({{R(1, 10), 2},
+                              {R(2, 20), 1},        // no right row at 2
+                              {{kNull, I(30)}, 1},  // a null key matches nothing
+                              {R(3, 40), -1},       // unmatched: padded with its own count
+                              {R(5, 50), 1}});      // matched by a zero-sum pair at 5
+  const Contents right = Make({{R(1, 100), 1},
+                               {{kNull, I(999)}, 1},  // never matches the null-key left row
+                               {R(4, 400), 1},        // matches no left row: not output
+                               {R(5, 500), 1},
+                               {R(5, 501), -1}});
+  const Contents out = JoinOf(left, right, Join({0}, {0}, pb::LEFT_OUTER), 2);
+  EXPECT_EQ(ToString(out.rows), ToString(Expect({{{I(1), I(10), I(1), I(100)}, 2},
+                                                 {{I(2), I(20), kNull, kNull}, 1},
+                                                 {{kNull, I(30), kNull, kNull}, 1},
+                                                 {{I(3), I(40), kNull, kNull}, -1},
+                                                 {{I(5), I(50), I(5), I(500)}, 1},
+                                                 {{I(5), I(50), I(5), I(501)}, -1}})));
+  // The inner join of the same inputs is exactly the matched part.
+  EXPECT_EQ(ToString(JoinOf(left, right, Join({0}, {0}), 2).rows),
+            ToString(Expect({{{I(1), I(10), I(1), I(100)}, 2},
+                             {{I(5), I(50), I(5), I(500)}, 1},
+                             {{I(5), I(50), I(5), I(501)}, -1}})));
+}
+
+TEST(ReferenceJoin, LeftOuterWithAnEmptyRightSideUsesTheGivenArity) {
+  const Contents out = JoinOf(Make({{R(1, 10), 1}}), Contents{}, Join({0}, {1}, pb::LEFT_OUTER), 3);
+  EXPECT_EQ(ToString(out.rows), ToString(Expect({{{I(1), I(10), kNull, kNull, kNull}, 1}})));
+  EXPECT_TRUE(JoinOf(Make({{R(1, 10), 1}}), Contents{}, Join({0}, {1}), 3).rows.empty());
+}
+
+TEST(ReferenceJoin, SelfJoinSquaresCountsAndCountsErrorsOfBothSides) {
+  Contents a = Make({{{I(1), S("a")}, 1}, {{I(1), S("b")}, 2}, {{I(2), S("c")}, 1}});
+  AddTo(a.errors, "boom", 1);
+  const Contents out = JoinOf(a, a, Join({0}, {0}), 2);
+  EXPECT_EQ(ToString(out.rows), ToString(Expect({{{I(1), S("a"), I(1), S("a")}, 1},
+                                                 {{I(1), S("a"), I(1), S("b")}, 2},
+                                                 {{I(1), S("b"), I(1), S("a")}, 2},
+                                                 {{I(1), S("b"), I(1), S("b")}, 4},
+                                                 {{I(2), S("c"), I(2), S("c")}, 1}})));
+  // Both inputs' error sets, summed: the one error arrives by each side.
+  ASSERT_EQ(out.errors.size(), 1u);
+  EXPECT_EQ(out.errors.begin()->first, "boom");
+  EXPECT_TRUE(out.errors.begin()->second == 2);
+}
+
+TEST(ReferenceJoin, MultiColumnKeysPairColumnsInOrder) {
+  // left (a, b, tag) on [a, b]; right (b', a', tag) on [a', b'] = columns [1, 0].
+  const Contents left = Make({{{I(1), I(2), S("l1")}, 1},
+                              {{I(1), I(3), S("l2")}, 1},
+                              {{I(2), I(1), S("l3")}, 1},
+                              {{I(1), kNull, S("l4")}, 1}});
+  const Contents right = Make({{{I(2), I(1), S("r1")}, 1},     // (a, b) = (1, 2)
+                               {{I(1), I(2), S("r2")}, 1},     // (a, b) = (2, 1)
+                               {{I(3), I(1), S("r3")}, 1},     // (a, b) = (1, 3)
+                               {{kNull, I(1), S("r4")}, 1}});  // null b: never matches
+  const Contents out = JoinOf(left, right, Join({0, 1}, {1, 0}), 3);
+  EXPECT_EQ(ToString(out.rows),
+            ToString(Expect({{{I(1), I(2), S("l1"), I(2), I(1), S("r1")}, 1},
+                             {{I(1), I(3), S("l2"), I(3), I(1), S("r3")}, 1},
+                             {{I(2), I(1), S("l3"), I(1), I(2), S("r2")}, 1}})));
+}
+
+// ---- top-k ----------------------------------------------------------------------------------
+
+pb::Plan::TopK TopK(std::vector<std::uint32_t> group_key,
+                    std::vector<std::tuple<std::uint32_t, bool, bool>> order,
+                    std::optional<std::uint64_t> limit, std::uint64_t offset = 0) {
+  pb::Plan::TopK k;
+  *k.mutable_input() = GetPlan("x");
+  for (auto c : group_key) k.add_group_key(c);
+  for (auto [column, desc, nulls_last] : order) {
+    auto* o = k.add_order_by();
+    o->set_column(column);
+    o->set_desc(desc);
+    o->set_nulls_last(nulls_last);
+  }
+  if (limit) k.set_limit(*limit);
+  k.set_offset(offset);
+  return k;
+}
+
+Contents TopKInput() {
+  // Group 1 by v asc, nulls first: null (unit 0), 3 (units 1-3), 5 (4-5), 9 (6); (1, 7) has a
+  // negative count and takes no position. Group 2: 4 (0). Group 3: 1 (0-4).
+  Contents c = Make({{RN(1), 1},
+                     {R(1, 3), 3},
+                     {R(1, 5), 2},
+                     {R(1, 9), 1},
+                     {R(1, 7), -2},
+                     {R(2, 4), 1},
+                     {R(3, 1), 5}});
+  AddTo(c.errors, "boom", 1);
+  return c;
+}
+
+TEST(ReferenceTopK, OffsetAndLimitCountMultiplicitiesAcrossTheWindowEdges) {
+  // Units [2, 5) of each group: group 1 -> (1, 3) units 2, 3 and (1, 5) unit 4.
+  const Contents out = TopKOf(TopKInput(), TopK({0}, {{1, false, false}}, 3, 2));
+  EXPECT_EQ(ToString(out.rows), "{(1, 3) x2, (1, 5) x1, (3, 1) x3}");
+  EXPECT_EQ(out.FirstError(), "boom") << "errors pass unchanged";
+  EXPECT_EQ(ToString(TopKOf(TopKInput(), TopK({0}, {{1, false, false}}, 1, 3)).rows),
+            "{(1, 3) x1, (3, 1) x1}");
+}
+
+TEST(ReferenceTopK, DescendingWithNullsLast) {
+  // Group 1 by v desc, nulls last: 9 (0), 5 (1-2), 3 (3-5), null (6).
+  EXPECT_EQ(ToString(TopKOf(TopKInput(), TopK({0}, {{1, true, true}}, 2)).rows),
+            "{(1, 5) x1, (1, 9) x1, (2, 4) x1, (3, 1) x2}");
+  EXPECT_EQ(ToString(TopKOf(TopKInput(), TopK({0}, {{1, true, true}}, 10, 5)).rows),
+            "{(1, null) x1, (1, 3) x1}");
+  // desc with nulls first: the null leads even though desc reverses the values.
+  EXPECT_EQ(ToString(TopKOf(TopKInput(), TopK({0}, {{1, true, false}}, 1)).rows),
+            "{(1, null) x1, (2, 4) x1, (3, 1) x1}");
+}
+
+TEST(ReferenceTopK, WithoutGroupKeyOneGroup) {
+  // By v asc nulls first: (1,null) 0 | (3,1) 1-5 | (1,3) 6-8 | (2,4) 9 | (1,5) 10-11 | (1,9) 12.
+  EXPECT_EQ(ToString(TopKOf(TopKInput(), TopK({}, {{1, false, false}}, 5, 5)).rows),
+            "{(1, 3) x3, (2, 4) x1, (3, 1) x1}");
+}
+
+TEST(ReferenceTopK, WithoutLimitToTheEnd) {
+  EXPECT_EQ(ToString(TopKOf(TopKInput(), TopK({}, {{1, false, false}}, std::nullopt, 11)).rows),
+            "{(1, 5) x1, (1, 9) x1}");
+  // No limit, no offset: every row with a positive count, the negative one gone.
+  EXPECT_EQ(ToString(TopKOf(TopKInput(), TopK({0}, {}, std::nullopt)).rows),
+            "{(1, null) x1, (1, 3) x3, (1, 5) x2, (1, 9) x1, (2, 4) x1, (3, 1) x5}");
+  EXPECT_TRUE(TopKOf(TopKInput(), TopK({0}, {}, std::nullopt, 100)).rows.empty());
+}
+
+TEST(ReferenceTopK, TiesAreBrokenByTheWholeRow) {
+  const Contents input = Make({{R(2, 5), 1}, {R(1, 5), 2}, {R(3, 4), 1}});
+  // v desc: 5 (ties: (1, 5) units 0-1 before (2, 5) unit 2), then (3, 4) unit 3.
+  EXPECT_EQ(ToString(TopKOf(input, TopK({}, {{1, true, false}}, 2)).rows), "{(1, 5) x2}");
+  EXPECT_EQ(ToString(TopKOf(input, TopK({}, {{1, true, false}}, 2, 1)).rows),
+            "{(1, 5) x1, (2, 5) x1}");
+  // No order_by: the row order itself.
+  EXPECT_EQ(ToString(TopKOf(input, TopK({}, {}, 1, 3)).rows), "{(3, 4) x1}");
+}
+
+// ---- negate and threshold -------------------------------------------------------------------
+
+TEST(ReferenceOperators, NegateNegatesRowsButNotErrors) {
+  Contents input = Make({{R(1, 1), 2}, {R(2, 2), -1}});
+  AddTo(input.errors, "boom", 1);
+  const Contents out = NegateOf(input);
+  EXPECT_EQ(ToString(out.rows), "{(1, 1) x-2, (2, 2) x1}");
+  ASSERT_EQ(out.errors.size(), 1u);
+  EXPECT_TRUE(out.errors.begin()->second == 1) << "errors unchanged";
+}
+
+TEST(ReferenceOperators, ThresholdKeepsPositiveCountsOnly) {
+  Contents input = Make({{R(1, 1), 2}, {R(2, 2), -1}, {R(3, 3), 1}});
+  AddTo(input.errors, "boom", 1);
+  const Contents out = ThresholdOf(input);
+  EXPECT_EQ(ToString(out.rows), "{(1, 1) x2, (3, 3) x1}");
+  EXPECT_EQ(out.FirstError(), "boom");
+  // A zero count is never stored, so a cancelled row is gone already.
+  EXPECT_TRUE(ThresholdOf(UnionOf({Make({{R(4, 4), 1}}), Make({{R(4, 4), -1}})})).rows.empty());
+}
+
+TEST(ReferenceOperators, ExceptAllIsThresholdOfUnionWithNegate) {
+  const Contents a = Make({{R(1, 0), 3}, {R(2, 0), 1}, {R(3, 0), 1}});
+  const Contents b = Make({{R(1, 0), 1}, {R(2, 0), 2}, {R(4, 0), 1}});
+  EXPECT_EQ(ToString(ThresholdOf(UnionOf({a, NegateOf(b)})).rows), "{(1, 0) x2, (3, 0) x1}");
+}
+
+// ---- the new aggregates ---------------------------------------------------------------------
+
+Row G(std::int64_t g, Datum v, std::string tag = "a") { return {I(g), std::move(v), S(tag)}; }
+
+pb::Plan::Reduce Agg(std::vector<std::pair<pb::AggregateFunc, std::uint32_t>> aggregates) {
+  return ReducePlan(GetPlan("x"), {0}, std::move(aggregates)).reduce();
+}
+
+TEST(ReferenceAggregates, CountNonNullAndCountDistinct) {
+  const Contents input = Make({
+      // Group 1: 5 x2, -3 x1, null x1.
+      {G(1, I(5)), 2},
+      {G(1, I(-3)), 1},
+      {G(1, kNull), 1},
+      // Group 2: only nulls.
+      {G(2, kNull), 3},
+      // Group 3: 7 has total count 0 (two rows), 9 has -1, 8 has 2: one distinct value.
+      {G(3, I(7), "a"), 1},
+      {G(3, I(7), "b"), -1},
+      {G(3, I(9)), -1},
+      {G(3, I(8)), 2},
+  });
+  const Contents out = ReduceOf(input, Agg({{pb::COUNT_NON_NULL, 1}, {pb::COUNT_DISTINCT, 1}}));
+  EXPECT_FALSE(out.HasError());
+  // Group 3's COUNT_NON_NULL is 1 - 1 - 1 + 2 = 1.
+  EXPECT_EQ(ToString(out.rows), "{(1, 3, 2) x1, (2, 0, 0) x1, (3, 1, 1) x1}");
+}
+
+TEST(ReferenceAggregates, CountNonNullBeyondInt64IsAnError) {
+  const Contents input = Make({{G(1, I(1), "a"), kMax}, {G(1, I(2), "b"), 1}});
+  const Contents out = ReduceOf(input, Agg({{pb::COUNT_NON_NULL, 1}}));
+  EXPECT_TRUE(out.rows.empty());
+  EXPECT_EQ(out.FirstError(), "integer overflow in COUNT");
+}
+
+TEST(ReferenceAggregates, AvgOfInt64) {
+  const Contents input = Make({
+      {G(1, I(1)), 2},  // (1 x2 + 2 x1) / 3
+      {G(1, I(2)), 1},
+      {G(1, kNull), 5},
+      {G(2, kNull), 1},  // all null
+      {G(3, I(5), "a"), 1},
+      {G(3, I(5), "b"), -1},  // non-null total 0
+      {G(3, kNull), 2},
+      {G(4, I(kMax)), 2},  // the exact sum is beyond int64; the average is not
+  });
+  const Contents out = ReduceOf(input, Agg({{pb::AVG, 1}}));
+  EXPECT_FALSE(out.HasError());
+  // Multiset equality: datum types and doubles compared exactly.
+  EXPECT_EQ(out.rows, Expect({{{I(1), 4.0 / 3.0}, 1},
+                              {{I(2), kNull}, 1},
+                              {{I(3), kNull}, 1},
+                              {{I(4), static_cast<double>(kMax)}, 1}}))
+      << ToString(out.rows);
+  // value x count summed beyond 128 bits.
+  const Contents overflow = ReduceOf(
+      Make({{G(1, I(kMax), "a"), kMax}, {G(1, I(kMax), "b"), kMax}, {G(1, I(kMax), "c"), kMax}}),
+      Agg({{pb::AVG, 1}}));
+  EXPECT_TRUE(overflow.rows.empty());
+  EXPECT_EQ(overflow.FirstError(), "integer overflow in AVG");
+}
+
+TEST(ReferenceAggregates, AvgOfFloat64SumsDistinctValuesInAscendingOrder) {
+  const Contents input = Make({
+      // Group 1: -1e16, 1, 1e16 in ascending order: (-1e16 + 1) rounds to -1e16, so the sum is 0
+      // (the order 1e16, -1e16, 1 would give 1).
+      {G(1, -1e16), 1},
+      {G(1, 1.0), 1},
+      {G(1, 1e16), 1},
+      // Group 2: 1e16 in two rows with counts 1 and -1 is one value of count 0, which adds
+      // nothing: 1.0 / 1 (row by row, 1 + 1e16 - 1e16 would be 0).
+      {G(2, 1.0), 1},
+      {G(2, 1e16, "a"), 1},
+      {G(2, 1e16, "b"), -1},
+      // Group 3: 0.1 x3 as one term, 0.1 * 3.0, then 0.7; / 4.
+      {G(3, 0.1, "a"), 1},
+      {G(3, 0.1, "b"), 2},
+      {G(3, 0.7), 1},
+      {G(3, kNull), 4},
+      // Group 4: all null.
+      {G(4, kNull), 1},
+  });
+  const Contents out = ReduceOf(input, Agg({{pb::AVG, 1}}));
+  EXPECT_FALSE(out.HasError());
+  std::map<std::int64_t, Datum> avg;
+  for (const auto& [row, count] : out.rows) avg[std::get<std::int64_t>(row[0])] = row[1];
+  ASSERT_EQ(avg.size(), 4u);
+  EXPECT_EQ(std::get<double>(avg[1]), 0.0);
+  EXPECT_EQ(std::get<double>(avg[2]), 1.0);
+  double sum = 0.0;
+  sum += 0.1 * 3.0;
+  sum += 0.7 * 1.0;
+  EXPECT_EQ(std::get<double>(avg[3]), sum / 4.0);
+  EXPECT_EQ(avg[4], kNull);
+}
+
+TEST(ReferenceAggregates, AnyAndAll) {
+  const Contents input = Make({
+      {G(1, true), 2},  // all true
+      {G(2, true), 1},  // mixed
+      {G(2, false), 1},
+      {G(3, false), 3},      // all false
+      {G(4, kNull), 1},      // all null
+      {G(5, true, "a"), 1},  // true's total is 0: only false counts
+      {G(5, true, "b"), -1},
+      {G(5, false), 1},
+      {G(6, true), -1},  // true's total is negative: no value counts
+      {G(6, kNull), 2},
+      {G(7, true), 1},  // true and null
+      {G(7, kNull), 1},
+  });
+  const Contents out = ReduceOf(input, Agg({{pb::ANY, 1}, {pb::ALL, 1}}));
+  EXPECT_FALSE(out.HasError());
+  EXPECT_EQ(ToString(out.rows), ToString(Expect({{{I(1), true, true}, 1},
+                                                 {{I(2), true, false}, 1},
+                                                 {{I(3), false, false}, 1},
+                                                 {{I(4), kNull, kNull}, 1},
+                                                 {{I(5), false, false}, 1},
+                                                 {{I(6), kNull, kNull}, 1},
+                                                 {{I(7), true, true}, 1}})));
+}
+
+TEST(ReferenceAggregates, NewAggregatesBesideTheOldOnesAndErrorsPass) {
+  Contents input = Make({{G(1, I(4)), 2}, {G(1, I(6)), 1}, {G(1, kNull), 1}});
+  AddTo(input.errors, "boom", 1);
+  const Contents out = ReduceOf(input, Agg({{pb::COUNT, 0},
+                                            {pb::COUNT_NON_NULL, 1},
+                                            {pb::SUM, 1},
+                                            {pb::AVG, 1},
+                                            {pb::COUNT_DISTINCT, 1},
+                                            {pb::MAX, 1}}));
+  EXPECT_EQ(out.rows, Expect({{{I(1), I(4), I(3), I(14), 14.0 / 3.0, I(2), I(6)}, 1}}))
+      << ToString(out.rows);
+  EXPECT_EQ(out.FirstError(), "boom");
+}
+
 // ---- dataflows ------------------------------------------------------------------------------
 
 // u1: log source (k INT64, v INT64 nullable, s STRING)
@@ -345,6 +697,90 @@ pb::Peek MakePeek(std::string id, Time t) {
   p.set_id(std::move(id));
   p.set_timestamp(t);
   return p;
+}
+
+// u1: log source (k INT64, name STRING); u2: log source (k INT64 nullable, v INT64)
+// u3 = u1 LEFT OUTER JOIN u2 ON u1.k = u2.k
+// u4 = Reduce(u3) by k: COUNT(v), AVG(v)         -- over the right side's v (column 3)
+// u5 = TopK(u3) by v desc nulls last, limit 2
+// u6 = Threshold(Union(u1.k, Negate(u2.k)))      -- u1.k EXCEPT ALL u2.k
+// u7: index on u3 key [0]; u8: index on u4 key [0]
+pb::DataflowDescription JoinDataflow() {
+  pb::Command c = EmptyDataflow("reference join test");
+  auto* d = Desc(c);
+  auto* u1 = d->add_source_imports();
+  u1->set_id("u1");
+  u1->mutable_source()->mutable_log()->set_path("/nonexistent-1.log");
+  *u1->mutable_schema() = MakeSchema({MakeColumn("k", pb::INT64), MakeColumn("name", pb::STRING)});
+  auto* u2 = d->add_source_imports();
+  u2->set_id("u2");
+  u2->mutable_source()->mutable_log()->set_path("/nonexistent-2.log");
+  *u2->mutable_schema() =
+      MakeSchema({MakeColumn("k", pb::INT64, true), MakeColumn("v", pb::INT64)});
+  *d->add_objects_to_build() =
+      Build("u3", JoinPlan(GetPlan("u1"), GetPlan("u2"), {0}, {0}, pb::LEFT_OUTER));
+  *d->add_objects_to_build() =
+      Build("u4", ReducePlan(GetPlan("u3"), {0}, {{pb::COUNT_NON_NULL, 3}, {pb::AVG, 3}}));
+  pb::Plan top;
+  *top.mutable_top_k() = TopK({}, {{3, true, true}}, 2);
+  *top.mutable_top_k()->mutable_input() = GetPlan("u3");
+  *d->add_objects_to_build() = Build("u5", top);
+  pb::Plan negate;
+  *negate.mutable_negate()->mutable_input() = MfpPlan(GetPlan("u2"), Mfp({}, {}, {0}));
+  pb::Plan threshold;
+  *threshold.mutable_threshold()->mutable_input() =
+      UnionPlan({MfpPlan(GetPlan("u1"), Mfp({}, {}, {0})), negate});
+  *d->add_objects_to_build() = Build("u6", threshold);
+  *d->add_index_exports() = Export("u7", "u3", {0});
+  *d->add_index_exports() = Export("u8", "u4", {0});
+  return *d;
+}
+
+Evaluator JoinEvaluator() {
+  Evaluator e(JoinDataflow());
+  e.AddUpdates("u1", {{{I(1), S("a")}, 0, 1}, {{I(2), S("b")}, 0, 1}, {{I(3), S("c")}, 2, 1}});
+  e.AddUpdates("u2", {{{I(1), I(10)}, 1, 1},
+                      {{I(1), I(20)}, 1, 1},
+                      {{kNull, I(5)}, 1, 1},
+                      {{I(1), I(10)}, 2, -1},
+                      {{I(3), I(7)}, 2, 1}});
+  e.AddError("u2", {"bad", 3, 1});
+  return e;
+}
+
+TEST(ReferenceDataflow, JoinBuildsAtEachTime) {
+  const Evaluator e = JoinEvaluator();
+  EXPECT_EQ(*e.Arity("u3"), 4u);
+  EXPECT_EQ(*e.Arity("u7"), 4u);
+  EXPECT_EQ(*e.Arity("u4"), 3u);
+  EXPECT_EQ(*e.Arity("u6"), 1u);
+  EXPECT_EQ(e.Arity("u9").status().code(), StatusCode::kNotFound);
+  // t=0: u2 is empty; its width comes from its schema.
+  EXPECT_EQ(ToString(e.At("u3", 0)->rows),
+            "{(1, \"a\", null, null) x1, (2, \"b\", null, null) x1}");
+  EXPECT_EQ(ToString(e.At("u8", 0)->rows), "{(1, 0, null) x1, (2, 0, null) x1}");
+  // t=1: k=1 matches twice; the null-key right row matches nothing.
+  EXPECT_EQ(ToString(e.At("u7", 1)->rows),
+            "{(1, \"a\", 1, 10) x1, (1, \"a\", 1, 20) x1, (2, \"b\", null, null) x1}");
+  const Multiset u4 = e.At("u4", 1)->rows;
+  EXPECT_EQ(u4, Expect({{{I(1), I(2), 15.0}, 1}, {{I(2), I(0), kNull}, 1}}));
+  EXPECT_TRUE(std::holds_alternative<double>(u4.begin()->first[2])) << "AVG is float64";
+  EXPECT_EQ(ToString(e.At("u5", 1)->rows), "{(1, \"a\", 1, 10) x1, (1, \"a\", 1, 20) x1}");
+  EXPECT_EQ(ToString(e.At("u6", 1)->rows), "{(2) x1}");
+  // t=2: (1, 10) retracted, k=3 arrives on both sides.
+  EXPECT_EQ(ToString(e.At("u3", 2)->rows),
+            "{(1, \"a\", 1, 20) x1, (2, \"b\", null, null) x1, (3, \"c\", 3, 7) x1}");
+  EXPECT_EQ(ToString(e.At("u5", 2)->rows), "{(1, \"a\", 1, 20) x1, (3, \"c\", 3, 7) x1}");
+  EXPECT_EQ(ToString(e.At("u6", 2)->rows), "{(2) x1}");
+  pb::Peek p = MakePeek("u7", 2);
+  *p.add_keys() = MakeRow({IntDatum(3)});
+  EXPECT_EQ(ToString(e.Peek(p)), "[(3, \"c\", 3, 7) x1]");
+  // t=3: u2's error reaches every collection built on u2.
+  EXPECT_FALSE(e.At("u3", 2)->HasError());
+  for (const char* id : {"u3", "u4", "u5", "u6", "u7", "u8"}) {
+    EXPECT_EQ(e.At(id, 3)->FirstError(), "bad") << id;
+  }
+  EXPECT_FALSE(e.At("u1", 3)->HasError());
 }
 
 TEST(ReferenceDataflow, PeeksSeeErrorsWhateverTheKeys) {

@@ -38,8 +38,9 @@ class Aggregates {
     bool int_sum_overflowed = false;
     double float_sum = 0;
     bool is_float = false;
-    Int128 nonnull = 0;                         // multiplicity of non-null values
-    std::map<Datum, Int128, DatumLess> values;  // MIN/MAX
+    Int128 nonnull = 0;  // multiplicity of non-null values
+    // MIN, MAX, COUNT_DISTINCT, ANY, ALL and a float AVG: each value's count (never 0).
+    std::map<Datum, Int128, DatumLess> values;
   };
   struct Output {
     bool present = false;
@@ -65,24 +66,37 @@ class Aggregates {
       const Datum& v = row[agg.column()];
       if (v.index() == 0) continue;  // nulls are ignored
       AggState& s = g.aggs[a];
-      if (agg.func() == pb::SUM) {
-        s.nonnull += diff;
-        if (v.index() == 2) {
-          Int128 product;
-          s.int_sum_overflowed |=
-              __builtin_mul_overflow(static_cast<Int128>(std::get<std::int64_t>(v)),
-                                     static_cast<Int128>(diff), &product) ||
-              __builtin_add_overflow(s.int_sum, product, &s.int_sum);
-        } else {
-          s.is_float = true;
-          s.float_sum += std::get<double>(v) * static_cast<double>(diff);
-        }
-      } else {
-        auto& c = s.values[v];
-        c += diff;
-        if (c == 0) s.values.erase(v);
+      switch (agg.func()) {
+        case pb::COUNT_NON_NULL:
+          s.nonnull += diff;
+          break;
+        case pb::SUM:
+        case pb::AVG:
+          s.nonnull += diff;
+          if (v.index() == 2) {
+            Int128 product;
+            s.int_sum_overflowed |=
+                __builtin_mul_overflow(static_cast<Int128>(std::get<std::int64_t>(v)),
+                                       static_cast<Int128>(diff), &product) ||
+                __builtin_add_overflow(s.int_sum, product, &s.int_sum);
+          } else if (agg.func() == pb::SUM) {
+            s.is_float = true;
+            s.float_sum += std::get<double>(v) * static_cast<double>(diff);
+          } else {  // a float AVG sums its distinct values in order (Compute)
+            s.is_float = true;
+            AddValue(s, v, diff);
+          }
+          break;
+        default:  // MIN, MAX, COUNT_DISTINCT, ANY, ALL: the values with their counts
+          AddValue(s, v, diff);
       }
     }
+  }
+
+  static void AddValue(AggState& s, const Datum& v, Int128 diff) {
+    auto& c = s.values[v];
+    c += diff;
+    if (c == 0) s.values.erase(v);
   }
 
 // GCC 12 at -O3 reports the std::string alternative of Datum as maybe-uninitialized when a row
@@ -139,6 +153,54 @@ class Aggregates {
             }
           }
           o.row.push_back(best ? *best : Datum(Null{}));
+          break;
+        }
+        case pb::COUNT_NON_NULL:
+          if (!FitsInt64(s.nonnull)) {
+            o.error = "integer overflow in COUNT";
+            o.row.push_back(Null{});
+          } else {
+            o.row.push_back(static_cast<std::int64_t>(s.nonnull));
+          }
+          break;
+        case pb::COUNT_DISTINCT: {
+          std::int64_t distinct = 0;
+          for (const auto& [v, c] : s.values) distinct += c > 0 ? 1 : 0;
+          o.row.push_back(distinct);
+          break;
+        }
+        case pb::AVG:
+          if (s.nonnull <= 0) {
+            o.row.push_back(Null{});
+          } else if (s.is_float) {
+            // Summed over the distinct values in datum order: the rounding depends on the
+            // multiset alone, not on the order the updates came in.
+            double sum = 0;
+            for (const auto& [v, c] : s.values) sum += std::get<double>(v) * static_cast<double>(c);
+            o.row.push_back(sum / static_cast<double>(s.nonnull));
+          } else if (s.int_sum_overflowed) {
+            o.error = "integer overflow in AVG";
+            o.row.push_back(Null{});
+          } else {
+            o.row.push_back(static_cast<double>(s.int_sum) / static_cast<double>(s.nonnull));
+          }
+          break;
+        case pb::ANY:
+        case pb::ALL: {
+          // bool_or / bool_and over the values present: ANY is true if one is true, ALL is false
+          // if one is false; otherwise the other value if present, else null.
+          const bool decisive = aggs_[a].func() == pb::ANY;
+          bool has[2] = {false, false};
+          for (const auto& [v, c] : s.values) {
+            if (c > 0) has[std::get<bool>(v) ? 1 : 0] = true;
+          }
+          if (has[decisive ? 1 : 0]) {
+            o.row.push_back(decisive);
+          } else if (has[decisive ? 0 : 1]) {
+            o.row.push_back(!decisive);
+          } else {
+            o.row.push_back(Null{});
+          }
           break;
         }
         default:

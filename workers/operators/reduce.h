@@ -1,5 +1,6 @@
 // Reduce (workers/README.md "Operators"): one output row per group with a positive total
-// multiplicity — the group key columns, then COUNT / SUM / MIN / MAX. Exchanges by the group key;
+// multiplicity — the group key columns, then each aggregate (COUNT, SUM, MIN, MAX, COUNT(c),
+// COUNT(DISTINCT c), AVG, ANY, ALL). Exchanges by the group key;
 // keeps per group the exact multiplicities (base/count.h) and aggregate state, and emits the
 // retraction of a group's old output row and its new one whenever they differ.
 #pragma once

@@ -1,10 +1,15 @@
-#include "workers/operators/distinct.h"
+#include "workers/operators/threshold.h"
 
 #include "workers/exchange.h"
 
 namespace tandem::workers {
 
-Delta DistinctNode::Pull(const TickCtx& ctx) {
+Int128 ThresholdNode::Output(Int128 count) const {
+  if (count <= 0) return 0;
+  return kind_ == Kind::kDistinct ? 1 : count;
+}
+
+Delta ThresholdNode::Pull(const TickCtx& ctx) {
   Delta in = input_->Pull(ctx);
   Delta out;
   out.errors = std::move(in.errors);
@@ -22,9 +27,11 @@ Delta DistinctNode::Pull(const TickCtx& ctx) {
     }
     for (const auto& [k, was] : before) {
       auto it = state_.find(k);
-      const Int128 now = it->second.second;
-      if ((was > 0) != (now > 0)) out.rows.push_back({it->second.first, t, now > 0 ? 1 : -1});
-      if (now == 0) state_.erase(it);
+      const Int128 change = Output(it->second.second) - Output(was);
+      PushCount(change, [&](std::int64_t part) {
+        out.rows.push_back({it->second.first, t, part});
+      });
+      if (it->second.second == 0) state_.erase(it);
     }
   });
   return out;
