@@ -129,6 +129,7 @@ class Replica {
   // of its supervisor started with --role `role`. Throws when there is none.
   pid_t RuntimePid(const std::string& role) const;
   std::string endpoint() const { return process_.endpoint(); }
+  std::string Log() const { return process_.Log(); }
   bool two_runtime() const { return two_runtime_; }
   int workers() const { return workers_; }
 

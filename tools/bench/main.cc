@@ -268,7 +268,9 @@ int Main(int argc, char** argv) {
     if (all || o.scenario == "redis") results.push_back(RedisScenario(o));
     if (all || o.scenario == "curve") results.push_back(CurveScenario(o));
     if (all || o.scenario == "slow-path") results.push_back(SlowPath(o));
-    if (all || o.scenario == "join") results.push_back(Join(o));
+    if (all || o.scenario == "join") {
+      for (Scenario& s : Join(o)) results.push_back(std::move(s));
+    }
   } catch (const Interrupted&) {
     std::fprintf(stderr, "tandem-bench: interrupted; everything it started is stopped\n");
     return 130;

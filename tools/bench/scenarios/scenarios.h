@@ -44,9 +44,9 @@ Scenario CurveScenario(const Options& o);
 // One-shot aggregate queries (create, peek, drop) over a 10^5- and a 10^6-row index,
 // {solo, two-runtime} x {idle, loaded}, and the memory one takes while it runs (issue 13).
 Scenario SlowPath(const Options& o);
-// Throughput and memory of an incremental join of a fact stream with a changing dimension (both
-// sides sources, or the dimension an imported index), and isolation with the join as the heavy
-// load (issue 14).
-Scenario Join(const Options& o);
+// "join": throughput and memory of an incremental join of a fact stream with a changing dimension
+// (both sides sources, or the dimension an imported index); "join-isolation": isolation's
+// two-runtime cells with the join as the heavy load (issue 14). --join-part picks.
+std::vector<Scenario> Join(const Options& o);
 
 }  // namespace tandem::bench
