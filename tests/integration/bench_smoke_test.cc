@@ -274,8 +274,9 @@ TEST(TandemBench, SmokeSlowPath) {
 // join (issue 14): both throughput cells (the dimension a source and an imported index), their
 // memory, the verdicts, and isolation with the join as the heavy load, at tiny sizes.
 TEST(TandemBench, SmokeJoin) {
-  const auto run = Bench({"join", "--join-fact-keys", "20000", "--join-fact-updates", "200",
-                          "--join-dim-keys", "200", "--join-dim-updates", "5", "--keys", "2000"});
+  const auto run =
+      Bench({"join", "--join-fact-keys", "20000", "--join-fact-updates", "200", "--join-dim-keys",
+             "200", "--join-dim-updates", "5", "--join-rounds", "1", "--keys", "2000"});
   const Report r = ParseOrFail(run);
   ASSERT_TRUE(r.count("join") && r.count("join-isolation"));
   const Cells& cells = r.at("join");
@@ -288,11 +289,13 @@ TEST(TandemBench, SmokeJoin) {
     EXPECT_GT(m.at("memory_samples"), 0) << cell;
     EXPECT_GT(m.at("segment_bytes_median"), 0) << cell << ": the join index takes no segment";
     EXPECT_GT(m.at("rss_before_bytes"), 0) << cell;
-    EXPECT_TRUE(m.count("rss_bytes_median")) << cell;
+    EXPECT_TRUE(m.count("rss_bytes_median") && m.count("rss_anon_bytes_median")) << cell;
+    EXPECT_EQ(m.at("rounds"), 1) << cell;
     EXPECT_EQ(m.at("wrong_answers"), 0) << cell << ": a peeked row of the join is not its match";
   }
   ASSERT_TRUE(cells.count("verdict"));
-  EXPECT_TRUE(cells.at("verdict").count("rss_sources_minus_imported_bytes"));
+  EXPECT_TRUE(cells.at("verdict").count("rss_anon_sources_minus_imported_bytes"));
+  EXPECT_EQ(cells.at("verdict").at("imported_read_in_place"), 1);
   // The render log says the imported dimension is read in place, and the sources' is arranged.
   EXPECT_NE(run.err.find("imported: join 1: left side its own arrangement, right side imported "
                          "index u43, in place"),

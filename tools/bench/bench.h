@@ -93,6 +93,7 @@ struct Options {
   std::uint64_t join_dim_keys = 10000;
   std::uint64_t join_dim_updates = 100;
   std::string join_part = "all";
+  std::uint64_t join_rounds = 3;  // throughput rounds per variant (ABBA order)
   bool quiet = false;
 };
 
@@ -154,7 +155,8 @@ KeyValue LightLoad(const Options& o, std::uint64_t keys);
 KeyValue HeavyLoad(const Options& o);
 // How long an index of `keys` keys may take to build.
 std::chrono::seconds BuildLimit(std::uint64_t keys);
-// VmRSS of `pid`, in bytes (0 when it cannot be read).
-double RssBytes(pid_t pid);
+// A memory field of /proc/`pid`/status, in bytes (0 when it cannot be read): VmRSS by default
+// (which counts the pages of the segment the process touched), RssAnon for its private memory.
+double RssBytes(pid_t pid, const std::string& field = "VmRSS");
 
 }  // namespace tandem::bench

@@ -85,6 +85,8 @@ Options:
   --join-dim-keys N --join-dim-updates N     join's dimension (default 10^4 keys, 100 updates
                        per tick); the foreign key is fact key % dim keys
   --join-part P        all (default) | throughput | isolation
+  --join-rounds N      throughput rounds per variant, in ABBA order, a fresh replica each
+                       (default 3; each cell reports the medians over the rounds)
   --curve              every replica requires CURVE (tandem-supervisor --curve-secret-key) and
                        every client authenticates: keys made fresh for the run, in a scratch
                        directory removed at the end (the curve scenario does this for its own
@@ -203,6 +205,8 @@ Options Parse(int argc, char** argv) {
       o.join_dim_keys = std::max<std::uint64_t>(1, ParseUint(a, value()));
     } else if (a == "--join-dim-updates") {
       o.join_dim_updates = std::max<std::uint64_t>(1, ParseUint(a, value()));
+    } else if (a == "--join-rounds") {
+      o.join_rounds = std::max<std::uint64_t>(1, ParseUint(a, value()));
     } else if (a == "--join-part") {
       o.join_part = value();
       if (o.join_part != "all" && o.join_part != "throughput" && o.join_part != "isolation") {
