@@ -305,6 +305,32 @@ Result<pb::Schema> CheckMfp(const pb::MapFilterProject& mfp, const pb::Schema& i
 // ---------------------------------------------------------------------------------------------
 // Plans
 
+// The prefix of an aggregate's output column name ("sum" of "sum_v"); "" for COUNT (named
+// "count") and for an unknown function.
+std::string AggregateName(pb::AggregateFunc func) {
+  switch (func) {
+    case pb::SUM:
+      return "sum";
+    case pb::MIN:
+      return "min";
+    case pb::MAX:
+      return "max";
+    case pb::COUNT_NON_NULL:
+      return "count";
+    case pb::COUNT_DISTINCT:
+      return "count_distinct";
+    case pb::AVG:
+      return "avg";
+    case pb::ANY:
+      return "any";
+    case pb::ALL:
+      return "all";
+    default:
+      break;
+  }
+  return "";
+}
+
 // What a plan of one dataflow may read by name: its source imports, its index imports, the
 // collections those indexes are on, and the builds before it.
 using Scope = std::map<std::string, pb::Schema>;
@@ -334,11 +360,25 @@ class PlanChecker {
         return Union(plan.union_());
       case pb::Plan::kDistinct:
         return Check(plan.distinct().input());
-      case pb::Plan::kJoin:
-      case pb::Plan::kTopK:
+      case pb::Plan::kJoin: {
+        auto left = Check(plan.join().left());
+        if (!left.ok()) return Within("Join left", left.status());
+        auto right = Check(plan.join().right());
+        if (!right.ok()) return Within("Join right", right.status());
+        auto output = Join(plan.join(), *left, *right);
+        if (!output.ok()) return Within("Join", output.status());
+        return output;
+      }
+      case pb::Plan::kTopK: {
+        TANDEM_ASSIGN_OR_RETURN(pb::Schema input, Check(plan.top_k().input()));
+        const Status ok = TopK(plan.top_k(), input);
+        if (!ok.ok()) return Within("TopK", ok);
+        return input;
+      }
       case pb::Plan::kNegate:
+        return Check(plan.negate().input());
       case pb::Plan::kThreshold:
-        return Invalid("Join, TopK, Negate and Threshold are not supported yet");
+        return Check(plan.threshold().input());
       case pb::Plan::KIND_NOT_SET:
         break;
     }
@@ -356,6 +396,61 @@ class PlanChecker {
     return Status::NotFound("Get(" + Quoted(get.id()) + "): unknown collection");
   }
 
+  // Left columns, then right columns (every right column nullable for LEFT_OUTER: a left row
+  // without a match carries nulls there).
+  static Result<pb::Schema> Join(const pb::Plan::Join& join, const pb::Schema& left,
+                                 const pb::Schema& right) {
+    if (join.kind() != pb::INNER && join.kind() != pb::LEFT_OUTER) {
+      return Invalid("join kind " + std::to_string(static_cast<int>(join.kind())) +
+                     " is not a known kind (INNER or LEFT_OUTER)");
+    }
+    if (join.left_key_size() != join.right_key_size()) {
+      return Invalid("left_key has " + std::to_string(join.left_key_size()) +
+                     " columns, right_key has " + std::to_string(join.right_key_size()) +
+                     " (the key columns are paired)");
+    }
+    if (join.left_key_size() == 0) {
+      return Invalid("the join key is empty (pair at least one left and right column)");
+    }
+    for (int i = 0; i < join.left_key_size(); ++i) {
+      const std::string where = "join key " + std::to_string(i);
+      const std::uint32_t l = join.left_key(i);
+      const std::uint32_t r = join.right_key(i);
+      const Status left_in_range = CheckColumnInRange(l, left.columns_size());
+      if (!left_in_range.ok()) return Within(where + ": left", left_in_range);
+      const Status right_in_range = CheckColumnInRange(r, right.columns_size());
+      if (!right_in_range.ok()) return Within(where + ": right", right_in_range);
+      const pb::ScalarType lt = left.columns(static_cast<int>(l)).type();
+      const pb::ScalarType rt = right.columns(static_cast<int>(r)).type();
+      if (lt != rt) {
+        return Invalid(where + ": left column " + std::to_string(l) + " is " + TypeName(lt) +
+                       ", right column " + std::to_string(r) + " is " + TypeName(rt));
+      }
+    }
+    pb::Schema output = left;
+    for (const auto& column : right.columns()) {
+      pb::Column* out = output.add_columns();
+      *out = column;
+      if (join.kind() == pb::LEFT_OUTER) out->set_nullable(true);
+    }
+    return output;
+  }
+
+  static Status TopK(const pb::Plan::TopK& top_k, const pb::Schema& input) {
+    for (int i = 0; i < top_k.group_key_size(); ++i) {
+      const Status in_range = CheckColumnInRange(top_k.group_key(i), input.columns_size());
+      if (!in_range.ok()) return Within("group key " + std::to_string(i), in_range);
+    }
+    for (int i = 0; i < top_k.order_by_size(); ++i) {
+      const Status in_range = CheckColumnInRange(top_k.order_by(i).column(), input.columns_size());
+      if (!in_range.ok()) return Within("order_by " + std::to_string(i), in_range);
+    }
+    if (top_k.has_limit() && top_k.limit() == 0) {
+      return Invalid("limit 0 keeps no row (omit limit for no limit)");
+    }
+    return Status::Ok();
+  }
+
   static Result<pb::Schema> Reduce(const pb::Plan::Reduce& reduce, const pb::Schema& input) {
     pb::Schema output;
     for (int i = 0; i < reduce.group_key_size(); ++i) {
@@ -370,8 +465,8 @@ class PlanChecker {
         *output.add_columns() = MakeColumn("count", pb::INT64, false);
         continue;
       }
-      if (aggregate.func() != pb::SUM && aggregate.func() != pb::MIN &&
-          aggregate.func() != pb::MAX) {
+      const std::string func = AggregateName(aggregate.func());
+      if (func.empty()) {
         return Invalid(where + ": aggregate function " +
                        std::to_string(static_cast<int>(aggregate.func())) +
                        " is not a known function");
@@ -379,17 +474,44 @@ class PlanChecker {
       const Status in_range = CheckColumnInRange(aggregate.column(), input.columns_size());
       if (!in_range.ok()) return Within(where, in_range);
       const pb::Column& column = input.columns(static_cast<int>(aggregate.column()));
-      if (aggregate.func() == pb::SUM && !IsNumeric(column.type())) {
-        return Invalid(where + ": SUM needs an INT64 or FLOAT64 column, column " +
-                       std::to_string(aggregate.column()) + " is " + TypeName(column.type()));
-      }
-      // Nullable: the aggregate of a group whose values are all null is null. Named by function
-      // and input column: "sum_v" ("sum" for an unnamed column).
-      std::string name = aggregate.func() == pb::SUM   ? "sum"
-                         : aggregate.func() == pb::MIN ? "min"
-                                                       : "max";
+      const std::string is =
+          ", column " + std::to_string(aggregate.column()) + " is " + TypeName(column.type());
+      // Named by function and input column: "sum_v" ("sum" for an unnamed column).
+      std::string name = func;
       if (!column.name().empty()) name += "_" + column.name();
-      *output.add_columns() = MakeColumn(std::move(name), column.type(), true);
+      switch (aggregate.func()) {
+        case pb::SUM:
+          if (!IsNumeric(column.type())) {
+            return Invalid(where + ": SUM needs an INT64 or FLOAT64 column" + is);
+          }
+          [[fallthrough]];
+        case pb::MIN:
+        case pb::MAX:
+          // Nullable: the aggregate of a group whose values are all null is null.
+          *output.add_columns() = MakeColumn(std::move(name), column.type(), true);
+          break;
+        case pb::COUNT_NON_NULL:
+        case pb::COUNT_DISTINCT:
+          // Any column type; a group whose values are all null counts 0.
+          *output.add_columns() = MakeColumn(std::move(name), pb::INT64, false);
+          break;
+        case pb::AVG:
+          if (!IsNumeric(column.type())) {
+            return Invalid(where + ": AVG needs an INT64 or FLOAT64 column" + is);
+          }
+          *output.add_columns() = MakeColumn(std::move(name), pb::FLOAT64, true);
+          break;
+        case pb::ANY:
+        case pb::ALL:
+          if (column.type() != pb::BOOL) {
+            return Invalid(where + ": " + (aggregate.func() == pb::ANY ? "ANY" : "ALL") +
+                           " needs a BOOL column" + is);
+          }
+          *output.add_columns() = MakeColumn(std::move(name), pb::BOOL, true);
+          break;
+        default:
+          break;
+      }
     }
     return output;
   }

@@ -1,5 +1,7 @@
 #include "workers/one_shot.h"
 
+#include <spdlog/spdlog.h>
+
 #include <pthread.h>
 
 #include "base/check.h"
@@ -148,6 +150,11 @@ std::map<std::string, TransientPart> OneShotPool::Compute(const OneShotJob& job,
                       raw});
   }
   PlanGraph graph = BuildPlanGraph(desc, std::move(inputs));
+  if (me == 0) {  // one-shots are many: what their joins reused is a debug line
+    for (const std::string& a : graph.arrangements) {
+      spdlog::debug("one-shot {}: {}", desc.debug_name(), a);
+    }
+  }
   const TickCtx ctx{kMinTime, until, 1, me, &exchange_};
   std::map<std::string, TransientPart> out;
   for (auto& [node, e] : graph.exports) {

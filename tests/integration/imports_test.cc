@@ -836,6 +836,142 @@ TEST(Imports, DroppingAnIndexRightAfterTheOneShotReadingItWaitsForItsReadsSolo) 
   DropAnIndexRightAfterTheOneShotReadingIt(false);
 }
 
+// ---- joins over imported indexes (issue 14): the imported arrangement read in place ----
+
+pb::Plan JoinOf(pb::Plan left, pb::Plan right, std::uint32_t left_key, std::uint32_t right_key,
+                bool left_outer) {
+  pb::Plan p;
+  auto* j = p.mutable_join();
+  *j->mutable_left() = std::move(left);
+  *j->mutable_right() = std::move(right);
+  j->add_left_key(left_key);
+  j->add_right_key(right_key);
+  j->set_kind(left_outer ? pb::LEFT_OUTER : pb::INNER);
+  return p;
+}
+
+// A peek's rows with nulls spelled out: "1,10,null,null,x1".
+std::multiset<std::string> JoinedRowsOf(TestController& ctl, const std::string& uuid,
+                                        const std::string& id, Time t) {
+  ctl.Send(samples::PeekAt(uuid, id, t));
+  auto a = AwaitPeek(ctl, uuid);
+  if (!a) return {"(no answer)"};
+  if (a->peek_response().has_error()) return {"Error(" + a->peek_response().error() + ")"};
+  std::multiset<std::string> out;
+  for (const auto& rc : a->peek_response().rows().rows()) {
+    std::string s;
+    for (const auto& d : rc.row().datums())
+      s += (d.has_null() ? std::string("null") : std::to_string(d.int64())) + ",";
+    out.insert(s + "x" + std::to_string(rc.count()));
+  }
+  return out;
+}
+
+// Facts u5 (k, v = the dimension key) from their own log, joined with the imported dimension
+// index u2 (on u1, keyed by k): u6 = u5 ⋈ u2 on u5.v = u1.k (left outer when asked), indexed by
+// u7; u8 = u5 ⋈ u1 through the same import but keyed otherwise (by v: arranged again) for
+// comparison, indexed by u9.
+Command FactJoin(const std::string& facts, bool left_outer) {
+  Command c = LogIndexDataflow("u5", "u10", facts);
+  auto* d = samples::Desc(c);
+  d->set_debug_name("fact join");
+  *d->add_index_imports() = ImportOfU2();
+  *d->add_index_imports() = samples::Import("u3", "u11", U1Schema(), {1});
+  *d->add_objects_to_build() = samples::Build(
+      "u6", JoinOf(samples::GetPlan("u5"), samples::GetPlan("u2"), 1, 0, left_outer));
+  *d->add_index_exports() = samples::Export("u7", "u6", {0});
+  *d->add_objects_to_build() = samples::Build(
+      "u8", JoinOf(samples::GetPlan("u5"), samples::GetPlan("u3"), 1, 0, left_outer));
+  *d->add_index_exports() = samples::Export("u9", "u8", {0});
+  return c;
+}
+
+void JoinOverAnImportedIndex(bool two_runtime, bool left_outer) {
+  SCOPED_TRACE(Mode(two_runtime) + (left_outer ? " left outer" : " inner"));
+  Replica r(two_runtime, kWorkers);
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  // The dimension u1 (k, v), indexed by k (u2) and by v (u3, on u11: the same rows).
+  LogFile dim, dim2, facts;
+  const std::string dims = "U 0 1 1 10\nU 0 1 2 20\nU 2 -1 2 20\nU 2 1 2 21\nU 3 1 3 30\nP 4\n";
+  dim.Append(dims);
+  dim2.Append(dims);
+  r.ctl->Send(LogIndexDataflow("u1", "u2", dim.path()));
+  Command by_v = LogIndexDataflow("u11", "u3", dim2.path());
+  samples::Desc(by_v)->mutable_index_exports(0)->set_key(0, 1);
+  r.ctl->Send(by_v);
+  ASSERT_TRUE(AwaitWrite(*r.ctl, "u2", 4)) << r.sup.Log();
+  ASSERT_TRUE(AwaitWrite(*r.ctl, "u3", 4)) << r.sup.Log();
+  // Facts (k, dimension key): 100 → 1, 101 → 2, 102 → 3 (from 1), 103 → 9 (never matches).
+  facts.Append("U 0 1 100 1\nU 0 1 101 2\nU 0 1 103 9\nU 1 1 102 3\nU 3 -1 100 1\nP 4\n");
+  r.ctl->Send(FactJoin(facts.path(), left_outer));
+  ASSERT_TRUE(AwaitWrite(*r.ctl, "u7", 4)) << r.sup.Log();
+  ASSERT_TRUE(AwaitWrite(*r.ctl, "u9", 4)) << r.sup.Log();
+  using Rows = std::multiset<std::string>;
+  Rows at0{"100,1,1,10,x1", "101,2,2,20,x1"}, at1 = at0, at2{"100,1,1,10,x1", "101,2,2,21,x1"},
+                                              at3{"101,2,2,21,x1", "102,3,3,30,x1"};
+  if (left_outer) {
+    at0.insert("103,9,null,null,x1");
+    at1 = at0;
+    at1.insert("102,3,null,null,x1");
+    at2.insert({"102,3,null,null,x1", "103,9,null,null,x1"});
+    at3.insert("103,9,null,null,x1");
+  }
+  const std::vector<Rows> expected{at0, at1, at2, at3};
+  for (Time t = 0; t < 4; ++t) {
+    EXPECT_EQ(JoinedRowsOf(*r.ctl, "in-place" + std::to_string(t), "u7", t), expected[t])
+        << "t=" << t;
+    EXPECT_EQ(JoinedRowsOf(*r.ctl, "arranged" + std::to_string(t), "u9", t), expected[t])
+        << "t=" << t;
+  }
+  // The render log says which input each join read in place and which it arranged.
+  const std::string log = r.sup.Log();
+  EXPECT_NE(log.find("dataflow fact join: join 1: left side its own arrangement, right side "
+                     "imported index u2, in place"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("dataflow fact join: join 2: left side its own arrangement, right side its "
+                     "own arrangement"),
+            std::string::npos)
+      << log;
+  EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
+}
+
+TEST(Imports, AJoinReadsAnImportedIndexArrangedByItsKeyInPlaceTwoRuntime) {
+  JoinOverAnImportedIndex(true, false);
+}
+TEST(Imports, AJoinReadsAnImportedIndexArrangedByItsKeyInPlaceSolo) {
+  JoinOverAnImportedIndex(false, false);
+}
+TEST(Imports, ALeftJoinOverAnImportedIndexKeepsUnmatchedRowsWithNulls) {
+  JoinOverAnImportedIndex(true, true);
+  JoinOverAnImportedIndex(false, true);
+}
+
+// A one-shot self-join of an imported index on its key (both sides read in place), computed by
+// the interactive runtime (or solo) at the one-shot's as_of.
+void OneShotSelfJoin(bool two_runtime) {
+  SCOPED_TRACE(Mode(two_runtime));
+  Replica r(two_runtime, kWorkers);
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  LogFile log;
+  log.Append("U 0 1 1 10\nU 0 1 1 11\nU 0 1 2 20\nU 1 1 2 21\nP 3\n");
+  r.ctl->Send(LogIndexDataflow("u1", "u2", log.path()));
+  ASSERT_TRUE(AwaitWrite(*r.ctl, "u2", 3)) << r.sup.Log();
+  r.ctl->Send(samples::OneShot(
+      0, {ImportOfU2()},
+      {samples::Build("t2", JoinOf(samples::GetPlan("u2"), samples::GetPlan("u1"), 0, 0, false))},
+      {samples::Export("t1", "t2", {0})}, "self join"));
+  EXPECT_EQ(JoinedRowsOf(*r.ctl, "self", "t1", 0),
+            (std::multiset<std::string>{"1,10,1,10,x1", "1,10,1,11,x1", "1,11,1,10,x1",
+                                        "1,11,1,11,x1", "2,20,2,20,x1"}));
+  EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
+}
+
+TEST(Imports, AOneShotSelfJoinOfAnImportedIndexIsExactAtItsAsOf) {
+  OneShotSelfJoin(true);
+  OneShotSelfJoin(false);
+}
+
 TEST(Imports, MaintenanceKilledWhileInteractiveRendersAOneShotTakesTheReplicaDown) {
   KillWhileRenderingAOneShot(0, "maintenance");
 }

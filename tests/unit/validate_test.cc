@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "base/time.h"
@@ -680,6 +681,264 @@ TEST(Validator, DistinctKeepsItsInputSchema) {
   ExpectAccepted(v, OverKeyValue(DistinctPlan(GetPlan("u30"))));
   EXPECT_EQ(Encode(v.collections().at("u31")), Encode(v.collections().at("u30")));
   ExpectInvalid(v, OneBuild("u40", DistinctPlan(pb::Plan())), "plan node has no kind");
+}
+
+// ---- Join, TopK, Negate, Threshold and the aggregates of issue 14
+
+pb::Plan JoinPlan(pb::Plan left, pb::Plan right, std::vector<std::uint32_t> left_key,
+                  std::vector<std::uint32_t> right_key, pb::JoinKind kind = pb::INNER) {
+  pb::Plan p;
+  auto* j = p.mutable_join();
+  *j->mutable_left() = std::move(left);
+  *j->mutable_right() = std::move(right);
+  for (auto c : left_key) j->add_left_key(c);
+  for (auto c : right_key) j->add_right_key(c);
+  j->set_kind(kind);
+  return p;
+}
+
+pb::ColumnOrder Order(std::uint32_t column, bool desc = false, bool nulls_last = false) {
+  pb::ColumnOrder o;
+  o.set_column(column);
+  o.set_desc(desc);
+  o.set_nulls_last(nulls_last);
+  return o;
+}
+
+pb::Plan TopKPlan(pb::Plan input, std::vector<std::uint32_t> group_key,
+                  std::vector<pb::ColumnOrder> order_by, std::optional<std::uint64_t> limit,
+                  std::uint64_t offset = 0) {
+  pb::Plan p;
+  auto* t = p.mutable_top_k();
+  *t->mutable_input() = std::move(input);
+  for (auto c : group_key) t->add_group_key(c);
+  for (auto& o : order_by) *t->add_order_by() = std::move(o);
+  if (limit) t->set_limit(*limit);
+  t->set_offset(offset);
+  return p;
+}
+
+pb::Plan NegatePlan(pb::Plan input) {
+  pb::Plan p;
+  *p.mutable_negate()->mutable_input() = std::move(input);
+  return p;
+}
+
+pb::Plan ThresholdPlan(pb::Plan input) {
+  pb::Plan p;
+  *p.mutable_threshold()->mutable_input() = std::move(input);
+  return p;
+}
+
+// Key-value source u30 [INT64 key, INT64 value] and log source u31 [STRING? name, FLOAT64 score,
+// BOOL ok], and build u32 of `plan` over them.
+pb::Command OverKeyValueAndLog(pb::Plan plan) {
+  pb::Command c = EmptyDataflow("over-key-value-and-log");
+  *Desc(c)->add_source_imports() = KeyValueImport("u30");
+  *Desc(c)->add_source_imports() = LogImport("u31");
+  *Desc(c)->add_objects_to_build() = Build("u32", std::move(plan));
+  return c;
+}
+
+TEST(Validator, RefusesJoinWithBadKeysNamingTheColumnsAndTypes) {
+  Validator v = Primed();
+  const auto join = [](std::vector<std::uint32_t> l, std::vector<std::uint32_t> r) {
+    return OverKeyValueAndLog(JoinPlan(GetPlan("u30"), GetPlan("u31"), std::move(l), std::move(r)));
+  };
+  ExpectInvalid(v, join({}, {}),
+                "build u32: Join: the join key is empty (pair at least one left and right column)");
+  ExpectInvalid(v, join({0}, {}), "Join: left_key has 1 columns, right_key has 0");
+  ExpectInvalid(v, join({0, 1}, {1}), "Join: left_key has 2 columns, right_key has 1");
+  ExpectInvalid(v, join({2}, {1}),
+                "Join: join key 0: left: column 2 out of range: input has 2 columns");
+  ExpectInvalid(v, join({0}, {3}),
+                "Join: join key 0: right: column 3 out of range: input has 3 columns");
+  ExpectInvalid(v, join({0}, {0}),
+                "Join: join key 0: left column 0 is INT64, right column 0 is STRING");
+  // The second pair differs: u30 [INT64, INT64] against Mfp(u31) [STRING?, FLOAT64, BOOL, INT64].
+  ExpectInvalid(
+      v,
+      OverKeyValueAndLog(JoinPlan(GetPlan("u30"), MfpPlan(GetPlan("u31"), Mfp({IntLit(1)}, {}, {})),
+                                  {0, 1}, {3, 2})),
+      "Join: join key 1: left column 1 is INT64, right column 2 is BOOL");
+  pb::Command unknown_kind = join({0}, {0});
+  Desc(unknown_kind)
+      ->mutable_objects_to_build(0)
+      ->mutable_plan()
+      ->mutable_join()
+      ->set_kind(static_cast<pb::JoinKind>(7));
+  ExpectInvalid(v, unknown_kind, "Join: join kind 7 is not a known kind (INNER or LEFT_OUTER)");
+  // Each side is checked first, and named.
+  ExpectRefused(v, OverKeyValueAndLog(JoinPlan(GetPlan("u30"), GetPlan("u77"), {0}, {0})),
+                StatusCode::kNotFound, "build u32: Join right: Get(u77): unknown collection");
+  ExpectInvalid(v,
+                OverKeyValueAndLog(
+                    JoinPlan(MfpPlan(GetPlan("u30"), Mfp({}, {}, {5})), GetPlan("u30"), {0}, {0})),
+                "build u32: Join left: Mfp: projection 0: column 5 out of range");
+}
+
+TEST(Validator, InnerJoinIsLeftColumnsThenRightColumnsWithTheirNullability) {
+  Validator v = Primed();
+  // u30 [key, value] ⋈ u30 on (key, value) = (value, key): a self-join on two key pairs.
+  ExpectAccepted(v, OverKeyValueAndLog(JoinPlan(GetPlan("u30"), GetPlan("u30"), {0, 1}, {1, 0})));
+  const pb::Schema& out = v.collections().at("u32");
+  ASSERT_EQ(out.columns_size(), 4);
+  EXPECT_EQ(out.columns(0).name(), "key");
+  EXPECT_EQ(out.columns(3).name(), "value");
+  for (const auto& column : out.columns()) {
+    EXPECT_EQ(column.type(), pb::INT64);
+    EXPECT_FALSE(column.nullable());
+  }
+  // A nullable key column joins a non-nullable one of the same type; nullability is kept.
+  const std::map<std::string, pb::Schema> scope = {{"u1", KeyValueSchema()}, {"u2", LogSchema()}};
+  auto mixed = PlanSchema(
+      JoinPlan(GetPlan("u2"), MfpPlan(GetPlan("u2"), Mfp({}, {}, {0})), {0}, {0}), scope);
+  ASSERT_TRUE(mixed.ok()) << mixed.status().ToString();
+  ASSERT_EQ(mixed->columns_size(), 4);
+  EXPECT_EQ(mixed->columns(0).type(), pb::STRING);
+  EXPECT_TRUE(mixed->columns(0).nullable());
+  EXPECT_EQ(mixed->columns(1).type(), pb::FLOAT64);
+  EXPECT_FALSE(mixed->columns(1).nullable());
+  EXPECT_EQ(mixed->columns(2).type(), pb::BOOL);
+  EXPECT_EQ(mixed->columns(3).type(), pb::STRING);
+  EXPECT_TRUE(mixed->columns(3).nullable());
+}
+
+TEST(Validator, LeftOuterJoinMakesEveryRightColumnNullableAndAnIndexMayBeKeyedByThem) {
+  Validator v = Primed();
+  // u30 [key, value] ⟕ Distinct(u30) on key: [key, value, key?, value?], indexed by the right
+  // key (nullable) and then the left value.
+  pb::Command c = OverKeyValueAndLog(
+      JoinPlan(GetPlan("u30"), DistinctPlan(GetPlan("u30")), {0}, {0}, pb::LEFT_OUTER));
+  *Desc(c)->add_index_exports() = Export("u33", "u32", {2, 1});
+  ExpectAccepted(v, c);
+  const pb::Schema& out = v.collections().at("u32");
+  ASSERT_EQ(out.columns_size(), 4);
+  EXPECT_FALSE(out.columns(0).nullable());
+  EXPECT_FALSE(out.columns(1).nullable());
+  EXPECT_TRUE(out.columns(2).nullable());
+  EXPECT_TRUE(out.columns(3).nullable());
+  for (const auto& column : out.columns()) EXPECT_EQ(column.type(), pb::INT64);
+  EXPECT_EQ(Encode(v.collections().at("u33")), Encode(out));
+  EXPECT_EQ(v.indexes().at("u33").key, (std::vector<std::uint32_t>{2, 1}));
+  // A peek of that index may look up a null right key (a left row without a match).
+  pb::Command peek = PeekAt("p1", "u33", 0);
+  *peek.mutable_peek()->add_keys() = MakeRow({NullDatum(), IntDatum(3)});
+  ExpectAccepted(v, peek);
+}
+
+TEST(Validator, JoinReadsAnImportedIndexOnEitherSide) {
+  Validator v = Primed();
+  // u9 is an index on u4 [INT64, INT64]; its collection u4 is read by name on the right.
+  pb::Command c = EmptyDataflow("join-import", 5);
+  *Desc(c)->add_source_imports() = KeyValueImport("u30");
+  *Desc(c)->add_index_imports() = ImportU9();
+  *Desc(c)->add_objects_to_build() =
+      Build("u31", JoinPlan(GetPlan("u30"), GetPlan("u4"), {1}, {0}));
+  ExpectAccepted(v, c);
+  EXPECT_EQ(v.ImportersOf("u9"), std::vector<std::string>{"u900"});
+  EXPECT_EQ(v.collections().at("u31").columns_size(), 4);
+}
+
+TEST(Validator, RefusesTopKWithColumnsOutOfRangeOrLimitZero) {
+  Validator v = Primed();
+  ExpectInvalid(v, OverKeyValue(TopKPlan(GetPlan("u30"), {2}, {Order(1)}, 3)),
+                "build u31: TopK: group key 0: column 2 out of range: input has 2 columns");
+  ExpectInvalid(v, OverKeyValue(TopKPlan(GetPlan("u30"), {0}, {Order(1), Order(4, true)}, 3)),
+                "TopK: order_by 1: column 4 out of range: input has 2 columns");
+  ExpectInvalid(v, OverKeyValue(TopKPlan(GetPlan("u30"), {0}, {Order(1)}, 0)), "TopK: limit 0");
+  ExpectInvalid(v,
+                OverKeyValue(TopKPlan(MfpPlan(GetPlan("u30"), Mfp({}, {Col(0)}, {})), {}, {}, 1)),
+                "Mfp: predicate 0 has type INT64, must be BOOL");
+}
+
+TEST(Validator, TopKNegateAndThresholdKeepTheirInputSchema) {
+  Validator v = Primed();
+  // No limit, any offset, no group key, no order: all accepted.
+  ExpectAccepted(v, OverKeyValue(TopKPlan(GetPlan("u30"), {}, {}, std::nullopt, 1000)));
+  EXPECT_EQ(Encode(v.collections().at("u31")), Encode(v.collections().at("u30")));
+  v = Primed();
+  pb::Command c = EmptyDataflow("top-k-of-log");
+  *Desc(c)->add_source_imports() = LogImport("u40");
+  *Desc(c)->add_objects_to_build() =
+      Build("u41", TopKPlan(GetPlan("u40"), {2}, {Order(1, true, true), Order(0)}, 10, 2));
+  ExpectAccepted(v, c);
+  EXPECT_EQ(Encode(v.collections().at("u41")), Encode(v.collections().at("u40")));
+
+  // EXCEPT ALL: Threshold(Union(A, Negate(B))).
+  v = Primed();
+  pb::Command except = EmptyDataflow("except-all");
+  *Desc(except)->add_source_imports() = LogImport("u50");
+  *Desc(except)->add_objects_to_build() = Build(
+      "u51", ThresholdPlan(UnionPlan({GetPlan("u50"), NegatePlan(DistinctPlan(GetPlan("u50")))})));
+  ExpectAccepted(v, except);
+  EXPECT_EQ(Encode(v.collections().at("u51")), Encode(v.collections().at("u50")));
+  ExpectInvalid(v, OneBuild("u60", NegatePlan(pb::Plan())), "plan node has no kind");
+  ExpectRefused(v, OneBuild("u60", ThresholdPlan(GetPlan("u77"))), StatusCode::kNotFound,
+                "Get(u77): unknown collection");
+}
+
+TEST(Validator, RefusesNewAggregatesOnColumnsOfTheWrongTypeOrOutOfRange) {
+  Validator v = Primed();
+  // Log u30: [STRING? name, FLOAT64 score, BOOL ok].
+  const auto over_log = [](std::vector<std::pair<pb::AggregateFunc, std::uint32_t>> aggregates) {
+    pb::Command c = EmptyDataflow("aggregates");
+    *Desc(c)->add_source_imports() = LogImport("u30");
+    *Desc(c)->add_objects_to_build() = Build("u31", ReducePlan(GetPlan("u30"), {}, aggregates));
+    return c;
+  };
+  ExpectInvalid(v, over_log({{pb::AVG, 0}}),
+                "Reduce: aggregate 0: AVG needs an INT64 or FLOAT64 column, column 0 is STRING");
+  ExpectInvalid(v, over_log({{pb::AVG, 1}, {pb::AVG, 2}}),
+                "aggregate 1: AVG needs an INT64 or FLOAT64 column, column 2 is BOOL");
+  ExpectInvalid(v, OverKeyValue(ReducePlan(GetPlan("u30"), {}, {{pb::ANY, 1}})),
+                "Reduce: aggregate 0: ANY needs a BOOL column, column 1 is INT64");
+  ExpectInvalid(v, over_log({{pb::ALL, 1}}),
+                "aggregate 0: ALL needs a BOOL column, column 1 is FLOAT64");
+  ExpectInvalid(v, over_log({{pb::ANY, 0}}), "ANY needs a BOOL column, column 0 is STRING");
+  for (const auto func : {pb::COUNT_NON_NULL, pb::COUNT_DISTINCT, pb::AVG, pb::ANY, pb::ALL}) {
+    SCOPED_TRACE(pb::AggregateFunc_Name(func));
+    ExpectInvalid(v, over_log({{func, 3}}),
+                  "Reduce: aggregate 0: column 3 out of range: input has 3 columns");
+  }
+  ExpectInvalid(v, over_log({{static_cast<pb::AggregateFunc>(10), 0}}),
+                "aggregate 0: aggregate function 10 is not a known function");
+}
+
+TEST(Validator, NewAggregatesHaveTheirOutputTypesAndNames) {
+  Validator v = Primed();
+  // Log u30: [STRING? name, FLOAT64 score, BOOL ok], grouped by ok.
+  pb::Command c = EmptyDataflow("aggregates");
+  *Desc(c)->add_source_imports() = LogImport("u30");
+  *Desc(c)->add_objects_to_build() = Build("u31", ReducePlan(GetPlan("u30"), {2},
+                                                             {{pb::COUNT_NON_NULL, 0},
+                                                              {pb::COUNT_DISTINCT, 0},
+                                                              {pb::COUNT_DISTINCT, 2},
+                                                              {pb::AVG, 1},
+                                                              {pb::ANY, 2},
+                                                              {pb::ALL, 2}}));
+  ExpectAccepted(v, c);
+  const pb::Schema& out = v.collections().at("u31");
+  ASSERT_EQ(out.columns_size(), 7);
+  const std::vector<std::tuple<std::string, pb::ScalarType, bool>> expected = {
+      {"ok", pb::BOOL, false},
+      {"count_name", pb::INT64, false},
+      {"count_distinct_name", pb::INT64, false},
+      {"count_distinct_ok", pb::INT64, false},
+      {"avg_score", pb::FLOAT64, true},
+      {"any_ok", pb::BOOL, true},
+      {"all_ok", pb::BOOL, true}};
+  for (int i = 0; i < out.columns_size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(out.columns(i).name(), std::get<0>(expected[i]));
+    EXPECT_EQ(out.columns(i).type(), std::get<1>(expected[i]));
+    EXPECT_EQ(out.columns(i).nullable(), std::get<2>(expected[i]));
+  }
+  // AVG of an INT64 column is FLOAT64.
+  v = Primed();
+  ExpectAccepted(v, OverKeyValue(ReducePlan(GetPlan("u30"), {0}, {{pb::AVG, 1}})));
+  ASSERT_EQ(v.collections().at("u31").columns_size(), 2);
+  EXPECT_EQ(v.collections().at("u31").columns(1).type(), pb::FLOAT64);
 }
 
 // ---- CreateDataflow: index exports

@@ -51,7 +51,8 @@ cannot change the replica, whatever the state file (any, or none: it only suppli
 and key types, and the index of a view).
 
 Every invocation ends its session with Goodbye. Every option of a command takes one value, even
-one that begins with '-' (--key -inf); --key and --aggregate may be repeated.
+one that begins with '-' (--key -inf); --key, --aggregate, --join and --join-on may be
+repeated (--left is a flag).
 
 A replica that requires CURVE (tandem-supervisor --curve-secret-key) is reached with
 --curve-server-key (its public key file) and --curve-client-key (this client's secret key file,
@@ -65,9 +66,9 @@ key, or the connection to it was lost; 75 another controller took over (supersed
 session).
 Refusals are printed as "tandem-ctl: refused: COMMAND ID: WHY".)";
 
-// The global flags: every other option takes one value.
+// The flags (the global ones and --left): every other option takes one value.
 bool IsFlag(const std::string& arg) {
-  return arg == "--json" || arg == "--replace" || arg == "--help" || arg == "-h";
+  return arg == "--json" || arg == "--replace" || arg == "--left" || arg == "--help" || arg == "-h";
 }
 
 // Every option but the flags takes the next argument as its value, whatever it looks like

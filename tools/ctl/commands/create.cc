@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "ipc/validate.h"
+#include "tools/ctl/commands/commands.h"
 #include "tools/ctl/output.h"
 
 namespace tandem::ctl {
@@ -107,51 +107,94 @@ std::string AddInput(const History& h, const Input& in, const std::vector<std::u
   return import.id();
 }
 
-std::optional<int> BuildView(const ViewOptions& o, const Input& in, const std::string& what,
-                             View& out) {
-  if (o.group_by) {
-    auto g = ParseColumns(*o.group_by, in.schema);
-    if (!g.ok()) return Refused(what, "--group-by: " + g.status().message());
-    out.group = *g;
+std::optional<int> BuildView(const History& h, const ViewOptions& o, const Input& in,
+                             const std::string& what, std::vector<Input>& joined, View& out) {
+  std::vector<ViewInput> inputs = {{in.collection, in.schema}};
+  for (const auto& j : o.joins) {
+    auto other = ResolveInput(h, j.with, what + ": --join");
+    if (!other) return kExitFailed;
+    inputs.push_back({other->collection, other->schema});
+    joined.push_back(std::move(*other));
   }
-  if (!o.group_by && o.aggregates.empty()) {
-    auto* mfp = out.plan.mutable_mfp();
-    mfp->mutable_input()->mutable_get()->set_id(in.collection);
-    mfp->mutable_mfp();
-  } else {
-    auto* r = out.plan.mutable_reduce();
-    r->mutable_input()->mutable_get()->set_id(in.collection);
-    for (auto g : out.group) r->add_group_key(g);
-    for (const auto& text : o.aggregates) {
-      auto* agg = r->add_aggregates();
-      const auto colon = text.find(':');
-      const std::string func = text.substr(0, colon);
-      if (func == "count" && colon == std::string::npos) {
-        agg->set_func(pb::COUNT);
-        continue;
-      }
-      if (colon == std::string::npos || (func != "sum" && func != "min" && func != "max")) {
-        return Usage("--aggregate \"" + text + "\": expected count, sum:COL, min:COL or max:COL");
-      }
-      agg->set_func(func == "sum" ? pb::SUM : func == "min" ? pb::MIN : pb::MAX);
-      auto col = ParseColumns(text.substr(colon + 1), in.schema);
-      if (!col.ok()) return Refused(what, "--aggregate " + text + ": " + col.status().message());
-      if (col->size() != 1) return Usage("--aggregate " + text + ": one column");
-      agg->set_column((*col)[0]);
-    }
-  }
-  const auto planned = ipc::PlanSchema(out.plan, {{in.collection, in.schema}});
-  if (!planned.ok()) return Refused(what, planned.status().message());
-  out.schema = *planned;
-  if (o.key) {
-    auto parsed = ParseColumns(*o.key, out.schema);
-    if (!parsed.ok()) return Refused(what, "--key: " + parsed.status().message());
-    out.key = *parsed;
-  } else {
-    for (std::uint32_t i = 0; i < out.group.size(); ++i) out.key.push_back(i);
-    if (out.key.empty()) out.key.push_back(0);
+  if (auto refused = PlanView(o, inputs, out)) {
+    if (refused->usage) return Usage(refused->why);
+    return Refused(what, refused->why);
   }
   return std::nullopt;
+}
+
+std::vector<std::string> AddInputs(const History& h, const Input& in,
+                                   const std::vector<Input>& joined, const View& view,
+                                   pb::Command& c) {
+  auto* d = c.mutable_create_dataflow()->mutable_desc();
+  std::vector<std::string> ids;
+  std::uint64_t as_of = 0;
+  auto add = [&](const Input& input, const std::vector<std::uint32_t>& key) {
+    if (input.pending) {
+      for (const auto& s : d->source_imports()) {
+        if (s.id() == input.pending->id()) return;
+      }
+      *d->add_source_imports() = *input.pending;
+      ids.emplace_back();
+      return;
+    }
+    const pb::IndexImport& import = input.ImportFor(key);
+    for (const auto& i : d->index_imports()) {
+      if (i.id() == import.id()) return;
+    }
+    *d->add_index_imports() = import;
+    ids.push_back(import.id());
+    as_of = std::max(as_of, h.ReadableFrom(import.id()));
+  };
+  add(in, view.import_keys.at(0));
+  for (std::size_t i = 0; i < joined.size(); ++i) add(joined[i], view.import_keys.at(i + 1));
+  if (d->class_() == pb::MAINTAINED && d->index_imports_size() > 0) {
+    d->mutable_as_of()->Clear();
+    d->mutable_as_of()->add_elements(as_of);
+  }
+  return ids;
+}
+
+void AddViewOptions(CLI::App& sub, ViewOptions& view, const std::string& key_help) {
+  ViewOptions* v = &view;
+  // --join-on and --left belong to the --join before them: taken in command-line order.
+  sub.add_option_function<std::string>(
+         "--join",
+         [v](const std::string& id) {
+           v->joins.push_back({id, {}, false});
+         },
+         "ID: join with this collection (or index); repeatable, left-deep")
+      ->trigger_on_parse();
+  sub.add_option_function<std::string>(
+         "--join-on",
+         [v](const std::string& pair) {
+           if (v->joins.empty()) {
+             if (!v->misplaced) v->misplaced = "--join-on " + pair;
+             return;
+           }
+           v->joins.back().on.push_back(pair);
+         },
+         "LEFT=RIGHT: a key column pair of the --join before it (repeatable)")
+      ->trigger_on_parse();
+  sub.add_flag_callback(
+         "--left",
+         [v] {
+           if (v->joins.empty()) {
+             if (!v->misplaced) v->misplaced = "--left";
+             return;
+           }
+           v->joins.back().left_outer = true;
+         },
+         "the --join before it is a left outer join")
+      ->trigger_on_parse();
+  AddOptional(sub, "--group-by", &view.group_by, "COLS to group by");
+  sub.add_option("--aggregate", view.aggregates, std::string(kAggregateHelp) + " (repeatable)")
+      ->allow_extra_args(false);
+  AddOptional(sub, "--top", &view.top, "N: the first N rows (per --per group) in --by order");
+  AddOptional(sub, "--by", &view.by, "COL[:desc][:nulls-last],...: the order of --top");
+  AddOptional(sub, "--per", &view.per, "COLS: --top per group of these columns");
+  AddOptional(sub, "--offset", &view.offset, "N: --top skips the first N rows");
+  AddOptional(sub, "--key", &view.key, key_help);
 }
 
 // Refused (nullopt) when `id` exists already.

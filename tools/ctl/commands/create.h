@@ -8,7 +8,10 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "tools/ctl/session.h"
+#include "tools/ctl/view.h"
 
 namespace tandem::ctl {
 
@@ -47,22 +50,23 @@ std::optional<Input> ResolveInput(const History& h, const std::string& on, const
 std::string AddInput(const History& h, const Input& in, const std::vector<std::uint32_t>& key,
                      pb::Command& c);
 
-// A view on an input, as create-view and query spell it: a Reduce by --group-by with the
-// --aggregate(s), or neither: a copy; and the key of the index on it (--key, else the group-by
-// columns, else the first column).
-struct ViewOptions {
-  std::optional<std::string> group_by, key;
-  std::vector<std::string> aggregates;
-};
-struct View {
-  pb::Plan plan;  // reads in.collection
-  pb::Schema schema;
-  std::vector<std::uint32_t> group, key;
-};
-// The view's plan into `out`; an exit code when a column or aggregate is refused (1, as refusals
-// of `what`) or malformed (64).
-std::optional<int> BuildView(const ViewOptions& o, const Input& in, const std::string& what,
-                             View& out);
+// A view as create-view and query spell it (tools/ctl/view.h), over --on (`in`) and the
+// collections of its --join(s): those resolved into `joined`, the view's plan into `out`. An exit
+// code when a collection, column or aggregate is refused (1, as refusals of `what`) or an option
+// is malformed (64).
+std::optional<int> BuildView(const History& h, const ViewOptions& o, const Input& in,
+                             const std::string& what, std::vector<Input>& joined, View& out);
+
+// Adds the imports the view reads to the dataflow of `c`: for --on (`in`) and each of `joined`,
+// the index suiting view.import_keys (once each); a maintained dataflow starts where all of them
+// are readable. Returns the imports' ids ("" for a pending source).
+std::vector<std::string> AddInputs(const History& h, const Input& in,
+                                   const std::vector<Input>& joined, const View& view,
+                                   pb::Command& c);
+
+// The view options create-view and query share: --join, --join-on, --left, --group-by,
+// --aggregate, --top, --by, --per, --offset, --key (with `key_help`).
+void AddViewOptions(CLI::App& sub, ViewOptions& view, const std::string& key_help);
 
 // Refused (false) when `id` exists already.
 bool IsNew(const History& h, const std::string& id, const std::string& what);

@@ -66,15 +66,16 @@ class DropOnExit {
   std::string id_;
 };
 
-pb::Command OneShot(const std::string& on, std::uint64_t at, const pb::IndexImport& import,
-                    const View& view, const std::string& result, const std::string& build) {
+pb::Command OneShot(const std::string& on, std::uint64_t at,
+                    const std::vector<pb::IndexImport>& imports, const View& view,
+                    const std::string& result, const std::string& build) {
   pb::Command c;
   auto* d = c.mutable_create_dataflow()->mutable_desc();
   d->set_debug_name("query on " + on);
   d->set_class_(pb::ONE_SHOT_READ);
   d->mutable_as_of()->add_elements(at);
   d->mutable_until()->add_elements(at + 1);
-  *d->add_index_imports() = import;
+  for (const auto& import : imports) *d->add_index_imports() = import;
   auto* b = d->add_objects_to_build();
   b->set_id(build);
   *b->mutable_plan() = view.plan;
@@ -106,16 +107,41 @@ int Run(const Options& o, Session& s) {
                              o.on + " --key COLS)");
   }
   View view;
-  if (auto code = BuildView(o.view, *in, what, view)) return *code;
-  const pb::IndexImport& import = in->ImportFor(view.group);
+  std::vector<Input> joined;
+  if (auto code = BuildView(s.history(), o.view, *in, what, joined, view)) return *code;
+  for (const auto& j : joined) {
+    if (j.pending) {
+      return Refused(what, j.collection +
+                               " is a pending source (nothing on the replica yet): index it "
+                               "first (create-index ID --on " +
+                               j.collection + " --key COLS)");
+    }
+  }
+  // An index of --on and of each --join (each once), the ones keyed as the view reads them.
+  std::vector<pb::IndexImport> imports = {in->ImportFor(view.import_keys.at(0))};
+  for (std::size_t i = 0; i < joined.size(); ++i) {
+    const pb::IndexImport& import = joined[i].ImportFor(view.import_keys.at(i + 1));
+    bool seen = false;
+    for (const auto& other : imports) seen = seen || other.id() == import.id();
+    if (!seen) imports.push_back(import);
+  }
+  const pb::IndexImport& import = imports.front();
   const auto [result, build] = TransientIds();
 
   if (auto code = s.Open(Session::Mode::kControl)) return *code;
   const auto timeout = s.client().timeout();
   Latest at{time.value_or(0), false};
   if (!time) {
+    // The latest time every import is complete at.
     const auto wait_until = std::chrono::steady_clock::now() + timeout;
-    if (auto code = LatestTime(s, import.id(), what, at, wait_until)) return *code;
+    bool first = true;
+    for (const auto& i : imports) {
+      Latest latest;
+      if (auto code = LatestTime(s, i.id(), what, latest, wait_until)) return *code;
+      if (first || latest.time < at.time) at.time = latest.time;
+      at.closed = (first || at.closed) && latest.closed;
+      first = false;
+    }
     // A closed index's contents are final at every time from its since on; the one-shot spans
     // [at, at + 1), and at + 1 must be a time.
     if (at.closed) at.time = kMaxTime - 1;
@@ -124,7 +150,7 @@ int Run(const Options& o, Session& s) {
 
   const auto started = std::chrono::steady_clock::now();
   auto created =
-      s.Submit(OneShot(o.on, at.time, import, view, result, build), /*record=*/false, at_what);
+      s.Submit(OneShot(o.on, at.time, imports, view, result, build), /*record=*/false, at_what);
   if (!created.ok()) return s.Ended(created.status());
   if (!*created) return kExitFailed;
   const DropOnExit drop(s, result);
@@ -166,20 +192,19 @@ Subcommand AddQuery(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "query", "a one-shot read: a view over --on at one time, computed and printed like peek");
   sub->footer(
-      "Computes the view create-view would maintain (a Reduce by --group-by with the\n"
-      "--aggregate(s); without them, a copy of --on) once, at time --at, and prints its rows like\n"
-      "peek. latest (the default): the newest complete time of the index it imports (its write\n"
+      "Computes the view create-view would maintain (joins by --join/--join-on/--left, a Reduce\n"
+      "by --group-by with the --aggregate(s), a TopK by --top/--by/--per/--offset; without them,\n"
+      "a copy of --on: see create-view --help) once, at time --at, and prints its rows like\n"
+      "peek. latest (the default): the newest time complete in every index it imports (its write\n"
       "frontier - 1, waited for up to --timeout while it has none). One controller session: the\n"
       "history is replayed, then a ONE_SHOT_READ dataflow (as_of T, until T + 1, importing an\n"
-      "index of --on, exporting a fresh transient index t<n>) is created, peeked at T and dropped\n"
-      "(also when the peek fails). Nothing is recorded in the state file. A time the index was\n"
-      "compacted past is refused by the replica (its answer is printed, exit 1).");
+      "index of --on and of each --join, exporting a fresh transient index t<n>) is created,\n"
+      "peeked at T and dropped (also when the peek fails). Nothing is recorded in the state file.\n"
+      "A time an index was compacted past is refused by the replica (its answer is printed,\n"
+      "exit 1).");
   sub->add_option("--on", o->on, "the source, collection or index to read")->required();
   AddOptional(*sub, "--at", &o->at, "T|latest (default latest)");
-  AddOptional(*sub, "--group-by", &o->view.group_by, "COLS to group by");
-  sub->add_option("--aggregate", o->view.aggregates, "count|sum:COL|min:COL|max:COL (repeatable)")
-      ->allow_extra_args(false);
-  AddOptional(*sub, "--key", &o->view.key, "COLS of the result its transient index is keyed by");
+  AddViewOptions(*sub, o->view, "COLS of the result its transient index is keyed by");
   return {sub, [o](const Globals& g, History h) {
             Session s(g, std::move(h));
             return Run(*o, s);
