@@ -272,7 +272,8 @@ TEST(TandemBench, SmokeSlowPath) {
 }
 
 // join (issue 14): both throughput cells (the dimension a source and an imported index), their
-// memory, the verdicts, and isolation with the join as the heavy load, at tiny sizes.
+// memory, the verdicts, and isolation with the join as the heavy load (and the control with the
+// headline's), at tiny sizes.
 TEST(TandemBench, SmokeJoin) {
   const auto run =
       Bench({"join", "--join-fact-keys", "20000", "--join-fact-updates", "200", "--join-dim-keys",
@@ -306,7 +307,9 @@ TEST(TandemBench, SmokeJoin) {
             std::string::npos)
       << run.err;
   const Cells& isolation = r.at("join-isolation");
-  for (const char* cell : {"two-runtime/idle", "two-runtime/loaded"}) {
+  // The join's cells, and the control's with the headline's load.
+  for (const char* cell : {"two-runtime/idle", "two-runtime/loaded", "control/two-runtime/idle",
+                           "control/two-runtime/loaded"}) {
     ASSERT_TRUE(isolation.count(cell)) << cell;
     ExpectLatencies(isolation.at(cell), cell);
   }
@@ -314,6 +317,7 @@ TEST(TandemBench, SmokeJoin) {
       << "the join load made no progress";
   ASSERT_TRUE(isolation.count("verdict"));
   EXPECT_GT(isolation.at("verdict").at("two_loaded_over_idle_p99"), 0);
+  EXPECT_GT(isolation.at("verdict").at("control_two_loaded_over_idle_p99"), 0);
   EXPECT_NE(run.err.find("target >= 1000000"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("target <= 2"), std::string::npos) << run.err;
   EXPECT_FALSE(SegmentsLeft());

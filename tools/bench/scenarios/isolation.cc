@@ -42,16 +42,20 @@ std::vector<Cell> IsolationCells(const Options& o, bool two_runtime, const Heavy
   return cells;
 }
 
+HeavyLoadSpec HeadlineLoad(const Options& o) {
+  const KeyValue heavy = HeavyLoad(o);
+  return {.what = "an index and a reduce",
+          .dataflows = {ReducedSource(kHeavySource, kHeavyIndex, kHeavyReduce, kHeavyReduceIndex,
+                                      heavy, o.groups)},
+          .built = {kHeavyIndex, kHeavyReduceIndex},
+          .tracked = kHeavyIndex,
+          .updates_per_tick = static_cast<double>(heavy.updates_per_tick),
+          .build_keys = heavy.keys};
+}
+
 Scenario Isolation(const Options& o, std::map<std::string, std::vector<double>>& distributions) {
   Scenario s{.name = "isolation"};
-  const KeyValue heavy = HeavyLoad(o);
-  const HeavyLoadSpec load{.what = "an index and a reduce",
-                           .dataflows = {ReducedSource(kHeavySource, kHeavyIndex, kHeavyReduce,
-                                                       kHeavyReduceIndex, heavy, o.groups)},
-                           .built = {kHeavyIndex, kHeavyReduceIndex},
-                           .tracked = kHeavyIndex,
-                           .updates_per_tick = static_cast<double>(heavy.updates_per_tick),
-                           .build_keys = heavy.keys};
+  const HeavyLoadSpec load = HeadlineLoad(o);
   for (bool two : {false, true}) {
     for (Cell& c : IsolationCells(o, two, load, "isolation: ", &distributions)) {
       s.cells.push_back(std::move(c));

@@ -30,6 +30,9 @@ struct HeavyLoadSpec {
 std::vector<Cell> IsolationCells(const Options& o, bool two_runtime, const HeavyLoadSpec& load,
                                  const std::string& prefix,
                                  std::map<std::string, std::vector<double>>* distributions);
+// The headline's heavy load: a key_value source (--heavy-keys, --heavy-updates per tick) indexed by
+// key and reduced (count, sum) by key % --groups, indexed.
+HeavyLoadSpec HeadlineLoad(const Options& o);
 // Point-lookup peek latency, {solo, two-runtime} x {idle, loaded}; each cell's latencies into
 // `distributions` (for Plot).
 Scenario Isolation(const Options& o, std::map<std::string, std::vector<double>>& distributions);
