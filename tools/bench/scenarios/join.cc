@@ -3,14 +3,15 @@
 // --join-dim-updates per tick) on fk = fact.key % dim_keys, into an index by the fact's key
 // (dataflows.h JoinTarget). Both sources tick as fast as possible, on a two-runtime replica.
 //
-//  throughput: one fresh replica per variant — "sources" (both inputs are sources of the joining
-//    dataflow: the join arranges both sides) and "imported" (the dimension is an index by its key
-//    exported by another dataflow: the join reads it in place). Input updates/s through the join
-//    = the join index's ticks/s (its write frontier, from Frontiers) × (fact + dimension updates
-//    per tick): a tick of the join's output is done when both inputs' updates of that tick went
-//    through — ingest's method. Beside it, the memory of the run: the segment's used bytes and the
-//    maintenance runtime's VmRSS, each over the empty replica's, sampled every 250 ms (median and
-//    peak); and a check of the answer (peeked rows of the join index).
+//  throughput: two variants, --join-rounds rounds each in ABBA order, a fresh replica each —
+//    "sources" (both inputs are sources of the joining dataflow: the join arranges both sides)
+//    and "imported" (the dimension is an index by its key exported by another dataflow: the join
+//    reads it in place). Input updates/s through the join = the join index's ticks/s (its write
+//    frontier, from Frontiers) × (fact + dimension updates per tick): a tick of the join's output
+//    is done when both inputs' updates of that tick went through — ingest's method. Beside it, the
+//    memory of the run: the segment's used bytes and the maintenance runtime's VmRSS and RssAnon,
+//    each over the empty replica's, sampled every 250 ms (median and peak); a check of the answer
+//    (peeked rows of the join index); and the runtime's render log line (what it arranged).
 //  isolation: the headline's two-runtime cells (isolation.cc's machinery) with the sources
 //    variant's join as the heavy load; then, as a control in the same conditions, the same cells
 //    with the headline's heavy load (control/...).
@@ -53,8 +54,9 @@ JoinTarget TargetFor(const Options& o, bool imported, std::uint64_t base) {
                     .dim_keys = o.join_dim_keys};
 }
 
-// The segment a join replica gets unless --shm-size: the join index's 10^6 rows of 5 columns and
-// its churn (~300 bytes a fact key), at least the default.
+// The segment a join replica gets unless --shm-size: 1 KiB a fact key (the join index is ~120
+// bytes a row, twice that while its spine merges, plus the churn not yet compacted and the
+// imported dimension's index), at least the default.
 Options Sized(const Options& o) {
   Options sized = o;
   if (!o.shm_size_set) {
@@ -296,8 +298,8 @@ void Throughput(const Options& o, Scenario& s) {
   std::snprintf(buf, sizeof buf,
                 "no second copy of the dimension in the imported variant: the join reads the "
                 "imported index in place (render log): %s; a copy would make the private memory "
-                "difference above <= 0 (the dimension's own arrangement is ~230 bytes a row: at "
-                "10^4 rows below the retained heap's noise; --join-dim-keys 1e6 shows it)",
+                "difference above <= 0 (the sources variant's own arrangement of the dimension "
+                "is ~200-235 bytes a row)",
                 imported_in_place && !sources_in_place ? "met" : "MISSED");
   s.notes.push_back(buf);
 }
