@@ -93,6 +93,22 @@ done
 ctl query --on u4 --group-by key --aggregate count --at latest --json | cut -c1-160 | sed 's/^/   /'
 echo "   …"
 
+say "3c. Joins and top-k over the shared indexes: u6 joins u4 with u1 on key, maintained by the
+   maintenance runtime. Both sides are indexes already arranged by the join key (u4's s4, u1's s1),
+   so the join reads them in place from shared memory and arranges neither a second time (the
+   render log says so). u8 keeps the three largest values of u1; a one-shot query joins and
+   ranks once, on the interactive runtime."
+ctl create-view u6 --on u4 --join u1 --join-on key=key --index-id u7
+ctl create-view u8 --on u1 --top 3 --by value:desc --index-id u9
+for _ in $(seq 50); do  # until both have a complete time
+  ctl peek u9 >/dev/null 2>&1 && ctl peek u7 --key 42 >/dev/null 2>&1 && break
+  sleep 0.2
+done
+ctl peek u7 --key 42 | sed 's/^/   /'
+ctl peek u9 | sed 's/^/   /'
+grep -o 'dataflow [^:]*: join 1: .*' "$work/supervisor.log" | head -1 | sed 's/^/   log: /'
+ctl query --on u4 --join u1 --join-on key=key --top 3 --by value:desc | sed 's/^/   /'
+
 say "4. The sharing registry, as tandem-shm sees it (one row per worker ordinal). SINCE is"
 echo "   min(OWN, PEER_HOLD, IMPORT_HOLD): the compaction allowed above, once both runtimes have"
 echo "   applied it; HELD_BY says which hold keeps it back."

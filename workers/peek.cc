@@ -185,12 +185,16 @@ bool FinishingLess(const pb::Finishing& finishing, const Row& a, const Row& b) {
   return CompareRow(a, b) < 0;
 }
 
-std::uint64_t PartCount(Int128 count) {
-  return FitsInt64(count) ? static_cast<std::uint64_t>(count) : UINT64_MAX;
+void SetPartCount(Int128 count, pb::RowCount* rc) {
+  const Int128 magnitude = count < 0 ? -count : count;
+  rc->set_count(FitsInt64(magnitude) ? static_cast<std::uint64_t>(magnitude) : UINT64_MAX);
+  rc->set_negative(count < 0);
 }
 
-Int128 CountOfPart(std::uint64_t count) {
-  return count > static_cast<std::uint64_t>(INT64_MAX) ? Int128{UINT64_MAX} : Int128{count};
+Int128 CountOfPart(const pb::RowCount& rc) {
+  const Int128 magnitude =
+      rc.count() > static_cast<std::uint64_t>(INT64_MAX) ? Int128{UINT64_MAX} : Int128{rc.count()};
+  return rc.negative() ? -magnitude : magnitude;
 }
 
 void KeepFirstForFinishing(const pb::Finishing& finishing, CountedRows* rows) {

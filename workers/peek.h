@@ -62,13 +62,14 @@ bool FinishingLess(const ipc::pb::Finishing& finishing, const Row& a, const Row&
 // what finishing all their rows would: a row the answer needs (or skips over by the offset) comes
 // after fewer than offset + limit counted rows on every worker, so every worker keeps it with its
 // full count, and so do the rows before it. Without a limit it keeps everything.
-// REQUIRES: every count is positive (a worker's negative count answers Error before this).
+// REQUIRES: every count is positive (a part with a negative count is sent whole instead).
 void KeepFirstForFinishing(const ipc::pb::Finishing& finishing, CountedRows* rows);
 
-// A count as a part carries it (RowCount.count): exact up to int64; beyond it, UINT64_MAX stands
-// for "beyond int64" (still beyond it after any sum with positive counts). And back.
-std::uint64_t PartCount(Int128 count);
-Int128 CountOfPart(std::uint64_t count);
+// A count as a part carries it (RowCount.count and .negative): its magnitude exact up to int64;
+// beyond it, UINT64_MAX stands for "beyond int64" (still beyond it after any sum with counts of
+// the same sign). And back.
+void SetPartCount(Int128 count, ipc::pb::RowCount* rc);
+Int128 CountOfPart(const ipc::pb::RowCount& rc);
 
 // The parameter (UpdateConfiguration, --param) that bounds a peek's answer, in bytes: the
 // protobuf size of its rows, and of each worker's part of them. Its default, and its largest

@@ -277,14 +277,13 @@ void PeekServer::AnswerFrom(const shm::Snapshot& snap, const Waiting& p) {
   PeekRows rows;
   const PartBound bound{.finishing = &p.finishing, .max_bytes = max_result_size_, .worker = me_};
   auto err = ReadPeekPart(snap, p.t, p.scan, p.keys, p.mfp, bound, &rows);
-  if (!err) {
-    for (const auto& [row, count] : rows.rows) {
-      if (count < 0) err = "the result has a row with negative multiplicity";
-    }
-  }
   // Only what the finishing can use leaves this worker (the merge completes it), and never
-  // more than max_result_size — nor than the channel to the command thread can carry.
-  if (!err) KeepFirstForFinishing(p.finishing, &rows.rows);
+  // more than max_result_size — nor than the channel to the command thread can carry. A negative
+  // count here may be cancelled by another worker's part (rows a projection made equal): such a
+  // part goes whole, and the merge judges each row by its total (Finish).
+  const bool negative =
+      std::any_of(rows.rows.begin(), rows.rows.end(), [](const auto& rc) { return rc.second < 0; });
+  if (!err && !negative) KeepFirstForFinishing(p.finishing, &rows.rows);
   const std::string& uuid = p.uuid;
   Answer(uuid, [&](pb::PeekResponse* r) {
     if (err) {
@@ -302,7 +301,7 @@ void PeekServer::AnswerFrom(const shm::Snapshot& snap, const Waiting& p) {
       pb::RowCount* rc = size <= limit ? out->add_rows() : &scratch;
       rc->Clear();
       for (const Datum& d : row) *rc->mutable_row()->add_datums() = ToProto(d);
-      rc->set_count(PartCount(count));
+      SetPartCount(count, rc);
       const std::size_t bytes = rc->ByteSizeLong();
       size += 1 + google::protobuf::io::CodedOutputStream::VarintSize64(bytes) + bytes;
     }

@@ -62,7 +62,7 @@ void ResponseMerger::OnPeekPart(const pb::PeekResponse& part) {
       break;
     default:
       for (const auto& rc : part.rows().rows()) {
-        m.rows.emplace_back(FromProto(rc.row()), CountOfPart(rc.count()));
+        m.rows.emplace_back(FromProto(rc.row()), CountOfPart(rc));
       }
   }
   if (m.parts < workers_) return;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <limits>
@@ -103,12 +104,146 @@ inline pb::ScalarExpr IfExpr(pb::ScalarExpr c, pb::ScalarExpr t, pb::ScalarExpr 
   return e;
 }
 
+// How often each plan node was generated (CountOperators): what a suite covered.
+struct OperatorCounts {
+  int joins = 0, left_joins = 0, self_joins = 0, chained_joins = 0, two_key_joins = 0;
+  int top_ks = 0, negates = 0, thresholds = 0, except_alls = 0;
+  int new_aggregates = 0;  // COUNT_NON_NULL, COUNT_DISTINCT, AVG, ANY, ALL
+  int avg_float = 0;       // AVG of a FLOAT64 column
+  int total() const { return joins + top_ks + negates + thresholds + new_aggregates; }
+  OperatorCounts& operator+=(const OperatorCounts& o) {
+    joins += o.joins, left_joins += o.left_joins, self_joins += o.self_joins;
+    chained_joins += o.chained_joins, two_key_joins += o.two_key_joins;
+    top_ks += o.top_ks, negates += o.negates, thresholds += o.thresholds;
+    except_alls += o.except_alls, new_aggregates += o.new_aggregates, avg_float += o.avg_float;
+    return *this;
+  }
+  std::string ToString() const {
+    return std::to_string(joins) + " joins (" + std::to_string(left_joins) + " left outer, " +
+           std::to_string(self_joins) + " self-joins, " + std::to_string(chained_joins) +
+           " over a join, " + std::to_string(two_key_joins) + " with two key pairs), " +
+           std::to_string(top_ks) + " top-k, " + std::to_string(negates) + " negate, " +
+           std::to_string(thresholds) + " threshold (" + std::to_string(except_alls) +
+           " EXCEPT ALL), " + std::to_string(new_aggregates) + " new aggregates (" +
+           std::to_string(avg_float) + " AVG of FLOAT64)";
+  }
+};
+
+// What a new-operator suite covered, printed; over 20 cases or more, every case has a new
+// operator and every new operator (and each variant of a join; chains unless `max_joins` is 1)
+// appears. `more`: further counts the suite expects above zero, and `extra`: what it prints
+// besides.
+inline void ExpectNewOperatorCoverage(const OperatorCounts& o, int new_operator_cases,
+                                      std::size_t cases, const std::vector<int>& more = {},
+                                      const std::string& extra = "", int max_joins = 2) {
+  std::printf("[ operators   ] %d of %zu cases with a new operator: %s%s\n", new_operator_cases,
+              cases, o.ToString().c_str(), extra.c_str());
+  if (cases < 20) return;
+  EXPECT_EQ(new_operator_cases, static_cast<int>(cases));
+  std::vector<int> counts = {o.joins,         o.left_joins,     o.self_joins, o.chained_joins,
+                             o.two_key_joins, o.top_ks,         o.negates,    o.thresholds,
+                             o.except_alls,   o.new_aggregates, o.avg_float};
+  if (max_joins < 2) counts.erase(counts.begin() + 3);  // no chained joins
+  counts.insert(counts.end(), more.begin(), more.end());
+  for (int n : counts) EXPECT_GT(n, 0) << o.ToString() << extra;
+}
+
+inline bool IsJoinFree(const pb::Plan& plan);
+
+// The new operators (Join, TopK, Negate, Threshold, the new aggregates) in `plan`. AVG of a
+// FLOAT64 column is counted by the generator (the plan alone does not say the column's type).
+inline OperatorCounts CountOperators(const pb::Plan& plan) {
+  OperatorCounts n;
+  switch (plan.kind_case()) {
+    case pb::Plan::kMfp:
+      return CountOperators(plan.mfp().input());
+    case pb::Plan::kReduce:
+      for (const auto& a : plan.reduce().aggregates()) {
+        if (a.func() >= pb::COUNT_NON_NULL) ++n.new_aggregates;
+      }
+      n += CountOperators(plan.reduce().input());
+      return n;
+    case pb::Plan::kUnion:
+      for (const auto& input : plan.union_().inputs()) n += CountOperators(input);
+      return n;
+    case pb::Plan::kDistinct:
+      return CountOperators(plan.distinct().input());
+    case pb::Plan::kJoin: {
+      const auto& j = plan.join();
+      ++n.joins;
+      if (j.kind() == pb::LEFT_OUTER) ++n.left_joins;
+      if (j.left().SerializeAsString() == j.right().SerializeAsString()) ++n.self_joins;
+      if (!IsJoinFree(j.left()) || !IsJoinFree(j.right())) ++n.chained_joins;
+      if (j.left_key_size() > 1) ++n.two_key_joins;
+      n += CountOperators(j.left());
+      n += CountOperators(j.right());
+      return n;
+    }
+    case pb::Plan::kTopK:
+      ++n.top_ks;
+      n += CountOperators(plan.top_k().input());
+      return n;
+    case pb::Plan::kNegate:
+      ++n.negates;
+      n += CountOperators(plan.negate().input());
+      return n;
+    case pb::Plan::kThreshold: {
+      ++n.thresholds;
+      const pb::Plan& in = plan.threshold().input();
+      if (in.has_union_() && std::any_of(in.union_().inputs().begin(), in.union_().inputs().end(),
+                                         [](const pb::Plan& p) { return p.has_negate(); })) {
+        ++n.except_alls;
+      }
+      n += CountOperators(in);
+      return n;
+    }
+    default:
+      return n;
+  }
+}
+
+// True when `plan` has no Join (a Get of an earlier build that is a join is not seen here).
+inline bool IsJoinFree(const pb::Plan& plan) {
+  switch (plan.kind_case()) {
+    case pb::Plan::kMfp:
+      return IsJoinFree(plan.mfp().input());
+    case pb::Plan::kReduce:
+      return IsJoinFree(plan.reduce().input());
+    case pb::Plan::kUnion:
+      return std::all_of(plan.union_().inputs().begin(), plan.union_().inputs().end(),
+                         [](const pb::Plan& p) { return IsJoinFree(p); });
+    case pb::Plan::kDistinct:
+      return IsJoinFree(plan.distinct().input());
+    case pb::Plan::kJoin:
+      return false;
+    case pb::Plan::kTopK:
+      return IsJoinFree(plan.top_k().input());
+    case pb::Plan::kNegate:
+      return IsJoinFree(plan.negate().input());
+    case pb::Plan::kThreshold:
+      return IsJoinFree(plan.threshold().input());
+    default:
+      return true;
+  }
+}
+
 // Random expressions, plans, data and peeks for one case.
+//
+// With `new_operators` the plans also have Join, TopK, Negate, Threshold and the aggregates
+// COUNT_NON_NULL, COUNT_DISTINCT, AVG, ANY and ALL, and FLOAT64 expressions; without, the
+// generator draws exactly what it drew before those existed (the old seeds keep their cases).
 class Generator {
  public:
-  Generator(std::uint64_t seed, bool allow_errors) : rand_(seed), allow_errors_(allow_errors) {}
+  Generator(std::uint64_t seed, bool allow_errors, bool new_operators = false, int max_joins = 2)
+      : rand_(seed),
+        allow_errors_(allow_errors),
+        new_operators_(new_operators),
+        max_joins_(max_joins) {}
 
   Random& rand() { return rand_; }
+  bool new_operators() const { return new_operators_; }
+  // AVG of FLOAT64 columns generated so far (CountOperators cannot tell them from the plan).
+  int avg_float() const { return avg_float_; }
 
   // A datum of the data domain for a column: small, so that equal rows and keys recur.
   Datum DataDatum(const ColumnType& c) {
@@ -127,7 +262,9 @@ class Generator {
 
   ColumnType RandomScalarType() {
     static const std::vector<pb::ScalarType> kTypes = {pb::INT64, pb::INT64, pb::BOOL, pb::STRING};
-    return {rand_.Pick(kTypes), false};
+    static const std::vector<pb::ScalarType> kNewTypes = {pb::INT64, pb::INT64, pb::BOOL,
+                                                          pb::STRING, pb::FLOAT64};
+    return {rand_.Pick(new_operators_ ? kNewTypes : kTypes), false};
   }
 
   // A random expression of `type` over `columns`. Its nullability is not tracked (the validator
@@ -171,9 +308,10 @@ class Generator {
           case 1: {
             static const std::vector<pb::BinaryFunc> kCompare = {pb::EQ, pb::NE, pb::LT,
                                                                  pb::LE, pb::GT, pb::GE};
-            const pb::ScalarType operand = rand_.Chance(0.6)   ? pb::INT64
-                                           : rand_.Chance(0.7) ? pb::STRING
-                                                               : pb::BOOL;
+            pb::ScalarType operand = rand_.Chance(0.6)   ? pb::INT64
+                                     : rand_.Chance(0.7) ? pb::STRING
+                                                         : pb::BOOL;
+            if (new_operators_ && rand_.Chance(0.25)) operand = pb::FLOAT64;
             return BinaryExpr(rand_.Pick(kCompare), Expr(operand, columns, depth - 1),
                               Expr(operand, columns, depth - 1));
           }
@@ -188,6 +326,20 @@ class Generator {
           case 5:
             return UnaryExpr(rand_.Chance(0.5) ? pb::IS_NULL : pb::IS_NOT_NULL,
                              Expr(RandomScalarType().type, columns, depth - 1));
+          default:
+            return IfExpr(Expr(pb::BOOL, columns, depth - 1), Expr(type, columns, depth - 1),
+                          Expr(type, columns, depth - 1));
+        }
+      case pb::FLOAT64:  // only with new_operators
+        switch (rand_.Below(4)) {
+          case 0:
+            return BinaryExpr(pb::ADD, Expr(type, columns, depth - 1),
+                              Expr(type, columns, depth - 1));
+          case 1:
+            return BinaryExpr(pb::SUB, Expr(type, columns, depth - 1),
+                              Expr(type, columns, depth - 1));
+          case 2:
+            return BinaryExpr(pb::MUL, Expr(type, columns, depth - 1), Literal(type));
           default:
             return IfExpr(Expr(pb::BOOL, columns, depth - 1), Expr(type, columns, depth - 1),
                           Expr(type, columns, depth - 1));
@@ -207,6 +359,8 @@ class Generator {
         return LiteralExpr(rand_.Between(allow_errors_ ? -2 : 0, 4), type);
       case pb::BOOL:
         return LiteralExpr(rand_.Chance(0.5), type);
+      case pb::FLOAT64:  // only with new_operators
+        return LiteralExpr(static_cast<double>(rand_.Between(-4, 4)) / 2, type);
       default:
         return LiteralExpr(rand_.Pick(StringDomain()), type);
     }
@@ -239,90 +393,386 @@ class Generator {
     return mfp;
   }
 
+  // What bounds a collection: its multiplicities, |count| < 2^bits, and how many joins are
+  // stacked under it. A term of the runtime's incremental join whose product of two counts does
+  // not fit int64 is a sticky data error the reference cannot model (the issue-14 contract), so
+  // the generator joins only sides whose counts multiply (twice: a delta is a difference of two
+  // counts) below 2^kMaxJoinBits. Joins of joins of small key domains multiply rows and widths:
+  // at most max_joins of them stack up.
+  static constexpr int kSmallBits = 12;  // sources without huge multiplicities
+  static constexpr int kMaxJoinBits = 62;
+  struct Shape {
+    int bits = kSmallBits;
+    int joins = 0;
+  };
+  // A collection a plan may read.
   struct Collection {
     std::string id;
     Types types;
+    Shape shape;
   };
 
-  // A random plan of depth <= `depth` over `scope`; `output` gets its column types.
-  pb::Plan Plan(const std::vector<Collection>& scope, int depth, Types* output) {
-    pb::Plan plan;
-    const std::uint64_t kind = depth <= 0 ? 0 : rand_.Below(10);
-    if (kind == 0) {
-      const Collection& c = rand_.Pick(scope);
-      plan.mutable_get()->set_id(c.id);
-      *output = c.types;
-      return plan;
-    }
-    if (kind <= 3) {  // Mfp
-      Types input;
-      *plan.mutable_mfp()->mutable_input() = Plan(scope, depth - 1, &input);
-      *plan.mutable_mfp()->mutable_mfp() = Mfp(input, output);
-      return plan;
-    }
-    if (kind <= 5) {  // Reduce
-      Types input;
-      auto* reduce = plan.mutable_reduce();
-      *reduce->mutable_input() = Plan(scope, depth - 1, &input);
-      output->clear();
-      const int keys = static_cast<int>(rand_.Below(3));
-      for (int i = 0; i < keys; ++i) {
-        const auto c = static_cast<std::uint32_t>(rand_.Below(input.size()));
-        reduce->add_group_key(c);
-        output->push_back(input[c]);
-      }
-      // Aggregate-free reduces too (the group keys alone: a SELECT DISTINCT of them); without
-      // keys, at least one aggregate (an index needs a column).
-      const int aggregates = static_cast<int>(rand_.Below(3)) + (keys == 0 ? 1 : 0);
-      for (int i = 0; i < aggregates; ++i) {
-        auto* a = reduce->add_aggregates();
-        std::vector<std::uint32_t> ints;
-        for (std::uint32_t c = 0; c < input.size(); ++c) {
-          if (input[c].type == pb::INT64) ints.push_back(c);
-        }
-        const std::uint64_t f = rand_.Below(4);
-        if (f == 0 || (f == 1 && ints.empty())) {
-          a->set_func(pb::COUNT);
-          output->push_back({pb::INT64, false});
-        } else if (f == 1) {
-          a->set_func(pb::SUM);
-          a->set_column(rand_.Pick(ints));
-          output->push_back({pb::INT64, true});
-        } else {
-          a->set_func(f == 2 ? pb::MIN : pb::MAX);
-          a->set_column(static_cast<std::uint32_t>(rand_.Below(input.size())));
-          output->push_back({input[a->column()].type, true});
-        }
-      }
-      return plan;
-    }
-    if (kind <= 7) {  // Union of two branches, the second made to fit the first
-      Types left, right;
-      auto* u = plan.mutable_union_();
-      *u->add_inputs() = Plan(scope, depth - 1, &left);
-      pb::Plan second = Plan(scope, depth - 1, &right);
-      bool same = left.size() == right.size();
-      for (std::size_t i = 0; same && i < left.size(); ++i) same = left[i].type == right[i].type;
-      if (!same || rand_.Chance(0.2)) {
-        pb::Plan fitted;
-        *fitted.mutable_mfp()->mutable_input() = std::move(second);
-        auto* mfp = fitted.mutable_mfp()->mutable_mfp();
-        for (std::size_t i = 0; i < left.size(); ++i) {
-          *mfp->add_map() = Expr(left[i].type, right, 1);
-          mfp->add_projection(static_cast<std::uint32_t>(right.size() + i));
-        }
-        second = std::move(fitted);
-      }
-      *u->add_inputs() = std::move(second);
-      *output = left;
-      for (auto& c : *output) c.nullable = true;
-      return plan;
-    }
-    // Distinct
-    *plan.mutable_distinct()->mutable_input() = Plan(scope, depth - 1, output);
+  // A random plan of depth <= `depth` over `scope`; `output` gets its column types, `shape` (if
+  // given) what bounds it.
+  pb::Plan Plan(const std::vector<Collection>& scope, int depth, Types* output,
+                Shape* shape = nullptr) {
+    Shape b;
+    pb::Plan plan =
+        new_operators_ ? NewPlan(scope, depth, output, &b) : OldPlan(scope, depth, output, &b);
+    if (shape != nullptr) *shape = b;
     return plan;
   }
 
+  // The aggregates of a reduce whose group key is already set (`keyless`: it has none): zero to
+  // two (at least one without a key: an index needs a column). With new_operators an ANY/ALL
+  // without a BOOL column in `input` (sometimes an AVG without a FLOAT64 one) wraps the reduce's
+  // input in an Mfp that maps one (`input` gets the column).
+  void AddAggregates(pb::Plan::Reduce* reduce, Types& input, bool keyless, Types* output) {
+    const int aggregates = static_cast<int>(rand_.Below(3)) + (keyless ? 1 : 0);
+    for (int i = 0; i < aggregates; ++i) {
+      std::vector<std::uint32_t> ints, floats, bools;
+      for (std::uint32_t c = 0; c < input.size(); ++c) {
+        if (input[c].type == pb::INT64) ints.push_back(c);
+        if (input[c].type == pb::FLOAT64) floats.push_back(c);
+        if (input[c].type == pb::BOOL) bools.push_back(c);
+      }
+      std::uint64_t f = rand_.Below(new_operators_ ? 11 : 4);
+      if (f >= 9) f = 6;  // AVG twice as often: its INT64 and FLOAT64 cases
+      pb::Aggregate a;
+      if (f == 0 || (f == 1 && ints.empty())) {
+        a.set_func(pb::COUNT);
+        output->push_back({pb::INT64, false});
+      } else if (f == 1) {
+        a.set_func(pb::SUM);
+        a.set_column(rand_.Pick(ints));
+        output->push_back({pb::INT64, true});
+      } else if (f <= 3) {
+        a.set_func(f == 2 ? pb::MIN : pb::MAX);
+        a.set_column(static_cast<std::uint32_t>(rand_.Below(input.size())));
+        output->push_back({input[a.column()].type, true});
+      } else if (f <= 5 || (f == 6 && ints.empty() && floats.empty())) {
+        a.set_func(f == 5 ? pb::COUNT_DISTINCT : pb::COUNT_NON_NULL);
+        a.set_column(static_cast<std::uint32_t>(rand_.Below(input.size())));
+        output->push_back({pb::INT64, false});
+      } else if (f == 6) {
+        if (floats.empty() && rand_.Chance(0.4)) {  // AVG of a FLOAT64 expression
+          Wrap(reduce, Expr(pb::FLOAT64, input, 2));
+          floats.push_back(static_cast<std::uint32_t>(input.size()));
+          input.push_back({pb::FLOAT64, true});
+        }
+        a.set_func(pb::AVG);
+        const bool of_float = !floats.empty() && (ints.empty() || rand_.Chance(0.7));
+        a.set_column(rand_.Pick(of_float ? floats : ints));
+        if (of_float) ++avg_float_;
+        output->push_back({pb::FLOAT64, true});
+      } else {
+        if (bools.empty()) {
+          Wrap(reduce, Expr(pb::BOOL, input, 2));
+          bools.push_back(static_cast<std::uint32_t>(input.size()));
+          input.push_back({pb::BOOL, true});
+        }
+        a.set_func(f == 7 ? pb::ANY : pb::ALL);
+        a.set_column(rand_.Pick(bools));
+        output->push_back({pb::BOOL, true});
+      }
+      *reduce->add_aggregates() = std::move(a);
+    }
+  }
+
+  // A join of `left` and `right` (of types `lt`, `rt`) on one or two pairs of key columns of the
+  // same type; when no column pair fits, `right` is wrapped in an Mfp mapping a column of a left
+  // key column's type. Sometimes both sides key on a skewed INT64 (most values 1). With
+  // `left_key` (and `right_key`) set, the join takes those keys instead (their types must match
+  // pairwise) and leaves the sides as they are.
+  pb::Plan MakeJoin(pb::Plan left, Types lt, pb::Plan right, Types rt, Types* output,
+                    std::vector<std::uint32_t> left_key = {},
+                    std::vector<std::uint32_t> right_key = {}) {
+    if (left_key.empty()) {
+      std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+      for (std::uint32_t i = 0; i < lt.size(); ++i) {
+        for (std::uint32_t j = 0; j < rt.size(); ++j) {
+          if (lt[i].type == rt[j].type) pairs.emplace_back(i, j);
+        }
+      }
+      const bool self = left.SerializeAsString() == right.SerializeAsString();
+      if (pairs.empty() || rand_.Chance(0.1)) {
+        const auto i = static_cast<std::uint32_t>(rand_.Below(lt.size()));
+        right = WithMap(std::move(right), Expr(lt[i].type, rt, 1));
+        rt.push_back({lt[i].type, true});
+        pairs = {{i, static_cast<std::uint32_t>(rt.size() - 1)}};
+      } else if (self && rand_.Chance(0.6)) {  // mostly the same columns on both sides
+        std::erase_if(pairs, [](const auto& p) { return p.first != p.second; });
+      }
+      std::shuffle(pairs.begin(), pairs.end(), rand_.engine());
+      const std::size_t n = pairs.size() > 1 && rand_.Chance(0.35) ? 2 : 1;
+      for (std::size_t k = 0; k < n; ++k) {
+        left_key.push_back(pairs[k].first);
+        right_key.push_back(pairs[k].second);
+      }
+      if (lt[left_key[0]].type == pb::INT64 && rand_.Chance(0.15)) {
+        // Skewed keys: IF(c > 0, 1, c) keeps null and the values <= 0, and makes the rest 1.
+        auto skew = [&](pb::Plan side, Types& types, std::uint32_t* key) {
+          const auto c = *key;
+          side = WithMap(
+              std::move(side),
+              IfExpr(BinaryExpr(pb::GT, ColumnExpr(c), LiteralExpr(std::int64_t{0}, pb::INT64)),
+                     LiteralExpr(std::int64_t{1}, pb::INT64), ColumnExpr(c)));
+          *key = static_cast<std::uint32_t>(types.size());
+          types.push_back({pb::INT64, true});
+          return side;
+        };
+        left = skew(std::move(left), lt, &left_key[0]);
+        right = skew(std::move(right), rt, &right_key[0]);
+      }
+    }
+    pb::Plan plan;
+    auto* j = plan.mutable_join();
+    const bool outer = rand_.Chance(0.5);
+    j->set_kind(outer ? pb::LEFT_OUTER : pb::INNER);
+    *j->mutable_left() = std::move(left);
+    *j->mutable_right() = std::move(right);
+    for (auto k : left_key) j->add_left_key(k);
+    for (auto k : right_key) j->add_right_key(k);
+    *output = lt;
+    for (auto c : rt) output->push_back({c.type, c.nullable || outer});
+    return plan;
+  }
+
+  // Whether a join of collections so bounded stays within kMaxJoinBits and max_joins, and the
+  // bound of the join.
+  bool Joinable(const Shape& l, const Shape& r) const {
+    return l.bits + r.bits + 1 <= kMaxJoinBits && l.joins + r.joins + 1 <= max_joins_;
+  }
+  static Shape Joined(const Shape& l, const Shape& r) {
+    return Shape{l.bits + r.bits, l.joins + r.joins + 1};
+  }
+
+  // The reduce's input with one more column, `expr` over its columns.
+  static void Wrap(pb::Plan::Reduce* reduce, pb::ScalarExpr expr) {
+    pb::Plan wrapped;
+    wrapped.mutable_mfp()->mutable_input()->Swap(reduce->mutable_input());
+    *wrapped.mutable_mfp()->mutable_mfp()->add_map() = std::move(expr);
+    reduce->mutable_input()->Swap(&wrapped);
+  }
+
+  // `plan` with one more column, `expr` over its columns.
+  static pb::Plan WithMap(pb::Plan plan, pb::ScalarExpr expr) {
+    pb::Plan wrapped;
+    *wrapped.mutable_mfp()->mutable_input() = std::move(plan);
+    *wrapped.mutable_mfp()->mutable_mfp()->add_map() = std::move(expr);
+    return wrapped;
+  }
+
+  // `plan` (of `types`) made to have the column types of `to`: mostly unchanged when it already
+  // has them, else an Mfp mapping an expression of each of `to`'s types over it.
+  pb::Plan Fit(pb::Plan plan, const Types& types, const Types& to) {
+    bool same = to.size() == types.size();
+    for (std::size_t i = 0; same && i < to.size(); ++i) same = to[i].type == types[i].type;
+    if (!same || rand_.Chance(0.2)) {
+      pb::Plan fitted;
+      *fitted.mutable_mfp()->mutable_input() = std::move(plan);
+      auto* mfp = fitted.mutable_mfp()->mutable_mfp();
+      for (std::size_t i = 0; i < to.size(); ++i) {
+        *mfp->add_map() = Expr(to[i].type, types, 1);
+        mfp->add_projection(static_cast<std::uint32_t>(types.size() + i));
+      }
+      plan = std::move(fitted);
+    }
+    return plan;
+  }
+
+ private:
+  pb::Plan GetOf(const std::vector<Collection>& scope, Types* output, Shape* shape) {
+    pb::Plan plan;
+    const Collection& c = rand_.Pick(scope);
+    plan.mutable_get()->set_id(c.id);
+    *output = c.types;
+    *shape = c.shape;
+    return plan;
+  }
+
+  pb::Plan MfpOf(const std::vector<Collection>& scope, int depth, Types* output, Shape* shape) {
+    pb::Plan plan;
+    Types input;
+    *plan.mutable_mfp()->mutable_input() = Plan(scope, depth - 1, &input, shape);
+    *plan.mutable_mfp()->mutable_mfp() = Mfp(input, output);
+    shape->bits += 4;  // a projection merges rows
+    return plan;
+  }
+
+  pb::Plan ReduceOf(const std::vector<Collection>& scope, int depth, Types* output, Shape* shape) {
+    pb::Plan plan;
+    Types input;
+    auto* reduce = plan.mutable_reduce();
+    *reduce->mutable_input() = Plan(scope, depth - 1, &input);
+    output->clear();
+    const int keys = static_cast<int>(rand_.Below(3));
+    for (int i = 0; i < keys; ++i) {
+      const auto c = static_cast<std::uint32_t>(rand_.Below(input.size()));
+      reduce->add_group_key(c);
+      output->push_back(input[c]);
+    }
+    // Aggregate-free reduces too (the group keys alone: a SELECT DISTINCT of them); without
+    // keys, at least one aggregate (an index needs a column).
+    AddAggregates(reduce, input, keys == 0, output);
+    *shape = Shape{1, 0};
+    return plan;
+  }
+
+  // A union of two branches, the second made to fit the first.
+  pb::Plan UnionOf(const std::vector<Collection>& scope, int depth, Types* output, Shape* shape) {
+    pb::Plan plan;
+    Types left, right;
+    Shape ls, rs;
+    auto* u = plan.mutable_union_();
+    *u->add_inputs() = Plan(scope, depth - 1, &left, &ls);
+    pb::Plan second = Plan(scope, depth - 1, &right, &rs);
+    *u->add_inputs() = Fit(std::move(second), right, left);
+    *output = left;
+    for (auto& c : *output) c.nullable = true;
+    *shape = Shape{std::max(ls.bits, rs.bits) + 1, std::max(ls.joins, rs.joins)};
+    return plan;
+  }
+
+  pb::Plan DistinctOf(const std::vector<Collection>& scope, int depth, Types* output,
+                      Shape* shape) {
+    pb::Plan plan;
+    *plan.mutable_distinct()->mutable_input() = Plan(scope, depth - 1, output, shape);
+    shape->bits = 1;
+    return plan;
+  }
+
+  pb::Plan OldPlan(const std::vector<Collection>& scope, int depth, Types* output, Shape* shape) {
+    const std::uint64_t kind = depth <= 0 ? 0 : rand_.Below(10);
+    if (kind == 0) return GetOf(scope, output, shape);
+    if (kind <= 3) return MfpOf(scope, depth, output, shape);
+    if (kind <= 5) return ReduceOf(scope, depth, output, shape);
+    if (kind <= 7) return UnionOf(scope, depth, output, shape);
+    return DistinctOf(scope, depth, output, shape);
+  }
+
+  pb::Plan NewPlan(const std::vector<Collection>& scope, int depth, Types* output, Shape* shape) {
+    const std::uint64_t kind = depth <= 0 ? 0 : rand_.Below(100);
+    if (kind < 5) return GetOf(scope, output, shape);
+    if (kind < 20) return MfpOf(scope, depth, output, shape);
+    if (kind < 38) return ReduceOf(scope, depth, output, shape);
+    if (kind < 45) return UnionOf(scope, depth, output, shape);
+    if (kind < 49) return DistinctOf(scope, depth, output, shape);
+    if (kind < 72) return JoinOf(scope, depth, output, shape);
+    if (kind < 83) return TopKOf(scope, depth, output, shape);
+    return NegateOf(scope, depth, output, shape);
+  }
+
+  // A join: its left side sometimes a join itself (a chain), its right side sometimes the same
+  // plan as the left (a self-join). Sides that are not Joinable: the left side alone.
+  pb::Plan JoinOf(const std::vector<Collection>& scope, int depth, Types* output, Shape* shape) {
+    Types lt, rt;
+    Shape ls, rs;
+    pb::Plan left = depth >= 2 && rand_.Chance(0.3) ? JoinOf(scope, depth - 1, &lt, &ls)
+                                                    : Plan(scope, depth - 1, &lt, &ls);
+    pb::Plan right;
+    if (rand_.Chance(0.2)) {
+      right = left;
+      rt = lt;
+      rs = ls;
+    } else {
+      right = Plan(scope, depth - 1, &rt, &rs);
+    }
+    if (!Joinable(ls, rs)) {
+      *output = lt;
+      *shape = ls;
+      return left;
+    }
+    *shape = Joined(ls, rs);
+    return MakeJoin(std::move(left), std::move(lt), std::move(right), std::move(rt), output);
+  }
+
+  pb::Plan TopKOf(const std::vector<Collection>& scope, int depth, Types* output, Shape* shape) {
+    pb::Plan plan;
+    auto* top = plan.mutable_top_k();
+    *top->mutable_input() = Plan(scope, depth - 1, output, shape);
+    const int keys = static_cast<int>(rand_.Below(3));
+    for (int i = 0; i < keys; ++i)
+      top->add_group_key(static_cast<std::uint32_t>(rand_.Below(output->size())));
+    const int order = 1 + static_cast<int>(rand_.Below(2));
+    for (int i = 0; i < order; ++i) {
+      auto* o = top->add_order_by();
+      o->set_column(static_cast<std::uint32_t>(rand_.Below(output->size())));
+      o->set_desc(rand_.Chance(0.5));
+      o->set_nulls_last(rand_.Chance(0.5));
+    }
+    if (rand_.Chance(0.75)) top->set_limit(1 + rand_.Below(5));
+    if (rand_.Chance(0.5)) top->set_offset(rand_.Below(4));
+    return plan;
+  }
+
+  // Negate, mostly under a Threshold (or a union with a threshold above it), so that most
+  // collections keep non-negative counts: EXCEPT ALL = Threshold(Union(A, Negate(B))), INTERSECT
+  // ALL = Union(A, Negate(Threshold(Union(A, Negate(B))))) (min of the counts), a threshold of
+  // anything, a double negation; rarely a bare Union(A, Negate(B)) or Negate(A), whose negative
+  // counts a peek answers with an error.
+  pb::Plan NegateOf(const std::vector<Collection>& scope, int depth, Types* output, Shape* shape) {
+    auto negate = [](pb::Plan p) {
+      pb::Plan n;
+      *n.mutable_negate()->mutable_input() = std::move(p);
+      return n;
+    };
+    auto threshold = [](pb::Plan p) {
+      pb::Plan t;
+      *t.mutable_threshold()->mutable_input() = std::move(p);
+      return t;
+    };
+    auto union_of = [](std::vector<pb::Plan> inputs) {
+      pb::Plan u;
+      for (auto& p : inputs) *u.mutable_union_()->add_inputs() = std::move(p);
+      return u;
+    };
+    // A's plan and types, and a second (third) branch fitted to them.
+    Shape as;
+    pb::Plan a = Plan(scope, depth - 1, output, &as);
+    auto branch = [&] {
+      Types types;
+      Shape b;
+      pb::Plan p = Plan(scope, depth - 1, &types, &b);
+      as = Shape{std::max(as.bits, b.bits) + 1, std::max(as.joins, b.joins)};
+      return Fit(std::move(p), types, *output);
+    };
+    auto nullable = [&] {
+      for (auto& c : *output) c.nullable = true;
+    };
+    const std::uint64_t form = rand_.Below(100);
+    pb::Plan plan;
+    if (form < 45) {
+      pb::Plan b = branch();
+      plan = threshold(union_of({std::move(a), negate(std::move(b))}));
+      nullable();
+    } else if (form < 55) {
+      pb::Plan b = branch();
+      pb::Plan a2 = a;
+      plan = union_of(
+          {std::move(a), negate(threshold(union_of({std::move(a2), negate(std::move(b))})))});
+      nullable();
+    } else if (form < 67) {
+      plan = threshold(std::move(a));
+    } else if (form < 77) {
+      plan = negate(negate(std::move(a)));
+    } else if (form < 87) {
+      pb::Plan b = branch();
+      pb::Plan c = branch();
+      plan = threshold(union_of({std::move(a), std::move(b), negate(std::move(c))}));
+      nullable();
+    } else if (form < 95) {
+      pb::Plan b = branch();
+      plan = union_of({std::move(a), negate(std::move(b))});
+      nullable();
+    } else {
+      plan = negate(std::move(a));
+    }
+    *shape = as;
+    return plan;
+  }
+
+ public:
   // Peek keys for an index: mostly keys present in `rows` (the collection at some time), some
   // random ones (maybe absent), and nulls where the key column is nullable.
   std::vector<Row> Keys(const std::vector<std::uint32_t>& key, const pb::Schema& schema,
@@ -382,6 +832,9 @@ class Generator {
  private:
   Random rand_;
   bool allow_errors_;
+  bool new_operators_;
+  int max_joins_;
+  int avg_float_ = 0;
 };
 
 inline Types TypesOf(const pb::Schema& schema) {
@@ -390,14 +843,74 @@ inline Types TypesOf(const pb::Schema& schema) {
   return out;
 }
 
+// Empty when the validator's schema of a build agrees with the generator's column types (the
+// same types; a column the generator knows cannot be null is not nullable there either), else
+// what differs: a generator bug, or a validator that derives schemas against the contract.
+inline std::string TypeMismatch(const Types& generated, const pb::Schema& derived) {
+  const Types d = TypesOf(derived);
+  bool ok = d.size() == generated.size();
+  for (std::size_t i = 0; ok && i < d.size(); ++i) {
+    ok = d[i].type == generated[i].type && (generated[i].nullable || !d[i].nullable);
+  }
+  if (ok) return "";
+  auto text = [](const Types& types) {
+    std::string out;
+    for (const auto& c : types) {
+      out += std::string(out.empty() ? "" : ", ") + pb::ScalarType_Name(c.type) +
+             (c.nullable ? "?" : "");
+    }
+    return "(" + out + ")";
+  };
+  return "generated " + text(generated) + ", validator " + text(d);
+}
+
+// A log source's columns: k INT64, v INT64 nullable, s STRING maybe nullable, two or three of
+// them (k always) in some order; with new_operators sometimes also f FLOAT64 nullable and b BOOL
+// (AVG of floats, ANY/ALL, joins and top-k on those types).
+inline Types RandomSourceTypes(Generator& gen) {
+  Types source_types = {{pb::INT64, false}};
+  std::vector<ColumnType> extra = {{pb::INT64, true}, {pb::STRING, gen.rand().Chance(0.3)}};
+  if (gen.rand().Chance(0.3)) extra.erase(extra.begin() + static_cast<long>(gen.rand().Below(2)));
+  source_types.insert(source_types.end(), extra.begin(), extra.end());
+  if (gen.new_operators()) {
+    if (gen.rand().Chance(0.6)) source_types.push_back({pb::FLOAT64, true});
+    if (gen.rand().Chance(0.4)) source_types.push_back({pb::BOOL, gen.rand().Chance(0.5)});
+  }
+  std::shuffle(source_types.begin(), source_types.end(), gen.rand().engine());
+  return source_types;
+}
+
+// Whether a source's multiplicities are huge (RandomUpdates), their base, and the bound of its
+// counts (Generator::Shape::bits; a row is inserted at most a few hundred times). With
+// new_operators half of the huge sources take 2^33 instead of ~2^62: joinable with small counts
+// (never with each other: a product beyond int64 is the join's sticky error).
+struct Magnitude {
+  bool huge = false;
+  std::int64_t diff = std::numeric_limits<std::int64_t>::max() / 2;
+  int bits = Generator::kSmallBits;
+};
+inline Magnitude RandomMagnitude(Generator& gen, double huge_chance) {
+  Magnitude m;
+  m.huge = gen.rand().Chance(huge_chance);
+  if (!m.huge) return m;
+  m.bits = 72;
+  if (gen.new_operators() && gen.rand().Chance(0.5)) {
+    m.diff = std::int64_t{1} << 33;
+    m.bits = 42;
+  }
+  return m;
+}
+
 // Updates over times [0, end) on a small domain: insertions, retractions of what is there,
 // duplicates, and pairs that cancel within one time. Counts never go negative. With `huge`,
 // insertions have multiplicities near INT64_MAX / 2, so that sums of two or three of them (in
 // consolidation, COUNT, a union, a peek) no longer fit int64. `scale` multiplies the number of
 // updates per time.
-inline std::vector<reference::Update> RandomUpdates(Generator& gen, const Types& types, Time end,
-                                                    bool huge = false, int scale = 1) {
-  constexpr std::int64_t kHalf = std::numeric_limits<std::int64_t>::max() / 2;
+// `huge_diff` is the base of those multiplicities.
+inline std::vector<reference::Update> RandomUpdates(
+    Generator& gen, const Types& types, Time end, bool huge = false, int scale = 1,
+    std::int64_t huge_diff = std::numeric_limits<std::int64_t>::max() / 2) {
+  const std::int64_t kHalf = huge_diff;
   std::vector<reference::Update> updates;
   reference::Multiset current;
   auto random_row = [&] {

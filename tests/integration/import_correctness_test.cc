@@ -13,7 +13,9 @@
 // times — sometimes with the controller's compaction of an import moved past as_of while the
 // one-shot lives, sometimes at an as_of already compacted (its peeks answer Error "compacted") —
 // are peeked at as_of and dropped. Dataflows are dropped importers first; a drop of an index a
-// live dataflow imports is refused (CommandError).
+// live dataflow imports is refused (CommandError). The NewOperators* tests also generate Join,
+// TopK, Negate, Threshold and the issue-14 aggregates, and in importers and one-shots joins whose
+// side is a Get of an import keyed by exactly its join key (read in place, not arranged again).
 //
 // Every case is determined by its seed. On a mismatch the test prints the seed, the dataflows
 // involved (with their sources' logs) as JSON, the peek, the time and both answers; rerun one case
@@ -73,6 +75,8 @@ struct Flow {
   bool waiting = false;         // ... at an as_of some import had not reached then
   bool chained = false;         // an importer importing an importer's index
   bool reduces_by_key = false;  // a build is a reduce by an imported index's key, off the import
+  std::map<std::string, Generator::Shape> shapes;  // of each export (Generator::Shape)
+  std::map<std::string, Types> types;              // of each build, as the generator made it
 
   const pb::DataflowDescription& desc() const { return create.create_dataflow().desc(); }
 };
@@ -101,6 +105,9 @@ struct Config {
   int cases = 30;
   std::uint64_t base_seed = 0;
   bool allow_errors = false;  // DIV/MOD and negative data: data errors happen
+  // Plans with Join, TopK, Negate, Threshold and the new aggregates, and joins reading an import
+  // in place (every case has a new operator).
+  bool new_operators = false;
 };
 
 pb::Plan GetPlanOf(const std::string& id) {
@@ -110,7 +117,7 @@ pb::Plan GetPlanOf(const std::string& id) {
 }
 
 // A reduce over `input`: group key `keys` (column positions), then zero to two random aggregates
-// (at least one when there is no key: an index needs a column).
+// (at least one when there is no key: an index needs a column; Generator::AddAggregates).
 pb::Plan ReduceWith(Generator& gen, pb::Plan input, const Types& input_types,
                     const std::vector<std::uint32_t>& keys, Types* output) {
   pb::Plan plan;
@@ -121,27 +128,8 @@ pb::Plan ReduceWith(Generator& gen, pb::Plan input, const Types& input_types,
     reduce->add_group_key(c);
     output->push_back(input_types[c]);
   }
-  std::vector<std::uint32_t> ints;
-  for (std::uint32_t c = 0; c < input_types.size(); ++c) {
-    if (input_types[c].type == pb::INT64) ints.push_back(c);
-  }
-  const int aggregates = static_cast<int>(gen.rand().Below(3)) + (keys.empty() ? 1 : 0);
-  for (int i = 0; i < aggregates; ++i) {
-    auto* a = reduce->add_aggregates();
-    const std::uint64_t f = gen.rand().Below(4);
-    if (f == 0 || (f == 1 && ints.empty())) {
-      a->set_func(pb::COUNT);
-      output->push_back({pb::INT64, false});
-    } else if (f == 1) {
-      a->set_func(pb::SUM);
-      a->set_column(gen.rand().Pick(ints));
-      output->push_back({pb::INT64, true});
-    } else {
-      a->set_func(f == 2 ? pb::MIN : pb::MAX);
-      a->set_column(static_cast<std::uint32_t>(gen.rand().Below(input_types.size())));
-      output->push_back({input_types[a->column()].type, true});
-    }
-  }
+  Types columns = input_types;
+  gen.AddAggregates(reduce, columns, keys.empty(), output);
   return plan;
 }
 
@@ -152,6 +140,53 @@ std::vector<std::uint32_t> RandomKey(Generator& gen, std::size_t width) {
   std::shuffle(columns.begin(), columns.end(), gen.rand().engine());
   columns.resize(1 + gen.rand().Below(std::min<std::size_t>(2, columns.size())));
   return columns;
+}
+
+// The joins of `plan` and how many of their sides read an index import of `desc` in place: a Get
+// of the import (by its id or the collection it is on) whose key columns are the side's join key
+// columns, in order.
+struct InPlace {
+  int joins = 0, one_side = 0, both_sides = 0;
+};
+void CountInPlace(const pb::Plan& plan, const pb::DataflowDescription& desc, InPlace* n) {
+  auto in_place = [&](const pb::Plan& side, const auto& key) {
+    if (!side.has_get()) return false;
+    for (const auto& import : desc.index_imports()) {
+      if (side.get().id() != import.id() && side.get().id() != import.on()) continue;
+      return std::equal(key.begin(), key.end(), import.key().begin(), import.key().end());
+    }
+    return false;
+  };
+  switch (plan.kind_case()) {
+    case pb::Plan::kMfp:
+      return CountInPlace(plan.mfp().input(), desc, n);
+    case pb::Plan::kReduce:
+      return CountInPlace(plan.reduce().input(), desc, n);
+    case pb::Plan::kUnion:
+      for (const auto& input : plan.union_().inputs()) CountInPlace(input, desc, n);
+      return;
+    case pb::Plan::kDistinct:
+      return CountInPlace(plan.distinct().input(), desc, n);
+    case pb::Plan::kTopK:
+      return CountInPlace(plan.top_k().input(), desc, n);
+    case pb::Plan::kNegate:
+      return CountInPlace(plan.negate().input(), desc, n);
+    case pb::Plan::kThreshold:
+      return CountInPlace(plan.threshold().input(), desc, n);
+    case pb::Plan::kJoin: {
+      const auto& j = plan.join();
+      ++n->joins;
+      const int sides =
+          (in_place(j.left(), j.left_key()) ? 1 : 0) + (in_place(j.right(), j.right_key()) ? 1 : 0);
+      if (sides >= 1) ++n->one_side;
+      if (sides == 2) ++n->both_sides;
+      CountInPlace(j.left(), desc, n);
+      CountInPlace(j.right(), desc, n);
+      return;
+    }
+    default:
+      return;
+  }
 }
 
 // Peeks of an index at one time (id, uuid and time unset): a full scan, and maybe key lookups
@@ -190,12 +225,17 @@ std::vector<pb::Command> RandomPeeks(Generator& gen, const pb::Schema& schema,
 #ifdef TANDEM_IMPORT_CORRECTNESS_SLOW
 #define IMPORT_SUITE ImportCorrectnessSlow
 constexpr int kCases = 300;
+constexpr int kNewCases = 300;
+// Four times the rows: a join of a join of small key domains would be too many rows to read.
+constexpr int kMaxJoins = 1;
 // Longer logs with more updates per time: more batches, more merges under the readers.
 constexpr Time kLongest = 40;
 constexpr int kScale = 4;
 #else
 #define IMPORT_SUITE ImportCorrectness
 constexpr int kCases = 60;
+constexpr int kNewCases = 30;
+constexpr int kMaxJoins = 2;
 constexpr Time kLongest = 14;
 constexpr int kScale = 1;
 #endif
@@ -215,7 +255,8 @@ class ImportCaseRunner {
     seed_ = seed;
     // A case whose reference shows a data error is generated again (unless errors are wanted).
     for (int attempt = 0;; ++attempt) {
-      Generator gen(seed * 7919 + static_cast<std::uint64_t>(attempt), config_.allow_errors);
+      Generator gen(seed * 7919 + static_cast<std::uint64_t>(attempt), config_.allow_errors,
+                    config_.new_operators, kMaxJoins);
       const int saved_next_id = next_id_;
       const auto saved_reusable = reusable_;
       refused_.clear();
@@ -225,6 +266,14 @@ class ImportCaseRunner {
           ADD_FAILURE() << "seed " << seed
                         << ": the generator made a dataflow the validator refuses: " << refused_;
           return false;
+        }
+        if (config_.new_operators) {
+          OperatorCounts n;
+          for (const auto& flow : case_) {
+            for (const auto& b : flow->desc().objects_to_build()) n += CountOperators(b.plan());
+          }
+          if (n.total() > 0) ++stats_.new_operator_cases;
+          stats_.operators.avg_float += gen.avg_float();
         }
         return Execute(gen);
       }
@@ -263,6 +312,11 @@ class ImportCaseRunner {
     int peeks = 0, nonempty = 0, errors = 0, below_since = 0, below_as_of = 0, early = 0;
     int refused_drops = 0, reused = 0, mismatches = 0, replays = 0;
     int compacted_errors = 0, compacted_exact = 0;  // peeks of one-shots at a compacted as_of
+    // With new_operators: the new operators of the dataflows sent, the cases that had one, and
+    // the joins of importers and one-shots, with how many read an import in place.
+    OperatorCounts operators;
+    int new_operator_cases = 0;
+    InPlace importer_joins, one_shot_joins;
   };
   const Stats& stats() const { return stats_; }
 
@@ -294,6 +348,14 @@ class ImportCaseRunner {
       auto flow = ImporterFlow(gen, scratch, i < early);
       if (!refused_.empty()) return true;
       if (flow) case_.push_back(flow);
+    }
+    if (config_.new_operators) {
+      // Every case of a new-operator suite has one of them (else it is generated again).
+      OperatorCounts n;
+      for (const auto& flow : case_) {
+        for (const auto& b : flow->desc().objects_to_build()) n += CountOperators(b.plan());
+      }
+      if (n.total() == 0) return false;
     }
     if (config_.allow_errors) return true;
     for (const auto& flow : case_) {
@@ -341,9 +403,32 @@ class ImportCaseRunner {
   // refused.
   bool Admit(ipc::Validator& scratch, const Flow& flow) {
     const Status valid = scratch.Validate(flow.create);
-    if (valid.ok()) return true;
+    if (valid.ok()) {
+      CheckTypes(scratch, flow);
+      return true;
+    }
     refused_ = valid.ToString() + "\n" + ipc::ToJson(flow.create);
     return false;
+  }
+
+  // The validator (which has taken `flow`) derives the schemas the generator meant.
+  void CheckTypes(const ipc::Validator& validator, const Flow& flow) const {
+    for (const auto& [id, types] : flow.types) {
+      const std::string wrong = TypeMismatch(types, validator.collections().at(id));
+      EXPECT_TRUE(wrong.empty()) << "seed " << seed_ << ": the schema of " << id << ": " << wrong
+                                 << "\n"
+                                 << ipc::ToJson(flow.create);
+    }
+  }
+
+  // Counts the new operators of a dataflow about to be sent.
+  void CountSent(const Flow& flow) {
+    if (!config_.new_operators) return;
+    for (const auto& b : flow.desc().objects_to_build()) {
+      stats_.operators += CountOperators(b.plan());
+      if (flow.kind == Flow::kImporter) CountInPlace(b.plan(), flow.desc(), &stats_.importer_joins);
+      if (flow.kind == Flow::kOneShot) CountInPlace(b.plan(), flow.desc(), &stats_.one_shot_joins);
+    }
   }
 
   // Random exports on `scope` (mostly on its builds, the entries from `first_build` on), one or
@@ -361,6 +446,7 @@ class ImportCaseRunner {
       e->set_on(on.id);
       for (auto k : RandomKey(gen, on.types.size())) e->add_key(k);
       flow->exports.push_back(e->id());
+      flow->shapes[e->id()] = on.shape;
     }
   }
 
@@ -370,14 +456,11 @@ class ImportCaseRunner {
     auto flow = std::make_shared<Flow>();
     flow->kind = Flow::kSource;
     const Time end = 6 + gen.rand().Below(kLongest - 5);  // 6..kLongest
-    Types source_types = {{pb::INT64, false}};
-    std::vector<ColumnType> extra = {{pb::INT64, true}, {pb::STRING, gen.rand().Chance(0.3)}};
-    if (gen.rand().Chance(0.3)) extra.erase(extra.begin() + static_cast<long>(gen.rand().Below(2)));
-    source_types.insert(source_types.end(), extra.begin(), extra.end());
-    std::shuffle(source_types.begin(), source_types.end(), gen.rand().engine());
-    const bool huge = gen.rand().Chance(config_.allow_errors ? 0.3 : 0.15);
+    const Types source_types = RandomSourceTypes(gen);
+    const Magnitude magnitude = RandomMagnitude(gen, config_.allow_errors ? 0.3 : 0.15);
     const bool closed = gen.rand().Chance(0.3);
-    const auto updates = RandomUpdates(gen, source_types, end, huge, kScale);
+    const auto updates =
+        RandomUpdates(gen, source_types, end, magnitude.huge, kScale, magnitude.diff);
     flow->log_text = LogText(gen, updates, end, closed);
     flow->split =
         gen.rand().Chance(0.4) ? gen.rand().Below(flow->log_text.size()) : flow->log_text.size();
@@ -402,14 +485,17 @@ class ImportCaseRunner {
       col->set_type(source_types[i].type);
       col->set_nullable(source_types[i].nullable);
     }
-    std::vector<Generator::Collection> scope = {{source_id, source_types}};
+    std::vector<Generator::Collection> scope = {{source_id, source_types, {magnitude.bits, 0}}};
     const int builds = 1 + static_cast<int>(gen.rand().Below(2));
     for (int i = 0; i < builds; ++i) {
       Types types;
+      Generator::Shape shape;
       auto* b = d->add_objects_to_build();
       b->set_id(NewId());
-      *b->mutable_plan() = gen.Plan(scope, 1 + static_cast<int>(gen.rand().Below(3)), &types);
-      scope.push_back({b->id(), types});
+      *b->mutable_plan() =
+          gen.Plan(scope, 1 + static_cast<int>(gen.rand().Below(3)), &types, &shape);
+      scope.push_back({b->id(), types, shape});
+      flow->types[b->id()] = types;
     }
     AddExports(gen, d, scope, 1, flow.get(), false);
     flow->eval = std::make_shared<Evaluator>(*d);
@@ -442,8 +528,9 @@ class ImportCaseRunner {
       *import->mutable_schema() = schema;
       for (auto k : info.key) import->add_key(k);
       // Both names read the imported collection.
-      scope->push_back({c.id, TypesOf(schema)});
-      scope->push_back({info.on, TypesOf(schema)});
+      const Generator::Shape shape = c.flow->shapes.at(c.id);
+      scope->push_back({c.id, TypesOf(schema), shape});
+      scope->push_back({info.on, TypesOf(schema), shape});
     }
     return candidates;
   }
@@ -478,7 +565,10 @@ class ImportCaseRunner {
       auto* b = d->add_objects_to_build();
       b->set_id(transient_ids && gen.rand().Chance(0.7) ? NewTransientId() : NewId());
       const double special = gen.rand().Below(100) / 100.0;
-      if (i == 0 && special < 0.3) {
+      Generator::Shape shape;
+      if (gen.new_operators() && (i == 0 ? special >= 0.4 && special < 0.8 : special < 0.3)) {
+        *b->mutable_plan() = ImportJoin(gen, imports, scratch, *scope, &types, &shape);
+      } else if (i == 0 && special < 0.3) {
         const Importable& x = gen.rand().Pick(imports);
         const pb::Schema& schema = scratch.collections().at(x.id);
         *b->mutable_plan() = ReduceWith(
@@ -491,11 +581,80 @@ class ImportCaseRunner {
         *plan.mutable_distinct()->mutable_input() = GetPlanOf(x.id);
         *b->mutable_plan() = plan;
         types = TypesOf(scratch.collections().at(x.id));
+        shape = x.flow->shapes.at(x.id);
       } else {
-        *b->mutable_plan() = gen.Plan(*scope, 1 + static_cast<int>(gen.rand().Below(3)), &types);
+        *b->mutable_plan() =
+            gen.Plan(*scope, 1 + static_cast<int>(gen.rand().Below(3)), &types, &shape);
       }
-      scope->push_back({b->id(), types});
+      scope->push_back({b->id(), types, shape});
+      flow->types[b->id()] = types;
     }
+  }
+
+  // A join whose one side is a Get of an imported index (by its id or the collection it is on)
+  // keyed by exactly that index's key columns, in order, so that the runtime reads the imported
+  // arrangement in place; the other side is sometimes an import so keyed too (the same one: a
+  // self-join), else any plan over `scope`, its key columns picked by type (or mapped to fit).
+  pb::Plan ImportJoin(Generator& gen, const std::vector<Importable>& imports,
+                      const ipc::Validator& scratch,
+                      const std::vector<Generator::Collection>& scope, Types* output,
+                      Generator::Shape* shape) {
+    auto key_types = [&](const std::string& id) {
+      const Types types = TypesOf(scratch.collections().at(id));
+      std::vector<pb::ScalarType> out;
+      for (auto k : scratch.indexes().at(id).key) out.push_back(types[k].type);
+      return out;
+    };
+    auto get = [&](const std::string& id) {
+      return GetPlanOf(gen.rand().Chance(0.5) ? id : scratch.indexes().at(id).on);
+    };
+    const Importable& x = gen.rand().Pick(imports);
+    const std::vector<std::uint32_t> xkey = scratch.indexes().at(x.id).key;
+    const std::vector<pb::ScalarType> kt = key_types(x.id);
+    Types xt = TypesOf(scratch.collections().at(x.id));
+    const Generator::Shape xs_shape = x.flow->shapes.at(x.id);
+    pb::Plan xs = get(x.id);
+    pb::Plan other;
+    Types ot;
+    Generator::Shape os;
+    std::vector<std::uint32_t> okey;
+    if (gen.rand().Chance(0.3)) {
+      std::vector<const Importable*> fitting;
+      for (const auto& y : imports) {
+        if (key_types(y.id) == kt) fitting.push_back(&y);
+      }
+      const Importable& y = *gen.rand().Pick(fitting);
+      other = get(y.id);
+      ot = TypesOf(scratch.collections().at(y.id));
+      os = y.flow->shapes.at(y.id);
+      okey = scratch.indexes().at(y.id).key;
+    } else {
+      other = gen.Plan(scope, 1 + static_cast<int>(gen.rand().Below(2)), &ot, &os);
+      for (auto type : kt) {
+        std::vector<std::uint32_t> of_type;
+        for (std::uint32_t c = 0; c < ot.size(); ++c) {
+          if (ot[c].type == type) of_type.push_back(c);
+        }
+        if (of_type.empty() || gen.rand().Chance(0.1)) {
+          other = Generator::WithMap(std::move(other), gen.Expr(type, ot, 1));
+          ot.push_back({type, true});
+          of_type = {static_cast<std::uint32_t>(ot.size() - 1)};
+        }
+        okey.push_back(gen.rand().Pick(of_type));
+      }
+    }
+    if (!gen.Joinable(xs_shape, os)) {  // counts whose product may not fit, or too many joins
+      *output = xt;
+      *shape = xs_shape;
+      return xs;
+    }
+    *shape = Generator::Joined(xs_shape, os);
+    if (gen.rand().Chance(0.5)) {
+      return gen.MakeJoin(std::move(xs), std::move(xt), std::move(other), std::move(ot), output,
+                          xkey, okey);
+    }
+    return gen.MakeJoin(std::move(other), std::move(ot), std::move(xs), std::move(xt), output, okey,
+                        xkey);
   }
 
   // Everything this case's dataflows export so far, and what they may be imported at.
@@ -619,7 +778,7 @@ class ImportCaseRunner {
     // created: at times the reported uppers have passed (readable), while the publisher still
     // appends and merges. What they read depends on timing, so their choices come from a
     // generator of their own (the case's stays the same from run to run).
-    Generator live(seed_ * 7919 + 104729, config_.allow_errors);
+    Generator live(seed_ * 7919 + 104729, config_.allow_errors, config_.new_operators, kMaxJoins);
     const int pieces = 1 + static_cast<int>(gen.rand().Below(3));
     std::map<const Flow*, std::vector<std::size_t>> cuts;
     for (const auto& flow : case_) {
@@ -730,6 +889,7 @@ class ImportCaseRunner {
     if (flow.early) ++stats_.early_importers;
     if (flow.chained) ++stats_.chained;
     if (flow.reduces_by_key) ++stats_.reduce_by_key;
+    CountSent(flow);
     return true;
   }
 
@@ -928,6 +1088,8 @@ class ImportCaseRunner {
     const bool waits = std::any_of(shot->imports.begin(), shot->imports.end(), [&](const auto& id) {
       return session_.Write(id).value_or(0) <= shot->as_of;
     });
+    CheckTypes(validator_, *shot);
+    CountSent(*shot);
     ctl_->Send(shot->create);
     shot->waiting = waits;
     if (waits) ++stats_.one_shots_waiting;
@@ -1379,6 +1541,22 @@ void RunConfiguration(const Config& config) {
       s.one_shots_waiting, s.one_shots_compacted, s.compacted_errors, s.compacted_exact,
       s.one_shots_held, s.peeks, s.nonempty, s.errors, s.below_since, s.below_as_of, s.early,
       s.refused_drops, s.replays, s.reused, s.mismatches, seconds);
+  if (config.new_operators) {
+    const InPlace& i = s.importer_joins;
+    const InPlace& o = s.one_shot_joins;
+    ExpectNewOperatorCoverage(
+        s.operators, s.new_operator_cases, seeds.size(), {i.both_sides, o.one_side},
+        "; joins in importers: " + std::to_string(i.joins) + ", " + std::to_string(i.one_side) +
+            " of them reading an import in place (" + std::to_string(i.both_sides) +
+            " both sides); in one-shot reads: " + std::to_string(o.joins) + ", " +
+            std::to_string(o.one_side) + " in place (" + std::to_string(o.both_sides) +
+            " both sides)",
+        kMaxJoins);
+    // The imported arrangement read in place: about half of the importers' joins.
+    if (seeds.size() >= 20) {
+      EXPECT_GE(4 * i.one_side, i.joins);
+    }
+  }
   EXPECT_EQ(s.mismatches, 0);
   if (seeds.size() >= 20) {
     // The generator reaches what the suite is for.
@@ -1406,6 +1584,30 @@ TEST(IMPORT_SUITE, DataErrorsTwoRuntimeTwoWorkers) {
 }
 TEST(IMPORT_SUITE, DataErrorsSoloTwoWorkers) {
   RunConfiguration({false, 2, kCases / 2, 1800000, true});
+}
+// The same with Join, TopK, Negate, Threshold and the new aggregates in the plans (every case has
+// one of them), and, in importers and one-shot reads, joins whose side is an import keyed by its
+// join key (read in place, not arranged again).
+TEST(IMPORT_SUITE, NewOperatorsSoloOneWorker) {
+  RunConfiguration({false, 1, kNewCases, 2100000, false, true});
+}
+TEST(IMPORT_SUITE, NewOperatorsSoloTwoWorkers) {
+  RunConfiguration({false, 2, kNewCases, 2200000, false, true});
+}
+TEST(IMPORT_SUITE, NewOperatorsSoloFourWorkers) {
+  RunConfiguration({false, 4, kNewCases, 2300000, false, true});
+}
+TEST(IMPORT_SUITE, NewOperatorsTwoRuntimeOneWorker) {
+  RunConfiguration({true, 1, kNewCases, 2400000, false, true});
+}
+TEST(IMPORT_SUITE, NewOperatorsTwoRuntimeTwoWorkers) {
+  RunConfiguration({true, 2, kNewCases, 2500000, false, true});
+}
+TEST(IMPORT_SUITE, NewOperatorsTwoRuntimeFourWorkers) {
+  RunConfiguration({true, 4, kNewCases, 2600000, false, true});
+}
+TEST(IMPORT_SUITE, NewOperatorsDataErrorsTwoRuntimeTwoWorkers) {
+  RunConfiguration({true, 2, kNewCases / 2, 2700000, true, true});
 }
 
 }  // namespace

@@ -148,7 +148,7 @@ pb::PeekResponse PartOf(const std::string& uuid, const Rows& rows) {
   for (const auto& [row, count] : rows) {
     auto* rc = out->add_rows();
     for (const Datum& d : row) *rc->mutable_row()->add_datums() = ToProto(d);
-    rc->set_count(PartCount(count));
+    SetPartCount(count, rc);
   }
   return p;
 }

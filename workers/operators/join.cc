@@ -12,6 +12,12 @@
 
 namespace tandem::workers {
 
+const Row& KeyedUpdate::row() const {
+  if (encoded.empty()) return update.row;
+  if (!decoded_) decoded_ = DecodeIndexValue(encoded);
+  return *decoded_;
+}
+
 namespace {
 
 bool HasNull(const Row& row, const std::vector<std::uint32_t>& key) {
@@ -114,6 +120,7 @@ class ImportedSide final : public JoinSide {
       return;
     }
     batches_ = index_->Batches();
+    pos_.assign(batches_.size(), 0);
     const Time lo = first ? 0 : ctx.lo;
     ForEachUpdateIn(batches_, lo, Min(ctx.hi, until_),
                     [&](const shm::BatchView& b, std::string_view key, std::uint32_t v, Time t,
@@ -125,32 +132,22 @@ class ImportedSide final : public JoinSide {
                       }
                       KeyedUpdate k;
                       k.key = key;
-                      k.update = {DecodeIndexValue(b.val(v)), t, diff};
-                      k.null_key = HasNull(k.update.row, key_);
+                      k.update = {{}, t, diff};
+                      k.encoded = b.val(v);
+                      k.null_key = KeyHasNull(key);
                       rows->push_back(std::move(k));
                     });
   }
 
   void ForEachAt(std::string_view key, Time t, bool before, const RowFn& fn) override {
     if (!Readable(t, before)) return;
-    if (before) --t;
-    shm::MergeCursor c(batches_);
-    c.SeekKey(key);
-    for (; c.Valid(); c.Next()) {
-      const Int128 count = c.CountAt(t);
-      if (count != 0) fn(DecodeIndexValue(c.val()), count);
+    for (const auto& [val, count] : Lookup(key, before ? t - 1 : t)) {
+      fn(DecodeIndexValue(val), count);
     }
   }
 
   bool EmptyAt(std::string_view key, Time t, bool before) override {
-    if (!Readable(t, before)) return true;
-    if (before) --t;
-    shm::MergeCursor c(batches_);
-    c.SeekKey(key);
-    for (; c.Valid(); c.Next()) {
-      if (c.CountAt(t) != 0) return false;
-    }
-    return true;
+    return !Readable(t, before) || Lookup(key, before ? t - 1 : t).empty();
   }
 
   std::string Describe() const override { return "imported index " + id_ + ", in place"; }
@@ -161,13 +158,83 @@ class ImportedSide final : public JoinSide {
     return !batches_.empty() && (before ? t > as_of_ : t >= as_of_);
   }
 
+  static bool KeyHasNull(std::string_view key) {
+    Result<Row> datums = DecodeRow(key);  // a key is its columns' datums, encoded in order
+    TANDEM_CHECK(datums.ok(), "an imported index holds a key that does not decode");
+    for (const Datum& d : *datums) {
+      if (d.index() == 0) return true;
+    }
+    return false;
+  }
+
+  // The values of `key` with a non-zero count as of t, consolidated over the batches. The join
+  // probes keys in ascending order within a time, so each batch's position moves forward from
+  // the last probe (a galloping search), and jumps back with a binary search otherwise.
+  const std::vector<std::pair<std::string_view, Int128>>& Lookup(std::string_view key, Time t) {
+    found_.clear();
+    std::size_t contributing = 0;
+    for (std::size_t b = 0; b < batches_.size(); ++b) {
+      const shm::BatchView& bv = batches_[b];
+      if (bv.key_count() == 0 || bv.header().min_time > t) continue;
+      const std::uint32_t k = Seek(b, key);
+      if (k == bv.key_count() || bv.key(k) != key) continue;
+      const std::size_t before = found_.size();
+      for (std::uint32_t v = bv.vals_begin(k); v < bv.vals_end(k); ++v) {
+        Int128 count = 0;
+        for (std::uint32_t u = bv.updates_begin(v); u < bv.updates_end(v); ++u) {
+          if (bv.time(u) <= t) count += bv.diff(u);
+        }
+        if (count != 0) found_.emplace_back(bv.val(v), count);
+      }
+      contributing += found_.size() > before ? 1 : 0;
+    }
+    if (contributing > 1) {  // the same value in several batches: one count, 0 dropped
+      std::sort(found_.begin(), found_.end());
+      std::size_t w = 0;
+      for (std::size_t i = 0; i < found_.size();) {
+        std::size_t j = i;
+        Int128 sum = 0;
+        for (; j < found_.size() && found_[j].first == found_[i].first; ++j)
+          sum += found_[j].second;
+        if (sum != 0) found_[w++] = {found_[i].first, sum};
+        i = j;
+      }
+      found_.resize(w);
+    }
+    return found_;
+  }
+
+  // The first key >= `key` in batch b.
+  std::uint32_t Seek(std::size_t b, std::string_view key) {
+    const shm::BatchView& bv = batches_[b];
+    std::uint32_t& p = pos_[b];
+    const std::uint32_t n = bv.key_count();
+    if (p > 0 && (p > n || bv.key(p - 1) >= key)) return p = bv.LowerBound(key);  // backwards
+    if (p == n || bv.key(p) >= key) return p;
+    // key(p) < key: gallop forward to a step past it, then search in between.
+    std::uint32_t lo = p, step = 1;
+    while (lo + step < n && bv.key(lo + step) < key) {
+      lo += step;
+      step *= 2;
+    }
+    std::uint32_t hi = std::min<std::uint64_t>(n, static_cast<std::uint64_t>(lo) + step);
+    // key(lo) < key <= key(hi) (or hi == n)
+    while (hi - lo > 1) {
+      const std::uint32_t mid = lo + (hi - lo) / 2;
+      (bv.key(mid) < key ? lo : hi) = mid;
+    }
+    return p = hi;
+  }
+
   ImportedIndex* index_;
   std::string id_;
   std::vector<std::uint32_t> key_;
   Time as_of_;
   Frontier until_;
   bool started_ = false;
-  std::vector<shm::BatchView> batches_;  // this tick's
+  std::vector<shm::BatchView> batches_;                     // this tick's
+  std::vector<std::uint32_t> pos_;                          // per batch: where the last Seek ended
+  std::vector<std::pair<std::string_view, Int128>> found_;  // Lookup's answer
 };
 
 }  // namespace
@@ -184,7 +251,9 @@ std::unique_ptr<JoinSide> MakeImportedSide(ImportedIndex* index, std::string ind
 
 void JoinNode::Emit(const Row& l, const Row& r, Int128 count, Time t, Delta* out) {
   if (count == 0) return;
-  if (!FitsInt64(count)) {
+  // Beyond int64 an update carries a count as parts (base/count.h), up to kMaxJoinParts of them.
+  const Int128 most = Int128{INT64_MAX} * kMaxJoinParts;
+  if (count > most || count < -most) {
     if (!overflowed_) out->errors.push_back({"multiplicity overflow in a join", t, 1});
     overflowed_ = true;
     return;
@@ -193,36 +262,46 @@ void JoinNode::Emit(const Row& l, const Row& r, Int128 count, Time t, Delta* out
   row.reserve(l.size() + r.size());
   row.insert(row.end(), l.begin(), l.end());
   row.insert(row.end(), r.begin(), r.end());
-  out->rows.push_back({std::move(row), t, static_cast<std::int64_t>(count)});
+  if (FitsInt64(count)) {
+    out->rows.push_back({std::move(row), t, static_cast<std::int64_t>(count)});
+    return;
+  }
+  PushCount(count, [&](std::int64_t part) { out->rows.push_back({row, t, part}); });
 }
 
 Delta JoinNode::Pull(const TickCtx& ctx) {
   Delta out;
-  std::vector<KeyedUpdate> l, r;
-  left_->Pull(ctx, &l, &out.errors);
-  right_->Pull(ctx, &r, &out.errors);
+  std::vector<KeyedUpdate> left_updates, right_updates;
+  left_->Pull(ctx, &left_updates, &out.errors);
+  right_->Pull(ctx, &right_updates, &out.errors);
   // Each side's updates by time; a product that overflows Int128 is beyond int64 too.
   auto product = [](Int128 a, Int128 b) {
     Int128 p;
     return __builtin_mul_overflow(a, b, &p) ? Int128{INT64_MAX} * 2 : p;
   };
-  auto by_time = [](std::vector<KeyedUpdate>& v) {
-    std::stable_sort(v.begin(), v.end(), [](const KeyedUpdate& a, const KeyedUpdate& b) {
-      return a.update.time < b.update.time;
-    });
+  // Each side's updates by time, and by key within a time (an imported side's probes then move
+  // forward through its batches). Sorted as pointers: an update is heavy to move.
+  auto ordered = [](const std::vector<KeyedUpdate>& v) {
+    std::vector<const KeyedUpdate*> p;
+    p.reserve(v.size());
+    for (const KeyedUpdate& k : v) p.push_back(&k);
+    auto less = [](const KeyedUpdate* a, const KeyedUpdate* b) {
+      return a->update.time != b->update.time ? a->update.time < b->update.time : a->key < b->key;
+    };
+    if (!std::is_sorted(p.begin(), p.end(), less)) std::sort(p.begin(), p.end(), less);
+    return p;
   };
-  by_time(l);
-  by_time(r);
+  const std::vector<const KeyedUpdate*> l = ordered(left_updates), r = ordered(right_updates);
   std::size_t li = 0, ri = 0;
   std::vector<const KeyedUpdate*> lt, rt;
   while (li < l.size() || ri < r.size()) {
-    const Time t = li == l.size()   ? r[ri].update.time
-                   : ri == r.size() ? l[li].update.time
-                                    : std::min(l[li].update.time, r[ri].update.time);
+    const Time t = li == l.size()   ? r[ri]->update.time
+                   : ri == r.size() ? l[li]->update.time
+                                    : std::min(l[li]->update.time, r[ri]->update.time);
     lt.clear();
     rt.clear();
-    for (; li < l.size() && l[li].update.time == t; ++li) lt.push_back(&l[li]);
-    for (; ri < r.size() && r[ri].update.time == t; ++ri) rt.push_back(&r[ri]);
+    for (; li < l.size() && l[li]->update.time == t; ++li) lt.push_back(l[li]);
+    for (; ri < r.size() && r[ri]->update.time == t; ++ri) rt.push_back(r[ri]);
 
     // A left outer join: whether the right side had the key before t (read before Apply).
     std::map<std::string_view, bool> right_was_empty;  // touched non-null keys
@@ -238,13 +317,13 @@ Delta JoinNode::Pull(const TickCtx& ctx) {
     for (const KeyedUpdate* a : lt) {
       if (a->null_key) continue;
       right_->ForEachAt(a->key, t, false, [&](const Row& b, Int128 count) {
-        Emit(a->update.row, b, product(a->update.diff, count), t, &out);
+        Emit(a->row(), b, product(a->update.diff, count), t, &out);
       });
     }
     for (const KeyedUpdate* b : rt) {  // the left side still before t
       if (b->null_key) continue;
       left_->ForEachAt(b->key, t, true, [&](const Row& a, Int128 count) {
-        Emit(a, b->update.row, product(count, b->update.diff), t, &out);
+        Emit(a, b->row(), product(count, b->update.diff), t, &out);
       });
     }
     left_->Apply(lt);  // the left side now as of t
@@ -256,7 +335,7 @@ Delta JoinNode::Pull(const TickCtx& ctx) {
         // Unmatched before t; still unmatched after it unless the key gained right rows, which
         // the walk below then counts with the whole key (the update included).
         if (a->null_key || right_->EmptyAt(a->key, t, false))
-          Emit(a->update.row, nulls_, a->update.diff, t, &out);
+          Emit(a->row(), nulls_, a->update.diff, t, &out);
       }
     }
     for (const auto& [key, was_empty] : right_was_empty) {
@@ -270,7 +349,7 @@ Delta JoinNode::Pull(const TickCtx& ctx) {
       });
       if (!now_empty) {
         for (const KeyedUpdate* a : lt) {
-          if (!a->null_key && a->key == key) Emit(a->update.row, nulls_, a->update.diff, t, &out);
+          if (!a->null_key && a->key == key) Emit(a->row(), nulls_, a->update.diff, t, &out);
         }
       }
     }

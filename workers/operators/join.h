@@ -11,8 +11,9 @@
 // second copy (DESIGN §8: what index sharing is for). Both route a key to the same worker
 // (shm/routing.h over the same encoded key), so a key's rows of both sides meet on one worker.
 //
-// A key with a null column never matches. A product of two counts beyond int64 (counts near
-// INT64_MAX) cannot be carried by an update: it is the data error "multiplicity overflow in a
+// A key with a null column never matches. Counts are exact: a product of two counts beyond int64
+// goes out as several updates of int64 parts (base/count.h) — up to kMaxJoinParts of them. Beyond
+// that (counts near INT64_MAX on both sides) it is the data error "multiplicity overflow in a
 // join", emitted once at that time and never retracted.
 //
 // Thread safety: a JoinNode and its sides belong to one worker thread; an own side exchanges (a
@@ -23,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -37,11 +39,20 @@ namespace tandem::workers {
 
 class ImportedIndex;
 
-// An update of one side with its encoded join key (shm/routing.h's key bytes).
+inline constexpr std::int64_t kMaxJoinParts = 64;
+
+// An update of one side with its encoded join key (shm/routing.h's key bytes). An imported side's
+// row stays encoded (a view into the tick's batches) until the join needs it: most of a first
+// tick's updates of one side never meet a row of the other.
 struct KeyedUpdate {
   std::string key;
   bool null_key = false;  // a key column is null: it never matches
-  RowUpdate update;
+  RowUpdate update;       // update.row: only once row() decoded it, when `encoded` is set
+  std::string_view encoded;
+  const Row& row() const;
+
+ private:
+  mutable std::optional<Row> decoded_;
 };
 
 class JoinSide {
