@@ -271,5 +271,57 @@ TEST(TandemBench, SmokeSlowPath) {
   EXPECT_FALSE(SegmentsLeft());
 }
 
+// join (issue 14): both throughput cells (the dimension a source and an imported index), their
+// memory, the verdicts, and isolation with the join as the heavy load (and the control with the
+// headline's), at tiny sizes.
+TEST(TandemBench, SmokeJoin) {
+  const auto run =
+      Bench({"join", "--join-fact-keys", "20000", "--join-fact-updates", "200", "--join-dim-keys",
+             "200", "--join-dim-updates", "5", "--join-rounds", "1", "--keys", "2000"});
+  const Report r = ParseOrFail(run);
+  ASSERT_TRUE(r.count("join") && r.count("join-isolation"));
+  const Cells& cells = r.at("join");
+  for (const char* cell : {"sources", "imported"}) {
+    ASSERT_TRUE(cells.count(cell)) << cell;
+    const Metrics& m = cells.at(cell);
+    EXPECT_GT(m.at("input_updates_per_s"), 0) << cell << ": the join made no progress";
+    EXPECT_GT(m.at("input_updates_per_s_per_worker"), 0) << cell;
+    EXPECT_GT(m.at("output_rows_per_s"), 0) << cell;
+    EXPECT_GT(m.at("memory_samples"), 0) << cell;
+    EXPECT_GT(m.at("segment_bytes_median"), 0) << cell << ": the join index takes no segment";
+    EXPECT_GT(m.at("rss_before_bytes"), 0) << cell;
+    EXPECT_TRUE(m.count("rss_bytes_median") && m.count("rss_anon_bytes_median")) << cell;
+    EXPECT_EQ(m.at("rounds"), 1) << cell;
+    EXPECT_EQ(m.at("wrong_answers"), 0) << cell << ": a peeked row of the join is not its match";
+  }
+  ASSERT_TRUE(cells.count("verdict"));
+  EXPECT_TRUE(cells.at("verdict").count("rss_anon_sources_minus_imported_bytes"));
+  EXPECT_EQ(cells.at("verdict").at("imported_read_in_place"), 1);
+  // The render log says the imported dimension is read in place, and the sources' is arranged.
+  EXPECT_NE(run.err.find("imported: join 1: left side its own arrangement, right side imported "
+                         "index u43, in place"),
+            std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("sources: join 1: left side its own arrangement, right side its own "
+                         "arrangement"),
+            std::string::npos)
+      << run.err;
+  const Cells& isolation = r.at("join-isolation");
+  // The join's cells, and the control's with the headline's load.
+  for (const char* cell : {"two-runtime/idle", "two-runtime/loaded", "control/two-runtime/idle",
+                           "control/two-runtime/loaded"}) {
+    ASSERT_TRUE(isolation.count(cell)) << cell;
+    ExpectLatencies(isolation.at(cell), cell);
+  }
+  EXPECT_GT(isolation.at("two-runtime/loaded").at("updates_per_s"), 0)
+      << "the join load made no progress";
+  ASSERT_TRUE(isolation.count("verdict"));
+  EXPECT_GT(isolation.at("verdict").at("two_loaded_over_idle_p99"), 0);
+  EXPECT_GT(isolation.at("verdict").at("control_two_loaded_over_idle_p99"), 0);
+  EXPECT_NE(run.err.find("target >= 1000000"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("target <= 2"), std::string::npos) << run.err;
+  EXPECT_FALSE(SegmentsLeft());
+}
+
 }  // namespace
 }  // namespace tandem::testing

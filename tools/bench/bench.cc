@@ -5,6 +5,8 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -175,6 +177,19 @@ KeyValue HeavyLoad(const Options& o) {
 
 std::chrono::seconds BuildLimit(std::uint64_t keys) {
   return std::chrono::seconds(60 + keys / 20000);
+}
+
+double RssBytes(pid_t pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(field + ":", 0) == 0) {
+      std::istringstream fields(line.substr(field.size() + 1));
+      double kb = 0;
+      fields >> kb;
+      return kb * 1024;
+    }
+  }
+  return 0;
 }
 
 }  // namespace tandem::bench

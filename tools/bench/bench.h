@@ -86,6 +86,14 @@ struct Options {
   std::size_t slow_samples = 1000;
   std::int64_t slow_groups = 100;
   bool slow_arranged = true;  // --slow-plan arranged (default) | mapped
+  // join: the fact stream and the dimension (key_value sources, as fast as possible), and which
+  // parts run (all | throughput | isolation).
+  std::uint64_t join_fact_keys = 1000000;
+  std::uint64_t join_fact_updates = 10000;
+  std::uint64_t join_dim_keys = 10000;
+  std::uint64_t join_dim_updates = 100;
+  std::string join_part = "all";
+  std::uint64_t join_rounds = 3;  // throughput rounds per variant (ABBA order)
   bool quiet = false;
 };
 
@@ -122,6 +130,7 @@ class Replica {
   // of its supervisor started with --role `role`. Throws when there is none.
   pid_t RuntimePid(const std::string& role) const;
   std::string endpoint() const { return process_.endpoint(); }
+  std::string Log() const { return process_.Log(); }
   bool two_runtime() const { return two_runtime_; }
   int workers() const { return workers_; }
 
@@ -146,5 +155,8 @@ KeyValue LightLoad(const Options& o, std::uint64_t keys);
 KeyValue HeavyLoad(const Options& o);
 // How long an index of `keys` keys may take to build.
 std::chrono::seconds BuildLimit(std::uint64_t keys);
+// A memory field of /proc/`pid`/status, in bytes (0 when it cannot be read): VmRSS by default
+// (which counts the pages of the segment the process touched), RssAnon for its private memory.
+double RssBytes(pid_t pid, const std::string& field = "VmRSS");
 
 }  // namespace tandem::bench

@@ -163,4 +163,48 @@ pb::Command GroupedTarget::OneShot(std::uint64_t as_of, const std::string& resul
   return c;
 }
 
+std::vector<pb::Command> JoinTarget::Create(const KeyValue& fact_kv, const KeyValue& dim_kv) const {
+  std::vector<pb::Command> out;
+  if (imported) {
+    pb::Command c;
+    auto* d = NewDataflow(c, "bench-join-dim-" + dim_index);
+    AddKeyValueSource(d, dim, dim_kv);
+    AddIndex(d, dim_index, dim);
+    out.push_back(std::move(c));
+  }
+  pb::Command c;
+  auto* d = NewDataflow(c, "bench-join-" + join_index);
+  AddKeyValueSource(d, fact, fact_kv);
+  if (imported) {
+    auto* imp = d->add_index_imports();
+    imp->set_id(dim_index);
+    imp->set_on(dim);
+    for (const char* name : {"key", "value"}) {
+      auto* col = imp->mutable_schema()->add_columns();
+      col->set_name(name);
+      col->set_type(pb::INT64);
+    }
+    imp->add_key(0);
+  } else {
+    AddKeyValueSource(d, dim, dim_kv);
+  }
+  auto* b = d->add_objects_to_build();
+  b->set_id(join);
+  auto* j = b->mutable_plan()->mutable_join();
+  *j->mutable_left() = ModGroup(GetPlan(fact), 0, static_cast<std::int64_t>(dim_keys),
+                                {0, 1, 2});  // (key, value, fk)
+  *j->mutable_right() = GetPlan(dim);
+  j->add_left_key(2);
+  j->add_right_key(0);
+  j->set_kind(pb::INNER);
+  AddIndex(d, join_index, join);
+  out.push_back(std::move(c));
+  return out;
+}
+
+std::vector<std::string> JoinTarget::Built() const {
+  if (imported) return {dim_index, join_index};
+  return {join_index};
+}
+
 }  // namespace tandem::bench

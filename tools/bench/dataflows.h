@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ipc/codec.h"
 
@@ -44,6 +45,23 @@ struct GroupedTarget {
   // The one-shot at `as_of`: builds `build` (the aggregate) and exports `result` on it by g.
   pb::Command OneShot(std::uint64_t as_of, const std::string& result,
                       const std::string& build) const;
+};
+
+// join (issue 14): a fact stream `fact` (key, value) joined with a dimension `dim` (key, value) on
+// fk = fact.key % dim_keys == dim.key, indexed by the fact's key as `join_index`:
+//   join = Join(Mfp(Get fact: (key, value, fk)), Get dim, left_key [2], right_key [0])
+//        → (key, value, fk, dim key, dim value)
+//  sources  (imported = false): one dataflow with both sources; the join arranges both sides.
+//  imported (imported = true):  the dimension is its own dataflow's index `dim_index` by key (the
+//           join key); the joining dataflow imports it and the join reads it in place.
+struct JoinTarget {
+  bool imported = false;
+  std::string fact, dim, dim_index, join, join_index;
+  std::uint64_t dim_keys = 10000;
+  // The dataflows, in the order to send them (imported: the dimension's first).
+  std::vector<pb::Command> Create(const KeyValue& fact_kv, const KeyValue& dim_kv) const;
+  // The indexes whose write frontiers say it is built.
+  std::vector<std::string> Built() const;
 };
 
 }  // namespace tandem::bench

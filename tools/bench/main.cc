@@ -3,7 +3,7 @@
 // over the controller endpoint like any client. Every process it starts is stopped and every
 // segment and temporary directory removed, on every path (errors and ^C included).
 //
-//   tandem-bench isolation|lookup-scale|ingest|memory|redis|curve|slow-path|all [--duration S]
+//   tandem-bench isolation|lookup-scale|ingest|memory|redis|curve|slow-path|join|all [--duration S]
 //                [--json]
 //                [--csv FILE] [--plot FILE.png] [--workers N] [--supervisor PATH] ...
 #include <signal.h>
@@ -42,6 +42,12 @@ controller endpoint like any client; everything is stopped and removed at the en
                  10^6-row index, each created, peeked and dropped like `tandem-ctl query`,
                  closed loop, {solo, two-runtime} x {idle, loaded} with isolation's heavy load;
                  and the memory one takes while it runs
+  join           input updates/s per worker through an incremental join of a 10^6-key fact
+                 stream with a changing 10^4-key dimension into an index, with both inputs
+                 sources of the joining dataflow (the join arranges both) and with the dimension
+                 an imported index by the join key (read in place), the segment bytes and the
+                 maintenance runtime's RSS of each; then isolation's two-runtime cells with that
+                 join as the heavy load
   all            every scenario above, in that order
 
 Options:
@@ -74,6 +80,13 @@ Options:
   --slow-plan P        arranged (default: the index is on a view (g, key, value) keyed by g, the
                        query reduces the imported index by its key) or mapped (the index is keyed
                        by key, the query maps g and reduces by it: the reduce arranges its input)
+  --join-fact-keys N --join-fact-updates N   join's fact stream (default 10^6 keys, 10000
+                       updates per tick, as fast as possible)
+  --join-dim-keys N --join-dim-updates N     join's dimension (default 10^4 keys, 100 updates
+                       per tick); the foreign key is fact key % dim keys
+  --join-part P        all (default) | throughput | isolation
+  --join-rounds N      throughput rounds per variant, in ABBA order, a fresh replica each
+                       (default 3; each cell reports the medians over the rounds)
   --curve              every replica requires CURVE (tandem-supervisor --curve-secret-key) and
                        every client authenticates: keys made fresh for the run, in a scratch
                        directory removed at the end (the curve scenario does this for its own
@@ -184,6 +197,22 @@ Options Parse(int argc, char** argv) {
         throw std::invalid_argument("--slow-plan: arranged or mapped, not " + plan);
       }
       o.slow_arranged = plan == "arranged";
+    } else if (a == "--join-fact-keys") {
+      o.join_fact_keys = std::max<std::uint64_t>(1, ParseUint(a, value()));
+    } else if (a == "--join-fact-updates") {
+      o.join_fact_updates = std::max<std::uint64_t>(1, ParseUint(a, value()));
+    } else if (a == "--join-dim-keys") {
+      o.join_dim_keys = std::max<std::uint64_t>(1, ParseUint(a, value()));
+    } else if (a == "--join-dim-updates") {
+      o.join_dim_updates = std::max<std::uint64_t>(1, ParseUint(a, value()));
+    } else if (a == "--join-rounds") {
+      o.join_rounds = std::max<std::uint64_t>(1, ParseUint(a, value()));
+    } else if (a == "--join-part") {
+      o.join_part = value();
+      if (o.join_part != "all" && o.join_part != "throughput" && o.join_part != "isolation") {
+        throw std::invalid_argument("--join-part: all, throughput or isolation, not " +
+                                    o.join_part);
+      }
     } else if (!a.empty() && a[0] == '-') {
       throw std::invalid_argument("unknown option " + a);
     } else if (o.scenario.empty()) {
@@ -192,8 +221,9 @@ Options Parse(int argc, char** argv) {
       throw std::invalid_argument("unexpected argument " + a);
     }
   }
-  static const std::vector<std::string> kScenarios = {
-      "isolation", "lookup-scale", "ingest", "memory", "redis", "curve", "slow-path", "all"};
+  static const std::vector<std::string> kScenarios = {"isolation", "lookup-scale", "ingest",
+                                                      "memory",    "redis",        "curve",
+                                                      "slow-path", "join",         "all"};
   if (o.scenario.empty()) throw std::invalid_argument("no scenario given");
   if (std::find(kScenarios.begin(), kScenarios.end(), o.scenario) == kScenarios.end()) {
     throw std::invalid_argument("unknown scenario " + o.scenario);
@@ -242,6 +272,9 @@ int Main(int argc, char** argv) {
     if (all || o.scenario == "redis") results.push_back(RedisScenario(o));
     if (all || o.scenario == "curve") results.push_back(CurveScenario(o));
     if (all || o.scenario == "slow-path") results.push_back(SlowPath(o));
+    if (all || o.scenario == "join") {
+      for (Scenario& s : Join(o)) results.push_back(std::move(s));
+    }
   } catch (const Interrupted&) {
     std::fprintf(stderr, "tandem-bench: interrupted; everything it started is stopped\n");
     return 130;

@@ -119,4 +119,14 @@ double P50(const Cell& cell) {
   return 0;
 }
 
+double Metric(const Scenario& s, const std::string& cell, const std::string& m) {
+  for (const auto& c : s.cells) {
+    if (c.name != cell) continue;
+    for (const auto& [k, v] : c.metrics) {
+      if (k == m) return v;
+    }
+  }
+  return 0;
+}
+
 }  // namespace tandem::bench

@@ -41,5 +41,7 @@ void PrintTable(const std::vector<Scenario>& scenarios);
 std::string Json(const std::vector<Scenario>& scenarios);  // scenario -> cell -> metric
 void WriteCsv(const std::string& path, const std::vector<Scenario>& scenarios);
 double P50(const Cell& cell);
+// Metric `m` of the cell named `cell` in `s` (0 when either is missing).
+double Metric(const Scenario& s, const std::string& cell, const std::string& m);
 
 }  // namespace tandem::bench

@@ -9,51 +9,62 @@
 
 namespace tandem::bench {
 
+std::vector<Cell> IsolationCells(const Options& o, bool two_runtime, const HeavyLoadSpec& load,
+                                 const std::string& prefix,
+                                 std::map<std::string, std::vector<double>>* distributions) {
+  std::vector<Cell> cells;
+  const std::string mode = two_runtime ? "two-runtime" : "solo";
+  Progress(o, (prefix + "starting a %s replica\n").c_str(), mode);
+  Options sized = o;
+  if (!o.shm_size_set && !load.shm_size.empty()) sized.shm_size = load.shm_size;
+  LookupReplica lr(sized, two_runtime, o.keys);
+  Client& client = *lr.client;
+  for (bool loaded : {false, true}) {
+    const std::string name = mode + "/" + (loaded ? "loaded" : "idle");
+    if (loaded) {
+      Progress(o, (prefix + "building the heavy load (%s)\n").c_str(), load.what);
+      client.Track(load.tracked);
+      for (const pb::Command& c : load.dataflows) client.Send(c);
+      for (const std::string& id : load.built) {
+        client.WaitWrite(id, 2, BuildLimit(load.build_keys), lr.replica);
+      }
+    }
+    Progress(o, (prefix + "measuring %s\n").c_str(), name);
+    PeekRun run = PeekLoop(client, lr.replica, kLightIndex, o.keys, o, loaded ? 2 : 1);
+    Cell cell{.name = name};
+    cell.Set("keys", static_cast<double>(o.keys));
+    if (distributions) (*distributions)[name] = run.us;
+    run.AddTo(cell);
+    const double ticks = loaded ? client.TickRate(run.from, run.to) : 0;
+    cell.Set("updates_per_s", ticks * load.updates_per_tick);
+    cells.push_back(std::move(cell));
+  }
+  return cells;
+}
+
+HeavyLoadSpec HeadlineLoad(const Options& o) {
+  const KeyValue heavy = HeavyLoad(o);
+  return {.what = "an index and a reduce",
+          .dataflows = {ReducedSource(kHeavySource, kHeavyIndex, kHeavyReduce, kHeavyReduceIndex,
+                                      heavy, o.groups)},
+          .built = {kHeavyIndex, kHeavyReduceIndex},
+          .tracked = kHeavyIndex,
+          .updates_per_tick = static_cast<double>(heavy.updates_per_tick),
+          .build_keys = heavy.keys};
+}
+
 Scenario Isolation(const Options& o, std::map<std::string, std::vector<double>>& distributions) {
   Scenario s{.name = "isolation"};
-  const KeyValue heavy = HeavyLoad(o);
+  const HeavyLoadSpec load = HeadlineLoad(o);
   for (bool two : {false, true}) {
-    const std::string mode = two ? "two-runtime" : "solo";
-    Progress(o, "isolation: starting a %s replica\n", mode);
-    LookupReplica lr(o, two, o.keys);
-    Client& client = *lr.client;
-    for (bool loaded : {false, true}) {
-      const std::string name = mode + "/" + (loaded ? "loaded" : "idle");
-      if (loaded) {
-        client.Track(kHeavyIndex);
-        client.Send(ReducedSource(kHeavySource, kHeavyIndex, kHeavyReduce, kHeavyReduceIndex, heavy,
-                                  o.groups));
-        client.WaitWrite(kHeavyIndex, 2, BuildLimit(heavy.keys), lr.replica);
-        client.WaitWrite(kHeavyReduceIndex, 2, BuildLimit(heavy.keys), lr.replica);
-      }
-      Progress(o, "isolation: measuring %s\n", name);
-      PeekRun run = PeekLoop(client, lr.replica, kLightIndex, o.keys, o, loaded ? 2 : 1);
-      Cell cell{.name = name};
-      cell.Set("keys", static_cast<double>(o.keys));
-      distributions[name] = run.us;
-      run.AddTo(cell);
-      const double ticks = loaded ? client.TickRate(run.from, run.to) : 0;
-      cell.Set("updates_per_s", ticks * static_cast<double>(heavy.updates_per_tick));
-      s.cells.push_back(std::move(cell));
+    for (Cell& c : IsolationCells(o, two, load, "isolation: ", &distributions)) {
+      s.cells.push_back(std::move(c));
     }
   }
-  auto find = [&](const std::string& n) -> const Cell* {
-    for (const auto& c : s.cells) {
-      if (c.name == n) return &c;
-    }
-    return nullptr;
-  };
-  auto metric = [&](const std::string& cell, const std::string& m) {
-    const Cell* c = find(cell);
-    for (const auto& [k, v] : c->metrics) {
-      if (k == m) return v;
-    }
-    return 0.0;
-  };
-  const double two_ratio =
-      metric("two-runtime/loaded", "p99_us") / std::max(1e-9, metric("two-runtime/idle", "p99_us"));
-  const double solo_vs_two =
-      metric("solo/loaded", "p99_us") / std::max(1e-9, metric("two-runtime/loaded", "p99_us"));
+  const double two_ratio = Metric(s, "two-runtime/loaded", "p99_us") /
+                           std::max(1e-9, Metric(s, "two-runtime/idle", "p99_us"));
+  const double solo_vs_two = Metric(s, "solo/loaded", "p99_us") /
+                             std::max(1e-9, Metric(s, "two-runtime/loaded", "p99_us"));
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 "two-runtime loaded p99 / idle p99 = %.2f (target <= 2); solo loaded p99 / "

@@ -10,6 +10,29 @@
 
 namespace tandem::bench {
 
+// A heavy maintenance load for isolation's loaded cells: the dataflows sent, the indexes that must
+// be built (write frontier 2) before measuring, the index whose write frontier measures its
+// progress and the input updates each of its ticks stands for.
+struct HeavyLoadSpec {
+  std::string what;  // for the progress line
+  std::vector<pb::Command> dataflows;
+  std::vector<std::string> built;
+  std::string tracked;
+  double updates_per_tick = 0;
+  std::uint64_t build_keys = 0;  // sizes the build's time limit
+  std::string shm_size;          // the replica's segment unless --shm-size (empty: the default)
+};
+
+// Isolation's machinery: one replica (solo or two-runtime) with the point-lookup index; peek
+// latency idle, then with `load` running: cells "<mode>/idle" and "<mode>/loaded" (the loaded one
+// with the load's updates_per_s), each cell's latencies into `distributions` when given.
+// `prefix` starts the progress lines.
+std::vector<Cell> IsolationCells(const Options& o, bool two_runtime, const HeavyLoadSpec& load,
+                                 const std::string& prefix,
+                                 std::map<std::string, std::vector<double>>* distributions);
+// The headline's heavy load: a key_value source (--heavy-keys, --heavy-updates per tick) indexed by
+// key and reduced (count, sum) by key % --groups, indexed.
+HeavyLoadSpec HeadlineLoad(const Options& o);
 // Point-lookup peek latency, {solo, two-runtime} x {idle, loaded}; each cell's latencies into
 // `distributions` (for Plot).
 Scenario Isolation(const Options& o, std::map<std::string, std::vector<double>>& distributions);
@@ -24,5 +47,9 @@ Scenario CurveScenario(const Options& o);
 // One-shot aggregate queries (create, peek, drop) over a 10^5- and a 10^6-row index,
 // {solo, two-runtime} x {idle, loaded}, and the memory one takes while it runs (issue 13).
 Scenario SlowPath(const Options& o);
+// "join": throughput and memory of an incremental join of a fact stream with a changing dimension
+// (both sides sources, or the dimension an imported index); "join-isolation": isolation's
+// two-runtime cells with the join as the heavy load (issue 14). --join-part picks.
+std::vector<Scenario> Join(const Options& o);
 
 }  // namespace tandem::bench

@@ -10,8 +10,6 @@
 // it runs (segment bytes and the rendering runtime's RSS).
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "tools/bench/measure.h"
 #include "tools/bench/scenarios/scenarios.h"
@@ -30,20 +28,6 @@ GroupedTarget TargetFor(const Options& o, std::size_t i) {
                        .view = id(base + 2),
                        .index = id(base + 3),
                        .groups = o.slow_groups};
-}
-
-// VmRSS of `pid`, in bytes (0 when it cannot be read).
-double RssBytes(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("VmRSS:", 0) == 0) {
-      std::istringstream fields(line.substr(6));
-      double kb = 0;
-      fields >> kb;
-      return kb * 1024;
-    }
-  }
-  return 0;
 }
 
 // Fresh transient ids on one replica: t<n> (the result), t<n+1> (the aggregate it is on).
@@ -202,16 +186,6 @@ Cell MemoryCell(Client& client, Replica& replica, const GroupedTarget& target, s
   cell.Set("rss_delta_over_index_bytes", index_bytes > 0 ? (rss1 - rss0) / index_bytes : 0);
   cell.Set("wrong_answers", RightAnswer(answer, keys, target.groups) ? 0 : 1);
   return cell;
-}
-
-double Metric(const Scenario& s, const std::string& cell, const std::string& m) {
-  for (const auto& c : s.cells) {
-    if (c.name != cell) continue;
-    for (const auto& [k, v] : c.metrics) {
-      if (k == m) return v;
-    }
-  }
-  return 0;
 }
 
 }  // namespace
