@@ -30,6 +30,9 @@ PlanGraph BuildPlanGraph(const pb::DataflowDescription& desc, std::vector<PlanIn
   const Time as_of = desc.as_of().elements(0);
   const Frontier until = ipc::FrontierOf(desc.until());
   std::map<std::string, Named> named;
+  // Every index import under each of its names: several indexes of one collection share the name
+  // `on` (a plain Get of it reads any of them: the same rows).
+  std::multimap<std::string, Named> imports;
   static const std::vector<std::uint32_t> kNotArranged;
   auto cached = [&](Node* inner) {
     auto node = std::make_unique<CachedNode>(inner);
@@ -45,6 +48,7 @@ PlanGraph BuildPlanGraph(const pb::DataflowDescription& desc, std::vector<PlanIn
     keys.push_back(std::move(in.arranged_by));
     for (const std::string& name : in.names) {
       named[name] = {node, &keys.back(), in.index, in.names.front()};
+      if (in.index) imports.emplace(name, named[name]);
     }
   }
   // The schemas of what the plan may Get, for a left outer join's right arity.
@@ -52,12 +56,15 @@ PlanGraph BuildPlanGraph(const pb::DataflowDescription& desc, std::vector<PlanIn
   for (const auto& s : desc.source_imports()) scope[s.id()] = s.schema();
   for (const auto& i : desc.index_imports()) scope[i.id()] = scope[i.on()] = i.schema();
   // The imported index that `plan` reads in place when it is a Get of an index import arranged by
-  // exactly `key`; null otherwise.
+  // exactly `key` (by the import's id, or by its collection when one of the collection's imports is
+  // arranged so); null otherwise.
   auto arranged = [&](const pb::Plan& plan, const std::vector<std::uint32_t>& key) -> Named* {
     if (!plan.has_get()) return nullptr;
-    auto it = named.find(plan.get().id());
-    if (it == named.end() || !it->second.index || *it->second.arranged_by != key) return nullptr;
-    return &it->second;
+    auto [begin, end] = imports.equal_range(plan.get().id());
+    for (auto it = begin; it != end; ++it) {
+      if (*it->second.arranged_by == key) return &it->second;
+    }
+    return nullptr;
   };
   std::function<Node*(const pb::Plan&)> build = [&](const pb::Plan& p) -> Node* {
     switch (p.kind_case()) {

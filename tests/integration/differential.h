@@ -394,10 +394,11 @@ class Generator {
   }
 
   // What bounds a collection: its multiplicities, |count| < 2^bits, and how many joins are
-  // stacked under it. A term of the runtime's incremental join whose product of two counts does
-  // not fit int64 is a sticky data error the reference cannot model (the issue-14 contract), so
-  // the generator joins only sides whose counts multiply (twice: a delta is a difference of two
-  // counts) below 2^kMaxJoinBits. Joins of joins of small key domains multiply rows and widths:
+  // stacked under it. A term of the runtime's incremental join whose product of two counts is
+  // beyond 64 x INT64_MAX is a sticky data error the reference cannot model (workers/README.md
+  // "Join"; below that the product goes out exactly, as int64 parts), so the generator joins only
+  // sides whose counts multiply (twice: a delta is a difference of two counts) below
+  // 2^kMaxJoinBits, well inside int64. Joins of joins of small key domains multiply rows and widths:
   // at most max_joins of them stack up.
   static constexpr int kSmallBits = 12;  // sources without huge multiplicities
   static constexpr int kMaxJoinBits = 62;
@@ -883,7 +884,7 @@ inline Types RandomSourceTypes(Generator& gen) {
 // Whether a source's multiplicities are huge (RandomUpdates), their base, and the bound of its
 // counts (Generator::Shape::bits; a row is inserted at most a few hundred times). With
 // new_operators half of the huge sources take 2^33 instead of ~2^62: joinable with small counts
-// (never with each other: a product beyond int64 is the join's sticky error).
+// (never with each other: far beyond int64 a product is the join's sticky error).
 struct Magnitude {
   bool huge = false;
   std::int64_t diff = std::numeric_limits<std::int64_t>::max() / 2;

@@ -369,5 +369,39 @@ TEST(Operators, AJoinOverAnImportedIndexArrangedByItsKeyKeepsNoSecondArrangement
   EXPECT_EQ(arranged_log, "join 1: left side its own arrangement, right side its own arrangement");
 }
 
+// Two indexes of one collection imported, keyed differently: a join of the collection by name
+// reads the one arranged by its join key in place, whichever order the imports come in.
+TEST(Operators, AJoinOfACollectionWithTwoImportedIndexesReadsTheOneArrangedByItsKey) {
+  const pb::Schema dim_schema =
+      s::MakeSchema({s::MakeColumn("id", pb::INT64), s::MakeColumn("v", pb::INT64)});
+  for (const bool by_id_first : {true, false}) {
+    pb::DataflowDescription desc;
+    desc.mutable_as_of()->add_elements(0);
+    const std::vector<std::pair<std::string, std::uint32_t>> order =
+        by_id_first
+            ? std::vector<std::pair<std::string, std::uint32_t>>{{"s_by_id", 0}, {"s_by_v", 1}}
+            : std::vector<std::pair<std::string, std::uint32_t>>{{"s_by_v", 1}, {"s_by_id", 0}};
+    std::vector<PlanInput> inputs;
+    inputs.push_back({{"u_fact"}, std::make_unique<Script>(std::vector<Delta>{}), {}, nullptr});
+    std::vector<std::pair<Row, Time>> dims{{Ints({1, 10}), 0}};
+    for (const auto& [id, key] : order) {
+      *desc.add_index_imports() = s::Import(id, "u_dim", dim_schema, {key});
+      auto index = std::make_unique<LocalIndex>(dims, key);
+      ImportedIndex* raw = index.get();
+      inputs.push_back({{id, "u_dim"},
+                        std::make_unique<ImportNode>(std::move(index), 0, Frontier::Empty()),
+                        {key},
+                        raw});
+    }
+    *desc.add_objects_to_build() =
+        s::Build("t", s::JoinPlan(s::GetPlan("u_fact"), s::GetPlan("u_dim"), {1}, {0}));
+    *desc.add_index_exports() = s::Export("s_t", "t", {0});
+    PlanGraph g = BuildPlanGraph(desc, std::move(inputs));
+    EXPECT_EQ(g.arrangements.at(0),
+              "join 1: left side its own arrangement, right side imported index s_by_id, in place")
+        << (by_id_first ? "by id first" : "by v first");
+  }
+}
+
 }  // namespace
 }  // namespace tandem::workers
