@@ -398,8 +398,8 @@ class Generator {
   // beyond 64 x INT64_MAX is a sticky data error the reference cannot model (workers/README.md
   // "Join"; below that the product goes out exactly, as int64 parts), so the generator joins only
   // sides whose counts multiply (twice: a delta is a difference of two counts) below
-  // 2^kMaxJoinBits, well inside int64. Joins of joins of small key domains multiply rows and widths:
-  // at most max_joins of them stack up.
+  // 2^kMaxJoinBits, well inside int64. Joins of joins of small key domains multiply rows and
+  // widths: at most max_joins of them stack up.
   static constexpr int kSmallBits = 12;  // sources without huge multiplicities
   static constexpr int kMaxJoinBits = 62;
   struct Shape {
