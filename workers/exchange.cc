@@ -39,4 +39,12 @@ std::vector<RowUpdate> Exchange::Shuffle(std::uint32_t me, std::vector<RowUpdate
   return mine;
 }
 
+std::vector<RowUpdate> PullExchanged(Node* input, const TickCtx& ctx,
+                                     const std::vector<std::uint32_t>& key_columns, bool whole_row,
+                                     std::vector<ErrorUpdate>* errors) {
+  Delta in = input->Pull(ctx);
+  std::move(in.errors.begin(), in.errors.end(), std::back_inserter(*errors));
+  return ctx.exchange->Shuffle(ctx.me, std::move(in.rows), key_columns, whole_row);
+}
+
 }  // namespace tandem::workers

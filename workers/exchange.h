@@ -30,4 +30,10 @@ class Exchange {
   std::vector<std::uint64_t> round_;  // per worker: exchanges done (same for all)
 };
 
+// The start of every exchanging operator's tick: pulls `input`, appends its errors to `errors`
+// (they need no routing) and returns its rows exchanged by `key_columns` (or the whole row).
+std::vector<RowUpdate> PullExchanged(Node* input, const TickCtx& ctx,
+                                     const std::vector<std::uint32_t>& key_columns, bool whole_row,
+                                     std::vector<ErrorUpdate>* errors);
+
 }  // namespace tandem::workers

@@ -43,9 +43,7 @@ class OwnSide final : public JoinSide {
 
   void Pull(const TickCtx& ctx, std::vector<KeyedUpdate>* rows,
             std::vector<ErrorUpdate>* errors) override {
-    Delta in = input_->Pull(ctx);
-    std::move(in.errors.begin(), in.errors.end(), std::back_inserter(*errors));
-    std::vector<RowUpdate> mine = ctx.exchange->Shuffle(ctx.me, std::move(in.rows), key_, false);
+    std::vector<RowUpdate> mine = PullExchanged(input_, ctx, key_, false, errors);
     rows->reserve(rows->size() + mine.size());
     for (RowUpdate& u : mine) rows->push_back(Keyed(std::move(u), key_));
   }

@@ -95,8 +95,6 @@ class JoinNode final : public Node {
 
   // Rows held by this worker's own arrangements of the two sides.
   std::size_t ArrangedRecords() const { return left_->records() + right_->records(); }
-  const JoinSide& left() const { return *left_; }
-  const JoinSide& right() const { return *right_; }
 
  private:
   void Emit(const Row& l, const Row& r, Int128 count, Time t, Delta* out);

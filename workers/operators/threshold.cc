@@ -10,10 +10,8 @@ Int128 ThresholdNode::Output(Int128 count) const {
 }
 
 Delta ThresholdNode::Pull(const TickCtx& ctx) {
-  Delta in = input_->Pull(ctx);
   Delta out;
-  out.errors = std::move(in.errors);
-  std::vector<RowUpdate> rows = ctx.exchange->Shuffle(ctx.me, std::move(in.rows), {}, true);
+  std::vector<RowUpdate> rows = PullExchanged(input_, ctx, {}, true, &out.errors);
   std::string key;
   ForEachTime(rows, [&](Time t, std::size_t b, std::size_t e) {
     std::map<std::string, Int128> before;  // touched rows → count before this time

@@ -28,10 +28,8 @@ class TopKNode final : public Node {
   }
 
   Delta Pull(const TickCtx& ctx) override {
-    Delta in = input_->Pull(ctx);
     Delta out;
-    out.errors = std::move(in.errors);
-    std::vector<RowUpdate> rows = ctx.exchange->Shuffle(ctx.me, std::move(in.rows), key_, false);
+    std::vector<RowUpdate> rows = PullExchanged(input_, ctx, key_, false, &out.errors);
     ForEachGroupChange(
         rows, key_,
         [&](const std::string& key, const RowUpdate& u) {
