@@ -320,7 +320,7 @@ Delta JoinNode::Pull(const TickCtx& ctx) {
   std::vector<Run> lruns, rruns;
   std::vector<Touched> touched;
   std::vector<std::pair<Row, Int128>> other;  // the other side's rows of one key
-  auto collect = [&](const Row& row, Int128 count) { other.emplace_back(row, count); };
+  auto collect = [&](Row row, Int128 count) { other.emplace_back(std::move(row), count); };
   std::size_t li = 0, ri = 0;
   while (li < l.size() || ri < r.size()) {
     const Time t = li == l.size()   ? r[ri]->update.time

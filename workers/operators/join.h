@@ -57,7 +57,7 @@ struct KeyedUpdate {
 
 class JoinSide {
  public:
-  using RowFn = std::function<void(const Row& row, Int128 count)>;
+  using RowFn = std::function<void(Row row, Int128 count)>;  // the row is the callee's
   virtual ~JoinSide() = default;
   // The side's changes in the tick, on the worker that owns their keys; errors go to `errors`.
   virtual void Pull(const TickCtx& ctx, std::vector<KeyedUpdate>* rows,

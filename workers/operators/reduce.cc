@@ -115,16 +115,19 @@ class Aggregates {
     if (g.count <= 0) return o;
     o.present = true;
     o.row = g.key;
+    auto push_count = [&o](Int128 n) {  // COUNT and COUNT(c): int64, or the overflow error
+      if (!FitsInt64(n)) {
+        o.error = "integer overflow in COUNT";
+        o.row.push_back(Null{});
+      } else {
+        o.row.push_back(static_cast<std::int64_t>(n));
+      }
+    };
     for (std::size_t a = 0; a < aggs_.size(); ++a) {
       const AggState& s = g.aggs[a];
       switch (aggs_[a].func()) {
         case pb::COUNT:
-          if (!FitsInt64(g.count)) {
-            o.error = "integer overflow in COUNT";
-            o.row.push_back(Null{});
-          } else {
-            o.row.push_back(static_cast<std::int64_t>(g.count));
-          }
+          push_count(g.count);
           break;
         case pb::SUM:
           if (s.nonnull <= 0) {
@@ -160,12 +163,7 @@ class Aggregates {
           break;
         }
         case pb::COUNT_NON_NULL:
-          if (!FitsInt64(s.nonnull)) {
-            o.error = "integer overflow in COUNT";
-            o.row.push_back(Null{});
-          } else {
-            o.row.push_back(static_cast<std::int64_t>(s.nonnull));
-          }
+          push_count(s.nonnull);
           break;
         case pb::COUNT_DISTINCT:
           o.row.push_back(s.positive_values);
