@@ -156,6 +156,8 @@ const char* CommandName(const pb::Command& command) {
       return "CancelPeek";
     case pb::Command::kGoodbye:
       return "Goodbye";
+    case pb::Command::kWriteTable:
+      return "WriteTable";
     case pb::Command::KIND_NOT_SET:
       break;
   }
@@ -172,6 +174,8 @@ const char* ResponseName(const pb::Response& response) {
       return "Status";
     case pb::Response::kCommandError:
       return "CommandError";
+    case pb::Response::kWriteResponse:
+      return "WriteResponse";
     case pb::Response::KIND_NOT_SET:
       break;
   }
@@ -250,6 +254,10 @@ std::string Describe(const pb::Command& command) {
              std::to_string(command.peek().timestamp()) + ")";
     case pb::Command::kCancelPeek:
       return name + "(" + Printable(command.cancel_peek().uuid(), 8) + ")";
+    case pb::Command::kWriteTable:
+      return name + "(" + Printable(command.write_table().uuid(), 8) + ", " +
+             Printable(command.write_table().id(), 24) + ", " +
+             std::to_string(command.write_table().updates_size()) + " updates)";
     case pb::Command::kCreateInstance:
     case pb::Command::kInitializationComplete:
     case pb::Command::kGoodbye:

@@ -615,6 +615,10 @@ Status CheckSourceBounds(const pb::SourceImport& import, std::uint64_t as_of,
       }
       return Status::Ok();
     }
+    case pb::Source::kTable:
+    case pb::Source::kCsv:
+    case pb::Source::kJsonLines:
+      return Invalid("table, csv and json_lines sources are not supported yet");  // issue 15
     case pb::Source::KIND_NOT_SET:
       break;
   }
@@ -656,6 +660,10 @@ Status CheckSourceSchema(const pb::SourceImport& import) {
         }
       }
       return Status::Ok();
+    case pb::Source::kTable:
+    case pb::Source::kCsv:
+    case pb::Source::kJsonLines:
+      return Invalid("table, csv and json_lines sources are not supported yet");  // issue 15
     case pb::Source::KIND_NOT_SET:
       break;
   }
@@ -735,6 +743,9 @@ Status Validator::Validate(const pb::Command& command) {
       break;
     case pb::Command::kPeek:
       why = ValidatePeek(command.peek());
+      break;
+    case pb::Command::kWriteTable:
+      why = Invalid("tables are not supported yet");  // issue 15
       break;
     case pb::Command::kCancelPeek:
       if (command.cancel_peek().uuid().empty()) why = Invalid("uuid is empty");
