@@ -63,4 +63,21 @@ inline bool IsObserverRead(const pb::Command& c) {
   return uuid != nullptr && uuid->starts_with("~o");
 }
 
+// Write uuids between the supervisor and the runtimes (DESIGN §9): the supervisor gives every
+// WriteTable it forwards a wire uuid "~w<n>:" + the client's uuid, n unique in the supervisor's
+// life, so that each answer reaches the one session that sent that write. The runtime strips the
+// prefix: the client's uuid is the write's idempotency key (a retry from another session, or after
+// a restart, has the same key).
+inline std::string WriteWireUuid(std::uint64_t n, std::string_view uuid) {
+  return "~w" + std::to_string(n) + ":" + std::string(uuid);
+}
+// The client's uuid of a wire uuid made by WriteWireUuid (a uuid without such a prefix: itself).
+inline std::string_view ClientUuidOfWrite(std::string_view wire) {
+  if (!wire.starts_with("~w")) return wire;
+  std::size_t i = 2;
+  while (i < wire.size() && wire[i] >= '0' && wire[i] <= '9') ++i;
+  if (i == 2 || i >= wire.size() || wire[i] != ':') return wire;
+  return wire.substr(i + 1);
+}
+
 }  // namespace tandem::ipc
