@@ -4,6 +4,8 @@
 // after it is data loss and the file is left alone; a log written for another table definition
 // is refused; Retire moves a log to dropped/; a data dir is locked by one runtime at a time.
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -138,6 +140,15 @@ TEST(TableLog, WritesAppendedAndSyncedComeBackOnReopenAsTheyWere) {
   }
   EXPECT_EQ(opened.writes[2].updates(2).delete_().datums(0).int64(), 3);
   EXPECT_EQ(opened.warning, "");
+}
+
+TEST(TableLog, AnAppendedRecordIsTheFramedTableLogRecordOfTheWrite) {
+  TempDir dir("table-log");
+  const auto ends = MakeLog(dir.path(), 1);
+  ipc::pb::TableLogRecord record;
+  *record.mutable_write() = Write(1);
+  EXPECT_EQ(ReadBytes(dir.File("u1.log")).substr(ends[0]),
+            FrameTableLogRecord(record.SerializeAsString()));
 }
 
 TEST(TableLog, ReopenReturnsEveryWriteInOrderAcrossManyOpens) {
@@ -385,6 +396,36 @@ TEST(TableLog, AWriteOverTheRecordLimitIsRefusedAndTheLogGoesOn) {
   ASSERT_TRUE(opened.log->Sync().ok());
   opened.log.reset();
   EXPECT_EQ(Serialized(MustOpen(dir.path(), Header()).writes), Serialized({2}));
+}
+
+TEST(TableLog, AnAppendThatRunsOutOfRoomPartWayIsCutOffAndTheLogGoesOn) {
+  TempDir dir("table-log");
+  auto opened = MustOpen(dir.path(), Header());
+  ASSERT_TRUE(opened.log->Append(Write(1)).ok());
+  const std::uint64_t good = opened.log->bytes();
+  // The file may grow by 100 bytes more: a bigger record is written in part (a short write),
+  // then write(2) fails with EFBIG (SIGXFSZ ignored for the while).
+  struct rlimit old {};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  auto* old_handler = signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old;
+  small.rlim_cur = good + 100;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  const Status status = opened.log->Append(Write(2, 50));
+  const Status fits = opened.log->Append(Write(3, 1));
+  setrlimit(RLIMIT_FSIZE, &old);
+  signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(status.code(), StatusCode::kInternal) << status.ToString();
+  EXPECT_NE(status.message().find("File too large"), std::string::npos) << status.message();
+  EXPECT_TRUE(fits.ok()) << fits.ToString();
+  ASSERT_TRUE(opened.log->Sync().ok());
+  EXPECT_EQ(opened.log->bytes(), fs::file_size(dir.File("u1.log")));
+  opened.log.reset();
+  auto again = MustOpen(dir.path(), Header());
+  std::vector<std::string> want = Serialized({1});
+  want.push_back(Write(3, 1).SerializeAsString());
+  EXPECT_EQ(Serialized(again.writes), want);
+  EXPECT_EQ(again.warning, "");
 }
 
 TEST(TableLog, AnIdThatIsNotAFileNameIsRefused) {

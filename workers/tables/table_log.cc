@@ -121,6 +121,8 @@ bool ValidId(const std::string& id) {
 
 Status ReadAll(int fd, const std::string& path, std::string& out) {
   out.clear();
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && st.st_size > 0) out.reserve(static_cast<std::size_t>(st.st_size));
   char buf[1 << 16];
   for (;;) {
     const ssize_t n = pread(fd, buf, sizeof buf, static_cast<off_t>(out.size()));
@@ -133,15 +135,23 @@ Status ReadAll(int fd, const std::string& path, std::string& out) {
   }
 }
 
-Status WriteAll(int fd, const std::string& path, const std::string& bytes, std::size_t& written) {
+// write(2)s all of `bytes` (O_APPEND: at the end), retrying short writes and EINTR; on failure
+// `written` says how much made it and `error` is the errno.
+Status WriteAll(int fd, const std::string& path, const std::string& bytes, std::size_t& written,
+                int& error) {
   written = 0;
+  error = 0;
   while (written < bytes.size()) {
     const ssize_t n = write(fd, bytes.data() + written, bytes.size() - written);
     if (n < 0) {
       if (errno == EINTR) continue;
+      error = errno;
       return Errno("write " + path);
     }
-    if (n == 0) return Status::Internal("write " + path + ": wrote nothing");
+    if (n == 0) {
+      error = EIO;
+      return Status::Internal("write " + path + ": wrote nothing");
+    }
     written += static_cast<std::size_t>(n);
   }
   return Status::Ok();
@@ -265,6 +275,7 @@ Result<TableLog::Opened> TableLog::Open(const std::string& tables_dir,
   std::string bytes;
   TANDEM_RETURN_IF_ERROR(ReadAll(fd, path, bytes));
   Scan scan = ScanLog(bytes);
+  const std::uint64_t file_size = bytes.size();
   bytes.clear();
   bytes.shrink_to_fit();
 
@@ -287,7 +298,7 @@ Result<TableLog::Opened> TableLog::Open(const std::string& tables_dir,
                                      " bytes (the most is " + std::to_string(kMaxTableLogRecord) +
                                      ")");
     }
-    TANDEM_RETURN_IF_ERROR(log->AppendRecord(payload));
+    TANDEM_RETURN_IF_ERROR(log->AppendRecord(FrameTableLogRecord(payload)));
     TANDEM_RETURN_IF_ERROR(SyncFile(fd, path, /*data_only=*/false));
   } else {
     const std::string difference = HeaderDifference(*scan.header, header);
@@ -301,7 +312,7 @@ Result<TableLog::Opened> TableLog::Open(const std::string& tables_dir,
                                 ", followed by more data; left as it is");
     }
     if (scan.torn) {
-      const std::uint64_t cut = static_cast<std::uint64_t>(st.st_size) - scan.good_end;
+      const std::uint64_t cut = file_size - scan.good_end;
       if (ftruncate(fd, static_cast<off_t>(scan.good_end)) != 0) return Errno("truncate " + path);
       TANDEM_RETURN_IF_ERROR(SyncFile(fd, path, /*data_only=*/false));
       opened.warning = "table log " + path + ": dropped a torn tail at byte offset " +
@@ -325,34 +336,58 @@ TableLog::~TableLog() {
 }
 
 Status TableLog::Append(const ipc::pb::TableLogWrite& write) {
-  ipc::pb::TableLogRecord record;
-  *record.mutable_write() = write;
-  const std::size_t size = record.ByteSizeLong();
+  // The record is TableLogRecord{write}: field 2, length-delimited, then the write itself —
+  // encoded here around the write's own serialization so that a large write is not copied into
+  // a record first.
+  constexpr std::uint8_t kWriteTag = (2 << 3) | 2;
+  const std::size_t write_size = write.ByteSizeLong();
+  std::string varint;
+  for (std::uint64_t v = write_size;; v >>= 7) {
+    if (v < 0x80) {
+      varint.push_back(static_cast<char>(v));
+      break;
+    }
+    varint.push_back(static_cast<char>((v & 0x7f) | 0x80));
+  }
+  const std::size_t size = 1 + varint.size() + write_size;
   if (size > kMaxTableLogRecord) {
     return Status::InvalidArgument("a write of " + std::to_string(size) +
                                    " bytes is over the table log's limit of " +
                                    std::to_string(kMaxTableLogRecord) + " bytes per write");
   }
-  std::string payload;
-  if (!record.SerializeToString(&payload)) {
+  std::string frame(kTableLogFrame, '\0');
+  frame.reserve(kTableLogFrame + size);
+  frame.push_back(static_cast<char>(kWriteTag));
+  frame += varint;
+  frame.resize(kTableLogFrame + size);
+  char* payload = frame.data() + kTableLogFrame;
+  if (!write.SerializeToArray(payload + 1 + varint.size(), static_cast<int>(write_size))) {
     return Status::InvalidArgument("a write that does not serialize");
   }
-  return AppendRecord(payload);
+  std::string head;
+  PutLe32(head, static_cast<std::uint32_t>(size));
+  PutLe32(head, Crc32(payload, size));
+  frame.replace(0, kTableLogFrame, head);
+  return AppendRecord(frame);
 }
 
-Status TableLog::AppendRecord(const std::string& payload) {
+Status TableLog::AppendRecord(const std::string& frame) {
   if (fd_ < 0) return Status::FailedPrecondition("table log " + path_ + " was retired");
   if (!broken_.ok()) return broken_;
-  const std::string frame = FrameTableLogRecord(payload);
   std::size_t written = 0;
-  const Status status = WriteAll(fd_, path_, frame, written);
+  int error = 0;
+  const Status status = WriteAll(fd_, path_, frame, written, error);
   if (!status.ok()) {
+    // Out of room is a condition the log survives; any other failed write(2) (EIO…) leaves it
+    // unknown what the file holds.
+    const bool survivable = error == ENOSPC || error == EDQUOT || error == EFBIG;
     // Cut off what part of the record made it, so that the next record follows a good one.
     if (written > 0 && ftruncate(fd_, static_cast<off_t>(bytes_)) != 0) {
       broken_ = Status::Internal(status.message() +
                                  "; and cutting the partial record off: " + std::strerror(errno));
       return broken_;
     }
+    if (!survivable) broken_ = status;
     return status;
   }
   bytes_ += frame.size();

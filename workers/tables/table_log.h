@@ -24,11 +24,11 @@
 //
 // Writing: Append write(2)s one whole record (retrying short writes and EINTR) to a file opened
 // O_APPEND, mode 0600; Sync fdatasyncs. A failed Append cuts what part of its record was written
-// back off the file (ftruncate to bytes()) and returns the error; the log stays usable. If that
-// cut fails too, or fdatasync fails (what is on disk is unknown then: the kernel may have dropped
-// the dirty pages), the log is broken for good: every later Append/Sync fails with that first
-// error, and the runtime must stop (shared fate) and Open the log again, which finds what is
-// really there.
+// back off the file (ftruncate to bytes()) and returns the error; out of room (ENOSPC, EDQUOT,
+// EFBIG) the log stays usable. If the cut fails too, write(2) fails otherwise, or fdatasync fails
+// (what is on disk is unknown then: the kernel may have dropped the dirty pages), the log is broken
+// for good: every later Append/Sync fails with that first error, and the runtime must stop (shared
+// fate) and Open the log again, which finds what is really there.
 //
 // Thread safety: none. A TableLog is used by one thread at a time — the runtime's table writer
 // thread (workers/tables/table.h) for Append/Sync/Retire; Open may run on any one thread before
@@ -91,8 +91,8 @@ class TableLog {
         id_(std::move(id)),
         fd_(fd),
         bytes_(bytes) {}
-  // Appends one framed record (the payload's size already checked).
-  Status AppendRecord(const std::string& payload);
+  // Appends one framed record (its size already checked); see the file comment for failures.
+  Status AppendRecord(const std::string& frame);
 
   std::string path_;  // the log's path (in dropped/ once retired)
   std::string tables_dir_;
