@@ -1162,6 +1162,38 @@ TEST(Writes, WritesBeyondMaxWritesInFlightAreRefusedUntilAnswersCome) {
   EXPECT_EQ(MetricValue(m, "tandem_refused_commands_total{reason=\"too_many_writes\"}"), 1);
 }
 
+TEST(Writes, WithTheRealRuntimeAnAcknowledgedWriteIsReadAtItsTime) {
+  TempDir tmp("writes");
+  SupervisorProcess sup(
+      {.extra_args = {"--data-dir", tmp.File("data")}, .worker_binary = TANDEM_WORKER_BIN});
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  TestController ctl(sup.controller_endpoint());
+  ASSERT_TRUE(ctl.Hello("ctl"));
+  ctl.Send(samples::TableDataflow());
+  ctl.Send(samples::InitializationComplete());
+  auto writer = WriterSession(sup, "real-writer");
+  const Command write = samples::WriteTable(
+      "real-1", "u40",
+      {samples::RowUpdate(samples::TableRow(1)), samples::RowUpdate(samples::TableRow(2), 2)});
+  auto outcome = writer->Write(write.write_table());
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  ASSERT_TRUE(outcome->response) << outcome->refused->why();
+  ASSERT_TRUE(outcome->response->has_time()) << outcome->response->error();
+  const std::uint64_t time = outcome->response->time();
+  // Read your writes: a peek at the acknowledged time sees the write (k 1 once, k 2 twice).
+  writer->Send(samples::PeekAt("read-1", "u41", time));
+  auto answer = writer->ReceiveUntil(
+      [](const Response& r) { return r.has_peek_response() || r.has_command_error(); }, 10s);
+  ASSERT_TRUE(answer && answer->has_peek_response()) << (answer ? ipc::ToJson(*answer) : "none");
+  ASSERT_TRUE(answer->peek_response().has_rows()) << ipc::ToJson(*answer);
+  std::map<std::int64_t, std::int64_t> counts;
+  for (const auto& row : answer->peek_response().rows().rows()) {
+    counts[row.row().datums(0).int64()] += row.count();
+  }
+  EXPECT_EQ(counts, (std::map<std::int64_t, std::int64_t>{{1, 1}, {2, 2}}));
+  EXPECT_TRUE(std::filesystem::exists(tmp.File("data/tables/u40.log"))) << "the write is logged";
+}
+
 TEST(Configuration, ADataDirThatIsAFileExits78) {
   TempDir tmp("writes");
   tmp.Write("not-a-dir", "x");
