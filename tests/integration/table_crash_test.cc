@@ -139,7 +139,8 @@ struct Write {
 struct Incarnation {
   std::unique_ptr<SupervisorProcess> sup;
   std::unique_ptr<TestController> ctl;
-  std::unique_ptr<TestController> writer;
+  std::unique_ptr<TestController> writer_session;
+  TestController* writer = nullptr;  // the writer session
 };
 
 enum class Kill { kNone, kMaintenance, kSupervisor, kSigterm };
@@ -187,7 +188,8 @@ class CrashRun {
                     << in.sup->Log();
       return in;
     }
-    in.writer = std::make_unique<TestController>(in.sup->controller_endpoint());
+    in.writer_session = std::make_unique<TestController>(in.sup->controller_endpoint());
+    in.writer = in.writer_session.get();
     in.writer->Send(WriterHello("writer-" + std::to_string(round)));
     auto hello = in.writer->ReceiveUntil(
         [](const Response& r) {
