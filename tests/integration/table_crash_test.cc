@@ -262,7 +262,7 @@ class CrashRun {
   }
 
   // Re-sends a write answered in an earlier round, with its uuid: answered with its first time
-  // (and, as Check then shows, not applied again).
+  // (and, as the Check after it shows, not applied again).
   void RetryAnswered(Incarnation& in) {
     std::vector<std::size_t> old;
     for (std::size_t i = 0; i < writes_.size(); ++i) {
@@ -607,16 +607,21 @@ TEST(CRASH_SUITE, EveryAcknowledgedWriteSurvivesKillsOfMaintenanceAndOfTheSuperv
   const auto started = std::chrono::steady_clock::now();
   // Rounds 0 .. rounds-1 end in a kill; one more restart checks what the last one left.
   for (int round = 0; round <= rounds; ++round) {
+    const auto round_started = std::chrono::steady_clock::now();
     auto in = run.Start(round);
     ASSERT_FALSE(::testing::Test::HasFailure()) << run.Summary();
-    run.Check(in);
-    ASSERT_FALSE(::testing::Test::HasFailure()) << run.Summary();
     run.RetryAnswered(in);
+    ASSERT_FALSE(::testing::Test::HasFailure()) << run.Summary();
+    run.Check(in);
     ASSERT_FALSE(::testing::Test::HasFailure()) << run.Summary();
     if (round == rounds) break;
     const auto delay = std::chrono::milliseconds(150 + delays() % 1350);
     const Kill kill = round % 2 == 1 ? Kill::kMaintenance : Kill::kSupervisor;
-    std::cout << "round " << round << ": kill the "
+    std::cout << "round " << round << " (restart, replay, re-sends, check: "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::steady_clock::now() - round_started)
+                     .count()
+              << " ms): kill the "
               << (kill == Kill::kMaintenance ? "maintenance runtime" : "supervisor") << " after "
               << delay.count() << " ms" << std::endl;
     run.WriteThenKill(in, delay, kill);
