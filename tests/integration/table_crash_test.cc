@@ -5,10 +5,12 @@
 // One data dir survives every round. Each round starts a two-runtime replica on it, replays the
 // controller's history (a plain table u1 with index u2, an upsert table u3 with index u4), opens
 // a writer session, first re-sends every write the previous rounds sent without seeing its answer
-// (same uuid: each must be answered with a time, and applied once), then peeks both indexes and
-// compares them with the writer's own record of what was acknowledged. Then a window of writes
-// runs until, after a seeded random delay, the maintenance runtime (odd rounds) or the supervisor
-// (even rounds) is SIGKILLed. The last round only checks.
+// (same uuid: each must be answered with a time, and applied once), retries one write answered in
+// an earlier round (answered with its first time), then peeks both indexes at the latest
+// acknowledged time and at a random earlier one and compares them with the writer's own record.
+// Then a window of writes runs until, after a seeded random delay, the maintenance runtime (odd
+// rounds) or the supervisor (even rounds) is SIGKILLed; each session's times must rise in send
+// order, above every time acknowledged before. The last round only checks.
 //
 // The writer's record is its model: the plain table holds the sum of the acknowledged updates
 // (unique ids, some inserted twice, some retracted), the upsert table per key the last
