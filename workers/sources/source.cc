@@ -2,6 +2,7 @@
 
 #include "base/check.h"
 #include "workers/sources/counter.h"
+#include "workers/sources/file_source.h"
 #include "workers/sources/key_value.h"
 #include "workers/sources/log.h"
 
@@ -16,9 +17,11 @@ std::unique_ptr<Source> MakeSource(const ipc::pb::SourceImport& import,
       return std::make_unique<KeyValueSource>(import, created);
     case ipc::pb::Source::kLog:
       return std::make_unique<LogSource>(import, created);
-    case ipc::pb::Source::kTable:  // issue 15: not yet (validation refuses them)
     case ipc::pb::Source::kCsv:
+      return std::make_unique<CsvSource>(import, created);
     case ipc::pb::Source::kJsonLines:
+      return std::make_unique<JsonLinesSource>(import, created);
+    case ipc::pb::Source::kTable:  // issue 15: not yet (validation refuses them)
     case ipc::pb::Source::KIND_NOT_SET:
       break;
   }
