@@ -46,6 +46,8 @@ class CsvReader {
   // Why the header cannot be used ("csv line 1: …"); empty while it can.
   const std::string& broken() const { return broken_; }
   bool has_header() const { return have_header_; }
+  // Inside a record that goes on to the next line (a quoted field).
+  bool in_record() const { return in_record_; }
   // A new file (rotation): expect a header again.
   void Reset();
 
