@@ -6,12 +6,6 @@
 
 namespace tandem::workers {
 
-Time WallClockMs() {
-  return static_cast<Time>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count());
-}
-
 FileSource::FileSource(const ipc::pb::SourceImport& import,
                        std::chrono::steady_clock::time_point created, const std::string& path,
                        std::string noun)

@@ -17,11 +17,9 @@
 #include "workers/sources/envelope_holder.h"
 #include "workers/sources/log_file.h"
 #include "workers/sources/source.h"
+#include "workers/tables/table.h"  // WallClockMs
 
 namespace tandem::workers {
-
-// Milliseconds since the Unix epoch (std::chrono::system_clock).
-Time WallClockMs();
 
 class FileSource : public Source {
  public:
