@@ -174,6 +174,25 @@ std::vector<Batch> Parse(const std::string& text, bool csv, const pb::SourceImpo
   return batches;
 }
 
+// Hello{observer, writer} (helper C's client). Until that client is merged this builds against
+// the older one and says it cannot write; drop the fallback once ipc/client.h has it.
+template <typename Client>
+Status WriterHello(Client& c, const std::string& nonce) {
+  if constexpr (requires { c.Hello(nonce, true, true); }) {
+    return c.Hello(nonce, /*observer=*/true, /*writer=*/true);
+  } else {
+    return Status::FailedPrecondition("this tandem-ctl was built without writer sessions");
+  }
+}
+template <typename Client>
+bool IsWriter(const Client& c) {
+  if constexpr (requires { c.writer(); }) {
+    return c.writer();
+  } else {
+    return false;
+  }
+}
+
 std::string Lines(const Batch& b) {
   return b.first_line == b.last_line
              ? "line " + std::to_string(b.first_line)
@@ -247,11 +266,11 @@ int Run(const Options& o, const Globals& g, const History& h) {
                                 "\" is not a ZeroMQ endpoint: " + created.status().message());
   }
   std::unique_ptr<ipc::ControllerClient> client = std::move(created).value();
-  if (Status s = client->Hello(RandomHex(8), /*observer=*/true, /*writer=*/true); !s.ok()) {
+  if (Status s = WriterHello(*client, RandomHex(8)); !s.ok()) {
     return Fail(s.code() == StatusCode::kUnavailable ? kExitUnavailable : kExitFailed,
                 "the replica at " + g.endpoint + ": " + s.message());
   }
-  if (!client->writer()) {
+  if (!IsWriter(*client)) {
     return Fail(kExitFailed, "the replica at " + g.endpoint +
                                  " does not support writer sessions (Hello{writer}); upgrade "
                                  "tandem-supervisor");
