@@ -7,6 +7,7 @@
 // answers a uuid it has with its first time).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <deque>
 #include <fstream>
@@ -174,25 +175,6 @@ std::vector<Batch> Parse(const std::string& text, bool csv, const pb::SourceImpo
   return batches;
 }
 
-// Hello{observer, writer} (helper C's client). Until that client is merged this builds against
-// the older one and says it cannot write; drop the fallback once ipc/client.h has it.
-template <typename Client>
-Status WriterHello(Client& c, const std::string& nonce) {
-  if constexpr (requires { c.Hello(nonce, true, true); }) {
-    return c.Hello(nonce, /*observer=*/true, /*writer=*/true);
-  } else {
-    return Status::FailedPrecondition("this tandem-ctl was built without writer sessions");
-  }
-}
-template <typename Client>
-bool IsWriter(const Client& c) {
-  if constexpr (requires { c.writer(); }) {
-    return c.writer();
-  } else {
-    return false;
-  }
-}
-
 std::string Lines(const Batch& b) {
   return b.first_line == b.last_line
              ? "line " + std::to_string(b.first_line)
@@ -266,11 +248,11 @@ int Run(const Options& o, const Globals& g, const History& h) {
                                 "\" is not a ZeroMQ endpoint: " + created.status().message());
   }
   std::unique_ptr<ipc::ControllerClient> client = std::move(created).value();
-  if (Status s = WriterHello(*client, RandomHex(8)); !s.ok()) {
+  if (Status s = client->Hello(RandomHex(8), /*observer=*/true, /*writer=*/true); !s.ok()) {
     return Fail(s.code() == StatusCode::kUnavailable ? kExitUnavailable : kExitFailed,
                 "the replica at " + g.endpoint + ": " + s.message());
   }
-  if (!IsWriter(*client)) {
+  if (!client->writer()) {
     return Fail(kExitFailed, "the replica at " + g.endpoint +
                                  " does not support writer sessions (Hello{writer}); upgrade "
                                  "tandem-supervisor");
@@ -299,19 +281,20 @@ int Run(const Options& o, const Globals& g, const History& h) {
       if (client->lost() || client->superseded()) failure = "the session with the replica ended";
       continue;
     }
-    if (r->has_command_error()) {
-      const pb::CommandError& e = r->command_error();
-      if (e.what().rfind("WriteTable", 0) != 0) continue;
-      failure = "refused: " + e.what() + ": " + e.why();
-      break;
-    }
-    if (!r->has_write_response()) continue;
-    const pb::WriteResponse& w = r->write_response();
-    auto it = in_flight.find(w.uuid());
+    // The batch this answers (a WriteResponse, or the refusal naming the write's uuid).
+    auto it = std::find_if(in_flight.begin(), in_flight.end(), [&](const auto& f) {
+      return ipc::AnswersWrite(*r, batches[f.second].command.write_table());
+    });
     if (it == in_flight.end()) continue;
     const std::size_t i = it->second;
     in_flight.erase(it);
     last_answer = std::chrono::steady_clock::now();
+    if (r->has_command_error()) {
+      failure = "batch " + std::to_string(i) + " (" + Lines(batches[i]) +
+                ") was refused: " + r->command_error().why();
+      break;
+    }
+    const pb::WriteResponse& w = r->write_response();
     if (w.has_error()) {
       failure = "batch " + std::to_string(i) + " (" + Lines(batches[i]) + "): " + w.error();
       break;
