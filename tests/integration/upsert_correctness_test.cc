@@ -102,6 +102,7 @@ class UpsertRunner {
   int shared_times() const { return shared_times_; }
   int records() const { return records_; }
   int deletes() const { return deletes_; }
+  const OperatorCounts& operators() const { return operators_; }
 
  private:
   struct Case {
@@ -184,6 +185,7 @@ class UpsertRunner {
       b->set_id(NewId());
       *b->mutable_plan() =
           gen.Plan(scope, 1 + static_cast<int>(gen.rand().Below(3)), &types, &shape);
+      operators_ += CountOperators(b->plan());
       if (i == 0) scope.push_back({case_.plain_id, case_.plain_types, small});
       scope.push_back({b->id(), types, shape});
     }
@@ -557,6 +559,7 @@ class UpsertRunner {
   int mismatches_ = 0, peeks_ = 0, nonempty_answers_ = 0;
   int log_cases_ = 0, table_cases_ = 0, writes_sent_ = 0, shared_times_ = 0;
   int records_ = 0, deletes_ = 0;
+  OperatorCounts operators_;
 };
 
 void RunConfiguration(const Config& config) {
@@ -608,9 +611,12 @@ void RunConfiguration(const Config& config) {
       config.two_runtime ? "two-runtime" : "solo", config.workers, runner.log_cases(),
       runner.table_cases(), runner.writes(), runner.shared_times(), runner.records(),
       runner.deletes(), runner.peeks(), runner.nonempty_answers(), runner.mismatches(), seconds);
+  std::printf("[ operators   ] %s\n", runner.operators().ToString().c_str());
   if (seeds.size() >= 8) {
     EXPECT_GT(runner.log_cases(), 0);
     EXPECT_GT(runner.table_cases(), 0);
+    EXPECT_GT(runner.operators().joins, 0);
+    EXPECT_GT(runner.operators().top_ks, 0);
   }
   EXPECT_EQ(runner.mismatches(), 0);
   EXPECT_FALSE(sup.Exited()) << Tail(sup.Log());
