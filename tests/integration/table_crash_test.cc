@@ -205,9 +205,8 @@ void RunCrashRounds(Victim victim, std::uint64_t seed_base) {
         << Tail(sup.Log());
 
     TestController wctl(sup.controller_endpoint());
-    pb::Command hello = ipc::MakeHello("writer-" + std::to_string(round), /*observer=*/true);
-    hello.mutable_hello()->set_writer(true);
-    wctl.Send(hello);
+    wctl.Send(
+        ipc::MakeHello("writer-" + std::to_string(round), /*observer=*/true, /*writer=*/true));
     ASSERT_TRUE(wctl.ReceiveUntil([](const auto& r) {
                       return r.has_status() && r.status().has_hello_accepted();
                     })
