@@ -702,12 +702,12 @@ TEST(UpsertGenerators, TheLogOrderKeepsEachKeysRecordsInOrderWithinATime) {
 // The slow variant's tests have a suite name of their own (ctest names are gtest names).
 #ifdef TANDEM_UPSERT_CORRECTNESS_SLOW
 #define UPSERT_SUITE UpsertCorrectnessSlow
-constexpr int kCases = 100;
+constexpr int kCases = 200;
 constexpr Time kLongest = 30;
 constexpr int kScale = 3;
 #else
 #define UPSERT_SUITE UpsertCorrectness
-constexpr int kCases = 10;
+constexpr int kCases = 20;
 constexpr Time kLongest = 12;
 constexpr int kScale = 1;
 #endif
