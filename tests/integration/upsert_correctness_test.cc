@@ -638,6 +638,7 @@ void RunConfiguration(const Config& config) {
   EXPECT_FALSE(sup.Exited()) << Tail(sup.Log());
 }
 
+#ifndef TANDEM_UPSERT_CORRECTNESS_SLOW  // once, in the fast binary (ctest names are gtest names)
 // The generators alone (no replica): the file order of an upsert log means what the records
 // mean (the reference's contents agree at every time), records repeat keys, delete, and put
 // several records on one key at one time.
@@ -698,6 +699,8 @@ TEST(UpsertGenerators, TheLogOrderKeepsEachKeysRecordsInOrderWithinATime) {
   std::printf("[ generators  ] %d bursts, %d deletes (%d of absent keys), %d identical upserts\n",
               bursts, deletes, absent_deletes, identical);
 }
+
+#endif
 
 // The slow variant's tests have a suite name of their own (ctest names are gtest names).
 #ifdef TANDEM_UPSERT_CORRECTNESS_SLOW
