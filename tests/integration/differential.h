@@ -1,7 +1,8 @@
 // The shared parts of the randomized differential suites (runtime_correctness_test.cc,
-// import_correctness_test.cc): random expressions, plans, data and peeks, the log file of a
-// source, and the controller's side of a session (frontiers, answers, protocol invariants), with
-// the comparison of a runtime's answer against the reference evaluator's (tests/reference/).
+// import_correctness_test.cc, upsert_correctness_test.cc): random expressions, plans, data and
+// peeks, the log file of a source, upsert records and their S/D log file, and the controller's side
+// of a session (frontiers, answers, protocol invariants), with the comparison of a runtime's answer
+// against the reference evaluator's (tests/reference/).
 //
 // Everything is deterministic in the generator's seed, so that a failing case reruns alone.
 #pragma once
@@ -980,6 +981,150 @@ inline std::string LogText(Generator& gen, std::vector<reference::Update> update
   return text;
 }
 
+// ---- upsert sources (issue 15) --------------------------------------------------------------
+
+// One or two distinct key columns of `types` (an upsert source's key, in key order).
+inline std::vector<std::uint32_t> RandomUpsertKey(Generator& gen, const Types& types) {
+  std::vector<std::uint32_t> columns(types.size());
+  for (std::uint32_t c = 0; c < columns.size(); ++c) columns[c] = c;
+  std::shuffle(columns.begin(), columns.end(), gen.rand().engine());
+  columns.resize(types.size() > 1 && gen.rand().Chance(0.4) ? 2 : 1);
+  return columns;
+}
+
+// The key of an upsert record: the key columns of an upsert's row, a delete's row itself.
+inline Row RecordKey(const reference::SourceRecord& r, const std::vector<std::uint32_t>& key) {
+  if (r.kind == reference::SourceRecord::Kind::kDelete) return r.row;
+  Row k;
+  for (auto c : key) k.push_back(r.row[c]);
+  return k;
+}
+
+// Upsert records over times [0, end) on the small data domain (so keys recur): new keys,
+// replacements of a key's row, identical repeats of the current row, deletes of present and of
+// absent keys, and bursts of two to four records for one key at one time (the last wins). `scale`
+// multiplies the number of records per time.
+inline std::vector<reference::SourceRecord> RandomRecords(Generator& gen, const Types& types,
+                                                          const std::vector<std::uint32_t>& key,
+                                                          Time end, int scale = 1) {
+  using Kind = reference::SourceRecord::Kind;
+  std::vector<reference::SourceRecord> records;
+  std::map<Row, Row, reference::RowLess> current;  // key -> row
+  auto random_row = [&] {
+    Row row;
+    for (const auto& c : types) row.push_back(gen.DataDatum(c));
+    return row;
+  };
+  auto random_key = [&] {
+    Row k;
+    for (auto c : key) k.push_back(gen.DataDatum(types[c]));
+    return k;
+  };
+  auto present = [&]() -> Row {
+    auto it = current.begin();
+    std::advance(it, static_cast<long>(gen.rand().Below(current.size())));
+    return it->first;
+  };
+  auto with_key = [&](Row row, const Row& k) {
+    for (std::size_t i = 0; i < key.size(); ++i) row[key[i]] = k[i];
+    return row;
+  };
+  auto add = [&](reference::SourceRecord r) {
+    const Row k = RecordKey(r, key);
+    if (r.kind == Kind::kUpsert) {
+      current[k] = r.row;
+    } else {
+      current.erase(k);
+    }
+    records.push_back(std::move(r));
+  };
+  for (Time t = 0; t < end; ++t) {
+    const int ops = static_cast<int>(gen.rand().Below(t == 0 ? 8 : 5)) * scale;
+    for (int i = 0; i < ops; ++i) {
+      const std::uint64_t op = gen.rand().Below(10);
+      if (op < 3 || current.empty()) {  // a random row: a new key or a replacement
+        add({Kind::kUpsert, random_row(), t});
+      } else if (op < 5) {  // a present key's row replaced
+        add({Kind::kUpsert, with_key(random_row(), present()), t});
+      } else if (op < 6) {  // the current row again: no change
+        add({Kind::kUpsert, current.at(present()), t});
+      } else if (op < 8) {  // a present key deleted
+        add({Kind::kDelete, present(), t});
+      } else if (op < 9) {  // a random key deleted, maybe absent
+        add({Kind::kDelete, random_key(), t});
+      } else {  // several records for one key at one time
+        const Row k = current.empty() || gen.rand().Chance(0.3) ? random_key() : present();
+        const int n = 2 + static_cast<int>(gen.rand().Below(3));
+        for (int j = 0; j < n; ++j) {
+          if (gen.rand().Chance(0.3)) {
+            add({Kind::kDelete, k, t});
+          } else {
+            add({Kind::kUpsert, with_key(random_row(), k), t});
+          }
+        }
+      }
+    }
+  }
+  return records;
+}
+
+// The lines of an upsert log source's file, in file order: records (an index into `records`,
+// which are in time order) grouped between progress marks (the last `P <end>`). Within a group
+// the records are shuffled except that the records of one key at one time keep their order (of
+// those the later line wins).
+struct UpsertLogItem {
+  bool mark = false;
+  std::size_t record = 0;  // !mark
+  Time time = 0;           // mark: P <time>
+};
+inline std::vector<UpsertLogItem> UpsertLogOrder(
+    Generator& gen, const std::vector<reference::SourceRecord>& records,
+    const std::vector<std::uint32_t>& key, Time end) {
+  using Class = std::pair<Time, Row>;
+  auto less = [](const Class& a, const Class& b) {
+    return a.first != b.first ? a.first < b.first : CompareRow(a.second, b.second) < 0;
+  };
+  std::vector<UpsertLogItem> items;
+  std::size_t next = 0;
+  Time mark = 0;
+  while (mark < end) {
+    const Time next_mark = std::min<Time>(end, mark + 1 + gen.rand().Below(4));
+    std::vector<std::size_t> group;
+    while (next < records.size() && records[next].time < next_mark) group.push_back(next++);
+    std::vector<std::size_t> shuffled = group;
+    std::shuffle(shuffled.begin(), shuffled.end(), gen.rand().engine());
+    // Each (time, key) class takes the positions the shuffle gave it, in its original order.
+    std::map<Class, std::vector<std::size_t>, decltype(less)> classes(less);
+    for (std::size_t i : group) classes[{records[i].time, RecordKey(records[i], key)}].push_back(i);
+    std::map<Class, std::size_t, decltype(less)> taken(less);
+    for (std::size_t& slot : shuffled) {
+      const Class c{records[slot].time, RecordKey(records[slot], key)};
+      slot = classes[c][taken[c]++];
+    }
+    for (std::size_t i : shuffled) items.push_back({false, i, 0});
+    items.push_back({true, 0, next_mark});
+    mark = next_mark;
+  }
+  return items;
+}
+
+// An upsert log source's file (UpsertLogOrder), with comments and blank lines in between.
+inline std::string UpsertLogText(Generator& gen,
+                                 const std::vector<reference::SourceRecord>& records,
+                                 const std::vector<std::uint32_t>& key, Time end) {
+  std::string text = "# tandem upsert correctness test\n";
+  for (const auto& item : UpsertLogOrder(gen, records, key, end)) {
+    if (item.mark) {
+      text += "P " + std::to_string(item.time) + "\n";
+      continue;
+    }
+    text += reference::LogRecordLine(records[item.record]);
+    if (gen.rand().Chance(0.03)) text += "\n";
+    if (gen.rand().Chance(0.03)) text += "# a comment\n";
+  }
+  return text;
+}
+
 // ---- the controller side --------------------------------------------------------------------
 
 // Receives responses, keeps the latest frontiers and the peek answers, and checks protocol
@@ -1019,6 +1164,8 @@ class Session {
   // Forgets `id`'s frontiers (it was dropped and is about to be created again).
   void Forget(const std::string& id) { write_.erase(id); }
   std::vector<std::string>& command_errors() { return command_errors_; }
+  // WriteResponses by uuid (the uuid the session sent).
+  std::map<std::string, pb::WriteResponse>& write_responses() { return write_responses_; }
   // Status responses (Reconciled, ...), in arrival order.
   std::vector<pb::Response>& statuses() { return statuses_; }
 
@@ -1040,6 +1187,10 @@ class Session {
       const auto& p = r.peek_response();
       EXPECT_TRUE(peeks_.emplace(p.uuid(), p).second)
           << "a second PeekResponse for " << p.uuid() << ": " << ipc::ToJson(r);
+    } else if (r.has_write_response()) {
+      const auto& w = r.write_response();
+      EXPECT_TRUE(write_responses_.emplace(w.uuid(), w).second)
+          << "a second WriteResponse for " << w.uuid() << ": " << ipc::ToJson(r);
     } else if (r.has_command_error()) {
       command_errors_.push_back(ipc::ToJson(r));
     } else if (r.has_status()) {
@@ -1051,6 +1202,7 @@ class Session {
   TestController* ctl_;
   std::map<std::string, std::uint64_t> write_;
   std::map<std::string, pb::PeekResponse> peeks_;
+  std::map<std::string, pb::WriteResponse> write_responses_;
   std::vector<std::string> command_errors_;
   std::vector<pb::Response> statuses_;
 };

@@ -718,6 +718,10 @@ void Evaluator::AddUpdate(const std::string& id, Update update) {
   updates_[id].push_back(std::move(update));
 }
 
+void Evaluator::AddRecord(const std::string& id, SourceRecord record) {
+  records_[id].push_back(std::move(record));
+}
+
 void Evaluator::AddError(const std::string& id, ErrorUpdate error) {
   errors_[id].push_back(std::move(error));
 }
@@ -762,6 +766,19 @@ Result<Contents> Evaluator::Input(const std::string& id, Time t) const {
   if (!known) return Status::NotFound("reference: unknown collection " + id);
   Contents out;
   for (const auto& name : names) {
+    if (auto it = records_.find(name); it != records_.end()) {
+      std::vector<std::uint32_t> key;
+      for (const auto& import : desc_.source_imports()) {
+        if (import.id() == name) key = Columns(import.upsert_key());
+      }
+      if (key.empty()) {
+        return Status::InvalidArgument("reference: records for " + name +
+                                       ", which has no upsert key");
+      }
+      for (const auto& [row, count] : UpsertContents(it->second, key, t)) {
+        AddTo(out.rows, row, count);
+      }
+    }
     if (auto it = updates_.find(name); it != updates_.end()) {
       for (const auto& u : it->second) {
         if (u.time <= t) AddTo(out.rows, u.row, u.diff);
@@ -919,6 +936,25 @@ PeekAnswer Evaluator::Peek(const pb::Peek& peek) const {
   return AnswerPeek(*contents, *key, keys, peek.mfp(), peek.finishing());
 }
 
+Multiset UpsertContents(const std::vector<SourceRecord>& records,
+                        const std::vector<std::uint32_t>& key, Time t) {
+  // Key -> the index of its winning record so far. Records are visited in the order added, so
+  // of two at one time the later replaces the earlier (>=).
+  std::map<Row, std::size_t, RowLess> last;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const SourceRecord& r = records[i];
+    if (r.time > t) continue;
+    const Row k = r.kind == SourceRecord::Kind::kUpsert ? Project(r.row, key) : r.row;
+    auto [it, inserted] = last.emplace(k, i);
+    if (!inserted && r.time >= records[it->second].time) it->second = i;
+  }
+  Multiset out;
+  for (const auto& [k, i] : last) {
+    if (records[i].kind == SourceRecord::Kind::kUpsert) AddTo(out, records[i].row, 1);
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 
 std::string LogDatum(const Datum& datum) {
@@ -949,6 +985,13 @@ std::string LogDatum(const Datum& datum) {
 std::string LogUpdateLine(const Row& row, Time time, std::int64_t diff) {
   std::string line = "U " + std::to_string(time) + " " + std::to_string(diff);
   for (const auto& d : row) line += " " + LogDatum(d);
+  return line + "\n";
+}
+
+std::string LogRecordLine(const SourceRecord& record) {
+  std::string line =
+      (record.kind == SourceRecord::Kind::kUpsert ? "S " : "D ") + std::to_string(record.time);
+  for (const auto& d : record.row) line += " " + LogDatum(d);
   return line + "\n";
 }
 

@@ -3,7 +3,8 @@
 // compare the real tandem-worker against.
 //
 // Nothing here is incremental. The contents of a collection at time t are recomputed from
-// scratch on every call: a source at t is the sum of the diffs of its updates with time <= t, and
+// scratch on every call: a source at t is the sum of the diffs of its updates with time <= t (an
+// upsert source: per key the last record with time <= t, if it is an upsert; AddRecord), and
 // every operator is applied to the whole consolidated input. Each collection has an ok side (a
 // multiset of rows) and an error side (a multiset of error messages); errors flow downstream
 // unchanged and operators add their own.
@@ -84,6 +85,15 @@ struct Update {
   Row row;
   Time time = 0;
   std::int64_t diff = 0;
+};
+
+// A record of an upsert source (SourceImport.upsert_key, DESIGN §9): kUpsert carries the whole
+// row, kDelete the key columns in upsert-key order.
+struct SourceRecord {
+  enum class Kind { kUpsert, kDelete };
+  Kind kind = Kind::kUpsert;
+  Row row;
+  Time time = 0;
 };
 
 struct ErrorUpdate {
@@ -192,6 +202,11 @@ class Evaluator {
   // it.
   Status ImportFrom(const std::string& id, std::shared_ptr<const Evaluator> upstream);
   void AddUpdate(const std::string& id, Update update);
+  // A record of upsert source `id` (a source import with an upsert_key). The source's contents
+  // at t: for each key, the last of its records (by time, then by the order AddRecord was
+  // called) with time <= t; if that record is an upsert, its row with count 1, else nothing.
+  // Keys are equal when their datums are CompareDatum-equal (null equals null).
+  void AddRecord(const std::string& id, SourceRecord record);
   void AddError(const std::string& id, ErrorUpdate error);
 
   // Any collection of the dataflow at `t`: inputs, builds and index exports. NotFound for an id
@@ -221,9 +236,15 @@ class Evaluator {
   pb::DataflowDescription desc_;
   std::map<std::string, std::vector<Update>> updates_;
   std::map<std::string, std::vector<ErrorUpdate>> errors_;
+  std::map<std::string, std::vector<SourceRecord>> records_;  // in the order added
   // Index import id -> the dataflow exporting it.
   std::map<std::string, std::shared_ptr<const Evaluator>> upstream_;
 };
+
+// The contents at `t` of an upsert source with key columns `key` and these records (in the order
+// added): per key the last record by (time, order) with time <= t, if an upsert (count 1).
+Multiset UpsertContents(const std::vector<SourceRecord>& records,
+                        const std::vector<std::uint32_t>& key, Time t);
 
 // ---- the log source's text format (README "The log source format")
 
@@ -231,5 +252,8 @@ class Evaluator {
 std::string LogDatum(const Datum& datum);
 // "U <time> <diff> <datum> …\n"
 std::string LogUpdateLine(const Row& row, Time time, std::int64_t diff);
+// An upsert log source's lines: "S <time> <datum> …\n" (the whole row) for an upsert,
+// "D <time> <key datum> …\n" (the key columns in upsert-key order) for a delete.
+std::string LogRecordLine(const SourceRecord& record);
 
 }  // namespace tandem::reference

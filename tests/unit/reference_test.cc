@@ -957,6 +957,119 @@ TEST(ReferenceLog, DatumsAndLines) {
             "U 3 -2 1 null \"a b\"\n");
 }
 
+TEST(ReferenceLog, UpsertAndDeleteLines) {
+  EXPECT_EQ(LogRecordLine({SourceRecord::Kind::kUpsert, {I(1), kNull, S("a b")}, 3}),
+            "S 3 1 null \"a b\"\n");
+  EXPECT_EQ(LogRecordLine({SourceRecord::Kind::kDelete, {S("k"), I(-2)}, 7}), "D 7 \"k\" -2\n");
+}
+
+// ---- upsert sources -------------------------------------------------------------------------
+
+using Kind = SourceRecord::Kind;
+
+SourceRecord Up(Row row, Time t) { return {Kind::kUpsert, std::move(row), t}; }
+SourceRecord Del(Row key, Time t) { return {Kind::kDelete, std::move(key), t}; }
+
+TEST(ReferenceUpsert, TheLastRecordOfEachKeyUpToTWins) {
+  // Key column 0: k=1 set at 0, replaced at 2, deleted at 4, set again at 6; k=2 set at 1.
+  const std::vector<SourceRecord> records = {
+      Up({I(1), S("a")}, 0), Up({I(2), S("b")}, 1), Up({I(1), S("c")}, 2),
+      Del({I(1)}, 4),        Up({I(1), S("d")}, 6),
+  };
+  EXPECT_EQ(ToString(UpsertContents(records, {0}, 0)), "{(1, \"a\") x1}");
+  EXPECT_EQ(ToString(UpsertContents(records, {0}, 1)), "{(1, \"a\") x1, (2, \"b\") x1}");
+  EXPECT_EQ(ToString(UpsertContents(records, {0}, 3)), "{(1, \"c\") x1, (2, \"b\") x1}");
+  EXPECT_EQ(ToString(UpsertContents(records, {0}, 5)), "{(2, \"b\") x1}");
+  EXPECT_EQ(ToString(UpsertContents(records, {0}, 100)), "{(1, \"d\") x1, (2, \"b\") x1}");
+}
+
+TEST(ReferenceUpsert, OfRecordsAtOneTimeTheLaterAddedWins) {
+  EXPECT_EQ(ToString(UpsertContents({Up({I(1), S("a")}, 5), Up({I(1), S("b")}, 5)}, {0}, 5)),
+            "{(1, \"b\") x1}");
+  EXPECT_EQ(ToString(UpsertContents({Up({I(1), S("a")}, 5), Del({I(1)}, 5)}, {0}, 5)), "{}");
+  EXPECT_EQ(ToString(UpsertContents({Del({I(1)}, 5), Up({I(1), S("a")}, 5)}, {0}, 5)),
+            "{(1, \"a\") x1}");
+}
+
+TEST(ReferenceUpsert, TimeOrdersRecordsNotTheOrderAdded) {
+  // A record added later at an earlier time does not override a later time's record.
+  const std::vector<SourceRecord> records = {Up({I(1), S("late")}, 7), Up({I(1), S("early")}, 3)};
+  EXPECT_EQ(ToString(UpsertContents(records, {0}, 3)), "{(1, \"early\") x1}");
+  EXPECT_EQ(ToString(UpsertContents(records, {0}, 7)), "{(1, \"late\") x1}");
+}
+
+TEST(ReferenceUpsert, RepeatsAndAbsentDeletesChangeNothing) {
+  const std::vector<SourceRecord> records = {Del({I(9)}, 0), Up({I(1), S("a")}, 1),
+                                             Up({I(1), S("a")}, 1), Up({I(1), S("a")}, 2),
+                                             Del({I(3)}, 2)};
+  EXPECT_EQ(ToString(UpsertContents(records, {0}, 0)), "{}");
+  EXPECT_EQ(ToString(UpsertContents(records, {0}, 2)), "{(1, \"a\") x1}") << "count 1, not 3";
+}
+
+TEST(ReferenceUpsert, TwoKeyColumnsInKeyOrderAndNullKeys) {
+  // Key (2, 0): a delete names column 2 first, then column 0.
+  const std::vector<SourceRecord> records = {
+      Up({I(1), I(10), S("x")}, 0),  Up({I(1), I(11), S("y")}, 0),
+      Up({kNull, I(12), S("x")}, 0), Up({I(1), I(13), S("x")}, 1),  // replaces (1, 10, "x")
+      Del({S("y"), I(1)}, 2),                                       // deletes (1, 11, "y")
+      Del({S("x"), kNull}, 3),  // a null key is a key like any other
+  };
+  EXPECT_EQ(ToString(UpsertContents(records, {2, 0}, 0)),
+            "{(null, 12, \"x\") x1, (1, 10, \"x\") x1, (1, 11, \"y\") x1}");
+  EXPECT_EQ(ToString(UpsertContents(records, {2, 0}, 1)),
+            "{(null, 12, \"x\") x1, (1, 11, \"y\") x1, (1, 13, \"x\") x1}");
+  EXPECT_EQ(ToString(UpsertContents(records, {2, 0}, 2)),
+            "{(null, 12, \"x\") x1, (1, 13, \"x\") x1}");
+  EXPECT_EQ(ToString(UpsertContents(records, {2, 0}, 3)), "{(1, 13, \"x\") x1}");
+}
+
+// u1: an upsert source keyed by column 0 (k, v); u2: a plain source (k, w); u3 = sum of v per k
+// over u1 joined with u2; u4: index on u3.
+pb::DataflowDescription UpsertDataflow() {
+  pb::Command c = EmptyDataflow("upserts");
+  auto* d = Desc(c);
+  auto* u1 = d->add_source_imports();
+  u1->set_id("u1");
+  u1->mutable_source()->mutable_log()->set_path("/tmp/u1.log");
+  *u1->mutable_schema() = MakeSchema({MakeColumn("k", pb::INT64), MakeColumn("v", pb::INT64)});
+  u1->add_upsert_key(0);
+  auto* u2 = d->add_source_imports();
+  u2->set_id("u2");
+  u2->mutable_source()->mutable_log()->set_path("/tmp/u2.log");
+  *u2->mutable_schema() = MakeSchema({MakeColumn("k", pb::INT64), MakeColumn("w", pb::INT64)});
+  *d->add_objects_to_build() =
+      Build("u3", JoinPlan(GetPlan("u1"), GetPlan("u2"), {0}, {0}, pb::INNER));
+  *d->add_index_exports() = Export("u4", "u3", {0});
+  *d->add_objects_to_build() = Build("u5", ReducePlan(GetPlan("u1"), {}, {{pb::SUM, 1}}));
+  *d->add_index_exports() = Export("u6", "u5", {0});
+  return *d;
+}
+
+TEST(ReferenceUpsert, AnUpsertSourceFeedsTheDataflowItsCurrentRows) {
+  Evaluator e(UpsertDataflow());
+  e.AddRecord("u1", Up({I(1), I(10)}, 0));
+  e.AddRecord("u1", Up({I(2), I(20)}, 0));
+  e.AddRecord("u1", Up({I(1), I(11)}, 1));
+  e.AddRecord("u1", Del({I(2)}, 2));
+  e.AddUpdate("u2", {{I(1), I(100)}, 0, 2});
+  e.AddUpdate("u2", {{I(2), I(200)}, 0, 1});
+  EXPECT_EQ(ToString(e.At("u1", 0)->rows), "{(1, 10) x1, (2, 20) x1}");
+  EXPECT_EQ(ToString(e.At("u4", 0)->rows), "{(1, 10, 1, 100) x2, (2, 20, 2, 200) x1}");
+  EXPECT_EQ(ToString(e.At("u4", 1)->rows), "{(1, 11, 1, 100) x2, (2, 20, 2, 200) x1}");
+  EXPECT_EQ(ToString(e.At("u4", 2)->rows), "{(1, 11, 1, 100) x2}");
+  EXPECT_EQ(ToString(e.At("u6", 0)->rows), "{(30) x1}");
+  EXPECT_EQ(ToString(e.At("u6", 2)->rows), "{(11) x1}");
+  pb::Peek p = MakePeek("u4", 1);
+  *p.add_keys() = MakeRow({IntDatum(1)});
+  EXPECT_EQ(ToString(e.Peek(p)), "[(1, 11, 1, 100) x2]");
+}
+
+TEST(ReferenceUpsert, RecordsForASourceWithoutAnUpsertKeyAreRefused) {
+  Evaluator e(UpsertDataflow());
+  e.AddRecord("u2", Up({I(1), I(1)}, 0));
+  EXPECT_EQ(e.At("u2", 0).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(ReferenceConversions, ProtoRoundTrip) {
   const Row row = {Null{}, true, std::int64_t{kMin}, -0.5, std::string("x\0y", 3)};
   EXPECT_EQ(CompareRow(FromProto(ToProto(row)), row), 0);
