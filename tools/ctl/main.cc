@@ -52,7 +52,7 @@ and key types, and the index of a view).
 
 Every invocation ends its session with Goodbye. Every option of a command takes one value, even
 one that begins with '-' (--key -inf); --key, --aggregate, --join and --join-on may be
-repeated (--left is a flag).
+repeated (--left and --table are flags).
 
 A replica that requires CURVE (tandem-supervisor --curve-secret-key) is reached with
 --curve-server-key (its public key file) and --curve-client-key (this client's secret key file,
@@ -66,9 +66,10 @@ key, or the connection to it was lost; 75 another controller took over (supersed
 session).
 Refusals are printed as "tandem-ctl: refused: COMMAND ID: WHY".)";
 
-// The flags (the global ones and --left): every other option takes one value.
+// The flags (the global ones, --left and --table): every other option takes one value.
 bool IsFlag(const std::string& arg) {
-  return arg == "--json" || arg == "--replace" || arg == "--left" || arg == "--help" || arg == "-h";
+  return arg == "--json" || arg == "--replace" || arg == "--left" || arg == "--table" ||
+         arg == "--help" || arg == "-h";
 }
 
 // Every option but the flags takes the next argument as its value, whatever it looks like
