@@ -337,6 +337,18 @@ std::set<std::string> History::LiveIndexes() const {
   return out;
 }
 
+std::optional<pb::SourceImport> History::LiveSource(const std::string& id) const {
+  if (!LiveIds().count(id)) return std::nullopt;
+  std::optional<pb::SourceImport> found;  // the last definition: an id dropped and made again
+  for (const auto& c : commands_) {
+    if (!c.has_create_dataflow() || IsPendingSource(c)) continue;
+    for (const auto& s : c.create_dataflow().desc().source_imports()) {
+      if (s.id() == id) found = s;
+    }
+  }
+  return found;
+}
+
 std::map<std::string, std::string> History::LogSources() const {
   const std::set<std::string> live = LiveIds();
   std::map<std::string, std::string> out;

@@ -111,6 +111,8 @@ class History {
   IdKind KindOf(const std::string& id) const;
   // The live index exports of the history's dataflows (what it would have the replica run).
   std::set<std::string> LiveIndexes() const;
+  // The source import of live source `id` as the history created it (not a pending one).
+  std::optional<pb::SourceImport> LiveSource(const std::string& id) const;
   // The log files of the live log sources (pending ones included): source id -> path.
   std::map<std::string, std::string> LogSources() const;
 

@@ -49,6 +49,8 @@ peek, frontiers and watch are read-only: they open an observer session (Hello{ob
 never replays, never sends InitializationComplete and never takes over from the controller. They
 cannot change the replica, whatever the state file (any, or none: it only supplies column names
 and key types, and the index of a view).
+write sends one WriteTable to a table in a writer session (Hello{observer, writer}): no replay
+either; the table's schema comes from the state file.
 
 Every invocation ends its session with Goodbye. Every option of a command takes one value, even
 one that begins with '-' (--key -inf); --key, --aggregate, --join and --join-on may be
@@ -149,7 +151,8 @@ int Main(int argc, char** argv) {
   const std::vector<Subcommand> commands = {
       AddCreateSource(app), AddCreateIndex(app), AddCreateView(app), AddCreateDataflow(app),
       AddPeek(app),         AddFrontiers(app),   AddWatch(app),      AddAllowCompaction(app),
-      AddDrop(app),         AddRun(app),         AddKeygen(app),     AddQuery(app)};
+      AddDrop(app),         AddRun(app),         AddKeygen(app),     AddQuery(app),
+      AddWrite(app)};
   std::vector<std::string> args = JoinValues(argc, argv);
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
   try {
