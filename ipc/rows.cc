@@ -46,4 +46,10 @@ Row FromProto(const pb::Row& r) {
   return row;
 }
 
+pb::Row ToProto(const Row& row) {
+  pb::Row r;
+  for (const Datum& d : row) *r.add_datums() = ToProto(d);
+  return r;
+}
+
 }  // namespace tandem::ipc

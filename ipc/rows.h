@@ -9,5 +9,6 @@ namespace tandem::ipc {
 pb::Datum ToProto(const Datum& d);
 Datum FromProto(const pb::Datum& d);
 Row FromProto(const pb::Row& r);
+pb::Row ToProto(const Row& row);
 
 }  // namespace tandem::ipc

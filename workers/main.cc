@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
   app.add_option("--max-result-size", o.max_result_size,
                  "max_result_size: the largest peek answer, in bytes")
       ->check(CLI::Range(std::size_t{1}, tandem::workers::kMaxMaxResultSize));
+  app.add_option("--data-dir", o.data_dir,
+                 "where tables keep their durable logs (maintenance, solo; DESIGN §9)");
   CLI11_PARSE(app, argc, argv);
   if (auto parsed = tandem::ParseRole(role)) {
     o.role = *parsed;

@@ -17,6 +17,7 @@
 #include "shm/wake.h"
 #include "workers/peek.h"
 #include "workers/sources/index_import.h"
+#include "workers/sources/table_source.h"
 
 namespace tandem::workers {
 
@@ -109,6 +110,26 @@ int Runtime::Run() {
         log_.Poke();
       }
     });
+  }
+  if (!options_.data_dir.empty()) {
+    TANDEM_CHECK(Renders(options_.role), "only a maintenance or solo runtime writes tables");
+    // Another runtime of this data dir may still be dying (shared fate kills it): wait a while.
+    auto dir = DataDir::Open(options_.data_dir, std::chrono::seconds(10));
+    if (!dir.ok()) {
+      spdlog::critical("data dir {}: {}", options_.data_dir, dir.status().ToString());
+      return 1;
+    }
+    tables_ = std::make_unique<TableWriter>(
+        std::move(dir).value(), [this](std::vector<pb::Response> answers) {
+          // On the writer thread, which alone uses this socket.
+          if (!writer_out_) {
+            writer_out_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::push);
+            writer_out_->set(zmq::sockopt::sndhwm, 0);
+            writer_out_->connect("inproc://worker-out");
+          }
+          for (const pb::Response& r : answers) SendTo(*writer_out_, r, kNotAWorker);
+          log_.Poke();  // the published writes are ready for the next tick
+        });
   }
   StartWorkers();
   segment_->SetRuntime(options_.role, getpid(), shm::RuntimeState::kAttached);
@@ -277,6 +298,9 @@ void Runtime::Enqueue(pb::Command c) {
     case pb::Command::kAllowCompaction:
       reconciler_.Track(c, next_seq_);
       break;
+    case pb::Command::kWriteTable:
+      if (!Renders(options_.role)) return;  // never routed to interactive
+      break;  // handed to the table's writer by the start completion, in command order
     default:
       return;  // CreateInstance, InitializationComplete, Schedule, AllowWrites: nothing to do
   }
@@ -295,17 +319,38 @@ void Runtime::OnWorkerMessage(const zmq::message_t& header, const zmq::message_t
     merger_.OnFrontier(from.worker, from.seq, r.frontiers());
     return;
   }
-  TANDEM_CHECK(r.has_peek_response(), "workers send frontiers and peek parts only");
+  if (r.has_write_response()) {  // the table writer's answer: the runtime's whole answer
+    SendResponse(r);
+    return;
+  }
+  TANDEM_CHECK(r.has_peek_response(), "workers send frontiers, peek parts and write answers only");
   merger_.OnPeekPart(r.peek_response());
 }
 
 // ---------------------------------------------------------------------------------------------
 // Workers
 
+void Runtime::SendTo(zmq::socket_t& out, const pb::Response& r, std::uint32_t worker,
+                     std::uint64_t seq) {
+  const WorkerHeader header{worker, seq};
+  out.send(zmq::buffer(&header, sizeof header), zmq::send_flags::sndmore);
+  out.send(zmq::buffer(EncodeForChannel(r)), zmq::send_flags::none);
+}
+
 void Runtime::SendToCommandThread(Worker& w, const pb::Response& r, std::uint64_t seq) {
-  const WorkerHeader header{w.me, seq};
-  w.out->send(zmq::buffer(&header, sizeof header), zmq::send_flags::sndmore);
-  w.out->send(zmq::buffer(EncodeForChannel(r)), zmq::send_flags::none);
+  SendTo(*w.out, r, w.me, seq);
+}
+
+void Runtime::SendFromCompletion(const pb::Response& r) {
+  // A completion step runs on one of the lockstep workers while the others wait in the barrier:
+  // worker 0's socket is free (its thread is not sending now) only if it runs there, so the
+  // completion has a socket of its own.
+  if (!completion_out_) {
+    completion_out_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::push);
+    completion_out_->set(zmq::sockopt::sndhwm, 0);
+    completion_out_->connect("inproc://worker-out");
+  }
+  SendTo(*completion_out_, r, kNotAWorker);
 }
 
 void Runtime::WorkerMain(std::uint32_t me) {
@@ -330,7 +375,11 @@ void Runtime::StartCompletion() noexcept {
       s->desc = c.create_dataflow().desc();
       s->as_of = s->desc.as_of().elements(0);
       s->until = ipc::FrontierOf(s->desc.until());
-      for (const auto& si : s->desc.source_imports()) s->sources.push_back(MakeSource(si, now));
+      for (const auto& si : s->desc.source_imports()) {
+        s->sources.push_back(MakeSource(si, now, tables_.get(), options_.workers));
+        if (auto* t = dynamic_cast<TableSource*>(s->sources.back().get()))
+          live_tables_[si.id()] = t;
+      }
       // An import's progress is the imported index's upper over every worker's part (read here,
       // in the tick barrier's completion, while every worker waits).
       for (const auto& ii : s->desc.index_imports()) {
@@ -346,9 +395,31 @@ void Runtime::StartCompletion() noexcept {
       shared_[seq] = std::move(s);
     } else if (ipc::IsDrop(c)) {
       for (auto& [q, s] : shared_) {
+        const bool was_dropped = s->AllExportsDropped();
         for (const auto& e : s->desc.index_exports()) {
           if (e.id() == c.allow_compaction().id()) s->dropped_exports.insert(e.id());
         }
+        if (was_dropped || !s->AllExportsDropped()) continue;
+        // Its last index went: its sources are dropped now, in command order — a table's log
+        // moves away before a table created later (this same iteration, maybe) opens its own.
+        for (const auto& source : s->sources) {
+          source->OnDropped();
+          auto it = live_tables_.find(source->id);
+          if (it != live_tables_.end() && it->second == source.get()) live_tables_.erase(it);
+        }
+      }
+    } else if (c.has_write_table()) {
+      auto it = live_tables_.find(c.write_table().id());
+      if (it != live_tables_.end()) {
+        tables_->Submit(it->second->table(), c.write_table());
+      } else {
+        // Validation admits writes to live tables only; answered, never dropped silently.
+        spdlog::error("WriteTable to {}, which is not a live table here: answered with an error",
+                      c.write_table().id());
+        pb::Response r;
+        r.mutable_write_response()->set_uuid(c.write_table().uuid());
+        r.mutable_write_response()->set_error("unknown table " + c.write_table().id());
+        SendFromCompletion(r);
       }
     }
   }

@@ -41,6 +41,8 @@
 #include "workers/reconciler.h"
 #include "workers/renderer.h"
 #include "workers/response_merger.h"
+#include "workers/sources/table_source.h"
+#include "workers/tables/table.h"
 
 namespace tandem::workers {
 
@@ -52,6 +54,8 @@ struct RuntimeOptions {
   std::string replica_id;
   // max_result_size at start (the supervisor's resolved value); UpdateConfiguration changes it.
   std::size_t max_result_size = kDefaultMaxResultSize;
+  // --data-dir (maintenance, solo): where tables keep their logs (DESIGN §9). Empty: no tables.
+  std::string data_dir;
 };
 
 class Runtime {
@@ -91,6 +95,11 @@ class Runtime {
   void InteractiveLoop(Worker& w);
   void Apply(Worker& w, std::uint64_t seq, const ipc::pb::Command& command);
   void SendToCommandThread(Worker& w, const ipc::pb::Response& r, std::uint64_t seq = 0);
+  static constexpr std::uint32_t kNotAWorker = UINT32_MAX;  // the header of a table answer
+  void SendTo(zmq::socket_t& out, const ipc::pb::Response& r, std::uint32_t worker,
+              std::uint64_t seq = 0);
+  // An answer from a barrier completion step (a write to a table that is not here).
+  void SendFromCompletion(const ipc::pb::Response& r);
   void StartCompletion() noexcept;
   void TickCompletion() noexcept;
 
@@ -120,6 +129,13 @@ class Runtime {
     void operator()() noexcept { (runtime->*step)(); }
   };
   std::unique_ptr<std::barrier<Completion>> start_barrier_, tick_barrier_;
+
+  // Tables (maintenance, solo with --data-dir): the group-commit writer, and the live table
+  // sources by id (written only in StartCompletion).
+  std::unique_ptr<TableWriter> tables_;
+  std::map<std::string, TableSource*> live_tables_;
+  std::unique_ptr<zmq::socket_t> writer_out_;      // the table writer thread's
+  std::unique_ptr<zmq::socket_t> completion_out_;  // the barrier completions'
 
   std::unique_ptr<OneShotPool> one_shots_;  // solo, interactive; outlives the peek servers
   std::vector<std::unique_ptr<Worker>> workers_;

@@ -4,11 +4,13 @@
 #include "workers/sources/counter.h"
 #include "workers/sources/key_value.h"
 #include "workers/sources/log.h"
+#include "workers/sources/table_source.h"
 
 namespace tandem::workers {
 
 std::unique_ptr<Source> MakeSource(const ipc::pb::SourceImport& import,
-                                   std::chrono::steady_clock::time_point created) {
+                                   std::chrono::steady_clock::time_point created,
+                                   TableWriter* tables, std::uint32_t workers) {
   switch (import.source().kind_case()) {
     case ipc::pb::Source::kCounter:
       return std::make_unique<CounterSource>(import, created);
@@ -16,8 +18,10 @@ std::unique_ptr<Source> MakeSource(const ipc::pb::SourceImport& import,
       return std::make_unique<KeyValueSource>(import, created);
     case ipc::pb::Source::kLog:
       return std::make_unique<LogSource>(import, created);
-    case ipc::pb::Source::kTable:  // issue 15: not yet (validation refuses them)
-    case ipc::pb::Source::kCsv:
+    case ipc::pb::Source::kTable:
+      TANDEM_CHECK(tables != nullptr, "a table passed validation in a runtime without --data-dir");
+      return std::make_unique<TableSource>(import, created, tables, workers);
+    case ipc::pb::Source::kCsv:  // issue 15: not yet (validation refuses them)
     case ipc::pb::Source::kJsonLines:
     case ipc::pb::Source::KIND_NOT_SET:
       break;

@@ -57,6 +57,10 @@ class Source {
   virtual void Advance(AdvanceCtx& ctx) = 0;
   // Worker `me`'s part: in each tick, the updates at times [lo, hi) that `me` emits.
   virtual std::unique_ptr<Node> MakeNode(std::uint32_t me, Time as_of, Frontier until) = 0;
+  // The controller dropped the dataflow (its last index): called once, in the start barrier's
+  // completion, when that drop is applied — not when the process ends. A table moves its log
+  // away here (workers/sources/table_source.h).
+  virtual void OnDropped() {}
 
   const std::string id;
   const ipc::pb::Source source;
@@ -65,8 +69,12 @@ class Source {
   Frontier upper = Frontier::Minimum();  // everything below is available to workers
 };
 
+class TableWriter;
+// `tables`: the runtime's table writer (null without --data-dir: validation refuses tables then).
+// `workers`: the runtime's N.
 std::unique_ptr<Source> MakeSource(const ipc::pb::SourceImport& import,
-                                   std::chrono::steady_clock::time_point created);
+                                   std::chrono::steady_clock::time_point created,
+                                   TableWriter* tables = nullptr, std::uint32_t workers = 1);
 
 // A source's node: emits updates of the dataflow's [as_of, until) only, times advanced to as_of.
 class SourceNode : public Node {

@@ -1,0 +1,196 @@
+// A table in process (workers/tables/table.h, DESIGN §9): the group-commit writer answers a write
+// only once it is in the log, with one time per commit that the table's upper then passes; a
+// retried uuid is answered with its first time and not applied again, also after a reopen; a
+// drop answers nothing twice and moves the log away; a log of another definition breaks the table.
+#include "workers/tables/table.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include "ipc/rows.h"
+#include "temp_dir.h"
+#include "workers/sources/table_source.h"
+
+namespace tandem::workers {
+namespace {
+
+namespace pb = ipc::pb;
+using namespace std::chrono_literals;
+
+pb::SourceImport TableImport(bool upsert) {
+  pb::SourceImport import;
+  import.set_id("u1");
+  import.mutable_source()->mutable_table()->set_tick_interval_ms(10);
+  auto* k = import.mutable_schema()->add_columns();
+  k->set_name("k");
+  k->set_type(pb::INT64);
+  auto* v = import.mutable_schema()->add_columns();
+  v->set_name("v");
+  v->set_type(pb::STRING);
+  if (upsert) import.add_upsert_key(0);
+  return import;
+}
+
+pb::WriteTable Write(const std::string& uuid, std::int64_t k, const std::string& v,
+                     bool upsert = false) {
+  pb::WriteTable w;
+  w.set_uuid(uuid);
+  w.set_id("u1");
+  pb::TableUpdate* u = w.add_updates();
+  const Row row{Datum{k}, Datum{v}};
+  if (upsert) {
+    *u->mutable_upsert() = ipc::ToProto(row);
+  } else {
+    *u->mutable_update()->mutable_row() = ipc::ToProto(row);
+    u->mutable_update()->set_diff(1);
+  }
+  return w;
+}
+
+// The writer's answers, by uuid, waited for with a bound.
+class Answers {
+ public:
+  TableWriter::Answer Sink() {
+    return [this](std::vector<pb::Response> answers) {
+      std::lock_guard l(mu_);
+      for (auto& a : answers) got_.emplace(a.write_response().uuid(), a.write_response());
+      cv_.notify_all();
+    };
+  }
+  pb::WriteResponse Wait(const std::string& uuid) {
+    std::unique_lock l(mu_);
+    const bool came = cv_.wait_for(l, 10s, [&] { return got_.count(uuid) > 0; });
+    EXPECT_TRUE(came) << "no answer for " << uuid;
+    return came ? got_.find(uuid)->second : pb::WriteResponse{};
+  }
+  std::size_t Count(const std::string& uuid) {
+    std::lock_guard l(mu_);
+    return got_.count(uuid);
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::multimap<std::string, pb::WriteResponse> got_;
+};
+
+std::unique_ptr<TableWriter> Writer(const testing::TempDir& dir, Answers& answers) {
+  auto data_dir = DataDir::Open(dir.path(), 1s);
+  EXPECT_TRUE(data_dir.ok()) << data_dir.status().ToString();
+  return std::make_unique<TableWriter>(std::move(data_dir).value(), answers.Sink());
+}
+
+TEST(Table, AWriteIsAnsweredWithATimeTheUpperThenPassesAndItsUpdatesAreTaken) {
+  testing::TempDir dir("table");
+  Answers answers;
+  auto writer = Writer(dir, answers);
+  auto table = writer->Open(TableImport(false));
+  const Time before = WallClockMs();
+  writer->Submit(table, Write("~w1:a", 1, "x"));
+  const pb::WriteResponse r = answers.Wait("~w1:a");
+  ASSERT_EQ(r.result_case(), pb::WriteResponse::kTime) << r.error();
+  EXPECT_GE(r.time(), before);
+  const Table::Taken taken = table->Take(0);
+  ASSERT_EQ(taken.writes.size(), 1u);
+  EXPECT_EQ(taken.writes[0].uuid(), "a") << "the log keeps the client's uuid";
+  EXPECT_EQ(taken.writes[0].time(), r.time());
+  EXPECT_GT(taken.upper, r.time());
+}
+
+TEST(Table, TheUpperFollowsTheClockWhenNoWriteComes) {
+  testing::TempDir dir("table");
+  Answers answers;
+  auto writer = Writer(dir, answers);
+  auto table = writer->Open(TableImport(false));
+  const Time now = WallClockMs();
+  EXPECT_GE(table->Take(now).upper, now);
+  EXPECT_EQ(table->Take(now + 5).upper, now) << "not before a tick (10 ms) has passed";
+  EXPECT_EQ(table->Take(now + 10).upper, now + 10);
+}
+
+TEST(Table, ARetriedUuidIsAnsweredWithItsFirstTimeAndNotAppliedAgainEvenAfterAReopen) {
+  testing::TempDir dir("table");
+  Time first = 0;
+  {
+    Answers answers;
+    auto writer = Writer(dir, answers);
+    auto table = writer->Open(TableImport(false));
+    writer->Submit(table, Write("~w1:a", 1, "x"));
+    first = answers.Wait("~w1:a").time();
+    writer->Submit(table, Write("~w2:a", 1, "x"));  // the same client uuid from another session
+    EXPECT_EQ(answers.Wait("~w2:a").time(), first);
+    EXPECT_EQ(table->Take(0).writes.size(), 1u);
+  }
+  Answers answers;
+  auto writer = Writer(dir, answers);
+  auto table = writer->Open(TableImport(false));
+  EXPECT_EQ(table->Take(0).writes.size(), 1u) << "the durable write is replayed";
+  writer->Submit(table, Write("~w9:a", 1, "x"));
+  EXPECT_EQ(answers.Wait("~w9:a").time(), first);
+  writer->Submit(table, Write("~w9:b", 2, "y"));
+  EXPECT_GT(answers.Wait("~w9:b").time(), first) << "new writes come after the replayed ones";
+  EXPECT_EQ(table->Take(0).writes.size(), 1u) << "only b is new";
+}
+
+TEST(Table, ADropMovesTheLogAwaySoARecreatedTableStartsEmpty) {
+  testing::TempDir dir("table");
+  Answers answers;
+  auto writer = Writer(dir, answers);
+  auto table = writer->Open(TableImport(true));
+  writer->Submit(table, Write("~w1:a", 1, "x", /*upsert=*/true));
+  ASSERT_EQ(answers.Wait("~w1:a").result_case(), pb::WriteResponse::kTime);
+  writer->Drop(table);
+  writer->Submit(table, Write("~w2:b", 2, "y", true));
+  EXPECT_EQ(answers.Wait("~w2:b").result_case(), pb::WriteResponse::kError);
+  std::size_t dropped = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.File("dropped"))) {
+    dropped += e.path().filename().string().starts_with("u1-");
+  }
+  EXPECT_EQ(dropped, 1u);
+  auto again = writer->Open(TableImport(true));
+  EXPECT_TRUE(again->broken().empty());
+  EXPECT_TRUE(again->Take(0).writes.empty());
+}
+
+TEST(Table, ALogOfAnotherDefinitionBreaksTheTableAndItsWritesAreAnsweredWithTheError) {
+  testing::TempDir dir("table");
+  Answers answers;
+  auto writer = Writer(dir, answers);
+  { auto plain = writer->Open(TableImport(false)); }
+  auto upsert = writer->Open(TableImport(true));  // same id, now with an upsert key
+  ASSERT_FALSE(upsert->broken().empty());
+  EXPECT_NE(upsert->broken().find("upsert key"), std::string::npos) << upsert->broken();
+  writer->Submit(upsert, Write("~w1:a", 1, "x", true));
+  const pb::WriteResponse r = answers.Wait("~w1:a");
+  EXPECT_EQ(r.error(), upsert->broken());
+}
+
+TEST(Table, ManyConcurrentWritesShareCommitsAndEachIsAnsweredOnce) {
+  testing::TempDir dir("table");
+  Answers answers;
+  auto writer = Writer(dir, answers);
+  auto table = writer->Open(TableImport(false));
+  constexpr int kWrites = 500;
+  for (int i = 0; i < kWrites; ++i) {
+    writer->Submit(table, Write("~w1:" + std::to_string(i), i, "v"));
+  }
+  std::set<Time> times;
+  Time last = 0;
+  for (int i = 0; i < kWrites; ++i) {
+    const pb::WriteResponse r = answers.Wait("~w1:" + std::to_string(i));
+    EXPECT_GE(r.time(), last) << "answer times follow submission order";
+    last = r.time();
+    times.insert(r.time());
+  }
+  for (int i = 0; i < kWrites; ++i) EXPECT_EQ(answers.Count("~w1:" + std::to_string(i)), 1u);
+  EXPECT_LT(times.size(), static_cast<std::size_t>(kWrites)) << "group commit: fewer commits";
+  EXPECT_EQ(table->Take(0).writes.size(), static_cast<std::size_t>(kWrites));
+}
+
+}  // namespace
+}  // namespace tandem::workers
