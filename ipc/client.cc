@@ -4,14 +4,22 @@
 #include <cerrno>
 #include <cstring>
 
+#include "ipc/validate.h"
+
 namespace tandem::ipc {
 
-pb::Command MakeHello(const std::string& nonce, bool observer) {
+pb::Command MakeHello(const std::string& nonce, bool observer, bool writer) {
   pb::Command hello;
   hello.mutable_hello()->set_nonce(nonce);
   hello.mutable_hello()->set_protocol_version(kProtocolVersion);
   hello.mutable_hello()->set_observer(observer);
+  hello.mutable_hello()->set_writer(writer);
   return hello;
+}
+
+bool AnswersWrite(const pb::Response& response, const pb::WriteTable& write) {
+  if (response.has_write_response()) return response.write_response().uuid() == write.uuid();
+  return response.has_command_error() && response.command_error().what() == DescribeWrite(write);
 }
 
 ControllerClient::ControllerClient(const std::string& endpoint, const Options& options)
@@ -76,8 +84,8 @@ std::string ControllerClient::EndReason() const {
          " was lost (the supervisor exited, restarted or stopped answering)";
 }
 
-Status ControllerClient::Hello(const std::string& nonce, bool observer) {
-  Send(MakeHello(nonce, observer));
+Status ControllerClient::Hello(const std::string& nonce, bool observer, bool writer) {
+  Send(MakeHello(nonce, observer, writer));
   Status result = Status::Ok();
   handshake_error_.clear();
   const bool answered = AwaitFromSocket([&](pb::Response& r) {
@@ -87,6 +95,7 @@ Status ControllerClient::Hello(const std::string& nonce, bool observer) {
       // not count, so a late one is not taken for the loss of this session.
       if (monitor_) DrainMonitor();
       connected_ = true;
+      writer_ = writer;
       return true;
     }
     if (r.has_command_error()) {
@@ -166,6 +175,46 @@ Result<std::vector<pb::CommandError>> ControllerClient::SendChecked(const pb::Co
   if (answered) return errors;
   if (lost_) return Status::Unavailable(EndReason());
   return Status::Unavailable("the replica at " + endpoint_ + " stopped answering");
+}
+
+Result<ControllerClient::WriteOutcome> ControllerClient::Write(const pb::WriteTable& write) {
+  WriteOutcome outcome;
+  auto take = [&](pb::Response& r) {
+    if (!AnswersWrite(r, write)) return false;
+    if (r.has_write_response()) {
+      outcome.response = std::move(*r.mutable_write_response());
+    } else {
+      outcome.refused = std::move(*r.mutable_command_error());
+    }
+    return true;
+  };
+  // An answer to an earlier send of the same uuid may be kept already: it answers this one too.
+  for (auto it = kept_.begin(); it != kept_.end(); ++it) {
+    if (take(*it)) {
+      kept_.erase(it);
+      return outcome;
+    }
+  }
+  pb::Command command;
+  *command.mutable_write_table() = write;
+  Send(command);
+  bool was_superseded = false;
+  const bool answered = AwaitFromSocket([&](pb::Response& r) {
+    if (take(r)) return true;
+    if (superseded_) {
+      was_superseded = true;
+      return true;
+    }
+    kept_.push_back(std::move(r));
+    return false;
+  });
+  if (was_superseded) return Status::FailedPrecondition(EndReason());
+  if (answered) return outcome;
+  if (lost_) return Status::Unavailable(EndReason());
+  return Status::Unavailable("no answer to " + DescribeWrite(write) + " from the replica at " +
+                             endpoint_ + " within " +
+                             std::to_string(options_.timeout.count() / 1000.0).substr(0, 4) +
+                             " s (send it again with the same uuid: a retry is applied once)");
 }
 
 std::optional<pb::Response> ControllerClient::Receive(std::chrono::milliseconds limit) {

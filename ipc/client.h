@@ -33,8 +33,14 @@
 
 namespace tandem::ipc {
 
-// Hello{nonce, kProtocolVersion, observer}.
-pb::Command MakeHello(const std::string& nonce, bool observer = false);
+// Hello{nonce, kProtocolVersion, observer, writer}. A writer session (DESIGN §9) is an observer
+// that may also send WriteTable: observer and writer both true.
+pb::Command MakeHello(const std::string& nonce, bool observer = false, bool writer = false);
+
+// True when `response` answers `write`: its WriteResponse (same uuid), or the CommandError the
+// supervisor refused it with (what == DescribeWrite(write), ipc/validate.h). For a client with
+// several writes in flight; uuids are the client's to keep distinct.
+bool AnswersWrite(const pb::Response& response, const pb::WriteTable& write);
 
 class ControllerClient {
  public:
@@ -59,17 +65,19 @@ class ControllerClient {
   ControllerClient(const ControllerClient&) = delete;
   ControllerClient& operator=(const ControllerClient&) = delete;
 
-  // Sends Hello{nonce, observer} and waits (Options::timeout) for HelloAccepted. Unavailable when
-  // nothing answers in time; FailedPrecondition when the Hello is refused. May be called again on
-  // a connected client: an observer session becomes a controller's (the supervisor keeps one
-  // session per peer). Frontiers received meanwhile are kept for Receive; other responses are
-  // dropped.
-  Status Hello(const std::string& nonce, bool observer = false);
+  // Sends Hello{nonce, observer, writer} and waits (Options::timeout) for HelloAccepted.
+  // Unavailable when nothing answers in time; FailedPrecondition when the Hello is refused (e.g.
+  // writer without observer). May be called again on a connected client: an observer session
+  // becomes a controller's (the supervisor keeps one session per peer). Frontiers received
+  // meanwhile are kept for Receive; other responses are dropped.
+  Status Hello(const std::string& nonce, bool observer = false, bool writer = false);
   const pb::Status::HelloAccepted& accepted() const { return accepted_; }
   // The Hello was accepted.
   bool connected() const { return connected_; }
   // This session is an observer's (read-only: it sends only Peek, CancelPeek and Goodbye).
   bool observer() const { return connected_ && accepted_.observer(); }
+  // This session is a writer's: an observer that may also send WriteTable.
+  bool writer() const { return observer() && writer_; }
 
   void Send(const pb::Command& command);
   void SendRaw(const std::string& bytes);  // retried on EINTR, like Send
@@ -79,6 +87,17 @@ class ControllerClient {
   // received meanwhile are kept for Receive. Unavailable if the barrier is not answered in time
   // or the connection is lost; FailedPrecondition (with superseded()) when superseded.
   Result<std::vector<pb::CommandError>> SendChecked(const pb::Command& command);
+
+  // The answer to one WriteTable: exactly one of the two is set.
+  struct WriteOutcome {
+    std::optional<pb::WriteResponse> response;  // durable at response->time(), or its error()
+    std::optional<pb::CommandError> refused;    // the supervisor refused it: nothing was applied
+  };
+  // Sends `write` (from the controller's or a writer session) and waits (Options::timeout) for
+  // its answer (AnswersWrite). Other responses received meanwhile are kept for Receive.
+  // Unavailable when no answer comes in time or the connection is lost — the write may or may
+  // not have been applied then: send it again with the same uuid (a retry is applied once).
+  Result<WriteOutcome> Write(const pb::WriteTable& write);
 
   // The next response (kept ones first), or nullopt after `limit`, on EINTR, or once the
   // connection is lost. Undecodable responses are skipped (a newer replica may send kinds we do
@@ -121,6 +140,7 @@ class ControllerClient {
   std::deque<pb::Response> kept_;
   pb::Status::HelloAccepted accepted_;
   bool connected_ = false;
+  bool writer_ = false;  // the accepted Hello asked for a writer session
   bool lost_ = false;
   bool interrupted_ = false;  // the last ReceiveFromSocket was cut short by a signal (EINTR)
   bool superseded_ = false;

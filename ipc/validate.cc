@@ -47,9 +47,12 @@ std::string SchemaText(const pb::Schema& schema) {
   return out + "]";
 }
 
-std::string ListText(const google::protobuf::RepeatedField<std::uint32_t>& values) {
+template <typename Values>  // a RepeatedField<uint32_t> or a vector<uint32_t>
+std::string ListText(const Values& values) {
   std::string out = "[";
-  for (int i = 0; i < values.size(); ++i) out += (i > 0 ? ", " : "") + std::to_string(values[i]);
+  for (const std::uint32_t value : values) {
+    out += (out.size() > 1 ? ", " : "") + std::to_string(value);
+  }
   return out + "]";
 }
 
@@ -557,6 +560,21 @@ Status CheckSourceBounds(const pb::SourceImport& import, std::uint64_t as_of,
     if (us <= B::kMaxTickIntervalUs) return Status::Ok();
     return over(kind + " source: tick_interval_us", us, B::kMaxTickIntervalUs, "one hour");
   };
+  // A file the runtime opens: absolute (it runs in another directory), bounded, no NUL.
+  // REQUIRES: not empty (CheckSourceSchema).
+  auto path = [&](const std::string& kind, const std::string& path) {
+    if (path.size() > B::kMaxPathBytes) {
+      return over(kind + " source: path of", path.size(), B::kMaxPathBytes, "bytes");
+    }
+    if (path.find('\0') != std::string::npos) {
+      return Invalid(kind + " source: path " + Printable(path, 80) + " has a NUL byte");
+    }
+    if (path[0] != '/') {
+      return Invalid(kind + " source: path " + Printable(path, 80) +
+                     " is not absolute (the runtime runs in another directory)");
+    }
+    return Status::Ok();
+  };
   // as_of × rows per tick, the first tick's catch-up.
   auto catch_up = [&](const std::string& kind, std::uint64_t rows_per_tick) {
     if (as_of == 0 || as_of <= B::kMaxCatchUpRows / rows_per_tick) return Status::Ok();
@@ -601,24 +619,17 @@ Status CheckSourceBounds(const pb::SourceImport& import, std::uint64_t as_of,
       }
       return catch_up("key_value", 2 * kv.updates_per_tick());
     }
-    case pb::Source::kLog: {
-      const std::string& path = import.source().log().path();
-      if (path.size() > B::kMaxPathBytes) {
-        return over("log source: path of", path.size(), B::kMaxPathBytes, "bytes");
-      }
-      if (path.find('\0') != std::string::npos) {
-        return Invalid("log source: path " + Printable(path, 80) + " has a NUL byte");
-      }
-      if (path[0] != '/') {
-        return Invalid("log source: path " + Printable(path, 80) +
-                       " is not absolute (the runtime runs in another directory)");
-      }
-      return Status::Ok();
-    }
-    case pb::Source::kTable:
+    case pb::Source::kLog:
+      return path("log", import.source().log().path());
     case pb::Source::kCsv:
+      return path("csv", import.source().csv().path());
     case pb::Source::kJsonLines:
-      return Invalid("table, csv and json_lines sources are not supported yet");  // issue 15
+      return path("json_lines", import.source().json_lines().path());
+    case pb::Source::kTable: {
+      const std::uint64_t ms = import.source().table().tick_interval_ms();
+      if (ms <= B::kMaxTableTickIntervalMs) return Status::Ok();
+      return over("table source: tick_interval_ms", ms, B::kMaxTableTickIntervalMs, "one hour");
+    }
     case pb::Source::KIND_NOT_SET:
       break;
   }
@@ -631,6 +642,17 @@ Status CheckSourceSchema(const pb::SourceImport& import) {
     pb::Schema expected;
     for (int i = 0; i < n; ++i) *expected.add_columns() = MakeColumn("", pb::INT64, false);
     return expected;
+  };
+  // A source whose schema is the controller's: at least one column, of known types.
+  auto columns = [&](const std::string& kind) {
+    if (schema.columns_size() == 0) return Invalid(kind + " source: schema has no columns");
+    for (int i = 0; i < schema.columns_size(); ++i) {
+      if (!IsKnownType(schema.columns(i).type())) {
+        return Invalid(kind + " source: column " + std::to_string(i) + " has " +
+                       TypeName(schema.columns(i).type()));
+      }
+    }
+    return Status::Ok();
   };
   switch (import.source().kind_case()) {
     case pb::Source::kCounter:
@@ -652,28 +674,100 @@ Status CheckSourceSchema(const pb::SourceImport& import) {
       return Status::Ok();
     case pb::Source::kLog:
       if (import.source().log().path().empty()) return Invalid("log source: path is empty");
-      if (schema.columns_size() == 0) return Invalid("log source: schema has no columns");
-      for (int i = 0; i < schema.columns_size(); ++i) {
-        if (!IsKnownType(schema.columns(i).type())) {
-          return Invalid("log source: column " + std::to_string(i) + " has " +
-                         TypeName(schema.columns(i).type()));
-        }
-      }
-      return Status::Ok();
-    case pb::Source::kTable:
+      return columns("log");
     case pb::Source::kCsv:
+      if (import.source().csv().path().empty()) return Invalid("csv source: path is empty");
+      return columns("csv");
     case pb::Source::kJsonLines:
-      return Invalid("table, csv and json_lines sources are not supported yet");  // issue 15
+      if (import.source().json_lines().path().empty()) {
+        return Invalid("json_lines source: path is empty");
+      }
+      return columns("json_lines");
+    case pb::Source::kTable:
+      return columns("table");
     case pb::Source::KIND_NOT_SET:
       break;
   }
   return Invalid("source has no kind");
 }
 
+// pb::Source's field name of the source's kind: "log", "table", … ("" when it has none).
+const char* SourceKindName(const pb::Source& source) {
+  switch (source.kind_case()) {
+    case pb::Source::kCounter:
+      return "counter";
+    case pb::Source::kKeyValue:
+      return "key_value";
+    case pb::Source::kLog:
+      return "log";
+    case pb::Source::kTable:
+      return "table";
+    case pb::Source::kCsv:
+      return "csv";
+    case pb::Source::kJsonLines:
+      return "json_lines";
+    case pb::Source::KIND_NOT_SET:
+      break;
+  }
+  return "";
+}
+
+// The upsert envelope (DESIGN §9): which sources may have one, and its columns. REQUIRES: the
+// source and its schema passed CheckSourceSchema.
+Status CheckUpsertKey(const pb::SourceImport& import) {
+  const auto& key = import.upsert_key();
+  if (key.empty()) return Status::Ok();
+  const auto kind = import.source().kind_case();
+  const std::string name = SourceKindName(import.source());
+  if (kind != pb::Source::kLog && kind != pb::Source::kTable && kind != pb::Source::kCsv &&
+      kind != pb::Source::kJsonLines) {
+    return Invalid("upsert_key is for log, table, csv and json_lines sources, not a " + name +
+                   " source (its updates are its own)");
+  }
+  const int columns = import.schema().columns_size();
+  std::set<std::uint32_t> seen;
+  for (int i = 0; i < key.size(); ++i) {
+    const std::string where = "upsert_key " + std::to_string(i);
+    const Status in_range = CheckColumnInRange(key[i], columns);
+    if (!in_range.ok()) return Within(where, in_range);
+    if (!seen.insert(key[i]).second) {
+      return Invalid(where + ": column " + std::to_string(key[i]) + " is in the key twice");
+    }
+  }
+  // A csv record or a json line without any non-key field is a delete: with every column in the
+  // key, such a source could only ever delete.
+  if ((kind == pb::Source::kCsv || kind == pb::Source::kJsonLines) &&
+      static_cast<int>(seen.size()) == columns) {
+    return Invalid("upsert_key " + ListText(key) + " is every column: a " + name +
+                   " record without a non-key field is a delete, so the source could never hold "
+                   "a row (leave a column out of the key)");
+  }
+  return Status::Ok();
+}
+
 Status CheckProtocolVersion(const pb::Hello& hello) {
   if (hello.protocol_version() != kProtocolVersion) {
     return Invalid("protocol version " + std::to_string(hello.protocol_version()) +
                    ", supervisor speaks " + std::to_string(kProtocolVersion));
+  }
+  if (hello.writer() && !hello.observer()) {
+    return Invalid(
+        "writer: true needs observer: true (a writer session is an observer that may also write "
+        "tables; a controller writes anyway)");
+  }
+  return Status::Ok();
+}
+
+// A row of a write against the columns it fills (a table's, or its key columns for a delete).
+Status CheckWriteRow(const pb::Row& row, const std::vector<const pb::Column*>& columns,
+                     const std::string& of) {
+  if (static_cast<std::size_t>(row.datums_size()) != columns.size()) {
+    return Invalid("row has " + std::to_string(row.datums_size()) + " datums, " + of + " has " +
+                   std::to_string(columns.size()) + " columns");
+  }
+  for (int d = 0; d < row.datums_size(); ++d) {
+    const Status fits = CheckDatumFits(row.datums(d), *columns[static_cast<std::size_t>(d)]);
+    if (!fits.ok()) return Within("datum " + std::to_string(d), fits);
   }
   return Status::Ok();
 }
@@ -711,6 +805,7 @@ Status Validator::Validate(const pb::Command& command) {
       origins_.clear();
       dataflows_.clear();
       allowed_compaction_.clear();
+      tables_.clear();
       return Status::Ok();
     default:
       if (!hello_seen_) {
@@ -745,7 +840,7 @@ Status Validator::Validate(const pb::Command& command) {
       why = ValidatePeek(command.peek());
       break;
     case pb::Command::kWriteTable:
-      why = Invalid("tables are not supported yet");  // issue 15
+      why = ValidateWriteTable(command.write_table());
       break;
     case pb::Command::kCancelPeek:
       if (command.cancel_peek().uuid().empty()) why = Invalid("uuid is empty");
@@ -760,7 +855,7 @@ Status Validator::Validate(const pb::Command& command) {
   return Status(why.code(), Describe(command) + ": " + why.message());
 }
 
-Status Validator::ValidateObserver(const pb::Command& command) const {
+Status Validator::ValidateObserver(const pb::Command& command, bool writer) const {
   Status why;
   switch (command.kind_case()) {
     case pb::Command::kHello:
@@ -774,12 +869,24 @@ Status Validator::ValidateObserver(const pb::Command& command) const {
       break;
     case pb::Command::kGoodbye:
       break;
+    case pb::Command::kWriteTable:
+      if (writer) {
+        why = ValidateWriteTable(command.write_table());
+      } else {
+        why = Invalid(
+            "observer sessions are read-only: they may send only Peek, CancelPeek and Goodbye; "
+            "say Hello with observer: true and writer: true to write tables");
+      }
+      break;
     case pb::Command::KIND_NOT_SET:
       return Invalid(Describe(command) + ": command has no kind");
     default:
-      why = Invalid(
-          "observer sessions are read-only: they may send only Peek, CancelPeek and Goodbye "
-          "(send Hello without observer to control the replica)");
+      why = Invalid(writer ? "writer sessions may only read and write tables: they may send only "
+                             "Peek, CancelPeek, WriteTable and Goodbye (send Hello without "
+                             "observer to control the replica)"
+                           : "observer sessions are read-only: they may send only Peek, "
+                             "CancelPeek and Goodbye (send Hello without observer to control "
+                             "the replica)");
       break;
   }
   if (why.ok()) return why;
@@ -919,6 +1026,11 @@ Status CheckOneShotShape(const pb::DataflowDescription& desc, std::uint64_t as_o
 
 }  // namespace
 
+std::string DescribeWrite(const pb::WriteTable& write) {
+  return std::string("WriteTable(") + Printable(write.uuid(), WriteBounds::kMaxUuidBytes) + ", " +
+         Printable(write.id(), 24) + ", " + std::to_string(write.updates_size()) + " updates)";
+}
+
 Status Validator::ValidateCreateDataflow(const pb::DataflowDescription& desc) {
   // Everything is checked before anything is recorded: a refused dataflow changes nothing.
   switch (desc.class_()) {
@@ -961,6 +1073,11 @@ Status Validator::ValidateCreateDataflow(const pb::DataflowDescription& desc) {
     TANDEM_RETURN_IF_ERROR(CheckNewId(import.id(), "source import", collections_, scope));
     Status source = CheckSourceSchema(import);
     if (source.ok()) source = CheckSourceBounds(import, as_of, segment_bytes_);
+    if (source.ok()) source = CheckUpsertKey(import);
+    if (source.ok() && import.source().has_table() && !data_dir_) {
+      source =
+          Status::FailedPrecondition("a table needs the replica's --data-dir (none was given)");
+    }
     if (!source.ok()) return Within("source import " + import.id(), source);
     scope.emplace(import.id(), import.schema());
   }
@@ -1054,8 +1171,13 @@ void Validator::Record(const pb::DataflowDescription& desc,
   for (const auto& import : desc.index_imports()) members.imports.push_back(import.id());
   if (desc.class_() == pb::ONE_SHOT_READ) members.one_shot_as_of = desc.as_of().elements(0);
   for (const auto& import : desc.source_imports()) {
-    origins_[import.id()] = {dataflow, Origin::kSource};
+    origins_[import.id()] = {dataflow, Origin::kSource, SourceKindName(import.source())};
     members.others.push_back(import.id());
+    if (import.source().has_table()) {
+      tables_.insert_or_assign(
+          import.id(),
+          TableInfo{import.schema(), {import.upsert_key().begin(), import.upsert_key().end()}});
+    }
   }
   for (const auto& build : desc.objects_to_build()) {
     origins_[build.id()] = {dataflow, Origin::kView};
@@ -1120,6 +1242,67 @@ Status Validator::ValidatePeek(const pb::Peek& peek) const {
   return Status::Ok();
 }
 
+Status Validator::ValidateWriteTable(const pb::WriteTable& write) const {
+  if (write.uuid().empty()) return Invalid("uuid is empty (it is the write's idempotency key)");
+  if (write.uuid().size() > WriteBounds::kMaxUuidBytes) {
+    return Invalid("uuid of " + std::to_string(write.uuid().size()) + " bytes is over the bound " +
+                   std::to_string(WriteBounds::kMaxUuidBytes) + " bytes");
+  }
+  const std::string& id = write.id();
+  const auto table = tables_.find(id);
+  if (table == tables_.end()) {
+    const auto origin = origins_.find(id);
+    if (origin == origins_.end()) return Status::NotFound("unknown table " + Quoted(id));
+    const std::string what = origin->second.kind == Origin::kIndex ? "an index"
+                             : origin->second.kind == Origin::kView
+                                 ? "a view"
+                                 : std::string("a ") + origin->second.source_kind + " source";
+    return Invalid(id + " is not a table (it is " + what + "): only a table source takes writes");
+  }
+  if (write.updates().empty()) return Invalid("the write has no updates (send at least one)");
+  if (write.updates_size() > WriteBounds::kMaxUpdates) {
+    return Invalid(std::to_string(write.updates_size()) + " updates are over the bound " +
+                   std::to_string(WriteBounds::kMaxUpdates) + " (split the write)");
+  }
+  const TableInfo& info = table->second;
+  const bool upsert = !info.upsert_key.empty();
+  std::vector<const pb::Column*> row_columns;
+  for (const auto& column : info.schema.columns()) row_columns.push_back(&column);
+  std::vector<const pb::Column*> key_columns;
+  for (const std::uint32_t k : info.upsert_key) {
+    key_columns.push_back(&info.schema.columns(static_cast<int>(k)));
+  }
+  for (int i = 0; i < write.updates_size(); ++i) {
+    const pb::TableUpdate& update = write.updates(i);
+    Status why;
+    switch (update.kind_case()) {
+      case pb::TableUpdate::kUpdate:
+        if (upsert) {
+          why = Invalid(id + " has an upsert key " + ListText(info.upsert_key) +
+                        ": write upserts and deletes, not updates with diffs");
+        } else if (update.update().diff() == 0) {
+          why = Invalid("diff is 0 (an update changes the row's multiplicity by a non-zero diff)");
+        } else {
+          why = CheckWriteRow(update.update().row(), row_columns, "the table");
+        }
+        break;
+      case pb::TableUpdate::kUpsert:
+        why = upsert ? CheckWriteRow(update.upsert(), row_columns, "the table")
+                     : Invalid(id + " has no upsert key: write updates with diffs");
+        break;
+      case pb::TableUpdate::kDelete:
+        why = upsert ? CheckWriteRow(update.delete_(), key_columns, "the upsert key")
+                     : Invalid(id + " has no upsert key: write updates with diffs");
+        break;
+      case pb::TableUpdate::KIND_NOT_SET:
+        why = Invalid("update has no kind (update, upsert or delete)");
+        break;
+    }
+    if (!why.ok()) return Within("update " + std::to_string(i), why);
+  }
+  return Status::Ok();
+}
+
 Status Validator::ValidateAllowCompaction(const pb::AllowCompaction& command) {
   const std::string& id = command.id();
   if (collections_.count(id) == 0) return Status::NotFound("unknown id " + Quoted(id));
@@ -1177,6 +1360,7 @@ Status Validator::ValidateAllowCompaction(const pb::AllowCompaction& command) {
     for (const auto& other : dataflow->second.others) {
       collections_.erase(other);
       origins_.erase(other);
+      tables_.erase(other);
     }
     dataflows_.erase(dataflow);
   }

@@ -4,10 +4,11 @@
 //
 // What is checked, per command:
 //   * before the first Hello, every other command is refused (FailedPrecondition);
-//   * Hello: protocol_version == kProtocolVersion; an accepted Hello starts a new epoch in which
-//     every id known so far is forgotten, with the compaction frontiers and importers recorded
-//     for them (the controller replays its history) — unless it is an observer's (observer:
-//     true), which changes nothing;
+//   * Hello: protocol_version == kProtocolVersion; writer: true only with observer: true (a
+//     writer session is an observer that may also write tables; a controller writes anyway); an
+//     accepted Hello starts a new epoch in which every id known so far is forgotten, with the
+//     compaction frontiers, importers and tables recorded for them (the controller replays its
+//     history) — unless it is an observer's (observer: true), which changes nothing;
 //   * CreateInstance, UpdateConfiguration: parameter names are non-empty;
 //   * CreateDataflow: class MAINTAINED or ONE_SHOT_READ; as_of is one valid time; until is empty
 //     or one valid time > as_of; every id it creates (source imports, builds, index exports) is a
@@ -19,8 +20,15 @@
 //     indexes stay within the index capacity (set_index_capacity: the registry's slots per row);
 //     every source parameter is within the bounds below (SourceBounds: what a source can make
 //     without taking the runtime down — a generator's rows per tick, its catch-up to as_of, its
-//     keys against the segment size from set_segment_bytes —, a log path that open() reads as
-//     the file named);
+//     keys against the segment size from set_segment_bytes —, a log, csv or json_lines path that
+//     open() reads as the file named, a table's tick_interval_ms of at most an hour); log, table,
+//     csv and json_lines sources have a schema of at least one column of known types; a table
+//     needs a data directory (set_data_dir: the replica's --data-dir; else FailedPrecondition);
+//     upsert_key (DESIGN §9) only on log, table, csv and json_lines sources, its columns
+//     distinct and in range of the schema — and for csv and json_lines not every column (a
+//     record without a non-key field is a delete there, so such a source could never hold a
+//     row). Each table (a source import with a TableSource) is remembered with its schema and
+//     upsert key until its dataflow goes;
 //       - MAINTAINED (DESIGN §8): no index export is a transient id (t<n>); no index import has
 //         an as_of below the compaction frontier the controller last allowed for that index (a
 //         maintained dataflow would be wrong forever);
@@ -35,24 +43,34 @@
 //     maintained index raises the compaction frontier recorded for it (a lower one is accepted
 //     and lowers nothing); of a one-shot result it changes nothing. The empty frontier drops the
 //     index (it is forgotten) — refused while a live dataflow imports it, naming the importers —,
-//     and with a dataflow's last index its sources and views are forgotten too, and its imports
-//     no longer hold anything (the runtimes drop the whole dataflow then; their ids may be
-//     created again);
+//     and with a dataflow's last index its sources (tables too) and views are forgotten, and its
+//     imports no longer hold anything (the runtimes drop the whole dataflow then; their ids may
+//     be created again);
 //   * Peek: uuid non-empty; the id is a known index; timestamp a valid time — for a one-shot
 //     result, its dataflow's as_of; each key row has the index key's arity and types; the
 //     map/filter/project type-checks against the indexed collection; finishing columns are in
 //     range of the mfp's output;
 //   * CancelPeek: uuid non-empty (an unknown uuid is fine: the answer may have been sent);
+//   * WriteTable (DESIGN §9): uuid non-empty, at most WriteBounds::kMaxUuidBytes; the id is a
+//     live table (NotFound for an unknown id; any other collection is "not a table", naming what
+//     it is); 1 to WriteBounds::kMaxUpdates updates, each of the table's kind — a table without
+//     an upsert key takes `update` (a row and a non-zero diff), an upsert table `upsert` (a
+//     whole row) and `delete` (the key columns, in upsert_key order) — and each row has the
+//     table's arity, column types and nullability (a delete's: the key columns'). Nothing is
+//     recorded: the runtime gives the write its time; uuids are not tracked (a retry is the
+//     runtime's to recognize);
 //   * Goodbye: nothing (it ends the sender's session in the supervisor and reaches no runtime).
 // Peek uuids are not tracked: the validator cannot see when a peek completes.
 //
 // ValidateObserver() checks a command of an observer session (DESIGN §3) against the state as it
-// is, changing nothing: Hello (protocol version only: it starts no epoch), Peek and CancelPeek as
-// above, Goodbye; everything else is refused ("observer sessions are read-only: …").
+// is, changing nothing: Hello (as above, but it starts no epoch), Peek and CancelPeek as above,
+// Goodbye — and, for a writer session (Hello{observer, writer}: ValidateObserver(command, true)),
+// WriteTable as above; everything else is refused ("observer sessions are read-only: …", or for
+// a writer session "writer sessions may only read and write tables: …").
 //
 // Every refusal is a Status whose message is "<Describe(command)>: <reason>": NotFound for an
-// unknown id, FailedPrecondition before Hello, ResourceExhausted beyond the index capacity,
-// InvalidArgument for everything else.
+// unknown id, FailedPrecondition before Hello and for a table without a data directory,
+// ResourceExhausted beyond the index capacity, InvalidArgument for everything else.
 //
 // Schemas are compared by column type and nullability; column names are labels and are not
 // compared (the validator names the columns it derives, e.g. a Reduce's "count").
@@ -98,18 +116,43 @@ struct SourceBounds {
   // A generator's first tick catches up to as_of: every time below it is emitted in one tick
   // (advanced to as_of), so as_of × rows per tick is bounded.
   static constexpr std::uint64_t kMaxCatchUpRows = std::uint64_t{1} << 24;
-  // log: an absolute path of at most this many bytes, without NUL bytes.
+  // log, csv, json_lines: an absolute path of at most this many bytes, without NUL bytes.
   static constexpr std::size_t kMaxPathBytes = 4095;
+  // table: the upper follows the clock at least this often (0 is the default, 1000).
+  static constexpr std::uint64_t kMaxTableTickIntervalMs = 3'600'000;  // one hour
 };
+
+// Bounds on a WriteTable (README "Tables"). Beyond one it is refused, naming the bound.
+struct WriteBounds {
+  // The uuid is the write's idempotency key, kept in the table's log with every write.
+  static constexpr std::size_t kMaxUuidBytes = 128;
+  // Updates of one write: one time, one log record, one group commit's share.
+  static constexpr int kMaxUpdates = 100'000;
+};
+
+// "WriteTable(<uuid>, <id>, <n> updates)": Describe() of a WriteTable, but with the uuid whole
+// (up to WriteBounds::kMaxUuidBytes printable characters; Describe() shortens it to 8), so that a
+// client with several writes in flight can tell which one a CommandError refuses: the supervisor
+// sets CommandError.what to it for every WriteTable it refuses.
+std::string DescribeWrite(const pb::WriteTable& write);
 
 class Validator {
  public:
   // Every command but Hello is refused before the first Hello.
   // Hello starts a new epoch: every id known so far is forgotten (the controller replays).
   Status Validate(const pb::Command& command);
-  // A command of an observer session, checked against this state without changing it (see
-  // above). Before any Hello the state is empty: an observer's peek is then of an unknown index.
-  Status ValidateObserver(const pb::Command& command) const;
+  // A command of an observer session — a writer session's when `writer` — checked against this
+  // state without changing it (see above). Before any Hello the state is empty: an observer's
+  // peek is then of an unknown index.
+  Status ValidateObserver(const pb::Command& command, bool writer = false) const;
+
+  // What the epoch knows about a table (a source import with a TableSource).
+  struct TableInfo {
+    pb::Schema schema;
+    std::vector<std::uint32_t> upsert_key;  // empty: plain updates with diffs
+  };
+  // The live tables of this epoch.
+  const std::map<std::string, TableInfo>& tables() const { return tables_; }
 
   // What the epoch knows about an index.
   struct IndexInfo {
@@ -141,6 +184,9 @@ class Validator {
   // The shared-memory segment's size in bytes (0: unknown). A generator source whose rows could
   // never fit in it is refused (see SourceBounds). Kept across epochs.
   void set_segment_bytes(std::uint64_t bytes) { segment_bytes_ = bytes; }
+  // Whether the replica has a data directory (--data-dir) for tables' logs: without one a table
+  // source is refused. Kept across epochs.
+  void set_data_dir(bool has_data_dir) { data_dir_ = has_data_dir; }
 
  private:
   Status ValidateCreateDataflow(const pb::DataflowDescription& desc);
@@ -148,12 +194,14 @@ class Validator {
   void Record(const pb::DataflowDescription& desc, std::map<std::string, pb::Schema> created,
               std::map<std::string, IndexInfo> new_indexes);
   Status ValidatePeek(const pb::Peek& peek) const;
+  Status ValidateWriteTable(const pb::WriteTable& write) const;
   Status ValidateAllowCompaction(const pb::AllowCompaction& command);
 
   // Where a collection comes from: the dataflow that creates it, and as what.
   struct Origin {
     std::uint64_t dataflow;
     enum Kind { kSource, kView, kIndex } kind;
+    const char* source_kind = "";  // for kSource: "log", "table", … (pb::Source's field name)
   };
   // A dataflow of the epoch with an index left: its indexes not yet dropped, and its sources and
   // views (which go when the last index goes), and the indexes it imports (which cannot be
@@ -172,8 +220,10 @@ class Validator {
   // key of indexes_ is one of them, with kind kIndex; every dataflow in dataflows_ has at least
   // one live export, and each origin names one of them; every import of a dataflow in
   // dataflows_ is a key of indexes_ (a drop of an imported index is refused); every key of
-  // allowed_compaction_ is a key of indexes_ that is not a one-shot result.
+  // allowed_compaction_ is a key of indexes_ that is not a one-shot result; every key of tables_
+  // is a key of origins_ with kind kSource and source_kind "table".
   bool hello_seen_ = false;
+  bool data_dir_ = false;
   std::uint32_t index_capacity_ = 0;
   std::uint64_t segment_bytes_ = 0;
   std::map<std::string, pb::Schema> collections_;
@@ -181,6 +231,7 @@ class Validator {
   std::map<std::string, Origin> origins_;
   std::map<std::uint64_t, Dataflow> dataflows_;
   std::map<std::string, std::uint64_t> allowed_compaction_;
+  std::map<std::string, TableInfo> tables_;
 
   std::uint64_t next_dataflow_ = 0;
 };

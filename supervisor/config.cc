@@ -1,5 +1,6 @@
 #include "supervisor/config.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -22,7 +23,8 @@ constexpr char kExitCodesHelp[] =
     "  70       a runtime exited (with any exit code) without being asked to\n"
     "  75       a runtime made no progress for --runtime-stall-kill (stopped, wedged)\n"
     "  78       impossible configuration (unequal worker counts, segment larger than /dev/shm,\n"
-    "           a non-loopback controller endpoint without CURVE, unusable CURVE key files)\n"
+    "           a non-loopback controller endpoint without CURVE, unusable CURVE key files,\n"
+    "           a --data-dir that cannot be created or is not a directory)\n"
     "  128+N    a runtime died of signal N (137: SIGKILL, 134: abort)\n"
     "\nParameters (--param / --replica-param NAME=VALUE; replica beats environment beats "
     "default):\n";
@@ -159,6 +161,11 @@ FlagsOutcome ParseSupervisorFlags(int argc, const char* const* argv) {
   app.add_option("--worker-binary", c.worker_binary,
                  "the runtime executable (default: tandem-worker beside this binary)")
       ->envname("TANDEM_WORKER_BINARY");
+  app.add_option("--data-dir", c.data_dir,
+                 "DIR: where tables keep their durable logs (created 0700 with its parents; "
+                 "passed to the maintenance or solo runtime); without it table sources are "
+                 "refused")
+      ->envname("TANDEM_DATA_DIR");
   app.add_flag("--keep-segment-on-crash", c.keep_segment_on_crash,
                "leave the segment in /dev/shm after a crash, for tandem-shm post-mortem")
       ->envname("TANDEM_KEEP_SEGMENT_ON_CRASH");
@@ -237,6 +244,15 @@ FlagsOutcome ParseSupervisorFlags(int argc, const char* const* argv) {
         Status::InvalidArgument("--replica-id must be 1-48 characters without '/' or spaces"));
   }
   if (c.shm_name.empty()) c.shm_name = "tandem." + c.replica_id;
+  if (!c.data_dir.empty()) {
+    // Absolute: the runtimes may run elsewhere, and the start-up log names the real place.
+    std::error_code ec;
+    std::filesystem::path dir = std::filesystem::absolute(c.data_dir, ec).lexically_normal();
+    if (ec) return usage(Status::InvalidArgument("--data-dir " + c.data_dir + ": " + ec.message()));
+    std::string text = dir.string();
+    while (text.size() > 1 && text.back() == '/') text.pop_back();
+    c.data_dir = std::move(text);
+  }
   if (c.runtime_dir.empty()) c.runtime_dir = DefaultRuntimeDir();
   if (c.worker_binary.empty()) {
     std::error_code ec;
@@ -245,6 +261,22 @@ FlagsOutcome ParseSupervisorFlags(int argc, const char* const* argv) {
   }
   out.config = std::move(c);
   return out;
+}
+
+Status EnsureDataDir(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(status)) {
+    if (std::filesystem::is_directory(status)) return Status::Ok();
+    return Status::FailedPrecondition("--data-dir " + path + " exists and is not a directory");
+  }
+  const mode_t old = umask(0077);
+  std::filesystem::create_directories(path, ec);
+  umask(old);
+  if (ec) {
+    return Status::FailedPrecondition("could not create --data-dir " + path + ": " + ec.message());
+  }
+  return Status::Ok();
 }
 
 Status CheckConfiguration(const SupervisorConfig& c) {
@@ -276,8 +308,10 @@ std::string DescribeConfiguration(const SupervisorConfig& c) {
     << " controller_listen_addr=" << c.controller_listen_addr
     << " internal_http_listen_addr=" << c.internal_http_listen_addr << " shm_name=" << c.shm_name
     << " shm_size=" << c.shm_size << " slots_per_row=" << c.slots_per_row
-    << " runtime_dir=" << c.runtime_dir << " grace_period_s=" << c.grace_period_s
-    << " startup_timeout_s=" << c.startup_timeout_s << " worker_binary=" << c.worker_binary
+    << " runtime_dir=" << c.runtime_dir
+    << " data_dir=" << (c.data_dir.empty() ? std::string("none") : c.data_dir)
+    << " grace_period_s=" << c.grace_period_s << " startup_timeout_s=" << c.startup_timeout_s
+    << " worker_binary=" << c.worker_binary
     << " keep_segment_on_crash=" << (c.keep_segment_on_crash ? "true" : "false")
     << " controller_auth="
     << (c.curve() ? "curve(secret_key=" + c.curve_secret_key +

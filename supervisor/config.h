@@ -46,6 +46,9 @@ struct SupervisorConfig {
   std::string curve_secret_key;          // the server's secret key file
   std::string curve_authorized_keys;     // a directory of client public keys
   bool allow_insecure_endpoint = false;  // a non-loopback endpoint without CURVE
+  // Where tables keep their logs (DESIGN §9), absolute; passed to the maintenance (or solo)
+  // runtime as --data-dir. Empty: none (a table source is refused).
+  std::string data_dir;
   ConfigSet params;
   Guards guards;  // guards.h: fault injection, bounds, the stall watch
 
@@ -69,6 +72,10 @@ FlagsOutcome ParseSupervisorFlags(int argc, const char* const* argv);
 // Checks what flags alone cannot: equal worker counts in two-runtime mode, a runtime-socket path
 // that fits, a worker binary that exists. The reason for exit 78 (or 64) when not OK.
 Status CheckConfiguration(const SupervisorConfig& config);
+
+// The --data-dir as the supervisor starts: made (with its parents, 0700) when missing.
+// FailedPrecondition (exit 78) when it cannot be made or is not a directory.
+Status EnsureDataDir(const std::string& path);
 
 // "256MiB", "1GiB", "64M", "4096" → bytes.
 Result<std::uint64_t> ParseByteSize(std::string_view text);

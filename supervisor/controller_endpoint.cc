@@ -49,11 +49,19 @@ void Supervisor::SendEncodedToPeer(const std::string& peer, const std::string& b
 }
 
 void Supervisor::Refuse(const std::string& peer, const std::string& command,
-                        const std::string& reason, const std::string& why) {
+                        const std::string& reason, const std::string& why,
+                        const std::string& what) {
   metrics_.Inc(kCommands, {{"command", command}, {"result", "refused"}});
   metrics_.Inc(kRefused, {{"reason", reason}});
+  if (command == "WriteTable") metrics_.Inc(kWrites, {{"result", "refused"}});
   spdlog::debug("refused {}: {}", command, why);
-  SendToPeer(peer, ipc::MakeCommandError(command, why));
+  SendToPeer(peer, ipc::MakeCommandError(what.empty() ? command : what, why));
+}
+
+void Supervisor::RefuseCommand(const std::string& peer, const ipc::pb::Command& cmd,
+                               const std::string& reason, const std::string& why) {
+  Refuse(peer, ipc::CommandName(cmd), reason, why,
+         cmd.has_write_table() ? ipc::DescribeWrite(cmd.write_table()) : "");
 }
 
 void Supervisor::OnControllerReadable() {
@@ -119,11 +127,11 @@ void Supervisor::OnControllerMessage(const std::string& peer, const std::string&
   }
   switch (sessions_.StandingOf(peer)) {
     case Sessions::Standing::kNoHello:
-      Refuse(peer, name, "before_hello", ipc::Describe(cmd) + ": send Hello first");
+      RefuseCommand(peer, cmd, "before_hello", ipc::Describe(cmd) + ": send Hello first");
       return;
     case Sessions::Standing::kSuperseded:
-      Refuse(peer, name, "superseded",
-             ipc::Describe(cmd) + ": this controller was superseded by a newer Hello");
+      RefuseCommand(peer, cmd, "superseded",
+                    ipc::Describe(cmd) + ": this controller was superseded by a newer Hello");
       return;
     case Sessions::Standing::kObserver:
       OnObserverCommand(peer, cmd, payload);
@@ -132,9 +140,10 @@ void Supervisor::OnControllerMessage(const std::string& peer, const std::string&
       break;
   }
   if (Status s = validator_.Validate(cmd); !s.ok()) {
-    Refuse(peer, name, "validation", s.message());
+    RefuseCommand(peer, cmd, "validation", s.message());
     return;
   }
+  if (cmd.has_write_table() && !AdmitWrite(peer, cmd)) return;
   if (cmd.has_initialization_complete() && last_complete_) {
     // The runtimes reconcile now: what the replica maintains is the replayed epoch.
     last_complete_.reset();
@@ -185,12 +194,14 @@ void Supervisor::OnObserverHello(const std::string& peer, const ipc::pb::Command
     return;
   }
   ForgetSession(peer);
-  const SessionId session = sessions_.BecomeObserver(peer, hello.hello().nonce());
+  const bool writer = hello.hello().writer();
+  const SessionId session = sessions_.BecomeObserver(peer, hello.hello().nonce(), writer);
   metrics_.Inc(kControllerEvents, {{"event", "observer_hello"}});
   metrics_.Inc(kCommands, {{"command", "Hello"}, {"result", "accepted"}});
   metrics_.Set(kObservers, {}, static_cast<double>(sessions_.observers().size()));
-  spdlog::info("an observer (nonce {}, session {}) connected; {} observer(s)",
-               ipc::Printable(hello.hello().nonce()), session, sessions_.observers().size());
+  spdlog::info("{} (nonce {}, session {}) connected; {} observer(s)",
+               writer ? "a writer session" : "an observer", ipc::Printable(hello.hello().nonce()),
+               session, sessions_.observers().size());
   SendToPeer(peer, HelloAccepted(hello.hello()));
   for (const auto& [id, frontiers] : frontiers_.latest()) {
     ipc::pb::Response r;
@@ -202,12 +213,19 @@ void Supervisor::OnObserverHello(const std::string& peer, const ipc::pb::Command
 void Supervisor::OnObserverCommand(const std::string& peer, const ipc::pb::Command& cmd,
                                    const std::string& payload) {
   const std::string name = ipc::CommandName(cmd);
-  if (Status s = Catalog().ValidateObserver(cmd); !s.ok()) {
-    Refuse(peer, name, cmd.has_peek() || cmd.has_cancel_peek() ? "validation" : "read_only",
-           s.message());
+  const bool writer = sessions_.IsWriter(peer);
+  // A writer session's writes are checked against what the replica runs (the catalog), like its
+  // peeks.
+  if (Status s = Catalog().ValidateObserver(cmd, writer); !s.ok()) {
+    const bool allowed =
+        cmd.has_peek() || cmd.has_cancel_peek() || (writer && cmd.has_write_table());
+    RefuseCommand(peer, cmd, allowed ? "validation" : "read_only", s.message());
     return;
   }
-  if (!AdmitPeekCommand(peer, cmd, sessions_.ObserverSession(peer))) return;
+  if (cmd.has_write_table() ? !AdmitWrite(peer, cmd)
+                            : !AdmitPeekCommand(peer, cmd, sessions_.ObserverSession(peer))) {
+    return;
+  }
   mux_->Forward(cmd, payload, Clock::now(), sessions_.ObserverSession(peer));
   metrics_.Inc(kCommands, {{"command", name}, {"result", "forwarded"}});
 }

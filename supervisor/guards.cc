@@ -35,6 +35,12 @@ void AddGuardFlags(CLI::App& app, Guards& g) {
       ->envname("TANDEM_MAX_PEEKS_IN_FLIGHT")
       ->check(CLI::Range(1, 10000000))
       ->capture_default_str();
+  app.add_option("--max-writes-in-flight", g.max_writes_in_flight,
+                 "table writes all sessions together may have in flight (forwarded, not yet "
+                 "acknowledged); more are refused (CommandError)")
+      ->envname("TANDEM_MAX_WRITES_IN_FLIGHT")
+      ->check(CLI::Range(1, 10000000))
+      ->capture_default_str();
   app.add_option("--http-max-connections", g.http_max_connections,
                  "internal HTTP connections open at once; a newer one closes the oldest")
       ->envname("TANDEM_HTTP_MAX_CONNECTIONS")
@@ -71,6 +77,7 @@ std::string DescribeGuards(const Guards& g) {
     << " runtime_stall_kill_s=" << g.runtime_stall_kill_s
     << " max_peeks_per_session=" << g.max_peeks_per_session
     << " max_peeks_in_flight=" << g.max_peeks_in_flight
+    << " max_writes_in_flight=" << g.max_writes_in_flight
     << " http_max_connections=" << g.http_max_connections
     << " http_request_timeout_s=" << g.http_request_timeout_s;
   return s.str();

@@ -28,6 +28,9 @@ struct Guards {
   // are not bounded in number; the total is what bounds them together).
   std::uint32_t max_peeks_per_session = 1000;
   std::uint32_t max_peeks_in_flight = 10000;
+  // WriteTables forwarded and not yet answered, over all sessions (DESIGN §9): more are refused
+  // ("too_many_writes"), so a writer faster than the disk cannot queue without bound.
+  std::uint32_t max_writes_in_flight = 10000;
   // The internal HTTP endpoint: connections open at once, and how long one may take to send its
   // request (a connection past it is closed).
   std::uint32_t http_max_connections = 64;

@@ -28,5 +28,8 @@ inline constexpr char kOneShotsRunning[] = "tandem_one_shot_dataflows_running";
 inline constexpr char kOneShotLatency[] = "tandem_one_shot_build_to_answer_seconds";
 inline constexpr char kHoldGap[] = "tandem_index_hold_gap";
 inline constexpr char kHoldGapMax[] = "tandem_index_hold_gap_max";
+inline constexpr char kWrites[] = "tandem_writes_total";
+inline constexpr char kWriteSeconds[] = "tandem_write_seconds";
+inline constexpr char kWritesInFlight[] = "tandem_writes_in_flight";
 
 }  // namespace tandem::supervisor::metric

@@ -1,25 +1,35 @@
 // The multiplexer (DESIGN §3.1): the sessions' command streams in front of the runtimes.
 //
-// Two-runtime mode: every command except Peek/CancelPeek goes to BOTH runtimes, maintenance
-// first, in arrival order — so the create of a reader and every later compaction of what it reads
-// are on one ordered stream in the reading runtime (the holds invariant, DESIGN §4.1, needs
-// that). Peek and CancelPeek go to interactive only. Solo mode: everything to the solo runtime.
+// Two-runtime mode: every command except Peek/CancelPeek and WriteTable goes to BOTH runtimes,
+// maintenance first, in arrival order — so the create of a reader and every later compaction of
+// what it reads are on one ordered stream in the reading runtime (the holds invariant, DESIGN
+// §4.1, needs that). Peek and CancelPeek go to interactive only; WriteTable to maintenance only
+// (DESIGN §9: the runtime that runs the table sources; holds do not depend on writes). Solo mode:
+// everything to the solo runtime.
 // Responses are forwarded as they come; each runtime reports frontiers only for what it renders,
 // so the two streams never overlap.
 //
-// Sessions: the controller's commands, and the Peek/CancelPeek of observer sessions (DESIGN §3;
-// supervisor/sessions.h), share the runtime streams. A peek's answer goes to the session that
-// sent it alone: each session's uuids are put into a namespace of its own on the way in
-// (WireUuid) and mapped back on the way out, so two sessions' uuids never collide:
+// Sessions: the controller's commands, the Peek/CancelPeek of observer sessions (DESIGN §3;
+// supervisor/sessions.h) and the WriteTable of writer sessions share the runtime streams. A peek's
+// answer goes to the session that sent it alone: each session's uuids are put into a namespace of
+// its own on the way in (WireUuid) and mapped back on the way out, so two sessions' uuids never
+// collide:
 //   * the controller: its uuid as sent — unless it begins with '~', then "~c:" + uuid (rare, and
 //     the common case costs no re-encoding);
 //   * observer session n: "~o<n>:" + uuid.
 //
-// State: no per-dataflow state. Per session it tracks the peeks it forwarded (by wire uuid), to
-// time them and to enforce exactly one PeekResponse per peek towards its session: a second
-// response, or one for a peek of an ended session or of the controller before its last Hello, is
-// dropped (and counted). The controller's Hello resets the controller's peeks only; an
-// observer's Hello is never forwarded (it starts no epoch).
+// Writes: every WriteTable forwarded gets a wire uuid of its own, WriteWireUuid(n, uuid) with n
+// counting the writes forwarded in the supervisor's life (ipc/model.h), so that two sessions'
+// writes with one uuid (a retry from another session) each get their own answer; the runtime
+// strips the prefix (the client's uuid is the idempotency key). Its WriteResponse is mapped back
+// to the client's uuid and goes to the session that sent it alone.
+//
+// State: no per-dataflow state. Per session it tracks the peeks and writes it forwarded (by wire
+// uuid), to time them and to enforce exactly one answer per peek or write towards its session: a
+// second response, or one for a peek or write of an ended session or of the controller before its
+// last Hello, is dropped (and counted). Writes cannot be cancelled: an ended session's writes are
+// still made, only their answers dropped. The controller's Hello resets the controller's peeks and
+// writes only; an observer's Hello is never forwarded (it starts no epoch).
 //
 // Thread safety: none; the supervisor's loop owns it.
 #pragma once
@@ -58,9 +68,9 @@ class Multiplexer {
   std::vector<Role> Route(const ipc::pb::Command& command) const;
 
   // Sends a validated command (and its encoding) of `session` to its runtimes; a Peek's or
-  // CancelPeek's uuid is put into the session's namespace first. The controller's Hello resets
-  // the controller's peeks first.
-  // REQUIRES: an observer session sends only Peek and CancelPeek.
+  // CancelPeek's uuid is put into the session's namespace first, a WriteTable's gets its wire
+  // uuid. The controller's Hello resets the controller's peeks and writes first.
+  // REQUIRES: an observer session sends only Peek, CancelPeek and WriteTable.
   void Forward(const ipc::pb::Command& command, const std::string& encoded, Clock::time_point now,
                SessionId session = kControllerSession);
 
@@ -69,7 +79,9 @@ class Multiplexer {
   // those answers come (a session that floods peeks and leaves must not escape
   // --max-peeks-in-flight), but no longer in the session's own count — and at most
   // kOrphanLifetime, in case an answer never comes (a runtime drops the peeks a controller's
-  // replay buffered when that controller says Hello again).
+  // replay buffered when that controller says Hello again). Its writes waiting for their answers
+  // are not cancelled (they may be durable already); their answers are dropped, and they count in
+  // outstanding_writes() the same way.
   void EndSession(SessionId session, Clock::time_point now = Clock::now());
   // Forgets the ended sessions' peeks older than kOrphanLifetime (Forward does it too).
   void ExpireOrphans(Clock::time_point now);
@@ -82,6 +94,9 @@ class Multiplexer {
     SessionId to = kControllerSession;
     // For the first PeekResponse of a tracked peek: how long the peek took.
     std::optional<std::chrono::nanoseconds> peek_latency;
+    // For a WriteResponse (its uuid mapped back to the client's) of a tracked write: how long
+    // from forwarding the write to its answer.
+    std::optional<std::chrono::nanoseconds> write_latency;
     const char* drop_reason = nullptr;  // set when !forward
   };
   Verdict OnResponse(Role from, ipc::pb::Response* response, Clock::time_point now);
@@ -92,6 +107,8 @@ class Multiplexer {
     auto it = per_session_.find(session);
     return it == per_session_.end() ? 0 : it->second;
   }
+  // Writes forwarded and not answered yet, of every session (ended ones' too, see EndSession).
+  std::size_t outstanding_writes() const { return writes_.size(); }
   // True while the peek `uuid` (as `session` sent it) waits for its answer.
   bool Waiting(SessionId session, const std::string& uuid) const {
     auto it = peeks_.find(WireUuid(session, uuid));
@@ -109,8 +126,13 @@ class Multiplexer {
   bool two_runtime_;
   Send send_;
   void Untrack(SessionId session);
+  Verdict OnWriteResponse(ipc::pb::Response* response, Clock::time_point now);
   std::unordered_map<std::string, Tracked> peeks_;          // wire uuid → the peek
   std::unordered_map<SessionId, std::size_t> per_session_;  // peeks_ by session
+  std::unordered_map<std::string, Tracked> writes_;         // wire uuid → the write
+  // The writes EndSession orphaned, oldest first (some may be answered since).
+  std::deque<std::pair<Clock::time_point, std::string>> orphaned_writes_;
+  std::uint64_t next_write_ = 0;  // n of the next WriteWireUuid
 };
 
 }  // namespace tandem::supervisor

@@ -28,10 +28,10 @@ std::optional<std::string> Sessions::BecomeController(const std::string& peer, s
   return previous;
 }
 
-SessionId Sessions::BecomeObserver(const std::string& peer, std::string nonce) {
+SessionId Sessions::BecomeObserver(const std::string& peer, std::string nonce, bool writer) {
   TANDEM_CHECK(StandingOf(peer) == Standing::kNoHello, "a peer has one session at a time");
   const SessionId session = next_observer_++;
-  observers_[peer] = {session, std::move(nonce)};
+  observers_[peer] = {session, std::move(nonce), writer};
   observer_peers_[session] = peer;
   return session;
 }

@@ -9,6 +9,9 @@
 //     controller and the controller's Hello never supersedes an observer. Each observer session
 //     gets a SessionId of its own, never reused, so that an answer meant for an ended session can
 //     never reach a later one.
+//   * Writer sessions (Hello{observer: true, writer: true}, DESIGN §9): observers that may also
+//     send WriteTable — a service feeding its tables, which never needs the controller's history.
+//     In every other way an observer session (Standing::kObserver, an observer's SessionId).
 // Commands before a peer's Hello are refused. A peer that says Goodbye, or whose connection drops
 // (killed, or silent past the heartbeat timeout), is forgotten; the replica keeps running.
 //
@@ -43,9 +46,10 @@ class Sessions {
   // REQUIRES: `peer` has no session (End() it first).
   std::optional<std::string> BecomeController(const std::string& peer, std::string nonce);
 
-  // `peer`'s observer Hello was accepted: a new observer session. The controller is not affected.
+  // `peer`'s observer Hello was accepted: a new observer session — a writer session when
+  // `writer`. The controller is not affected.
   // REQUIRES: `peer` has no session (End() it first).
-  SessionId BecomeObserver(const std::string& peer, std::string nonce);
+  SessionId BecomeObserver(const std::string& peer, std::string nonce, bool writer = false);
 
   // Forgets `peer` (Goodbye, a lost connection, or before a Hello replaces its session) and
   // returns what it was.
@@ -55,12 +59,15 @@ class Sessions {
   const std::string& controller_nonce() const { return controller_nonce_; }
   // The session of an observer peer. REQUIRES: StandingOf(peer) == kObserver.
   SessionId ObserverSession(const std::string& peer) const { return observers_.at(peer).session; }
+  // Whether an observer peer's session is a writer's. REQUIRES: StandingOf(peer) == kObserver.
+  bool IsWriter(const std::string& peer) const { return observers_.at(peer).writer; }
   // The peer of a live observer session; nullptr once it ended.
   const std::string* ObserverPeer(SessionId session) const;
   // Live observers: peer → session.
   struct Observer {
     SessionId session;
     std::string nonce;
+    bool writer = false;  // a writer session: it may send WriteTable too
   };
   const std::map<std::string, Observer>& observers() const { return observers_; }
 

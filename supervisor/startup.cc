@@ -49,6 +49,13 @@ bool Supervisor::EnsureRuntimeDir() {
 }
 
 int Supervisor::Start() {
+  // Before anything is made: an unusable --data-dir is an impossible configuration.
+  if (!config_.data_dir.empty()) {
+    if (Status s = EnsureDataDir(config_.data_dir); !s.ok()) {
+      spdlog::critical("impossible configuration: {}", s.message());
+      return kExitConfig;
+    }
+  }
   if (!EnsureRuntimeDir()) return kExitUnavailable;
   CleanStaleRuntimeDirs();
   // The runtime directory: our ipc:// sockets, readable by nobody else.
@@ -179,7 +186,7 @@ int Supervisor::BindRuntimeChannels() {
 // fork+exec of each runtime into the process group (DESIGN §5), recorded in the segment header.
 int Supervisor::SpawnRuntimes() {
   for (auto& [id, r] : runtimes_) {
-    const std::vector<std::string> argv = {
+    std::vector<std::string> argv = {
         config_.worker_binary,
         "--role",
         RoleName(id),
@@ -200,6 +207,7 @@ int Supervisor::SpawnRuntimes() {
         config_.log_format == LogFormat::kJson ? "json" : "text",
         "--max-result-size",
         config_.params.Get(kMaxResultSize)};
+    for (std::string& arg : RuntimeArgs(id)) argv.push_back(std::move(arg));
     auto pid = children_.Spawn(RoleName(id), argv);
     if (!pid.ok()) {
       spdlog::error("{}", pid.status().message());
@@ -213,6 +221,13 @@ int Supervisor::SpawnRuntimes() {
     spdlog::info("spawned {} runtime, pid {}", RoleName(id), *pid);
   }
   return kExitOk;
+}
+
+std::vector<std::string> Supervisor::RuntimeArgs(Role id) const {
+  // Tables are the maintenance (or solo) runtime's (DESIGN §9): only it gets the data directory,
+  // and only when there is one (an older runtime does not know the flag).
+  if (config_.data_dir.empty() || id == Role::kInteractive) return {};
+  return {"--data-dir", config_.data_dir};
 }
 
 void Supervisor::CleanStaleRuntimeDirs() {

@@ -37,6 +37,7 @@ Supervisor::Supervisor(SupervisorConfig config, int signal_fd)
     : config_(std::move(config)), signal_fd_(signal_fd), ctx_(1) {
   validator_.set_index_capacity(config_.slots_per_row);
   validator_.set_segment_bytes(config_.shm_size);
+  validator_.set_data_dir(!config_.data_dir.empty());
   DeclareMetrics();
 }
 
@@ -94,6 +95,17 @@ void Supervisor::DeclareMetrics() {
                    "the controller's frontier, in timestamp units: the most, over worker "
                    "ordinals, of own frontier - since; the " +
                        std::to_string(kHoldGapSeries) + " largest");
+  metrics_.Declare(
+      kWrites, T::kCounter,
+      "table writes (WriteTable) by result: ok (acknowledged durable), error (answered "
+      "not applied), refused (CommandError from the supervisor)");
+  for (const char* result : {"ok", "error", "refused"})
+    metrics_.Inc(kWrites, {{"result", result}}, 0);
+  metrics_.Declare(kWriteSeconds, T::kHistogram,
+                   "time from forwarding a write to its WriteResponse, in seconds",
+                   {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                    0.5, 1, 2.5, 5, 10});
+  metrics_.Declare(kWritesInFlight, T::kGauge, "writes forwarded and not yet answered");
   metrics_.Declare(kHoldGapMax, T::kGauge,
                    "the largest hold gap of any index (tandem_index_hold_gap), in timestamp units");
 }
@@ -233,6 +245,18 @@ bool Supervisor::AdmitPeekCommand(const std::string& peer, const ipc::pb::Comman
   return true;
 }
 
+bool Supervisor::AdmitWrite(const std::string& peer, const ipc::pb::Command& cmd) {
+  const std::uint32_t limit = config_.guards.max_writes_in_flight;
+  mux_->ExpireOrphans(Clock::now());
+  if (mux_->outstanding_writes() < limit) return true;
+  RefuseCommand(peer, cmd, "too_many_writes",
+                ipc::Describe(cmd) + ": the replica has " +
+                    std::to_string(mux_->outstanding_writes()) +
+                    " writes waiting for their answers, the limit (--max-writes-in-flight " +
+                    std::to_string(limit) + "); send it again after some answers");
+  return false;
+}
+
 Supervisor::Runtime* Supervisor::FindRuntime(Role id) {
   auto it = runtimes_.find(id);
   return it == runtimes_.end() ? nullptr : &it->second;
@@ -297,6 +321,14 @@ void Supervisor::OnRuntimeReadable(Runtime& r) {
       metrics_.Observe(kPeekLatency, {},
                        std::chrono::duration<double>(*verdict.peek_latency).count());
     }
+    if (response.has_write_response()) {
+      // Made (or not) whether or not its session still listens.
+      metrics_.Inc(kWrites, {{"result", response.write_response().has_time() ? "ok" : "error"}});
+      if (verdict.write_latency) {
+        metrics_.Observe(kWriteSeconds, {},
+                         std::chrono::duration<double>(*verdict.write_latency).count());
+      }
+    }
     if (!verdict.forward) {
       metrics_.Inc(kDropped, {{"reason", verdict.drop_reason}});
       continue;
@@ -311,7 +343,8 @@ void Supervisor::OnRuntimeReadable(Runtime& r) {
     if (verdict.to != kControllerSession) {
       const std::string* observer = sessions_.ObserverPeer(verdict.to);
       // ForgetSession ends a session in both places at once.
-      TANDEM_CHECK(observer != nullptr, "the multiplexer tracks peeks of live sessions only");
+      TANDEM_CHECK(observer != nullptr,
+                   "the multiplexer tracks peeks and writes of live sessions only");
       SendToPeer(*observer, response);
       continue;
     }
@@ -375,6 +408,7 @@ HttpResponse Supervisor::ServeHttp(const std::string& path) {
     }
     metrics_.Set(kReady, {}, Ready() ? 1 : 0);
     metrics_.Set(kPeeksInFlight, {}, static_cast<double>(mux_ ? mux_->outstanding_peeks() : 0));
+    metrics_.Set(kWritesInFlight, {}, static_cast<double>(mux_ ? mux_->outstanding_writes() : 0));
     metrics_.Set(kHttpOpen, {}, static_cast<double>(http_->open_connections()));
     const HttpServer::Counts& hc = http_->counts();
     for (const auto& [outcome, n] : {std::pair<const char*, std::uint64_t>{"accepted", hc.accepted},

@@ -3,17 +3,20 @@
 // It creates the segment and a 0700 runtime directory, binds the controller endpoint and the
 // internal HTTP endpoint, spawns the runtimes (maintenance + interactive, or one solo) and then
 // runs one loop that: validates every command of the controller and of the observers
-// (sessions.h) and multiplexes it to the runtimes; forwards their responses — peek answers to
-// the session that asked, frontiers to every session (observers also get the latest frontiers
-// of every collection when they connect: frontiers_cache.h), everything else to the controller;
-// answers HTTP; and watches its children.
+// (sessions.h) and multiplexes it to the runtimes; forwards their responses — peek and write
+// answers to the session that asked, frontiers to every session (observers also get the latest
+// frontiers of every collection when they connect: frontiers_cache.h), everything else to the
+// controller; answers HTTP; and watches its children.
 //
 // The catalog: what the replica maintains. While a controller replays its history after its
 // Hello, the runtimes hold the replay and keep running what they had until its
 // InitializationComplete (they reconcile then), so the catalog is the last complete epoch —
 // not the half-replayed one — until then; after it, the controller's epoch, kept current by
-// every command accepted. Observers' peeks are validated against it, and HelloAccepted's
-// live_indexes lists its indexes.
+// every command accepted. Observers' peeks and writer sessions' writes are validated against it,
+// and HelloAccepted's live_indexes lists its indexes.
+// Writes (DESIGN §9): a WriteTable of the controller or of a writer session goes to the
+// maintenance (or solo) runtime, which owns --data-dir; at most --max-writes-in-flight wait for
+// their answers at once.
 // Shared fate: a runtime exiting for any reason it was not asked to takes the whole replica
 // down — the group is SIGKILLed, the segment (unless --keep-segment-on-crash) and the runtime
 // directory are removed, and the supervisor exits with 128+signal or 70.
@@ -106,10 +109,20 @@ class Supervisor {
   // in-flight bounds) or needs no forwarding (a CancelPeek of a peek not waiting).
   bool AdmitPeekCommand(const std::string& peer, const ipc::pb::Command& command,
                         SessionId session);
+  // A validated WriteTable about to be forwarded: false when it was refused (--max-writes-in-
+  // flight).
+  bool AdmitWrite(const std::string& peer, const ipc::pb::Command& command);
   // Returns an exit code when the replica must end now.
   std::optional<int> OnSignals();
+  // Answers `peer` CommandError{what, why} (what: `command` when empty) and counts the refusal.
   void Refuse(const std::string& peer, const std::string& command, const std::string& reason,
-              const std::string& why);
+              const std::string& why, const std::string& what = "");
+  // Refuse() of a decoded command: a WriteTable's what is DescribeWrite (its whole uuid), so a
+  // client with several writes in flight can tell which one was refused.
+  void RefuseCommand(const std::string& peer, const ipc::pb::Command& command,
+                     const std::string& reason, const std::string& why);
+  // Spawn arguments beyond the common ones: --data-dir for the runtime that writes tables.
+  std::vector<std::string> RuntimeArgs(Role id) const;
   void HandleUpdateConfiguration(const std::string& peer, const ipc::pb::Command& command);
   void SendToPeer(const std::string& peer, const ipc::pb::Response& response);
   void SendEncodedToPeer(const std::string& peer, const std::string& bytes, const char* name);

@@ -1,11 +1,15 @@
 // Supervisor configuration: booleans, parameter resolution, flags, sizes.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cstdlib>
+#include <filesystem>
 
 #include "supervisor/config.h"
 #include "supervisor/dyncfg.h"
 #include "supervisor/metrics.h"
+#include "temp_dir.h"
 
 namespace tandem::supervisor {
 namespace {
@@ -179,6 +183,64 @@ TEST(SupervisorFlags, UnequalWorkerCountsAreAnImpossibleConfiguration) {
   const Status s = CheckConfiguration(*out.config);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("maintenance has 4 and interactive has 2"), std::string::npos);
+}
+
+TEST(SupervisorFlags, DataDirIsMadeAbsoluteAndHasAnEnvironmentFallback) {
+  EXPECT_TRUE(Parse({}).config->data_dir.empty()) << "no data directory unless given";
+  const std::string cwd = std::filesystem::current_path().string();
+  auto out = Parse({"--data-dir", "state/./tables/"});
+  ASSERT_TRUE(out.config) << out.output;
+  EXPECT_EQ(out.config->data_dir, cwd + "/state/tables");
+  out = Parse({"--data-dir", "/var/lib/tandem/"});
+  ASSERT_TRUE(out.config) << out.output;
+  EXPECT_EQ(out.config->data_dir, "/var/lib/tandem");
+  setenv("TANDEM_DATA_DIR", "/srv/tandem", 1);
+  out = Parse({});
+  auto flag_wins = Parse({"--data-dir", "/other"});
+  unsetenv("TANDEM_DATA_DIR");
+  ASSERT_TRUE(out.config) << out.output;
+  EXPECT_EQ(out.config->data_dir, "/srv/tandem");
+  EXPECT_EQ(flag_wins.config->data_dir, "/other");
+  EXPECT_NE(DescribeConfiguration(*out.config).find("data_dir=/srv/tandem"), std::string::npos);
+  EXPECT_NE(Parse({"--help"}).output.find("--data-dir"), std::string::npos);
+}
+
+TEST(SupervisorFlags, DataDirIsCreatedPrivateWithItsParents) {
+  testing::TempDir tmp("data-dir");
+  const std::string dir = tmp.File("a/b/data");
+  ASSERT_TRUE(EnsureDataDir(dir).ok());
+  EXPECT_TRUE(std::filesystem::is_directory(dir));
+  struct stat st {};
+  ASSERT_EQ(stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(stat(tmp.File("a").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u) << "its parents too";
+  EXPECT_TRUE(EnsureDataDir(dir).ok()) << "an existing directory is used as it is";
+}
+
+TEST(SupervisorFlags, ADataDirThatIsNotADirectoryOrCannotBeMadeIsRefused) {
+  testing::TempDir tmp("data-dir");
+  tmp.Write("file", "not a directory");
+  Status s = EnsureDataDir(tmp.File("file"));
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("exists and is not a directory"), std::string::npos) << s.message();
+  s = EnsureDataDir(tmp.File("file/below"));
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("could not create --data-dir " + tmp.File("file/below")),
+            std::string::npos)
+      << s.message();
+}
+
+TEST(SupervisorFlags, MaxWritesInFlightDefaultsTo10000WithAnEnvironmentFallback) {
+  EXPECT_EQ(Parse({}).config->guards.max_writes_in_flight, 10000u);
+  EXPECT_EQ(Parse({"--max-writes-in-flight", "5"}).config->guards.max_writes_in_flight, 5u);
+  EXPECT_EQ(Parse({"--max-writes-in-flight", "0"}).exit_code, kExitUsage);
+  setenv("TANDEM_MAX_WRITES_IN_FLIGHT", "12", 1);
+  auto out = Parse({});
+  unsetenv("TANDEM_MAX_WRITES_IN_FLIGHT");
+  ASSERT_TRUE(out.config) << out.output;
+  EXPECT_EQ(out.config->guards.max_writes_in_flight, 12u);
+  EXPECT_NE(DescribeConfiguration(*out.config).find("max_writes_in_flight=12"), std::string::npos);
 }
 
 TEST(ByteSize, Units) {

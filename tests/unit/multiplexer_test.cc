@@ -51,7 +51,7 @@ class MultiplexerTest : public ::testing::Test {
   Multiplexer::Clock::time_point t0 = Multiplexer::Clock::now();
 };
 
-TEST_F(MultiplexerTest, EveryCommandButPeeksGoesToBothRuntimesMaintenanceFirst) {
+TEST_F(MultiplexerTest, EveryCommandButPeeksAndWritesGoesToBothRuntimesMaintenanceFirst) {
   Multiplexer mux = Make(true);
   for (const Command& c : EveryCommand()) {
     sent.clear();
@@ -375,6 +375,154 @@ TEST_F(MultiplexerTest, OutstandingPeeksArePerSessionAndFollowAnswersAndEndedSes
   EXPECT_FALSE(verdict.forward);
   EXPECT_STREQ(verdict.drop_reason, "session_ended");
   EXPECT_EQ(mux.outstanding_peeks(), 1u);
+}
+
+// ---- Writes (DESIGN §9)
+
+// The WriteTable a runtime received in `s`.
+ipc::pb::WriteTable Received(const Sent& s) {
+  Command c;
+  EXPECT_TRUE(c.ParseFromString(s.bytes));
+  EXPECT_TRUE(c.has_write_table());
+  return c.write_table();
+}
+
+Response WriteAnswer(const std::string& wire_uuid, std::uint64_t time = 1000) {
+  Response r;
+  r.mutable_write_response()->set_uuid(wire_uuid);
+  r.mutable_write_response()->set_time(time);
+  return r;
+}
+
+TEST_F(MultiplexerTest, WritesGoToMaintenanceOnlyNeverInteractive) {
+  Multiplexer mux = Make(true);
+  EXPECT_EQ(mux.Route(samples::WriteU40()), std::vector<Role>{Role::kMaintenance});
+  mux.Forward(samples::WriteU40("a"), ipc::Encode(samples::WriteU40("a")), t0);
+  mux.Forward(samples::WriteU42("b"), ipc::Encode(samples::WriteU42("b")), t0, 3);
+  ASSERT_EQ(sent.size(), 2u);
+  for (const Sent& s : sent) EXPECT_EQ(s.to, Role::kMaintenance);
+  // Everything of the write but its uuid travels as sent.
+  ipc::pb::WriteTable got = Received(sent[0]);
+  EXPECT_EQ(ipc::ClientUuidOfWrite(got.uuid()), "a");
+  got.set_uuid("a");
+  EXPECT_EQ(ipc::Encode(got), ipc::Encode(samples::WriteU40("a").write_table()));
+  EXPECT_EQ(mux.outstanding_writes(), 2u);
+}
+
+TEST_F(MultiplexerTest, SoloModeSendsWritesToTheSoloRuntime) {
+  Multiplexer mux = Make(false);
+  EXPECT_EQ(mux.Route(samples::WriteU40()), std::vector<Role>{Role::kSolo});
+  mux.Forward(samples::WriteU40(), ipc::Encode(samples::WriteU40()), t0, 4);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].to, Role::kSolo);
+  Response answer = WriteAnswer(Received(sent[0]).uuid());
+  const auto v = mux.OnResponse(Role::kSolo, &answer, t0);
+  EXPECT_TRUE(v.forward);
+  EXPECT_EQ(v.to, 4u);
+}
+
+TEST_F(MultiplexerTest, EachWriteGetsAWireUuidOfItsOwnThatMapsBackToTheClientsUuid) {
+  Multiplexer mux = Make(true);
+  mux.Forward(samples::WriteU40("w"), ipc::Encode(samples::WriteU40("w")), t0);
+  mux.Forward(samples::WriteU40("w"), ipc::Encode(samples::WriteU40("w")), t0);
+  ASSERT_EQ(sent.size(), 2u);
+  const std::string first = Received(sent[0]).uuid(), second = Received(sent[1]).uuid();
+  EXPECT_EQ(first, ipc::WriteWireUuid(0, "w"));
+  EXPECT_EQ(second, ipc::WriteWireUuid(1, "w"));
+  Response answer = WriteAnswer(second, 77);
+  const auto v = mux.OnResponse(Role::kMaintenance, &answer, t0 + std::chrono::milliseconds(3));
+  EXPECT_TRUE(v.forward);
+  EXPECT_EQ(v.to, kControllerSession);
+  EXPECT_EQ(answer.write_response().uuid(), "w") << "the uuid as the session sent it";
+  EXPECT_EQ(answer.write_response().time(), 77u);
+  ASSERT_TRUE(v.write_latency.has_value());
+  EXPECT_EQ(*v.write_latency, std::chrono::milliseconds(3));
+  EXPECT_FALSE(v.peek_latency.has_value());
+  EXPECT_EQ(mux.outstanding_writes(), 1u);
+}
+
+TEST_F(MultiplexerTest, AnswersReachTheSessionThatSentTheWriteEvenWithTheSameUuid) {
+  Multiplexer mux = Make(true);
+  // The controller and two writer sessions send a write with one uuid (a retry from elsewhere).
+  mux.Forward(samples::WriteU40("same"), ipc::Encode(samples::WriteU40("same")), t0);
+  mux.Forward(samples::WriteU40("same"), ipc::Encode(samples::WriteU40("same")), t0, 5);
+  mux.Forward(samples::WriteU40("same"), ipc::Encode(samples::WriteU40("same")), t0, 6);
+  ASSERT_EQ(sent.size(), 3u);
+  const std::set<std::string> wire = {Received(sent[0]).uuid(), Received(sent[1]).uuid(),
+                                      Received(sent[2]).uuid()};
+  EXPECT_EQ(wire.size(), 3u) << "no two writes share a wire uuid";
+  // Answered out of order, each reaches its own session, once.
+  for (const auto& [index, session] :
+       std::vector<std::pair<int, SessionId>>{{2, 6}, {0, kControllerSession}, {1, 5}}) {
+    Response answer = WriteAnswer(Received(sent[static_cast<std::size_t>(index)]).uuid());
+    const auto v = mux.OnResponse(Role::kMaintenance, &answer, t0);
+    EXPECT_TRUE(v.forward);
+    EXPECT_EQ(v.to, session);
+    EXPECT_EQ(answer.write_response().uuid(), "same");
+    Response again = WriteAnswer(Received(sent[static_cast<std::size_t>(index)]).uuid());
+    const auto twice = mux.OnResponse(Role::kMaintenance, &again, t0);
+    EXPECT_FALSE(twice.forward) << "exactly one answer per write";
+    EXPECT_STREQ(twice.drop_reason, "unknown_write");
+  }
+  EXPECT_EQ(mux.outstanding_writes(), 0u);
+}
+
+TEST_F(MultiplexerTest, AnEndedSessionsWriteAnswersAreDroppedAndCountedUntilAnswered) {
+  Multiplexer mux = Make(true);
+  mux.Forward(samples::WriteU40("gone"), ipc::Encode(samples::WriteU40("gone")), t0, 7);
+  mux.Forward(samples::WriteU40("kept"), ipc::Encode(samples::WriteU40("kept")), t0, 8);
+  ASSERT_EQ(sent.size(), 2u);
+  sent.clear();
+  mux.EndSession(7, t0);
+  EXPECT_TRUE(sent.empty()) << "a write is not cancelled: it may be durable already";
+  EXPECT_EQ(mux.outstanding_writes(), 2u) << "it still holds its place until answered";
+  // A later session never gets the ended one's answer.
+  Response gone = WriteAnswer(ipc::WriteWireUuid(0, "gone"));
+  const auto v = mux.OnResponse(Role::kMaintenance, &gone, t0);
+  EXPECT_FALSE(v.forward);
+  EXPECT_STREQ(v.drop_reason, "session_ended");
+  Response kept = WriteAnswer(ipc::WriteWireUuid(1, "kept"));
+  EXPECT_TRUE(mux.OnResponse(Role::kMaintenance, &kept, t0).forward);
+  EXPECT_EQ(mux.outstanding_writes(), 0u);
+}
+
+TEST_F(MultiplexerTest, AnEndedSessionsUnansweredWritesExpireAfterTheOrphanLifetime) {
+  Multiplexer mux = Make(true);
+  mux.Forward(samples::WriteU40("x"), ipc::Encode(samples::WriteU40("x")), t0, 9);
+  mux.EndSession(9, t0);
+  mux.ExpireOrphans(t0 + Multiplexer::kOrphanLifetime - std::chrono::seconds(1));
+  EXPECT_EQ(mux.outstanding_writes(), 1u);
+  mux.ExpireOrphans(t0 + Multiplexer::kOrphanLifetime);
+  EXPECT_EQ(mux.outstanding_writes(), 0u);
+}
+
+TEST_F(MultiplexerTest, AControllersHelloDropsTheAnswersToTheOldControllersWrites) {
+  Multiplexer mux = Make(true);
+  mux.Forward(samples::WriteU40("c"), ipc::Encode(samples::WriteU40("c")), t0);
+  mux.Forward(samples::WriteU40("w"), ipc::Encode(samples::WriteU40("w")), t0, 2);
+  mux.Forward(samples::Hello("new"), ipc::Encode(samples::Hello("new")), t0);
+  Response old = WriteAnswer(ipc::WriteWireUuid(0, "c"));
+  const auto v = mux.OnResponse(Role::kMaintenance, &old, t0);
+  EXPECT_FALSE(v.forward) << "the new controller never sent it";
+  EXPECT_STREQ(v.drop_reason, "session_ended");
+  Response writer = WriteAnswer(ipc::WriteWireUuid(1, "w"));
+  const auto w = mux.OnResponse(Role::kMaintenance, &writer, t0);
+  EXPECT_TRUE(w.forward) << "a controller's Hello never ends a writer session";
+  EXPECT_EQ(w.to, 2u);
+}
+
+TEST(Sessions, AWriterSessionIsAnObserverWithAWriterFlag) {
+  Sessions s;
+  const SessionId reader = s.BecomeObserver("reader", "r");
+  const SessionId writer = s.BecomeObserver("writer", "w", true);
+  EXPECT_NE(reader, writer);
+  EXPECT_EQ(s.StandingOf("writer"), Sessions::Standing::kObserver);
+  EXPECT_TRUE(s.IsWriter("writer"));
+  EXPECT_FALSE(s.IsWriter("reader"));
+  EXPECT_EQ(s.ObserverSession("writer"), writer);
+  const auto ended = s.End("writer");
+  EXPECT_EQ(ended.kind, Sessions::Ended::Kind::kObserver);
+  EXPECT_EQ(ended.session, writer);
 }
 
 }  // namespace

@@ -236,6 +236,37 @@ inline pb::SourceImport LogImport(std::string id) {
   *s.mutable_schema() = LogSchema();
   return s;
 }
+// Tables and file sources (DESIGN §9). TableSchema(): [INT64 k, STRING? v, FLOAT64 score].
+inline pb::Schema TableSchema() {
+  return MakeSchema({MakeColumn("k", pb::INT64), MakeColumn("v", pb::STRING, true),
+                     MakeColumn("score", pb::FLOAT64)});
+}
+// A table source import of TableSchema(); with `upsert_key`, an upsert table.
+inline pb::SourceImport TableImport(std::string id, std::vector<std::uint32_t> upsert_key = {}) {
+  pb::SourceImport s;
+  s.set_id(std::move(id));
+  s.mutable_source()->mutable_table()->set_tick_interval_ms(100);
+  *s.mutable_schema() = TableSchema();
+  for (auto k : upsert_key) s.add_upsert_key(k);
+  return s;
+}
+inline pb::SourceImport CsvImport(std::string id, std::vector<std::uint32_t> upsert_key = {}) {
+  pb::SourceImport s;
+  s.set_id(std::move(id));
+  s.mutable_source()->mutable_csv()->set_path("/var/tmp/tandem-scores.csv");
+  *s.mutable_schema() = TableSchema();
+  for (auto k : upsert_key) s.add_upsert_key(k);
+  return s;
+}
+inline pb::SourceImport JsonLinesImport(std::string id,
+                                        std::vector<std::uint32_t> upsert_key = {}) {
+  pb::SourceImport s;
+  s.set_id(std::move(id));
+  s.mutable_source()->mutable_json_lines()->set_path("/var/tmp/tandem-scores.jsonl");
+  *s.mutable_schema() = TableSchema();
+  for (auto k : upsert_key) s.add_upsert_key(k);
+  return s;
+}
 inline pb::BuildDesc Build(std::string id, pb::Plan plan) {
   pb::BuildDesc b;
   b.set_id(std::move(id));
@@ -297,6 +328,67 @@ inline pb::Command OneShot(std::uint64_t as_of, std::vector<pb::IndexImport> imp
   return c;
 }
 
+// Two tables in one maintained dataflow (DESIGN §9): u40, plain, and u42, upsert by column 0
+// (k), each of TableSchema() with an index on column 0 (u41, u43). Needs a validator with
+// set_data_dir(true).
+inline pb::Command TableDataflow() {
+  pb::Command c;
+  auto* d = c.mutable_create_dataflow()->mutable_desc();
+  d->set_debug_name("tables");
+  d->set_class_(pb::MAINTAINED);
+  d->mutable_as_of()->add_elements(0);
+  *d->add_source_imports() = TableImport("u40");
+  *d->add_source_imports() = TableImport("u42", {0});
+  auto* x = d->add_index_exports();
+  x->set_id("u41");
+  x->set_on("u40");
+  x->add_key(0);
+  x = d->add_index_exports();
+  x->set_id("u43");
+  x->set_on("u42");
+  x->add_key(0);
+  return c;
+}
+
+// TableUpdates of a WriteTable.
+inline pb::TableUpdate RowUpdate(pb::Row row, std::int64_t diff = 1) {
+  pb::TableUpdate u;
+  *u.mutable_update()->mutable_row() = std::move(row);
+  u.mutable_update()->set_diff(diff);
+  return u;
+}
+inline pb::TableUpdate Upsert(pb::Row row) {
+  pb::TableUpdate u;
+  *u.mutable_upsert() = std::move(row);
+  return u;
+}
+inline pb::TableUpdate Delete(pb::Row key) {
+  pb::TableUpdate u;
+  *u.mutable_delete_() = std::move(key);
+  return u;
+}
+// A row of TableSchema().
+inline pb::Row TableRow(std::int64_t k, std::string v = "x", double score = 1.5) {
+  return MakeRow({IntDatum(k), StringDatum(std::move(v)), FloatDatum(score)});
+}
+inline pb::Command WriteTable(std::string uuid, std::string id,
+                              std::vector<pb::TableUpdate> updates) {
+  pb::Command c;
+  auto* w = c.mutable_write_table();
+  w->set_uuid(std::move(uuid));
+  w->set_id(std::move(id));
+  for (auto& u : updates) *w->add_updates() = std::move(u);
+  return c;
+}
+// A write of two rows to the plain table u40 of TableDataflow().
+inline pb::Command WriteU40(std::string uuid = "w-7c1e") {
+  return WriteTable(std::move(uuid), "u40", {RowUpdate(TableRow(1)), RowUpdate(TableRow(2), -1)});
+}
+// An upsert and a delete on the upsert table u42 of TableDataflow().
+inline pb::Command WriteU42(std::string uuid = "w-9d2f") {
+  return WriteTable(std::move(uuid), "u42", {Upsert(TableRow(1)), Delete(MakeRow({IntDatum(2)}))});
+}
+
 // ---- commands (one representative, fully populated instance of each kind)
 
 inline pb::Command Hello(std::string nonce = "controller-1") {
@@ -309,6 +401,12 @@ inline pb::Command Hello(std::string nonce = "controller-1") {
 inline pb::Command ObserverHello(std::string nonce = "observer-1") {
   pb::Command c = Hello(std::move(nonce));
   c.mutable_hello()->set_observer(true);
+  return c;
+}
+// A writer session's Hello (DESIGN §9): an observer that may also send WriteTable.
+inline pb::Command WriterHello(std::string nonce = "writer-1") {
+  pb::Command c = ObserverHello(std::move(nonce));
+  c.mutable_hello()->set_writer(true);
   return c;
 }
 inline pb::Command Goodbye() {
@@ -511,6 +609,10 @@ inline std::vector<NamedCommand> AllCommands() {
 inline std::vector<NamedCommand> AllEncodableCommands() {
   std::vector<NamedCommand> commands = AllCommands();
   commands.push_back({"create_dataflow_index_import", SecondaryDataflow()});
+  commands.push_back({"create_dataflow_tables", TableDataflow()});
+  commands.push_back({"write_table", WriteU40()});
+  commands.push_back({"write_table_upsert", WriteU42()});
+  commands.push_back({"hello_writer", WriterHello()});
   return commands;
 }
 
@@ -605,6 +707,20 @@ struct NamedResponse {
   const char* name;
   pb::Response response;
 };
+// Answers to a WriteTable (DESIGN §9): durable at a time, or not applied.
+inline pb::Response WriteAcknowledged(std::string uuid = "w-7c1e",
+                                      std::uint64_t time = 1764624000000) {
+  pb::Response r;
+  r.mutable_write_response()->set_uuid(std::move(uuid));
+  r.mutable_write_response()->set_time(time);
+  return r;
+}
+inline pb::Response WriteFailed(std::string uuid = "w-9d2f") {
+  pb::Response r;
+  r.mutable_write_response()->set_uuid(std::move(uuid));
+  r.mutable_write_response()->set_error("u42 was dropped before the write was durable");
+  return r;
+}
 inline std::vector<NamedResponse> AllResponses() {
   return {{"frontiers", Frontiers()},
           {"peek_rows", PeekRows()},
@@ -616,7 +732,9 @@ inline std::vector<NamedResponse> AllResponses() {
           {"status_configuration_applied", ConfigurationApplied()},
           {"status_runtime_ready", RuntimeReady()},
           {"status_reconciled", Reconciled()},
-          {"command_error", CommandError()}};
+          {"command_error", CommandError()},
+          {"write_response", WriteAcknowledged()},
+          {"write_response_error", WriteFailed()}};
 }
 
 }  // namespace tandem::ipc::samples

@@ -46,6 +46,11 @@ std::map<std::string, std::string> Snapshot(const Validator& v) {
   for (const auto& [id, frontier] : v.allowed_compaction()) {
     out["allowed compaction " + id] = std::to_string(frontier);
   }
+  for (const auto& [id, table] : v.tables()) {
+    std::string key;
+    for (auto c : table.upsert_key) key += std::to_string(c) + ",";
+    out["table " + id] = Encode(table.schema) + " key " + key;
+  }
   out["hello"] = v.hello_seen() ? "yes" : "no";
   return out;
 }
@@ -1542,4 +1547,323 @@ TEST(Validator, RefusesAnIndexBeyondTheRegistrysCapacityUntilOneIsDropped) {
   ExpectRefused(v, dataflow("u7", "u8"), StatusCode::kResourceExhausted, "room for 2 indexes");
 }
 
+namespace {
+
+// ---- Tables, csv and json_lines sources, upsert keys, WriteTable (DESIGN §9)
+
+// Primed(), with a data directory and TableDataflow(): u40 (plain table), u42 (upsert by k).
+Validator WithTables() {
+  Validator v;
+  v.set_data_dir(true);
+  EXPECT_TRUE(v.Validate(Hello()).ok());
+  EXPECT_TRUE(v.Validate(PrimaryDataflow()).ok());
+  const Status s = v.Validate(TableDataflow());
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return v;
+}
+
+pb::Command WithSource(pb::SourceImport import) {
+  pb::Command c = EmptyDataflow("source");
+  *Desc(c)->add_source_imports() = std::move(import);
+  return c;
+}
+
+TEST(Validator, AcceptsTablesCsvAndJsonLinesSourcesPlainAndUpsertAndRemembersTables) {
+  Validator v = Primed();
+  v.set_data_dir(true);
+  ExpectAccepted(v, TableDataflow());
+  ASSERT_EQ(v.tables().size(), 2u);
+  EXPECT_TRUE(v.tables().at("u40").upsert_key.empty());
+  EXPECT_EQ(v.tables().at("u42").upsert_key, std::vector<std::uint32_t>{0});
+  EXPECT_EQ(v.tables().at("u42").schema.columns_size(), 3);
+  AcceptedByACopy(v, WithSource(CsvImport("u50")));
+  AcceptedByACopy(v, WithSource(CsvImport("u50", {0, 2})));
+  AcceptedByACopy(v, WithSource(JsonLinesImport("u50")));
+  AcceptedByACopy(v, WithSource(JsonLinesImport("u50", {2})));
+  pb::SourceImport log = LogImport("u50");
+  log.add_upsert_key(0);
+  AcceptedByACopy(v, WithSource(log));
+  // A table may have every column in its key (upserts and deletes are explicit there).
+  AcceptedByACopy(v, WithSource(TableImport("u50", {2, 0, 1})));
+  pb::SourceImport default_tick = TableImport("u50");
+  default_tick.mutable_source()->mutable_table()->set_tick_interval_ms(0);
+  AcceptedByACopy(v, WithSource(default_tick));
+  EXPECT_EQ(v.tables().count("u50"), 0u) << "only what was accepted on v itself";
+}
+
+TEST(Validator, RefusesATableWithoutADataDirectory) {
+  Validator v = Primed();
+  ExpectRefused(v, TableDataflow(), StatusCode::kFailedPrecondition,
+                "source import u40: a table needs the replica's --data-dir (none was given)");
+  // A csv or json_lines source needs none.
+  AcceptedByACopy(v, WithSource(CsvImport("u50")));
+  AcceptedByACopy(v, WithSource(JsonLinesImport("u50")));
+}
+
+TEST(Validator, RefusesTableCsvAndJsonLinesSourcesWithoutTypedColumnsOrWithBadPaths) {
+  Validator v = Primed();
+  v.set_data_dir(true);
+  for (auto make : {+[](std::string id) { return TableImport(std::move(id)); },
+                    +[](std::string id) { return CsvImport(std::move(id)); },
+                    +[](std::string id) { return JsonLinesImport(std::move(id)); }}) {
+    pb::SourceImport import = make("u50");
+    const std::string kind = import.source().has_table() ? "table"
+                             : import.source().has_csv() ? "csv"
+                                                         : "json_lines";
+    SCOPED_TRACE(kind);
+    import.mutable_schema()->clear_columns();
+    ExpectInvalid(v, WithSource(import), kind + " source: schema has no columns");
+    import = make("u50");
+    import.mutable_schema()->mutable_columns(1)->set_type(static_cast<pb::ScalarType>(77));
+    ExpectInvalid(v, WithSource(import), kind + " source: column 1 has unknown type 77");
+  }
+  pb::SourceImport csv = CsvImport("u50");
+  csv.mutable_source()->mutable_csv()->clear_path();
+  ExpectInvalid(v, WithSource(csv), "csv source: path is empty");
+  csv.mutable_source()->mutable_csv()->set_path("scores.csv");
+  ExpectInvalid(v, WithSource(csv), "csv source: path scores.csv is not absolute");
+  csv.mutable_source()->mutable_csv()->set_path(std::string("/tmp/a\0b", 8));
+  ExpectInvalid(v, WithSource(csv), "has a NUL byte");
+  csv.mutable_source()->mutable_csv()->set_path("/" +
+                                                std::string(SourceBounds::kMaxPathBytes, 'a'));
+  ExpectInvalid(v, WithSource(csv), "csv source: path of 4096 is over the bound 4095 (bytes)");
+  pb::SourceImport json = JsonLinesImport("u50");
+  json.mutable_source()->mutable_json_lines()->clear_path();
+  ExpectInvalid(v, WithSource(json), "json_lines source: path is empty");
+  json.mutable_source()->mutable_json_lines()->set_path("./x.jsonl");
+  ExpectInvalid(v, WithSource(json), "json_lines source: path ./x.jsonl is not absolute");
+}
+
+TEST(Validator, RefusesATableTickIntervalOverAnHour) {
+  Validator v = Primed();
+  v.set_data_dir(true);
+  pb::SourceImport table = TableImport("u50");
+  table.mutable_source()->mutable_table()->set_tick_interval_ms(
+      SourceBounds::kMaxTableTickIntervalMs);
+  AcceptedByACopy(v, WithSource(table));
+  table.mutable_source()->mutable_table()->set_tick_interval_ms(
+      SourceBounds::kMaxTableTickIntervalMs + 1);
+  ExpectInvalid(v, WithSource(table),
+                "table source: tick_interval_ms 3600001 is over the bound 3600000 (one hour)");
+}
+
+TEST(Validator, RefusesAnUpsertKeyOnAGeneratorSource) {
+  Validator v = Primed();
+  pb::SourceImport counter = CounterImport("u50");
+  counter.add_upsert_key(0);
+  ExpectInvalid(v, WithSource(counter),
+                "upsert_key is for log, table, csv and json_lines sources, not a counter source");
+  pb::SourceImport kv = KeyValueImport("u50");
+  kv.add_upsert_key(0);
+  ExpectInvalid(v, WithSource(kv), "not a key_value source");
+}
+
+TEST(Validator, RefusesAnUpsertKeyColumnOutOfRangeOrTwice) {
+  Validator v = Primed();
+  v.set_data_dir(true);
+  ExpectInvalid(v, WithSource(TableImport("u50", {0, 3})),
+                "source import u50: upsert_key 1: column 3 out of range: input has 3 columns");
+  ExpectInvalid(v, WithSource(TableImport("u50", {1, 0, 1})),
+                "upsert_key 2: column 1 is in the key twice");
+  pb::SourceImport log = LogImport("u50");
+  log.add_upsert_key(9);
+  ExpectInvalid(v, WithSource(log), "upsert_key 0: column 9 out of range");
+}
+
+TEST(Validator, RefusesACsvOrJsonLinesUpsertKeyOfEveryColumn) {
+  Validator v = Primed();
+  ExpectInvalid(v, WithSource(CsvImport("u50", {0, 1, 2})),
+                "upsert_key [0, 1, 2] is every column: a csv record without a non-key field is a "
+                "delete");
+  ExpectInvalid(v, WithSource(JsonLinesImport("u50", {2, 1, 0})),
+                "is every column: a json_lines record");
+}
+
+TEST(Validator, AcceptsWritesOfEachKindToTheirTable) {
+  Validator v = WithTables();
+  const auto before = Snapshot(v);
+  ExpectAccepted(v, WriteU40());
+  ExpectAccepted(v, WriteU42());
+  // Nullable columns take null; a delete takes the key columns only.
+  ExpectAccepted(v, WriteTable("w-null", "u40",
+                               {RowUpdate(MakeRow({IntDatum(3), NullDatum(), FloatDatum(0)}), 5)}));
+  ExpectAccepted(v, WriteTable("w-del", "u42", {Delete(MakeRow({IntDatum(9)}))}));
+  ExpectAccepted(v, WriteTable(std::string(WriteBounds::kMaxUuidBytes, 'u'), "u40",
+                               {RowUpdate(TableRow(1), -3)}));
+  EXPECT_EQ(Snapshot(v), before) << "a write changes nothing the validator knows";
+}
+
+TEST(Validator, RefusesAWriteWithoutUuidOrWithAnOverlongOne) {
+  Validator v = WithTables();
+  ExpectInvalid(v, WriteU40(""), "uuid is empty");
+  ExpectInvalid(v, WriteU40(std::string(WriteBounds::kMaxUuidBytes + 1, 'u')),
+                "uuid of 129 bytes is over the bound 128 bytes");
+}
+
+TEST(Validator, RefusesAWriteToAnUnknownTable) {
+  Validator v = WithTables();
+  pb::Command w = WriteU40();
+  w.mutable_write_table()->set_id("u99");
+  ExpectRefused(v, w, StatusCode::kNotFound, "unknown table u99");
+}
+
+TEST(Validator, RefusesAWriteToACollectionThatIsNotATableNamingWhatItIs) {
+  Validator v = WithTables();
+  ASSERT_TRUE(v.Validate(WithIndex(WithSource(CsvImport("u50")))).ok());
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"u3", "u3 is not a table (it is a log source)"},
+      {"u1", "u1 is not a table (it is a counter source)"},
+      {"u2", "u2 is not a table (it is a key_value source)"},
+      {"u50", "u50 is not a table (it is a csv source)"},
+      {"u4", "u4 is not a table (it is a view)"},
+      {"u41", "u41 is not a table (it is an index)"}};
+  for (const auto& [id, reason] : cases) {
+    SCOPED_TRACE(id);
+    ExpectInvalid(v, WriteTable("w", id, {RowUpdate(TableRow(1))}), reason);
+  }
+}
+
+TEST(Validator, RefusesAWriteWithNoUpdatesOrTooMany) {
+  Validator v = WithTables();
+  ExpectInvalid(v, WriteTable("w", "u40", {}), "the write has no updates");
+  pb::Command many = WriteTable("w", "u40", {});
+  for (int i = 0; i <= WriteBounds::kMaxUpdates; ++i) {
+    *many.mutable_write_table()->add_updates() = RowUpdate(TableRow(i));
+  }
+  ExpectInvalid(v, many, "100001 updates are over the bound 100000 (split the write)");
+  many.mutable_write_table()->mutable_updates()->RemoveLast();
+  ExpectAccepted(v, many);
+}
+
+TEST(Validator, RefusesUpsertsAndDeletesOnAPlainTable) {
+  Validator v = WithTables();
+  ExpectInvalid(v, WriteTable("w", "u40", {RowUpdate(TableRow(1)), Delete(MakeRow({IntDatum(1)}))}),
+                "update 1: u40 has no upsert key: write updates with diffs");
+  ExpectInvalid(v, WriteTable("w", "u40", {Upsert(TableRow(1))}),
+                "update 0: u40 has no upsert key: write updates with diffs");
+}
+
+TEST(Validator, RefusesUpdatesWithDiffsOnAnUpsertTable) {
+  Validator v = WithTables();
+  ExpectInvalid(v, WriteTable("w", "u42", {Upsert(TableRow(1)), RowUpdate(TableRow(2))}),
+                "update 1: u42 has an upsert key [0]: write upserts and deletes, not updates "
+                "with diffs");
+}
+
+TEST(Validator, RefusesAZeroDiffAndAnUpdateWithoutKind) {
+  Validator v = WithTables();
+  ExpectInvalid(v, WriteTable("w", "u40", {RowUpdate(TableRow(1), 0)}), "update 0: diff is 0");
+  ExpectInvalid(v, WriteTable("w", "u42", {Upsert(TableRow(1)), pb::TableUpdate()}),
+                "update 1: update has no kind (update, upsert or delete)");
+}
+
+TEST(Validator, RefusesWriteRowsOfTheWrongArityTypeOrNullability) {
+  Validator v = WithTables();
+  ExpectInvalid(v, WriteTable("w", "u40", {RowUpdate(MakeRow({IntDatum(1), StringDatum("x")}))}),
+                "update 0: row has 2 datums, the table has 3 columns");
+  ExpectInvalid(
+      v, WriteTable("w", "u40", {RowUpdate(MakeRow({IntDatum(1), IntDatum(2), FloatDatum(1)}))}),
+      "update 0: datum 1: datum is INT64, the column is STRING");
+  ExpectInvalid(v,
+                WriteTable("w", "u42",
+                           {Upsert(TableRow(1)),
+                            Upsert(MakeRow({NullDatum(), StringDatum("x"), FloatDatum(1)}))}),
+                "update 1: datum 0: null for a column that is not nullable");
+  pb::Row no_value = TableRow(1);
+  no_value.mutable_datums(2)->Clear();
+  ExpectInvalid(v, WriteTable("w", "u40", {RowUpdate(no_value)}),
+                "update 0: datum 2: datum has no value");
+}
+
+TEST(Validator, RefusesDeletesThatAreNotTheKeyColumns) {
+  Validator v = WithTables();
+  ExpectInvalid(v, WriteTable("w", "u42", {Delete(TableRow(1))}),
+                "update 0: row has 3 datums, the upsert key has 1 columns");
+  ExpectInvalid(v, WriteTable("w", "u42", {Delete(MakeRow({StringDatum("1")}))}),
+                "update 0: datum 0: datum is STRING, the column is INT64");
+  // The key columns in upsert_key order: (score, k) for a key [2, 0].
+  ASSERT_TRUE(v.Validate(WithIndex(WithSource(TableImport("u50", {2, 0})))).ok());
+  ExpectAccepted(v, WriteTable("w", "u50", {Delete(MakeRow({FloatDatum(1), IntDatum(1)}))}));
+  ExpectInvalid(v, WriteTable("w", "u50", {Delete(MakeRow({IntDatum(1), FloatDatum(1)}))}),
+                "datum 0: datum is INT64, the column is FLOAT64");
+}
+
+TEST(Validator, ForgetsATableWhenItsDataflowGoesAndWithHello) {
+  Validator v = WithTables();
+  ExpectAccepted(v, Drop("u41"));
+  EXPECT_EQ(v.tables().count("u40"), 1u) << "u43 still keeps the dataflow";
+  ExpectAccepted(v, WriteU40());
+  ExpectAccepted(v, Drop("u43"));
+  EXPECT_TRUE(v.tables().empty());
+  ExpectRefused(v, WriteU40(), StatusCode::kNotFound, "unknown table u40");
+  ExpectAccepted(v, TableDataflow());  // its ids are free again
+  EXPECT_EQ(v.tables().size(), 2u);
+  ExpectAccepted(v, Hello("controller-2"));
+  EXPECT_TRUE(v.tables().empty());
+  ExpectRefused(v, WriteU42(), StatusCode::kNotFound, "unknown table u42");
+  // The data directory is the replica's: kept across epochs.
+  ExpectAccepted(v, TableDataflow());
+}
+
+TEST(Validator, RefusesAWriterHelloThatIsNotAnObserver) {
+  Validator v = Primed();
+  pb::Command hello = Hello("c-2");
+  hello.mutable_hello()->set_writer(true);
+  ExpectInvalid(v, hello, "writer: true needs observer: true");
+  EXPECT_FALSE(v.ValidateObserver(hello).ok());
+  EXPECT_TRUE(v.ValidateObserver(WriterHello()).ok());
+  EXPECT_TRUE(v.Validate(WriterHello()).ok()) << "an observer's Hello starts no epoch";
+  EXPECT_EQ(v.collections().count("u9"), 1u);
+}
+
+TEST(Validator, AWriterSessionMayWriteAndReadButNothingElse) {
+  const Validator v = WithTables();
+  const auto before = Snapshot(v);
+  EXPECT_TRUE(v.ValidateObserver(WriteU40(), true).ok());
+  EXPECT_TRUE(v.ValidateObserver(WriteU42(), true).ok());
+  EXPECT_TRUE(v.ValidateObserver(Peek(), true).ok());
+  EXPECT_TRUE(v.ValidateObserver(CancelPeek(), true).ok());
+  EXPECT_TRUE(v.ValidateObserver(Goodbye(), true).ok());
+  // Its writes are checked like the controller's.
+  const Status unknown = v.ValidateObserver(WriteTable("w", "u99", {}), true);
+  EXPECT_EQ(unknown.code(), StatusCode::kNotFound);
+  EXPECT_EQ(unknown.message(), Describe(WriteTable("w", "u99", {})) + ": unknown table u99");
+  const Status bad = v.ValidateObserver(WriteTable("w", "u40", {Upsert(TableRow(1))}), true);
+  EXPECT_NE(bad.message().find("u40 has no upsert key"), std::string::npos) << bad.message();
+  for (const auto& [name, command] : AllCommands()) {
+    if (command.has_peek() || command.has_cancel_peek() || command.has_goodbye() ||
+        command.has_hello()) {
+      continue;
+    }
+    SCOPED_TRACE(name);
+    const Status s = v.ValidateObserver(command, true);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.message().rfind(
+                  Describe(command) + ": writer sessions may only read and write tables: ", 0),
+              0u)
+        << s.message();
+  }
+  EXPECT_EQ(Snapshot(v), before);
+}
+
+TEST(Validator, APlainObserverMayNotWriteAndIsToldHowTo) {
+  const Validator v = WithTables();
+  const Status s = v.ValidateObserver(WriteU40());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), Describe(WriteU40()) +
+                             ": observer sessions are read-only: they may send only Peek, "
+                             "CancelPeek and Goodbye; say Hello with observer: true and writer: "
+                             "true to write tables");
+}
+
+TEST(Validator, DescribeWriteNamesTheWholeUuid) {
+  const std::string uuid = "load-0123456789abcdef-batch-17";
+  EXPECT_EQ(DescribeWrite(WriteU40(uuid).write_table()),
+            "WriteTable(load-0123456789abcdef-batch-17, u40, 2 updates)");
+  EXPECT_NE(Describe(WriteU40(uuid)), DescribeWrite(WriteU40(uuid).write_table()))
+      << "Describe() shortens uuids";
+}
+
+}  // namespace
 }  // namespace tandem::ipc
