@@ -2220,12 +2220,10 @@ TEST_F(Ctl, ATableNeedsTheReplicasDataDir) {
   EXPECT_FALSE(Contains(ReadFile(State()), "\"u1\"")) << "a refused command is not recorded";
 }
 
-// --csv and --jsonl are recorded as absolute paths and read by the replica; an upsert key makes a
-// log source take S/D lines.
-TEST_F(Ctl, CsvJsonLinesAndUpsertLogSourcesAreRecordedAndRead) {
+// --csv and --jsonl are recorded as absolute paths (normalized) and read by the replica.
+TEST_F(Ctl, CsvAndJsonLinesSourcesAreRecordedWithAbsolutePathsAndRead) {
   dir_.Write("orders.csv", "id,item\n1,apple\n2,\"pear, green\"\n");
   dir_.Write("events.jsonl", "{\"k\":1,\"v\":\"a\"}\n{\"k\":2}\n");
-  dir_.Write("upserts.log", "S 1 1 \"a\"\nS 1 2 \"b\"\nD 2 2\nS 2 1 \"c\"\nP 3\n");
   const std::string relative =
       std::filesystem::relative(dir_.File("orders.csv")).string();  // from the test's directory
   auto csv = Run({"create-source", "u1", "--csv", relative, "--schema", "id:int64,item:string",
@@ -2237,10 +2235,9 @@ TEST_F(Ctl, CsvJsonLinesAndUpsertLogSourcesAreRecordedAndRead) {
   auto jsonl = Run({"create-source", "u2", "--jsonl", dir_.File("events.jsonl"), "--schema",
                     "k:int64,v:string?"});
   ASSERT_EQ(jsonl.exit, 0) << Describe(jsonl) << sup_.Log();
-  auto log = Run({"create-source", "u3", "--log", dir_.File("upserts.log"), "--schema",
-                  "k:int64,v:string", "--upsert-key", "k"});
-  ASSERT_EQ(log.exit, 0) << Describe(log) << sup_.Log();
-
+  EXPECT_TRUE(Contains(ReadFile(State()),
+                       R"("source":{"json_lines":{"path":")" + dir_.File("events.jsonl") + "\"}}"))
+      << ReadFile(State());
   CtlResult p1, p2;
   EXPECT_TRUE(Eventually(
       [&] {
@@ -2258,11 +2255,21 @@ TEST_F(Ctl, CsvJsonLinesAndUpsertLogSourcesAreRecordedAndRead) {
       10s))
       << Describe(p2) << sup_.Log();
   EXPECT_TRUE(Contains(p2.out, R"({"row":[1,"a"],"count":1})")) << p2.out;
-  auto at1 = Run({"--json", "peek", "u3", "--at", "1"});
+}
+
+// --upsert-key on a log source: S lines replace the row with their key, D lines delete it.
+TEST_F(Ctl, AnUpsertLogSourceTakesSAndDLines) {
+  dir_.Write("upserts.log", "S 1 1 \"a\"\nS 1 2 \"b\"\nD 2 2\nS 2 1 \"c\"\nP 3\n");
+  auto log = Run({"create-source", "u1", "--log", dir_.File("upserts.log"), "--schema",
+                  "k:int64,v:string", "--upsert-key", "k"});
+  ASSERT_EQ(log.exit, 0) << Describe(log) << sup_.Log();
+  EXPECT_TRUE(Contains(log.out, "created source u1 with index s1 (key k), upsert key k"))
+      << log.out;
+  auto at1 = Run({"--json", "peek", "u1", "--at", "1"});
   ASSERT_EQ(at1.exit, 0) << Describe(at1) << sup_.Log();
   EXPECT_TRUE(Contains(at1.out, R"("rows":[{"row":[1,"a"],"count":1},{"row":[2,"b"],"count":1}])"))
       << at1.out;
-  auto at2 = Run({"--json", "peek", "u3", "--at", "2"});
+  auto at2 = Run({"--json", "peek", "u1", "--at", "2"});
   ASSERT_EQ(at2.exit, 0) << Describe(at2) << sup_.Log();
   EXPECT_TRUE(Contains(at2.out, R"("rows":[{"row":[1,"c"],"count":1}])")) << at2.out;
 }

@@ -29,21 +29,6 @@ void InstallInterruptHandlers() {
 }
 bool Interrupted() { return g_interrupted != 0; }
 
-namespace {
-// Says Hello as a writer (Hello{observer, writer}) with ControllerClient::Hello(nonce, observer,
-// writer) (issue 15, ipc/client.h). A client without it (ipc/client.h before writer sessions)
-// says a plain observer's Hello, whose WriteTable the replica then refuses as read-only.
-// TODO(lead): once the client has writer sessions, call client.Hello(nonce, true, true) directly.
-template <typename Client>
-Status WriterHello(Client& client, const std::string& nonce) {
-  if constexpr (requires { client.Hello(nonce, true, true); }) {
-    return client.Hello(nonce, /*observer=*/true, /*writer=*/true);
-  } else {
-    return client.Hello(nonce, /*observer=*/true);
-  }
-}
-}  // namespace
-
 int Fail(int code, const std::string& message) {
   std::cerr << "tandem-ctl: " << message << "\n";
   if (g_json) std::cout << tools::JsonError(message, code) << std::endl;
@@ -105,8 +90,7 @@ std::optional<int> Session::Open(Mode mode) {
   }
   client_ = std::move(client).value();
   const std::string nonce = RandomHex(8);
-  const Status hello = mode == Mode::kWrite ? WriterHello(*client_, nonce)
-                                            : client_->Hello(nonce, /*observer=*/true);
+  const Status hello = client_->Hello(nonce, /*observer=*/true, /*writer=*/mode == Mode::kWrite);
   if (!hello.ok()) return Ended(hello);
   if (!client_->observer()) {
     // A supervisor that knows no observers made us its controller (the Hello is the same

@@ -32,7 +32,7 @@ constexpr std::uint64_t kMaxTickMs = 3'600'000;
 Result<std::string> CheckSourceFile(const std::string& flag, const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  const fs::path absolute = fs::absolute(path, ec);
+  const fs::path absolute = fs::absolute(path, ec).lexically_normal();  // no "dir/../"
   if (ec) return Status::InvalidArgument(flag + " " + path + ": " + ec.message());
   const auto status = fs::status(absolute, ec);
   if (!fs::exists(status)) {

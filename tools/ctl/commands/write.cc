@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cstdint>
 
-#include "ipc/model.h"
+#include "ipc/client.h"
 #include "tools/ctl/commands/commands.h"
 #include "tools/ctl/output.h"
 
@@ -174,13 +174,14 @@ std::optional<int> BuildWrite(const Options& o, const pb::SourceImport& table,
   return std::nullopt;
 }
 
-// Waits for the answer to write `uuid`: its WriteResponse, or the CommandError refusing it (one
-// write is in flight in this session).
+// Waits for the answer to `write` (ipc::AnswersWrite): its WriteResponse, or the CommandError
+// refusing it. (Not ControllerClient::Write: an interrupt ends this wait, and a timeout is told
+// from a lost connection.)
 struct Answer {
   std::optional<pb::WriteResponse> response;
   std::optional<pb::CommandError> refused;
 };
-Answer AwaitWrite(Session& s, const std::string& uuid,
+Answer AwaitWrite(Session& s, const pb::WriteTable& write,
                   std::chrono::steady_clock::time_point deadline) {
   Answer a;
   while (!Interrupted() && !s.over()) {
@@ -188,14 +189,13 @@ Answer AwaitWrite(Session& s, const std::string& uuid,
     if (left.count() <= 0) break;
     auto r = s.client().Receive(left);
     if (!r) continue;
-    if (r->has_write_response() && ipc::ClientUuidOfWrite(r->write_response().uuid()) == uuid) {
+    if (!ipc::AnswersWrite(*r, write)) continue;
+    if (r->has_write_response()) {
       a.response = r->write_response();
-      break;
-    }
-    if (r->has_command_error() && r->command_error().what().starts_with("WriteTable")) {
+    } else {
       a.refused = r->command_error();
-      break;
     }
+    break;
   }
   return a;
 }
@@ -220,7 +220,7 @@ int Run(const Options& o, Session& s) {
   if (auto code = s.Open(Session::Mode::kWrite)) return *code;
   const auto timeout = s.client().timeout();
   s.client().Send(c);
-  const Answer a = AwaitWrite(s, uuid, std::chrono::steady_clock::now() + timeout);
+  const Answer a = AwaitWrite(s, *w, std::chrono::steady_clock::now() + timeout);
   if (a.refused) return Refused(what, ReplicaRefusal(*a.refused));
   const std::string retry = "the write may or may not have been applied: retry it with --uuid " +
                             uuid + " (a write is applied once per uuid)";
