@@ -1906,7 +1906,8 @@ std::string SourceDataflowJson(const std::string& id, const std::string& source,
 }
 
 // A state file with plain table u1 (k int64, v string?), upsert table u2 (k int64, k2 string,
-// v float64; upsert key k2, k) and log source u3 (n int64).
+// v float64; upsert key k2, k), log source u3 (n int64) and JSON-lines source u4 (n int64, upsert
+// key n).
 void WriteTableHistory(const std::string& state) {
   ctl::History h = *ctl::History::Load(state);
   h.Append(FromJson(SourceDataflowJson(
@@ -1919,6 +1920,8 @@ void WriteTableHistory(const std::string& state) {
                                        "[1,0]", "[1,0]")));
   h.Append(FromJson(SourceDataflowJson("u3", R"({"log":{"path":"/nonexistent.log"}})",
                                        R"([{"name":"n","type":"INT64"}])", "", "[0]")));
+  h.Append(FromJson(SourceDataflowJson("u4", R"({"json_lines":{"path":"/nonexistent.jsonl"}})",
+                                       R"([{"name":"n","type":"INT64"}])", "[0]", "[0]")));
   ASSERT_TRUE(h.Save().ok());
 }
 
@@ -1934,6 +1937,12 @@ TEST(CtlHistory, LiveSourceIsTheSourceImportOfALiveSourceOnly) {
             (std::vector<std::uint32_t>{1, 0}));
   EXPECT_FALSE(h.LiveSource("s2").has_value()) << "an index is no source";
   EXPECT_FALSE(h.LiveSource("u9").has_value());
+  const auto files = h.SourceFiles();  // what frontiers checks
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files.at("u3").what, "log");
+  EXPECT_EQ(files.at("u3").path, "/nonexistent.log");
+  EXPECT_EQ(files.at("u4").what, "JSON-lines");
+  EXPECT_EQ(files.at("u4").path, "/nonexistent.jsonl");
   h.Append(FromJson(R"({"allow_compaction":{"id":"s1","frontier":{}}})"));  // drops u1
   h.Prune();  // as `drop u1` leaves the history
   EXPECT_FALSE(h.LiveSource("u1").has_value()) << "a dropped source is not live";
@@ -2014,6 +2023,7 @@ TEST(CtlUsage, WriteIsTypedByTheStateFileAndRefusedBeforeConnecting) {
        "refused: write u9: u9 is not a table this controller created (state file " + state +
            "); create it first, e.g. create-source u9 --table"},
       {{"u3", "--row", "1"}, 1, "refused: write u3: u3 is not a table (it is a log source)"},
+      {{"u4", "--upsert", "1"}, 1, "u4 is not a table (it is a JSON-lines source)"},
       {{"s1", "--row", "1,null"}, 1, "s1 is not a table (it is an index)"},
       {{"u1", "--upsert", "1,null"},
        1,
