@@ -45,8 +45,20 @@ void Reconciler::Track(const pb::Command& c, std::uint64_t seq) {
 Reconciler::Admitted Reconciler::Admit(pb::Command c) {
   Admitted out;
   if (c.has_hello()) {
-    holding_ = !live_.empty();
+    // The replay the new controller abandons goes, but not the writes held with it: they are a
+    // writer session's (or were validated and accepted), and every write is answered — at the
+    // end of this replay, or now when nothing is held any more.
+    std::vector<pb::Command> writes;
+    for (pb::Command& b : buffered_) {
+      if (b.has_write_table()) writes.push_back(std::move(b));
+    }
     buffered_.clear();
+    holding_ = !live_.empty();
+    if (holding_) {
+      buffered_ = std::move(writes);
+    } else {
+      out.apply = std::move(writes);
+    }
     return out;
   }
   // An observer's Peek and CancelPeek (DESIGN §3, "Observers") are not part of the controller's

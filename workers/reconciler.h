@@ -32,7 +32,8 @@ class Reconciler {
     std::optional<ipc::pb::Status::Reconciled> reconciled;
   };
 
-  // What to apply now for command `c`. Hello starts holding back the replay when anything runs.
+  // What to apply now for command `c`. Hello starts holding back the replay when anything runs
+  // (a replay it abandons is dropped, except its WriteTables: every write is answered).
   // While holding: everything is buffered except an observer's Peek and CancelPeek (they read
   // what runs now); InitializationComplete releases the reconciliation — first the drops of every
   // export of the dataflows that were not re-sent unchanged, then the replayed commands, without

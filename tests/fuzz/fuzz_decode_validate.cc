@@ -3,13 +3,15 @@
 // Each input is tried as a binary Command, as a binary Response and as JSON. Whatever decodes is
 // validated by a copy of a Validator primed with samples::ImportingEpoch() (the sample primary
 // dataflow, a compaction, a maintained importer and a one-shot read: so peeks, imports, drops and
-// compactions reach their deep checks), and these properties are checked —
+// compactions reach their deep checks) and samples::TableDataflow() (a plain and an upsert table,
+// with a data directory: so writes reach theirs), and these properties are checked —
 // a violation abort()s, which libFuzzer and the corpus runner report:
 //   * a failed decode has one of the documented labels and a reason;
 //   * a decoded envelope has a kind, re-encodes to bytes that decode to the same encoding;
 //   * a refused command leaves the validator unchanged and its reason starts with Describe();
-//   * the same holds for the command checked as an observer's (ValidateObserver), which never
-//     accepts a command that changes the epoch;
+//   * the same holds for the command checked as an observer's and as a writer session's
+//     (ValidateObserver), which never accept a command that changes the epoch (a writer's
+//     WriteTable changes no validator state);
 //   * what prints as JSON parses back and validates identically, and its text is stable after
 //     one round trip.
 #include <google/protobuf/stubs/logging.h>
@@ -32,7 +34,10 @@ namespace {
 const Validator& Primed() {
   static const Validator primed = [] {
     Validator v;
-    for (const auto& command : samples::ImportingEpoch()) {
+    v.set_data_dir(true);
+    std::vector<pb::Command> epoch = samples::ImportingEpoch();
+    epoch.push_back(samples::TableDataflow());
+    for (const auto& command : epoch) {
       const Status s = v.Validate(command);
       FUZZ_CHECK(s.ok(), s.message());
     }
@@ -55,6 +60,10 @@ std::map<std::string, std::string> Snapshot(const Validator& v) {
   for (const auto& [id, frontier] : v.allowed_compaction()) {
     out["f " + id] = std::to_string(frontier);
   }
+  for (const auto& [id, table] : v.tables()) {
+    out["t " + id] = Encode(table.schema);
+    for (auto c : table.upsert_key) out["t " + id] += "," + std::to_string(c);
+  }
   return out;
 }
 
@@ -68,15 +77,30 @@ Status CheckValidation(const pb::Command& command) {
   return status;
 }
 
-// As an observer's command: read-only, and a refusal is described like any other.
-Status CheckObserverValidation(const pb::Command& command) {
-  const Status status = Primed().ValidateObserver(command);
+// As an observer's command (a writer session's when `writer`): it changes nothing, a writer may
+// also write, and a refusal is described like any other. A writer's verdict on anything but a
+// WriteTable is a plain observer's (bar the wording of the read-only refusal).
+Status CheckObserverValidation(const pb::Command& command, bool writer = false) {
+  const Status status = Primed().ValidateObserver(command, writer);
   if (status.ok()) {
-    FUZZ_CHECK(command.has_hello() || command.has_peek() || command.has_cancel_peek() ||
-                   command.has_goodbye(),
-               std::string("an observer may send ") + CommandName(command));
+    FUZZ_CHECK(
+        command.has_hello() || command.has_peek() || command.has_cancel_peek() ||
+            command.has_goodbye() || (writer && command.has_write_table()),
+        std::string(writer ? "a writer" : "an observer") + " may send " + CommandName(command));
   } else {
     FUZZ_CHECK(status.message().rfind(Describe(command) + ": ", 0) == 0, status.message());
+  }
+  if (writer && !command.has_write_table()) {
+    FUZZ_CHECK(
+        status.ok() == CheckObserverValidation(command).ok(),
+        "a writer session differs from an observer's on " + std::string(CommandName(command)));
+  }
+  if (writer && command.has_write_table()) {
+    // A writer's write is checked as the controller's would be.
+    Validator v = Primed();
+    const Status as_controller = v.Validate(command);
+    FUZZ_CHECK(as_controller.code() == status.code() && as_controller.message() == status.message(),
+               status.message() + " vs the controller's " + as_controller.message());
   }
   return status;
 }
@@ -101,6 +125,7 @@ void CheckDecoded(const Decoded<Envelope>& decoded, Decoded<Envelope> (*decode)(
 void CheckCommand(const pb::Command& command) {
   const Status status = CheckValidation(command);
   const Status observer = CheckObserverValidation(command);
+  (void)CheckObserverValidation(command, /*writer=*/true);
   const auto json = TryToJson(command);
   if (!json.ok()) return;  // nested deeper than the JSON printer goes
   const auto parsed = CommandFromJson(*json);

@@ -10,6 +10,8 @@
 //   * a line parses to nothing exactly when it is blank, all spaces or a comment;
 //   * an error has a reason and no row; an update has one datum per column, each of the
 //     column's type or NULL where the column is nullable, and a valid time;
+//   * read as a line of an upsert log source too (keyed on the last column): an upsert has a
+//     whole row, a delete the key's datums; U lines are errors there, S/D lines in a plain one;
 //   * every record prints back (in the datum syntax) to a line that parses to the same record.
 #include <cmath>
 #include <cstdint>
@@ -155,8 +157,9 @@ bool OfColumn(const Datum& d, const pb::Column& col) {
   }
 }
 
-void CheckLine(std::string_view line, const pb::Schema& schema) {
-  const auto r = ParseLogLine(line, schema);
+void CheckLine(std::string_view line, const pb::Schema& schema,
+               const std::vector<std::uint32_t>& key) {
+  const auto r = ParseLogLine(line, schema, key);
   const bool blank =
       line.empty() || line[0] == '#' || line.find_first_not_of(' ') == std::string_view::npos;
   FUZZ_CHECK(r.has_value() != blank, std::string(line));
@@ -174,7 +177,7 @@ void CheckLine(std::string_view line, const pb::Schema& schema) {
       printed = "P " + std::to_string(r->time);
       break;
     case LogRecord::Kind::kUpdate:
-      FUZZ_CHECK(r->time <= kMaxTime, std::string(line));
+      FUZZ_CHECK(key.empty() && r->time <= kMaxTime, std::string(line));
       FUZZ_CHECK(r->row.size() == static_cast<std::size_t>(schema.columns_size()),
                  std::string(line));
       printed = "U " + std::to_string(r->time) + " " + std::to_string(r->diff);
@@ -184,8 +187,23 @@ void CheckLine(std::string_view line, const pb::Schema& schema) {
         printed += " " + Print(r->row[static_cast<std::size_t>(c)]);
       }
       break;
+    case LogRecord::Kind::kUpsert:
+    case LogRecord::Kind::kDelete: {
+      const bool del = r->kind == LogRecord::Kind::kDelete;
+      FUZZ_CHECK(!key.empty() && r->time <= kMaxTime, std::string(line));
+      FUZZ_CHECK(
+          r->row.size() == (del ? key.size() : static_cast<std::size_t>(schema.columns_size())),
+          std::string(line));
+      printed = (del ? "D " : "S ") + std::to_string(r->time);
+      for (std::size_t i = 0; i < r->row.size(); ++i) {
+        const int c = del ? static_cast<int>(key[i]) : static_cast<int>(i);
+        FUZZ_CHECK(OfColumn(r->row[i], schema.columns(c)), std::string(line));
+        printed += " " + Print(r->row[i]);
+      }
+      break;
+    }
   }
-  const auto again = ParseLogLine(printed, schema);
+  const auto again = ParseLogLine(printed, schema, key);
   FUZZ_CHECK(again && SameRecord(*r, *again), std::string(line) + " printed as " + printed);
 }
 
@@ -198,6 +216,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const tandem::ipc::pb::Schema& schema = SchemaFor(data[0]);
   const std::size_t max_line = 1 + data[1] % 64;
   const std::uint32_t seed = data[2];
+  // Every line is also read as a line of an upsert log source (S/D lines), keyed on the last
+  // column (so a D line's datums are not the row's first ones).
+  const std::vector<std::uint32_t> key = {static_cast<std::uint32_t>(schema.columns_size() - 1)};
   const std::string_view stream(reinterpret_cast<const char*>(data) + 3, size - 3);
 
   const std::vector<Event> naive = Split(stream, max_line);
@@ -209,8 +230,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t nl; (nl = stream.find('\n', start)) != std::string_view::npos; start = nl + 1) {
     std::string_view line = stream.substr(start, nl - start);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    CheckLine(line, schema);
+    CheckLine(line, schema, {});
+    CheckLine(line, schema, key);
   }
-  CheckLine(stream.substr(start), schema);
+  CheckLine(stream.substr(start), schema, {});
+  CheckLine(stream.substr(start), schema, key);
   return 0;
 }

@@ -68,6 +68,37 @@ int main(int argc, char** argv) {
       Build("u31", MfpPlan(GetPlan("u30"), Mfp({Col(7)}, {}, {})));
   ok &= Write(dir, "refused_column_range.bin", Encode(range));
 
+  // Tables and writes (DESIGN §9), against the primed tables u40 (plain) and u42 (upsert by k).
+  ok &= Write(dir, "create_dataflow_tables.bin", Encode(TableDataflow()));
+  ok &= Write(dir, "write_table.bin", Encode(WriteU40()));
+  ok &= Write(dir, "write_table_upsert.bin", Encode(WriteU42()));
+  ok &= Write(dir, "hello_writer.bin", Encode(WriterHello()));
+  pb::Command sources = EmptyDataflow("file sources");
+  *Desc(sources)->add_source_imports() = CsvImport("u70", {0});
+  *Desc(sources)->add_source_imports() = JsonLinesImport("u71", {0, 2});
+  *Desc(sources)->add_source_imports() = TableImport("u72", {2, 0});
+  *Desc(sources)->add_index_exports() = Export("u73", "u70", {0});
+  ok &= Write(dir, "create_dataflow_csv_json_lines_upsert.bin", Encode(sources));
+  ok &= Write(dir, "refused_write_unknown_table.bin",
+              Encode(WriteTable("w-u9", "u99", {RowUpdate(TableRow(1))})));
+  ok &= Write(dir, "refused_write_not_a_table.bin",
+              Encode(WriteTable("w-u3", "u3", {RowUpdate(TableRow(1))})));
+  ok &= Write(dir, "refused_write_delete_on_plain.bin",
+              Encode(WriteTable("w-del", "u40", {Delete(MakeRow({IntDatum(1)}))})));
+  ok &=
+      Write(dir, "refused_write_row_type.bin",
+            Encode(WriteTable("w-type", "u42",
+                              {Upsert(MakeRow({StringDatum("1"), NullDatum(), FloatDatum(2)}))})));
+  ok &= Write(dir, "refused_write_zero_diff.bin",
+              Encode(WriteTable("w-zero", "u40", {RowUpdate(TableRow(1), 0)})));
+  pb::Command counter_upsert = EmptyDataflow("counter upsert");
+  *Desc(counter_upsert)->add_source_imports() = CounterImport("u74");
+  Desc(counter_upsert)->mutable_source_imports(0)->add_upsert_key(0);
+  *Desc(counter_upsert)->add_index_exports() = Export("u75", "u74", {0});
+  ok &= Write(dir, "refused_upsert_key_on_counter.bin", Encode(counter_upsert));
+  ok &= Write(dir, "write_response.bin", Encode(WriteAcknowledged()));
+  ok &= Write(dir, "json_write_table_upsert.json", ToJson(WriteU42()));
+
   // Bytes that do not decode.
   const std::string peek = Encode(Peek());
   ok &= Write(dir, "malformed_truncated_peek.bin", peek.substr(0, peek.size() - 3));

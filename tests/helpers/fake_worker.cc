@@ -4,7 +4,12 @@
 // records its pid and state in the header (and raises its progress counter every turn), reports
 // RuntimeReady, and echoes every command:
 //   Peek        → PeekResponse{uuid, rows: [(role, uuid)]}  (the uuid as this runtime got it)
+//   WriteTable  → WriteResponse{uuid as this runtime got it, time: 1 maintenance, 2 interactive,
+//                 3 solo} — or, for a client uuid (ipc::ClientUuidOfWrite) beginning with "fail",
+//                 WriteResponse{uuid, error: "<role> failed it"} —, then the echo below
 //   anything    → Frontiers{id: "echo:<role>:<CommandName>"}
+// Given --data-dir DIR (the runtime that writes tables), it creates DIR/fake-<role>, so a test can
+// tell which runtimes got it.
 //
 // Behaviour comes from TANDEM_FAKE_WORKER (inherited through the supervisor), rules separated by
 // ';', each "<role>:<action>" (role: maintenance, interactive, solo or *):
@@ -12,6 +17,7 @@
 //   exit=<ms>,<code>      exit with the code <ms> after reporting ready
 //   ignore-sigterm        ignore SIGTERM (to exercise the grace period)
 //   no-ready              never report ready
+//   hold-writes           never answer a WriteTable (a disk that does not keep up)
 //   frontiers             report frontiers like a runtime that renders every dataflow, before the
 //                         echo: on CreateDataflow, each id it creates at write [as_of + 1] —
 //                         except a counter source with a max, reported closed (empty: it ran to
@@ -24,6 +30,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -46,6 +53,7 @@ struct Script {
   bool ignore_sigterm = false;
   bool no_ready = false;
   bool frontiers = false;
+  bool hold_writes = false;
 };
 
 Script ParseScript(const std::string& role) {
@@ -68,6 +76,8 @@ Script ParseScript(const std::string& role) {
       s.no_ready = true;
     } else if (action == "frontiers") {
       s.frontiers = true;
+    } else if (action == "hold-writes") {
+      s.hold_writes = true;
     }
   }
   return s;
@@ -132,7 +142,7 @@ class FrontierReports {
 };
 
 int Main(int argc, char** argv) {
-  std::string role, segment_name, channel;
+  std::string role, segment_name, channel, data_dir;
   int workers = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
@@ -140,7 +150,9 @@ int Main(int argc, char** argv) {
     if (flag == "--segment") segment_name = argv[i + 1];
     if (flag == "--channel") channel = argv[i + 1];
     if (flag == "--workers") workers = std::atoi(argv[i + 1]);
+    if (flag == "--data-dir") data_dir = argv[i + 1];
   }
+  if (!data_dir.empty()) std::ofstream(data_dir + "/fake-" + role) << getpid() << "\n";
   const Script script = ParseScript(role);
   if (script.ignore_sigterm) signal(SIGTERM, SIG_IGN);
   auto segment = shm::Segment::Open(segment_name);
@@ -193,6 +205,19 @@ int Main(int argc, char** argv) {
       row->mutable_row()->add_datums()->set_string(role);
       row->mutable_row()->add_datums()->set_string(cmd.message.peek().uuid());
       row->set_count(1);
+    } else if (cmd.message.has_write_table()) {
+      ipc::pb::Response answer;
+      const std::string& uuid = cmd.message.write_table().uuid();
+      answer.mutable_write_response()->set_uuid(uuid);
+      if (ipc::ClientUuidOfWrite(uuid).starts_with("fail")) {
+        answer.mutable_write_response()->set_error(role + " failed it");
+      } else {
+        answer.mutable_write_response()->set_time(role == "maintenance"   ? 1
+                                                  : role == "interactive" ? 2
+                                                                          : 3);
+      }
+      if (!script.hold_writes) sock.send(zmq::buffer(ipc::Encode(answer)), zmq::send_flags::none);
+      out.mutable_frontiers()->set_id("echo:" + role + ":" + ipc::CommandName(cmd.message));
     } else {
       out.mutable_frontiers()->set_id("echo:" + role + ":" + ipc::CommandName(cmd.message));
     }

@@ -323,5 +323,54 @@ TEST(TandemBench, SmokeJoin) {
   EXPECT_FALSE(SegmentsLeft());
 }
 
+// write (issue 15): every Tandem cell (writer sessions into a plain and an upsert table with
+// --data-dir, batches of 1 and 100 rows), write-to-visible latency while an observer peeks, the
+// Redis cells when redis-server is installed, the ZeroMQ floor and the verdict, at tiny sizes.
+TEST(TandemBench, SmokeWrite) {
+  const auto run = Bench({"write", "--write-rounds", "1", "--write-keys", "1000", "--write-clients",
+                          "2", "--write-window", "4"});
+  const Report r = ParseOrFail(run);
+  ASSERT_TRUE(r.count("write"));
+  const Cells& cells = r.at("write");
+  std::vector<std::string> throughput = {"tandem/plain/c1/b1", "tandem/plain/c1/b100",
+                                         "tandem/plain/c2/b1", "tandem/plain/c2/b100",
+                                         "tandem/upsert/c2/b100"};
+  if (cells.count("redis-everysec/c1/b1")) {
+    for (const char* mode : {"everysec", "always"}) {
+      for (const char* c : {"c1", "c2"}) {
+        for (const char* b : {"b1", "b100"}) {
+          throughput.push_back(std::string("redis-") + mode + "/" + c + "/" + b);
+        }
+      }
+    }
+  } else {
+    EXPECT_NE(run.err.find("skipped Redis"), std::string::npos) << run.err;
+  }
+  for (const std::string& cell : throughput) {
+    ASSERT_TRUE(cells.count(cell)) << cell;
+    const Metrics& m = cells.at(cell);
+    EXPECT_GT(m.at("rows_per_s"), 0) << cell << ": no write was acknowledged";
+    EXPECT_LE(m.at("rows_per_s_min"), m.at("rows_per_s")) << cell;
+    EXPECT_EQ(m.at("errors"), 0) << cell << ": a write was answered with an error";
+    EXPECT_EQ(m.at("unanswered"), 0) << cell << ": a write was never answered";
+    EXPECT_EQ(m.at("rounds"), 1) << cell;
+    ExpectLatencies(m, cell);  // each write's send -> answer
+  }
+  ASSERT_TRUE(cells.count("tandem/visible"));
+  const Metrics& visible = cells.at("tandem/visible");
+  ExpectLatencies(visible, "tandem/visible");  // misses: a peek at the write's time lacked it
+  EXPECT_GT(visible.at("background_peeks"), 0) << "the other session's peeks did not run";
+  EXPECT_EQ(visible.at("background_peek_errors"), 0);
+  EXPECT_LE(visible.at("ack_p50_us"), visible.at("p50_us"));
+  ASSERT_TRUE(cells.count("zmq-floor-2-hops"));
+  ExpectLatencies(cells.at("zmq-floor-2-hops"), "zmq-floor-2-hops");
+  ASSERT_TRUE(cells.count("verdict"));
+  EXPECT_GT(cells.at("verdict").at("batched_rows_per_s"), 0);
+  EXPECT_TRUE(cells.at("verdict").count("visible_met"));
+  EXPECT_NE(run.err.find("target >= 200000"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("target p50 <= 2000 us"), std::string::npos) << run.err;
+  EXPECT_FALSE(SegmentsLeft());
+}
+
 }  // namespace
 }  // namespace tandem::testing

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "ipc/validate.h"
 #include "supervisor_harness.h"
+#include "temp_dir.h"
 #include "unit/protocol_samples.h"
 
 namespace tandem::testing {
@@ -996,6 +998,209 @@ TEST(OneShotMetrics, CountBuiltAndRunningAndTimeTheBuildToTheAnswer) {
   EXPECT_GT(
       MetricValue(HttpGet(port, "/metrics").body, "tandem_one_shot_build_to_answer_seconds_sum"),
       0);
+}
+
+// ---- Writes (DESIGN §9) ----------------------------------------------------------------------
+
+// A writer session: the real client, as tandem-ctl write uses it.
+std::unique_ptr<ipc::ControllerClient> WriterSession(const SupervisorProcess& sup,
+                                                     const std::string& nonce) {
+  auto writer = std::make_unique<ipc::ControllerClient>(sup.controller_endpoint(),
+                                                        ipc::ControllerClient::Options{});
+  const Status s = writer->Hello(nonce, /*observer=*/true, /*writer=*/true);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(writer->writer());
+  return writer;
+}
+
+TEST(Writes, AWriterSessionsWriteReachesMaintenanceOnlyAndItsAnswerComesBackToIt) {
+  TempDir tmp("writes");
+  const std::string data_dir = tmp.File("state/data");  // made by the supervisor
+  SupervisorProcess sup({.extra_args = {"--data-dir", data_dir}});
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  EXPECT_TRUE(std::filesystem::exists(data_dir + "/fake-maintenance"))
+      << "the maintenance runtime gets --data-dir";
+  EXPECT_FALSE(std::filesystem::exists(data_dir + "/fake-interactive"))
+      << "the interactive runtime does not";
+  TestController ctl(sup.controller_endpoint());
+  ASSERT_TRUE(ctl.Hello("ctl"));
+  ASSERT_TRUE(SendAccepted(ctl, {samples::TableDataflow(), samples::InitializationComplete()}));
+
+  auto writer = WriterSession(sup, "writer-1");
+  const Command write = samples::WriteU40("w-1");
+  auto outcome = writer->Write(write.write_table());
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  ASSERT_TRUE(outcome->response) << outcome->refused->why();
+  EXPECT_EQ(outcome->response->uuid(), "w-1") << "the uuid as the session sent it";
+  EXPECT_EQ(outcome->response->time(), 1u) << "answered by the maintenance runtime";
+  // An upsert table's write too, from the same session.
+  outcome = writer->Write(samples::WriteU42("w-2").write_table());
+  ASSERT_TRUE(outcome.ok() && outcome->response) << outcome.status().ToString();
+  EXPECT_EQ(outcome->response->uuid(), "w-2");
+
+  // Only maintenance saw the writes (every session gets the runtimes' echoes), and the answers
+  // went to the writer alone.
+  int maintenance_echoes = 0;
+  EXPECT_FALSE(ctl.ReceiveUntil(
+      [&](const Response& r) {
+        if (IsEcho(r, "maintenance", "WriteTable")) ++maintenance_echoes;
+        return IsEcho(r, "interactive", "WriteTable") || r.has_write_response();
+      },
+      500ms))
+      << "the interactive runtime never gets a write; the controller never gets its answer";
+  EXPECT_EQ(maintenance_echoes, 2);
+  EXPECT_FALSE(
+      writer->ReceiveUntil([](const Response& r) { return r.has_write_response(); }, 300ms))
+      << "exactly one answer per write";
+
+  // A write the validator refuses is answered CommandError naming it, and reaches no runtime.
+  const Command bad = samples::WriteTable("w-3", "u42", {samples::RowUpdate(samples::TableRow(1))});
+  outcome = writer->Write(bad.write_table());
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  ASSERT_TRUE(outcome->refused);
+  EXPECT_EQ(outcome->refused->what(), ipc::DescribeWrite(bad.write_table()));
+  EXPECT_NE(outcome->refused->why().find("u42 has an upsert key [0]"), std::string::npos)
+      << outcome->refused->why();
+
+  const std::string m = HttpGet(sup.http_port(), "/metrics").body;
+  EXPECT_EQ(MetricValue(m, "tandem_writes_total{result=\"ok\"}"), 2);
+  EXPECT_EQ(MetricValue(m, "tandem_writes_total{result=\"refused\"}"), 1);
+  EXPECT_EQ(MetricValue(m, "tandem_writes_total{result=\"error\"}"), 0);
+  EXPECT_EQ(MetricValue(m, "tandem_write_seconds_count"), 2);
+  EXPECT_EQ(MetricValue(m, "tandem_writes_in_flight"), 0);
+}
+
+TEST(Writes, APlainObserversWriteIsRefusedAndTheControllersAnswerComesBackToIt) {
+  TempDir tmp("writes");
+  SupervisorProcess sup({.extra_args = {"--data-dir", tmp.path()}});
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  TestController ctl(sup.controller_endpoint()), obs(sup.controller_endpoint());
+  ASSERT_TRUE(ctl.Hello("ctl"));
+  ASSERT_TRUE(SendAccepted(ctl, {samples::TableDataflow(), samples::InitializationComplete()}));
+  ASSERT_TRUE(SayHello(obs, samples::ObserverHello("reader")));
+  const Command write = samples::WriteU40("w-obs");
+  obs.Send(write);
+  auto refused = obs.ReceiveUntil([](const Response& r) { return r.has_command_error(); });
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->command_error().what(), ipc::DescribeWrite(write.write_table()));
+  EXPECT_NE(refused->command_error().why().find(
+                "observer sessions are read-only: they may send only Peek, CancelPeek and "
+                "Goodbye; say Hello with observer: true and writer: true"),
+            std::string::npos)
+      << refused->command_error().why();
+  // The controller writes too; a failed write is answered with its error.
+  ctl.Send(samples::WriteU40("c-1"));
+  ctl.Send(samples::WriteU40("fail-1"));
+  std::map<std::string, Response> answers;
+  ASSERT_TRUE(ctl.ReceiveUntil([&](const Response& r) {
+    if (r.has_write_response()) answers[r.write_response().uuid()] = r;
+    return answers.size() == 2;
+  }));
+  EXPECT_EQ(answers["c-1"].write_response().time(), 1u);
+  EXPECT_EQ(answers["fail-1"].write_response().error(), "maintenance failed it");
+  EXPECT_FALSE(obs.ReceiveUntil([](const Response& r) { return r.has_write_response(); }, 300ms));
+  const std::string m = HttpGet(sup.http_port(), "/metrics").body;
+  EXPECT_EQ(MetricValue(m, "tandem_writes_total{result=\"ok\"}"), 1);
+  EXPECT_EQ(MetricValue(m, "tandem_writes_total{result=\"error\"}"), 1);
+  EXPECT_EQ(MetricValue(m, "tandem_writes_total{result=\"refused\"}"), 1);
+  EXPECT_EQ(MetricValue(m, "tandem_refused_commands_total{reason=\"read_only\"}"), 1);
+}
+
+TEST(Writes, SoloModeSendsWritesAndTheDataDirToTheSoloRuntime) {
+  TempDir tmp("writes");
+  SupervisorProcess sup({.extra_args = {"--data-dir", tmp.path()}, .two_runtime = false});
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  EXPECT_TRUE(std::filesystem::exists(tmp.File("fake-solo")));
+  TestController ctl(sup.controller_endpoint());
+  ASSERT_TRUE(ctl.Hello("ctl"));
+  ctl.Send(samples::TableDataflow());
+  ASSERT_TRUE(ctl.ReceiveUntil([](const Response& r) {
+    if (r.has_command_error()) ADD_FAILURE() << r.command_error().why();
+    return IsEcho(r, "solo", "CreateDataflow");
+  }));
+  auto writer = WriterSession(sup, "solo-writer");
+  auto outcome = writer->Write(samples::WriteU42("w-solo").write_table());
+  ASSERT_TRUE(outcome.ok() && outcome->response) << outcome.status().ToString();
+  EXPECT_EQ(outcome->response->time(), 3u) << "answered by the solo runtime";
+}
+
+TEST(Writes, WithoutADataDirATableIsRefused) {
+  SupervisorProcess sup;
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  TestController ctl(sup.controller_endpoint());
+  ASSERT_TRUE(ctl.Hello("ctl"));
+  ctl.Send(samples::TableDataflow());
+  auto refused = ctl.ReceiveUntil([](const Response& r) { return r.has_command_error(); });
+  ASSERT_TRUE(refused);
+  EXPECT_NE(refused->command_error().why().find(
+                "a table needs the replica's --data-dir (none was given)"),
+            std::string::npos)
+      << refused->command_error().why();
+}
+
+TEST(Writes, WritesBeyondMaxWritesInFlightAreRefusedUntilAnswersCome) {
+  TempDir tmp("writes");
+  SupervisorProcess sup({.extra_args = {"--data-dir", tmp.path(), "--max-writes-in-flight", "2"},
+                         .fake_worker_script = "maintenance:hold-writes"});
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  TestController ctl(sup.controller_endpoint());
+  ASSERT_TRUE(ctl.Hello("ctl"));
+  ASSERT_TRUE(SendAccepted(ctl, {samples::TableDataflow(), samples::InitializationComplete()}));
+  auto writer = WriterSession(sup, "flood");
+  for (const char* uuid : {"h-1", "h-2"}) writer->Send(samples::WriteU40(uuid));
+  const Command third = samples::WriteU40("h-3");
+  auto outcome = writer->Write(third.write_table());
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  ASSERT_TRUE(outcome->refused) << "two writes wait for their answers";
+  EXPECT_EQ(outcome->refused->what(), ipc::DescribeWrite(third.write_table()));
+  EXPECT_NE(outcome->refused->why().find("the replica has 2 writes waiting for their answers, the "
+                                         "limit (--max-writes-in-flight 2)"),
+            std::string::npos)
+      << outcome->refused->why();
+  const std::string m = HttpGet(sup.http_port(), "/metrics").body;
+  EXPECT_EQ(MetricValue(m, "tandem_writes_in_flight"), 2);
+  EXPECT_EQ(MetricValue(m, "tandem_refused_commands_total{reason=\"too_many_writes\"}"), 1);
+}
+
+TEST(Writes, WithTheRealRuntimeAnAcknowledgedWriteIsReadAtItsTime) {
+  TempDir tmp("writes");
+  SupervisorProcess sup(
+      {.extra_args = {"--data-dir", tmp.File("data")}, .worker_binary = TANDEM_WORKER_BIN});
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  TestController ctl(sup.controller_endpoint());
+  ASSERT_TRUE(ctl.Hello("ctl"));
+  ctl.Send(samples::TableDataflow());
+  ctl.Send(samples::InitializationComplete());
+  auto writer = WriterSession(sup, "real-writer");
+  const Command write = samples::WriteTable(
+      "real-1", "u40",
+      {samples::RowUpdate(samples::TableRow(1)), samples::RowUpdate(samples::TableRow(2), 2)});
+  auto outcome = writer->Write(write.write_table());
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  ASSERT_TRUE(outcome->response) << outcome->refused->why();
+  ASSERT_TRUE(outcome->response->has_time()) << outcome->response->error();
+  const std::uint64_t time = outcome->response->time();
+  // Read your writes: a peek at the acknowledged time sees the write (k 1 once, k 2 twice).
+  writer->Send(samples::PeekAt("read-1", "u41", time));
+  auto answer = writer->ReceiveUntil(
+      [](const Response& r) { return r.has_peek_response() || r.has_command_error(); }, 10s);
+  ASSERT_TRUE(answer && answer->has_peek_response()) << (answer ? ipc::ToJson(*answer) : "none");
+  ASSERT_TRUE(answer->peek_response().has_rows()) << ipc::ToJson(*answer);
+  std::map<std::int64_t, std::int64_t> counts;
+  for (const auto& row : answer->peek_response().rows().rows()) {
+    counts[row.row().datums(0).int64()] += row.count();
+  }
+  EXPECT_EQ(counts, (std::map<std::int64_t, std::int64_t>{{1, 1}, {2, 2}}));
+  EXPECT_TRUE(std::filesystem::exists(tmp.File("data/tables/u40.log"))) << "the write is logged";
+}
+
+TEST(Configuration, ADataDirThatIsAFileExits78) {
+  TempDir tmp("writes");
+  tmp.Write("not-a-dir", "x");
+  SupervisorProcess sup({.extra_args = {"--data-dir", tmp.File("not-a-dir")}});
+  EXPECT_EQ(sup.WaitExit(10s), 78);
+  EXPECT_NE(sup.Log().find("exists and is not a directory"), std::string::npos) << sup.Log();
+  EXPECT_FALSE(sup.SegmentExists());
 }
 
 }  // namespace

@@ -179,5 +179,56 @@ TEST(LogTailer, AFileReplacedByAFifoIsBroken) {
   EXPECT_NE(t.broken().find("is a FIFO"), std::string::npos) << t.broken();
 }
 
+// Issue 15: upsert lines. `S <time> <datum>…` is a whole row, `D <time> <key datum>…` the key
+// columns in upsert-key order; they are read only in a log source with an upsert key, `U` only in
+// one without.
+TEST(LogParse, UpsertAndDeleteLinesNeedAnUpsertKeyAndUpdateLinesNeedNone) {
+  const ipc::pb::Schema s =
+      ipc::samples::MakeSchema({ipc::samples::MakeColumn("k", ipc::pb::INT64),
+                                ipc::samples::MakeColumn("v", ipc::pb::STRING, true),
+                                ipc::samples::MakeColumn("b", ipc::pb::BOOL)});
+  const std::vector<std::uint32_t> key = {2, 0};  // b, then k
+  auto up = ParseLogLine("S 5 1 \"x\" true", s, key);
+  ASSERT_TRUE(up.has_value());
+  EXPECT_EQ(up->kind, LogRecord::Kind::kUpsert);
+  EXPECT_EQ(up->time, 5u);
+  EXPECT_EQ(up->row, (Row{std::int64_t{1}, std::string("x"), true}));
+  auto del = ParseLogLine("D 6 false 7", s, key);
+  ASSERT_TRUE(del.has_value());
+  EXPECT_EQ(del->kind, LogRecord::Kind::kDelete);
+  EXPECT_EQ(del->row, (Row{false, std::int64_t{7}}));
+
+  auto err = [&](std::string_view line, const std::vector<std::uint32_t>& k) {
+    auto r = ParseLogLine(line, s, k);
+    EXPECT_TRUE(r.has_value() && r->kind == LogRecord::Kind::kError) << line;
+    return r ? r->error : "";
+  };
+  EXPECT_EQ(err("S 5 1 null true", {}), "S/D lines need an upsert key (this log source has none)");
+  EXPECT_EQ(err("D 5 1", {}), "S/D lines need an upsert key (this log source has none)");
+  EXPECT_NE(err("U 5 1 1 null true", key).find("U lines are not read"), std::string::npos);
+  EXPECT_EQ(err("D 6 7 false", key), "'7' is not a value of column b");  // key order
+  EXPECT_EQ(err("D 6 false", key), "the key has 1 values, the upsert key has 2 columns");
+  EXPECT_EQ(err("S 6 1 null", key), "row has 2 values, the schema has 3 columns");
+  EXPECT_EQ(err("D x false 1", key), "bad time 'x'");
+  EXPECT_EQ(err("D", key), "a delete needs a time");
+  EXPECT_EQ(err("X 1", key), "unknown record 'X' (S, D, P or C)");
+  EXPECT_EQ(err("S 1 null null true", key), "null in non-nullable column k");
+}
+
+TEST(LogTailer, AnUpsertLogSourceReadsSAndDLinesWithTheirLineNumbers) {
+  TempDir dir("tailer");
+  dir.Write("a.log", "S 1 1 10\nU 1 1 1 10\nD 2 1\nP 3\n");
+  LogTailer t(dir.File("a.log"), KV(), {0});
+  auto records = t.ReadNew(kLots, kLots);
+  ASSERT_EQ(records.size(), 4u);
+  EXPECT_EQ(records[0].kind, LogRecord::Kind::kUpsert);
+  EXPECT_EQ(records[1].kind, LogRecord::Kind::kError);
+  EXPECT_EQ(records[1].error.rfind("log line 2: U lines are not read", 0), 0u) << records[1].error;
+  EXPECT_EQ(records[2].kind, LogRecord::Kind::kDelete);
+  EXPECT_EQ(records[2].line, 3u);
+  EXPECT_EQ(records[2].row, (Row{std::int64_t{1}}));
+  EXPECT_EQ(records[3].kind, LogRecord::Kind::kProgress);
+}
+
 }  // namespace
 }  // namespace tandem::workers

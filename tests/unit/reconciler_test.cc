@@ -138,5 +138,25 @@ TEST(Reconciler, ANewHelloForgetsAnUnfinishedReplay) {
   EXPECT_EQ(h.last->built(), 0u);
 }
 
+// Every write is answered (DESIGN §9): a write held with a replay that a newer Hello abandons is
+// not dropped with it — it waits for the new replay's end (or goes at once when nothing runs).
+TEST(Reconciler, AWriteHeldWithAnAbandonedReplayIsAppliedAfterTheNextOne) {
+  Harness h;
+  h.Admit(s::Hello());
+  const Command keep = Dataflow("u1", {"u2"});
+  h.Admit(keep);
+  h.Admit(s::Hello("second"));
+  h.Admit(keep);
+  Command write;
+  write.mutable_write_table()->set_uuid("~w1:a");
+  write.mutable_write_table()->set_id("u1");
+  EXPECT_TRUE(h.Admit(write).empty()) << "held with the replay";
+  h.Admit(s::Hello("third"));  // abandons the second replay
+  h.Admit(keep);
+  const auto applied = h.Admit(s::InitializationComplete());
+  ASSERT_EQ(applied.size(), 1u) << "the kept dataflow is not rebuilt; the write is applied";
+  EXPECT_EQ(applied[0].rfind("WriteTable", 0), 0u) << applied[0];
+}
+
 }  // namespace
 }  // namespace tandem::workers

@@ -94,6 +94,13 @@ struct Options {
   std::uint64_t join_dim_updates = 100;
   std::string join_part = "all";
   std::uint64_t join_rounds = 3;  // throughput rounds per variant (ABBA order)
+  // write: rounds (each metric the median over them), writes in flight per client, the keys the
+  // rows are drawn from, the "many clients" count.
+  std::uint64_t write_rounds = 3;
+  std::uint64_t write_window = 16;
+  std::uint64_t write_keys = 100000;
+  std::uint64_t write_clients = 8;
+  std::string write_part = "all";  // all | tandem | redis
   bool quiet = false;
 };
 

@@ -3,7 +3,8 @@
 // over the controller endpoint like any client. Every process it starts is stopped and every
 // segment and temporary directory removed, on every path (errors and ^C included).
 //
-//   tandem-bench isolation|lookup-scale|ingest|memory|redis|curve|slow-path|join|all [--duration S]
+//   tandem-bench isolation|lookup-scale|ingest|memory|redis|curve|slow-path|join|write|all
+//                [--duration S]
 //                [--json]
 //                [--csv FILE] [--plot FILE.png] [--workers N] [--supervisor PATH] ...
 #include <signal.h>
@@ -48,6 +49,14 @@ controller endpoint like any client; everything is stopped and removed at the en
                  an imported index by the join key (read in place), the segment bytes and the
                  maintenance runtime's RSS of each; then isolation's two-runtime cells with that
                  join as the heavy load
+  write          acknowledged (durable) writes/s into a table through the endpoint from 1 and
+                 --write-clients writer sessions, each with --write-window writes in flight,
+                 batches of 1 and 100 rows (plain table; an upsert table for the batched many-
+                 client case); write-to-visible latency (write sent -> a peek at the acknowledged
+                 time sees the row) of single-row writes while another session peeks; and, in the
+                 same run, Redis SET / MSET of 100 (appendonly, appendfsync everysec and always)
+                 from as many clients with as many in flight, and the ZeroMQ round-trip floor
+                 (needs redis-server for the Redis cells; skipped otherwise)
   all            every scenario above, in that order
 
 Options:
@@ -87,6 +96,12 @@ Options:
   --join-part P        all (default) | throughput | isolation
   --join-rounds N      throughput rounds per variant, in ABBA order, a fresh replica each
                        (default 3; each cell reports the medians over the rounds)
+  --write-rounds N     write: rounds, a fresh replica and fresh redis-servers each (default 3;
+                       each cell reports the medians over the rounds, and the min and max rows/s)
+  --write-window N     write: writes (or Redis commands) in flight per client (default 16)
+  --write-keys N       write: the keys rows are drawn from (default 100000)
+  --write-clients N    write: the many-clients count (default 8)
+  --write-part P       write: all (default) | tandem | redis (the Redis cells and the floor only)
   --curve              every replica requires CURVE (tandem-supervisor --curve-secret-key) and
                        every client authenticates: keys made fresh for the run, in a scratch
                        directory removed at the end (the curve scenario does this for its own
@@ -213,6 +228,19 @@ Options Parse(int argc, char** argv) {
         throw std::invalid_argument("--join-part: all, throughput or isolation, not " +
                                     o.join_part);
       }
+    } else if (a == "--write-rounds") {
+      o.write_rounds = std::max<std::uint64_t>(1, ParseUint(a, value()));
+    } else if (a == "--write-window") {
+      o.write_window = std::clamp<std::uint64_t>(ParseUint(a, value()), 1, 1000);
+    } else if (a == "--write-keys") {
+      o.write_keys = std::max<std::uint64_t>(1, ParseUint(a, value()));
+    } else if (a == "--write-clients") {
+      o.write_clients = std::clamp<std::uint64_t>(ParseUint(a, value()), 1, 64);
+    } else if (a == "--write-part") {
+      o.write_part = value();
+      if (o.write_part != "all" && o.write_part != "tandem" && o.write_part != "redis") {
+        throw std::invalid_argument("--write-part: all, tandem or redis, not " + o.write_part);
+      }
     } else if (!a.empty() && a[0] == '-') {
       throw std::invalid_argument("unknown option " + a);
     } else if (o.scenario.empty()) {
@@ -221,9 +249,9 @@ Options Parse(int argc, char** argv) {
       throw std::invalid_argument("unexpected argument " + a);
     }
   }
-  static const std::vector<std::string> kScenarios = {"isolation", "lookup-scale", "ingest",
-                                                      "memory",    "redis",        "curve",
-                                                      "slow-path", "join",         "all"};
+  static const std::vector<std::string> kScenarios = {
+      "isolation", "lookup-scale", "ingest", "memory", "redis",
+      "curve",     "slow-path",    "join",   "write",  "all"};
   if (o.scenario.empty()) throw std::invalid_argument("no scenario given");
   if (std::find(kScenarios.begin(), kScenarios.end(), o.scenario) == kScenarios.end()) {
     throw std::invalid_argument("unknown scenario " + o.scenario);
@@ -275,6 +303,7 @@ int Main(int argc, char** argv) {
     if (all || o.scenario == "join") {
       for (Scenario& s : Join(o)) results.push_back(std::move(s));
     }
+    if (all || o.scenario == "write") results.push_back(WriteScenario(o));
   } catch (const Interrupted&) {
     std::fprintf(stderr, "tandem-bench: interrupted; everything it started is stopped\n");
     return 130;

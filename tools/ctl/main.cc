@@ -148,11 +148,12 @@ int Main(int argc, char** argv) {
                  "FILE: this client's CURVE secret key, mode 0600 (env TANDEM_CURVE_CLIENT_KEY; "
                  "tandem-ctl keygen makes one)")
       ->multi_option_policy(kLastWins);
-  const std::vector<Subcommand> commands = {
+  std::vector<Subcommand> commands = {
       AddCreateSource(app), AddCreateIndex(app), AddCreateView(app), AddCreateDataflow(app),
       AddPeek(app),         AddFrontiers(app),   AddWatch(app),      AddAllowCompaction(app),
-      AddDrop(app),         AddRun(app),         AddKeygen(app),     AddQuery(app),
-      AddWrite(app)};
+      AddDrop(app),         AddRun(app),         AddKeygen(app),     AddQuery(app)};
+  commands.push_back(AddWrite(app));
+  commands.push_back(AddLoad(app));
   std::vector<std::string> args = JoinValues(argc, argv);
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
   try {

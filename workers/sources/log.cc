@@ -4,67 +4,42 @@
 
 namespace tandem::workers {
 
-namespace {
-
-class LogNode final : public SourceNode {
- public:
-  LogNode(LogSource* s, Time as_of, Frontier until) : SourceNode(as_of, until), s_(s) {}
-  Delta Pull(const TickCtx& ctx) override {
-    Delta d;
-    auto& mine = s_->pending[ctx.me];
-    std::vector<RowUpdate> later;
-    for (RowUpdate& u : mine) {
-      if (ctx.hi.Greater(u.time)) {
-        Emit(d, std::move(u.row), u.time, u.diff);
-      } else {
-        later.push_back(std::move(u));
-      }
-    }
-    mine = std::move(later);
-    if (ctx.me == 0) {
-      std::vector<ErrorUpdate> later_errors;
-      for (ErrorUpdate& e : s_->pending_errors) {
-        if (ctx.hi.Greater(e.time)) {
-          e.time = std::max(e.time, as_of_);
-          d.errors.push_back(std::move(e));
-        } else {
-          later_errors.push_back(std::move(e));
-        }
-      }
-      s_->pending_errors = std::move(later_errors);
-    }
-    return d;
-  }
-
- private:
-  LogSource* s_;
-};
-
-}  // namespace
-
 void LogSource::Advance(AdvanceCtx& ctx) {
-  if (pending.empty()) pending.resize(ctx.workers);
+  Envelope& env = envelope_.Ensure(ctx.workers);
   // A step reads at most this many lines (the step budget, like a generator's ticks).
   const std::size_t budget = static_cast<std::size_t>(ctx.max_ticks) * kLogLinesPerTick;
   // An error arises at the upper when its line is read (so at the same time however the step
   // budget splits the file).
   auto at = [&] { return upper.empty() ? kMaxTime : upper.time(); };
   auto error = [&](const LogRecord& r, const std::string& why) {
-    pending_errors.push_back({"log line " + std::to_string(r.line) + ": " + why, at(), 1});
+    env.AddError({"log line " + std::to_string(r.line) + ": " + why, at(), 1});
   };
   const std::size_t bytes = static_cast<std::size_t>(ctx.max_ticks) * kLogBytesPerTick;
   for (LogRecord& r : tailer_->ReadNew(budget, bytes)) {
     switch (r.kind) {
       case LogRecord::Kind::kUpdate:
+      case LogRecord::Kind::kUpsert:
+      case LogRecord::Kind::kDelete: {
+        const char* what = r.kind == LogRecord::Kind::kUpdate   ? "update"
+                           : r.kind == LogRecord::Kind::kUpsert ? "upsert"
+                                                                : "delete";
         if (!upper.LessEqual(r.time)) {
-          error(r, "update at time " + std::to_string(r.time) +
+          error(r, std::string(what) + " at time " + std::to_string(r.time) +
                        (upper.empty()
                             ? " after the close mark C"
                             : " is below the progress mark " + std::to_string(upper.time())));
           break;
         }
-        pending[records_++ % ctx.workers].push_back({std::move(r.row), r.time, r.diff});
+        SourceRecord rec;
+        rec.kind = r.kind == LogRecord::Kind::kUpdate   ? SourceRecord::Kind::kUpdate
+                   : r.kind == LogRecord::Kind::kUpsert ? SourceRecord::Kind::kUpsert
+                                                        : SourceRecord::Kind::kDelete;
+        rec.row = std::move(r.row);
+        rec.time = r.time;
+        rec.diff = r.diff;
+        env.Add(std::move(rec));
         break;
+      }
       case LogRecord::Kind::kProgress:
         if (upper.empty()) {
           error(r, "progress mark P " + std::to_string(r.time) + " after the close mark C");
@@ -79,7 +54,7 @@ void LogSource::Advance(AdvanceCtx& ctx) {
         upper = Frontier::Empty();
         break;
       case LogRecord::Kind::kError:
-        pending_errors.push_back({r.error, at(), 1});
+        env.AddError({r.error, at(), 1});
         break;
     }
   }
@@ -87,7 +62,7 @@ void LogSource::Advance(AdvanceCtx& ctx) {
     // The file can no longer be read as a log (not a regular file, truncated): bad data. The
     // source ends with the error, at the upper where it was noticed: a peek from there on
     // answers it, and the dataflow's frontier does not stop.
-    pending_errors.push_back({"log source " + id + ": " + tailer_->broken(), at(), 1});
+    env.AddError({"log source " + id + ": " + tailer_->broken(), at(), 1});
     spdlog::error("log source {}: {}; the source ends here, with this error in its collections", id,
                   tailer_->broken());
     upper = Frontier::Empty();
@@ -116,8 +91,8 @@ void LogSource::Advance(AdvanceCtx& ctx) {
   }
 }
 
-std::unique_ptr<Node> LogSource::MakeNode(std::uint32_t, Time as_of, Frontier until) {
-  return std::make_unique<LogNode>(this, as_of, until);
+std::unique_ptr<Node> LogSource::MakeNode(std::uint32_t me, Time as_of, Frontier until) {
+  return envelope_.MakeNode(me, as_of, until);
 }
 
 }  // namespace tandem::workers

@@ -23,9 +23,9 @@ std::string KindOf(mode_t mode) {
 
 }  // namespace
 
-LogTailer::~LogTailer() { Close(); }
+LineTailer::~LineTailer() { Close(); }
 
-void LogTailer::Close() {
+void LineTailer::Close() {
   if (fd_ >= 0) close(fd_);
   fd_ = -1;
   offset_ = 0;
@@ -33,7 +33,7 @@ void LogTailer::Close() {
   framer_ = LineFramer(framer_.max_line());
 }
 
-bool LogTailer::Open() {
+bool LineTailer::Open() {
   // Look before opening: opening a device or a FIFO can block or have effects of its own.
   struct stat st {};
   if (stat(path_.c_str(), &st) != 0) {
@@ -41,9 +41,8 @@ bool LogTailer::Open() {
     return false;
   }
   if (!S_ISREG(st.st_mode)) {
-    broken_ = path_ + " is " + KindOf(st.st_mode) +
-              ", not a regular file: a log source reads "
-              "only regular files";
+    broken_ = path_ + " is " + KindOf(st.st_mode) + ", not a regular file: a " + noun_ +
+              " source reads only regular files";
     return false;
   }
   const int fd = open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -53,7 +52,7 @@ bool LogTailer::Open() {
   }
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {  // replaced between stat and open
     close(fd);
-    broken_ = path_ + " is not a regular file: a log source reads only regular files";
+    broken_ = path_ + " is not a regular file: a " + noun_ + " source reads only regular files";
     return false;
   }
   fd_ = fd;
@@ -63,26 +62,19 @@ bool LogTailer::Open() {
   return true;
 }
 
-LogRecord LogTailer::Error(std::string why) {
-  LogRecord r;
-  r.kind = LogRecord::Kind::kError;
-  r.line = line_;
-  r.error = "log line " + std::to_string(line_) + ": " + why;
-  return r;
-}
-
-std::vector<LogRecord> LogTailer::ReadNew(std::size_t max_lines, std::size_t max_bytes) {
-  std::vector<LogRecord> out;
+void LineTailer::ReadNew(LineSink& sink, std::size_t max_lines, std::size_t max_bytes) {
   more_ = false;
-  if (!broken_.empty()) return out;
-  if (fd_ < 0 && !Open()) return out;
+  if (!broken_.empty()) return;
+  if (fd_ < 0 && !Open()) return;
   struct stat st {};
-  if (fstat(fd_, &st) != 0) return out;
+  if (fstat(fd_, &st) != 0) return;
   if (static_cast<std::uint64_t>(st.st_size) < offset_) {
     broken_ = path_ + " was truncated (to " + std::to_string(st.st_size) + " bytes; " +
-              std::to_string(offset_) + " bytes had been read): a log is append-only";
+              std::to_string(offset_) + " bytes had been read): " +
+              (noun_ == "log" ? std::string("a log") : "a " + noun_ + " source's file") +
+              " is append-only";
     Close();
-    return out;
+    return;
   }
   // Read in chunks with pread; `pending` holds the bytes from `offset_` on that are not consumed
   // yet (at most one line's worth plus a chunk). Every line counts against the budget, blank,
@@ -111,16 +103,10 @@ std::vector<LogRecord> LogTailer::ReadNew(std::size_t max_lines, std::size_t max
       ++line_;
       ++lines;
       if (e.kind == LineFramer::Event::kOverlong) {
-        out.push_back(
-            Error("longer than " + std::to_string(framer_.max_line()) + " bytes (skipped)"));
+        sink.Overlong(line_, framer_.max_line());
         continue;
       }
-      if (auto r = ParseLogLine(e.line, schema_)) {
-        r->line = line_;
-        if (r->kind == LogRecord::Kind::kError)
-          r->error = "log line " + std::to_string(line_) + ": " + r->error;
-        out.push_back(std::move(*r));
-      }
+      sink.Line(e.line, line_);
     }
     offset_ += start;  // complete lines, and the dropped bytes of an over-long one
     pending.erase(0, start);
@@ -128,21 +114,65 @@ std::vector<LogRecord> LogTailer::ReadNew(std::size_t max_lines, std::size_t max
   if (!eof) {  // stopped by the budget: is there more already?
     more_ = offset_ + pending.size() < static_cast<std::uint64_t>(st.st_size) ||
             pending.find('\n') != std::string::npos;
-    return out;
+    return;
   }
   // At the end of the open file: has the path been given to another one (rotation)? Follow it
   // once the old file is read to its end (what was appended to it before the rename is there).
   struct stat now {};
   if (stat(path_.c_str(), &now) == 0 && (now.st_dev != dev_ || now.st_ino != ino_)) {
-    if (!pending.empty() && !framer_.skipping()) {
-      ++line_;
-      out.push_back(Error("incomplete (no newline) when " + path_ +
-                          " was replaced by another file (skipped)"));
-    }
+    const std::uint64_t incomplete = !pending.empty() && !framer_.skipping() ? line_ + 1 : 0;
     Close();
     ++rotations_;
     more_ = true;  // go on with the new file at once
+    sink.Replaced(incomplete);
   }
+}
+
+namespace {
+
+class LogSink final : public LineSink {
+ public:
+  LogSink(const std::string& path, const ipc::pb::Schema& schema,
+          const std::vector<std::uint32_t>& key, std::vector<LogRecord>* out)
+      : path_(path), schema_(schema), key_(key), out_(out) {}
+  void Line(std::string_view line, std::uint64_t number) override {
+    if (auto r = ParseLogLine(line, schema_, key_)) {
+      r->line = number;
+      if (r->kind == LogRecord::Kind::kError)
+        r->error = "log line " + std::to_string(number) + ": " + r->error;
+      out_->push_back(std::move(*r));
+    }
+  }
+  void Overlong(std::uint64_t number, std::size_t max_line) override {
+    Error(number, "longer than " + std::to_string(max_line) + " bytes (skipped)");
+  }
+  void Replaced(std::uint64_t incomplete) override {
+    if (incomplete != 0) {
+      Error(incomplete,
+            "incomplete (no newline) when " + path_ + " was replaced by another file (skipped)");
+    }
+  }
+
+ private:
+  void Error(std::uint64_t number, std::string why) {
+    LogRecord r;
+    r.kind = LogRecord::Kind::kError;
+    r.line = number;
+    r.error = "log line " + std::to_string(number) + ": " + why;
+    out_->push_back(std::move(r));
+  }
+  const std::string& path_;
+  const ipc::pb::Schema& schema_;
+  const std::vector<std::uint32_t>& key_;
+  std::vector<LogRecord>* out_;
+};
+
+}  // namespace
+
+std::vector<LogRecord> LogTailer::ReadNew(std::size_t max_lines, std::size_t max_bytes) {
+  std::vector<LogRecord> out;
+  LogSink sink(lines_.path(), schema_, key_, &out);
+  lines_.ReadNew(sink, max_lines, max_bytes);
   return out;
 }
 

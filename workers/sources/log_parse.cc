@@ -121,7 +121,8 @@ bool ParseDatum(const std::string& tok, const pb::Column& col, Datum* out, std::
 
 }  // namespace
 
-std::optional<LogRecord> ParseLogLine(std::string_view line, const pb::Schema& schema) {
+std::optional<LogRecord> ParseLogLine(std::string_view line, const pb::Schema& schema,
+                                      const std::vector<std::uint32_t>& upsert_key) {
   if (line.empty() || line[0] == '#') return std::nullopt;
   LogRecord r;
   std::vector<std::string> tok;
@@ -145,7 +146,39 @@ std::optional<LogRecord> ParseLogLine(std::string_view line, const pb::Schema& s
     if (!ParseU64(tok[1], &r.time) || r.time > kMaxTime) return fail("bad progress time");
     return r;
   }
-  if (tok[0] != "U") return fail("unknown record '" + tok[0] + "' (U, P or C)");
+  const bool upsert = !upsert_key.empty();
+  if (tok[0] == "S" || tok[0] == "D") {
+    if (!upsert) return fail("S/D lines need an upsert key (this log source has none)");
+    const bool del = tok[0] == "D";
+    if (tok.size() < 2) return fail(del ? "a delete needs a time" : "an upsert needs a time");
+    if (!ParseU64(tok[1], &r.time) || r.time > kMaxTime) return fail("bad time '" + tok[1] + "'");
+    const std::size_t want =
+        del ? upsert_key.size() : static_cast<std::size_t>(schema.columns_size());
+    if (tok.size() - 2 != want) {
+      return fail((del ? "the key has " : "row has ") + std::to_string(tok.size() - 2) +
+                  " values, " +
+                  (del ? "the upsert key has " + std::to_string(want) + " columns"
+                       : "the schema has " + std::to_string(want) + " columns"));
+    }
+    r.kind = del ? LogRecord::Kind::kDelete : LogRecord::Kind::kUpsert;
+    for (std::size_t i = 0; i < want; ++i) {
+      const int c = del ? static_cast<int>(upsert_key[i]) : static_cast<int>(i);
+      if (c >= schema.columns_size()) return fail("the upsert key names no column of the schema");
+      Datum d;
+      std::string why;
+      if (!ParseDatum(tok[2 + i], schema.columns(c), &d, &why)) return fail(why);
+      r.row.push_back(std::move(d));
+    }
+    return r;
+  }
+  if (tok[0] != "U") {
+    return fail("unknown record '" + tok[0] + (upsert ? "' (S, D, P or C)" : "' (U, P or C)"));
+  }
+  if (upsert) {
+    return fail(
+        "U lines are not read by a log source with an upsert key (S replaces a row, D "
+        "deletes a key)");
+  }
   if (tok.size() < 3) return fail("an update needs a time and a diff");
   if (!ParseU64(tok[1], &r.time) || r.time > kMaxTime) return fail("bad time '" + tok[1] + "'");
   if (!ParseI64(tok[2], &r.diff)) return fail("bad diff '" + tok[2] + "'");

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/row.h"
 #include "base/time.h"
@@ -21,17 +22,21 @@ namespace tandem::workers {
 inline constexpr std::size_t kMaxLogLineBytes = std::size_t{1} << 20;
 
 struct LogRecord {
-  enum class Kind { kUpdate, kProgress, kClose, kError };
+  // kUpsert (`S`) and kDelete (`D`): only in a log source with an upsert key.
+  enum class Kind { kUpdate, kProgress, kClose, kError, kUpsert, kDelete };
   Kind kind = Kind::kUpdate;
-  Row row;
+  Row row;  // kUpdate, kUpsert: the whole row; kDelete: the key columns, in upsert-key order
   Time time = 0;
   std::int64_t diff = 0;
   std::string error;       // kError: what was wrong with the line
   std::uint64_t line = 0;  // 1-based line number in the file (set by LogTailer)
 };
 
-// Parses one line (without its newline). nullopt for blank and comment lines.
-std::optional<LogRecord> ParseLogLine(std::string_view line, const ipc::pb::Schema& schema);
+// Parses one line (without its newline). nullopt for blank and comment lines. `upsert_key`: the
+// source's (SourceImport.upsert_key): empty, `U` lines are read and `S`/`D` are bad data; set, the
+// other way round (a `D` line's datums are the key columns', in this order).
+std::optional<LogRecord> ParseLogLine(std::string_view line, const ipc::pb::Schema& schema,
+                                      const std::vector<std::uint32_t>& upsert_key = {});
 
 // Cuts a byte stream into lines. Next() is handed the bytes after everything earlier calls
 // consumed and says what comes first:

@@ -2,6 +2,7 @@
 
 #include "base/check.h"
 #include "workers/sources/counter.h"
+#include "workers/sources/file_source.h"
 #include "workers/sources/key_value.h"
 #include "workers/sources/log.h"
 #include "workers/sources/table_source.h"
@@ -21,8 +22,10 @@ std::unique_ptr<Source> MakeSource(const ipc::pb::SourceImport& import,
     case ipc::pb::Source::kTable:
       TANDEM_CHECK(tables != nullptr, "a table passed validation in a runtime without --data-dir");
       return std::make_unique<TableSource>(import, created, tables, workers);
-    case ipc::pb::Source::kCsv:  // issue 15: not yet (validation refuses them)
+    case ipc::pb::Source::kCsv:
+      return std::make_unique<CsvSource>(import, created);
     case ipc::pb::Source::kJsonLines:
+      return std::make_unique<JsonLinesSource>(import, created);
     case ipc::pb::Source::KIND_NOT_SET:
       break;
   }

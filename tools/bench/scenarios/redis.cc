@@ -1,13 +1,7 @@
 #include "tools/bench/scenarios/scenarios.h"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cstdio>
 #include <optional>
 #include <random>
@@ -15,92 +9,9 @@
 #include <zmq.hpp>
 
 #include "tools/bench/measure.h"
+#include "tools/bench/redis.h"
 
 namespace tandem::bench {
-
-namespace {
-
-// A minimal RESP client over a plain TCP socket.
-class Redis {
- public:
-  explicit Redis(int port) {
-    for (int i = 0; i < 250 && fd_ < 0; ++i) {
-      fd_ = ConnectLoopback(port);
-      if (fd_ < 0) Sleep(20ms);
-    }
-    if (fd_ < 0) throw std::runtime_error("cannot connect to redis-server");
-    int one = 1;
-    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  }
-  ~Redis() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Redis(const Redis&) = delete;
-  Redis& operator=(const Redis&) = delete;
-
-  static void Append(std::string& out, const std::vector<std::string>& args) {
-    out += "*" + std::to_string(args.size()) + "\r\n";
-    for (const auto& a : args) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
-  }
-  void Write(const std::string& bytes) {
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t n = write(fd_, bytes.data() + done, bytes.size() - done);
-      if (n < 0 && errno == EINTR) {
-        CheckStop();
-        continue;
-      }
-      if (n <= 0) throw std::runtime_error("redis write failed");
-      done += static_cast<std::size_t>(n);
-    }
-  }
-  // One reply: simple string, error, integer or bulk string (nullopt for a null bulk).
-  std::optional<std::string> Reply() {
-    const std::string line = Line();
-    if (line.empty()) throw std::runtime_error("empty redis reply");
-    if (line[0] == '-') throw std::runtime_error("redis: " + line);
-    if (line[0] != '$') return line.substr(1);
-    const long len = std::atol(line.c_str() + 1);
-    if (len < 0) return std::nullopt;
-    while (buf_.size() - pos_ < static_cast<std::size_t>(len) + 2) Fill();
-    std::string v = buf_.substr(pos_, static_cast<std::size_t>(len));
-    pos_ += static_cast<std::size_t>(len) + 2;
-    return v;
-  }
-
- private:
-  void Fill() {
-    if (pos_ > 0) {
-      buf_.erase(0, pos_);
-      pos_ = 0;
-    }
-    char tmp[16384];
-    for (;;) {
-      const ssize_t n = read(fd_, tmp, sizeof tmp);
-      if (n < 0 && errno == EINTR) {
-        CheckStop();
-        continue;
-      }
-      if (n <= 0) throw std::runtime_error("redis connection closed");
-      buf_.append(tmp, static_cast<std::size_t>(n));
-      return;
-    }
-  }
-  std::string Line() {
-    for (;;) {
-      const auto end = buf_.find("\r\n", pos_);
-      if (end != std::string::npos) {
-        std::string line = buf_.substr(pos_, end - pos_);
-        pos_ = end + 2;
-        return line;
-      }
-      Fill();
-    }
-  }
-  int fd_ = -1;
-  std::string buf_;
-  std::size_t pos_ = 0;
-};
 
 // The protocol's floor: what a ZeroMQ round trip with no work behind it costs on this machine.
 // One hop is a client and an echo over TCP; two hops add a forwarder in between (TCP in front,
@@ -163,26 +74,12 @@ std::vector<double> ZmqFloor(const Options& o, bool forwarder) {
   });
 }
 
+namespace {
+
 // A redis-server of its own, preloaded with --keys keys: closed-loop GETs of random keys.
 Cell RedisGet(const Options& o) {
-  const ScratchDir scratch("tandem-bench-redis");
-  const std::string& dir = scratch.path;
-  const int port = FreePort();
-  std::string server = "/usr/bin/redis-server";
-  if (access(server.c_str(), X_OK) != 0) server = "/usr/local/bin/redis-server";
-  const pid_t pid = SpawnChild({server, "--port", std::to_string(port), "--bind", "127.0.0.1",
-                                "--save", "", "--appendonly", "no", "--dir", dir},
-                               dir + "/redis.log");
-  const int slot = RegisterChild(pid, "");
-  struct Cleanup {  // before the scratch directory goes
-    pid_t pid;
-    int slot;
-    ~Cleanup() {
-      StopChild(pid, 2s);
-      UnregisterChild(slot);
-    }
-  } cleanup{pid, slot};
-  Redis redis(port);
+  const RedisServer server({"--appendonly", "no"});
+  Redis redis(server.port());
   Progress(o, "redis: %s\n", "preloading keys");
   for (std::uint64_t k = 0; k < o.keys;) {
     std::string batch;

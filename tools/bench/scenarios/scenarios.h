@@ -42,6 +42,9 @@ Scenario LookupScale(const Options& o);
 Scenario Ingest(const Options& o);
 Scenario Memory(const Options& o);
 Scenario RedisScenario(const Options& o);
+// The ZeroMQ round-trip floor (redis.cc): closed-loop round trips of a 64-byte message to an echo,
+// one hop (client -> echo over TCP) or two (a forwarder in between, the supervisor's topology).
+std::vector<double> ZmqFloor(const Options& o, bool forwarder);
 // Point-lookup peek latency, plain vs CURVE on the controller endpoint, in the same run.
 Scenario CurveScenario(const Options& o);
 // One-shot aggregate queries (create, peek, drop) over a 10^5- and a 10^6-row index,
@@ -51,5 +54,9 @@ Scenario SlowPath(const Options& o);
 // (both sides sources, or the dimension an imported index); "join-isolation": isolation's
 // two-runtime cells with the join as the heavy load (issue 14). --join-part picks.
 std::vector<Scenario> Join(const Options& o);
+// "write" (issue 15): acknowledged durable writes/s into tables through the endpoint (1 and
+// --write-clients writer sessions, batches of 1 and 100 rows, plain and upsert), write-to-visible
+// latency while peeks run, and Redis SET/MSET (appendfsync everysec and always) in the same run.
+Scenario WriteScenario(const Options& o);
 
 }  // namespace tandem::bench

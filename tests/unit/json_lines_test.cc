@@ -1,0 +1,139 @@
+// The JSON-lines format (workers/sources/json_lines.h; workers/README.md "CSV and JSON-lines
+// sources"): a strict JSON object per line, fields by name, types, escapes, upsert deletes.
+#include "workers/sources/json_lines.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "unit/protocol_samples.h"
+
+namespace tandem::workers {
+namespace {
+
+namespace pb = ipc::pb;
+using ipc::samples::MakeColumn;
+using ipc::samples::MakeSchema;
+
+pb::Schema Wide() {
+  return MakeSchema({MakeColumn("k", pb::INT64), MakeColumn("s", pb::STRING, true),
+                     MakeColumn("f", pb::FLOAT64, true), MakeColumn("b", pb::BOOL, true)});
+}
+
+SourceRecord Ok(std::string_view line, const pb::Schema& s = Wide(),
+                const std::vector<std::uint32_t>& key = {}) {
+  auto r = ParseJsonLine(line, s, key);
+  EXPECT_TRUE(r.has_value()) << line;
+  if (!r) return {};
+  if (auto* e = std::get_if<std::string>(&*r)) {
+    ADD_FAILURE() << line << ": " << *e;
+    return {};
+  }
+  return std::get<SourceRecord>(*r);
+}
+
+std::string Bad(std::string_view line, const pb::Schema& s = Wide(),
+                const std::vector<std::uint32_t>& key = {}) {
+  auto r = ParseJsonLine(line, s, key);
+  EXPECT_TRUE(r.has_value()) << line;
+  if (!r) return {};
+  auto* e = std::get_if<std::string>(&*r);
+  EXPECT_NE(e, nullptr) << line << " parsed";
+  return e ? *e : "";
+}
+
+TEST(JsonLines, FieldsByNameInAnyOrderMissingOnesNullUnknownOnesIgnored) {
+  SourceRecord r = Ok(R"({"b": true, "k": -12, "x": {"deep": [1, {"y": null}]}, "s": "abc"})");
+  EXPECT_EQ(r.kind, SourceRecord::Kind::kUpdate);
+  EXPECT_EQ(r.diff, 1);
+  EXPECT_EQ(r.row, (Row{std::int64_t{-12}, std::string("abc"), Null{}, true}));
+  EXPECT_EQ(Ok(R"({"k":1,"s":null})").row, (Row{std::int64_t{1}, Null{}, Null{}, Null{}}));
+}
+
+TEST(JsonLines, BlankLinesAreNoRecord) {
+  EXPECT_FALSE(ParseJsonLine("", Wide(), {}).has_value());
+  EXPECT_FALSE(ParseJsonLine(" \t\r", Wide(), {}).has_value());
+}
+
+TEST(JsonLines, Float64TakesAnyNumberAndTheNamedSpecials) {
+  EXPECT_EQ(std::get<double>(Ok(R"({"k":1,"f":7})").row[2]), 7.0);
+  EXPECT_EQ(std::get<double>(Ok(R"({"k":1,"f":-2.5e3})").row[2]), -2500.0);
+  EXPECT_TRUE(std::isnan(std::get<double>(Ok(R"({"k":1,"f":"nan"})").row[2])));
+  EXPECT_EQ(std::get<double>(Ok(R"({"k":1,"f":"-inf"})").row[2]), -HUGE_VAL);
+  EXPECT_EQ(std::get<double>(Ok(R"({"k":1,"f":"inf"})").row[2]), HUGE_VAL);
+  EXPECT_NE(Bad(R"({"k":1,"f":1e400})").find("out of the float64 range"), std::string::npos);
+  EXPECT_NE(Bad(R"({"k":1,"f":"1.5"})"), "");
+}
+
+TEST(JsonLines, Int64IsAnIntegerInRange) {
+  EXPECT_EQ(Ok(R"({"k":9223372036854775807})").row[0], Datum(std::int64_t{9223372036854775807}));
+  EXPECT_EQ(Ok(R"({"k":-9223372036854775808})").row[0], Datum(INT64_MIN));
+  EXPECT_NE(Bad(R"({"k":9223372036854775808})").find("int64 range"), std::string::npos);
+  EXPECT_NE(Bad(R"({"k":1.0})").find("is an int64"), std::string::npos);
+  EXPECT_NE(Bad(R"({"k":1e2})").find("is an int64"), std::string::npos);
+  EXPECT_NE(Bad(R"({"k":"1"})"), "");
+  EXPECT_NE(Bad(R"({"k":01})"), "");  // not JSON
+  EXPECT_NE(Bad(R"({"k":-})"), "");
+}
+
+TEST(JsonLines, StringEscapesIncludingSurrogatePairs) {
+  EXPECT_EQ(std::get<std::string>(Ok(R"({"k":1,"s":"a\"\\\/\b\f\n\r\t"})").row[1]),
+            "a\"\\/\b\f\n\r\t");
+  EXPECT_EQ(std::get<std::string>(Ok(R"({"k":1,"s":"\u00e9\u20AC\ud83d\ude00"})").row[1]),
+            "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+  EXPECT_EQ(std::get<std::string>(Ok(R"({"k":1,"s":"\u0000"})").row[1]), std::string(1, '\0'));
+  EXPECT_EQ(std::get<std::string>(Ok("{\"k\":1,\"s\":\"\xc3\xa9\"}").row[1]), "\xc3\xa9");
+  EXPECT_NE(Bad(R"({"k":1,"s":"\ud83d"})").find("surrogate"), std::string::npos);
+  EXPECT_NE(Bad(R"({"k":1,"s":"\ud83dx"})").find("surrogate"), std::string::npos);
+  EXPECT_NE(Bad(R"({"k":1,"s":"\ude00"})").find("surrogate"), std::string::npos);
+  EXPECT_NE(Bad(R"({"k":1,"s":"\ud83d\u0041"})").find("surrogate"), std::string::npos);
+  EXPECT_NE(Bad(R"({"k":1,"s":"\u12"})").find("hex"), std::string::npos);
+  EXPECT_NE(Bad(R"({"k":1,"s":"\q"})").find("escape"), std::string::npos);
+  EXPECT_NE(Bad("{\"k\":1,\"s\":\"a\tb\"}").find("control"), std::string::npos);
+  EXPECT_EQ(Bad("{\"k\":1,\"s\":\"\xff\"}"), "the line is not valid UTF-8");
+  EXPECT_EQ(Bad("{\"k\":1,\"s\":\"\xed\xa0\x80\"}"), "the line is not valid UTF-8");  // CESU
+  EXPECT_EQ(Bad("{\"k\":1,\"s\":\"\xc0\xaf\"}"), "the line is not valid UTF-8");      // overlong
+}
+
+TEST(JsonLines, BadDataIsNamed) {
+  EXPECT_NE(Bad("[1]").find("not a JSON object"), std::string::npos);
+  EXPECT_NE(Bad("42").find("not a JSON object"), std::string::npos);
+  EXPECT_NE(Bad(R"({"k":1} x)").find("text after the object"), std::string::npos);
+  EXPECT_NE(Bad(R"({"k":1}{})").find("text after the object"), std::string::npos);
+  EXPECT_EQ(Bad(R"({"k":1,"k":2})"), "the field \"k\" is there twice");
+  EXPECT_EQ(Bad(R"({"x":1,"k":2,"x":3})"), "the field \"x\" is there twice");
+  EXPECT_NE(Bad(R"({"k":1,)"), "");
+  EXPECT_NE(Bad(R"({"k":1)"), "");
+  EXPECT_NE(Bad(R"({"k" 1})"), "");
+  EXPECT_NE(Bad(R"({k:1})"), "");
+  EXPECT_NE(Bad(R"({"k":1,"b":"true"})").find("is a bool"), std::string::npos);
+  EXPECT_NE(Bad(R"({"k":1,"s":5})").find("is a string"), std::string::npos);
+  EXPECT_NE(Bad(R"({"k":null})").find("non-nullable"), std::string::npos);
+  EXPECT_NE(Bad(R"({"s":"x"})").find("missing"), std::string::npos);
+  EXPECT_NE(Bad(R"({"k":1,"x":tru})"), "");
+  EXPECT_NE(Bad(R"({"k":1,"x":{"a":1,"a":2}})").find("duplicate"), std::string::npos);
+  std::string deep = R"({"k":1,"x":)" + std::string(100, '[') + std::string(100, ']') + "}";
+  EXPECT_NE(Bad(deep).find("nested deeper"), std::string::npos);
+}
+
+TEST(JsonLines, UpsertDeleteIsAnObjectWithNoNonKeyFieldAtAll) {
+  const std::vector<std::uint32_t> key = {0};
+  SourceRecord d = Ok(R"({"k":42})", Wide(), key);
+  EXPECT_EQ(d.kind, SourceRecord::Kind::kDelete);
+  EXPECT_EQ(d.row, (Row{std::int64_t{42}}));
+  SourceRecord u = Ok(R"({"k":42,"s":null})", Wide(), key);
+  EXPECT_EQ(u.kind, SourceRecord::Kind::kUpsert);
+  EXPECT_EQ(u.row, (Row{std::int64_t{42}, Null{}, Null{}, Null{}}));
+  // Fields the schema does not have do not count.
+  EXPECT_EQ(Ok(R"({"k":42,"other":1})", Wide(), key).kind, SourceRecord::Kind::kDelete);
+  // The key in upsert-key order.
+  EXPECT_EQ(Ok(R"({"b":true,"k":3})", Wide(), {3, 0}).row, (Row{true, std::int64_t{3}}));
+}
+
+TEST(JsonLines, AnUpsertSchemaOfOnlyKeyColumnsNeverDeletes) {
+  pb::Schema s = MakeSchema({MakeColumn("k", pb::INT64)});
+  EXPECT_EQ(Ok(R"({"k":1})", s, {0}).kind, SourceRecord::Kind::kUpsert);
+}
+
+}  // namespace
+}  // namespace tandem::workers

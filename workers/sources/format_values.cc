@@ -1,0 +1,98 @@
+#include "workers/sources/format_values.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+namespace tandem::workers {
+
+bool ValidUtf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* end = p + s.size();
+  while (p < end) {
+    const unsigned char c = *p;
+    if (c < 0x80) {
+      ++p;
+      continue;
+    }
+    int n;
+    std::uint32_t cp;
+    if ((c & 0xE0) == 0xC0) {
+      n = 1;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      n = 2;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      n = 3;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (end - p <= n) return false;
+    for (int i = 1; i <= n; ++i) {
+      if ((p[i] & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (p[i] & 0x3F);
+    }
+    static constexpr std::uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    p += n + 1;
+  }
+  return true;
+}
+
+bool ParseInt64Text(std::string_view s, std::int64_t* out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+bool ParseFloat64Text(std::string_view s, double* out) {
+  if (s == "nan") return *out = std::nan(""), true;
+  if (s == "inf") return *out = HUGE_VAL, true;
+  if (s == "-inf") return *out = -HUGE_VAL, true;
+  if (s.empty() || s.size() > 512) return false;
+  bool digit = false;
+  for (char c : s) {
+    if (c >= '0' && c <= '9') {
+      digit = true;
+    } else if (c != '-' && c != '+' && c != '.' && c != 'e' && c != 'E') {
+      return false;  // no spaces, hex, "infinity", …
+    }
+  }
+  if (!digit || s[0] == '+') return false;
+  const std::string text(s);
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size()) return false;
+  if (errno == ERANGE && std::isinf(v)) return false;  // overflow (an underflow is its value)
+  *out = v;
+  return true;
+}
+
+bool ParseBoolText(std::string_view s, bool* out) {
+  auto is = [&](std::string_view word) {
+    if (s.size() != word.size()) return false;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const char c = s[i] >= 'A' && s[i] <= 'Z' ? static_cast<char>(s[i] - 'A' + 'a') : s[i];
+      if (c != word[i]) return false;
+    }
+    return true;
+  };
+  if (is("true")) return *out = true, true;
+  if (is("false")) return *out = false, true;
+  return false;
+}
+
+std::vector<int> KeyPositions(const ipc::pb::Schema& schema,
+                              const std::vector<std::uint32_t>& upsert_key) {
+  std::vector<int> pos(static_cast<std::size_t>(schema.columns_size()), -1);
+  for (std::size_t i = 0; i < upsert_key.size(); ++i) {
+    if (upsert_key[i] < pos.size()) pos[upsert_key[i]] = static_cast<int>(i);
+  }
+  return pos;
+}
+
+}  // namespace tandem::workers
