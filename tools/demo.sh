@@ -37,8 +37,10 @@ done
 
 say "1. Start a replica: tandem-supervisor with default settings (two runtimes, 2 workers each)."
 echo "   It creates /dev/shm/tandem.$REPLICA, spawns a maintenance and an interactive runtime,"
-echo "   and fronts them with one controller endpoint, tcp://127.0.0.1:2101."
-"$SUP" --replica-id "$REPLICA" --workers 2 --runtime-dir "$work" >"$work/supervisor.log" 2>&1 &
+echo "   and fronts them with one controller endpoint, tcp://127.0.0.1:2101. Tables are kept in"
+echo "   its --data-dir (a temporary directory here, removed at the end)."
+"$SUP" --replica-id "$REPLICA" --workers 2 --runtime-dir "$work" --data-dir "$work/data" \
+  >"$work/supervisor.log" 2>&1 &
 sup_pid=$!
 for _ in $(seq 100); do
   [[ "$(http_get /readyz 2>/dev/null || true)" == ready* ]] && break
@@ -109,13 +111,31 @@ ctl peek u9 | sed 's/^/   /'
 grep -o 'dataflow [^:]*: join 1: .*' "$work/supervisor.log" | head -1 | sed 's/^/   log: /'
 ctl query --on u4 --join u1 --join-on key=key --top 3 --by value:desc | sed 's/^/   /'
 
+say "3d. Real data in: u10 is a table with an upsert key (k), kept durably in the replica's
+   --data-dir. tandem-ctl write sends one WriteTable in a writer session (no replay) and prints the
+   time the write was made durable at (the wall clock, in ms): a peek at that time sees it (read
+   your writes). An upsert replaces the row with its key; a delete removes it."
+ctl create-source u10 --table --schema "k:int64,item:string,qty:int64" --upsert-key k
+t1=$(ctl write u10 --upsert '1,"apple",3' --upsert '2,"pear",5' --upsert '3,"plum",1' |
+  sed -n 's/^written at //p')
+echo "   written at $t1: three rows"
+t2=$(ctl write u10 --upsert '2,"pear",7' | sed -n 's/^written at //p')
+echo "   written at $t2: an upsert of key 2 (qty 5 -> 7)"
+t3=$(ctl write u10 --delete 3 | sed -n 's/^written at //p')
+echo "   written at $t3: a delete of key 3"
+echo "   -- peek u10 --at $t1"
+ctl peek u10 --at "$t1" | sed 's/^/   /'
+echo "   -- peek u10 --at $t3"
+ctl peek u10 --at "$t3" | sed 's/^/   /'
+echo "   the table's log: $(ls "$work/data/tables")"
+
 say "4. The sharing registry, as tandem-shm sees it (one row per worker ordinal). SINCE is"
 echo "   min(OWN, PEER_HOLD, IMPORT_HOLD): the compaction allowed above, once both runtimes have"
 echo "   applied it; HELD_BY says which hold keeps it back."
 "$SHM" slots "tandem.$REPLICA" | sed 's/^/   /'
 
 say "5. Supervisor metrics (excerpt):"
-http_get /metrics | grep -E '^tandem_(peek_latency_seconds_(count|sum)|runtime_up|segment_bytes|commands_total)' | sed 's/^/   /'
+http_get /metrics | grep -E '^tandem_(peek_latency_seconds_(count|sum)|runtime_up|segment_bytes|commands_total|writes_total)' | sed 's/^/   /'
 
 say "6. Shut down: SIGTERM to the supervisor stops both runtimes and removes the segment."
 kill -TERM "$sup_pid"

@@ -1888,5 +1888,401 @@ TEST_F(Ctl, JoinsTopKAndNewAggregatesAreComputedByTheReplica) {
   EXPECT_FALSE(sup_.Exited()) << sup_.Log();
 }
 
+// ---------------------------------------------------------------------------------------------
+// Issue 15: tables, upsert keys, csv/jsonl sources, and `write`.
+
+// A source's dataflow as create-source leaves it: source `id` (`source` is its Source's JSON,
+// `schema` its columns' JSON, `upsert_key` e.g. "[1,0]" or ""), its index s<n> keyed by `key`.
+std::string SourceDataflowJson(const std::string& id, const std::string& source,
+                               const std::string& columns, const std::string& upsert_key,
+                               const std::string& key) {
+  const std::string index = *ctl::History::SourceIndexId(id);
+  return R"({"create_dataflow":{"desc":{"debug_name":"source )" + id +
+         R"(","source_imports":[{"id":")" + id + R"(","source":)" + source +
+         R"(,"schema":{"columns":)" + columns + "}" +
+         (upsert_key.empty() ? "" : R"(,"upsert_key":)" + upsert_key) +
+         R"(}],"index_exports":[{"id":")" + index + R"(","on":")" + id + R"(","key":)" + key +
+         R"(}],"as_of":{"elements":["0"]},"class":"MAINTAINED"}}})";
+}
+
+// A state file with plain table u1 (k int64, v string?), upsert table u2 (k int64, k2 string,
+// v float64; upsert key k2, k), log source u3 (n int64) and JSON-lines source u4 (n int64, upsert
+// key n).
+void WriteTableHistory(const std::string& state) {
+  ctl::History h = *ctl::History::Load(state);
+  h.Append(FromJson(SourceDataflowJson(
+      "u1", R"({"table":{}})",
+      R"([{"name":"k","type":"INT64"},{"name":"v","type":"STRING","nullable":true}])", "", "[0]")));
+  h.Append(FromJson(SourceDataflowJson("u2", R"({"table":{"tick_interval_ms":"50"}})",
+                                       R"([{"name":"k","type":"INT64"},)"
+                                       R"({"name":"k2","type":"STRING"},)"
+                                       R"({"name":"v","type":"FLOAT64"}])",
+                                       "[1,0]", "[1,0]")));
+  h.Append(FromJson(SourceDataflowJson("u3", R"({"log":{"path":"/nonexistent.log"}})",
+                                       R"([{"name":"n","type":"INT64"}])", "", "[0]")));
+  h.Append(FromJson(SourceDataflowJson("u4", R"({"json_lines":{"path":"/nonexistent.jsonl"}})",
+                                       R"([{"name":"n","type":"INT64"}])", "[0]", "[0]")));
+  ASSERT_TRUE(h.Save().ok());
+}
+
+TEST(CtlHistory, LiveSourceIsTheSourceImportOfALiveSourceOnly) {
+  TempDir dir;
+  WriteTableHistory(dir.File("state"));
+  ctl::History h = *ctl::History::Load(dir.File("state"));
+  const auto u2 = h.LiveSource("u2");
+  ASSERT_TRUE(u2.has_value());
+  EXPECT_TRUE(u2->source().has_table());
+  EXPECT_EQ(u2->source().table().tick_interval_ms(), 50u);
+  EXPECT_EQ(std::vector<std::uint32_t>(u2->upsert_key().begin(), u2->upsert_key().end()),
+            (std::vector<std::uint32_t>{1, 0}));
+  EXPECT_FALSE(h.LiveSource("s2").has_value()) << "an index is no source";
+  EXPECT_FALSE(h.LiveSource("u9").has_value());
+  const auto files = h.SourceFiles();  // what frontiers checks
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files.at("u3").what, "log");
+  EXPECT_EQ(files.at("u3").path, "/nonexistent.log");
+  EXPECT_EQ(files.at("u4").what, "JSON-lines");
+  EXPECT_EQ(files.at("u4").path, "/nonexistent.jsonl");
+  h.Append(FromJson(R"({"allow_compaction":{"id":"s1","frontier":{}}})"));  // drops u1
+  h.Prune();  // as `drop u1` leaves the history
+  EXPECT_FALSE(h.LiveSource("u1").has_value()) << "a dropped source is not live";
+}
+
+// Every mistake in a create-source of a table, csv, jsonl or upsert source that the command line
+// shows is caught before connecting (the endpoint has no replica): 64 for usage, 1 for a refused
+// column or file; nothing is recorded.
+TEST(CtlUsage, TableCsvJsonlAndUpsertKeyMistakesAreCaughtBeforeConnecting) {
+  TempDir dir;
+  const std::string state = dir.File("state");
+  dir.Write("data.csv", "k,v\n");
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(FreePort());
+  struct Case {
+    std::vector<std::string> args;
+    int exit;
+    std::string part;
+  };
+  const std::vector<Case> cases = {
+      {{"--table"}, 64, "--schema is required"},
+      {{"--table", "--schema", "k:int64", "--csv", dir.File("data.csv")},
+       64,
+       "exactly one of --generator, --log, --table, --csv and --jsonl"},
+      {{"--generator", "counter", "--upsert-key", "n"},
+       64,
+       "--upsert-key goes with --log, --table, --csv or --jsonl"},
+      {{"--generator", "counter", "--tick-ms", "5"}, 64, "--tick-ms goes with --table"},
+      {{"--csv", dir.File("data.csv"), "--schema", "k:int64", "--tick-ms", "5"},
+       64,
+       "--tick-ms goes with --table"},
+      {{"--table", "--schema", "k:int64", "--tick-ms", "0"}, 64, "--tick-ms 0: between 1 and"},
+      {{"--table", "--schema", "k:int64", "--tick-ms", "3600001"}, 64, "3600000 milliseconds"},
+      {{"--table", "--schema", "k:int64", "--tick-ms", "soon"}, 64, "--tick-ms: \"soon\""},
+      {{"--table", "--schema", "k:int64,v:string", "--upsert-key", "z"},
+       1,
+       "refused: create-source u1: --upsert-key: unknown column \"z\" (columns: k, v)"},
+      {{"--table", "--schema", "k:int64,v:string", "--upsert-key", "k,k"},
+       1,
+       "--upsert-key: column k is given twice"},
+      {{"--table", "--schema", "k:int64,v:string", "--upsert-key", "2"},
+       1,
+       "--upsert-key: column 2 is out of range (the schema has 2 columns)"},
+      {{"--csv", dir.File("missing.csv"), "--schema", "k:int64"},
+       1,
+       "refused: create-source u1: --csv " + dir.File("missing.csv") + ": no such file"},
+      {{"--jsonl", dir.path(), "--schema", "k:int64"}, 1, "not a regular file (a directory)"},
+      {{"--jsonl", dir.File("data.csv")}, 64, "--schema is required"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"--endpoint", endpoint, "--timeout",     "1",
+                                     "--state",    state,    "create-source", "u1"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const auto r = RunCtl(args);
+    EXPECT_EQ(r.exit, c.exit) << Describe(r);
+    EXPECT_TRUE(Contains(r.err, c.part)) << "want " << c.part << "\n" << Describe(r);
+    EXPECT_FALSE(Contains(r.err, "cannot reach")) << Describe(r);
+  }
+  EXPECT_FALSE(std::filesystem::exists(state)) << "nothing was recorded";
+}
+
+// `write` types its updates by the table in the state file and refuses, before connecting, what
+// cannot be written to it; a write that is well-formed goes on to connect (here: unreachable).
+TEST(CtlUsage, WriteIsTypedByTheStateFileAndRefusedBeforeConnecting) {
+  TempDir dir;
+  const std::string state = dir.File("state");
+  WriteTableHistory(state);
+  const std::string before = ReadFile(state);
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(FreePort());
+  struct Case {
+    std::vector<std::string> args;
+    int exit;
+    std::string part;
+  };
+  const std::vector<Case> cases = {
+      {{"u1"}, 64, "write needs at least one --row, --upsert or --delete"},
+      {{"u9", "--row", "1,null"},
+       1,
+       "refused: write u9: u9 is not a table this controller created (state file " + state +
+           "); create it first, e.g. create-source u9 --table"},
+      {{"u3", "--row", "1"}, 1, "refused: write u3: u3 is not a table (it is a log source)"},
+      {{"u4", "--upsert", "1"}, 1, "u4 is not a table (it is a JSON-lines source)"},
+      {{"s1", "--row", "1,null"}, 1, "s1 is not a table (it is an index)"},
+      {{"u1", "--upsert", "1,null"},
+       1,
+       "refused: write u1: --upsert 1,null: u1 has no upsert key: write rows with diffs"},
+      {{"u1", "--delete", "1"}, 1, "u1 has no upsert key"},
+      {{"u2", "--row", R"(1,"a",2.5)"},
+       1,
+       "u2 is an upsert table (upsert key k2, k): write --upsert ROW"},
+      {{"u1", "--row", "1"},
+       1,
+       "refused: write u1: --row 1: 1 datum, but u1 has 2 columns (k, v): give one datum per "
+       "column"},
+      {{"u1", "--row", "1,x"}, 1, "strings are written in double quotes: \"x\""},
+      {{"u1", "--row", "1.5,null"}, 1, "--row 1.5,null: '1.5' for column k (int64)"},
+      {{"u2", "--delete", R"("a")"},
+       1,
+       "--delete \"a\": 1 datum, but u2's upsert key has 2 columns (k2, k)"},
+      {{"u2", "--delete", R"(1,"a")"}, 1, "for column k2 (string)"},
+      {{"u2", "--upsert", R"(1,"a",null)"}, 1, "the column is not nullable"},
+      {{"u1", "--row", "1,null", "--diff", "0"}, 64, "--diff 0: a diff is a non-zero integer"},
+      {{"u1", "--row", "1,null", "--diff", "x"}, 64, "--diff x: a diff is a non-zero integer"},
+      {{"u1", "--diff", "2", "--row", "1,null"}, 64, "--diff 2: --diff follows the --row"},
+      {{"u1", "--row", "1,null", "--diff", "2", "--diff", "3"}, 64, "--diff 3: --diff follows"},
+      {{"u2", "--upsert", R"(1,"a",2)", "--diff", "2"}, 64, "--diff 2: --diff follows"},
+      {{"u1", "--row", "1,null", "--uuid", std::string(129, 'u')}, 64, "--uuid: 1 to 128 bytes"},
+      // Well-formed: these connect.
+      {{"u1", "--row", "1,null", "--diff", "-2", "--row", R"(2,"b")"},
+       69,
+       "cannot reach the replica at " + endpoint},
+      {{"u2", "--upsert", R"(1,"a",2)", "--delete", R"("a",1)", "--uuid", "w-1"},
+       69,
+       "cannot reach the replica at " + endpoint},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"--endpoint", endpoint, "--timeout", "1",
+                                     "--state",    state,    "write"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const auto r = RunCtl(args);
+    EXPECT_EQ(r.exit, c.exit) << Describe(r);
+    EXPECT_TRUE(Contains(r.err, c.part)) << "want " << c.part << "\n" << Describe(r);
+    if (c.exit != 69) {
+      EXPECT_FALSE(Contains(r.err, "cannot reach")) << Describe(r);
+    }
+  }
+  ExpectJsonFailure(
+      RunCtl({"--json", "--endpoint", endpoint, "--state", state, "write", "u9", "--row", "1"}), 1,
+      "u9 is not a table");
+  EXPECT_EQ(ReadFile(state), before) << "write never changes the state file";
+}
+
+// The time of a write: "written at T" or --json's "time".
+std::string WrittenAt(const CtlResult& r) {
+  const std::string human = "written at ";
+  if (auto at = r.out.find(human); at != std::string::npos) {
+    return r.out.substr(at + human.size(), r.out.find('\n', at) - at - human.size());
+  }
+  const std::string json = "\"time\":";
+  if (auto at = r.out.find(json); at != std::string::npos) {
+    const auto from = at + json.size();
+    return r.out.substr(from, r.out.find_first_not_of("0123456789", from) - from);
+  }
+  ADD_FAILURE() << "no time in " << Describe(r);
+  return "0";
+}
+
+// A real replica with a --data-dir (tables need one) and a tandem-ctl with its own state file.
+class CtlTables : public ::testing::Test {
+ protected:
+  CtlTables()
+      : sup_({.extra_args = {"--data-dir", data_.File("data")},
+              .two_runtime = true,
+              .workers = 1,
+              .worker_binary = TANDEM_WORKER_BIN,
+              .shm_size = "32MiB"}) {}
+  void SetUp() override { ASSERT_TRUE(sup_.WaitReady()) << sup_.Log(); }
+
+  CtlResult Run(std::vector<std::string> args, const std::string& state = "") {
+    args.insert(args.begin(), {"--endpoint", sup_.controller_endpoint(), "--state",
+                               state.empty() ? State() : state});
+    return RunCtl(args);
+  }
+  std::string State() const { return dir_.File("tandem-ctl.state"); }
+  double Metric(const std::string& sample) {
+    return std::max(0.0, MetricValue(HttpGet(sup_.http_port(), "/metrics").body, sample));
+  }
+
+  TempDir data_{"ctl-data"};  // before sup_, which is given its path
+  SupervisorProcess sup_;
+  TempDir dir_;
+};
+
+TEST_F(CtlTables, AnUpsertTableIsWrittenInAWriterSessionAndAPeekAtTheWrittenTimeSeesIt) {
+  auto src = Run({"create-source", "u1", "--table", "--schema", "k:int64,v:string?", "--upsert-key",
+                  "k", "--tick-ms", "50"});
+  ASSERT_EQ(src.exit, 0) << Describe(src) << sup_.Log();
+  EXPECT_TRUE(Contains(src.out, "created source u1 with index s1 (key k), upsert key k"))
+      << src.out;
+  EXPECT_TRUE(Contains(ReadFile(State()), R"("source":{"table":{"tick_interval_ms":"50"}})"))
+      << ReadFile(State());
+  EXPECT_TRUE(Contains(ReadFile(State()), R"("upsert_key":[0])")) << ReadFile(State());
+  const std::string state = ReadFile(State());
+  const double kept = Metric(kKept);
+  const double built = Metric(kBuilt);
+
+  auto w1 = Run({"--json", "write", "u1", "--upsert", R"(1,"a")", "--upsert", R"(2,"b")",
+                 "--upsert", "3,null"});
+  ASSERT_EQ(w1.exit, 0) << Describe(w1) << sup_.Log();
+  const gpb::Struct doc = LastJson(w1);
+  EXPECT_TRUE(Field(doc, "ok").bool_value()) << w1.out;
+  EXPECT_EQ(Field(doc, "command").string_value(), "write u1") << w1.out;
+  EXPECT_EQ(Field(doc, "id").string_value(), "u1") << w1.out;
+  EXPECT_EQ(Field(doc, "updates").number_value(), 3) << w1.out;
+  EXPECT_EQ(Field(doc, "uuid").string_value().size(), 32u) << "a random uuid\n" << w1.out;
+  const std::string t1 = WrittenAt(w1);
+  EXPECT_GT(std::stoull(t1), 1'600'000'000'000ull) << "a table's time is the wall clock in ms";
+
+  // Of an upsert and a delete of one key in one write, the later wins: 4 is not there.
+  auto w2 = Run({"write", "u1", "--upsert", R"(1,"c")", "--delete", "2", "--upsert", R"(4,"d")",
+                 "--delete", "4"});
+  ASSERT_EQ(w2.exit, 0) << Describe(w2) << sup_.Log();
+  EXPECT_TRUE(Contains(w2.out, "written at ")) << w2.out;
+  const std::string t2 = WrittenAt(w2);
+  EXPECT_GT(std::stoull(t2), std::stoull(t1));
+
+  // Read your writes: a peek at a write's time sees it (and nothing later).
+  auto at1 = Run({"--json", "peek", "u1", "--at", t1});
+  ASSERT_EQ(at1.exit, 0) << Describe(at1) << sup_.Log();
+  EXPECT_TRUE(Contains(at1.out, R"("rows":[{"row":[1,"a"],"count":1},{"row":[2,"b"],"count":1},)"
+                                R"({"row":[3,null],"count":1}])"))
+      << at1.out;
+  auto at2 = Run({"--json", "peek", "u1", "--at", t2});
+  ASSERT_EQ(at2.exit, 0) << Describe(at2) << sup_.Log();
+  EXPECT_TRUE(Contains(at2.out, R"("rows":[{"row":[1,"c"],"count":1},{"row":[3,null],"count":1}])"))
+      << at2.out;
+  auto key = Run({"--json", "peek", "u1", "--at", t2, "--key", "1"});
+  ASSERT_EQ(key.exit, 0) << Describe(key);
+  EXPECT_TRUE(Contains(key.out, R"("rows":[{"row":[1,"c"],"count":1}])")) << key.out;
+
+  // A writer session never replays: nothing was reconciled, and the state file is as it was.
+  EXPECT_EQ(Metric(kKept), kept);
+  EXPECT_EQ(Metric(kBuilt), built);
+  EXPECT_EQ(ReadFile(State()), state);
+  EXPECT_FALSE(sup_.Exited()) << sup_.Log();
+}
+
+TEST_F(CtlTables, APlainTableTakesRowsWithDiffsAndARetriedUuidIsAppliedOnce) {
+  auto src = Run({"create-source", "u1", "--table", "--schema", "k:int64,v:string"});
+  ASSERT_EQ(src.exit, 0) << Describe(src) << sup_.Log();
+  EXPECT_TRUE(Contains(src.out, "created source u1 with index s1 (key k)\n")) << src.out;
+  const std::vector<std::string> write = {"write", "u1",    "--row",    R"(1,"x")", "--diff",
+                                          "3",     "--row", R"(2,"y")", "--uuid",   "retry-1"};
+  auto w1 = Run(write);
+  ASSERT_EQ(w1.exit, 0) << Describe(w1) << sup_.Log();
+  const std::string t1 = WrittenAt(w1);
+  auto again = Run(write);  // the answer was "lost": the same write, the same uuid
+  ASSERT_EQ(again.exit, 0) << Describe(again) << sup_.Log();
+  EXPECT_EQ(WrittenAt(again), t1) << "a retried uuid is answered with its first time";
+  auto w2 = Run({"write", "u1", "--row", R"(1,"x")", "--diff", "-1"});
+  ASSERT_EQ(w2.exit, 0) << Describe(w2) << sup_.Log();
+  const std::string t2 = WrittenAt(w2);
+  auto peek = Run({"--json", "peek", "u1", "--at", t2});
+  ASSERT_EQ(peek.exit, 0) << Describe(peek) << sup_.Log();
+  EXPECT_TRUE(Contains(peek.out, R"("rows":[{"row":[1,"x"],"count":2},{"row":[2,"y"],"count":1}])"))
+      << "3 - 1 copies of (1, x) and one (2, y): the retry was not applied again\n"
+      << peek.out;
+}
+
+// What tandem-ctl cannot know from its state file, the replica refuses: exit 1 with its reason.
+TEST_F(CtlTables, WritesTheReplicaRefusesExit1WithItsReason) {
+  auto src = Run({"create-source", "u1", "--table", "--schema", "k:int64"});
+  ASSERT_EQ(src.exit, 0) << Describe(src) << sup_.Log();
+  // Another state file, whose u1 has two columns and which knows a table u7 the replica has not.
+  const std::string other = dir_.File("other.state");
+  WriteTableHistory(other);
+  {
+    ctl::History h = *ctl::History::Load(other);
+    h.Append(FromJson(SourceDataflowJson("u7", R"({"table":{}})",
+                                         R"([{"name":"k","type":"INT64"}])", "", "[0]")));
+    ASSERT_TRUE(h.Save().ok());
+  }
+  auto unknown = Run({"write", "u7", "--row", "1"}, other);
+  EXPECT_EQ(unknown.exit, 1) << Describe(unknown);
+  EXPECT_TRUE(
+      Contains(unknown.err, "tandem-ctl: refused: write u7: the replica refused WriteTable"))
+      << Describe(unknown);
+  auto arity = Run({"write", "u1", "--row", "1,null"}, other);
+  EXPECT_EQ(arity.exit, 1) << Describe(arity);
+  EXPECT_TRUE(Contains(arity.err, "tandem-ctl: refused: write u1: the replica refused WriteTable"))
+      << Describe(arity);
+  // Nothing was written: u1 is still empty at the time of a write made after.
+  auto w = Run({"write", "u1", "--row", "5"});
+  ASSERT_EQ(w.exit, 0) << Describe(w) << sup_.Log();
+  auto peek = Run({"--json", "peek", "u1", "--at", WrittenAt(w)});
+  ASSERT_EQ(peek.exit, 0) << Describe(peek);
+  EXPECT_TRUE(Contains(peek.out, R"("rows":[{"row":[5],"count":1}])")) << peek.out;
+}
+
+TEST_F(Ctl, ATableNeedsTheReplicasDataDir) {
+  auto src = Run({"create-source", "u1", "--table", "--schema", "k:int64"});
+  EXPECT_EQ(src.exit, 1) << Describe(src);
+  EXPECT_TRUE(Contains(src.err, "refused: create-source u1: the replica refused CreateDataflow"))
+      << Describe(src);
+  EXPECT_TRUE(Contains(src.err, "--data-dir")) << Describe(src);
+  EXPECT_FALSE(Contains(ReadFile(State()), "\"u1\"")) << "a refused command is not recorded";
+}
+
+// --csv and --jsonl are recorded as absolute paths (normalized) and read by the replica.
+TEST_F(Ctl, CsvAndJsonLinesSourcesAreRecordedWithAbsolutePathsAndRead) {
+  dir_.Write("orders.csv", "id,item\n1,apple\n2,\"pear, green\"\n");
+  dir_.Write("events.jsonl", "{\"k\":1,\"v\":\"a\"}\n{\"k\":2}\n");
+  const std::string relative =
+      std::filesystem::relative(dir_.File("orders.csv")).string();  // from the test's directory
+  auto csv = Run({"create-source", "u1", "--csv", relative, "--schema", "id:int64,item:string",
+                  "--upsert-key", "id"});
+  ASSERT_EQ(csv.exit, 0) << Describe(csv) << sup_.Log();
+  EXPECT_TRUE(Contains(ReadFile(State()),
+                       R"("source":{"csv":{"path":")" + dir_.File("orders.csv") + "\"}}"))
+      << ReadFile(State());
+  auto jsonl = Run({"create-source", "u2", "--jsonl", dir_.File("events.jsonl"), "--schema",
+                    "k:int64,v:string?"});
+  ASSERT_EQ(jsonl.exit, 0) << Describe(jsonl) << sup_.Log();
+  EXPECT_TRUE(Contains(ReadFile(State()),
+                       R"("source":{"json_lines":{"path":")" + dir_.File("events.jsonl") + "\"}}"))
+      << ReadFile(State());
+  CtlResult p1, p2;
+  EXPECT_TRUE(Eventually(
+      [&] {
+        p1 = Run({"--json", "peek", "u1"});
+        return p1.exit == 0 && Contains(p1.out, R"({"row":[2,"pear, green"],"count":1})");
+      },
+      10s))
+      << Describe(p1) << sup_.Log();
+  EXPECT_TRUE(Contains(p1.out, R"({"row":[1,"apple"],"count":1})")) << p1.out;
+  EXPECT_TRUE(Eventually(
+      [&] {
+        p2 = Run({"--json", "peek", "u2"});
+        return p2.exit == 0 && Contains(p2.out, R"({"row":[2,null],"count":1})");
+      },
+      10s))
+      << Describe(p2) << sup_.Log();
+  EXPECT_TRUE(Contains(p2.out, R"({"row":[1,"a"],"count":1})")) << p2.out;
+}
+
+// --upsert-key on a log source: S lines replace the row with their key, D lines delete it.
+TEST_F(Ctl, AnUpsertLogSourceTakesSAndDLines) {
+  dir_.Write("upserts.log", "S 1 1 \"a\"\nS 1 2 \"b\"\nD 2 2\nS 2 1 \"c\"\nP 3\n");
+  auto log = Run({"create-source", "u1", "--log", dir_.File("upserts.log"), "--schema",
+                  "k:int64,v:string", "--upsert-key", "k"});
+  ASSERT_EQ(log.exit, 0) << Describe(log) << sup_.Log();
+  EXPECT_TRUE(Contains(log.out, "created source u1 with index s1 (key k), upsert key k"))
+      << log.out;
+  auto at1 = Run({"--json", "peek", "u1", "--at", "1"});
+  ASSERT_EQ(at1.exit, 0) << Describe(at1) << sup_.Log();
+  EXPECT_TRUE(Contains(at1.out, R"("rows":[{"row":[1,"a"],"count":1},{"row":[2,"b"],"count":1}])"))
+      << at1.out;
+  auto at2 = Run({"--json", "peek", "u1", "--at", "2"});
+  ASSERT_EQ(at2.exit, 0) << Describe(at2) << sup_.Log();
+  EXPECT_TRUE(Contains(at2.out, R"("rows":[{"row":[1,"c"],"count":1}])")) << at2.out;
+}
+
 }  // namespace
 }  // namespace tandem::testing

@@ -337,13 +337,28 @@ std::set<std::string> History::LiveIndexes() const {
   return out;
 }
 
-std::map<std::string, std::string> History::LogSources() const {
+std::optional<pb::SourceImport> History::LiveSource(const std::string& id) const {
+  if (!LiveIds().count(id)) return std::nullopt;
+  std::optional<pb::SourceImport> found;  // the last definition: an id dropped and made again
+  for (const auto& c : commands_) {
+    if (!c.has_create_dataflow() || IsPendingSource(c)) continue;
+    for (const auto& s : c.create_dataflow().desc().source_imports()) {
+      if (s.id() == id) found = s;
+    }
+  }
+  return found;
+}
+
+std::map<std::string, History::SourceFile> History::SourceFiles() const {
   const std::set<std::string> live = LiveIds();
-  std::map<std::string, std::string> out;
+  std::map<std::string, SourceFile> out;
   for (const auto& c : commands_) {
     if (!c.has_create_dataflow()) continue;
     for (const auto& s : c.create_dataflow().desc().source_imports()) {
-      if (s.source().has_log() && live.count(s.id())) out[s.id()] = s.source().log().path();
+      if (!live.count(s.id())) continue;
+      if (s.source().has_log()) out[s.id()] = {"log", s.source().log().path()};
+      if (s.source().has_csv()) out[s.id()] = {"CSV", s.source().csv().path()};
+      if (s.source().has_json_lines()) out[s.id()] = {"JSON-lines", s.source().json_lines().path()};
     }
   }
   return out;

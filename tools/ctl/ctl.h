@@ -111,8 +111,14 @@ class History {
   IdKind KindOf(const std::string& id) const;
   // The live index exports of the history's dataflows (what it would have the replica run).
   std::set<std::string> LiveIndexes() const;
-  // The log files of the live log sources (pending ones included): source id -> path.
-  std::map<std::string, std::string> LogSources() const;
+  // The source import of live source `id` as the history created it (not a pending one).
+  std::optional<pb::SourceImport> LiveSource(const std::string& id) const;
+  // The files of the live log, CSV and JSON-lines sources (pending ones included): source id ->
+  // {what file ("log", "CSV", "JSON-lines"), path}.
+  struct SourceFile {
+    std::string what, path;
+  };
+  std::map<std::string, SourceFile> SourceFiles() const;
 
  private:
   struct Lock;

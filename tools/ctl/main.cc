@@ -49,10 +49,12 @@ peek, frontiers and watch are read-only: they open an observer session (Hello{ob
 never replays, never sends InitializationComplete and never takes over from the controller. They
 cannot change the replica, whatever the state file (any, or none: it only supplies column names
 and key types, and the index of a view).
+write sends one WriteTable to a table in a writer session (Hello{observer, writer}): no replay
+either; the table's schema comes from the state file.
 
 Every invocation ends its session with Goodbye. Every option of a command takes one value, even
 one that begins with '-' (--key -inf); --key, --aggregate, --join and --join-on may be
-repeated (--left is a flag).
+repeated (--left and --table are flags).
 
 A replica that requires CURVE (tandem-supervisor --curve-secret-key) is reached with
 --curve-server-key (its public key file) and --curve-client-key (this client's secret key file,
@@ -66,9 +68,10 @@ key, or the connection to it was lost; 75 another controller took over (supersed
 session).
 Refusals are printed as "tandem-ctl: refused: COMMAND ID: WHY".)";
 
-// The flags (the global ones and --left): every other option takes one value.
+// The flags (the global ones, --left and --table): every other option takes one value.
 bool IsFlag(const std::string& arg) {
-  return arg == "--json" || arg == "--replace" || arg == "--left" || arg == "--help" || arg == "-h";
+  return arg == "--json" || arg == "--replace" || arg == "--left" || arg == "--table" ||
+         arg == "--help" || arg == "-h";
 }
 
 // Every option but the flags takes the next argument as its value, whatever it looks like
@@ -149,6 +152,7 @@ int Main(int argc, char** argv) {
       AddCreateSource(app), AddCreateIndex(app), AddCreateView(app), AddCreateDataflow(app),
       AddPeek(app),         AddFrontiers(app),   AddWatch(app),      AddAllowCompaction(app),
       AddDrop(app),         AddRun(app),         AddKeygen(app),     AddQuery(app)};
+  commands.push_back(AddWrite(app));
   commands.push_back(AddLoad(app));
   std::vector<std::string> args = JoinValues(argc, argv);
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first

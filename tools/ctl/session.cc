@@ -89,7 +89,9 @@ std::optional<int> Session::Open(Mode mode) {
                                 client.status().message());
   }
   client_ = std::move(client).value();
-  if (Status s = client_->Hello(RandomHex(8), /*observer=*/true); !s.ok()) return Ended(s);
+  const std::string nonce = RandomHex(8);
+  const Status hello = client_->Hello(nonce, /*observer=*/true, /*writer=*/mode == Mode::kWrite);
+  if (!hello.ok()) return Ended(hello);
   if (!client_->observer()) {
     // A supervisor that knows no observers made us its controller (the Hello is the same
     // protocol version): reading must not go on as if nothing happened.
@@ -97,7 +99,7 @@ std::optional<int> Session::Open(Mode mode) {
                                  " does not support observer sessions (Hello{observer}); "
                                  "upgrade tandem-supervisor");
   }
-  if (mode == Mode::kObserve) return std::nullopt;
+  if (mode != Mode::kControl) return std::nullopt;
   if (auto code = CheckLiveIndexes()) return code;
   if (Status s = client_->Hello(RandomHex(8), /*observer=*/false); !s.ok()) return Ended(s);
   // Another controller may have built indexes between the two Hellos: look again. Refusing now

@@ -58,9 +58,12 @@ Result<double> ParseSeconds(const std::string& text, const std::string& what);
 // history does not define (HelloAccepted.live_indexes): reconciliation would drop those. Unless
 // --replace, such a command is refused, having changed nothing: it asks as an observer first
 // (whose Hello reaches no runtime), and only then says Hello as the controller.
+//
+// A write (`write`) opens a writer session (Hello{observer, writer}, issue 15): an observer that
+// may also send WriteTable. It never replays either: a writer needs no history.
 class Session {
  public:
-  enum class Mode { kObserve, kControl };
+  enum class Mode { kObserve, kWrite, kControl };
 
   Session(Globals g, History h) : g_(std::move(g)), history_(std::move(h)) {}
 

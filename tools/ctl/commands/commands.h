@@ -28,6 +28,7 @@ Subcommand AddDrop(CLI::App& app);
 Subcommand AddRun(CLI::App& app);
 Subcommand AddKeygen(CLI::App& app);
 Subcommand AddQuery(CLI::App& app);
+Subcommand AddWrite(CLI::App& app);
 Subcommand AddLoad(CLI::App& app);
 
 // An option taking one value, kept in `*into` when given (CLI11 leaves it unset otherwise).

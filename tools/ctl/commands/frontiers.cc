@@ -19,12 +19,13 @@ struct Options {
   std::optional<std::string> seconds;
 };
 
-// A log source whose file is gone (or never was) cannot advance: say so, whatever the replica
-// reports.
+// A log, CSV or JSON-lines source whose file is gone (or never was) cannot advance: say so,
+// whatever the replica reports.
 std::vector<std::string> MissingLogWarnings(const History& h,
                                             const std::optional<std::string>& only) {
   std::vector<std::string> warnings;
-  for (const auto& [source, path] : h.LogSources()) {
+  for (const auto& [source, file] : h.SourceFiles()) {
+    const std::string& path = file.path;
     const auto indexes = h.KindOf(source).indexes;
     if (only && *only != source &&
         std::find(indexes.begin(), indexes.end(), *only) == indexes.end()) {
@@ -38,8 +39,8 @@ std::vector<std::string> MissingLogWarnings(const History& h,
     const std::string waits = indexes.empty()       ? "an index on it"
                               : indexes.size() == 1 ? "its index " + indexes.front()
                                                     : "its indexes " + JoinIds(indexes);
-    warnings.push_back("the log file of source " + source + " (" + path + ") " + state +
-                       " now: " + waits + " cannot advance until it is back");
+    warnings.push_back("the " + file.what + " file of source " + source + " (" + path + ") " +
+                       state + " now: " + waits + " cannot advance until it is back");
   }
   return warnings;
 }
