@@ -63,12 +63,13 @@ constexpr std::size_t kWindow = 8;  // writes in flight
 constexpr int kWritesPerSecond = 1500;
 constexpr auto kAnswerLimit = 20s;  // for any answer the replica owes us
 
-// Kills (then one more restart checks the last). 20 rounds take about 25 s on an idle machine.
+// Kills (then one more restart checks the last): 8 in the default suite (about 10 s on an idle
+// machine; also under the sanitizers), 30 in the slow one (issue 15 asks for 20 or more).
 #ifdef TANDEM_TABLE_CRASH_SLOW
-constexpr int kDefaultRounds = 100;
+constexpr int kDefaultRounds = 30;
 #define CRASH_SUITE TableCrashSlow
 #else
-constexpr int kDefaultRounds = 20;
+constexpr int kDefaultRounds = 8;
 #define CRASH_SUITE TableCrash
 #endif
 
