@@ -17,6 +17,7 @@
 
 #include "ipc/rows.h"
 #include "tools/ctl/commands/commands.h"
+#include "tools/ctl/session.h"
 #include "workers/sources/csv.h"
 #include "workers/sources/json_lines.h"
 #include "workers/sources/log_parse.h"
@@ -228,42 +229,17 @@ int Run(const Options& o, const Globals& g, const History& h) {
     return kExitOk;
   }
 
-  // A writer session (Session knows the observer and controller ones).
-  ipc::ControllerClient::Options options;
-  options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(g.timeout_s * 1000));
-  options.linger = std::chrono::milliseconds(200);
-  options.end_on_disconnect = true;
-  options.goodbye = true;
-  if (!g.curve_server_key.empty() || !g.curve_client_key.empty()) {
-    if (g.curve_server_key.empty() || g.curve_client_key.empty()) {
-      return Usage("--curve-server-key and --curve-client-key go together");
-    }
-    auto keys = ipc::LoadCurveClientKeys(g.curve_server_key, g.curve_client_key);
-    if (!keys.ok()) return Usage(keys.status().message());
-    options.curve = std::move(keys).value();
-  }
-  auto created = ipc::ControllerClient::Create(g.endpoint, options);
-  if (!created.ok()) {
-    return Fail(kExitUsage, "--endpoint \"" + g.endpoint +
-                                "\" is not a ZeroMQ endpoint: " + created.status().message());
-  }
-  std::unique_ptr<ipc::ControllerClient> client = std::move(created).value();
-  if (Status s = client->Hello(RandomHex(8), /*observer=*/true, /*writer=*/true); !s.ok()) {
-    return Fail(s.code() == StatusCode::kUnavailable ? kExitUnavailable : kExitFailed,
-                "the replica at " + g.endpoint + ": " + s.message());
-  }
-  if (!client->writer()) {
-    return Fail(kExitFailed, "the replica at " + g.endpoint +
-                                 " does not support writer sessions (Hello{writer}); upgrade "
-                                 "tandem-supervisor");
-  }
+  // A writer session: it never replays (a writer needs no history).
+  Session session(g, h);
+  if (auto code = session.Open(Session::Mode::kWrite)) return *code;
+  ipc::ControllerClient* client = &session.client();
 
   const bool progress = isatty(STDERR_FILENO) && !JsonOutput();
   std::map<std::string, std::size_t> in_flight;  // uuid → batch
   std::vector<std::optional<std::uint64_t>> acked(batches.size());
   std::size_t next = 0, done = 0, acked_rows = 0;
   std::string failure;
-  const auto timeout = options.timeout;
+  const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(g.timeout_s * 1000));
   auto last_answer = std::chrono::steady_clock::now();
   while (done < batches.size() && failure.empty() && !Interrupted()) {
     while (next < batches.size() && in_flight.size() < kInFlight) {
