@@ -27,14 +27,15 @@ bool HasKind(const Envelope& envelope) {
 }
 
 template <typename Envelope>
-Decoded<Envelope> Decode(std::string_view bytes, const char* what) {
+Decoded<Envelope> Decode(std::string_view bytes, const char* what,
+                         std::size_t limit = kMaxMessageBytes) {
   Decoded<Envelope> out;
   if (bytes.empty()) {
     out.error = {"empty", std::string("empty ") + what};
-  } else if (bytes.size() > kMaxMessageBytes) {
+  } else if (bytes.size() > limit) {
     out.error = {"oversized", std::string(what) + " of " + std::to_string(bytes.size()) +
-                                  " bytes exceeds the limit of " +
-                                  std::to_string(kMaxMessageBytes) + " bytes"};
+                                  " bytes exceeds the limit of " + std::to_string(limit) +
+                                  " bytes"};
   } else if (!out.message.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     out.message.Clear();
     out.error = {"unparsable", std::string(what) + " of " + std::to_string(bytes.size()) +
@@ -78,6 +79,10 @@ gpb::util::TypeResolver* GeneratedTypeResolver() {
 
 Decoded<pb::Command> DecodeCommand(std::string_view bytes) {
   return Decode<pb::Command>(bytes, "command");
+}
+
+Decoded<pb::Command> DecodeInternalCommand(std::string_view bytes) {
+  return Decode<pb::Command>(bytes, "command", kMaxInternalMessageBytes);
 }
 
 Decoded<pb::Response> DecodeResponse(std::string_view bytes) {

@@ -22,6 +22,10 @@ namespace pb = ::tandem::protocol;
 inline constexpr std::uint32_t kProtocolVersion = 1;
 // Largest command or response we accept (also set as ZMQ_MAXMSGSIZE on controller sockets).
 inline constexpr std::size_t kMaxMessageBytes = 16u << 20;
+// A command the supervisor forwards to a runtime may be a little larger than the session's
+// message it was: the multiplexer puts the session's peek and write uuids into namespaces
+// (ipc/model.h WireUuid, WriteWireUuid: a prefix of at most a few dozen bytes).
+inline constexpr std::size_t kMaxInternalMessageBytes = kMaxMessageBytes + 4096;
 
 // Why a message could not be decoded; `label` is the metric label (tandem_malformed_total).
 struct DecodeError {
@@ -41,6 +45,8 @@ struct Decoded {
 // known kind is set — e.g. its only field has a number this version does not know: protobuf
 // keeps such a field as an unknown field, so it is not "unparsable").
 Decoded<pb::Command> DecodeCommand(std::string_view bytes);
+// A command the supervisor forwards, as a runtime decodes it: up to kMaxInternalMessageBytes.
+Decoded<pb::Command> DecodeInternalCommand(std::string_view bytes);
 Decoded<pb::Response> DecodeResponse(std::string_view bytes);
 // Deterministic: equal messages encode to equal bytes (map entries sorted by key), so encodings
 // may be compared and checked in (the fuzz seed corpus).

@@ -788,6 +788,49 @@ Status CheckParamNames(const google::protobuf::Map<std::string, std::string>& pa
 
 }  // namespace
 
+Status CheckTableUpdates(const pb::WriteTable& write, const pb::Schema& schema,
+                         const std::vector<std::uint32_t>& upsert_key) {
+  const std::string& id = write.id();
+  const bool upsert = !upsert_key.empty();
+  std::vector<const pb::Column*> row_columns;
+  for (const auto& column : schema.columns()) row_columns.push_back(&column);
+  std::vector<const pb::Column*> key_columns;
+  for (const std::uint32_t k : upsert_key) {
+    if (k >= row_columns.size())
+      return Invalid("upsert key column " + std::to_string(k) + " is out of range");
+    key_columns.push_back(row_columns[k]);
+  }
+  for (int i = 0; i < write.updates_size(); ++i) {
+    const pb::TableUpdate& update = write.updates(i);
+    Status why;
+    switch (update.kind_case()) {
+      case pb::TableUpdate::kUpdate:
+        if (upsert) {
+          why = Invalid(id + " has an upsert key " + ListText(upsert_key) +
+                        ": write upserts and deletes, not updates with diffs");
+        } else if (update.update().diff() == 0) {
+          why = Invalid("diff is 0 (an update changes the row's multiplicity by a non-zero diff)");
+        } else {
+          why = CheckWriteRow(update.update().row(), row_columns, "the table");
+        }
+        break;
+      case pb::TableUpdate::kUpsert:
+        why = upsert ? CheckWriteRow(update.upsert(), row_columns, "the table")
+                     : Invalid(id + " has no upsert key: write updates with diffs");
+        break;
+      case pb::TableUpdate::kDelete:
+        why = upsert ? CheckWriteRow(update.delete_(), key_columns, "the upsert key")
+                     : Invalid(id + " has no upsert key: write updates with diffs");
+        break;
+      case pb::TableUpdate::KIND_NOT_SET:
+        why = Invalid("update has no kind (update, upsert or delete)");
+        break;
+    }
+    if (!why.ok()) return Within("update " + std::to_string(i), why);
+  }
+  return Status::Ok();
+}
+
 // ---------------------------------------------------------------------------------------------
 
 Status Validator::Validate(const pb::Command& command) {
@@ -1264,43 +1307,7 @@ Status Validator::ValidateWriteTable(const pb::WriteTable& write) const {
     return Invalid(std::to_string(write.updates_size()) + " updates are over the bound " +
                    std::to_string(WriteBounds::kMaxUpdates) + " (split the write)");
   }
-  const TableInfo& info = table->second;
-  const bool upsert = !info.upsert_key.empty();
-  std::vector<const pb::Column*> row_columns;
-  for (const auto& column : info.schema.columns()) row_columns.push_back(&column);
-  std::vector<const pb::Column*> key_columns;
-  for (const std::uint32_t k : info.upsert_key) {
-    key_columns.push_back(&info.schema.columns(static_cast<int>(k)));
-  }
-  for (int i = 0; i < write.updates_size(); ++i) {
-    const pb::TableUpdate& update = write.updates(i);
-    Status why;
-    switch (update.kind_case()) {
-      case pb::TableUpdate::kUpdate:
-        if (upsert) {
-          why = Invalid(id + " has an upsert key " + ListText(info.upsert_key) +
-                        ": write upserts and deletes, not updates with diffs");
-        } else if (update.update().diff() == 0) {
-          why = Invalid("diff is 0 (an update changes the row's multiplicity by a non-zero diff)");
-        } else {
-          why = CheckWriteRow(update.update().row(), row_columns, "the table");
-        }
-        break;
-      case pb::TableUpdate::kUpsert:
-        why = upsert ? CheckWriteRow(update.upsert(), row_columns, "the table")
-                     : Invalid(id + " has no upsert key: write updates with diffs");
-        break;
-      case pb::TableUpdate::kDelete:
-        why = upsert ? CheckWriteRow(update.delete_(), key_columns, "the upsert key")
-                     : Invalid(id + " has no upsert key: write updates with diffs");
-        break;
-      case pb::TableUpdate::KIND_NOT_SET:
-        why = Invalid("update has no kind (update, upsert or delete)");
-        break;
-    }
-    if (!why.ok()) return Within("update " + std::to_string(i), why);
-  }
-  return Status::Ok();
+  return CheckTableUpdates(write, table->second.schema, table->second.upsert_key);
 }
 
 Status Validator::ValidateAllowCompaction(const pb::AllowCompaction& command) {

@@ -136,6 +136,14 @@ struct WriteBounds {
 // sets CommandError.what to it for every WriteTable it refuses.
 std::string DescribeWrite(const pb::WriteTable& write);
 
+// The updates of `write` against a table of `schema` and `upsert_key` (the per-update rules of
+// WriteTable above: kinds, diffs, arities, types, nullability). Used by the validator, and by the
+// runtime's table writer right before a write is made durable — a write validated against an
+// earlier definition of its table (a writer's, during a controller's replay) must not reach the
+// log of a new one.
+Status CheckTableUpdates(const pb::WriteTable& write, const pb::Schema& schema,
+                         const std::vector<std::uint32_t>& upsert_key);
+
 class Validator {
  public:
   // Every command but Hello is refused before the first Hello.

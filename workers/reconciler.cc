@@ -25,6 +25,7 @@ void Reconciler::Track(const pb::Command& c, std::uint64_t seq) {
     l.fingerprint = ipc::Encode(c.create_dataflow().desc());
     for (const auto& e : c.create_dataflow().desc().index_exports()) l.exports.push_back(e.id());
     for (const auto& i : c.create_dataflow().desc().index_imports()) l.imports.push_back(i.id());
+    for (const auto& i : c.create_dataflow().desc().source_imports()) l.sources.push_back(i.id());
     live_[seq] = std::move(l);
   } else if (ipc::IsDrop(c)) {
     const std::string& id = c.allow_compaction().id();
@@ -65,7 +66,13 @@ Reconciler::Admitted Reconciler::Admit(pb::Command c) {
   // replay: they read what runs now — the catalog they were validated against — and never wait
   // for, or are dropped with, somebody else's reconciliation. The controller's own peeks wait:
   // its replay may redefine what they read.
-  if (holding_ && !ipc::IsObserverRead(c)) {
+  const auto runs_now = [&](const pb::WriteTable& w) {
+    return std::any_of(live_.begin(), live_.end(), [&](const auto& entry) {
+      const auto& sources = entry.second.sources;
+      return std::find(sources.begin(), sources.end(), w.id()) != sources.end();
+    });
+  };
+  if (holding_ && !ipc::IsObserverRead(c) && !(c.has_write_table() && runs_now(c.write_table()))) {
     if (c.has_initialization_complete()) return Reconcile();
     buffered_.push_back(std::move(c));
     return out;

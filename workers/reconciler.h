@@ -35,9 +35,11 @@ class Reconciler {
   // What to apply now for command `c`. Hello starts holding back the replay when anything runs
   // (a replay it abandons is dropped, except its WriteTables: every write is answered).
   // While holding: everything is buffered except an observer's Peek and CancelPeek (they read
-  // what runs now); InitializationComplete releases the reconciliation — first the drops of every
-  // export of the dataflows that were not re-sent unchanged, then the replayed commands, without
-  // the creates of the kept dataflows. Otherwise `c` itself.
+  // what runs now) and a WriteTable to a table that runs now (a writer's, validated against what
+  // runs: it never waits for, or is lost with, somebody else's replay); InitializationComplete
+  // releases the reconciliation — first the drops of every export of the dataflows that were not
+  // re-sent unchanged, then the replayed commands, without the creates of the kept dataflows.
+  // Otherwise `c` itself.
   Admitted Admit(ipc::pb::Command c);
 
   // `c` is applied as command `seq` of the runtime's command log: creates and drops change what
@@ -53,6 +55,7 @@ class Reconciler {
     std::string fingerprint;
     std::vector<std::string> exports;
     std::vector<std::string> imports;  // index imports (DESIGN §8)
+    std::vector<std::string> sources;  // source imports (a table among them takes writes)
     std::set<std::string> dropped;
   };
   Admitted Reconcile();

@@ -202,7 +202,7 @@ void Runtime::Serve() {
     if (items[0].revents & ZMQ_POLLIN) {
       zmq::message_t msg;
       while (channel_->recv(msg, zmq::recv_flags::dontwait)) {
-        auto cmd = ipc::DecodeCommand(msg.to_string_view());
+        auto cmd = ipc::DecodeInternalCommand(msg.to_string_view());
         // The supervisor forwards only what it decoded and validated.
         TANDEM_CHECK(cmd.ok(), "the supervisor sent an undecodable command");
         OnCommand(std::move(cmd.message));

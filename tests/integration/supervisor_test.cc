@@ -1194,6 +1194,46 @@ TEST(Writes, WithTheRealRuntimeAnAcknowledgedWriteIsReadAtItsTime) {
   EXPECT_TRUE(std::filesystem::exists(tmp.File("data/tables/u40.log"))) << "the write is logged";
 }
 
+// The supervisor puts a write's uuid into its namespace ("~w<n>:") before forwarding it, so the
+// runtime's command is a little larger than the session's message: a write at the message limit
+// must still reach the runtime (it used to fail the runtime's decode check: the replica went down).
+TEST(Writes, AWriteAtTheMessageLimitIsAnsweredAndTheReplicaKeepsServing) {
+  TempDir tmp("writes");
+  SupervisorProcess sup(
+      {.extra_args = {"--data-dir", tmp.File("data")}, .worker_binary = TANDEM_WORKER_BIN});
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  TestController ctl(sup.controller_endpoint());
+  ASSERT_TRUE(ctl.Hello("ctl"));
+  ctl.Send(samples::TableDataflow());
+  ctl.Send(samples::InitializationComplete());
+  auto writer = WriterSession(sup, "big-writer");
+  // One row whose string makes the command exactly the message limit.
+  Command write = samples::WriteTable("big-1", "u40", {samples::RowUpdate(samples::TableRow(1))});
+  const std::size_t base = ipc::Encode(write).size();
+  auto* v = write.mutable_write_table()
+                ->mutable_updates(0)
+                ->mutable_update()
+                ->mutable_row()
+                ->mutable_datums(1);
+  v->set_string(std::string(ipc::kMaxMessageBytes - base - 8, 'x'));
+  while (ipc::Encode(write).size() < ipc::kMaxMessageBytes) v->mutable_string()->push_back('x');
+  while (ipc::Encode(write).size() > ipc::kMaxMessageBytes) v->mutable_string()->pop_back();
+  ASSERT_EQ(ipc::Encode(write).size(), ipc::kMaxMessageBytes);
+  writer->Send(write);
+  auto answer = writer->ReceiveUntil(
+      [](const Response& r) { return r.has_write_response() || r.has_command_error(); }, 30s);
+  ASSERT_TRUE(answer) << sup.Log();
+  ASSERT_TRUE(answer->has_write_response()) << ipc::ToJson(*answer).substr(0, 400);
+  EXPECT_TRUE(answer->write_response().has_time()) << answer->write_response().error();
+  // Still serving: a small write after it is answered too.
+  auto small = writer->Write(
+      samples::WriteTable("small-1", "u40", {samples::RowUpdate(samples::TableRow(2))})
+          .write_table());
+  ASSERT_TRUE(small.ok()) << small.status().ToString() << sup.Log();
+  ASSERT_TRUE(small->response && small->response->has_time());
+  EXPECT_FALSE(sup.Exited());
+}
+
 TEST(Configuration, ADataDirThatIsAFileExits78) {
   TempDir tmp("writes");
   tmp.Write("not-a-dir", "x");

@@ -138,8 +138,28 @@ TEST(Reconciler, ANewHelloForgetsAnUnfinishedReplay) {
   EXPECT_EQ(h.last->built(), 0u);
 }
 
-// Every write is answered (DESIGN §9): a write held with a replay that a newer Hello abandons is
-// not dropped with it — it waits for the new replay's end (or goes at once when nothing runs).
+Command WriteTo(const std::string& table) {
+  Command write;
+  write.mutable_write_table()->set_uuid("~w1:a");
+  write.mutable_write_table()->set_id(table);
+  return write;
+}
+
+// A writer's write to a table that runs now is not held behind a controller's replay: it was
+// validated against what runs, and waits for nobody's InitializationComplete.
+TEST(Reconciler, AWriteToARunningTableGoesThroughWhileAReplayIsHeld) {
+  Harness h;
+  h.Admit(s::Hello());
+  h.Admit(Dataflow("u1", {"u2"}));
+  h.Admit(s::Hello("second"));
+  ASSERT_TRUE(h.r.holding());
+  const auto applied = h.Admit(WriteTo("u1"));
+  ASSERT_EQ(applied.size(), 1u);
+  EXPECT_EQ(applied[0].rfind("WriteTable", 0), 0u) << applied[0];
+}
+
+// Every write is answered (DESIGN §9): a write held with a replay (to a table the replay creates)
+// that a newer Hello abandons is not dropped with it — it is applied after the next replay.
 TEST(Reconciler, AWriteHeldWithAnAbandonedReplayIsAppliedAfterTheNextOne) {
   Harness h;
   h.Admit(s::Hello());
@@ -147,10 +167,8 @@ TEST(Reconciler, AWriteHeldWithAnAbandonedReplayIsAppliedAfterTheNextOne) {
   h.Admit(keep);
   h.Admit(s::Hello("second"));
   h.Admit(keep);
-  Command write;
-  write.mutable_write_table()->set_uuid("~w1:a");
-  write.mutable_write_table()->set_id("u1");
-  EXPECT_TRUE(h.Admit(write).empty()) << "held with the replay";
+  h.Admit(Dataflow("u9", {"u10"}));
+  EXPECT_TRUE(h.Admit(WriteTo("u9")).empty()) << "u9 does not run yet: held with the replay";
   h.Admit(s::Hello("third"));  // abandons the second replay
   h.Admit(keep);
   const auto applied = h.Admit(s::InitializationComplete());

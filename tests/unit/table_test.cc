@@ -170,6 +170,28 @@ TEST(Table, ALogOfAnotherDefinitionBreaksTheTableAndItsWritesAreAnsweredWithTheE
   EXPECT_EQ(r.error(), upsert->broken());
 }
 
+// A write the supervisor validated against an earlier definition of its table (a writer's,
+// during a controller's replay that redefined it) is answered with an error and never logged.
+TEST(Table, AWriteThatDoesNotFitTheTablesDefinitionIsRefusedAndNotLogged) {
+  testing::TempDir dir("table");
+  Answers answers;
+  auto writer = Writer(dir, answers);
+  auto table = writer->Open(TableImport(true));                     // an upsert table
+  writer->Submit(table, Write("~w1:a", 1, "x", /*upsert=*/false));  // an update with a diff
+  const pb::WriteResponse r = answers.Wait("~w1:a");
+  ASSERT_EQ(r.result_case(), pb::WriteResponse::kError);
+  EXPECT_NE(r.error().find("upsert key"), std::string::npos) << r.error();
+  pb::WriteTable short_row = Write("~w1:b", 1, "x", true);
+  short_row.mutable_updates(0)->mutable_upsert()->mutable_datums()->RemoveLast();
+  writer->Submit(table, short_row);
+  EXPECT_EQ(answers.Wait("~w1:b").result_case(), pb::WriteResponse::kError);
+  writer->Submit(table, Write("~w1:c", 1, "x", true));
+  EXPECT_EQ(answers.Wait("~w1:c").result_case(), pb::WriteResponse::kTime);
+  const Table::Taken taken = table->Take(0);
+  ASSERT_EQ(taken.writes.size(), 1u) << "only the write that fits";
+  EXPECT_EQ(taken.writes[0].uuid(), "c");
+}
+
 TEST(Table, ManyConcurrentWritesShareCommitsAndEachIsAnsweredOnce) {
   testing::TempDir dir("table");
   Answers answers;

@@ -7,6 +7,7 @@
 
 #include "base/check.h"
 #include "ipc/model.h"
+#include "ipc/validate.h"
 
 namespace tandem::workers {
 
@@ -52,6 +53,7 @@ Time WallClockMs() {
 Table::Table(const pb::SourceImport& import, std::unique_ptr<TableLog> log,
              std::vector<pb::TableLogWrite> replayed, std::string broken)
     : id_(import.id()),
+      schema_(import.schema()),
       upsert_key_(import.upsert_key().begin(), import.upsert_key().end()),
       tick_(import.source().table().tick_interval_ms() == 0
                 ? kDefaultTick
@@ -187,6 +189,7 @@ void TableWriter::Commit(std::vector<Job> jobs) {
   // Each table's part of this group commit: its time, its new writes, the answers after sync.
   struct Part {
     std::shared_ptr<Table> table;
+    bool timed = false;  // `time` was chosen (and the table's upper held at it)
     Time time = 0;
     std::vector<pb::TableLogWrite> writes;
     std::vector<std::string> answer_at_time;  // wire uuids answered with `time` once durable
@@ -217,15 +220,23 @@ void TableWriter::Commit(std::vector<Job> jobs) {
     const std::string client(ipc::ClientUuidOfWrite(wire));
     if (auto it = t.applied_.find(client); it != t.applied_.end()) {
       // A retry: applied once, answered with its first time (which may be this commit's).
-      if (it->second == p.time && !p.writes.empty()) {
+      if (p.timed && it->second == p.time) {
         p.answer_at_time.push_back(wire);
       } else {
         p.retried.emplace_back(wire, it->second);
       }
       continue;
     }
-    if (p.writes.empty()) {
+    if (const Status fits = ipc::CheckTableUpdates(job.write, t.schema_, t.upsert_key_);
+        !fits.ok()) {
+      answers.push_back(Refusal(wire, "table " + t.id() + " is not what the write was checked " +
+                                          "against (redefined since?): " + fits.message() +
+                                          "; the write was not applied"));
+      continue;
+    }
+    if (!p.timed) {
       MutexLock l(t.mu_);
+      p.timed = true;
       p.time = std::max(WallClockMs(), t.upper_);
       t.in_flight_ = true;  // the upper stays <= p.time until these writes are published
     }
@@ -234,6 +245,13 @@ void TableWriter::Commit(std::vector<Job> jobs) {
     w.set_time(p.time);
     *w.mutable_updates() = std::move(*job.write.mutable_updates());
     const Status appended = t.log_->Append(w);
+    if (!appended.ok() && t.log_->usable()) {
+      // Out of room: the log cut the partial record off; this write is not applied.
+      spdlog::error("table {}: {}", t.id(), appended.ToString());
+      answers.push_back(Refusal(
+          wire, "table " + t.id() + ": " + appended.message() + "; the write was not applied"));
+      continue;
+    }
     if (!appended.ok()) spdlog::critical("table {}: {}", t.id(), appended.ToString());
     TANDEM_CHECK(appended.ok(), "could not append to a table's log");
     t.applied_.emplace(client, p.time);
@@ -248,10 +266,10 @@ void TableWriter::Commit(std::vector<Job> jobs) {
   }
   for (Part& p : parts) {
     Table& t = *p.table;
-    if (!p.writes.empty()) {
+    if (p.timed) {
       MutexLock l(t.mu_);
       for (pb::TableLogWrite& w : p.writes) t.published_.push_back(std::move(w));
-      t.upper_ = std::max(t.upper_, p.time + 1);
+      if (!p.writes.empty()) t.upper_ = std::max(t.upper_, p.time + 1);
       t.in_flight_ = false;
     }
     for (const std::string& wire : p.answer_at_time)

@@ -16,7 +16,13 @@
 //     with its first time and not appended again.
 //   * The upper never passes a time a durable write could still get: while a group commit at T
 //     is in flight, the upper stays <= T; a commit's time is never below the upper.
-//   * A failed append or fdatasync aborts the runtime (shared fate): after a failed fsync the
+//   * A write is checked against the table's definition before it is appended
+//     (ipc::CheckTableUpdates): one the supervisor validated against an earlier definition of its
+//     id (a writer's, while a controller replays) is answered with an error, never logged.
+//   * An append that finds the disk full (the log cuts the partial record off and stays usable)
+//     answers that write with an error; it is not applied, and a retry may succeed.
+//   * Any other failed append, or a failed fdatasync, aborts the runtime (shared fate): after a
+//   failed fsync the
 //     kernel may have dropped the dirty pages, so nothing written since the last good sync can be
 //     promised; the restarted replica replays what the log holds, and the writers retry what was
 //     not answered.
@@ -72,6 +78,7 @@ class Table {
   friend class TableWriter;
 
   const std::string id_;
+  const ipc::pb::Schema schema_;
   const std::vector<std::uint32_t> upsert_key_;
   const std::chrono::milliseconds tick_;
   const std::string broken_;

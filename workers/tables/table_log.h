@@ -81,6 +81,9 @@ class TableLog {
   // tables dir starts an empty log even after a crash. The log is closed: every later call fails.
   Status Retire(const std::string& dropped_dir);
 
+  // False once the log is broken for good (a failed fdatasync, a write error other than out of
+  // room, a failed cut) or retired: Append and Sync can only fail then.
+  bool usable() const { return fd_ >= 0 && broken_.ok(); }
   const std::string& path() const { return path_; }
   std::uint64_t bytes() const { return bytes_; }  // file size (what has been appended)
 
