@@ -122,11 +122,7 @@ int Runtime::Run() {
     tables_ = std::make_unique<TableWriter>(
         std::move(dir).value(), [this](std::vector<pb::Response> answers) {
           // On the writer thread, which alone uses this socket.
-          if (!writer_out_) {
-            writer_out_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::push);
-            writer_out_->set(zmq::sockopt::sndhwm, 0);
-            writer_out_->connect("inproc://worker-out");
-          }
+          if (!writer_out_) writer_out_ = ConnectToCommandThread();
           for (const pb::Response& r : answers) SendTo(*writer_out_, r, kNotAWorker);
           log_.Poke();  // the published writes are ready for the next tick
         });
@@ -159,9 +155,7 @@ void Runtime::StartWorkers() {
       const std::string name = std::string(RoleShortName(options_.role)) + ":" + std::to_string(i);
       pthread_setname_np(pthread_self(), name.c_str());
       Worker& w = *workers_[i];
-      w.out = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::push);
-      w.out->set(zmq::sockopt::sndhwm, 0);
-      w.out->connect("inproc://worker-out");
+      w.out = ConnectToCommandThread();
       if (Renders(options_.role)) {
         auto p = shm::Publisher::Attach(segment_.get(), i);
         if (!p.ok()) spdlog::critical("worker {}: {}", i, p.status().ToString());
@@ -330,6 +324,13 @@ void Runtime::OnWorkerMessage(const zmq::message_t& header, const zmq::message_t
 // ---------------------------------------------------------------------------------------------
 // Workers
 
+std::unique_ptr<zmq::socket_t> Runtime::ConnectToCommandThread() {
+  auto out = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::push);
+  out->set(zmq::sockopt::sndhwm, 0);
+  out->connect("inproc://worker-out");
+  return out;
+}
+
 void Runtime::SendTo(zmq::socket_t& out, const pb::Response& r, std::uint32_t worker,
                      std::uint64_t seq) {
   const WorkerHeader header{worker, seq};
@@ -345,11 +346,7 @@ void Runtime::SendFromCompletion(const pb::Response& r) {
   // A completion step runs on one of the lockstep workers while the others wait in the barrier:
   // worker 0's socket is free (its thread is not sending now) only if it runs there, so the
   // completion has a socket of its own.
-  if (!completion_out_) {
-    completion_out_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::push);
-    completion_out_->set(zmq::sockopt::sndhwm, 0);
-    completion_out_->connect("inproc://worker-out");
-  }
+  if (!completion_out_) completion_out_ = ConnectToCommandThread();
   SendTo(*completion_out_, r, kNotAWorker);
 }
 

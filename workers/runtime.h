@@ -96,6 +96,9 @@ class Runtime {
   void Apply(Worker& w, std::uint64_t seq, const ipc::pb::Command& command);
   void SendToCommandThread(Worker& w, const ipc::pb::Response& r, std::uint64_t seq = 0);
   static constexpr std::uint32_t kNotAWorker = UINT32_MAX;  // the header of a table answer
+  // A push socket into the command thread's inbox, for the one thread that will send on it (a
+  // worker, the table writer, the barrier completions).
+  std::unique_ptr<zmq::socket_t> ConnectToCommandThread();
   void SendTo(zmq::socket_t& out, const ipc::pb::Response& r, std::uint32_t worker,
               std::uint64_t seq = 0);
   // An answer from a barrier completion step (a write to a table that is not here).

@@ -81,22 +81,20 @@ class Envelope::UpsertNode final : public EnvelopeNodeBase {
     std::sort(due.begin(), due.end(), [](const Queued& a, const Queued& b) {
       return a.record.time != b.record.time ? a.record.time < b.record.time : a.seq < b.seq;
     });
-    const auto& key = e_->key_;
     for (Queued& q : due) {
       SourceRecord& r = q.record;
       if (r.kind == SourceRecord::Kind::kDelete) {
-        std::string k;
-        for (const Datum& datum : r.row) AppendEncodedDatum(datum, &k);
-        auto it = current_.find(k);
+        auto it = current_.find(q.key);
         if (it == current_.end()) continue;
         Emit(d, std::move(it->second), r.time, -1);
         current_.erase(it);
         continue;
       }
       TANDEM_CHECK(r.kind == SourceRecord::Kind::kUpsert, "an upsert envelope takes no updates");
-      auto [it, fresh] = current_.try_emplace(EncodeKey(r.row, key));
+      auto [it, fresh] = current_.try_emplace(std::move(q.key));
       if (!fresh) {
-        if (EncodeRow(it->second) == EncodeRow(r.row)) continue;  // the row it has: no change
+        // The row it has (equal as encoded: -0.0 is 0.0, NaNs are one): no change.
+        if (CompareRow(it->second, r.row) == 0) continue;
         Emit(d, std::move(it->second), r.time, -1);
       }
       it->second = r.row;
@@ -121,20 +119,21 @@ Envelope::~Envelope() = default;
 
 void Envelope::Add(SourceRecord record) {
   const std::uint64_t seq = next_seq_++;
-  std::uint32_t to;
   if (!upsert()) {
     TANDEM_CHECK(record.kind == SourceRecord::Kind::kUpdate, "a plain envelope takes updates only");
-    to = static_cast<std::uint32_t>(seq % workers_);
-  } else if (record.kind == SourceRecord::Kind::kDelete) {
+    queues_[seq % workers_].push_back({std::move(record), seq, {}});
+    return;
+  }
+  std::string key;
+  if (record.kind == SourceRecord::Kind::kDelete) {
     TANDEM_CHECK(record.row.size() == key_.size(), "a delete names the key columns");
-    std::string k;
-    for (const Datum& datum : record.row) AppendEncodedDatum(datum, &k);
-    to = shm::WorkerOf(k, workers_);
+    key = EncodeRow(record.row);  // a delete's row is the key columns
   } else {
     TANDEM_CHECK(record.kind == SourceRecord::Kind::kUpsert, "an upsert envelope takes no updates");
-    to = shm::WorkerOf(EncodeKey(record.row, key_), workers_);
+    key = EncodeKey(record.row, key_);
   }
-  queues_[to].push_back({std::move(record), seq});
+  const std::uint32_t to = shm::WorkerOf(key, workers_);
+  queues_[to].push_back({std::move(record), seq, std::move(key)});
 }
 
 void Envelope::AddError(ErrorUpdate error) { errors_.push_back(std::move(error)); }

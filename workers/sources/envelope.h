@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "base/row.h"
@@ -67,6 +68,7 @@ class Envelope {
   struct Queued {
     SourceRecord record;
     std::uint64_t seq;  // the order records were added in
+    std::string key;    // upsert: the encoded key (routed by it in Add, looked up by the node)
   };
   std::vector<std::uint32_t> key_;
   std::uint32_t workers_;

@@ -48,7 +48,7 @@ void TableSource::Advance(AdvanceCtx& ctx) {
       envelope_.Add(std::move(r));
     }
   }
-  if (!dropped_ && taken.upper > (upper.empty() ? kMaxTime : upper.time())) {
+  if (!dropped_ && taken.upper > upper.time()) {
     upper = Frontier::At(taken.upper);
   }
   ctx.next = std::min(ctx.next, ctx.now + table_->tick());
