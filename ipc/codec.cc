@@ -163,6 +163,10 @@ const char* CommandName(const pb::Command& command) {
       return "Goodbye";
     case pb::Command::kWriteTable:
       return "WriteTable";
+    case pb::Command::kSubscribe:
+      return "Subscribe";
+    case pb::Command::kCancelSubscribe:
+      return "CancelSubscribe";
     case pb::Command::KIND_NOT_SET:
       break;
   }
@@ -181,6 +185,10 @@ const char* ResponseName(const pb::Response& response) {
       return "CommandError";
     case pb::Response::kWriteResponse:
       return "WriteResponse";
+    case pb::Response::kSubscribeBatch:
+      return "SubscribeBatch";
+    case pb::Response::kSubscribeEnd:
+      return "SubscribeEnd";
     case pb::Response::KIND_NOT_SET:
       break;
   }
@@ -263,6 +271,14 @@ std::string Describe(const pb::Command& command) {
       return name + "(" + Printable(command.write_table().uuid(), 8) + ", " +
              Printable(command.write_table().id(), 24) + ", " +
              std::to_string(command.write_table().updates_size()) + " updates)";
+    case pb::Command::kSubscribe: {
+      const pb::Subscribe& s = command.subscribe();
+      return name + "(" + Printable(s.uuid(), 8) + ", " + Printable(s.id(), 24) + " @ " +
+             (s.has_as_of() ? std::to_string(s.as_of()) : "latest") +
+             (s.has_up_to() ? " up to " + std::to_string(s.up_to()) : "") + ")";
+    }
+    case pb::Command::kCancelSubscribe:
+      return name + "(" + Printable(command.cancel_subscribe().uuid(), 8) + ")";
     case pb::Command::kCreateInstance:
     case pb::Command::kInitializationComplete:
     case pb::Command::kGoodbye:

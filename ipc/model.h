@@ -57,10 +57,31 @@ inline std::string UuidAsSent(SessionId session, std::string_view wire) {
 // A Peek or CancelPeek of an observer session, as a runtime receives it: it reads, and changes
 // nothing a controller's replay could redefine under it.
 inline bool IsObserverRead(const pb::Command& c) {
-  const std::string* uuid = c.has_peek()          ? &c.peek().uuid()
-                            : c.has_cancel_peek() ? &c.cancel_peek().uuid()
-                                                  : nullptr;
+  const std::string* uuid = c.has_peek()               ? &c.peek().uuid()
+                            : c.has_cancel_peek()      ? &c.cancel_peek().uuid()
+                            : c.has_subscribe()        ? &c.subscribe().uuid()
+                            : c.has_cancel_subscribe() ? &c.cancel_subscribe().uuid()
+                                                       : nullptr;
   return uuid != nullptr && uuid->starts_with("~o");
+}
+
+// Subscribe uuids between the supervisor and the runtimes (DESIGN §10): every Subscribe the
+// supervisor forwards gets the wire uuid WireUuid(session, "~s<n>:" + uuid), n unique in the
+// supervisor's life — a subscribe answers many times over a long while, and its answers must never
+// be taken for those of an earlier subscribe with the same uuid (one the supervisor ended itself:
+// too slow, a new epoch). Observers' subscribes stay observer reads (IsObserverRead).
+inline std::string SubscribeWireUuid(SessionId session, std::uint64_t n, std::string_view uuid) {
+  return WireUuid(session, "~s" + std::to_string(n) + ":" + std::string(uuid));
+}
+// The session's uuid of a wire uuid made by SubscribeWireUuid(session, …).
+inline std::string ClientUuidOfSubscribe(SessionId session, std::string_view wire) {
+  std::string inner = UuidAsSent(session, wire);
+  std::string_view v = inner;
+  if (!v.starts_with("~s")) return inner;
+  std::size_t i = 2;
+  while (i < v.size() && v[i] >= '0' && v[i] <= '9') ++i;
+  if (i == 2 || i >= v.size() || v[i] != ':') return inner;
+  return std::string(v.substr(i + 1));
 }
 
 // Write uuids between the supervisor and the runtimes (DESIGN §9): the supervisor gives every

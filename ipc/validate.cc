@@ -888,6 +888,12 @@ Status Validator::Validate(const pb::Command& command) {
     case pb::Command::kCancelPeek:
       if (command.cancel_peek().uuid().empty()) why = Invalid("uuid is empty");
       break;
+    case pb::Command::kSubscribe:
+      why = ValidateSubscribe(command.subscribe());
+      break;
+    case pb::Command::kCancelSubscribe:
+      if (command.cancel_subscribe().uuid().empty()) why = Invalid("uuid is empty");
+      break;
     case pb::Command::kHello:
     case pb::Command::kInitializationComplete:
     case pb::Command::kGoodbye:
@@ -909,6 +915,12 @@ Status Validator::ValidateObserver(const pb::Command& command, bool writer) cons
       break;
     case pb::Command::kCancelPeek:
       if (command.cancel_peek().uuid().empty()) why = Invalid("uuid is empty");
+      break;
+    case pb::Command::kSubscribe:
+      why = ValidateSubscribe(command.subscribe());
+      break;
+    case pb::Command::kCancelSubscribe:
+      if (command.cancel_subscribe().uuid().empty()) why = Invalid("uuid is empty");
       break;
     case pb::Command::kGoodbye:
       break;
@@ -1232,6 +1244,33 @@ void Validator::Record(const pb::DataflowDescription& desc,
   }
   for (auto& [id, schema] : created) collections_.insert_or_assign(id, std::move(schema));
   for (auto& [id, info] : new_indexes) indexes_.insert_or_assign(id, std::move(info));
+}
+
+Status Validator::ValidateSubscribe(const pb::Subscribe& subscribe) const {
+  if (subscribe.uuid().empty()) return Invalid("uuid is empty");
+  if (subscribe.uuid().size() > WriteBounds::kMaxUuidBytes) {
+    return Invalid("uuid is " + std::to_string(subscribe.uuid().size()) + " bytes, at most " +
+                   std::to_string(WriteBounds::kMaxUuidBytes));
+  }
+  if (indexes_.count(subscribe.id()) == 0) {
+    if (collections_.count(subscribe.id()) > 0) {
+      return Invalid(Quoted(subscribe.id()) + " is not an index (subscribes read indexes)");
+    }
+    return Status::NotFound("unknown index " + Quoted(subscribe.id()));
+  }
+  if (const auto as_of = OneShotAsOf(subscribe.id())) {
+    return Invalid(subscribe.id() + " is a one-shot result (readable only at time " +
+                   TimeText(*as_of) + "): subscribes read maintained indexes");
+  }
+  if (subscribe.has_as_of()) TANDEM_RETURN_IF_ERROR(CheckTime(subscribe.as_of(), "as_of"));
+  if (subscribe.has_up_to()) {
+    TANDEM_RETURN_IF_ERROR(CheckTime(subscribe.up_to(), "up_to"));
+    if (subscribe.has_as_of() && subscribe.up_to() <= subscribe.as_of()) {
+      return Invalid("up_to " + TimeText(subscribe.up_to()) + " is not after as_of " +
+                     TimeText(subscribe.as_of()) + " (the subscribe would deliver nothing)");
+    }
+  }
+  return Status::Ok();
 }
 
 Status Validator::ValidatePeek(const pb::Peek& peek) const {

@@ -51,6 +51,11 @@
 //     map/filter/project type-checks against the indexed collection; finishing columns are in
 //     range of the mfp's output;
 //   * CancelPeek: uuid non-empty (an unknown uuid is fine: the answer may have been sent);
+//   * Subscribe (DESIGN §10): uuid non-empty, at most WriteBounds::kMaxUuidBytes; the id is a
+//     known maintained index (not a one-shot result); as_of, when set, a valid time; up_to, when
+//     set, a valid time after as_of (when as_of is set; the supervisor checks it against the
+//     as_of it fills in for "latest");
+//   * CancelSubscribe: uuid non-empty (an unknown uuid is fine: the subscribe may have ended);
 //   * WriteTable (DESIGN §9): uuid non-empty, at most WriteBounds::kMaxUuidBytes; the id is a
 //     live table (NotFound for an unknown id; any other collection is "not a table", naming what
 //     it is); 1 to WriteBounds::kMaxUpdates updates, each of the table's kind — a table without
@@ -63,7 +68,8 @@
 // Peek uuids are not tracked: the validator cannot see when a peek completes.
 //
 // ValidateObserver() checks a command of an observer session (DESIGN §3) against the state as it
-// is, changing nothing: Hello (as above, but it starts no epoch), Peek and CancelPeek as above,
+// is, changing nothing: Hello (as above, but it starts no epoch), Peek, CancelPeek, Subscribe and
+// CancelSubscribe as above,
 // Goodbye — and, for a writer session (Hello{observer, writer}: ValidateObserver(command, true)),
 // WriteTable as above; everything else is refused ("observer sessions are read-only: …", or for
 // a writer session "writer sessions may only read and write tables: …").
@@ -202,6 +208,7 @@ class Validator {
   void Record(const pb::DataflowDescription& desc, std::map<std::string, pb::Schema> created,
               std::map<std::string, IndexInfo> new_indexes);
   Status ValidatePeek(const pb::Peek& peek) const;
+  Status ValidateSubscribe(const pb::Subscribe& subscribe) const;
   Status ValidateWriteTable(const pb::WriteTable& write) const;
   Status ValidateAllowCompaction(const pb::AllowCompaction& command);
 
