@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "ipc/client.h"
 #include "ipc/model.h"
@@ -372,6 +373,50 @@ TEST(SubscribeBoundary, MetricsShowALiveSubscribeAndItsEnd) {
   EXPECT_EQ(MetricValue(after, "tandem_subscribes"), 0);
   EXPECT_EQ(MetricValue(after, "tandem_subscribe_ends_total{reason=\"canceled\"}"), 1);
   EXPECT_EQ(after.find("tandem_subscribe_lag{"), std::string::npos) << "its series went with it";
+}
+
+// The encoded size of a batch's updates (what subscribe_batch_bytes bounds).
+std::size_t UpdateBytes(const ipc::pb::SubscribeBatch& batch) {
+  ipc::pb::SubscribeBatch only;
+  *only.mutable_updates() = batch.updates();
+  return only.ByteSizeLong();
+}
+
+// Reads subscribe `uuid`'s snapshot (every batch until one completes [as_of, as_of + 1)):
+// returns the batches.
+std::vector<ipc::pb::SubscribeBatch> Snapshot(TestController& ctl, const std::string& uuid) {
+  std::vector<ipc::pb::SubscribeBatch> parts;
+  while (auto b = AwaitBatch(ctl, uuid)) {
+    parts.push_back(b->subscribe_batch());
+    if (b->subscribe_batch().upper() > b->subscribe_batch().lower()) break;
+  }
+  return parts;
+}
+
+TEST(SubscribeBoundary, SubscribeBatchBytesReachesTheRuntimeAtStartAndLive) {
+  Replica r(true, 1, {"--param", "subscribe_batch_bytes=4096"});
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  // 2000 keys: a snapshot of some 30 KB.
+  ASSERT_TRUE(StartIndex(*r.ctl, KeyValueIndex(2000, 10, 1000))) << r.sup.Log();
+  r.ctl->Send(ipc::MakeSubscribe("small", "u2"));
+  const auto small = Snapshot(*r.ctl, "small");
+  ASSERT_GT(small.size(), 2u) << "the snapshot comes in parts of at most 4096 bytes";
+  std::size_t rows = 0;
+  for (const auto& b : small) {
+    EXPECT_LE(UpdateBytes(b), 4096u);
+    rows += static_cast<std::size_t>(b.updates_size());
+  }
+  EXPECT_EQ(rows, 2000u);
+
+  Command bigger;
+  (*bigger.mutable_update_configuration()->mutable_params())["subscribe_batch_bytes"] = "1048576";
+  auto errors = r.ctl->client().SendChecked(bigger);
+  ASSERT_TRUE(errors.ok() && errors->empty());
+  r.ctl->Send(ipc::MakeSubscribe("large", "u2"));
+  const auto large = Snapshot(*r.ctl, "large");
+  ASSERT_EQ(large.size(), 1u) << "one batch now";
+  EXPECT_EQ(large[0].updates_size(), 2000);
+  EXPECT_GT(UpdateBytes(large[0]), 4096u);
 }
 
 }  // namespace
