@@ -96,7 +96,7 @@ class DrainingObserver {
  public:
   DrainingObserver(const std::string& endpoint, const std::string& uuid) : ctl_(endpoint) {
     ok_ = ctl_.Hello("draining", true);
-    ctl_.Send(ipc::MakeSubscribe(uuid, "u2"));
+    ctl_.Send(ipc::MakeSubscribe(uuid, "u2", std::nullopt, false));
     thread_ = std::thread([this, uuid] {
       while (!stop_) {
         auto r = ctl_.client().Receive(50ms);
@@ -130,13 +130,14 @@ class DrainingObserver {
 
 TEST(SubscribeBoundary, AStalledSubscriberEndsTooSlowWithBoundedMemoryWhileOthersAreServed) {
   // A small send queue per peer and small batches: a subscriber that does not read fills its pipe
-  // within seconds of a fast-changing index. Heartbeats wait behind the data in a full pipe: the
-  // stalled connection is not dropped for that here.
+  // within seconds of a fast-changing index (no snapshots: no burst for the reading one).
+  // Heartbeats wait behind the data in a full pipe: the stalled connection is not dropped for that
+  // here.
   Replica r(true, 1,
-            {"--param", "controller_send_hwm=200", "--param", "subscribe_batch_bytes=4096",
+            {"--param", "controller_send_hwm=1000", "--param", "subscribe_batch_bytes=4096",
              "--param", "controller_heartbeat_timeout_ms=120000"});
   ASSERT_TRUE(r.ready) << r.sup.Log();
-  ASSERT_TRUE(StartIndex(*r.ctl, KeyValueIndex(100000, 100, 1000))) << r.sup.Log();
+  ASSERT_TRUE(StartIndex(*r.ctl, KeyValueIndex(10000, 100, 1000))) << r.sup.Log();
 
   // The stalled one: an observer whose socket buffers little, so its pipe fills soon.
   zmq::context_t context(1);
@@ -146,7 +147,8 @@ TEST(SubscribeBoundary, AStalledSubscriberEndsTooSlowWithBoundedMemoryWhileOther
   stalled.set(zmq::sockopt::rcvbuf, 16384);
   stalled.connect(r.sup.controller_endpoint());
   stalled.send(zmq::buffer(ipc::Encode(ipc::MakeHello("stalled", true))), zmq::send_flags::none);
-  stalled.send(zmq::buffer(ipc::Encode(ipc::MakeSubscribe("slow", "u2"))), zmq::send_flags::none);
+  stalled.send(zmq::buffer(ipc::Encode(ipc::MakeSubscribe("slow", "u2", std::nullopt, false))),
+               zmq::send_flags::none);
 
   // Another observer, reading, subscribed to the same index.
   DrainingObserver reader(r.sup.controller_endpoint(), "fast");
