@@ -40,9 +40,8 @@ sources() {
     find . -path ./build -prune -o \( -name '*.h' -o -name '*.cc' \) -print
 }
 
-build() {  # build PRESET [targets...]
+configure() {  # configure PRESET
   local preset=$1
-  shift
   log "configuring ($preset)"
   local fresh=0
   [[ -f build/$preset/CMakeCache.txt ]] || fresh=1  # every preset's binaryDir is build/<preset>
@@ -53,10 +52,29 @@ build() {  # build PRESET [targets...]
   # that uses ZeroMQ and ninja rebuilds it: in CI `slow` rebuilt 183 of the ci tree's 241 steps
   # (~380 s) that `test` had just built. The second configure is the state every later one keeps.
   if ((fresh)); then cmake --preset "$preset" >/dev/null; fi
+}
+
+build() {  # build PRESET [targets...]
+  local preset=$1
+  shift
+  configure "$preset"
   log "building ($preset)"
   local targets=()
   for t in "$@"; do targets+=(--target "$t"); done
   cmake --build --preset "$preset" -j "$JOBS" "${targets[@]}"
+}
+
+# The test binaries of the configured tree build/PRESET whose tests ctest may run there: each
+# gtest binary whose label (its discovery step in build.ninja names it) does not match SKIP, and
+# each binary an add_test runs (the fuzz corpus runners). What they run (the supervisor, the
+# runtimes, the tools) they depend on, so it is built with them; what none of them runs is not.
+test_binaries() {  # test_binaries PRESET SKIP
+  local dir=build/$1 skip=$2
+  grep -o 'TEST_TARGET=[^ ]* .*"TEST_PROPERTIES=LABELS;[^;"]*' "$dir/build.ninja" |
+    sed 's/^TEST_TARGET=\([^ ]*\) .*LABELS;\(.*\)$/\1 \2/' |
+    awk -v skip="^($skip)\$" '$2 !~ skip { print $1 }'
+  find "$dir" -name CTestTestfile.cmake -exec grep -h '^add_test(' {} + |
+    grep -o '"[^"]*/bin/[^"/]*"' | sed 's|.*/bin/||; s|"$||'
 }
 
 cmd=${1:-}
@@ -75,7 +93,12 @@ case "$cmd" in
     ;;
   asan)
     install_deps
-    build asan
+    # Not the slow and bench binaries nor tandem-bench (the asan test preset excludes slow, and
+    # bench is none of its labels), nor tandem-fuzz-make-corpus (no test runs it): ~120 s of
+    # compiling on 2 cores.
+    configure asan
+    mapfile -t targets < <(test_binaries asan 'slow|bench')
+    build asan "${targets[@]}"
     log "testing under ASan+UBSan (unit and integration tests)"
     ctest --preset asan -j "$JOBS" --timeout 900
     ;;
