@@ -65,14 +65,17 @@ build() {  # build PRESET [targets...]
 }
 
 # The test binaries of the configured tree build/PRESET whose tests ctest may run there: each
-# gtest binary whose label (its discovery step in build.ninja names it) does not match SKIP, and
-# each binary an add_test runs (the fuzz corpus runners). What they run (the supervisor, the
-# runtimes, the tools) they depend on, so it is built with them; what none of them runs is not.
+# gtest binary (its discovery step in build.ninja names it) but those labelled with a label SKIP
+# matches, and each binary an add_test runs (the fuzz corpus runners). What they run (the
+# supervisor, the runtimes, the tools) they depend on, so it is built with them; what none of them
+# runs is not. (A binary that is not built has its tests replaced by one unlabelled <name>_NOT_BUILT
+# that a label filter drops: a binary is left out only when its label says so.)
 test_binaries() {  # test_binaries PRESET SKIP
   local dir=build/$1 skip=$2
-  grep -o 'TEST_TARGET=[^ ]* .*"TEST_PROPERTIES=LABELS;[^;"]*' "$dir/build.ninja" |
-    sed 's/^TEST_TARGET=\([^ ]*\) .*LABELS;\(.*\)$/\1 \2/' |
-    awk -v skip="^($skip)\$" '$2 !~ skip { print $1 }'
+  awk -v skip="LABELS;($skip)[;\"]" 'match($0, /TEST_TARGET=[^ ]+/) {
+      name = substr($0, RSTART + 12, RLENGTH - 12)
+      if ($0 !~ skip) print name
+    }' "$dir/build.ninja"
   find "$dir" -name CTestTestfile.cmake -exec grep -h '^add_test(' {} + |
     grep -o '"[^"]*/bin/[^"/]*"' | sed 's|.*/bin/||; s|"$||'
 }
