@@ -42,12 +42,12 @@ const std::vector<ParamDef>& ParamDefinitions() {
        "the largest answer a peek may have, in bytes (the encoded size of its rows, and of each "
        "worker's part of them): a larger one answers Error instead",
        1, static_cast<long long>(ipc::kMaxMessageBytes - (1u << 20))},
-      // Subscribes (DESIGN §10). A batch's updates, at most 16 MiB, and the rest of it fit a
-      // message.
+      // Subscribes (DESIGN §10). A batch's updates, at most 15 MiB (workers/subscriptions.h
+      // kMaxSubscribeBatchBytes), and the rest of it fit a message.
       {kSubscribeBatchBytes, ParamType::kInt, std::to_string(1 << 20), true,
        "the largest SubscribeBatch, in bytes (the encoded size of its updates; a larger interval "
        "is sent in parts, a larger row alone); the runtimes get it at start and on change",
-       4096, 16 << 20},
+       4096, static_cast<long long>(ipc::kMaxMessageBytes - (1u << 20))},
       {kMaxSubscribesPerSession, ParamType::kInt, "1000", true,
        "live subscribes one session may have; a Subscribe beyond it is refused (CommandError)", 0,
        1000000},
