@@ -6,9 +6,11 @@
 //
 // --for passing, SIGINT/SIGTERM and a closed stdout send CancelSubscribe and wait (--timeout) for
 // the End, so the replica releases the subscribe's hold before the session ends with Goodbye.
+#include <algorithm>
 #include <csignal>
 #include <iostream>
 
+#include "base/row.h"
 #include "base/time.h"
 #include "ipc/rows.h"
 #include "tools/ctl/commands/commands.h"
@@ -27,16 +29,27 @@ struct Options {
   bool progress = false;
 };
 
-// One batch as lines: text `TIME DIFF DATUM…` per update (and `progress UPPER` with --progress),
-// or with --json {"time", "diff", "row"} per update and {"progress", "closed"} per completed
-// interval. Parts of an interval (upper == lower) print their updates only.
+// One batch as lines (in time order, rows in order within a time): text `TIME DIFF DATUM…` per
+// update (and `progress UPPER` with --progress), or with --json {"time", "diff", "row"} per update
+// and {"progress", "closed"} per completed interval. Parts of an interval (upper == lower) print
+// their updates only.
 std::string BatchLines(const pb::SubscribeBatch& b, bool progress) {
+  // In time order already; within one time the workers' order: sort by row, for a readable and
+  // repeatable output.
+  std::vector<std::pair<Row, const pb::SubscribeUpdate*>> updates;
+  updates.reserve(static_cast<std::size_t>(b.updates_size()));
+  for (const auto& u : b.updates()) updates.emplace_back(ipc::FromProto(u.row()), &u);
+  std::stable_sort(updates.begin(), updates.end(), [](const auto& x, const auto& y) {
+    if (x.second->time() != y.second->time()) return x.second->time() < y.second->time();
+    return CompareRow(x.first, y.first) < 0;
+  });
   std::string out;
-  for (const auto& u : b.updates()) {
+  for (const auto& [row, update] : updates) {
+    const pb::SubscribeUpdate& u = *update;
     if (JsonOutput()) {
       JsonWriter json;
       json.BeginObject().Key("time").UInt(u.time()).Key("diff").Int(u.diff());
-      json.Key("row").RowValue(ipc::FromProto(u.row())).EndObject();
+      json.Key("row").RowValue(row).EndObject();
       out += json.str();
     } else {
       out += std::to_string(u.time()) + " " + std::to_string(u.diff());
