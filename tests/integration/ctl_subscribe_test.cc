@@ -148,6 +148,11 @@ class RunningCtl {
   RunningCtl& operator=(const RunningCtl&) = delete;
 
   bool started() const { return pid_ > 0; }
+  // Closes our end of its stdout (a reader that went away, as `| head` does).
+  void CloseStdout() {
+    if (fds_[0] >= 0) close(fds_[0]);
+    fds_[0] = -1;
+  }
   void Signal(int sig) { kill(pid_, sig); }
 
   // Reads until `done(out)` holds, both pipes close, or `limit` passes.
@@ -418,6 +423,23 @@ TEST_F(CtlSubscribe, InterruptCancelsCleanlyAndTheReplicaGoesOnServing) {
       {"subscribe", "u1", "--as-of", std::to_string(t[2]), "--up-to", std::to_string(t[2] + 1)});
   EXPECT_EQ(again.exit, 0) << DescribeRun(again) << sup_.Log();
   EXPECT_FALSE(sup_.Exited()) << sup_.Log();
+}
+
+// A reader that goes away (`subscribe … | head`): the next write fails, and it cancels like ^C —
+// the End awaited, exit 0, no SIGPIPE death — and the replica forgets the subscribe.
+TEST_F(CtlSubscribe, AClosedStdoutCancelsTheSubscribeAndExits0) {
+  TableWithThreeWrites();
+  RunningCtl sub(Args({"subscribe", "u1", "--progress"}));
+  ASSERT_TRUE(sub.started());
+  ASSERT_TRUE(sub.ReadUntil([](const std::string& out) { return Contains(out, "progress "); }, 15s))
+      << sub.Describe() << sup_.Log();
+  sub.CloseStdout();  // the table's tick (50 ms) brings a progress line to write soon
+  const auto code = sub.Wait(20s);
+  ASSERT_TRUE(code.has_value()) << sub.Describe();
+  EXPECT_EQ(*code, 0) << sub.Describe();
+  EXPECT_TRUE(Contains(sub.err, "subscribe u1: ended: CANCELED")) << sub.Describe();
+  EXPECT_TRUE(Eventually([&] { return Metric("tandem_subscribes") == 0; }, 5s))
+      << Metric("tandem_subscribes");
 }
 
 // An index dropped while subscribed ends the subscribe (DROPPED): exit 1 with the reason.

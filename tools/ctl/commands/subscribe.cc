@@ -7,6 +7,7 @@
 // --for passing, SIGINT/SIGTERM and a closed stdout send CancelSubscribe and wait (--timeout) for
 // the End, so the replica releases the subscribe's hold before the session ends with Goodbye.
 #include <algorithm>
+#include <cctype>
 #include <csignal>
 #include <iostream>
 
@@ -92,8 +93,11 @@ int Finish(const std::string& what, const pb::SubscribeEnd& e, bool canceled) {
     json.BeginObject().Key("end").String(reason).Key("detail").String(e.detail()).EndObject();
     std::cout << json.str() << std::endl;
   }
-  const std::string text =
-      what + ": ended: " + reason + (e.detail().empty() ? "" : ": " + e.detail());
+  std::string lower = reason;
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  // The detail, unless it only repeats the reason ("CANCELED: canceled").
+  const bool said = e.detail().empty() || e.detail() == lower;
+  const std::string text = what + ": ended: " + reason + (said ? "" : ": " + e.detail());
   if (ok) {
     std::cerr << "tandem-ctl: " << text << "\n";
     return kExitOk;
