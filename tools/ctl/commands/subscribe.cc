@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <csignal>
+#include <cstdio>
 #include <iostream>
 
 #include "base/row.h"
@@ -152,9 +153,9 @@ int Run(const Options& o, Session& s) {
   std::signal(SIGPIPE, SIG_IGN);
   if (auto code = s.Open(Session::Mode::kObserve)) return *code;
   s.client().Send(c);
-  const auto started = std::chrono::steady_clock::now();
   const auto deadline =
-      started + std::chrono::milliseconds(static_cast<std::int64_t>(seconds.value_or(0) * 1000));
+      std::chrono::steady_clock::now() +
+      std::chrono::milliseconds(static_cast<std::int64_t>(seconds.value_or(0) * 1000));
   bool canceled = false;
   std::chrono::steady_clock::time_point cancel_deadline;
   std::string cancel_why;
@@ -175,10 +176,11 @@ int Run(const Options& o, Session& s) {
         cancel("--for " + *o.for_text + " s passed");
       }
     } else if (std::chrono::steady_clock::now() >= cancel_deadline) {
+      char limit[32];
+      std::snprintf(limit, sizeof limit, "%g", s.globals().timeout_s);
       return Fail(kExitFailed, what + ": " + cancel_why +
-                                   ", canceled, but no SubscribeEnd came "
-                                   "within " +
-                                   std::to_string(s.globals().timeout_s) + " s");
+                                   ", canceled, but no SubscribeEnd came within " + limit +
+                                   " s (--timeout)");
     }
     auto r = s.client().Receive(std::chrono::milliseconds(100));
     if (!r) continue;
