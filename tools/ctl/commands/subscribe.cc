@@ -204,7 +204,9 @@ int Run(const Options& o, Session& s) {
 
 Subcommand AddSubscribe(CLI::App& app) {
   auto o = std::make_shared<Options>();
-  auto* sub = app.add_subcommand("subscribe", "stream the changes of index ID (or of its index)");
+  auto* sub = app.add_subcommand(
+      "subscribe",
+      "stream index ID (or the index on collection ID): a snapshot, then every change");
   sub->footer(
       "Streams index ID (or the index on collection ID) from --as-of T (default latest: the\n"
       "newest complete time, filled in by the replica): first its contents at T (the snapshot;\n"
