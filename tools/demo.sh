@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Tandem demo (tools/run.sh demo builds first, then runs this with BUILD set).
 # Starts a two-runtime replica with default settings, feeds it a heavy changing load, reads it
-# while maintenance runs, shows the shared-memory registry, and shuts everything down.
+# while maintenance runs (peeks, one-shot queries, table writes, subscribes), shows the
+# shared-memory registry, and shuts everything down.
 set -euo pipefail
 BUILD=${BUILD:-build/ci}
 SUP=$BUILD/bin/tandem-supervisor
@@ -128,6 +129,17 @@ ctl peek u10 --at "$t1" | sed 's/^/   /'
 echo "   -- peek u10 --at $t3"
 ctl peek u10 --at "$t3" | sed 's/^/   /'
 echo "   the table's log: $(ls "$work/data/tables")"
+
+say "3e. Subscribe: tandem-ctl subscribe streams an index — its contents at a time (the snapshot),
+   then every change as the replica publishes it, one line per update: TIME DIFF ROW, until
+   --up-to (or --for, or ^C). It reads u10 in place on the interactive runtime and holds it at its
+   progress. From t1 up to t3: the three rows at t1, the upsert of key 2 (a retraction and an
+   insertion) at t2, the delete of key 3 at t3; the end's reason goes to stderr."
+ctl subscribe u10 --as-of "$t1" --up-to $((t3 + 1)) 2>&1 | sed 's/^/   /'
+t=$(ctl --json peek u3 | sed -n 's/.*"time":\([0-9]*\).*/\1/p')
+echo "   -- u3 (count, sum, min, max of u1) from its latest time $t for three ticks, live:"
+ctl subscribe u3 --as-of "$t" --up-to $((t + 3)) 2>&1 | sed 's/^/   /' ||
+  echo "   (subscribe u3 failed)"
 
 say "4. The sharing registry, as tandem-shm sees it (one row per worker ordinal). SINCE is"
 echo "   min(OWN, PEER_HOLD, IMPORT_HOLD): the compaction allowed above, once both runtimes have"

@@ -45,33 +45,36 @@ create-view --on a source (or any collection with an index) import an index of i
 them leaves the source; drop u<n> drops the source (refused while something imports it). query
 computes a view once, at one time, in a one-shot dataflow it drops again: nothing is recorded.
 
-peek, frontiers and watch are read-only: they open an observer session (Hello{observer}), which
-never replays, never sends InitializationComplete and never takes over from the controller. They
-cannot change the replica, whatever the state file (any, or none: it only supplies column names
-and key types, and the index of a view).
+peek, subscribe, frontiers and watch are read-only: they open an observer session
+(Hello{observer}), which never replays, never sends InitializationComplete and never takes over
+from the controller. They cannot change the replica, whatever the state file (any, or none: it
+only supplies column names and key types, and the index of a view).
 write sends one WriteTable to a table in a writer session (Hello{observer, writer}): no replay
 either; the table's schema comes from the state file.
 
 Every invocation ends its session with Goodbye. Every option of a command takes one value, even
 one that begins with '-' (--key -inf); --key, --aggregate, --join and --join-on may be
-repeated (--left and --table are flags).
+repeated (--left, --table, --no-snapshot, --observer and --progress are flags).
 
 A replica that requires CURVE (tandem-supervisor --curve-secret-key) is reached with
 --curve-server-key (its public key file) and --curve-client-key (this client's secret key file,
 whose public half is in the replica's --curve-authorized-keys directory); tandem-ctl keygen FILE
 makes a key pair. A refused key is reported as such (exit 69).
 
-exit status: 0 success; 1 a command was refused, a peek failed or timed out; 64 bad usage
-(including an --endpoint that is not a ZeroMQ endpoint, and a key file that is malformed or, for
-a secret key, readable by others); 69 the replica could not be reached, refused this client's
-key, or the connection to it was lost; 75 another controller took over (superseded this
-session).
+exit status: 0 success (subscribe: it ended at --up-to, its index closed, or --for or ^C
+canceled it); 1 a command was refused, a peek failed or timed out, a subscribe was ended by the
+replica (dropped, an error, too slow); 64 bad usage (including an --endpoint that is not a
+ZeroMQ endpoint, and a key file that is malformed or, for a secret key, readable by others);
+69 the replica could not be reached, refused this client's key, or the connection to it was lost;
+75 another controller took over (superseded this session).
 Refusals are printed as "tandem-ctl: refused: COMMAND ID: WHY".)";
 
-// The flags (the global ones, --left and --table): every other option takes one value.
+// The flags (the global ones, --left, --table and subscribe's --no-snapshot, --observer and
+// --progress): every other option takes one value.
 bool IsFlag(const std::string& arg) {
   return arg == "--json" || arg == "--replace" || arg == "--left" || arg == "--table" ||
-         arg == "--help" || arg == "-h";
+         arg == "--no-snapshot" || arg == "--observer" || arg == "--progress" || arg == "--help" ||
+         arg == "-h";
 }
 
 // Every option but the flags takes the next argument as its value, whatever it looks like
@@ -154,6 +157,7 @@ int Main(int argc, char** argv) {
       AddDrop(app),         AddRun(app),         AddKeygen(app),     AddQuery(app)};
   commands.push_back(AddWrite(app));
   commands.push_back(AddLoad(app));
+  commands.push_back(AddSubscribe(app));
   std::vector<std::string> args = JoinValues(argc, argv);
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
   try {
