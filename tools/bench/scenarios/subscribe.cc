@@ -21,6 +21,7 @@
 //  The watcher runs in every window, those without subscribers included, so its CPU is in both
 //  sides of the ratio.
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -29,6 +30,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <thread>
 #include <zmq.hpp>
 
@@ -203,6 +205,7 @@ struct Subscriber {
   std::string end_detail;
   std::vector<Received> batches;
   std::atomic<std::uint64_t> upper{0};  // the last delivered upper
+  std::uint64_t messages = 0, frontiers = 0;
 };
 
 // What a window's client threads share with the main thread.
@@ -233,6 +236,15 @@ void ClientThread(std::vector<Subscriber*> subs, const std::string& index, bool 
       zmq::message_t msg;
       while (s.socket.recv(msg, zmq::recv_flags::dontwait)) {
         const auto at = Clock::now();
+        ++s.messages;
+        // A Frontiers (Response field 1, length-delimited: the envelope's first byte 0x0a — the
+        // encoding is deterministic and the envelope has only its oneof) is of no use here: not
+        // decoding the many an observer is sent keeps the client's CPU off the two cores the
+        // replica measures on.
+        if (msg.size() > 0 && static_cast<const unsigned char*>(msg.data())[0] == 0x0a) {
+          ++s.frontiers;
+          continue;
+        }
         auto d = ipc::DecodeResponse(msg.to_string_view());
         if (!d.ok()) throw std::runtime_error("undecodable response: " + d.error.reason);
         const pb::Response& r = d.message;
@@ -302,6 +314,22 @@ void ClientThread(std::vector<Subscriber*> subs, const std::string& index, bool 
   }
 }
 
+// CPU seconds (user + system) of process `pid` so far (0 when it cannot be read).
+double CpuSeconds(pid_t pid) {
+  const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  const auto paren = stat.rfind(')');
+  if (paren == std::string::npos) return 0;
+  std::istringstream in(stat.substr(paren + 1));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  // Fields 3.. after the command: utime and stime are fields 14 and 15.
+  for (int i = 3; i <= 15 && in >> field; ++i) {
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 struct WindowSpec {
   std::string name;
   int sessions = 0;        // observer sessions
@@ -315,6 +343,9 @@ struct Phase {
   PublicationWatcher& watcher;
   bool loaded;
   double updates_per_tick;
+  // The processes whose CPU each window reports: "supervisor", the runtimes, "bench" (this one:
+  // the subscribers' threads, the watcher and the controller).
+  std::vector<std::pair<std::string, pid_t>> processes;
 };
 
 // Pumps the controller (compacting everything behind its write frontier every 100 ms, like a
@@ -380,12 +411,14 @@ WindowResult RunWindow(Phase& p, const WindowSpec& w) {
   const MeasureWindow window(o);
   std::uint64_t delivered_at_from = 0;
   bool from_passed = false;
+  std::vector<double> cpu_from;
   Supervise(p, [&] {
     check();
     const auto now = Clock::now();
     if (!from_passed && now >= window.from) {
       from_passed = true;
       delivered_at_from = shared.delivered.load();
+      for (const auto& [name, pid] : p.processes) cpu_from.push_back(CpuSeconds(pid));
     }
     const std::size_t samples =
         w.subscribe ? static_cast<std::size_t>(shared.delivered.load() - delivered_at_from)
@@ -393,6 +426,10 @@ WindowResult RunWindow(Phase& p, const WindowSpec& w) {
     return from_passed && window.Done(now, samples);
   });
   const auto to = Clock::now();
+  std::vector<double> cpu;
+  for (std::size_t i = 0; i < p.processes.size(); ++i) {
+    cpu.push_back((CpuSeconds(p.processes[i].second) - cpu_from[i]) / Seconds(to - window.from));
+  }
   // Until every subscriber has the times published by `to` (kGrace at most).
   const std::uint64_t upper_at_to = p.watcher.latest();
   const auto grace = to + kGrace;
@@ -460,6 +497,20 @@ WindowResult RunWindow(Phase& p, const WindowSpec& w) {
         break;
       }
     }
+  }
+  if (w.sessions > 0) {
+    std::uint64_t messages = 0, frontiers = 0;
+    for (const auto& sub : subs) {
+      messages += sub->messages;
+      frontiers += sub->frontiers;
+    }
+    // Over the whole window (setup and grace included): rates per session.
+    const double span = Seconds(Clock::now() - window.from) * w.sessions;
+    cell.Set("messages_per_s_per_session", static_cast<double>(messages) / span);
+    cell.Set("frontiers_per_s_per_session", static_cast<double>(frontiers) / span);
+  }
+  for (std::size_t i = 0; i < p.processes.size(); ++i) {
+    cell.Set("cpu_" + p.processes[i].first, cpu[i]);  // cores
   }
   const std::uint64_t first_upper = p.watcher.UpperAt(window.from);
   cell.Set("index_ticks_per_s",
@@ -535,7 +586,13 @@ std::vector<Cell> ModeCells(const Options& o, bool two_runtime) {
         controller.WaitWrite(id, 2, BuildLimit(load.build_keys), lr.replica);
       }
     }
-    Phase phase{o, lr.replica, controller, watcher, loaded, load.updates_per_tick};
+    Phase phase{o, lr.replica, controller, watcher, loaded, load.updates_per_tick, {}};
+    phase.processes.push_back({"supervisor", lr.replica.pid()});
+    for (const char* role : two_runtime ? std::vector<const char*>{"maintenance", "interactive"}
+                                        : std::vector<const char*>{"solo"}) {
+      phase.processes.push_back({role, lr.replica.RuntimePid(role)});
+    }
+    phase.processes.push_back({"bench", getpid()});
     auto run = [&](const WindowSpec& w) {
       std::vector<WindowResult> one;
       one.push_back(RunWindow(phase, w));
