@@ -105,8 +105,11 @@ struct Options {
   // publication watcher polls the index's slot uppers (µs).
   std::uint64_t subscribers = 100;
   std::uint64_t subscribe_threads = 4;
-  std::uint64_t watch_us = 50;
-  std::uint64_t subscribe_rounds = 3;  // cost rounds (N subscribers, N observers, no session)
+  std::uint64_t watch_us = 100;
+  std::uint64_t subscribe_updates = 10;     // per tick of the subscribed index
+  std::uint64_t subscribe_tick_us = 10000;  // 100 ticks/s
+  std::string subscribe_mode = "all";       // all | solo | two-runtime
+  std::uint64_t subscribe_rounds = 3;       // cost rounds (N subscribers, N observers, no session)
   bool quiet = false;
 };
 

@@ -111,7 +111,10 @@ Options:
   --write-part P       write: all (default) | tandem | redis (the Redis cells and the floor only)
   --subscribers N      subscribe: the many-subscribers count (default 100)
   --subscribe-threads N   subscribe: client threads the sessions share (default 4)
-  --watch-us N         subscribe: the publication watcher's poll interval (default 50 µs)
+  --watch-us N         subscribe: the publication watcher's poll interval (default 100 µs)
+  --subscribe-updates N --subscribe-tick-us N   subscribe: the subscribed index's source
+                       (default 10 updates per 10,000 us tick on --keys keys)
+  --subscribe-mode M   subscribe: all (default) | solo | two-runtime
   --subscribe-rounds N subscribe: loaded rounds of (N subscribers, N observers, no session), the
                        cost the median of the rounds' (default 3)
   --curve              every replica requires CURVE (tandem-supervisor --curve-secret-key) and
@@ -257,6 +260,17 @@ Options Parse(int argc, char** argv) {
       o.subscribers = std::clamp<std::uint64_t>(ParseUint(a, value()), 1, 1000);
     } else if (a == "--subscribe-threads") {
       o.subscribe_threads = std::clamp<std::uint64_t>(ParseUint(a, value()), 1, 64);
+    } else if (a == "--subscribe-updates") {
+      o.subscribe_updates = std::max<std::uint64_t>(1, ParseUint(a, value()));
+    } else if (a == "--subscribe-tick-us") {
+      o.subscribe_tick_us = std::max<std::uint64_t>(1, ParseUint(a, value()));
+    } else if (a == "--subscribe-mode") {
+      o.subscribe_mode = value();
+      if (o.subscribe_mode != "all" && o.subscribe_mode != "solo" &&
+          o.subscribe_mode != "two-runtime") {
+        throw std::invalid_argument("--subscribe-mode: all, solo or two-runtime, not " +
+                                    o.subscribe_mode);
+      }
     } else if (a == "--subscribe-rounds") {
       o.subscribe_rounds = std::clamp<std::uint64_t>(ParseUint(a, value()), 1, 100);
     } else if (a == "--watch-us") {

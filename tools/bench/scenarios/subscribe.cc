@@ -1,23 +1,28 @@
 // subscribe (issue 16, DESIGN §10): how fresh a subscribe's stream is, and what serving it costs
 // maintenance.
 //
-//  Freshness: the point-lookup index (isolation's: --keys, --light-updates per 1 ms tick) is
+//  Freshness: an index of its own (a key_value source of --keys keys, --subscribe-updates per
+//    --subscribe-tick-us tick, indexed by key; beside isolation's point-lookup index) is
 //    subscribed (no as_of: latest; no snapshot) by 1 and by --subscribers observer sessions, spread
 //    over --subscribe-threads client threads sharing one ZeroMQ context. A time t of the index is
 //    *published* when the index's upper passes it: a watcher thread of tandem-bench maps the
 //    replica's segment and polls the index's slot uppers (every worker ordinal's; the index's upper
 //    is their minimum) every --watch-us µs through shm::Registry — reading only, like tandem-shm —
-//    and notes when each upper was first seen. t is *delivered* when the subscriber's thread
-//    receives the SubscribeBatch whose upper passes it. A sample is delivery − publication, per
-//    subscriber and time, for the times published in the measured window. The watcher sees a
-//    publication up to one poll late, so freshness is over-stated by at most that (watch_poll_*
-//    says how long its polls really took); a delivery the watcher had not seen yet counts 0 µs
-//    (seen_after_delivery counts them).
+//    and notes, for each new upper, the poll that first saw it and the one before: the index's
+//    upper passed those times between the start of the poll before and the end of the one that saw
+//    it. t is *delivered* when the subscriber's thread receives the SubscribeBatch whose upper
+//    passes it. A sample is delivery − the middle of that publication interval (cut at the
+//    delivery when the watcher saw it late: seen_after_delivery), per subscriber and time, for the
+//    times published in the measured window; uncertainty_* is the interval's half width, how far
+//    off a sample can be either way.
 //  Cells: {solo, two-runtime} × {idle, loaded} (isolation's heavy load) × {1, N subscribers}.
-//  Cost: in the loaded phase the heavy load's updates/s (isolation's measure: updates per tick ×
-//    the ticks/s of its index's write frontier) with no session ("none", before and after), with N
-//    observer sessions that do not subscribe ("observers": observers are told every collection's
-//    frontiers), and with the N subscribers: cost = 1 − N subscribers / mean(none before, after).
+//  Cost: in the loaded phase, --subscribe-rounds rounds of windows with the N subscribers, with N
+//    observer sessions that do not subscribe (observers are told every collection's frontiers)
+//    and with no session, after one more with no session: the heavy load's updates/s (isolation's
+//    measure: updates per tick × the ticks/s of its index's write frontier) in each; a round's cost
+//    is 1 − its window's updates/s / the mean of the no-session windows before and after it; the
+//    cell reports the rounds' median (and min, max). Each window also reports the CPU (cores) of
+//    the supervisor, the runtimes and tandem-bench itself.
 //  The watcher runs in every window, those without subscribers included, so its CPU is in both
 //  sides of the ratio.
 #include <sys/prctl.h>
@@ -51,6 +56,17 @@ constexpr double kSoloOverTwo = 10;             // solo loaded p99 >= 10x two-ru
 constexpr double kCostTarget = 0.05;            // maintenance <= 5 % slower with N subscribers
 // After the measured window: how long the subscribers get to receive the window's last times.
 constexpr auto kGrace = 10s;
+// The subscribed index: a key_value source of its own (--keys keys, --subscribe-updates per
+// --subscribe-tick-us tick) indexed by key, beside isolation's point-lookup index.
+constexpr char kSubscribedSource[] = "u7";
+constexpr char kSubscribedIndex[] = "u8";
+
+KeyValue SubscribedLoad(const Options& o) {
+  return {.keys = o.keys,
+          .updates_per_tick = o.subscribe_updates,
+          .tick_interval_us = o.subscribe_tick_us,
+          .seed = 13};
+}
 
 // Polls the index's slot uppers in the replica's segment, read-only (no announcement entry, no
 // lock: a slot's upper is one atomic word), and notes when each new upper was first seen.
@@ -82,13 +98,17 @@ class PublicationWatcher {
     if (thread_.joinable()) thread_.join();
   }
 
-  // When t was first seen complete (upper > t); nullopt when it was complete at the first poll
-  // (published before the watcher started) or not yet seen. Only after Stop.
-  std::optional<Clock::time_point> Published(std::uint64_t t) const {
+  // When t was published: after `after` (the start of the last poll that did not see it
+  // complete) and at or before `by` (the end of the first that did). nullopt when it was complete
+  // at the first poll (published before the watcher started) or not seen yet. Only after Stop.
+  struct Publication {
+    Clock::time_point after, by;
+  };
+  std::optional<Publication> Published(std::uint64_t t) const {
     auto it = std::upper_bound(seen_.begin(), seen_.end(), t,
                                [](std::uint64_t v, const Seen& s) { return v < s.upper; });
     if (it == seen_.end() || it == seen_.begin()) return std::nullopt;
-    return it->at;
+    return Publication{it->after, it->at};
   }
   // The largest upper seen at or before `at` (0 when none).
   std::uint64_t UpperAt(Clock::time_point at) const {
@@ -106,7 +126,7 @@ class PublicationWatcher {
  private:
   struct Seen {
     std::uint64_t upper;
-    Clock::time_point at;
+    Clock::time_point after, at;  // the previous poll's start; the end of the poll that saw it
   };
 
   void FindSlots() {
@@ -137,6 +157,7 @@ class PublicationWatcher {
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     auto last = Clock::now();
     while (!stop_.load(std::memory_order_relaxed)) {
+      const auto start = Clock::now();
       std::uint64_t upper = std::numeric_limits<std::uint64_t>::max();
       for (const Slot& s : slots_) {
         const shm::SlotData& d = registry_->slot(s.ordinal, s.index);
@@ -144,11 +165,11 @@ class PublicationWatcher {
       }
       const auto now = Clock::now();
       if (seen_.empty() || upper > seen_.back().upper) {
-        seen_.push_back({upper, now});
+        seen_.push_back({upper, last, now});
         latest_.store(upper);
       }
       gaps_us_.push_back(std::chrono::duration<double, std::micro>(now - last).count());
-      last = now;
+      last = start;
       std::this_thread::sleep_for(interval_);
     }
   }
@@ -206,6 +227,7 @@ struct Subscriber {
   std::vector<Received> batches;
   std::atomic<std::uint64_t> upper{0};  // the last delivered upper
   std::uint64_t messages = 0, frontiers = 0;
+  std::uint64_t updates = 0, first_updates = 0;  // in every batch; in the first
 };
 
 // What a window's client threads share with the main thread.
@@ -263,6 +285,8 @@ void ClientThread(std::vector<Subscriber*> subs, const std::string& index, bool 
                                    r.command_error().why());
         } else if (r.has_subscribe_batch() && r.subscribe_batch().uuid() == s.uuid) {
           const auto& b = r.subscribe_batch();
+          if (s.batches.empty()) s.first_updates = static_cast<std::uint64_t>(b.updates_size());
+          s.updates += static_cast<std::uint64_t>(b.updates_size());
           s.batches.push_back({b.lower(), b.upper(), at});
           if (b.upper() > b.lower()) {
             const std::uint64_t before = s.upper.exchange(b.upper());
@@ -362,6 +386,13 @@ void Supervise(Phase& p, const std::function<bool()>& done) {
   }
 }
 
+double Get(const Cell& c, const std::string& k) {
+  for (const auto& [name, value] : c.metrics) {
+    if (name == k) return value;
+  }
+  return 0;
+}
+
 // One window's cell (without its latencies) and its freshness samples (µs).
 struct WindowResult {
   Cell cell;
@@ -395,7 +426,7 @@ WindowResult RunWindow(Phase& p, const WindowSpec& w) {
     std::vector<Subscriber*> mine;
     for (int i = t; i < w.sessions; i += nthreads)
       mine.push_back(subs[static_cast<std::size_t>(i)].get());
-    threads.emplace_back(ClientThread, std::move(mine), std::string(kLightIndex), w.subscribe,
+    threads.emplace_back(ClientThread, std::move(mine), std::string(kSubscribedIndex), w.subscribe,
                          std::ref(shared));
   }
   auto check = [&] {
@@ -452,10 +483,13 @@ WindowResult RunWindow(Phase& p, const WindowSpec& w) {
   cell.Set("observer_sessions", w.sessions);
   if (w.subscribe) {
     std::vector<double>& us = result.us;
-    std::uint64_t early = 0, undelivered = 0, batches = 0, ended_early = 0;
+    std::vector<double> half_width;  // µs: how far off each sample may be either way
+    std::uint64_t early = 0, undelivered = 0, batches = 0, ended_early = 0, no_end = 0;
     for (const auto& s : subs) {
-      if (s->ended) ++ended_early;  // before the cancel: too slow, an error...
-      std::uint64_t done = 0;       // times below it are delivered
+      // Any end but the cancel's (too slow, an error...); or none at all.
+      if (s->ended && s->end_reason != pb::SubscribeEnd::CANCELED) ++ended_early;
+      if (!s->ended) ++no_end;
+      std::uint64_t done = 0;  // times below it are delivered
       bool first = true;
       for (const Received& b : s->batches) {
         if (b.at >= window.from && b.at <= to) ++batches;
@@ -468,29 +502,45 @@ WindowResult RunWindow(Phase& p, const WindowSpec& w) {
         const std::uint64_t hi = std::min(b.upper, upper_at_to);
         for (std::uint64_t t = done; t < hi; ++t) {
           const auto pub = p.watcher.Published(t);
-          if (!pub || *pub < window.from || *pub > to) continue;
-          if (b.at < *pub) {
+          if (!pub || pub->by < window.from || pub->by > to) continue;
+          // Published in (after, by], and before it was delivered: the middle of what is left.
+          auto by = pub->by;
+          if (b.at < by) {
             ++early;
-            us.push_back(0);
-          } else {
-            us.push_back(std::chrono::duration<double, std::micro>(b.at - *pub).count());
+            by = std::max(b.at, pub->after);
           }
+          const auto mid = pub->after + (by - pub->after) / 2;
+          us.push_back(std::chrono::duration<double, std::micro>(b.at - mid).count());
+          half_width.push_back(std::chrono::duration<double, std::micro>(by - mid).count());
         }
         done = b.upper;
       }
       // Published in the window, never delivered.
       for (std::uint64_t t = done; t < upper_at_to; ++t) {
         const auto pub = p.watcher.Published(t);
-        if (pub && *pub >= window.from && *pub <= to) ++undelivered;
+        if (pub && pub->by >= window.from && pub->by <= to) ++undelivered;
       }
     }
     cell.Set("seen_after_delivery", static_cast<double>(early));
     cell.Set("undelivered", static_cast<double>(undelivered));
     cell.Set("ended_early", static_cast<double>(ended_early));
+    cell.Set("no_end", static_cast<double>(no_end));
+    std::uint64_t updates = 0, all_batches = 0, first_max = 0;
+    for (const auto& sub : subs) {
+      updates += sub->updates;
+      all_batches += sub->batches.size();
+      first_max = std::max(first_max, sub->first_updates);
+    }
+    cell.Set("updates_per_batch", static_cast<double>(updates) /
+                                      static_cast<double>(std::max<std::uint64_t>(1, all_batches)));
+    cell.Set("first_batch_updates_max", static_cast<double>(first_max));
+    std::sort(half_width.begin(), half_width.end());
+    cell.Set("uncertainty_p50_us", Percentile(half_width, 0.5));
+    cell.Set("uncertainty_p99_us", Percentile(half_width, 0.99));
     cell.Set("batches_per_s_per_subscriber",
              static_cast<double>(batches) / Seconds(to - window.from) / w.sessions);
     for (const auto& s : subs) {
-      if (s->ended) {
+      if (s->ended && s->end_reason != pb::SubscribeEnd::CANCELED) {
         Progress(o, "subscribe: %s\n",
                  w.name + ": " + s->uuid + " ended early: reason " + std::to_string(s->end_reason) +
                      " " + s->end_detail);
@@ -522,14 +572,18 @@ WindowResult RunWindow(Phase& p, const WindowSpec& w) {
   if (p.loaded) {
     cell.Set("updates_per_s", p.controller.TickRate(window.from, to) * p.updates_per_tick);
   }
-  return result;
-}
-
-double Get(const Cell& c, const std::string& k) {
-  for (const auto& [name, value] : c.metrics) {
-    if (name == k) return value;
+  {
+    std::vector<double> sorted = result.us;
+    std::sort(sorted.begin(), sorted.end());
+    char buf[300];
+    std::snprintf(buf, sizeof buf,
+                  "%s: %zu samples, freshness p50 %.0f us p99 %.0f us; updates/s %.0f; cpu "
+                  "supervisor %.2f, bench %.2f",
+                  w.name.c_str(), sorted.size(), Percentile(sorted, 0.5), Percentile(sorted, 0.99),
+                  Get(cell, "updates_per_s"), Get(cell, "cpu_supervisor"), Get(cell, "cpu_bench"));
+    Progress(o, "subscribe: %s\n", buf);
   }
-  return 0;
+  return result;
 }
 
 double Median(std::vector<double> v) {
@@ -551,7 +605,8 @@ Cell Merge(const std::string& name, std::vector<WindowResult>& windows) {
         if (name == k) v.push_back(value);
       }
     }
-    const bool sum = k == "seen_after_delivery" || k == "undelivered" || k == "ended_early";
+    const bool sum =
+        k == "seen_after_delivery" || k == "undelivered" || k == "ended_early" || k == "no_end";
     double total = 0;
     for (double x : v) total += x;
     out.Set(k, sum ? total : Median(v));
@@ -570,7 +625,10 @@ std::vector<Cell> ModeCells(const Options& o, bool two_runtime) {
   Progress(o, "subscribe: starting a %s replica\n", mode);
   LookupReplica lr(o, two_runtime, o.keys);
   Client& controller = *lr.client;
-  PublicationWatcher watcher(lr.replica.segment(), kLightIndex,
+  Progress(o, "subscribe: %s\n", "building the subscribed index");
+  controller.Send(IndexedSource(kSubscribedSource, kSubscribedIndex, SubscribedLoad(o)));
+  controller.WaitWrite(kSubscribedIndex, 2, BuildLimit(o.keys), lr.replica);
+  PublicationWatcher watcher(lr.replica.segment(), kSubscribedIndex,
                              std::chrono::microseconds(o.watch_us));
   const HeavyLoadSpec load = HeadlineLoad(o);
   const int n = static_cast<int>(o.subscribers);
@@ -649,6 +707,7 @@ std::vector<Cell> ModeCells(const Options& o, bool two_runtime) {
 Scenario SubscribeScenario(const Options& o) {
   Scenario s{.name = "subscribe"};
   for (bool two : {false, true}) {
+    if (o.subscribe_mode != "all" && o.subscribe_mode != (two ? "two-runtime" : "solo")) continue;
     for (Cell& c : ModeCells(o, two)) s.cells.push_back(std::move(c));
   }
   const std::string many = std::to_string(o.subscribers);
