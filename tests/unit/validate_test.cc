@@ -1134,8 +1134,8 @@ TEST(Validator, ObserverMayNotChangeAnything) {
   const Validator v = Primed();
   const auto before = Snapshot(v);
   for (const auto& [name, command] : AllCommands()) {
-    if (command.has_peek() || command.has_cancel_peek() || command.has_goodbye() ||
-        command.has_hello()) {
+    if (command.has_peek() || command.has_cancel_peek() || command.has_subscribe() ||
+        command.has_cancel_subscribe() || command.has_goodbye() || command.has_hello()) {
       continue;
     }
     SCOPED_TRACE(name);
@@ -1823,6 +1823,8 @@ TEST(Validator, AWriterSessionMayWriteAndReadButNothingElse) {
   EXPECT_TRUE(v.ValidateObserver(WriteU42(), true).ok());
   EXPECT_TRUE(v.ValidateObserver(Peek(), true).ok());
   EXPECT_TRUE(v.ValidateObserver(CancelPeek(), true).ok());
+  EXPECT_TRUE(v.ValidateObserver(Subscribe("s", "u9", 5), true).ok());
+  EXPECT_TRUE(v.ValidateObserver(CancelSubscribe("s"), true).ok());
   EXPECT_TRUE(v.ValidateObserver(Goodbye(), true).ok());
   // Its writes are checked like the controller's.
   const Status unknown = v.ValidateObserver(WriteTable("w", "u99", {}), true);
@@ -1831,8 +1833,8 @@ TEST(Validator, AWriterSessionMayWriteAndReadButNothingElse) {
   const Status bad = v.ValidateObserver(WriteTable("w", "u40", {Upsert(TableRow(1))}), true);
   EXPECT_NE(bad.message().find("u40 has no upsert key"), std::string::npos) << bad.message();
   for (const auto& [name, command] : AllCommands()) {
-    if (command.has_peek() || command.has_cancel_peek() || command.has_goodbye() ||
-        command.has_hello()) {
+    if (command.has_peek() || command.has_cancel_peek() || command.has_subscribe() ||
+        command.has_cancel_subscribe() || command.has_goodbye() || command.has_hello()) {
       continue;
     }
     SCOPED_TRACE(name);
@@ -1853,8 +1855,8 @@ TEST(Validator, APlainObserverMayNotWriteAndIsToldHowTo) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(), Describe(WriteU40()) +
                              ": observer sessions are read-only: they may send only Peek, "
-                             "CancelPeek and Goodbye; say Hello with observer: true and writer: "
-                             "true to write tables");
+                             "CancelPeek, Subscribe, CancelSubscribe and Goodbye; say Hello with "
+                             "observer: true and writer: true to write tables");
 }
 
 TEST(Validator, DescribeWriteNamesTheWholeUuid) {
