@@ -372,5 +372,61 @@ TEST(TandemBench, SmokeWrite) {
   EXPECT_FALSE(SegmentsLeft());
 }
 
+// subscribe (issue 16): freshness cells for 1 and --subscribers subscribers, {solo, two-runtime} x
+// {idle, loaded}, the maintenance throughput windows (none, subscribers, observers, none after) and
+// the verdicts, at tiny sizes (one cost round). Every published time is delivered, every subscribe
+// ends once, when it is canceled.
+TEST(TandemBench, SmokeSubscribe) {
+  const auto run =
+      Bench({"subscribe", "--keys", "2000", "--heavy-keys", "2000", "--heavy-updates", "200",
+             "--subscribers", "5", "--subscribe-threads", "2", "--subscribe-rounds", "1"});
+  const Report r = ParseOrFail(run);
+  ASSERT_TRUE(r.count("subscribe"));
+  const Cells& cells = r.at("subscribe");
+  for (const char* mode : {"solo", "two-runtime"}) {
+    for (const char* load : {"idle", "loaded"}) {
+      for (const char* n : {"1", "5"}) {
+        const std::string cell = std::string(mode) + "/" + load + "/" + n;
+        ASSERT_TRUE(cells.count(cell)) << cell;
+        const Metrics& m = cells.at(cell);
+        ExpectLatencies(m, cell);  // freshness: publication -> delivery
+        EXPECT_EQ(m.at("subscribers"), std::stod(n)) << cell;
+        EXPECT_EQ(m.at("ended_early"), 0) << cell << ": a subscribe ended before its cancel";
+        EXPECT_EQ(m.at("undelivered"), 0) << cell << ": a published time was never delivered";
+        EXPECT_EQ(m.at("no_end"), 0) << cell << ": a canceled subscribe never ended";
+        EXPECT_GT(m.at("batches_per_s_per_subscriber"), 0) << cell;
+        EXPECT_GT(m.at("index_ticks_per_s"), 0) << cell << ": the subscribed index did not move";
+        EXPECT_GT(m.at("watch_poll_p50_us"), 0) << cell;
+        if (std::string(load) == "loaded") {
+          EXPECT_GT(m.at("updates_per_s"), 0) << cell << ": the heavy dataflow made no progress";
+        }
+      }
+    }
+    for (const char* w : {"/loaded/none", "/loaded/5-observers"}) {
+      const std::string cell = std::string(mode) + w;
+      ASSERT_TRUE(cells.count(cell)) << cell;
+      EXPECT_GT(cells.at(cell).at("updates_per_s"), 0) << cell;
+      EXPECT_EQ(cells.at(cell).at("subscribers"), 0) << cell;
+    }
+    const std::string cost = std::string(mode) + "/loaded/cost";
+    ASSERT_TRUE(cells.count(cost)) << cost;
+    EXPECT_EQ(cells.at(cost).at("rounds"), 1) << cost;
+    EXPECT_LE(cells.at(cost).at("cost_subscribers_min"), cells.at(cost).at("cost_subscribers_max"));
+    EXPECT_LT(cells.at(cost).at("cost_subscribers_median"), 1) << cost;
+  }
+  ASSERT_TRUE(cells.count("verdict"));
+  const Metrics& v = cells.at("verdict");
+  for (const char* k : {"two_loaded_over_idle_p99/1", "two_loaded_over_idle_p99/5",
+                        "solo_loaded_over_two_loaded_p99/1", "solo_loaded_over_two_loaded_p99/5"}) {
+    ASSERT_TRUE(v.count(k)) << k;
+    EXPECT_GT(v.at(k), 0) << k;
+  }
+  EXPECT_TRUE(v.count("two-runtime/cost_5_subscribers"));
+  EXPECT_TRUE(v.count("solo/cost_5_observers"));
+  EXPECT_NE(run.err.find("target <= 2"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("target <= 5 %"), std::string::npos) << run.err;
+  EXPECT_FALSE(SegmentsLeft());
+}
+
 }  // namespace
 }  // namespace tandem::testing

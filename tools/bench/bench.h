@@ -101,6 +101,15 @@ struct Options {
   std::uint64_t write_keys = 100000;
   std::uint64_t write_clients = 8;
   std::string write_part = "all";  // all | tandem | redis
+  // subscribe: the "many" subscriber sessions, the client threads they share, how often the
+  // publication watcher polls the index's slot uppers (µs).
+  std::uint64_t subscribers = 100;
+  std::uint64_t subscribe_threads = 4;
+  std::uint64_t watch_us = 100;
+  std::uint64_t subscribe_updates = 10;     // per tick of the subscribed index
+  std::uint64_t subscribe_tick_us = 10000;  // 100 ticks/s
+  std::string subscribe_mode = "all";       // all | solo | two-runtime
+  std::uint64_t subscribe_rounds = 3;       // cost rounds (N subscribers, N observers, no session)
   bool quiet = false;
 };
 
@@ -137,7 +146,10 @@ class Replica {
   // of its supervisor started with --role `role`. Throws when there is none.
   pid_t RuntimePid(const std::string& role) const;
   std::string endpoint() const { return process_.endpoint(); }
+  // Its shared-memory segment's name (Segment::Open's, without /dev/shm/).
+  const std::string& segment() const { return process_.segment(); }
   std::string Log() const { return process_.Log(); }
+  pid_t pid() const { return process_.pid(); }  // the supervisor's
   bool two_runtime() const { return two_runtime_; }
   int workers() const { return workers_; }
 

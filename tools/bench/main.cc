@@ -3,7 +3,8 @@
 // over the controller endpoint like any client. Every process it starts is stopped and every
 // segment and temporary directory removed, on every path (errors and ^C included).
 //
-//   tandem-bench isolation|lookup-scale|ingest|memory|redis|curve|slow-path|join|write|all
+//   tandem-bench
+//   isolation|lookup-scale|ingest|memory|redis|curve|slow-path|join|write|subscribe|all
 //                [--duration S]
 //                [--json]
 //                [--csv FILE] [--plot FILE.png] [--workers N] [--supervisor PATH] ...
@@ -57,6 +58,12 @@ controller endpoint like any client; everything is stopped and removed at the en
                  same run, Redis SET / MSET of 100 (appendonly, appendfsync everysec and always)
                  from as many clients with as many in flight, and the ZeroMQ round-trip floor
                  (needs redis-server for the Redis cells; skipped otherwise)
+  subscribe      freshness of subscribes to the point-lookup index (a time's publication in the
+                 segment -> the SubscribeBatch that completes it received), p50/p99 with 1 and
+                 --subscribers observer sessions subscribed, {solo, two-runtime} x {idle,
+                 loaded} with isolation's heavy load; and the heavy load's updates/s with
+                 --subscribers subscribers vs no session (before and after) and vs as many
+                 observer sessions that do not subscribe
   all            every scenario above, in that order
 
 Options:
@@ -102,6 +109,14 @@ Options:
   --write-keys N       write: the keys rows are drawn from (default 100000)
   --write-clients N    write: the many-clients count (default 8)
   --write-part P       write: all (default) | tandem | redis (the Redis cells and the floor only)
+  --subscribers N      subscribe: the many-subscribers count (default 100)
+  --subscribe-threads N   subscribe: client threads the sessions share (default 4)
+  --watch-us N         subscribe: the publication watcher's poll interval (default 100 µs)
+  --subscribe-updates N --subscribe-tick-us N   subscribe: the subscribed index's source
+                       (default 10 updates per 10,000 us tick on --keys keys)
+  --subscribe-mode M   subscribe: all (default) | solo | two-runtime
+  --subscribe-rounds N subscribe: loaded rounds of (N subscribers, N observers, no session), the
+                       cost the median of the rounds' (default 3)
   --curve              every replica requires CURVE (tandem-supervisor --curve-secret-key) and
                        every client authenticates: keys made fresh for the run, in a scratch
                        directory removed at the end (the curve scenario does this for its own
@@ -241,6 +256,25 @@ Options Parse(int argc, char** argv) {
       if (o.write_part != "all" && o.write_part != "tandem" && o.write_part != "redis") {
         throw std::invalid_argument("--write-part: all, tandem or redis, not " + o.write_part);
       }
+    } else if (a == "--subscribers") {
+      o.subscribers = std::clamp<std::uint64_t>(ParseUint(a, value()), 1, 1000);
+    } else if (a == "--subscribe-threads") {
+      o.subscribe_threads = std::clamp<std::uint64_t>(ParseUint(a, value()), 1, 64);
+    } else if (a == "--subscribe-updates") {
+      o.subscribe_updates = std::max<std::uint64_t>(1, ParseUint(a, value()));
+    } else if (a == "--subscribe-tick-us") {
+      o.subscribe_tick_us = std::max<std::uint64_t>(1, ParseUint(a, value()));
+    } else if (a == "--subscribe-mode") {
+      o.subscribe_mode = value();
+      if (o.subscribe_mode != "all" && o.subscribe_mode != "solo" &&
+          o.subscribe_mode != "two-runtime") {
+        throw std::invalid_argument("--subscribe-mode: all, solo or two-runtime, not " +
+                                    o.subscribe_mode);
+      }
+    } else if (a == "--subscribe-rounds") {
+      o.subscribe_rounds = std::clamp<std::uint64_t>(ParseUint(a, value()), 1, 100);
+    } else if (a == "--watch-us") {
+      o.watch_us = std::clamp<std::uint64_t>(ParseUint(a, value()), 1, 100000);
     } else if (!a.empty() && a[0] == '-') {
       throw std::invalid_argument("unknown option " + a);
     } else if (o.scenario.empty()) {
@@ -250,8 +284,8 @@ Options Parse(int argc, char** argv) {
     }
   }
   static const std::vector<std::string> kScenarios = {
-      "isolation", "lookup-scale", "ingest", "memory", "redis",
-      "curve",     "slow-path",    "join",   "write",  "all"};
+      "isolation", "lookup-scale", "ingest", "memory",    "redis", "curve",
+      "slow-path", "join",         "write",  "subscribe", "all"};
   if (o.scenario.empty()) throw std::invalid_argument("no scenario given");
   if (std::find(kScenarios.begin(), kScenarios.end(), o.scenario) == kScenarios.end()) {
     throw std::invalid_argument("unknown scenario " + o.scenario);
@@ -304,6 +338,7 @@ int Main(int argc, char** argv) {
       for (Scenario& s : Join(o)) results.push_back(std::move(s));
     }
     if (all || o.scenario == "write") results.push_back(WriteScenario(o));
+    if (all || o.scenario == "subscribe") results.push_back(SubscribeScenario(o));
   } catch (const Interrupted&) {
     std::fprintf(stderr, "tandem-bench: interrupted; everything it started is stopped\n");
     return 130;

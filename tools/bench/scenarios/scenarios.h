@@ -58,5 +58,9 @@ std::vector<Scenario> Join(const Options& o);
 // --write-clients writer sessions, batches of 1 and 100 rows, plain and upsert), write-to-visible
 // latency while peeks run, and Redis SET/MSET (appendfsync everysec and always) in the same run.
 Scenario WriteScenario(const Options& o);
+// "subscribe" (issue 16): freshness of a subscribe's stream (publication of a time in the segment
+// -> its SubscribeBatch received), 1 and --subscribers sessions, {solo, two-runtime} x {idle,
+// loaded}, and the heavy load's updates/s with --subscribers subscribers vs none.
+Scenario SubscribeScenario(const Options& o);
 
 }  // namespace tandem::bench
