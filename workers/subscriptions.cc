@@ -125,8 +125,10 @@ void Subscriptions::OnDropped(const std::string& id) {
 }
 
 void Subscriptions::Serve() {
+  if (subs_.empty()) return;
+  Turn turn;
   for (auto it = subs_.begin(); it != subs_.end();) {
-    if (ServeOne(it->second)) {
+    if (ServeOne(it->second, turn)) {
       it = subs_.erase(it);
     } else {
       ++it;
@@ -134,54 +136,67 @@ void Subscriptions::Serve() {
   }
 }
 
+namespace {
+
+pb::SubscribeUpdate ToUpdate(std::string_view val, Time time, std::int64_t diff) {
+  pb::SubscribeUpdate u;
+  *u.mutable_row() = ipc::ToProto(DecodeIndexValue(val));
+  u.set_time(time);
+  u.set_diff(diff);
+  return u;
+}
+
+}  // namespace
+
 void Subscriptions::SendParts(const Sub& s, Time lower, Frontier upper,
-                              const std::vector<Change>& changes) {
+                              const std::vector<pb::SubscribeUpdate>& updates) {
   pb::Response r;
   pb::SubscribeBatch* part = r.mutable_subscribe_batch();
   part->set_uuid(s.uuid);
   part->set_lower(lower);
   part->set_upper(lower);
   std::size_t bytes = 0;
-  for (const Change& c : changes) {
-    pb::SubscribeUpdate u;
-    *u.mutable_row() = ipc::ToProto(DecodeIndexValue(c.val));
-    u.set_time(c.time);
-    u.set_diff(c.diff);
+  for (const pb::SubscribeUpdate& u : updates) {
     const std::size_t size = EncodedUpdateBytes(u);
     if (bytes > 0 && bytes + size > batch_bytes_) {
       send_(r);  // a bounded piece of [lower, upper): upper == lower
       part->clear_updates();
       bytes = 0;
     }
-    *part->add_updates() = std::move(u);
+    *part->add_updates() = u;
     bytes += size;
   }
   part->set_upper(upper.raw());
   send_(r);
 }
 
-bool Subscriptions::ServeOne(Sub& s) {
-  auto snap = reader_->Take(s.ref);
-  TANDEM_CHECK(snap.ok(), "a snapshot of a followed slot failed");
-  if (snap->unpublished()) {
+bool Subscriptions::ServeOne(Sub& s, Turn& turn) {
+  auto found = turn.snapshots.find(s.ref.index);
+  if (found == turn.snapshots.end()) {
+    auto taken = reader_->Take(s.ref);
+    TANDEM_CHECK(taken.ok(), "a snapshot of a followed slot failed");
+    found = turn.snapshots.emplace(s.ref.index, std::move(taken).value()).first;
+  }
+  const shm::Snapshot& snap = found->second;
+  if (snap.unpublished()) {
     End(s, pb::SubscribeEnd::DROPPED, s.id + " was dropped");
     return true;
   }
-  if (!snap->filled() || !snap->upper().Greater(s.as_of)) return false;  // wait for as_of
+  if (!snap.filled() || !snap.upper().Greater(s.as_of)) return false;  // wait for as_of
   // The hold keeps since at or below it (peer hold = min(controller, read holds)).
-  TANDEM_CHECK(snap->since().LessEqual(s.held), "a subscribed index compacted past its hold");
+  TANDEM_CHECK(snap.since().LessEqual(s.held), "a subscribed index compacted past its hold");
   if (!s.started) {
     std::optional<std::string> error;
     const std::string_view error_prefix(&shm::kErrorKeyPrefix, 1);
-    std::vector<Change> contents;
-    const Status scanned = snap->Scan(
+    std::vector<pb::SubscribeUpdate> contents;
+    const Status scanned = snap.Scan(
         s.as_of,
         [&](std::string_view key, std::string_view val, std::int64_t count) {
           if (IsErrorKey(key)) {
             error = std::string(key.substr(1));
             return false;
           }
-          contents.push_back({val, s.as_of, count});
+          contents.push_back(ToUpdate(val, s.as_of, count));
           return true;
         },
         s.snapshot ? std::string_view() : error_prefix);
@@ -194,29 +209,36 @@ bool Subscriptions::ServeOne(Sub& s) {
     s.started = true;
     s.next = s.as_of + 1;
   }
-  Frontier upper = snap->upper();
+  Frontier upper = snap.upper();
   if (s.up_to) upper = Min(upper, Frontier::At(*s.up_to));
   if (!upper.Greater(s.next)) return false;
-  std::vector<Change> changes, errors;
-  ForEachUpdateIn(snap->batches(), s.next, upper,
-                  [&](const shm::BatchView& b, std::string_view key, std::uint32_t v, Time t,
-                      std::int64_t diff) {
-                    if (IsErrorKey(key)) {
-                      errors.push_back({key.substr(1), t, diff});
-                    } else {
-                      changes.push_back({b.val(v), t, diff});
-                    }
-                  });
-  if (!Consolidate(&errors) || !errors.empty()) {
-    End(s, pb::SubscribeEnd::ERROR,
-        s.id + ": " + (errors.empty() ? "a count beyond int64" : std::string(errors[0].val)));
+  auto [at, fresh] = turn.reads.try_emplace(ReadKey{s.ref.index, s.next, upper.raw()});
+  Read& read = at->second;
+  if (fresh) {
+    std::vector<Change> changes, errors;
+    ForEachUpdateIn(snap.batches(), s.next, upper,
+                    [&](const shm::BatchView& b, std::string_view key, std::uint32_t v, Time t,
+                        std::int64_t diff) {
+                      if (IsErrorKey(key)) {
+                        errors.push_back({key.substr(1), t, diff});
+                      } else {
+                        changes.push_back({b.val(v), t, diff});
+                      }
+                    });
+    if (!Consolidate(&errors) || !errors.empty()) {
+      read.error = errors.empty() ? "a count beyond int64" : std::string(errors[0].val);
+    } else if (!Consolidate(&changes)) {
+      read.error = "a count does not fit int64";
+    } else {
+      read.updates.reserve(changes.size());
+      for (const Change& c : changes) read.updates.push_back(ToUpdate(c.val, c.time, c.diff));
+    }
+  }
+  if (read.error) {
+    End(s, pb::SubscribeEnd::ERROR, s.id + ": " + *read.error);
     return true;
   }
-  if (!Consolidate(&changes)) {
-    End(s, pb::SubscribeEnd::ERROR, s.id + ": a count does not fit int64");
-    return true;
-  }
-  SendParts(s, s.next, upper, changes);
+  SendParts(s, s.next, upper, read.updates);
   if (upper.empty() || (s.up_to && upper.time() >= *s.up_to)) {
     reader_->ReleaseRead(s.ref, s.held);  // this worker's part is complete
     return true;

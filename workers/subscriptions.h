@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "base/time.h"
@@ -83,13 +84,26 @@ class Subscriptions {
     Time time;
     std::int64_t diff;
   };
+  // What one slot holds in [from, upper), consolidated and converted once per Serve for every
+  // subscribe at that progress (a hundred subscribers of one index mostly are): the scan of the
+  // index's batches and the rows' decoding are not repeated per subscriber.
+  struct Read {
+    std::vector<ipc::pb::SubscribeUpdate> updates;
+    std::optional<std::string> error;
+  };
+  using ReadKey = std::tuple<std::uint32_t, Time, std::uint64_t>;  // slot, from, upper (raw)
+  struct Turn {
+    std::map<std::uint32_t, shm::Snapshot> snapshots;  // one per slot per Serve
+    std::map<ReadKey, Read> reads;
+  };
   // Serves `s`; true when its part is over (ended, or reached up_to / the empty frontier).
-  bool ServeOne(Sub& s);
+  bool ServeOne(Sub& s, Turn& turn);
   // Ends this worker's part: releases the hold and sends SubscribeEnd{reason, detail}.
   void End(Sub& s, ipc::pb::SubscribeEnd::Reason reason, const std::string& detail);
-  // Sends `changes` (time order) as parts of at most batch_bytes_: all but the last with
+  // Sends `updates` (time order) as parts of at most batch_bytes_: all but the last with
   // upper == lower, the last with `upper`.
-  void SendParts(const Sub& s, Time lower, Frontier upper, const std::vector<Change>& changes);
+  void SendParts(const Sub& s, Time lower, Frontier upper,
+                 const std::vector<ipc::pb::SubscribeUpdate>& updates);
 
   shm::Reader* reader_;
   Send send_;
