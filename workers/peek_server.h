@@ -77,6 +77,9 @@ class PeekServer {
   // worker's part stops, without an answer (the merger sends the one end).
   void ForgetSubscribe(const std::string& uuid) { subscriptions_.Forget(uuid); }
   void SetSubscribeBatchBytes(std::size_t bytes) { subscriptions_.SetBatchBytes(bytes); }
+  void SetSubscribeBackPressure(std::function<bool()> congested) {
+    subscriptions_.SetBackPressure(std::move(congested));
+  }
   // max_result_size (bytes): a part of a peek whose rows are larger answers Error instead (the
   // peek's answer then does too). Applies to the peeks served from now on.
   void SetMaxResultSize(std::size_t bytes) { max_result_size_ = bytes; }

@@ -31,6 +31,9 @@ namespace {
 // faster overall than big ones (their updates stay in cache): measured with `tandem-bench ingest`.
 constexpr std::chrono::microseconds kStepBudget = 5ms;
 
+// Back-pressure on subscribes (Runtime::subscribe_bytes_in_flight_).
+constexpr std::int64_t kMaxSubscribeBytesInFlight = 64 << 20;
+
 // Never a message the channel cannot carry (its receiver would fail a check: shared fate). A
 // peek's rows are bounded by max_result_size already; this is the backstop, which makes such an
 // answer an Error instead.
@@ -187,6 +190,10 @@ void Runtime::StartWorkers() {
             });
         w.peek_server->SetMaxResultSize(options_.max_result_size);
         w.peek_server->SetSubscribeBatchBytes(options_.subscribe_batch_bytes);
+        w.peek_server->SetSubscribeBackPressure([this] {
+          return subscribe_bytes_in_flight_.load(std::memory_order_relaxed) >
+                 kMaxSubscribeBytesInFlight;
+        });
       }
       attached.fetch_add(1);
       attached.notify_all();
@@ -215,7 +222,9 @@ void Runtime::Serve() {
       }
     }
     if (items[1].revents & ZMQ_POLLIN) {
-      for (;;) {
+      // At most so many before the supervisor's channel is looked at again: a stream of subscribe
+      // parts never keeps a CancelSubscribe (or any command) waiting long.
+      for (int n = 0; n < 1024; ++n) {
         std::vector<zmq::message_t> frames;
         if (!zmq::recv_multipart(*inbox_, std::back_inserter(frames), zmq::recv_flags::dontwait)) {
           break;
@@ -288,7 +297,8 @@ void Runtime::Enqueue(pb::Command c) {
           merger_.SetMaxResultSize(*bytes);  // for the peeks after this command
           peeks = true;
         }
-        if (const auto bytes = ParseSubscribeBatchBytes(k, v); bytes && ServesPeeks(options_.role)) {
+        if (const auto bytes = ParseSubscribeBatchBytes(k, v);
+            bytes && ServesPeeks(options_.role)) {
           subscribe_merger_.SetBatchBytes(*bytes);  // for the batches sent from now on
           peeks = true;
         }
@@ -342,6 +352,8 @@ void Runtime::OnWorkerMessage(const zmq::message_t& header, const zmq::message_t
   }
   if (r.has_subscribe_batch()) {
     subscribe_merger_.OnPart(from.worker, std::move(*decoded.message.mutable_subscribe_batch()));
+    subscribe_bytes_in_flight_.fetch_sub(static_cast<std::int64_t>(body.size()),
+                                         std::memory_order_relaxed);
     return;
   }
   if (r.has_subscribe_end()) {
@@ -366,8 +378,13 @@ std::unique_ptr<zmq::socket_t> Runtime::ConnectToCommandThread() {
 void Runtime::SendTo(zmq::socket_t& out, const pb::Response& r, std::uint32_t worker,
                      std::uint64_t seq) {
   const WorkerHeader header{worker, seq};
+  const std::string bytes = EncodeForChannel(r);
+  if (r.has_subscribe_batch()) {
+    subscribe_bytes_in_flight_.fetch_add(static_cast<std::int64_t>(bytes.size()),
+                                         std::memory_order_relaxed);
+  }
   out.send(zmq::buffer(&header, sizeof header), zmq::send_flags::sndmore);
-  out.send(zmq::buffer(EncodeForChannel(r)), zmq::send_flags::none);
+  out.send(zmq::buffer(bytes), zmq::send_flags::none);
 }
 
 void Runtime::SendToCommandThread(Worker& w, const pb::Response& r, std::uint64_t seq) {
@@ -547,8 +564,8 @@ void Runtime::Apply(Worker& w, std::uint64_t seq, const pb::Command& c) {
       if (w.peek_server) w.peek_server->ForgetSubscribe(c.cancel_subscribe().uuid());
       break;
     case pb::Command::kUpdateConfiguration:
-      // Only appended for max_result_size, subscribe_batch_bytes or fault injection (debug_abort_worker names this
-      // runtime).
+      // Only appended for max_result_size, subscribe_batch_bytes or fault injection
+      // (debug_abort_worker names this runtime).
       for (const auto& [k, v] : c.update_configuration().params()) {
         if (const auto bytes = ParseMaxResultSize(k, v); bytes && w.peek_server)
           w.peek_server->SetMaxResultSize(*bytes);

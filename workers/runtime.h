@@ -41,8 +41,8 @@
 #include "workers/reconciler.h"
 #include "workers/renderer.h"
 #include "workers/response_merger.h"
-#include "workers/subscribe_merger.h"
 #include "workers/sources/table_source.h"
+#include "workers/subscribe_merger.h"
 #include "workers/tables/table.h"
 
 namespace tandem::workers {
@@ -144,6 +144,11 @@ class Runtime {
   std::unique_ptr<zmq::socket_t> completion_out_;  // the barrier completions'
 
   std::unique_ptr<OneShotPool> one_shots_;  // solo, interactive; outlives the peek servers
+  // Bytes of subscribe parts the workers sent that the command thread has not merged yet: above
+  // kMaxSubscribeBytesInFlight the workers serve no subscribe until it drains (back-pressure: a
+  // runtime whose subscribers want more than its command thread and the supervisor can carry
+  // falls behind in larger intervals instead of growing its inbox without bound).
+  std::atomic<std::int64_t> subscribe_bytes_in_flight_{0};
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;
 

@@ -14,6 +14,7 @@ void SubscribeMerger::Expect(const pb::Subscribe& subscribe) {
   m.delivered = subscribe.snapshot() ? subscribe.as_of() : subscribe.as_of() + 1;
   if (subscribe.has_up_to()) m.up_to = subscribe.up_to();
   m.progress.assign(workers_, m.delivered);
+  m.heard.assign(workers_, false);
   subs_.insert_or_assign(subscribe.uuid(), std::move(m));
 }
 
@@ -55,12 +56,34 @@ void SubscribeMerger::OnPart(std::uint32_t worker, pb::SubscribeBatch part) {
                "a worker's subscribe parts are not contiguous");
   for (auto& u : *part.mutable_updates()) m.pending.push_back(std::move(u));
   m.progress[worker] = part.upper();
+  if (!m.heard[worker]) {
+    m.heard[worker] = true;
+    ++m.heard_from;
+  }
   if (Deliver(it->first, m)) subs_.erase(it);
 }
 
 bool SubscribeMerger::Deliver(const std::string& uuid, Merge& m) {
+  // Until every worker has sent a part, the index may not be readable at as_of everywhere.
+  if (m.heard_from < workers_) return false;
   const std::uint64_t upper = *std::min_element(m.progress.begin(), m.progress.end());
-  if (upper <= m.delivered) return false;
+  if (upper > m.delivered) SendUpTo(uuid, m, upper);
+  if (m.delivered == Frontier::Empty().raw()) {
+    SendEnd(uuid, pb::SubscribeEnd::CLOSED, "the index closed: nothing more will change");
+    forget_(uuid);
+    return true;
+  }
+  // (delivered == up_to already when up_to == as_of + 1 without a snapshot: nothing to send.)
+  if (m.up_to && m.delivered >= *m.up_to) {
+    SendEnd(uuid, pb::SubscribeEnd::UP_TO,
+            "every time before " + std::to_string(*m.up_to) + " was delivered");
+    forget_(uuid);
+    return true;
+  }
+  return false;
+}
+
+void SubscribeMerger::SendUpTo(const std::string& uuid, Merge& m, std::uint64_t upper) {
   // Every kept update below `upper`, in time order (stable: a worker's own order within a time).
   auto below =
       std::stable_partition(m.pending.begin(), m.pending.end(),
@@ -87,18 +110,6 @@ bool SubscribeMerger::Deliver(const std::string& uuid, Merge& m) {
   batch->set_upper(upper);
   send_(r);
   m.delivered = upper;
-  if (upper == Frontier::Empty().raw()) {
-    SendEnd(uuid, pb::SubscribeEnd::CLOSED, "the index closed: nothing more will change");
-    forget_(uuid);
-    return true;
-  }
-  if (m.up_to && upper >= *m.up_to) {
-    SendEnd(uuid, pb::SubscribeEnd::UP_TO,
-            "every time before " + std::to_string(*m.up_to) + " was delivered");
-    forget_(uuid);
-    return true;
-  }
-  return false;
 }
 
 }  // namespace tandem::workers

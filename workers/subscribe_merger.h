@@ -57,12 +57,16 @@ class SubscribeMerger {
     Time delivered = 0;  // every update at a time < delivered has been sent
     std::optional<Time> up_to;
     std::vector<std::uint64_t> progress;  // per worker, raw frontiers (UINT64_MAX: closed)
+    std::vector<bool> heard;              // per worker: sent a part (its index was readable)
+    std::uint32_t heard_from = 0;
     std::vector<ipc::pb::SubscribeUpdate> pending;  // beyond `delivered`, from any worker
   };
   void SendEnd(const std::string& uuid, ipc::pb::SubscribeEnd::Reason reason,
                const std::string& detail);
-  // Sends what the minimum progress completes; true when that ended the subscribe.
+  // Sends what the minimum progress completes, and the end it reaches (true then).
   bool Deliver(const std::string& uuid, Merge& m);
+  // Sends every kept update below `upper` (> delivered) and the progress to it.
+  void SendUpTo(const std::string& uuid, Merge& m, std::uint64_t upper);
 
   const std::uint32_t workers_;
   const Send send_;

@@ -125,7 +125,7 @@ void Subscriptions::OnDropped(const std::string& id) {
 }
 
 void Subscriptions::Serve() {
-  if (subs_.empty()) return;
+  if (subs_.empty() || (congested_ && congested_())) return;
   Turn turn;
   for (auto it = subs_.begin(); it != subs_.end();) {
     if (ServeOne(it->second, turn)) {
@@ -208,6 +208,12 @@ bool Subscriptions::ServeOne(Sub& s, Turn& turn) {
     if (s.snapshot) SendParts(s, s.as_of, Frontier::At(s.as_of + 1), contents);
     s.started = true;
     s.next = s.as_of + 1;
+    if (s.up_to && s.next >= *s.up_to) {  // up_to == as_of + 1: nothing after as_of is asked for
+      // Without a snapshot this worker has sent nothing yet: an empty part says it is done.
+      if (!s.snapshot) SendParts(s, s.next, Frontier::At(s.next), {});
+      reader_->ReleaseRead(s.ref, s.held);
+      return true;
+    }
   }
   Frontier upper = snap.upper();
   if (s.up_to) upper = Min(upper, Frontier::At(*s.up_to));

@@ -54,6 +54,9 @@ class Subscriptions {
 
   bool empty() const { return subs_.empty(); }
   void SetBatchBytes(std::size_t bytes) { batch_bytes_ = bytes; }
+  // While `congested()` says so, Serve sends nothing (the parts sent earlier are not merged yet):
+  // the subscribes catch up later, in larger intervals. Holds and ends are not affected.
+  void SetBackPressure(std::function<bool()> congested) { congested_ = std::move(congested); }
 
   // A Subscribe (as_of set: the supervisor fills "latest" in) of `ref`, the followed slot of its
   // index — nullptr when this worker reads no such index: its part ends ERROR "not found".
@@ -108,6 +111,7 @@ class Subscriptions {
   shm::Reader* reader_;
   Send send_;
   std::size_t batch_bytes_ = kDefaultSubscribeBatchBytes;
+  std::function<bool()> congested_;
   std::map<std::string, Sub> subs_;  // by uuid
 };
 

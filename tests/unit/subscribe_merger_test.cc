@@ -94,6 +94,15 @@ TEST(SubscribeMerger, UpToEndsItOnceWithTheLastBatchAtUpTo) {
   EXPECT_EQ(h.Text(), "[1,3):1@2*1, End(UP_TO)");
 }
 
+TEST(SubscribeMerger, UpToJustAfterAsOfWithoutASnapshotEndsOnceEveryWorkerHasReadAsOf) {
+  Harness h(2);
+  h.merger.Expect(samples::Subscribe("s", "u2", 3, false, 4).subscribe());
+  h.Part(0, 4, 4);  // worker 0: readable at as_of, no error, nothing more asked for
+  EXPECT_EQ(h.Text(), "");
+  h.Part(1, 4, 4);
+  EXPECT_EQ(h.Text(), "End(UP_TO)");
+}
+
 TEST(SubscribeMerger, TheEmptyFrontierEndsItClosed) {
   Harness h(1);
   h.merger.Expect(samples::Subscribe("s", "u2", 0, false).subscribe());
