@@ -684,6 +684,137 @@ void RunConfiguration(const Config& config) {
   EXPECT_FALSE(sup.Exited()) << Tail(sup.Log());
 }
 
+#ifndef TANDEM_SUBSCRIBE_CORRECTNESS_SLOW  // once, in the fast binary (ctest names are gtest names)
+// The checks themselves (no replica): a stream made from the contents at each time, cut into
+// random intervals and parts, passes; each kind of fault put into it is caught.
+TEST(SubscribeStreamChecks, ACorrectStreamPassesAndEveryFaultIsCaught) {
+  using R = pb::SubscribeEnd;
+  int faults = 0;
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    Generator gen(seed, false, true);
+    const Types types = RandomSourceTypes(gen);
+    const Time end = 4 + gen.rand().Below(8);
+    const auto updates = RandomUpdates(gen, types, end);
+    auto at = [&](Time t) {
+      reference::Multiset m;
+      for (const auto& u : updates) {
+        if (u.time <= t) reference::AddTo(m, u.row, u.diff);
+      }
+      return m;
+    };
+    const Time as_of = gen.rand().Below(end);
+    const Time up_to = as_of + 1 + gen.rand().Below(end - as_of);
+    const bool snapshot = gen.rand().Chance(0.6);
+    // The updates of [lower, upper), consolidated per (row, time), in time order.
+    auto interval = [&](Time lower, Time upper) {
+      std::vector<pb::SubscribeUpdate> out;
+      for (Time t = lower; t < upper; ++t) {
+        reference::Multiset change = at(t);
+        if (!(snapshot && t == as_of)) {
+          for (const auto& [row, count] : t == 0 ? reference::Multiset() : at(t - 1))
+            reference::AddTo(change, row, -count);
+        }
+        for (const auto& [row, count] : change) {
+          pb::SubscribeUpdate u;
+          *u.mutable_row() = reference::ToProto(row);
+          u.set_time(t);
+          u.set_diff(static_cast<std::int64_t>(count));
+          out.push_back(u);
+        }
+      }
+      return out;
+    };
+    SubscribeStream s;
+    Time lower = snapshot ? as_of : as_of + 1;
+    while (lower < up_to) {
+      const Time upper = std::min<Time>(up_to, lower + 1 + gen.rand().Below(3));
+      auto ups = interval(lower, upper);
+      // Maybe in parts: all but the last with upper == lower.
+      std::size_t i = 0;
+      while (gen.rand().Chance(0.3) && i + 2 <= ups.size()) {
+        pb::SubscribeBatch part;
+        part.set_lower(lower);
+        part.set_upper(lower);
+        const std::size_t n = 1 + gen.rand().Below(ups.size() - i - 1);
+        for (std::size_t k = 0; k < n; ++k) *part.add_updates() = ups[i++];
+        s.batches.push_back(part);
+      }
+      pb::SubscribeBatch b;
+      b.set_lower(lower);
+      b.set_upper(upper);
+      for (; i < ups.size(); ++i) *b.add_updates() = ups[i];
+      s.batches.push_back(b);
+      lower = upper;
+    }
+    pb::SubscribeEnd e;
+    e.set_reason(R::UP_TO);
+    s.ends.push_back(e);
+    ASSERT_TRUE(CheckStreamShape(s, as_of, snapshot, up_to, 1 << 20).empty())
+        << "seed " << seed << ": " << CheckStreamShape(s, as_of, snapshot, up_to, 1 << 20)[0]
+        << "\n"
+        << StreamText(s);
+    ASSERT_EQ(CheckStreamContents(s, as_of, snapshot, up_to, at), "") << "seed " << seed << "\n"
+                                                                      << StreamText(s);
+
+    // One fault at a time: each must be caught by one of the checks.
+    auto caught = [&](const SubscribeStream& bad) {
+      return !CheckStreamShape(bad, as_of, snapshot, up_to, 1 << 20).empty() ||
+             !CheckStreamContents(bad, as_of, snapshot, up_to, at).empty();
+    };
+    std::vector<std::pair<std::string, SubscribeStream>> bad;
+    std::vector<std::size_t> with_updates;
+    for (std::size_t i = 0; i < s.batches.size(); ++i) {
+      if (s.batches[i].updates_size() > 0) with_updates.push_back(i);
+    }
+    if (!with_updates.empty()) {
+      const std::size_t i = gen.rand().Pick(with_updates);
+      SubscribeStream x = s;  // an update lost
+      auto* ups = x.batches[i].mutable_updates();
+      ups->erase(ups->begin() + static_cast<int>(gen.rand().Below(ups->size())));
+      bad.emplace_back("lost update", x);
+      x = s;  // an update doubled
+      *x.batches[i].add_updates() = s.batches[i].updates(0);
+      bad.emplace_back("doubled update", x);
+      x = s;  // a diff changed
+      x.batches[i].mutable_updates(0)->set_diff(s.batches[i].updates(0).diff() + 1);
+      bad.emplace_back("changed diff", x);
+      x = s;  // a zero diff added
+      *x.batches[i].add_updates() = s.batches[i].updates(0);
+      x.batches[i].mutable_updates(x.batches[i].updates_size() - 1)->set_diff(0);
+      bad.emplace_back("zero diff", x);
+      x = s;  // a time outside the interval
+      x.batches[i].mutable_updates(0)->set_time(up_to);
+      bad.emplace_back("time beyond", x);
+    }
+    {
+      SubscribeStream x = s;  // a gap
+      if (!x.batches.empty()) {
+        x.batches.front().set_lower(x.batches.front().lower() + 1);
+        bad.emplace_back("wrong first lower", x);
+      }
+      x = s;  // a second End
+      x.ends.push_back(e);
+      bad.emplace_back("two ends", x);
+      x = s;  // a batch after the End
+      x.after_end = 1;
+      bad.emplace_back("batch after the end", x);
+      if (!x.batches.empty()) {
+        x = s;  // the last batch short of up_to
+        x.batches.pop_back();
+        bad.emplace_back("short of up_to", x);
+      }
+    }
+    for (const auto& [what, x] : bad) {
+      EXPECT_TRUE(caught(x)) << "seed " << seed << ": a stream with a " << what
+                             << " passed the checks:\n"
+                             << StreamText(x);
+      ++faults;
+    }
+  }
+  EXPECT_GT(faults, 1000);
+}
+#endif
+
 // The slow variant's tests have a suite name of their own (ctest names are gtest names).
 #ifdef TANDEM_SUBSCRIBE_CORRECTNESS_SLOW
 #define SUBSCRIBE_SUITE SubscribeCorrectnessSlow

@@ -127,9 +127,10 @@ inline std::string StreamText(const SubscribeStream& s, std::size_t max_batches 
 // The shape of a stream of Subscribe{as_of, snapshot, up_to}: batches contiguous from as_of (with
 // a snapshot) or as_of + 1 (without); a part (upper == lower) followed by more of its interval and
 // never last; every update non-zero, at most one per (row, time) in a batch, in time order, at a
-// time within its interval (the snapshot's at as_of) and below up_to; no batch beyond up_to; each
+// time within its interval and below up_to; no batch beyond up_to; each
 // batch's encoded updates within `batch_bytes` unless it carries a single update; exactly one End
-// once `ended` (nothing after it), and with reason UP_TO the last upper is up_to. Returns the
+// once `ended` (nothing after it), and with reason UP_TO the last upper (the first lower when
+// there is no batch) is up_to. Returns the
 // problems found (empty: none).
 inline std::vector<std::string> CheckStreamShape(const SubscribeStream& s, std::uint64_t as_of,
                                                  bool snapshot, std::optional<std::uint64_t> up_to,
@@ -196,11 +197,11 @@ inline std::vector<std::string> CheckStreamShape(const SubscribeStream& s, std::
     if (end.reason() == pb::SubscribeEnd::UP_TO) {
       if (!up_to) {
         problem("ended UP_TO without an up_to");
-      } else if (s.batches.empty() || s.batches.back().upper() != *up_to) {
-        problem("ended UP_TO with last upper " +
-                (s.batches.empty() ? std::string("(no batch)")
-                                   : std::to_string(s.batches.back().upper())) +
-                ", expected up_to " + std::to_string(*up_to));
+      } else if (expected_lower != *up_to) {
+        // (No batch at all only when there is nothing to deliver: no snapshot, up_to as_of + 1.)
+        problem("ended UP_TO with last upper " + std::to_string(expected_lower) +
+                (s.batches.empty() ? " (no batch)" : "") + ", expected up_to " +
+                std::to_string(*up_to));
       }
     }
     if (end.reason() == pb::SubscribeEnd::CLOSED &&
