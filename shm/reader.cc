@@ -179,6 +179,18 @@ void Reader::ReleaseRead(const FollowedRef& ref, Time t) {
   PublishHold(ref.index, **local);
 }
 
+void Reader::MoveRead(const FollowedRef& ref, Time from, Time to) {
+  CheckThread();
+  TANDEM_CHECK(from <= to, "a read hold moved backwards");
+  auto local = Local(ref);
+  TANDEM_CHECK(local.ok(), "moving a read hold of a slot that is not followed");
+  auto it = (*local)->read_holds.find(from);
+  TANDEM_CHECK(it != (*local)->read_holds.end(), "moving a read hold that was not placed");
+  (*local)->read_holds.erase(it);
+  (*local)->read_holds.insert(to);
+  PublishHold(ref.index, **local);
+}
+
 Frontier Reader::hold(const FollowedRef& ref) const {
   return Frontier::FromRaw(registry_.slot(ordinal_, ref.index).peer_hold.load());
 }

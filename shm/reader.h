@@ -122,6 +122,11 @@ class Reader {
   // The controller's frontier for the slot as applied on this runtime's stream.
   Frontier allowed(const FollowedRef& ref);
   void ReleaseRead(const FollowedRef& ref, Time t);
+  // Moves a placed read hold forward from `from` to `to` (a subscribe's progress, DESIGN §10) —
+  // allowed even below the controller's frontier: the hold at `from` already keeps the peer hold
+  // at or below `from`, so raising it never lowers what is published.
+  // REQUIRES: from <= to, and a hold placed at `from`.
+  void MoveRead(const FollowedRef& ref, Time from, Time to);
 
   // A consistent snapshot of the slot, without locks and without blocking the publisher.
   Result<Snapshot> Take(const FollowedRef& ref);

@@ -21,6 +21,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-result-size", o.max_result_size,
                  "max_result_size: the largest peek answer, in bytes")
       ->check(CLI::Range(std::size_t{1}, tandem::workers::kMaxMaxResultSize));
+  app.add_option("--subscribe-batch-bytes", o.subscribe_batch_bytes,
+                 "subscribe_batch_bytes: the most updates' bytes in one SubscribeBatch")
+      ->check(CLI::Range(tandem::workers::kMinSubscribeBatchBytes,
+                         tandem::workers::kMaxSubscribeBatchBytes));
   app.add_option("--data-dir", o.data_dir,
                  "where tables keep their durable logs (maintenance, solo; DESIGN §9)");
   CLI11_PARSE(app, argc, argv);

@@ -148,6 +148,7 @@ void PeekServer::AllowCompaction(const std::string& id, Frontier frontier) {
   if (it == indexes_.end()) return;
   if (frontier.empty()) {
     std::erase_if(peeks_, dropped);
+    subscriptions_.OnDropped(id);
     // A dropped one-shot whose compute thread still reads its snapshots of this index: wait for
     // it (bounded by that computation: a ready job is computed without any reading worker), so
     // that no snapshot of the index is open when its hold goes.
@@ -197,6 +198,11 @@ void PeekServer::Add(const pb::Peek& p) {
   // then the peek reads whatever since allows, and answers "before since" if it passes t).
   if (followed != indexes_.end()) w.held = reader_->HoldRead(followed->second, w.t);
   peeks_.push_back(std::move(w));
+}
+
+void PeekServer::Subscribe(const pb::Subscribe& subscribe) {
+  const auto followed = indexes_.find(subscribe.id());
+  subscriptions_.Add(subscribe, followed == indexes_.end() ? nullptr : &followed->second);
 }
 
 void PeekServer::Cancel(const std::string& uuid) {
@@ -271,6 +277,7 @@ void PeekServer::Serve() {
     AnswerFrom(*snap, *p);
     p = peeks_.erase(p);
   }
+  subscriptions_.Serve();
 }
 
 void PeekServer::AnswerFrom(const shm::Snapshot& snap, const Waiting& p) {

@@ -27,6 +27,7 @@
 #include "workers/expr.h"
 #include "workers/one_shot.h"
 #include "workers/peek.h"
+#include "workers/subscriptions.h"
 
 namespace tandem::workers {
 
@@ -41,13 +42,14 @@ class PeekServer {
         me_(me),
         workers_(workers),
         pool_(pool),
-        send_(std::move(send)) {}
+        send_(std::move(send)),
+        subscriptions_(reader_.get(), [this](const ipc::pb::Response& r) { send_(r, 0); }) {}
 
   shm::Reader& reader() { return *reader_; }
   // Something waits that the wake channel may not announce (a peek, a one-shot's imports or
   // result): the worker should look again soon.
   bool waiting() const {
-    return !peeks_.empty() || !withdrawing_.empty() ||
+    return !peeks_.empty() || !withdrawing_.empty() || !subscriptions_.empty() ||
            std::any_of(one_shots_.begin(), one_shots_.end(),
                        [](const auto& o) { return o.second.state != OneShot::State::kComputed; });
   }
@@ -69,12 +71,19 @@ class PeekServer {
   void Add(const ipc::pb::Peek& peek);
   // CancelPeek: a peek still waiting answers Canceled; one answered already is left alone.
   void Cancel(const std::string& uuid);
+  // Subscribe (DESIGN §10; workers/subscriptions.h): this worker's part of it, from now on.
+  void Subscribe(const ipc::pb::Subscribe& subscribe);
+  // CancelSubscribe (from the controller, or the command thread's when the subscribe ended): this
+  // worker's part stops, without an answer (the merger sends the one end).
+  void ForgetSubscribe(const std::string& uuid) { subscriptions_.Forget(uuid); }
+  void SetSubscribeBatchBytes(std::size_t bytes) { subscriptions_.SetBatchBytes(bytes); }
   // max_result_size (bytes): a part of a peek whose rows are larger answers Error instead (the
   // peek's answer then does too). Applies to the peeks served from now on.
   void SetMaxResultSize(std::size_t bytes) { max_result_size_ = bytes; }
   // Moves one-shot dataflows on (submits those whose imports are readable, installs results), then
   // answers every waiting peek that can be answered now: readable (since <= t < upper), or never
-  // (t < since, dropped). The others wait for upper to pass t.
+  // (t < since, dropped). The others wait for upper to pass t. Then sends what the subscribes'
+  // indexes have beyond their progress.
   void Serve();
 
  private:
@@ -118,6 +127,7 @@ class PeekServer {
   std::map<std::uint64_t, OneShot> withdrawing_;
   std::vector<Waiting> peeks_;
   std::size_t max_result_size_ = kDefaultMaxResultSize;
+  Subscriptions subscriptions_;  // after reader_: it reads through it
 };
 
 }  // namespace tandem::workers

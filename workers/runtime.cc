@@ -61,8 +61,18 @@ struct Runtime::Worker {
 Runtime::Runtime(RuntimeOptions options)
     : options_(std::move(options)),
       ctx_(1),
-      merger_(options_.workers, [this](const pb::Response& r) { SendResponse(r); }) {
+      merger_(options_.workers, [this](const pb::Response& r) { SendResponse(r); }),
+      subscribe_merger_(
+          options_.workers, [this](const pb::Response& r) { SendResponse(r); },
+          [this](const std::string& uuid) {
+            // Every worker forgets its part, in command order (unknown uuids are fine).
+            pb::Command forget;
+            forget.mutable_cancel_subscribe()->set_uuid(uuid);
+            ++next_seq_;
+            AppendToLog(std::make_shared<const pb::Command>(std::move(forget)));
+          }) {
   merger_.SetMaxResultSize(options_.max_result_size);
+  subscribe_merger_.SetBatchBytes(options_.subscribe_batch_bytes);
 }
 
 Runtime::~Runtime() {
@@ -176,6 +186,7 @@ void Runtime::StartWorkers() {
               SendToCommandThread(w, r, seq);
             });
         w.peek_server->SetMaxResultSize(options_.max_result_size);
+        w.peek_server->SetSubscribeBatchBytes(options_.subscribe_batch_bytes);
       }
       attached.fetch_add(1);
       attached.notify_all();
@@ -277,6 +288,10 @@ void Runtime::Enqueue(pb::Command c) {
           merger_.SetMaxResultSize(*bytes);  // for the peeks after this command
           peeks = true;
         }
+        if (const auto bytes = ParseSubscribeBatchBytes(k, v); bytes && ServesPeeks(options_.role)) {
+          subscribe_merger_.SetBatchBytes(*bytes);  // for the batches sent from now on
+          peeks = true;
+        }
       }
       if (!inject && !peeks) return;
       break;  // workers apply it in order with the peeks (and fault injection fails a check)
@@ -287,6 +302,14 @@ void Runtime::Enqueue(pb::Command c) {
       break;
     case pb::Command::kCancelPeek:
       if (!merger_.Expects(c.cancel_peek().uuid())) return;  // answered already
+      break;
+    case pb::Command::kSubscribe:
+      if (options_.role == Role::kMaintenance) return;  // never routed here in two-runtime mode
+      subscribe_merger_.Expect(c.subscribe());
+      break;
+    case pb::Command::kCancelSubscribe:
+      // Ends it now (CANCELED); the workers forget their parts. Ended already: nothing.
+      if (!subscribe_merger_.Cancel(c.cancel_subscribe().uuid())) return;
       break;
     case pb::Command::kCreateDataflow:
     case pb::Command::kAllowCompaction:
@@ -317,7 +340,16 @@ void Runtime::OnWorkerMessage(const zmq::message_t& header, const zmq::message_t
     SendResponse(r);
     return;
   }
-  TANDEM_CHECK(r.has_peek_response(), "workers send frontiers, peek parts and write answers only");
+  if (r.has_subscribe_batch()) {
+    subscribe_merger_.OnPart(from.worker, std::move(*decoded.message.mutable_subscribe_batch()));
+    return;
+  }
+  if (r.has_subscribe_end()) {
+    subscribe_merger_.OnEnd(r.subscribe_end());
+    return;
+  }
+  TANDEM_CHECK(r.has_peek_response(),
+               "workers send frontiers, peek parts, subscribe parts and write answers only");
   merger_.OnPeekPart(r.peek_response());
 }
 
@@ -508,12 +540,20 @@ void Runtime::Apply(Worker& w, std::uint64_t seq, const pb::Command& c) {
     case pb::Command::kCancelPeek:
       if (w.peek_server) w.peek_server->Cancel(c.cancel_peek().uuid());
       break;
+    case pb::Command::kSubscribe:
+      if (w.peek_server) w.peek_server->Subscribe(c.subscribe());
+      break;
+    case pb::Command::kCancelSubscribe:
+      if (w.peek_server) w.peek_server->ForgetSubscribe(c.cancel_subscribe().uuid());
+      break;
     case pb::Command::kUpdateConfiguration:
-      // Only appended for max_result_size or fault injection (debug_abort_worker names this
+      // Only appended for max_result_size, subscribe_batch_bytes or fault injection (debug_abort_worker names this
       // runtime).
       for (const auto& [k, v] : c.update_configuration().params()) {
         if (const auto bytes = ParseMaxResultSize(k, v); bytes && w.peek_server)
           w.peek_server->SetMaxResultSize(*bytes);
+        if (const auto bytes = ParseSubscribeBatchBytes(k, v); bytes && w.peek_server)
+          w.peek_server->SetSubscribeBatchBytes(*bytes);
       }
       if (auto it = c.update_configuration().params().find("debug_abort_worker");
           it != c.update_configuration().params().end() && it->second == RoleName(options_.role) &&

@@ -4,7 +4,7 @@
 // (InitializationComplete keeps unchanged dataflows, drops the omitted ones, builds the new ones),
 // appends the resulting commands to one log that every worker applies in the same order, and
 // merges what workers send back: frontiers by minimum over workers, one PeekResponse per uuid
-// from all workers' parts.
+// from all workers' parts, one stream per subscribe (workers/subscribe_merger.h).
 //
 // Worker threads, by role:
 //  * maintenance, solo: lockstep iterations — a start barrier fixes which commands every worker
@@ -41,6 +41,7 @@
 #include "workers/reconciler.h"
 #include "workers/renderer.h"
 #include "workers/response_merger.h"
+#include "workers/subscribe_merger.h"
 #include "workers/sources/table_source.h"
 #include "workers/tables/table.h"
 
@@ -54,6 +55,8 @@ struct RuntimeOptions {
   std::string replica_id;
   // max_result_size at start (the supervisor's resolved value); UpdateConfiguration changes it.
   std::size_t max_result_size = kDefaultMaxResultSize;
+  // subscribe_batch_bytes at start (DESIGN §10); UpdateConfiguration changes it.
+  std::size_t subscribe_batch_bytes = kDefaultSubscribeBatchBytes;
   // --data-dir (maintenance, solo): where tables keep their logs (DESIGN §9). Empty: no tables.
   std::string data_dir;
 };
@@ -148,6 +151,7 @@ class Runtime {
   Reconciler reconciler_;
   std::uint64_t next_seq_ = 0;  // of the next command appended to the log
   ResponseMerger merger_;
+  SubscribeMerger subscribe_merger_;
 };
 
 }  // namespace tandem::workers

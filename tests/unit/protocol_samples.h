@@ -539,6 +539,27 @@ inline pb::Command PeekAt(std::string uuid, std::string id, std::uint64_t t = 1,
   return c;
 }
 
+// Subscribe `uuid` to index `id` (DESIGN §10): as_of absent is "latest", up_to absent "until
+// canceled".
+inline pb::Command Subscribe(std::string uuid, std::string id,
+                             std::optional<std::uint64_t> as_of = std::nullopt,
+                             bool snapshot = true,
+                             std::optional<std::uint64_t> up_to = std::nullopt) {
+  pb::Command c;
+  auto* s = c.mutable_subscribe();
+  s->set_uuid(std::move(uuid));
+  s->set_id(std::move(id));
+  if (as_of) s->set_as_of(*as_of);
+  s->set_snapshot(snapshot);
+  if (up_to) s->set_up_to(*up_to);
+  return c;
+}
+inline pb::Command CancelSubscribe(std::string uuid) {
+  pb::Command c;
+  c.mutable_cancel_subscribe()->set_uuid(std::move(uuid));
+  return c;
+}
+
 // A peek on index u9 ([INT64 key, INT64 value2]) with every part populated.
 inline pb::Command Peek(std::string uuid = "3f2a9c4e-5b1d-4e7a-9f00-1c2d3e4f5a6b") {
   pb::Command c;
