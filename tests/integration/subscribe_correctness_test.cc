@@ -417,14 +417,18 @@ class SubscribeRunner {
             if (streams.Ended(s.uuid)) continue;
             all = false;
             if (s.cancel == Sub::Cancel::kWhenComplete && !s.cancel_sent) {
+              // Complete: delivered up to end (without a snapshot from end - 1: nothing to wait
+              // for).
               const SubscribeStream* stream = streams.Find(s.uuid);
+              const Time first = *s.as_of + (s.snapshot ? 0 : 1);
               const auto upper = stream ? stream->completed_upper() : std::nullopt;
-              if (upper && *upper >= case_.end) SendCancel(s);
+              if (upper.value_or(first) >= case_.end) SendCancel(s);
             }
           }
           return all;
         },
-        30s);
+        // The indexes are complete: every subscribe has all it needs.
+        10s);
     if (!ended) {
       // Whatever did not end: canceled now (then checked like the others, as far as they got).
       for (auto& s : case_.subs) {
@@ -529,8 +533,10 @@ class SubscribeRunner {
       if (case_.closed) allowed.insert(R::CLOSED);
     }
     if (!stream.ended()) {
-      problems.push_back(std::string("no SubscribeEnd") +
-                         (timed_out ? " within 30 s (nor 5 s after a CancelSubscribe)" : ""));
+      problems.push_back(
+          std::string("no SubscribeEnd") +
+          (timed_out ? " within 10 s of the indexes' completion (nor 5 s after a CancelSubscribe)"
+                     : ""));
     } else {
       const auto& end = stream.ends.front();
       if (allowed.count(end.reason()) == 0) {

@@ -85,11 +85,15 @@ class SubscribeStreams {
   std::map<std::string, SubscribeStream> streams_;
 };
 
-// The encoded size of a batch's updates as the bound counts it: the sum of each
-// SubscribeUpdate's encoding (field tags and length prefixes of the repeated field excluded).
+// The encoded size of a batch's updates as subscribe_batch_bytes bounds it: the bytes of the
+// repeated field in the batch's encoding (each update's tag, length prefix and message).
 inline std::size_t EncodedUpdatesBytes(const pb::SubscribeBatch& b) {
   std::size_t n = 0;
-  for (const auto& u : b.updates()) n += u.ByteSizeLong();
+  for (const auto& u : b.updates()) {
+    std::size_t size = u.ByteSizeLong(), prefix = 1;
+    for (std::size_t v = size; v >= 0x80; v >>= 7) ++prefix;
+    n += 1 + prefix + size;
+  }
   return n;
 }
 
