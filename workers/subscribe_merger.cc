@@ -62,11 +62,11 @@ bool SubscribeMerger::Deliver(const std::string& uuid, Merge& m) {
   const std::uint64_t upper = *std::min_element(m.progress.begin(), m.progress.end());
   if (upper <= m.delivered) return false;
   // Every kept update below `upper`, in time order (stable: a worker's own order within a time).
-  auto below = std::stable_partition(m.pending.begin(), m.pending.end(),
-                                     [&](const pb::SubscribeUpdate& u) { return u.time() < upper; });
-  std::stable_sort(m.pending.begin(), below, [](const auto& a, const auto& b) {
-    return a.time() < b.time();
-  });
+  auto below =
+      std::stable_partition(m.pending.begin(), m.pending.end(),
+                            [&](const pb::SubscribeUpdate& u) { return u.time() < upper; });
+  std::stable_sort(m.pending.begin(), below,
+                   [](const auto& a, const auto& b) { return a.time() < b.time(); });
   pb::Response r;
   pb::SubscribeBatch* batch = r.mutable_subscribe_batch();
   batch->set_uuid(uuid);
@@ -93,8 +93,8 @@ bool SubscribeMerger::Deliver(const std::string& uuid, Merge& m) {
     return true;
   }
   if (m.up_to && upper >= *m.up_to) {
-    SendEnd(uuid, pb::SubscribeEnd::UP_TO, "every time before " + std::to_string(*m.up_to) +
-                                                " was delivered");
+    SendEnd(uuid, pb::SubscribeEnd::UP_TO,
+            "every time before " + std::to_string(*m.up_to) + " was delivered");
     forget_(uuid);
     return true;
   }

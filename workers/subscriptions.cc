@@ -17,8 +17,7 @@ namespace tandem::workers {
 
 namespace pb = ipc::pb;
 
-std::optional<std::size_t> ParseSubscribeBatchBytes(std::string_view name,
-                                                    std::string_view value) {
+std::optional<std::size_t> ParseSubscribeBatchBytes(std::string_view name, std::string_view value) {
   if (name != kSubscribeBatchBytes) return std::nullopt;
   std::size_t bytes = 0;
   const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), bytes);
