@@ -115,6 +115,8 @@ class SubscribeRunner {
   }
 
   int failures() const { return failures_; }
+  // Of the failures: subscribes without a snapshot and up_to = as_of + 1 (nothing to deliver).
+  int empty_interval_failures() const { return empty_interval_failures_; }
   int subscribes() const { return subscribes_; }
   int batches() const { return batches_; }
   int parts() const { return parts_; }
@@ -123,6 +125,8 @@ class SubscribeRunner {
   int snapshots() const { return snapshots_; }
   std::size_t largest_batch() const { return largest_batch_; }
   int max_parts_in_interval() const { return max_parts_in_interval_; }
+  // Batches of one update larger than kSmallBatchBytes (alone, as the bound wants).
+  int oversized() const { return oversized_; }
   const std::map<std::string, int>& ends() const { return ends_; }
 
  private:
@@ -178,8 +182,10 @@ class SubscribeRunner {
       Row row;
       row.push_back(k);
       row.push_back(gen.rand().Chance(0.2) ? Datum(Null{}) : Datum(gen.rand().Between(0, 4)));
-      row.push_back(std::string("row ") + std::to_string(k) + " " +
-                    std::string(10 + gen.rand().Below(40), 'x'));
+      // Now and then a row larger than subscribe_batch_bytes (it goes alone in its part).
+      const std::size_t pad = gen.rand().Chance(0.01) ? kSmallBatchBytes + gen.rand().Below(2000)
+                                                      : 10 + gen.rand().Below(40);
+      row.push_back(std::string("row ") + std::to_string(k) + " " + std::string(pad, 'x'));
       return row;
     };
     std::vector<reference::Update> updates;
@@ -453,10 +459,31 @@ class SubscribeRunner {
       ctl_.Send(drop);
     }
     session_.Pump(0ms);
+    CheckStrays();
     for (const auto& s : case_.subs) streams.streams().erase(s.uuid);
     return !sup_.Exited();
   }
 
+ public:
+  // Answers for subscribes of earlier cases (whose streams were checked and forgotten after their
+  // End): nothing may follow an End.
+  void CheckStrays() {
+    std::set<std::string> current;
+    for (const auto& s : case_.subs) current.insert(s.uuid);
+    for (auto it = session_.subscribes().streams().begin();
+         it != session_.subscribes().streams().end();) {
+      if (current.count(it->first) > 0) {
+        ++it;
+        continue;
+      }
+      ++failures_;
+      ADD_FAILURE() << "answers for " << it->first << " after its SubscribeEnd was checked:\n"
+                    << StreamText(it->second);
+      it = session_.subscribes().streams().erase(it);
+    }
+  }
+
+ private:
   // The index's rows at t (the reference's), memoized per case.
   const Contents& At(const std::string& index, Time t) {
     auto key = std::make_pair(index, t);
@@ -475,6 +502,7 @@ class SubscribeRunner {
     int run = 0;
     for (const auto& b : stream.batches) {
       largest_batch_ = std::max(largest_batch_, EncodedUpdatesBytes(b));
+      if (b.updates_size() == 1 && EncodedUpdatesBytes(b) > kSmallBatchBytes) ++oversized_;
       run = b.upper() == b.lower() ? run + 1 : 0;
       max_parts_in_interval_ = std::max(max_parts_in_interval_, run);
     }
@@ -563,6 +591,7 @@ class SubscribeRunner {
         std::printf("%s", text.c_str());
       } else {
         ++failures_;
+        if (!s.snapshot && s.up_to == as_of + 1) ++empty_interval_failures_;
         if (reported_++ < 5) {
           ADD_FAILURE() << text << "  index " << s.index
                         << " in the reference (rows at each time; errors):\n"
@@ -626,10 +655,11 @@ class SubscribeRunner {
   std::map<std::pair<std::string, Time>, Contents> memo_;
   int next_id_ = 1;
   int uuid_ = 0;
-  int failures_ = 0, reported_ = 0;
+  int failures_ = 0, reported_ = 0, empty_interval_failures_ = 0;
   int subscribes_ = 0, batches_ = 0, parts_ = 0, updates_ = 0, latest_ = 0, snapshots_ = 0;
   std::size_t largest_batch_ = 0;
   int max_parts_in_interval_ = 0;
+  int oversized_ = 0;
   std::map<std::string, int> ends_;
 };
 
@@ -664,24 +694,30 @@ void RunConfiguration(const Config& config) {
   for (std::uint64_t seed : seeds) {
     if (!runner.Run(seed)) break;
   }
+  runner.session().Pump(100ms);
+  runner.CheckStrays();
   const auto seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::string ends;
   for (const auto& [reason, n] : runner.ends()) ends += " " + reason + "=" + std::to_string(n);
   std::printf(
       "[ subscribes  ] %s, %d workers%s: %zu cases, %d subscribes (%d with a snapshot, %d at "
-      "latest), %d batches (%d parts, at most %d in a row), %d updates, largest batch %zu bytes; "
-      "ends:%s; %d failures, %.1f s\n",
+      "latest), %d batches (%d parts, at most %d in a row, %d of one row beyond 4 KiB), %d "
+      "updates, "
+      "largest batch %zu bytes; ends:%s; %d failures (%d without a snapshot and up_to = as_of + "
+      "1), "
+      "%.1f s\n",
       config.two_runtime ? "two-runtime" : "solo", config.workers,
       config.large ? ", subscribe_batch_bytes 4096" : "", seeds.size(), runner.subscribes(),
       runner.snapshots(), runner.latest(), runner.batches(), runner.parts(),
-      runner.max_parts_in_interval(), runner.updates(), runner.largest_batch(), ends.c_str(),
-      runner.failures(), seconds);
+      runner.max_parts_in_interval(), runner.oversized(), runner.updates(), runner.largest_batch(),
+      ends.c_str(), runner.failures(), runner.empty_interval_failures(), seconds);
   if (seeds.size() >= 8) {
     EXPECT_GT(runner.latest(), 0);
     EXPECT_GT(runner.ends().count("CANCELED"), 0u);
     if (config.large) {
       EXPECT_GT(runner.parts(), 0) << "no interval came in parts";
+      EXPECT_GT(runner.oversized(), 0) << "no row beyond subscribe_batch_bytes was delivered";
     }
     if (config.allow_errors) {
       EXPECT_GT(runner.ends().count("ERROR"), 0u);
@@ -830,7 +866,7 @@ constexpr int kLargeCases = 40;
 #else
 #define SUBSCRIBE_SUITE SubscribeCorrectness
 constexpr int kCases = 20;
-constexpr int kLargeCases = 8;
+constexpr int kLargeCases = 12;
 #endif
 
 TEST(SUBSCRIBE_SUITE, SoloOneWorker) { RunConfiguration({false, 1, kCases, 3100000}); }
