@@ -435,7 +435,7 @@ class SubscribeRunner {
           return all;
         },
         // The indexes are complete: every subscribe has all it needs.
-        10s);
+        5s);
     if (!ended) {
       // Whatever did not end: canceled now (then checked like the others, as far as they got).
       for (auto& s : case_.subs) {
@@ -564,7 +564,7 @@ class SubscribeRunner {
     if (!stream.ended()) {
       problems.push_back(
           std::string("no SubscribeEnd") +
-          (timed_out ? " within 10 s of the indexes' completion (nor 5 s after a CancelSubscribe)"
+          (timed_out ? " within 5 s of the indexes' completion (nor 5 s after a CancelSubscribe)"
                      : ""));
     } else {
       const auto& end = stream.ends.front();
