@@ -22,6 +22,30 @@ bool AnswersWrite(const pb::Response& response, const pb::WriteTable& write) {
   return response.has_command_error() && response.command_error().what() == DescribeWrite(write);
 }
 
+pb::Command MakeSubscribe(const std::string& uuid, const std::string& id,
+                          std::optional<std::uint64_t> as_of, bool snapshot,
+                          std::optional<std::uint64_t> up_to) {
+  pb::Command c;
+  pb::Subscribe* s = c.mutable_subscribe();
+  s->set_uuid(uuid);
+  s->set_id(id);
+  if (as_of) s->set_as_of(*as_of);
+  s->set_snapshot(snapshot);
+  if (up_to) s->set_up_to(*up_to);
+  return c;
+}
+
+pb::Command MakeCancelSubscribe(const std::string& uuid) {
+  pb::Command c;
+  c.mutable_cancel_subscribe()->set_uuid(uuid);
+  return c;
+}
+
+bool IsSubscribeAnswer(const pb::Response& response, const std::string& uuid) {
+  return (response.has_subscribe_batch() && response.subscribe_batch().uuid() == uuid) ||
+         (response.has_subscribe_end() && response.subscribe_end().uuid() == uuid);
+}
+
 ControllerClient::ControllerClient(const std::string& endpoint, const Options& options)
     : endpoint_(endpoint), options_(options), socket_(context_, zmq::socket_type::dealer) {
   socket_.set(zmq::sockopt::linger, static_cast<int>(options.linger.count()));

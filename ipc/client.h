@@ -42,6 +42,16 @@ pb::Command MakeHello(const std::string& nonce, bool observer = false, bool writ
 // several writes in flight; uuids are the client's to keep distinct.
 bool AnswersWrite(const pb::Response& response, const pb::WriteTable& write);
 
+// Subscribe{uuid, id, as_of, snapshot, up_to} (DESIGN §10). as_of unset: the latest time the
+// replica can read now (the supervisor fills it in); up_to unset: until cancelled.
+pb::Command MakeSubscribe(const std::string& uuid, const std::string& id,
+                          std::optional<std::uint64_t> as_of = std::nullopt, bool snapshot = true,
+                          std::optional<std::uint64_t> up_to = std::nullopt);
+pb::Command MakeCancelSubscribe(const std::string& uuid);
+// True when `response` is a SubscribeBatch or the SubscribeEnd of the subscribe `uuid` (a filter
+// for ControllerClient::ReceiveUntil).
+bool IsSubscribeAnswer(const pb::Response& response, const std::string& uuid);
+
 class ControllerClient {
  public:
   struct Options {

@@ -929,19 +929,20 @@ Status Validator::ValidateObserver(const pb::Command& command, bool writer) cons
         why = ValidateWriteTable(command.write_table());
       } else {
         why = Invalid(
-            "observer sessions are read-only: they may send only Peek, CancelPeek and Goodbye; "
-            "say Hello with observer: true and writer: true to write tables");
+            "observer sessions are read-only: they may send only Peek, CancelPeek, Subscribe, "
+            "CancelSubscribe and Goodbye; say Hello with observer: true and writer: true to write "
+            "tables");
       }
       break;
     case pb::Command::KIND_NOT_SET:
       return Invalid(Describe(command) + ": command has no kind");
     default:
       why = Invalid(writer ? "writer sessions may only read and write tables: they may send only "
-                             "Peek, CancelPeek, WriteTable and Goodbye (send Hello without "
-                             "observer to control the replica)"
+                             "Peek, CancelPeek, Subscribe, CancelSubscribe, WriteTable and "
+                             "Goodbye (send Hello without observer to control the replica)"
                            : "observer sessions are read-only: they may send only Peek, "
-                             "CancelPeek and Goodbye (send Hello without observer to control "
-                             "the replica)");
+                             "CancelPeek, Subscribe, CancelSubscribe and Goodbye (send Hello "
+                             "without observer to control the replica)");
       break;
   }
   if (why.ok()) return why;

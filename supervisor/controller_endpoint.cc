@@ -27,24 +27,29 @@ struct MonitorEvent {
 
 }  // namespace
 
-void Supervisor::SendToPeer(const std::string& peer, const ipc::pb::Response& response) {
-  SendEncodedToPeer(peer, ipc::Encode(response), ipc::ResponseName(response));
+bool Supervisor::SendToPeer(const std::string& peer, const ipc::pb::Response& response,
+                            bool count_drop) {
+  return SendEncodedToPeer(peer, ipc::Encode(response), ipc::ResponseName(response), count_drop);
 }
 
-void Supervisor::SendEncodedToPeer(const std::string& peer, const std::string& bytes,
-                                   const char* name) {
+bool Supervisor::SendEncodedToPeer(const std::string& peer, const std::string& bytes,
+                                   const char* name, bool count_drop) {
   try {
+    // With router_mandatory a peer whose pipe is at controller_send_hwm refuses the first frame
+    // (EAGAIN): nothing of the message is queued.
     zmq::send_result_t sent =
         router_->send(zmq::buffer(peer), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
     if (sent) sent = router_->send(zmq::buffer(bytes), zmq::send_flags::dontwait);
     if (!sent) {
-      metrics_.Inc(kDropped, {{"reason", "controller_slow"}});
-      return;
+      if (count_drop) metrics_.Inc(kDropped, {{"reason", "controller_slow"}});
+      return false;
     }
     metrics_.Inc(kResponses, {{"response", name}});
+    return true;
   } catch (const zmq::error_t& e) {
     // EHOSTUNREACH (router_mandatory): the controller is gone.
-    metrics_.Inc(kDropped, {{"reason", "controller_gone"}});
+    if (count_drop) metrics_.Inc(kDropped, {{"reason", "controller_gone"}});
+    return false;
   }
 }
 
@@ -144,6 +149,10 @@ void Supervisor::OnControllerMessage(const std::string& peer, const std::string&
     return;
   }
   if (cmd.has_write_table() && !AdmitWrite(peer, cmd)) return;
+  if (cmd.has_subscribe() || cmd.has_cancel_subscribe()) {
+    ForwardSubscribeCommand(peer, cmd, payload, kControllerSession, validator_);
+    return;
+  }
   if (cmd.has_initialization_complete() && last_complete_) {
     // The runtimes reconcile now: what the replica maintains is the replayed epoch.
     last_complete_.reset();
@@ -185,6 +194,8 @@ void Supervisor::OnControllerHello(const std::string& peer, const ipc::pb::Comma
   NoteForwarded(hello);
   metrics_.Inc(kCommands, {{"command", "Hello"}, {"result", "forwarded"}});
   SendToPeer(peer, HelloAccepted(hello.hello()));
+  // The previous epoch's subscribes ended (SESSION_ENDED): told right after the HelloAccepted.
+  FlushSubscribeEnds();
 }
 
 void Supervisor::OnObserverHello(const std::string& peer, const ipc::pb::Command& hello) {
@@ -217,9 +228,13 @@ void Supervisor::OnObserverCommand(const std::string& peer, const ipc::pb::Comma
   // A writer session's writes are checked against what the replica runs (the catalog), like its
   // peeks.
   if (Status s = Catalog().ValidateObserver(cmd, writer); !s.ok()) {
-    const bool allowed =
-        cmd.has_peek() || cmd.has_cancel_peek() || (writer && cmd.has_write_table());
+    const bool allowed = cmd.has_peek() || cmd.has_cancel_peek() || cmd.has_subscribe() ||
+                         cmd.has_cancel_subscribe() || (writer && cmd.has_write_table());
     RefuseCommand(peer, cmd, allowed ? "validation" : "read_only", s.message());
+    return;
+  }
+  if (cmd.has_subscribe() || cmd.has_cancel_subscribe()) {
+    ForwardSubscribeCommand(peer, cmd, payload, sessions_.ObserverSession(peer), Catalog());
     return;
   }
   if (cmd.has_write_table() ? !AdmitWrite(peer, cmd)
@@ -228,6 +243,104 @@ void Supervisor::OnObserverCommand(const std::string& peer, const ipc::pb::Comma
   }
   mux_->Forward(cmd, payload, Clock::now(), sessions_.ObserverSession(peer));
   metrics_.Inc(kCommands, {{"command", name}, {"result", "forwarded"}});
+}
+
+void Supervisor::ForwardSubscribeCommand(const std::string& peer, const ipc::pb::Command& cmd,
+                                         const std::string& payload, SessionId session,
+                                         const ipc::Validator& catalog) {
+  const std::string name = ipc::CommandName(cmd);
+  if (cmd.has_cancel_subscribe()) {
+    // Nothing live under that uuid (ended, or never subscribed): forwarded nowhere, no answer.
+    if (!mux_->Subscribed(session, cmd.cancel_subscribe().uuid())) {
+      metrics_.Inc(kCommands, {{"command", name}, {"result", "not_live"}});
+      return;
+    }
+    mux_->Forward(cmd, payload, Clock::now(), session);
+    metrics_.Inc(kCommands, {{"command", name}, {"result", "forwarded"}});
+    return;
+  }
+  const ipc::pb::Subscribe& sub = cmd.subscribe();
+  if (mux_->Subscribed(session, sub.uuid())) {
+    RefuseCommand(peer, cmd, "subscribe_uuid_live",
+                  ipc::Describe(cmd) +
+                      ": this session has a live subscribe with this uuid (CancelSubscribe it, or "
+                      "use another uuid)");
+    return;
+  }
+  const auto limit = static_cast<std::size_t>(config_.params.GetInt(kMaxSubscribesPerSession));
+  if (mux_->live_subscribes(session) >= limit) {
+    RefuseCommand(peer, cmd, "too_many_subscribes",
+                  ipc::Describe(cmd) + ": this session has " +
+                      std::to_string(mux_->live_subscribes(session)) +
+                      " live subscribes, the limit (max_subscribes_per_session " +
+                      std::to_string(limit) + "); cancel some first");
+    return;
+  }
+  ipc::pb::Command filled = cmd;
+  if (!sub.has_as_of()) filled.mutable_subscribe()->set_as_of(LatestAsOf(sub.id(), catalog));
+  const std::uint64_t as_of = filled.subscribe().as_of();
+  if (sub.has_up_to() && sub.up_to() <= as_of) {
+    RefuseCommand(peer, cmd, "validation",
+                  ipc::Describe(cmd) + ": up_to " + std::to_string(sub.up_to()) +
+                      " is not after as_of " + std::to_string(as_of) +
+                      (sub.has_as_of() ? "" : " (the latest time readable now)"));
+    return;
+  }
+  mux_->Forward(filled, sub.has_as_of() ? payload : ipc::Encode(filled), Clock::now(), session);
+  metrics_.Inc(kCommands, {{"command", name}, {"result", "forwarded"}});
+  metrics_.Set(kSubscribes, {}, static_cast<double>(mux_->live_subscribes()));
+}
+
+std::uint64_t Supervisor::LatestAsOf(const std::string& id, const ipc::Validator& catalog) const {
+  std::uint64_t latest = 0;
+  if (auto it = frontiers_.latest().find(id);
+      it != frontiers_.latest().end() && !it->second.write().elements().empty()) {
+    const std::uint64_t write = it->second.write().elements(0);
+    latest = write > 0 ? write - 1 : 0;
+  }
+  if (auto it = catalog.allowed_compaction().find(id); it != catalog.allowed_compaction().end()) {
+    latest = std::max(latest, it->second);
+  }
+  return latest;
+}
+
+const std::string* Supervisor::PeerOfSession(SessionId session) const {
+  if (session == kControllerSession) {
+    return sessions_.controller() ? &*sessions_.controller() : nullptr;
+  }
+  return sessions_.ObserverPeer(session);
+}
+
+void Supervisor::DeliverSubscribeAnswer(const Multiplexer::Verdict& verdict,
+                                        const ipc::pb::Response& response) {
+  const std::string* peer = PeerOfSession(verdict.to);
+  if (response.has_subscribe_end()) {
+    if (!peer || !SendToPeer(*peer, response, false)) mux_->DeferEnd(verdict.to, response);
+    metrics_.Set(kSubscribes, {}, static_cast<double>(mux_->live_subscribes()));
+    return;
+  }
+  const ipc::pb::SubscribeBatch& batch = response.subscribe_batch();
+  if (peer && SendToPeer(*peer, response, false)) {
+    mux_->Delivered(verdict.subscribe, batch.upper(),
+                    static_cast<std::size_t>(batch.updates_size()));
+    metrics_.Inc(kSubscribeBatches);
+    metrics_.Inc(kSubscribeRows, {}, batch.updates_size());
+    return;
+  }
+  // Its pipe is full (controller_send_hwm messages wait): the subscriber does not read.
+  metrics_.Inc(kDropped, {{"reason", "subscriber_too_slow"}});
+  spdlog::info("a subscribe of session {} ended too slow: its pipe refused a batch", verdict.to);
+  mux_->TooSlow(verdict.subscribe, Clock::now());
+  metrics_.Set(kSubscribes, {}, static_cast<double>(mux_->live_subscribes()));
+}
+
+void Supervisor::FlushSubscribeEnds() {
+  if (!mux_ || mux_->pending_ends() == 0) return;
+  mux_->FlushEnds([this](SessionId session, const ipc::pb::Response& end) {
+    const std::string* peer = PeerOfSession(session);
+    // No peer: the controller's wait for its next Hello (an ended observer's were dropped).
+    return peer != nullptr && SendToPeer(*peer, end, false);
+  });
 }
 
 ipc::pb::Response Supervisor::HelloAccepted(const ipc::pb::Hello& hello) const {

@@ -42,6 +42,21 @@ const std::vector<ParamDef>& ParamDefinitions() {
        "the largest answer a peek may have, in bytes (the encoded size of its rows, and of each "
        "worker's part of them): a larger one answers Error instead",
        1, static_cast<long long>(ipc::kMaxMessageBytes - (1u << 20))},
+      // Subscribes (DESIGN §10). A batch's updates, at most 16 MiB, and the rest of it fit a
+      // message.
+      {kSubscribeBatchBytes, ParamType::kInt, std::to_string(1 << 20), true,
+       "the largest SubscribeBatch, in bytes (the encoded size of its updates; a larger interval "
+       "is sent in parts, a larger row alone); the runtimes get it at start and on change",
+       4096, 16 << 20},
+      {kMaxSubscribesPerSession, ParamType::kInt, "1000", true,
+       "live subscribes one session may have; a Subscribe beyond it is refused (CommandError)", 0,
+       1000000},
+      // Memory per stalled subscriber: at most this many messages (each at most
+      // subscribe_batch_bytes of updates) wait for it, then its subscribes end TOO_SLOW.
+      {kControllerSendHwm, ParamType::kInt, "10000", false,
+       "messages queued per controller-endpoint peer that is not reading (ZeroMQ's send "
+       "high-water mark); a subscribe whose batch finds the queue full ends too slow",
+       1, 10000000},
       {kDebugAbortWorker, ParamType::kString, "", true,
        "fault injection: set to solo, maintenance or interactive to make worker 0 of that "
        "runtime fail an invariant check (the replica then goes down: shared fate); only with "

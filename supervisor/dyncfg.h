@@ -40,6 +40,10 @@ inline constexpr char kControllerHeartbeatTimeoutMs[] = "controller_heartbeat_ti
 inline constexpr char kLogLevel[] = "log_level";
 inline constexpr char kDebugAbortWorker[] = "debug_abort_worker";
 inline constexpr char kMaxResultSize[] = "max_result_size";
+// Subscribes (DESIGN §10).
+inline constexpr char kSubscribeBatchBytes[] = "subscribe_batch_bytes";
+inline constexpr char kMaxSubscribesPerSession[] = "max_subscribes_per_session";
+inline constexpr char kControllerSendHwm[] = "controller_send_hwm";
 
 // Every parameter this build knows.
 const std::vector<ParamDef>& ParamDefinitions();

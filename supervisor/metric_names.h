@@ -31,5 +31,11 @@ inline constexpr char kHoldGapMax[] = "tandem_index_hold_gap_max";
 inline constexpr char kWrites[] = "tandem_writes_total";
 inline constexpr char kWriteSeconds[] = "tandem_write_seconds";
 inline constexpr char kWritesInFlight[] = "tandem_writes_in_flight";
+inline constexpr char kSubscribes[] = "tandem_subscribes";
+inline constexpr char kSubscribeBatches[] = "tandem_subscribe_batches_total";
+inline constexpr char kSubscribeRows[] = "tandem_subscribe_rows_total";
+inline constexpr char kSubscribeEnds[] = "tandem_subscribe_ends_total";
+inline constexpr char kSubscribeLag[] = "tandem_subscribe_lag";
+inline constexpr char kSubscribeLagMax[] = "tandem_subscribe_lag_max";
 
 }  // namespace tandem::supervisor::metric

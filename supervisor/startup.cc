@@ -121,7 +121,9 @@ int Supervisor::BindEndpoints() {
     router_->set(zmq::sockopt::heartbeat_ivl, ivl);
     router_->set(zmq::sockopt::heartbeat_timeout, timeout);
     router_->set(zmq::sockopt::heartbeat_ttl, timeout);
-    router_->set(zmq::sockopt::sndhwm, 100000);
+    // Per peer: a controller or observer that stops reading holds at most this many messages
+    // here; beyond it, sends to it fail (router_mandatory) and its subscribes end TOO_SLOW.
+    router_->set(zmq::sockopt::sndhwm, static_cast<int>(config_.params.GetInt(kControllerSendHwm)));
     if (config_.curve()) {
       auto auth = ControllerAuth::Create(config_, ctx_, metrics_);
       if (!auth.ok()) {
@@ -206,7 +208,9 @@ int Supervisor::SpawnRuntimes() {
         "--log-format",
         config_.log_format == LogFormat::kJson ? "json" : "text",
         "--max-result-size",
-        config_.params.Get(kMaxResultSize)};
+        config_.params.Get(kMaxResultSize),
+        "--subscribe-batch-bytes",
+        config_.params.Get(kSubscribeBatchBytes)};
     for (std::string& arg : RuntimeArgs(id)) argv.push_back(std::move(arg));
     auto pid = children_.Spawn(RoleName(id), argv);
     if (!pid.ok()) {

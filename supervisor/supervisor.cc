@@ -31,6 +31,8 @@ namespace {
 // At most this many tandem_index_hold_gap series (the largest gaps): bounded however many
 // indexes live (--slots-per-row allows 256 by default).
 constexpr std::size_t kHoldGapSeries = 32;
+// At most this many tandem_subscribe_lag series (the largest lags).
+constexpr std::size_t kSubscribeLagSeries = 20;
 }  // namespace
 
 Supervisor::Supervisor(SupervisorConfig config, int signal_fd)
@@ -106,6 +108,28 @@ void Supervisor::DeclareMetrics() {
                    {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
                     0.5, 1, 2.5, 5, 10});
   metrics_.Declare(kWritesInFlight, T::kGauge, "writes forwarded and not yet answered");
+  metrics_.Declare(kSubscribes, T::kGauge, "live subscribes (DESIGN §10), of every session");
+  metrics_.Set(kSubscribes, {}, 0);
+  metrics_.Declare(kSubscribeBatches, T::kCounter, "SubscribeBatch answers sent to sessions");
+  metrics_.Inc(kSubscribeBatches, {}, 0);
+  metrics_.Declare(kSubscribeRows, T::kCounter,
+                   "subscribe updates (one row's change at one time) sent to sessions");
+  metrics_.Inc(kSubscribeRows, {}, 0);
+  metrics_.Declare(
+      kSubscribeEnds, T::kCounter,
+      "subscribes ended, by reason (up_to, canceled, dropped, error, too_slow, closed, "
+      "session_ended: the controller's new epoch, or an observer's session ended)");
+  for (const char* reason :
+       {"up_to", "canceled", "dropped", "error", "too_slow", "closed", "session_ended"}) {
+    metrics_.Inc(kSubscribeEnds, {{"reason", reason}}, 0);
+  }
+  metrics_.Declare(kSubscribeLag, T::kGauge,
+                   "how far a live subscribe is behind its index: the index's write frontier - the "
+                   "upper delivered to the subscriber, in timestamp units, by wire uuid; the " +
+                       std::to_string(kSubscribeLagSeries) + " largest");
+  metrics_.Declare(kSubscribeLagMax, T::kGauge,
+                   "the largest lag of any live subscribe (tandem_subscribe_lag)");
+  metrics_.Set(kSubscribeLagMax, {}, 0);
   metrics_.Declare(kHoldGapMax, T::kGauge,
                    "the largest hold gap of any index (tandem_index_hold_gap), in timestamp units");
 }
@@ -113,6 +137,33 @@ void Supervisor::DeclareMetrics() {
 void Supervisor::NoteForwarded(const ipc::pb::Command& cmd) {
   if (one_shots_.OnForwarded(cmd, Clock::now())) metrics_.Inc(kOneShotsBuilt);
   metrics_.Set(kOneShotsRunning, {}, static_cast<double>(one_shots_.running()));
+}
+
+void Supervisor::SetSubscribeMetrics() {
+  if (!mux_) return;
+  metrics_.Set(kSubscribes, {}, static_cast<double>(mux_->live_subscribes()));
+  for (const auto& [reason, n] : mux_->subscribe_ends()) {
+    metrics_.Inc(kSubscribeEnds, {{"reason", reason}},
+                 static_cast<double>(n) - metrics_.Value(kSubscribeEnds, {{"reason", reason}}));
+  }
+  std::vector<std::pair<std::uint64_t, std::string>> lags;
+  for (const Multiplexer::SubscribeInfo& s : mux_->LiveSubscribes()) {
+    std::uint64_t lag = 0;
+    if (auto it = frontiers_.latest().find(s.id);
+        it != frontiers_.latest().end() && !it->second.write().elements().empty()) {
+      const std::uint64_t write = it->second.write().elements(0);
+      lag = write > s.delivered ? write - s.delivered : 0;
+    }
+    lags.emplace_back(lag, s.wire_uuid);
+  }
+  std::sort(lags.begin(), lags.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  metrics_.Clear(kSubscribeLag);  // an ended subscribe's series goes with it
+  for (std::size_t i = 0; i < lags.size() && i < kSubscribeLagSeries; ++i) {
+    metrics_.Set(kSubscribeLag, {{"uuid", lags[i].second}}, static_cast<double>(lags[i].first));
+  }
+  metrics_.Set(kSubscribeLagMax, {}, lags.empty() ? 0 : static_cast<double>(lags.front().first));
 }
 
 void Supervisor::SetHoldGaps(const std::vector<shm::SlotInfo>& slots) {
@@ -162,6 +213,7 @@ int Supervisor::Loop() {
     if (items[0].revents & ZMQ_POLLIN) OnControllerReadable();
     if (items[1].revents & ZMQ_POLLIN) OnMonitorReadable();
     http_->OnPoll(items.data() + http_at, items.size() - http_at);
+    FlushSubscribeEnds();  // TOO_SLOW ends wait for room in their session's pipe
     const auto now = Clock::now();
     http_->Tick(now);
     if (auto code = WatchRuntimes(now)) return *code;
@@ -333,6 +385,10 @@ void Supervisor::OnRuntimeReadable(Runtime& r) {
       metrics_.Inc(kDropped, {{"reason", verdict.drop_reason}});
       continue;
     }
+    if (!verdict.subscribe.empty()) {
+      DeliverSubscribeAnswer(verdict, response);
+      continue;
+    }
     if (response.has_frontiers()) {
       if (auto latency = one_shots_.OnFrontiers(response.frontiers(), Clock::now())) {
         metrics_.Observe(kOneShotLatency, {}, std::chrono::duration<double>(*latency).count());
@@ -409,6 +465,7 @@ HttpResponse Supervisor::ServeHttp(const std::string& path) {
     metrics_.Set(kReady, {}, Ready() ? 1 : 0);
     metrics_.Set(kPeeksInFlight, {}, static_cast<double>(mux_ ? mux_->outstanding_peeks() : 0));
     metrics_.Set(kWritesInFlight, {}, static_cast<double>(mux_ ? mux_->outstanding_writes() : 0));
+    SetSubscribeMetrics();
     metrics_.Set(kHttpOpen, {}, static_cast<double>(http_->open_connections()));
     const HttpServer::Counts& hc = http_->counts();
     for (const auto& [outcome, n] : {std::pair<const char*, std::uint64_t>{"accepted", hc.accepted},

@@ -124,8 +124,32 @@ class Supervisor {
   // Spawn arguments beyond the common ones: --data-dir for the runtime that writes tables.
   std::vector<std::string> RuntimeArgs(Role id) const;
   void HandleUpdateConfiguration(const std::string& peer, const ipc::pb::Command& command);
-  void SendToPeer(const std::string& peer, const ipc::pb::Response& response);
-  void SendEncodedToPeer(const std::string& peer, const std::string& bytes, const char* name);
+  // Sends without blocking; false when ZeroMQ refused it (the peer's pipe is full, or the peer is
+  // gone), counted in tandem_responses_dropped_total when `count_drop`.
+  bool SendToPeer(const std::string& peer, const ipc::pb::Response& response,
+                  bool count_drop = true);
+  bool SendEncodedToPeer(const std::string& peer, const std::string& bytes, const char* name,
+                         bool count_drop = true);
+  // Subscribes (DESIGN §10). A validated Subscribe or CancelSubscribe of `session`: refused beyond
+  // max_subscribes_per_session or for a uuid already live in the session; as_of "latest" filled
+  // in (LatestAsOf) and up_to checked against it; forwarded. `catalog`: what it was validated
+  // against.
+  void ForwardSubscribeCommand(const std::string& peer, const ipc::pb::Command& command,
+                               const std::string& payload, SessionId session,
+                               const ipc::Validator& catalog);
+  // max(W - 1, allowed): W the index's write frontier (FrontiersCache; 0 when none reported, or
+  // closed), allowed the compaction frontier `catalog` recorded for it (0 when none).
+  std::uint64_t LatestAsOf(const std::string& id, const ipc::Validator& catalog) const;
+  // A SubscribeBatch or SubscribeEnd the multiplexer mapped back to `verdict.to`'s uuid: sent to
+  // that session; a batch its pipe refuses ends the subscribe TOO_SLOW, an End it refuses waits.
+  void DeliverSubscribeAnswer(const Multiplexer::Verdict& verdict,
+                              const ipc::pb::Response& response);
+  // Sends the SubscribeEnds that wait (a full pipe, or the controller's next Hello).
+  void FlushSubscribeEnds();
+  // The peer of a live session (the controller's, or an observer's); nullptr when none.
+  const std::string* PeerOfSession(SessionId session) const;
+  // The subscribe series of /metrics, from the multiplexer (on each scrape).
+  void SetSubscribeMetrics();
   void SendToRuntime(Role id, const std::string& encoded);
   Runtime* FindRuntime(Role id);
   HttpResponse ServeHttp(const std::string& path);

@@ -4,6 +4,12 @@
 // down — and the same scan with a limit (with an offset, an order-by, multiplicities spread over
 // both workers) answers the right rows, because limit and offset are applied per worker before a
 // part is sent. Then a good peek, in both modes.
+//
+// Under ASan (where the memory bound at the end is not asserted: kRssIsMeaningful) the same test
+// runs 30 times smaller, since at full size it took ~125 s per mode there: 50 000 keys against a
+// max_result_size of 8 MiB / 30 set with --param, so each worker's part is still ~2.4 times the
+// limit, and every offset, key and count below scales with it. Uninstrumented builds run it at
+// full size against the default max_result_size (8 MiB), where the memory bound is asserted.
 #include <chrono>
 
 #include "adversarial/adversarial.h"
@@ -14,7 +20,14 @@ namespace {
 namespace pb = ipc::pb;
 namespace samples = ipc::samples;
 
-constexpr std::int64_t kKeys = 1'500'000;
+constexpr std::int64_t kScale = kRssIsMeaningful ? 1 : 30;
+constexpr std::int64_t kKeys = 1'500'000 / kScale;
+// max_result_size: the default (8 MiB) at full size.
+constexpr std::int64_t kMaxResultSize = (std::int64_t{8} << 20) / kScale;
+// The key / kGroup groups below: ten rows of kGroup each.
+constexpr std::int64_t kGroup = kKeys / 10;
+
+std::string Key(std::int64_t k) { return "(" + std::to_string(k) + ")x1"; }
 
 class PeekResultSize : public ::testing::TestWithParam<bool> {};
 
@@ -78,19 +91,22 @@ using Strings = std::vector<std::string>;
 
 TEST_P(PeekResultSize, AScanTooLargeForAMessageIsAnErrorAndLimitsAreAppliedPerWorker) {
   const bool two_runtime = GetParam();
-  Target target({}, 2, {.two_runtime = two_runtime, .shm_size = "512MiB", .keys = kKeys});
+  std::vector<std::string> args;
+  if (kScale != 1) args = {"--param", "max_result_size=" + std::to_string(kMaxResultSize)};
+  Target target(args, 2, {.two_runtime = two_runtime, .shm_size = "512MiB", .keys = kKeys});
   ASSERT_TRUE(target.Start()) << target.sup().Log();
 
-  // The full scan: 1.5 M rows, ~20 MiB per worker's part.
+  // The full scan: kKeys rows (1.5 M at full size), each worker's part ~2.4 times
+  // max_result_size (~20 MiB at full size).
   auto full = Ask(target, samples::PeekAt("", "u2", 1));
   ASSERT_TRUE(full);
   ASSERT_EQ(full->result_case(), pb::PeekResponse::kError) << Rows(*full).size() << " rows";
   EXPECT_NE(full->error().find("max_result_size"), std::string::npos) << full->error();
-  EXPECT_NE(full->error().find("8388608"), std::string::npos) << full->error();
+  EXPECT_NE(full->error().find(std::to_string(kMaxResultSize)), std::string::npos) << full->error();
   ASSERT_FALSE(target.sup().Exited()) << target.sup().Log();
   // The runtime that served it read no more of the index than the answer could hold: each worker
-  // stopped once its part passed max_result_size (~470 k of its 750 k rows), and the runtime's own
-  // memory stayed below what holding every row took.
+  // stopped once its part passed max_result_size (~470 k of its 750 k rows at full size), and the
+  // runtime's own memory stayed below what holding every row took.
   const pid_t server = ServingRuntime(target);
   const std::uint64_t served_anon = AnonRssBytes(server);
 
@@ -110,25 +126,25 @@ TEST_P(PeekResultSize, AScanTooLargeForAMessageIsAnErrorAndLimitsAreAppliedPerWo
   desc.mutable_peek()->mutable_finishing()->set_offset(5);
   r = Ask(target, desc);
   ASSERT_TRUE(r);
-  EXPECT_EQ(Rows(*r), (Strings{"(1499994)x1", "(1499993)x1", "(1499992)x1"})) << r->error();
+  EXPECT_EQ(Rows(*r), (Strings{Key(kKeys - 6), Key(kKeys - 7), Key(kKeys - 8)})) << r->error();
 
-  // Multiplicities over both workers: key / 150000 makes ten rows of count 150000 each, every one
+  // Multiplicities over both workers: key / kGroup makes ten rows of count kGroup each, every one
   // spread over both workers. Ordered descending, the offset skips all of (9) and one of (8).
   pb::Command grouped = samples::PeekAt("", "u2", 1);
   *grouped.mutable_peek()->mutable_mfp() =
-      samples::Mfp({samples::Binary(pb::DIV, samples::Col(0), samples::IntLit(150000))}, {}, {2});
+      samples::Mfp({samples::Binary(pb::DIV, samples::Col(0), samples::IntLit(kGroup))}, {}, {2});
   auto* f = grouped.mutable_peek()->mutable_finishing();
   auto* by = f->add_order_by();
   by->set_column(0);
   by->set_desc(true);
-  f->set_offset(150001);
+  f->set_offset(kGroup + 1);
   f->set_limit(3);
   r = Ask(target, grouped);
   ASSERT_TRUE(r);
   EXPECT_EQ(Rows(*r), (Strings{"(8)x3"})) << r->error();
   // Without an order-by: (0) then (1), across the boundary.
   f->clear_order_by();
-  f->set_offset(149999);
+  f->set_offset(kGroup - 1);
   f->set_limit(2);
   r = Ask(target, grouped);
   ASSERT_TRUE(r);

@@ -1084,8 +1084,9 @@ TEST(Writes, APlainObserversWriteIsRefusedAndTheControllersAnswerComesBackToIt) 
   ASSERT_TRUE(refused);
   EXPECT_EQ(refused->command_error().what(), ipc::DescribeWrite(write.write_table()));
   EXPECT_NE(refused->command_error().why().find(
-                "observer sessions are read-only: they may send only Peek, CancelPeek and "
-                "Goodbye; say Hello with observer: true and writer: true"),
+                "observer sessions are read-only: they may send only Peek, CancelPeek, "
+                "Subscribe, CancelSubscribe and Goodbye; say Hello with observer: true and "
+                "writer: true"),
             std::string::npos)
       << refused->command_error().why();
   // The controller writes too; a failed write is answered with its error.

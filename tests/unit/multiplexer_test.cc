@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <optional>
 #include <set>
 #include <vector>
 
+#include "ipc/client.h"
 #include "supervisor/frontiers_cache.h"
 #include "supervisor/sessions.h"
 
@@ -523,6 +525,299 @@ TEST(Sessions, AWriterSessionIsAnObserverWithAWriterFlag) {
   const auto ended = s.End("writer");
   EXPECT_EQ(ended.kind, Sessions::Ended::Kind::kObserver);
   EXPECT_EQ(ended.session, writer);
+}
+
+}  // namespace
+}  // namespace tandem::supervisor
+
+namespace tandem::supervisor {
+namespace {
+
+// ---- Subscribes (DESIGN §10)
+
+using ipc::pb::SubscribeEnd;
+
+// The command a runtime received in `s`.
+Command Decoded(const Sent& s) {
+  Command c;
+  EXPECT_TRUE(c.ParseFromString(s.bytes));
+  return c;
+}
+
+Response Batch(const std::string& wire, std::uint64_t lower, std::uint64_t upper, int updates = 0) {
+  Response r;
+  auto* b = r.mutable_subscribe_batch();
+  b->set_uuid(wire);
+  b->set_lower(lower);
+  b->set_upper(upper);
+  for (int i = 0; i < updates; ++i) {
+    auto* u = b->add_updates();
+    *u->mutable_row() = samples::MakeRow({samples::IntDatum(i)});
+    u->set_time(lower);
+    u->set_diff(1);
+  }
+  return r;
+}
+
+Response End(const std::string& wire, SubscribeEnd::Reason reason) {
+  Response r;
+  r.mutable_subscribe_end()->set_uuid(wire);
+  r.mutable_subscribe_end()->set_reason(reason);
+  return r;
+}
+
+// What FlushEnds delivered, by session.
+std::vector<std::pair<SessionId, Response>> Flush(Multiplexer& mux, bool take = true) {
+  std::vector<std::pair<SessionId, Response>> out;
+  mux.FlushEnds([&](SessionId s, const Response& r) {
+    if (take) out.emplace_back(s, r);
+    return take;
+  });
+  return out;
+}
+
+TEST_F(MultiplexerTest, SubscribesGoToInteractiveOnlyAndInSoloModeToTheSoloRuntime) {
+  const Command sub = ipc::MakeSubscribe("s", "u2", 5);
+  const Command cancel = ipc::MakeCancelSubscribe("s");
+  Multiplexer two = Make(true);
+  EXPECT_EQ(two.Route(sub), std::vector<Role>{Role::kInteractive});
+  EXPECT_EQ(two.Route(cancel), std::vector<Role>{Role::kInteractive});
+  Multiplexer solo = Make(false);
+  EXPECT_EQ(solo.Route(sub), std::vector<Role>{Role::kSolo});
+  EXPECT_EQ(solo.Route(cancel), std::vector<Role>{Role::kSolo});
+  two.Forward(sub, ipc::Encode(sub), t0);
+  two.Forward(cancel, ipc::Encode(cancel), t0);
+  ASSERT_EQ(sent.size(), 2u);
+  for (const Sent& s : sent) EXPECT_EQ(s.to, Role::kInteractive);
+  solo.Forward(sub, ipc::Encode(sub), t0, 4);
+  ASSERT_EQ(sent.size(), 3u);
+  EXPECT_EQ(sent[2].to, Role::kSolo);
+}
+
+TEST_F(MultiplexerTest, EverySubscribeGetsAWireUuidOfItsOwnAndItsAnswersReachItsSessionOnly) {
+  Multiplexer mux = Make(true);
+  const Command sub = ipc::MakeSubscribe("same", "u2", 5, true, 9);
+  mux.Forward(sub, ipc::Encode(sub), t0);
+  mux.Forward(sub, ipc::Encode(sub), t0, 7);
+  ASSERT_EQ(sent.size(), 2u);
+  const Command c0 = Decoded(sent[0]), c1 = Decoded(sent[1]);
+  EXPECT_EQ(c0.subscribe().uuid(), ipc::SubscribeWireUuid(kControllerSession, 0, "same"));
+  EXPECT_EQ(c1.subscribe().uuid(), ipc::SubscribeWireUuid(7, 1, "same"));
+  EXPECT_TRUE(ipc::IsObserverRead(c1)) << "an observer's subscribe stays an observer read";
+  EXPECT_FALSE(ipc::IsObserverRead(c0));
+  // Everything but the uuid travels as sent.
+  Command as_sent = c1;
+  as_sent.mutable_subscribe()->set_uuid("same");
+  EXPECT_EQ(ipc::Encode(as_sent), ipc::Encode(sub));
+  EXPECT_EQ(mux.live_subscribes(), 2u);
+  EXPECT_EQ(mux.live_subscribes(7), 1u);
+  EXPECT_TRUE(mux.Subscribed(7, "same"));
+  EXPECT_FALSE(mux.Subscribed(8, "same"));
+
+  Response to_observer = Batch(c1.subscribe().uuid(), 5, 6, 2);
+  const auto v = mux.OnResponse(Role::kInteractive, &to_observer, t0);
+  EXPECT_TRUE(v.forward);
+  EXPECT_EQ(v.to, 7u);
+  EXPECT_EQ(v.subscribe, c1.subscribe().uuid());
+  EXPECT_EQ(to_observer.subscribe_batch().uuid(), "same") << "mapped back to the client's uuid";
+  Response to_controller = End(c0.subscribe().uuid(), SubscribeEnd::UP_TO);
+  const auto e = mux.OnResponse(Role::kInteractive, &to_controller, t0);
+  EXPECT_TRUE(e.forward);
+  EXPECT_EQ(e.to, kControllerSession);
+  EXPECT_EQ(to_controller.subscribe_end().uuid(), "same");
+  EXPECT_FALSE(mux.Subscribed(kControllerSession, "same")) << "its End ends it";
+  EXPECT_EQ(mux.subscribe_ends().at("up_to"), 1u);
+}
+
+TEST_F(MultiplexerTest, ExactlyOneEndPerSubscribeAndNothingAfterIt) {
+  Multiplexer mux = Make(true);
+  const Command sub = ipc::MakeSubscribe("s", "u2", 5);
+  mux.Forward(sub, ipc::Encode(sub), t0, 3);
+  const std::string first = Decoded(sent.back()).subscribe().uuid();
+  Response end = End(first, SubscribeEnd::CANCELED);
+  EXPECT_TRUE(mux.OnResponse(Role::kInteractive, &end, t0).forward);
+  for (Response late : {Batch(first, 6, 7), End(first, SubscribeEnd::CANCELED)}) {
+    const auto v = mux.OnResponse(Role::kInteractive, &late, t0);
+    EXPECT_FALSE(v.forward) << "nothing for a subscribe after its End";
+    EXPECT_STREQ(v.drop_reason, "unknown_subscribe");
+  }
+  // The same uuid again is a new subscribe: a new wire uuid, which the old one's answers miss.
+  mux.Forward(sub, ipc::Encode(sub), t0, 3);
+  const std::string second = Decoded(sent.back()).subscribe().uuid();
+  EXPECT_NE(first, second);
+  Response stale = Batch(first, 7, 8);
+  EXPECT_FALSE(mux.OnResponse(Role::kInteractive, &stale, t0).forward);
+  Response fresh = Batch(second, 5, 6);
+  EXPECT_TRUE(mux.OnResponse(Role::kInteractive, &fresh, t0).forward);
+}
+
+TEST_F(MultiplexerTest, CancelSubscribeIsSentAsTheLiveWireUuidAndAnUnknownOneGoesNowhere) {
+  Multiplexer mux = Make(true);
+  const Command cancel = ipc::MakeCancelSubscribe("s");
+  mux.Forward(cancel, ipc::Encode(cancel), t0, 2);
+  EXPECT_TRUE(sent.empty()) << "nothing live under that uuid: nothing to cancel, no answer";
+  const Command sub = ipc::MakeSubscribe("s", "u2", 5);
+  mux.Forward(sub, ipc::Encode(sub), t0, 2);
+  const std::string wire = Decoded(sent.back()).subscribe().uuid();
+  mux.Forward(cancel, ipc::Encode(cancel), t0, 3);
+  EXPECT_EQ(sent.size(), 1u) << "another session's cancel cannot reach it";
+  mux.Forward(cancel, ipc::Encode(cancel), t0, 2);
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[1].to, Role::kInteractive);
+  EXPECT_EQ(Decoded(sent[1]).cancel_subscribe().uuid(), wire);
+  mux.Forward(cancel, ipc::Encode(cancel), t0, 2);
+  EXPECT_EQ(sent.size(), 2u) << "cancelled once; its End is on the way";
+  Response end = End(wire, SubscribeEnd::CANCELED);
+  const auto v = mux.OnResponse(Role::kInteractive, &end, t0);
+  EXPECT_TRUE(v.forward);
+  EXPECT_EQ(v.to, 2u);
+  EXPECT_EQ(end.subscribe_end().uuid(), "s");
+}
+
+TEST_F(MultiplexerTest, ATooSlowSubscribeIsCancelledItsLaterAnswersDroppedAndItsEndWaits) {
+  Multiplexer mux = Make(true);
+  const Command sub = ipc::MakeSubscribe("slow", "u2", 5, false);
+  mux.Forward(sub, ipc::Encode(sub), t0, 4);
+  const std::string wire = Decoded(sent.back()).subscribe().uuid();
+  Response batch = Batch(wire, 6, 7, 3);
+  ASSERT_TRUE(mux.OnResponse(Role::kInteractive, &batch, t0).forward);
+  mux.TooSlow(wire, t0);
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[1].to, Role::kInteractive);
+  EXPECT_EQ(Decoded(sent[1]).cancel_subscribe().uuid(), wire) << "cancelled in the runtime";
+  EXPECT_EQ(mux.live_subscribes(), 0u);
+  EXPECT_FALSE(mux.Subscribed(4, "slow")) << "a cancel from the client now goes nowhere";
+  for (Response late : {Batch(wire, 7, 8), End(wire, SubscribeEnd::CANCELED)}) {
+    const auto v = mux.OnResponse(Role::kInteractive, &late, t0);
+    EXPECT_FALSE(v.forward);
+    EXPECT_STREQ(v.drop_reason, "subscribe_ended");
+  }
+  EXPECT_TRUE(Flush(mux, false).empty());
+  EXPECT_EQ(mux.pending_ends(), 1u) << "the pipe is still full: retried later";
+  const auto delivered = Flush(mux);
+  ASSERT_EQ(delivered.size(), 1u);
+  EXPECT_EQ(delivered[0].first, 4u);
+  EXPECT_EQ(delivered[0].second.subscribe_end().uuid(), "slow");
+  EXPECT_EQ(delivered[0].second.subscribe_end().reason(), SubscribeEnd::TOO_SLOW);
+  EXPECT_EQ(mux.pending_ends(), 0u);
+  EXPECT_EQ(mux.subscribe_ends().at("too_slow"), 1u);
+  EXPECT_EQ(mux.subscribe_ends().count("canceled"), 0u) << "one end per subscribe";
+}
+
+TEST_F(MultiplexerTest, AnEndedSubscribesTombstoneExpiresAfterTheOrphanLifetime) {
+  Multiplexer mux = Make(true);
+  const Command sub = ipc::MakeSubscribe("s", "u2", 5);
+  mux.Forward(sub, ipc::Encode(sub), t0, 4);
+  const std::string wire = Decoded(sent.back()).subscribe().uuid();
+  mux.TooSlow(wire, t0);
+  mux.ExpireOrphans(t0 + Multiplexer::kOrphanLifetime);
+  Response late = Batch(wire, 7, 8);
+  const auto v = mux.OnResponse(Role::kInteractive, &late, t0);
+  EXPECT_FALSE(v.forward) << "still dropped, only no longer told apart";
+  EXPECT_STREQ(v.drop_reason, "unknown_subscribe");
+}
+
+TEST_F(MultiplexerTest, AnEndedObserversSubscribesAreCancelledAndNobodyIsTold) {
+  Multiplexer mux = Make(true);
+  const Command a = ipc::MakeSubscribe("a", "u2", 5), b = ipc::MakeSubscribe("b", "u2", 5);
+  mux.Forward(a, ipc::Encode(a), t0, 5);
+  const std::string wire_a = Decoded(sent.back()).subscribe().uuid();
+  mux.Forward(b, ipc::Encode(b), t0, 5);
+  const std::string wire_b = Decoded(sent.back()).subscribe().uuid();
+  mux.Forward(a, ipc::Encode(a), t0, 6);
+  mux.TooSlow(wire_b, t0);  // its End waits for room in the pipe
+  sent.clear();
+  mux.EndSession(5, t0);
+  ASSERT_EQ(sent.size(), 1u) << "b was cancelled when it ended too slow";
+  EXPECT_EQ(sent[0].to, Role::kInteractive);
+  EXPECT_EQ(Decoded(sent[0]).cancel_subscribe().uuid(), wire_a);
+  EXPECT_EQ(mux.pending_ends(), 0u) << "an ended observer is told nothing";
+  Response late = Batch(wire_a, 6, 7);
+  const auto v = mux.OnResponse(Role::kInteractive, &late, t0);
+  EXPECT_FALSE(v.forward);
+  EXPECT_STREQ(v.drop_reason, "session_ended");
+  EXPECT_EQ(mux.live_subscribes(), 1u) << "another observer's subscribe is untouched";
+  EXPECT_TRUE(mux.Subscribed(6, "a"));
+  EXPECT_EQ(mux.subscribe_ends().at("session_ended"), 1u);
+}
+
+TEST_F(MultiplexerTest, TheControllersHelloEndsItsSubscribesWithSessionEndedAfterTheHello) {
+  Multiplexer mux = Make(true);
+  const Command sub = ipc::MakeSubscribe("c", "u2", 5);
+  mux.Forward(sub, ipc::Encode(sub), t0);
+  const std::string wire = Decoded(sent.back()).subscribe().uuid();
+  mux.Forward(sub, ipc::Encode(sub), t0, 9);  // an observer's
+  sent.clear();
+  mux.Forward(samples::Hello("again"), ipc::Encode(samples::Hello("again")), t0);
+  // The cancel comes before the Hello on the interactive stream.
+  ASSERT_EQ(sent.size(), 3u);
+  EXPECT_EQ(sent[0].to, Role::kInteractive);
+  EXPECT_EQ(Decoded(sent[0]).cancel_subscribe().uuid(), wire);
+  EXPECT_TRUE(Decoded(sent[1]).has_hello());
+  EXPECT_TRUE(Decoded(sent[2]).has_hello());
+  EXPECT_TRUE(mux.Subscribed(9, "c")) << "a controller's Hello ends no observer's subscribe";
+  EXPECT_FALSE(mux.Subscribed(kControllerSession, "c"));
+  const auto delivered = Flush(mux);
+  ASSERT_EQ(delivered.size(), 1u);
+  EXPECT_EQ(delivered[0].first, kControllerSession);
+  const auto& end = delivered[0].second.subscribe_end();
+  EXPECT_EQ(end.uuid(), "c");
+  EXPECT_EQ(end.reason(), SubscribeEnd::SESSION_ENDED);
+  EXPECT_NE(end.detail().find("Hello"), std::string::npos) << end.detail();
+  Response late = End(wire, SubscribeEnd::CANCELED);
+  EXPECT_FALSE(mux.OnResponse(Role::kInteractive, &late, t0).forward)
+      << "the runtime's CANCELED is not a second End";
+}
+
+TEST_F(MultiplexerTest, AControllerThatLeftIsToldItsSubscribesEndedOnlyOnceItIsBack) {
+  Multiplexer mux = Make(true);
+  const Command sub = ipc::MakeSubscribe("c", "u2", 5);
+  mux.Forward(sub, ipc::Encode(sub), t0);
+  mux.EndSession(kControllerSession, t0);  // disconnected
+  EXPECT_EQ(mux.pending_ends(), 1u);
+  EXPECT_TRUE(Flush(mux, false).empty()) << "no controller to tell yet";
+  mux.Forward(samples::Hello("back"), ipc::Encode(samples::Hello("back")), t0);
+  const auto delivered = Flush(mux);
+  ASSERT_EQ(delivered.size(), 1u) << "one End, though the Hello ended the session again";
+  EXPECT_EQ(delivered[0].second.subscribe_end().reason(), SubscribeEnd::SESSION_ENDED);
+}
+
+TEST_F(MultiplexerTest, DeferredEndsOfOneSessionWaitInOrderBehindTheFirstRefused) {
+  Multiplexer mux = Make(true);
+  for (const char* uuid : {"x", "y"}) {
+    Response e = End(uuid, SubscribeEnd::UP_TO);
+    mux.DeferEnd(3, e);
+  }
+  Response other = End("z", SubscribeEnd::UP_TO);
+  mux.DeferEnd(4, other);
+  std::vector<std::string> got;
+  mux.FlushEnds([&](SessionId s, const Response& r) {
+    if (s == 3) return false;
+    got.push_back(r.subscribe_end().uuid());
+    return true;
+  });
+  EXPECT_EQ(got, std::vector<std::string>{"z"});
+  EXPECT_EQ(mux.pending_ends(), 2u);
+  mux.FlushEnds([&](SessionId, const Response& r) {
+    got.push_back(r.subscribe_end().uuid());
+    return true;
+  });
+  EXPECT_EQ(got, (std::vector<std::string>{"z", "x", "y"}));
+}
+
+TEST_F(MultiplexerTest, ASubscribesProgressIsWhatWasDeliveredToItsSession) {
+  Multiplexer mux = Make(true);
+  const Command with = ipc::MakeSubscribe("w", "u2", 5, true);
+  const Command without = ipc::MakeSubscribe("n", "u3", 5, false);
+  mux.Forward(with, ipc::Encode(with), t0);
+  mux.Forward(without, ipc::Encode(without), t0);
+  std::map<std::string, std::uint64_t> delivered;
+  for (const auto& s : mux.LiveSubscribes()) delivered[s.id] = s.delivered;
+  EXPECT_EQ(delivered["u2"], 5u) << "a snapshot's first batch starts at as_of";
+  EXPECT_EQ(delivered["u3"], 6u) << "without one, at as_of + 1";
+  mux.Delivered(ipc::SubscribeWireUuid(kControllerSession, 0, "w"), 12, 4);
+  for (const auto& s : mux.LiveSubscribes()) delivered[s.id] = s.delivered;
+  EXPECT_EQ(delivered["u2"], 12u);
 }
 
 }  // namespace

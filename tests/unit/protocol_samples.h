@@ -617,6 +617,8 @@ inline std::vector<NamedCommand> AllCommands() {
           {"allow_compaction", AllowCompaction()},
           {"peek", Peek()},
           {"cancel_peek", CancelPeek()},
+          {"subscribe", Subscribe("sub-1", "u9", 5, true, 9)},
+          {"cancel_subscribe", CancelSubscribe("sub-1")},
           {"create_dataflow_one_shot", OneShotOfU9()},
           {"peek_one_shot", PeekAt("one-shot-1", "t1", 5)},
           {"allow_compaction_drop_one_shot", Drop("t1")},
@@ -728,6 +730,27 @@ struct NamedResponse {
   const char* name;
   pb::Response response;
 };
+// A subscribe's answers (DESIGN §10): a batch of changes, and its end.
+inline pb::Response SubscribeBatchSample() {
+  pb::Response r;
+  auto* b = r.mutable_subscribe_batch();
+  b->set_uuid("sub-1");
+  b->set_lower(5);
+  b->set_upper(7);
+  auto* u = b->add_updates();
+  *u->mutable_row() = MakeRow({IntDatum(1), IntDatum(10)});
+  u->set_time(6);
+  u->set_diff(-1);
+  return r;
+}
+inline pb::Response SubscribeEndSample() {
+  pb::Response r;
+  r.mutable_subscribe_end()->set_uuid("sub-1");
+  r.mutable_subscribe_end()->set_reason(pb::SubscribeEnd::UP_TO);
+  r.mutable_subscribe_end()->set_detail("every time before 9 was delivered");
+  return r;
+}
+
 // Answers to a WriteTable (DESIGN §9): durable at a time, or not applied.
 inline pb::Response WriteAcknowledged(std::string uuid = "w-7c1e",
                                       std::uint64_t time = 1764624000000) {
@@ -755,7 +778,9 @@ inline std::vector<NamedResponse> AllResponses() {
           {"status_reconciled", Reconciled()},
           {"command_error", CommandError()},
           {"write_response", WriteAcknowledged()},
-          {"write_response_error", WriteFailed()}};
+          {"write_response_error", WriteFailed()},
+          {"subscribe_batch", SubscribeBatchSample()},
+          {"subscribe_end", SubscribeEndSample()}};
 }
 
 }  // namespace tandem::ipc::samples

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/time.h"
+#include "ipc/client.h"
 #include "unit/protocol_samples.h"
 
 namespace tandem::ipc {
@@ -1134,8 +1135,8 @@ TEST(Validator, ObserverMayNotChangeAnything) {
   const Validator v = Primed();
   const auto before = Snapshot(v);
   for (const auto& [name, command] : AllCommands()) {
-    if (command.has_peek() || command.has_cancel_peek() || command.has_goodbye() ||
-        command.has_hello()) {
+    if (command.has_peek() || command.has_cancel_peek() || command.has_subscribe() ||
+        command.has_cancel_subscribe() || command.has_goodbye() || command.has_hello()) {
       continue;
     }
     SCOPED_TRACE(name);
@@ -1823,6 +1824,8 @@ TEST(Validator, AWriterSessionMayWriteAndReadButNothingElse) {
   EXPECT_TRUE(v.ValidateObserver(WriteU42(), true).ok());
   EXPECT_TRUE(v.ValidateObserver(Peek(), true).ok());
   EXPECT_TRUE(v.ValidateObserver(CancelPeek(), true).ok());
+  EXPECT_TRUE(v.ValidateObserver(Subscribe("s", "u9", 5), true).ok());
+  EXPECT_TRUE(v.ValidateObserver(CancelSubscribe("s"), true).ok());
   EXPECT_TRUE(v.ValidateObserver(Goodbye(), true).ok());
   // Its writes are checked like the controller's.
   const Status unknown = v.ValidateObserver(WriteTable("w", "u99", {}), true);
@@ -1831,8 +1834,8 @@ TEST(Validator, AWriterSessionMayWriteAndReadButNothingElse) {
   const Status bad = v.ValidateObserver(WriteTable("w", "u40", {Upsert(TableRow(1))}), true);
   EXPECT_NE(bad.message().find("u40 has no upsert key"), std::string::npos) << bad.message();
   for (const auto& [name, command] : AllCommands()) {
-    if (command.has_peek() || command.has_cancel_peek() || command.has_goodbye() ||
-        command.has_hello()) {
+    if (command.has_peek() || command.has_cancel_peek() || command.has_subscribe() ||
+        command.has_cancel_subscribe() || command.has_goodbye() || command.has_hello()) {
       continue;
     }
     SCOPED_TRACE(name);
@@ -1853,8 +1856,8 @@ TEST(Validator, APlainObserverMayNotWriteAndIsToldHowTo) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(), Describe(WriteU40()) +
                              ": observer sessions are read-only: they may send only Peek, "
-                             "CancelPeek and Goodbye; say Hello with observer: true and writer: "
-                             "true to write tables");
+                             "CancelPeek, Subscribe, CancelSubscribe and Goodbye; say Hello with "
+                             "observer: true and writer: true to write tables");
 }
 
 TEST(Validator, DescribeWriteNamesTheWholeUuid) {
@@ -1863,6 +1866,84 @@ TEST(Validator, DescribeWriteNamesTheWholeUuid) {
             "WriteTable(load-0123456789abcdef-batch-17, u40, 2 updates)");
   EXPECT_NE(Describe(WriteU40(uuid)), DescribeWrite(WriteU40(uuid).write_table()))
       << "Describe() shortens uuids";
+}
+
+}  // namespace
+}  // namespace tandem::ipc
+
+namespace tandem::ipc {
+namespace {
+
+// ---- Subscribe and CancelSubscribe (DESIGN §10)
+
+using namespace samples;  // NOLINT(google-build-using-namespace): builders read as a DSL here
+
+TEST(Validator, SubscribeOnAMaintainedIndexIsAcceptedWithOrWithoutAsOfAndChangesNothing) {
+  Validator v = Primed();
+  const auto before = Snapshot(v);
+  for (const pb::Command& c : {MakeSubscribe("s1", "u9"), MakeSubscribe("s2", "u9", 4, false),
+                               MakeSubscribe("s3", "u10", 4, true, 5),
+                               MakeSubscribe("s4", "u11", std::nullopt, true, 1)}) {
+    const Status s = v.Validate(c);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    const Status o = v.ValidateObserver(c);
+    EXPECT_TRUE(o.ok()) << "an observer may subscribe: " << o.ToString();
+  }
+  EXPECT_TRUE(v.Validate(MakeSubscribe("s1", "u9")).ok()) << "uuids are not tracked here";
+  EXPECT_EQ(Snapshot(v), before) << "a subscribe changes nothing the validator knows";
+}
+
+TEST(Validator, RefusesSubscribeOnAnUnknownIdOrOnACollectionThatIsNotAnIndex) {
+  Validator v = Primed();
+  ExpectRefused(v, MakeSubscribe("s", "u99"), StatusCode::kNotFound, "unknown index u99");
+  ExpectInvalid(v, MakeSubscribe("s", "u4"), "u4 is not an index (subscribes read indexes)");
+  const Status o = v.ValidateObserver(MakeSubscribe("s", "u99"));
+  EXPECT_EQ(o.code(), StatusCode::kNotFound);
+  EXPECT_EQ(o.message(), Describe(MakeSubscribe("s", "u99")) + ": unknown index u99");
+}
+
+TEST(Validator, RefusesSubscribeOnAOneShotResult) {
+  Validator v = Primed();
+  ExpectAccepted(v, OneShot(3, {ImportU9()}, {}, {Export("t7", "u4", {1})}));
+  ExpectInvalid(v, MakeSubscribe("s", "t7"), "t7 is a one-shot result");
+  EXPECT_NE(v.ValidateObserver(MakeSubscribe("s", "t7")).message().find("maintained indexes"),
+            std::string::npos);
+}
+
+TEST(Validator, RefusesSubscribeWithAnEmptyOrOversizedUuid) {
+  Validator v = Primed();
+  ExpectInvalid(v, MakeSubscribe("", "u9"), "uuid is empty");
+  ExpectInvalid(v, MakeSubscribe(std::string(WriteBounds::kMaxUuidBytes + 1, 'x'), "u9"),
+                "uuid is 129 bytes, at most 128");
+  EXPECT_TRUE(v.Validate(MakeSubscribe(std::string(WriteBounds::kMaxUuidBytes, 'x'), "u9")).ok());
+}
+
+TEST(Validator, RefusesSubscribeWithAnInvalidTimeOrAnUpToNotAfterItsAsOf) {
+  Validator v = Primed();
+  ExpectInvalid(v, MakeSubscribe("s", "u9", kNotATime), "as_of 18446744073709551615");
+  ExpectInvalid(v, MakeSubscribe("s", "u9", 1, true, kNotATime), "up_to 18446744073709551615");
+  ExpectInvalid(v, MakeSubscribe("s", "u9", 5, true, 5), "up_to 5 is not after as_of 5");
+  ExpectInvalid(v, MakeSubscribe("s", "u9", 5, false, 2), "up_to 2 is not after as_of 5");
+  EXPECT_TRUE(v.Validate(MakeSubscribe("s", "u9", 5, true, 6)).ok());
+  // as_of "latest": the supervisor checks up_to against the as_of it fills in.
+  EXPECT_TRUE(v.Validate(MakeSubscribe("s", "u9", std::nullopt, true, 0)).ok());
+  EXPECT_NE(v.ValidateObserver(MakeSubscribe("s", "u9", 5, true, 5)).message().find("not after"),
+            std::string::npos);
+}
+
+TEST(Validator, CancelSubscribeNeedsOnlyANonEmptyUuid) {
+  Validator v = Primed();
+  EXPECT_TRUE(v.Validate(MakeCancelSubscribe("never subscribed")).ok());
+  EXPECT_TRUE(v.ValidateObserver(MakeCancelSubscribe("never subscribed")).ok());
+  ExpectInvalid(v, MakeCancelSubscribe(""), "uuid is empty");
+  EXPECT_EQ(v.ValidateObserver(MakeCancelSubscribe("")).message(),
+            "CancelSubscribe(): uuid is empty");
+}
+
+TEST(Validator, SubscribeIsRefusedBeforeTheFirstHello) {
+  Validator v;
+  ExpectRefused(v, MakeSubscribe("s", "u9"), StatusCode::kFailedPrecondition,
+                "before the first Hello");
 }
 
 }  // namespace
