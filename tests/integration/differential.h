@@ -24,6 +24,7 @@
 
 #include "ipc/codec.h"
 #include "reference/reference.h"
+#include "subscribe_stream.h"
 #include "supervisor_harness.h"
 
 namespace tandem::testing {
@@ -1168,6 +1169,8 @@ class Session {
   std::map<std::string, pb::WriteResponse>& write_responses() { return write_responses_; }
   // Status responses (Reconciled, ...), in arrival order.
   std::vector<pb::Response>& statuses() { return statuses_; }
+  // Subscribe answers (SubscribeBatch, SubscribeEnd) by uuid (subscribe_stream.h).
+  SubscribeStreams& subscribes() { return subscribes_; }
 
  private:
   void Handle(const pb::Response& r) {
@@ -1195,6 +1198,8 @@ class Session {
       command_errors_.push_back(ipc::ToJson(r));
     } else if (r.has_status()) {
       statuses_.push_back(r);
+    } else {
+      subscribes_.Handle(r);
     }
   }
 
@@ -1205,6 +1210,7 @@ class Session {
   std::map<std::string, pb::WriteResponse> write_responses_;
   std::vector<std::string> command_errors_;
   std::vector<pb::Response> statuses_;
+  SubscribeStreams subscribes_;
 };
 
 inline std::string AnswerText(const pb::PeekResponse& p) {
