@@ -260,19 +260,22 @@ void Supervisor::ForwardSubscribeCommand(const std::string& peer, const ipc::pb:
     return;
   }
   const ipc::pb::Subscribe& sub = cmd.subscribe();
-  if (mux_->Subscribed(session, sub.uuid())) {
+  if (mux_->UuidInUse(session, sub.uuid())) {
     RefuseCommand(peer, cmd, "subscribe_uuid_live",
                   ipc::Describe(cmd) +
-                      ": this session has a live subscribe with this uuid (CancelSubscribe it, or "
-                      "use another uuid)");
+                      ": this session has a live subscribe with this uuid, or one whose end it "
+                      "has not read yet (CancelSubscribe it, or use another uuid)");
     return;
   }
   const auto limit = static_cast<std::size_t>(config_.params.GetInt(kMaxSubscribesPerSession));
-  if (mux_->live_subscribes(session) >= limit) {
+  // Ends still waiting for this session's pipe count too: a session that does not read cannot
+  // pile up ended subscribes by sending new ones.
+  const std::size_t held = mux_->live_subscribes(session) + mux_->pending_ends(session);
+  if (held >= limit) {
     RefuseCommand(peer, cmd, "too_many_subscribes",
-                  ipc::Describe(cmd) + ": this session has " +
-                      std::to_string(mux_->live_subscribes(session)) +
-                      " live subscribes, the limit (max_subscribes_per_session " +
+                  ipc::Describe(cmd) + ": this session has " + std::to_string(held) +
+                      " live subscribes (or ends not yet read), the limit "
+                      "(max_subscribes_per_session " +
                       std::to_string(limit) + "); cancel some first");
     return;
   }

@@ -1,5 +1,7 @@
 #include "supervisor/multiplexer.h"
 
+#include <algorithm>
+
 #include <cctype>
 #include <set>
 
@@ -161,6 +163,21 @@ void Multiplexer::EndSubscribe(std::unordered_map<std::string, Subscription>::it
 bool Multiplexer::Subscribed(SessionId session, const std::string& uuid) const {
   auto mine = subscribes_by_session_.find(session);
   return mine != subscribes_by_session_.end() && mine->second.count(uuid) > 0;
+}
+
+bool Multiplexer::UuidInUse(SessionId session, const std::string& uuid) const {
+  // Ended, but its End has not reached the session yet: the uuid is not free (a new subscribe's
+  // batches could reach the session before the old one's End).
+  return Subscribed(session, uuid) ||
+         std::any_of(pending_ends_.begin(), pending_ends_.end(), [&](const PendingEnd& p) {
+           return p.session == session && p.end.subscribe_end().uuid() == uuid;
+         });
+}
+
+std::size_t Multiplexer::pending_ends(SessionId session) const {
+  return static_cast<std::size_t>(
+      std::count_if(pending_ends_.begin(), pending_ends_.end(),
+                    [&](const PendingEnd& p) { return p.session == session; }));
 }
 
 void Multiplexer::Delivered(const std::string& wire, std::uint64_t upper, std::size_t updates) {

@@ -140,6 +140,9 @@ class Multiplexer {
   // ---- Subscribes
   // The live subscribe of `session` with client uuid `uuid`, if any.
   bool Subscribed(SessionId session, const std::string& uuid) const;
+  // Subscribed, or ended with its End still waiting for the session's pipe: a new Subscribe may
+  // not take the uuid yet.
+  bool UuidInUse(SessionId session, const std::string& uuid) const;
   // Live subscribes of `session` (those the supervisor or the runtime ended no longer count).
   std::size_t live_subscribes(SessionId session) const {
     auto it = subscribes_by_session_.find(session);
@@ -158,6 +161,8 @@ class Multiplexer {
   // later Ends wait too).
   void FlushEnds(const std::function<bool(SessionId, const ipc::pb::Response&)>& send);
   std::size_t pending_ends() const { return pending_ends_.size(); }
+  // The Ends waiting for `session`'s pipe (they count against its subscribe limit).
+  std::size_t pending_ends(SessionId session) const;
   // What /metrics shows of a live subscribe.
   struct SubscribeInfo {
     std::string wire_uuid;

@@ -341,7 +341,9 @@ void Supervisor::SendUnsent(Runtime& r) {
 }
 
 void Supervisor::OnRuntimeReadable(Runtime& r) {
-  for (;;) {
+  // At most so many per loop turn: a runtime's stream of subscribe batches never keeps the
+  // sessions' commands (a CancelSubscribe), the queued Ends or the runtime watch waiting long.
+  for (int n = 0; n < 1024; ++n) {
     zmq::message_t msg;
     if (!r.channel->recv(msg, zmq::recv_flags::dontwait)) return;
     auto decoded = ipc::DecodeResponse(msg.to_string_view());

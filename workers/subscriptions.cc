@@ -35,6 +35,10 @@ std::size_t EncodedUpdateBytes(const pb::SubscribeUpdate& update) {
 
 namespace {
 
+constexpr char kCountBeyondInt64[] = "a count does not fit int64";
+constexpr char kRowTooLarge[] =
+    "a row is larger than a message can carry (ipc::kMaxMessageBytes): it cannot be streamed";
+
 // Sorts by (time, value) and sums equal ones; drops those that cancel. False when a sum does not
 // fit int64 (a count beyond int64: base/count.h).
 template <typename C>
@@ -125,9 +129,12 @@ void Subscriptions::OnDropped(const std::string& id) {
 }
 
 void Subscriptions::Serve() {
-  if (subs_.empty() || (congested_ && congested_())) return;
+  if (subs_.empty()) return;
   Turn turn;
   for (auto it = subs_.begin(); it != subs_.end();) {
+    // Looked at before each: one turn never sends much beyond the bound (the ones not served now
+    // are served on a later turn, over a larger interval).
+    if (congested_ && congested_()) return;
     if (ServeOne(it->second, turn)) {
       it = subs_.erase(it);
     } else {
@@ -148,8 +155,15 @@ pb::SubscribeUpdate ToUpdate(std::string_view val, Time time, std::int64_t diff)
 
 }  // namespace
 
-void Subscriptions::SendParts(const Sub& s, Time lower, Frontier upper,
+bool Subscriptions::SendParts(const Sub& s, Time lower, Frontier upper,
                               const std::vector<pb::SubscribeUpdate>& updates) {
+  // A row that alone would not fit a message (the channel cannot carry it): the subscribe ends
+  // before anything of the interval is sent.
+  const std::size_t room =
+      ipc::kMaxMessageBytes - std::min(ipc::kMaxMessageBytes, s.uuid.size() + 64);
+  for (const pb::SubscribeUpdate& u : updates) {
+    if (EncodedUpdateBytes(u) > room) return false;
+  }
   pb::Response r;
   pb::SubscribeBatch* part = r.mutable_subscribe_batch();
   part->set_uuid(s.uuid);
@@ -168,6 +182,7 @@ void Subscriptions::SendParts(const Sub& s, Time lower, Frontier upper,
   }
   part->set_upper(upper.raw());
   send_(r);
+  return true;
 }
 
 bool Subscriptions::ServeOne(Sub& s, Turn& turn) {
@@ -205,7 +220,10 @@ bool Subscriptions::ServeOne(Sub& s, Turn& turn) {
       End(s, pb::SubscribeEnd::ERROR, s.id + ": " + *error);
       return true;
     }
-    if (s.snapshot) SendParts(s, s.as_of, Frontier::At(s.as_of + 1), contents);
+    if (s.snapshot && !SendParts(s, s.as_of, Frontier::At(s.as_of + 1), contents)) {
+      End(s, pb::SubscribeEnd::ERROR, s.id + ": " + kRowTooLarge);
+      return true;
+    }
     s.started = true;
     s.next = s.as_of + 1;
     if (s.up_to && s.next >= *s.up_to) {  // up_to == as_of + 1: nothing after as_of is asked for
@@ -232,9 +250,9 @@ bool Subscriptions::ServeOne(Sub& s, Turn& turn) {
                       }
                     });
     if (!Consolidate(&errors) || !errors.empty()) {
-      read.error = errors.empty() ? "a count beyond int64" : std::string(errors[0].val);
+      read.error = errors.empty() ? std::string(kCountBeyondInt64) : std::string(errors[0].val);
     } else if (!Consolidate(&changes)) {
-      read.error = "a count does not fit int64";
+      read.error = kCountBeyondInt64;
     } else {
       read.updates.reserve(changes.size());
       for (const Change& c : changes) read.updates.push_back(ToUpdate(c.val, c.time, c.diff));
@@ -244,7 +262,10 @@ bool Subscriptions::ServeOne(Sub& s, Turn& turn) {
     End(s, pb::SubscribeEnd::ERROR, s.id + ": " + *read.error);
     return true;
   }
-  SendParts(s, s.next, upper, read.updates);
+  if (!SendParts(s, s.next, upper, read.updates)) {
+    End(s, pb::SubscribeEnd::ERROR, s.id + ": " + kRowTooLarge);
+    return true;
+  }
   if (upper.empty() || (s.up_to && upper.time() >= *s.up_to)) {
     reader_->ReleaseRead(s.ref, s.held);  // this worker's part is complete
     return true;

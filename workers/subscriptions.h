@@ -104,8 +104,9 @@ class Subscriptions {
   // Ends this worker's part: releases the hold and sends SubscribeEnd{reason, detail}.
   void End(Sub& s, ipc::pb::SubscribeEnd::Reason reason, const std::string& detail);
   // Sends `updates` (time order) as parts of at most batch_bytes_: all but the last with
-  // upper == lower, the last with `upper`.
-  void SendParts(const Sub& s, Time lower, Frontier upper,
+  // upper == lower, the last with `upper`. False (nothing sent) when one update alone is more
+  // than a message can carry.
+  bool SendParts(const Sub& s, Time lower, Frontier upper,
                  const std::vector<ipc::pb::SubscribeUpdate>& updates);
 
   shm::Reader* reader_;
