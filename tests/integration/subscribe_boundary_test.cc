@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "adversarial/adversarial.h"
 #include "ipc/client.h"
 #include "ipc/model.h"
 #include "replica.h"
@@ -171,8 +173,14 @@ TEST(SubscribeBoundary, AStalledSubscriberEndsTooSlowWithBoundedMemoryWhileOther
     std::this_thread::sleep_for(100ms);
     most = std::max(most, Rss(r.sup.pid()));
   }
-  EXPECT_LT(most, at_end + (8u << 20)) << "the supervisor's memory grew while the client stalled";
-  EXPECT_LT(most, 256u << 20) << "RSS " << most;
+  // (Under ASan freed memory waits in its quarantine: RSS bounds only hold uninstrumented.)
+  if (adversarial::kRssIsMeaningful) {
+    EXPECT_LT(most, at_end + (8u << 20)) << "the supervisor's memory grew while the client stalled";
+    EXPECT_LT(most, 256u << 20) << "RSS " << most;
+  } else {
+    std::printf("supervisor RSS after TOO_SLOW: %zu, at most %zu over 5 s (not asserted here)\n",
+                at_end, most);
+  }
 
   // The others are served meanwhile: the reading observer's subscribe goes on, peeks answer.
   const std::uint64_t upper = reader.upper();
