@@ -288,6 +288,16 @@ std::string Describe(const pb::Command& command) {
   return name;
 }
 
+pb::Response MakeSubscribeEnd(std::string uuid, pb::SubscribeEnd::Reason reason,
+                              std::string detail) {
+  pb::Response r;
+  auto* end = r.mutable_subscribe_end();
+  end->set_uuid(std::move(uuid));
+  end->set_reason(reason);
+  end->set_detail(std::move(detail));
+  return r;
+}
+
 pb::Response MakeCommandError(std::string what, std::string why) {
   pb::Response response;
   auto* error = response.mutable_command_error();

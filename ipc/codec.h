@@ -73,6 +73,9 @@ std::string Describe(const pb::Command& command);
 
 // Helpers for building messages.
 pb::Response MakeCommandError(std::string what, std::string why);
+// SubscribeEnd{uuid, reason, detail} (DESIGN §10).
+pb::Response MakeSubscribeEnd(std::string uuid, pb::SubscribeEnd::Reason reason,
+                              std::string detail);
 
 // A controller-supplied string made safe to quote in errors and logs: bytes outside printable
 // ASCII become '?', and text longer than `max_chars` is cut to that many bytes followed by "…".

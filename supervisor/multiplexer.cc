@@ -18,16 +18,6 @@ std::string ReasonLabel(ipc::pb::SubscribeEnd::Reason reason) {
   return name.empty() ? "unspecified" : name;
 }
 
-ipc::pb::Response MakeEnd(const std::string& uuid, ipc::pb::SubscribeEnd::Reason reason,
-                          const std::string& detail) {
-  ipc::pb::Response r;
-  auto* end = r.mutable_subscribe_end();
-  end->set_uuid(uuid);
-  end->set_reason(reason);
-  end->set_detail(detail);
-  return r;
-}
-
 }  // namespace
 
 std::vector<Role> Multiplexer::Route(const ipc::pb::Command& command) const {
@@ -193,9 +183,10 @@ void Multiplexer::TooSlow(const std::string& wire, Clock::time_point now) {
   const std::string uuid = it->second.client_uuid;
   EndSubscribe(it, "too_slow", true, "subscribe_ended", now);
   pending_ends_.push_back(
-      {session, MakeEnd(uuid, ipc::pb::SubscribeEnd::TOO_SLOW,
-                        "too slow: the session's pipe was full (it did not read its answers "
-                        "fast enough), so the supervisor ended the subscribe")});
+      {session,
+       ipc::MakeSubscribeEnd(uuid, ipc::pb::SubscribeEnd::TOO_SLOW,
+                             "too slow: the session's pipe was full (it did not read its answers "
+                             "fast enough), so the supervisor ended the subscribe")});
 }
 
 void Multiplexer::DeferEnd(SessionId session, ipc::pb::Response end) {
@@ -252,9 +243,10 @@ void Multiplexer::EndSession(SessionId session, Clock::time_point now) {
     EndSubscribe(it, "session_ended", true, "session_ended", now);
     if (session == kControllerSession) {
       pending_ends_.push_back(
-          {session, MakeEnd(uuid, ipc::pb::SubscribeEnd::SESSION_ENDED,
-                            "the controller's session ended: a new Hello started another epoch, "
-                            "and the subscribes of the previous one ended")});
+          {session, ipc::MakeSubscribeEnd(
+                        uuid, ipc::pb::SubscribeEnd::SESSION_ENDED,
+                        "the controller's session ended: a new Hello started another epoch, "
+                        "and the subscribes of the previous one ended")});
     }
   }
   if (session != kControllerSession) {

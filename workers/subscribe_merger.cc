@@ -18,20 +18,11 @@ void SubscribeMerger::Expect(const pb::Subscribe& subscribe) {
   subs_.insert_or_assign(subscribe.uuid(), std::move(m));
 }
 
-void SubscribeMerger::SendEnd(const std::string& uuid, pb::SubscribeEnd::Reason reason,
-                              const std::string& detail) {
-  pb::Response r;
-  r.mutable_subscribe_end()->set_uuid(uuid);
-  r.mutable_subscribe_end()->set_reason(reason);
-  r.mutable_subscribe_end()->set_detail(detail);
-  send_(r);
-}
-
 bool SubscribeMerger::Cancel(const std::string& uuid) {
   auto it = subs_.find(uuid);
   if (it == subs_.end()) return false;
   subs_.erase(it);
-  SendEnd(uuid, pb::SubscribeEnd::CANCELED, "canceled");
+  send_(ipc::MakeSubscribeEnd(uuid, pb::SubscribeEnd::CANCELED, "canceled"));
   return true;
 }
 
@@ -69,14 +60,16 @@ bool SubscribeMerger::Deliver(const std::string& uuid, Merge& m) {
   const std::uint64_t upper = *std::min_element(m.progress.begin(), m.progress.end());
   if (upper > m.delivered) SendUpTo(uuid, m, upper);
   if (m.delivered == Frontier::Empty().raw()) {
-    SendEnd(uuid, pb::SubscribeEnd::CLOSED, "the index closed: nothing more will change");
+    send_(ipc::MakeSubscribeEnd(uuid, pb::SubscribeEnd::CLOSED,
+                                "the index closed: nothing more will change"));
     forget_(uuid);
     return true;
   }
   // (delivered == up_to already when up_to == as_of + 1 without a snapshot: nothing to send.)
   if (m.up_to && m.delivered >= *m.up_to) {
-    SendEnd(uuid, pb::SubscribeEnd::UP_TO,
-            "every time before " + std::to_string(*m.up_to) + " was delivered");
+    send_(
+        ipc::MakeSubscribeEnd(uuid, pb::SubscribeEnd::UP_TO,
+                              "every time before " + std::to_string(*m.up_to) + " was delivered"));
     forget_(uuid);
     return true;
   }
@@ -90,25 +83,8 @@ void SubscribeMerger::SendUpTo(const std::string& uuid, Merge& m, std::uint64_t 
                             [&](const pb::SubscribeUpdate& u) { return u.time() < upper; });
   std::stable_sort(m.pending.begin(), below,
                    [](const auto& a, const auto& b) { return a.time() < b.time(); });
-  pb::Response r;
-  pb::SubscribeBatch* batch = r.mutable_subscribe_batch();
-  batch->set_uuid(uuid);
-  batch->set_lower(m.delivered);
-  batch->set_upper(m.delivered);
-  std::size_t bytes = 0;
-  for (auto u = m.pending.begin(); u != below; ++u) {
-    const std::size_t size = EncodedUpdateBytes(*u);
-    if (bytes > 0 && bytes + size > batch_bytes_) {
-      send_(r);  // a bounded piece of the interval: upper == lower
-      batch->clear_updates();
-      bytes = 0;
-    }
-    *batch->add_updates() = std::move(*u);
-    bytes += size;
-  }
+  SendInBatches(uuid, m.delivered, upper, m.pending.begin(), below, batch_bytes_, send_);
   m.pending.erase(m.pending.begin(), below);
-  batch->set_upper(upper);
-  send_(r);
   m.delivered = upper;
 }
 

@@ -61,8 +61,6 @@ class SubscribeMerger {
     std::uint32_t heard_from = 0;
     std::vector<ipc::pb::SubscribeUpdate> pending;  // beyond `delivered`, from any worker
   };
-  void SendEnd(const std::string& uuid, ipc::pb::SubscribeEnd::Reason reason,
-               const std::string& detail);
   // Sends what the minimum progress completes, and the end it reaches (true then).
   bool Deliver(const std::string& uuid, Merge& m);
   // Sends every kept update below `upper` (> delivered) and the progress to it.

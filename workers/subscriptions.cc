@@ -77,11 +77,7 @@ void Subscriptions::Add(const pb::Subscribe& subscribe, const shm::FollowedRef* 
   s.snapshot = subscribe.snapshot();
   if (subscribe.has_up_to()) s.up_to = subscribe.up_to();
   auto end = [&](pb::SubscribeEnd::Reason reason, const std::string& detail) {
-    pb::Response r;
-    r.mutable_subscribe_end()->set_uuid(s.uuid);
-    r.mutable_subscribe_end()->set_reason(reason);
-    r.mutable_subscribe_end()->set_detail(detail);
-    send_(r);
+    send_(ipc::MakeSubscribeEnd(s.uuid, reason, detail));
   };
   if (ref == nullptr) {
     end(pb::SubscribeEnd::ERROR, "not found: " + s.id + " is not an index this replica has");
@@ -110,11 +106,7 @@ void Subscriptions::Forget(const std::string& uuid) {
 
 void Subscriptions::End(Sub& s, pb::SubscribeEnd::Reason reason, const std::string& detail) {
   reader_->ReleaseRead(s.ref, s.held);
-  pb::Response r;
-  r.mutable_subscribe_end()->set_uuid(s.uuid);
-  r.mutable_subscribe_end()->set_reason(reason);
-  r.mutable_subscribe_end()->set_detail(detail);
-  send_(r);
+  send_(ipc::MakeSubscribeEnd(s.uuid, reason, detail));
 }
 
 void Subscriptions::OnDropped(const std::string& id) {
@@ -164,24 +156,7 @@ bool Subscriptions::SendParts(const Sub& s, Time lower, Frontier upper,
   for (const pb::SubscribeUpdate& u : updates) {
     if (EncodedUpdateBytes(u) > room) return false;
   }
-  pb::Response r;
-  pb::SubscribeBatch* part = r.mutable_subscribe_batch();
-  part->set_uuid(s.uuid);
-  part->set_lower(lower);
-  part->set_upper(lower);
-  std::size_t bytes = 0;
-  for (const pb::SubscribeUpdate& u : updates) {
-    const std::size_t size = EncodedUpdateBytes(u);
-    if (bytes > 0 && bytes + size > batch_bytes_) {
-      send_(r);  // a bounded piece of [lower, upper): upper == lower
-      part->clear_updates();
-      bytes = 0;
-    }
-    *part->add_updates() = u;
-    bytes += size;
-  }
-  part->set_upper(upper.raw());
-  send_(r);
+  SendInBatches(s.uuid, lower, upper.raw(), updates.begin(), updates.end(), batch_bytes_, send_);
   return true;
 }
 

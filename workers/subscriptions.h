@@ -46,6 +46,33 @@ std::optional<std::size_t> ParseSubscribeBatchBytes(std::string_view name, std::
 // The bytes `update` adds to a SubscribeBatch (as a repeated field, tag and length included).
 std::size_t EncodedUpdateBytes(const ipc::pb::SubscribeUpdate& update);
 
+// Sends the updates [first, last) of the interval [lower, upper) of subscribe `uuid` as
+// SubscribeBatches of at most `batch_bytes` of updates: all but the last with upper == lower (more
+// of the interval follows), the last — possibly without updates — with `upper`. Moves the updates
+// out of a mutable range, copies them from a const one.
+template <typename It, typename Send>
+void SendInBatches(const std::string& uuid, Time lower, std::uint64_t upper, It first, It last,
+                   std::size_t batch_bytes, const Send& send) {
+  ipc::pb::Response r;
+  ipc::pb::SubscribeBatch* batch = r.mutable_subscribe_batch();
+  batch->set_uuid(uuid);
+  batch->set_lower(lower);
+  batch->set_upper(lower);
+  std::size_t bytes = 0;
+  for (; first != last; ++first) {
+    const std::size_t size = EncodedUpdateBytes(*first);
+    if (bytes > 0 && bytes + size > batch_bytes) {
+      send(r);
+      batch->clear_updates();
+      bytes = 0;
+    }
+    *batch->add_updates() = std::move(*first);
+    bytes += size;
+  }
+  batch->set_upper(upper);
+  send(r);
+}
+
 class Subscriptions {
  public:
   // Sends one part (a SubscribeBatch or a SubscribeEnd) to the command thread.
