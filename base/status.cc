@@ -24,6 +24,8 @@ const char* StatusCodeName(StatusCode code) {
       return "Internal";
     case StatusCode::kOutOfRange:
       return "OutOfRange";
+    case StatusCode::kDataError:
+      return "DataError";
   }
   return "Unknown";
 }

@@ -23,6 +23,8 @@ enum class StatusCode {
   kUnavailable,         // the other side is gone
   kInternal,            // an OS call failed unexpectedly
   kOutOfRange,          // a value that does not fit its type (a count beyond int64)
+  kDataError,           // the data read has an error at that time (its collection's error, as
+                        // a peek would answer it: division by zero, a bad log line …)
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -48,6 +50,7 @@ class [[nodiscard]] Status {
   static Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
   static Status OutOfRange(std::string m) { return {StatusCode::kOutOfRange, std::move(m)}; }
+  static Status DataError(std::string m) { return {StatusCode::kDataError, std::move(m)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

@@ -431,6 +431,17 @@ void MergeCursor::SeekKey(std::string_view key) {
   Settle();
 }
 
+void MergeCursor::SeekAtLeast(std::string_view key) {
+  for (std::size_t b = 0; b < batches_.size(); ++b) {
+    const BatchView& bv = batches_[b];
+    Pos& p = pos_[b];
+    p.k = bv.LowerBound(key);
+    p.kend = bv.key_count();
+    p.v = p.k < p.kend ? bv.vals_begin(p.k) : 0;
+  }
+  Settle();
+}
+
 void MergeCursor::Settle() {
   at_group_.clear();
   valid_ = false;

@@ -220,6 +220,8 @@ class MergeCursor {
   explicit MergeCursor(std::span<const BatchView> batches);
   // Restricts the walk to exactly `key` (a point lookup).
   void SeekKey(std::string_view key);
+  // Starts the walk at the first key >= `key` (a range or prefix scan), through the last key.
+  void SeekAtLeast(std::string_view key);
   bool Valid() const { return valid_; }
   std::string_view key() const { return key_; }
   std::string_view val() const { return val_; }

@@ -42,8 +42,10 @@ inline constexpr std::uint64_t kSegmentMagic = 0x3147455344'4e4154ULL;
 // protocol step (reader.h, WakeChannelData). Changes to the *shape* of a struct are caught by
 // kLayoutHash (at the end of this file) without a bump. Version 2: the header gained the layout
 // hash, so builds from before it (version 1, which check only this number) refuse it; and a
-// tool's ReaderEntry::owner became a process token (pid + start time) instead of a pid.
-inline constexpr std::uint32_t kLayoutVersion = 2;
+// tool's ReaderEntry::owner became a process token (pid + start time) instead of a pid. Version 3:
+// the header's `closed` word, and local readers' announcements in the reader table
+// (shm/reader_table.h), which publishers honour.
+inline constexpr std::uint32_t kLayoutVersion = 3;
 // The header occupies the first page; the managed (allocator) area starts right after it.
 inline constexpr std::size_t kHeaderBytes = 4096;
 inline constexpr std::size_t kReplicaIdBytes = 64;
@@ -96,7 +98,10 @@ struct SegmentHeader {
   std::uint32_t workers;        // N, equal for both runtimes
   std::uint32_t mode;           // Mode
   std::uint32_t slots_per_row;
-  std::uint32_t reserved;  // 0
+  // 0 while the replica lives; the supervisor stores 1 (release) before it removes the segment on
+  // any exit it lives to see (shutdown, shared fate), so a local reader that still maps the
+  // removed segment fails its next call instead of answering from a dead replica (DESIGN §11).
+  std::atomic<std::uint32_t> closed;
   std::uint64_t created_unix_ns;
   std::uint64_t managed_offset;  // start of the Boost.Interprocess managed area
   std::uint64_t managed_bytes;
@@ -389,7 +394,7 @@ inline constexpr layout_detail::Field kSegmentHeaderFields[] = {
     TANDEM_SHM_FIELD(SegmentHeader, workers),
     TANDEM_SHM_FIELD(SegmentHeader, mode),
     TANDEM_SHM_FIELD(SegmentHeader, slots_per_row),
-    TANDEM_SHM_FIELD(SegmentHeader, reserved),
+    TANDEM_SHM_FIELD(SegmentHeader, closed),
     TANDEM_SHM_FIELD(SegmentHeader, created_unix_ns),
     TANDEM_SHM_FIELD(SegmentHeader, managed_offset),
     TANDEM_SHM_FIELD(SegmentHeader, managed_bytes),

@@ -359,6 +359,9 @@ std::uint64_t Publisher::OldestAnnounced(std::uint32_t index) {
     }
     oldest = v;
   }
+  if (reader_table_) {
+    oldest = std::min(oldest, reader_table_->OldestAnnounced(ReaderTarget(ordinal_, index)));
+  }
   return oldest;
 }
 

@@ -12,7 +12,9 @@
 //  P1  upper and since of a slot only rise; since = max(since, min(own frontier, peer hold)).
 //  P2  a batch list, once installed, and every batch in it, is never written again.
 //  P3  a retired batch or list is freed only when every reader entry of its slot is idle,
-//      announces a version >= the version that retired it, or belongs to a tool that is dead.
+//      announces a version >= the version that retired it, or belongs to a tool that is dead —
+//      and so does every local reader's entry in the reader table that targets the slot
+//      (shm/reader_table.h; the supervisor clears the entries of readers that died).
 //  P5  the publisher never writes a reader entry (only its owner does; layout.h).
 //  P4  the publisher compacts (advances times in merges) only to the published since, which is
 //      never past the peer hold nor any import hold, so a read the reader has accepted, and the
@@ -30,6 +32,7 @@
 #include "base/status.h"
 #include "base/time.h"
 #include "shm/batch.h"
+#include "shm/reader_table.h"
 #include "shm/registry.h"
 #include "shm/segment.h"
 #include "shm/wake.h"
@@ -113,6 +116,9 @@ class Publisher {
     dead_reader_hook_ = std::move(hook);
   }
   std::uint32_t ordinal() const { return ordinal_; }
+  // The replica's reader table, whose local readers' announcements P3 honours too (nullptr: none,
+  // e.g. a segment made by a test without a supervisor). Outlives the publisher.
+  void SetReaderTable(const ReaderTable* table) { reader_table_ = table; }
 
  private:
   struct SpineBatch {
@@ -170,6 +176,7 @@ class Publisher {
   std::vector<std::uint64_t> dead_owners_;  // process tokens found dead, newest last
   std::vector<std::pair<std::uint32_t, std::uint64_t>> oldest_announced_;  // CollectGarbage's
   std::function<void(std::uint32_t, std::size_t)> dead_reader_hook_;
+  const ReaderTable* reader_table_ = nullptr;
 };
 
 }  // namespace tandem::shm

@@ -21,7 +21,81 @@ void LoadSnapshot(const Segment& segment, SlotData& s, ReaderEntry& entry, bool 
   (void)segment;
 }
 
+// The batches of list `list` of a slot described by `where`, checked to lie in the segment: the
+// list, its count, each batch header — and, when `validate`, each batch's columns.
+Status LoadBatches(const Segment& segment, std::uint64_t list, const std::string& where,
+                   bool validate, std::vector<BatchView>* out) {
+  if (list % alignof(BatchListData) != 0 || !segment.Contains(list, sizeof(BatchListData))) {
+    return Status::Corruption(where + "batch list offset " + std::to_string(list) +
+                              " is outside the segment or misaligned");
+  }
+  const auto* l = segment.At<BatchListData>(list);
+  const std::uint64_t count = l->count;
+  if (count > kMaxBatchesPerList ||
+      !segment.Contains(list, offsetof(BatchListData, batches) + 8 * count)) {
+    return Status::Corruption(where + "batch list of " + std::to_string(count) +
+                              " batches does not fit the segment (at most " +
+                              std::to_string(kMaxBatchesPerList) + ")");
+  }
+  out->reserve(count);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::uint64_t off = l->batches[i];
+    if (off % alignof(BatchHeader) != 0 || !segment.Contains(off, sizeof(BatchHeader))) {
+      return Status::Corruption(where + "batch " + std::to_string(i) + " at offset " +
+                                std::to_string(off) + " is outside the segment or misaligned");
+    }
+    BatchView view(segment.At<BatchHeader>(off));
+    if (validate) {
+      if (Status valid = view.Validate(segment.size_bytes() - off); !valid.ok()) {
+        return Status::Corruption(where + "batch " + std::to_string(i) + " at offset " +
+                                  std::to_string(off) + ": " + valid.message());
+      }
+    } else if (!segment.Contains(off, segment.At<BatchHeader>(off)->total_bytes)) {
+      return Status::Corruption(where + "batch " + std::to_string(i) + " at offset " +
+                                std::to_string(off) + " runs past the segment");
+    }
+    out->push_back(view);
+  }
+  return Status::Ok();
+}
+
+std::string SlotWhere(std::uint32_t ordinal, std::uint32_t index, const SlotKey& key) {
+  return "slot " + std::to_string(ordinal) + "/" + std::to_string(index) + " (" + key.ToString() +
+         "): ";
+}
+
 }  // namespace
+
+Result<Snapshot> TakeAnnounced(const Segment& segment, std::uint32_t ordinal, std::uint32_t index,
+                               const SlotKey& expected, ReaderTableEntry* entry) {
+  Registry registry(const_cast<Segment*>(&segment));  // read only: a Registry writes nothing here
+  if (ordinal >= registry.workers() || index >= registry.slots_per_row()) {
+    return Status::InvalidArgument("no slot " + std::to_string(ordinal) + "/" +
+                                   std::to_string(index));
+  }
+  const SlotData& s = registry.slot(ordinal, index);
+  Snapshot snap;
+  snap.release_ = [entry] { entry->Idle(); };
+  // Steps 1-4 of the snapshot protocol (above), the announcement in the reader table.
+  snap.upper_ = Frontier::FromRaw(s.upper.load(std::memory_order_seq_cst));
+  snap.version_ = s.list_version.load(std::memory_order_seq_cst);
+  entry->Announce(ReaderTarget(ordinal, index), snap.version_);
+  const std::uint64_t list = s.list.load(std::memory_order_seq_cst);
+  snap.since_ = Frontier::FromRaw(s.since.load(std::memory_order_seq_cst));
+  snap.flags_ = s.flags.load(std::memory_order_seq_cst);
+  // The slot is freed (and may be reused) only once no announcement targets it, so a slot still
+  // live with our key now stays so until we go idle.
+  snap.key_ = registry.KeyOf(s);
+  if (s.state.load(std::memory_order_seq_cst) != static_cast<std::uint32_t>(SlotState::kLive) ||
+      !(snap.key_ == expected)) {
+    return Status::Unavailable(SlotWhere(ordinal, index, expected) + "dropped while being read");
+  }
+  if (list != 0) {
+    TANDEM_RETURN_IF_ERROR(
+        LoadBatches(segment, list, SlotWhere(ordinal, index, expected), false, &snap.batches_));
+  }
+  return snap;
+}
 
 Snapshot::Snapshot(Snapshot&& other) noexcept
     : key_(other.key_),
@@ -73,11 +147,10 @@ Status Snapshot::Scan(
     Time t, const std::function<bool(std::string_view, std::string_view, std::int64_t)>& fn,
     std::string_view key_prefix) const {
   TANDEM_RETURN_IF_ERROR(CheckReadable(t));
-  for (MergeCursor c(batches_); c.Valid(); c.Next()) {
-    if (!c.key().starts_with(key_prefix)) {
-      if (c.key() > key_prefix) break;  // past every key with the prefix
-      continue;
-    }
+  MergeCursor c(batches_);
+  if (!key_prefix.empty()) c.SeekAtLeast(key_prefix);  // the first key with the prefix, if any
+  for (; c.Valid(); c.Next()) {
+    if (!c.key().starts_with(key_prefix)) break;  // past every key with the prefix
     const Int128 n = c.CountAt(t);
     if (!FitsInt64(n)) return Status::OutOfRange(kMultiplicityOverflow);
     if (n != 0 && !fn(c.key(), c.val(), static_cast<std::int64_t>(n))) break;
@@ -298,33 +371,8 @@ Result<Snapshot> Inspector::Take(std::uint32_t ordinal, std::uint32_t index) {
                                " changed while it was being read; try again");
   }
   if (list != 0) {
-    const std::string where = "slot " + std::to_string(ordinal) + "/" + std::to_string(index) +
-                              " (" + before.ToString() + "): ";
-    if (list % alignof(BatchListData) != 0 || !segment_->Contains(list, sizeof(BatchListData))) {
-      return Status::Corruption(where + "batch list offset " + std::to_string(list) +
-                                " is outside the segment or misaligned");
-    }
-    const auto* l = segment_->At<BatchListData>(list);
-    const std::uint64_t count = l->count;
-    if (count > kMaxBatchesPerList ||
-        !segment_->Contains(list, offsetof(BatchListData, batches) + 8 * count)) {
-      return Status::Corruption(where + "batch list of " + std::to_string(count) +
-                                " batches does not fit the segment (at most " +
-                                std::to_string(kMaxBatchesPerList) + ")");
-    }
-    for (std::uint64_t i = 0; i < count; ++i) {
-      const std::uint64_t off = l->batches[i];
-      if (off % alignof(BatchHeader) != 0 || !segment_->Contains(off, sizeof(BatchHeader))) {
-        return Status::Corruption(where + "batch " + std::to_string(i) + " at offset " +
-                                  std::to_string(off) + " is outside the segment or misaligned");
-      }
-      BatchView view(segment_->At<BatchHeader>(off));
-      if (Status valid = view.Validate(segment_->size_bytes() - off); !valid.ok()) {
-        return Status::Corruption(where + "batch " + std::to_string(i) + " at offset " +
-                                  std::to_string(off) + ": " + valid.message());
-      }
-      snap.batches_.push_back(view);
-    }
+    TANDEM_RETURN_IF_ERROR(
+        LoadBatches(*segment_, list, SlotWhere(ordinal, index, before), true, &snap.batches_));
   }
   return snap;
 }

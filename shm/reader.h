@@ -29,6 +29,7 @@
 #include "base/status.h"
 #include "base/time.h"
 #include "shm/batch.h"
+#include "shm/reader_table.h"
 #include "shm/registry.h"
 #include "shm/segment.h"
 #include "shm/wake.h"
@@ -76,6 +77,8 @@ class Snapshot {
  private:
   friend class Reader;
   friend class Inspector;
+  friend Result<Snapshot> TakeAnnounced(const Segment&, std::uint32_t, std::uint32_t,
+                                        const SlotKey&, ReaderTableEntry*);
   Snapshot() = default;
 
   SlotKey key_;
@@ -160,6 +163,17 @@ class Reader {
 
 // The most batches Inspector::Take accepts in one list (a spine keeps O(log n)).
 inline constexpr std::uint64_t kMaxBatchesPerList = 4096;
+
+// A local reader's snapshot (DESIGN §11) of slot `index` of row `ordinal` of a segment it maps
+// read-only: the snapshot protocol above, announced in its reader-table entry instead of the
+// slot (a local reader writes nothing in the segment). `expected` is the slot's key as the reader
+// looked it up; Unavailable when the slot is no longer live with that key once announced (dropped
+// and reused meanwhile: look it up again). The list and the batch headers are checked to lie in
+// the segment; the batches' columns are trusted (a local reader trusts the replica it may read,
+// as the runtimes trust each other). One snapshot per entry at a time; the entry outlives it.
+[[nodiscard]] Result<Snapshot> TakeAnnounced(const Segment& segment, std::uint32_t ordinal,
+                                             std::uint32_t index, const SlotKey& expected,
+                                             ReaderTableEntry* entry);
 
 // A slot as listed by a tool.
 struct SlotInfo {

@@ -347,7 +347,17 @@ Result<std::unique_ptr<Segment>> Segment::Create(const SegmentOptions& options) 
     return s;
   };
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) return fail(Status::Internal(Errno("flock")));
-  if (fchmod(fd, 0600) != 0) return fail(Status::Internal(Errno("fchmod")));
+  if (options.reader_gid) {
+    // --reader-group: that group may map it read-only (local readers); nobody else.
+    if (fchown(fd, static_cast<uid_t>(-1), *options.reader_gid) != 0) {
+      return fail(Status::FailedPrecondition(Errno(
+          ("giving segment '" + options.name + "' to group " + std::to_string(*options.reader_gid))
+              .c_str())));
+    }
+    if (fchmod(fd, 0640) != 0) return fail(Status::Internal(Errno("fchmod")));
+  } else if (fchmod(fd, 0600) != 0) {
+    return fail(Status::Internal(Errno("fchmod")));
+  }
 
   // Reserve everything now: tmpfs pages are otherwise allocated on first touch, and a full
   // /dev/shm would then kill a runtime with SIGBUS in the middle of a publish.
@@ -451,6 +461,7 @@ Status Segment::Attach() {
                               " is neither solo (1) nor two-runtime (2)");
   }
   TANDEM_RETURN_IF_ERROR(CheckRegistry(*this));
+  if (read_only_) return Status::Ok();  // the allocator is the replica's, never a reader's
   try {
     managed_.reset(
         new ManagedHolder{SharedArea(bip::open_only, base_ + h.managed_offset, h.managed_bytes)});
@@ -470,7 +481,7 @@ Status Segment::Attach() {
 
 Result<std::unique_ptr<Segment>> Segment::MapAndAttach(std::string name, const std::string& what,
                                                        int fd, std::uint64_t expected,
-                                                       int map_flags) {
+                                                       int map_flags, bool read_only) {
   auto seg = std::unique_ptr<Segment>(new Segment());
   seg->name_ = std::move(name);
   seg->fd_ = fd;  // closed by ~Segment, whatever fails below
@@ -479,7 +490,9 @@ Result<std::unique_ptr<Segment>> Segment::MapAndAttach(std::string name, const s
       static_cast<std::uint64_t>(st.st_size) != expected) {
     return Status::Corruption(what + " changed while it was being opened");
   }
-  void* p = mmap(nullptr, expected, PROT_READ | PROT_WRITE, map_flags, fd, 0);
+  seg->read_only_ = read_only;
+  void* p =
+      mmap(nullptr, expected, read_only ? PROT_READ : PROT_READ | PROT_WRITE, map_flags, fd, 0);
   if (p == MAP_FAILED) return Status::Internal(Errno("mmap"));
   seg->base_ = static_cast<char*>(p);
   seg->size_ = expected;
@@ -496,7 +509,66 @@ Result<std::unique_ptr<Segment>> Segment::Open(const std::string& name) {
   TANDEM_RETURN_IF_ERROR(CheckSize(name, *probe));
   const int fd = shm_open(("/" + name).c_str(), O_RDWR | O_CLOEXEC, 0);
   if (fd < 0) return Status::Internal(Errno(("shm_open " + name).c_str()));
-  return MapAndAttach(name, "segment '" + name + "'", fd, probe->header->segment_bytes, MAP_SHARED);
+  return MapAndAttach(name, "segment '" + name + "'", fd, probe->header->segment_bytes, MAP_SHARED,
+                      false);
+}
+
+Result<std::unique_ptr<Segment>> Segment::OpenReadOnly(const std::string& name) {
+  TANDEM_RETURN_IF_ERROR(ValidateName(name));
+  const std::string path = PathOf(name);
+  // Opened first, so that a permission problem is named as one (Probe would call it "not found").
+  const int fd = shm_open(("/" + name).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
+  if (fd < 0) {
+    if (errno == ENOENT)
+      return Status::NotFound("no segment " + path + " (is the replica running?)");
+    if (errno == EACCES) {
+      struct stat st {};
+      std::string owner;
+      if (stat(path.c_str(), &st) == 0) {
+        char mode[8];
+        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+        owner = " (mode " + std::string(mode) + ", uid " + std::to_string(st.st_uid) + ", gid " +
+                std::to_string(st.st_gid) + ")";
+      }
+      return Status::FailedPrecondition(
+          "permission denied reading " + path + owner +
+          ": only the replica's user may read it, unless its supervisor was started with "
+          "--reader-group naming a group this user is in");
+    }
+    return Status::Internal(Errno(("shm_open " + name).c_str()));
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<std::uint64_t>(st.st_size) < kHeaderBytes) {
+    close(fd);
+    return Status::Corruption(path + " is not a Tandem segment");
+  }
+  // The header, as Probe reads it, from this descriptor.
+  void* h = mmap(nullptr, kHeaderBytes, PROT_READ, MAP_SHARED, fd, 0);
+  if (h == MAP_FAILED) {
+    close(fd);
+    return Status::Internal(Errno("mmap header"));
+  }
+  const auto* header = static_cast<const SegmentHeader*>(h);
+  std::string problem;
+  if (header->magic.load(std::memory_order_acquire) != kSegmentMagic) {
+    problem = "not a Tandem segment, or its creation has not finished";
+  } else if (header->layout_version != kLayoutVersion || header->layout_hash != kLayoutHash) {
+    problem = "created by another build of Tandem (layout version " +
+              std::to_string(header->layout_version) + ", hash " + Hex(header->layout_hash) +
+              "; this build reads version " + std::to_string(kLayoutVersion) + ", hash " +
+              Hex(kLayoutHash) + "): run readers and the replica from one build";
+  } else if (header->segment_bytes != static_cast<std::uint64_t>(st.st_size)) {
+    problem = "header says " + Mib(header->segment_bytes) + " but the file has " +
+              Mib(static_cast<std::uint64_t>(st.st_size));
+  }
+  const std::uint64_t bytes = header->segment_bytes;
+  munmap(h, kHeaderBytes);
+  if (!problem.empty()) {
+    close(fd);
+    return Status::Corruption("segment '" + name + "': " + problem);
+  }
+  return MapAndAttach(name, "segment '" + name + "'", fd, bytes, MAP_SHARED, true);
 }
 
 Result<std::unique_ptr<Segment>> Segment::OpenFile(const std::string& path) {
@@ -507,7 +579,7 @@ Result<std::unique_ptr<Segment>> Segment::OpenFile(const std::string& path) {
   const int fd = OpenToLook(path);
   if (fd < 0) return Status::Internal(Errno(("open " + path).c_str()));
   // Private: a tool's announcement entry (the only thing it writes) stays in its own copy.
-  return MapAndAttach(path, "'" + path + "'", fd, probe->header->segment_bytes, MAP_PRIVATE);
+  return MapAndAttach(path, "'" + path + "'", fd, probe->header->segment_bytes, MAP_PRIVATE, false);
 }
 
 Result<std::unique_ptr<Segment>> Segment::OpenImage(const std::string& label, char* base,
@@ -543,6 +615,8 @@ Result<std::unique_ptr<Segment>> Segment::OpenImage(const std::string& label, ch
 
 Status Segment::Remove(const std::string& name) {
   TANDEM_RETURN_IF_ERROR(ValidateName(name));
+  // Its reader table (shm/reader_table.h) goes with it, if it is still there.
+  (void)shm_unlink(("/" + name + ".readers").c_str());
   if (shm_unlink(("/" + name).c_str()) != 0) {
     if (errno == ENOENT) return Status::NotFound("no segment named '" + name + "'");
     return Status::Internal(Errno(("shm_unlink " + name).c_str()));
@@ -555,7 +629,8 @@ std::vector<std::string> Segment::List(const std::string& prefix) {
   if (DIR* dir = opendir("/dev/shm")) {
     while (const dirent* e = readdir(dir)) {
       const std::string n = e->d_name;
-      if (n.rfind(prefix, 0) == 0) names.push_back(n);
+      // A segment's reader table (shm/reader_table.h) is not a segment: it goes with its segment.
+      if (n.rfind(prefix, 0) == 0 && !n.ends_with(".readers")) names.push_back(n);
     }
     closedir(dir);
   }
@@ -563,6 +638,7 @@ std::vector<std::string> Segment::List(const std::string& prefix) {
 }
 
 Result<std::uint64_t> Segment::Allocate(std::uint64_t bytes, const char* what) {
+  TANDEM_CHECK(!read_only_, "a read-only segment (a local reader's) never allocates");
   void* p = managed_->buffer.allocate(bytes, std::nothrow);
   if (p == nullptr) {
     const std::string never = bytes > managed_->buffer.get_size()
@@ -577,13 +653,17 @@ Result<std::uint64_t> Segment::Allocate(std::uint64_t bytes, const char* what) {
 }
 
 void Segment::Deallocate(std::uint64_t offset) {
+  TANDEM_CHECK(!read_only_, "a read-only segment (a local reader's) never frees");
   TANDEM_CHECK(offset != 0, "deallocating offset 0");
   managed_->buffer.deallocate(At<void>(offset));
 }
 
-std::uint64_t Segment::free_bytes() const { return managed_->buffer.get_free_memory(); }
+std::uint64_t Segment::free_bytes() const {
+  return managed_ ? managed_->buffer.get_free_memory() : 0;  // 0: read-only, not ours to know
+}
 
 std::uint64_t Segment::used_bytes() const {
+  if (!managed_) return 0;  // read-only
   return managed_->buffer.get_size() - managed_->buffer.get_free_memory();
 }
 

@@ -30,6 +30,9 @@ struct SegmentOptions {
   Mode mode = Mode::kTwoRuntime;
   std::uint32_t slots_per_row = 64;
   std::uint64_t generation = 0;  // 0: derive from the creation time
+  // --reader-group: the segment becomes 0640 and that group's (local readers, DESIGN §11);
+  // otherwise it stays 0600.
+  std::optional<gid_t> reader_gid;
 };
 
 // A plain copy of a SegmentHeader (the header itself has atomics and is not copyable).
@@ -90,6 +93,11 @@ class Segment {
   // segment created by another build), size, or a header or registry whose offsets and counts
   // do not fit the mapping (Corruption naming the inconsistency).
   [[nodiscard]] static Result<std::unique_ptr<Segment>> Open(const std::string& name);
+  // A local reader's attach (DESIGN §11): opened O_RDONLY and mapped PROT_READ, so nothing this
+  // process does can write the segment; no managed area (Allocate, Deallocate and the byte counts
+  // are the replica's business and abort here). The same checks as Open. A permission error says
+  // what would allow it (--reader-group).
+  [[nodiscard]] static Result<std::unique_ptr<Segment>> OpenReadOnly(const std::string& name);
   // The same checks on a copy of a segment in any regular file (tandem-shm on a saved image):
   // mapped copy-on-write, so what a reader writes (its announcement entry) never reaches the file.
   [[nodiscard]] static Result<std::unique_ptr<Segment>> OpenFile(const std::string& path);
@@ -102,9 +110,9 @@ class Segment {
   [[nodiscard]] static Result<SegmentProbe> Probe(const std::string& name);
   // Probe of a segment image in any regular file (liveness: whether someone holds its lock).
   [[nodiscard]] static Result<SegmentProbe> ProbeFile(const std::string& path);
-  // Unlinks the name. NotFound when there is no such segment.
+  // Unlinks the name, and its reader table's. NotFound when there is no such segment.
   static Status Remove(const std::string& name);
-  // Lists the names of the segments in /dev/shm that begin with `prefix`.
+  // Lists the names of the segments in /dev/shm that begin with `prefix` (not reader tables).
   static std::vector<std::string> List(const std::string& prefix = "tandem.");
   static std::string PathOf(const std::string& name) { return "/dev/shm/" + name; }
 
@@ -140,15 +148,20 @@ class Segment {
   std::uint64_t used_bytes() const;  // of the managed area, including allocator overhead
 
   void SetRuntime(Role role, pid_t pid, RuntimeState state);
+  // The creator's, before it removes the segment: local readers still mapping it fail from now on.
+  void MarkClosed() { header_->closed.store(1, std::memory_order_release); }
+  bool closed() const { return header_->closed.load(std::memory_order_acquire) != 0; }
+  bool read_only() const { return read_only_; }
 
  private:
   Segment() = default;
   // Open and OpenFile after their probe: checks `fd` still is the `expected` bytes the probe saw
-  // (`what` names it in the error), maps it with `map_flags` and attaches. Takes `fd`.
+  // (`what` names it in the error), maps it with `map_flags` (PROT_READ only when `read_only`) and
+  // attaches. Takes `fd`.
   [[nodiscard]] static Result<std::unique_ptr<Segment>> MapAndAttach(std::string name,
                                                                      const std::string& what,
                                                                      int fd, std::uint64_t expected,
-                                                                     int map_flags);
+                                                                     int map_flags, bool read_only);
   struct ManagedHolder;  // the Boost.Interprocess managed area over [managed_offset, size)
   // Checks the header's and the registry's shape against the mapping, then opens the managed
   // area. `base_`, `size_` and `name_` are set.
@@ -158,6 +171,7 @@ class Segment {
   int fd_ = -1;
   bool creator_ = false;
   bool owns_mapping_ = true;  // false for OpenImage
+  bool read_only_ = false;    // OpenReadOnly: PROT_READ, no managed area
   std::string replaced_;
   char* base_ = nullptr;
   std::uint64_t size_ = 0;

@@ -1,5 +1,6 @@
 #include "supervisor/config.h"
 
+#include <grp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -166,6 +167,10 @@ FlagsOutcome ParseSupervisorFlags(int argc, const char* const* argv) {
                  "passed to the maintenance or solo runtime); without it table sources are "
                  "refused")
       ->envname("TANDEM_DATA_DIR");
+  app.add_option("--reader-group", c.reader_group,
+                 "a group (name or number) whose members may read indexes in place with "
+                 "LocalReader: the segment becomes 0640 and its reader table 0660, that group's")
+      ->envname("TANDEM_READER_GROUP");
   app.add_flag("--keep-segment-on-crash", c.keep_segment_on_crash,
                "leave the segment in /dev/shm after a crash, for tandem-shm post-mortem")
       ->envname("TANDEM_KEEP_SEGMENT_ON_CRASH");
@@ -291,6 +296,9 @@ Status CheckConfiguration(const SupervisorConfig& c) {
     return Status::FailedPrecondition("runtime executable '" + c.worker_binary +
                                       "' is missing or not executable (see --worker-binary)");
   }
+  if (!c.reader_group.empty()) {
+    if (auto gid = LookupGroup(c.reader_group); !gid.ok()) return gid.status();
+  }
   // ipc:// endpoints are Unix socket paths: at most 107 bytes.
   const std::string longest =
       c.runtime_dir + "/tandem." + c.replica_id + ".4194304/interactive.sock";
@@ -299,6 +307,20 @@ Status CheckConfiguration(const SupervisorConfig& c) {
                                       "' is too long for Unix socket paths");
   }
   return Status::Ok();
+}
+
+Result<gid_t> LookupGroup(const std::string& group) {
+  std::vector<char> buf(16384);
+  struct group entry {};
+  struct group* found = nullptr;
+  if (getgrnam_r(group.c_str(), &entry, buf.data(), buf.size(), &found) == 0 && found) {
+    return found->gr_gid;
+  }
+  gid_t number = 0;
+  const auto [end, ec] = std::from_chars(group.data(), group.data() + group.size(), number);
+  if (ec == std::errc() && end == group.data() + group.size() && !group.empty()) return number;
+  return Status::FailedPrecondition("--reader-group '" + group +
+                                    "': no such group (a group name, or a number)");
 }
 
 std::string DescribeConfiguration(const SupervisorConfig& c) {
@@ -313,6 +335,7 @@ std::string DescribeConfiguration(const SupervisorConfig& c) {
     << " grace_period_s=" << c.grace_period_s << " startup_timeout_s=" << c.startup_timeout_s
     << " worker_binary=" << c.worker_binary
     << " keep_segment_on_crash=" << (c.keep_segment_on_crash ? "true" : "false")
+    << " reader_group=" << (c.reader_group.empty() ? std::string("none") : c.reader_group)
     << " controller_auth="
     << (c.curve() ? "curve(secret_key=" + c.curve_secret_key +
                         " authorized_keys=" + c.curve_authorized_keys + ")"

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <spdlog/common.h>
+#include <sys/types.h>
 
 #include <cstdint>
 #include <optional>
@@ -42,6 +43,10 @@ struct SupervisorConfig {
   LogFormat log_format = LogFormat::kText;
   std::string worker_binary;  // default: tandem-worker beside this binary
   bool keep_segment_on_crash = false;
+  // --reader-group: a group (name or number) whose members may read the replica in place with
+  // LocalReader (DESIGN §11): the segment becomes 0640 and the reader table 0660, that group's.
+  // Empty: only the replica's user may.
+  std::string reader_group;
   // CURVE on the controller endpoint (controller_auth.h): both set, or neither.
   std::string curve_secret_key;          // the server's secret key file
   std::string curve_authorized_keys;     // a directory of client public keys
@@ -72,6 +77,9 @@ FlagsOutcome ParseSupervisorFlags(int argc, const char* const* argv);
 // Checks what flags alone cannot: equal worker counts in two-runtime mode, a runtime-socket path
 // that fits, a worker binary that exists. The reason for exit 78 (or 64) when not OK.
 Status CheckConfiguration(const SupervisorConfig& config);
+
+// The group --reader-group names (a name, or a number): NotFound when there is none.
+Result<gid_t> LookupGroup(const std::string& group);
 
 // The --data-dir as the supervisor starts: made (with its parents, 0700) when missing.
 // FailedPrecondition (exit 78) when it cannot be made or is not a directory.

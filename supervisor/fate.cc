@@ -70,6 +70,12 @@ int Supervisor::Shutdown(const std::string& why) {
 void Supervisor::Cleanup(bool keep_segment) {
   for (auto& [id, r] : runtimes_) r.channel.reset();
   runtimes_.clear();
+  // Local readers still mapping the segment fail from their next call on (DESIGN §11).
+  if (segment_) segment_->MarkClosed();
+  if (reader_table_) {
+    reader_table_.reset();  // lets byte 0's lock go: readers see the supervisor gone
+    (void)shm::ReaderTable::Remove(config_.shm_name);
+  }
   if (segment_ && !keep_segment) {
     (void)shm::Segment::Remove(config_.shm_name);
   }

@@ -37,5 +37,7 @@ inline constexpr char kSubscribeRows[] = "tandem_subscribe_rows_total";
 inline constexpr char kSubscribeEnds[] = "tandem_subscribe_ends_total";
 inline constexpr char kSubscribeLag[] = "tandem_subscribe_lag";
 inline constexpr char kSubscribeLagMax[] = "tandem_subscribe_lag_max";
+inline constexpr char kLocalReaders[] = "tandem_local_readers";
+inline constexpr char kLocalReadersCleared[] = "tandem_local_readers_cleared_total";
 
 }  // namespace tandem::supervisor::metric

@@ -85,6 +85,15 @@ int Supervisor::CreateSegment() {
   so.workers = config_.workers;
   so.mode = config_.two_runtime() ? shm::Mode::kTwoRuntime : shm::Mode::kSolo;
   so.slots_per_row = config_.slots_per_row;
+  if (!config_.reader_group.empty()) {
+    auto gid = LookupGroup(config_.reader_group);
+    if (!gid.ok()) {
+      spdlog::error("{}", gid.status().message());
+      Cleanup(false);
+      return kExitConfig;
+    }
+    so.reader_gid = *gid;
+  }
   auto seg = shm::Segment::Create(so);
   if (!seg.ok()) {
     spdlog::error("could not create the segment: {}", seg.status().message());
@@ -106,6 +115,18 @@ int Supervisor::CreateSegment() {
   }
   spdlog::info("segment /dev/shm/{} created: {} bytes, {} rows", config_.shm_name, config_.shm_size,
                config_.workers);
+  auto table = shm::ReaderTable::Create(config_.shm_name, segment_->header().generation,
+                                        shm::kLayoutHash, so.reader_gid);
+  if (!table.ok()) {
+    spdlog::error("could not create the reader table: {}", table.status().message());
+    Cleanup(false);
+    return table.status().code() == StatusCode::kAlreadyExists ? kExitUnavailable : kExitConfig;
+  }
+  reader_table_ = std::move(table).value();
+  spdlog::info("reader table {} created ({} local readers at most{})", reader_table_->path(),
+               shm::kReaderTableEntries,
+               config_.reader_group.empty() ? std::string(", the replica's user only")
+                                            : ", group " + config_.reader_group + " may read");
   return kExitOk;
 }
 

@@ -66,6 +66,11 @@ void Supervisor::DeclareMetrics() {
   metrics_.Declare(kControllerEvents, T::kCounter,
                    "sessions: hello, superseded, observer_hello, goodbye, disconnected");
   metrics_.Declare(kObservers, T::kGauge, "observer sessions open now");
+  metrics_.Declare(kLocalReaders, T::kGauge,
+                   "local readers (LocalReader) attached now, by their reader-table entries");
+  metrics_.Set(kLocalReaders, {}, 0);
+  metrics_.Declare(kLocalReadersCleared, T::kCounter,
+                   "reader-table entries of local readers that died, cleared by the supervisor");
   metrics_.Set(kObservers, {}, 0);
   metrics_.Declare(kReady, T::kGauge, "1 when /readyz answers 200");
   metrics_.Declare(kReconciled, T::kCounter,
@@ -216,6 +221,7 @@ int Supervisor::Loop() {
     FlushSubscribeEnds();  // TOO_SLOW ends wait for room in their session's pipe
     const auto now = Clock::now();
     http_->Tick(now);
+    SweepReaders(now);
     if (auto code = WatchRuntimes(now)) return *code;
 
     // Only before the replica was first ready: a stall later is the stall watch's.
@@ -237,6 +243,21 @@ int Supervisor::Loop() {
       spdlog::info("ready: controller endpoint {}, internal HTTP {}",
                    config_.controller_listen_addr, config_.internal_http_listen_addr);
     }
+  }
+}
+
+void Supervisor::SweepReaders(Clock::time_point now) {
+  // A dead reader's announcement keeps the batches it could see; a sweep this often bounds how
+  // long. Each sweep is one fcntl per attached reader.
+  constexpr auto kReaderSweepInterval = std::chrono::milliseconds(200);
+  if (!reader_table_ || now - last_reader_sweep_ < kReaderSweepInterval) return;
+  last_reader_sweep_ = now;
+  const shm::SweepResult swept = reader_table_->Sweep();
+  metrics_.Set(kLocalReaders, {}, swept.live);
+  if (swept.cleared > 0) {
+    metrics_.Inc(kLocalReadersCleared, {}, swept.cleared);
+    spdlog::info("cleared the reader-table entries of {} local reader(s) that exited",
+                 swept.cleared);
   }
 }
 

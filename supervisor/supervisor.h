@@ -30,6 +30,7 @@
 #include <zmq.hpp>
 
 #include "ipc/validate.h"
+#include "shm/reader_table.h"
 #include "shm/segment.h"
 #include "supervisor/config.h"
 #include "supervisor/controller_auth.h"
@@ -160,6 +161,9 @@ class Supervisor {
   int StallFate(const Runtime& stalled, double seconds);
   int Shutdown(const std::string& why);
   void Cleanup(bool keep_segment);
+  // Clears the reader-table entries of local readers that died (their memory is then freed by the
+  // publishers) and reports the live ones.
+  void SweepReaders(Clock::time_point now);
   void CleanStaleRuntimeDirs();
   bool EnsureRuntimeDir();
   // Start's steps: each returns kExitOk or the exit code (and has cleaned up).
@@ -172,6 +176,10 @@ class Supervisor {
   int signal_fd_;
   std::string runtime_dir_;
   std::unique_ptr<shm::Segment> segment_;
+  // Local readers' table (DESIGN §11), made with the segment and removed with it; swept of dead
+  // readers' entries every kReaderSweepInterval.
+  std::unique_ptr<shm::ReaderTable> reader_table_;
+  Clock::time_point last_reader_sweep_{};
   zmq::context_t ctx_;
   std::unique_ptr<zmq::socket_t> router_, monitor_;
   std::unique_ptr<ControllerAuth> auth_;  // CURVE and its ZAP handler, when configured

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/count.h"
+#include "base/error_order.h"
 #include "base/row.h"
 #include "base/time.h"
 #include "ipc/codec.h"
@@ -46,10 +47,6 @@ struct PartBound {
 std::optional<std::string> ReadPeekPart(const shm::Snapshot& snap, Time t, bool scan,
                                         const std::vector<std::string>& keys, const Mfp& mfp,
                                         const PartBound& bound, PeekRows* out);
-
-// The order in which a peek picks among several errors: byte order, except that runs of digits
-// compare as numbers — so of "log line 7: …" and "log line 12: …" the earlier line is first.
-bool ErrorLess(std::string_view a, std::string_view b);
 
 // The order `finishing` puts rows in: by its order_by columns (datum order; desc reverses; nulls
 // first unless nulls_last), then by the whole row. A total order on distinct rows.

@@ -100,6 +100,18 @@ int Runtime::Run() {
                      RoleName(options_.role), options_.workers);
     return 1;
   }
+  if (Renders(options_.role)) {
+    // Local readers' announcements (DESIGN §11), which this runtime's publishers honour. A segment
+    // made without a supervisor (some tests) has no table, and no local reader can attach to it.
+    auto table = shm::ReaderTable::Open(options_.segment);
+    if (table.ok()) {
+      reader_table_ = std::move(table).value();
+    } else if (table.status().code() != StatusCode::kNotFound) {
+      spdlog::critical("cannot open the reader table of {}: {}", options_.segment,
+                       table.status().ToString());
+      return 1;
+    }
+  }
   inbox_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::pull);
   inbox_->bind("inproc://worker-out");
   channel_ = std::make_unique<zmq::socket_t>(ipc::ConnectRuntimeChannel(ctx_, options_.channel));
@@ -173,6 +185,7 @@ void Runtime::StartWorkers() {
         auto p = shm::Publisher::Attach(segment_.get(), i);
         if (!p.ok()) spdlog::critical("worker {}: {}", i, p.status().ToString());
         TANDEM_CHECK(p.ok(), "could not take the publishing side of this worker's registry row");
+        (*p)->SetReaderTable(reader_table_.get());
         w.renderer =
             std::make_unique<Renderer>(std::move(p).value(), i, exchange_.get(),
                                        [this, &w](const pb::Response& r, std::uint64_t seq) {

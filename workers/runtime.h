@@ -32,6 +32,7 @@
 
 #include "base/role.h"
 #include "ipc/codec.h"
+#include "shm/reader_table.h"
 #include "shm/segment.h"
 #include "workers/command_log.h"
 #include "workers/dataflow.h"
@@ -111,6 +112,9 @@ class Runtime {
 
   RuntimeOptions options_;
   std::unique_ptr<shm::Segment> segment_;
+  // The replica's reader table (maintenance and solo; nullptr without one): outlives the
+  // publishers, which read local readers' announcements in it.
+  std::unique_ptr<shm::ReaderTable> reader_table_;
   std::vector<std::uint64_t> reported_turns_;  // each worker's `turns` at the last raise
   zmq::context_t ctx_;
   std::unique_ptr<zmq::socket_t> channel_, inbox_;

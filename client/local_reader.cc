@@ -1,0 +1,379 @@
+#include "client/local_reader.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "base/count.h"
+#include "base/error_order.h"
+#include "shm/reader.h"
+#include "shm/reader_table.h"
+#include "shm/registry.h"
+#include "shm/routing.h"
+#include "shm/segment.h"
+
+namespace tandem {
+
+namespace {
+
+constexpr std::uint32_t kNoSlot = std::numeric_limits<std::uint32_t>::max();
+// How often a call asks the kernel whether the supervisor still holds its lock (the header's
+// closed flag, checked on every call, covers every exit the supervisor lives to see).
+constexpr std::uint64_t kAliveCheckNs = 1'000'000;
+// Reads at the latest time that find it compacted meanwhile try again with a newer one.
+constexpr int kLatestAttempts = 4;
+
+std::uint64_t MonotonicNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// A read at the latest time may start over when this is why a part could not be read.
+bool Compacted(const Status& s) {
+  return s.code() == StatusCode::kFailedPrecondition &&
+         s.message().find("compacted") != std::string::npos;
+}
+
+std::string EncodeKey(const Row& key) {
+  std::string out;
+  for (const Datum& d : key) AppendEncodedDatum(d, &out);
+  return out;
+}
+
+// The first error visible at t in `snap` (error keys start with shm::kErrorKeyPrefix).
+Status FirstError(const shm::Snapshot& snap, Time t, std::optional<std::string>* error) {
+  return snap.Scan(
+      t,
+      [&](std::string_view k, std::string_view, std::int64_t) {
+        if (!*error || ErrorLess(k.substr(1), **error)) *error = std::string(k.substr(1));
+        return true;
+      },
+      std::string_view(&shm::kErrorKeyPrefix, 1));
+}
+
+const char kNegative[] = "the result has a row with negative multiplicity";
+
+}  // namespace
+
+LocalReader::~LocalReader() { Detach(); }
+
+Result<std::unique_ptr<LocalReader>> LocalReader::Attach(const std::string& segment_name) {
+  auto reader = std::unique_ptr<LocalReader>(new LocalReader());
+  reader->name_ = segment_name;
+  TANDEM_RETURN_IF_ERROR(reader->AttachNow());
+  return reader;
+}
+
+void LocalReader::Detach() {
+  segment_.reset();
+  entry_.reset();
+  table_.reset();
+  slots_.clear();
+}
+
+Status LocalReader::Reattach() {
+  Detach();
+  return AttachNow();
+}
+
+Status LocalReader::AttachNow() {
+  auto table = shm::ReaderTable::Open(name_);
+  if (!table.ok()) {
+    if (table.status().code() == StatusCode::kNotFound) {
+      return Status::NotFound("no replica with segment '" + name_ + "' is running (" +
+                              table.status().message() + ")");
+    }
+    return table.status();
+  }
+  if (!(*table)->SupervisorAlive()) {
+    return Status::Unavailable("replica '" + name_ + "' is gone: its supervisor exited");
+  }
+  TANDEM_ASSIGN_OR_RETURN(auto segment, shm::Segment::OpenReadOnly(name_));
+  if (segment->header().generation != (*table)->generation()) {
+    return Status::Unavailable("replica '" + name_ +
+                               "' is restarting (its segment and reader table are of different "
+                               "incarnations); try again");
+  }
+  TANDEM_ASSIGN_OR_RETURN(auto entry, (*table)->Claim());
+  table_ = std::move(table).value();
+  entry_ = std::move(entry);
+  segment_ = std::move(segment);
+  generation_ = segment_->header().generation;
+  workers_ = segment_->workers();
+  gone_.clear();
+  last_alive_check_ns_ = MonotonicNs();
+  return Status::Ok();
+}
+
+Status LocalReader::CheckAlive() {
+  if (!segment_) return Status::Unavailable("not attached: call Reattach()");
+  if (gone_.empty()) {
+    bool gone = segment_->closed();
+    if (!gone) {
+      const std::uint64_t now = MonotonicNs();
+      if (now - last_alive_check_ns_ >= kAliveCheckNs) {
+        last_alive_check_ns_ = now;
+        gone = !table_->SupervisorAlive();
+      }
+    }
+    if (!gone) return Status::Ok();
+    // Restarted, or only gone? A new incarnation has a new table (nothing of ours is locked).
+    gone_ = "replica '" + name_ + "' is gone (segment generation " + std::to_string(generation_) +
+            "): its supervisor exited";
+    if (auto now = shm::ReaderTable::Open(name_);
+        now.ok() && (*now)->SupervisorAlive() && (*now)->generation() != generation_) {
+      gone_ = "replica '" + name_ + "' restarted (segment generation " +
+              std::to_string(generation_) + ", now " + std::to_string((*now)->generation()) +
+              "): call Reattach()";
+    }
+  }
+  return Status::Unavailable(gone_);
+}
+
+Result<std::uint32_t> LocalReader::SlotOf(GlobalId index, std::uint32_t ordinal, bool refresh) {
+  auto& slots = slots_[index.Pack()];
+  if (slots.size() != workers_) slots.assign(workers_, kNoSlot);
+  if (slots[ordinal] != kNoSlot && !refresh) return slots[ordinal];
+  // The live, not dropped slot of the id with the newest as_of (a dropped-and-recreated index
+  // has a new one; the old slot lingers until every reader has let it go).
+  shm::Registry registry(segment_.get());
+  std::uint32_t best = kNoSlot;
+  Time best_as_of = 0;
+  for (std::uint32_t j = 0; j < registry.slots_per_row(); ++j) {
+    const shm::SlotData& s = registry.slot(ordinal, j);
+    if (s.state.load() != static_cast<std::uint32_t>(shm::SlotState::kLive)) continue;
+    if (s.id.load() != index.Pack() || (s.flags.load() & shm::kSlotUnpublished)) continue;
+    const Time as_of = s.as_of.load();
+    if (best == kNoSlot || as_of > best_as_of) {
+      best = j;
+      best_as_of = as_of;
+    }
+  }
+  slots[ordinal] = best;
+  if (best == kNoSlot) {
+    return Status::NotFound(index.ToString() + " is not an index of replica '" + name_ +
+                            "' (not published in worker row " + std::to_string(ordinal) + ")");
+  }
+  return best;
+}
+
+Result<shm::Snapshot> LocalReader::Take(GlobalId index, std::uint32_t ordinal, Time t) {
+  shm::Registry registry(segment_.get());
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    TANDEM_ASSIGN_OR_RETURN(std::uint32_t slot, SlotOf(index, ordinal, attempt > 0));
+    const shm::SlotKey key = registry.KeyOf(registry.slot(ordinal, slot));
+    if (!(key.id == index)) continue;  // reused since it was cached: look it up again
+    auto snap = shm::TakeAnnounced(*segment_, ordinal, slot, key, entry_.get());
+    const bool dropped = !snap.ok() || snap->unpublished();
+    if (dropped && attempt < 2) continue;  // dropped meanwhile: a recreated one may be there
+    if (!snap.ok()) return snap.status();
+    if (Status s = snap->CheckReadable(t); !s.ok()) {
+      return Status(s.code(), index.ToString() + ": " + s.message());
+    }
+    return snap;
+  }
+  return Status::Unavailable(index.ToString() +
+                             " was dropped or recreated while being read in row " +
+                             std::to_string(ordinal) + "; try again");
+}
+
+Result<Time> LocalReader::LatestReadable(GlobalId index) {
+  TANDEM_RETURN_IF_ERROR(CheckAlive());
+  shm::Registry registry(segment_.get());
+  Frontier upper = Frontier::Empty();
+  Frontier since = Frontier::Minimum();
+  for (std::uint32_t o = 0; o < workers_; ++o) {
+    TANDEM_ASSIGN_OR_RETURN(std::uint32_t slot, SlotOf(index, o, false));
+    const shm::SlotData& s = registry.slot(o, slot);
+    if (s.id.load() != index.Pack() || (s.flags.load() & shm::kSlotUnpublished)) {
+      TANDEM_ASSIGN_OR_RETURN(slot, SlotOf(index, o, true));
+    }
+    const shm::SlotData& live = registry.slot(o, slot);
+    if (!(live.flags.load() & shm::kSlotFilled)) {
+      return Status::FailedPrecondition(index.ToString() + " is not published yet");
+    }
+    upper = Min(upper, Frontier::FromRaw(live.upper.load()));
+    since = Max(since, Frontier::FromRaw(live.since.load()));
+  }
+  if (since.empty()) return Status::NotFound(index.ToString() + " was dropped");
+  if (upper.empty()) return since.time();  // closed: every time from since on reads the same
+  if (upper.time() == 0 || !since.LessEqual(upper.time() - 1)) {
+    return Status::FailedPrecondition(index.ToString() +
+                                      " has no time readable in every part yet"
+                                      " (since " +
+                                      since.ToString() + ", upper " + upper.ToString() + ")");
+  }
+  return upper.time() - 1;
+}
+
+Result<Time> LocalReader::TimeOf(GlobalId index, std::optional<Time> at) {
+  if (at) return *at;
+  return LatestReadable(index);
+}
+
+Result<Time> LocalReader::Read(GlobalId index, std::optional<Time> at,
+                               std::optional<std::uint32_t> only_row,
+                               const std::function<Status(const shm::Snapshot&, Time)>& read) {
+  TANDEM_RETURN_IF_ERROR(CheckAlive());
+  for (int attempt = 0;; ++attempt) {
+    TANDEM_ASSIGN_OR_RETURN(const Time t, TimeOf(index, at));
+    // The index's errors at t, in every row, before any row is handed out (a peek answers the
+    // error instead of rows). A lookup's own row is read in the same snapshot, last.
+    std::optional<std::string> error;
+    Status status;
+    for (std::uint32_t o = 0; o < workers_ && status.ok(); ++o) {
+      if (only_row && o == *only_row) continue;
+      auto snap = Take(index, o, t);
+      status = snap.ok() ? FirstError(*snap, t, &error) : snap.status();
+    }
+    if (status.ok() && only_row) {
+      auto snap = Take(index, *only_row, t);
+      status = snap.ok() ? FirstError(*snap, t, &error) : snap.status();
+      if (status.ok() && error) return Status::DataError(*error);
+      if (status.ok()) status = read(*snap, t);
+    } else if (status.ok()) {
+      if (error) return Status::DataError(*error);
+      for (std::uint32_t o = 0; o < workers_ && status.ok(); ++o) {
+        auto snap = Take(index, o, t);
+        status = snap.ok() ? read(*snap, t) : snap.status();
+      }
+    }
+    if (status.ok()) return t;
+    if (!at && Compacted(status) && attempt + 1 < kLatestAttempts) continue;
+    // The replica may have gone while we read: say that rather than what it left behind.
+    last_alive_check_ns_ = 0;
+    TANDEM_RETURN_IF_ERROR(CheckAlive());
+    return status;
+  }
+}
+
+Result<Time> LocalReader::Lookup(GlobalId index, const Row& key, std::optional<Time> at,
+                                 const RowFn& fn) {
+  TANDEM_RETURN_IF_ERROR(CheckAlive());
+  const std::string k = EncodeKey(key);
+  std::vector<RowView> rows;
+  auto result = Read(index, at, shm::WorkerOf(k, workers_), [&](const shm::Snapshot& snap, Time t) {
+    rows.clear();
+    shm::MergeCursor c(snap.batches());
+    c.SeekKey(k);
+    for (; c.Valid(); c.Next()) {
+      const Int128 n = c.CountAt(t);
+      if (!FitsInt64(n)) return Status::OutOfRange(kMultiplicityOverflow);
+      if (n < 0) return Status::DataError(kNegative);
+      if (n != 0) rows.emplace_back(c.key(), c.val(), static_cast<std::int64_t>(n));
+    }
+    // Handed out only once every count is known good: a failed lookup delivers nothing.
+    for (const RowView& r : rows) {
+      if (!fn(r)) break;
+    }
+    return Status::Ok();
+  });
+  return result;
+}
+
+Result<Time> LocalReader::Scan(GlobalId index, const KeyRange& range, std::optional<Time> at,
+                               const RowFn& fn) {
+  TANDEM_RETURN_IF_ERROR(CheckAlive());
+  const std::string prefix = range.prefix ? EncodeKey(*range.prefix) : std::string();
+  const std::optional<std::string> lower =
+      range.lower ? std::optional(EncodeKey(*range.lower)) : std::nullopt;
+  const std::optional<std::string> upper =
+      range.upper ? std::optional(EncodeKey(*range.upper)) : std::nullopt;
+  // The first key that can be in range: after the error keys, at the prefix and the lower bound.
+  std::string start(1, static_cast<char>(0x01));
+  if (prefix > start) start = prefix;
+  if (lower && *lower > start) start = *lower;
+  bool stopped = false;
+  return Read(index, at, std::nullopt, [&](const shm::Snapshot& snap, Time t) {
+    if (stopped) return Status::Ok();
+    shm::MergeCursor c(snap.batches());
+    c.SeekAtLeast(start);
+    for (; c.Valid(); c.Next()) {
+      if (!c.key().starts_with(prefix)) break;
+      if (upper && c.key() >= *upper) break;
+      const Int128 n = c.CountAt(t);
+      if (!FitsInt64(n)) return Status::OutOfRange(kMultiplicityOverflow);
+      if (n < 0) return Status::DataError(kNegative);
+      if (n != 0 && !fn(RowView(c.key(), c.val(), static_cast<std::int64_t>(n)))) {
+        stopped = true;
+        break;
+      }
+    }
+    return Status::Ok();
+  });
+}
+
+namespace {
+
+// Collects an owned answer; a row that does not decode is Corruption.
+struct Collector {
+  LocalAnswer answer;
+  Status status;
+  bool operator()(const RowView& r) {
+    auto row = r.ToRow();
+    if (!row.ok()) {
+      status = Status::Corruption("a row of the index does not decode: " + row.status().message());
+      return false;
+    }
+    answer.rows.emplace_back(std::move(row).value(), r.count());
+    return true;
+  }
+};
+
+}  // namespace
+
+Result<LocalAnswer> LocalReader::Lookup(GlobalId index, const Row& key, std::optional<Time> at) {
+  Collector c;
+  TANDEM_ASSIGN_OR_RETURN(c.answer.time,
+                          Lookup(index, key, at, [&](const RowView& r) { return c(r); }));
+  TANDEM_RETURN_IF_ERROR(c.status);
+  return std::move(c.answer);
+}
+
+Result<LocalAnswer> LocalReader::Scan(GlobalId index, const KeyRange& range,
+                                      std::optional<Time> at) {
+  // All or nothing: a part that fails after others were collected (compacted meanwhile at the
+  // latest time) starts the whole scan over.
+  for (int attempt = 0;; ++attempt) {
+    Collector c;
+    auto t = Scan(index, range, at, [&](const RowView& r) { return c(r); });
+    if (!t.ok() && !at && Compacted(t.status()) && attempt + 1 < kLatestAttempts) continue;
+    TANDEM_RETURN_IF_ERROR(t.status());
+    TANDEM_RETURN_IF_ERROR(c.status);
+    c.answer.time = *t;
+    return std::move(c.answer);
+  }
+}
+
+Result<std::vector<LocalIndexInfo>> LocalReader::Indexes() {
+  TANDEM_RETURN_IF_ERROR(CheckAlive());
+  shm::Registry registry(segment_.get());
+  std::vector<LocalIndexInfo> out;
+  for (std::uint32_t o = 0; o < workers_; ++o) {
+    for (std::uint32_t j = 0; j < registry.slots_per_row(); ++j) {
+      const shm::SlotData& s = registry.slot(o, j);
+      if (s.state.load() != static_cast<std::uint32_t>(shm::SlotState::kLive)) continue;
+      const std::uint32_t flags = s.flags.load();
+      if (!(flags & shm::kSlotFilled) || (flags & shm::kSlotUnpublished)) continue;
+      const shm::SlotKey key = registry.KeyOf(s);
+      auto it = std::find_if(out.begin(), out.end(), [&](const LocalIndexInfo& i) {
+        return i.id == key.id && i.as_of == key.as_of;
+      });
+      if (it == out.end()) {
+        out.push_back({key.id, key.as_of, Frontier::Minimum(), Frontier::Empty(), 0, 0, 0});
+        it = out.end() - 1;
+      }
+      it->since = Max(it->since, Frontier::FromRaw(s.since.load()));
+      it->upper = Min(it->upper, Frontier::FromRaw(s.upper.load()));
+      it->updates += s.updates.load();
+      it->bytes += s.bytes.load();
+      ++it->rows;
+    }
+  }
+  return out;
+}
+
+}  // namespace tandem
