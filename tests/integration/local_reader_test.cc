@@ -3,21 +3,28 @@
 // mid-read, a thousand times) leaks nothing; a stopped reader never makes the publisher wait; the
 // replica's death or restart makes the next call fail clearly, and Reattach works; another user is
 // refused unless --reader-group lets them in.
+#include <fcntl.h>
 #include <grp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "child_process.h"
 #include "client/local_reader.h"
 #include "ipc/rows.h"
 #include "log_source.h"
 #include "replica.h"
+#include "run_binary.h"
+#include "shm/reader_table.h"
 #include "supervisor_harness.h"
 #include "unit/protocol_samples.h"
 
@@ -244,6 +251,201 @@ TEST(LocalReader, TheReplicasDeathAndRestartAreClearErrorsAndReattachWorks) {
   EXPECT_EQ(status.code(), StatusCode::kUnavailable) << status.ToString();
   auto gone = LocalReader::Attach(segment);
   EXPECT_EQ(gone.status().code(), StatusCode::kNotFound) << gone.status().ToString();
+}
+
+// ---- readers that die, hang or are not allowed ----------------------------------------------
+
+// Segment bytes that are not the current batches of a live slot: the registry, batch lists, and
+// retired batches not freed yet — what a reader's announcement keeps, and a leak would grow.
+std::uint64_t Overhead(const std::string& segment) {
+  auto seg = shm::Segment::Open(segment);
+  if (!seg.ok()) return 0;
+  shm::Registry registry(seg->get());
+  std::uint64_t batches = 0;
+  for (std::uint32_t o = 0; o < registry.workers(); ++o) {
+    for (std::uint32_t j = 0; j < registry.slots_per_row(); ++j) {
+      const shm::SlotData& s = registry.slot(o, j);
+      if (s.state.load() == static_cast<std::uint32_t>(shm::SlotState::kLive)) {
+        batches += s.bytes.load();
+      }
+    }
+  }
+  return (*seg)->used_bytes() - batches;
+}
+
+// A probe process (tests/helpers/local_reader_probe.cc) stopped mid-read: it announced a batch
+// list of `index` and stopped itself at the first row. -1 if it never got there.
+pid_t StartStoppedReader(const std::string& segment, const std::string& index) {
+  const int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  const pid_t pid =
+      SpawnTiedToTest({TANDEM_LOCAL_READER_PROBE_BIN, "stop-mid-read", segment, index},
+                      ChildEnvironment(true), null, null);
+  close(null);
+  if (pid < 0) return -1;
+  int status = 0;
+  const bool stopped =
+      Eventually([&] { return waitpid(pid, &status, WNOHANG | WUNTRACED) == pid; }, 20s);
+  if (!stopped || !WIFSTOPPED(status)) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    return -1;
+  }
+  return pid;
+}
+
+// u2 over a log that the test keeps appending to: `Step` adds a batch of rows at the next time,
+// retracts the previous step's, and allows compaction to the time before — so the publisher keeps
+// appending, merging and retiring batches.
+struct ChurningIndex {
+  explicit ChurningIndex(Replica& replica) : r(replica) {
+    std::string lines;
+    for (int k = 0; k < 500; ++k) lines += "U 0 1 " + std::to_string(k) + " 7\n";
+    log.Append(lines + "P 1\n");
+    r.ctl->Send(LogIndexDataflow("u1", "u2", log.path()));
+  }
+  bool Step() {
+    std::string lines;
+    for (int k = 0; k < 200; ++k) {
+      lines += "U " + std::to_string(t) + " 1 " + std::to_string(100000 + t * 1000 + k) + " 1\n";
+      if (t > 1) {
+        lines += "U " + std::to_string(t) + " -1 " + std::to_string(100000 + (t - 1) * 1000 + k) +
+                 " 1\n";
+      }
+    }
+    log.Append(lines + "P " + std::to_string(t + 1) + "\n");
+    r.ctl->Send(samples::AllowCompaction("u2", {t}));
+    return AwaitUpper(r, "u2", t++);
+  }
+  Replica& r;
+  LogFile log;
+  Time t = 1;
+};
+
+// A reader stopped mid-read (SIGSTOP, holding its announcement) never makes the publisher wait:
+// the index keeps advancing and merging. What it can see stays allocated until it finishes, and
+// is freed then.
+TEST(LocalReaderFaults, AStoppedReaderNeverMakesThePublisherWaitAndWhatItPinsIsFreedAfter) {
+  Replica r(true, 1);
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  ChurningIndex index(r);
+  ASSERT_TRUE(AwaitUpper(r, "u2", 0)) << r.sup.Log();
+  const std::uint64_t before = Overhead(r.sup.segment());
+  const pid_t reader = StartStoppedReader(r.sup.segment(), "u2");
+  ASSERT_GT(reader, 0);
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_TRUE(index.Step()) << "the publisher waited at step " << i;
+  }
+  const std::uint64_t pinned = Overhead(r.sup.segment());
+  kill(reader, SIGCONT);
+  int status = 0;
+  ASSERT_EQ(waitpid(reader, &status, 0), reader);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  // The next merges free what only the reader's announcement kept.
+  std::uint64_t after = 0;
+  EXPECT_TRUE(Eventually(
+      [&] {
+        index.Step();
+        after = Overhead(r.sup.segment());
+        return after < before + (256u << 10);
+      },
+      20s))
+      << "before " << before << ", while stopped " << pinned << ", after " << after;
+  // The stopped reader did pin retired batches (the check above is not vacuous).
+  EXPECT_GT(pinned, after + (256u << 10)) << "before " << before << ", after " << after;
+  EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
+}
+
+// Readers SIGKILLed mid-read, again and again while the index merges: the supervisor clears each
+// dead reader's entry (or a new reader takes it over), nothing stays pinned, and the segment's
+// bytes besides the live batches come back to where they started.
+TEST(LocalReaderFaults, ReadersKilledMidReadAThousandTimesLeakNothing) {
+  const int kills = std::getenv("TANDEM_TEST_SANITIZER") ? 100 : 1000;
+  Replica r(true, 1);
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  ChurningIndex index(r);
+  ASSERT_TRUE(AwaitUpper(r, "u2", 0)) << r.sup.Log();
+  const std::uint64_t before = Overhead(r.sup.segment());
+  for (int i = 0; i < kills; ++i) {
+    const pid_t reader = StartStoppedReader(r.sup.segment(), "u2");
+    ASSERT_GT(reader, 0) << "kill " << i << "\n" << r.sup.Log();
+    if (i % 10 == 0) {
+      ASSERT_TRUE(index.Step()) << "kill " << i;
+    }
+    kill(reader, SIGKILL);
+    ASSERT_EQ(waitpid(reader, nullptr, 0), reader);
+  }
+  auto table = shm::ReaderTable::Open(r.sup.segment());
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  std::uint64_t after = 0;
+  EXPECT_TRUE(Eventually(
+      [&] {
+        index.Step();
+        after = Overhead(r.sup.segment());
+        bool clear = true;
+        for (std::uint32_t i = 0; i < shm::kReaderTableEntries; ++i) {
+          const auto& e = (*table)->slot(i);
+          clear = clear && e.pid.load() == 0 && e.version.load() == shm::kReaderIdle;
+        }
+        return clear && after < before + (256u << 10);
+      },
+      20s))
+      << "before " << before << ", after " << after;
+  EXPECT_GT((*table)->header().claims.load(), static_cast<std::uint64_t>(kills) - 1);
+  EXPECT_NE(MetricValue(HttpGet(r.sup.http_port(), "/metrics").body, "tandem_local_readers"), -1);
+  EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
+}
+
+// Runs the probe's `attach` as uid/gid 65534 (nobody) with the supplementary `groups`.
+BinaryRun AttachAs(const std::string& segment, const std::vector<gid_t>& groups) {
+  int out[2];
+  BinaryRun run;
+  if (pipe2(out, O_CLOEXEC) != 0) return run;
+  const std::string bin = TANDEM_LOCAL_READER_PROBE_BIN;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    dup2(out[1], STDOUT_FILENO);
+    if (setgroups(groups.size(), groups.data()) != 0 || setgid(65534) != 0 || setuid(65534) != 0) {
+      _exit(125);
+    }
+    execl(bin.c_str(), bin.c_str(), "attach", segment.c_str(), nullptr);
+    _exit(127);
+  }
+  close(out[1]);
+  char buf[4096];
+  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) run.out.append(buf, n);
+  close(out[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  run.exit = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return run;
+}
+
+// Only the replica's user may attach — unless --reader-group names a group the reader is in.
+TEST(LocalReaderFaults, AUserOutsideTheReaderGroupIsRefusedAndAMemberReads) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to run a reader as another user";
+  constexpr gid_t kGroup = 4242;
+  {
+    Replica r(true, 1);
+    ASSERT_TRUE(r.ready) << r.sup.Log();
+    const BinaryRun refused = AttachAs(r.sup.segment(), {kGroup});
+    EXPECT_EQ(refused.exit, 2) << DescribeRun(refused);
+    EXPECT_NE(refused.out.find("permission denied"), std::string::npos) << refused.out;
+    EXPECT_NE(refused.out.find("--reader-group"), std::string::npos) << refused.out;
+  }
+  Replica r(true, 1, {"--reader-group", std::to_string(kGroup)});
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  struct stat st {};
+  ASSERT_EQ(stat(("/dev/shm/" + r.sup.segment()).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+  EXPECT_EQ(st.st_gid, kGroup);
+  ASSERT_EQ(stat(("/dev/shm/" + shm::ReaderTableName(r.sup.segment())).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  const BinaryRun member = AttachAs(r.sup.segment(), {kGroup});
+  EXPECT_EQ(member.exit, 0) << DescribeRun(member);
+  const BinaryRun outsider = AttachAs(r.sup.segment(), {});
+  EXPECT_EQ(outsider.exit, 2) << DescribeRun(outsider);
+  EXPECT_NE(outsider.out.find("permission denied"), std::string::npos) << outsider.out;
 }
 
 }  // namespace
