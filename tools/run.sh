@@ -17,7 +17,8 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake ninja-build g++ clang-format pkg-config libboost1.81-dev libgtest-dev libgmock-dev
           libbenchmark-dev libzmq3-dev cppzmq-dev libspdlog-dev libprotobuf-dev protobuf-compiler
-          libcli11-dev clang libclang-rt-14-dev)  # clang: the tsan and fuzz presets
+          libcli11-dev clang libclang-rt-14-dev  # clang: the tsan and fuzz presets
+          python3-dev pybind11-dev)  # the LocalReader Python binding and its test
 JOBS="${TANDEM_JOBS:-$(nproc)}"
 
 log() { printf '\n==> %s\n' "$*"; }
