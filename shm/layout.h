@@ -43,8 +43,8 @@ inline constexpr std::uint64_t kSegmentMagic = 0x3147455344'4e4154ULL;
 // kLayoutHash (at the end of this file) without a bump. Version 2: the header gained the layout
 // hash, so builds from before it (version 1, which check only this number) refuse it; and a
 // tool's ReaderEntry::owner became a process token (pid + start time) instead of a pid. Version 3:
-// the header's `closed` word, and local readers' announcements in the reader table
-// (shm/reader_table.h), which publishers honour.
+// the header's `closed` word; tools and local readers announce in the reader table
+// (shm/reader_table.h), which publishers honour, so a slot has only its reading thread's entry.
 inline constexpr std::uint32_t kLayoutVersion = 3;
 // The header occupies the first page; the managed (allocator) area starts right after it.
 inline constexpr std::size_t kHeaderBytes = 4096;
@@ -152,32 +152,15 @@ inline constexpr std::uint32_t kSlotStalled = 1u << 3;       // last Append foun
 
 // Version value meaning "this reader holds no snapshot".
 inline constexpr std::uint64_t kReaderIdle = ~std::uint64_t{0};
-// Announcement entries per slot: entry 0 is the row's reading thread; the rest are claimed by
-// tools (tandem-shm) so that inspecting a live replica never takes the runtime's entry.
-inline constexpr std::size_t kReaderEntries = 4;
-inline constexpr std::size_t kRuntimeReaderEntry = 0;
-
-// An LMDB-style reader announcement: the batch-list version a reader may be using.
-//  Writer: ONLY the reader owning the entry — entry 0 the row's reading thread; entries 1.. the
-//  tool that claimed `owner`, by a CAS from 0 (free) or from the token of a dead process (a tool
-//  killed mid-read) to its own process token (registry.h: pid + start time, so pid reuse cannot
-//  make a dead owner look alive). An owner announces by storing `version`, and releases by
-//  storing kReaderIdle, then 0 to `owner`. Nobody else writes an entry, ever: not the publisher,
-//  not slot reuse (Registry initialises entries once, when the segment is created).
-//  Read by: the publisher, which frees a retired batch only if every announced version is idle,
-//  newer than the batch's retirement version, or that of a tool whose owner is dead.
-struct ReaderEntry {
-  std::atomic<std::uint64_t> owner;    // 0 free; a tool's process token; unused for entry 0
-  std::atomic<std::uint64_t> version;  // kReaderIdle or a list version
-};
 
 // One shared arrangement: collection `id` as created at `as_of` (DESIGN §4).
 //  Created by: whichever side of the row looks it up first, under RowData::creation_lock, as a
 //              placeholder whose frontiers are all the minimum time (never empty).
 //  Writers: the publisher writes upper, since, own_frontier, list, list_version, counters and the
 //           Filled/Unpublished flags; the reader raises peer_hold and sets HoldReleased; both
-//           raise peer_hold only by atomic max (holds only rise). Tools write nothing but their
-//           own ReaderEntry.
+//           raise peer_hold only by atomic max (holds only rise). Nobody else writes a slot: tools
+//           and local readers announce in the reader table (shm/reader_table.h), beside the
+//           segment.
 //  Freed by: the publisher only, under creation_lock, once Unpublished and HoldReleased are both
 //            set and every retired batch is freed.
 //  Readers see a consistent snapshot by loading upper, then announcing and loading the list,
@@ -198,7 +181,12 @@ struct alignas(64) SlotData {
   // Version of `list`: rises with each list the publisher installs, over all the slot's lives
   // (never reset on reuse: see registry.cc).
   std::atomic<std::uint64_t> list_version;
-  ReaderEntry readers[kReaderEntries];
+  // The row's reading thread's LMDB-style announcement: kReaderIdle, or the list version it may
+  // be reading. Written by that thread only; read by the publisher, which frees a retired batch
+  // only once this, and every announcement in the reader table that targets the slot, is idle or
+  // at least the version that retired it (publisher.h, P3). Never reset on reuse: a slot is freed
+  // only when it is idle.
+  std::atomic<std::uint64_t> reader_version;
   std::atomic<std::uint64_t> updates;  // in the current batch list
   std::atomic<std::uint64_t> batches;
   std::atomic<std::uint64_t> bytes;   // of the current batches
@@ -213,6 +201,7 @@ struct alignas(64) SlotData {
   std::atomic<std::uint64_t> import_hold;  // Frontier raw
   std::atomic<std::uint64_t> importers;
   std::atomic<std::uint64_t> reader_holds;
+  std::uint64_t reserved[7];  // 0; keeps a slot three whole cache lines
 };
 
 // An immutable list of batches, one allocation, replaced (never edited) by the publisher.
@@ -293,7 +282,6 @@ static_assert(std::is_trivially_copyable_v<BatchHeader> &&
 static_assert(std::is_standard_layout_v<RuntimeEntry>);
 static_assert(std::is_standard_layout_v<SegmentHeader>);
 static_assert(std::is_standard_layout_v<ChangedSlot>);
-static_assert(std::is_standard_layout_v<ReaderEntry>);
 static_assert(std::is_standard_layout_v<SlotData>);
 static_assert(std::is_standard_layout_v<BatchListData>);
 static_assert(std::is_standard_layout_v<RegistryData>);
@@ -302,7 +290,6 @@ static_assert(std::is_standard_layout_v<BatchHeader>);
 // The queue's destructor only drains it, which ChangedSlot (trivially destructible) does not need.
 static_assert(std::is_trivially_destructible_v<RuntimeEntry>);
 static_assert(std::is_trivially_destructible_v<SegmentHeader>);
-static_assert(std::is_trivially_destructible_v<ReaderEntry>);
 static_assert(std::is_trivially_destructible_v<SlotData>);
 static_assert(std::is_trivially_destructible_v<ChangedSlot>);
 
@@ -408,18 +395,26 @@ inline constexpr layout_detail::Field kWakeChannelDataFields[] = {
     TANDEM_SHM_FIELD(WakeChannelData, queue),    TANDEM_SHM_FIELD(WakeChannelData, overflow),
     TANDEM_SHM_FIELD(WakeChannelData, seq),      TANDEM_SHM_FIELD(WakeChannelData, sleeping),
     TANDEM_SHM_FIELD(WakeChannelData, reserved), TANDEM_SHM_FIELD(WakeChannelData, wakes_sent)};
-inline constexpr layout_detail::Field kReaderEntryFields[] = {
-    TANDEM_SHM_FIELD(ReaderEntry, owner), TANDEM_SHM_FIELD(ReaderEntry, version)};
 inline constexpr layout_detail::Field kSlotDataFields[] = {
-    TANDEM_SHM_FIELD(SlotData, state),        TANDEM_SHM_FIELD(SlotData, flags),
-    TANDEM_SHM_FIELD(SlotData, id),           TANDEM_SHM_FIELD(SlotData, as_of),
-    TANDEM_SHM_FIELD(SlotData, upper),        TANDEM_SHM_FIELD(SlotData, since),
-    TANDEM_SHM_FIELD(SlotData, own_frontier), TANDEM_SHM_FIELD(SlotData, peer_hold),
-    TANDEM_SHM_FIELD(SlotData, list),         TANDEM_SHM_FIELD(SlotData, list_version),
-    TANDEM_SHM_FIELD(SlotData, readers),      TANDEM_SHM_FIELD(SlotData, updates),
-    TANDEM_SHM_FIELD(SlotData, batches),      TANDEM_SHM_FIELD(SlotData, bytes),
-    TANDEM_SHM_FIELD(SlotData, merges),       TANDEM_SHM_FIELD(SlotData, import_hold),
-    TANDEM_SHM_FIELD(SlotData, importers),    TANDEM_SHM_FIELD(SlotData, reader_holds)};
+    TANDEM_SHM_FIELD(SlotData, state),
+    TANDEM_SHM_FIELD(SlotData, flags),
+    TANDEM_SHM_FIELD(SlotData, id),
+    TANDEM_SHM_FIELD(SlotData, as_of),
+    TANDEM_SHM_FIELD(SlotData, upper),
+    TANDEM_SHM_FIELD(SlotData, since),
+    TANDEM_SHM_FIELD(SlotData, own_frontier),
+    TANDEM_SHM_FIELD(SlotData, peer_hold),
+    TANDEM_SHM_FIELD(SlotData, list),
+    TANDEM_SHM_FIELD(SlotData, list_version),
+    TANDEM_SHM_FIELD(SlotData, reader_version),
+    TANDEM_SHM_FIELD(SlotData, updates),
+    TANDEM_SHM_FIELD(SlotData, batches),
+    TANDEM_SHM_FIELD(SlotData, bytes),
+    TANDEM_SHM_FIELD(SlotData, merges),
+    TANDEM_SHM_FIELD(SlotData, import_hold),
+    TANDEM_SHM_FIELD(SlotData, importers),
+    TANDEM_SHM_FIELD(SlotData, reader_holds),
+    TANDEM_SHM_FIELD(SlotData, reserved)};
 inline constexpr layout_detail::Field kBatchListDataFields[] = {
     TANDEM_SHM_FIELD(BatchListData, version), TANDEM_SHM_FIELD(BatchListData, count),
     TANDEM_SHM_FIELD(BatchListData, batches)};
@@ -450,7 +445,6 @@ static_assert(layout_detail::Tiles(sizeof(RuntimeEntry), kRuntimeEntryFields));
 static_assert(layout_detail::Tiles(sizeof(SegmentHeader), kSegmentHeaderFields));
 static_assert(layout_detail::Tiles(sizeof(ChangedSlot), kChangedSlotFields));
 static_assert(layout_detail::Tiles(sizeof(WakeChannelData), kWakeChannelDataFields));
-static_assert(layout_detail::Tiles(sizeof(ReaderEntry), kReaderEntryFields));
 static_assert(layout_detail::Tiles(sizeof(SlotData), kSlotDataFields));
 static_assert(layout_detail::Tiles(sizeof(BatchListData), kBatchListDataFields));
 static_assert(layout_detail::Tiles(sizeof(RowData), kRowDataFields));
@@ -464,7 +458,6 @@ static_assert(sizeof(SegmentHeader) == 192 && alignof(SegmentHeader) == 8);
 static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
 static_assert(sizeof(ChangedSlot) == 24 && alignof(ChangedSlot) == 8);
 static_assert(sizeof(WakeChannelData) == sizeof(WakeQueue) + 24 && alignof(WakeChannelData) == 8);
-static_assert(sizeof(ReaderEntry) == 16 && alignof(ReaderEntry) == 8);
 static_assert(sizeof(SlotData) == 192 && alignof(SlotData) == 64, "three cache lines per slot");
 static_assert(sizeof(BatchListData) == 24 && alignof(BatchListData) == 8);
 static_assert(sizeof(RowData) % 64 == 0 && alignof(RowData) == 64, "slots follow a row aligned");
@@ -495,8 +488,6 @@ inline constexpr std::uint64_t kLayoutHash = [] {
   h = Fold(h, kReplicaIdBytes);
   h = Fold(h, kRuntimeEntries);
   h = Fold(h, kWakeQueueCapacity);
-  h = Fold(h, kReaderEntries);
-  h = Fold(h, kRuntimeReaderEntry);
   h = Fold(h, kReaderIdle);
   for (std::uint32_t flag : {kSlotFilled, kSlotUnpublished, kSlotHoldReleased, kSlotStalled}) {
     h = Fold(h, flag);
@@ -517,7 +508,6 @@ inline constexpr std::uint64_t kLayoutHash = [] {
   h = FoldStruct(h, sizeof(ChangedSlot), alignof(ChangedSlot), kChangedSlotFields);
   h = Fold(Fold(h, sizeof(WakeQueue)), alignof(WakeQueue));
   h = FoldStruct(h, sizeof(WakeChannelData), alignof(WakeChannelData), kWakeChannelDataFields);
-  h = FoldStruct(h, sizeof(ReaderEntry), alignof(ReaderEntry), kReaderEntryFields);
   h = FoldStruct(h, sizeof(SlotData), alignof(SlotData), kSlotDataFields);
   h = FoldStruct(h, sizeof(BatchListData), alignof(BatchListData), kBatchListDataFields);
   h = FoldStruct(h, sizeof(RowData), alignof(RowData), kRowDataFields);

@@ -341,41 +341,11 @@ void Publisher::Maintain() {
 }
 
 std::uint64_t Publisher::OldestAnnounced(std::uint32_t index) {
-  const SlotData& s = Data(index);
-  std::uint64_t oldest = kReaderIdle;
-  for (std::size_t e = 0; e < kReaderEntries; ++e) {
-    const ReaderEntry& entry = s.readers[e];
-    const std::uint64_t v = entry.version.load(std::memory_order_seq_cst);
-    if (v >= oldest) continue;  // idle, or no older than one already counted
-    // A tool that died mid-read must not pin memory forever. But its entry is not ours to write:
-    // a live tool may take it over at any moment (Inspector::Take) and announce there, so we only
-    // disregard the announcement. That is safe because `version` was loaded before `owner`, and a
-    // claim stores the owner before the version: if the owner we see is the dead one, any new
-    // owner announces after our load, and by the snapshot protocol (reader.h) then reads a list
-    // at least as new as the newest we installed, which retired everything we may free now.
-    if (e != kRuntimeReaderEntry && OwnerDead(entry.owner.load(std::memory_order_seq_cst))) {
-      if (dead_reader_hook_) dead_reader_hook_(index, e);
-      continue;
-    }
-    oldest = v;
-  }
+  std::uint64_t oldest = Data(index).reader_version.load(std::memory_order_seq_cst);
   if (reader_table_) {
     oldest = std::min(oldest, reader_table_->OldestAnnounced(ReaderTarget(ordinal_, index)));
   }
   return oldest;
-}
-
-bool Publisher::OwnerDead(std::uint64_t owner) {
-  if (owner == 0) return false;  // released after loading `version`: count it once more
-  if (std::find(dead_owners_.begin(), dead_owners_.end(), owner) != dead_owners_.end()) {
-    return true;
-  }
-  if (ProcessTokenAlive(owner)) return false;
-  // A token names one incarnation of a process, so once dead it stays dead: remember it, sparing
-  // a look at /proc on every pass while the entry waits for a tool to take it over.
-  if (dead_owners_.size() == kDeadOwnersKept) dead_owners_.erase(dead_owners_.begin());
-  dead_owners_.push_back(owner);
-  return true;
 }
 
 void Publisher::CollectGarbage() {

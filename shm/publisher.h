@@ -11,11 +11,11 @@
 // Invariants (checked or maintained here):
 //  P1  upper and since of a slot only rise; since = max(since, min(own frontier, peer hold)).
 //  P2  a batch list, once installed, and every batch in it, is never written again.
-//  P3  a retired batch or list is freed only when every reader entry of its slot is idle,
-//      announces a version >= the version that retired it, or belongs to a tool that is dead —
-//      and so does every local reader's entry in the reader table that targets the slot
-//      (shm/reader_table.h; the supervisor clears the entries of readers that died).
-//  P5  the publisher never writes a reader entry (only its owner does; layout.h).
+//  P3  a retired batch or list is freed only when the slot's reading thread, and every entry of
+//      the reader table that targets the slot (local readers, tools: shm/reader_table.h), is
+//      idle or announces a version >= the version that retired it. The supervisor clears the
+//      entries of readers that died, so a dead reader pins nothing for long.
+//  P5  the publisher never writes an announcement (only its reader does; layout.h).
 //  P4  the publisher compacts (advances times in merges) only to the published since, which is
 //      never past the peer hold nor any import hold, so a read the reader has accepted, and the
 //      progress of an importer in this runtime, stay exact (I1, DESIGN §8).
@@ -109,12 +109,6 @@ class Publisher {
   Frontier since(const PublishedRef& ref) const;
   std::size_t batch_count(const PublishedRef& ref) const;
   PublisherStats stats() const { return stats_; }
-  // Tests only: called when the publisher has found that the owner of tool entry `entry` of slot
-  // `index` is dead, before it acts on that — the moment another tool could claim the entry.
-  void SetDeadReaderHookForTesting(
-      std::function<void(std::uint32_t index, std::size_t entry)> hook) {
-    dead_reader_hook_ = std::move(hook);
-  }
   std::uint32_t ordinal() const { return ordinal_; }
   // The replica's reader table, whose local readers' announcements P3 honours too (nullptr: none,
   // e.g. a segment made by a test without a supervisor). Outlives the publisher.
@@ -157,13 +151,10 @@ class Publisher {
   void Unpublish(std::uint32_t index, LocalSlot& local);
   void Notify(std::uint32_t index, const SlotKey& key);
   void CollectGarbage();
-  // The oldest list version a reader of slot `index` announces, disregarding tools that died
-  // (kReaderIdle: none). What version r retired is visible while this is below r. Writes nothing:
-  // only a reader entry's owner writes it.
+  // The oldest list version a reader of slot `index` announces (kReaderIdle: none). What version
+  // r retired is visible while this is below r. Writes nothing: only a reader writes its
+  // announcement.
   std::uint64_t OldestAnnounced(std::uint32_t index);
-  // True when a tool entry's `owner` (a process token) is gone.
-  bool OwnerDead(std::uint64_t owner);
-  static constexpr std::size_t kDeadOwnersKept = 16;
 
   Segment* segment_;
   Registry registry_;
@@ -173,9 +164,7 @@ class Publisher {
   std::map<std::uint32_t, LocalSlot> slots_;
   std::vector<Retired> retired_;
   PublisherStats stats_;
-  std::vector<std::uint64_t> dead_owners_;  // process tokens found dead, newest last
   std::vector<std::pair<std::uint32_t, std::uint64_t>> oldest_announced_;  // CollectGarbage's
-  std::function<void(std::uint32_t, std::size_t)> dead_reader_hook_;
   const ReaderTable* reader_table_ = nullptr;
 };
 

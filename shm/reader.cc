@@ -7,18 +7,18 @@ namespace tandem::shm {
 
 namespace {
 
-// Steps 1–4 of the snapshot protocol (reader.h). `announce` is false for a nested snapshot whose
-// older announcement already protects anything newer.
-void LoadSnapshot(const Segment& segment, SlotData& s, ReaderEntry& entry, bool announce,
+// Steps 1–4 of the snapshot protocol (reader.h), announcing in `announcement` (nullptr: a nested
+// snapshot whose older announcement already protects anything newer, or a segment nobody
+// publishes to any more).
+void LoadSnapshot(const SlotData& s, std::atomic<std::uint64_t>* announcement,
                   std::uint64_t* version, std::uint64_t* list, Frontier* upper, Frontier* since,
                   std::uint32_t* flags) {
   *upper = Frontier::FromRaw(s.upper.load(std::memory_order_seq_cst));
   *version = s.list_version.load(std::memory_order_seq_cst);
-  if (announce) entry.version.store(*version, std::memory_order_seq_cst);
+  if (announcement) announcement->store(*version, std::memory_order_seq_cst);
   *list = s.list.load(std::memory_order_seq_cst);
   *since = Frontier::FromRaw(s.since.load(std::memory_order_seq_cst));
   *flags = s.flags.load(std::memory_order_seq_cst);
-  (void)segment;
 }
 
 // The batches of list `list` of a slot described by `where`, checked to lie in the segment: the
@@ -66,16 +66,18 @@ std::string SlotWhere(std::uint32_t ordinal, std::uint32_t index, const SlotKey&
 
 }  // namespace
 
-Result<Snapshot> TakeAnnounced(const Segment& segment, std::uint32_t ordinal, std::uint32_t index,
-                               const SlotKey& expected, ReaderTableEntry* entry) {
+// TakeAnnounced, validating every batch's columns when `validate` (tools, which may read a
+// segment they do not trust).
+Result<Snapshot> TakeAnnouncedImpl(const Segment& segment, std::uint32_t ordinal,
+                                   std::uint32_t index, const SlotKey& expected,
+                                   ReaderTableEntry* entry, bool validate) {
   Registry registry(const_cast<Segment*>(&segment));  // read only: a Registry writes nothing here
   if (ordinal >= registry.workers() || index >= registry.slots_per_row()) {
     return Status::InvalidArgument("no slot " + std::to_string(ordinal) + "/" +
                                    std::to_string(index));
   }
   const SlotData& s = registry.slot(ordinal, index);
-  Snapshot snap;
-  snap.release_ = [entry] { entry->Idle(); };
+  Snapshot snap = Snapshot::Announced(entry);
   // Steps 1-4 of the snapshot protocol (above), the announcement in the reader table.
   snap.upper_ = Frontier::FromRaw(s.upper.load(std::memory_order_seq_cst));
   snap.version_ = s.list_version.load(std::memory_order_seq_cst);
@@ -88,12 +90,23 @@ Result<Snapshot> TakeAnnounced(const Segment& segment, std::uint32_t ordinal, st
   snap.key_ = registry.KeyOf(s);
   if (s.state.load(std::memory_order_seq_cst) != static_cast<std::uint32_t>(SlotState::kLive) ||
       !(snap.key_ == expected)) {
-    return Status::Unavailable(SlotWhere(ordinal, index, expected) + "dropped while being read");
+    return Status::Unavailable(SlotWhere(ordinal, index, expected) + "changed while being read");
   }
   if (list != 0) {
     TANDEM_RETURN_IF_ERROR(
-        LoadBatches(segment, list, SlotWhere(ordinal, index, expected), false, &snap.batches_));
+        LoadBatches(segment, list, SlotWhere(ordinal, index, expected), validate, &snap.batches_));
   }
+  return snap;
+}
+
+Result<Snapshot> TakeAnnounced(const Segment& segment, std::uint32_t ordinal, std::uint32_t index,
+                               const SlotKey& expected, ReaderTableEntry* entry) {
+  return TakeAnnouncedImpl(segment, ordinal, index, expected, entry, false);
+}
+
+Snapshot Snapshot::Announced(ReaderTableEntry* entry) {
+  Snapshot snap;
+  snap.release_ = [entry] { entry->Idle(); };
   return snap;
 }
 
@@ -272,15 +285,15 @@ Result<Snapshot> Reader::Take(const FollowedRef& ref) {
   CheckThread();
   TANDEM_ASSIGN_OR_RETURN(Followed * local, Local(ref));
   SlotData& s = registry_.slot(ordinal_, ref.index);
-  ReaderEntry& entry = s.readers[kRuntimeReaderEntry];
   Snapshot snap;
   snap.key_ = ref.key;
   std::uint64_t list = 0;
-  LoadSnapshot(*segment_, s, entry, local->open_snapshots == 0, &snap.version_, &list, &snap.upper_,
-               &snap.since_, &snap.flags_);
+  LoadSnapshot(s, local->open_snapshots == 0 ? &s.reader_version : nullptr, &snap.version_, &list,
+               &snap.upper_, &snap.since_, &snap.flags_);
   ++local->open_snapshots;
-  snap.release_ = [local, &entry] {
-    if (--local->open_snapshots == 0) entry.version.store(kReaderIdle, std::memory_order_seq_cst);
+  snap.release_ = [local, &s] {
+    if (--local->open_snapshots == 0)
+      s.reader_version.store(kReaderIdle, std::memory_order_seq_cst);
   };
   if (list != 0) {
     const auto* l = segment_->At<BatchListData>(list);
@@ -332,48 +345,49 @@ std::vector<SlotInfo> Inspector::Slots() const {
   return out;
 }
 
+Inspector::Inspector(Segment* segment, ReaderTable* table)
+    : segment_(segment), registry_(segment), table_(table) {}
+
+Inspector::~Inspector() = default;
+
 Result<Snapshot> Inspector::Take(std::uint32_t ordinal, std::uint32_t index) {
   if (ordinal >= registry_.workers() || index >= registry_.slots_per_row()) {
     return Status::InvalidArgument("no slot " + std::to_string(ordinal) + "/" +
                                    std::to_string(index));
   }
-  SlotData& s = registry_.slot(ordinal, index);
+  const SlotData& s = registry_.slot(ordinal, index);
   const SlotKey before = registry_.KeyOf(s);
-  ReaderEntry* entry = nullptr;
-  const std::uint64_t me = CurrentProcessToken();
-  for (std::size_t e = kRuntimeReaderEntry + 1; e < kReaderEntries && !entry; ++e) {
-    std::uint64_t owner = 0;
-    if (s.readers[e].owner.compare_exchange_strong(owner, me, std::memory_order_seq_cst)) {
-      entry = &s.readers[e];
-    } else if (owner != me && !ProcessTokenAlive(owner) &&
-               s.readers[e].owner.compare_exchange_strong(owner, me, std::memory_order_seq_cst)) {
-      // A tool killed mid-read left its entry claimed: take it over. Its stale announcement
-      // stays until ours replaces it below; meanwhile the publisher disregards it (its owner
-      // was dead when it looked) or counts it (ours is alive), both safe.
-      entry = &s.readers[e];
+  if (!table_) {
+    // Nobody publishes to this segment any more (its supervisor is gone): nothing is freed, so
+    // nothing needs announcing; every batch is validated, so a kept segment cannot crash us.
+    Snapshot snap;
+    std::uint64_t list = 0;
+    LoadSnapshot(s, nullptr, &snap.version_, &list, &snap.upper_, &snap.since_, &snap.flags_);
+    snap.key_ = before;
+    if (list != 0) {
+      TANDEM_RETURN_IF_ERROR(
+          LoadBatches(*segment_, list, SlotWhere(ordinal, index, before), true, &snap.batches_));
     }
+    return snap;
   }
-  if (!entry) {
-    return Status::ResourceExhausted("slot " + before.ToString() +
-                                     ": every spare reader entry is in use");
+  // A live replica: one reader-table entry per snapshot open at once, claimed when first needed
+  // and kept for the next.
+  if (free_entries_.empty()) {
+    TANDEM_ASSIGN_OR_RETURN(auto entry, table_->Claim());
+    free_entries_.push_back(entry.get());
+    entries_.push_back(std::move(entry));
   }
-  Snapshot snap;
-  snap.release_ = [entry] {
-    entry->version.store(kReaderIdle, std::memory_order_seq_cst);
-    entry->owner.store(0, std::memory_order_seq_cst);
+  ReaderTableEntry* entry = free_entries_.back();
+  free_entries_.pop_back();
+  auto snap = TakeAnnouncedImpl(*segment_, ordinal, index, before, entry, true);
+  if (!snap.ok()) {
+    free_entries_.push_back(entry);  // the failed snapshot went idle already
+    return snap.status();
+  }
+  snap->release_ = [this, entry] {
+    entry->Idle();
+    free_entries_.push_back(entry);
   };
-  std::uint64_t list = 0;
-  LoadSnapshot(*segment_, s, *entry, true, &snap.version_, &list, &snap.upper_, &snap.since_,
-               &snap.flags_);
-  snap.key_ = registry_.KeyOf(s);
-  if (s.state.load() != static_cast<std::uint32_t>(SlotState::kLive) || !(snap.key_ == before)) {
-    return Status::Unavailable("slot " + std::to_string(ordinal) + "/" + std::to_string(index) +
-                               " changed while it was being read; try again");
-  }
-  if (list != 0) {
-    TANDEM_RETURN_IF_ERROR(
-        LoadBatches(*segment_, list, SlotWhere(ordinal, index, before), true, &snap.batches_));
-  }
   return snap;
 }
 

@@ -1,7 +1,8 @@
 // Reading shared arrangements in place: Reader (interactive worker i's side of row i), Snapshot
 // (a consistent view of one slot) and Inspector (tools reading a live or kept segment).
 //
-// Snapshot protocol (LMDB-style, one announcement entry per reader per slot):
+// Snapshot protocol (LMDB-style: the row's reading thread announces in the slot, tools and local
+// readers in the reader table, shm/reader_table.h):
 //   1. load upper                     — every batch below it is in any list installed before it
 //   2. v = load list_version; announce v in the reader's entry (seq_cst)
 //   3. load list                      — the publisher stores list before list_version, so this
@@ -77,9 +78,11 @@ class Snapshot {
  private:
   friend class Reader;
   friend class Inspector;
-  friend Result<Snapshot> TakeAnnounced(const Segment&, std::uint32_t, std::uint32_t,
-                                        const SlotKey&, ReaderTableEntry*);
+  friend Result<Snapshot> TakeAnnouncedImpl(const Segment&, std::uint32_t, std::uint32_t,
+                                            const SlotKey&, ReaderTableEntry*, bool);
   Snapshot() = default;
+  // An empty snapshot whose release idles `entry`.
+  static Snapshot Announced(ReaderTableEntry* entry);
 
   SlotKey key_;
   Frontier upper_, since_;
@@ -188,21 +191,30 @@ struct SlotInfo {
   std::uint64_t list_version = 0, updates = 0, batches = 0, bytes = 0, merges = 0;
 };
 
-// Read-only access for tools (tandem-shm). Never takes a runtime's entry or lock: it claims one of
-// the spare announcement entries of a slot for the length of a snapshot (a free one, or one whose
-// owner died mid-read, by CAS under CurrentProcessToken), writes no entry but the one it claimed,
-// and validates every batch it follows, so a kept (post-mortem) segment cannot crash it.
+// Read-only access for tools (tandem-shm): writes nothing in the segment. On a live replica
+// (`table`, its reader table) each snapshot announces its batch list in a reader-table entry of
+// the tool's own — the local readers' way (TakeAnnounced), so the publisher frees nothing under it
+// and the supervisor clears the entry if the tool dies mid-read. On a segment nobody publishes to
+// any more (its supervisor is gone: a kept segment, an image; `table` nullptr) it reads without
+// announcing. Either way it validates every batch it follows, so a kept (post-mortem) segment
+// cannot crash it. Snapshots must not outlive the Inspector; one thread at a time.
 class Inspector {
  public:
-  explicit Inspector(Segment* segment) : segment_(segment), registry_(segment) {}
+  explicit Inspector(Segment* segment, ReaderTable* table = nullptr);
+  ~Inspector();
+  Inspector(const Inspector&) = delete;
+  Inspector& operator=(const Inspector&) = delete;
   std::vector<SlotInfo> Slots() const;
-  // ResourceExhausted when all spare entries of the slot are in use; Unavailable when the slot
-  // changed identity while we looked.
+  // ResourceExhausted when the reader table is full; Unavailable when the slot changed identity
+  // while we looked.
   Result<Snapshot> Take(std::uint32_t ordinal, std::uint32_t index);
 
  private:
   Segment* segment_;
   Registry registry_;
+  ReaderTable* table_;
+  std::vector<std::unique_ptr<ReaderTableEntry>> entries_;  // claimed, for as long as we live
+  std::vector<ReaderTableEntry*> free_entries_;             // of those, the ones no snapshot uses
 };
 
 }  // namespace tandem::shm

@@ -38,9 +38,8 @@ void InitPlaceholder(SlotData& s, const SlotKey& key) {
   // Not s.list_version: it counts up over all the slot's lives, so that a version a tool read in
   // an earlier life (and announces late) is below every version of this one and protects all of
   // it, rather than aliasing one of its small numbers.
-  // Not s.readers: only an entry's owner writes it (layout.h), and a tool may still own one of a
-  // slot being reused. Entry 0 is idle here: a slot is freed only after its reader released it
-  // with no snapshot open.
+  // Not s.reader_version: only the row's reader writes it (layout.h), and it is idle here: a slot
+  // is freed only after its reader released it with no snapshot open.
   s.updates.store(0, std::memory_order_relaxed);
   s.batches.store(0, std::memory_order_relaxed);
   s.bytes.store(0, std::memory_order_relaxed);
@@ -85,71 +84,6 @@ std::uint64_t CurrentThreadToken() {
   }
   return token;
 }
-namespace {
-
-constexpr int kPidBits = 22;
-constexpr std::uint64_t kPidMask = (std::uint64_t{1} << kPidBits) - 1;
-
-// The start time (clock ticks after boot) of process `pid`, or nullopt when there is no such
-// process or it is a zombie (it no longer has a mapping to read from).
-std::optional<std::uint64_t> ProcessStartTime(pid_t pid) {
-  char path[32];
-  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  char buf[1024];
-  const ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return std::nullopt;
-  buf[n] = '\0';
-  // "pid (comm) state ppid …": comm may hold anything, so fields count from the last ')'.
-  const char* p = std::strrchr(buf, ')');
-  if (p == nullptr || p[1] != ' ') return std::nullopt;
-  p += 2;
-  if (*p == 'Z' || *p == 'X') return std::nullopt;  // a zombie (or dead) process reads nothing
-  for (int field = 3; field < 22; ++field) {        // field 3 is the state, 22 the start time
-    p = std::strchr(p, ' ');
-    if (p == nullptr) return std::nullopt;
-    ++p;
-  }
-  char* end = nullptr;
-  const unsigned long long start = std::strtoull(p, &end, 10);
-  if (end == p) return std::nullopt;
-  return start;
-}
-
-std::uint64_t MakeProcessToken(pid_t pid, std::uint64_t start) {
-  return (start << kPidBits) | (static_cast<std::uint64_t>(pid) & kPidMask);
-}
-
-}  // namespace
-
-std::uint64_t CurrentProcessToken() {
-  // Renewed after a fork like CurrentThreadToken: a child is another incarnation.
-  static std::atomic<std::uint64_t> generation{~std::uint64_t{0}};
-  static std::atomic<std::uint64_t> token{0};
-  const std::uint64_t now = ForkGeneration();
-  if (generation.load(std::memory_order_acquire) != now) {
-    const pid_t pid = getpid();
-    TANDEM_CHECK(static_cast<std::uint64_t>(pid) <= kPidMask, "pid beyond 2^22");
-    const std::optional<std::uint64_t> start = ProcessStartTime(pid);
-    TANDEM_CHECK(start.has_value(), "cannot read this process's start time from /proc/self/stat");
-    // Threads racing here compute the same value, so the stores need no ordering between them.
-    token.store(MakeProcessToken(pid, *start), std::memory_order_relaxed);
-    generation.store(now, std::memory_order_release);
-  }
-  return token.load(std::memory_order_relaxed);
-}
-
-pid_t ProcessTokenPid(std::uint64_t token) { return static_cast<pid_t>(token & kPidMask); }
-
-bool ProcessTokenAlive(std::uint64_t token) {
-  const pid_t pid = ProcessTokenPid(token);
-  if (pid <= 0) return false;
-  const std::optional<std::uint64_t> start = ProcessStartTime(pid);
-  return start.has_value() && MakeProcessToken(pid, *start) == token;
-}
-
 pid_t TokenPid(std::uint64_t token) { return static_cast<pid_t>(token >> 32); }
 pid_t TokenTid(std::uint64_t token) { return static_cast<pid_t>(token & 0xffffffffu); }
 bool ProcessAlive(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
@@ -241,10 +175,7 @@ Result<std::uint64_t> InitializeRegistry(Segment& segment, std::uint32_t workers
       s->list_version.store(0, std::memory_order_relaxed);
       s->state.store(static_cast<std::uint32_t>(SlotState::kFree));
       InitPlaceholder(*s, SlotKey{});
-      for (ReaderEntry& r : s->readers) {
-        r.owner.store(0, std::memory_order_relaxed);
-        r.version.store(kReaderIdle, std::memory_order_relaxed);
-      }
+      s->reader_version.store(kReaderIdle, std::memory_order_relaxed);
     }
   }
   return offset;

@@ -54,17 +54,6 @@ pid_t TokenPid(std::uint64_t token);
 pid_t TokenTid(std::uint64_t token);
 bool ProcessAlive(pid_t pid);
 
-// One incarnation of a process, for a liveness check that pid reuse cannot fool: the pid in the
-// low 22 bits (Linux pids are below 2^22) and the process's start time above them (clock ticks
-// after boot, field 22 of /proc/<pid>/stat). Never 0. How a tool names itself as the owner of a
-// reader entry (ReaderEntry::owner). Cached per process, renewed in a forked child.
-std::uint64_t CurrentProcessToken();
-pid_t ProcessTokenPid(std::uint64_t token);
-// True while the process `token` names runs: a process with that pid exists, started at that
-// time, and is not a zombie. A token once dead stays dead. Processes in another pid namespace
-// cannot be seen and count as dead: tools must run in the runtimes' pid namespace.
-bool ProcessTokenAlive(std::uint64_t token);
-
 // Raises `word` to at least `value` (an atomic max): how holds, since and own frontiers move.
 // Returns the value before.
 inline std::uint64_t RaiseAtomic(std::atomic<std::uint64_t>& word, std::uint64_t value) {

@@ -7,8 +7,10 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "shm/reader_table.h"
 #include "shm/segment.h"
 
 namespace tandem::testing {
@@ -28,11 +30,18 @@ inline std::string UniqueSegmentName(const std::string& what) {
   return "tandem.test." + test + "." + std::to_string(getpid()) + "." + std::to_string(counter++);
 }
 
+// The test plays the supervisor: it creates the segment and its reader table (shm/reader_table.h),
+// which publishers honour (SetReaderTable) and tools announce in (Inspector).
 struct TestSegment {
   explicit TestSegment(shm::SegmentOptions options) : name(options.name), remover(options.name) {
     auto created = shm::Segment::Create(options);
     EXPECT_TRUE(created.ok()) << created.status().ToString();
-    if (created.ok()) segment = std::move(created).value();
+    if (!created.ok()) return;
+    segment = std::move(created).value();
+    auto t = shm::ReaderTable::Create(name, segment->header().generation, shm::kLayoutHash,
+                                      std::nullopt);
+    EXPECT_TRUE(t.ok()) << t.status().ToString();
+    if (t.ok()) table = std::move(t).value();
   }
   static shm::SegmentOptions Options(std::uint32_t workers = 1, std::uint64_t size = 32ull << 20,
                                      shm::Mode mode = shm::Mode::kTwoRuntime) {
@@ -46,8 +55,9 @@ struct TestSegment {
     return o;
   }
   std::string name;
-  shm::ScopedSegmentRemover remover;
+  shm::ScopedSegmentRemover remover;  // the segment and its reader table
   std::unique_ptr<shm::Segment> segment;
+  std::unique_ptr<shm::ReaderTable> table;
 };
 
 }  // namespace tandem::testing

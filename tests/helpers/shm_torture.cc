@@ -11,10 +11,11 @@
 //   time t is Value(r, k, t - t % period). The publisher retracts the old value and inserts the new
 //   one at each change, advances upper one tick at a time, and compacts continuously; the reader
 //   snapshots, reads at random readable times (scans and point lookups), and raises its hold.
-//   The inspector is a tool (tandem-shm's way in: Inspector, spare reader entries) reading the same
-//   way at random times in [since, upper) of its snapshots; tests kill it mid-read. When it stops,
-//   the publisher waits (bounded) for every retired allocation to be freed: once the readers are
-//   gone nothing may stay pinned, whatever tools died holding an entry.
+//   The inspector is a tool (tandem-shm's way in: Inspector, announcing in the reader table)
+//   reading the same way at random times in [since, upper) of its snapshots; tests kill it
+//   mid-read. When it stops, the publisher waits (bounded) for every retired allocation to be
+//   freed: once the readers are gone and the test (the supervisor) swept the table, nothing may
+//   stay pinned, whatever tools died holding an entry.
 // Exit 0 when every answer was right, 1 on the first wrong one (with the details), 2 on misuse.
 #include <unistd.h>
 
@@ -29,6 +30,7 @@
 #include "base/row.h"
 #include "shm/publisher.h"
 #include "shm/reader.h"
+#include "shm/reader_table.h"
 #include "shm/segment.h"
 
 namespace tandem::shm {
@@ -59,6 +61,9 @@ struct Args {
 };
 
 std::atomic<bool> g_failed{false};
+// The segment's reader table (the test made it, playing the supervisor): publishers honour its
+// announcements, inspectors announce there.
+ReaderTable* g_table = nullptr;
 
 void Fail(const std::string& what) {
   if (!g_failed.exchange(true)) std::fprintf(stderr, "torture: %s\n", what.c_str());
@@ -67,6 +72,7 @@ void Fail(const std::string& what) {
 void Publish(Segment* seg, std::uint32_t row, const Args& args) {
   auto pub = Publisher::Attach(seg, row);
   if (!pub.ok()) return Fail(pub.status().ToString());
+  (*pub)->SetReaderTable(g_table);
   auto ref = (*pub)->BindSlot({kId, 0});
   if (!ref.ok()) return Fail(ref.status().ToString());
   std::mt19937_64 rng(args.seed * 131 + row);
@@ -89,7 +95,8 @@ void Publish(Segment* seg, std::uint32_t row, const Args& args) {
     }
     (*pub)->Maintain();
   }
-  // The readers stop too; then nothing may stay pinned (a dead tool's entry pins nothing).
+  // The readers stop too; then nothing may stay pinned (a dead tool's entry, once the test's sweep
+  // cleared it, pins nothing).
   const auto drain_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   for ((*pub)->Maintain(); (*pub)->stats().retired_pending != 0 && !g_failed; (*pub)->Maintain()) {
     if (std::chrono::steady_clock::now() > drain_deadline) {
@@ -198,7 +205,7 @@ std::string Check(const Snapshot& snap, std::uint32_t row, Time t, std::mt19937_
 }
 
 void Inspect(Segment* seg, std::uint32_t row, const Args& args) {
-  Inspector inspector(seg);
+  Inspector inspector(seg, g_table);
   std::mt19937_64 rng(args.seed * 7919 + row);
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::duration<double>(args.seconds);
@@ -250,6 +257,12 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "torture: %s\n", seg.status().ToString().c_str());
     return 1;
   }
+  auto table = ReaderTable::Open(args.segment);
+  if (!table.ok()) {
+    std::fprintf(stderr, "torture: %s\n", table.status().ToString().c_str());
+    return 1;
+  }
+  g_table = table->get();
   std::vector<std::thread> threads;
   for (std::uint32_t row = 0; row < (*seg)->workers(); ++row) {
     threads.emplace_back(args.mode == "publish" ? Publish

@@ -97,14 +97,19 @@ TEST_P(Concurrency, PublisherReaderAndToolThreadsReadOnlyCorrectAnswers) {
   TestSegment seg(TestSegment::Options(1, 32ull << 20));
   ASSERT_NE(seg.segment, nullptr);
   std::unique_ptr<Segment> reader_mapping, tool_mapping;
+  std::unique_ptr<ReaderTable> tool_table_mapping;
   Segment* reader_segment = seg.segment.get();
   Segment* tool_segment = seg.segment.get();
+  ReaderTable* tool_table = seg.table.get();
   if (GetParam() == Mapping::kTwoMappings) {
     auto r = Segment::Open(seg.name);
     auto t = Segment::Open(seg.name);
-    ASSERT_TRUE(r.ok() && t.ok());
+    auto tt = ReaderTable::Open(seg.name);
+    ASSERT_TRUE(r.ok() && t.ok() && tt.ok());
     reader_mapping = std::move(r).value();
     tool_mapping = std::move(t).value();
+    tool_table_mapping = std::move(tt).value();
+    tool_table = tool_table_mapping.get();
     reader_segment = reader_mapping.get();
     tool_segment = tool_mapping.get();
     ASSERT_NE(reader_segment->At<char>(0), seg.segment->At<char>(0)) << "a second mapping";
@@ -115,6 +120,7 @@ TEST_P(Concurrency, PublisherReaderAndToolThreadsReadOnlyCorrectAnswers) {
   std::thread publisher([&] {
     auto pub = Publisher::Attach(seg.segment.get(), 0);
     if (!pub.ok()) return Fail(pub.status().ToString());
+    (*pub)->SetReaderTable(seg.table.get());
     std::mt19937_64 rng(11);
     for (std::uint64_t g = 0; Running(); ++g) {
       Result<PublishedRef> ref = (*pub)->BindSlot({kId, g});
@@ -184,13 +190,13 @@ TEST_P(Concurrency, PublisherReaderAndToolThreadsReadOnlyCorrectAnswers) {
   });
 
   std::thread tool([&] {
-    Inspector inspector(tool_segment);
+    Inspector inspector(tool_segment, tool_table);
     std::mt19937_64 rng(13);
     while (Running()) {
       for (const SlotInfo& info : inspector.Slots()) {
         if (!(info.flags & kSlotFilled) || (info.flags & kSlotUnpublished)) continue;
         auto snap = inspector.Take(info.ordinal, info.index);
-        if (!snap.ok()) {  // the slot changed identity meanwhile, or all spare entries are taken
+        if (!snap.ok()) {  // the slot changed identity meanwhile, or the reader table is full
           if (snap.status().code() != StatusCode::kUnavailable &&
               snap.status().code() != StatusCode::kResourceExhausted) {
             return Fail("tool: " + snap.status().ToString());
@@ -235,18 +241,24 @@ TEST_P(Concurrency, ToolListsAndReadsSlotsWhileTheyAreDroppedAndRecreated) {
   TestSegment seg(TestSegment::Options(1, 32ull << 20));
   ASSERT_NE(seg.segment, nullptr);
   std::unique_ptr<Segment> mapping;
+  std::unique_ptr<ReaderTable> table_mapping;
   Segment* other = seg.segment.get();
+  ReaderTable* other_table = seg.table.get();
   if (GetParam() == Mapping::kTwoMappings) {
     auto m = Segment::Open(seg.name);
-    ASSERT_TRUE(m.ok());
+    auto t = ReaderTable::Open(seg.name);
+    ASSERT_TRUE(m.ok() && t.ok());
     mapping = std::move(m).value();
+    table_mapping = std::move(t).value();
     other = mapping.get();
+    other_table = table_mapping.get();
   }
   std::atomic<std::uint64_t> created{0}, listed{0}, taken{0};
 
   std::thread publisher([&] {
     auto pub = Publisher::Attach(seg.segment.get(), 0);
     if (!pub.ok()) return Fail(pub.status().ToString());
+    (*pub)->SetReaderTable(seg.table.get());
     for (std::uint64_t g = 1; Running(); ++g) {
       Result<PublishedRef> ref = (*pub)->BindSlot({kId, g});
       while (!ref.ok() && ref.status().code() == StatusCode::kResourceExhausted && Running()) {
@@ -294,7 +306,7 @@ TEST_P(Concurrency, ToolListsAndReadsSlotsWhileTheyAreDroppedAndRecreated) {
   });
 
   std::thread tool([&] {
-    Inspector inspector(other);
+    Inspector inspector(other, other_table);
     while (Running()) {
       for (const SlotInfo& info : inspector.Slots()) {
         // Read `created` after the slot: a key we list was created before we listed it.

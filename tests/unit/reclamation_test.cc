@@ -9,6 +9,7 @@
 #include "base/row.h"
 #include "shm/publisher.h"
 #include "shm/reader.h"
+#include "shm/reader_table.h"
 #include "test_segment.h"
 
 namespace tandem::shm {
@@ -129,38 +130,44 @@ TEST(Reclamation, GarbageStaysBoundedWhileTheReaderKeepsUp) {
   EXPECT_LE(max_used, used_at_100 * 2) << "no growth after warm-up";
 }
 
-// A tool killed mid-read: a child process claims a spare reader entry of the slot with a snapshot
-// and exits without releasing it. Returns the entry it left claimed.
-std::size_t LeaveADeadToolsEntry(Segment* segment, std::uint32_t index) {
+// A local reader (or tool) killed mid-read: a child process claims a reader-table entry, takes an
+// announced snapshot of the slot and exits without releasing it (its lock goes with it; its
+// announcement stays). Returns the entry it left.
+std::uint32_t LeaveADeadReadersEntry(const TestSegment& seg, std::uint32_t index) {
+  int report[2];
+  EXPECT_EQ(pipe(report), 0);
   const pid_t child = fork();
   if (child == 0) {
-    auto snap = Inspector(segment).Take(0, index);
-    _exit(snap.ok() ? 0 : 1);  // _exit: the snapshot's release never runs
+    close(report[0]);
+    auto table = ReaderTable::Open(seg.name);
+    if (!table.ok()) _exit(1);
+    auto entry = (*table)->Claim();
+    if (!entry.ok()) _exit(2);
+    const SlotKey key =
+        Registry(seg.segment.get()).KeyOf(Registry(seg.segment.get()).slot(0, index));
+    auto snap = TakeAnnounced(*seg.segment, 0, index, key, entry->get());
+    const std::uint32_t e = (*entry)->index();
+    const bool told = write(report[1], &e, sizeof e) == sizeof e;
+    _exit(snap.ok() && told ? 0 : 3);  // _exit: neither the snapshot nor the entry is released
   }
+  close(report[1]);
+  std::uint32_t e = kReaderTableEntries;
+  EXPECT_EQ(read(report[0], &e, sizeof e), static_cast<ssize_t>(sizeof e));
+  close(report[0]);
   int status = 0;
   EXPECT_EQ(waitpid(child, &status, 0), child);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  Registry registry(segment);
-  for (std::size_t e = kRuntimeReaderEntry + 1; e < kReaderEntries; ++e) {
-    const ReaderEntry& entry = registry.slot(0, index).readers[e];
-    if (entry.owner.load() != 0) {
-      EXPECT_NE(entry.version.load(), kReaderIdle) << "the dead tool's announcement is left";
-      return e;
-    }
-  }
-  ADD_FAILURE() << "the dead tool left no entry claimed";
-  return 0;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  return e;
 }
 
-// Only a ReaderEntry's owner writes it (shm/layout.h). The publisher meets the entry of a tool
-// that died mid-read; right then — between its liveness check and whatever it does next — a new
-// tool takes the entry over from the dead owner and announces the version it reads. The new
-// tool's announcement must survive, and the batches it reads must stay allocated while 300 more
-// merges retire them. (The publisher used to store kReaderIdle into the entry it found dead,
-// erasing the new tool's announcement and freeing the batches under it.)
-TEST(Reclamation, ANewToolTakingOverADeadToolsEntryKeepsItsAnnouncement) {
+// A reader that died mid-read leaves its announcement, which keeps what it could see allocated:
+// the publisher never writes the entry, and never waits. The supervisor's sweep (here the test's)
+// finds the entry's lock free, clears it, and the next merges free everything.
+TEST(Reclamation, ADeadReadersAnnouncementPinsUntilTheSweepClearsItAndThePublisherNeverWritesIt) {
   TestSegment seg(TestSegment::Options());
+  ASSERT_TRUE(seg.table);
   auto pub = std::move(Publisher::Attach(seg.segment.get(), 0)).value();
+  pub->SetReaderTable(seg.table.get());
   auto reader = std::move(Reader::Attach(seg.segment.get(), 0)).value();
   const SlotKey key{GlobalId::User(1), 0};
   auto p = pub->BindSlot(key);
@@ -168,69 +175,77 @@ TEST(Reclamation, ANewToolTakingOverADeadToolsEntryKeepsItsAnnouncement) {
   ASSERT_TRUE(p.ok() && f.ok());
   Churn churn(pub.get(), *p);
   for (int i = 0; i < 20; ++i) churn.Tick();
-  const std::size_t dead_entry = LeaveADeadToolsEntry(seg.segment.get(), p->index);
-  ASSERT_NE(dead_entry, 0u);
-  const ReaderEntry& entry = Registry(seg.segment.get()).slot(0, p->index).readers[dead_entry];
-
-  std::optional<Snapshot> tool;
-  Time t = 0;
-  std::vector<std::pair<std::string, std::int64_t>> expected;
-  pub->SetDeadReaderHookForTesting([&](std::uint32_t index, std::size_t e) {
-    if (tool || index != p->index || e != dead_entry) return;
-    auto snap = Inspector(seg.segment.get()).Take(0, p->index);
-    ASSERT_TRUE(snap.ok()) << snap.status().ToString();
-    tool.emplace(std::move(*snap));
-    t = tool->upper().time() - 1;
-    expected = Contents(*tool, t);
-  });
-  for (int i = 0; i < 300; ++i) {
+  const std::uint32_t dead = LeaveADeadReadersEntry(seg, p->index);
+  ASSERT_LT(dead, kReaderTableEntries);
+  const ReaderTableSlot& entry = seg.table->slot(dead);
+  const std::uint64_t announced = entry.version.load();
+  ASSERT_NE(announced, kReaderIdle) << "the dead reader's announcement is left";
+  for (int i = 0; i < 100; ++i) {
     churn.Tick();
     ASSERT_TRUE(pub->AllowCompaction(*p, Frontier::At(churn.upper() - 1)).ok());
     ASSERT_TRUE(reader->AdvanceHold(*f, Frontier::At(churn.upper() - 1)).ok());
   }
-  pub->SetDeadReaderHookForTesting(nullptr);
-  ASSERT_TRUE(tool.has_value()) << "the publisher never met the dead tool's entry";
-  ASSERT_EQ(expected.size(), 64u);
-  ASSERT_NE(entry.owner.load(), 0u);
-  ASSERT_EQ(entry.version.load(), tool->list_version())
-      << "the new tool's announcement was overwritten (kReaderIdle = " << kReaderIdle << ")";
-  EXPECT_GT(pub->stats().retired_pending, 0u) << "the batches the new tool reads are pinned";
-  EXPECT_EQ(Contents(*tool, t), expected) << "the new tool reads exactly after 300 merges";
-  tool.reset();
+  EXPECT_GT(pub->stats().retired_pending, 0u) << "what the dead reader could see stays allocated";
+  EXPECT_EQ(entry.version.load(), announced) << "the publisher wrote a reader's entry";
+  const SweepResult swept = seg.table->Sweep();
+  EXPECT_EQ(swept.cleared, 1u);
+  EXPECT_EQ(swept.live, 0u);
+  EXPECT_EQ(entry.version.load(), kReaderIdle);
+  EXPECT_EQ(entry.pid.load(), 0);
   pub->Maintain();
-  EXPECT_EQ(pub->stats().retired_pending, 0u) << "and they are freed once it lets go";
+  EXPECT_EQ(pub->stats().retired_pending, 0u) << "freed once the sweep cleared the entry";
 }
 
-// pid reuse: a tool entry left by an earlier process whose pid a live process (here, this one)
-// now has. Its owner is dead — the start time differs — so its stale announcement pins nothing,
-// the publisher never writes the entry, and the next tool takes it over.
-TEST(Reclamation, AnEntryLeftByAProcessWhosePidWasReusedPinsNothing) {
+// A live reader's entry is never swept (its lock is held), and its announcement keeps exactly
+// what it reads exact through 300 merges; a new reader claiming a dead reader's entry before any
+// sweep resets it under its lock, so the stale announcement pins nothing from then on.
+TEST(Reclamation, ALiveReaderIsNeverSweptAndANewClaimResetsADeadReadersEntry) {
   TestSegment seg(TestSegment::Options());
+  ASSERT_TRUE(seg.table);
   auto pub = std::move(Publisher::Attach(seg.segment.get(), 0)).value();
+  pub->SetReaderTable(seg.table.get());
   auto reader = std::move(Reader::Attach(seg.segment.get(), 0)).value();
   const SlotKey key{GlobalId::User(1), 0};
   auto p = pub->BindSlot(key);
   auto f = reader->Follow(key);
   ASSERT_TRUE(p.ok() && f.ok());
   Churn churn(pub.get(), *p);
-  const std::uint64_t earlier = CurrentProcessToken() - (std::uint64_t{1} << 22);  // start - 1
-  ASSERT_EQ(ProcessTokenPid(earlier), getpid());
-  ReaderEntry& entry = Registry(seg.segment.get()).slot(0, p->index).readers[1];
-  entry.owner.store(earlier);
-  entry.version.store(1);
-  for (int i = 0; i < 100; ++i) {
-    churn.Tick();
-    ASSERT_TRUE(pub->AllowCompaction(*p, Frontier::At(churn.upper() - 1)).ok());
-    ASSERT_TRUE(reader->AdvanceHold(*f, Frontier::At(churn.upper() - 1)).ok());
+  for (int i = 0; i < 20; ++i) churn.Tick();
+  const std::uint32_t dead = LeaveADeadReadersEntry(seg, p->index);
+  ASSERT_LT(dead, kReaderTableEntries);
+
+  // A local reader of its own process (another open file description: another lock owner).
+  auto table = ReaderTable::Open(seg.name);
+  ASSERT_TRUE(table.ok());
+  auto mine = (*table)->Claim();
+  ASSERT_TRUE(mine.ok()) << mine.status().ToString();
+  EXPECT_EQ((*mine)->index(), dead) << "the first free lock is the dead reader's entry";
+  EXPECT_EQ(seg.table->slot(dead).version.load(), kReaderIdle) << "reset by the claim";
+  {
+    const SlotKey k =
+        Registry(seg.segment.get()).KeyOf(Registry(seg.segment.get()).slot(0, p->index));
+    auto snap = TakeAnnounced(*seg.segment, 0, p->index, k, mine->get());
+    ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+    const Time t = snap->upper().time() - 1;
+    const auto expected = Contents(*snap, t);
+    ASSERT_EQ(expected.size(), 64u);
+    for (int i = 0; i < 300; ++i) {
+      churn.Tick();
+      ASSERT_TRUE(pub->AllowCompaction(*p, Frontier::At(churn.upper() - 1)).ok());
+      ASSERT_TRUE(reader->AdvanceHold(*f, Frontier::At(churn.upper() - 1)).ok());
+      if (i % 50 == 0) {
+        const SweepResult swept = seg.table->Sweep();
+        EXPECT_EQ(swept.live, 1u);
+        EXPECT_EQ(swept.cleared, 0u);
+      }
+    }
+    EXPECT_GT(pub->stats().retired_pending, 0u) << "the batches the live reader reads are pinned";
+    EXPECT_EQ(Contents(*snap, t), expected) << "the live reader reads exactly after 300 merges";
   }
-  EXPECT_EQ(pub->stats().retired_pending, 0u) << "the stale announcement pinned memory";
-  EXPECT_GT(pub->stats().freed, 100u);
-  EXPECT_EQ(entry.owner.load(), earlier) << "the publisher wrote a reader entry";
-  EXPECT_EQ(entry.version.load(), 1u) << "the publisher wrote a reader entry";
-  auto snap = Inspector(seg.segment.get()).Take(0, p->index);
-  ASSERT_TRUE(snap.ok());
-  EXPECT_EQ(entry.owner.load(), CurrentProcessToken()) << "a new tool takes the entry over";
-  EXPECT_EQ(entry.version.load(), snap->list_version());
+  pub->Maintain();
+  EXPECT_EQ(pub->stats().retired_pending, 0u) << "and they are freed once it lets go";
+  mine->reset();
+  EXPECT_EQ(seg.table->slot(dead).pid.load(), 0) << "a reader that lets go clears its entry";
 }
 
 }  // namespace

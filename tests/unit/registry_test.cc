@@ -382,51 +382,6 @@ TEST(Registry, ForkedChildActsUnderItsOwnIdentity) {
       << "a row held by a dead process is taken over";
 }
 
-// Tool entries name their owner by process token (pid + start time): alive exactly while that
-// process runs, so neither a zombie nor a later process with the same pid passes for it.
-TEST(Registry, ProcessTokensNameOneIncarnationOfAProcess) {
-  const std::uint64_t me = CurrentProcessToken();
-  EXPECT_EQ(ProcessTokenPid(me), getpid());
-  EXPECT_TRUE(ProcessTokenAlive(me));
-  EXPECT_EQ(CurrentProcessToken(), me) << "stable within a process";
-  constexpr std::uint64_t kTick = std::uint64_t{1} << 22;  // one clock tick of start time
-  EXPECT_FALSE(ProcessTokenAlive(me + kTick)) << "same pid, started later: not this process";
-  EXPECT_FALSE(ProcessTokenAlive(me - kTick)) << "same pid, started earlier: pid reuse";
-  EXPECT_FALSE(ProcessTokenAlive(0));
-
-  int token_pipe[2], go_pipe[2];
-  ASSERT_EQ(pipe(token_pipe), 0);
-  ASSERT_EQ(pipe(go_pipe), 0);
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    close(token_pipe[0]);
-    close(go_pipe[1]);                                  // so the parent's close reads as EOF
-    const std::uint64_t token = CurrentProcessToken();  // renewed after the fork
-    char c;
-    const bool ok =
-        write(token_pipe[1], &token, sizeof token) == sizeof token && read(go_pipe[0], &c, 1) >= 0;
-    _exit(ok ? 0 : 1);
-  }
-  close(token_pipe[1]);
-  close(go_pipe[0]);
-  std::uint64_t token = 0;
-  ASSERT_EQ(read(token_pipe[0], &token, sizeof token), static_cast<ssize_t>(sizeof token));
-  close(token_pipe[0]);
-  EXPECT_NE(token, me);
-  EXPECT_EQ(ProcessTokenPid(token), child);
-  EXPECT_TRUE(ProcessTokenAlive(token));
-  close(go_pipe[1]);  // the child exits
-  siginfo_t info{};
-  ASSERT_EQ(waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT), 0);
-  EXPECT_FALSE(ProcessTokenAlive(token)) << "a zombie reads nothing";
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  EXPECT_FALSE(ProcessTokenAlive(token));
-  EXPECT_TRUE(ProcessTokenAlive(me));
-}
-
 TEST(RegistryDeathTest, PublisherUsedFromAnotherThreadAborts) {
   // "fast" style: the child is a fork of this process and shares the segment created here, so
   // nothing is left behind when it aborts.

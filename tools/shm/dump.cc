@@ -62,8 +62,9 @@ struct Slice {
   std::size_t batches = 0;
 };
 
-// Defers SIGINT, SIGTERM, SIGHUP and SIGQUIT while alive (or until Restore): a spare reader entry
-// claimed by a process killed mid-snapshot would stay claimed.
+// Defers SIGINT, SIGTERM, SIGHUP and SIGQUIT while alive (or until Restore), so that a dump
+// interrupted by a signal still lets its reader-table entries go before it exits (one killed
+// outright is cleared by the supervisor's sweep).
 class SignalBlocker {
  public:
   SignalBlocker() {
@@ -162,9 +163,9 @@ Time DefaultTime(const std::vector<Snapshot>& snaps) {
   return 0;
 }
 
-// Snapshots pin the batches they see (the publisher frees nothing a claimed entry can see), so
-// they live only in here: rows are copied out, then every entry is released before any output.
-// Termination signals wait until then, so an interrupted dump never leaks an entry.
+// Snapshots pin the batches they see (the publisher frees nothing an announcement can see), so
+// they live only in here: rows are copied out, then every announcement is released before any
+// output. Termination signals wait until then.
 std::optional<int> ReadRows(const Output& o, Inspector& inspector, const std::string& seg_name,
                             const std::map<std::uint32_t, SlotInfo>& chosen,
                             const DumpOptions& options, Dump& d) {
@@ -307,7 +308,7 @@ int PrintDump(const Output& o, Opened& opened, const DumpOptions& options) {
                        opened.name + "' has " + std::to_string(workers) + " worker ordinal" +
                        (workers == 1 ? "" : "s"));
   }
-  Inspector inspector(&seg);
+  Inspector inspector(&seg, opened.table.get());
   Dump d;
   std::map<std::uint32_t, SlotInfo> chosen;
   if (auto code = ChooseSlots(o, inspector, opened, *id, options, d.as_of, chosen)) return *code;

@@ -3,9 +3,10 @@
 //
 // Safety: everything here reads a segment through Segment::Probe / Segment::Open and
 // shm::Inspector only. It never attaches as a runtime's Publisher or Reader, never takes a row's
-// creation lock or the allocator's mutex, and never waits on anything a runtime holds: a dump
-// claims one of a slot's spare announcement entries for the length of its snapshot, which the
-// publisher reads but never waits for. A kept (post-mortem) segment is read the same way.
+// creation lock or the allocator's mutex, never writes the segment, and never waits on anything a
+// runtime holds: on a live replica a dump announces what it reads in the replica's reader table,
+// as a local reader does (shm/reader_table.h), which the publisher reads but never waits for. A
+// kept (post-mortem) segment, which nobody frees, is read without announcing.
 //
 // Exit codes: kExitOk; kExitError for a runtime error (no such segment, a read refused), with the
 // reason on `err`; kExitCorrupt when the segment is not what this build can read — corrupt, not a

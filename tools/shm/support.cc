@@ -178,6 +178,16 @@ Result<Opened> OpenSegment(const std::string& arg) {
     return Status::Corruption("segment '" + opened.name + "': " + probe->problem);
   }
   opened.probe = std::move(probe).value();
+  if (!file && opened.probe.supervisor_alive) {
+    // A live replica frees batches as it merges: every read is announced in its reader table.
+    auto table = shm::ReaderTable::Open(opened.name);
+    if (!table.ok()) {
+      return Status(table.status().code(), "segment '" + opened.name +
+                                               "' is live, but its reader table cannot be used: " +
+                                               table.status().message());
+    }
+    opened.table = std::move(table).value();
+  }
   auto segment = file ? Segment::OpenFile(opened.name) : Segment::Open(opened.name);
   if (!segment.ok()) return segment.status();
   opened.segment = std::move(segment).value();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "shm/reader_table.h"
 #include "shm/registry.h"
 #include "shm/segment.h"
 #include "tools/shm/inspect.h"
@@ -43,9 +44,11 @@ int Usage(const Output& o, const std::string& message);  // kExitUsage
 void Emit(const Output& o, const JsonWriter& json);
 
 // Opens `arg` (resolved) for reading through Inspector. Works on a segment whose supervisor is
-// gone: Open checks magic, version and size, not liveness.
+// gone: Open checks magic, version and size, not liveness. A live replica's reader table is
+// opened too: the Inspector announces its reads there (shm/reader_table.h).
 struct Opened {
   std::string name;
+  std::unique_ptr<shm::ReaderTable> table;  // a live replica's; nullptr post-mortem
   std::unique_ptr<Segment> segment;
   SegmentProbe probe;
 };
