@@ -253,6 +253,37 @@ TEST(LocalReader, TheReplicasDeathAndRestartAreClearErrorsAndReattachWorks) {
   EXPECT_EQ(gone.status().code(), StatusCode::kNotFound) << gone.status().ToString();
 }
 
+// tandem-shm read is LocalReader on the command line: the same answers, the same errors.
+TEST(LocalReader, TandemShmReadShowsWhatTheLibraryReads) {
+  Replica r(true, 2);
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  LogFile log;
+  log.Append("U 0 1 1 10\nU 0 1 2 20\nU 0 1 2 21\nP 1\nU 1 1 1 11\nP 2\n");
+  r.ctl->Send(LogIndexDataflow("u1", "u2", log.path()));
+  ASSERT_TRUE(AwaitUpper(r, "u2", 1)) << r.sup.Log();
+  const BinaryRun key = RunBinary(
+      TANDEM_SHM_BIN, {"read", r.sup.segment(), "u2", "--key", "2", "--at", "0", "--json"});
+  ASSERT_EQ(key.exit, 0) << DescribeRun(key);
+  EXPECT_NE(key.out.find("\"time\":0"), std::string::npos) << key.out;
+  EXPECT_NE(key.out.find("{\"row\":[2,20],\"count\":1}"), std::string::npos) << key.out;
+  EXPECT_NE(key.out.find("{\"row\":[2,21],\"count\":1}"), std::string::npos) << key.out;
+  const BinaryRun latest =
+      RunBinary(TANDEM_SHM_BIN, {"read", r.sup.segment(), "u2", "--prefix", "1"});
+  ASSERT_EQ(latest.exit, 0) << DescribeRun(latest);
+  EXPECT_NE(latest.out.find("u2 in " + r.sup.segment() + " at time 1"), std::string::npos)
+      << latest.out;
+  EXPECT_NE(latest.out.find("2 rows"), std::string::npos) << latest.out;
+  const BinaryRun unknown = RunBinary(TANDEM_SHM_BIN, {"read", r.sup.segment(), "u77"});
+  EXPECT_EQ(unknown.exit, 1) << DescribeRun(unknown);
+  EXPECT_NE(unknown.err.find("not an index"), std::string::npos) << unknown.err;
+  const BinaryRun both =
+      RunBinary(TANDEM_SHM_BIN, {"read", r.sup.segment(), "u2", "--key", "1", "--prefix", "1"});
+  EXPECT_EQ(both.exit, 64) << DescribeRun(both);
+  const BinaryRun future = RunBinary(TANDEM_SHM_BIN, {"read", r.sup.segment(), "u2", "--at", "9"});
+  EXPECT_EQ(future.exit, 1) << DescribeRun(future);
+  EXPECT_NE(future.err.find("not complete yet"), std::string::npos) << future.err;
+}
+
 // ---- readers that die, hang or are not allowed ----------------------------------------------
 
 // Segment bytes that are not the current batches of a live slot: the registry, batch lists, and

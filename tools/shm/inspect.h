@@ -82,6 +82,17 @@ struct DumpOptions {
 };
 int RunDump(const Output& o, const DumpOptions& options);
 
+// `read`: through LocalReader, as a program on this host reads (tools/shm/read.cc). Keys in the
+// datum syntax, comma-separated.
+struct ReadOptions {
+  std::string segment;
+  std::string id;
+  std::optional<std::string> key, prefix, from, to;
+  std::optional<Time> at;  // latest readable when unset
+  std::optional<std::uint64_t> limit;
+};
+int RunRead(const Output& o, const ReadOptions& options);
+
 struct WatchOptions {
   std::string segment;
   std::uint32_t interval_ms = 1000;

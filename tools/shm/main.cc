@@ -58,6 +58,23 @@ int main(int argc, char** argv) {
   auto* limit_opt = dump->add_option("--limit", limit, "print at most N rows");
   dump->add_flag("--json", json, kJsonHelp);
 
+  ReadOptions read_options;
+  std::string read_key, read_prefix, read_from, read_to;
+  tandem::Time read_at = 0;
+  std::uint64_t read_limit = 0;
+  auto* read = app.add_subcommand(
+      "read", "an index read in place like a peek, through LocalReader (what a program here sees)");
+  read->add_option("SEG", read_options.segment, "segment name")->required();
+  read->add_option("ID", read_options.id, "index id, e.g. u1")->required();
+  auto* key_opt = read->add_option("--key", read_key, "one key: its columns' datums, d1,d2,...");
+  auto* prefix_opt =
+      read->add_option("--prefix", read_prefix, "keys whose leading columns are these");
+  auto* from_opt = read->add_option("--from", read_from, "keys from this one (inclusive)");
+  auto* to_opt = read->add_option("--to", read_to, "keys before this one (exclusive)");
+  auto* read_at_opt = read->add_option("--at", read_at, "read time (default: the latest readable)");
+  auto* read_limit_opt = read->add_option("--limit", read_limit, "print at most N rows");
+  read->add_flag("--json", json, kJsonHelp);
+
   WatchOptions watch_options;
   std::uint64_t count = 0;
   auto* watch = app.add_subcommand("watch", "refresh `slots` every interval");
@@ -100,6 +117,15 @@ int main(int argc, char** argv) {
     if (as_of_opt->count()) dump_options.as_of = as_of;
     if (limit_opt->count()) dump_options.limit = limit;
     return RunDump(out, dump_options);
+  }
+  if (read->parsed()) {
+    if (key_opt->count()) read_options.key = read_key;
+    if (prefix_opt->count()) read_options.prefix = read_prefix;
+    if (from_opt->count()) read_options.from = read_from;
+    if (to_opt->count()) read_options.to = read_to;
+    if (read_at_opt->count()) read_options.at = read_at;
+    if (read_limit_opt->count()) read_options.limit = read_limit;
+    return RunRead(out, read_options);
   }
   if (watch->parsed()) {
     if (count_opt->count()) watch_options.count = count;
