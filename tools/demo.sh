@@ -141,6 +141,27 @@ echo "   -- u3 (count, sum, min, max of u1) from its latest time $t for three ti
 ctl subscribe u3 --as-of "$t" --up-to $((t + 3)) 2>&1 | sed 's/^/   /' ||
   echo "   (subscribe u3 failed)"
 
+say "3f. Read locally: a program on this host reads the indexes in place, without the endpoint —
+   tandem::LocalReader maps the segment read-only and announces what it reads in the replica's
+   reader table (/dev/shm/tandem.$REPLICA.readers), so the publisher never frees a batch under it
+   and never waits for it. tandem-shm read is that library on the command line:"
+"$SHM" read "tandem.$REPLICA" u5 --key 42 | sed 's/^/   /'
+if [[ -d "$BUILD/python" ]]; then
+  echo "   -- and from Python (import tandem), 100,000 lookups of random keys of u5 while u4 churns:"
+  PYTHONPATH="$BUILD/python" python3 - "tandem.$REPLICA" <<'PY' | sed 's/^/   /'
+import random, sys, time
+import tandem
+r = tandem.LocalReader(sys.argv[1])
+keys = [random.randrange(10000) for _ in range(100000)]
+start = time.perf_counter()
+for k in keys:
+    t, rows = r.lookup("u5", [k])
+took = time.perf_counter() - start
+print(f"{len(keys)} lookups in {took:.2f} s: {took / len(keys) * 1e6:.2f} us each, "
+      f"Python included; the last at time {t}: {rows}")
+PY
+fi
+
 say "4. The sharing registry, as tandem-shm sees it (one row per worker ordinal). SINCE is"
 echo "   min(OWN, PEER_HOLD, IMPORT_HOLD): the compaction allowed above, once both runtimes have"
 echo "   applied it; HELD_BY says which hold keeps it back."
