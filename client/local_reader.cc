@@ -43,15 +43,33 @@ std::string EncodeKey(const Row& key) {
   return out;
 }
 
-// The first error visible at t in `snap` (error keys start with shm::kErrorKeyPrefix).
-Status FirstError(const shm::Snapshot& snap, Time t, std::optional<std::string>* error) {
-  return snap.Scan(
+// The errors of a read's parts: a peek answers the first in ErrorLess order.
+class PartErrors {
+ public:
+  void Add(Status s) {
+    if (!first_ || ErrorLess(s.message(), first_->message())) first_ = std::move(s);
+  }
+  bool any() const { return first_.has_value(); }
+  Status first() const { return *first_; }
+
+ private:
+  std::optional<Status> first_;
+};
+
+// The index's first error visible at t in `snap` (error keys start with shm::kErrorKeyPrefix),
+// added to `errors` as a DataError. Whether there was one.
+Result<bool> IndexError(const shm::Snapshot& snap, Time t, PartErrors* errors) {
+  if (!snap.MayHoldErrors()) return false;
+  std::optional<std::string> error;
+  TANDEM_RETURN_IF_ERROR(snap.Scan(
       t,
       [&](std::string_view k, std::string_view, std::int64_t) {
-        if (!*error || ErrorLess(k.substr(1), **error)) *error = std::string(k.substr(1));
+        if (!error || ErrorLess(k.substr(1), *error)) error = std::string(k.substr(1));
         return true;
       },
-      std::string_view(&shm::kErrorKeyPrefix, 1));
+      std::string_view(&shm::kErrorKeyPrefix, 1)));
+  if (error) errors->Add(Status::DataError(*error));
+  return error.has_value();
 }
 
 const char kNegative[] = "the result has a row with negative multiplicity";
@@ -199,7 +217,9 @@ Result<Time> LocalReader::LatestReadable(GlobalId index) {
     since = Max(since, Frontier::FromRaw(live.since.load()));
   }
   if (since.empty()) return Status::NotFound(index.ToString() + " was dropped");
-  if (upper.empty()) return since.time();  // closed: every time from since on reads the same
+  // Closed: every time from since on reads the same, its final contents — read at the largest
+  // time, as `tandem-ctl peek --at latest` and `tandem-shm dump` do.
+  if (upper.empty()) return kMaxTime;
   if (upper.time() == 0 || !since.LessEqual(upper.time() - 1)) {
     return Status::FailedPrecondition(index.ToString() +
                                       " has no time readable in every part yet"
@@ -215,33 +235,52 @@ Result<Time> LocalReader::TimeOf(GlobalId index, std::optional<Time> at) {
 }
 
 Result<Time> LocalReader::Read(GlobalId index, std::optional<Time> at,
-                               std::optional<std::uint32_t> only_row,
-                               const std::function<Status(const shm::Snapshot&, Time)>& read) {
+                               std::optional<std::uint32_t> only_row, const PartReader& read) {
   TANDEM_RETURN_IF_ERROR(CheckAlive());
   for (int attempt = 0;; ++attempt) {
     TANDEM_ASSIGN_OR_RETURN(const Time t, TimeOf(index, at));
-    // The index's errors at t, in every row, before any row is handed out (a peek answers the
-    // error instead of rows). A lookup's own row is read in the same snapshot, last.
-    std::optional<std::string> error;
+    // A peek is answered by every worker's part: the index's first error in that worker's row if
+    // it has one, else the first error its rows meet (a negative count, a count beyond int64), else
+    // its rows; of several parts' errors, the first in ErrorLess order. A lookup's rows are in its
+    // key's row only. So: every row's index errors first (nothing handed out while one is known),
+    // then the rows, row by row, each part's own first error kept.
+    PartErrors errors;
     Status status;
+    std::vector<bool> has_index_error(workers_, false);
     for (std::uint32_t o = 0; o < workers_ && status.ok(); ++o) {
-      if (only_row && o == *only_row) continue;
+      if (only_row && o == *only_row) continue;  // read with its rows below, in one snapshot
       auto snap = Take(index, o, t);
-      status = snap.ok() ? FirstError(*snap, t, &error) : snap.status();
+      auto found = snap.ok() ? IndexError(*snap, t, &errors) : Result<bool>(snap.status());
+      if (found.ok()) has_index_error[o] = *found;
+      status = found.status();
     }
-    if (status.ok() && only_row) {
-      auto snap = Take(index, *only_row, t);
-      status = snap.ok() ? FirstError(*snap, t, &error) : snap.status();
-      if (status.ok() && error) return Status::DataError(*error);
-      if (status.ok()) status = read(*snap, t);
-    } else if (status.ok()) {
-      if (error) return Status::DataError(*error);
-      for (std::uint32_t o = 0; o < workers_ && status.ok(); ++o) {
-        auto snap = Take(index, o, t);
-        status = snap.ok() ? read(*snap, t) : snap.status();
+    for (std::uint32_t o = 0; o < workers_ && status.ok(); ++o) {
+      if (only_row && o != *only_row) continue;
+      auto snap = Take(index, o, t);
+      if (!snap.ok()) {
+        status = snap.status();
+        break;
+      }
+      if (only_row) {
+        auto found = IndexError(*snap, t, &errors);
+        if (!found.ok()) {
+          status = found.status();
+          break;
+        }
+        has_index_error[o] = *found;
+      }
+      if (has_index_error[o]) continue;  // this part's answer is its index error
+      Status part = read(*snap, t, !errors.any());
+      if (part.code() == StatusCode::kDataError || part.code() == StatusCode::kOutOfRange) {
+        errors.Add(std::move(part));  // rows from here on are only checked, not handed out
+      } else {
+        status = std::move(part);
       }
     }
-    if (status.ok()) return t;
+    if (status.ok()) {
+      if (errors.any()) return errors.first();
+      return t;
+    }
     if (!at && Compacted(status) && attempt + 1 < kLatestAttempts) continue;
     // The replica may have gone while we read: say that rather than what it left behind.
     last_alive_check_ns_ = 0;
@@ -255,23 +294,27 @@ Result<Time> LocalReader::Lookup(GlobalId index, const Row& key, std::optional<T
   TANDEM_RETURN_IF_ERROR(CheckAlive());
   const std::string k = EncodeKey(key);
   std::vector<RowView> rows;
-  auto result = Read(index, at, shm::WorkerOf(k, workers_), [&](const shm::Snapshot& snap, Time t) {
-    rows.clear();
-    shm::MergeCursor c(snap.batches());
-    c.SeekKey(k);
-    for (; c.Valid(); c.Next()) {
-      const Int128 n = c.CountAt(t);
-      if (!FitsInt64(n)) return Status::OutOfRange(kMultiplicityOverflow);
-      if (n < 0) return Status::DataError(kNegative);
-      if (n != 0) rows.emplace_back(c.key(), c.val(), static_cast<std::int64_t>(n));
-    }
-    // Handed out only once every count is known good: a failed lookup delivers nothing.
-    for (const RowView& r : rows) {
-      if (!fn(r)) break;
-    }
-    return Status::Ok();
-  });
-  return result;
+  return Read(index, at, shm::WorkerOf(k, workers_),
+              [&](const shm::Snapshot& snap, Time t, bool deliver) {
+                rows.clear();
+                shm::MergeCursor c(snap.batches());
+                // As a peek's lookup: every count under the key fits int64, then none is negative.
+                for (c.SeekKey(k); c.Valid(); c.Next()) {
+                  const Int128 n = c.CountAt(t);
+                  if (!FitsInt64(n)) return Status::OutOfRange(kMultiplicityOverflow);
+                  if (n != 0) rows.emplace_back(c.key(), c.val(), static_cast<std::int64_t>(n));
+                }
+                for (const RowView& r : rows) {
+                  if (r.count() < 0) return Status::DataError(kNegative);
+                }
+                // Handed out only once every count is known good: a failed lookup delivers nothing.
+                if (deliver) {
+                  for (const RowView& r : rows) {
+                    if (!fn(r)) break;
+                  }
+                }
+                return Status::Ok();
+              });
 }
 
 Result<Time> LocalReader::Scan(GlobalId index, const KeyRange& range, std::optional<Time> at,
@@ -287,8 +330,9 @@ Result<Time> LocalReader::Scan(GlobalId index, const KeyRange& range, std::optio
   if (prefix > start) start = prefix;
   if (lower && *lower > start) start = *lower;
   bool stopped = false;
-  return Read(index, at, std::nullopt, [&](const shm::Snapshot& snap, Time t) {
-    if (stopped) return Status::Ok();
+  return Read(index, at, std::nullopt, [&](const shm::Snapshot& snap, Time t, bool deliver) {
+    // The caller stopped: the rest is only checked for the error a peek would answer instead.
+    deliver = deliver && !stopped;
     shm::MergeCursor c(snap.batches());
     c.SeekAtLeast(start);
     for (; c.Valid(); c.Next()) {
@@ -297,9 +341,9 @@ Result<Time> LocalReader::Scan(GlobalId index, const KeyRange& range, std::optio
       const Int128 n = c.CountAt(t);
       if (!FitsInt64(n)) return Status::OutOfRange(kMultiplicityOverflow);
       if (n < 0) return Status::DataError(kNegative);
-      if (n != 0 && !fn(RowView(c.key(), c.val(), static_cast<std::int64_t>(n)))) {
+      if (n != 0 && deliver && !fn(RowView(c.key(), c.val(), static_cast<std::int64_t>(n)))) {
         stopped = true;
-        break;
+        deliver = false;
       }
     }
     return Status::Ok();

@@ -144,11 +144,15 @@ class LocalReader {
   Result<shm::Snapshot> Take(GlobalId index, std::uint32_t ordinal, Time t);
   // The time a read at `at` reads (`at` itself, or the latest readable).
   Result<Time> TimeOf(GlobalId index, std::optional<Time> at);
-  // Reads `index` at `at` (latest if nullopt): first the index's error at that time in every row
-  // (DataError, the first in ErrorLess order), then `read` of the snapshot of row `only_row`, or
-  // of every row in ordinal order.
+  // One worker part's rows of a read at t: hands them out when `deliver`, else only checks them;
+  // DataError (a negative count) or OutOfRange (a count beyond int64) is the part's error.
+  using PartReader = std::function<Status(const shm::Snapshot&, Time, bool deliver)>;
+  // Reads `index` at `at` (latest if nullopt) as a peek does: each worker part answers its row's
+  // first index error, else its rows' first error, else its rows — `read` of row `only_row` (a
+  // lookup), or of every row in ordinal order (a scan); of several parts' errors, the first in
+  // ErrorLess order. Nothing is handed out once an error is known.
   Result<Time> Read(GlobalId index, std::optional<Time> at, std::optional<std::uint32_t> only_row,
-                    const std::function<Status(const shm::Snapshot&, Time)>& read);
+                    const PartReader& read);
 
   std::string name_;
   std::unique_ptr<shm::ReaderTable> table_;

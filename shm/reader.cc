@@ -2,6 +2,7 @@
 
 #include "base/check.h"
 #include "base/count.h"
+#include "shm/routing.h"
 
 namespace tandem::shm {
 
@@ -154,6 +155,13 @@ Status Snapshot::Lookup(std::string_view key, Time t, std::vector<ValueCount>* o
     if (n != 0) out->push_back({std::string(c.val()), static_cast<std::int64_t>(n)});
   }
   return Status::Ok();
+}
+
+bool Snapshot::MayHoldErrors() const {
+  for (const BatchView& b : batches_) {
+    if (b.key_count() > 0 && !b.key(0).empty() && b.key(0)[0] == kErrorKeyPrefix) return true;
+  }
+  return false;
 }
 
 Status Snapshot::Scan(

@@ -67,6 +67,9 @@ class Snapshot {
   // The values of `key` with their accumulated count at t (non-zero counts only, value order).
   // OutOfRange when one of those counts does not fit int64 (base/count.h).
   Status Lookup(std::string_view key, Time t, std::vector<ValueCount>* out) const;
+  // False when no batch holds a key starting with shm::kErrorKeyPrefix — error keys sort first,
+  // so each batch's first key says — and then no read needs to look for errors: O(batches).
+  bool MayHoldErrors() const;
   // Every (key, val, count) at t with a non-zero count, in key, val order, of the keys that start
   // with `key_prefix` (all keys when it is empty). `fn` returns false to stop early. OutOfRange
   // when a count it reaches does not fit int64.
