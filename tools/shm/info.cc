@@ -1,6 +1,7 @@
 #include "tools/shm/support.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace tandem::tools {
 
@@ -25,6 +26,14 @@ int PrintInfo(const Output& o, Opened& opened) {
   const std::uint64_t used = seg.used_bytes();
   const std::uint64_t free = seg.free_bytes();
   static constexpr const char* kRoles[shm::kRuntimeEntries] = {"maintenance", "interactive"};
+  // Local readers (and tools) with an entry in the reader table now, this one included.
+  std::optional<std::uint64_t> local_readers;
+  if (opened.table) {
+    local_readers = 0;
+    for (std::uint32_t i = 0; i < shm::kReaderTableEntries; ++i) {
+      *local_readers += opened.table->slot(i).pid.load() != 0;
+    }
+  }
 
   if (o.json) {
     JsonWriter json;
@@ -44,6 +53,7 @@ int PrintInfo(const Output& o, Opened& opened) {
     json.Key("free_bytes").UInt(free);
     json.Key("live_slots").UInt(live_slots);
     json.Key("slot_capacity").UInt(capacity);
+    if (local_readers) json.Key("local_readers").UInt(*local_readers);
     json.Key("runtimes").BeginArray();
     for (std::size_t i = 0; i < shm::kRuntimeEntries; ++i) {
       json.BeginObject().Key("role").String(kRoles[i]);
@@ -71,6 +81,10 @@ int PrintInfo(const Output& o, Opened& opened) {
   t.Add({"size", std::to_string(h.segment_bytes) + " (" + Bytes(h.segment_bytes) + ")"});
   t.Add({"used", std::to_string(used) + " (" + Bytes(used) + ")"});
   t.Add({"free", std::to_string(free) + " (" + Bytes(free) + ")"});
+  if (local_readers) {
+    t.Add({"local readers", std::to_string(*local_readers) + " attached (reader table " +
+                                opened.table->path() + ")"});
+  }
   o.out << t.Render() << "\n";
   Table r({"RUNTIME", "PID", "STATE", "PROCESS"}, {false, true, false, false});
   for (std::size_t i = 0; i < shm::kRuntimeEntries; ++i) {
