@@ -24,17 +24,19 @@ void LoadSnapshot(const SlotData& s, std::atomic<std::uint64_t>* announcement,
 
 // The batches of list `list` of a slot described by `where`, checked to lie in the segment: the
 // list, its count, each batch header — and, when `validate`, each batch's columns.
-Status LoadBatches(const Segment& segment, std::uint64_t list, const std::string& where,
-                   bool validate, std::vector<BatchView>* out) {
+// `where` names the slot in an error: built only when there is one (this is every read's path).
+Status LoadBatches(const Segment& segment, std::uint64_t list,
+                   const std::function<std::string()>& where, bool validate,
+                   std::vector<BatchView>* out) {
   if (list % alignof(BatchListData) != 0 || !segment.Contains(list, sizeof(BatchListData))) {
-    return Status::Corruption(where + "batch list offset " + std::to_string(list) +
+    return Status::Corruption(where() + "batch list offset " + std::to_string(list) +
                               " is outside the segment or misaligned");
   }
   const auto* l = segment.At<BatchListData>(list);
   const std::uint64_t count = l->count;
   if (count > kMaxBatchesPerList ||
       !segment.Contains(list, offsetof(BatchListData, batches) + 8 * count)) {
-    return Status::Corruption(where + "batch list of " + std::to_string(count) +
+    return Status::Corruption(where() + "batch list of " + std::to_string(count) +
                               " batches does not fit the segment (at most " +
                               std::to_string(kMaxBatchesPerList) + ")");
   }
@@ -42,17 +44,17 @@ Status LoadBatches(const Segment& segment, std::uint64_t list, const std::string
   for (std::uint64_t i = 0; i < count; ++i) {
     const std::uint64_t off = l->batches[i];
     if (off % alignof(BatchHeader) != 0 || !segment.Contains(off, sizeof(BatchHeader))) {
-      return Status::Corruption(where + "batch " + std::to_string(i) + " at offset " +
+      return Status::Corruption(where() + "batch " + std::to_string(i) + " at offset " +
                                 std::to_string(off) + " is outside the segment or misaligned");
     }
     BatchView view(segment.At<BatchHeader>(off));
     if (validate) {
       if (Status valid = view.Validate(segment.size_bytes() - off); !valid.ok()) {
-        return Status::Corruption(where + "batch " + std::to_string(i) + " at offset " +
+        return Status::Corruption(where() + "batch " + std::to_string(i) + " at offset " +
                                   std::to_string(off) + ": " + valid.message());
       }
     } else if (!segment.Contains(off, segment.At<BatchHeader>(off)->total_bytes)) {
-      return Status::Corruption(where + "batch " + std::to_string(i) + " at offset " +
+      return Status::Corruption(where() + "batch " + std::to_string(i) + " at offset " +
                                 std::to_string(off) + " runs past the segment");
     }
     out->push_back(view);
@@ -94,8 +96,9 @@ Result<Snapshot> TakeAnnouncedImpl(const Segment& segment, std::uint32_t ordinal
     return Status::Unavailable(SlotWhere(ordinal, index, expected) + "changed while being read");
   }
   if (list != 0) {
-    TANDEM_RETURN_IF_ERROR(
-        LoadBatches(segment, list, SlotWhere(ordinal, index, expected), validate, &snap.batches_));
+    TANDEM_RETURN_IF_ERROR(LoadBatches(
+        segment, list, [&] { return SlotWhere(ordinal, index, expected); }, validate,
+        &snap.batches_));
   }
   return snap;
 }
@@ -373,8 +376,9 @@ Result<Snapshot> Inspector::Take(std::uint32_t ordinal, std::uint32_t index) {
     LoadSnapshot(s, nullptr, &snap.version_, &list, &snap.upper_, &snap.since_, &snap.flags_);
     snap.key_ = before;
     if (list != 0) {
-      TANDEM_RETURN_IF_ERROR(
-          LoadBatches(*segment_, list, SlotWhere(ordinal, index, before), true, &snap.batches_));
+      TANDEM_RETURN_IF_ERROR(LoadBatches(
+          *segment_, list, [&] { return SlotWhere(ordinal, index, before); }, true,
+          &snap.batches_));
     }
     return snap;
   }
