@@ -21,7 +21,8 @@ constexpr std::uint32_t kNoSlot = std::numeric_limits<std::uint32_t>::max();
 // How often a call asks the kernel whether the supervisor still holds its lock (the header's
 // closed flag, checked on every call, covers every exit the supervisor lives to see).
 constexpr std::uint64_t kAliveCheckNs = 1'000'000;
-// Reads at the latest time that find it compacted meanwhile try again with a newer one.
+// A read at the latest time that finds a part not readable yet (passing states: not published
+// yet in every row, one row compacted past another's upper) looks again this many times.
 constexpr int kLatestAttempts = 4;
 
 std::uint64_t MonotonicNs() {
@@ -29,12 +30,6 @@ std::uint64_t MonotonicNs() {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
          static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
-// A read at the latest time may start over when this is why a part could not be read.
-bool Compacted(const Status& s) {
-  return s.code() == StatusCode::kFailedPrecondition &&
-         s.message().find("compacted") != std::string::npos;
 }
 
 std::string EncodeKey(const Row& key) {
@@ -56,21 +51,40 @@ class PartErrors {
   std::optional<Status> first_;
 };
 
-// The index's first error visible at t in `snap` (error keys start with shm::kErrorKeyPrefix),
-// added to `errors` as a DataError. Whether there was one.
+// The index's first error at t in `snap`, added to `errors` as that part's answer — a DataError,
+// or OutOfRange when an error's count does not fit int64 (the peek's part then answers that).
+// Whether there was one.
 Result<bool> IndexError(const shm::Snapshot& snap, Time t, PartErrors* errors) {
-  if (!snap.MayHoldErrors()) return false;
   std::optional<std::string> error;
-  TANDEM_RETURN_IF_ERROR(snap.Scan(
-      t,
-      [&](std::string_view k, std::string_view, std::int64_t) {
-        if (!error || ErrorLess(k.substr(1), *error)) error = std::string(k.substr(1));
-        return true;
-      },
-      std::string_view(&shm::kErrorKeyPrefix, 1)));
+  const Status s = snap.FirstError(t, &error);
+  if (s.code() == StatusCode::kOutOfRange) {
+    errors->Add(s);
+    return true;
+  }
+  TANDEM_RETURN_IF_ERROR(s);
   if (error) errors->Add(Status::DataError(*error));
   return error.has_value();
 }
+
+// A read from inside another read's callback would end the outer read's announcement (one entry
+// announces one read) while its rows are still being handed out: refused.
+Status Reentered() {
+  return Status::FailedPrecondition(
+      "a LocalReader reads one thing at a time, and this call came from inside one of its own "
+      "read callbacks: use a second LocalReader for the inner read");
+}
+
+// Marks a reader busy for the length of a read.
+class BusyScope {
+ public:
+  explicit BusyScope(bool* busy) : busy_(busy) { *busy_ = true; }
+  ~BusyScope() { *busy_ = false; }
+  BusyScope(const BusyScope&) = delete;
+  BusyScope& operator=(const BusyScope&) = delete;
+
+ private:
+  bool* busy_;
+};
 
 const char kNegative[] = "the result has a row with negative multiplicity";
 
@@ -87,12 +101,13 @@ Result<std::unique_ptr<LocalReader>> LocalReader::Attach(const std::string& segm
 
 void LocalReader::Detach() {
   segment_.reset();
-  entry_.reset();
+  entries_.clear();
   table_.reset();
   slots_.clear();
 }
 
 Status LocalReader::Reattach() {
+  if (busy_) return Reentered();
   Detach();
   return AttachNow();
 }
@@ -115,9 +130,14 @@ Status LocalReader::AttachNow() {
                                "' is restarting (its segment and reader table are of different "
                                "incarnations); try again");
   }
-  TANDEM_ASSIGN_OR_RETURN(auto entry, (*table)->Claim());
+  // One entry per worker row: a read holds every part of an index at once.
+  std::vector<std::unique_ptr<shm::ReaderTableEntry>> entries;
+  for (std::uint32_t o = 0; o < segment->workers(); ++o) {
+    TANDEM_ASSIGN_OR_RETURN(auto entry, (*table)->Claim());
+    entries.push_back(std::move(entry));
+  }
   table_ = std::move(table).value();
-  entry_ = std::move(entry);
+  entries_ = std::move(entries);
   segment_ = std::move(segment);
   generation_ = segment_->header().generation;
   workers_ = segment_->workers();
@@ -128,6 +148,11 @@ Status LocalReader::AttachNow() {
 
 Status LocalReader::CheckAlive() {
   if (!segment_) return Status::Unavailable("not attached: call Reattach()");
+  if (entries_.front()->inherited()) {
+    return Status::FailedPrecondition(
+        "this LocalReader was attached before fork(): a forked process attaches its own "
+        "(it would share the parent's reader-table entry)");
+  }
   if (gone_.empty()) {
     bool gone = segment_->closed();
     if (!gone) {
@@ -178,24 +203,20 @@ Result<std::uint32_t> LocalReader::SlotOf(GlobalId index, std::uint32_t ordinal,
   return best;
 }
 
-Result<shm::Snapshot> LocalReader::Take(GlobalId index, std::uint32_t ordinal, Time t) {
+Result<shm::Snapshot> LocalReader::Take(GlobalId index, std::uint32_t ordinal) {
   shm::Registry registry(segment_.get());
   for (int attempt = 0; attempt < 3; ++attempt) {
     TANDEM_ASSIGN_OR_RETURN(std::uint32_t slot, SlotOf(index, ordinal, attempt > 0));
     const shm::SlotKey key = registry.KeyOf(registry.slot(ordinal, slot));
     if (!(key.id == index)) continue;  // reused since it was cached: look it up again
-    auto snap = shm::TakeAnnounced(*segment_, ordinal, slot, key, entry_.get());
+    auto snap = shm::TakeAnnounced(*segment_, ordinal, slot, key, entries_[ordinal].get());
     const bool dropped = !snap.ok() || snap->unpublished();
     if (dropped && attempt < 2) continue;  // dropped meanwhile: a recreated one may be there
-    if (!snap.ok()) return snap.status();
-    if (Status s = snap->CheckReadable(t); !s.ok()) {
-      return Status(s.code(), index.ToString() + ": " + s.message());
-    }
     return snap;
   }
-  return Status::Unavailable(index.ToString() +
-                             " was dropped or recreated while being read in row " +
-                             std::to_string(ordinal) + "; try again");
+  // Not Unavailable (the replica is there): the index went, and maybe came back, while we looked.
+  return Status::NotFound(index.ToString() + " was dropped (or dropped and created again) while " +
+                          "being read in worker row " + std::to_string(ordinal) + "; read again");
 }
 
 Result<Time> LocalReader::LatestReadable(GlobalId index) {
@@ -229,68 +250,76 @@ Result<Time> LocalReader::LatestReadable(GlobalId index) {
   return upper.time() - 1;
 }
 
-Result<Time> LocalReader::TimeOf(GlobalId index, std::optional<Time> at) {
-  if (at) return *at;
-  return LatestReadable(index);
-}
-
 Result<Time> LocalReader::Read(GlobalId index, std::optional<Time> at,
                                std::optional<std::uint32_t> only_row, const PartReader& read) {
   TANDEM_RETURN_IF_ERROR(CheckAlive());
   for (int attempt = 0;; ++attempt) {
-    TANDEM_ASSIGN_OR_RETURN(const Time t, TimeOf(index, at));
+    // Every worker's part at once, each announced in its own entry: a snapshot stays exact at any
+    // time from its since on however far the slot compacts meanwhile (reader.h), so the time is
+    // chosen from the snapshots themselves and nothing needs reading again.
+    std::vector<shm::Snapshot> snaps;
+    snaps.reserve(workers_);
+    Status status;
+    for (std::uint32_t o = 0; o < workers_ && status.ok(); ++o) {
+      auto snap = Take(index, o);
+      if (snap.ok()) {
+        snaps.push_back(std::move(snap).value());
+      } else {
+        status = snap.status();
+      }
+    }
+    Time t = at.value_or(0);
+    if (status.ok() && !at) {
+      // The latest time every part answers: min upper - 1 (a closed index, upper [] everywhere:
+      // its final contents, at the largest time — as `tandem-ctl peek --at latest` reads it).
+      Frontier upper = Frontier::Empty();
+      for (const shm::Snapshot& snap : snaps) upper = Min(upper, snap.upper());
+      t = upper.empty() ? kMaxTime : upper.time() - (upper.time() > 0);
+    }
+    for (std::size_t o = 0; o < snaps.size() && status.ok(); ++o) {
+      status = snaps[o].CheckReadable(t);  // names the index and the time
+    }
+    if (!status.ok()) {
+      // At the latest time, a part not published yet, or compacted past another's upper, is
+      // passing: look again. Otherwise (or after a few looks) that is the answer.
+      if (!at && status.code() == StatusCode::kFailedPrecondition &&
+          attempt + 1 < kLatestAttempts) {
+        continue;
+      }
+      // The replica may have gone while we read: say that rather than what it left behind.
+      last_alive_check_ns_ = 0;
+      TANDEM_RETURN_IF_ERROR(CheckAlive());
+      return status;
+    }
     // A peek is answered by every worker's part: the index's first error in that worker's row if
     // it has one, else the first error its rows meet (a negative count, a count beyond int64), else
     // its rows; of several parts' errors, the first in ErrorLess order. A lookup's rows are in its
     // key's row only. So: every row's index errors first (nothing handed out while one is known),
-    // then the rows, row by row, each part's own first error kept.
+    // then the rows, part by part, each part's own first error kept.
     PartErrors errors;
-    Status status;
     std::vector<bool> has_index_error(workers_, false);
-    for (std::uint32_t o = 0; o < workers_ && status.ok(); ++o) {
-      if (only_row && o == *only_row) continue;  // read with its rows below, in one snapshot
-      auto snap = Take(index, o, t);
-      auto found = snap.ok() ? IndexError(*snap, t, &errors) : Result<bool>(snap.status());
-      if (found.ok()) has_index_error[o] = *found;
-      status = found.status();
+    for (std::uint32_t o = 0; o < workers_; ++o) {
+      TANDEM_ASSIGN_OR_RETURN(const bool found, IndexError(snaps[o], t, &errors));
+      has_index_error[o] = found;
     }
-    for (std::uint32_t o = 0; o < workers_ && status.ok(); ++o) {
-      if (only_row && o != *only_row) continue;
-      auto snap = Take(index, o, t);
-      if (!snap.ok()) {
-        status = snap.status();
-        break;
-      }
-      if (only_row) {
-        auto found = IndexError(*snap, t, &errors);
-        if (!found.ok()) {
-          status = found.status();
-          break;
-        }
-        has_index_error[o] = *found;
-      }
-      if (has_index_error[o]) continue;  // this part's answer is its index error
-      Status part = read(*snap, t, !errors.any());
+    for (std::uint32_t o = 0; o < workers_; ++o) {
+      if ((only_row && o != *only_row) || has_index_error[o]) continue;
+      Status part = read(snaps[o], t, !errors.any());
       if (part.code() == StatusCode::kDataError || part.code() == StatusCode::kOutOfRange) {
         errors.Add(std::move(part));  // rows from here on are only checked, not handed out
       } else {
-        status = std::move(part);
+        TANDEM_RETURN_IF_ERROR(part);
       }
     }
-    if (status.ok()) {
-      if (errors.any()) return errors.first();
-      return t;
-    }
-    if (!at && Compacted(status) && attempt + 1 < kLatestAttempts) continue;
-    // The replica may have gone while we read: say that rather than what it left behind.
-    last_alive_check_ns_ = 0;
-    TANDEM_RETURN_IF_ERROR(CheckAlive());
-    return status;
+    if (errors.any()) return errors.first();
+    return t;
   }
 }
 
 Result<Time> LocalReader::Lookup(GlobalId index, const Row& key, std::optional<Time> at,
                                  const RowFn& fn) {
+  if (busy_) return Reentered();
+  BusyScope busy(&busy_);
   TANDEM_RETURN_IF_ERROR(CheckAlive());
   const std::string k = EncodeKey(key);
   std::vector<RowView> rows;
@@ -319,6 +348,8 @@ Result<Time> LocalReader::Lookup(GlobalId index, const Row& key, std::optional<T
 
 Result<Time> LocalReader::Scan(GlobalId index, const KeyRange& range, std::optional<Time> at,
                                const RowFn& fn) {
+  if (busy_) return Reentered();
+  BusyScope busy(&busy_);
   TANDEM_RETURN_IF_ERROR(CheckAlive());
   const std::string prefix = range.prefix ? EncodeKey(*range.prefix) : std::string();
   const std::optional<std::string> lower =
@@ -379,17 +410,11 @@ Result<LocalAnswer> LocalReader::Lookup(GlobalId index, const Row& key, std::opt
 
 Result<LocalAnswer> LocalReader::Scan(GlobalId index, const KeyRange& range,
                                       std::optional<Time> at) {
-  // All or nothing: a part that fails after others were collected (compacted meanwhile at the
-  // latest time) starts the whole scan over.
-  for (int attempt = 0;; ++attempt) {
-    Collector c;
-    auto t = Scan(index, range, at, [&](const RowView& r) { return c(r); });
-    if (!t.ok() && !at && Compacted(t.status()) && attempt + 1 < kLatestAttempts) continue;
-    TANDEM_RETURN_IF_ERROR(t.status());
-    TANDEM_RETURN_IF_ERROR(c.status);
-    c.answer.time = *t;
-    return std::move(c.answer);
-  }
+  Collector c;
+  TANDEM_ASSIGN_OR_RETURN(c.answer.time,
+                          Scan(index, range, at, [&](const RowView& r) { return c(r); }));
+  TANDEM_RETURN_IF_ERROR(c.status);  // all or nothing: an error hands back no rows
+  return std::move(c.answer);
 }
 
 Result<std::vector<LocalIndexInfo>> LocalReader::Indexes() {

@@ -21,9 +21,11 @@
 // --reader-group (the segment is then 0640 and the reader table 0660). Anyone else is refused at
 // Attach with a message saying so.
 //
-// Thread safety: one LocalReader per thread (it owns one reader-table entry, which announces one
-// read at a time). Readers are cheap: a process may have many. A forked child must not use its
-// parent's LocalReader (it would share its lock); attach anew.
+// Thread safety: one LocalReader per thread (it owns a reader-table entry per worker row, which
+// announce one read at a time); a read from inside one of its own callbacks is refused
+// (FailedPrecondition): use a second reader. Readers are cheap: a process may have many. In a
+// forked child, a reader its parent attached refuses every call (it would share the parent's entry
+// and lock): attach anew in the child.
 #pragma once
 
 #include <cstdint>
@@ -111,12 +113,16 @@ class LocalReader {
 
   using RowFn = std::function<bool(const RowView&)>;  // false: stop
 
-  // The rows whose key is `key` (every key column) at `at` (nullopt: the latest readable time).
+  // The rows whose key is `key` at `at` (nullopt: the latest readable time). `key` must have every
+  // key column, of its type: the segment does not know the index's schema, so another key simply
+  // has no rows (use Scan with a prefix for a leading part).
   // Returns the time read. Errors: NotFound (no such index), FailedPrecondition (at < since:
   // compacted; at >= upper: not complete yet; not published yet), DataError (the index's error
   // at that time), OutOfRange (a count beyond int64), Unavailable (the replica is gone).
   Result<Time> Lookup(GlobalId index, const Row& key, std::optional<Time> at, const RowFn& fn);
-  // Every row whose key is in `range`, worker part by worker part (key order within each).
+  // Every row whose key is in `range`, worker part by worker part (key order within each). When it
+  // fails, `fn` may already have had some rows (a later part's row error: a negative count, a
+  // count beyond int64): discard them. The owned Scan below is all or nothing.
   Result<Time> Scan(GlobalId index, const KeyRange& range, std::optional<Time> at, const RowFn& fn);
   // Owned conveniences.
   Result<LocalAnswer> Lookup(GlobalId index, const Row& key, std::optional<Time> at = {});
@@ -140,10 +146,8 @@ class LocalReader {
   Status CheckAlive();
   // The slot of `index` in row `ordinal`, looked up again when the cached one was dropped.
   Result<std::uint32_t> SlotOf(GlobalId index, std::uint32_t ordinal, bool refresh);
-  // A snapshot of row `ordinal`'s part of `index`, readable at `t`.
-  Result<shm::Snapshot> Take(GlobalId index, std::uint32_t ordinal, Time t);
-  // The time a read at `at` reads (`at` itself, or the latest readable).
-  Result<Time> TimeOf(GlobalId index, std::optional<Time> at);
+  // A snapshot of row `ordinal`'s part of `index`, announced in that row's entry.
+  Result<shm::Snapshot> Take(GlobalId index, std::uint32_t ordinal);
   // One worker part's rows of a read at t: hands them out when `deliver`, else only checks them;
   // DataError (a negative count) or OutOfRange (a count beyond int64) is the part's error.
   using PartReader = std::function<Status(const shm::Snapshot&, Time, bool deliver)>;
@@ -156,11 +160,13 @@ class LocalReader {
 
   std::string name_;
   std::unique_ptr<shm::ReaderTable> table_;
-  std::unique_ptr<shm::ReaderTableEntry> entry_;  // destroyed before table_
+  // One per worker row (a read holds every part at once); destroyed before table_.
+  std::vector<std::unique_ptr<shm::ReaderTableEntry>> entries_;
   std::unique_ptr<shm::Segment> segment_;
   std::uint64_t generation_ = 0;
   std::uint32_t workers_ = 0;
   std::string gone_;                       // why the replica is gone (sticky until Reattach)
+  bool busy_ = false;                      // a Lookup or Scan is running (callbacks may not read)
   std::uint64_t last_alive_check_ns_ = 0;  // CLOCK_MONOTONIC
   // Per index: its slot in each row (UINT32_MAX: not looked up).
   std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> slots_;

@@ -2,6 +2,7 @@
 
 #include "base/check.h"
 #include "base/count.h"
+#include "base/error_order.h"
 #include "shm/routing.h"
 
 namespace tandem::shm {
@@ -158,6 +159,18 @@ Status Snapshot::Lookup(std::string_view key, Time t, std::vector<ValueCount>* o
     if (n != 0) out->push_back({std::string(c.val()), static_cast<std::int64_t>(n)});
   }
   return Status::Ok();
+}
+
+Status Snapshot::FirstError(Time t, std::optional<std::string>* error) const {
+  error->reset();
+  if (!MayHoldErrors()) return Status::Ok();
+  return Scan(
+      t,
+      [&](std::string_view k, std::string_view, std::int64_t) {
+        if (!*error || ErrorLess(k.substr(1), **error)) *error = std::string(k.substr(1));
+        return true;
+      },
+      std::string_view(&kErrorKeyPrefix, 1));
 }
 
 bool Snapshot::MayHoldErrors() const {
@@ -356,8 +369,8 @@ std::vector<SlotInfo> Inspector::Slots() const {
   return out;
 }
 
-Inspector::Inspector(Segment* segment, ReaderTable* table)
-    : segment_(segment), registry_(segment), table_(table) {}
+Inspector::Inspector(Segment* segment, ReaderTable* table, bool post_mortem)
+    : segment_(segment), registry_(segment), table_(table), post_mortem_(post_mortem) {}
 
 Inspector::~Inspector() = default;
 
@@ -368,6 +381,11 @@ Result<Snapshot> Inspector::Take(std::uint32_t ordinal, std::uint32_t index) {
   }
   const SlotData& s = registry_.slot(ordinal, index);
   const SlotKey before = registry_.KeyOf(s);
+  if (!table_ && !post_mortem_) {
+    return Status::FailedPrecondition(
+        "reading a slot of a live replica needs its reader table (Inspector(segment, table)); a "
+        "segment nobody publishes to any more is read with Inspector(segment, PostMortem{})");
+  }
   if (!table_) {
     // Nobody publishes to this segment any more (its supervisor is gone): nothing is freed, so
     // nothing needs announcing; every batch is validated, so a kept segment cannot crash us.

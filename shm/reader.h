@@ -22,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -67,6 +68,10 @@ class Snapshot {
   // The values of `key` with their accumulated count at t (non-zero counts only, value order).
   // OutOfRange when one of those counts does not fit int64 (base/count.h).
   Status Lookup(std::string_view key, Time t, std::vector<ValueCount>* out) const;
+  // The index's first error at t — of the error keys (shm::kErrorKeyPrefix) with a non-zero count,
+  // the first in ErrorLess order — into *error (unset when none). OutOfRange when an error's count
+  // does not fit int64. What a peek's part and a local read both answer: one definition.
+  Status FirstError(Time t, std::optional<std::string>* error) const;
   // False when no batch holds a key starting with shm::kErrorKeyPrefix — error keys sort first,
   // so each batch's first key says — and then no read needs to look for errors: O(batches).
   bool MayHoldErrors() const;
@@ -195,27 +200,35 @@ struct SlotInfo {
 };
 
 // Read-only access for tools (tandem-shm): writes nothing in the segment. On a live replica
-// (`table`, its reader table) each snapshot announces its batch list in a reader-table entry of
-// the tool's own — the local readers' way (TakeAnnounced), so the publisher frees nothing under it
-// and the supervisor clears the entry if the tool dies mid-read. On a segment nobody publishes to
-// any more (its supervisor is gone: a kept segment, an image; `table` nullptr) it reads without
+// (with its reader table) each snapshot announces its batch list in a reader-table entry of the
+// tool's own — the local readers' way (TakeAnnounced), so the publisher frees nothing under it and
+// the supervisor clears the entry if the tool dies mid-read. On a segment nobody publishes to any
+// more (PostMortem: its supervisor is gone, a kept segment, an image) it reads without
 // announcing. Either way it validates every batch it follows, so a kept (post-mortem) segment
 // cannot crash it. Snapshots must not outlive the Inspector; one thread at a time.
 class Inspector {
  public:
-  explicit Inspector(Segment* segment, ReaderTable* table = nullptr);
+  struct PostMortem {};  // a segment nobody publishes to any more: nothing to announce
+  // Lists slots only: Take refuses (a live replica's reads must be announced).
+  explicit Inspector(Segment* segment) : Inspector(segment, nullptr, false) {}
+  // A live replica's segment and its reader table: every snapshot is announced there.
+  Inspector(Segment* segment, ReaderTable* table) : Inspector(segment, table, false) {}
+  // A kept segment, or an image: its supervisor is gone, so nothing is freed under a read.
+  Inspector(Segment* segment, PostMortem) : Inspector(segment, nullptr, true) {}
   ~Inspector();
   Inspector(const Inspector&) = delete;
   Inspector& operator=(const Inspector&) = delete;
   std::vector<SlotInfo> Slots() const;
   // ResourceExhausted when the reader table is full; Unavailable when the slot changed identity
-  // while we looked.
+  // while we looked; FailedPrecondition for an Inspector made to list slots only.
   Result<Snapshot> Take(std::uint32_t ordinal, std::uint32_t index);
 
  private:
+  Inspector(Segment* segment, ReaderTable* table, bool post_mortem);
   Segment* segment_;
   Registry registry_;
   ReaderTable* table_;
+  bool post_mortem_;
   std::vector<std::unique_ptr<ReaderTableEntry>> entries_;  // claimed, for as long as we live
   std::vector<ReaderTableEntry*> free_entries_;             // of those, the ones no snapshot uses
 };

@@ -1,5 +1,7 @@
 #include "shm/reader_table.h"
 
+#include "shm/registry.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -58,7 +60,8 @@ std::uint64_t NowUnixNs() {
 // Opens the table file with `flags`, refusing anything but a regular file of the table's size.
 Result<int> OpenTableFile(const std::string& name, int flags) {
   const std::string path = "/dev/shm/" + name;
-  const int fd = shm_open(("/" + name).c_str(), flags | O_CLOEXEC, 0);
+  // O_NONBLOCK: a FIFO squatting the name must not block the open (it is refused below).
+  const int fd = shm_open(("/" + name).c_str(), flags | O_CLOEXEC | O_NONBLOCK, 0);
   if (fd < 0) {
     if (errno == ENOENT) return Status::NotFound("no reader table " + path);
     if (errno == EACCES) {
@@ -82,7 +85,16 @@ Result<int> OpenTableFile(const std::string& name, int flags) {
 
 }  // namespace
 
+ReaderTableEntry::ReaderTableEntry(int fd, std::uint32_t index, ReaderTableSlot* slot)
+    : fd_(fd), index_(index), slot_(slot), fork_generation_(ForkGeneration()) {}
+
+bool ReaderTableEntry::inherited() const { return ForkGeneration() != fork_generation_; }
+
 ReaderTableEntry::~ReaderTableEntry() {
+  if (inherited()) {
+    close(fd_);  // the parent's descriptor stays open: its lock and its entry are untouched
+    return;
+  }
   slot_->version.store(kReaderIdle, std::memory_order_seq_cst);
   slot_->target.store(0, std::memory_order_seq_cst);
   slot_->pid.store(0, std::memory_order_relaxed);
@@ -140,25 +152,24 @@ Result<std::unique_ptr<ReaderTable>> ReaderTable::Create(const std::string& segm
     fd = shm_open(("/" + name).c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd >= 0) break;
     if (errno != EEXIST) return Status::Internal(Errno("shm_open " + table->path_));
-    // Someone's table under the name: stale (nobody holds byte 0) and ours → replace it.
-    auto old = OpenTableFile(name, O_RDWR | O_NOFOLLOW);
-    if (!old.ok() && old.status().code() != StatusCode::kNotFound) {
-      // Not a table of ours (wrong size, another user's): never removed.
-      return Status::FailedPrecondition("cannot take " + table->path_ + ": " +
-                                        old.status().message());
+    // A file under the name: ours, a regular file, and nobody holds byte 0 (its supervisor is
+    // gone, whatever state it left the file in) → stale: replaced. Anything else is never removed.
+    const int old = shm_open(("/" + name).c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
+    if (old < 0) {
+      if (errno == ENOENT) continue;  // gone meanwhile
+      return Status::FailedPrecondition(Errno("cannot take " + table->path_));
     }
-    if (old.ok()) {
-      struct stat st {};
-      const bool ours = fstat(*old, &st) == 0 && st.st_uid == geteuid();
-      const bool held = HeldByOther(*old, 0);
-      close(*old);
-      if (!ours) {
-        return Status::FailedPrecondition(table->path_ + " belongs to uid " +
-                                          std::to_string(st.st_uid) + "; it is never removed");
-      }
-      if (held) return Status::AlreadyExists(table->path_ + " is held by a live supervisor");
-      (void)shm_unlink(("/" + name).c_str());
+    struct stat st {};
+    const bool regular = fstat(old, &st) == 0 && S_ISREG(st.st_mode);
+    const bool ours = regular && st.st_uid == geteuid();
+    const bool held = regular && HeldByOther(old, 0);
+    close(old);
+    if (!ours) {
+      return Status::FailedPrecondition(table->path_ + " is not a reader table of ours (uid " +
+                                        std::to_string(st.st_uid) + "); it is never removed");
     }
+    if (held) return Status::AlreadyExists(table->path_ + " is held by a live supervisor");
+    (void)shm_unlink(("/" + name).c_str());
   }
   if (fd < 0) return Status::Internal("could not create " + table->path_);
   auto fail = [&](Status s) -> Result<std::unique_ptr<ReaderTable>> {
@@ -218,8 +229,10 @@ bool ReaderTable::SupervisorAlive() const { return HeldByOther(fd_, 0); }
 Result<std::unique_ptr<ReaderTableEntry>> ReaderTable::Claim() {
   // A descriptor of our own: the entry's lock belongs to it alone, so two readers of one process
   // are two owners, and closing it (or dying) lets the entry go.
-  const int own = open(path_.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-  if (own < 0) return Status::Internal(Errno("open " + path_));
+  // Through /proc/self/fd: the very file mapped, even if a new incarnation took the name since.
+  const std::string self = "/proc/self/fd/" + std::to_string(fd_);
+  const int own = open(self.c_str(), O_RDWR | O_CLOEXEC);
+  if (own < 0) return Status::Internal(Errno("reopening " + path_ + " (" + self + ")"));
   for (std::uint32_t i = 0; i < kReaderTableEntries; ++i) {
     if (!TryLockByte(own, EntryLockByte(i))) continue;
     ReaderTableSlot& s = slots_[i];

@@ -44,8 +44,10 @@ namespace tandem::shm {
 inline constexpr std::uint64_t kReaderTableMagic = 0x3154445244'4e4154ULL;  // "TANDRDT1"
 // The table's own layout version: bump on any change to a field's meaning or the protocol above.
 inline constexpr std::uint32_t kReaderTableVersion = 1;
-// Local readers one replica admits at once. A reader more is refused with ResourceExhausted.
-inline constexpr std::uint32_t kReaderTableEntries = 511;
+// Announcements one replica admits at once: a local reader takes one per worker row, a tool one
+// per snapshot it holds. Beyond it, ResourceExhausted. Publishers and the sweep look only below the
+// highest entry ever claimed, so unused capacity costs nothing.
+inline constexpr std::uint32_t kReaderTableEntries = 4095;
 
 // At offset 0 of the table. Written by the supervisor before `magic` (release); immutable after,
 // but for the counters.
@@ -84,7 +86,7 @@ static_assert(sizeof(ReaderTableHeader) == 64 && sizeof(ReaderTableSlot) == 64,
 static_assert(offsetof(ReaderTableHeader, magic) == 0 && offsetof(ReaderTableSlot, target) == 0);
 inline constexpr std::size_t kReaderTableBytes =
     sizeof(ReaderTableHeader) + kReaderTableEntries * sizeof(ReaderTableSlot);
-static_assert(kReaderTableBytes == 32768);
+static_assert(kReaderTableBytes == 256 * 1024);
 
 constexpr std::uint64_t ReaderTarget(std::uint32_t ordinal, std::uint32_t slot) {
   return (std::uint64_t{ordinal} + 1) << 32 | slot;
@@ -96,7 +98,10 @@ inline std::string ReaderTableName(const std::string& segment_name) {
 }
 
 // What a claimed entry lets its reader do. Owned by one thread at a time; releasing (destruction)
-// idles the entry and lets its lock go.
+// idles the entry and lets its lock go. A forked child shares its parent's lock (an OFD lock
+// belongs to the open file description, which fork shares): in a child, an entry it inherited is
+// not its own — inherited() says so, its owner refuses to use it, and destroying it there only
+// closes the child's descriptor, leaving the parent's entry and lock as they are.
 class ReaderTableEntry {
  public:
   ~ReaderTableEntry();
@@ -107,15 +112,17 @@ class ReaderTableEntry {
   void Announce(std::uint64_t target, std::uint64_t version);
   void Idle() { slot_->version.store(kReaderIdle, std::memory_order_seq_cst); }
   std::uint32_t index() const { return index_; }
+  // True in a process forked from the one that claimed the entry.
+  bool inherited() const;
 
  private:
   friend class ReaderTable;
-  ReaderTableEntry(int fd, std::uint32_t index, ReaderTableSlot* slot)
-      : fd_(fd), index_(index), slot_(slot) {}
+  ReaderTableEntry(int fd, std::uint32_t index, ReaderTableSlot* slot);
   int fd_;
   std::uint32_t index_;
   ReaderTableSlot* slot_;
   std::uint64_t target_ = 0;
+  std::uint64_t fork_generation_;  // of the claiming process
 };
 
 // What Sweep saw.

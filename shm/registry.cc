@@ -63,13 +63,13 @@ namespace {
 std::atomic<std::uint64_t> g_fork_generation{0};
 void OnForkInChild() { g_fork_generation.fetch_add(1, std::memory_order_relaxed); }
 
-// The number of forks this process descends from, counted from when it was first asked.
+}  // namespace
+
 std::uint64_t ForkGeneration() {
   static const bool registered = pthread_atfork(nullptr, nullptr, OnForkInChild) == 0;
   TANDEM_CHECK(registered, "pthread_atfork failed");
   return g_fork_generation.load(std::memory_order_relaxed);
 }
-}  // namespace
 
 std::uint64_t CurrentThreadToken() {
   // Cached per thread, but renewed after a fork: a forked child's thread inherits the parent's

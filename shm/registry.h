@@ -53,6 +53,9 @@ std::uint64_t CurrentThreadToken();
 pid_t TokenPid(std::uint64_t token);
 pid_t TokenTid(std::uint64_t token);
 bool ProcessAlive(pid_t pid);
+// The number of forks this process descends from, counted from when it was first asked: what a
+// handle records when it is made, so that a forked child can tell it inherited it (no syscall).
+std::uint64_t ForkGeneration();
 
 // Raises `word` to at least `value` (an atomic max): how holds, since and own frontiers move.
 // Returns the value before.

@@ -18,6 +18,7 @@
 #include <new>
 
 #include "base/check.h"
+#include "shm/reader_table.h"
 #include "shm/registry.h"
 
 namespace tandem::shm {
@@ -58,6 +59,10 @@ Status ValidateName(const std::string& name) {
       name == "..") {
     return Status::InvalidArgument("invalid segment name '" + name +
                                    "': a non-empty file name without '/'");
+  }
+  if (name.ends_with(".readers")) {
+    return Status::InvalidArgument("invalid segment name '" + name +
+                                   "': names ending in .readers are segments' reader tables");
   }
   return Status::Ok();
 }
@@ -616,7 +621,7 @@ Result<std::unique_ptr<Segment>> Segment::OpenImage(const std::string& label, ch
 Status Segment::Remove(const std::string& name) {
   TANDEM_RETURN_IF_ERROR(ValidateName(name));
   // Its reader table (shm/reader_table.h) goes with it, if it is still there.
-  (void)shm_unlink(("/" + name + ".readers").c_str());
+  (void)shm_unlink(("/" + ReaderTableName(name)).c_str());
   if (shm_unlink(("/" + name).c_str()) != 0) {
     if (errno == ENOENT) return Status::NotFound("no segment named '" + name + "'");
     return Status::Internal(Errno(("shm_unlink " + name).c_str()));
@@ -630,7 +635,7 @@ std::vector<std::string> Segment::List(const std::string& prefix) {
     while (const dirent* e = readdir(dir)) {
       const std::string n = e->d_name;
       // A segment's reader table (shm/reader_table.h) is not a segment: it goes with its segment.
-      if (n.rfind(prefix, 0) == 0 && !n.ends_with(".readers")) names.push_back(n);
+      if (n.rfind(prefix, 0) == 0 && !n.ends_with(".readers")) names.push_back(n);  // not a table
     }
     closedir(dir);
   }

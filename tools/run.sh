@@ -18,7 +18,8 @@ cd "$(dirname "$0")/.."
 PACKAGES=(cmake ninja-build g++ clang-format pkg-config libboost1.81-dev libgtest-dev libgmock-dev
           libbenchmark-dev libzmq3-dev cppzmq-dev libspdlog-dev libprotobuf-dev protobuf-compiler
           libcli11-dev clang libclang-rt-14-dev  # clang: the tsan and fuzz presets
-          python3-dev pybind11-dev)  # the LocalReader Python binding and its test
+          python3-dev pybind11-dev  # the LocalReader Python binding and its test
+          liblmdb-dev)  # tandem-bench local's mdb_get peer (optional: skipped without it)
 JOBS="${TANDEM_JOBS:-$(nproc)}"
 
 log() { printf '\n==> %s\n' "$*"; }
@@ -129,7 +130,7 @@ case "$cmd" in
     ;;
   demo)
     install_deps
-    build ci tandem-supervisor tandem-worker tandem-ctl tandem-shm
+    build ci tandem-supervisor tandem-worker tandem-ctl tandem-shm tandem_python
     log "running the demo"
     BUILD=build/ci bash tools/demo.sh
     ;;

@@ -42,16 +42,7 @@ std::optional<std::string> ReadPeekPart(const shm::Snapshot& snap, Time t, bool 
   // Errors sort first (their keys start with shm::kErrorKeyPrefix). Of several, the answer is the
   // first in ErrorLess order, so that the same peek answers the same error every time.
   std::optional<std::string> error;
-  Status s;
-  if (snap.MayHoldErrors()) {
-    s = snap.Scan(
-        t,
-        [&](std::string_view k, std::string_view, std::int64_t) {
-          if (!error || ErrorLess(k.substr(1), *error)) error = std::string(k.substr(1));
-          return true;
-        },
-        std::string_view(&shm::kErrorKeyPrefix, 1));
-  }
+  Status s = snap.FirstError(t, &error);
   if (!s.ok()) return s.message();
   if (error) return error;
   // Counts are summed exactly; one that does not fit int64 is an error (base/count.h).

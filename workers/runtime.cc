@@ -101,16 +101,21 @@ int Runtime::Run() {
     return 1;
   }
   if (Renders(options_.role)) {
-    // Local readers' announcements (DESIGN §11), which this runtime's publishers honour. A segment
-    // made without a supervisor (some tests) has no table, and no local reader can attach to it.
+    // Local readers' and tools' announcements (DESIGN §11), which this runtime's publishers
+    // honour: without them a batch could be freed under a reader, so no table is no start. The
+    // supervisor made it with the segment, for the same incarnation.
     auto table = shm::ReaderTable::Open(options_.segment);
-    if (table.ok()) {
-      reader_table_ = std::move(table).value();
-    } else if (table.status().code() != StatusCode::kNotFound) {
+    if (!table.ok()) {
       spdlog::critical("cannot open the reader table of {}: {}", options_.segment,
                        table.status().ToString());
       return 1;
     }
+    if ((*table)->generation() != segment_->header().generation) {
+      spdlog::critical("the reader table of {} is of generation {}, the segment of {}",
+                       options_.segment, (*table)->generation(), segment_->header().generation);
+      return 1;
+    }
+    reader_table_ = std::move(table).value();
   }
   inbox_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::pull);
   inbox_->bind("inproc://worker-out");

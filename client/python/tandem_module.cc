@@ -9,11 +9,13 @@
 // StatusCode name) or one of its subclasses: DataError (the index's error at that time, as a peek
 // answers it), NotFound, NotReadable (compacted, not complete yet, not published), ReplicaGone
 // (the replica died or restarted: reattach()), PermissionDenied.
-// Reads release the GIL: threads may each read with a LocalReader of their own.
+// Reads release the GIL: Python threads may share a reader (its reads take turns) or, to read in
+// parallel, each use one of their own. A process forked after attaching attaches anew.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -127,6 +129,7 @@ class PyLocalReader {
     Result<LocalAnswer> a = Status::Internal("not read");
     {
       py::gil_scoped_release unlocked;
+      std::lock_guard<std::mutex> one_at_a_time(mu_);
       a = reader_->Lookup(id, k, at);
     }
     return FromAnswer(OrRaise(std::move(a)));
@@ -142,16 +145,32 @@ class PyLocalReader {
     Result<LocalAnswer> a = Status::Internal("not read");
     {
       py::gil_scoped_release unlocked;
+      std::lock_guard<std::mutex> one_at_a_time(mu_);
       a = reader_->Scan(id, range, at);
     }
     return FromAnswer(OrRaise(std::move(a)));
   }
 
-  Time Latest(const std::string& index) { return OrRaise(reader_->LatestReadable(ParseId(index))); }
+  Time Latest(const std::string& index) {
+    const GlobalId id = ParseId(index);
+    Result<Time> t = Status::Internal("not read");
+    {
+      py::gil_scoped_release unlocked;
+      std::lock_guard<std::mutex> one_at_a_time(mu_);
+      t = reader_->LatestReadable(id);
+    }
+    return OrRaise(std::move(t));
+  }
 
   py::list Indexes() {
+    Result<std::vector<LocalIndexInfo>> indexes = Status::Internal("not read");
+    {
+      py::gil_scoped_release unlocked;
+      std::lock_guard<std::mutex> one_at_a_time(mu_);
+      indexes = reader_->Indexes();
+    }
     py::list out;
-    for (const LocalIndexInfo& i : OrRaise(reader_->Indexes())) {
+    for (const LocalIndexInfo& i : OrRaise(std::move(indexes))) {
       py::dict d;
       d["id"] = i.id.ToString();
       d["as_of"] = i.as_of;
@@ -168,6 +187,7 @@ class PyLocalReader {
     Status s;
     {
       py::gil_scoped_release unlocked;
+      std::lock_guard<std::mutex> one_at_a_time(mu_);
       s = reader_->Reattach();
     }
     if (!s.ok()) Raise(s);
@@ -177,6 +197,9 @@ class PyLocalReader {
   std::uint32_t workers() const { return reader_->workers(); }
 
  private:
+  // A tandem.LocalReader may be shared by Python threads (reads release the GIL), but a
+  // LocalReader reads one thing at a time: its reads take turns here.
+  std::mutex mu_;
   std::unique_ptr<LocalReader> reader_;
 };
 

@@ -428,5 +428,86 @@ TEST(TandemBench, SmokeSubscribe) {
   EXPECT_FALSE(SegmentsLeft());
 }
 
+// local (issue 17): LocalReader latency (at the latest time, at a given time, hot keys) and
+// lookups/s from 1 and 2 threads, idle and loaded, the network peek, and — when installed and built
+// — Redis GET and LMDB mdb_get over the same keys; the TCP floor, the timer and the verdict, at
+// tiny sizes.
+TEST(TandemBench, SmokeLocal) {
+  const auto run =
+      Bench({"local", "--local-keys", "2000", "--heavy-keys", "2000", "--heavy-updates", "200"});
+  const Report r = ParseOrFail(run);
+  ASSERT_TRUE(r.count("local"));
+  const Cells& cells = r.at("local");
+  for (const char* phase : {"idle", "loaded"}) {
+    for (const char* what : {"local-reader", "local-reader-at", "network-peek"}) {
+      const std::string cell = std::string(phase) + "/" + what;
+      ASSERT_TRUE(cells.count(cell)) << cell;
+      const Metrics& m = cells.at(cell);
+      ExpectLatencies(m, cell);  // misses: a lookup without exactly one row
+      EXPECT_EQ(m.at("keys"), 2000) << cell;
+      if (m.count("errors")) {
+        EXPECT_EQ(m.at("errors"), 0) << cell << ": a lookup failed";
+      }
+      if (std::string(phase) == "loaded") {
+        EXPECT_GT(m.at("updates_per_s"), 0) << cell << ": the heavy dataflow made no progress";
+      }
+    }
+    for (const char* threads : {"1-thread", "2-threads"}) {
+      const std::string cell = std::string(phase) + "/local-reader-" + threads;
+      ASSERT_TRUE(cells.count(cell)) << cell;
+      const Metrics& m = cells.at(cell);
+      EXPECT_GT(m.at("lookups_per_s"), 0) << cell;
+      EXPECT_GT(m.at("ns_per_lookup"), 0) << cell;
+      EXPECT_EQ(m.at("threads"), threads[0] - '0') << cell;
+      EXPECT_EQ(m.at("misses"), 0) << cell;
+      EXPECT_EQ(m.at("errors"), 0) << cell;
+    }
+  }
+  ASSERT_TRUE(cells.count("idle/local-reader-hot"));
+  ExpectLatencies(cells.at("idle/local-reader-hot"), "idle/local-reader-hot");
+  // The peers: the TCP floor and the timer always (two clock reads: p50 may be 0 with a coarse
+  // clock); Redis and LMDB when there.
+  ASSERT_TRUE(cells.count("timer"));
+  EXPECT_GT(cells.at("timer").at("samples"), 10);
+  EXPECT_GE(cells.at("timer").at("p50_us"), 0);
+  std::vector<std::string> peers = {"tcp-floor"};
+  if (cells.count("redis-get")) {
+    peers.push_back("redis-get");
+  } else {
+    EXPECT_NE(run.err.find("skipped Redis"), std::string::npos) << run.err;
+  }
+  if (cells.count("lmdb-get")) {
+    peers.push_back("lmdb-get");
+    peers.push_back("lmdb-get-in-txn");
+    peers.push_back("lmdb-get-hot");
+    for (const char* cell : {"lmdb-1-thread", "lmdb-2-threads"}) {
+      ASSERT_TRUE(cells.count(cell)) << cell;
+      EXPECT_GT(cells.at(cell).at("lookups_per_s"), 0) << cell;
+      EXPECT_EQ(cells.at(cell).at("misses"), 0) << cell;
+    }
+  } else {
+    EXPECT_NE(run.err.find("skipped LMDB"), std::string::npos) << run.err;
+  }
+  for (const std::string& cell : peers) {
+    ASSERT_TRUE(cells.count(cell)) << cell;
+    ExpectLatencies(cells.at(cell), cell);
+  }
+  ASSERT_TRUE(cells.count("verdict"));
+  const Metrics& v = cells.at("verdict");
+  EXPECT_GT(v.at("local_reader_idle_p50_us"), 0);
+  EXPECT_GT(v.at("local_reader_loaded_p50_us"), 0);
+  EXPECT_GT(v.at("network_peek_over_tcp_floor_p50"), 0);
+  if (cells.count("redis-get")) {
+    EXPECT_GT(v.at("redis_get_over_local_reader_p50"), 0);
+    EXPECT_GT(v.at("network_peek_over_redis_get_p50"), 0);
+    EXPECT_NE(run.err.find("target >= 50x"), std::string::npos) << run.err;
+  }
+  if (cells.count("lmdb-get")) {
+    EXPECT_GT(v.at("local_reader_over_lmdb_get_p50"), 0);
+  }
+  EXPECT_NE(run.err.find("target <= 1 us"), std::string::npos) << run.err;
+  EXPECT_FALSE(SegmentsLeft());
+}
+
 }  // namespace
 }  // namespace tandem::testing

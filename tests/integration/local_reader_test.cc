@@ -13,9 +13,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "child_process.h"
@@ -251,6 +253,138 @@ TEST(LocalReader, TheReplicasDeathAndRestartAreClearErrorsAndReattachWorks) {
   EXPECT_EQ(status.code(), StatusCode::kUnavailable) << status.ToString();
   auto gone = LocalReader::Attach(segment);
   EXPECT_EQ(gone.status().code(), StatusCode::kNotFound) << gone.status().ToString();
+}
+
+// A read from inside one of the reader's own callbacks would end the outer read's announcement
+// while it still hands out rows from the segment: it is refused, and the outer read goes on.
+TEST(LocalReader, AReadFromInsideItsOwnCallbackIsRefusedAndTheOuterReadGoesOn) {
+  Replica r(true, 1);
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  LogFile log;
+  log.Append("U 0 1 1 10\nU 0 1 2 20\nU 0 1 3 30\nP 1\n");
+  r.ctl->Send(LogIndexDataflow("u1", "u2", log.path()));
+  ASSERT_TRUE(AwaitUpper(r, "u2", 0)) << r.sup.Log();
+  auto reader = AttachOrDie(r.sup.segment());
+  ASSERT_TRUE(reader);
+  int rows = 0;
+  Status inner;
+  auto t = reader->Scan(Id("u2"), KeyRange::All(), 0, [&](const RowView&) {
+    ++rows;
+    inner = reader->Lookup(Id("u2"), Row{Datum(std::int64_t{1})}, 0).status();
+    return true;
+  });
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(rows, 3);
+  EXPECT_EQ(inner.code(), StatusCode::kFailedPrecondition) << inner.ToString();
+  EXPECT_NE(inner.message().find("second LocalReader"), std::string::npos) << inner.ToString();
+  EXPECT_TRUE(reader->Lookup(Id("u2"), Row{Datum(std::int64_t{1})}, 0).ok()) << "not busy after";
+}
+
+// A forked child shares its parent's reader-table entry and lock: a reader it inherited refuses
+// every call, and destroying it there leaves the parent's entry — claimed, announcing — as it was.
+TEST(LocalReader, AForkedChildNeitherUsesNorReleasesItsParentsReader) {
+  Replica r(true, 1);
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  LogFile log;
+  log.Append("U 0 1 1 10\nU 0 1 2 20\nP 1\n");
+  r.ctl->Send(LogIndexDataflow("u1", "u2", log.path()));
+  ASSERT_TRUE(AwaitUpper(r, "u2", 0)) << r.sup.Log();
+  auto reader = AttachOrDie(r.sup.segment());
+  ASSERT_TRUE(reader);
+  auto table = shm::ReaderTable::Open(r.sup.segment());
+  ASSERT_TRUE(table.ok());
+  auto announced = [&] {
+    int n = 0;
+    for (std::uint32_t i = 0; i < shm::kReaderTableEntries; ++i) {
+      n += (*table)->slot(i).pid.load() == getpid() &&
+           (*table)->slot(i).version.load() != shm::kReaderIdle;
+    }
+    return n;
+  };
+  auto t = reader->Scan(Id("u2"), KeyRange::All(), 0, [&](const RowView&) {
+    // Mid-read: the parent announces. A child refuses to read and then lets its copy go.
+    const pid_t child = fork();
+    if (child == 0) {
+      const Status s = reader->LatestReadable(Id("u2")).status();
+      const bool refused = s.code() == StatusCode::kFailedPrecondition &&
+                           s.message().find("fork") != std::string::npos;
+      reader.reset();
+      _exit(refused ? 0 : 1);
+    }
+    int status = 0;
+    EXPECT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child used the reader";
+    EXPECT_EQ(announced(), 1) << "the child released the parent's announcement";
+    auto other = (*table)->Claim();  // a new reader must get another entry
+    EXPECT_TRUE(other.ok());
+    if (other.ok()) {
+      EXPECT_NE((*other)->index(), 0u) << "entry 0 is the parent's";
+    }
+    return false;
+  });
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(announced(), 0);
+}
+
+// Scans at the latest time while the controller compacts right behind the upper: a part found
+// compacted after others were handed out is not read again (no row twice).
+TEST(LocalReader, LatestScansRacingCompactionNeverHandOutARowTwice) {
+  Replica r(true, 2);
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  std::atomic<bool> stop{false};
+  LogFile log;
+  std::string lines;
+  for (int k = 0; k < 300; ++k) lines += "U 0 1 " + std::to_string(k) + " 7\n";
+  log.Append(lines + "P 1\n");
+  r.ctl->Send(LogIndexDataflow("u1", "u2", log.path()));
+  ASSERT_TRUE(AwaitUpper(r, "u2", 0)) << r.sup.Log();
+  std::atomic<int> compactions{0};
+  std::thread churn([&] {
+    for (Time t = 1; !stop; ++t) {
+      log.Append("U " + std::to_string(t) + " 1 " + std::to_string(1000 + t) + " 1\nU " +
+                 std::to_string(t) + " -1 " + std::to_string(1000 + t) + " 1\nP " +
+                 std::to_string(t + 1) + "\n");
+      // Right behind the write frontier the controller saw (the minimum over the index's parts),
+      // as a controller compacts: one part may be past it, another not yet.
+      Time frontier = 0;
+      r.ctl->ReceiveUntil(
+          [&](const Response& x) {
+            if (x.has_frontiers() && x.frontiers().id() == "u2" &&
+                !x.frontiers().write().elements().empty()) {
+              frontier = x.frontiers().write().elements(0);
+            }
+            return false;
+          },
+          std::chrono::milliseconds(1));
+      if (frontier > 0) {
+        r.ctl->Send(samples::AllowCompaction("u2", {frontier - 1}));
+        ++compactions;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(300));
+    }
+  });
+  auto reader = AttachOrDie(r.sup.segment());
+  int scans = 0, refused = 0;
+  std::string why;
+  for (int i = 0; i < 2000 && reader; ++i) {
+    auto a = reader->Scan(Id("u2"), KeyRange::All());
+    if (!a.ok()) {
+      ++refused;
+      why = a.status().ToString();
+      continue;
+    }
+    ++scans;
+    std::set<std::string> seen;
+    for (const auto& [row, n] : a->rows) {
+      ASSERT_TRUE(seen.insert(RowToString(row)).second) << "row " << RowToString(row) << " twice";
+      ASSERT_EQ(n, 1);
+    }
+    ASSERT_EQ(a->rows.size(), 300u) << "at time " << a->time;
+  }
+  stop = true;
+  churn.join();
+  EXPECT_GT(scans, 1000) << refused << " refused, the last: " << why;
+  EXPECT_GT(compactions.load(), 20) << "the index hardly compacted: the race was not run";
 }
 
 // tandem-shm read is LocalReader on the command line: the same answers, the same errors.

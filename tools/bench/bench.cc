@@ -192,4 +192,29 @@ double RssBytes(pid_t pid, const std::string& field) {
   return 0;
 }
 
+double CpuSeconds(pid_t pid) {
+  const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  const auto paren = stat.rfind(')');
+  if (paren == std::string::npos) return 0;
+  std::istringstream in(stat.substr(paren + 1));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  // Fields 3.. after the command: utime and stime are fields 14 and 15.
+  for (int i = 3; i <= 15 && in >> field; ++i) {
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+double MachineBusySeconds() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  unsigned long long v[8] = {};  // user nice system idle iowait irq softirq steal
+  if (!(in >> cpu) || cpu != "cpu") return 0;
+  for (auto& x : v) in >> x;
+  const unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+  return static_cast<double>(busy) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 }  // namespace tandem::bench

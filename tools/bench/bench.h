@@ -110,6 +110,10 @@ struct Options {
   std::uint64_t subscribe_tick_us = 10000;  // 100 ticks/s
   std::string subscribe_mode = "all";       // all | solo | two-runtime
   std::uint64_t subscribe_rounds = 3;       // cost rounds (N subscribers, N observers, no session)
+  // local (issue 17): the keys of the index every reader reads (LocalReader, the network peek,
+  // Redis and LMDB over the same keys), and which parts run.
+  std::uint64_t local_keys = 1000000;
+  std::string local_part = "all";  // all | tandem | peers
   bool quiet = false;
 };
 
@@ -177,5 +181,10 @@ std::chrono::seconds BuildLimit(std::uint64_t keys);
 // A memory field of /proc/`pid`/status, in bytes (0 when it cannot be read): VmRSS by default
 // (which counts the pages of the segment the process touched), RssAnon for its private memory.
 double RssBytes(pid_t pid, const std::string& field = "VmRSS");
+// CPU seconds (user + system) of process `pid` so far, all its threads (0 when it cannot be read).
+double CpuSeconds(pid_t pid);
+// CPU seconds the whole machine spent busy so far, every CPU together (/proc/stat; 0 when it
+// cannot be read): with CpuSeconds, what else ran during a measurement.
+double MachineBusySeconds();
 
 }  // namespace tandem::bench

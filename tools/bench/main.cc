@@ -4,7 +4,7 @@
 // segment and temporary directory removed, on every path (errors and ^C included).
 //
 //   tandem-bench
-//   isolation|lookup-scale|ingest|memory|redis|curve|slow-path|join|write|subscribe|all
+//   isolation|lookup-scale|ingest|memory|redis|curve|slow-path|join|write|subscribe|local|all
 //                [--duration S]
 //                [--json]
 //                [--csv FILE] [--plot FILE.png] [--workers N] [--supervisor PATH] ...
@@ -64,6 +64,13 @@ controller endpoint like any client; everything is stopped and removed at the en
                  loaded} with isolation's heavy load; and the heavy load's updates/s with
                  --subscribers subscribers vs no session (before and after) and vs as many
                  observer sessions that do not subscribe
+  local          point lookups read in place from this process with tandem::LocalReader (the
+                 replica's segment mapped read-only): latency (one lookup per sample, the
+                 zero-copy callback form at the latest time and at a given time) and lookups/s
+                 from 1 and 2 threads, idle and loaded with isolation's heavy load; beside, over
+                 the same --local-keys keys: the network peek, Redis GET over loopback (needs
+                 redis-server), LMDB mdb_get in-process (needs tandem-bench built with LMDB:
+                 liblmdb-dev) and the raw TCP loopback round trip between two threads
   all            every scenario above, in that order
 
 Options:
@@ -117,6 +124,9 @@ Options:
   --subscribe-mode M   subscribe: all (default) | solo | two-runtime
   --subscribe-rounds N subscribe: loaded rounds of (N subscribers, N observers, no session), the
                        cost the median of the rounds' (default 3)
+  --local-keys N       local: the index's keys, and Redis's and LMDB's (default 10^6)
+  --local-part P       local: all (default) | tandem (the replica's cells) | peers (LMDB, Redis,
+                       the TCP floor)
   --curve              every replica requires CURVE (tandem-supervisor --curve-secret-key) and
                        every client authenticates: keys made fresh for the run, in a scratch
                        directory removed at the end (the curve scenario does this for its own
@@ -275,6 +285,13 @@ Options Parse(int argc, char** argv) {
       o.subscribe_rounds = std::clamp<std::uint64_t>(ParseUint(a, value()), 1, 100);
     } else if (a == "--watch-us") {
       o.watch_us = std::clamp<std::uint64_t>(ParseUint(a, value()), 1, 100000);
+    } else if (a == "--local-keys") {
+      o.local_keys = std::max<std::uint64_t>(1, ParseUint(a, value()));
+    } else if (a == "--local-part") {
+      o.local_part = value();
+      if (o.local_part != "all" && o.local_part != "tandem" && o.local_part != "peers") {
+        throw std::invalid_argument("--local-part: all, tandem or peers, not " + o.local_part);
+      }
     } else if (!a.empty() && a[0] == '-') {
       throw std::invalid_argument("unknown option " + a);
     } else if (o.scenario.empty()) {
@@ -285,7 +302,7 @@ Options Parse(int argc, char** argv) {
   }
   static const std::vector<std::string> kScenarios = {
       "isolation", "lookup-scale", "ingest", "memory",    "redis", "curve",
-      "slow-path", "join",         "write",  "subscribe", "all"};
+      "slow-path", "join",         "write",  "subscribe", "local", "all"};
   if (o.scenario.empty()) throw std::invalid_argument("no scenario given");
   if (std::find(kScenarios.begin(), kScenarios.end(), o.scenario) == kScenarios.end()) {
     throw std::invalid_argument("unknown scenario " + o.scenario);
@@ -339,6 +356,7 @@ int Main(int argc, char** argv) {
     }
     if (all || o.scenario == "write") results.push_back(WriteScenario(o));
     if (all || o.scenario == "subscribe") results.push_back(SubscribeScenario(o));
+    if (all || o.scenario == "local") results.push_back(LocalScenario(o));
   } catch (const Interrupted&) {
     std::fprintf(stderr, "tandem-bench: interrupted; everything it started is stopped\n");
     return 130;

@@ -308,7 +308,9 @@ int PrintDump(const Output& o, Opened& opened, const DumpOptions& options) {
                        opened.name + "' has " + std::to_string(workers) + " worker ordinal" +
                        (workers == 1 ? "" : "s"));
   }
-  Inspector inspector(&seg, opened.table.get());
+  // A live replica's reads are announced in its reader table; a dead one's frees nothing.
+  Inspector inspector =
+      opened.table ? Inspector(&seg, opened.table.get()) : Inspector(&seg, Inspector::PostMortem{});
   Dump d;
   std::map<std::uint32_t, SlotInfo> chosen;
   if (auto code = ChooseSlots(o, inspector, opened, *id, options, d.as_of, chosen)) return *code;

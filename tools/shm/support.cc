@@ -191,6 +191,10 @@ Result<Opened> OpenSegment(const std::string& arg) {
   auto segment = file ? Segment::OpenFile(opened.name) : Segment::Open(opened.name);
   if (!segment.ok()) return segment.status();
   opened.segment = std::move(segment).value();
+  if (opened.table && opened.table->generation() != opened.segment->header().generation) {
+    return Status::Unavailable("replica '" + opened.name +
+                               "' restarted while it was being opened; try again");
+  }
   return opened;
 }
 

@@ -74,17 +74,15 @@ std::vector<double> ZmqFloor(const Options& o, bool forwarder) {
   });
 }
 
-namespace {
-
-// A redis-server of its own, preloaded with --keys keys: closed-loop GETs of random keys.
-Cell RedisGet(const Options& o) {
+// A redis-server of its own, preloaded with `keys` keys: closed-loop GETs of random keys.
+Cell RedisGet(const Options& o, std::uint64_t keys, const std::string& prefix) {
   const RedisServer server({"--appendonly", "no"});
   Redis redis(server.port());
-  Progress(o, "redis: %s\n", "preloading keys");
-  for (std::uint64_t k = 0; k < o.keys;) {
+  Progress(o, (prefix + "%s\n").c_str(), "preloading keys");
+  for (std::uint64_t k = 0; k < keys;) {
     std::string batch;
     std::vector<std::string> args = {"MSET"};
-    for (int i = 0; i < 1000 && k < o.keys; ++i, ++k) {
+    for (int i = 0; i < 1000 && k < keys; ++i, ++k) {
       args.push_back("k" + std::to_string(k));
       args.push_back(std::to_string(k * 2654435761u % 1000003));
     }
@@ -92,9 +90,9 @@ Cell RedisGet(const Options& o) {
     redis.Write(batch);
     redis.Reply();
   }
-  Progress(o, "redis: %s\n", "measuring GET");
+  Progress(o, (prefix + "%s\n").c_str(), "measuring GET");
   std::mt19937_64 rng(21);
-  std::uniform_int_distribution<std::uint64_t> pick(0, o.keys - 1);
+  std::uniform_int_distribution<std::uint64_t> pick(0, keys - 1);
   std::size_t misses = 0;
   std::vector<double> us = ClosedLoop(o, [&] {
     std::string cmd;
@@ -103,13 +101,11 @@ Cell RedisGet(const Options& o) {
     if (!redis.Reply()) ++misses;
   });
   Cell cell{.name = "redis-get"};
-  cell.Set("keys", static_cast<double>(o.keys));
+  cell.Set("keys", static_cast<double>(keys));
   AddLatencies(cell, us);
   cell.Set("misses", static_cast<double>(misses));
   return cell;
 }
-
-}  // namespace
 
 Scenario RedisScenario(const Options& o) {
   Scenario s{.name = "redis"};
@@ -141,7 +137,7 @@ Scenario RedisScenario(const Options& o) {
     s.notes.push_back("skipped: redis-server is not installed (apt-get install -y redis-server)");
     return s;
   }
-  s.cells.push_back(RedisGet(o));
+  s.cells.push_back(RedisGet(o, o.keys, "redis: "));
   std::snprintf(buf, sizeof buf, "Tandem peek p50 / Redis GET p50 = %.2f (target <= 2)",
                 tandem / std::max(P50(s.cells.back()), 1e-9));
   s.notes.push_back(buf);

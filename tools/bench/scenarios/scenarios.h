@@ -47,6 +47,9 @@ Scenario RedisScenario(const Options& o);
 std::vector<double> ZmqFloor(const Options& o, bool forwarder);
 // Point-lookup peek latency, plain vs CURVE on the controller endpoint, in the same run.
 Scenario CurveScenario(const Options& o);
+// A redis-server of the run's own preloaded with `keys` keys (k0 ...): closed-loop GETs of random
+// keys, cell "redis-get". `prefix` starts the progress lines.
+Cell RedisGet(const Options& o, std::uint64_t keys, const std::string& prefix);
 // One-shot aggregate queries (create, peek, drop) over a 10^5- and a 10^6-row index,
 // {solo, two-runtime} x {idle, loaded}, and the memory one takes while it runs (issue 13).
 Scenario SlowPath(const Options& o);
@@ -62,5 +65,10 @@ Scenario WriteScenario(const Options& o);
 // -> its SubscribeBatch received), 1 and --subscribers sessions, {solo, two-runtime} x {idle,
 // loaded}, and the heavy load's updates/s with --subscribers subscribers vs none.
 Scenario SubscribeScenario(const Options& o);
+// "local" (issue 17): point lookups read in place by tandem::LocalReader from this process (latency
+// at the latest time and at a given time, lookups/s from 1 and 2 threads), idle and loaded with
+// isolation's heavy load, beside the network peek of the same index, Redis GET, LMDB mdb_get
+// in-process and the raw TCP loopback round trip, over the same --local-keys keys.
+Scenario LocalScenario(const Options& o);
 
 }  // namespace tandem::bench

@@ -338,22 +338,6 @@ void ClientThread(std::vector<Subscriber*> subs, const std::string& index, bool 
   }
 }
 
-// CPU seconds (user + system) of process `pid` so far (0 when it cannot be read).
-double CpuSeconds(pid_t pid) {
-  const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
-  const auto paren = stat.rfind(')');
-  if (paren == std::string::npos) return 0;
-  std::istringstream in(stat.substr(paren + 1));
-  std::string field;
-  unsigned long long utime = 0, stime = 0;
-  // Fields 3.. after the command: utime and stime are fields 14 and 15.
-  for (int i = 3; i <= 15 && in >> field; ++i) {
-    if (i == 14) utime = std::stoull(field);
-    if (i == 15) stime = std::stoull(field);
-  }
-  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
 struct WindowSpec {
   std::string name;
   int sessions = 0;        // observer sessions
