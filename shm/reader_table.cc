@@ -20,29 +20,25 @@ std::string Errno(const std::string& what) { return what + ": " + std::strerror(
 
 // Byte `at` of the table as an OFD lock: owned by the open file description, so dropped by the
 // kernel when the last descriptor of it closes — when its process dies, whatever kills it.
-bool TryLockByte(int fd, off_t at) {
+struct flock ByteLock(short type, off_t at) {
   struct flock fl {};
-  fl.l_type = F_WRLCK;
+  fl.l_type = type;
   fl.l_whence = SEEK_SET;
   fl.l_start = at;
   fl.l_len = 1;
+  return fl;
+}
+bool TryLockByte(int fd, off_t at) {
+  struct flock fl = ByteLock(F_WRLCK, at);
   return fcntl(fd, F_OFD_SETLK, &fl) == 0;
 }
 void UnlockByte(int fd, off_t at) {
-  struct flock fl {};
-  fl.l_type = F_UNLCK;
-  fl.l_whence = SEEK_SET;
-  fl.l_start = at;
-  fl.l_len = 1;
+  struct flock fl = ByteLock(F_UNLCK, at);
   (void)fcntl(fd, F_OFD_SETLK, &fl);
 }
 // Whether another open file description holds byte `at`. Takes nothing.
 bool HeldByOther(int fd, off_t at) {
-  struct flock fl {};
-  fl.l_type = F_WRLCK;
-  fl.l_whence = SEEK_SET;
-  fl.l_start = at;
-  fl.l_len = 1;
+  struct flock fl = ByteLock(F_WRLCK, at);
   if (fcntl(fd, F_OFD_GETLK, &fl) != 0) return true;  // cannot tell: assume alive
   return fl.l_type != F_UNLCK;
 }

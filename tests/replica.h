@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/time.h"
 #include "supervisor_harness.h"
 
 namespace tandem::testing {
@@ -28,5 +29,19 @@ struct Replica {
   std::unique_ptr<TestController> ctl;
   bool ready = false;
 };
+
+// Waits (10 s at most) until index `id`'s write frontier, in the Frontiers the controller session
+// is sent, passes `t` (or closes).
+inline bool AwaitUpper(Replica& r, const std::string& id, Time t) {
+  return r.ctl
+      ->ReceiveUntil(
+          [&](const ipc::pb::Response& x) {
+            if (!x.has_frontiers() || x.frontiers().id() != id) return false;
+            const auto& w = x.frontiers().write().elements();
+            return w.empty() || w[0] > t;
+          },
+          std::chrono::seconds(10))
+      .has_value();
+}
 
 }  // namespace tandem::testing

@@ -16,18 +16,6 @@ namespace {
 
 using ipc::pb::Response;
 
-bool AwaitUpper(Replica& r, const std::string& id, Time t) {
-  return r.ctl
-      ->ReceiveUntil(
-          [&](const Response& x) {
-            if (!x.has_frontiers() || x.frontiers().id() != id) return false;
-            const auto& w = x.frontiers().write().elements();
-            return w.empty() || w[0] > t;
-          },
-          10s)
-      .has_value();
-}
-
 TEST(LocalReaderPython, TheBindingLooksUpScansAndRaisesWhatThePeekPathWould) {
   Replica r(true, 2);
   ASSERT_TRUE(r.ready) << r.sup.Log();

@@ -77,19 +77,6 @@ PeekResult PeekU(Replica& r, const std::string& id, Time t, std::optional<std::i
   return out;
 }
 
-// Waits until index `id`'s write frontier passes `t` (its Frontiers on the controller session).
-bool AwaitUpper(Replica& r, const std::string& id, Time t) {
-  return r.ctl
-      ->ReceiveUntil(
-          [&](const Response& x) {
-            if (!x.has_frontiers() || x.frontiers().id() != id) return false;
-            const auto& w = x.frontiers().write().elements();
-            return w.empty() || w[0] > t;
-          },
-          10s)
-      .has_value();
-}
-
 std::unique_ptr<LocalReader> AttachOrDie(const std::string& segment) {
   auto reader = LocalReader::Attach(segment);
   EXPECT_TRUE(reader.ok()) << reader.status().ToString();
