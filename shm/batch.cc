@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "base/check.h"
+#include "shm/key_index.h"
 
 namespace tandem::shm {
 
@@ -21,17 +22,44 @@ bool InRange(std::uint64_t at, std::uint64_t bytes, std::uint64_t total) {
 
 }  // namespace
 
-std::uint32_t BatchView::LowerBound(std::string_view key) const {
-  std::uint32_t lo = 0, hi = key_count();
-  while (lo < hi) {
-    const std::uint32_t mid = lo + (hi - lo) / 2;
-    if (this->key(mid) < key) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
+BatchView::Search BatchView::Seek(std::string_view key) const {
+  const std::uint32_t n = key_count();
+  if (n == 0) return {0, false};
+  const std::uint64_t skip = h_->key_prefix_skip;
+  if (skip > 0) {
+    // Every key starts with these bytes: a probe that does not sorts before or after them all.
+    const int c = key.substr(0, skip).compare(this->key(0).substr(0, skip));
+    if (c < 0) return {0, false};
+    if (c > 0) return {n, false};
   }
-  return lo;
+  const std::uint64_t window = KeyWindow(key, skip);
+  const auto* windows = Col<std::uint64_t>(h_->key_index_at);
+  std::uint32_t lo = static_cast<std::uint32_t>(KeyIndexLowerBound(windows, n, window));
+  // Keys before lo sort before the probe and keys with a greater window after it; those whose
+  // window equals the probe's are told apart by memcmp (usually one, when the probe is there).
+  if (lo == n || windows[lo] != window) return {lo, false};
+  if (!(this->key(lo) < key)) return {lo, true};
+  // key(lo) < key: gallop over the run of equal windows, then search in between.
+  std::uint32_t step = 1;
+  while (lo + step < n && windows[lo + step] == window && this->key(lo + step) < key) {
+    lo += step;
+    step *= 2;
+  }
+  std::uint32_t hi =
+      static_cast<std::uint32_t>(std::min<std::uint64_t>(n, std::uint64_t{lo} + step));
+  // key(lo) < key <= key(hi) (or hi == n)
+  while (hi - lo > 1) {
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    (this->key(mid) < key ? lo : hi) = mid;
+  }
+  return {hi, hi < n && windows[hi] == window};
+}
+
+std::uint32_t BatchView::LowerBound(std::string_view key) const { return Seek(key).at; }
+
+std::uint32_t BatchView::Find(std::string_view key) const {
+  const Search s = Seek(key);
+  return s.may_equal && this->key(s.at) == key ? s.at : key_count();
 }
 
 Status BatchView::Validate(std::uint64_t allocation_bytes) const {
@@ -70,6 +98,24 @@ Status BatchView::Validate(std::uint64_t allocation_bytes) const {
   }
   for (std::uint64_t v = 0; v < h.val_count; ++v) {
     if (vo[v] > vo[v + 1] || vu[v] >= vu[v + 1]) return Status::Corruption("batch: bad val index");
+  }
+  // The key index: inside, and saying what the keys say (a wrong window misleads every lookup).
+  if (h.key_count > 0) {
+    if (h.key_index_at % 8 || !InRange(h.key_index_at, 8 * KeyIndexWords(h.key_count), total) ||
+        h.key_prefix_skip > key(0).size()) {
+      return Status::Corruption("batch: key index outside its allocation");
+    }
+    const std::string_view common = key(0).substr(0, h.key_prefix_skip);
+    const auto* windows = Col<std::uint64_t>(h.key_index_at);
+    for (std::uint32_t k = 0; k < h.key_count; ++k) {
+      if (key(k).substr(0, h.key_prefix_skip) != common ||
+          windows[k] != KeyWindow(key(k), h.key_prefix_skip)) {
+        return Status::Corruption("batch: key index disagrees with key " + std::to_string(k));
+      }
+    }
+    if (!KeyIndexLevelsConsistent(windows, h.key_count)) {
+      return Status::Corruption("batch: key index levels disagree with its windows");
+    }
   }
   return Status::Ok();
 }
@@ -139,11 +185,35 @@ Result<BatchHeader> BatchWriter::Layout(Frontier since) const {
   h.val_updates_at = place(4 * val_updates_.size());
   h.key_bytes_at = place(key_bytes_.size());
   h.val_bytes_at = place(val_bytes_.size());
+  if (h.key_count > 0) {
+    const std::string_view first = KeyAt(0), last = KeyAt(h.key_count - 1);
+    h.key_prefix_skip = static_cast<std::uint64_t>(
+        std::mismatch(first.begin(), first.begin() + std::min(first.size(), last.size()),
+                      last.begin())
+            .first -
+        first.begin());
+  }
+  // The key index goes last; WriteTo moves it up to 56 bytes on to a 64-byte boundary.
+  h.key_index_at = at;
+  at += 8 * KeyIndexWords(h.key_count) + (h.key_count > 0 ? 56 : 0);
   h.total_bytes = at;
   return h;
 }
 
-void BatchWriter::WriteTo(char* base, const BatchHeader& h) const {
+std::string_view BatchWriter::KeyAt(std::uint64_t k) const {
+  return std::string_view(key_bytes_)
+      .substr(key_offsets_[k], key_offsets_[k + 1] - key_offsets_[k]);
+}
+
+void BatchWriter::WriteTo(char* base, BatchHeader h) const {
+  if (h.key_count > 0) {
+    const auto address = reinterpret_cast<std::uintptr_t>(base) + h.key_index_at;
+    h.key_index_at += (64 - address % 64) % 64;
+    auto* words = reinterpret_cast<std::uint64_t*>(base + h.key_index_at);
+    for (std::uint64_t k = 0; k < h.key_count; ++k)
+      words[k] = KeyWindow(KeyAt(k), h.key_prefix_skip);
+    FinishKeyIndex(h.key_count, words);
+  }
   std::memcpy(base, &h, sizeof h);
   auto copy = [base](std::uint64_t to, const void* from, std::size_t bytes) {
     if (bytes) std::memcpy(base + to, from, bytes);
@@ -418,9 +488,9 @@ MergeCursor::MergeCursor(std::span<const BatchView> batches)
 void MergeCursor::SeekKey(std::string_view key) {
   for (std::size_t b = 0; b < batches_.size(); ++b) {
     const BatchView& bv = batches_[b];
-    const std::uint32_t k = bv.LowerBound(key);
+    const std::uint32_t k = bv.Find(key);
     Pos& p = pos_[b];
-    if (k < bv.key_count() && bv.key(k) == key) {
+    if (k < bv.key_count()) {
       p.k = k;
       p.kend = k + 1;
       p.v = bv.vals_begin(k);

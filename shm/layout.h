@@ -45,7 +45,8 @@ inline constexpr std::uint64_t kSegmentMagic = 0x3147455344'4e4154ULL;
 // tool's ReaderEntry::owner became a process token (pid + start time) instead of a pid. Version 3:
 // the header's `closed` word; tools and local readers announce in the reader table
 // (shm/reader_table.h), which publishers honour, so a slot has only its reading thread's entry.
-inline constexpr std::uint32_t kLayoutVersion = 3;
+// Version 4: batches carry a key index (key_prefix_skip, key_index_at; "TDBATCH2").
+inline constexpr std::uint32_t kLayoutVersion = 4;
 // The header occupies the first page; the managed (allocator) area starts right after it.
 inline constexpr std::size_t kHeaderBytes = 4096;
 inline constexpr std::size_t kReplicaIdBytes = 64;
@@ -236,7 +237,7 @@ struct RegistryData {
   std::uint64_t rows_offset;  // offset of row 0 from the segment base
 };
 
-inline constexpr std::uint64_t kBatchMagic = 0x3148435441424454ULL;  // "TDBATCH1"
+inline constexpr std::uint64_t kBatchMagic = 0x3248435441424454ULL;  // "TDBATCH2"
 
 // The fixed part at the start of every batch allocation (the columns follow; shm/batch.h).
 // Written once by the publisher before the batch is reachable from any batch list; read-only
@@ -250,6 +251,9 @@ struct BatchHeader {
   // Byte offsets from the batch start.
   std::uint64_t times_at, diffs_at, key_offsets_at, key_vals_at, val_offsets_at, val_updates_at,
       key_bytes_at, val_bytes_at;
+  // The key search index (shm/batch.h "key index"): the bytes every key starts with, and where
+  // the index's levels start (64-byte aligned in memory, wherever the batch is mapped).
+  std::uint64_t key_prefix_skip, key_index_at;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -429,14 +433,15 @@ inline constexpr layout_detail::Field kRegistryDataFields[] = {
     TANDEM_SHM_FIELD(RegistryData, workers), TANDEM_SHM_FIELD(RegistryData, slots_per_row),
     TANDEM_SHM_FIELD(RegistryData, row_stride), TANDEM_SHM_FIELD(RegistryData, rows_offset)};
 inline constexpr layout_detail::Field kBatchHeaderFields[] = {
-    TANDEM_SHM_FIELD(BatchHeader, magic),          TANDEM_SHM_FIELD(BatchHeader, total_bytes),
-    TANDEM_SHM_FIELD(BatchHeader, key_count),      TANDEM_SHM_FIELD(BatchHeader, val_count),
-    TANDEM_SHM_FIELD(BatchHeader, update_count),   TANDEM_SHM_FIELD(BatchHeader, since),
-    TANDEM_SHM_FIELD(BatchHeader, min_time),       TANDEM_SHM_FIELD(BatchHeader, max_time),
-    TANDEM_SHM_FIELD(BatchHeader, times_at),       TANDEM_SHM_FIELD(BatchHeader, diffs_at),
-    TANDEM_SHM_FIELD(BatchHeader, key_offsets_at), TANDEM_SHM_FIELD(BatchHeader, key_vals_at),
-    TANDEM_SHM_FIELD(BatchHeader, val_offsets_at), TANDEM_SHM_FIELD(BatchHeader, val_updates_at),
-    TANDEM_SHM_FIELD(BatchHeader, key_bytes_at),   TANDEM_SHM_FIELD(BatchHeader, val_bytes_at)};
+    TANDEM_SHM_FIELD(BatchHeader, magic),           TANDEM_SHM_FIELD(BatchHeader, total_bytes),
+    TANDEM_SHM_FIELD(BatchHeader, key_count),       TANDEM_SHM_FIELD(BatchHeader, val_count),
+    TANDEM_SHM_FIELD(BatchHeader, update_count),    TANDEM_SHM_FIELD(BatchHeader, since),
+    TANDEM_SHM_FIELD(BatchHeader, min_time),        TANDEM_SHM_FIELD(BatchHeader, max_time),
+    TANDEM_SHM_FIELD(BatchHeader, times_at),        TANDEM_SHM_FIELD(BatchHeader, diffs_at),
+    TANDEM_SHM_FIELD(BatchHeader, key_offsets_at),  TANDEM_SHM_FIELD(BatchHeader, key_vals_at),
+    TANDEM_SHM_FIELD(BatchHeader, val_offsets_at),  TANDEM_SHM_FIELD(BatchHeader, val_updates_at),
+    TANDEM_SHM_FIELD(BatchHeader, key_bytes_at),    TANDEM_SHM_FIELD(BatchHeader, val_bytes_at),
+    TANDEM_SHM_FIELD(BatchHeader, key_prefix_skip), TANDEM_SHM_FIELD(BatchHeader, key_index_at)};
 
 #pragma GCC diagnostic pop
 #undef TANDEM_SHM_FIELD
@@ -463,7 +468,7 @@ static_assert(sizeof(BatchListData) == 24 && alignof(BatchListData) == 8);
 static_assert(sizeof(RowData) % 64 == 0 && alignof(RowData) == 64, "slots follow a row aligned");
 static_assert(kRowDataFields[4].offset == kRowDataHead);  // `wake`, offsetof taken above
 static_assert(sizeof(RegistryData) == 24 && alignof(RegistryData) == 8);
-static_assert(sizeof(BatchHeader) == 128 && alignof(BatchHeader) == 8);
+static_assert(sizeof(BatchHeader) == 144 && alignof(BatchHeader) == 8);
 // The offsets that every build must agree on to even say why it refuses a segment.
 static_assert(offsetof(SegmentHeader, magic) == 0);
 static_assert(offsetof(SegmentHeader, layout_version) == 8);
