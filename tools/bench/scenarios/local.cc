@@ -387,9 +387,23 @@ void TandemPhase(const Options& o, std::uint64_t keys, TandemSide& t, bool loade
     // over tens of seconds (batches merge), so separate windows would compare different indexes.
     const std::string name = phase + "/local-reader";
     Progress(o, "local: measuring %s (and -at)\n", name);
-    auto first = t.probe->LatestReadable(t.index);
-    if (!first.ok()) throw std::runtime_error("LatestReadable: " + first.status().ToString());
-    t.at = std::max(t.at.load(), *first);
+    // The time read starts at or past every compaction asked for so far (up to the write frontier
+    // known here, less one; the last request may not be applied yet): wait until the segment
+    // publishes that far, or an at-time lookup may find its time compacted meanwhile.
+    const Time asked = std::max<Time>(client.Write(kLightIndex), 1) - 1;
+    for (const auto until = Clock::now() + 10s;;) {
+      auto first = t.probe->LatestReadable(t.index);
+      if (first.ok() && *first >= asked) {
+        t.at = std::max(t.at.load(), *first);
+        break;
+      }
+      if (Clock::now() > until) {
+        throw std::runtime_error(
+            std::string(kLightIndex) + " not readable at " + std::to_string(asked) +
+            " within 10 s: " + (first.ok() ? std::to_string(*first) : first.status().ToString()));
+      }
+      client.Pump(10ms);
+    }
     const CpuMeter cpu(pids);
     auto stats = RunLookups(o, {.split = true}, keys, seed,
                             LocalReaderLookup(segment, t.index, &t.at), given);
