@@ -32,7 +32,7 @@ bool Supervisor::SendToPeer(const std::string& peer, const ipc::pb::Response& re
   return SendEncodedToPeer(peer, ipc::Encode(response), ipc::ResponseName(response), count_drop);
 }
 
-bool Supervisor::SendEncodedToPeer(const std::string& peer, const std::string& bytes,
+bool Supervisor::SendEncodedToPeer(const std::string& peer, std::string_view bytes,
                                    const char* name, bool count_drop) {
   try {
     // With router_mandatory a peer whose pipe is at controller_send_hwm refuses the first frame

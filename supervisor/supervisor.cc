@@ -4,6 +4,7 @@
 #include "supervisor/supervisor.h"
 
 #include <dirent.h>
+#include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/signalfd.h>
@@ -33,6 +34,62 @@ namespace {
 constexpr std::size_t kHoldGapSeries = 32;
 // At most this many tandem_subscribe_lag series (the largest lags).
 constexpr std::size_t kSubscribeLagSeries = 20;
+
+// zmq_poll's answer for `items` (ZeroMQ sockets and descriptors), with fewer system calls. A
+// system call costs ~1 us on the machine of issue 17, and zmq_poll makes many each turn: a first
+// pass (a poll with timeout 0, then ZMQ_EVENTS of every socket — a getpid and a poll inside
+// libzmq each), then, when nothing was ready, the sleeping poll and the same ZMQ_EVENTS pass again.
+// Here ZMQ_EVENTS is asked once per socket, before sleeping (it processes the socket's pending
+// commands, so its ZMQ_FD signals anything that arrives later); when nothing is ready, one poll
+// sleeps on the descriptors and the sockets' ZMQ_FDs, and a socket whose ZMQ_FD fired is reported
+// readable — its handler reads with dontwait, so a false alarm costs one empty read. (Nothing
+// touches a socket while the loop sleeps, so one whose ZMQ_FD stayed quiet has nothing new.)
+// EINTR: nothing is reported.
+void PollItems(std::vector<zmq::pollitem_t>& items, int timeout_ms) {
+  thread_local std::vector<pollfd> fds;
+  fds.assign(items.size(), pollfd{});
+  bool ready = false;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    zmq::pollitem_t& item = items[i];
+    item.revents = 0;
+    if (item.socket == nullptr) {
+      fds[i] = {item.fd,
+                static_cast<short>(((item.events & ZMQ_POLLIN) ? POLLIN : 0) |
+                                   ((item.events & ZMQ_POLLOUT) ? POLLOUT : 0)),
+                0};
+      continue;
+    }
+    int fd = -1;
+    std::size_t size = sizeof fd;
+    TANDEM_CHECK(zmq_getsockopt(item.socket, ZMQ_FD, &fd, &size) == 0, "ZMQ_FD of a socket");
+    std::uint32_t events = 0;
+    size = sizeof events;
+    TANDEM_CHECK(zmq_getsockopt(item.socket, ZMQ_EVENTS, &events, &size) == 0,
+                 "ZMQ_EVENTS of a socket");
+    item.revents = static_cast<short>(events & static_cast<std::uint32_t>(item.events));
+    if (item.revents != 0) ready = true;
+    fds[i] = {fd, POLLIN, 0};
+  }
+  const int rc = poll(fds.data(), fds.size(), ready ? 0 : timeout_ms);
+  if (rc < 0) {
+    TANDEM_CHECK(errno == EINTR, "poll in the supervisor's loop");
+    for (auto& item : items) item.revents = 0;
+    return;
+  }
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    zmq::pollitem_t& item = items[i];
+    const short r = fds[i].revents;
+    if (item.socket != nullptr) {
+      // Ready sockets were found by ZMQ_EVENTS; after a sleep, a fired ZMQ_FD means "look".
+      if (!ready && r != 0) item.revents = static_cast<short>(item.events & ZMQ_POLLIN);
+      continue;
+    }
+    if (r & POLLIN) item.revents |= ZMQ_POLLIN;
+    if (r & POLLOUT) item.revents |= ZMQ_POLLOUT;
+    if (r & POLLPRI) item.revents |= ZMQ_POLLPRI;
+    if (r & ~(POLLIN | POLLOUT | POLLPRI)) item.revents |= ZMQ_POLLERR;
+  }
+}
 }  // namespace
 
 Supervisor::Supervisor(SupervisorConfig config, int signal_fd)
@@ -202,11 +259,7 @@ int Supervisor::Loop() {
     if (auth_) items.push_back(auth_->PollItem());
     const std::size_t http_at = items.size();
     http_->AppendPollItems(&items);
-    try {
-      zmq::poll(items.data(), items.size(), std::chrono::milliseconds(100));
-    } catch (const zmq::error_t& e) {
-      if (e.num() != EINTR) throw;
-    }
+    PollItems(items, 100);
     metrics_.Inc(kLoopTurns);
     if (items[2].revents & ZMQ_POLLIN) {
       if (auto code = OnSignals()) return *code;
@@ -416,7 +469,7 @@ void Supervisor::OnRuntimeReadable(Runtime& r) {
       if (auto latency = one_shots_.OnFrontiers(response.frontiers(), Clock::now())) {
         metrics_.Observe(kOneShotLatency, {}, std::chrono::duration<double>(*latency).count());
       }
-      OnFrontiers(response);
+      OnFrontiers(response, msg.to_string_view());
       continue;
     }
     if (verdict.to != kControllerSession) {
@@ -431,11 +484,16 @@ void Supervisor::OnRuntimeReadable(Runtime& r) {
       metrics_.Inc(kDropped, {{"reason", "no_controller"}});
       continue;
     }
+    if (response.has_peek_response() && !verdict.rewritten) {
+      // The controller's uuid is the wire uuid: forwarded as the runtime encoded it.
+      SendEncodedToPeer(*sessions_.controller(), msg.to_string_view(), "PeekResponse");
+      continue;
+    }
     SendToPeer(*sessions_.controller(), response);
   }
 }
 
-void Supervisor::OnFrontiers(const ipc::pb::Response& response) {
+void Supervisor::OnFrontiers(const ipc::pb::Response& response, std::string_view bytes) {
   const std::string& id = response.frontiers().id();
   frontiers_.Record(response.frontiers(),
                     validator_.collections().count(id) > 0 ||
@@ -444,7 +502,6 @@ void Supervisor::OnFrontiers(const ipc::pb::Response& response) {
     metrics_.Inc(kDropped, {{"reason", "no_controller"}});
     return;
   }
-  const std::string bytes = ipc::Encode(response);
   if (sessions_.controller()) SendEncodedToPeer(*sessions_.controller(), bytes, "Frontiers");
   for (const auto& [peer, observer] : sessions_.observers()) {
     SendEncodedToPeer(peer, bytes, "Frontiers");

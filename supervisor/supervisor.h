@@ -89,7 +89,8 @@ class Supervisor {
   void EndSession(const std::string& peer, bool goodbye);
   // Frees what an ended session held. Returns what it was.
   Sessions::Ended ForgetSession(const std::string& peer);
-  void OnFrontiers(const ipc::pb::Response& response);
+  // `encoded`: the response as the runtime sent it (forwarded as it is).
+  void OnFrontiers(const ipc::pb::Response& response, std::string_view encoded);
   // The controller's command `cmd` was forwarded: counts the one-shot dataflows it builds/drops.
   void NoteForwarded(const ipc::pb::Command& cmd);
   // The hold gap series, from the segment (on each scrape of /metrics).
@@ -129,7 +130,7 @@ class Supervisor {
   // gone), counted in tandem_responses_dropped_total when `count_drop`.
   bool SendToPeer(const std::string& peer, const ipc::pb::Response& response,
                   bool count_drop = true);
-  bool SendEncodedToPeer(const std::string& peer, const std::string& bytes, const char* name,
+  bool SendEncodedToPeer(const std::string& peer, std::string_view bytes, const char* name,
                          bool count_drop = true);
   // Subscribes (DESIGN §10). A validated Subscribe or CancelSubscribe of `session`: refused beyond
   // max_subscribes_per_session or for a uuid already live in the session; as_of "latest" filled
