@@ -27,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <zmq.hpp>
 
 #include "ipc/validate.h"
@@ -183,6 +184,11 @@ class Supervisor {
   Clock::time_point last_reader_sweep_{};
   zmq::context_t ctx_;
   std::unique_ptr<zmq::socket_t> router_, monitor_;
+  // The loop's ZeroMQ sockets (by handle) whose last operation was a read that found nothing, or
+  // ZMQ_EVENTS without POLLIN: their pending commands are processed, so their ZMQ_FD signals
+  // whatever comes next, and the loop sleeps on it without asking ZMQ_EVENTS again. A send takes
+  // a socket out (it may process a command that makes a message readable without a signal).
+  std::unordered_set<void*> quiet_;
   std::unique_ptr<ControllerAuth> auth_;  // CURVE and its ZAP handler, when configured
   std::unique_ptr<HttpServer> http_;
   std::map<Role, Runtime> runtimes_;
