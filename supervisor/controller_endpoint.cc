@@ -32,11 +32,12 @@ bool Supervisor::SendToPeer(const std::string& peer, const ipc::pb::Response& re
   return SendEncodedToPeer(peer, ipc::Encode(response), ipc::ResponseName(response), count_drop);
 }
 
-bool Supervisor::SendEncodedToPeer(const std::string& peer, const std::string& bytes,
+bool Supervisor::SendEncodedToPeer(const std::string& peer, std::string_view bytes,
                                    const char* name, bool count_drop) {
   try {
     // With router_mandatory a peer whose pipe is at controller_send_hwm refuses the first frame
     // (EAGAIN): nothing of the message is queued.
+    quiet_.erase(router_->handle());
     zmq::send_result_t sent =
         router_->send(zmq::buffer(peer), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
     if (sent) sent = router_->send(zmq::buffer(bytes), zmq::send_flags::dontwait);
@@ -74,6 +75,7 @@ void Supervisor::OnControllerReadable() {
     std::vector<zmq::message_t> frames;
     try {
       if (!zmq::recv_multipart(*router_, std::back_inserter(frames), zmq::recv_flags::dontwait)) {
+        quiet_.insert(router_->handle());  // read until nothing: its ZMQ_FD signals what comes
         return;
       }
     } catch (const zmq::error_t& e) {
@@ -453,7 +455,10 @@ void Supervisor::HandleUpdateConfiguration(const std::string& peer, const ipc::p
 void Supervisor::OnMonitorReadable() {
   for (;;) {
     zmq::message_t event, address;
-    if (!monitor_->recv(event, zmq::recv_flags::dontwait)) return;
+    if (!monitor_->recv(event, zmq::recv_flags::dontwait)) {
+      quiet_.insert(monitor_->handle());  // read until nothing: its ZMQ_FD signals what comes
+      return;
+    }
     (void)monitor_->recv(address, zmq::recv_flags::none);
     if (event.size() < 6) continue;
     MonitorEvent e{};

@@ -283,7 +283,10 @@ Multiplexer::Verdict Multiplexer::OnResponse(Role from, ipc::pb::Response* respo
   }
   v.to = it->second.session;
   v.peek_latency = now - it->second.forwarded_at;
-  response->mutable_peek_response()->set_uuid(UuidAsSent(v.to, it->first));
+  if (std::string as_sent = UuidAsSent(v.to, it->first); as_sent != it->first) {
+    response->mutable_peek_response()->set_uuid(std::move(as_sent));
+    v.rewritten = true;
+  }
   peeks_.erase(it);
   Untrack(v.to);
   return v;

@@ -122,6 +122,8 @@ class Multiplexer {
     // from forwarding the write to its answer.
     std::optional<std::chrono::nanoseconds> write_latency;
     const char* drop_reason = nullptr;  // set when !forward
+    // The response was changed (a uuid mapped back): its encoding as the runtime sent it is stale.
+    bool rewritten = false;
     // For a SubscribeBatch or SubscribeEnd forwarded (its uuid mapped back to the client's): the
     // subscribe's wire uuid. After a SubscribeBatch, the supervisor says Delivered() or
     // TooSlow(); a SubscribeEnd it could not send goes to DeferEnd().

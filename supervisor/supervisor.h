@@ -27,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <zmq.hpp>
 
 #include "ipc/validate.h"
@@ -89,7 +90,8 @@ class Supervisor {
   void EndSession(const std::string& peer, bool goodbye);
   // Frees what an ended session held. Returns what it was.
   Sessions::Ended ForgetSession(const std::string& peer);
-  void OnFrontiers(const ipc::pb::Response& response);
+  // `encoded`: the response as the runtime sent it (forwarded as it is).
+  void OnFrontiers(const ipc::pb::Response& response, std::string_view encoded);
   // The controller's command `cmd` was forwarded: counts the one-shot dataflows it builds/drops.
   void NoteForwarded(const ipc::pb::Command& cmd);
   // The hold gap series, from the segment (on each scrape of /metrics).
@@ -129,7 +131,7 @@ class Supervisor {
   // gone), counted in tandem_responses_dropped_total when `count_drop`.
   bool SendToPeer(const std::string& peer, const ipc::pb::Response& response,
                   bool count_drop = true);
-  bool SendEncodedToPeer(const std::string& peer, const std::string& bytes, const char* name,
+  bool SendEncodedToPeer(const std::string& peer, std::string_view bytes, const char* name,
                          bool count_drop = true);
   // Subscribes (DESIGN §10). A validated Subscribe or CancelSubscribe of `session`: refused beyond
   // max_subscribes_per_session or for a uuid already live in the session; as_of "latest" filled
@@ -182,6 +184,11 @@ class Supervisor {
   Clock::time_point last_reader_sweep_{};
   zmq::context_t ctx_;
   std::unique_ptr<zmq::socket_t> router_, monitor_;
+  // The loop's ZeroMQ sockets (by handle) whose last operation was a read that found nothing, or
+  // ZMQ_EVENTS without POLLIN: their pending commands are processed, so their ZMQ_FD signals
+  // whatever comes next, and the loop sleeps on it without asking ZMQ_EVENTS again. A send takes
+  // a socket out (it may process a command that makes a message readable without a signal).
+  std::unordered_set<void*> quiet_;
   std::unique_ptr<ControllerAuth> auth_;  // CURVE and its ZAP handler, when configured
   std::unique_ptr<HttpServer> http_;
   std::map<Role, Runtime> runtimes_;

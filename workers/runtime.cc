@@ -1,10 +1,11 @@
 #include "workers/runtime.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <zmq_addon.hpp>
+#include <cerrno>
 
 #include "base/check.h"
 #include "base/log.h"
@@ -37,25 +38,27 @@ constexpr std::int64_t kMaxSubscribeBytesInFlight = 64 << 20;
 // Never a message the channel cannot carry (its receiver would fail a check: shared fate). A
 // peek's rows are bounded by max_result_size already; this is the backstop, which makes such an
 // answer an Error instead.
+pb::Response OversizeAnswer(const pb::Response& r, std::size_t bytes) {
+  pb::Response error;
+  error.mutable_peek_response()->set_uuid(r.peek_response().uuid());
+  error.mutable_peek_response()->set_error("the answer is a message of " + std::to_string(bytes) +
+                                           " bytes, over the internal message limit of " +
+                                           std::to_string(ipc::kMaxMessageBytes) + " bytes");
+  return error;
+}
+
 std::string EncodeForChannel(const pb::Response& r) {
   std::string bytes = ipc::Encode(r);
   if (bytes.size() <= ipc::kMaxMessageBytes || !r.has_peek_response()) return bytes;
-  pb::Response error;
-  error.mutable_peek_response()->set_uuid(r.peek_response().uuid());
-  error.mutable_peek_response()->set_error("the answer is a message of " +
-                                           std::to_string(bytes.size()) +
-                                           " bytes, over the internal message limit of " +
-                                           std::to_string(ipc::kMaxMessageBytes) + " bytes");
-  return ipc::Encode(error);
+  return ipc::Encode(OversizeAnswer(r, bytes.size()));
 }
 }  // namespace
 
 // A worker thread: by role, a renderer (maintenance), a peek server (interactive), or both (solo).
 struct Runtime::Worker {
   std::uint32_t me = 0;
-  std::unique_ptr<Renderer> renderer;       // solo, maintenance
-  std::unique_ptr<PeekServer> peek_server;  // solo, interactive
-  std::unique_ptr<zmq::socket_t> out;
+  std::unique_ptr<Renderer> renderer;               // solo, maintenance
+  std::unique_ptr<PeekServer> peek_server;          // solo, interactive
   std::atomic<std::uint64_t> applied{0};            // next command seq to apply
   std::atomic<std::uint64_t> turns{0};              // loop turns (ReportProgress)
   std::chrono::steady_clock::duration step_work{};  // lockstep: the last step's duration
@@ -117,8 +120,6 @@ int Runtime::Run() {
     }
     reader_table_ = std::move(table).value();
   }
-  inbox_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::pull);
-  inbox_->bind("inproc://worker-out");
   channel_ = std::make_unique<zmq::socket_t>(ipc::ConnectRuntimeChannel(ctx_, options_.channel));
 
   const std::uint32_t n = options_.workers;
@@ -151,9 +152,7 @@ int Runtime::Run() {
     }
     tables_ = std::make_unique<TableWriter>(
         std::move(dir).value(), [this](std::vector<pb::Response> answers) {
-          // On the writer thread, which alone uses this socket.
-          if (!writer_out_) writer_out_ = ConnectToCommandThread();
-          for (const pb::Response& r : answers) SendTo(*writer_out_, r, kNotAWorker);
+          for (const pb::Response& r : answers) SendToCommandThread(r, kNotAWorker);
           log_.Poke();  // the published writes are ready for the next tick
         });
   }
@@ -185,7 +184,6 @@ void Runtime::StartWorkers() {
       const std::string name = std::string(RoleShortName(options_.role)) + ":" + std::to_string(i);
       pthread_setname_np(pthread_self(), name.c_str());
       Worker& w = *workers_[i];
-      w.out = ConnectToCommandThread();
       if (Renders(options_.role)) {
         auto p = shm::Publisher::Attach(segment_.get(), i);
         if (!p.ok()) spdlog::critical("worker {}: {}", i, p.status().ToString());
@@ -194,7 +192,7 @@ void Runtime::StartWorkers() {
         w.renderer =
             std::make_unique<Renderer>(std::move(p).value(), i, exchange_.get(),
                                        [this, &w](const pb::Response& r, std::uint64_t seq) {
-                                         SendToCommandThread(w, r, seq);
+                                         SendToCommandThread(r, w.me, seq);
                                        });
       }
       if (ServesPeeks(options_.role)) {
@@ -204,7 +202,7 @@ void Runtime::StartWorkers() {
         w.peek_server = std::make_unique<PeekServer>(
             std::move(r).value(), i, options_.workers, one_shots_.get(),
             [this, &w](const pb::Response& r, std::uint64_t seq) {
-              SendToCommandThread(w, r, seq);
+              SendToCommandThread(r, w.me, seq);
             });
         w.peek_server->SetMaxResultSize(options_.max_result_size);
         w.peek_server->SetSubscribeBatchBytes(options_.subscribe_batch_bytes);
@@ -223,36 +221,52 @@ void Runtime::StartWorkers() {
 }
 
 // The command thread: the supervisor's commands in, the workers' answers merged and out.
+//
+// It sleeps in poll(2) on two descriptors: the channel's ZMQ_FD and the inbox's eventfd — not in
+// zmq_poll, which costs two passes of a poll and a ZMQ_EVENTS query per socket (each a getpid and
+// a poll system call inside libzmq) on every turn. ZMQ_FD is edge-like: it signals only after the
+// socket's pending commands were processed, so the loop sleeps only right after a recv on the
+// channel found nothing (that recv processed them, and no send on the channel came after it).
 void Runtime::Serve() {
+  const int channel_fd = channel_->get(zmq::sockopt::fd);
   for (;;) {
-    zmq::pollitem_t items[] = {{channel_->handle(), 0, ZMQ_POLLIN, 0},
-                               {inbox_->handle(), 0, ZMQ_POLLIN, 0}};
-    zmq::poll(items, 2, std::chrono::milliseconds(100));
-    ReportProgress();
-    if (items[0].revents & ZMQ_POLLIN) {
+    // The workers' answers first: sending them on the channel may process the channel's commands
+    // (a message's arrival among them), which the recv below then sees.
+    bool busy = DrainInbox();
+    // At most so many before the inbox is looked at again (a long backlog of commands never keeps
+    // the answers waiting).
+    for (int n = 0; n < 1024; ++n) {
       zmq::message_t msg;
-      while (channel_->recv(msg, zmq::recv_flags::dontwait)) {
-        auto cmd = ipc::DecodeInternalCommand(msg.to_string_view());
-        // The supervisor forwards only what it decoded and validated.
-        TANDEM_CHECK(cmd.ok(), "the supervisor sent an undecodable command");
-        OnCommand(std::move(cmd.message));
-        ReportProgress();  // a long backlog is progress too
-      }
+      if (!channel_->recv(msg, zmq::recv_flags::dontwait)) break;
+      auto cmd = ipc::DecodeInternalCommand(msg.to_string_view());
+      // The supervisor forwards only what it decoded and validated.
+      TANDEM_CHECK(cmd.ok(), "the supervisor sent an undecodable command");
+      OnCommand(std::move(cmd.message));
+      ReportProgress();  // a long backlog is progress too
+      busy = true;
     }
-    if (items[1].revents & ZMQ_POLLIN) {
-      // At most so many before the supervisor's channel is looked at again: a stream of subscribe
-      // parts never keeps a CancelSubscribe (or any command) waiting long.
-      for (int n = 0; n < 1024; ++n) {
-        std::vector<zmq::message_t> frames;
-        if (!zmq::recv_multipart(*inbox_, std::back_inserter(frames), zmq::recv_flags::dontwait)) {
-          break;
-        }
-        TANDEM_CHECK(frames.size() == 2, "a worker message has two frames");
-        OnWorkerMessage(frames[0], frames[1]);
-        ReportProgress();
-      }
-    }
+    ReportProgress();
+    if (busy) continue;  // look again: the last recv must be one that found nothing
+    pollfd fds[2] = {{channel_fd, POLLIN, 0}, {inbox_.fd(), POLLIN, 0}};
+    const int rc = poll(fds, 2, 100);
+    TANDEM_CHECK(rc >= 0 || errno == EINTR, "poll on the command thread's channel and inbox");
   }
+}
+
+bool Runtime::DrainInbox() {
+  // At most so many before the supervisor's channel is looked at again: a stream of subscribe
+  // parts never keeps a CancelSubscribe (or any command) waiting long.
+  if (taken_at_ == taken_.size()) {
+    taken_at_ = 0;
+    inbox_.Take(&taken_);
+  }
+  const std::size_t end = std::min(taken_.size(), taken_at_ + 1024);
+  if (taken_at_ == end) return false;
+  for (; taken_at_ < end; ++taken_at_) {
+    OnWorkerMessage(taken_[taken_at_]);
+    ReportProgress();
+  }
+  return true;
 }
 
 void Runtime::ReportProgress() {
@@ -353,15 +367,10 @@ void Runtime::Enqueue(pb::Command c) {
   AppendToLog(std::make_shared<const pb::Command>(std::move(c)));
 }
 
-void Runtime::OnWorkerMessage(const zmq::message_t& header, const zmq::message_t& body) {
-  WorkerHeader from;
-  TANDEM_CHECK(header.size() == sizeof from, "a worker message starts with its header");
-  std::memcpy(&from, header.data(), sizeof from);
-  auto decoded = ipc::DecodeResponse(body.to_string_view());
-  TANDEM_CHECK(decoded.ok(), "a worker sent an undecodable message");
-  const pb::Response& r = decoded.message;
+void Runtime::OnWorkerMessage(Inbox::Message& m) {
+  pb::Response& r = m.response;
   if (r.has_frontiers()) {
-    merger_.OnFrontier(from.worker, from.seq, r.frontiers());
+    merger_.OnFrontier(m.worker, m.seq, r.frontiers());
     return;
   }
   if (r.has_write_response()) {  // the table writer's answer: the runtime's whole answer
@@ -369,9 +378,9 @@ void Runtime::OnWorkerMessage(const zmq::message_t& header, const zmq::message_t
     return;
   }
   if (r.has_subscribe_batch()) {
-    subscribe_merger_.OnPart(from.worker, std::move(*decoded.message.mutable_subscribe_batch()));
-    subscribe_bytes_in_flight_.fetch_sub(static_cast<std::int64_t>(body.size()),
+    subscribe_bytes_in_flight_.fetch_sub(static_cast<std::int64_t>(m.bytes),
                                          std::memory_order_relaxed);
+    subscribe_merger_.OnPart(m.worker, std::move(*r.mutable_subscribe_batch()));
     return;
   }
   if (r.has_subscribe_end()) {
@@ -386,36 +395,30 @@ void Runtime::OnWorkerMessage(const zmq::message_t& header, const zmq::message_t
 // ---------------------------------------------------------------------------------------------
 // Workers
 
-std::unique_ptr<zmq::socket_t> Runtime::ConnectToCommandThread() {
-  auto out = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::push);
-  out->set(zmq::sockopt::sndhwm, 0);
-  out->connect("inproc://worker-out");
-  return out;
-}
-
-void Runtime::SendTo(zmq::socket_t& out, const pb::Response& r, std::uint32_t worker,
-                     std::uint64_t seq) {
-  const WorkerHeader header{worker, seq};
-  const std::string bytes = EncodeForChannel(r);
+void Runtime::SendToCommandThread(const pb::Response& r, std::uint32_t worker, std::uint64_t seq) {
+  Inbox::Message m;
+  m.worker = worker;
+  m.seq = seq;
   if (r.has_subscribe_batch()) {
-    subscribe_bytes_in_flight_.fetch_add(static_cast<std::int64_t>(bytes.size()),
+    // Back-pressure counts what the batch will weigh on the channel, as it did when it was encoded.
+    m.bytes = r.ByteSizeLong();
+    subscribe_bytes_in_flight_.fetch_add(static_cast<std::int64_t>(m.bytes),
                                          std::memory_order_relaxed);
   }
-  out.send(zmq::buffer(&header, sizeof header), zmq::send_flags::sndmore);
-  out.send(zmq::buffer(bytes), zmq::send_flags::none);
+  if (r.has_peek_response()) {
+    // The backstop the channel to the command thread had (a part it could not carry is an Error):
+    // a worker's part is bounded below it already (PeekServer::AnswerFrom).
+    if (const std::size_t bytes = r.ByteSizeLong(); bytes > ipc::kMaxMessageBytes) {
+      m.response = OversizeAnswer(r, bytes);
+      inbox_.Push(std::move(m));
+      return;
+    }
+  }
+  m.response = r;
+  inbox_.Push(std::move(m));
 }
 
-void Runtime::SendToCommandThread(Worker& w, const pb::Response& r, std::uint64_t seq) {
-  SendTo(*w.out, r, w.me, seq);
-}
-
-void Runtime::SendFromCompletion(const pb::Response& r) {
-  // A completion step runs on one of the lockstep workers while the others wait in the barrier:
-  // worker 0's socket is free (its thread is not sending now) only if it runs there, so the
-  // completion has a socket of its own.
-  if (!completion_out_) completion_out_ = ConnectToCommandThread();
-  SendTo(*completion_out_, r, kNotAWorker);
-}
+void Runtime::SendFromCompletion(const pb::Response& r) { SendToCommandThread(r, kNotAWorker); }
 
 void Runtime::WorkerMain(std::uint32_t me) {
   Worker& w = *workers_[me];

@@ -36,6 +36,7 @@
 #include "shm/segment.h"
 #include "workers/command_log.h"
 #include "workers/dataflow.h"
+#include "workers/inbox.h"
 #include "workers/one_shot.h"
 #include "workers/peek.h"
 #include "workers/peek_server.h"
@@ -85,12 +86,9 @@ class Runtime {
   // Keeps what the workers need to apply (tracked by the reconciler) and appends it to the log.
   void Enqueue(ipc::pb::Command command);
   void AppendToLog(std::shared_ptr<const ipc::pb::Command> command);
-  // What a worker's message to the command thread starts with (its first frame).
-  struct WorkerHeader {
-    std::uint32_t worker = 0;
-    std::uint64_t seq = 0;  // Frontiers: the CreateDataflow the collection belongs to
-  };
-  void OnWorkerMessage(const zmq::message_t& header, const zmq::message_t& body);
+  // Handles the workers' messages waiting in the inbox; false when there were none.
+  bool DrainInbox();
+  void OnWorkerMessage(Inbox::Message& message);
   void SendResponse(const ipc::pb::Response& response);
 
   // Worker threads.
@@ -98,13 +96,10 @@ class Runtime {
   void LockstepLoop(Worker& w);
   void InteractiveLoop(Worker& w);
   void Apply(Worker& w, std::uint64_t seq, const ipc::pb::Command& command);
-  void SendToCommandThread(Worker& w, const ipc::pb::Response& r, std::uint64_t seq = 0);
-  static constexpr std::uint32_t kNotAWorker = UINT32_MAX;  // the header of a table answer
-  // A push socket into the command thread's inbox, for the one thread that will send on it (a
-  // worker, the table writer, the barrier completions).
-  std::unique_ptr<zmq::socket_t> ConnectToCommandThread();
-  void SendTo(zmq::socket_t& out, const ipc::pb::Response& r, std::uint32_t worker,
-              std::uint64_t seq = 0);
+  static constexpr std::uint32_t kNotAWorker = UINT32_MAX;  // the sender of a table answer
+  // Into the command thread's inbox, from any thread (a worker, the table writer, the barrier
+  // completions).
+  void SendToCommandThread(const ipc::pb::Response& r, std::uint32_t worker, std::uint64_t seq = 0);
   // An answer from a barrier completion step (a write to a table that is not here).
   void SendFromCompletion(const ipc::pb::Response& r);
   void StartCompletion() noexcept;
@@ -117,7 +112,11 @@ class Runtime {
   std::unique_ptr<shm::ReaderTable> reader_table_;
   std::vector<std::uint64_t> reported_turns_;  // each worker's `turns` at the last raise
   zmq::context_t ctx_;
-  std::unique_ptr<zmq::socket_t> channel_, inbox_;
+  std::unique_ptr<zmq::socket_t> channel_;
+  Inbox inbox_;  // the workers' (and table writer's, completions') messages to the command thread
+  // The command thread's: what DrainInbox took, handled up to taken_at_.
+  std::vector<Inbox::Message> taken_;
+  std::size_t taken_at_ = 0;
 
   CommandLog log_;  // shared with workers
   std::atomic<bool> stop_{false};
@@ -144,8 +143,6 @@ class Runtime {
   // sources by id (written only in StartCompletion).
   std::unique_ptr<TableWriter> tables_;
   std::map<std::string, TableSource*> live_tables_;
-  std::unique_ptr<zmq::socket_t> writer_out_;      // the table writer thread's
-  std::unique_ptr<zmq::socket_t> completion_out_;  // the barrier completions'
 
   std::unique_ptr<OneShotPool> one_shots_;  // solo, interactive; outlives the peek servers
   // Bytes of subscribe parts the workers sent that the command thread has not merged yet: above
