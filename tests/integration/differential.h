@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -870,6 +871,34 @@ inline std::string TypeMismatch(const Types& generated, const pb::Schema& derive
 // A log source's columns: k INT64, v INT64 nullable, s STRING maybe nullable, two or three of
 // them (k always) in some order; with new_operators sometimes also f FLOAT64 nullable and b BOOL
 // (AVG of floats, ANY/ALL, joins and top-k on those types).
+// A failed case as the suites print it: `first` (how to run it again), its dataflow, and its
+// log file's lines, indented.
+inline std::string CaseText(const std::string& first, const pb::Command& create,
+                            const std::string& log_text) {
+  std::string text = first + "\n  dataflow: " + ipc::ToJson(create) + "\n  log file:\n";
+  std::istringstream in(log_text);
+  for (std::string line; std::getline(in, line);) text += "    " + line + "\n";
+  return text;
+}
+
+// Makes `d` a maintained dataflow from time 0 that never closes, reading the log file `path` as
+// its source `source_id` with columns c0, c1, ... of `types` (the suites add what it builds).
+inline void MaintainedFromLog(pb::DataflowDescription* d, const std::string& source_id,
+                              const std::string& path, const Types& types) {
+  d->set_class_(pb::MAINTAINED);
+  d->mutable_as_of()->add_elements(0);
+  d->mutable_until();
+  auto* src = d->add_source_imports();
+  src->set_id(source_id);
+  src->mutable_source()->mutable_log()->set_path(path);
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    auto* col = src->mutable_schema()->add_columns();
+    col->set_name("c" + std::to_string(i));
+    col->set_type(types[i].type);
+    col->set_nullable(types[i].nullable);
+  }
+}
+
 inline Types RandomSourceTypes(Generator& gen) {
   Types source_types = {{pb::INT64, false}};
   std::vector<ColumnType> extra = {{pb::INT64, true}, {pb::STRING, gen.rand().Chance(0.3)}};

@@ -472,19 +472,8 @@ class ImportCaseRunner {
 
     pb::DataflowDescription* d = flow->create.mutable_create_dataflow()->mutable_desc();
     d->set_debug_name("import case " + std::to_string(seed_) + " source");
-    d->set_class_(pb::MAINTAINED);
-    d->mutable_as_of()->add_elements(0);
-    d->mutable_until();
     const std::string source_id = NewId();
-    auto* src = d->add_source_imports();
-    src->set_id(source_id);
-    src->mutable_source()->mutable_log()->set_path(flow->path);
-    for (std::size_t i = 0; i < source_types.size(); ++i) {
-      auto* col = src->mutable_schema()->add_columns();
-      col->set_name("c" + std::to_string(i));
-      col->set_type(source_types[i].type);
-      col->set_nullable(source_types[i].nullable);
-    }
+    MaintainedFromLog(d, source_id, flow->path, source_types);
     std::vector<Generator::Collection> scope = {{source_id, source_types, {magnitude.bits, 0}}};
     const int builds = 1 + static_cast<int>(gen.rand().Below(2));
     for (int i = 0; i < builds; ++i) {

@@ -404,19 +404,8 @@ class ReaderRunner {
 
     auto* d = case_.create.mutable_create_dataflow()->mutable_desc();
     d->set_debug_name("local reader case " + std::to_string(seed));
-    d->set_class_(pb::MAINTAINED);
-    d->mutable_as_of()->add_elements(0);
-    d->mutable_until();
     const std::string source_id = NewId();
-    auto* src = d->add_source_imports();
-    src->set_id(source_id);
-    src->mutable_source()->mutable_log()->set_path(case_.path);
-    for (std::size_t i = 0; i < source_types.size(); ++i) {
-      auto* col = src->mutable_schema()->add_columns();
-      col->set_name("c" + std::to_string(i));
-      col->set_type(source_types[i].type);
-      col->set_nullable(source_types[i].nullable);
-    }
+    MaintainedFromLog(d, source_id, case_.path, source_types);
     std::vector<Generator::Collection> scope = {{source_id, source_types, {magnitude.bits, 0}}};
     const int builds = 1 + static_cast<int>(gen.rand().Below(2));
     for (int i = 0; i < builds; ++i) {
@@ -950,11 +939,8 @@ class ReaderRunner {
   }
 
   std::string Describe() const {
-    std::string text = "  rerun: TANDEM_TEST_SEED=" + std::to_string(case_.seed) +
-                       "\n  dataflow: " + ipc::ToJson(case_.create) + "\n  log file:\n";
-    std::istringstream in(case_.log_text);
-    for (std::string line; std::getline(in, line);) text += "    " + line + "\n";
-    return text;
+    return CaseText("  rerun: TANDEM_TEST_SEED=" + std::to_string(case_.seed), case_.create,
+                    case_.log_text);
   }
 
   const Config config_;

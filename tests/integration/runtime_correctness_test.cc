@@ -247,19 +247,8 @@ class CaseRunner {
   std::string StartDataflow(pb::DataflowDescription* d, const std::string& name,
                             const Types& source_types, const std::string& path) {
     d->set_debug_name(name);
-    d->set_class_(pb::MAINTAINED);
-    d->mutable_as_of()->add_elements(0);
-    d->mutable_until();
     const std::string source_id = NewId();
-    auto* src = d->add_source_imports();
-    src->set_id(source_id);
-    src->mutable_source()->mutable_log()->set_path(path);
-    for (std::size_t i = 0; i < source_types.size(); ++i) {
-      auto* col = src->mutable_schema()->add_columns();
-      col->set_name("c" + std::to_string(i));
-      col->set_type(source_types[i].type);
-      col->set_nullable(source_types[i].nullable);
-    }
+    MaintainedFromLog(d, source_id, path, source_types);
     return source_id;
   }
 
@@ -615,13 +604,10 @@ class CaseRunner {
 
  private:
   std::string Describe() const {
-    std::string text =
-        (current_name_.empty() ? "  rerun: TANDEM_TEST_SEED=" + std::to_string(case_.seed)
-                               : "  hand-written case: " + current_name_) +
-        "\n  dataflow: " + ipc::ToJson(case_.create) + "\n  log file:\n";
-    std::istringstream in(case_.log_text);
-    for (std::string line; std::getline(in, line);) text += "    " + line + "\n";
-    return text;
+    return CaseText(current_name_.empty()
+                        ? "  rerun: TANDEM_TEST_SEED=" + std::to_string(case_.seed)
+                        : "  hand-written case: " + current_name_,
+                    case_.create, case_.log_text);
   }
 
   const Config config_;

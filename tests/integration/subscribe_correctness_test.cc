@@ -278,19 +278,8 @@ class SubscribeRunner {
         (dir_ / ("case-" + std::to_string(case_.seed) + "-" + std::to_string(next_id_) + ".log"))
             .string();
     d->set_debug_name(name);
-    d->set_class_(pb::MAINTAINED);
-    d->mutable_as_of()->add_elements(0);
-    d->mutable_until();
     const std::string source_id = NewId();
-    auto* src = d->add_source_imports();
-    src->set_id(source_id);
-    src->mutable_source()->mutable_log()->set_path(case_.path);
-    for (std::size_t i = 0; i < source_types.size(); ++i) {
-      auto* col = src->mutable_schema()->add_columns();
-      col->set_name("c" + std::to_string(i));
-      col->set_type(source_types[i].type);
-      col->set_nullable(source_types[i].nullable);
-    }
+    MaintainedFromLog(d, source_id, case_.path, source_types);
     return source_id;
   }
 
