@@ -277,17 +277,6 @@ void UpdateBuffer::AdvanceTimes(Time floor) {
 
 namespace {
 
-// Up to 8 bytes at p, zero-padded on the right, as a big-endian integer: integer order of the
-// results is memcmp order of the padded bytes.
-std::uint64_t LoadPaddedBigEndian(const char* p, std::size_t n) {
-  unsigned char b[8] = {};
-  std::memcpy(b, p, std::min<std::size_t>(n, 8));
-  std::uint64_t v;
-  std::memcpy(&v, b, 8);
-  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap64(v);
-  return v;
-}
-
 constexpr std::uint32_t kPrefixBytes = 16;
 
 struct SortItem {

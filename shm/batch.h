@@ -136,8 +136,8 @@ class BatchView {
   // Index of the first key >= `key` (key_count() when none): through the key index, with memcmp
   // only among keys whose windows equal the probe's.
   std::uint32_t LowerBound(std::string_view key) const;
-  // Index of `key` (key_count() when absent). An absent key whose window no key shares costs no
-  // comparison of key bytes at all.
+  // Index of `key` (key_count() when absent). An absent key whose window no key shares is refused
+  // without comparing its bytes with a found key's (only the common prefix, with the first key's).
   std::uint32_t Find(std::string_view key) const;
 
   // Structural self-check for tools reading a segment post-mortem: every column inside the

@@ -23,6 +23,7 @@
 // the words. Who may touch it: the batch's writer, once, before publishing; readers after.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
@@ -32,16 +33,20 @@ namespace tandem::shm {
 // Entries per block: one cache line of windows.
 inline constexpr std::uint64_t kKeyIndexFanout = 8;
 
+// Up to 8 bytes at p, zero-padded on the right, as a big-endian integer: integer order of the
+// results is memcmp order of the padded bytes.
+inline std::uint64_t LoadPaddedBigEndian(const char* p, std::size_t n) {
+  unsigned char b[8] = {};
+  std::memcpy(b, p, n < 8 ? n : 8);
+  std::uint64_t v;
+  std::memcpy(&v, b, 8);
+  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap64(v);
+  return v;
+}
+
 // The window of `key` after its first `skip` bytes.
 inline std::uint64_t KeyWindow(std::string_view key, std::uint64_t skip) {
-  unsigned char bytes[8] = {};
-  if (key.size() > skip) {
-    const std::size_t n = key.size() - skip < 8 ? key.size() - skip : 8;
-    std::memcpy(bytes, key.data() + skip, n);
-  }
-  std::uint64_t w;
-  std::memcpy(&w, bytes, 8);
-  return __builtin_bswap64(w);  // big-endian bytes → integer order (the host is little-endian)
+  return key.size() > skip ? LoadPaddedBigEndian(key.data() + skip, key.size() - skip) : 0;
 }
 
 // Words (uint64) the index of `keys` keys takes, every level padded to whole blocks.

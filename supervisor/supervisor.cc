@@ -62,6 +62,10 @@ void PollItems(std::vector<zmq::pollitem_t>& items, int timeout_ms,
                 0};
       continue;
     }
+    // A socket's ZMQ_FD says only "look"; a socket polled for POLLOUT could stay "ready" without
+    // ever leaving `quiet` (every poll would return at once). The loop polls sockets for input.
+    TANDEM_CHECK(item.events == ZMQ_POLLIN,
+                 "the supervisor polls its ZeroMQ sockets for input only");
     int fd = -1;
     std::size_t size = sizeof fd;
     TANDEM_CHECK(zmq_getsockopt(item.socket, ZMQ_FD, &fd, &size) == 0, "ZMQ_FD of a socket");
@@ -272,6 +276,13 @@ int Supervisor::Loop() {
     if (auth_) items.push_back(auth_->PollItem());
     const std::size_t http_at = items.size();
     http_->AppendPollItems(&items);
+    // Every socket is asked again at least every 100 ms, busy or not: were a signal ever missed
+    // (every path that may consume one takes its socket out of `quiet_`), a message would wait at
+    // most that long, never for the loop to go idle.
+    if (const auto now = Clock::now(); now - quiet_since_ >= std::chrono::milliseconds(100)) {
+      quiet_.clear();
+      quiet_since_ = now;
+    }
     PollItems(items, 100, quiet_);
     metrics_.Inc(kLoopTurns);
     if (items[2].revents & ZMQ_POLLIN) {

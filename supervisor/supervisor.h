@@ -189,6 +189,7 @@ class Supervisor {
   // whatever comes next, and the loop sleeps on it without asking ZMQ_EVENTS again. A send takes
   // a socket out (it may process a command that makes a message readable without a signal).
   std::unordered_set<void*> quiet_;
+  Clock::time_point quiet_since_{};       // when quiet_ was last emptied (at least every 100 ms)
   std::unique_ptr<ControllerAuth> auth_;  // CURVE and its ZAP handler, when configured
   std::unique_ptr<HttpServer> http_;
   std::map<Role, Runtime> runtimes_;

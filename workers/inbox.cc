@@ -1,5 +1,6 @@
 #include "workers/inbox.h"
 
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -15,38 +16,39 @@ Inbox::Inbox() : fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
 
 Inbox::~Inbox() { close(fd_); }
 
+// Invariant, under mu_: the eventfd's counter is non-zero exactly when messages_ is not empty. The
+// first push into an empty inbox signals, and Take consumes the signal as it takes the messages —
+// both under the lock, so no signal can land after the Take that took its message (which would
+// leave the eventfd readable over an empty inbox: the command thread's poll would never sleep).
 void Inbox::Push(Message message) {
-  bool was_empty;
-  {
-    MutexLock lock(mu_);
-    was_empty = messages_.empty();
-    messages_.push_back(std::move(message));
-  }
-  // Only the first message after a Take signals: the command thread drains them all at once. (A
-  // Take between the push and this write leaves a spurious wake-up: an empty Take, harmless.)
-  if (!was_empty) return;
+  MutexLock lock(mu_);
+  const bool was_empty = messages_.empty();
+  messages_.push_back(std::move(message));
+  if (!was_empty) return;  // signalled already, not taken yet
   const std::uint64_t one = 1;
   ssize_t n;
   do {
     n = write(fd_, &one, sizeof one);
   } while (n < 0 && errno == EINTR);
-  // EAGAIN only when the counter is at its maximum: readable already.
-  TANDEM_CHECK(n == sizeof one || errno == EAGAIN, "could not signal the command thread's inbox");
+  TANDEM_CHECK(n == sizeof one, "could not signal the command thread's inbox");
 }
 
 void Inbox::Take(std::vector<Message>* out) {
   out->clear();
-  {
-    MutexLock lock(mu_);
-    if (messages_.empty()) return;  // nothing to take: no system call
-  }
-  // Consume the wake-up before taking: a push after this read signals again (a push between it and
-  // the swap finds the inbox non-empty and does not signal; the swap takes it).
-  std::uint64_t count;
-  while (read(fd_, &count, sizeof count) < 0 && errno == EINTR) {
-  }
   MutexLock lock(mu_);
+  if (messages_.empty()) return;  // nothing to take, and (the invariant) no signal: no system call
+  std::uint64_t count;
+  ssize_t n;
+  do {
+    n = read(fd_, &count, sizeof count);
+  } while (n < 0 && errno == EINTR);
+  TANDEM_CHECK(n == sizeof count, "the command thread's inbox held messages but no signal");
   out->swap(messages_);
+}
+
+bool Inbox::Signalled() const {
+  pollfd p{fd_, POLLIN, 0};
+  return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
 }
 
 }  // namespace tandem::workers

@@ -39,8 +39,10 @@ class Inbox {
   void Push(Message message) TANDEM_EXCLUDES(mu_);
   // Moves every message into `out` (cleared first), oldest first, and consumes the wake-up.
   void Take(std::vector<Message>* out) TANDEM_EXCLUDES(mu_);
-  // Readable while a message waits (poll it for POLLIN).
+  // Readable exactly while a message waits (poll it for POLLIN).
   int fd() const { return fd_; }
+  // Whether fd() is readable now (tests: it must not be once everything was taken).
+  bool Signalled() const;
 
  private:
   int fd_ = -1;

@@ -32,7 +32,8 @@ namespace {
 // faster overall than big ones (their updates stay in cache): measured with `tandem-bench ingest`.
 constexpr std::chrono::microseconds kStepBudget = 5ms;
 
-// Back-pressure on subscribes (Runtime::subscribe_bytes_in_flight_).
+// Back-pressure on subscribes (Runtime::subscribe_bytes_in_flight_): parts waiting in the inbox,
+// counted in memory (SpaceUsedLong).
 constexpr std::int64_t kMaxSubscribeBytesInFlight = 64 << 20;
 
 // Never a message the channel cannot carry (its receiver would fail a check: shared fate). A
@@ -400,8 +401,9 @@ void Runtime::SendToCommandThread(const pb::Response& r, std::uint32_t worker, s
   m.worker = worker;
   m.seq = seq;
   if (r.has_subscribe_batch()) {
-    // Back-pressure counts what the batch will weigh on the channel, as it did when it was encoded.
-    m.bytes = r.ByteSizeLong();
+    // Back-pressure counts what the batch weighs while it waits in the inbox: parsed, in memory
+    // (several times its encoded size: a heap object per update, row and datum).
+    m.bytes = r.SpaceUsedLong();
     subscribe_bytes_in_flight_.fetch_add(static_cast<std::int64_t>(m.bytes),
                                          std::memory_order_relaxed);
   }

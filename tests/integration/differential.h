@@ -868,9 +868,6 @@ inline std::string TypeMismatch(const Types& generated, const pb::Schema& derive
   return "generated " + text(generated) + ", validator " + text(d);
 }
 
-// A log source's columns: k INT64, v INT64 nullable, s STRING maybe nullable, two or three of
-// them (k always) in some order; with new_operators sometimes also f FLOAT64 nullable and b BOOL
-// (AVG of floats, ANY/ALL, joins and top-k on those types).
 // A failed case as the suites print it: `first` (how to run it again), its dataflow, and its
 // log file's lines, indented.
 inline std::string CaseText(const std::string& first, const pb::Command& create,
@@ -899,6 +896,9 @@ inline void MaintainedFromLog(pb::DataflowDescription* d, const std::string& sou
   }
 }
 
+// A log source's columns: k INT64, v INT64 nullable, s STRING maybe nullable, two or three of
+// them (k always) in some order; with new_operators sometimes also f FLOAT64 nullable and b BOOL
+// (AVG of floats, ANY/ALL, joins and top-k on those types).
 inline Types RandomSourceTypes(Generator& gen) {
   Types source_types = {{pb::INT64, false}};
   std::vector<ColumnType> extra = {{pb::INT64, true}, {pb::STRING, gen.rand().Chance(0.3)}};
