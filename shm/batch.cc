@@ -122,9 +122,7 @@ Status BatchView::Validate(std::uint64_t allocation_bytes) const {
 
 void BatchWriter::Push(std::string_view key, std::string_view val, Time time, std::int64_t diff) {
   const std::size_t keys = key_offsets_.size() - 1;
-  const bool new_key = keys == 0 || key != std::string_view(key_bytes_)
-                                               .substr(key_offsets_[keys - 1],
-                                                       key_offsets_[keys] - key_offsets_[keys - 1]);
+  const bool new_key = keys == 0 || key != KeyAt(keys - 1);
   if (new_key) {
     key_bytes_.append(key);
     key_offsets_.push_back(static_cast<std::uint32_t>(key_bytes_.size()));

@@ -31,11 +31,8 @@ int LevelStarts(std::uint64_t keys, std::uint64_t (&starts)[kMaxLevels]) {
 
 std::uint64_t KeyIndexWords(std::uint64_t keys) {
   if (keys == 0) return 0;
-  std::uint64_t words = 0;
-  for (std::uint64_t entries = keys;; entries = Blocks(entries)) {
-    words += Blocks(entries) * kKeyIndexFanout;
-    if (entries <= kKeyIndexFanout) return words;
-  }
+  std::uint64_t starts[kMaxLevels];
+  return starts[LevelStarts(keys, starts) - 1] + kKeyIndexFanout;  // the top level is one block
 }
 
 void FinishKeyIndex(std::uint64_t keys, std::uint64_t* words) {
