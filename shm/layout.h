@@ -45,8 +45,9 @@ inline constexpr std::uint64_t kSegmentMagic = 0x3147455344'4e4154ULL;
 // tool's ReaderEntry::owner became a process token (pid + start time) instead of a pid. Version 3:
 // the header's `closed` word; tools and local readers announce in the reader table
 // (shm/reader_table.h), which publishers honour, so a slot has only its reading thread's entry.
-// Version 4: batches carry a key index (key_prefix_skip, key_index_at; "TDBATCH2").
-inline constexpr std::uint32_t kLayoutVersion = 4;
+// Version 4: batches carry a key index (key_prefix_skip, key_index_at; "TDBATCH2"). Version 5:
+// the peek rings (PeekRingData, DESIGN §14) and the header's peek_rings_offset.
+inline constexpr std::uint32_t kLayoutVersion = 5;
 // The header occupies the first page; the managed (allocator) area starts right after it.
 inline constexpr std::size_t kHeaderBytes = 4096;
 inline constexpr std::size_t kReplicaIdBytes = 64;
@@ -106,7 +107,9 @@ struct SegmentHeader {
   std::uint64_t created_unix_ns;
   std::uint64_t managed_offset;  // start of the Boost.Interprocess managed area
   std::uint64_t managed_bytes;
-  std::uint64_t registry_offset;     // RegistryData, allocated in the managed area
+  std::uint64_t registry_offset;  // RegistryData, allocated in the managed area
+  // PeekRingsData, allocated in the managed area; 0 when the replica has no peek fast path.
+  std::uint64_t peek_rings_offset;
   char replica_id[kReplicaIdBytes];  // NUL-terminated
   RuntimeEntry runtimes[kRuntimeEntries];
 };
@@ -237,6 +240,50 @@ struct RegistryData {
   std::uint64_t rows_offset;  // offset of row 0 from the segment base
 };
 
+// The peek fast path (DESIGN §14): a byte ring in the segment that carries Peek and CancelPeek
+// commands from the supervisor to the runtime that serves peeks, and one that carries their
+// PeekResponses back (shm/peek_ring.h has the protocol).
+//  Producer: one thread of one process (the supervisor's loop; the runtime's command thread).
+//  Consumer: one thread of the other. Nothing else writes a ring.
+//  head: bytes ever pushed (producer; release after the record's bytes). tail: bytes ever
+//  consumed (consumer; release after it is done with the record's bytes). A record is an 8-byte
+//  RingRecordHeader and its payload, padded to 8 bytes, never split across the end: a record that
+//  would be is preceded by a pad record to the end. sleeping: the consumer is (about to be) asleep
+//  in poll(2) on its wake-up eventfd, which the producer then writes (seq_cst on both sides: no
+//  lost wake-up). The counters are statistics for /metrics and tools.
+struct alignas(64) PeekRingData {
+  // The producer's cache line.
+  std::atomic<std::uint64_t> head;
+  std::atomic<std::uint64_t> pushed;      // records pushed
+  std::atomic<std::uint64_t> full;        // pushes refused: not enough room now
+  std::atomic<std::uint64_t> too_large;   // pushes refused: larger than max_record
+  std::atomic<std::uint64_t> wakes_sent;  // eventfd writes
+  std::uint64_t reserved0[3];             // 0
+  // The consumer's cache line.
+  std::atomic<std::uint64_t> tail;
+  std::atomic<std::uint32_t> sleeping;
+  std::uint32_t reserved1;     // 0
+  std::uint64_t reserved2[6];  // 0
+  // Written once at creation.
+  std::uint64_t capacity;      // bytes of data: a power of two, at least kMinPeekRingBytes
+  std::uint64_t data_offset;   // from the segment base: `capacity` bytes, 64-byte aligned
+  std::uint64_t max_record;    // largest payload a push takes: capacity / 4
+  std::uint64_t reserved3[5];  // 0
+};
+inline constexpr std::uint64_t kMinPeekRingBytes = 4096;
+// Before each record in a ring's data.
+struct RingRecordHeader {
+  std::uint32_t bytes;  // of the payload (a pad record: of the pad after this header)
+  std::uint32_t kind;   // kRingRecord or kRingPad
+};
+inline constexpr std::uint32_t kRingRecord = 1;
+inline constexpr std::uint32_t kRingPad = 2;
+// The two rings of a replica with the fast path, one allocation (the data follows).
+struct PeekRingsData {
+  PeekRingData requests;  // supervisor → the runtime that serves peeks
+  PeekRingData answers;   // that runtime → the supervisor
+};
+
 inline constexpr std::uint64_t kBatchMagic = 0x3248435441424454ULL;  // "TDBATCH2"
 
 // The fixed part at the start of every batch allocation (the columns follow; shm/batch.h).
@@ -280,6 +327,8 @@ static_assert(std::is_trivially_copyable_v<RegistryData> &&
               std::has_unique_object_representations_v<RegistryData>);
 static_assert(std::is_trivially_copyable_v<BatchHeader> &&
               std::has_unique_object_representations_v<BatchHeader>);
+static_assert(std::is_trivially_copyable_v<RingRecordHeader> &&
+              std::has_unique_object_representations_v<RingRecordHeader>);
 // Standard layout: offsetof is well-defined and the struct means the same to every compiler. Not
 // WakeChannelData and RowData, which hold Boost's queue (a class hierarchy with data in a base
 // and the derived class); their offsets are still pinned below, and the queue's size with them.
@@ -290,12 +339,15 @@ static_assert(std::is_standard_layout_v<SlotData>);
 static_assert(std::is_standard_layout_v<BatchListData>);
 static_assert(std::is_standard_layout_v<RegistryData>);
 static_assert(std::is_standard_layout_v<BatchHeader>);
+static_assert(std::is_standard_layout_v<PeekRingData>);
+static_assert(std::is_standard_layout_v<PeekRingsData>);
 // Nothing in the segment is ever destroyed (it is unmapped), so nothing may need its destructor.
 // The queue's destructor only drains it, which ChangedSlot (trivially destructible) does not need.
 static_assert(std::is_trivially_destructible_v<RuntimeEntry>);
 static_assert(std::is_trivially_destructible_v<SegmentHeader>);
 static_assert(std::is_trivially_destructible_v<SlotData>);
 static_assert(std::is_trivially_destructible_v<ChangedSlot>);
+static_assert(std::is_trivially_destructible_v<PeekRingsData>);
 
 // Boost.Lockfree's queue as Boost 1.81 lays it out on LP64: write index, padding to a cache line,
 // read index, then capacity + 1 elements. A Boost upgrade that changes it fails here first.
@@ -390,6 +442,7 @@ inline constexpr layout_detail::Field kSegmentHeaderFields[] = {
     TANDEM_SHM_FIELD(SegmentHeader, managed_offset),
     TANDEM_SHM_FIELD(SegmentHeader, managed_bytes),
     TANDEM_SHM_FIELD(SegmentHeader, registry_offset),
+    TANDEM_SHM_FIELD(SegmentHeader, peek_rings_offset),
     TANDEM_SHM_FIELD(SegmentHeader, replica_id),
     TANDEM_SHM_FIELD(SegmentHeader, runtimes)};
 inline constexpr layout_detail::Field kChangedSlotFields[] = {
@@ -442,6 +495,18 @@ inline constexpr layout_detail::Field kBatchHeaderFields[] = {
     TANDEM_SHM_FIELD(BatchHeader, val_offsets_at),  TANDEM_SHM_FIELD(BatchHeader, val_updates_at),
     TANDEM_SHM_FIELD(BatchHeader, key_bytes_at),    TANDEM_SHM_FIELD(BatchHeader, val_bytes_at),
     TANDEM_SHM_FIELD(BatchHeader, key_prefix_skip), TANDEM_SHM_FIELD(BatchHeader, key_index_at)};
+inline constexpr layout_detail::Field kPeekRingDataFields[] = {
+    TANDEM_SHM_FIELD(PeekRingData, head),       TANDEM_SHM_FIELD(PeekRingData, pushed),
+    TANDEM_SHM_FIELD(PeekRingData, full),       TANDEM_SHM_FIELD(PeekRingData, too_large),
+    TANDEM_SHM_FIELD(PeekRingData, wakes_sent), TANDEM_SHM_FIELD(PeekRingData, reserved0),
+    TANDEM_SHM_FIELD(PeekRingData, tail),       TANDEM_SHM_FIELD(PeekRingData, sleeping),
+    TANDEM_SHM_FIELD(PeekRingData, reserved1),  TANDEM_SHM_FIELD(PeekRingData, reserved2),
+    TANDEM_SHM_FIELD(PeekRingData, capacity),   TANDEM_SHM_FIELD(PeekRingData, data_offset),
+    TANDEM_SHM_FIELD(PeekRingData, max_record), TANDEM_SHM_FIELD(PeekRingData, reserved3)};
+inline constexpr layout_detail::Field kRingRecordHeaderFields[] = {
+    TANDEM_SHM_FIELD(RingRecordHeader, bytes), TANDEM_SHM_FIELD(RingRecordHeader, kind)};
+inline constexpr layout_detail::Field kPeekRingsDataFields[] = {
+    TANDEM_SHM_FIELD(PeekRingsData, requests), TANDEM_SHM_FIELD(PeekRingsData, answers)};
 
 #pragma GCC diagnostic pop
 #undef TANDEM_SHM_FIELD
@@ -455,11 +520,14 @@ static_assert(layout_detail::Tiles(sizeof(BatchListData), kBatchListDataFields))
 static_assert(layout_detail::Tiles(sizeof(RowData), kRowDataFields));
 static_assert(layout_detail::Tiles(sizeof(RegistryData), kRegistryDataFields));
 static_assert(layout_detail::Tiles(sizeof(BatchHeader), kBatchHeaderFields));
+static_assert(layout_detail::Tiles(sizeof(PeekRingData), kPeekRingDataFields));
+static_assert(layout_detail::Tiles(sizeof(RingRecordHeader), kRingRecordHeaderFields));
+static_assert(layout_detail::Tiles(sizeof(PeekRingsData), kPeekRingsDataFields));
 
 // Sizes and alignments (LP64 Linux, x86-64 and AArch64). Changing one is a layout change: make it
 // on purpose, here, and kLayoutHash follows by itself.
 static_assert(sizeof(RuntimeEntry) == 16 && alignof(RuntimeEntry) == 8);
-static_assert(sizeof(SegmentHeader) == 192 && alignof(SegmentHeader) == 8);
+static_assert(sizeof(SegmentHeader) == 200 && alignof(SegmentHeader) == 8);
 static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
 static_assert(sizeof(ChangedSlot) == 24 && alignof(ChangedSlot) == 8);
 static_assert(sizeof(WakeChannelData) == sizeof(WakeQueue) + 24 && alignof(WakeChannelData) == 8);
@@ -469,6 +537,11 @@ static_assert(sizeof(RowData) % 64 == 0 && alignof(RowData) == 64, "slots follow
 static_assert(kRowDataFields[4].offset == kRowDataHead);  // `wake`, offsetof taken above
 static_assert(sizeof(RegistryData) == 24 && alignof(RegistryData) == 8);
 static_assert(sizeof(BatchHeader) == 144 && alignof(BatchHeader) == 8);
+static_assert(sizeof(PeekRingData) == 192 && alignof(PeekRingData) == 64,
+              "the producer's, the consumer's and the immutable words: one cache line each");
+static_assert(offsetof(PeekRingData, tail) == 64 && offsetof(PeekRingData, capacity) == 128);
+static_assert(sizeof(RingRecordHeader) == 8 && alignof(RingRecordHeader) == 4);
+static_assert(sizeof(PeekRingsData) == 384 && alignof(PeekRingsData) == 64);
 // The offsets that every build must agree on to even say why it refuses a segment.
 static_assert(offsetof(SegmentHeader, magic) == 0);
 static_assert(offsetof(SegmentHeader, layout_version) == 8);
@@ -508,6 +581,7 @@ inline constexpr std::uint64_t kLayoutHash = [] {
   h = Fold(h, StableHash("tandem routing"));
   h = Fold(h, WorkerOf("tandem routing", 7));
   h = Fold(h, static_cast<unsigned char>(kErrorKeyPrefix));
+  h = Fold(Fold(Fold(h, kMinPeekRingBytes), kRingRecord), kRingPad);
   h = FoldStruct(h, sizeof(RuntimeEntry), alignof(RuntimeEntry), kRuntimeEntryFields);
   h = FoldStruct(h, sizeof(SegmentHeader), alignof(SegmentHeader), kSegmentHeaderFields);
   h = FoldStruct(h, sizeof(ChangedSlot), alignof(ChangedSlot), kChangedSlotFields);
@@ -518,6 +592,9 @@ inline constexpr std::uint64_t kLayoutHash = [] {
   h = FoldStruct(h, sizeof(RowData), alignof(RowData), kRowDataFields);
   h = FoldStruct(h, sizeof(RegistryData), alignof(RegistryData), kRegistryDataFields);
   h = FoldStruct(h, sizeof(BatchHeader), alignof(BatchHeader), kBatchHeaderFields);
+  h = FoldStruct(h, sizeof(PeekRingData), alignof(PeekRingData), kPeekRingDataFields);
+  h = FoldStruct(h, sizeof(RingRecordHeader), alignof(RingRecordHeader), kRingRecordHeaderFields);
+  h = FoldStruct(h, sizeof(PeekRingsData), alignof(PeekRingsData), kPeekRingsDataFields);
   return h;
 }();
 

@@ -18,6 +18,7 @@
 #include <new>
 
 #include "base/check.h"
+#include "shm/peek_ring.h"
 #include "shm/reader_table.h"
 #include "shm/registry.h"
 
@@ -318,13 +319,22 @@ Result<std::unique_ptr<Segment>> Segment::Create(const SegmentOptions& options) 
     return Status::InvalidArgument("slots per row must be in [1, " +
                                    std::to_string(kMaxSlotsPerRow) + "]");
   }
+  const std::uint64_t ring = options.peek_ring_bytes;
+  if (ring != 0 && (ring < kMinPeekRingBytes || (ring & (ring - 1)) != 0)) {
+    return Status::InvalidArgument("peek ring size " + std::to_string(ring) +
+                                   " bytes is not a power of two of at least " +
+                                   std::to_string(kMinPeekRingBytes) + " (or 0: none)");
+  }
   const std::uint64_t registry_bytes = RegistryBytes(options.workers, options.slots_per_row);
-  // The managed area needs room for its own bookkeeping besides the registry.
-  const std::uint64_t min_size = kHeaderBytes + registry_bytes + (64u << 10);
+  // The managed area needs room for its own bookkeeping besides the registry and the rings.
+  const std::uint64_t rings_bytes = ring == 0 ? 0 : 64 + sizeof(PeekRingsData) + 2 * ring;
+  const std::uint64_t min_size = kHeaderBytes + registry_bytes + rings_bytes + (64u << 10);
   if (options.size_bytes < min_size) {
-    return Status::InvalidArgument("segment size " + Mib(options.size_bytes) +
-                                   " is too small for " + std::to_string(options.workers) +
-                                   " registry rows; at least " + Mib(min_size) + " is needed");
+    return Status::InvalidArgument(
+        "segment size " + Mib(options.size_bytes) + " is too small for " +
+        std::to_string(options.workers) + " registry rows" +
+        (ring == 0 ? std::string() : " and two peek rings of " + std::to_string(ring) + " bytes") +
+        "; at least " + Mib(min_size) + " is needed");
   }
   const std::string shm_name = "/" + options.name;
 
@@ -428,6 +438,12 @@ Result<std::unique_ptr<Segment>> Segment::Create(const SegmentOptions& options) 
   auto registry = InitializeRegistry(*seg, options.workers, options.slots_per_row);
   if (!registry.ok()) return fail(registry.status());
   h.registry_offset = *registry;
+  h.peek_rings_offset = 0;
+  if (options.peek_ring_bytes != 0) {
+    auto rings = InitializePeekRings(*seg, options.peek_ring_bytes);
+    if (!rings.ok()) return fail(rings.status());
+    h.peek_rings_offset = *rings;
+  }
   h.magic.store(kSegmentMagic, std::memory_order_release);
   return seg;
 }
@@ -466,6 +482,7 @@ Status Segment::Attach() {
                               " is neither solo (1) nor two-runtime (2)");
   }
   TANDEM_RETURN_IF_ERROR(CheckRegistry(*this));
+  TANDEM_RETURN_IF_ERROR(CheckPeekRings(*this));
   if (read_only_) return Status::Ok();  // the allocator is the replica's, never a reader's
   try {
     managed_.reset(

@@ -33,6 +33,9 @@ struct SegmentOptions {
   // --reader-group: the segment becomes 0640 and that group's (local readers, DESIGN §11);
   // otherwise it stays 0600.
   std::optional<gid_t> reader_gid;
+  // The peek fast path's rings (DESIGN §14; shm/peek_ring.h): each ring's bytes, a power of two
+  // of at least kMinPeekRingBytes; 0: no rings.
+  std::uint64_t peek_ring_bytes = 0;
 };
 
 // A plain copy of a SegmentHeader (the header itself has atomics and is not copyable).
