@@ -29,4 +29,19 @@ zmq::socket_t ConnectRuntimeChannel(zmq::context_t& ctx, const std::string& endp
   return s;
 }
 
+std::string SequenceFrame(std::uint64_t seq) {
+  std::string out(kSequenceBytes, '\0');
+  for (std::size_t i = 0; i < kSequenceBytes; ++i) out[i] = static_cast<char>(seq >> (8 * i));
+  return out;
+}
+
+std::optional<std::uint64_t> ParseSequence(std::string_view bytes) {
+  if (bytes.size() < kSequenceBytes) return std::nullopt;
+  std::uint64_t seq = 0;
+  for (std::size_t i = 0; i < kSequenceBytes; ++i) {
+    seq |= std::uint64_t{static_cast<unsigned char>(bytes[i])} << (8 * i);
+  }
+  return seq;
+}
+
 }  // namespace tandem::ipc

@@ -132,6 +132,18 @@ FlagsOutcome ParseSupervisorFlags(int argc, const char* const* argv) {
       ->envname("TANDEM_SLOTS_PER_ROW")
       ->check(CLI::Range(1, 65536))
       ->capture_default_str();
+  app.add_option("--peek-ring-bytes", c.peek_ring_bytes,
+                 "bytes of each of the two peek rings in the segment (the peek fast path, DESIGN "
+                 "§14): a power of two of at least 4096; 0 sends peeks and their answers over the "
+                 "runtime channel only")
+      ->envname("TANDEM_PEEK_RING_BYTES")
+      ->check([](const std::string& text) -> std::string {
+        std::uint64_t n = 0;
+        if (!CLI::detail::lexical_cast(text, n)) return "not a number of bytes: " + text;
+        if (n == 0 || (n >= 4096 && (n & (n - 1)) == 0)) return "";
+        return "a power of two of at least 4096, or 0 (no fast path): " + text;
+      })
+      ->capture_default_str();
   app.add_option("--runtime-dir", c.runtime_dir,
                  "where the replica's 0700 directory of runtime sockets is made "
                  "(default $XDG_RUNTIME_DIR or /tmp; created 0700 with its parents if missing)")
@@ -330,7 +342,7 @@ std::string DescribeConfiguration(const SupervisorConfig& c) {
     << " controller_listen_addr=" << c.controller_listen_addr
     << " internal_http_listen_addr=" << c.internal_http_listen_addr << " shm_name=" << c.shm_name
     << " shm_size=" << c.shm_size << " slots_per_row=" << c.slots_per_row
-    << " runtime_dir=" << c.runtime_dir
+    << " peek_ring_bytes=" << c.peek_ring_bytes << " runtime_dir=" << c.runtime_dir
     << " data_dir=" << (c.data_dir.empty() ? std::string("none") : c.data_dir)
     << " grace_period_s=" << c.grace_period_s << " startup_timeout_s=" << c.startup_timeout_s
     << " worker_binary=" << c.worker_binary

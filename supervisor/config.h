@@ -35,6 +35,9 @@ struct SupervisorConfig {
   std::uint64_t shm_size = 256ull << 20;
   std::string shm_name;  // default "tandem.<replica-id>"
   std::uint32_t slots_per_row = 256;
+  // The peek fast path (DESIGN §14; shm/peek_ring.h): each peek ring's bytes in the segment, a
+  // power of two of at least 4096; 0: peeks and their answers take the runtime channel only.
+  std::uint64_t peek_ring_bytes = 256 << 10;
   std::string
       runtime_dir;  // parent of the replica's 0700 directory; default $XDG_RUNTIME_DIR or /tmp
   double grace_period_s = 5;

@@ -39,5 +39,6 @@ inline constexpr char kSubscribeLag[] = "tandem_subscribe_lag";
 inline constexpr char kSubscribeLagMax[] = "tandem_subscribe_lag_max";
 inline constexpr char kLocalReaders[] = "tandem_local_readers";
 inline constexpr char kLocalReadersCleared[] = "tandem_local_readers_cleared_total";
+inline constexpr char kPeekRingRecords[] = "tandem_peek_ring_records_total";
 
 }  // namespace tandem::supervisor::metric

@@ -63,6 +63,10 @@ void Metrics::Set(const std::string& family, const Labels& labels, double value)
   Get(family, Type::kGauge).values[RenderLabels(labels)] = value;
 }
 
+void Metrics::SetCounter(const std::string& family, const Labels& labels, double value) {
+  Get(family, Type::kCounter).values[RenderLabels(labels)] = value;
+}
+
 void Metrics::Observe(const std::string& family, const Labels& labels, double value) {
   Family& f = Get(family, Type::kHistogram);
   Histogram& h = f.histograms[RenderLabels(labels)];

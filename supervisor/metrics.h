@@ -21,6 +21,8 @@ class Metrics {
                std::vector<double> buckets = {});
   void Inc(const std::string& family, const Labels& labels = {}, double by = 1);
   void Set(const std::string& family, const Labels& labels, double value);
+  // A counter kept elsewhere (in the segment), copied at each scrape: REQUIRES it only rises.
+  void SetCounter(const std::string& family, const Labels& labels, double value);
   void Observe(const std::string& family, const Labels& labels, double value);
   // Forgets every sample of a gauge family (its label sets are rebuilt from what is live, as
   // for a dropped index's series).

@@ -57,7 +57,7 @@ void Multiplexer::Forward(const ipc::pb::Command& command, const std::string& en
         sub.snapshot() || sub.as_of() == UINT64_MAX ? sub.as_of() : sub.as_of() + 1;
     mine[sub.uuid()] = wire;
     subscribes_.insert_or_assign(wire, Subscription{session, sub.uuid(), sub.id(), first_lower});
-    for (Role to : Route(command)) send_(to, bytes);
+    for (Role to : Route(command)) send_(to, bytes, false);
     return;
   }
   if (command.has_cancel_subscribe()) {
@@ -78,7 +78,7 @@ void Multiplexer::Forward(const ipc::pb::Command& command, const std::string& en
     copy.mutable_write_table()->set_uuid(wire_uuid);
     const std::string bytes = ipc::Encode(copy);
     writes_.insert_or_assign(std::move(wire_uuid), Tracked{now, session});
-    for (Role to : Route(command)) send_(to, bytes);
+    for (Role to : Route(command)) send_(to, bytes, false);
     return;
   }
   const std::string* uuid = command.has_peek()          ? &command.peek().uuid()
@@ -104,7 +104,7 @@ void Multiplexer::Forward(const ipc::pb::Command& command, const std::string& en
     peeks_.insert_or_assign(wire_uuid, Tracked{now, session});
   }
   const std::string& bytes = rewritten.empty() ? encoded : rewritten;
-  for (Role to : Route(command)) send_(to, bytes);
+  for (Role to : Route(command)) send_(to, bytes, uuid != nullptr);
 }
 
 void Multiplexer::ExpireOrphans(Clock::time_point now) {
@@ -129,7 +129,7 @@ void Multiplexer::ForwardCancelSubscribe(const std::string& wire) {
   ipc::pb::Command cancel;
   cancel.mutable_cancel_subscribe()->set_uuid(wire);
   const std::string bytes = ipc::Encode(cancel);
-  for (Role to : Route(cancel)) send_(to, bytes);
+  for (Role to : Route(cancel)) send_(to, bytes, false);
 }
 
 void Multiplexer::EndSubscribe(std::unordered_map<std::string, Subscription>::iterator it,
@@ -220,7 +220,7 @@ void Multiplexer::EndSession(SessionId session, Clock::time_point now) {
     ipc::pb::Command cancel;
     cancel.mutable_cancel_peek()->set_uuid(wire_uuid);
     const std::string bytes = ipc::Encode(cancel);
-    for (Role to : Route(cancel)) send_(to, bytes);
+    for (Role to : Route(cancel)) send_(to, bytes, true);
     tracked.orphaned = true;
     orphans_.emplace_back(now, wire_uuid);
   }

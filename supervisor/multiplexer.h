@@ -76,8 +76,9 @@ using ipc::WireUuid;
 class Multiplexer {
  public:
   using Clock = std::chrono::steady_clock;
-  // Sends an encoded command to one runtime.
-  using Send = std::function<void(Role, const std::string& encoded)>;
+  // Sends an encoded command to one runtime; `peek`: a Peek or CancelPeek, which may take the peek
+  // fast path (DESIGN §14).
+  using Send = std::function<void(Role, const std::string& encoded, bool peek)>;
 
   Multiplexer(bool two_runtime, Send send) : two_runtime_(two_runtime), send_(std::move(send)) {}
 

@@ -45,7 +45,8 @@ Result<int> BlockAndOpenSignalFd() {
   return fd;
 }
 
-Result<pid_t> ProcessGroup::Spawn(const std::string& role, const std::vector<std::string>& argv) {
+Result<pid_t> ProcessGroup::Spawn(const std::string& role, const std::vector<std::string>& argv,
+                                  const std::vector<int>& inherit) {
   // Everything the child needs is prepared before fork: after it, only async-signal-safe calls.
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -73,6 +74,9 @@ Result<pid_t> ProcessGroup::Spawn(const std::string& role, const std::vector<std
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (const int fd : inherit) {
+      if (fcntl(fd, F_SETFD, 0) != 0) _exit(127);  // kept across exec by this child only
+    }
     execv(args[0], args.data());
     const int err = errno;
     (void)!write(pipefd[1], &err, sizeof err);

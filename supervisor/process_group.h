@@ -36,7 +36,9 @@ class ProcessGroup {
 
   // Starts argv[0] with `argv` in the group (the first child founds it). Unavailable with the
   // reason when fork or exec fails; the exec error is reported back through a CLOEXEC pipe.
-  Result<pid_t> Spawn(const std::string& role, const std::vector<std::string>& argv);
+  // `inherit`: descriptors of ours (close-on-exec) that this child alone keeps across exec.
+  Result<pid_t> Spawn(const std::string& role, const std::vector<std::string>& argv,
+                      const std::vector<int>& inherit = {});
 
   // kill(-pgid, sig): every runtime and its descendants.
   void SignalAll(int sig);

@@ -85,6 +85,7 @@ int Supervisor::CreateSegment() {
   so.workers = config_.workers;
   so.mode = config_.two_runtime() ? shm::Mode::kTwoRuntime : shm::Mode::kSolo;
   so.slots_per_row = config_.slots_per_row;
+  so.peek_ring_bytes = config_.peek_ring_bytes;
   if (!config_.reader_group.empty()) {
     auto gid = LookupGroup(config_.reader_group);
     if (!gid.ok()) {
@@ -202,7 +203,8 @@ int Supervisor::BindRuntimeChannels() {
     runtimes_.emplace(id, std::move(r));
   }
   mux_ = std::make_unique<Multiplexer>(
-      config_.two_runtime(), [this](Role id, const std::string& b) { SendToRuntime(id, b); });
+      config_.two_runtime(),
+      [this](Role id, const std::string& b, bool peek) { SendToRuntime(id, b, peek); });
   return kExitOk;
 }
 
@@ -233,7 +235,15 @@ int Supervisor::SpawnRuntimes() {
         "--subscribe-batch-bytes",
         config_.params.Get(kSubscribeBatchBytes)};
     for (std::string& arg : RuntimeArgs(id)) argv.push_back(std::move(arg));
-    auto pid = children_.Spawn(RoleName(id), argv);
+    std::vector<int> inherit;
+    if (ServesPeeks(id) && shm::PeekRingsOf(*segment_) != nullptr) {
+      // The peek fast path (DESIGN §14): this runtime alone gets the rings' eventfds.
+      r.peek_path = std::make_unique<PeekPath>(*segment_);
+      argv.push_back("--peek-ring-fds");
+      argv.push_back(r.peek_path->FdsArgument());
+      inherit = r.peek_path->InheritedFds();
+    }
+    auto pid = children_.Spawn(RoleName(id), argv, inherit);
     if (!pid.ok()) {
       spdlog::error("{}", pid.status().message());
       children_.SignalAll(SIGKILL);

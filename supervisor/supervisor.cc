@@ -146,6 +146,11 @@ void Supervisor::DeclareMetrics() {
   metrics_.Declare(kLocalReadersCleared, T::kCounter,
                    "reader-table entries of local readers that died, cleared by the supervisor");
   metrics_.Set(kObservers, {}, 0);
+  metrics_.Declare(kPeekRingRecords, T::kCounter,
+                   "records offered to the peek fast path's rings (DESIGN §14), by ring (requests: "
+                   "Peek and CancelPeek to the runtime; answers: PeekResponses back) and result "
+                   "(pushed; full: no room then, sent on the runtime channel instead; too_large: "
+                   "over a quarter of the ring, sent on the channel)");
   metrics_.Declare(kReady, T::kGauge, "1 when /readyz answers 200");
   metrics_.Declare(kReconciled, T::kCounter,
                    "dataflows after a reconnect, by runtime and outcome (kept, dropped, built)");
@@ -272,6 +277,15 @@ int Supervisor::Loop() {
       items.push_back({r.channel->handle(), 0, ZMQ_POLLIN, 0});
       order.push_back(&r);
     }
+    // The peek answer ring (DESIGN §14) of the runtime that serves peeks: its eventfd is written
+    // only while the loop says it sleeps, and an answer that came before that is taken now.
+    Runtime* const peeks = PeekServingRuntime();
+    const std::size_t answers_at = items.size();
+    bool answers_waiting = false;
+    if (peeks) {
+      items.push_back({nullptr, peeks->peek_path->answers().wake_fd(), ZMQ_POLLIN, 0});
+      answers_waiting = !peeks->peek_path->answers().PrepareToSleep();
+    }
     const std::size_t zap_at = items.size();
     if (auth_) items.push_back(auth_->PollItem());
     const std::size_t http_at = items.size();
@@ -283,8 +297,12 @@ int Supervisor::Loop() {
       quiet_.clear();
       quiet_since_ = now;
     }
-    PollItems(items, 100, quiet_);
+    PollItems(items, answers_waiting ? 0 : 100, quiet_);
     metrics_.Inc(kLoopTurns);
+    if (peeks) {
+      peeks->peek_path->answers().Awake((items[answers_at].revents & ZMQ_POLLIN) != 0);
+      DrainPeekAnswers(*peeks);
+    }
     if (items[2].revents & ZMQ_POLLIN) {
       if (auto code = OnSignals()) return *code;
     }
@@ -412,31 +430,65 @@ Supervisor::Runtime* Supervisor::FindRuntime(Role id) {
   return it == runtimes_.end() ? nullptr : &it->second;
 }
 
-void Supervisor::SendToRuntime(Role id, const std::string& encoded) {
+Supervisor::Runtime* Supervisor::PeekServingRuntime() {
+  for (auto& [id, r] : runtimes_) {
+    if (r.peek_path) return &r;
+  }
+  return nullptr;
+}
+
+void Supervisor::SendToRuntime(Role id, const std::string& encoded, bool peek) {
   Runtime* r = FindRuntime(id);
   TANDEM_CHECK(r != nullptr, "the multiplexer routed to a runtime this mode does not have");
+  Deliver(*r, r->next_seq++, encoded, peek);
+}
+
+void Supervisor::Deliver(Runtime& r, std::uint64_t seq, const std::string& encoded, bool peek) {
+  if (!r.unsent.empty()) {  // the runtime is not ready: keep the order
+    r.unsent.push_back({seq, encoded, peek});
+    return;
+  }
+  // A ring that is full now (or a record larger than it takes) sends the command on the channel:
+  // back-pressure onto the slower path, never a drop; its number keeps the order.
+  if (peek && r.peek_ring && r.peek_path->TrySend(seq, encoded)) return;
   // HWM 0 on runtime channels: never drops while the runtime is connected; it reads in order.
   // A send finds no peer before the runtime has connected (then the command waits in `unsent`,
   // in order, until it is ready) and once its end of the channel is closed — its process is gone
   // and its SIGCHLD is on the way (shared fate takes the replica down). A blocking send would
   // then never return, so the supervisor would never get to that SIGCHLD.
-  quiet_.erase(r->channel->handle());
-  if (!r->unsent.empty() || !r->channel->send(zmq::buffer(encoded), zmq::send_flags::dontwait)) {
-    if (!r->ready) {
-      r->unsent.push_back(encoded);
+  quiet_.erase(r.channel->handle());
+  const std::string number = ipc::SequenceFrame(seq);
+  if (!r.channel->send(zmq::buffer(number), zmq::send_flags::sndmore | zmq::send_flags::dontwait)) {
+    if (!r.ready) {
+      r.unsent.push_back({seq, encoded, peek});
       return;
     }
     spdlog::warn(
         "the {} runtime's channel has no peer (the runtime is gone?): a command was not "
         "delivered",
-        RoleName(id));
+        RoleName(r.id));
+    return;
   }
+  // ZeroMQ takes a message's later frames once it took the first (and the high-water mark is 0).
+  TANDEM_CHECK(r.channel->send(zmq::buffer(encoded), zmq::send_flags::dontwait).has_value(),
+               "a runtime channel took a command's number but not the command");
 }
 
 void Supervisor::SendUnsent(Runtime& r) {
-  std::vector<std::string> unsent = std::move(r.unsent);
+  std::vector<Runtime::Unsent> unsent = std::move(r.unsent);
   r.unsent.clear();
-  for (const std::string& encoded : unsent) SendToRuntime(r.id, encoded);
+  for (const Runtime::Unsent& u : unsent) Deliver(r, u.seq, u.encoded, u.peek);
+}
+
+void Supervisor::DrainPeekAnswers(Runtime& r) {
+  if (!r.peek_path) return;
+  shm::RingReader& answers = r.peek_path->answers();
+  std::string_view bytes;
+  // At most so many per loop turn, like the channel (OnRuntimeReadable).
+  for (int n = 0; n < 1024 && answers.Front(&bytes); ++n) {
+    OnRuntimeMessage(r, bytes);  // done with `bytes` (forwarded or copied) before the Pop
+    answers.Pop();
+  }
 }
 
 void Supervisor::OnRuntimeReadable(Runtime& r) {
@@ -448,77 +500,85 @@ void Supervisor::OnRuntimeReadable(Runtime& r) {
       quiet_.insert(r.channel->handle());  // read until nothing: its ZMQ_FD signals what comes
       return;
     }
-    auto decoded = ipc::DecodeResponse(msg.to_string_view());
-    // Runtimes are ours: an undecodable message is our bug, not bad input.
-    TANDEM_CHECK(decoded.ok(), "a runtime sent an undecodable response");
-    ipc::pb::Response& response = decoded.message;
-    if (response.has_status() && response.status().has_runtime_ready()) {
-      r.ready = true;
-      SendUnsent(r);
-      metrics_.Set(kRuntimeStalled, {{"role", RoleName(r.id)}}, 0);  // watched from now on
-      spdlog::info("the {} runtime (pid {}) is ready with {} workers", RoleName(r.id),
-                   response.status().runtime_ready().pid(),
-                   response.status().runtime_ready().workers());
-      continue;
-    }
-    if (response.has_status() && response.status().has_reconciled()) {
-      const auto& rec = response.status().reconciled();
-      const std::string role = RoleName(r.id);
-      metrics_.Inc(kReconciled, {{"role", role}, {"outcome", "kept"}}, rec.kept());
-      metrics_.Inc(kReconciled, {{"role", role}, {"outcome", "dropped"}}, rec.dropped());
-      metrics_.Inc(kReconciled, {{"role", role}, {"outcome", "built"}}, rec.built());
-      spdlog::info("the {} runtime reconciled: kept {}, dropped {}, built {}", role, rec.kept(),
-                   rec.dropped(), rec.built());
-      // Forwarded once, from the runtime that renders dataflows.
-      if (r.id == Role::kInteractive) continue;
-    }
-    const auto verdict = mux_->OnResponse(r.id, &response, Clock::now());
-    if (verdict.peek_latency) {
-      metrics_.Observe(kPeekLatency, {},
-                       std::chrono::duration<double>(*verdict.peek_latency).count());
-    }
-    if (response.has_write_response()) {
-      // Made (or not) whether or not its session still listens.
-      metrics_.Inc(kWrites, {{"result", response.write_response().has_time() ? "ok" : "error"}});
-      if (verdict.write_latency) {
-        metrics_.Observe(kWriteSeconds, {},
-                         std::chrono::duration<double>(*verdict.write_latency).count());
-      }
-    }
-    if (!verdict.forward) {
-      metrics_.Inc(kDropped, {{"reason", verdict.drop_reason}});
-      continue;
-    }
-    if (!verdict.subscribe.empty()) {
-      DeliverSubscribeAnswer(verdict, response);
-      continue;
-    }
-    if (response.has_frontiers()) {
-      if (auto latency = one_shots_.OnFrontiers(response.frontiers(), Clock::now())) {
-        metrics_.Observe(kOneShotLatency, {}, std::chrono::duration<double>(*latency).count());
-      }
-      OnFrontiers(response, msg.to_string_view());
-      continue;
-    }
-    if (verdict.to != kControllerSession) {
-      const std::string* observer = sessions_.ObserverPeer(verdict.to);
-      // ForgetSession ends a session in both places at once.
-      TANDEM_CHECK(observer != nullptr,
-                   "the multiplexer tracks peeks and writes of live sessions only");
-      SendToPeer(*observer, response);
-      continue;
-    }
-    if (!sessions_.controller()) {
-      metrics_.Inc(kDropped, {{"reason", "no_controller"}});
-      continue;
-    }
-    if (response.has_peek_response() && !verdict.rewritten) {
-      // The controller's uuid is the wire uuid: forwarded as the runtime encoded it.
-      SendEncodedToPeer(*sessions_.controller(), msg.to_string_view(), "PeekResponse");
-      continue;
-    }
-    SendToPeer(*sessions_.controller(), response);
+    OnRuntimeMessage(r, msg.to_string_view());
   }
+}
+
+void Supervisor::OnRuntimeMessage(Runtime& r, std::string_view bytes) {
+  auto decoded = ipc::DecodeResponse(bytes);
+  // Runtimes are ours: an undecodable message is our bug, not bad input.
+  TANDEM_CHECK(decoded.ok(), "a runtime sent an undecodable response");
+  ipc::pb::Response& response = decoded.message;
+  if (response.has_status() && response.status().has_runtime_ready()) {
+    r.ready = true;
+    // Only a runtime that reads the rings gets peeks through them (one spawned without the fds,
+    // or an older tandem-worker, does not say so).
+    r.peek_ring = r.peek_path != nullptr && response.status().runtime_ready().peek_ring();
+    SendUnsent(r);
+    metrics_.Set(kRuntimeStalled, {{"role", RoleName(r.id)}}, 0);  // watched from now on
+    spdlog::info("the {} runtime (pid {}) is ready with {} workers{}", RoleName(r.id),
+                 response.status().runtime_ready().pid(),
+                 response.status().runtime_ready().workers(),
+                 r.peek_ring ? "; peeks take the peek rings" : "");
+    return;
+  }
+  if (response.has_status() && response.status().has_reconciled()) {
+    const auto& rec = response.status().reconciled();
+    const std::string role = RoleName(r.id);
+    metrics_.Inc(kReconciled, {{"role", role}, {"outcome", "kept"}}, rec.kept());
+    metrics_.Inc(kReconciled, {{"role", role}, {"outcome", "dropped"}}, rec.dropped());
+    metrics_.Inc(kReconciled, {{"role", role}, {"outcome", "built"}}, rec.built());
+    spdlog::info("the {} runtime reconciled: kept {}, dropped {}, built {}", role, rec.kept(),
+                 rec.dropped(), rec.built());
+    // Forwarded once, from the runtime that renders dataflows.
+    if (r.id == Role::kInteractive) return;
+  }
+  const auto verdict = mux_->OnResponse(r.id, &response, Clock::now());
+  if (verdict.peek_latency) {
+    metrics_.Observe(kPeekLatency, {},
+                     std::chrono::duration<double>(*verdict.peek_latency).count());
+  }
+  if (response.has_write_response()) {
+    // Made (or not) whether or not its session still listens.
+    metrics_.Inc(kWrites, {{"result", response.write_response().has_time() ? "ok" : "error"}});
+    if (verdict.write_latency) {
+      metrics_.Observe(kWriteSeconds, {},
+                       std::chrono::duration<double>(*verdict.write_latency).count());
+    }
+  }
+  if (!verdict.forward) {
+    metrics_.Inc(kDropped, {{"reason", verdict.drop_reason}});
+    return;
+  }
+  if (!verdict.subscribe.empty()) {
+    DeliverSubscribeAnswer(verdict, response);
+    return;
+  }
+  if (response.has_frontiers()) {
+    if (auto latency = one_shots_.OnFrontiers(response.frontiers(), Clock::now())) {
+      metrics_.Observe(kOneShotLatency, {}, std::chrono::duration<double>(*latency).count());
+    }
+    OnFrontiers(response, bytes);
+    return;
+  }
+  if (verdict.to != kControllerSession) {
+    const std::string* observer = sessions_.ObserverPeer(verdict.to);
+    // ForgetSession ends a session in both places at once.
+    TANDEM_CHECK(observer != nullptr,
+                 "the multiplexer tracks peeks and writes of live sessions only");
+    SendToPeer(*observer, response);
+    return;
+  }
+  if (!sessions_.controller()) {
+    metrics_.Inc(kDropped, {{"reason", "no_controller"}});
+    return;
+  }
+  if (response.has_peek_response() && !verdict.rewritten) {
+    // The controller's uuid is the wire uuid: forwarded as the runtime encoded it.
+    SendEncodedToPeer(*sessions_.controller(), bytes, "PeekResponse");
+    return;
+  }
+  SendToPeer(*sessions_.controller(), response);
 }
 
 void Supervisor::OnFrontiers(const ipc::pb::Response& response, std::string_view bytes) {
@@ -533,6 +593,21 @@ void Supervisor::OnFrontiers(const ipc::pb::Response& response, std::string_view
   if (sessions_.controller()) SendEncodedToPeer(*sessions_.controller(), bytes, "Frontiers");
   for (const auto& [peer, observer] : sessions_.observers()) {
     SendEncodedToPeer(peer, bytes, "Frontiers");
+  }
+}
+
+void Supervisor::SetPeekRingMetrics() {
+  const Runtime* r = PeekServingRuntime();
+  if (!r) return;
+  for (const auto& [name, ring] : {std::pair<const char*, const shm::PeekRingData*>{
+                                       "requests", &r->peek_path->rings().requests},
+                                   {"answers", &r->peek_path->rings().answers}}) {
+    metrics_.SetCounter(kPeekRingRecords, {{"ring", name}, {"result", "pushed"}},
+                        static_cast<double>(ring->pushed.load(std::memory_order_relaxed)));
+    metrics_.SetCounter(kPeekRingRecords, {{"ring", name}, {"result", "full"}},
+                        static_cast<double>(ring->full.load(std::memory_order_relaxed)));
+    metrics_.SetCounter(kPeekRingRecords, {{"ring", name}, {"result", "too_large"}},
+                        static_cast<double>(ring->too_large.load(std::memory_order_relaxed)));
   }
 }
 
@@ -570,6 +645,7 @@ HttpResponse Supervisor::ServeHttp(const std::string& path) {
                    })));
       SetHoldGaps(slots);
     }
+    SetPeekRingMetrics();
     metrics_.Set(kReady, {}, Ready() ? 1 : 0);
     metrics_.Set(kPeeksInFlight, {}, static_cast<double>(mux_ ? mux_->outstanding_peeks() : 0));
     metrics_.Set(kWritesInFlight, {}, static_cast<double>(mux_ ? mux_->outstanding_writes() : 0));

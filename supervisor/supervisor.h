@@ -27,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <zmq.hpp>
 
@@ -39,6 +40,7 @@
 #include "supervisor/http_server.h"
 #include "supervisor/metrics.h"
 #include "supervisor/multiplexer.h"
+#include "supervisor/peek_path.h"
 #include "supervisor/process_group.h"
 #include "supervisor/reads.h"
 #include "supervisor/sessions.h"
@@ -65,9 +67,20 @@ class Supervisor {
     std::string endpoint;
     pid_t pid = 0;
     bool ready = false;
+    // The number of the next command sent to it (ipc/channel.h: 1, 2, 3, … over every path).
+    std::uint64_t next_seq = 1;
+    // The peek fast path (DESIGN §14), when this runtime serves peeks and the segment has rings;
+    // used once the runtime said it reads them (`peek_ring`, in its RuntimeReady).
+    std::unique_ptr<PeekPath> peek_path;
+    bool peek_ring = false;
     // Commands for it before it connected (a send finds no peer then): sent, in order, once it
     // says it is ready.
-    std::vector<std::string> unsent;
+    struct Unsent {
+      std::uint64_t seq;
+      std::string encoded;
+      bool peek;
+    };
+    std::vector<Unsent> unsent;
     // The stall watch (guards.h): the last progress counter seen, and when it last moved.
     std::uint64_t progress = 0;
     Clock::time_point progress_at;
@@ -104,6 +117,10 @@ class Supervisor {
   // DISCONNECTED events); a descriptor reused by a new peer ends the old peer's session.
   void NotePeerFd(int fd, const std::string& peer);
   void OnRuntimeReadable(Runtime& runtime);
+  // Takes what waits in the runtime's peek answer ring (at most 1024 a turn).
+  void DrainPeekAnswers(Runtime& runtime);
+  // One response of the runtime (`bytes`: as it encoded it), from its channel or answer ring.
+  void OnRuntimeMessage(Runtime& runtime, std::string_view bytes);
   // The stall watch: reads every ready runtime's progress counter; marks one that has not moved
   // for --runtime-stall-timeout stalled (not ready), and returns the exit code when one has not
   // moved for --runtime-stall-kill (the replica is down then: shared fate).
@@ -153,8 +170,17 @@ class Supervisor {
   const std::string* PeerOfSession(SessionId session) const;
   // The subscribe series of /metrics, from the multiplexer (on each scrape).
   void SetSubscribeMetrics();
-  void SendToRuntime(Role id, const std::string& encoded);
+  // Numbers the command and sends it to the runtime: a peek through the peek fast path when it
+  // can, everything else (and a peek that does not fit) on the channel.
+  void SendToRuntime(Role id, const std::string& encoded, bool peek);
+  // Sends command number `seq` now, or keeps it in r.unsent (in order) while the runtime is not
+  // connected yet.
+  void Deliver(Runtime& r, std::uint64_t seq, const std::string& encoded, bool peek);
+  // The peek rings' counters for /metrics (on each scrape).
+  void SetPeekRingMetrics();
   Runtime* FindRuntime(Role id);
+  // The runtime with a peek path (it serves peeks and the segment has rings); nullptr if none.
+  Runtime* PeekServingRuntime();
   HttpResponse ServeHttp(const std::string& path);
   bool Ready() const;
   // Ends the replica: SIGKILL the group, reap, clean up. Returns `exit_code`.

@@ -97,7 +97,10 @@ class SupervisorProcess {
     log_path_ = temp_dir_ + ".log";
     runtime_parent_ = o.runtime_subdir.empty() ? temp_dir_ : temp_dir_ + "/" + o.runtime_subdir;
     controller_port_ = FreePort();
-    http_port_ = FreePort();
+    // The kernel may hand the same free port out twice in a row (each was closed at once).
+    do {
+      http_port_ = FreePort();
+    } while (http_port_ == controller_port_);
     tools::ReplicaOptions flags{
         .supervisor = TANDEM_SUPERVISOR_BIN,
         .two_runtime = o.two_runtime,

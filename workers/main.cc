@@ -1,6 +1,7 @@
 // tandem-worker: the compute runtime (see runtime.h and README.md). Spawned by tandem-supervisor.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <vector>
 
 #include "base/log.h"
 #include "workers/runtime.h"
@@ -27,7 +28,18 @@ int main(int argc, char** argv) {
                          tandem::workers::kMaxSubscribeBatchBytes));
   app.add_option("--data-dir", o.data_dir,
                  "where tables keep their durable logs (maintenance, solo; DESIGN §9)");
+  std::vector<int> ring_fds;
+  app.add_option("--peek-ring-fds", ring_fds,
+                 "R,A: the inherited eventfds of the peek request and answer rings' wake-ups (the "
+                 "peek fast path, DESIGN §14); without it peeks take the channel")
+      ->delimiter(',')
+      ->expected(2)
+      ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
+  if (ring_fds.size() == 2) {
+    o.peek_request_fd = ring_fds[0];
+    o.peek_answer_fd = ring_fds[1];
+  }
   if (auto parsed = tandem::ParseRole(role)) {
     o.role = *parsed;
   } else {

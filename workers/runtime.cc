@@ -122,6 +122,19 @@ int Runtime::Run() {
     reader_table_ = std::move(table).value();
   }
   channel_ = std::make_unique<zmq::socket_t>(ipc::ConnectRuntimeChannel(ctx_, options_.channel));
+  if (options_.peek_request_fd >= 0 && options_.peek_answer_fd >= 0) {
+    shm::PeekRingsData* rings = shm::PeekRingsOf(*segment_);
+    if (rings == nullptr || !ServesPeeks(options_.role)) {
+      spdlog::critical("--peek-ring-fds given, but {}", rings == nullptr
+                                                            ? "the segment has no peek rings"
+                                                            : "this runtime serves no peeks");
+      return 1;
+    }
+    peek_requests_ =
+        std::make_unique<shm::RingReader>(*segment_, &rings->requests, options_.peek_request_fd);
+    peek_answers_ =
+        std::make_unique<shm::RingWriter>(*segment_, &rings->answers, options_.peek_answer_fd);
+  }
 
   const std::uint32_t n = options_.workers;
   if (Renders(options_.role)) {
@@ -165,6 +178,7 @@ int Runtime::Run() {
   r->set_role(RoleName(options_.role));
   r->set_pid(getpid());
   r->set_workers(n);
+  r->set_peek_ring(peek_requests_ != nullptr);  // the supervisor may use the rings from now on
   SendResponse(ready);
   segment_->SetRuntime(options_.role, getpid(), shm::RuntimeState::kReady);
   spdlog::info("{} runtime ready: {} workers on segment {}", RoleName(options_.role), n,
@@ -237,21 +251,55 @@ void Runtime::Serve() {
     // At most so many before the inbox is looked at again (a long backlog of commands never keeps
     // the answers waiting).
     for (int n = 0; n < 1024; ++n) {
-      zmq::message_t msg;
-      if (!channel_->recv(msg, zmq::recv_flags::dontwait)) break;
-      auto cmd = ipc::DecodeInternalCommand(msg.to_string_view());
-      // The supervisor forwards only what it decoded and validated.
-      TANDEM_CHECK(cmd.ok(), "the supervisor sent an undecodable command");
-      OnCommand(std::move(cmd.message));
+      zmq::message_t seq, msg;
+      if (!channel_->recv(seq, zmq::recv_flags::dontwait)) break;
+      // The supervisor sends two frames per command (ipc/channel.h); ZeroMQ delivers them whole.
+      TANDEM_CHECK(seq.more() && channel_->recv(msg, zmq::recv_flags::dontwait) && !msg.more(),
+                   "the supervisor sent a command as its sequence number and its encoding");
+      const auto number = ipc::ParseSequence(seq.to_string_view());
+      TANDEM_CHECK(number && seq.size() == ipc::kSequenceBytes,
+                   "the supervisor sent a command's sequence number as 8 bytes");
+      OnSequenced(*number, msg.to_string_view());
       ReportProgress();  // a long backlog is progress too
       busy = true;
     }
+    busy = DrainPeekRing(1024) || busy;
     ReportProgress();
     if (busy) continue;  // look again: the last recv must be one that found nothing
-    pollfd fds[2] = {{channel_fd, POLLIN, 0}, {inbox_.fd(), POLLIN, 0}};
-    const int rc = poll(fds, 2, 100);
+    const bool ring = peek_requests_ != nullptr;
+    if (ring && !peek_requests_->PrepareToSleep()) {
+      peek_requests_->Awake(false);  // a peek arrived since the drain above
+      continue;
+    }
+    pollfd fds[3] = {{channel_fd, POLLIN, 0},
+                     {inbox_.fd(), POLLIN, 0},
+                     {ring ? peek_requests_->wake_fd() : -1, POLLIN, 0}};
+    const int rc = poll(fds, ring ? 3 : 2, 100);
     TANDEM_CHECK(rc >= 0 || errno == EINTR, "poll on the command thread's channel and inbox");
+    if (ring) peek_requests_->Awake(rc > 0 && (fds[2].revents & POLLIN) != 0);
   }
+}
+
+bool Runtime::DrainPeekRing(int limit) {
+  if (!peek_requests_) return false;
+  bool any = false;
+  std::string_view record;
+  for (int n = 0; n < limit && peek_requests_->Front(&record); ++n) {
+    const auto number = ipc::ParseSequence(record);
+    TANDEM_CHECK(number.has_value(), "a peek ring record begins with its sequence number");
+    OnSequenced(*number, record.substr(ipc::kSequenceBytes));
+    peek_requests_->Pop();  // after OnSequenced: `record` points into the ring until then
+    any = true;
+  }
+  return any;
+}
+
+void Runtime::OnSequenced(std::uint64_t seq, std::string_view bytes) {
+  auto cmd = ipc::DecodeInternalCommand(bytes);
+  // The supervisor forwards only what it decoded and validated.
+  TANDEM_CHECK(cmd.ok(), "the supervisor sent an undecodable command");
+  sequencer_.Offer(seq, std::move(cmd.message));
+  while (auto next = sequencer_.Next()) OnCommand(std::move(*next));
 }
 
 bool Runtime::DrainInbox() {
@@ -286,7 +334,11 @@ void Runtime::ReportProgress() {
 // Command thread
 
 void Runtime::SendResponse(const pb::Response& response) {
-  channel_->send(zmq::buffer(EncodeForChannel(response)), zmq::send_flags::none);
+  const std::string bytes = EncodeForChannel(response);
+  // The fast path carries peek answers only (DESIGN §14); one too large for it, or a ring full
+  // now, takes the channel — the supervisor reads both.
+  if (peek_answers_ && response.has_peek_response() && peek_answers_->TryPush({bytes})) return;
+  channel_->send(zmq::buffer(bytes), zmq::send_flags::none);
 }
 
 void Runtime::AppendToLog(std::shared_ptr<const pb::Command> command) {

@@ -26,15 +26,18 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 #include <zmq.hpp>
 
 #include "base/role.h"
 #include "ipc/codec.h"
+#include "shm/peek_ring.h"
 #include "shm/reader_table.h"
 #include "shm/segment.h"
 #include "workers/command_log.h"
+#include "workers/command_sequencer.h"
 #include "workers/dataflow.h"
 #include "workers/inbox.h"
 #include "workers/one_shot.h"
@@ -61,6 +64,11 @@ struct RuntimeOptions {
   std::size_t subscribe_batch_bytes = kDefaultSubscribeBatchBytes;
   // --data-dir (maintenance, solo): where tables keep their logs (DESIGN §9). Empty: no tables.
   std::string data_dir;
+  // --peek-ring-fds R,A (the runtime that serves peeks, when the segment has peek rings): the
+  // eventfds the supervisor made for the request ring's and the answer ring's wake-ups (DESIGN
+  // §14, shm/peek_ring.h). -1: no fast path; everything takes the channel.
+  int peek_request_fd = -1;
+  int peek_answer_fd = -1;
 };
 
 class Runtime {
@@ -81,7 +89,12 @@ class Runtime {
   void ReportProgress();
 
   // Command thread.
-  // A command from the supervisor: through the reconciler, then Enqueue.
+  // Command number `seq` from the supervisor, from the channel or the peek request ring (`bytes`:
+  // its encoding): applied (OnCommand) once every lower number was.
+  void OnSequenced(std::uint64_t seq, std::string_view bytes);
+  // Takes what waits in the peek request ring (at most `limit`); false when nothing did.
+  bool DrainPeekRing(int limit);
+  // A command from the supervisor, in order: through the reconciler, then Enqueue.
   void OnCommand(ipc::pb::Command command);
   // Keeps what the workers need to apply (tracked by the reconciler) and appends it to the log.
   void Enqueue(ipc::pb::Command command);
@@ -113,6 +126,12 @@ class Runtime {
   std::vector<std::uint64_t> reported_turns_;  // each worker's `turns` at the last raise
   zmq::context_t ctx_;
   std::unique_ptr<zmq::socket_t> channel_;
+  // The peek fast path (DESIGN §14), when the supervisor gave this runtime its rings' eventfds:
+  // Peek and CancelPeek arrive on `peek_requests_` too, PeekResponses leave on `peek_answers_`
+  // when they fit (the channel otherwise). The command thread's.
+  std::unique_ptr<shm::RingReader> peek_requests_;
+  std::unique_ptr<shm::RingWriter> peek_answers_;
+  CommandSequencer sequencer_;  // the command thread's: both paths into one order
   Inbox inbox_;  // the workers' (and table writer's, completions') messages to the command thread
   // The command thread's: what DrainInbox took, handled up to taken_at_.
   std::vector<Inbox::Message> taken_;

@@ -175,6 +175,7 @@ int Main(int argc, char** argv) {
     (*segment)->SetRuntime(header_role, getpid(), shm::RuntimeState::kReady);
   }
   FrontierReports reports;
+  std::uint64_t next_seq = 1;
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
     const auto elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -188,8 +189,13 @@ int Main(int argc, char** argv) {
     (*segment)->mutable_header().runtimes[shm::RuntimeEntryOf(header_role)].progress.fetch_add(
         1, std::memory_order_relaxed);
     if (!(item.revents & ZMQ_POLLIN)) continue;
-    zmq::message_t msg;
-    if (!sock.recv(msg, zmq::recv_flags::none)) continue;
+    // A command is two frames: its sequence number, then its encoding (ipc/channel.h). This
+    // runtime takes no peek rings, so every number comes here, in order.
+    zmq::message_t seq, msg;
+    if (!sock.recv(seq, zmq::recv_flags::none)) continue;
+    if (!seq.more() || !sock.recv(msg, zmq::recv_flags::none)) return 4;
+    const auto number = ipc::ParseSequence(seq.to_string_view());
+    if (!number || *number != next_seq++) return 5;
     auto cmd = ipc::DecodeCommand(msg.to_string_view());
     if (!cmd.ok()) return 4;  // the supervisor only forwards what it decoded
     if (script.frontiers) {

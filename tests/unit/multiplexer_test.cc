@@ -40,13 +40,14 @@ std::vector<Command> EveryCommand() {
 struct Sent {
   Role to;
   std::string bytes;
+  bool peek;  // offered to the peek fast path
 };
 
 class MultiplexerTest : public ::testing::Test {
  protected:
   Multiplexer Make(bool two_runtime) {
-    return Multiplexer(two_runtime, [this](Role to, const std::string& b) {
-      sent.push_back({to, b});
+    return Multiplexer(two_runtime, [this](Role to, const std::string& b, bool peek) {
+      sent.push_back({to, b, peek});
     });
   }
   std::vector<Sent> sent;
@@ -66,7 +67,11 @@ TEST_F(MultiplexerTest, EveryCommandButPeeksAndWritesGoesToBothRuntimesMaintenan
       EXPECT_EQ(sent[0].to, Role::kMaintenance) << ipc::CommandName(c);
       EXPECT_EQ(sent[1].to, Role::kInteractive) << ipc::CommandName(c);
     }
-    for (const Sent& s : sent) EXPECT_EQ(s.bytes, ipc::Encode(c)) << "forwarded unchanged";
+    for (const Sent& s : sent) {
+      EXPECT_EQ(s.bytes, ipc::Encode(c)) << "forwarded unchanged";
+      EXPECT_EQ(s.peek, c.has_peek() || c.has_cancel_peek())
+          << ipc::CommandName(c) << ": only peeks are offered to the fast path";
+    }
   }
 }
 

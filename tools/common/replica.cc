@@ -170,7 +170,10 @@ ReplicaProcess::ReplicaProcess(const ReplicaOptions& o) {
   segment_ = o.segment_prefix + replica_;
   dir_ = MakeTempDir(o.temp_prefix);
   controller_port_ = FreePort();
-  http_port_ = FreePort();
+  // The kernel may hand the same free port out twice in a row (each was closed at once).
+  do {
+    http_port_ = FreePort();
+  } while (http_port_ == controller_port_);
   pid_ = SpawnChild(Argv(o, replica_, segment_, controller_port_, http_port_, dir_),
                     dir_ + "/supervisor.log");
 }
