@@ -216,6 +216,17 @@ TEST(TandemBench, SmokeEveryScenario) {
     EXPECT_GT(r.at("curve").at("curve/plain").at("p50_ratio"), 0);
   }
   {
+    SCOPED_TRACE("peek-path");
+    const Report r = ParseOrFail(Bench({"peek-path", "--keys", "1000"}));
+    ASSERT_TRUE(r.count("peek-path"));
+    for (const char* cell : {"channel", "rings"}) {
+      ASSERT_TRUE(r.at("peek-path").count(cell)) << cell;
+      ExpectLatencies(r.at("peek-path").at(cell), cell);
+    }
+    ASSERT_TRUE(r.at("peek-path").count("rings/channel"));
+    EXPECT_GT(r.at("peek-path").at("rings/channel").at("p50_ratio"), 0);
+  }
+  {
     SCOPED_TRACE("--curve");  // another scenario with every replica over CURVE
     const Report r =
         ParseOrFail(Bench({"lookup-scale", "--curve", "--min-keys", "1000", "--max-keys", "1000"}));

@@ -161,6 +161,7 @@ tools::ReplicaOptions ReplicaFor(const Options& o, bool two_runtime) {
                           .workers = o.workers,
                           .shm_size = o.shm_size};
   if (o.curve && o.curve_keys) r.extra_args = o.curve_keys->supervisor_args;
+  r.extra_args.insert(r.extra_args.end(), o.supervisor_args.begin(), o.supervisor_args.end());
   return r;
 }
 

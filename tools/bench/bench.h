@@ -59,6 +59,8 @@ struct Options {
   bool curve = false;
   std::shared_ptr<const CurveMaterial> curve_keys;
   std::string supervisor;
+  // Appended to every replica's tandem-supervisor command line (a scenario's own settings).
+  std::vector<std::string> supervisor_args;
   std::string name = "bench" + std::to_string(getpid());
   double duration = 10;  // seconds per cell
   double warmup = 1;     // seconds of peeks discarded before each cell

@@ -4,7 +4,7 @@
 // segment and temporary directory removed, on every path (errors and ^C included).
 //
 //   tandem-bench
-//   isolation|lookup-scale|ingest|memory|redis|curve|slow-path|join|write|subscribe|local|all
+//   isolation|lookup-scale|ingest|memory|redis|curve|peek-path|slow-path|join|write|subscribe|local|all
 //                [--duration S]
 //                [--json]
 //                [--csv FILE] [--plot FILE.png] [--workers N] [--supervisor PATH] ...
@@ -40,6 +40,9 @@ controller endpoint like any client; everything is stopped and removed at the en
                  supervisor)
   curve          two-runtime point-lookup latency over a plain and a CURVE controller endpoint,
                  measured in the same run in alternating rounds, with their ratio
+  peek-path      two-runtime point-lookup latency with the peek fast path (rings in the segment,
+                 DESIGN §14) and without it (--peek-ring-bytes 0: the runtime channel), measured
+                 in the same run in alternating rounds, with their ratio
   slow-path      one-shot aggregate queries (count, sum per g = key % 100) over a 10^5- and a
                  10^6-row index, each created, peeked and dropped like `tandem-ctl query`,
                  closed loop, {solo, two-runtime} x {idle, loaded} with isolation's heavy load;
@@ -301,7 +304,7 @@ Options Parse(int argc, char** argv) {
     }
   }
   static const std::vector<std::string> kScenarios = {
-      "isolation", "lookup-scale", "ingest", "memory",    "redis", "curve",
+      "isolation", "lookup-scale", "ingest", "memory",    "redis", "curve", "peek-path",
       "slow-path", "join",         "write",  "subscribe", "local", "all"};
   if (o.scenario.empty()) throw std::invalid_argument("no scenario given");
   if (std::find(kScenarios.begin(), kScenarios.end(), o.scenario) == kScenarios.end()) {
@@ -350,6 +353,7 @@ int Main(int argc, char** argv) {
     if (all || o.scenario == "memory") results.push_back(Memory(o));
     if (all || o.scenario == "redis") results.push_back(RedisScenario(o));
     if (all || o.scenario == "curve") results.push_back(CurveScenario(o));
+    if (all || o.scenario == "peek-path") results.push_back(PeekPathScenario(o));
     if (all || o.scenario == "slow-path") results.push_back(SlowPath(o));
     if (all || o.scenario == "join") {
       for (Scenario& s : Join(o)) results.push_back(std::move(s));

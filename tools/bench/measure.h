@@ -66,4 +66,14 @@ struct LookupReplica {
   std::optional<Client> client;
 };
 
+// Point-lookup peeks of two replicas with the same index (`replicas[0]` the baseline), measured in
+// `rounds` alternating rounds (ABBA: neither always goes first, and the machine's drift and
+// neighbours weigh on both alike). Returns cells names[0], names[1] (latencies) and
+// "names[1]/names[0]" (ratios of the whole runs' percentiles, and the median over rounds of each
+// round's ratio, which resists drift), and adds a note saying so.
+std::vector<Cell> AlternatingPeekCells(const Options& o, LookupReplica (&replicas)[2],
+                                       const std::string (&names)[2], int rounds,
+                                       const std::string& progress,
+                                       std::vector<std::string>* notes);
+
 }  // namespace tandem::bench

@@ -110,57 +110,12 @@ Scenario CurveScenario(const Options& o) {
   if (!o.shm_size_set) plain.shm_size = curve.shm_size = "128MiB";
   Progress(o, "curve: starting a plain and a CURVE replica%s\n", "");
   LookupReplica replicas[2] = {{plain, true, o.keys}, {curve, true, o.keys}};
-  for (auto& r : replicas) r.client->UnboundedReceiveQueue();
   constexpr int kRounds = 8;
+  s.cells = AlternatingPeekCells(o, replicas, {"plain", "curve"}, kRounds, "curve", &s.notes);
   Options round = o;
   round.duration = o.duration / kRounds;
   round.warmup = o.warmup / kRounds;
   round.min_samples = (o.min_samples + kRounds - 1) / kRounds;
-  std::vector<double> us[2];
-  // Per round, CURVE's p50 and p99 over plain's: their medians resist drift between rounds.
-  std::vector<double> round_p50[2], round_p99[2];
-  for (int i = 0; i < kRounds; ++i) {
-    for (int k = 0; k < 2; ++k) {
-      const int which = (i % 2 == 0) ? k : 1 - k;  // ABBA: neither always goes first
-      Progress(o, "curve: measuring %s\n",
-               (which ? "curve, round " : "plain, round ") + std::to_string(i + 1));
-      PeekRun run = PeekLoop(*replicas[which].client, replicas[which].replica, kLightIndex, o.keys,
-                             round, 100 + static_cast<std::uint64_t>(i));
-      us[which].insert(us[which].end(), run.us.begin(), run.us.end());
-      std::sort(run.us.begin(), run.us.end());
-      round_p50[which].push_back(Percentile(run.us, 0.50));
-      round_p99[which].push_back(Percentile(run.us, 0.99));
-    }
-  }
-  auto median_ratio = [&](std::vector<double>* per_round) {
-    std::vector<double> r;
-    for (int i = 0; i < kRounds; ++i)
-      r.push_back(per_round[1][i] / std::max(1e-9, per_round[0][i]));
-    std::sort(r.begin(), r.end());
-    return Percentile(r, 0.5);
-  };
-  Cell cells[2] = {{.name = "plain"}, {.name = "curve"}};
-  for (int k = 0; k < 2; ++k) {
-    cells[k].Set("keys", static_cast<double>(o.keys));
-    AddLatencies(cells[k], us[k]);
-  }
-  Cell ratio{.name = "curve/plain"};
-  for (const char* m : {"p50_us", "p90_us", "p99_us", "mean_us"}) {
-    ratio.Set(std::string(m).substr(0, std::string(m).size() - 3) + "_ratio",
-              Get(cells[1], m) / std::max(1e-9, Get(cells[0], m)));
-  }
-  ratio.Set("p50_ratio_median_of_rounds", median_ratio(round_p50));
-  ratio.Set("p99_ratio_median_of_rounds", median_ratio(round_p99));
-  char buf[300];
-  std::snprintf(buf, sizeof buf,
-                "CURVE / plain point-lookup peek: p50 %.2fx (%.0f vs %.0f us), p99 %.2fx (%.0f vs "
-                "%.0f us); median over %d interleaved rounds of the per-round ratio: p50 %.2fx, "
-                "p99 %.2fx",
-                Get(ratio, "p50_ratio"), Get(cells[1], "p50_us"), Get(cells[0], "p50_us"),
-                Get(ratio, "p99_ratio"), Get(cells[1], "p99_us"), Get(cells[0], "p99_us"), kRounds,
-                Get(ratio, "p50_ratio_median_of_rounds"), Get(ratio, "p99_ratio_median_of_rounds"));
-  s.notes.push_back(buf);
-  s.cells = {cells[0], cells[1], ratio};
 
   // The same comparison for the bare ZeroMQ hop, also in alternating rounds.
   std::vector<Cell> floors = FloorCells(round, kRounds, &s.notes);

@@ -47,6 +47,8 @@ Scenario RedisScenario(const Options& o);
 std::vector<double> ZmqFloor(const Options& o, bool forwarder);
 // Point-lookup peek latency, plain vs CURVE on the controller endpoint, in the same run.
 Scenario CurveScenario(const Options& o);
+// Point-lookup peek latency with and without the peek fast path (DESIGN §14), in the same run.
+Scenario PeekPathScenario(const Options& o);
 // A redis-server of the run's own preloaded with `keys` keys (k0 ...): closed-loop GETs of random
 // keys, cell "redis-get". `prefix` starts the progress lines.
 Cell RedisGet(const Options& o, std::uint64_t keys, const std::string& prefix);
