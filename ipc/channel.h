@@ -1,7 +1,10 @@
 // The supervisor ↔ runtime channel (DESIGN §1): one ZeroMQ DEALER pair per runtime over ipc://, in
 // the supervisor's 0700 runtime directory. Commands go down and responses come up on it, in order:
 // a response is one message (ipc::Encode of a Response); a command is one message of two frames,
-// its sequence number (SequenceFrame) and then ipc::Encode of the Command.
+// its sequence number (SequenceFrame) and then ipc::Encode of the Command. With the peek fast path
+// PeekResponses may come up the answer ring instead, so they may overtake (or fall behind) the
+// runtime's other responses; nothing depends on that order — a peek's answer is matched by its
+// uuid, and frontiers, write answers and statuses stay on the channel, in order.
 //
 // Sequence numbers (DESIGN §14): the supervisor numbers the commands it sends each runtime 1, 2,
 // 3, … over every path — this channel and the peek request ring (shm/peek_ring.h, whose records

@@ -250,7 +250,7 @@ struct RegistryData {
 //  RingRecordHeader and its payload, padded to 8 bytes, never split across the end: a record that
 //  would be is preceded by a pad record to the end. sleeping: the consumer is (about to be) asleep
 //  in poll(2) on its wake-up eventfd, which the producer then writes (seq_cst on both sides: no
-//  lost wake-up). The counters are statistics for /metrics and tools.
+//  lost wake-up). The counters are statistics (pushed, full and too_large are in /metrics).
 struct alignas(64) PeekRingData {
   // The producer's cache line.
   std::atomic<std::uint64_t> head;
@@ -271,6 +271,8 @@ struct alignas(64) PeekRingData {
   std::uint64_t reserved3[5];  // 0
 };
 inline constexpr std::uint64_t kMinPeekRingBytes = 4096;
+inline constexpr std::uint64_t kMaxPeekRingBytes = std::uint64_t{1}
+                                                   << 30;  // records' sizes fit 32 bits
 // Before each record in a ring's data.
 struct RingRecordHeader {
   std::uint32_t bytes;  // of the payload (a pad record: of the pad after this header)
@@ -581,7 +583,7 @@ inline constexpr std::uint64_t kLayoutHash = [] {
   h = Fold(h, StableHash("tandem routing"));
   h = Fold(h, WorkerOf("tandem routing", 7));
   h = Fold(h, static_cast<unsigned char>(kErrorKeyPrefix));
-  h = Fold(Fold(Fold(h, kMinPeekRingBytes), kRingRecord), kRingPad);
+  h = Fold(Fold(Fold(Fold(h, kMinPeekRingBytes), kMaxPeekRingBytes), kRingRecord), kRingPad);
   h = FoldStruct(h, sizeof(RuntimeEntry), alignof(RuntimeEntry), kRuntimeEntryFields);
   h = FoldStruct(h, sizeof(SegmentHeader), alignof(SegmentHeader), kSegmentHeaderFields);
   h = FoldStruct(h, sizeof(ChangedSlot), alignof(ChangedSlot), kChangedSlotFields);

@@ -32,13 +32,22 @@ void InitRing(PeekRingData* ring, std::uint64_t data_offset, std::uint64_t capac
 
 Status CheckRing(const Segment& segment, const PeekRingData& ring, const std::string& what) {
   const std::uint64_t cap = ring.capacity;
-  if (cap < kMinPeekRingBytes || (cap & (cap - 1)) != 0 || ring.max_record != cap / 4 ||
-      ring.data_offset % kAlign != 0 || !segment.Contains(ring.data_offset, cap)) {
-    return Status::Corruption(
-        what + ": capacity " + std::to_string(cap) + " at offset " +
-        std::to_string(ring.data_offset) + " (max record " + std::to_string(ring.max_record) +
-        ") is not a power of two of at least " + std::to_string(kMinPeekRingBytes) +
-        " bytes, aligned, inside the segment, with a quarter as max record");
+  if (cap < kMinPeekRingBytes || cap > kMaxPeekRingBytes || (cap & (cap - 1)) != 0 ||
+      ring.max_record != cap / 4 || ring.data_offset % kAlign != 0 ||
+      !segment.Contains(ring.data_offset, cap)) {
+    return Status::Corruption(what + ": capacity " + std::to_string(cap) + " at offset " +
+                              std::to_string(ring.data_offset) + " (max record " +
+                              std::to_string(ring.max_record) + ") is not a power of two in [" +
+                              std::to_string(kMinPeekRingBytes) + ", " +
+                              std::to_string(kMaxPeekRingBytes) +
+                              "] bytes, aligned, inside the segment, with a quarter as max record");
+  }
+  const std::uint64_t head = ring.head.load(std::memory_order_relaxed);
+  const std::uint64_t tail = ring.tail.load(std::memory_order_relaxed);
+  if (head % 8 != 0 || tail % 8 != 0 || head < tail || head - tail > cap) {
+    return Status::Corruption(what + ": head " + std::to_string(head) + " and tail " +
+                              std::to_string(tail) + " are not 8-byte multiples at most " +
+                              std::to_string(cap) + " apart");
   }
   return Status::Ok();
 }
@@ -46,8 +55,10 @@ Status CheckRing(const Segment& segment, const PeekRingData& ring, const std::st
 }  // namespace
 
 Result<std::uint64_t> InitializePeekRings(Segment& segment, std::uint64_t capacity) {
-  TANDEM_CHECK(capacity >= kMinPeekRingBytes && (capacity & (capacity - 1)) == 0,
-               "a peek ring's capacity is a power of two of at least kMinPeekRingBytes");
+  TANDEM_CHECK(
+      capacity >= kMinPeekRingBytes && capacity <= kMaxPeekRingBytes &&
+          (capacity & (capacity - 1)) == 0,
+      "a peek ring's capacity is a power of two in [kMinPeekRingBytes, kMaxPeekRingBytes]");
   // 64 bytes of slack to align the start; the data of each ring follows the two headers.
   TANDEM_ASSIGN_OR_RETURN(
       std::uint64_t raw,
@@ -74,7 +85,17 @@ Status CheckPeekRings(const Segment& segment) {
   }
   const PeekRingsData& rings = *segment.At<PeekRingsData>(at);
   TANDEM_RETURN_IF_ERROR(CheckRing(segment, rings.requests, what + "peek request ring"));
-  return CheckRing(segment, rings.answers, what + "peek answer ring");
+  TANDEM_RETURN_IF_ERROR(CheckRing(segment, rings.answers, what + "peek answer ring"));
+  // As InitializePeekRings lays them out: the two data areas right after the headers, apart.
+  const std::uint64_t cap = rings.requests.capacity;
+  if (rings.answers.capacity != cap || rings.requests.data_offset != at + sizeof(PeekRingsData) ||
+      rings.answers.data_offset != rings.requests.data_offset + cap) {
+    return Status::Corruption(
+        what + "peek rings: data at offsets " + std::to_string(rings.requests.data_offset) +
+        " and " + std::to_string(rings.answers.data_offset) + " (" + std::to_string(cap) + " and " +
+        std::to_string(rings.answers.capacity) + " bytes) are not laid out after their headers");
+  }
+  return Status::Ok();
 }
 
 int MakeRingWakeFd() {

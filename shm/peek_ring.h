@@ -5,7 +5,8 @@
 // one: a push that does not fit (the ring is full now, or the record is larger than max_record)
 // returns false and changes nothing, and the caller sends the record another way (the runtime
 // channel). So a full ring is back-pressure onto the slower path, never a drop; the order between
-// the paths is restored by the sequence numbers the records carry (supervisor/runtime_link.h).
+// the paths is restored by the sequence numbers the commands carry (ipc/channel.h,
+// workers/command_sequencer.h).
 //
 // Wake-ups: the consumer sleeps in poll(2) on an eventfd (beside its other descriptors, which a
 // futex could not join). It announces the sleep in `sleeping` and looks at the ring once more

@@ -320,10 +320,12 @@ Result<std::unique_ptr<Segment>> Segment::Create(const SegmentOptions& options) 
                                    std::to_string(kMaxSlotsPerRow) + "]");
   }
   const std::uint64_t ring = options.peek_ring_bytes;
-  if (ring != 0 && (ring < kMinPeekRingBytes || (ring & (ring - 1)) != 0)) {
+  if (ring != 0 &&
+      (ring < kMinPeekRingBytes || ring > kMaxPeekRingBytes || (ring & (ring - 1)) != 0)) {
     return Status::InvalidArgument("peek ring size " + std::to_string(ring) +
-                                   " bytes is not a power of two of at least " +
-                                   std::to_string(kMinPeekRingBytes) + " (or 0: none)");
+                                   " bytes is not a power of two in [" +
+                                   std::to_string(kMinPeekRingBytes) + ", " +
+                                   std::to_string(kMaxPeekRingBytes) + "] (or 0: none)");
   }
   const std::uint64_t registry_bytes = RegistryBytes(options.workers, options.slots_per_row);
   // The managed area needs room for its own bookkeeping besides the registry and the rings.

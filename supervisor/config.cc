@@ -134,14 +134,14 @@ FlagsOutcome ParseSupervisorFlags(int argc, const char* const* argv) {
       ->capture_default_str();
   app.add_option("--peek-ring-bytes", c.peek_ring_bytes,
                  "bytes of each of the two peek rings in the segment (the peek fast path, DESIGN "
-                 "§14): a power of two of at least 4096; 0 sends peeks and their answers over the "
+                 "§14): a power of two from 4096 to 2^30; 0 sends peeks and their answers over the "
                  "runtime channel only")
       ->envname("TANDEM_PEEK_RING_BYTES")
       ->check([](const std::string& text) -> std::string {
         std::uint64_t n = 0;
         if (!CLI::detail::lexical_cast(text, n)) return "not a number of bytes: " + text;
-        if (n == 0 || (n >= 4096 && (n & (n - 1)) == 0)) return "";
-        return "a power of two of at least 4096, or 0 (no fast path): " + text;
+        if (n == 0 || (n >= 4096 && n <= (std::uint64_t{1} << 30) && (n & (n - 1)) == 0)) return "";
+        return "a power of two from 4096 to 2^30, or 0 (no fast path): " + text;
       })
       ->capture_default_str();
   app.add_option("--runtime-dir", c.runtime_dir,

@@ -74,10 +74,11 @@ Result<pid_t> ProcessGroup::Spawn(const std::string& role, const std::vector<std
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
+    bool inherited = true;
     for (const int fd : inherit) {
-      if (fcntl(fd, F_SETFD, 0) != 0) _exit(127);  // kept across exec by this child only
+      inherited = inherited && fcntl(fd, F_SETFD, 0) == 0;  // kept across exec by this child only
     }
-    execv(args[0], args.data());
+    if (inherited) execv(args[0], args.data());
     const int err = errno;
     (void)!write(pipefd[1], &err, sizeof err);
     _exit(127);

@@ -511,8 +511,8 @@ void Supervisor::OnRuntimeMessage(Runtime& r, std::string_view bytes) {
   ipc::pb::Response& response = decoded.message;
   if (response.has_status() && response.status().has_runtime_ready()) {
     r.ready = true;
-    // Only a runtime that reads the rings gets peeks through them (one spawned without the fds,
-    // or an older tandem-worker, does not say so).
+    // Only a runtime that says it reads the rings gets peeks through them (one spawned without
+    // the fds — the fake runtime of the tests — does not say so).
     r.peek_ring = r.peek_path != nullptr && response.status().runtime_ready().peek_ring();
     SendUnsent(r);
     metrics_.Set(kRuntimeStalled, {{"role", RoleName(r.id)}}, 0);  // watched from now on

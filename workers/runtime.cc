@@ -1,5 +1,6 @@
 #include "workers/runtime.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
@@ -124,6 +125,15 @@ int Runtime::Run() {
   channel_ = std::make_unique<zmq::socket_t>(ipc::ConnectRuntimeChannel(ctx_, options_.channel));
   if (options_.peek_request_fd >= 0 && options_.peek_answer_fd >= 0) {
     shm::PeekRingsData* rings = shm::PeekRingsOf(*segment_);
+    for (const int fd : {options_.peek_request_fd, options_.peek_answer_fd}) {
+      if (fcntl(fd, F_GETFD) < 0) {
+        spdlog::critical(
+            "--peek-ring-fds: descriptor {} is not open (the supervisor hands them "
+            "down when it spawns this runtime)",
+            fd);
+        return 1;
+      }
+    }
     if (rings == nullptr || !ServesPeeks(options_.role)) {
       spdlog::critical("--peek-ring-fds given, but {}", rings == nullptr
                                                             ? "the segment has no peek rings"
@@ -237,7 +247,8 @@ void Runtime::StartWorkers() {
 
 // The command thread: the supervisor's commands in, the workers' answers merged and out.
 //
-// It sleeps in poll(2) on two descriptors: the channel's ZMQ_FD and the inbox's eventfd — not in
+// It sleeps in poll(2) on the channel's ZMQ_FD, the inbox's eventfd and, with the peek fast path,
+// the peek request ring's eventfd (announced in the ring, shm/peek_ring.h) — not in
 // zmq_poll, which costs two passes of a poll and a ZMQ_EVENTS query per socket (each a getpid and
 // a poll system call inside libzmq) on every turn. ZMQ_FD is edge-like: it signals only after the
 // socket's pending commands were processed, so the loop sleeps only right after a recv on the
