@@ -168,7 +168,7 @@ echo "   applied it; HELD_BY says which hold keeps it back."
 "$SHM" slots "tandem.$REPLICA" | sed 's/^/   /'
 
 say "5. Supervisor metrics (excerpt):"
-http_get /metrics | grep -E '^tandem_(peek_latency_seconds_(count|sum)|runtime_up|segment_bytes|commands_total|writes_total)' | sed 's/^/   /'
+http_get /metrics | grep -E '^tandem_(peek_latency_seconds_(count|sum)|runtime_up|segment_bytes|commands_total|writes_total|peek_ring_records_total)' | sed 's/^/   /'
 
 say "6. Shut down: SIGTERM to the supervisor stops both runtimes and removes the segment."
 kill -TERM "$sup_pid"
