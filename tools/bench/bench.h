@@ -156,7 +156,7 @@ class Replica {
   const std::string& segment() const { return process_.segment(); }
   std::string Log() const { return process_.Log(); }
   std::string Metrics() const { return process_.Metrics(); }  // GET /metrics
-  pid_t pid() const { return process_.pid(); }  // the supervisor's
+  pid_t pid() const { return process_.pid(); }                // the supervisor's
   bool two_runtime() const { return two_runtime_; }
   int workers() const { return workers_; }
 
