@@ -271,8 +271,12 @@ struct alignas(64) PeekRingData {
   std::uint64_t reserved3[5];  // 0
 };
 inline constexpr std::uint64_t kMinPeekRingBytes = 4096;
-inline constexpr std::uint64_t kMaxPeekRingBytes = std::uint64_t{1}
-                                                   << 30;  // records' sizes fit 32 bits
+// Records' sizes fit 32 bits.
+inline constexpr std::uint64_t kMaxPeekRingBytes = std::uint64_t{1} << 30;
+// A ring capacity a segment may have: a power of two in [kMinPeekRingBytes, kMaxPeekRingBytes].
+constexpr bool ValidPeekRingBytes(std::uint64_t n) {
+  return n >= kMinPeekRingBytes && n <= kMaxPeekRingBytes && (n & (n - 1)) == 0;
+}
 // Before each record in a ring's data.
 struct RingRecordHeader {
   std::uint32_t bytes;  // of the payload (a pad record: of the pad after this header)

@@ -32,8 +32,7 @@ void InitRing(PeekRingData* ring, std::uint64_t data_offset, std::uint64_t capac
 
 Status CheckRing(const Segment& segment, const PeekRingData& ring, const std::string& what) {
   const std::uint64_t cap = ring.capacity;
-  if (cap < kMinPeekRingBytes || cap > kMaxPeekRingBytes || (cap & (cap - 1)) != 0 ||
-      ring.max_record != cap / 4 || ring.data_offset % kAlign != 0 ||
+  if (!ValidPeekRingBytes(cap) || ring.max_record != cap / 4 || ring.data_offset % kAlign != 0 ||
       !segment.Contains(ring.data_offset, cap)) {
     return Status::Corruption(what + ": capacity " + std::to_string(cap) + " at offset " +
                               std::to_string(ring.data_offset) + " (max record " +
@@ -56,8 +55,7 @@ Status CheckRing(const Segment& segment, const PeekRingData& ring, const std::st
 
 Result<std::uint64_t> InitializePeekRings(Segment& segment, std::uint64_t capacity) {
   TANDEM_CHECK(
-      capacity >= kMinPeekRingBytes && capacity <= kMaxPeekRingBytes &&
-          (capacity & (capacity - 1)) == 0,
+      ValidPeekRingBytes(capacity),
       "a peek ring's capacity is a power of two in [kMinPeekRingBytes, kMaxPeekRingBytes]");
   // 64 bytes of slack to align the start; the data of each ring follows the two headers.
   TANDEM_ASSIGN_OR_RETURN(

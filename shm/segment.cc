@@ -320,8 +320,7 @@ Result<std::unique_ptr<Segment>> Segment::Create(const SegmentOptions& options) 
                                    std::to_string(kMaxSlotsPerRow) + "]");
   }
   const std::uint64_t ring = options.peek_ring_bytes;
-  if (ring != 0 &&
-      (ring < kMinPeekRingBytes || ring > kMaxPeekRingBytes || (ring & (ring - 1)) != 0)) {
+  if (ring != 0 && !ValidPeekRingBytes(ring)) {
     return Status::InvalidArgument("peek ring size " + std::to_string(ring) +
                                    " bytes is not a power of two in [" +
                                    std::to_string(kMinPeekRingBytes) + ", " +

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <vector>
 
+#include "shm/layout.h"
+
 namespace tandem::supervisor {
 
 namespace {
@@ -140,7 +142,7 @@ FlagsOutcome ParseSupervisorFlags(int argc, const char* const* argv) {
       ->check([](const std::string& text) -> std::string {
         std::uint64_t n = 0;
         if (!CLI::detail::lexical_cast(text, n)) return "not a number of bytes: " + text;
-        if (n == 0 || (n >= 4096 && n <= (std::uint64_t{1} << 30) && (n & (n - 1)) == 0)) return "";
+        if (n == 0 || shm::ValidPeekRingBytes(n)) return "";
         return "a power of two from 4096 to 2^30, or 0 (no fast path): " + text;
       })
       ->capture_default_str();
