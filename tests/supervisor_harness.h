@@ -21,6 +21,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 #include <zmq.hpp>
 
@@ -96,11 +97,7 @@ class SupervisorProcess {
     temp_dir_ = mkdtemp(tmpl);
     log_path_ = temp_dir_ + ".log";
     runtime_parent_ = o.runtime_subdir.empty() ? temp_dir_ : temp_dir_ + "/" + o.runtime_subdir;
-    controller_port_ = FreePort();
-    // The kernel may hand the same free port out twice in a row (each was closed at once).
-    do {
-      http_port_ = FreePort();
-    } while (http_port_ == controller_port_);
+    std::tie(controller_port_, http_port_) = tools::TwoFreePorts();
     tools::ReplicaOptions flags{
         .supervisor = TANDEM_SUPERVISOR_BIN,
         .two_runtime = o.two_runtime,

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 
 namespace tandem::tools {
 
@@ -38,6 +39,13 @@ int FreePort() {
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   close(fd);
   return ntohs(addr.sin_port);
+}
+
+std::pair<int, int> TwoFreePorts() {
+  const int first = FreePort();
+  int second = FreePort();
+  while (second == first) second = FreePort();
+  return {first, second};
 }
 
 int ConnectLoopback(int port) {
@@ -169,11 +177,7 @@ ReplicaProcess::ReplicaProcess(const ReplicaOptions& o) {
   replica_ = o.name + "x" + std::to_string(counter++);
   segment_ = o.segment_prefix + replica_;
   dir_ = MakeTempDir(o.temp_prefix);
-  controller_port_ = FreePort();
-  // The kernel may hand the same free port out twice in a row (each was closed at once).
-  do {
-    http_port_ = FreePort();
-  } while (http_port_ == controller_port_);
+  std::tie(controller_port_, http_port_) = TwoFreePorts();
   pid_ = SpawnChild(Argv(o, replica_, segment_, controller_port_, http_port_, dir_),
                     dir_ + "/supervisor.log");
 }

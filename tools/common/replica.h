@@ -9,12 +9,16 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tandem::tools {
 
 // A TCP port nobody listens on right now (the kernel picks it). Throws std::runtime_error.
 int FreePort();
+// Two different free ports (the kernel may hand the same one out twice in a row, each closed at
+// once): a replica's controller endpoint and its internal HTTP.
+std::pair<int, int> TwoFreePorts();
 // A connected TCP socket to 127.0.0.1:port, or -1.
 int ConnectLoopback(int port);
 
