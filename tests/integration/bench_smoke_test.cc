@@ -121,6 +121,19 @@ void ExpectLatencies(const Metrics& m, const std::string& what) {
   }
 }
 
+// A scenario of AlternatingPeekCells (tools/bench/measure.h): the baseline's and the other's
+// latencies, and their ratio cell "other/baseline".
+void ExpectAlternatingPeeks(const Report& r, const std::string& scenario,
+                            const std::string& baseline, const std::string& other) {
+  ASSERT_TRUE(r.count(scenario));
+  for (const std::string& cell : {baseline, other}) {
+    ASSERT_TRUE(r.at(scenario).count(cell)) << cell;
+    ExpectLatencies(r.at(scenario).at(cell), cell);
+  }
+  ASSERT_TRUE(r.at(scenario).count(other + "/" + baseline));
+  EXPECT_GT(r.at(scenario).at(other + "/" + baseline).at("p50_ratio"), 0);
+}
+
 bool SegmentsLeft() {
   for (const auto& e : std::filesystem::directory_iterator("/dev/shm")) {
     const std::string name = e.path().filename().string();
@@ -206,25 +219,13 @@ TEST(TandemBench, SmokeEveryScenario) {
   }
   {
     SCOPED_TRACE("curve");
-    const Report r = ParseOrFail(Bench({"curve", "--keys", "1000"}));
-    ASSERT_TRUE(r.count("curve"));
-    for (const char* cell : {"plain", "curve"}) {
-      ASSERT_TRUE(r.at("curve").count(cell)) << cell;
-      ExpectLatencies(r.at("curve").at(cell), cell);
-    }
-    ASSERT_TRUE(r.at("curve").count("curve/plain"));
-    EXPECT_GT(r.at("curve").at("curve/plain").at("p50_ratio"), 0);
+    ExpectAlternatingPeeks(ParseOrFail(Bench({"curve", "--keys", "1000"})), "curve", "plain",
+                           "curve");
   }
   {
     SCOPED_TRACE("peek-path");
-    const Report r = ParseOrFail(Bench({"peek-path", "--keys", "1000"}));
-    ASSERT_TRUE(r.count("peek-path"));
-    for (const char* cell : {"channel", "rings"}) {
-      ASSERT_TRUE(r.at("peek-path").count(cell)) << cell;
-      ExpectLatencies(r.at("peek-path").at(cell), cell);
-    }
-    ASSERT_TRUE(r.at("peek-path").count("rings/channel"));
-    EXPECT_GT(r.at("peek-path").at("rings/channel").at("p50_ratio"), 0);
+    ExpectAlternatingPeeks(ParseOrFail(Bench({"peek-path", "--keys", "1000"})), "peek-path",
+                           "channel", "rings");
   }
   {
     SCOPED_TRACE("--curve");  // another scenario with every replica over CURVE

@@ -73,15 +73,20 @@ std::vector<double> ClosedLoop(const Options& o, const std::function<void()>& on
   return us;
 }
 
+Options RoundOptions(const Options& o, int rounds) {
+  Options round = o;
+  round.duration = o.duration / rounds;
+  round.warmup = o.warmup / rounds;
+  round.min_samples = (o.min_samples + rounds - 1) / rounds;
+  return round;
+}
+
 std::vector<Cell> AlternatingPeekCells(const Options& o, LookupReplica (&replicas)[2],
                                        const std::string (&names)[2], int rounds,
                                        const std::string& progress,
                                        std::vector<std::string>* notes) {
   for (auto& r : replicas) r.client->UnboundedReceiveQueue();
-  Options round = o;
-  round.duration = o.duration / rounds;
-  round.warmup = o.warmup / rounds;
-  round.min_samples = (o.min_samples + rounds - 1) / rounds;
+  const Options round = RoundOptions(o, rounds);
   std::vector<double> us[2];
   // Per round, the p50 and p99 of each: the medians of their ratios resist drift between rounds.
   std::vector<double> round_p50[2], round_p99[2];

@@ -66,6 +66,10 @@ struct LookupReplica {
   std::optional<Client> client;
 };
 
+// `o`'s measuring window split over `rounds` alternating rounds (duration, warm-up and samples
+// each).
+Options RoundOptions(const Options& o, int rounds);
+
 // Point-lookup peeks of two replicas with the same index (`replicas[0]` the baseline), measured in
 // `rounds` alternating rounds (ABBA: neither always goes first, and the machine's drift and
 // neighbours weigh on both alike). Returns cells names[0], names[1] (latencies) and

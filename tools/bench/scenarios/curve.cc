@@ -112,13 +112,8 @@ Scenario CurveScenario(const Options& o) {
   LookupReplica replicas[2] = {{plain, true, o.keys}, {curve, true, o.keys}};
   constexpr int kRounds = 8;
   s.cells = AlternatingPeekCells(o, replicas, {"plain", "curve"}, kRounds, "curve", &s.notes);
-  Options round = o;
-  round.duration = o.duration / kRounds;
-  round.warmup = o.warmup / kRounds;
-  round.min_samples = (o.min_samples + kRounds - 1) / kRounds;
-
   // The same comparison for the bare ZeroMQ hop, also in alternating rounds.
-  std::vector<Cell> floors = FloorCells(round, kRounds, &s.notes);
+  std::vector<Cell> floors = FloorCells(RoundOptions(o, kRounds), kRounds, &s.notes);
   s.cells.insert(s.cells.end(), floors.begin(), floors.end());
   return s;
 }
