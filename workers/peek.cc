@@ -244,10 +244,9 @@ std::optional<std::string> Finish(const pb::Finishing& finishing, CountedRows ro
     n -= skipped;
     n = std::min(n, left);
     left -= n;
-    if (n == 0) {
-      if (left == 0) break;
-      continue;
-    }
+    // Nothing of this row is returned; a row after it may still be skipped over by the offset
+    // (and must fit int64, whatever the limit): the loop's head decides when to stop.
+    if (n == 0) continue;
     auto* rc = out->add_rows();
     if (finishing.project().empty()) {
       for (const Datum& d : row) *rc->mutable_row()->add_datums() = ToProto(d);

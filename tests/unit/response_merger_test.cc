@@ -266,6 +266,25 @@ TEST(ResponseMerger, KeepFirstForFinishingCountsMultiplicitiesAndKeepsTheCrossin
   EXPECT_EQ(big.size(), 2u) << "offset + limit saturates";
 }
 
+TEST(ResponseMerger, ARowSkippedOverByTheOffsetMustFitInt64EvenWithLimitZero) {
+  // Found by ImportCorrectness (seed 2500022): offset 3, limit 0, rows a x2 then b with a count
+  // beyond int64. b covers the third skipped place, so the answer needs it and is the overflow
+  // error (the reference's rule); Finish used to stop at the first row once the limit was spent.
+  pb::Finishing f;
+  f.add_order_by()->set_column(0);
+  f.set_offset(3);
+  f.set_limit(0);
+  const Int128 beyond = Int128{INT64_MAX} + 5;
+  const Rows rows = {{Row{I(1)}, 2}, {Row{I(2)}, beyond}};
+  pb::Rows out;
+  EXPECT_EQ(Finish(f, rows, &out), std::string(kMultiplicityOverflow));
+
+  f.set_offset(2);  // a alone covers the offset: b is not needed
+  out.Clear();
+  EXPECT_EQ(Finish(f, rows, &out), std::nullopt);
+  EXPECT_EQ(out.rows_size(), 0);
+}
+
 TEST(ResponseMerger, AnAnswerOverMaxResultSizeIsAnErrorNamingTheLimitAndTheSize) {
   Harness h(2);
   h.merger.SetMaxResultSize(1000);
