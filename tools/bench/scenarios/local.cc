@@ -288,8 +288,8 @@ class CpuMeter {
 
 // A thread's LocalReader lookups of `index` in the replica of segment `segment`: the zero-copy
 // callback form, at the latest readable time (`at` null), or the even lookups so and the odd ones
-// at *at. The key row is reused and the callback reads the row's last byte: what a caller that
-// looks at the value does.
+// at *at (which only grows). The key row is reused and the callback reads the row's last byte: what
+// a caller that looks at the value does.
 MakeLookup LocalReaderLookup(const std::string& segment, GlobalId index,
                              const std::atomic<Time>* at = nullptr) {
   return [segment, index, at](std::string* error) -> LookupFn {
@@ -315,8 +315,18 @@ MakeLookup LocalReaderLookup(const std::string& segment, GlobalId index,
       st->key[0] = k;
       st->rows = 0;
       std::optional<Time> t;
-      if (at && (i & 1)) t = at->load(std::memory_order_relaxed);
-      const Result<Time> r = st->reader->Lookup(index, st->key, t, st->fn);
+      if (at && (i & 1)) t = at->load(std::memory_order_acquire);
+      Result<Time> r = st->reader->Lookup(index, st->key, t, st->fn);
+      // The controller compacts only to times it published in *at, so a time found compacted
+      // while *at still holds it is a bug; one the controller has moved past (this thread was
+      // preempted between the load and the read) is read again at the new time.
+      while (t && !r.ok() && r.status().code() == StatusCode::kFailedPrecondition) {
+        const Time now = at->load(std::memory_order_acquire);
+        if (now == *t) break;
+        t = now;
+        st->rows = 0;
+        r = st->reader->Lookup(index, st->key, t, st->fn);
+      }
       if (!r.ok()) {
         if (error->empty()) *error = r.status().ToString();
         return -1;
