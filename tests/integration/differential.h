@@ -1287,9 +1287,15 @@ inline std::string Tail(const std::string& log) {
          (log.size() > kTail ? log.substr(log.size() - kTail) : log);
 }
 
+// The number of cases a randomized suite runs: TANDEM_TEST_CASES when set; else `fallback`, halved
+// under a sanitizer (the asan and tsan test presets set TANDEM_TEST_SANITIZER) — there the
+// reference evaluator and the instrumented runtime make a case several times slower, and the
+// sanitizers look for memory and thread errors, which the first half of the seeds meets as well.
+// The release run (`tools/run.sh test`) runs every seed.
 inline int CasesFromEnv(int fallback) {
-  const char* v = std::getenv("TANDEM_TEST_CASES");
-  return v ? std::max(1, std::atoi(v)) : fallback;
+  if (const char* v = std::getenv("TANDEM_TEST_CASES")) return std::max(1, std::atoi(v));
+  if (std::getenv("TANDEM_TEST_SANITIZER") != nullptr) return std::max(1, fallback / 2);
+  return fallback;
 }
 
 inline std::optional<std::uint64_t> SeedFromEnv() {

@@ -979,15 +979,11 @@ void RunConfiguration(const Config& config) {
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   const TempDir temp("local-reader");
 
-  // Half as many cases under a sanitizer (the asan and tsan test presets set
-  // TANDEM_TEST_SANITIZER): the reference evaluator is most of the time there.
-  const int cases = std::getenv("TANDEM_TEST_SANITIZER") != nullptr ? std::max(1, config.cases / 2)
-                                                                    : config.cases;
-  std::vector<std::uint64_t> seeds;
+  std::vector<std::uint64_t> seeds;  // half of them under a sanitizer (CasesFromEnv)
   if (auto seed = SeedFromEnv()) {
     seeds.push_back(*seed);
   } else {
-    for (int i = 0; i < CasesFromEnv(cases); ++i) seeds.push_back(config.base_seed + i);
+    for (int i = 0; i < CasesFromEnv(config.cases); ++i) seeds.push_back(config.base_seed + i);
   }
   const auto start = std::chrono::steady_clock::now();
   Stats s;

@@ -911,7 +911,9 @@ TEST(ShmTool, CorruptedSegmentsAreReportedNeverCrashTheInspector) {
   ScopedSegmentRemover remover(copy);
   std::mt19937_64 rng(20261201);
   int exits[3] = {0, 0, 0};  // 0, 1, 65
-  constexpr int kCopies = 150;
+  // Each copy starts tandem-shm four times: ~0.17 s a start under ASan (-O0, leak check at exit),
+  // so fewer there; Fuzz.shm_inspect runs the same code in-process under ASan over its corpus.
+  const int kCopies = std::getenv("TANDEM_TEST_SANITIZER") != nullptr ? 30 : 150;
   for (int i = 0; i < kCopies; ++i) {
     std::string damaged = image;
     const Region& r = regions[rng() % regions.size()];
