@@ -30,6 +30,7 @@ std::string SecondsText(double s) {
 int Supervisor::SharedFate(const ChildExit& first, int exit_code) {
   spdlog::critical("the {} runtime (pid {}) {}; taking the replica down (shared fate)", first.role,
                    first.pid, first.Describe());
+  notify_.Stopping("the " + first.role + " runtime " + first.Describe() + ": shared fate");
   children_.SignalAll(SIGKILL);
   std::vector<ChildExit> others;
   if (!children_.ReapAll(5.0, &others)) {
@@ -48,6 +49,7 @@ int Supervisor::SharedFate(const ChildExit& first, int exit_code) {
 
 int Supervisor::Shutdown(const std::string& why) {
   spdlog::info("{}: stopping the runtimes (grace period {} s)", why, config_.grace_period_s);
+  notify_.Stopping("stopping: " + why);
   for (auto& [id, r] : runtimes_) {
     segment_->SetRuntime(id, r.pid, shm::RuntimeState::kStopping);
   }

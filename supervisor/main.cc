@@ -58,6 +58,9 @@ int main(int argc, char** argv) {
         "anyone who can reach it can control this replica",
         flags.config->controller_listen_addr);
   }
-  Supervisor supervisor(std::move(*flags.config), *signal_fd);
+  // Before the supervisor starts its threads (unsetenv) and its runtimes (they must not inherit
+  // NOTIFY_SOCKET): systemd's notification socket, when systemd started us (Type=notify).
+  SystemdNotify notify = SystemdNotify::FromEnvironment();
+  Supervisor supervisor(std::move(*flags.config), *signal_fd, std::move(notify));
   return supervisor.Run();
 }

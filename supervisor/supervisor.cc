@@ -109,8 +109,8 @@ void PollItems(std::vector<zmq::pollitem_t>& items, int timeout_ms,
 }
 }  // namespace
 
-Supervisor::Supervisor(SupervisorConfig config, int signal_fd)
-    : config_(std::move(config)), signal_fd_(signal_fd), ctx_(1) {
+Supervisor::Supervisor(SupervisorConfig config, int signal_fd, SystemdNotify notify)
+    : config_(std::move(config)), signal_fd_(signal_fd), ctx_(1), notify_(std::move(notify)) {
   validator_.set_index_capacity(config_.slots_per_row);
   validator_.set_segment_bytes(config_.shm_size);
   validator_.set_data_dir(!config_.data_dir.empty());
@@ -337,7 +337,11 @@ int Supervisor::Loop() {
       logged_ready_ = true;
       spdlog::info("ready: controller endpoint {}, internal HTTP {}",
                    config_.controller_listen_addr, config_.internal_http_listen_addr);
+      notify_.Ready(ReadinessStatus());  // when /readyz first answers 200
+    } else if (logged_ready_ && notify_.enabled()) {
+      notify_.SetStatus(ReadinessStatus());  // sent only when it changed (a stall, its end)
     }
+    notify_.Tick(now);  // WATCHDOG=1: this loop turns
   }
 }
 
@@ -609,6 +613,19 @@ void Supervisor::SetPeekRingMetrics() {
     metrics_.SetCounter(kPeekRingRecords, {{"ring", name}, {"result", "too_large"}},
                         static_cast<double>(ring->too_large.load(std::memory_order_relaxed)));
   }
+}
+
+std::string Supervisor::ReadinessStatus() const {
+  if (Ready()) return "ready: controller endpoint " + config_.controller_listen_addr;
+  std::string why = "not ready:";
+  for (const auto& [id, r] : runtimes_) {
+    if (!r.ready) why += std::string(" ") + RoleName(id) + " runtime not ready;";
+    if (r.ready && r.stalled) {
+      why +=
+          std::string(" ") + RoleName(id) + " runtime (pid " + std::to_string(r.pid) + ") stalled;";
+    }
+  }
+  return why;
 }
 
 HttpResponse Supervisor::ServeHttp(const std::string& path) {

@@ -44,6 +44,7 @@
 #include "supervisor/process_group.h"
 #include "supervisor/reads.h"
 #include "supervisor/sessions.h"
+#include "supervisor/systemd_notify.h"
 
 namespace tandem::supervisor {
 
@@ -53,7 +54,8 @@ std::string SecondsText(double s);
 class Supervisor {
  public:
   // REQUIRES: `signal_fd` from BlockAndOpenSignalFd(), called before any thread was started.
-  Supervisor(SupervisorConfig config, int signal_fd);
+  // `notify`: systemd's notification socket, if it started us (SystemdNotify::FromEnvironment).
+  Supervisor(SupervisorConfig config, int signal_fd, SystemdNotify notify = {});
   ~Supervisor();
 
   // Runs the replica until shutdown or shared fate; returns the process exit code.
@@ -235,6 +237,10 @@ class Supervisor {
   Clock::time_point started_at_;
   bool bound_ = false;
   bool logged_ready_ = false;
+  // READY=1 once ready, STATUS when readiness changes, WATCHDOG=1 from Loop, STOPPING=1.
+  SystemdNotify notify_;
+  // The readiness line for systemd ("ready: …" or "not ready: …"): computed only when notifying.
+  std::string ReadinessStatus() const;
 };
 
 }  // namespace tandem::supervisor

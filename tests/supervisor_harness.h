@@ -83,6 +83,8 @@ struct SupervisorOptions {
   // The segment's name (--shm-name); empty: a unique tandem.test.<replica>. Known before the
   // supervisor starts, so a test can put something under it first.
   std::string segment_name;
+  // More of the supervisor's environment ("NAME=value"), e.g. systemd's NOTIFY_SOCKET.
+  std::vector<std::string> extra_env;
 };
 
 class SupervisorProcess {
@@ -113,7 +115,7 @@ class SupervisorProcess {
     flags.extra_args.insert(flags.extra_args.end(), o.extra_args.begin(), o.extra_args.end());
     const auto args = tools::ReplicaProcess::Argv(flags, replica_, segment_, controller_port_,
                                                   http_port_, runtime_parent_);
-    pid_ = Spawn(args, o.fake_worker_script, log_path_);
+    pid_ = Spawn(args, o.fake_worker_script, log_path_, o.extra_env);
   }
 
   ~SupervisorProcess() {
@@ -128,10 +130,10 @@ class SupervisorProcess {
     std::filesystem::remove(log_path_, ec);
   }
 
-  // Starts argv with stdout+stderr into `log`, and TANDEM_FAKE_WORKER set if non-empty.
+  // Starts argv with stdout+stderr into `log`, TANDEM_FAKE_WORKER set if non-empty, and `env`.
   static pid_t Spawn(const std::vector<std::string>& argv, const std::string& script,
-                     const std::string& log) {
-    std::vector<std::string> extra;
+                     const std::string& log, const std::vector<std::string>& env = {}) {
+    std::vector<std::string> extra = env;
     if (!script.empty()) extra.push_back("TANDEM_FAKE_WORKER=" + script);
     const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     EXPECT_GE(fd, 0) << log;
