@@ -19,14 +19,22 @@ PACKAGES=(cmake ninja-build g++ clang-format pkg-config libboost1.81-dev libgtes
           libbenchmark-dev libzmq3-dev cppzmq-dev libspdlog-dev libprotobuf-dev protobuf-compiler
           libcli11-dev clang libclang-rt-14-dev  # clang: the tsan and fuzz presets
           python3-dev pybind11-dev  # the LocalReader Python binding and its test
-          liblmdb-dev)  # tandem-bench local's mdb_get peer (optional: skipped without it)
+          liblmdb-dev  # tandem-bench local's mdb_get peer (optional: skipped without it)
+          help2man)  # the man pages, made at build time (cmake/packaging.cmake)
+# What only the deploy tests (label deploy, in `test`) need: installed by `test` alone — on a host
+# that runs systemd, Debian's prometheus package (promtool's) also starts a Prometheus server.
+TEST_PACKAGES=(systemd prometheus curl  # systemd-analyze verify, promtool, /metrics
+               mandoc groff-base  # the man pages' lint
+               dpkg-dev debootstrap)  # the .deb (CPack runs dpkg-shlibdeps) and its install test
+# (Node.js and npm for the deploy tests come from tools/install-test-tools.sh: a node already
+# installed from elsewhere conflicts with Debian's npm package, so they are not listed here.)
 JOBS="${TANDEM_JOBS:-$(nproc)}"
 
 log() { printf '\n==> %s\n' "$*"; }
 
-install_deps() {
+install_deps() {  # install_deps [more packages]: PACKAGES and those, when missing
   local missing=()
-  for p in "${PACKAGES[@]}"; do
+  for p in "${PACKAGES[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [[ ${#missing[@]} -eq 0 ]] && return 0
@@ -85,8 +93,9 @@ test_binaries() {  # test_binaries PRESET SKIP
 cmd=${1:-}
 case "$cmd" in
   test)
-    install_deps
+    install_deps "${TEST_PACKAGES[@]}"
     build ci
+    bash tools/install-test-tools.sh  # node and tests/deploy's npm packages (label deploy)
     log "testing"
     ctest --preset ci -j "$JOBS" --timeout 600 --label-exclude 'slow|bench'
     ;;
