@@ -1,0 +1,248 @@
+// Many replicas behind one controller (DESIGN §13, issue 18): three real replicas (supervisor +
+// maintenance + interactive runtime each) driven by one ipc::ReplicaSet. Load runs (a log source
+// the test keeps appending to: its contents at every time are known exactly, and every replica
+// reads the same file, so they share one timeline); peeks go to all three in a loop and the first
+// answer is taken; one replica is SIGKILLed and restarted twice meanwhile. No peek may fail, every
+// answer must be the exact contents at its time, and the restarted replica must catch up: its
+// frontier rejoins the others' and peeks sent to it alone answer correctly.
+//
+// Why a log source and not a generator: a generator's schedule starts when its dataflow is
+// created on that replica, so a replica restarted later is on a later schedule and its frontier
+// stays behind the others' by its downtime for good (its answers at any time are still the same).
+// A log file is one timeline for every replica, and a restarted one catches up by reading it.
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "ipc/replica_set.h"
+#include "log_source.h"
+#include "supervisor_harness.h"
+
+namespace tandem::testing {
+namespace {
+
+using ipc::ReplicaSet;
+using ipc::pb::Command;
+using Outcome = ipc::PeekRace::Outcome;
+
+// The log's contents: at time t (t >= 1) row (t, 7t) is inserted, and from t > kWindow on, row
+// (t - kWindow, 7 (t - kWindow)) retracted. At time T key k is present iff T - kWindow < k <= T.
+constexpr std::int64_t kWindow = 20;
+
+std::string Tick(std::int64_t t) {
+  std::string lines =
+      "U " + std::to_string(t) + " 1 " + std::to_string(t) + " " + std::to_string(7 * t) + "\n";
+  if (t > kWindow) {
+    const std::int64_t old = t - kWindow;
+    lines += "U " + std::to_string(t) + " -1 " + std::to_string(old) + " " +
+             std::to_string(7 * old) + "\n";
+  }
+  return lines + "P " + std::to_string(t + 1) + "\n";
+}
+
+// Why `answer` is not the contents of the index at `time` for `key` (or for a full scan), or "".
+std::string Check(const ipc::pb::PeekResponse& answer, std::int64_t time,
+                  std::optional<std::int64_t> key) {
+  std::map<std::int64_t, std::int64_t> want;
+  for (std::int64_t k = std::max<std::int64_t>(1, time - kWindow + 1); k <= time; ++k) {
+    if (!key || *key == k) want[k] = 7 * k;
+  }
+  std::map<std::int64_t, std::int64_t> got;
+  for (const auto& rc : answer.rows().rows()) {
+    if (rc.count() != 1 || rc.row().datums_size() != 2) return "a row with count != 1 or arity 2";
+    got[rc.row().datums(0).int64()] = rc.row().datums(1).int64();
+  }
+  if (got == want) return "";
+  return "at time " + std::to_string(time) + (key ? " key " + std::to_string(*key) : "") +
+         ": got " + std::to_string(got.size()) + " rows, want " + std::to_string(want.size());
+}
+
+// Peek uuids differ in their first bytes: a refusal names its peek by a prefix of the uuid.
+Command MakePeek(std::uint64_t n, std::int64_t time, std::optional<std::int64_t> key) {
+  Command c;
+  auto* p = c.mutable_peek();
+  p->set_uuid(std::to_string(std::hash<std::uint64_t>{}(n * 0x9e3779b97f4a7c15ULL)) + "-" +
+              std::to_string(n));
+  p->set_id("u2");
+  p->set_timestamp(static_cast<std::uint64_t>(time));
+  if (key) p->add_keys()->add_datums()->set_int64(*key);
+  return c;
+}
+
+Command AllowCompaction(const std::string& id, std::uint64_t t) {
+  Command c;
+  c.mutable_allow_compaction()->set_id(id);
+  c.mutable_allow_compaction()->mutable_frontier()->add_elements(t);
+  return c;
+}
+
+// The write frontier of u2 replica i reported (0 when none yet).
+std::uint64_t UpperOf(const ReplicaSet& set, std::size_t i) {
+  const auto& f = set.frontiers(i);
+  auto it = f.find("u2");
+  if (it == f.end() || it->second.write().elements().empty()) return 0;
+  return it->second.write().elements(0);
+}
+
+TEST(ReplicaSet, ThreeReplicasServeEveryPeekWhileOneIsKilledAndRestartedTwice) {
+  std::vector<std::unique_ptr<SupervisorProcess>> replicas;
+  std::vector<std::string> endpoints;
+  for (int i = 0; i < 3; ++i) {
+    replicas.push_back(std::make_unique<SupervisorProcess>(
+        SupervisorOptions{.worker_binary = TANDEM_WORKER_BIN, .shm_size = "32MiB"}));
+    endpoints.push_back(replicas.back()->controller_endpoint());
+  }
+  for (auto& r : replicas) ASSERT_TRUE(r->WaitReady()) << r->Log();
+
+  LogFile log;
+  std::int64_t written = 0;  // the last time written (its progress mark is written + 1)
+  auto write_ticks = [&](int n) {
+    std::string lines;
+    for (int i = 0; i < n; ++i) lines += Tick(++written);
+    log.Append(lines);
+  };
+  write_ticks(5);
+
+  ReplicaSet::Options options;
+  options.client.timeout = 5s;
+  options.retry_interval = 100ms;
+  auto created = ReplicaSet::Create(endpoints, options);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  ReplicaSet& set = **created;
+  ASSERT_TRUE(set.Connect(std::chrono::steady_clock::now() + 20s).ok());
+  ASSERT_EQ(set.ready(), 3u);
+  auto made = set.Submit(LogIndexDataflow("u1", "u2", log.path()), /*record=*/true,
+                         std::chrono::steady_clock::now() + 10s);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  ASSERT_TRUE(made->refused.empty()) << made->refused.front().second.why();
+  ASSERT_EQ(made->accepted.size(), 3u);
+
+  constexpr std::size_t kVictim = 1;
+  std::mt19937_64 rng(0x18);
+  std::uint64_t peeks = 0, failures = 0, by_victim = 0;
+  std::vector<std::uint64_t> answered_by(3, 0);
+  std::string first_failure;
+  int restarts = 0;
+  // The fault schedule, advanced once per iteration so that peeks never stop: run, kill, wait
+  // until the set saw it down, restart, wait until it is ready again and has caught up.
+  enum class Phase { kRun, kKilled, kRestarted, kCatchingUp, kDone } phase = Phase::kRun;
+  auto phase_started = std::chrono::steady_clock::now();
+  std::uint64_t catch_up_target = 0;
+  const auto started = std::chrono::steady_clock::now();
+  auto in_phase = [&] { return std::chrono::steady_clock::now() - phase_started; };
+  auto enter = [&](Phase p) {
+    phase = p;
+    phase_started = std::chrono::steady_clock::now();
+  };
+
+  while (phase != Phase::kDone || in_phase() < 2s) {
+    ASSERT_LT(std::chrono::steady_clock::now() - started, 150s) << "the run took too long";
+    write_ticks(1);
+    // A peek at a recent time (at most 30 ticks back: above the compaction frontier, which
+    // trails by 200), by key or as a full scan; sometimes at the newest time, which waits for
+    // the replicas to read the line.
+    const std::int64_t time = std::max<std::int64_t>(
+        1, written - static_cast<std::int64_t>(rng() % 31) * (rng() % 4 != 0));
+    std::optional<std::int64_t> key;
+    if (rng() % 5 != 0) key = time - kWindow + static_cast<std::int64_t>(rng() % (kWindow + 5));
+    const Command peek = MakePeek(peeks++, time, key);
+    ASSERT_TRUE(set.StartPeek(peek).ok());
+    const auto result = set.AwaitPeek(peek.peek().uuid(), std::chrono::steady_clock::now() + 20s);
+    std::string why;
+    if (result.outcome != Outcome::kRows) {
+      why = "outcome " + std::to_string(static_cast<int>(result.outcome)) +
+            (result.answer && result.answer->has_error() ? ": " + result.answer->error() : "") +
+            (result.refused ? ": refused: " + result.refused->why() : "");
+    } else {
+      why = Check(*result.answer, time, key);
+      ++answered_by[result.replica];
+    }
+    if (!why.empty() && failures++ == 0) first_failure = "peek " + ipc::Describe(peek) + ": " + why;
+
+    if (peeks % 100 == 0 && written > 250) {
+      // Compaction moves on (recorded: a restarted replica gets it in its replay).
+      auto s = set.Submit(AllowCompaction("u2", static_cast<std::uint64_t>(written - 200)),
+                          /*record=*/true, std::chrono::steady_clock::now() + 10s);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      ASSERT_TRUE(s->refused.empty()) << s->refused.front().second.why();
+    }
+
+    switch (phase) {
+      case Phase::kRun:
+        if (restarts < 2 && in_phase() > 3s) {
+          ASSERT_TRUE(replicas[kVictim]->Kill());
+          enter(Phase::kKilled);
+        } else if (restarts == 2) {
+          enter(Phase::kDone);
+        }
+        break;
+      case Phase::kKilled:
+        // The others go on serving meanwhile (every peek above was checked).
+        ASSERT_LT(in_phase(), 10s) << "the set did not notice the killed replica";
+        if (set.status(kVictim).state == ReplicaSet::State::kDown) {
+          replicas[kVictim]->Restart();
+          ++restarts;
+          enter(Phase::kRestarted);
+        }
+        break;
+      case Phase::kRestarted:
+        ASSERT_LT(in_phase(), 60s)
+            << "the restarted replica never became ready: " << set.status(kVictim).last_error
+            << "\n"
+            << replicas[kVictim]->Log();
+        if (set.status(kVictim).state == ReplicaSet::State::kReady &&
+            set.status(kVictim).sessions >= static_cast<std::uint64_t>(restarts + 1)) {
+          catch_up_target = std::max(UpperOf(set, 0), UpperOf(set, 2));
+          enter(Phase::kCatchingUp);
+        }
+        break;
+      case Phase::kCatchingUp:
+        ASSERT_LT(in_phase(), 60s)
+            << "the restarted replica's frontier stays at " << UpperOf(set, kVictim)
+            << ", the others' was " << catch_up_target;
+        if (UpperOf(set, kVictim) >= catch_up_target) {
+          // Caught up: it answers peeks alone, exactly.
+          for (int i = 0; i < 5; ++i) {
+            const std::int64_t t = written - i;
+            const Command own = MakePeek(peeks++, t, std::nullopt);
+            ASSERT_TRUE(set.StartPeek(own, kVictim).ok());
+            const auto r = set.AwaitPeek(own.peek().uuid(), std::chrono::steady_clock::now() + 20s);
+            ASSERT_EQ(r.outcome, Outcome::kRows)
+                << (r.answer && r.answer->has_error() ? r.answer->error() : "")
+                << (r.refused ? r.refused->why() : "");
+            ASSERT_EQ(r.replica, kVictim);
+            EXPECT_EQ(Check(*r.answer, t, std::nullopt), "");
+            ++by_victim;
+          }
+          enter(Phase::kRun);
+        }
+        break;
+      case Phase::kDone:
+        break;
+    }
+  }
+  EXPECT_EQ(failures, 0u) << first_failure;
+  EXPECT_EQ(restarts, 2);
+  EXPECT_EQ(by_victim, 10u);
+  EXPECT_GE(set.status(kVictim).replays, 3u);  // the first Connect, and once per restart
+  EXPECT_GT(peeks, 200u);
+  // Rejoined: every replica's frontier of u2 passes the last time written, within a bound.
+  const std::uint64_t end = static_cast<std::uint64_t>(written) + 1;
+  const bool all_caught_up = [&] {
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      (void)set.Poll(100ms);
+      if (UpperOf(set, 0) >= end && UpperOf(set, 1) >= end && UpperOf(set, 2) >= end) return true;
+    }
+    return false;
+  }();
+  EXPECT_TRUE(all_caught_up) << UpperOf(set, 0) << " " << UpperOf(set, 1) << " " << UpperOf(set, 2)
+                             << " want " << end;
+  std::cerr << "peeks " << peeks << ", answered by replica 0/1/2: " << answered_by[0] << "/"
+            << answered_by[1] << "/" << answered_by[2] << ", last time " << written << "\n";
+}
+
+}  // namespace
+}  // namespace tandem::testing
