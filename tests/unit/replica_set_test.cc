@@ -396,7 +396,18 @@ TEST(ReplicaSet, AnErrorFromOneReplicaWaitsForTheRowsOfAnother) {
   auto set = MakeSet({lagging.endpoint(), slow.endpoint()}, true);
   ASSERT_TRUE(set->Connect(Clock::now() + 5s).ok());
   ASSERT_TRUE(set->StartPeek(PeekCommand("bbbb2222")).ok());
-  auto polled = set->Poll(200ms);  // the error arrives, the other says nothing yet
+  // The error arrives; the other has the peek (before it is told to answer rows) and says nothing.
+  const auto deadline = Clock::now() + 5s;
+  std::vector<ReplicaSet::PeekResult> polled;
+  auto has_peek = [&] {
+    const auto c = slow.commands();
+    return std::find(c.begin(), c.end(), "Peek") != c.end();
+  };
+  while (!has_peek() && Clock::now() < deadline) {
+    for (auto& r : set->Poll(10ms)) polled.push_back(r);
+  }
+  ASSERT_TRUE(has_peek());
+  for (auto& r : set->Poll(50ms)) polled.push_back(r);
   EXPECT_TRUE(polled.empty());
   EXPECT_EQ(set->peeks_in_flight(), 1u);
   // A peek to the chosen replica alone.
