@@ -19,10 +19,12 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <random>
 
 #include "ipc/replica_set.h"
 #include "log_source.h"
+#include "run_binary.h"
 #include "supervisor_harness.h"
 
 namespace tandem::testing {
@@ -279,6 +281,82 @@ TEST(ReplicaSet, ThreeReplicasServeEveryPeekWhileOneIsKilledAndRestartedTwice) {
             << answered_by[1] << "/" << answered_by[2] << ", last time " << written
             << ", answered although another replica refused or failed: " << refusals_outvoted
             << "\n";
+}
+
+// tandem-ctl --endpoint A,B,C against three real replicas: a create goes to all, peek takes the
+// first answer and says whose, frontiers and status show each replica; with one replica killed,
+// status says so (exit 1), peeks go on and a create goes to the others with a warning; once it
+// is back, the next command replays the history to it and it serves the peek asked of it alone.
+TEST(ReplicaSetCtl, EveryCommandGoesToEveryReplicaAndADownOneCatchesUpAtTheNextCommand) {
+  std::vector<std::unique_ptr<SupervisorProcess>> replicas;
+  std::string endpoints;
+  for (int i = 0; i < 3; ++i) {
+    replicas.push_back(std::make_unique<SupervisorProcess>(
+        SupervisorOptions{.worker_binary = TANDEM_WORKER_BIN, .shm_size = "32MiB"}));
+    endpoints += (i ? "," : "") + replicas.back()->controller_endpoint();
+  }
+  for (auto& r : replicas) ASSERT_TRUE(r->WaitReady()) << r->Log();
+  LogFile log;
+  std::string lines;
+  for (int t = 1; t <= 10; ++t) lines += Tick(t);
+  log.Append(lines);
+  const std::string state = "/tmp/tandem-rs-ctl-" + std::to_string(getpid()) + ".state";
+  struct Cleanup {
+    std::string path;
+    ~Cleanup() {
+      std::filesystem::remove(path);
+      std::filesystem::remove(path + ".lock");
+    }
+  } cleanup{state};
+  auto ctl = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--endpoint", endpoints, "--state", state, "--timeout", "10"});
+    return RunBinary(TANDEM_CTL_BIN, args, {.limit = 60s});
+  };
+
+  auto made = ctl({"create-source", "u1", "--log", log.path(), "--schema", "k:int64,v:int64"});
+  ASSERT_EQ(made.exit, 0) << made.err;
+  auto peek = ctl({"peek", "u1", "--at", "5"});
+  ASSERT_EQ(peek.exit, 0) << peek.err;
+  EXPECT_NE(peek.out.find("(5 rows of s1 from replica "), std::string::npos) << peek.out;
+  auto json = ctl({"--json", "peek", "u1", "--at", "5", "--key", "3"});
+  ASSERT_EQ(json.exit, 0) << json.err;
+  EXPECT_NE(json.out.find("\"replica\":"), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("[3,21]"), std::string::npos) << json.out;
+  auto frontiers = ctl({"frontiers", "--for", "0.5"});
+  ASSERT_EQ(frontiers.exit, 0) << frontiers.err;
+  // One row per replica for the source index, each at the log's progress mark (11).
+  std::size_t rows = 0;
+  for (auto at = frontiers.out.find(" s1  11 "); at != std::string::npos;
+       at = frontiers.out.find(" s1  11 ", at + 1)) {
+    ++rows;
+  }
+  EXPECT_EQ(rows, 3u) << frontiers.out;
+  auto status = ctl({"status"});
+  EXPECT_EQ(status.exit, 0) << status.out << status.err;
+
+  ASSERT_TRUE(replicas[2]->Kill());
+  status = ctl({"--timeout", "1", "status"});
+  EXPECT_EQ(status.exit, 1) << status.out << status.err;
+  EXPECT_NE(status.out.find("down"), std::string::npos) << status.out;
+  peek = ctl({"--timeout", "2", "peek", "u1", "--at", "7", "--key", "7"});
+  EXPECT_EQ(peek.exit, 0) << peek.err;
+  EXPECT_NE(peek.out.find("(1 row of s1 from replica "), std::string::npos) << peek.out;
+  auto index = ctl({"--timeout", "2", "create-index", "u2", "--on", "u1", "--key", "v"});
+  EXPECT_EQ(index.exit, 0) << index.err;
+  EXPECT_NE(index.err.find("replica 2 (" + replicas[2]->controller_endpoint() + ") is "),
+            std::string::npos)
+      << index.err;
+
+  replicas[2]->Restart();
+  ASSERT_TRUE(replicas[2]->WaitReady()) << replicas[2]->Log();
+  // The next controller command replays the whole history to it (u1, then u2).
+  auto compaction = ctl({"allow-compaction", "u1", "2"});
+  EXPECT_EQ(compaction.exit, 0) << compaction.err;
+  status = ctl({"status"});
+  EXPECT_EQ(status.exit, 0) << status.out << status.err;
+  auto own = ctl({"--replica", "2", "peek", "u2", "--at", "9"});
+  ASSERT_EQ(own.exit, 0) << own.err;
+  EXPECT_NE(own.out.find("(9 rows of u2 at time 9"), std::string::npos) << own.out;
 }
 
 }  // namespace
