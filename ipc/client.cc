@@ -50,6 +50,8 @@ ControllerClient::ControllerClient(const std::string& endpoint, const Options& o
     : endpoint_(endpoint), options_(options), socket_(context_, zmq::socket_type::dealer) {
   socket_.set(zmq::sockopt::linger, static_cast<int>(options.linger.count()));
   socket_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(kMaxMessageBytes));
+  // Before connect: a high-water mark applies to the pipes made after it is set.
+  if (options.send_hwm) socket_.set(zmq::sockopt::sndhwm, *options.send_hwm);
   if (options.curve) {
     socket_.set(zmq::sockopt::curve_serverkey, options.curve->server_public);
     socket_.set(zmq::sockopt::curve_publickey, options.curve->client_public);
@@ -170,6 +172,28 @@ void ControllerClient::SendRaw(const std::string& bytes) {
       if (e.num() != EINTR) throw;
     }
   }
+}
+
+bool ControllerClient::TrySend(const pb::Command& command) {
+  const std::string bytes = Encode(command);
+  for (;;) {
+    try {
+      return socket_.send(zmq::buffer(bytes), zmq::send_flags::dontwait).has_value();
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) throw;
+    }
+  }
+}
+
+void ControllerClient::StartHello(const std::string& nonce, bool observer, bool writer) {
+  handshake_error_.clear();
+  hello_pending_ = std::make_pair(observer, writer);
+  Send(MakeHello(nonce, observer, writer));
+}
+
+void ControllerClient::AppendPollItems(std::vector<zmq::pollitem_t>& items) {
+  items.push_back({socket_.handle(), 0, ZMQ_POLLIN, 0});
+  if (monitor_) items.push_back({monitor_->handle(), 0, ZMQ_POLLIN, 0});
 }
 
 Result<std::vector<pb::CommandError>> ControllerClient::SendChecked(const pb::Command& command) {
@@ -327,6 +351,17 @@ std::optional<pb::Response> ControllerClient::ReceiveFromSocket(std::chrono::mil
       if (d.message.has_status() && d.message.status().has_superseded()) {
         superseded_ = true;
         superseded_by_ = d.message.status().superseded().by_nonce();
+      }
+      if (hello_pending_ && d.message.has_status() && d.message.status().has_hello_accepted()) {
+        // As Hello() does: disconnects of attempts before this Hello do not count.
+        accepted_ = d.message.status().hello_accepted();
+        if (monitor_) DrainMonitor();
+        connected_ = true;
+        writer_ = hello_pending_->second;
+        hello_pending_.reset();
+      } else if (hello_pending_ && d.message.has_command_error() &&
+                 d.message.command_error().what() == "Hello") {
+        hello_pending_.reset();
       }
       return d.message;
     }

@@ -65,6 +65,8 @@ class ControllerClient {
     bool goodbye = false;
     // CURVE keys (ipc/curve_keys.h); unset: no security mechanism (ZeroMQ's NULL).
     std::optional<CurveClientKeys> curve;
+    // ZeroMQ's send high-water mark (messages queued towards the replica); unset: ZeroMQ's.
+    std::optional<int> send_hwm;
   };
 
   // InvalidArgument (with ZeroMQ's reason) when `endpoint` is not a ZeroMQ endpoint.
@@ -91,6 +93,20 @@ class ControllerClient {
 
   void Send(const pb::Command& command);
   void SendRaw(const std::string& bytes);  // retried on EINTR, like Send
+  // Send without blocking: false when ZeroMQ would block (the send queue to the replica is at its
+  // high-water mark: a replica that stopped reading), and nothing was sent. For a client that
+  // must not wait behind one replica (ipc/replica_set.h).
+  bool TrySend(const pb::Command& command);
+
+  // The non-blocking handshake (ipc/replica_set.h): sends Hello{nonce, observer, writer} and
+  // returns at once. The HelloAccepted (or the CommandError refusing it) comes through Receive
+  // like any response; taking the HelloAccepted there makes the session connected(), as Hello()
+  // does.
+  void StartHello(const std::string& nonce, bool observer = false, bool writer = false);
+  // The ZeroMQ items to poll for this client's input (the socket, and its monitor when it has
+  // one), appended to `items`: a caller waiting on several clients polls them all, then calls
+  // Receive(0) on those that are ready.
+  void AppendPollItems(std::vector<zmq::pollitem_t>& items);
   // Sends `command`, then an empty UpdateConfiguration as a barrier: the supervisor handles one
   // controller's commands in order and answers refusals (and the barrier) at once, so every
   // CommandError before the barrier's ConfigurationApplied belongs to `command`. Other responses
@@ -151,6 +167,8 @@ class ControllerClient {
   pb::Status::HelloAccepted accepted_;
   bool connected_ = false;
   bool writer_ = false;  // the accepted Hello asked for a writer session
+  // StartHello sent a Hello whose answer has not been taken yet: {observer, writer} it asked for.
+  std::optional<std::pair<bool, bool>> hello_pending_;
   bool lost_ = false;
   bool interrupted_ = false;  // the last ReceiveFromSocket was cut short by a signal (EINTR)
   bool superseded_ = false;

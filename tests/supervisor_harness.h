@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -113,9 +114,34 @@ class SupervisorProcess {
             "--param",
             "controller_heartbeat_timeout_ms=" + std::to_string(o.heartbeat_timeout_ms)}};
     flags.extra_args.insert(flags.extra_args.end(), o.extra_args.begin(), o.extra_args.end());
-    const auto args = tools::ReplicaProcess::Argv(flags, replica_, segment_, controller_port_,
-                                                  http_port_, runtime_parent_);
-    pid_ = Spawn(args, o.fake_worker_script, log_path_, o.extra_env);
+    argv_ = tools::ReplicaProcess::Argv(flags, replica_, segment_, controller_port_, http_port_,
+                                        runtime_parent_);
+    script_ = o.fake_worker_script;
+    env_ = o.extra_env;
+    pid_ = Spawn(argv_, script_, log_path_, env_);
+  }
+
+  // SIGKILLs the supervisor — a crashed pod — and waits (bounded) until it and its runtimes (which
+  // follow it: parent-death signal) are gone. False if something is still running after `limit`.
+  bool Kill(std::chrono::milliseconds limit = 10s) {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      int status = 0;
+      waitpid(pid_, &status, 0);
+      exit_status_ = 128 + SIGKILL;
+      pid_ = -1;
+    }
+    const std::vector<pid_t> runtimes = runtime_pids_;
+    runtime_pids_.clear();
+    return Eventually([&] { return std::all_of(runtimes.begin(), runtimes.end(), ProcessGone); },
+                      limit);
+  }
+
+  // Starts the supervisor again with the same replica id, segment name, ports, directories and
+  // flags — the orchestrator restarting the pod. Its stale segment is replaced at start.
+  void Restart() {
+    exit_status_.reset();
+    pid_ = Spawn(argv_, script_, log_path_ + "." + std::to_string(++restarts_), env_);
   }
 
   ~SupervisorProcess() {
@@ -128,6 +154,9 @@ class SupervisorProcess {
     std::error_code ec;
     std::filesystem::remove_all(temp_dir_, ec);
     std::filesystem::remove(log_path_, ec);
+    for (int i = 1; i <= restarts_; ++i) {
+      std::filesystem::remove(log_path_ + "." + std::to_string(i), ec);
+    }
   }
 
   // Starts argv with stdout+stderr into `log`, TANDEM_FAKE_WORKER set if non-empty, and `env`.
@@ -175,8 +204,9 @@ class SupervisorProcess {
     return false;
   }
 
+  // The log of the current run (after Restart, the restarted supervisor's).
   std::string Log() const {
-    std::ifstream in(log_path_);
+    std::ifstream in(restarts_ ? log_path_ + "." + std::to_string(restarts_) : log_path_);
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
   // The runtime pids recorded in the segment header (maintenance/solo first).
@@ -194,6 +224,10 @@ class SupervisorProcess {
 
  private:
   std::string replica_, segment_, temp_dir_, runtime_parent_, log_path_;
+  std::vector<std::string> argv_;
+  std::string script_;
+  std::vector<std::string> env_;  // SupervisorOptions::extra_env, again at Restart
+  int restarts_ = 0;
   int controller_port_ = 0, http_port_ = 0;
   pid_t pid_ = -1;
   std::optional<int> exit_status_;

@@ -521,5 +521,36 @@ TEST(TandemBench, SmokeLocal) {
   EXPECT_FALSE(SegmentsLeft());
 }
 
+// replicas (issue 18): one ReplicaSet in front of 1, 2 and 3 replicas, every peek to all (first
+// answer) and each to one (round-robin): peeks/s, latencies with no miss, the machine's load, and
+// with "spread" every replica of the cell answering some peeks.
+TEST(TandemBench, SmokeReplicas) {
+  const Report r = ParseOrFail(Bench({"replicas", "--keys", "1000"}));
+  ASSERT_TRUE(r.count("replicas"));
+  const Cells& cells = r.at("replicas");
+  for (const char* cell : {"replicas-1", "all-2", "all-3", "spread-2", "spread-3"}) {
+    ASSERT_TRUE(cells.count(cell)) << cell;
+    const Metrics& m = cells.at(cell);
+    ExpectLatencies(m, cell);
+    EXPECT_GT(m.at("peeks_per_s"), 0) << cell;
+    EXPECT_EQ(m.at("clients"), 8) << cell;
+    EXPECT_GT(m.at("machine_busy"), 0) << cell;
+    EXPECT_LE(m.at("machine_busy"), 1.05) << cell;
+    const int replicas = static_cast<int>(m.at("replicas"));
+    double answered = 0;  // peeks answered by each replica: together, every sample
+    for (int i = 0; i < replicas; ++i) {
+      const std::string k = "answered_by_" + std::to_string(i);
+      ASSERT_TRUE(m.count(k)) << cell << " lacks " << k;
+      answered += m.at(k);
+      if (std::string(cell).rfind("spread", 0) == 0) {
+        // Round-robin: every replica answers its share.
+        EXPECT_GT(m.at(k), 0.2 * m.at("samples")) << cell << " " << k;
+      }
+    }
+    EXPECT_EQ(answered, m.at("samples")) << cell;
+  }
+  EXPECT_FALSE(SegmentsLeft());
+}
+
 }  // namespace
 }  // namespace tandem::testing

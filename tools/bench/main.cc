@@ -4,7 +4,8 @@
 // segment and temporary directory removed, on every path (errors and ^C included).
 //
 //   tandem-bench
-//   isolation|lookup-scale|ingest|memory|redis|curve|peek-path|slow-path|join|write|subscribe|local|all
+//   isolation|lookup-scale|ingest|memory|redis|curve|peek-path|slow-path|join|write|subscribe|local|
+//   replicas|all
 //                [--duration S]
 //                [--json]
 //                [--csv FILE] [--plot FILE.png] [--workers N] [--supervisor PATH] ...
@@ -74,6 +75,11 @@ controller endpoint like any client; everything is stopped and removed at the en
                  the same --local-keys keys: the network peek, Redis GET over loopback (needs
                  redis-server), LMDB mdb_get in-process (needs tandem-bench built with LMDB:
                  liblmdb-dev) and the raw TCP loopback round trip between two threads
+  replicas       peeks/s and latency of point lookups through one controller in front of 1, 2
+                 and 3 two-runtime replicas with the same index (ipc::ReplicaSet, DESIGN §13),
+                 closed loop with 8 peeks in flight: every peek to every replica, the first
+                 answer taken ("all"), and each peek to one replica round-robin ("spread"), with
+                 how busy the machine was
   all            every scenario above, in that order
 
 Options:
@@ -304,8 +310,8 @@ Options Parse(int argc, char** argv) {
     }
   }
   static const std::vector<std::string> kScenarios = {
-      "isolation", "lookup-scale", "ingest", "memory",    "redis", "curve", "peek-path",
-      "slow-path", "join",         "write",  "subscribe", "local", "all"};
+      "isolation", "lookup-scale", "ingest", "memory",    "redis", "curve",    "peek-path",
+      "slow-path", "join",         "write",  "subscribe", "local", "replicas", "all"};
   if (o.scenario.empty()) throw std::invalid_argument("no scenario given");
   if (std::find(kScenarios.begin(), kScenarios.end(), o.scenario) == kScenarios.end()) {
     throw std::invalid_argument("unknown scenario " + o.scenario);
@@ -361,6 +367,7 @@ int Main(int argc, char** argv) {
     if (all || o.scenario == "write") results.push_back(WriteScenario(o));
     if (all || o.scenario == "subscribe") results.push_back(SubscribeScenario(o));
     if (all || o.scenario == "local") results.push_back(LocalScenario(o));
+    if (all || o.scenario == "replicas") results.push_back(ReplicasScenario(o));
   } catch (const Interrupted&) {
     std::fprintf(stderr, "tandem-bench: interrupted; everything it started is stopped\n");
     return 130;

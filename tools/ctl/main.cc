@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string>
@@ -60,6 +61,14 @@ A replica that requires CURVE (tandem-supervisor --curve-secret-key) is reached 
 --curve-server-key (its public key file) and --curve-client-key (this client's secret key file,
 whose public half is in the replica's --curve-authorized-keys directory); tandem-ctl keygen FILE
 makes a key pair. A refused key is reported as such (exit 69).
+
+Several replicas of one definition (--endpoint A,B,C; DESIGN §13): create-*, allow-compaction and
+drop go to every replica (each replayed to first; a command is recorded once no replica refused
+it and at least one accepted it; a replica that is down is left out with a warning, and the next
+command's replay brings it up to date); peek goes to all and prints the first answer (an error
+from one replica waits for the others' rows); frontiers lists each replica's; status shows each
+replica's state. --replica N sends any command to replica N alone; run, query, write, load,
+subscribe and watch need it.
 
 exit status: 0 success (subscribe: it ended at --up-to, its index closed, or --for or ^C
 canceled it); 1 a command was refused, a peek failed or timed out, a subscribe was ended by the
@@ -130,7 +139,11 @@ int Main(int argc, char** argv) {
   std::string timeout;
   app.add_option("--endpoint", g.endpoint,
                  "the replica's controller endpoint (env TANDEM_ENDPOINT; default "
-                 "tcp://127.0.0.1:2101)")
+                 "tcp://127.0.0.1:2101), or several replicas of one definition: A,B,C")
+      ->multi_option_policy(kLastWins);
+  std::optional<std::string> replica;
+  AddOptional(app, "--replica", &replica,
+              "N: with --endpoint A,B,C, talk to replica N (0 = the first endpoint) alone")
       ->multi_option_policy(kLastWins);
   app.add_option("--state", g.state, "the command history (default ./tandem-ctl.state)")
       ->multi_option_policy(kLastWins);
@@ -151,6 +164,11 @@ int Main(int argc, char** argv) {
                  "FILE: this client's CURVE secret key, mode 0600 (env TANDEM_CURVE_CLIENT_KEY; "
                  "tandem-ctl keygen makes one)")
       ->multi_option_policy(kLastWins);
+  // Several replicas (issue 18): these commands go to every replica of --endpoint A,B,C (peek:
+  // the first answer; frontiers and status: per replica); the others talk to one, --replica N.
+  static const std::set<std::string> kToEveryReplica = {
+      "create-source", "create-index", "create-view", "create-dataflow", "allow-compaction",
+      "drop",          "peek",         "frontiers",   "status",          "keygen"};
   std::vector<Subcommand> commands = {
       AddCreateSource(app), AddCreateIndex(app), AddCreateView(app), AddCreateDataflow(app),
       AddPeek(app),         AddFrontiers(app),   AddWatch(app),      AddAllowCompaction(app),
@@ -158,6 +176,7 @@ int Main(int argc, char** argv) {
   commands.push_back(AddWrite(app));
   commands.push_back(AddLoad(app));
   commands.push_back(AddSubscribe(app));
+  commands.push_back(AddStatus(app));
   std::vector<std::string> args = JoinValues(argc, argv);
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
   try {
@@ -185,6 +204,29 @@ int Main(int argc, char** argv) {
     if (timeout.empty() || *end != '\0' || !(g.timeout_s > 0)) {
       return Usage("--timeout: \"" + timeout + "\" is not a positive number of seconds");
     }
+  }
+  if (g.endpoint.find(',') != std::string::npos) {
+    auto list = ipc::ParseEndpointList(g.endpoint);
+    if (!list.ok()) return Usage("--endpoint: " + list.status().message());
+    g.endpoints = std::move(list).value();
+  }
+  if (replica) {
+    auto n = ParseU64(*replica, "--replica");
+    if (!n.ok()) return Usage(n.status().message());
+    const std::size_t count = std::max<std::size_t>(1, g.endpoints.size());
+    if (*n >= count) {
+      return Usage("--replica " + *replica + ": there " +
+                   (count == 1 ? "is 1 replica (0)"
+                               : "are " + std::to_string(count) + " replicas (0 to " +
+                                     std::to_string(count - 1) + ")") +
+                   " in --endpoint");
+    }
+    g.replica = *n;
+    if (!g.endpoints.empty()) g.endpoint = g.endpoints[*n];
+  }
+  if (g.endpoints.size() > 1 && !g.replica && !kToEveryReplica.count(chosen->app->get_name())) {
+    return Usage(chosen->app->get_name() +
+                 " talks to one replica: with several endpoints, pick one with --replica N");
   }
   if (!chosen->needs_history) return chosen->run(g, History());
   auto history = History::Load(g.state);

@@ -29,15 +29,35 @@ Result<bool> Readable(Session& s, const std::string& id, std::uint64_t t,
   auto w = s.AwaitPeek(p->uuid(), std::chrono::steady_clock::now() + wait);
   if (w.refused) return Status::InvalidArgument(ReplicaRefusal(*w.refused));
   if (w.answer) return !w.answer->has_canceled();
-  if (s.over()) return Status::Unavailable(s.client().EndReason());
-  pb::Command cancel;
-  cancel.mutable_cancel_peek()->set_uuid(p->uuid());
-  s.client().Send(cancel);
+  if (s.over()) return Status::Unavailable(s.EndReason());
+  // Several replicas: no replica answered within `wait`, and the replica set cancelled it at its
+  // deadline already (their late answers are dropped).
+  if (s.multi()) return false;
+  s.CancelPeek(p->uuid());
   // Exactly one answer per peek: Canceled, or the result if it was produced meanwhile.
-  w = s.AwaitPeek(p->uuid(), std::chrono::steady_clock::now() + s.client().timeout());
+  w = s.AwaitPeek(p->uuid(), std::chrono::steady_clock::now() + s.timeout());
   if (w.answer) return !w.answer->has_canceled();
-  if (s.over()) return Status::Unavailable(s.client().EndReason());
+  if (s.over()) return Status::Unavailable(s.EndReason());
   return Status::Unavailable("the replica did not answer a canceled peek");
+}
+
+// The most advanced write frontier of index `id` over the replicas of `set` (closed beats every
+// time), if any reported one.
+std::optional<pb::Frontiers> Freshest(const ipc::ReplicaSet& set, const std::string& id) {
+  std::optional<pb::Frontiers> best;
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    const auto& all = set.frontiers(i);
+    auto it = all.find(id);
+    if (it == all.end()) continue;
+    const auto& w = it->second.write().elements();
+    if (!best) {
+      best = it->second;
+    } else if (!best->write().elements().empty() &&
+               (w.empty() || w[0] > best->write().elements(0))) {
+      best = it->second;
+    }
+  }
+  return best;
 }
 
 }  // namespace
@@ -87,6 +107,15 @@ std::optional<int> LatestTime(Session& s, const std::string& id, const std::stri
   // Takes the reports for `id` that come until `deadline`; once one is known, only those
   // already queued.
   auto collect = [&](std::chrono::steady_clock::time_point deadline) {
+    if (s.multi()) {
+      // Several replicas: the freshest frontier any of them reported. A peek at that time is
+      // answered first by the replica that has it (the others would wait, and are cancelled).
+      for (;;) {
+        best = Freshest(s.set(), id);
+        if (best || ipc::Left(deadline).count() <= 0) return;
+        (void)s.set().Poll(std::min(ipc::Left(deadline), std::chrono::milliseconds(50)));
+      }
+    }
     for (;;) {
       const auto left = std::max(ipc::Left(deadline), std::chrono::milliseconds(0));
       auto r = s.client().Receive(best ? std::chrono::milliseconds(0) : left);
@@ -97,7 +126,7 @@ std::optional<int> LatestTime(Session& s, const std::string& id, const std::stri
   auto complete = [&] {
     return best && (best->write().elements().empty() || best->write().elements(0) > 0);
   };
-  collect(std::chrono::steady_clock::now() + std::min(s.client().timeout(), kFrontierWait));
+  collect(std::chrono::steady_clock::now() + std::min(s.timeout(), kFrontierWait));
   for (;;) {
     if (s.over()) return s.Ended(Status::Ok());
     if (complete()) break;

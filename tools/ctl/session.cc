@@ -1,5 +1,6 @@
 #include "tools/ctl/session.h"
 
+#include <algorithm>
 #include <charconv>
 #include <csignal>
 #include <cstdlib>
@@ -67,19 +68,30 @@ Result<double> ParseSeconds(const std::string& text, const std::string& what) {
   return v;
 }
 
+Result<std::optional<ipc::CurveClientKeys>> LoadCurveKeys(const Globals& g) {
+  if (g.curve_server_key.empty() && g.curve_client_key.empty()) {
+    return std::optional<ipc::CurveClientKeys>();
+  }
+  if (g.curve_server_key.empty() || g.curve_client_key.empty()) {
+    return Status::InvalidArgument("--curve-server-key and --curve-client-key go together");
+  }
+  auto keys = ipc::LoadCurveClientKeys(g.curve_server_key, g.curve_client_key);
+  if (!keys.ok()) return keys.status();
+  return std::optional<ipc::CurveClientKeys>(std::move(keys).value());
+}
+
 std::optional<int> Session::Open(Mode mode) {
   ipc::ControllerClient::Options options;
   options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(g_.timeout_s * 1000));
   options.linger = std::chrono::milliseconds(200);
   options.end_on_disconnect = true;
   options.goodbye = true;
-  if (!g_.curve_server_key.empty() || !g_.curve_client_key.empty()) {
-    if (g_.curve_server_key.empty() || g_.curve_client_key.empty()) {
-      return Usage("--curve-server-key and --curve-client-key go together");
-    }
-    auto keys = ipc::LoadCurveClientKeys(g_.curve_server_key, g_.curve_client_key);
-    if (!keys.ok()) return Usage(keys.status().message());
-    options.curve = std::move(keys).value();
+  auto curve = LoadCurveKeys(g_);
+  if (!curve.ok()) return Usage(curve.status().message());
+  options.curve = std::move(curve).value();
+  if (multi()) {
+    curve_ = options.curve;
+    return OpenSet(mode);
   }
   auto client = ipc::ControllerClient::Create(g_.endpoint, options);
   if (!client.ok()) {
@@ -119,13 +131,100 @@ std::optional<int> Session::Open(Mode mode) {
   return std::nullopt;
 }
 
+Session::~Session() = default;
+
+namespace {
+
+std::string ReplicaName(const ipc::ReplicaSet& set, std::size_t i) {
+  return "replica " + std::to_string(i) + " (" + set.status(i).endpoint + ")";
+}
+
+// Warns about every replica of `set` that is not up: it is left out of this command.
+void WarnNotUp(const ipc::ReplicaSet& set, bool control) {
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    const auto st = set.status(i);
+    if (st.state == ipc::ReplicaSet::State::kReady) continue;
+    Warn(ReplicaName(set, i) + " is " + ipc::ReplicaSet::StateName(st.state) +
+         (st.last_error.empty() ? "" : " (" + st.last_error + ")") + ": left out of this command" +
+         (control ? "; the next command's replay brings it up to date" : ""));
+  }
+}
+
+}  // namespace
+
+ipc::ReplicaSet::Options Session::SetOptions(bool observer) const {
+  ipc::ReplicaSet::Options o;
+  o.client.timeout = timeout();
+  o.client.linger = std::chrono::milliseconds(200);
+  o.client.curve = curve_;
+  o.observer = observer;
+  return o;
+}
+
+std::optional<int> Session::OpenSet(Mode mode) {
+  if (mode == Mode::kWrite) {
+    return Usage("write talks to one replica: with several endpoints, pick one with --replica N");
+  }
+  auto observe = ipc::ReplicaSet::Create(g_.endpoints, SetOptions(/*observer=*/true));
+  if (!observe.ok()) return Usage("--endpoint: " + observe.status().message());
+  set_ = std::move(observe).value();
+  if (Status up = set_->Connect(std::chrono::steady_clock::now() + timeout()); !up.ok()) {
+    return Fail(kExitUnavailable, up.message());
+  }
+  if (mode != Mode::kControl) {
+    WarnNotUp(*set_, false);
+    return std::nullopt;
+  }
+  // As with one replica: a replay must not drop what the history does not define, on any replica.
+  for (std::size_t i = 0; i < set_->size(); ++i) {
+    if (set_->status(i).state != ipc::ReplicaSet::State::kReady) continue;
+    if (auto code = CheckLiveIndexes(set_->accepted(i), ReplicaName(*set_, i))) return code;
+  }
+  set_.reset();  // the observers say Goodbye
+  auto control = ipc::ReplicaSet::Create(g_.endpoints, SetOptions(/*observer=*/false));
+  if (!control.ok()) return Usage("--endpoint: " + control.status().message());
+  set_ = std::move(control).value();
+  set_->SetHistory(history_.Replay());
+  if (Status up = set_->Connect(std::chrono::steady_clock::now() + timeout()); !up.ok()) {
+    return Fail(kExitUnavailable, up.message());
+  }
+  for (std::size_t i = 0; i < set_->size(); ++i) {
+    const std::string& e = set_->status(i).last_error;
+    if (e.rfind("replay: ", 0) == 0) {
+      Warn(ReplicaName(*set_, i) + ": replaying the history: refused: " + e.substr(8));
+    }
+  }
+  WarnNotUp(*set_, true);
+  return std::nullopt;
+}
+
 Result<bool> Session::Submit(const pb::Command& command, bool record, const std::string& what,
                              const std::function<void(History&)>& also) {
-  auto errors = client_->SendChecked(command);
-  if (!errors.ok()) return errors.status();
-  if (!errors->empty()) {
-    for (const auto& e : *errors) Refused(what, ReplicaRefusal(e));
-    return false;
+  if (set_) {
+    auto out =
+        set_->Submit(command, /*record=*/false, std::chrono::steady_clock::now() + timeout());
+    if (!out.ok()) return out.status();
+    if (!out->refused.empty()) {
+      for (const auto& [i, e] : out->refused) {
+        Refused(what, ReplicaName(*set_, i) + ": " + ReplicaRefusal(e));
+      }
+      return false;
+    }
+    if (out->accepted.empty()) {
+      return Status::Unavailable("no replica confirmed " + ipc::Describe(command) + " within " +
+                                 std::to_string(g_.timeout_s).substr(0, 4) + " s");
+    }
+    for (std::size_t i : out->unconfirmed) {
+      Warn(ReplicaName(*set_, i) + " did not confirm " + ipc::Describe(command) +
+           " in time; the next command's replay brings it up to date");
+    }
+  } else {
+    auto errors = client_->SendChecked(command);
+    if (!errors.ok()) return errors.status();
+    if (!errors->empty()) {
+      for (const auto& e : *errors) Refused(what, ReplicaRefusal(e));
+      return false;
+    }
   }
   if (record) {
     history_.Append(command);
@@ -139,6 +238,10 @@ Result<bool> Session::Submit(const pb::Command& command, bool record, const std:
 }
 
 Result<std::optional<pb::CommandError>> Session::SendPeek(const pb::Command& peek) {
+  if (set_) {
+    if (Status st = set_->StartPeek(peek); !st.ok()) return st;
+    return std::optional<pb::CommandError>();
+  }
   if (client_->observer()) {
     client_->Send(peek);
     return std::optional<pb::CommandError>();
@@ -152,6 +255,22 @@ Result<std::optional<pb::CommandError>> Session::SendPeek(const pb::Command& pee
 Session::PeekWait Session::AwaitPeek(const std::string& uuid,
                                      std::chrono::steady_clock::time_point deadline) {
   PeekWait w;
+  if (set_) {
+    // Polled in short rounds so that ^C ends the wait; at the deadline the race is decided with
+    // what it has (an Error beats a timeout: ipc/peek_race.h).
+    std::optional<ipc::ReplicaSet::PeekResult> r;
+    while (!r && !Interrupted() && ipc::Left(deadline).count() > 0) {
+      for (auto& done : set_->Poll(std::min(ipc::Left(deadline), std::chrono::milliseconds(100)))) {
+        if (done.uuid == uuid) r = std::move(done);
+      }
+    }
+    if (!r) r = set_->AwaitPeek(uuid, std::chrono::steady_clock::now());
+    using Outcome = ipc::PeekRace::Outcome;
+    last_peek_replica_ = r->replica;
+    if (r->outcome == Outcome::kRows || r->outcome == Outcome::kError) w.answer = r->answer;
+    if (r->outcome == Outcome::kRefused) w.refused = r->refused;
+    return w;
+  }
   while (!Interrupted() && !client_->lost() && !client_->superseded()) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
@@ -170,16 +289,47 @@ Session::PeekWait Session::AwaitPeek(const std::string& uuid,
   return w;
 }
 
+void Session::CancelPeek(const std::string& uuid) {
+  if (set_) {
+    set_->CancelPeek(uuid);
+    return;
+  }
+  pb::Command cancel;
+  cancel.mutable_cancel_peek()->set_uuid(uuid);
+  client_->Send(cancel);
+}
+
+std::string Session::EndReason() const {
+  if (!set_) return client_->EndReason();
+  std::string why;
+  for (std::size_t i = 0; i < set_->size(); ++i) {
+    const auto st = set_->status(i);
+    why += (why.empty() ? "" : "; ") + ReplicaName(*set_, i) + " is " +
+           ipc::ReplicaSet::StateName(st.state) +
+           (st.last_error.empty() ? "" : " (" + st.last_error + ")");
+  }
+  return "no replica is up: " + why;
+}
+
 int Session::Ended(const Status& s) {
+  if (set_) {
+    if (s.ok()) return Fail(kExitUnavailable, EndReason());
+    return Fail(s.code() == StatusCode::kUnavailable ? kExitUnavailable : kExitFailed, s.message());
+  }
   if (client_ && client_->superseded()) return Fail(kExitSuperseded, client_->EndReason());
   if (client_ && client_->lost()) return Fail(kExitUnavailable, client_->EndReason());
   return Fail(s.code() == StatusCode::kUnavailable ? kExitUnavailable : kExitFailed, s.message());
 }
 
 std::optional<int> Session::CheckLiveIndexes() {
+  return CheckLiveIndexes(client_->accepted(), "the replica at " + g_.endpoint);
+}
+
+std::optional<int> Session::CheckLiveIndexes(const pb::Status::HelloAccepted& accepted,
+                                             const std::string& replica) {
   const std::set<std::string> known = history_.LiveIndexes();
   std::vector<std::string> unknown;
-  for (const auto& id : client_->accepted().live_indexes()) {
+  for (const auto& id : accepted.live_indexes()) {
     // A transient index is a one-shot result (a `query` that was cut short before it dropped
     // it): no history defines one, and dropping it loses nothing.
     if (id.starts_with('t')) continue;
@@ -197,7 +347,7 @@ std::optional<int> Session::CheckLiveIndexes() {
     return std::nullopt;
   }
   return Fail(kExitFailed,
-              "refused: the replica at " + g_.endpoint + " maintains " +
+              "refused: " + replica + " maintains " +
                   (unknown.size() == 1 ? "an index" : "indexes") + " that the state file " +
                   history_.path() + " does not define: " + list +
                   ". Replaying this history would drop " + they +

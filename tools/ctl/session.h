@@ -8,8 +8,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ipc/client.h"
+#include "ipc/replica_set.h"
 #include "tools/common/format.h"
 #include "tools/ctl/ctl.h"
 
@@ -17,6 +19,11 @@ namespace tandem::ctl {
 
 struct Globals {
   std::string endpoint = "tcp://127.0.0.1:2101";
+  // --endpoint A,B,C (issue 18): several replicas of one definition, in the order given (a
+  // replica's number is its place here, from 0). Empty for one endpoint: then `endpoint` alone, the
+  // single-replica behaviour. --replica N narrows every command to endpoints[N] (in `endpoint`).
+  std::vector<std::string> endpoints;
+  std::optional<std::size_t> replica;
   std::string state = "tandem-ctl.state";
   bool json = false;
   double timeout_s = 5;
@@ -25,6 +32,10 @@ struct Globals {
   // neither (env TANDEM_CURVE_SERVER_KEY, TANDEM_CURVE_CLIENT_KEY).
   std::string curve_server_key, curve_client_key;
 };
+
+// The CURVE keys of --curve-server-key and --curve-client-key (both or neither; none: unset).
+// InvalidArgument naming what is wrong (a usage error).
+Result<std::optional<ipc::CurveClientKeys>> LoadCurveKeys(const Globals& g);
 
 // --json, process-wide: also for the failure paths that have no Globals at hand.
 void SetJsonOutput(bool json);
@@ -61,11 +72,18 @@ Result<double> ParseSeconds(const std::string& text, const std::string& what);
 //
 // A write (`write`) opens a writer session (Hello{observer, writer}, issue 15): an observer that
 // may also send WriteTable. It never replays either: a writer needs no history.
+//
+// With several endpoints (Globals::endpoints, no --replica) the session is an ipc::ReplicaSet
+// (multi()): Open connects to every replica (a controller's replays to each, after the live-index
+// check on each), Submit sends to every replica that is up and records a command that none
+// refused, and peeks go to all of them, the first answer winning (ipc/peek_race.h). A replica that
+// is down is warned about, not waited for: it gets the history in the next command's replay.
 class Session {
  public:
   enum class Mode { kObserve, kWrite, kControl };
 
   Session(Globals g, History h) : g_(std::move(g)), history_(std::move(h)) {}
+  ~Session();
 
   // Returns an exit code on failure.
   std::optional<int> Open(Mode mode);
@@ -89,9 +107,23 @@ class Session {
   };
   PeekWait AwaitPeek(const std::string& uuid, std::chrono::steady_clock::time_point deadline);
 
+  // Cancels peek `uuid` (its answer, Canceled or the result, is left unread).
+  void CancelPeek(const std::string& uuid);
+
   // The exit for a session that could not go on: 69 unreachable or lost, 75 superseded, else 1.
   int Ended(const Status& s);
-  bool over() const { return client_->lost() || client_->superseded(); }
+  // Over: the connection is lost or superseded; with several replicas, none is up.
+  bool over() const { return set_ ? set_->ready() == 0 : client_->lost() || client_->superseded(); }
+  std::string EndReason() const;
+  std::chrono::milliseconds timeout() const {
+    return std::chrono::milliseconds(static_cast<std::int64_t>(g_.timeout_s * 1000));
+  }
+
+  // Several replicas (--endpoint A,B,C without --replica): set() instead of client().
+  bool multi() const { return g_.endpoints.size() > 1 && !g_.replica; }
+  ipc::ReplicaSet& set() { return *set_; }
+  // Which replica answered the last peek AwaitPeek returned (multi()).
+  std::size_t last_peek_replica() const { return last_peek_replica_; }
 
   ipc::ControllerClient& client() { return *client_; }
   History& history() { return history_; }
@@ -101,10 +133,17 @@ class Session {
   // Refuses (an exit code) when the replica maintains indexes the history does not define and
   // --replace was not given.
   std::optional<int> CheckLiveIndexes();
+  std::optional<int> CheckLiveIndexes(const pb::Status::HelloAccepted& accepted,
+                                      const std::string& endpoint);
+  std::optional<int> OpenSet(Mode mode);
+  ipc::ReplicaSet::Options SetOptions(bool observer) const;
 
   Globals g_;
   History history_;
   std::unique_ptr<ipc::ControllerClient> client_;
+  std::unique_ptr<ipc::ReplicaSet> set_;
+  std::optional<ipc::CurveClientKeys> curve_;
+  std::size_t last_peek_replica_ = 0;
   bool warned_replace_ = false;
 };
 

@@ -31,6 +31,7 @@ Subcommand AddQuery(CLI::App& app);
 Subcommand AddWrite(CLI::App& app);
 Subcommand AddLoad(CLI::App& app);
 Subcommand AddSubscribe(CLI::App& app);
+Subcommand AddStatus(CLI::App& app);
 
 // An option taking one value, kept in `*into` when given (CLI11 leaves it unset otherwise).
 CLI::Option* AddOptional(CLI::App& app, const std::string& name, std::optional<std::string>* into,

@@ -72,6 +72,53 @@ void Print(const std::map<std::string, pb::Frontiers>& latest, const std::set<st
   PrintTable({"id", "write", "input", "output", "how"}, rows);
 }
 
+// Several replicas: the frontiers each one reported, per replica (no probing: a replica that
+// reported nothing for an id shows none).
+int RunMulti(const std::optional<std::string>& only, double seconds,
+             const std::vector<std::string>& warnings, Session& s) {
+  ipc::ReplicaSet& set = s.set();
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+  while (!Interrupted() && ipc::Left(deadline).count() > 0) {
+    (void)set.Poll(std::min(ipc::Left(deadline), std::chrono::milliseconds(100)));
+  }
+  auto shown = [&](const std::string& id) { return !only || id == *only; };
+  if (JsonOutput()) {
+    JsonWriter json;
+    json.BeginObject().Key("replicas").BeginArray();
+    for (std::size_t i = 0; i < set.size(); ++i) {
+      const auto st = set.status(i);
+      json.BeginObject().Key("replica").UInt(i).Key("endpoint").String(st.endpoint);
+      json.Key("state").String(ipc::ReplicaSet::StateName(st.state));
+      json.Key("frontiers").BeginArray();
+      for (const auto& [id, f] : set.frontiers(i)) {
+        if (shown(id)) FrontiersJson(json, f);
+      }
+      json.EndArray().EndObject();
+    }
+    json.EndArray().Key("warnings").BeginArray();
+    for (const auto& w : warnings) json.String(w);
+    json.EndArray().EndObject();
+    std::cout << json.str() << "\n";
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    const auto st = set.status(i);
+    bool any = false;
+    for (const auto& [id, f] : set.frontiers(i)) {
+      if (!shown(id)) continue;
+      any = true;
+      rows.push_back({std::to_string(i), id, FrontierText(f.write()), FrontierText(f.input()),
+                      FrontierText(f.output()), ipc::ReplicaSet::StateName(st.state)});
+    }
+    if (!any)
+      rows.push_back({std::to_string(i), "-", "-", "-", "-", ipc::ReplicaSet::StateName(st.state)});
+  }
+  PrintTable({"replica", "id", "write", "input", "output", "state"}, rows);
+  return kExitOk;
+}
+
 int Run(const Options& o, Session& s) {
   const std::optional<std::string>& only = o.only;
   double seconds = 1.0;
@@ -83,6 +130,7 @@ int Run(const Options& o, Session& s) {
   const std::vector<std::string> warnings = MissingLogWarnings(s.history(), only);
   for (const auto& w : warnings) Warn(w);
   if (auto code = s.Open(Session::Mode::kObserve)) return *code;
+  if (s.multi()) return RunMulti(only, seconds, warnings, s);
   std::map<std::string, pb::Frontiers> latest;
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
@@ -131,7 +179,8 @@ Subcommand AddFrontiers(CLI::App& app) {
       "Collects frontiers for about a second (--for) and prints the latest per id; an index of\n"
       "the history that reported nothing meanwhile is probed (peeks with limit 0, canceled when\n"
       "they would wait) and shown as \"probed\". Warns about a log source whose file is missing\n"
-      "now (its index cannot advance).");
+      "now (its index cannot advance). With several endpoints: the frontiers each replica\n"
+      "reported, one row per replica and id (no probing).");
   sub->add_option_function<std::string>(
       "ID", [o](const std::string& v) { o->only = v; }, "only this id");
   AddOptional(*sub, "--for", &o->seconds, "SECONDS to collect (default 1)");

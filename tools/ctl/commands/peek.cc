@@ -78,7 +78,7 @@ int Run(const Options& o, Session& s) {
   auto* p = c.mutable_peek();
   if (limit) p->mutable_finishing()->set_limit(*limit);
   if (auto code = s.Open(Session::Mode::kObserve)) return *code;
-  const auto timeout = s.client().timeout();
+  const auto timeout = s.timeout();
   Latest at{time.value_or(0), false};
   if (!time) {
     if (auto code = LatestTime(s, id, what, at)) return *code;
@@ -95,15 +95,23 @@ int Run(const Options& o, Session& s) {
   const std::string at_what = what + " @ " + std::to_string(at.time);
   if (!w.answer) {
     if (s.over()) return s.Ended(Status::Ok());
-    pb::Command cancel;
-    cancel.mutable_cancel_peek()->set_uuid(p->uuid());
-    s.client().Send(cancel);
+    s.CancelPeek(p->uuid());
     return Refused(at_what, "no answer within " +
                                 std::to_string(static_cast<int>(timeout.count() / 1000)) +
                                 " s (the index may not have reached that time; canceled)");
   }
   if (w.answer->has_error()) return Refused(at_what, w.answer->error());
   if (w.answer->has_canceled()) return Refused(at_what, "canceled");
+  if (s.multi()) {
+    // The first answer of several replicas: say whose it was.
+    const std::size_t r = s.last_peek_replica();
+    const std::string endpoint = s.set().status(r).endpoint;
+    PrintRows(id, info ? info->schema : pb::Schema(), at.time, at.closed, ms, *w.answer,
+              id + " from replica " + std::to_string(r), [&](tools::JsonWriter& json) {
+                json.Key("replica").UInt(r).Key("endpoint").String(endpoint);
+              });
+    return kExitOk;
+  }
   PrintRows(id, info ? info->schema : pb::Schema(), at.time, at.closed, ms, *w.answer, id);
   return kExitOk;
 }

@@ -1,0 +1,200 @@
+// ReplicaSet: one controller in front of several replicas of the same definition (DESIGN §13,
+// issue 18) — Materialize's cluster replicas. One ControllerClient (ipc/client.h) per replica
+// endpoint; every command goes to every replica; a peek goes to all of them (or to one chosen
+// replica) and the first answer wins (ipc/peek_race.h says what "first" means with errors);
+// frontiers are kept per replica.
+//
+// A replica that is down or restarting never blocks the others:
+//  * every send is non-blocking (ControllerClient::TrySend). A replica whose send queue is full
+//    (ZeroMQ's high-water mark: it stopped reading) is dropped and reconnected like a lost one —
+//    the replay below gives it everything it missed, so nothing needs queueing on our side;
+//  * sessions watch their connection (socket monitor, ZMTP heartbeats: Options::client is forced
+//    to end_on_disconnect), so a SIGKILLed or frozen supervisor is noticed, and every wait polls
+//    all replicas at once and is bounded by the caller's deadline;
+//  * a replica that is down is retried every Options::retry_interval with a new connection: a
+//    supervisor that comes back at the same address is a new replica that never saw our Hello.
+//
+// Replay (controller sessions). The set keeps the controller's history: the commands that define
+// the replicas' state (Submit(..., record = true) once every replica that answered accepted it).
+// When a replica's Hello is accepted — at Connect or after a restart — the set sends it the
+// history and InitializationComplete, then a barrier (an empty UpdateConfiguration); the replica
+// is kReplaying until the barrier is answered, then kReady. Reconciliation in the supervisor does
+// the rest: a replica that kept running keeps every dataflow re-sent unchanged; a restarted one
+// builds them all. The replay is pipelined (no round trip per command): the supervisor handles one
+// controller's commands in order. Commands submitted while a replica replays are sent to it after
+// its replay (same stream, same order). Observer sessions (Options::observer) neither keep nor
+// replay a history: they read.
+//
+// A replica that maintains indexes the history does not define loses them at the replay
+// (reconciliation): a caller that must not do that checks accepted(i).live_indexes() in an
+// observer ReplicaSet first, as tandem-ctl does.
+//
+// Thread safety: none. One thread calls every method (tandem-ctl, a test's loop, a bench driver).
+//
+// Invariants:
+//  1. A replica's stream, from each accepted Hello on, is: the history at that moment,
+//     InitializationComplete, then every later command in the order Submit was called.
+//  2. A peek is decided once; CancelPeek goes to every replica still asked once it is decided.
+//  3. Frontiers of a replica are those of its current session (cleared when it reconnects: a
+//     restarted replica's frontiers start again from its own reports).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "ipc/client.h"
+#include "ipc/peek_race.h"
+
+namespace tandem::ipc {
+
+// "A,B,C" → {A, B, C}. InvalidArgument for an empty list, an empty element ("A,,B", a trailing
+// comma) or an endpoint given twice (two sessions to one replica would supersede each other).
+Result<std::vector<std::string>> ParseEndpointList(const std::string& list);
+
+class ReplicaSet {
+ public:
+  struct Options {
+    // Per replica: timeout (how long a Hello may go unanswered before the connection is made
+    // again), linger, goodbye, CURVE. end_on_disconnect is always on.
+    ControllerClient::Options client;
+    // Observer sessions (read-only: peeks; no history, no replay).
+    bool observer = false;
+    // How long a replica that went down waits before a new connection is tried.
+    std::chrono::milliseconds retry_interval{250};
+    // Commands submitted but not yet answered are not queued here: ZeroMQ's queue per replica is
+    // bounded by its high-water mark (send_hwm, messages); a replica that lets it fill is reset.
+    int send_hwm = 10000;
+  };
+
+  enum class State {
+    kConnecting,  // Hello sent, not answered yet
+    kReplaying,   // Hello accepted; the history is being applied (controller sessions)
+    kReady,       // serving: commands and peeks go to it
+    kDown,        // lost (or refused the Hello); retried after retry_interval
+  };
+  static const char* StateName(State s);
+
+  struct ReplicaStatus {
+    std::string endpoint;
+    State state = State::kDown;
+    std::string replica_id;      // from its last HelloAccepted
+    std::uint64_t sessions = 0;  // Hellos accepted so far (a restart or reconnect adds one)
+    std::uint64_t replays = 0;   // replays completed (controller sessions)
+    std::string last_error;      // why it went down last, or what its replay or a command refused
+    std::chrono::steady_clock::time_point since;  // in this state since
+  };
+
+  // InvalidArgument for a bad endpoint list (ParseEndpointList's rules) or one that is no ZeroMQ
+  // endpoint. Nothing is connected yet: Connect.
+  static Result<std::unique_ptr<ReplicaSet>> Create(const std::vector<std::string>& endpoints,
+                                                    const Options& options);
+  ~ReplicaSet();
+  ReplicaSet(const ReplicaSet&) = delete;
+  ReplicaSet& operator=(const ReplicaSet&) = delete;
+
+  // The history replayed to every replica whose Hello is accepted (controller sessions). Set it
+  // before Connect.
+  void SetHistory(std::vector<pb::Command> history) { history_ = std::move(history); }
+  const std::vector<pb::Command>& history() const { return history_; }
+
+  // Says Hello to every replica and waits until each is ready or down, or `deadline`. Unavailable
+  // (naming each replica's reason) when none is ready then; the others go on in the background
+  // (Poll) and join when they are.
+  Status Connect(std::chrono::steady_clock::time_point deadline);
+
+  // The verdict of one command sent to every ready (or replaying) replica.
+  struct SubmitOutcome {
+    std::vector<std::size_t> accepted;  // answered the barrier with no refusal
+    std::vector<std::pair<std::size_t, pb::CommandError>> refused;
+    std::vector<std::size_t> unconfirmed;  // sent, but no verdict before the deadline or went down
+  };
+  // Sends `command` to every replica that is ready or replaying, with a barrier, and waits (until
+  // `deadline`) for each one's verdict. With `record`, a command that at least one replica
+  // accepted and none refused joins the history (replicas down now get it in their replay).
+  // Unavailable when no replica could be sent it.
+  Result<SubmitOutcome> Submit(const pb::Command& command, bool record,
+                               std::chrono::steady_clock::time_point deadline);
+
+  // Sends `peek` (a Command holding a Peek with a uuid unique to this set) to every ready replica
+  // — or only to replica `only` — and returns at once. A replica that becomes ready later is
+  // asked too while the peek is undecided (unless `only` names another). InvalidArgument for an
+  // `only` out of range or a uuid already in flight.
+  Status StartPeek(const pb::Command& peek, std::optional<std::size_t> only = std::nullopt);
+
+  struct PeekResult {
+    std::string uuid;
+    PeekRace::Outcome outcome = PeekRace::Outcome::kTimedOut;
+    std::size_t replica = 0;                  // who answered (kRows, kError, kRefused)
+    std::optional<pb::PeekResponse> answer;   // kRows, kError
+    std::optional<pb::CommandError> refused;  // kRefused
+    std::vector<std::string> other_errors;    // what other replicas said meanwhile
+  };
+  // Waits until peek `uuid` is decided or `deadline` passes (then: its first Error or refusal if
+  // any, else kTimedOut — and CancelPeek to the replicas still asked). Other peeks decided
+  // meanwhile are kept for TakeDecided.
+  PeekResult AwaitPeek(const std::string& uuid, std::chrono::steady_clock::time_point deadline);
+  // Cancels peek `uuid` (CancelPeek to every replica still asked); its result is dropped.
+  void CancelPeek(const std::string& uuid);
+  // Handles what arrives within `limit` (handshakes, replays, frontiers, answers) and returns
+  // the peeks decided by now (for a caller with many peeks in flight).
+  std::vector<PeekResult> Poll(std::chrono::milliseconds limit);
+  std::size_t peeks_in_flight() const { return races_.size(); }
+
+  std::size_t size() const { return replicas_.size(); }
+  ReplicaStatus status(std::size_t i) const;
+  // The last HelloAccepted of replica i (its live indexes, replica id).
+  const pb::Status::HelloAccepted& accepted(std::size_t i) const;
+  // The latest Frontiers each replica reported in its current session, by id.
+  const std::map<std::string, pb::Frontiers>& frontiers(std::size_t i) const;
+  // Replicas ready now.
+  std::size_t ready() const;
+
+ private:
+  struct Replica;
+  struct Race {
+    PeekRace race;
+    pb::Command peek;
+    std::optional<std::size_t> only;
+    std::chrono::steady_clock::time_point deadline;  // set by AwaitPeek; max() for Poll users
+  };
+
+  ReplicaSet(std::vector<std::string> endpoints, const Options& options);
+  void StartSession(std::size_t i);
+  void MarkDown(std::size_t i, const std::string& why);
+  // Sends to replica i without blocking; a full queue resets it. False when not sent.
+  bool SendTo(std::size_t i, const pb::Command& command);
+  void OnAccepted(std::size_t i);
+  void Handle(std::size_t i, pb::Response& r);
+  void AskPending(std::size_t i);
+  void SettleDecided();
+  // One round: reconnects what is due, polls every client for up to `limit`, handles input.
+  void Pump(std::chrono::milliseconds limit);
+  PeekResult ResultOf(const std::string& uuid, const Race& r) const;
+
+  Options options_;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+  std::vector<pb::Command> history_;
+  std::map<std::string, Race> races_;  // undecided or not yet taken
+  std::deque<PeekResult> decided_;     // decided and settled, for TakeDecided/Poll
+  // The Submit in progress: its command goes to a replica that starts replaying meanwhile too.
+  const pb::Command* submitting_ = nullptr;
+  std::uint64_t submit_seq_ = 0;  // the Submit in progress (barrier owner), 0 = none yet
+  struct Verdict {
+    bool done = false;  // its barrier was answered
+    bool gone = false;  // its session ended first
+    std::vector<pb::CommandError> errors;
+  };
+  std::map<std::size_t, Verdict> verdicts_;  // per replica the Submit was sent to
+  std::uint64_t nonce_ = 0;
+};
+
+}  // namespace tandem::ipc

@@ -1,0 +1,446 @@
+// The replica set's logic without replica processes (issue 18): the first-answer rule
+// (ipc/peek_race.h), endpoint lists, and ipc::ReplicaSet against fake replicas — ZeroMQ ROUTERs in
+// threads of this process that answer Hello, barriers and peeks as a script says, and record what
+// they were sent. The real thing, three real replicas with one killed and restarted, is
+// tests/integration/replica_set_test.cc.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <zmq.hpp>
+
+#include "ipc/codec.h"
+#include "ipc/peek_race.h"
+#include "ipc/replica_set.h"
+
+namespace tandem::ipc {
+namespace {
+
+using namespace std::chrono_literals;
+using Outcome = PeekRace::Outcome;
+using Clock = std::chrono::steady_clock;
+
+pb::PeekResponse Rows(const std::string& uuid, std::int64_t v) {
+  pb::PeekResponse r;
+  r.set_uuid(uuid);
+  auto* rc = r.mutable_rows()->add_rows();
+  rc->mutable_row()->add_datums()->set_int64(v);
+  rc->set_count(1);
+  return r;
+}
+
+pb::PeekResponse Error(const std::string& uuid, const std::string& why) {
+  pb::PeekResponse r;
+  r.set_uuid(uuid);
+  r.set_error(why);
+  return r;
+}
+
+TEST(PeekRace, TheFirstRowsWinAndTheReplicasStillAskedAreCancelled) {
+  PeekRace race;
+  for (std::size_t i = 0; i < 3; ++i) race.Asked(i);
+  race.Answered(2, Rows("p", 7));
+  ASSERT_TRUE(race.decided());
+  EXPECT_EQ(race.outcome(), Outcome::kRows);
+  EXPECT_EQ(race.replica(), 2u);
+  EXPECT_EQ(race.TakeCancels(), (std::vector<std::size_t>{0, 1}));
+  EXPECT_TRUE(race.TakeCancels().empty());  // once
+  race.Answered(0, Rows("p", 8));           // a late answer changes nothing
+  EXPECT_EQ(race.answer()->rows().rows(0).row().datums(0).int64(), 7);
+}
+
+TEST(PeekRace, AnErrorFromALaggingReplicaDoesNotWinOverRowsThatComeLater) {
+  PeekRace race;
+  race.Asked(0);
+  race.Asked(1);
+  race.Answered(1, Error("p", "s1: as_of 3 is compacted"));
+  EXPECT_FALSE(race.decided());
+  race.Answered(0, Rows("p", 1));
+  ASSERT_TRUE(race.decided());
+  EXPECT_EQ(race.outcome(), Outcome::kRows);
+  EXPECT_EQ(race.replica(), 0u);
+  ASSERT_EQ(race.other_errors().size(), 1u);
+  EXPECT_NE(race.other_errors()[0].find("compacted"), std::string::npos);
+}
+
+TEST(PeekRace, ARefusalFromAReplayingReplicaDoesNotWinEither) {
+  PeekRace race;
+  race.Asked(0);
+  race.Asked(1);
+  pb::CommandError e;
+  e.set_what("Peek");
+  e.set_why("Peek(p, u2 @ 4): unknown index u2");
+  race.Refused(0, e);
+  EXPECT_FALSE(race.decided());
+  race.Answered(1, Rows("p", 1));
+  EXPECT_EQ(race.outcome(), Outcome::kRows);
+}
+
+TEST(PeekRace, AnErrorEveryReplicaAnswersIsTheAnswerOnceAllHaveAnswered) {
+  PeekRace race;
+  race.Asked(0);
+  race.Asked(1);
+  race.Answered(0, Error("p", "division by zero"));
+  EXPECT_FALSE(race.decided());
+  race.Answered(1, Error("p", "division by zero"));
+  ASSERT_TRUE(race.decided());
+  EXPECT_EQ(race.outcome(), Outcome::kError);
+  EXPECT_EQ(race.replica(), 0u);  // the first error
+  EXPECT_EQ(race.answer()->error(), "division by zero");
+  EXPECT_TRUE(race.TakeCancels().empty());
+}
+
+TEST(PeekRace, AnErrorAndAReplicaThatWentAwayDecideAsError) {
+  PeekRace race;
+  race.Asked(0);
+  race.Asked(1);
+  race.Answered(0, Error("p", "x"));
+  race.Gone(1);
+  ASSERT_TRUE(race.decided());
+  EXPECT_EQ(race.outcome(), Outcome::kError);
+}
+
+TEST(PeekRace, AtTheDeadlineAnErrorBeatsATimeout) {
+  PeekRace race;
+  race.Asked(0);
+  race.Asked(1);
+  race.Answered(0, Error("p", "x"));
+  race.Expire();
+  EXPECT_EQ(race.outcome(), Outcome::kError);
+  EXPECT_EQ(race.TakeCancels(), (std::vector<std::size_t>{1}));
+}
+
+TEST(PeekRace, WithNothingAnsweredTheDeadlineIsATimeoutOrNoReplica) {
+  PeekRace waiting;
+  waiting.Asked(0);
+  waiting.Expire();
+  EXPECT_EQ(waiting.outcome(), Outcome::kTimedOut);
+  PeekRace gone;
+  gone.Asked(0);
+  gone.Gone(0);
+  EXPECT_FALSE(gone.decided());  // a replica that comes back may still be asked
+  gone.Asked(0);
+  gone.Answered(0, Rows("p", 3));
+  EXPECT_EQ(gone.outcome(), Outcome::kRows);
+  PeekRace never;
+  never.Asked(0);
+  never.Gone(0);
+  never.Expire();
+  EXPECT_EQ(never.outcome(), Outcome::kNoReplica);
+}
+
+TEST(PeekRace, AnswersOfReplicasNotAskedAreIgnored) {
+  PeekRace race;
+  race.Asked(0);
+  race.Answered(1, Rows("p", 1));
+  EXPECT_FALSE(race.decided());
+  race.Cancel();
+  EXPECT_EQ(race.outcome(), Outcome::kCanceled);
+  EXPECT_EQ(race.TakeCancels(), (std::vector<std::size_t>{0}));
+}
+
+TEST(ParseEndpointList, SplitsOnCommas) {
+  auto r = ParseEndpointList("tcp://a:1,tcp://b:2,tcp://c:3");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, (std::vector<std::string>{"tcp://a:1", "tcp://b:2", "tcp://c:3"}));
+  EXPECT_EQ(ParseEndpointList("tcp://a:1")->size(), 1u);
+}
+
+TEST(ParseEndpointList, RefusesEmptyElementsAndDuplicates) {
+  for (const char* bad : {"", ",", "tcp://a:1,", ",tcp://a:1", "tcp://a:1,,tcp://b:2"}) {
+    auto r = ParseEndpointList(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("is empty"), std::string::npos) << r.status().message();
+  }
+  auto dup = ParseEndpointList("tcp://a:1,tcp://b:2,tcp://a:1");
+  ASSERT_FALSE(dup.ok());
+  EXPECT_NE(dup.status().message().find("tcp://a:1 is given twice"), std::string::npos);
+}
+
+TEST(ReplicaSetCreate, RefusesWhatIsNoEndpoint) {
+  auto r = ReplicaSet::Create({"tcp://127.0.0.1:1", "nonsense"}, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("\"nonsense\" is not a ZeroMQ endpoint"), std::string::npos);
+  EXPECT_FALSE(ReplicaSet::Create({}, {}).ok());
+}
+
+// A fake replica: a ROUTER in a thread of its own. It accepts every Hello, answers every empty
+// UpdateConfiguration (the barrier) with ConfigurationApplied, answers peeks as `peeks` says
+// (rows holding `value`, an error, or nothing until cancelled), and records every command kind
+// it was sent. Restart() closes the socket (the client sees its connection drop) and binds the
+// same endpoint again: a replica that came back.
+class FakeReplica {
+ public:
+  enum class Peeks { kRows, kError, kSilent };
+  FakeReplica(Peeks peeks, std::int64_t value) : peeks_(peeks), value_(value) {
+    Bind("tcp://127.0.0.1:*");
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~FakeReplica() {
+    stop_ = true;
+    thread_.join();
+  }
+  const std::string& endpoint() const { return endpoint_; }
+  std::vector<std::string> commands() {
+    std::lock_guard lock(mu_);
+    return commands_;
+  }
+  // Closes the socket, stays away for `down_for`, binds the same endpoint again.
+  void Restart(std::chrono::milliseconds down_for = 0ms) {
+    down_for_ = down_for;
+    restart_ = true;
+  }
+  void set_peeks(Peeks p) { peeks_ = p; }
+
+ private:
+  void Bind(const std::string& where) {
+    socket_.emplace(context_, zmq::socket_type::router);
+    socket_->set(zmq::sockopt::linger, 0);
+    for (int i = 0; i < 200; ++i) {  // a closed socket frees its port in the I/O thread
+      try {
+        socket_->bind(where);
+        endpoint_ = socket_->get(zmq::sockopt::last_endpoint);
+        return;
+      } catch (const zmq::error_t&) {
+        std::this_thread::sleep_for(10ms);
+      }
+    }
+    ADD_FAILURE() << "cannot bind " << where;
+  }
+  void Reply(const zmq::message_t& peer, const pb::Response& r) {
+    socket_->send(zmq::buffer(peer.to_string_view()), zmq::send_flags::sndmore);
+    socket_->send(zmq::buffer(Encode(r)), zmq::send_flags::none);
+  }
+  void Loop() {
+    std::map<std::string, std::string> waiting;  // silent peeks: uuid -> peer
+    while (!stop_) {
+      if (restart_.exchange(false)) {
+        socket_.reset();
+        waiting.clear();
+        std::this_thread::sleep_for(down_for_.load());  // a replica that is away for a while
+        Bind(endpoint_);
+        std::lock_guard lock(mu_);
+        commands_.push_back("(restarted)");
+      }
+      zmq::pollitem_t item{socket_->handle(), 0, ZMQ_POLLIN, 0};
+      zmq::poll(&item, 1, 10ms);
+      zmq::message_t peer, body;
+      if (!socket_->recv(peer, zmq::recv_flags::dontwait)) continue;
+      (void)socket_->recv(body);
+      auto d = DecodeCommand(body.to_string_view());
+      if (!d.ok()) continue;
+      const pb::Command& c = d.message;
+      {
+        std::lock_guard lock(mu_);
+        commands_.push_back(c.kind_case() == pb::Command::kUpdateConfiguration
+                                ? "Barrier"
+                                : Describe(c).substr(0, Describe(c).find('(')));
+      }
+      pb::Response r;
+      if (c.has_hello()) {
+        r.mutable_status()->mutable_hello_accepted()->set_nonce(c.hello().nonce());
+        r.mutable_status()->mutable_hello_accepted()->set_observer(c.hello().observer());
+        r.mutable_status()->mutable_hello_accepted()->set_replica_id("fake" +
+                                                                     std::to_string(value_));
+        Reply(peer, r);
+      } else if (c.has_update_configuration()) {
+        r.mutable_status()->mutable_configuration_applied();
+        Reply(peer, r);
+      } else if (c.has_peek()) {
+        const Peeks p = peeks_;
+        if (p == Peeks::kRows) {
+          *r.mutable_peek_response() = Rows(c.peek().uuid(), value_);
+          Reply(peer, r);
+        } else if (p == Peeks::kError) {
+          *r.mutable_peek_response() = Error(c.peek().uuid(), "as_of is compacted");
+          Reply(peer, r);
+        } else {
+          waiting[c.peek().uuid()] = peer.to_string();
+        }
+      } else if (c.has_cancel_peek()) {
+        auto it = waiting.find(c.cancel_peek().uuid());
+        if (it != waiting.end()) {
+          r.mutable_peek_response()->set_uuid(it->first);
+          r.mutable_peek_response()->mutable_canceled();
+          Reply(zmq::message_t(it->second.data(), it->second.size()), r);
+          waiting.erase(it);
+        }
+      }
+    }
+  }
+
+  zmq::context_t context_{1};
+  std::optional<zmq::socket_t> socket_;
+  std::string endpoint_;
+  std::atomic<Peeks> peeks_;
+  std::int64_t value_;
+  std::atomic<bool> stop_{false}, restart_{false};
+  std::atomic<std::chrono::milliseconds> down_for_{0ms};
+  std::mutex mu_;
+  std::vector<std::string> commands_;
+  std::thread thread_;
+};
+
+pb::Command PeekCommand(const std::string& uuid) {
+  pb::Command c;
+  c.mutable_peek()->set_uuid(uuid);
+  c.mutable_peek()->set_id("u2");
+  c.mutable_peek()->set_timestamp(4);
+  return c;
+}
+
+pb::Command Compaction(std::uint64_t t) {
+  pb::Command c;
+  c.mutable_allow_compaction()->set_id("u2");
+  c.mutable_allow_compaction()->mutable_frontier()->add_elements(t);
+  return c;
+}
+
+std::unique_ptr<ReplicaSet> MakeSet(const std::vector<std::string>& endpoints,
+                                    bool observer = false) {
+  ReplicaSet::Options o;
+  o.client.timeout = 2s;
+  o.retry_interval = 50ms;
+  o.observer = observer;
+  auto set = ReplicaSet::Create(endpoints, o);
+  EXPECT_TRUE(set.ok()) << set.status().ToString();
+  return std::move(set).value();
+}
+
+// What `fake` was sent after its last restart (or from the start).
+std::vector<std::string> SinceRestart(FakeReplica& fake) {
+  auto all = fake.commands();
+  auto it = std::find(all.rbegin(), all.rend(), "(restarted)");
+  return {it.base(), all.end()};
+}
+
+TEST(ReplicaSet, EveryCommandGoesToEveryReplicaAndJoinsTheHistoryOnceAccepted) {
+  FakeReplica a(FakeReplica::Peeks::kRows, 1), b(FakeReplica::Peeks::kRows, 2);
+  auto set = MakeSet({a.endpoint(), b.endpoint()});
+  ASSERT_TRUE(set->Connect(Clock::now() + 5s).ok());
+  ASSERT_EQ(set->ready(), 2u);
+  auto out = set->Submit(Compaction(3), /*record=*/true, Clock::now() + 5s);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->accepted, (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(set->history().size(), 1u);
+  const std::vector<std::string> want = {"Hello", "InitializationComplete", "Barrier",
+                                         "AllowCompaction", "Barrier"};
+  EXPECT_EQ(a.commands(), want);
+  EXPECT_EQ(b.commands(), want);
+}
+
+TEST(ReplicaSet, AReplicaThatComesBackIsReplayedTheHistory) {
+  FakeReplica a(FakeReplica::Peeks::kRows, 1), b(FakeReplica::Peeks::kRows, 2);
+  auto set = MakeSet({a.endpoint(), b.endpoint()});
+  ASSERT_TRUE(set->Connect(Clock::now() + 5s).ok());
+  ASSERT_TRUE(set->Submit(Compaction(3), true, Clock::now() + 5s).ok());
+  b.Restart();
+  // It is noticed down (its connection dropped) and, once back, replayed to.
+  const auto deadline = Clock::now() + 10s;
+  while (set->status(1).replays < 2 && Clock::now() < deadline) (void)set->Poll(20ms);
+  ASSERT_EQ(set->status(1).replays, 2u) << set->status(1).last_error;
+  EXPECT_EQ(set->status(1).sessions, 2u);
+  EXPECT_EQ(set->status(0).sessions, 1u);  // the other kept its session
+  EXPECT_EQ(SinceRestart(b), (std::vector<std::string>{"Hello", "AllowCompaction",
+                                                       "InitializationComplete", "Barrier"}));
+  // And it takes new commands again.
+  auto out = set->Submit(Compaction(5), true, Clock::now() + 5s);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->accepted.size(), 2u);
+}
+
+TEST(ReplicaSet, ACommandSubmittedWhileAReplicaIsDownReachesItInTheReplay) {
+  FakeReplica a(FakeReplica::Peeks::kRows, 1);
+  std::string b_endpoint;
+  auto b = std::make_unique<FakeReplica>(FakeReplica::Peeks::kRows, 2);
+  b_endpoint = b->endpoint();
+  auto set = MakeSet({a.endpoint(), b_endpoint});
+  ASSERT_TRUE(set->Connect(Clock::now() + 5s).ok());
+  b->Restart(500ms);  // away for a while: submit while the set sees it down
+  const auto deadline = Clock::now() + 10s;
+  while (set->status(1).state == ReplicaSet::State::kReady && Clock::now() < deadline) {
+    (void)set->Poll(5ms);
+  }
+  auto out = set->Submit(Compaction(9), true, Clock::now() + 5s);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->accepted, (std::vector<std::size_t>{0}));
+  while (set->status(1).replays < 2 && Clock::now() < deadline) (void)set->Poll(20ms);
+  const auto seen = SinceRestart(*b);
+  EXPECT_NE(std::find(seen.begin(), seen.end(), "AllowCompaction"), seen.end());
+}
+
+TEST(ReplicaSet, APeekIsAnsweredByTheFirstAndCancelledAtASilentReplica) {
+  FakeReplica silent(FakeReplica::Peeks::kSilent, 1), fast(FakeReplica::Peeks::kRows, 2);
+  auto set = MakeSet({silent.endpoint(), fast.endpoint()}, /*observer=*/true);
+  ASSERT_TRUE(set->Connect(Clock::now() + 5s).ok());
+  ASSERT_TRUE(set->StartPeek(PeekCommand("aaaa1111")).ok());
+  const auto r = set->AwaitPeek("aaaa1111", Clock::now() + 5s);
+  ASSERT_EQ(r.outcome, Outcome::kRows);
+  EXPECT_EQ(r.replica, 1u);
+  EXPECT_EQ(r.answer->rows().rows(0).row().datums(0).int64(), 2);
+  // The silent one was told to cancel.
+  const auto deadline = Clock::now() + 5s;
+  while (Clock::now() < deadline) {
+    (void)set->Poll(10ms);
+    const auto c = silent.commands();
+    if (std::find(c.begin(), c.end(), "CancelPeek") != c.end()) break;
+  }
+  const auto c = silent.commands();
+  EXPECT_NE(std::find(c.begin(), c.end(), "CancelPeek"), c.end());
+  EXPECT_EQ(std::count(c.begin(), c.end(), "InitializationComplete"), 0);  // observers never
+}
+
+TEST(ReplicaSet, AnErrorFromOneReplicaWaitsForTheRowsOfAnother) {
+  FakeReplica lagging(FakeReplica::Peeks::kError, 1), slow(FakeReplica::Peeks::kSilent, 2);
+  auto set = MakeSet({lagging.endpoint(), slow.endpoint()}, true);
+  ASSERT_TRUE(set->Connect(Clock::now() + 5s).ok());
+  ASSERT_TRUE(set->StartPeek(PeekCommand("bbbb2222")).ok());
+  // The error arrives; the other has the peek (before it is told to answer rows) and says nothing.
+  const auto deadline = Clock::now() + 5s;
+  std::vector<ReplicaSet::PeekResult> polled;
+  auto has_peek = [&] {
+    const auto c = slow.commands();
+    return std::find(c.begin(), c.end(), "Peek") != c.end();
+  };
+  while (!has_peek() && Clock::now() < deadline) {
+    for (auto& r : set->Poll(10ms)) polled.push_back(r);
+  }
+  ASSERT_TRUE(has_peek());
+  for (auto& r : set->Poll(50ms)) polled.push_back(r);
+  EXPECT_TRUE(polled.empty());
+  EXPECT_EQ(set->peeks_in_flight(), 1u);
+  // A peek to the chosen replica alone.
+  slow.set_peeks(FakeReplica::Peeks::kRows);
+  ASSERT_TRUE(set->StartPeek(PeekCommand("cccc3333"), 1).ok());
+  auto only = set->AwaitPeek("cccc3333", Clock::now() + 5s);
+  ASSERT_EQ(only.outcome, Outcome::kRows);
+  EXPECT_EQ(only.replica, 1u);
+  EXPECT_TRUE(only.other_errors.empty());  // replica 0 was not asked
+  // At the deadline the first peek returns the error it has rather than a timeout.
+  auto first = set->AwaitPeek("bbbb2222", Clock::now() + 100ms);
+  EXPECT_EQ(first.outcome, Outcome::kError);
+  EXPECT_EQ(first.answer->error(), "as_of is compacted");
+}
+
+TEST(ReplicaSet, AReplicaThatIsNotThereDoesNotHoldUpTheOthers) {
+  FakeReplica up(FakeReplica::Peeks::kRows, 5);
+  // Nothing listens on the second endpoint: its Hello waits in ZeroMQ's queue.
+  std::string nowhere;
+  {
+    FakeReplica gone(FakeReplica::Peeks::kRows, 0);
+    nowhere = gone.endpoint();
+  }
+  auto set = MakeSet({nowhere, up.endpoint()}, true);
+  const auto started = Clock::now();
+  ASSERT_TRUE(set->Connect(Clock::now() + 10s).ok());
+  EXPECT_LT(Clock::now() - started, 1500ms);  // the grace after the first ready one, not 2 s
+  EXPECT_EQ(set->status(0).state, ReplicaSet::State::kConnecting);
+  ASSERT_TRUE(set->StartPeek(PeekCommand("dddd4444")).ok());
+  auto r = set->AwaitPeek("dddd4444", Clock::now() + 5s);
+  ASSERT_EQ(r.outcome, Outcome::kRows);
+  EXPECT_EQ(r.replica, 1u);
+}
+
+}  // namespace
+}  // namespace tandem::ipc
