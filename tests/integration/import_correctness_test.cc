@@ -1542,12 +1542,12 @@ void RunConfiguration(const Config& config) {
             " both sides)",
         kMaxJoins);
     // The imported arrangement read in place: about half of the importers' joins.
-    if (seeds.size() >= 20) {
+    if (CheckCoverage(seeds.size(), 20)) {
       EXPECT_GE(4 * i.one_side, i.joins);
     }
   }
   EXPECT_EQ(s.mismatches, 0);
-  if (seeds.size() >= 20) {
+  if (CheckCoverage(seeds.size(), 20)) {
     // The generator reaches what the suite is for.
     EXPECT_GT(s.chained, 0);
     EXPECT_GT(s.one_shots_compacted, 0);
@@ -1556,7 +1556,7 @@ void RunConfiguration(const Config& config) {
     EXPECT_GT(s.one_shots_live, 0);
     // Whether a one-shot is sent before its data is there is a race with the source (a few in a
     // run): only a run of 50 cases or more is sure to see one (a 30-case run saw none once).
-    if (seeds.size() >= 50) {
+    if (CheckCoverage(seeds.size(), 50)) {
       EXPECT_GT(s.one_shots_waiting, 0);
     }
   }

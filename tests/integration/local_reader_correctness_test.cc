@@ -1015,7 +1015,7 @@ void RunConfiguration(const Config& config) {
   // Nearly all reads answered: "compacted" only below the allowed compaction (where about one
   // read in ten is asked, racing it).
   EXPECT_LE(10 * s.compacted, s.reads + s.background) << "most reads must succeed";
-  if (seeds.size() >= 4) {
+  if (CheckCoverage(seeds.size(), 4)) {
     EXPECT_GE(s.reads, 100 * static_cast<int>(seeds.size())) << "hundreds of reads per case";
     EXPECT_GT(s.present, 0);
     EXPECT_GT(s.absent, 0);
@@ -1028,7 +1028,7 @@ void RunConfiguration(const Config& config) {
   }
   // Negative counts come from the few cases whose plans have one (which cases those are depends
   // on the compiler too: the generator draws in argument lists) — many cases meet one.
-  if (seeds.size() >= 40 && !config.allow_errors) {
+  if (CheckCoverage(seeds.size(), 40) && !config.allow_errors) {
     EXPECT_GT(s.negative, 0) << "no read met a negative count";
   }
   EXPECT_FALSE(sup.Exited()) << Tail(sup.Log());
