@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Tandem demo (tools/run.sh demo builds first, then runs this with BUILD set).
 # Starts a two-runtime replica with default settings, feeds it a heavy changing load, reads it
-# while maintenance runs (peeks, one-shot queries, table writes, subscribes), shows the
+# while maintenance runs (peeks, one-shot queries, table writes, subscribes), drives a second replica
+# beside it through one controller (tandem-ctl --endpoint A,B), shows the
 # shared-memory registry, and shuts everything down.
 set -euo pipefail
 BUILD=${BUILD:-build/ci}
@@ -12,24 +13,27 @@ REPLICA=${TANDEM_DEMO_REPLICA:-demo}
 HTTP_PORT=6878
 work=$(mktemp -d /tmp/tandem-demo-XXXXXX)
 sup_pid=""
+sup2_pid=""
 
 say() { printf '\n\033[1m%s\033[0m\n' "$*"; }
-http_get() {  # http_get PATH → prints the body; uses bash's /dev/tcp, no curl needed
-  exec 3<>"/dev/tcp/127.0.0.1/$HTTP_PORT" || return 1
+http_get() {  # http_get PATH [PORT] → prints the body; uses bash's /dev/tcp, no curl needed
+  exec 3<>"/dev/tcp/127.0.0.1/${2:-$HTTP_PORT}" || return 1
   printf 'GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n' "$1" >&3
   sed '1,/^\r$/d' <&3
   exec 3<&-
 }
 cleanup() {
-  if [[ -n "$sup_pid" ]] && kill -0 "$sup_pid" 2>/dev/null; then
-    kill -TERM "$sup_pid"
-    wait "$sup_pid" || true
-  fi
+  for pid in "$sup_pid" "$sup2_pid"; do
+    if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
+      kill -TERM "$pid"
+      wait "$pid" || true
+    fi
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-for port in 2101 $HTTP_PORT; do
+for port in 2101 $HTTP_PORT 2111 6889; do
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
     echo "demo: port $port is in use (another replica?); stop it first" >&2
     exit 69
@@ -161,6 +165,36 @@ print(f"{len(keys)} lookups in {took:.2f} s: {took / len(keys) * 1e6:.2f} us eac
       f"Python included; the last at time {t}: {rows}")
 PY
 fi
+
+say "3g. Many replicas behind one controller (DESIGN §13): a second replica, ${REPLICA}2, starts on
+   ports 2111/6889 with nothing in it. tandem-ctl --endpoint A,B sends every command to both —
+   replaying its history to the new one first — takes the first answer of each peek, and shows
+   each replica's state. Then ${REPLICA}2 is SIGKILLed: peeks go on, answered by the one left."
+"$SUP" --replica-id "${REPLICA}2" --workers 1 --controller-listen-addr tcp://127.0.0.1:2111 \
+  --internal-http-listen-addr 127.0.0.1:6889 --runtime-dir "$work" --data-dir "$work/data2" \
+  >"$work/supervisor2.log" 2>&1 &
+sup2_pid=$!
+for _ in $(seq 100); do
+  [[ "$(http_get /readyz 6889 2>/dev/null || true)" == ready* ]] && break
+  sleep 0.1
+done
+both=tcp://127.0.0.1:2101,tcp://127.0.0.1:2111
+ctl --endpoint "$both" create-index u11 --on u4 --key value | sed 's/^/   /'
+for _ in $(seq 50); do  # until the new replica has caught up with u5
+  ctl --endpoint "$both" --replica 1 peek u5 --key 42 >/dev/null 2>&1 && break
+  sleep 0.2
+done
+ctl --endpoint "$both" status | sed 's/^/   /' || true
+ctl --endpoint "$both" peek u5 --key 42 | sed 's/^/   /'
+ctl --endpoint "$both" --replica 1 peek u5 --key 42 | sed 's/^/   /'
+kill -KILL "$sup2_pid"
+wait "$sup2_pid" 2>/dev/null || true
+sup2_pid=""
+echo "   -- ${REPLICA}2 SIGKILLed"
+ctl --endpoint "$both" status 2>&1 | sed 's/^/   /' || true
+ctl --endpoint "$both" peek u5 --key 42 2>&1 | sed 's/^/   /'
+echo "   its stale segment, removed by tandem-shm gc:"
+"$SHM" gc --prefix "tandem.${REPLICA}2" | sed 's/^/   /'
 
 say "4. The sharing registry, as tandem-shm sees it (one row per worker ordinal). SINCE is"
 echo "   min(OWN, PEER_HOLD, IMPORT_HOLD): the compaction allowed above, once both runtimes have"
