@@ -19,13 +19,18 @@ include(GNUInstallDirs)
 # --- man pages ---------------------------------------------------------------------------------
 # help2man runs the freshly built binary by name (PATH = the build's bin/) so the page says
 # "tandem-shm", not a build path. Linted by tests/deploy (mandoc -T lint).
+# Not in the sanitizer trees: there the binaries run under ASan/TSan at build time, for nothing.
 find_program(TANDEM_HELP2MAN help2man)
+set(TANDEM_MAN_BUILD ${TANDEM_HELP2MAN})
+if(TANDEM_SANITIZE OR CMAKE_CXX_FLAGS MATCHES "-fsanitize")
+  set(TANDEM_MAN_BUILD OFF)
+endif()
 set(TANDEM_MAN_PAGES
   "tandem-supervisor|run one Tandem replica: its segment, its runtimes, its controller endpoint"
   "tandem-ctl|the reference controller of a Tandem replica (or of several)"
   "tandem-shm|inspect a Tandem shared-memory segment, live or after a crash"
   "tandem-bench|benchmark real Tandem replicas against their peers")
-if(TANDEM_HELP2MAN)
+if(TANDEM_MAN_BUILD)
   set(man_outputs)
   foreach(entry IN LISTS TANDEM_MAN_PAGES)
     string(REPLACE "|" ";" parts "${entry}")
@@ -51,8 +56,9 @@ if(TANDEM_HELP2MAN)
   endforeach()
   add_custom_target(tandem-man ALL DEPENDS ${man_outputs})
   install(FILES ${man_outputs} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
-else()
-  message(STATUS "help2man not found: no man pages (apt-get install help2man)")
+elseif(NOT TANDEM_HELP2MAN)
+  message(STATUS "help2man not found: no man pages (apt-get install help2man; "
+                 "Deploy.ManPagesAreGeneratedAndLintClean fails without them)")
 endif()
 
 # --- the rest of what is installed ---------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 
 namespace tandem::ipc {
 
@@ -131,7 +132,12 @@ void ReplicaSet::StartSession(std::size_t i) {
   r.client.reset();
   r.frontiers.clear();
   r.barriers.clear();
-  r.client = std::make_unique<ControllerClient>(r.endpoint, options_.client);
+  // The replay is sent at once, without waiting (SendTo): the queue must hold the whole history
+  // and what follows it, or a long history could never be replayed (a full queue resets).
+  ControllerClient::Options client = options_.client;
+  const std::size_t room = history_.size() + static_cast<std::size_t>(options_.send_hwm);
+  client.send_hwm = static_cast<int>(std::min<std::size_t>(room, INT32_MAX));
+  r.client = std::make_unique<ControllerClient>(r.endpoint, client);
   r.state = State::kConnecting;
   r.since = r.hello_sent = Clock::now();
   r.client->StartHello("rs" + std::to_string(++nonce_) + "-" +

@@ -140,7 +140,7 @@ class ReplicaSet {
   };
   // Waits until peek `uuid` is decided or `deadline` passes (then: its first Error or refusal if
   // any, else kTimedOut — and CancelPeek to the replicas still asked). Other peeks decided
-  // meanwhile are kept for TakeDecided.
+  // meanwhile are kept for Poll.
   PeekResult AwaitPeek(const std::string& uuid, std::chrono::steady_clock::time_point deadline);
   // Cancels peek `uuid` (CancelPeek to every replica still asked); its result is dropped.
   void CancelPeek(const std::string& uuid);
@@ -164,7 +164,6 @@ class ReplicaSet {
     PeekRace race;
     pb::Command peek;
     std::optional<std::size_t> only;
-    std::chrono::steady_clock::time_point deadline;  // set by AwaitPeek; max() for Poll users
   };
 
   ReplicaSet(std::vector<std::string> endpoints, const Options& options);
@@ -184,7 +183,7 @@ class ReplicaSet {
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::vector<pb::Command> history_;
   std::map<std::string, Race> races_;  // undecided or not yet taken
-  std::deque<PeekResult> decided_;     // decided and settled, for TakeDecided/Poll
+  std::deque<PeekResult> decided_;     // decided and settled, for Poll
   // The Submit in progress: its command goes to a replica that starts replaying meanwhile too.
   const pb::Command* submitting_ = nullptr;
   std::uint64_t submit_seq_ = 0;  // the Submit in progress (barrier owner), 0 = none yet

@@ -339,7 +339,11 @@ int Supervisor::Loop() {
                    config_.controller_listen_addr, config_.internal_http_listen_addr);
       notify_.Ready(ReadinessStatus());  // when /readyz first answers 200
     } else if (logged_ready_ && notify_.enabled()) {
-      notify_.SetStatus(ReadinessStatus());  // sent only when it changed (a stall, its end)
+      if (!notify_.ready_sent()) {
+        if (Ready()) notify_.Ready(ReadinessStatus());  // the first try was not sent
+      } else {
+        notify_.SetStatus(ReadinessStatus());  // sent only when it changed (a stall, its end)
+      }
     }
     notify_.Tick(now);  // WATCHDOG=1: this loop turns
   }

@@ -116,8 +116,8 @@ Status SystemdNotify::Send(std::string_view message) {
 void SystemdNotify::Ready(std::string_view status) {
   if (fd_ < 0 || ready_sent_) return;
   last_status_ = std::string(status);
-  ready_sent_ = true;  // a failure is logged (once); systemd then times the start out
-  (void)Send("READY=1\nSTATUS=" + last_status_);
+  // Not sent (systemd's queue full: the send does not wait): the caller asks again next turn.
+  ready_sent_ = Send("READY=1\nSTATUS=" + last_status_).ok();
 }
 
 void SystemdNotify::SetStatus(std::string_view status) {

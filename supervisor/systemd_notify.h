@@ -46,8 +46,9 @@ class SystemdNotify {
   // The watchdog's period as systemd set it (the pings go at half of it), if it asked for one.
   std::optional<std::chrono::microseconds> watchdog() const { return watchdog_; }
 
-  // READY=1 with a STATUS line, the first time only.
+  // READY=1 with a STATUS line, until one was sent (a failed send is tried again at the next call).
   void Ready(std::string_view status);
+  bool ready_sent() const { return ready_sent_; }
   // A STATUS line (sent only when it differs from the last one).
   void SetStatus(std::string_view status);
   // STOPPING=1 with a STATUS line.

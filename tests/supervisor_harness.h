@@ -131,7 +131,15 @@ class SupervisorProcess {
       exit_status_ = 128 + SIGKILL;
       pid_ = -1;
     }
-    const std::vector<pid_t> runtimes = runtime_pids_;
+    // The runtimes of this start (after a Restart, WaitReady may not have read them yet).
+    std::vector<pid_t> runtimes = runtime_pids_;
+    if (auto probe = shm::Segment::Probe(segment_); probe.ok() && probe->header) {
+      for (const auto& r : probe->header->runtimes) {
+        if (r.pid > 0 && std::find(runtimes.begin(), runtimes.end(), r.pid) == runtimes.end()) {
+          runtimes.push_back(r.pid);
+        }
+      }
+    }
     runtime_pids_.clear();
     return Eventually([&] { return std::all_of(runtimes.begin(), runtimes.end(), ProcessGone); },
                       limit);

@@ -193,8 +193,13 @@ sup2_pid=""
 echo "   -- ${REPLICA}2 SIGKILLed"
 ctl --endpoint "$both" status 2>&1 | sed 's/^/   /' || true
 ctl --endpoint "$both" peek u5 --key 42 2>&1 | sed 's/^/   /'
-echo "   its stale segment, removed by tandem-shm gc:"
-"$SHM" gc --prefix "tandem.${REPLICA}2" | sed 's/^/   /'
+echo "   its stale segment, removed by tandem-shm gc (once its runtimes, which follow their"
+echo "   supervisor by the parent-death signal, are gone too):"
+for _ in $(seq 50); do
+  [[ -e "/dev/shm/tandem.${REPLICA}2" ]] || break
+  "$SHM" gc --prefix "tandem.${REPLICA}2" | sed 's/^/   /'
+  [[ -e "/dev/shm/tandem.${REPLICA}2" ]] && sleep 0.1
+done
 
 say "4. The sharing registry, as tandem-shm sees it (one row per worker ordinal). SINCE is"
 echo "   min(OWN, PEER_HOLD, IMPORT_HOLD): the compaction allowed above, once both runtimes have"
@@ -210,9 +215,11 @@ code=0
 wait "$sup_pid" || code=$?
 sup_pid=""
 echo "   tandem-supervisor exited with $code"
-if [[ -e "/dev/shm/tandem.$REPLICA" ]]; then
-  echo "demo: the segment was left behind" >&2
-  exit 1
-fi
+for seg in "tandem.$REPLICA" "tandem.${REPLICA}2"; do
+  if [[ -e "/dev/shm/$seg" ]]; then
+    echo "demo: the segment $seg was left behind" >&2
+    exit 1
+  fi
+done
 echo "   /dev/shm/tandem.$REPLICA is gone; nothing is left behind."
 exit "$code"

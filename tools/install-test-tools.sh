@@ -27,5 +27,6 @@ if [[ ! -f $installed ]] || ! node -e '
     for (const k of Object.keys(a)) if (k && (!b[k] || b[k].version !== a[k].version)) process.exit(1);
   ' "$lock" "$installed"; then
   echo "==> npm ci --prefix tests/deploy"
-  npm ci --prefix tests/deploy --no-audit --no-fund --loglevel=error
+  npm ci --prefix tests/deploy --no-audit --no-fund --loglevel=error \
+    --fetch-timeout=60000 --fetch-retries=2
 fi

@@ -95,7 +95,10 @@ case "$cmd" in
   test)
     install_deps "${TEST_PACKAGES[@]}"
     build ci
-    bash tools/install-test-tools.sh  # node and tests/deploy's npm packages (label deploy)
+    # Node and tests/deploy's npm packages (label deploy). A registry that fails makes the test
+    # that needs them fail, not the whole run.
+    bash tools/install-test-tools.sh ||
+      echo "warning: tools/install-test-tools.sh failed: Deploy.KubernetesManifests… will fail" >&2
     log "testing"
     ctest --preset ci -j "$JOBS" --timeout 600 --label-exclude 'slow|bench'
     ;;

@@ -21,6 +21,12 @@ if [[ $(id -u) -ne 0 ]]; then
   exit 77
 fi
 
+# Offline (no mirror): a skip, not a failure — the test needs the network by design.
+if ! curl -fsS --max-time 20 -o /dev/null "$mirror/dists/bookworm/Release"; then
+  echo "SKIP: the Debian mirror $mirror is not reachable" >&2
+  exit 77
+fi
+
 work=$(mktemp -d /tmp/tandem-deb-test.XXXXXX)
 seg=tandem.test.deb$$
 cleanup() {
@@ -75,8 +81,9 @@ unshare --mount --propagation private bash -euo pipefail -c '
   fail() { echo "FAIL: $*" >&2; exit 1; }
 
   echo "==> apt-get install the package (its dependencies from the mirror)"
-  in_root apt-get update -qq >/dev/null
-  in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+  apt_bounded="-o Acquire::http::Timeout=30 -o Acquire::Retries=2"
+  in_root apt-get $apt_bounded update -qq >/dev/null
+  in_root env DEBIAN_FRONTEND=noninteractive apt-get $apt_bounded install -y -qq --no-install-recommends \
     "/tmp/$deb_name" >/tmp/tandem-deb-apt.$$ 2>&1 || { tail -30 /tmp/tandem-deb-apt.$$ >&2; fail "apt-get install"; }
   rm -f /tmp/tandem-deb-apt.$$
 

@@ -73,8 +73,14 @@ Cell Measure(const Options& o, const Spec& spec, std::vector<std::unique_ptr<Loo
   auto created = ipc::ReplicaSet::Create(endpoints, options);
   if (!created.ok()) throw std::runtime_error(created.status().ToString());
   ipc::ReplicaSet& set = **created;
-  if (Status s = set.Connect(Clock::now() + 10s); !s.ok() || set.ready() != spec.replicas) {
-    throw std::runtime_error("replicas: not every replica is up: " + s.ToString());
+  // Connect returns once one replica is ready: the others join within a bounded wait.
+  Status connected = set.Connect(Clock::now() + 10s);
+  for (const auto until = Clock::now() + 20s;
+       connected.ok() && set.ready() < spec.replicas && Clock::now() < until;) {
+    (void)set.Poll(50ms);
+  }
+  if (!connected.ok() || set.ready() != spec.replicas) {
+    throw std::runtime_error("replicas: not every replica is up: " + connected.ToString());
   }
   std::mt19937_64 rng(18);
   std::uniform_int_distribution<std::int64_t> pick(0, static_cast<std::int64_t>(o.keys) - 1);
