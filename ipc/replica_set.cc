@@ -192,6 +192,13 @@ void ReplicaSet::OnAccepted(std::size_t i) {
     AskPending(i);
     return;
   }
+  if (options_.admit) {
+    if (Status s = options_.admit(r.accepted); !s.ok()) {
+      MarkDown(i, s.message());
+      r.retry = false;  // the same replica would be refused again
+      return;
+    }
+  }
   // Invariant 1: the history, InitializationComplete, then what is being submitted now.
   r.state = State::kReplaying;
   for (const auto& c : history_) {

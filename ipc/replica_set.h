@@ -43,6 +43,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -73,6 +74,12 @@ class ReplicaSet {
     // Commands submitted but not yet answered are not queued here: ZeroMQ's queue per replica is
     // bounded by its high-water mark (send_hwm, messages); a replica that lets it fill is reset.
     int send_hwm = 10000;
+    // Controller sessions: asked with each replica's HelloAccepted before the history is replayed
+    // to it — at Connect and after every reconnect. An error leaves that replica down and not
+    // retried (its last_error says why): nothing was replayed and no InitializationComplete sent,
+    // so the replica keeps every dataflow it had (tandem-ctl refuses to drop indexes its history
+    // does not define this way). Unset: every replica is replayed to.
+    std::function<Status(const pb::Status::HelloAccepted&)> admit;
   };
 
   enum class State {

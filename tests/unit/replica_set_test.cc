@@ -315,6 +315,34 @@ std::vector<std::string> SinceRestart(FakeReplica& fake) {
   return {it.base(), all.end()};
 }
 
+TEST(ReplicaSet, AReplicaTheAdmitCheckRefusesIsNeverReplayedToNorRetried) {
+  // tandem-ctl's check: a replica maintaining indexes the history does not define must not get
+  // the replay (reconciliation would drop them). Here: refuse the replica called "fake2".
+  FakeReplica a(FakeReplica::Peeks::kRows, 1), b(FakeReplica::Peeks::kRows, 2);
+  ReplicaSet::Options o;
+  o.client.timeout = 2s;
+  o.retry_interval = 50ms;
+  o.admit = [](const pb::Status::HelloAccepted& accepted) {
+    return accepted.replica_id() == "fake2" ? Status::FailedPrecondition("maintains u9")
+                                            : Status::Ok();
+  };
+  auto created = ReplicaSet::Create({a.endpoint(), b.endpoint()}, o);
+  ASSERT_TRUE(created.ok());
+  ReplicaSet& set = **created;
+  set.SetHistory({Compaction(3)});
+  ASSERT_TRUE(set.Connect(Clock::now() + 5s).ok());
+  for (const auto until = Clock::now() + 5s; set.ready() < 1 && Clock::now() < until;) {
+    (void)set.Poll(20ms);
+  }
+  EXPECT_EQ(set.status(0).state, ReplicaSet::State::kReady);
+  EXPECT_EQ(set.status(1).state, ReplicaSet::State::kDown);
+  EXPECT_EQ(set.status(1).last_error, "maintains u9");
+  for (int i = 0; i < 10; ++i) (void)set.Poll(20ms);  // several retry intervals
+  EXPECT_EQ(b.commands(), (std::vector<std::string>{"Hello"})) << "neither replayed nor retried";
+  EXPECT_EQ(a.commands(), (std::vector<std::string>{"Hello", "AllowCompaction",
+                                                    "InitializationComplete", "Barrier"}));
+}
+
 TEST(ReplicaSet, EveryCommandGoesToEveryReplicaAndJoinsTheHistoryOnceAccepted) {
   FakeReplica a(FakeReplica::Peeks::kRows, 1), b(FakeReplica::Peeks::kRows, 2);
   auto set = MakeSet({a.endpoint(), b.endpoint()});

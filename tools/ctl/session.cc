@@ -181,7 +181,13 @@ std::optional<int> Session::OpenSet(Mode mode) {
     if (auto code = CheckLiveIndexes(set_->accepted(i), ReplicaName(*set_, i))) return code;
   }
   set_.reset();  // the observers say Goodbye
-  auto control = ipc::ReplicaSet::Create(g_.endpoints, SetOptions(/*observer=*/false));
+  // A replica first seen now (its Hello was slower than the others') is checked before its replay
+  // too: one with indexes the history does not define is left out, never reconciled away.
+  ipc::ReplicaSet::Options control_options = SetOptions(/*observer=*/false);
+  control_options.admit = [this](const pb::Status::HelloAccepted& accepted) {
+    return AdmitReplica(accepted);
+  };
+  auto control = ipc::ReplicaSet::Create(g_.endpoints, control_options);
   if (!control.ok()) return Usage("--endpoint: " + control.status().message());
   set_ = std::move(control).value();
   set_->SetHistory(history_.Replay());
@@ -325,8 +331,7 @@ std::optional<int> Session::CheckLiveIndexes() {
   return CheckLiveIndexes(client_->accepted(), "the replica at " + g_.endpoint);
 }
 
-std::optional<int> Session::CheckLiveIndexes(const pb::Status::HelloAccepted& accepted,
-                                             const std::string& replica) {
+std::vector<std::string> Session::UnknownLiveIndexes(const pb::Status::HelloAccepted& accepted) {
   const std::set<std::string> known = history_.LiveIndexes();
   std::vector<std::string> unknown;
   for (const auto& id : accepted.live_indexes()) {
@@ -335,6 +340,28 @@ std::optional<int> Session::CheckLiveIndexes(const pb::Status::HelloAccepted& ac
     if (id.starts_with('t')) continue;
     if (!known.count(id)) unknown.push_back(id);
   }
+  return unknown;
+}
+
+Status Session::AdmitReplica(const pb::Status::HelloAccepted& accepted) {
+  const std::vector<std::string> unknown = UnknownLiveIndexes(accepted);
+  if (unknown.empty()) return Status::Ok();
+  if (g_.replace) {
+    if (!warned_replace_) {
+      Warn("--replace: a replica's indexes " + JoinIds(unknown) + " (not in " + history_.path() +
+           ") will be dropped with their dataflows");
+    }
+    warned_replace_ = true;
+    return Status::Ok();
+  }
+  return Status::FailedPrecondition(
+      "it maintains indexes the state file does not define (" + JoinIds(unknown) +
+      "): not replayed to, so they stay; --replace would replace them");
+}
+
+std::optional<int> Session::CheckLiveIndexes(const pb::Status::HelloAccepted& accepted,
+                                             const std::string& replica) {
+  const std::vector<std::string> unknown = UnknownLiveIndexes(accepted);
   if (unknown.empty()) return std::nullopt;
   const std::string list = JoinIds(unknown);
   const std::string they = unknown.size() == 1 ? "it" : "them";

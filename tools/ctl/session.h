@@ -133,6 +133,11 @@ class Session {
   // Refuses (an exit code) when the replica maintains indexes the history does not define and
   // --replace was not given.
   std::optional<int> CheckLiveIndexes();
+  // The live indexes of a replica that the history does not define (transient ones aside).
+  std::vector<std::string> UnknownLiveIndexes(const pb::Status::HelloAccepted& accepted);
+  // ReplicaSet::Options::admit of the controller set: a replica with such indexes is left out
+  // (unless --replace), never replayed to.
+  Status AdmitReplica(const pb::Status::HelloAccepted& accepted);
   std::optional<int> CheckLiveIndexes(const pb::Status::HelloAccepted& accepted,
                                       const std::string& endpoint);
   std::optional<int> OpenSet(Mode mode);
