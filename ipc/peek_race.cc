@@ -45,8 +45,7 @@ void PeekRace::Gone(std::size_t replica) {
   DecideIfNoneWaiting();
 }
 
-void PeekRace::DecideIfNoneWaiting() {
-  if (decided() || !waiting_.empty()) return;
+bool PeekRace::DecideByErrorOrRefusal() {
   if (first_error_) {
     outcome_ = Outcome::kError;
     replica_ = error_replica_;
@@ -56,23 +55,19 @@ void PeekRace::DecideIfNoneWaiting() {
     replica_ = refusal_replica_;
     refused_ = first_refusal_;
   }
+  return first_error_ || first_refusal_;
+}
+
+void PeekRace::DecideIfNoneWaiting() {
+  if (decided() || !waiting_.empty()) return;
   // Nobody answered anything: undecided, so a replica that comes back may still be asked; the
   // caller's deadline (Expire) ends it as kNoReplica then.
+  (void)DecideByErrorOrRefusal();
 }
 
 void PeekRace::Expire() {
-  if (decided()) return;
-  if (first_error_) {
-    outcome_ = Outcome::kError;
-    replica_ = error_replica_;
-    answer_ = first_error_;
-  } else if (first_refusal_) {
-    outcome_ = Outcome::kRefused;
-    replica_ = refusal_replica_;
-    refused_ = first_refusal_;
-  } else {
-    outcome_ = waiting_.empty() ? Outcome::kNoReplica : Outcome::kTimedOut;
-  }
+  if (decided() || DecideByErrorOrRefusal()) return;
+  outcome_ = waiting_.empty() ? Outcome::kNoReplica : Outcome::kTimedOut;
 }
 
 void PeekRace::Cancel() {

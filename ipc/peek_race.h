@@ -75,6 +75,8 @@ class PeekRace {
   bool WasAsked(std::size_t replica) const { return asked_.count(replica) > 0; }
 
  private:
+  // The first Error, else the first refusal, if any came: decides it so. Whether it did.
+  bool DecideByErrorOrRefusal();
   void DecideIfNoneWaiting();
 
   std::set<std::size_t> asked_, waiting_;
