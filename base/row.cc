@@ -60,6 +60,14 @@ int CompareDouble(double a, double b) {
 
 }  // namespace
 
+std::array<char, 9> EncodedInt64(std::int64_t v) {
+  const auto bits = static_cast<std::uint64_t>(v) ^ kSignBit;
+  std::array<char, 9> bytes;
+  bytes[0] = static_cast<char>(kInt);
+  for (int i = 0; i < 8; ++i) bytes[1 + i] = static_cast<char>(bits >> (56 - 8 * i));
+  return bytes;
+}
+
 int CompareDatum(const Datum& a, const Datum& b) {
   const int ra = TypeRank(a), rb = TypeRank(b);
   if (ra != rb) return ra < rb ? -1 : 1;
@@ -98,7 +106,7 @@ void AppendEncodedDatum(const Datum& d, std::string* out) {
       out->push_back(static_cast<char>(std::get<bool>(d) ? kTrue : kFalse));
       break;
     case 2:
-      AppendTagged(kInt, static_cast<std::uint64_t>(std::get<std::int64_t>(d)) ^ kSignBit, out);
+      out->append(EncodedInt64(std::get<std::int64_t>(d)).data(), 9);
       break;
     case 3:
       AppendTagged(kFloat, OrderedFloatBits(std::get<double>(d)), out);

@@ -17,6 +17,7 @@
 //   string  06 + bytes with 00 escaped as 00 FF, then the terminator 00 01
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -40,6 +41,9 @@ int CompareDatum(const Datum& a, const Datum& b);
 int CompareRow(const Row& a, const Row& b);
 
 void AppendEncodedDatum(const Datum& d, std::string* out);
+// The encoding of the int64 datum `v` (what AppendEncodedDatum appends for it), without a Datum or
+// a string: for routing a generator's keys.
+std::array<char, 9> EncodedInt64(std::int64_t v);
 std::string EncodeRow(const Row& row);
 void AppendEncodedRow(const Row& row, std::string* out);
 Result<Row> DecodeRow(std::string_view bytes);

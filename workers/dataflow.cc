@@ -114,10 +114,12 @@ DataflowInstance::DataflowInstance(DataflowShared* shared, std::uint32_t me, Exc
                                                    imp.id());
     ImportedIndex* raw = index.get();
     imports_.push_back(raw);
-    inputs.push_back({{imp.id(), imp.on()},
-                      std::make_unique<ImportNode>(std::move(index), shared->as_of, shared->until),
-                      {imp.key().begin(), imp.key().end()},
-                      raw});
+    std::vector<std::uint32_t> key(imp.key().begin(), imp.key().end());
+    inputs.push_back(
+        {{imp.id(), imp.on()},
+         std::make_unique<ImportNode>(std::move(index), key, shared->as_of, shared->until),
+         key,
+         raw});
   }
   graph_ = BuildPlanGraph(desc, std::move(inputs));
   if (me == 0) {  // what each join arranged itself and what it read in place (issue 14)
@@ -188,7 +190,7 @@ void DataflowInstance::Step() {
   for (auto& [node, e] : graph_.exports) {
     Delta d = node->Pull(ctx);
     std::vector<std::uint32_t> key(e->key().begin(), e->key().end());
-    shm::UpdateBuffer updates = ArrangeByKey(ctx, std::move(d), key);
+    shm::UpdateBuffer updates = ArrangeByKey(ctx, std::move(d), key, node->partitioning());
     if (shared_->dropped_exports.count(e->id()))
       continue;  // after the exchanges: they are barriers
     AppendToIndex(e->id(), {std::move(updates), ctx.hi, {}});

@@ -18,7 +18,8 @@ std::vector<RowUpdate> Exchange::Shuffle(std::uint32_t me, std::vector<RowUpdate
                                          const std::vector<std::uint32_t>& key_columns,
                                          bool whole_row) {
   if (workers_ == 1) return rows;
-  auto& set = buffers_[round_[me]++ % 2];
+  const std::uint64_t round = round_[me]++;
+  auto& set = buffers_[round % 2];
   std::string key;
   for (RowUpdate& u : rows) {
     key.clear();
@@ -30,11 +31,27 @@ std::vector<RowUpdate> Exchange::Shuffle(std::uint32_t me, std::vector<RowUpdate
     set[me][shm::WorkerOf(key, workers_)].push_back(std::move(u));
   }
   barrier_.arrive_and_wait();
+  // Every receiver of the previous round read what this worker sent it before it arrived at the
+  // barrier just passed: this worker frees those rows now, on its own thread (below).
+  for (std::uint32_t to = 0; to < workers_; ++to) {
+    if (to != me) buffers_[(round + 1) % 2][me][to].clear();
+  }
   std::vector<RowUpdate> mine;
+  std::size_t total = 0;
+  for (std::uint32_t from = 0; from < workers_; ++from) total += set[from][me].size();
+  mine.reserve(total);
   for (std::uint32_t from = 0; from < workers_; ++from) {
     auto& in = set[from][me];
-    std::move(in.begin(), in.end(), std::back_inserter(mine));
-    in.clear();
+    if (from == me) {
+      std::move(in.begin(), in.end(), std::back_inserter(mine));
+      in.clear();
+    } else {
+      // Copied, not moved: a row allocated by another worker's thread is freed by that thread
+      // (above, one round later). Freeing it here was a third of a worker's time with two
+      // workers (glibc frees into the allocating thread's arena, under that arena's lock: the
+      // workers contended on each other's arenas; issue 19's profile in BENCHMARKS.md).
+      mine.insert(mine.end(), in.begin(), in.end());
+    }
   }
   return mine;
 }
@@ -44,6 +61,9 @@ std::vector<RowUpdate> PullExchanged(Node* input, const TickCtx& ctx,
                                      std::vector<ErrorUpdate>* errors) {
   Delta in = input->Pull(ctx);
   std::move(in.errors.begin(), in.errors.end(), std::back_inserter(*errors));
+  // Already where the exchange would send every row: no exchange (and no barrier: every worker
+  // decides alike, from the plan).
+  if (input->partitioning().Satisfies(key_columns, whole_row)) return std::move(in.rows);
   return ctx.exchange->Shuffle(ctx.me, std::move(in.rows), key_columns, whole_row);
 }
 

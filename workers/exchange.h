@@ -2,7 +2,9 @@
 // worker i holds exactly the keys with hash % N == i (DESIGN §1, workers/routing.h).
 //
 // Each exchange is one barrier; buffers alternate between two sets so that writers of exchange
-// k+1 never touch what readers of exchange k still read.
+// k+1 never touch what readers of exchange k still read. A receiver copies the rows another worker
+// sent; the sender frees them in its next exchange (so each worker frees only what its own thread
+// allocated, and what it sent is held until then: at most one exchange's rows).
 #pragma once
 
 #include <barrier>
@@ -31,7 +33,8 @@ class Exchange {
 };
 
 // The start of every exchanging operator's tick: pulls `input`, appends its errors to `errors`
-// (they need no routing) and returns its rows exchanged by `key_columns` (or the whole row).
+// (they need no routing) and returns its rows exchanged by `key_columns` (or the whole row) —
+// without an exchange when `input`'s partitioning already satisfies it.
 std::vector<RowUpdate> PullExchanged(Node* input, const TickCtx& ctx,
                                      const std::vector<std::uint32_t>& key_columns, bool whole_row,
                                      std::vector<ErrorUpdate>* errors);

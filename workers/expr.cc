@@ -1,6 +1,8 @@
 #include "workers/expr.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "base/check.h"
 #include "ipc/rows.h"
@@ -207,23 +209,53 @@ Mfp::Mfp(const pb::MapFilterProject& mfp, std::size_t input_arity) {
   identity_ = map_.empty() && predicates_.empty() && projection_.empty();
 }
 
+Partitioning Mfp::Through(const Partitioning& in) const {
+  if (identity_ || (map_.empty() && projection_.empty())) return in;
+  if (in.kind != Partitioning::Kind::kColumns) return Partitioning::Unknown();
+  if (projection_.empty()) return in;  // maps append columns: the input's stay where they are
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t c : in.columns) {
+    auto at = std::find(projection_.begin(), projection_.end(), c);
+    if (at == projection_.end()) return Partitioning::Unknown();
+    out.push_back(static_cast<std::uint32_t>(at - projection_.begin()));
+  }
+  return Partitioning::By(std::move(out));
+}
+
 Mfp::Outcome Mfp::Apply(Row* row, std::string* error) const {
   if (identity_) return Outcome::kKept;
+  if (projection_.empty()) {  // the maps' columns are appended to the row itself
+    for (const Expr& e : map_) {
+      Datum d;
+      if (!Eval(e, *row, &d, error)) return Outcome::kError;
+      row->push_back(std::move(d));
+    }
+    return Passes(*row, error);
+  }
+  // Maps and predicates over a scratch row (the input's datums moved in, the maps' appended),
+  // then the projection into *row, which keeps its buffer: no allocation per row while the output
+  // is no wider than the input (a row of every operator's input is one heap allocation).
+  // On kDropped and kError *row is left unspecified (callers discard it).
+  thread_local Row scratch;
+  scratch.clear();
+  scratch.insert(scratch.end(), std::make_move_iterator(row->begin()),
+                 std::make_move_iterator(row->end()));
   for (const Expr& e : map_) {
     Datum d;
-    if (!Eval(e, *row, &d, error)) return Outcome::kError;
-    row->push_back(std::move(d));
+    if (!Eval(e, scratch, &d, error)) return Outcome::kError;
+    scratch.push_back(std::move(d));
   }
+  if (const Outcome o = Passes(scratch, error); o != Outcome::kKept) return o;
+  row->resize(projection_.size());
+  for (std::size_t i = 0; i < projection_.size(); ++i) (*row)[i] = scratch[projection_[i]];
+  return Outcome::kKept;
+}
+
+Mfp::Outcome Mfp::Passes(const Row& row, std::string* error) const {
   for (const Expr& p : predicates_) {
     Datum d;
-    if (!Eval(p, *row, &d, error)) return Outcome::kError;
+    if (!Eval(p, row, &d, error)) return Outcome::kError;
     if (IsNull(d) || !std::get<bool>(d)) return Outcome::kDropped;
-  }
-  if (!projection_.empty()) {
-    Row projected;
-    projected.reserve(projection_.size());
-    for (std::uint32_t c : projection_) projected.push_back((*row)[c]);
-    *row = std::move(projected);
   }
   return Outcome::kKept;
 }

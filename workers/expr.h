@@ -16,6 +16,7 @@
 
 #include "base/row.h"
 #include "ipc/codec.h"
+#include "workers/partitioning.h"
 
 namespace tandem::workers {
 
@@ -42,8 +43,15 @@ class Mfp {
   enum class Outcome { kKept, kDropped, kError };
   // Applies map, filter, project to `row` (in place on success).
   Outcome Apply(Row* row, std::string* error) const;
+  // The partitioning of the output of rows partitioned by `in`: the same columns where the
+  // projection put them (a filter or a map keeps them in place), unknown when one is projected
+  // away; the whole row only while no column is added or removed.
+  Partitioning Through(const Partitioning& in) const;
 
  private:
+  // The predicates over `row` (the input and the maps' columns).
+  Outcome Passes(const Row& row, std::string* error) const;
+
   bool identity_ = true;
   std::vector<Expr> map_, predicates_;
   std::vector<std::uint32_t> projection_;

@@ -144,9 +144,10 @@ std::map<std::string, TransientPart> OneShotPool::Compute(const OneShotJob& job,
     const pb::IndexImport& imp = desc.index_imports(k);
     auto index = std::make_unique<SnapshotImport>(job.inputs[me][k]);
     ImportedIndex* raw = index.get();
+    std::vector<std::uint32_t> key(imp.key().begin(), imp.key().end());
     inputs.push_back({{imp.id(), imp.on()},
-                      std::make_unique<ImportNode>(std::move(index), as_of, until),
-                      {imp.key().begin(), imp.key().end()},
+                      std::make_unique<ImportNode>(std::move(index), key, as_of, until),
+                      key,
                       raw});
   }
   PlanGraph graph = BuildPlanGraph(desc, std::move(inputs));
@@ -159,7 +160,7 @@ std::map<std::string, TransientPart> OneShotPool::Compute(const OneShotJob& job,
   std::map<std::string, TransientPart> out;
   for (auto& [node, e] : graph.exports) {
     const std::vector<std::uint32_t> key(e->key().begin(), e->key().end());
-    shm::UpdateBuffer updates = ArrangeByKey(ctx, node->Pull(ctx), key);
+    shm::UpdateBuffer updates = ArrangeByKey(ctx, node->Pull(ctx), key, node->partitioning());
     TransientPart& part = out[e->id()];
     auto batch = shm::BuildLocalBatch(std::move(updates), Frontier::At(as_of));
     if (!batch.ok()) {

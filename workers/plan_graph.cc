@@ -137,8 +137,9 @@ PlanGraph BuildPlanGraph(const pb::DataflowDescription& desc, std::vector<PlanIn
         g.arrangements.push_back("join " + std::to_string(g.arrangements.size() + 1) +
                                  ": left side " + left->Describe() + ", right side " +
                                  right->Describe());
-        auto join = std::make_unique<JoinNode>(std::move(left), std::move(right),
-                                               j.kind() == pb::LEFT_OUTER, right_arity);
+        auto join = std::make_unique<JoinNode>(
+            std::move(left), std::move(right), j.kind() == pb::LEFT_OUTER, right_arity,
+            std::vector<std::uint32_t>(j.left_key().begin(), j.left_key().end()));
         g.joins.push_back(join.get());
         g.nodes.push_back(std::move(join));
         return g.nodes.back().get();

@@ -16,6 +16,7 @@ class CachedNode final : public Node {
  public:
   explicit CachedNode(Node* inner) : inner_(inner) {}
   void AddConsumer() { ++consumers_; }
+  Partitioning partitioning() const override { return inner_->partitioning(); }
   Delta Pull(const TickCtx& ctx) override {
     if (!computed_ || tick_ != ctx.tick) {
       cache_ = inner_->Pull(ctx);

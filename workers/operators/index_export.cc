@@ -8,8 +8,12 @@
 namespace tandem::workers {
 
 shm::UpdateBuffer ArrangeByKey(const TickCtx& ctx, Delta delta,
-                               const std::vector<std::uint32_t>& key) {
-  std::vector<RowUpdate> rows = ctx.exchange->Shuffle(ctx.me, std::move(delta.rows), key, false);
+                               const std::vector<std::uint32_t>& key,
+                               const Partitioning& partitioning) {
+  std::vector<RowUpdate> rows =
+      partitioning.Satisfies(key, false)
+          ? std::move(delta.rows)
+          : ctx.exchange->Shuffle(ctx.me, std::move(delta.rows), key, false);
   // Encoded once, into one buffer; the two strings are reused, so no allocation per update.
   shm::UpdateBuffer updates;
   std::string key_bytes, val_bytes;

@@ -13,9 +13,11 @@
 
 namespace tandem::workers {
 
-// Exchanges `delta` (every worker calls it, in the same order: it is two barriers) and encodes
-// this worker's part as (key, whole row, time, diff) updates.
+// Exchanges `delta` (every worker calls it, in the same order: it is two barriers, one when
+// `partitioning` says its rows are where `key` routes them already) and encodes this worker's part
+// as (key, whole row, time, diff) updates.
 shm::UpdateBuffer ArrangeByKey(const TickCtx& ctx, Delta delta,
-                               const std::vector<std::uint32_t>& key);
+                               const std::vector<std::uint32_t>& key,
+                               const Partitioning& partitioning);
 
 }  // namespace tandem::workers

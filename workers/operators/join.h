@@ -84,14 +84,18 @@ std::unique_ptr<JoinSide> MakeImportedSide(ImportedIndex* index, std::string ind
 
 class JoinNode final : public Node {
  public:
-  // `right_arity`: the right input's columns (a left outer join's nulls).
+  // `right_arity`: the right input's columns (a left outer join's nulls). `left_key`: the left
+  // side's join key columns.
   JoinNode(std::unique_ptr<JoinSide> left, std::unique_ptr<JoinSide> right, bool left_outer,
-           std::size_t right_arity)
+           std::size_t right_arity, std::vector<std::uint32_t> left_key)
       : left_(std::move(left)),
         right_(std::move(right)),
         left_outer_(left_outer),
-        nulls_(right_arity, Null{}) {}
+        nulls_(right_arity, Null{}),
+        left_key_(std::move(left_key)) {}
   Delta Pull(const TickCtx& ctx) override;
+  // Both sides are where their join key routes them, and an output row starts with its left row.
+  Partitioning partitioning() const override { return Partitioning::By(left_key_); }
 
   // Rows held by this worker's own arrangements of the two sides.
   std::size_t ArrangedRecords() const { return left_->records() + right_->records(); }
@@ -103,6 +107,7 @@ class JoinNode final : public Node {
   bool left_outer_;
   Row nulls_;
   bool overflowed_ = false;  // the sticky "multiplicity overflow in a join" was emitted
+  std::vector<std::uint32_t> left_key_;
 };
 
 }  // namespace tandem::workers

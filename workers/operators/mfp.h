@@ -11,6 +11,8 @@ class MfpNode final : public Node {
  public:
   MfpNode(Node* input, Mfp mfp) : input_(input), mfp_(std::move(mfp)) {}
   Delta Pull(const TickCtx& ctx) override;
+  // The input's, through the projection (a partitioning column projected away: unknown).
+  Partitioning partitioning() const override { return mfp_.Through(input_->partitioning()); }
 
  private:
   Node* input_;

@@ -26,6 +26,7 @@ class NegateNode final : public Node {
     }
     return d;
   }
+  Partitioning partitioning() const override { return input_->partitioning(); }
 
  private:
   Node* input_;

@@ -15,6 +15,7 @@
 
 #include "base/row.h"
 #include "base/time.h"
+#include "workers/partitioning.h"
 
 namespace tandem::workers {
 
@@ -52,6 +53,8 @@ class Node {
   virtual ~Node() = default;
   // The changes of this node's collection in the tick. Called at most once per tick per consumer.
   virtual Delta Pull(const TickCtx& ctx) = 0;
+  // Where this node's rows are (Partitioning). Unknown unless the node knows better.
+  virtual Partitioning partitioning() const { return Partitioning::Unknown(); }
 };
 
 // Groups updates by time (ascending) and calls fn(time, begin, end) for each run.

@@ -18,6 +18,13 @@ namespace pb = ipc::pb;
 
 namespace {
 
+// Partitioned by the first `columns` columns (a Reduce's output starts with its group key).
+Partitioning GroupKeyPartitioning(std::size_t columns) {
+  std::vector<std::uint32_t> first(columns);
+  for (std::size_t i = 0; i < columns; ++i) first[i] = static_cast<std::uint32_t>(i);
+  return Partitioning::By(std::move(first));
+}
+
 struct DatumLess {
   bool operator()(const Datum& a, const Datum& b) const { return CompareDatum(a, b) < 0; }
 };
@@ -252,6 +259,9 @@ class ReduceNode final : public Node {
 
         aggregates_(r) {}
 
+  // Output rows start with the group key, by which the input was exchanged.
+  Partitioning partitioning() const override { return GroupKeyPartitioning(key_.size()); }
+
   Delta Pull(const TickCtx& ctx) override {
     Delta out;
     std::vector<RowUpdate> rows = PullExchanged(input_, ctx, key_, false, &out.errors);
@@ -313,6 +323,9 @@ class ArrangedReduceNode final : public Node {
         key_columns_(r.group_key().begin(), r.group_key().end()),
         as_of_(as_of),
         until_(until) {}
+
+  // The import is arranged (and so partitioned) by the group key; output rows start with it.
+  Partitioning partitioning() const override { return GroupKeyPartitioning(key_columns_.size()); }
 
   Delta Pull(const TickCtx& ctx) override {
     Delta out;

@@ -19,6 +19,7 @@ class ThresholdNode final : public Node {
   enum class Kind { kThreshold, kDistinct };
   ThresholdNode(Node* input, Kind kind) : input_(input), kind_(kind) {}
   Delta Pull(const TickCtx& ctx) override;
+  Partitioning partitioning() const override { return Partitioning::WholeRow(); }
 
  private:
   Int128 Output(Int128 count) const;

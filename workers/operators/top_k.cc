@@ -27,6 +27,9 @@ class TopKNode final : public Node {
     *order_.mutable_order_by() = p.order_by();
   }
 
+  // Output rows are input rows, exchanged by the group key.
+  Partitioning partitioning() const override { return Partitioning::By(key_); }
+
   Delta Pull(const TickCtx& ctx) override {
     Delta out;
     std::vector<RowUpdate> rows = PullExchanged(input_, ctx, key_, false, &out.errors);

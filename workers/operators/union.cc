@@ -14,4 +14,13 @@ Delta UnionNode::Pull(const TickCtx& ctx) {
   return out;
 }
 
+Partitioning UnionNode::partitioning() const {
+  if (inputs_.empty()) return Partitioning::Unknown();
+  Partitioning p = inputs_.front()->partitioning();
+  for (const Node* in : inputs_) {
+    if (!(in->partitioning() == p)) return Partitioning::Unknown();
+  }
+  return p;
+}
+
 }  // namespace tandem::workers

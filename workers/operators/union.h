@@ -11,6 +11,8 @@ class UnionNode final : public Node {
  public:
   explicit UnionNode(std::vector<Node*> inputs) : inputs_(std::move(inputs)) {}
   Delta Pull(const TickCtx& ctx) override;
+  // Partitioned when every input is, alike.
+  Partitioning partitioning() const override;
 
  private:
   std::vector<Node*> inputs_;

@@ -14,10 +14,12 @@ class CounterNode final : public SourceNode {
     const std::uint32_t n = ctx.exchange->workers();
     const Time hi = ctx.hi.empty() ? kMaxTime : ctx.hi.time();
     for (Time v = std::max<Time>(ctx.lo, 1); v < hi && (max_ == 0 || v <= max_); ++v) {
-      if (v % n == ctx.me) Emit(d, {static_cast<std::int64_t>(v)}, v, 1);
+      const auto value = static_cast<std::int64_t>(v);
+      if (OwnerOf(value, n) == ctx.me) Emit(d, {value}, v, 1);
     }
     return d;
   }
+  Partitioning partitioning() const override { return Partitioning::By({0}); }
 
  private:
   Time max_;

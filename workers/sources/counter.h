@@ -1,5 +1,5 @@
 // counter{tick_interval_us, max}: row (n) inserted at time n for n = 1, 2, … (up to max if set,
-// then closed). Worker me emits the n with n % N == me.
+// then closed). Worker me emits the n it owns (OwnerOf(n) == me): partitioned by the column.
 #pragma once
 
 #include "workers/sources/generator.h"

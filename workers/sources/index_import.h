@@ -52,12 +52,16 @@ class ImportedIndex {
 // from its error keys (shm::kErrorKeyPrefix).
 class ImportNode final : public SourceNode {
  public:
-  ImportNode(std::unique_ptr<ImportedIndex> index, Time as_of, Frontier until)
-      : SourceNode(as_of, until), index_(std::move(index)) {}
+  // `key`: the index's key; worker i reads registry row i, which holds exactly i's keys.
+  ImportNode(std::unique_ptr<ImportedIndex> index, std::vector<std::uint32_t> key, Time as_of,
+             Frontier until)
+      : SourceNode(as_of, until), index_(std::move(index)), key_(std::move(key)) {}
   Delta Pull(const TickCtx& ctx) override;
+  Partitioning partitioning() const override { return Partitioning::By(key_); }
 
  private:
   std::unique_ptr<ImportedIndex> index_;
+  std::vector<std::uint32_t> key_;
   bool errored_ = false;
 };
 

@@ -17,8 +17,8 @@ std::uint64_t Mix(std::uint64_t x) {
 
 class KeyValueNode final : public SourceNode {
  public:
-  KeyValueNode(const ipc::pb::KeyValueSource& kv, Time as_of, Frontier until)
-      : SourceNode(as_of, until), kv_(kv) {}
+  KeyValueNode(const ipc::pb::KeyValueSource& kv, std::int64_t* values, Time as_of, Frontier until)
+      : SourceNode(as_of, until), kv_(kv), values_(values) {}
   Delta Pull(const TickCtx& ctx) override {
     Delta d;
     const std::uint32_t n = ctx.exchange->workers();
@@ -29,26 +29,25 @@ class KeyValueNode final : public SourceNode {
     const Time ticks = std::min<Time>(hi - std::min(hi, ctx.lo), kMaxStepTicks);
     d.rows.reserve(2 * ticks * kv_.updates_per_tick() / n + (ctx.lo == 0 ? kv_.keys() / n : 0));
     if (ctx.lo == 0) {
-      for (std::int64_t k = ctx.me; k < keys; k += n) {
-        values_.push_back(KeyValueInitial(kv_.seed(), k));  // index k / n
-        Emit(d, {k, values_.back()}, 0, 1);
+      for (std::int64_t k = 0; k < keys; ++k) {
+        if (OwnerOf(k, n) != ctx.me) continue;
+        values_[k] = KeyValueInitial(kv_.seed(), k);
+        Emit(d, {k, values_[k]}, 0, 1);
       }
     }
     // Picks are random over all keys, so values_ (8 bytes per key) misses the cache on
     // nearly every update: prefetch the value of the pick kPrefetch updates ahead (picks are
-    // pure functions of (seed, t, j)).
+    // pure functions of (seed, t, j)). Every worker computes every pick and keeps its own.
     constexpr std::uint64_t kPrefetch = 16;
     for (Time t = std::max<Time>(ctx.lo, 1); t < hi; ++t) {
       for (std::uint64_t j = 0; j < kv_.updates_per_tick(); ++j) {
         if (j + kPrefetch < kv_.updates_per_tick()) {
-          const auto ahead =
-              static_cast<std::uint64_t>(KeyValuePick(kv_.seed(), t, j + kPrefetch, kv_.keys()));
-          if (ahead % n == ctx.me) __builtin_prefetch(&values_[ahead / n]);
+          __builtin_prefetch(&values_[KeyValuePick(kv_.seed(), t, j + kPrefetch, kv_.keys())]);
         }
         const std::int64_t k = KeyValuePick(kv_.seed(), t, j, kv_.keys());
-        if (static_cast<std::uint64_t>(k) % n != ctx.me) continue;
+        if (OwnerOf(k, n) != ctx.me) continue;
         const std::int64_t v = KeyValueValue(kv_.seed(), t, j);
-        std::int64_t& cur = values_[static_cast<std::size_t>(k) / n];
+        std::int64_t& cur = values_[k];
         Emit(d, {k, cur}, t, -1);
         cur = v;
         Emit(d, {k, cur}, t, 1);
@@ -56,11 +55,11 @@ class KeyValueNode final : public SourceNode {
     }
     return d;
   }
+  Partitioning partitioning() const override { return Partitioning::By({0}); }
 
  private:
   const ipc::pb::KeyValueSource& kv_;
-  // The current value of each of this worker's keys k (k % n == me), at k / n.
-  std::vector<std::int64_t> values_;
+  std::int64_t* values_;  // KeyValueSource::values_
 };
 
 }  // namespace
@@ -76,7 +75,7 @@ std::int64_t KeyValueValue(std::uint64_t seed, Time t, std::uint64_t j) {
 }
 
 std::unique_ptr<Node> KeyValueSource::MakeNode(std::uint32_t, Time as_of, Frontier until) {
-  return std::make_unique<KeyValueNode>(source.key_value(), as_of, until);
+  return std::make_unique<KeyValueNode>(source.key_value(), values_.get(), as_of, until);
 }
 
 }  // namespace tandem::workers
