@@ -4,6 +4,7 @@
 #include <string>
 
 #include "shm/routing.h"
+#include "workers/step_stats.h"
 
 namespace tandem::workers {
 
@@ -29,7 +30,7 @@ std::vector<RowUpdate> Exchange::Shuffle(std::uint32_t me, std::vector<RowUpdate
     }
     set[me][shm::WorkerOf(key, workers_)].push_back(std::move(u));
   }
-  barrier_.arrive_and_wait();
+  TimedArriveAndWait(barrier_);  // waiting time in the worker's step statistics
   std::vector<RowUpdate> mine;
   for (std::uint32_t from = 0; from < workers_; ++from) {
     auto& in = set[from][me];
