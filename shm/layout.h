@@ -110,6 +110,9 @@ struct SegmentHeader {
   std::uint64_t registry_offset;  // RegistryData, allocated in the managed area
   // PeekRingsData, allocated in the managed area; 0 when the replica has no peek fast path.
   std::uint64_t peek_rings_offset;
+  // `workers` StepStatsData, one per worker of the lockstep runtime (maintenance, solo),
+  // allocated in the managed area; 0 in a segment made without them (a test's image).
+  std::uint64_t step_stats_offset;
   char replica_id[kReplicaIdBytes];  // NUL-terminated
   RuntimeEntry runtimes[kRuntimeEntries];
 };
@@ -290,6 +293,30 @@ struct PeekRingsData {
   PeekRingData answers;   // that runtime → the supervisor
 };
 
+// Step statistics of one worker of the lockstep runtime (maintenance, solo; workers/step_stats.h),
+// which the supervisor exports in /metrics (tandem_runtime_step_seconds and the worker's busy and
+// waiting seconds). Statistics only: nothing decides anything on them.
+//  Writer: that worker's thread only, relaxed adds (each word only rises). Readers: anyone,
+//  relaxed loads; a reader may see one step's words half-updated (count before sum), which a
+//  scrape tolerates.
+//  step_buckets[i], i < kStepBuckets - 1: steps whose duration (wall time of Renderer::Step,
+//  exchange barriers included) was at most 2^(kStepBucketMinLog2 + i) s and more than the bucket
+//  before's bound (not cumulative); the last: longer than 2^(kStepBucketMinLog2 + kStepBuckets - 2)
+//  s. step_count: steps; step_ns: their durations' sum. busy_ns: time in the lockstep loop doing
+//  work (applying commands, serving solo's peeks, stepping, reporting), barrier waits excluded.
+//  waiting_ns: time waiting at the loop's start and tick barriers and at exchange barriers. The
+//  rest of the loop's wall time it sleeps for work (neither).
+inline constexpr std::size_t kStepBuckets = 18;  // le 2^-16 s ... 2^0 s, then +Inf
+inline constexpr int kStepBucketMinLog2 = -16;
+struct alignas(64) StepStatsData {
+  std::atomic<std::uint64_t> step_buckets[kStepBuckets];
+  std::atomic<std::uint64_t> step_count;
+  std::atomic<std::uint64_t> step_ns;
+  std::atomic<std::uint64_t> busy_ns;
+  std::atomic<std::uint64_t> waiting_ns;
+  std::uint64_t reserved[2];  // 0; three whole cache lines: no two workers share one
+};
+
 inline constexpr std::uint64_t kBatchMagic = 0x3248435441424454ULL;  // "TDBATCH2"
 
 // The fixed part at the start of every batch allocation (the columns follow; shm/batch.h).
@@ -347,6 +374,7 @@ static_assert(std::is_standard_layout_v<RegistryData>);
 static_assert(std::is_standard_layout_v<BatchHeader>);
 static_assert(std::is_standard_layout_v<PeekRingData>);
 static_assert(std::is_standard_layout_v<PeekRingsData>);
+static_assert(std::is_standard_layout_v<StepStatsData>);
 // Nothing in the segment is ever destroyed (it is unmapped), so nothing may need its destructor.
 // The queue's destructor only drains it, which ChangedSlot (trivially destructible) does not need.
 static_assert(std::is_trivially_destructible_v<RuntimeEntry>);
@@ -354,6 +382,7 @@ static_assert(std::is_trivially_destructible_v<SegmentHeader>);
 static_assert(std::is_trivially_destructible_v<SlotData>);
 static_assert(std::is_trivially_destructible_v<ChangedSlot>);
 static_assert(std::is_trivially_destructible_v<PeekRingsData>);
+static_assert(std::is_trivially_destructible_v<StepStatsData>);
 
 // Boost.Lockfree's queue as Boost 1.81 lays it out on LP64: write index, padding to a cache line,
 // read index, then capacity + 1 elements. A Boost upgrade that changes it fails here first.
@@ -449,6 +478,7 @@ inline constexpr layout_detail::Field kSegmentHeaderFields[] = {
     TANDEM_SHM_FIELD(SegmentHeader, managed_bytes),
     TANDEM_SHM_FIELD(SegmentHeader, registry_offset),
     TANDEM_SHM_FIELD(SegmentHeader, peek_rings_offset),
+    TANDEM_SHM_FIELD(SegmentHeader, step_stats_offset),
     TANDEM_SHM_FIELD(SegmentHeader, replica_id),
     TANDEM_SHM_FIELD(SegmentHeader, runtimes)};
 inline constexpr layout_detail::Field kChangedSlotFields[] = {
@@ -513,6 +543,10 @@ inline constexpr layout_detail::Field kRingRecordHeaderFields[] = {
     TANDEM_SHM_FIELD(RingRecordHeader, bytes), TANDEM_SHM_FIELD(RingRecordHeader, kind)};
 inline constexpr layout_detail::Field kPeekRingsDataFields[] = {
     TANDEM_SHM_FIELD(PeekRingsData, requests), TANDEM_SHM_FIELD(PeekRingsData, answers)};
+inline constexpr layout_detail::Field kStepStatsDataFields[] = {
+    TANDEM_SHM_FIELD(StepStatsData, step_buckets), TANDEM_SHM_FIELD(StepStatsData, step_count),
+    TANDEM_SHM_FIELD(StepStatsData, step_ns),      TANDEM_SHM_FIELD(StepStatsData, busy_ns),
+    TANDEM_SHM_FIELD(StepStatsData, waiting_ns),   TANDEM_SHM_FIELD(StepStatsData, reserved)};
 
 #pragma GCC diagnostic pop
 #undef TANDEM_SHM_FIELD
@@ -529,11 +563,12 @@ static_assert(layout_detail::Tiles(sizeof(BatchHeader), kBatchHeaderFields));
 static_assert(layout_detail::Tiles(sizeof(PeekRingData), kPeekRingDataFields));
 static_assert(layout_detail::Tiles(sizeof(RingRecordHeader), kRingRecordHeaderFields));
 static_assert(layout_detail::Tiles(sizeof(PeekRingsData), kPeekRingsDataFields));
+static_assert(layout_detail::Tiles(sizeof(StepStatsData), kStepStatsDataFields));
 
 // Sizes and alignments (LP64 Linux, x86-64 and AArch64). Changing one is a layout change: make it
 // on purpose, here, and kLayoutHash follows by itself.
 static_assert(sizeof(RuntimeEntry) == 16 && alignof(RuntimeEntry) == 8);
-static_assert(sizeof(SegmentHeader) == 200 && alignof(SegmentHeader) == 8);
+static_assert(sizeof(SegmentHeader) == 208 && alignof(SegmentHeader) == 8);
 static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
 static_assert(sizeof(ChangedSlot) == 24 && alignof(ChangedSlot) == 8);
 static_assert(sizeof(WakeChannelData) == sizeof(WakeQueue) + 24 && alignof(WakeChannelData) == 8);
@@ -548,6 +583,8 @@ static_assert(sizeof(PeekRingData) == 192 && alignof(PeekRingData) == 64,
 static_assert(offsetof(PeekRingData, tail) == 64 && offsetof(PeekRingData, capacity) == 128);
 static_assert(sizeof(RingRecordHeader) == 8 && alignof(RingRecordHeader) == 4);
 static_assert(sizeof(PeekRingsData) == 384 && alignof(PeekRingsData) == 64);
+static_assert(sizeof(StepStatsData) == 192 && alignof(StepStatsData) == 64,
+              "three cache lines per worker");
 // The offsets that every build must agree on to even say why it refuses a segment.
 static_assert(offsetof(SegmentHeader, magic) == 0);
 static_assert(offsetof(SegmentHeader, layout_version) == 8);
@@ -601,6 +638,8 @@ inline constexpr std::uint64_t kLayoutHash = [] {
   h = FoldStruct(h, sizeof(PeekRingData), alignof(PeekRingData), kPeekRingDataFields);
   h = FoldStruct(h, sizeof(RingRecordHeader), alignof(RingRecordHeader), kRingRecordHeaderFields);
   h = FoldStruct(h, sizeof(PeekRingsData), alignof(PeekRingsData), kPeekRingsDataFields);
+  h = Fold(Fold(h, kStepBuckets), static_cast<std::uint64_t>(kStepBucketMinLog2));
+  h = FoldStruct(h, sizeof(StepStatsData), alignof(StepStatsData), kStepStatsDataFields);
   return h;
 }();
 

@@ -305,6 +305,45 @@ Status ReclaimIfStale(const std::string& name, std::string* replaced) {
 
 }  // namespace
 
+namespace {
+
+// The lockstep workers' step statistics (StepStatsData): zeroed, 64-byte aligned.
+Result<std::uint64_t> InitializeStepStats(Segment& segment, std::uint32_t workers) {
+  constexpr std::uint64_t kAlign = alignof(StepStatsData);
+  TANDEM_ASSIGN_OR_RETURN(
+      std::uint64_t raw,
+      segment.Allocate(kAlign + std::uint64_t{workers} * sizeof(StepStatsData), "step statistics"));
+  const std::uint64_t at = (raw + kAlign - 1) & ~(kAlign - 1);
+  for (std::uint32_t i = 0; i < workers; ++i) {
+    auto* s = new (segment.At<void>(at + i * sizeof(StepStatsData))) StepStatsData();
+    for (auto& b : s->step_buckets) b.store(0, std::memory_order_relaxed);
+    for (auto* w : {&s->step_count, &s->step_ns, &s->busy_ns, &s->waiting_ns}) {
+      w->store(0, std::memory_order_relaxed);
+    }
+    for (auto& r : s->reserved) r = 0;
+  }
+  return at;
+}
+
+Status CheckStepStats(const Segment& segment) {
+  const std::uint64_t at = segment.header().step_stats_offset;
+  if (at == 0) return Status::Ok();
+  if (at % alignof(StepStatsData) != 0 ||
+      !segment.Contains(at, std::uint64_t{segment.workers()} * sizeof(StepStatsData))) {
+    return Status::Corruption("segment '" + segment.name() + "': header: step statistics offset " +
+                              std::to_string(at) + " is outside the segment or misaligned");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StepStatsData* Segment::step_stats(std::uint32_t worker) const {
+  const std::uint64_t at = header_->step_stats_offset;
+  if (at == 0 || worker >= header_->workers) return nullptr;
+  return At<StepStatsData>(at + std::uint64_t{worker} * sizeof(StepStatsData));
+}
+
 Result<std::unique_ptr<Segment>> Segment::Create(const SegmentOptions& options) {
   TANDEM_RETURN_IF_ERROR(ValidateName(options.name));
   if (options.replica_id.size() >= kReplicaIdBytes) {
@@ -445,6 +484,9 @@ Result<std::unique_ptr<Segment>> Segment::Create(const SegmentOptions& options) 
     if (!rings.ok()) return fail(rings.status());
     h.peek_rings_offset = *rings;
   }
+  auto stats = InitializeStepStats(*seg, options.workers);
+  if (!stats.ok()) return fail(stats.status());
+  h.step_stats_offset = *stats;
   h.magic.store(kSegmentMagic, std::memory_order_release);
   return seg;
 }
@@ -484,6 +526,7 @@ Status Segment::Attach() {
   }
   TANDEM_RETURN_IF_ERROR(CheckRegistry(*this));
   TANDEM_RETURN_IF_ERROR(CheckPeekRings(*this));
+  TANDEM_RETURN_IF_ERROR(CheckStepStats(*this));
   if (read_only_) return Status::Ok();  // the allocator is the replica's, never a reader's
   try {
     managed_.reset(

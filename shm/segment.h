@@ -127,6 +127,9 @@ class Segment {
   const SegmentHeader& header() const { return *header_; }
   SegmentHeader& mutable_header() { return *header_; }
   std::uint32_t workers() const { return header_->workers; }
+  // Worker `worker`'s step statistics (StepStatsData; the lockstep runtime's), nullptr when the
+  // segment has none or there is no such worker.
+  StepStatsData* step_stats(std::uint32_t worker) const;
   Mode mode() const { return static_cast<Mode>(header_->mode); }
 
   // Offsets are from the segment base; 0 never names an allocation (it is the header).

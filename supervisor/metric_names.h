@@ -40,5 +40,8 @@ inline constexpr char kSubscribeLagMax[] = "tandem_subscribe_lag_max";
 inline constexpr char kLocalReaders[] = "tandem_local_readers";
 inline constexpr char kLocalReadersCleared[] = "tandem_local_readers_cleared_total";
 inline constexpr char kPeekRingRecords[] = "tandem_peek_ring_records_total";
+inline constexpr char kStepSeconds[] = "tandem_runtime_step_seconds";
+inline constexpr char kWorkerBusy[] = "tandem_runtime_worker_busy_seconds_total";
+inline constexpr char kWorkerWaiting[] = "tandem_runtime_worker_waiting_seconds_total";
 
 }  // namespace tandem::supervisor::metric

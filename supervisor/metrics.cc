@@ -81,6 +81,17 @@ void Metrics::Observe(const std::string& family, const Labels& labels, double va
   h.sum += value;
 }
 
+void Metrics::SetHistogram(const std::string& family, const Labels& labels,
+                           const std::vector<std::uint64_t>& counts, double sum) {
+  Family& f = Get(family, Type::kHistogram);
+  TANDEM_CHECK(counts.size() == f.buckets.size() + 1, "a histogram's counts must fit its buckets");
+  Histogram& h = f.histograms[RenderLabels(labels)];
+  h.counts.assign(counts.begin(), counts.end() - 1);
+  h.count = 0;
+  for (std::uint64_t c : counts) h.count += c;
+  h.sum = sum;
+}
+
 void Metrics::Clear(const std::string& family) { Get(family, Type::kGauge).values.clear(); }
 
 double Metrics::Value(const std::string& family, const Labels& labels) const {

@@ -4,6 +4,7 @@
 // Thread safety: none; the supervisor's loop owns it (and serves /metrics from the same loop).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <utility>
@@ -24,6 +25,11 @@ class Metrics {
   // A counter kept elsewhere (in the segment), copied at each scrape: REQUIRES it only rises.
   void SetCounter(const std::string& family, const Labels& labels, double value);
   void Observe(const std::string& family, const Labels& labels, double value);
+  // A histogram kept elsewhere (in the segment), copied at each scrape: `counts` per bucket, not
+  // cumulative, one more than the declared buckets (the last: above them all, +Inf), and the sum.
+  // REQUIRES every count only rises.
+  void SetHistogram(const std::string& family, const Labels& labels,
+                    const std::vector<std::uint64_t>& counts, double sum);
   // Forgets every sample of a gauge family (its label sets are rebuilt from what is live, as
   // for a dropped index's series).
   void Clear(const std::string& family);

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <zmq_addon.hpp>
@@ -151,6 +152,20 @@ void Supervisor::DeclareMetrics() {
                    "Peek and CancelPeek to the runtime; answers: PeekResponses back) and result "
                    "(pushed; full: no room then, sent on the runtime channel instead; too_large: "
                    "over a quarter of the ring, sent on the channel)");
+  std::vector<double> step_buckets;
+  for (std::size_t i = 0; i + 1 < shm::kStepBuckets; ++i) {
+    step_buckets.push_back(std::ldexp(1.0, shm::kStepBucketMinLog2 + static_cast<int>(i)));
+  }
+  metrics_.Declare(kStepSeconds, T::kHistogram,
+                   "wall time of one lockstep step of every dataflow (exchange barriers "
+                   "included), by role (maintenance, solo) and worker, in seconds",
+                   std::move(step_buckets));
+  metrics_.Declare(kWorkerBusy, T::kCounter,
+                   "time a lockstep worker spent working (applying commands, stepping, serving "
+                   "solo's peeks), barrier waits excluded, by role and worker, in seconds");
+  metrics_.Declare(kWorkerWaiting, T::kCounter,
+                   "time a lockstep worker spent waiting for the other workers at barriers "
+                   "(iteration start, tick, exchanges), by role and worker, in seconds");
   metrics_.Declare(kReady, T::kGauge, "1 when /readyz answers 200");
   metrics_.Declare(kReconciled, T::kCounter,
                    "dataflows after a reconnect, by runtime and outcome (kept, dropped, built)");
@@ -619,6 +634,27 @@ void Supervisor::SetPeekRingMetrics() {
   }
 }
 
+void Supervisor::SetStepMetrics() {
+  if (!segment_) return;
+  const std::string role =
+      RoleName(segment_->mode() == shm::Mode::kSolo ? Role::kSolo : Role::kMaintenance);
+  std::vector<std::uint64_t> counts(shm::kStepBuckets);
+  for (std::uint32_t i = 0; i < segment_->workers(); ++i) {
+    const shm::StepStatsData* s = segment_->step_stats(i);
+    if (!s) return;
+    const Labels labels = {{"role", role}, {"worker", std::to_string(i)}};
+    for (std::size_t b = 0; b < counts.size(); ++b) {
+      counts[b] = s->step_buckets[b].load(std::memory_order_relaxed);
+    }
+    auto seconds = [](const std::atomic<std::uint64_t>& ns) {
+      return static_cast<double>(ns.load(std::memory_order_relaxed)) / 1e9;
+    };
+    metrics_.SetHistogram(kStepSeconds, labels, counts, seconds(s->step_ns));
+    metrics_.SetCounter(kWorkerBusy, labels, seconds(s->busy_ns));
+    metrics_.SetCounter(kWorkerWaiting, labels, seconds(s->waiting_ns));
+  }
+}
+
 std::string Supervisor::ReadinessStatus() const {
   if (Ready()) return "ready: controller endpoint " + config_.controller_listen_addr;
   std::string why = "not ready:";
@@ -667,6 +703,7 @@ HttpResponse Supervisor::ServeHttp(const std::string& path) {
       SetHoldGaps(slots);
     }
     SetPeekRingMetrics();
+    SetStepMetrics();
     metrics_.Set(kReady, {}, Ready() ? 1 : 0);
     metrics_.Set(kPeeksInFlight, {}, static_cast<double>(mux_ ? mux_->outstanding_peeks() : 0));
     metrics_.Set(kWritesInFlight, {}, static_cast<double>(mux_ ? mux_->outstanding_writes() : 0));

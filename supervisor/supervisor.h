@@ -180,6 +180,9 @@ class Supervisor {
   void Deliver(Runtime& r, std::uint64_t seq, const std::string& encoded, bool peek);
   // The peek rings' counters for /metrics (on each scrape).
   void SetPeekRingMetrics();
+  // tandem_runtime_step_seconds and the workers' busy and waiting seconds, copied from the
+  // segment's step statistics (shm/layout.h StepStatsData).
+  void SetStepMetrics();
   Runtime* FindRuntime(Role id);
   // The runtime with a peek path (it serves peeks and the segment has rings); nullptr if none.
   Runtime* PeekServingRuntime();

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "shm/routing.h"
+#include "workers/step_stats.h"
 
 namespace tandem::workers {
 
@@ -30,7 +31,7 @@ std::vector<RowUpdate> Exchange::Shuffle(std::uint32_t me, std::vector<RowUpdate
     }
     set[me][shm::WorkerOf(key, workers_)].push_back(std::move(u));
   }
-  barrier_.arrive_and_wait();
+  TimedArriveAndWait(barrier_);  // waiting time in the worker's step statistics
   // Every receiver of the previous round read what this worker sent it before it arrived at the
   // barrier just passed: this worker frees those rows now, on its own thread (below).
   for (std::uint32_t to = 0; to < workers_; ++to) {

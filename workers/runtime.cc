@@ -20,6 +20,7 @@
 #include "workers/peek.h"
 #include "workers/sources/index_import.h"
 #include "workers/sources/table_source.h"
+#include "workers/step_stats.h"
 
 namespace tandem::workers {
 
@@ -578,21 +579,30 @@ void Runtime::TickCompletion() noexcept {
 }
 
 void Runtime::LockstepLoop(Worker& w) {
+  // This worker's step statistics in the segment (/metrics): every barrier wait below, and the
+  // exchanges' inside Step, counts as waiting; the rest of the iteration up to its sleep as busy.
+  StepStats::Bind(segment_->step_stats(w.me));
   for (;;) {
     w.turns.fetch_add(1, std::memory_order_relaxed);
     const std::uint64_t pokes = log_.pokes();  // before looking for work: no poke is missed
-    start_barrier_->arrive_and_wait();
+    TimedArriveAndWait(*start_barrier_);
+    const auto work_start = Clock::now();
+    const std::uint64_t waited_before = StepStats::waited_ns();
     const std::uint64_t horizon = horizon_.load();
     for (const auto& [seq, c] : log_.Read(w.applied, horizon)) Apply(w, seq, *c);
     w.applied = horizon;
     // Solo: what is readable now is not kept waiting for the step.
     if (w.peek_server) w.peek_server->Serve();
-    tick_barrier_->arrive_and_wait();
+    TimedArriveAndWait(*tick_barrier_);
     const auto step_start = Clock::now();
     w.renderer->Step();
-    w.step_work = Clock::now() - step_start;
+    const auto step_end = Clock::now();
+    w.step_work = step_end - step_start;
+    StepStats::RecordStep(w.step_work);
     if (w.peek_server) w.peek_server->Serve();
     w.renderer->ReportFrontiers();
+    StepStats::AddBusy(Clock::now() - work_start -
+                       std::chrono::nanoseconds(StepStats::waited_ns() - waited_before));
     log_.WaitFor(horizon, next_wake_, stop_, pokes);
   }
 }

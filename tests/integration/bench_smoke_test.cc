@@ -179,14 +179,36 @@ TEST(TandemBench, SmokeEveryScenario) {
   }
   {
     SCOPED_TRACE("ingest");
-    const Report r =
-        ParseOrFail(Bench({"ingest", "--ingest-keys", "10000", "--ingest-updates", "500"}));
+    const Report r = ParseOrFail(
+        Bench({"ingest", "--ingest-keys", "10000", "--ingest-updates", "500", "--workers", "1,2"}));
     ASSERT_TRUE(r.count("ingest"));
-    for (const char* cell : {"index", "reduce"}) {
+    for (const char* cell : {"index/w1", "reduce/w1", "index/w2", "reduce/w2"}) {
       ASSERT_TRUE(r.at("ingest").count(cell)) << cell;
-      EXPECT_GT(r.at("ingest").at(cell).at("updates_per_s"), 0) << cell;
-      EXPECT_GT(r.at("ingest").at(cell).at("updates_per_s_per_worker"), 0) << cell;
+      const Metrics& m = r.at("ingest").at(cell);
+      EXPECT_GT(m.at("updates_per_s"), 0) << cell;
+      EXPECT_GT(m.at("updates_per_s_per_worker"), 0) << cell;
+      EXPECT_GT(m.at("speedup"), 0) << cell;
+      // Every worker's fractions of the window, from the runtime's step statistics.
+      for (int w = 0; w < static_cast<int>(m.at("workers")); ++w) {
+        const std::string i = std::to_string(w);
+        EXPECT_GT(m.at("busy_frac_w" + i), 0) << cell << " worker " << i;
+        EXPECT_LE(m.at("busy_frac_w" + i), 1.05) << cell << " worker " << i;
+        EXPECT_GE(m.at("waiting_frac_w" + i), 0) << cell << " worker " << i;
+        EXPECT_GT(m.at("steps_per_s_w" + i), 0) << cell << " worker " << i;
+      }
     }
+    EXPECT_EQ(r.at("ingest").at("index/w1").at("speedup"), 1);
+  }
+  {
+    SCOPED_TRACE("hydration");
+    const Report r = ParseOrFail(Bench({"hydration", "--hydration-keys", "20000"}));
+    ASSERT_TRUE(r.count("hydration") && r.at("hydration").count("keys=20000/w1"));
+    const Metrics& m = r.at("hydration").at("keys=20000/w1");
+    EXPECT_GT(m.at("hydration_s"), 0);
+    EXPECT_GT(m.at("samples"), 0);
+    EXPECT_GT(m.at("settled_bytes"), 0);
+    EXPECT_GE(m.at("peak_bytes"), m.at("settled_bytes"));
+    EXPECT_GE(m.at("peak_over_settled"), 1);
   }
   {
     SCOPED_TRACE("memory");

@@ -554,5 +554,55 @@ TEST(Runtime, AnIndexBeyondTheSlotsPerRowIsRefusedAndTheReplicaKeepsServingSolo)
   IndexBeyondTheSlotsPerRow(false);
 }
 
+// Issue 19: every lockstep worker's step statistics reach /metrics — a histogram of step
+// durations and busy and waiting seconds per worker, by role — and grow while a dataflow runs
+// (with two workers, a reduce's exchange and the loop's barriers make both wait).
+TEST(Runtime, StepStatisticsOfEveryLockstepWorkerAreInMetrics) {
+  Replica r;  // two-runtime, two workers
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  Command c = samples::EmptyDataflow("steps", 0);
+  auto* d = samples::Desc(c);
+  *d->add_source_imports() = samples::KeyValueImport("u2");
+  *d->add_objects_to_build() = samples::Build(
+      "u5",
+      samples::ReducePlan(samples::GetPlan("u2"), {0}, {{ipc::pb::COUNT, 0}, {ipc::pb::SUM, 1}}));
+  *d->add_index_exports() = samples::Export("u10", "u5", {0});
+  r.ctl->Send(c);
+  ASSERT_TRUE(AwaitUpper(*r.ctl, "u10", 5)) << r.sup.Log();
+  struct Worker {
+    double count, inf, sum, busy, waiting;
+  };
+  auto scrape = [&](int worker) {
+    const std::string m = HttpGet(r.sup.http_port(), "/metrics").body;
+    const std::string labels = "role=\"maintenance\",worker=\"" + std::to_string(worker) + "\"";
+    return Worker{MetricValue(m, "tandem_runtime_step_seconds_count{" + labels + "}"),
+                  MetricValue(m, "tandem_runtime_step_seconds_bucket{" + labels + ",le=\"+Inf\"}"),
+                  MetricValue(m, "tandem_runtime_step_seconds_sum{" + labels + "}"),
+                  MetricValue(m, "tandem_runtime_worker_busy_seconds_total{" + labels + "}"),
+                  MetricValue(m, "tandem_runtime_worker_waiting_seconds_total{" + labels + "}")};
+  };
+  const Worker before[2] = {scrape(0), scrape(1)};
+  ASSERT_TRUE(AwaitUpper(*r.ctl, "u10", 200)) << r.sup.Log();  // ticks of 500 us
+  for (int w = 0; w < 2; ++w) {
+    const Worker after = scrape(w);
+    SCOPED_TRACE("worker " + std::to_string(w));
+    EXPECT_GT(before[w].count, 0);
+    EXPECT_GT(after.count, before[w].count);
+    EXPECT_EQ(after.inf, after.count) << "+Inf is every step";
+    EXPECT_GT(after.sum, before[w].sum);
+    EXPECT_GT(after.busy, before[w].busy);
+    EXPECT_GT(after.waiting, 0);
+    EXPECT_GE(after.waiting, before[w].waiting);
+  }
+  const std::string m = HttpGet(r.sup.http_port(), "/metrics").body;
+  EXPECT_NE(m.find("# TYPE tandem_runtime_step_seconds histogram"), std::string::npos);
+  EXPECT_NE(m.find("# TYPE tandem_runtime_worker_busy_seconds_total counter"), std::string::npos);
+  EXPECT_NE(m.find("# TYPE tandem_runtime_worker_waiting_seconds_total counter"),
+            std::string::npos);
+  EXPECT_EQ(m.find("role=\"interactive\",worker="), std::string::npos)
+      << "interactive has no lockstep steps";
+  EXPECT_EQ(m.find("worker=\"2\""), std::string::npos) << "two workers, two series each";
+}
+
 }  // namespace
 }  // namespace tandem::testing

@@ -97,6 +97,21 @@ double Replica::SegmentBytesUsed() const {
   return tools::MetricValue(process_.Metrics(), "tandem_segment_bytes{kind=\"used\"}");
 }
 
+std::vector<Replica::WorkerSeconds> Replica::StepTimes() const {
+  const std::string text = process_.Metrics();
+  std::vector<WorkerSeconds> out;
+  for (int w = 0; w < workers_; ++w) {
+    const std::string labels = std::string("{role=\"") + (two_runtime_ ? "maintenance" : "solo") +
+                               "\",worker=\"" + std::to_string(w) + "\"}";
+    out.push_back(
+        {.busy = tools::MetricValue(text, "tandem_runtime_worker_busy_seconds_total" + labels),
+         .waiting =
+             tools::MetricValue(text, "tandem_runtime_worker_waiting_seconds_total" + labels),
+         .steps = tools::MetricValue(text, "tandem_runtime_step_seconds_count" + labels)});
+  }
+  return out;
+}
+
 std::pair<double, double> Replica::SupervisorPeekLatency() const {
   const std::string text = process_.Metrics();
   return {tools::MetricValue(text, "tandem_peek_latency_seconds_sum"),
@@ -174,6 +189,11 @@ KeyValue HeavyLoad(const Options& o) {
           .updates_per_tick = o.heavy_updates,
           .tick_interval_us = o.heavy_tick_us,
           .seed = 11};
+}
+
+std::string ShmSizeFor(const Options& o, std::uint64_t keys) {
+  if (o.shm_size_set || keys <= 2000000) return o.shm_size;
+  return std::to_string(keys * 400 >> 20) + "MiB";
 }
 
 std::chrono::seconds BuildLimit(std::uint64_t keys) {

@@ -68,7 +68,9 @@ struct Options {
   double max_factor = 15;  // a cell short of min_samples goes on up to this many durations
   bool json = false;
   std::string csv, plot;
-  int workers = 1;
+  int workers = 1;  // the first of worker_counts: every scenario but ingest's and hydration's
+  // --workers N[,N..]: ingest and hydration run their cells for each (speedups against the first).
+  std::vector<int> worker_counts = {1};
   std::string shm_size = "512MiB";
   bool shm_size_set = false;
   std::uint64_t keys = 100000;       // the point-lookup index
@@ -81,6 +83,9 @@ struct Options {
   std::uint64_t min_keys = 10000;
   std::uint64_t ingest_keys = 1000000;
   std::uint64_t ingest_updates = 10000;
+  // hydration (issue 19): the index sizes built, those above hydration_max_keys left out.
+  std::vector<std::uint64_t> hydration_keys = {1000000, 10000000};
+  std::uint64_t hydration_max_keys = 10000000;
   std::uint64_t memory_keys = 100000;
   std::uint64_t memory_updates = 200;
   // slow-path: the one-shot aggregate's index sizes, samples per cell, groups, plan.
@@ -143,6 +148,13 @@ class Replica {
   // Throws when the supervisor exited (or was stopped).
   void CheckAlive();
   double SegmentBytesUsed() const;
+  // Each lockstep worker's cumulative step statistics (the maintenance runtime's, or solo's),
+  // from /metrics (tandem_runtime_worker_busy_seconds_total and _waiting_, and the steps of
+  // tandem_runtime_step_seconds), worker 0 first.
+  struct WorkerSeconds {
+    double busy = 0, waiting = 0, steps = 0;
+  };
+  std::vector<WorkerSeconds> StepTimes() const;
   // tandem_peek_latency_seconds {sum, count}: the supervisor's view of a peek (from forwarding it
   // to the runtime until its answer came back), without the client <-> supervisor hop.
   std::pair<double, double> SupervisorPeekLatency() const;
@@ -179,6 +191,9 @@ tools::ReplicaOptions ReplicaFor(const Options& o, bool two_runtime);
 std::optional<ipc::CurveClientKeys> ClientKeys(const Options& o);
 KeyValue LightLoad(const Options& o, std::uint64_t keys);
 KeyValue HeavyLoad(const Options& o);
+// The segment for an index of `keys` keys: --shm-size when given, else its default up to 2*10^6
+// keys and ~400 bytes a key beyond (~85 bytes a key, twice that while the spine merges, and room).
+std::string ShmSizeFor(const Options& o, std::uint64_t keys);
 // How long an index of `keys` keys may take to build.
 std::chrono::seconds BuildLimit(std::uint64_t keys);
 // A memory field of /proc/`pid`/status, in bytes (0 when it cannot be read): VmRSS by default

@@ -5,7 +5,7 @@
 //
 //   tandem-bench
 //   isolation|lookup-scale|ingest|memory|redis|curve|peek-path|slow-path|join|write|subscribe|local|
-//   replicas|all
+//   replicas|all|hydration
 //                [--duration S]
 //                [--json]
 //                [--csv FILE] [--plot FILE.png] [--workers N] [--supervisor PATH] ...
@@ -34,7 +34,10 @@ controller endpoint like any client; everything is stopped and removed at the en
   isolation      point-lookup peek latency, {solo, two-runtime} x {idle, loaded}, with the
                  heavy dataflow's maintenance throughput (the headline)
   lookup-scale   two-runtime point-lookup latency with the index at 10^4 .. --max-keys keys
-  ingest         maintenance throughput into an index and through a reduce (as fast as possible)
+  ingest         maintenance throughput into an index and through a reduce (as fast as possible),
+                 for each --workers count (cells index/w<N>, reduce/w<N>: updates/s, per worker,
+                 the speedup over the first count, each worker's busy and waiting fractions of
+                 the window from the runtime's step statistics in /metrics)
   memory         segment bytes of a churning index with compaction commands flowing
   redis          Tandem peeks vs Redis GET over loopback (needs redis-server; skipped otherwise),
                  and the ZeroMQ round-trip floor under them (one hop; two hops as via the
@@ -81,6 +84,10 @@ controller endpoint like any client; everything is stopped and removed at the en
                  answer taken ("all"), and each peek to one replica round-robin ("spread"), with
                  how busy the machine was
   all            every scenario above, in that order
+  hydration      (not in all) time from CreateDataflow to the first readable time of an index
+                 of a key_value source's snapshot, 10^6 and 10^7 keys (--hydration-max-keys), for
+                 each --workers count, and the maintenance runtime's peak memory (RssAnon +
+                 segment used, sampled every 5 ms) while it builds against the settled size
 
 Options:
   --duration S         measured seconds per cell (default 10); cells keep going until
@@ -91,7 +98,8 @@ Options:
   --json               print one JSON object: scenario -> cell -> metric
   --csv FILE           also write scenario,cell,metric,value rows
   --plot FILE.png      isolation: CDF plot of the four cells (gnuplot; also FILE.dat, FILE.gp)
-  --workers N          worker threads per runtime (default 1)
+  --workers N[,N..]    worker threads per runtime (default 1); ingest and hydration run their
+                       cells for each count, every other scenario uses the first
   --supervisor PATH    (default: tandem-supervisor beside tandem-bench)
   --name NAME          replicas are NAMEx0, NAMEx1, ... with segments tandem.bench.NAMEx<n>
                        (default bench<pid>)
@@ -105,6 +113,9 @@ Options:
                        --max-keys 1e7: ~4 GiB of /dev/shm and minutes of build)
   --ingest-keys N --ingest-updates N   (default 10^6 keys, 10000 updates per tick)
   --memory-keys N --memory-updates N   (default 10^5 keys, 200 updates per 1 ms tick)
+  --hydration-keys N[,N..]   hydration's index sizes (default 1000000,10000000; 10^7 sizes the
+                       segment at ~4 GiB of /dev/shm)
+  --hydration-max-keys N     leaves out the hydration sizes above N (1e6: a quick run)
   --slow-keys N[,N..]  slow-path index sizes (default 100000,1000000)
   --slow-samples N     slow-path queries per cell at least (default 1000; the cell still stops
                        after --max-factor durations)
@@ -194,7 +205,14 @@ Options Parse(int argc, char** argv) {
     } else if (a == "--plot") {
       o.plot = value();
     } else if (a == "--workers") {
-      o.workers = static_cast<int>(std::clamp<std::uint64_t>(ParseUint(a, value()), 1, 64));
+      o.worker_counts.clear();
+      std::string list = value(), item;
+      for (std::stringstream in(list); std::getline(in, item, ',');) {
+        o.worker_counts.push_back(
+            static_cast<int>(std::clamp<std::uint64_t>(ParseUint(a, item), 1, 64)));
+      }
+      if (o.worker_counts.empty()) throw std::invalid_argument("--workers: no counts");
+      o.workers = o.worker_counts.front();
     } else if (a == "--supervisor") {
       o.supervisor = value();
     } else if (a == "--name") {
@@ -225,6 +243,15 @@ Options Parse(int argc, char** argv) {
       o.ingest_keys = std::max<std::uint64_t>(1, ParseUint(a, value()));
     } else if (a == "--ingest-updates") {
       o.ingest_updates = std::max<std::uint64_t>(1, ParseUint(a, value()));
+    } else if (a == "--hydration-keys") {
+      o.hydration_keys.clear();
+      std::string list = value(), item;
+      for (std::stringstream in(list); std::getline(in, item, ',');) {
+        o.hydration_keys.push_back(std::max<std::uint64_t>(1, ParseUint(a, item)));
+      }
+      if (o.hydration_keys.empty()) throw std::invalid_argument("--hydration-keys: no sizes");
+    } else if (a == "--hydration-max-keys") {
+      o.hydration_max_keys = std::max<std::uint64_t>(1, ParseUint(a, value()));
     } else if (a == "--memory-keys") {
       o.memory_keys = std::max<std::uint64_t>(1, ParseUint(a, value()));
     } else if (a == "--memory-updates") {
@@ -310,8 +337,9 @@ Options Parse(int argc, char** argv) {
     }
   }
   static const std::vector<std::string> kScenarios = {
-      "isolation", "lookup-scale", "ingest", "memory",    "redis", "curve",    "peek-path",
-      "slow-path", "join",         "write",  "subscribe", "local", "replicas", "all"};
+      "isolation", "lookup-scale", "ingest",    "memory", "redis",
+      "curve",     "peek-path",    "slow-path", "join",   "write",
+      "subscribe", "local",        "replicas",  "all",    "hydration"};
   if (o.scenario.empty()) throw std::invalid_argument("no scenario given");
   if (std::find(kScenarios.begin(), kScenarios.end(), o.scenario) == kScenarios.end()) {
     throw std::invalid_argument("unknown scenario " + o.scenario);
@@ -368,6 +396,7 @@ int Main(int argc, char** argv) {
     if (all || o.scenario == "subscribe") results.push_back(SubscribeScenario(o));
     if (all || o.scenario == "local") results.push_back(LocalScenario(o));
     if (all || o.scenario == "replicas") results.push_back(ReplicasScenario(o));
+    if (o.scenario == "hydration") results.push_back(Hydration(o));  // not in all: GiBs at 10^7
   } catch (const Interrupted&) {
     std::fprintf(stderr, "tandem-bench: interrupted; everything it started is stopped\n");
     return 130;

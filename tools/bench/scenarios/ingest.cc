@@ -1,26 +1,45 @@
 #include "tools/bench/scenarios/scenarios.h"
 
+#include <cstdio>
+
 #include "tools/bench/measure.h"
 
 namespace tandem::bench {
 
 namespace {
 
-// Keeps compaction flowing for `d`, returning ticks/s of the tracked index over the window.
-double MeasureTicks(Client& client, Replica& replica, const std::string& tracked, double seconds,
+// What one measuring window saw: the tracked index's ticks/s, and each worker's busy and waiting
+// seconds (the runtime's step statistics) at its start and end.
+struct Window {
+  double ticks_per_s = 0;
+  double seconds = 0;
+  std::vector<Replica::WorkerSeconds> start, end;
+};
+
+// Keeps compaction flowing through --warmup, then measures for `seconds`.
+Window MeasureTicks(Client& client, Replica& replica, const std::string& tracked, double seconds,
                     double warmup) {
-  const auto start = Clock::now();
-  const auto from =
-      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(warmup));
-  const auto to =
-      from + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  auto after = [](Clock::time_point t, double s) {
+    return t + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  };
   client.Track(tracked);
-  while (Clock::now() < to) {
-    client.Pump(100ms);
-    client.CompactAllBut({});
-    replica.CheckAlive();
-  }
-  return client.TickRate(from, to);
+  auto pump_until = [&](Clock::time_point until) {
+    while (Clock::now() < until) {
+      client.Pump(100ms);
+      client.CompactAllBut({});
+      replica.CheckAlive();
+    }
+  };
+  pump_until(after(Clock::now(), warmup));
+  Window w;
+  w.start = replica.StepTimes();
+  const auto from = Clock::now();
+  pump_until(after(from, seconds));
+  w.end = replica.StepTimes();
+  const auto to = Clock::now();
+  w.seconds = Seconds(to - from);
+  w.ticks_per_s = client.TickRate(from, to);
+  return w;
 }
 
 }  // namespace
@@ -32,28 +51,56 @@ Scenario Ingest(const Options& o) {
                     .tick_interval_us = 0,
                     .seed = 3};
   for (bool reduce : {false, true}) {
-    const std::string name = reduce ? "reduce" : "index";
-    Progress(o, "ingest: %s (building)\n", name);
-    Replica replica(ReplicaFor(o, true));
-    replica.WaitReady();
-    Client client(replica.endpoint(), ClientKeys(o));
-    const std::string tracked = reduce ? kHeavyReduceIndex : kHeavyIndex;
-    client.Send(reduce
-                    ? ReducedSource(kHeavySource, "", kHeavyReduce, kHeavyReduceIndex, kv, o.groups)
-                    : IndexedSource(kHeavySource, kHeavyIndex, kv));
-    client.WaitWrite(tracked, 2, BuildLimit(kv.keys), replica);
-    Progress(o, "ingest: measuring %s\n", name);
-    const double ticks = MeasureTicks(client, replica, tracked, o.duration, o.warmup);
-    const double ups = ticks * static_cast<double>(kv.updates_per_tick);
-    Cell cell{.name = name};
-    cell.Set("keys", static_cast<double>(kv.keys));
-    cell.Set("updates_per_tick", static_cast<double>(kv.updates_per_tick));
-    cell.Set("ticks_per_s", ticks);
-    cell.Set("updates_per_s", ups);
-    cell.Set("workers", o.workers);
-    cell.Set("updates_per_s_per_worker", ups / o.workers);
-    s.cells.push_back(std::move(cell));
+    const std::string kind = reduce ? "reduce" : "index";
+    double first_ups = 0;
+    for (const int workers : o.worker_counts) {
+      const std::string name = kind + "/w" + std::to_string(workers);
+      Progress(o, "ingest: %s (building)\n", name);
+      Options ow = o;
+      ow.workers = workers;
+      Replica replica(ReplicaFor(ow, true));
+      replica.WaitReady();
+      Client client(replica.endpoint(), ClientKeys(o));
+      const std::string tracked = reduce ? kHeavyReduceIndex : kHeavyIndex;
+      client.Send(
+          reduce ? ReducedSource(kHeavySource, "", kHeavyReduce, kHeavyReduceIndex, kv, o.groups)
+                 : IndexedSource(kHeavySource, kHeavyIndex, kv));
+      client.WaitWrite(tracked, 2, BuildLimit(kv.keys), replica);
+      Progress(o, "ingest: measuring %s\n", name);
+      const Window w = MeasureTicks(client, replica, tracked, o.duration, o.warmup);
+      const double ups = w.ticks_per_s * static_cast<double>(kv.updates_per_tick);
+      if (first_ups == 0) first_ups = ups;
+      Cell cell{.name = name};
+      cell.Set("keys", static_cast<double>(kv.keys));
+      cell.Set("updates_per_tick", static_cast<double>(kv.updates_per_tick));
+      cell.Set("ticks_per_s", w.ticks_per_s);
+      cell.Set("updates_per_s", ups);
+      cell.Set("workers", workers);
+      cell.Set("updates_per_s_per_worker", ups / workers);
+      cell.Set("speedup", first_ups > 0 ? ups / first_ups : 0);
+      double busy_sum = 0, waiting_sum = 0;
+      for (std::size_t i = 0; i < w.end.size() && i < w.start.size(); ++i) {
+        const double busy = (w.end[i].busy - w.start[i].busy) / w.seconds;
+        const double waiting = (w.end[i].waiting - w.start[i].waiting) / w.seconds;
+        cell.Set("busy_frac_w" + std::to_string(i), busy);
+        cell.Set("waiting_frac_w" + std::to_string(i), waiting);
+        cell.Set("steps_per_s_w" + std::to_string(i),
+                 (w.end[i].steps - w.start[i].steps) / w.seconds);
+        busy_sum += busy;
+        waiting_sum += waiting;
+      }
+      cell.Set("busy_frac_mean", busy_sum / workers);
+      cell.Set("waiting_frac_mean", waiting_sum / workers);
+      s.cells.push_back(std::move(cell));
+    }
   }
+  char note[256];
+  std::snprintf(note, sizeof note,
+                "cells <index|reduce>/w<N>: N maintenance workers; speedup = updates_per_s over "
+                "the w%d cell's; busy/waiting_frac_w<i> = worker i's busy (working) and waiting "
+                "(at barriers) seconds per second of the measured window, from /metrics",
+                o.worker_counts.front());
+  s.notes.push_back(note);
   return s;
 }
 

@@ -12,8 +12,8 @@ Scenario LookupScale(const Options& o) {
   for (std::uint64_t keys = o.min_keys; keys <= o.max_keys; keys *= 10) {
     const std::string name = "keys=" + std::to_string(keys);
     Progress(o, "lookup-scale: %s (building the index)\n", name);
-    Options big = o;  // ~85 bytes a key, twice that while the spine merges
-    if (!o.shm_size_set && keys > 2000000) big.shm_size = std::to_string(keys * 400 >> 20) + "MiB";
+    Options big = o;
+    big.shm_size = ShmSizeFor(o, keys);
     LookupReplica lr(big, true, keys);
     PeekRun run = PeekLoop(*lr.client, lr.replica, kLightIndex, keys, o, keys);
     Cell cell{.name = name};

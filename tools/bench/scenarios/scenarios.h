@@ -41,6 +41,10 @@ void Plot(const std::string& png, const std::map<std::string, std::vector<double
 Scenario LookupScale(const Options& o);
 Scenario Ingest(const Options& o);
 Scenario Memory(const Options& o);
+// "hydration" (issue 19): CreateDataflow -> first readable time of a key_value snapshot's index,
+// 10^6 and 10^7 keys, each --workers count, with the maintenance runtime's peak memory while it
+// builds over its settled size.
+Scenario Hydration(const Options& o);
 Scenario RedisScenario(const Options& o);
 // The ZeroMQ round-trip floor (redis.cc): closed-loop round trips of a 64-byte message to an echo,
 // one hop (client -> echo over TCP) or two (a forwarder in between, the supervisor's topology).
