@@ -145,7 +145,7 @@ TEST(Operators, TheIndexExportArrangesRowsByKeyAndErrorsUnderTheErrorPrefix) {
   OneWorker w;
   Delta d{{{Ints({5, 50}), 3, 1}}, {{"bad", 3, 1}}};
   const TickCtx ctx{0, Frontier::At(4), 1, 0, &w.exchange};
-  shm::UpdateBuffer updates = ArrangeByKey(ctx, std::move(d), {1});
+  shm::UpdateBuffer updates = ArrangeByKey(ctx, std::move(d), {1}, Partitioning::Unknown());
   ASSERT_EQ(updates.size(), 2u);
   EXPECT_EQ(updates.key(0), EncodeRow(Ints({50})));
   EXPECT_EQ(updates.val(0), EncodeRow(Ints({5, 50})));
@@ -212,7 +212,7 @@ TEST(Operators, AJoinPairsEqualKeysMultiplyingCountsAndNullKeysNeverMatch) {
             Rows({{Ints({2, 21}), 1, 1}})});
   Script r({Rows({{Ints({1, 100}), 0, 3}, {Datums({Null{}, std::int64_t{1}}), 0, 1}}),
             Rows({{Ints({2, 200}), 1, 1}, {Ints({1, 100}), 1, -3}})});
-  JoinNode join(MakeOwnSide(&l, {0}), MakeOwnSide(&r, {0}), false, 2);
+  JoinNode join(MakeOwnSide(&l, {0}), MakeOwnSide(&r, {0}), false, 2, {0});
   OneWorker w;
   EXPECT_EQ(Changes(w.Pull(join, 0, 1)),
             (Changes_{{"(1,10,1,100,)@0", 3}, {"(1,11,1,100,)@0", 6}}));
@@ -228,7 +228,7 @@ TEST(Operators, ALeftJoinKeepsUnmatchedLeftRowsWithNullsUntilAMatchArrives) {
   Script l({Rows({{Ints({1, 10}), 0, 2}, {Datums({Null{}, std::int64_t{5}}), 0, 1}}), Rows({}),
             Rows({})});
   Script r({Rows({}), Rows({{Ints({1, 100}), 1, 1}}), Rows({{Ints({1, 100}), 2, -1}})});
-  JoinNode join(MakeOwnSide(&l, {0}), MakeOwnSide(&r, {0}), true, 2);
+  JoinNode join(MakeOwnSide(&l, {0}), MakeOwnSide(&r, {0}), true, 2, {0});
   OneWorker w;
   EXPECT_EQ(Changes(w.Pull(join, 0, 1)),
             (Changes_{{"(1,10,null,null,)@0", 2}, {"(null,5,null,null,)@0", 1}}));
@@ -241,7 +241,7 @@ TEST(Operators, ALeftJoinKeepsUnmatchedLeftRowsWithNullsUntilAMatchArrives) {
 TEST(Operators, ALeftJoinCountsAnUpdateAtTheTimeItsKeyGainsAMatchOnce) {
   Script l({Rows({{Ints({1, 10}), 0, 1}, {Ints({1, 11}), 0, 1}})});
   Script r({Rows({{Ints({1, 100}), 0, 1}})});
-  JoinNode join(MakeOwnSide(&l, {0}), MakeOwnSide(&r, {0}), true, 2);
+  JoinNode join(MakeOwnSide(&l, {0}), MakeOwnSide(&r, {0}), true, 2, {0});
   OneWorker w;
   EXPECT_EQ(Changes(w.Pull(join, 0, 1)),
             (Changes_{{"(1,10,1,100,)@0", 1}, {"(1,11,1,100,)@0", 1}}));
@@ -291,7 +291,7 @@ TEST(Operators, AJoinReadsAnImportedValueSplitOverBatchesAsItsConsolidatedCount)
   Script facts(
       {Rows({{Ints({100, 1}), 0, 1}, {Ints({101, 2}), 0, 1}, {Ints({102, 3}), 0, 1}}), Rows({})});
   JoinNode join(MakeOwnSide(&facts, {1}),
-                MakeImportedSide(&dim, "s_dim", {0}, 0, Frontier::Empty()), false, 2);
+                MakeImportedSide(&dim, "s_dim", {0}, 0, Frontier::Empty()), false, 2, {1});
   OneWorker w;
   EXPECT_EQ(Changes(w.Pull(join, 0, 1)), (Changes_{{"(101,2,2,20,)@0", 3}}))
       << "key 1 cancelled across the batches; 2 is 1 + 2; 3 only from time 1";
@@ -304,7 +304,7 @@ TEST(Operators, ALeftJoinOverAnImportedLeftSideFollowsMatchesGainedAndLostInOneT
   LocalIndex left({{{Ints({1, 10}), 0, 1}, {Ints({1, 11}), 0, 1}, {Ints({2, 20}), 1, 1}}}, 0);
   Script right({Rows({{Ints({1, 100}), 1, 1}, {Ints({1, 100}), 2, -1}})});
   JoinNode join(MakeImportedSide(&left, "s_left", {0}, 0, Frontier::Empty()),
-                MakeOwnSide(&right, {0}), true, 2);
+                MakeOwnSide(&right, {0}), true, 2, {0});
   OneWorker w;
   EXPECT_EQ(Changes(w.Pull(join, 0, 3)), (Changes_{{"(1,10,null,null,)@0", 1},
                                                    {"(1,11,null,null,)@0", 1},
@@ -343,10 +343,12 @@ TEST(Operators, AJoinOverAnImportedIndexArrangedByItsKeyKeepsNoSecondArrangement
     inputs.push_back({{"u_fact"}, std::make_unique<Script>(std::move(fact_ticks)), {}, nullptr});
     auto index = std::make_unique<LocalIndex>(dims, import_key);
     ImportedIndex* raw = index.get();
-    inputs.push_back({{"s_dim", "u_dim"},
-                      std::make_unique<ImportNode>(std::move(index), 0, Frontier::Empty()),
-                      {import_key},
-                      raw});
+    inputs.push_back(
+        {{"s_dim", "u_dim"},
+         std::make_unique<ImportNode>(std::move(index), std::vector<std::uint32_t>{import_key}, 0,
+                                      Frontier::Empty()),
+         {import_key},
+         raw});
     PlanGraph g = BuildPlanGraph(desc, std::move(inputs));
     EXPECT_EQ(g.joins.size(), 1u);
     OneWorker w;
@@ -388,10 +390,12 @@ TEST(Operators, AJoinOfACollectionWithTwoImportedIndexesReadsTheOneArrangedByIts
       *desc.add_index_imports() = s::Import(id, "u_dim", dim_schema, {key});
       auto index = std::make_unique<LocalIndex>(dims, key);
       ImportedIndex* raw = index.get();
-      inputs.push_back({{id, "u_dim"},
-                        std::make_unique<ImportNode>(std::move(index), 0, Frontier::Empty()),
-                        {key},
-                        raw});
+      inputs.push_back(
+          {{id, "u_dim"},
+           std::make_unique<ImportNode>(std::move(index), std::vector<std::uint32_t>{key}, 0,
+                                        Frontier::Empty()),
+           {key},
+           raw});
     }
     *desc.add_objects_to_build() =
         s::Build("t", s::JoinPlan(s::GetPlan("u_fact"), s::GetPlan("u_dim"), {1}, {0}));
