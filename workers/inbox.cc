@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <iterator>
 
 #include "base/check.h"
 
@@ -21,9 +22,16 @@ Inbox::~Inbox() { close(fd_); }
 // both under the lock, so no signal can land after the Take that took its message (which would
 // leave the eventfd readable over an empty inbox: the command thread's poll would never sleep).
 void Inbox::Push(Message message) {
+  std::vector<Message> one;
+  one.push_back(std::move(message));
+  PushAll(std::move(one));
+}
+
+void Inbox::PushAll(std::vector<Message> messages) {
+  if (messages.empty()) return;
   MutexLock lock(mu_);
   const bool was_empty = messages_.empty();
-  messages_.push_back(std::move(message));
+  std::move(messages.begin(), messages.end(), std::back_inserter(messages_));
   if (!was_empty) return;  // signalled already, not taken yet
   const std::uint64_t one = 1;
   ssize_t n;

@@ -37,6 +37,8 @@ class Inbox {
 
   // Appends a message; wakes the command thread when the inbox was empty.
   void Push(Message message) TANDEM_EXCLUDES(mu_);
+  // Appends messages in order, under one lock: at most one wake-up for all of them.
+  void PushAll(std::vector<Message> messages) TANDEM_EXCLUDES(mu_);
   // Moves every message into `out` (cleared first), oldest first, and consumes the wake-up.
   void Take(std::vector<Message>* out) TANDEM_EXCLUDES(mu_);
   // Readable exactly while a message waits (poll it for POLLIN).

@@ -51,13 +51,14 @@ void Renderer::AllowCompaction(const std::string& id, Frontier frontier) {
     // Report every collection of the dataflow closed (empty frontiers), then let go.
     const pb::DataflowDescription& desc = df.shared().desc;
     auto& reported = reported_[it->first];
+    std::vector<FrontierReport> closed;
     for (const auto& i : ipc::CreatedIds(desc)) {
       // Once per id: an export dropped in an earlier iteration has reported its empty frontier.
       if (auto was = reported.find(i); was != reported.end() && was->second.empty()) continue;
-      pb::Response r;
-      r.mutable_frontiers()->set_id(i);
-      send_(r, it->first);
+      closed.push_back({{}, it->first});
+      closed.back().response.mutable_frontiers()->set_id(i);
     }
+    if (!closed.empty()) send_(std::move(closed));
     reported_.erase(it->first);
     it = dataflows_.erase(it);
   }
@@ -68,26 +69,30 @@ void Renderer::Step() {
   publisher_->Maintain();
 }
 
-void Renderer::Report(std::uint64_t seq, const std::string& id, Frontier upper) {
+void Renderer::Report(std::uint64_t seq, const std::string& id, Frontier upper,
+                      std::vector<FrontierReport>* reports) {
   auto& reported = reported_[seq];
   auto it = reported.find(id);
   if (it != reported.end() && !(it->second < upper)) return;
   reported[id] = upper;
-  pb::Response r;
+  reports->push_back({{}, seq});
+  pb::Response& r = reports->back().response;
   r.mutable_frontiers()->set_id(id);
   if (!upper.empty()) r.mutable_frontiers()->mutable_write()->add_elements(upper.time());
-  send_(r, seq);
 }
 
 void Renderer::ReportFrontiers() {
+  std::vector<FrontierReport> reports;
   for (auto& [seq, df] : dataflows_) {
     const DataflowShared& sh = df->shared();
-    for (const auto& s : sh.desc.source_imports()) Report(seq, s.id(), sh.target);
-    for (const auto& b : sh.desc.objects_to_build()) Report(seq, b.id(), sh.target);
+    for (const auto& s : sh.desc.source_imports()) Report(seq, s.id(), sh.target, &reports);
+    for (const auto& b : sh.desc.objects_to_build()) Report(seq, b.id(), sh.target, &reports);
     for (const auto& [id, ref] : df->exports()) {
-      Report(seq, id, sh.dropped_exports.count(id) ? Frontier::Empty() : publisher_->upper(ref));
+      Report(seq, id, sh.dropped_exports.count(id) ? Frontier::Empty() : publisher_->upper(ref),
+             &reports);
     }
   }
+  if (!reports.empty()) send_(std::move(reports));
 }
 
 }  // namespace tandem::workers

@@ -21,8 +21,15 @@ namespace tandem::workers {
 
 class Renderer {
  public:
-  // Sends a Frontiers report of a collection of the dataflow created by command `seq`.
-  using SendFrontier = std::function<void(const ipc::pb::Response&, std::uint64_t seq)>;
+  // Frontiers reports, each of a collection of the dataflow created by command `seq`.
+  struct FrontierReport {
+    ipc::pb::Response response;
+    std::uint64_t seq = 0;
+  };
+  // Sends the reports of one step (or one drop) at once: one hand-off to the command thread per
+  // step, not one per collection (each hand-off may wake it, and on a machine with as many cores
+  // as workers every wake-up preempts a worker while the others wait at the next barrier).
+  using SendFrontier = std::function<void(std::vector<FrontierReport>)>;
   Renderer(std::unique_ptr<shm::Publisher> publisher, std::uint32_t me, Exchange* exchange,
            SendFrontier send)
       : publisher_(std::move(publisher)), me_(me), exchange_(exchange), send_(std::move(send)) {}
@@ -45,7 +52,9 @@ class Renderer {
  private:
   // This worker's part of the live (not dropped) index export `id`, if a dataflow here has one.
   std::optional<shm::PublishedRef> FindExport(const std::string& id) const;
-  void Report(std::uint64_t seq, const std::string& id, Frontier upper);
+  // Adds a report to `reports` when `id`'s frontier moved since the last one.
+  void Report(std::uint64_t seq, const std::string& id, Frontier upper,
+              std::vector<FrontierReport>* reports);
 
   std::unique_ptr<shm::Publisher> publisher_;
   std::uint32_t me_;

@@ -215,11 +215,16 @@ void Runtime::StartWorkers() {
         if (!p.ok()) spdlog::critical("worker {}: {}", i, p.status().ToString());
         TANDEM_CHECK(p.ok(), "could not take the publishing side of this worker's registry row");
         (*p)->SetReaderTable(reader_table_.get());
-        w.renderer =
-            std::make_unique<Renderer>(std::move(p).value(), i, exchange_.get(),
-                                       [this, &w](const pb::Response& r, std::uint64_t seq) {
-                                         SendToCommandThread(r, w.me, seq);
-                                       });
+        w.renderer = std::make_unique<Renderer>(
+            std::move(p).value(), i, exchange_.get(),
+            [this, &w](std::vector<Renderer::FrontierReport> reports) {
+              std::vector<Inbox::Message> messages;
+              messages.reserve(reports.size());
+              for (auto& r : reports) {
+                messages.push_back({w.me, r.seq, std::move(r.response), 0});
+              }
+              inbox_.PushAll(std::move(messages));
+            });
       }
       if (ServesPeeks(options_.role)) {
         auto r = shm::Reader::Attach(segment_.get(), i);
