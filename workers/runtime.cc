@@ -1,6 +1,7 @@
 #include "workers/runtime.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
@@ -33,6 +34,11 @@ namespace {
 // behind a step, plus whatever single tick or spine merge cannot be split. Small steps are also
 // faster overall than big ones (their updates stay in cache): measured with `tandem-bench ingest`.
 constexpr std::chrono::microseconds kStepBudget = 5ms;
+// A step this long built something big (a hydration's first tick: every row of a snapshot in
+// memory before it is published): afterwards the worker returns the heap memory freed to the
+// system (malloc_trim), so the runtime's resident size settles near what it keeps instead of
+// staying at the hydration's peak. Steps are sized to kStepBudget, so this is rare.
+constexpr std::chrono::milliseconds kTrimAfterStep = 100ms;
 
 // Back-pressure on subscribes (Runtime::subscribe_bytes_in_flight_): parts waiting in the inbox,
 // counted in memory (SpaceUsedLong).
@@ -604,6 +610,7 @@ void Runtime::LockstepLoop(Worker& w) {
     const auto step_end = Clock::now();
     w.step_work = step_end - step_start;
     StepStats::RecordStep(w.step_work);
+    if (w.step_work > kTrimAfterStep) malloc_trim(0);
     if (w.peek_server) w.peek_server->Serve();
     w.renderer->ReportFrontiers();
     StepStats::AddBusy(Clock::now() - work_start -
