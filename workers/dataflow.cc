@@ -188,9 +188,8 @@ void DataflowInstance::Step() {
   if (!(shared_->frontier < shared_->target)) return;
   TickCtx ctx{shared_->frontier.time(), shared_->target, ++tick_, me_, exchange_};
   for (auto& [node, e] : graph_.exports) {
-    Delta d = node->Pull(ctx);
     std::vector<std::uint32_t> key(e->key().begin(), e->key().end());
-    shm::UpdateBuffer updates = ArrangeByKey(ctx, std::move(d), key, node->partitioning());
+    shm::UpdateBuffer updates = PullIntoIndex(node, ctx, key);
     if (shared_->dropped_exports.count(e->id()))
       continue;  // after the exchanges: they are barriers
     AppendToIndex(e->id(), {std::move(updates), ctx.hi, {}});

@@ -6,6 +6,7 @@
 #include <set>
 #include <thread>
 
+#include "shm/batch.h"
 #include "unit/protocol_samples.h"
 #include "workers/exchange.h"
 #include "workers/expr.h"
@@ -87,6 +88,45 @@ TEST(Partitioning, EachWorkerOfAKeyValueSourceEmitsExactlyTheKeysItOwnsAndTogeth
       together.insert(part.begin(), part.end());
     }
     EXPECT_EQ(together, whole) << n << " workers";
+  }
+}
+
+TEST(Partitioning, AKeyValueSourcesArrangedPullEncodesExactlyWhatItsRowsWouldBe) {
+  const auto now = std::chrono::steady_clock::now();
+  for (std::uint32_t n : {1u, 2u}) {
+    auto by_rows = MakeSource(s::KeyValueImport("u1"), now, nullptr, n);
+    auto arranged = MakeSource(s::KeyValueImport("u1"), now, nullptr, n);
+    Exchange exchange(n);
+    for (std::uint32_t me = 0; me < n; ++me) {
+      auto rows_node = by_rows->MakeNode(me, 2, Frontier::At(6));  // as_of 2, until 6
+      auto arranged_node = arranged->MakeNode(me, 2, Frontier::At(6));
+      ASSERT_TRUE(arranged_node->CanPullArranged({0}));
+      EXPECT_FALSE(arranged_node->CanPullArranged({1}));
+      EXPECT_FALSE(arranged_node->CanPullArranged({0, 1}));
+      std::uint64_t tick = 0;
+      for (Time lo : {0, 1, 4}) {
+        const TickCtx ctx{lo, Frontier::At(lo == 0 ? 1 : lo == 1 ? 4 : 9), ++tick, me, &exchange};
+        std::vector<std::tuple<std::string, std::string, Time, std::int64_t>> want, got;
+        for (const RowUpdate& u : rows_node->Pull(ctx).rows) {
+          std::string key, row;
+          AppendEncodedDatum(u.row[0], &key);
+          AppendEncodedRow(u.row, &row);
+          want.emplace_back(key, row, u.time, u.diff);
+        }
+        shm::UpdateBuffer updates;
+        std::vector<ErrorUpdate> errors;
+        arranged_node->PullArranged(ctx, {0}, &updates, &errors);
+        for (std::size_t i = 0; i < updates.size(); ++i) {
+          got.emplace_back(std::string(updates.key(i)), std::string(updates.val(i)),
+                           updates.time(i), updates.diff(i));
+        }
+        EXPECT_TRUE(errors.empty());
+        EXPECT_EQ(got, want) << n << " workers, worker " << me << ", tick from " << lo;
+        if (lo == 4) {
+          EXPECT_FALSE(want.empty());  // times 4, 5 (until 6 drops 6..8)
+        }
+      }
+    }
   }
 }
 

@@ -17,6 +17,14 @@ class CachedNode final : public Node {
   explicit CachedNode(Node* inner) : inner_(inner) {}
   void AddConsumer() { ++consumers_; }
   Partitioning partitioning() const override { return inner_->partitioning(); }
+  // With one consumer nothing else needs the rows: the inner node encodes them itself.
+  bool CanPullArranged(const std::vector<std::uint32_t>& key) const override {
+    return consumers_ == 1 && inner_->CanPullArranged(key);
+  }
+  void PullArranged(const TickCtx& ctx, const std::vector<std::uint32_t>& key,
+                    shm::UpdateBuffer* updates, std::vector<ErrorUpdate>* errors) override {
+    inner_->PullArranged(ctx, key, updates, errors);
+  }
   Delta Pull(const TickCtx& ctx) override {
     if (!computed_ || tick_ != ctx.tick) {
       cache_ = inner_->Pull(ctx);

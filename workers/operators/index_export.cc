@@ -7,6 +7,24 @@
 
 namespace tandem::workers {
 
+namespace {
+
+// Exchanges `errors` by message (every worker calls it: one barrier) and appends this worker's
+// under the error prefix.
+void AppendExchangedErrors(const TickCtx& ctx, std::vector<ErrorUpdate> errors,
+                           shm::UpdateBuffer* updates) {
+  std::vector<RowUpdate> rows;
+  rows.reserve(errors.size());
+  for (ErrorUpdate& err : errors) rows.push_back({{std::move(err.message)}, err.time, err.diff});
+  rows = ctx.exchange->Shuffle(ctx.me, std::move(rows), {0}, false);
+  for (const RowUpdate& err : rows) {
+    updates->Push(std::string(1, shm::kErrorKeyPrefix) + std::get<std::string>(err.row[0]), "",
+                  err.time, err.diff);
+  }
+}
+
+}  // namespace
+
 shm::UpdateBuffer ArrangeByKey(const TickCtx& ctx, Delta delta,
                                const std::vector<std::uint32_t>& key,
                                const Partitioning& partitioning) {
@@ -29,15 +47,18 @@ shm::UpdateBuffer ArrangeByKey(const TickCtx& ctx, Delta delta,
     }
     updates.Push(key_bytes, val_bytes, u.time, u.diff);
   }
-  std::vector<RowUpdate> errors;
-  errors.reserve(delta.errors.size());
-  for (ErrorUpdate& err : delta.errors)
-    errors.push_back({{std::move(err.message)}, err.time, err.diff});
-  errors = ctx.exchange->Shuffle(ctx.me, std::move(errors), {0}, false);
-  for (const RowUpdate& err : errors) {
-    updates.Push(std::string(1, shm::kErrorKeyPrefix) + std::get<std::string>(err.row[0]), "",
-                 err.time, err.diff);
-  }
+  AppendExchangedErrors(ctx, std::move(delta.errors), &updates);
+  return updates;
+}
+
+shm::UpdateBuffer PullIntoIndex(Node* node, const TickCtx& ctx,
+                                const std::vector<std::uint32_t>& key) {
+  if (!node->CanPullArranged(key))
+    return ArrangeByKey(ctx, node->Pull(ctx), key, node->partitioning());
+  shm::UpdateBuffer updates;
+  std::vector<ErrorUpdate> errors;
+  node->PullArranged(ctx, key, &updates, &errors);
+  AppendExchangedErrors(ctx, std::move(errors), &updates);
   return updates;
 }
 

@@ -20,4 +20,9 @@ shm::UpdateBuffer ArrangeByKey(const TickCtx& ctx, Delta delta,
                                const std::vector<std::uint32_t>& key,
                                const Partitioning& partitioning);
 
+// The export's tick from `node`: its arranged pull when it has one (Node::PullArranged), else
+// Pull and ArrangeByKey. Either way every worker makes the same exchanges.
+shm::UpdateBuffer PullIntoIndex(Node* node, const TickCtx& ctx,
+                                const std::vector<std::uint32_t>& key);
+
 }  // namespace tandem::workers

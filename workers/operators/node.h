@@ -13,9 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "base/check.h"
 #include "base/row.h"
 #include "base/time.h"
 #include "workers/partitioning.h"
+
+namespace tandem::shm {
+class UpdateBuffer;
+}
 
 namespace tandem::workers {
 
@@ -55,6 +60,17 @@ class Node {
   virtual Delta Pull(const TickCtx& ctx) = 0;
   // Where this node's rows are (Partitioning). Unknown unless the node knows better.
   virtual Partitioning partitioning() const { return Partitioning::Unknown(); }
+
+  // The arranged pull: an index export by `key` of this node may call PullArranged instead of
+  // Pull (once per tick), which encodes this worker's rows of the tick straight into `updates` as
+  // the index holds them — (encoded key columns, encoded row, time, diff) — and appends its errors
+  // to `errors`, building no Row. Only a node whose rows are placed by `key` already (no exchange
+  // needed) can; whether it can is a property of the plan (the same on every worker).
+  virtual bool CanPullArranged(const std::vector<std::uint32_t>& /*key*/) const { return false; }
+  virtual void PullArranged(const TickCtx& /*ctx*/, const std::vector<std::uint32_t>& /*key*/,
+                            shm::UpdateBuffer* /*updates*/, std::vector<ErrorUpdate>* /*errors*/) {
+    TANDEM_CHECK(false, "PullArranged of a node that cannot (CanPullArranged is false)");
+  }
 };
 
 // Groups updates by time (ascending) and calls fn(time, begin, end) for each run.

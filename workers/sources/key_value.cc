@@ -1,7 +1,11 @@
 #include "workers/sources/key_value.h"
 
+#include <algorithm>
+#include <array>
+#include <string_view>
 #include <vector>
 
+#include "shm/batch.h"
 #include "workers/exchange.h"
 
 namespace tandem::workers {
@@ -21,18 +25,54 @@ class KeyValueNode final : public SourceNode {
       : SourceNode(as_of, until), kv_(kv), values_(values) {}
   Delta Pull(const TickCtx& ctx) override {
     Delta d;
+    d.rows.reserve(Expected(ctx));
+    Generate(ctx, [&](std::int64_t k, std::int64_t v, Time t, std::int64_t diff) {
+      Emit(d, {k, v}, t, diff);
+    });
+    return d;
+  }
+  Partitioning partitioning() const override { return Partitioning::By({0}); }
+  // An index by key: (key, (key, value)) encoded as the index holds them, without Rows.
+  bool CanPullArranged(const std::vector<std::uint32_t>& key) const override {
+    return key == std::vector<std::uint32_t>{0};
+  }
+  void PullArranged(const TickCtx& ctx, const std::vector<std::uint32_t>&,
+                    shm::UpdateBuffer* updates, std::vector<ErrorUpdate>*) override {
+    updates->Reserve(Expected(ctx), Expected(ctx) * 27);  // 9 key bytes, 18 row bytes
+    Generate(ctx, [&](std::int64_t k, std::int64_t v, Time t, std::int64_t diff) {
+      Time at;
+      if (!Admit(t, &at)) return;
+      char row[18];
+      const std::array<char, 9> key = EncodedInt64(k), value = EncodedInt64(v);
+      std::copy(key.begin(), key.end(), row);
+      std::copy(value.begin(), value.end(), row + 9);
+      updates->Push(std::string_view(key.data(), key.size()), std::string_view(row, sizeof row), at,
+                    diff);
+    });
+  }
+
+ private:
+  // The updates of this worker in the tick (about): a reservation only (a closed upper would be
+  // unbounded).
+  std::size_t Expected(const TickCtx& ctx) const {
+    const std::uint32_t n = ctx.exchange->workers();
+    const Time hi = ctx.hi.empty() ? kMaxTime : ctx.hi.time();
+    const Time ticks = std::min<Time>(hi - std::min(hi, ctx.lo), kMaxStepTicks);
+    return 2 * ticks * kv_.updates_per_tick() / n + (ctx.lo == 0 ? kv_.keys() / n : 0);
+  }
+
+  // Calls emit(key, value, time, diff) for every update of this worker's keys in the tick: the
+  // initial value of each key at 0, then a retraction and an insertion per update of one of them.
+  template <typename EmitFn>
+  void Generate(const TickCtx& ctx, EmitFn&& emit) {
     const std::uint32_t n = ctx.exchange->workers();
     const Time hi = ctx.hi.empty() ? kMaxTime : ctx.hi.time();
     const auto keys = static_cast<std::int64_t>(kv_.keys());
-    // A retraction and an insertion per update of one of this worker's keys (about 1/n).
-    // A reservation only (a closed upper would be unbounded).
-    const Time ticks = std::min<Time>(hi - std::min(hi, ctx.lo), kMaxStepTicks);
-    d.rows.reserve(2 * ticks * kv_.updates_per_tick() / n + (ctx.lo == 0 ? kv_.keys() / n : 0));
     if (ctx.lo == 0) {
       for (std::int64_t k = 0; k < keys; ++k) {
         if (OwnerOf(k, n) != ctx.me) continue;
         values_[k] = KeyValueInitial(kv_.seed(), k);
-        Emit(d, {k, values_[k]}, 0, 1);
+        emit(k, values_[k], 0, 1);
       }
     }
     // Picks are random over all keys, so values_ (8 bytes per key) misses the cache on
@@ -46,18 +86,14 @@ class KeyValueNode final : public SourceNode {
         }
         const std::int64_t k = KeyValuePick(kv_.seed(), t, j, kv_.keys());
         if (OwnerOf(k, n) != ctx.me) continue;
-        const std::int64_t v = KeyValueValue(kv_.seed(), t, j);
         std::int64_t& cur = values_[k];
-        Emit(d, {k, cur}, t, -1);
-        cur = v;
-        Emit(d, {k, cur}, t, 1);
+        emit(k, cur, t, -1);
+        cur = KeyValueValue(kv_.seed(), t, j);
+        emit(k, cur, t, 1);
       }
     }
-    return d;
   }
-  Partitioning partitioning() const override { return Partitioning::By({0}); }
 
- private:
   const ipc::pb::KeyValueSource& kv_;
   std::int64_t* values_;  // KeyValueSource::values_
 };

@@ -86,6 +86,12 @@ class SourceNode : public Node {
     if (!until_.Greater(t)) return;
     d.rows.push_back({std::move(row), std::max(t, as_of_), diff});
   }
+  // Emit's rules for an update at `t`: false when it is at or past `until`, else its time.
+  bool Admit(Time t, Time* at) const {
+    if (!until_.Greater(t)) return false;
+    *at = std::max(t, as_of_);
+    return true;
+  }
   Time as_of_;
   Frontier until_;
 };
