@@ -174,7 +174,7 @@ void DataflowInstance::AppendToIndex(const std::string& id, Pending pending) {
   shared_->stalled = true;
 }
 
-void DataflowInstance::Step() {
+bool DataflowInstance::Step() {
   if (!pending_.empty()) {
     for (auto it = pending_.begin(); shared_->retry_pending && it != pending_.end();) {
       const std::string id = (it++)->first;  // AppendToIndex erases it on success
@@ -182,10 +182,10 @@ void DataflowInstance::Step() {
     }
     if (!pending_.empty()) {
       shared_->stalled = true;  // keeps new ticks back until they are published
-      return;
+      return false;
     }
   }
-  if (!(shared_->frontier < shared_->target)) return;
+  if (!(shared_->frontier < shared_->target)) return false;
   TickCtx ctx{shared_->frontier.time(), shared_->target, ++tick_, me_, exchange_};
   for (auto& [node, e] : graph_.exports) {
     std::vector<std::uint32_t> key(e->key().begin(), e->key().end());
@@ -197,6 +197,7 @@ void DataflowInstance::Step() {
   // Only now, after every node of the tick has read: no import's hold passes what a node of this
   // tick still reads (ArrangedReduce reads at t - 1 >= lo - 1).
   for (ImportedIndex* i : imports_) i->Read(ctx.hi);
+  return true;
 }
 
 Status DataflowInstance::AllowCompaction(const std::string& id, Frontier frontier) {

@@ -87,8 +87,8 @@ class DataflowInstance {
 
   // Retries the index updates that found the segment full, then processes [shared->frontier,
   // shared->target) when the target is ahead. Every worker calls it in the same iteration (it may
-  // exchange).
-  void Step();
+  // exchange). Returns whether it ticked (false: nothing to do, or still waiting for room).
+  bool Step();
   const DataflowShared& shared() const { return *shared_; }
   // The index exports, as published by this worker.
   const std::map<std::string, shm::PublishedRef>& exports() const { return exports_; }

@@ -64,9 +64,11 @@ void Renderer::AllowCompaction(const std::string& id, Frontier frontier) {
   }
 }
 
-void Renderer::Step() {
-  for (auto& [seq, df] : dataflows_) df->Step();
+bool Renderer::Step() {
+  bool ticked = false;
+  for (auto& [seq, df] : dataflows_) ticked |= df->Step();
   publisher_->Maintain();
+  return ticked;
 }
 
 void Renderer::Report(std::uint64_t seq, const std::string& id, Frontier upper,

@@ -45,7 +45,8 @@ class Renderer {
   // applied the drop of every export of a dataflow, reports its collections closed and lets go.
   void AllowCompaction(const std::string& id, Frontier frontier);
   // One step of every dataflow (in creation order), then the publisher's background work.
-  void Step();
+  // Returns whether some dataflow ticked.
+  bool Step();
   // Reports every collection whose frontier moved since the last report.
   void ReportFrontiers();
 

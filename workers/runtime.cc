@@ -34,11 +34,13 @@ namespace {
 // behind a step, plus whatever single tick or spine merge cannot be split. Small steps are also
 // faster overall than big ones (their updates stay in cache): measured with `tandem-bench ingest`.
 constexpr std::chrono::microseconds kStepBudget = 5ms;
-// A step this long built something big (a hydration's first tick: every row of a snapshot in
-// memory before it is published): afterwards the worker returns the heap memory freed to the
-// system (malloc_trim), so the runtime's resident size settles near what it keeps instead of
-// staying at the hydration's peak. Steps are sized to kStepBudget, so this is rare.
-constexpr std::chrono::milliseconds kTrimAfterStep = 100ms;
+// Heap memory freed but kept by malloc beyond this (a hydration's first tick held every update of
+// a snapshot before publishing it) is returned to the system (malloc_trim), so the runtime's
+// resident size settles near what it keeps instead of staying at its peak. Looked at by worker 0
+// only (malloc_trim trims every arena of the process), at most once per kTrimInterval, after the
+// step's peeks and reports.
+constexpr std::size_t kTrimFreeBytes = std::size_t{64} << 20;
+constexpr std::chrono::seconds kTrimInterval = 1s;
 
 // Back-pressure on subscribes (Runtime::subscribe_bytes_in_flight_): parts waiting in the inbox,
 // counted in memory (SpaceUsedLong).
@@ -593,6 +595,7 @@ void Runtime::LockstepLoop(Worker& w) {
   // This worker's step statistics in the segment (/metrics): every barrier wait below, and the
   // exchanges' inside Step, counts as waiting; the rest of the iteration up to its sleep as busy.
   StepStats::Bind(segment_->step_stats(w.me));
+  Clock::time_point next_trim{};
   for (;;) {
     w.turns.fetch_add(1, std::memory_order_relaxed);
     const std::uint64_t pokes = log_.pokes();  // before looking for work: no poke is missed
@@ -606,13 +609,15 @@ void Runtime::LockstepLoop(Worker& w) {
     if (w.peek_server) w.peek_server->Serve();
     TimedArriveAndWait(*tick_barrier_);
     const auto step_start = Clock::now();
-    w.renderer->Step();
-    const auto step_end = Clock::now();
-    w.step_work = step_end - step_start;
-    StepStats::RecordStep(w.step_work);
-    if (w.step_work > kTrimAfterStep) malloc_trim(0);
+    const bool ticked = w.renderer->Step();
+    w.step_work = Clock::now() - step_start;
+    if (ticked) StepStats::RecordStep(w.step_work);  // a step of some dataflow, not an idle turn
     if (w.peek_server) w.peek_server->Serve();
     w.renderer->ReportFrontiers();
+    if (w.me == 0 && Clock::now() >= next_trim) {
+      next_trim = Clock::now() + kTrimInterval;
+      if (mallinfo2().fordblks >= kTrimFreeBytes) malloc_trim(0);
+    }
     StepStats::AddBusy(Clock::now() - work_start -
                        std::chrono::nanoseconds(StepStats::waited_ns() - waited_before));
     log_.WaitFor(horizon, next_wake_, stop_, pokes);

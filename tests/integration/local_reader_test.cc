@@ -353,7 +353,12 @@ TEST(LocalReader, LatestScansRacingCompactionNeverHandOutARowTwice) {
   auto reader = AttachOrDie(r.sup.segment());
   int scans = 0, refused = 0;
   std::string why;
-  for (int i = 0; i < 2000 && reader; ++i) {
+  // At least 2,000 scans, and on until the controller has compacted often enough for the race to
+  // have run (a fast machine finishes 2,000 scans in ~0.2 s), within 10 s.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (int i = 0; (i < 2000 || compactions.load() <= 20) &&
+                  std::chrono::steady_clock::now() < deadline && reader;
+       ++i) {
     auto a = reader->Scan(Id("u2"), KeyRange::All());
     if (!a.ok()) {
       ++refused;

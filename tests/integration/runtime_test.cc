@@ -556,7 +556,7 @@ TEST(Runtime, AnIndexBeyondTheSlotsPerRowIsRefusedAndTheReplicaKeepsServingSolo)
 
 // Issue 19: every lockstep worker's step statistics reach /metrics — a histogram of step
 // durations and busy and waiting seconds per worker, by role — and grow while a dataflow runs
-// (with two workers, a reduce's exchange and the loop's barriers make both wait).
+// (with two workers the loop's barriers and the index's error exchange make both wait).
 TEST(Runtime, StepStatisticsOfEveryLockstepWorkerAreInMetrics) {
   Replica r;  // two-runtime, two workers
   ASSERT_TRUE(r.ready) << r.sup.Log();
