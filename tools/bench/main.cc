@@ -164,6 +164,18 @@ std::uint64_t ParseUint(const std::string& flag, const std::string& v) {
   return static_cast<std::uint64_t>(d);
 }
 
+// A comma-separated list of numbers (ParseUint each), each clamped to [lo, hi]; at least one.
+std::vector<std::uint64_t> ParseUintList(const std::string& flag, const std::string& v,
+                                         std::uint64_t lo, std::uint64_t hi) {
+  std::vector<std::uint64_t> out;
+  std::string item;
+  for (std::stringstream in(v); std::getline(in, item, ',');) {
+    out.push_back(std::clamp<std::uint64_t>(ParseUint(flag, item), lo, hi));
+  }
+  if (out.empty()) throw std::invalid_argument(flag + ": no values");
+  return out;
+}
+
 double ParseDouble(const std::string& flag, const std::string& v) {
   char* end = nullptr;
   const double d = std::strtod(v.c_str(), &end);
@@ -206,12 +218,9 @@ Options Parse(int argc, char** argv) {
       o.plot = value();
     } else if (a == "--workers") {
       o.worker_counts.clear();
-      std::string list = value(), item;
-      for (std::stringstream in(list); std::getline(in, item, ',');) {
-        o.worker_counts.push_back(
-            static_cast<int>(std::clamp<std::uint64_t>(ParseUint(a, item), 1, 64)));
+      for (std::uint64_t n : ParseUintList(a, value(), 1, 64)) {
+        o.worker_counts.push_back(static_cast<int>(n));
       }
-      if (o.worker_counts.empty()) throw std::invalid_argument("--workers: no counts");
       o.workers = o.worker_counts.front();
     } else if (a == "--supervisor") {
       o.supervisor = value();
@@ -244,12 +253,7 @@ Options Parse(int argc, char** argv) {
     } else if (a == "--ingest-updates") {
       o.ingest_updates = std::max<std::uint64_t>(1, ParseUint(a, value()));
     } else if (a == "--hydration-keys") {
-      o.hydration_keys.clear();
-      std::string list = value(), item;
-      for (std::stringstream in(list); std::getline(in, item, ',');) {
-        o.hydration_keys.push_back(std::max<std::uint64_t>(1, ParseUint(a, item)));
-      }
-      if (o.hydration_keys.empty()) throw std::invalid_argument("--hydration-keys: no sizes");
+      o.hydration_keys = ParseUintList(a, value(), 1, UINT64_MAX);
     } else if (a == "--hydration-max-keys") {
       o.hydration_max_keys = std::max<std::uint64_t>(1, ParseUint(a, value()));
     } else if (a == "--memory-keys") {
@@ -257,12 +261,7 @@ Options Parse(int argc, char** argv) {
     } else if (a == "--memory-updates") {
       o.memory_updates = std::max<std::uint64_t>(1, ParseUint(a, value()));
     } else if (a == "--slow-keys") {
-      o.slow_keys.clear();
-      std::string list = value(), item;
-      for (std::stringstream in(list); std::getline(in, item, ',');) {
-        o.slow_keys.push_back(std::max<std::uint64_t>(1, ParseUint(a, item)));
-      }
-      if (o.slow_keys.empty()) throw std::invalid_argument("--slow-keys: no sizes");
+      o.slow_keys = ParseUintList(a, value(), 1, UINT64_MAX);
     } else if (a == "--slow-samples") {
       o.slow_samples = ParseUint(a, value());
     } else if (a == "--slow-groups") {
