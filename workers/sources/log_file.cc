@@ -76,6 +76,13 @@ void LineTailer::ReadNew(LineSink& sink, std::size_t max_lines, std::size_t max_
     Close();
     return;
   }
+  // Has the path been given to another file (rotation)? Looked at before reading, so that once
+  // this read reaches the old file's end, everything appended to it before the rename has been
+  // read: a rename seen here happened after those appends. (Looking only after reaching the end
+  // lost a line appended and renamed between the last read and the look.)
+  struct stat now {};
+  const bool replaced =
+      stat(path_.c_str(), &now) == 0 && (now.st_dev != dev_ || now.st_ino != ino_);
   // Read in chunks with pread; `pending` holds the bytes from `offset_` on that are not consumed
   // yet (at most one line's worth plus a chunk). Every line counts against the budget, blank,
   // comment and over-long lines too (they cost a read as well).
@@ -116,10 +123,8 @@ void LineTailer::ReadNew(LineSink& sink, std::size_t max_lines, std::size_t max_
             pending.find('\n') != std::string::npos;
     return;
   }
-  // At the end of the open file: has the path been given to another one (rotation)? Follow it
-  // once the old file is read to its end (what was appended to it before the rename is there).
-  struct stat now {};
-  if (stat(path_.c_str(), &now) == 0 && (now.st_dev != dev_ || now.st_ino != ino_)) {
+  // At the end of the old file of a rotation: follow the path to its new file.
+  if (replaced) {
     const std::uint64_t incomplete = !pending.empty() && !framer_.skipping() ? line_ + 1 : 0;
     Close();
     ++rotations_;
