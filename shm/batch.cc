@@ -434,32 +434,51 @@ Result<std::optional<LocalBatch>> BuildLocalBatch(UpdateBuffer updates, Frontier
 
 Result<std::uint64_t> MergeBatches(Segment& segment, std::span<const BatchView> batches,
                                    Frontier since) {
-  const Time floor = since.empty() ? kMinTime : since.time();
-  BatchWriter writer;
-  std::uint64_t updates = 0, key_bytes = 0, val_bytes = 0;
-  for (const BatchView& b : batches) {
-    updates += b.update_count();
+  BatchMerger merger(std::vector<BatchView>(batches.begin(), batches.end()), since);
+  merger.Work(std::numeric_limits<std::uint64_t>::max());
+  return merger.Finish(segment);
+}
+
+BatchMerger::BatchMerger(std::vector<BatchView> inputs, Frontier since)
+    : inputs_(std::move(inputs)), since_(since), floor_(since.empty() ? kMinTime : since.time()) {
+  std::uint64_t key_bytes = 0, val_bytes = 0;
+  for (const BatchView& b : inputs_) {
+    input_updates_ += b.update_count();
     key_bytes += b.key_bytes();
     val_bytes += b.val_bytes();
   }
-  writer.Reserve(updates, key_bytes, val_bytes);
-  std::vector<std::pair<Time, std::int64_t>> group;
-  for (MergeCursor c(batches); c.Valid(); c.Next()) {
-    group.clear();
-    c.ForEachUpdate([&](Time t, std::int64_t d) { group.emplace_back(std::max(t, floor), d); });
-    std::sort(group.begin(), group.end(),
+  writer_.Reserve(input_updates_, key_bytes, val_bytes);
+  cursor_ = std::make_unique<MergeCursor>(inputs_);
+}
+
+BatchMerger::~BatchMerger() = default;
+
+bool BatchMerger::Done() const { return !cursor_->Valid(); }
+
+std::uint64_t BatchMerger::Work(std::uint64_t fuel) {
+  std::uint64_t read = 0;
+  for (MergeCursor& c = *cursor_; c.Valid() && read < fuel; c.Next()) {
+    group_.clear();
+    c.ForEachUpdate([&](Time t, std::int64_t d) { group_.emplace_back(std::max(t, floor_), d); });
+    read += group_.size();
+    std::sort(group_.begin(), group_.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (std::size_t i = 0; i < group.size();) {
+    for (std::size_t i = 0; i < group_.size();) {
       Int128 sum = 0;
       std::size_t j = i;
-      for (; j < group.size() && group[j].first == group[i].first; ++j) sum += group[j].second;
+      for (; j < group_.size() && group_[j].first == group_[i].first; ++j) sum += group_[j].second;
       PushCount(sum,
-                [&](std::int64_t part) { writer.Push(c.key(), c.val(), group[i].first, part); });
+                [&](std::int64_t part) { writer_.Push(c.key(), c.val(), group_[i].first, part); });
       i = j;
     }
   }
-  if (writer.update_count() == 0) return std::uint64_t{0};
-  return writer.Finish(segment, since);
+  return read;
+}
+
+Result<std::uint64_t> BatchMerger::Finish(Segment& segment) const {
+  TANDEM_CHECK(Done(), "a merge is finished only once every input update is read");
+  if (writer_.update_count() == 0) return std::uint64_t{0};
+  return writer_.Finish(segment, since_);
 }
 
 MergeCursor::MergeCursor(std::span<const BatchView> batches)

@@ -229,6 +229,38 @@ Result<std::optional<LocalBatch>> BuildLocalBatch(UpdateBuffer updates, Frontier
 Result<std::uint64_t> MergeBatches(Segment& segment, std::span<const BatchView> batches,
                                    Frontier since);
 
+class MergeCursor;
+
+// The same merge done a piece at a time (differential dataflow's fueled merge): Work(fuel) merges
+// (key, val) groups until about `fuel` input updates are read, Done() once all are, Finish writes
+// the batch. The publisher spreads a large merge over the appends that follow it this way, so no
+// one step pays for it all (shm/publisher.h). The inputs must stay mapped and unchanged until the
+// merger is destroyed (the publisher keeps them in its spine meanwhile). Not movable: the cursor
+// holds a span of the inputs it owns.
+class BatchMerger {
+ public:
+  BatchMerger(std::vector<BatchView> inputs, Frontier since);
+  ~BatchMerger();
+  BatchMerger(const BatchMerger&) = delete;
+  BatchMerger& operator=(const BatchMerger&) = delete;
+  // Returns the input updates read: at least `fuel`, unless Done() first (a group is never split).
+  std::uint64_t Work(std::uint64_t fuel);
+  bool Done() const;
+  std::uint64_t input_updates() const { return input_updates_; }
+  // REQUIRES: Done(). The merged batch's offset, 0 when everything cancelled; ResourceExhausted
+  // when the segment is full (nothing allocated; Finish may be called again).
+  Result<std::uint64_t> Finish(Segment& segment) const;
+
+ private:
+  std::vector<BatchView> inputs_;  // before cursor_, which spans them
+  Frontier since_;
+  Time floor_;
+  std::uint64_t input_updates_ = 0;
+  std::unique_ptr<MergeCursor> cursor_;
+  BatchWriter writer_;
+  std::vector<std::pair<Time, std::int64_t>> group_;  // scratch: one group's updates
+};
+
 // Walks the (key, val) groups of several batches in merged order. Used by merges and readers.
 // Not thread-safe; one per reading thread.
 class MergeCursor {

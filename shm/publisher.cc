@@ -1,6 +1,7 @@
 #include "shm/publisher.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "base/check.h"
 #include "shm/spine.h"
@@ -59,7 +60,7 @@ Result<PublishedRef> Publisher::BindSlot(const SlotKey& key) {
   // follows the slot like a peer: its waiting peeks and one-shot imports hold it the same way).
   RaiseAtomic(s.peer_hold, key.as_of);
   s.flags.fetch_or(kSlotFilled);
-  slots_.emplace(index, LocalSlot{key, {}, false, {}});
+  slots_.emplace(index, LocalSlot{key, {}, false, {}, {}});
   AdvanceSince(index);
   Notify(index, key);
   return ref;
@@ -101,8 +102,8 @@ Status Publisher::AppendImpl(const PublishedRef& ref, UpdateBuffer* updates, Fro
   }
 
   if (!updates->empty()) {
-    // Reserve the new list first: everything after it only shrinks the spine, so no later step
-    // can fail in a way that leaves half a change behind.
+    const std::uint64_t appended = updates->size();
+    // Reserve the new list first: nothing after it can fail, so no error leaves half a change.
     auto list_offset = segment_->Allocate(ListBytes(local->spine.size() + 1), "a batch list");
     if (!list_offset.ok()) return Stalled(ref.index, list_offset.status());
     auto built = BuildBatchInPlace(*segment_, *updates, since);
@@ -111,43 +112,16 @@ Status Publisher::AppendImpl(const PublishedRef& ref, UpdateBuffer* updates, Fro
       return Stalled(ref.index, built.status());
     }
     updates->Clear();
-    std::vector<SpineBatch> spine = local->spine;
-    std::vector<std::uint64_t> fresh;  // built in this call: never seen by any reader
     if (*built != 0) {
+      std::vector<SpineBatch> spine = local->spine;
       spine.push_back(SpineBatchAt(*built));
-      fresh.push_back(*built);
+      TANDEM_RETURN_IF_ERROR(InstallSpine(ref.index, *local, std::move(spine), *list_offset));
+    } else {
+      segment_->Deallocate(*list_offset);
     }
-    // The spine's merge policy (shm/spine.h) says which newest batches to merge into one; ask
-    // again after each merge, since consolidation can leave the result smaller than estimated.
-    std::vector<std::uint64_t> sizes;
-    for (;;) {
-      sizes.clear();
-      for (const SpineBatch& b : spine) sizes.push_back(b.updates);
-      const std::optional<std::size_t> start = SpineMergeStart(sizes);
-      if (!start) break;
-      const std::size_t first = *start;
-      std::vector<BatchView> inputs;
-      for (std::size_t i = first; i < spine.size(); ++i) {
-        inputs.emplace_back(segment_->At<BatchHeader>(spine[i].offset));
-      }
-      auto merged = MergeBatches(*segment_, inputs, since);
-      if (!merged.ok()) break;  // segment full: keep the batches unmerged, retry next time
-      ++stats_.merges;
-      s.merges.fetch_add(1, std::memory_order_relaxed);
-      while (spine.size() > first) {
-        const std::uint64_t off = spine.back().offset;
-        spine.pop_back();
-        if (auto it = std::find(fresh.begin(), fresh.end(), off); it != fresh.end()) {
-          fresh.erase(it);
-          segment_->Deallocate(off);
-        }
-      }
-      if (*merged != 0) {
-        spine.push_back(SpineBatchAt(*merged));
-        fresh.push_back(*merged);
-      }
-    }
-    TANDEM_RETURN_IF_ERROR(InstallSpine(ref.index, *local, std::move(spine), *list_offset));
+    MergeSpine(ref.index, *local, appended);
+  } else if (!local->merges.empty()) {
+    MergeSpine(ref.index, *local, 0);  // keep running merges moving while nothing comes
   }
   s.flags.fetch_and(~kSlotStalled, std::memory_order_relaxed);
   // After the list: a reader that sees the new upper also sees every batch below it.
@@ -180,9 +154,111 @@ void Publisher::CompactSpine(std::uint32_t index, LocalSlot& local) {
   }
   ++stats_.merges;
   s.merges.fetch_add(1, std::memory_order_relaxed);
+  stats_.merges_running -= local.merges.size();
+  local.merges.clear();  // their inputs are retired now
   TANDEM_CHECK(InstallSpine(index, local, std::move(spine), *list_offset).ok(),
                "installing a compacted spine failed");
   CollectGarbage();
+}
+
+namespace {
+
+// Input updates a running merge reads per append beyond twice the updates appended, so that
+// merges end while nothing is appended too, and small merges end in the append that starts them.
+constexpr std::uint64_t kMinMergeFuel = 4096;
+
+}  // namespace
+
+void Publisher::MergeSpine(std::uint32_t index, LocalSlot& local, std::uint64_t appended) {
+  // The fuel: the policy folds a running merge of S updates into a newer one only once the
+  // batches appended after it hold more than S/2 updates (its older neighbour is more than twice
+  // them), and consolidation only shrinks batches; so reading two input updates per update
+  // appended ends every merge before the policy needs its batch. Every worker's merges thus cost
+  // in proportion to what it appends, step by step, instead of one step paying for a whole level.
+  const std::uint64_t fuel = 2 * appended + kMinMergeFuel;
+  for (const auto& job : local.merges) stats_.merge_reads += job->merger->Work(fuel);
+  for (std::size_t j = 0; j < local.merges.size();) {
+    if (local.merges[j]->merger->Done() && EndMerge(index, local, *local.merges[j])) continue;
+    ++j;
+  }
+  const Frontier since = Frontier::FromRaw(Data(index).since.load());
+  for (;;) {
+    const std::vector<SpineEntry> entries = Entries(local);
+    std::vector<std::uint64_t> sizes;
+    for (const SpineEntry& e : entries) sizes.push_back(e.updates);
+    const std::optional<std::size_t> start = SpineMergeStart(sizes);
+    if (!start) return;
+    // A running merge in the suffix ends now (rare: the fuel above ends most before this): the
+    // new merge reads its batch. Ask again after it, since consolidation can leave it smaller.
+    bool ended = false;
+    for (std::size_t e = *start; e < entries.size(); ++e) {
+      if (entries[e].job == nullptr) continue;
+      stats_.merge_reads += entries[e].job->merger->Work(std::numeric_limits<std::uint64_t>::max());
+      if (!EndMerge(index, local, *entries[e].job)) return;  // no room: the next append retries
+      ended = true;
+    }
+    if (ended) continue;
+    auto job = std::make_unique<MergeJob>();
+    std::vector<BatchView> views;
+    for (std::size_t i = entries[*start].first; i < local.spine.size(); ++i) {
+      job->inputs.push_back(local.spine[i].offset);
+      views.emplace_back(segment_->At<BatchHeader>(local.spine[i].offset));
+    }
+    job->merger = std::make_unique<BatchMerger>(std::move(views), since);
+    stats_.merge_reads += job->merger->Work(fuel);
+    MergeJob& started = *job;
+    local.merges.push_back(std::move(job));
+    ++stats_.merges_running;
+    if (started.merger->Done() && !EndMerge(index, local, started)) return;
+  }
+}
+
+std::vector<Publisher::SpineEntry> Publisher::Entries(const LocalSlot& local) const {
+  std::vector<SpineEntry> out;
+  for (std::size_t i = 0; i < local.spine.size();) {
+    MergeJob* job = nullptr;
+    for (const auto& j : local.merges) {
+      if (j->inputs.front() == local.spine[i].offset) job = j.get();
+    }
+    if (job == nullptr) {
+      out.push_back({i, 1, local.spine[i].updates, nullptr});
+      ++i;
+      continue;
+    }
+    const std::size_t n = job->inputs.size();
+    for (std::size_t k = 0; k < n; ++k) {
+      TANDEM_CHECK(i + k < local.spine.size() && local.spine[i + k].offset == job->inputs[k],
+                   "a running merge's inputs are consecutive batches of the spine");
+    }
+    out.push_back({i, n, job->merger->input_updates(), job});
+    i += n;
+  }
+  return out;
+}
+
+bool Publisher::EndMerge(std::uint32_t index, LocalSlot& local, MergeJob& job) {
+  auto merged = job.merger->Finish(*segment_);
+  if (!merged.ok()) return false;
+  auto list_offset = segment_->Allocate(ListBytes(local.spine.size()), "a batch list");
+  if (!list_offset.ok()) {
+    if (*merged != 0) segment_->Deallocate(*merged);
+    return false;
+  }
+  const auto first = std::find_if(local.spine.begin(), local.spine.end(), [&](const SpineBatch& b) {
+    return b.offset == job.inputs.front();
+  });
+  TANDEM_CHECK(first != local.spine.end(), "a running merge's inputs are in the spine");
+  const auto last = first + static_cast<std::ptrdiff_t>(job.inputs.size());
+  std::vector<SpineBatch> spine(local.spine.begin(), first);
+  if (*merged != 0) spine.push_back(SpineBatchAt(*merged));
+  spine.insert(spine.end(), last, local.spine.end());
+  ++stats_.merges;
+  Data(index).merges.fetch_add(1, std::memory_order_relaxed);
+  TANDEM_CHECK(InstallSpine(index, local, std::move(spine), *list_offset).ok(),
+               "installing a merged batch failed");
+  std::erase_if(local.merges, [&](const auto& j) { return j.get() == &job; });
+  --stats_.merges_running;
+  return true;
 }
 
 Publisher::SpineBatch Publisher::SpineBatchAt(std::uint64_t offset) const {
@@ -325,6 +401,8 @@ void Publisher::Unpublish(std::uint32_t index, LocalSlot& local) {
   if (old_list != 0) retired_.push_back({index, old_list, version});
   for (const SpineBatch& b : local.spine) retired_.push_back({index, b.offset, version});
   local.spine.clear();
+  stats_.merges_running -= local.merges.size();
+  local.merges.clear();
   local.unpublished = true;
   s.updates.store(0);
   s.batches.store(0);
@@ -401,6 +479,14 @@ Frontier Publisher::since(const PublishedRef& ref) const {
 std::size_t Publisher::batch_count(const PublishedRef& ref) const {
   auto it = slots_.find(ref.index);
   return it == slots_.end() ? 0 : it->second.spine.size();
+}
+
+std::vector<std::uint64_t> Publisher::SpineShape(const PublishedRef& ref) const {
+  std::vector<std::uint64_t> shape;
+  auto it = slots_.find(ref.index);
+  if (it == slots_.end() || !(it->second.key == ref.key)) return shape;
+  for (const SpineEntry& e : Entries(it->second)) shape.push_back(e.updates);
+  return shape;
 }
 
 }  // namespace tandem::shm

@@ -46,7 +46,9 @@ struct PublishedRef {
 };
 
 struct PublisherStats {
-  std::uint64_t merges = 0;
+  std::uint64_t merges = 0;           // merges ended (installed)
+  std::uint64_t merge_reads = 0;      // input updates read by the spine's merges so far
+  std::uint64_t merges_running = 0;   // merges started and not ended, over all slots
   std::uint64_t retired_pending = 0;  // retired allocations not yet freed
   std::uint64_t freed = 0;            // retired allocations freed so far
   std::uint64_t slots_freed = 0;
@@ -108,6 +110,9 @@ class Publisher {
   Frontier upper(const PublishedRef& ref) const;
   Frontier since(const PublishedRef& ref) const;
   std::size_t batch_count(const PublishedRef& ref) const;
+  // The spine as its merge policy sees it (shm/spine.h), oldest first: each batch's updates, with
+  // a running merge's batches counted as the one batch it will become (its input updates).
+  std::vector<std::uint64_t> SpineShape(const PublishedRef& ref) const;
   PublisherStats stats() const { return stats_; }
   std::uint32_t ordinal() const { return ordinal_; }
   // The replica's reader table, whose local readers' announcements P3 honours too (nullptr: none,
@@ -121,11 +126,26 @@ class Publisher {
     std::uint64_t bytes;
   };
   SpineBatch SpineBatchAt(std::uint64_t offset) const;  // sizes read from the batch's header
+  // A merge the policy started and appends fuel (fueled merging, as differential dataflow's
+  // spine does): `inputs` are a run of consecutive batches of the installed spine, which stay
+  // there, readable, until the merge ends and its batch replaces them.
+  struct MergeJob {
+    std::vector<std::uint64_t> inputs;  // offsets, oldest first
+    std::unique_ptr<BatchMerger> merger;
+  };
   struct LocalSlot {
     SlotKey key;
     std::vector<SpineBatch> spine;  // oldest first, shaped by shm/spine.h's merge policy
     bool unpublished = false;
-    std::multiset<Time> import_holds;  // SlotData::import_hold is their minimum
+    std::multiset<Time> import_holds;               // SlotData::import_hold is their minimum
+    std::vector<std::unique_ptr<MergeJob>> merges;  // running, oldest run first; disjoint runs
+  };
+  // One element of the spine as the merge policy sees it: a batch, or a running merge's run of
+  // batches counted as the one batch it will become.
+  struct SpineEntry {
+    std::size_t first = 0, count = 1;  // positions in LocalSlot::spine
+    std::uint64_t updates = 0;
+    MergeJob* job = nullptr;
   };
   struct Retired {
     std::uint32_t slot;
@@ -142,8 +162,16 @@ class Publisher {
   void PublishImportHolds(std::uint32_t index, const LocalSlot& local);
   Status AppendImpl(const PublishedRef& ref, UpdateBuffer* updates, Frontier new_upper, bool retry);
   // Merges the whole spine into one batch at the current since, if there is room for it and it
-  // is smaller; the old batches are retired (freed once no reader can see them).
+  // is smaller; the old batches are retired (freed once no reader can see them). Running merges
+  // are abandoned then (their inputs are retired).
   void CompactSpine(std::uint32_t index, LocalSlot& local);
+  // After an append of `appended` updates: fuels the running merges, installs the ones done, and
+  // starts the merges the policy asks for (finishing at once any running merge that must take part
+  // in one). Failing for room leaves the spine as it is; the next append tries again.
+  void MergeSpine(std::uint32_t index, LocalSlot& local, std::uint64_t appended);
+  std::vector<SpineEntry> Entries(const LocalSlot& local) const;
+  // Installs a done merge's batch in place of its run; false (nothing changed) without room.
+  bool EndMerge(std::uint32_t index, LocalSlot& local, MergeJob& job);
   // Flags the slot kSlotStalled when `why` is ResourceExhausted; returns `why`.
   Status Stalled(std::uint32_t index, Status why);
   Status InstallSpine(std::uint32_t index, LocalSlot& local, std::vector<SpineBatch> spine,

@@ -152,10 +152,20 @@ TEST(Spine, MergesOnlyASuffixAndOnlyAsMuchAsNeeded) {
   }
 }
 
+// Appends `n` new distinct keys (nothing ever consolidates) at time t.
+Status AppendDistinct(Publisher& pub, const PublishedRef& p, Time t, std::uint64_t n,
+                      std::int64_t& next_key) {
+  std::vector<Update> ups;
+  for (std::uint64_t i = 0; i < n; ++i) ups.push_back({EncodeRow({next_key++}), "", t, 1});
+  return pub.Append(p, ups, Frontier::At(t + 1));
+}
+
 // The publisher follows the policy: distinct keys (nothing consolidates) appended one batch at a
-// time leave a spine whose batches, read back through a snapshot, are geometric and few.
+// time leave a spine whose shape — running merges counted as the batch each will become — is the
+// policy's after every append; what readers see holds every update all along; and once the merges
+// have run out (empty appends fuel them), the batches read back are the policy's, geometric.
 TEST(Spine, PublisherKeepsItsSpineGeometric) {
-  testing::TestSegment seg(testing::TestSegment::Options());
+  testing::TestSegment seg(testing::TestSegment::Options(1, 128ull << 20));
   auto pub = std::move(Publisher::Attach(seg.segment.get(), 0)).value();
   auto reader = std::move(Reader::Attach(seg.segment.get(), 0)).value();
   const SlotKey key{GlobalId::User(1), 0};
@@ -165,20 +175,67 @@ TEST(Spine, PublisherKeepsItsSpineGeometric) {
   std::mt19937_64 rng(3);
   std::int64_t next_key = 0;
   Simulation sim;
-  for (Time t = 0; t < 400; ++t) {
-    std::vector<Update> ups;
-    const std::uint64_t n = 1 + rng() % 20;
-    for (std::uint64_t i = 0; i < n; ++i) ups.push_back({EncodeRow({next_key++}), "", t, 1});
-    ASSERT_TRUE(pub->Append(*p, ups, Frontier::At(t + 1)).ok());
-    sim.Append(n);
-    auto snap = reader->Take(*f);
-    ASSERT_TRUE(snap.ok());
+  Time t = 0;
+  std::uint64_t most_running = 0;
+  auto published = [&] {
     std::vector<std::uint64_t> sizes;
-    for (const BatchView& b : snap->batches()) sizes.push_back(b.update_count());
-    ASSERT_EQ(sizes, sim.sizes) << "at " << t << ": the publisher merged what the policy says";
-    ASSERT_TRUE(SpineIsGeometric(sizes)) << Describe(sizes);
+    auto snap = reader->Take(*f);
+    EXPECT_TRUE(snap.ok());
+    if (snap.ok()) {
+      for (const BatchView& b : snap->batches()) sizes.push_back(b.update_count());
+    }
+    return sizes;
+  };
+  for (; t < 2000; ++t) {
+    // Now and then a large batch, so that some merges are too large for one append's fuel.
+    const std::uint64_t n = t % 97 == 0 ? 20000 : 1 + rng() % 20;
+    ASSERT_TRUE(AppendDistinct(*pub, *p, t, n, next_key).ok());
+    sim.Append(n);
+    ASSERT_EQ(pub->SpineShape(*p), sim.sizes) << "at " << t << ": the policy's merges";
+    const std::vector<std::uint64_t> sizes = published();
+    std::uint64_t total = 0;
+    for (std::uint64_t b : sizes) total += b;
+    ASSERT_EQ(total, static_cast<std::uint64_t>(next_key)) << "at " << t << ": every update";
+    most_running = std::max(most_running, pub->stats().merges_running);
   }
+  EXPECT_GT(most_running, 0u) << "some merges outlast the append that starts them";
+  while (pub->stats().merges_running > 0 && t < 4000) {
+    ASSERT_TRUE(pub->Append(*p, {}, Frontier::At(++t + 1)).ok());
+    published();  // the reader moves on, so what the merges retire is freed (room for the next)
+  }
+  EXPECT_EQ(pub->stats().merges_running, 0u) << "empty appends end the running merges";
+  EXPECT_EQ(published(), sim.sizes);
+  EXPECT_TRUE(SpineIsGeometric(published())) << Describe(published());
   EXPECT_EQ(pub->stats().merges, sim.merges);
+}
+
+// Fueled merging: an append reads at most its fuel (twice its updates plus a minimum) for each
+// merge running or started in it, never a whole level at once; the policy never has to end a
+// merge early. Synchronous merging read most of the spine in some single appends.
+TEST(Spine, NoAppendMergesMoreThanItsFuelPerRunningMerge) {
+  testing::TestSegment seg(testing::TestSegment::Options(1, 128ull << 20));
+  auto pub = std::move(Publisher::Attach(seg.segment.get(), 0)).value();
+  auto p = pub->BindSlot(SlotKey{GlobalId::User(1), 0});
+  ASSERT_TRUE(p.ok());
+  std::mt19937_64 rng(11);
+  std::int64_t next_key = 0;
+  std::uint64_t most = 0, largest_merge_simulated = 0;
+  Simulation sim;
+  for (Time t = 0; t < 1500; ++t) {
+    const std::uint64_t n = 100 + rng() % 200;
+    const std::uint64_t reads = pub->stats().merge_reads;
+    const std::uint64_t running = pub->stats().merges_running;
+    ASSERT_TRUE(AppendDistinct(*pub, *p, t, n, next_key).ok());
+    const std::uint64_t merges = running + (pub->SpineShape(*p).size() + 1);  // bound on started
+    const std::uint64_t read = pub->stats().merge_reads - reads;
+    ASSERT_LE(read, merges * (2 * n + 4096)) << "append " << t;
+    most = std::max(most, read);
+    const std::uint64_t before = sim.merged_updates;
+    sim.Append(n);
+    largest_merge_simulated = std::max(largest_merge_simulated, sim.merged_updates - before);
+  }
+  // The largest read of one append is a small share of the largest merge it spread out.
+  EXPECT_LT(most * 4, largest_merge_simulated) << most << " vs " << largest_merge_simulated;
 }
 
 }  // namespace
