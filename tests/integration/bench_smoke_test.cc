@@ -179,10 +179,13 @@ TEST(TandemBench, SmokeEveryScenario) {
   }
   {
     SCOPED_TRACE("ingest");
-    const Report r = ParseOrFail(
-        Bench({"ingest", "--ingest-keys", "10000", "--ingest-updates", "500", "--workers", "1,2"}));
+    const Report r =
+        ParseOrFail(Bench({"ingest", "--ingest-keys", "10000", "--ingest-updates", "500",
+                           "--workers", "1,2", "--join-fact-keys", "10000", "--join-fact-updates",
+                           "200", "--join-dim-keys", "100", "--join-dim-updates", "10"}));
     ASSERT_TRUE(r.count("ingest"));
-    for (const char* cell : {"index/w1", "reduce/w1", "index/w2", "reduce/w2"}) {
+    for (const char* cell :
+         {"index/w1", "reduce/w1", "join/w1", "index/w2", "reduce/w2", "join/w2"}) {
       ASSERT_TRUE(r.at("ingest").count(cell)) << cell;
       const Metrics& m = r.at("ingest").at(cell);
       EXPECT_GT(m.at("updates_per_s"), 0) << cell;

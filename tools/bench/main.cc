@@ -34,8 +34,9 @@ controller endpoint like any client; everything is stopped and removed at the en
   isolation      point-lookup peek latency, {solo, two-runtime} x {idle, loaded}, with the
                  heavy dataflow's maintenance throughput (the headline)
   lookup-scale   two-runtime point-lookup latency with the index at 10^4 .. --max-keys keys
-  ingest         maintenance throughput into an index and through a reduce (as fast as possible),
-                 for each --workers count (cells index/w<N>, reduce/w<N>: updates/s, per worker,
+  ingest         maintenance throughput into an index, through a reduce and through a join (the
+                 join scenario's sources variant, --join-* loads), as fast as possible, for each
+                 --workers count (cells index/w<N>, reduce/w<N>, join/w<N>: updates/s, per worker,
                  the speedup over the first count, each worker's busy and waiting fractions of
                  the window from the runtime's step statistics in /metrics)
   memory         segment bytes of a churning index with compaction commands flowing

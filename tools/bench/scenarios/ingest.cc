@@ -50,29 +50,45 @@ Scenario Ingest(const Options& o) {
                     .updates_per_tick = o.ingest_updates,
                     .tick_interval_us = 0,
                     .seed = 3};
-  for (bool reduce : {false, true}) {
-    const std::string kind = reduce ? "reduce" : "index";
+  // join: the join scenario's "sources" variant (both inputs sources of the joining dataflow);
+  // its input updates per tick are the fact's and the dimension's.
+  const JoinLoad join = JoinSourcesLoad(o, 40);
+  for (const std::string kind : {"index", "reduce", "join"}) {
     double first_ups = 0;
     for (const int workers : o.worker_counts) {
       const std::string name = kind + "/w" + std::to_string(workers);
       Progress(o, "ingest: %s (building)\n", name);
-      Options ow = o;
+      Options ow = kind == "join" ? join.options : o;
       ow.workers = workers;
       Replica replica(ReplicaFor(ow, true));
       replica.WaitReady();
       Client client(replica.endpoint(), ClientKeys(o));
-      const std::string tracked = reduce ? kHeavyReduceIndex : kHeavyIndex;
-      client.Send(
-          reduce ? ReducedSource(kHeavySource, "", kHeavyReduce, kHeavyReduceIndex, kv, o.groups)
-                 : IndexedSource(kHeavySource, kHeavyIndex, kv));
-      client.WaitWrite(tracked, 2, BuildLimit(kv.keys), replica);
+      std::string tracked;
+      double updates_per_tick = 0;
+      if (kind == "join") {
+        // Back to back, so both dataflows start at time 0 together.
+        for (const pb::Command& c : join.target.Create(join.fact, join.dim)) client.Send(c);
+        for (const std::string& id : join.target.Built())
+          client.WaitWrite(id, 2, BuildLimit(join.fact.keys), replica);
+        tracked = join.target.join_index;
+        updates_per_tick =
+            static_cast<double>(join.fact.updates_per_tick + join.dim.updates_per_tick);
+      } else {
+        const bool reduce = kind == "reduce";
+        tracked = reduce ? kHeavyReduceIndex : kHeavyIndex;
+        client.Send(
+            reduce ? ReducedSource(kHeavySource, "", kHeavyReduce, kHeavyReduceIndex, kv, o.groups)
+                   : IndexedSource(kHeavySource, kHeavyIndex, kv));
+        client.WaitWrite(tracked, 2, BuildLimit(kv.keys), replica);
+        updates_per_tick = static_cast<double>(kv.updates_per_tick);
+      }
       Progress(o, "ingest: measuring %s\n", name);
       const Window w = MeasureTicks(client, replica, tracked, o.duration, o.warmup);
-      const double ups = w.ticks_per_s * static_cast<double>(kv.updates_per_tick);
+      const double ups = w.ticks_per_s * updates_per_tick;
       if (first_ups == 0) first_ups = ups;
       Cell cell{.name = name};
-      cell.Set("keys", static_cast<double>(kv.keys));
-      cell.Set("updates_per_tick", static_cast<double>(kv.updates_per_tick));
+      cell.Set("keys", static_cast<double>(kind == "join" ? join.fact.keys : kv.keys));
+      cell.Set("updates_per_tick", updates_per_tick);
       cell.Set("ticks_per_s", w.ticks_per_s);
       cell.Set("updates_per_s", ups);
       cell.Set("workers", workers);
@@ -94,9 +110,10 @@ Scenario Ingest(const Options& o) {
       s.cells.push_back(std::move(cell));
     }
   }
-  char note[256];
+  char note[384];
   std::snprintf(note, sizeof note,
-                "cells <index|reduce>/w<N>: N maintenance workers; speedup = updates_per_s over "
+                "cells <index|reduce|join>/w<N>: N maintenance workers (join: the join scenario's "
+                "sources variant, fact + dimension updates); speedup = updates_per_s over "
                 "the w%d cell's; busy/waiting_frac_w<i> = worker i's busy (working) and waiting "
                 "(at barriers) seconds per second of the measured window, from /metrics",
                 o.worker_counts.front());

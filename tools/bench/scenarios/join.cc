@@ -347,6 +347,13 @@ void Isolation(const Options& o, Scenario& s) {
 
 }  // namespace
 
+JoinLoad JoinSourcesLoad(const Options& o, std::uint64_t base) {
+  return {.target = TargetFor(o, false, base),
+          .fact = FactLoad(o),
+          .dim = DimLoad(o),
+          .options = Sized(o)};
+}
+
 std::vector<Scenario> Join(const Options& o) {
   std::vector<Scenario> out;
   if (o.join_part != "isolation") {

@@ -63,6 +63,14 @@ Scenario SlowPath(const Options& o);
 // (both sides sources, or the dimension an imported index); "join-isolation": isolation's
 // two-runtime cells with the join as the heavy load (issue 14). --join-part picks.
 std::vector<Scenario> Join(const Options& o);
+// The join scenario's "sources" variant for another scenario (ingest's join cells): its dataflows
+// on ids u<base+1..base+5>, its loads (--join-* flags), and `o` with the segment it needs.
+struct JoinLoad {
+  JoinTarget target;
+  KeyValue fact, dim;
+  Options options;
+};
+JoinLoad JoinSourcesLoad(const Options& o, std::uint64_t base);
 // "write" (issue 15): acknowledged durable writes/s into tables through the endpoint (1 and
 // --write-clients writer sessions, batches of 1 and 100 rows, plain and upsert), write-to-visible
 // latency while peeks run, and Redis SET/MSET (appendfsync everysec and always) in the same run.
