@@ -103,7 +103,8 @@ Status Publisher::AppendImpl(const PublishedRef& ref, UpdateBuffer* updates, Fro
 
   if (!updates->empty()) {
     const std::uint64_t appended = updates->size();
-    // Reserve the new list first: nothing after it can fail, so no error leaves half a change.
+    // Reserve the new list first: everything after it only shrinks the spine, so no later step
+    // can fail in a way that leaves half a change behind.
     auto list_offset = segment_->Allocate(ListBytes(local->spine.size() + 1), "a batch list");
     if (!list_offset.ok()) return Stalled(ref.index, list_offset.status());
     auto built = BuildBatchInPlace(*segment_, *updates, since);
@@ -112,16 +113,13 @@ Status Publisher::AppendImpl(const PublishedRef& ref, UpdateBuffer* updates, Fro
       return Stalled(ref.index, built.status());
     }
     updates->Clear();
+    PendingSpine pending{local->spine, {}};
     if (*built != 0) {
-      std::vector<SpineBatch> spine = local->spine;
-      spine.push_back(SpineBatchAt(*built));
-      TANDEM_RETURN_IF_ERROR(InstallSpine(ref.index, *local, std::move(spine), *list_offset));
-    } else {
-      segment_->Deallocate(*list_offset);
+      pending.spine.push_back(SpineBatchAt(*built));
+      pending.fresh.push_back(*built);
     }
-    MergeSpine(ref.index, *local, appended);
-  } else if (!local->merges.empty()) {
-    MergeSpine(ref.index, *local, 0);  // keep running merges moving while nothing comes
+    MergeSpine(ref.index, *local, pending, appended);
+    TANDEM_RETURN_IF_ERROR(InstallSpine(ref.index, *local, std::move(pending.spine), *list_offset));
   }
   s.flags.fetch_and(~kSlotStalled, std::memory_order_relaxed);
   // After the list: a reader that sees the new upper also sees every batch below it.
@@ -169,95 +167,135 @@ constexpr std::uint64_t kMinMergeFuel = 4096;
 
 }  // namespace
 
-void Publisher::MergeSpine(std::uint32_t index, LocalSlot& local, std::uint64_t appended) {
-  // The fuel: the policy folds a running merge of S updates into a newer one only once the
-  // batches appended after it hold more than S/2 updates (its older neighbour is more than twice
-  // them), and consolidation only shrinks batches; so reading two input updates per update
-  // appended ends every merge before the policy needs its batch. Every worker's merges thus cost
-  // in proportion to what it appends, step by step, instead of one step paying for a whole level.
+void Publisher::MergeSpine(std::uint32_t index, LocalSlot& local, PendingSpine& pending,
+                           std::uint64_t appended) {
+  // The fuel: the policy folds a running merge of S input updates into a newer merge only once
+  // the batches appended after it hold at least S/2 updates (then S <= 2 * folded), and a batch
+  // holds at most the updates appended into it; so reading two input updates per update appended
+  // ends every merge before the policy needs its batch. Each worker's merges thus cost in
+  // proportion to what it appends, step by step, instead of one step paying for a whole level.
   const std::uint64_t fuel = 2 * appended + kMinMergeFuel;
   for (const auto& job : local.merges) stats_.merge_reads += job->merger->Work(fuel);
   for (std::size_t j = 0; j < local.merges.size();) {
-    if (local.merges[j]->merger->Done() && EndMerge(index, local, *local.merges[j])) continue;
+    if (local.merges[j]->merger->Done() && EndMerge(index, local, pending, j)) continue;
     ++j;
   }
   const Frontier since = Frontier::FromRaw(Data(index).since.load());
+  // Entries before `floor` wait for a running merge among them to be done.
+  std::size_t floor = 0;
   for (;;) {
-    const std::vector<SpineEntry> entries = Entries(local);
+    const std::vector<SpineEntry> entries = Entries(local, pending.spine);
     std::vector<std::uint64_t> sizes;
-    for (const SpineEntry& e : entries) sizes.push_back(e.updates);
+    for (std::size_t e = floor; e < entries.size(); ++e) sizes.push_back(entries[e].updates);
     const std::optional<std::size_t> start = SpineMergeStart(sizes);
     if (!start) return;
-    // A running merge in the suffix ends now (rare: the fuel above ends most before this): the
-    // new merge reads its batch. Ask again after it, since consolidation can leave it smaller.
+    const std::size_t first = floor + *start;
+    // The new merge reads the batches of the running merges in its suffix, so they end first.
+    // One not done yet is waited for (the coming appends' fuel ends it), the policy meanwhile
+    // applied to the entries newer than it — unless the batches newer than it already hold half
+    // its input, which the fuel above rules out unless merges consolidated: it ends now.
+    std::optional<std::size_t> wait;
+    std::uint64_t newer = 0;
+    for (std::size_t e = entries.size(); e-- > first;) {
+      MergeJob* job = entries[e].job;
+      if (job != nullptr && !job->merger->Done()) {
+        if (2 * newer < job->merger->input_updates()) {
+          wait = e;
+          break;
+        }
+        stats_.merge_reads += job->merger->Work(std::numeric_limits<std::uint64_t>::max());
+      }
+      newer += entries[e].updates;
+    }
+    if (wait) {
+      floor = *wait + 1;
+      continue;
+    }
     bool ended = false;
-    for (std::size_t e = *start; e < entries.size(); ++e) {
+    for (std::size_t e = first; e < entries.size(); ++e) {
       if (entries[e].job == nullptr) continue;
-      stats_.merge_reads += entries[e].job->merger->Work(std::numeric_limits<std::uint64_t>::max());
-      if (!EndMerge(index, local, *entries[e].job)) return;  // no room: the next append retries
+      const auto j = static_cast<std::size_t>(
+          std::find_if(local.merges.begin(), local.merges.end(),
+                       [&](const auto& m) { return m.get() == entries[e].job; }) -
+          local.merges.begin());
+      if (!EndMerge(index, local, pending, j)) return;  // no room: a later append retries
       ended = true;
     }
-    if (ended) continue;
+    if (ended) continue;  // ask again: consolidation may have left them smaller
     auto job = std::make_unique<MergeJob>();
     std::vector<BatchView> views;
-    for (std::size_t i = entries[*start].first; i < local.spine.size(); ++i) {
-      job->inputs.push_back(local.spine[i].offset);
-      views.emplace_back(segment_->At<BatchHeader>(local.spine[i].offset));
+    for (std::size_t i = entries[first].first; i < pending.spine.size(); ++i) {
+      job->inputs.push_back(pending.spine[i].offset);
+      views.emplace_back(segment_->At<BatchHeader>(pending.spine[i].offset));
     }
     job->merger = std::make_unique<BatchMerger>(std::move(views), since);
     stats_.merge_reads += job->merger->Work(fuel);
-    MergeJob& started = *job;
     local.merges.push_back(std::move(job));
     ++stats_.merges_running;
-    if (started.merger->Done() && !EndMerge(index, local, started)) return;
+    if (local.merges.back()->merger->Done() &&
+        !EndMerge(index, local, pending, local.merges.size() - 1))
+      return;
   }
 }
 
-std::vector<Publisher::SpineEntry> Publisher::Entries(const LocalSlot& local) const {
+std::vector<Publisher::SpineEntry> Publisher::Entries(const LocalSlot& local,
+                                                      const std::vector<SpineBatch>& spine) const {
   std::vector<SpineEntry> out;
-  for (std::size_t i = 0; i < local.spine.size();) {
+  for (std::size_t i = 0; i < spine.size();) {
     MergeJob* job = nullptr;
     for (const auto& j : local.merges) {
-      if (j->inputs.front() == local.spine[i].offset) job = j.get();
+      if (j->inputs.front() == spine[i].offset) job = j.get();
     }
     if (job == nullptr) {
-      out.push_back({i, 1, local.spine[i].updates, nullptr});
+      out.push_back({i, spine[i].updates, nullptr});
       ++i;
       continue;
     }
     const std::size_t n = job->inputs.size();
     for (std::size_t k = 0; k < n; ++k) {
-      TANDEM_CHECK(i + k < local.spine.size() && local.spine[i + k].offset == job->inputs[k],
+      TANDEM_CHECK(i + k < spine.size() && spine[i + k].offset == job->inputs[k],
                    "a running merge's inputs are consecutive batches of the spine");
     }
-    out.push_back({i, n, job->merger->input_updates(), job});
+    out.push_back({i, job->merger->input_updates(), job});
     i += n;
   }
   return out;
 }
 
-bool Publisher::EndMerge(std::uint32_t index, LocalSlot& local, MergeJob& job) {
+bool Publisher::EndMerge(std::uint32_t index, LocalSlot& local, PendingSpine& pending,
+                         std::size_t j) {
+  MergeJob& job = *local.merges[j];
   auto merged = job.merger->Finish(*segment_);
   if (!merged.ok()) return false;
-  auto list_offset = segment_->Allocate(ListBytes(local.spine.size()), "a batch list");
-  if (!list_offset.ok()) {
-    if (*merged != 0) segment_->Deallocate(*merged);
-    return false;
+  const auto first =
+      std::find_if(pending.spine.begin(), pending.spine.end(),
+                   [&](const SpineBatch& b) { return b.offset == job.inputs.front(); });
+  const auto at = static_cast<std::size_t>(first - pending.spine.begin());
+  for (std::size_t k = 0; k < job.inputs.size(); ++k) {
+    TANDEM_CHECK(at + k < pending.spine.size() && pending.spine[at + k].offset == job.inputs[k],
+                 "a running merge's inputs are consecutive batches of the spine");
   }
-  const auto first = std::find_if(local.spine.begin(), local.spine.end(), [&](const SpineBatch& b) {
-    return b.offset == job.inputs.front();
-  });
-  TANDEM_CHECK(first != local.spine.end(), "a running merge's inputs are in the spine");
-  const auto last = first + static_cast<std::ptrdiff_t>(job.inputs.size());
-  std::vector<SpineBatch> spine(local.spine.begin(), first);
-  if (*merged != 0) spine.push_back(SpineBatchAt(*merged));
-  spine.insert(spine.end(), last, local.spine.end());
+  // Inputs built in this call were never seen by a reader: freed now. The others are retired by
+  // the install of the pending spine (freed once no reader can see them).
+  for (const std::uint64_t input : job.inputs) {
+    if (auto it = std::find(pending.fresh.begin(), pending.fresh.end(), input);
+        it != pending.fresh.end()) {
+      pending.fresh.erase(it);
+      segment_->Deallocate(input);
+    }
+  }
+  std::vector<SpineBatch> spine(pending.spine.begin(), first);
+  if (*merged != 0) {
+    spine.push_back(SpineBatchAt(*merged));
+    pending.fresh.push_back(*merged);
+  }
+  spine.insert(spine.end(), first + static_cast<std::ptrdiff_t>(job.inputs.size()),
+               pending.spine.end());
+  pending.spine = std::move(spine);
   ++stats_.merges;
   Data(index).merges.fetch_add(1, std::memory_order_relaxed);
-  TANDEM_CHECK(InstallSpine(index, local, std::move(spine), *list_offset).ok(),
-               "installing a merged batch failed");
-  std::erase_if(local.merges, [&](const auto& j) { return j.get() == &job; });
   --stats_.merges_running;
+  local.merges.erase(local.merges.begin() + static_cast<std::ptrdiff_t>(j));
   return true;
 }
 
@@ -413,7 +451,24 @@ void Publisher::Unpublish(std::uint32_t index, LocalSlot& local) {
 void Publisher::Maintain() {
   CheckThread();
   for (auto& [index, local] : slots_) {
-    if (!local.unpublished) AdvanceSince(index);
+    if (local.unpublished) continue;
+    AdvanceSince(index);
+    // A slot that stopped appending still ends its running merges (the minimum fuel per call).
+    if (!local.merges.empty()) {
+      auto list_offset = segment_->Allocate(ListBytes(local.spine.size()), "a batch list");
+      if (!list_offset.ok()) continue;
+      PendingSpine pending{local.spine, {}};
+      MergeSpine(index, local, pending, 0);
+      if (pending.spine.size() == local.spine.size() &&
+          std::equal(
+              pending.spine.begin(), pending.spine.end(), local.spine.begin(),
+              [](const SpineBatch& a, const SpineBatch& b) { return a.offset == b.offset; })) {
+        segment_->Deallocate(*list_offset);
+      } else {
+        TANDEM_CHECK(InstallSpine(index, local, std::move(pending.spine), *list_offset).ok(),
+                     "installing a merged spine failed");
+      }
+    }
   }
   CollectGarbage();
 }
@@ -485,7 +540,7 @@ std::vector<std::uint64_t> Publisher::SpineShape(const PublishedRef& ref) const 
   std::vector<std::uint64_t> shape;
   auto it = slots_.find(ref.index);
   if (it == slots_.end() || !(it->second.key == ref.key)) return shape;
-  for (const SpineEntry& e : Entries(it->second)) shape.push_back(e.updates);
+  for (const SpineEntry& e : Entries(it->second, it->second.spine)) shape.push_back(e.updates);
   return shape;
 }
 

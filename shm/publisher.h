@@ -19,6 +19,10 @@
 //  P4  the publisher compacts (advances times in merges) only to the published since, which is
 //      never past the peer hold nor any import hold, so a read the reader has accepted, and the
 //      progress of an importer in this runtime, stay exact (I1, DESIGN §8).
+//  P6  a running (fueled) merge reads only batches of the slot's installed or pending spine, a
+//      consecutive run no other merge reads; whatever removes them from the spine (the merge's
+//      own end, CompactSpine, Unpublish) ends or drops the merge in the same call, so a merge
+//      never reads a retired batch (the merger is not a reader: no announcement protects it).
 #pragma once
 
 #include <cstdint>
@@ -79,7 +83,7 @@ class Publisher {
   // with their times below since advanced to it. Pass `retry` when they come back from such a
   // failure: times in [new_upper, since] are then accepted as advanced. Before a retry, it first
   // merges the slot's spine at the current since when that frees room (compaction the controller
-  // allowed while the index waited).
+  // allowed while the index waited); running merges are dropped then (their inputs are merged).
   Status AppendOrKeep(const PublishedRef& ref, UpdateBuffer* updates, Frontier new_upper,
                       bool retry);
 
@@ -103,8 +107,9 @@ class Publisher {
   // (Append*, AllowCompaction, Maintain). Empty once unpublished.
   std::vector<BatchView> Batches(const PublishedRef& ref) const;
 
-  // Re-reads peer holds and advances since where they allow, frees retired memory no reader can
-  // see, and frees slots that are unpublished and released. Cheap; call it regularly.
+  // Re-reads peer holds and advances since where they allow, fuels running merges (so a slot that
+  // stopped appending ends them too), frees retired memory no reader can see, and frees slots
+  // that are unpublished and released. Cheap; call it regularly.
   void Maintain();
 
   Frontier upper(const PublishedRef& ref) const;
@@ -143,9 +148,15 @@ class Publisher {
   // One element of the spine as the merge policy sees it: a batch, or a running merge's run of
   // batches counted as the one batch it will become.
   struct SpineEntry {
-    std::size_t first = 0, count = 1;  // positions in LocalSlot::spine
+    std::size_t first = 0;  // position of its (first) batch in the spine
     std::uint64_t updates = 0;
     MergeJob* job = nullptr;
+  };
+  // The spine an append or Maintain is about to install, and which of its batches were made in
+  // this call (never installed, so never seen by a reader: freed at once when merged away).
+  struct PendingSpine {
+    std::vector<SpineBatch> spine;
+    std::vector<std::uint64_t> fresh;
   };
   struct Retired {
     std::uint32_t slot;
@@ -165,13 +176,16 @@ class Publisher {
   // is smaller; the old batches are retired (freed once no reader can see them). Running merges
   // are abandoned then (their inputs are retired).
   void CompactSpine(std::uint32_t index, LocalSlot& local);
-  // After an append of `appended` updates: fuels the running merges, installs the ones done, and
-  // starts the merges the policy asks for (finishing at once any running merge that must take part
-  // in one). Failing for room leaves the spine as it is; the next append tries again.
-  void MergeSpine(std::uint32_t index, LocalSlot& local, std::uint64_t appended);
-  std::vector<SpineEntry> Entries(const LocalSlot& local) const;
-  // Installs a done merge's batch in place of its run; false (nothing changed) without room.
-  bool EndMerge(std::uint32_t index, LocalSlot& local, MergeJob& job);
+  // After an append of `appended` updates into `pending` (or 0 from Maintain): fuels the running
+  // merges, ends the ones done, and starts the merges the policy asks for, waiting for a running
+  // merge the policy would fold into a new one. Without room to end a merge, leaves it for later.
+  void MergeSpine(std::uint32_t index, LocalSlot& local, PendingSpine& pending,
+                  std::uint64_t appended);
+  std::vector<SpineEntry> Entries(const LocalSlot& local,
+                                  const std::vector<SpineBatch>& spine) const;
+  // Replaces the run of local.merges[j] (done) in `pending` by its batch and forgets the merge;
+  // false (nothing changed) without room for the batch.
+  bool EndMerge(std::uint32_t index, LocalSlot& local, PendingSpine& pending, std::size_t j);
   // Flags the slot kSlotStalled when `why` is ResourceExhausted; returns `why`.
   Status Stalled(std::uint32_t index, Status why);
   Status InstallSpine(std::uint32_t index, LocalSlot& local, std::vector<SpineBatch> spine,

@@ -31,8 +31,9 @@ using namespace std::chrono_literals;
 
 namespace {
 // Work one lockstep iteration aims at: commands (and, in solo, peeks) wait at most about this long
-// behind a step, plus whatever single tick or spine merge cannot be split. Small steps are also
-// faster overall than big ones (their updates stay in cache): measured with `tandem-bench ingest`.
+// behind a step, plus whatever single tick cannot be split (spine merges are fueled:
+// shm/publisher.h). Small steps are also faster overall than big ones (their updates stay in
+// cache): measured with `tandem-bench ingest`.
 constexpr std::chrono::microseconds kStepBudget = 5ms;
 // Heap memory freed but kept by malloc beyond this (a hydration's first tick held every update of
 // a snapshot before publishing it) is returned to the system (malloc_trim), so the runtime's
