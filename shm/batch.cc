@@ -154,48 +154,98 @@ void BatchWriter::Reserve(std::size_t updates, std::size_t key_bytes, std::size_
   diffs_.reserve(updates);
 }
 
-Result<BatchHeader> BatchWriter::Layout(Frontier since) const {
+namespace {
+
+// What a batch holds, in the sizes its layout places: counted by ShapeSink from consolidated
+// updates, or read off a BatchWriter's staging columns.
+struct BatchShape {
+  std::uint64_t keys = 0, vals = 0, updates = 0, key_bytes = 0, val_bytes = 0;
+  Time min_time = 0, max_time = 0;
+  std::string_view first_key, last_key;
+};
+
+// The header of a batch of `s`: where each column goes. InvalidArgument beyond the format.
+Result<BatchHeader> LayoutOf(const BatchShape& s, Frontier since) {
   constexpr std::uint64_t kLimit = std::numeric_limits<std::uint32_t>::max() - 1;
-  if (key_bytes_.size() > kLimit || val_bytes_.size() > kLimit || times_.size() > kLimit) {
-    return Status::InvalidArgument(
-        "batch too large for the format: " + std::to_string(times_.size()) + " updates, " +
-        std::to_string(key_bytes_.size() + val_bytes_.size()) + " bytes of rows");
+  if (s.key_bytes > kLimit || s.val_bytes > kLimit || s.updates > kLimit) {
+    return Status::InvalidArgument("batch too large for the format: " + std::to_string(s.updates) +
+                                   " updates, " + std::to_string(s.key_bytes + s.val_bytes) +
+                                   " bytes of rows");
   }
   BatchHeader h{};
   h.magic = kBatchMagic;
-  h.key_count = key_offsets_.size() - 1;
-  h.val_count = val_offsets_.size() - 1;
-  h.update_count = times_.size();
+  h.key_count = s.keys;
+  h.val_count = s.vals;
+  h.update_count = s.updates;
   h.since = since.raw();
-  h.min_time = times_.empty() ? 0 : *std::min_element(times_.begin(), times_.end());
-  h.max_time = times_.empty() ? 0 : *std::max_element(times_.begin(), times_.end());
+  h.min_time = s.min_time;
+  h.max_time = s.max_time;
   std::uint64_t at = Align8(sizeof(BatchHeader));
   auto place = [&at](std::uint64_t bytes) {
     const std::uint64_t here = at;
     at = Align8(at + bytes);
     return here;
   };
-  h.times_at = place(8 * times_.size());
-  h.diffs_at = place(8 * diffs_.size());
-  h.key_offsets_at = place(4 * key_offsets_.size());
-  h.key_vals_at = place(4 * key_vals_.size());
-  h.val_offsets_at = place(4 * val_offsets_.size());
-  h.val_updates_at = place(4 * val_updates_.size());
-  h.key_bytes_at = place(key_bytes_.size());
-  h.val_bytes_at = place(val_bytes_.size());
-  if (h.key_count > 0) {
-    const std::string_view first = KeyAt(0), last = KeyAt(h.key_count - 1);
+  h.times_at = place(8 * s.updates);
+  h.diffs_at = place(8 * s.updates);
+  h.key_offsets_at = place(4 * (s.keys + 1));
+  h.key_vals_at = place(4 * (s.keys + 1));
+  h.val_offsets_at = place(4 * (s.vals + 1));
+  h.val_updates_at = place(4 * (s.vals + 1));
+  h.key_bytes_at = place(s.key_bytes);
+  h.val_bytes_at = place(s.val_bytes);
+  if (s.keys > 0) {
+    const std::string_view first = s.first_key, last = s.last_key;
     h.key_prefix_skip = static_cast<std::uint64_t>(
         std::mismatch(first.begin(), first.begin() + std::min(first.size(), last.size()),
                       last.begin())
             .first -
         first.begin());
   }
-  // The key index goes last; WriteTo moves it up to 56 bytes on to a 64-byte boundary.
+  // The key index goes last; SealBatch moves it up to 56 bytes on to a 64-byte boundary.
   h.key_index_at = at;
   at += 8 * KeyIndexWords(h.key_count) + (h.key_count > 0 ? 56 : 0);
   h.total_bytes = at;
   return h;
+}
+
+// Completes the batch at `base` whose columns are written: builds its key index from the keys
+// there and writes the header (the index on a 64-byte boundary of `base`'s address, which is the
+// same boundary in every process: the segment is mapped at a page boundary).
+void SealBatch(char* base, BatchHeader h) {
+  if (h.key_count > 0) {
+    const auto address = reinterpret_cast<std::uintptr_t>(base) + h.key_index_at;
+    h.key_index_at += (64 - address % 64) % 64;
+    auto* words = reinterpret_cast<std::uint64_t*>(base + h.key_index_at);
+    const auto* offsets = reinterpret_cast<const std::uint32_t*>(base + h.key_offsets_at);
+    const char* bytes = base + h.key_bytes_at;
+    for (std::uint64_t k = 0; k < h.key_count; ++k) {
+      const std::string_view key(bytes + offsets[k], offsets[k + 1] - offsets[k]);
+      words[k] = KeyWindow(key, h.key_prefix_skip);
+    }
+    FinishKeyIndex(h.key_count, words);
+  }
+  std::memcpy(base, &h, sizeof h);
+}
+
+}  // namespace
+
+Result<BatchHeader> BatchWriter::Layout(Frontier since) const {
+  BatchShape s;
+  s.keys = key_offsets_.size() - 1;
+  s.vals = val_offsets_.size() - 1;
+  s.updates = times_.size();
+  s.key_bytes = key_bytes_.size();
+  s.val_bytes = val_bytes_.size();
+  if (!times_.empty()) {
+    s.min_time = *std::min_element(times_.begin(), times_.end());
+    s.max_time = *std::max_element(times_.begin(), times_.end());
+  }
+  if (s.keys > 0) {
+    s.first_key = KeyAt(0);
+    s.last_key = KeyAt(s.keys - 1);
+  }
+  return LayoutOf(s, since);
 }
 
 std::string_view BatchWriter::KeyAt(std::uint64_t k) const {
@@ -204,15 +254,6 @@ std::string_view BatchWriter::KeyAt(std::uint64_t k) const {
 }
 
 void BatchWriter::WriteTo(char* base, BatchHeader h) const {
-  if (h.key_count > 0) {
-    const auto address = reinterpret_cast<std::uintptr_t>(base) + h.key_index_at;
-    h.key_index_at += (64 - address % 64) % 64;
-    auto* words = reinterpret_cast<std::uint64_t*>(base + h.key_index_at);
-    for (std::uint64_t k = 0; k < h.key_count; ++k)
-      words[k] = KeyWindow(KeyAt(k), h.key_prefix_skip);
-    FinishKeyIndex(h.key_count, words);
-  }
-  std::memcpy(base, &h, sizeof h);
   auto copy = [base](std::uint64_t to, const void* from, std::size_t bytes) {
     if (bytes) std::memcpy(base + to, from, bytes);
   };
@@ -224,6 +265,7 @@ void BatchWriter::WriteTo(char* base, BatchHeader h) const {
   copy(h.val_updates_at, val_updates_.data(), 4 * val_updates_.size());
   copy(h.key_bytes_at, key_bytes_.data(), key_bytes_.size());
   copy(h.val_bytes_at, val_bytes_.data(), val_bytes_.size());
+  SealBatch(base, h);
 }
 
 Result<std::uint64_t> BatchWriter::Finish(Segment& segment, Frontier since) const {
@@ -321,8 +363,35 @@ void PrefetchSorted(const UpdateBuffer& updates, const std::vector<std::uint32_t
 
 }  // namespace
 
+namespace {
+
+// Whether `updates` are already in (key, val, time) order as they stand — a source that emits in
+// key order (a generator's snapshot, the first tick of a hydration): then the order is the
+// buffer's own, found in one pass, without the radix sort's two arrays of 24 bytes an update
+// (the peak of a large hydration).
+bool InOrder(const UpdateBuffer& updates) {
+  for (std::size_t i = 1; i < updates.size(); ++i) {
+    int c = updates.key(i - 1).compare(updates.key(i));
+    if (c == 0) c = updates.val(i - 1).compare(updates.val(i));
+    if (c > 0 || (c == 0 && updates.time(i - 1) > updates.time(i))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 SortedUpdates SortUpdates(const UpdateBuffer& updates) {
   const std::size_t n = updates.size();
+  if (InOrder(updates)) {
+    SortedUpdates out;
+    out.order.resize(n);
+    out.new_key.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      out.order[i] = static_cast<std::uint32_t>(i);
+      out.new_key[i] = i == 0 || updates.key(i) != updates.key(i - 1);
+    }
+    return out;
+  }
   std::vector<SortItem> items(n);
   SortItem varying{0, 0, 0, 0};  // bits that differ from the first item's
   for (std::size_t i = 0; i < n; ++i) {
@@ -383,17 +452,11 @@ Result<std::uint64_t> BuildBatch(Segment& segment, UpdateBuffer updates, Frontie
 
 namespace {
 
-// Advances the times of `updates` below `since` to it, sorts and consolidates them into `writer`
-// (sums the diffs of each run of equal key, val and time; drops zero sums).
-Status Consolidate(UpdateBuffer& updates, Frontier since, BatchWriter* writer) {
-  if (updates.size() >= std::numeric_limits<std::uint32_t>::max()) {
-    return Status::InvalidArgument(
-        "batch too large for the format: " + std::to_string(updates.size()) + " updates");
-  }
-  updates.AdvanceTimes(since.empty() ? kMinTime : since.time());
-  const SortedUpdates sorted = SortUpdates(updates);
+// Calls sink.Push(key, val, time, diff) for `updates` in `sorted` order, consolidated: the diffs
+// of each run of equal key, val and time summed, zero sums dropped, a sum beyond int64 in parts.
+template <typename Sink>
+void Consolidate(const UpdateBuffer& updates, const SortedUpdates& sorted, Sink& sink) {
   const std::vector<std::uint32_t>& order = sorted.order;
-  writer->Reserve(updates.size(), updates.key_bytes(), updates.val_bytes());
   auto same = [&](std::size_t j, std::uint32_t first) {
     return !sorted.new_key[j] && updates.time(order[j]) == updates.time(first) &&
            updates.val(order[j]) == updates.val(first);
@@ -408,27 +471,131 @@ Status Consolidate(UpdateBuffer& updates, Frontier since, BatchWriter* writer) {
       sum += updates.diff(order[j]);
     }
     PushCount(sum, [&](std::int64_t part) {
-      writer->Push(updates.key(first), updates.val(first), updates.time(first), part);
+      sink.Push(updates.key(first), updates.val(first), updates.time(first), part);
     });
     i = j;
   }
-  return Status::Ok();
+}
+
+// The first pass of a build: counts what the batch will hold (the views point into the buffer).
+class ShapeSink {
+ public:
+  void Push(std::string_view key, std::string_view val, Time time, std::int64_t) {
+    const bool new_key = shape_.keys == 0 || key != shape_.last_key;
+    if (new_key) {
+      if (shape_.keys == 0) shape_.first_key = key;
+      shape_.last_key = key;
+      ++shape_.keys;
+      shape_.key_bytes += key.size();
+    }
+    if (new_key || val != last_val_) {
+      last_val_ = val;
+      ++shape_.vals;
+      shape_.val_bytes += val.size();
+    }
+    shape_.min_time = shape_.updates == 0 ? time : std::min(shape_.min_time, time);
+    shape_.max_time = shape_.updates == 0 ? time : std::max(shape_.max_time, time);
+    ++shape_.updates;
+  }
+  const BatchShape& shape() const { return shape_; }
+
+ private:
+  BatchShape shape_;
+  std::string_view last_val_;
+};
+
+// The second pass: writes the same pushes straight into the columns of a batch laid out for them
+// (BatchWriter::Push's encoding, without its staging copy).
+class ColumnSink {
+ public:
+  ColumnSink(char* base, const BatchHeader& h)
+      : times_(reinterpret_cast<Time*>(base + h.times_at)),
+        diffs_(reinterpret_cast<std::int64_t*>(base + h.diffs_at)),
+        key_offsets_(reinterpret_cast<std::uint32_t*>(base + h.key_offsets_at)),
+        key_vals_(reinterpret_cast<std::uint32_t*>(base + h.key_vals_at)),
+        val_offsets_(reinterpret_cast<std::uint32_t*>(base + h.val_offsets_at)),
+        val_updates_(reinterpret_cast<std::uint32_t*>(base + h.val_updates_at)),
+        key_bytes_(base + h.key_bytes_at),
+        val_bytes_(base + h.val_bytes_at) {
+    key_offsets_[0] = key_vals_[0] = val_offsets_[0] = val_updates_[0] = 0;
+  }
+  void Push(std::string_view key, std::string_view val, Time time, std::int64_t diff) {
+    const bool new_key = keys_ == 0 || key != last_key_;
+    if (new_key) {
+      std::memcpy(key_bytes_ + key_offsets_[keys_], key.data(), key.size());
+      key_offsets_[keys_ + 1] = key_offsets_[keys_] + static_cast<std::uint32_t>(key.size());
+      key_vals_[keys_ + 1] = key_vals_[keys_];
+      ++keys_;
+      last_key_ = key;
+    }
+    if (new_key || val != last_val_) {
+      std::memcpy(val_bytes_ + val_offsets_[vals_], val.data(), val.size());
+      val_offsets_[vals_ + 1] = val_offsets_[vals_] + static_cast<std::uint32_t>(val.size());
+      val_updates_[vals_ + 1] = val_updates_[vals_];
+      ++vals_;
+      ++key_vals_[keys_];
+      last_val_ = val;
+    }
+    times_[updates_] = time;
+    diffs_[updates_] = diff;
+    ++updates_;
+    ++val_updates_[vals_];
+  }
+
+ private:
+  Time* times_;
+  std::int64_t* diffs_;
+  std::uint32_t *key_offsets_, *key_vals_, *val_offsets_, *val_updates_;
+  char *key_bytes_, *val_bytes_;
+  std::uint64_t keys_ = 0, vals_ = 0, updates_ = 0;
+  std::string_view last_key_, last_val_;
+};
+
+// Advances the times of `updates` below `since` to it, sorts them and lays out their consolidated
+// batch: its header (nullopt when nothing survives) and, in *sorted, the order to write it in.
+Result<std::optional<BatchHeader>> LayOutBuild(UpdateBuffer& updates, Frontier since,
+                                               SortedUpdates* sorted) {
+  if (updates.size() >= std::numeric_limits<std::uint32_t>::max()) {
+    return Status::InvalidArgument(
+        "batch too large for the format: " + std::to_string(updates.size()) + " updates");
+  }
+  updates.AdvanceTimes(since.empty() ? kMinTime : since.time());
+  *sorted = SortUpdates(updates);
+  ShapeSink shape;
+  Consolidate(updates, *sorted, shape);
+  if (shape.shape().updates == 0) return std::optional<BatchHeader>();
+  TANDEM_ASSIGN_OR_RETURN(BatchHeader h, LayoutOf(shape.shape(), since));
+  return std::optional<BatchHeader>(h);
+}
+
+// Writes the batch LayOutBuild laid out at `base` (h.total_bytes of it).
+void WriteBuild(const UpdateBuffer& updates, const SortedUpdates& sorted, char* base,
+                const BatchHeader& h) {
+  ColumnSink columns(base, h);
+  Consolidate(updates, sorted, columns);
+  SealBatch(base, h);
 }
 
 }  // namespace
 
+// Builds write straight into their allocation, in two passes over the sorted updates (one counts,
+// one writes): a batch never exists twice, so building the first tick of a large index (its
+// hydration) needs the update buffer and the batch, not also a staging copy of the batch.
 Result<std::uint64_t> BuildBatchInPlace(Segment& segment, UpdateBuffer& updates, Frontier since) {
-  BatchWriter writer;
-  TANDEM_RETURN_IF_ERROR(Consolidate(updates, since, &writer));
-  if (writer.update_count() == 0) return std::uint64_t{0};
-  return writer.Finish(segment, since);
+  SortedUpdates sorted;
+  TANDEM_ASSIGN_OR_RETURN(const std::optional<BatchHeader> h, LayOutBuild(updates, since, &sorted));
+  if (!h) return std::uint64_t{0};
+  TANDEM_ASSIGN_OR_RETURN(const std::uint64_t offset, segment.Allocate(h->total_bytes, "a batch"));
+  WriteBuild(updates, sorted, segment.At<char>(offset), *h);
+  return offset;
 }
 
 Result<std::optional<LocalBatch>> BuildLocalBatch(UpdateBuffer updates, Frontier since) {
-  BatchWriter writer;
-  TANDEM_RETURN_IF_ERROR(Consolidate(updates, since, &writer));
-  if (writer.update_count() == 0) return std::optional<LocalBatch>();
-  TANDEM_ASSIGN_OR_RETURN(LocalBatch batch, writer.FinishLocal(since));
+  SortedUpdates sorted;
+  TANDEM_ASSIGN_OR_RETURN(const std::optional<BatchHeader> h, LayOutBuild(updates, since, &sorted));
+  if (!h) return std::optional<LocalBatch>();
+  LocalBatch batch(h->total_bytes);
+  WriteBuild(updates, sorted, batch.data(), *h);
   return std::optional<LocalBatch>(std::move(batch));
 }
 

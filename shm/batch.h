@@ -175,7 +175,9 @@ class LocalBatch {
 };
 
 // Writes one batch from updates pushed in (key, val, time) order, already consolidated.
-// Process-local staging; Finish makes the single allocation and copies the columns in.
+// Process-local staging; Finish makes the single allocation and copies the columns in. For merges,
+// whose size is known only at their end (builds from an UpdateBuffer write straight into their
+// allocation instead: BuildBatchInPlace).
 class BatchWriter {
  public:
   // REQUIRES: (key, val, time) ascending across calls — strictly, but for the parts of one count
@@ -215,7 +217,8 @@ struct SortedUpdates {
 SortedUpdates SortUpdates(const UpdateBuffer& updates);
 
 // Builds a batch from unordered updates: advances times below `since` to `since`, sorts,
-// consolidates and drops zero diffs. Returns 0 (no allocation) when nothing survives.
+// consolidates and drops zero diffs. Returns 0 (no allocation) when nothing survives. Two passes
+// over the sorted updates, one counting and one writing the columns in place: no staging copy.
 Result<std::uint64_t> BuildBatch(Segment& segment, UpdateBuffer updates, Frontier since);
 // The same, advancing the times of `updates` in place and leaving them otherwise untouched: on
 // failure they are still there (the same updates at every time >= since) for a retry.

@@ -148,6 +148,37 @@ TEST(Batch, SortUpdatesIsMemcmpOrderForLongAndPrefixKeys) {
   }
 }
 
+// Updates already in (key, val, time) order keep their order (found in one pass, no radix sort);
+// one pair out of order anywhere sends them through the sort, and either way the order is memcmp's.
+TEST(Batch, SortUpdatesOfAlreadyOrderedUpdatesKeepsThemAndOneInversionIsSorted) {
+  std::mt19937_64 rng(7);
+  std::vector<Update> ups;
+  for (int i = 0; i < 2000; ++i) {
+    ups.push_back({EncodeRow({static_cast<std::int64_t>(rng() % 500)}),
+                   EncodeRow({static_cast<std::int64_t>(rng() % 3)}), rng() % 3, 1});
+  }
+  auto less = [](const Update& a, const Update& b) {
+    return std::tie(a.key, a.val, a.time) < std::tie(b.key, b.val, b.time);
+  };
+  std::stable_sort(ups.begin(), ups.end(), less);
+  for (const bool invert : {false, true}) {
+    std::vector<Update> input = ups;
+    if (invert) std::swap(input[700], input[1300]);  // different keys (500 keys over 2000 updates)
+    ASSERT_TRUE(less(input[1300], input[700]) || !invert);
+    const UpdateBuffer buffer(input);
+    const SortedUpdates sorted = SortUpdates(buffer);
+    ASSERT_EQ(sorted.order.size(), input.size());
+    for (std::size_t i = 0; i < input.size(); ++i) {
+      const Update& got = input[sorted.order[i]];
+      if (!invert) {
+        ASSERT_EQ(sorted.order[i], i) << "kept in place";
+      }
+      ASSERT_FALSE(less(got, ups[i]) || less(ups[i], got)) << "position " << i;
+      ASSERT_EQ(sorted.new_key[i], i == 0 || ups[i - 1].key != got.key) << "position " << i;
+    }
+  }
+}
+
 TEST(Batch, CompactionToSinceCancelsRetractions) {
   TestSegment seg(TestSegment::Options());
   Segment& s = *seg.segment;
