@@ -76,8 +76,12 @@ class Node {
 // Groups updates by time (ascending) and calls fn(time, begin, end) for each run.
 template <typename F>
 void ForEachTime(std::vector<RowUpdate>& rows, F&& fn) {
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const RowUpdate& a, const RowUpdate& b) { return a.time < b.time; });
+  // A step's rows are usually of one tick: already in order (the stable sort would still allocate
+  // a buffer and merge; 5 % of a reducing worker).
+  auto by_time = [](const RowUpdate& a, const RowUpdate& b) { return a.time < b.time; };
+  if (!std::is_sorted(rows.begin(), rows.end(), by_time)) {
+    std::stable_sort(rows.begin(), rows.end(), by_time);
+  }
   for (std::size_t i = 0; i < rows.size();) {
     std::size_t j = i;
     while (j < rows.size() && rows[j].time == rows[i].time) ++j;

@@ -76,16 +76,25 @@ class KeyValueNode final : public SourceNode {
       }
     }
     // Picks are random over all keys, so values_ (8 bytes per key) misses the cache on
-    // nearly every update: prefetch the value of the pick kPrefetch updates ahead (picks are
-    // pure functions of (seed, t, j)). Every worker computes every pick and keeps its own.
+    // nearly every update: the pick kPrefetch updates ahead is computed (picks are pure
+    // functions of (seed, t, j)) and, when this worker owns it, its value prefetched; the ring
+    // keeps it for when its turn comes. Every worker computes every pick and keeps its own.
     constexpr std::uint64_t kPrefetch = 16;
+    constexpr std::int64_t kNotMine = -1;
+    std::array<std::int64_t, kPrefetch> ahead{};
+    const std::uint64_t per_tick = kv_.updates_per_tick();
+    auto look_ahead = [&](Time t, std::uint64_t j) {
+      const std::int64_t k = KeyValuePick(kv_.seed(), t, j, kv_.keys());
+      if (OwnerOf(k, n) != ctx.me) return kNotMine;
+      __builtin_prefetch(&values_[k]);
+      return k;
+    };
     for (Time t = std::max<Time>(ctx.lo, 1); t < hi; ++t) {
-      for (std::uint64_t j = 0; j < kv_.updates_per_tick(); ++j) {
-        if (j + kPrefetch < kv_.updates_per_tick()) {
-          __builtin_prefetch(&values_[KeyValuePick(kv_.seed(), t, j + kPrefetch, kv_.keys())]);
-        }
-        const std::int64_t k = KeyValuePick(kv_.seed(), t, j, kv_.keys());
-        if (OwnerOf(k, n) != ctx.me) continue;
+      for (std::uint64_t j = 0; j < std::min(kPrefetch, per_tick); ++j) ahead[j] = look_ahead(t, j);
+      for (std::uint64_t j = 0; j < per_tick; ++j) {
+        const std::int64_t k = ahead[j % kPrefetch];
+        if (j + kPrefetch < per_tick) ahead[j % kPrefetch] = look_ahead(t, j + kPrefetch);
+        if (k == kNotMine) continue;
         std::int64_t& cur = values_[k];
         emit(k, cur, t, -1);
         cur = KeyValueValue(kv_.seed(), t, j);
