@@ -1252,7 +1252,9 @@ class ImportCaseRunner {
     // index never had those times).
     Time floor = 0;
     for (const auto& c : imports) floor = std::max(floor, c.flow->as_of);
-    if (lo > floor && gen.rand().Chance(0.12)) {
+    // (A quarter of those that can: whether one can is a race with compaction, and at 0.12 a
+    // 30-case run under load saw none — a coverage failure, not a wrong answer.)
+    if (lo > floor && gen.rand().Chance(0.25)) {
       flow->as_of = floor + gen.rand().Below(lo - floor);
       flow->compacted = true;
     }
