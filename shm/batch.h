@@ -206,7 +206,8 @@ class BatchWriter {
   std::vector<std::int64_t> diffs_;
 };
 
-// `updates` in (key, val, time) order. Keys sort by an LSD radix sort on their first 16 bytes
+// `updates` in (key, val, time) order: their own order when they are in it already (one check),
+// else keys sort by an LSD radix sort on their first 16 bytes
 // (zero-padded, which keeps memcmp order, see base/row.h) and length, then each run the radix
 // sort could not tell apart by a comparison; so fixed-width keys cost a few linear passes and
 // no key comparison at all.

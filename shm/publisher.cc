@@ -103,8 +103,8 @@ Status Publisher::AppendImpl(const PublishedRef& ref, UpdateBuffer* updates, Fro
 
   if (!updates->empty()) {
     const std::uint64_t appended = updates->size();
-    // Reserve the new list first: everything after it only shrinks the spine, so no later step
-    // can fail in a way that leaves half a change behind.
+    // Reserve the new list first (room for the built batch; merges after it only shrink the
+    // spine), so no later step can fail in a way that leaves half a change behind.
     auto list_offset = segment_->Allocate(ListBytes(local->spine.size() + 1), "a batch list");
     if (!list_offset.ok()) return Stalled(ref.index, list_offset.status());
     auto built = BuildBatchInPlace(*segment_, *updates, since);
@@ -119,7 +119,12 @@ Status Publisher::AppendImpl(const PublishedRef& ref, UpdateBuffer* updates, Fro
       pending.fresh.push_back(*built);
     }
     MergeSpine(ref.index, *local, pending, appended);
-    TANDEM_RETURN_IF_ERROR(InstallSpine(ref.index, *local, std::move(pending.spine), *list_offset));
+    if (SameBatches(pending.spine, local->spine)) {
+      segment_->Deallocate(*list_offset);  // everything cancelled and no merge ended
+    } else {
+      TANDEM_RETURN_IF_ERROR(
+          InstallSpine(ref.index, *local, std::move(pending.spine), *list_offset));
+    }
   }
   s.flags.fetch_and(~kSlotStalled, std::memory_order_relaxed);
   // After the list: a reader that sees the new upper also sees every batch below it.
@@ -167,6 +172,12 @@ constexpr std::uint64_t kMinMergeFuel = 4096;
 
 }  // namespace
 
+bool Publisher::SameBatches(const std::vector<SpineBatch>& a, const std::vector<SpineBatch>& b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(),
+                    [](const SpineBatch& x, const SpineBatch& y) { return x.offset == y.offset; });
+}
+
 void Publisher::MergeSpine(std::uint32_t index, LocalSlot& local, PendingSpine& pending,
                            std::uint64_t appended) {
   // The fuel: the policy folds a running merge of S input updates into a newer merge only once
@@ -191,9 +202,9 @@ void Publisher::MergeSpine(std::uint32_t index, LocalSlot& local, PendingSpine& 
     if (!start) return;
     const std::size_t first = floor + *start;
     // The new merge reads the batches of the running merges in its suffix, so they end first.
-    // One not done yet is waited for (the coming appends' fuel ends it), the policy meanwhile
-    // applied to the entries newer than it — unless the batches newer than it already hold half
-    // its input, which the fuel above rules out unless merges consolidated: it ends now.
+    // One not done yet is waited for (the coming appends' fuel ends it; the policy is asked again
+    // about the entries newer than it) — unless the batches newer than it already hold half its
+    // input, which the fuel above rules out unless merges consolidated: then it ends now.
     std::optional<std::size_t> wait;
     std::uint64_t newer = 0;
     for (std::size_t e = entries.size(); e-- > first;) {
@@ -456,13 +467,13 @@ void Publisher::Maintain() {
     // A slot that stopped appending still ends its running merges (the minimum fuel per call).
     if (!local.merges.empty()) {
       auto list_offset = segment_->Allocate(ListBytes(local.spine.size()), "a batch list");
-      if (!list_offset.ok()) continue;
+      if (!list_offset.ok()) {  // no room to end one: they still progress
+        for (const auto& job : local.merges) stats_.merge_reads += job->merger->Work(kMinMergeFuel);
+        continue;
+      }
       PendingSpine pending{local.spine, {}};
       MergeSpine(index, local, pending, 0);
-      if (pending.spine.size() == local.spine.size() &&
-          std::equal(
-              pending.spine.begin(), pending.spine.end(), local.spine.begin(),
-              [](const SpineBatch& a, const SpineBatch& b) { return a.offset == b.offset; })) {
+      if (SameBatches(pending.spine, local.spine)) {
         segment_->Deallocate(*list_offset);
       } else {
         TANDEM_CHECK(InstallSpine(index, local, std::move(pending.spine), *list_offset).ok(),

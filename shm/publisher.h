@@ -50,7 +50,7 @@ struct PublishedRef {
 };
 
 struct PublisherStats {
-  std::uint64_t merges = 0;           // merges ended (installed)
+  std::uint64_t merges = 0;           // merges ended (their batch in the spine, or merged again)
   std::uint64_t merge_reads = 0;      // input updates read by the spine's merges so far
   std::uint64_t merges_running = 0;   // merges started and not ended, over all slots
   std::uint64_t retired_pending = 0;  // retired allocations not yet freed
@@ -132,8 +132,9 @@ class Publisher {
   };
   SpineBatch SpineBatchAt(std::uint64_t offset) const;  // sizes read from the batch's header
   // A merge the policy started and appends fuel (fueled merging, as differential dataflow's
-  // spine does): `inputs` are a run of consecutive batches of the installed spine, which stay
-  // there, readable, until the merge ends and its batch replaces them.
+  // spine does): `inputs` are a run of consecutive batches of the spine (installed, or pending in
+  // the call that started it), which stay there, readable, until the merge ends and its batch
+  // replaces them.
   struct MergeJob {
     std::vector<std::uint64_t> inputs;  // offsets, oldest first
     std::unique_ptr<BatchMerger> merger;
@@ -181,6 +182,7 @@ class Publisher {
   // merge the policy would fold into a new one. Without room to end a merge, leaves it for later.
   void MergeSpine(std::uint32_t index, LocalSlot& local, PendingSpine& pending,
                   std::uint64_t appended);
+  static bool SameBatches(const std::vector<SpineBatch>& a, const std::vector<SpineBatch>& b);
   std::vector<SpineEntry> Entries(const LocalSlot& local,
                                   const std::vector<SpineBatch>& spine) const;
   // Replaces the run of local.merges[j] (done) in `pending` by its batch and forgets the merge;

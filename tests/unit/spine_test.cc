@@ -165,7 +165,7 @@ Status AppendDistinct(Publisher& pub, const PublishedRef& p, Time t, std::uint64
 // The publisher follows the policy: distinct keys (nothing consolidates) appended one batch at a
 // time leave a spine whose shape — running merges counted as the batch each will become — is the
 // policy's after every append; what readers see holds every update all along; and once the merges
-// have run out (empty appends fuel them), the batches read back are the policy's, geometric.
+// have run out (Maintain fuels them), the batches read back are the policy's, geometric.
 TEST(Spine, PublisherKeepsItsSpineGeometric) {
   testing::TestSegment seg(testing::TestSegment::Options(1, 128ull << 20));
   auto pub = std::move(Publisher::Attach(seg.segment.get(), 0)).value();
