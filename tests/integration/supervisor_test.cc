@@ -1002,6 +1002,21 @@ TEST(OneShotMetrics, CountBuiltAndRunningAndTimeTheBuildToTheAnswer) {
 
 // ---- Writes (DESIGN §9) ----------------------------------------------------------------------
 
+// Sends the table dataflow (table u40, its index u41) on `ctl` and waits until the runtime reports
+// the table's frontiers: by then the supervisor knows the table. (A writer session is another
+// connection: its write can reach the supervisor before the controller's CreateDataflow does,
+// and is refused as naming an unknown table — a flaky failure in CI.)
+void CreateTableAndAwaitIt(TestController& ctl) {
+  ctl.Send(samples::TableDataflow());
+  ctl.Send(samples::InitializationComplete());
+  ASSERT_TRUE(ctl.ReceiveUntil(
+      [](const Response& r) {
+        if (r.has_command_error()) ADD_FAILURE() << r.command_error().why();
+        return r.has_command_error() || (r.has_frontiers() && r.frontiers().id() == "u40");
+      },
+      10s));
+}
+
 // A writer session: the real client, as tandem-ctl write uses it.
 std::unique_ptr<ipc::ControllerClient> WriterSession(const SupervisorProcess& sup,
                                                      const std::string& nonce) {
@@ -1170,8 +1185,7 @@ TEST(Writes, WithTheRealRuntimeAnAcknowledgedWriteIsReadAtItsTime) {
   ASSERT_TRUE(sup.WaitReady()) << sup.Log();
   TestController ctl(sup.controller_endpoint());
   ASSERT_TRUE(ctl.Hello("ctl"));
-  ctl.Send(samples::TableDataflow());
-  ctl.Send(samples::InitializationComplete());
+  CreateTableAndAwaitIt(ctl);
   auto writer = WriterSession(sup, "real-writer");
   const Command write = samples::WriteTable(
       "real-1", "u40",
@@ -1205,8 +1219,7 @@ TEST(Writes, AWriteAtTheMessageLimitIsAnsweredAndTheReplicaKeepsServing) {
   ASSERT_TRUE(sup.WaitReady()) << sup.Log();
   TestController ctl(sup.controller_endpoint());
   ASSERT_TRUE(ctl.Hello("ctl"));
-  ctl.Send(samples::TableDataflow());
-  ctl.Send(samples::InitializationComplete());
+  CreateTableAndAwaitIt(ctl);
   auto writer = WriterSession(sup, "big-writer");
   // One row whose string makes the command exactly the message limit.
   Command write = samples::WriteTable("big-1", "u40", {samples::RowUpdate(samples::TableRow(1))});
