@@ -154,6 +154,16 @@ TEST(Spine, MergesOnlyASuffixAndOnlyAsMuchAsNeeded) {
   }
 }
 
+// A 128 MiB segment with row 0's publisher and reader, one slot published and followed.
+struct PublishedSlot {
+  testing::TestSegment seg{testing::TestSegment::Options(1, 128ull << 20)};
+  std::unique_ptr<Publisher> pub = std::move(Publisher::Attach(seg.segment.get(), 0)).value();
+  std::unique_ptr<Reader> reader = std::move(Reader::Attach(seg.segment.get(), 0)).value();
+  Result<PublishedRef> p = pub->BindSlot(SlotKey{GlobalId::User(1), 0});
+  Result<FollowedRef> f = reader->Follow(SlotKey{GlobalId::User(1), 0});
+  bool ok() const { return p.ok() && f.ok(); }
+};
+
 // Appends `n` new distinct keys (nothing ever consolidates) at time t.
 Status AppendDistinct(Publisher& pub, const PublishedRef& p, Time t, std::uint64_t n,
                       std::int64_t& next_key) {
@@ -167,13 +177,9 @@ Status AppendDistinct(Publisher& pub, const PublishedRef& p, Time t, std::uint64
 // policy's after every append; what readers see holds every update all along; and once the merges
 // have run out (Maintain fuels them), the batches read back are the policy's, geometric.
 TEST(Spine, PublisherKeepsItsSpineGeometric) {
-  testing::TestSegment seg(testing::TestSegment::Options(1, 128ull << 20));
-  auto pub = std::move(Publisher::Attach(seg.segment.get(), 0)).value();
-  auto reader = std::move(Reader::Attach(seg.segment.get(), 0)).value();
-  const SlotKey key{GlobalId::User(1), 0};
-  auto p = pub->BindSlot(key);
-  auto f = reader->Follow(key);
-  ASSERT_TRUE(p.ok() && f.ok());
+  PublishedSlot slot;
+  ASSERT_TRUE(slot.ok());
+  auto& [seg, pub, reader, p, f] = slot;
   std::mt19937_64 rng(3);
   std::int64_t next_key = 0;
   Simulation sim;
@@ -229,13 +235,9 @@ std::map<std::pair<std::string, std::string>, std::int64_t> Contents(const Snaps
 // freed batch), and the spine's entries stay few.
 TEST(Spine, ConsolidatingMergesKeepEveryReadExactWhileTheyRun) {
   for (const std::uint64_t seed : {1u, 2u, 3u}) {
-    testing::TestSegment seg(testing::TestSegment::Options(1, 128ull << 20));
-    auto pub = std::move(Publisher::Attach(seg.segment.get(), 0)).value();
-    auto reader = std::move(Reader::Attach(seg.segment.get(), 0)).value();
-    const SlotKey key{GlobalId::User(1), 0};
-    auto p = pub->BindSlot(key);
-    auto f = reader->Follow(key);
-    ASSERT_TRUE(p.ok() && f.ok());
+    PublishedSlot slot;
+    ASSERT_TRUE(slot.ok());
+    auto& [seg, pub, reader, p, f] = slot;
     std::mt19937_64 rng(seed);
     std::map<std::pair<std::string, std::string>, std::int64_t> expected;
     std::uint64_t most_running = 0;
