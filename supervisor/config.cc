@@ -125,6 +125,11 @@ FlagsOutcome ParseSupervisorFlags(int argc, const char* const* argv) {
                  "host:port of /livez, /readyz, /metrics")
       ->envname("TANDEM_INTERNAL_HTTP_LISTEN_ADDR")
       ->capture_default_str();
+  app.add_option("--endpoints-file", c.endpoints_file,
+                 "once both endpoints are bound, write the addresses actually bound here "
+                 "(controller_listen_addr=... and internal_http_listen_addr=..., one per line; a "
+                 "port 0 above is the kernel's choice), atomically; removed at exit")
+      ->envname("TANDEM_ENDPOINTS_FILE");
   app.add_option("--shm-size", shm_size, "size of the shared-memory segment, reserved at start")
       ->envname("TANDEM_SHM_SIZE")
       ->capture_default_str();
@@ -342,9 +347,11 @@ std::string DescribeConfiguration(const SupervisorConfig& c) {
   s << "replica_id=" << c.replica_id << " mode=" << (c.two_runtime() ? "two-runtime" : "solo")
     << " workers=" << c.workers << " interactive_workers=" << c.effective_interactive_workers()
     << " controller_listen_addr=" << c.controller_listen_addr
-    << " internal_http_listen_addr=" << c.internal_http_listen_addr << " shm_name=" << c.shm_name
-    << " shm_size=" << c.shm_size << " slots_per_row=" << c.slots_per_row
-    << " peek_ring_bytes=" << c.peek_ring_bytes << " runtime_dir=" << c.runtime_dir
+    << " internal_http_listen_addr=" << c.internal_http_listen_addr
+    << " endpoints_file=" << (c.endpoints_file.empty() ? std::string("none") : c.endpoints_file)
+    << " shm_name=" << c.shm_name << " shm_size=" << c.shm_size
+    << " slots_per_row=" << c.slots_per_row << " peek_ring_bytes=" << c.peek_ring_bytes
+    << " runtime_dir=" << c.runtime_dir
     << " data_dir=" << (c.data_dir.empty() ? std::string("none") : c.data_dir)
     << " grace_period_s=" << c.grace_period_s << " startup_timeout_s=" << c.startup_timeout_s
     << " worker_binary=" << c.worker_binary

@@ -32,6 +32,9 @@ struct SupervisorConfig {
   std::uint32_t interactive_workers = 0;  // 0: same as workers
   std::string controller_listen_addr = "tcp://127.0.0.1:2101";
   std::string internal_http_listen_addr = "127.0.0.1:6878";
+  // --endpoints-file: once both are bound, the addresses actually bound (port 0 in either: the
+  // kernel's choice) are written here atomically, removed at exit. Empty: none.
+  std::string endpoints_file;
   std::uint64_t shm_size = 256ull << 20;
   std::string shm_name;  // default "tandem.<replica-id>"
   std::uint32_t slots_per_row = 256;

@@ -81,7 +81,12 @@ void Supervisor::Cleanup(bool keep_segment) {
   if (segment_ && !keep_segment) {
     (void)shm::Segment::Remove(config_.shm_name);
   }
-  segment_.reset();  // releases the creator's lock: a kept segment reads as stale
+  segment_.reset();          // releases the creator's lock: a kept segment reads as stale
+  if (endpoints_written_) {  // it names ports this replica no longer holds
+    std::error_code ec;
+    std::filesystem::remove(config_.endpoints_file, ec);
+    endpoints_written_ = false;
+  }
   if (!runtime_dir_.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(runtime_dir_, ec);

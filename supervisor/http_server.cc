@@ -1,7 +1,9 @@
 #include "supervisor/http_server.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -94,6 +96,23 @@ Status HttpServer::Bind(const std::string& host_port) {
     return Status::Unavailable("could not bind internal HTTP on " + host_port + ": " + error);
   }
   return Status::Ok();
+}
+
+std::string HttpServer::BoundAddress() const {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  if (listen_fd_ < 0 || getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    return "";
+  }
+  char host[INET6_ADDRSTRLEN] = {};
+  if (addr.ss_family == AF_INET6) {
+    const auto* a6 = reinterpret_cast<const sockaddr_in6*>(&addr);
+    inet_ntop(AF_INET6, &a6->sin6_addr, host, sizeof host);
+    return "[" + std::string(host) + "]:" + std::to_string(ntohs(a6->sin6_port));
+  }
+  const auto* a4 = reinterpret_cast<const sockaddr_in*>(&addr);
+  inet_ntop(AF_INET, &a4->sin_addr, host, sizeof host);
+  return std::string(host) + ":" + std::to_string(ntohs(a4->sin_port));
 }
 
 void HttpServer::AppendPollItems(std::vector<zmq::pollitem_t>* items) const {

@@ -54,6 +54,8 @@ class HttpServer {
 
   // "host:port" (host a name, an IPv4 address, [IPv6] or *). Unavailable when it cannot bind.
   Status Bind(const std::string& host_port);
+  // After Bind: the address actually bound, "host:port" ("[v6]:port"), the kernel's port for 0.
+  std::string BoundAddress() const;
 
   // The descriptors to poll this turn: the listening socket first, then one per connection.
   void AppendPollItems(std::vector<zmq::pollitem_t>* items) const;

@@ -10,8 +10,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "base/check.h"
 #include "ipc/channel.h"
@@ -179,7 +181,44 @@ int Supervisor::BindEndpoints() {
     return kExitUnavailable;
   }
   bound_ = true;
+  bound_controller_ = router_->get(zmq::sockopt::last_endpoint);
+  bound_http_ = http_->BoundAddress();
+  spdlog::info("bound: controller endpoint {}, internal HTTP {}", bound_controller_, bound_http_);
+  if (!config_.endpoints_file.empty()) {
+    if (Status s = WriteEndpointsFile(bound_controller_, bound_http_); !s.ok()) {
+      spdlog::error("{}", s.message());
+      Cleanup(false);
+      return kExitUnavailable;
+    }
+  }
   return kExitOk;
+}
+
+// --endpoints-file: written whole to a temporary beside it, then renamed, so that a reader sees
+// either no file or both lines (an orchestrator or test that asked for port 0 waits for it).
+Status Supervisor::WriteEndpointsFile(const std::string& controller, const std::string& http) {
+  const std::string tmp = config_.endpoints_file + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << "controller_listen_addr=" << controller << "\n"
+        << "internal_http_listen_addr=" << http << "\n";
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      return Status::Unavailable("could not write --endpoints-file " + config_.endpoints_file +
+                                 " (via " + tmp + "): " + std::strerror(errno));
+    }
+  }
+  if (std::rename(tmp.c_str(), config_.endpoints_file.c_str()) != 0) {
+    const std::string error = std::strerror(errno);
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    return Status::Unavailable("could not write --endpoints-file " + config_.endpoints_file + ": " +
+                               error);
+  }
+  endpoints_written_ = true;
+  return Status::Ok();
 }
 
 int Supervisor::BindRuntimeChannels() {

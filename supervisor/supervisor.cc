@@ -350,8 +350,8 @@ int Supervisor::Loop() {
     }
     if (Ready() && !logged_ready_) {
       logged_ready_ = true;
-      spdlog::info("ready: controller endpoint {}, internal HTTP {}",
-                   config_.controller_listen_addr, config_.internal_http_listen_addr);
+      spdlog::info("ready: controller endpoint {}, internal HTTP {}", bound_controller_,
+                   bound_http_);
       notify_.Ready(ReadinessStatus());  // when /readyz first answers 200
     } else if (logged_ready_ && notify_.enabled()) {
       if (!notify_.ready_sent()) {
@@ -656,7 +656,7 @@ void Supervisor::SetStepMetrics() {
 }
 
 std::string Supervisor::ReadinessStatus() const {
-  if (Ready()) return "ready: controller endpoint " + config_.controller_listen_addr;
+  if (Ready()) return "ready: controller endpoint " + bound_controller_;
   std::string why = "not ready:";
   for (const auto& [id, r] : runtimes_) {
     if (!r.ready) why += std::string(" ") + RoleName(id) + " runtime not ready;";

@@ -202,6 +202,7 @@ class Supervisor {
   // Start's steps: each returns kExitOk or the exit code (and has cleaned up).
   int CreateSegment();
   int BindEndpoints();
+  Status WriteEndpointsFile(const std::string& controller, const std::string& http);
   int BindRuntimeChannels();
   int SpawnRuntimes();
 
@@ -239,6 +240,9 @@ class Supervisor {
   std::map<int, int> stale_disconnects_;
   Clock::time_point started_at_;
   bool bound_ = false;
+  bool endpoints_written_ = false;  // --endpoints-file is ours to remove at Cleanup
+  // The addresses BindEndpoints bound (a port 0 in the flags resolved to the kernel's choice).
+  std::string bound_controller_, bound_http_;
   bool logged_ready_ = false;
   // READY=1 once ready, STATUS when readiness changes, WATCHDOG=1 from Loop, STOPPING=1.
   SystemdNotify notify_;

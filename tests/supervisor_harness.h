@@ -100,7 +100,6 @@ class SupervisorProcess {
     temp_dir_ = mkdtemp(tmpl);
     log_path_ = temp_dir_ + ".log";
     runtime_parent_ = o.runtime_subdir.empty() ? temp_dir_ : temp_dir_ + "/" + o.runtime_subdir;
-    std::tie(controller_port_, http_port_) = tools::TwoFreePorts();
     tools::ReplicaOptions flags{
         .supervisor = TANDEM_SUPERVISOR_BIN,
         .two_runtime = o.two_runtime,
@@ -114,8 +113,9 @@ class SupervisorProcess {
             "--param",
             "controller_heartbeat_timeout_ms=" + std::to_string(o.heartbeat_timeout_ms)}};
     flags.extra_args.insert(flags.extra_args.end(), o.extra_args.begin(), o.extra_args.end());
-    argv_ = tools::ReplicaProcess::Argv(flags, replica_, segment_, controller_port_, http_port_,
-                                        runtime_parent_);
+    endpoints_file_ = temp_dir_ + ".endpoints";
+    argv_ =
+        tools::ReplicaProcess::Argv(flags, replica_, segment_, runtime_parent_, endpoints_file_);
     script_ = o.fake_worker_script;
     env_ = o.extra_env;
     pid_ = Spawn(argv_, script_, log_path_, env_);
@@ -149,6 +149,9 @@ class SupervisorProcess {
   // flags — the orchestrator restarting the pod. Its stale segment is replaced at start.
   void Restart() {
     exit_status_.reset();
+    if (ports_) tools::PinPorts(&argv_, *ports_);
+    std::error_code ec;
+    std::filesystem::remove(endpoints_file_, ec);  // a SIGKILLed supervisor left it
     pid_ = Spawn(argv_, script_, log_path_ + "." + std::to_string(++restarts_), env_);
   }
 
@@ -162,6 +165,7 @@ class SupervisorProcess {
     std::error_code ec;
     std::filesystem::remove_all(temp_dir_, ec);
     std::filesystem::remove(log_path_, ec);
+    std::filesystem::remove(endpoints_file_, ec);
     for (int i = 1; i <= restarts_; ++i) {
       std::filesystem::remove(log_path_ + "." + std::to_string(i), ec);
     }
@@ -181,8 +185,12 @@ class SupervisorProcess {
   }
 
   bool WaitReady(std::chrono::milliseconds limit = 20s) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    if (Ports().http == 0) return false;
     const bool ready =
-        Eventually([&] { return Exited() || HttpGet(http_port_, "/readyz").status == 200; }, limit);
+        Eventually([&] { return Exited() || HttpGet(Ports().http, "/readyz").status == 200; },
+                   std::chrono::duration_cast<std::chrono::milliseconds>(
+                       deadline - std::chrono::steady_clock::now()));
     if (ready && !Exited()) {
       auto probe = shm::Segment::Probe(segment_);
       if (probe.ok() && probe->header) {
@@ -225,9 +233,13 @@ class SupervisorProcess {
 
   pid_t pid() const { return pid_; }
   const std::string& segment() const { return segment_; }
-  int http_port() const { return http_port_; }
+  const std::string& endpoints_file() const { return endpoints_file_; }
+  // The ports the supervisor bound (it binds port 0 and writes them to its --endpoints-file):
+  // these wait for that file, at most 30 s and only while it runs. A supervisor that never bound
+  // gives port 1, where nothing listens (so a test's own bounded wait fails and prints the log).
+  int http_port() const { return Ports().http > 0 ? Ports().http : 1; }
   std::string controller_endpoint() const {
-    return "tcp://127.0.0.1:" + std::to_string(controller_port_);
+    return "tcp://127.0.0.1:" + std::to_string(Ports().controller > 0 ? Ports().controller : 1);
   }
 
  private:
@@ -236,7 +248,22 @@ class SupervisorProcess {
   std::string script_;
   std::vector<std::string> env_;  // SupervisorOptions::extra_env, again at Restart
   int restarts_ = 0;
-  int controller_port_ = 0, http_port_ = 0;
+  // The ports of the first start: a Restart binds the same ones (PinPorts), so that clients
+  // connected before it reconnect to it.
+  const tools::BoundPorts& Ports() const {
+    static const tools::BoundPorts kUnbound{};
+    if (!ports_) {
+      auto* self =
+          const_cast<SupervisorProcess*>(this);  // Exited() only reaps and records the exit
+      ports_ = tools::ReplicaProcess::AwaitEndpointsFile(
+          endpoints_file_, [self] { return !self->Exited(); }, 30s);
+      if (!ports_) return kUnbound;
+    }
+    return *ports_;
+  }
+
+  std::string endpoints_file_;
+  mutable std::optional<tools::BoundPorts> ports_;
   pid_t pid_ = -1;
   std::optional<int> exit_status_;
   std::vector<pid_t> runtime_pids_;

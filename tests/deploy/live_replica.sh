@@ -1,6 +1,6 @@
 # Sourced by the deploy tests that need a real replica (promtool_test.sh,
-# grafana_dashboard_test.sh, systemd_unit_test.sh): start one from the build on free loopback
-# ports with a unique segment name (tandem.test.*), wait for /readyz (bounded), drive a little
+# grafana_dashboard_test.sh, systemd_unit_test.sh): start one from the build on loopback ports
+# the kernel picks, with a unique segment name (tandem.test.*), wait for /readyz (bounded), drive a little
 # of everything through tandem-ctl so the metric families carry samples, scrape /metrics, stop it
 # with SIGTERM. An EXIT trap kills what is left and removes the segment and the work directory.
 #
@@ -50,20 +50,22 @@ replica_curve() {  # keys made with tandem-ctl keygen, as README "Security" sets
 }
 
 replica_start() {
-  # Two distinct free ports, both bound at once so they differ.
-  read -r controller_port http_port < <(python3 -c '
-import socket
-a, b = socket.socket(), socket.socket()
-a.bind(("127.0.0.1", 0)); b.bind(("127.0.0.1", 0))
-print(a.getsockname()[1], b.getsockname()[1])')
+  # Port 0 for both endpoints: the supervisor binds what the kernel gives and names it in
+  # --endpoints-file (no port picked here that another process could take first).
+  rm -f "$work/endpoints"
   "$bin_dir/tandem-supervisor" --replica-id "$replica_id" --shm-name "$replica_seg" \
-    --shm-size 32MiB --controller-listen-addr "tcp://127.0.0.1:$controller_port" \
-    --internal-http-listen-addr "127.0.0.1:$http_port" --runtime-dir "$work/run" \
-    --data-dir "$work/data" --grace-period 2 "${curve_flags[@]}" "$@" >"$work/supervisor.log" 2>&1 &
+    --shm-size 32MiB --controller-listen-addr "tcp://127.0.0.1:0" \
+    --internal-http-listen-addr "127.0.0.1:0" --endpoints-file "$work/endpoints" \
+    --runtime-dir "$work/run" --data-dir "$work/data" --grace-period 2 "${curve_flags[@]}" "$@" \
+    >"$work/supervisor.log" 2>&1 &
   replica_pid=$!
   local _
   for _ in $(seq 1 300); do  # 30 s at most
-    if http_get /readyz >/dev/null 2>&1; then return 0; fi
+    if [[ -f $work/endpoints ]]; then
+      controller_port=$(sed -n 's/^controller_listen_addr=.*://p' "$work/endpoints")
+      http_port=$(sed -n 's/^internal_http_listen_addr=.*://p' "$work/endpoints")
+      if http_get /readyz >/dev/null 2>&1; then return 0; fi
+    fi
     kill -0 "$replica_pid" 2>/dev/null || break
     sleep 0.1
   done

@@ -43,12 +43,10 @@ TEST(CurveConfig, NonLoopbackEndpointWithoutCurveExits78) {
 }
 
 TEST(CurveConfig, AllowInsecureEndpointAllowsANonLoopbackEndpoint) {
-  const int port = FreePort();
   SupervisorProcess sup(
-      {.extra_args = {"--controller-listen-addr", "tcp://0.0.0.0:" + std::to_string(port),
-                      "--allow-insecure-endpoint"}});
+      {.extra_args = {"--controller-listen-addr", "tcp://0.0.0.0:0", "--allow-insecure-endpoint"}});
   ASSERT_TRUE(sup.WaitReady()) << sup.Log();
-  TestController ctl("tcp://127.0.0.1:" + std::to_string(port));
+  TestController ctl(sup.controller_endpoint());  // the port it bound, on loopback
   EXPECT_TRUE(ctl.Hello()) << sup.Log();
   EXPECT_NE(sup.Log().find("anyone who can reach it can control this replica"), std::string::npos)
       << "the risk is logged";
@@ -57,12 +55,11 @@ TEST(CurveConfig, AllowInsecureEndpointAllowsANonLoopbackEndpoint) {
 TEST(CurveConfig, CurveAllowsANonLoopbackEndpoint) {
   CurveFixture keys;
   const auto client = keys.Client("operator");
-  const int port = FreePort();
   auto args = keys.SupervisorArgs();
-  args.insert(args.end(), {"--controller-listen-addr", "tcp://0.0.0.0:" + std::to_string(port)});
+  args.insert(args.end(), {"--controller-listen-addr", "tcp://0.0.0.0:0"});
   SupervisorProcess sup({.extra_args = args});
   ASSERT_TRUE(sup.WaitReady()) << sup.Log();
-  TestController ctl("tcp://127.0.0.1:" + std::to_string(port), client);
+  TestController ctl(sup.controller_endpoint(), client);
   EXPECT_TRUE(ctl.Hello()) << sup.Log();
   EXPECT_NE(sup.Log().find("CURVE, server public key " + keys.server().public_z85),
             std::string::npos)

@@ -138,6 +138,33 @@ TEST(Startup, BusyControllerPortExits69) {
   EXPECT_FALSE(second.SegmentExists());
 }
 
+TEST(Startup, PortZeroIsTheKernelsChoiceAndTheEndpointsFileNamesWhatWasBound) {
+  SupervisorProcess sup;  // the harness binds port 0 for both endpoints
+  ASSERT_TRUE(sup.WaitReady()) << sup.Log();
+  const std::string controller = sup.controller_endpoint();
+  const std::string http = "127.0.0.1:" + std::to_string(sup.http_port());
+  EXPECT_NE(controller, "tcp://127.0.0.1:0");
+  EXPECT_EQ(tools::ReadFile(sup.endpoints_file()),
+            "controller_listen_addr=" + controller + "\ninternal_http_listen_addr=" + http + "\n");
+  EXPECT_NE(sup.Log().find("bound: controller endpoint " + controller + ", internal HTTP " + http),
+            std::string::npos)
+      << sup.Log();
+  TestController ctl(controller);
+  EXPECT_TRUE(ctl.Hello()) << sup.Log();
+  ASSERT_EQ(kill(sup.pid(), SIGTERM), 0);
+  EXPECT_EQ(sup.WaitExit(10s), 0) << sup.Log();
+  EXPECT_FALSE(std::filesystem::exists(sup.endpoints_file())) << "it names ports no longer held";
+}
+
+TEST(Startup, AnEndpointsFileThatCannotBeWrittenExits69AndLeavesNothing) {
+  SupervisorProcess sup({.extra_args = {"--endpoints-file", "/nonexistent-dir/endpoints"}});
+  EXPECT_EQ(sup.WaitExit(10s), 69) << sup.Log();
+  EXPECT_NE(sup.Log().find("could not write --endpoints-file /nonexistent-dir/endpoints"),
+            std::string::npos)
+      << sup.Log();
+  EXPECT_FALSE(sup.SegmentExists());
+}
+
 // ---- Configuration -------------------------------------------------------------------------
 
 TEST(Configuration, UnequalWorkerCountsExit78NamingBoth) {

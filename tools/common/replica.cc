@@ -24,6 +24,10 @@ namespace tandem::tools {
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
+namespace {
+const BoundPorts kUnbound{};
+}  // namespace
+
 int FreePort() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) throw std::runtime_error("socket: " + std::string(strerror(errno)));
@@ -41,11 +45,32 @@ int FreePort() {
   return ntohs(addr.sin_port);
 }
 
-std::pair<int, int> TwoFreePorts() {
-  const int first = FreePort();
-  int second = FreePort();
-  while (second == first) second = FreePort();
-  return {first, second};
+std::optional<BoundPorts> ReadEndpointsFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  BoundPorts ports;
+  for (std::string line; std::getline(in, line);) {
+    const auto eq = line.find('=');
+    const auto colon = line.rfind(':');
+    if (eq == std::string::npos || colon == std::string::npos || colon < eq) continue;
+    const int port = std::atoi(line.c_str() + colon + 1);
+    const std::string name = line.substr(0, eq);
+    if (name == "controller_listen_addr") ports.controller = port;
+    if (name == "internal_http_listen_addr") ports.http = port;
+  }
+  if (ports.controller <= 0 || ports.http <= 0) return std::nullopt;
+  return ports;
+}
+
+void PinPorts(std::vector<std::string>* argv, const BoundPorts& ports) {
+  for (std::size_t i = 0; i + 1 < argv->size(); ++i) {
+    std::string& value = (*argv)[i + 1];
+    const bool controller = (*argv)[i] == "--controller-listen-addr";
+    if (!controller && (*argv)[i] != "--internal-http-listen-addr") continue;
+    const auto colon = value.rfind(':');
+    if (colon == std::string::npos) continue;
+    value = value.substr(0, colon + 1) + std::to_string(controller ? ports.controller : ports.http);
+  }
 }
 
 int ConnectLoopback(int port) {
@@ -177,14 +202,36 @@ ReplicaProcess::ReplicaProcess(const ReplicaOptions& o) {
   replica_ = o.name + "x" + std::to_string(counter++);
   segment_ = o.segment_prefix + replica_;
   dir_ = MakeTempDir(o.temp_prefix);
-  std::tie(controller_port_, http_port_) = TwoFreePorts();
-  pid_ = SpawnChild(Argv(o, replica_, segment_, controller_port_, http_port_, dir_),
-                    dir_ + "/supervisor.log");
+  pid_ =
+      SpawnChild(Argv(o, replica_, segment_, dir_, dir_ + "/endpoints"), dir_ + "/supervisor.log");
+}
+
+std::optional<BoundPorts> ReplicaProcess::AwaitEndpointsFile(const std::string& endpoints_file,
+                                                             const std::function<bool()>& alive,
+                                                             std::chrono::milliseconds limit) {
+  const auto deadline = Clock::now() + limit;
+  for (auto pause = 1ms;; pause = std::min<std::chrono::milliseconds>(pause * 2, 50ms)) {
+    if (auto ports = ReadEndpointsFile(endpoints_file)) return ports;
+    if (!alive() || Clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(pause);
+  }
+}
+
+const BoundPorts& ReplicaProcess::Ports() const {
+  if (!ports_) {
+    auto* self = const_cast<ReplicaProcess*>(this);
+    auto found = AwaitEndpointsFile(
+        dir_ + "/endpoints", [self] { return !self->Exited(); }, 60s);
+    if (!found) return kUnbound;  // asked again next time
+    ports_ = found;
+  }
+  return *ports_;
 }
 
 std::vector<std::string> ReplicaProcess::Argv(const ReplicaOptions& o, const std::string& replica,
-                                              const std::string& segment, int controller_port,
-                                              int http_port, const std::string& runtime_dir) {
+                                              const std::string& segment,
+                                              const std::string& runtime_dir,
+                                              const std::string& endpoints_file) {
   std::vector<std::string> args = {o.supervisor,
                                    "--replica-id",
                                    replica,
@@ -197,9 +244,11 @@ std::vector<std::string> ReplicaProcess::Argv(const ReplicaOptions& o, const std
                                    "--interactive-runtime",
                                    o.two_runtime ? "on" : "off",
                                    "--controller-listen-addr",
-                                   "tcp://127.0.0.1:" + std::to_string(controller_port),
+                                   "tcp://127.0.0.1:0",
                                    "--internal-http-listen-addr",
-                                   "127.0.0.1:" + std::to_string(http_port),
+                                   "127.0.0.1:0",
+                                   "--endpoints-file",
+                                   endpoints_file,
                                    "--runtime-dir",
                                    runtime_dir,
                                    "--log-level",
@@ -221,7 +270,9 @@ void ReplicaProcess::Stop() {
   dir_.clear();
 }
 
-bool ReplicaProcess::Ready() const { return HttpGet(http_port_, "/readyz").status == 200; }
+bool ReplicaProcess::Ready() const {
+  return Ports().http > 0 && HttpGet(Ports().http, "/readyz").status == 200;
+}
 
 std::optional<int> ReplicaProcess::Exited() {
   if (exit_status_) return exit_status_;
@@ -237,10 +288,14 @@ std::string ReplicaProcess::Log() const {
   return dir_.empty() ? "" : ReadFile(dir_ + "/supervisor.log");
 }
 
-std::string ReplicaProcess::Metrics() const { return HttpGet(http_port_, "/metrics").body; }
+std::string ReplicaProcess::Metrics() const {
+  return Ports().http > 0 ? HttpGet(Ports().http, "/metrics").body : "";
+}
 
+// Port 1 when the supervisor never bound one: nothing listens there, so a client gets no answer
+// and the caller's own wait reports the supervisor's log.
 std::string ReplicaProcess::endpoint() const {
-  return "tcp://127.0.0.1:" + std::to_string(controller_port_);
+  return "tcp://127.0.0.1:" + std::to_string(Ports().controller > 0 ? Ports().controller : 1);
 }
 
 }  // namespace tandem::tools

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -14,11 +15,22 @@
 
 namespace tandem::tools {
 
-// A TCP port nobody listens on right now (the kernel picks it). Throws std::runtime_error.
+// A TCP port nobody listens on right now (the kernel picks it). Throws std::runtime_error. Only
+// for endpoints nothing will bind, or that a test binds at once itself: another process may take
+// the port before a replica started later binds it. Replicas bind port 0 and say which they got
+// (--endpoints-file; ReadEndpointsFile).
 int FreePort();
-// Two different free ports (the kernel may hand the same one out twice in a row, each closed at
-// once): a replica's controller endpoint and its internal HTTP.
-std::pair<int, int> TwoFreePorts();
+// The ports a supervisor bound, from its --endpoints-file (the port after the last ':' of each
+// line); nullopt while the file is missing or incomplete (it is renamed into place whole).
+struct BoundPorts {
+  int controller = 0;
+  int http = 0;
+};
+std::optional<BoundPorts> ReadEndpointsFile(const std::string& path);
+// Replaces the values of --controller-listen-addr and --internal-http-listen-addr in `argv` by
+// 127.0.0.1 (or the host given) with these ports: a restart keeps the endpoints its clients know.
+void PinPorts(std::vector<std::string>* argv, const BoundPorts& ports);
+
 // A connected TCP socket to 127.0.0.1:port, or -1.
 int ConnectLoopback(int port);
 
@@ -66,15 +78,24 @@ struct ReplicaOptions {
   std::vector<std::string> extra_args;
 };
 
+// The supervisor binds port 0 for both endpoints and writes the ports it got to
+// <dir>/endpoints, which endpoint(), Ready() and Metrics() read (waiting for it, bounded): no
+// port is chosen here and then lost to another process before the supervisor binds it.
 class ReplicaProcess {
  public:
   explicit ReplicaProcess(const ReplicaOptions& o);  // throws std::runtime_error
 
-  // The supervisor's command line for `o` (name and prefixes aside: the ids, ports and directory
-  // are given), for launchers of their own (the tests' SupervisorProcess).
+  // The supervisor's command line for `o` (name and prefixes aside: the ids, directory and
+  // endpoints file are given), binding port 0 for both endpoints, for launchers of their own
+  // (the tests' SupervisorProcess).
   static std::vector<std::string> Argv(const ReplicaOptions& o, const std::string& replica,
-                                       const std::string& segment, int controller_port,
-                                       int http_port, const std::string& runtime_dir);
+                                       const std::string& segment, const std::string& runtime_dir,
+                                       const std::string& endpoints_file);
+  // Waits (at most `limit`) for `endpoints_file` while `alive` says the supervisor runs. Nullopt
+  // when it exited first or the limit passed.
+  static std::optional<BoundPorts> AwaitEndpointsFile(const std::string& endpoints_file,
+                                                      const std::function<bool()>& alive,
+                                                      std::chrono::milliseconds limit);
   ReplicaProcess(const ReplicaProcess&) = delete;
   ReplicaProcess& operator=(const ReplicaProcess&) = delete;
   ~ReplicaProcess() { Stop(); }
@@ -94,8 +115,11 @@ class ReplicaProcess {
   const std::string& segment() const { return segment_; }
 
  private:
+  // The bound ports (0 until the endpoints file was read, or if it never came).
+  const BoundPorts& Ports() const;
+
   std::string replica_, segment_, dir_;
-  int controller_port_ = 0, http_port_ = 0;
+  mutable std::optional<BoundPorts> ports_;
   pid_t pid_ = -1;
   std::optional<int> exit_status_;
 };
