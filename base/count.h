@@ -13,6 +13,7 @@
 namespace tandem {
 
 __extension__ typedef __int128 Int128;
+__extension__ typedef unsigned __int128 UInt128;
 
 inline constexpr char kMultiplicityOverflow[] = "multiplicity overflow: a count beyond int64";
 

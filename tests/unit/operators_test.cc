@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <thread>
 #include <tuple>
 
 #include "unit/protocol_samples.h"
@@ -97,6 +98,110 @@ TEST(Operators, ReduceRetractsAGroupsOldRowWhenItsAggregatesChange) {
   EXPECT_EQ(Changes(w.Pull(*reduce, 0, 1)), (Changes_{{"(1,2,40,30,)@0", 1}}));
   EXPECT_EQ(Changes(w.Pull(*reduce, 1, 2)),
             (Changes_{{"(1,2,40,30,)@1", -1}, {"(1,1,10,10,)@1", 1}}));
+}
+
+// With two workers a Reduce combines each worker's rows into one partial state per (time, group)
+// before the exchange (workers/operators/reduce.cc); merged, the partials must give exactly what
+// one worker applying every row gives — for every aggregate, 128-bit sums of extreme values and
+// counts beyond int64 included.
+TEST(Operators, AReduceOverTwoWorkersCombiningBeforeTheExchangeEqualsOneWorker) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  // flag: 0 null, 1 true, 2 false. (Built in place: copying a Datum here trips GCC 12's
+  // maybe-uninitialized false positive, as at Aggregates::Compute.)
+  auto row = [](std::int64_t group, std::int64_t i, double f, std::uint64_t flag) {
+    Row r;
+    r.emplace_back(std::in_place_type<std::int64_t>, group);
+    r.emplace_back(std::in_place_type<std::int64_t>, i);
+    r.emplace_back(std::in_place_type<double>, f);
+    if (flag == 0) {
+      r.emplace_back(std::in_place_type<Null>);
+    } else {
+      r.emplace_back(std::in_place_type<bool>, flag == 1);
+    }
+    return r;
+  };
+  // (group, int, float, bool-or-null) rows over three ticks, inserted and retracted.
+  std::vector<std::vector<RowUpdate>> ticks(3);
+  std::uint64_t x = 12345;
+  auto next = [&x](std::uint64_t n) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (x >> 33) % n;
+  };
+  for (std::size_t t = 0; t < ticks.size(); ++t) {
+    for (int n = 0; n < 60; ++n) {
+      const auto group = static_cast<std::int64_t>(next(4));
+      const std::int64_t ints[] = {kMin, kMax, -1, 0, 7, static_cast<std::int64_t>(next(100))};
+      const std::uint64_t flag = next(3);
+      // Extremes in group 0 only — int64's limits as values and diffs of kMax, whose sums need
+      // the high word of a 128-bit sum and make its COUNT and SUM errors (an error's changes do
+      // not show: it is retracted and emitted again) — and small values in groups 1-3, whose
+      // changes show. A kMax diff comes with a small value, so that no order of the additions
+      // overflows 128 bits or rounds a float sum differently.
+      const bool extreme = group == 0;
+      const std::int64_t diff =
+          extreme && next(4) == 0 ? kMax : static_cast<std::int64_t>(next(5)) - 2;
+      if (diff == 0) continue;
+      const bool huge = diff == kMax;
+      const std::int64_t value = extreme && !huge ? ints[next(6)] : ints[2 + next(4)];
+      ticks[t].push_back({row(group, value, huge ? 0.0 : static_cast<double>(next(41)) / 8.0, flag),
+                          static_cast<Time>(t), diff});
+    }
+  }
+  const pb::Plan::Reduce plan = s::ReducePlan(s::GetPlan("x"), {0},
+                                              {{pb::COUNT, 0},
+                                               {pb::SUM, 1},
+                                               {pb::SUM, 2},
+                                               {pb::MIN, 1},
+                                               {pb::MAX, 2},
+                                               {pb::COUNT_NON_NULL, 3},
+                                               {pb::COUNT_DISTINCT, 1},
+                                               {pb::AVG, 1},
+                                               {pb::AVG, 2},
+                                               {pb::ANY, 3},
+                                               {pb::ALL, 3}})
+                                    .reduce();
+
+  std::vector<Changes_> one;
+  {
+    std::vector<Delta> script;
+    for (const auto& rows : ticks) script.push_back(Rows(rows));
+    Script in(std::move(script));
+    auto reduce = MakeReduce(&in, plan);
+    OneWorker w;
+    for (std::size_t t = 0; t < ticks.size(); ++t)
+      one.push_back(Changes(w.Pull(*reduce, t, t + 1)));
+  }
+
+  // The same rows dealt alternately to two workers, pulled tick by tick in lockstep.
+  Exchange exchange(2);
+  std::vector<std::vector<Delta>> dealt(2);
+  for (const auto& rows : ticks) {
+    std::vector<RowUpdate> half[2];
+    for (std::size_t i = 0; i < rows.size(); ++i) half[i % 2].push_back(rows[i]);
+    for (int w = 0; w < 2; ++w) dealt[w].push_back(Rows(std::move(half[w])));
+  }
+  std::vector<Delta> out[2];
+  auto worker = [&](std::uint32_t me) {
+    Script in(std::move(dealt[me]));
+    auto reduce = MakeReduce(&in, plan);
+    for (std::size_t t = 0; t < ticks.size(); ++t) {
+      out[me].push_back(reduce->Pull(TickCtx{t, Frontier::At(t + 1), t + 1, me, &exchange}));
+    }
+  };
+  std::thread second(worker, 1);
+  worker(0);
+  second.join();
+  for (std::size_t t = 0; t < ticks.size(); ++t) {
+    Delta both = std::move(out[0][t]);
+    both.rows.insert(both.rows.end(), out[1][t].rows.begin(), out[1][t].rows.end());
+    both.errors.insert(both.errors.end(), out[1][t].errors.begin(), out[1][t].errors.end());
+    EXPECT_EQ(Changes(both), one[t]) << "tick " << t;
+    EXPECT_GE(std::count_if(one[t].begin(), one[t].end(),
+                            [](const auto& c) { return c.first[0] == '('; }),
+              2)
+        << "tick " << t << " changes rows of groups";
+  }
 }
 
 TEST(Operators, CountBeyondInt64IsAnErrorAndFitsAgainAfterARetraction) {

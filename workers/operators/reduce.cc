@@ -1,9 +1,12 @@
 #include "workers/operators/reduce.h"
 
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "base/check.h"
@@ -100,6 +103,17 @@ class Aggregates {
           AddValue(s, v, diff);
       }
     }
+  }
+
+  static void PushInt128(Int128 v, Row* row) {
+    const auto u = static_cast<UInt128>(v);
+    row->push_back(static_cast<std::int64_t>(static_cast<std::uint64_t>(u >> 64)));
+    row->push_back(static_cast<std::int64_t>(static_cast<std::uint64_t>(u)));
+  }
+  static Int128 ReadInt128(const Row& row, std::size_t* at) {
+    const auto hi = static_cast<std::uint64_t>(std::get<std::int64_t>(row[(*at)++]));
+    const auto lo = static_cast<std::uint64_t>(std::get<std::int64_t>(row[(*at)++]));
+    return static_cast<Int128>((static_cast<UInt128>(hi) << 64) | lo);
   }
 
   static void AddValue(AggState& s, const Datum& v, Int128 diff) {
@@ -240,6 +254,46 @@ class Aggregates {
     return true;
   }
 
+  // A worker's partial state of a group (its own rows of one time, applied to an empty group),
+  // carried through the exchange as a row: the group key columns, then the count and each
+  // aggregate's state (AppendPartial); MergePartial adds one into the group its key routes to.
+  // Merging the partials of every worker gives the state applying every row would: the counts,
+  // the integer sums and the values' counts are sums, the overflow flags ors, and a float SUM
+  // a sum in another order (as the exchange's arrival order already is).
+  void AppendPartial(const Group& g, Row* row) const {
+    row->reserve(row->size() + 2 + 8 * aggs_.size());
+    PushInt128(g.count, row);
+    for (const AggState& s : g.aggs) {
+      PushInt128(s.int_sum, row);
+      row->push_back(s.int_sum_overflowed);
+      row->push_back(s.is_float);
+      row->push_back(s.float_sum);
+      PushInt128(s.nonnull, row);
+      row->push_back(static_cast<std::int64_t>(s.values.size()));
+      for (const auto& [v, c] : s.values) {
+        row->push_back(v);
+        PushInt128(c, row);
+      }
+    }
+  }
+  void MergePartial(Group& g, const Row& row, std::size_t at) const {
+    g.count += ReadInt128(row, &at);
+    for (AggState& s : g.aggs) {
+      const Int128 sum = ReadInt128(row, &at);
+      s.int_sum_overflowed |= std::get<bool>(row[at++]);
+      s.int_sum_overflowed |= __builtin_add_overflow(s.int_sum, sum, &s.int_sum);
+      s.is_float |= std::get<bool>(row[at++]);
+      s.float_sum += std::get<double>(row[at++]);
+      s.nonnull += ReadInt128(row, &at);
+      const std::int64_t values = std::get<std::int64_t>(row[at++]);
+      for (std::int64_t i = 0; i < values; ++i) {
+        const Datum& v = row[at++];
+        AddValue(s, v, ReadInt128(row, &at));
+      }
+    }
+    TANDEM_CHECK(at == row.size(), "a Reduce partial row of another shape than its aggregates");
+  }
+
   Group NewGroup(Row key) const {
     Group g;
     g.key = std::move(key);
@@ -256,7 +310,7 @@ class ReduceNode final : public Node {
   ReduceNode(Node* input, const pb::Plan::Reduce& r)
       : input_(input),
         key_(r.group_key().begin(), r.group_key().end()),
-
+        partial_key_(GroupKeyPartitioning(key_.size()).columns),
         aggregates_(r) {}
 
   // Output rows start with the group key, by which the input was exchanged.
@@ -264,40 +318,93 @@ class ReduceNode final : public Node {
 
   Delta Pull(const TickCtx& ctx) override {
     Delta out;
-    std::vector<RowUpdate> rows = PullExchanged(input_, ctx, key_, false, &out.errors);
+    Delta in = input_->Pull(ctx);
+    std::move(in.errors.begin(), in.errors.end(), std::back_inserter(out.errors));
+    if (ctx.exchange->workers() == 1 || input_->partitioning().Satisfies(key_, false)) {
+      // Every row is where its group is: applied as it comes.
+      ForEachGroupChange(
+          in.rows, key_,
+          [&](const std::string& key, const RowUpdate& u) {
+            Aggregates::Group& g = GroupOf(key, u.row, key_);
+            aggregates_.Apply(g, u.row, u.diff);
+          },
+          [&](Time t, const std::string& key) { Settle(t, key, &out); });
+      return out;
+    }
+    // Combined before the exchange: each worker sends one partial per (time, group) of its rows
+    // instead of the rows (a Reduce's exchange moved every input row; issue 19).
+    std::vector<RowUpdate> partials =
+        ctx.exchange->Shuffle(ctx.me, Combine(std::move(in.rows)), partial_key_, false);
     ForEachGroupChange(
-        rows, key_,
-        [&](const std::string& key, const RowUpdate& u) {
-          // A new group takes its key from its first row. (Not "aggs is empty": a Reduce without
-          // aggregates has none, and would append the key once per row.)
-          auto [it, fresh] = groups_.try_emplace(key);
-          Aggregates::Group& g = it->second;
-          if (fresh) {
-            Row key_row;
-            for (std::uint32_t c : key_) key_row.push_back(u.row[c]);
-            g = aggregates_.NewGroup(std::move(key_row));
-          }
-          aggregates_.Apply(g, u.row, u.diff);
+        partials, partial_key_,
+        [&](const std::string& key, const RowUpdate& p) {
+          aggregates_.MergePartial(GroupOf(key, p.row, partial_key_), p.row, key_.size());
         },
-        [&](Time t, const std::string& key) {
-          auto it = groups_.find(key);
-          Aggregates::Group& g = it->second;
-          Aggregates::Output now = aggregates_.Compute(g);
-          if (!(now == g.out)) {
-            Aggregates::Emit(g.out, t, -1, &out);
-            Aggregates::Emit(now, t, 1, &out);
-            g.out = std::move(now);
-          }
-          // Only once nothing of it is left: a group whose count is 0 may still hold values with
-          // non-zero counts (a retraction of a value never inserted), which later updates see.
-          if (Aggregates::Empty(g)) groups_.erase(it);
-        });
+        [&](Time t, const std::string& key) { Settle(t, key, &out); });
     return out;
   }
 
  private:
+  // The group of `key` (encoded), made from `row`'s `key_columns` when new. (Not "aggs is empty":
+  // a Reduce without aggregates has none, and would append the key once per row.)
+  Aggregates::Group& GroupOf(const std::string& key, const Row& row,
+                             const std::vector<std::uint32_t>& key_columns) {
+    auto [it, fresh] = groups_.try_emplace(key);
+    if (fresh) {
+      Row key_row;
+      for (std::uint32_t c : key_columns) key_row.push_back(row[c]);
+      it->second = aggregates_.NewGroup(std::move(key_row));
+    }
+    return it->second;
+  }
+
+  // This worker's rows as partial rows (Aggregates::AppendPartial), one per (time, group) whose
+  // rows left anything; a partial's diff is 1 and means nothing.
+  std::vector<RowUpdate> Combine(std::vector<RowUpdate> rows) {
+    std::unordered_map<std::string, Aggregates::Group> combined;
+    std::vector<std::pair<Time, Aggregates::Group*>> order;  // first-seen order: deterministic
+    std::string at;
+    for (const RowUpdate& u : rows) {
+      at.assign(reinterpret_cast<const char*>(&u.time), sizeof u.time);
+      for (std::uint32_t c : key_) AppendEncodedDatum(u.row[c], &at);
+      auto [it, fresh] = combined.try_emplace(at);
+      if (fresh) {
+        Row key_row;
+        key_row.reserve(key_.size());
+        for (std::uint32_t c : key_) key_row.push_back(u.row[c]);
+        it->second = aggregates_.NewGroup(std::move(key_row));
+        order.emplace_back(u.time, &it->second);
+      }
+      aggregates_.Apply(it->second, u.row, u.diff);
+    }
+    std::vector<RowUpdate> partials;
+    partials.reserve(order.size());
+    for (auto& [t, g] : order) {
+      if (Aggregates::Empty(*g)) continue;  // rows that cancelled out change nothing
+      Row row = std::move(g->key);
+      aggregates_.AppendPartial(*g, &row);
+      partials.push_back({std::move(row), t, 1});
+    }
+    return partials;
+  }
+
+  void Settle(Time t, const std::string& key, Delta* out) {
+    auto it = groups_.find(key);
+    Aggregates::Group& g = it->second;
+    Aggregates::Output now = aggregates_.Compute(g);
+    if (!(now == g.out)) {
+      Aggregates::Emit(g.out, t, -1, out);
+      Aggregates::Emit(now, t, 1, out);
+      g.out = std::move(now);
+    }
+    // Only once nothing of it is left: a group whose count is 0 may still hold values with
+    // non-zero counts (a retraction of a value never inserted), which later updates see.
+    if (Aggregates::Empty(g)) groups_.erase(it);
+  }
+
   Node* input_;
   std::vector<std::uint32_t> key_;
+  std::vector<std::uint32_t> partial_key_;  // 0 .. key_.size() - 1: a partial row's group key
   Aggregates aggregates_;
   std::map<std::string, Aggregates::Group> groups_;
 };
