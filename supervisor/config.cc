@@ -128,7 +128,8 @@ FlagsOutcome ParseSupervisorFlags(int argc, const char* const* argv) {
   app.add_option("--endpoints-file", c.endpoints_file,
                  "once both endpoints are bound, write the addresses actually bound here "
                  "(controller_listen_addr=... and internal_http_listen_addr=..., one per line; a "
-                 "port 0 above is the kernel's choice), atomically; removed at exit")
+                 "port 0 above is the kernel's choice; a wildcard host stays one), atomically; "
+                 "removed at exit")
       ->envname("TANDEM_ENDPOINTS_FILE");
   app.add_option("--shm-size", shm_size, "size of the shared-memory segment, reserved at start")
       ->envname("TANDEM_SHM_SIZE")

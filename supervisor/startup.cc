@@ -207,7 +207,7 @@ Status Supervisor::WriteEndpointsFile(const std::string& controller, const std::
       std::error_code ec;
       std::filesystem::remove(tmp, ec);
       return Status::Unavailable("could not write --endpoints-file " + config_.endpoints_file +
-                                 " (via " + tmp + "): " + std::strerror(errno));
+                                 " (via " + tmp + ")");
     }
   }
   if (std::rename(tmp.c_str(), config_.endpoints_file.c_str()) != 0) {

@@ -69,10 +69,9 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 cp "$deb" "$root/tmp/"
 
 # Everything in the root runs inside one private mount namespace.
-controller_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-http_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-[[ $controller_port != "$http_port" ]] || fail "the same free port twice"
-export root seg controller_port http_port deb_name=${deb##*/} replica=deb$$
+# The replica binds port 0 for both endpoints and names them in --endpoints-file (no port picked
+# here that another process could take first).
+export root seg deb_name=${deb##*/} replica=deb$$
 unshare --mount --propagation private bash -euo pipefail -c '
   mount -t proc proc "$root/proc"
   mkdir -p "$root/dev/shm"
@@ -106,13 +105,17 @@ unshare --mount --propagation private bash -euo pipefail -c '
   mkdir -p "$root/tmp/rt" && chown tandem: "$root/tmp/rt" 2>/dev/null || chroot "$root" chown tandem:tandem /tmp/rt
   chroot --userspec=tandem:tandem "$root" /usr/bin/env -i PATH=/usr/bin:/bin \
     /usr/bin/tandem-supervisor --replica-id "$replica" --shm-name "$seg" --shm-size 64MiB \
-      --controller-listen-addr "tcp://127.0.0.1:$controller_port" \
-      --internal-http-listen-addr "127.0.0.1:$http_port" --runtime-dir /tmp/rt \
+      --controller-listen-addr "tcp://127.0.0.1:0" --internal-http-listen-addr "127.0.0.1:0" \
+      --endpoints-file /tmp/rt/endpoints --runtime-dir /tmp/rt \
       --grace-period 2 >"$root/tmp/supervisor.log" 2>&1 &
   sup=$!
   ready=0
   for _ in $(seq 1 300); do  # 30 s at most
-    if curl -fsS "http://127.0.0.1:$http_port/readyz" >/dev/null 2>&1; then ready=1; break; fi
+    if [[ -f $root/tmp/rt/endpoints ]]; then
+      controller_port=$(sed -n "s/^controller_listen_addr=.*://p" "$root/tmp/rt/endpoints")
+      http_port=$(sed -n "s/^internal_http_listen_addr=.*://p" "$root/tmp/rt/endpoints")
+      if curl -fsS "http://127.0.0.1:$http_port/readyz" >/dev/null 2>&1; then ready=1; break; fi
+    fi
     kill -0 $sup 2>/dev/null || break
     sleep 0.1
   done

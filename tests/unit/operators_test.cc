@@ -104,32 +104,88 @@ TEST(Operators, ReduceRetractsAGroupsOldRowWhenItsAggregatesChange) {
 // before the exchange (workers/operators/reduce.cc); merged, the partials must give exactly what
 // one worker applying every row gives — for every aggregate, 128-bit sums of extreme values and
 // counts beyond int64 included.
+// A (group, int, float, flag) row; flag: 0 null, 1 true, 2 false. (Built in place: copying a
+// Datum here trips GCC 12's maybe-uninitialized false positive, as at Aggregates::Compute.)
+Row AggregatedRow(std::int64_t group, std::int64_t i, double f, std::uint64_t flag) {
+  Row r;
+  r.emplace_back(std::in_place_type<std::int64_t>, group);
+  r.emplace_back(std::in_place_type<std::int64_t>, i);
+  r.emplace_back(std::in_place_type<double>, f);
+  if (flag == 0) {
+    r.emplace_back(std::in_place_type<Null>);
+  } else {
+    r.emplace_back(std::in_place_type<bool>, flag == 1);
+  }
+  return r;
+}
+
+// A pull covers `span` times: pull p is [p * span, (p + 1) * span).
+std::vector<Changes_> ReduceOnOneWorker(const pb::Plan::Reduce& plan,
+                                        const std::vector<std::vector<RowUpdate>>& pulls,
+                                        Time span) {
+  std::vector<Delta> script;
+  for (const auto& rows : pulls) script.push_back(Rows(rows));
+  Script in(std::move(script));
+  auto reduce = MakeReduce(&in, plan);
+  OneWorker w;
+  std::vector<Changes_> out;
+  for (std::size_t p = 0; p < pulls.size(); ++p) {
+    out.push_back(Changes(w.Pull(*reduce, p * span, (p + 1) * span)));
+  }
+  return out;
+}
+
+// The same Reduce on two workers in lockstep, worker w pulling dealt[w]; both workers' changes of
+// each pull together.
+std::vector<Changes_> ReduceOnTwoWorkers(const pb::Plan::Reduce& plan,
+                                         std::vector<std::vector<RowUpdate>> dealt[2], Time span) {
+  Exchange exchange(2);
+  std::vector<Delta> out[2];
+  auto worker = [&](std::uint32_t me) {
+    std::vector<Delta> script;
+    for (auto& rows : dealt[me]) script.push_back(Rows(std::move(rows)));
+    const std::size_t pulls = script.size();
+    Script in(std::move(script));
+    auto reduce = MakeReduce(&in, plan);
+    for (std::size_t p = 0; p < pulls; ++p) {
+      out[me].push_back(
+          reduce->Pull(TickCtx{p * span, Frontier::At((p + 1) * span), p + 1, me, &exchange}));
+    }
+  };
+  std::thread second(worker, 1);
+  worker(0);
+  second.join();
+  std::vector<Changes_> both;
+  for (std::size_t p = 0; p < out[0].size(); ++p) {
+    Delta d = std::move(out[0][p]);
+    d.rows.insert(d.rows.end(), out[1][p].rows.begin(), out[1][p].rows.end());
+    d.errors.insert(d.errors.end(), out[1][p].errors.begin(), out[1][p].errors.end());
+    both.push_back(Changes(d));
+  }
+  return both;
+}
+
+std::size_t RowChanges(const Changes_& c) {
+  return static_cast<std::size_t>(
+      std::count_if(c.begin(), c.end(), [](const auto& kv) { return kv.first[0] == '('; }));
+}
+
+// With two workers a Reduce combines each worker's rows into one partial state per (time, group)
+// before the exchange (workers/operators/reduce.cc); merged, the partials must give exactly what
+// one worker applying every row gives — for every aggregate, 128-bit sums of extreme values and
+// counts beyond int64 included.
 TEST(Operators, AReduceOverTwoWorkersCombiningBeforeTheExchangeEqualsOneWorker) {
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
-  // flag: 0 null, 1 true, 2 false. (Built in place: copying a Datum here trips GCC 12's
-  // maybe-uninitialized false positive, as at Aggregates::Compute.)
-  auto row = [](std::int64_t group, std::int64_t i, double f, std::uint64_t flag) {
-    Row r;
-    r.emplace_back(std::in_place_type<std::int64_t>, group);
-    r.emplace_back(std::in_place_type<std::int64_t>, i);
-    r.emplace_back(std::in_place_type<double>, f);
-    if (flag == 0) {
-      r.emplace_back(std::in_place_type<Null>);
-    } else {
-      r.emplace_back(std::in_place_type<bool>, flag == 1);
-    }
-    return r;
-  };
-  // (group, int, float, bool-or-null) rows over three ticks, inserted and retracted.
-  std::vector<std::vector<RowUpdate>> ticks(3);
+  // Rows over three pulls of two times each, inserted and retracted.
+  std::vector<std::vector<RowUpdate>> pulls(3);
   std::uint64_t x = 12345;
   auto next = [&x](std::uint64_t n) {
     x = x * 6364136223846793005ULL + 1442695040888963407ULL;
     return (x >> 33) % n;
   };
-  for (std::size_t t = 0; t < ticks.size(); ++t) {
-    for (int n = 0; n < 60; ++n) {
+  for (std::size_t p = 0; p < pulls.size(); ++p) {
+    for (int n = 0; n < 120; ++n) {
       const auto group = static_cast<std::int64_t>(next(4));
       const std::int64_t ints[] = {kMin, kMax, -1, 0, 7, static_cast<std::int64_t>(next(100))};
       const std::uint64_t flag = next(3);
@@ -144,11 +200,13 @@ TEST(Operators, AReduceOverTwoWorkersCombiningBeforeTheExchangeEqualsOneWorker) 
       if (diff == 0) continue;
       const bool huge = diff == kMax;
       const std::int64_t value = extreme && !huge ? ints[next(6)] : ints[2 + next(4)];
-      ticks[t].push_back({row(group, value, huge ? 0.0 : static_cast<double>(next(41)) / 8.0, flag),
-                          static_cast<Time>(t), diff});
+      pulls[p].push_back(
+          {AggregatedRow(group, value, huge ? 0.0 : static_cast<double>(next(41)) / 8.0, flag),
+           static_cast<Time>(2 * p + next(2)), diff});
     }
   }
-  const pb::Plan::Reduce plan = s::ReducePlan(s::GetPlan("x"), {0},
+  // Grouped by (flag, group): a key that is not the first columns, as a partial's key is.
+  const pb::Plan::Reduce plan = s::ReducePlan(s::GetPlan("x"), {3, 0},
                                               {{pb::COUNT, 0},
                                                {pb::SUM, 1},
                                                {pb::SUM, 2},
@@ -161,46 +219,51 @@ TEST(Operators, AReduceOverTwoWorkersCombiningBeforeTheExchangeEqualsOneWorker) 
                                                {pb::ANY, 3},
                                                {pb::ALL, 3}})
                                     .reduce();
-
-  std::vector<Changes_> one;
-  {
-    std::vector<Delta> script;
-    for (const auto& rows : ticks) script.push_back(Rows(rows));
-    Script in(std::move(script));
-    auto reduce = MakeReduce(&in, plan);
-    OneWorker w;
-    for (std::size_t t = 0; t < ticks.size(); ++t)
-      one.push_back(Changes(w.Pull(*reduce, t, t + 1)));
+  const std::vector<Changes_> one = ReduceOnOneWorker(plan, pulls, 2);
+  // The same rows dealt alternately to two workers.
+  std::vector<std::vector<RowUpdate>> dealt[2];
+  for (const auto& rows : pulls) {
+    for (auto& half : dealt) half.emplace_back();
+    for (std::size_t i = 0; i < rows.size(); ++i) dealt[i % 2].back().push_back(rows[i]);
   }
-
-  // The same rows dealt alternately to two workers, pulled tick by tick in lockstep.
-  Exchange exchange(2);
-  std::vector<std::vector<Delta>> dealt(2);
-  for (const auto& rows : ticks) {
-    std::vector<RowUpdate> half[2];
-    for (std::size_t i = 0; i < rows.size(); ++i) half[i % 2].push_back(rows[i]);
-    for (int w = 0; w < 2; ++w) dealt[w].push_back(Rows(std::move(half[w])));
+  const std::vector<Changes_> two = ReduceOnTwoWorkers(plan, dealt, 2);
+  for (std::size_t p = 0; p < pulls.size(); ++p) {
+    EXPECT_EQ(two[p], one[p]) << "pull " << p;
+    EXPECT_GE(RowChanges(one[p]), 2u) << "pull " << p << " changes rows of groups";
   }
-  std::vector<Delta> out[2];
-  auto worker = [&](std::uint32_t me) {
-    Script in(std::move(dealt[me]));
-    auto reduce = MakeReduce(&in, plan);
-    for (std::size_t t = 0; t < ticks.size(); ++t) {
-      out[me].push_back(reduce->Pull(TickCtx{t, Frontier::At(t + 1), t + 1, me, &exchange}));
+}
+
+// A worker whose tick had about one row per group sends rows, not partials, for the next ticks
+// (a partial would cost more than its row), while the other worker still sends partials: one
+// exchange then carries both, and the result is still one worker's.
+TEST(Operators, AReduceWhoseWorkersSendRowsAndPartialsInOneExchangeEqualsOneWorker) {
+  std::vector<std::vector<RowUpdate>> dealt[2];
+  for (int p = 0; p < 3; ++p) {
+    for (auto& half : dealt) half.emplace_back();
+    for (std::int64_t i = 0; i < 400; ++i) {
+      // Worker 0: a group per row in the first pull (it stops combining), then groups 0-9 as
+      // worker 1 has throughout (it keeps combining).
+      const std::int64_t group0 = p == 0 ? 1000 + i : i % 10;
+      const auto t = static_cast<Time>(2 * p + i % 2);
+      const std::int64_t diff = i % 7 == 3 ? -1 : 1;
+      dealt[0].back().push_back({AggregatedRow(group0, i, 0.5 * i, i % 3), t, diff});
+      dealt[1].back().push_back({AggregatedRow(i % 10, -i, 0.25 * i, i % 2), t, diff});
     }
-  };
-  std::thread second(worker, 1);
-  worker(0);
-  second.join();
-  for (std::size_t t = 0; t < ticks.size(); ++t) {
-    Delta both = std::move(out[0][t]);
-    both.rows.insert(both.rows.end(), out[1][t].rows.begin(), out[1][t].rows.end());
-    both.errors.insert(both.errors.end(), out[1][t].errors.begin(), out[1][t].errors.end());
-    EXPECT_EQ(Changes(both), one[t]) << "tick " << t;
-    EXPECT_GE(std::count_if(one[t].begin(), one[t].end(),
-                            [](const auto& c) { return c.first[0] == '('; }),
-              2)
-        << "tick " << t << " changes rows of groups";
+  }
+  std::vector<std::vector<RowUpdate>> pulls;
+  for (int p = 0; p < 3; ++p) {
+    pulls.push_back(dealt[0][p]);
+    pulls.back().insert(pulls.back().end(), dealt[1][p].begin(), dealt[1][p].end());
+  }
+  const pb::Plan::Reduce plan =
+      s::ReducePlan(s::GetPlan("x"), {0},
+                    {{pb::COUNT, 0}, {pb::SUM, 1}, {pb::SUM, 2}, {pb::MAX, 1}, {pb::ANY, 3}})
+          .reduce();
+  const std::vector<Changes_> one = ReduceOnOneWorker(plan, pulls, 2);
+  const std::vector<Changes_> two = ReduceOnTwoWorkers(plan, dealt, 2);
+  for (std::size_t p = 0; p < pulls.size(); ++p) {
+    EXPECT_EQ(two[p], one[p]) << "pull " << p;
+    EXPECT_GE(RowChanges(one[p]), 10u) << "pull " << p;
   }
 }
 

@@ -221,7 +221,7 @@ const BoundPorts& ReplicaProcess::Ports() const {
   if (!ports_) {
     auto* self = const_cast<ReplicaProcess*>(this);
     auto found = AwaitEndpointsFile(
-        dir_ + "/endpoints", [self] { return !self->Exited(); }, 60s);
+        dir_ + "/endpoints", [self] { return self->pid_ > 0 && !self->Exited(); }, 60s);
     if (!found) return kUnbound;  // asked again next time
     ports_ = found;
   }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/check.h"
@@ -93,20 +94,29 @@ void ForEachTime(std::vector<RowUpdate>& rows, F&& fn) {
 // The skeleton of the operators that keep state per group (Reduce, TopK): over `rows`, already
 // exchanged by the `key` columns, time by time (ascending), calls apply(encoded group key, update)
 // for each update, then settle(t, encoded group key) once for each group the time touched.
-template <typename Apply, typename Settle>
-void ForEachGroupChange(std::vector<RowUpdate>& rows, const std::vector<std::uint32_t>& key,
-                        Apply&& apply, Settle&& settle) {
+// The same, with the group key's columns chosen per update: key_of(update) (a Reduce's exchange
+// carries partial rows, whose group key is in other columns, beside rows).
+template <typename KeyOf, typename Apply, typename Settle>
+void ForEachGroupChangeBy(std::vector<RowUpdate>& rows, KeyOf&& key_of, Apply&& apply,
+                          Settle&& settle) {
   std::string encoded;
   ForEachTime(rows, [&](Time t, std::size_t b, std::size_t e) {
     std::set<std::string> touched;
     for (std::size_t i = b; i < e; ++i) {
       encoded.clear();
-      for (std::uint32_t c : key) AppendEncodedDatum(rows[i].row[c], &encoded);
+      for (std::uint32_t c : key_of(rows[i])) AppendEncodedDatum(rows[i].row[c], &encoded);
       apply(encoded, rows[i]);
       touched.insert(encoded);
     }
     for (const std::string& group : touched) settle(t, group);
   });
+}
+template <typename Apply, typename Settle>
+void ForEachGroupChange(std::vector<RowUpdate>& rows, const std::vector<std::uint32_t>& key,
+                        Apply&& apply, Settle&& settle) {
+  ForEachGroupChangeBy(
+      rows, [&key](const RowUpdate&) -> const std::vector<std::uint32_t>& { return key; },
+      std::forward<Apply>(apply), std::forward<Settle>(settle));
 }
 
 }  // namespace tandem::workers

@@ -259,7 +259,11 @@ class Aggregates {
   // aggregate's state (AppendPartial); MergePartial adds one into the group its key routes to.
   // Merging the partials of every worker gives the state applying every row would: the counts,
   // the integer sums and the values' counts are sums, the overflow flags ors, and a float SUM
-  // a sum in another order (as the exchange's arrival order already is).
+  // a sum in another order (as the exchange's arrival order already is). So is the 128-bit
+  // overflow of an integer sum, sticky once seen: it depends on the order of the additions, which
+  // with several workers never was fixed (it takes products near 2^126 to reach it). A partial
+  // that Empty() calls empty is not sent; its is_float alone would say nothing (validation
+  // fixes a SUM or AVG column's type, and a float sum of 0 is the same sum).
   void AppendPartial(const Group& g, Row* row) const {
     row->reserve(row->size() + 2 + 8 * aggs_.size());
     PushInt128(g.count, row);
@@ -322,29 +326,56 @@ class ReduceNode final : public Node {
     std::move(in.errors.begin(), in.errors.end(), std::back_inserter(out.errors));
     if (ctx.exchange->workers() == 1 || input_->partitioning().Satisfies(key_, false)) {
       // Every row is where its group is: applied as it comes.
-      ForEachGroupChange(
-          in.rows, key_,
-          [&](const std::string& key, const RowUpdate& u) {
-            Aggregates::Group& g = GroupOf(key, u.row, key_);
-            aggregates_.Apply(g, u.row, u.diff);
-          },
-          [&](Time t, const std::string& key) { Settle(t, key, &out); });
+      Absorb(in.rows, /*from_exchange=*/false, &out);
       return out;
     }
-    // Combined before the exchange: each worker sends one partial per (time, group) of its rows
-    // instead of the rows (a Reduce's exchange moved every input row; issue 19).
-    std::vector<RowUpdate> partials =
-        ctx.exchange->Shuffle(ctx.me, Combine(std::move(in.rows)), partial_key_, false);
-    ForEachGroupChange(
-        partials, partial_key_,
-        [&](const std::string& key, const RowUpdate& p) {
-          aggregates_.MergePartial(GroupOf(key, p.row, partial_key_), p.row, key_.size());
-        },
-        [&](Time t, const std::string& key) { Settle(t, key, &out); });
+    // Each worker sends, this tick, either one partial per (time, group) of its rows (Combine) or
+    // its rows; the receiver tells them apart (a partial's diff is 0, a row's never is).
+    const bool combine = plain_ticks_ == 0;
+    std::vector<RowUpdate> send;
+    if (combine) {
+      const std::size_t rows = in.rows.size();
+      send = Combine(std::move(in.rows));
+      // Groups of about one row a tick (a key near-unique in the tick): a partial costs more
+      // than the row it replaces, so rows go as they are for a while, then combining is tried
+      // again.
+      if (rows >= kProbeRows && send.size() * 2 > rows) plain_ticks_ = kPlainTicks;
+    } else {
+      send = std::move(in.rows);
+      std::erase_if(send, [](const RowUpdate& u) { return u.diff == 0; });  // change nothing
+      --plain_ticks_;
+    }
+    std::vector<RowUpdate> received =
+        ctx.exchange->Shuffle(ctx.me, std::move(send), combine ? partial_key_ : key_, false);
+    Absorb(received, /*from_exchange=*/true, &out);
     return out;
   }
 
  private:
+  // A combined tick of at least kProbeRows rows whose partials were more than half as many
+  // sends rows for the next kPlainTicks ticks.
+  static constexpr std::size_t kProbeRows = 256;
+  static constexpr int kPlainTicks = 64;
+
+  // Applies `rows` — and, when they come from the exchange, the partials among them (diff 0) —
+  // time by time, then settles every group each time touched.
+  void Absorb(std::vector<RowUpdate>& rows, bool from_exchange, Delta* out) {
+    auto partial = [from_exchange](const RowUpdate& u) { return from_exchange && u.diff == 0; };
+    ForEachGroupChangeBy(
+        rows,
+        [&](const RowUpdate& u) -> const std::vector<std::uint32_t>& {
+          return partial(u) ? partial_key_ : key_;
+        },
+        [&](const std::string& key, const RowUpdate& u) {
+          if (partial(u)) {
+            aggregates_.MergePartial(GroupOf(key, u.row, partial_key_), u.row, key_.size());
+          } else {
+            aggregates_.Apply(GroupOf(key, u.row, key_), u.row, u.diff);
+          }
+        },
+        [&](Time t, const std::string& key) { Settle(t, key, out); });
+  }
+
   // The group of `key` (encoded), made from `row`'s `key_columns` when new. (Not "aggs is empty":
   // a Reduce without aggregates has none, and would append the key once per row.)
   Aggregates::Group& GroupOf(const std::string& key, const Row& row,
@@ -359,7 +390,7 @@ class ReduceNode final : public Node {
   }
 
   // This worker's rows as partial rows (Aggregates::AppendPartial), one per (time, group) whose
-  // rows left anything; a partial's diff is 1 and means nothing.
+  // rows left anything; a partial's diff is 0: the tag by which Absorb knows it.
   std::vector<RowUpdate> Combine(std::vector<RowUpdate> rows) {
     std::unordered_map<std::string, Aggregates::Group> combined;
     std::vector<std::pair<Time, Aggregates::Group*>> order;  // first-seen order: deterministic
@@ -383,7 +414,7 @@ class ReduceNode final : public Node {
       if (Aggregates::Empty(*g)) continue;  // rows that cancelled out change nothing
       Row row = std::move(g->key);
       aggregates_.AppendPartial(*g, &row);
-      partials.push_back({std::move(row), t, 1});
+      partials.push_back({std::move(row), t, 0});
     }
     return partials;
   }
@@ -405,6 +436,7 @@ class ReduceNode final : public Node {
   Node* input_;
   std::vector<std::uint32_t> key_;
   std::vector<std::uint32_t> partial_key_;  // 0 .. key_.size() - 1: a partial row's group key
+  int plain_ticks_ = 0;  // > 0: ticks left that send rows, not partials (this worker's choice)
   Aggregates aggregates_;
   std::map<std::string, Aggregates::Group> groups_;
 };
