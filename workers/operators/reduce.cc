@@ -336,10 +336,11 @@ class ReduceNode final : public Node {
     if (combine) {
       const std::size_t rows = in.rows.size();
       send = Combine(std::move(in.rows));
-      // Groups of about one row a tick (a key near-unique in the tick): a partial costs more
-      // than the row it replaces, so rows go as they are for a while, then combining is tried
-      // again.
-      if (rows >= kProbeRows && send.size() * 2 > rows) plain_ticks_ = kPlainTicks;
+      // Groups of few rows a tick (a key near-unique in the tick): a partial (2 + 8 datums an
+      // aggregate) costs more than the rows it replaces, so rows go as they are for a while,
+      // then combining is tried again. (A key's retraction and insertion in one tick are two
+      // rows of one group: combining must save more than that pair to pay.)
+      if (rows >= kProbeRows && send.size() * kMinRowsPerPartial > rows) plain_ticks_ = kPlainTicks;
     } else {
       send = std::move(in.rows);
       std::erase_if(send, [](const RowUpdate& u) { return u.diff == 0; });  // change nothing
@@ -352,9 +353,10 @@ class ReduceNode final : public Node {
   }
 
  private:
-  // A combined tick of at least kProbeRows rows whose partials were more than half as many
+  // A combined tick of at least kProbeRows rows with fewer than kMinRowsPerPartial rows a partial
   // sends rows for the next kPlainTicks ticks.
   static constexpr std::size_t kProbeRows = 256;
+  static constexpr std::size_t kMinRowsPerPartial = 4;
   static constexpr int kPlainTicks = 64;
 
   // Applies `rows` — and, when they come from the exchange, the partials among them (diff 0) —
