@@ -179,7 +179,10 @@ Status AppendDistinct(Publisher& pub, const PublishedRef& p, Time t, std::uint64
 TEST(Spine, PublisherKeepsItsSpineGeometric) {
   PublishedSlot slot;
   ASSERT_TRUE(slot.ok());
-  auto& [seg, pub, reader, p, f] = slot;
+  auto& pub = slot.pub;
+  auto& reader = slot.reader;
+  auto& p = slot.p;
+  auto& f = slot.f;
   std::mt19937_64 rng(3);
   std::int64_t next_key = 0;
   Simulation sim;
@@ -237,7 +240,10 @@ TEST(Spine, ConsolidatingMergesKeepEveryReadExactWhileTheyRun) {
   for (const std::uint64_t seed : {1u, 2u, 3u}) {
     PublishedSlot slot;
     ASSERT_TRUE(slot.ok());
-    auto& [seg, pub, reader, p, f] = slot;
+    auto& pub = slot.pub;
+    auto& reader = slot.reader;
+    auto& p = slot.p;
+    auto& f = slot.f;
     std::mt19937_64 rng(seed);
     std::map<std::pair<std::string, std::string>, std::int64_t> expected;
     std::uint64_t most_running = 0;
