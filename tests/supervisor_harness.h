@@ -238,9 +238,7 @@ class SupervisorProcess {
   // these wait for that file, at most 30 s and only while it runs. A supervisor that never bound
   // gives port 1, where nothing listens (so a test's own bounded wait fails and prints the log).
   int http_port() const { return Ports().http > 0 ? Ports().http : 1; }
-  std::string controller_endpoint() const {
-    return "tcp://127.0.0.1:" + std::to_string(Ports().controller > 0 ? Ports().controller : 1);
-  }
+  std::string controller_endpoint() const { return tools::LoopbackEndpoint(Ports().controller); }
 
  private:
   std::string replica_, segment_, temp_dir_, runtime_parent_, log_path_;
@@ -251,15 +249,9 @@ class SupervisorProcess {
   // The ports of the first start: a Restart binds the same ones (PinPorts), so that clients
   // connected before it reconnect to it.
   const tools::BoundPorts& Ports() const {
-    static const tools::BoundPorts kUnbound{};
-    if (!ports_) {
-      auto* self =
-          const_cast<SupervisorProcess*>(this);  // Exited() only reaps and records the exit
-      ports_ = tools::ReplicaProcess::AwaitEndpointsFile(
-          endpoints_file_, [self] { return !self->Exited(); }, 30s);
-      if (!ports_) return kUnbound;
-    }
-    return *ports_;
+    auto* self = const_cast<SupervisorProcess*>(this);  // Exited() only reaps and records the exit
+    return tools::AwaitBoundPorts(
+        endpoints_file_, &ports_, [self] { return !self->Exited(); }, 30s);
   }
 
   std::string endpoints_file_;

@@ -24,10 +24,6 @@ namespace tandem::tools {
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-namespace {
-const BoundPorts kUnbound{};
-}  // namespace
-
 int FreePort() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) throw std::runtime_error("socket: " + std::string(strerror(errno)));
@@ -60,6 +56,25 @@ std::optional<BoundPorts> ReadEndpointsFile(const std::string& path) {
   }
   if (ports.controller <= 0 || ports.http <= 0) return std::nullopt;
   return ports;
+}
+
+const BoundPorts& AwaitBoundPorts(const std::string& endpoints_file,
+                                  std::optional<BoundPorts>* known,
+                                  const std::function<bool()>& alive,
+                                  std::chrono::milliseconds limit) {
+  static const BoundPorts kUnbound{};
+  const auto deadline = Clock::now() + limit;
+  for (auto pause = 1ms; !*known; pause = std::min<std::chrono::milliseconds>(pause * 2, 50ms)) {
+    *known = ReadEndpointsFile(endpoints_file);
+    if (*known) break;
+    if (!alive() || Clock::now() >= deadline) return kUnbound;
+    std::this_thread::sleep_for(pause);
+  }
+  return **known;
+}
+
+std::string LoopbackEndpoint(int port) {
+  return "tcp://127.0.0.1:" + std::to_string(port > 0 ? port : 1);
 }
 
 void PinPorts(std::vector<std::string>* argv, const BoundPorts& ports) {
@@ -206,26 +221,10 @@ ReplicaProcess::ReplicaProcess(const ReplicaOptions& o) {
       SpawnChild(Argv(o, replica_, segment_, dir_, dir_ + "/endpoints"), dir_ + "/supervisor.log");
 }
 
-std::optional<BoundPorts> ReplicaProcess::AwaitEndpointsFile(const std::string& endpoints_file,
-                                                             const std::function<bool()>& alive,
-                                                             std::chrono::milliseconds limit) {
-  const auto deadline = Clock::now() + limit;
-  for (auto pause = 1ms;; pause = std::min<std::chrono::milliseconds>(pause * 2, 50ms)) {
-    if (auto ports = ReadEndpointsFile(endpoints_file)) return ports;
-    if (!alive() || Clock::now() >= deadline) return std::nullopt;
-    std::this_thread::sleep_for(pause);
-  }
-}
-
 const BoundPorts& ReplicaProcess::Ports() const {
-  if (!ports_) {
-    auto* self = const_cast<ReplicaProcess*>(this);
-    auto found = AwaitEndpointsFile(
-        dir_ + "/endpoints", [self] { return self->pid_ > 0 && !self->Exited(); }, 60s);
-    if (!found) return kUnbound;  // asked again next time
-    ports_ = found;
-  }
-  return *ports_;
+  auto* self = const_cast<ReplicaProcess*>(this);  // Exited() only reaps and records the exit
+  return AwaitBoundPorts(
+      dir_ + "/endpoints", &ports_, [self] { return self->pid_ > 0 && !self->Exited(); }, 60s);
 }
 
 std::vector<std::string> ReplicaProcess::Argv(const ReplicaOptions& o, const std::string& replica,
@@ -292,10 +291,6 @@ std::string ReplicaProcess::Metrics() const {
   return Ports().http > 0 ? HttpGet(Ports().http, "/metrics").body : "";
 }
 
-// Port 1 when the supervisor never bound one: nothing listens there, so a client gets no answer
-// and the caller's own wait reports the supervisor's log.
-std::string ReplicaProcess::endpoint() const {
-  return "tcp://127.0.0.1:" + std::to_string(Ports().controller > 0 ? Ports().controller : 1);
-}
+std::string ReplicaProcess::endpoint() const { return LoopbackEndpoint(Ports().controller); }
 
 }  // namespace tandem::tools

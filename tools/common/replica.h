@@ -27,6 +27,15 @@ struct BoundPorts {
   int http = 0;
 };
 std::optional<BoundPorts> ReadEndpointsFile(const std::string& path);
+// The ports in `*known`, else read from `endpoints_file` into it, waiting at most `limit` while
+// `alive` says the supervisor runs; all zero when the file never came (tried again next call).
+const BoundPorts& AwaitBoundPorts(const std::string& endpoints_file,
+                                  std::optional<BoundPorts>* known,
+                                  const std::function<bool()>& alive,
+                                  std::chrono::milliseconds limit);
+// "tcp://127.0.0.1:<port>"; port 1, where nothing listens, for a port never bound (0): a client
+// then gets no answer and the caller's own bounded wait reports the supervisor's log.
+std::string LoopbackEndpoint(int port);
 // Replaces the values of --controller-listen-addr and --internal-http-listen-addr in `argv` by
 // 127.0.0.1 (or the host given) with these ports: a restart keeps the endpoints its clients know.
 void PinPorts(std::vector<std::string>* argv, const BoundPorts& ports);
@@ -91,11 +100,6 @@ class ReplicaProcess {
   static std::vector<std::string> Argv(const ReplicaOptions& o, const std::string& replica,
                                        const std::string& segment, const std::string& runtime_dir,
                                        const std::string& endpoints_file);
-  // Waits (at most `limit`) for `endpoints_file` while `alive` says the supervisor runs. Nullopt
-  // when it exited first or the limit passed.
-  static std::optional<BoundPorts> AwaitEndpointsFile(const std::string& endpoints_file,
-                                                      const std::function<bool()>& alive,
-                                                      std::chrono::milliseconds limit);
   ReplicaProcess(const ReplicaProcess&) = delete;
   ReplicaProcess& operator=(const ReplicaProcess&) = delete;
   ~ReplicaProcess() { Stop(); }
