@@ -130,6 +130,10 @@ class DrainingObserver {
   std::thread thread_;
 };
 
+// How far behind a subscriber's progress the controller compacts in the stalled-subscriber test
+// (its times are the generator's ticks of 1 ms): the peek at the reader's upper - 1 stays exact.
+constexpr std::uint64_t kCompactionLag = 1000;
+
 TEST(SubscribeBoundary, AStalledSubscriberEndsTooSlowWithBoundedMemoryWhileOthersAreServed) {
   // A small send queue per peer and small batches: a subscriber that does not read fills its pipe
   // within seconds of a fast-changing index (no snapshots: no burst for the reading one).
@@ -155,6 +159,33 @@ TEST(SubscribeBoundary, AStalledSubscriberEndsTooSlowWithBoundedMemoryWhileOther
   // Another observer, reading, subscribed to the same index.
   DrainingObserver reader(r.sup.controller_endpoint(), "fast");
   ASSERT_TRUE(reader.ok());
+  // The controller compacts u2 a second of times behind what the reader received, as a real one
+  // would: without it the index (200,000 rows/s) fills the segment within seconds, its inputs pause
+  // and, once room is freed, the generator's catching up bursts at the reader faster than any pipe
+  // holds — whether the stalled pipe or the segment fills first would depend on the machine's speed
+  // (it did under ASan). The stalled subscribe's hold follows what the runtime sent it, not what
+  // its client read, so it never keeps compaction back.
+  std::atomic<bool> stop_compacting{false};
+  std::thread compactor([&] {
+    std::uint64_t since = 0;
+    while (!stop_compacting) {
+      r.ctl->Receive(50ms);  // frontiers and answers: read, not kept
+      const std::uint64_t behind =
+          reader.upper() > kCompactionLag ? reader.upper() - kCompactionLag : 0;
+      if (behind > since) {
+        since = behind;
+        r.ctl->Send(samples::AllowCompaction("u2", {since}));
+      }
+    }
+  });
+  struct Join {
+    std::atomic<bool>& stop;
+    std::thread& thread;
+    ~Join() {
+      stop = true;
+      thread.join();
+    }
+  } join_compactor{stop_compacting, compactor};
   ASSERT_TRUE(Eventually([&] { return reader.batches() > 0; }, 10s)) << r.sup.Log();
 
   // The stalled subscribe ends too slow (the supervisor says so on /metrics).
