@@ -364,10 +364,11 @@ TEST_F(CtlSubscribe, AClosedIndexEndsTheStreamClosedWithExit0) {
 }
 
 // --for: the stream is live (a write made while it runs is printed at its time), and when the
-// time passes it cancels, waits for the End (CANCELED) and exits 0.
+// time passes it cancels, waits for the End (CANCELED) and exits 0. The time must cover, on a
+// loaded sanitizer run, a second tandem-ctl starting and its write's group commit (an fsync).
 TEST_F(CtlSubscribe, ForCancelsAfterItsTimeAndPrintsWritesMadeMeanwhile) {
   const auto t = TableWithThreeWrites();
-  RunningCtl sub(Args({"--json", "subscribe", "u1", "--for", "3"}));
+  RunningCtl sub(Args({"--json", "subscribe", "u1", "--for", "10"}));
   ASSERT_TRUE(sub.started());
   ASSERT_TRUE(
       sub.ReadUntil([](const std::string& out) { return Contains(out, "\"progress\""); }, 15s))
@@ -378,7 +379,7 @@ TEST_F(CtlSubscribe, ForCancelsAfterItsTimeAndPrintsWritesMadeMeanwhile) {
   EXPECT_TRUE(sub.ReadUntil([&](const std::string& out) { return Contains(out, want); }, 10s))
       << want << "\n"
       << sub.Describe();
-  const auto code = sub.Wait(20s);
+  const auto code = sub.Wait(30s);
   ASSERT_TRUE(code.has_value()) << sub.Describe();
   EXPECT_EQ(*code, 0) << sub.Describe();
   EXPECT_TRUE(Contains(sub.err, "subscribe u1: ended: CANCELED")) << sub.Describe();

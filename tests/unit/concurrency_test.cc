@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <string>
@@ -85,10 +86,18 @@ class Concurrency : public ::testing::TestWithParam<Mapping> {
     if (failure_.empty()) failure_ = what;
     stop_ = true;
   }
-  bool Running() const { return !stop_ && std::chrono::steady_clock::now() < deadline_; }
+  // For at least 1.5 s, then on until `enough_` says every thread did the least work the test
+  // counts on (a sanitized run on a loaded machine may need longer), but never past 30 s.
+  bool Running() const {
+    if (stop_) return false;
+    const auto now = std::chrono::steady_clock::now();
+    return now < deadline_ || (now < last_deadline_ && enough_ && !enough_());
+  }
 
   std::atomic<bool> stop_{false};
-  std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::now() + 1500ms;
+  std::function<bool()> enough_;  // set before the threads start
+  const std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::now() + 1500ms;
+  const std::chrono::steady_clock::time_point last_deadline_ = deadline_ + 30s;
   std::mutex mu_;
   std::string failure_;
 };
@@ -116,6 +125,10 @@ TEST_P(Concurrency, PublisherReaderAndToolThreadsReadOnlyCorrectAnswers) {
   }
   std::atomic<std::uint64_t> appends{0}, generations{0}, merges{0}, freed{0};
   std::atomic<std::uint64_t> reader_checks{0}, tool_checks{0}, tool_refusals{0};
+  // (merges and freed are read from the publisher's stats once it stops.)
+  enough_ = [&] {
+    return appends > 100 && generations > 0 && reader_checks > 10 && tool_checks > 10;
+  };
 
   std::thread publisher([&] {
     auto pub = Publisher::Attach(seg.segment.get(), 0);
@@ -254,6 +267,7 @@ TEST_P(Concurrency, ToolListsAndReadsSlotsWhileTheyAreDroppedAndRecreated) {
     other_table = table_mapping.get();
   }
   std::atomic<std::uint64_t> created{0}, listed{0}, taken{0};
+  enough_ = [&] { return created > 16 && listed > 0 && taken > 0; };
 
   std::thread publisher([&] {
     auto pub = Publisher::Attach(seg.segment.get(), 0);
