@@ -129,7 +129,7 @@ FlagsOutcome ParseSupervisorFlags(int argc, const char* const* argv) {
                  "once both endpoints are bound, write the addresses actually bound here "
                  "(controller_listen_addr=... and internal_http_listen_addr=..., one per line; a "
                  "port 0 above is the kernel's choice; a wildcard host stays one), atomically; "
-                 "removed at exit")
+                 "removed at exit unless replaced since")
       ->envname("TANDEM_ENDPOINTS_FILE");
   app.add_option("--shm-size", shm_size, "size of the shared-memory segment, reserved at start")
       ->envname("TANDEM_SHM_SIZE")

@@ -83,9 +83,16 @@ void Supervisor::Cleanup(bool keep_segment) {
   }
   segment_.reset();          // releases the creator's lock: a kept segment reads as stale
   if (endpoints_written_) {  // it names ports this replica no longer holds
-    std::error_code ec;
-    std::filesystem::remove(config_.endpoints_file, ec);
-    endpoints_written_ = false;
+    struct stat now {};
+    if (stat(config_.endpoints_file.c_str(), &now) == 0 &&
+        now.st_dev == endpoints_written_->device && now.st_ino == endpoints_written_->inode) {
+      std::error_code ec;
+      std::filesystem::remove(config_.endpoints_file, ec);
+    } else {
+      spdlog::warn("--endpoints-file {} is no longer the one this supervisor wrote: left alone",
+                   config_.endpoints_file);
+    }
+    endpoints_written_.reset();
   }
   if (!runtime_dir_.empty()) {
     std::error_code ec;

@@ -210,14 +210,17 @@ Status Supervisor::WriteEndpointsFile(const std::string& controller, const std::
                                  " (via " + tmp + ")");
     }
   }
-  if (std::rename(tmp.c_str(), config_.endpoints_file.c_str()) != 0) {
+  // The inode the rename keeps: what Cleanup checks the path still names before removing it.
+  struct stat written {};
+  if (stat(tmp.c_str(), &written) != 0 ||
+      std::rename(tmp.c_str(), config_.endpoints_file.c_str()) != 0) {
     const std::string error = std::strerror(errno);
     std::error_code ec;
     std::filesystem::remove(tmp, ec);
     return Status::Unavailable("could not write --endpoints-file " + config_.endpoints_file + ": " +
                                error);
   }
-  endpoints_written_ = true;
+  endpoints_written_ = WrittenFile{written.st_dev, written.st_ino};
   return Status::Ok();
 }
 

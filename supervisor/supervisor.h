@@ -22,6 +22,8 @@
 // directory are removed, and the supervisor exits with 128+signal or 70.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <map>
 #include <memory>
@@ -240,7 +242,14 @@ class Supervisor {
   std::map<int, int> stale_disconnects_;
   Clock::time_point started_at_;
   bool bound_ = false;
-  bool endpoints_written_ = false;  // --endpoints-file is ours to remove at Cleanup
+  // The --endpoints-file this supervisor wrote (its device and inode): Cleanup removes the file
+  // only while it is still that one — another supervisor given the same path by mistake may have
+  // replaced it, and its file names ports that are still held.
+  struct WrittenFile {
+    dev_t device;
+    ino_t inode;
+  };
+  std::optional<WrittenFile> endpoints_written_;
   // The addresses BindEndpoints bound (a port 0 in the flags resolved to the kernel's choice).
   std::string bound_controller_, bound_http_;
   bool logged_ready_ = false;

@@ -156,6 +156,33 @@ TEST(Startup, PortZeroIsTheKernelsChoiceAndTheEndpointsFileNamesWhatWasBound) {
   EXPECT_FALSE(std::filesystem::exists(sup.endpoints_file())) << "it names ports no longer held";
 }
 
+// Two supervisors given one --endpoints-file by mistake: the second's file replaces the first's,
+// and the first, exiting, leaves it (it names ports still held); the second removes its own.
+TEST(Startup, ASupervisorExitingLeavesAnEndpointsFileAnotherReplacedSinceItWroteIt) {
+  SupervisorProcess first;
+  ASSERT_TRUE(first.WaitReady()) << first.Log();
+  const std::string path = first.endpoints_file();
+  const std::string firsts = tools::ReadFile(path);
+  SupervisorProcess second({.extra_args = {"--endpoints-file", path}});
+  ASSERT_TRUE(Eventually(
+      [&] {
+        const std::string now = tools::ReadFile(path);
+        return !now.empty() && now != firsts;
+      },
+      30s))
+      << second.Log();
+  const std::string seconds = tools::ReadFile(path);
+  ASSERT_EQ(kill(first.pid(), SIGTERM), 0);
+  EXPECT_EQ(first.WaitExit(10s), 0) << first.Log();
+  EXPECT_EQ(tools::ReadFile(path), seconds) << "the second replica's file, left alone";
+  EXPECT_NE(first.Log().find("is no longer the one this supervisor wrote: left alone"),
+            std::string::npos)
+      << first.Log();
+  ASSERT_EQ(kill(second.pid(), SIGTERM), 0);
+  EXPECT_EQ(second.WaitExit(10s), 0) << second.Log();
+  EXPECT_FALSE(std::filesystem::exists(path)) << "its own file, removed";
+}
+
 TEST(Startup, AnEndpointsFileThatCannotBeWrittenExits69AndLeavesNothing) {
   SupervisorProcess sup({.extra_args = {"--endpoints-file", "/nonexistent-dir/endpoints"}});
   EXPECT_EQ(sup.WaitExit(10s), 69) << sup.Log();
