@@ -33,7 +33,8 @@ struct SupervisorConfig {
   std::string controller_listen_addr = "tcp://127.0.0.1:2101";
   std::string internal_http_listen_addr = "127.0.0.1:6878";
   // --endpoints-file: once both are bound, the addresses actually bound (port 0 in either: the
-  // kernel's choice) are written here atomically, removed at exit. Empty: none.
+  // kernel's choice) are written here atomically, removed at exit unless another process has
+  // replaced the file since. Empty: none.
   std::string endpoints_file;
   std::uint64_t shm_size = 256ull << 20;
   std::string shm_name;  // default "tandem.<replica-id>"

@@ -83,9 +83,15 @@ void Supervisor::Cleanup(bool keep_segment) {
   }
   segment_.reset();          // releases the creator's lock: a kept segment reads as stale
   if (endpoints_written_) {  // it names ports this replica no longer holds
+    // (A replacement between this check and the remove is not guarded: two supervisors were
+    // given one path, which is an operator's error this only makes less harmful.)
     struct stat now {};
-    if (stat(config_.endpoints_file.c_str(), &now) == 0 &&
-        now.st_dev == endpoints_written_->device && now.st_ino == endpoints_written_->inode) {
+    if (stat(config_.endpoints_file.c_str(), &now) != 0) {
+      // gone already: nothing to remove
+    } else if (now.st_dev == endpoints_written_->device &&
+               now.st_ino == endpoints_written_->inode &&
+               now.st_mtim.tv_sec == endpoints_written_->modified.tv_sec &&
+               now.st_mtim.tv_nsec == endpoints_written_->modified.tv_nsec) {
       std::error_code ec;
       std::filesystem::remove(config_.endpoints_file, ec);
     } else {

@@ -220,7 +220,7 @@ Status Supervisor::WriteEndpointsFile(const std::string& controller, const std::
     return Status::Unavailable("could not write --endpoints-file " + config_.endpoints_file + ": " +
                                error);
   }
-  endpoints_written_ = WrittenFile{written.st_dev, written.st_ino};
+  endpoints_written_ = WrittenFile{written.st_dev, written.st_ino, written.st_mtim};
   return Status::Ok();
 }
 

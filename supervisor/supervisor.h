@@ -23,6 +23,7 @@
 #pragma once
 
 #include <sys/types.h>
+#include <time.h>
 
 #include <chrono>
 #include <map>
@@ -242,12 +243,14 @@ class Supervisor {
   std::map<int, int> stale_disconnects_;
   Clock::time_point started_at_;
   bool bound_ = false;
-  // The --endpoints-file this supervisor wrote (its device and inode): Cleanup removes the file
-  // only while it is still that one — another supervisor given the same path by mistake may have
-  // replaced it, and its file names ports that are still held.
+  // The --endpoints-file this supervisor wrote (its device, inode and modification time: an inode
+  // number alone may be reused once freed): Cleanup removes the file only while it is still that
+  // one — another supervisor given the same path by mistake may have replaced it, and its file
+  // names ports that are still held.
   struct WrittenFile {
     dev_t device;
     ino_t inode;
+    timespec modified;
   };
   std::optional<WrittenFile> endpoints_written_;
   // The addresses BindEndpoints bound (a port 0 in the flags resolved to the kernel's choice).

@@ -142,10 +142,15 @@ TEST(CurveAuth, SighupRereadsTheAuthorizedKeysForNewConnections) {
     std::thread reader([&] {
       while (!stop) target.ctl().Receive(20ms);
     });
-    const auto result = wait();
-    stop = true;
-    reader.join();
-    return result;
+    struct Join {  // also when `wait` throws
+      std::atomic<bool>& stop;
+      std::thread& thread;
+      ~Join() {
+        stop = true;
+        thread.join();
+      }
+    } join{stop, reader};
+    return wait();
   };
   const auto newcomer = keys.Client("newcomer", /*authorize=*/false);
   EXPECT_FALSE(while_reading([&] { return LiveIndexes(sup, newcomer); })) << "not authorized yet";

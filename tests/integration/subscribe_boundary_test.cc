@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <string>
 #include <thread>
@@ -165,14 +166,20 @@ TEST(SubscribeBoundary, AStalledSubscriberEndsTooSlowWithBoundedMemoryWhileOther
   // holds — whether the stalled pipe or the segment fills first would depend on the machine's speed
   // (it did under ASan). The stalled subscribe's hold follows what the runtime sent it, not what
   // its client read, so it never keeps compaction back.
+  // `ceiling` caps it while the test peeks at a time it read.
   std::atomic<bool> stop_compacting{false};
+  std::atomic<std::uint64_t> ceiling{std::numeric_limits<std::uint64_t>::max()};
+  auto behind_reader = [&] {
+    const std::uint64_t u = reader.upper();
+    return u > kCompactionLag ? u - kCompactionLag : 0;
+  };
   std::thread compactor([&] {
     std::uint64_t since = 0;
     while (!stop_compacting) {
-      r.ctl->Receive(50ms);  // frontiers and answers: read, not kept
-      const std::uint64_t behind =
-          reader.upper() > kCompactionLag ? reader.upper() - kCompactionLag : 0;
-      if (behind > since) {
+      r.ctl->Receive(50ms);                          // frontiers and answers: read, not kept
+      const std::uint64_t wanted = behind_reader();  // read before the cap (see `upper` below)
+      const std::uint64_t behind = std::min(wanted, ceiling.load());
+      if (behind >= since + 100) {  // every 100 ticks at most
         since = behind;
         r.ctl->Send(samples::AllowCompaction("u2", {since}));
       }
@@ -214,6 +221,9 @@ TEST(SubscribeBoundary, AStalledSubscriberEndsTooSlowWithBoundedMemoryWhileOther
   }
 
   // The others are served meanwhile: the reading observer's subscribe goes on, peeks answer.
+  // (Compaction stays below what the reader had received before `upper` is read: the compactor's
+  // last look at the reader came before the cap, so before `upper`.)
+  ceiling = behind_reader();
   const std::uint64_t upper = reader.upper();
   EXPECT_TRUE(Eventually([&] { return reader.upper() > upper; }, 10s))
       << "a stalled subscriber never holds up another";
@@ -222,9 +232,12 @@ TEST(SubscribeBoundary, AStalledSubscriberEndsTooSlowWithBoundedMemoryWhileOther
   TestController peeker(r.sup.controller_endpoint());
   ASSERT_TRUE(peeker.Hello("peeker", true));
   peeker.Send(samples::PeekAt("p", "u2", upper - 1, 5));
-  EXPECT_TRUE(peeker.client().ReceiveUntil(
+  const auto peeked = peeker.client().ReceiveUntil(
       [](const Response& x) { return x.has_peek_response() && x.peek_response().uuid() == "p"; },
-      10s));
+      10s);
+  ASSERT_TRUE(peeked) << r.sup.Log();
+  EXPECT_TRUE(peeked->peek_response().has_rows()) << peeked->peek_response().error();
+  ceiling = std::numeric_limits<std::uint64_t>::max();  // the drain below runs on: compact on
 
   // The stalled client reads again: somewhere after its last batch, exactly one End, TOO_SLOW.
   int ends = 0;

@@ -125,9 +125,9 @@ TEST_P(Concurrency, PublisherReaderAndToolThreadsReadOnlyCorrectAnswers) {
   }
   std::atomic<std::uint64_t> appends{0}, generations{0}, merges{0}, freed{0};
   std::atomic<std::uint64_t> reader_checks{0}, tool_checks{0}, tool_refusals{0};
-  // (merges and freed are read from the publisher's stats once it stops.)
   enough_ = [&] {
-    return appends > 100 && generations > 0 && reader_checks > 10 && tool_checks > 10;
+    return appends > 100 && generations > 0 && merges > 0 && freed > 0 && reader_checks > 10 &&
+           tool_checks > 10;
   };
 
   std::thread publisher([&] {
@@ -160,6 +160,8 @@ TEST_P(Concurrency, PublisherReaderAndToolThreadsReadOnlyCorrectAnswers) {
           }
         }
         (*pub)->Maintain();
+        merges = (*pub)->stats().merges;
+        freed = (*pub)->stats().freed;
       }
       if (Status s = (*pub)->AllowCompaction(*ref, Frontier::Empty()); !s.ok()) {
         return Fail("drop: " + s.ToString());
