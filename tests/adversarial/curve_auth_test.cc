@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <atomic>
+#include <stop_token>
 #include <thread>
 
 #include "adversarial/adversarial.h"
@@ -138,18 +138,9 @@ TEST(CurveAuth, SighupRereadsTheAuthorizedKeysForNewConnections) {
   // session as silent (ConnectionChurn says more) — its reconnect would then use the key revoked
   // below, and its peek would never be answered. Nothing else uses it meanwhile.
   auto while_reading = [&](const auto& wait) {
-    std::atomic<bool> stop{false};
-    std::thread reader([&] {
-      while (!stop) target.ctl().Receive(20ms);
+    std::jthread reader([&](std::stop_token stop) {  // stopped and joined however wait() ends
+      while (!stop.stop_requested()) target.ctl().Receive(20ms);
     });
-    struct Join {  // also when `wait` throws
-      std::atomic<bool>& stop;
-      std::thread& thread;
-      ~Join() {
-        stop = true;
-        thread.join();
-      }
-    } join{stop, reader};
     return wait();
   };
   const auto newcomer = keys.Client("newcomer", /*authorize=*/false);

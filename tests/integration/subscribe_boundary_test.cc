@@ -10,6 +10,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
@@ -167,15 +168,15 @@ TEST(SubscribeBoundary, AStalledSubscriberEndsTooSlowWithBoundedMemoryWhileOther
   // (it did under ASan). The stalled subscribe's hold follows what the runtime sent it, not what
   // its client read, so it never keeps compaction back.
   // `ceiling` caps it while the test peeks at a time it read.
-  std::atomic<bool> stop_compacting{false};
   std::atomic<std::uint64_t> ceiling{std::numeric_limits<std::uint64_t>::max()};
   auto behind_reader = [&] {
     const std::uint64_t u = reader.upper();
     return u > kCompactionLag ? u - kCompactionLag : 0;
   };
-  std::thread compactor([&] {
+  // (Declared after `reader`: stopped and joined before it goes, however the test ends.)
+  std::jthread compactor([&](std::stop_token stop) {
     std::uint64_t since = 0;
-    while (!stop_compacting) {
+    while (!stop.stop_requested()) {
       r.ctl->Receive(50ms);                          // frontiers and answers: read, not kept
       const std::uint64_t wanted = behind_reader();  // read before the cap (see `upper` below)
       const std::uint64_t behind = std::min(wanted, ceiling.load());
@@ -185,14 +186,6 @@ TEST(SubscribeBoundary, AStalledSubscriberEndsTooSlowWithBoundedMemoryWhileOther
       }
     }
   });
-  struct Join {
-    std::atomic<bool>& stop;
-    std::thread& thread;
-    ~Join() {
-      stop = true;
-      thread.join();
-    }
-  } join_compactor{stop_compacting, compactor};
   ASSERT_TRUE(Eventually([&] { return reader.batches() > 0; }, 10s)) << r.sup.Log();
 
   // The stalled subscribe ends too slow (the supervisor says so on /metrics).
