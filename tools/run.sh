@@ -32,6 +32,25 @@ JOBS="${TANDEM_JOBS:-$(nproc)}"
 
 log() { printf '\n==> %s\n' "$*"; }
 
+# timed STAGE CMD...: run CMD (in a subshell, under set -e); when TANDEM_STAGE_TIMES names a file,
+# append "STAGE<TAB>seconds<TAB>exit status" to it, which .ci/run prints as its stage table and
+# holds to its budgets. CMD's status is timed's.
+timed() {
+  local stage=$1 t0=$SECONDS rc
+  shift
+  set +e
+  (
+    set -e
+    "$@"
+  )
+  rc=$?
+  set -e
+  if [[ -n "${TANDEM_STAGE_TIMES:-}" ]]; then
+    printf '%s\t%d\t%d\n' "$stage" $((SECONDS - t0)) "$rc" >>"$TANDEM_STAGE_TIMES"
+  fi
+  return "$rc"
+}
+
 install_deps() {  # install_deps [more packages]: PACKAGES and those, when missing
   local missing=()
   for p in "${PACKAGES[@]}" "$@"; do
@@ -49,6 +68,8 @@ sources() {
   git ls-files --cached --others --exclude-standard -- '*.h' '*.cc' 2>/dev/null ||
     find . -path ./build -prune -o \( -name '*.h' -o -name '*.cc' \) -print
 }
+
+check_format() { sources | xargs clang-format --dry-run --Werror; }
 
 configure() {  # configure PRESET
   local preset=$1
@@ -93,42 +114,42 @@ test_binaries() {  # test_binaries PRESET SKIP
 cmd=${1:-}
 case "$cmd" in
   test)
-    install_deps "${TEST_PACKAGES[@]}"
-    build ci
+    timed "install" install_deps "${TEST_PACKAGES[@]}"
+    timed "build ci" build ci
     # Node and tests/deploy's npm packages (label deploy). A registry that fails makes the test
     # that needs them fail, not the whole run.
-    bash tools/install-test-tools.sh ||
+    timed "install test tools" bash tools/install-test-tools.sh ||
       echo "warning: tools/install-test-tools.sh failed: Deploy.KubernetesManifests… will fail" >&2
     log "testing"
-    ctest --preset ci -j "$JOBS" --timeout 600 --label-exclude 'slow|bench'
+    timed "test ci" ctest --preset ci -j "$JOBS" --timeout 600 --label-exclude 'slow|bench'
     ;;
   slow)
-    install_deps
-    build ci
+    timed "install" install_deps
+    timed "build ci (slow)" build ci
     log "testing (slow)"
-    ctest --preset ci -j "$JOBS" --timeout 900 --label-regex 'slow|bench'
+    timed "test slow" ctest --preset ci -j "$JOBS" --timeout 900 --label-regex 'slow|bench'
     ;;
   asan)
-    install_deps
+    timed "install" install_deps
     # Not the slow and bench binaries nor tandem-bench (the asan test preset excludes slow, and
     # bench is none of its labels), nor tandem-fuzz-make-corpus (no test runs it): ~120 s of
     # compiling on 2 cores.
-    configure asan
+    timed "configure asan" configure asan
     mapfile -t targets < <(test_binaries asan 'slow|bench')
-    build asan "${targets[@]}"
+    timed "build asan" build asan "${targets[@]}"
     log "testing under ASan+UBSan (unit and integration tests)"
-    ctest --preset asan -j "$JOBS" --timeout 900
+    timed "test asan" ctest --preset asan -j "$JOBS" --timeout 900
     ;;
   tsan)
-    install_deps
-    build tsan
+    timed "install" install_deps
+    timed "build tsan" build tsan
     log "testing under ThreadSanitizer (unit tests, the runtime's integration tests; suppressions: tests/tsan.supp)"
-    ctest --preset tsan -j "$JOBS" --timeout 900
+    timed "test tsan" ctest --preset tsan -j "$JOBS" --timeout 900
     ;;
   format-check)
-    install_deps
+    timed "install" install_deps
     log "checking clang-format"
-    sources | xargs clang-format --dry-run --Werror
+    timed "format-check" check_format
     ;;
   format)
     install_deps
