@@ -14,6 +14,30 @@ double Percentile(const std::vector<double>& sorted, double q) {
   return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
 }
 
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return Percentile(v, 0.5);
+}
+
+Cell MedianOfRounds(const std::vector<Cell>& rounds, const std::string& spread) {
+  Cell out{.name = rounds.front().name};
+  for (const auto& [k, unused] : rounds.front().metrics) {
+    std::vector<double> v;
+    for (const Cell& c : rounds) {
+      for (const auto& [name, value] : c.metrics) {
+        if (name == k) v.push_back(value);
+      }
+    }
+    out.Set(k, Median(v));
+    if (k == spread) {
+      out.Set(k + "_min", *std::min_element(v.begin(), v.end()));
+      out.Set(k + "_max", *std::max_element(v.begin(), v.end()));
+    }
+  }
+  out.Set("rounds", static_cast<double>(rounds.size()));
+  return out;
+}
+
 void AddLatencies(Cell& cell, std::vector<double>& us) {
   std::sort(us.begin(), us.end());
   cell.Set("p50_us", Percentile(us, 0.50));
@@ -31,8 +55,10 @@ std::string Num(double v) {
   char buf[64];
   if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) {
     std::snprintf(buf, sizeof buf, "%.0f", v);
-  } else if (std::isfinite(v)) {
+  } else if (std::isfinite(v) && std::fabs(v) >= 1) {
     std::snprintf(buf, sizeof buf, "%.2f", v);
+  } else if (std::isfinite(v)) {  // three significant digits: a 4 ms hydration is not 0.00
+    std::snprintf(buf, sizeof buf, "%.3g", v);
   } else {
     std::snprintf(buf, sizeof buf, "null");
   }

@@ -19,6 +19,13 @@ struct Cell {
     }
     metrics.emplace_back(k, v);
   }
+  // Metric `k` (0 when the cell has none).
+  double Get(const std::string& k) const {
+    for (const auto& [name, value] : metrics) {
+      if (name == k) return value;
+    }
+    return 0;
+  }
 };
 
 struct Scenario {
@@ -33,9 +40,15 @@ struct LatencyStats {
 
 // The q-quantile of sorted values (0 when empty).
 double Percentile(const std::vector<double>& sorted, double q);
+// The median of `v` (0 when empty).
+double Median(std::vector<double> v);
+// One cell of a variant's rounds (cells of the same metrics): each metric's median over the
+// rounds, `spread` also its min and max (as `spread`_min and `spread`_max), and "rounds".
+Cell MedianOfRounds(const std::vector<Cell>& rounds, const std::string& spread);
 // Sorts `us` and sets p50/p90/p99/p999/max/mean (µs) and samples.
 void AddLatencies(Cell& cell, std::vector<double>& us);
-// A metric as printed: integers without a fraction, others with two digits, null if not finite.
+// A metric as printed: integers without a fraction, others with two digits after the point (three
+// significant digits below 1, so a small value never prints as 0), null if not finite.
 std::string Num(double v);
 void PrintTable(const std::vector<Scenario>& scenarios);
 std::string Json(const std::vector<Scenario>& scenarios);  // scenario -> cell -> metric

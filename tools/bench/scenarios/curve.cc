@@ -11,14 +11,8 @@
 #include "tools/bench/scenarios/scenarios.h"
 
 namespace tandem::bench {
-
 namespace {
-double Get(const Cell& c, const std::string& m) {
-  for (const auto& [k, v] : c.metrics) {
-    if (k == m) return v;
-  }
-  return 0;
-}
+
 // The protocol alone: a DEALER and a ROUTER echo over loopback TCP, each on its own thread and
 // context (like the processes of a replica), with or without CURVE (the echo's context has no ZAP
 // handler, so any client key is taken: the handshake is the same, the cost per message too).
@@ -88,14 +82,14 @@ std::vector<Cell> FloorCells(const Options& round, int rounds, std::vector<std::
   Cell floors[2] = {{.name = "zmq-1-hop-plain"}, {.name = "zmq-1-hop-curve"}};
   for (int k = 0; k < 2; ++k) AddLatencies(floors[k], floor_us[k]);
   Cell floor_ratio{.name = "zmq-1-hop-curve/plain"};
-  floor_ratio.Set("p50_ratio", Get(floors[1], "p50_us") / std::max(1e-9, Get(floors[0], "p50_us")));
-  floor_ratio.Set("p99_ratio", Get(floors[1], "p99_us") / std::max(1e-9, Get(floors[0], "p99_us")));
+  floor_ratio.Set("p50_ratio", floors[1].Get("p50_us") / std::max(1e-9, floors[0].Get("p50_us")));
+  floor_ratio.Set("p99_ratio", floors[1].Get("p99_us") / std::max(1e-9, floors[0].Get("p99_us")));
   char buf[300];
   std::snprintf(buf, sizeof buf,
                 "bare ZeroMQ round trip (1 hop, 64 bytes): CURVE adds %.1f us at p50 (%.1f vs %.1f "
                 "us, %.2fx)",
-                Get(floors[1], "p50_us") - Get(floors[0], "p50_us"), Get(floors[1], "p50_us"),
-                Get(floors[0], "p50_us"), Get(floor_ratio, "p50_ratio"));
+                floors[1].Get("p50_us") - floors[0].Get("p50_us"), floors[1].Get("p50_us"),
+                floors[0].Get("p50_us"), floor_ratio.Get("p50_ratio"));
   notes->push_back(buf);
   return {floors[0], floors[1], floor_ratio};
 }

@@ -10,15 +10,15 @@ namespace {
 
 // What one measuring window saw: the tracked index's ticks/s, and each worker's busy and waiting
 // seconds (the runtime's step statistics) at its start and end.
-struct Window {
+struct IngestWindow {
   double ticks_per_s = 0;
   double seconds = 0;
   std::vector<Replica::WorkerSeconds> start, end;
 };
 
 // Keeps compaction flowing through --warmup, then measures for `seconds`.
-Window MeasureTicks(Client& client, Replica& replica, const std::string& tracked, double seconds,
-                    double warmup) {
+IngestWindow MeasureTicks(Client& client, Replica& replica, const std::string& tracked,
+                          double seconds, double warmup) {
   auto after = [](Clock::time_point t, double s) {
     return t + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
   };
@@ -31,7 +31,7 @@ Window MeasureTicks(Client& client, Replica& replica, const std::string& tracked
     }
   };
   pump_until(after(Clock::now(), warmup));
-  Window w;
+  IngestWindow w;
   w.start = replica.StepTimes();
   const auto from = Clock::now();
   pump_until(after(from, seconds));
@@ -83,7 +83,7 @@ Scenario Ingest(const Options& o) {
         updates_per_tick = static_cast<double>(kv.updates_per_tick);
       }
       Progress(o, "ingest: measuring %s\n", name);
-      const Window w = MeasureTicks(client, replica, tracked, o.duration, o.warmup);
+      const IngestWindow w = MeasureTicks(client, replica, tracked, o.duration, o.warmup);
       const double ups = w.ticks_per_s * updates_per_tick;
       if (first_ups == 0) first_ups = ups;
       Cell cell{.name = name};

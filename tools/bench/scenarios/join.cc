@@ -43,7 +43,7 @@ KeyValue DimLoad(const Options& o) {
 }
 
 // Ids clear of isolation's (u1..u6) and slow-path's (u11..): u<base+1..base+5>.
-JoinTarget TargetFor(const Options& o, bool imported, std::uint64_t base) {
+JoinTarget JoinTargetFor(const Options& o, bool imported, std::uint64_t base) {
   auto id = [&](std::uint64_t n) { return "u" + std::to_string(base + n); };
   return JoinTarget{.imported = imported,
                     .fact = id(1),
@@ -64,11 +64,6 @@ Options Sized(const Options& o) {
         std::to_string(std::max<std::uint64_t>(512, o.join_fact_keys * 1024 >> 20)) + "MiB";
   }
   return sized;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return Percentile(v, 0.5);
 }
 
 // Peeks `n` random fact keys of the join index at its latest complete time: each must be one row
@@ -122,11 +117,11 @@ std::string RenderedJoins(const Replica& replica, const std::string& debug_name)
   return out.empty() ? "(no render log line)" : out;
 }
 
-Cell ThroughputCell(const Options& o, bool imported, std::vector<std::string>& notes,
-                    bool* in_place) {
+Cell JoinThroughputCell(const Options& o, bool imported, std::vector<std::string>& notes,
+                        bool* in_place) {
   const std::string name = imported ? "imported" : "sources";
   const KeyValue fact = FactLoad(o), dim = DimLoad(o);
-  const JoinTarget t = TargetFor(o, imported, 40);
+  const JoinTarget t = JoinTargetFor(o, imported, 40);
   Progress(o, "join: %s (starting a replica)\n", name);
   tools::ReplicaOptions ro = ReplicaFor(Sized(o), true);
   ro.log_level = "info";  // the render log line of the join (RenderedJoins)
@@ -212,27 +207,6 @@ Cell ThroughputCell(const Options& o, bool imported, std::vector<std::string>& n
   return cell;
 }
 
-// One cell of the rounds' cells of a variant: each metric's median over the rounds, and the
-// throughput's min and max.
-Cell MedianOfRounds(const std::vector<Cell>& rounds) {
-  Cell out{.name = rounds.front().name};
-  for (const auto& [k, unused] : rounds.front().metrics) {
-    std::vector<double> v;
-    for (const Cell& c : rounds) {
-      for (const auto& [name, value] : c.metrics) {
-        if (name == k) v.push_back(value);
-      }
-    }
-    out.Set(k, Median(v));
-    if (k == "input_updates_per_s_per_worker") {
-      out.Set(k + "_min", *std::min_element(v.begin(), v.end()));
-      out.Set(k + "_max", *std::max_element(v.begin(), v.end()));
-    }
-  }
-  out.Set("rounds", static_cast<double>(rounds.size()));
-  return out;
-}
-
 void Throughput(const Options& o, Scenario& s) {
   std::vector<std::string> rendered;
   bool sources_in_place = false, imported_in_place = false;
@@ -246,7 +220,7 @@ void Throughput(const Options& o, Scenario& s) {
     for (int i = 0; i < 2; ++i) {
       const bool imported = (i == 1) != (r % 2 == 1);
       pair[imported ? 1 : 0] =
-          ThroughputCell(o, imported, notes, imported ? &imported_in_place : &sources_in_place);
+          JoinThroughputCell(o, imported, notes, imported ? &imported_in_place : &sources_in_place);
     }
     if (r == 0) rendered = notes;
     const Scenario both{.cells = {pair[0], pair[1]}};
@@ -255,8 +229,8 @@ void Throughput(const Options& o, Scenario& s) {
     rounds[0].push_back(std::move(pair[0]));
     rounds[1].push_back(std::move(pair[1]));
   }
-  s.cells.push_back(MedianOfRounds(rounds[0]));
-  s.cells.push_back(MedianOfRounds(rounds[1]));
+  s.cells.push_back(MedianOfRounds(rounds[0], "input_updates_per_s_per_worker"));
+  s.cells.push_back(MedianOfRounds(rounds[1], "input_updates_per_s_per_worker"));
   const double a = Metric(s, "sources", "input_updates_per_s_per_worker");
   const double b = Metric(s, "imported", "input_updates_per_s_per_worker");
   const double rss_diff =
@@ -304,9 +278,9 @@ void Throughput(const Options& o, Scenario& s) {
   s.notes.push_back(buf);
 }
 
-void Isolation(const Options& o, Scenario& s) {
+void JoinIsolation(const Options& o, Scenario& s) {
   const KeyValue fact = FactLoad(o), dim = DimLoad(o);
-  const JoinTarget t = TargetFor(o, false, 50);
+  const JoinTarget t = JoinTargetFor(o, false, 50);
   const HeavyLoadSpec load{
       .what = "a join of " + std::to_string(fact.keys) + " x " + std::to_string(dim.keys),
       .dataflows = t.Create(fact, dim),
@@ -348,7 +322,7 @@ void Isolation(const Options& o, Scenario& s) {
 }  // namespace
 
 JoinLoad JoinSourcesLoad(const Options& o, std::uint64_t base) {
-  return {.target = TargetFor(o, false, base),
+  return {.target = JoinTargetFor(o, false, base),
           .fact = FactLoad(o),
           .dim = DimLoad(o),
           .options = Sized(o)};
@@ -362,7 +336,7 @@ std::vector<Scenario> Join(const Options& o) {
   }
   if (o.join_part != "throughput") {
     out.push_back({.name = "join-isolation"});
-    Isolation(o, out.back());
+    JoinIsolation(o, out.back());
   }
   return out;
 }

@@ -86,11 +86,11 @@ struct LookupStats {
 };
 
 // Lookup threads, stopped and joined when this goes, however the calling thread leaves.
-struct Threads {
+struct ReaderThreads {
   std::atomic<bool> stop{false};
   std::atomic<int> finished{0};
   std::vector<std::thread> threads;
-  ~Threads() {
+  ~ReaderThreads() {
     stop = true;
     for (auto& t : threads) {
       if (t.joinable()) t.join();
@@ -186,7 +186,7 @@ std::vector<LookupStats> RunLookups(const Options& o, const Run& run, std::uint6
   const MeasureWindow window(o);
   std::vector<LookupStats> stats(static_cast<std::size_t>(threads));
   {
-    Threads t;
+    ReaderThreads t;
     for (int i = 0; i < threads; ++i) {
       t.threads.emplace_back([&, i] {
         LookupLoop(window, run.timed, run.split, keys, run.hot,
@@ -215,8 +215,8 @@ Cell LatencyCell(const std::string& name, Tally& s, std::uint64_t keys) {
   return c;
 }
 
-Cell ThroughputCell(const std::string& name, const std::vector<LookupStats>& stats,
-                    std::uint64_t keys) {
+Cell LookupThroughputCell(const std::string& name, const std::vector<LookupStats>& stats,
+                          std::uint64_t keys) {
   double per_s = 0;
   std::uint64_t lookups = 0, misses = 0, errors = 0;
   for (const auto& s : stats) {
@@ -440,7 +440,7 @@ void TandemPhase(const Options& o, std::uint64_t keys, TandemSide& t, bool loade
     const CpuMeter cpu(pids);
     auto stats = RunLookups(o, {.threads = threads, .timed = false}, keys, seed + 20,
                             LocalReaderLookup(segment, t.index), latest);
-    add(ThroughputCell(name, stats, keys), stats, cpu);
+    add(LookupThroughputCell(name, stats, keys), stats, cpu);
   }
   {
     const std::string name = phase + "/network-peek";
@@ -572,7 +572,7 @@ void LmdbCells(const Options& o, std::uint64_t keys, Scenario& s) {
     auto stats =
         RunLookups(o, {.threads = threads, .timed = false}, keys, 320, LmdbLookup(db, true), nap);
     NoteErrors(s, name, stats);
-    Cell c = ThroughputCell(name, stats, keys);
+    Cell c = LookupThroughputCell(name, stats, keys);
     cpu.AddTo(c);
     s.cells.push_back(std::move(c));
   }

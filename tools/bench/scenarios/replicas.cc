@@ -40,11 +40,11 @@ struct Spec {
 // sessions: a compaction to exactly the peek time could overtake a peek sent just before it with
 // the previous time (which would then answer "compacted"). At 1 ms ticks this is 2 s: far more
 // than a peek stays in flight.
-constexpr std::uint64_t kCompactionLag = 2000;
+constexpr std::uint64_t kReplicaCompactionLag = 2000;
 
 // Drains what each replica's controller session was sent (frontiers) and compacts its index
-// kCompactionLag behind the time the peeks read at (which only moves forward) — or, for a replica
-// the cell does not use, behind its own frontier.
+// kReplicaCompactionLag behind the time the peeks read at (which only moves forward) — or, for a
+// replica the cell does not use, behind its own frontier.
 std::uint64_t Housekeeping(std::vector<std::unique_ptr<LookupReplica>>& all, std::size_t used) {
   for (auto& r : all) {
     while (r->client->Receive(0ms)) {
@@ -57,7 +57,8 @@ std::uint64_t Housekeeping(std::vector<std::unique_ptr<LookupReplica>>& all, std
   for (std::size_t i = 0; i < all.size(); ++i) {
     const std::uint64_t w = all[i]->client->Write(kLightIndex);
     const std::uint64_t behind = i < used ? t : (w > 0 ? w - 1 : 0);
-    all[i]->client->Compact(kLightIndex, behind > kCompactionLag ? behind - kCompactionLag : 0);
+    all[i]->client->Compact(kLightIndex,
+                            behind > kReplicaCompactionLag ? behind - kReplicaCompactionLag : 0);
   }
   return t;
 }

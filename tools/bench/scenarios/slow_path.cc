@@ -20,7 +20,7 @@ namespace {
 
 // The index of size n: source u<10i+1>, view u<10i+2>, index u<10i+3> (clear of isolation's
 // u1..u6).
-GroupedTarget TargetFor(const Options& o, std::size_t i) {
+GroupedTarget GroupedTargetFor(const Options& o, std::size_t i) {
   const std::uint64_t base = 10 * (i + 1);
   auto id = [](std::uint64_t n) { return "u" + std::to_string(n); };
   return GroupedTarget{.arranged = o.slow_arranged,
@@ -206,7 +206,7 @@ Scenario SlowPath(const Options& o) {
     std::vector<double> index_bytes;
     for (std::size_t i = 0; i < o.slow_keys.size(); ++i) {
       const std::uint64_t keys = o.slow_keys[i];
-      targets.push_back(TargetFor(o, i));
+      targets.push_back(GroupedTargetFor(o, i));
       Progress(o, "slow-path: building the %s index\n", sizes[i]);
       const double before = replica.SegmentBytesUsed();
       client.Send(targets[i].Create(LightLoad(o, keys)));

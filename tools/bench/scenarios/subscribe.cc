@@ -358,7 +358,7 @@ struct Phase {
 
 // Pumps the controller (compacting everything behind its write frontier every 100 ms, like a
 // real controller; subscribes hold the index themselves) until `done` says so.
-void Supervise(Phase& p, const std::function<bool()>& done) {
+void SuperviseSubscribes(Phase& p, const std::function<bool()>& done) {
   auto next = Clock::now();
   while (!done()) {
     p.controller.Pump(20ms);
@@ -368,13 +368,6 @@ void Supervise(Phase& p, const std::function<bool()>& done) {
       p.replica.CheckAlive();
     }
   }
-}
-
-double Get(const Cell& c, const std::string& k) {
-  for (const auto& [name, value] : c.metrics) {
-    if (name == k) return value;
-  }
-  return 0;
 }
 
 // One window's cell (without its latencies) and its freshness samples (µs).
@@ -418,7 +411,7 @@ WindowResult RunWindow(Phase& p, const WindowSpec& w) {
     if (!shared.failure.empty()) throw std::runtime_error(w.name + ": " + shared.failure);
   };
   const auto ready_deadline = Clock::now() + 60s;
-  Supervise(p, [&] {
+  SuperviseSubscribes(p, [&] {
     check();
     if (Clock::now() > ready_deadline) throw std::runtime_error(w.name + ": sessions not ready");
     return shared.ready.load() == w.sessions;
@@ -427,7 +420,7 @@ WindowResult RunWindow(Phase& p, const WindowSpec& w) {
   std::uint64_t delivered_at_from = 0;
   bool from_passed = false;
   std::vector<double> cpu_from;
-  Supervise(p, [&] {
+  SuperviseSubscribes(p, [&] {
     check();
     const auto now = Clock::now();
     if (!from_passed && now >= window.from) {
@@ -448,7 +441,7 @@ WindowResult RunWindow(Phase& p, const WindowSpec& w) {
   // Until every subscriber has the times published by `to` (kGrace at most).
   const std::uint64_t upper_at_to = p.watcher.latest();
   const auto grace = to + kGrace;
-  Supervise(p, [&] {
+  SuperviseSubscribes(p, [&] {
     check();
     if (Clock::now() > grace) return true;
     for (const auto& s : subs) {
@@ -564,15 +557,10 @@ WindowResult RunWindow(Phase& p, const WindowSpec& w) {
                   "%s: %zu samples, freshness p50 %.0f us p99 %.0f us; updates/s %.0f; cpu "
                   "supervisor %.2f, bench %.2f",
                   w.name.c_str(), sorted.size(), Percentile(sorted, 0.5), Percentile(sorted, 0.99),
-                  Get(cell, "updates_per_s"), Get(cell, "cpu_supervisor"), Get(cell, "cpu_bench"));
+                  cell.Get("updates_per_s"), cell.Get("cpu_supervisor"), cell.Get("cpu_bench"));
     Progress(o, "subscribe: %s\n", buf);
   }
   return result;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return Percentile(v, 0.5);
 }
 
 // The cell `name` of `windows` (rounds of one configuration): freshness over all their samples,
@@ -595,7 +583,7 @@ Cell Merge(const std::string& name, std::vector<WindowResult>& windows) {
     for (double x : v) total += x;
     out.Set(k, sum ? total : Median(v));
     // Freshness right after the session counts.
-    if (k == "observer_sessions" && Get(first, "subscribers") > 0) AddLatencies(out, us);
+    if (k == "observer_sessions" && first.Get("subscribers") > 0) AddLatencies(out, us);
   }
   out.Set("windows", static_cast<double>(windows.size()));
   return out;
@@ -660,9 +648,9 @@ std::vector<Cell> ModeCells(const Options& o, bool two_runtime) {
       observers.push_back(RunWindow(phase, {prefix + many + "-observers" + round, n, false}));
       none.push_back(RunWindow(phase, {prefix + "none" + round, 0, false}));
       const double base =
-          (Get(none[r].cell, "updates_per_s") + Get(none[r + 1].cell, "updates_per_s")) / 2;
+          (none[r].cell.Get("updates_per_s") + none[r + 1].cell.Get("updates_per_s")) / 2;
       auto cost = [&](const WindowResult& w) {
-        return 1 - Get(w.cell, "updates_per_s") / std::max(1e-9, base);
+        return 1 - w.cell.Get("updates_per_s") / std::max(1e-9, base);
       };
       sub_cost.push_back(cost(subs.back()));
       obs_cost.push_back(cost(observers.back()));

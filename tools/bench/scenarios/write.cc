@@ -158,12 +158,12 @@ struct ClientRun {
   std::string failure;                 // an exception's message: the cell fails
 };
 
-struct Window {
+struct WriteWindow {
   Clock::time_point from, until;
 };
 
 // The client threads of a cell, stopped (abort) and joined on every path.
-struct Threads {
+struct WriteThreads {
   std::atomic<bool> abort{false};
   std::atomic<int> running{0};
   std::vector<std::thread> threads;
@@ -178,7 +178,7 @@ struct Threads {
     for (auto& t : threads) t.join();
     threads.clear();
   }
-  ~Threads() {
+  ~WriteThreads() {
     abort = true;
     Join();
   }
@@ -187,7 +187,7 @@ struct Threads {
 // Keeps `window` writes of `batch` rows in flight on `s` until w.until, then waits (30 s at most)
 // for the rest of the answers.
 void WriteLoop(Session& s, const Target& t, int batch, std::uint64_t window, std::uint64_t keys,
-               std::uint64_t seed, const std::string& prefix, const Window& w,
+               std::uint64_t seed, const std::string& prefix, const WriteWindow& w,
                const std::atomic<bool>& abort, ClientRun& out) {
   try {
     std::mt19937_64 rng(seed);
@@ -245,7 +245,7 @@ void WriteLoop(Session& s, const Target& t, int batch, std::uint64_t window, std
 
 // The same against Redis: SET k<n> 0 (batch 1) or MSET of `batch` keys, `window` in flight.
 void RedisLoop(int port, int batch, std::uint64_t window, std::uint64_t keys, std::uint64_t seed,
-               const Window& w, const std::atomic<bool>& abort, ClientRun& out) {
+               const WriteWindow& w, const std::atomic<bool>& abort, ClientRun& out) {
   try {
     Redis redis(port);
     std::mt19937_64 rng(seed);
@@ -285,19 +285,19 @@ void RedisLoop(int port, int batch, std::uint64_t window, std::uint64_t keys, st
   }
 }
 
-Window MeasuredWindow(const Options& o) {
+WriteWindow MeasuredWindow(const Options& o) {
   auto seconds = [](double s) {
     return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
   };
-  Window w;
+  WriteWindow w;
   w.from = Clock::now() + seconds(o.warmup);
   w.until = w.from + seconds(o.duration);
   return w;
 }
 
 // The cell of `runs` (one per client) over `w`.
-Cell ThroughputCell(const std::string& name, std::vector<ClientRun>& runs, const Window& w,
-                    int clients, int batch, const Options& o) {
+Cell WriteThroughputCell(const std::string& name, std::vector<ClientRun>& runs,
+                         const WriteWindow& w, int clients, int batch, const Options& o) {
   std::vector<double> ack;
   std::uint64_t rows = 0, writes = 0, errors = 0, unanswered = 0;
   for (ClientRun& r : runs) {
@@ -344,8 +344,8 @@ using Rounds = std::map<std::string, std::vector<Cell>>;
 
 // While `threads` run: the controller takes its responses and compacts every index behind its
 // write frontier; the replica must stay up.
-void Supervise(Client& controller, Replica& replica, const std::vector<std::string>& indexes,
-               Threads& threads) {
+void SuperviseWrites(Client& controller, Replica& replica, const std::vector<std::string>& indexes,
+                     WriteThreads& threads) {
   while (threads.running.load() > 0) {
     controller.Pump(50ms);
     for (const std::string& id : indexes) {
@@ -364,7 +364,7 @@ Cell VisibleCell(const Options& o, Replica& replica, Client& controller, const T
   std::vector<double> visible, ack, peek_after_ack, background;
   std::size_t misses = 0, peek_errors = 0;
   std::string failure;
-  Threads threads;
+  WriteThreads threads;
   threads.Start([&] {
     try {
       std::mt19937_64 rng(5);
@@ -469,7 +469,7 @@ Cell VisibleCell(const Options& o, Replica& replica, Client& controller, const T
     }
     threads.abort = true;  // the peeker too
   });
-  Supervise(controller, replica, indexes, threads);
+  SuperviseWrites(controller, replica, indexes, threads);
   threads.Join();
   CheckStop();
   if (!probe_failure.empty()) throw std::runtime_error("visible: " + probe_failure);
@@ -525,9 +525,9 @@ void TandemRound(const Options& o, std::uint64_t round, Rounds& rounds) {
       sessions.push_back(std::make_unique<Session>(replica.endpoint(), ClientKeys(o), true));
     }
     std::vector<ClientRun> runs(static_cast<std::size_t>(config.clients));
-    const Window w = MeasuredWindow(o);
+    const WriteWindow w = MeasuredWindow(o);
     {
-      Threads threads;
+      WriteThreads threads;
       for (int i = 0; i < config.clients; ++i) {
         threads.Start([&, i] {
           WriteLoop(*sessions[static_cast<std::size_t>(i)], t, config.batch, o.write_window,
@@ -536,9 +536,9 @@ void TandemRound(const Options& o, std::uint64_t round, Rounds& rounds) {
                     runs[static_cast<std::size_t>(i)]);
         });
       }
-      Supervise(controller, replica, indexes, threads);
+      SuperviseWrites(controller, replica, indexes, threads);
     }
-    rounds[name].push_back(ThroughputCell(name, runs, w, config.clients, config.batch, o));
+    rounds[name].push_back(WriteThroughputCell(name, runs, w, config.clients, config.batch, o));
   }
   Progress(o, "write: measuring %s\n", "tandem/visible");
   const Target t = fresh(false);
@@ -564,9 +564,9 @@ void RedisRound(const Options& o, bool always, Rounds& rounds) {
           "redis-" + mode + "/c" + std::to_string(clients) + "/b" + std::to_string(batch);
       Progress(o, "write: measuring %s\n", name);
       std::vector<ClientRun> runs(static_cast<std::size_t>(clients));
-      const Window w = MeasuredWindow(o);
+      const WriteWindow w = MeasuredWindow(o);
       {
-        Threads threads;
+        WriteThreads threads;
         for (int i = 0; i < clients; ++i) {
           threads.Start([&, i] {
             RedisLoop(server.port(), batch, o.write_window, o.write_keys,
@@ -576,34 +576,9 @@ void RedisRound(const Options& o, bool always, Rounds& rounds) {
         }
         while (threads.running.load() > 0) Sleep(20ms);
       }
-      rounds[name].push_back(ThroughputCell(name, runs, w, clients, batch, o));
+      rounds[name].push_back(WriteThroughputCell(name, runs, w, clients, batch, o));
     }
   }
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return Percentile(v, 0.5);
-}
-
-// Each metric's median over the rounds; rows/s also its min and max.
-Cell MedianOfRounds(const std::vector<Cell>& rounds) {
-  Cell out{.name = rounds.front().name};
-  for (const auto& [k, unused] : rounds.front().metrics) {
-    std::vector<double> v;
-    for (const Cell& c : rounds) {
-      for (const auto& [name, value] : c.metrics) {
-        if (name == k) v.push_back(value);
-      }
-    }
-    out.Set(k, Median(v));
-    if (k == "rows_per_s") {
-      out.Set("rows_per_s_min", *std::min_element(v.begin(), v.end()));
-      out.Set("rows_per_s_max", *std::max_element(v.begin(), v.end()));
-    }
-  }
-  out.Set("rounds", static_cast<double>(rounds.size()));
-  return out;
 }
 
 }  // namespace
@@ -634,7 +609,7 @@ Scenario WriteScenario(const Options& o) {
     }
   }
   for (const std::string& n : names) {
-    if (rounds.count(n)) s.cells.push_back(MedianOfRounds(rounds.at(n)));
+    if (rounds.count(n)) s.cells.push_back(MedianOfRounds(rounds.at(n), "rows_per_s"));
   }
   Progress(o, "write: %s\n", "measuring the ZeroMQ two-hop floor");
   {
