@@ -8,7 +8,7 @@ namespace {
 
 using tools::JsonWriter;
 
-struct Options {
+struct CompactionOptions {
   std::string id, time;
 };
 
@@ -24,7 +24,7 @@ std::string Standing(const std::string& id, const std::string& index) {
   return index == id ? "" : " (the index of source " + id + ")";
 }
 
-int AllowCompaction(const Options& o, Session& s) {
+int AllowCompaction(const CompactionOptions& o, Session& s) {
   const std::string& id = o.id;
   const std::string what = "allow-compaction " + id;
   auto t = ParseU64(o.time, "allow-compaction T");
@@ -78,7 +78,7 @@ int Drop(const Globals& g, History h, const std::string& id) {
 }  // namespace
 
 Subcommand AddAllowCompaction(CLI::App& app) {
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<CompactionOptions>();
   auto* sub =
       app.add_subcommand("allow-compaction", "the replica may compact index ID up to time T");
   sub->footer("Source u<n> stands for its index s<n>.");

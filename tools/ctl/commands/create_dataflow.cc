@@ -9,7 +9,7 @@
 namespace tandem::ctl {
 namespace {
 
-int Run(const std::string& file, Session& s) {
+int RunCreateDataflow(const std::string& file, Session& s) {
   std::ifstream f(file);
   if (!f) return Usage("cannot read " + file);
   const std::string text{std::istreambuf_iterator<char>(f), {}};
@@ -45,7 +45,7 @@ Subcommand AddCreateDataflow(CLI::App& app) {
   sub->add_option("FILE", *file, "FILE.json")->required();
   return {sub, [file](const Globals& g, History h) {
             Session s(g, std::move(h));
-            return Run(*file, s);
+            return RunCreateDataflow(*file, s);
           }};
 }
 

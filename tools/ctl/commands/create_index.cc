@@ -6,11 +6,11 @@
 namespace tandem::ctl {
 namespace {
 
-struct Options {
+struct CreateIndexOptions {
   std::string id, on, key;
 };
 
-int Run(const Options& o, Session& s) {
+int RunCreateIndex(const CreateIndexOptions& o, Session& s) {
   const std::string& id = o.id;
   const std::string& on = o.on;
   const std::string what = "create-index " + id;
@@ -39,7 +39,7 @@ int Run(const Options& o, Session& s) {
 }  // namespace
 
 Subcommand AddCreateIndex(CLI::App& app) {
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<CreateIndexOptions>();
   auto* sub = app.add_subcommand("create-index", "a maintained dataflow indexing --on by --key");
   sub->footer(
       "A maintained dataflow indexing --on (a source, view or index) by COLS (comma-separated\n"
@@ -51,7 +51,7 @@ Subcommand AddCreateIndex(CLI::App& app) {
   sub->add_option("--key", o->key, "COLS: comma-separated column names or positions")->required();
   return {sub, [o](const Globals& g, History h) {
             Session s(g, std::move(h));
-            return Run(*o, s);
+            return RunCreateIndex(*o, s);
           }};
 }
 

@@ -14,7 +14,7 @@
 namespace tandem::ctl {
 namespace {
 
-struct Options {
+struct CreateSourceOptions {
   std::string id;
   std::optional<std::string> generator, log, csv, jsonl, schema;
   bool table = false;
@@ -79,7 +79,7 @@ pb::Column Int64Column(const char* name) {
 }
 
 // The generator source of `o` into `s`; a usage error's message otherwise.
-std::optional<std::string> GeneratorSource(const Options& o, pb::SourceImport& s) {
+std::optional<std::string> GeneratorSource(const CreateSourceOptions& o, pb::SourceImport& s) {
   std::optional<std::string> bad;
   auto u64 = [&](const std::optional<std::string>& v, const char* name, std::uint64_t def) {
     if (!v) return def;
@@ -113,7 +113,8 @@ std::optional<std::string> GeneratorSource(const Options& o, pb::SourceImport& s
 
 // The file and table sources (everything but a generator) of `o` into `s`. A usage error's
 // message, or (`refused`) the refusal of a file that is not there or of an upsert key column.
-std::optional<std::string> DataSource(const Options& o, pb::SourceImport& s, bool& refused) {
+std::optional<std::string> DataSource(const CreateSourceOptions& o, pb::SourceImport& s,
+                                      bool& refused) {
   for (const auto& [given, name] :
        {std::pair{&o.keys, "keys"}, std::pair{&o.updates_per_tick, "updates-per-tick"},
         std::pair{&o.tick_interval_us, "tick-interval-us"}, std::pair{&o.seed, "seed"},
@@ -164,7 +165,7 @@ std::optional<std::string> DataSource(const Options& o, pb::SourceImport& s, boo
   return std::nullopt;
 }
 
-int Run(const Options& o, const Globals& g, History h) {
+int RunCreateSource(const CreateSourceOptions& o, const Globals& g, History h) {
   const std::string& id = o.id;
   pb::SourceImport s;
   s.set_id(id);
@@ -223,7 +224,7 @@ int Run(const Options& o, const Globals& g, History h) {
 }  // namespace
 
 Subcommand AddCreateSource(CLI::App& app) {
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<CreateSourceOptions>();
   auto* sub = app.add_subcommand(
       "create-source",
       "a source (--generator counter|key_value, --log PATH, --table, --csv PATH or --jsonl PATH, "
@@ -264,7 +265,7 @@ Subcommand AddCreateSource(CLI::App& app) {
   AddOptional(*sub, "--max", &o->max, "counter: stop after this count (0: never)");
   AddOptional(*sub, "--key", &o->key,
               "COLS the source's index is keyed by (the upsert key, else its first column)");
-  return {sub, [o](const Globals& g, History h) { return Run(*o, g, std::move(h)); }};
+  return {sub, [o](const Globals& g, History h) { return RunCreateSource(*o, g, std::move(h)); }};
 }
 
 }  // namespace tandem::ctl

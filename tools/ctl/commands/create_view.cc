@@ -5,13 +5,13 @@
 namespace tandem::ctl {
 namespace {
 
-struct Options {
+struct CreateViewOptions {
   std::string id, on;
   std::optional<std::string> index_id;
   ViewOptions view;
 };
 
-int Run(const Options& o, Session& s) {
+int RunCreateView(const CreateViewOptions& o, Session& s) {
   const std::string& id = o.id;
   const std::string& on = o.on;
   const std::string what = "create-view " + id;
@@ -54,7 +54,7 @@ int Run(const Options& o, Session& s) {
 }  // namespace
 
 Subcommand AddCreateView(CLI::App& app) {
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<CreateViewOptions>();
   auto* sub = app.add_subcommand("create-view", "a maintained view on --on, with an index on it");
   sub->footer(
       "A maintained dataflow building view ID and an index on it, --index-id (default: the next\n"
@@ -78,7 +78,7 @@ Subcommand AddCreateView(CLI::App& app) {
   AddOptional(*sub, "--index-id", &o->index_id, "the index's id");
   return {sub, [o](const Globals& g, History h) {
             Session s(g, std::move(h));
-            return Run(*o, s);
+            return RunCreateView(*o, s);
           }};
 }
 

@@ -14,7 +14,7 @@ namespace {
 
 using tools::JsonWriter;
 
-struct Options {
+struct FrontiersOptions {
   std::optional<std::string> only;
   std::optional<std::string> seconds;
 };
@@ -119,7 +119,7 @@ int RunMulti(const std::optional<std::string>& only, double seconds,
   return kExitOk;
 }
 
-int Run(const Options& o, Session& s) {
+int RunFrontiers(const FrontiersOptions& o, Session& s) {
   const std::optional<std::string>& only = o.only;
   double seconds = 1.0;
   if (o.seconds) {
@@ -173,7 +173,7 @@ int Run(const Options& o, Session& s) {
 }  // namespace
 
 Subcommand AddFrontiers(CLI::App& app) {
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<FrontiersOptions>();
   auto* sub = app.add_subcommand("frontiers", "the latest frontier per id");
   sub->footer(
       "Collects frontiers for about a second (--for) and prints the latest per id; an index of\n"
@@ -187,7 +187,7 @@ Subcommand AddFrontiers(CLI::App& app) {
   return {sub, [o](const Globals& g, History h) {
             h.ReleaseLock();
             Session s(g, std::move(h));
-            return Run(*o, s);
+            return RunFrontiers(*o, s);
           }};
 }
 

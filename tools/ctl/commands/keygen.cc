@@ -8,7 +8,7 @@
 namespace tandem::ctl {
 namespace {
 
-int Run(const std::string& path) {
+int RunKeygen(const std::string& path) {
   if (!ipc::CurveAvailable()) return Fail(kExitFailed, "keygen: libzmq has no CURVE support");
   auto keys = ipc::GenerateCurveKeyPair();
   if (!keys.ok()) return Fail(kExitFailed, "keygen: " + keys.status().message());
@@ -41,7 +41,7 @@ Subcommand AddKeygen(CLI::App& app) {
       "--curve-server-key.");
   sub->add_option("FILE", *path, "where the secret key goes (the public key: FILE.pub)")
       ->required();
-  Subcommand c{sub, [path](const Globals&, History) { return Run(*path); }};
+  Subcommand c{sub, [path](const Globals&, History) { return RunKeygen(*path); }};
   c.needs_history = false;
   return c;
 }

@@ -30,7 +30,7 @@ constexpr std::size_t kBatchBytes = std::size_t{1} << 20;
 constexpr std::size_t kInFlight = 8;
 constexpr std::size_t kErrorsShown = 10;
 
-struct Options {
+struct LoadOptions {
   std::string id, file;
   std::optional<std::string> format;
 };
@@ -182,7 +182,7 @@ std::string Lines(const Batch& b) {
              : "lines " + std::to_string(b.first_line) + "-" + std::to_string(b.last_line);
 }
 
-int Run(const Options& o, const Globals& g, const History& h) {
+int RunLoad(const LoadOptions& o, const Globals& g, const History& h) {
   const std::string what = "load " + o.id;
   bool csv;
   const std::string& f = o.file;
@@ -315,7 +315,7 @@ int Run(const Options& o, const Globals& g, const History& h) {
 }  // namespace
 
 Subcommand AddLoad(CLI::App& app) {
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<LoadOptions>();
   auto* sub = app.add_subcommand("load", "write the rows of a CSV or JSON-lines file into a table");
   sub->footer(
       "Parses FILE (.csv, .jsonl or .ndjson, or --format) with the csv/json_lines source formats\n"
@@ -329,7 +329,7 @@ Subcommand AddLoad(CLI::App& app) {
   AddOptional(*sub, "--format", &o->format, "csv or jsonl (default: from FILE's name)");
   return {sub, [o](const Globals& g, History h) {
             h.ReleaseLock();
-            return Run(*o, g, h);
+            return RunLoad(*o, g, h);
           }};
 }
 

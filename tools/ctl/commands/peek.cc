@@ -6,14 +6,14 @@
 namespace tandem::ctl {
 namespace {
 
-struct Options {
+struct PeekOptions {
   std::string id;
   std::optional<std::string> at, order_by, limit;
   std::vector<std::string> keys;
 };
 
 // The Peek for `o` (all but its timestamp) into `c`; an exit code when the command line is bad.
-std::optional<int> BuildPeek(const Options& o, const std::string& id,
+std::optional<int> BuildPeek(const PeekOptions& o, const std::string& id,
                              const std::optional<CollectionInfo>& info, pb::Command& c) {
   const std::string what = "peek " + o.id;
   const pb::Schema schema = info ? info->schema : pb::Schema();
@@ -53,7 +53,7 @@ std::optional<int> BuildPeek(const Options& o, const std::string& id,
   return std::nullopt;
 }
 
-int Run(const Options& o, Session& s) {
+int RunPeek(const PeekOptions& o, Session& s) {
   std::optional<std::uint64_t> time;
   if (o.at && *o.at != "latest") {
     auto t = ParseU64(*o.at, "--at");
@@ -119,7 +119,7 @@ int Run(const Options& o, Session& s) {
 }  // namespace
 
 Subcommand AddPeek(CLI::App& app) {
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<PeekOptions>();
   auto* sub = app.add_subcommand("peek", "read index ID (or the index on collection ID) at a time");
   sub->footer(
       "Reads index ID (or the index on collection ID) at time T. latest (the default): the\n"
@@ -141,7 +141,7 @@ Subcommand AddPeek(CLI::App& app) {
   return {sub, [o](const Globals& g, History h) {
             h.ReleaseLock();
             Session s(g, std::move(h));
-            return Run(*o, s);
+            return RunPeek(*o, s);
           }};
 }
 

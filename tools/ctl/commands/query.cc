@@ -23,7 +23,7 @@ namespace {
 
 using tools::JsonWriter;
 
-struct Options {
+struct QueryOptions {
   std::string on;
   std::optional<std::string> at;
   ViewOptions view;
@@ -86,7 +86,7 @@ pb::Command OneShot(const std::string& on, std::uint64_t at,
   return Canonical(c);
 }
 
-int Run(const Options& o, Session& s) {
+int RunQuery(const QueryOptions& o, Session& s) {
   const std::string what = "query --on " + o.on;
   std::optional<std::uint64_t> time;
   if (o.at && *o.at != "latest") {
@@ -188,7 +188,7 @@ int Run(const Options& o, Session& s) {
 }  // namespace
 
 Subcommand AddQuery(CLI::App& app) {
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<QueryOptions>();
   auto* sub = app.add_subcommand(
       "query", "a one-shot read: a view over --on at one time, computed and printed like peek");
   sub->footer(
@@ -207,7 +207,7 @@ Subcommand AddQuery(CLI::App& app) {
   AddViewOptions(*sub, o->view, "COLS of the result its transient index is keyed by");
   return {sub, [o](const Globals& g, History h) {
             Session s(g, std::move(h));
-            return Run(*o, s);
+            return RunQuery(*o, s);
           }};
 }
 

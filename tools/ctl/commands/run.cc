@@ -127,7 +127,7 @@ class Script {
   std::set<std::string> peeks_;
 };
 
-int Run(const std::string& file, Session& s) {
+int RunScript(const std::string& file, Session& s) {
   auto script = ReadScript(file);
   if (!script.ok()) return Usage(script.status().message());
   if (auto code = s.Open(Session::Mode::kControl)) return *code;
@@ -152,7 +152,7 @@ Subcommand AddRun(CLI::App& app) {
   sub->add_option("SCRIPT", *file, "one protocol-JSON command a line")->required();
   return {sub, [file](const Globals& g, History h) {
             Session s(g, std::move(h));
-            return Run(*file, s);
+            return RunScript(*file, s);
           }};
 }
 

@@ -14,7 +14,7 @@ namespace {
 
 using tools::JsonWriter;
 
-struct Options {
+struct StatusOptions {
   std::optional<std::string> seconds;
 };
 
@@ -63,7 +63,7 @@ Lag LagOf(const ipc::ReplicaSet& set, std::size_t i) {
   return lag;
 }
 
-int Run(const Options& o, const Globals& g) {
+int RunStatus(const StatusOptions& o, const Globals& g) {
   double seconds = 1.0;
   if (o.seconds) {
     auto parsed = ParseSeconds(*o.seconds, "--for");
@@ -136,7 +136,7 @@ int Run(const Options& o, const Globals& g) {
 }  // namespace
 
 Subcommand AddStatus(CLI::App& app) {
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<StatusOptions>();
   auto* sub = app.add_subcommand("status", "the state of each replica of --endpoint");
   sub->footer(
       "Connects to every replica of --endpoint (A,B,C; or --replica N) as an observer, collects\n"
@@ -146,7 +146,8 @@ Subcommand AddStatus(CLI::App& app) {
       "and why it is down. Exit 0 when every replica is up, 1 when some are down, 69 when none\n"
       "is up.");
   AddOptional(*sub, "--for", &o->seconds, "SECONDS to collect frontiers (default 1)");
-  return {sub, [o](const Globals& g, History) { return Run(*o, g); }, /*needs_history=*/false};
+  return {sub, [o](const Globals& g, History) { return RunStatus(*o, g); },
+          /*needs_history=*/false};
 }
 
 }  // namespace tandem::ctl

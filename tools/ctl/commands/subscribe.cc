@@ -23,7 +23,7 @@ namespace {
 
 using tools::JsonWriter;
 
-struct Options {
+struct SubscribeOptions {
   std::string id;
   std::optional<std::string> as_of, up_to, for_text;
   bool no_snapshot = false;
@@ -110,7 +110,7 @@ bool IsSubscribeRefusal(const pb::Response& r) {
   return r.has_command_error() && r.command_error().what().rfind("Subscribe", 0) == 0;
 }
 
-int Run(const Options& o, Session& s) {
+int RunSubscribe(const SubscribeOptions& o, Session& s) {
   std::optional<std::uint64_t> as_of, up_to;
   std::optional<double> seconds;
   if (o.as_of && *o.as_of != "latest") {
@@ -203,7 +203,7 @@ int Run(const Options& o, Session& s) {
 }  // namespace
 
 Subcommand AddSubscribe(CLI::App& app) {
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<SubscribeOptions>();
   auto* sub = app.add_subcommand(
       "subscribe",
       "stream index ID (or the index on collection ID): a snapshot, then every change");
@@ -229,7 +229,7 @@ Subcommand AddSubscribe(CLI::App& app) {
   return {sub, [o](const Globals& g, History h) {
             h.ReleaseLock();
             Session s(g, std::move(h));
-            return Run(*o, s);
+            return RunSubscribe(*o, s);
           }};
 }
 

@@ -5,7 +5,7 @@
 namespace tandem::ctl {
 namespace {
 
-int Run(const std::optional<std::string>& for_text, Session& s) {
+int RunWatch(const std::optional<std::string>& for_text, Session& s) {
   std::optional<double> seconds;
   if (for_text) {
     auto parsed = ParseSeconds(*for_text, "--for");
@@ -38,7 +38,7 @@ Subcommand AddWatch(CLI::App& app) {
   return {sub, [for_text](const Globals& g, History h) {
             h.ReleaseLock();
             Session s(g, std::move(h));
-            return Run(*for_text, s);
+            return RunWatch(*for_text, s);
           }};
 }
 

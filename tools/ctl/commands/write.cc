@@ -21,7 +21,7 @@ struct Update {
   std::optional<std::string> diff;  // --diff after a --row
 };
 
-struct Options {
+struct WriteOptions {
   std::string id;
   std::vector<Update> updates;  // in command-line order: of two for one key, the later wins
   std::optional<std::string> misplaced;  // the first --diff that follows no --row (or a second)
@@ -125,7 +125,7 @@ Result<std::int64_t> ParseDiff(const std::string& text) {
 }
 
 // The WriteTable of `o` to `table` into `w`; an exit code when the command line is refused.
-std::optional<int> BuildWrite(const Options& o, const pb::SourceImport& table,
+std::optional<int> BuildWrite(const WriteOptions& o, const pb::SourceImport& table,
                               const std::string& what, pb::WriteTable& w) {
   const pb::Schema& schema = table.schema();
   std::vector<const pb::Column*> row_columns, key_columns;
@@ -200,7 +200,7 @@ Answer AwaitWrite(Session& s, const pb::WriteTable& write,
   return a;
 }
 
-int Run(const Options& o, Session& s) {
+int RunWrite(const WriteOptions& o, Session& s) {
   const std::string what = "write " + o.id;
   if (o.misplaced) return Usage(*o.misplaced + ": --diff follows the --row it belongs to, once");
   if (o.updates.empty()) {
@@ -251,7 +251,7 @@ int Run(const Options& o, Session& s) {
 }  // namespace
 
 Subcommand AddWrite(CLI::App& app) {
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<WriteOptions>();
   auto* sub = app.add_subcommand("write", "write rows to table ID, durably, in one WriteTable");
   sub->footer(
       "One WriteTable of every --row, --upsert and --delete, in command-line order, sent in a\n"
@@ -264,7 +264,7 @@ Subcommand AddWrite(CLI::App& app) {
       "--uuid U names the write: a write retried with the uuid of one applied before is not\n"
       "applied again (default: a random uuid, printed when the answer does not come).");
   sub->add_option("ID", o->id, "the table, e.g. u1")->required();
-  Options* opts = o.get();
+  WriteOptions* opts = o.get();
   auto add = [&](const char* name, Update::Kind kind, const char* help) {
     sub->add_option_function<std::string>(
            name,
@@ -293,7 +293,7 @@ Subcommand AddWrite(CLI::App& app) {
   return {sub, [o](const Globals& g, History h) {
             h.ReleaseLock();
             Session s(g, std::move(h));
-            return Run(*o, s);
+            return RunWrite(*o, s);
           }};
 }
 
