@@ -1,6 +1,11 @@
 #include "base/status.h"
 
+#include <cerrno>
+#include <cstring>
+
 namespace tandem {
+
+std::string ErrnoMessage(const std::string& what) { return what + ": " + std::strerror(errno); }
 
 const char* StatusCodeName(StatusCode code) {
   switch (code) {

@@ -29,6 +29,9 @@ enum class StatusCode {
 
 const char* StatusCodeName(StatusCode code);
 
+// "`what`: <strerror(errno)>", the message of a system call that just failed.
+std::string ErrnoMessage(const std::string& what);
+
 class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
@@ -49,6 +52,8 @@ class [[nodiscard]] Status {
   static Status Corruption(std::string m) { return {StatusCode::kCorruption, std::move(m)}; }
   static Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+  // Internal, with ErrnoMessage(what): a system call that just failed.
+  static Status FromErrno(const std::string& what) { return Internal(ErrnoMessage(what)); }
   static Status OutOfRange(std::string m) { return {StatusCode::kOutOfRange, std::move(m)}; }
   static Status DataError(std::string m) { return {StatusCode::kDataError, std::move(m)}; }
 

@@ -16,8 +16,6 @@ namespace tandem::shm {
 
 namespace {
 
-std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
-
 // Byte `at` of the table as an OFD lock: owned by the open file description, so dropped by the
 // kernel when the last descriptor of it closes — when its process dies, whatever kills it.
 struct flock ByteLock(short type, off_t at) {
@@ -66,7 +64,7 @@ Result<int> OpenTableFile(const std::string& name, int flags) {
           ": local readers need the replica's user, or a supervisor started with "
           "--reader-group naming a group this user is in");
     }
-    return Status::Internal(Errno("shm_open " + path));
+    return Status::Internal(ErrnoMessage("shm_open " + path));
   }
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
@@ -118,7 +116,7 @@ ReaderTable::~ReaderTable() {
 Status ReaderTable::Map(int fd, bool create) {
   fd_ = fd;
   void* p = mmap(nullptr, kReaderTableBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) return Status::Internal(Errno("mmap " + path_));
+  if (p == MAP_FAILED) return Status::Internal(ErrnoMessage("mmap " + path_));
   base_ = static_cast<char*>(p);
   header_ = reinterpret_cast<ReaderTableHeader*>(base_);
   slots_ = reinterpret_cast<ReaderTableSlot*>(base_ + sizeof(ReaderTableHeader));
@@ -147,13 +145,13 @@ Result<std::unique_ptr<ReaderTable>> ReaderTable::Create(const std::string& segm
   for (int attempt = 0; attempt < 3 && fd < 0; ++attempt) {
     fd = shm_open(("/" + name).c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd >= 0) break;
-    if (errno != EEXIST) return Status::Internal(Errno("shm_open " + table->path_));
+    if (errno != EEXIST) return Status::Internal(ErrnoMessage("shm_open " + table->path_));
     // A file under the name: ours, a regular file, and nobody holds byte 0 (its supervisor is
     // gone, whatever state it left the file in) → stale: replaced. Anything else is never removed.
     const int old = shm_open(("/" + name).c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
     if (old < 0) {
       if (errno == ENOENT) continue;  // gone meanwhile
-      return Status::FailedPrecondition(Errno("cannot take " + table->path_));
+      return Status::FailedPrecondition(ErrnoMessage("cannot take " + table->path_));
     }
     struct stat st {};
     const bool regular = fstat(old, &st) == 0 && S_ISREG(st.st_mode);
@@ -175,17 +173,17 @@ Result<std::unique_ptr<ReaderTable>> ReaderTable::Create(const std::string& segm
   };
   if (!TryLockByte(fd, 0)) {
     close(fd);
-    return fail(Status::Internal(Errno("locking " + table->path_)));
+    return fail(Status::Internal(ErrnoMessage("locking " + table->path_)));
   }
   if (ftruncate(fd, static_cast<off_t>(kReaderTableBytes)) != 0) {
     close(fd);
-    return fail(Status::Internal(Errno("ftruncate " + table->path_)));
+    return fail(Status::Internal(ErrnoMessage("ftruncate " + table->path_)));
   }
   if (reader_gid) {
     if (fchown(fd, static_cast<uid_t>(-1), *reader_gid) != 0 || fchmod(fd, 0660) != 0) {
       close(fd);
       return fail(Status::FailedPrecondition(
-          Errno("giving " + table->path_ + " to group " + std::to_string(*reader_gid))));
+          ErrnoMessage("giving " + table->path_ + " to group " + std::to_string(*reader_gid))));
     }
   }
   if (Status s = table->Map(fd, true); !s.ok()) return fail(s);
@@ -215,7 +213,7 @@ Status ReaderTable::Remove(const std::string& segment_name) {
   const std::string name = ReaderTableName(segment_name);
   if (shm_unlink(("/" + name).c_str()) != 0) {
     if (errno == ENOENT) return Status::NotFound("no reader table /dev/shm/" + name);
-    return Status::Internal(Errno("shm_unlink /dev/shm/" + name));
+    return Status::Internal(ErrnoMessage("shm_unlink /dev/shm/" + name));
   }
   return Status::Ok();
 }
@@ -228,7 +226,7 @@ Result<std::unique_ptr<ReaderTableEntry>> ReaderTable::Claim() {
   // Through /proc/self/fd: the very file mapped, even if a new incarnation took the name since.
   const std::string self = "/proc/self/fd/" + std::to_string(fd_);
   const int own = open(self.c_str(), O_RDWR | O_CLOEXEC);
-  if (own < 0) return Status::Internal(Errno("reopening " + path_ + " (" + self + ")"));
+  if (own < 0) return Status::Internal(ErrnoMessage("reopening " + path_ + " (" + self + ")"));
   for (std::uint32_t i = 0; i < kReaderTableEntries; ++i) {
     if (!TryLockByte(own, EntryLockByte(i))) continue;
     ReaderTableSlot& s = slots_[i];

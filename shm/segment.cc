@@ -38,8 +38,6 @@ struct Segment::ManagedHolder {
 
 namespace {
 
-std::string Errno(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
-
 std::string Hex(std::uint64_t value) {
   char buf[19];
   std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(value));
@@ -151,7 +149,7 @@ Result<SegmentProbe> ProbeOpen(const std::string& name, int fd) {
   SegmentProbe probe;
   probe.name = name;
   struct stat st {};
-  if (fstat(fd, &st) != 0) return Status::Internal(Errno("fstat"));
+  if (fstat(fd, &st) != 0) return Status::Internal(ErrnoMessage("fstat"));
   probe.owner_uid = st.st_uid;
   probe.regular_file = S_ISREG(st.st_mode);
   if (!probe.regular_file) {
@@ -167,7 +165,7 @@ Result<SegmentProbe> ProbeOpen(const std::string& name, int fd) {
     return probe;
   }
   void* p = mmap(nullptr, kHeaderBytes, PROT_READ, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) return Status::Internal(Errno("mmap header"));
+  if (p == MAP_FAILED) return Status::Internal(ErrnoMessage("mmap header"));
   file.base = static_cast<char*>(p);
   file.size = kHeaderBytes;
   const auto* header = reinterpret_cast<const SegmentHeader*>(p);
@@ -214,7 +212,7 @@ Result<SegmentProbe> ProbePath(const std::string& name, const std::string& path,
                                         "' is a symbolic link: not a Tandem segment (links are "
                                         "never followed)");
     }
-    return Status::Internal(Errno(("open " + path).c_str()));
+    return Status::Internal(ErrnoMessage(("open " + path).c_str()));
   }
   return ProbeOpen(name, fd);
 }
@@ -248,14 +246,14 @@ Status ReclaimIfStale(const std::string& name, std::string* replaced) {
           ": refusing to follow or remove it; remove it as its owner, or choose another "
           "--replica-id or --shm-name");
     }
-    return Status::Internal(Errno(("open " + path).c_str()));
+    return Status::Internal(ErrnoMessage(("open " + path).c_str()));
   }
   struct Closer {
     int fd;
     ~Closer() { close(fd); }  // also drops our lock, after the unlink
   } closer{fd};
   struct stat st {};
-  if (fstat(fd, &st) != 0) return Status::Internal(Errno("fstat"));
+  if (fstat(fd, &st) != 0) return Status::Internal(ErrnoMessage("fstat"));
   const uid_t me = geteuid();
   if (!S_ISREG(st.st_mode)) {
     return Status::FailedPrecondition(
@@ -298,7 +296,7 @@ Status ReclaimIfStale(const std::string& name, std::string* replaced) {
                 std::to_string(probe->file_bytes) + " bytes";
   }
   if (shm_unlink(("/" + name).c_str()) != 0 && errno != ENOENT) {
-    return Status::Internal(Errno(("removing stale segment " + name).c_str()));
+    return Status::Internal(ErrnoMessage(("removing stale segment " + name).c_str()));
   }
   return Status::Ok();
 }
@@ -385,7 +383,8 @@ Result<std::unique_ptr<Segment>> Segment::Create(const SegmentOptions& options) 
   for (int attempt = 0; attempt < 3 && fd < 0; ++attempt) {
     fd = shm_open(shm_name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd >= 0) break;
-    if (errno != EEXIST) return Status::Internal(Errno(("shm_open " + options.name).c_str()));
+    if (errno != EEXIST)
+      return Status::Internal(ErrnoMessage(("shm_open " + options.name).c_str()));
     Status reclaimed = ReclaimIfStale(options.name, &replaced);
     if (!reclaimed.ok() && reclaimed.code() != StatusCode::kNotFound) return reclaimed;
   }
@@ -401,17 +400,17 @@ Result<std::unique_ptr<Segment>> Segment::Create(const SegmentOptions& options) 
     shm_unlink(shm_name.c_str());
     return s;
   };
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) return fail(Status::Internal(Errno("flock")));
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) return fail(Status::Internal(ErrnoMessage("flock")));
   if (options.reader_gid) {
     // --reader-group: that group may map it read-only (local readers); nobody else.
     if (fchown(fd, static_cast<uid_t>(-1), *options.reader_gid) != 0) {
-      return fail(Status::FailedPrecondition(Errno(
+      return fail(Status::FailedPrecondition(ErrnoMessage(
           ("giving segment '" + options.name + "' to group " + std::to_string(*options.reader_gid))
               .c_str())));
     }
-    if (fchmod(fd, 0640) != 0) return fail(Status::Internal(Errno("fchmod")));
+    if (fchmod(fd, 0640) != 0) return fail(Status::Internal(ErrnoMessage("fchmod")));
   } else if (fchmod(fd, 0600) != 0) {
-    return fail(Status::Internal(Errno("fchmod")));
+    return fail(Status::Internal(ErrnoMessage("fchmod")));
   }
 
   // Reserve everything now: tmpfs pages are otherwise allocated on first touch, and a full
@@ -426,7 +425,7 @@ Result<std::unique_ptr<Segment>> Segment::Create(const SegmentOptions& options) 
     }
   }
   if (ftruncate(fd, static_cast<off_t>(options.size_bytes)) != 0) {
-    return fail(Status::Internal(Errno("ftruncate")));
+    return fail(Status::Internal(ErrnoMessage("ftruncate")));
   }
   if (int err = posix_fallocate(fd, 0, static_cast<off_t>(options.size_bytes)); err != 0) {
     if (err == ENOSPC) {
@@ -440,7 +439,7 @@ Result<std::unique_ptr<Segment>> Segment::Create(const SegmentOptions& options) 
     return fail(Status::Internal(std::string("posix_fallocate: ") + std::strerror(err)));
   }
   void* p = mmap(nullptr, options.size_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) return fail(Status::Internal(Errno("mmap")));
+  if (p == MAP_FAILED) return fail(Status::Internal(ErrnoMessage("mmap")));
   seg->base_ = static_cast<char*>(p);
   seg->size_ = options.size_bytes;
   seg->header_ = new (seg->base_) SegmentHeader();
@@ -559,7 +558,7 @@ Result<std::unique_ptr<Segment>> Segment::MapAndAttach(std::string name, const s
   seg->read_only_ = read_only;
   void* p =
       mmap(nullptr, expected, read_only ? PROT_READ : PROT_READ | PROT_WRITE, map_flags, fd, 0);
-  if (p == MAP_FAILED) return Status::Internal(Errno("mmap"));
+  if (p == MAP_FAILED) return Status::Internal(ErrnoMessage("mmap"));
   seg->base_ = static_cast<char*>(p);
   seg->size_ = expected;
   seg->header_ = reinterpret_cast<SegmentHeader*>(seg->base_);
@@ -574,7 +573,7 @@ Result<std::unique_ptr<Segment>> Segment::Open(const std::string& name) {
   if (!probe->valid) return Status::Corruption("segment '" + name + "': " + probe->problem);
   TANDEM_RETURN_IF_ERROR(CheckSize(name, *probe));
   const int fd = shm_open(("/" + name).c_str(), O_RDWR | O_CLOEXEC, 0);
-  if (fd < 0) return Status::Internal(Errno(("shm_open " + name).c_str()));
+  if (fd < 0) return Status::Internal(ErrnoMessage(("shm_open " + name).c_str()));
   return MapAndAttach(name, "segment '" + name + "'", fd, probe->header->segment_bytes, MAP_SHARED,
                       false);
 }
@@ -601,7 +600,7 @@ Result<std::unique_ptr<Segment>> Segment::OpenReadOnly(const std::string& name) 
           ": only the replica's user may read it, unless its supervisor was started with "
           "--reader-group naming a group this user is in");
     }
-    return Status::Internal(Errno(("shm_open " + name).c_str()));
+    return Status::Internal(ErrnoMessage(("shm_open " + name).c_str()));
   }
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
@@ -613,7 +612,7 @@ Result<std::unique_ptr<Segment>> Segment::OpenReadOnly(const std::string& name) 
   void* h = mmap(nullptr, kHeaderBytes, PROT_READ, MAP_SHARED, fd, 0);
   if (h == MAP_FAILED) {
     close(fd);
-    return Status::Internal(Errno("mmap header"));
+    return Status::Internal(ErrnoMessage("mmap header"));
   }
   const auto* header = static_cast<const SegmentHeader*>(h);
   std::string problem;
@@ -643,7 +642,7 @@ Result<std::unique_ptr<Segment>> Segment::OpenFile(const std::string& path) {
   if (!probe->valid) return Status::Corruption("'" + path + "': " + probe->problem);
   TANDEM_RETURN_IF_ERROR(CheckSize(path, *probe));
   const int fd = OpenToLook(path);
-  if (fd < 0) return Status::Internal(Errno(("open " + path).c_str()));
+  if (fd < 0) return Status::Internal(ErrnoMessage(("open " + path).c_str()));
   // Private: a tool's announcement entry (the only thing it writes) stays in its own copy.
   return MapAndAttach(path, "'" + path + "'", fd, probe->header->segment_bytes, MAP_PRIVATE, false);
 }
@@ -685,7 +684,7 @@ Status Segment::Remove(const std::string& name) {
   (void)shm_unlink(("/" + ReaderTableName(name)).c_str());
   if (shm_unlink(("/" + name).c_str()) != 0) {
     if (errno == ENOENT) return Status::NotFound("no segment named '" + name + "'");
-    return Status::Internal(Errno(("shm_unlink " + name).c_str()));
+    return Status::Internal(ErrnoMessage(("shm_unlink " + name).c_str()));
   }
   return Status::Ok();
 }

@@ -15,10 +15,6 @@ namespace {
 
 constexpr std::chrono::milliseconds kLockRetry{20};
 
-Status Errno(const std::string& what) {
-  return Status::Internal(what + ": " + std::strerror(errno));
-}
-
 std::string Parent(const std::string& path) {
   const auto slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";
@@ -34,10 +30,10 @@ Status MakeDir(const std::string& dir, bool follow, bool& created) {
     created = true;
     return Status::Ok();
   }
-  if (errno != EEXIST) return Errno("mkdir " + dir);
+  if (errno != EEXIST) return Status::FromErrno("mkdir " + dir);
   struct stat st {};
   if ((follow ? stat(dir.c_str(), &st) : lstat(dir.c_str(), &st)) != 0) {
-    return Errno("stat " + dir);
+    return Status::FromErrno("stat " + dir);
   }
   if (!follow && S_ISLNK(st.st_mode)) {
     return Status::FailedPrecondition(dir + " is a symlink (it must be a directory)");
@@ -85,7 +81,7 @@ Status WriteAll(int fd, const std::string& bytes, off_t offset) {
         pwrite(fd, bytes.data() + done, bytes.size() - done, offset + static_cast<off_t>(done));
     if (n < 0) {
       if (errno == EINTR) continue;
-      return Errno("write LOCK");
+      return Status::FromErrno("write LOCK");
     }
     done += static_cast<std::size_t>(n);
   }
@@ -96,12 +92,12 @@ Status WriteAll(int fd, const std::string& bytes, off_t offset) {
 
 Status SyncDirectory(const std::string& dir) {
   const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Errno("open directory " + dir);
+  if (fd < 0) return Status::FromErrno("open directory " + dir);
   int rc;
   do {
     rc = fsync(fd);
   } while (rc != 0 && errno == EINTR);
-  const Status status = rc == 0 ? Status::Ok() : Errno("fsync directory " + dir);
+  const Status status = rc == 0 ? Status::Ok() : Status::FromErrno("fsync directory " + dir);
   close(fd);
   return status;
 }
@@ -120,12 +116,12 @@ Result<std::unique_ptr<DataDir>> DataDir::Open(const std::string& given,
     if (errno == ELOOP) {
       return Status::FailedPrecondition(lock_path + " is a symlink (it must be a regular file)");
     }
-    return Errno("open " + lock_path);
+    return Status::FromErrno("open " + lock_path);
   }
   // From here the fd is the DataDir's (closed by its destructor, also on the error paths).
   std::unique_ptr<DataDir> dir(new DataDir(path, fd));
   struct stat st {};
-  if (fstat(fd, &st) != 0) return Errno("stat " + lock_path);
+  if (fstat(fd, &st) != 0) return Status::FromErrno("stat " + lock_path);
   if (!S_ISREG(st.st_mode)) {
     return Status::FailedPrecondition(lock_path + " is not a regular file");
   }
@@ -133,7 +129,7 @@ Result<std::unique_ptr<DataDir>> DataDir::Open(const std::string& given,
   const auto deadline = std::chrono::steady_clock::now() + wait;
   while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno == EINTR) continue;
-    if (errno != EWOULDBLOCK) return Errno("flock " + lock_path);
+    if (errno != EWOULDBLOCK) return Status::FromErrno("flock " + lock_path);
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) {
       return Status::FailedPrecondition("data dir " + path + " is in use by " + Holder(fd) +
@@ -142,7 +138,7 @@ Result<std::unique_ptr<DataDir>> DataDir::Open(const std::string& given,
     std::this_thread::sleep_for(
         std::min<std::chrono::steady_clock::duration>(kLockRetry, deadline - now));
   }
-  if (ftruncate(fd, 0) != 0) return Errno("truncate " + lock_path);
+  if (ftruncate(fd, 0) != 0) return Status::FromErrno("truncate " + lock_path);
   TANDEM_RETURN_IF_ERROR(WriteAll(fd, std::to_string(getpid()) + "\n", 0));
 
   bool created_any = false;

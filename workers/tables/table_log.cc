@@ -17,10 +17,6 @@ namespace tandem::workers {
 
 namespace {
 
-Status Errno(const std::string& what) {
-  return Status::Internal(what + ": " + std::strerror(errno));
-}
-
 std::uint32_t Crc32(const char* data, std::size_t size) {
   boost::crc_32_type crc;
   crc.process_bytes(data, size);
@@ -128,7 +124,7 @@ Status ReadAll(int fd, const std::string& path, std::string& out) {
     const ssize_t n = pread(fd, buf, sizeof buf, static_cast<off_t>(out.size()));
     if (n < 0) {
       if (errno == EINTR) continue;
-      return Errno("read " + path);
+      return Status::FromErrno("read " + path);
     }
     if (n == 0) return Status::Ok();
     out.append(buf, static_cast<std::size_t>(n));
@@ -146,7 +142,7 @@ Status WriteAll(int fd, const std::string& path, const std::string& bytes, std::
     if (n < 0) {
       if (errno == EINTR) continue;
       error = errno;
-      return Errno("write " + path);
+      return Status::FromErrno("write " + path);
     }
     if (n == 0) {
       error = EIO;
@@ -162,7 +158,7 @@ Status SyncFile(int fd, const std::string& path, bool data_only) {
   do {
     rc = data_only ? fdatasync(fd) : fsync(fd);
   } while (rc != 0 && errno == EINTR);
-  return rc == 0 ? Status::Ok() : Errno((data_only ? "fdatasync " : "fsync ") + path);
+  return rc == 0 ? Status::Ok() : Status::FromErrno((data_only ? "fdatasync " : "fsync ") + path);
 }
 
 // The file's records as far as they are good, and what follows them.
@@ -263,12 +259,12 @@ Result<TableLog::Opened> TableLog::Open(const std::string& tables_dir,
   }
   if (fd < 0) {
     if (errno == ELOOP) return Status::FailedPrecondition(path + " is a symlink");
-    return Errno("open " + path);
+    return Status::FromErrno("open " + path);
   }
   // The fd is the log's from here (closed by its destructor on every error path).
   std::unique_ptr<TableLog> log(new TableLog(path, tables_dir, header.id(), fd, 0));
   struct stat st {};
-  if (fstat(fd, &st) != 0) return Errno("stat " + path);
+  if (fstat(fd, &st) != 0) return Status::FromErrno("stat " + path);
   if (!S_ISREG(st.st_mode)) return Status::FailedPrecondition(path + " is not a regular file");
 
   Opened opened;
@@ -289,7 +285,7 @@ Result<TableLog::Opened> TableLog::Open(const std::string& tables_dir,
       return Status::Corruption("table log " + path + " is corrupt (data loss?): " + scan.bad +
                                 " at byte offset 0, followed by more data; left as it is");
     }
-    if (!created && ftruncate(fd, 0) != 0) return Errno("truncate " + path);
+    if (!created && ftruncate(fd, 0) != 0) return Status::FromErrno("truncate " + path);
     ipc::pb::TableLogRecord record;
     *record.mutable_header() = header;
     std::string payload;
@@ -313,7 +309,8 @@ Result<TableLog::Opened> TableLog::Open(const std::string& tables_dir,
     }
     if (scan.torn) {
       const std::uint64_t cut = file_size - scan.good_end;
-      if (ftruncate(fd, static_cast<off_t>(scan.good_end)) != 0) return Errno("truncate " + path);
+      if (ftruncate(fd, static_cast<off_t>(scan.good_end)) != 0)
+        return Status::FromErrno("truncate " + path);
       TANDEM_RETURN_IF_ERROR(SyncFile(fd, path, /*data_only=*/false));
       opened.warning = "table log " + path + ": dropped a torn tail at byte offset " +
                        std::to_string(scan.good_end) + " (" + scan.bad + "; " +
@@ -420,7 +417,7 @@ Status TableLog::Retire(const std::string& dropped_dir) {
       if (lstat(target.c_str(), &st) == 0) continue;
       if (rename(path_.c_str(), target.c_str()) == 0) break;
     }
-    return Errno("rename " + path_ + " to " + target);
+    return Status::FromErrno("rename " + path_ + " to " + target);
   }
   close(fd_);
   fd_ = -1;
