@@ -9,7 +9,7 @@
 #include "shm/batch.h"
 #include "test_segment.h"
 
-namespace tandem::shm {
+namespace tandem::shm::batch_test {
 namespace {
 
 using testing::ReferenceCollection;
@@ -249,4 +249,4 @@ TEST(Batch, CountsBeyondInt64AreKeptExactlyThroughBuildAndMerge) {
 }
 
 }  // namespace
-}  // namespace tandem::shm
+}  // namespace tandem::shm::batch_test

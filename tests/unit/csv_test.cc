@@ -14,12 +14,7 @@ namespace {
 namespace pb = ipc::pb;
 using ipc::samples::MakeColumn;
 using ipc::samples::MakeSchema;
-
-// k int64, s string (nullable), f float64 (nullable), b bool (nullable).
-pb::Schema Wide() {
-  return MakeSchema({MakeColumn("k", pb::INT64), MakeColumn("s", pb::STRING, true),
-                     MakeColumn("f", pb::FLOAT64, true), MakeColumn("b", pb::BOOL, true)});
-}
+using ipc::samples::WideSchema;
 
 // Feeds `text` line by line (split on \n, a \r before it removed, as LineFramer does); the
 // results in order.
@@ -46,7 +41,7 @@ Row Only(const std::vector<CsvReader::Result>& rs, std::size_t i = 0) {
 }
 
 TEST(Csv, TheHeaderNamesColumnsInAnyOrderAndRecordsBecomeUpdates) {
-  CsvReader r(Wide(), {});
+  CsvReader r(WideSchema(), {});
   auto rs = Feed(r, "b,f,s,k\ntrue,1.5,abc,-12\nFALSE,2e10,x,0\n");
   ASSERT_EQ(rs.size(), 2u);
   EXPECT_EQ(Only(rs, 0), (Row{std::int64_t{-12}, std::string("abc"), 1.5, true}));
@@ -58,7 +53,7 @@ TEST(Csv, TheHeaderNamesColumnsInAnyOrderAndRecordsBecomeUpdates) {
 }
 
 TEST(Csv, FloatsAreReadLikeTheLogFormat) {
-  CsvReader r(Wide(), {});
+  CsvReader r(WideSchema(), {});
   auto rs = Feed(r, "k,f\n1,nan\n2,inf\n3,-inf\n4,-0.0\n5,7\n");
   ASSERT_EQ(rs.size(), 5u);
   EXPECT_TRUE(std::isnan(std::get<double>(Only(rs, 0)[2])));
@@ -69,7 +64,7 @@ TEST(Csv, FloatsAreReadLikeTheLogFormat) {
 }
 
 TEST(Csv, QuotedFieldsKeepCommasDoubledQuotesAndNewlinesAcrossLines) {
-  CsvReader r(Wide(), {});
+  CsvReader r(WideSchema(), {});
   auto rs = Feed(r, "k,s\n1,\"a,b\"\n2,\"say \"\"hi\"\"\"\n3,\"two\nlines\n\"\n4,x\n");
   ASSERT_EQ(rs.size(), 4u);
   EXPECT_EQ(std::get<std::string>(Only(rs, 0)[1]), "a,b");
@@ -80,7 +75,7 @@ TEST(Csv, QuotedFieldsKeepCommasDoubledQuotesAndNewlinesAcrossLines) {
 }
 
 TEST(Csv, CrLfLineEndsAreRead) {
-  CsvReader r(Wide(), {});
+  CsvReader r(WideSchema(), {});
   auto rs = Feed(r, "k,s\r\n1,\"a\r\nb\"\r\n2,c\r\n");
   ASSERT_EQ(rs.size(), 2u);
   EXPECT_EQ(std::get<std::string>(Only(rs, 0)[1]), "a\nb");  // the line end inside is a \n
@@ -88,7 +83,7 @@ TEST(Csv, CrLfLineEndsAreRead) {
 }
 
 TEST(Csv, AnUnquotedEmptyFieldIsNullAndAQuotedOneTheEmptyString) {
-  CsvReader r(Wide(), {});
+  CsvReader r(WideSchema(), {});
   auto rs = Feed(r, "k,s,f,b\n1,,,\n2,\"\",,\n");
   ASSERT_EQ(rs.size(), 2u);
   EXPECT_EQ(Only(rs, 0), (Row{std::int64_t{1}, Null{}, Null{}, Null{}}));
@@ -96,14 +91,14 @@ TEST(Csv, AnUnquotedEmptyFieldIsNullAndAQuotedOneTheEmptyString) {
 }
 
 TEST(Csv, NullableColumnsMissingFromTheHeaderAreNullAndUnknownColumnsIgnored) {
-  CsvReader r(Wide(), {});
+  CsvReader r(WideSchema(), {});
   auto rs = Feed(r, "extra,k\nwhatever,5\n");
   ASSERT_EQ(rs.size(), 1u);
   EXPECT_EQ(Only(rs), (Row{std::int64_t{5}, Null{}, Null{}, Null{}}));
 }
 
 TEST(Csv, HeaderWithoutANonNullableColumnBreaksTheReader) {
-  CsvReader r(Wide(), {});
+  CsvReader r(WideSchema(), {});
   EXPECT_TRUE(Feed(r, "s,f\nx,1\n").empty());
   EXPECT_NE(r.broken().find("csv line 1: "), std::string::npos) << r.broken();
   EXPECT_NE(r.broken().find("'k'"), std::string::npos) << r.broken();
@@ -111,13 +106,13 @@ TEST(Csv, HeaderWithoutANonNullableColumnBreaksTheReader) {
 }
 
 TEST(Csv, DuplicateHeaderNameBreaksTheReader) {
-  CsvReader r(Wide(), {});
+  CsvReader r(WideSchema(), {});
   EXPECT_TRUE(Feed(r, "\nk,s,k\n1,x,1\n").empty());
   EXPECT_EQ(r.broken(), "csv line 2: the header: the column name 'k' is there twice");
 }
 
 TEST(Csv, BadRecordsAreErrorsNamingTheirLineAndReadingGoesOn) {
-  CsvReader r(Wide(), {});
+  CsvReader r(WideSchema(), {});
   auto rs = Feed(r,
                  "k,s,f,b\n"
                  "x,a,,\n"                    // 2: not an int64
@@ -143,14 +138,14 @@ TEST(Csv, BadRecordsAreErrorsNamingTheirLineAndReadingGoesOn) {
 }
 
 TEST(Csv, BlankLinesOutsideARecordAreSkipped) {
-  CsvReader r(Wide(), {});
+  CsvReader r(WideSchema(), {});
   auto rs = Feed(r, "\nk\n\n1\n\n2\n");
   ASSERT_EQ(rs.size(), 2u);
   EXPECT_EQ(rs[1].line, 6u);
 }
 
 TEST(Csv, AnOverlongLineIsBadDataAndEndOfFileInsideQuotesToo) {
-  CsvReader r(Wide(), {});
+  CsvReader r(WideSchema(), {});
   Feed(r, "k,s\n");
   auto o = r.Overlong(2, 100);
   ASSERT_TRUE(o.has_value());
@@ -163,7 +158,7 @@ TEST(Csv, AnOverlongLineIsBadDataAndEndOfFileInsideQuotesToo) {
 }
 
 TEST(Csv, ResetExpectsAHeaderAgain) {
-  CsvReader r(Wide(), {});
+  CsvReader r(WideSchema(), {});
   Feed(r, "k,s\n1,a\n");
   r.Reset();
   auto rs = Feed(r, "s,k\nb,2\n");
@@ -172,7 +167,7 @@ TEST(Csv, ResetExpectsAHeaderAgain) {
 }
 
 TEST(Csv, UpsertRecordsAndDeletesWhenEveryNonKeyFieldIsEmptyAndUnquoted) {
-  CsvReader r(Wide(), {0});
+  CsvReader r(WideSchema(), {0});
   auto rs = Feed(r, "k,s,f\n1,a,\n1,,\n1,\"\",\n1,,2\n");
   ASSERT_EQ(rs.size(), 4u);
   EXPECT_EQ(rs[0].record->kind, SourceRecord::Kind::kUpsert);

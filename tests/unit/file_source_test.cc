@@ -14,7 +14,7 @@
 #include "unit/protocol_samples.h"
 #include "workers/sources/log.h"
 
-namespace tandem::workers {
+namespace tandem::workers::file_source_test {
 namespace {
 
 namespace pb = ipc::pb;
@@ -228,4 +228,4 @@ TEST(UpsertLogSource, SAndDLinesInAPlainLogSourceAreBadData) {
 }
 
 }  // namespace
-}  // namespace tandem::workers
+}  // namespace tandem::workers::file_source_test

@@ -14,13 +14,9 @@ namespace {
 namespace pb = ipc::pb;
 using ipc::samples::MakeColumn;
 using ipc::samples::MakeSchema;
+using ipc::samples::WideSchema;
 
-pb::Schema Wide() {
-  return MakeSchema({MakeColumn("k", pb::INT64), MakeColumn("s", pb::STRING, true),
-                     MakeColumn("f", pb::FLOAT64, true), MakeColumn("b", pb::BOOL, true)});
-}
-
-SourceRecord Ok(std::string_view line, const pb::Schema& s = Wide(),
+SourceRecord Ok(std::string_view line, const pb::Schema& s = WideSchema(),
                 const std::vector<std::uint32_t>& key = {}) {
   auto r = ParseJsonLine(line, s, key);
   EXPECT_TRUE(r.has_value()) << line;
@@ -32,7 +28,7 @@ SourceRecord Ok(std::string_view line, const pb::Schema& s = Wide(),
   return std::get<SourceRecord>(*r);
 }
 
-std::string Bad(std::string_view line, const pb::Schema& s = Wide(),
+std::string Bad(std::string_view line, const pb::Schema& s = WideSchema(),
                 const std::vector<std::uint32_t>& key = {}) {
   auto r = ParseJsonLine(line, s, key);
   EXPECT_TRUE(r.has_value()) << line;
@@ -51,8 +47,8 @@ TEST(JsonLines, FieldsByNameInAnyOrderMissingOnesNullUnknownOnesIgnored) {
 }
 
 TEST(JsonLines, BlankLinesAreNoRecord) {
-  EXPECT_FALSE(ParseJsonLine("", Wide(), {}).has_value());
-  EXPECT_FALSE(ParseJsonLine(" \t\r", Wide(), {}).has_value());
+  EXPECT_FALSE(ParseJsonLine("", WideSchema(), {}).has_value());
+  EXPECT_FALSE(ParseJsonLine(" \t\r", WideSchema(), {}).has_value());
 }
 
 TEST(JsonLines, Float64TakesAnyNumberAndTheNamedSpecials) {
@@ -118,16 +114,16 @@ TEST(JsonLines, BadDataIsNamed) {
 
 TEST(JsonLines, UpsertDeleteIsAnObjectWithNoNonKeyFieldAtAll) {
   const std::vector<std::uint32_t> key = {0};
-  SourceRecord d = Ok(R"({"k":42})", Wide(), key);
+  SourceRecord d = Ok(R"({"k":42})", WideSchema(), key);
   EXPECT_EQ(d.kind, SourceRecord::Kind::kDelete);
   EXPECT_EQ(d.row, (Row{std::int64_t{42}}));
-  SourceRecord u = Ok(R"({"k":42,"s":null})", Wide(), key);
+  SourceRecord u = Ok(R"({"k":42,"s":null})", WideSchema(), key);
   EXPECT_EQ(u.kind, SourceRecord::Kind::kUpsert);
   EXPECT_EQ(u.row, (Row{std::int64_t{42}, Null{}, Null{}, Null{}}));
   // Fields the schema does not have do not count.
-  EXPECT_EQ(Ok(R"({"k":42,"other":1})", Wide(), key).kind, SourceRecord::Kind::kDelete);
+  EXPECT_EQ(Ok(R"({"k":42,"other":1})", WideSchema(), key).kind, SourceRecord::Kind::kDelete);
   // The key in upsert-key order.
-  EXPECT_EQ(Ok(R"({"b":true,"k":3})", Wide(), {3, 0}).row, (Row{true, std::int64_t{3}}));
+  EXPECT_EQ(Ok(R"({"b":true,"k":3})", WideSchema(), {3, 0}).row, (Row{true, std::int64_t{3}}));
 }
 
 TEST(JsonLines, AnUpsertSchemaOfOnlyKeyColumnsNeverDeletes) {

@@ -122,6 +122,12 @@ inline pb::Schema CounterSchema() { return MakeSchema({MakeColumn("n", pb::INT64
 inline pb::Schema KeyValueSchema() {
   return MakeSchema({MakeColumn("key", pb::INT64), MakeColumn("value", pb::INT64)});
 }
+// k int64, s string (nullable), f float64 (nullable), b bool (nullable): one column of each kind
+// the text formats parse.
+inline pb::Schema WideSchema() {
+  return MakeSchema({MakeColumn("k", pb::INT64), MakeColumn("s", pb::STRING, true),
+                     MakeColumn("f", pb::FLOAT64, true), MakeColumn("b", pb::BOOL, true)});
+}
 inline pb::Schema LogSchema() {
   return MakeSchema({MakeColumn("name", pb::STRING, true), MakeColumn("score", pb::FLOAT64),
                      MakeColumn("ok", pb::BOOL)});

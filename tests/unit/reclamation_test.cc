@@ -12,7 +12,7 @@
 #include "shm/reader_table.h"
 #include "test_segment.h"
 
-namespace tandem::shm {
+namespace tandem::shm::reclamation_test {
 namespace {
 
 using testing::TestSegment;
@@ -249,4 +249,4 @@ TEST(Reclamation, ALiveReaderIsNeverSweptAndANewClaimResetsADeadReadersEntry) {
 }
 
 }  // namespace
-}  // namespace tandem::shm
+}  // namespace tandem::shm::reclamation_test

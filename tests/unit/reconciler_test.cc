@@ -7,7 +7,7 @@
 #include "ipc/model.h"
 #include "unit/protocol_samples.h"
 
-namespace tandem::workers {
+namespace tandem::workers::reconciler_test {
 namespace {
 
 namespace s = ipc::samples;
@@ -177,4 +177,4 @@ TEST(Reconciler, AWriteHeldWithAnAbandonedReplayIsAppliedAfterTheNextOne) {
 }
 
 }  // namespace
-}  // namespace tandem::workers
+}  // namespace tandem::workers::reconciler_test

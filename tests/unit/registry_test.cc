@@ -16,7 +16,7 @@
 #include "shm/reader.h"
 #include "test_segment.h"
 
-namespace tandem::shm {
+namespace tandem::shm::registry_test {
 namespace {
 
 using testing::ReferenceCollection;
@@ -545,4 +545,4 @@ TEST(Registry, UnpublishedAndReleasedSlotIsFreedWithAllItsMemory) {
 }
 
 }  // namespace
-}  // namespace tandem::shm
+}  // namespace tandem::shm::registry_test

@@ -11,7 +11,7 @@
 #include "unit/protocol_samples.h"
 #include "workers/peek.h"
 
-namespace tandem::workers {
+namespace tandem::workers::response_merger_test {
 namespace {
 
 namespace pb = ipc::pb;
@@ -309,4 +309,4 @@ TEST(ResponseMerger, AnAnswerOverMaxResultSizeIsAnErrorNamingTheLimitAndTheSize)
 }
 
 }  // namespace
-}  // namespace tandem::workers
+}  // namespace tandem::workers::response_merger_test

@@ -10,7 +10,7 @@
 
 #include "unit/protocol_samples.h"
 
-namespace tandem::workers {
+namespace tandem::workers::subscribe_merger_test {
 namespace {
 
 namespace pb = ipc::pb;
@@ -175,4 +175,4 @@ TEST(SubscribeMerger, BatchBytesParameterIsParsedWithinItsBounds) {
 }
 
 }  // namespace
-}  // namespace tandem::workers
+}  // namespace tandem::workers::subscribe_merger_test
