@@ -8,6 +8,9 @@
 #                              run the unit tests and the real runtime's integration tests
 #   tools/run.sh slow          run the long tests (labels slow, bench: the 60 s churn test, the
 #                              tandem-bench smoke run)
+#   tools/run.sh stress [N]    the integration and adversarial tests N times each (default 3,
+#                              until one fails) beside two CPU burners: a test whose outcome
+#                              depends on the machine's speed or load fails here
 #   tools/run.sh format-check  fail when a source file is not clang-formatted
 #   tools/run.sh format        clang-format every source file in place
 #   tools/run.sh bench         build and run the shared-memory microbenchmarks
@@ -29,6 +32,10 @@ TEST_PACKAGES=(systemd prometheus curl  # systemd-analyze verify, promtool, /met
 # (Node.js and npm for the deploy tests come from tools/install-test-tools.sh: a node already
 # installed from elsewhere conflicts with Debian's npm package, so they are not listed here.)
 JOBS="${TANDEM_JOBS:-$(nproc)}"
+# Tests at once: one more than the cores. Many tests spend much of their time waiting on their
+# processes (replicas starting, generators ticking, timeouts they check), so one more keeps the
+# cores busy; every test must pass under that load (`tools/run.sh stress` checks it harder).
+TEST_JOBS="${TANDEM_TEST_JOBS:-$((JOBS + 1))}"
 
 log() { printf '\n==> %s\n' "$*"; }
 
@@ -96,16 +103,24 @@ build() {  # build PRESET [targets...]
 }
 
 # The test binaries of the configured tree build/PRESET whose tests ctest may run there: each
-# gtest binary (its discovery step in build.ninja names it) but those labelled with a label SKIP
-# matches, and each binary an add_test runs (the fuzz corpus runners). What they run (the
+# gtest binary (its discovery steps in build.ninja name it) with a discovery whose labels SKIP does
+# not match, and each binary an add_test runs (the fuzz corpus runners). What they run (the
 # supervisor, the runtimes, the tools) they depend on, so it is built with them; what none of them
 # runs is not. (A binary that is not built has its tests replaced by one unlabelled <name>_NOT_BUILT
-# that a label filter drops: a binary is left out only when its label says so.)
+# that a label filter drops: a binary is left out only when its label says so. A binary discovered
+# twice — a randomized suite's thorough run, label slow — is one POST_BUILD line with both.)
 test_binaries() {  # test_binaries PRESET SKIP
   local dir=build/$1 skip=$2
-  awk -v skip="LABELS;($skip)[;\"]" 'match($0, /TEST_TARGET=[^ ]+/) {
-      name = substr($0, RSTART + 12, RLENGTH - 12)
-      if ($0 !~ skip) print name
+  awk -v skip="LABELS;($skip)[;\"]" '{
+      n = split($0, discovery, "TEST_TARGET=")
+      for (i = 2; i <= n; i++) {
+        name = discovery[i]
+        sub(/ .*/, "", name)
+        if (discovery[i] !~ skip && !(name in seen)) {
+          seen[name] = 1
+          print name
+        }
+      }
     }' "$dir/build.ninja"
   find "$dir" -name CTestTestfile.cmake -exec grep -h '^add_test(' {} + |
     grep -o '"[^"]*/bin/[^"/]*"' | sed 's|.*/bin/||; s|"$||'
@@ -121,13 +136,13 @@ case "$cmd" in
     timed "install test tools" bash tools/install-test-tools.sh ||
       echo "warning: tools/install-test-tools.sh failed: Deploy.KubernetesManifests… will fail" >&2
     log "testing"
-    timed "test ci" ctest --preset ci -j "$JOBS" --timeout 600 --label-exclude 'slow|bench'
+    timed "test ci" ctest --preset ci -j "$TEST_JOBS" --timeout 600 --label-exclude 'slow|bench'
     ;;
   slow)
     timed "install" install_deps
     timed "build ci (slow)" build ci
     log "testing (slow)"
-    timed "test slow" ctest --preset ci -j "$JOBS" --timeout 900 --label-regex 'slow|bench'
+    timed "test slow" ctest --preset ci -j "$TEST_JOBS" --timeout 900 --label-regex 'slow|bench'
     ;;
   asan)
     timed "install" install_deps
@@ -138,13 +153,26 @@ case "$cmd" in
     mapfile -t targets < <(test_binaries asan 'slow|bench')
     timed "build asan" build asan "${targets[@]}"
     log "testing under ASan+UBSan (unit and integration tests)"
-    timed "test asan" ctest --preset asan -j "$JOBS" --timeout 900
+    timed "test asan" ctest --preset asan -j "$TEST_JOBS" --timeout 900
     ;;
   tsan)
     timed "install" install_deps
     timed "build tsan" build tsan
     log "testing under ThreadSanitizer (unit tests, the runtime's integration tests; suppressions: tests/tsan.supp)"
-    timed "test tsan" ctest --preset tsan -j "$JOBS" --timeout 900
+    timed "test tsan" ctest --preset tsan -j "$TEST_JOBS" --timeout 900
+    ;;
+  stress)
+    install_deps
+    build ci
+    log "two CPU burners beside the integration and adversarial tests, each run ${2:-3} times"
+    burners=()
+    for _ in 1 2; do
+      bash -c 'while :; do :; done' &
+      burners+=($!)
+    done
+    trap 'kill "${burners[@]}" 2>/dev/null' EXIT
+    ctest --preset ci -j "$JOBS" --timeout 900 --label-regex 'integration|adversarial' \
+      --repeat "until-fail:${2:-3}"
     ;;
   format-check)
     timed "install" install_deps
@@ -168,7 +196,7 @@ case "$cmd" in
     BUILD=build/ci bash tools/demo.sh
     ;;
   *)
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
     [[ -z "$cmd" || "$cmd" == "-h" || "$cmd" == "--help" ]] && exit 0
     exit 64
     ;;

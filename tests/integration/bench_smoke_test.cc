@@ -1,4 +1,4 @@
-// tandem-bench (issue #6), smoke: every scenario runs for about 2 s with tiny sizes against real
+// tandem-bench (issue #6), smoke: every scenario runs for about 1 s with tiny sizes against real
 // replicas and prints the documented JSON (scenario -> cell -> metric). Only checks that the
 // numbers are present and sane — never a timing threshold. Labelled bench and slow.
 #include <gtest/gtest.h>
@@ -89,7 +89,7 @@ const std::string kName = "smoke" + std::to_string(getpid());
 
 BinaryRun Bench(const std::vector<std::string>& scenario_args) {
   std::vector<std::string> args = scenario_args;
-  for (const char* a : {"--json", "--quiet", "--duration", "2", "--warmup", "0.3", "--min-samples",
+  for (const char* a : {"--json", "--quiet", "--duration", "1", "--warmup", "0.2", "--min-samples",
                         "0", "--shm-size", "64MiB"}) {
     args.emplace_back(a);
   }

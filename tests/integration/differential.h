@@ -27,6 +27,7 @@
 #include "reference/reference.h"
 #include "subscribe_stream.h"
 #include "supervisor_harness.h"
+#include "thorough.h"
 
 namespace tandem::testing {
 

@@ -221,24 +221,16 @@ std::vector<pb::Command> RandomPeeks(Generator& gen, const pb::Schema& schema,
   return peeks;
 }
 
-// The slow variant's tests have a suite name of their own (ctest names are gtest names).
-#ifdef TANDEM_IMPORT_CORRECTNESS_SLOW
-#define IMPORT_SUITE ImportCorrectnessSlow
-constexpr int kCases = 300;
-constexpr int kNewCases = 100;  // joins make a case ~3x the work of an old one
-// Four times the rows: a join of a join of small key domains would be too many rows to read.
-constexpr int kMaxJoins = 1;
-// Longer logs with more updates per time: more batches, more merges under the readers.
-constexpr Time kLongest = 40;
-constexpr int kScale = 4;
-#else
-#define IMPORT_SUITE ImportCorrectness
-constexpr int kCases = 60;
-constexpr int kNewCases = 30;
-constexpr int kMaxJoins = 2;
-constexpr Time kLongest = 14;
-constexpr int kScale = 1;
-#endif
+// Thorough (the slow label's run): five times the cases (three times those with joins, each ~3x
+// the work of an old one); longer logs with four times the updates per time (more batches, more
+// merges under the readers), so at most one join (a join of a join of small key domains would be
+// too many rows to read).
+const bool kThorough = Thorough();
+const int kCases = kThorough ? 300 : 60;
+const int kNewCases = kThorough ? 100 : 30;
+const int kMaxJoins = kThorough ? 1 : 2;
+const Time kLongest = kThorough ? 40 : 14;
+const int kScale = kThorough ? 4 : 1;
 
 class ImportCaseRunner {
  public:
@@ -1566,42 +1558,42 @@ void RunConfiguration(const Config& config) {
 #endif
 }
 
-TEST(IMPORT_SUITE, SoloOneWorker) { RunConfiguration({false, 1, kCases, 1100000}); }
-TEST(IMPORT_SUITE, SoloTwoWorkers) { RunConfiguration({false, 2, kCases, 1200000}); }
-TEST(IMPORT_SUITE, SoloFourWorkers) { RunConfiguration({false, 4, kCases, 1300000}); }
-TEST(IMPORT_SUITE, TwoRuntimeOneWorker) { RunConfiguration({true, 1, kCases, 1400000}); }
-TEST(IMPORT_SUITE, TwoRuntimeTwoWorkers) { RunConfiguration({true, 2, kCases, 1500000}); }
-TEST(IMPORT_SUITE, TwoRuntimeFourWorkers) { RunConfiguration({true, 4, kCases, 1600000}); }
+TEST(ImportCorrectness, SoloOneWorker) { RunConfiguration({false, 1, kCases, 1100000}); }
+TEST(ImportCorrectness, SoloTwoWorkers) { RunConfiguration({false, 2, kCases, 1200000}); }
+TEST(ImportCorrectness, SoloFourWorkers) { RunConfiguration({false, 4, kCases, 1300000}); }
+TEST(ImportCorrectness, TwoRuntimeOneWorker) { RunConfiguration({true, 1, kCases, 1400000}); }
+TEST(ImportCorrectness, TwoRuntimeTwoWorkers) { RunConfiguration({true, 2, kCases, 1500000}); }
+TEST(ImportCorrectness, TwoRuntimeFourWorkers) { RunConfiguration({true, 4, kCases, 1600000}); }
 // Division and modulo by zero, negative data: errors flow through imports into importers and
 // one-shot reads; the runtime answers Error exactly when the reference sees one.
-TEST(IMPORT_SUITE, DataErrorsTwoRuntimeTwoWorkers) {
+TEST(ImportCorrectness, DataErrorsTwoRuntimeTwoWorkers) {
   RunConfiguration({true, 2, kCases / 2, 1700000, true});
 }
-TEST(IMPORT_SUITE, DataErrorsSoloTwoWorkers) {
+TEST(ImportCorrectness, DataErrorsSoloTwoWorkers) {
   RunConfiguration({false, 2, kCases / 2, 1800000, true});
 }
 // The same with Join, TopK, Negate, Threshold and the new aggregates in the plans (every case has
 // one of them), and, in importers and one-shot reads, joins whose side is an import keyed by its
 // join key (read in place, not arranged again).
-TEST(IMPORT_SUITE, NewOperatorsSoloOneWorker) {
+TEST(ImportCorrectness, NewOperatorsSoloOneWorker) {
   RunConfiguration({false, 1, kNewCases, 2100000, false, true});
 }
-TEST(IMPORT_SUITE, NewOperatorsSoloTwoWorkers) {
+TEST(ImportCorrectness, NewOperatorsSoloTwoWorkers) {
   RunConfiguration({false, 2, kNewCases, 2200000, false, true});
 }
-TEST(IMPORT_SUITE, NewOperatorsSoloFourWorkers) {
+TEST(ImportCorrectness, NewOperatorsSoloFourWorkers) {
   RunConfiguration({false, 4, kNewCases, 2300000, false, true});
 }
-TEST(IMPORT_SUITE, NewOperatorsTwoRuntimeOneWorker) {
+TEST(ImportCorrectness, NewOperatorsTwoRuntimeOneWorker) {
   RunConfiguration({true, 1, kNewCases, 2400000, false, true});
 }
-TEST(IMPORT_SUITE, NewOperatorsTwoRuntimeTwoWorkers) {
+TEST(ImportCorrectness, NewOperatorsTwoRuntimeTwoWorkers) {
   RunConfiguration({true, 2, kNewCases, 2500000, false, true});
 }
-TEST(IMPORT_SUITE, NewOperatorsTwoRuntimeFourWorkers) {
+TEST(ImportCorrectness, NewOperatorsTwoRuntimeFourWorkers) {
   RunConfiguration({true, 4, kNewCases, 2600000, false, true});
 }
-TEST(IMPORT_SUITE, NewOperatorsDataErrorsTwoRuntimeTwoWorkers) {
+TEST(ImportCorrectness, NewOperatorsDataErrorsTwoRuntimeTwoWorkers) {
   RunConfiguration({true, 2, kNewCases / 2, 2700000, true, true});
 }
 

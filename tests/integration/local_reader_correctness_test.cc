@@ -1034,7 +1034,6 @@ void RunConfiguration(const Config& config) {
   EXPECT_FALSE(sup.Exited()) << Tail(sup.Log());
 }
 
-#ifndef TANDEM_LOCAL_READER_CORRECTNESS_SLOW  // once, in the fast binary (gtest names are ctest's)
 // The comparison itself (no replica): an answer equals itself in any row order; each kind of
 // fault put into it is caught; a range selects by datum order exactly what the row encoding's
 // byte order selects (what the reader compares).
@@ -1227,29 +1226,24 @@ TEST(LocalReaderRegressions, OfBadRowsOnSeveralWorkersAScanAnswersThePeeksError)
   EXPECT_EQ(Differ(peek, local, true), "")
       << "peek " << AnswerString(peek) << ", reader " << AnswerString(local);
 }
-#endif
 
-// The slow variant's tests have a suite name of their own (ctest names are gtest names).
-#ifdef TANDEM_LOCAL_READER_CORRECTNESS_SLOW
-#define LOCAL_READER_SUITE LocalReaderCorrectnessSlow
-constexpr int kCases = 150;
-#else
-#define LOCAL_READER_SUITE LocalReaderCorrectness
-constexpr int kCases = 16;
-#endif
+// Thorough (the slow label's run): more cases.
+const int kCases = Thorough() ? 150 : 16;
 
-TEST(LOCAL_READER_SUITE, SoloOneWorker) { RunConfiguration({false, 1, kCases, 5100000}); }
-TEST(LOCAL_READER_SUITE, SoloTwoWorkers) { RunConfiguration({false, 2, kCases, 5200000}); }
-TEST(LOCAL_READER_SUITE, SoloFourWorkers) { RunConfiguration({false, 4, kCases, 5300000}); }
-TEST(LOCAL_READER_SUITE, TwoRuntimeOneWorker) { RunConfiguration({true, 1, kCases, 5400000}); }
-TEST(LOCAL_READER_SUITE, TwoRuntimeTwoWorkers) { RunConfiguration({true, 2, kCases, 5500000}); }
-TEST(LOCAL_READER_SUITE, TwoRuntimeFourWorkers) { RunConfiguration({true, 4, kCases, 5600000}); }
+TEST(LocalReaderCorrectness, SoloOneWorker) { RunConfiguration({false, 1, kCases, 5100000}); }
+TEST(LocalReaderCorrectness, SoloTwoWorkers) { RunConfiguration({false, 2, kCases, 5200000}); }
+TEST(LocalReaderCorrectness, SoloFourWorkers) { RunConfiguration({false, 4, kCases, 5300000}); }
+TEST(LocalReaderCorrectness, TwoRuntimeOneWorker) { RunConfiguration({true, 1, kCases, 5400000}); }
+TEST(LocalReaderCorrectness, TwoRuntimeTwoWorkers) { RunConfiguration({true, 2, kCases, 5500000}); }
+TEST(LocalReaderCorrectness, TwoRuntimeFourWorkers) {
+  RunConfiguration({true, 4, kCases, 5600000});
+}
 // Division and modulo by zero, negative data: the reader answers the index's error (DataError)
 // exactly when the reference sees one, with the peek's message.
-TEST(LOCAL_READER_SUITE, DataErrorsSoloTwoWorkers) {
+TEST(LocalReaderCorrectness, DataErrorsSoloTwoWorkers) {
   RunConfiguration({false, 2, kCases, 5700000, true});
 }
-TEST(LOCAL_READER_SUITE, DataErrorsTwoRuntimeFourWorkers) {
+TEST(LocalReaderCorrectness, DataErrorsTwoRuntimeFourWorkers) {
   RunConfiguration({true, 4, kCases, 5800000, true});
 }
 

@@ -716,7 +716,6 @@ void RunConfiguration(const Config& config) {
   EXPECT_FALSE(sup.Exited()) << Tail(sup.Log());
 }
 
-#ifndef TANDEM_SUBSCRIBE_CORRECTNESS_SLOW  // once, in the fast binary (ctest names are gtest names)
 // The checks themselves (no replica): a stream made from the contents at each time, cut into
 // random intervals and parts, passes; each kind of fault put into it is caught.
 TEST(SubscribeStreamChecks, ACorrectStreamPassesAndEveryFaultIsCaught) {
@@ -845,32 +844,24 @@ TEST(SubscribeStreamChecks, ACorrectStreamPassesAndEveryFaultIsCaught) {
   }
   EXPECT_GT(faults, 1000);
 }
-#endif
 
-// The slow variant's tests have a suite name of their own (ctest names are gtest names).
-#ifdef TANDEM_SUBSCRIBE_CORRECTNESS_SLOW
-#define SUBSCRIBE_SUITE SubscribeCorrectnessSlow
-constexpr int kCases = 150;
-constexpr int kLargeCases = 40;
-#else
-#define SUBSCRIBE_SUITE SubscribeCorrectness
-constexpr int kCases = 20;
-constexpr int kLargeCases = 12;
-#endif
+// Thorough (the slow label's run): more cases.
+const int kCases = Thorough() ? 150 : 20;
+const int kLargeCases = Thorough() ? 40 : 12;
 
-TEST(SUBSCRIBE_SUITE, SoloOneWorker) { RunConfiguration({false, 1, kCases, 3100000}); }
-TEST(SUBSCRIBE_SUITE, SoloFourWorkers) { RunConfiguration({false, 4, kCases, 3200000}); }
-TEST(SUBSCRIBE_SUITE, TwoRuntimeTwoWorkers) { RunConfiguration({true, 2, kCases, 3300000}); }
-TEST(SUBSCRIBE_SUITE, DataErrorsSoloTwoWorkers) {
+TEST(SubscribeCorrectness, SoloOneWorker) { RunConfiguration({false, 1, kCases, 3100000}); }
+TEST(SubscribeCorrectness, SoloFourWorkers) { RunConfiguration({false, 4, kCases, 3200000}); }
+TEST(SubscribeCorrectness, TwoRuntimeTwoWorkers) { RunConfiguration({true, 2, kCases, 3300000}); }
+TEST(SubscribeCorrectness, DataErrorsSoloTwoWorkers) {
   RunConfiguration({false, 2, kCases, 3400000, true});
 }
-TEST(SUBSCRIBE_SUITE, DataErrorsTwoRuntimeFourWorkers) {
+TEST(SubscribeCorrectness, DataErrorsTwoRuntimeFourWorkers) {
   RunConfiguration({true, 4, kCases, 3500000, true});
 }
-TEST(SUBSCRIBE_SUITE, SmallBatchesSoloTwoWorkers) {
+TEST(SubscribeCorrectness, SmallBatchesSoloTwoWorkers) {
   RunConfiguration({false, 2, kLargeCases, 3600000, false, true});
 }
-TEST(SUBSCRIBE_SUITE, SmallBatchesTwoRuntimeOneWorker) {
+TEST(SubscribeCorrectness, SmallBatchesTwoRuntimeOneWorker) {
   RunConfiguration({true, 1, kLargeCases, 3700000, false, true});
 }
 

@@ -638,7 +638,6 @@ void RunConfiguration(const Config& config) {
   EXPECT_FALSE(sup.Exited()) << Tail(sup.Log());
 }
 
-#ifndef TANDEM_UPSERT_CORRECTNESS_SLOW  // once, in the fast binary (ctest names are gtest names)
 // The generators alone (no replica): the file order of an upsert log means what the records
 // mean (the reference's contents agree at every time), records repeat keys, delete, and put
 // several records on one key at one time.
@@ -700,28 +699,20 @@ TEST(UpsertGenerators, TheLogOrderKeepsEachKeysRecordsInOrderWithinATime) {
               bursts, deletes, absent_deletes, identical);
 }
 
-#endif
+// Thorough (the slow label's run): ten times the cases, longer logs, three times the records a
+// time.
+const bool kThorough = Thorough();
+const int kCases = kThorough ? 200 : 20;
+const Time kLongest = kThorough ? 30 : 12;
+const int kScale = kThorough ? 3 : 1;
 
-// The slow variant's tests have a suite name of their own (ctest names are gtest names).
-#ifdef TANDEM_UPSERT_CORRECTNESS_SLOW
-#define UPSERT_SUITE UpsertCorrectnessSlow
-constexpr int kCases = 200;
-constexpr Time kLongest = 30;
-constexpr int kScale = 3;
-#else
-#define UPSERT_SUITE UpsertCorrectness
-constexpr int kCases = 20;
-constexpr Time kLongest = 12;
-constexpr int kScale = 1;
-#endif
-
-TEST(UPSERT_SUITE, SoloOneWorker) {
+TEST(UpsertCorrectness, SoloOneWorker) {
   RunConfiguration({false, 1, kCases, 1500000, kLongest, kScale});
 }
-TEST(UPSERT_SUITE, SoloFourWorkers) {
+TEST(UpsertCorrectness, SoloFourWorkers) {
   RunConfiguration({false, 4, kCases, 1600000, kLongest, kScale});
 }
-TEST(UPSERT_SUITE, TwoRuntimeTwoWorkers) {
+TEST(UpsertCorrectness, TwoRuntimeTwoWorkers) {
   RunConfiguration({true, 2, kCases, 1700000, kLongest, kScale});
 }
 
