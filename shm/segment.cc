@@ -212,7 +212,7 @@ Result<SegmentProbe> ProbePath(const std::string& name, const std::string& path,
                                         "' is a symbolic link: not a Tandem segment (links are "
                                         "never followed)");
     }
-    return Status::Internal(ErrnoMessage(("open " + path).c_str()));
+    return Status::Internal(ErrnoMessage("open " + path));
   }
   return ProbeOpen(name, fd);
 }
@@ -246,7 +246,7 @@ Status ReclaimIfStale(const std::string& name, std::string* replaced) {
           ": refusing to follow or remove it; remove it as its owner, or choose another "
           "--replica-id or --shm-name");
     }
-    return Status::Internal(ErrnoMessage(("open " + path).c_str()));
+    return Status::Internal(ErrnoMessage("open " + path));
   }
   struct Closer {
     int fd;
@@ -296,7 +296,7 @@ Status ReclaimIfStale(const std::string& name, std::string* replaced) {
                 std::to_string(probe->file_bytes) + " bytes";
   }
   if (shm_unlink(("/" + name).c_str()) != 0 && errno != ENOENT) {
-    return Status::Internal(ErrnoMessage(("removing stale segment " + name).c_str()));
+    return Status::Internal(ErrnoMessage("removing stale segment " + name));
   }
   return Status::Ok();
 }
@@ -383,8 +383,7 @@ Result<std::unique_ptr<Segment>> Segment::Create(const SegmentOptions& options) 
   for (int attempt = 0; attempt < 3 && fd < 0; ++attempt) {
     fd = shm_open(shm_name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd >= 0) break;
-    if (errno != EEXIST)
-      return Status::Internal(ErrnoMessage(("shm_open " + options.name).c_str()));
+    if (errno != EEXIST) return Status::Internal(ErrnoMessage("shm_open " + options.name));
     Status reclaimed = ReclaimIfStale(options.name, &replaced);
     if (!reclaimed.ok() && reclaimed.code() != StatusCode::kNotFound) return reclaimed;
   }
@@ -573,7 +572,7 @@ Result<std::unique_ptr<Segment>> Segment::Open(const std::string& name) {
   if (!probe->valid) return Status::Corruption("segment '" + name + "': " + probe->problem);
   TANDEM_RETURN_IF_ERROR(CheckSize(name, *probe));
   const int fd = shm_open(("/" + name).c_str(), O_RDWR | O_CLOEXEC, 0);
-  if (fd < 0) return Status::Internal(ErrnoMessage(("shm_open " + name).c_str()));
+  if (fd < 0) return Status::Internal(ErrnoMessage("shm_open " + name));
   return MapAndAttach(name, "segment '" + name + "'", fd, probe->header->segment_bytes, MAP_SHARED,
                       false);
 }
@@ -600,7 +599,7 @@ Result<std::unique_ptr<Segment>> Segment::OpenReadOnly(const std::string& name) 
           ": only the replica's user may read it, unless its supervisor was started with "
           "--reader-group naming a group this user is in");
     }
-    return Status::Internal(ErrnoMessage(("shm_open " + name).c_str()));
+    return Status::Internal(ErrnoMessage("shm_open " + name));
   }
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
@@ -642,7 +641,7 @@ Result<std::unique_ptr<Segment>> Segment::OpenFile(const std::string& path) {
   if (!probe->valid) return Status::Corruption("'" + path + "': " + probe->problem);
   TANDEM_RETURN_IF_ERROR(CheckSize(path, *probe));
   const int fd = OpenToLook(path);
-  if (fd < 0) return Status::Internal(ErrnoMessage(("open " + path).c_str()));
+  if (fd < 0) return Status::Internal(ErrnoMessage("open " + path));
   // Private: a tool's announcement entry (the only thing it writes) stays in its own copy.
   return MapAndAttach(path, "'" + path + "'", fd, probe->header->segment_bytes, MAP_PRIVATE, false);
 }
@@ -684,7 +683,7 @@ Status Segment::Remove(const std::string& name) {
   (void)shm_unlink(("/" + ReaderTableName(name)).c_str());
   if (shm_unlink(("/" + name).c_str()) != 0) {
     if (errno == ENOENT) return Status::NotFound("no segment named '" + name + "'");
-    return Status::Internal(ErrnoMessage(("shm_unlink " + name).c_str()));
+    return Status::Internal(ErrnoMessage("shm_unlink " + name));
   }
   return Status::Ok();
 }

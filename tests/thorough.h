@@ -1,7 +1,7 @@
 // How far a randomized suite goes. Each runs its default depth in every tree's run; the slow
 // label runs the same binary again with TANDEM_TEST_THOROUGH=1 (its tests are registered twice,
 // the second time as Slow.<suite>.<test>: tests/CMakeLists.txt), where it runs many more cases of
-// larger shapes. One binary, so the slow depth costs no second compile.
+// larger shapes: one binary serves both depths.
 #pragma once
 
 #include <cstdlib>

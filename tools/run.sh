@@ -7,7 +7,7 @@
 #   tools/run.sh tsan          build with clang + ThreadSanitizer (lock annotations checked) and
 #                              run the unit tests and the real runtime's integration tests
 #   tools/run.sh slow          run the long tests (labels slow, bench: the 60 s churn test, the
-#                              tandem-bench smoke run)
+#                              tandem-bench smoke run, the randomized suites' thorough runs)
 #   tools/run.sh stress [N]    the integration and adversarial tests N times each (default 3,
 #                              until one fails) beside two CPU burners: a test whose outcome
 #                              depends on the machine's speed or load fails here
@@ -146,9 +146,8 @@ case "$cmd" in
     ;;
   asan)
     timed "install" install_deps
-    # Not the slow and bench binaries nor tandem-bench (the asan test preset excludes slow, and
-    # bench is none of its labels), nor tandem-fuzz-make-corpus (no test runs it): ~120 s of
-    # compiling on 2 cores.
+    # Only the binaries with tests the asan preset runs (not tandem-bench and the bench smoke, nor
+    # the churn test, nor tandem-fuzz-make-corpus, which no test runs).
     timed "configure asan" configure asan
     mapfile -t targets < <(test_binaries asan 'slow|bench')
     timed "build asan" build asan "${targets[@]}"
@@ -164,15 +163,18 @@ case "$cmd" in
   stress)
     install_deps
     build ci
-    log "two CPU burners beside the integration and adversarial tests, each run ${2:-3} times"
+    repeat=${2:-3}
+    [[ $repeat =~ ^[1-9][0-9]*$ ]] || { echo "stress: N must be a positive count" >&2; exit 64; }
+    log "two CPU burners beside the integration and adversarial tests, each run $repeat times"
     burners=()
+    trap 'kill "${burners[@]}" 2>/dev/null' EXIT
     for _ in 1 2; do
-      bash -c 'while :; do :; done' &
+      # Each burner ends with this script, however it ends (SIGKILL included).
+      bash -c "while kill -0 $$ 2>/dev/null; do :; done" &
       burners+=($!)
     done
-    trap 'kill "${burners[@]}" 2>/dev/null' EXIT
-    ctest --preset ci -j "$JOBS" --timeout 900 --label-regex 'integration|adversarial' \
-      --repeat "until-fail:${2:-3}"
+    ctest --preset ci -j "$TEST_JOBS" --timeout 900 --label-regex 'integration|adversarial' \
+      --repeat "until-fail:$repeat"
     ;;
   format-check)
     timed "install" install_deps

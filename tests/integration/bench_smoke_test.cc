@@ -1,6 +1,6 @@
 // tandem-bench (issue #6), smoke: every scenario runs for about 1 s with tiny sizes against real
 // replicas and prints the documented JSON (scenario -> cell -> metric). Only checks that the
-// numbers are present and sane — never a timing threshold. Labelled bench and slow.
+// numbers are present and sane — never a timing threshold. Labelled bench.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -222,9 +222,9 @@ std::vector<pb::Command> RandomPeeks(Generator& gen, const pb::Schema& schema,
 }
 
 // Thorough (the slow label's run): five times the cases (three times those with joins, each ~3x
-// the work of an old one); longer logs with four times the updates per time (more batches, more
-// merges under the readers), so at most one join (a join of a join of small key domains would be
-// too many rows to read).
+// the work of a case without them); longer logs with four times the updates per time (more batches,
+// more merges under the readers), so at most one join (a join of a join of small key domains would
+// be too many rows to read).
 const bool kThorough = Thorough();
 const int kCases = kThorough ? 300 : 60;
 const int kNewCases = kThorough ? 100 : 30;

@@ -14,13 +14,13 @@ namespace {
 using namespace std::chrono_literals;
 namespace s = ipc::samples;
 
-CommandLog::Entry Peek(const std::string& uuid) {
+CommandLog::Entry PeekEntry(const std::string& uuid) {
   return std::make_shared<const ipc::pb::Command>(s::PeekAt(uuid, "u2"));
 }
 
 TEST(CommandLog, NumbersCommandsInOrderAndReadsAnyRangeItHolds) {
   CommandLog log;
-  for (const char* u : {"a", "b", "c"}) log.Append(Peek(u), 0);
+  for (const char* u : {"a", "b", "c"}) log.Append(PeekEntry(u), 0);
   EXPECT_EQ(log.end(), 3u);
   const auto all = log.Read(0);
   ASSERT_EQ(all.size(), 3u);
@@ -34,9 +34,9 @@ TEST(CommandLog, NumbersCommandsInOrderAndReadsAnyRangeItHolds) {
 
 TEST(CommandLog, TrimsOnlyBelowWhatEveryReaderHasPassed) {
   CommandLog log;
-  log.Append(Peek("a"), 0);
-  log.Append(Peek("b"), 0);
-  log.Append(Peek("c"), 1);  // entry 0 is behind every reader: dropped
+  log.Append(PeekEntry("a"), 0);
+  log.Append(PeekEntry("b"), 0);
+  log.Append(PeekEntry("c"), 1);  // entry 0 is behind every reader: dropped
   const auto rest = log.Read(1);
   ASSERT_EQ(rest.size(), 2u);
   EXPECT_EQ(rest[0].first, 1u);
@@ -50,7 +50,7 @@ TEST(CommandLog, AWaitingWorkerWakesForTheNextCommandOrAtItsDeadline) {
   const auto start = std::chrono::steady_clock::now();
   log.WaitFor(0, start + 20ms, stop);  // nothing comes: returns at the deadline
   EXPECT_GE(std::chrono::steady_clock::now() - start, 20ms);
-  std::thread appender([&] { log.Append(Peek("a"), 0); });
+  std::thread appender([&] { log.Append(PeekEntry("a"), 0); });
   log.WaitFor(0, std::chrono::steady_clock::now() + 60s, stop);  // returns once it is there
   appender.join();
   EXPECT_EQ(log.end(), 1u);

@@ -11,7 +11,7 @@
 namespace tandem::workers {
 namespace {
 
-ipc::pb::Command Peek(std::uint64_t n) {
+ipc::pb::Command PeekCommand(std::uint64_t n) {
   ipc::pb::Command c;
   c.mutable_peek()->set_uuid("p" + std::to_string(n));
   return c;
@@ -19,7 +19,7 @@ ipc::pb::Command Peek(std::uint64_t n) {
 
 TEST(CommandSequencer, APeekAheadOfTheCreateBeforeItWaitsForIt) {
   CommandSequencer s;
-  s.Offer(2, Peek(2));  // the ring was faster than the channel
+  s.Offer(2, PeekCommand(2));  // the ring was faster than the channel
   EXPECT_FALSE(s.Next().has_value()) << "command 1 has not arrived";
   EXPECT_EQ(s.waiting(), 1u);
   ipc::pb::Command create;
@@ -44,7 +44,7 @@ TEST(CommandSequencer, AnyArrivalOrderComesOutInTheSupervisorsOrder) {
     CommandSequencer s;
     std::vector<std::string> out;
     for (std::uint64_t n : order) {
-      s.Offer(n, Peek(n));
+      s.Offer(n, PeekCommand(n));
       while (auto c = s.Next()) out.push_back(c->peek().uuid());
     }
     ASSERT_EQ(out.size(), order.size());
@@ -55,15 +55,15 @@ TEST(CommandSequencer, AnyArrivalOrderComesOutInTheSupervisorsOrder) {
 
 TEST(CommandSequencerDeathTest, ANumberSentTwiceAborts) {
   CommandSequencer s;
-  s.Offer(3, Peek(3));
-  EXPECT_DEATH(s.Offer(3, Peek(3)), "command number twice");
+  s.Offer(3, PeekCommand(3));
+  EXPECT_DEATH(s.Offer(3, PeekCommand(3)), "command number twice");
 }
 
 TEST(CommandSequencerDeathTest, ANumberAlreadyAppliedAborts) {
   CommandSequencer s;
-  s.Offer(1, Peek(1));
+  s.Offer(1, PeekCommand(1));
   ASSERT_TRUE(s.Next().has_value());
-  EXPECT_DEATH(s.Offer(1, Peek(1)), "below one already applied");
+  EXPECT_DEATH(s.Offer(1, PeekCommand(1)), "below one already applied");
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ ipc::pb::TableLogHeader Header(const std::string& id = "u1", bool upsert = false
 
 // A write with `n` updates (plain: row (i, "v<i>") diff +1; every third update an upsert or a
 // delete instead, so that every kind goes through the log).
-ipc::pb::TableLogWrite Write(int i, int n = 2) {
+ipc::pb::TableLogWrite LogWrite(int i, int n = 2) {
   ipc::pb::TableLogWrite w;
   w.set_uuid("uuid-" + std::to_string(i));
   w.set_time(1'700'000'000'000ull + static_cast<std::uint64_t>(i));
@@ -84,7 +84,7 @@ std::vector<std::string> Serialized(const std::vector<ipc::pb::TableLogWrite>& w
 
 std::vector<std::string> Serialized(std::initializer_list<int> ids) {
   std::vector<std::string> out;
-  for (int i : ids) out.push_back(Write(i).SerializeAsString());
+  for (int i : ids) out.push_back(LogWrite(i).SerializeAsString());
   return out;
 }
 
@@ -101,7 +101,7 @@ std::vector<std::uint64_t> MakeLog(const std::string& dir, int n) {
   auto opened = MustOpen(dir, Header());
   std::vector<std::uint64_t> ends{opened.log->bytes()};
   for (int i = 1; i <= n; ++i) {
-    EXPECT_TRUE(opened.log->Append(Write(i)).ok());
+    EXPECT_TRUE(opened.log->Append(LogWrite(i)).ok());
     ends.push_back(opened.log->bytes());
   }
   EXPECT_TRUE(opened.log->Sync().ok());
@@ -129,14 +129,14 @@ TEST(TableLog, WritesAppendedAndSyncedComeBackOnReopenAsTheyWere) {
   TempDir dir("table-log");
   {
     auto opened = MustOpen(dir.path(), Header("u1", /*upsert=*/true));
-    for (int i = 1; i <= 3; ++i) ASSERT_TRUE(opened.log->Append(Write(i, 7)).ok());
+    for (int i = 1; i <= 3; ++i) ASSERT_TRUE(opened.log->Append(LogWrite(i, 7)).ok());
     ASSERT_TRUE(opened.log->Sync().ok());
     EXPECT_EQ(opened.log->bytes(), fs::file_size(dir.File("u1.log")));
   }
   auto opened = MustOpen(dir.path(), Header("u1", /*upsert=*/true));
   ASSERT_EQ(opened.writes.size(), 3u);
   for (int i = 1; i <= 3; ++i) {
-    EXPECT_EQ(opened.writes[i - 1].SerializeAsString(), Write(i, 7).SerializeAsString());
+    EXPECT_EQ(opened.writes[i - 1].SerializeAsString(), LogWrite(i, 7).SerializeAsString());
   }
   EXPECT_EQ(opened.writes[2].updates(2).delete_().datums(0).int64(), 3);
   EXPECT_EQ(opened.warning, "");
@@ -146,7 +146,7 @@ TEST(TableLog, AnAppendedRecordIsTheFramedTableLogRecordOfTheWrite) {
   TempDir dir("table-log");
   const auto ends = MakeLog(dir.path(), 1);
   ipc::pb::TableLogRecord record;
-  *record.mutable_write() = Write(1);
+  *record.mutable_write() = LogWrite(1);
   EXPECT_EQ(ReadBytes(dir.File("u1.log")).substr(ends[0]),
             FrameTableLogRecord(record.SerializeAsString()));
 }
@@ -159,7 +159,7 @@ TEST(TableLog, ReopenReturnsEveryWriteInOrderAcrossManyOpens) {
     ASSERT_EQ(Serialized(opened.writes), Serialized(all)) << "round " << round;
     EXPECT_EQ(opened.log->bytes(), fs::file_size(dir.File("u1.log")));
     for (int i = 0; i < 40; ++i) {
-      all.push_back(Write(round * 40 + i, 1 + i % 5));
+      all.push_back(LogWrite(round * 40 + i, 1 + i % 5));
       ASSERT_TRUE(opened.log->Append(all.back()).ok());
       if (i % 7 == 0) {
         ASSERT_TRUE(opened.log->Sync().ok());
@@ -222,7 +222,7 @@ TEST(TableLog, ALastRecordCutAtAnyByteIsDroppedTheFileTruncatedAndTheLogGoesOnCl
           << opened.warning;
       EXPECT_EQ(fs::file_size(dir.File("u1.log")), start);
       EXPECT_EQ(opened.log->bytes(), start);
-      ASSERT_TRUE(opened.log->Append(Write(4)).ok());
+      ASSERT_TRUE(opened.log->Append(LogWrite(4)).ok());
       ASSERT_TRUE(opened.log->Sync().ok());
     }
     auto opened = MustOpen(dir.path(), Header());
@@ -264,12 +264,12 @@ TEST(TableLog, AZeroFilledTailIsDroppedAfterAGoodOrACutShortRecord) {
       EXPECT_EQ(Serialized(opened.writes), c.writes);
       EXPECT_NE(opened.warning, "");
       EXPECT_EQ(fs::file_size(dir.File("u1.log")), c.good_end);
-      ASSERT_TRUE(opened.log->Append(Write(9)).ok());
+      ASSERT_TRUE(opened.log->Append(LogWrite(9)).ok());
       ASSERT_TRUE(opened.log->Sync().ok());
     }
     auto again = MustOpen(dir.path(), Header());
     auto want = c.writes;
-    want.push_back(Write(9).SerializeAsString());
+    want.push_back(LogWrite(9).SerializeAsString());
     EXPECT_EQ(Serialized(again.writes), want);
     EXPECT_EQ(again.warning, "");
   }
@@ -334,7 +334,7 @@ TEST(TableLog, AnEmptyFileOrATornHeaderIsGivenItsHeaderAgain) {
       EXPECT_TRUE(opened.writes.empty());
       EXPECT_EQ(opened.warning.empty(), cut == 0) << opened.warning;
       EXPECT_EQ(ReadBytes(dir.File("u1.log")), header);
-      ASSERT_TRUE(opened.log->Append(Write(1)).ok());
+      ASSERT_TRUE(opened.log->Append(LogWrite(1)).ok());
       ASSERT_TRUE(opened.log->Sync().ok());
     }
     EXPECT_EQ(Serialized(MustOpen(dir.path(), Header()).writes), Serialized({1}));
@@ -359,7 +359,7 @@ TEST(TableLog, RetireMovesTheLogToDroppedAndANewOpenStartsEmpty) {
   for (int round = 0; round < 3; ++round) {  // quickly: the same ms must not clash
     auto opened = MustOpen(tables, Header());
     EXPECT_TRUE(opened.writes.empty()) << "round " << round;
-    ASSERT_TRUE(opened.log->Append(Write(round)).ok());
+    ASSERT_TRUE(opened.log->Append(LogWrite(round)).ok());
     ASSERT_TRUE(opened.log->Sync().ok());
     ASSERT_TRUE(opened.log->Retire(dropped).ok());
     EXPECT_FALSE(fs::exists(tables + "/u1.log"));
@@ -368,7 +368,7 @@ TEST(TableLog, RetireMovesTheLogToDroppedAndANewOpenStartsEmpty) {
     const std::string name = fs::path(opened.log->path()).filename();
     ASSERT_EQ(name.rfind("u1-", 0), 0u) << name;
     EXPECT_GE(std::stoull(name.substr(3)), before_ms) << name;
-    EXPECT_FALSE(opened.log->Append(Write(99)).ok());
+    EXPECT_FALSE(opened.log->Append(LogWrite(99)).ok());
     EXPECT_FALSE(opened.log->Sync().ok());
   }
   std::sort(retired.begin(), retired.end());
@@ -384,7 +384,7 @@ TEST(TableLog, RetireMovesTheLogToDroppedAndANewOpenStartsEmpty) {
 TEST(TableLog, AWriteOverTheRecordLimitIsRefusedAndTheLogGoesOn) {
   TempDir dir("table-log");
   auto opened = MustOpen(dir.path(), Header());
-  ipc::pb::TableLogWrite big = Write(1, 1);
+  ipc::pb::TableLogWrite big = LogWrite(1, 1);
   big.mutable_updates(0)->mutable_update()->mutable_row()->mutable_datums(1)->set_string(
       std::string(kMaxTableLogRecord, 'x'));
   const Status status = opened.log->Append(big);
@@ -392,7 +392,7 @@ TEST(TableLog, AWriteOverTheRecordLimitIsRefusedAndTheLogGoesOn) {
   big.Clear();
   const std::uint64_t before = opened.log->bytes();
   EXPECT_EQ(fs::file_size(dir.File("u1.log")), before);
-  ASSERT_TRUE(opened.log->Append(Write(2)).ok());
+  ASSERT_TRUE(opened.log->Append(LogWrite(2)).ok());
   ASSERT_TRUE(opened.log->Sync().ok());
   opened.log.reset();
   EXPECT_EQ(Serialized(MustOpen(dir.path(), Header()).writes), Serialized({2}));
@@ -401,7 +401,7 @@ TEST(TableLog, AWriteOverTheRecordLimitIsRefusedAndTheLogGoesOn) {
 TEST(TableLog, AnAppendThatRunsOutOfRoomPartWayIsCutOffAndTheLogGoesOn) {
   TempDir dir("table-log");
   auto opened = MustOpen(dir.path(), Header());
-  ASSERT_TRUE(opened.log->Append(Write(1)).ok());
+  ASSERT_TRUE(opened.log->Append(LogWrite(1)).ok());
   const std::uint64_t good = opened.log->bytes();
   // The file may grow by 100 bytes more: a bigger record is written in part (a short write),
   // then write(2) fails with EFBIG (SIGXFSZ ignored for the while).
@@ -411,8 +411,8 @@ TEST(TableLog, AnAppendThatRunsOutOfRoomPartWayIsCutOffAndTheLogGoesOn) {
   struct rlimit small = old;
   small.rlim_cur = good + 100;
   ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
-  const Status status = opened.log->Append(Write(2, 50));
-  const Status fits = opened.log->Append(Write(3, 1));
+  const Status status = opened.log->Append(LogWrite(2, 50));
+  const Status fits = opened.log->Append(LogWrite(3, 1));
   setrlimit(RLIMIT_FSIZE, &old);
   signal(SIGXFSZ, old_handler);
   EXPECT_EQ(status.code(), StatusCode::kInternal) << status.ToString();
@@ -423,7 +423,7 @@ TEST(TableLog, AnAppendThatRunsOutOfRoomPartWayIsCutOffAndTheLogGoesOn) {
   opened.log.reset();
   auto again = MustOpen(dir.path(), Header());
   std::vector<std::string> want = Serialized({1});
-  want.push_back(Write(3, 1).SerializeAsString());
+  want.push_back(LogWrite(3, 1).SerializeAsString());
   EXPECT_EQ(Serialized(again.writes), want);
   EXPECT_EQ(again.warning, "");
 }

@@ -36,8 +36,8 @@ pb::SourceImport TableImport(bool upsert) {
   return import;
 }
 
-pb::WriteTable Write(const std::string& uuid, std::int64_t k, const std::string& v,
-                     bool upsert = false) {
+pb::WriteTable TableWrite(const std::string& uuid, std::int64_t k, const std::string& v,
+                          bool upsert = false) {
   pb::WriteTable w;
   w.set_uuid(uuid);
   w.set_id("u1");
@@ -91,7 +91,7 @@ TEST(Table, AWriteIsAnsweredWithATimeTheUpperThenPassesAndItsUpdatesAreTaken) {
   auto writer = Writer(dir, answers);
   auto table = writer->Open(TableImport(false));
   const Time before = WallClockMs();
-  writer->Submit(table, Write("~w1:a", 1, "x"));
+  writer->Submit(table, TableWrite("~w1:a", 1, "x"));
   const pb::WriteResponse r = answers.Wait("~w1:a");
   ASSERT_EQ(r.result_case(), pb::WriteResponse::kTime) << r.error();
   EXPECT_GE(r.time(), before);
@@ -120,9 +120,10 @@ TEST(Table, ARetriedUuidIsAnsweredWithItsFirstTimeAndNotAppliedAgainEvenAfterARe
     Answers answers;
     auto writer = Writer(dir, answers);
     auto table = writer->Open(TableImport(false));
-    writer->Submit(table, Write("~w1:a", 1, "x"));
+    writer->Submit(table, TableWrite("~w1:a", 1, "x"));
     first = answers.Wait("~w1:a").time();
-    writer->Submit(table, Write("~w2:a", 1, "x"));  // the same client uuid from another session
+    writer->Submit(table,
+                   TableWrite("~w2:a", 1, "x"));  // the same client uuid from another session
     EXPECT_EQ(answers.Wait("~w2:a").time(), first);
     EXPECT_EQ(table->Take(0).writes.size(), 1u);
   }
@@ -130,9 +131,9 @@ TEST(Table, ARetriedUuidIsAnsweredWithItsFirstTimeAndNotAppliedAgainEvenAfterARe
   auto writer = Writer(dir, answers);
   auto table = writer->Open(TableImport(false));
   EXPECT_EQ(table->Take(0).writes.size(), 1u) << "the durable write is replayed";
-  writer->Submit(table, Write("~w9:a", 1, "x"));
+  writer->Submit(table, TableWrite("~w9:a", 1, "x"));
   EXPECT_EQ(answers.Wait("~w9:a").time(), first);
-  writer->Submit(table, Write("~w9:b", 2, "y"));
+  writer->Submit(table, TableWrite("~w9:b", 2, "y"));
   EXPECT_GT(answers.Wait("~w9:b").time(), first) << "new writes come after the replayed ones";
   EXPECT_EQ(table->Take(0).writes.size(), 1u) << "only b is new";
 }
@@ -142,10 +143,10 @@ TEST(Table, ADropMovesTheLogAwaySoARecreatedTableStartsEmpty) {
   Answers answers;
   auto writer = Writer(dir, answers);
   auto table = writer->Open(TableImport(true));
-  writer->Submit(table, Write("~w1:a", 1, "x", /*upsert=*/true));
+  writer->Submit(table, TableWrite("~w1:a", 1, "x", /*upsert=*/true));
   ASSERT_EQ(answers.Wait("~w1:a").result_case(), pb::WriteResponse::kTime);
   writer->Drop(table);
-  writer->Submit(table, Write("~w2:b", 2, "y", true));
+  writer->Submit(table, TableWrite("~w2:b", 2, "y", true));
   EXPECT_EQ(answers.Wait("~w2:b").result_case(), pb::WriteResponse::kError);
   std::size_t dropped = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir.File("dropped"))) {
@@ -165,7 +166,7 @@ TEST(Table, ALogOfAnotherDefinitionBreaksTheTableAndItsWritesAreAnsweredWithTheE
   auto upsert = writer->Open(TableImport(true));  // same id, now with an upsert key
   ASSERT_FALSE(upsert->broken().empty());
   EXPECT_NE(upsert->broken().find("upsert key"), std::string::npos) << upsert->broken();
-  writer->Submit(upsert, Write("~w1:a", 1, "x", true));
+  writer->Submit(upsert, TableWrite("~w1:a", 1, "x", true));
   const pb::WriteResponse r = answers.Wait("~w1:a");
   EXPECT_EQ(r.error(), upsert->broken());
 }
@@ -176,16 +177,16 @@ TEST(Table, AWriteThatDoesNotFitTheTablesDefinitionIsRefusedAndNotLogged) {
   testing::TempDir dir("table");
   Answers answers;
   auto writer = Writer(dir, answers);
-  auto table = writer->Open(TableImport(true));                     // an upsert table
-  writer->Submit(table, Write("~w1:a", 1, "x", /*upsert=*/false));  // an update with a diff
+  auto table = writer->Open(TableImport(true));                          // an upsert table
+  writer->Submit(table, TableWrite("~w1:a", 1, "x", /*upsert=*/false));  // an update with a diff
   const pb::WriteResponse r = answers.Wait("~w1:a");
   ASSERT_EQ(r.result_case(), pb::WriteResponse::kError);
   EXPECT_NE(r.error().find("upsert key"), std::string::npos) << r.error();
-  pb::WriteTable short_row = Write("~w1:b", 1, "x", true);
+  pb::WriteTable short_row = TableWrite("~w1:b", 1, "x", true);
   short_row.mutable_updates(0)->mutable_upsert()->mutable_datums()->RemoveLast();
   writer->Submit(table, short_row);
   EXPECT_EQ(answers.Wait("~w1:b").result_case(), pb::WriteResponse::kError);
-  writer->Submit(table, Write("~w1:c", 1, "x", true));
+  writer->Submit(table, TableWrite("~w1:c", 1, "x", true));
   EXPECT_EQ(answers.Wait("~w1:c").result_case(), pb::WriteResponse::kTime);
   const Table::Taken taken = table->Take(0);
   ASSERT_EQ(taken.writes.size(), 1u) << "only the write that fits";
@@ -199,7 +200,7 @@ TEST(Table, ManyConcurrentWritesShareCommitsAndEachIsAnsweredOnce) {
   auto table = writer->Open(TableImport(false));
   constexpr int kWrites = 500;
   for (int i = 0; i < kWrites; ++i) {
-    writer->Submit(table, Write("~w1:" + std::to_string(i), i, "v"));
+    writer->Submit(table, TableWrite("~w1:" + std::to_string(i), i, "v"));
   }
   std::set<Time> times;
   Time last = 0;

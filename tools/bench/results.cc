@@ -57,7 +57,8 @@ std::string Num(double v) {
     std::snprintf(buf, sizeof buf, "%.0f", v);
   } else if (std::isfinite(v) && std::fabs(v) >= 1) {
     std::snprintf(buf, sizeof buf, "%.2f", v);
-  } else if (std::isfinite(v)) {  // three significant digits: a 4 ms hydration is not 0.00
+  } else if (std::isfinite(
+                 v)) {  // below 1: three significant digits, so a small value never prints as 0
     std::snprintf(buf, sizeof buf, "%.3g", v);
   } else {
     std::snprintf(buf, sizeof buf, "null");

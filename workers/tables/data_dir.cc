@@ -74,7 +74,7 @@ std::string Holder(int fd) {
   return "pid " + text;
 }
 
-Status WriteAll(int fd, const std::string& bytes, off_t offset) {
+Status WriteAllAt(int fd, const std::string& bytes, off_t offset) {
   std::size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n =
@@ -139,7 +139,7 @@ Result<std::unique_ptr<DataDir>> DataDir::Open(const std::string& given,
         std::min<std::chrono::steady_clock::duration>(kLockRetry, deadline - now));
   }
   if (ftruncate(fd, 0) != 0) return Status::FromErrno("truncate " + lock_path);
-  TANDEM_RETURN_IF_ERROR(WriteAll(fd, std::to_string(getpid()) + "\n", 0));
+  TANDEM_RETURN_IF_ERROR(WriteAllAt(fd, std::to_string(getpid()) + "\n", 0));
 
   bool created_any = false;
   for (const std::string& sub : {dir->TablesDir(), dir->DroppedDir()}) {
