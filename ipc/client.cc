@@ -5,8 +5,16 @@
 #include <cstring>
 
 #include "ipc/validate.h"
+#include "ipc/zmtp_greeting.h"
 
 namespace tandem::ipc {
+namespace {
+
+// How long a refused handshake may spend asking the replica for its greeting (a local replica
+// answers in a millisecond).
+constexpr std::chrono::milliseconds kGreetingProbeLimit{1000};
+
+}  // namespace
 
 pb::Command MakeHello(const std::string& nonce, bool observer, bool writer) {
   pb::Command hello;
@@ -70,7 +78,8 @@ ControllerClient::ControllerClient(const std::string& endpoint, const Options& o
                                 std::to_string(reinterpret_cast<std::uintptr_t>(this));
     if (zmq_socket_monitor(socket_.handle(), monitor.c_str(),
                            ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
-                               ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0) {
+                               ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) != 0) {
       throw zmq::error_t();
     }
     monitor_.emplace(context_, zmq::socket_type::pair);
@@ -98,6 +107,8 @@ ControllerClient::~ControllerClient() {
     } catch (const zmq::error_t&) {
     }
   }
+  // A replica that refused the handshake gets nothing: do not linger on what is queued for it.
+  if (!handshake_error_.empty()) socket_.set(zmq::sockopt::linger, 0);
   if (monitor_) zmq_socket_monitor(socket_.handle(), nullptr, 0);
 }
 
@@ -308,19 +319,37 @@ void ControllerClient::DrainMonitor() {
                          "): the key's public half is not in the replica's --curve-authorized-keys";
     } else if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
                value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) {
-      handshake_error_ =
-          options_.curve
-              ? "it does not use CURVE, and this client does (drop --curve-server-key and "
-                "--curve-client-key)"
-              : "it requires CURVE authentication (give --curve-server-key and "
-                "--curve-client-key)";
+      handshake_error_ = MechanismMismatch();
     } else if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) {
       handshake_error_ = "the ZeroMQ handshake failed (ZMTP protocol error " +
                          std::to_string(value) +
                          (options_.curve ? "; is --curve-server-key the replica's public key?)"
                                          : "; is this a Tandem controller endpoint?)");
+    } else if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && !connected_ &&
+               handshake_error_.empty() && !greeting_probed_) {
+      // The replica closed the connection during the handshake. A replica whose mechanism is not
+      // ours does that, and often before its greeting (which would have said so) has left: ask
+      // for its greeting alone, once. Anything else is retried, as ZeroMQ does.
+      greeting_probed_ = true;
+      const auto theirs = PeerSecurityMechanism(context_, endpoint_,
+                                                std::min(options_.timeout, kGreetingProbeLimit));
+      const std::string ours = options_.curve ? "CURVE" : "NULL";
+      if (theirs == "NULL" || theirs == "CURVE") {
+        if (*theirs != ours) handshake_error_ = MechanismMismatch();
+      } else if (theirs) {
+        handshake_error_ = "it speaks ZeroMQ's " + *theirs +
+                           " mechanism, not a Tandem controller's (is this a Tandem controller "
+                           "endpoint?)";
+      }
     }
   }
+}
+
+std::string ControllerClient::MechanismMismatch() const {
+  return options_.curve ? "it does not use CURVE, and this client does (drop --curve-server-key "
+                          "and --curve-client-key)"
+                        : "it requires CURVE authentication (give --curve-server-key and "
+                          "--curve-client-key)";
 }
 
 std::optional<pb::Response> ControllerClient::ReceiveFromSocket(std::chrono::milliseconds limit) {

@@ -157,6 +157,8 @@ class ControllerClient {
   // Options::timeout passes or nothing more comes (then false).
   bool AwaitFromSocket(const std::function<bool(pb::Response&)>& done);
   void DrainMonitor();
+  // Why the replica refuses us when our security mechanisms differ.
+  std::string MechanismMismatch() const;
 
   std::string endpoint_;
   Options options_;
@@ -176,6 +178,7 @@ class ControllerClient {
   std::uint64_t undecodable_ = 0;
   std::string last_decode_error_;
   std::string handshake_error_;
+  bool greeting_probed_ = false;  // PeerSecurityMechanism asked, at most once per client
 };
 
 // Milliseconds left until `deadline` (negative once it passed).
