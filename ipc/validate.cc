@@ -790,7 +790,12 @@ Status CheckParamNames(const google::protobuf::Map<std::string, std::string>& pa
 
 Status CheckTableUpdates(const pb::WriteTable& write, const pb::Schema& schema,
                          const std::vector<std::uint32_t>& upsert_key) {
-  const std::string& id = write.id();
+  return CheckTableUpdates(write.id(), write.updates(), schema, upsert_key);
+}
+
+Status CheckTableUpdates(const std::string& id,
+                         const google::protobuf::RepeatedPtrField<pb::TableUpdate>& updates,
+                         const pb::Schema& schema, const std::vector<std::uint32_t>& upsert_key) {
   const bool upsert = !upsert_key.empty();
   std::vector<const pb::Column*> row_columns;
   for (const auto& column : schema.columns()) row_columns.push_back(&column);
@@ -800,8 +805,8 @@ Status CheckTableUpdates(const pb::WriteTable& write, const pb::Schema& schema,
       return Invalid("upsert key column " + std::to_string(k) + " is out of range");
     key_columns.push_back(row_columns[k]);
   }
-  for (int i = 0; i < write.updates_size(); ++i) {
-    const pb::TableUpdate& update = write.updates(i);
+  for (int i = 0; i < updates.size(); ++i) {
+    const pb::TableUpdate& update = updates.Get(i);
     Status why;
     switch (update.kind_case()) {
       case pb::TableUpdate::kUpdate:

@@ -149,6 +149,11 @@ std::string DescribeWrite(const pb::WriteTable& write);
 // log of a new one.
 Status CheckTableUpdates(const pb::WriteTable& write, const pb::Schema& schema,
                          const std::vector<std::uint32_t>& upsert_key);
+// The same rules for updates kept without their WriteTable (a table log's records, read back):
+// `id` names the table in the reasons.
+Status CheckTableUpdates(const std::string& id,
+                         const google::protobuf::RepeatedPtrField<pb::TableUpdate>& updates,
+                         const pb::Schema& schema, const std::vector<std::uint32_t>& upsert_key);
 
 class Validator {
  public:

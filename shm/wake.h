@@ -41,9 +41,11 @@ class WakeReceiver {
   bool Poll(WakeDrain* out);
   // Like Poll, but when nothing is pending sleeps until a notification, Interrupt or `timeout`.
   // May return early with nothing drained (a wake that was meant for an earlier sleep): callers
-  // re-read the state they wait for and wait again.
+  // re-read the state they wait for and wait again. Wait observes when it starts: an Interrupt
+  // before that is not remembered (a caller that must not miss one uses Observe + WaitSince).
   bool Wait(WakeDrain* out, std::chrono::nanoseconds timeout);
-  // Makes a concurrent or the next Wait return (e.g. at shutdown). Any thread.
+  // Ends a Wait in progress, and any WaitSince whose `observed` it follows (e.g. new work for the
+  // reading thread, shutdown). Any thread, any process that maps the channel.
   void Interrupt();
 
   // For callers that check other state before sleeping: Observe() first, then check, then

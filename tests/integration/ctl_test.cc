@@ -127,7 +127,7 @@ ipc::pb::Command FromJson(const std::string& json) {
 
 TEST(CtlHistory, PruneForgetsDroppedDataflowsAndReplayNeverRepeatsADrop) {
   TempDir dir;
-  ctl::History h = *ctl::History::Load(dir.File("none"));
+  ctl::History h = *ctl::History::Load(dir.File("none"), ctl::History::Access::kWrite);
   EXPECT_TRUE(h.commands().empty());
   const std::string schema = R"("schema":{"columns":[{"name":"k","type":"INT64"}]})";
   h.Append(FromJson(R"({"create_dataflow":{"desc":{"source_imports":[{"id":"u1","source":)"
@@ -159,7 +159,7 @@ TEST(CtlHistory, PruneForgetsDroppedDataflowsAndReplayNeverRepeatsADrop) {
   EXPECT_EQ(replay[1].allow_compaction().id(), "u6");
   ASSERT_TRUE(h.Save().ok());
   h = ctl::History();  // lets go of the state file (and its lock)
-  auto back = ctl::History::Load(dir.File("none"));
+  auto back = ctl::History::Load(dir.File("none"), ctl::History::Access::kWrite);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->commands().size(), 3u);
 }
@@ -199,7 +199,7 @@ TEST(CtlHistory, ASourceHasItsOwnIndexAndImportersStartWhereItIsReadable) {
   EXPECT_EQ(ctl::History::SourceIndexId("u07"), std::nullopt);
   EXPECT_EQ(ctl::History::SourceIndexId("t3"), std::nullopt);
   TempDir dir;
-  ctl::History h = *ctl::History::Load(dir.File("none"));
+  ctl::History h = *ctl::History::Load(dir.File("none"), ctl::History::Access::kWrite);
   const std::string schema =
       R"("schema":{"columns":[{"name":"k","type":"INT64"},{"name":"v","type":"INT64"}]})";
   // create-source u1, then create-index u2 --on u1 --key v.
@@ -237,37 +237,39 @@ TEST(CtlHistory, ASourceHasItsOwnIndexAndImportersStartWhereItIsReadable) {
   EXPECT_TRUE(h.LiveIds().empty());
 }
 
-TEST(CtlHistory, ASecondTandemCtlOnTheSameStateFileIsRefusedAndChangesNothing) {
+// Locks are the kernel's per-process record locks: the contenders are other tandem-ctl processes.
+TEST(CtlHistory, AWriterWhileAnotherWritesIsRefusedNamingItAndChangesNothing) {
   TempDir dir;
   const std::string state = dir.File("state");
   {
-    ctl::History h = *ctl::History::Load(state);
+    ctl::History h = *ctl::History::Load(state, ctl::History::Access::kWrite);
     h.Append(FromJson(R"({"allow_compaction":{"id":"u2","frontier":{"elements":["3"]}}})"));
     ASSERT_TRUE(h.Save().ok());
   }
   const std::string before = ReadFile(state);
+  const std::string unreachable = "tcp://127.0.0.1:" + std::to_string(FreePort());
   {
-    auto first = ctl::History::Load(state);  // this test is "the first tandem-ctl" now
+    // This test is "the first tandem-ctl" now, changing the state file.
+    auto first = ctl::History::Load(state, ctl::History::Access::kWrite);
     ASSERT_TRUE(first.ok());
-    auto second = ctl::History::Load(state);
-    ASSERT_FALSE(second.ok());
-    EXPECT_TRUE(Contains(second.status().message(), "pid " + std::to_string(getpid())))
-        << second.status().message();
-    const auto r = RunCtl({"--state", state, "create-source", "u9", "--generator", "counter"});
+    const std::string holder = "another tandem-ctl (pid " + std::to_string(getpid()) + ")";
+    auto r = RunCtl({"--state", state, "create-source", "u9", "--generator", "counter"});
     EXPECT_EQ(r.exit, 1) << Describe(r);
-    EXPECT_TRUE(Contains(r.err, "another tandem-ctl")) << Describe(r);
+    EXPECT_TRUE(Contains(r.err, holder + " is changing the state file")) << Describe(r);
+    r = RunCtl({"--endpoint", unreachable, "--timeout", "1", "--state", state, "peek", "u2"});
+    EXPECT_EQ(r.exit, 1) << Describe(r);
+    EXPECT_TRUE(Contains(r.err, holder + " is changing the state file")) << Describe(r);
     EXPECT_EQ(ReadFile(state), before);
   }  // the first history is gone, and with it the lock
-  auto reader = ctl::History::Load(state);
+  auto reader = ctl::History::Load(state, ctl::History::Access::kRead);
   ASSERT_TRUE(reader.ok());
-  reader->ReleaseLock();  // what peek, frontiers and watch do: they never save
-  EXPECT_TRUE(ctl::History::Load(state).ok()) << "a read-only invocation keeps nobody out";
+  EXPECT_EQ(reader->commands().size(), 1u);
   EXPECT_EQ(reader->Save().code(), StatusCode::kFailedPrecondition);
 }
 
 // A history with one dataflow, log source u1 indexed by u2 on column k, as create-index leaves it.
 void WriteIndexHistory(const std::string& state, const std::string& log) {
-  ctl::History h = *ctl::History::Load(state);
+  ctl::History h = *ctl::History::Load(state, ctl::History::Access::kWrite);
   h.Append(FromJson(R"({"create_dataflow":{"desc":{"debug_name":"index u2","source_imports":)"
                     R"([{"id":"u1","source":{"log":{"path":")" +
                     log +
@@ -275,6 +277,27 @@ void WriteIndexHistory(const std::string& state, const std::string& log) {
                     R"("index_exports":[{"id":"u2","on":"u1","key":[0]}],"as_of":)"
                     R"({"elements":["0"]},"class":"MAINTAINED"}}})"));
   ASSERT_TRUE(h.Save().ok());
+}
+
+// Twenty read-only invocations at once on one state file: none is refused for the lock (each
+// fails only for the endpoint nobody listens on).
+TEST(CtlHistory, ReadOnlyInvocationsRunTogether) {
+  TempDir dir;
+  const std::string state = dir.File("state");
+  WriteIndexHistory(state, dir.File("data.log"));
+  const std::string command = std::string(TANDEM_CTL_BIN) +
+                              " --endpoint tcp://127.0.0.1:" + std::to_string(FreePort()) +
+                              " --timeout 1 --state " + state + " peek u2 --at 1";
+  RunBinaryOptions options;
+  options.limit = 60s;
+  const auto r = RunBinary("/bin/sh",
+                           {"-c", "for i in $(seq 20); do " + command +
+                                      " & done; fails=0; for p in $(jobs -p); do wait $p; "
+                                      "[ $? = 69 ] || fails=$((fails+1)); done; echo fails=$fails"},
+                           options);
+  EXPECT_EQ(r.exit, 0) << Describe(r);
+  EXPECT_TRUE(Contains(r.out, "fails=0")) << Describe(r);
+  EXPECT_FALSE(Contains(r.err, "another tandem-ctl")) << Describe(r);
 }
 
 TEST(CtlUsage, UnreachableEndpointExits69WithAClearMessage) {
@@ -1390,7 +1413,7 @@ TEST_F(Ctl, QueryErrorsSayWhyWithTheUsualExitCodesAndDropTheOneShot) {
 // refused when replayed), so the one-shot's import names no live index.
 TEST_F(Ctl, AQueryTheReplicaRefusesSaysWhyAndExits1) {
   {
-    ctl::History h = *ctl::History::Load(State());
+    ctl::History h = *ctl::History::Load(State(), ctl::History::Access::kWrite);
     h.Append(FromJson(R"({"create_dataflow":{"desc":{"debug_name":"source u9","source_imports":)"
                       R"([{"id":"u9","source":{"key_value":{"keys":"0"}},"schema":{"columns":)"
                       R"([{"name":"key","type":"INT64"},{"name":"value","type":"INT64"}]}}],)"
@@ -1691,7 +1714,7 @@ TEST(CtlView, MalformedOptionsAreUsageErrorsAndUnknownColumnsOrWrongTypesRefusal
 // Two log sources in the state file (as create-source leaves them): u1 [cust, amount?, note]
 // indexed by s1 on cust, u2 [id, name, vip] indexed by s2 on id.
 void WriteJoinHistory(const std::string& state) {
-  ctl::History h = *ctl::History::Load(state);
+  ctl::History h = *ctl::History::Load(state, ctl::History::Access::kWrite);
   h.Append(FromJson(
       R"({"create_dataflow":{"desc":{"debug_name":"source u1","source_imports":[{"id":"u1",)"
       R"("source":{"log":{"path":"/nonexistent/orders.log"}},"schema":{"columns":[)"
@@ -1909,7 +1932,7 @@ std::string SourceDataflowJson(const std::string& id, const std::string& source,
 // v float64; upsert key k2, k), log source u3 (n int64) and JSON-lines source u4 (n int64, upsert
 // key n).
 void WriteTableHistory(const std::string& state) {
-  ctl::History h = *ctl::History::Load(state);
+  ctl::History h = *ctl::History::Load(state, ctl::History::Access::kWrite);
   h.Append(FromJson(SourceDataflowJson(
       "u1", R"({"table":{}})",
       R"([{"name":"k","type":"INT64"},{"name":"v","type":"STRING","nullable":true}])", "", "[0]")));
@@ -1928,7 +1951,7 @@ void WriteTableHistory(const std::string& state) {
 TEST(CtlHistory, LiveSourceIsTheSourceImportOfALiveSourceOnly) {
   TempDir dir;
   WriteTableHistory(dir.File("state"));
-  ctl::History h = *ctl::History::Load(dir.File("state"));
+  ctl::History h = *ctl::History::Load(dir.File("state"), ctl::History::Access::kWrite);
   const auto u2 = h.LiveSource("u2");
   ASSERT_TRUE(u2.has_value());
   EXPECT_TRUE(u2->source().has_table());
@@ -2199,7 +2222,7 @@ TEST_F(CtlTables, WritesTheReplicaRefusesExit1WithItsReason) {
   const std::string other = dir_.File("other.state");
   WriteTableHistory(other);
   {
-    ctl::History h = *ctl::History::Load(other);
+    ctl::History h = *ctl::History::Load(other, ctl::History::Access::kWrite);
     h.Append(FromJson(SourceDataflowJson("u7", R"({"table":{}})",
                                          R"([{"name":"k","type":"INT64"}])", "", "[0]")));
     ASSERT_TRUE(h.Save().ok());

@@ -133,14 +133,21 @@ TEST(FileSources, ALoadIntoATableAppliesEveryBatchOnceEvenWhenRunAgain) {
   const auto rows = RowsOf(*peek);
   EXPECT_EQ(rows.size(), 2499u) << "each batch applied once; key 7 deleted";
   EXPECT_EQ(rows.count("8,v8,1.500000,x1"), 1u);
-  dir.Write("bad.csv", "k,v,score\n1,a,1\nx,b,2\n");
-  BinaryRun bad = RunBinary(TANDEM_CTL_BIN,
-                            {"--endpoint", r.sup.controller_endpoint(), "--state",
-                             dir.File("state"), "load", "u40", dir.File("bad.csv")},
-                            options);
+  auto load = [&](const std::string& name, const std::string& text) {
+    dir.Write(name, text);
+    return RunBinary(TANDEM_CTL_BIN,
+                     {"--endpoint", r.sup.controller_endpoint(), "--state", dir.File("state"),
+                      "load", "u40", dir.File(name)},
+                     options);
+  };
+  BinaryRun bad = load("bad.csv", "k,v,score\n1,a,1\nx,b,2\n");
   EXPECT_EQ(bad.exit, 1) << DescribeRun(bad);
   EXPECT_NE(bad.err.find("csv line 3: 'x' is not an int64 (column k)"), std::string::npos)
       << DescribeRun(bad);
+  // A spreadsheet's export starts with a UTF-8 byte-order mark: it is not part of the header.
+  BinaryRun bom = load("bom.csv", "\xEF\xBB\xBFk,v,score\n9000,bom,2\n");
+  EXPECT_EQ(bom.exit, 0) << DescribeRun(bom);
+  EXPECT_NE(bom.out.find("loaded 1 rows in 1 writes"), std::string::npos) << DescribeRun(bom);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -45,6 +46,7 @@
 #include "temp_dir.h"
 #include "thorough.h"
 #include "unit/protocol_samples.h"
+#include "workers/tables/table_log.h"
 
 namespace tandem::testing {
 namespace {
@@ -682,6 +684,73 @@ TEST(TableCrash, ATornLastRecordIsDroppedAndTheTableRestartsWithEverythingAcknow
     EXPECT_EQ(in.sup->Log().find("dropped a torn tail"), std::string::npos) << LogTail(*in.sup);
   }
   std::cout << run.Summary() << std::endl;
+}
+
+// A record whose checksum holds but that the table writer cannot have made — here an upsert in
+// the plain table's log, which once aborted maintenance at every restart (a crash loop) — breaks
+// its table only: the replica starts and serves, the table's index answers with the damage,
+// writes to the table are refused with it, its log is left as it is, and the other table works.
+TEST(TableCrash, ARecordTheWriterCannotHaveMadeBreaksOnlyItsTable) {
+  CrashRun run(16);
+  {
+    auto in = run.Start(0);
+    ASSERT_FALSE(::testing::Test::HasFailure());
+    run.WriteAll(in, 20);
+    ASSERT_FALSE(::testing::Test::HasFailure());
+    run.WriteThenKill(in, 0ms, Kill::kSigterm);
+    ASSERT_FALSE(::testing::Test::HasFailure());
+  }
+  ipc::pb::TableLogRecord bad;
+  bad.mutable_write()->set_uuid("no-writer-made-this");
+  bad.mutable_write()->set_time(WallMs() + 60'000);
+  *bad.mutable_write()->add_updates()->mutable_upsert() =
+      samples::MakeRow({samples::IntDatum(1), samples::StringDatum("x")});
+  AppendToLog(run.data_dir(), kPlain, workers::FrameTableLogRecord(bad.SerializeAsString()));
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  const std::string path = run.data_dir() + "/tables/" + kPlain + ".log";
+  auto read = [](const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string before = read(path);
+
+  auto in = run.Start(1);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  auto peek = [&](const char* index, const std::string& uuid) {
+    in.ctl->Send(samples::PeekAt(uuid, index, WallMs()));
+    return in.ctl->ReceiveUntil(
+        [&](const Response& r) {
+          return r.has_peek_response() && r.peek_response().uuid() == uuid;
+        },
+        kAnswerLimit);
+  };
+  auto broken = peek(kPlainIndex, "peek-broken");
+  ASSERT_TRUE(broken) << LogTail(*in.sup);
+  EXPECT_NE(broken->peek_response().error().find("corrupt"), std::string::npos)
+      << broken->DebugString();
+  EXPECT_NE(broken->peek_response().error().find("has no upsert key"), std::string::npos)
+      << broken->DebugString();
+  auto fine = peek(kUpsertIndex, "peek-fine");
+  ASSERT_TRUE(fine) << LogTail(*in.sup);
+  EXPECT_TRUE(fine->peek_response().has_rows()) << fine->DebugString();
+
+  Command write;
+  write.mutable_write_table()->set_uuid("after-the-damage");
+  write.mutable_write_table()->set_id(kPlain);
+  auto* u = write.mutable_write_table()->add_updates()->mutable_update();
+  *u->mutable_row() = samples::MakeRow({samples::IntDatum(99), samples::StringDatum("y")});
+  u->set_diff(1);
+  in.writer->Send(write);
+  auto answer = in.writer->ReceiveUntil(
+      [](const Response& r) {
+        return r.has_write_response() && r.write_response().uuid() == "after-the-damage";
+      },
+      kAnswerLimit);
+  ASSERT_TRUE(answer) << LogTail(*in.sup);
+  EXPECT_NE(answer->write_response().error().find("corrupt"), std::string::npos)
+      << answer->DebugString();
+  EXPECT_FALSE(in.sup->Exited()) << LogTail(*in.sup);
+  EXPECT_EQ(read(path), before) << "the damaged log is left as it is";
 }
 
 }  // namespace

@@ -157,6 +157,27 @@ TEST(Csv, AnOverlongLineIsBadDataAndEndOfFileInsideQuotesToo) {
   EXPECT_FALSE(e->record.has_value());
 }
 
+// An unclosed quote ends its record, as bad data naming the line it started on, once the record
+// passes kMaxCsvRecordBytes: the lines after it are read, not swallowed until the end of the file.
+TEST(Csv, AnUnclosedQuoteEndsItsRecordAtTheRecordBound) {
+  CsvReader r(WideSchema(), {});
+  Feed(r, "k,s\n");
+  ASSERT_FALSE(r.Line("1,\"never closed", 2).has_value());
+  const std::string line(1000, 'x');
+  std::optional<CsvReader::Result> bad;
+  std::uint64_t n = 2;
+  while (!bad && n < 10'000) bad = r.Line(line, ++n);
+  ASSERT_TRUE(bad.has_value()) << "swallowed " << n << " lines";
+  EXPECT_LE((n - 2) * (line.size() + 1), kMaxCsvRecordBytes + line.size() + 1);
+  EXPECT_EQ(bad->line, 2u);
+  EXPECT_FALSE(bad->record.has_value());
+  EXPECT_NE(bad->error.find("is a quote not closed?"), std::string::npos) << bad->error;
+  EXPECT_FALSE(r.in_record());
+  auto after = r.Line("7,fine", ++n);
+  ASSERT_TRUE(after.has_value());
+  EXPECT_EQ(after->record->row[0], Datum(std::int64_t{7}));
+}
+
 TEST(Csv, ResetExpectsAHeaderAgain) {
   CsvReader r(WideSchema(), {});
   Feed(r, "k,s\n1,a\n");

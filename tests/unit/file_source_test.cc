@@ -151,6 +151,21 @@ TEST(CsvSource, ARotatedFileStartsWithItsHeaderAgain) {
   EXPECT_EQ(Rows(d.Tick()), "(1, \"a\")@100+1 (2, \"b\")@102+1 ");
 }
 
+// A UTF-8 byte-order mark at the start of a file (and of a rotated one) is not part of its first
+// line: the header's first column is 'k', not BOM + 'k'. Only the first line's is skipped.
+TEST(CsvSource, AByteOrderMarkAtTheStartOfEachFileIsSkipped) {
+  TempDir dir("csvsrc");
+  dir.Write("a.csv", "\xEF\xBB\xBFk,v\n1,a\n");
+  Driver d(Import("csv", dir.File("a.csv")));
+  d.Advance(100);
+  ASSERT_EQ(std::rename(dir.File("a.csv").c_str(), dir.File("a.csv.1").c_str()), 0);
+  dir.Write("a.csv", "\xEF\xBB\xBFv,k\n\xEF\xBB\xBF,2\n");
+  for (Time ms = 101; ms < 105; ++ms) d.Advance(ms);
+  const Delta t = d.Tick();
+  EXPECT_TRUE(t.errors.empty()) << t.errors[0].message;
+  EXPECT_EQ(Rows(t), "(1, \"a\")@100+1 (2, \"\xEF\xBB\xBF\")@102+1 ");
+}
+
 TEST(CsvSource, AnUpsertCsvReplacesRowsAndDeletesKeys) {
   TempDir dir("csvsrc");
   dir.Write("a.csv", "k,v\n1,a\n2,b\n");
@@ -173,6 +188,16 @@ TEST(JsonLinesSource, ObjectsBecomeRowsAndBadLinesErrorsNamingTheirLine) {
   ASSERT_EQ(t.errors.size(), 1u);
   EXPECT_EQ(t.errors[0].message.rfind("json line 3: ", 0), 0u) << t.errors[0].message;
   EXPECT_EQ(t.errors[0].time, 500u);
+}
+
+TEST(JsonLinesSource, AByteOrderMarkAtTheStartOfTheFileIsSkipped) {
+  TempDir dir("jsonsrc");
+  dir.Write("a.jsonl", "\xEF\xBB\xBF{\"k\":1,\"v\":\"a\"}\n{\"k\":2}\n");
+  Driver d(Import("json", dir.File("a.jsonl")));
+  d.Advance(500);
+  const Delta t = d.Tick();
+  EXPECT_TRUE(t.errors.empty()) << t.errors[0].message;
+  EXPECT_EQ(Rows(t), "(1, \"a\")@500+1 (2, null)@500+1 ");
 }
 
 TEST(JsonLinesSource, AnUpsertJsonSourceDeletesOnAKeyOnlyObject) {

@@ -138,18 +138,27 @@ TEST(Wake, FullQueueOverflowsIntoARescanNotALoss) {
   EXPECT_FALSE(reader->Poll(&again)) << "overflow is reported once";
 }
 
-TEST(Wake, InterruptEndsAWait) {
+// Interrupt after Observe() ends the WaitSince that follows, whether it comes before the sleep
+// or during it: the other thread interrupts whenever it runs, with no sleep to order the two.
+TEST(Wake, InterruptAfterObserveEndsTheWait) {
   TestSegment seg(TestSegment::Options());
   auto reader = std::move(Reader::Attach(seg.segment.get(), 0)).value();
-  std::thread other([&] {
-    std::this_thread::sleep_for(50ms);
-    reader->wake().Interrupt();
-  });
+  for (int i = 0; i < 100; ++i) {
+    const std::uint32_t observed = reader->wake().Observe();
+    std::thread other([&] { reader->wake().Interrupt(); });
+    WakeDrain d;
+    const auto start = std::chrono::steady_clock::now();
+    reader->wake().WaitSince(observed, &d, 30s);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 20s) << "cycle " << i;
+    other.join();
+  }
+  // Interrupted before the wait began, in the same thread: the wait does not sleep at all.
+  const std::uint32_t observed = reader->wake().Observe();
+  reader->wake().Interrupt();
   WakeDrain d;
   const auto start = std::chrono::steady_clock::now();
-  reader->Wait(&d, 30s);
+  reader->wake().WaitSince(observed, &d, 30s);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 20s);
-  other.join();
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <google/protobuf/util/json_util.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -44,11 +43,11 @@ std::set<std::string> DroppedIds(const std::vector<pb::Command>& commands) {
 
 struct History::Lock {
   explicit Lock(int fd) : fd(fd) {}
-  ~Lock() { close(fd); }  // releases the flock
+  ~Lock() { close(fd); }  // releases the record lock (nothing else in this process opens it)
   int fd;
 };
 
-Result<History> History::Load(const std::string& path) {
+Result<History> History::Load(const std::string& path, Access access) {
   History h;
   h.path_ = path;
   const std::string lock_path = path + ".lock";
@@ -57,18 +56,25 @@ Result<History> History::Load(const std::string& path) {
     return Status::Unavailable("cannot open the state lock " + lock_path + ": " +
                                std::strerror(errno));
   }
-  h.lock_ = std::make_shared<const Lock>(fd);
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    char holder[32] = {};
-    (void)!pread(fd, holder, sizeof holder - 1, 0);
-    return Status::Unavailable("another tandem-ctl (pid " + std::string(Trim(holder)) +
-                               ") is using the state file " + path +
+  auto lock = std::make_shared<const Lock>(fd);
+  struct flock want {};
+  want.l_type = access == Access::kWrite ? F_WRLCK : F_RDLCK;
+  want.l_whence = SEEK_SET;  // l_start 0, l_len 0: the whole file
+  if (fcntl(fd, F_SETLK, &want) != 0) {
+    if (errno != EACCES && errno != EAGAIN) {
+      return Status::Unavailable("cannot lock the state lock " + lock_path + ": " +
+                                 std::strerror(errno));
+    }
+    struct flock holder = want;
+    const bool known = fcntl(fd, F_GETLK, &holder) == 0 && holder.l_type != F_UNLCK;
+    const std::string who = known ? "another tandem-ctl (pid " + std::to_string(holder.l_pid) + ")"
+                                  : "another tandem-ctl";
+    const std::string doing = known && holder.l_type == F_RDLCK ? " is reading the state file "
+                                                                : " is changing the state file ";
+    return Status::Unavailable(who + doing + path +
                                "; run one at a time or pass a different --state");
   }
-  const std::string pid = std::to_string(getpid()) + "\n";
-  if (ftruncate(fd, 0) != 0 || pwrite(fd, pid.data(), pid.size(), 0) < 0) {
-    return Status::Unavailable("cannot write the state lock " + lock_path);
-  }
+  if (access == Access::kWrite) h.lock_ = std::move(lock);
   std::ifstream in(path);
   if (!in) {
     if (std::filesystem::exists(path)) {
@@ -91,8 +97,10 @@ Result<History> History::Load(const std::string& path) {
 }
 
 Status History::Save() const {
-  if (!lock_)
-    return Status::FailedPrecondition("the state file " + path_ + " was opened read-only");
+  if (!lock_) {
+    return Status::FailedPrecondition("the state file " + path_ +
+                                      " was opened read-only (by a command that only reads it)");
+  }
   const std::string tmp = path_ + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);

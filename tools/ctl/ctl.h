@@ -59,15 +59,17 @@ struct CollectionInfo {
 
 class History {
  public:
-  // A missing file is an empty history. Holds `<path>.lock` (flock) for as long as this history
-  // or a copy of it lives, so two tandem-ctl processes never interleave their read-modify-write
-  // of one state file: the second is refused (Unavailable) with the first's pid.
-  static Result<History> Load(const std::string& path);
-  // Rewrites the file (temporary file + rename). Refused once the lock is released.
+  // How an invocation uses the state file. kWrite holds an exclusive lock on `<path>.lock` for as
+  // long as this history or a copy of it lives, so two tandem-ctl processes never interleave
+  // their read-modify-write of one state file. kRead takes a shared lock only while it reads the
+  // file (a long `watch` keeps no one out; any number of readers run at once) and cannot Save.
+  // A conflicting holder is refused (Unavailable) naming its pid, which the kernel reports
+  // (POSIX record locks): never a pid file that may not be written yet.
+  enum class Access { kRead, kWrite };
+  // A missing file is an empty history.
+  static Result<History> Load(const std::string& path, Access access);
+  // Rewrites the file (temporary file + rename). Refused for a history loaded kRead.
   Status Save() const;
-  // Lets go of the state file early, for invocations that only read it (peek, frontiers, watch):
-  // a long `watch` does not keep other invocations out.
-  void ReleaseLock() { lock_.reset(); }
 
   const std::string& path() const { return path_; }
   const std::vector<pb::Command>& commands() const { return commands_; }

@@ -228,8 +228,8 @@ int Main(int argc, char** argv) {
     return Usage(chosen->app->get_name() +
                  " talks to one replica: with several endpoints, pick one with --replica N");
   }
-  if (!chosen->needs_history) return chosen->run(g, History());
-  auto history = History::Load(g.state);
+  if (!chosen->state) return chosen->run(g, History());
+  auto history = History::Load(g.state, *chosen->state);
   if (!history.ok()) return Fail(kExitFailed, history.status().message());
   InstallInterruptHandlers();
   return chosen->run(g, std::move(*history));

@@ -46,8 +46,15 @@ CsvReader::Result CsvReader::Bad(std::string why) const {
 
 bool CsvReader::Scan(std::string_view line) {
   bytes_ += line.size() + 1;
-  if (bytes_ > kMaxCsvRecordBytes && error_.empty()) {
-    error_ = "the record is longer than " + std::to_string(kMaxCsvRecordBytes) + " bytes";
+  if (bytes_ > kMaxCsvRecordBytes) {
+    // The record ends here, bad: a quote that is never closed must not swallow what follows.
+    if (error_.empty()) {
+      error_ =
+          "the record is longer than " + std::to_string(kMaxCsvRecordBytes) + " bytes" +
+          (state_ == State::kQuoted || state_ == State::kQuoteInQuoted ? " (is a quote not closed?)"
+                                                                       : "");
+    }
+    return true;
   }
   const bool keep = error_.empty();
   auto append = [&](char c) {

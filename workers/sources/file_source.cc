@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "workers/sources/format_values.h"
 #include "workers/sources/json_lines.h"
 
 namespace tandem::workers {
@@ -81,6 +82,7 @@ class CsvSink final : public LineSink {
   CsvSink(CsvReader* reader, const std::string& path, std::function<void(CsvReader::Result)> emit)
       : reader_(reader), path_(path), emit_(std::move(emit)) {}
   void Line(std::string_view line, std::uint64_t number) override {
+    if (number == 1) line = WithoutByteOrderMark(line);
     if (auto r = reader_->Line(line, number)) emit_(std::move(*r));
   }
   void Overlong(std::uint64_t number, std::size_t max_line) override {
@@ -110,6 +112,7 @@ class JsonSink final : public LineSink {
            std::function<void(std::string)> error)
       : schema_(schema), key_(key), path_(path), add_(std::move(add)), error_(std::move(error)) {}
   void Line(std::string_view line, std::uint64_t number) override {
+    if (number == 1) line = WithoutByteOrderMark(line);
     auto r = ParseJsonLine(line, schema_, key_);
     if (!r) return;
     if (auto* rec = std::get_if<SourceRecord>(&*r)) {

@@ -42,6 +42,12 @@ bool ValidUtf8(std::string_view s) {
   return true;
 }
 
+std::string_view WithoutByteOrderMark(std::string_view first_line) {
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  if (first_line.substr(0, kBom.size()) == kBom) first_line.remove_prefix(kBom.size());
+  return first_line;
+}
+
 bool ParseInt64Text(std::string_view s, std::int64_t* out) {
   if (s.empty()) return false;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);

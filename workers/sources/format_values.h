@@ -16,6 +16,10 @@ namespace tandem::workers {
 // Whether `s` is well-formed UTF-8 (no overlong forms, no surrogates, at most U+10FFFF).
 bool ValidUtf8(std::string_view s);
 
+// The first line of a file without its UTF-8 byte-order mark (EF BB BF), if it starts with one:
+// editors and spreadsheet exports write it, and PostgreSQL's COPY and CSV readers skip it.
+std::string_view WithoutByteOrderMark(std::string_view first_line);
+
 // A decimal int64 (`-12`; no `+`, no spaces), in range.
 bool ParseInt64Text(std::string_view s, std::int64_t* out);
 // A float64 as the log format writes it: a decimal (`1.5`, `-0.0`, `2e10`, `12`) or `nan`, `inf`,

@@ -240,6 +240,14 @@ void TableWriter::Commit(std::vector<Job> jobs) {
       p.time = std::max(WallClockMs(), t.upper_);
       t.in_flight_ = true;  // the upper stays <= p.time until these writes are published
     }
+    if (p.time > kMaxTableWriteTime) {
+      // Only a clock or a replayed log at the end of time gets here: never acknowledge a write at
+      // a time that is not one (the upper after it would be the closed frontier).
+      answers.push_back(Refusal(wire, "table " + t.id() + " has no time left for a write (its " +
+                                          "next time would be " + std::to_string(p.time) +
+                                          "); the write was not applied"));
+      continue;
+    }
     pb::TableLogWrite w;
     w.set_uuid(client);
     w.set_time(p.time);

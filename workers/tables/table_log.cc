@@ -10,12 +10,19 @@
 #include <chrono>
 #include <cstring>
 #include <optional>
+#include <string_view>
+#include <unordered_set>
 
+#include "ipc/validate.h"
 #include "workers/tables/data_dir.h"
 
 namespace tandem::workers {
 
 namespace {
+
+// The first payload byte of every record after the header: TableLogRecord field 2 (write),
+// length-delimited.
+constexpr std::uint8_t kWriteTag = (2 << 3) | 2;
 
 std::uint32_t Crc32(const char* data, std::size_t size) {
   boost::crc_32_type crc;
@@ -38,6 +45,21 @@ bool AllZero(const std::string& bytes, std::uint64_t from) {
     if (bytes[i] != '\0') return false;
   }
   return true;
+}
+
+// Whether a write record starts anywhere at or after `from`: a frame whose length fits in the
+// file and whose checksum holds. What a later good record follows cannot be a torn tail (a crash
+// cuts the end of what was appended, it does not damage the middle): it is damage.
+bool RecordFollows(const std::string& bytes, std::uint64_t from) {
+  const std::uint64_t size = bytes.size();
+  for (std::uint64_t p = from; p + kTableLogFrame < size; ++p) {
+    const std::uint32_t len = GetLe32(bytes.data() + p);
+    if (len == 0 || len > kMaxTableLogRecord || p + kTableLogFrame + len > size) continue;
+    const char* payload = bytes.data() + p + kTableLogFrame;
+    if (static_cast<std::uint8_t>(payload[0]) != kWriteTag) continue;
+    if (Crc32(payload, len) == GetLe32(bytes.data() + p + 4)) return true;
+  }
+  return false;
 }
 
 const char* TypeName(ipc::pb::ScalarType type) {
@@ -161,6 +183,31 @@ Status SyncFile(int fd, const std::string& path, bool data_only) {
   return rc == 0 ? Status::Ok() : Status::FromErrno((data_only ? "fdatasync " : "fsync ") + path);
 }
 
+// Writes `tail` (what follows the last good record at `offset`) to a new file beside the log,
+// <id>.log.torn-<offset>-<unix ms>, mode 0600, durable (file and directory fsynced) before the
+// log is cut. Returns its path.
+Result<std::string> KeepTornTail(const std::string& tables_dir, const std::string& id,
+                                 std::uint64_t offset, std::string_view tail) {
+  auto ms = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           std::chrono::system_clock::now().time_since_epoch())
+                                           .count());
+  for (;; ++ms) {
+    const std::string path =
+        tables_dir + "/" + id + ".log.torn-" + std::to_string(offset) + "-" + std::to_string(ms);
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0 && errno == EEXIST) continue;
+    if (fd < 0) return Status::FromErrno("create " + path);
+    std::size_t written = 0;
+    int error = 0;
+    Status status = WriteAll(fd, path, std::string(tail), written, error);
+    if (status.ok()) status = SyncFile(fd, path, /*data_only=*/false);
+    close(fd);
+    if (status.ok()) status = SyncDirectory(tables_dir);
+    if (!status.ok()) return status;
+    return path;
+  }
+}
+
 // The file's records as far as they are good, and what follows them.
 struct Scan {
   std::optional<ipc::pb::TableLogHeader> header;  // the first record, when good
@@ -169,7 +216,38 @@ struct Scan {
   // The first bad record, when there is one: why it is bad, and whether it is a torn tail.
   std::string bad;
   bool torn = false;
+  std::unordered_set<std::string> uuids;  // of `writes`
 };
+
+// Why a write read back (its checksum good) cannot be one the table writer made, or empty. The
+// rules a write is made by: its updates fit the header's schema and upsert key as a WriteTable's
+// do (ipc::CheckTableUpdates); its uuid is a client's (1 to kMaxUuidBytes bytes) and in no
+// earlier write (a retry is answered, never appended); its time is at or after the one before
+// (group commits are timed max(clock, upper)) and at most kMaxTableWriteTime.
+std::string WriteProblem(const ipc::pb::TableLogWrite& write, const ipc::pb::TableLogHeader& header,
+                         const Scan& scan) {
+  const std::string& uuid = write.uuid();
+  if (uuid.empty() || uuid.size() > ipc::WriteBounds::kMaxUuidBytes) {
+    return "a uuid of " + std::to_string(uuid.size()) + " bytes (a write's has 1 to " +
+           std::to_string(ipc::WriteBounds::kMaxUuidBytes) + ")";
+  }
+  const std::string named = "uuid " + uuid.substr(0, 40) + (uuid.size() > 40 ? "…" : "");
+  if (scan.uuids.count(uuid) != 0) return named + ", is a second write with that uuid";
+  if (write.time() > kMaxTableWriteTime) {
+    return named + ", is at time " + std::to_string(write.time()) + " (past the last a write " +
+           "can have, " + std::to_string(kMaxTableWriteTime) + ")";
+  }
+  if (!scan.writes.empty() && write.time() < scan.writes.back().time()) {
+    return named + ", is at time " + std::to_string(write.time()) + ", before the write ahead " +
+           "of it (" + std::to_string(scan.writes.back().time()) + ")";
+  }
+  const std::vector<std::uint32_t> key(header.upsert_key().begin(), header.upsert_key().end());
+  if (Status fits = ipc::CheckTableUpdates(header.id(), write.updates(), header.schema(), key);
+      !fits.ok()) {
+    return named + ", does not fit the table: " + fits.message();
+  }
+  return "";
+}
 
 Scan ScanLog(const std::string& bytes) {
   Scan scan;
@@ -195,7 +273,8 @@ Scan ScanLog(const std::string& bytes) {
     if (end > size) {
       scan.bad = "a record of " + std::to_string(len) + " bytes cut short (" +
                  std::to_string(left - kTableLogFrame) + " there)";
-      scan.torn = true;
+      // Cut short by a crash, or a damaged length with the records after it still there.
+      scan.torn = !RecordFollows(bytes, pos + 1);
       break;
     }
     const char* payload = bytes.data() + pos + kTableLogFrame;
@@ -221,6 +300,11 @@ Scan ScanLog(const std::string& bytes) {
         scan.bad = "a record that is not a write (after the header)";
         break;
       }
+      if (std::string why = WriteProblem(record.write(), *scan.header, scan); !why.empty()) {
+        scan.bad = "write " + std::to_string(scan.writes.size() + 1) + ", " + why;
+        break;
+      }
+      scan.uuids.insert(record.write().uuid());
       scan.writes.push_back(std::move(*record.mutable_write()));
     }
     pos = end;
@@ -272,6 +356,22 @@ Result<TableLog::Opened> TableLog::Open(const std::string& tables_dir,
   TANDEM_RETURN_IF_ERROR(ReadAll(fd, path, bytes));
   Scan scan = ScanLog(bytes);
   const std::uint64_t file_size = bytes.size();
+  // A torn tail is cut off, but not before a copy of it is durable beside the log: the rules
+  // above prove it unacknowledged unless the damage is in the last record itself (a length or
+  // payload changed after it was written), and that copy is then all that is left of it.
+  std::string kept;
+  if (scan.torn && scan.good_end < file_size) {
+    auto copy = KeepTornTail(tables_dir, header.id(), scan.good_end,
+                             std::string_view(bytes).substr(scan.good_end));
+    if (!copy.ok()) {
+      return Status(copy.status().code(),
+                    "table log " + path + ": " + scan.bad + " at byte offset " +
+                        std::to_string(scan.good_end) +
+                        " looks like a torn tail, but a copy of it could not be kept, so it is " +
+                        "left as it is: " + copy.status().message());
+    }
+    kept = std::move(copy).value();
+  }
   bytes.clear();
   bytes.shrink_to_fit();
 
@@ -280,7 +380,8 @@ Result<TableLog::Opened> TableLog::Open(const std::string& tables_dir,
     // no write after it was acknowledged. Write it (again).
     if (!created && scan.torn) {
       opened.warning = "table log " + path + ": rewrote its header (the file held only " +
-                       scan.bad + ", a torn header: nothing was ever acknowledged in it)";
+                       scan.bad + ", a torn header: nothing was ever acknowledged in it" +
+                       (kept.empty() ? "" : "; a copy is in " + kept) + ")";
     } else if (!created && !scan.bad.empty()) {
       return Status::Corruption("table log " + path + " is corrupt (data loss?): " + scan.bad +
                                 " at byte offset 0, followed by more data; left as it is");
@@ -315,8 +416,9 @@ Result<TableLog::Opened> TableLog::Open(const std::string& tables_dir,
       opened.warning = "table log " + path + ": dropped a torn tail at byte offset " +
                        std::to_string(scan.good_end) + " (" + scan.bad + "; " +
                        std::to_string(cut) + " bytes cut after " +
-                       std::to_string(scan.writes.size()) +
-                       " good writes): it was never acknowledged";
+                       std::to_string(scan.writes.size()) + " good writes; a copy is in " + kept +
+                       "): it was never acknowledged, " +
+                       "unless the damage was in the last record itself";
     }
     log->bytes_ = scan.good_end;
   }
@@ -336,7 +438,6 @@ Status TableLog::Append(const ipc::pb::TableLogWrite& write) {
   // The record is TableLogRecord{write}: field 2, length-delimited, then the write itself —
   // encoded here around the write's own serialization so that a large write is not copied into
   // a record first.
-  constexpr std::uint8_t kWriteTag = (2 << 3) | 2;
   const std::size_t write_size = write.ByteSizeLong();
   std::string varint;
   for (std::uint64_t v = write_size;; v >>= 7) {

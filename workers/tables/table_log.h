@@ -7,17 +7,27 @@
 // payload | payload = serialized ipc::pb::TableLogRecord`. The first record is the header
 // (TableLogHeader: format, id, schema, upsert key); every later one a TableLogWrite. A length of
 // 0 or over kMaxTableLogRecord is a bad record, as is one whose CRC fails, whose payload does not
-// parse, or whose kind is out of place (a write first, a header later).
+// parse, whose kind is out of place (a write first, a header later), or a write the table writer
+// cannot have made (read back, each is checked as a WriteTable is: updates against the header's
+// schema and upsert key, a uuid of 1 to 128 bytes and no earlier write's, a time at or after the
+// previous write's and at most kMaxTableWriteTime). Such a record is never a torn tail: its
+// checksum says it is what was written.
 //
 // Reading (Open) — what a crash can leave, and what it cannot:
 //   * Torn tail: the bytes appended after the last Sync may be missing, cut short, or read as
-//     zeros (file size extended before the data blocks were written). So a bad last record whose
-//     bytes run to the end of the file (or past it), or that is followed only by zero bytes, was
-//     never acknowledged: it is dropped, the file truncated to the last good record (ftruncate +
-//     fsync) and Opened::warning says what was dropped and where.
-//   * Anything else bad — a bad record followed by more (non-zero) bytes — is corruption of data
-//     that may have been acknowledged: Corruption ("data loss"), and the file is left as it is
-//     for an operator to look at.
+//     zeros (file size extended before the data blocks were written); a crash cuts the end of
+//     what was appended, it does not damage what comes before. So a bad last record that is
+//     followed only by zero bytes, or whose length runs past the end of the file with no good
+//     record starting anywhere after it, was never acknowledged: it is dropped — first copied,
+//     durably, to <id>.log.torn-<offset>-<unix ms> beside the log (a damaged length or payload
+//     in the last record itself looks the same, and the copy is then what is left of it) — the
+//     file truncated to the last good record (ftruncate + fsync), and Opened::warning says what
+//     was dropped, where, and where the copy is.
+//   * Anything else bad — a bad record followed by more (non-zero) bytes, a length past the end
+//     with a good record after it, a record of the wrong kind or a write that does not check —
+//     is damage to data that may have been acknowledged: Corruption ("data loss"), and the file
+//     is left as it is for an operator to look at. The table is then broken: its collection gets
+//     that error, and every write to it is refused with it (workers/tables/table.h).
 //   * A file that is empty, or holds only a torn header, never acknowledged anything (the header
 //     is made durable before the first write is appended): the header is written anew.
 //   * A good header for another table definition: FailedPrecondition naming what differs.
@@ -41,6 +51,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/time.h"
 #include "ipc/codec.h"
 
 namespace tandem::workers {
@@ -50,6 +61,9 @@ inline constexpr std::uint32_t kTableLogFormat = 1;
 inline constexpr std::uint32_t kMaxTableLogRecord = 64u << 20;
 // Bytes of framing before each payload: length and CRC.
 inline constexpr std::size_t kTableLogFrame = 8;
+// The latest time a write may have: the table's upper after it (time + 1) is a time, and
+// UINT64_MAX is not one (it is the closed frontier). The table writer refuses writes past it.
+inline constexpr Time kMaxTableWriteTime = kMaxTime - 1;
 
 class TableLog {
  public:

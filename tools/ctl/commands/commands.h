@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <optional>
 
 #include "tools/ctl/session.h"
 
@@ -13,7 +14,8 @@ namespace tandem::ctl {
 struct Subcommand {
   CLI::App* app = nullptr;
   std::function<int(const Globals&, History)> run;
-  bool needs_history = true;  // false: runs without loading (or locking) the state file
+  // How it uses the state file (--state); nullopt: not at all (not loaded, not locked).
+  std::optional<History::Access> state = History::Access::kWrite;
 };
 
 Subcommand AddCreateSource(CLI::App& app);

@@ -184,11 +184,12 @@ Subcommand AddFrontiers(CLI::App& app) {
   sub->add_option_function<std::string>(
       "ID", [o](const std::string& v) { o->only = v; }, "only this id");
   AddOptional(*sub, "--for", &o->seconds, "SECONDS to collect (default 1)");
-  return {sub, [o](const Globals& g, History h) {
-            h.ReleaseLock();
+  return {sub,
+          [o](const Globals& g, History h) {
             Session s(g, std::move(h));
             return RunFrontiers(*o, s);
-          }};
+          },
+          History::Access::kRead};
 }
 
 }  // namespace tandem::ctl

@@ -42,7 +42,7 @@ Subcommand AddKeygen(CLI::App& app) {
   sub->add_option("FILE", *path, "where the secret key goes (the public key: FILE.pub)")
       ->required();
   Subcommand c{sub, [path](const Globals&, History) { return RunKeygen(*path); }};
-  c.needs_history = false;
+  c.state = std::nullopt;
   return c;
 }
 

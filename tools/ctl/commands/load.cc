@@ -19,6 +19,7 @@
 #include "tools/ctl/commands/commands.h"
 #include "tools/ctl/session.h"
 #include "workers/sources/csv.h"
+#include "workers/sources/format_values.h"
 #include "workers/sources/json_lines.h"
 #include "workers/sources/log_parse.h"
 
@@ -132,7 +133,7 @@ std::vector<Batch> Parse(const std::string& text, bool csv, const pb::SourceImpo
     std::string_view line(text.data() + start, nl - start);
     start = nl + 1;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    ++n;
+    if (++n == 1) line = workers::WithoutByteOrderMark(line);
     if (line.size() > workers::kMaxLogLineBytes) {
       if (!csv) {
         errors->push_back("json line " + std::to_string(n) + ": longer than " +
@@ -327,10 +328,8 @@ Subcommand AddLoad(CLI::App& app) {
   sub->add_option("ID", o->id, "the table (u<n>)")->required();
   sub->add_option("FILE", o->file, "the file to load")->required();
   AddOptional(*sub, "--format", &o->format, "csv or jsonl (default: from FILE's name)");
-  return {sub, [o](const Globals& g, History h) {
-            h.ReleaseLock();
-            return RunLoad(*o, g, h);
-          }};
+  return {sub, [o](const Globals& g, History h) { return RunLoad(*o, g, h); },
+          History::Access::kRead};
 }
 
 }  // namespace tandem::ctl

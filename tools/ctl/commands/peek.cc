@@ -138,11 +138,12 @@ Subcommand AddPeek(CLI::App& app) {
       ->allow_extra_args(false);
   AddOptional(*sub, "--order-by", &o->order_by, "COL[:desc]");
   AddOptional(*sub, "--limit", &o->limit, "at most N rows");
-  return {sub, [o](const Globals& g, History h) {
-            h.ReleaseLock();
+  return {sub,
+          [o](const Globals& g, History h) {
             Session s(g, std::move(h));
             return RunPeek(*o, s);
-          }};
+          },
+          History::Access::kRead};
 }
 
 }  // namespace tandem::ctl

@@ -147,7 +147,7 @@ Subcommand AddStatus(CLI::App& app) {
       "is up.");
   AddOptional(*sub, "--for", &o->seconds, "SECONDS to collect frontiers (default 1)");
   return {sub, [o](const Globals& g, History) { return RunStatus(*o, g); },
-          /*needs_history=*/false};
+          /*state=*/std::nullopt};
 }
 
 }  // namespace tandem::ctl

@@ -226,11 +226,12 @@ Subcommand AddSubscribe(CLI::App& app) {
   AddOptional(*sub, "--for", &o->for_text, "SECONDS: cancel after this long");
   sub->add_flag("--observer", o->observer, "an observer session (the default)");
   sub->add_flag("--progress", o->progress, "text: a `progress U` line per completed interval");
-  return {sub, [o](const Globals& g, History h) {
-            h.ReleaseLock();
+  return {sub,
+          [o](const Globals& g, History h) {
             Session s(g, std::move(h));
             return RunSubscribe(*o, s);
-          }};
+          },
+          History::Access::kRead};
 }
 
 }  // namespace tandem::ctl

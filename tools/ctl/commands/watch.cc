@@ -35,11 +35,12 @@ Subcommand AddWatch(CLI::App& app) {
       "Prints every response as it arrives, until interrupted (exit 0), --for passes (exit 0),\n"
       "or the session ends: superseded (75), replica gone (69).");
   AddOptional(*sub, "--for", for_text.get(), "SECONDS to watch (default: until interrupted)");
-  return {sub, [for_text](const Globals& g, History h) {
-            h.ReleaseLock();
+  return {sub,
+          [for_text](const Globals& g, History h) {
             Session s(g, std::move(h));
             return RunWatch(*for_text, s);
-          }};
+          },
+          History::Access::kRead};
 }
 
 }  // namespace tandem::ctl

@@ -290,11 +290,12 @@ Subcommand AddWrite(CLI::App& app) {
   add("--upsert", Update::Kind::kUpsert, "ROW: a whole row of an upsert table (repeatable)");
   add("--delete", Update::Kind::kDelete, "KEY: the upsert key of a row to delete (repeatable)");
   AddOptional(*sub, "--uuid", &o->uuid, "U: the write's idempotency key (default: random)");
-  return {sub, [o](const Globals& g, History h) {
-            h.ReleaseLock();
+  return {sub,
+          [o](const Globals& g, History h) {
             Session s(g, std::move(h));
             return RunWrite(*o, s);
-          }};
+          },
+          History::Access::kRead};
 }
 
 }  // namespace tandem::ctl
