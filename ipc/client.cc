@@ -108,7 +108,12 @@ ControllerClient::~ControllerClient() {
     }
   }
   // A replica that refused the handshake gets nothing: do not linger on what is queued for it.
-  if (!handshake_error_.empty()) socket_.set(zmq::sockopt::linger, 0);
+  if (!handshake_error_.empty()) {
+    try {
+      socket_.set(zmq::sockopt::linger, 0);
+    } catch (const zmq::error_t&) {
+    }
+  }
   if (monitor_) zmq_socket_monitor(socket_.handle(), nullptr, 0);
 }
 
@@ -125,12 +130,13 @@ Status ControllerClient::Hello(const std::string& nonce, bool observer, bool wri
   Send(MakeHello(nonce, observer, writer));
   Status result = Status::Ok();
   handshake_error_.clear();
+  in_hello_ = true;
   const bool answered = AwaitFromSocket([&](pb::Response& r) {
     if (r.has_status() && r.status().has_hello_accepted()) {
       accepted_ = r.status().hello_accepted();
       // Disconnects of attempts before this Hello are behind us: take them now, while they do
       // not count, so a late one is not taken for the loss of this session.
-      if (monitor_) DrainMonitor();
+      if (monitor_) DrainMonitor(/*may_probe=*/false);
       connected_ = true;
       writer_ = writer;
       return true;
@@ -143,6 +149,7 @@ Status ControllerClient::Hello(const std::string& nonce, bool observer, bool wri
     if (r.has_frontiers()) kept_.push_back(std::move(r));
     return false;
   });
+  in_hello_ = false;
   if (answered) return result;
   if (!handshake_error_.empty()) {
     return Status::Unavailable("the replica at " + endpoint_ +
@@ -298,7 +305,7 @@ std::optional<pb::Response> ControllerClient::ReceiveUntil(
   return std::nullopt;
 }
 
-void ControllerClient::DrainMonitor() {
+void ControllerClient::DrainMonitor(bool may_probe) {
   for (;;) {
     zmq::message_t event;
     if (!monitor_->recv(event, zmq::recv_flags::dontwait)) return;
@@ -325,7 +332,7 @@ void ControllerClient::DrainMonitor() {
                          std::to_string(value) +
                          (options_.curve ? "; is --curve-server-key the replica's public key?)"
                                          : "; is this a Tandem controller endpoint?)");
-    } else if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && !connected_ &&
+    } else if (kind == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && may_probe && !connected_ &&
                handshake_error_.empty() && !greeting_probed_) {
       // The replica closed the connection during the handshake. A replica whose mechanism is not
       // ours does that, and often before its greeting (which would have said so) has left: ask
@@ -384,7 +391,7 @@ std::optional<pb::Response> ControllerClient::ReceiveFromSocket(std::chrono::mil
       if (hello_pending_ && d.message.has_status() && d.message.status().has_hello_accepted()) {
         // As Hello() does: disconnects of attempts before this Hello do not count.
         accepted_ = d.message.status().hello_accepted();
-        if (monitor_) DrainMonitor();
+        if (monitor_) DrainMonitor(/*may_probe=*/false);
         connected_ = true;
         writer_ = hello_pending_->second;
         hello_pending_.reset();
@@ -395,7 +402,7 @@ std::optional<pb::Response> ControllerClient::ReceiveFromSocket(std::chrono::mil
       return d.message;
     }
     if (lost_) return std::nullopt;
-    if (monitor_) DrainMonitor();
+    if (monitor_) DrainMonitor(/*may_probe=*/in_hello_);
     if (!handshake_error_.empty() && !connected_) return std::nullopt;  // Hello says why
   }
 }

@@ -156,7 +156,11 @@ class ControllerClient {
   // Takes responses from the socket (not the kept ones) until `done` returns true (then true),
   // Options::timeout passes or nothing more comes (then false).
   bool AwaitFromSocket(const std::function<bool(pb::Response&)>& done);
-  void DrainMonitor();
+  // Takes the monitor's events. `may_probe`: a handshake closed without a reason may be answered
+  // by asking for the replica's greeting (PeerSecurityMechanism, up to a second) — only from the
+  // blocking Hello, never where a caller polls many clients (ipc/replica_set.h) or after a Hello
+  // was accepted.
+  void DrainMonitor(bool may_probe);
   // Why the replica refuses us when our security mechanisms differ.
   std::string MechanismMismatch() const;
 
@@ -179,6 +183,7 @@ class ControllerClient {
   std::string last_decode_error_;
   std::string handshake_error_;
   bool greeting_probed_ = false;  // PeerSecurityMechanism asked, at most once per client
+  bool in_hello_ = false;         // inside the blocking Hello(): DrainMonitor may probe
 };
 
 // Milliseconds left until `deadline` (negative once it passed).

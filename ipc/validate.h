@@ -150,7 +150,9 @@ std::string DescribeWrite(const pb::WriteTable& write);
 Status CheckTableUpdates(const pb::WriteTable& write, const pb::Schema& schema,
                          const std::vector<std::uint32_t>& upsert_key);
 // The same rules for updates kept without their WriteTable (a table log's records, read back):
-// `id` names the table in the reasons.
+// `id` names the table in the reasons. These rules are part of the table log's format: a record
+// they refuse reads as damage (workers/tables/table_log.h), so they may only loosen, or old logs
+// need a new kTableLogFormat.
 Status CheckTableUpdates(const std::string& id,
                          const google::protobuf::RepeatedPtrField<pb::TableUpdate>& updates,
                          const pb::Schema& schema, const std::vector<std::uint32_t>& upsert_key);

@@ -19,7 +19,7 @@ constexpr std::size_t kGreetingSize = 64;
 constexpr std::array<unsigned char, kSignatureSize + 1> kSignatureAndMajor = {
     0xFF, 0, 0, 0, 0, 0, 0, 0, 0, 0x7F, 3};
 
-std::chrono::milliseconds Left(std::chrono::steady_clock::time_point deadline) {
+std::chrono::milliseconds ProbeTimeLeft(std::chrono::steady_clock::time_point deadline) {
   return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(
                       deadline - std::chrono::steady_clock::now()),
                   std::chrono::milliseconds(0));
@@ -27,13 +27,13 @@ std::chrono::milliseconds Left(std::chrono::steady_clock::time_point deadline) {
 
 // The next message part of `probe` within the deadline; false at the deadline or once `gone`
 // (the probe's monitor: the connection failed or closed) has something to say.
-bool Receive(zmq::socket_t& probe, zmq::socket_t& gone, zmq::message_t& part,
-             std::chrono::steady_clock::time_point deadline) {
+bool ReceivePart(zmq::socket_t& probe, zmq::socket_t& gone, zmq::message_t& part,
+                 std::chrono::steady_clock::time_point deadline) {
   zmq::pollitem_t items[2] = {{probe.handle(), 0, ZMQ_POLLIN, 0},
                               {gone.handle(), 0, ZMQ_POLLIN, 0}};
   for (;;) {
     if (probe.recv(part, zmq::recv_flags::dontwait)) return true;
-    const auto left = Left(deadline);
+    const auto left = ProbeTimeLeft(deadline);
     if (left.count() == 0 || zmq::poll(items, 2, left) <= 0) return false;
     if (items[1].revents & ZMQ_POLLIN) return false;
   }
@@ -70,8 +70,8 @@ std::optional<std::string> PeerSecurityMechanism(zmq::context_t& context,
     probe.connect(endpoint);
     zmq::message_t id;
     zmq::message_t data;
-    if (!Receive(probe, gone, id, deadline) || !id.more() ||
-        !Receive(probe, gone, data, deadline) || data.size() != 0) {
+    if (!ReceivePart(probe, gone, id, deadline) || !id.more() ||
+        !ReceivePart(probe, gone, data, deadline) || data.size() != 0) {
       return std::nullopt;
     }
     probe.send(zmq::buffer(id.data(), id.size()), zmq::send_flags::sndmore);
@@ -80,8 +80,8 @@ std::optional<std::string> PeerSecurityMechanism(zmq::context_t& context,
     std::string greeting;
     while (greeting.size() < kGreetingSize) {
       zmq::message_t from;
-      if (!Receive(probe, gone, from, deadline) || !from.more() ||
-          !Receive(probe, gone, data, deadline)) {
+      if (!ReceivePart(probe, gone, from, deadline) || !from.more() ||
+          !ReceivePart(probe, gone, data, deadline)) {
         return std::nullopt;
       }
       if (data.size() == 0) return std::nullopt;  // the peer closed the connection
@@ -93,7 +93,14 @@ std::optional<std::string> PeerSecurityMechanism(zmq::context_t& context,
       return std::nullopt;
     }
     const std::string_view field(greeting.data() + kMechanismOffset, kMechanismSize);
-    return std::string(field.substr(0, field.find('\0')));
+    const std::string_view name = field.substr(0, field.find('\0'));
+    // RFC 23: uppercase letters, digits and '-', '_', '.', '+', NUL-padded. Anything else is not a
+    // greeting to quote back.
+    if (name.empty() || name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.+") !=
+                            std::string_view::npos) {
+      return std::nullopt;
+    }
+    return std::string(name);
   } catch (const zmq::error_t&) {
     return std::nullopt;
   }

@@ -687,9 +687,9 @@ TEST(TableCrash, ATornLastRecordIsDroppedAndTheTableRestartsWithEverythingAcknow
 }
 
 // A record whose checksum holds but that the table writer cannot have made — here an upsert in
-// the plain table's log, which once aborted maintenance at every restart (a crash loop) — breaks
-// its table only: the replica starts and serves, the table's index answers with the damage,
-// writes to the table are refused with it, its log is left as it is, and the other table works.
+// the plain table's log, which the runtime cannot apply to a plain table — breaks its table only:
+// the replica starts and serves, the table's index answers with the damage, writes to the table are
+// refused with it, its log is left as it is, and the other table works.
 TEST(TableCrash, ARecordTheWriterCannotHaveMadeBreaksOnlyItsTable) {
   CrashRun run(16);
   {

@@ -378,6 +378,29 @@ TEST(TableLog, ATornTailIsCopiedBesideTheLogBeforeItIsCut) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
+// A large torn upsert write: its updates start with the write tag too (TableUpdate.upsert is field
+// 2, length-delimited), so the search for a good record after the cut finds many candidates —
+// none of which is a record. It is a torn tail, found so in one pass over the tail.
+TEST(TableLog, ALargeTornUpsertWriteIsATornTail) {
+  TempDir dir("table-log");
+  std::uint64_t start = 0;
+  {
+    auto opened = MustOpen(dir.path(), Header("u1", /*upsert=*/true));
+    ASSERT_TRUE(opened.log->Append(LogWrite(1, 3, /*upsert=*/true)).ok());
+    start = opened.log->bytes();
+    ASSERT_TRUE(opened.log->Append(LogWrite(2, 60'000, /*upsert=*/true)).ok());
+    ASSERT_TRUE(opened.log->Sync().ok());
+  }
+  std::string bytes = ReadBytes(dir.File("u1.log"));
+  bytes.resize(start + (bytes.size() - start) * 2 / 3);
+  WriteBytes(dir.File("u1.log"), bytes);
+  auto opened = MustOpen(dir.path(), Header("u1", /*upsert=*/true));
+  ASSERT_EQ(opened.writes.size(), 1u);
+  EXPECT_NE(opened.warning.find("torn tail at byte offset " + std::to_string(start)),
+            std::string::npos)
+      << opened.warning;
+}
+
 // Records whose checksum holds but that the table writer cannot have written: each is damage
 // wherever it is — the middle or the end of the log — and the file is left as it is.
 TEST(TableLog, AWriteTheWriterCannotHaveMadeIsDamageNeverReplayed) {
@@ -591,9 +614,13 @@ TEST(TableLog, RandomDamageNeverLosesWhatPrecedesItAndIsNeverCutSilently) {
     const std::string now = ReadBytes(dir.File("u1.log"));
     const auto copies = TornCopies(dir.path());
     if (now.size() < bytes.size()) {
+      EXPECT_NE(r->warning, "");
+      if (bytes.find_first_not_of('\0', now.size()) == std::string::npos) {
+        EXPECT_TRUE(copies.empty()) << "zeros hold nothing to keep";
+        continue;
+      }
       ASSERT_EQ(copies.size(), 1u) << "cut without a copy";
       EXPECT_EQ(now + copies.begin()->second, bytes) << "the log and the copy are the damaged file";
-      EXPECT_NE(r->warning, "");
     } else {
       EXPECT_EQ(now, bytes);
       EXPECT_TRUE(copies.empty());

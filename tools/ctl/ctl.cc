@@ -51,16 +51,20 @@ Result<History> History::Load(const std::string& path, Access access) {
   History h;
   h.path_ = path;
   const std::string lock_path = path + ".lock";
-  const int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) {
+  // A reader needs only to read the lock file (a user who may only read the state directory can
+  // still peek); one that cannot open it at all reads without it — Save replaces the state file
+  // whole (rename), so what it reads is some writer's whole file either way.
+  int fd = access == Access::kRead ? open(lock_path.c_str(), O_RDONLY | O_CLOEXEC) : -1;
+  if (fd < 0) fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0 && access == Access::kWrite) {
     return Status::Unavailable("cannot open the state lock " + lock_path + ": " +
                                std::strerror(errno));
   }
-  auto lock = std::make_shared<const Lock>(fd);
+  auto lock = fd >= 0 ? std::make_shared<const Lock>(fd) : nullptr;
   struct flock want {};
   want.l_type = access == Access::kWrite ? F_WRLCK : F_RDLCK;
   want.l_whence = SEEK_SET;  // l_start 0, l_len 0: the whole file
-  if (fcntl(fd, F_SETLK, &want) != 0) {
+  if (lock && fcntl(fd, F_SETLK, &want) != 0) {
     if (errno != EACCES && errno != EAGAIN) {
       return Status::Unavailable("cannot lock the state lock " + lock_path + ": " +
                                  std::strerror(errno));

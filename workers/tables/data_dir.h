@@ -3,6 +3,8 @@
 //   DIR/LOCK                    flocked (LOCK_EX) by the one runtime that writes tables; holds
 //                               "<pid>\n" of the holder (informational: the flock is the lock)
 //   DIR/tables/<id>.log         a table's log (workers/tables/table_log.h)
+//   DIR/tables/<id>.log.torn-<offset>-<ms>
+//                               a copy of a torn tail cut off that log (kept, never read)
 //   DIR/dropped/<id>-<ms>.log   a dropped table's log, moved there (never deleted)
 //
 // Choices:

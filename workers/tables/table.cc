@@ -240,12 +240,11 @@ void TableWriter::Commit(std::vector<Job> jobs) {
       p.time = std::max(WallClockMs(), t.upper_);
       t.in_flight_ = true;  // the upper stays <= p.time until these writes are published
     }
-    if (p.time > kMaxTableWriteTime) {
-      // Only a clock or a replayed log at the end of time gets here: never acknowledge a write at
-      // a time that is not one (the upper after it would be the closed frontier).
-      answers.push_back(Refusal(wire, "table " + t.id() + " has no time left for a write (its " +
-                                          "next time would be " + std::to_string(p.time) +
-                                          "); the write was not applied"));
+    if (std::string why = LogWriteProblem(client, p.time); !why.empty()) {
+      // The rules Open checks every record by: what breaks them is never appended (a uuid the
+      // supervisor's wrapping left empty, a clock or a replayed log at the end of time).
+      answers.push_back(
+          Refusal(wire, "table " + t.id() + ": the write " + why + "; the write was not applied"));
       continue;
     }
     pb::TableLogWrite w;

@@ -47,17 +47,40 @@ bool AllZero(const std::string& bytes, std::uint64_t from) {
   return true;
 }
 
-// Whether a write record starts anywhere at or after `from`: a frame whose length fits in the
-// file and whose checksum holds. What a later good record follows cannot be a torn tail (a crash
-// cuts the end of what was appended, it does not damage the middle): it is damage.
+// The most bytes RecordFollows checksums in one search (~1 s here): past it, it answers yes.
+constexpr std::uint64_t kRecordSearchBytes = std::uint64_t{512} << 20;
+
+// Whether a frame header that could be a write's starts at `p`: a length that fits the file and
+// the write tag. Or the file ends at `p`, or zeros (a torn tail's) start there.
+bool FrameOrEndAt(const std::string& bytes, std::uint64_t p) {
+  if (p == bytes.size()) return true;
+  if (p + kTableLogFrame + 1 > bytes.size()) return false;
+  const std::uint32_t len = GetLe32(bytes.data() + p);
+  if (len == 0) return true;
+  return len <= kMaxTableLogRecord && p + kTableLogFrame + len <= bytes.size() &&
+         static_cast<std::uint8_t>(bytes[p + kTableLogFrame]) == kWriteTag;
+}
+
+// Whether a write record starts anywhere at or after `from`: a frame whose length fits, whose
+// checksum holds, whose payload parses as a write, and after which the file ends or another
+// frame (or zeros) starts. What a later good record follows cannot be a torn tail (a crash cuts
+// the end of what was appended, it does not damage the middle): it is damage. A search that would
+// checksum more than kRecordSearchBytes answers yes (damage: the log is left alone) rather than
+// keep a replica from starting.
 bool RecordFollows(const std::string& bytes, std::uint64_t from) {
   const std::uint64_t size = bytes.size();
+  std::uint64_t checked = 0;
   for (std::uint64_t p = from; p + kTableLogFrame < size; ++p) {
     const std::uint32_t len = GetLe32(bytes.data() + p);
     if (len == 0 || len > kMaxTableLogRecord || p + kTableLogFrame + len > size) continue;
     const char* payload = bytes.data() + p + kTableLogFrame;
     if (static_cast<std::uint8_t>(payload[0]) != kWriteTag) continue;
-    if (Crc32(payload, len) == GetLe32(bytes.data() + p + 4)) return true;
+    if (!FrameOrEndAt(bytes, p + kTableLogFrame + len)) continue;
+    checked += len;
+    if (checked > kRecordSearchBytes) return true;
+    if (Crc32(payload, len) != GetLe32(bytes.data() + p + 4)) continue;
+    ipc::pb::TableLogRecord record;
+    if (record.ParseFromArray(payload, static_cast<int>(len)) && record.has_write()) return true;
   }
   return false;
 }
@@ -155,7 +178,7 @@ Status ReadAll(int fd, const std::string& path, std::string& out) {
 
 // write(2)s all of `bytes` (O_APPEND: at the end), retrying short writes and EINTR; on failure
 // `written` says how much made it and `error` is the errno.
-Status WriteAll(int fd, const std::string& path, const std::string& bytes, std::size_t& written,
+Status WriteAll(int fd, const std::string& path, std::string_view bytes, std::size_t& written,
                 int& error) {
   written = 0;
   error = 0;
@@ -199,11 +222,14 @@ Result<std::string> KeepTornTail(const std::string& tables_dir, const std::strin
     if (fd < 0) return Status::FromErrno("create " + path);
     std::size_t written = 0;
     int error = 0;
-    Status status = WriteAll(fd, path, std::string(tail), written, error);
+    Status status = WriteAll(fd, path, tail, written, error);
     if (status.ok()) status = SyncFile(fd, path, /*data_only=*/false);
     close(fd);
-    if (status.ok()) status = SyncDirectory(tables_dir);
-    if (!status.ok()) return status;
+    if (!status.ok()) {
+      unlink(path.c_str());
+      return status;
+    }
+    TANDEM_RETURN_IF_ERROR(SyncDirectory(tables_dir));
     return path;
   }
 }
@@ -227,16 +253,11 @@ struct Scan {
 std::string WriteProblem(const ipc::pb::TableLogWrite& write, const ipc::pb::TableLogHeader& header,
                          const Scan& scan) {
   const std::string& uuid = write.uuid();
-  if (uuid.empty() || uuid.size() > ipc::WriteBounds::kMaxUuidBytes) {
-    return "a uuid of " + std::to_string(uuid.size()) + " bytes (a write's has 1 to " +
-           std::to_string(ipc::WriteBounds::kMaxUuidBytes) + ")";
+  const std::string named = "uuid " + ipc::Printable(uuid);
+  if (std::string why = LogWriteProblem(uuid, write.time()); !why.empty()) {
+    return named + ", " + why;
   }
-  const std::string named = "uuid " + uuid.substr(0, 40) + (uuid.size() > 40 ? "…" : "");
   if (scan.uuids.count(uuid) != 0) return named + ", is a second write with that uuid";
-  if (write.time() > kMaxTableWriteTime) {
-    return named + ", is at time " + std::to_string(write.time()) + " (past the last a write " +
-           "can have, " + std::to_string(kMaxTableWriteTime) + ")";
-  }
   if (!scan.writes.empty() && write.time() < scan.writes.back().time()) {
     return named + ", is at time " + std::to_string(write.time()) + ", before the write ahead " +
            "of it (" + std::to_string(scan.writes.back().time()) + ")";
@@ -315,6 +336,18 @@ Scan ScanLog(const std::string& bytes) {
 
 }  // namespace
 
+std::string LogWriteProblem(std::string_view uuid, Time time) {
+  if (uuid.empty() || uuid.size() > ipc::WriteBounds::kMaxUuidBytes) {
+    return "has a uuid of " + std::to_string(uuid.size()) + " bytes (a write's has 1 to " +
+           std::to_string(ipc::WriteBounds::kMaxUuidBytes) + ")";
+  }
+  if (time > kMaxTableWriteTime) {
+    return "is at time " + std::to_string(time) + ", past the last a write can have (" +
+           std::to_string(kMaxTableWriteTime) + ")";
+  }
+  return "";
+}
+
 std::string FrameTableLogRecord(const std::string& payload) {
   std::string out;
   out.reserve(kTableLogFrame + payload.size());
@@ -358,30 +391,30 @@ Result<TableLog::Opened> TableLog::Open(const std::string& tables_dir,
   const std::uint64_t file_size = bytes.size();
   // A torn tail is cut off, but not before a copy of it is durable beside the log: the rules
   // above prove it unacknowledged unless the damage is in the last record itself (a length or
-  // payload changed after it was written), and that copy is then all that is left of it.
-  std::string kept;
-  if (scan.torn && scan.good_end < file_size) {
+  // payload changed after it was written), and that copy is then all that is left of it. Zeros
+  // hold nothing to keep. Returns what the warning says of the copy.
+  auto keep_tail = [&]() -> Result<std::string> {
+    if (AllZero(bytes, scan.good_end)) return std::string("; it was all zeros");
     auto copy = KeepTornTail(tables_dir, header.id(), scan.good_end,
                              std::string_view(bytes).substr(scan.good_end));
     if (!copy.ok()) {
-      return Status(copy.status().code(),
-                    "table log " + path + ": " + scan.bad + " at byte offset " +
-                        std::to_string(scan.good_end) +
-                        " looks like a torn tail, but a copy of it could not be kept, so it is " +
-                        "left as it is: " + copy.status().message());
+      return Status(
+          copy.status().code(),
+          "table log " + path + ": " + scan.bad + " at byte offset " +
+              std::to_string(scan.good_end) + " looks like a torn tail, but a copy " +
+              "of it could not be kept, so it is left as it is: " + copy.status().message());
     }
-    kept = std::move(copy).value();
-  }
-  bytes.clear();
-  bytes.shrink_to_fit();
+    return "; a copy is in " + *copy;
+  };
 
   if (!scan.header) {
     // Nothing good in the file. Empty, or only a torn header: the header was never durable, so
     // no write after it was acknowledged. Write it (again).
     if (!created && scan.torn) {
+      TANDEM_ASSIGN_OR_RETURN(const std::string kept, keep_tail());
       opened.warning = "table log " + path + ": rewrote its header (the file held only " +
-                       scan.bad + ", a torn header: nothing was ever acknowledged in it" +
-                       (kept.empty() ? "" : "; a copy is in " + kept) + ")";
+                       scan.bad + ", a torn header: nothing was ever acknowledged in it" + kept +
+                       ")";
     } else if (!created && !scan.bad.empty()) {
       return Status::Corruption("table log " + path + " is corrupt (data loss?): " + scan.bad +
                                 " at byte offset 0, followed by more data; left as it is");
@@ -410,18 +443,21 @@ Result<TableLog::Opened> TableLog::Open(const std::string& tables_dir,
     }
     if (scan.torn) {
       const std::uint64_t cut = file_size - scan.good_end;
+      TANDEM_ASSIGN_OR_RETURN(const std::string kept, keep_tail());
       if (ftruncate(fd, static_cast<off_t>(scan.good_end)) != 0)
         return Status::FromErrno("truncate " + path);
       TANDEM_RETURN_IF_ERROR(SyncFile(fd, path, /*data_only=*/false));
       opened.warning = "table log " + path + ": dropped a torn tail at byte offset " +
                        std::to_string(scan.good_end) + " (" + scan.bad + "; " +
                        std::to_string(cut) + " bytes cut after " +
-                       std::to_string(scan.writes.size()) + " good writes; a copy is in " + kept +
-                       "): it was never acknowledged, " +
-                       "unless the damage was in the last record itself";
+                       std::to_string(scan.writes.size()) + " good writes" + kept +
+                       "): it was never acknowledged, unless the damage was in the last record "
+                       "itself";
     }
     log->bytes_ = scan.good_end;
   }
+  bytes.clear();
+  bytes.shrink_to_fit();
   // Always, not only when the file was created here: a previous run may have died between
   // creating it and making its name durable.
   TANDEM_RETURN_IF_ERROR(SyncDirectory(tables_dir));

@@ -48,6 +48,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -64,6 +65,11 @@ inline constexpr std::size_t kTableLogFrame = 8;
 // The latest time a write may have: the table's upper after it (time + 1) is a time, and
 // UINT64_MAX is not one (it is the closed frontier). The table writer refuses writes past it.
 inline constexpr Time kMaxTableWriteTime = kMaxTime - 1;
+
+// Why a write of `uuid` at `time` cannot be in a table log, or empty: a uuid of 1 to
+// ipc::WriteBounds::kMaxUuidBytes bytes and a time of at most kMaxTableWriteTime. The table
+// writer refuses such a write; Open finds a record of one damage.
+std::string LogWriteProblem(std::string_view uuid, Time time);
 
 class TableLog {
  public:
