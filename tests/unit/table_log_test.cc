@@ -411,7 +411,10 @@ TEST(TableLog, AWriteTheWriterCannotHaveMadeIsDamageNeverReplayed) {
   };
   const std::vector<Case> cases = {
       {"an upsert in a plain table",
-       [](auto& w) { *w.mutable_updates(0)->mutable_upsert() = w.updates(0).update().row(); },
+       [](auto& w) {
+         const ipc::pb::Row row = w.updates(0).update().row();  // mutable_upsert() clears it
+         *w.mutable_updates(0)->mutable_upsert() = row;
+       },
        "has no upsert key"},
       {"a string in the int64 column",
        [](auto& w) {
