@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "ipc/client.h"  // Left
+
 namespace tandem::ipc {
 namespace {
 
@@ -19,12 +21,6 @@ constexpr std::size_t kGreetingSize = 64;
 constexpr std::array<unsigned char, kSignatureSize + 1> kSignatureAndMajor = {
     0xFF, 0, 0, 0, 0, 0, 0, 0, 0, 0x7F, 3};
 
-std::chrono::milliseconds ProbeTimeLeft(std::chrono::steady_clock::time_point deadline) {
-  return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(
-                      deadline - std::chrono::steady_clock::now()),
-                  std::chrono::milliseconds(0));
-}
-
 // The next message part of `probe` within the deadline; false at the deadline or once `gone`
 // (the probe's monitor: the connection failed or closed) has something to say.
 bool ReceivePart(zmq::socket_t& probe, zmq::socket_t& gone, zmq::message_t& part,
@@ -33,7 +29,7 @@ bool ReceivePart(zmq::socket_t& probe, zmq::socket_t& gone, zmq::message_t& part
                               {gone.handle(), 0, ZMQ_POLLIN, 0}};
   for (;;) {
     if (probe.recv(part, zmq::recv_flags::dontwait)) return true;
-    const auto left = ProbeTimeLeft(deadline);
+    const auto left = std::max(Left(deadline), std::chrono::milliseconds(0));
     if (left.count() == 0 || zmq::poll(items, 2, left) <= 0) return false;
     if (items[1].revents & ZMQ_POLLIN) return false;
   }

@@ -20,6 +20,13 @@ namespace tandem::workers {
 
 namespace {
 
+// Milliseconds since the Unix epoch: the suffix that keeps the names of kept files apart.
+std::uint64_t UnixMsNow() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
+}
+
 // The first payload byte of every record after the header: TableLogRecord field 2 (write),
 // length-delimited.
 constexpr std::uint8_t kWriteTag = (2 << 3) | 2;
@@ -50,31 +57,30 @@ bool AllZero(const std::string& bytes, std::uint64_t from) {
 // The most bytes RecordFollows checksums in one search (~1 s here): past it, it answers yes.
 constexpr std::uint64_t kRecordSearchBytes = std::uint64_t{512} << 20;
 
-// Whether a frame header that could be a write's starts at `p`: a length that fits the file and
-// the write tag. Or the file ends at `p`, or zeros (a torn tail's) start there.
-bool FrameOrEndAt(const std::string& bytes, std::uint64_t p) {
-  if (p == bytes.size()) return true;
-  if (p + kTableLogFrame + 1 > bytes.size()) return false;
+// Whether a frame header that could be a write's starts at `p`: a length that is not 0, at most
+// kMaxTableLogRecord and fits the file, and the write tag as the payload's first byte.
+bool WriteFrameAt(const std::string& bytes, std::uint64_t p) {
+  if (p + kTableLogFrame >= bytes.size()) return false;
   const std::uint32_t len = GetLe32(bytes.data() + p);
-  if (len == 0) return true;
-  return len <= kMaxTableLogRecord && p + kTableLogFrame + len <= bytes.size() &&
+  return len != 0 && len <= kMaxTableLogRecord && p + kTableLogFrame + len <= bytes.size() &&
          static_cast<std::uint8_t>(bytes[p + kTableLogFrame]) == kWriteTag;
 }
 
-// Whether a write record starts anywhere at or after `from`: a frame whose length fits, whose
-// checksum holds, whose payload parses as a write, and after which the file ends or another
-// frame (or zeros) starts. What a later good record follows cannot be a torn tail (a crash cuts
-// the end of what was appended, it does not damage the middle): it is damage. A search that would
-// checksum more than kRecordSearchBytes answers yes (damage: the log is left alone) rather than
-// keep a replica from starting.
+// Whether what starts at `p` can follow a record: the end of the file, a zero length (a torn
+// tail's zeros), or another write's frame.
+bool FrameOrEndAt(const std::string& bytes, std::uint64_t p) {
+  if (p == bytes.size()) return true;
+  if (p + kTableLogFrame < bytes.size() && GetLe32(bytes.data() + p) == 0) return true;
+  return WriteFrameAt(bytes, p);
+}
+
 bool RecordFollows(const std::string& bytes, std::uint64_t from) {
   const std::uint64_t size = bytes.size();
   std::uint64_t checked = 0;
   for (std::uint64_t p = from; p + kTableLogFrame < size; ++p) {
+    if (!WriteFrameAt(bytes, p)) continue;
     const std::uint32_t len = GetLe32(bytes.data() + p);
-    if (len == 0 || len > kMaxTableLogRecord || p + kTableLogFrame + len > size) continue;
     const char* payload = bytes.data() + p + kTableLogFrame;
-    if (static_cast<std::uint8_t>(payload[0]) != kWriteTag) continue;
     if (!FrameOrEndAt(bytes, p + kTableLogFrame + len)) continue;
     checked += len;
     if (checked > kRecordSearchBytes) return true;
@@ -211,9 +217,7 @@ Status SyncFile(int fd, const std::string& path, bool data_only) {
 // log is cut. Returns its path.
 Result<std::string> KeepTornTail(const std::string& tables_dir, const std::string& id,
                                  std::uint64_t offset, std::string_view tail) {
-  auto ms = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                           std::chrono::system_clock::now().time_since_epoch())
-                                           .count());
+  std::uint64_t ms = UnixMsNow();
   for (;; ++ms) {
     const std::string path =
         tables_dir + "/" + id + ".log.torn-" + std::to_string(offset) + "-" + std::to_string(ms);
@@ -539,9 +543,7 @@ Status TableLog::Sync() {
 Status TableLog::Retire(const std::string& dropped_dir) {
   if (fd_ < 0) return Status::FailedPrecondition("table log " + path_ + " was retired");
   TANDEM_RETURN_IF_ERROR(SyncFile(fd_, path_, /*data_only=*/false));
-  auto ms = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                           std::chrono::system_clock::now().time_since_epoch())
-                                           .count());
+  std::uint64_t ms = UnixMsNow();
   std::string target;
   for (;; ++ms) {
     target = dropped_dir + "/" + id_ + "-" + std::to_string(ms) + ".log";
