@@ -4,7 +4,8 @@
 // of a session (frontiers, answers, protocol invariants), with the comparison of a runtime's answer
 // against the reference evaluator's (tests/reference/).
 //
-// Everything is deterministic in the generator's seed, so that a failing case reruns alone.
+// Everything is deterministic in the generator's seed, under every compiler, so that a failing
+// case reruns alone (the rule of the draws: class Generator).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -246,6 +247,12 @@ inline bool IsJoinFree(const pb::Plan& plan) {
 // With `new_operators` the plans also have Join, TopK, Negate, Threshold and the aggregates
 // COUNT_NON_NULL, COUNT_DISTINCT, AVG, ANY and ALL, and FLOAT64 expressions; without, the
 // generator draws exactly what it drew before those existed (the old seeds keep their cases).
+//
+// The rule of every draw here and in the functions below that draw from rand(): every draw is its
+// own statement, or in a braced list (or after && || ?:, which sequence it). Never two draws as
+// arguments of one call or operands of one operator: argument evaluation order is unspecified,
+// and a seed must build the same case under every compiler (GCC and clang take arguments in
+// different orders).
 class Generator {
  public:
   Generator(std::uint64_t seed, bool allow_errors, bool new_operators = false, int max_joins = 2)
@@ -292,29 +299,39 @@ class Generator {
       if (!of_type.empty() && rand_.Chance(0.75)) return ColumnExpr(rand_.Pick(of_type));
       return Literal(type);
     }
+    // The operands, drawn left to right (never as arguments of one call).
+    auto binary = [&](pb::BinaryFunc f, pb::ScalarType operand) {
+      pb::ScalarExpr left = Expr(operand, columns, depth - 1);
+      pb::ScalarExpr right = Expr(operand, columns, depth - 1);
+      return BinaryExpr(f, std::move(left), std::move(right));
+    };
+    auto if_then_else = [&] {
+      pb::ScalarExpr cond = Expr(pb::BOOL, columns, depth - 1);
+      pb::ScalarExpr then = Expr(type, columns, depth - 1);
+      pb::ScalarExpr els = Expr(type, columns, depth - 1);
+      return IfExpr(std::move(cond), std::move(then), std::move(els));
+    };
     switch (type) {
       case pb::INT64:
         switch (rand_.Below(allow_errors_ ? 7 : 5)) {
           case 0:
-            return BinaryExpr(pb::ADD, Expr(type, columns, depth - 1),
-                              Expr(type, columns, depth - 1));
+            return binary(pb::ADD, type);
           case 1:
-            return BinaryExpr(pb::SUB, Expr(type, columns, depth - 1),
-                              Expr(type, columns, depth - 1));
-          case 2:
+            return binary(pb::SUB, type);
+          case 2: {
             // Multiply by something small only: no overflow in stacked plans.
-            return BinaryExpr(pb::MUL, Expr(type, columns, depth - 1), SmallInt());
+            pb::ScalarExpr left = Expr(type, columns, depth - 1);
+            pb::ScalarExpr right = SmallInt();
+            return BinaryExpr(pb::MUL, std::move(left), std::move(right));
+          }
           case 3:
             return UnaryExpr(pb::NEGATE, Expr(type, columns, depth - 1));
           case 4:
-            return IfExpr(Expr(pb::BOOL, columns, depth - 1), Expr(type, columns, depth - 1),
-                          Expr(type, columns, depth - 1));
+            return if_then_else();
           case 5:
-            return BinaryExpr(pb::DIV, Expr(type, columns, depth - 1),
-                              Expr(type, columns, depth - 1));
+            return binary(pb::DIV, type);
           default:
-            return BinaryExpr(pb::MOD, Expr(type, columns, depth - 1),
-                              Expr(type, columns, depth - 1));
+            return binary(pb::MOD, type);
         }
       case pb::BOOL:
         switch (rand_.Below(7)) {
@@ -326,41 +343,39 @@ class Generator {
                                      : rand_.Chance(0.7) ? pb::STRING
                                                          : pb::BOOL;
             if (new_operators_ && rand_.Chance(0.25)) operand = pb::FLOAT64;
-            return BinaryExpr(rand_.Pick(kCompare), Expr(operand, columns, depth - 1),
-                              Expr(operand, columns, depth - 1));
+            const pb::BinaryFunc compare = rand_.Pick(kCompare);
+            return binary(compare, operand);
           }
           case 2:
-            return BinaryExpr(pb::AND, Expr(type, columns, depth - 1),
-                              Expr(type, columns, depth - 1));
+            return binary(pb::AND, type);
           case 3:
-            return BinaryExpr(pb::OR, Expr(type, columns, depth - 1),
-                              Expr(type, columns, depth - 1));
+            return binary(pb::OR, type);
           case 4:
             return UnaryExpr(pb::NOT, Expr(type, columns, depth - 1));
-          case 5:
-            return UnaryExpr(rand_.Chance(0.5) ? pb::IS_NULL : pb::IS_NOT_NULL,
-                             Expr(RandomScalarType().type, columns, depth - 1));
+          case 5: {
+            const pb::UnaryFunc test = rand_.Chance(0.5) ? pb::IS_NULL : pb::IS_NOT_NULL;
+            const pb::ScalarType operand = RandomScalarType().type;
+            return UnaryExpr(test, Expr(operand, columns, depth - 1));
+          }
           default:
-            return IfExpr(Expr(pb::BOOL, columns, depth - 1), Expr(type, columns, depth - 1),
-                          Expr(type, columns, depth - 1));
+            return if_then_else();
         }
       case pb::FLOAT64:  // only with new_operators
         switch (rand_.Below(4)) {
           case 0:
-            return BinaryExpr(pb::ADD, Expr(type, columns, depth - 1),
-                              Expr(type, columns, depth - 1));
+            return binary(pb::ADD, type);
           case 1:
-            return BinaryExpr(pb::SUB, Expr(type, columns, depth - 1),
-                              Expr(type, columns, depth - 1));
-          case 2:
-            return BinaryExpr(pb::MUL, Expr(type, columns, depth - 1), Literal(type));
+            return binary(pb::SUB, type);
+          case 2: {
+            pb::ScalarExpr left = Expr(type, columns, depth - 1);
+            pb::ScalarExpr right = Literal(type);
+            return BinaryExpr(pb::MUL, std::move(left), std::move(right));
+          }
           default:
-            return IfExpr(Expr(pb::BOOL, columns, depth - 1), Expr(type, columns, depth - 1),
-                          Expr(type, columns, depth - 1));
+            return if_then_else();
         }
       default:
-        return IfExpr(Expr(pb::BOOL, columns, depth - 1), Expr(type, columns, depth - 1),
-                      Expr(type, columns, depth - 1));
+        return if_then_else();
     }
   }
 
@@ -1086,7 +1101,9 @@ inline std::vector<reference::SourceRecord> RandomRecords(Generator& gen, const 
       if (op < 3 || current.empty()) {  // a random row: a new key or a replacement
         add({Kind::kUpsert, random_row(), t});
       } else if (op < 5) {  // a present key's row replaced
-        add({Kind::kUpsert, with_key(random_row(), present()), t});
+        Row row = random_row();
+        const Row k = present();
+        add({Kind::kUpsert, with_key(std::move(row), k), t});
       } else if (op < 6) {  // the current row again: no change
         add({Kind::kUpsert, current.at(present()), t});
       } else if (op < 8) {  // a present key deleted

@@ -174,9 +174,11 @@ TEST(ReplicaSet, ThreeReplicasServeEveryPeekWhileOneIsKilledAndRestartedTwice) {
     write_ticks(1);
     // A peek at a recent time (at most 30 ticks back: above the compaction frontier, which
     // trails by 200), by key or as a full scan; sometimes at the newest time, which waits for
-    // the replicas to read the line.
-    const std::int64_t time = std::max<std::int64_t>(
-        1, written - static_cast<std::int64_t>(rng() % 31) * (rng() % 4 != 0));
+    // the replicas to read the line. One draw a statement: operands are evaluated in no fixed
+    // order, and the run must be the same under every compiler.
+    const auto back = static_cast<std::int64_t>(rng() % 31);
+    const bool newest = rng() % 4 == 0;
+    const std::int64_t time = std::max<std::int64_t>(1, newest ? written : written - back);
     std::optional<std::int64_t> key;
     if (rng() % 5 != 0) key = time - kWindow + static_cast<std::int64_t>(rng() % (kWindow + 5));
     const Command peek = MakePeek(peeks++, time, key);

@@ -268,7 +268,9 @@ TEST(Codec, MutatedValidMessagesGetALabelAndNeverCrash) {
   for (int i = 0; i < 4000; ++i) {
     std::string bytes = Encode(commands[rng() % commands.size()].command);
     for (int flips = 1 + static_cast<int>(rng() % 4); flips > 0; --flips) {
-      bytes[rng() % bytes.size()] = static_cast<char>(rng());
+      // The byte, then where: the order C++17 gave the assignment (its right side first).
+      const auto byte = static_cast<char>(rng());
+      bytes[rng() % bytes.size()] = byte;
     }
     const auto decoded = DecodeCommand(bytes);
     ExpectSaneOutcome(decoded, &labels);

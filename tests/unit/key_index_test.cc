@@ -38,7 +38,9 @@ std::vector<std::string> ProbesFor(const std::set<std::string>& keys, std::mt199
     if (!k.empty()) {
       probes.push_back(k.substr(0, k.size() - 1));
       std::string changed = k;
-      changed[rng() % changed.size()] += static_cast<char>(1 + rng() % 3);
+      // The delta, then where: the order C++17 gave the assignment (its right side first).
+      const auto delta = static_cast<char>(1 + rng() % 3);
+      changed[rng() % changed.size()] += delta;
       probes.push_back(changed);
     }
   }
