@@ -506,7 +506,12 @@ class SubscribeRunner {
         const Time lower = stream.batches.front().lower();
         as_of = s.snapshot ? lower : lower - 1;
       } else if (!s.snapshot) {
-        as_of = s.as_of_max;  // nothing to deliver: [end, end)
+        // Nothing delivered says nothing of the as_of the supervisor chose in [min, max]: take the
+        // one that explains the End, if any does — the earliest for an ERROR (the most times that
+        // may hold the error), the latest otherwise (nothing to deliver: [end, end)).
+        const bool error_end =
+            stream.ended() && stream.ends.front().reason() == pb::SubscribeEnd::ERROR;
+        as_of = error_end ? s.as_of_min : s.as_of_max;
       }
       if (as_of < s.as_of_min || as_of > s.as_of_max) {
         problems.push_back("as_of at latest resolved to " + std::to_string(as_of) +
