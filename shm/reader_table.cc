@@ -51,30 +51,47 @@ std::uint64_t NowUnixNs() {
                                         .count());
 }
 
-// Opens the table file with `flags`, refusing anything but a regular file of the table's size.
-Result<int> OpenTableFile(const std::string& name, int flags) {
-  const std::string path = "/dev/shm/" + name;
-  // O_NONBLOCK: a FIFO squatting the name must not block the open (it is refused below).
-  const int fd = shm_open(("/" + name).c_str(), flags | O_CLOEXEC | O_NONBLOCK, 0);
-  if (fd < 0) {
-    if (errno == ENOENT) return Status::NotFound("no reader table " + path);
-    if (errno == EACCES) {
-      return Status::FailedPrecondition(
-          "permission denied opening " + path +
-          ": local readers need the replica's user, or a supervisor started with "
-          "--reader-group naming a group this user is in");
-    }
-    return Status::Internal(ErrnoMessage("shm_open " + path));
-  }
+std::string SocketPath(const std::string& segment_name) {
+  return "/dev/shm/" + ReaderTableName(segment_name);
+}
+
+// How long a reader waits for a live supervisor to hand it the table: its handout thread answers
+// at once, so only a stopped or overloaded supervisor takes this long.
+constexpr std::chrono::milliseconds kHandoutWait{5000};
+
+// The seals that make the table's size fixed for good.
+constexpr int kTableSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+
+// An open file description of our own for `fd` (no locks shared with whoever handed it to us).
+int ReopenOwn(int fd) {
+  return open(("/proc/self/fd/" + std::to_string(fd)).c_str(), O_RDWR | O_CLOEXEC);
+}
+
+// Whatever is under a table socket's name that a new supervisor may take over: nothing, or ours
+// and dead (a socket nobody serves; a table file of an older build whose byte 0 nobody holds).
+Status ClearStaleName(const std::string& path) {
   struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-      static_cast<std::size_t>(st.st_size) != kReaderTableBytes) {
-    close(fd);
-    return Status::Corruption(path + " is not a reader table (" +
-                              std::to_string(static_cast<long long>(st.st_size)) + " bytes, " +
-                              std::to_string(kReaderTableBytes) + " expected)");
+  if (lstat(path.c_str(), &st) != 0) {
+    return errno == ENOENT ? Status::Ok() : Status::FromErrno("lstat " + path);
   }
-  return fd;
+  if (st.st_uid != geteuid()) {
+    return Status::FailedPrecondition(path + " is not a reader table of ours (uid " +
+                                      std::to_string(st.st_uid) + "); it is never removed");
+  }
+  if (S_ISSOCK(st.st_mode)) {
+    if (HandoutServed(path)) return Status::AlreadyExists(path + " is served by a live supervisor");
+  } else if (S_ISREG(st.st_mode)) {
+    const int old = open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    const bool held = old >= 0 && HeldByOther(old, 0);
+    if (old >= 0) close(old);
+    if (held) return Status::AlreadyExists(path + " is held by a live supervisor");
+  } else {
+    return Status::FailedPrecondition(path +
+                                      " is neither a socket nor a file of Tandem's; it is "
+                                      "never removed");
+  }
+  if (unlink(path.c_str()) != 0 && errno != ENOENT) return Status::FromErrno("unlink " + path);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -138,82 +155,107 @@ Result<std::unique_ptr<ReaderTable>> ReaderTable::Create(const std::string& segm
                                                          std::uint64_t generation,
                                                          std::uint64_t layout_hash,
                                                          std::optional<gid_t> reader_gid) {
-  const std::string name = ReaderTableName(segment_name);
   auto table = std::unique_ptr<ReaderTable>(new ReaderTable());
-  table->path_ = "/dev/shm/" + name;
-  int fd = -1;
-  for (int attempt = 0; attempt < 3 && fd < 0; ++attempt) {
-    fd = shm_open(("/" + name).c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd >= 0) break;
-    if (errno != EEXIST) return Status::Internal(ErrnoMessage("shm_open " + table->path_));
-    // A file under the name: ours, a regular file, and nobody holds byte 0 (its supervisor is
-    // gone, whatever state it left the file in) → stale: replaced. Anything else is never removed.
-    const int old = shm_open(("/" + name).c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
-    if (old < 0) {
-      if (errno == ENOENT) continue;  // gone meanwhile
-      return Status::FailedPrecondition(ErrnoMessage("cannot take " + table->path_));
-    }
-    struct stat st {};
-    const bool regular = fstat(old, &st) == 0 && S_ISREG(st.st_mode);
-    const bool ours = regular && st.st_uid == geteuid();
-    const bool held = regular && HeldByOther(old, 0);
-    close(old);
-    if (!ours) {
-      return Status::FailedPrecondition(table->path_ + " is not a reader table of ours (uid " +
-                                        std::to_string(st.st_uid) + "); it is never removed");
-    }
-    if (held) return Status::AlreadyExists(table->path_ + " is held by a live supervisor");
-    (void)shm_unlink(("/" + name).c_str());
+  table->path_ = SocketPath(segment_name);
+  table->generation_ = generation;
+  table->layout_hash_ = layout_hash;
+  if (segment_name.size() > kMaxReaderTableSegmentName) {
+    return Status::InvalidArgument("segment name '" + segment_name + "' is longer than " +
+                                   std::to_string(kMaxReaderTableSegmentName) +
+                                   " bytes: its reader table socket would not fit a Unix socket");
   }
-  if (fd < 0) return Status::Internal("could not create " + table->path_);
-  auto fail = [&](Status s) -> Result<std::unique_ptr<ReaderTable>> {
-    table.reset();
-    (void)shm_unlink(("/" + name).c_str());
-    return s;
-  };
+  TANDEM_RETURN_IF_ERROR(ClearStaleName(table->path_));
+  const int fd =
+      memfd_create(("tandem-readers:" + segment_name).c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return Status::FromErrno("memfd_create for " + table->path_);
+  if (ftruncate(fd, static_cast<off_t>(kReaderTableBytes)) != 0 ||
+      fcntl(fd, F_ADD_SEALS, kTableSeals) != 0) {
+    close(fd);
+    return Status::FromErrno("sizing and sealing the reader table");
+  }
   if (!TryLockByte(fd, 0)) {
     close(fd);
-    return fail(Status::Internal(ErrnoMessage("locking " + table->path_)));
+    return Status::FromErrno("locking the reader table");
   }
-  if (ftruncate(fd, static_cast<off_t>(kReaderTableBytes)) != 0) {
-    close(fd);
-    return fail(Status::Internal(ErrnoMessage("ftruncate " + table->path_)));
-  }
-  if (reader_gid) {
-    if (fchown(fd, static_cast<uid_t>(-1), *reader_gid) != 0 || fchmod(fd, 0660) != 0) {
-      close(fd);
-      return fail(Status::FailedPrecondition(
-          ErrnoMessage("giving " + table->path_ + " to group " + std::to_string(*reader_gid))));
-    }
-  }
-  if (Status s = table->Map(fd, true); !s.ok()) return fail(s);
-  ReaderTableHeader& h = *new (table->base_) ReaderTableHeader();
-  h.version = kReaderTableVersion;
-  h.entries = kReaderTableEntries;
-  h.layout_hash = layout_hash;
-  h.generation = generation;
+  TANDEM_RETURN_IF_ERROR(table->Map(fd, true));
+  new (table->base_) ReaderTableHeader();
   for (std::uint32_t i = 0; i < kReaderTableEntries; ++i) {
     ReaderTableSlot& s = *new (&table->slots_[i]) ReaderTableSlot();
     s.version.store(kReaderIdle, std::memory_order_relaxed);
   }
-  h.magic.store(kReaderTableMagic, std::memory_order_release);
+  table->WriteHeader();
+  // What is handed out: a description of its own, holding no lock (a reader that keeps it open
+  // must not keep byte 0 locked after the supervisor dies).
+  const int handed = ReopenOwn(fd);
+  if (handed < 0) return Status::FromErrno("reopening the reader table");
+  TANDEM_ASSIGN_OR_RETURN(
+      table->handout_,
+      DescriptorHandout::Start(table->path_, handed, reader_gid ? 0660 : 0600, reader_gid));
   return table;
 }
 
+void ReaderTable::WriteHeader() {
+  ReaderTableHeader& h = *header_;
+  h.version = kReaderTableVersion;
+  h.entries = kReaderTableEntries;
+  h.layout_hash = layout_hash_;
+  h.generation = generation_;
+  h.magic.store(kReaderTableMagic, std::memory_order_release);
+}
+
 Result<std::unique_ptr<ReaderTable>> ReaderTable::Open(const std::string& segment_name) {
-  const std::string name = ReaderTableName(segment_name);
-  TANDEM_ASSIGN_OR_RETURN(int fd, OpenTableFile(name, O_RDWR | O_NOFOLLOW));
+  const std::string path = SocketPath(segment_name);
+  auto received = ReceiveDescriptor(path, kHandoutWait);
+  if (!received.ok()) {
+    const Status& s = received.status();
+    if (s.code() == StatusCode::kNotFound) return Status::NotFound("no reader table " + path);
+    if (s.code() == StatusCode::kFailedPrecondition && s.message().starts_with("permission")) {
+      return Status::FailedPrecondition(
+          "permission denied opening " + path +
+          ": local readers need the replica's user, or a supervisor started with "
+          "--reader-group naming a group this user is in");
+    }
+    if (s.code() == StatusCode::kUnavailable && s.message().starts_with("nobody serves")) {
+      return Status::Unavailable("the replica of " + path + " is gone: its supervisor exited");
+    }
+    return s;
+  }
+  const int given = received->fd;
+  // Served by the segment's owner: anyone else under the name is not its replica.
+  struct stat seg {};
+  if (stat(("/dev/shm/" + segment_name).c_str(), &seg) == 0 && seg.st_uid != received->server_uid) {
+    close(given);
+    return Status::FailedPrecondition(
+        path + " is served by uid " + std::to_string(received->server_uid) +
+        ", not by the segment's owner (uid " + std::to_string(seg.st_uid) + ")");
+  }
+  struct stat st {};
+  const int seals = fcntl(given, F_GET_SEALS);
+  if (fstat(given, &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<std::size_t>(st.st_size) != kReaderTableBytes || seals < 0 ||
+      (seals & kTableSeals) != kTableSeals) {
+    close(given);
+    return Status::Corruption(path + " handed out something that is not a sealed reader table (" +
+                              std::to_string(static_cast<long long>(st.st_size)) + " bytes, " +
+                              std::to_string(kReaderTableBytes) + " expected)");
+  }
+  // Our own description: the supervisor's lock of byte 0 stays its own (SupervisorAlive asks
+  // about it), and nothing of ours keeps the handed one open.
+  const int own = ReopenOwn(given);
+  close(given);
+  if (own < 0) return Status::FromErrno("reopening the reader table of " + path);
   auto table = std::unique_ptr<ReaderTable>(new ReaderTable());
-  table->path_ = "/dev/shm/" + name;
-  TANDEM_RETURN_IF_ERROR(table->Map(fd, false));
+  table->path_ = path;
+  TANDEM_RETURN_IF_ERROR(table->Map(own, false));
+  table->generation_ = table->header_->generation;
   return table;
 }
 
 Status ReaderTable::Remove(const std::string& segment_name) {
-  const std::string name = ReaderTableName(segment_name);
-  if (shm_unlink(("/" + name).c_str()) != 0) {
-    if (errno == ENOENT) return Status::NotFound("no reader table /dev/shm/" + name);
-    return Status::Internal(ErrnoMessage("shm_unlink /dev/shm/" + name));
+  const std::string path = SocketPath(segment_name);
+  if (unlink(path.c_str()) != 0) {
+    if (errno == ENOENT) return Status::NotFound("no reader table " + path);
+    return Status::FromErrno("unlink " + path);
   }
   return Status::Ok();
 }
@@ -249,13 +291,21 @@ Result<std::unique_ptr<ReaderTableEntry>> ReaderTable::Claim() {
 
 SweepResult ReaderTable::Sweep() {
   SweepResult result;
-  const auto high = static_cast<std::uint32_t>(std::min<std::uint64_t>(
-      header_->high_water.load(std::memory_order_seq_cst), kReaderTableEntries));
-  for (std::uint32_t i = 0; i < high; ++i) {
+  const ReaderTableHeader& h = *header_;
+  if (h.magic.load(std::memory_order_acquire) != kReaderTableMagic ||
+      h.version != kReaderTableVersion || h.entries != kReaderTableEntries ||
+      h.layout_hash != layout_hash_ || h.generation != generation_) {
+    WriteHeader();
+    result.header_repaired = true;
+  }
+  // Every entry, not only those below high_water: a reader may have lowered it. An empty entry
+  // costs three loads; a claimed one a lock test.
+  for (std::uint32_t i = 0; i < kReaderTableEntries; ++i) {
     ReaderTableSlot& s = slots_[i];
     if (s.pid.load() == 0 && s.target.load() == 0 && s.version.load() == kReaderIdle) continue;
     if (!TryLockByte(fd_, EntryLockByte(i))) {
       ++result.live;
+      if (RaiseAtomic(header_->high_water, i + 1) < i + 1) result.header_repaired = true;
       continue;
     }
     // Nobody holds the entry: its reader died. Cleared under its lock, so no reader claims it

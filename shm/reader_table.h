@@ -2,9 +2,15 @@
 // data segment read-only (client/local_reader.h) — announce the batch-list version they read, so
 // that a publisher never frees a batch under them. LMDB's reader table is the model.
 //
-// It is a file of its own beside the data segment (/dev/shm/<segment>.readers), because a local
-// reader never writes the data segment (it maps it PROT_READ) and may be another user, allowed by
-// --reader-group to read the segment (0640) and to write this table (0660).
+// It is a file of its own, apart from the data segment, because a local reader never writes the
+// data segment (it maps it PROT_READ) and may be another user, allowed by --reader-group to read
+// the segment (0640) and to write this table. A reader that may write the table must not be able
+// to stop the replica through it: the table is a memfd sealed against any change of size (a
+// truncated mapping would kill its publishers with SIGBUS), with no name a reader could unlink or
+// replace. It reaches readers through a Unix socket beside the segment, /dev/shm/<segment>.readers
+// (shm/descriptor_handout.h: 0600, or 0660 for the --reader-group), which hands the table to
+// whoever connects. What a reader can still do — scribble over it — loses at worst other readers'
+// announcements; the supervisor puts the header back (Sweep) and says so.
 //
 // Liveness is a lock, never a pid: every entry's first byte is an OFD lock (fcntl F_OFD_SETLK)
 // that its reader takes to claim the entry and keeps for as long as it lives. The kernel drops it
@@ -13,9 +19,10 @@
 // tells a live replica from a dead one by asking who holds it (F_OFD_GETLK, which takes nothing).
 //
 // Who writes what:
-//  * the supervisor creates the table (Create), sweeps it (Sweep: an entry whose lock it can take
-//    belongs to a reader that died; it clears the entry under that lock, then lets it go) and
-//    removes it with the segment;
+//  * the supervisor creates the table and serves it (Create), sweeps it (Sweep: an entry whose
+//    lock it can take belongs to a reader that died; it clears the entry under that lock, then
+//    lets it go; a header that is not as it made it is rewritten) and removes the socket with the
+//    segment;
 //  * a reader writes only the entry it claimed (ReaderTableEntry), and only while it holds its
 //  lock;
 //  * publishers only read (OldestAnnounced).
@@ -37,6 +44,7 @@
 #include <sys/types.h>
 
 #include "base/status.h"
+#include "shm/descriptor_handout.h"
 #include "shm/layout.h"
 
 namespace tandem::shm {
@@ -92,10 +100,12 @@ constexpr std::uint64_t ReaderTarget(std::uint32_t ordinal, std::uint32_t slot) 
   return (std::uint64_t{ordinal} + 1) << 32 | slot;
 }
 
-// The table's file name for a data segment's name.
+// The name, in /dev/shm, of the socket that hands out a data segment's table.
 inline std::string ReaderTableName(const std::string& segment_name) {
   return segment_name + ".readers";
 }
+// Segment names whose table socket path fits a Unix socket address.
+inline constexpr std::size_t kMaxReaderTableSegmentName = 90;
 
 // What a claimed entry lets its reader do. Owned by one thread at a time; releasing (destruction)
 // idles the entry and lets its lock go. A forked child shares its parent's lock (an OFD lock
@@ -127,8 +137,9 @@ class ReaderTableEntry {
 
 // What Sweep saw.
 struct SweepResult {
-  std::uint32_t live = 0;     // entries held by a live reader
-  std::uint32_t cleared = 0;  // entries of dead readers cleared now
+  std::uint32_t live = 0;        // entries held by a live reader
+  std::uint32_t cleared = 0;     // entries of dead readers cleared now
+  bool header_repaired = false;  // someone had overwritten the header; it is as made again
 };
 
 class ReaderTable {
@@ -137,20 +148,22 @@ class ReaderTable {
   ReaderTable(const ReaderTable&) = delete;
   ReaderTable& operator=(const ReaderTable&) = delete;
 
-  // The supervisor's: creates /dev/shm/<segment>.readers for the segment's generation (a stale
-  // table of the name is replaced: its supervisor, the holder of byte 0, is gone — AlreadyExists
-  // when it is not) and holds byte 0's lock until destroyed. `reader_gid`: the --reader-group
-  // (mode 0660, that group), else 0600.
+  // The supervisor's: creates the table for the segment's generation, holds byte 0's lock and
+  // serves the table at /dev/shm/<segment>.readers until destroyed (a stale socket or table file
+  // of ours under the name is replaced: its supervisor is gone — AlreadyExists when it is not).
+  // `reader_gid`: the --reader-group (mode 0660, that group), else 0600.
   [[nodiscard]] static Result<std::unique_ptr<ReaderTable>> Create(const std::string& segment_name,
                                                                    std::uint64_t generation,
                                                                    std::uint64_t layout_hash,
                                                                    std::optional<gid_t> reader_gid);
-  // A runtime's or a reader's: opens the table read-write and checks its header.
+  // A runtime's or a reader's: takes the table from its supervisor's socket, read-write, through
+  // an open file description of its own, and checks it (sealed, its size, its header).
   [[nodiscard]] static Result<std::unique_ptr<ReaderTable>> Open(const std::string& segment_name);
+  // Removes the socket (the table itself goes with the last process that maps it).
   static Status Remove(const std::string& segment_name);
 
   const ReaderTableHeader& header() const { return *header_; }
-  std::uint64_t generation() const { return header_->generation; }
+  std::uint64_t generation() const { return generation_; }
   const std::string& path() const { return path_; }
 
   // True while the supervisor that created the table lives (it holds byte 0's lock). One
@@ -161,7 +174,8 @@ class ReaderTable {
   // ResourceExhausted when every entry is held by a live reader.
   [[nodiscard]] Result<std::unique_ptr<ReaderTableEntry>> Claim();
 
-  // The supervisor's: clears the entries of readers that died. Never waits for a reader.
+  // The supervisor's: clears the entries of readers that died, and rewrites a header that is not
+  // as Create made it. Never waits for a reader.
   SweepResult Sweep();
 
   // A publisher's: the oldest version announced for `target` (kReaderIdle: none). Writes nothing.
@@ -171,10 +185,15 @@ class ReaderTable {
 
  private:
   ReaderTable() = default;
-  // Maps `fd` (the table file, already checked to be a regular file of kReaderTableBytes).
+  // Maps `fd` (the table, already checked to be sealed and of kReaderTableBytes).
   Status Map(int fd, bool create);
+  // The header's fields that never change after Create, written or rewritten.
+  void WriteHeader();
 
-  std::string path_;
+  std::string path_;                            // of the socket
+  std::uint64_t generation_ = 0;                // as created (Create) or as read (Open)
+  std::uint64_t layout_hash_ = 0;               // as created
+  std::unique_ptr<DescriptorHandout> handout_;  // the creator's
   int fd_ = -1;
   char* base_ = nullptr;
   ReaderTableHeader* header_ = nullptr;

@@ -39,6 +39,7 @@ inline constexpr char kSubscribeLag[] = "tandem_subscribe_lag";
 inline constexpr char kSubscribeLagMax[] = "tandem_subscribe_lag_max";
 inline constexpr char kLocalReaders[] = "tandem_local_readers";
 inline constexpr char kLocalReadersCleared[] = "tandem_local_readers_cleared_total";
+inline constexpr char kReaderTableRepairs[] = "tandem_reader_table_repairs_total";
 inline constexpr char kPeekRingRecords[] = "tandem_peek_ring_records_total";
 inline constexpr char kStepSeconds[] = "tandem_runtime_step_seconds";
 inline constexpr char kWorkerBusy[] = "tandem_runtime_worker_busy_seconds_total";

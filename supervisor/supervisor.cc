@@ -146,6 +146,9 @@ void Supervisor::DeclareMetrics() {
   metrics_.Set(kLocalReaders, {}, 0);
   metrics_.Declare(kLocalReadersCleared, T::kCounter,
                    "reader-table entries of local readers that died, cleared by the supervisor");
+  metrics_.Declare(kReaderTableRepairs, T::kCounter,
+                   "reader-table headers put back after a process that may write the table (the "
+                   "replica's user, the --reader-group) overwrote them");
   metrics_.Set(kObservers, {}, 0);
   metrics_.Declare(kPeekRingRecords, T::kCounter,
                    "records offered to the peek fast path's rings (DESIGN §14), by ring (requests: "
@@ -372,6 +375,16 @@ void Supervisor::SweepReaders(Clock::time_point now) {
   last_reader_sweep_ = now;
   const shm::SweepResult swept = reader_table_->Sweep();
   metrics_.Set(kLocalReaders, {}, swept.live);
+  if (swept.header_repaired) {
+    // Only a process allowed to write the table (the replica's user, the --reader-group) can
+    // have done it; announcements it overwrote are lost, so a reader may have read a batch freed
+    // under it.
+    metrics_.Inc(kReaderTableRepairs, {}, 1);
+    spdlog::warn(
+        "the reader table's header was overwritten (by a process of the replica's user "
+        "or of the --reader-group): put back; local readers' announcements may have "
+        "been lost");
+  }
   if (swept.cleared > 0) {
     metrics_.Inc(kLocalReadersCleared, {}, swept.cleared);
     spdlog::info("cleared the reader-table entries of {} local reader(s) that exited",

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -104,6 +106,43 @@ inline BinaryRun RunBinary(const std::string& binary, const std::vector<std::str
       }
     }
   }
+  run.exit = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return run;
+}
+
+// Runs `binary` with `args` as user and group `id` (nobody: 65534) with supplementary `groups`,
+// stdout captured (stderr is the test's): another local user, for the tests of what the replica
+// lets other users do. Needs root; exit 125 when the identity could not be taken.
+inline BinaryRun RunAsUser(const std::string& binary, const std::vector<std::string>& args,
+                           const std::vector<gid_t>& groups, uid_t id = 65534) {
+  int out[2];
+  BinaryRun run;
+  if (pipe2(out, O_CLOEXEC) != 0) return run;
+  std::vector<std::string> argv_strings = {binary};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_strings) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    dup2(out[1], STDOUT_FILENO);
+    if (setgroups(groups.size(), groups.data()) != 0 || setgid(id) != 0 || setuid(id) != 0) {
+      _exit(125);
+    }
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(out[1]);
+  if (pid < 0) {
+    close(out[0]);
+    return run;
+  }
+  char buf[4096];
+  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) run.out.append(buf, n);
+  close(out[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
   run.exit = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return run;
 }

@@ -554,28 +554,7 @@ TEST(LocalReaderFaults, ReadersKilledMidReadAThousandTimesLeakNothing) {
 
 // Runs the probe's `attach` as uid/gid 65534 (nobody) with the supplementary `groups`.
 BinaryRun AttachAs(const std::string& segment, const std::vector<gid_t>& groups) {
-  int out[2];
-  BinaryRun run;
-  if (pipe2(out, O_CLOEXEC) != 0) return run;
-  const std::string bin = TANDEM_LOCAL_READER_PROBE_BIN;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    dup2(out[1], STDOUT_FILENO);
-    if (setgroups(groups.size(), groups.data()) != 0 || setgid(65534) != 0 || setuid(65534) != 0) {
-      _exit(125);
-    }
-    execl(bin.c_str(), bin.c_str(), "attach", segment.c_str(), nullptr);
-    _exit(127);
-  }
-  close(out[1]);
-  char buf[4096];
-  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) run.out.append(buf, n);
-  close(out[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  run.exit = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return run;
+  return RunAsUser(TANDEM_LOCAL_READER_PROBE_BIN, {"attach", segment}, groups);
 }
 
 // Only the replica's user may attach — unless --reader-group names a group the reader is in.
