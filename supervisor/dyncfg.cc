@@ -42,6 +42,12 @@ const std::vector<ParamDef>& ParamDefinitions() {
        "the largest answer a peek may have, in bytes (the encoded size of its rows, and of each "
        "worker's part of them): a larger one answers Error instead",
        1, static_cast<long long>(ipc::kMaxMessageBytes - (1u << 20))},
+      // A one-shot's operators (workers/operators/memory_budget.h): a single read must never take
+      // the replica down. Fixed at start: the runtime that serves peeks sizes its pool with it.
+      {kMaxOneShotMemory, ParamType::kInt, std::to_string(1LL << 30), false,
+       "the most memory a one-shot query's operators may take for the rows they make (decoded "
+       "imports, a join's output), in bytes: one that needs more answers Error instead",
+       1LL << 20, 1LL << 40},
       // Subscribes (DESIGN §10). A batch's updates, at most 15 MiB (workers/subscriptions.h
       // kMaxSubscribeBatchBytes), and the rest of it fit a message.
       {kSubscribeBatchBytes, ParamType::kInt, std::to_string(1 << 20), true,

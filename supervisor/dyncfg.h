@@ -40,6 +40,7 @@ inline constexpr char kControllerHeartbeatTimeoutMs[] = "controller_heartbeat_ti
 inline constexpr char kLogLevel[] = "log_level";
 inline constexpr char kDebugAbortWorker[] = "debug_abort_worker";
 inline constexpr char kMaxResultSize[] = "max_result_size";
+inline constexpr char kMaxOneShotMemory[] = "max_one_shot_memory";
 // Subscribes (DESIGN §10).
 inline constexpr char kSubscribeBatchBytes[] = "subscribe_batch_bytes";
 inline constexpr char kMaxSubscribesPerSession[] = "max_subscribes_per_session";

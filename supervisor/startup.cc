@@ -274,6 +274,8 @@ int Supervisor::SpawnRuntimes() {
         config_.log_format == LogFormat::kJson ? "json" : "text",
         "--max-result-size",
         config_.params.Get(kMaxResultSize),
+        "--max-one-shot-memory",
+        config_.params.Get(kMaxOneShotMemory),
         "--subscribe-batch-bytes",
         config_.params.Get(kSubscribeBatchBytes)};
     for (std::string& arg : RuntimeArgs(id)) argv.push_back(std::move(arg));

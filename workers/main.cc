@@ -22,6 +22,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-result-size", o.max_result_size,
                  "max_result_size: the largest peek answer, in bytes")
       ->check(CLI::Range(std::size_t{1}, tandem::workers::kMaxMaxResultSize));
+  app.add_option("--max-one-shot-memory", o.max_one_shot_memory,
+                 "max_one_shot_memory: the most bytes of rows a one-shot's operators may make")
+      ->check(
+          CLI::Range(tandem::workers::kMinMaxOneShotMemory, tandem::workers::kMaxMaxOneShotMemory));
   app.add_option("--subscribe-batch-bytes", o.subscribe_batch_bytes,
                  "subscribe_batch_bytes: the most updates' bytes in one SubscribeBatch")
       ->check(CLI::Range(tandem::workers::kMinSubscribeBatchBytes,

@@ -28,8 +28,9 @@ class SnapshotImport final : public ImportedIndex {
 
 }  // namespace
 
-OneShotPool::OneShotPool(std::uint32_t workers, std::function<void(std::uint32_t)> wake)
-    : workers_(workers), wake_(std::move(wake)), exchange_(workers) {
+OneShotPool::OneShotPool(std::uint32_t workers, std::function<void(std::uint32_t)> wake,
+                         std::uint64_t max_memory)
+    : workers_(workers), wake_(std::move(wake)), max_memory_(max_memory), exchange_(workers) {
   {
     MutexLock lock(mu_);
     next_.assign(workers, 0);
@@ -67,7 +68,7 @@ void OneShotPool::Submit(std::uint32_t me, std::uint64_t seq, const pb::Dataflow
   {
     MutexLock lock(mu_);
     Entry& e = EntryFor(seq);
-    if (!e.job) e.job = std::make_shared<OneShotJob>(seq, desc, workers_);
+    if (!e.job) e.job = std::make_shared<OneShotJob>(seq, desc, workers_, max_memory_);
     e.job->inputs[me] = std::move(batches);
     if (++e.submitted == workers_ && !e.withdrawn) {
       e.ready = ready = true;
@@ -135,7 +136,7 @@ void OneShotPool::ComputeMain(std::uint32_t me) {
   }
 }
 
-std::map<std::string, TransientPart> OneShotPool::Compute(const OneShotJob& job, std::uint32_t me) {
+std::map<std::string, TransientPart> OneShotPool::Compute(OneShotJob& job, std::uint32_t me) {
   const pb::DataflowDescription& desc = job.desc;
   const Time as_of = desc.as_of().elements(0);
   const Frontier until = Frontier::At(as_of + 1);
@@ -156,12 +157,13 @@ std::map<std::string, TransientPart> OneShotPool::Compute(const OneShotJob& job,
       spdlog::debug("one-shot {}: {}", desc.debug_name(), a);
     }
   }
-  const TickCtx ctx{kMinTime, until, 1, me, &exchange_};
+  const TickCtx ctx{kMinTime, until, 1, me, &exchange_, &job.budget};
   std::map<std::string, TransientPart> out;
   for (auto& [node, e] : graph.exports) {
     const std::vector<std::uint32_t> key(e->key().begin(), e->key().end());
     shm::UpdateBuffer updates = ArrangeByKey(ctx, node->Pull(ctx), key, node->partitioning());
     TransientPart& part = out[e->id()];
+    if (job.budget.exceeded()) continue;  // answered below: nothing of it is kept
     auto batch = shm::BuildLocalBatch(std::move(updates), Frontier::At(as_of));
     if (!batch.ok()) {
       part.error = e->id() + ": worker " + std::to_string(me) +
@@ -169,6 +171,16 @@ std::map<std::string, TransientPart> OneShotPool::Compute(const OneShotJob& job,
     } else if (batch->has_value()) {
       part.batches.push_back(std::move(**batch));
     }
+  }
+  // One verdict on every worker: once all have charged all they will (an exchange is a barrier),
+  // the budget's total is final.
+  exchange_.Shuffle(me, {}, {}, true);
+  if (job.budget.exceeded()) {
+    if (me == 0) {
+      spdlog::warn("one-shot {}: stopped at {} bytes of rows, past {} ({} bytes)",
+                   desc.debug_name(), job.budget.used(), kMaxOneShotMemory, job.budget.limit());
+    }
+    for (auto& [id, part] : out) part = TransientPart{{}, job.budget.Why()};
   }
   return out;
 }

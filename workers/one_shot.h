@@ -38,6 +38,7 @@
 #include "ipc/codec.h"
 #include "shm/batch.h"
 #include "workers/exchange.h"
+#include "workers/operators/memory_budget.h"
 
 namespace tandem::workers {
 
@@ -54,10 +55,13 @@ struct TransientPart {
 };
 
 struct OneShotJob {
-  OneShotJob(std::uint64_t seq, ipc::pb::DataflowDescription desc, std::uint32_t workers)
-      : seq(seq), desc(std::move(desc)), inputs(workers), results(workers) {}
+  OneShotJob(std::uint64_t seq, ipc::pb::DataflowDescription desc, std::uint32_t workers,
+             std::uint64_t max_memory)
+      : seq(seq), desc(std::move(desc)), budget(max_memory), inputs(workers), results(workers) {}
   const std::uint64_t seq;
   const ipc::pb::DataflowDescription desc;
+  // What its operators may make, charged by every compute thread (max_one_shot_memory).
+  MemoryBudget budget;
   // [worker][index import]: the imported batches worker i read in row i at as_of.
   std::vector<std::vector<std::vector<shm::BatchView>>> inputs;
   // [worker]: by export id. Set by compute thread i.
@@ -66,8 +70,11 @@ struct OneShotJob {
 
 class OneShotPool {
  public:
-  // `wake(i)` tells reading worker i that a result is ready (it must not block).
-  OneShotPool(std::uint32_t workers, std::function<void(std::uint32_t)> wake);
+  // `wake(i)` tells reading worker i that a result is ready (it must not block). `max_memory`:
+  // each one-shot's budget (max_one_shot_memory, workers/operators/memory_budget.h): one that
+  // needs more answers every peek of its exports with MemoryBudget::Why.
+  OneShotPool(std::uint32_t workers, std::function<void(std::uint32_t)> wake,
+              std::uint64_t max_memory = kDefaultMaxOneShotMemory);
   ~OneShotPool();  // stops and joins the compute threads
   OneShotPool(const OneShotPool&) = delete;
   OneShotPool& operator=(const OneShotPool&) = delete;
@@ -96,13 +103,14 @@ class OneShotPool {
     std::vector<bool> taken;  // [worker] part taken or withdrawn
   };
   void ComputeMain(std::uint32_t me);
-  std::map<std::string, TransientPart> Compute(const OneShotJob& job, std::uint32_t me);
+  std::map<std::string, TransientPart> Compute(OneShotJob& job, std::uint32_t me);
   Entry& EntryFor(std::uint64_t seq) TANDEM_REQUIRES(mu_);
   // Erases `seq` once every worker has taken or withdrawn its part.
   void Forget(std::uint64_t seq) TANDEM_REQUIRES(mu_);
 
   const std::uint32_t workers_;
   std::function<void(std::uint32_t)> wake_;
+  const std::uint64_t max_memory_;
   Exchange exchange_;  // between the compute threads only
   Mutex mu_;
   CondVar cv_;

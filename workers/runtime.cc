@@ -167,14 +167,17 @@ int Runtime::Run() {
   if (ServesPeeks(options_.role)) {
     // One-shot dataflows' compute threads; a finished part wakes its reading worker (interactive:
     // on its row's wake channel; solo: out of its wait for the command log).
-    one_shots_ = std::make_unique<OneShotPool>(n, [this](std::uint32_t worker) {
-      if (options_.role == Role::kInteractive) {
-        shm::Registry registry(segment_.get());
-        shm::WakeReceiver(&registry.row(worker).wake).Interrupt();
-      } else {
-        log_.Poke();
-      }
-    });
+    one_shots_ = std::make_unique<OneShotPool>(
+        n,
+        [this](std::uint32_t worker) {
+          if (options_.role == Role::kInteractive) {
+            shm::Registry registry(segment_.get());
+            shm::WakeReceiver(&registry.row(worker).wake).Interrupt();
+          } else {
+            log_.Poke();
+          }
+        },
+        options_.max_one_shot_memory);
   }
   if (!options_.data_dir.empty()) {
     TANDEM_CHECK(Renders(options_.role), "only a maintenance or solo runtime writes tables");

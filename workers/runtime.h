@@ -60,6 +60,8 @@ struct RuntimeOptions {
   std::string replica_id;
   // max_result_size at start (the supervisor's resolved value); UpdateConfiguration changes it.
   std::size_t max_result_size = kDefaultMaxResultSize;
+  // max_one_shot_memory (workers/operators/memory_budget.h): each one-shot's budget.
+  std::uint64_t max_one_shot_memory = kDefaultMaxOneShotMemory;
   // subscribe_batch_bytes at start (DESIGN §10); UpdateConfiguration changes it.
   std::size_t subscribe_batch_bytes = kDefaultSubscribeBatchBytes;
   // --data-dir (maintenance, solo): where tables keep their logs (DESIGN §9). Empty: no tables.

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "shm/segment.h"
 #include "supervisor_harness.h"
 #include "unit/protocol_samples.h"
 
@@ -135,6 +136,16 @@ class Target {
     EXPECT_GT(r->peek_response().rows().rows_size(), 0);
   }
 
+  // The runtime that serves peeks: interactive's entry of the segment header (solo's own).
+  pid_t ServingRuntime() {
+    auto segment = shm::Segment::Open(sup_.segment());
+    if (!segment.ok()) return -1;
+    const bool solo = sup_.runtime_pids().size() == 1;
+    return (*segment)
+        ->header()
+        .runtimes[shm::RuntimeEntryOf(solo ? Role::kSolo : Role::kInteractive)]
+        .pid.load();
+  }
   SupervisorProcess& sup() { return sup_; }
   TestController& ctl() { return *ctl_; }
 

@@ -33,18 +33,6 @@ class PeekResultSize : public ::testing::TestWithParam<bool> {};
 
 // The answer to `peek` (a Peek command) through the target's controller session; fails the test
 // (and says whether the replica went down) when there is none within 60 s.
-// The runtime that serves peeks: interactive's entry of the segment header (solo uses
-// maintenance's).
-pid_t ServingRuntime(Target& target) {
-  auto segment = shm::Segment::Open(target.sup().segment());
-  if (!segment.ok()) return -1;
-  const bool solo = target.sup().runtime_pids().size() == 1;
-  return (*segment)
-      ->header()
-      .runtimes[shm::RuntimeEntryOf(solo ? Role::kSolo : Role::kInteractive)]
-      .pid.load();
-}
-
 std::optional<pb::PeekResponse> Ask(Target& target, pb::Command peek) {
   static int n = 0;
   const std::string uuid = "big-" + std::to_string(++n);
@@ -107,7 +95,7 @@ TEST_P(PeekResultSize, AScanTooLargeForAMessageIsAnErrorAndLimitsAreAppliedPerWo
   // The runtime that served it read no more of the index than the answer could hold: each worker
   // stopped once its part passed max_result_size (~470 k of its 750 k rows at full size), and the
   // runtime's own memory stayed below what holding every row took.
-  const pid_t server = ServingRuntime(target);
+  const pid_t server = target.ServingRuntime();
   const std::uint64_t served_anon = AnonRssBytes(server);
 
   // The same scan with --limit 3: no order-by sorts by the whole row, so keys 0, 1, 2.

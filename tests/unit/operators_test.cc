@@ -11,6 +11,7 @@
 #include "workers/operators/cached.h"
 #include "workers/operators/index_export.h"
 #include "workers/operators/join.h"
+#include "workers/operators/memory_budget.h"
 #include "workers/operators/mfp.h"
 #include "workers/operators/negate.h"
 #include "workers/operators/reduce.h"
@@ -390,6 +391,34 @@ TEST(Operators, AJoinPairsEqualKeysMultiplyingCountsAndNullKeysNeverMatch) {
                                                    {"(1,10,1,100,)@1", -3},
                                                    {"(1,11,1,100,)@1", -6}}));
   EXPECT_EQ(join.ArrangedRecords(), 5u) << "1,10  1,11  2,20  2,21 and 2,200 (1,100 left)";
+}
+
+// A one-shot's join charges what it emits to the one-shot's budget and stops past it; without a
+// budget (a maintained dataflow) the same join emits its whole product.
+TEST(Operators, AJoinStopsEmittingOnceItsOneShotBudgetIsExceeded) {
+  auto sides = [] {
+    std::vector<RowUpdate> rows;
+    for (std::int64_t i = 0; i < 300; ++i) rows.push_back({Ints({7, i}), 0, 1});
+    return Rows(std::move(rows));
+  };
+  {
+    Script l({sides()}), r({sides()});
+    JoinNode join(MakeOwnSide(&l, {0}), MakeOwnSide(&r, {0}), false, 2, {0});
+    OneWorker w;
+    EXPECT_EQ(w.Pull(join, 0, 1).rows.size(), 300u * 300u);
+  }
+  Script l({sides()}), r({sides()});
+  JoinNode join(MakeOwnSide(&l, {0}), MakeOwnSide(&r, {0}), false, 2, {0});
+  Exchange exchange{1};
+  MemoryBudget budget(256 << 10);
+  const Delta out = join.Pull(TickCtx{0, Frontier::At(1), 1, 0, &exchange, &budget});
+  EXPECT_TRUE(budget.exceeded());
+  // One left row's matches (300) at most past the slice that crossed the limit.
+  const std::size_t row = BudgetMeter::HeldBytes(out.rows.front());
+  EXPECT_LT(out.rows.size(), ((256u << 10) + (64u << 10)) / row + 300);
+  EXPECT_GT(out.rows.size(), (256u << 10) / row - 300);
+  EXPECT_LE(budget.used(), (256u << 10) + (64u << 10) + 300 * row);
+  EXPECT_NE(budget.Why().find("max_one_shot_memory (262144 bytes)"), std::string::npos);
 }
 
 TEST(Operators, ALeftJoinKeepsUnmatchedLeftRowsWithNullsUntilAMatchArrives) {

@@ -254,7 +254,7 @@ std::unique_ptr<JoinSide> MakeImportedSide(ImportedIndex* index, std::string ind
 }
 
 void JoinNode::Emit(const Row& l, const Row& r, Int128 count, Time t, Delta* out) {
-  if (count == 0) return;
+  if (count == 0 || meter_.stopped()) return;
   // Beyond int64 an update carries a count as parts (base/count.h), up to kMaxJoinParts of them.
   const Int128 most = Int128{INT64_MAX} * kMaxJoinParts;
   if (count > most || count < -most) {
@@ -268,9 +268,13 @@ void JoinNode::Emit(const Row& l, const Row& r, Int128 count, Time t, Delta* out
   row.insert(row.end(), r.begin(), r.end());
   if (FitsInt64(count)) {
     out->rows.push_back({std::move(row), t, static_cast<std::int64_t>(count)});
+    meter_.Charge(out->rows.back());
     return;
   }
-  PushCount(count, [&](std::int64_t part) { out->rows.push_back({row, t, part}); });
+  PushCount(count, [&](std::int64_t part) {
+    out->rows.push_back({row, t, part});
+    meter_.Charge(out->rows.back());
+  });
 }
 
 Delta JoinNode::Pull(const TickCtx& ctx) {
@@ -278,6 +282,9 @@ Delta JoinNode::Pull(const TickCtx& ctx) {
   std::vector<KeyedUpdate> left_updates, right_updates;
   left_->Pull(ctx, &left_updates, &out.errors);
   right_->Pull(ctx, &right_updates, &out.errors);
+  // A one-shot's output is charged to its budget; past it, the loops below stop (they exchange
+  // nothing, so a worker that stops early never leaves another waiting).
+  meter_.Start(ctx.budget);
   // A product that overflows even 128 bits is past what Emit can carry: it takes the error path.
   auto product = [](Int128 a, Int128 b) {
     Int128 p;
@@ -322,7 +329,7 @@ Delta JoinNode::Pull(const TickCtx& ctx) {
   std::vector<std::pair<Row, Int128>> other;  // the other side's rows of one key
   auto collect = [&](Row row, Int128 count) { other.emplace_back(std::move(row), count); };
   std::size_t li = 0, ri = 0;
-  while (li < l.size() || ri < r.size()) {
+  while ((li < l.size() || ri < r.size()) && !meter_.stopped()) {
     const Time t = li == l.size()   ? r[ri]->update.time
                    : ri == r.size() ? l[li]->update.time
                                     : std::min(l[li]->update.time, r[ri]->update.time);
@@ -370,7 +377,7 @@ Delta JoinNode::Pull(const TickCtx& ctx) {
       if (first->null_key) continue;
       other.clear();
       right_->ForEachAt(first->key, t, false, collect);
-      for (std::size_t i = run.begin; i < run.end && !other.empty(); ++i) {
+      for (std::size_t i = run.begin; i < run.end && !other.empty() && !meter_.stopped(); ++i) {
         for (const auto& [b, count] : other) {
           Emit(lt[i]->row(), b, product(lt[i]->update.diff, count), t, &out);
         }
@@ -381,7 +388,7 @@ Delta JoinNode::Pull(const TickCtx& ctx) {
       if (first->null_key) continue;
       other.clear();
       left_->ForEachAt(first->key, t, true, collect);
-      for (std::size_t i = run.begin; i < run.end && !other.empty(); ++i) {
+      for (std::size_t i = run.begin; i < run.end && !other.empty() && !meter_.stopped(); ++i) {
         for (const auto& [a, count] : other) {
           Emit(a, rt[i]->row(), product(count, rt[i]->update.diff), t, &out);
         }
@@ -403,6 +410,7 @@ Delta JoinNode::Pull(const TickCtx& ctx) {
       }
     }
   }
+  meter_.Flush();
   return out;
 }
 

@@ -33,6 +33,7 @@
 #include "base/count.h"
 #include "base/time.h"
 #include "ipc/codec.h"
+#include "workers/operators/memory_budget.h"
 #include "workers/operators/node.h"
 
 namespace tandem::workers {
@@ -101,9 +102,11 @@ class JoinNode final : public Node {
   std::size_t ArrangedRecords() const { return left_->records() + right_->records(); }
 
  private:
+  // Appends l ++ r with `count` to `out`, charged to meter_; nothing once it has stopped.
   void Emit(const Row& l, const Row& r, Int128 count, Time t, Delta* out);
 
   std::unique_ptr<JoinSide> left_, right_;
+  BudgetMeter meter_{nullptr};  // the current Pull's charges
   bool left_outer_;
   Row nulls_;
   bool overflowed_ = false;  // the sticky "multiplicity overflow in a join" was emitted

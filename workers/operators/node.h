@@ -45,13 +45,17 @@ struct Delta {
   std::vector<ErrorUpdate> errors;
 };
 
+class MemoryBudget;  // workers/operators/memory_budget.h
+
 // One tick: the changes at times [lo, hi); `tick` counts the worker's ticks of this dataflow.
+// `budget`: a one-shot's (what its operators may make), null for a maintained dataflow.
 struct TickCtx {
   Time lo;
   Frontier hi;
   std::uint64_t tick;
   std::uint32_t me;
   Exchange* exchange;
+  MemoryBudget* budget = nullptr;
 };
 
 class Node {

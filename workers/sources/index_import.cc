@@ -5,6 +5,7 @@
 #include "base/check.h"
 #include "base/row.h"
 #include "shm/routing.h"
+#include "workers/operators/memory_budget.h"
 
 namespace tandem::workers {
 
@@ -23,6 +24,8 @@ Delta ImportNode::Pull(const TickCtx& ctx) {
     errored_ = true;
     return d;
   }
+  // A one-shot's decoded rows are charged to its budget: past it, nothing more is decoded.
+  BudgetMeter meter(ctx.budget);
   // Decoded once per value, and only when an update of it is in the tick.
   const shm::BatchView* batch = nullptr;
   std::uint32_t value = 0;
@@ -36,12 +39,15 @@ Delta ImportNode::Pull(const TickCtx& ctx) {
                       }
                       return;
                     }
+                    if (meter.stopped()) return;
                     if (batch != &b || value != v || !row) {
                       batch = &b;
                       value = v;
                       row = DecodeIndexValue(b.val(v));
                     }
+                    const std::size_t before = d.rows.size();
                     Emit(d, *row, t, diff);
+                    if (d.rows.size() > before) meter.Charge(d.rows.back());
                   });
   return d;
 }
