@@ -41,6 +41,12 @@ void AddGuardFlags(CLI::App& app, Guards& g) {
       ->envname("TANDEM_MAX_WRITES_IN_FLIGHT")
       ->check(CLI::Range(1, 10000000))
       ->capture_default_str();
+  app.add_option("--max-table-backlog-bytes", g.max_table_backlog_bytes,
+                 "bytes of writes one table may hold that its index has not taken yet (its "
+                 "dataflow paused on a full segment, say); beyond it writes are refused")
+      ->envname("TANDEM_MAX_TABLE_BACKLOG_BYTES")
+      ->check(CLI::Range(std::uint64_t{1} << 20, std::uint64_t{1} << 40))
+      ->capture_default_str();
   app.add_option("--http-max-connections", g.http_max_connections,
                  "internal HTTP connections open at once; a newer one closes the oldest")
       ->envname("TANDEM_HTTP_MAX_CONNECTIONS")
@@ -78,6 +84,7 @@ std::string DescribeGuards(const Guards& g) {
     << " max_peeks_per_session=" << g.max_peeks_per_session
     << " max_peeks_in_flight=" << g.max_peeks_in_flight
     << " max_writes_in_flight=" << g.max_writes_in_flight
+    << " max_table_backlog_bytes=" << g.max_table_backlog_bytes
     << " http_max_connections=" << g.http_max_connections
     << " http_request_timeout_s=" << g.http_request_timeout_s;
   return s.str();

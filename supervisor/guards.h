@@ -31,6 +31,11 @@ struct Guards {
   // WriteTables forwarded and not yet answered, over all sessions (DESIGN §9): more are refused
   // ("too_many_writes"), so a writer faster than the disk cannot queue without bound.
   std::uint32_t max_writes_in_flight = 10000;
+  // Per table: bytes (encoded) of writes admitted whose index has not taken them yet — queued,
+  // committing, or acknowledged and waiting for the table's dataflow (paused on a full segment,
+  // say). Beyond it the maintenance runtime answers new writes with an error: a table that cannot
+  // make progress never holds acknowledged writes in memory without bound.
+  std::uint64_t max_table_backlog_bytes = std::uint64_t{64} << 20;
   // The internal HTTP endpoint: connections open at once, and how long one may take to send its
   // request (a connection past it is closed).
   std::uint32_t http_max_connections = 64;

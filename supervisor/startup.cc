@@ -306,7 +306,8 @@ std::vector<std::string> Supervisor::RuntimeArgs(Role id) const {
   // Tables are the maintenance (or solo) runtime's (DESIGN §9): only it gets the data directory,
   // and only when there is one (an older runtime does not know the flag).
   if (config_.data_dir.empty() || id == Role::kInteractive) return {};
-  return {"--data-dir", config_.data_dir};
+  return {"--data-dir", config_.data_dir, "--max-table-backlog-bytes",
+          std::to_string(config_.guards.max_table_backlog_bytes)};
 }
 
 void Supervisor::CleanStaleRuntimeDirs() {

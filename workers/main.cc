@@ -32,6 +32,9 @@ int main(int argc, char** argv) {
                          tandem::workers::kMaxSubscribeBatchBytes));
   app.add_option("--data-dir", o.data_dir,
                  "where tables keep their durable logs (maintenance, solo; DESIGN §9)");
+  app.add_option("--max-table-backlog-bytes", o.max_table_backlog_bytes,
+                 "bytes of writes one table may hold that its index has not taken yet")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
   std::vector<int> ring_fds;
   app.add_option("--peek-ring-fds", ring_fds,
                  "R,A: the inherited eventfds of the peek request and answer rings' wake-ups (the "

@@ -528,7 +528,7 @@ void Runtime::StartCompletion() noexcept {
       for (const auto& si : s->desc.source_imports()) {
         s->sources.push_back(MakeSource(si, now, tables_.get(), options_.workers));
         if (auto* t = dynamic_cast<TableSource*>(s->sources.back().get()))
-          live_tables_[si.id()] = t;
+          live_tables_[si.id()] = {t, s.get()};
       }
       // An import's progress is the imported index's upper over every worker's part (read here,
       // in the tick barrier's completion, while every worker waits).
@@ -555,13 +555,13 @@ void Runtime::StartCompletion() noexcept {
         for (const auto& source : s->sources) {
           source->OnDropped();
           auto it = live_tables_.find(source->id);
-          if (it != live_tables_.end() && it->second == source.get()) live_tables_.erase(it);
+          if (it != live_tables_.end() && it->second.source == source.get()) live_tables_.erase(it);
         }
       }
     } else if (c.has_write_table()) {
       auto it = live_tables_.find(c.write_table().id());
       if (it != live_tables_.end()) {
-        tables_->Submit(it->second->table(), c.write_table());
+        SubmitWrite(c.write_table(), it->second);
       } else {
         // Validation admits writes to live tables only; answered, never dropped silently.
         spdlog::error("WriteTable to {}, which is not a live table here: answered with an error",
@@ -574,6 +574,31 @@ void Runtime::StartCompletion() noexcept {
     }
   }
   horizon_ = to;
+}
+
+void Runtime::SubmitWrite(const pb::WriteTable& write, const LiveTable& live) {
+  const std::shared_ptr<Table>& table = live.source->table();
+  const std::uint64_t bound = options_.max_table_backlog_bytes;
+  if (tables_->Submit(table, write, bound)) {
+    if (refusing_tables_.erase(table->id()) > 0) {
+      spdlog::info("table {}: its index took what it held; writes are accepted again", table->id());
+    }
+    return;
+  }
+  // Paused: the dataflow's last Prepare found a worker stalled on a full segment.
+  const bool paused = live.flow->stall_backoff.count() > 0;
+  std::string why = "table " + table->id() + " holds " + std::to_string(table->backlog()) +
+                    " bytes of writes its index has not taken yet, the bound "
+                    "(--max-table-backlog-bytes " +
+                    std::to_string(bound) + ")";
+  why += paused ? ": its index is paused on a full segment until compaction or a drop frees room"
+                : ": its dataflow has not kept up";
+  why += "; this write was not applied: send it again later (with the same uuid)";
+  if (refusing_tables_.insert(table->id()).second) spdlog::warn("{}", why);
+  pb::Response r;
+  r.mutable_write_response()->set_uuid(write.uuid());
+  r.mutable_write_response()->set_error(why);
+  SendFromCompletion(r);
 }
 
 void Runtime::TickCompletion() noexcept {

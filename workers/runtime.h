@@ -66,6 +66,8 @@ struct RuntimeOptions {
   std::size_t subscribe_batch_bytes = kDefaultSubscribeBatchBytes;
   // --data-dir (maintenance, solo): where tables keep their logs (DESIGN §9). Empty: no tables.
   std::string data_dir;
+  // --max-table-backlog-bytes: what one table may hold that its index has not taken (Table::Admit).
+  std::uint64_t max_table_backlog_bytes = std::uint64_t{64} << 20;
   // --peek-ring-fds R,A (the runtime that serves peeks, when the segment has peek rings): the
   // eventfds the supervisor made for the request ring's and the answer ring's wake-ups (DESIGN
   // §14, shm/peek_ring.h). -1: no fast path; everything takes the channel.
@@ -163,7 +165,17 @@ class Runtime {
   // Tables (maintenance, solo with --data-dir): the group-commit writer, and the live table
   // sources by id (written only in StartCompletion).
   std::unique_ptr<TableWriter> tables_;
-  std::map<std::string, TableSource*> live_tables_;
+  // The live tables by id, and the dataflow each belongs to (is it paused?).
+  struct LiveTable {
+    TableSource* source;
+    const DataflowShared* flow;
+  };
+  std::map<std::string, LiveTable> live_tables_;
+  // Tables refusing writes now (their backlog is full): told once when it starts and ends.
+  std::set<std::string> refusing_tables_;
+  // Hands a WriteTable to the table writer, or answers it with an error when the table's backlog
+  // is full (Table::Admit). In the start completion, in command order.
+  void SubmitWrite(const ipc::pb::WriteTable& write, const LiveTable& live);
 
   std::unique_ptr<OneShotPool> one_shots_;  // solo, interactive; outlives the peek servers
   // Bytes of subscribe parts the workers sent that the command thread has not merged yet: above

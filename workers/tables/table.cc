@@ -64,8 +64,22 @@ Table::Table(const pb::SourceImport& import, std::unique_ptr<TableLog> log,
   for (const pb::TableLogWrite& w : replayed) {
     applied_.emplace(w.uuid(), w.time());
     upper_ = std::max(upper_, w.time() + 1);
+    published_bytes_ += w.updates().empty() ? 0 : w.ByteSizeLong();
   }
+  backlog_ = published_bytes_;
   published_ = std::move(replayed);
+}
+
+bool Table::Admit(std::uint64_t bytes, std::uint64_t bound) {
+  MutexLock l(mu_);
+  if (backlog_ > 0 && backlog_ + bytes > bound) return false;
+  backlog_ += bytes;
+  return true;
+}
+
+std::uint64_t Table::backlog() const {
+  MutexLock l(mu_);
+  return backlog_;
 }
 
 Table::Taken Table::Take(Time now_ms) {
@@ -78,6 +92,8 @@ Table::Taken Table::Take(Time now_ms) {
   Taken t;
   t.writes = std::move(published_);
   published_.clear();
+  backlog_ -= published_bytes_;
+  published_bytes_ = 0;
   t.upper = upper_;
   return t;
 }
@@ -116,12 +132,16 @@ std::shared_ptr<Table> TableWriter::Open(const pb::SourceImport& import) {
   return std::make_shared<Table>(import, std::move(o.log), std::move(o.writes), "");
 }
 
-void TableWriter::Submit(const std::shared_ptr<Table>& table, pb::WriteTable write) {
+bool TableWriter::Submit(const std::shared_ptr<Table>& table, pb::WriteTable write,
+                         std::uint64_t backlog_bound) {
+  const std::uint64_t bytes = write.ByteSizeLong();
+  if (!table->Admit(bytes, backlog_bound)) return false;
   {
     MutexLock l(mu_);
-    queue_.push_back({table, std::move(write)});
+    queue_.push_back({table, std::move(write), bytes});
   }
   cv_.NotifyAll();
+  return true;
 }
 
 void TableWriter::Drop(const std::shared_ptr<Table>& table) {
@@ -132,6 +152,7 @@ void TableWriter::Drop(const std::shared_ptr<Table>& table) {
     std::vector<Job> keep;
     for (Job& j : queue_) {
       if (j.table == table) {
+        table->LetGo(j.bytes);
         answers.push_back(Refusal(j.write.uuid(), "table " + table->id() +
                                                       " was dropped before this write was made "
                                                       "durable; it was not applied"));
@@ -194,6 +215,8 @@ void TableWriter::Commit(std::vector<Job> jobs) {
     std::vector<pb::TableLogWrite> writes;
     std::vector<std::string> answer_at_time;  // wire uuids answered with `time` once durable
     std::vector<std::pair<std::string, Time>> retried;  // wire uuid → an earlier time
+    std::uint64_t published_bytes = 0;  // of the backlog: the writes published below
+    std::uint64_t let_go = 0;           // of the backlog: the jobs that publish nothing
   };
   std::vector<Part> parts;
   auto part_of = [&](const std::shared_ptr<Table>& t) -> Part& {
@@ -207,6 +230,8 @@ void TableWriter::Commit(std::vector<Job> jobs) {
   for (Job& job : jobs) {
     Table& t = *job.table;
     const std::string& wire = job.write.uuid();
+    // Every job's backlog is let go of below, but an appended write's, which Take lets go of.
+    part_of(job.table).let_go += job.bytes;
     if (t.dropped_) {
       answers.push_back(
           Refusal(wire, "table " + t.id() + " was dropped; the write was not applied"));
@@ -262,6 +287,8 @@ void TableWriter::Commit(std::vector<Job> jobs) {
     if (!appended.ok()) spdlog::critical("table {}: {}", t.id(), appended.ToString());
     TANDEM_CHECK(appended.ok(), "could not append to a table's log");
     t.applied_.emplace(client, p.time);
+    p.let_go -= job.bytes;
+    p.published_bytes += job.bytes;
     p.writes.push_back(std::move(w));
     p.answer_at_time.push_back(wire);
   }
@@ -273,11 +300,15 @@ void TableWriter::Commit(std::vector<Job> jobs) {
   }
   for (Part& p : parts) {
     Table& t = *p.table;
-    if (p.timed) {
+    {
       MutexLock l(t.mu_);
-      for (pb::TableLogWrite& w : p.writes) t.published_.push_back(std::move(w));
-      if (!p.writes.empty()) t.upper_ = std::max(t.upper_, p.time + 1);
-      t.in_flight_ = false;
+      t.backlog_ -= p.let_go;
+      t.published_bytes_ += p.published_bytes;
+      if (p.timed) {
+        for (pb::TableLogWrite& w : p.writes) t.published_.push_back(std::move(w));
+        if (!p.writes.empty()) t.upper_ = std::max(t.upper_, p.time + 1);
+        t.in_flight_ = false;
+      }
     }
     for (const std::string& wire : p.answer_at_time)
       answers.push_back(Acknowledgement(wire, p.time));

@@ -74,8 +74,19 @@ class Table {
   // tick has passed since it last did, the upper first follows the clock to `now_ms`.
   Taken Take(Time now_ms) TANDEM_EXCLUDES(mu_);
 
+  // The backlog: bytes of writes admitted and not taken yet (queued, committing, or durable and
+  // waiting for Take). Admits a write of `bytes` unless something is held and it would pass
+  // `bound` (so one write larger than the bound is never refused for good).
+  bool Admit(std::uint64_t bytes, std::uint64_t bound) TANDEM_EXCLUDES(mu_);
+  std::uint64_t backlog() const TANDEM_EXCLUDES(mu_);
+
  private:
   friend class TableWriter;
+  // The backlog of a write that will never be published.
+  void LetGo(std::uint64_t bytes) TANDEM_EXCLUDES(mu_) {
+    MutexLock l(mu_);
+    backlog_ -= bytes;
+  }
 
   const std::string id_;
   const ipc::pb::Schema schema_;
@@ -83,11 +94,13 @@ class Table {
   const std::chrono::milliseconds tick_;
   const std::string broken_;
 
-  Mutex mu_;
+  mutable Mutex mu_;
   std::vector<ipc::pb::TableLogWrite> published_ TANDEM_GUARDED_BY(mu_);
   Time upper_ TANDEM_GUARDED_BY(mu_) = 0;
   bool in_flight_ TANDEM_GUARDED_BY(mu_) = false;
-  Time last_tick_ TANDEM_GUARDED_BY(mu_) = 0;  // when the upper last followed the clock
+  Time last_tick_ TANDEM_GUARDED_BY(mu_) = 0;         // when the upper last followed the clock
+  std::uint64_t backlog_ TANDEM_GUARDED_BY(mu_) = 0;  // Admit's
+  std::uint64_t published_bytes_ TANDEM_GUARDED_BY(mu_) = 0;  // of it: in published_
 
   // The writer thread's (and Drop's, under the writer's round lock).
   std::unique_ptr<TableLog> log_;
@@ -111,8 +124,12 @@ class TableWriter {
   // (written for another definition, corrupt, an I/O error) makes a broken table: its collection
   // gets that error and closes, and writes to it are answered with it.
   std::shared_ptr<Table> Open(const ipc::pb::SourceImport& import);
-  // Queues a write (its uuid as the supervisor sent it: the answer carries it back).
-  void Submit(const std::shared_ptr<Table>& table, ipc::pb::WriteTable write);
+  // Queues a write (its uuid as the supervisor sent it: the answer carries it back), unless the
+  // table's backlog would pass `backlog_bound` (Table::Admit): then false, and nothing is queued.
+  // A queued write's bytes are the backlog's until Take takes it, or until it is answered without
+  // being published.
+  bool Submit(const std::shared_ptr<Table>& table, ipc::pb::WriteTable write,
+              std::uint64_t backlog_bound = UINT64_MAX);
   // The table was dropped: waits for a group commit in progress, answers its queued writes with
   // an error, and moves its log to the data dir's dropped/ (never deleted). Later writes to it are
   // answered with an error.
@@ -122,6 +139,7 @@ class TableWriter {
   struct Job {
     std::shared_ptr<Table> table;
     ipc::pb::WriteTable write;
+    std::uint64_t bytes = 0;  // of the table's backlog
   };
   void Loop();
   // One group commit over `jobs`. REQUIRES: round_mu_ held.
