@@ -305,8 +305,10 @@ TEST(CtlUsage, UnreachableEndpointExits69WithAClearMessage) {
   TempDir dir;
   WriteIndexHistory(dir.File("state"), dir.File("data.log"));
   const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(FreePort());
-  for (const std::vector<std::string>& command :
-       {std::vector<std::string>{"frontiers"}, {"peek", "u1", "--at", "1"}, {"drop", "u2"}}) {
+  for (const std::vector<std::string>& command : {std::vector<std::string>{"frontiers"},
+                                                  {"peek", "u1", "--at", "1"},
+                                                  {"drop", "u2"},
+                                                  {"replay"}}) {
     std::vector<std::string> args = {"--endpoint", endpoint,  "--timeout",
                                      "1",          "--state", dir.File("state")};
     args.insert(args.end(), command.begin(), command.end());
@@ -1073,6 +1075,83 @@ TEST_F(Ctl, AReplayThatWouldDropUnknownIndexesIsRefusedUnlessReplace) {
   auto first = Run({"run", dir_.File("nothing.jsonl")});
   EXPECT_EQ(first.exit, 1) << Describe(first);
   EXPECT_TRUE(Contains(first.err, "does not define: s5.")) << Describe(first);
+}
+
+// `replay` replays like every command that changes the replica: refused, changing nothing, when
+// the replica maintains indexes its history does not define. A read of an id of that history says
+// another history was replayed to the replica; an empty history contacts no replica.
+TEST_F(Ctl, ReplayIsRefusedLikeEveryReplayAndAnEmptyHistoryConnectsToNothing) {
+  dir_.Write("data.log", "U 0 1 1 10\nP 2\n");
+  ASSERT_EQ(
+      Run({"create-source", "u1", "--log", dir_.File("data.log"), "--schema", "k:int64,v:int64"})
+          .exit,
+      0)
+      << sup_.Log();
+  const std::string hello = "tandem_controller_events_total{event=\"hello\"}";
+  const std::string observer_hello = "tandem_controller_events_total{event=\"observer_hello\"}";
+  const double hellos = Metric(hello);
+  const std::string endpoint = sup_.controller_endpoint();
+  auto with = [&](const std::string& state, std::vector<std::string> args) {
+    args.insert(args.begin(), {"--endpoint", endpoint, "--state", state});
+    return RunCtl(args);
+  };
+  // Another state file: log source u1 with index u2, where the replica runs s1.
+  const std::string other = dir_.File("other.state");
+  WriteIndexHistory(other, dir_.File("data.log"));
+  const std::string other_before = ReadFile(other);
+  auto refused = with(other, {"replay"});
+  EXPECT_EQ(refused.exit, 1) << Describe(refused);
+  EXPECT_TRUE(Contains(refused.err, "tandem-ctl: refused: the replica at " + endpoint +
+                                        " maintains an index that the state file " + other +
+                                        " does not define: s1. Replaying this history would "
+                                        "drop it; nothing was changed."))
+      << Describe(refused);
+  ExpectJsonFailure(with(other, {"--json", "replay"}), 1, "does not define: s1.");
+  EXPECT_EQ(ReadFile(other), other_before);
+  EXPECT_EQ(Metric(hello), hellos) << "checked as an observer: no controller Hello";
+  EXPECT_EQ(Metric(kDroppedByReconcile), 0);
+
+  // What the other history defines is unknown to the replica, which runs another history.
+  auto peek = with(other, {"peek", "u2", "--at", "1"});
+  EXPECT_EQ(peek.exit, 1) << Describe(peek);
+  EXPECT_TRUE(Contains(peek.err, "unknown index u2 — the replica at " + endpoint +
+                                     " maintains none of the indexes the state file " + other +
+                                     " defines, but s1: another history was replayed to it."))
+      << Describe(peek);
+  EXPECT_TRUE(Contains(peek.err, "--state " + other + " --replace replay`")) << Describe(peek);
+  // The replica runs this state file's history: an id unknown there is no missing replay.
+  auto own = Run({"peek", "u42", "--at", "1"});
+  EXPECT_EQ(own.exit, 1) << Describe(own);
+  EXPECT_TRUE(Contains(own.err, "unknown index u42")) << Describe(own);
+  EXPECT_FALSE(Contains(own.err, "replay")) << Describe(own);
+
+  // An empty history: nothing to replay, and no replica is contacted (not even none at all).
+  const double observers = Metric(observer_hello);
+  const std::string empty = dir_.File("empty.state");
+  auto nothing = with(empty, {"replay"});
+  EXPECT_EQ(nothing.exit, 0) << Describe(nothing);
+  EXPECT_TRUE(Contains(nothing.out, "nothing to replay: the state file " + empty +
+                                        " holds no commands to replay (no replica was contacted)"))
+      << Describe(nothing);
+  auto json = with(empty, {"--json", "replay"});
+  ASSERT_EQ(json.exit, 0) << Describe(json);
+  const gpb::Struct doc = LastJson(json);
+  EXPECT_TRUE(Field(doc, "ok").bool_value()) << json.out;
+  EXPECT_EQ(Field(doc, "command").string_value(), "replay") << json.out;
+  EXPECT_EQ(Field(doc, "commands").number_value(), 0) << json.out;
+  EXPECT_EQ(Field(doc, "indexes").list_value().values_size(), 0) << json.out;
+  auto nowhere = RunCtl({"--endpoint", "tcp://127.0.0.1:" + std::to_string(FreePort()), "--timeout",
+                         "1", "--state", empty, "replay"});
+  EXPECT_EQ(nowhere.exit, 0) << Describe(nowhere);
+  EXPECT_EQ(Metric(observer_hello), observers);
+  EXPECT_EQ(Metric(hello), hellos);
+  EXPECT_FALSE(std::filesystem::exists(empty)) << "replay writes no state file";
+
+  // It takes no argument.
+  auto extra = Run({"replay", "extra"});
+  EXPECT_EQ(extra.exit, 64) << Describe(extra);
+  EXPECT_TRUE(Contains(extra.err, "extra")) << Describe(extra);
+  EXPECT_FALSE(sup_.Exited()) << sup_.Log();
 }
 
 TEST_F(Ctl, WatchSaysSoAndExits69WhenTheReplicaGoesAway) {
@@ -2243,6 +2322,71 @@ TEST_F(CtlTables, WritesTheReplicaRefusesExit1WithItsReason) {
   auto peek = Run({"--json", "peek", "u1", "--at", WrittenAt(w)});
   ASSERT_EQ(peek.exit, 0) << Describe(peek);
   EXPECT_TRUE(Contains(peek.out, R"("rows":[{"row":[5],"count":1}])")) << peek.out;
+}
+
+// A restarted replica runs nothing until a controller replays its history, and write and read
+// sessions never replay: their refusal of an id the state file defines says so and names
+// `replay`, which brings the table back with its rows and changes nothing else.
+TEST_F(CtlTables, ARestartedReplicaNamesReplayForAnUnknownTableAndReplayBringsItBack) {
+  auto src = Run({"create-source", "u1", "--table", "--schema", "k:int64,v:string"});
+  ASSERT_EQ(src.exit, 0) << Describe(src) << sup_.Log();
+  auto before = Run({"write", "u1", "--row", R"(1,"before")"});
+  ASSERT_EQ(before.exit, 0) << Describe(before) << sup_.Log();
+  const std::string state = ReadFile(State());
+
+  ASSERT_TRUE(sup_.Kill()) << sup_.Log();
+  sup_.Restart();  // the same data dir and ports
+  ASSERT_TRUE(sup_.WaitReady()) << sup_.Log();
+  const std::string endpoint = sup_.controller_endpoint();
+  const std::string why = " — the replica at " + endpoint +
+                          " maintains none of the indexes the state file " + State() +
+                          " defines: this history was not replayed to it since it started";
+  const std::string hint = "Run `tandem-ctl --endpoint " + endpoint + " --state " + State() +
+                           " replay` (it replays the history and changes nothing else)";
+  auto refused = Run({"write", "u1", "--row", R"(2,"after")"});
+  EXPECT_EQ(refused.exit, 1) << Describe(refused);
+  EXPECT_TRUE(
+      Contains(refused.err, "tandem-ctl: refused: write u1: the replica refused WriteTable"))
+      << Describe(refused);
+  EXPECT_TRUE(Contains(refused.err, "unknown table u1" + why)) << Describe(refused);
+  EXPECT_TRUE(Contains(refused.err, hint)) << Describe(refused);
+  auto peek = Run({"peek", "u1", "--at", "1"});
+  EXPECT_EQ(peek.exit, 1) << Describe(peek);
+  EXPECT_TRUE(Contains(peek.err, "unknown index s1" + why)) << Describe(peek);
+  EXPECT_TRUE(Contains(peek.err, hint)) << Describe(peek);
+  auto latest = Run({"peek", "u1"});  // refused while probing for the latest time
+  EXPECT_EQ(latest.exit, 1) << Describe(latest);
+  EXPECT_TRUE(Contains(latest.err, "unknown index s1" + why)) << Describe(latest);
+  auto unknown = Run({"peek", "u42", "--at", "1"});  // no id of the history: no hint
+  EXPECT_EQ(unknown.exit, 1) << Describe(unknown);
+  EXPECT_TRUE(Contains(unknown.err, "unknown index u42")) << Describe(unknown);
+  EXPECT_FALSE(Contains(unknown.err, "replay")) << Describe(unknown);
+
+  auto replay = Run({"replay"});
+  ASSERT_EQ(replay.exit, 0) << Describe(replay) << sup_.Log();
+  EXPECT_TRUE(Contains(replay.out, "replayed 1 command of " + State() + " (index s1)\n"))
+      << replay.out;
+  EXPECT_EQ(ReadFile(State()), state) << "replay changes the replica only";
+  auto after = Run({"write", "u1", "--row", R"(2,"after")"});
+  ASSERT_EQ(after.exit, 0) << Describe(after) << sup_.Log();
+  auto rows = Run({"--json", "peek", "u1", "--at", WrittenAt(after)});
+  ASSERT_EQ(rows.exit, 0) << Describe(rows) << sup_.Log();
+  EXPECT_TRUE(Contains(rows.out,
+                       R"("rows":[{"row":[1,"before"],"count":1},{"row":[2,"after"],"count":1}])"))
+      << "the row written before the restart is back\n"
+      << rows.out;
+  auto again = Run({"--json", "replay"});
+  ASSERT_EQ(again.exit, 0) << Describe(again) << sup_.Log();
+  const gpb::Struct doc = LastJson(again);
+  EXPECT_TRUE(Field(doc, "ok").bool_value()) << again.out;
+  EXPECT_EQ(Field(doc, "command").string_value(), "replay") << again.out;
+  EXPECT_EQ(Field(doc, "commands").number_value(), 1) << again.out;
+  const auto& indexes = Field(doc, "indexes").list_value();
+  ASSERT_EQ(indexes.values_size(), 1) << again.out;
+  EXPECT_EQ(indexes.values(0).string_value(), "s1") << again.out;
+  EXPECT_FALSE(Has(doc, "replicas")) << again.out;
+  EXPECT_EQ(ReadFile(State()), state);
+  EXPECT_FALSE(sup_.Exited()) << sup_.Log();
 }
 
 TEST_F(Ctl, ATableNeedsTheReplicasDataDir) {

@@ -32,14 +32,14 @@ usage: tandem-ctl [global options] COMMAND [arguments]   (tandem-ctl COMMAND --h
 constexpr char kFooter[] = R"(
 Like a real controller, tandem-ctl keeps the commands that define the replica's state
 (CreateDataflow, AllowCompaction) in the state file, one protocol-JSON command a line. Every
-command that changes the replica (create-*, allow-compaction, drop, run) connects (a ZeroMQ
-DEALER), sends Hello, replays that history, sends InitializationComplete and then its new
-commands; the replica's reconciliation keeps what was re-sent unchanged, so nothing already
-running is rebuilt, and drops what was not re-sent. So first it checks the indexes the replica
-maintains (HelloAccepted.live_indexes): one the history does not define would be dropped, and
-the command is refused, listing them, unless --replace. New commands are added to the history
-only once the replica has accepted them; a refused command is never recorded. Dropped dataflows
-are pruned from it.
+command that changes the replica (create-*, allow-compaction, drop, run, and replay, which sends
+nothing else) connects (a ZeroMQ DEALER), sends Hello, replays that history, sends
+InitializationComplete and then its new commands; the replica's reconciliation keeps what was
+re-sent unchanged, so nothing already running is rebuilt, and drops what was not re-sent. So
+first it checks the indexes the replica maintains (HelloAccepted.live_indexes): one the history
+does not define would be dropped, and the command is refused, listing them, unless --replace.
+New commands are added to the history only once the replica has accepted them; a refused command
+is never recorded. Dropped dataflows are pruned from it.
 
 create-source u<n> creates a dataflow of its own: the source and its index s<n>. create-index and
 create-view --on a source (or any collection with an index) import an index of it, so dropping
@@ -52,6 +52,10 @@ from the controller. They cannot change the replica, whatever the state file (an
 only supplies column names and key types, and the index of a view).
 write sends one WriteTable to a table in a writer session (Hello{observer, writer}): no replay
 either; the table's schema comes from the state file.
+A replica that restarted runs nothing until a command replays the history to it: until then
+write, load and the read commands find its tables and indexes unknown (a table's rows wait on
+disk), and such a refusal of an id the state file defines says so. tandem-ctl replay replays the
+history and changes nothing else (an empty history: it contacts no replica).
 
 Every invocation ends its session with Goodbye. Every option of a command takes one value, even
 one that begins with '-' (--key -inf); --key, --aggregate, --join and --join-on may be
@@ -62,13 +66,13 @@ A replica that requires CURVE (tandem-supervisor --curve-secret-key) is reached 
 whose public half is in the replica's --curve-authorized-keys directory); tandem-ctl keygen FILE
 makes a key pair. A refused key is reported as such (exit 69).
 
-Several replicas of one definition (--endpoint A,B,C; DESIGN §13): create-*, allow-compaction and
-drop go to every replica (each replayed to first; a command is recorded once no replica refused
-it and at least one accepted it; a replica that is down is left out with a warning, and the next
-command's replay brings it up to date); peek goes to all and prints the first answer (an error
-from one replica waits for the others' rows); frontiers lists each replica's; status shows each
-replica's state. --replica N sends any command to replica N alone; run, query, write, load,
-subscribe and watch need it.
+Several replicas of one definition (--endpoint A,B,C; DESIGN §13): create-*, allow-compaction,
+drop and replay go to every replica (each replayed to first; a command is recorded once no
+replica refused it and at least one accepted it; a replica that is down is left out with a
+warning, and the next command's replay brings it up to date); peek goes to all and prints the
+first answer (an error from one replica waits for the others' rows); frontiers lists each
+replica's; status shows each replica's state. --replica N sends any command to replica N alone;
+run, query, write, load, subscribe and watch need it.
 
 exit status: 0 success (subscribe: it ended at --up-to, its index closed, or --for or ^C
 canceled it); 1 a command was refused, a peek failed or timed out, a subscribe was ended by the
@@ -167,8 +171,9 @@ int Main(int argc, char** argv) {
   // Several replicas (issue 18): these commands go to every replica of --endpoint A,B,C (peek:
   // the first answer; frontiers and status: per replica); the others talk to one, --replica N.
   static const std::set<std::string> kToEveryReplica = {
-      "create-source", "create-index", "create-view", "create-dataflow", "allow-compaction",
-      "drop",          "peek",         "frontiers",   "status",          "keygen"};
+      "create-source",    "create-index", "create-view", "create-dataflow",
+      "allow-compaction", "drop",         "replay",      "peek",
+      "frontiers",        "status",       "keygen"};
   std::vector<Subcommand> commands = {
       AddCreateSource(app), AddCreateIndex(app), AddCreateView(app), AddCreateDataflow(app),
       AddPeek(app),         AddFrontiers(app),   AddWatch(app),      AddAllowCompaction(app),
@@ -177,6 +182,7 @@ int Main(int argc, char** argv) {
   commands.push_back(AddLoad(app));
   commands.push_back(AddSubscribe(app));
   commands.push_back(AddStatus(app));
+  commands.push_back(AddReplay(app));
   std::vector<std::string> args = JoinValues(argc, argv);
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
   try {

@@ -25,17 +25,19 @@ Result<bool> Readable(Session& s, const std::string& id, std::uint64_t t,
   p->mutable_finishing()->set_limit(0);
   auto sent = s.SendPeek(c);
   if (!sent.ok()) return sent.status();
-  if (*sent) return Status::InvalidArgument(ReplicaRefusal(**sent));
+  if (*sent) return Status::InvalidArgument(s.Refusal(**sent));
   auto w = s.AwaitPeek(p->uuid(), std::chrono::steady_clock::now() + wait);
-  if (w.refused) return Status::InvalidArgument(ReplicaRefusal(*w.refused));
+  if (w.refused) return Status::InvalidArgument(s.Refusal(*w.refused));
   if (w.answer) return !w.answer->has_canceled();
   if (s.over()) return Status::Unavailable(s.EndReason());
   // Several replicas: no replica answered within `wait`, and the replica set cancelled it at its
   // deadline already (their late answers are dropped).
   if (s.multi()) return false;
   s.CancelPeek(p->uuid());
-  // Exactly one answer per peek: Canceled, or the result if it was produced meanwhile.
+  // Exactly one answer per peek: Canceled, or the result if it was produced meanwhile — or, in
+  // an observer session, the refusal that was slower than `wait`.
   w = s.AwaitPeek(p->uuid(), std::chrono::steady_clock::now() + s.timeout());
+  if (w.refused) return Status::InvalidArgument(s.Refusal(*w.refused));
   if (w.answer) return !w.answer->has_canceled();
   if (s.over()) return Status::Unavailable(s.EndReason());
   return Status::Unavailable("the replica did not answer a canceled peek");

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <set>
+#include <string_view>
 #include <vector>
 
 #include "ipc/codec.h"
@@ -81,6 +82,7 @@ Result<std::optional<ipc::CurveClientKeys>> LoadCurveKeys(const Globals& g) {
 }
 
 std::optional<int> Session::Open(Mode mode) {
+  mode_ = mode;
   ipc::ControllerClient::Options options;
   options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(g_.timeout_s * 1000));
   options.linger = std::chrono::milliseconds(200);
@@ -122,6 +124,7 @@ std::optional<int> Session::Open(Mode mode) {
     if (!errors.ok()) return Ended(errors.status());
     for (const auto& e : *errors) {
       Warn("replaying " + ipc::Describe(c) + " from the history: refused: " + e.why());
+      ++replay_refusals_;
     }
   }
   pb::Command done;
@@ -198,6 +201,7 @@ std::optional<int> Session::OpenSet(Mode mode) {
     const std::string& e = set_->status(i).last_error;
     if (e.rfind("replay: ", 0) == 0) {
       Warn(ReplicaName(*set_, i) + ": replaying the history: refused: " + e.substr(8));
+      ++replay_refusals_;
     }
   }
   WarnNotUp(*set_, true);
@@ -331,7 +335,8 @@ std::optional<int> Session::CheckLiveIndexes() {
   return CheckLiveIndexes(client_->accepted(), "the replica at " + g_.endpoint);
 }
 
-std::vector<std::string> Session::UnknownLiveIndexes(const pb::Status::HelloAccepted& accepted) {
+std::vector<std::string> Session::UnknownLiveIndexes(
+    const pb::Status::HelloAccepted& accepted) const {
   const std::set<std::string> known = history_.LiveIndexes();
   std::vector<std::string> unknown;
   for (const auto& id : accepted.live_indexes()) {
@@ -381,6 +386,60 @@ std::optional<int> Session::CheckLiveIndexes(const pb::Status::HelloAccepted& ac
                   "; nothing was changed. Use the state file that created " + they +
                   " (--state), or pass --replace to replace the replica's dataflows with this "
                   "history's.");
+}
+
+std::string Session::Refusal(const pb::CommandError& e) const {
+  return ReplicaRefusal(e) + ExplainUnknown(e.why());
+}
+
+std::string Session::ExplainUnknown(const std::string& why) const {
+  // A controller session replayed the history before anything else: its "unknown" is no restart.
+  if (mode_ == Mode::kControl) return "";
+  static constexpr std::string_view kUnknown[] = {"unknown table ", "unknown index "};
+  std::string id;
+  for (const std::string_view prefix : kUnknown) {
+    const std::size_t at = why.find(prefix);
+    if (at == std::string::npos) continue;
+    const std::size_t from = at + prefix.size();
+    id = why.substr(from, why.find_first_of(" ,;:()", from) - from);
+    break;
+  }
+  if (id.empty()) return "";
+  const History::IdKind::Kind kind = history_.KindOf(id).kind;
+  if (kind == History::IdKind::kUnknown || kind == History::IdKind::kPendingSource) return "";
+  const pb::Status::HelloAccepted* accepted = nullptr;
+  std::string replica, endpoint;
+  if (set_) {
+    accepted = &set_->accepted(last_peek_replica_);
+    replica = ReplicaName(*set_, last_peek_replica_);
+    endpoint = set_->status(last_peek_replica_).endpoint;
+  } else if (client_) {
+    accepted = &client_->accepted();
+    replica = "the replica at " + g_.endpoint;
+    endpoint = g_.endpoint;
+  } else {
+    return "";
+  }
+  const std::set<std::string> defined = history_.LiveIndexes();
+  for (const auto& live : accepted->live_indexes()) {
+    // It runs (some of) this history: the id is unknown for another reason.
+    if (defined.count(live)) return "";
+  }
+  const std::string& path = history_.path();
+  const std::string command = "tandem-ctl --endpoint " + endpoint + " --state " + path;
+  const std::vector<std::string> others = UnknownLiveIndexes(*accepted);
+  if (others.empty()) {
+    return " — " + replica + " maintains none of the indexes the state file " + path +
+           " defines: this history was not replayed to it since it started, and read and write "
+           "sessions never replay. Run `" +
+           command + " replay` (it replays the history and changes nothing else), then try again.";
+  }
+  const std::string list = JoinIds(others);
+  return " — " + replica + " maintains none of the indexes the state file " + path +
+         " defines, but " + list +
+         ": another history was replayed to it. Use the state file that created " +
+         (others.size() == 1 ? "it" : "them") + " (--state), or run `" + command +
+         " --replace replay` to replace its dataflows with this history's (dropping " + list + ").";
 }
 
 void PrintOk(const std::string& what, const std::function<void(tools::JsonWriter&)>& fields,

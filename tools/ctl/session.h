@@ -73,6 +73,11 @@ Result<double> ParseSeconds(const std::string& text, const std::string& what);
 // A write (`write`) opens a writer session (Hello{observer, writer}, issue 15): an observer that
 // may also send WriteTable. It never replays either: a writer needs no history.
 //
+// So a replica that restarted knows none of the history's tables and indexes until a controller
+// session replays it (`replay` does only that): an observer's or writer's "unknown table" or
+// "unknown index" for an id the history defines is explained by Refusal (ExplainUnknown) when the
+// replica maintains none of the history's indexes.
+//
 // With several endpoints (Globals::endpoints, no --replica) the session is an ipc::ReplicaSet
 // (multi()): Open connects to every replica (a controller's replays to each, after the live-index
 // check on each), Submit sends to every replica that is up and records a command that none
@@ -87,6 +92,9 @@ class Session {
 
   // Returns an exit code on failure.
   std::optional<int> Open(Mode mode);
+  // How many replayed commands a controller's Open saw refused (each warned about); with several
+  // replicas, how many replicas refused a command of their replay.
+  std::size_t replay_refusals() const { return replay_refusals_; }
 
   // Sends a new command and waits for its verdict. Accepted state-changing commands are added to
   // the history (and saved). Returns true when accepted; prints the refusals, as refusals of
@@ -109,6 +117,15 @@ class Session {
 
   // Cancels peek `uuid` (its answer, Canceled or the result, is left unread).
   void CancelPeek(const std::string& uuid);
+
+  // What the replica's refusal says (ReplicaRefusal), with ExplainUnknown's hint.
+  std::string Refusal(const pb::CommandError& e) const;
+  // For a `why` from the replica saying "unknown table X" or "unknown index X" in an observer or
+  // writer session: when the history defines X and the replica (the one that answered the last
+  // peek, with several) maintains none of the history's indexes, " — " and why (this history was
+  // not replayed to it since it started, or another one was) and the command to run; else empty.
+  // A controller session replayed the history first: empty.
+  std::string ExplainUnknown(const std::string& why) const;
 
   // The exit for a session that could not go on: 69 unreachable or lost, 75 superseded, else 1.
   int Ended(const Status& s);
@@ -134,7 +151,7 @@ class Session {
   // --replace was not given.
   std::optional<int> CheckLiveIndexes();
   // The live indexes of a replica that the history does not define (transient ones aside).
-  std::vector<std::string> UnknownLiveIndexes(const pb::Status::HelloAccepted& accepted);
+  std::vector<std::string> UnknownLiveIndexes(const pb::Status::HelloAccepted& accepted) const;
   // ReplicaSet::Options::admit of the controller set: a replica with such indexes is left out
   // (unless --replace), never replayed to.
   Status AdmitReplica(const pb::Status::HelloAccepted& accepted);
@@ -150,6 +167,8 @@ class Session {
   std::optional<ipc::CurveClientKeys> curve_;
   std::size_t last_peek_replica_ = 0;
   bool warned_replace_ = false;
+  Mode mode_ = Mode::kObserve;  // as opened
+  std::size_t replay_refusals_ = 0;
 };
 
 // {"ok": true, "command": what, fields…} with --json, else `human`.

@@ -34,6 +34,7 @@ Subcommand AddWrite(CLI::App& app);
 Subcommand AddLoad(CLI::App& app);
 Subcommand AddSubscribe(CLI::App& app);
 Subcommand AddStatus(CLI::App& app);
+Subcommand AddReplay(CLI::App& app);
 
 // An option taking one value, kept in `*into` when given (CLI11 leaves it unset otherwise).
 CLI::Option* AddOptional(CLI::App& app, const std::string& name, std::optional<std::string>* into,

@@ -267,8 +267,9 @@ int RunLoad(const LoadOptions& o, const Globals& g, const History& h) {
     in_flight.erase(it);
     last_answer = std::chrono::steady_clock::now();
     if (r->has_command_error()) {
-      failure = "batch " + std::to_string(i) + " (" + Lines(batches[i]) +
-                ") was refused: " + r->command_error().why();
+      const std::string& why = r->command_error().why();
+      failure = "batch " + std::to_string(i) + " (" + Lines(batches[i]) + ") was refused: " + why +
+                session.ExplainUnknown(why);
       break;
     }
     const pb::WriteResponse& w = r->write_response();

@@ -87,9 +87,9 @@ int RunPeek(const PeekOptions& o, Session& s) {
   const auto started = std::chrono::steady_clock::now();
   auto sent = s.SendPeek(c);
   if (!sent.ok()) return s.Ended(sent.status());
-  if (*sent) return Refused(what, ReplicaRefusal(**sent));
+  if (*sent) return Refused(what, s.Refusal(**sent));
   const auto w = s.AwaitPeek(p->uuid(), std::chrono::steady_clock::now() + timeout);
-  if (w.refused) return Refused(what, ReplicaRefusal(*w.refused));
+  if (w.refused) return Refused(what, s.Refusal(*w.refused));
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   const std::string at_what = what + " @ " + std::to_string(at.time);

@@ -193,7 +193,7 @@ int RunSubscribe(const SubscribeOptions& o, Session& s) {
       return Finish(what, r->subscribe_end(), canceled);
     } else if (IsSubscribeRefusal(*r)) {
       // An observer cannot send a barrier: the refusal comes in the stream, before any batch.
-      return Refused(what, ReplicaRefusal(r->command_error()));
+      return Refused(what, s.Refusal(r->command_error()));
     } else if (r->has_command_error()) {
       Warn(ReplicaRefusal(r->command_error()));
     }

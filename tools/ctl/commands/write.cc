@@ -221,7 +221,7 @@ int RunWrite(const WriteOptions& o, Session& s) {
   const auto timeout = s.client().timeout();
   s.client().Send(c);
   const Answer a = AwaitWrite(s, *w, std::chrono::steady_clock::now() + timeout);
-  if (a.refused) return Refused(what, ReplicaRefusal(*a.refused));
+  if (a.refused) return Refused(what, s.Refusal(*a.refused));
   const std::string retry = "the write may or may not have been applied: retry it with --uuid " +
                             uuid + " (a write is applied once per uuid)";
   if (!a.response) {
@@ -235,7 +235,8 @@ int RunWrite(const WriteOptions& o, Session& s) {
                                  retry);
   }
   if (a.response->result_case() != pb::WriteResponse::kTime) {
-    return Refused(what, "not applied: " + a.response->error());
+    return Refused(what,
+                   "not applied: " + a.response->error() + s.ExplainUnknown(a.response->error()));
   }
   const std::uint64_t time = a.response->time();
   PrintOk(
