@@ -70,6 +70,14 @@ ControllerClient::ControllerClient(const std::string& endpoint, const Options& o
     socket_.set(zmq::sockopt::heartbeat_ivl, 1000);
     socket_.set(zmq::sockopt::heartbeat_timeout, 3000);
     socket_.set(zmq::sockopt::heartbeat_ttl, 3000);
+    // No receive high-water mark: libzmq's engine never stops reading while the socket is open.
+    // With one (ZeroMQ's default, 1000 messages), a caller that stops receiving fills the pipe,
+    // the engine stops reading the connection, and if the connection is then cut libzmq 4.3.4
+    // marks the engine failed without tearing it down — and its next heartbeat (or a PING still
+    // buffered, answered when reading resumes) fails `!_io_error` (stream_engine_base.cpp:331,
+    // zeromq/libzmq#4364) and aborts the process. So what the replica sends is queued here
+    // without bound: the caller must receive promptly and bound what it keeps (Options).
+    socket_.set(zmq::sockopt::rcvhwm, 0);
   }
   if (options.end_on_disconnect || options.curve) {
     // One monitor endpoint per client (inproc names are per context, but say so anyway). Failed
@@ -107,8 +115,12 @@ ControllerClient::~ControllerClient() {
     } catch (const zmq::error_t&) {
     }
   }
-  // A replica that refused the handshake gets nothing: do not linger on what is queued for it.
-  if (!handshake_error_.empty()) {
+  // A replica that refused the handshake gets nothing, and a lost session has no one left to
+  // deliver to (a replica back at the address is a new one): do not linger on what is queued.
+  // Lingering would also keep the socket's connection, and its engine, alive past the socket,
+  // whose pipe takes nothing more then: the engine stops reading, and a cut connection aborts
+  // in libzmq as the constructor explains.
+  if (!handshake_error_.empty() || lost_) {
     try {
       socket_.set(zmq::sockopt::linger, 0);
     } catch (const zmq::error_t&) {

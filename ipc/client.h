@@ -60,6 +60,13 @@ class ControllerClient {
     std::chrono::milliseconds linger{0};
     // ZMTP heartbeats and a socket monitor: after the Hello is accepted, a dropped connection
     // ends the session (lost()).
+    //
+    // It also means an unbounded receive queue (no ZeroMQ receive high-water mark: with one,
+    // libzmq 4.3.4 aborts the process when a connection it stopped reading is cut; client.cc
+    // says how). Whatever the replica sends is taken off the connection as it arrives, however
+    // slowly the application calls Receive (no subscribe ends TOO_SLOW for that): the
+    // application must receive promptly and bound what it holds itself (tandem-ctl subscribe
+    // bounds its queue of batches waiting for stdout).
     bool end_on_disconnect = false;
     // Send Goodbye when destroyed after an accepted Hello (and no loss).
     bool goodbye = false;

@@ -1,8 +1,9 @@
 // tandem-ctl subscribe (DESIGN §10, issue 16), the real binary against a real two-runtime replica
 // (tandem-supervisor with tandem-worker, two workers): the snapshot and the changes it prints, in
 // text and --json, their consolidation against peeks, and every way it ends — --up-to, the index
-// closing, --for, SIGINT/SIGTERM (a clean cancel: the replica keeps serving), the index dropped,
-// a compacted as_of, and refusals.
+// closing, --for, SIGINT/SIGTERM (a clean cancel: the replica keeps serving), a stalled stdout
+// and then the supervisor killed (exit 69, never an abort), the index dropped, a compacted as_of,
+// and refusals.
 #include <fcntl.h>
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
@@ -128,7 +129,10 @@ class RunningCtl {
     std::vector<std::string> argv = {TANDEM_CTL_BIN};
     argv.insert(argv.end(), args.begin(), args.end());
     int out[2], err[2];
-    if (pipe2(out, O_CLOEXEC | O_NONBLOCK) != 0 || pipe2(err, O_CLOEXEC | O_NONBLOCK) != 0) return;
+    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) return;
+    // Only our ends do not block (Pump takes what is there): the command's stdout and stderr
+    // block when full, as a shell's pipes do.
+    for (int fd : {out[0], err[0]}) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     pid_ = SpawnTiedToTest(argv, ChildEnvironment(true), out[1], err[1]);
     close(out[1]);
     close(err[1]);
@@ -441,6 +445,52 @@ TEST_F(CtlSubscribe, AClosedStdoutCancelsTheSubscribeAndExits0) {
   EXPECT_TRUE(Contains(sub.err, "subscribe u1: ended: CANCELED")) << sub.Describe();
   EXPECT_TRUE(Eventually([&] { return Metric("tandem_subscribes") == 0; }, 5s))
       << Metric("tandem_subscribes");
+}
+
+// A stdout nobody reads while the stream goes on, then the supervisor SIGKILLed. The command
+// keeps receiving (its session never stops reading: ipc/client.h), holds the batches for its
+// stdout, and once the connection is gone prints everything it received and exits 69 — never
+// an abort in libzmq. (With ZeroMQ's receive high-water mark it stopped reading the connection
+// once 1000 batches waited behind its blocked stdout, and a connection cut then could fail
+// libzmq 4.3.4's assertion `!_io_error`: exit 134, "Assertion failed"; a stall past the
+// heartbeat timeout lost the session by itself.)
+TEST_F(CtlSubscribe, AStalledStdoutThenAKilledSupervisorExits69AfterPrintingWhatCame) {
+  const auto src = Run({"create-source", "u1", "--generator", "key_value", "--keys", "20",
+                        "--updates-per-tick", "3", "--tick-interval-us", "1000", "--seed", "7"});
+  ASSERT_EQ(src.exit, 0) << DescribeRun(src) << sup_.Log();
+  RunningCtl sub(Args({"subscribe", "u1", "--progress"}));
+  ASSERT_TRUE(sub.started());
+  ASSERT_TRUE(sub.ReadUntil([](const std::string& out) { return Contains(out, "progress "); }, 15s))
+      << sub.Describe() << sup_.Log();
+  // From here its stdout is not read: the pipe fills (64 KiB: some 700 of these batches), its
+  // printing blocks, and what the supervisor sends waits in the command. Until 2500 more batches
+  // were sent (the supervisor counts them as it hands them to the session's connection).
+  const std::size_t printed = sub.out.size();
+  const double sent = Metric("tandem_subscribe_batches_total");
+  ASSERT_TRUE(
+      Eventually([&] { return Metric("tandem_subscribe_batches_total") >= sent + 2500; }, 60s))
+      << sup_.Log();
+  ASSERT_TRUE(sup_.Kill());
+  // Only now is its stdout read.
+  const auto code = sub.Wait(60s);
+  const std::string tail =
+      "--- stdout (last 2000 bytes)\n" +
+      sub.out.substr(sub.out.size() - std::min<std::size_t>(sub.out.size(), 2000)) +
+      "--- stderr\n" + sub.err;
+  ASSERT_TRUE(code.has_value()) << tail;
+  EXPECT_FALSE(Contains(sub.err, "Assertion")) << tail;
+  // Lost (69); or, had stdout fallen 64 MiB of batches behind first, canceled for that (1).
+  EXPECT_TRUE(*code == 69 || (*code == 1 && Contains(sub.err, "stdout did not keep up"))) << tail;
+  if (*code == 69) EXPECT_TRUE(Contains(sub.err, "was lost")) << tail;
+  // Everything queued was printed, whole lines, before it exited — more than the pipe held when
+  // it stalled: what came meanwhile was kept.
+  ASSERT_FALSE(sub.out.empty());
+  EXPECT_EQ(sub.out.back(), '\n') << tail;
+  std::size_t progress = 0;
+  for (const auto& line : Lines(sub.out.substr(printed))) {
+    if (line.rfind("progress ", 0) == 0) ++progress;
+  }
+  EXPECT_GE(progress, 1000u) << tail;
 }
 
 // An index dropped while subscribed ends the subscribe (DROPPED): exit 1 with the reason.

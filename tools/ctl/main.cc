@@ -76,8 +76,9 @@ run, query, write, load, subscribe and watch need it.
 
 exit status: 0 success (subscribe: it ended at --up-to, its index closed, or --for or ^C
 canceled it); 1 a command was refused, a peek failed or timed out, a subscribe was ended by the
-replica (dropped, an error, too slow); 64 bad usage (including an --endpoint that is not a
-ZeroMQ endpoint, and a key file that is malformed or, for a secret key, readable by others);
+replica (dropped, an error, too slow) or its stdout did not keep up; 64 bad usage (including an
+--endpoint that is not a ZeroMQ endpoint, and a key file that is malformed or, for a secret key,
+readable by others);
 69 the replica could not be reached, refused this client's key, or the connection to it was lost;
 75 another controller took over (superseded this session).
 Refusals are printed as "tandem-ctl: refused: COMMAND ID: WHY".)";

@@ -6,13 +6,24 @@
 //
 // --for passing, SIGINT/SIGTERM and a closed stdout send CancelSubscribe and wait (--timeout) for
 // the End, so the replica releases the subscribe's hold before the session ends with Goodbye.
+//
+// The session never stops reading (its receive queue is unbounded: ipc/client.h,
+// Options::end_on_disconnect), so a stdout slower than the stream must not hold the batches up
+// there: the main thread only receives, and a thread of its own prints (BatchPrinter) from a
+// queue bounded in bytes. A stdout that falls kMaxWaitingBatchBytes behind cancels the subscribe
+// like ^C, and the command exits 1 ("stdout did not keep up"). Whatever the command ends with,
+// what was queued is printed first (a lost session's batches included), then the end.
 #include <algorithm>
 #include <cctype>
 #include <csignal>
 #include <cstdio>
+#include <deque>
 #include <iostream>
+#include <thread>
+#include <utility>
 
 #include "base/row.h"
+#include "base/thread_annotations.h"
 #include "base/time.h"
 #include "ipc/rows.h"
 #include "tools/ctl/commands/commands.h"
@@ -84,11 +95,14 @@ std::string ReasonName(pb::SubscribeEnd::Reason r) {
 }
 
 // The End: its reason on stderr (and {"end", "detail"} with --json); exit 0 for the ends that
-// are the subscribe's purpose (UP_TO, CLOSED, CANCELED when we canceled), else 1.
-int Finish(const std::string& what, const pb::SubscribeEnd& e, bool canceled) {
+// are the subscribe's purpose (UP_TO, CLOSED, CANCELED when we canceled), else 1 — and 1 whatever
+// the End when `failed` says why the output is incomplete (stdout did not keep up).
+int Finish(const std::string& what, const pb::SubscribeEnd& e, bool canceled,
+           const std::string& failed) {
   const std::string reason = ReasonName(e.reason());
-  const bool ok = e.reason() == pb::SubscribeEnd::UP_TO || e.reason() == pb::SubscribeEnd::CLOSED ||
-                  (e.reason() == pb::SubscribeEnd::CANCELED && canceled);
+  const bool ok = failed.empty() && (e.reason() == pb::SubscribeEnd::UP_TO ||
+                                     e.reason() == pb::SubscribeEnd::CLOSED ||
+                                     (e.reason() == pb::SubscribeEnd::CANCELED && canceled));
   if (JsonOutput()) {
     JsonWriter json;
     json.BeginObject().Key("end").String(reason).Key("detail").String(e.detail()).EndObject();
@@ -98,17 +112,112 @@ int Finish(const std::string& what, const pb::SubscribeEnd& e, bool canceled) {
   for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   // The detail, unless it only repeats the reason ("CANCELED: canceled").
   const bool said = e.detail().empty() || e.detail() == lower;
-  const std::string text = what + ": ended: " + reason + (said ? "" : ": " + e.detail());
+  const std::string ended = "ended: " + reason + (said ? "" : ": " + e.detail());
   if (ok) {
-    std::cerr << "tandem-ctl: " << text << "\n";
+    std::cerr << "tandem-ctl: " << what << ": " << ended << "\n";
     return kExitOk;
   }
-  return Fail(kExitFailed, text);
+  return Fail(kExitFailed, what + ": " + (failed.empty() ? "" : failed + "; ") + ended);
 }
 
 bool IsSubscribeRefusal(const pb::Response& r) {
   return r.has_command_error() && r.command_error().what().rfind("Subscribe", 0) == 0;
 }
+
+// The most the batches waiting for stdout may weigh, parsed, in memory (SpaceUsedLong: several
+// times their encoded size, a heap object per update, row and datum) — unless one batch alone
+// weighs more: it is always taken into an empty queue. The session's own queue is unbounded, so
+// this is what bounds the memory of a subscribe whose stdout is slower than its stream.
+constexpr std::size_t kMaxWaitingBatchBytes = std::size_t{64} << 20;
+
+// Prints batches (BatchLines) on stdout in a thread of its own, in the order they were pushed,
+// flushing after each. One thread — the command's — calls its methods; while the printing thread
+// runs, only it writes std::cout (the command writes its end and failures there after Drain).
+class BatchPrinter {
+ public:
+  explicit BatchPrinter(bool progress) : progress_(progress) {
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~BatchPrinter() { Drain(); }
+  BatchPrinter(const BatchPrinter&) = delete;
+  BatchPrinter& operator=(const BatchPrinter&) = delete;
+
+  // Queues `batch`, or drops it once stdout is closed(): true. False, and nothing queued, when
+  // the batches waiting would weigh more than kMaxWaitingBatchBytes with it; `*waiting` is then
+  // what they weigh now.
+  bool Push(pb::SubscribeBatch batch, std::size_t* waiting) {
+    const std::size_t bytes = batch.SpaceUsedLong();
+    {
+      MutexLock l(mu_);
+      if (closed_) return true;
+      if (bytes_ > 0 && bytes_ + bytes > kMaxWaitingBatchBytes) {
+        *waiting = bytes_;
+        return false;
+      }
+      queue_.emplace_back(std::move(batch), bytes);
+      bytes_ += bytes;
+    }
+    cv_.NotifyAll();
+    return true;
+  }
+
+  // A write to stdout failed (its reader went away): nothing more is printed.
+  bool closed() {
+    MutexLock l(mu_);
+    return closed_;
+  }
+
+  // Prints everything queued — blocking as long as stdout does — and stops the thread. Then the
+  // caller may write std::cout. Idempotent.
+  void Drain() {
+    {
+      MutexLock l(mu_);
+      draining_ = true;
+    }
+    cv_.NotifyAll();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void Run() {
+    for (;;) {
+      pb::SubscribeBatch batch;
+      std::size_t bytes = 0;
+      {
+        MutexLock l(mu_);
+        while (queue_.empty() && !draining_) {
+          cv_.WaitUntil(mu_, std::chrono::steady_clock::now() + std::chrono::seconds(1));
+        }
+        if (queue_.empty()) return;  // draining, and everything was printed
+        batch = std::move(queue_.front().first);
+        bytes = queue_.front().second;
+        queue_.pop_front();
+      }
+      // Outside the lock: a stalled stdout blocks this thread only, never Push.
+      std::cout << BatchLines(batch, progress_);
+      std::cout.flush();
+      const bool failed = !std::cout.good();
+      MutexLock l(mu_);
+      bytes_ -= bytes;
+      if (failed) {
+        closed_ = true;
+        queue_.clear();
+        bytes_ = 0;
+      }
+    }
+  }
+
+  const bool progress_;
+  Mutex mu_;
+  CondVar cv_;  // queue_ gained a batch, or draining_ was set
+  // Waiting to be printed: each batch with what it weighs (SpaceUsedLong).
+  std::deque<std::pair<pb::SubscribeBatch, std::size_t>> queue_ TANDEM_GUARDED_BY(mu_);
+  // What queue_ and the batch being printed weigh.
+  std::size_t bytes_ TANDEM_GUARDED_BY(mu_) = 0;
+  bool draining_ TANDEM_GUARDED_BY(mu_) = false;
+  bool closed_ TANDEM_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
 
 int RunSubscribe(const SubscribeOptions& o, Session& s) {
   std::optional<std::uint64_t> as_of, up_to;
@@ -167,15 +276,25 @@ int RunSubscribe(const SubscribeOptions& o, Session& s) {
     cancel_why = why;
     cancel_deadline = std::chrono::steady_clock::now() + s.client().timeout();
   };
+  // Every way out below prints what is queued first (printer.Drain()), then the end or the
+  // failure — also on stdout with --json, after the stream.
+  BatchPrinter printer(o.progress);
+  std::string failed;  // set once stdout did not keep up: the rest of the stream is dropped
   for (;;) {
-    if (s.over()) return s.Ended(Status::Ok());
+    if (s.over()) {
+      printer.Drain();
+      return s.Ended(Status::Ok());
+    }
     if (!canceled) {
       if (Interrupted()) {
         cancel("interrupted");
+      } else if (printer.closed()) {
+        cancel("stdout closed");
       } else if (seconds && std::chrono::steady_clock::now() >= deadline) {
         cancel("--for " + *o.for_text + " s passed");
       }
     } else if (std::chrono::steady_clock::now() >= cancel_deadline) {
+      printer.Drain();
       char limit[32];
       std::snprintf(limit, sizeof limit, "%g", s.globals().timeout_s);
       return Fail(kExitFailed, what + ": " + cancel_why +
@@ -185,14 +304,18 @@ int RunSubscribe(const SubscribeOptions& o, Session& s) {
     auto r = s.client().Receive(std::chrono::milliseconds(100));
     if (!r) continue;
     if (r->has_subscribe_batch() && r->subscribe_batch().uuid() == uuid) {
-      if (!std::cout.good()) continue;  // stdout closed: we canceled, wait for the End
-      std::cout << BatchLines(r->subscribe_batch(), o.progress);
-      std::cout.flush();
-      if (!std::cout.good() && !canceled) cancel("stdout closed");
+      if (!failed.empty()) continue;  // canceled: wait for the End
+      std::size_t waiting = 0;
+      if (!printer.Push(std::move(*r->mutable_subscribe_batch()), &waiting)) {
+        failed = "stdout did not keep up (" + std::to_string(waiting >> 20) + " MiB waiting)";
+        if (!canceled) cancel(failed);
+      }
     } else if (r->has_subscribe_end() && r->subscribe_end().uuid() == uuid) {
-      return Finish(what, r->subscribe_end(), canceled);
+      printer.Drain();
+      return Finish(what, r->subscribe_end(), canceled, failed);
     } else if (IsSubscribeRefusal(*r)) {
       // An observer cannot send a barrier: the refusal comes in the stream, before any batch.
+      printer.Drain();
       return Refused(what, s.Refusal(r->command_error()));
     } else if (r->has_command_error()) {
       Warn(ReplicaRefusal(r->command_error()));
@@ -218,7 +341,10 @@ Subcommand AddSubscribe(CLI::App& app) {
       "--up-to T was printed, the index closes (exit 0), --for passes or on ^C (CancelSubscribe,\n"
       "then the end is awaited: exit 0); the end's reason goes to stderr. Ended by the replica\n"
       "otherwise (the index dropped, an error, too slow a reader): exit 1; refused: exit 1.\n"
-      "Always an observer session (--observer is the default): it changes nothing.");
+      "Printing has a queue of its own: a stdout that falls 64 MiB of batches behind the\n"
+      "stream cancels it too, and exits 1 (stdout did not keep up). A lost connection exits 69,\n"
+      "after what was received is printed. Always an observer session (--observer is the\n"
+      "default): it changes nothing.");
   sub->add_option("ID", o->id, "an index, or a collection with an index")->required();
   AddOptional(*sub, "--as-of", &o->as_of, "T|latest: the first time (default latest)");
   sub->add_flag("--no-snapshot", o->no_snapshot, "no snapshot: only the changes after --as-of");
