@@ -165,7 +165,8 @@ inline std::vector<std::string> CheckStreamShape(const SubscribeStream& s, std::
     std::map<std::pair<std::uint64_t, Row>, int,
              bool (*)(const std::pair<std::uint64_t, Row>&, const std::pair<std::uint64_t, Row>&)>
         seen([](const std::pair<std::uint64_t, Row>& x, const std::pair<std::uint64_t, Row>& y) {
-          return x.first != y.first ? x.first < y.first : CompareRow(x.second, y.second) < 0;
+          return x.first != y.first ? x.first < y.first
+                                    : reference::OrderRows(x.second, y.second) < 0;
         });
     std::uint64_t previous_time = 0;
     for (int j = 0; j < b.updates_size(); ++j) {

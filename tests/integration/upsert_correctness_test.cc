@@ -681,7 +681,7 @@ TEST(UpsertGenerators, TheLogOrderKeepsEachKeysRecordsInOrderWithinATime) {
       const bool has = std::any_of(before.begin(), before.end(), [&](const auto& rc) {
         Row rk;
         for (auto c : key) rk.push_back(rc.first[c]);
-        return CompareRow(rk, k) == 0;
+        return reference::OrderRows(rk, k) == 0;
       });
       if (r.kind == SourceRecord::Kind::kDelete) {
         ++deletes;

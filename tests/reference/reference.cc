@@ -149,7 +149,7 @@ Value EvalBinary(const pb::CallBinary& call, const Row& row) {
     case pb::GT:
     case pb::GE: {
       if (l.datum.index() != r.datum.index()) return TypeError("comparison");
-      const int c = CompareDatum(l.datum, r.datum);
+      const int c = OrderDatums(l.datum, r.datum);
       switch (func) {
         case pb::EQ:
           return Value::Of(c == 0);
@@ -189,7 +189,7 @@ void AddAll(Contents& into, const Contents& from) {
 }
 
 // The group's non-null values of the aggregate's column, each with its total count (zero totals
-// dropped), in ascending CompareDatum order.
+// dropped), in ascending OrderDatums order.
 Multiset NonNullValues(const pb::Aggregate& aggregate,
                        const std::vector<std::pair<const Row*, Count>>& group) {
   Multiset per_value;
@@ -244,8 +244,8 @@ Value Aggregate(const pb::Aggregate& aggregate,
       std::optional<Datum> best;
       for (const auto& [value, count] : NonNullValues(aggregate, group)) {
         if (count <= 0) continue;
-        if (!best || (aggregate.func() == pb::MIN ? CompareDatum(value[0], *best) < 0
-                                                  : CompareDatum(value[0], *best) > 0)) {
+        if (!best || (aggregate.func() == pb::MIN ? OrderDatums(value[0], *best) < 0
+                                                  : OrderDatums(value[0], *best) > 0)) {
           best = value[0];
         }
       }
@@ -265,7 +265,7 @@ Value Aggregate(const pb::Aggregate& aggregate,
       return Value::Of(distinct);
     }
     case pb::AVG: {
-      // Per distinct value first (ascending CompareDatum), so that the float sum's rounding is a
+      // Per distinct value first (ascending OrderDatums), so that the float sum's rounding is a
       // function of the multiset alone.
       const Multiset per_value = NonNullValues(aggregate, group);
       Count total_count = 0;
@@ -324,11 +324,11 @@ int CompareOrdered(const google::protobuf::RepeatedPtrField<pb::ColumnOrder>& or
       const int null_first = xn ? -1 : 1;
       return order.nulls_last() ? -null_first : null_first;
     }
-    int c = CompareDatum(x, y);
+    int c = OrderDatums(x, y);
     if (order.desc()) c = -c;
     if (c != 0) return c;
   }
-  return CompareRow(a, b);
+  return OrderRows(a, b);
 }
 
 std::string EscapeLogString(const std::string& s) {
@@ -542,7 +542,7 @@ Contents JoinOf(const Contents& left, const Contents& right, const pb::Plan::Joi
   const std::vector<std::uint32_t> left_key = Columns(join.left_key());
   const std::vector<std::uint32_t> right_key = Columns(join.right_key());
   auto has_null = [](const Row& key) { return std::any_of(key.begin(), key.end(), IsNull); };
-  // Right rows by key (CompareRow == 0 is datum equality column by column); null keys never match.
+  // Right rows by key (OrderRows == 0 is datum equality column by column); null keys never match.
   std::map<Row, std::vector<std::pair<const Row*, Count>>, RowLess> by_key;
   for (const auto& [row, count] : right.rows) {
     Row key = Project(row, right_key);
@@ -635,7 +635,7 @@ PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>
     if (!keys.empty()) {
       const Row row_key = Project(row, key);
       const bool match = std::any_of(keys.begin(), keys.end(),
-                                     [&](const Row& k) { return CompareRow(k, row_key) == 0; });
+                                     [&](const Row& k) { return OrderRows(k, row_key) == 0; });
       if (!match) continue;
     }
     if (!FitsInt64(count)) return fail("multiplicity overflow of " + RowToString(row));

@@ -10,7 +10,8 @@
 // unchanged and operators add their own.
 //
 // Scalar semantics (the README names them, this file fixes the details; see reference.cc):
-//   * null in, null out for NEGATE, arithmetic and comparisons; comparisons use CompareDatum.
+//   * null in, null out for NEGATE, arithmetic and comparisons; comparisons use OrderDatums
+//   (datum_order.h).
 //   * NOT/AND/OR are three-valued (SQL): false AND x = false, true OR x = true, even when x is
 //     null or an error; otherwise an error operand makes the result an error, then null wins.
 //   * IS_NULL / IS_NOT_NULL never return null.
@@ -33,12 +34,12 @@
 //     the number of distinct non-null values whose total count is > 0. AVG: null when the
 //     non-null values' total count is <= 0; int64: (double)(exact sum of value x count) /
 //     (double)(total count), "integer overflow in AVG" if the sum leaves 128 bits; float64: for
-//     each distinct value (by CompareDatum, ascending; -0.0 and 0.0 are one value) with a nonzero
+//     each distinct value (by OrderDatums, ascending; -0.0 and 0.0 are one value) with a nonzero
 //     total count, sum += value * (double)count, starting from +0.0, then sum / (double)(total
 //     count). ANY/ALL over the bool values with total count > 0: ANY = some true, ALL = none
 //     false; null when there is no such value.
 //   * Join: left row l (count cl) and right row r (count cr) whose key columns are pairwise
-//     CompareDatum-equal and non-null give l ++ r with count cl * cr. LEFT_OUTER adds, for every
+//     OrderDatums-equal and non-null give l ++ r with count cl * cr. LEFT_OUTER adds, for every
 //     left row that matches no right row (a null in its key, or no right row with a nonzero
 //     count at its key), l ++ nulls with count cl. Errors: both inputs' error sets summed.
 //   * TopK: per group (group_key columns; none: one group) the rows with count > 0, ordered like
@@ -62,14 +63,11 @@
 #include "base/status.h"
 #include "base/time.h"
 #include "ipc/codec.h"
+#include "reference/datum_order.h"
 
 namespace tandem::reference {
 
 namespace pb = ::tandem::protocol;
-
-struct RowLess {
-  bool operator()(const Row& a, const Row& b) const { return CompareRow(a, b) < 0; }
-};
 
 // A multiplicity: an exact sum of int64 diffs (128 bits is exact for every test's data). What
 // does not fit int64 where the runtime must give an int64 (COUNT, a peek's counts) is an error.
@@ -205,7 +203,7 @@ class Evaluator {
   // A record of upsert source `id` (a source import with an upsert_key). The source's contents
   // at t: for each key, the last of its records (by time, then by the order AddRecord was
   // called) with time <= t; if that record is an upsert, its row with count 1, else nothing.
-  // Keys are equal when their datums are CompareDatum-equal (null equals null).
+  // Keys are equal when their datums are OrderDatums-equal (null equals null).
   void AddRecord(const std::string& id, SourceRecord record);
   void AddError(const std::string& id, ErrorUpdate error);
 

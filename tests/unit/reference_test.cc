@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "ipc/validate.h"
 #include "unit/protocol_samples.h"
@@ -58,6 +59,49 @@ std::string TvResult(const pb::ScalarExpr& e) {
 }
 
 // ---- scalar expressions ---------------------------------------------------------------------
+
+// The reference's own datum order (datum_order.h) against pairs whose order is written here by
+// hand from the documented order — and the runtime's (base/row.h) and the row encoding's agree
+// with it on every pair, so neither can drift without a differential suite seeing it.
+TEST(ReferenceOrder, DatumsOrderByTypeThenValueWithNaNHighestAndSignedZerosEqual) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const Datum null = Null{};
+  auto s = [](std::string v) { return Datum{std::move(v)}; };
+  auto i = [](std::int64_t v) { return Datum{v}; };
+  auto f = [](double v) { return Datum{v}; };
+  // (a, b, sign of a vs b)
+  const std::vector<std::tuple<Datum, Datum, int>> pairs = {
+      {null, null, 0},
+      {null, Datum{false}, -1},
+      {Datum{false}, Datum{true}, -1},
+      {Datum{true}, i(INT64_MIN), -1},
+      {i(INT64_MAX), f(-inf), -1},
+      {i(-1), i(0), -1},
+      {i(INT64_MIN), i(INT64_MAX), -1},
+      {f(-0.0), f(0.0), 0},
+      {f(-1.5), f(-0.0), -1},
+      {f(inf), f(nan), -1},
+      {f(nan), f(-nan), 0},
+      {f(nan), s(""), -1},
+      {s(""), s(std::string(1, '\0')), -1},
+      {s("a"), s("ab"), -1},
+      {s("b"), s("ab"), 1},
+      {s("\x7f"), s("\x80"), -1},  // bytes are unsigned
+      {s("z"), s("\xc3\xa9"), -1},
+  };
+  auto sign = [](int c) { return c < 0 ? -1 : (c > 0 ? 1 : 0); };
+  for (const auto& [a, b, want] : pairs) {
+    SCOPED_TRACE(DatumToString(a) + " vs " + DatumToString(b));
+    EXPECT_EQ(sign(reference::OrderDatums(a, b)), want);
+    EXPECT_EQ(sign(reference::OrderDatums(b, a)), -want);
+    EXPECT_EQ(sign(CompareDatum(a, b)), want) << "the runtime's order";
+    const std::string ea = EncodeRow({a}), eb = EncodeRow({b});
+    EXPECT_EQ(sign(ea.compare(eb)), want) << "the encoding's order";
+  }
+  EXPECT_LT(reference::OrderRows({i(1)}, {i(1), null}), 0) << "a proper prefix first";
+  EXPECT_EQ(reference::OrderRows({f(0.0), s("x")}, {f(-0.0), s("x")}), 0);
+}
 
 TEST(ReferenceScalar, AndOrNotAreThreeValued) {
   // Rows: left in {F, T, N, E}; columns: right in {F, T, N, E}.
