@@ -8,9 +8,10 @@
 // (same uuid: each must be answered with a time, and applied once), retries one write answered in
 // an earlier round (answered with its first time), then peeks both indexes at the latest
 // acknowledged time and at a random earlier one and compares them with the writer's own record.
-// Then a window of writes runs until, after a seeded random delay, the maintenance runtime (odd
-// rounds) or the supervisor (even rounds) is SIGKILLed; each session's times must rise in send
-// order, above every time acknowledged before. The last round only checks.
+// Then a window of writes runs until, after a seeded random delay, the supervisor (rounds 0, 3, …),
+// the maintenance runtime (1, 4, …) or the interactive runtime (2, 5, …) is SIGKILLed; each
+// session's times must rise in send order, above every time acknowledged before. The last round
+// only checks; the summary prints the rows present against the rows acknowledged.
 //
 // The writer's record is its model: the plain table holds the sum of the acknowledged updates
 // (unique ids, some inserted twice, some retracted), the upsert table per key the last
@@ -149,7 +150,7 @@ struct Incarnation {
   TestController* writer = nullptr;  // the writer session
 };
 
-enum class Kill { kMaintenance, kSupervisor, kSigterm };
+enum class Kill { kMaintenance, kInteractive, kSupervisor, kSigterm };
 
 // The end of a replica's log (a failure's context; a round's debug log is long).
 std::string LogTail(const SupervisorProcess& sup) {
@@ -251,6 +252,15 @@ class CrashRun {
         auto got = Peek(in, upsert ? kUpsertIndex : kPlainIndex, t);
         if (!got) return;
         const Contents want = Model(upsert, t);
+        if (t == latest) {
+          auto rows = [](const Contents& c) {
+            std::int64_t n = 0;
+            for (const auto& [row, count] : c) n += count;
+            return n;
+          };
+          present_[upsert] = rows(*got);
+          acknowledged_[upsert] = rows(want);
+        }
         if (got != want) {
           ADD_FAILURE() << "round " << round_ << ": " << (upsert ? "upsert" : "plain")
                         << " table at " << t << " (latest acknowledged " << latest
@@ -308,6 +318,10 @@ class CrashRun {
         ASSERT_FALSE(runtimes.empty());
         ASSERT_EQ(::kill(runtimes[0], SIGKILL), 0);
         break;
+      case Kill::kInteractive:
+        ASSERT_EQ(runtimes.size(), 2u);
+        ASSERT_EQ(::kill(runtimes[1], SIGKILL), 0);
+        break;
       case Kill::kSupervisor:
         ASSERT_EQ(::kill(in.sup->pid(), SIGKILL), 0);
         break;
@@ -360,11 +374,17 @@ class CrashRun {
     out << writes_.size() << " writes (" << upserts << " to the upsert table), " << acked
         << " acknowledged; " << resent_ << " re-sends of unanswered writes, " << resent_applied_
         << " of them already applied before the crash; " << retried_answered_
-        << " retries of answered writes";
+        << " retries of answered writes; at the last check, rows present / acknowledged: plain "
+        << present_[0] << " / " << acknowledged_[0] << ", upsert " << present_[1] << " / "
+        << acknowledged_[1];
     return out.str();
   }
 
  private:
+  // At the latest acknowledged time of the last Check, per table (plain, upsert): the rows the
+  // index holds, and the rows the acknowledged writes make.
+  std::int64_t present_[2] = {0, 0}, acknowledged_[2] = {0, 0};
+
   std::size_t NewWrite() {
     const std::size_t seq = writes_.size();
     Write w;
@@ -595,7 +615,7 @@ int RoundsFromEnvironment() {
   return kDefaultRounds;
 }
 
-TEST(TableCrash, EveryAcknowledgedWriteSurvivesKillsOfMaintenanceAndOfTheSupervisorOnce) {
+TEST(TableCrash, EveryAcknowledgedWriteSurvivesKillsOfEveryProcessOnce) {
   const std::uint64_t seed = SeedFromEnvironment();
   const int rounds = RoundsFromEnvironment();
   std::cout << "table crash: seed " << seed << ", " << rounds
@@ -616,14 +636,18 @@ TEST(TableCrash, EveryAcknowledgedWriteSurvivesKillsOfMaintenanceAndOfTheSupervi
     ASSERT_FALSE(::testing::Test::HasFailure()) << run.Summary();
     if (round == rounds) break;
     const auto delay = std::chrono::milliseconds(150 + delays() % 1350);
-    const Kill kill = round % 2 == 1 ? Kill::kMaintenance : Kill::kSupervisor;
+    const Kill kill = round % 3 == 1   ? Kill::kMaintenance
+                      : round % 3 == 2 ? Kill::kInteractive
+                                       : Kill::kSupervisor;
     std::cout << "round " << round << " (restart, replay, re-sends, check: "
               << std::chrono::duration_cast<std::chrono::milliseconds>(
                      std::chrono::steady_clock::now() - round_started)
                      .count()
               << " ms): kill the "
-              << (kill == Kill::kMaintenance ? "maintenance runtime" : "supervisor") << " after "
-              << delay.count() << " ms" << std::endl;
+              << (kill == Kill::kMaintenance   ? "maintenance runtime"
+                  : kill == Kill::kInteractive ? "interactive runtime"
+                                               : "supervisor")
+              << " after " << delay.count() << " ms" << std::endl;
     run.WriteThenKill(in, delay, kill);
     ASSERT_FALSE(::testing::Test::HasFailure()) << run.Summary();
   }
