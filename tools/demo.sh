@@ -201,6 +201,28 @@ for _ in $(seq 50); do
   [[ -e "/dev/shm/tandem.${REPLICA}2" ]] && sleep 0.1
 done
 
+say "3h. A replica restarted with its --data-dir runs nothing until a controller replays its history
+   to it: a read or write session never replays, so it is refused — and says so, naming the
+   command. tandem-ctl replay replays the state file's history and changes nothing else; then
+   ${REPLICA}2's table u10 takes writes again."
+"$SUP" --replica-id "${REPLICA}2" --workers 1 --controller-listen-addr tcp://127.0.0.1:2111 \
+  --internal-http-listen-addr 127.0.0.1:6889 --runtime-dir "$work" --data-dir "$work/data2" \
+  >"$work/supervisor2.log" 2>&1 &
+sup2_pid=$!
+for _ in $(seq 100); do
+  [[ "$(http_get /readyz 6889 2>/dev/null || true)" == ready* ]] && break
+  sleep 0.1
+done
+second=tcp://127.0.0.1:2111
+ctl --endpoint "$second" write u10 --upsert '4,"fig",2' 2>&1 | fold -s -w 96 | sed 's/^/   /' || true
+ctl --endpoint "$second" replay | sed 's/^/   /'
+t4=$(ctl --endpoint "$second" write u10 --upsert '4,"fig",2' | sed -n 's/^written at //p')
+echo "   written at $t4 on ${REPLICA}2"
+ctl --endpoint "$second" peek u10 --at "$t4" | sed 's/^/   /'
+kill -TERM "$sup2_pid"
+wait "$sup2_pid" 2>/dev/null || true
+sup2_pid=""
+
 say "4. The sharing registry, as tandem-shm sees it (one row per worker ordinal). SINCE is"
 echo "   min(OWN, PEER_HOLD, IMPORT_HOLD): the compaction allowed above, once both runtimes have"
 echo "   applied it; HELD_BY says which hold keeps it back."
