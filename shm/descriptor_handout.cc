@@ -32,6 +32,22 @@ Result<sockaddr_un> SocketAddress(const std::string& path) {
 }
 
 // Never blocks: a Unix socket connects at once, or fails (EAGAIN when its backlog is full).
+// One handout message: the byte, and room for one descriptor (SCM_RIGHTS) beside it.
+struct HandoutMessage {
+  char byte = kHandoutByte;
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  HandoutMessage() {
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+  }
+  HandoutMessage(const HandoutMessage&) = delete;
+  HandoutMessage& operator=(const HandoutMessage&) = delete;
+};
+
 int Connect(const sockaddr_un& addr) {
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return -1;
@@ -105,20 +121,13 @@ void DescriptorHandout::Serve() {
     for (;;) {
       const int peer = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (peer < 0) break;
-      char byte = kHandoutByte;
-      iovec iov{&byte, 1};
-      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-      msghdr msg{};
-      msg.msg_iov = &iov;
-      msg.msg_iovlen = 1;
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof control;
-      cmsghdr* c = CMSG_FIRSTHDR(&msg);
+      HandoutMessage m;
+      cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
       c->cmsg_level = SOL_SOCKET;
       c->cmsg_type = SCM_RIGHTS;
       c->cmsg_len = CMSG_LEN(sizeof(int));
       std::memcpy(CMSG_DATA(c), &fd_, sizeof(int));
-      if (sendmsg(peer, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) == 1) {
+      if (sendmsg(peer, &m.msg, MSG_NOSIGNAL | MSG_DONTWAIT) == 1) {
         handed_.fetch_add(1, std::memory_order_relaxed);
       }
       close(peer);
@@ -152,23 +161,17 @@ Result<ReceivedDescriptor> ReceiveDescriptor(const std::string& path,
   received.server_uid = cred.uid;
   pollfd pfd{sock, POLLIN, 0};
   const int ready = poll(&pfd, 1, static_cast<int>(timeout.count()));
-  char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  const ssize_t n = ready == 1 ? recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT) : -1;
+  HandoutMessage m;
+  m.byte = 0;
+  const ssize_t n = ready == 1 ? recvmsg(sock, &m.msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT) : -1;
   close(sock);
-  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); n == 1 && c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+  for (cmsghdr* c = CMSG_FIRSTHDR(&m.msg); n == 1 && c != nullptr; c = CMSG_NXTHDR(&m.msg, c)) {
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
         c->cmsg_len == CMSG_LEN(sizeof(int))) {
       std::memcpy(&received.fd, CMSG_DATA(c), sizeof(int));
     }
   }
-  if (received.fd < 0 || byte != kHandoutByte) {
+  if (received.fd < 0 || m.byte != kHandoutByte) {
     if (received.fd >= 0) close(received.fd);
     return Status::Unavailable(path + " handed out no descriptor within " +
                                std::to_string(timeout.count()) + " ms");

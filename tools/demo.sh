@@ -166,18 +166,23 @@ print(f"{len(keys)} lookups in {took:.2f} s: {took / len(keys) * 1e6:.2f} us eac
 PY
 fi
 
+# The second replica of 3g and 3h (its data dir kept across its restart); sets sup2_pid once ready.
+start_second() {
+  "$SUP" --replica-id "${REPLICA}2" --workers 1 --controller-listen-addr tcp://127.0.0.1:2111 \
+    --internal-http-listen-addr 127.0.0.1:6889 --runtime-dir "$work" --data-dir "$work/data2" \
+    >>"$work/supervisor2.log" 2>&1 &
+  sup2_pid=$!
+  for _ in $(seq 100); do
+    [[ "$(http_get /readyz 6889 2>/dev/null || true)" == ready* ]] && break
+    sleep 0.1
+  done
+}
+
 say "3g. Many replicas behind one controller (DESIGN §13): a second replica, ${REPLICA}2, starts on
    ports 2111/6889 with nothing in it. tandem-ctl --endpoint A,B sends every command to both —
    replaying its history to the new one first — takes the first answer of each peek, and shows
    each replica's state. Then ${REPLICA}2 is SIGKILLed: peeks go on, answered by the one left."
-"$SUP" --replica-id "${REPLICA}2" --workers 1 --controller-listen-addr tcp://127.0.0.1:2111 \
-  --internal-http-listen-addr 127.0.0.1:6889 --runtime-dir "$work" --data-dir "$work/data2" \
-  >"$work/supervisor2.log" 2>&1 &
-sup2_pid=$!
-for _ in $(seq 100); do
-  [[ "$(http_get /readyz 6889 2>/dev/null || true)" == ready* ]] && break
-  sleep 0.1
-done
+start_second
 both=tcp://127.0.0.1:2101,tcp://127.0.0.1:2111
 ctl --endpoint "$both" create-index u11 --on u4 --key value | sed 's/^/   /'
 for _ in $(seq 50); do  # until the new replica has caught up with u5
@@ -205,14 +210,7 @@ say "3h. A replica restarted with its --data-dir runs nothing until a controller
    to it: a read or write session never replays, so it is refused — and says so, naming the
    command. tandem-ctl replay replays the state file's history and changes nothing else; then
    ${REPLICA}2's table u10 takes writes again."
-"$SUP" --replica-id "${REPLICA}2" --workers 1 --controller-listen-addr tcp://127.0.0.1:2111 \
-  --internal-http-listen-addr 127.0.0.1:6889 --runtime-dir "$work" --data-dir "$work/data2" \
-  >"$work/supervisor2.log" 2>&1 &
-sup2_pid=$!
-for _ in $(seq 100); do
-  [[ "$(http_get /readyz 6889 2>/dev/null || true)" == ready* ]] && break
-  sleep 0.1
-done
+start_second
 second=tcp://127.0.0.1:2111
 ctl --endpoint "$second" write u10 --upsert '4,"fig",2' 2>&1 | fold -s -w 96 | sed 's/^/   /' || true
 ctl --endpoint "$second" replay | sed 's/^/   /'
