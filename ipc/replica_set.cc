@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "ipc/validate.h"
+
 namespace tandem::ipc {
 
 using Clock = std::chrono::steady_clock;
@@ -142,7 +144,7 @@ void ReplicaSet::StartSession(std::size_t i) {
   r.since = r.hello_sent = Clock::now();
   r.client->StartHello("rs" + std::to_string(++nonce_) + "-" +
                            std::to_string(Clock::now().time_since_epoch().count()),
-                       options_.observer);
+                       options_.observer, options_.observer && options_.writer);
 }
 
 void ReplicaSet::MarkDown(std::size_t i, const std::string& why) {
@@ -153,6 +155,10 @@ void ReplicaSet::MarkDown(std::size_t i, const std::string& why) {
   r.barriers.clear();
   r.client.reset();
   for (auto& [uuid, race] : races_) race.race.Gone(i);
+  // A write it was sent is unanswered there: it may or may not have been applied.
+  for (auto& [uuid, write] : writes_) {
+    if (write.waiting.erase(i)) write.result.unanswered.push_back(i);
+  }
   // A Submit waiting for its verdict stops waiting for this replica (unconfirmed).
   if (auto v = verdicts_.find(i); v != verdicts_.end()) v->second.gone = true;
 }
@@ -212,12 +218,30 @@ void ReplicaSet::OnAccepted(std::size_t i) {
   r.barriers.push_back(0);
 }
 
+std::uint64_t ReplicaSet::AskedAt(const Race& race, std::size_t i) {
+  const std::uint64_t at = race.peek.peek().timestamp();
+  const auto floor = race.targets.at_least.find(i);
+  return floor == race.targets.at_least.end() ? at : std::max(at, floor->second);
+}
+
+pb::Command ReplicaSet::PeekFor(const Race& race, std::size_t i) {
+  pb::Command peek = race.peek;
+  peek.mutable_peek()->set_timestamp(AskedAt(race, i));
+  return peek;
+}
+
+bool ReplicaSet::AskPeek(std::size_t i, Race& race) {
+  if (race.targets.only && !race.targets.only->count(i)) return true;
+  const bool sent = AskedAt(race, i) == race.peek.peek().timestamp() ? SendTo(i, race.peek)
+                                                                     : SendTo(i, PeekFor(race, i));
+  if (sent) race.race.Asked(i);
+  return sent;
+}
+
 void ReplicaSet::AskPending(std::size_t i) {
   for (auto& [uuid, race] : races_) {
-    if (race.race.decided() || (race.only && *race.only != i)) continue;
-    if (race.race.waiting().count(i)) continue;
-    if (!SendTo(i, race.peek)) return;
-    race.race.Asked(i);
+    if (race.race.decided() || race.race.waiting().count(i)) continue;
+    if (!AskPeek(i, race)) return;
   }
 }
 
@@ -232,6 +256,13 @@ void ReplicaSet::Handle(std::size_t i, pb::Response& resp) {
     if (it != races_.end()) it->second.race.Answered(i, resp.peek_response());
     return;  // else: a late answer of a decided (cancelled) peek
   }
+  if (resp.has_write_response()) {
+    auto it = writes_.find(resp.write_response().uuid());
+    if (it != writes_.end() && it->second.waiting.erase(i)) {
+      it->second.result.answers[i] = resp.write_response();
+    }
+    return;  // else: a late answer of an expired write
+  }
   if (resp.has_frontiers()) {
     r.frontiers[resp.frontiers().id()] = resp.frontiers();
     return;
@@ -243,9 +274,10 @@ void ReplicaSet::Handle(std::size_t i, pb::Response& resp) {
       return;
     }
     if (e.what() == "Peek") {
-      // The refusal names the peek as Describe() prints it (uuid prefix, id, time).
+      // The refusal names the peek as Describe() prints it (uuid prefix, id, time: this
+      // replica's).
       for (auto& [uuid, race] : races_) {
-        if (e.why().rfind(Describe(race.peek), 0) == 0) {
+        if (e.why().rfind(Describe(PeekFor(race, i)), 0) == 0) {
           race.race.Refused(i, e);
           break;
         }
@@ -253,6 +285,14 @@ void ReplicaSet::Handle(std::size_t i, pb::Response& resp) {
       return;
     }
     if (e.what() == "CancelPeek") return;
+    // A refused write names it (DescribeWrite: uuid, table, updates).
+    for (auto& [uuid, write] : writes_) {
+      if (write.waiting.count(i) && AnswersWrite(resp, write.command.write_table())) {
+        write.waiting.erase(i);
+        write.result.refused.emplace_back(i, e);
+        return;
+      }
+    }
     const std::uint64_t owner = r.barriers.empty() ? 0 : r.barriers.front();
     if (owner != 0 && owner == submit_seq_) {
       verdicts_[i].errors.push_back(e);
@@ -355,6 +395,7 @@ ReplicaSet::PeekResult ReplicaSet::ResultOf(const std::string& uuid, const Race&
   result.answer = r.race.answer();
   result.refused = r.race.refused();
   result.other_errors = r.race.other_errors();
+  result.timestamp = AskedAt(r, result.replica);
   return result;
 }
 
@@ -428,19 +469,32 @@ Result<ReplicaSet::SubmitOutcome> ReplicaSet::Submit(const pb::Command& command,
 }
 
 Status ReplicaSet::StartPeek(const pb::Command& peek, std::optional<std::size_t> only) {
+  PeekTargets targets;
+  if (only) targets.only = std::set<std::size_t>{*only};
+  return StartPeek(peek, std::move(targets));
+}
+
+Status ReplicaSet::StartPeek(const pb::Command& peek, PeekTargets targets) {
   if (!peek.has_peek()) return Status::InvalidArgument("StartPeek: not a Peek");
-  if (only && *only >= replicas_.size()) {
-    return Status::InvalidArgument("replica " + std::to_string(*only) + " does not exist (0 to " +
+  auto out_of_range = [&](std::size_t i) {
+    return Status::InvalidArgument("replica " + std::to_string(i) + " does not exist (0 to " +
                                    std::to_string(replicas_.size() - 1) + ")");
+  };
+  if (targets.only) {
+    for (std::size_t i : *targets.only) {
+      if (i >= replicas_.size()) return out_of_range(i);
+    }
+  }
+  for (const auto& [i, at] : targets.at_least) {
+    if (i >= replicas_.size()) return out_of_range(i);
   }
   const std::string& uuid = peek.peek().uuid();
   if (races_.count(uuid)) return Status::InvalidArgument("peek " + uuid + " is in flight already");
   Race& race = races_[uuid];
   race.peek = peek;
-  race.only = only;
+  race.targets = std::move(targets);
   for (std::size_t i = 0; i < replicas_.size(); ++i) {
-    if (replicas_[i]->state != State::kReady || (only && *only != i)) continue;
-    if (SendTo(i, peek)) race.race.Asked(i);
+    if (replicas_[i]->state == State::kReady) (void)AskPeek(i, race);
   }
   return Status::Ok();
 }
@@ -487,6 +541,56 @@ std::vector<ReplicaSet::PeekResult> ReplicaSet::Poll(milliseconds limit) {
                               std::make_move_iterator(decided_.end()));
   decided_.clear();
   return out;
+}
+
+Status ReplicaSet::StartWrite(const pb::WriteTable& write) {
+  const std::string& uuid = write.uuid();
+  if (writes_.count(uuid))
+    return Status::InvalidArgument("write " + uuid + " is in flight already");
+  Write w;
+  *w.command.mutable_write_table() = write;
+  w.result.uuid = uuid;
+  // In the map before anything is sent: a replica whose send fails is marked down, and so
+  // unanswered, through MarkDown.
+  Write& sent = writes_[uuid] = std::move(w);
+  for (std::size_t i = 0; i < replicas_.size(); ++i) {
+    if (replicas_[i]->state != State::kReady) {
+      sent.result.not_sent.push_back(i);
+      continue;
+    }
+    sent.waiting.insert(i);
+    if (!SendTo(i, sent.command)) {
+      // MarkDown counted it unanswered; it was never sent.
+      std::erase(sent.result.unanswered, i);
+      sent.result.not_sent.push_back(i);
+    }
+  }
+  if (sent.waiting.empty()) {
+    writes_.erase(uuid);
+    return Status::Unavailable("no replica is up to send " + DescribeWrite(write) + " to");
+  }
+  return Status::Ok();
+}
+
+std::optional<ReplicaSet::WriteResult> ReplicaSet::TakeWrite(const std::string& uuid) {
+  auto it = writes_.find(uuid);
+  if (it == writes_.end() || !it->second.waiting.empty()) return std::nullopt;
+  WriteResult result = std::move(it->second.result);
+  writes_.erase(it);
+  return result;
+}
+
+ReplicaSet::WriteResult ReplicaSet::ExpireWrite(const std::string& uuid) {
+  auto it = writes_.find(uuid);
+  if (it == writes_.end()) {
+    WriteResult none;
+    none.uuid = uuid;
+    return none;
+  }
+  WriteResult result = std::move(it->second.result);
+  for (std::size_t i : it->second.waiting) result.unanswered.push_back(i);
+  writes_.erase(it);
+  return result;
 }
 
 ReplicaSet::ReplicaStatus ReplicaSet::status(std::size_t i) const {

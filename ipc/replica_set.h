@@ -1,8 +1,15 @@
 // ReplicaSet: one controller in front of several replicas of the same definition (DESIGN §13,
 // issue 18) — Materialize's cluster replicas. One ControllerClient (ipc/client.h) per replica
-// endpoint; every command goes to every replica; a peek goes to all of them (or to one chosen
-// replica) and the first answer wins (ipc/peek_race.h says what "first" means with errors);
-// frontiers are kept per replica.
+// endpoint; every command goes to every replica; a peek goes to all of them (or to those chosen)
+// and the first answer wins (ipc/peek_race.h says what "first" means with errors); frontiers are
+// kept per replica.
+//
+// Writes (writer sessions, Options::writer). A WriteTable goes to every ready replica, and each
+// answers it by its own clock: a table's time is its replica's wall clock, so one write has one
+// time per replica (WriteResult). A reader that must see a write therefore asks each replica from
+// that replica's own time of it on (PeekTargets::at_least), and does not ask a replica that did
+// not acknowledge it (PeekTargets::only): the set keeps no record of writes across sessions, its
+// caller does (tandem-ctl: tools/ctl/writes.h).
 //
 // A replica that is down or restarting never blocks the others:
 //  * every send is non-blocking (ControllerClient::TrySend). A replica whose send queue is full
@@ -35,6 +42,8 @@
 //  1. A replica's stream, from each accepted Hello on, is: the history at that moment,
 //     InitializationComplete, then every later command in the order Submit was called.
 //  2. A peek is decided once; CancelPeek goes to every replica still asked once it is decided.
+//     A replica is asked at most at one time per peek (its PeekTargets time), and only if the
+//     peek's targets allow it.
 //  3. Frontiers of a replica are those of its current session (cleared when it reconnects: a
 //     restarted replica's frontiers start again from its own reports).
 #pragma once
@@ -69,6 +78,8 @@ class ReplicaSet {
     ControllerClient::Options client;
     // Observer sessions (read-only: peeks; no history, no replay).
     bool observer = false;
+    // With observer: writer sessions (Hello{observer, writer}), which may also send WriteTable.
+    bool writer = false;
     // How long a replica that went down waits before a new connection is tried.
     std::chrono::milliseconds retry_interval{250};
     // Commands submitted but not yet answered are not queued here: ZeroMQ's queue per replica is
@@ -131,16 +142,31 @@ class ReplicaSet {
   Result<SubmitOutcome> Submit(const pb::Command& command, bool record,
                                std::chrono::steady_clock::time_point deadline);
 
+  // Which replicas may answer a peek, and at which time each is asked. The default: every
+  // replica, at the peek's timestamp.
+  struct PeekTargets {
+    // Only these replicas are asked (unset: every replica).
+    std::optional<std::set<std::size_t>> only;
+    // A replica listed here is asked at this time when it is later than the peek's timestamp: its
+    // answer then includes everything it had acknowledged up to that time (a write it answered
+    // with that time, say). The rows of different replicas may so be of different times; the
+    // result says which (PeekResult::timestamp).
+    std::map<std::size_t, std::uint64_t> at_least;
+  };
+
   // Sends `peek` (a Command holding a Peek with a uuid unique to this set) to every ready replica
-  // — or only to replica `only` — and returns at once. A replica that becomes ready later is
-  // asked too while the peek is undecided (unless `only` names another). InvalidArgument for an
-  // `only` out of range or a uuid already in flight.
+  // that `targets` allows, each at its time, and returns at once. A replica that becomes ready
+  // later is asked too while the peek is undecided (if `targets` allows it). InvalidArgument for a
+  // target out of range or a uuid already in flight.
+  Status StartPeek(const pb::Command& peek, PeekTargets targets);
+  // To every replica, or only to replica `only`, at the peek's timestamp.
   Status StartPeek(const pb::Command& peek, std::optional<std::size_t> only = std::nullopt);
 
   struct PeekResult {
     std::string uuid;
     PeekRace::Outcome outcome = PeekRace::Outcome::kTimedOut;
     std::size_t replica = 0;                  // who answered (kRows, kError, kRefused)
+    std::uint64_t timestamp = 0;              // the time that replica was asked at
     std::optional<pb::PeekResponse> answer;   // kRows, kError
     std::optional<pb::CommandError> refused;  // kRefused
     std::vector<std::string> other_errors;    // what other replicas said meanwhile
@@ -156,6 +182,32 @@ class ReplicaSet {
   std::vector<PeekResult> Poll(std::chrono::milliseconds limit);
   std::size_t peeks_in_flight() const { return races_.size(); }
 
+  // What every replica a write was sent to answered, once each has answered or gone.
+  struct WriteResult {
+    std::string uuid;
+    // Their WriteResponses: durable at that replica's time(), or its error() (not applied).
+    std::map<std::size_t, pb::WriteResponse> answers;
+    // The supervisor refused it (nothing was applied there).
+    std::vector<std::pair<std::size_t, pb::CommandError>> refused;
+    // Sent, but no answer: the replica went down, or the caller stopped waiting (ExpireWrite).
+    // The write may or may not have been applied there: a retry with its uuid is applied once.
+    std::vector<std::size_t> unanswered;
+    // Not sent: the replica was not ready then.
+    std::vector<std::size_t> not_sent;
+  };
+  // Sends WriteTable `write` (its uuid unique among the writes in flight) to every ready replica
+  // and returns at once. Writer or controller sessions. Unavailable when no replica is ready,
+  // InvalidArgument for a uuid in flight already.
+  Status StartWrite(const pb::WriteTable& write);
+  // The result of write `uuid` once every replica it was sent to has answered or gone (it is then
+  // forgotten); nullopt while some are still to answer, or for a uuid not in flight. Poll (or any
+  // other wait) takes the answers in.
+  std::optional<WriteResult> TakeWrite(const std::string& uuid);
+  // The result of write `uuid` now: the replicas that have not answered are unanswered. Their late
+  // answers are dropped.
+  WriteResult ExpireWrite(const std::string& uuid);
+  std::size_t writes_in_flight() const { return writes_.size(); }
+
   std::size_t size() const { return replicas_.size(); }
   ReplicaStatus status(std::size_t i) const;
   // The last HelloAccepted of replica i (its live indexes, replica id).
@@ -170,7 +222,12 @@ class ReplicaSet {
   struct Race {
     PeekRace race;
     pb::Command peek;
-    std::optional<std::size_t> only;
+    PeekTargets targets;
+  };
+  struct Write {
+    pb::Command command;  // the WriteTable
+    std::set<std::size_t> waiting;
+    WriteResult result;
   };
 
   ReplicaSet(std::vector<std::string> endpoints, const Options& options);
@@ -181,6 +238,13 @@ class ReplicaSet {
   void OnAccepted(std::size_t i);
   void Handle(std::size_t i, pb::Response& r);
   void AskPending(std::size_t i);
+  // The time replica i is asked at in `race` (PeekTargets::at_least).
+  static std::uint64_t AskedAt(const Race& race, std::size_t i);
+  // The Peek as replica i is sent it (its time).
+  static pb::Command PeekFor(const Race& race, std::size_t i);
+  // Sends `race`'s peek to replica i if its targets allow it. False when that failed (the
+  // replica is down now).
+  bool AskPeek(std::size_t i, Race& race);
   void SettleDecided();
   // One round: reconnects what is due, polls every client for up to `limit`, handles input.
   void Pump(std::chrono::milliseconds limit);
@@ -189,8 +253,9 @@ class ReplicaSet {
   Options options_;
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::vector<pb::Command> history_;
-  std::map<std::string, Race> races_;  // undecided or not yet taken
-  std::deque<PeekResult> decided_;     // decided and settled, for Poll
+  std::map<std::string, Race> races_;    // undecided or not yet taken
+  std::map<std::string, Write> writes_;  // in flight: sent, not yet taken
+  std::deque<PeekResult> decided_;       // decided and settled, for Poll
   // The Submit in progress: its command goes to a replica that starts replaying meanwhile too.
   const pb::Command* submitting_ = nullptr;
   std::uint64_t submit_seq_ = 0;  // the Submit in progress (barrier owner), 0 = none yet

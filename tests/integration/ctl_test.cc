@@ -20,6 +20,7 @@
 #include "tools/common/format.h"
 #include "tools/ctl/ctl.h"
 #include "tools/ctl/view.h"
+#include "tools/ctl/writes.h"
 #include "workers/sources/log_file.h"
 
 namespace tandem::testing {
@@ -2450,6 +2451,128 @@ TEST_F(Ctl, AnUpsertLogSourceTakesSAndDLines) {
   auto at2 = Run({"--json", "peek", "u1", "--at", "2"});
   ASSERT_EQ(at2.exit, 0) << Describe(at2) << sup_.Log();
   EXPECT_TRUE(Contains(at2.out, R"("rows":[{"row":[1,"c"],"count":1}])")) << at2.out;
+}
+
+// Read your writes through several replicas (tools/ctl/writes.h), the rules alone: a replica
+// answers for a table only once it acknowledged every write of the state file to it, and from
+// the latest time it acknowledged one at.
+TEST(WriteLedger, AReplicaAnswersForATableOnceItAcknowledgedEveryWriteToIt) {
+  const std::string a = "tcp://a:1", b = "tcp://b:2", c = "tcp://c:3";
+  ctl::WriteLedger ledger;
+  ctl::Apply(ledger, "u1", {"w1", {{a, 100}, {b, 120}}, {a, b}});
+  auto readers = ctl::ReadersOf(ledger, {"u1"}, {a, b, c});
+  EXPECT_TRUE(readers.restricted);
+  EXPECT_EQ(readers.floors, (std::map<std::size_t, Time>{{0, 100}, {1, 120}}));
+  ASSERT_EQ(readers.left_out.count(2), 1u);
+  EXPECT_TRUE(Contains(readers.left_out.at(2), "none of this state file's writes to u1"))
+      << readers.left_out.at(2);
+  // A write B did not acknowledge (sent through A alone) leaves it out until a retry of that
+  // write is acknowledged by B — a retry through B alone, which leaves A as it was.
+  ctl::Apply(ledger, "u1", {"w2", {{a, 130}}, {a, b}});
+  readers = ctl::ReadersOf(ledger, {"u1"}, {a, b});
+  EXPECT_EQ(readers.floors, (std::map<std::size_t, Time>{{0, 130}}));
+  ASSERT_EQ(readers.left_out.count(1), 1u);
+  EXPECT_TRUE(Contains(readers.left_out.at(1), "did not acknowledge write w2 to u1"))
+      << readers.left_out.at(1);
+  ctl::Apply(ledger, "u1", {"w2", {{b, 150}}, {a, b}});
+  readers = ctl::ReadersOf(ledger, {"u1"}, {a, b});
+  EXPECT_EQ(readers.floors, (std::map<std::size_t, Time>{{0, 130}, {1, 150}}));
+  EXPECT_TRUE(readers.left_out.empty());
+  // A floor only rises.
+  ctl::Apply(ledger, "u1", {"w3", {{a, 90}, {b, 160}}, {a, b}});
+  EXPECT_EQ(ledger.at("u1").at(a).floor, 130u);
+  EXPECT_EQ(ledger.at("u1").at(b).floor, 160u);
+  // A replica first sent a write after others were lacks those for good.
+  ctl::Apply(ledger, "u2", {"w4", {{a, 10}}, {a}});
+  ctl::Apply(ledger, "u2", {"w5", {{a, 20}, {c, 25}}, {a, c}});
+  const auto u2 = ctl::ReadersOf(ledger, {"u2"}, {a, c});
+  EXPECT_EQ(u2.floors, (std::map<std::size_t, Time>{{0, 20}}));
+  ASSERT_EQ(u2.left_out.count(1), 1u);
+  EXPECT_TRUE(Contains(u2.left_out.at(1), "after others were")) << u2.left_out.at(1);
+  // An index over both tables: the replicas that may read both, from the later floor.
+  EXPECT_EQ(ctl::ReadersOf(ledger, {"u1", "u2"}, {a, b, c}).floors,
+            (std::map<std::size_t, Time>{{0, 130}}));
+  // A table this state file never wrote: every replica reads it.
+  EXPECT_FALSE(ctl::ReadersOf(ledger, {"u3"}, {a, b}).restricted);
+  EXPECT_FALSE(ctl::TargetsAt(ctl::ReadersOf(ledger, {"u3"}, {a, b}), 5, ctl::ReadAt::kLatest)
+                   .only.has_value());
+  readers = ctl::ReadersOf(ledger, {"u1"}, {a, b});
+  ASSERT_EQ(readers.floors, (std::map<std::size_t, Time>{{0, 130}, {1, 160}}));
+
+  using Replicas = std::set<std::size_t>;
+  // The latest time: every reader, each from its floor on.
+  const auto latest = ctl::TargetsAt(readers, 125, ctl::ReadAt::kLatest);
+  EXPECT_EQ(latest.only, (Replicas{0, 1}));
+  EXPECT_EQ(latest.at_least, (std::map<std::size_t, std::uint64_t>{{0, 130}, {1, 160}}));
+  // A time the user chose: the readers that have every write there …
+  const auto exactly = ctl::TargetsAt(readers, 140, ctl::ReadAt::kExactly);
+  EXPECT_EQ(exactly.only, (Replicas{0}));
+  EXPECT_TRUE(exactly.at_least.empty());
+  EXPECT_EQ(ctl::TargetsAt(readers, 160, ctl::ReadAt::kExactly).only, (Replicas{0, 1}));
+  // … or, before the last write everywhere, every reader.
+  EXPECT_EQ(ctl::TargetsAt(readers, 120, ctl::ReadAt::kExactly).only, (Replicas{0, 1}));
+  // Probes for the latest time: every reader, at the probed time.
+  const auto probe = ctl::TargetsAt(readers, 5, ctl::ReadAt::kProbe);
+  EXPECT_EQ(probe.only, (Replicas{0, 1}));
+  EXPECT_TRUE(probe.at_least.empty());
+}
+
+TEST(WriteLedger, TheTablesOfAnIndexAreThoseOfItsDataflowAndOfWhatItImports) {
+  TempDir dir;
+  const std::string state = dir.File("tables.state");
+  WriteTableHistory(state);
+  {
+    // u6: an index of a view of table u1's index s1 and log source u3's index s3.
+    ctl::History h = *ctl::History::Load(state, ctl::History::Access::kWrite);
+    const std::string schema = R"({"columns":[{"name":"n","type":"INT64"}]})";
+    h.Append(
+        FromJson(R"({"create_dataflow":{"desc":{"debug_name":"view u5","index_imports":[)"
+                 R"({"id":"s1","on":"u1","schema":)" +
+                 schema + R"(,"key":[0]},{"id":"s3","on":"u3","schema":)" + schema +
+                 R"(,"key":[0]}],"objects_to_build":[{"id":"u5","plan":{"get":{"id":"u3"}}}],)"
+                 R"("index_exports":[{"id":"u6","on":"u5","key":[0]}],"as_of":{"elements":["0"]},)"
+                 R"("class":"MAINTAINED"}}})"));
+    ASSERT_TRUE(h.Save().ok());
+  }
+  const ctl::History h = *ctl::History::Load(state, ctl::History::Access::kRead);
+  EXPECT_EQ(ctl::TablesRead(h, "s1"), (std::set<std::string>{"u1"}));
+  EXPECT_EQ(ctl::TablesRead(h, "u1"), (std::set<std::string>{"u1"}));
+  EXPECT_EQ(ctl::TablesRead(h, "s2"), (std::set<std::string>{"u2"}));
+  EXPECT_TRUE(ctl::TablesRead(h, "s3").empty()) << "a log source is no table";
+  EXPECT_EQ(ctl::TablesRead(h, "u6"), (std::set<std::string>{"u1"})) << "through its import of s1";
+  EXPECT_TRUE(ctl::TablesRead(h, "u404").empty());
+}
+
+TEST(WriteLedger, IsKeptBesideTheStateFileAndForgetsDroppedTables) {
+  TempDir dir;
+  const std::string state = dir.File("s.state");
+  auto none = ctl::LoadWriteLedger(state);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_TRUE(none->empty());
+  const std::string odd = "w\"1\n";  // a uuid is any bytes
+  ASSERT_TRUE(
+      ctl::RecordWrites(state, "u1", {{odd, {{"tcp://a:1", kMaxTime}}, {"tcp://a:1", "tcp://b:2"}}})
+          .ok());
+  ASSERT_TRUE(ctl::RecordWrites(state, "u2", {{"w2", {{"tcp://b:2", 7}}, {"tcp://b:2"}}}).ok());
+  EXPECT_EQ(ctl::WriteLedgerPath(state), state + ".writes");
+  auto back = ctl::LoadWriteLedger(state);
+  ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << ReadFile(state + ".writes");
+  EXPECT_EQ(back->at("u1").at("tcp://a:1").floor, kMaxTime);
+  EXPECT_EQ(back->at("u1").at("tcp://b:2").missing, (std::set<std::string>{odd}));
+  EXPECT_EQ(back->at("u2").at("tcp://b:2").floor, 7u);
+  ASSERT_TRUE(ctl::ForgetTables(state, {"u2"}).ok());
+  back = ctl::LoadWriteLedger(state);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->count("u1"), 0u);
+  EXPECT_EQ(back->count("u2"), 1u);
+  ASSERT_TRUE(ctl::ForgetTables(state, {}).ok());
+  EXPECT_FALSE(std::filesystem::exists(state + ".writes")) << "an empty ledger is no file";
+  // A damaged file is refused, naming it and the line.
+  dir.Write("s.state.writes", "{\"table\":\"u1\",\"endpoint\":\"tcp://a:1\",\"floor\":\"x\"}\n");
+  auto bad = ctl::LoadWriteLedger(state);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(Contains(bad.status().message(), state + ".writes:1: floor \"x\" is not a time"))
+      << bad.status().message();
 }
 
 }  // namespace

@@ -20,12 +20,18 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
+#include <set>
+#include <string>
+#include <thread>
 
 #include "ipc/replica_set.h"
 #include "log_source.h"
 #include "run_binary.h"
 #include "supervisor_harness.h"
+#include "temp_dir.h"
 
 namespace tandem::testing {
 namespace {
@@ -383,6 +389,114 @@ TEST(ReplicaSetCtl, EveryCommandGoesToEveryReplicaAndADownOneCatchesUpAtTheNextC
   auto own = ctl({"--replica", "2", "peek", "u2", "--at", "9"});
   ASSERT_EQ(own.exit, 0) << own.err;
   EXPECT_NE(own.out.find("(9 rows of u2 at time 9"), std::string::npos) << own.out;
+}
+
+// The number after `key` in `text` (e.g. "\"time\":"), 0 when `key` is not there.
+std::uint64_t NumberAfter(const std::string& text, const std::string& key) {
+  const auto at = text.find(key);
+  if (at == std::string::npos) return 0;
+  return std::stoull(text.substr(at + key.size()));
+}
+
+std::uint64_t WallClockMs() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
+}
+
+// Read your writes through several replicas. A table's time is its replica's wall clock, so one
+// write has a time per replica: written to replica 0 at t0 and then, with the same uuid, to
+// replica 1 once its clock is 50 ms on, it is on replica 1 from t1 > t0 on only. A peek at t0
+// answered by replica 1 would miss it (2 of 10 did before tandem-ctl recorded each replica's
+// time). Every peek must see it, whichever replica answers: at t0 (only replica 0 has it there),
+// at the latest time (each replica asked from its own time of the write on), and after a write
+// through both at the time it printed. A table written through one replica is read from that one.
+TEST(ReplicaSetCtl, EveryPeekThroughSeveralReplicasSeesTheWritesOfItsStateFile) {
+  TempDir data("rs-data");  // outlives the replicas
+  std::vector<std::unique_ptr<SupervisorProcess>> replicas;
+  std::string endpoints;
+  for (int i = 0; i < 2; ++i) {
+    replicas.push_back(std::make_unique<SupervisorProcess>(
+        SupervisorOptions{.extra_args = {"--data-dir", data.File("r" + std::to_string(i))},
+                          .worker_binary = TANDEM_WORKER_BIN,
+                          .shm_size = "32MiB"}));
+    endpoints += (i ? "," : "") + replicas.back()->controller_endpoint();
+  }
+  for (auto& r : replicas) ASSERT_TRUE(r->WaitReady()) << r->Log();
+  TempDir dir("rs-ryw");
+  const std::string state = dir.File("tandem-ctl.state");
+  auto ctl = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--endpoint", endpoints, "--state", state, "--timeout", "10"});
+    return RunBinary(TANDEM_CTL_BIN, args, {.limit = 60s});
+  };
+  auto has = [](const BinaryRun& r, const std::string& part) {
+    return r.out.find(part) != std::string::npos;
+  };
+  for (const char* id : {"u1", "u2"}) {
+    auto made = ctl({"create-source", id, "--table", "--schema", "k:int64", "--tick-ms", "20"});
+    ASSERT_EQ(made.exit, 0) << made.err << replicas[0]->Log();
+  }
+  std::ifstream before_in(state);
+  const std::string definition{std::istreambuf_iterator<char>(before_in), {}};
+
+  auto first = ctl({"--replica", "0", "--json", "write", "u1", "--row", "1", "--uuid", "ryw-1"});
+  ASSERT_EQ(first.exit, 0) << first.err;
+  const std::uint64_t t0 = NumberAfter(first.out, "\"time\":");
+  ASSERT_GT(t0, 0u) << first.out;
+  while (WallClockMs() <= t0 + 50) std::this_thread::sleep_for(5ms);
+  auto second = ctl({"--replica", "1", "--json", "write", "u1", "--row", "1", "--uuid", "ryw-1"});
+  ASSERT_EQ(second.exit, 0) << second.err;
+  const std::uint64_t t1 = NumberAfter(second.out, "\"time\":");
+  ASSERT_GT(t1, t0 + 50) << second.out << " (a table's time is at least its clock's)";
+  EXPECT_TRUE(std::filesystem::exists(state + ".writes"));
+
+  const std::string one_row = R"("rows":[{"row":[1],"count":1}])";
+  for (int i = 0; i < 10; ++i) {
+    auto at_t0 = ctl({"--json", "peek", "u1", "--at", std::to_string(t0)});
+    ASSERT_EQ(at_t0.exit, 0) << at_t0.err;
+    EXPECT_TRUE(has(at_t0, one_row)) << "peek " << i << " at " << t0 << ": " << at_t0.out;
+    EXPECT_TRUE(has(at_t0, "\"replica\":0,"))
+        << "only replica 0 has the write at " << t0 << ": " << at_t0.out;
+    auto latest = ctl({"--json", "peek", "u1"});
+    ASSERT_EQ(latest.exit, 0) << latest.err;
+    EXPECT_TRUE(has(latest, one_row)) << "peek " << i << " at the latest time: " << latest.out;
+  }
+
+  // Through both: each replica answers at its own time, and the printed time is the latest.
+  auto both = ctl({"write", "u1", "--row", "2"});
+  ASSERT_EQ(both.exit, 0) << both.err;
+  ASSERT_TRUE(has(both, "written at ")) << both.out;
+  EXPECT_TRUE(has(both, "(replica 0 at ")) << both.out;
+  EXPECT_TRUE(has(both, ", replica 1 at ")) << both.out;
+  const std::uint64_t t2 = NumberAfter(both.out, "written at ");
+  ASSERT_GT(t2, t1) << both.out;
+  const std::string two_rows = R"("rows":[{"row":[1],"count":1},{"row":[2],"count":1}])";
+  std::set<std::string> answered_by;
+  for (int i = 0; i < 10; ++i) {
+    auto at_t2 = ctl({"--json", "peek", "u1", "--at", std::to_string(t2)});
+    ASSERT_EQ(at_t2.exit, 0) << at_t2.err;
+    EXPECT_TRUE(has(at_t2, two_rows)) << "peek " << i << " at " << t2 << ": " << at_t2.out;
+    auto latest = ctl({"--json", "peek", "u1"});
+    ASSERT_EQ(latest.exit, 0) << latest.err;
+    EXPECT_TRUE(has(latest, two_rows)) << "peek " << i << " at the latest time: " << latest.out;
+  }
+
+  // A table written through replica 0 alone is read from replica 0 alone, with a warning.
+  auto only = ctl({"--replica", "0", "write", "u2", "--row", "7"});
+  ASSERT_EQ(only.exit, 0) << only.err;
+  for (int i = 0; i < 5; ++i) {
+    auto p = ctl({"--json", "peek", "u2"});
+    ASSERT_EQ(p.exit, 0) << p.err;
+    EXPECT_TRUE(has(p, R"("rows":[{"row":[7],"count":1}])")) << p.out;
+    EXPECT_TRUE(has(p, "\"replica\":0,")) << p.out;
+    EXPECT_NE(
+        p.err.find("replica 1 (" + replicas[1]->controller_endpoint() + ") is left out of peek u2"),
+        std::string::npos)
+        << p.err;
+  }
+  // Writes never change the state file (their times are kept beside it).
+  std::ifstream after_in(state);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(after_in), {}), definition);
 }
 
 }  // namespace

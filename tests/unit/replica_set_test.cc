@@ -168,8 +168,10 @@ TEST(ReplicaSetCreate, RefusesWhatIsNoEndpoint) {
 // A fake replica: a ROUTER in a thread of its own. It accepts every Hello, answers every empty
 // UpdateConfiguration (the barrier) with ConfigurationApplied, answers peeks as `peeks` says
 // (rows holding `value`, an error, or nothing until cancelled), and records every command kind
-// it was sent. Restart() closes the socket (the client sees its connection drop) and binds the
-// same endpoint again: a replica that came back.
+// it was sent and the time of every peek. It answers a WriteTable at its write time, as a table
+// would by its own clock: from then on peeks before that time answer no rows. Restart() closes
+// the socket (the client sees its connection drop) and binds the same endpoint again: a replica
+// that came back.
 class FakeReplica {
  public:
   enum class Peeks { kRows, kError, kSilent };
@@ -192,6 +194,11 @@ class FakeReplica {
     restart_ = true;
   }
   void set_peeks(Peeks p) { peeks_ = p; }
+  void set_write_time(std::uint64_t t) { write_time_ = t; }
+  std::vector<std::uint64_t> peek_times() {
+    std::lock_guard lock(mu_);
+    return peek_times_;
+  }
 
  private:
   void Bind(const std::string& where) {
@@ -214,6 +221,7 @@ class FakeReplica {
   }
   void Loop() {
     std::map<std::string, std::string> waiting;  // silent peeks: uuid -> peer
+    bool written = false;
     while (!stop_) {
       if (restart_.exchange(false)) {
         socket_.reset();
@@ -247,9 +255,22 @@ class FakeReplica {
       } else if (c.has_update_configuration()) {
         r.mutable_status()->mutable_configuration_applied();
         Reply(peer, r);
+      } else if (c.has_write_table()) {
+        r.mutable_write_response()->set_uuid(c.write_table().uuid());
+        r.mutable_write_response()->set_time(write_time_);
+        written = true;
+        Reply(peer, r);
       } else if (c.has_peek()) {
+        {
+          std::lock_guard lock(mu_);
+          peek_times_.push_back(c.peek().timestamp());
+        }
         const Peeks p = peeks_;
-        if (p == Peeks::kRows) {
+        if (p == Peeks::kRows && written && c.peek().timestamp() < write_time_) {
+          r.mutable_peek_response()->set_uuid(c.peek().uuid());
+          r.mutable_peek_response()->mutable_rows();  // before the write: none
+          Reply(peer, r);
+        } else if (p == Peeks::kRows) {
           *r.mutable_peek_response() = Rows(c.peek().uuid(), value_);
           Reply(peer, r);
         } else if (p == Peeks::kError) {
@@ -277,8 +298,10 @@ class FakeReplica {
   std::int64_t value_;
   std::atomic<bool> stop_{false}, restart_{false};
   std::atomic<std::chrono::milliseconds> down_for_{0ms};
+  std::atomic<std::uint64_t> write_time_{0};
   std::mutex mu_;
   std::vector<std::string> commands_;
+  std::vector<std::uint64_t> peek_times_;
   std::thread thread_;
 };
 
@@ -287,6 +310,12 @@ pb::Command PeekCommand(const std::string& uuid) {
   c.mutable_peek()->set_uuid(uuid);
   c.mutable_peek()->set_id("u2");
   c.mutable_peek()->set_timestamp(4);
+  return c;
+}
+
+pb::Command PeekCommandAt(const std::string& uuid, std::uint64_t t) {
+  pb::Command c = PeekCommand(uuid);
+  c.mutable_peek()->set_timestamp(t);
   return c;
 }
 
@@ -471,6 +500,146 @@ TEST(ReplicaSet, AReplicaThatIsNotThereDoesNotHoldUpTheOthers) {
   auto r = set->AwaitPeek("dddd4444", Clock::now() + 5s);
   ASSERT_EQ(r.outcome, Outcome::kRows);
   EXPECT_EQ(r.replica, 1u);
+}
+
+// Read your writes. A table's time is its replica's clock, so one write is answered by each
+// replica at its own time: here A at 100 and B at 200. A peek at 150 that B answers misses the
+// write; asked from each replica's own time of the write on (PeekTargets::at_least), B answers at
+// 200, with it — and at exactly 150 only A may answer (PeekTargets::only).
+TEST(ReplicaSet, AWriteHasATimePerReplicaAndAPeekAsksEachFromItsOwn) {
+  FakeReplica a(FakeReplica::Peeks::kSilent, 1), b(FakeReplica::Peeks::kRows, 2);
+  a.set_write_time(100);
+  b.set_write_time(200);
+  ReplicaSet::Options o;
+  o.client.timeout = 2s;
+  o.retry_interval = 50ms;
+  o.observer = true;
+  o.writer = true;
+  auto created = ReplicaSet::Create({a.endpoint(), b.endpoint()}, o);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  ReplicaSet& set = **created;
+  ASSERT_TRUE(set.Connect(Clock::now() + 5s).ok());
+  for (const auto until = Clock::now() + 5s; set.ready() < 2 && Clock::now() < until;) {
+    (void)set.Poll(20ms);
+  }
+  ASSERT_EQ(set.ready(), 2u);
+
+  pb::WriteTable w;
+  w.set_uuid("w-1");
+  w.set_id("u1");
+  w.add_updates()->mutable_upsert()->add_datums()->set_int64(1);
+  ASSERT_TRUE(set.StartWrite(w).ok());
+  EXPECT_FALSE(set.StartWrite(w).ok()) << "its uuid is in flight";
+  std::optional<ReplicaSet::WriteResult> written;
+  for (const auto until = Clock::now() + 5s; !written && Clock::now() < until;) {
+    (void)set.Poll(20ms);
+    written = set.TakeWrite("w-1");
+  }
+  ASSERT_TRUE(written) << "every replica answers the write";
+  ASSERT_EQ(written->answers.size(), 2u);
+  EXPECT_EQ(written->answers.at(0).time(), 100u);
+  EXPECT_EQ(written->answers.at(1).time(), 200u);
+  EXPECT_TRUE(written->refused.empty());
+  EXPECT_TRUE(written->unanswered.empty());
+  EXPECT_TRUE(written->not_sent.empty());
+  EXPECT_EQ(set.writes_in_flight(), 0u);
+  const auto a_commands = a.commands();
+  EXPECT_EQ(std::count(a_commands.begin(), a_commands.end(), "WriteTable"), 1);
+
+  // Why: asked at 150, B answers first (A is slow) and the write is not in its answer.
+  ASSERT_TRUE(set.StartPeek(PeekCommandAt("eeee5555", 150)).ok());
+  auto missed = set.AwaitPeek("eeee5555", Clock::now() + 5s);
+  ASSERT_EQ(missed.outcome, Outcome::kRows);
+  EXPECT_EQ(missed.replica, 1u);
+  EXPECT_EQ(missed.timestamp, 150u);
+  EXPECT_EQ(missed.answer->rows().rows_size(), 0);
+
+  // The latest time as one replica saw it (150): each replica is asked from its own time of the
+  // write on, so B at 200, and its answer has the write.
+  ReplicaSet::PeekTargets latest;
+  latest.at_least = {{0, 100}, {1, 200}};
+  ASSERT_TRUE(set.StartPeek(PeekCommandAt("ffff6666", 150), latest).ok());
+  auto seen = set.AwaitPeek("ffff6666", Clock::now() + 5s);
+  ASSERT_EQ(seen.outcome, Outcome::kRows);
+  EXPECT_EQ(seen.replica, 1u);
+  EXPECT_EQ(seen.timestamp, 200u) << "the answer's time is the time B was asked at";
+  ASSERT_EQ(seen.answer->rows().rows_size(), 1);
+  EXPECT_EQ(seen.answer->rows().rows(0).row().datums(0).int64(), 2);
+  EXPECT_EQ(b.peek_times(), (std::vector<std::uint64_t>{150, 200}));
+  // A was asked too, at 150 (its own 100 is earlier), and told to cancel.
+  for (const auto until = Clock::now() + 5s; a.peek_times().size() < 2 && Clock::now() < until;) {
+    (void)set.Poll(10ms);
+  }
+  EXPECT_EQ(a.peek_times(), (std::vector<std::uint64_t>{150, 150}));
+
+  // Exactly at 150: only A, whose write is at 100, may answer; B is not asked.
+  a.set_peeks(FakeReplica::Peeks::kRows);
+  ReplicaSet::PeekTargets exactly;
+  exactly.only = std::set<std::size_t>{0};
+  ASSERT_TRUE(set.StartPeek(PeekCommandAt("gggg7777", 150), exactly).ok());
+  auto at_a = set.AwaitPeek("gggg7777", Clock::now() + 5s);
+  ASSERT_EQ(at_a.outcome, Outcome::kRows);
+  EXPECT_EQ(at_a.replica, 0u);
+  EXPECT_EQ(at_a.timestamp, 150u);
+  ASSERT_EQ(at_a.answer->rows().rows_size(), 1);
+  EXPECT_EQ(at_a.answer->rows().rows(0).row().datums(0).int64(), 1);
+  for (int i = 0; i < 5; ++i) (void)set.Poll(10ms);
+  EXPECT_EQ(b.peek_times().size(), 2u) << "B was not asked";
+
+  // Targets name replicas of the set only.
+  ReplicaSet::PeekTargets nowhere;
+  nowhere.only = std::set<std::size_t>{2};
+  EXPECT_FALSE(set.StartPeek(PeekCommandAt("hhhh8888", 150), nowhere).ok());
+}
+
+// A replica that goes away before answering a write leaves it unanswered there (it may or may
+// not have been applied), and one that is not up is not sent it.
+TEST(ReplicaSet, AWriteToAReplicaThatIsDownOrGoesAwayIsNotAcknowledgedThere) {
+  FakeReplica a(FakeReplica::Peeks::kRows, 1), b(FakeReplica::Peeks::kRows, 2);
+  a.set_write_time(100);
+  b.set_write_time(200);
+  ReplicaSet::Options o;
+  o.client.timeout = 2s;
+  o.retry_interval = 10s;  // a replica that goes down stays down for this test
+  o.observer = true;
+  o.writer = true;
+  auto created = ReplicaSet::Create({a.endpoint(), b.endpoint()}, o);
+  ASSERT_TRUE(created.ok());
+  ReplicaSet& set = **created;
+  ASSERT_TRUE(set.Connect(Clock::now() + 5s).ok());
+  for (const auto until = Clock::now() + 5s; set.ready() < 2 && Clock::now() < until;) {
+    (void)set.Poll(20ms);
+  }
+  ASSERT_EQ(set.ready(), 2u);
+  b.Restart(200ms);
+  for (const auto until = Clock::now() + 10s;
+       set.status(1).state == ReplicaSet::State::kReady && Clock::now() < until;) {
+    (void)set.Poll(10ms);
+  }
+  ASSERT_NE(set.status(1).state, ReplicaSet::State::kReady);
+  pb::WriteTable w;
+  w.set_uuid("w-2");
+  w.set_id("u1");
+  w.add_updates()->mutable_upsert()->add_datums()->set_int64(1);
+  ASSERT_TRUE(set.StartWrite(w).ok());
+  std::optional<ReplicaSet::WriteResult> r;
+  for (const auto until = Clock::now() + 5s; !r && Clock::now() < until;) {
+    (void)set.Poll(20ms);
+    r = set.TakeWrite("w-2");
+  }
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->answers.size(), 1u);
+  EXPECT_EQ(r->answers.at(0).time(), 100u);
+  EXPECT_EQ(r->not_sent, (std::vector<std::size_t>{1}));
+  // Expired before its answer was taken in: unanswered.
+  w.set_uuid("w-3");
+  ASSERT_TRUE(set.StartWrite(w).ok());
+  const auto expired = set.ExpireWrite("w-3");
+  EXPECT_EQ(expired.unanswered, (std::vector<std::size_t>{0}));
+  EXPECT_TRUE(expired.answers.empty());
+  EXPECT_EQ(set.writes_in_flight(), 0u);
+  for (int i = 0; i < 5; ++i) (void)set.Poll(10ms);  // its late answer is dropped
+  EXPECT_FALSE(set.TakeWrite("w-3"));
 }
 
 }  // namespace

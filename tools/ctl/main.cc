@@ -69,10 +69,14 @@ makes a key pair. A refused key is reported as such (exit 69).
 Several replicas of one definition (--endpoint A,B,C; DESIGN §13): create-*, allow-compaction,
 drop and replay go to every replica (each replayed to first; a command is recorded once no
 replica refused it and at least one accepted it; a replica that is down is left out with a
-warning, and the next command's replay brings it up to date); peek goes to all and prints the
-first answer (an error from one replica waits for the others' rows); frontiers lists each
-replica's; status shows each replica's state. --replica N sends any command to replica N alone;
-run, query, write, load, subscribe and watch need it.
+warning, and the next command's replay brings it up to date); write goes to every replica that is
+up, each answering with its own time (a table's time is its replica's clock); peek goes to all and
+prints the first answer (an error from one replica waits for the others' rows); frontiers lists
+each replica's; status shows each replica's state. Every write's times are recorded per replica
+in STATE.writes, and a peek of an index over tables this state file wrote is answered only by
+replicas that acknowledged every such write, each from its own time of them on (read your
+writes). --replica N sends any command to replica N alone; run, query, load, subscribe and watch
+need it.
 
 exit status: 0 success (subscribe: it ended at --up-to, its index closed, or --for or ^C
 canceled it); 1 a command was refused, a peek failed or timed out, a subscribe was ended by the
@@ -169,12 +173,13 @@ int Main(int argc, char** argv) {
                  "FILE: this client's CURVE secret key, mode 0600 (env TANDEM_CURVE_CLIENT_KEY; "
                  "tandem-ctl keygen makes one)")
       ->multi_option_policy(kLastWins);
-  // Several replicas (issue 18): these commands go to every replica of --endpoint A,B,C (peek:
-  // the first answer; frontiers and status: per replica); the others talk to one, --replica N.
+  // Several replicas: these commands go to every replica of --endpoint A,B,C (peek: the first
+  // answer; write: each replica's time; frontiers and status: per replica); the others talk to
+  // one, --replica N.
   static const std::set<std::string> kToEveryReplica = {
       "create-source",    "create-index", "create-view", "create-dataflow",
       "allow-compaction", "drop",         "replay",      "peek",
-      "frontiers",        "status",       "keygen"};
+      "frontiers",        "status",       "keygen",      "write"};
   std::vector<Subcommand> commands = {
       AddCreateSource(app), AddCreateIndex(app), AddCreateView(app), AddCreateDataflow(app),
       AddPeek(app),         AddFrontiers(app),   AddWatch(app),      AddAllowCompaction(app),

@@ -43,11 +43,13 @@ Result<bool> Readable(Session& s, const std::string& id, std::uint64_t t,
   return Status::Unavailable("the replica did not answer a canceled peek");
 }
 
-// The most advanced write frontier of index `id` over the replicas of `set` (closed beats every
-// time), if any reported one.
-std::optional<pb::Frontiers> Freshest(const ipc::ReplicaSet& set, const std::string& id) {
+// The most advanced write frontier of index `id` over the replicas of the session that may answer
+// its reads (Session::ReadsFrom; closed beats every time), if any reported one.
+std::optional<pb::Frontiers> Freshest(Session& s, const std::string& id) {
+  const ipc::ReplicaSet& set = s.set();
   std::optional<pb::Frontiers> best;
   for (std::size_t i = 0; i < set.size(); ++i) {
+    if (!s.ReadsFrom(i)) continue;
     const auto& all = set.frontiers(i);
     auto it = all.find(id);
     if (it == all.end()) continue;
@@ -113,7 +115,7 @@ std::optional<int> LatestTime(Session& s, const std::string& id, const std::stri
       // Several replicas: the freshest frontier any of them reported. A peek at that time is
       // answered first by the replica that has it (the others would wait, and are cancelled).
       for (;;) {
-        best = Freshest(s.set(), id);
+        best = Freshest(s, id);
         if (best || ipc::Left(deadline).count() <= 0) return;
         (void)s.set().Poll(std::min(ipc::Left(deadline), std::chrono::milliseconds(50)));
       }

@@ -165,15 +165,16 @@ ipc::ReplicaSet::Options Session::SetOptions(bool observer) const {
 }
 
 std::optional<int> Session::OpenSet(Mode mode) {
-  if (mode == Mode::kWrite) {
-    return Usage("write talks to one replica: with several endpoints, pick one with --replica N");
-  }
-  auto observe = ipc::ReplicaSet::Create(g_.endpoints, SetOptions(/*observer=*/true));
+  ipc::ReplicaSet::Options observe_options = SetOptions(/*observer=*/true);
+  observe_options.writer = mode == Mode::kWrite;
+  auto observe = ipc::ReplicaSet::Create(g_.endpoints, observe_options);
   if (!observe.ok()) return Usage("--endpoint: " + observe.status().message());
   set_ = std::move(observe).value();
   if (Status up = set_->Connect(std::chrono::steady_clock::now() + timeout()); !up.ok()) {
     return Fail(kExitUnavailable, up.message());
   }
+  // A write says itself which replicas it was not sent to (and records them as missing it).
+  if (mode == Mode::kWrite) return std::nullopt;
   if (mode != Mode::kControl) {
     WarnNotUp(*set_, false);
     return std::nullopt;
@@ -241,15 +242,20 @@ Result<bool> Session::Submit(const pb::Command& command, bool record, const std:
     if (also) also(history_);
     if (ipc::IsDrop(command)) {
       history_.Prune();
+      if (Status s = ForgetTables(history_.path(), history_.LiveIds()); !s.ok()) Warn(s.message());
     }
     if (Status s = history_.Save(); !s.ok()) Warn(s.message());
   }
   return true;
 }
 
-Result<std::optional<pb::CommandError>> Session::SendPeek(const pb::Command& peek) {
+Result<std::optional<pb::CommandError>> Session::SendPeek(const pb::Command& peek, ReadAt at) {
+  last_peek_time_ = peek.peek().timestamp();
   if (set_) {
-    if (Status st = set_->StartPeek(peek); !st.ok()) return st;
+    if (Status st = set_->StartPeek(peek, TargetsAt(readers_, peek.peek().timestamp(), at));
+        !st.ok()) {
+      return st;
+    }
     return std::optional<pb::CommandError>();
   }
   if (client_->observer()) {
@@ -277,7 +283,10 @@ Session::PeekWait Session::AwaitPeek(const std::string& uuid,
     if (!r) r = set_->AwaitPeek(uuid, std::chrono::steady_clock::now());
     using Outcome = ipc::PeekRace::Outcome;
     last_peek_replica_ = r->replica;
-    if (r->outcome == Outcome::kRows || r->outcome == Outcome::kError) w.answer = r->answer;
+    if (r->outcome == Outcome::kRows || r->outcome == Outcome::kError) {
+      w.answer = r->answer;
+      last_peek_time_ = r->timestamp;
+    }
     if (r->outcome == Outcome::kRefused) w.refused = r->refused;
     return w;
   }
@@ -307,6 +316,66 @@ void Session::CancelPeek(const std::string& uuid) {
   pb::Command cancel;
   cancel.mutable_cancel_peek()->set_uuid(uuid);
   client_->Send(cancel);
+}
+
+std::string Session::DescribeReplica(std::size_t i) const { return ReplicaName(*set_, i); }
+
+std::optional<int> Session::ReadOwnWrites(const std::string& id, const std::string& what) {
+  if (!set_) return std::nullopt;
+  const std::set<std::string> tables = TablesRead(history_, id);
+  if (tables.empty()) return std::nullopt;
+  auto ledger = LoadWriteLedger(history_.path());
+  if (!ledger.ok()) return Refused(what, ledger.status().message());
+  readers_ = ReadersOf(*ledger, tables, g_.endpoints);
+  if (!readers_.restricted) return std::nullopt;
+  if (readers_.floors.empty()) {
+    std::string why;
+    for (const auto& [i, reason] : readers_.left_out) {
+      why += (why.empty() ? "" : "; ") + ReplicaName(*set_, i) + ": " + reason;
+    }
+    std::vector<std::string> written;
+    for (const auto& t : tables) {
+      if (ledger->count(t)) written.push_back(t);
+    }
+    return Refused(what, "no replica of --endpoint has every write this state file (" +
+                             history_.path() + ") made to " + JoinIds(written) + " (" + why +
+                             "), so none would answer with them. Read through a replica that "
+                             "acknowledged them, or write them to these (with the same --uuid: a "
+                             "write is applied once per uuid)");
+  }
+  for (const auto& [i, reason] : readers_.left_out) {
+    Warn(ReplicaName(*set_, i) + " is left out of " + what + ": " + reason);
+  }
+  return std::nullopt;
+}
+
+Result<ipc::ReplicaSet::WriteResult> Session::WriteToSet(
+    const pb::WriteTable& write, std::chrono::steady_clock::time_point deadline) {
+  if (Status st = set_->StartWrite(write); !st.ok()) return st;
+  // Polled in short rounds so that ^C ends the wait.
+  for (;;) {
+    if (auto done = set_->TakeWrite(write.uuid())) return std::move(*done);
+    if (Interrupted() || ipc::Left(deadline).count() <= 0) return set_->ExpireWrite(write.uuid());
+    (void)set_->Poll(std::min(ipc::Left(deadline), std::chrono::milliseconds(100)));
+  }
+}
+
+std::set<std::string> Session::endpoints() const {
+  if (g_.endpoints.empty()) return {g_.endpoint};
+  return {g_.endpoints.begin(), g_.endpoints.end()};
+}
+
+void Session::NoteWrites(const std::string& table, std::vector<AnsweredWrite> writes) {
+  if (writes.empty()) return;
+  const std::set<std::string> all = endpoints();
+  for (AnsweredWrite& w : writes) w.sent_to = all;
+  if (Status st = RecordWrites(history_.path(), table, writes); !st.ok()) {
+    Warn("the replicas' times of " +
+         (writes.size() == 1 ? "write " + writes.front().uuid
+                             : std::to_string(writes.size()) + " writes") +
+         " to " + table + " were not recorded (" + st.message() +
+         "): a peek through several replicas may not see " + (writes.size() == 1 ? "it" : "them"));
+  }
 }
 
 std::string Session::EndReason() const {
@@ -392,7 +461,8 @@ std::string Session::Refusal(const pb::CommandError& e) const {
   return ReplicaRefusal(e) + ExplainUnknown(e.why());
 }
 
-std::string Session::ExplainUnknown(const std::string& why) const {
+std::string Session::ExplainUnknown(const std::string& why,
+                                    std::optional<std::size_t> replica_number) const {
   // A controller session replayed the history before anything else: its "unknown" is no restart.
   if (mode_ == Mode::kControl) return "";
   static constexpr std::string_view kUnknown[] = {"unknown table ", "unknown index "};
@@ -410,9 +480,10 @@ std::string Session::ExplainUnknown(const std::string& why) const {
   const pb::Status::HelloAccepted* accepted = nullptr;
   std::string replica, endpoint;
   if (set_) {
-    accepted = &set_->accepted(last_peek_replica_);
-    replica = ReplicaName(*set_, last_peek_replica_);
-    endpoint = set_->status(last_peek_replica_).endpoint;
+    const std::size_t i = replica_number.value_or(last_peek_replica_);
+    accepted = &set_->accepted(i);
+    replica = ReplicaName(*set_, i);
+    endpoint = set_->status(i).endpoint;
   } else if (client_) {
     accepted = &client_->accepted();
     replica = "the replica at " + g_.endpoint;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "ipc/replica_set.h"
 #include "tools/common/format.h"
 #include "tools/ctl/ctl.h"
+#include "tools/ctl/writes.h"
 
 namespace tandem::ctl {
 
@@ -81,8 +83,14 @@ Result<double> ParseSeconds(const std::string& text, const std::string& what);
 // With several endpoints (Globals::endpoints, no --replica) the session is an ipc::ReplicaSet
 // (multi()): Open connects to every replica (a controller's replays to each, after the live-index
 // check on each), Submit sends to every replica that is up and records a command that none
-// refused, and peeks go to all of them, the first answer winning (ipc/peek_race.h). A replica that
-// is down is warned about, not waited for: it gets the history in the next command's replay.
+// refused, a write goes to every replica that is up (WriteToSet: each answers with its own time),
+// and peeks go to all of them, the first answer winning (ipc/peek_race.h). A replica that is down
+// is warned about, not waited for: it gets the history in the next command's replay.
+//
+// Read your writes (tools/ctl/writes.h). Every write's answers are recorded per replica endpoint
+// beside the state file (NoteWrites, with one replica too), and a read through several replicas
+// of an index over tables this state file wrote (ReadOwnWrites) is answered only by replicas that
+// acknowledged every such write, each from the latest time it acknowledged one at.
 class Session {
  public:
   enum class Mode { kObserve, kWrite, kControl };
@@ -104,7 +112,10 @@ class Session {
 
   // Sends a Peek. A controller's is checked at once (barrier); an observer may send no barrier,
   // so its refusal, if any, comes while AwaitPeek waits. Returns the refusal when known now.
-  Result<std::optional<pb::CommandError>> SendPeek(const pb::Command& peek);
+  // With several replicas, `at` says how its time was chosen, for ReadOwnWrites' targets
+  // (TargetsAt).
+  Result<std::optional<pb::CommandError>> SendPeek(const pb::Command& peek,
+                                                   ReadAt at = ReadAt::kProbe);
 
   // Waits until `deadline` for the answer to peek `uuid` — or, in an observer session, the
   // CommandError refusing it (one peek is in flight at a time). Neither: timed out, interrupted
@@ -118,14 +129,41 @@ class Session {
   // Cancels peek `uuid` (its answer, Canceled or the result, is left unread).
   void CancelPeek(const std::string& uuid);
 
+  // Several replicas: restricts this session's reads of index `id` to the replicas that
+  // acknowledged every write this state file made to a table `id` reads (tools/ctl/writes.h),
+  // each read from the latest time it acknowledged one at (ReadAt::kLatest) or only if that is
+  // not after the time asked for (ReadAt::kExactly); the others are warned about. Call after
+  // Open, before the first peek of `id`. With one replica, or no such write: nothing. Returns an
+  // exit code (printed) when no replica of --endpoint may answer or the record is unreadable.
+  std::optional<int> ReadOwnWrites(const std::string& id, const std::string& what);
+  // Whether replica i may answer this session's reads (every replica unless ReadOwnWrites says).
+  bool ReadsFrom(std::size_t i) const {
+    return !readers_.restricted || readers_.floors.count(i) > 0;
+  }
+  // Whether ReadOwnWrites left some replicas out.
+  bool reads_restricted() const { return readers_.restricted && !readers_.left_out.empty(); }
+
+  // Several replicas: sends `write` to every replica that is up and waits until each has answered
+  // or gone, or `deadline` passes or ^C (the others are unanswered then). Unavailable when no
+  // replica is up.
+  Result<ipc::ReplicaSet::WriteResult> WriteToSet(const pb::WriteTable& write,
+                                                  std::chrono::steady_clock::time_point deadline);
+  // Records writes to `table` with the replicas that acknowledged them (AnsweredWrite; sent_to is
+  // filled in: every endpoint of --endpoint) beside the state file, for ReadOwnWrites. A failure
+  // is warned about: reads through several replicas may then miss these writes.
+  void NoteWrites(const std::string& table, std::vector<AnsweredWrite> writes);
+  // Every endpoint of --endpoint (with --replica N too).
+  std::set<std::string> endpoints() const;
+
   // What the replica's refusal says (ReplicaRefusal), with ExplainUnknown's hint.
   std::string Refusal(const pb::CommandError& e) const;
   // For a `why` from the replica saying "unknown table X" or "unknown index X" in an observer or
-  // writer session: when the history defines X and the replica (the one that answered the last
-  // peek, with several) maintains none of the history's indexes, " — " and why (this history was
-  // not replayed to it since it started, or another one was) and the command to run; else empty.
-  // A controller session replayed the history first: empty.
-  std::string ExplainUnknown(const std::string& why) const;
+  // writer session: when the history defines X and the replica (with several: `replica`, by
+  // default the one that answered the last peek) maintains none of the history's indexes, " — "
+  // and why (this history was not replayed to it since it started, or another one was) and the
+  // command to run; else empty. A controller session replayed the history first: empty.
+  std::string ExplainUnknown(const std::string& why,
+                             std::optional<std::size_t> replica = std::nullopt) const;
 
   // The exit for a session that could not go on: 69 unreachable or lost, 75 superseded, else 1.
   int Ended(const Status& s);
@@ -141,6 +179,11 @@ class Session {
   ipc::ReplicaSet& set() { return *set_; }
   // Which replica answered the last peek AwaitPeek returned (multi()).
   std::size_t last_peek_replica() const { return last_peek_replica_; }
+  // The time that peek was read at: its timestamp, or with several replicas the answering
+  // replica's (ReadAt::kLatest asks each from its own floor on).
+  std::uint64_t last_peek_time() const { return last_peek_time_; }
+  // "replica N (endpoint)" (multi()).
+  std::string DescribeReplica(std::size_t i) const;
 
   ipc::ControllerClient& client() { return *client_; }
   History& history() { return history_; }
@@ -166,6 +209,8 @@ class Session {
   std::unique_ptr<ipc::ReplicaSet> set_;
   std::optional<ipc::CurveClientKeys> curve_;
   std::size_t last_peek_replica_ = 0;
+  std::uint64_t last_peek_time_ = 0;
+  Readers readers_;  // ReadOwnWrites'
   bool warned_replace_ = false;
   Mode mode_ = Mode::kObserve;  // as opened
   std::size_t replay_refusals_ = 0;

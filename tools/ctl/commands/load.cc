@@ -4,7 +4,8 @@
 // sent. Then batches of up to 1000 rows (or 1 MiB of the file) go out as WriteTables, up to 8 in
 // flight, each with a deterministic uuid — "load-" + FNV-1a 64 of the table id, the batch's index
 // and its bytes — so running an interrupted load again applies each batch once (the table
-// answers a uuid it has with its first time).
+// answers a uuid it has with its first time). The answers are recorded per replica beside the
+// state file, as a write's are (tools/ctl/writes.h).
 #include <unistd.h>
 
 #include <algorithm>
@@ -286,6 +287,17 @@ int RunLoad(const LoadOptions& o, const Globals& g, const History& h) {
     }
   }
   if (progress) std::cerr << "\n";
+  // Every batch that may have been applied, with its replica's time if it was acknowledged: what
+  // reads through several replicas need (Session::NoteWrites).
+  std::vector<AnsweredWrite> noted;
+  for (std::size_t i = 0; i < next; ++i) {
+    const std::string& uuid = batches[i].command.write_table().uuid();
+    if (!acked[i] && !in_flight.count(uuid)) continue;  // refused, or answered with an error
+    AnsweredWrite& w = noted.emplace_back();
+    w.uuid = uuid;
+    if (acked[i]) w.acknowledged[g.endpoint] = *acked[i];
+  }
+  session.NoteWrites(o.id, std::move(noted));
   if (done == batches.size()) {
     std::uint64_t last = 0;
     for (const auto& t : acked) last = std::max(last, *t);

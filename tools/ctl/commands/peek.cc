@@ -78,6 +78,7 @@ int RunPeek(const PeekOptions& o, Session& s) {
   auto* p = c.mutable_peek();
   if (limit) p->mutable_finishing()->set_limit(*limit);
   if (auto code = s.Open(Session::Mode::kObserve)) return *code;
+  if (auto code = s.ReadOwnWrites(id, what)) return *code;
   const auto timeout = s.timeout();
   Latest at{time.value_or(0), false};
   if (!time) {
@@ -85,20 +86,27 @@ int RunPeek(const PeekOptions& o, Session& s) {
   }
   p->set_timestamp(at.time);
   const auto started = std::chrono::steady_clock::now();
-  auto sent = s.SendPeek(c);
+  auto sent = s.SendPeek(c, time ? ReadAt::kExactly : ReadAt::kLatest);
   if (!sent.ok()) return s.Ended(sent.status());
   if (*sent) return Refused(what, s.Refusal(**sent));
   const auto w = s.AwaitPeek(p->uuid(), std::chrono::steady_clock::now() + timeout);
   if (w.refused) return Refused(what, s.Refusal(*w.refused));
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  // With several replicas and no --at, the answering replica's time: it was asked from the latest
+  // time it acknowledged a write of this state file at, if that is later.
+  if (w.answer) at.time = s.last_peek_time();
   const std::string at_what = what + " @ " + std::to_string(at.time);
   if (!w.answer) {
     if (s.over()) return s.Ended(Status::Ok());
     s.CancelPeek(p->uuid());
-    return Refused(at_what, "no answer within " +
-                                std::to_string(static_cast<int>(timeout.count() / 1000)) +
-                                " s (the index may not have reached that time; canceled)");
+    return Refused(
+        at_what, "no answer within " + std::to_string(static_cast<int>(timeout.count() / 1000)) +
+                     " s (the index may not have reached that time" +
+                     (s.reads_restricted() ? ", or the replicas that have this state file's writes "
+                                             "to its tables are down"
+                                           : "") +
+                     "; canceled)");
   }
   if (w.answer->has_error()) return Refused(at_what, w.answer->error());
   if (w.answer->has_canceled()) return Refused(at_what, "canceled");
@@ -127,6 +135,10 @@ Subcommand AddPeek(CLI::App& app) {
       "empty frontier) its final contents, read at 18446744073709551614, the largest time.\n"
       "The frontier is taken from the replica's report (300 ms), else found by probing (peeks\n"
       "with limit 0, canceled when they would wait).\n"
+      "Through several replicas (--endpoint A,B), an index over tables this state file wrote\n"
+      "is read only from the replicas that acknowledged every such write, each at the latest\n"
+      "time it acknowledged one at if that is later (or, with --at T, preferably from those\n"
+      "whose is not after T): a read after your write sees it, whichever replica answers.\n"
       "--key looks up one key, in the datum syntax of log files: null, true, false, 12, 1.5,\n"
       "\"text\" (quoted; \\\" \\\\ \\n \\t escapes); a multi-column key is comma-separated datums "
       "(a\n"

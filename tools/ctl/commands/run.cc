@@ -73,6 +73,8 @@ class Script {
         s_.history().Append(c);
         if (ipc::IsDrop(c)) {
           s_.history().Prune();
+          const History& h = s_.history();
+          if (Status st = ForgetTables(h.path(), h.LiveIds()); !st.ok()) Warn(st.message());
         }
         if (Status st = s_.history().Save(); !st.ok()) Warn(st.message());
       }

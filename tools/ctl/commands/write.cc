@@ -1,5 +1,9 @@
 // write: one WriteTable to a table (issue 15), in a writer session (Hello{observer, writer}): no
 // replay, no InitializationComplete. The table's schema and upsert key come from the state file.
+// With several replicas it goes to every one that is up, and each answers with its own time.
+// Either way the answers are recorded per replica beside the state file (Session::NoteWrites),
+// so that reads through several replicas see the write (tools/ctl/writes.h).
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 
@@ -200,6 +204,100 @@ Answer AwaitWrite(Session& s, const pb::WriteTable& write,
   return a;
 }
 
+// The write through several replicas: every replica that is up is sent it, and answers it at its
+// own time. It is printed as written at the latest of those times (a peek at it or later sees
+// the write on each of them) and recorded per replica; a replica that was not sent it or did not
+// answer is warned about with the retry, and reads of the table leave it out until it has the
+// write. A refusal by any replica exits 1, naming where the write was applied.
+int RunSetWrite(const WriteOptions& o, Session& s, const pb::WriteTable& w,
+                const std::string& what) {
+  const std::string& uuid = w.uuid();
+  const auto timeout = s.timeout();
+  auto sent = s.WriteToSet(w, std::chrono::steady_clock::now() + timeout);
+  if (!sent.ok()) return s.Ended(sent.status());
+  const ipc::ReplicaSet::WriteResult& result = *sent;
+  AnsweredWrite noted;
+  noted.uuid = uuid;
+  std::vector<std::pair<std::size_t, std::uint64_t>> times;  // replica → its time
+  std::vector<std::string> failed, unsure;  // not applied there; maybe not applied there
+  for (const auto& [i, response] : result.answers) {
+    if (response.result_case() == pb::WriteResponse::kTime) {
+      times.emplace_back(i, response.time());
+      noted.acknowledged[s.set().status(i).endpoint] = response.time();
+    } else {
+      failed.push_back(s.DescribeReplica(i) + ": not applied: " + response.error() +
+                       s.ExplainUnknown(response.error(), i));
+    }
+  }
+  for (const auto& [i, e] : result.refused) {
+    failed.push_back(s.DescribeReplica(i) + ": " + ReplicaRefusal(e) +
+                     s.ExplainUnknown(e.why(), i));
+  }
+  for (std::size_t i : result.unanswered) {
+    unsure.push_back(s.DescribeReplica(i) + " did not answer within " +
+                     std::to_string(static_cast<int>(timeout.count() / 1000)) +
+                     " s (or went away): the write may or may not have been applied there");
+  }
+  for (std::size_t i : result.not_sent) {
+    const auto st = s.set().status(i);
+    unsure.push_back(s.DescribeReplica(i) + " is " + ipc::ReplicaSet::StateName(st.state) +
+                     (st.last_error.empty() ? "" : " (" + st.last_error + ")") +
+                     ": the write was not sent to it");
+  }
+  // Whenever a replica may have applied it, the others are recorded as missing it.
+  if (!times.empty() || !result.unanswered.empty()) s.NoteWrites(o.id, {noted});
+  const std::string retry = "retry it with --uuid " + uuid +
+                            " (a write is applied once per uuid; where it was, the "
+                            "retry is answered with its first time)";
+  std::string applied;
+  for (const auto& [i, t] : times) {
+    applied += (applied.empty() ? "" : ", ") + std::string("replica ") + std::to_string(i) +
+               " at " + std::to_string(t);
+  }
+  if (!failed.empty()) {
+    for (const auto& f : failed) Refused(what, f);
+    if (times.empty()) return kExitFailed;
+    return Fail(kExitFailed,
+                what + ": applied on " + applied + " only; once the others can take it, " + retry);
+  }
+  if (times.empty()) {
+    for (const auto& u : unsure) Warn(what + ": " + u);
+    if (s.over()) {
+      Warn(what + ": " + retry);
+      return s.Ended(Status::Ok());
+    }
+    if (Interrupted()) return Fail(kExitFailed, what + ": interrupted before the answer; " + retry);
+    return Fail(kExitFailed, what + ": no replica answered within " +
+                                 std::to_string(static_cast<int>(timeout.count() / 1000)) + " s; " +
+                                 retry);
+  }
+  for (const auto& u : unsure) {
+    Warn(what + ": " + u + "; peeks through several replicas leave it out for " + o.id +
+         " until it has the write: " + retry);
+  }
+  const std::uint64_t time =
+      std::max_element(times.begin(), times.end(), [](const auto& a, const auto& b) {
+        return a.second < b.second;
+      })->second;
+  PrintOk(
+      what,
+      [&](JsonWriter& json) {
+        json.Key("id").String(o.id).Key("uuid").String(uuid).Key("time").UInt(time);
+        json.Key("updates").UInt(static_cast<std::uint64_t>(w.updates_size()));
+        json.Key("replicas").BeginArray();
+        for (const auto& [i, t] : times) {
+          json.BeginObject().Key("replica").UInt(i);
+          json.Key("endpoint").String(s.set().status(i).endpoint).Key("time").UInt(t).EndObject();
+        }
+        json.EndArray().Key("missing").BeginArray();
+        for (std::size_t i : result.unanswered) json.UInt(i);
+        for (std::size_t i : result.not_sent) json.UInt(i);
+        json.EndArray();
+      },
+      "written at " + std::to_string(time) + " (" + applied + ")");
+  return kExitOk;
+}
+
 int RunWrite(const WriteOptions& o, Session& s) {
   const std::string what = "write " + o.id;
   if (o.misplaced) return Usage(*o.misplaced + ": --diff follows the --row it belongs to, once");
@@ -218,13 +316,17 @@ int RunWrite(const WriteOptions& o, Session& s) {
   w->set_id(o.id);
   if (auto code = BuildWrite(o, table, what, *w)) return *code;
   if (auto code = s.Open(Session::Mode::kWrite)) return *code;
+  if (s.multi()) return RunSetWrite(o, s, *w, what);
   const auto timeout = s.client().timeout();
   s.client().Send(c);
   const Answer a = AwaitWrite(s, *w, std::chrono::steady_clock::now() + timeout);
   if (a.refused) return Refused(what, s.Refusal(*a.refused));
   const std::string retry = "the write may or may not have been applied: retry it with --uuid " +
                             uuid + " (a write is applied once per uuid)";
+  AnsweredWrite noted;
+  noted.uuid = uuid;
   if (!a.response) {
+    s.NoteWrites(o.id, {noted});  // maybe applied: not known to be on any replica
     if (s.over()) {
       Warn(what + ": " + retry);
       return s.Ended(Status::Ok());
@@ -239,6 +341,8 @@ int RunWrite(const WriteOptions& o, Session& s) {
                    "not applied: " + a.response->error() + s.ExplainUnknown(a.response->error()));
   }
   const std::uint64_t time = a.response->time();
+  noted.acknowledged[s.globals().endpoint] = time;
+  s.NoteWrites(o.id, {noted});
   PrintOk(
       what,
       [&](JsonWriter& json) {
@@ -262,6 +366,10 @@ Subcommand AddWrite(CLI::App& app) {
       "--upsert ROW (replaces the row with its key) and --delete KEY (its upsert key columns,\n"
       "in upsert-key order). Datums as --key's: comma-separated, null, true, 12, 1.5, \"text\".\n"
       "Prints `written at T` once the write is durable: a peek at T (or later) sees it.\n"
+      "With --endpoint A,B it goes to every replica that is up, each answering with its own\n"
+      "time: T is the latest of them. Every replica's time is recorded beside the state file\n"
+      "(STATE.writes), and peeks through several replicas read the table only from replicas\n"
+      "that acknowledged every write, each from its own time of them on.\n"
       "--uuid U names the write: a write retried with the uuid of one applied before is not\n"
       "applied again (default: a random uuid, printed when the answer does not come).");
   sub->add_option("ID", o->id, "the table, e.g. u1")->required();
