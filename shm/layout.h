@@ -70,9 +70,11 @@ enum class RuntimeState : std::uint32_t {
 // One runtime process as seen by the segment. Written by that runtime (and the supervisor, which
 // writes kStarting and the pid after spawning); read by anyone.
 //  progress: a counter the runtime's command thread raises (relaxed) about every 100 ms while its
-//  command thread and every worker thread have each turned their loop since the last raise —
+//  command thread and every worker thread have each moved on since the last raise — turned its
+//  loop, or finished a unit of work within a long turn (a message to the command thread) —
 //  traffic or not (idle workers wake at least once a second). The supervisor's stall watch reads
-//  it: a counter that stops moving means a stopped or wedged runtime (issue 12).
+//  it: a counter that stops moving means a stopped or wedged runtime — or a single unit of work
+//  as long as the stall timeout (one maintenance step), not many short ones (issue 12).
 struct RuntimeEntry {
   std::atomic<std::int32_t> pid;
   std::atomic<std::uint32_t> state;  // RuntimeState

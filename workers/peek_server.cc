@@ -3,6 +3,7 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 #include <thread>
 
@@ -244,7 +245,7 @@ bool PeekServer::ServeTransient(const Waiting& p) {
   return true;
 }
 
-void PeekServer::Serve() {
+bool PeekServer::Serve() {
   ServeOneShots();
   for (auto p = peeks_.begin(); p != peeks_.end();) {
     if (transient_.count(p->id) || !indexes_.count(p->id)) {
@@ -277,7 +278,7 @@ void PeekServer::Serve() {
     AnswerFrom(*snap, *p);
     p = peeks_.erase(p);
   }
-  subscriptions_.Serve();
+  return subscriptions_.Serve({.deadline = std::chrono::steady_clock::now() + kSubscribeSlice});
 }
 
 void PeekServer::AnswerFrom(const shm::Snapshot& snap, const Waiting& p) {

@@ -85,9 +85,11 @@ class PeekServer {
   void SetMaxResultSize(std::size_t bytes) { max_result_size_ = bytes; }
   // Moves one-shot dataflows on (submits those whose imports are readable, installs results), then
   // answers every waiting peek that can be answered now: readable (since <= t < upper), or never
-  // (t < since, dropped). The others wait for upper to pass t. Then sends what the subscribes'
-  // indexes have beyond their progress.
-  void Serve();
+  // (t < since, dropped). The others wait for upper to pass t. Then serves one slice of the
+  // subscribes (kSubscribeSlice, workers/subscriptions.h). True when subscribe work is left that
+  // could be done now: the caller applies its commands and calls again without waiting, so a peek
+  // waits behind at most one slice of subscribe work.
+  bool Serve();
 
  private:
   struct Waiting {

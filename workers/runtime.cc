@@ -47,6 +47,10 @@ constexpr std::chrono::seconds kTrimInterval = 1s;
 // counted in memory (SpaceUsedLong).
 constexpr std::int64_t kMaxSubscribeBytesInFlight = 64 << 20;
 
+// Subscribe messages the command thread handles before it looks at the workers' other answers, its
+// channel and the peek ring again: what a peek's answer or a command waits behind at most.
+constexpr std::size_t kSubscribeMessagesPerDrain = 256;
+
 // Never a message the channel cannot carry (its receiver would fail a check: shared fate). A
 // peek's rows are bounded by max_result_size already; this is the backstop, which makes such an
 // answer an Error instead.
@@ -69,10 +73,12 @@ std::string EncodeForChannel(const pb::Response& r) {
 // A worker thread: by role, a renderer (maintenance), a peek server (interactive), or both (solo).
 struct Runtime::Worker {
   std::uint32_t me = 0;
-  std::unique_ptr<Renderer> renderer;               // solo, maintenance
-  std::unique_ptr<PeekServer> peek_server;          // solo, interactive
-  std::atomic<std::uint64_t> applied{0};            // next command seq to apply
-  std::atomic<std::uint64_t> turns{0};              // loop turns (ReportProgress)
+  std::unique_ptr<Renderer> renderer;       // solo, maintenance
+  std::unique_ptr<PeekServer> peek_server;  // solo, interactive
+  std::atomic<std::uint64_t> applied{0};    // next command seq to apply
+  // Loop turns and units of work finished within a turn (each message to the command thread):
+  // ReportProgress.
+  std::atomic<std::uint64_t> progress{0};
   std::chrono::steady_clock::duration step_work{};  // lockstep: the last step's duration
 };
 
@@ -235,7 +241,7 @@ void Runtime::StartWorkers() {
               for (auto& r : reports) {
                 messages.push_back({w.me, r.seq, std::move(r.response), 0});
               }
-              inbox_.PushAll(std::move(messages));
+              answers_.inbox.PushAll(std::move(messages));
             });
       }
       if (ServesPeeks(options_.role)) {
@@ -246,6 +252,7 @@ void Runtime::StartWorkers() {
             std::move(r).value(), i, options_.workers, one_shots_.get(),
             [this, &w](const pb::Response& r, std::uint64_t seq) {
               SendToCommandThread(r, w.me, seq);
+              w.progress.fetch_add(1, std::memory_order_relaxed);  // a unit of work done
             });
         w.peek_server->SetMaxResultSize(options_.max_result_size);
         w.peek_server->SetSubscribeBatchBytes(options_.subscribe_batch_bytes);
@@ -300,12 +307,13 @@ void Runtime::Serve() {
       peek_requests_->Awake(false);  // a peek arrived since the drain above
       continue;
     }
-    pollfd fds[3] = {{channel_fd, POLLIN, 0},
-                     {inbox_.fd(), POLLIN, 0},
+    pollfd fds[4] = {{channel_fd, POLLIN, 0},
+                     {answers_.inbox.fd(), POLLIN, 0},
+                     {subscribes_.inbox.fd(), POLLIN, 0},
                      {ring ? peek_requests_->wake_fd() : -1, POLLIN, 0}};
-    const int rc = poll(fds, ring ? 3 : 2, 100);
-    TANDEM_CHECK(rc >= 0 || errno == EINTR, "poll on the command thread's channel and inbox");
-    if (ring) peek_requests_->Awake(rc > 0 && (fds[2].revents & POLLIN) != 0);
+    const int rc = poll(fds, ring ? 4 : 3, 100);
+    TANDEM_CHECK(rc >= 0 || errno == EINTR, "poll on the command thread's channel and inboxes");
+    if (ring) peek_requests_->Awake(rc > 0 && (fds[3].revents & POLLIN) != 0);
   }
 }
 
@@ -332,28 +340,35 @@ void Runtime::OnSequenced(std::uint64_t seq, std::string_view bytes) {
 }
 
 bool Runtime::DrainInbox() {
-  // At most so many before the supervisor's channel is looked at again: a stream of subscribe
-  // parts never keeps a CancelSubscribe (or any command) waiting long.
-  if (taken_at_ == taken_.size()) {
-    taken_at_ = 0;
-    inbox_.Take(&taken_);
+  // At most so many of each before the supervisor's channel is looked at again: a stream of
+  // subscribe parts never keeps a CancelSubscribe (or any command, or a peek's answer) waiting
+  // long.
+  const bool answers = DrainLane(answers_, 1024);
+  const bool subscribes = DrainLane(subscribes_, kSubscribeMessagesPerDrain);
+  return answers || subscribes;
+}
+
+bool Runtime::DrainLane(Lane& lane, std::size_t limit) {
+  if (lane.at == lane.taken.size()) {
+    lane.at = 0;
+    lane.inbox.Take(&lane.taken);
   }
-  const std::size_t end = std::min(taken_.size(), taken_at_ + 1024);
-  if (taken_at_ == end) return false;
-  for (; taken_at_ < end; ++taken_at_) {
-    OnWorkerMessage(taken_[taken_at_]);
+  const std::size_t end = std::min(lane.taken.size(), lane.at + limit);
+  if (lane.at == end) return false;
+  for (; lane.at < end; ++lane.at) {
+    OnWorkerMessage(lane.taken[lane.at]);
     ReportProgress();
   }
   return true;
 }
 
 void Runtime::ReportProgress() {
-  reported_turns_.resize(workers_.size(), ~std::uint64_t{0});
+  reported_progress_.resize(workers_.size(), ~std::uint64_t{0});
   for (std::size_t i = 0; i < workers_.size(); ++i) {
-    if (workers_[i]->turns.load(std::memory_order_relaxed) == reported_turns_[i]) return;
+    if (workers_[i]->progress.load(std::memory_order_relaxed) == reported_progress_[i]) return;
   }
   for (std::size_t i = 0; i < workers_.size(); ++i) {
-    reported_turns_[i] = workers_[i]->turns.load(std::memory_order_relaxed);
+    reported_progress_[i] = workers_[i]->progress.load(std::memory_order_relaxed);
   }
   segment_->mutable_header().runtimes[shm::RuntimeEntryOf(options_.role)].progress.fetch_add(
       1, std::memory_order_relaxed);
@@ -493,12 +508,13 @@ void Runtime::SendToCommandThread(const pb::Response& r, std::uint32_t worker, s
     // a worker's part is bounded below it already (PeekServer::AnswerFrom).
     if (const std::size_t bytes = r.ByteSizeLong(); bytes > ipc::kMaxMessageBytes) {
       m.response = OversizeAnswer(r, bytes);
-      inbox_.Push(std::move(m));
+      answers_.inbox.Push(std::move(m));
       return;
     }
   }
+  const bool subscribe = r.has_subscribe_batch() || r.has_subscribe_end();
   m.response = r;
-  inbox_.Push(std::move(m));
+  (subscribe ? subscribes_ : answers_).inbox.Push(std::move(m));
 }
 
 void Runtime::SendFromCompletion(const pb::Response& r) { SendToCommandThread(r, kNotAWorker); }
@@ -626,7 +642,7 @@ void Runtime::LockstepLoop(Worker& w) {
   StepStats::Bind(segment_->step_stats(w.me));
   Clock::time_point next_trim{};
   for (;;) {
-    w.turns.fetch_add(1, std::memory_order_relaxed);
+    w.progress.fetch_add(1, std::memory_order_relaxed);
     const std::uint64_t pokes = log_.pokes();  // before looking for work: no poke is missed
     TimedArriveAndWait(*start_barrier_);
     const auto work_start = Clock::now();
@@ -641,7 +657,8 @@ void Runtime::LockstepLoop(Worker& w) {
     const bool ticked = w.renderer->Step();
     w.step_work = Clock::now() - step_start;
     if (ticked) StepStats::RecordStep(w.step_work);  // a step of some dataflow, not an idle turn
-    if (w.peek_server) w.peek_server->Serve();
+    // Solo: subscribe work left after this slice goes on in the next iteration, at once.
+    const bool more = w.peek_server && w.peek_server->Serve();
     w.renderer->ReportFrontiers();
     if (w.me == 0 && Clock::now() >= next_trim) {
       next_trim = Clock::now() + kTrimInterval;
@@ -649,13 +666,14 @@ void Runtime::LockstepLoop(Worker& w) {
     }
     StepStats::AddBusy(Clock::now() - work_start -
                        std::chrono::nanoseconds(StepStats::waited_ns() - waited_before));
+    if (more) log_.Poke();  // every worker's wait below returns at once: the iteration is lockstep
     log_.WaitFor(horizon, next_wake_, stop_, pokes);
   }
 }
 
 void Runtime::InteractiveLoop(Worker& w) {
   for (;;) {
-    w.turns.fetch_add(1, std::memory_order_relaxed);
+    w.progress.fetch_add(1, std::memory_order_relaxed);
     // Observe the wake counter before looking for work: a command published (and its Interrupt)
     // or a slot changed after this point makes the wait below return at once.
     shm::Reader& reader = w.peek_server->reader();
@@ -663,7 +681,9 @@ void Runtime::InteractiveLoop(Worker& w) {
     const CommandLog::Numbered todo = log_.Read(w.applied);
     if (!todo.empty()) w.applied = todo.back().first + 1;
     for (const auto& [seq, c] : todo) Apply(w, seq, *c);
-    w.peek_server->Serve();
+    // One slice of subscribe work at most: with more left, the commands (peeks among them) that
+    // arrived meanwhile are applied and answered before the next slice.
+    if (w.peek_server->Serve()) continue;
     // Sleep until the publisher changes a slot of this row or a command arrives (Interrupt).
     shm::WakeDrain drained;
     reader.wake().WaitSince(

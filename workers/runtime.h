@@ -88,8 +88,11 @@ class Runtime {
   // Attaches every worker thread to its registry row (they then run WorkerMain).
   void StartWorkers();
   [[noreturn]] void Serve();
-  // Raises this runtime's progress counter in the segment header when every worker turned its
-  // loop since the last raise (the supervisor's stall watch reads it; shm/layout.h RuntimeEntry).
+  // Raises this runtime's progress counter in the segment header when every worker has moved on
+  // since the last raise — turned its loop, or finished a unit of work within a turn (a message to
+  // the command thread: a peek's part, a subscribe's part) — so that a worker busy with much work
+  // counts as alive and only one that does nothing at all (stopped, wedged) does not (the
+  // supervisor's stall watch reads it; shm/layout.h RuntimeEntry).
   void ReportProgress();
 
   // Command thread.
@@ -103,7 +106,8 @@ class Runtime {
   // Keeps what the workers need to apply (tracked by the reconciler) and appends it to the log.
   void Enqueue(ipc::pb::Command command);
   void AppendToLog(std::shared_ptr<const ipc::pb::Command> command);
-  // Handles the workers' messages waiting in the inbox; false when there were none.
+  // Handles the workers' messages waiting in the inboxes — answers first, then at most
+  // kSubscribeMessagesPerDrain subscribe messages; false when there were none.
   bool DrainInbox();
   void OnWorkerMessage(Inbox::Message& message);
   void SendResponse(const ipc::pb::Response& response);
@@ -127,7 +131,7 @@ class Runtime {
   // The replica's reader table (maintenance and solo; nullptr without one): outlives the
   // publishers, which read local readers' announcements in it.
   std::unique_ptr<shm::ReaderTable> reader_table_;
-  std::vector<std::uint64_t> reported_turns_;  // each worker's `turns` at the last raise
+  std::vector<std::uint64_t> reported_progress_;  // each worker's `progress` at the last raise
   zmq::context_t ctx_;
   std::unique_ptr<zmq::socket_t> channel_;
   // The peek fast path (DESIGN §14), when the supervisor gave this runtime its rings' eventfds:
@@ -136,10 +140,20 @@ class Runtime {
   std::unique_ptr<shm::RingReader> peek_requests_;
   std::unique_ptr<shm::RingWriter> peek_answers_;
   CommandSequencer sequencer_;  // the command thread's: both paths into one order
-  Inbox inbox_;  // the workers' (and table writer's, completions') messages to the command thread
-  // The command thread's: what DrainInbox took, handled up to taken_at_.
-  std::vector<Inbox::Message> taken_;
-  std::size_t taken_at_ = 0;
+  // An inbox of messages to the command thread, and what DrainInbox took from it (the command
+  // thread's), handled up to `at`.
+  struct Lane {
+    Inbox inbox;
+    std::vector<Inbox::Message> taken;
+    std::size_t at = 0;
+  };
+  // The workers' (and table writer's, completions') messages to the command thread in two lanes,
+  // each in the order sent: subscribe parts and ends in `subscribes_`, everything else (peek parts,
+  // frontiers, write answers) in `answers_`. No order holds between the lanes: a peek's answer
+  // never waits behind a backlog of subscribe parts (at most kSubscribeMessagesPerDrain of them).
+  Lane answers_, subscribes_;
+  // Handles at most `limit` of `lane`'s messages; false when none waited.
+  bool DrainLane(Lane& lane, std::size_t limit);
 
   CommandLog log_;  // shared with workers
   std::atomic<bool> stop_{false};

@@ -39,14 +39,13 @@ constexpr char kCountBeyondInt64[] = "a count does not fit int64";
 constexpr char kRowTooLarge[] =
     "a row is larger than a message can carry (ipc::kMaxMessageBytes): it cannot be streamed";
 
-// Sorts by (time, value) and sums equal ones; drops those that cancel. False when a sum does not
-// fit int64 (a count beyond int64: base/count.h).
-template <typename C>
-bool Consolidate(std::vector<C>* changes) {
+// Sorts `changes` by (time, value) and calls group(first, sum) once per (time, value), in that
+// order, with the exact sum of its diffs (base/count.h).
+template <typename C, typename G>
+void ForEachChangeGroup(std::vector<C>* changes, const G& group) {
   std::sort(changes->begin(), changes->end(), [](const C& a, const C& b) {
     return a.time != b.time ? a.time < b.time : a.val < b.val;
   });
-  std::size_t out = 0;
   for (std::size_t i = 0; i < changes->size();) {
     Int128 sum = 0;
     std::size_t j = i;
@@ -55,19 +54,38 @@ bool Consolidate(std::vector<C>* changes) {
          ++j) {
       sum += (*changes)[j].diff;
     }
-    if (sum < INT64_MIN || sum > INT64_MAX) return false;
-    if (sum != 0) {
-      (*changes)[out] = (*changes)[i];
-      (*changes)[out].diff = static_cast<std::int64_t>(sum);
-      ++out;
-    }
+    group((*changes)[i], sum);
     i = j;
   }
-  changes->resize(out);
-  return true;
+}
+
+pb::SubscribeUpdate ToUpdate(std::string_view val, Time time, std::int64_t diff) {
+  pb::SubscribeUpdate u;
+  *u.mutable_row() = ipc::ToProto(DecodeIndexValue(val));
+  u.set_time(time);
+  u.set_diff(diff);
+  return u;
+}
+
+// The first of `updates` (in time order) at a time >= t.
+std::size_t FirstAtOrAfter(const std::vector<pb::SubscribeUpdate>& updates, Time t) {
+  return static_cast<std::size_t>(
+      std::partition_point(updates.begin(), updates.end(),
+                           [&](const pb::SubscribeUpdate& u) { return u.time() < t; }) -
+      updates.begin());
 }
 
 }  // namespace
+
+void Subscriptions::Emit(const pb::Response& r) {
+  send_(r);
+  ++sent_;
+}
+
+bool Subscriptions::Spent(const SubscribeSlice& slice) const {
+  return sent_ >= slice.max_messages || Congested() ||
+         std::chrono::steady_clock::now() >= slice.deadline;
+}
 
 void Subscriptions::Add(const pb::Subscribe& subscribe, const shm::FollowedRef* ref) {
   Sub s;
@@ -77,7 +95,7 @@ void Subscriptions::Add(const pb::Subscribe& subscribe, const shm::FollowedRef* 
   s.snapshot = subscribe.snapshot();
   if (subscribe.has_up_to()) s.up_to = subscribe.up_to();
   auto end = [&](pb::SubscribeEnd::Reason reason, const std::string& detail) {
-    send_(ipc::MakeSubscribeEnd(s.uuid, reason, detail));
+    Emit(ipc::MakeSubscribeEnd(s.uuid, reason, detail));
   };
   if (ref == nullptr) {
     end(pb::SubscribeEnd::ERROR, "not found: " + s.id + " is not an index this replica has");
@@ -106,10 +124,12 @@ void Subscriptions::Forget(const std::string& uuid) {
 
 void Subscriptions::End(Sub& s, pb::SubscribeEnd::Reason reason, const std::string& detail) {
   reader_->ReleaseRead(s.ref, s.held);
-  send_(ipc::MakeSubscribeEnd(s.uuid, reason, detail));
+  Emit(ipc::MakeSubscribeEnd(s.uuid, reason, detail));
 }
 
 void Subscriptions::OnDropped(const std::string& id) {
+  // The slot's hold goes next, which no open snapshot may outlive (shm::Reader::AdvanceHold).
+  turn_.reset();
   for (auto it = subs_.begin(); it != subs_.end();) {
     if (it->second.id != id) {
       ++it;
@@ -120,127 +140,141 @@ void Subscriptions::OnDropped(const std::string& id) {
   }
 }
 
-void Subscriptions::Serve() {
-  if (subs_.empty()) return;
-  Turn turn;
-  for (auto it = subs_.begin(); it != subs_.end();) {
-    // Looked at before each: one turn never sends much beyond the bound (the ones not served now
-    // are served on a later turn, over a larger interval).
-    if (congested_ && congested_()) return;
-    if (ServeOne(it->second, turn)) {
-      it = subs_.erase(it);
-    } else {
-      ++it;
+bool Subscriptions::Serve(const SubscribeSlice& slice) {
+  sent_ = 0;
+  // Nothing is sent while back-pressure holds, and nothing is kept open meanwhile.
+  if (subs_.empty() || Congested()) {
+    turn_.reset();
+    return false;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  if (turn_ && now - turn_->started > kMaxSubscribeRound) turn_.reset();
+  auto it = subs_.lower_bound(cursor_);
+  for (bool first = true;; first = false) {
+    if (!first && Spent(slice)) break;
+    if (!turn_ || turn_->left == 0) {
+      // A round is complete: every subscribe was visited once with its snapshots. The next one
+      // starts from new snapshots — in this slice only when it has visited none yet (else it
+      // would serve each subscribe as often as slices allow, not once per change).
+      const bool complete = turn_.has_value();
+      turn_.reset();
+      if (complete && !first) break;
+      turn_.emplace();
+      turn_->started = now;
+      turn_->left = subs_.size();
     }
+    if (it == subs_.end()) it = subs_.begin();
+    --turn_->left;
+    switch (ServeOne(it->second, *turn_, slice)) {
+      case Visit::kKept:
+        ++it;
+        break;
+      case Visit::kDone:
+        it = subs_.erase(it);
+        break;
+      case Visit::kCut:
+        ++it;  // the next slice starts with the next subscribe: each gets its turn
+        break;
+    }
+    if (subs_.empty()) {
+      turn_.reset();
+      cursor_.clear();
+      return false;
+    }
+  }
+  if (it == subs_.end()) it = subs_.begin();
+  cursor_ = it->first;
+  if (turn_ && turn_->left > 0) return !Congested();  // the round goes on in the next slice
+  turn_.reset();
+  // The round is complete; an interval it cut is continued by the next one at once.
+  return std::any_of(subs_.begin(), subs_.end(),
+                     [](const auto& entry) { return entry.second.sending.has_value(); }) &&
+         !Congested();
+}
+
+void Subscriptions::Measure(Read* read) {
+  read->bytes.reserve(read->updates.size());
+  for (const pb::SubscribeUpdate& u : read->updates) {
+    read->bytes.push_back(EncodedUpdateBytes(u));
+    read->largest = std::max(read->largest, read->bytes.back());
   }
 }
 
-namespace {
-
-pb::SubscribeUpdate ToUpdate(std::string_view val, Time time, std::int64_t diff) {
-  pb::SubscribeUpdate u;
-  *u.mutable_row() = ipc::ToProto(DecodeIndexValue(val));
-  u.set_time(time);
-  u.set_diff(diff);
-  return u;
-}
-
-}  // namespace
-
-bool Subscriptions::SendParts(const Sub& s, Time lower, Frontier upper,
-                              const std::vector<pb::SubscribeUpdate>& updates) {
-  // A row that alone would not fit a message (the channel cannot carry it): the subscribe ends
-  // before anything of the interval is sent.
+bool Subscriptions::HasOversizeRow(const Sub& s, const Read& read, std::size_t lo, std::size_t hi) {
+  // Room for the batch's other fields (its uuid among them) within a message.
   const std::size_t room =
       ipc::kMaxMessageBytes - std::min(ipc::kMaxMessageBytes, s.uuid.size() + 64);
-  for (const pb::SubscribeUpdate& u : updates) {
-    if (EncodedUpdateBytes(u) > room) return false;
-  }
-  SendInBatches(s.uuid, lower, upper.raw(), updates.begin(), updates.end(), batch_bytes_, send_);
-  return true;
+  if (read.largest <= room) return false;
+  return std::any_of(read.bytes.begin() + static_cast<std::ptrdiff_t>(lo),
+                     read.bytes.begin() + static_cast<std::ptrdiff_t>(hi),
+                     [&](std::size_t b) { return b > room; });
 }
 
-bool Subscriptions::ServeOne(Sub& s, Turn& turn) {
-  auto found = turn.snapshots.find(s.ref.index);
-  if (found == turn.snapshots.end()) {
-    auto taken = reader_->Take(s.ref);
-    TANDEM_CHECK(taken.ok(), "a snapshot of a followed slot failed");
-    found = turn.snapshots.emplace(s.ref.index, std::move(taken).value()).first;
+std::shared_ptr<const Subscriptions::Read> Subscriptions::ReadFor(Turn& turn, const Sub& s,
+                                                                  const shm::Snapshot& snap) {
+  std::shared_ptr<const Read>& cached = turn.reads[s.ref.index];
+  if (cached && cached->from <= s.next) return cached;
+  // From the lowest progress of the slot's subscribes that will read this round (those not
+  // started yet read from as_of + 1 once they are): one scan of the batches for all of them.
+  Time from = s.next;
+  for (const auto& [uuid, o] : subs_) {
+    if (o.ref.index != s.ref.index || o.sending) continue;
+    from = std::min(from, o.started ? o.next : o.as_of + 1);
   }
-  const shm::Snapshot& snap = found->second;
-  if (snap.unpublished()) {
-    End(s, pb::SubscribeEnd::DROPPED, s.id + " was dropped");
-    return true;
-  }
-  if (!snap.filled() || !snap.upper().Greater(s.as_of)) return false;  // wait for as_of
-  // The hold keeps since at or below it (peer hold = min(controller, read holds)).
-  TANDEM_CHECK(snap.since().LessEqual(s.held), "a subscribed index compacted past its hold");
-  if (!s.started) {
-    std::optional<std::string> error;
-    const std::string_view error_prefix(&shm::kErrorKeyPrefix, 1);
-    std::vector<pb::SubscribeUpdate> contents;
-    const Status scanned = snap.Scan(
-        s.as_of,
-        [&](std::string_view key, std::string_view val, std::int64_t count) {
-          if (IsErrorKey(key)) {
-            error = std::string(key.substr(1));
-            return false;
-          }
-          contents.push_back(ToUpdate(val, s.as_of, count));
-          return true;
-        },
-        s.snapshot ? std::string_view() : error_prefix);
-    if (!scanned.ok()) error = scanned.message();
-    if (error) {
-      End(s, pb::SubscribeEnd::ERROR, s.id + ": " + *error);
-      return true;
+  auto read = std::make_shared<Read>();
+  read->from = from;
+  read->upper = snap.upper();
+  std::vector<Change> changes, errors;
+  ForEachUpdateIn(snap.batches(), from, snap.upper(),
+                  [&](const shm::BatchView& b, std::string_view key, std::uint32_t v, Time t,
+                      std::int64_t diff) {
+                    if (IsErrorKey(key)) {
+                      errors.push_back({key.substr(1), t, diff});
+                    } else {
+                      changes.push_back({b.val(v), t, diff});
+                    }
+                  });
+  // An error row counts where its count at its time is not zero (beyond int64 included).
+  ForEachChangeGroup(&errors, [&](const Change& c, Int128 sum) {
+    if (sum != 0) read->failures.push_back({c.time, false, std::string(c.val)});
+  });
+  ForEachChangeGroup(&changes, [&](const Change& c, Int128 sum) {
+    if (!FitsInt64(sum)) {
+      read->failures.push_back({c.time, true, kCountBeyondInt64});
+    } else if (sum != 0) {
+      read->updates.push_back(ToUpdate(c.val, c.time, static_cast<std::int64_t>(sum)));
     }
-    if (s.snapshot && !SendParts(s, s.as_of, Frontier::At(s.as_of + 1), contents)) {
-      End(s, pb::SubscribeEnd::ERROR, s.id + ": " + kRowTooLarge);
-      return true;
+  });
+  Measure(read.get());
+  cached = std::move(read);
+  return cached;
+}
+
+bool Subscriptions::SendSome(Sub& s, const SubscribeSlice& slice) {
+  Sending& p = *s.sending;
+  const Read& read = *p.read;
+  for (;;) {
+    // As SendInBatches cuts an interval: as many updates as fit in batch_bytes_, at least one.
+    pb::Response r;
+    pb::SubscribeBatch* batch = r.mutable_subscribe_batch();
+    batch->set_uuid(s.uuid);
+    batch->set_lower(s.next);
+    std::size_t bytes = 0;
+    for (; p.at < p.end && (bytes == 0 || bytes + read.bytes[p.at] <= batch_bytes_); ++p.at) {
+      *batch->add_updates() = read.updates[p.at];
+      bytes += read.bytes[p.at];
     }
-    s.started = true;
-    s.next = s.as_of + 1;
-    if (s.up_to && s.next >= *s.up_to) {  // up_to == as_of + 1: nothing after as_of is asked for
-      // Without a snapshot this worker has sent nothing yet: an empty part says it is done.
-      if (!s.snapshot) SendParts(s, s.next, Frontier::At(s.next), {});
-      reader_->ReleaseRead(s.ref, s.held);
-      return true;
-    }
+    const bool last = p.at == p.end;
+    batch->set_upper(last ? p.upper.raw() : s.next);
+    Emit(r);
+    if (last) return true;
+    if (Spent(slice)) return false;
   }
-  Frontier upper = snap.upper();
-  if (s.up_to) upper = Min(upper, Frontier::At(*s.up_to));
-  if (!upper.Greater(s.next)) return false;
-  auto [at, fresh] = turn.reads.try_emplace(ReadKey{s.ref.index, s.next, upper.raw()});
-  Read& read = at->second;
-  if (fresh) {
-    std::vector<Change> changes, errors;
-    ForEachUpdateIn(snap.batches(), s.next, upper,
-                    [&](const shm::BatchView& b, std::string_view key, std::uint32_t v, Time t,
-                        std::int64_t diff) {
-                      if (IsErrorKey(key)) {
-                        errors.push_back({key.substr(1), t, diff});
-                      } else {
-                        changes.push_back({b.val(v), t, diff});
-                      }
-                    });
-    if (!Consolidate(&errors) || !errors.empty()) {
-      read.error = errors.empty() ? std::string(kCountBeyondInt64) : std::string(errors[0].val);
-    } else if (!Consolidate(&changes)) {
-      read.error = kCountBeyondInt64;
-    } else {
-      read.updates.reserve(changes.size());
-      for (const Change& c : changes) read.updates.push_back(ToUpdate(c.val, c.time, c.diff));
-    }
-  }
-  if (read.error) {
-    End(s, pb::SubscribeEnd::ERROR, s.id + ": " + *read.error);
-    return true;
-  }
-  if (!SendParts(s, s.next, upper, read.updates)) {
-    End(s, pb::SubscribeEnd::ERROR, s.id + ": " + kRowTooLarge);
-    return true;
-  }
+}
+
+bool Subscriptions::Finish(Sub& s) {
+  const Frontier upper = s.sending->upper;
+  s.sending.reset();
   if (upper.empty() || (s.up_to && upper.time() >= *s.up_to)) {
     reader_->ReleaseRead(s.ref, s.held);  // this worker's part is complete
     return true;
@@ -252,6 +286,108 @@ bool Subscriptions::ServeOne(Sub& s, Turn& turn) {
     s.held = hold;
   }
   return false;
+}
+
+Subscriptions::Visit Subscriptions::ServeOne(Sub& s, Turn& turn, const SubscribeSlice& slice) {
+  if (s.sending) {  // the rest of an interval a slice cut, before anything newer
+    if (!SendSome(s, slice)) return Visit::kCut;
+    return Finish(s) ? Visit::kDone : Visit::kKept;
+  }
+  auto found = turn.snapshots.find(s.ref.index);
+  if (found == turn.snapshots.end()) {
+    auto taken = reader_->Take(s.ref);
+    TANDEM_CHECK(taken.ok(), "a snapshot of a followed slot failed");
+    found = turn.snapshots.emplace(s.ref.index, std::move(taken).value()).first;
+  }
+  const shm::Snapshot& snap = found->second;
+  if (snap.unpublished()) {
+    End(s, pb::SubscribeEnd::DROPPED, s.id + " was dropped");
+    return Visit::kDone;
+  }
+  if (!snap.filled() || !snap.upper().Greater(s.as_of)) return Visit::kKept;  // wait for as_of
+  // The hold keeps since at or below it (peer hold = min(controller, read holds)).
+  TANDEM_CHECK(snap.since().LessEqual(s.held), "a subscribed index compacted past its hold");
+  if (!s.started) {
+    std::optional<std::string> error;
+    const std::string_view error_prefix(&shm::kErrorKeyPrefix, 1);
+    auto contents = std::make_shared<Read>();
+    const Status scanned = snap.Scan(
+        s.as_of,
+        [&](std::string_view key, std::string_view val, std::int64_t count) {
+          if (IsErrorKey(key)) {
+            error = std::string(key.substr(1));
+            return false;
+          }
+          contents->updates.push_back(ToUpdate(val, s.as_of, count));
+          return true;
+        },
+        s.snapshot ? std::string_view() : error_prefix);
+    if (!scanned.ok()) error = scanned.message();
+    if (error) {
+      End(s, pb::SubscribeEnd::ERROR, s.id + ": " + *error);
+      return Visit::kDone;
+    }
+    s.started = true;
+    if (s.snapshot) {
+      contents->from = s.as_of;
+      contents->upper = Frontier::At(s.as_of + 1);
+      Measure(contents.get());
+      const std::size_t n = contents->updates.size();
+      // A row that alone would not fit a message (the channel cannot carry it): the subscribe
+      // ends before anything of the interval is sent.
+      if (HasOversizeRow(s, *contents, 0, n)) {
+        End(s, pb::SubscribeEnd::ERROR, s.id + ": " + kRowTooLarge);
+        return Visit::kDone;
+      }
+      s.next = s.as_of;
+      s.sending = Sending{
+          .read = std::move(contents), .at = 0, .end = n, .upper = Frontier::At(s.as_of + 1)};
+      if (!SendSome(s, slice)) return Visit::kCut;
+      if (Finish(s)) return Visit::kDone;  // up_to == as_of + 1
+    } else {
+      s.next = s.as_of + 1;
+      if (s.up_to && s.next >= *s.up_to) {  // up_to == as_of + 1: nothing after as_of is asked for
+        // This worker has sent nothing yet: an empty part says it is done.
+        pb::Response r;
+        pb::SubscribeBatch* batch = r.mutable_subscribe_batch();
+        batch->set_uuid(s.uuid);
+        batch->set_lower(s.next);
+        batch->set_upper(s.next);
+        Emit(r);
+        reader_->ReleaseRead(s.ref, s.held);
+        return Visit::kDone;
+      }
+    }
+  }
+  Frontier upper = snap.upper();
+  if (s.up_to) upper = Min(upper, Frontier::At(*s.up_to));
+  if (!upper.Greater(s.next)) return Visit::kKept;
+  std::shared_ptr<const Read> read = ReadFor(turn, s, snap);
+  // Its interval [next, upper) of the read: the first error row in it ends the subscribe, else
+  // the first count beyond int64, before anything of the interval is sent.
+  const Read::Failure* failure = nullptr;
+  for (const Read::Failure& f : read->failures) {
+    if (f.time < s.next || !upper.Greater(f.time)) continue;
+    if (!f.count) {
+      failure = &f;
+      break;
+    }
+    if (failure == nullptr) failure = &f;
+  }
+  if (failure != nullptr) {
+    End(s, pb::SubscribeEnd::ERROR, s.id + ": " + failure->what);
+    return Visit::kDone;
+  }
+  const std::size_t lo = FirstAtOrAfter(read->updates, s.next);
+  const std::size_t hi =
+      upper.empty() ? read->updates.size() : FirstAtOrAfter(read->updates, upper.time());
+  if (HasOversizeRow(s, *read, lo, hi)) {
+    End(s, pb::SubscribeEnd::ERROR, s.id + ": " + kRowTooLarge);
+    return Visit::kDone;
+  }
+  s.sending = Sending{.read = std::move(read), .at = lo, .end = hi, .upper = upper};
+  if (!SendSome(s, slice)) return Visit::kCut;
+  return Finish(s) ? Visit::kDone : Visit::kKept;
 }
 
 }  // namespace tandem::workers

@@ -61,14 +61,15 @@ struct Stopped {
 };
 
 // What a Target runs: the mode, the segment (size, name), how many keys its key_value source
-// has, and — for a CURVE target (curve_auth_test.cc) — the keys its own controller and
-// ExpectStillServing's use (unset: no security mechanism).
+// has and how often it ticks, and — for a CURVE target (curve_auth_test.cc) — the keys its own
+// controller and ExpectStillServing's use (unset: no security mechanism).
 struct TargetOptions {
   bool two_runtime = true;
   std::string shm_size = "64MiB";
   std::uint64_t keys = 100;
   std::string segment_name;  // empty: the harness's unique name
   std::optional<ipc::CurveClientKeys> client_keys;
+  std::uint64_t tick_interval_us = 0;  // 0: ipc::samples::KeyValueImport's (500 µs)
 };
 
 // A replica with the real runtime (two-runtime unless told otherwise): key_value source u1 →
@@ -78,6 +79,7 @@ class Target {
   explicit Target(std::vector<std::string> extra_args = {}, int workers = 2,
                   TargetOptions options = {})
       : keys_(options.keys),
+        tick_interval_us_(options.tick_interval_us),
         client_keys_(std::move(options.client_keys)),
         sup_({.extra_args = std::move(extra_args),
               .two_runtime = options.two_runtime,
@@ -94,7 +96,9 @@ class Target {
     ipc::pb::Command c = ipc::samples::EmptyDataflow("adversarial");
     auto* d = ipc::samples::Desc(c);
     *d->add_source_imports() = ipc::samples::KeyValueImport("u1");
-    d->mutable_source_imports(0)->mutable_source()->mutable_key_value()->set_keys(keys_);
+    auto* kv = d->mutable_source_imports(0)->mutable_source()->mutable_key_value();
+    kv->set_keys(keys_);
+    if (tick_interval_us_ > 0) kv->set_tick_interval_us(tick_interval_us_);
     *d->add_index_exports() = ipc::samples::Export("u2", "u1", {0});
     ctl_->Send(c);
     // Ingesting the source is the long part: allow 10 s plus a second per 20 000 keys (1.5 M keys
@@ -151,6 +155,7 @@ class Target {
 
  private:
   std::uint64_t keys_;
+  std::uint64_t tick_interval_us_;
   std::optional<ipc::CurveClientKeys> client_keys_;
   SupervisorProcess sup_;
   std::unique_ptr<TestController> ctl_;

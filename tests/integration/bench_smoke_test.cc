@@ -434,6 +434,10 @@ TEST(TandemBench, SmokeSubscribe) {
         EXPECT_GT(m.at("batches_per_s_per_subscriber"), 0) << cell;
         EXPECT_GT(m.at("index_ticks_per_s"), 0) << cell << ": the subscribed index did not move";
         EXPECT_GT(m.at("watch_poll_p50_us"), 0) << cell;
+        // Peeks beside the subscribes: each answered (or the run fails), none with an error.
+        EXPECT_GT(m.at("peeks"), 0) << cell;
+        EXPECT_EQ(m.at("peek_errors"), 0) << cell;
+        EXPECT_GE(m.at("peek_max_us"), m.at("peek_p99_us")) << cell;
         if (std::string(load) == "loaded") {
           EXPECT_GT(m.at("updates_per_s"), 0) << cell << ": the heavy dataflow made no progress";
         }

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -116,6 +117,18 @@ std::pair<double, double> Replica::SupervisorPeekLatency() const {
   const std::string text = process_.Metrics();
   return {tools::MetricValue(text, "tandem_peek_latency_seconds_sum"),
           tools::MetricValue(text, "tandem_peek_latency_seconds_count")};
+}
+
+double Replica::RuntimeStalls() const {
+  const std::string text = process_.Metrics();
+  double stalls = 0;
+  for (const char* role : {"maintenance", "interactive", "solo"}) {
+    // Absent (-1) until the first stall of that runtime.
+    stalls +=
+        std::max(0.0, tools::MetricValue(
+                          text, std::string("tandem_runtime_stalls_total{role=\"") + role + "\"}"));
+  }
+  return stalls;
 }
 
 std::pair<double, double> Replica::SupervisorOneShotLatency() const {

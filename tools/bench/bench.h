@@ -158,6 +158,9 @@ class Replica {
   // tandem_peek_latency_seconds {sum, count}: the supervisor's view of a peek (from forwarding it
   // to the runtime until its answer came back), without the client <-> supervisor hop.
   std::pair<double, double> SupervisorPeekLatency() const;
+  // The stalls the supervisor's stall watch has reported so far, over every runtime
+  // (tandem_runtime_stalls_total).
+  double RuntimeStalls() const;
   // tandem_one_shot_build_to_answer_seconds {sum, count}.
   std::pair<double, double> SupervisorOneShotLatency() const;
   // The pid of the replica's runtime of `role` ("maintenance", "interactive", "solo"): the child

@@ -25,6 +25,10 @@
 //    the supervisor, the runtimes and tandem-bench itself.
 //  The watcher runs in every window, those without subscribers included, so its CPU is in both
 //  sides of the ratio.
+//  Peeks: in every window's measured part the controller peeks the point-lookup index by a random
+//    key at its latest complete time, one at a time, every kSubscribePeekEvery (also in the
+//    windows without subscribers, so both sides of every ratio carry them): how long a peek waits
+//    beside the subscribes' fan-out (peek_p50_us, peek_p99_us, peek_max_us, peek_errors).
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -35,6 +39,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <sstream>
 #include <thread>
 #include <zmq.hpp>
@@ -56,6 +61,10 @@ constexpr double kSoloOverTwo = 10;             // solo loaded p99 >= 10x two-ru
 constexpr double kCostTarget = 0.05;            // maintenance <= 5 % slower with N subscribers
 // After the measured window: how long the subscribers get to receive the window's last times.
 constexpr auto kGrace = 10s;
+// The peeks beside the subscribes: one every so often, each answered within the wait or the
+// scenario fails.
+constexpr auto kSubscribePeekEvery = 10ms;
+constexpr auto kSubscribePeekWait = 30s;
 // The subscribed index: a key_value source of its own (--keys keys, --subscribe-updates per
 // --subscribe-tick-us tick) indexed by key, beside isolation's point-lookup index.
 constexpr char kSubscribedSource[] = "u7";
@@ -356,12 +365,66 @@ struct Phase {
   std::vector<std::pair<std::string, pid_t>> processes;
 };
 
+// Peeks of the point-lookup index (kLightIndex) by a random key at its latest complete time, from
+// the controller's session, one at a time, every kSubscribePeekEvery; the latencies of those sent
+// at or after `from`.
+struct SubscribePeeks {
+  SubscribePeeks(std::uint64_t keys, Clock::time_point from)
+      : pick(0, static_cast<std::int64_t>(keys) - 1), from(from) {}
+
+  // Sends one peek and waits for its answer (the controller's other responses are handled as
+  // they come). The controller compacts the index only behind its write frontier, and this peek
+  // reads just below the same controller's latest view of it: readable, and exact.
+  void Once(Client& controller) {
+    pb::Command c;
+    auto* peek = c.mutable_peek();
+    const std::string uuid = "subscribe-peek-" + std::to_string(++sent);
+    peek->set_uuid(uuid);
+    peek->set_id(kLightIndex);
+    peek->set_timestamp(controller.Write(kLightIndex) - 1);
+    peek->add_keys()->add_datums()->set_int64(pick(rng));
+    const auto t0 = Clock::now();
+    next = t0 + kSubscribePeekEvery;
+    controller.Send(c);
+    for (;;) {
+      const auto left = t0 + kSubscribePeekWait - Clock::now();
+      if (left <= Clock::duration::zero()) {
+        throw std::runtime_error("no PeekResponse within 30 s beside the subscribes");
+      }
+      auto r =
+          controller.Receive(std::chrono::duration_cast<std::chrono::milliseconds>(left) + 1ms);
+      if (!r || !r->has_peek_response() || r->peek_response().uuid() != uuid) continue;
+      if (t0 >= from) {
+        us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+        if (r->peek_response().has_error()) ++errors;
+      }
+      return;
+    }
+  }
+
+  std::mt19937_64 rng{29};
+  std::uniform_int_distribution<std::int64_t> pick;
+  Clock::time_point from, next{};
+  std::uint64_t sent = 0, errors = 0;
+  std::vector<double> us;
+};
+
 // Pumps the controller (compacting everything behind its write frontier every 100 ms, like a
-// real controller; subscribes hold the index themselves) until `done` says so.
-void SuperviseSubscribes(Phase& p, const std::function<bool()>& done) {
+// real controller; subscribes hold the index themselves) until `done` says so, peeking with
+// `peeks` meanwhile when given.
+void SuperviseSubscribes(Phase& p, const std::function<bool()>& done,
+                         SubscribePeeks* peeks = nullptr) {
   auto next = Clock::now();
   while (!done()) {
-    p.controller.Pump(20ms);
+    if (peeks && Clock::now() >= peeks->next) {
+      peeks->Once(p.controller);
+    } else if (peeks) {
+      p.controller.Pump(std::clamp(
+          std::chrono::duration_cast<std::chrono::milliseconds>(peeks->next - Clock::now()), 1ms,
+          20ms));
+    } else {
+      p.controller.Pump(20ms);
+    }
     if (Clock::now() >= next) {
       next = Clock::now() + 100ms;
       p.controller.CompactAllBut({});
@@ -370,11 +433,22 @@ void SuperviseSubscribes(Phase& p, const std::function<bool()>& done) {
   }
 }
 
-// One window's cell (without its latencies) and its freshness samples (µs).
+// One window's cell (without its latencies), its freshness samples and its peeks' latencies (µs).
 struct WindowResult {
   Cell cell;
   std::vector<double> us;
+  std::vector<double> peek_us;
 };
+
+// The peeks' latencies (µs, sorted here) as peek_* metrics of `cell`.
+void SetPeekMetrics(Cell& cell, std::vector<double>& us, double errors) {
+  std::sort(us.begin(), us.end());
+  cell.Set("peeks", static_cast<double>(us.size()));
+  cell.Set("peek_errors", errors);
+  cell.Set("peek_p50_us", Percentile(us, 0.5));
+  cell.Set("peek_p99_us", Percentile(us, 0.99));
+  cell.Set("peek_max_us", us.empty() ? 0 : us.back());
+}
 
 WindowResult RunWindow(Phase& p, const WindowSpec& w) {
   const Options& o = p.o;
@@ -420,19 +494,25 @@ WindowResult RunWindow(Phase& p, const WindowSpec& w) {
   std::uint64_t delivered_at_from = 0;
   bool from_passed = false;
   std::vector<double> cpu_from;
-  SuperviseSubscribes(p, [&] {
-    check();
-    const auto now = Clock::now();
-    if (!from_passed && now >= window.from) {
-      from_passed = true;
-      delivered_at_from = shared.delivered.load();
-      for (const auto& [name, pid] : p.processes) cpu_from.push_back(CpuSeconds(pid));
-    }
-    const std::size_t samples =
-        w.subscribe ? static_cast<std::size_t>(shared.delivered.load() - delivered_at_from)
-                    : window.min_samples;
-    return from_passed && window.Done(now, samples);
-  });
+  double stalls_from = 0;
+  SubscribePeeks peeks(o.keys, window.from);
+  SuperviseSubscribes(
+      p,
+      [&] {
+        check();
+        const auto now = Clock::now();
+        if (!from_passed && now >= window.from) {
+          from_passed = true;
+          delivered_at_from = shared.delivered.load();
+          for (const auto& [name, pid] : p.processes) cpu_from.push_back(CpuSeconds(pid));
+          stalls_from = p.replica.RuntimeStalls();
+        }
+        const std::size_t samples =
+            w.subscribe ? static_cast<std::size_t>(shared.delivered.load() - delivered_at_from)
+                        : window.min_samples;
+        return from_passed && window.Done(now, samples);
+      },
+      &peeks);
   const auto to = Clock::now();
   std::vector<double> cpu;
   for (std::size_t i = 0; i < p.processes.size(); ++i) {
@@ -456,6 +536,10 @@ WindowResult RunWindow(Phase& p, const WindowSpec& w) {
 
   WindowResult result{.cell = {.name = w.name}};
   Cell& cell = result.cell;
+  result.peek_us = std::move(peeks.us);
+  SetPeekMetrics(cell, result.peek_us, static_cast<double>(peeks.errors));
+  // Stalls the supervisor reported in the measured window (a runtime too busy to show progress).
+  cell.Set("runtime_stalls", p.replica.RuntimeStalls() - stalls_from);
   cell.Set("subscribers", w.subscribe ? w.sessions : 0);
   cell.Set("observer_sessions", w.sessions);
   if (w.subscribe) {
@@ -554,10 +638,11 @@ WindowResult RunWindow(Phase& p, const WindowSpec& w) {
     std::sort(sorted.begin(), sorted.end());
     char buf[300];
     std::snprintf(buf, sizeof buf,
-                  "%s: %zu samples, freshness p50 %.0f us p99 %.0f us; updates/s %.0f; cpu "
-                  "supervisor %.2f, bench %.2f",
+                  "%s: %zu samples, freshness p50 %.0f us p99 %.0f us; peeks p99 %.0f us max %.0f "
+                  "us; updates/s %.0f; cpu supervisor %.2f, bench %.2f",
                   w.name.c_str(), sorted.size(), Percentile(sorted, 0.5), Percentile(sorted, 0.99),
-                  cell.Get("updates_per_s"), cell.Get("cpu_supervisor"), cell.Get("cpu_bench"));
+                  cell.Get("peek_p99_us"), cell.Get("peek_max_us"), cell.Get("updates_per_s"),
+                  cell.Get("cpu_supervisor"), cell.Get("cpu_bench"));
     Progress(o, "subscribe: %s\n", buf);
   }
   return result;
@@ -577,14 +662,18 @@ Cell Merge(const std::string& name, std::vector<WindowResult>& windows) {
         if (name == k) v.push_back(value);
       }
     }
-    const bool sum =
-        k == "seen_after_delivery" || k == "undelivered" || k == "ended_early" || k == "no_end";
+    const bool sum = k == "seen_after_delivery" || k == "undelivered" || k == "ended_early" ||
+                     k == "no_end" || k == "peek_errors" || k == "runtime_stalls";
     double total = 0;
     for (double x : v) total += x;
     out.Set(k, sum ? total : Median(v));
     // Freshness right after the session counts.
     if (k == "observer_sessions" && first.Get("subscribers") > 0) AddLatencies(out, us);
   }
+  // Peeks over all their samples, as freshness.
+  std::vector<double> peek_us;
+  for (WindowResult& w : windows) peek_us.insert(peek_us.end(), w.peek_us.begin(), w.peek_us.end());
+  SetPeekMetrics(out, peek_us, out.Get("peek_errors"));
   out.Set("windows", static_cast<double>(windows.size()));
   return out;
 }
@@ -701,6 +790,21 @@ Scenario SubscribeScenario(const Options& o) {
                   ratio <= kFreshnessLoadedOverIdle ? "met" : "MISSED", solo_loaded, two_loaded,
                   solo_ratio, solo_ratio >= kSoloOverTwo ? "met" : "MISSED");
     s.notes.push_back(buf);
+    // The peeks beside them (every peek was answered, or the scenario failed).
+    for (const char* mode : {"two-runtime", "solo"}) {
+      for (const char* phase : {"idle", "loaded"}) {
+        const std::string cell = std::string(mode) + "/" + phase + "/" + k;
+        if (Metric(s, cell, "peeks") <= 0) continue;
+        v.Set("peek_p99_us/" + cell, Metric(s, cell, "peek_p99_us"));
+        std::snprintf(buf, sizeof buf,
+                      "%s: %.0f peeks beside the subscribes, p50 %.0f us, p99 %.0f us, max %.0f "
+                      "us, %.0f errors; %.0f runtime stalls reported",
+                      cell.c_str(), Metric(s, cell, "peeks"), Metric(s, cell, "peek_p50_us"),
+                      Metric(s, cell, "peek_p99_us"), Metric(s, cell, "peek_max_us"),
+                      Metric(s, cell, "peek_errors"), Metric(s, cell, "runtime_stalls"));
+        s.notes.push_back(buf);
+      }
+    }
   }
   for (const char* mode : {"solo", "two-runtime"}) {
     const std::string p = std::string(mode) + "/loaded/";
