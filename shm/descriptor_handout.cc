@@ -10,6 +10,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -67,6 +70,7 @@ Result<std::unique_ptr<DescriptorHandout>> DescriptorHandout::Start(const std::s
                                                                     std::optional<gid_t> gid) {
   auto handout = std::unique_ptr<DescriptorHandout>(new DescriptorHandout());
   handout->fd_ = fd;
+  handout->path_ = path;
   handout->fork_generation_ = ForkGeneration();
   TANDEM_ASSIGN_OR_RETURN(const sockaddr_un addr, SocketAddress(path));
   handout->listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -103,33 +107,51 @@ DescriptorHandout::~DescriptorHandout() {
       new std::thread(std::move(thread_));  // NOLINT: deliberately never destroyed
     }
   }
-  for (const int fd : {listen_fd_, stop_fd_, fd_}) {
+  for (const int fd : {listen_fd_, stop_fd_}) {
     if (fd >= 0) close(fd);
   }
 }
 
 void DescriptorHandout::Serve() {
+  const std::string source = "/proc/self/fd/" + std::to_string(fd_);
+  // At most this many connections per wake, then the stop flag is looked at again: a flood of
+  // connections never keeps the thread from stopping.
+  constexpr int kAcceptsPerWake = 64;
   for (;;) {
     pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
     if (poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
+      spdlog::error("{}: the handout stops: {}", path_, std::strerror(errno));
       return;
     }
     if (fds[1].revents != 0) return;
-    // Every pending connection, each answered at once: a peer that never reads costs one
-    // socket buffer's byte, and is closed with it.
-    for (;;) {
+    for (int i = 0; i < kAcceptsPerWake; ++i) {
       const int peer = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (peer < 0) break;
-      HandoutMessage m;
-      cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN(sizeof(int));
-      std::memcpy(CMSG_DATA(c), &fd_, sizeof(int));
-      if (sendmsg(peer, &m.msg, MSG_NOSIGNAL | MSG_DONTWAIT) == 1) {
-        handed_.fetch_add(1, std::memory_order_relaxed);
+      if (peer < 0) {
+        if (errno == EMFILE || errno == ENFILE) {
+          // Out of descriptors: the pending connection stays queued; try again a little later
+          // rather than spin on it.
+          failed_.fetch_add(1, std::memory_order_relaxed);
+          pollfd stop{stop_fd_, POLLIN, 0};
+          (void)poll(&stop, 1, 100);
+        }
+        break;
       }
+      // Answered at once and closed: a peer that never reads costs one socket buffer's byte and
+      // a descriptor in flight, and is closed with it.
+      const int fresh = open(source.c_str(), O_RDWR | O_CLOEXEC);
+      bool sent = false;
+      if (fresh >= 0) {
+        HandoutMessage m;
+        cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        std::memcpy(CMSG_DATA(c), &fresh, sizeof(int));
+        sent = sendmsg(peer, &m.msg, MSG_NOSIGNAL | MSG_DONTWAIT) == 1;
+        close(fresh);
+      }
+      (sent ? handed_ : failed_).fetch_add(1, std::memory_order_relaxed);
       close(peer);
     }
   }
@@ -159,8 +181,16 @@ Result<ReceivedDescriptor> ReceiveDescriptor(const std::string& path,
     return Status::FromErrno("SO_PEERCRED of " + path);
   }
   received.server_uid = cred.uid;
-  pollfd pfd{sock, POLLIN, 0};
-  const int ready = poll(&pfd, 1, static_cast<int>(timeout.count()));
+  // The answer comes at once from a live server; a signal does not cut the wait short.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int ready = 0;
+  for (;;) {
+    pollfd pfd{sock, POLLIN, 0};
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    ready = poll(&pfd, 1, static_cast<int>(std::max<std::int64_t>(0, left.count())));
+    if (ready >= 0 || errno != EINTR) break;
+  }
   HandoutMessage m;
   m.byte = 0;
   const ssize_t n = ready == 1 ? recvmsg(sock, &m.msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT) : -1;

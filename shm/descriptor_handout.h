@@ -4,8 +4,9 @@
 // change its size under the replica.
 //
 // Who may connect is the socket file's mode and group: connect(2) needs write permission on it.
-// A handed descriptor shares the server's open file description (and whatever locks it holds):
-// serve one that holds none, and let receivers open their own (/proc/self/fd) before they lock.
+// Each connection gets an open file description of its own (the file reopened through
+// /proc/self/fd): what a receiver locks through it is its own, and goes when its last descriptor
+// of it closes — never kept alive by the server or shared with another receiver.
 #pragma once
 
 #include <atomic>
@@ -24,9 +25,9 @@ namespace tandem::shm {
 
 class DescriptorHandout {
  public:
-  // Binds `path` (nothing may be there), gives it `mode` and, if set, group `gid`, and serves `fd`
-  // (which it owns from now on) from a thread of its own until destroyed. The thread never waits
-  // for a peer: a connection is answered at once and closed.
+  // Binds `path` (nothing may be there), gives it `mode` and, if set, group `gid`, and serves the
+  // file of `fd` (which must stay open while this lives) from a thread of its own until destroyed.
+  // The thread never waits for a peer: a connection is answered at once and closed.
   [[nodiscard]] static Result<std::unique_ptr<DescriptorHandout>> Start(const std::string& path,
                                                                         int fd, mode_t mode,
                                                                         std::optional<gid_t> gid);
@@ -37,6 +38,9 @@ class DescriptorHandout {
   DescriptorHandout& operator=(const DescriptorHandout&) = delete;
 
   std::uint64_t handed() const { return handed_.load(std::memory_order_relaxed); }
+  // Connections that got nothing (a reopen or a send failed: the peer, or this process, is out of
+  // descriptors).
+  std::uint64_t failed() const { return failed_.load(std::memory_order_relaxed); }
 
  private:
   DescriptorHandout() = default;
@@ -44,9 +48,11 @@ class DescriptorHandout {
 
   int listen_fd_ = -1;
   int stop_fd_ = -1;  // an eventfd: written once to stop Serve
-  int fd_ = -1;       // what is handed out
+  int fd_ = -1;       // the file handed out (not owned)
+  std::string path_;
   std::uint64_t fork_generation_ = 0;
   std::atomic<std::uint64_t> handed_{0};
+  std::atomic<std::uint64_t> failed_{0};
   std::thread thread_;
 };
 

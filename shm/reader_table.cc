@@ -67,7 +67,24 @@ int ReopenOwn(int fd) {
   return open(("/proc/self/fd/" + std::to_string(fd)).c_str(), O_RDWR | O_CLOEXEC);
 }
 
-// Whatever is under a table socket's name that a new supervisor may take over: nothing, or ours
+// A table whose size nobody can change: a regular file of kReaderTableBytes, sealed.
+Status CheckSealed(int fd, const std::string& what) {
+  struct stat st {};
+  const int seals = fcntl(fd, F_GET_SEALS);
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<std::size_t>(st.st_size) != kReaderTableBytes || seals < 0 ||
+      (seals & kTableSeals) != kTableSeals) {
+    return Status::Corruption(what + " is not a sealed reader table (" +
+                              std::to_string(static_cast<long long>(st.st_size)) + " bytes, " +
+                              std::to_string(kReaderTableBytes) + " expected)");
+  }
+  return Status::Ok();
+}
+
+// Whatever is under a table socket's name that a new supervisor may take over. Two supervisors of
+// one name never race here: the segment is created first, exclusively (shm/segment.h), and only
+// its creator goes on to make the table. (A socket between bind and listen looks dead to
+// HandoutServed: that order must stay.): nothing, or ours
 // and dead (a socket nobody serves; a table file of an older build whose byte 0 nobody holds).
 Status ClearStaleName(const std::string& path) {
   struct stat st {};
@@ -126,7 +143,9 @@ void ReaderTableEntry::Announce(std::uint64_t target, std::uint64_t version) {
 }
 
 ReaderTable::~ReaderTable() {
+  handout_.reset();  // it reopens fd_ until its thread stops
   if (base_) munmap(base_, kReaderTableBytes);
+  if (inheritable_fd_ >= 0) close(inheritable_fd_);
   if (fd_ >= 0) close(fd_);  // drops the supervisor's lock of byte 0 with it
 }
 
@@ -184,13 +203,12 @@ Result<std::unique_ptr<ReaderTable>> ReaderTable::Create(const std::string& segm
     s.version.store(kReaderIdle, std::memory_order_relaxed);
   }
   table->WriteHeader();
-  // What is handed out: a description of its own, holding no lock (a reader that keeps it open
-  // must not keep byte 0 locked after the supervisor dies).
-  const int handed = ReopenOwn(fd);
-  if (handed < 0) return Status::FromErrno("reopening the reader table");
+  // The runtimes' (Inherit): a description of its own, holding no lock.
+  table->inheritable_fd_ = ReopenOwn(fd);
+  if (table->inheritable_fd_ < 0) return Status::FromErrno("reopening the reader table");
   TANDEM_ASSIGN_OR_RETURN(
       table->handout_,
-      DescriptorHandout::Start(table->path_, handed, reader_gid ? 0660 : 0600, reader_gid));
+      DescriptorHandout::Start(table->path_, fd, reader_gid ? 0660 : 0600, reader_gid));
   return table;
 }
 
@@ -223,31 +241,44 @@ Result<std::unique_ptr<ReaderTable>> ReaderTable::Open(const std::string& segmen
   const int given = received->fd;
   // Served by the segment's owner: anyone else under the name is not its replica.
   struct stat seg {};
-  if (stat(("/dev/shm/" + segment_name).c_str(), &seg) == 0 && seg.st_uid != received->server_uid) {
+  if (stat(("/dev/shm/" + segment_name).c_str(), &seg) != 0) {
+    close(given);
+    return Status::Unavailable("no segment /dev/shm/" + segment_name + " beside " + path +
+                               " (its replica is gone)");
+  }
+  if (seg.st_uid != received->server_uid) {
     close(given);
     return Status::FailedPrecondition(
         path + " is served by uid " + std::to_string(received->server_uid) +
         ", not by the segment's owner (uid " + std::to_string(seg.st_uid) + ")");
   }
-  struct stat st {};
-  const int seals = fcntl(given, F_GET_SEALS);
-  if (fstat(given, &st) != 0 || !S_ISREG(st.st_mode) ||
-      static_cast<std::size_t>(st.st_size) != kReaderTableBytes || seals < 0 ||
-      (seals & kTableSeals) != kTableSeals) {
-    close(given);
-    return Status::Corruption(path + " handed out something that is not a sealed reader table (" +
-                              std::to_string(static_cast<long long>(st.st_size)) + " bytes, " +
-                              std::to_string(kReaderTableBytes) + " expected)");
-  }
-  // Our own description: the supervisor's lock of byte 0 stays its own (SupervisorAlive asks
-  // about it), and nothing of ours keeps the handed one open.
-  const int own = ReopenOwn(given);
-  close(given);
-  if (own < 0) return Status::FromErrno("reopening the reader table of " + path);
+  TANDEM_RETURN_IF_ERROR(CheckSealed(given, path));
+  // The handed descriptor is an open file description of our own (DescriptorHandout): the
+  // entries we lock through it are ours alone, and the supervisor's lock of byte 0 stays its own.
   auto table = std::unique_ptr<ReaderTable>(new ReaderTable());
   table->path_ = path;
-  TANDEM_RETURN_IF_ERROR(table->Map(own, false));
+  TANDEM_RETURN_IF_ERROR(table->Map(given, false));
   table->generation_ = table->header_->generation;
+  return table;
+}
+
+Result<std::unique_ptr<ReaderTable>> ReaderTable::Inherit(int fd, std::uint64_t generation) {
+  if (fcntl(fd, F_GETFD) < 0) {
+    return Status::InvalidArgument("reader table descriptor " + std::to_string(fd) +
+                                   " is not open (the supervisor hands it down at spawn)");
+  }
+  const std::string what = "reader table descriptor " + std::to_string(fd);
+  if (Status s = CheckSealed(fd, what); !s.ok()) {
+    close(fd);
+    return s;
+  }
+  (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+  auto table = std::unique_ptr<ReaderTable>(new ReaderTable());
+  table->path_ = what;
+  // The header is not checked: a reader may have scribbled over it, and the supervisor that
+  // made the table (for this very segment, `generation`) puts it back.
+  TANDEM_RETURN_IF_ERROR(table->Map(fd, true));
+  table->generation_ = generation;
   return table;
 }
 
@@ -305,7 +336,9 @@ SweepResult ReaderTable::Sweep() {
     if (s.pid.load() == 0 && s.target.load() == 0 && s.version.load() == kReaderIdle) continue;
     if (!TryLockByte(fd_, EntryLockByte(i))) {
       ++result.live;
-      if (RaiseAtomic(header_->high_water, i + 1) < i + 1) result.header_repaired = true;
+      // A reader raises it after it claims its entry, so one just claimed may be above it for a
+      // moment: raised here too, which is no repair.
+      RaiseAtomic(header_->high_water, i + 1);
       continue;
     }
     // Nobody holds the entry: its reader died. Cleared under its lock, so no reader claims it

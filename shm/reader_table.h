@@ -159,10 +159,18 @@ class ReaderTable {
   // A runtime's or a reader's: takes the table from its supervisor's socket, read-write, through
   // an open file description of its own, and checks it (sealed, its size, its header).
   [[nodiscard]] static Result<std::unique_ptr<ReaderTable>> Open(const std::string& segment_name);
+  // A rendering runtime's: the table its supervisor handed down at spawn (`fd`, of Create's
+  // inheritable_fd()), for the segment of `generation`. Checks that it is sealed and of the
+  // table's size; not its header, which a reader may have scribbled over (the supervisor mends it).
+  [[nodiscard]] static Result<std::unique_ptr<ReaderTable>> Inherit(int fd,
+                                                                    std::uint64_t generation);
   // Removes the socket (the table itself goes with the last process that maps it).
   static Status Remove(const std::string& segment_name);
 
   const ReaderTableHeader& header() const { return *header_; }
+  // The creator's: a descriptor of the table that holds no lock, for the runtimes it spawns
+  // (Inherit): they get the table from their supervisor, never through the socket readers use.
+  int inheritable_fd() const { return inheritable_fd_; }
   std::uint64_t generation() const { return generation_; }
   const std::string& path() const { return path_; }
 
@@ -193,6 +201,7 @@ class ReaderTable {
   std::string path_;                            // of the socket
   std::uint64_t generation_ = 0;                // as created (Create) or as read (Open)
   std::uint64_t layout_hash_ = 0;               // as created
+  int inheritable_fd_ = -1;                     // the creator's
   std::unique_ptr<DescriptorHandout> handout_;  // the creator's
   int fd_ = -1;
   char* base_ = nullptr;

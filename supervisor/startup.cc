@@ -287,6 +287,13 @@ int Supervisor::SpawnRuntimes() {
       argv.push_back(r.peek_path->FdsArgument());
       inherit = r.peek_path->InheritedFds();
     }
+    if (Renders(id)) {
+      // Its publishers honour the reader table's announcements: handed down, never taken through
+      // the socket that readers of the --reader-group may keep busy or scribble on.
+      argv.push_back("--reader-table-fd");
+      argv.push_back(std::to_string(reader_table_->inheritable_fd()));
+      inherit.push_back(reader_table_->inheritable_fd());
+    }
     auto pid = children_.Spawn(RoleName(id), argv, inherit);
     if (!pid.ok()) {
       spdlog::error("{}", pid.status().message());

@@ -35,6 +35,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-table-backlog-bytes", o.max_table_backlog_bytes,
                  "bytes of writes one table may hold that its index has not taken yet")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  app.add_option("--reader-table-fd", o.reader_table_fd,
+                 "the inherited descriptor of the reader table (a rendering runtime's; without it "
+                 "the table is taken from the segment's reader-table socket)")
+      ->check(CLI::NonNegativeNumber);
   std::vector<int> ring_fds;
   app.add_option("--peek-ring-fds", ring_fds,
                  "R,A: the inherited eventfds of the peek request and answer rings' wake-ups (the "

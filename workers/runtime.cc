@@ -125,7 +125,10 @@ int Runtime::Run() {
     // Local readers' and tools' announcements (DESIGN §11), which this runtime's publishers
     // honour: without them a batch could be freed under a reader, so no table is no start. The
     // supervisor made it with the segment, for the same incarnation.
-    auto table = shm::ReaderTable::Open(options_.segment);
+    auto table =
+        options_.reader_table_fd >= 0
+            ? shm::ReaderTable::Inherit(options_.reader_table_fd, segment_->header().generation)
+            : shm::ReaderTable::Open(options_.segment);
     if (!table.ok()) {
       spdlog::critical("cannot open the reader table of {}: {}", options_.segment,
                        table.status().ToString());

@@ -73,6 +73,9 @@ struct RuntimeOptions {
   // §14, shm/peek_ring.h). -1: no fast path; everything takes the channel.
   int peek_request_fd = -1;
   int peek_answer_fd = -1;
+  // --reader-table-fd (maintenance, solo): the reader table the supervisor handed down. -1: taken
+  // from the segment's reader-table socket instead.
+  int reader_table_fd = -1;
 };
 
 class Runtime {

@@ -6,8 +6,9 @@
 //                                  continued it finishes and prints "rows N" (exit 0).
 //   abuse-table SEGMENT            does to the replica's reader table everything a process that
 //                                  may write it can try — grow, punch it, scribble over every
-//                                  byte, unlink and replace its name, shrink — and prints one line
-//                                  per attempt, "<what>: done" or "<what>: refused (<why>)" (0).
+//                                  byte, unlink and replace its name, lock every entry, shrink —
+//                                  and prints one line per attempt, "<what>: done" or "<what>:
+//                                  refused (<why>)" (0).
 // The test kills or continues it while it is stopped: a reader dying or hanging mid-read.
 #include <fcntl.h>
 #include <signal.h>
@@ -76,6 +77,19 @@ int AbuseTable(const std::string& segment) {
   if (made >= 0) close(made);
   Report("replace", made >= 0 && rename(decoy.c_str(), path.c_str()) == 0);
   (void)unlink(decoy.c_str());
+  // Every entry's lock taken through this descriptor, and left to the process's exit: a
+  // description that outlived it (kept open by the replica, say) would keep them all.
+  bool locked = true;
+  for (std::uint32_t i = 0; i < tandem::shm::kReaderTableEntries; ++i) {
+    struct flock fl {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = static_cast<off_t>(sizeof(tandem::shm::ReaderTableHeader) +
+                                    i * sizeof(tandem::shm::ReaderTableSlot));
+    fl.l_len = 1;
+    locked = fcntl(fd, F_OFD_SETLK, &fl) == 0 && locked;
+  }
+  Report("lock-all", locked);
   // Last, so that a table that could shrink stays cut short under the replica's mappings.
   Report("shrink-partly", ftruncate(fd, 4096) == 0);
   Report("shrink", ftruncate(fd, 0) == 0);
