@@ -178,8 +178,38 @@ class BatchPrinter {
     if (thread_.joinable()) thread_.join();
   }
 
+  // Like Drain, for a stream that is over anyway (stdout did not keep up, ^C, no End in time):
+  // prints what is queued for at most `patience`. False when stdout is still blocked then: the
+  // rest is dropped, the thread left to its write (detached), and the caller must leave without
+  // touching std::cout (std::_Exit).
+  bool DrainWithin(std::chrono::milliseconds patience) {
+    bool done = false;
+    {
+      MutexLock l(mu_);
+      draining_ = true;
+      cv_.NotifyAll();
+      const auto until = std::chrono::steady_clock::now() + patience;
+      while (!done_ && std::chrono::steady_clock::now() < until) cv_.WaitUntil(mu_, until);
+      done = done_;
+      if (!done) queue_.clear();
+    }
+    if (!thread_.joinable()) return true;
+    if (!done) {
+      thread_.detach();
+      return false;
+    }
+    thread_.join();
+    return true;
+  }
+
  private:
   void Run() {
+    Loop();
+    MutexLock l(mu_);
+    done_ = true;
+    cv_.NotifyAll();
+  }
+  void Loop() {
     for (;;) {
       pb::SubscribeBatch batch;
       std::size_t bytes = 0;
@@ -209,13 +239,14 @@ class BatchPrinter {
 
   const bool progress_;
   Mutex mu_;
-  CondVar cv_;  // queue_ gained a batch, or draining_ was set
+  CondVar cv_;  // queue_ gained a batch, draining_ was set, or done_
   // Waiting to be printed: each batch with what it weighs (SpaceUsedLong).
   std::deque<std::pair<pb::SubscribeBatch, std::size_t>> queue_ TANDEM_GUARDED_BY(mu_);
   // What queue_ and the batch being printed weigh.
   std::size_t bytes_ TANDEM_GUARDED_BY(mu_) = 0;
   bool draining_ TANDEM_GUARDED_BY(mu_) = false;
   bool closed_ TANDEM_GUARDED_BY(mu_) = false;
+  bool done_ TANDEM_GUARDED_BY(mu_) = false;  // Loop returned
   std::thread thread_;
 };
 
@@ -277,8 +308,16 @@ int RunSubscribe(const SubscribeOptions& o, Session& s) {
     cancel_deadline = std::chrono::steady_clock::now() + s.client().timeout();
   };
   // Every way out below prints what is queued first (printer.Drain()), then the end or the
-  // failure — also on stdout with --json, after the stream.
+  // failure — also on stdout with --json, after the stream. A stream that is over anyway waits
+  // for a blocked stdout a second at most, then leaves without the rest.
   BatchPrinter printer(o.progress);
+  auto give_up = [&](int code, const std::string& why) {
+    if (printer.DrainWithin(std::chrono::seconds(1))) return;
+    std::fprintf(stderr, "tandem-ctl: %s: %s; stdout is blocked: exiting without the rest\n",
+                 what.c_str(), why.c_str());
+    std::fflush(stderr);
+    std::_Exit(code);
+  };
   std::string failed;  // set once stdout did not keep up: the rest of the stream is dropped
   for (;;) {
     if (s.over()) {
@@ -294,7 +333,7 @@ int RunSubscribe(const SubscribeOptions& o, Session& s) {
         cancel("--for " + *o.for_text + " s passed");
       }
     } else if (std::chrono::steady_clock::now() >= cancel_deadline) {
-      printer.Drain();
+      give_up(kExitFailed, cancel_why + ", canceled, but no SubscribeEnd came");
       char limit[32];
       std::snprintf(limit, sizeof limit, "%g", s.globals().timeout_s);
       return Fail(kExitFailed, what + ": " + cancel_why +
@@ -311,7 +350,11 @@ int RunSubscribe(const SubscribeOptions& o, Session& s) {
         if (!canceled) cancel(failed);
       }
     } else if (r->has_subscribe_end() && r->subscribe_end().uuid() == uuid) {
-      printer.Drain();
+      if (!failed.empty() || cancel_why == "interrupted") {
+        give_up(failed.empty() ? kExitOk : kExitFailed, failed.empty() ? cancel_why : failed);
+      } else {
+        printer.Drain();
+      }
       return Finish(what, r->subscribe_end(), canceled, failed);
     } else if (IsSubscribeRefusal(*r)) {
       // An observer cannot send a barrier: the refusal comes in the stream, before any batch.
