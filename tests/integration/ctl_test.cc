@@ -2517,6 +2517,27 @@ TEST(WriteLedger, AReplicaAnswersForATableOnceItAcknowledgedEveryWriteToIt) {
   EXPECT_TRUE(probe.at_least.empty());
 }
 
+// tandem-ctl records a write before it sends it (missing everywhere) and its answers after: a
+// crash in between leaves the replicas out of reads of the table, never silently in; a write
+// known to be applied nowhere (refused everywhere, never sent) leaves nobody out.
+TEST(WriteLedger, AWriteRecordedBeforeItIsSentIsMissingEverywhereUntilItsAnswers) {
+  const std::string a = "tcp://a:1", b = "tcp://b:2";
+  ctl::WriteLedger ledger;
+  ctl::Apply(ledger, "u1", {"w1", {}, {a, b}});  // sent; no answer recorded (a crash, say)
+  auto readers = ctl::ReadersOf(ledger, {"u1"}, {a, b});
+  EXPECT_TRUE(readers.restricted);
+  EXPECT_TRUE(readers.floors.empty()) << "no replica is known to have w1";
+  ctl::Apply(ledger, "u1", {"w1", {{a, 100}, {b, 140}}, {a, b}});  // its answers
+  readers = ctl::ReadersOf(ledger, {"u1"}, {a, b});
+  EXPECT_EQ(readers.floors, (std::map<std::size_t, Time>{{0, 100}, {1, 140}}));
+  // Refused by every replica: recorded, then known to be applied nowhere.
+  ctl::Apply(ledger, "u1", {"w2", {}, {a, b}});
+  ctl::Apply(ledger, "u1", {.uuid = "w2", .applied_nowhere = true});
+  readers = ctl::ReadersOf(ledger, {"u1"}, {a, b});
+  EXPECT_EQ(readers.floors, (std::map<std::size_t, Time>{{0, 100}, {1, 140}}));
+  EXPECT_TRUE(readers.left_out.empty());
+}
+
 TEST(WriteLedger, TheTablesOfAnIndexAreThoseOfItsDataflowAndOfWhatItImports) {
   TempDir dir;
   const std::string state = dir.File("tables.state");

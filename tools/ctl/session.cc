@@ -4,6 +4,7 @@
 #include <charconv>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <set>
 #include <string_view>
@@ -366,7 +367,13 @@ std::set<std::string> Session::endpoints() const {
 }
 
 void Session::NoteWrites(const std::string& table, std::vector<AnsweredWrite> writes) {
-  if (writes.empty()) return;
+  // With one endpoint the ledger is kept only once this state file has one (it was used with
+  // several): a user of one replica never gets files beside the state file. (An endpoint list
+  // with --replica N is several replicas, one of them picked.)
+  if (writes.empty() ||
+      (g_.endpoints.size() < 2 && !std::filesystem::exists(WriteLedgerPath(history_.path())))) {
+    return;
+  }
   const std::set<std::string> all = endpoints();
   for (AnsweredWrite& w : writes) w.sent_to = all;
   if (Status st = RecordWrites(history_.path(), table, writes); !st.ok()) {

@@ -9,10 +9,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <thread>
 
 #include "ipc/model.h"
 #include "tools/common/format.h"
@@ -92,8 +94,20 @@ Status WriteLedgerFile(const std::string& path, const WriteLedger& ledger) {
     out.flush();
     if (!out) return Status::Unavailable("cannot write " + tmp);
   }
+  // Durable before it replaces the old one, and the rename durable: a crash leaves one whole
+  // ledger, never an empty or a cut one.
+  auto sync = [](const std::string& p, int flags) {
+    const int fd = open(p.c_str(), flags | O_CLOEXEC);
+    if (fd < 0) return false;
+    const bool ok = fsync(fd) == 0;
+    close(fd);
+    return ok;
+  };
+  if (!sync(tmp, O_RDONLY)) return Status::Unavailable("cannot sync " + tmp);
   std::filesystem::rename(tmp, path, ec);
   if (ec) return Status::Unavailable("cannot replace " + path + ": " + ec.message());
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  (void)sync(dir.empty() ? "." : dir, O_RDONLY | O_DIRECTORY);
   return Status::Ok();
 }
 
@@ -105,15 +119,18 @@ Status Change(const std::string& state, const std::function<void(WriteLedger&)>&
   if (fd < 0) {
     return Status::Unavailable("cannot open " + lock_path + ": " + std::strerror(errno));
   }
-  // Held only for a read, a change and a rename: waiting for another holder is short.
-  int locked;
-  do {
-    locked = flock(fd, LOCK_EX);
-  } while (locked != 0 && errno == EINTR);
-  if (locked != 0) {
-    const std::string why = std::strerror(errno);
-    close(fd);
-    return Status::Unavailable("cannot lock " + lock_path + ": " + why);
+  // Held only for a read, a change and a rename: waiting for another holder is short — unless
+  // it is stopped (^Z), which is not waited for beyond kLockWait.
+  constexpr auto kLockWait = std::chrono::seconds(5);
+  const auto give_up = std::chrono::steady_clock::now() + kLockWait;
+  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if ((errno != EWOULDBLOCK && errno != EINTR) || std::chrono::steady_clock::now() >= give_up) {
+      const std::string why =
+          errno == EWOULDBLOCK ? "another tandem-ctl holds it" : std::strerror(errno);
+      close(fd);
+      return Status::Unavailable("cannot lock " + lock_path + ": " + why);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // a retry's pace
   }
   Status result = Status::Ok();
   auto ledger = ReadLedger(path);
@@ -136,6 +153,12 @@ Result<WriteLedger> LoadWriteLedger(const std::string& state) {
 }
 
 void Apply(WriteLedger& ledger, const std::string& table, const AnsweredWrite& write) {
+  if (write.applied_nowhere) {
+    auto it = ledger.find(table);
+    if (it == ledger.end()) return;
+    for (auto& [endpoint, entry] : it->second) entry.missing.erase(write.uuid);
+    return;
+  }
   std::map<std::string, ReplicaWrites>& replicas = ledger[table];
   const bool earlier_writes = !replicas.empty();
   // A replica first recorded now was sent none of the earlier writes.

@@ -68,12 +68,16 @@ struct AnsweredWrite {
   std::string uuid;
   std::map<std::string, Time> acknowledged;  // endpoint → the time it answered
   std::set<std::string> sent_to;  // endpoints it was meant for (the others of them: missing)
+  // Known to be applied nowhere (refused, or never sent): no replica misses it.
+  bool applied_nowhere = false;
 };
 
 // Adds `write` to `ledger`'s `table`: each acknowledging endpoint's floor rises to its time and
 // the uuid leaves its missing. A new uuid is missing on every other endpoint of `sent_to` and of
 // the ledger's `table`; a retry (a uuid some endpoint misses) changes only those that acknowledge
-// it now. An endpoint first recorded for a table that has writes misses kEarlierWrites.
+// it now. An endpoint first recorded for a table that has writes misses kEarlierWrites. A write
+// applied nowhere leaves every missing. tandem-ctl records each write before it sends it (missing
+// everywhere: a crash before the answers never loses it), then its answers (a retry, then).
 void Apply(WriteLedger& ledger, const std::string& table, const AnsweredWrite& write);
 
 // Apply, to the file of state file `state`, under its lock.

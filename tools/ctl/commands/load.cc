@@ -235,6 +235,13 @@ int RunLoad(const LoadOptions& o, const Globals& g, const History& h) {
   Session session(g, h);
   if (auto code = session.Open(Session::Mode::kWrite)) return *code;
   ipc::ControllerClient* client = &session.client();
+  // Every batch recorded before anything is sent: a load cut short at any point (even killed)
+  // leaves its batches missing until their answers are recorded.
+  {
+    std::vector<AnsweredWrite> intents;
+    for (const Batch& b : batches) intents.emplace_back().uuid = b.command.write_table().uuid();
+    session.NoteWrites(o.id, std::move(intents));
+  }
 
   const bool progress = isatty(STDERR_FILENO) && !JsonOutput();
   std::map<std::string, std::size_t> in_flight;  // uuid → batch
@@ -290,12 +297,16 @@ int RunLoad(const LoadOptions& o, const Globals& g, const History& h) {
   // Every batch that may have been applied, with its replica's time if it was acknowledged: what
   // reads through several replicas need (Session::NoteWrites).
   std::vector<AnsweredWrite> noted;
-  for (std::size_t i = 0; i < next; ++i) {
+  for (std::size_t i = 0; i < batches.size(); ++i) {
     const std::string& uuid = batches[i].command.write_table().uuid();
-    if (!acked[i] && !in_flight.count(uuid)) continue;  // refused, or answered with an error
+    if (!acked[i] && i < next && in_flight.count(uuid)) continue;  // maybe applied: stays missing
     AnsweredWrite& w = noted.emplace_back();
     w.uuid = uuid;
-    if (acked[i]) w.acknowledged[g.endpoint] = *acked[i];
+    if (acked[i]) {
+      w.acknowledged[g.endpoint] = *acked[i];
+    } else {
+      w.applied_nowhere = true;  // refused, answered with an error, or never sent
+    }
   }
   session.NoteWrites(o.id, std::move(noted));
   if (done == batches.size()) {

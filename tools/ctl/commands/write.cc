@@ -213,6 +213,9 @@ int RunSetWrite(const WriteOptions& o, Session& s, const pb::WriteTable& w,
                 const std::string& what) {
   const std::string& uuid = w.uuid();
   const auto timeout = s.timeout();
+  AnsweredWrite intent;
+  intent.uuid = uuid;
+  s.NoteWrites(o.id, {intent});  // before it is sent: missing everywhere
   auto sent = s.WriteToSet(w, std::chrono::steady_clock::now() + timeout);
   if (!sent.ok()) return s.Ended(sent.status());
   const ipc::ReplicaSet::WriteResult& result = *sent;
@@ -244,8 +247,10 @@ int RunSetWrite(const WriteOptions& o, Session& s, const pb::WriteTable& w,
                      (st.last_error.empty() ? "" : " (" + st.last_error + ")") +
                      ": the write was not sent to it");
   }
-  // Whenever a replica may have applied it, the others are recorded as missing it.
-  if (!times.empty() || !result.unanswered.empty()) s.NoteWrites(o.id, {noted});
+  // Whenever a replica may have applied it, the others stay recorded as missing it; applied
+  // nowhere, no replica misses it.
+  noted.applied_nowhere = times.empty() && result.unanswered.empty();
+  s.NoteWrites(o.id, {noted});
   const std::string retry = "retry it with --uuid " + uuid +
                             " (a write is applied once per uuid; where it was, the "
                             "retry is answered with its first time)";
@@ -318,15 +323,20 @@ int RunWrite(const WriteOptions& o, Session& s) {
   if (auto code = s.Open(Session::Mode::kWrite)) return *code;
   if (s.multi()) return RunSetWrite(o, s, *w, what);
   const auto timeout = s.client().timeout();
+  AnsweredWrite noted;
+  noted.uuid = uuid;
+  s.NoteWrites(o.id, {noted});  // before it is sent: missing everywhere until answered
   s.client().Send(c);
   const Answer a = AwaitWrite(s, *w, std::chrono::steady_clock::now() + timeout);
+  if (a.refused || (a.response && a.response->result_case() != pb::WriteResponse::kTime)) {
+    noted.applied_nowhere = true;
+    s.NoteWrites(o.id, {noted});
+  }
   if (a.refused) return Refused(what, s.Refusal(*a.refused));
   const std::string retry = "the write may or may not have been applied: retry it with --uuid " +
                             uuid + " (a write is applied once per uuid)";
-  AnsweredWrite noted;
-  noted.uuid = uuid;
   if (!a.response) {
-    s.NoteWrites(o.id, {noted});  // maybe applied: not known to be on any replica
+    // Maybe applied: it stays recorded as missing everywhere.
     if (s.over()) {
       Warn(what + ": " + retry);
       return s.Ended(Status::Ok());
