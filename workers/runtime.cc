@@ -675,22 +675,29 @@ void Runtime::LockstepLoop(Worker& w) {
 }
 
 void Runtime::InteractiveLoop(Worker& w) {
+  // The wake counter as it was when the subscribe work under way began: a round of it may span
+  // several turns and read snapshots taken in the first, so the wait below must return for a
+  // slot changed since then, not only since this turn.
+  std::optional<std::uint32_t> work_observed;
   for (;;) {
     w.progress.fetch_add(1, std::memory_order_relaxed);
     // Observe the wake counter before looking for work: a command published (and its Interrupt)
     // or a slot changed after this point makes the wait below return at once.
     shm::Reader& reader = w.peek_server->reader();
     const std::uint32_t observed = reader.wake().Observe();
+    if (!work_observed) work_observed = observed;
     const CommandLog::Numbered todo = log_.Read(w.applied);
     if (!todo.empty()) w.applied = todo.back().first + 1;
     for (const auto& [seq, c] : todo) Apply(w, seq, *c);
     // One slice of subscribe work at most: with more left, the commands (peeks among them) that
     // arrived meanwhile are applied and answered before the next slice.
     if (w.peek_server->Serve()) continue;
+    const std::uint32_t since = *work_observed;
+    work_observed.reset();
     // Sleep until the publisher changes a slot of this row or a command arrives (Interrupt).
     shm::WakeDrain drained;
     reader.wake().WaitSince(
-        observed, &drained,
+        since, &drained,
         w.peek_server->waiting() ? std::chrono::nanoseconds(50ms) : std::chrono::nanoseconds(1s));
   }
 }

@@ -184,7 +184,8 @@ bool Subscriptions::Serve(const SubscribeSlice& slice) {
   }
   if (it == subs_.end()) it = subs_.begin();
   cursor_ = it->first;
-  if (turn_ && turn_->left > 0) return !Congested();  // the round goes on in the next slice
+  if (turn_ && turn_->left > 0 && !Congested()) return true;  // the round goes on next slice
+  // Over, or held back: no snapshot stays open while the worker waits.
   turn_.reset();
   // The round is complete; an interval it cut is continued by the next one at once.
   return std::any_of(subs_.begin(), subs_.end(),
@@ -343,7 +344,8 @@ Subscriptions::Visit Subscriptions::ServeOne(Sub& s, Turn& turn, const Subscribe
       s.sending = Sending{
           .read = std::move(contents), .at = 0, .end = n, .upper = Frontier::At(s.as_of + 1)};
       if (!SendSome(s, slice)) return Visit::kCut;
-      if (Finish(s)) return Visit::kDone;  // up_to == as_of + 1
+      if (Finish(s)) return Visit::kDone;     // up_to == as_of + 1
+      if (Spent(slice)) return Visit::kKept;  // its changes since, in a later slice
     } else {
       s.next = s.as_of + 1;
       if (s.up_to && s.next >= *s.up_to) {  // up_to == as_of + 1: nothing after as_of is asked for
