@@ -87,7 +87,15 @@ int AbuseTable(const std::string& segment) {
     fl.l_start = static_cast<off_t>(sizeof(tandem::shm::ReaderTableHeader) +
                                     i * sizeof(tandem::shm::ReaderTableSlot));
     fl.l_len = 1;
-    locked = fcntl(fd, F_OFD_SETLK, &fl) == 0 && locked;
+    // The supervisor's sweep holds an entry's lock for a moment while it clears it (the scribble
+    // above made every entry look claimed): try again a little later.
+    bool got = false;
+    for (int attempt = 0; attempt < 1000 && !got; ++attempt) {
+      got = fcntl(fd, F_OFD_SETLK, &fl) == 0;
+      if (!got && errno != EAGAIN && errno != EACCES) break;
+      if (!got) usleep(1000);
+    }
+    locked = got && locked;
   }
   Report("lock-all", locked);
   // Last, so that a table that could shrink stays cut short under the replica's mappings.

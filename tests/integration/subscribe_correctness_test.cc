@@ -546,9 +546,15 @@ class SubscribeRunner {
     // The End.
     using R = pb::SubscribeEnd;
     std::set<R::Reason> allowed;
+    // Canceled as soon as it was sent: "once complete" with nothing to wait for (no snapshot, at
+    // end - 1) is at once too. The cancel may then reach the runtime before its first look at the
+    // subscribe, which would have found the error.
+    const bool canceled_at_once =
+        s.cancel == Sub::Cancel::kAtOnce ||
+        (s.cancel == Sub::Cancel::kWhenComplete && as_of + (s.snapshot ? 0 : 1) >= case_.end);
     if (error_at) {
       allowed = {R::ERROR};
-      if (s.cancel == Sub::Cancel::kAtOnce) allowed.insert(R::CANCELED);
+      if (canceled_at_once) allowed.insert(R::CANCELED);
     } else if (s.up_to) {
       allowed = {R::UP_TO};
     } else {
