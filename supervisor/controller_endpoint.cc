@@ -91,7 +91,17 @@ void Supervisor::OnControllerReadable() {
       continue;
     }
     const int fd = zmq_msg_get(frames[1].handle(), ZMQ_SRCFD);
-    if (fd >= 0) NotePeerFd(fd, peer);
+    if (fd >= 0) {
+      if (auto known = peer_by_fd_.find(fd); known == peer_by_fd_.end() || known->second != peer) {
+        // A connection new on this descriptor. The DISCONNECTED events of the descriptor's
+        // earlier connections were sent to the monitor before this one was accepted (libzmq
+        // announces a disconnect before it closes the descriptor): read them now, or a late one
+        // — of a connection that never sent a command, which NotePeerFd cannot know — would end
+        // this peer's session, and its next command would be refused "send Hello first".
+        OnMonitorReadable();
+      }
+      NotePeerFd(fd, peer);
+    }
     OnControllerMessage(peer, frames[1].to_string());
   }
 }

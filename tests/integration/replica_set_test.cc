@@ -329,9 +329,10 @@ TEST(ReplicaSetCtl, EveryCommandGoesToEveryReplicaAndADownOneCatchesUpAtTheNextC
       std::filesystem::remove(path + ".lock");
     }
   } cleanup{state};
-  // A run refused with "send Hello first" (a session the supervisor lost right after its Hello,
-  // seen under load with many short tandem-ctl runs; not what this test is about) is run again,
-  // with the same uuid, as its own message advises; how often is printed.
+  // A run refused with "send Hello first" — a session the supervisor ended right after its Hello,
+  // on a late disconnect of an earlier connection of the same descriptor (many short tandem-ctl
+  // runs make that likely) — is run again with the same uuid, as its message advises, and
+  // counted: the supervisor reads those disconnects first now, so there must be none.
   int hello_retries = 0;
   auto ctl = [&](std::vector<std::string> args) {
     args.insert(args.begin(), {"--endpoint", endpoints, "--state", state, "--timeout", "10"});
@@ -436,9 +437,10 @@ TEST(ReplicaSetCtl, EveryPeekThroughSeveralReplicasSeesTheWritesOfItsStateFile) 
   for (auto& r : replicas) ASSERT_TRUE(r->WaitReady()) << r->Log();
   TempDir dir("rs-ryw");
   const std::string state = dir.File("tandem-ctl.state");
-  // A run refused with "send Hello first" (a session the supervisor lost right after its Hello,
-  // seen under load with many short tandem-ctl runs; not what this test is about) is run again,
-  // with the same uuid, as its own message advises; how often is printed.
+  // A run refused with "send Hello first" — a session the supervisor ended right after its Hello,
+  // on a late disconnect of an earlier connection of the same descriptor (many short tandem-ctl
+  // runs make that likely) — is run again with the same uuid, as its message advises, and
+  // counted: the supervisor reads those disconnects first now, so there must be none.
   int hello_retries = 0;
   auto ctl = [&](std::vector<std::string> args) {
     args.insert(args.begin(), {"--endpoint", endpoints, "--state", state, "--timeout", "10"});
@@ -521,6 +523,7 @@ TEST(ReplicaSetCtl, EveryPeekThroughSeveralReplicasSeesTheWritesOfItsStateFile) 
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(after_in), {}), definition);
   std::printf("read your writes: %d tandem-ctl runs refused 'send Hello first', run again\n",
               hello_retries);
+  EXPECT_EQ(hello_retries, 0) << "a session ended by another connection's disconnect";
 }
 
 }  // namespace
