@@ -181,6 +181,9 @@ class Subscriptions {
   // A round: what its visits share. Snapshots and reads by slot; one each per round (a read is
   // widened only for a subscribe below its `from`, added since it was made).
   struct Turn {
+    // User-provided: clang cannot use the member initializers of a class nested in one that is
+    // still being defined, and would find Turn not default-constructible (optional::emplace).
+    Turn() {}  // NOLINT(modernize-use-equals-default)
     std::chrono::steady_clock::time_point started;
     std::size_t left = 0;  // visits left in this round
     std::map<std::uint32_t, shm::Snapshot> snapshots;
