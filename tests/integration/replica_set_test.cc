@@ -27,6 +27,7 @@
 #include <string>
 #include <thread>
 
+#include "base/time.h"
 #include "ipc/replica_set.h"
 #include "log_source.h"
 #include "run_binary.h"
@@ -329,21 +330,9 @@ TEST(ReplicaSetCtl, EveryCommandGoesToEveryReplicaAndADownOneCatchesUpAtTheNextC
       std::filesystem::remove(path + ".lock");
     }
   } cleanup{state};
-  // A run refused with "send Hello first" — a session the supervisor ended right after its Hello,
-  // on a late disconnect of an earlier connection of the same descriptor (many short tandem-ctl
-  // runs make that likely) — is run again with the same uuid, as its message advises, and
-  // counted: the supervisor reads those disconnects first now, so there must be none.
-  int hello_retries = 0;
   auto ctl = [&](std::vector<std::string> args) {
     args.insert(args.begin(), {"--endpoint", endpoints, "--state", state, "--timeout", "10"});
-    BinaryRun run = RunBinary(TANDEM_CTL_BIN, args, {.limit = 60s});
-    for (int again = 0;
-         again < 3 && run.exit != 0 && run.err.find("send Hello first") != std::string::npos;
-         ++again) {
-      ++hello_retries;
-      run = RunBinary(TANDEM_CTL_BIN, args, {.limit = 60s});
-    }
-    return run;
+    return RunBinary(TANDEM_CTL_BIN, args, {.limit = 60s});
   };
 
   auto made = ctl({"create-source", "u1", "--log", log.path(), "--schema", "k:int64,v:int64"});
@@ -408,12 +397,6 @@ std::uint64_t NumberAfter(const std::string& text, const std::string& key) {
   const auto at = text.find(key);
   if (at == std::string::npos) return 0;
   return std::stoull(text.substr(at + key.size()));
-}
-
-std::uint64_t WallClockMs() {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                        std::chrono::system_clock::now().time_since_epoch())
-                                        .count());
 }
 
 // Read your writes through several replicas. A table's time is its replica's wall clock, so one
