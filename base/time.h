@@ -10,6 +10,7 @@
 // The one cost is that UINT64_MAX is not a valid Time; validation refuses it at the boundary.
 #pragma once
 
+#include <chrono>
 #include <compare>
 #include <cstdint>
 #include <limits>
@@ -20,6 +21,13 @@ namespace tandem {
 using Time = std::uint64_t;
 inline constexpr Time kMinTime = 0;
 inline constexpr Time kMaxTime = std::numeric_limits<std::uint64_t>::max() - 1;
+
+// The wall clock in milliseconds since the Unix epoch: a table's time, a kept file's suffix.
+inline Time WallClockMs() {
+  return static_cast<Time>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count());
+}
 
 class Frontier {
  public:

@@ -74,7 +74,7 @@ enum class RuntimeState : std::uint32_t {
 //  loop, or finished a unit of work within a long turn (a message to the command thread) —
 //  traffic or not (idle workers wake at least once a second). The supervisor's stall watch reads
 //  it: a counter that stops moving means a stopped or wedged runtime — or a single unit of work
-//  as long as the stall timeout (one maintenance step), not many short ones (issue 12).
+//  as long as the stall timeout (one maintenance step), not many short ones.
 struct RuntimeEntry {
   std::atomic<std::int32_t> pid;
   std::atomic<std::uint32_t> state;  // RuntimeState

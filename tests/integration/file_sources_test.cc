@@ -50,7 +50,7 @@ std::multiset<std::string> RowsOf(const Response& r) {
 // Peeks `id` at the wall clock now (a source on the clock is readable there within ~10 ms).
 std::optional<Response> PeekNow(TestController& ctl, const std::string& id,
                                 const std::string& uuid) {
-  ctl.Send(samples::PeekAt(uuid, id, workers::WallClockMs()));
+  ctl.Send(samples::PeekAt(uuid, id, WallClockMs()));
   return AwaitPeek(ctl, uuid);
 }
 

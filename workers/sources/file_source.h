@@ -13,11 +13,11 @@
 #include <memory>
 #include <string>
 
+#include "base/time.h"  // WallClockMs
 #include "workers/sources/csv.h"
 #include "workers/sources/envelope_holder.h"
 #include "workers/sources/log_file.h"
 #include "workers/sources/source.h"
-#include "workers/tables/table.h"  // WallClockMs
 
 namespace tandem::workers {
 

@@ -41,12 +41,6 @@ pb::Response Refusal(const std::string& wire_uuid, std::string why) {
 }
 }  // namespace
 
-Time WallClockMs() {
-  return static_cast<Time>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count());
-}
-
 // ---------------------------------------------------------------------------------------------
 // Table
 

@@ -52,9 +52,6 @@
 
 namespace tandem::workers {
 
-// The wall clock in milliseconds since the Unix epoch: a table's time.
-Time WallClockMs();
-
 class Table {
  public:
   Table(const ipc::pb::SourceImport& import, std::unique_ptr<TableLog> log,

@@ -20,13 +20,6 @@ namespace tandem::workers {
 
 namespace {
 
-// Milliseconds since the Unix epoch: the suffix that keeps the names of kept files apart.
-std::uint64_t UnixMsNow() {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                        std::chrono::system_clock::now().time_since_epoch())
-                                        .count());
-}
-
 // The first payload byte of every record after the header: TableLogRecord field 2 (write),
 // length-delimited.
 constexpr std::uint8_t kWriteTag = (2 << 3) | 2;
@@ -217,7 +210,7 @@ Status SyncFile(int fd, const std::string& path, bool data_only) {
 // log is cut. Returns its path.
 Result<std::string> KeepTornTail(const std::string& tables_dir, const std::string& id,
                                  std::uint64_t offset, std::string_view tail) {
-  std::uint64_t ms = UnixMsNow();
+  std::uint64_t ms = WallClockMs();
   for (;; ++ms) {
     const std::string path =
         tables_dir + "/" + id + ".log.torn-" + std::to_string(offset) + "-" + std::to_string(ms);
@@ -543,7 +536,7 @@ Status TableLog::Sync() {
 Status TableLog::Retire(const std::string& dropped_dir) {
   if (fd_ < 0) return Status::FailedPrecondition("table log " + path_ + " was retired");
   TANDEM_RETURN_IF_ERROR(SyncFile(fd_, path_, /*data_only=*/false));
-  std::uint64_t ms = UnixMsNow();
+  std::uint64_t ms = WallClockMs();
   std::string target;
   for (;; ++ms) {
     target = dropped_dir + "/" + id_ + "-" + std::to_string(ms) + ".log";
