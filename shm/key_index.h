@@ -1,5 +1,5 @@
-// The key index of a batch (DESIGN §4 "Batches"; issue 17): what a point lookup or a seek
-// searches instead of binary-searching the key column.
+// The key index of a batch (DESIGN §4 "Batches"): what a point lookup or a seek searches instead
+// of binary-searching the key column.
 //
 // Binary search over the key column costs two dependent cache misses per probe (the offset, then
 // the key's bytes) and about log2(n) probes: ~20 misses for 10^6 keys, most of a lookup. The key

@@ -39,14 +39,21 @@ namespace tandem::shm {
 inline constexpr std::uint64_t kSegmentMagic = 0x3147455344'4e4154ULL;
 // The meaning of the layout, which no compiler can check: bump it on any change to what a field,
 // flag or constant means, to the batch columns' encoding, to base/row.h's row encoding, or to a
-// protocol step (reader.h, WakeChannelData). Changes to the *shape* of a struct are caught by
-// kLayoutHash (at the end of this file) without a bump. Version 2: the header gained the layout
-// hash, so builds from before it (version 1, which check only this number) refuse it; and a
-// tool's ReaderEntry::owner became a process token (pid + start time) instead of a pid. Version 3:
-// the header's `closed` word; tools and local readers announce in the reader table
-// (shm/reader_table.h), which publishers honour, so a slot has only its reading thread's entry.
-// Version 4: batches carry a key index (key_prefix_skip, key_index_at; "TDBATCH2"). Version 5:
-// the peek rings (PeekRingData, DESIGN §14) and the header's peek_rings_offset.
+// protocol step (reader.h, reader_table.h, peek_ring.h, WakeChannelData). Changes to the *shape*
+// of a struct are caught by kLayoutHash (at the end of this file) without a bump.
+// What a reader must check before it reads anything else (Segment::Open and its kin): `magic`
+// (acquire), then `layout_version` == kLayoutVersion and `layout_hash` == kLayoutHash — the
+// version for meaning, the hash for shape; either differing refuses the segment. Equal versions
+// promise that both sides read these meanings alike:
+//  * the header's `closed`: 1 once the supervisor is about to remove the segment; a local reader
+//    that sees it fails its calls instead of answering from a dead replica;
+//  * a slot's `reader_version` is only its row's reading thread's announcement; tools and local
+//    readers announce in the reader table (shm/reader_table.h), and a publisher frees a retired
+//    batch only once the slot's and every table entry's announcement allow it (publisher.h, P3);
+//  * a batch ("TDBATCH2") carries a key index after its columns (BatchHeader::key_prefix_skip,
+//    key_index_at; shm/key_index.h), which readers search instead of the key column;
+//  * `peek_rings_offset` names the peek rings (PeekRingsData, DESIGN §14), or is 0 for none; their
+//    records follow shm/peek_ring.h.
 inline constexpr std::uint32_t kLayoutVersion = 5;
 // The header occupies the first page; the managed (allocator) area starts right after it.
 inline constexpr std::size_t kHeaderBytes = 4096;

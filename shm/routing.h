@@ -1,5 +1,5 @@
 // Which registry row a key lives in, and how error updates are keyed: part of the shared-memory
-// contract (README "The shared-memory segment"), not a private choice of the runtime. Maintenance
+// contract (shm/README.md "The layout"), not a private choice of the runtime. Maintenance
 // worker i publishes a key into row WorkerOf(key, N) and interactive worker i looks for it there
 // (DESIGN §1, §4), and tools read the same rows; two builds that disagree here would give wrong
 // answers without any error. So every process attached to a segment uses exactly these

@@ -5,7 +5,7 @@
 // tested alone on size lists and changed without touching the publishing protocol.
 //
 // The invariant: oldest first, each batch holds MORE than twice the updates of the next newer one
-// (so "at least twice", as README says). Then a spine of n updates has at most floor(log2 n) + 1
+// (so at least twice). Then a spine of n updates has at most floor(log2 n) + 1
 // batches, a reader merges O(log n) cursors, and each update is merged O(log n) times amortised.
 //
 // The policy: after a batch is appended, merge the shortest suffix of newest batches whose

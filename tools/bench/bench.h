@@ -44,7 +44,7 @@ void CheckStop();
 void Sleep(std::chrono::milliseconds d);  // CheckStop every 20 ms
 inline double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-// CURVE keys for the replicas tandem-bench starts (issue 12): a server pair and one authorized
+// CURVE keys for the replicas tandem-bench starts (DESIGN §12): a server pair and one authorized
 // client pair, made fresh in a scratch directory that lives as long as the run.
 struct CurveMaterial {
   CurveMaterial();  // throws std::runtime_error
@@ -83,7 +83,7 @@ struct Options {
   std::uint64_t min_keys = 10000;
   std::uint64_t ingest_keys = 1000000;
   std::uint64_t ingest_updates = 10000;
-  // hydration (issue 19): the index sizes built, those above hydration_max_keys left out.
+  // hydration: the index sizes built, those above hydration_max_keys left out.
   std::vector<std::uint64_t> hydration_keys = {1000000, 10000000};
   std::uint64_t hydration_max_keys = 10000000;
   std::uint64_t memory_keys = 100000;
@@ -117,7 +117,7 @@ struct Options {
   std::uint64_t subscribe_tick_us = 10000;  // 100 ticks/s
   std::string subscribe_mode = "all";       // all | solo | two-runtime
   std::uint64_t subscribe_rounds = 3;       // cost rounds (N subscribers, N observers, no session)
-  // local (issue 17): the keys of the index every reader reads (LocalReader, the network peek,
+  // local (DESIGN §11): the keys of the index every reader reads (LocalReader, the network peek,
   // Redis and LMDB over the same keys), and which parts run.
   std::uint64_t local_keys = 1000000;
   std::string local_part = "all";  // all | tandem | peers

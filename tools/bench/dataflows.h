@@ -27,7 +27,7 @@ pb::Command ReducedSource(const std::string& src, const std::string& src_index,
                           const std::string& reduce, const std::string& reduce_index,
                           const KeyValue& kv, std::int64_t groups);
 
-// slow-path's one-shot aggregate (issue 13): count and sum(value) per group g = key % groups, over
+// slow-path's one-shot aggregate (DESIGN §8): count and sum(value) per group g = key % groups, over
 // an index of a key_value source, read through the query protocol (a ONE_SHOT_READ dataflow).
 //  arranged: source `src` → view `view` = (g, key, value) → index `index` on it by g; the
 //            one-shot reduces the imported index by its own key (the arrangement it imports is
@@ -47,7 +47,7 @@ struct GroupedTarget {
                       const std::string& build) const;
 };
 
-// join (issue 14): a fact stream `fact` (key, value) joined with a dimension `dim` (key, value) on
+// join: a fact stream `fact` (key, value) joined with a dimension `dim` (key, value) on
 // fk = fact.key % dim_keys == dim.key, indexed by the fact's key as `join_index`:
 //   join = Join(Mfp(Get fact: (key, value, fk)), Get dim, left_key [2], right_key [0])
 //        → (key, value, fk, dim key, dim value)

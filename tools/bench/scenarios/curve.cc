@@ -1,4 +1,4 @@
-// curve (issue 12): what CURVE on the controller endpoint costs a point-lookup peek. Two
+// curve (DESIGN §12): what CURVE on the controller endpoint costs a point-lookup peek. Two
 // two-runtime replicas with the same index, one plain and one requiring CURVE, measured in the
 // same run in alternating rounds (so the machine's drift and neighbours weigh on both alike).
 #include <algorithm>

@@ -1,4 +1,4 @@
-// join (issue 14): an incremental join of a fact stream (key_value, --join-fact-keys 10^6 keys,
+// join: an incremental join of a fact stream (key_value, --join-fact-keys 10^6 keys,
 // --join-fact-updates per tick) with a changing dimension (key_value, --join-dim-keys 10^4 keys,
 // --join-dim-updates per tick) on fk = fact.key % dim_keys, into an index by the fact's key
 // (dataflows.h JoinTarget). Both sources tick as fast as possible, on a two-runtime replica.

@@ -1,4 +1,4 @@
-// tandem-bench local (issue 17): what a point lookup costs when another process on the replica's
+// tandem-bench local: what a point lookup costs when another process on the replica's
 // host reads the index in place with tandem::LocalReader (client/local_reader.h, DESIGN §11),
 // beside the reads one would compare it with, over the same keys in the same run.
 //

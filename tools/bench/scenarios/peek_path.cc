@@ -1,4 +1,4 @@
-// peek-path (issue 17, DESIGN §14): what the peek fast path buys a point-lookup peek. Two
+// peek-path (DESIGN §14): what the peek fast path buys a point-lookup peek. Two
 // two-runtime replicas with the same index, one with the peek rings (the default) and one with
 // --peek-ring-bytes 0 (peeks and their answers on the runtime channel, as before the fast path),
 // measured in the same run in alternating rounds.

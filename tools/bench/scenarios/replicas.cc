@@ -1,4 +1,4 @@
-// replicas (issue 18, DESIGN §13): does read capacity grow with replicas of one definition?
+// replicas (DESIGN §13): does read capacity grow with replicas of one definition?
 // Three two-runtime replicas with the same point-lookup index; one ipc::ReplicaSet (observer
 // sessions) in front of 1, 2 or 3 of them; a closed loop of 8 clients — 8 peeks in flight, a new
 // one sent as each is answered — for --duration per cell. Two ways to use the replicas:

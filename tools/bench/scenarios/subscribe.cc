@@ -1,4 +1,4 @@
-// subscribe (issue 16, DESIGN §10): how fresh a subscribe's stream is, and what serving it costs
+// subscribe (DESIGN §10): how fresh a subscribe's stream is, and what serving it costs
 // maintenance.
 //
 //  Freshness: an index of its own (a key_value source of --keys keys, --subscribe-updates per

@@ -1,4 +1,4 @@
-// write (issue 15): durable writes into tables through the controller endpoint, beside the peer a
+// write (DESIGN §9): durable writes into tables through the controller endpoint, beside the peer a
 // user would pick for durable keyed writes (Redis with an append-only file), in the same run.
 //
 //  throughput: a two-runtime replica with --data-dir in a scratch directory (on /tmp's file system,
