@@ -72,6 +72,10 @@ endforeach()
 install(FILES ${PROJECT_SOURCE_DIR}/deploy/systemd/tandem-supervisor@.service
         DESTINATION lib/systemd/system)
 install(FILES README.md BENCHMARKS.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# README.md links the reference pages in docs/ (and BENCHMARKS.md its plots): installed beside it so
+# the links hold in the package.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs
+        FILES_MATCHING PATTERN "*.md" PATTERN "*.png")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/deploy/kubernetes ${PROJECT_SOURCE_DIR}/deploy/grafana
                   ${PROJECT_SOURCE_DIR}/deploy/container ${PROJECT_SOURCE_DIR}/deploy/systemd
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples OPTIONAL)
