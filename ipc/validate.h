@@ -83,6 +83,9 @@
 //
 // A "valid time" is any uint64 but UINT64_MAX, which base/time.h reserves for the empty frontier.
 //
+// Plan typing is plan_typing.h's, the rules of source imports source_schema.h's (SourceBounds),
+// those of table updates table_write.h's (WriteBounds, CheckTableUpdates).
+//
 // Thread safety: none; the supervisor's loop owns its Validator. Copyable (the fuzz target copies
 // a primed one).
 #pragma once
@@ -97,65 +100,6 @@
 #include "ipc/codec.h"
 
 namespace tandem::ipc {
-
-// The output schema of `plan` when the ids it may Get have the schemas in `scope`: the one
-// derivation of a plan's columns (types, nullability and names — a Reduce's "count", "sum_v",
-// a computed column's "c5"), used by the validator and by tandem-ctl. An error says why the plan
-// does not type-check.
-Result<pb::Schema> PlanSchema(const pb::Plan& plan, const std::map<std::string, pb::Schema>& scope);
-
-// Bounds on source parameters (README "Sources"). A request beyond one is refused with a
-// CommandError naming the parameter and the bound.
-struct SourceBounds {
-  // counter and key_value: one tick per interval; a longer interval is not a stream.
-  static constexpr std::uint64_t kMaxTickIntervalUs = 3'600'000'000;  // one hour
-  // key_value: its keys' current values live in the worker (8 bytes each) and its first tick
-  // holds a row per key; each of them is at least kMinRowBytes in an index in the segment. That
-  // first tick is one step (~1.4 M rows/s per worker): 2^24 keys keep it well inside the stall
-  // watch's --runtime-stall-kill (60 s), though a step over --runtime-stall-timeout (10 s) shows
-  // the replica not ready while it lasts.
-  static constexpr std::uint64_t kMaxKeys = std::uint64_t{1} << 24;
-  // key_value: a tick holds 2 rows (a retraction and an insertion) per update.
-  static constexpr std::uint64_t kMaxUpdatesPerTick = 1'000'000;
-  // The least a (key, value) row of int64s takes in a batch: time, diff, key and value bytes.
-  static constexpr std::uint64_t kMinRowBytes = 32;
-  // A generator's first tick catches up to as_of: every time below it is emitted in one tick
-  // (advanced to as_of), so as_of × rows per tick is bounded.
-  static constexpr std::uint64_t kMaxCatchUpRows = std::uint64_t{1} << 24;
-  // log, csv, json_lines: an absolute path of at most this many bytes, without NUL bytes.
-  static constexpr std::size_t kMaxPathBytes = 4095;
-  // table: the upper follows the clock at least this often (0 is the default, 1000).
-  static constexpr std::uint64_t kMaxTableTickIntervalMs = 3'600'000;  // one hour
-};
-
-// Bounds on a WriteTable (README "Tables"). Beyond one it is refused, naming the bound.
-struct WriteBounds {
-  // The uuid is the write's idempotency key, kept in the table's log with every write.
-  static constexpr std::size_t kMaxUuidBytes = 128;
-  // Updates of one write: one time, one log record, one group commit's share.
-  static constexpr int kMaxUpdates = 100'000;
-};
-
-// "WriteTable(<uuid>, <id>, <n> updates)": Describe() of a WriteTable, but with the uuid whole
-// (up to WriteBounds::kMaxUuidBytes printable characters; Describe() shortens it to 8), so that a
-// client with several writes in flight can tell which one a CommandError refuses: the supervisor
-// sets CommandError.what to it for every WriteTable it refuses.
-std::string DescribeWrite(const pb::WriteTable& write);
-
-// The updates of `write` against a table of `schema` and `upsert_key` (the per-update rules of
-// WriteTable above: kinds, diffs, arities, types, nullability). Used by the validator, and by the
-// runtime's table writer right before a write is made durable — a write validated against an
-// earlier definition of its table (a writer's, during a controller's replay) must not reach the
-// log of a new one.
-Status CheckTableUpdates(const pb::WriteTable& write, const pb::Schema& schema,
-                         const std::vector<std::uint32_t>& upsert_key);
-// The same rules for updates kept without their WriteTable (a table log's records, read back):
-// `id` names the table in the reasons. These rules are part of the table log's format: a record
-// they refuse reads as damage (workers/tables/table_log.h), so they may only loosen, or old logs
-// need a new kTableLogFormat.
-Status CheckTableUpdates(const std::string& id,
-                         const google::protobuf::RepeatedPtrField<pb::TableUpdate>& updates,
-                         const pb::Schema& schema, const std::vector<std::uint32_t>& upsert_key);
 
 class Validator {
  public:

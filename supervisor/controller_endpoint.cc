@@ -10,6 +10,7 @@
 #include <zmq_addon.hpp>
 
 #include "base/global_id.h"
+#include "ipc/table_write.h"
 #include "supervisor/metric_names.h"
 #include "supervisor/supervisor.h"
 
