@@ -4,7 +4,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "ipc/validate.h"
+#include "ipc/table_write.h"
 #include "ipc/zmtp_greeting.h"
 
 namespace tandem::ipc {

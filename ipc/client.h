@@ -1,18 +1,17 @@
-// The one controller client (issue 11): a ZeroMQ DEALER connected to a supervisor's controller
-// endpoint, speaking the protocol of ipc/tandem.proto. tandem-ctl, tandem-bench and the tests
-// all talk to a replica through it.
+// The one controller client: a ZeroMQ DEALER connected to a supervisor's controller endpoint,
+// speaking the protocol of ipc/tandem.proto. tandem-ctl, tandem-bench and the tests all talk to a
+// replica through it.
 //
 // Optionally it watches its connection (Options::end_on_disconnect: a ZeroMQ socket monitor, and
 // ZMTP heartbeats so that a stopped supervisor process or a vanished host counts as gone too — a
 // supervisor whose loop hangs still answers them from libzmq's I/O thread): once the connection
-// drops after
-// the Hello was accepted, the session is over — a supervisor that comes back at the same address
-// is a new replica that never saw our Hello — and lost() says so. A Superseded status (a newer
-// controller took over) sets superseded(). With Options::goodbye, destroying a client whose Hello
-// was accepted sends Goodbye first, so a normal end is not a disconnection the supervisor warns
-// about.
+// drops after the Hello was accepted, the session is over — a supervisor that comes back at the
+// same address is a new replica that never saw our Hello — and lost() says so. A Superseded status
+// (a newer controller took over) sets superseded(). With Options::goodbye, destroying a client
+// whose Hello was accepted sends Goodbye first, so a normal end is not a disconnection the
+// supervisor warns about.
 //
-// With Options::curve it speaks CURVE (issue 12): the server's public key and the client's pair.
+// With Options::curve it speaks CURVE (DESIGN §12): the server's public key and the client's pair.
 // A replica that refuses the handshake (an unknown client key, no CURVE where the replica requires
 // it, or CURVE where it has none) is reported by Hello at once, with the reason.
 #pragma once
@@ -38,7 +37,7 @@ namespace tandem::ipc {
 pb::Command MakeHello(const std::string& nonce, bool observer = false, bool writer = false);
 
 // True when `response` answers `write`: its WriteResponse (same uuid), or the CommandError the
-// supervisor refused it with (what == DescribeWrite(write), ipc/validate.h). For a client with
+// supervisor refused it with (what == DescribeWrite(write), ipc/table_write.h). For a client with
 // several writes in flight; uuids are the client's to keep distinct.
 bool AnswersWrite(const pb::Response& response, const pb::WriteTable& write);
 

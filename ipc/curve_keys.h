@@ -1,6 +1,6 @@
-// ZeroMQ CURVE keys (issue 12, DESIGN §12): the key files of the controller endpoint, shared by
-// the supervisor (its secret key, the authorized client keys), the controller client and the
-// tools (tandem-ctl keygen, --curve-server-key, --curve-client-key).
+// ZeroMQ CURVE keys (DESIGN §12): the key files of the controller endpoint, shared by the
+// supervisor (its secret key, the authorized client keys), the controller client and the tools
+// (tandem-ctl keygen, --curve-server-key, --curve-client-key).
 //
 // A key file holds one key in Z85 (40 characters): blank lines and lines starting with '#' are
 // comments, whitespace around the key is ignored. A secret key file must be a regular file owned

@@ -4,7 +4,7 @@
 #include <cerrno>
 #include <cstdint>
 
-#include "ipc/validate.h"
+#include "ipc/table_write.h"
 
 namespace tandem::ipc {
 

@@ -10,6 +10,7 @@
 #include <zmq_addon.hpp>
 
 #include "base/global_id.h"
+#include "ipc/table_write.h"
 #include "supervisor/metric_names.h"
 #include "supervisor/supervisor.h"
 
@@ -162,7 +163,7 @@ void Supervisor::OnControllerMessage(const std::string& peer, const std::string&
   }
   if (cmd.has_write_table() && !AdmitWrite(peer, cmd)) return;
   if (cmd.has_subscribe() || cmd.has_cancel_subscribe()) {
-    ForwardSubscribeCommand(peer, cmd, payload, kControllerSession, validator_);
+    ForwardSubscribeCommand(peer, cmd, payload, kControllerSession, validator_.catalog());
     return;
   }
   if (cmd.has_initialization_complete() && last_complete_) {
@@ -185,8 +186,8 @@ void Supervisor::OnControllerHello(const std::string& peer, const ipc::pb::Comma
   // running them until its InitializationComplete: keep that epoch as the catalog till then. (A
   // second Hello before it keeps the one already kept: the runtimes never applied the first
   // replay.) With nothing to reconcile, the runtimes apply the replay as it comes.
-  std::optional<ipc::Validator> complete;
-  if (!last_complete_ && !validator_.indexes().empty()) complete = validator_;
+  std::optional<ipc::Catalog> complete;
+  if (!last_complete_ && !validator_.indexes().empty()) complete = validator_.catalog();
   if (Status s = validator_.Validate(hello); !s.ok()) {  // changes nothing when refused
     Refuse(peer, "Hello", "validation", s.message());
     return;
@@ -239,7 +240,7 @@ void Supervisor::OnObserverCommand(const std::string& peer, const ipc::pb::Comma
   const bool writer = sessions_.IsWriter(peer);
   // A writer session's writes are checked against what the replica runs (the catalog), like its
   // peeks.
-  if (Status s = Catalog().ValidateObserver(cmd, writer); !s.ok()) {
+  if (Status s = validator_.ValidateObserver(cmd, writer, Catalog()); !s.ok()) {
     const bool allowed = cmd.has_peek() || cmd.has_cancel_peek() || cmd.has_subscribe() ||
                          cmd.has_cancel_subscribe() || (writer && cmd.has_write_table());
     RefuseCommand(peer, cmd, allowed ? "validation" : "read_only", s.message());
@@ -259,7 +260,7 @@ void Supervisor::OnObserverCommand(const std::string& peer, const ipc::pb::Comma
 
 void Supervisor::ForwardSubscribeCommand(const std::string& peer, const ipc::pb::Command& cmd,
                                          const std::string& payload, SessionId session,
-                                         const ipc::Validator& catalog) {
+                                         const ipc::Catalog& catalog) {
   const std::string name = ipc::CommandName(cmd);
   if (cmd.has_cancel_subscribe()) {
     // Nothing live under that uuid (ended, or never subscribed): forwarded nowhere, no answer.
@@ -306,7 +307,7 @@ void Supervisor::ForwardSubscribeCommand(const std::string& peer, const ipc::pb:
   metrics_.Set(kSubscribes, {}, static_cast<double>(mux_->live_subscribes()));
 }
 
-std::uint64_t Supervisor::LatestAsOf(const std::string& id, const ipc::Validator& catalog) const {
+std::uint64_t Supervisor::LatestAsOf(const std::string& id, const ipc::Catalog& catalog) const {
   std::uint64_t latest = 0;
   if (auto it = frontiers_.latest().find(id);
       it != frontiers_.latest().end() && !it->second.write().elements().empty()) {

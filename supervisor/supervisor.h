@@ -116,7 +116,9 @@ class Supervisor {
   void SetHoldGaps(const std::vector<shm::SlotInfo>& slots);
   ipc::pb::Response HelloAccepted(const ipc::pb::Hello& hello) const;
   // What the replica maintains (see above).
-  const ipc::Validator& Catalog() const { return last_complete_ ? *last_complete_ : validator_; }
+  const ipc::Catalog& Catalog() const {
+    return last_complete_ ? *last_complete_ : validator_.catalog();
+  }
   void OnMonitorReadable();
   // Remembers which peer a controller connection's descriptor belongs to (for the monitor's
   // DISCONNECTED events); a descriptor reused by a new peer ends the old peer's session.
@@ -161,10 +163,10 @@ class Supervisor {
   // against.
   void ForwardSubscribeCommand(const std::string& peer, const ipc::pb::Command& command,
                                const std::string& payload, SessionId session,
-                               const ipc::Validator& catalog);
+                               const ipc::Catalog& catalog);
   // max(W - 1, allowed): W the index's write frontier (FrontiersCache; 0 when none reported, or
   // closed), allowed the compaction frontier `catalog` recorded for it (0 when none).
-  std::uint64_t LatestAsOf(const std::string& id, const ipc::Validator& catalog) const;
+  std::uint64_t LatestAsOf(const std::string& id, const ipc::Catalog& catalog) const;
   // A SubscribeBatch or SubscribeEnd the multiplexer mapped back to `verdict.to`'s uuid: sent to
   // that session; a batch its pipe refuses ends the subscribe TOO_SLOW, an End it refuses waits.
   void DeliverSubscribeAnswer(const Multiplexer::Verdict& verdict,
@@ -236,7 +238,7 @@ class Supervisor {
   ipc::Validator validator_;  // the controller's epoch
   // Set while a controller replays after its Hello and the runtimes still run the previous
   // epoch: that epoch as it was complete (unset when there was nothing to reconcile).
-  std::optional<ipc::Validator> last_complete_;
+  std::optional<ipc::Catalog> last_complete_;
   std::unique_ptr<Multiplexer> mux_;
   std::map<int, std::string> peer_by_fd_;  // controller connection fd → routing id
   // Per fd: DISCONNECTED events still to come for connections NotePeerFd saw replaced.

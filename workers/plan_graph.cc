@@ -5,7 +5,7 @@
 
 #include "base/check.h"
 #include "ipc/model.h"
-#include "ipc/validate.h"
+#include "ipc/plan_typing.h"
 #include "workers/operators/cached.h"
 #include "workers/operators/join.h"
 #include "workers/operators/mfp.h"

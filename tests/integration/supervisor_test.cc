@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ipc/validate.h"
+#include "ipc/table_write.h"
 #include "supervisor_harness.h"
 #include "temp_dir.h"
 #include "unit/protocol_samples.h"

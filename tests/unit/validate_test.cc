@@ -13,6 +13,9 @@
 
 #include "base/time.h"
 #include "ipc/client.h"
+#include "ipc/plan_typing.h"
+#include "ipc/source_schema.h"
+#include "ipc/table_write.h"
 #include "unit/protocol_samples.h"
 
 namespace tandem::ipc {

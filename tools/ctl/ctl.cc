@@ -20,8 +20,8 @@
 #include "base/global_id.h"
 #include "base/json.h"
 #include "ipc/model.h"
+#include "ipc/plan_typing.h"
 #include "ipc/rows.h"
-#include "ipc/validate.h"
 #include "tools/common/format.h"
 
 namespace tandem::ctl {

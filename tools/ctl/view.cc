@@ -3,7 +3,7 @@
 #include <map>
 #include <utility>
 
-#include "ipc/validate.h"
+#include "ipc/plan_typing.h"
 #include "tools/ctl/output.h"
 #include "tools/ctl/session.h"
 

@@ -7,7 +7,7 @@
 
 #include "base/check.h"
 #include "ipc/model.h"
-#include "ipc/validate.h"
+#include "ipc/table_write.h"
 
 namespace tandem::workers {
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "ipc/validate.h"
+#include "ipc/table_write.h"
 #include "workers/tables/data_dir.h"
 
 namespace tandem::workers {
