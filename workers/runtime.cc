@@ -73,9 +73,9 @@ std::string EncodeForChannel(const pb::Response& r) {
 // A worker thread: by role, a renderer (maintenance), a peek server (interactive), or both (solo).
 struct Runtime::Worker {
   std::uint32_t me = 0;
-  std::unique_ptr<Renderer> renderer;       // solo, maintenance
-  std::unique_ptr<PeekServer> peek_server;  // solo, interactive
-  std::atomic<std::uint64_t> applied{0};    // next command seq to apply
+  std::unique_ptr<Renderer> renderer;     // solo, maintenance
+  std::unique_ptr<ReadingSide> reading;   // solo, interactive
+  std::atomic<std::uint64_t> applied{0};  // next command seq to apply
   // Loop turns and units of work finished within a turn (each message to the command thread):
   // ReportProgress.
   std::atomic<std::uint64_t> progress{0};
@@ -251,15 +251,15 @@ void Runtime::StartWorkers() {
         auto r = shm::Reader::Attach(segment_.get(), i);
         if (!r.ok()) spdlog::critical("worker {}: {}", i, r.status().ToString());
         TANDEM_CHECK(r.ok(), "could not take the reading side of this worker's registry row");
-        w.peek_server = std::make_unique<PeekServer>(
+        w.reading = std::make_unique<ReadingSide>(
             std::move(r).value(), i, options_.workers, one_shots_.get(),
             [this, &w](const pb::Response& r, std::uint64_t seq) {
               SendToCommandThread(r, w.me, seq);
               w.progress.fetch_add(1, std::memory_order_relaxed);  // a unit of work done
             });
-        w.peek_server->SetMaxResultSize(options_.max_result_size);
-        w.peek_server->SetSubscribeBatchBytes(options_.subscribe_batch_bytes);
-        w.peek_server->SetSubscribeBackPressure([this] {
+        w.reading->SetMaxResultSize(options_.max_result_size);
+        w.reading->SetSubscribeBatchBytes(options_.subscribe_batch_bytes);
+        w.reading->SetSubscribeBackPressure([this] {
           return subscribe_bytes_in_flight_.load(std::memory_order_relaxed) >
                  kMaxSubscribeBytesInFlight;
         });
@@ -508,7 +508,7 @@ void Runtime::SendToCommandThread(const pb::Response& r, std::uint32_t worker, s
   }
   if (r.has_peek_response()) {
     // The backstop the channel to the command thread had (a part it could not carry is an Error):
-    // a worker's part is bounded below it already (PeekServer::AnswerFrom).
+    // a worker's part is bounded below it already (ReadingSide::AnswerFrom).
     if (const std::size_t bytes = r.ByteSizeLong(); bytes > ipc::kMaxMessageBytes) {
       m.response = OversizeAnswer(r, bytes);
       answers_.inbox.Push(std::move(m));
@@ -654,14 +654,14 @@ void Runtime::LockstepLoop(Worker& w) {
     for (const auto& [seq, c] : log_.Read(w.applied, horizon)) Apply(w, seq, *c);
     w.applied = horizon;
     // Solo: what is readable now is not kept waiting for the step.
-    if (w.peek_server) w.peek_server->Serve();
+    if (w.reading) w.reading->Serve();
     TimedArriveAndWait(*tick_barrier_);
     const auto step_start = Clock::now();
     const bool ticked = w.renderer->Step();
     w.step_work = Clock::now() - step_start;
     if (ticked) StepStats::RecordStep(w.step_work);  // a step of some dataflow, not an idle turn
     // Solo: subscribe work left after this slice goes on in the next iteration, at once.
-    const bool more = w.peek_server && w.peek_server->Serve();
+    const bool more = w.reading && w.reading->Serve();
     w.renderer->ReportFrontiers();
     if (w.me == 0 && Clock::now() >= next_trim) {
       next_trim = Clock::now() + kTrimInterval;
@@ -683,7 +683,7 @@ void Runtime::InteractiveLoop(Worker& w) {
     w.progress.fetch_add(1, std::memory_order_relaxed);
     // Observe the wake counter before looking for work: a command published (and its Interrupt)
     // or a slot changed after this point makes the wait below return at once.
-    shm::Reader& reader = w.peek_server->reader();
+    shm::Reader& reader = w.reading->reader();
     const std::uint32_t observed = reader.wake().Observe();
     if (!work_observed) work_observed = observed;
     const CommandLog::Numbered todo = log_.Read(w.applied);
@@ -691,14 +691,14 @@ void Runtime::InteractiveLoop(Worker& w) {
     for (const auto& [seq, c] : todo) Apply(w, seq, *c);
     // One slice of subscribe work at most: with more left, the commands (peeks among them) that
     // arrived meanwhile are applied and answered before the next slice.
-    if (w.peek_server->Serve()) continue;
+    if (w.reading->Serve()) continue;
     const std::uint32_t since = *work_observed;
     work_observed.reset();
     // Sleep until the publisher changes a slot of this row or a command arrives (Interrupt).
     shm::WakeDrain drained;
     reader.wake().WaitSince(
         since, &drained,
-        w.peek_server->waiting() ? std::chrono::nanoseconds(50ms) : std::chrono::nanoseconds(1s));
+        w.reading->waiting() ? std::chrono::nanoseconds(50ms) : std::chrono::nanoseconds(1s));
   }
 }
 
@@ -708,41 +708,41 @@ void Runtime::Apply(Worker& w, std::uint64_t seq, const pb::Command& c) {
       const pb::DataflowDescription& desc = c.create_dataflow().desc();
       if (desc.class_() == pb::ONE_SHOT_READ) {
         // Rendered by the reading side (interactive; solo's own): maintenance records nothing.
-        if (w.peek_server) w.peek_server->CreateOneShot(seq, desc);
+        if (w.reading) w.reading->CreateOneShot(seq, desc);
         break;
       }
       if (w.renderer) w.renderer->Create(seq, shared_.at(seq).get());
       // Interactive: maintenance's exports become peers, whose holds we own (DESIGN §4.1).
-      if (w.peek_server) w.peek_server->Follow(desc);
+      if (w.reading) w.reading->Follow(desc);
       break;
     }
     case pb::Command::kAllowCompaction: {
       const std::string& id = c.allow_compaction().id();
       const Frontier f = ipc::FrontierOf(c.allow_compaction().frontier());
       if (w.renderer) w.renderer->AllowCompaction(id, f);
-      if (w.peek_server) w.peek_server->AllowCompaction(id, f);
+      if (w.reading) w.reading->AllowCompaction(id, f);
       break;
     }
     case pb::Command::kPeek:
-      if (w.peek_server) w.peek_server->Add(c.peek());
+      if (w.reading) w.reading->Add(c.peek());
       break;
     case pb::Command::kCancelPeek:
-      if (w.peek_server) w.peek_server->Cancel(c.cancel_peek().uuid());
+      if (w.reading) w.reading->Cancel(c.cancel_peek().uuid());
       break;
     case pb::Command::kSubscribe:
-      if (w.peek_server) w.peek_server->Subscribe(c.subscribe());
+      if (w.reading) w.reading->Subscribe(c.subscribe());
       break;
     case pb::Command::kCancelSubscribe:
-      if (w.peek_server) w.peek_server->ForgetSubscribe(c.cancel_subscribe().uuid());
+      if (w.reading) w.reading->ForgetSubscribe(c.cancel_subscribe().uuid());
       break;
     case pb::Command::kUpdateConfiguration:
       // Only appended for max_result_size, subscribe_batch_bytes or fault injection
       // (debug_abort_worker names this runtime).
       for (const auto& [k, v] : c.update_configuration().params()) {
-        if (const auto bytes = ParseMaxResultSize(k, v); bytes && w.peek_server)
-          w.peek_server->SetMaxResultSize(*bytes);
-        if (const auto bytes = ParseSubscribeBatchBytes(k, v); bytes && w.peek_server)
-          w.peek_server->SetSubscribeBatchBytes(*bytes);
+        if (const auto bytes = ParseMaxResultSize(k, v); bytes && w.reading)
+          w.reading->SetMaxResultSize(*bytes);
+        if (const auto bytes = ParseSubscribeBatchBytes(k, v); bytes && w.reading)
+          w.reading->SetSubscribeBatchBytes(*bytes);
       }
       if (auto it = c.update_configuration().params().find("debug_abort_worker");
           it != c.update_configuration().params().end() && it->second == RoleName(options_.role) &&

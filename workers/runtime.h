@@ -42,7 +42,7 @@
 #include "workers/inbox.h"
 #include "workers/one_shot.h"
 #include "workers/peek.h"
-#include "workers/peek_server.h"
+#include "workers/reading_side.h"
 #include "workers/reconciler.h"
 #include "workers/renderer.h"
 #include "workers/response_merger.h"

@@ -31,13 +31,13 @@
 
 namespace tandem::workers {
 
-class PeekServer {
+class ReadingSide {
  public:
   // Sends one PeekResponse part, or a Frontiers report of a collection of the one-shot dataflow
   // created by command `seq`, to the command thread (which merges every worker's).
   using Send = std::function<void(const ipc::pb::Response&, std::uint64_t seq)>;
-  PeekServer(std::unique_ptr<shm::Reader> reader, std::uint32_t me, std::uint32_t workers,
-             OneShotPool* pool, Send send)  // `pool` outlives this
+  ReadingSide(std::unique_ptr<shm::Reader> reader, std::uint32_t me, std::uint32_t workers,
+              OneShotPool* pool, Send send)  // `pool` outlives this
       : reader_(std::move(reader)),
         me_(me),
         workers_(workers),
