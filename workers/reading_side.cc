@@ -17,6 +17,43 @@ namespace tandem::workers {
 
 namespace pb = ipc::pb;
 
+void ReadingSide::Apply(std::uint64_t seq, const LoggedCommand& entry) {
+  const pb::Command& c = *entry;
+  switch (c.kind_case()) {
+    case pb::Command::kCreateDataflow:
+      if (c.create_dataflow().desc().class_() == pb::ONE_SHOT_READ) {
+        CreateOneShot(seq, c.create_dataflow().desc());
+      } else {
+        // Interactive: maintenance's exports become peers, whose holds we own (DESIGN §4.1).
+        Follow(c.create_dataflow().desc());
+      }
+      break;
+    case pb::Command::kAllowCompaction:
+      AllowCompaction(c.allow_compaction().id(), ipc::FrontierOf(c.allow_compaction().frontier()));
+      break;
+    case pb::Command::kPeek:
+      Add(c.peek());
+      break;
+    case pb::Command::kCancelPeek:
+      Cancel(c.cancel_peek().uuid());
+      break;
+    case pb::Command::kSubscribe:
+      Subscribe(c.subscribe());
+      break;
+    case pb::Command::kCancelSubscribe:
+      ForgetSubscribe(c.cancel_subscribe().uuid());
+      break;
+    case pb::Command::kUpdateConfiguration:
+      if (const LiveParameters* p = entry.parameters()) {
+        if (p->max_result_size) SetMaxResultSize(*p->max_result_size);
+        if (p->subscribe_batch_bytes) SetSubscribeBatchBytes(*p->subscribe_batch_bytes);
+      }
+      break;
+    default:
+      break;
+  }
+}
+
 void ReadingSide::Answer(const std::string& uuid,
                          const std::function<void(pb::PeekResponse*)>& fill) {
   pb::Response r;

@@ -24,6 +24,7 @@
 #include "base/time.h"
 #include "ipc/codec.h"
 #include "shm/reader.h"
+#include "workers/command_log.h"
 #include "workers/expr.h"
 #include "workers/one_shot.h"
 #include "workers/peek.h"
@@ -53,6 +54,12 @@ class ReadingSide {
            std::any_of(one_shots_.begin(), one_shots_.end(),
                        [](const auto& o) { return o.second.state != OneShot::State::kComputed; });
   }
+
+  // Command `seq`, in command order: its part on this worker's reading side, by the methods below
+  // (CreateDataflow: CreateOneShot for a one-shot, else Follow; AllowCompaction; Peek: Add;
+  // CancelPeek: Cancel; Subscribe; CancelSubscribe: ForgetSubscribe; UpdateConfiguration: the live
+  // parameters the command thread parsed of it). Other commands are not the reading side's.
+  void Apply(std::uint64_t seq, const LoggedCommand& command);
 
   // CreateDataflow: follows its index exports (as peers, or as this solo worker's own).
   void Follow(const ipc::pb::DataflowDescription& desc);
