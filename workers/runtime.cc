@@ -371,15 +371,14 @@ void Runtime::Enqueue(pb::Command c) {
       auto parameters =
           std::make_shared<const LiveParameters>(LiveParameters::Parse(c.update_configuration()));
       if (parameters->log_level) spdlog::set_level(*parameters->log_level);
-      const bool reads = ServesPeeks(options_.role);
-      // The mergers' bounds: for the peeks after this command, the batches sent from now on.
-      if (reads && parameters->max_result_size) {
-        merger_.SetMaxResultSize(*parameters->max_result_size);
-      }
-      if (reads && parameters->subscribe_batch_bytes) {
+      // The mergers' bounds (only a runtime that serves peeks merges any): for the peeks after this
+      // command, the batches sent from now on.
+      if (parameters->max_result_size) merger_.SetMaxResultSize(*parameters->max_result_size);
+      if (parameters->subscribe_batch_bytes) {
         subscribe_merger_.SetBatchBytes(*parameters->subscribe_batch_bytes);
       }
       // Workers apply it in order with the peeks (and fault injection fails a check).
+      const bool reads = ServesPeeks(options_.role);
       if (parameters->abort_worker != options_.role && !(reads && parameters->ForReadingSide())) {
         return;
       }
@@ -408,7 +407,7 @@ void Runtime::Enqueue(pb::Command c) {
       break;
     case pb::Command::kWriteTable:
       if (!maintained_) return;  // never routed to interactive
-      break;  // handed to the table's writer by the start completion, in command order
+      break;  // routed to its table in the start completion, in command order (LiveTables)
     default:
       return;  // CreateInstance, InitializationComplete, Schedule, AllowWrites: nothing to do
   }
