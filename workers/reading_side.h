@@ -1,10 +1,12 @@
-// The reading side of one worker (interactive, and solo): the indexes it reads in registry row i
-// — peers that maintenance publishes (interactive: it owns their peer holds, DESIGN §4.1) or its
-// own exports (solo) — the one-shot dataflows it renders and their transient indexes (DESIGN §8,
-// workers/one_shot.h), and the peeks that wait for them (DESIGN §4.1, failures 1 and 2).
+// The reading side of one worker (interactive, and solo), all of it: the indexes it reads in
+// registry row i — peers that maintenance publishes (interactive: it owns their peer holds, DESIGN
+// §4.1) or its own exports (solo) — the one-shot dataflows it renders and their transient indexes
+// (DESIGN §8, workers/one_shot.h), the peeks that wait for them (DESIGN §4.1, failures 1 and 2),
+// and its part of every subscribe (DESIGN §10, workers/subscriptions.h). It applies a command's
+// reading part (Apply) and serves what can be served (Serve); the runtime's loops call both.
 //
 // Holds (I1): a peek of a followed index holds it at its time while it waits (unless the hold is
-// past that time already: then it reads what since allows, as before), and a one-shot dataflow
+// past that time already: then it reads what since allows), and a one-shot dataflow
 // holds each import at its as_of from acceptance to drop — both through the Reader, which
 // publishes peer hold = min(the controller's frontier, every such hold).
 //
