@@ -1,6 +1,8 @@
 // The command log (DESIGN §1: "hands each command to every worker thread in the same order"):
 // the commands a runtime's workers apply, numbered by sequence, appended by the command thread and
-// read by every worker from where it stands. Entries every reader has passed are dropped.
+// read by every worker from where it stands. Entries every reader has passed are dropped. An
+// UpdateConfiguration carries the live parameters the command thread parsed of it
+// (workers/live_parameters.h): no worker parses it again.
 //
 // Thread safety: every member may be called from any thread (one mutex inside, its guarded
 // state annotated). The command thread appends; workers read and wait.
@@ -16,12 +18,32 @@
 
 #include "base/thread_annotations.h"
 #include "ipc/codec.h"
+#include "workers/live_parameters.h"
 
 namespace tandem::workers {
 
+// An entry of the log: a command as every worker applies it (`*` and `->` reach the command) and,
+// for an UpdateConfiguration, its live parameters. Immutable once appended; shared by the readers.
+class LoggedCommand {
+ public:
+  // Implicit: most commands carry nothing else.
+  LoggedCommand(std::shared_ptr<const ipc::pb::Command> command,
+                std::shared_ptr<const LiveParameters> parameters = nullptr)
+      : command_(std::move(command)), parameters_(std::move(parameters)) {}
+
+  const ipc::pb::Command& operator*() const { return *command_; }
+  const ipc::pb::Command* operator->() const { return command_.get(); }
+  // Set on an UpdateConfiguration, null on every other command.
+  const LiveParameters* parameters() const { return parameters_.get(); }
+
+ private:
+  std::shared_ptr<const ipc::pb::Command> command_;
+  std::shared_ptr<const LiveParameters> parameters_;
+};
+
 class CommandLog {
  public:
-  using Entry = std::shared_ptr<const ipc::pb::Command>;
+  using Entry = LoggedCommand;
   using Numbered = std::vector<std::pair<std::uint64_t, Entry>>;
 
   // Appends `command` as number end(), drops the entries below `trim_below` (every reader has

@@ -122,7 +122,9 @@ DataflowInstance::DataflowInstance(DataflowShared* shared, std::uint32_t me, Exc
          raw});
   }
   graph_ = BuildPlanGraph(desc, std::move(inputs));
-  if (me == 0) {  // what each join arranged itself and what it read in place (issue 14)
+  // What each join arranged itself and what it read in place: the same plan on every worker, so
+  // worker 0 alone logs it.
+  if (me == 0) {
     for (const std::string& a : graph_.arrangements) {
       spdlog::info("dataflow {}: {}", desc.debug_name(), a);
     }

@@ -47,10 +47,10 @@ std::vector<RowUpdate> Exchange::Shuffle(std::uint32_t me, std::vector<RowUpdate
       std::move(in.begin(), in.end(), std::back_inserter(mine));
       in.clear();
     } else {
-      // Copied, not moved: a row allocated by another worker's thread is freed by that thread
-      // (above, one round later). Freeing it here was a third of a worker's time with two
-      // workers (glibc frees into the allocating thread's arena, under that arena's lock: the
-      // workers contended on each other's arenas; issue 19's profile in BENCHMARKS.md).
+      // Copied, not moved: a row is freed by the thread that allocated it (its sender, above,
+      // one round later), never by another worker. glibc frees into the allocating thread's
+      // arena, under that arena's lock: freeing other workers' rows here made the workers contend
+      // on each other's arenas (measured: a third of a worker's time with two workers).
       mine.insert(mine.end(), in.begin(), in.end());
     }
   }

@@ -3,12 +3,12 @@
 // answers — as messages in memory, in the order they were pushed, with an eventfd that the command
 // thread polls beside its channel to the supervisor.
 //
-// Why not a ZeroMQ inproc socket (what it replaced): each answer was encoded by its sender and
-// decoded again by the command thread, and every turn of the command loop asked the inproc socket
-// for its events (a getpid and a poll system call each, in zmq_poll's two passes). On the
-// machine of issue 17 a system call costs ~1 µs, and a peek's turns paid several dozen of them.
-// Here a push into an empty inbox costs one eventfd write, a push into a non-empty one none, and
-// the command thread reads the eventfd once per drain.
+// Cost, which a peek's answer pays on every turn: no encoding (a message is the Response itself)
+// and no system call per message — a push into an empty inbox costs one eventfd write, a push into
+// a non-empty one none, and the command thread reads the eventfd once per drain. (A ZeroMQ inproc
+// socket would encode and decode every answer and ask the socket for its events on every turn of
+// the command loop: a getpid and a poll system call each, in zmq_poll's two passes, at ~1 µs
+// apiece — several dozen per peek.)
 //
 // Thread safety: Push from any thread; Take and fd from the command thread only.
 #pragma once

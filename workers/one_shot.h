@@ -3,7 +3,7 @@
 // that live in this process's memory until the controller drops them.
 //
 // Who does what:
-//  * Reading worker i (PeekServer) accepts the dataflow, holds each import at as_of in row i
+//  * Reading worker i (ReadingSide) accepts the dataflow, holds each import at as_of in row i
 //    (I1 for imports), waits until every import is readable at as_of there, takes the snapshots
 //    and Submits their batches — it keeps the snapshots (so the batches stay) until its part of
 //    the result is back, then installs it and serves peeks from it.

@@ -1,6 +1,7 @@
-// The maintained side of one lockstep worker (maintenance, and solo): its part of every rendered
-// Maintained dataflow, and the publisher of its registry row (DESIGN §4: maintenance worker i is
-// row i's one publishing thread). Reports the frontiers of its dataflows' collections.
+// One lockstep worker's part of the maintained side (workers/maintained_side.h; maintenance, and
+// solo): its part of every rendered Maintained dataflow, and the publisher of its registry row
+// (DESIGN §4: maintenance worker i is row i's one publishing thread). Reports the frontiers of its
+// dataflows' collections.
 //
 // Thread safety: belongs to one worker thread; Step exchanges with the other workers (barriers),
 // so every worker calls it in the same iteration.

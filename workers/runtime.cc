@@ -10,17 +10,10 @@
 #include <cerrno>
 
 #include "base/check.h"
-#include "base/log.h"
 #include "ipc/channel.h"
-#include "ipc/model.h"
-#include "shm/publisher.h"
 #include "shm/reader.h"
 #include "shm/registry.h"
-#include "shm/routing.h"
 #include "shm/wake.h"
-#include "workers/peek.h"
-#include "workers/sources/index_import.h"
-#include "workers/sources/table_source.h"
 #include "workers/step_stats.h"
 
 namespace tandem::workers {
@@ -30,11 +23,6 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 namespace {
-// Work one lockstep iteration aims at: commands (and, in solo, peeks) wait at most about this long
-// behind a step, plus whatever single tick cannot be split (spine merges are fueled:
-// shm/publisher.h). Small steps are also faster overall than big ones (their updates stay in
-// cache): measured with `tandem-bench ingest`.
-constexpr std::chrono::microseconds kStepBudget = 5ms;
 // Heap memory freed but kept by malloc beyond this (a hydration's first tick held every update of
 // a snapshot before publishing it) is returned to the system (malloc_trim), so the runtime's
 // resident size settles near what it keeps instead of staying at its peak. Looked at by worker 0
@@ -70,16 +58,16 @@ std::string EncodeForChannel(const pb::Response& r) {
 }
 }  // namespace
 
-// A worker thread: by role, a renderer (maintenance), a peek server (interactive), or both (solo).
+// A worker thread: its reading side (interactive, solo), and how far it has come (the command
+// thread trims the log below every worker's `applied` and reports progress by `progress`). Its part
+// of the maintained side (maintenance, solo) is the MaintainedSide's.
 struct Runtime::Worker {
   std::uint32_t me = 0;
-  std::unique_ptr<Renderer> renderer;       // solo, maintenance
-  std::unique_ptr<PeekServer> peek_server;  // solo, interactive
-  std::atomic<std::uint64_t> applied{0};    // next command seq to apply
+  std::unique_ptr<ReadingSide> reading;   // solo, interactive
+  std::atomic<std::uint64_t> applied{0};  // next command seq to apply
   // Loop turns and units of work finished within a turn (each message to the command thread):
   // ReportProgress.
   std::atomic<std::uint64_t> progress{0};
-  std::chrono::steady_clock::duration step_work{};  // lockstep: the last step's duration
 };
 
 Runtime::Runtime(RuntimeOptions options)
@@ -122,24 +110,10 @@ int Runtime::Run() {
     return 1;
   }
   if (Renders(options_.role)) {
-    // Local readers' and tools' announcements (DESIGN §11), which this runtime's publishers
-    // honour: without them a batch could be freed under a reader, so no table is no start. The
-    // supervisor made it with the segment, for the same incarnation.
-    auto table =
-        options_.reader_table_fd >= 0
-            ? shm::ReaderTable::Inherit(options_.reader_table_fd, segment_->header().generation)
-            : shm::ReaderTable::Open(options_.segment);
-    if (!table.ok()) {
-      spdlog::critical("cannot open the reader table of {}: {}", options_.segment,
-                       table.status().ToString());
-      return 1;
-    }
-    if ((*table)->generation() != segment_->header().generation) {
-      spdlog::critical("the reader table of {} is of generation {}, the segment of {}",
-                       options_.segment, (*table)->generation(), segment_->header().generation);
-      return 1;
-    }
-    reader_table_ = std::move(table).value();
+    maintained_ = MaintainedSide::Open(
+        options_, segment_.get(), &log_,
+        [this](const pb::Response& r) { SendToCommandThread(r, kNotAWorker); });
+    if (!maintained_) return 1;
   }
   channel_ = std::make_unique<zmq::socket_t>(ipc::ConnectRuntimeChannel(ctx_, options_.channel));
   if (options_.peek_request_fd >= 0 && options_.peek_answer_fd >= 0) {
@@ -166,41 +140,15 @@ int Runtime::Run() {
   }
 
   const std::uint32_t n = options_.workers;
-  if (Renders(options_.role)) {
-    exchange_ = std::make_unique<Exchange>(n);
-    start_barrier_ =
-        std::make_unique<std::barrier<Completion>>(n, Completion{this, &Runtime::StartCompletion});
-    tick_barrier_ =
-        std::make_unique<std::barrier<Completion>>(n, Completion{this, &Runtime::TickCompletion});
-  }
   if (ServesPeeks(options_.role)) {
-    // One-shot dataflows' compute threads; a finished part wakes its reading worker (interactive:
-    // on its row's wake channel; solo: out of its wait for the command log).
+    // One-shot dataflows' compute threads; a finished part wakes its reading worker.
     one_shots_ = std::make_unique<OneShotPool>(
-        n,
-        [this](std::uint32_t worker) {
-          if (options_.role == Role::kInteractive) {
-            shm::Registry registry(segment_.get());
-            shm::WakeReceiver(&registry.row(worker).wake).Interrupt();
-          } else {
-            log_.Poke();
-          }
-        },
+        n, [this](std::uint32_t worker) { WakeReadingWorker(worker); },
         options_.max_one_shot_memory);
   }
   if (!options_.data_dir.empty()) {
-    TANDEM_CHECK(Renders(options_.role), "only a maintenance or solo runtime writes tables");
-    // Another runtime of this data dir may still be dying (shared fate kills it): wait a while.
-    auto dir = DataDir::Open(options_.data_dir, std::chrono::seconds(10));
-    if (!dir.ok()) {
-      spdlog::critical("data dir {}: {}", options_.data_dir, dir.status().ToString());
-      return 1;
-    }
-    tables_ = std::make_unique<TableWriter>(
-        std::move(dir).value(), [this](std::vector<pb::Response> answers) {
-          for (const pb::Response& r : answers) SendToCommandThread(r, kNotAWorker);
-          log_.Poke();  // the published writes are ready for the next tick
-        });
+    TANDEM_CHECK(maintained_ != nullptr, "only a maintenance or solo runtime writes tables");
+    if (!maintained_->OpenTables()) return 1;
   }
   StartWorkers();
   segment_->SetRuntime(options_.role, getpid(), shm::RuntimeState::kAttached);
@@ -231,35 +179,29 @@ void Runtime::StartWorkers() {
       const std::string name = std::string(RoleShortName(options_.role)) + ":" + std::to_string(i);
       pthread_setname_np(pthread_self(), name.c_str());
       Worker& w = *workers_[i];
-      if (Renders(options_.role)) {
-        auto p = shm::Publisher::Attach(segment_.get(), i);
-        if (!p.ok()) spdlog::critical("worker {}: {}", i, p.status().ToString());
-        TANDEM_CHECK(p.ok(), "could not take the publishing side of this worker's registry row");
-        (*p)->SetReaderTable(reader_table_.get());
-        w.renderer = std::make_unique<Renderer>(
-            std::move(p).value(), i, exchange_.get(),
-            [this, &w](std::vector<Renderer::FrontierReport> reports) {
-              std::vector<Inbox::Message> messages;
-              messages.reserve(reports.size());
-              for (auto& r : reports) {
-                messages.push_back({w.me, r.seq, std::move(r.response), 0});
-              }
-              answers_.inbox.PushAll(std::move(messages));
-            });
+      if (maintained_) {
+        maintained_->Attach(i, [this, &w](std::vector<Renderer::FrontierReport> reports) {
+          std::vector<Inbox::Message> messages;
+          messages.reserve(reports.size());
+          for (auto& r : reports) {
+            messages.push_back({w.me, r.seq, std::move(r.response), 0});
+          }
+          answers_.inbox.PushAll(std::move(messages));
+        });
       }
       if (ServesPeeks(options_.role)) {
         auto r = shm::Reader::Attach(segment_.get(), i);
         if (!r.ok()) spdlog::critical("worker {}: {}", i, r.status().ToString());
         TANDEM_CHECK(r.ok(), "could not take the reading side of this worker's registry row");
-        w.peek_server = std::make_unique<PeekServer>(
+        w.reading = std::make_unique<ReadingSide>(
             std::move(r).value(), i, options_.workers, one_shots_.get(),
             [this, &w](const pb::Response& r, std::uint64_t seq) {
               SendToCommandThread(r, w.me, seq);
               w.progress.fetch_add(1, std::memory_order_relaxed);  // a unit of work done
             });
-        w.peek_server->SetMaxResultSize(options_.max_result_size);
-        w.peek_server->SetSubscribeBatchBytes(options_.subscribe_batch_bytes);
-        w.peek_server->SetSubscribeBackPressure([this] {
+        w.reading->SetMaxResultSize(options_.max_result_size);
+        w.reading->SetSubscribeBatchBytes(options_.subscribe_batch_bytes);
+        w.reading->SetSubscribeBackPressure([this] {
           return subscribe_bytes_in_flight_.load(std::memory_order_relaxed) >
                  kMaxSubscribeBytesInFlight;
         });
@@ -388,19 +330,26 @@ void Runtime::SendResponse(const pb::Response& response) {
   channel_->send(zmq::buffer(bytes), zmq::send_flags::none);
 }
 
-void Runtime::AppendToLog(std::shared_ptr<const pb::Command> command) {
+void Runtime::AppendToLog(LoggedCommand command) {
   // Every worker has applied what is below its `applied`; lockstep workers (and the start
   // barrier's completion) read from the horizon on. Both only rise, so a stale bound is safe.
   std::uint64_t trim_below = UINT64_MAX;
   for (auto& w : workers_) trim_below = std::min(trim_below, w->applied.load());
-  if (Renders(options_.role)) trim_below = std::min(trim_below, horizon_.load());
+  if (maintained_) trim_below = std::min(trim_below, maintained_->horizon());
   log_.Append(std::move(command), trim_below);
-  if (options_.role == Role::kInteractive) {
-    shm::Registry registry(segment_.get());
-    for (std::uint32_t i = 0; i < options_.workers; ++i) {
-      shm::WakeReceiver(&registry.row(i).wake).Interrupt();
-    }
+  // A lockstep worker waits on the log (Append wakes it); a free-running one on its row.
+  if (!maintained_) {
+    for (std::uint32_t i = 0; i < options_.workers; ++i) WakeReadingWorker(i);
   }
+}
+
+void Runtime::WakeReadingWorker(std::uint32_t worker) {
+  if (maintained_) {
+    log_.Poke();
+    return;
+  }
+  shm::Registry registry(segment_.get());
+  shm::WakeReceiver(&registry.row(worker).wake).Interrupt();
 }
 
 void Runtime::OnCommand(pb::Command command) {
@@ -419,24 +368,23 @@ void Runtime::OnCommand(pb::Command command) {
 void Runtime::Enqueue(pb::Command c) {
   switch (c.kind_case()) {
     case pb::Command::kUpdateConfiguration: {
-      bool inject = false, peeks = false;
-      for (const auto& [k, v] : c.update_configuration().params()) {
-        if (k == "log_level") {
-          if (auto level = ParseLogLevel(v); level.ok()) spdlog::set_level(*level);
-        }
-        if (k == "debug_abort_worker" && v == RoleName(options_.role)) inject = true;
-        if (const auto bytes = ParseMaxResultSize(k, v); bytes && ServesPeeks(options_.role)) {
-          merger_.SetMaxResultSize(*bytes);  // for the peeks after this command
-          peeks = true;
-        }
-        if (const auto bytes = ParseSubscribeBatchBytes(k, v);
-            bytes && ServesPeeks(options_.role)) {
-          subscribe_merger_.SetBatchBytes(*bytes);  // for the batches sent from now on
-          peeks = true;
-        }
+      auto parameters =
+          std::make_shared<const LiveParameters>(LiveParameters::Parse(c.update_configuration()));
+      if (parameters->log_level) spdlog::set_level(*parameters->log_level);
+      // The mergers' bounds (only a runtime that serves peeks merges any): for the peeks after this
+      // command, the batches sent from now on.
+      if (parameters->max_result_size) merger_.SetMaxResultSize(*parameters->max_result_size);
+      if (parameters->subscribe_batch_bytes) {
+        subscribe_merger_.SetBatchBytes(*parameters->subscribe_batch_bytes);
       }
-      if (!inject && !peeks) return;
-      break;  // workers apply it in order with the peeks (and fault injection fails a check)
+      // Workers apply it in order with the peeks (and fault injection fails a check).
+      const bool reads = ServesPeeks(options_.role);
+      if (parameters->abort_worker != options_.role && !(reads && parameters->ForReadingSide())) {
+        return;
+      }
+      ++next_seq_;
+      AppendToLog({std::make_shared<const pb::Command>(std::move(c)), std::move(parameters)});
+      return;
     }
     case pb::Command::kPeek:
       if (options_.role == Role::kMaintenance) return;  // never routed here in two-runtime mode
@@ -458,8 +406,8 @@ void Runtime::Enqueue(pb::Command c) {
       reconciler_.Track(c, next_seq_);
       break;
     case pb::Command::kWriteTable:
-      if (!Renders(options_.role)) return;  // never routed to interactive
-      break;  // handed to the table's writer by the start completion, in command order
+      if (!maintained_) return;  // never routed to interactive
+      break;  // routed to its table in the start completion, in command order (LiveTables)
     default:
       return;  // CreateInstance, InitializationComplete, Schedule, AllowWrites: nothing to do
   }
@@ -508,7 +456,7 @@ void Runtime::SendToCommandThread(const pb::Response& r, std::uint32_t worker, s
   }
   if (r.has_peek_response()) {
     // The backstop the channel to the command thread had (a part it could not carry is an Error):
-    // a worker's part is bounded below it already (PeekServer::AnswerFrom).
+    // a worker's part is bounded below it already (ReadingSide::AnswerFrom).
     if (const std::size_t bytes = r.ByteSizeLong(); bytes > ipc::kMaxMessageBytes) {
       m.response = OversizeAnswer(r, bytes);
       answers_.inbox.Push(std::move(m));
@@ -520,123 +468,13 @@ void Runtime::SendToCommandThread(const pb::Response& r, std::uint32_t worker, s
   (subscribe ? subscribes_ : answers_).inbox.Push(std::move(m));
 }
 
-void Runtime::SendFromCompletion(const pb::Response& r) { SendToCommandThread(r, kNotAWorker); }
-
 void Runtime::WorkerMain(std::uint32_t me) {
   Worker& w = *workers_[me];
-  if (options_.role == Role::kInteractive) {
-    InteractiveLoop(w);
-  } else {
+  if (maintained_) {
     LockstepLoop(w);
+  } else {
+    InteractiveLoop(w);
   }
-}
-
-void Runtime::StartCompletion() noexcept {
-  // Dataflows dropped in the previous iteration: every worker has let go of them now.
-  std::erase_if(shared_, [](const auto& entry) { return entry.second->AllExportsDropped(); });
-  const std::uint64_t from = horizon_.load();
-  const std::uint64_t to = log_.end();
-  const auto now = Clock::now();
-  for (const auto& [seq, entry] : log_.Read(from, to)) {
-    const pb::Command& c = *entry;
-    if (c.has_create_dataflow() && c.create_dataflow().desc().class_() == pb::MAINTAINED) {
-      auto s = std::make_unique<DataflowShared>();
-      s->desc = c.create_dataflow().desc();
-      s->as_of = s->desc.as_of().elements(0);
-      s->until = ipc::FrontierOf(s->desc.until());
-      for (const auto& si : s->desc.source_imports()) {
-        s->sources.push_back(MakeSource(si, now, tables_.get(), options_.workers));
-        if (auto* t = dynamic_cast<TableSource*>(s->sources.back().get()))
-          live_tables_[si.id()] = {t, s.get()};
-      }
-      // An import's progress is the imported index's upper over every worker's part (read here,
-      // in the tick barrier's completion, while every worker waits).
-      for (const auto& ii : s->desc.index_imports()) {
-        s->sources.push_back(std::make_unique<ImportSource>(
-            ii,
-            [this, id = ii.id()] {
-              Frontier upper = Frontier::Empty();
-              for (const auto& w : workers_) upper = Min(upper, w->renderer->ExportUpper(id));
-              return upper;
-            },
-            now));
-      }
-      shared_[seq] = std::move(s);
-    } else if (ipc::IsDrop(c)) {
-      for (auto& [q, s] : shared_) {
-        const bool was_dropped = s->AllExportsDropped();
-        for (const auto& e : s->desc.index_exports()) {
-          if (e.id() == c.allow_compaction().id()) s->dropped_exports.insert(e.id());
-        }
-        if (was_dropped || !s->AllExportsDropped()) continue;
-        // Its last index went: its sources are dropped now, in command order — a table's log
-        // moves away before a table created later (this same iteration, maybe) opens its own.
-        for (const auto& source : s->sources) {
-          source->OnDropped();
-          auto it = live_tables_.find(source->id);
-          if (it != live_tables_.end() && it->second.source == source.get()) live_tables_.erase(it);
-        }
-      }
-    } else if (c.has_write_table()) {
-      auto it = live_tables_.find(c.write_table().id());
-      if (it != live_tables_.end()) {
-        SubmitWrite(c.write_table(), it->second);
-      } else {
-        // Validation admits writes to live tables only; answered, never dropped silently.
-        spdlog::error("WriteTable to {}, which is not a live table here: answered with an error",
-                      c.write_table().id());
-        pb::Response r;
-        r.mutable_write_response()->set_uuid(c.write_table().uuid());
-        r.mutable_write_response()->set_error("unknown table " + c.write_table().id());
-        SendFromCompletion(r);
-      }
-    }
-  }
-  horizon_ = to;
-}
-
-void Runtime::SubmitWrite(const pb::WriteTable& write, const LiveTable& live) {
-  const std::shared_ptr<Table>& table = live.source->table();
-  const std::uint64_t bound = options_.max_table_backlog_bytes;
-  if (tables_->Submit(table, write, bound)) {
-    if (refusing_tables_.erase(table->id()) > 0) {
-      spdlog::info("table {}: its index took what it held; writes are accepted again", table->id());
-    }
-    return;
-  }
-  // Paused: the dataflow's last Prepare found a worker stalled on a full segment.
-  const bool paused = live.flow->stall_backoff.count() > 0;
-  std::string why = "table " + table->id() + " holds " + std::to_string(table->backlog()) +
-                    " bytes of writes its index has not taken yet, the bound "
-                    "(--max-table-backlog-bytes " +
-                    std::to_string(bound) + ")";
-  why += paused ? ": its index is paused on a full segment until compaction or a drop frees room"
-                : ": its dataflow has not kept up";
-  why += "; this write was not applied: send it again later (with the same uuid)";
-  if (refusing_tables_.insert(table->id()).second) spdlog::warn("{}", why);
-  pb::Response r;
-  r.mutable_write_response()->set_uuid(write.uuid());
-  r.mutable_write_response()->set_error(why);
-  SendFromCompletion(r);
-}
-
-void Runtime::TickCompletion() noexcept {
-  const auto now = Clock::now();
-  Clock::duration longest{};
-  for (const auto& w : workers_) longest = std::max(longest, w->step_work);
-  // Grow only after a step the budget held back: a short step with nothing to do (a command, a
-  // poll) must not blow the budget up for the next busy one.
-  const bool limited = std::any_of(shared_.begin(), shared_.end(),
-                                   [](const auto& entry) { return entry.second->budget_limited; });
-  if (longest > kStepBudget) {  // scale down to fit the budget at once
-    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(longest).count();
-    step_ticks_ = std::max<Time>(1, step_ticks_ * kStepBudget.count() / us);
-  } else if (longest < kStepBudget / 2 && limited) {
-    step_ticks_ = std::min<Time>(kMaxStepTicks, step_ticks_ * 2);
-  }
-  next_wake_ = now + 1s;
-  for (auto& [seq, s] : shared_)
-    next_wake_ = std::min(next_wake_, s->Prepare(options_.workers, step_ticks_, now));
 }
 
 void Runtime::LockstepLoop(Worker& w) {
@@ -647,22 +485,17 @@ void Runtime::LockstepLoop(Worker& w) {
   for (;;) {
     w.progress.fetch_add(1, std::memory_order_relaxed);
     const std::uint64_t pokes = log_.pokes();  // before looking for work: no poke is missed
-    TimedArriveAndWait(*start_barrier_);
+    const std::uint64_t horizon = maintained_->Start();
     const auto work_start = Clock::now();
     const std::uint64_t waited_before = StepStats::waited_ns();
-    const std::uint64_t horizon = horizon_.load();
-    for (const auto& [seq, c] : log_.Read(w.applied, horizon)) Apply(w, seq, *c);
+    for (const auto& [seq, c] : log_.Read(w.applied, horizon)) Apply(w, seq, c);
     w.applied = horizon;
     // Solo: what is readable now is not kept waiting for the step.
-    if (w.peek_server) w.peek_server->Serve();
-    TimedArriveAndWait(*tick_barrier_);
-    const auto step_start = Clock::now();
-    const bool ticked = w.renderer->Step();
-    w.step_work = Clock::now() - step_start;
-    if (ticked) StepStats::RecordStep(w.step_work);  // a step of some dataflow, not an idle turn
+    if (w.reading) w.reading->Serve();
+    maintained_->Step(w.me);
     // Solo: subscribe work left after this slice goes on in the next iteration, at once.
-    const bool more = w.peek_server && w.peek_server->Serve();
-    w.renderer->ReportFrontiers();
+    const bool more = w.reading && w.reading->Serve();
+    maintained_->ReportFrontiers(w.me);
     if (w.me == 0 && Clock::now() >= next_trim) {
       next_trim = Clock::now() + kTrimInterval;
       if (mallinfo2().fordblks >= kTrimFreeBytes) malloc_trim(0);
@@ -670,7 +503,7 @@ void Runtime::LockstepLoop(Worker& w) {
     StepStats::AddBusy(Clock::now() - work_start -
                        std::chrono::nanoseconds(StepStats::waited_ns() - waited_before));
     if (more) log_.Poke();  // every worker's wait below returns at once: the iteration is lockstep
-    log_.WaitFor(horizon, next_wake_, stop_, pokes);
+    log_.WaitFor(horizon, maintained_->next_wake(), stop_, pokes);
   }
 }
 
@@ -683,76 +516,32 @@ void Runtime::InteractiveLoop(Worker& w) {
     w.progress.fetch_add(1, std::memory_order_relaxed);
     // Observe the wake counter before looking for work: a command published (and its Interrupt)
     // or a slot changed after this point makes the wait below return at once.
-    shm::Reader& reader = w.peek_server->reader();
+    shm::Reader& reader = w.reading->reader();
     const std::uint32_t observed = reader.wake().Observe();
     if (!work_observed) work_observed = observed;
     const CommandLog::Numbered todo = log_.Read(w.applied);
     if (!todo.empty()) w.applied = todo.back().first + 1;
-    for (const auto& [seq, c] : todo) Apply(w, seq, *c);
+    for (const auto& [seq, c] : todo) Apply(w, seq, c);
     // One slice of subscribe work at most: with more left, the commands (peeks among them) that
     // arrived meanwhile are applied and answered before the next slice.
-    if (w.peek_server->Serve()) continue;
+    if (w.reading->Serve()) continue;
     const std::uint32_t since = *work_observed;
     work_observed.reset();
     // Sleep until the publisher changes a slot of this row or a command arrives (Interrupt).
     shm::WakeDrain drained;
     reader.wake().WaitSince(
         since, &drained,
-        w.peek_server->waiting() ? std::chrono::nanoseconds(50ms) : std::chrono::nanoseconds(1s));
+        w.reading->waiting() ? std::chrono::nanoseconds(50ms) : std::chrono::nanoseconds(1s));
   }
 }
 
-void Runtime::Apply(Worker& w, std::uint64_t seq, const pb::Command& c) {
-  switch (c.kind_case()) {
-    case pb::Command::kCreateDataflow: {
-      const pb::DataflowDescription& desc = c.create_dataflow().desc();
-      if (desc.class_() == pb::ONE_SHOT_READ) {
-        // Rendered by the reading side (interactive; solo's own): maintenance records nothing.
-        if (w.peek_server) w.peek_server->CreateOneShot(seq, desc);
-        break;
-      }
-      if (w.renderer) w.renderer->Create(seq, shared_.at(seq).get());
-      // Interactive: maintenance's exports become peers, whose holds we own (DESIGN §4.1).
-      if (w.peek_server) w.peek_server->Follow(desc);
-      break;
-    }
-    case pb::Command::kAllowCompaction: {
-      const std::string& id = c.allow_compaction().id();
-      const Frontier f = ipc::FrontierOf(c.allow_compaction().frontier());
-      if (w.renderer) w.renderer->AllowCompaction(id, f);
-      if (w.peek_server) w.peek_server->AllowCompaction(id, f);
-      break;
-    }
-    case pb::Command::kPeek:
-      if (w.peek_server) w.peek_server->Add(c.peek());
-      break;
-    case pb::Command::kCancelPeek:
-      if (w.peek_server) w.peek_server->Cancel(c.cancel_peek().uuid());
-      break;
-    case pb::Command::kSubscribe:
-      if (w.peek_server) w.peek_server->Subscribe(c.subscribe());
-      break;
-    case pb::Command::kCancelSubscribe:
-      if (w.peek_server) w.peek_server->ForgetSubscribe(c.cancel_subscribe().uuid());
-      break;
-    case pb::Command::kUpdateConfiguration:
-      // Only appended for max_result_size, subscribe_batch_bytes or fault injection
-      // (debug_abort_worker names this runtime).
-      for (const auto& [k, v] : c.update_configuration().params()) {
-        if (const auto bytes = ParseMaxResultSize(k, v); bytes && w.peek_server)
-          w.peek_server->SetMaxResultSize(*bytes);
-        if (const auto bytes = ParseSubscribeBatchBytes(k, v); bytes && w.peek_server)
-          w.peek_server->SetSubscribeBatchBytes(*bytes);
-      }
-      if (auto it = c.update_configuration().params().find("debug_abort_worker");
-          it != c.update_configuration().params().end() && it->second == RoleName(options_.role) &&
-          w.me == 0) {
-        spdlog::critical("debug_abort_worker: failing a check on purpose");
-        TANDEM_CHECK(false, "debug_abort_worker: fault injection requested by UpdateConfiguration");
-      }
-      break;
-    default:
-      break;
+void Runtime::Apply(Worker& w, std::uint64_t seq, const LoggedCommand& c) {
+  if (maintained_) maintained_->Apply(w.me, seq, *c);
+  if (w.reading) w.reading->Apply(seq, c);
+  if (const LiveParameters* p = c.parameters();
+      p && p->abort_worker == options_.role && w.me == 0) {
+    spdlog::critical("debug_abort_worker: failing a check on purpose");
+    TANDEM_CHECK(false, "debug_abort_worker: fault injection requested by UpdateConfiguration");
   }
 }
 

@@ -1,4 +1,6 @@
-// The runtime process (tandem-worker): one command thread and N worker threads.
+// The runtime process (tandem-worker): one command thread and N worker threads, with the sides
+// its role has — the maintained side (workers/maintained_side.h: maintenance, solo) and a reading
+// side per worker (workers/reading_side.h: interactive, solo).
 //
 // The command thread owns the channel to the supervisor. It reconciles after a reconnect
 // (InitializationComplete keeps unchanged dataflows, drops the omitted ones, builds the new ones),
@@ -7,76 +9,38 @@
 // from all workers' parts, one stream per subscribe (workers/subscribe_merger.h).
 //
 // Worker threads, by role:
-//  * maintenance, solo: lockstep iterations — a start barrier fixes which commands every worker
-//    applies this iteration, a tick barrier advances sources, then each rendered dataflow steps
-//    (its exchanges are barriers too). Solo also serves its peeks here, between steps.
+//  * maintenance, solo: lockstep iterations of the maintained side — a start barrier fixes which
+//    commands every worker applies this iteration, a tick barrier advances sources, then each
+//    rendered dataflow steps (its exchanges are barriers too). Solo's reading side serves its
+//    peeks here, between steps.
 //  * interactive: free-running; applies commands as they arrive and serves peeks from the
 //    registry, sleeping on its row's wake channel when idle. Nothing it does waits for another
 //    worker or for maintenance.
 #pragma once
 
 #include <atomic>
-#include <barrier>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
-#include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <set>
-#include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 #include <zmq.hpp>
 
-#include "base/role.h"
 #include "ipc/codec.h"
 #include "shm/peek_ring.h"
-#include "shm/reader_table.h"
 #include "shm/segment.h"
 #include "workers/command_log.h"
 #include "workers/command_sequencer.h"
-#include "workers/dataflow.h"
 #include "workers/inbox.h"
+#include "workers/maintained_side.h"
 #include "workers/one_shot.h"
-#include "workers/peek.h"
-#include "workers/peek_server.h"
+#include "workers/reading_side.h"
 #include "workers/reconciler.h"
-#include "workers/renderer.h"
 #include "workers/response_merger.h"
-#include "workers/sources/table_source.h"
+#include "workers/runtime_options.h"
 #include "workers/subscribe_merger.h"
-#include "workers/tables/table.h"
 
 namespace tandem::workers {
-
-struct RuntimeOptions {
-  Role role = Role::kSolo;
-  std::uint32_t workers = 1;
-  std::string segment;
-  std::string channel;
-  std::string replica_id;
-  // max_result_size at start (the supervisor's resolved value); UpdateConfiguration changes it.
-  std::size_t max_result_size = kDefaultMaxResultSize;
-  // max_one_shot_memory (workers/operators/memory_budget.h): each one-shot's budget.
-  std::uint64_t max_one_shot_memory = kDefaultMaxOneShotMemory;
-  // subscribe_batch_bytes at start (DESIGN §10); UpdateConfiguration changes it.
-  std::size_t subscribe_batch_bytes = kDefaultSubscribeBatchBytes;
-  // --data-dir (maintenance, solo): where tables keep their logs (DESIGN §9). Empty: no tables.
-  std::string data_dir;
-  // --max-table-backlog-bytes: what one table may hold that its index has not taken (Table::Admit).
-  std::uint64_t max_table_backlog_bytes = std::uint64_t{64} << 20;
-  // --peek-ring-fds R,A (the runtime that serves peeks, when the segment has peek rings): the
-  // eventfds the supervisor made for the request ring's and the answer ring's wake-ups (DESIGN
-  // §14, shm/peek_ring.h). -1: no fast path; everything takes the channel.
-  int peek_request_fd = -1;
-  int peek_answer_fd = -1;
-  // --reader-table-fd (maintenance, solo): the reader table the supervisor handed down. -1: taken
-  // from the segment's reader-table socket instead.
-  int reader_table_fd = -1;
-};
 
 class Runtime {
  public:
@@ -107,8 +71,10 @@ class Runtime {
   // A command from the supervisor, in order: through the reconciler, then Enqueue.
   void OnCommand(ipc::pb::Command command);
   // Keeps what the workers need to apply (tracked by the reconciler) and appends it to the log.
+  // An UpdateConfiguration is parsed here, once: the command thread applies its share and the
+  // workers get the rest with the command (workers/live_parameters.h).
   void Enqueue(ipc::pb::Command command);
-  void AppendToLog(std::shared_ptr<const ipc::pb::Command> command);
+  void AppendToLog(LoggedCommand command);
   // Handles the workers' messages waiting in the inboxes — answers first, then at most
   // kSubscribeMessagesPerDrain subscribe messages; false when there were none.
   bool DrainInbox();
@@ -119,21 +85,19 @@ class Runtime {
   void WorkerMain(std::uint32_t me);
   void LockstepLoop(Worker& w);
   void InteractiveLoop(Worker& w);
-  void Apply(Worker& w, std::uint64_t seq, const ipc::pb::Command& command);
+  // Command `seq` on each side worker `w` has: the maintained side's part first (solo's reading
+  // side follows the indexes its renderer has just published).
+  void Apply(Worker& w, std::uint64_t seq, const LoggedCommand& command);
+  // Tells reading worker `worker` it has work, where it sleeps: on its row's wake channel
+  // (interactive, free-running) or on the command log (solo, between lockstep iterations).
+  void WakeReadingWorker(std::uint32_t worker);
   static constexpr std::uint32_t kNotAWorker = UINT32_MAX;  // the sender of a table answer
   // Into the command thread's inbox, from any thread (a worker, the table writer, the barrier
   // completions).
   void SendToCommandThread(const ipc::pb::Response& r, std::uint32_t worker, std::uint64_t seq = 0);
-  // An answer from a barrier completion step (a write to a table that is not here).
-  void SendFromCompletion(const ipc::pb::Response& r);
-  void StartCompletion() noexcept;
-  void TickCompletion() noexcept;
 
   RuntimeOptions options_;
   std::unique_ptr<shm::Segment> segment_;
-  // The replica's reader table (maintenance and solo; nullptr without one): outlives the
-  // publishers, which read local readers' announcements in it.
-  std::unique_ptr<shm::ReaderTable> reader_table_;
   std::vector<std::uint64_t> reported_progress_;  // each worker's `progress` at the last raise
   zmq::context_t ctx_;
   std::unique_ptr<zmq::socket_t> channel_;
@@ -161,40 +125,10 @@ class Runtime {
   CommandLog log_;  // shared with workers
   std::atomic<bool> stop_{false};
 
-  // Lockstep state, written only in barrier completions.
-  // Commands [.., horizon_) are applied this iteration. Written only in StartCompletion (every
-  // lockstep worker waits), read by workers after the barrier and by the command thread (trim).
-  std::atomic<std::uint64_t> horizon_{0};
-  // Ticks a generator may advance per step, sized so that a step takes about kStepBudget of work
-  // (scaled down after a longer step, doubled after one under half of it). Solo serves its peeks
-  // between steps, so this bounds how long a peek waits behind maintenance.
-  Time step_ticks_ = 1;
-  std::chrono::steady_clock::time_point next_wake_;
-  std::map<std::uint64_t, std::unique_ptr<DataflowShared>> shared_;  // by CreateDataflow seq
-  std::unique_ptr<Exchange> exchange_;
-  struct Completion {
-    Runtime* runtime;
-    void (Runtime::*step)() noexcept;
-    void operator()() noexcept { (runtime->*step)(); }
-  };
-  std::unique_ptr<std::barrier<Completion>> start_barrier_, tick_barrier_;
-
-  // Tables (maintenance, solo with --data-dir): the group-commit writer, and the live table
-  // sources by id (written only in StartCompletion).
-  std::unique_ptr<TableWriter> tables_;
-  // The live tables by id, and the dataflow each belongs to (is it paused?).
-  struct LiveTable {
-    TableSource* source;
-    const DataflowShared* flow;
-  };
-  std::map<std::string, LiveTable> live_tables_;
-  // Tables refusing writes now (their backlog is full): told once when it starts and ends.
-  std::set<std::string> refusing_tables_;
-  // Hands a WriteTable to the table writer, or answers it with an error when the table's backlog
-  // is full (Table::Admit). In the start completion, in command order.
-  void SubmitWrite(const ipc::pb::WriteTable& write, const LiveTable& live);
-
-  std::unique_ptr<OneShotPool> one_shots_;  // solo, interactive; outlives the peek servers
+  // The maintained side (maintenance, solo; nullptr in interactive). Made before the workers start
+  // and never replaced; it uses segment_ and log_, declared before it.
+  std::unique_ptr<MaintainedSide> maintained_;
+  std::unique_ptr<OneShotPool> one_shots_;  // solo, interactive; outlives the reading sides
   // Bytes of subscribe parts the workers sent that the command thread has not merged yet: above
   // kMaxSubscribeBytesInFlight the workers serve no subscribe until it drains (back-pressure: a
   // runtime whose subscribers want more than its command thread and the supervisor can carry

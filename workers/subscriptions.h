@@ -1,5 +1,5 @@
 // The subscribes one reading worker serves (DESIGN §10): worker i's part of each subscribe, read
-// in place from registry row i — the same slots its PeekServer follows — and sent to the command
+// in place from registry row i — the same slots its ReadingSide follows — and sent to the command
 // thread as parts (workers/subscribe_merger.h merges the N workers' parts into one stream).
 //
 // A part is a SubscribeBatch whose `upper` is this worker's progress: every update of its row's

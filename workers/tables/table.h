@@ -5,7 +5,7 @@
 // group commit made durable that its source has not taken yet. The TableWriter is the runtime's
 // one group-commit thread for all its tables:
 //
-//   StartCompletion ──Submit──▶ queue ──▶ writer thread: take every queued write, give each
+//   LiveTables::Route ──Submit──▶ queue ──▶ writer thread: take every queued write, give each
 //   table's writes one time T = max(now_ms, upper), append them to its log, fdatasync, then
 //   publish them to the Table (upper = T + 1) and answer WriteResponse{uuid, T}
 //   TableSource::Advance (tick completion) ──Take──▶ the published writes and the upper
@@ -22,14 +22,14 @@
 //   * An append that finds the disk full (the log cuts the partial record off and stays usable)
 //     answers that write with an error; it is not applied, and a retry may succeed.
 //   * Any other failed append, or a failed fdatasync, aborts the runtime (shared fate): after a
-//   failed fsync the
-//     kernel may have dropped the dirty pages, so nothing written since the last good sync can be
-//     promised; the restarted replica replays what the log holds, and the writers retry what was
-//     not answered.
+//     failed fsync the kernel may have dropped the dirty pages, so nothing written since the last
+//     good sync can be promised; the restarted replica replays what the log holds, and the writers
+//     retry what was not answered.
 //
-// Thread safety: Open and Drop are called by the tick barrier's start completion (one thread);
-// Submit by the same; Take by the tick completion; the writer thread does the rest. A Table's
-// published state is guarded by its mutex; the queue by the writer's.
+// Thread safety: Open and Drop are called in the start barrier's completion (one thread: the
+// maintained side's, workers/maintained_side.h); Submit by the same (workers/live_tables.h); Take
+// by the tick completion; the writer thread does the rest. A Table's published state is guarded by
+// its mutex; the queue by the writer's.
 #pragma once
 
 #include <chrono>

@@ -1,10 +1,12 @@
-// The reading side of one worker (interactive, and solo): the indexes it reads in registry row i
-// — peers that maintenance publishes (interactive: it owns their peer holds, DESIGN §4.1) or its
-// own exports (solo) — the one-shot dataflows it renders and their transient indexes (DESIGN §8,
-// workers/one_shot.h), and the peeks that wait for them (DESIGN §4.1, failures 1 and 2).
+// The reading side of one worker (interactive, and solo), all of it: the indexes it reads in
+// registry row i — peers that maintenance publishes (interactive: it owns their peer holds, DESIGN
+// §4.1) or its own exports (solo) — the one-shot dataflows it renders and their transient indexes
+// (DESIGN §8, workers/one_shot.h), the peeks that wait for them (DESIGN §4.1, failures 1 and 2),
+// and its part of every subscribe (DESIGN §10, workers/subscriptions.h). It applies a command's
+// reading part (Apply) and serves what can be served (Serve); the runtime's loops call both.
 //
 // Holds (I1): a peek of a followed index holds it at its time while it waits (unless the hold is
-// past that time already: then it reads what since allows, as before), and a one-shot dataflow
+// past that time already: then it reads what since allows), and a one-shot dataflow
 // holds each import at its as_of from acceptance to drop — both through the Reader, which
 // publishes peer hold = min(the controller's frontier, every such hold).
 //
@@ -24,6 +26,7 @@
 #include "base/time.h"
 #include "ipc/codec.h"
 #include "shm/reader.h"
+#include "workers/command_log.h"
 #include "workers/expr.h"
 #include "workers/one_shot.h"
 #include "workers/peek.h"
@@ -31,13 +34,13 @@
 
 namespace tandem::workers {
 
-class PeekServer {
+class ReadingSide {
  public:
   // Sends one PeekResponse part, or a Frontiers report of a collection of the one-shot dataflow
   // created by command `seq`, to the command thread (which merges every worker's).
   using Send = std::function<void(const ipc::pb::Response&, std::uint64_t seq)>;
-  PeekServer(std::unique_ptr<shm::Reader> reader, std::uint32_t me, std::uint32_t workers,
-             OneShotPool* pool, Send send)  // `pool` outlives this
+  ReadingSide(std::unique_ptr<shm::Reader> reader, std::uint32_t me, std::uint32_t workers,
+              OneShotPool* pool, Send send)  // `pool` outlives this
       : reader_(std::move(reader)),
         me_(me),
         workers_(workers),
@@ -53,6 +56,12 @@ class PeekServer {
            std::any_of(one_shots_.begin(), one_shots_.end(),
                        [](const auto& o) { return o.second.state != OneShot::State::kComputed; });
   }
+
+  // Command `seq`, in command order: its part on this worker's reading side, by the methods below
+  // (CreateDataflow: CreateOneShot for a one-shot, else Follow; AllowCompaction; Peek: Add;
+  // CancelPeek: Cancel; Subscribe; CancelSubscribe: ForgetSubscribe; UpdateConfiguration: the live
+  // parameters the command thread parsed of it). Other commands are not the reading side's.
+  void Apply(std::uint64_t seq, const LoggedCommand& command);
 
   // CreateDataflow: follows its index exports (as peers, or as this solo worker's own).
   void Follow(const ipc::pb::DataflowDescription& desc);

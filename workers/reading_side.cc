@@ -1,4 +1,4 @@
-#include "workers/peek_server.h"
+#include "workers/reading_side.h"
 
 #include <google/protobuf/io/coded_stream.h>
 
@@ -17,29 +17,66 @@ namespace tandem::workers {
 
 namespace pb = ipc::pb;
 
-void PeekServer::Answer(const std::string& uuid,
-                        const std::function<void(pb::PeekResponse*)>& fill) {
+void ReadingSide::Apply(std::uint64_t seq, const LoggedCommand& entry) {
+  const pb::Command& c = *entry;
+  switch (c.kind_case()) {
+    case pb::Command::kCreateDataflow:
+      if (c.create_dataflow().desc().class_() == pb::ONE_SHOT_READ) {
+        CreateOneShot(seq, c.create_dataflow().desc());
+      } else {
+        // Interactive: maintenance's exports become peers, whose holds we own (DESIGN §4.1).
+        Follow(c.create_dataflow().desc());
+      }
+      break;
+    case pb::Command::kAllowCompaction:
+      AllowCompaction(c.allow_compaction().id(), ipc::FrontierOf(c.allow_compaction().frontier()));
+      break;
+    case pb::Command::kPeek:
+      Add(c.peek());
+      break;
+    case pb::Command::kCancelPeek:
+      Cancel(c.cancel_peek().uuid());
+      break;
+    case pb::Command::kSubscribe:
+      Subscribe(c.subscribe());
+      break;
+    case pb::Command::kCancelSubscribe:
+      ForgetSubscribe(c.cancel_subscribe().uuid());
+      break;
+    case pb::Command::kUpdateConfiguration:
+      if (const LiveParameters* p = entry.parameters()) {
+        if (p->max_result_size) SetMaxResultSize(*p->max_result_size);
+        if (p->subscribe_batch_bytes) SetSubscribeBatchBytes(*p->subscribe_batch_bytes);
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+void ReadingSide::Answer(const std::string& uuid,
+                         const std::function<void(pb::PeekResponse*)>& fill) {
   pb::Response r;
   r.mutable_peek_response()->set_uuid(uuid);
   fill(r.mutable_peek_response());
   send_(r, 0);
 }
 
-void PeekServer::ReleaseHold(const Waiting& p) {
+void ReadingSide::ReleaseHold(const Waiting& p) {
   if (!p.held) return;
   auto it = indexes_.find(p.id);
   TANDEM_CHECK(it != indexes_.end(), "a held peek of an index that is no longer followed");
   reader_->ReleaseRead(it->second, p.t);
 }
 
-void PeekServer::ReportOneShot(std::uint64_t seq, const std::string& id, Frontier write) {
+void ReadingSide::ReportOneShot(std::uint64_t seq, const std::string& id, Frontier write) {
   pb::Response r;
   r.mutable_frontiers()->set_id(id);
   if (!write.empty()) r.mutable_frontiers()->mutable_write()->add_elements(write.time());
   send_(r, seq);
 }
 
-void PeekServer::CreateOneShot(std::uint64_t seq, const pb::DataflowDescription& desc) {
+void ReadingSide::CreateOneShot(std::uint64_t seq, const pb::DataflowDescription& desc) {
   OneShot& o = one_shots_[seq];
   o.desc = desc;
   o.as_of = desc.as_of().elements(0);
@@ -65,7 +102,7 @@ void PeekServer::CreateOneShot(std::uint64_t seq, const pb::DataflowDescription&
   for (const auto& id : ipc::CreatedIds(desc)) ReportOneShot(seq, id, Frontier::At(o.as_of + 1));
 }
 
-void PeekServer::ServeOneShots() {
+void ReadingSide::ServeOneShots() {
   for (auto it = withdrawing_.begin(); it != withdrawing_.end();) {
     it = pool_->Withdraw(me_, it->first) ? withdrawing_.erase(it) : std::next(it);
   }
@@ -111,7 +148,7 @@ void PeekServer::ServeOneShots() {
   }
 }
 
-void PeekServer::Follow(const pb::DataflowDescription& desc) {
+void ReadingSide::Follow(const pb::DataflowDescription& desc) {
   for (const auto& e : desc.index_exports()) {
     const shm::SlotKey key{*GlobalId::Parse(e.id()), desc.as_of().elements(0)};
     auto ref = WaitForRoomInRow([&] { return reader_->Follow(key); }, [] {});
@@ -121,7 +158,7 @@ void PeekServer::Follow(const pb::DataflowDescription& desc) {
   }
 }
 
-void PeekServer::AllowCompaction(const std::string& id, Frontier frontier) {
+void ReadingSide::AllowCompaction(const std::string& id, Frontier frontier) {
   auto dropped = [&](const Waiting& p) {
     if (p.id != id) return false;
     ReleaseHold(p);
@@ -173,7 +210,7 @@ void PeekServer::AllowCompaction(const std::string& id, Frontier frontier) {
   if (frontier.empty()) indexes_.erase(it);
 }
 
-void PeekServer::Add(const pb::Peek& p) {
+void ReadingSide::Add(const pb::Peek& p) {
   const auto followed = indexes_.find(p.id());
   if (followed == indexes_.end() && !transient_.count(p.id())) {
     Answer(p.uuid(), [&](pb::PeekResponse* r) {
@@ -201,12 +238,12 @@ void PeekServer::Add(const pb::Peek& p) {
   peeks_.push_back(std::move(w));
 }
 
-void PeekServer::Subscribe(const pb::Subscribe& subscribe) {
+void ReadingSide::Subscribe(const pb::Subscribe& subscribe) {
   const auto followed = indexes_.find(subscribe.id());
   subscriptions_.Add(subscribe, followed == indexes_.end() ? nullptr : &followed->second);
 }
 
-void PeekServer::Cancel(const std::string& uuid) {
+void ReadingSide::Cancel(const std::string& uuid) {
   for (auto p = peeks_.begin(); p != peeks_.end(); ++p) {
     if (p->uuid == uuid) {
       ReleaseHold(*p);
@@ -217,7 +254,7 @@ void PeekServer::Cancel(const std::string& uuid) {
   }
 }
 
-bool PeekServer::ServeTransient(const Waiting& p) {
+bool ReadingSide::ServeTransient(const Waiting& p) {
   auto t = transient_.find(p.id);
   if (t == transient_.end()) {
     Answer(p.uuid, [&](pb::PeekResponse* r) { r->set_error(p.id + " was dropped"); });
@@ -245,7 +282,7 @@ bool PeekServer::ServeTransient(const Waiting& p) {
   return true;
 }
 
-bool PeekServer::Serve() {
+bool ReadingSide::Serve() {
   ServeOneShots();
   for (auto p = peeks_.begin(); p != peeks_.end();) {
     if (transient_.count(p->id) || !indexes_.count(p->id)) {
@@ -281,7 +318,7 @@ bool PeekServer::Serve() {
   return subscriptions_.Serve({.deadline = std::chrono::steady_clock::now() + kSubscribeSlice});
 }
 
-void PeekServer::AnswerFrom(const shm::Snapshot& snap, const Waiting& p) {
+void ReadingSide::AnswerFrom(const shm::Snapshot& snap, const Waiting& p) {
   PeekRows rows;
   const PartBound bound{.finishing = &p.finishing, .max_bytes = max_result_size_, .worker = me_};
   // (An indexed row with a negative count that the mfp keeps is an error of the part already.)
