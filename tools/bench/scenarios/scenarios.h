@@ -41,7 +41,7 @@ void Plot(const std::string& png, const std::map<std::string, std::vector<double
 Scenario LookupScale(const Options& o);
 Scenario Ingest(const Options& o);
 Scenario Memory(const Options& o);
-// "hydration" (issue 19): CreateDataflow -> first readable time of a key_value snapshot's index,
+// "hydration": CreateDataflow -> first readable time of a key_value snapshot's index,
 // 10^6 and 10^7 keys, each --workers count, with the maintenance runtime's peak memory while it
 // builds over its settled size.
 Scenario Hydration(const Options& o);
@@ -57,11 +57,11 @@ Scenario PeekPathScenario(const Options& o);
 // keys, cell "redis-get". `prefix` starts the progress lines.
 Cell RedisGet(const Options& o, std::uint64_t keys, const std::string& prefix);
 // One-shot aggregate queries (create, peek, drop) over a 10^5- and a 10^6-row index,
-// {solo, two-runtime} x {idle, loaded}, and the memory one takes while it runs (issue 13).
+// {solo, two-runtime} x {idle, loaded}, and the memory one takes while it runs (DESIGN §8).
 Scenario SlowPath(const Options& o);
 // "join": throughput and memory of an incremental join of a fact stream with a changing dimension
 // (both sides sources, or the dimension an imported index); "join-isolation": isolation's
-// two-runtime cells with the join as the heavy load (issue 14). --join-part picks.
+// two-runtime cells with the join as the heavy load. --join-part picks.
 std::vector<Scenario> Join(const Options& o);
 // The join scenario's "sources" variant for another scenario (ingest's join cells): its dataflows
 // on ids u<base+1..base+5>, its loads (--join-* flags), and `o` with the segment it needs.
@@ -71,22 +71,22 @@ struct JoinLoad {
   Options options;
 };
 JoinLoad JoinSourcesLoad(const Options& o, std::uint64_t base);
-// "write" (issue 15): acknowledged durable writes/s into tables through the endpoint (1 and
+// "write" (DESIGN §9): acknowledged durable writes/s into tables through the endpoint (1 and
 // --write-clients writer sessions, batches of 1 and 100 rows, plain and upsert), write-to-visible
 // latency while peeks run, and Redis SET/MSET (appendfsync everysec and always) in the same run.
 Scenario WriteScenario(const Options& o);
-// "subscribe" (issue 16): freshness of a subscribe's stream (publication of a time in the segment
+// "subscribe" (DESIGN §10): freshness of a subscribe's stream (publication of a time in the segment
 // -> its SubscribeBatch received), 1 and --subscribers sessions, {solo, two-runtime} x {idle,
 // loaded}, and the heavy load's updates/s with --subscribers subscribers vs none.
 Scenario SubscribeScenario(const Options& o);
-// "local" (issue 17): point lookups read in place by tandem::LocalReader from this process (latency
-// at the latest time and at a given time, lookups/s from 1 and 2 threads), idle and loaded with
-// isolation's heavy load, beside the network peek of the same index, Redis GET, LMDB mdb_get
+// "local" (DESIGN §11): point lookups read in place by tandem::LocalReader from this process
+// (latency at the latest time and at a given time, lookups/s from 1 and 2 threads), idle and loaded
+// with isolation's heavy load, beside the network peek of the same index, Redis GET, LMDB mdb_get
 // in-process and the raw TCP loopback round trip, over the same --local-keys keys.
 Scenario LocalScenario(const Options& o);
-// "replicas" (issue 18): point-lookup peeks/s and latency through one ipc::ReplicaSet in front of
-// 1, 2 and 3 replicas with the same index, 8 peeks in flight; every peek to all replicas (first
-// answer) and each to one (round-robin), with how busy the machine was.
+// "replicas" (DESIGN §13): point-lookup peeks/s and latency through one controller::ReplicaSet in
+// front of 1, 2 and 3 replicas with the same index, 8 peeks in flight; every peek to all replicas
+// (first answer) and each to one (round-robin), with how busy the machine was.
 Scenario ReplicasScenario(const Options& o);
 
 }  // namespace tandem::bench
