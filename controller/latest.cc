@@ -150,4 +150,18 @@ Result<Latest> LatestTime(Session& s, const std::string& id,
   return Latest{best->write().elements(0) - 1, false};
 }
 
+Result<Latest> LatestOfAll(Session& s, const std::vector<std::string>& ids,
+                           std::optional<std::chrono::steady_clock::time_point> wait_until) {
+  Latest all;
+  bool first = true;
+  for (const auto& id : ids) {
+    auto latest = LatestTime(s, id, wait_until);
+    if (!latest.ok()) return latest.status();
+    if (first || latest->time < all.time) all.time = latest->time;
+    all.closed = (first || all.closed) && latest->closed;
+    first = false;
+  }
+  return all;
+}
+
 }  // namespace tandem::controller

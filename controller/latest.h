@@ -8,6 +8,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/time.h"
 #include "controller/session.h"
@@ -36,6 +37,13 @@ Result<Latest> ProbeLatest(Session& s, const std::string& id);
 // ended (its EndReason, or the probe's); another error when a probe was refused (its reason).
 Result<Latest> LatestTime(
     Session& s, const std::string& id,
+    std::optional<std::chrono::steady_clock::time_point> wait_until = std::nullopt);
+
+// The latest time every index of `ids` can be read at (a read over all of them: DESIGN §15 "one
+// timeline"): the earliest of their LatestTimes, closed when every one is closed. The first
+// error of LatestTime is returned. REQUIRES: `ids` is not empty.
+Result<Latest> LatestOfAll(
+    Session& s, const std::vector<std::string>& ids,
     std::optional<std::chrono::steady_clock::time_point> wait_until = std::nullopt);
 
 }  // namespace tandem::controller

@@ -135,16 +135,31 @@ int Session::Ended(const Status& s) {
   return Fail(s.code() == StatusCode::kUnavailable ? kExitUnavailable : kExitFailed, s.message());
 }
 
-std::optional<int> LatestTime(Session& s, const std::string& id, const std::string& what,
-                              Latest& latest,
-                              std::optional<std::chrono::steady_clock::time_point> wait_until) {
-  auto found = controller::LatestTime(s.core(), id, wait_until);
+namespace {
+
+// A LatestTime's result for `what`: into `latest`, or the exit (printed) — the session's end, or
+// the refusal of "WHAT --at latest".
+std::optional<int> Took(Session& s, Result<Latest> found, const std::string& what, Latest& latest) {
   if (found.ok()) {
     latest = *found;
     return std::nullopt;
   }
   if (found.status().code() == StatusCode::kUnavailable) return s.Ended(found.status());
   return Refused(what + " --at latest", found.status().message());
+}
+
+}  // namespace
+
+std::optional<int> LatestTime(Session& s, const std::string& id, const std::string& what,
+                              Latest& latest,
+                              std::optional<std::chrono::steady_clock::time_point> wait_until) {
+  return Took(s, controller::LatestTime(s.core(), id, wait_until), what, latest);
+}
+
+std::optional<int> LatestTime(Session& s, const std::vector<std::string>& ids,
+                              const std::string& what, Latest& latest,
+                              std::optional<std::chrono::steady_clock::time_point> wait_until) {
+  return Took(s, controller::LatestOfAll(s.core(), ids, wait_until), what, latest);
 }
 
 void PrintOk(const std::string& what, const std::function<void(tools::JsonWriter&)>& fields,

@@ -167,6 +167,10 @@ class Session {
 std::optional<int> LatestTime(
     Session& s, const std::string& id, const std::string& what, Latest& latest,
     std::optional<std::chrono::steady_clock::time_point> wait_until = std::nullopt);
+// The same for a command reading every index of `ids` (controller::LatestOfAll).
+std::optional<int> LatestTime(
+    Session& s, const std::vector<std::string>& ids, const std::string& what, Latest& latest,
+    std::optional<std::chrono::steady_clock::time_point> wait_until = std::nullopt);
 
 // {"ok": true, "command": what, fields…} with --json, else `human`.
 void PrintOk(const std::string& what, const std::function<void(tools::JsonWriter&)>& fields,

@@ -70,15 +70,10 @@ int RunQuery(const QueryOptions& o, Session& s) {
   Latest at{time.value_or(0), false};
   if (!time) {
     // The latest time every import is complete at.
+    std::vector<std::string> ids;
+    for (const auto& i : imports) ids.push_back(i.id());
     const auto wait_until = std::chrono::steady_clock::now() + timeout;
-    bool first = true;
-    for (const auto& i : imports) {
-      Latest latest;
-      if (auto code = LatestTime(s, i.id(), what, latest, wait_until)) return *code;
-      if (first || latest.time < at.time) at.time = latest.time;
-      at.closed = (first || at.closed) && latest.closed;
-      first = false;
-    }
+    if (auto code = LatestTime(s, ids, what, at, wait_until)) return *code;
     // A closed index's contents are final at every time from its since on; the one-shot spans
     // [at, at + 1), and at + 1 must be a time.
     if (at.closed) at.time = kMaxTime - 1;
