@@ -10,8 +10,9 @@
 //     a refused command is never recorded.
 //  2. A dataflow whose every index export is dropped is pruned (Prune), with every
 //     AllowCompaction of an id it created: the history holds what a replica should run now.
-//  3. Every line is a whole Command in the protocol's JSON form (Canonical): what is sent now is
-//     byte-for-byte what is replayed later, as reconciliation compares encodings.
+//  3. A command is sent and recorded canonical (Canonical: round-tripped through the JSON form
+//     the state file holds), so what is sent now is what is replayed later: reconciliation
+//     compares encodings.
 //
 // Sources: a source u<n> gets a dataflow of its own, the source and its *source index* s<n> on
 // it (SourceIndexId); a dataflow reading the source imports that index (IndexImport), so dropping
