@@ -88,8 +88,8 @@ class Session {
     std::optional<ipc::CurveClientKeys> curve;
     // Told what does not stop the session (unset: nothing is told).
     std::function<void(const std::string&)> warn;
-    // Polled by the waits (AwaitPeek, WriteToSet, Write, Latest's): true ends a wait as if its
-    // deadline had passed (a user's interrupt).
+    // Polled by the waits (AwaitPeek, Write, WriteToSet, and LatestTime's wait for a first
+    // complete time): true ends a wait as if its deadline had passed (a user's interrupt).
     std::function<bool()> interrupted;
   };
 
