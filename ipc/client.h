@@ -101,10 +101,10 @@ class ControllerClient {
   void SendRaw(const std::string& bytes);  // retried on EINTR, like Send
   // Send without blocking: false when ZeroMQ would block (the send queue to the replica is at its
   // high-water mark: a replica that stopped reading), and nothing was sent. For a client that
-  // must not wait behind one replica (ipc/replica_set.h).
+  // must not wait behind one replica (controller/replica_set.h).
   bool TrySend(const pb::Command& command);
 
-  // The non-blocking handshake (ipc/replica_set.h): sends Hello{nonce, observer, writer} and
+  // The non-blocking handshake (controller/replica_set.h): sends Hello{nonce, observer, writer} and
   // returns at once. The HelloAccepted (or the CommandError refusing it) comes through Receive
   // like any response; taking the HelloAccepted there makes the session connected(), as Hello()
   // does.
@@ -164,8 +164,8 @@ class ControllerClient {
   bool AwaitFromSocket(const std::function<bool(pb::Response&)>& done);
   // Takes the monitor's events. `may_probe`: a handshake closed without a reason may be answered
   // by asking for the replica's greeting (PeerSecurityMechanism, up to a second) — only from the
-  // blocking Hello, never where a caller polls many clients (ipc/replica_set.h) or after a Hello
-  // was accepted.
+  // blocking Hello, never where a caller polls many clients (controller/replica_set.h) or after a
+  // Hello was accepted.
   void DrainMonitor(bool may_probe);
   // Why the replica refuses us when our security mechanisms differ.
   std::string MechanismMismatch() const;

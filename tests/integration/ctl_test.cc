@@ -13,14 +13,15 @@
 #include <sstream>
 #include <thread>
 
+#include "controller/history.h"
+#include "controller/write_ledger.h"
 #include "ipc/rows.h"
 #include "run_binary.h"
 #include "supervisor_harness.h"
 #include "temp_dir.h"
 #include "tools/common/format.h"
-#include "tools/ctl/ctl.h"
+#include "tools/ctl/schema.h"
 #include "tools/ctl/view.h"
-#include "tools/ctl/writes.h"
 #include "workers/sources/log_file.h"
 
 namespace tandem::testing {
@@ -128,7 +129,8 @@ ipc::pb::Command FromJson(const std::string& json) {
 
 TEST(CtlHistory, PruneForgetsDroppedDataflowsAndReplayNeverRepeatsADrop) {
   TempDir dir;
-  ctl::History h = *ctl::History::Load(dir.File("none"), ctl::History::Access::kWrite);
+  controller::History h =
+      *controller::History::Load(dir.File("none"), controller::History::Access::kWrite);
   EXPECT_TRUE(h.commands().empty());
   const std::string schema = R"("schema":{"columns":[{"name":"k","type":"INT64"}]})";
   h.Append(FromJson(R"({"create_dataflow":{"desc":{"source_imports":[{"id":"u1","source":)"
@@ -159,8 +161,8 @@ TEST(CtlHistory, PruneForgetsDroppedDataflowsAndReplayNeverRepeatsADrop) {
   EXPECT_TRUE(replay[0].has_create_dataflow());
   EXPECT_EQ(replay[1].allow_compaction().id(), "u6");
   ASSERT_TRUE(h.Save().ok());
-  h = ctl::History();  // lets go of the state file (and its lock)
-  auto back = ctl::History::Load(dir.File("none"), ctl::History::Access::kWrite);
+  h = controller::History();  // lets go of the state file (and its lock)
+  auto back = controller::History::Load(dir.File("none"), controller::History::Access::kWrite);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->commands().size(), 3u);
 }
@@ -195,12 +197,13 @@ TEST(CtlHistory, SchemasColumnsAndDatums) {
 // Issue 13: a source has an index of its own, s<n> for u<n>, which takes none of the user's ids;
 // what reads the source imports an index of it and starts where that index is readable.
 TEST(CtlHistory, ASourceHasItsOwnIndexAndImportersStartWhereItIsReadable) {
-  EXPECT_EQ(ctl::History::SourceIndexId("u7"), std::optional<std::string>("s7"));
-  EXPECT_EQ(ctl::History::SourceIndexId("s7"), std::nullopt);
-  EXPECT_EQ(ctl::History::SourceIndexId("u07"), std::nullopt);
-  EXPECT_EQ(ctl::History::SourceIndexId("t3"), std::nullopt);
+  EXPECT_EQ(controller::History::SourceIndexId("u7"), std::optional<std::string>("s7"));
+  EXPECT_EQ(controller::History::SourceIndexId("s7"), std::nullopt);
+  EXPECT_EQ(controller::History::SourceIndexId("u07"), std::nullopt);
+  EXPECT_EQ(controller::History::SourceIndexId("t3"), std::nullopt);
   TempDir dir;
-  ctl::History h = *ctl::History::Load(dir.File("none"), ctl::History::Access::kWrite);
+  controller::History h =
+      *controller::History::Load(dir.File("none"), controller::History::Access::kWrite);
   const std::string schema =
       R"("schema":{"columns":[{"name":"k","type":"INT64"},{"name":"v","type":"INT64"}]})";
   // create-source u1, then create-index u2 --on u1 --key v.
@@ -218,7 +221,7 @@ TEST(CtlHistory, ASourceHasItsOwnIndexAndImportersStartWhereItIsReadable) {
   h.Append(FromJson(R"({"allow_compaction":{"id":"s1","frontier":{"elements":["3"]}}})"));
   EXPECT_EQ(h.SourceIndex("u1"), std::optional<std::string>("s1"));
   EXPECT_EQ(h.IndexFor("u1"), "s1") << "peek u1 reads the source's own index";
-  EXPECT_EQ(h.KindOf("u1").kind, ctl::History::IdKind::kSource);
+  EXPECT_EQ(h.KindOf("u1").kind, controller::History::IdKind::kSource);
   using Indexes = std::vector<std::pair<std::string, std::vector<std::uint32_t>>>;
   EXPECT_EQ(h.IndexesOn("u1"), (Indexes{{"s1", {0}}, {"u2", {1}}}));
   ASSERT_TRUE(h.Lookup("u2"));
@@ -243,7 +246,7 @@ TEST(CtlHistory, AWriterWhileAnotherWritesIsRefusedNamingItAndChangesNothing) {
   TempDir dir;
   const std::string state = dir.File("state");
   {
-    ctl::History h = *ctl::History::Load(state, ctl::History::Access::kWrite);
+    controller::History h = *controller::History::Load(state, controller::History::Access::kWrite);
     h.Append(FromJson(R"({"allow_compaction":{"id":"u2","frontier":{"elements":["3"]}}})"));
     ASSERT_TRUE(h.Save().ok());
   }
@@ -251,7 +254,7 @@ TEST(CtlHistory, AWriterWhileAnotherWritesIsRefusedNamingItAndChangesNothing) {
   const std::string unreachable = "tcp://127.0.0.1:" + std::to_string(FreePort());
   {
     // This test is "the first tandem-ctl" now, changing the state file.
-    auto first = ctl::History::Load(state, ctl::History::Access::kWrite);
+    auto first = controller::History::Load(state, controller::History::Access::kWrite);
     ASSERT_TRUE(first.ok());
     const std::string holder = "another tandem-ctl (pid " + std::to_string(getpid()) + ")";
     auto r = RunCtl({"--state", state, "create-source", "u9", "--generator", "counter"});
@@ -262,7 +265,7 @@ TEST(CtlHistory, AWriterWhileAnotherWritesIsRefusedNamingItAndChangesNothing) {
     EXPECT_TRUE(Contains(r.err, holder + " is changing the state file")) << Describe(r);
     EXPECT_EQ(ReadFile(state), before);
   }  // the first history is gone, and with it the lock
-  auto reader = ctl::History::Load(state, ctl::History::Access::kRead);
+  auto reader = controller::History::Load(state, controller::History::Access::kRead);
   ASSERT_TRUE(reader.ok());
   EXPECT_EQ(reader->commands().size(), 1u);
   EXPECT_EQ(reader->Save().code(), StatusCode::kFailedPrecondition);
@@ -270,7 +273,7 @@ TEST(CtlHistory, AWriterWhileAnotherWritesIsRefusedNamingItAndChangesNothing) {
 
 // A history with one dataflow, log source u1 indexed by u2 on column k, as create-index leaves it.
 void WriteIndexHistory(const std::string& state, const std::string& log) {
-  ctl::History h = *ctl::History::Load(state, ctl::History::Access::kWrite);
+  controller::History h = *controller::History::Load(state, controller::History::Access::kWrite);
   h.Append(FromJson(R"({"create_dataflow":{"desc":{"debug_name":"index u2","source_imports":)"
                     R"([{"id":"u1","source":{"log":{"path":")" +
                     log +
@@ -1494,7 +1497,8 @@ TEST_F(Ctl, QueryErrorsSayWhyWithTheUsualExitCodesAndDropTheOneShot) {
 // refused when replayed), so the one-shot's import names no live index.
 TEST_F(Ctl, AQueryTheReplicaRefusesSaysWhyAndExits1) {
   {
-    ctl::History h = *ctl::History::Load(State(), ctl::History::Access::kWrite);
+    controller::History h =
+        *controller::History::Load(State(), controller::History::Access::kWrite);
     h.Append(FromJson(R"({"create_dataflow":{"desc":{"debug_name":"source u9","source_imports":)"
                       R"([{"id":"u9","source":{"key_value":{"keys":"0"}},"schema":{"columns":)"
                       R"([{"name":"key","type":"INT64"},{"name":"value","type":"INT64"}]}}],)"
@@ -1795,7 +1799,7 @@ TEST(CtlView, MalformedOptionsAreUsageErrorsAndUnknownColumnsOrWrongTypesRefusal
 // Two log sources in the state file (as create-source leaves them): u1 [cust, amount?, note]
 // indexed by s1 on cust, u2 [id, name, vip] indexed by s2 on id.
 void WriteJoinHistory(const std::string& state) {
-  ctl::History h = *ctl::History::Load(state, ctl::History::Access::kWrite);
+  controller::History h = *controller::History::Load(state, controller::History::Access::kWrite);
   h.Append(FromJson(
       R"({"create_dataflow":{"desc":{"debug_name":"source u1","source_imports":[{"id":"u1",)"
       R"("source":{"log":{"path":"/nonexistent/orders.log"}},"schema":{"columns":[)"
@@ -2000,7 +2004,7 @@ TEST_F(Ctl, JoinsTopKAndNewAggregatesAreComputedByTheReplica) {
 std::string SourceDataflowJson(const std::string& id, const std::string& source,
                                const std::string& columns, const std::string& upsert_key,
                                const std::string& key) {
-  const std::string index = *ctl::History::SourceIndexId(id);
+  const std::string index = *controller::History::SourceIndexId(id);
   return R"({"create_dataflow":{"desc":{"debug_name":"source )" + id +
          R"(","source_imports":[{"id":")" + id + R"(","source":)" + source +
          R"(,"schema":{"columns":)" + columns + "}" +
@@ -2013,7 +2017,7 @@ std::string SourceDataflowJson(const std::string& id, const std::string& source,
 // v float64; upsert key k2, k), log source u3 (n int64) and JSON-lines source u4 (n int64, upsert
 // key n).
 void WriteTableHistory(const std::string& state) {
-  ctl::History h = *ctl::History::Load(state, ctl::History::Access::kWrite);
+  controller::History h = *controller::History::Load(state, controller::History::Access::kWrite);
   h.Append(FromJson(SourceDataflowJson(
       "u1", R"({"table":{}})",
       R"([{"name":"k","type":"INT64"},{"name":"v","type":"STRING","nullable":true}])", "", "[0]")));
@@ -2032,7 +2036,8 @@ void WriteTableHistory(const std::string& state) {
 TEST(CtlHistory, LiveSourceIsTheSourceImportOfALiveSourceOnly) {
   TempDir dir;
   WriteTableHistory(dir.File("state"));
-  ctl::History h = *ctl::History::Load(dir.File("state"), ctl::History::Access::kWrite);
+  controller::History h =
+      *controller::History::Load(dir.File("state"), controller::History::Access::kWrite);
   const auto u2 = h.LiveSource("u2");
   ASSERT_TRUE(u2.has_value());
   EXPECT_TRUE(u2->source().has_table());
@@ -2303,7 +2308,7 @@ TEST_F(CtlTables, WritesTheReplicaRefusesExit1WithItsReason) {
   const std::string other = dir_.File("other.state");
   WriteTableHistory(other);
   {
-    ctl::History h = *ctl::History::Load(other, ctl::History::Access::kWrite);
+    controller::History h = *controller::History::Load(other, controller::History::Access::kWrite);
     h.Append(FromJson(SourceDataflowJson("u7", R"({"table":{}})",
                                          R"([{"name":"k","type":"INT64"}])", "", "[0]")));
     ASSERT_TRUE(h.Save().ok());
@@ -2453,14 +2458,14 @@ TEST_F(Ctl, AnUpsertLogSourceTakesSAndDLines) {
   EXPECT_TRUE(Contains(at2.out, R"("rows":[{"row":[1,"c"],"count":1}])")) << at2.out;
 }
 
-// Read your writes through several replicas (tools/ctl/writes.h), the rules alone: a replica
+// Read your writes through several replicas (controller/write_ledger.h), the rules alone: a replica
 // answers for a table only once it acknowledged every write of the state file to it, and from
 // the latest time it acknowledged one at.
 TEST(WriteLedger, AReplicaAnswersForATableOnceItAcknowledgedEveryWriteToIt) {
   const std::string a = "tcp://a:1", b = "tcp://b:2", c = "tcp://c:3";
-  ctl::WriteLedger ledger;
-  ctl::Apply(ledger, "u1", {"w1", {{a, 100}, {b, 120}}, {a, b}});
-  auto readers = ctl::ReadersOf(ledger, {"u1"}, {a, b, c});
+  controller::WriteLedger ledger;
+  controller::Apply(ledger, "u1", {"w1", {{a, 100}, {b, 120}}, {a, b}});
+  auto readers = controller::ReadersOf(ledger, {"u1"}, {a, b, c});
   EXPECT_TRUE(readers.restricted);
   EXPECT_EQ(readers.floors, (std::map<std::size_t, Time>{{0, 100}, {1, 120}}));
   ASSERT_EQ(readers.left_out.count(2), 1u);
@@ -2468,51 +2473,54 @@ TEST(WriteLedger, AReplicaAnswersForATableOnceItAcknowledgedEveryWriteToIt) {
       << readers.left_out.at(2);
   // A write B did not acknowledge (sent through A alone) leaves it out until a retry of that
   // write is acknowledged by B — a retry through B alone, which leaves A as it was.
-  ctl::Apply(ledger, "u1", {"w2", {{a, 130}}, {a, b}});
-  readers = ctl::ReadersOf(ledger, {"u1"}, {a, b});
+  controller::Apply(ledger, "u1", {"w2", {{a, 130}}, {a, b}});
+  readers = controller::ReadersOf(ledger, {"u1"}, {a, b});
   EXPECT_EQ(readers.floors, (std::map<std::size_t, Time>{{0, 130}}));
   ASSERT_EQ(readers.left_out.count(1), 1u);
   EXPECT_TRUE(Contains(readers.left_out.at(1), "did not acknowledge write w2 to u1"))
       << readers.left_out.at(1);
-  ctl::Apply(ledger, "u1", {"w2", {{b, 150}}, {a, b}});
-  readers = ctl::ReadersOf(ledger, {"u1"}, {a, b});
+  controller::Apply(ledger, "u1", {"w2", {{b, 150}}, {a, b}});
+  readers = controller::ReadersOf(ledger, {"u1"}, {a, b});
   EXPECT_EQ(readers.floors, (std::map<std::size_t, Time>{{0, 130}, {1, 150}}));
   EXPECT_TRUE(readers.left_out.empty());
   // A floor only rises.
-  ctl::Apply(ledger, "u1", {"w3", {{a, 90}, {b, 160}}, {a, b}});
+  controller::Apply(ledger, "u1", {"w3", {{a, 90}, {b, 160}}, {a, b}});
   EXPECT_EQ(ledger.at("u1").at(a).floor, 130u);
   EXPECT_EQ(ledger.at("u1").at(b).floor, 160u);
   // A replica first sent a write after others were lacks those for good.
-  ctl::Apply(ledger, "u2", {"w4", {{a, 10}}, {a}});
-  ctl::Apply(ledger, "u2", {"w5", {{a, 20}, {c, 25}}, {a, c}});
-  const auto u2 = ctl::ReadersOf(ledger, {"u2"}, {a, c});
+  controller::Apply(ledger, "u2", {"w4", {{a, 10}}, {a}});
+  controller::Apply(ledger, "u2", {"w5", {{a, 20}, {c, 25}}, {a, c}});
+  const auto u2 = controller::ReadersOf(ledger, {"u2"}, {a, c});
   EXPECT_EQ(u2.floors, (std::map<std::size_t, Time>{{0, 20}}));
   ASSERT_EQ(u2.left_out.count(1), 1u);
   EXPECT_TRUE(Contains(u2.left_out.at(1), "after others were")) << u2.left_out.at(1);
   // An index over both tables: the replicas that may read both, from the later floor.
-  EXPECT_EQ(ctl::ReadersOf(ledger, {"u1", "u2"}, {a, b, c}).floors,
+  EXPECT_EQ(controller::ReadersOf(ledger, {"u1", "u2"}, {a, b, c}).floors,
             (std::map<std::size_t, Time>{{0, 130}}));
   // A table this state file never wrote: every replica reads it.
-  EXPECT_FALSE(ctl::ReadersOf(ledger, {"u3"}, {a, b}).restricted);
-  EXPECT_FALSE(ctl::TargetsAt(ctl::ReadersOf(ledger, {"u3"}, {a, b}), 5, ctl::ReadAt::kLatest)
+  EXPECT_FALSE(controller::ReadersOf(ledger, {"u3"}, {a, b}).restricted);
+  EXPECT_FALSE(controller::TargetsAt(controller::ReadersOf(ledger, {"u3"}, {a, b}), 5,
+                                     controller::ReadAt::kLatest)
                    .only.has_value());
-  readers = ctl::ReadersOf(ledger, {"u1"}, {a, b});
+  readers = controller::ReadersOf(ledger, {"u1"}, {a, b});
   ASSERT_EQ(readers.floors, (std::map<std::size_t, Time>{{0, 130}, {1, 160}}));
 
   using Replicas = std::set<std::size_t>;
   // The latest time: every reader, each from its floor on.
-  const auto latest = ctl::TargetsAt(readers, 125, ctl::ReadAt::kLatest);
+  const auto latest = controller::TargetsAt(readers, 125, controller::ReadAt::kLatest);
   EXPECT_EQ(latest.only, (Replicas{0, 1}));
   EXPECT_EQ(latest.at_least, (std::map<std::size_t, std::uint64_t>{{0, 130}, {1, 160}}));
   // A time the user chose: the readers that have every write there …
-  const auto exactly = ctl::TargetsAt(readers, 140, ctl::ReadAt::kExactly);
+  const auto exactly = controller::TargetsAt(readers, 140, controller::ReadAt::kExactly);
   EXPECT_EQ(exactly.only, (Replicas{0}));
   EXPECT_TRUE(exactly.at_least.empty());
-  EXPECT_EQ(ctl::TargetsAt(readers, 160, ctl::ReadAt::kExactly).only, (Replicas{0, 1}));
+  EXPECT_EQ(controller::TargetsAt(readers, 160, controller::ReadAt::kExactly).only,
+            (Replicas{0, 1}));
   // … or, before the last write everywhere, every reader.
-  EXPECT_EQ(ctl::TargetsAt(readers, 120, ctl::ReadAt::kExactly).only, (Replicas{0, 1}));
+  EXPECT_EQ(controller::TargetsAt(readers, 120, controller::ReadAt::kExactly).only,
+            (Replicas{0, 1}));
   // Probes for the latest time: every reader, at the probed time.
-  const auto probe = ctl::TargetsAt(readers, 5, ctl::ReadAt::kProbe);
+  const auto probe = controller::TargetsAt(readers, 5, controller::ReadAt::kProbe);
   EXPECT_EQ(probe.only, (Replicas{0, 1}));
   EXPECT_TRUE(probe.at_least.empty());
 }
@@ -2522,18 +2530,18 @@ TEST(WriteLedger, AReplicaAnswersForATableOnceItAcknowledgedEveryWriteToIt) {
 // known to be applied nowhere (refused everywhere, never sent) leaves nobody out.
 TEST(WriteLedger, AWriteRecordedBeforeItIsSentIsMissingEverywhereUntilItsAnswers) {
   const std::string a = "tcp://a:1", b = "tcp://b:2";
-  ctl::WriteLedger ledger;
-  ctl::Apply(ledger, "u1", {"w1", {}, {a, b}});  // sent; no answer recorded (a crash, say)
-  auto readers = ctl::ReadersOf(ledger, {"u1"}, {a, b});
+  controller::WriteLedger ledger;
+  controller::Apply(ledger, "u1", {"w1", {}, {a, b}});  // sent; no answer recorded (a crash, say)
+  auto readers = controller::ReadersOf(ledger, {"u1"}, {a, b});
   EXPECT_TRUE(readers.restricted);
   EXPECT_TRUE(readers.floors.empty()) << "no replica is known to have w1";
-  ctl::Apply(ledger, "u1", {"w1", {{a, 100}, {b, 140}}, {a, b}});  // its answers
-  readers = ctl::ReadersOf(ledger, {"u1"}, {a, b});
+  controller::Apply(ledger, "u1", {"w1", {{a, 100}, {b, 140}}, {a, b}});  // its answers
+  readers = controller::ReadersOf(ledger, {"u1"}, {a, b});
   EXPECT_EQ(readers.floors, (std::map<std::size_t, Time>{{0, 100}, {1, 140}}));
   // Refused by every replica: recorded, then known to be applied nowhere.
-  ctl::Apply(ledger, "u1", {"w2", {}, {a, b}});
-  ctl::Apply(ledger, "u1", {.uuid = "w2", .applied_nowhere = true});
-  readers = ctl::ReadersOf(ledger, {"u1"}, {a, b});
+  controller::Apply(ledger, "u1", {"w2", {}, {a, b}});
+  controller::Apply(ledger, "u1", {.uuid = "w2", .applied_nowhere = true});
+  readers = controller::ReadersOf(ledger, {"u1"}, {a, b});
   EXPECT_EQ(readers.floors, (std::map<std::size_t, Time>{{0, 100}, {1, 140}}));
   EXPECT_TRUE(readers.left_out.empty());
 }
@@ -2544,7 +2552,7 @@ TEST(WriteLedger, TheTablesOfAnIndexAreThoseOfItsDataflowAndOfWhatItImports) {
   WriteTableHistory(state);
   {
     // u6: an index of a view of table u1's index s1 and log source u3's index s3.
-    ctl::History h = *ctl::History::Load(state, ctl::History::Access::kWrite);
+    controller::History h = *controller::History::Load(state, controller::History::Access::kWrite);
     const std::string schema = R"({"columns":[{"name":"n","type":"INT64"}]})";
     h.Append(
         FromJson(R"({"create_dataflow":{"desc":{"debug_name":"view u5","index_imports":[)"
@@ -2555,42 +2563,45 @@ TEST(WriteLedger, TheTablesOfAnIndexAreThoseOfItsDataflowAndOfWhatItImports) {
                  R"("class":"MAINTAINED"}}})"));
     ASSERT_TRUE(h.Save().ok());
   }
-  const ctl::History h = *ctl::History::Load(state, ctl::History::Access::kRead);
-  EXPECT_EQ(ctl::TablesRead(h, "s1"), (std::set<std::string>{"u1"}));
-  EXPECT_EQ(ctl::TablesRead(h, "u1"), (std::set<std::string>{"u1"}));
-  EXPECT_EQ(ctl::TablesRead(h, "s2"), (std::set<std::string>{"u2"}));
-  EXPECT_TRUE(ctl::TablesRead(h, "s3").empty()) << "a log source is no table";
-  EXPECT_EQ(ctl::TablesRead(h, "u6"), (std::set<std::string>{"u1"})) << "through its import of s1";
-  EXPECT_TRUE(ctl::TablesRead(h, "u404").empty());
+  const controller::History h =
+      *controller::History::Load(state, controller::History::Access::kRead);
+  EXPECT_EQ(controller::TablesRead(h, "s1"), (std::set<std::string>{"u1"}));
+  EXPECT_EQ(controller::TablesRead(h, "u1"), (std::set<std::string>{"u1"}));
+  EXPECT_EQ(controller::TablesRead(h, "s2"), (std::set<std::string>{"u2"}));
+  EXPECT_TRUE(controller::TablesRead(h, "s3").empty()) << "a log source is no table";
+  EXPECT_EQ(controller::TablesRead(h, "u6"), (std::set<std::string>{"u1"}))
+      << "through its import of s1";
+  EXPECT_TRUE(controller::TablesRead(h, "u404").empty());
 }
 
 TEST(WriteLedger, IsKeptBesideTheStateFileAndForgetsDroppedTables) {
   TempDir dir;
   const std::string state = dir.File("s.state");
-  auto none = ctl::LoadWriteLedger(state);
+  auto none = controller::LoadWriteLedger(state);
   ASSERT_TRUE(none.ok()) << none.status().ToString();
   EXPECT_TRUE(none->empty());
   const std::string odd = "w\"1\n";  // a uuid is any bytes
+  ASSERT_TRUE(controller::RecordWrites(
+                  state, "u1", {{odd, {{"tcp://a:1", kMaxTime}}, {"tcp://a:1", "tcp://b:2"}}})
+                  .ok());
   ASSERT_TRUE(
-      ctl::RecordWrites(state, "u1", {{odd, {{"tcp://a:1", kMaxTime}}, {"tcp://a:1", "tcp://b:2"}}})
-          .ok());
-  ASSERT_TRUE(ctl::RecordWrites(state, "u2", {{"w2", {{"tcp://b:2", 7}}, {"tcp://b:2"}}}).ok());
-  EXPECT_EQ(ctl::WriteLedgerPath(state), state + ".writes");
-  auto back = ctl::LoadWriteLedger(state);
+      controller::RecordWrites(state, "u2", {{"w2", {{"tcp://b:2", 7}}, {"tcp://b:2"}}}).ok());
+  EXPECT_EQ(controller::WriteLedgerPath(state), state + ".writes");
+  auto back = controller::LoadWriteLedger(state);
   ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << ReadFile(state + ".writes");
   EXPECT_EQ(back->at("u1").at("tcp://a:1").floor, kMaxTime);
   EXPECT_EQ(back->at("u1").at("tcp://b:2").missing, (std::set<std::string>{odd}));
   EXPECT_EQ(back->at("u2").at("tcp://b:2").floor, 7u);
-  ASSERT_TRUE(ctl::ForgetTables(state, {"u2"}).ok());
-  back = ctl::LoadWriteLedger(state);
+  ASSERT_TRUE(controller::ForgetTables(state, {"u2"}).ok());
+  back = controller::LoadWriteLedger(state);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->count("u1"), 0u);
   EXPECT_EQ(back->count("u2"), 1u);
-  ASSERT_TRUE(ctl::ForgetTables(state, {}).ok());
+  ASSERT_TRUE(controller::ForgetTables(state, {}).ok());
   EXPECT_FALSE(std::filesystem::exists(state + ".writes")) << "an empty ledger is no file";
   // A damaged file is refused, naming it and the line.
   dir.Write("s.state.writes", "{\"table\":\"u1\",\"endpoint\":\"tcp://a:1\",\"floor\":\"x\"}\n");
-  auto bad = ctl::LoadWriteLedger(state);
+  auto bad = controller::LoadWriteLedger(state);
   ASSERT_FALSE(bad.ok());
   EXPECT_TRUE(Contains(bad.status().message(), state + ".writes:1: floor \"x\" is not a time"))
       << bad.status().message();

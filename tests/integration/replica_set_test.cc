@@ -1,9 +1,9 @@
-// Many replicas behind one controller (DESIGN §13, issue 18): three real replicas (supervisor +
-// maintenance + interactive runtime each) driven by one ipc::ReplicaSet. Load runs (a log source
-// the test keeps appending to: its contents at every time are known exactly, and every replica
-// reads the same file, so they share one timeline); peeks go to all three in a loop and the first
-// answer is taken; one replica is SIGKILLed and restarted twice meanwhile. No peek may fail, every
-// answer must be the exact contents at its time, and the restarted replica must catch up: its
+// Many replicas behind one controller (DESIGN §13): three real replicas (supervisor +
+// maintenance + interactive runtime each) driven by one controller::ReplicaSet. Load runs (a log
+// source the test keeps appending to: its contents at every time are known exactly, and every
+// replica reads the same file, so they share one timeline); peeks go to all three in a loop and the
+// first answer is taken; one replica is SIGKILLed and restarted twice meanwhile. No peek may fail,
+// every answer must be the exact contents at its time, and the restarted replica must catch up: its
 // frontier rejoins the others' and peeks sent to it alone answer correctly.
 //
 // Two sets, as tandem-ctl has them: the controller (which replays to the restarted replica) and
@@ -28,7 +28,7 @@
 #include <thread>
 
 #include "base/time.h"
-#include "ipc/replica_set.h"
+#include "controller/replica_set.h"
 #include "log_source.h"
 #include "run_binary.h"
 #include "supervisor_harness.h"
@@ -37,9 +37,9 @@
 namespace tandem::testing {
 namespace {
 
-using ipc::ReplicaSet;
+using controller::ReplicaSet;
 using ipc::pb::Command;
-using Outcome = ipc::PeekRace::Outcome;
+using Outcome = controller::PeekRace::Outcome;
 
 // The log's contents: at time t (t >= 1) row (t, 7t) is inserted, and from t > kWindow on, row
 // (t - kWindow, 7 (t - kWindow)) retracted. At time T key k is present iff T - kWindow < k <= T.

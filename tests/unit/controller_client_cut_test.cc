@@ -49,7 +49,7 @@ int CutWhileNotReceiving() {
   int received = 0;
   bool lost = false;
   {
-    // tandem-ctl's options (tools/ctl/session.cc).
+    // A controller session's options (controller/session.cc).
     ControllerClient::Options options;
     options.timeout = 5s;
     options.linger = 200ms;

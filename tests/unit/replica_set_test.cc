@@ -1,8 +1,8 @@
-// The replica set's logic without replica processes (issue 18): the first-answer rule
-// (ipc/peek_race.h), endpoint lists, and ipc::ReplicaSet against fake replicas — ZeroMQ ROUTERs in
-// threads of this process that answer Hello, barriers and peeks as a script says, and record what
-// they were sent. The real thing, three real replicas with one killed and restarted, is
-// tests/integration/replica_set_test.cc.
+// The replica set's logic without replica processes: the first-answer rule
+// (controller/peek_race.h), endpoint lists, and controller::ReplicaSet against fake replicas —
+// ZeroMQ ROUTERs in threads of this process that answer Hello, barriers and peeks as a script says,
+// and record what they were sent. The real thing, three real replicas with one killed and
+// restarted, is tests/integration/replica_set_test.cc.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -10,14 +10,17 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include "controller/peek_race.h"
+#include "controller/replica_set.h"
 #include "ipc/codec.h"
-#include "ipc/peek_race.h"
-#include "ipc/replica_set.h"
 
-namespace tandem::ipc {
+namespace tandem::controller {
 namespace {
 
 using namespace std::chrono_literals;
+using ipc::DecodeCommand;
+using ipc::Describe;
+using ipc::Encode;
 using Outcome = PeekRace::Outcome;
 using Clock = std::chrono::steady_clock;
 
@@ -643,4 +646,4 @@ TEST(ReplicaSet, AWriteToAReplicaThatIsDownOrGoesAwayIsNotAcknowledgedThere) {
 }
 
 }  // namespace
-}  // namespace tandem::ipc
+}  // namespace tandem::controller

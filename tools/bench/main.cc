@@ -1,4 +1,4 @@
-// tandem-bench (issue #6): measures what Tandem exists for — reads that stay fast while
+// tandem-bench: measures what Tandem exists for — reads that stay fast while
 // maintenance is busy, and compact shared indexes — by starting real supervisors and driving them
 // over the controller endpoint like any client. Every process it starts is stopped and every
 // segment and temporary directory removed, on every path (errors and ^C included).
@@ -80,8 +80,8 @@ controller endpoint like any client; everything is stopped and removed at the en
                  redis-server), LMDB mdb_get in-process (needs tandem-bench built with LMDB:
                  liblmdb-dev) and the raw TCP loopback round trip between two threads
   replicas       peeks/s and latency of point lookups through one controller in front of 1, 2
-                 and 3 two-runtime replicas with the same index (ipc::ReplicaSet, DESIGN §13),
-                 closed loop with 8 peeks in flight: every peek to every replica, the first
+                 and 3 two-runtime replicas with the same index (controller::ReplicaSet, DESIGN
+                 §13), closed loop with 8 peeks in flight: every peek to every replica, the first
                  answer taken ("all"), and each peek to one replica round-robin ("spread"), with
                  how busy the machine was
   all            every scenario above, in that order

@@ -1,6 +1,7 @@
-// tandem-ctl: the reference controller (issue #5). The command line only: the global options
-// here, one file per subcommand in commands/, the history in ctl.h and the session in session.h.
-// README "Using tandem-ctl" and "Output of the tools" say what it prints.
+// tandem-ctl: the reference controller. The command line only: the global options here, one file
+// per subcommand in commands/, what they share in session.h; the logic (history, session, replica
+// set) is the controller library's (controller/README.md). README "Using tandem-ctl" and "Output
+// of the tools" say what it prints.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdlib>
@@ -218,7 +219,7 @@ int Main(int argc, char** argv) {
     }
   }
   if (g.endpoint.find(',') != std::string::npos) {
-    auto list = ipc::ParseEndpointList(g.endpoint);
+    auto list = controller::ParseEndpointList(g.endpoint);
     if (!list.ok()) return Usage("--endpoint: " + list.status().message());
     g.endpoints = std::move(list).value();
   }

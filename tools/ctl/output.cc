@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "ipc/rows.h"
+#include "tools/ctl/schema.h"
 #include "tools/ctl/session.h"
 
 namespace tandem::ctl {

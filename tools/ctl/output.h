@@ -7,10 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "ipc/codec.h"
 #include "tools/common/format.h"
-#include "tools/ctl/ctl.h"
 
 namespace tandem::ctl {
+
+namespace pb = ipc::pb;
 
 // The name of column `i`, or "cI" when the schema does not name it.
 std::string ColumnName(const pb::Schema& schema, int i);

@@ -1,5 +1,5 @@
 // replicas (DESIGN §13): does read capacity grow with replicas of one definition?
-// Three two-runtime replicas with the same point-lookup index; one ipc::ReplicaSet (observer
+// Three two-runtime replicas with the same point-lookup index; one controller::ReplicaSet (observer
 // sessions) in front of 1, 2 or 3 of them; a closed loop of 8 clients — 8 peeks in flight, a new
 // one sent as each is answered — for --duration per cell. Two ways to use the replicas:
 //  * "all": every peek to every replica, the first answer wins (the others are cancelled): what
@@ -19,7 +19,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "ipc/replica_set.h"
+#include "controller/replica_set.h"
 #include "tools/bench/measure.h"
 #include "tools/bench/scenarios/scenarios.h"
 
@@ -67,13 +67,13 @@ Cell Measure(const Options& o, const Spec& spec, std::vector<std::unique_ptr<Loo
   Progress(o, "replicas: measuring %s\n", spec.name);
   std::vector<std::string> endpoints;
   for (std::size_t i = 0; i < spec.replicas; ++i) endpoints.push_back(all[i]->replica.endpoint());
-  ipc::ReplicaSet::Options options;
+  controller::ReplicaSet::Options options;
   options.client.timeout = 10s;
   options.client.curve = ClientKeys(o);
   options.observer = true;
-  auto created = ipc::ReplicaSet::Create(endpoints, options);
+  auto created = controller::ReplicaSet::Create(endpoints, options);
   if (!created.ok()) throw std::runtime_error(created.status().ToString());
-  ipc::ReplicaSet& set = **created;
+  controller::ReplicaSet& set = **created;
   // Connect returns once one replica is ready: the others join within a bounded wait.
   Status connected = set.Connect(Clock::now() + 10s);
   for (const auto until = Clock::now() + 20s;
@@ -131,7 +131,7 @@ Cell Measure(const Options& o, const Spec& spec, std::vector<std::unique_ptr<Loo
       if (it == in_flight.end()) continue;
       const auto t0 = it->second;
       in_flight.erase(it);
-      if (r.outcome != ipc::PeekRace::Outcome::kRows) {
+      if (r.outcome != controller::PeekRace::Outcome::kRows) {
         throw std::runtime_error(
             "replicas: a peek failed (outcome " + std::to_string(static_cast<int>(r.outcome)) +
             ")" + (r.answer && r.answer->has_error() ? ": " + r.answer->error() : "") +

@@ -84,9 +84,9 @@ Scenario SubscribeScenario(const Options& o);
 // with isolation's heavy load, beside the network peek of the same index, Redis GET, LMDB mdb_get
 // in-process and the raw TCP loopback round trip, over the same --local-keys keys.
 Scenario LocalScenario(const Options& o);
-// "replicas" (DESIGN §13): point-lookup peeks/s and latency through one ipc::ReplicaSet in front of
-// 1, 2 and 3 replicas with the same index, 8 peeks in flight; every peek to all replicas (first
-// answer) and each to one (round-robin), with how busy the machine was.
+// "replicas" (DESIGN §13): point-lookup peeks/s and latency through one controller::ReplicaSet in
+// front of 1, 2 and 3 replicas with the same index, 8 peeks in flight; every peek to all replicas
+// (first answer) and each to one (round-robin), with how busy the machine was.
 Scenario ReplicasScenario(const Options& o);
 
 }  // namespace tandem::bench

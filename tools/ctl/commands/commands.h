@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 
+#include "tools/ctl/schema.h"
 #include "tools/ctl/session.h"
 
 namespace tandem::ctl {

@@ -1,6 +1,7 @@
 // allow-compaction and drop: AllowCompaction of an index, up to a time or (drop) the empty
-// frontier. Only indexes, and sources, which stand for their own index (s<n> of u<n>): anything
-// else is refused, naming the index to use instead.
+// frontier, as the compaction policy allows (controller/compaction.h): only indexes, and
+// sources, which stand for their own index (s<n> of u<n>); anything else is refused, naming the
+// index to use instead.
 #include "tools/ctl/commands/commands.h"
 
 namespace tandem::ctl {
@@ -11,13 +12,6 @@ using tools::JsonWriter;
 struct CompactionOptions {
   std::string id, time;
 };
-
-// The index a command on `id` applies to: a source's own index for a source that has one
-// (create-source made it), else `id`.
-std::string IndexOf(const History& h, const std::string& id) {
-  if (h.KindOf(id).kind != History::IdKind::kSource) return id;
-  return h.SourceIndex(id).value_or(id);
-}
 
 // " (the index of source u1)" when `index` stands for source `id`.
 std::string Standing(const std::string& id, const std::string& index) {
@@ -33,13 +27,10 @@ int AllowCompaction(const CompactionOptions& o, Session& s) {
     return Usage("allow-compaction T: the largest time is " + std::to_string(kMaxTime) +
                  "; to drop, use drop");
   }
-  const std::string index = IndexOf(s.history(), id);
+  const std::string index = controller::CompactionTarget(s.history(), id);
   if (auto why = NotAnIndex(s.history(), index, *t)) return Refused(what, *why);
-  pb::Command c;
-  c.mutable_allow_compaction()->set_id(index);
-  c.mutable_allow_compaction()->mutable_frontier()->add_elements(*t);
   if (auto code = s.Open(Session::Mode::kControl)) return *code;
-  auto ok = s.Submit(Canonical(c), true, what);
+  auto ok = s.Submit(controller::AllowCompaction(index, *t), true, what);
   if (!ok.ok()) return s.Ended(ok.status());
   if (!*ok) return kExitFailed;
   PrintOk(
@@ -50,7 +41,7 @@ int AllowCompaction(const CompactionOptions& o, Session& s) {
 
 int Drop(const Globals& g, History h, const std::string& id) {
   const std::string what = "drop " + id;
-  const std::string index = IndexOf(h, id);
+  const std::string index = controller::CompactionTarget(h, id);
   auto done = [&] {
     PrintOk(
         what, [&](JsonWriter& json) { json.Key("id").String(index); },
@@ -64,12 +55,9 @@ int Drop(const Globals& g, History h, const std::string& id) {
   }
   if (auto why = NotAnIndex(h, index, std::nullopt)) return Refused(what, *why);
   Session s(g, std::move(h));
-  pb::Command c;
   // The supervisor refuses to drop an index that a live dataflow imports, naming the importer.
-  c.mutable_allow_compaction()->set_id(index);
-  c.mutable_allow_compaction()->mutable_frontier();
   if (auto code = s.Open(Session::Mode::kControl)) return *code;
-  auto ok = s.Submit(Canonical(c), true, what);
+  auto ok = s.Submit(controller::Drop(index), true, what);
   if (!ok.ok()) return s.Ended(ok.status());
   if (!*ok) return kExitFailed;
   return done();

@@ -27,7 +27,7 @@ int RunCreateView(const CreateViewOptions& o, Session& s) {
   // (or the join key) if there is one: a Reduce by the index key, or a join by it, uses the
   // imported arrangement in place.
   std::string imported;
-  for (const auto& i : AddInputs(s.history(), *in, joined, view, c)) {
+  for (const auto& i : AddInputs(s.history(), *in, joined, view.import_keys, c)) {
     if (!i.empty()) imported += (imported.empty() ? "" : ", ") + i;
   }
   auto* d = c.mutable_create_dataflow()->mutable_desc();

@@ -7,7 +7,6 @@
 
 #include "tools/ctl/commands/commands.h"
 #include "tools/ctl/output.h"
-#include "tools/ctl/probe.h"
 
 namespace tandem::ctl {
 namespace {
@@ -76,7 +75,7 @@ void Print(const std::map<std::string, pb::Frontiers>& latest, const std::set<st
 // reported nothing for an id shows none).
 int RunMulti(const std::optional<std::string>& only, double seconds,
              const std::vector<std::string>& warnings, Session& s) {
-  ipc::ReplicaSet& set = s.set();
+  ReplicaSet& set = s.set();
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
   while (!Interrupted() && ipc::Left(deadline).count() > 0) {
@@ -89,7 +88,7 @@ int RunMulti(const std::optional<std::string>& only, double seconds,
     for (std::size_t i = 0; i < set.size(); ++i) {
       const auto st = set.status(i);
       json.BeginObject().Key("replica").UInt(i).Key("endpoint").String(st.endpoint);
-      json.Key("state").String(ipc::ReplicaSet::StateName(st.state));
+      json.Key("state").String(ReplicaSet::StateName(st.state));
       json.Key("frontiers").BeginArray();
       for (const auto& [id, f] : set.frontiers(i)) {
         if (shown(id)) FrontiersJson(json, f);
@@ -110,10 +109,10 @@ int RunMulti(const std::optional<std::string>& only, double seconds,
       if (!shown(id)) continue;
       any = true;
       rows.push_back({std::to_string(i), id, FrontierText(f.write()), FrontierText(f.input()),
-                      FrontierText(f.output()), ipc::ReplicaSet::StateName(st.state)});
+                      FrontierText(f.output()), ReplicaSet::StateName(st.state)});
     }
     if (!any)
-      rows.push_back({std::to_string(i), "-", "-", "-", "-", ipc::ReplicaSet::StateName(st.state)});
+      rows.push_back({std::to_string(i), "-", "-", "-", "-", ReplicaSet::StateName(st.state)});
   }
   PrintTable({"replica", "id", "write", "input", "output", "state"}, rows);
   return kExitOk;
@@ -149,7 +148,7 @@ int RunFrontiers(const FrontiersOptions& o, Session& s) {
   std::set<std::string> probed;
   for (const auto& id : s.history().LiveIndexes()) {
     if ((only && id != *only) || latest.count(id)) continue;
-    auto t = ProbeLatest(s, id);
+    auto t = controller::ProbeLatest(s.core(), id);
     pb::Frontiers f;
     f.set_id(id);
     if (t.ok()) {

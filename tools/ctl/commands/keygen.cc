@@ -1,4 +1,4 @@
-// keygen: writes a CURVE key pair for the controller endpoint (issue 12) — FILE (the secret key,
+// keygen: writes a CURVE key pair for the controller endpoint (DESIGN §12) — FILE (the secret key,
 // 0600) and FILE.pub (the public key, 0644) — and never overwrites either. Talks to no replica.
 #include <iostream>
 

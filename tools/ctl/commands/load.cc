@@ -5,7 +5,7 @@
 // flight, each with a deterministic uuid — "load-" + FNV-1a 64 of the table id, the batch's index
 // and its bytes — so running an interrupted load again applies each batch once (the table
 // answers a uuid it has with its first time). The answers are recorded per replica beside the
-// state file, as a write's are (tools/ctl/writes.h).
+// state file, as a write's are (controller/write_ledger.h).
 #include <unistd.h>
 
 #include <algorithm>

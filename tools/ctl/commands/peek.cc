@@ -1,7 +1,6 @@
 // peek: reads an index at a time, in an observer session.
 #include "tools/ctl/commands/commands.h"
 #include "tools/ctl/output.h"
-#include "tools/ctl/probe.h"
 
 namespace tandem::ctl {
 namespace {

@@ -1,22 +1,16 @@
-// query: a one-shot read (DESIGN §8) in one call: a view over an index at one time, computed by
-// the replica (the interactive runtime; in solo mode the solo runtime) and printed like `peek`.
-//
-// One controller session (the history is replayed first, as for every command that changes the
-// replica; the query itself is never recorded):
-//   CreateDataflow{ONE_SHOT_READ, as_of [A], until [A+1], index_imports [an index of --on],
-//                  objects_to_build [t<n+1>: the view], index_exports [t<n> on t<n+1>]}
-//   Peek{t<n>, A}                  answered once the result is computed
-//   AllowCompaction{t<n>, empty}   drops it, on every path once the create was accepted
-// A query cut short before its drop (killed, or the connection lost) leaves a one-shot dataflow
-// that no history defines: the next controller session's reconciliation drops it.
+// query: a one-shot read (DESIGN §8, controller/one_shot.h) in one call: a view over an index at
+// one time, computed by the replica (the interactive runtime; in solo mode the solo runtime) and
+// printed like `peek`. One controller session (the history is replayed first, as for every
+// command that changes the replica; the query itself is never recorded): the one-shot
+// CreateDataflow, a Peek of its result, and the result's drop on every path once the create was
+// accepted.
 #include <chrono>
 #include <utility>
 
-#include "base/global_id.h"
+#include "controller/one_shot.h"
 #include "tools/ctl/commands/commands.h"
 #include "tools/ctl/commands/create.h"
 #include "tools/ctl/output.h"
-#include "tools/ctl/probe.h"
 
 namespace tandem::ctl {
 namespace {
@@ -28,63 +22,6 @@ struct QueryOptions {
   std::optional<std::string> at;
   ViewOptions view;
 };
-
-// Fresh transient ids for one query: t<n> for its result index, t<n+1> for the view it builds.
-// n is twice the clock in microseconds, so a query never reuses an id of an earlier one (the
-// replica may still be dropping that).
-std::pair<std::string, std::string> TransientIds() {
-  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count();
-  const std::uint64_t n = (static_cast<std::uint64_t>(us) << 1) & GlobalId::kMaxNumber;
-  return {GlobalId::Transient(n).ToString(), GlobalId::Transient(n + 1).ToString()};
-}
-
-// Drops the one-shot result `id` when it goes out of scope: every path after the replica accepted
-// the CreateDataflow. A session that is over cannot: reconciliation drops it then.
-class DropOnExit {
- public:
-  DropOnExit(Session& s, std::string id) : s_(s), id_(std::move(id)) {}
-  DropOnExit(const DropOnExit&) = delete;
-  DropOnExit& operator=(const DropOnExit&) = delete;
-  ~DropOnExit() {
-    if (s_.over()) return;
-    pb::Command c;
-    c.mutable_allow_compaction()->set_id(id_);
-    c.mutable_allow_compaction()->mutable_frontier();
-    auto errors = s_.client().SendChecked(c);
-    if (!errors.ok()) {
-      Warn("could not drop the one-shot result " + id_ + ": " + errors.status().message() +
-           " (the next controller session drops it)");
-      return;
-    }
-    for (const auto& e : *errors) Warn("dropping the one-shot result: " + ReplicaRefusal(e));
-  }
-
- private:
-  Session& s_;
-  std::string id_;
-};
-
-pb::Command OneShot(const std::string& on, std::uint64_t at,
-                    const std::vector<pb::IndexImport>& imports, const View& view,
-                    const std::string& result, const std::string& build) {
-  pb::Command c;
-  auto* d = c.mutable_create_dataflow()->mutable_desc();
-  d->set_debug_name("query on " + on);
-  d->set_class_(pb::ONE_SHOT_READ);
-  d->mutable_as_of()->add_elements(at);
-  d->mutable_until()->add_elements(at + 1);
-  for (const auto& import : imports) *d->add_index_imports() = import;
-  auto* b = d->add_objects_to_build();
-  b->set_id(build);
-  *b->mutable_plan() = view.plan;
-  auto* x = d->add_index_exports();
-  x->set_id(result);
-  x->set_on(build);
-  for (auto k : view.key) x->add_key(k);
-  return Canonical(c);
-}
 
 int RunQuery(const QueryOptions& o, Session& s) {
   const std::string what = "query --on " + o.on;
@@ -126,22 +63,17 @@ int RunQuery(const QueryOptions& o, Session& s) {
     if (!seen) imports.push_back(import);
   }
   const pb::IndexImport& import = imports.front();
-  const auto [result, build] = TransientIds();
+  const auto [result, build] = controller::TransientIds();
 
   if (auto code = s.Open(Session::Mode::kControl)) return *code;
   const auto timeout = s.client().timeout();
   Latest at{time.value_or(0), false};
   if (!time) {
     // The latest time every import is complete at.
+    std::vector<std::string> ids;
+    for (const auto& i : imports) ids.push_back(i.id());
     const auto wait_until = std::chrono::steady_clock::now() + timeout;
-    bool first = true;
-    for (const auto& i : imports) {
-      Latest latest;
-      if (auto code = LatestTime(s, i.id(), what, latest, wait_until)) return *code;
-      if (first || latest.time < at.time) at.time = latest.time;
-      at.closed = (first || at.closed) && latest.closed;
-      first = false;
-    }
+    if (auto code = LatestTime(s, ids, what, at, wait_until)) return *code;
     // A closed index's contents are final at every time from its since on; the one-shot spans
     // [at, at + 1), and at + 1 must be a time.
     if (at.closed) at.time = kMaxTime - 1;
@@ -149,11 +81,12 @@ int RunQuery(const QueryOptions& o, Session& s) {
   const std::string at_what = what + " @ " + std::to_string(at.time);
 
   const auto started = std::chrono::steady_clock::now();
-  auto created =
-      s.Submit(OneShot(o.on, at.time, imports, view, result, build), /*record=*/false, at_what);
+  auto created = s.Submit(controller::OneShotRead("query on " + o.on, at.time, imports, view.plan,
+                                                  view.key, result, build),
+                          /*record=*/false, at_what);
   if (!created.ok()) return s.Ended(created.status());
   if (!*created) return kExitFailed;
-  const DropOnExit drop(s, result);
+  const controller::DropOnExit drop(s.core(), result);
 
   pb::Command peek;
   auto* p = peek.mutable_peek();

@@ -3,7 +3,7 @@
 #include <iostream>
 #include <set>
 
-#include "ipc/model.h"
+#include "controller/one_shot.h"
 #include "tools/ctl/commands/commands.h"
 #include "tools/ctl/output.h"
 
@@ -50,9 +50,7 @@ class Script {
       const std::string what = file_ + ":" + std::to_string(line) + " " + ipc::Describe(c);
       // A one-shot read (and the drop of its transient result) is no state of the replica a
       // history replays: sent, never recorded, and its drop not checked against the history.
-      const bool one_shot =
-          (c.has_create_dataflow() && c.create_dataflow().desc().class_() == pb::ONE_SHOT_READ) ||
-          (c.has_allow_compaction() && c.allow_compaction().id().starts_with('t'));
+      const bool one_shot = controller::IsOneShot(c);
       const bool record = !one_shot && (c.has_create_dataflow() || c.has_allow_compaction());
       if (c.has_allow_compaction() && !one_shot) {
         const auto& f = c.allow_compaction().frontier();
@@ -69,15 +67,7 @@ class Script {
         for (const auto& e : *errors) Refuse(what, e.what(), ReplicaRefusal(e));
         continue;
       }
-      if (record) {
-        s_.history().Append(c);
-        if (ipc::IsDrop(c)) {
-          s_.history().Prune();
-          const History& h = s_.history();
-          if (Status st = ForgetTables(h.path(), h.LiveIds()); !st.ok()) Warn(st.message());
-        }
-        if (Status st = s_.history().Save(); !st.ok()) Warn(st.message());
-      }
+      if (record) s_.core().Record(c);
       if (c.has_peek()) peeks_.insert(c.peek().uuid());
     }
     return std::nullopt;

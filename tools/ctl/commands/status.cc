@@ -1,11 +1,12 @@
-// status: the state of each replica of --endpoint (one or several, issue 18), in observer
-// sessions: up or down, its replica id, how far its frontiers lag behind the freshest replica's,
-// and why it is down.
+// status: the state of each replica of --endpoint (one or several), in observer sessions: up or
+// down, its replica id, how far its frontiers lag behind the freshest replica's
+// (controller/replica_lag.h), and why it is down.
 #include <algorithm>
 #include <iostream>
 #include <map>
 #include <set>
 
+#include "controller/replica_lag.h"
 #include "tools/ctl/commands/commands.h"
 #include "tools/ctl/output.h"
 
@@ -18,51 +19,6 @@ struct StatusOptions {
   std::optional<std::string> seconds;
 };
 
-// How far replica `i`'s write frontiers are behind the freshest replica's, over every id some up
-// replica reported: the largest difference in times (a replica that has not closed an index
-// another closed is behind by "closed"), and the ids it reported none for.
-struct Lag {
-  std::optional<std::uint64_t> ticks;  // unset: nothing to compare
-  bool behind_closed = false;
-  std::vector<std::string> missing;
-};
-
-Lag LagOf(const ipc::ReplicaSet& set, std::size_t i) {
-  std::map<std::string, std::optional<std::uint64_t>> freshest;  // nullopt: closed
-  for (std::size_t j = 0; j < set.size(); ++j) {
-    if (set.status(j).state != ipc::ReplicaSet::State::kReady) continue;
-    for (const auto& [id, f] : set.frontiers(j)) {
-      const auto& w = f.write().elements();
-      auto it = freshest.find(id);
-      if (w.empty()) {
-        freshest[id] = std::nullopt;
-      } else if (it == freshest.end()) {
-        freshest[id] = w[0];
-      } else if (it->second && w[0] > *it->second) {
-        it->second = w[0];
-      }
-    }
-  }
-  Lag lag;
-  const auto& mine = set.frontiers(i);
-  for (const auto& [id, best] : freshest) {
-    auto it = mine.find(id);
-    if (it == mine.end()) {
-      lag.missing.push_back(id);
-      continue;
-    }
-    const auto& w = it->second.write().elements();
-    std::uint64_t behind = 0;
-    if (!best) {
-      if (!w.empty()) lag.behind_closed = true;
-    } else if (!w.empty()) {
-      behind = *best - std::min(*best, w[0]);
-    }
-    lag.ticks = std::max(lag.ticks.value_or(0), behind);
-  }
-  return lag;
-}
-
 int RunStatus(const StatusOptions& o, const Globals& g) {
   double seconds = 1.0;
   if (o.seconds) {
@@ -74,14 +30,14 @@ int RunStatus(const StatusOptions& o, const Globals& g) {
   if (!curve.ok()) return Usage(curve.status().message());
   const std::vector<std::string> endpoints =
       g.endpoints.size() > 1 && !g.replica ? g.endpoints : std::vector<std::string>{g.endpoint};
-  ipc::ReplicaSet::Options options;
+  ReplicaSet::Options options;
   options.client.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(g.timeout_s * 1000));
   options.client.linger = std::chrono::milliseconds(200);
   options.client.curve = *curve;
   options.observer = true;
-  auto created = ipc::ReplicaSet::Create(endpoints, options);
+  auto created = ReplicaSet::Create(endpoints, options);
   if (!created.ok()) return Usage("--endpoint: " + created.status().message());
-  ipc::ReplicaSet& set = **created;
+  ReplicaSet& set = **created;
   // Nobody up is reported like everything else (a table), not as a failure to connect.
   (void)set.Connect(std::chrono::steady_clock::now() + options.client.timeout);
   const auto deadline = std::chrono::steady_clock::now() +
@@ -95,7 +51,7 @@ int RunStatus(const StatusOptions& o, const Globals& g) {
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < set.size(); ++i) {
     const auto st = set.status(i);
-    const bool is_up = st.state == ipc::ReplicaSet::State::kReady;
+    const bool is_up = st.state == ReplicaSet::State::kReady;
     up += is_up;
     // A replica that did not answer Hello while we waited is down for anyone asking now.
     const std::string state = is_up ? "up" : "down";
@@ -103,7 +59,7 @@ int RunStatus(const StatusOptions& o, const Globals& g) {
     if (!is_up && error.empty()) {
       error = "no answer to Hello within " + std::to_string(g.timeout_s).substr(0, 4) + " s";
     }
-    const Lag lag = is_up ? LagOf(set, i) : Lag{};
+    const controller::ReplicaLag lag = is_up ? controller::LagOf(set, i) : controller::ReplicaLag{};
     std::string lag_text = "-";
     if (lag.ticks) lag_text = std::to_string(*lag.ticks);
     if (lag.behind_closed) lag_text += " (not closed)";

@@ -1,13 +1,12 @@
-// write: one WriteTable to a table (issue 15), in a writer session (Hello{observer, writer}): no
+// write: one WriteTable to a table (DESIGN §9), in a writer session (Hello{observer, writer}): no
 // replay, no InitializationComplete. The table's schema and upsert key come from the state file.
 // With several replicas it goes to every one that is up, and each answers with its own time.
 // Either way the answers are recorded per replica beside the state file (Session::NoteWrites),
-// so that reads through several replicas see the write (tools/ctl/writes.h).
+// so that reads through several replicas see the write (controller/write_ledger.h).
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
 
-#include "ipc/client.h"
 #include "tools/ctl/commands/commands.h"
 #include "tools/ctl/output.h"
 
@@ -178,32 +177,6 @@ std::optional<int> BuildWrite(const WriteOptions& o, const pb::SourceImport& tab
   return std::nullopt;
 }
 
-// Waits for the answer to `write` (ipc::AnswersWrite): its WriteResponse, or the CommandError
-// refusing it. (Not ControllerClient::Write: an interrupt ends this wait, and a timeout is told
-// from a lost connection.)
-struct Answer {
-  std::optional<pb::WriteResponse> response;
-  std::optional<pb::CommandError> refused;
-};
-Answer AwaitWrite(Session& s, const pb::WriteTable& write,
-                  std::chrono::steady_clock::time_point deadline) {
-  Answer a;
-  while (!Interrupted() && !s.over()) {
-    const auto left = ipc::Left(deadline);
-    if (left.count() <= 0) break;
-    auto r = s.client().Receive(left);
-    if (!r) continue;
-    if (!ipc::AnswersWrite(*r, write)) continue;
-    if (r->has_write_response()) {
-      a.response = r->write_response();
-    } else {
-      a.refused = r->command_error();
-    }
-    break;
-  }
-  return a;
-}
-
 // The write through several replicas: every replica that is up is sent it, and answers it at its
 // own time. It is printed as written at the latest of those times (a peek at it or later sees
 // the write on each of them) and recorded per replica; a replica that was not sent it or did not
@@ -218,15 +191,12 @@ int RunSetWrite(const WriteOptions& o, Session& s, const pb::WriteTable& w,
   s.NoteWrites(o.id, {intent});  // before it is sent: missing everywhere
   auto sent = s.WriteToSet(w, std::chrono::steady_clock::now() + timeout);
   if (!sent.ok()) return s.Ended(sent.status());
-  const ipc::ReplicaSet::WriteResult& result = *sent;
-  AnsweredWrite noted;
-  noted.uuid = uuid;
+  const ReplicaSet::WriteResult& result = *sent;
   std::vector<std::pair<std::size_t, std::uint64_t>> times;  // replica → its time
   std::vector<std::string> failed, unsure;  // not applied there; maybe not applied there
   for (const auto& [i, response] : result.answers) {
     if (response.result_case() == pb::WriteResponse::kTime) {
       times.emplace_back(i, response.time());
-      noted.acknowledged[s.set().status(i).endpoint] = response.time();
     } else {
       failed.push_back(s.DescribeReplica(i) + ": not applied: " + response.error() +
                        s.ExplainUnknown(response.error(), i));
@@ -243,14 +213,13 @@ int RunSetWrite(const WriteOptions& o, Session& s, const pb::WriteTable& w,
   }
   for (std::size_t i : result.not_sent) {
     const auto st = s.set().status(i);
-    unsure.push_back(s.DescribeReplica(i) + " is " + ipc::ReplicaSet::StateName(st.state) +
+    unsure.push_back(s.DescribeReplica(i) + " is " + ReplicaSet::StateName(st.state) +
                      (st.last_error.empty() ? "" : " (" + st.last_error + ")") +
                      ": the write was not sent to it");
   }
   // Whenever a replica may have applied it, the others stay recorded as missing it; applied
   // nowhere, no replica misses it.
-  noted.applied_nowhere = times.empty() && result.unanswered.empty();
-  s.NoteWrites(o.id, {noted});
+  s.NoteWrites(o.id, {controller::AnsweredBy(s.set(), result)});
   const std::string retry = "retry it with --uuid " + uuid +
                             " (a write is applied once per uuid; where it was, the "
                             "retry is answered with its first time)";
@@ -322,12 +291,11 @@ int RunWrite(const WriteOptions& o, Session& s) {
   if (auto code = BuildWrite(o, table, what, *w)) return *code;
   if (auto code = s.Open(Session::Mode::kWrite)) return *code;
   if (s.multi()) return RunSetWrite(o, s, *w, what);
-  const auto timeout = s.client().timeout();
+  const auto timeout = s.timeout();
   AnsweredWrite noted;
   noted.uuid = uuid;
   s.NoteWrites(o.id, {noted});  // before it is sent: missing everywhere until answered
-  s.client().Send(c);
-  const Answer a = AwaitWrite(s, *w, std::chrono::steady_clock::now() + timeout);
+  const auto a = s.Write(c, std::chrono::steady_clock::now() + timeout);
   if (a.refused || (a.response && a.response->result_case() != pb::WriteResponse::kTime)) {
     noted.applied_nowhere = true;
     s.NoteWrites(o.id, {noted});

@@ -1,6 +1,6 @@
-#include "ipc/peek_race.h"
+#include "controller/peek_race.h"
 
-namespace tandem::ipc {
+namespace tandem::controller {
 
 void PeekRace::Asked(std::size_t replica) {
   if (decided()) return;
@@ -80,4 +80,4 @@ std::vector<std::size_t> PeekRace::TakeCancels() {
   return {waiting_.begin(), waiting_.end()};
 }
 
-}  // namespace tandem::ipc
+}  // namespace tandem::controller

@@ -1,15 +1,15 @@
-// ReplicaSet: one controller in front of several replicas of the same definition (DESIGN §13,
-// issue 18) — Materialize's cluster replicas. One ControllerClient (ipc/client.h) per replica
-// endpoint; every command goes to every replica; a peek goes to all of them (or to those chosen)
-// and the first answer wins (ipc/peek_race.h says what "first" means with errors); frontiers are
-// kept per replica.
+// ReplicaSet: one controller in front of several replicas of the same definition (DESIGN §13) —
+// Materialize's cluster replicas. One ControllerClient (ipc/client.h) per replica endpoint; every
+// command goes to every replica; a peek goes to all of them (or to those chosen) and the first
+// answer wins (controller/peek_race.h says what "first" means with errors); frontiers are kept per
+// replica.
 //
 // Writes (writer sessions, Options::writer). A WriteTable goes to every ready replica, and each
 // answers it by its own clock: a table's time is its replica's wall clock, so one write has one
 // time per replica (WriteResult). A reader that must see a write therefore asks each replica from
 // that replica's own time of it on (PeekTargets::at_least), and does not ask a replica that did
 // not acknowledge it (PeekTargets::only): the set keeps no record of writes across sessions, its
-// caller does (tandem-ctl: tools/ctl/writes.h).
+// caller does (controller/write_ledger.h).
 //
 // A replica that is down or restarting never blocks the others:
 //  * every send is non-blocking (ControllerClient::TrySend). A replica whose send queue is full
@@ -34,7 +34,7 @@
 //
 // A replica that maintains indexes the history does not define loses them at the replay
 // (reconciliation): a caller that must not do that checks accepted(i).live_indexes() in an
-// observer ReplicaSet first, as tandem-ctl does.
+// observer ReplicaSet first, as controller::Session does (controller/session.h).
 //
 // Thread safety: none. One thread calls every method (tandem-ctl, a test's loop, a bench driver).
 //
@@ -61,10 +61,12 @@
 #include <vector>
 
 #include "base/status.h"
+#include "controller/peek_race.h"
 #include "ipc/client.h"
-#include "ipc/peek_race.h"
 
-namespace tandem::ipc {
+namespace tandem::controller {
+
+namespace pb = ipc::pb;
 
 // "A,B,C" → {A, B, C}. InvalidArgument for an empty list, an empty element ("A,,B", a trailing
 // comma) or an endpoint given twice (two sessions to one replica would supersede each other).
@@ -75,7 +77,7 @@ class ReplicaSet {
   struct Options {
     // Per replica: timeout (how long a Hello may go unanswered before the connection is made
     // again), linger, goodbye, CURVE. end_on_disconnect is always on.
-    ControllerClient::Options client;
+    ipc::ControllerClient::Options client;
     // Observer sessions (read-only: peeks; no history, no replay).
     bool observer = false;
     // With observer: writer sessions (Hello{observer, writer}), which may also send WriteTable.
@@ -88,8 +90,8 @@ class ReplicaSet {
     // Controller sessions: asked with each replica's HelloAccepted before the history is replayed
     // to it — at Connect and after every reconnect. An error leaves that replica down and not
     // retried (its last_error says why): nothing was replayed and no InitializationComplete sent,
-    // so the replica keeps every dataflow it had (tandem-ctl refuses to drop indexes its history
-    // does not define this way). Unset: every replica is replayed to.
+    // so the replica keeps every dataflow it had (controller::Session refuses to drop indexes
+    // its history does not define this way). Unset: every replica is replayed to.
     std::function<Status(const pb::Status::HelloAccepted&)> admit;
   };
 
@@ -268,4 +270,4 @@ class ReplicaSet {
   std::uint64_t nonce_ = 0;
 };
 
-}  // namespace tandem::ipc
+}  // namespace tandem::controller

@@ -1,10 +1,8 @@
-#include "tools/ctl/probe.h"
+#include "controller/latest.h"
 
 #include <algorithm>
 
-#include "tools/ctl/session.h"
-
-namespace tandem::ctl {
+namespace tandem::controller {
 
 namespace {
 
@@ -46,7 +44,7 @@ Result<bool> Readable(Session& s, const std::string& id, std::uint64_t t,
 // The most advanced write frontier of index `id` over the replicas of the session that may answer
 // its reads (Session::ReadsFrom; closed beats every time), if any reported one.
 std::optional<pb::Frontiers> Freshest(Session& s, const std::string& id) {
-  const ipc::ReplicaSet& set = s.set();
+  const ReplicaSet& set = s.set();
   std::optional<pb::Frontiers> best;
   for (std::size_t i = 0; i < set.size(); ++i) {
     if (!s.ReadsFrom(i)) continue;
@@ -104,9 +102,8 @@ Result<Latest> ProbeLatest(Session& s, const std::string& id) {
   return Latest{lo, false};
 }
 
-std::optional<int> LatestTime(Session& s, const std::string& id, const std::string& what,
-                              Latest& latest,
-                              std::optional<std::chrono::steady_clock::time_point> wait_until) {
+Result<Latest> LatestTime(Session& s, const std::string& id,
+                          std::optional<std::chrono::steady_clock::time_point> wait_until) {
   std::optional<pb::Frontiers> best;
   // Takes the reports for `id` that come until `deadline`; once one is known, only those
   // already queued.
@@ -132,36 +129,39 @@ std::optional<int> LatestTime(Session& s, const std::string& id, const std::stri
   };
   collect(std::chrono::steady_clock::now() + std::min(s.timeout(), kFrontierWait));
   for (;;) {
-    if (s.over()) return s.Ended(Status::Ok());
+    if (s.over()) return Status::Unavailable(s.EndReason());
     if (complete()) break;
     Status why = Status::Ok();
     if (!best) {  // nothing reported: probe
       auto probed = ProbeLatest(s, id);
-      if (probed.ok()) {
-        latest = *probed;
-        return std::nullopt;
-      }
-      if (probed.status().code() == StatusCode::kUnavailable) return s.Ended(probed.status());
-      if (probed.status().code() != StatusCode::kFailedPrecondition) {
-        return Refused(what + " --at latest", probed.status().message());
-      }
+      if (probed.ok()) return *probed;
+      // Ended (Unavailable), or a refused probe: said as it is. No complete time: wait for one.
+      if (probed.status().code() != StatusCode::kFailedPrecondition) return probed.status();
       why = probed.status();
     } else {
       why = Status::FailedPrecondition(id + " has no complete time yet");
     }
-    if (!wait_until || ipc::Left(*wait_until).count() <= 0 || Interrupted()) {
-      return Refused(what + " --at latest", why.message());
-    }
+    if (!wait_until || ipc::Left(*wait_until).count() <= 0 || s.Interrupted()) return why;
     // Not readable yet: wait (bounded) for its frontier to be reported past 0.
     best.reset();
     collect(std::min(*wait_until, std::chrono::steady_clock::now() + kProbeRecheck));
   }
-  if (best->write().elements().empty()) {
-    latest = Latest{kMaxTime, true};
-  } else {
-    latest = Latest{best->write().elements(0) - 1, false};
-  }
-  return std::nullopt;
+  if (best->write().elements().empty()) return Latest{kMaxTime, true};
+  return Latest{best->write().elements(0) - 1, false};
 }
 
-}  // namespace tandem::ctl
+Result<Latest> LatestOfAll(Session& s, const std::vector<std::string>& ids,
+                           std::optional<std::chrono::steady_clock::time_point> wait_until) {
+  Latest all;
+  bool first = true;
+  for (const auto& id : ids) {
+    auto latest = LatestTime(s, id, wait_until);
+    if (!latest.ok()) return latest.status();
+    if (first || latest->time < all.time) all.time = latest->time;
+    all.closed = (first || all.closed) && latest->closed;
+    first = false;
+  }
+  return all;
+}
+
+}  // namespace tandem::controller

@@ -1,4 +1,4 @@
-#include "tools/ctl/writes.h"
+#include "controller/write_ledger.h"
 
 #include <fcntl.h>
 #include <google/protobuf/struct.pb.h>
@@ -16,11 +16,10 @@
 #include <functional>
 #include <thread>
 
+#include "base/json.h"
 #include "ipc/model.h"
-#include "tools/common/format.h"
-#include "tools/ctl/schema.h"
 
-namespace tandem::ctl {
+namespace tandem::controller {
 namespace {
 
 namespace gpb = google::protobuf;
@@ -35,7 +34,7 @@ Result<WriteLedger> ReadLedger(const std::string& path) {
   int number = 0;
   for (std::string line; std::getline(in, line);) {
     ++number;
-    if (Trim(line).empty()) continue;
+    if (line.find_first_not_of(" \t\r\n") == std::string::npos) continue;  // blank
     auto bad = [&](const std::string& why) {
       return Status::InvalidArgument(path + ":" + std::to_string(number) + ": " + why +
                                      " (the record of this state file's table writes; removing "
@@ -83,12 +82,14 @@ Status WriteLedgerFile(const std::string& path, const WriteLedger& ledger) {
     if (!out) return Status::Unavailable("cannot write " + tmp);
     for (const auto& [table, replicas] : ledger) {
       for (const auto& [endpoint, entry] : replicas) {
-        tools::JsonWriter json;
-        json.BeginObject().Key("table").String(table).Key("endpoint").String(endpoint);
-        json.Key("floor").String(std::to_string(entry.floor)).Key("missing").BeginArray();
-        for (const auto& uuid : entry.missing) json.String(uuid);
-        json.EndArray().EndObject();
-        out << json.str() << '\n';
+        out << "{\"table\":" << JsonQuote(table) << ",\"endpoint\":" << JsonQuote(endpoint)
+            << ",\"floor\":" << JsonQuote(std::to_string(entry.floor)) << ",\"missing\":[";
+        const char* comma = "";
+        for (const auto& uuid : entry.missing) {
+          out << comma << JsonQuote(uuid);
+          comma = ",";
+        }
+        out << "]}\n";
       }
     }
     out.flush();
@@ -185,6 +186,18 @@ void Apply(WriteLedger& ledger, const std::string& table, const AnsweredWrite& w
   }
 }
 
+AnsweredWrite AnsweredBy(const ReplicaSet& set, const ReplicaSet::WriteResult& result) {
+  AnsweredWrite w;
+  w.uuid = result.uuid;
+  for (const auto& [i, response] : result.answers) {
+    if (response.result_case() == pb::WriteResponse::kTime) {
+      w.acknowledged[set.status(i).endpoint] = response.time();
+    }
+  }
+  w.applied_nowhere = w.acknowledged.empty() && result.unanswered.empty();
+  return w;
+}
+
 Status RecordWrites(const std::string& state, const std::string& table,
                     const std::vector<AnsweredWrite>& writes) {
   if (writes.empty()) return Status::Ok();
@@ -266,8 +279,8 @@ Readers ReadersOf(const WriteLedger& ledger, const std::set<std::string>& tables
   return readers;
 }
 
-ipc::ReplicaSet::PeekTargets TargetsAt(const Readers& readers, Time t, ReadAt at) {
-  ipc::ReplicaSet::PeekTargets targets;
+ReplicaSet::PeekTargets TargetsAt(const Readers& readers, Time t, ReadAt at) {
+  ReplicaSet::PeekTargets targets;
   if (!readers.restricted) return targets;
   std::set<std::size_t> all, at_t;
   for (const auto& [i, floor] : readers.floors) {
@@ -289,4 +302,4 @@ ipc::ReplicaSet::PeekTargets TargetsAt(const Readers& readers, Time t, ReadAt at
   return targets;
 }
 
-}  // namespace tandem::ctl
+}  // namespace tandem::controller

@@ -1,4 +1,4 @@
-#include "ipc/replica_set.h"
+#include "controller/replica_set.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -6,8 +6,13 @@
 
 #include "ipc/table_write.h"
 
-namespace tandem::ipc {
+namespace tandem::controller {
 
+using ipc::AnswersWrite;
+using ipc::ControllerClient;
+using ipc::Describe;
+using ipc::DescribeWrite;
+using ipc::Left;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
@@ -619,4 +624,4 @@ std::size_t ReplicaSet::ready() const {
       replicas_.begin(), replicas_.end(), [](const auto& r) { return r->state == State::kReady; }));
 }
 
-}  // namespace tandem::ipc
+}  // namespace tandem::controller

@@ -1,6 +1,6 @@
-// PeekRace: the first-answer rule of a peek sent to several replicas (DESIGN §13, issue 18). One
-// object per peek; ReplicaSet (ipc/replica_set.h) feeds it what each replica said and asks it
-// whether the peek is decided. Pure logic, no I/O: tests/unit/replica_set_test.cc pins it.
+// PeekRace: the first-answer rule of a peek sent to several replicas (DESIGN §13). One
+// object per peek; ReplicaSet (controller/replica_set.h) feeds it what each replica said and asks
+// it whether the peek is decided. Pure logic, no I/O: tests/unit/replica_set_test.cc pins it.
 //
 // Why the first rows are the answer. Replicas run the same definition (the controller's history)
 // over the same deterministic inputs, so a peek at time t is answered with the same rows by every
@@ -34,7 +34,9 @@
 
 #include "ipc/codec.h"
 
-namespace tandem::ipc {
+namespace tandem::controller {
+
+namespace pb = ipc::pb;
 
 class PeekRace {
  public:
@@ -91,4 +93,4 @@ class PeekRace {
   bool cancels_taken_ = false;
 };
 
-}  // namespace tandem::ipc
+}  // namespace tandem::controller

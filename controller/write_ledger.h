@@ -1,11 +1,12 @@
-// tandem-ctl's record of its own table writes, per replica: what a read through several replicas
-// needs to see them (read your writes; DESIGN §13, README "Several replicas").
+// The write ledger: a controller's record of its own table writes, per replica — what a read
+// through several replicas needs to see them (read your writes; DESIGN §13, README "Several
+// replicas").
 //
 // Why it is needed. A table's time is its replica's wall clock, so a write sent to replicas A and
 // B is durable on A at tA and on B at tB, rarely the same time. A peek at T with tA <= T < tB sees
 // the write on A but not on B, and a peek through several replicas takes whichever answers
 // first. A replica that never acknowledged a write (it was down, refused it, or the write went to
-// another one with --replica) does not have it at any time. So for every table this state file
+// another replica alone) does not have it at any time. So for every table this state file
 // wrote, the ledger keeps per replica endpoint its *floor* — the latest time that replica
 // acknowledged one of those writes at — and the writes it has not acknowledged (by uuid). A read
 // of an index over such tables (ReadersOf) is answered only by the replicas that acknowledged
@@ -13,12 +14,12 @@
 //
 // The file: `<state>.writes` beside the state file, one JSON object a line per table and replica:
 //   {"table":"u1","endpoint":"tcp://127.0.0.1:2101","floor":"1796175676084","missing":["…"]}
-// (times as strings: they are 64-bit). Not in the state file itself: `write` and `load` only read
-// the state file, any number at once, while a controller command holds it for its whole session;
-// and every line of the state file is a command to replay, which older tandem-ctl versions
-// require of each line. The ledger is changed under an exclusive lock on `<state>.writes.lock`,
-// held only while it is read, changed and replaced (rename), so concurrent writes each add theirs;
-// readers read it without the lock (a rename replaces it whole).
+// (times as strings: they are 64-bit). Not in the state file itself: writer sessions only read
+// the state file, any number at once, while a controller session holds it for its whole length;
+// and every line of the state file is a command to replay (controller/history.h). The ledger is
+// changed under an exclusive lock on `<state>.writes.lock`, held only while it is read, changed and
+// replaced (rename), so concurrent writes each add theirs; readers read it without the lock (a
+// rename replaces it whole).
 //
 // Invariants:
 //  * A replica's floor only rises, and a uuid leaves its `missing` only when that replica
@@ -38,13 +39,13 @@
 
 #include "base/status.h"
 #include "base/time.h"
-#include "ipc/replica_set.h"
-#include "tools/ctl/ctl.h"
+#include "controller/history.h"
+#include "controller/replica_set.h"
 
-namespace tandem::ctl {
+namespace tandem::controller {
 
 // In ReplicaWrites::missing (no uuid is empty): the writes made before the replica was first
-// sent one. Nothing clears it but a drop of the table: tandem-ctl does not know their uuids.
+// sent one. Nothing clears it but a drop of the table: the ledger does not know their uuids.
 inline const std::string kEarlierWrites{};
 
 // One replica's part in the writes to one table.
@@ -76,9 +77,16 @@ struct AnsweredWrite {
 // the uuid leaves its missing. A new uuid is missing on every other endpoint of `sent_to` and of
 // the ledger's `table`; a retry (a uuid some endpoint misses) changes only those that acknowledge
 // it now. An endpoint first recorded for a table that has writes misses kEarlierWrites. A write
-// applied nowhere leaves every missing. tandem-ctl records each write before it sends it (missing
-// everywhere: a crash before the answers never loses it), then its answers (a retry, then).
+// applied nowhere leaves every missing. A controller records each write before it sends it
+// (missing everywhere: a crash before the answers never loses it), then its answers (a retry,
+// then).
 void Apply(WriteLedger& ledger, const std::string& table, const AnsweredWrite& write);
+
+// What write `result` through `set` adds to the ledger: the time each replica that applied it
+// answered with; applied nowhere when none did and every replica it was sent to answered (a
+// refusal, or an error: not applied there). One that did not answer may have applied it: then the
+// others stay missing it.
+AnsweredWrite AnsweredBy(const ReplicaSet& set, const ReplicaSet::WriteResult& result);
 
 // Apply, to the file of state file `state`, under its lock.
 Status RecordWrites(const std::string& state, const std::string& table,
@@ -115,6 +123,6 @@ enum class ReadAt {
              // peek at T or later sees it everywhere)
 };
 // The targets of a peek at `t` through `readers` (none when they are not restricted).
-ipc::ReplicaSet::PeekTargets TargetsAt(const Readers& readers, Time t, ReadAt at);
+ReplicaSet::PeekTargets TargetsAt(const Readers& readers, Time t, ReadAt at);
 
-}  // namespace tandem::ctl
+}  // namespace tandem::controller

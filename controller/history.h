@@ -1,28 +1,34 @@
-// tandem-ctl, the reference controller (issue #5): its command history (the state file) and the
-// small parsers and printers its subcommands share. It talks to a replica through
-// ipc::ControllerClient (ipc/client.h).
+// The controller's history: the commands that define a replica's state (CreateDataflow,
+// AllowCompaction), kept durably in a state file, one protocol-JSON Command per line, and
+// replayed to every replica a controller session opens (controller/session.h): Hello, the history
+// (Replay), InitializationComplete, then the session's new commands. Reconciliation on the
+// replica keeps what was re-sent unchanged, so nothing already running is rebuilt, and drops what
+// was not — which is why a session first checks the replica's live indexes against LiveIndexes().
 //
-// The history is what a real controller keeps: the commands that define the replica's state
-// (CreateDataflow, AllowCompaction), one protocol-JSON Command per line. Every invocation
-// connects, sends Hello, replays the history, sends InitializationComplete and then its new
-// commands; reconciliation on the replica keeps what was re-sent unchanged, so nothing already
-// running is rebuilt.
+// Invariants:
+//  1. A command joins the history only once a replica accepted it (Session::Submit, Record);
+//     a refused command is never recorded.
+//  2. A dataflow whose every index export is dropped is pruned (Prune), with every
+//     AllowCompaction of an id it created: the history holds what a replica should run now.
+//  3. A command is sent and recorded canonical (Canonical: round-tripped through the JSON form
+//     the state file holds), so what is sent now is what is replayed later: reconciliation
+//     compares encodings.
 //
-// Sources are first-class (issue 13): `create-source u<n>` sends a dataflow of its own, the source
-// and its *source index* s<n> on it (SourceIndexId), keyed by its first column unless --key. That
-// dataflow lives until the source is dropped (`drop u<n>` drops s<n>); every create-index and
-// create-view on the source builds a dataflow that IMPORTS an index of it (IndexImport), so
-// dropping those leaves the source. s<n> is never a number a user picks (they are u<n>), so the
-// source index takes none of the user's ids.
+// Sources: a source u<n> gets a dataflow of its own, the source and its *source index* s<n> on
+// it (SourceIndexId); a dataflow reading the source imports that index (IndexImport), so dropping
+// the reader leaves the source. That dataflow lives until the source is dropped (its index
+// s<n>). s<n> is never an id a user picks (they are u<n>), so the source index takes none of
+// theirs.
 //
-// State files written before issue 13 may hold a *pending* source: a CreateDataflow line with
-// debug_name kPendingSource and only that source import, never sent, which becomes part of the
-// dataflow of the next create-index / create-view reading it. They are still honoured.
+// A state file may hold a *pending* source: a CreateDataflow line with debug_name kPendingSource
+// and only that source import. It is never replayed; the next dataflow reading it takes it as a
+// source import of its own (controller/imports.h) and the line goes.
+//
+// Thread safety: none; a History is one session's. Across processes, the state file's lock
+// (Access) keeps two writers from interleaving.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -32,21 +38,13 @@
 #include <vector>
 
 #include "base/status.h"
-#include "ipc/client.h"
 #include "ipc/codec.h"
-#include "tools/ctl/schema.h"
 
-namespace tandem::ctl {
+namespace tandem::controller {
 
 namespace pb = ipc::pb;
 
-// Exit codes (sysexits.h spirit, as the supervisor's).
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailed = 1;  // refused command, peek error, timeout
-inline constexpr int kExitUsage = 64;  // bad usage, including an --endpoint that is no endpoint
-inline constexpr int kExitUnavailable = 69;  // the replica could not be reached, or went away
-inline constexpr int kExitSuperseded = 75;   // another controller took over this session
-
+// The debug_name of a pending source's CreateDataflow line.
 inline constexpr char kPendingSource[] = "tandem-ctl:pending-source";
 
 // The schema of one collection, and the index key when it is an index.
@@ -59,8 +57,8 @@ struct CollectionInfo {
 
 class History {
  public:
-  // How an invocation uses the state file. kWrite holds an exclusive lock on `<path>.lock` for as
-  // long as this history or a copy of it lives, so two tandem-ctl processes never interleave
+  // How a session uses the state file. kWrite holds an exclusive lock on `<path>.lock` for as
+  // long as this history or a copy of it lives, so two controllers never interleave
   // their read-modify-write of one state file. kRead takes a shared lock only while it reads the
   // file (a long `watch` keeps no one out; any number of readers run at once) and cannot Save.
   // A conflicting holder is refused (Unavailable) naming its pid, which the kernel reports
@@ -133,14 +131,7 @@ class History {
 // (reconciliation compares encodings).
 pb::Command Canonical(const pb::Command& command);
 
-std::string RandomHex(int bytes);
-
 // "u1, u2 and u3".
 std::string JoinIds(const std::vector<std::string>& ids);
 
-// Why `id` cannot be dropped (`compaction` unset) or compacted to `compaction`: it is no index
-// of the history. The reason names what `id` is and the command to run instead.
-std::optional<std::string> NotAnIndex(const History& h, const std::string& id,
-                                      std::optional<std::uint64_t> compaction);
-
-}  // namespace tandem::ctl
+}  // namespace tandem::controller

@@ -1,30 +1,21 @@
-#include "tools/ctl/ctl.h"
+#include "controller/history.h"
 
 #include <fcntl.h>
-#include <google/protobuf/util/json_util.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <random>
-#include <sstream>
-#include <stdexcept>
 
 #include "base/global_id.h"
-#include "base/json.h"
 #include "ipc/model.h"
 #include "ipc/plan_typing.h"
-#include "ipc/rows.h"
-#include "tools/common/format.h"
 
-namespace tandem::ctl {
+namespace tandem::controller {
 
 namespace {
 
@@ -89,7 +80,7 @@ Result<History> History::Load(const std::string& path, Access access) {
   int number = 0;
   for (std::string line; std::getline(in, line);) {
     ++number;
-    if (Trim(line).empty()) continue;
+    if (line.find_first_not_of(" \t\r\n") == std::string::npos) continue;  // blank
     auto c = ipc::CommandFromJson(line);
     if (!c.ok()) {
       return Status::InvalidArgument(path + ":" + std::to_string(number) + ": " +
@@ -381,19 +372,6 @@ pb::Command Canonical(const pb::Command& command) {
   return back.ok() ? *back : command;
 }
 
-std::string RandomHex(int bytes) {
-  static std::random_device rd;
-  static std::mt19937_64 gen(rd() ^ (static_cast<std::uint64_t>(rd()) << 32));
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (int i = 0; i < bytes; ++i) {
-    const auto b = static_cast<unsigned>(gen() & 0xff);
-    out.push_back(digits[b >> 4]);
-    out.push_back(digits[b & 15]);
-  }
-  return out;
-}
-
 std::string JoinIds(const std::vector<std::string>& ids) {
   std::string out;
   for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -402,36 +380,4 @@ std::string JoinIds(const std::vector<std::string>& ids) {
   return out;
 }
 
-// Why `id` cannot be dropped (`compaction` unset) or compacted to `compaction`: it is no index
-// of the history. The reason names what `id` is and the command to run instead.
-std::optional<std::string> NotAnIndex(const History& h, const std::string& id,
-                                      std::optional<std::uint64_t> compaction) {
-  const auto kind = h.KindOf(id);
-  std::string instead;
-  if (!kind.indexes.empty()) {
-    const std::string one = kind.indexes.front();
-    const std::string of = kind.indexes.size() == 1
-                               ? " (the index of its dataflow)"
-                               : " (its dataflow's indexes are " + JoinIds(kind.indexes) + ")";
-    instead = compaction ? "; compaction applies to an index: allow-compaction " + one + " " +
-                               std::to_string(*compaction) + of
-                         : "; drop " + one + " instead" + of +
-                               ": a dataflow, with its sources and views, goes with its last "
-                               "index";
-  }
-  switch (kind.kind) {
-    case History::IdKind::kIndex:
-      return std::nullopt;
-    case History::IdKind::kSource:
-      return id + " is a source, not an index" + instead;
-    case History::IdKind::kView:
-      return id + " is a view, not an index" + instead;
-    case History::IdKind::kPendingSource:
-      return id + " is a pending source (nothing on the replica yet), not an index";
-    case History::IdKind::kUnknown:
-      break;
-  }
-  return id + " is not an index this controller created (state file " + h.path() + ")";
-}
-
-}  // namespace tandem::ctl
+}  // namespace tandem::controller
