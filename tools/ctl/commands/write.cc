@@ -1,4 +1,4 @@
-// write: one WriteTable to a table (issue 15), in a writer session (Hello{observer, writer}): no
+// write: one WriteTable to a table, in a writer session (Hello{observer, writer}): no
 // replay, no InitializationComplete. The table's schema and upsert key come from the state file.
 // With several replicas it goes to every one that is up, and each answers with its own time.
 // Either way the answers are recorded per replica beside the state file (Session::NoteWrites),
