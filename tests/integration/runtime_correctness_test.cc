@@ -1062,7 +1062,8 @@ TEST(RuntimeCorrectness, SemanticsProbesTwoRuntime) {
 // in a GCC tree. The fingerprint covers source types, updates and their log text, plans of every
 // operator with and without data errors, peek keys, MFPs and finishings over many seeds; it was
 // taken from a GCC build and every tree checks it. It changes only when the generators do (then
-// the old seeds' cases change too: record the new one).
+// the old seeds' cases change too: record the new one) or the datum syntax prints a datum
+// differently (base/datum_text.h: the log text and the keys are hashed as printed).
 TEST(RuntimeCorrectness, ASeedBuildsTheSameCaseUnderEveryCompiler) {
   std::uint64_t fingerprint = 14695981039346656037ULL;  // FNV-1a over everything drawn
   auto mix = [&](const std::string& bytes) {
@@ -1111,7 +1112,7 @@ TEST(RuntimeCorrectness, ASeedBuildsTheSameCaseUnderEveryCompiler) {
       }
     }
   }
-  EXPECT_EQ(fingerprint, 7491579453744116409ULL)
+  EXPECT_EQ(fingerprint, 6910817351036059093ULL)
       << "the generators drew another case from these seeds (fingerprint " << fingerprint << ")";
 }
 

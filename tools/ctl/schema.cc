@@ -121,8 +121,8 @@ Result<std::vector<std::uint32_t>> ParseColumns(const std::string& text, const p
 }
 
 namespace {
-// The column `column` a datum is read for; any type when none is given or the history does not
-// know its type.
+// What ParseDatumText is told of `column`: any datum when there is no column or the history does
+// not know its type.
 ColumnType DatumColumn(const pb::Column* column) {
   if (!column) return {};
   ColumnType t = ipc::ColumnTypeOf(*column);
