@@ -1,5 +1,6 @@
-// JSON string escaping for the tools' --json output (RFC 8259: quote, backslash and control
-// characters escaped; everything else, including UTF-8, passed through).
+// JSON string escaping (RFC 8259): quote, backslash, the control characters and DEL escaped; every
+// other byte, UTF-8 included, passed through. The one escaping of every JSON Tandem writes: the
+// tools' --json output and the JSON log lines (base/log.h).
 #pragma once
 
 #include <string>

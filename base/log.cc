@@ -7,40 +7,19 @@
 #include <chrono>
 #include <ctime>
 #include <memory>
+#include <string>
+
+#include "base/json.h"
 
 namespace tandem {
 
 namespace {
 
+// `s` as a JSON string (base/json.h's escaping), quotes included.
 void AppendJsonString(std::string_view s, spdlog::memory_buf_t& out) {
   out.push_back('"');
-  for (const char c : s) {
-    switch (c) {
-      case '"':
-        out.append(std::string_view("\\\""));
-        break;
-      case '\\':
-        out.append(std::string_view("\\\\"));
-        break;
-      case '\n':
-        out.append(std::string_view("\\n"));
-        break;
-      case '\r':
-        out.append(std::string_view("\\r"));
-        break;
-      case '\t':
-        out.append(std::string_view("\\t"));
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(c));
-          out.append(std::string_view(buf));
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
+  const std::string escaped = JsonEscape(s);
+  out.append(std::string_view(escaped));
   out.push_back('"');
 }
 

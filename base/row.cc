@@ -2,7 +2,6 @@
 
 #include <bit>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 
 namespace tandem {
@@ -189,33 +188,6 @@ Result<Row> DecodeRow(std::string_view bytes) {
     }
   }
   return row;
-}
-
-std::string DatumToString(const Datum& d) {
-  switch (d.index()) {
-    case 0:
-      return "null";
-    case 1:
-      return std::get<bool>(d) ? "true" : "false";
-    case 2:
-      return std::to_string(std::get<std::int64_t>(d));
-    case 3: {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.17g", std::get<double>(d));
-      return buf;
-    }
-    default:
-      return "\"" + std::get<std::string>(d) + "\"";
-  }
-}
-
-std::string RowToString(const Row& row) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < row.size(); ++i) {
-    if (i) s += ", ";
-    s += DatumToString(row[i]);
-  }
-  return s + ")";
 }
 
 }  // namespace tandem

@@ -51,7 +51,4 @@ Result<Row> DecodeRow(std::string_view bytes);
 // memcmp order with shorter-is-less on a common prefix: the order of encoded rows.
 inline int CompareEncoded(std::string_view a, std::string_view b) { return a.compare(b); }
 
-std::string DatumToString(const Datum& d);
-std::string RowToString(const Row& row);
-
 }  // namespace tandem

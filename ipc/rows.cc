@@ -52,4 +52,28 @@ pb::Row ToProto(const Row& row) {
   return r;
 }
 
+ColumnType ColumnTypeOf(const pb::Column& column) {
+  ColumnType t;
+  t.name = column.name();
+  t.nullable = column.nullable();
+  switch (column.type()) {
+    case pb::BOOL:
+      t.kind = ColumnType::Kind::kBool;
+      break;
+    case pb::INT64:
+      t.kind = ColumnType::Kind::kInt64;
+      break;
+    case pb::FLOAT64:
+      t.kind = ColumnType::Kind::kFloat64;
+      break;
+    case pb::STRING:
+      t.kind = ColumnType::Kind::kString;
+      break;
+    default:
+      t.kind = ColumnType::Kind::kAny;
+      break;
+  }
+  return t;
+}
+
 }  // namespace tandem::ipc

@@ -1,4 +1,4 @@
-// Fuzz target: the CSV and JSON-lines formats (workers/sources/csv.h, json_lines.h) — the lines
+// Fuzz target: the CSV and JSON-lines formats (ipc/formats/csv.h, json_lines.h) — the lines
 // of a file through a CsvReader and through ParseJsonLine.
 //
 // Input: byte 0 picks a schema, byte 1 an upsert key (none, or one of the schema's), the rest is
@@ -13,24 +13,24 @@
 //   * a JSON record prints back (as JSON) to a line that parses to the same record.
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/datum_text.h"
+#include "base/json.h"
 #include "fuzz/fuzz_check.h"
+#include "ipc/formats/csv.h"
+#include "ipc/formats/format_values.h"
+#include "ipc/formats/json_lines.h"
 #include "unit/protocol_samples.h"
-#include "workers/sources/csv.h"
-#include "workers/sources/format_values.h"
-#include "workers/sources/json_lines.h"
 
-namespace tandem::workers {
+namespace tandem::ipc {
 namespace {
 
-namespace pb = ipc::pb;
-using ipc::samples::MakeColumn;
-using ipc::samples::MakeSchema;
+using samples::MakeColumn;
+using samples::MakeSchema;
 
 const pb::Schema& SchemaFor(std::uint8_t b) {
   static const pb::Schema schemas[] = {
@@ -81,31 +81,16 @@ void CheckRecord(const SourceRecord& r, const pb::Schema& s, const std::vector<s
     FUZZ_CHECK(OfColumn(r.row[static_cast<std::size_t>(c)], s.columns(c)), what);
 }
 
+// A datum as a JSON value, the way the tools write one (tools/common/format.h): the non-finite
+// floats as the strings the JSON-lines format reads.
 std::string Json(const Datum& d) {
   if (std::holds_alternative<Null>(d)) return "null";
   if (const bool* b = std::get_if<bool>(&d)) return *b ? "true" : "false";
   if (const std::int64_t* i = std::get_if<std::int64_t>(&d)) return std::to_string(*i);
   if (const double* f = std::get_if<double>(&d)) {
-    if (std::isnan(*f)) return "\"nan\"";
-    if (std::isinf(*f)) return *f > 0 ? "\"inf\"" : "\"-inf\"";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.17g", *f);
-    return buf;
+    return std::isfinite(*f) ? FloatText(*f) : JsonQuote(FloatText(*f));
   }
-  std::string s = "\"";
-  for (unsigned char c : std::get<std::string>(d)) {
-    if (c == '"' || c == '\\') {
-      s += '\\';
-      s += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      s += buf;
-    } else {
-      s += static_cast<char>(c);
-    }
-  }
-  return s + "\"";
+  return JsonQuote(std::get<std::string>(d));
 }
 
 bool SameDatum(const Datum& a, const Datum& b) {
@@ -152,10 +137,10 @@ void CheckJson(std::string_view line, const pb::Schema& s, const std::vector<std
 }
 
 }  // namespace
-}  // namespace tandem::workers
+}  // namespace tandem::ipc
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace tandem::workers;  // NOLINT(google-build-using-namespace)
+  using namespace tandem::ipc;  // NOLINT(google-build-using-namespace)
   if (size < 2) return 0;
   const tandem::ipc::pb::Schema& schema = SchemaFor(data[0]);
   const std::vector<std::uint32_t> key = KeyFor(data[1], schema);

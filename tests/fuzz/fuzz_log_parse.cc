@@ -1,4 +1,4 @@
-// Fuzz target: the log source's format (workers/sources/log_parse.h) — the bytes of a log file,
+// Fuzz target: the log source's format (ipc/formats/log_parse.h) — the bytes of a log file,
 // cut into lines by LineFramer and parsed by ParseLogLine.
 //
 // Input: byte 0 picks a schema, byte 1 the framer's line bound (1..64, so over-long lines are
@@ -15,23 +15,22 @@
 //   * every record prints back (in the datum syntax) to a line that parses to the same record.
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/datum_text.h"
 #include "fuzz/fuzz_check.h"
+#include "ipc/formats/log_parse.h"
 #include "unit/protocol_samples.h"
-#include "workers/sources/log_parse.h"
 
-namespace tandem::workers {
+namespace tandem::ipc {
 namespace {
 
-namespace pb = ipc::pb;
-using ipc::samples::MakeColumn;
-using ipc::samples::MakeSchema;
+using samples::MakeColumn;
+using samples::MakeSchema;
 
 const pb::Schema& SchemaFor(std::uint8_t b) {
   static const pb::Schema schemas[] = {
@@ -88,39 +87,6 @@ std::vector<Event> Split(std::string_view stream, std::size_t max_line) {
   }
   if (stream.size() - start > max_line) out.push_back({LineFramer::Event::kOverlong, ""});
   return out;
-}
-
-std::string Print(const Datum& d) {
-  if (std::holds_alternative<Null>(d)) return "null";
-  if (const bool* b = std::get_if<bool>(&d)) return *b ? "true" : "false";
-  if (const std::int64_t* i = std::get_if<std::int64_t>(&d)) return std::to_string(*i);
-  if (const double* f = std::get_if<double>(&d)) {
-    if (std::isnan(*f)) return "nan";
-    if (std::isinf(*f)) return *f > 0 ? "inf" : "-inf";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.17g", *f);
-    return buf;
-  }
-  std::string s = "\"";
-  for (char c : std::get<std::string>(d)) {
-    switch (c) {
-      case '"':
-        s += "\\\"";
-        break;
-      case '\\':
-        s += "\\\\";
-        break;
-      case '\n':
-        s += "\\n";
-        break;
-      case '\t':
-        s += "\\t";
-        break;
-      default:
-        s += c;
-    }
-  }
-  return s + "\"";
 }
 
 bool SameDatum(const Datum& a, const Datum& b) {
@@ -184,7 +150,7 @@ void CheckLine(std::string_view line, const pb::Schema& schema,
       for (int c = 0; c < schema.columns_size(); ++c) {
         FUZZ_CHECK(OfColumn(r->row[static_cast<std::size_t>(c)], schema.columns(c)),
                    std::string(line));
-        printed += " " + Print(r->row[static_cast<std::size_t>(c)]);
+        printed += " " + DatumText(r->row[static_cast<std::size_t>(c)]);
       }
       break;
     case LogRecord::Kind::kUpsert:
@@ -198,7 +164,7 @@ void CheckLine(std::string_view line, const pb::Schema& schema,
       for (std::size_t i = 0; i < r->row.size(); ++i) {
         const int c = del ? static_cast<int>(key[i]) : static_cast<int>(i);
         FUZZ_CHECK(OfColumn(r->row[i], schema.columns(c)), std::string(line));
-        printed += " " + Print(r->row[i]);
+        printed += " " + DatumText(r->row[i]);
       }
       break;
     }
@@ -208,10 +174,10 @@ void CheckLine(std::string_view line, const pb::Schema& schema,
 }
 
 }  // namespace
-}  // namespace tandem::workers
+}  // namespace tandem::ipc
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace tandem::workers;  // NOLINT(google-build-using-namespace)
+  using namespace tandem::ipc;  // NOLINT(google-build-using-namespace)
   if (size < 3) return 0;
   const tandem::ipc::pb::Schema& schema = SchemaFor(data[0]);
   const std::size_t max_line = 1 + data[1] % 64;

@@ -13,8 +13,10 @@
 #include <sstream>
 #include <thread>
 
+#include "base/datum_text.h"
 #include "controller/history.h"
 #include "controller/write_ledger.h"
+#include "ipc/formats/log_parse.h"
 #include "ipc/rows.h"
 #include "run_binary.h"
 #include "supervisor_harness.h"
@@ -22,7 +24,6 @@
 #include "tools/common/format.h"
 #include "tools/ctl/schema.h"
 #include "tools/ctl/view.h"
-#include "workers/sources/log_file.h"
 
 namespace tandem::testing {
 namespace {
@@ -194,7 +195,7 @@ TEST(CtlHistory, SchemasColumnsAndDatums) {
       << word.status().message();
 }
 
-// Issue 13: a source has an index of its own, s<n> for u<n>, which takes none of the user's ids;
+// A source has an index of its own, s<n> for u<n>, which takes none of the user's ids;
 // what reads the source imports an index of it and starts where that index is readable.
 TEST(CtlHistory, ASourceHasItsOwnIndexAndImportersStartWhereItIsReadable) {
   EXPECT_EQ(controller::History::SourceIndexId("u7"), std::optional<std::string>("s7"));
@@ -580,10 +581,10 @@ TEST_F(Ctl, ViewsDataflowFilesFrontiersWatchRunCompactionAndDrop) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Issue 10: the datum syntax (item 9), closed indexes (item 3), refused drops (item 4), log paths
-// (item 8), one JSON schema (item 10), exit codes and messages (item 11).
+// The datum syntax, closed indexes, refused drops, log paths, one JSON schema, exit codes and
+// messages.
 
-// What the tools print for a datum is what the log format (workers/log_source.cc, the parser the
+// What the tools print for a datum is what the log format (ipc/formats/log_parse.h, the parser the
 // runtime uses) and --key read back: one syntax, checked against the real parser.
 TEST(CtlDatums, WhatTheToolsPrintTheLogFormatAndKeysReadBack) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -618,7 +619,7 @@ TEST(CtlDatums, WhatTheToolsPrintTheLogFormatAndKeysReadBack) {
     return a == b;
   };
   for (const auto& [datum, type] : datums) {
-    const std::string text = tools::DatumText(datum);
+    const std::string text = DatumText(datum);
     SCOPED_TRACE(text);
     EXPECT_EQ(text.find('\n'), std::string::npos) << "a datum never breaks a line";
     EXPECT_EQ(text.find('\t'), std::string::npos);
@@ -627,9 +628,9 @@ TEST(CtlDatums, WhatTheToolsPrintTheLogFormatAndKeysReadBack) {
     col->set_name("c");
     col->set_type(type);
     col->set_nullable(true);
-    auto record = workers::ParseLogLine("U 0 1 " + text, schema);
+    auto record = ipc::ParseLogLine("U 0 1 " + text, schema);
     ASSERT_TRUE(record.has_value());
-    ASSERT_EQ(record->kind, workers::LogRecord::Kind::kUpdate) << record->error;
+    ASSERT_EQ(record->kind, ipc::LogRecord::Kind::kUpdate) << record->error;
     ASSERT_EQ(record->row.size(), 1u);
     EXPECT_TRUE(same(record->row[0], datum)) << "the log parser reads it back";
     auto typed = ctl::ParseDatum(text, col);
@@ -952,7 +953,7 @@ TEST(CtlUsage, AnEndpointThatIsNoEndpointExits64NamingIt) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Issue 10 items 6, 12 and 14: read commands observe; a replay never silently drops what it does
+// Read commands observe; a replay never silently drops what it does
 // not know; a session that ends says so; every invocation says Goodbye.
 
 constexpr char kDroppedByReconcile[] =
@@ -1236,7 +1237,7 @@ TEST_F(Ctl, EveryInvocationSaysGoodbye) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Issue 13: sources are first-class (they stay until dropped themselves; what reads them imports
+// Sources are first-class (they stay until dropped themselves; what reads them imports
 // their index), and `query` runs a one-shot read: create, peek, drop.
 
 // The transient (one-shot) indexes the replica's supervisor knows now: what a query left behind.
@@ -1262,7 +1263,7 @@ TEST_F(Ctl, ASourceStaysUntilItIsDroppedItself) {
   ASSERT_EQ(own.exit, 0) << Describe(own);
   EXPECT_TRUE(Contains(own.out, "(3 rows of s1 at time 1, ")) << own.out;
 
-  // The new user's sequence (issue 13): index it, drop the index, index it again.
+  // A user's sequence: index it, drop the index, index it again.
   auto u2 = Run({"create-index", "u2", "--on", "u1", "--key", "v"});
   ASSERT_EQ(u2.exit, 0) << Describe(u2) << sup_.Log();
   EXPECT_TRUE(Contains(u2.out, "created index u2 on u1 (key v), importing s1")) << u2.out;
@@ -1557,7 +1558,7 @@ TEST(CtlSolo, QueryRunsOnTheSoloRuntime) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Issue 14: joins, top-k and the new aggregates in create-view's and query's short form.
+// Joins, top-k and the new aggregates in create-view's and query's short form.
 
 ipc::pb::Column Column(const std::string& name, ipc::pb::ScalarType type, bool nullable) {
   ipc::pb::Column c;
@@ -1997,7 +1998,7 @@ TEST_F(Ctl, JoinsTopKAndNewAggregatesAreComputedByTheReplica) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Issue 15: tables, upsert keys, csv/jsonl sources, and `write`.
+// Tables, upsert keys, csv/jsonl sources, and `write`.
 
 // A source's dataflow as create-source leaves it: source `id` (`source` is its Source's JSON,
 // `schema` its columns' JSON, `upsert_key` e.g. "[1,0]" or ""), its index s<n> keyed by `key`.

@@ -1,4 +1,4 @@
-// Randomized differential correctness of LocalReader (issue 17 acceptance, DESIGN §11) against
+// Randomized differential correctness of LocalReader (DESIGN §11) against
 // peeks and the reference evaluator (tests/reference/): for solo and two-runtime replicas with 1,
 // 2 and 4 workers, random dataflows over a log source (differential.h's generator: Join, TopK,
 // Negate — so negative counts —, Threshold and every aggregate; huge multiplicities now and then;
@@ -54,6 +54,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/datum_text.h"
 #include "client/local_reader.h"
 #include "differential.h"
 #include "ipc/validate.h"
@@ -123,7 +124,7 @@ std::string AnswerString(const Answer& a) {
   if (!a.ok) return "Error(" + a.error + ")";
   std::string out = "[";
   for (std::size_t i = 0; i < a.rows.size(); ++i) {
-    out += (i ? ", " : "") + RowToString(a.rows[i].first) + " x" + std::to_string(a.rows[i].second);
+    out += (i ? ", " : "") + RowText(a.rows[i].first) + " x" + std::to_string(a.rows[i].second);
   }
   return out + "]";
 }
@@ -140,16 +141,15 @@ std::string Differ(const Answer& want, const Answer& got, bool same_error) {
     return "";
   }
   for (std::size_t i = 0; i < std::max(want.rows.size(), got.rows.size()); ++i) {
-    if (i >= got.rows.size()) return "row " + RowToString(want.rows[i].first) + " missing";
-    if (i >= want.rows.size()) return "row " + RowToString(got.rows[i].first) + " extra";
+    if (i >= got.rows.size()) return "row " + RowText(want.rows[i].first) + " missing";
+    if (i >= want.rows.size()) return "row " + RowText(got.rows[i].first) + " extra";
     const auto& [w, wn] = want.rows[i];
     const auto& [g, gn] = got.rows[i];
     bool same = w.size() == g.size() && reference::OrderRows(w, g) == 0;
     for (std::size_t d = 0; same && d < w.size(); ++d) same = w[d].index() == g[d].index();
-    if (!same) return "row " + RowToString(g) + " where " + RowToString(w) + " belongs";
+    if (!same) return "row " + RowText(g) + " where " + RowText(w) + " belongs";
     if (wn != gn) {
-      return "row " + RowToString(w) + " x" + std::to_string(gn) + " instead of x" +
-             std::to_string(wn);
+      return "row " + RowText(w) + " x" + std::to_string(gn) + " instead of x" + std::to_string(wn);
     }
   }
   return "";
@@ -199,9 +199,9 @@ Contents Select(const Contents& c, const std::vector<std::uint32_t>& key, const 
 
 std::string RangeString(const KeyRange& r) {
   std::string out;
-  if (r.prefix) out += " prefix " + RowToString(*r.prefix);
-  if (r.lower) out += " lower " + RowToString(*r.lower);
-  if (r.upper) out += " upper " + RowToString(*r.upper);
+  if (r.prefix) out += " prefix " + RowText(*r.prefix);
+  if (r.lower) out += " lower " + RowText(*r.lower);
+  if (r.upper) out += " upper " + RowText(*r.upper);
   return out.empty() ? " all" : out;
 }
 
@@ -765,7 +765,7 @@ class ReaderRunner {
   }
 
   std::string What(const Pending& r) const {
-    std::string what = r.index + (r.kind == Pending::kLookup ? " Lookup " + RowToString(r.key)
+    std::string what = r.index + (r.kind == Pending::kLookup ? " Lookup " + RowText(r.key)
                                   : r.kind == Pending::kScan ? " Scan all"
                                                              : " Scan" + RangeString(r.range));
     what += r.at ? " at " + std::to_string(*r.at) : " at latest (read " + std::to_string(r.t) + ")";
@@ -1135,7 +1135,7 @@ TEST(LocalReaderChecks, AnAnswerPassesAndEveryFaultIsCaught) {
     if (range.prefix) by_bytes = ek.starts_with(EncodeRow(*range.prefix));
     if (range.lower) by_bytes = by_bytes && ek >= EncodeRow(*range.lower);
     if (range.upper) by_bytes = by_bytes && ek < EncodeRow(*range.upper);
-    ASSERT_EQ(InRange(k, range), by_bytes) << RowToString(k) << RangeString(range);
+    ASSERT_EQ(InRange(k, range), by_bytes) << RowText(k) << RangeString(range);
     selected += by_bytes;
   }
   EXPECT_GT(selected, 1000);

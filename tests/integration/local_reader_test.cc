@@ -1,4 +1,4 @@
-// LocalReader (issue 17, DESIGN §11) against the real supervisor and runtimes: a reader process
+// LocalReader (DESIGN §11) against the real supervisor and runtimes: a reader process
 // maps the segment read-only and reads indexes in place, with a peek's answers; its death (even
 // mid-read, a thousand times) leaks nothing; a stopped reader never makes the publisher wait; the
 // replica's death or restart makes the next call fail clearly, and Reattach works; another user is
@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/datum_text.h"
 #include "child_process.h"
 #include "client/local_reader.h"
 #include "ipc/rows.h"
@@ -43,7 +44,7 @@ using Counted = std::vector<std::pair<std::string, std::int64_t>>;
 
 Counted OfLocal(const LocalAnswer& a) {
   Counted out;
-  for (const auto& [row, n] : a.rows) out.emplace_back(RowToString(row), n);
+  for (const auto& [row, n] : a.rows) out.emplace_back(RowText(row), n);
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -67,7 +68,7 @@ PeekResult PeekU(Replica& r, const std::string& id, Time t, std::optional<std::i
   const auto& p = resp->peek_response();
   if (p.has_rows()) {
     for (const auto& rc : p.rows().rows()) {
-      out.rows.emplace_back(RowToString(ipc::FromProto(rc.row())),
+      out.rows.emplace_back(RowText(ipc::FromProto(rc.row())),
                             static_cast<std::int64_t>(rc.count()));
     }
     std::sort(out.rows.begin(), out.rows.end());
@@ -368,7 +369,7 @@ TEST(LocalReader, LatestScansRacingCompactionNeverHandOutARowTwice) {
     ++scans;
     std::set<std::string> seen;
     for (const auto& [row, n] : a->rows) {
-      ASSERT_TRUE(seen.insert(RowToString(row)).second) << "row " << RowToString(row) << " twice";
+      ASSERT_TRUE(seen.insert(RowText(row)).second) << "row " << RowText(row) << " twice";
       ASSERT_EQ(n, 1);
     }
     ASSERT_EQ(a->rows.size(), 300u) << "at time " << a->time;

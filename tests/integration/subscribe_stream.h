@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "base/datum_text.h"
 #include "ipc/codec.h"
 #include "reference/reference.h"
 
@@ -103,7 +104,7 @@ inline std::string BatchText(const pb::SubscribeBatch& b, std::size_t max_update
                      ") " + std::to_string(b.updates_size()) + " updates";
   for (int i = 0; i < b.updates_size() && static_cast<std::size_t>(i) < max_updates; ++i) {
     const auto& u = b.updates(i);
-    text += std::string(i == 0 ? ": " : ", ") + RowToString(reference::FromProto(u.row())) + "@" +
+    text += std::string(i == 0 ? ": " : ", ") + RowText(reference::FromProto(u.row())) + "@" +
             std::to_string(u.time()) + (u.diff() >= 0 ? "+" : "") + std::to_string(u.diff());
   }
   if (static_cast<std::size_t>(b.updates_size()) > max_updates) text += ", …";
@@ -172,7 +173,7 @@ inline std::vector<std::string> CheckStreamShape(const SubscribeStream& s, std::
     for (int j = 0; j < b.updates_size(); ++j) {
       const auto& u = b.updates(j);
       const Row row = reference::FromProto(u.row());
-      const std::string what = at + "update " + RowToString(row) + "@" + std::to_string(u.time()) +
+      const std::string what = at + "update " + RowText(row) + "@" + std::to_string(u.time()) +
                                " diff " + std::to_string(u.diff()) + ": ";
       if (u.diff() == 0) problem(what + "zero diff");
       if (u.time() < b.lower()) problem(what + "time below lower");

@@ -1,4 +1,4 @@
-// Randomized end-to-end correctness of upsert sources and tables (issue 15, DESIGN §9) against the
+// Randomized end-to-end correctness of upsert sources and tables (DESIGN §9) against the
 // reference evaluator (tests/reference/, which defines an upsert source independently: per key
 // the last record by time, then order added). Each case is one dataflow over two sources, either
 //   * log mode: an upsert log source (S/D lines between progress marks, repeated keys, deletes
@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/datum_text.h"
 #include "differential.h"
 #include "ipc/validate.h"
 #include "reference/reference.h"
@@ -674,7 +675,7 @@ TEST(UpsertGenerators, TheLogOrderKeepsEachKeysRecordsInOrderWithinATime) {
     for (std::size_t i = 0; i < records.size(); ++i) {
       const auto& r = records[i];
       const Row k = RecordKey(r, key);
-      if (++per_key_time[{r.time, RowToString(k)}] == 2) ++bursts;
+      if (++per_key_time[{r.time, RowText(k)}] == 2) ++bursts;
       const auto before = reference::UpsertContents(
           std::vector<SourceRecord>(records.begin(), records.begin() + static_cast<long>(i)), key,
           r.time);

@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
+
+#include "base/datum_text.h"
 
 namespace tandem::reference {
 namespace {
@@ -331,29 +332,6 @@ int CompareOrdered(const google::protobuf::RepeatedPtrField<pb::ColumnOrder>& or
   return OrderRows(a, b);
 }
 
-std::string EscapeLogString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        out.push_back(c);
-    }
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -638,14 +616,14 @@ PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>
                                      [&](const Row& k) { return OrderRows(k, row_key) == 0; });
       if (!match) continue;
     }
-    if (!FitsInt64(count)) return fail("multiplicity overflow of " + RowToString(row));
+    if (!FitsInt64(count)) return fail("multiplicity overflow of " + RowText(row));
     MfpResult r = ApplyMfp(mfp, row);
     if (r.kind == MfpResult::Kind::kError) return fail(r.error);
     if (r.kind != MfpResult::Kind::kRow) continue;
     // A selected row the mfp keeps with a negative count is an error, whatever other rows the
     // projection makes equal to it: the answer does not depend on where rows live.
     if (count < 0) {
-      return fail("negative multiplicity " + CountToString(count) + " of " + RowToString(row));
+      return fail("negative multiplicity " + CountToString(count) + " of " + RowText(row));
     }
     AddTo(selected, r.row, count);
   }
@@ -663,7 +641,7 @@ PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>
     // Rows after the limit are not looked at; a row the answer needs (returns, or skips over by
     // the offset) must have a count that fits int64.
     if (skip == 0 && left == 0) break;
-    if (!FitsInt64(signed_count)) return fail("multiplicity overflow of " + RowToString(row));
+    if (!FitsInt64(signed_count)) return fail("multiplicity overflow of " + RowText(row));
     std::uint64_t count = static_cast<std::uint64_t>(signed_count);
     const std::uint64_t skipped = std::min(skip, count);
     skip -= skipped;
@@ -679,7 +657,7 @@ PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>
     } else if (__builtin_add_overflow(answer.rows[it->second].second, count,
                                       &answer.rows[it->second].second) ||
                answer.rows[it->second].second > std::numeric_limits<std::int64_t>::max()) {
-      return fail("multiplicity overflow of " + RowToString(answer.rows[it->second].first));
+      return fail("multiplicity overflow of " + RowText(answer.rows[it->second].first));
     }
   }
   return answer;
@@ -689,7 +667,7 @@ std::string ToString(const PeekAnswer& answer) {
   if (!answer.ok) return "Error(" + answer.error + ")";
   std::string out = "[";
   for (std::size_t i = 0; i < answer.rows.size(); ++i) {
-    out += (i > 0 ? ", " : "") + RowToString(answer.rows[i].first) + " x" +
+    out += (i > 0 ? ", " : "") + RowText(answer.rows[i].first) + " x" +
            std::to_string(answer.rows[i].second);
   }
   return out + "]";
@@ -699,7 +677,7 @@ std::string ToString(const Multiset& set) {
   std::string out = "{";
   bool first = true;
   for (const auto& [row, count] : set) {
-    out += (first ? "" : ", ") + RowToString(row) + " x" + CountToString(count);
+    out += (first ? "" : ", ") + RowText(row) + " x" + CountToString(count);
     first = false;
   }
   return out + "}";
@@ -957,41 +935,16 @@ Multiset UpsertContents(const std::vector<SourceRecord>& records,
 
 // ---------------------------------------------------------------------------------------------
 
-std::string LogDatum(const Datum& datum) {
-  return std::visit(
-      [](const auto& v) -> std::string {
-        using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, Null>) {
-          return "null";
-        } else if constexpr (std::is_same_v<T, bool>) {
-          return v ? "true" : "false";
-        } else if constexpr (std::is_same_v<T, std::int64_t>) {
-          return std::to_string(v);
-        } else if constexpr (std::is_same_v<T, double>) {
-          if (std::isnan(v)) return "nan";
-          if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-          char buf[64];
-          std::snprintf(buf, sizeof buf, "%.17g", v);
-          std::string s = buf;
-          if (s.find_first_of(".e") == std::string::npos) s += ".0";
-          return s;
-        } else {
-          return EscapeLogString(v);
-        }
-      },
-      datum);
-}
-
 std::string LogUpdateLine(const Row& row, Time time, std::int64_t diff) {
   std::string line = "U " + std::to_string(time) + " " + std::to_string(diff);
-  for (const auto& d : row) line += " " + LogDatum(d);
+  for (const auto& d : row) line += " " + DatumText(d);
   return line + "\n";
 }
 
 std::string LogRecordLine(const SourceRecord& record) {
   std::string line =
       (record.kind == SourceRecord::Kind::kUpsert ? "S " : "D ") + std::to_string(record.time);
-  for (const auto& d : record.row) line += " " + LogDatum(d);
+  for (const auto& d : record.row) line += " " + DatumText(d);
   return line + "\n";
 }
 

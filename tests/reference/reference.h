@@ -244,10 +244,9 @@ class Evaluator {
 Multiset UpsertContents(const std::vector<SourceRecord>& records,
                         const std::vector<std::uint32_t>& key, Time t);
 
-// ---- the log source's text format (README "The log source format")
+// ---- the log source's text format (workers/README.md "The log source format"; its datums in
+// the datum syntax, base/datum_text.h)
 
-// A datum as the log format writes it: null, true, 12, 1.5 / -0.0 / nan / inf, "a \"b\"".
-std::string LogDatum(const Datum& datum);
 // "U <time> <diff> <datum> …\n"
 std::string LogUpdateLine(const Row& row, Time time, std::int64_t diff);
 // An upsert log source's lines: "S <time> <datum> …\n" (the whole row) for an upsert,

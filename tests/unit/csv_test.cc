@@ -1,6 +1,6 @@
-// The CSV format (workers/sources/csv.h; workers/README.md "CSV and JSON-lines sources"): records
+// The CSV format (ipc/formats/csv.h; workers/README.md "CSV and JSON-lines sources"): records
 // from lines, the header, values, bad data with the line where its record starts, upsert deletes.
-#include "workers/sources/csv.h"
+#include "ipc/formats/csv.h"
 
 #include <gtest/gtest.h>
 
@@ -8,13 +8,12 @@
 
 #include "unit/protocol_samples.h"
 
-namespace tandem::workers {
+namespace tandem::ipc {
 namespace {
 
-namespace pb = ipc::pb;
-using ipc::samples::MakeColumn;
-using ipc::samples::MakeSchema;
-using ipc::samples::WideSchema;
+using samples::MakeColumn;
+using samples::MakeSchema;
+using samples::WideSchema;
 
 // Feeds `text` line by line (split on \n, a \r before it removed, as LineFramer does); the
 // results in order.
@@ -217,4 +216,4 @@ TEST(Csv, AnUpsertSchemaOfOnlyKeyColumnsNeverDeletes) {
 }
 
 }  // namespace
-}  // namespace tandem::workers
+}  // namespace tandem::ipc

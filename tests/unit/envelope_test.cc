@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "base/datum_text.h"
 #include "shm/routing.h"
 
 namespace tandem::workers {
@@ -39,9 +40,9 @@ struct Ticker {
       Delta d = nodes[i]->Pull(ctx);
       if (per_worker) per_worker->push_back(d.rows.size());
       for (const RowUpdate& u : d.rows) {
-        auto& diff = out[{RowToString(u.row), u.time}];
+        auto& diff = out[{RowText(u.row), u.time}];
         diff += u.diff;
-        if (diff == 0) out.erase({RowToString(u.row), u.time});
+        if (diff == 0) out.erase({RowText(u.row), u.time});
       }
     }
     return out;

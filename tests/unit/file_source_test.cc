@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "base/datum_text.h"
 #include "temp_dir.h"
 #include "unit/protocol_samples.h"
 #include "workers/sources/log.h"
@@ -72,7 +73,7 @@ struct Driver {
 std::string Rows(const Delta& d) {
   std::string out;
   for (const RowUpdate& u : d.rows) {
-    out += RowToString(u.row) + "@" + std::to_string(u.time) + (u.diff > 0 ? "+" : "") +
+    out += RowText(u.row) + "@" + std::to_string(u.time) + (u.diff > 0 ? "+" : "") +
            std::to_string(u.diff) + " ";
   }
   return out;

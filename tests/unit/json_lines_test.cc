@@ -1,6 +1,6 @@
-// The JSON-lines format (workers/sources/json_lines.h; workers/README.md "CSV and JSON-lines
+// The JSON-lines format (ipc/formats/json_lines.h; workers/README.md "CSV and JSON-lines
 // sources"): a strict JSON object per line, fields by name, types, escapes, upsert deletes.
-#include "workers/sources/json_lines.h"
+#include "ipc/formats/json_lines.h"
 
 #include <gtest/gtest.h>
 
@@ -8,13 +8,12 @@
 
 #include "unit/protocol_samples.h"
 
-namespace tandem::workers {
+namespace tandem::ipc {
 namespace {
 
-namespace pb = ipc::pb;
-using ipc::samples::MakeColumn;
-using ipc::samples::MakeSchema;
-using ipc::samples::WideSchema;
+using samples::MakeColumn;
+using samples::MakeSchema;
+using samples::WideSchema;
 
 SourceRecord Ok(std::string_view line, const pb::Schema& s = WideSchema(),
                 const std::vector<std::uint32_t>& key = {}) {
@@ -132,4 +131,4 @@ TEST(JsonLines, AnUpsertSchemaOfOnlyKeyColumnsNeverDeletes) {
 }
 
 }  // namespace
-}  // namespace tandem::workers
+}  // namespace tandem::ipc

@@ -1,7 +1,6 @@
-// The log source's reading (workers/sources/log_parse.h, log_file.h), in process: lines are cut
-// with a bounded length (issue 12 item 2), only regular files are read and never with a blocking
-// open (item 2), a truncated file is reported and a replaced one followed like `tail -F`
-// (item 10).
+// The log source's reading (ipc/formats/log_parse.h, workers/sources/log_file.h), in process:
+// lines are cut with a bounded length, only regular files are read and never with a blocking
+// open, a truncated file is reported and a replaced one followed like `tail -F`.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,6 +18,10 @@
 namespace tandem::workers {
 namespace {
 
+using ipc::kMaxLogLineBytes;
+using ipc::LineFramer;
+using ipc::LogRecord;
+using ipc::ParseLogLine;
 using testing::TempDir;
 
 ipc::pb::Schema KV() {
@@ -179,7 +182,7 @@ TEST(LogTailer, AFileReplacedByAFifoIsBroken) {
   EXPECT_NE(t.broken().find("is a FIFO"), std::string::npos) << t.broken();
 }
 
-// Issue 15: upsert lines. `S <time> <datum>…` is a whole row, `D <time> <key datum>…` the key
+// Upsert lines. `S <time> <datum>…` is a whole row, `D <time> <key datum>…` the key
 // columns in upsert-key order; they are read only in a log source with an upsert key, `U` only in
 // one without.
 TEST(LogParse, UpsertAndDeleteLinesNeedAnUpsertKeyAndUpdateLinesNeedNone) {

@@ -6,6 +6,7 @@
 #include <thread>
 #include <tuple>
 
+#include "base/datum_text.h"
 #include "unit/protocol_samples.h"
 #include "workers/exchange.h"
 #include "workers/operators/cached.h"
@@ -53,7 +54,7 @@ std::map<std::string, std::int64_t> Changes(const Delta& d) {
   std::map<std::string, std::int64_t> out;
   for (const auto& u : d.rows) {
     std::string k = "(";
-    for (const auto& datum : u.row) k += DatumToString(datum) + ",";
+    for (const auto& datum : u.row) k += DatumText(datum) + ",";
     out[k + ")@" + std::to_string(u.time)] += u.diff;
   }
   for (const auto& e : d.errors) out["!" + e.message + "@" + std::to_string(e.time)] += e.diff;
@@ -517,7 +518,7 @@ TEST(Operators, ALeftJoinOverAnImportedLeftSideFollowsMatchesGainedAndLostInOneT
   EXPECT_EQ(join.ArrangedRecords(), 0u) << "the right row came and went; the left is imported";
 }
 
-// Acceptance 3 of issue 14: a join whose right input is an index import arranged by the join key
+// A join whose right input is an index import arranged by the join key
 // reads that index in place; the same join whose import is keyed otherwise arranges it again.
 TEST(Operators, AJoinOverAnImportedIndexArrangedByItsKeyKeepsNoSecondArrangement) {
   constexpr int kFacts = 50, kDims = 200;

@@ -7,6 +7,7 @@
 #include <limits>
 #include <tuple>
 
+#include "base/datum_text.h"
 #include "ipc/validate.h"
 #include "unit/protocol_samples.h"
 
@@ -32,7 +33,7 @@ Datum EvalConst(const pb::ScalarExpr& e) {
 }
 std::string EvalError(const pb::ScalarExpr& e, const Row& row = {}) {
   const Value v = Eval(e, row);
-  EXPECT_TRUE(v.is_error()) << "got " << DatumToString(v.datum);
+  EXPECT_TRUE(v.is_error()) << "got " << DatumText(v.datum);
   return v.error.value_or("");
 }
 
@@ -92,7 +93,7 @@ TEST(ReferenceOrder, DatumsOrderByTypeThenValueWithNaNHighestAndSignedZerosEqual
   };
   auto sign = [](int c) { return c < 0 ? -1 : (c > 0 ? 1 : 0); };
   for (const auto& [a, b, want] : pairs) {
-    SCOPED_TRACE(DatumToString(a) + " vs " + DatumToString(b));
+    SCOPED_TRACE(DatumText(a) + " vs " + DatumText(b));
     EXPECT_EQ(sign(reference::OrderDatums(a, b)), want);
     EXPECT_EQ(sign(reference::OrderDatums(b, a)), -want);
     EXPECT_EQ(sign(CompareDatum(a, b)), want) << "the runtime's order";
@@ -989,14 +990,14 @@ TEST(ReferencePeek, NegativeMultiplicityIsAnError) {
 // ---- the log format -------------------------------------------------------------------------
 
 TEST(ReferenceLog, DatumsAndLines) {
-  EXPECT_EQ(LogDatum(Null{}), "null");
-  EXPECT_EQ(LogDatum(true), "true");
-  EXPECT_EQ(LogDatum(std::int64_t{-12}), "-12");
-  EXPECT_EQ(LogDatum(1.5), "1.5");
-  EXPECT_EQ(LogDatum(-0.0), "-0.0");
-  EXPECT_EQ(LogDatum(2e10), "20000000000.0");
-  EXPECT_EQ(LogDatum(std::numeric_limits<double>::infinity()), "inf");
-  EXPECT_EQ(LogDatum(std::string("a \"b\"\\\n\t")), "\"a \\\"b\\\"\\\\\\n\\t\"");
+  EXPECT_EQ(DatumText(Null{}), "null");
+  EXPECT_EQ(DatumText(true), "true");
+  EXPECT_EQ(DatumText(std::int64_t{-12}), "-12");
+  EXPECT_EQ(DatumText(1.5), "1.5");
+  EXPECT_EQ(DatumText(-0.0), "-0.0");
+  EXPECT_EQ(DatumText(2e10), "2e+10");  // the shortest text that reads back equal
+  EXPECT_EQ(DatumText(std::numeric_limits<double>::infinity()), "inf");
+  EXPECT_EQ(DatumText(std::string("a \"b\"\\\n\t")), "\"a \\\"b\\\"\\\\\\n\\t\"");
   EXPECT_EQ(LogUpdateLine({std::int64_t{1}, Null{}, std::string("a b")}, 3, -2),
             "U 3 -2 1 null \"a b\"\n");
 }

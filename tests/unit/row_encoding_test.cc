@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "base/datum_text.h"
 #include "base/row.h"
 #include "random_rows.h"
 #include "shm/routing.h"
@@ -20,8 +21,8 @@ TEST(RowEncoding, MemcmpOrderEqualsDatumOrderOverRandomRows) {
       const Row b = gen.NextRow();
       const std::string ea = EncodeRow(a), eb = EncodeRow(b);
       ASSERT_EQ(Sign(CompareRow(a, b)), Sign(CompareEncoded(ea, eb)))
-          << "seed " << seed << ": " << RowToString(a) << " vs " << RowToString(b);
-      ASSERT_EQ(CompareRow(a, b) == 0, ea == eb) << RowToString(a) << " vs " << RowToString(b);
+          << "seed " << seed << ": " << RowText(a) << " vs " << RowText(b);
+      ASSERT_EQ(CompareRow(a, b) == 0, ea == eb) << RowText(a) << " vs " << RowText(b);
     }
   }
 }
@@ -33,7 +34,7 @@ TEST(RowEncoding, DecodeInvertsEncodeUpToCanonicalFloats) {
       const Row row = gen.NextRow(6);
       auto decoded = DecodeRow(EncodeRow(row));
       ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
-      ASSERT_EQ(CompareRow(row, *decoded), 0) << RowToString(row) << " → " << RowToString(*decoded);
+      ASSERT_EQ(CompareRow(row, *decoded), 0) << RowText(row) << " → " << RowText(*decoded);
       ASSERT_EQ(EncodeRow(*decoded), EncodeRow(row));
     }
   }
@@ -55,7 +56,7 @@ TEST(RowEncoding, TypesOrderNullBoolIntFloatString) {
                        std::string("b")};
   for (std::size_t i = 0; i + 1 < ordered.size(); ++i) {
     EXPECT_LT(CompareEncoded(EncodeRow({ordered[i]}), EncodeRow({ordered[i + 1]})), 0)
-        << DatumToString(ordered[i]) << " < " << DatumToString(ordered[i + 1]);
+        << DatumText(ordered[i]) << " < " << DatumText(ordered[i + 1]);
   }
 }
 
@@ -95,8 +96,8 @@ TEST(Routing, ErrorKeysSortBeforeEveryRow) {
       const Row row = gen.NextRow();
       if (row.empty()) continue;  // the empty row encodes to no bytes at all
       const std::string enc = EncodeRow(row);
-      ASSERT_NE(enc[0], shm::kErrorKeyPrefix) << RowToString(row);
-      ASSERT_LT(CompareEncoded(error_key, enc), 0) << RowToString(row);
+      ASSERT_NE(enc[0], shm::kErrorKeyPrefix) << RowText(row);
+      ASSERT_LT(CompareEncoded(error_key, enc), 0) << RowText(row);
     }
   }
 }

@@ -25,7 +25,7 @@ void FrontierValue(JsonWriter& json, const pb::Frontier& f) {
 std::string RowsText(const pb::Rows& rows) {
   std::string out;
   for (const auto& rc : rows.rows()) {
-    out += (out.empty() ? "" : ", ") + tools::RowText(ipc::FromProto(rc.row())) + " x" +
+    out += (out.empty() ? "" : ", ") + RowText(ipc::FromProto(rc.row())) + " x" +
            std::to_string(rc.count());
   }
   return out;

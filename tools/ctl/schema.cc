@@ -3,9 +3,9 @@
 #include <charconv>
 #include <string>
 
+#include "base/datum_text.h"
 #include "base/json.h"
 #include "ipc/rows.h"
-#include "tools/common/format.h"
 
 namespace tandem::ctl {
 
@@ -121,40 +121,24 @@ Result<std::vector<std::uint32_t>> ParseColumns(const std::string& text, const p
 }
 
 namespace {
-tools::ColumnType ColumnTypeOf(const pb::Column* column) {
-  tools::ColumnType t;
-  if (!column) return t;
-  t.name = column->name();
-  t.nullable = column->nullable();
-  switch (column->type()) {
-    case pb::BOOL:
-      t.kind = tools::ColumnType::Kind::kBool;
-      break;
-    case pb::INT64:
-      t.kind = tools::ColumnType::Kind::kInt64;
-      break;
-    case pb::FLOAT64:
-      t.kind = tools::ColumnType::Kind::kFloat64;
-      break;
-    case pb::STRING:
-      t.kind = tools::ColumnType::Kind::kString;
-      break;
-    default:
-      t.nullable = true;  // a column whose type the history does not know: take any datum
-      break;
-  }
+// What ParseDatumText is told of `column`: any datum when there is no column or the history does
+// not know its type.
+ColumnType DatumColumn(const pb::Column* column) {
+  if (!column) return {};
+  ColumnType t = ipc::ColumnTypeOf(*column);
+  if (t.kind == ColumnType::Kind::kAny) t.nullable = true;
   return t;
 }
 }  // namespace
 
 Result<pb::Datum> ParseDatum(const std::string& text, const pb::Column* column) {
-  auto d = tools::ParseDatumText(text, ColumnTypeOf(column));
+  auto d = ParseDatumText(Trim(text), DatumColumn(column));
   if (!d.ok()) return d.status();
   return ipc::ToProto(*d);
 }
 
 Result<pb::Row> ParseKey(const std::string& text, const std::vector<const pb::Column*>& columns) {
-  auto parts = tools::SplitDatumList(text);
+  auto parts = SplitDatumList(text);
   if (!parts.ok()) return parts.status();
   if (!columns.empty() && parts->size() != columns.size()) {
     std::string names;
@@ -176,7 +160,7 @@ Result<pb::Row> ParseKey(const std::string& text, const std::vector<const pb::Co
   return row;
 }
 
-std::string DatumText(const pb::Datum& d) { return tools::DatumText(ipc::FromProto(d)); }
+std::string DatumText(const pb::Datum& d) { return tandem::DatumText(ipc::FromProto(d)); }
 
 std::string JsonString(const std::string& text) { return JsonQuote(text); }
 

@@ -21,7 +21,8 @@ std::string Trim(const std::string& s);
 Result<pb::Schema> ParseSchema(const std::string& text);
 // "k,2" → column positions, resolving names against `schema`.
 Result<std::vector<std::uint32_t>> ParseColumns(const std::string& text, const pb::Schema& schema);
-// One datum in the datum syntax (tools/common/format.h), typed by `column` (none: any type).
+// One datum in the datum syntax (base/datum_text.h; blanks around it ignored), typed by `column`
+// (none: any type).
 Result<pb::Datum> ParseDatum(const std::string& text, const pb::Column* column);
 // One key: comma-separated datums (commas inside quoted strings are part of the string), typed
 // by `columns` when known (then their number must match).

@@ -27,18 +27,13 @@
 
 #include "base/row.h"
 #include "base/time.h"
+#include "ipc/formats/source_record.h"
 #include "workers/operators/node.h"
 
 namespace tandem::workers {
 
-struct SourceRecord {
-  enum class Kind { kUpdate, kUpsert, kDelete };
-  Kind kind = Kind::kUpdate;
-  // kUpdate, kUpsert: the whole row; kDelete: the key columns, in upsert-key order.
-  Row row;
-  Time time = 0;
-  std::int64_t diff = 1;  // kUpdate only
-};
+// What a source queues: a record as the source formats read it (ipc/formats/source_record.h).
+using ipc::SourceRecord;
 
 class Envelope {
  public:

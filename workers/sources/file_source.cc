@@ -2,8 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "workers/sources/format_values.h"
-#include "workers/sources/json_lines.h"
+#include "ipc/formats/format_values.h"
+#include "ipc/formats/json_lines.h"
 
 namespace tandem::workers {
 
@@ -79,10 +79,11 @@ std::string Incomplete(const std::string& noun, std::uint64_t line, const std::s
 
 class CsvSink final : public LineSink {
  public:
-  CsvSink(CsvReader* reader, const std::string& path, std::function<void(CsvReader::Result)> emit)
+  CsvSink(ipc::CsvReader* reader, const std::string& path,
+          std::function<void(ipc::CsvReader::Result)> emit)
       : reader_(reader), path_(path), emit_(std::move(emit)) {}
   void Line(std::string_view line, std::uint64_t number) override {
-    if (number == 1) line = WithoutByteOrderMark(line);
+    if (number == 1) line = ipc::WithoutByteOrderMark(line);
     if (auto r = reader_->Line(line, number)) emit_(std::move(*r));
   }
   void Overlong(std::uint64_t number, std::size_t max_line) override {
@@ -90,7 +91,7 @@ class CsvSink final : public LineSink {
   }
   void Replaced(std::uint64_t incomplete) override {
     if (incomplete != 0) {
-      CsvReader::Result r;
+      ipc::CsvReader::Result r;
       r.line = incomplete;
       r.error = Incomplete("csv", incomplete, path_);
       emit_(std::move(r));
@@ -100,9 +101,9 @@ class CsvSink final : public LineSink {
   }
 
  private:
-  CsvReader* reader_;
+  ipc::CsvReader* reader_;
   const std::string& path_;
-  std::function<void(CsvReader::Result)> emit_;
+  std::function<void(ipc::CsvReader::Result)> emit_;
 };
 
 class JsonSink final : public LineSink {
@@ -112,8 +113,8 @@ class JsonSink final : public LineSink {
            std::function<void(std::string)> error)
       : schema_(schema), key_(key), path_(path), add_(std::move(add)), error_(std::move(error)) {}
   void Line(std::string_view line, std::uint64_t number) override {
-    if (number == 1) line = WithoutByteOrderMark(line);
-    auto r = ParseJsonLine(line, schema_, key_);
+    if (number == 1) line = ipc::WithoutByteOrderMark(line);
+    auto r = ipc::ParseJsonLine(line, schema_, key_);
     if (!r) return;
     if (auto* rec = std::get_if<SourceRecord>(&*r)) {
       add_(std::move(*rec));
@@ -145,7 +146,7 @@ CsvSource::CsvSource(const ipc::pb::SourceImport& import,
       reader_(import.schema(), {import.upsert_key().begin(), import.upsert_key().end()}) {}
 
 std::unique_ptr<LineSink> CsvSource::Sink(Batch* batch) {
-  return std::make_unique<CsvSink>(&reader_, tailer_.path(), [batch](CsvReader::Result r) {
+  return std::make_unique<CsvSink>(&reader_, tailer_.path(), [batch](ipc::CsvReader::Result r) {
     if (r.record) {
       batch->Add(std::move(*r.record));
     } else {

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "base/time.h"  // WallClockMs
-#include "workers/sources/csv.h"
+#include "ipc/formats/csv.h"
 #include "workers/sources/envelope_holder.h"
 #include "workers/sources/log_file.h"
 #include "workers/sources/source.h"
@@ -71,7 +71,7 @@ class CsvSource final : public FileSource {
  private:
   std::unique_ptr<LineSink> Sink(Batch* batch) override;
   std::string FormatBroken() const override { return reader_.broken(); }
-  CsvReader reader_;
+  ipc::CsvReader reader_;
 };
 
 class JsonLinesSource final : public FileSource {

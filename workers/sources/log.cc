@@ -11,18 +11,18 @@ void LogSource::Advance(AdvanceCtx& ctx) {
   // An error arises at the upper when its line is read (so at the same time however the step
   // budget splits the file).
   auto at = [&] { return upper.empty() ? kMaxTime : upper.time(); };
-  auto error = [&](const LogRecord& r, const std::string& why) {
+  auto error = [&](const ipc::LogRecord& r, const std::string& why) {
     env.AddError({"log line " + std::to_string(r.line) + ": " + why, at(), 1});
   };
   const std::size_t bytes = static_cast<std::size_t>(ctx.max_ticks) * kLogBytesPerTick;
-  for (LogRecord& r : tailer_->ReadNew(budget, bytes)) {
+  for (ipc::LogRecord& r : tailer_->ReadNew(budget, bytes)) {
     switch (r.kind) {
-      case LogRecord::Kind::kUpdate:
-      case LogRecord::Kind::kUpsert:
-      case LogRecord::Kind::kDelete: {
-        const char* what = r.kind == LogRecord::Kind::kUpdate   ? "update"
-                           : r.kind == LogRecord::Kind::kUpsert ? "upsert"
-                                                                : "delete";
+      case ipc::LogRecord::Kind::kUpdate:
+      case ipc::LogRecord::Kind::kUpsert:
+      case ipc::LogRecord::Kind::kDelete: {
+        const char* what = r.kind == ipc::LogRecord::Kind::kUpdate   ? "update"
+                           : r.kind == ipc::LogRecord::Kind::kUpsert ? "upsert"
+                                                                     : "delete";
         if (!upper.LessEqual(r.time)) {
           error(r, std::string(what) + " at time " + std::to_string(r.time) +
                        (upper.empty()
@@ -31,16 +31,16 @@ void LogSource::Advance(AdvanceCtx& ctx) {
           break;
         }
         SourceRecord rec;
-        rec.kind = r.kind == LogRecord::Kind::kUpdate   ? SourceRecord::Kind::kUpdate
-                   : r.kind == LogRecord::Kind::kUpsert ? SourceRecord::Kind::kUpsert
-                                                        : SourceRecord::Kind::kDelete;
+        rec.kind = r.kind == ipc::LogRecord::Kind::kUpdate   ? SourceRecord::Kind::kUpdate
+                   : r.kind == ipc::LogRecord::Kind::kUpsert ? SourceRecord::Kind::kUpsert
+                                                             : SourceRecord::Kind::kDelete;
         rec.row = std::move(r.row);
         rec.time = r.time;
         rec.diff = r.diff;
         env.Add(std::move(rec));
         break;
       }
-      case LogRecord::Kind::kProgress:
+      case ipc::LogRecord::Kind::kProgress:
         if (upper.empty()) {
           error(r, "progress mark P " + std::to_string(r.time) + " after the close mark C");
         } else if (r.time < upper.time()) {
@@ -50,10 +50,10 @@ void LogSource::Advance(AdvanceCtx& ctx) {
           upper = Frontier::At(r.time);
         }
         break;
-      case LogRecord::Kind::kClose:
+      case ipc::LogRecord::Kind::kClose:
         upper = Frontier::Empty();
         break;
-      case LogRecord::Kind::kError:
+      case ipc::LogRecord::Kind::kError:
         env.AddError({r.error, at(), 1});
         break;
     }

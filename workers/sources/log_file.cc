@@ -30,7 +30,7 @@ void LineTailer::Close() {
   fd_ = -1;
   offset_ = 0;
   line_ = 0;
-  framer_ = LineFramer(framer_.max_line());
+  framer_ = ipc::LineFramer(framer_.max_line());
 }
 
 bool LineTailer::Open() {
@@ -104,12 +104,12 @@ void LineTailer::ReadNew(LineSink& sink, std::size_t max_lines, std::size_t max_
     eof = n <= 0;
     std::size_t start = 0;
     while (lines < max_lines) {
-      const LineFramer::Event e = framer_.Next(std::string_view(pending).substr(start));
+      const ipc::LineFramer::Event e = framer_.Next(std::string_view(pending).substr(start));
       start += e.consumed;
-      if (e.kind == LineFramer::Event::kNone) break;
+      if (e.kind == ipc::LineFramer::Event::kNone) break;
       ++line_;
       ++lines;
-      if (e.kind == LineFramer::Event::kOverlong) {
+      if (e.kind == ipc::LineFramer::Event::kOverlong) {
         sink.Overlong(line_, framer_.max_line());
         continue;
       }
@@ -138,12 +138,12 @@ namespace {
 class LogSink final : public LineSink {
  public:
   LogSink(const std::string& path, const ipc::pb::Schema& schema,
-          const std::vector<std::uint32_t>& key, std::vector<LogRecord>* out)
+          const std::vector<std::uint32_t>& key, std::vector<ipc::LogRecord>* out)
       : path_(path), schema_(schema), key_(key), out_(out) {}
   void Line(std::string_view line, std::uint64_t number) override {
-    if (auto r = ParseLogLine(line, schema_, key_)) {
+    if (auto r = ipc::ParseLogLine(line, schema_, key_)) {
       r->line = number;
-      if (r->kind == LogRecord::Kind::kError)
+      if (r->kind == ipc::LogRecord::Kind::kError)
         r->error = "log line " + std::to_string(number) + ": " + r->error;
       out_->push_back(std::move(*r));
     }
@@ -160,8 +160,8 @@ class LogSink final : public LineSink {
 
  private:
   void Error(std::uint64_t number, std::string why) {
-    LogRecord r;
-    r.kind = LogRecord::Kind::kError;
+    ipc::LogRecord r;
+    r.kind = ipc::LogRecord::Kind::kError;
     r.line = number;
     r.error = "log line " + std::to_string(number) + ": " + why;
     out_->push_back(std::move(r));
@@ -169,13 +169,13 @@ class LogSink final : public LineSink {
   const std::string& path_;
   const ipc::pb::Schema& schema_;
   const std::vector<std::uint32_t>& key_;
-  std::vector<LogRecord>* out_;
+  std::vector<ipc::LogRecord>* out_;
 };
 
 }  // namespace
 
-std::vector<LogRecord> LogTailer::ReadNew(std::size_t max_lines, std::size_t max_bytes) {
-  std::vector<LogRecord> out;
+std::vector<ipc::LogRecord> LogTailer::ReadNew(std::size_t max_lines, std::size_t max_bytes) {
+  std::vector<ipc::LogRecord> out;
   LogSink sink(lines_.path(), schema_, key_, &out);
   lines_.ReadNew(sink, max_lines, max_bytes);
   return out;

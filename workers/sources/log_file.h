@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "workers/sources/log_parse.h"
+#include "ipc/formats/log_parse.h"
 
 namespace tandem::workers {
 
@@ -75,7 +75,7 @@ class LineTailer {
   ino_t ino_ = 0;
   std::uint64_t offset_ = 0;  // bytes consumed: every complete line before it was read
   std::uint64_t line_ = 0;    // lines consumed
-  LineFramer framer_;
+  ipc::LineFramer framer_;
   bool more_ = false;
   bool missing_ = false;
   std::string broken_;
@@ -91,7 +91,7 @@ class LogTailer {
       : lines_(std::move(path), "log"), schema_(std::move(schema)), key_(std::move(upsert_key)) {}
 
   // The records of LineTailer::ReadNew's lines (blank and comment lines give none).
-  std::vector<LogRecord> ReadNew(std::size_t max_lines, std::size_t max_bytes);
+  std::vector<ipc::LogRecord> ReadNew(std::size_t max_lines, std::size_t max_bytes);
   bool more() const { return lines_.more(); }
   bool missing() const { return lines_.missing(); }
   const std::string& broken() const { return lines_.broken(); }

@@ -1,6 +1,6 @@
 // load: the rows of a CSV or JSON-lines file written into a table, in a writer session
 // (Hello{observer, writer}). The file is parsed fully first, with the sources' own formats
-// (workers/sources/csv.h, json_lines.h): a bad line is reported with its number and nothing is
+// (ipc/formats/csv.h, json_lines.h): a bad line is reported with its number and nothing is
 // sent. Then batches of up to 1000 rows (or 1 MiB of the file) go out as WriteTables, up to 8 in
 // flight, each with a deterministic uuid — "load-" + FNV-1a 64 of the table id, the batch's index
 // and its bytes — so running an interrupted load again applies each batch once (the table
@@ -16,13 +16,13 @@
 #include <map>
 #include <sstream>
 
+#include "ipc/formats/csv.h"
+#include "ipc/formats/format_values.h"
+#include "ipc/formats/json_lines.h"
+#include "ipc/formats/log_parse.h"
 #include "ipc/rows.h"
 #include "tools/ctl/commands/commands.h"
 #include "tools/ctl/session.h"
-#include "workers/sources/csv.h"
-#include "workers/sources/format_values.h"
-#include "workers/sources/json_lines.h"
-#include "workers/sources/log_parse.h"
 
 namespace tandem::ctl {
 namespace {
@@ -64,18 +64,18 @@ std::string BatchUuid(const std::string& table, std::size_t index, const std::st
   return std::string("load-") + hex;
 }
 
-pb::TableUpdate ToUpdate(const workers::SourceRecord& r) {
+pb::TableUpdate ToUpdate(const ipc::SourceRecord& r) {
   pb::TableUpdate u;
   pb::Row* row = nullptr;
   switch (r.kind) {
-    case workers::SourceRecord::Kind::kUpdate:
+    case ipc::SourceRecord::Kind::kUpdate:
       u.mutable_update()->set_diff(r.diff);
       row = u.mutable_update()->mutable_row();
       break;
-    case workers::SourceRecord::Kind::kUpsert:
+    case ipc::SourceRecord::Kind::kUpsert:
       row = u.mutable_upsert();
       break;
-    case workers::SourceRecord::Kind::kDelete:
+    case ipc::SourceRecord::Kind::kDelete:
       row = u.mutable_delete_();
       break;
   }
@@ -100,10 +100,10 @@ std::optional<pb::SourceImport> TableOf(const History& h, const std::string& id)
 std::vector<Batch> Parse(const std::string& text, bool csv, const pb::SourceImport& table,
                          std::vector<std::string>* errors) {
   const std::vector<std::uint32_t> key(table.upsert_key().begin(), table.upsert_key().end());
-  workers::CsvReader reader(table.schema(), key);
+  ipc::CsvReader reader(table.schema(), key);
   std::vector<Batch> batches;
   std::string record_bytes;  // the lines of the CSV record being read
-  auto add = [&](workers::SourceRecord r, std::uint64_t first, std::uint64_t last,
+  auto add = [&](ipc::SourceRecord r, std::uint64_t first, std::uint64_t last,
                  std::string_view bytes) {
     if (batches.empty() || batches.back().rows >= kBatchRows ||
         batches.back().bytes.size() >= kBatchBytes) {
@@ -118,7 +118,7 @@ std::vector<Batch> Parse(const std::string& text, bool csv, const pb::SourceImpo
     b.last_line = last;
     ++b.rows;
   };
-  auto csv_result = [&](workers::CsvReader::Result r, std::uint64_t last) {
+  auto csv_result = [&](ipc::CsvReader::Result r, std::uint64_t last) {
     if (r.record) {
       add(std::move(*r.record), r.line, last, record_bytes);
     } else {
@@ -134,12 +134,12 @@ std::vector<Batch> Parse(const std::string& text, bool csv, const pb::SourceImpo
     std::string_view line(text.data() + start, nl - start);
     start = nl + 1;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (++n == 1) line = workers::WithoutByteOrderMark(line);
-    if (line.size() > workers::kMaxLogLineBytes) {
+    if (++n == 1) line = ipc::WithoutByteOrderMark(line);
+    if (line.size() > ipc::kMaxLogLineBytes) {
       if (!csv) {
         errors->push_back("json line " + std::to_string(n) + ": longer than " +
-                          std::to_string(workers::kMaxLogLineBytes) + " bytes");
-      } else if (auto r = reader.Overlong(n, workers::kMaxLogLineBytes)) {
+                          std::to_string(ipc::kMaxLogLineBytes) + " bytes");
+      } else if (auto r = reader.Overlong(n, ipc::kMaxLogLineBytes)) {
         csv_result(std::move(*r), n);
       }
       continue;
@@ -156,9 +156,9 @@ std::vector<Batch> Parse(const std::string& text, bool csv, const pb::SourceImpo
       }
       continue;
     }
-    auto r = workers::ParseJsonLine(line, table.schema(), key);
+    auto r = ipc::ParseJsonLine(line, table.schema(), key);
     if (!r) continue;
-    if (auto* rec = std::get_if<workers::SourceRecord>(&*r)) {
+    if (auto* rec = std::get_if<ipc::SourceRecord>(&*r)) {
       add(std::move(*rec), n, n, line);
     } else {
       errors->push_back("json line " + std::to_string(n) + ": " + std::get<std::string>(*r));

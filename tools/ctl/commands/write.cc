@@ -98,7 +98,7 @@ std::string Names(const std::vector<const pb::Column*>& columns) {
 // `text`, comma-separated datums, typed by `columns` (`of`: whose columns, for the message).
 Result<pb::Row> ParseRow(const std::string& text, const std::vector<const pb::Column*>& columns,
                          const std::string& of) {
-  auto parts = tools::SplitDatumList(text);
+  auto parts = SplitDatumList(text);
   if (!parts.ok()) return parts.status();
   if (parts->size() != columns.size()) {
     return Status::InvalidArgument(

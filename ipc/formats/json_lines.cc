@@ -1,15 +1,14 @@
-#include "workers/sources/json_lines.h"
+#include "ipc/formats/json_lines.h"
 
 #include <charconv>
 #include <cmath>
 #include <unordered_map>
 #include <unordered_set>
 
-#include "workers/sources/format_values.h"
+#include "base/datum_text.h"
+#include "ipc/formats/format_values.h"
 
-namespace tandem::workers {
-
-namespace pb = ipc::pb;
+namespace tandem::ipc {
 
 namespace {
 
@@ -351,4 +350,4 @@ std::optional<std::variant<SourceRecord, std::string>> ParseJsonLine(
   return rec;
 }
 
-}  // namespace tandem::workers
+}  // namespace tandem::ipc

@@ -1,12 +1,11 @@
-#include "workers/sources/log_parse.h"
+#include "ipc/formats/log_parse.h"
 
 #include <charconv>
-#include <cmath>
-#include <cstdlib>
 
-namespace tandem::workers {
+#include "base/datum_text.h"
+#include "ipc/rows.h"
 
-namespace pb = ipc::pb;
+namespace tandem::ipc {
 
 namespace {
 
@@ -15,13 +14,9 @@ bool ParseU64(std::string_view s, std::uint64_t* out) {
   return ec == std::errc() && p == s.data() + s.size() && !s.empty();
 }
 
-bool ParseI64(std::string_view s, std::int64_t* out) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && p == s.data() + s.size() && !s.empty();
-}
-
-// Splits on single spaces, keeping quoted strings (with escapes) whole.
-bool Tokenize(std::string_view line, std::vector<std::string>* tokens, std::string* error) {
+// Splits on single spaces, keeping a quoted string (its escapes checked) whole as one token,
+// quotes included: each token is the text of one field, for ParseDatumText.
+bool Tokenize(std::string_view line, std::vector<std::string_view>* tokens, std::string* error) {
   std::size_t i = 0;
   while (i < line.size()) {
     if (line[i] == ' ') {
@@ -29,93 +24,31 @@ bool Tokenize(std::string_view line, std::vector<std::string>* tokens, std::stri
       continue;
     }
     if (line[i] == '"') {
-      std::string s = "\"";
-      ++i;
-      bool closed = false;
-      while (i < line.size()) {
-        const char c = line[i++];
-        if (c == '\\') {
-          if (i >= line.size()) break;
-          const char e = line[i++];
-          switch (e) {
-            case 'n':
-              s += '\n';
-              break;
-            case 't':
-              s += '\t';
-              break;
-            case '"':
-              s += '"';
-              break;
-            case '\\':
-              s += '\\';
-              break;
-            default:
-              *error = std::string("unknown escape \\") + e;
-              return false;
-          }
-          continue;
-        }
-        if (c == '"') {
-          closed = true;
-          break;
-        }
-        s += c;
-      }
-      if (!closed) return *error = "unterminated string", false;
-      tokens->push_back(std::move(s));  // keeps its leading quote as the string marker
+      auto length = ReadQuotedString(line.substr(i));
+      if (!length.ok()) return *error = length.status().message(), false;
+      tokens->push_back(line.substr(i, *length));
+      i += *length;
       continue;
     }
     const std::size_t end = line.find(' ', i);
-    tokens->emplace_back(line.substr(i, end == std::string_view::npos ? line.size() - i : end - i));
+    tokens->push_back(line.substr(i, end == std::string_view::npos ? line.size() - i : end - i));
     i = end == std::string_view::npos ? line.size() : end;
   }
   return true;
 }
 
-bool ParseDatum(const std::string& tok, const pb::Column& col, Datum* out, std::string* error) {
-  if (tok == "null") {
-    if (!col.nullable()) return *error = "null in non-nullable column " + col.name(), false;
-    *out = Null{};
-    return true;
+// One field of a row, typed by its column; false with the reason when it is not the column's.
+bool ParseField(std::string_view tok, const pb::Column& col, Datum* out, std::string* error) {
+  const ColumnType type = ColumnTypeOf(col);
+  // A column of a type the log has no datums of (kAny here) takes null at most.
+  if (type.kind != ColumnType::Kind::kAny || tok == "null") {
+    auto d = ParseDatumText(tok, type);
+    if (d.ok()) return *out = std::move(d).value(), true;
   }
-  switch (col.type()) {
-    case pb::BOOL:
-      if (tok == "true" || tok == "false") {
-        *out = tok == "true";
-        return true;
-      }
-      break;
-    case pb::INT64: {
-      std::int64_t v;
-      if (ParseI64(tok, &v)) {
-        *out = v;
-        return true;
-      }
-      break;
-    }
-    case pb::FLOAT64: {
-      if (tok == "nan") return *out = std::nan(""), true;
-      if (tok == "inf") return *out = HUGE_VAL, true;
-      if (tok == "-inf") return *out = -HUGE_VAL, true;
-      char* end = nullptr;
-      const double v = std::strtod(tok.c_str(), &end);
-      if (!tok.empty() && end == tok.c_str() + tok.size()) {
-        *out = v;
-        return true;
-      }
-      break;
-    }
-    case pb::STRING:
-      if (!tok.empty() && tok[0] == '"') {
-        *out = tok.substr(1);
-        return true;
-      }
-      break;
-    default:
-      break;
+  if (tok == "null" && !col.nullable()) {
+    return *error = "null in non-nullable column " + col.name(), false;
   }
-  *error = "'" + tok + "' is not a value of column " + col.name();
+  *error = "'" + std::string(tok) + "' is not a value of column " + col.name();
   return false;
 }
 
@@ -125,7 +58,7 @@ std::optional<LogRecord> ParseLogLine(std::string_view line, const pb::Schema& s
                                       const std::vector<std::uint32_t>& upsert_key) {
   if (line.empty() || line[0] == '#') return std::nullopt;
   LogRecord r;
-  std::vector<std::string> tok;
+  std::vector<std::string_view> tok;
   if (!Tokenize(line, &tok, &r.error)) {
     r.kind = LogRecord::Kind::kError;
     return r;
@@ -151,7 +84,8 @@ std::optional<LogRecord> ParseLogLine(std::string_view line, const pb::Schema& s
     if (!upsert) return fail("S/D lines need an upsert key (this log source has none)");
     const bool del = tok[0] == "D";
     if (tok.size() < 2) return fail(del ? "a delete needs a time" : "an upsert needs a time");
-    if (!ParseU64(tok[1], &r.time) || r.time > kMaxTime) return fail("bad time '" + tok[1] + "'");
+    if (!ParseU64(tok[1], &r.time) || r.time > kMaxTime)
+      return fail("bad time '" + std::string(tok[1]) + "'");
     const std::size_t want =
         del ? upsert_key.size() : static_cast<std::size_t>(schema.columns_size());
     if (tok.size() - 2 != want) {
@@ -166,13 +100,14 @@ std::optional<LogRecord> ParseLogLine(std::string_view line, const pb::Schema& s
       if (c >= schema.columns_size()) return fail("the upsert key names no column of the schema");
       Datum d;
       std::string why;
-      if (!ParseDatum(tok[2 + i], schema.columns(c), &d, &why)) return fail(why);
+      if (!ParseField(tok[2 + i], schema.columns(c), &d, &why)) return fail(why);
       r.row.push_back(std::move(d));
     }
     return r;
   }
   if (tok[0] != "U") {
-    return fail("unknown record '" + tok[0] + (upsert ? "' (S, D, P or C)" : "' (U, P or C)"));
+    return fail("unknown record '" + std::string(tok[0]) +
+                (upsert ? "' (S, D, P or C)" : "' (U, P or C)"));
   }
   if (upsert) {
     return fail(
@@ -180,8 +115,9 @@ std::optional<LogRecord> ParseLogLine(std::string_view line, const pb::Schema& s
         "deletes a key)");
   }
   if (tok.size() < 3) return fail("an update needs a time and a diff");
-  if (!ParseU64(tok[1], &r.time) || r.time > kMaxTime) return fail("bad time '" + tok[1] + "'");
-  if (!ParseI64(tok[2], &r.diff)) return fail("bad diff '" + tok[2] + "'");
+  if (!ParseU64(tok[1], &r.time) || r.time > kMaxTime)
+    return fail("bad time '" + std::string(tok[1]) + "'");
+  if (!ParseInt64Text(tok[2], &r.diff)) return fail("bad diff '" + std::string(tok[2]) + "'");
   if (tok.size() - 3 != static_cast<std::size_t>(schema.columns_size())) {
     return fail("row has " + std::to_string(tok.size() - 3) + " values, the schema has " +
                 std::to_string(schema.columns_size()) + " columns");
@@ -189,7 +125,7 @@ std::optional<LogRecord> ParseLogLine(std::string_view line, const pb::Schema& s
   for (int c = 0; c < schema.columns_size(); ++c) {
     Datum d;
     std::string why;
-    if (!ParseDatum(tok[3 + static_cast<std::size_t>(c)], schema.columns(c), &d, &why))
+    if (!ParseField(tok[3 + static_cast<std::size_t>(c)], schema.columns(c), &d, &why))
       return fail(why);
     r.row.push_back(std::move(d));
   }
@@ -218,4 +154,4 @@ LineFramer::Event LineFramer::Next(std::string_view data) {
   return {Event::kNone, consumed, {}};
 }
 
-}  // namespace tandem::workers
+}  // namespace tandem::ipc

@@ -15,7 +15,7 @@
 #include "base/time.h"
 #include "ipc/codec.h"
 
-namespace tandem::workers {
+namespace tandem::ipc {
 
 // The longest line a log source reads, in bytes before its newline. A longer one is bad data:
 // an error of the collection naming the line, skipped without being buffered.
@@ -35,7 +35,7 @@ struct LogRecord {
 // Parses one line (without its newline). nullopt for blank and comment lines. `upsert_key`: the
 // source's (SourceImport.upsert_key): empty, `U` lines are read and `S`/`D` are bad data; set, the
 // other way round (a `D` line's datums are the key columns', in this order).
-std::optional<LogRecord> ParseLogLine(std::string_view line, const ipc::pb::Schema& schema,
+std::optional<LogRecord> ParseLogLine(std::string_view line, const pb::Schema& schema,
                                       const std::vector<std::uint32_t>& upsert_key = {});
 
 // Cuts a byte stream into lines. Next() is handed the bytes after everything earlier calls
@@ -66,4 +66,4 @@ class LineFramer {
   bool skipping_ = false;
 };
 
-}  // namespace tandem::workers
+}  // namespace tandem::ipc

@@ -1,12 +1,11 @@
-#include "workers/sources/csv.h"
+#include "ipc/formats/csv.h"
 
 #include <unordered_set>
 
-#include "workers/sources/format_values.h"
+#include "base/datum_text.h"
+#include "ipc/formats/format_values.h"
 
-namespace tandem::workers {
-
-namespace pb = ipc::pb;
+namespace tandem::ipc {
 
 namespace {
 
@@ -264,4 +263,4 @@ CsvReader::Result CsvReader::Record() {
   return r;
 }
 
-}  // namespace tandem::workers
+}  // namespace tandem::ipc

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "ipc/codec.h"
-#include "workers/sources/envelope.h"
+#include "ipc/formats/source_record.h"
 
-namespace tandem::workers {
+namespace tandem::ipc {
 
 // The most bytes one CSV record (all its lines) may have; a longer one is bad data.
 inline constexpr std::size_t kMaxCsvRecordBytes = std::size_t{1} << 20;
@@ -23,7 +23,7 @@ class CsvReader {
  public:
   // `upsert_key` empty: every record is a kUpdate (diff 1); else a kUpsert, or a kDelete when
   // the record has non-key fields and every one of them is empty and unquoted.
-  CsvReader(ipc::pb::Schema schema, std::vector<std::uint32_t> upsert_key);
+  CsvReader(pb::Schema schema, std::vector<std::uint32_t> upsert_key);
 
   // A record, or the bad data where one was (`error`: "csv line 7: …", `line`: the 1-based line
   // where the record starts).
@@ -64,7 +64,7 @@ class CsvReader {
   Result Record();
   std::string Header();  // error text, or empty
 
-  ipc::pb::Schema schema_;
+  pb::Schema schema_;
   std::vector<std::uint32_t> key_;
   std::vector<int> key_pos_;
   // The record being read.
@@ -81,4 +81,4 @@ class CsvReader {
   std::string broken_;
 };
 
-}  // namespace tandem::workers
+}  // namespace tandem::ipc

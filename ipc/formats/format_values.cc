@@ -1,11 +1,6 @@
-#include "workers/sources/format_values.h"
+#include "ipc/formats/format_values.h"
 
-#include <cerrno>
-#include <charconv>
-#include <cmath>
-#include <cstdlib>
-
-namespace tandem::workers {
+namespace tandem::ipc {
 
 bool ValidUtf8(std::string_view s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
@@ -48,36 +43,6 @@ std::string_view WithoutByteOrderMark(std::string_view first_line) {
   return first_line;
 }
 
-bool ParseInt64Text(std::string_view s, std::int64_t* out) {
-  if (s.empty()) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-bool ParseFloat64Text(std::string_view s, double* out) {
-  if (s == "nan") return *out = std::nan(""), true;
-  if (s == "inf") return *out = HUGE_VAL, true;
-  if (s == "-inf") return *out = -HUGE_VAL, true;
-  if (s.empty() || s.size() > 512) return false;
-  bool digit = false;
-  for (char c : s) {
-    if (c >= '0' && c <= '9') {
-      digit = true;
-    } else if (c != '-' && c != '+' && c != '.' && c != 'e' && c != 'E') {
-      return false;  // no spaces, hex, "infinity", …
-    }
-  }
-  if (!digit || s[0] == '+') return false;
-  const std::string text(s);
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size()) return false;
-  if (errno == ERANGE && std::isinf(v)) return false;  // overflow (an underflow is its value)
-  *out = v;
-  return true;
-}
-
 bool ParseBoolText(std::string_view s, bool* out) {
   auto is = [&](std::string_view word) {
     if (s.size() != word.size()) return false;
@@ -92,7 +57,7 @@ bool ParseBoolText(std::string_view s, bool* out) {
   return false;
 }
 
-std::vector<int> KeyPositions(const ipc::pb::Schema& schema,
+std::vector<int> KeyPositions(const pb::Schema& schema,
                               const std::vector<std::uint32_t>& upsert_key) {
   std::vector<int> pos(static_cast<std::size_t>(schema.columns_size()), -1);
   for (std::size_t i = 0; i < upsert_key.size(); ++i) {
@@ -101,4 +66,4 @@ std::vector<int> KeyPositions(const ipc::pb::Schema& schema,
   return pos;
 }
 
-}  // namespace tandem::workers
+}  // namespace tandem::ipc

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "ipc/codec.h"
-#include "workers/sources/envelope.h"
+#include "ipc/formats/source_record.h"
 
-namespace tandem::workers {
+namespace tandem::ipc {
 
 // Nesting deeper than this (in fields the schema does not have) is bad data.
 inline constexpr int kMaxJsonDepth = 64;
@@ -24,7 +24,6 @@ inline constexpr int kMaxJsonDepth = 64;
 // non-key column of the schema at all — and the schema has one —, else kUpsert), or why the line
 // is bad data (without the "json line N: " the caller puts before it).
 std::optional<std::variant<SourceRecord, std::string>> ParseJsonLine(
-    std::string_view line, const ipc::pb::Schema& schema,
-    const std::vector<std::uint32_t>& upsert_key);
+    std::string_view line, const pb::Schema& schema, const std::vector<std::uint32_t>& upsert_key);
 
-}  // namespace tandem::workers
+}  // namespace tandem::ipc
