@@ -1,6 +1,6 @@
 // The write ledger: a controller's record of its own table writes, per replica — what a read
-// through several replicas needs to see them (read your writes; DESIGN §13, README "Several
-// replicas").
+// through several replicas needs to see them (read your writes; DESIGN §13, docs/ctl.md
+// "Several replicas").
 //
 // Why it is needed. A table's time is its replica's wall clock, so a write sent to replicas A and
 // B is durable on A at tA and on B at tB, rarely the same time. A peek at T with tA <= T < tB sees

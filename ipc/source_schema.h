@@ -1,4 +1,4 @@
-// What a source import may ask for (README "Sources"): its schema, its parameters within
+// What a source import may ask for (workers/README.md "Sources"): its schema, its parameters within
 // SourceBounds, its upsert key (DESIGN §9). The validator checks every source import of a
 // CreateDataflow with CheckSourceImport before a runtime builds the source; the runtime's sources
 // (workers/sources/) may rely on what it refuses never reaching them.
@@ -25,7 +25,7 @@
 
 namespace tandem::ipc {
 
-// Bounds on source parameters (README "Sources"). A request beyond one is refused with a
+// Bounds on source parameters (workers/README.md "Sources"). A request beyond one is refused with a
 // CommandError naming the parameter and the bound.
 struct SourceBounds {
   // counter and key_value: one tick per interval; a longer interval is not a stream.

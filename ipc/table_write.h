@@ -1,5 +1,5 @@
-// A WriteTable's bounds and the rules its updates follow (DESIGN §9, README "Tables"). The
-// validator checks every write against the table its catalog knows; the runtime's table writer
+// A WriteTable's bounds and the rules its updates follow (DESIGN §9, workers/README.md "Tables").
+// The validator checks every write against the table its catalog knows; the runtime's table writer
 // (workers/tables/table.cc) checks it again right before it is made durable, and the table log
 // (workers/tables/table_log.cc) checks every record it reads back — so a write validated against
 // an earlier definition of its table (a writer session's, during a controller's replay) never
@@ -23,7 +23,7 @@
 
 namespace tandem::ipc {
 
-// Bounds on a WriteTable (README "Tables"). Beyond one it is refused, naming the bound.
+// Bounds on a WriteTable (workers/README.md "Tables"). Beyond one it is refused, naming the bound.
 struct WriteBounds {
   // The uuid is the write's idempotency key, kept in the table's log with every write.
   static constexpr std::size_t kMaxUuidBytes = 128;

@@ -16,7 +16,7 @@
 
 namespace tandem::supervisor {
 
-// Exit codes (sysexits-style; documented in --help and README).
+// Exit codes (sysexits-style; documented in --help and docs/flags.md).
 inline constexpr int kExitOk = 0;            // clean shutdown on SIGTERM/SIGINT, or --help
 inline constexpr int kExitUsage = 64;        // bad flags
 inline constexpr int kExitUnavailable = 69;  // could not bind, spawn or create the segment

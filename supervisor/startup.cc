@@ -1,6 +1,6 @@
 // Starting a replica (DESIGN §1, §6): the runtime directory, the segment, the controller and HTTP
 // endpoints, the runtimes' channels, and spawning the runtimes. Any failure here exits with the
-// code README documents, leaving nothing behind.
+// code docs/flags.md documents, leaving nothing behind.
 #include "supervisor/supervisor.h"
 
 #include <dirent.h>

@@ -40,7 +40,7 @@ http_get() {  # http_get PATH → body on stdout; fails unless 200
   curl -fsS --max-time 5 "http://127.0.0.1:$http_port$1"
 }
 
-replica_curve() {  # keys made with tandem-ctl keygen, as README "Security" sets them up
+replica_curve() {  # keys made with tandem-ctl keygen, as docs/security.md sets them up
   "$bin_dir/tandem-ctl" keygen "$work/server.key" >/dev/null || die "tandem-ctl keygen (server)"
   "$bin_dir/tandem-ctl" keygen "$work/operator.key" >/dev/null || die "tandem-ctl keygen (client)"
   install -d -m 700 "$work/authorized"

@@ -1,5 +1,5 @@
 // What tandem-ctl and tandem-shm print, defined once so both tools say the same thing the same way
-// (README "Output of the tools"):
+// (docs/formats.md "Output of the tools"):
 //
 // * Datums in text — `--key` input and every table — are in the datum syntax (base/datum_text.h):
 //   the string "null" prints as `"null"` and NULL as `null`, a string never breaks a table line,

@@ -1,7 +1,7 @@
 // tandem-ctl: the reference controller. The command line only: the global options here, one file
 // per subcommand in commands/, what they share in session.h; the logic (history, session, replica
-// set) is the controller library's (controller/README.md). README "Using tandem-ctl" and "Output
-// of the tools" say what it prints.
+// set) is the controller library's (controller/README.md). docs/ctl.md and docs/formats.md
+// ("Output of the tools") say what it prints.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdlib>
@@ -157,9 +157,10 @@ int Main(int argc, char** argv) {
       ->multi_option_policy(kLastWins);
   app.add_option("--state", g.state, "the command history (default ./tandem-ctl.state)")
       ->multi_option_policy(kLastWins);
-  app.add_flag("--json", g.json,
-               "machine-readable output: JSON on stdout, one document a line (README \"Output of "
-               "the tools\"); a failure ends with {\"error\": ..., \"exit_code\": N}");
+  app.add_flag(
+      "--json", g.json,
+      "machine-readable output: JSON on stdout, one document a line (docs/formats.md \"Output of "
+      "the tools\"); a failure ends with {\"error\": ..., \"exit_code\": N}");
   app.add_option("--timeout", timeout, "SECONDS: how long to wait for the replica (default 5)")
       ->multi_option_policy(kLastWins);
   app.add_flag("--replace", g.replace,

@@ -1,5 +1,5 @@
-// tandem-ctl: how responses, frontiers and rows are printed, as tables and as the JSON of README
-// "Output of the tools".
+// tandem-ctl: how responses, frontiers and rows are printed, as tables and as the JSON of
+// docs/formats.md "Output of the tools".
 #pragma once
 
 #include <cstdint>
