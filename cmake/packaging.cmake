@@ -1,4 +1,4 @@
-# Installing and packaging (issue 18): `cmake --install <build> --prefix /usr`, and a Debian
+# Installing and packaging: `cmake --install <build> --prefix /usr`, and a Debian
 # package from it (`cmake --build <build> --target package`, CPack's DEB generator).
 #
 # Layout (GNUInstallDirs, under the prefix):

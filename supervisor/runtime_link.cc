@@ -80,6 +80,7 @@ void RuntimeLink::Deliver(std::uint64_t seq, const std::string& encoded, bool pe
   // in order, until it is ready) and once its end of the channel is closed — its process is gone
   // and its SIGCHLD is on the way (shared fate takes the replica down). A blocking send would
   // then never return, so the supervisor would never get to that SIGCHLD.
+  TANDEM_CHECK(channel_ != nullptr, "a command for a runtime after its link was closed");
   quiet_.Stir(channel_->handle());
   const std::string number = ipc::SequenceFrame(seq);
   if (!channel_->send(zmq::buffer(number), zmq::send_flags::sndmore | zmq::send_flags::dontwait)) {

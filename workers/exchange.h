@@ -1,5 +1,5 @@
 // Moves rows between the worker threads of one lockstep runtime (maintenance or solo), so that
-// worker i holds exactly the keys with hash % N == i (DESIGN §1, workers/routing.h).
+// worker i holds exactly the keys with hash % N == i (DESIGN §1, workers/partitioning.h).
 //
 // Each exchange is one barrier; buffers alternate between two sets so that writers of exchange
 // k+1 never touch what readers of exchange k still read. A receiver copies the rows another worker

@@ -1,4 +1,4 @@
-// tandem-bench (issue #6): what every scenario shares — interruption and emergency cleanup, the
+// tandem-bench: what every scenario shares — interruption and emergency cleanup, the
 // options, a replica (tools/common/replica.h) registered for that cleanup, the loads.
 #pragma once
 

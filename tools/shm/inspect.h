@@ -1,4 +1,4 @@
-// tandem-shm, the shared-memory inspector (issue #5): the subcommands as functions over streams,
+// tandem-shm, the shared-memory inspector: the subcommands as functions over streams,
 // so main.cc is only argument parsing.
 //
 // Safety: everything here reads a segment through Segment::Probe / Segment::Open and

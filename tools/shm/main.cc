@@ -1,4 +1,4 @@
-// tandem-shm: the shared-memory inspector (issue #5). Argument parsing only; the subcommands
+// tandem-shm: the shared-memory inspector. Argument parsing only; the subcommands
 // live in tools/shm/inspect.h. Exit codes: 0 ok, 1 runtime error, 64 bad usage, 65 a corrupt
 // segment (or not one this build can read).
 #include <unistd.h>

@@ -25,7 +25,7 @@
 //    lmdb-2-threads (lookups/s), redis-get (loopback), tcp-floor (a 32-byte round trip between two
 //    threads over loopback TCP, TCP_NODELAY: the floor under any read over the network), timer (a
 //    sample with nothing between its two clock reads).
-//  * verdict: the ratios and targets.
+//  * verdict: the local reader's targets (below) and its ratios to the peers.
 // Keys are drawn uniformly (the same way for every reader) before the timing; each timed sample is
 // the lookup between two steady_clock reads.
 #include <arpa/inet.h>
@@ -57,7 +57,7 @@
 namespace tandem::bench {
 namespace {
 
-// The targets.
+// The local reader's targets: what reading in place must beat to be worth a program's mapping.
 constexpr double kIdleP50Us = 1;               // LocalReader p50, maintenance idle
 constexpr double kLoadedP50Us = 2;             // ... loaded
 constexpr double kRedisOverLocal = 50;         // Redis GET p50 / LocalReader p50, at least
