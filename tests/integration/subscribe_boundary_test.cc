@@ -195,21 +195,24 @@ TEST(SubscribeBoundary, AStalledSubscriberEndsTooSlowWithBoundedMemoryWhileOther
       },
       60s))
       << r.sup.Log();
-  // From now on the supervisor holds nothing more for it, however long it stalls (were it to
-  // keep the stream for it, some 2.5 MB/s of updates, its memory would grow by more than the
-  // slack allowed here).
+  // From now on the supervisor holds nothing more for it, however long it stalls: were it to keep
+  // the stream for it, some 2.5 MB/s of updates, its memory would grow by ~37 MB over these 15 s,
+  // beyond the slack allowed here. The slack covers what the supervisor's memory does step by step
+  // on a loaded machine — the reading observer falling behind fills its pipe, the allocator keeps
+  // what it took — and then holds (up to ~18 MB seen beside two CPU burners, flat after).
   const std::size_t at_end = Rss(r.sup.pid());
   std::size_t most = at_end;
-  for (int i = 0; i < 50; ++i) {
+  for (int i = 0; i < 150; ++i) {
     std::this_thread::sleep_for(100ms);
     most = std::max(most, Rss(r.sup.pid()));
   }
   // (Under ASan freed memory waits in its quarantine: RSS bounds only hold uninstrumented.)
   if (adversarial::kRssIsMeaningful) {
-    EXPECT_LT(most, at_end + (8u << 20)) << "the supervisor's memory grew while the client stalled";
+    EXPECT_LT(most, at_end + (24u << 20))
+        << "the supervisor's memory grew while the client stalled";
     EXPECT_LT(most, 256u << 20) << "RSS " << most;
   } else {
-    std::printf("supervisor RSS after TOO_SLOW: %zu, at most %zu over 5 s (not asserted here)\n",
+    std::printf("supervisor RSS after TOO_SLOW: %zu, at most %zu over 15 s (not asserted here)\n",
                 at_end, most);
   }
 
