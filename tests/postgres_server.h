@@ -3,7 +3,7 @@
 // temporary directory of its own, listening on 127.0.0.1 at a free port and on a Unix socket in
 // that directory, trust authentication, superuser `postgres`, database `postgres`.
 //
-//   if (auto why = PostgresServer::Unavailable()) GTEST_SKIP() << *why;
+//   TANDEM_SKIP_UNLESS_POSTGRES();  // GTEST_SKIP with the reason where it cannot run
 //   PostgresServer pg;
 //   ASSERT_TRUE(pg.ok()) << pg.error();
 //   SqlResult r = pg.Execute("SELECT 1");
@@ -26,15 +26,15 @@
 // thread that outlives it (the test's main thread).
 //
 // Where. The directory is <base>/tandem-postgres-<test pid>-XXXXXX, the base /dev/shm when it is a
-// tmpfs with 2 GiB free (a loaded machine's disk writeback made a server's start take seconds),
+// tmpfs with 2 GiB free (on a loaded machine, disk writeback made a server's start take seconds),
 // else /tmp.
 //
-// Speed. initdb is most of a start (~0.8 s); the first server of a PostgreSQL version and user
-// makes a template data directory (/tmp/tandem-postgres-template-<version>-f<format>-u<uid>,
-// kept between runs: it is the cache; a stale one is never reused, the version and initdb's
-// arguments being in its name) and every server copies it (~0.1–0.3 s for 29 MB: WAL segments of
-// 1 MiB). The server runs with fsync, synchronous_commit and full_page_writes off, small shared
-// buffers, no autovacuum and no JIT, and starts in ~0.1 s.
+// Speed. initdb is most of a start (~0.5–1 s); the first server of a PostgreSQL version and user
+// makes a template data directory (<base>/tandem-postgres-template-<version>-f<format>-u<uid>,
+// kept until the machine restarts: it is the cache; a stale one is never used, the version and
+// initdb's arguments being in its name) and every server copies it (~0.1–0.3 s for 29 MB: WAL
+// segments of 1 MiB). The server runs with fsync, synchronous_commit and full_page_writes off,
+// small shared buffers, no autovacuum and no JIT, and starts in ~0.1 s.
 // Settings that make its text output reproducible: TimeZone UTC, DateStyle ISO, lc_messages C,
 // extra_float_digits at its default (1: floats in shortest exact form).
 //
@@ -121,3 +121,11 @@ class PostgresServer {
 };
 
 }  // namespace tandem::testing
+
+// In a test body: skips the test (GTEST_SKIP, with the reason) where no PostgreSQL server can be
+// started — PostgresServer::Unavailable().
+#define TANDEM_SKIP_UNLESS_POSTGRES()                                                        \
+  do {                                                                                       \
+    if (auto tandem_postgres_unavailable = ::tandem::testing::PostgresServer::Unavailable()) \
+      GTEST_SKIP() << *tandem_postgres_unavailable;                                          \
+  } while (false)

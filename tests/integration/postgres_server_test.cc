@@ -24,11 +24,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-#define TANDEM_REQUIRE_POSTGRES()                                       \
-  do {                                                                  \
-    if (auto why = PostgresServer::Unavailable()) GTEST_SKIP() << *why; \
-  } while (false)
-
 SqlRow Row(std::initializer_list<SqlValue> values) { return SqlRow(values); }
 
 // The pids of `parent`'s children, from /proc.
@@ -67,7 +62,7 @@ int SysvSegmentsOf(pid_t creator) {
 bool Running(pid_t pid) { return kill(pid, 0) == 0 || errno == EPERM; }
 
 TEST(PostgresServer, StartsAndAnswersRowsWithNullsAndDuplicatesInTextWithTypeOids) {
-  TANDEM_REQUIRE_POSTGRES();
+  TANDEM_SKIP_UNLESS_POSTGRES();
   PostgresServer pg;
   ASSERT_TRUE(pg.ok()) << pg.error();
   EXPECT_GT(pg.port(), 0);
@@ -112,7 +107,7 @@ TEST(PostgresServer, StartsAndAnswersRowsWithNullsAndDuplicatesInTextWithTypeOid
 // What sql_rows.h's float comparison relies on: PostgreSQL 15 prints float8 in shortest exact
 // form (extra_float_digits = 1), one text per number.
 TEST(PostgresServer, PrintsFloatsInShortestExactForm) {
-  TANDEM_REQUIRE_POSTGRES();
+  TANDEM_SKIP_UNLESS_POSTGRES();
   PostgresServer pg;
   ASSERT_TRUE(pg.ok()) << pg.error();
   const SqlResult r = pg.Execute(
@@ -126,7 +121,7 @@ TEST(PostgresServer, PrintsFloatsInShortestExactForm) {
 }
 
 TEST(PostgresServer, AnErrorCarriesItsSqlstateAndTheSessionGoesOn) {
-  TANDEM_REQUIRE_POSTGRES();
+  TANDEM_SKIP_UNLESS_POSTGRES();
   PostgresServer pg;
   ASSERT_TRUE(pg.ok()) << pg.error();
   const SqlResult missing = pg.Execute("SELECT * FROM no_such_table");
@@ -148,7 +143,7 @@ TEST(PostgresServer, AnErrorCarriesItsSqlstateAndTheSessionGoesOn) {
 }
 
 TEST(PostgresServer, TwoServersAtOnceHaveTheirOwnPortsDirectoriesAndData) {
-  TANDEM_REQUIRE_POSTGRES();
+  TANDEM_SKIP_UNLESS_POSTGRES();
   PostgresServer a, b;
   ASSERT_TRUE(a.ok()) << a.error();
   ASSERT_TRUE(b.ok()) << b.error();
@@ -160,7 +155,7 @@ TEST(PostgresServer, TwoServersAtOnceHaveTheirOwnPortsDirectoriesAndData) {
 }
 
 TEST(PostgresServer, LeavesNoProcessDirectorySegmentOrListenerBehind) {
-  TANDEM_REQUIRE_POSTGRES();
+  TANDEM_SKIP_UNLESS_POSTGRES();
   pid_t postmaster;
   std::vector<pid_t> children;
   std::string dir, conninfo;
@@ -184,7 +179,7 @@ TEST(PostgresServer, LeavesNoProcessDirectorySegmentOrListenerBehind) {
 }
 
 TEST(PostgresServer, LogicalReplicationIsConfigurable) {
-  TANDEM_REQUIRE_POSTGRES();
+  TANDEM_SKIP_UNLESS_POSTGRES();
   PostgresServer plain;
   PostgresServer upstream({.logical_replication = true});
   ASSERT_TRUE(plain.ok()) << plain.error();
@@ -200,7 +195,7 @@ TEST(PostgresServer, LogicalReplicationIsConfigurable) {
 }
 
 TEST(PostgresServer, PsqlReachesItOverTcpAndTheUnixSocket) {
-  TANDEM_REQUIRE_POSTGRES();
+  TANDEM_SKIP_UNLESS_POSTGRES();
   PostgresServer pg;
   ASSERT_TRUE(pg.ok()) << pg.error();
   ASSERT_TRUE(
@@ -230,7 +225,7 @@ TEST(PostgresServer, PsqlReachesItOverTcpAndTheUnixSocket) {
 }
 
 TEST(PostgresServer, Psycopg2ReachesItInItsDefaultTransactionMode) {
-  TANDEM_REQUIRE_POSTGRES();
+  TANDEM_SKIP_UNLESS_POSTGRES();
   const std::string python = "/usr/bin/python3";
   const BinaryRun probe = RunBinary(python, {"-c", "import psycopg2"}, {.limit = 30s});
   if (probe.exit != 0) {
