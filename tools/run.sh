@@ -23,7 +23,12 @@ PACKAGES=(cmake ninja-build g++ clang-format pkg-config libboost1.81-dev libgtes
           libcli11-dev clang libclang-rt-14-dev  # clang: the tsan and fuzz presets
           python3-dev pybind11-dev  # the LocalReader Python binding and its test
           liblmdb-dev  # tandem-bench local's mdb_get peer (optional: skipped without it)
-          help2man)  # the man pages, made at build time (cmake/packaging.cmake)
+          help2man  # the man pages, made at build time (cmake/packaging.cmake)
+          libpg-query-dev  # the frontend's SQL parser (PostgreSQL 15's grammar as a library)
+          # PostgreSQL, the SQL suites' oracle and upstream (tests/postgres_server.h): libpq for
+          # the tests' client, the server and psql, psycopg2 for python3. Here, not in
+          # TEST_PACKAGES: the asan and tsan commands build and run the integration tests too.
+          libpq-dev postgresql-15 python3-psycopg2)
 # What only the deploy tests (label deploy, in `test`) need: installed by `test` alone — on a host
 # that runs systemd, Debian's prometheus package (promtool's) also starts a Prometheus server.
 TEST_PACKAGES=(systemd prometheus curl  # systemd-analyze verify, promtool, /metrics
@@ -67,6 +72,15 @@ install_deps() {  # install_deps [more packages]: PACKAGES and those, when missi
   log "installing ${missing[*]}"
   local sudo=""
   [[ $(id -u) -ne 0 ]] && sudo="sudo"
+  # Debian's postgresql-15 makes a "main" cluster at install and starts it on port 5432 (its
+  # postinst runs pg_createcluster, then invoke-rc.d; in a container without systemd that may
+  # fail, or leave a server running). The tests start their own servers on free ports, so none
+  # is made: postgresql-common reads createcluster.d before it creates one.
+  if [[ " ${missing[*]} " == *" postgresql-15 "* ]]; then
+    $sudo mkdir -p /etc/postgresql-common/createcluster.d
+    echo "create_main_cluster = off" |
+      $sudo tee /etc/postgresql-common/createcluster.d/tandem-tests.conf >/dev/null
+  fi
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
