@@ -346,7 +346,9 @@ void Connection::OnQuery(std::string_view body) {
 }
 
 void Connection::TakeAnswer() {
-  if (!sink_ || unsent() >= options_.output_high_water) return;
+  if (!sink_) return;
+  // Above high water nothing more is taken; an overflow still cuts the client.
+  if (unsent() >= options_.output_high_water && !sink_->overflowed()) return;
   QuerySink::Taken taken = sink_->Take();
   if (out_.empty()) {
     out_.swap(taken.bytes);

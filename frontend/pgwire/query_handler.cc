@@ -27,7 +27,9 @@ bool QuerySink::OverflowLocked() {
   unwanted_ = true;
   queued_.clear();
   queued_.shrink_to_fit();
-  WakeLocked();
+  // Always: a wake still out may have found the output above high water and taken nothing, and
+  // a client that reads nothing never drains it — only this wake makes the connection see it.
+  if (wake_) wake_();
   return false;
 }
 
@@ -166,6 +168,11 @@ void QuerySink::Finish(TransactionStatus status) {
 bool QuerySink::wanted() const {
   MutexLock lock(mu_);
   return !unwanted_;
+}
+
+bool QuerySink::overflowed() const {
+  MutexLock lock(mu_);
+  return overflowed_;
 }
 
 QuerySink::Taken QuerySink::Take() {

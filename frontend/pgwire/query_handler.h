@@ -96,6 +96,9 @@ class QuerySink {
   enum class Phase { kStatements, kRows, kCopyOut, kFailed, kFinished };
 
   Taken Take();
+  // Whether the answer outgrew max_buffered_bytes (the connection checks it even when it takes
+  // nothing, its output being above high water).
+  bool overflowed() const;
   // No more wakes, and every later call is unwanted. Called when the session ends.
   void Detach();
 

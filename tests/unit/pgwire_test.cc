@@ -724,6 +724,38 @@ TEST(PgwireBounds, AnAnswerBeyondMaxBufferedBytesCutsTheClient53200) {
   EXPECT_TRUE(w.conn.closed());
 }
 
+TEST(PgwireBounds, AClientThatReadsNothingIsCutOnceItsAnswerOverflows) {
+  Scripted s;
+  std::shared_ptr<QuerySink> held;
+  s.answer = [&](const std::string&, std::shared_ptr<QuerySink> sink) { held = std::move(sink); };
+  ConnectionOptions o;
+  o.max_buffered_bytes = 10000;
+  o.output_high_water = 1000;
+  Wire w(s, o);
+  w.Start();
+  w.conn.Receive(Query("SUBSCRIBE t"));
+  ASSERT_TRUE(held);
+  held->CopyOutResponse(1);
+  const std::string line(500, 'x');
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(held->CopyData(line));
+  w.conn.Pump();  // 2 KB out, above high water, and the client reads none of it
+  ASSERT_GT(w.conn.output().size(), o.output_high_water);
+  EXPECT_TRUE(held->CopyData(line));  // wakes the owner …
+  w.conn.Pump();                      // … which takes nothing: the output is above high water
+  EXPECT_EQ(w.conn.state(), Connection::State::kQuery);
+  int sent = 0;
+  const int wakes = w.wakes;
+  while (held->CopyData(line) && sent < 1000) ++sent;
+  EXPECT_LT(sent, 25) << "the sink refuses once 10000 bytes wait";
+  EXPECT_GT(w.wakes, wakes) << "the overflow wakes the owner, though a wake was out";
+  w.conn.Pump();
+  EXPECT_TRUE(w.conn.closed());
+  const auto msgs = Split(w.Take());
+  ASSERT_FALSE(msgs.empty());
+  EXPECT_EQ(Fields(msgs.back())['C'], sqlstate::kOutOfMemory);
+  EXPECT_EQ(s.closed, 1);
+}
+
 TEST(PgwireBounds, AboveHighWaterTheConnectionReadsNoMessageUntilOutputIsSent) {
   Scripted s;
   ConnectionOptions o;
