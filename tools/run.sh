@@ -23,7 +23,8 @@ PACKAGES=(cmake ninja-build g++ clang-format pkg-config libboost1.81-dev libgtes
           libcli11-dev clang libclang-rt-14-dev  # clang: the tsan and fuzz presets
           python3-dev pybind11-dev  # the LocalReader Python binding and its test
           liblmdb-dev  # tandem-bench local's mdb_get peer (optional: skipped without it)
-          help2man)  # the man pages, made at build time (cmake/packaging.cmake)
+          help2man  # the man pages, made at build time (cmake/packaging.cmake)
+          postgresql-client-15 python3-psycopg2)  # the pgwire clients test (asan runs it too)
 # What only the deploy tests (label deploy, in `test`) need: installed by `test` alone — on a host
 # that runs systemd, Debian's prometheus package (promtool's) also starts a Prometheus server.
 TEST_PACKAGES=(systemd prometheus curl  # systemd-analyze verify, promtool, /metrics
