@@ -1,0 +1,439 @@
+#include "frontend/pgwire/messages.h"
+
+#include <limits>
+#include <set>
+
+#include "base/check.h"
+
+namespace tandem::pgwire {
+
+namespace {
+
+// Network byte order (big-endian), as every integer of the protocol.
+std::uint32_t ReadUint32(std::string_view in, std::size_t at) {
+  return (std::uint32_t{static_cast<unsigned char>(in[at])} << 24) |
+         (std::uint32_t{static_cast<unsigned char>(in[at + 1])} << 16) |
+         (std::uint32_t{static_cast<unsigned char>(in[at + 2])} << 8) |
+         std::uint32_t{static_cast<unsigned char>(in[at + 3])};
+}
+
+void PutUint32(std::string& out, std::uint32_t v) {
+  out.push_back(static_cast<char>(v >> 24));
+  out.push_back(static_cast<char>(v >> 16));
+  out.push_back(static_cast<char>(v >> 8));
+  out.push_back(static_cast<char>(v));
+}
+void PutInt32(std::string& out, std::int32_t v) { PutUint32(out, static_cast<std::uint32_t>(v)); }
+void PutInt16(std::string& out, std::int16_t v) {
+  const auto u = static_cast<std::uint16_t>(v);
+  out.push_back(static_cast<char>(u >> 8));
+  out.push_back(static_cast<char>(u));
+}
+// A protocol String: the text up to its first NUL, then NUL.
+void PutString(std::string& out, std::string_view s) {
+  out.append(s.substr(0, s.find('\0')));
+  out.push_back('\0');
+}
+
+// One backend message being written: the type byte and a length word patched at the end.
+class MessageWriter {
+ public:
+  MessageWriter(std::string& out, char type) : out_(out), start_(out.size()) {
+    out_.push_back(type);
+    PutUint32(out_, 0);
+  }
+  ~MessageWriter() {
+    const std::size_t length = out_.size() - start_ - 1;  // the length word counts itself
+    TANDEM_CHECK(length <= std::numeric_limits<std::int32_t>::max(),
+                 "a backend message's contents exceed its Int32 length");
+    const auto v = static_cast<std::uint32_t>(length);
+    out_[start_ + 1] = static_cast<char>(v >> 24);
+    out_[start_ + 2] = static_cast<char>(v >> 16);
+    out_[start_ + 3] = static_cast<char>(v >> 8);
+    out_[start_ + 4] = static_cast<char>(v);
+  }
+  MessageWriter(const MessageWriter&) = delete;
+  MessageWriter& operator=(const MessageWriter&) = delete;
+
+ private:
+  std::string& out_;
+  const std::size_t start_;
+};
+
+void AppendFields(std::string& out, char type, const ErrorFields& e) {
+  MessageWriter m(out, type);
+  out.push_back('S');
+  PutString(out, SeverityName(e.severity));
+  out.push_back('V');  // the same, never translated
+  PutString(out, SeverityName(e.severity));
+  out.push_back('C');
+  PutString(out, e.sqlstate);
+  out.push_back('M');
+  PutString(out, e.message);
+  if (!e.detail.empty()) {
+    out.push_back('D');
+    PutString(out, e.detail);
+  }
+  if (!e.hint.empty()) {
+    out.push_back('H');
+    PutString(out, e.hint);
+  }
+  if (e.position != 0) {
+    out.push_back('P');
+    PutString(out, std::to_string(e.position));
+  }
+  out.push_back('\0');
+}
+
+std::string Quoted(char type) {
+  if (type >= 0x20 && type < 0x7f) return std::string("'") + type + "'";
+  return "0x" + std::string(1, "0123456789ABCDEF"[(type >> 4) & 0xf]) +
+         "0123456789ABCDEF"[type & 0xf];
+}
+
+}  // namespace
+
+const char* FrontendMessageName(char type) {
+  switch (type) {
+    case frontend::kQuery:
+      return "Query";
+    case frontend::kTerminate:
+      return "Terminate";
+    case frontend::kParse:
+      return "Parse";
+    case frontend::kBind:
+      return "Bind";
+    case frontend::kDescribe:
+      return "Describe";
+    case frontend::kExecute:
+      return "Execute";
+    case frontend::kClose:
+      return "Close";
+    case frontend::kSync:
+      return "Sync";
+    case frontend::kFlush:
+      return "Flush";
+    case frontend::kFunctionCall:
+      return "FunctionCall";
+    case frontend::kCopyData:
+      return "CopyData";
+    case frontend::kCopyDone:
+      return "CopyDone";
+    case frontend::kCopyFail:
+      return "CopyFail";
+    case frontend::kPasswordMessage:
+      return "PasswordMessage";
+    default:
+      return nullptr;
+  }
+}
+
+std::size_t FrontendMessageLimit(char type, std::size_t max_message_bytes) {
+  switch (type) {
+    case frontend::kQuery:
+    case frontend::kParse:
+    case frontend::kBind:
+    case frontend::kFunctionCall:
+    case frontend::kCopyData:
+      return max_message_bytes;
+    default:
+      return FrontendMessageName(type) != nullptr ? kSmallMessageLimit : 0;
+  }
+}
+
+const char* SeverityName(Severity severity) {
+  switch (severity) {
+    case Severity::kError:
+      return "ERROR";
+    case Severity::kFatal:
+      return "FATAL";
+    case Severity::kPanic:
+      return "PANIC";
+    case Severity::kWarning:
+      return "WARNING";
+    case Severity::kNotice:
+      return "NOTICE";
+    case Severity::kDebug:
+      return "DEBUG";
+    case Severity::kInfo:
+      return "INFO";
+    case Severity::kLog:
+      return "LOG";
+  }
+  return "ERROR";
+}
+
+bool IsValidSqlstate(std::string_view code) {
+  if (code.size() != 5) return false;
+  for (const char c : code) {
+    if (!((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z'))) return false;
+  }
+  return true;
+}
+
+Frame ReadStartupFrame(std::string_view in) {
+  Frame f;
+  if (in.size() < 4) return f;
+  const std::uint32_t length = ReadUint32(in, 0);
+  if (length < 8 || length > kMaxStartupPacketBytes) {
+    f.kind = Frame::Kind::kInvalid;
+    f.error = "invalid length of startup packet: " + std::to_string(length) +
+              " bytes (a startup packet is 8 to " + std::to_string(kMaxStartupPacketBytes) +
+              " bytes)";
+    return f;
+  }
+  if (in.size() < length) return f;
+  f.kind = Frame::Kind::kMessage;
+  f.body = in.substr(4, length - 4);
+  f.size = length;
+  return f;
+}
+
+Frame ReadMessageFrame(std::string_view in, std::size_t max_message_bytes) {
+  Frame f;
+  if (in.empty()) return f;
+  const char type = in[0];
+  const std::size_t limit = FrontendMessageLimit(type, max_message_bytes);
+  if (limit == 0) {
+    f.kind = Frame::Kind::kInvalid;
+    f.error = "invalid frontend message type " + Quoted(type);
+    return f;
+  }
+  if (in.size() < 5) return f;
+  const std::uint32_t length = ReadUint32(in, 1);
+  if (length < 4) {
+    f.kind = Frame::Kind::kInvalid;
+    f.error = std::string("invalid message length ") + std::to_string(length) + " of a " +
+              FrontendMessageName(type) + " message (it counts its own 4 bytes)";
+    return f;
+  }
+  const std::size_t contents = length - 4;
+  if (contents > limit) {
+    f.kind = Frame::Kind::kInvalid;
+    f.error = std::string("a ") + FrontendMessageName(type) + " message of " +
+              std::to_string(contents) + " bytes exceeds the limit of " + std::to_string(limit) +
+              " bytes";
+    return f;
+  }
+  if (in.size() - 1 < length) return f;
+  f.kind = Frame::Kind::kMessage;
+  f.type = type;
+  f.body = in.substr(5, contents);
+  f.size = 1 + std::size_t{length};
+  return f;
+}
+
+Result<StartupPacket> DecodeStartupPacket(std::string_view body) {
+  if (body.size() < 4) {
+    return Status::InvalidArgument("a startup packet without a protocol version or request code");
+  }
+  const std::uint32_t code = ReadUint32(body, 0);
+  const std::string_view rest = body.substr(4);
+  switch (code) {
+    case kSslRequestCode:
+    case kGssEncRequestCode:
+      if (!rest.empty()) {
+        return Status::InvalidArgument(
+            std::string(code == kSslRequestCode ? "an SSLRequest" : "a GSSENCRequest") + " of " +
+            std::to_string(body.size() + 4) + " bytes (it is 8)");
+      }
+      if (code == kSslRequestCode) return StartupPacket(SslRequest{});
+      return StartupPacket(GssEncRequest{});
+    case kCancelRequestCode: {
+      if (rest.size() != 8) {
+        return Status::InvalidArgument("a CancelRequest of " + std::to_string(body.size() + 4) +
+                                       " bytes (it is 16)");
+      }
+      CancelRequest cancel;
+      cancel.key.process_id = static_cast<std::int32_t>(ReadUint32(rest, 0));
+      cancel.key.secret_key = static_cast<std::int32_t>(ReadUint32(rest, 4));
+      return StartupPacket(cancel);
+    }
+    default:
+      break;
+  }
+  StartupMessage startup;
+  startup.protocol_version = code;
+  // Pairs of Strings, then one more NUL: the packet's last byte is that terminator.
+  if (rest.empty() || rest.back() != '\0') {
+    return Status::InvalidArgument(
+        "invalid startup packet layout: expected a terminator as the last byte");
+  }
+  std::set<std::string_view> seen;
+  std::size_t at = 0;
+  while (at < rest.size() - 1) {
+    const std::size_t name_end = rest.find('\0', at);
+    const std::string_view name = rest.substr(at, name_end - at);
+    if (name.empty()) {
+      return Status::InvalidArgument(
+          "invalid startup packet layout: an empty parameter name before the terminator");
+    }
+    const std::size_t value_at = name_end + 1;
+    if (value_at >= rest.size() - 1) {
+      return Status::InvalidArgument("invalid startup packet layout: parameter \"" +
+                                     std::string(name) + "\" has no value");
+    }
+    const std::size_t value_end = rest.find('\0', value_at);
+    if (!seen.insert(name).second) {
+      return Status::InvalidArgument("startup packet sends parameter \"" + std::string(name) +
+                                     "\" twice");
+    }
+    startup.parameters.emplace_back(std::string(name),
+                                    std::string(rest.substr(value_at, value_end - value_at)));
+    at = value_end + 1;
+  }
+  return StartupPacket(std::move(startup));
+}
+
+Result<std::string_view> DecodeQuery(std::string_view body) {
+  const std::size_t nul = body.find('\0');
+  if (nul == std::string_view::npos) {
+    return Status::InvalidArgument("invalid Query message: its string has no terminating NUL");
+  }
+  if (nul + 1 != body.size()) {
+    return Status::InvalidArgument(
+        "invalid Query message: " + std::to_string(body.size() - nul - 1) +
+        " bytes after its string");
+  }
+  return body.substr(0, nul);
+}
+
+std::optional<std::size_t> FindInvalidUtf8(std::string_view text) {
+  std::size_t i = 0;
+  const std::size_t n = text.size();
+  while (i < n) {
+    const auto b0 = static_cast<unsigned char>(text[i]);
+    if (b0 < 0x80) {
+      if (b0 == 0) return i;
+      ++i;
+      continue;
+    }
+    std::size_t len;
+    unsigned char lo = 0x80, hi = 0xbf;  // the range of the second byte
+    if (b0 >= 0xc2 && b0 <= 0xdf) {
+      len = 2;
+    } else if (b0 >= 0xe0 && b0 <= 0xef) {
+      len = 3;
+      if (b0 == 0xe0) lo = 0xa0;  // not overlong
+      if (b0 == 0xed) hi = 0x9f;  // not a surrogate
+    } else if (b0 >= 0xf0 && b0 <= 0xf4) {
+      len = 4;
+      if (b0 == 0xf0) lo = 0x90;  // not overlong
+      if (b0 == 0xf4) hi = 0x8f;  // not past U+10FFFF
+    } else {
+      return i;
+    }
+    if (n - i < len) return i;
+    const auto b1 = static_cast<unsigned char>(text[i + 1]);
+    if (b1 < lo || b1 > hi) return i;
+    for (std::size_t k = 2; k < len; ++k) {
+      const auto b = static_cast<unsigned char>(text[i + k]);
+      if (b < 0x80 || b > 0xbf) return i;
+    }
+    i += len;
+  }
+  return std::nullopt;
+}
+
+void AppendAuthenticationOk(std::string& out) {
+  MessageWriter m(out, 'R');
+  PutInt32(out, 0);
+}
+
+void AppendParameterStatus(std::string& out, std::string_view name, std::string_view value) {
+  MessageWriter m(out, 'S');
+  PutString(out, name);
+  PutString(out, value);
+}
+
+void AppendBackendKeyData(std::string& out, BackendKey key) {
+  MessageWriter m(out, 'K');
+  PutInt32(out, key.process_id);
+  PutInt32(out, key.secret_key);
+}
+
+void AppendNegotiateProtocolVersion(std::string& out, std::uint32_t newest_minor,
+                                    std::span<const std::string> unrecognized_options) {
+  MessageWriter m(out, 'v');
+  PutUint32(out, newest_minor);
+  PutUint32(out, static_cast<std::uint32_t>(unrecognized_options.size()));
+  for (const std::string& option : unrecognized_options) PutString(out, option);
+}
+
+void AppendReadyForQuery(std::string& out, TransactionStatus status) {
+  MessageWriter m(out, 'Z');
+  out.push_back(static_cast<char>(status));
+}
+
+void AppendRowDescription(std::string& out, std::span<const FieldDescription> fields) {
+  TANDEM_CHECK(fields.size() <= std::numeric_limits<std::int16_t>::max(),
+               "a RowDescription of more columns than its Int16 count");
+  MessageWriter m(out, 'T');
+  PutInt16(out, static_cast<std::int16_t>(fields.size()));
+  for (const FieldDescription& f : fields) {
+    PutString(out, f.name);
+    PutInt32(out, 0);  // no table
+    PutInt16(out, 0);  // no attribute number
+    PutUint32(out, f.type.oid);
+    PutInt16(out, f.type.typlen);
+    PutInt32(out, f.type_modifier);
+    PutInt16(out, 0);  // text format
+  }
+}
+
+std::size_t DataRowBytes(std::span<const Value> values) {
+  std::size_t bytes = 1 + 4 + 2;
+  for (const Value& v : values) bytes += 4 + (v ? v->size() : 0);
+  return bytes;
+}
+
+void AppendDataRow(std::string& out, std::span<const Value> values) {
+  TANDEM_CHECK(values.size() <= std::numeric_limits<std::int16_t>::max(),
+               "a DataRow of more columns than its Int16 count");
+  out.reserve(out.size() + DataRowBytes(values));
+  MessageWriter m(out, 'D');
+  PutInt16(out, static_cast<std::int16_t>(values.size()));
+  for (const Value& v : values) {
+    if (!v) {
+      PutInt32(out, -1);
+      continue;
+    }
+    TANDEM_CHECK(v->size() <= std::numeric_limits<std::int32_t>::max(),
+                 "a DataRow value longer than its Int32 length");
+    PutInt32(out, static_cast<std::int32_t>(v->size()));
+    out.append(*v);
+  }
+}
+
+void AppendCommandComplete(std::string& out, std::string_view tag) {
+  MessageWriter m(out, 'C');
+  PutString(out, tag);
+}
+
+void AppendEmptyQueryResponse(std::string& out) { MessageWriter m(out, 'I'); }
+
+void AppendErrorResponse(std::string& out, const ErrorFields& error) {
+  AppendFields(out, 'E', error);
+}
+
+void AppendNoticeResponse(std::string& out, const ErrorFields& notice) {
+  AppendFields(out, 'N', notice);
+}
+
+void AppendCopyOutResponse(std::string& out, std::uint16_t columns) {
+  TANDEM_CHECK(columns <= std::numeric_limits<std::int16_t>::max(),
+               "a CopyOutResponse of more columns than its Int16 count");
+  MessageWriter m(out, 'H');
+  out.push_back('\0');  // text
+  PutInt16(out, static_cast<std::int16_t>(columns));
+  for (std::uint16_t i = 0; i < columns; ++i) PutInt16(out, 0);
+}
+
+void AppendCopyData(std::string& out, std::string_view data) {
+  MessageWriter m(out, 'd');
+  out.append(data);
+}
+
+void AppendCopyDone(std::string& out) { MessageWriter m(out, 'c'); }
+
+}  // namespace tandem::pgwire

@@ -1,0 +1,149 @@
+// What the wire protocol asks of the SQL layer, and how the answer comes back.
+//
+// One QueryHandler per session: a QueryHandlerFactory opens it once a client's startup is
+// accepted, and the connection destroys it when the session ends. For each simple Query message
+// the connection calls Query() with the message's text — every statement in it; splitting them is
+// the SQL layer's — and a QuerySink. The handler answers through the sink, at once or later and
+// from any thread (a read waits for a replica over ZeroMQ), and ends the answer with Finish(); the
+// connection then sends ReadyForQuery and reads the client's next message. It sends nothing else
+// in between: one Query is answered at a time, as PostgreSQL does.
+//
+// Threads. Query(), Cancel() and the destructor are called on the connection's thread (the
+// server's I/O thread), never at once; the sink's methods may be called from any thread.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/thread_annotations.h"
+#include "frontend/pgwire/messages.h"
+
+namespace tandem::pgwire {
+
+class Connection;
+
+// What a client's StartupMessage asked for, once the connection accepted it.
+struct StartupParameters {
+  std::string user;
+  std::string database;
+  std::string application_name;
+  std::string options;  // "options": command-line style run-time parameters (-c name=value)
+  // Every parameter the client sent, in order, but the protocol options ("_pq_.*").
+  std::vector<std::pair<std::string, std::string>> parameters;
+  BackendKey key;  // the session's cancel key
+};
+
+// Where a handler puts its answer to one Query message. Thread-safe.
+//
+// The answer is, per statement of the message, one of
+//   RowDescription DataRow* CommandComplete          a statement that returns rows
+//   CommandComplete                                  one that does not ("INSERT 0 1")
+//   CopyOutResponse CopyData* CopyDone CommandComplete  one that streams (SUBSCRIBE, COPY TO)
+//   EmptyQuery                                       an empty statement ("", ";")
+// with Notice and ParameterStatus anywhere; an Error ends the statements (PostgreSQL runs none of
+// a message's statements after one that failed); Finish ends the answer with the transaction
+// status the session is now in. An answer out of this order is a bug of its handler: it aborts.
+//
+// Every method but Finish returns whether the answer is still wanted. False once the session has
+// ended (the client left, or was cut) or the answer outgrew the bytes the connection may hold for
+// its client (`max_buffered_bytes`: the client reads too slowly, and is cut); then further calls
+// do nothing, and the handler should stop producing. Finish after false is harmless.
+//
+// Each message is encoded by the caller's thread, into a queue the connection's thread takes.
+class QuerySink {
+ public:
+  // `wake` is called (under the sink's lock, so it must not call back into the sink) when the
+  // queue turns non-empty, when the answer finishes and when it overflows: the connection's owner
+  // then calls Connection::Pump on its thread.
+  QuerySink(std::size_t max_buffered_bytes, std::function<void()> wake);
+  QuerySink(const QuerySink&) = delete;
+  QuerySink& operator=(const QuerySink&) = delete;
+
+  bool RowDescription(std::span<const FieldDescription> fields);
+  bool DataRow(std::span<const Value> values);
+  bool CommandComplete(std::string_view tag);
+  bool EmptyQuery();
+  // The severity is NOTICE, WARNING, INFO, DEBUG or LOG.
+  bool Notice(const ErrorFields& notice);
+  // A run-time parameter the client should know changed (SET application_name …).
+  bool ParameterStatus(std::string_view name, std::string_view value);
+  bool CopyOutResponse(std::uint16_t columns);
+  bool CopyData(std::string_view data);
+  bool CopyDone();
+  // The severity is ERROR.
+  bool Error(const ErrorFields& error);
+  void Finish(TransactionStatus status);
+
+  // False once the answer is no longer wanted (see above).
+  bool wanted() const;
+
+ private:
+  friend class Connection;
+  // What the connection takes from the queue on its thread.
+  struct Taken {
+    Taken() {}
+    std::string bytes;
+    bool finished = false;    // Finish was called; `status` is the one it gave
+    bool overflowed = false;  // the answer outgrew max_buffered_bytes
+    TransactionStatus status = TransactionStatus::kIdle;
+  };
+  enum class Phase { kStatements, kRows, kCopyOut, kFailed, kFinished };
+
+  Taken Take();
+  // Whether the answer outgrew max_buffered_bytes (the connection checks it even when it takes
+  // nothing, its output being above high water).
+  bool overflowed() const;
+  // No more wakes, and every later call is unwanted. Called when the session ends.
+  void Detach();
+
+  // Queues one whole encoded message within max_buffered_bytes, else overflows. The caller has
+  // checked that the phase allows it. Returns whether the answer is still wanted.
+  bool QueueLocked(const std::string& message) TANDEM_REQUIRES(mu_);
+  // The answer outgrew max_buffered_bytes: unwanted from now on, the queue dropped. False.
+  bool OverflowLocked() TANDEM_REQUIRES(mu_);
+  void WakeLocked() TANDEM_REQUIRES(mu_);
+
+  const std::size_t max_buffered_bytes_;
+  mutable Mutex mu_;
+  std::function<void()> wake_ TANDEM_GUARDED_BY(mu_);
+  std::string queued_ TANDEM_GUARDED_BY(mu_);
+  bool woken_ TANDEM_GUARDED_BY(mu_) = false;  // a wake is out that Take has not answered
+  bool unwanted_ TANDEM_GUARDED_BY(mu_) = false;
+  bool overflowed_ TANDEM_GUARDED_BY(mu_) = false;
+  Phase phase_ TANDEM_GUARDED_BY(mu_) = Phase::kStatements;
+  std::size_t columns_ TANDEM_GUARDED_BY(mu_) = 0;  // kRows: the RowDescription's
+  TransactionStatus status_ TANDEM_GUARDED_BY(mu_) = TransactionStatus::kIdle;
+};
+
+// One session's SQL. See the top of this file for threads and order.
+class QueryHandler {
+ public:
+  // The session ended (Terminate, the client left or was cut, the server stopped). A sink still
+  // held is unwanted from now on.
+  virtual ~QueryHandler() = default;
+
+  // A simple Query message: `sql` is its whole text, valid UTF-8 without NUL. Answer on `sink`.
+  virtual void Query(std::string sql, std::shared_ptr<QuerySink> sink) = 0;
+
+  // A CancelRequest quoted this session's key while a Query was being answered: end the answer
+  // soon with ERROR 57014 "canceling statement due to user request" (or do nothing, when it
+  // finished meanwhile: a cancel may race the answer).
+  virtual void Cancel() = 0;
+};
+
+class QueryHandlerFactory {
+ public:
+  virtual ~QueryHandlerFactory() = default;
+  // A session for an accepted startup; nullptr refuses it with `refusal` (sent as FATAL).
+  // Called on the connection's thread.
+  virtual std::unique_ptr<QueryHandler> Open(const StartupParameters& startup,
+                                             ErrorFields& refusal) = 0;
+};
+
+}  // namespace tandem::pgwire

@@ -1,0 +1,412 @@
+#include "frontend/pgwire/server.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <spdlog/spdlog.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "base/check.h"
+#include "frontend/pgwire/sqlstate.h"
+
+namespace tandem::pgwire {
+
+namespace {
+
+constexpr std::uint64_t kListenerId = 0;
+constexpr std::uint64_t kWakeId = 1;
+// Bytes read per recv, and at most per connection per turn (fairness between connections).
+constexpr std::size_t kReadChunk = 64 * 1024;
+constexpr std::size_t kReadPerTurn = 4 * kReadChunk;
+constexpr auto kSweepEvery = std::chrono::milliseconds(250);
+
+bool IsLoopback(const sockaddr* a) {
+  if (a->sa_family == AF_INET) {
+    const auto* a4 = reinterpret_cast<const sockaddr_in*>(a);
+    return (ntohl(a4->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (a->sa_family == AF_INET6) {
+    const auto* a6 = reinterpret_cast<const sockaddr_in6*>(a);
+    return IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr);
+  }
+  return false;
+}
+
+ErrorFields TooManyConnections(std::size_t max) {
+  ErrorFields e = ErrorFields::Fatal(sqlstate::kTooManyConnections, "too many connections");
+  e.detail = "The server accepts at most " + std::to_string(max) + " connections.";
+  return e;
+}
+
+}  // namespace
+
+struct Server::Client {
+  Client(std::uint64_t id, int fd, std::unique_ptr<Connection> conn, Clock::time_point now)
+      : id(id), fd(fd), conn(std::move(conn)), accepted_at(now) {}
+  const std::uint64_t id;
+  const int fd;
+  std::unique_ptr<Connection> conn;
+  const Clock::time_point accepted_at;
+  std::optional<Clock::time_point> closed_at;  // when the connection closed with output left
+  std::uint32_t interest = 0;                  // the epoll events registered
+};
+
+Server::Server(QueryHandlerFactory& factory, ServerOptions options)
+    : factory_(factory), options_(std::move(options)) {}
+
+Server::~Server() {
+  Stop();
+  if (listen_fd_ >= 0) close(listen_fd_);
+  if (epoll_fd_ >= 0) close(epoll_fd_);
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+Status Server::Start() {
+  TANDEM_CHECK(listen_fd_ < 0, "Server::Start called twice");
+  const std::string& host_port = options_.listen_address;
+  const auto colon = host_port.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == host_port.size()) {
+    return Status::InvalidArgument("SQL listen address '" + host_port + "' is not HOST:PORT");
+  }
+  std::string host = host_port.substr(0, colon);
+  const std::string port = host_port.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  addrinfo hints{};
+  hints.ai_family = host.find(':') == std::string::npos ? AF_INET : AF_INET6;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (const int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0) {
+    return Status::InvalidArgument("SQL listen address '" + host_port + "': " + gai_strerror(rc));
+  }
+  std::string error = "no address";
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    if (!options_.trust_non_loopback && !IsLoopback(a->ai_addr)) {
+      freeaddrinfo(found);
+      if (listen_fd_ >= 0) close(listen_fd_);
+      listen_fd_ = -1;
+      return Status::InvalidArgument(
+          "SQL listen address '" + host_port +
+          "' is not a loopback address: authentication is trust, so anyone who can reach it "
+          "would be let in (TLS and SCRAM are not supported yet)");
+    }
+    if (listen_fd_ >= 0) continue;
+    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      error = std::strerror(errno);
+      continue;
+    }
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, 128) == 0) {
+      listen_fd_ = fd;
+      continue;
+    }
+    error = std::strerror(errno);
+    close(fd);
+  }
+  freeaddrinfo(found);
+  if (listen_fd_ < 0) {
+    return Status::Unavailable("could not listen for SQL on " + host_port + ": " + error);
+  }
+  sockaddr_storage bound{};
+  socklen_t len = sizeof bound;
+  if (getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &len) != 0) {
+    return Status::FromErrno("getsockname");
+  }
+  port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                            : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (epoll_fd_ < 0) return Status::FromErrno("epoll_create1");
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) return Status::FromErrno("eventfd");
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = kListenerId;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev) != 0) {
+    return Status::FromErrno("epoll_ctl(listener)");
+  }
+  ev.data.u64 = kWakeId;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev) != 0) {
+    return Status::FromErrno("epoll_ctl(eventfd)");
+  }
+  thread_ = std::thread([this] { Run(); });
+  return Status::Ok();
+}
+
+std::string Server::BoundAddress() const {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  if (listen_fd_ < 0 || getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    return "";
+  }
+  char host[INET6_ADDRSTRLEN] = {};
+  if (addr.ss_family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_addr, host,
+              sizeof host);
+    return "[" + std::string(host) + "]:" + std::to_string(port_);
+  }
+  inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&addr)->sin_addr, host, sizeof host);
+  return std::string(host) + ":" + std::to_string(port_);
+}
+
+void Server::Stop() {
+  if (!thread_.joinable()) return;
+  stopping_ = true;
+  const std::uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof one);
+  thread_.join();
+}
+
+Server::Counts Server::counts() const {
+  Counts c;
+  c.accepted = accepted_;
+  c.refused = refused_;
+  c.timed_out = timed_out_;
+  c.open = open_;
+  return c;
+}
+
+void Server::Wake(std::uint64_t id) {
+  MutexLock lock(wake_mu_);
+  const bool signal = woken_.empty();
+  woken_.push_back(id);
+  if (signal) {
+    const std::uint64_t one = 1;
+    (void)!write(wake_fd_, &one, sizeof one);
+  }
+}
+
+void Server::Run() {
+  std::vector<epoll_event> events(256);
+  Clock::time_point next_sweep = Clock::now() + kSweepEvery;
+  while (!stopping_) {
+    const auto wait =
+        std::chrono::duration_cast<std::chrono::milliseconds>(next_sweep - Clock::now());
+    const int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()),
+                             static_cast<int>(std::max<std::int64_t>(wait.count(), 0)));
+    if (n < 0 && errno != EINTR) {
+      spdlog::error("pgwire: epoll_wait: {}", std::strerror(errno));
+      break;
+    }
+    for (int i = 0; i < n; ++i) {
+      const std::uint64_t id = events[i].data.u64;
+      if (id == kListenerId) {
+        Accept();
+      } else if (id == kWakeId) {
+        OnWake();
+      } else {
+        OnEvent(id, events[i].events);
+      }
+    }
+    if (const auto now = Clock::now(); now >= next_sweep) {
+      Sweep(now);
+      next_sweep = now + kSweepEvery;
+    }
+  }
+  // Stopping: every session ends with a FATAL it is sent if its socket takes it at once.
+  ErrorFields shutdown = ErrorFields::Fatal(sqlstate::kAdminShutdown,
+                                            "terminating connection due to administrator command");
+  for (auto& [id, c] : clients_) {
+    c->conn->Terminate(shutdown);
+    const std::string_view out = c->conn->output();
+    if (!out.empty()) (void)!send(c->fd, out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    close(c->fd);
+  }
+  clients_.clear();  // destroys every connection, and so every handler, on this thread
+  open_ = 0;
+}
+
+void Server::Accept() {
+  for (;;) {
+    sockaddr_storage peer{};
+    socklen_t len = sizeof peer;
+    const int fd =
+        accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        // EMFILE and the like: the pending connection stays queued; the next turn retries.
+        spdlog::warn("pgwire: accept: {}", std::strerror(errno));
+      }
+      return;
+    }
+    ++accepted_;
+    const int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (clients_.size() >= options_.max_connections + kMaxRefusedAtOnce) {
+      // Too many even to decline politely: the FATAL now, if the socket takes it, and close.
+      ++refused_;
+      std::string out;
+      AppendErrorResponse(out, TooManyConnections(options_.max_connections));
+      (void)!send(fd, out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      close(fd);
+      continue;
+    }
+    const std::uint64_t id = next_id_++;
+    auto conn = std::make_unique<Connection>(factory_, cancels_, options_.connection,
+                                             [this, id] { Wake(id); });
+    if (clients_.size() >= options_.max_connections) {
+      ++refused_;
+      conn->RefuseStartup(TooManyConnections(options_.max_connections));
+    }
+    auto client = std::make_unique<Client>(id, fd, std::move(conn), Clock::now());
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = id;
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      spdlog::warn("pgwire: epoll_ctl(add): {}", std::strerror(errno));
+      close(fd);
+      continue;
+    }
+    client->interest = EPOLLIN;
+    clients_.emplace(id, std::move(client));
+    ++open_;
+  }
+}
+
+void Server::OnWake() {
+  std::uint64_t count;
+  (void)!read(wake_fd_, &count, sizeof count);
+  std::vector<std::uint64_t> woken;
+  {
+    MutexLock lock(wake_mu_);
+    woken.swap(woken_);
+  }
+  for (const std::uint64_t id : woken) {
+    const auto it = clients_.find(id);
+    if (it == clients_.end()) continue;  // gone since: its sink was detached
+    it->second->conn->Pump();
+    Service(*it->second);
+  }
+}
+
+void Server::OnEvent(std::uint64_t id, std::uint32_t events) {
+  const auto it = clients_.find(id);
+  if (it == clients_.end()) return;
+  Client& c = *it->second;
+  if (events & (EPOLLERR | EPOLLHUP)) {
+    // Reset, or shut down both ways: nothing can be sent any more.
+    Drop(id);
+    return;
+  }
+  if (events & EPOLLIN) {
+    Read(c);
+    if (clients_.count(id) == 0) return;
+  }
+  Service(c);
+}
+
+void Server::Read(Client& c) {
+  char buf[kReadChunk];
+  std::size_t total = 0;
+  while (c.conn->wants_input() && total < kReadPerTurn) {
+    const ssize_t n = recv(c.fd, buf, sizeof buf, 0);
+    if (n > 0) {
+      total += static_cast<std::size_t>(n);
+      c.conn->Receive(std::string_view(buf, static_cast<std::size_t>(n)));
+      continue;
+    }
+    if (n == 0) {
+      c.conn->ReceiveEnd();
+      return;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) Drop(c.id);  // reset: the client is gone
+    return;
+  }
+}
+
+bool Server::Service(Client& c) {
+  for (;;) {
+    std::string_view out = c.conn->output();
+    while (!out.empty()) {
+      const ssize_t n = send(c.fd, out.data(), out.size(), MSG_NOSIGNAL);
+      if (n > 0) {
+        c.conn->ConsumeOutput(static_cast<std::size_t>(n));
+        out = c.conn->output();
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      Drop(c.id);  // EPIPE, ECONNRESET: the client is gone
+      return false;
+    }
+    if (!out.empty()) break;  // the socket is full: EPOLLOUT says when it drains
+    // All sent: the connection may take more of an answer, or act on input it held back.
+    c.conn->Pump();
+    if (c.conn->output().empty()) break;
+  }
+  if (c.conn->closed()) {
+    if (c.conn->output().empty()) {
+      Drop(c.id);
+      return false;
+    }
+    if (!c.closed_at) c.closed_at = Clock::now();
+  }
+  std::uint32_t interest = 0;
+  if (c.conn->wants_input()) interest |= EPOLLIN;
+  if (!c.conn->output().empty()) interest |= EPOLLOUT;
+  if (interest != c.interest) {
+    epoll_event ev{};
+    ev.events = interest;
+    ev.data.u64 = c.id;
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev) != 0) {
+      spdlog::warn("pgwire: epoll_ctl(mod): {}", std::strerror(errno));
+      Drop(c.id);
+      return false;
+    }
+    c.interest = interest;
+  }
+  return true;
+}
+
+void Server::Drop(std::uint64_t id) {
+  const auto it = clients_.find(id);
+  if (it == clients_.end()) return;
+  Client& c = *it->second;
+  if (c.conn->closed()) {
+    spdlog::debug("pgwire: connection {} closed: {}", id, c.conn->close_reason());
+  } else {
+    spdlog::debug("pgwire: connection {} dropped: the client is gone", id);
+  }
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
+  close(c.fd);
+  clients_.erase(it);  // the connection, and its handler, end here
+  --open_;
+}
+
+void Server::Sweep(Clock::time_point now) {
+  std::vector<std::uint64_t> late, unstarted;
+  for (auto& [id, c] : clients_) {
+    if (c->closed_at && now - *c->closed_at >= options_.close_timeout) {
+      late.push_back(id);
+    } else if (c->conn->state() == Connection::State::kStartup &&
+               now - c->accepted_at >= options_.startup_timeout) {
+      unstarted.push_back(id);
+    }
+  }
+  for (const std::uint64_t id : late) {
+    ++timed_out_;
+    Drop(id);
+  }
+  for (const std::uint64_t id : unstarted) {
+    ++timed_out_;
+    Client& c = *clients_.at(id);
+    c.conn->Terminate(
+        ErrorFields::Fatal(sqlstate::kQueryCanceled, "canceling authentication due to timeout"));
+    Service(c);  // the FATAL, if the socket takes it; then close_timeout bounds the rest
+  }
+}
+
+}  // namespace tandem::pgwire

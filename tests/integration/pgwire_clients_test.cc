@@ -1,0 +1,459 @@
+// The PostgreSQL listener (frontend/pgwire) against the real clients: psql (PostgreSQL 15's) and
+// psycopg2 (Debian's python3-psycopg2, in its default transaction mode) talk to
+// tandem-test-pgwire-server — the listener with the fake SQL layer of pgwire_fake_sessions.h —
+// and what they print is checked: rows with NULLs, several statements in one message, errors
+// with their SQLSTATE and position (psycopg2's e.pgcode), transaction states, COPY out, a
+// cancel, an unknown database. The server's bounds are checked in process, with raw sockets and
+// psql: too many connections, a client that does not read its answer, a startup that never
+// comes, a non-loopback address.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "child_process.h"
+#include "frontend/pgwire/server.h"
+#include "frontend/pgwire/sqlstate.h"
+#include "pgwire_fake_sessions.h"
+#include "run_binary.h"
+#include "temp_dir.h"
+
+#ifndef TANDEM_PGWIRE_TEST_SERVER_BIN
+#error "TANDEM_PGWIRE_TEST_SERVER_BIN must name tandem-test-pgwire-server"
+#endif
+
+namespace tandem::pgwire::pgwire_clients_test {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::BinaryRun;
+using testing::DescribeRun;
+using testing::RunBinary;
+
+const char kPython[] = "/usr/bin/python3";
+
+std::string Psql() {
+  const char* debian = "/usr/lib/postgresql/15/bin/psql";
+  return std::filesystem::exists(debian) ? debian : "/usr/bin/psql";
+}
+
+// The clients' environment: nothing of a developer's PG* settings, a bounded connect.
+void ClientEnvironment() {
+  for (const char* v :
+       {"PGHOST", "PGHOSTADDR", "PGPORT", "PGUSER", "PGDATABASE", "PGSERVICE", "PGSSLMODE",
+        "PGGSSENCMODE", "PGOPTIONS", "PGAPPNAME", "PGPASSWORD", "PGCLIENTENCODING", "PSQLRC"}) {
+    unsetenv(v);
+  }
+  setenv("PGCONNECT_TIMEOUT", "10", 1);
+}
+
+// Polls `done` every 10 ms for at most `limit`.
+template <typename F>
+bool WaitFor(F done, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(10ms);
+  }
+  return true;
+}
+
+// tandem-test-pgwire-server as a child of the test, on a port of the kernel's choice.
+class TestServerProcess {
+ public:
+  explicit TestServerProcess(const std::vector<std::string>& extra = {}) : dir_("pgwire") {
+    std::vector<std::string> argv = {TANDEM_PGWIRE_TEST_SERVER_BIN, "--listen", "127.0.0.1:0",
+                                     "--port-file", dir_.File("port")};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    const int log = open(dir_.File("log").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    pid_ = testing::SpawnTiedToTest(argv, testing::ChildEnvironment(true), log, log);
+    close(log);
+    if (pid_ < 0) return;
+    const bool up = WaitFor([&] { return std::filesystem::exists(dir_.File("port")); }, 20s);
+    if (up) std::ifstream(dir_.File("port")) >> port_;
+  }
+  ~TestServerProcess() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    int status = 0;
+    if (!WaitFor([&] { return waitpid(pid_, &status, WNOHANG) == pid_; }, 10s)) {
+      ADD_FAILURE() << "the test server did not stop on SIGTERM\n" << Log();
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &status, 0);
+    } else {
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << Log();
+    }
+  }
+  int port() const { return port_; }
+  std::string Log() const {
+    std::ifstream in(dir_.File("log"));
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+ private:
+  testing::TempDir dir_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+testing::RunBinaryOptions ClientLimit() {
+  testing::RunBinaryOptions o;
+  o.limit = 60s;
+  return o;
+}
+
+BinaryRun RunPsql(int port, const std::vector<std::string>& args,
+                  const std::string& database = "tandem") {
+  ClientEnvironment();
+  std::vector<std::string> argv = {"-X", "-h",    "127.0.0.1", "-p",    std::to_string(port),
+                                   "-U", "alice", "-d",        database};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunBinary(Psql(), argv, ClientLimit());
+}
+
+class PgwireClients : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_GT(server_.port(), 0) << server_.Log(); }
+  TestServerProcess server_;
+};
+
+TEST_F(PgwireClients, PsqlPrintsRowsAndNullsOfEachStatement) {
+  const BinaryRun run =
+      RunPsql(server_.port(), {"-A", "-F", "|", "-c", "SELECT 1", "-c", "SELECT * FROM pairs"});
+  ASSERT_EQ(run.exit, 0) << DescribeRun(run) << server_.Log();
+  EXPECT_EQ(run.out, "?column?\n1\n(1 row)\nk|v\n1|one\n2|\n(2 rows)\n");
+}
+
+TEST_F(PgwireClients, PsqlShowsEveryResultOfAMessageOfSeveralStatements) {
+  const BinaryRun run = RunPsql(server_.port(), {"-c", "SELECT * FROM pairs; SELECT text"});
+  ASSERT_EQ(run.exit, 0) << DescribeRun(run);
+  EXPECT_EQ(run.out,
+            " k |  v  \n"
+            "---+-----\n"
+            " 1 | one\n"
+            " 2 | \n"
+            "(2 rows)\n"
+            "\n"
+            "      t      \n"
+            "-------------\n"
+            " h\xc3\xa9llo w\xc3\xb6rld\n"
+            "(1 row)\n"
+            "\n");
+}
+
+TEST_F(PgwireClients, PsqlReportsAnErrorWithItsSqlstateAndPosition) {
+  const BinaryRun run = RunPsql(server_.port(), {"-v", "VERBOSITY=verbose", "-v", "ON_ERROR_STOP=1",
+                                                 "-c", "SELECT * FROM missing"});
+  EXPECT_EQ(run.exit, 1) << DescribeRun(run);
+  EXPECT_EQ(run.err,
+            "ERROR:  42P01: relation \"missing\" does not exist\n"
+            "LINE 1: SELECT * FROM missing\n"
+            "                      ^\n")
+      << DescribeRun(run);
+}
+
+TEST_F(PgwireClients, PsqlRunsAScriptWithATransactionCopyOutAndANotice) {
+  testing::TempDir dir("pgwire-script");
+  dir.Write("script.sql",
+            "BEGIN;\n"
+            "SELECT 1;\n"
+            "SELECT * FROM missing;\n"
+            "SELECT 1;\n"
+            "ROLLBACK;\n"
+            "COPY pairs TO STDOUT;\n"
+            "SELECT notice;\n");
+  const BinaryRun run = RunPsql(server_.port(), {"-A", "-t", "-f", dir.File("script.sql")});
+  EXPECT_EQ(run.exit, 0) << DescribeRun(run);
+  EXPECT_EQ(run.out, "BEGIN\n1\nROLLBACK\n1\tone\n2\t\\N\nok\n") << DescribeRun(run);
+  const std::string script = dir.File("script.sql");
+  EXPECT_EQ(run.err,
+            "psql:" + script + ":3: ERROR:  relation \"missing\" does not exist\n" +
+                "LINE 1: SELECT * FROM missing;\n" + "                      ^\n" +
+                "psql:" + script +
+                ":4: ERROR:  current transaction is aborted, commands ignored until end of "
+                "transaction block\n" +
+                "psql:" + script + ":7: NOTICE:  this is a notice\n")
+      << DescribeRun(run);
+}
+
+TEST_F(PgwireClients, PsqlIsRefusedAnotherDatabase) {
+  const BinaryRun run = RunPsql(server_.port(), {"-c", "SELECT 1"}, "postgres");
+  EXPECT_EQ(run.exit, 2) << DescribeRun(run);
+  EXPECT_NE(run.err.find("FATAL:  database \"postgres\" does not exist"), std::string::npos)
+      << DescribeRun(run);
+}
+
+// psycopg2 in its default transaction mode (BEGIN before the first statement), its
+// error classes and pgcode, a cancel from another thread, and a refused connect.
+const char kPsycopgScript[] = R"PY(
+import sys, threading
+import psycopg2
+port = int(sys.argv[1])
+conn = psycopg2.connect(host="127.0.0.1", port=port, user="alice", dbname="tandem",
+                        application_name="pgwire_clients_test")
+print("server_version", conn.server_version)
+print("encoding", conn.encoding)
+cur = conn.cursor()
+cur.execute("SELECT 1"); print("select1", cur.fetchall())
+print("status", conn.get_transaction_status())
+cur.execute("SELECT * FROM pairs")
+print("pairs", cur.fetchall(), [(d.name, d.type_code) for d in cur.description])
+try:
+    cur.execute("SELECT * FROM missing")
+except psycopg2.Error as e:
+    print("error", e.pgcode, type(e).__name__, e.diag.message_primary, e.diag.statement_position)
+print("status", conn.get_transaction_status())
+try:
+    cur.execute("SELECT 1")
+except psycopg2.Error as e:
+    print("error", e.pgcode, type(e).__name__)
+conn.rollback()
+print("status", conn.get_transaction_status())
+try:
+    cur.execute("SELEKT 1")
+except psycopg2.Error as e:
+    print("error", e.pgcode, type(e).__name__, e.diag.statement_position)
+conn.rollback()
+conn.autocommit = True
+cur.execute("SELECT text"); print("text", cur.fetchall())
+cur.execute("SELECT many"); rows = cur.fetchall(); print("many", len(rows), rows[0], rows[-1])
+done = threading.Event()
+def cancel():
+    while not done.wait(0.1):
+        conn.cancel()
+canceller = threading.Thread(target=cancel); canceller.start()
+try:
+    cur.execute("SELECT slow")
+except psycopg2.Error as e:
+    print("cancel", e.pgcode, type(e).__name__)
+done.set(); canceller.join()
+cur.execute("SELECT 1"); print("after", cur.fetchall())
+conn.close()
+try:
+    psycopg2.connect(host="127.0.0.1", port=port, user="alice", dbname="other")
+except psycopg2.OperationalError as e:
+    print("connect", 'FATAL:  database "other" does not exist' in str(e))
+)PY";
+
+TEST_F(PgwireClients, Psycopg2SeesRowsSqlstatesTransactionStatesAndCancels) {
+  ClientEnvironment();
+  const BinaryRun run =
+      RunBinary(kPython, {"-c", kPsycopgScript, std::to_string(server_.port())}, ClientLimit());
+  ASSERT_EQ(run.exit, 0) << DescribeRun(run) << server_.Log();
+  EXPECT_EQ(run.out,
+            "server_version 150000\n"
+            "encoding UTF8\n"
+            "select1 [(1,)]\n"
+            "status 2\n"  // TRANSACTION_STATUS_INTRANS: psycopg2 sent BEGIN
+            "pairs [(1, 'one'), (2, None)] [('k', 20), ('v', 25)]\n"
+            "error 42P01 UndefinedTable relation \"missing\" does not exist 15\n"
+            "status 3\n"  // TRANSACTION_STATUS_INERROR
+            "error 25P02 InFailedSqlTransaction\n"
+            "status 0\n"
+            "error 42601 SyntaxError 1\n"
+            "text [('h\xc3\xa9llo w\xc3\xb6rld',)]\n"
+            "many 1000 (1,) (1000,)\n"
+            "cancel 57014 QueryCanceled\n"
+            "after [(1,)]\n"
+            "connect True\n")
+      << DescribeRun(run);
+}
+
+// ---- the server's bounds, in process ----------------------------------------------------------
+
+std::string Int32(std::uint32_t v) {
+  return {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+          static_cast<char>(v)};
+}
+
+// A client on a plain socket: whole messages in, bytes out, reads bounded by a deadline.
+class RawClient {
+ public:
+  explicit RawClient(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    timeval tv{0, 100 * 1000};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  ~RawClient() { close(fd_); }
+  bool connected() const { return connected_; }
+  void Send(const std::string& bytes) {
+    ASSERT_EQ(send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(bytes.size()));
+  }
+  void Startup() {
+    std::string body =
+        Int32(196608) + "user" + '\0' + "raw" + '\0' + "database" + '\0' + "tandem" + '\0' + '\0';
+    Send(Int32(static_cast<std::uint32_t>(body.size() + 4)) + body);
+  }
+  void Query(const std::string& sql) {
+    Send("Q" + Int32(static_cast<std::uint32_t>(sql.size() + 5)) + sql + '\0');
+  }
+  // Reads until `done(received)` or the end of the stream (eof() then) or `limit`.
+  template <typename F>
+  const std::string& ReadUntil(F done, std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    char buf[65536];
+    while (!done(in_) && !eof_ && std::chrono::steady_clock::now() < deadline) {
+      const ssize_t n = recv(fd_, buf, sizeof buf, 0);
+      if (n > 0) in_.append(buf, static_cast<std::size_t>(n));
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) eof_ = true;
+    }
+    return in_;
+  }
+  const std::string& ReadToEnd(std::chrono::milliseconds limit) {
+    return ReadUntil([](const std::string&) { return false; }, limit);
+  }
+  bool eof() const { return eof_; }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+  bool eof_ = false;
+  std::string in_;
+};
+
+// The type bytes of the whole messages in `in`, and the fields of its last ErrorResponse.
+struct Received {
+  std::string types;
+  std::string last_error_severity, last_error_code;
+};
+Received Parse(const std::string& in) {
+  Received r;
+  std::size_t at = 0;
+  while (in.size() - at >= 5) {
+    const std::uint32_t len = (std::uint32_t{static_cast<unsigned char>(in[at + 1])} << 24) |
+                              (std::uint32_t{static_cast<unsigned char>(in[at + 2])} << 16) |
+                              (std::uint32_t{static_cast<unsigned char>(in[at + 3])} << 8) |
+                              std::uint32_t{static_cast<unsigned char>(in[at + 4])};
+    if (in.size() - at - 1 < len) break;
+    r.types += in[at];
+    if (in[at] == 'E') {
+      const std::string body = in.substr(at + 5, len - 4);
+      for (std::size_t i = 0; i < body.size() && body[i] != '\0';) {
+        const std::size_t end = body.find('\0', i + 1);
+        if (body[i] == 'S') r.last_error_severity = body.substr(i + 1, end - i - 1);
+        if (body[i] == 'C') r.last_error_code = body.substr(i + 1, end - i - 1);
+        i = end + 1;
+      }
+    }
+    at += 1 + len;
+  }
+  return r;
+}
+bool HasReadyForQuery(const std::string& in) {
+  return Parse(in).types.find('Z') != std::string::npos;
+}
+
+class PgwireServerBounds : public ::testing::Test {
+ protected:
+  void Start() {
+    options_.listen_address = "127.0.0.1:0";
+    server_ = std::make_unique<Server>(sessions_, options_);
+    ASSERT_TRUE(server_->Start().ok());
+  }
+  testing::FakeSessions sessions_;  // outlives the server
+  ServerOptions options_;
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(PgwireServerBounds, BeyondMaxConnectionsPsqlIsRefused53300AndLaterLetIn) {
+  options_.max_connections = 1;
+  Start();
+  {
+    RawClient holder(server_->port());
+    ASSERT_TRUE(holder.connected());
+    holder.Startup();
+    ASSERT_TRUE(HasReadyForQuery(holder.ReadUntil(HasReadyForQuery, 10s)));
+    const BinaryRun refused = RunPsql(server_->port(), {"-c", "SELECT 1"});
+    EXPECT_EQ(refused.exit, 2) << DescribeRun(refused);
+    EXPECT_NE(refused.err.find("FATAL:  too many connections"), std::string::npos)
+        << DescribeRun(refused);
+    EXPECT_EQ(server_->counts().refused, 1u);
+  }
+  ASSERT_TRUE(WaitFor([&] { return server_->counts().open == 0; }, 10s));
+  const BinaryRun let_in = RunPsql(server_->port(), {"-A", "-t", "-c", "SELECT 1"});
+  EXPECT_EQ(let_in.exit, 0) << DescribeRun(let_in);
+  EXPECT_EQ(let_in.out, "1\n");
+}
+
+TEST_F(PgwireServerBounds, AClientThatDoesNotReadIsCutWhileOthersAreServed) {
+  options_.connection.max_buffered_bytes = 1 << 20;
+  options_.close_timeout = 60s;  // the FATAL stays to be read below
+  Start();
+  RawClient slow(server_->port());
+  slow.Startup();
+  ASSERT_TRUE(HasReadyForQuery(slow.ReadUntil(HasReadyForQuery, 10s)));
+  slow.Query("SELECT big");  // ~1 KiB rows until the answer is unwanted; not read meanwhile
+  // The answer outgrows 1 MiB: the session ends (its handler is destroyed).
+  ASSERT_TRUE(WaitFor([&] { return sessions_.closed == 1; }, 20s));
+  const BinaryRun other = RunPsql(server_->port(), {"-A", "-t", "-c", "SELECT 1"});
+  EXPECT_EQ(other.exit, 0) << DescribeRun(other);
+  // What the slow client gets when it reads at last: the rows that were buffered, bounded, then
+  // FATAL 53200, then the end.
+  const std::string& got = slow.ReadToEnd(20s);
+  EXPECT_TRUE(slow.eof());
+  EXPECT_LT(got.size(), std::size_t{64} << 20);
+  const Received r = Parse(got);
+  EXPECT_EQ(r.types.back(), 'E');
+  EXPECT_EQ(r.last_error_severity, "FATAL");
+  EXPECT_EQ(r.last_error_code, sqlstate::kOutOfMemory);
+}
+
+TEST_F(PgwireServerBounds, AStartupThatNeverComesTimesOut) {
+  options_.startup_timeout = 300ms;
+  Start();
+  RawClient idle(server_->port());
+  ASSERT_TRUE(idle.connected());
+  const Received r = Parse(idle.ReadToEnd(10s));
+  EXPECT_TRUE(idle.eof());
+  EXPECT_EQ(r.types, "E");
+  EXPECT_EQ(r.last_error_code, sqlstate::kQueryCanceled);
+  EXPECT_EQ(server_->counts().timed_out, 1u);
+}
+
+TEST_F(PgwireServerBounds, AnIdleSessionIsKeptAndStopEndsItWithFatal57P01) {
+  Start();
+  RawClient idle(server_->port());
+  idle.Startup();
+  ASSERT_TRUE(HasReadyForQuery(idle.ReadUntil(HasReadyForQuery, 10s)));
+  idle.ReadToEnd(1s);  // nothing comes, and the session stays
+  EXPECT_FALSE(idle.eof());
+  EXPECT_EQ(server_->counts().open, 1u);
+  server_->Stop();
+  const Received r = Parse(idle.ReadToEnd(10s));
+  EXPECT_TRUE(idle.eof());
+  EXPECT_EQ(r.last_error_code, sqlstate::kAdminShutdown);
+  EXPECT_EQ(sessions_.closed, 1);
+}
+
+TEST_F(PgwireServerBounds, ANonLoopbackAddressIsRefusedUnderTrust) {
+  options_.listen_address = "0.0.0.0:0";
+  Server server(sessions_, options_);
+  const Status s = server.Start();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("not a loopback address"), std::string::npos) << s.ToString();
+  options_.listen_address = "[::]:0";
+  EXPECT_EQ(Server(sessions_, options_).Start().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tandem::pgwire::pgwire_clients_test

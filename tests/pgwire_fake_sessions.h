@@ -1,0 +1,250 @@
+// A stand-in SQL layer for the wire protocol's tests (frontend/pgwire knows no SQL): sessions
+// that answer a few fixed statements, from a worker thread — as answers from replicas arrive —
+// never on the connection's thread.
+//
+// A message is split at ';' (no quoting: the statements below have none) and each statement
+// answered in turn, PostgreSQL-like:
+//   SELECT 1                  ?column? int4: 1
+//   SELECT * FROM pairs       k int8, v text: (1, 'one'), (2, NULL)
+//   SELECT * FROM missing     ERROR 42P01 relation "missing" does not exist, with its position
+//   SELECT text               t text: 'héllo wörld'
+//   SELECT notice             a NOTICE, then ok text: 'ok'
+//   SELECT many               i int8: 1 … 1000
+//   SELECT big                b text: rows of 1 KiB until the sink says the answer is unwanted
+//   SELECT slow               answered only when canceled: ERROR 57014
+//   COPY pairs TO STDOUT      CopyOutResponse, the rows of pairs as text, CopyDone, COPY 2
+//   BEGIN, COMMIT, ROLLBACK   the transaction status, as PostgreSQL tracks it
+//   anything else             ERROR 42601 syntax error at or near its first word
+// In a failed transaction everything but COMMIT and ROLLBACK is ERROR 25P02.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "frontend/pgwire/query_handler.h"
+#include "frontend/pgwire/sqlstate.h"
+
+namespace tandem::testing {
+
+class FakeSessions : public pgwire::QueryHandlerFactory {
+ public:
+  FakeSessions() : worker_([this] { Work(); }) {}
+  ~FakeSessions() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+  }
+
+  std::unique_ptr<pgwire::QueryHandler> Open(const pgwire::StartupParameters& startup,
+                                             pgwire::ErrorFields& refusal) override {
+    if (startup.user == "refused") {
+      refusal = pgwire::ErrorFields::Fatal(pgwire::sqlstate::kInvalidAuthorizationSpecification,
+                                           "role \"refused\" is not permitted to log in");
+      return nullptr;
+    }
+    ++opened;
+    return std::make_unique<Session>(*this);
+  }
+
+  std::atomic<int> opened{0};
+  std::atomic<int> closed{0};
+  std::atomic<int> cancels{0};
+
+ private:
+  using TransactionStatus = pgwire::TransactionStatus;
+
+  struct State {
+    std::mutex mu;
+    TransactionStatus status = TransactionStatus::kIdle;
+    std::shared_ptr<pgwire::QuerySink> slow;  // a SELECT slow waiting for its cancel
+  };
+
+  class Session : public pgwire::QueryHandler {
+   public:
+    explicit Session(FakeSessions& owner) : owner_(owner), state_(std::make_shared<State>()) {}
+    ~Session() override { ++owner_.closed; }
+    void Query(std::string sql, std::shared_ptr<pgwire::QuerySink> sink) override {
+      owner_.Post([state = state_, sql = std::move(sql), sink = std::move(sink)] {
+        Answer(*state, sql, sink);
+      });
+    }
+    void Cancel() override {
+      ++owner_.cancels;
+      owner_.Post([state = state_] {
+        std::shared_ptr<pgwire::QuerySink> sink;
+        TransactionStatus status;
+        {
+          std::lock_guard<std::mutex> lock(state->mu);
+          sink.swap(state->slow);
+          status = state->status;
+        }
+        if (!sink) return;
+        sink->Error(pgwire::ErrorFields::Error(pgwire::sqlstate::kQueryCanceled,
+                                               "canceling statement due to user request"));
+        sink->Finish(status);
+      });
+    }
+
+   private:
+    FakeSessions& owner_;
+    std::shared_ptr<State> state_;
+  };
+
+  static std::string Trim(const std::string& s) {
+    const auto b = s.find_first_not_of(" \t\r\n");
+    if (b == std::string::npos) return "";
+    return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+  }
+
+  // Answers one message on the worker thread.
+  static void Answer(State& state, const std::string& sql,
+                     const std::shared_ptr<pgwire::QuerySink>& sink) {
+    using pgwire::ErrorFields;
+    using pgwire::FieldDescription;
+    using pgwire::Value;
+    namespace code = pgwire::sqlstate;
+    std::lock_guard<std::mutex> lock(state.mu);
+    std::vector<std::pair<std::string, std::size_t>> statements;  // text, offset in `sql`
+    std::size_t at = 0;
+    while (at <= sql.size()) {
+      const std::size_t end = std::min(sql.find(';', at), sql.size());
+      const std::string raw = sql.substr(at, end - at);
+      const std::string s = Trim(raw);
+      if (!s.empty()) statements.emplace_back(s, at + raw.find(s));
+      at = end + 1;
+    }
+    if (statements.empty()) {
+      sink->EmptyQuery();
+      sink->Finish(state.status);
+      return;
+    }
+    auto fail = [&](ErrorFields e) {
+      sink->Error(e);
+      if (state.status == TransactionStatus::kInTransaction) {
+        state.status = TransactionStatus::kFailed;
+      }
+      sink->Finish(state.status);
+    };
+    for (const auto& [s, offset] : statements) {
+      if (state.status == TransactionStatus::kFailed && s != "COMMIT" && s != "ROLLBACK") {
+        fail(ErrorFields::Error(code::kInFailedSqlTransaction,
+                                "current transaction is aborted, commands ignored until end of "
+                                "transaction block"));
+        return;
+      }
+      if (s == "BEGIN") {
+        sink->CommandComplete("BEGIN");
+        state.status = TransactionStatus::kInTransaction;
+      } else if (s == "COMMIT" || s == "ROLLBACK") {
+        sink->CommandComplete(state.status == TransactionStatus::kFailed ? "ROLLBACK" : s);
+        state.status = TransactionStatus::kIdle;
+      } else if (s == "SELECT 1") {
+        const FieldDescription f("?column?", pgwire::kInt4);
+        sink->RowDescription({&f, 1});
+        const Value v[] = {"1"};
+        sink->DataRow(v);
+        sink->CommandComplete("SELECT 1");
+      } else if (s == "SELECT * FROM pairs") {
+        const FieldDescription f[] = {{"k", pgwire::kInt8}, {"v", pgwire::kText}};
+        sink->RowDescription(f);
+        const Value r1[] = {"1", "one"};
+        const Value r2[] = {"2", std::nullopt};
+        sink->DataRow(r1);
+        sink->DataRow(r2);
+        sink->CommandComplete("SELECT 2");
+      } else if (s == "SELECT * FROM missing") {
+        ErrorFields e =
+            ErrorFields::Error(code::kUndefinedTable, "relation \"missing\" does not exist");
+        e.position = static_cast<std::uint32_t>(offset + s.find("missing") + 1);
+        fail(e);
+        return;
+      } else if (s == "SELECT text") {
+        const FieldDescription f("t", pgwire::kText);
+        sink->RowDescription({&f, 1});
+        const Value v[] = {"h\xc3\xa9llo w\xc3\xb6rld"};
+        sink->DataRow(v);
+        sink->CommandComplete("SELECT 1");
+      } else if (s == "SELECT notice") {
+        ErrorFields n(pgwire::Severity::kNotice, "00000", "this is a notice");
+        sink->Notice(n);
+        const FieldDescription f("ok", pgwire::kText);
+        sink->RowDescription({&f, 1});
+        const Value v[] = {"ok"};
+        sink->DataRow(v);
+        sink->CommandComplete("SELECT 1");
+      } else if (s == "SELECT many") {
+        const FieldDescription f("i", pgwire::kInt8);
+        sink->RowDescription({&f, 1});
+        for (int i = 1; i <= 1000; ++i) {
+          const Value v[] = {std::to_string(i)};
+          sink->DataRow(v);
+        }
+        sink->CommandComplete("SELECT 1000");
+      } else if (s == "SELECT big") {
+        const FieldDescription f("b", pgwire::kText);
+        sink->RowDescription({&f, 1});
+        const Value v[] = {std::string(1024, 'b')};
+        std::size_t rows = 0;
+        while (sink->DataRow(v) && rows < (std::size_t{1} << 20)) ++rows;
+        sink->CommandComplete("SELECT " + std::to_string(rows));
+      } else if (s == "SELECT slow") {
+        state.slow = sink;  // Cancel answers it
+        return;
+      } else if (s == "COPY pairs TO STDOUT") {
+        sink->CopyOutResponse(2);
+        sink->CopyData("1\tone\n");
+        sink->CopyData("2\t\\N\n");
+        sink->CopyDone();
+        sink->CommandComplete("COPY 2");
+      } else {
+        ErrorFields e = ErrorFields::Error(
+            code::kSyntaxError, "syntax error at or near \"" + s.substr(0, s.find(' ')) + "\"");
+        e.position = static_cast<std::uint32_t>(offset + 1);
+        fail(e);
+        return;
+      }
+    }
+    sink->Finish(state.status);
+  }
+
+  void Post(std::function<void()> job) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      jobs_.push_back(std::move(job));
+    }
+    cv_.notify_all();
+  }
+
+  void Work() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;  // stopping, and nothing left
+      std::function<void()> job = std::move(jobs_.front());
+      jobs_.pop_front();
+      lock.unlock();
+      job();
+      lock.lock();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+  bool stopping_ = false;
+  std::thread worker_;  // last: started once everything it uses is
+};
+
+}  // namespace tandem::testing

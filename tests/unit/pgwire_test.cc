@@ -1,0 +1,1148 @@
+// The PostgreSQL wire protocol without I/O (frontend/pgwire): the bytes of the startup handshake
+// as PostgreSQL's "Message Formats" define them, simple queries answered by a handler at once and
+// later from another thread, transaction states, cancel keys, the extended protocol refused
+// until Sync, and malformed, oversized, truncated or random input — an error and a closed
+// connection, never a crash.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "frontend/pgwire/connection.h"
+#include "frontend/pgwire/messages.h"
+#include "frontend/pgwire/query_handler.h"
+#include "frontend/pgwire/sqlstate.h"
+#include "pgwire_fake_sessions.h"
+
+namespace tandem::pgwire::pgwire_test {
+namespace {
+
+// ---- frontend bytes, written here from the protocol's docs (not by the code under test) --------
+
+std::string Int32(std::uint32_t v) {
+  return {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+          static_cast<char>(v)};
+}
+std::string Int16(std::uint16_t v) { return {static_cast<char>(v >> 8), static_cast<char>(v)}; }
+std::string Str(std::string_view s) { return std::string(s) + '\0'; }
+
+std::string Typed(char type, const std::string& body) {
+  return std::string(1, type) + Int32(static_cast<std::uint32_t>(body.size() + 4)) + body;
+}
+std::string Startup(const std::vector<std::pair<std::string, std::string>>& params,
+                    std::uint32_t version = 196608) {
+  std::string body = Int32(version);
+  for (const auto& [n, v] : params) body += Str(n) + Str(v);
+  body += '\0';
+  return Int32(static_cast<std::uint32_t>(body.size() + 4)) + body;
+}
+std::string UserStartup(const std::string& user = "alice", const std::string& db = "tandem") {
+  return Startup({{"user", user}, {"database", db}, {"application_name", "pgwire_test"}});
+}
+const std::string kSslRequest = Int32(8) + Int32(80877103);
+const std::string kGssEncRequest = Int32(8) + Int32(80877104);
+std::string CancelRequestBytes(BackendKey k) {
+  return Int32(16) + Int32(80877102) + Int32(static_cast<std::uint32_t>(k.process_id)) +
+         Int32(static_cast<std::uint32_t>(k.secret_key));
+}
+std::string Query(const std::string& sql) { return Typed('Q', Str(sql)); }
+const std::string kTerminate = Typed('X', "");
+const std::string kSync = Typed('S', "");
+
+// ---- backend bytes, read back ------------------------------------------------------------------
+
+struct Msg {
+  char type;
+  std::string body;
+};
+
+std::uint32_t ReadU32(std::string_view s, std::size_t at) {
+  return (std::uint32_t{static_cast<unsigned char>(s[at])} << 24) |
+         (std::uint32_t{static_cast<unsigned char>(s[at + 1])} << 16) |
+         (std::uint32_t{static_cast<unsigned char>(s[at + 2])} << 8) |
+         std::uint32_t{static_cast<unsigned char>(s[at + 3])};
+}
+std::uint16_t ReadU16(std::string_view s, std::size_t at) {
+  return static_cast<std::uint16_t>((static_cast<unsigned char>(s[at]) << 8) |
+                                    static_cast<unsigned char>(s[at + 1]));
+}
+
+// Splits backend output into whole messages; a trailing partial message fails the test.
+std::vector<Msg> Split(std::string_view out) {
+  std::vector<Msg> msgs;
+  std::size_t at = 0;
+  while (at < out.size()) {
+    if (out.size() - at < 5) {
+      ADD_FAILURE() << "a partial message header at " << at;
+      break;
+    }
+    const std::uint32_t len = ReadU32(out, at + 1);
+    if (len < 4 || out.size() - at - 1 < len) {
+      ADD_FAILURE() << "a message of length " << len << " past the output's end";
+      break;
+    }
+    msgs.push_back({out[at], std::string(out.substr(at + 5, len - 4))});
+    at += 1 + len;
+  }
+  return msgs;
+}
+
+std::string Types(const std::vector<Msg>& msgs) {
+  std::string t;
+  for (const Msg& m : msgs) t += m.type;
+  return t;
+}
+
+// An ErrorResponse's or NoticeResponse's fields by code.
+std::map<char, std::string> Fields(const Msg& m) {
+  std::map<char, std::string> f;
+  std::size_t at = 0;
+  while (at < m.body.size() && m.body[at] != '\0') {
+    const char code = m.body[at++];
+    const std::size_t end = m.body.find('\0', at);
+    f[code] = m.body.substr(at, end - at);
+    at = end + 1;
+  }
+  EXPECT_EQ(at + 1, m.body.size()) << "fields end with one NUL";
+  return f;
+}
+
+std::vector<std::optional<std::string>> RowValues(const Msg& m) {
+  EXPECT_EQ(m.type, 'D');
+  std::vector<std::optional<std::string>> v;
+  const std::uint16_t n = ReadU16(m.body, 0);
+  std::size_t at = 2;
+  for (std::uint16_t i = 0; i < n; ++i) {
+    const auto len = static_cast<std::int32_t>(ReadU32(m.body, at));
+    at += 4;
+    if (len < 0) {
+      v.push_back(std::nullopt);
+    } else {
+      v.push_back(m.body.substr(at, static_cast<std::size_t>(len)));
+      at += static_cast<std::size_t>(len);
+    }
+  }
+  EXPECT_EQ(at, m.body.size());
+  return v;
+}
+
+struct Column {
+  std::string name;
+  std::uint32_t table_oid;
+  std::uint16_t attnum;
+  std::uint32_t type_oid;
+  std::int16_t typlen;
+  std::int32_t typmod;
+  std::uint16_t format;
+};
+std::vector<Column> Columns(const Msg& m) {
+  EXPECT_EQ(m.type, 'T');
+  std::vector<Column> cols;
+  const std::uint16_t n = ReadU16(m.body, 0);
+  std::size_t at = 2;
+  for (std::uint16_t i = 0; i < n; ++i) {
+    Column c;
+    const std::size_t end = m.body.find('\0', at);
+    c.name = m.body.substr(at, end - at);
+    at = end + 1;
+    c.table_oid = ReadU32(m.body, at);
+    c.attnum = ReadU16(m.body, at + 4);
+    c.type_oid = ReadU32(m.body, at + 6);
+    c.typlen = static_cast<std::int16_t>(ReadU16(m.body, at + 10));
+    c.typmod = static_cast<std::int32_t>(ReadU32(m.body, at + 12));
+    c.format = ReadU16(m.body, at + 16);
+    at += 18;
+    cols.push_back(c);
+  }
+  EXPECT_EQ(at, m.body.size());
+  return cols;
+}
+
+// ---- a scripted SQL layer -----------------------------------------------------------------------
+
+// Sessions whose Query calls `answer` (at once, on the connection's thread); by default the
+// answer is `SELECT 1`'s. Counts what the connection did to them.
+class Scripted : public QueryHandlerFactory {
+ public:
+  using Answer = std::function<void(const std::string&, std::shared_ptr<QuerySink>)>;
+
+  std::unique_ptr<QueryHandler> Open(const StartupParameters& startup,
+                                     ErrorFields& refusal) override {
+    last_startup = startup;
+    if (refuse) {
+      refusal = *refuse;
+      return nullptr;
+    }
+    ++opened;
+    return std::make_unique<Session>(*this);
+  }
+
+  Answer answer = [](const std::string&, std::shared_ptr<QuerySink> sink) {
+    const FieldDescription f("?column?", kInt4);
+    sink->RowDescription({&f, 1});
+    const Value v[] = {"1"};
+    sink->DataRow(v);
+    sink->CommandComplete("SELECT 1");
+    sink->Finish(TransactionStatus::kIdle);
+  };
+  std::optional<ErrorFields> refuse;
+  std::optional<StartupParameters> last_startup;
+  std::vector<std::string> queries;
+  int opened = 0, closed = 0, cancels = 0;
+
+ private:
+  class Session : public QueryHandler {
+   public:
+    explicit Session(Scripted& s) : s_(s) {}
+    ~Session() override { ++s_.closed; }
+    void Query(std::string sql, std::shared_ptr<QuerySink> sink) override {
+      s_.queries.push_back(sql);
+      s_.answer(sql, std::move(sink));
+    }
+    void Cancel() override { ++s_.cancels; }
+
+   private:
+    Scripted& s_;
+  };
+};
+
+// A connection with its own registry, and what it has sent so far.
+struct Wire {
+  explicit Wire(QueryHandlerFactory& f, ConnectionOptions o = ConnectionOptions())
+      : conn(f, cancels, std::move(o), [this] { ++wakes; }) {}
+  Wire(QueryHandlerFactory& f, CancelRegistry& shared, ConnectionOptions o = ConnectionOptions())
+      : conn(f, shared, std::move(o), [this] { ++wakes; }) {}
+
+  // Everything output since the last call, consumed.
+  std::string Take() {
+    std::string out(conn.output());
+    conn.ConsumeOutput(out.size());
+    return out;
+  }
+  std::vector<Msg> Send(const std::string& bytes) {
+    conn.Receive(bytes);
+    return Split(Take());
+  }
+  // The startup done: the session ready.
+  void Start() {
+    const auto msgs = Send(UserStartup());
+    ASSERT_EQ(conn.state(), Connection::State::kReady) << Types(msgs);
+  }
+
+  CancelRegistry cancels;
+  std::atomic<int> wakes{0};
+  Connection conn;
+};
+
+// ---- the startup ------------------------------------------------------------------------------
+
+TEST(PgwireStartup, HandshakeIsTheBytesThePostgresProtocolDefines) {
+  Scripted s;
+  Wire w(s);
+  // StartupMessage: Int32 length, Int32 196608 (3.0), then name/value Strings and a final NUL.
+  const std::string startup = std::string("\x00\x00\x00\x2d\x00\x03\x00\x00", 8) + "user" + '\0' +
+                              "alice" + '\0' + "database" + '\0' + "tandem" + '\0' + "options" +
+                              '\0' + '\0' + '\0';
+  ASSERT_EQ(startup.size(), 0x2du);
+  w.conn.Receive(startup);
+  ASSERT_EQ(w.conn.state(), Connection::State::kReady);
+  const BackendKey key = s.last_startup->key;
+  auto ps = [](const std::string& n, const std::string& v) { return Typed('S', Str(n) + Str(v)); };
+  const std::string expected =
+      std::string("R\x00\x00\x00\x08\x00\x00\x00\x00", 9) +  // AuthenticationOk
+      ps("application_name", "") + ps("client_encoding", "UTF8") + ps("DateStyle", "ISO, MDY") +
+      ps("default_transaction_read_only", "off") + ps("in_hot_standby", "off") +
+      ps("integer_datetimes", "on") + ps("IntervalStyle", "postgres") + ps("is_superuser", "off") +
+      ps("server_encoding", "UTF8") + ps("server_version", "15.0 (Tandem)") +
+      ps("session_authorization", "alice") + ps("standard_conforming_strings", "on") +
+      ps("TimeZone", "UTC") + std::string("K\x00\x00\x00\x0c", 5) +
+      Int32(static_cast<std::uint32_t>(key.process_id)) +
+      Int32(static_cast<std::uint32_t>(key.secret_key)) +  // BackendKeyData
+      std::string("Z\x00\x00\x00\x05I", 6);                // ReadyForQuery, idle
+  EXPECT_EQ(w.Take(), expected);
+  EXPECT_EQ(s.opened, 1);
+  EXPECT_EQ(s.last_startup->user, "alice");
+  EXPECT_EQ(s.last_startup->database, "tandem");
+  EXPECT_EQ(s.last_startup->options, "");
+  EXPECT_GT(key.process_id, 0);
+}
+
+TEST(PgwireStartup, SslRequestIsDeclinedWithNThenTheStartupProceeds) {
+  Scripted s;
+  Wire w(s);
+  w.conn.Receive(std::string("\x00\x00\x00\x08\x04\xd2\x16\x2f", 8));  // SSLRequest
+  EXPECT_EQ(w.Take(), "N");
+  EXPECT_EQ(w.conn.state(), Connection::State::kStartup);
+  const auto msgs = w.Send(UserStartup());
+  ASSERT_FALSE(msgs.empty());
+  EXPECT_EQ(msgs.front().type, 'R');
+  EXPECT_EQ(msgs.back().type, 'Z');
+  EXPECT_EQ(w.conn.state(), Connection::State::kReady);
+}
+
+TEST(PgwireStartup, GssEncRequestThenSslRequestAreBothDeclined) {
+  Scripted s;
+  Wire w(s);
+  w.conn.Receive(kGssEncRequest);
+  EXPECT_EQ(w.Take(), "N");
+  w.conn.Receive(kSslRequest);
+  EXPECT_EQ(w.Take(), "N");
+  w.Start();
+}
+
+TEST(PgwireStartup, ASecondSslRequestIsAProtocolViolation) {
+  Scripted s;
+  Wire w(s);
+  w.conn.Receive(kSslRequest);
+  EXPECT_EQ(w.Take(), "N");
+  const auto msgs = w.Send(kSslRequest);
+  ASSERT_EQ(msgs.size(), 1u);
+  EXPECT_EQ(Fields(msgs[0])['S'], "FATAL");
+  EXPECT_EQ(Fields(msgs[0])['C'], sqlstate::kProtocolViolation);
+  EXPECT_TRUE(w.conn.closed());
+}
+
+TEST(PgwireStartup, HandshakeSentOneByteAtATimeIsTheSame) {
+  Scripted s;
+  Wire w(s);
+  const std::string bytes = kSslRequest + UserStartup() + Query("SELECT 1");
+  std::string out;
+  for (const char c : bytes) {
+    w.conn.Receive(std::string_view(&c, 1));
+    out += w.Take();
+  }
+  ASSERT_EQ(out.substr(0, 1), "N");
+  EXPECT_EQ(Types(Split(out.substr(1))), "RSSSSSSSSSSSSSKZTDCZ");
+  EXPECT_EQ(s.queries, std::vector<std::string>{"SELECT 1"});
+}
+
+TEST(PgwireStartup, AnotherDatabaseIsRefused3D000) {
+  Scripted s;
+  Wire w(s);
+  const auto msgs = w.Send(UserStartup("alice", "postgres"));
+  ASSERT_EQ(msgs.size(), 1u);
+  auto f = Fields(msgs[0]);
+  EXPECT_EQ(f['S'], "FATAL");
+  EXPECT_EQ(f['V'], "FATAL");
+  EXPECT_EQ(f['C'], sqlstate::kInvalidCatalogName);
+  EXPECT_EQ(f['M'], "database \"postgres\" does not exist");
+  EXPECT_TRUE(w.conn.closed());
+  EXPECT_EQ(s.opened, 0);
+}
+
+TEST(PgwireStartup, TheDatabaseDefaultsToTheUserName) {
+  Scripted s;
+  Wire w(s);
+  w.conn.Receive(Startup({{"user", "tandem"}}));
+  EXPECT_EQ(w.conn.state(), Connection::State::kReady);
+  EXPECT_EQ(s.last_startup->database, "tandem");
+}
+
+TEST(PgwireStartup, NoUserIsRefused28000) {
+  Scripted s;
+  Wire w(s);
+  const auto msgs = w.Send(Startup({{"database", "tandem"}}));
+  ASSERT_EQ(msgs.size(), 1u);
+  EXPECT_EQ(Fields(msgs[0])['C'], sqlstate::kInvalidAuthorizationSpecification);
+  EXPECT_TRUE(w.conn.closed());
+}
+
+TEST(PgwireStartup, ProtocolTwoIsRefused0A000) {
+  Scripted s;
+  Wire w(s);
+  const auto msgs = w.Send(Startup({{"user", "alice"}}, 2u << 16));
+  ASSERT_EQ(msgs.size(), 1u);
+  EXPECT_EQ(Fields(msgs[0])['C'], sqlstate::kFeatureNotSupported);
+  EXPECT_EQ(Fields(msgs[0])['M'], "unsupported frontend protocol 2.0: server supports 3.0 to 3.0");
+  EXPECT_TRUE(w.conn.closed());
+}
+
+TEST(PgwireStartup, ANewerMinorVersionAndProtocolOptionsAreNegotiatedDown) {
+  Scripted s;
+  Wire w(s);
+  const auto msgs = w.Send(Startup(
+      {{"user", "alice"}, {"database", "tandem"}, {"_pq_.compression", "on"}}, (3u << 16) | 2));
+  ASSERT_GE(msgs.size(), 2u);
+  ASSERT_EQ(msgs[0].type, 'v');
+  EXPECT_EQ(msgs[0].body, Int32(0) + Int32(1) + Str("_pq_.compression"));
+  EXPECT_EQ(msgs[1].type, 'R');
+  EXPECT_EQ(w.conn.state(), Connection::State::kReady);
+  for (const auto& [n, v] : s.last_startup->parameters) EXPECT_NE(n, "_pq_.compression");
+}
+
+TEST(PgwireStartup, AFactoryRefusalIsSentAsFatal) {
+  Scripted s;
+  s.refuse = ErrorFields::Error(sqlstate::kTooManyConnections, "no sessions left");
+  Wire w(s);
+  const auto msgs = w.Send(UserStartup());
+  ASSERT_EQ(msgs.size(), 1u);
+  EXPECT_EQ(Fields(msgs[0])['S'], "FATAL");
+  EXPECT_EQ(Fields(msgs[0])['C'], sqlstate::kTooManyConnections);
+  EXPECT_TRUE(w.conn.closed());
+  EXPECT_EQ(w.cancels.size(), 0u) << "a refused session leaves no cancel key behind";
+}
+
+TEST(PgwireStartup, ARefusedStartupStillDeclinesSslAndSaysWhy) {
+  Scripted s;
+  Wire w(s);
+  w.conn.RefuseStartup(ErrorFields::Fatal(sqlstate::kTooManyConnections, "too many connections"));
+  w.conn.Receive(kSslRequest);
+  EXPECT_EQ(w.Take(), "N");
+  const auto msgs = w.Send(UserStartup());
+  ASSERT_EQ(msgs.size(), 1u);
+  EXPECT_EQ(Fields(msgs[0])['C'], sqlstate::kTooManyConnections);
+  EXPECT_TRUE(w.conn.closed());
+  EXPECT_EQ(s.opened, 0);
+}
+
+TEST(PgwireStartup, ReplicationConnectionsAreRefused) {
+  Scripted s;
+  Wire w(s);
+  const auto msgs =
+      w.Send(Startup({{"user", "alice"}, {"database", "tandem"}, {"replication", "database"}}));
+  ASSERT_EQ(msgs.size(), 1u);
+  EXPECT_EQ(Fields(msgs[0])['C'], sqlstate::kFeatureNotSupported);
+}
+
+// ---- simple queries -----------------------------------------------------------------------------
+
+TEST(PgwireQuery, AnswerIsRowDescriptionDataRowsCommandCompleteReadyForQuery) {
+  Scripted s;
+  s.answer = [](const std::string&, std::shared_ptr<QuerySink> sink) {
+    const FieldDescription f[] = {{"k", kInt8}, {"v", kText}};
+    EXPECT_TRUE(sink->RowDescription(f));
+    const Value r1[] = {"1", "one"};
+    const Value r2[] = {"2", std::nullopt};
+    const Value r3[] = {"3", ""};
+    EXPECT_TRUE(sink->DataRow(r1));
+    EXPECT_TRUE(sink->DataRow(r2));
+    EXPECT_TRUE(sink->DataRow(r3));
+    EXPECT_TRUE(sink->CommandComplete("SELECT 3"));
+    sink->Finish(TransactionStatus::kIdle);
+  };
+  Wire w(s);
+  w.Start();
+  const auto msgs = w.Send(Query("SELECT * FROM pairs"));
+  ASSERT_EQ(Types(msgs), "TDDDCZ");
+  const auto cols = Columns(msgs[0]);
+  ASSERT_EQ(cols.size(), 2u);
+  EXPECT_EQ(cols[0].name, "k");
+  EXPECT_EQ(cols[0].table_oid, 0u);
+  EXPECT_EQ(cols[0].attnum, 0u);
+  EXPECT_EQ(cols[0].type_oid, 20u);
+  EXPECT_EQ(cols[0].typlen, 8);
+  EXPECT_EQ(cols[0].typmod, -1);
+  EXPECT_EQ(cols[0].format, 0u);
+  EXPECT_EQ(cols[1].type_oid, 25u);
+  EXPECT_EQ(cols[1].typlen, -1);
+  EXPECT_EQ(RowValues(msgs[1]), (std::vector<std::optional<std::string>>{"1", "one"}));
+  EXPECT_EQ(RowValues(msgs[2]), (std::vector<std::optional<std::string>>{"2", std::nullopt}));
+  EXPECT_EQ(RowValues(msgs[3]), (std::vector<std::optional<std::string>>{"3", ""}));
+  // NULL is the length -1 and no bytes; an empty string is the length 0.
+  EXPECT_EQ(msgs[2].body, Int16(2) + Int32(1) + "2" + Int32(0xffffffff));
+  EXPECT_EQ(msgs[4].body, Str("SELECT 3"));
+  EXPECT_EQ(msgs[5].body, "I");
+  EXPECT_EQ(s.queries, std::vector<std::string>{"SELECT * FROM pairs"});
+}
+
+TEST(PgwireQuery, SeveralStatementsInOneMessageEndInOneReadyForQuery) {
+  Scripted s;
+  s.answer = [](const std::string& sql, std::shared_ptr<QuerySink> sink) {
+    EXPECT_EQ(sql, "CREATE TABLE t (k int8); INSERT INTO t VALUES (1); SELECT 1; ;");
+    sink->CommandComplete("CREATE TABLE");
+    sink->CommandComplete("INSERT 0 1");
+    const FieldDescription f("?column?", kInt4);
+    sink->RowDescription({&f, 1});
+    const Value v[] = {"1"};
+    sink->DataRow(v);
+    sink->CommandComplete("SELECT 1");
+    sink->Finish(TransactionStatus::kIdle);
+  };
+  Wire w(s);
+  w.Start();
+  const auto msgs = w.Send(Query("CREATE TABLE t (k int8); INSERT INTO t VALUES (1); SELECT 1; ;"));
+  ASSERT_EQ(Types(msgs), "CCTDCZ");
+  EXPECT_EQ(msgs[0].body, Str("CREATE TABLE"));
+  EXPECT_EQ(msgs[1].body, Str("INSERT 0 1"));
+}
+
+TEST(PgwireQuery, AnErrorMidMessageEndsItsStatementsWithAllFieldsThenReadyForQuery) {
+  Scripted s;
+  s.answer = [](const std::string&, std::shared_ptr<QuerySink> sink) {
+    sink->CommandComplete("INSERT 0 1");
+    const FieldDescription f("k", kInt8);
+    sink->RowDescription({&f, 1});
+    const Value v[] = {"7"};
+    sink->DataRow(v);
+    ErrorFields e =
+        ErrorFields::Error(sqlstate::kUndefinedTable, "relation \"nope\" does not exist");
+    e.detail = "a detail";
+    e.hint = "a hint";
+    e.position = 42;
+    EXPECT_TRUE(sink->Error(e));  // in the middle of the rows: PostgreSQL may fail there too
+    sink->Finish(TransactionStatus::kIdle);
+  };
+  Wire w(s);
+  w.Start();
+  const auto msgs = w.Send(Query("INSERT INTO t VALUES (1); SELECT k FROM nope; SELECT 2"));
+  ASSERT_EQ(Types(msgs), "CTDEZ");
+  auto f = Fields(msgs[3]);
+  EXPECT_EQ(f['S'], "ERROR");
+  EXPECT_EQ(f['V'], "ERROR");
+  EXPECT_EQ(f['C'], "42P01");
+  EXPECT_EQ(f['M'], "relation \"nope\" does not exist");
+  EXPECT_EQ(f['D'], "a detail");
+  EXPECT_EQ(f['H'], "a hint");
+  EXPECT_EQ(f['P'], "42");
+  EXPECT_EQ(msgs[4].body, "I");
+  // The session goes on.
+  EXPECT_EQ(w.conn.state(), Connection::State::kReady);
+}
+
+TEST(PgwireQuery, ReadyForQueryCarriesTheTransactionStatusTheHandlerReports) {
+  testing::FakeSessions fake;  // BEGIN / errors / ROLLBACK as PostgreSQL tracks them
+  std::mutex mu;
+  std::condition_variable cv;
+  int wakes = 0;
+  CancelRegistry registry;
+  Connection conn(fake, registry, ConnectionOptions(), [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    ++wakes;
+    cv.notify_all();
+  });
+  std::string out;
+  // Sends `bytes`, then pumps as the worker thread wakes the connection, until ReadyForQuery.
+  auto round = [&](const std::string& bytes) -> std::vector<Msg> {
+    conn.Receive(bytes);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    for (;;) {
+      out += std::string(conn.output());
+      conn.ConsumeOutput(conn.output().size());
+      if (!out.empty() && conn.state() != Connection::State::kQuery) break;
+      std::unique_lock<std::mutex> lock(mu);
+      if (!cv.wait_until(lock, deadline, [&] { return wakes > 0; })) {
+        ADD_FAILURE() << "no answer within 10 s";
+        break;
+      }
+      wakes = 0;
+      lock.unlock();
+      conn.Pump();
+    }
+    std::vector<Msg> msgs = Split(out);
+    out.clear();
+    return msgs;
+  };
+  ASSERT_EQ(round(UserStartup()).back().body, "I");
+  EXPECT_EQ(Types(round(Query("BEGIN"))), "CZ");
+  EXPECT_EQ(conn.transaction_status(), TransactionStatus::kInTransaction);
+  auto msgs = round(Query("SELECT 1"));
+  EXPECT_EQ(Types(msgs), "TDCZ");
+  EXPECT_EQ(msgs.back().body, "T");
+  msgs = round(Query("SELECT * FROM missing"));
+  ASSERT_EQ(Types(msgs), "EZ");
+  EXPECT_EQ(Fields(msgs[0])['C'], "42P01");
+  EXPECT_EQ(Fields(msgs[0])['P'], "15");
+  EXPECT_EQ(msgs.back().body, "E");
+  msgs = round(Query("SELECT 1"));
+  EXPECT_EQ(Fields(msgs[0])['C'], "25P02");
+  EXPECT_EQ(msgs.back().body, "E");
+  msgs = round(Query("ROLLBACK"));
+  EXPECT_EQ(msgs[0].body, Str("ROLLBACK"));
+  EXPECT_EQ(msgs.back().body, "I");
+  EXPECT_EQ(conn.transaction_status(), TransactionStatus::kIdle);
+}
+
+TEST(PgwireQuery, AnAnswerGivenLaterFromAnotherThreadGoesOutOnPump) {
+  Scripted s;
+  std::shared_ptr<QuerySink> held;
+  s.answer = [&](const std::string&, std::shared_ptr<QuerySink> sink) { held = std::move(sink); };
+  Wire w(s);
+  w.Start();
+  // Two queries pipelined: the second is not read until the first is answered.
+  EXPECT_TRUE(w.Send(Query("SELECT slow") + Query("SELECT next")).empty());
+  EXPECT_EQ(w.conn.state(), Connection::State::kQuery);
+  EXPECT_EQ(s.queries.size(), 1u);
+  ASSERT_TRUE(held);
+  const int wakes_before = w.wakes;
+  std::thread answerer([sink = held] {
+    const FieldDescription f("x", kBool);
+    sink->RowDescription({&f, 1});
+    const Value v[] = {"t"};
+    sink->DataRow(v);
+    sink->CommandComplete("SELECT 1");
+    sink->Finish(TransactionStatus::kIdle);
+  });
+  answerer.join();
+  EXPECT_GT(w.wakes, wakes_before);
+  EXPECT_TRUE(w.conn.output().empty()) << "nothing moves before Pump";
+  held.reset();
+  s.answer = [](const std::string&, std::shared_ptr<QuerySink> sink) {
+    sink->CommandComplete("SHOW");
+    sink->Finish(TransactionStatus::kIdle);
+  };
+  w.conn.Pump();
+  EXPECT_EQ(Types(Split(w.Take())), "TDCZCZ");
+  EXPECT_EQ(s.queries, (std::vector<std::string>{"SELECT slow", "SELECT next"}));
+}
+
+TEST(PgwireQuery, AnEmptyQueryIsEmptyQueryResponse) {
+  Scripted s;
+  s.answer = [](const std::string& sql, std::shared_ptr<QuerySink> sink) {
+    EXPECT_EQ(sql, "");
+    sink->EmptyQuery();
+    sink->Finish(TransactionStatus::kIdle);
+  };
+  Wire w(s);
+  w.Start();
+  EXPECT_EQ(Types(w.Send(Query(""))), "IZ");
+}
+
+TEST(PgwireQuery, NoticesAndParameterStatusMayComeAnywhere) {
+  Scripted s;
+  s.answer = [](const std::string&, std::shared_ptr<QuerySink> sink) {
+    sink->Notice(ErrorFields(Severity::kWarning, "01000", "careful"));
+    sink->ParameterStatus("application_name", "renamed");
+    sink->CommandComplete("SET");
+    sink->Finish(TransactionStatus::kIdle);
+  };
+  Wire w(s);
+  w.Start();
+  const auto msgs = w.Send(Query("SET application_name = renamed"));
+  ASSERT_EQ(Types(msgs), "NSCZ");
+  EXPECT_EQ(Fields(msgs[0])['S'], "WARNING");
+  EXPECT_EQ(msgs[1].body, Str("application_name") + Str("renamed"));
+}
+
+TEST(PgwireQuery, CopyOutStreamsCopyDataBetweenCopyOutResponseAndCopyDone) {
+  Scripted s;
+  s.answer = [](const std::string&, std::shared_ptr<QuerySink> sink) {
+    sink->CopyOutResponse(3);
+    sink->CopyData("1\t1\ta\n");
+    sink->CopyData("2\t-1\t\\N\n");
+    sink->CopyDone();
+    sink->CommandComplete("SUBSCRIBE");
+    sink->Finish(TransactionStatus::kIdle);
+  };
+  Wire w(s);
+  w.Start();
+  const auto msgs = w.Send(Query("SUBSCRIBE t"));
+  ASSERT_EQ(Types(msgs), "HddcCZ");
+  // CopyOutResponse: Int8 0 (text), Int16 columns, an Int16 0 (text) per column.
+  EXPECT_EQ(msgs[0].body, std::string(1, '\0') + Int16(3) + Int16(0) + Int16(0) + Int16(0));
+  EXPECT_EQ(msgs[1].body, "1\t1\ta\n");
+  EXPECT_EQ(msgs[3].body, "");
+}
+
+TEST(PgwireQuery, QueryTextThatIsNotUtf8IsError22021AndTheSessionGoesOn) {
+  Scripted s;
+  Wire w(s);
+  w.Start();
+  const auto msgs = w.Send(Query("SELECT '\xc3\x28'"));
+  ASSERT_EQ(Types(msgs), "EZ");
+  EXPECT_EQ(Fields(msgs[0])['C'], sqlstate::kCharacterNotInRepertoire);
+  EXPECT_EQ(Fields(msgs[0])['M'], "invalid byte sequence for encoding \"UTF8\": 0xc3 0x28 0x27");
+  EXPECT_TRUE(s.queries.empty());
+  EXPECT_EQ(Types(w.Send(Query("SELECT 1"))), "TDCZ");
+}
+
+TEST(PgwireQuery, TerminateEndsTheSessionSilently) {
+  Scripted s;
+  Wire w(s);
+  w.Start();
+  EXPECT_TRUE(w.Send(kTerminate).empty());
+  EXPECT_TRUE(w.conn.closed());
+  EXPECT_EQ(w.conn.close_reason(), "Terminate");
+  EXPECT_EQ(s.closed, 1) << "the handler is destroyed when the session ends";
+  EXPECT_EQ(w.cancels.size(), 0u);
+}
+
+TEST(PgwireQuery, InputThatEndsBetweenMessagesIsAnsweredThenClosed) {
+  Scripted s;
+  Wire w(s);
+  w.Start();
+  w.conn.Receive(Query("SELECT 1"));
+  w.conn.ReceiveEnd();
+  EXPECT_EQ(Types(Split(w.Take())), "TDCZ");
+  EXPECT_TRUE(w.conn.closed());
+}
+
+TEST(PgwireQuery, ASessionEndingMidAnswerMakesItsSinkUnwanted) {
+  Scripted s;
+  std::shared_ptr<QuerySink> held;
+  s.answer = [&](const std::string&, std::shared_ptr<QuerySink> sink) { held = std::move(sink); };
+  auto w = std::make_unique<Wire>(s);
+  w->Start();
+  w->conn.Receive(Query("SELECT slow"));
+  ASSERT_TRUE(held);
+  EXPECT_TRUE(held->wanted());
+  w.reset();  // the client left
+  EXPECT_EQ(s.closed, 1);
+  EXPECT_FALSE(held->wanted());
+  const FieldDescription f("x", kInt8);
+  EXPECT_FALSE(held->RowDescription({&f, 1}));
+  held->Finish(TransactionStatus::kIdle);  // harmless
+}
+
+// ---- bounds on the answer and the output --------------------------------------------------------
+
+TEST(PgwireBounds, AnAnswerBeyondMaxBufferedBytesCutsTheClient53200) {
+  Scripted s;
+  bool still_wanted = true;
+  int rows = 0;
+  s.answer = [&](const std::string&, std::shared_ptr<QuerySink> sink) {
+    const FieldDescription f("b", kText);
+    sink->RowDescription({&f, 1});
+    const Value v[] = {std::string(100, 'b')};
+    while ((still_wanted = sink->DataRow(v)) && rows < 100000) ++rows;
+    sink->CommandComplete("SELECT");
+    sink->Finish(TransactionStatus::kIdle);
+  };
+  ConnectionOptions o;
+  o.max_buffered_bytes = 10000;
+  o.output_high_water = 1000;
+  Wire w(s, o);
+  w.Start();
+  w.conn.Receive(Query("SELECT big"));
+  EXPECT_FALSE(still_wanted);
+  EXPECT_LT(rows, 100);
+  const auto msgs = Split(w.Take());
+  ASSERT_FALSE(msgs.empty());
+  EXPECT_EQ(msgs.back().type, 'E');
+  EXPECT_EQ(Fields(msgs.back())['S'], "FATAL");
+  EXPECT_EQ(Fields(msgs.back())['C'], sqlstate::kOutOfMemory);
+  EXPECT_TRUE(w.conn.closed());
+}
+
+TEST(PgwireBounds, AClientThatReadsNothingIsCutOnceItsAnswerOverflows) {
+  Scripted s;
+  std::shared_ptr<QuerySink> held;
+  s.answer = [&](const std::string&, std::shared_ptr<QuerySink> sink) { held = std::move(sink); };
+  ConnectionOptions o;
+  o.max_buffered_bytes = 10000;
+  o.output_high_water = 1000;
+  Wire w(s, o);
+  w.Start();
+  w.conn.Receive(Query("SUBSCRIBE t"));
+  ASSERT_TRUE(held);
+  held->CopyOutResponse(1);
+  const std::string line(500, 'x');
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(held->CopyData(line));
+  w.conn.Pump();  // 2 KB out, above high water, and the client reads none of it
+  ASSERT_GT(w.conn.output().size(), o.output_high_water);
+  EXPECT_TRUE(held->CopyData(line));  // wakes the owner …
+  w.conn.Pump();                      // … which takes nothing: the output is above high water
+  EXPECT_EQ(w.conn.state(), Connection::State::kQuery);
+  int sent = 0;
+  const int wakes = w.wakes;
+  while (held->CopyData(line) && sent < 1000) ++sent;
+  EXPECT_LT(sent, 25) << "the sink refuses once 10000 bytes wait";
+  EXPECT_GT(w.wakes, wakes) << "the overflow wakes the owner, though a wake was out";
+  w.conn.Pump();
+  EXPECT_TRUE(w.conn.closed());
+  const auto msgs = Split(w.Take());
+  ASSERT_FALSE(msgs.empty());
+  EXPECT_EQ(Fields(msgs.back())['C'], sqlstate::kOutOfMemory);
+  EXPECT_EQ(s.closed, 1);
+}
+
+TEST(PgwireBounds, AboveHighWaterTheConnectionReadsNoMessageUntilOutputIsSent) {
+  Scripted s;
+  ConnectionOptions o;
+  o.output_high_water = 10;  // below one answer
+  Wire w(s, o);
+  w.conn.Receive(UserStartup());  // its answer alone is above 10 bytes
+  EXPECT_EQ(w.conn.state(), Connection::State::kReady);
+  w.conn.Receive(Query("SELECT 1") + Query("SELECT 1"));
+  EXPECT_TRUE(s.queries.empty()) << "output above high water: no message is read";
+  EXPECT_TRUE(w.conn.wants_input()) << "a client may pipeline a little";
+  w.conn.Receive(Query(std::string(64 * 1024, 'x')));
+  EXPECT_FALSE(w.conn.wants_input()) << "more than a little: read no more";
+  for (std::size_t answered = 1; answered <= 3; ++answered) {
+    w.Take();
+    w.conn.Pump();
+    EXPECT_EQ(s.queries.size(), answered);
+  }
+  EXPECT_TRUE(w.conn.wants_input());
+}
+
+TEST(PgwireBounds, AStartupPacketLongerThan10000BytesIsRefusedFromItsLengthAlone) {
+  Scripted s;
+  Wire w(s);
+  const auto msgs = w.Send(Int32(10001));
+  ASSERT_EQ(msgs.size(), 1u);
+  EXPECT_EQ(Fields(msgs[0])['C'], sqlstate::kProtocolViolation);
+  EXPECT_TRUE(w.conn.closed());
+}
+
+TEST(PgwireBounds, AQueryLongerThanMaxMessageBytesIsRefusedFromItsHeaderAlone) {
+  Scripted s;
+  ConnectionOptions o;
+  o.max_message_bytes = 1000;
+  Wire w(s, o);
+  w.Start();
+  EXPECT_EQ(Types(w.Send(Query(std::string(990, 'x')))), "TDCZ");  // 995 bytes: fits
+  const auto msgs = w.Send("Q" + Int32(1005));                     // 1001 bytes of contents
+  ASSERT_EQ(msgs.size(), 1u);
+  EXPECT_EQ(Fields(msgs[0])['S'], "FATAL");
+  EXPECT_EQ(Fields(msgs[0])['C'], sqlstate::kProtocolViolation);
+  EXPECT_EQ(Fields(msgs[0])['M'], "a Query message of 1001 bytes exceeds the limit of 1000 bytes");
+  EXPECT_TRUE(w.conn.closed());
+}
+
+TEST(PgwireBounds, SmallMessagesAreBoundedAt10000Bytes) {
+  Scripted s;
+  Wire w(s);
+  w.Start();
+  const auto msgs = w.Send("S" + Int32(10005));
+  ASSERT_EQ(msgs.size(), 1u);
+  EXPECT_EQ(Fields(msgs[0])['C'], sqlstate::kProtocolViolation);
+  EXPECT_TRUE(w.conn.closed());
+}
+
+// ---- what is not supported yet ------------------------------------------------------------------
+
+TEST(PgwireUnsupported, ExtendedProtocolIsRefused0A000AndIgnoredUntilSync) {
+  Scripted s;
+  Wire w(s);
+  w.Start();
+  const std::string parse = Typed('P', Str("") + Str("SELECT 1") + Int16(0));
+  const std::string bind = Typed('B', Str("") + Str("") + Int16(0) + Int16(0) + Int16(0));
+  const std::string describe = Typed('D', "P" + Str(""));
+  const std::string execute = Typed('E', Str("") + Int32(0));
+  const auto msgs = w.Send(parse + bind + describe + execute + Query("SELECT 1") + kSync);
+  ASSERT_EQ(Types(msgs), "EZ");
+  EXPECT_EQ(Fields(msgs[0])['S'], "ERROR");
+  EXPECT_EQ(Fields(msgs[0])['C'], sqlstate::kFeatureNotSupported);
+  EXPECT_EQ(Fields(msgs[0])['M'], "the extended query protocol is not supported (a Parse message)");
+  EXPECT_TRUE(s.queries.empty()) << "a Query before the Sync is ignored, as PostgreSQL does";
+  EXPECT_EQ(Types(w.Send(Query("SELECT 1"))), "TDCZ");
+}
+
+TEST(PgwireUnsupported, FunctionCallIsRefused0A000WithReadyForQuery) {
+  Scripted s;
+  Wire w(s);
+  w.Start();
+  const auto msgs = w.Send(Typed('F', Int32(1234) + Int16(0) + Int16(0) + Int16(0)));
+  ASSERT_EQ(Types(msgs), "EZ");
+  EXPECT_EQ(Fields(msgs[0])['C'], sqlstate::kFeatureNotSupported);
+}
+
+TEST(PgwireUnsupported, FlushAndStrayCopyMessagesAreIgnored) {
+  Scripted s;
+  Wire w(s);
+  w.Start();
+  EXPECT_TRUE(
+      w.Send(Typed('H', "") + Typed('d', "x") + Typed('c', "") + Typed('f', Str("no"))).empty());
+  EXPECT_EQ(w.conn.state(), Connection::State::kReady);
+  EXPECT_EQ(Types(w.Send(kSync)), "Z");
+}
+
+// ---- malformed input ----------------------------------------------------------------------------
+
+void ExpectFatal(const std::vector<Msg>& msgs, const Connection& conn, const char* code) {
+  ASSERT_FALSE(msgs.empty());
+  EXPECT_EQ(msgs.back().type, 'E');
+  EXPECT_EQ(Fields(msgs.back())['S'], "FATAL");
+  EXPECT_EQ(Fields(msgs.back())['C'], code);
+  EXPECT_TRUE(conn.closed());
+}
+
+TEST(PgwireMalformed, AQueryWithoutItsNulIsFatal08P01) {
+  Scripted s;
+  Wire w(s);
+  w.Start();
+  ExpectFatal(w.Send(Typed('Q', "SELECT 1")), w.conn, sqlstate::kProtocolViolation);
+  EXPECT_TRUE(s.queries.empty());
+}
+
+TEST(PgwireMalformed, BytesAfterAQuerysStringAreFatal08P01) {
+  Scripted s;
+  Wire w(s);
+  w.Start();
+  ExpectFatal(w.Send(Typed('Q', Str("SELECT 1") + "x")), w.conn, sqlstate::kProtocolViolation);
+}
+
+TEST(PgwireMalformed, AnUnknownMessageTypeIsFatalAtOnce) {
+  Scripted s;
+  Wire w(s);
+  w.Start();
+  const auto msgs = w.Send("\x01");
+  ExpectFatal(msgs, w.conn, sqlstate::kProtocolViolation);
+  EXPECT_EQ(Fields(msgs.back())['M'], "invalid frontend message type 0x01");
+}
+
+TEST(PgwireMalformed, ALengthBelowFourIsFatal) {
+  Scripted s;
+  Wire w(s);
+  w.Start();
+  ExpectFatal(w.Send("Q" + Int32(3)), w.conn, sqlstate::kProtocolViolation);
+}
+
+TEST(PgwireMalformed, APasswordMessageWithoutAuthenticationIsFatal) {
+  Scripted s;
+  Wire w(s);
+  w.Start();
+  ExpectFatal(w.Send(Typed('p', Str("secret"))), w.conn, sqlstate::kProtocolViolation);
+}
+
+TEST(PgwireMalformed, StartupPacketsThatDoNotDecodeAreFatal) {
+  const std::vector<std::string> bad = {
+      Int32(8) + Int32(196608),                   // no terminator
+      Int32(13) + Int32(196608) + Str("user"),    // a name without value
+      Int32(12) + Int32(80877103) + Int32(0),     // a long SSLRequest
+      Int32(12) + Int32(80877102) + Int32(1),     // a short CancelRequest
+      Int32(7) + std::string("\x00\x03\x00", 3),  // below 8 bytes
+      Startup({{"user", "a"}, {"user", "b"}}),    // a name twice
+      Int32(12) + Int32(196608) + Str("") + Str("x") + std::string(1, '\0'),  // an empty name
+  };
+  for (const std::string& b : bad) {
+    Scripted s;
+    Wire w(s);
+    ExpectFatal(w.Send(b), w.conn, sqlstate::kProtocolViolation);
+    EXPECT_EQ(s.opened, 0);
+  }
+}
+
+TEST(PgwireMalformed, InputThatEndsInsideAMessageIsFatal) {
+  Scripted s;
+  Wire w(s);
+  w.Start();
+  w.conn.Receive(Query("SELECT 1").substr(0, 7));
+  EXPECT_TRUE(w.Take().empty());
+  w.conn.ReceiveEnd();
+  ExpectFatal(Split(w.Take()), w.conn, sqlstate::kProtocolViolation);
+  EXPECT_TRUE(s.queries.empty());
+}
+
+TEST(PgwireMalformed, AStartupThatEndsEarlyIsFatal) {
+  Scripted s;
+  Wire w(s);
+  w.conn.Receive(UserStartup().substr(0, 10));
+  w.conn.ReceiveEnd();
+  ExpectFatal(Split(w.Take()), w.conn, sqlstate::kProtocolViolation);
+}
+
+// Random bytes, and valid streams with random bytes changed, cut or inserted: whatever comes
+// in, the output is whole messages (and the 'N' of a declined SSLRequest), the connection is
+// open or closed after at most one FATAL, and nothing crashes.
+TEST(PgwireMalformed, RandomAndMutatedInputNeverCrashesAndOutputStaysFramed) {
+  std::mt19937 rng(20240601);
+  const std::string valid = kSslRequest + UserStartup() + Query("SELECT 1") +
+                            Query("SELECT 1; SELECT 1") + kSync + Typed('H', "") + kTerminate;
+  for (int round = 0; round < 3000; ++round) {
+    std::string in;
+    if (round % 3 == 0) {
+      std::uniform_int_distribution<int> len(0, 200), byte(0, 255);
+      for (int i = len(rng); i > 0; --i) in += static_cast<char>(byte(rng));
+      if (round % 2 == 0) in = UserStartup() + in;  // garbage after a good startup
+    } else {
+      in = valid;
+      std::uniform_int_distribution<int> edits(1, 4), byte(0, 255);
+      for (int e = edits(rng); e > 0; --e) {
+        std::uniform_int_distribution<std::size_t> pos(0, in.size() - 1);
+        switch (rng() % 3) {
+          case 0:
+            in[pos(rng)] = static_cast<char>(byte(rng));
+            break;
+          case 1:
+            in.erase(pos(rng), 1 + rng() % 8);
+            break;
+          default:
+            in.insert(pos(rng), 1, static_cast<char>(byte(rng)));
+        }
+        if (in.empty()) in = "x";
+      }
+    }
+    Scripted s;
+    Wire w(s);
+    std::string out;
+    // Fed in random slices.
+    for (std::size_t at = 0; at < in.size();) {
+      const std::size_t n = 1 + rng() % 40;
+      w.conn.Receive(std::string_view(in).substr(at, n));
+      out += w.Take();
+      at += n;
+    }
+    if (rng() % 2 == 0) {
+      w.conn.ReceiveEnd();
+      out += w.Take();
+    }
+    std::size_t skip = 0;
+    while (skip < out.size() && out[skip] == 'N' && skip < 2) ++skip;  // declined requests
+    const auto msgs = Split(std::string_view(out).substr(skip));
+    int fatals = 0;
+    for (const Msg& m : msgs) {
+      ASSERT_NE(std::string("RSKZTDCEIv").find(m.type), std::string::npos) << m.type;
+      if (m.type == 'E' && Fields(m)['S'] == "FATAL") ++fatals;
+    }
+    EXPECT_LE(fatals, 1);
+    if (fatals == 1) {
+      EXPECT_TRUE(w.conn.closed());
+      EXPECT_EQ(msgs.back().type, 'E') << "nothing after a FATAL";
+    }
+  }
+}
+
+// ---- cancel keys ------------------------------------------------------------------------------
+
+TEST(PgwireCancel, ACancelRequestOnANewConnectionReachesThatSessionsHandler) {
+  Scripted s;
+  std::shared_ptr<QuerySink> held;
+  s.answer = [&](const std::string&, std::shared_ptr<QuerySink> sink) { held = std::move(sink); };
+  CancelRegistry registry;
+  Wire a(s, registry), b(s, registry);
+  a.Start();
+  b.Start();
+  ASSERT_NE(a.conn.startup()->key.process_id, b.conn.startup()->key.process_id);
+  a.conn.Receive(Query("SELECT slow"));
+  EXPECT_EQ(a.conn.state(), Connection::State::kQuery);
+
+  // The wrong secret: nothing.
+  BackendKey wrong = a.conn.startup()->key;
+  wrong.secret_key ^= 1;
+  Wire c1(s, registry);
+  EXPECT_TRUE(c1.Send(CancelRequestBytes(wrong)).empty());
+  EXPECT_TRUE(c1.conn.closed());
+  EXPECT_EQ(s.cancels, 0);
+
+  // The right key: a's handler is told; the cancelling connection closes without a word.
+  Wire c2(s, registry);
+  c2.conn.Receive(kSslRequest);
+  EXPECT_EQ(c2.Take(), "N");
+  EXPECT_TRUE(c2.Send(CancelRequestBytes(a.conn.startup()->key)).empty());
+  EXPECT_TRUE(c2.conn.closed());
+  EXPECT_EQ(c2.conn.close_reason(), "CancelRequest");
+  EXPECT_EQ(s.cancels, 1);
+  EXPECT_EQ(s.opened, 2) << "a cancel opens no session";
+
+  // b is idle: a cancel naming it reaches nobody.
+  Wire c3(s, registry);
+  c3.conn.Receive(CancelRequestBytes(b.conn.startup()->key));
+  EXPECT_EQ(s.cancels, 1);
+}
+
+TEST(PgwireCancel, KeysAreUniqueAndForgottenWhenTheSessionEnds) {
+  Scripted s;
+  CancelRegistry registry;
+  std::vector<std::unique_ptr<Wire>> wires;
+  std::map<std::int32_t, int> pids;
+  for (int i = 0; i < 50; ++i) {
+    wires.push_back(std::make_unique<Wire>(s, registry));
+    wires.back()->Start();
+    ++pids[wires.back()->conn.startup()->key.process_id];
+  }
+  EXPECT_EQ(pids.size(), 50u);
+  EXPECT_EQ(registry.size(), 50u);
+  const BackendKey first = wires[0]->conn.startup()->key;
+  EXPECT_EQ(registry.Find(first), &wires[0]->conn);
+  wires[0]->conn.Receive(kTerminate);
+  EXPECT_EQ(registry.Find(first), nullptr);
+  wires.clear();
+  EXPECT_EQ(registry.size(), 0u);
+}
+
+// ---- messages.h alone
+// -----------------------------------------------------------------------------
+
+TEST(PgwireMessages, BackendMessagesAreTheDocumentedBytes) {
+  std::string out;
+  AppendReadyForQuery(out, TransactionStatus::kFailed);
+  EXPECT_EQ(out, std::string("Z\x00\x00\x00\x05"
+                             "E",
+                             6));
+  out.clear();
+  AppendCommandComplete(out, "INSERT 0 5");
+  EXPECT_EQ(out, "C" + Int32(15) + Str("INSERT 0 5"));
+  out.clear();
+  AppendEmptyQueryResponse(out);
+  EXPECT_EQ(out, "I" + Int32(4));
+  out.clear();
+  AppendCopyDone(out);
+  EXPECT_EQ(out, "c" + Int32(4));
+  out.clear();
+  AppendBackendKeyData(out, BackendKey{7, -2});
+  EXPECT_EQ(out, "K" + Int32(12) + Int32(7) + Int32(0xfffffffe));
+  out.clear();
+  const FieldDescription f("n", kNumeric);
+  AppendRowDescription(out, {&f, 1});
+  EXPECT_EQ(out, "T" + Int32(4 + 2 + 2 + 18) + Int16(1) + Str("n") + Int32(0) + Int16(0) +
+                     Int32(1700) + Int16(0xffff) + Int32(0xffffffff) + Int16(0));
+  out.clear();
+  const Value values[] = {std::nullopt, std::string("ab\0c", 4)};
+  AppendDataRow(out, values);
+  EXPECT_EQ(out.size(), DataRowBytes(values));
+  EXPECT_EQ(out, "D" + Int32(4 + 2 + 4 + 4 + 4) + Int16(2) + Int32(0xffffffff) + Int32(4) +
+                     std::string("ab\0c", 4));
+}
+
+TEST(PgwireMessages, AStringFieldIsCutAtItsFirstNul) {
+  std::string out;
+  ErrorFields e = ErrorFields::Error("XX000", std::string("bad\0rest", 8));
+  AppendErrorResponse(out, e);
+  const auto msgs = Split(out);
+  ASSERT_EQ(msgs.size(), 1u);
+  EXPECT_EQ(Fields(msgs[0])['M'], "bad");
+}
+
+TEST(PgwireMessages, Utf8ValidationFollowsRfc3629) {
+  EXPECT_EQ(FindInvalidUtf8("plain ascii"), std::nullopt);
+  EXPECT_EQ(FindInvalidUtf8("h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), std::nullopt);
+  EXPECT_EQ(FindInvalidUtf8("\xc0\x80"), 0u);                    // overlong NUL
+  EXPECT_EQ(FindInvalidUtf8("ab\xe0\x80\xaf"), 2u);              // overlong '/'
+  EXPECT_EQ(FindInvalidUtf8("\xed\xa0\x80"), 0u);                // a surrogate
+  EXPECT_EQ(FindInvalidUtf8("\xf4\x90\x80\x80"), 0u);            // past U+10FFFF
+  EXPECT_EQ(FindInvalidUtf8("x\xe2\x82"), 1u);                   // cut short
+  EXPECT_EQ(FindInvalidUtf8("\x80"), 0u);                        // a lone continuation
+  EXPECT_EQ(FindInvalidUtf8(std::string("a\0b", 3)), 1u);        // NUL
+  EXPECT_EQ(FindInvalidUtf8("\xf4\x8f\xbf\xbf"), std::nullopt);  // U+10FFFF
+}
+
+TEST(PgwireMessages, FramesAreBoundedBeforeTheirContentsArrive) {
+  EXPECT_EQ(ReadMessageFrame("Q", 100).kind, Frame::Kind::kIncomplete);
+  EXPECT_EQ(ReadMessageFrame("Q" + Int32(104), 100).kind, Frame::Kind::kIncomplete);
+  EXPECT_EQ(ReadMessageFrame("Q" + Int32(105), 100).kind, Frame::Kind::kInvalid);
+  EXPECT_EQ(ReadMessageFrame("X" + Int32(10005), 1 << 20).kind, Frame::Kind::kInvalid);
+  const std::string in = Query("x") + "rest";
+  const Frame f = ReadMessageFrame(in, 100);  // views `in`
+  ASSERT_EQ(f.kind, Frame::Kind::kMessage);
+  EXPECT_EQ(f.type, 'Q');
+  EXPECT_EQ(f.body, Str("x"));
+  EXPECT_EQ(f.size, 7u);
+  EXPECT_EQ(ReadStartupFrame(Int32(7)).kind, Frame::Kind::kInvalid);
+  EXPECT_EQ(ReadStartupFrame(Int32(10000)).kind, Frame::Kind::kIncomplete);
+}
+
+using PgwireSinkDeathTest = ::testing::Test;
+
+TEST(PgwireSinkDeathTest, AnAnswerOutOfOrderIsTheHandlersBugAndAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        QuerySink sink(1000, nullptr);
+        const Value v[] = {"1"};
+        sink.DataRow(v);
+      },
+      "DataRow without a RowDescription");
+  EXPECT_DEATH(
+      {
+        QuerySink sink(1000, nullptr);
+        const FieldDescription f("x", kInt8);
+        sink.RowDescription({&f, 1});
+        sink.Finish(TransactionStatus::kIdle);
+      },
+      "Finish in the middle of a statement");
+}
+
+}  // namespace
+}  // namespace tandem::pgwire::pgwire_test
