@@ -23,6 +23,7 @@ PACKAGES=(cmake ninja-build g++ clang-format pkg-config libboost1.81-dev libgtes
           libcli11-dev clang libclang-rt-14-dev  # clang: the tsan and fuzz presets
           python3-dev pybind11-dev  # the LocalReader Python binding and its test
           liblmdb-dev  # tandem-bench local's mdb_get peer (optional: skipped without it)
+          libpg-query-dev  # the frontend's SQL parser: PostgreSQL 15's, as a library
           help2man)  # the man pages, made at build time (cmake/packaging.cmake)
 # What only the deploy tests (label deploy, in `test`) need: installed by `test` alone — on a host
 # that runs systemd, Debian's prometheus package (promtool's) also starts a Prometheus server.
