@@ -66,8 +66,9 @@ void ShiftLocations(google::protobuf::Message* root, int prefix_size, int begin)
       if (field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) continue;
       if (field->is_repeated()) {
         const int n = reflection->FieldSize(*message, field);
-        for (int i = 0; i < n; ++i)
+        for (int i = 0; i < n; ++i) {
           pending.push_back(reflection->MutableRepeatedMessage(message, field, i));
+        }
       } else {
         pending.push_back(reflection->MutableMessage(message, field));
       }

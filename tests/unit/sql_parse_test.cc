@@ -15,6 +15,7 @@
 
 #include "frontend/sql/classify.h"
 #include "frontend/sql/parse.h"
+#include "frontend/sql/pg_parser.h"
 #include "frontend/sql/sql_error.h"
 #include "frontend/sql/statement_tokens.h"
 
@@ -557,6 +558,24 @@ TEST(SqlParse, DeepNestingIsAnErrorNotACrash) {
   // 'a+a+a+…' a million long is over the size bound before anything else.
   EXPECT_EQ(ParseError("SELECT a" + Repeat("+a", 1000000)).sqlstate,
             sqlstate::kProgramLimitExceeded);
+}
+
+// The second guard, behind the nesting bound: PostgreSQL's tree is read only to kMaxTreeDepth.
+TEST(SqlParse, TheTreeReaderRefusesTreesDeeperThanItsBound) {
+  for (const int operators : {1500, 3000}) {  // each `+a` nests two messages (Node, A_Expr)
+    const std::string sql = "SELECT a" + Repeat("+a", operators);
+    SqlResult<std::vector<Token>> tokens = Scan(sql);
+    ASSERT_TRUE(tokens.ok());
+    SqlResult<pg_query::ParseResult> parsed =
+        ParseTokens(sql, *tokens, TokenRange(0, tokens->size()));
+    if (2 * operators < kMaxTreeDepth) {
+      EXPECT_TRUE(parsed.ok());
+    } else {
+      ASSERT_FALSE(parsed.ok());
+      EXPECT_EQ(parsed.error().sqlstate, sqlstate::kStatementTooComplex);
+      EXPECT_EQ(parsed.error().position, 1);
+    }
+  }
 }
 
 TEST(SqlParse, LongButFlatStatementsAreNotDeep) {
