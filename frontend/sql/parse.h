@@ -1,0 +1,84 @@
+// Parse: the text a client sent → its statements, each as PostgreSQL's parser gave it (a
+// pg_query::Node tree) or as one of Tandem's own forms around PostgreSQL's grammar
+// (tandem_syntax.h), with where it is in the text. The first step of the frontend's three
+// (parse → bind → plan, DESIGN §15): nothing here looks at the catalog.
+//
+// How: the input is bounded (kMaxSqlBytes, valid UTF-8 without NUL), scanned once by
+// PostgreSQL's scanner, split into statements at top-level `;`, each statement's nesting bounded
+// (statement_tokens.h), its Tandem form recognised from its tokens, and every part in
+// PostgreSQL's syntax parsed by PostgreSQL's parser (pg_parser.h). As PostgreSQL does with a
+// simple Query, the whole input is parsed before any of it runs: one error fails all of it.
+//
+// Invariant of every tree returned: each node's `location` is a byte offset into the input (or
+// -1), so a later error about a node points at it with CursorPosition(sql, location).
+//
+// Thread safety: a pure function of its input; any number of threads may call Parse at once,
+// each on a stack of at least 2 MiB (statement_tokens.h: kMaxNestingDepth).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "frontend/sql/pg_query.pb.h"
+#include "frontend/sql/sql_error.h"
+
+namespace tandem::sql {
+
+// The most bytes of SQL one Parse takes: a simple Query message's string, all its statements.
+// PostgreSQL takes up to 1 GB; 1 MiB is far beyond a hand-written or generated statement and
+// keeps one client's parse (its tokens, its trees) to tens of MiB.
+inline constexpr std::size_t kMaxSqlBytes = std::size_t{1} << 20;
+
+// A statement of PostgreSQL's grammar: the `stmt` of its RawStmt (a SelectStmt, a CreateStmt …).
+struct PostgresStatement {
+  pg_query::Node stmt;
+};
+
+// SUBSCRIBE [TO] target [AS OF as_of] (Materialize's spelling).
+struct SubscribeStatement {
+  pg_query::Node target;  // a RangeVar (SUBSCRIBE name) or a SelectStmt (SUBSCRIBE (query))
+  std::optional<pg_query::Node> as_of;  // an expression
+};
+
+// A query with a trailing AS OF: read at that time (DESIGN §15 "Timestamps").
+struct SelectAsOfStatement {
+  pg_query::Node select;  // a SelectStmt
+  pg_query::Node as_of;   // an expression
+};
+
+// SHOW MATERIALIZED VIEWS (SHOW TABLES, VIEWS and INDEXES are PostgreSQL's `SHOW name`: they
+// are PostgresStatements with a VariableShowStmt; classify.h names them).
+struct ShowMaterializedViewsStatement {};
+
+// SHOW COLUMNS FROM relation.
+struct ShowColumnsStatement {
+  pg_query::Node relation;  // a RangeVar
+};
+
+// Bytes [offset, offset + length) of the input.
+struct TextSpan {
+  std::size_t offset = 0;
+  std::size_t length = 0;
+
+  TextSpan(std::size_t o, std::size_t l) : offset(o), length(l) {}
+};
+
+struct ParsedStatement {
+  std::variant<PostgresStatement, SubscribeStatement, SelectAsOfStatement,
+               ShowMaterializedViewsStatement, ShowColumnsStatement>
+      form;
+  // From its first token to the end of its last (comments around it and its `;` left out).
+  TextSpan text;
+  int position;  // CursorPosition of text.offset: where an error about the whole statement points
+};
+
+// The statements of `sql`, in order (none for an input of only spaces, comments and `;`s), or
+// the first error: 42601 and PostgreSQL's message for a syntax error, at PostgreSQL's position;
+// 54000 for an input over kMaxSqlBytes; 54001 for a statement nesting deeper than
+// kMaxNestingDepth; 22021 for bytes that are not UTF-8 (or a NUL).
+SqlResult<std::vector<ParsedStatement>> Parse(std::string_view sql);
+
+}  // namespace tandem::sql

@@ -1,0 +1,77 @@
+// SqlError and SqlResult<T>: what the SQL layer (parse, classify, and later bind and plan) answers
+// when a statement cannot run — the fields of PostgreSQL's ErrorResponse that a client reads:
+// the SQLSTATE ('C'), the message ('M') and the cursor position ('P').
+//
+// Errors are values: bad SQL from a client is a SqlError, never a crash and never an exception
+// that crosses this layer's interface.
+#pragma once
+
+#include <cassert>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+
+namespace tandem::sql {
+
+// The SQLSTATEs this layer answers with (PostgreSQL's Appendix A, its ERRCODE_ names).
+namespace sqlstate {
+inline constexpr const char* kSyntaxError = "42601";               // ERRCODE_SYNTAX_ERROR
+inline constexpr const char* kFeatureNotSupported = "0A000";       // FEATURE_NOT_SUPPORTED
+inline constexpr const char* kProgramLimitExceeded = "54000";      // PROGRAM_LIMIT_EXCEEDED
+inline constexpr const char* kStatementTooComplex = "54001";       // STATEMENT_TOO_COMPLEX
+inline constexpr const char* kCharacterNotInRepertoire = "22021";  // invalid UTF-8, a NUL
+inline constexpr const char* kInvalidEscapeSequence = "22025";     // INVALID_ESCAPE_SEQUENCE
+inline constexpr const char* kNonstandardUseOfEscapeCharacter = "22P06";
+inline constexpr const char* kInvalidParameterValue = "22023";  // INVALID_PARAMETER_VALUE
+inline constexpr const char* kDuplicateObject = "42710";        // DUPLICATE_OBJECT
+inline constexpr const char* kReservedName = "42939";           // RESERVED_NAME
+inline constexpr const char* kWindowingError = "42P20";         // WINDOWING_ERROR
+inline constexpr const char* kInternalError = "XX000";          // INTERNAL_ERROR
+}  // namespace sqlstate
+
+struct SqlError {
+  std::string sqlstate;  // five characters, one of sqlstate:: (or another of PostgreSQL's)
+  std::string message;   // PostgreSQL's wording where PostgreSQL has the error
+  // ErrorResponse 'P': 1-based, in characters (not bytes) of the query string the client sent;
+  // 0 = no position.
+  int position = 0;
+
+  SqlError(std::string state, std::string text, int pos = 0)
+      : sqlstate(std::move(state)), message(std::move(text)), position(pos) {}
+
+  std::string ToString() const;  // "42601: syntax error at or near "x" (position 8)"
+};
+
+// The 1-based character position ('P') of byte `offset` of the UTF-8 text `sql`: what a byte
+// offset from libpg_query (a token's start, a node's location) becomes in an ErrorResponse.
+// REQUIRES: offset <= sql.size().
+int CursorPosition(std::string_view sql, std::size_t offset);
+
+// A T or a SqlError.
+template <typename T>
+class [[nodiscard]] SqlResult {
+ public:
+  SqlResult(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
+  SqlResult(SqlError error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+
+  bool ok() const { return std::holds_alternative<T>(v_); }
+  // REQUIRES: !ok().
+  const SqlError& error() const {
+    assert(!ok());
+    return std::get<SqlError>(v_);
+  }
+  T& value() & { return std::get<T>(v_); }
+  const T& value() const& { return std::get<T>(v_); }
+  T&& value() && { return std::get<T>(std::move(v_)); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+ private:
+  std::variant<T, SqlError> v_;
+};
+
+}  // namespace tandem::sql
