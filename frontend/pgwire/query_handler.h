@@ -8,8 +8,11 @@
 // connection then sends ReadyForQuery and reads the client's next message. It sends nothing else
 // in between: one Query is answered at a time, as PostgreSQL does.
 //
-// Threads. Query(), Cancel() and the destructor are called on the connection's thread (the
-// server's I/O thread), never at once; the sink's methods may be called from any thread.
+// Threads. Query(), Cancel() and the destructor are called on the connection's thread — the
+// server's one I/O thread, which serves every client — never at once, and must not block: no
+// waiting for a replica, a lock held across I/O, a join or a sleep there (every other session
+// would stall behind it). They hand the work to a thread of the handler's and return. The sink's
+// methods may be called from any thread.
 #pragma once
 
 #include <cstddef>
@@ -121,7 +124,8 @@ class QuerySink {
   TransactionStatus status_ TANDEM_GUARDED_BY(mu_) = TransactionStatus::kIdle;
 };
 
-// One session's SQL. See the top of this file for threads and order.
+// One session's SQL. See the top of this file for threads and order: every method here runs on
+// the I/O thread and must return without blocking.
 class QueryHandler {
  public:
   // The session ended (Terminate, the client left or was cut, the server stopped). A sink still
@@ -141,7 +145,7 @@ class QueryHandlerFactory {
  public:
   virtual ~QueryHandlerFactory() = default;
   // A session for an accepted startup; nullptr refuses it with `refusal` (sent as FATAL).
-  // Called on the connection's thread.
+  // Called on the connection's thread (the I/O thread): it must not block.
   virtual std::unique_ptr<QueryHandler> Open(const StartupParameters& startup,
                                              ErrorFields& refusal) = 0;
 };
