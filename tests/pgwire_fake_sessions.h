@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "frontend/pgwire/query_handler.h"
-#include "frontend/pgwire/sqlstate.h"
+#include "frontend/sqlstate.h"
 
 namespace tandem::testing {
 
@@ -50,7 +50,7 @@ class FakeSessions : public pgwire::QueryHandlerFactory {
   std::unique_ptr<pgwire::QueryHandler> Open(const pgwire::StartupParameters& startup,
                                              pgwire::ErrorFields& refusal) override {
     if (startup.user == "refused") {
-      refusal = pgwire::ErrorFields::Fatal(pgwire::sqlstate::kInvalidAuthorizationSpecification,
+      refusal = pgwire::ErrorFields::Fatal(tandem::sqlstate::kInvalidAuthorizationSpecification,
                                            "role \"refused\" is not permitted to log in");
       return nullptr;
     }
@@ -91,7 +91,7 @@ class FakeSessions : public pgwire::QueryHandlerFactory {
           status = state->status;
         }
         if (!sink) return;
-        sink->Error(pgwire::ErrorFields::Error(pgwire::sqlstate::kQueryCanceled,
+        sink->Error(pgwire::ErrorFields::Error(tandem::sqlstate::kQueryCanceled,
                                                "canceling statement due to user request"));
         sink->Finish(status);
       });
@@ -114,7 +114,7 @@ class FakeSessions : public pgwire::QueryHandlerFactory {
     using pgwire::ErrorFields;
     using pgwire::FieldDescription;
     using pgwire::Value;
-    namespace code = pgwire::sqlstate;
+    namespace code = tandem::sqlstate;
     std::lock_guard<std::mutex> lock(state.mu);
     std::vector<std::pair<std::string, std::size_t>> statements;  // text, offset in `sql`
     std::size_t at = 0;

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "base/check.h"
-#include "frontend/pgwire/sqlstate.h"
+#include "frontend/sqlstate.h"
 
 namespace tandem::pgwire {
 

@@ -106,8 +106,8 @@ enum class Severity { kError, kFatal, kPanic, kWarning, kNotice, kDebug, kInfo, 
 const char* SeverityName(Severity severity);
 
 // The fields of an ErrorResponse or NoticeResponse that Tandem sends ("Error and Notice Message
-// Fields"): S and V (severity), C (SQLSTATE, sqlstate.h), M (message), and when not empty D
-// (detail), H (hint) and P (position: 1-based, in characters, into the query string).
+// Fields"): S and V (severity), C (SQLSTATE, frontend/sqlstate.h), M (message), and when not empty
+// D (detail), H (hint) and P (position: 1-based, in characters, into the query string).
 struct ErrorFields {
   ErrorFields() = default;
   ErrorFields(Severity severity, std::string sqlstate, std::string message)

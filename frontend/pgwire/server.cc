@@ -14,7 +14,7 @@
 #include <cstring>
 
 #include "base/check.h"
-#include "frontend/pgwire/sqlstate.h"
+#include "frontend/sqlstate.h"
 
 namespace tandem::pgwire {
 

@@ -13,23 +13,11 @@
 #include <utility>
 #include <variant>
 
+#include "frontend/sqlstate.h"
+
 namespace tandem::sql {
 
-// The SQLSTATEs this layer answers with (PostgreSQL's Appendix A, its ERRCODE_ names).
-namespace sqlstate {
-inline constexpr const char* kSyntaxError = "42601";               // ERRCODE_SYNTAX_ERROR
-inline constexpr const char* kFeatureNotSupported = "0A000";       // FEATURE_NOT_SUPPORTED
-inline constexpr const char* kProgramLimitExceeded = "54000";      // PROGRAM_LIMIT_EXCEEDED
-inline constexpr const char* kStatementTooComplex = "54001";       // STATEMENT_TOO_COMPLEX
-inline constexpr const char* kCharacterNotInRepertoire = "22021";  // invalid UTF-8, a NUL
-inline constexpr const char* kInvalidEscapeSequence = "22025";     // INVALID_ESCAPE_SEQUENCE
-inline constexpr const char* kNonstandardUseOfEscapeCharacter = "22P06";
-inline constexpr const char* kInvalidParameterValue = "22023";  // INVALID_PARAMETER_VALUE
-inline constexpr const char* kDuplicateObject = "42710";        // DUPLICATE_OBJECT
-inline constexpr const char* kReservedName = "42939";           // RESERVED_NAME
-inline constexpr const char* kWindowingError = "42P20";         // WINDOWING_ERROR
-inline constexpr const char* kInternalError = "XX000";          // INTERNAL_ERROR
-}  // namespace sqlstate
+// The SQLSTATEs this layer answers with are frontend/sqlstate.h's (`sqlstate::kSyntaxError`, …).
 
 struct SqlError {
   std::string sqlstate;  // five characters, one of sqlstate:: (or another of PostgreSQL's)

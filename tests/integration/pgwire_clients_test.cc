@@ -27,7 +27,7 @@
 
 #include "child_process.h"
 #include "frontend/pgwire/server.h"
-#include "frontend/pgwire/sqlstate.h"
+#include "frontend/sqlstate.h"
 #include "pgwire_fake_sessions.h"
 #include "run_binary.h"
 #include "temp_dir.h"

@@ -22,7 +22,7 @@
 #include "frontend/pgwire/connection.h"
 #include "frontend/pgwire/messages.h"
 #include "frontend/pgwire/query_handler.h"
-#include "frontend/pgwire/sqlstate.h"
+#include "frontend/sqlstate.h"
 #include "pgwire_fake_sessions.h"
 
 namespace tandem::pgwire::pgwire_test {

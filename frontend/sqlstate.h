@@ -1,0 +1,47 @@
+// SQLSTATE codes (PostgreSQL's errcodes.txt, Appendix A of its manual; the comment is its
+// ERRCODE_ name) that the frontend sends: the five characters of an ErrorResponse's C field.
+// Clients key on them (psycopg2's `e.pgcode`), so pick the one PostgreSQL would send for the same
+// failure. The one table for the whole frontend: the wire protocol (pgwire/) and the SQL layer
+// (sql/) both name their codes from here, and neither depends on the other — this header depends
+// on nothing.
+#pragma once
+
+namespace tandem::sqlstate {
+
+// Class 08 — connection exception
+inline constexpr char kProtocolViolation[] = "08P01";  // PROTOCOL_VIOLATION
+// Class 0A — feature not supported
+inline constexpr char kFeatureNotSupported[] = "0A000";  // FEATURE_NOT_SUPPORTED
+// Class 22 — data exception
+inline constexpr char kCharacterNotInRepertoire[] = "22021";  // invalid UTF-8, a NUL
+inline constexpr char kInvalidParameterValue[] = "22023";     // INVALID_PARAMETER_VALUE
+inline constexpr char kInvalidEscapeSequence[] = "22025";     // INVALID_ESCAPE_SEQUENCE
+inline constexpr char kNonstandardUseOfEscapeCharacter[] = "22P06";
+// Class 23 — integrity constraint violation
+inline constexpr char kUniqueViolation[] = "23505";  // UNIQUE_VIOLATION
+// Class 25 — invalid transaction state
+inline constexpr char kInFailedSqlTransaction[] = "25P02";  // IN_FAILED_SQL_TRANSACTION
+// Class 28 — invalid authorization specification
+inline constexpr char kInvalidAuthorizationSpecification[] = "28000";
+// Class 3D — invalid catalog name (an unknown database)
+inline constexpr char kInvalidCatalogName[] = "3D000";  // UNDEFINED_DATABASE
+// Class 42 — syntax error or access rule violation
+inline constexpr char kSyntaxError[] = "42601";      // SYNTAX_ERROR
+inline constexpr char kUndefinedColumn[] = "42703";  // UNDEFINED_COLUMN
+inline constexpr char kDuplicateObject[] = "42710";  // DUPLICATE_OBJECT
+inline constexpr char kReservedName[] = "42939";     // RESERVED_NAME
+inline constexpr char kUndefinedTable[] = "42P01";   // UNDEFINED_TABLE
+inline constexpr char kWindowingError[] = "42P20";   // WINDOWING_ERROR
+// Class 53 — insufficient resources
+inline constexpr char kOutOfMemory[] = "53200";         // OUT_OF_MEMORY
+inline constexpr char kTooManyConnections[] = "53300";  // TOO_MANY_CONNECTIONS
+// Class 54 — program limit exceeded
+inline constexpr char kProgramLimitExceeded[] = "54000";  // PROGRAM_LIMIT_EXCEEDED
+inline constexpr char kStatementTooComplex[] = "54001";   // STATEMENT_TOO_COMPLEX
+// Class 57 — operator intervention
+inline constexpr char kQueryCanceled[] = "57014";  // QUERY_CANCELED
+inline constexpr char kAdminShutdown[] = "57P01";  // ADMIN_SHUTDOWN
+// Class XX — internal error
+inline constexpr char kInternalError[] = "XX000";  // INTERNAL_ERROR
+
+}  // namespace tandem::sqlstate
