@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "base/check.h"
+#include "base/utf8.h"
 #include "frontend/sqlstate.h"
 
 namespace tandem::pgwire {
@@ -13,11 +14,6 @@ namespace {
 // Buffered input beyond which a connection that is not reading messages (a Query being
 // answered, output above high water) asks not to be read from: a client may pipeline a little.
 constexpr std::size_t kBlockedInputBytes = 64 * 1024;
-
-std::string HexByte(unsigned char b) {
-  const char* digits = "0123456789abcdef";
-  return std::string("0x") + digits[b >> 4] + digits[b & 0xf];
-}
 
 bool IsFalse(std::string_view v) {
   return v == "false" || v == "off" || v == "no" || v == "0" || v == "f" || v == "n";
@@ -330,12 +326,8 @@ void Connection::OnQuery(std::string_view body) {
     return;
   }
   if (const std::optional<std::size_t> bad = FindInvalidUtf8(*text)) {
-    std::string bytes;
-    for (std::size_t i = *bad; i < text->size() && i < *bad + 4; ++i) {
-      bytes += (i == *bad ? "" : " ") + HexByte(static_cast<unsigned char>((*text)[i]));
-    }
-    SendError(ErrorFields::Error(sqlstate::kCharacterNotInRepertoire,
-                                 "invalid byte sequence for encoding \"UTF8\": " + bytes));
+    SendError(
+        ErrorFields::Error(sqlstate::kCharacterNotInRepertoire, InvalidUtf8Message(*text, *bad)));
     AppendReadyForQuery(out_, transaction_status_);
     return;
   }

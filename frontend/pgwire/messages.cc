@@ -298,43 +298,6 @@ Result<std::string_view> DecodeQuery(std::string_view body) {
   return body.substr(0, nul);
 }
 
-std::optional<std::size_t> FindInvalidUtf8(std::string_view text) {
-  std::size_t i = 0;
-  const std::size_t n = text.size();
-  while (i < n) {
-    const auto b0 = static_cast<unsigned char>(text[i]);
-    if (b0 < 0x80) {
-      if (b0 == 0) return i;
-      ++i;
-      continue;
-    }
-    std::size_t len;
-    unsigned char lo = 0x80, hi = 0xbf;  // the range of the second byte
-    if (b0 >= 0xc2 && b0 <= 0xdf) {
-      len = 2;
-    } else if (b0 >= 0xe0 && b0 <= 0xef) {
-      len = 3;
-      if (b0 == 0xe0) lo = 0xa0;  // not overlong
-      if (b0 == 0xed) hi = 0x9f;  // not a surrogate
-    } else if (b0 >= 0xf0 && b0 <= 0xf4) {
-      len = 4;
-      if (b0 == 0xf0) lo = 0x90;  // not overlong
-      if (b0 == 0xf4) hi = 0x8f;  // not past U+10FFFF
-    } else {
-      return i;
-    }
-    if (n - i < len) return i;
-    const auto b1 = static_cast<unsigned char>(text[i + 1]);
-    if (b1 < lo || b1 > hi) return i;
-    for (std::size_t k = 2; k < len; ++k) {
-      const auto b = static_cast<unsigned char>(text[i + k]);
-      if (b < 0x80 || b > 0xbf) return i;
-    }
-    i += len;
-  }
-  return std::nullopt;
-}
-
 void AppendAuthenticationOk(std::string& out) {
   MessageWriter m(out, 'R');
   PutInt32(out, 0);

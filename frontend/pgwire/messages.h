@@ -193,11 +193,6 @@ Result<StartupPacket> DecodeStartupPacket(std::string_view body);
 // it.
 Result<std::string_view> DecodeQuery(std::string_view body);
 
-// The offset of the first byte of `text` that does not begin a valid UTF-8 sequence (RFC 3629:
-// no overlong forms, no surrogates, nothing past U+10FFFF; NUL is refused too, as PostgreSQL
-// refuses it in text), or std::nullopt when all of `text` is valid.
-std::optional<std::size_t> FindInvalidUtf8(std::string_view text);
-
 // ---- encoding backend messages ------------------------------------------------------------------
 
 // The single byte that answers an SSLRequest or a GSSENCRequest: 'N', encryption declined.
