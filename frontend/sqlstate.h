@@ -38,6 +38,7 @@ inline constexpr char kTooManyConnections[] = "53300";  // TOO_MANY_CONNECTIONS
 // Class 54 — program limit exceeded
 inline constexpr char kProgramLimitExceeded[] = "54000";  // PROGRAM_LIMIT_EXCEEDED
 inline constexpr char kStatementTooComplex[] = "54001";   // STATEMENT_TOO_COMPLEX
+inline constexpr char kTooManyColumns[] = "54011";        // TOO_MANY_COLUMNS
 // Class 57 — operator intervention
 inline constexpr char kQueryCanceled[] = "57014";  // QUERY_CANCELED
 inline constexpr char kAdminShutdown[] = "57P01";  // ADMIN_SHUTDOWN

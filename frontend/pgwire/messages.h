@@ -23,8 +23,9 @@
 // Encoding. The Append* functions append one whole backend message to `out`. A protocol String
 // is NUL-terminated, so a name, tag or text that contains a NUL is cut at its first NUL (no text
 // Tandem sends has one; a DataRow value is length-prefixed and may hold any bytes). A message's
-// contents must fit the Int32 length (a broken invariant aborts): callers bound what they encode
-// (DataRowBytes tells the size first).
+// contents must fit the Int32 length and its column count the Int16 one (a broken invariant
+// aborts): callers bound what they encode — QuerySink refuses what SQL could make too large
+// (kMaxColumns, kMaxBackendMessageBytes; DataRowBytes tells a row's size first).
 #pragma once
 
 #include <cstddef>
@@ -47,6 +48,12 @@ namespace tandem::pgwire {
 inline constexpr std::size_t kMaxStartupPacketBytes = 10000;
 inline constexpr std::size_t kSmallMessageLimit = 10000;
 inline constexpr std::size_t kDefaultMaxMessageBytes = std::size_t{64} << 20;
+// The most columns a result (RowDescription, DataRow, CopyOutResponse) may have: PostgreSQL's
+// MaxTupleAttributeNumber ("target lists can have at most 1664 entries", 54011). The protocol's
+// Int16 count would allow 32767; no client expects more than PostgreSQL sends.
+inline constexpr std::size_t kMaxColumns = 1664;
+// The most bytes a backend message's contents may have: its Int32 length counts itself.
+inline constexpr std::size_t kMaxBackendMessageBytes = 0x7fffffff - 4;
 
 // ---- startup packet codes -----------------------------------------------------------------------
 

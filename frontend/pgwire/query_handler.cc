@@ -1,6 +1,10 @@
 #include "frontend/pgwire/query_handler.h"
 
+#include <algorithm>
+#include <string>
+
 #include "base/check.h"
+#include "frontend/sqlstate.h"
 
 namespace tandem::pgwire {
 
@@ -9,6 +13,23 @@ namespace {
 bool IsNoticeSeverity(Severity s) {
   return s == Severity::kNotice || s == Severity::kWarning || s == Severity::kInfo ||
          s == Severity::kDebug || s == Severity::kLog;
+}
+
+ErrorFields TooManyColumns(std::size_t columns) {
+  ErrorFields e =
+      ErrorFields::Error(sqlstate::kTooManyColumns, "target lists can have at most " +
+                                                        std::to_string(kMaxColumns) + " entries");
+  e.detail = "The result has " + std::to_string(columns) + " columns.";
+  return e;
+}
+
+// A message of `bytes` (type byte and length word included) that the sink can never queue.
+ErrorFields TooLarge(const char* what, std::size_t bytes, std::size_t max_buffered_bytes) {
+  const std::size_t limit = std::min(max_buffered_bytes, kMaxBackendMessageBytes + 5);
+  return ErrorFields::Error(sqlstate::kProgramLimitExceeded,
+                            std::string(what) + " of " + std::to_string(bytes) +
+                                " bytes exceeds the " + std::to_string(limit) +
+                                " bytes the server can send to a client at once");
 }
 
 }  // namespace
@@ -33,6 +54,15 @@ bool QuerySink::OverflowLocked() {
   return false;
 }
 
+bool QuerySink::RefuseLocked(const ErrorFields& error) {
+  std::string m;
+  AppendErrorResponse(m, error);
+  phase_ = Phase::kFailed;
+  refused_ = true;
+  QueueLocked(m);
+  return false;
+}
+
 bool QuerySink::QueueLocked(const std::string& message) {
   if (queued_.size() + message.size() > max_buffered_bytes_) return OverflowLocked();
   queued_.append(message);
@@ -42,10 +72,11 @@ bool QuerySink::QueueLocked(const std::string& message) {
 
 bool QuerySink::RowDescription(std::span<const FieldDescription> fields) {
   std::string m;
-  AppendRowDescription(m, fields);
+  if (fields.size() <= kMaxColumns) AppendRowDescription(m, fields);
   MutexLock lock(mu_);
-  if (unwanted_) return false;
+  if (unwanted_ || refused_) return false;
   TANDEM_CHECK(phase_ == Phase::kStatements, "RowDescription in the middle of a statement");
+  if (fields.size() > kMaxColumns) return RefuseLocked(TooManyColumns(fields.size()));
   phase_ = Phase::kRows;
   columns_ = fields.size();
   return QueueLocked(m);
@@ -55,15 +86,18 @@ bool QuerySink::DataRow(std::span<const Value> values) {
   std::string m;
   {
     MutexLock lock(mu_);
-    if (unwanted_) return false;
+    if (unwanted_ || refused_) return false;
+    TANDEM_CHECK(phase_ == Phase::kRows, "DataRow without a RowDescription");
+    TANDEM_CHECK(values.size() == columns_, "a DataRow of another width than its RowDescription");
     // Bounded before it is encoded: a row larger than the whole buffer is never copied.
-    if (DataRowBytes(values) > max_buffered_bytes_) return OverflowLocked();
+    if (const std::size_t bytes = DataRowBytes(values);
+        bytes > max_buffered_bytes_ || bytes - 5 > kMaxBackendMessageBytes) {
+      return RefuseLocked(TooLarge("a row", bytes, max_buffered_bytes_));
+    }
   }
   AppendDataRow(m, values);
   MutexLock lock(mu_);
-  if (unwanted_) return false;
-  TANDEM_CHECK(phase_ == Phase::kRows, "DataRow without a RowDescription");
-  TANDEM_CHECK(values.size() == columns_, "a DataRow of another width than its RowDescription");
+  if (unwanted_ || refused_) return false;
   return QueueLocked(m);
 }
 
@@ -71,7 +105,7 @@ bool QuerySink::CommandComplete(std::string_view tag) {
   std::string m;
   AppendCommandComplete(m, tag);
   MutexLock lock(mu_);
-  if (unwanted_) return false;
+  if (unwanted_ || refused_) return false;
   TANDEM_CHECK(phase_ == Phase::kStatements || phase_ == Phase::kRows,
                "CommandComplete during a COPY, after an error or after Finish");
   phase_ = Phase::kStatements;
@@ -82,7 +116,7 @@ bool QuerySink::EmptyQuery() {
   std::string m;
   AppendEmptyQueryResponse(m);
   MutexLock lock(mu_);
-  if (unwanted_) return false;
+  if (unwanted_ || refused_) return false;
   TANDEM_CHECK(phase_ == Phase::kStatements, "EmptyQuery in the middle of a statement");
   return QueueLocked(m);
 }
@@ -93,7 +127,7 @@ bool QuerySink::Notice(const ErrorFields& notice) {
   std::string m;
   AppendNoticeResponse(m, notice);
   MutexLock lock(mu_);
-  if (unwanted_) return false;
+  if (unwanted_ || refused_) return false;
   TANDEM_CHECK(phase_ != Phase::kFinished, "a Notice after Finish");
   return QueueLocked(m);
 }
@@ -102,17 +136,18 @@ bool QuerySink::ParameterStatus(std::string_view name, std::string_view value) {
   std::string m;
   AppendParameterStatus(m, name, value);
   MutexLock lock(mu_);
-  if (unwanted_) return false;
+  if (unwanted_ || refused_) return false;
   TANDEM_CHECK(phase_ != Phase::kFinished, "a ParameterStatus after Finish");
   return QueueLocked(m);
 }
 
 bool QuerySink::CopyOutResponse(std::uint16_t columns) {
   std::string m;
-  AppendCopyOutResponse(m, columns);
+  if (columns <= kMaxColumns) AppendCopyOutResponse(m, columns);
   MutexLock lock(mu_);
-  if (unwanted_) return false;
+  if (unwanted_ || refused_) return false;
   TANDEM_CHECK(phase_ == Phase::kStatements, "CopyOutResponse in the middle of a statement");
+  if (columns > kMaxColumns) return RefuseLocked(TooManyColumns(columns));
   phase_ = Phase::kCopyOut;
   return QueueLocked(m);
 }
@@ -120,15 +155,18 @@ bool QuerySink::CopyOutResponse(std::uint16_t columns) {
 bool QuerySink::CopyData(std::string_view data) {
   {
     MutexLock lock(mu_);
-    if (unwanted_) return false;
+    if (unwanted_ || refused_) return false;
+    TANDEM_CHECK(phase_ == Phase::kCopyOut, "CopyData without a CopyOutResponse");
     // Bounded before it is encoded, as a DataRow.
-    if (data.size() > max_buffered_bytes_) return OverflowLocked();
+    if (const std::size_t bytes = 5 + data.size();
+        bytes > max_buffered_bytes_ || data.size() > kMaxBackendMessageBytes) {
+      return RefuseLocked(TooLarge("a CopyData message", bytes, max_buffered_bytes_));
+    }
   }
   std::string m;
   AppendCopyData(m, data);
   MutexLock lock(mu_);
-  if (unwanted_) return false;
-  TANDEM_CHECK(phase_ == Phase::kCopyOut, "CopyData without a CopyOutResponse");
+  if (unwanted_ || refused_) return false;
   return QueueLocked(m);
 }
 
@@ -136,7 +174,7 @@ bool QuerySink::CopyDone() {
   std::string m;
   AppendCopyDone(m);
   MutexLock lock(mu_);
-  if (unwanted_) return false;
+  if (unwanted_ || refused_) return false;
   TANDEM_CHECK(phase_ == Phase::kCopyOut, "CopyDone without a CopyOutResponse");
   phase_ = Phase::kStatements;
   return QueueLocked(m);
@@ -148,7 +186,7 @@ bool QuerySink::Error(const ErrorFields& error) {
   std::string m;
   AppendErrorResponse(m, error);
   MutexLock lock(mu_);
-  if (unwanted_) return false;
+  if (unwanted_ || refused_) return false;
   TANDEM_CHECK(phase_ != Phase::kFailed && phase_ != Phase::kFinished,
                "a second Error, or an Error after Finish");
   phase_ = Phase::kFailed;
@@ -158,8 +196,10 @@ bool QuerySink::Error(const ErrorFields& error) {
 void QuerySink::Finish(TransactionStatus status) {
   MutexLock lock(mu_);
   if (unwanted_) return;
-  TANDEM_CHECK(phase_ == Phase::kStatements || phase_ == Phase::kFailed,
+  // After a refusal the handler may not have finished its statement's rows or COPY: it stopped.
+  TANDEM_CHECK(refused_ || phase_ == Phase::kStatements || phase_ == Phase::kFailed,
                "Finish in the middle of a statement (rows or a COPY not completed), or twice");
+  TANDEM_CHECK(phase_ != Phase::kFinished, "Finish twice");
   phase_ = Phase::kFinished;
   status_ = status;
   WakeLocked();  // or a wake is out already, and its Take will see the finish
@@ -167,7 +207,7 @@ void QuerySink::Finish(TransactionStatus status) {
 
 bool QuerySink::wanted() const {
   MutexLock lock(mu_);
-  return !unwanted_;
+  return !unwanted_ && !refused_;
 }
 
 bool QuerySink::overflowed() const {

@@ -58,6 +58,14 @@ struct StartupParameters {
 // its client (`max_buffered_bytes`: the client reads too slowly, and is cut); then further calls
 // do nothing, and the handler should stop producing. Finish after false is harmless.
 //
+// What a query can make too large for the protocol is refused, never aborted on: a
+// RowDescription or CopyOutResponse of more than kMaxColumns columns (ERROR 54011, PostgreSQL's
+// "target lists can have at most 1664 entries"), a DataRow or CopyData larger than the buffer
+// (`max_buffered_bytes`) or than a message can be (ERROR 54000). The sink then sends that ERROR
+// itself, as the end of the message's statements, and returns false; every later call but Finish
+// does nothing and returns false, and the handler ends the answer with Finish and the status the
+// failed statement leaves (kFailed inside a transaction block).
+//
 // Each message is encoded by the caller's thread, into a queue the connection's thread takes.
 class QuerySink {
  public:
@@ -110,6 +118,9 @@ class QuerySink {
   bool QueueLocked(const std::string& message) TANDEM_REQUIRES(mu_);
   // The answer outgrew max_buffered_bytes: unwanted from now on, the queue dropped. False.
   bool OverflowLocked() TANDEM_REQUIRES(mu_);
+  // What the handler gave cannot be sent (see above): `error` ends the statements, and every
+  // later call but Finish is ignored. False.
+  bool RefuseLocked(const ErrorFields& error) TANDEM_REQUIRES(mu_);
   void WakeLocked() TANDEM_REQUIRES(mu_);
 
   const std::size_t max_buffered_bytes_;
@@ -119,6 +130,7 @@ class QuerySink {
   bool woken_ TANDEM_GUARDED_BY(mu_) = false;  // a wake is out that Take has not answered
   bool unwanted_ TANDEM_GUARDED_BY(mu_) = false;
   bool overflowed_ TANDEM_GUARDED_BY(mu_) = false;
+  bool refused_ TANDEM_GUARDED_BY(mu_) = false;  // RefuseLocked: only Finish is heeded
   Phase phase_ TANDEM_GUARDED_BY(mu_) = Phase::kStatements;
   std::size_t columns_ TANDEM_GUARDED_BY(mu_) = 0;  // kRows: the RowDescription's
   TransactionStatus status_ TANDEM_GUARDED_BY(mu_) = TransactionStatus::kIdle;

@@ -777,6 +777,94 @@ TEST(PgwireBounds, AboveHighWaterTheConnectionReadsNoMessageUntilOutputIsSent) {
   EXPECT_TRUE(w.conn.wants_input());
 }
 
+// What SQL can make too wide or too large for the protocol is an ERROR the client reads, and the
+// session goes on: never an abort.
+TEST(PgwireBounds, AResultWiderThanPostgresAllowsIsError54011NotAnAbort) {
+  for (const std::size_t width : {kMaxColumns + 1, std::size_t{32768}, std::size_t{70000}}) {
+    Scripted s;
+    std::vector<bool> returned;
+    s.answer = [&](const std::string&, std::shared_ptr<QuerySink> sink) {
+      std::vector<FieldDescription> fields(width, FieldDescription("c", kInt4));
+      returned.push_back(sink->RowDescription(fields));
+      std::vector<Value> row(width, Value("1"));
+      returned.push_back(sink->DataRow(row));  // ignored: the statement was refused
+      returned.push_back(sink->CommandComplete("SELECT 1"));
+      returned.push_back(sink->wanted());
+      sink->Finish(TransactionStatus::kFailed);
+    };
+    Wire w(s);
+    w.Start();
+    const auto msgs = w.Send(Query("SELECT wide"));
+    ASSERT_EQ(Types(msgs), "EZ") << width;
+    EXPECT_EQ(Fields(msgs[0])['S'], "ERROR");
+    EXPECT_EQ(Fields(msgs[0])['C'], sqlstate::kTooManyColumns);
+    EXPECT_EQ(Fields(msgs[0])['M'], "target lists can have at most 1664 entries");
+    EXPECT_EQ(msgs[1].body, "E");
+    EXPECT_EQ(returned, std::vector<bool>(4, false));
+    EXPECT_FALSE(w.conn.closed());
+    s.answer = Scripted().answer;
+    EXPECT_EQ(Types(w.Send(Query("SELECT 1"))), "TDCZ") << "the session goes on";
+  }
+}
+
+TEST(PgwireBounds, AResultOfExactlyMaxColumnsIsSent) {
+  Scripted s;
+  s.answer = [&](const std::string&, std::shared_ptr<QuerySink> sink) {
+    std::vector<FieldDescription> fields(kMaxColumns, FieldDescription("c", kInt4));
+    EXPECT_TRUE(sink->RowDescription(fields));
+    std::vector<Value> row(kMaxColumns, Value("1"));
+    EXPECT_TRUE(sink->DataRow(row));
+    sink->CommandComplete("SELECT 1");
+    sink->Finish(TransactionStatus::kIdle);
+  };
+  Wire w(s);
+  w.Start();
+  const auto msgs = w.Send(Query("SELECT wide"));
+  ASSERT_EQ(Types(msgs), "TDCZ");
+  EXPECT_EQ(Columns(msgs[0]).size(), kMaxColumns);
+  EXPECT_EQ(RowValues(msgs[1]).size(), kMaxColumns);
+}
+
+TEST(PgwireBounds, ACopyWiderThanPostgresAllowsIsError54011) {
+  Scripted s;
+  s.answer = [&](const std::string&, std::shared_ptr<QuerySink> sink) {
+    EXPECT_FALSE(sink->CopyOutResponse(40000));
+    EXPECT_FALSE(sink->CopyData("1\n"));
+    EXPECT_FALSE(sink->CopyDone());
+    sink->Finish(TransactionStatus::kIdle);
+  };
+  Wire w(s);
+  w.Start();
+  const auto msgs = w.Send(Query("SUBSCRIBE wide"));
+  ASSERT_EQ(Types(msgs), "EZ");
+  EXPECT_EQ(Fields(msgs[0])['C'], sqlstate::kTooManyColumns);
+}
+
+TEST(PgwireBounds, ARowLargerThanTheBufferIsError54000AndTheSessionGoesOn) {
+  Scripted s;
+  s.answer = [&](const std::string&, std::shared_ptr<QuerySink> sink) {
+    const FieldDescription f("b", kBytea);
+    EXPECT_TRUE(sink->RowDescription({&f, 1}));
+    const Value small[] = {std::string(10, 'x')};
+    EXPECT_TRUE(sink->DataRow(small));
+    const Value huge[] = {std::string(20000, 'x')};
+    EXPECT_FALSE(sink->DataRow(huge));
+    EXPECT_FALSE(sink->CommandComplete("SELECT 2"));
+    sink->Finish(TransactionStatus::kIdle);
+  };
+  ConnectionOptions o;
+  o.max_buffered_bytes = 10000;
+  Wire w(s, o);
+  w.Start();
+  const auto msgs = w.Send(Query("SELECT huge"));
+  ASSERT_EQ(Types(msgs), "TDEZ");
+  EXPECT_EQ(Fields(msgs[2])['S'], "ERROR");
+  EXPECT_EQ(Fields(msgs[2])['C'], sqlstate::kProgramLimitExceeded);
+  EXPECT_EQ(Fields(msgs[2])['M'],
+            "a row of 20011 bytes exceeds the 10000 bytes the server can send to a client at once");
+  EXPECT_FALSE(w.conn.closed());
+}
+
 TEST(PgwireBounds, AStartupPacketLongerThan10000BytesIsRefusedFromItsLengthAlone) {
   Scripted s;
   Wire w(s);
