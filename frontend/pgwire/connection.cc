@@ -339,9 +339,13 @@ void Connection::OnQuery(std::string_view body) {
 
 void Connection::TakeAnswer() {
   if (!sink_) return;
-  // Above high water nothing more is taken; an overflow still cuts the client.
+  // Above high water nothing more is taken; an overflow still cuts the client. Below it, whole
+  // messages up to high water (the first one whatever its size): the output holds at most
+  // output_high_water + max_buffered_bytes, the rest waits in the sink's bounded queue.
   if (unsent() >= options_.output_high_water && !sink_->overflowed()) return;
-  QuerySink::Taken taken = sink_->Take();
+  const std::size_t budget =
+      unsent() < options_.output_high_water ? options_.output_high_water - unsent() : 0;
+  QuerySink::Taken taken = sink_->Take(budget);
   if (out_.empty()) {
     out_.swap(taken.bytes);
     out_start_ = 0;

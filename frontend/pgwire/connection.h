@@ -34,9 +34,10 @@
 //
 // Bounds: a message's contents by messages.h; the answer the handler has queued but the
 // connection has not taken by ConnectionOptions::max_buffered_bytes (beyond it the client is cut:
-// FATAL 53200, closed); the output by `output_high_water` — above it the connection neither
-// takes more of an answer nor reads another message, so a client that does not read stops
-// costing more than that.
+// FATAL 53200, closed); the output by `output_high_water` — the connection takes whole messages
+// of an answer only up to it (the first one whatever its size), and above it neither takes more
+// nor reads another message. A client that does not read costs at most output_high_water +
+// max_buffered_bytes of answer.
 //
 // Thread safety: none. Every call, and the handler's Query/Cancel/destruction, on one thread.
 #pragma once

@@ -46,8 +46,7 @@ void QuerySink::WakeLocked() {
 bool QuerySink::OverflowLocked() {
   overflowed_ = true;
   unwanted_ = true;
-  queued_.clear();
-  queued_.shrink_to_fit();
+  ClearQueueLocked();
   // Always: a wake still out may have found the output above high water and taken nothing, and
   // a client that reads nothing never drains it — only this wake makes the connection see it.
   if (wake_) wake_();
@@ -64,7 +63,7 @@ bool QuerySink::RefuseLocked(const ErrorFields& error) {
 }
 
 bool QuerySink::QueueLocked(const std::string& message) {
-  if (queued_.size() + message.size() > max_buffered_bytes_) return OverflowLocked();
+  if (QueuedBytesLocked() + message.size() > max_buffered_bytes_) return OverflowLocked();
   queued_.append(message);
   WakeLocked();
   return true;
@@ -215,11 +214,42 @@ bool QuerySink::overflowed() const {
   return overflowed_;
 }
 
-QuerySink::Taken QuerySink::Take() {
+void QuerySink::ClearQueueLocked() {
+  queued_.clear();
+  queued_.shrink_to_fit();
+  queued_start_ = 0;
+}
+
+QuerySink::Taken QuerySink::Take(std::size_t budget) {
   MutexLock lock(mu_);
   Taken t;
-  t.bytes.swap(queued_);
-  t.finished = phase_ == Phase::kFinished;
+  // Whole messages: Byte1 type, Int32 length counting itself, contents (the queue holds only
+  // what the Append* functions wrote).
+  std::size_t end = queued_start_;
+  while (end < queued_.size()) {
+    const auto byte = [&](std::size_t k) {
+      return static_cast<std::size_t>(static_cast<unsigned char>(queued_[end + k]));
+    };
+    const std::size_t size = 1 + ((byte(1) << 24) | (byte(2) << 16) | (byte(3) << 8) | byte(4));
+    if (end > queued_start_ && end - queued_start_ + size > budget) break;
+    if (end == queued_start_ && budget == 0) break;
+    end += size;
+  }
+  TANDEM_CHECK(end <= queued_.size(), "the answer's queue holds a partial message");
+  if (queued_start_ == 0 && end == queued_.size()) {
+    t.bytes.swap(queued_);
+  } else {
+    t.bytes.assign(queued_, queued_start_, end - queued_start_);
+    queued_start_ = end;
+    if (queued_start_ == queued_.size()) {
+      queued_.clear();
+      queued_start_ = 0;
+    } else if (queued_start_ > queued_.size() / 2) {
+      queued_.erase(0, queued_start_);
+      queued_start_ = 0;
+    }
+  }
+  t.finished = phase_ == Phase::kFinished && QueuedBytesLocked() == 0;
   t.overflowed = overflowed_;
   t.status = status_;
   woken_ = false;
@@ -230,8 +260,7 @@ void QuerySink::Detach() {
   MutexLock lock(mu_);
   unwanted_ = true;
   wake_ = nullptr;
-  queued_.clear();
-  queued_.shrink_to_fit();
+  ClearQueueLocked();
 }
 
 }  // namespace tandem::pgwire

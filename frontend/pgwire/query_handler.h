@@ -106,13 +106,20 @@ class QuerySink {
   };
   enum class Phase { kStatements, kRows, kCopyOut, kFailed, kFinished };
 
-  Taken Take();
+  // Whole messages from the front of the queue, as many as fit in `budget` bytes — and the first
+  // one even when it alone is larger, so that a message larger than `budget` still goes out once
+  // the connection's output is empty. `finished` only once the queue is empty.
+  Taken Take(std::size_t budget);
   // Whether the answer outgrew max_buffered_bytes (the connection checks it even when it takes
   // nothing, its output being above high water).
   bool overflowed() const;
   // No more wakes, and every later call is unwanted. Called when the session ends.
   void Detach();
 
+  std::size_t QueuedBytesLocked() const TANDEM_REQUIRES(mu_) {
+    return queued_.size() - queued_start_;
+  }
+  void ClearQueueLocked() TANDEM_REQUIRES(mu_);
   // Queues one whole encoded message within max_buffered_bytes, else overflows. The caller has
   // checked that the phase allows it. Returns whether the answer is still wanted.
   bool QueueLocked(const std::string& message) TANDEM_REQUIRES(mu_);
@@ -126,7 +133,8 @@ class QuerySink {
   const std::size_t max_buffered_bytes_;
   mutable Mutex mu_;
   std::function<void()> wake_ TANDEM_GUARDED_BY(mu_);
-  std::string queued_ TANDEM_GUARDED_BY(mu_);
+  std::string queued_ TANDEM_GUARDED_BY(mu_);  // whole messages; queued_[queued_start_..] waits
+  std::size_t queued_start_ TANDEM_GUARDED_BY(mu_) = 0;
   bool woken_ TANDEM_GUARDED_BY(mu_) = false;  // a wake is out that Take has not answered
   bool unwanted_ TANDEM_GUARDED_BY(mu_) = false;
   bool overflowed_ TANDEM_GUARDED_BY(mu_) = false;

@@ -739,8 +739,9 @@ TEST(PgwireBounds, AClientThatReadsNothingIsCutOnceItsAnswerOverflows) {
   held->CopyOutResponse(1);
   const std::string line(500, 'x');
   for (int i = 0; i < 4; ++i) EXPECT_TRUE(held->CopyData(line));
-  w.conn.Pump();  // 2 KB out, above high water, and the client reads none of it
-  ASSERT_GT(w.conn.output().size(), o.output_high_water);
+  w.conn.Pump();  // 1 KB out, up to high water (then one message more), and the client reads none
+  w.conn.Pump();
+  ASSERT_GE(w.conn.output().size(), o.output_high_water);
   EXPECT_TRUE(held->CopyData(line));  // wakes the owner …
   w.conn.Pump();                      // … which takes nothing: the output is above high water
   EXPECT_EQ(w.conn.state(), Connection::State::kQuery);
@@ -757,6 +758,41 @@ TEST(PgwireBounds, AClientThatReadsNothingIsCutOnceItsAnswerOverflows) {
   EXPECT_EQ(s.closed, 1);
 }
 
+TEST(PgwireBounds, TheConnectionTakesWholeMessagesOnlyUpToHighWater) {
+  Scripted s;
+  const std::string value(295, 'v');  // a DataRow of 1 + 4 + 2 + 4 + 295 = 306 bytes
+  s.answer = [&](const std::string&, std::shared_ptr<QuerySink> sink) {
+    const FieldDescription f("v", kText);
+    sink->RowDescription({&f, 1});
+    const Value v[] = {value};
+    for (int i = 0; i < 10; ++i) EXPECT_TRUE(sink->DataRow(v));
+    const Value big[] = {std::string(2000, 'b')};  // alone larger than high water
+    EXPECT_TRUE(sink->DataRow(big));
+    sink->CommandComplete("SELECT 11");
+    sink->Finish(TransactionStatus::kIdle);
+  };
+  ConnectionOptions o;
+  o.output_high_water = 1000;
+  Wire w(s, o);
+  w.Start();
+  w.conn.Receive(Query("SELECT v"));
+  std::string all;
+  std::vector<std::size_t> taken;
+  for (int turn = 0; turn < 20 && !w.conn.output().empty(); ++turn) {
+    taken.push_back(w.conn.output().size());
+    all += w.Take();
+    w.conn.Pump();
+  }
+  // RowDescription and 3 rows (944 bytes; a 4th would pass 1000), then 3 rows at a time, then
+  // the big row alone, then the rest with ReadyForQuery.
+  const std::size_t row_description = 7 + 20, row = 306, big = 1 + 4 + 2 + 4 + 2000;
+  const std::size_t command_complete = 1 + 4 + 10, ready_for_query = 6;
+  EXPECT_EQ(taken, (std::vector<std::size_t>{row_description + 3 * row, 3 * row, 3 * row, row, big,
+                                             command_complete + ready_for_query}));
+  EXPECT_EQ(Types(Split(all)), "T" + std::string(11, 'D') + "CZ");
+  EXPECT_EQ(w.conn.state(), Connection::State::kReady);
+}
+
 TEST(PgwireBounds, AboveHighWaterTheConnectionReadsNoMessageUntilOutputIsSent) {
   Scripted s;
   ConnectionOptions o;
@@ -769,11 +805,18 @@ TEST(PgwireBounds, AboveHighWaterTheConnectionReadsNoMessageUntilOutputIsSent) {
   EXPECT_TRUE(w.conn.wants_input()) << "a client may pipeline a little";
   w.conn.Receive(Query(std::string(64 * 1024, 'x')));
   EXPECT_FALSE(w.conn.wants_input()) << "more than a little: read no more";
-  for (std::size_t answered = 1; answered <= 3; ++answered) {
-    w.Take();
+  // Each answer goes out a message at a time (each message is above high water); the next Query
+  // is read only once the whole answer, ReadyForQuery included, has been sent.
+  w.Take();  // the startup's answer
+  std::string answers;
+  for (int turn = 0; turn < 100 && (s.queries.size() < 3 || !w.conn.output().empty()); ++turn) {
+    const std::size_t read = s.queries.size();
+    answers += w.Take();
     w.conn.Pump();
-    EXPECT_EQ(s.queries.size(), answered);
+    EXPECT_LE(s.queries.size(), read + 1);
   }
+  EXPECT_EQ(s.queries.size(), 3u);
+  EXPECT_EQ(Types(Split(answers)), "TDCZTDCZTDCZ");
   EXPECT_TRUE(w.conn.wants_input());
 }
 
