@@ -9,6 +9,7 @@
 namespace tandem::sqlstate {
 
 // Class 08 — connection exception
+inline constexpr char kConnectionFailure[] = "08006";  // CONNECTION_FAILURE
 inline constexpr char kProtocolViolation[] = "08P01";  // PROTOCOL_VIOLATION
 // Class 0A — feature not supported
 inline constexpr char kFeatureNotSupported[] = "0A000";  // FEATURE_NOT_SUPPORTED

@@ -1,6 +1,6 @@
 // A stand-in SQL layer for the wire protocol's tests (frontend/pgwire knows no SQL): sessions
-// that answer a few fixed statements, from a worker thread — as answers from replicas arrive —
-// never on the connection's thread.
+// that answer a few fixed statements, each session from a worker thread of its own — as answers
+// from replicas arrive — never on the connection's thread, which the handler never blocks.
 //
 // A message is split at ';' (no quoting: the statements below have none) and each statement
 // answered in turn, PostgreSQL-like:
@@ -10,7 +10,9 @@
 //   SELECT text               t text: 'héllo wörld'
 //   SELECT notice             a NOTICE, then ok text: 'ok'
 //   SELECT many               i int8: 1 … 1000
-//   SELECT big                b text: rows of 1 KiB until the sink says the answer is unwanted
+//   SELECT big N              b text: N rows of 1 KiB, each after waiting for room (the client's
+//                             pace), ERROR 57014 if canceled meanwhile
+//   SELECT big                the same, endless: until canceled or the answer is unwanted
 //   SELECT slow               answered only when canceled: ERROR 57014
 //   COPY pairs TO STDOUT      CopyOutResponse, the rows of pairs as text, CopyDone, COPY 2
 //   BEGIN, COMMIT, ROLLBACK   the transaction status, as PostgreSQL tracks it
@@ -23,12 +25,16 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include <chrono>
+#include <cstdlib>
 
 #include "frontend/pgwire/query_handler.h"
 #include "frontend/sqlstate.h"
@@ -37,14 +43,16 @@ namespace tandem::testing {
 
 class FakeSessions : public pgwire::QueryHandlerFactory {
  public:
-  FakeSessions() : worker_([this] { Work(); }) {}
+  FakeSessions() = default;
+  // Joins every session's worker: each stops once its jobs are done (a session's end makes its
+  // sinks unwanted, so none waits long).
   ~FakeSessions() override {
+    std::vector<std::shared_ptr<Worker>> workers;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      stopping_ = true;
+      workers.swap(retired_);
     }
-    cv_.notify_all();
-    worker_.join();
+    for (const auto& w : workers) w->thread.join();
   }
 
   std::unique_ptr<pgwire::QueryHandler> Open(const pgwire::StartupParameters& startup,
@@ -69,20 +77,65 @@ class FakeSessions : public pgwire::QueryHandlerFactory {
     std::mutex mu;
     TransactionStatus status = TransactionStatus::kIdle;
     std::shared_ptr<pgwire::QuerySink> slow;  // a SELECT slow waiting for its cancel
+    std::atomic<bool> canceled{false};        // the Query being answered was canceled
+  };
+
+  // One session's thread and its jobs, in order.
+  struct Worker {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::function<void()>> jobs;
+    bool stopping = false;
+    std::thread thread;
+
+    void Post(std::function<void()> job) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        jobs.push_back(std::move(job));
+      }
+      cv.notify_all();
+    }
+    void Work() {
+      std::unique_lock<std::mutex> lock(mu);
+      for (;;) {
+        cv.wait(lock, [&] { return stopping || !jobs.empty(); });
+        if (jobs.empty()) return;  // stopping, and nothing left
+        std::function<void()> job = std::move(jobs.front());
+        jobs.pop_front();
+        lock.unlock();
+        job();
+        lock.lock();
+      }
+    }
   };
 
   class Session : public pgwire::QueryHandler {
    public:
-    explicit Session(FakeSessions& owner) : owner_(owner), state_(std::make_shared<State>()) {}
-    ~Session() override { ++owner_.closed; }
+    explicit Session(FakeSessions& owner)
+        : owner_(owner), state_(std::make_shared<State>()), worker_(std::make_shared<Worker>()) {
+      worker_->thread = std::thread([w = worker_.get()] { w->Work(); });
+    }
+    // On the I/O thread, so it does not join: the worker stops after its jobs, and the factory
+    // joins it.
+    ~Session() override {
+      {
+        std::lock_guard<std::mutex> lock(worker_->mu);
+        worker_->stopping = true;
+      }
+      worker_->cv.notify_all();
+      owner_.Retire(worker_);
+      ++owner_.closed;
+    }
     void Query(std::string sql, std::shared_ptr<pgwire::QuerySink> sink) override {
-      owner_.Post([state = state_, sql = std::move(sql), sink = std::move(sink)] {
+      state_->canceled = false;
+      worker_->Post([state = state_, sql = std::move(sql), sink = std::move(sink)] {
         Answer(*state, sql, sink);
       });
     }
     void Cancel() override {
       ++owner_.cancels;
-      owner_.Post([state = state_] {
+      state_->canceled = true;  // seen by an answer under way (SELECT big)
+      worker_->Post([state = state_] {
         std::shared_ptr<pgwire::QuerySink> sink;
         TransactionStatus status;
         {
@@ -100,7 +153,13 @@ class FakeSessions : public pgwire::QueryHandlerFactory {
    private:
     FakeSessions& owner_;
     std::shared_ptr<State> state_;
+    std::shared_ptr<Worker> worker_;
   };
+
+  void Retire(std::shared_ptr<Worker> worker) {
+    std::lock_guard<std::mutex> lock(mu_);
+    retired_.push_back(std::move(worker));
+  }
 
   static std::string Trim(const std::string& s) {
     const auto b = s.find_first_not_of(" \t\r\n");
@@ -192,12 +251,28 @@ class FakeSessions : public pgwire::QueryHandlerFactory {
           sink->DataRow(v);
         }
         sink->CommandComplete("SELECT 1000");
-      } else if (s == "SELECT big") {
+      } else if (s == "SELECT big" || s.rfind("SELECT big ", 0) == 0) {
+        const std::size_t limit = s == "SELECT big" ? std::numeric_limits<std::size_t>::max()
+                                                    : std::strtoull(s.c_str() + 11, nullptr, 10);
         const FieldDescription f("b", pgwire::kText);
         sink->RowDescription({&f, 1});
         const Value v[] = {std::string(1024, 'b')};
         std::size_t rows = 0;
-        while (sink->DataRow(v) && rows < (std::size_t{1} << 20)) ++rows;
+        // At the client's pace: room before each row. A short wait at a time, so a cancel is
+        // seen while the client reads nothing.
+        while (rows < limit && !state.canceled) {
+          if (!sink->WaitForRoom(std::chrono::steady_clock::now() +
+                                 std::chrono::milliseconds(50))) {
+            if (!sink->wanted()) return;  // the client left or was cut: nothing to finish
+            continue;
+          }
+          if (!sink->DataRow(v)) return;
+          ++rows;
+        }
+        if (state.canceled) {
+          fail(ErrorFields::Error(code::kQueryCanceled, "canceling statement due to user request"));
+          return;
+        }
         sink->CommandComplete("SELECT " + std::to_string(rows));
       } else if (s == "SELECT slow") {
         state.slow = sink;  // Cancel answers it
@@ -219,32 +294,8 @@ class FakeSessions : public pgwire::QueryHandlerFactory {
     sink->Finish(state.status);
   }
 
-  void Post(std::function<void()> job) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      jobs_.push_back(std::move(job));
-    }
-    cv_.notify_all();
-  }
-
-  void Work() {
-    std::unique_lock<std::mutex> lock(mu_);
-    for (;;) {
-      cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
-      if (jobs_.empty()) return;  // stopping, and nothing left
-      std::function<void()> job = std::move(jobs_.front());
-      jobs_.pop_front();
-      lock.unlock();
-      job();
-      lock.lock();
-    }
-  }
-
   std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> jobs_;
-  bool stopping_ = false;
-  std::thread worker_;  // last: started once everything it uses is
+  std::vector<std::shared_ptr<Worker>> retired_;  // the workers of ended sessions
 };
 
 }  // namespace tandem::testing

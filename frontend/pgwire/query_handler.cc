@@ -15,6 +15,14 @@ bool IsNoticeSeverity(Severity s) {
          s == Severity::kDebug || s == Severity::kLog;
 }
 
+// The whole size of the backend message at in[at]: its type byte and its Int32 length.
+std::size_t MessageSize(std::string_view in, std::size_t at) {
+  std::size_t length = 0;
+  for (std::size_t k = 1; k <= 4; ++k)
+    length = (length << 8) | static_cast<unsigned char>(in[at + k]);
+  return 1 + length;
+}
+
 ErrorFields TooManyColumns(std::size_t columns) {
   ErrorFields e =
       ErrorFields::Error(sqlstate::kTooManyColumns, "target lists can have at most " +
@@ -24,8 +32,8 @@ ErrorFields TooManyColumns(std::size_t columns) {
 }
 
 // A message of `bytes` (type byte and length word included) that the sink can never queue.
-ErrorFields TooLarge(const char* what, std::size_t bytes, std::size_t max_buffered_bytes) {
-  const std::size_t limit = std::min(max_buffered_bytes, kMaxBackendMessageBytes + 5);
+ErrorFields TooLarge(const char* what, std::size_t bytes, std::size_t room_bytes) {
+  const std::size_t limit = std::min(room_bytes, kMaxBackendMessageBytes + 5);
   return ErrorFields::Error(sqlstate::kProgramLimitExceeded,
                             std::string(what) + " of " + std::to_string(bytes) +
                                 " bytes exceeds the " + std::to_string(limit) +
@@ -43,10 +51,16 @@ void QuerySink::WakeLocked() {
   wake_();
 }
 
+std::function<void()> QuerySink::RoomMadeLocked() {
+  room_.NotifyAll();
+  return std::move(on_room_);
+}
+
 bool QuerySink::OverflowLocked() {
   overflowed_ = true;
   unwanted_ = true;
   ClearQueueLocked();
+  room_.NotifyAll();  // another thread of the producer's may wait: the answer is unwanted
   // Always: a wake still out may have found the output above high water and taken nothing, and
   // a client that reads nothing never drains it — only this wake makes the connection see it.
   if (wake_) wake_();
@@ -59,6 +73,7 @@ bool QuerySink::RefuseLocked(const ErrorFields& error) {
   phase_ = Phase::kFailed;
   refused_ = true;
   QueueLocked(m);
+  room_.NotifyAll();
   return false;
 }
 
@@ -88,10 +103,10 @@ bool QuerySink::DataRow(std::span<const Value> values) {
     if (unwanted_ || refused_) return false;
     TANDEM_CHECK(phase_ == Phase::kRows, "DataRow without a RowDescription");
     TANDEM_CHECK(values.size() == columns_, "a DataRow of another width than its RowDescription");
-    // Bounded before it is encoded: a row larger than the whole buffer is never copied.
+    // Bounded before it is encoded: a row larger than room is never copied.
     if (const std::size_t bytes = DataRowBytes(values);
-        bytes > max_buffered_bytes_ || bytes - 5 > kMaxBackendMessageBytes) {
-      return RefuseLocked(TooLarge("a row", bytes, max_buffered_bytes_));
+        bytes > room_bytes() || bytes - 5 > kMaxBackendMessageBytes) {
+      return RefuseLocked(TooLarge("a row", bytes, room_bytes()));
     }
   }
   AppendDataRow(m, values);
@@ -158,8 +173,8 @@ bool QuerySink::CopyData(std::string_view data) {
     TANDEM_CHECK(phase_ == Phase::kCopyOut, "CopyData without a CopyOutResponse");
     // Bounded before it is encoded, as a DataRow.
     if (const std::size_t bytes = 5 + data.size();
-        bytes > max_buffered_bytes_ || data.size() > kMaxBackendMessageBytes) {
-      return RefuseLocked(TooLarge("a CopyData message", bytes, max_buffered_bytes_));
+        bytes > room_bytes() || data.size() > kMaxBackendMessageBytes) {
+      return RefuseLocked(TooLarge("a CopyData message", bytes, room_bytes()));
     }
   }
   std::string m;
@@ -209,6 +224,26 @@ bool QuerySink::wanted() const {
   return !unwanted_ && !refused_;
 }
 
+bool QuerySink::has_room() const {
+  MutexLock lock(mu_);
+  return HasRoomLocked();
+}
+
+bool QuerySink::WaitForRoom(std::chrono::steady_clock::time_point deadline) {
+  MutexLock lock(mu_);
+  while (!HasRoomLocked()) {
+    if (!room_.WaitUntil(mu_, deadline) && !HasRoomLocked()) return false;
+  }
+  return !unwanted_ && !refused_;
+}
+
+bool QuerySink::NotifyWhenRoom(std::function<void()> ready) {
+  MutexLock lock(mu_);
+  if (HasRoomLocked()) return true;
+  on_room_ = std::move(ready);
+  return false;
+}
+
 bool QuerySink::overflowed() const {
   MutexLock lock(mu_);
   return overflowed_;
@@ -221,16 +256,24 @@ void QuerySink::ClearQueueLocked() {
 }
 
 QuerySink::Taken QuerySink::Take(std::size_t budget) {
-  MutexLock lock(mu_);
+  Taken t;
+  std::function<void()> ready;
+  {
+    MutexLock lock(mu_);
+    t = TakeLocked(budget);
+    if (!t.bytes.empty() && HasRoomLocked()) ready = RoomMadeLocked();
+  }
+  if (ready) ready();
+  return t;
+}
+
+QuerySink::Taken QuerySink::TakeLocked(std::size_t budget) {
   Taken t;
   // Whole messages: Byte1 type, Int32 length counting itself, contents (the queue holds only
   // what the Append* functions wrote).
   std::size_t end = queued_start_;
   while (end < queued_.size()) {
-    const auto byte = [&](std::size_t k) {
-      return static_cast<std::size_t>(static_cast<unsigned char>(queued_[end + k]));
-    };
-    const std::size_t size = 1 + ((byte(1) << 24) | (byte(2) << 16) | (byte(3) << 8) | byte(4));
+    const std::size_t size = MessageSize(queued_, end);
     if (end > queued_start_ && end - queued_start_ + size > budget) break;
     if (end == queued_start_ && budget == 0) break;
     end += size;
@@ -257,10 +300,15 @@ QuerySink::Taken QuerySink::Take(std::size_t budget) {
 }
 
 void QuerySink::Detach() {
-  MutexLock lock(mu_);
-  unwanted_ = true;
-  wake_ = nullptr;
-  ClearQueueLocked();
+  std::function<void()> ready;
+  {
+    MutexLock lock(mu_);
+    unwanted_ = true;
+    wake_ = nullptr;
+    ClearQueueLocked();
+    ready = RoomMadeLocked();
+  }
+  if (ready) ready();
 }
 
 }  // namespace tandem::pgwire

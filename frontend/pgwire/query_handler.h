@@ -15,6 +15,7 @@
 // methods may be called from any thread.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -54,17 +55,26 @@ struct StartupParameters {
 // status the session is now in. An answer out of this order is a bug of its handler: it aborts.
 //
 // Every method but Finish returns whether the answer is still wanted. False once the session has
-// ended (the client left, or was cut) or the answer outgrew the bytes the connection may hold for
-// its client (`max_buffered_bytes`: the client reads too slowly, and is cut); then further calls
-// do nothing, and the handler should stop producing. Finish after false is harmless.
+// ended (the client left, or was cut) or the answer outgrew the bytes the sink may queue
+// (`max_buffered_bytes`; the client is cut, FATAL 53200); then further calls do nothing, and the
+// handler should stop producing. Finish after false is harmless.
+//
+// Back-pressure. The connection takes from the queue only as fast as its client reads, so an
+// answer larger than the buffer (a big SELECT, a SUBSCRIBE that keeps streaming) must follow the
+// client's pace: before each message the producer waits for *room* — the queue holding at most
+// half of max_buffered_bytes — with WaitForRoom (a thread that may block) or NotifyWhenRoom (one
+// that must not: a callback says when). A producer that does so never overflows, however large
+// its answer and however slowly its client reads; a client that reads nothing at all is cut by
+// the server after its send-stall timeout (server.h), which ends the answer (unwanted). A
+// producer that does not wait overflows once its client falls max_buffered_bytes behind.
 //
 // What a query can make too large for the protocol is refused, never aborted on: a
 // RowDescription or CopyOutResponse of more than kMaxColumns columns (ERROR 54011, PostgreSQL's
-// "target lists can have at most 1664 entries"), a DataRow or CopyData larger than the buffer
-// (`max_buffered_bytes`) or than a message can be (ERROR 54000). The sink then sends that ERROR
-// itself, as the end of the message's statements, and returns false; every later call but Finish
-// does nothing and returns false, and the handler ends the answer with Finish and the status the
-// failed statement leaves (kFailed inside a transaction block).
+// "target lists can have at most 1664 entries"), a DataRow or CopyData message larger than room
+// (half of `max_buffered_bytes`) or than a message can be (ERROR 54000). The sink then sends that
+// ERROR itself, as the end of the message's statements, and returns false; every later call but
+// Finish does nothing and returns false, and the handler ends the answer with Finish and the status
+// the failed statement leaves (kFailed inside a transaction block).
 //
 // Each message is encoded by the caller's thread, into a queue the connection's thread takes.
 class QuerySink {
@@ -94,6 +104,22 @@ class QuerySink {
   // False once the answer is no longer wanted (see above).
   bool wanted() const;
 
+  // Back-pressure (see above). Room: the queue holds at most `room_bytes()` (half of
+  // max_buffered_bytes), so any message the sink accepts fits.
+  std::size_t room_bytes() const { return max_buffered_bytes_ / 2; }
+  // Whether there is room now, or the answer is unwanted (then no waiting helps: the next call
+  // returns false).
+  bool has_room() const;
+  // Blocks until there is room (true), the answer is unwanted or `deadline` passes (false). Not on
+  // the connection's thread: it is the one that makes room.
+  bool WaitForRoom(std::chrono::steady_clock::time_point deadline);
+  // For a producer that must not block. True when there is room now or the answer is unwanted:
+  // `ready` is dropped uncalled. Otherwise false, and `ready` is called once, without the sink's
+  // lock, when the connection has taken enough to make room or the session ends — on the
+  // connection's thread, so it must not block (post the work to the producer's thread). A later
+  // call replaces a callback not yet called.
+  bool NotifyWhenRoom(std::function<void()> ready);
+
  private:
   friend class Connection;
   // What the connection takes from the queue on its thread.
@@ -110,10 +136,12 @@ class QuerySink {
   // one even when it alone is larger, so that a message larger than `budget` still goes out once
   // the connection's output is empty. `finished` only once the queue is empty.
   Taken Take(std::size_t budget);
+  Taken TakeLocked(std::size_t budget) TANDEM_REQUIRES(mu_);
   // Whether the answer outgrew max_buffered_bytes (the connection checks it even when it takes
   // nothing, its output being above high water).
   bool overflowed() const;
-  // No more wakes, and every later call is unwanted. Called when the session ends.
+  // No more wakes, and every later call is unwanted; a waiting producer is released. Called when
+  // the session ends.
   void Detach();
 
   std::size_t QueuedBytesLocked() const TANDEM_REQUIRES(mu_) {
@@ -129,6 +157,12 @@ class QuerySink {
   // later call but Finish is ignored. False.
   bool RefuseLocked(const ErrorFields& error) TANDEM_REQUIRES(mu_);
   void WakeLocked() TANDEM_REQUIRES(mu_);
+  bool HasRoomLocked() const TANDEM_REQUIRES(mu_) {
+    return unwanted_ || refused_ || QueuedBytesLocked() <= room_bytes();
+  }
+  // There may be room now: waiting producers are woken, and the callback handed back to be
+  // called once the lock is released.
+  std::function<void()> RoomMadeLocked() TANDEM_REQUIRES(mu_);
 
   const std::size_t max_buffered_bytes_;
   mutable Mutex mu_;
@@ -138,7 +172,9 @@ class QuerySink {
   bool woken_ TANDEM_GUARDED_BY(mu_) = false;  // a wake is out that Take has not answered
   bool unwanted_ TANDEM_GUARDED_BY(mu_) = false;
   bool overflowed_ TANDEM_GUARDED_BY(mu_) = false;
-  bool refused_ TANDEM_GUARDED_BY(mu_) = false;  // RefuseLocked: only Finish is heeded
+  bool refused_ TANDEM_GUARDED_BY(mu_) = false;           // RefuseLocked: only Finish is heeded
+  CondVar room_;                                          // signalled by RoomMadeLocked
+  std::function<void()> on_room_ TANDEM_GUARDED_BY(mu_);  // NotifyWhenRoom's, not yet called
   Phase phase_ TANDEM_GUARDED_BY(mu_) = Phase::kStatements;
   std::size_t columns_ TANDEM_GUARDED_BY(mu_) = 0;  // kRows: the RowDescription's
   TransactionStatus status_ TANDEM_GUARDED_BY(mu_) = TransactionStatus::kIdle;

@@ -1,12 +1,14 @@
 #include "frontend/pgwire/server.h"
 
 #include <arpa/inet.h>
+#include <linux/sockios.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -49,13 +51,18 @@ ErrorFields TooManyConnections(std::size_t max) {
 
 struct Server::Client {
   Client(std::uint64_t id, int fd, std::unique_ptr<Connection> conn, Clock::time_point now)
-      : id(id), fd(fd), conn(std::move(conn)), accepted_at(now) {}
+      : id(id), fd(fd), conn(std::move(conn)), accepted_at(now), sent_at(now) {}
   const std::uint64_t id;
   const int fd;
   std::unique_ptr<Connection> conn;
   const Clock::time_point accepted_at;
   std::optional<Clock::time_point> closed_at;  // when the connection closed with output left
-  std::uint32_t interest = 0;                  // the epoll events registered
+  // When the client last took some of its output, or had none waiting (send_stall_timeout):
+  // a send() that wrote, or the socket's send queue shrinking between sweeps (the client read
+  // what the kernel held — which may be megabytes, drained long before the socket takes more).
+  Clock::time_point sent_at;
+  int queued_in_kernel = 0;    // SIOCOUTQ at the last sweep
+  std::uint32_t interest = 0;  // the epoll events registered
 };
 
 Server::Server(QueryHandlerFactory& factory, ServerOptions options)
@@ -333,6 +340,7 @@ bool Server::Service(Client& c) {
     while (!out.empty()) {
       const ssize_t n = send(c.fd, out.data(), out.size(), MSG_NOSIGNAL);
       if (n > 0) {
+        c.sent_at = Clock::now();
         c.conn->ConsumeOutput(static_cast<std::size_t>(n));
         out = c.conn->output();
         continue;
@@ -347,6 +355,7 @@ bool Server::Service(Client& c) {
     c.conn->Pump();
     if (c.conn->output().empty()) break;
   }
+  if (c.conn->output().empty()) c.sent_at = Clock::now();  // nothing waits: nothing stalls
   if (c.conn->closed()) {
     if (c.conn->output().empty()) {
       Drop(c.id);
@@ -387,13 +396,23 @@ void Server::Drop(std::uint64_t id) {
 }
 
 void Server::Sweep(Clock::time_point now) {
-  std::vector<std::uint64_t> late, unstarted;
+  std::vector<std::uint64_t> late, unstarted, stalled;
   for (auto& [id, c] : clients_) {
+    if (!c->conn->output().empty()) {
+      int queued = 0;
+      if (ioctl(c->fd, SIOCOUTQ, &queued) == 0) {
+        if (queued < c->queued_in_kernel) c->sent_at = now;
+        c->queued_in_kernel = queued;
+      }
+    }
     if (c->closed_at && now - *c->closed_at >= options_.close_timeout) {
       late.push_back(id);
     } else if (c->conn->state() == Connection::State::kStartup &&
                now - c->accepted_at >= options_.startup_timeout) {
       unstarted.push_back(id);
+    } else if (!c->conn->closed() && !c->conn->output().empty() &&
+               now - c->sent_at >= options_.send_stall_timeout) {
+      stalled.push_back(id);
     }
   }
   for (const std::uint64_t id : late) {
@@ -406,6 +425,21 @@ void Server::Sweep(Clock::time_point now) {
     c.conn->Terminate(
         ErrorFields::Fatal(sqlstate::kQueryCanceled, "canceling authentication due to timeout"));
     Service(c);  // the FATAL, if the socket takes it; then close_timeout bounds the rest
+  }
+  for (const std::uint64_t id : stalled) {
+    ++timed_out_;
+    Client& c = *clients_.at(id);
+    ErrorFields e = ErrorFields::Fatal(
+        sqlstate::kConnectionFailure,
+        "terminating connection because the client read none of its output for " +
+            std::to_string(options_.send_stall_timeout.count()) + " ms");
+    e.detail = "The server buffers at most " +
+               std::to_string(options_.connection.output_high_water +
+                              options_.connection.max_buffered_bytes) +
+               " bytes of results for a client, and sends more only as the client reads.";
+    spdlog::info("pgwire: connection {}: {}", id, e.message);
+    c.conn->Terminate(e);  // after the output still waiting: sent if the client reads again
+    Service(c);
   }
 }
 

@@ -16,7 +16,12 @@
 //     (FATAL 57014, PostgreSQL's authentication_timeout).
 //   * per connection, the message size, the answer buffered for a slow client and the output's
 //     high water of ConnectionOptions: a client that does not read its answers costs at most
-//     that much memory and is cut once its answer outgrows max_buffered_bytes.
+//     output_high_water + max_buffered_bytes. A handler that waits for room (query_handler.h)
+//     streams an answer of any size at the pace its client reads; one that does not cuts the
+//     client once it runs max_buffered_bytes ahead (FATAL 53200).
+//   * send_stall_timeout: a client that has output waiting and has read none of it for this long
+//     is cut (FATAL 08006; its answer ends, unwanted): a client that reads slowly is served
+//     however long its answer takes, one that stopped reading does not hold a session forever.
 //   * close_timeout: a closed connection's last output (its FATAL) is sent for at most this long.
 // Idle sessions are kept however long they are idle.
 //
@@ -48,6 +53,8 @@ struct ServerOptions {
   std::size_t max_connections = 100;
   std::chrono::milliseconds startup_timeout = std::chrono::seconds(60);
   std::chrono::milliseconds close_timeout = std::chrono::seconds(5);
+  // Output waiting and none of it sent for this long: the client is cut.
+  std::chrono::milliseconds send_stall_timeout = std::chrono::seconds(60);
   // Listen on a non-loopback address although anyone reaching it is trusted.
   bool trust_non_loopback = false;
   ConnectionOptions connection;
@@ -60,7 +67,7 @@ class Server {
     Counts() {}
     std::uint64_t accepted = 0;
     std::uint64_t refused = 0;    // beyond max_connections
-    std::uint64_t timed_out = 0;  // startup_timeout, close_timeout
+    std::uint64_t timed_out = 0;  // startup_timeout, close_timeout, send_stall_timeout
     std::uint64_t open = 0;       // now
   };
 

@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -280,11 +281,20 @@ std::string Int32(std::uint32_t v) {
           static_cast<char>(v)};
 }
 
+// Whether `in` ends with a whole ReadyForQuery.
+bool Answered(const std::string& in) {
+  return in.size() >= 6 && in.compare(in.size() - 6, 5, std::string("Z\0\0\0\5", 5)) == 0;
+}
+
 // A client on a plain socket: whole messages in, bytes out, reads bounded by a deadline.
 class RawClient {
  public:
-  explicit RawClient(int port) {
+  // `receive_buffer`: SO_RCVBUF, when not 0 (the kernel doubles it).
+  explicit RawClient(int port, int receive_buffer = 0) {
     fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (receive_buffer > 0) {
+      setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+    }
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(static_cast<std::uint16_t>(port));
@@ -321,6 +331,21 @@ class RawClient {
   }
   const std::string& ReadToEnd(std::chrono::milliseconds limit) {
     return ReadUntil([](const std::string&) { return false; }, limit);
+  }
+  // A slow reader: at most `chunk` bytes, then a pause of `pause`, until ReadyForQuery or the end
+  // of the stream or `limit`.
+  const std::string& ReadPaced(std::size_t chunk, std::chrono::milliseconds pause,
+                               std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    std::string buf(chunk, '\0');
+    while (!eof_ && std::chrono::steady_clock::now() < deadline) {
+      const ssize_t n = recv(fd_, buf.data(), buf.size(), 0);
+      if (n > 0) in_.append(buf.data(), static_cast<std::size_t>(n));
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) eof_ = true;
+      if (n > 0 && Answered(in_)) break;
+      std::this_thread::sleep_for(pause);  // the pace of a slow client, not a synchronisation
+    }
+    return in_;
   }
   bool eof() const { return eof_; }
 
@@ -395,27 +420,64 @@ TEST_F(PgwireServerBounds, BeyondMaxConnectionsPsqlIsRefused53300AndLaterLetIn) 
   EXPECT_EQ(let_in.out, "1\n");
 }
 
-TEST_F(PgwireServerBounds, AClientThatDoesNotReadIsCutWhileOthersAreServed) {
+// Back-pressure end to end: the answer is 20 times what the server buffers for a client, and
+// psql, which reads, gets all of it — the fake SQL layer waits for room before each row.
+TEST_F(PgwireServerBounds, PsqlReadsAnAnswerTwentyTimesItsBufferWhole) {
   options_.connection.max_buffered_bytes = 1 << 20;
+  options_.send_stall_timeout = 10s;
+  Start();
+  const BinaryRun run = RunPsql(server_->port(), {"-A", "-t", "-c", "SELECT big 20000"});
+  ASSERT_EQ(run.exit, 0) << DescribeRun(run).substr(0, 2000);
+  const std::string row = std::string(1024, 'b') + "\n";
+  EXPECT_EQ(run.out.size(), 20000 * row.size());
+  EXPECT_EQ(run.out.substr(0, row.size()), row);
+  EXPECT_EQ(server_->counts().timed_out, 0u);
+}
+
+// A client that reads slowly, but reads, is served however long its answer takes: the stall
+// timeout counts from its last read, not from the answer's start.
+TEST_F(PgwireServerBounds, ASlowButSteadyReaderIsServedPastTheStallTimeout) {
+  options_.connection.max_buffered_bytes = 256 << 10;
+  options_.connection.output_high_water = 64 << 10;
+  options_.send_stall_timeout = 500ms;
+  Start();
+  RawClient slow(server_->port(), 32 << 10);  // a small receive buffer: the server feels each read
+  slow.Startup();
+  ASSERT_TRUE(HasReadyForQuery(slow.ReadUntil(HasReadyForQuery, 10s)));
+  slow.Query("SELECT big 4096");  // 4 MiB
+  const auto start = std::chrono::steady_clock::now();
+  const std::string& got = slow.ReadPaced(16 << 10, 10ms, 60s);
+  EXPECT_GT(std::chrono::steady_clock::now() - start, options_.send_stall_timeout)
+      << "the answer took longer than the stall timeout, else this proves nothing";
+  const Received r = Parse(got);
+  ASSERT_FALSE(r.types.empty());
+  EXPECT_EQ(r.types.back(), 'Z') << r.last_error_code;
+  EXPECT_EQ(std::count(r.types.begin(), r.types.end(), 'D'), 4096);
+  EXPECT_EQ(server_->counts().timed_out, 0u);
+}
+
+TEST_F(PgwireServerBounds, AClientThatStopsReadingIsCut08006AfterTheSendStallTimeout) {
+  options_.connection.max_buffered_bytes = 1 << 20;
+  options_.send_stall_timeout = 300ms;
   options_.close_timeout = 60s;  // the FATAL stays to be read below
   Start();
   RawClient slow(server_->port());
   slow.Startup();
   ASSERT_TRUE(HasReadyForQuery(slow.ReadUntil(HasReadyForQuery, 10s)));
-  slow.Query("SELECT big");  // ~1 KiB rows until the answer is unwanted; not read meanwhile
-  // The answer outgrows 1 MiB: the session ends (its handler is destroyed).
+  slow.Query("SELECT big");  // endless, at the client's pace; and the client reads nothing
+  // No send progress for 300 ms: the session ends (its handler is destroyed).
   ASSERT_TRUE(WaitFor([&] { return sessions_.closed == 1; }, 20s));
-  const BinaryRun other = RunPsql(server_->port(), {"-A", "-t", "-c", "SELECT 1"});
-  EXPECT_EQ(other.exit, 0) << DescribeRun(other);
-  // What the slow client gets when it reads at last: the rows that were buffered, bounded, then
-  // FATAL 53200, then the end.
+  EXPECT_EQ(server_->counts().timed_out, 1u);
+  // What the client gets when it reads at last: the rows that were buffered, bounded, then
+  // FATAL 08006, then the end.
   const std::string& got = slow.ReadToEnd(20s);
   EXPECT_TRUE(slow.eof());
   EXPECT_LT(got.size(), std::size_t{64} << 20);
   const Received r = Parse(got);
+  ASSERT_FALSE(r.types.empty());
   EXPECT_EQ(r.types.back(), 'E');
   EXPECT_EQ(r.last_error_severity, "FATAL");
-  EXPECT_EQ(r.last_error_code, sqlstate::kOutOfMemory);
+  EXPECT_EQ(r.last_error_code, sqlstate::kConnectionFailure);
 }
 
 TEST_F(PgwireServerBounds, AStartupThatNeverComesTimesOut) {

@@ -5,6 +5,8 @@
 // connection, never a crash.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -16,6 +18,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -220,9 +223,9 @@ class Scripted : public QueryHandlerFactory {
 // A connection with its own registry, and what it has sent so far.
 struct Wire {
   explicit Wire(QueryHandlerFactory& f, ConnectionOptions o = ConnectionOptions())
-      : conn(f, cancels, std::move(o), [this] { ++wakes; }) {}
+      : conn(f, cancels, std::move(o), [this] { Wake(); }) {}
   Wire(QueryHandlerFactory& f, CancelRegistry& shared, ConnectionOptions o = ConnectionOptions())
-      : conn(f, shared, std::move(o), [this] { ++wakes; }) {}
+      : conn(f, shared, std::move(o), [this] { Wake(); }) {}
 
   // Everything output since the last call, consumed.
   std::string Take() {
@@ -240,10 +243,37 @@ struct Wire {
     ASSERT_EQ(conn.state(), Connection::State::kReady) << Types(msgs);
   }
 
+  // The sink's wake (any thread, under the sink's lock).
+  void Wake() {
+    {
+      std::lock_guard<std::mutex> lock(wake_mu);
+      ++wakes;
+    }
+    wake_cv.notify_all();
+  }
+  // Waits at most `limit` for a wake after the first `seen`.
+  void WaitForWake(int seen, std::chrono::milliseconds limit) {
+    std::unique_lock<std::mutex> lock(wake_mu);
+    wake_cv.wait_for(lock, limit, [&] { return wakes > seen; });
+  }
+
   CancelRegistry cancels;
+  std::mutex wake_mu;
+  std::condition_variable wake_cv;
   std::atomic<int> wakes{0};
   Connection conn;
 };
+
+// Polls `done` every millisecond for at most `limit`.
+template <typename F>
+bool WaitUntil(F done, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
 
 // ---- the startup ------------------------------------------------------------------------------
 
@@ -820,6 +850,141 @@ TEST(PgwireBounds, AboveHighWaterTheConnectionReadsNoMessageUntilOutputIsSent) {
   EXPECT_TRUE(w.conn.wants_input());
 }
 
+// ---- back-pressure ------------------------------------------------------------------------------
+
+// An answer many times the buffer reaches a client that reads, however slowly: the producer waits
+// for room, and the connection's taking lets it go on. Nothing overflows, nobody is cut.
+TEST(PgwireBackPressure, AProducerThatWaitsForRoomStreamsManyBuffersToAClientThatReads) {
+  using std::chrono::steady_clock;
+  constexpr int kRows = 1000;
+  Scripted s;
+  std::shared_ptr<QuerySink> held;
+  std::thread producer;
+  std::atomic<bool> all_wanted{true};
+  s.answer = [&](const std::string&, std::shared_ptr<QuerySink> sink) {
+    held = sink;
+    producer = std::thread([sink, &all_wanted] {
+      const FieldDescription f("v", kText);
+      sink->RowDescription({&f, 1});
+      for (int i = 0; i < kRows; ++i) {
+        const Value v[] = {std::to_string(i) + std::string(100, 'v')};
+        if (!sink->WaitForRoom(steady_clock::now() + std::chrono::seconds(30)) ||
+            !sink->DataRow(v)) {
+          all_wanted = false;
+          break;
+        }
+      }
+      sink->CommandComplete("SELECT 1000");
+      sink->Finish(TransactionStatus::kIdle);
+    });
+  };
+  ConnectionOptions o;
+  o.max_buffered_bytes = 4000;  // ~35 rows; the answer is ~115 KB
+  o.output_high_water = 1000;
+  // Joined after the connection is gone (which releases a producer still waiting), however the
+  // test ends.
+  struct Joiner {
+    std::thread& t;
+    ~Joiner() {
+      if (t.joinable()) t.join();
+    }
+  } joiner{producer};
+  Wire w(s, o);
+  w.Start();
+  w.conn.Receive(Query("SELECT v"));
+  ASSERT_TRUE(held);
+  // The client has read nothing yet: the producer stops at room, its answer still wanted.
+  ASSERT_TRUE(WaitUntil([&] { return !held->has_room(); }, std::chrono::seconds(10)));
+  EXPECT_TRUE(held->wanted());
+  // Now the client reads everything sent, as the server's loop would pump on each wake.
+  std::string got;
+  std::size_t most = 0;
+  const auto deadline = steady_clock::now() + std::chrono::seconds(60);
+  while (w.conn.state() == Connection::State::kQuery && steady_clock::now() < deadline) {
+    const int seen = w.wakes;
+    w.conn.Pump();
+    most = std::max(most, w.conn.output().size());
+    const std::string out = w.Take();
+    got += out;
+    if (out.empty()) w.WaitForWake(seen, std::chrono::milliseconds(100));
+  }
+  got += w.Take();
+  producer.join();
+  EXPECT_TRUE(all_wanted);
+  EXPECT_FALSE(w.conn.closed());
+  const auto msgs = Split(got);
+  ASSERT_EQ(msgs.size(), std::size_t{kRows} + 3) << Types(msgs).substr(0, 40);
+  for (int i = 0; i < kRows; ++i) {
+    ASSERT_EQ(RowValues(msgs[1 + i])[0], std::to_string(i) + std::string(100, 'v'));
+  }
+  EXPECT_EQ(msgs.back().type, 'Z');
+  EXPECT_LE(most, o.output_high_water + 200) << "high water and one message at most";
+}
+
+TEST(PgwireBackPressure, NotifyWhenRoomCallsBackOnTheConnectionsThreadAsItTakes) {
+  Scripted s;
+  std::shared_ptr<QuerySink> held;
+  s.answer = [&](const std::string&, std::shared_ptr<QuerySink> sink) { held = std::move(sink); };
+  ConnectionOptions o;
+  o.max_buffered_bytes = 4000;  // room: at most 2000 bytes queued
+  o.output_high_water = 1000;
+  Wire w(s, o);
+  w.Start();
+  w.conn.Receive(Query("SUBSCRIBE t"));
+  ASSERT_TRUE(held);
+  EXPECT_TRUE(held->CopyOutResponse(1));                       // 10 bytes
+  const std::string line(495, 'x');                            // CopyData: 500 bytes
+  while (held->has_room()) ASSERT_TRUE(held->CopyData(line));  // the connection takes nothing
+  int called = 0;
+  std::thread::id on;
+  EXPECT_FALSE(held->NotifyWhenRoom([&] {
+    ++called;
+    on = std::this_thread::get_id();
+  }));
+  EXPECT_EQ(called, 0);
+  w.conn.Pump();  // takes up to high water: 510 bytes, leaving 1500 queued — room
+  EXPECT_EQ(called, 1);
+  EXPECT_EQ(on, std::this_thread::get_id());
+  EXPECT_TRUE(held->NotifyWhenRoom([&] { ++called; })) << "room now: not kept";
+  w.Take();
+  w.conn.Pump();
+  EXPECT_EQ(called, 1);
+  // A callback still waiting when the session ends is called: the answer is unwanted.
+  while (held->has_room()) ASSERT_TRUE(held->CopyData(line));
+  EXPECT_FALSE(held->NotifyWhenRoom([&] { ++called; }));
+  w.conn.Terminate(ErrorFields::Fatal(sqlstate::kAdminShutdown, "shutting down"));
+  EXPECT_EQ(called, 2);
+  EXPECT_FALSE(held->wanted());
+  EXPECT_TRUE(held->NotifyWhenRoom([&] { ++called; })) << "unwanted: nothing to wait for";
+  EXPECT_FALSE(held->CopyData(line));
+}
+
+TEST(PgwireBackPressure, WaitForRoomEndsAtItsDeadlineAndWhenTheSessionEnds) {
+  using std::chrono::steady_clock;
+  Scripted s;
+  std::shared_ptr<QuerySink> held;
+  s.answer = [&](const std::string&, std::shared_ptr<QuerySink> sink) { held = std::move(sink); };
+  ConnectionOptions o;
+  o.max_buffered_bytes = 4000;
+  Wire w(s, o);
+  w.Start();
+  w.conn.Receive(Query("SUBSCRIBE t"));
+  ASSERT_TRUE(held);
+  held->CopyOutResponse(1);
+  while (held->has_room()) ASSERT_TRUE(held->CopyData(std::string(495, 'x')));
+  const auto start = steady_clock::now();
+  EXPECT_FALSE(held->WaitForRoom(start + std::chrono::milliseconds(50)));
+  EXPECT_GE(steady_clock::now() - start, std::chrono::milliseconds(50));
+  EXPECT_TRUE(held->wanted()) << "a deadline passing ends nothing";
+  std::atomic<bool> room{true};
+  std::thread waiter(
+      [&] { room = held->WaitForRoom(steady_clock::now() + std::chrono::seconds(60)); });
+  w.conn.Terminate(ErrorFields::Fatal(sqlstate::kAdminShutdown, "shutting down"));
+  waiter.join();  // released by the session's end, long before its deadline
+  EXPECT_FALSE(room);
+  EXPECT_LT(steady_clock::now() - start, std::chrono::seconds(30));
+}
+
 // What SQL can make too wide or too large for the protocol is an ERROR the client reads, and the
 // session goes on: never an abort.
 TEST(PgwireBounds, AResultWiderThanPostgresAllowsIsError54011NotAnAbort) {
@@ -883,14 +1048,15 @@ TEST(PgwireBounds, ACopyWiderThanPostgresAllowsIsError54011) {
   EXPECT_EQ(Fields(msgs[0])['C'], sqlstate::kTooManyColumns);
 }
 
-TEST(PgwireBounds, ARowLargerThanTheBufferIsError54000AndTheSessionGoesOn) {
+// A row larger than room (half the buffer) could not be queued however the producer waits.
+TEST(PgwireBounds, ARowLargerThanRoomIsError54000AndTheSessionGoesOn) {
   Scripted s;
   s.answer = [&](const std::string&, std::shared_ptr<QuerySink> sink) {
     const FieldDescription f("b", kBytea);
     EXPECT_TRUE(sink->RowDescription({&f, 1}));
     const Value small[] = {std::string(10, 'x')};
     EXPECT_TRUE(sink->DataRow(small));
-    const Value huge[] = {std::string(20000, 'x')};
+    const Value huge[] = {std::string(8000, 'x')};  // fits the buffer, not room
     EXPECT_FALSE(sink->DataRow(huge));
     EXPECT_FALSE(sink->CommandComplete("SELECT 2"));
     sink->Finish(TransactionStatus::kIdle);
@@ -904,7 +1070,7 @@ TEST(PgwireBounds, ARowLargerThanTheBufferIsError54000AndTheSessionGoesOn) {
   EXPECT_EQ(Fields(msgs[2])['S'], "ERROR");
   EXPECT_EQ(Fields(msgs[2])['C'], sqlstate::kProgramLimitExceeded);
   EXPECT_EQ(Fields(msgs[2])['M'],
-            "a row of 20011 bytes exceeds the 10000 bytes the server can send to a client at once");
+            "a row of 8011 bytes exceeds the 5000 bytes the server can send to a client at once");
   EXPECT_FALSE(w.conn.closed());
 }
 
