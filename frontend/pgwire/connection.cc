@@ -81,6 +81,15 @@ void Connection::Receive(std::string_view bytes) {
 void Connection::ReceiveEnd() {
   if (closed() || input_ended_) return;
   input_ended_ = true;
+  if (state_ == State::kQuery) {
+    // The client went away mid-answer: no client waits for an answer with its sending side shut.
+    // Its answer ends soon (a SUBSCRIBE that sends nothing would otherwise run forever), and
+    // nothing it pipelined behind it is acted on.
+    in_.clear();
+    in_start_ = 0;
+    if (handler_) handler_->Cancel();
+    return;
+  }
   ProcessInput();
 }
 

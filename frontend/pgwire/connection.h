@@ -27,7 +27,10 @@
 //   * a Query whose text is not valid UTF-8 → ERROR 22021 and ReadyForQuery (client_encoding is
 //     UTF8, whatever the client asked for: ParameterStatus says so);
 //   * input that ends inside a message → FATAL 08P01; input that ends between messages → closed
-//     once the answer to everything received before has been produced.
+//     once the answer to everything received before has been produced; input that ends while a
+//     Query is answered → the client is gone: the handler is told to Cancel (as PostgreSQL's
+//     client_connection_check_interval ends the query of a client that left), input buffered
+//     behind the Query is dropped, and the connection closes once the answer ends.
 // The transaction status of ReadyForQuery is the one the handler's last Finish reported; an
 // error of the connection's own (an unsupported message) changes nothing in the session, so it
 // leaves the status as it was.
@@ -118,7 +121,8 @@ class Connection {
 
   // Bytes from the client; as many whole messages as the state allows are acted on.
   void Receive(std::string_view bytes);
-  // The client sent its last byte (end of file). What was received before is still answered.
+  // The client sent its last byte (end of file). What was received before is still answered —
+  // unless a Query is being answered: then it is canceled and nothing after it is acted on.
   void ReceiveEnd();
   // Takes what the handler's sink has queued into the output; when its answer finished, sends
   // ReadyForQuery and acts on buffered input. Call after a wake and after output was consumed.

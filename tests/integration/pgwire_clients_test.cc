@@ -305,6 +305,8 @@ class RawClient {
   }
   ~RawClient() { close(fd_); }
   bool connected() const { return connected_; }
+  // shutdown(SHUT_WR): the server reads the end of the stream; this side may still read.
+  void ShutdownSending() { shutdown(fd_, SHUT_WR); }
   void Send(const std::string& bytes) {
     ASSERT_EQ(send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
               static_cast<ssize_t>(bytes.size()));
@@ -478,6 +480,21 @@ TEST_F(PgwireServerBounds, AClientThatStopsReadingIsCut08006AfterTheSendStallTim
   EXPECT_EQ(r.types.back(), 'E');
   EXPECT_EQ(r.last_error_severity, "FATAL");
   EXPECT_EQ(r.last_error_code, sqlstate::kConnectionFailure);
+}
+
+// A client that goes away while its Query runs — here one the fake SQL layer answers only when
+// canceled, as a SUBSCRIBE with nothing to send — ends it: the handler is told to cancel.
+TEST_F(PgwireServerBounds, AClientThatLeavesMidQueryHasItCanceled) {
+  Start();
+  RawClient gone(server_->port());
+  gone.Startup();
+  ASSERT_TRUE(HasReadyForQuery(gone.ReadUntil(HasReadyForQuery, 10s)));
+  gone.Query("SELECT slow");
+  gone.ShutdownSending();
+  ASSERT_TRUE(WaitFor([&] { return sessions_.cancels == 1; }, 10s));
+  ASSERT_TRUE(WaitFor([&] { return sessions_.closed == 1; }, 10s));
+  EXPECT_EQ(Parse(gone.ReadToEnd(10s)).last_error_code, sqlstate::kQueryCanceled);
+  EXPECT_TRUE(gone.eof());
 }
 
 TEST_F(PgwireServerBounds, AStartupThatNeverComesTimesOut) {

@@ -708,6 +708,30 @@ TEST(PgwireQuery, InputThatEndsBetweenMessagesIsAnsweredThenClosed) {
   EXPECT_TRUE(w.conn.closed());
 }
 
+// The client went away while its Query runs (a SUBSCRIBE that may send nothing for hours): the
+// handler is told to cancel, nothing pipelined behind is run, and the connection closes.
+TEST(PgwireQuery, InputThatEndsWhileAQueryIsAnsweredCancelsItAndCloses) {
+  Scripted s;
+  std::shared_ptr<QuerySink> held;
+  s.answer = [&](const std::string&, std::shared_ptr<QuerySink> sink) { held = std::move(sink); };
+  Wire w(s);
+  w.Start();
+  w.conn.Receive(Query("SUBSCRIBE t") + Query("SELECT 1"));
+  ASSERT_TRUE(held);
+  EXPECT_EQ(s.cancels, 0);
+  w.conn.ReceiveEnd();
+  EXPECT_EQ(s.cancels, 1);
+  EXPECT_FALSE(w.conn.wants_input());
+  held->Error(
+      ErrorFields::Error(sqlstate::kQueryCanceled, "canceling statement due to user request"));
+  held->Finish(TransactionStatus::kIdle);
+  w.conn.Pump();
+  EXPECT_EQ(Types(Split(w.Take())), "EZ");
+  EXPECT_TRUE(w.conn.closed());
+  EXPECT_EQ(s.queries, std::vector<std::string>{"SUBSCRIBE t"}) << "nothing behind it is run";
+  EXPECT_EQ(s.closed, 1);
+}
+
 TEST(PgwireQuery, ASessionEndingMidAnswerMakesItsSinkUnwanted) {
   Scripted s;
   std::shared_ptr<QuerySink> held;
