@@ -12,6 +12,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -73,6 +75,7 @@ Server::~Server() {
   if (listen_fd_ >= 0) close(listen_fd_);
   if (epoll_fd_ >= 0) close(epoll_fd_);
   if (wake_fd_ >= 0) close(wake_fd_);
+  if (reserve_fd_ >= 0) close(reserve_fd_);
 }
 
 Status Server::Start() {
@@ -147,6 +150,8 @@ Status Server::Start() {
   if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev) != 0) {
     return Status::FromErrno("epoll_ctl(eventfd)");
   }
+  reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (reserve_fd_ < 0) return Status::FromErrno("open(/dev/null) for the reserve descriptor");
   thread_ = std::thread([this] { Run(); });
   return Status::Ok();
 }
@@ -242,8 +247,9 @@ void Server::Accept() {
         accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        // EMFILE and the like: the pending connection stays queued; the next turn retries.
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        AcceptStarved(errno);
+      } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
         spdlog::warn("pgwire: accept: {}", std::strerror(errno));
       }
       return;
@@ -280,6 +286,33 @@ void Server::Accept() {
     clients_.emplace(id, std::move(client));
     ++open_;
   }
+}
+
+void Server::AcceptStarved(int error) {
+  spdlog::warn("pgwire: accept: {}: refusing a waiting client, accepting none for {} ms",
+               std::strerror(error), kSweepEvery.count());
+  if (reserve_fd_ >= 0) {
+    close(reserve_fd_);
+    reserve_fd_ = -1;
+    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) {
+      ++accepted_;
+      ++refused_;
+      ErrorFields e = TooManyConnections(options_.max_connections);
+      e.detail = "The server has no file descriptor free for another client.";
+      std::string out;
+      AppendErrorResponse(out, e);
+      (void)!send(fd, out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      close(fd);
+    }
+    reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);  // else Sweep retries
+  }
+  // Level-triggered, the listener would be reported readable again at once while the backlog
+  // waits: disarmed, it costs nothing until Sweep re-arms it.
+  epoll_event ev{};
+  ev.events = 0;
+  ev.data.u64 = kListenerId;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listen_fd_, &ev) == 0) listener_disarmed_ = true;
 }
 
 void Server::OnWake() {
@@ -396,6 +429,13 @@ void Server::Drop(std::uint64_t id) {
 }
 
 void Server::Sweep(Clock::time_point now) {
+  if (reserve_fd_ < 0) reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (listener_disarmed_) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = kListenerId;
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listen_fd_, &ev) == 0) listener_disarmed_ = false;
+  }
   std::vector<std::uint64_t> late, unstarted, stalled;
   for (auto& [id, c] : clients_) {
     if (!c->conn->output().empty()) {

@@ -23,6 +23,10 @@
 //     is cut (FATAL 08006; its answer ends, unwanted): a client that reads slowly is served
 //     however long its answer takes, one that stopped reading does not hold a session forever.
 //   * close_timeout: a closed connection's last output (its FATAL) is sent for at most this long.
+//   * file descriptors: when accept fails for want of one (EMFILE, ENFILE), one waiting client is
+//     answered FATAL 53300 through a descriptor held in reserve for it, and the listener is
+//     disarmed until the next sweep (a quarter second) rather than reported readable at once:
+//     the I/O thread goes on serving the open connections instead of spinning on the backlog.
 // Idle sessions are kept however long they are idle.
 //
 // Authentication is `trust` (any user name), so the listener must be on a loopback address
@@ -95,6 +99,9 @@ class Server {
 
   void Run();
   void Accept();
+  // accept() failed with `error` for want of a descriptor or memory: refuse one waiting client
+  // through the reserve descriptor, and disarm the listener until the next Sweep re-arms it.
+  void AcceptStarved(int error);
   void OnEvent(std::uint64_t id, std::uint32_t events);
   void OnWake();
   // Reads what the client sent, as long as the connection wants it.
@@ -111,11 +118,15 @@ class Server {
   int listen_fd_ = -1;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;  // eventfd: sinks' wakes and Stop
+  // A descriptor held (on /dev/null) so that a client can still be accepted and told why it is
+  // refused when the process has none left; -1 while it is lent out or could not be reopened.
+  int reserve_fd_ = -1;
   std::uint16_t port_ = 0;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
 
   // I/O thread only.
+  bool listener_disarmed_ = false;  // AcceptStarved: until the next Sweep
   CancelRegistry cancels_;
   std::unordered_map<std::uint64_t, std::unique_ptr<Client>> clients_;
   std::uint64_t next_id_ = 2;  // 0: the listener, 1: the eventfd

@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -100,6 +101,7 @@ class TestServerProcess {
     }
   }
   int port() const { return port_; }
+  std::uintmax_t LogBytes() const { return std::filesystem::file_size(dir_.File("log")); }
   std::string Log() const {
     std::ifstream in(dir_.File("log"));
     return std::string(std::istreambuf_iterator<char>(in), {});
@@ -388,6 +390,57 @@ Received Parse(const std::string& in) {
 }
 bool HasReadyForQuery(const std::string& in) {
   return Parse(in).types.find('Z') != std::string::npos;
+}
+
+// Out of file descriptors: the server neither spins on its listener (each failed accept logs a
+// line: a spinning loop writes thousands a second) nor stops serving the connections it has, and
+// a client it cannot take is told so (FATAL 53300) rather than left waiting; once descriptors are
+// free again it accepts.
+TEST(PgwireServerDescriptors, OutOfDescriptorsTheListenerWaitsAndRefusesInsteadOfSpinning) {
+  TestServerProcess server({"--max-open-files", "16"});
+  ASSERT_GT(server.port(), 0) << server.Log();
+  std::vector<std::unique_ptr<RawClient>> clients;
+  for (int i = 0; i < 24; ++i) {
+    clients.push_back(std::make_unique<RawClient>(server.port()));
+    ASSERT_TRUE(clients.back()->connected());  // the kernel's backlog completes the handshake
+    clients.back()->Startup();
+  }
+  // Some are served; the others are refused FATAL 53300 or still wait in the backlog.
+  const auto Answered = [](const std::string& in) {
+    const std::string types = Parse(in).types;
+    return types.find_first_of("ZE") != std::string::npos;
+  };
+  int served = 0, refused = 0;
+  for (auto& c : clients) {
+    const Received r = Parse(c->ReadUntil(Answered, 2s));
+    if (r.types.find('Z') != std::string::npos) ++served;
+    if (r.types.find('E') != std::string::npos) {
+      ++refused;
+      EXPECT_EQ(r.last_error_code, sqlstate::kTooManyConnections);
+    }
+  }
+  EXPECT_GT(served, 0);
+  EXPECT_GT(refused, 0) << "the descriptor limit was not reached: this proves nothing";
+  // The loop is not spinning: a second adds a handful of accept warnings (~100 bytes each) to
+  // the log, not the megabytes of a loop that retries at once.
+  const std::uintmax_t before = server.LogBytes();
+  std::this_thread::sleep_for(1s);  // a span to count over, not a synchronisation
+  EXPECT_LT(server.LogBytes() - before, 20u * 100) << "bytes logged in a second";
+  // A served session still answers.
+  for (auto& c : clients) {
+    if (!HasReadyForQuery(c->ReadUntil(HasReadyForQuery, 0ms))) continue;
+    c->Query("SELECT 1");
+    const std::string& in = c->ReadUntil(
+        [](const std::string& got) { return Parse(got).types.find('D') != std::string::npos; },
+        10s);
+    EXPECT_NE(Parse(in).types.find('D'), std::string::npos);
+    break;
+  }
+  // Descriptors free again: a new client is accepted.
+  clients.clear();
+  const BinaryRun run = RunPsql(server.port(), {"-A", "-t", "-c", "SELECT 1"});
+  EXPECT_EQ(run.exit, 0) << DescribeRun(run);
+  EXPECT_EQ(run.out, "1\n");
 }
 
 class PgwireServerBounds : public ::testing::Test {
