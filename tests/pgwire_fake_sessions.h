@@ -13,6 +13,10 @@
 //   SELECT big N              b text: N rows of 1 KiB, each after waiting for room (the client's
 //                             pace), ERROR 57014 if canceled meanwhile
 //   SELECT big                the same, endless: until canceled or the answer is unwanted
+//   SELECT stream             s text: 64 KiB rows, endless until canceled (ERROR 57014) or
+//                             unwanted, from a producer that never blocks: it refills the sink
+//                             whenever there is room, from NotifyWhenRoom's callback — on the
+//                             I/O thread, as fast as the client reads
 //   SELECT slow               answered only when canceled: ERROR 57014
 //   COPY pairs TO STDOUT      CopyOutResponse, the rows of pairs as text, CopyDone, COPY 2
 //   BEGIN, COMMIT, ROLLBACK   the transaction status, as PostgreSQL tracks it
@@ -129,7 +133,7 @@ class FakeSessions : public pgwire::QueryHandlerFactory {
     void Query(std::string sql, std::shared_ptr<pgwire::QuerySink> sink) override {
       state_->canceled = false;
       worker_->Post([state = state_, sql = std::move(sql), sink = std::move(sink)] {
-        Answer(*state, sql, sink);
+        Answer(state, sql, sink);
       });
     }
     void Cancel() override {
@@ -167,9 +171,35 @@ class FakeSessions : public pgwire::QueryHandlerFactory {
     return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
   }
 
-  // Answers one message on the worker thread.
-  static void Answer(State& state, const std::string& sql,
+  // SELECT stream's producer: fills the sink while there is room, then asks to be called back.
+  struct Streamer : std::enable_shared_from_this<Streamer> {
+    Streamer(std::shared_ptr<State> state, std::shared_ptr<pgwire::QuerySink> sink,
+             TransactionStatus status)
+        : state(std::move(state)), sink(std::move(sink)), status(status) {}
+    void Fill() {
+      const pgwire::Value v[] = {std::string(64 * 1024, 's')};
+      for (;;) {
+        while (sink->has_room()) {
+          if (state->canceled) {
+            sink->Error(pgwire::ErrorFields::Error(tandem::sqlstate::kQueryCanceled,
+                                                   "canceling statement due to user request"));
+            sink->Finish(status);
+            return;
+          }
+          if (!sink->DataRow(v)) return;  // unwanted
+        }
+        if (!sink->NotifyWhenRoom([self = shared_from_this()] { self->Fill(); })) return;
+      }
+    }
+    const std::shared_ptr<State> state;
+    const std::shared_ptr<pgwire::QuerySink> sink;
+    const TransactionStatus status;
+  };
+
+  // Answers one message on the session's worker thread.
+  static void Answer(const std::shared_ptr<State>& state_ptr, const std::string& sql,
                      const std::shared_ptr<pgwire::QuerySink>& sink) {
+    State& state = *state_ptr;
     using pgwire::ErrorFields;
     using pgwire::FieldDescription;
     using pgwire::Value;
@@ -274,6 +304,11 @@ class FakeSessions : public pgwire::QueryHandlerFactory {
           return;
         }
         sink->CommandComplete("SELECT " + std::to_string(rows));
+      } else if (s == "SELECT stream") {
+        const FieldDescription f("s", pgwire::kText);
+        sink->RowDescription({&f, 1});
+        std::make_shared<Streamer>(state_ptr, sink, state.status)->Fill();
+        return;
       } else if (s == "SELECT slow") {
         state.slow = sink;  // Cancel answers it
         return;

@@ -14,6 +14,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -26,9 +27,12 @@ namespace {
 
 constexpr std::uint64_t kListenerId = 0;
 constexpr std::uint64_t kWakeId = 1;
-// Bytes read per recv, and at most per connection per turn (fairness between connections).
+// Bytes read per recv, and at most per connection per turn; bytes sent at most per connection per
+// turn. A turn is one pass over what epoll_wait reported: every ready connection, the listener
+// and the sinks' wakes get theirs before any connection gets more.
 constexpr std::size_t kReadChunk = 64 * 1024;
 constexpr std::size_t kReadPerTurn = 4 * kReadChunk;
+constexpr std::size_t kSendPerTurn = 256 * 1024;
 constexpr auto kSweepEvery = std::chrono::milliseconds(250);
 
 bool IsLoopback(const sockaddr* a) {
@@ -368,11 +372,14 @@ void Server::Read(Client& c) {
 }
 
 bool Server::Service(Client& c) {
+  std::size_t sent = 0;
   for (;;) {
     std::string_view out = c.conn->output();
-    while (!out.empty()) {
-      const ssize_t n = send(c.fd, out.data(), out.size(), MSG_NOSIGNAL);
+    while (!out.empty() && sent < kSendPerTurn) {
+      const ssize_t n =
+          send(c.fd, out.data(), std::min(out.size(), kSendPerTurn - sent), MSG_NOSIGNAL);
       if (n > 0) {
+        sent += static_cast<std::size_t>(n);
         c.sent_at = Clock::now();
         c.conn->ConsumeOutput(static_cast<std::size_t>(n));
         out = c.conn->output();
@@ -383,10 +390,13 @@ bool Server::Service(Client& c) {
       Drop(c.id);  // EPIPE, ECONNRESET: the client is gone
       return false;
     }
-    if (!out.empty()) break;  // the socket is full: EPOLLOUT says when it drains
-    // All sent: the connection may take more of an answer, or act on input it held back.
+    // The socket is full (EPOLLOUT says when it drains), or this turn's share is sent (the socket
+    // is writable, so EPOLLOUT reports it again next turn).
+    if (!out.empty()) break;
+    // All sent: the connection may take more of an answer, or act on input it held back. Past
+    // this turn's share, what it takes waits for the next turn.
     c.conn->Pump();
-    if (c.conn->output().empty()) break;
+    if (c.conn->output().empty() || sent >= kSendPerTurn) break;
   }
   if (c.conn->output().empty()) c.sent_at = Clock::now();  // nothing waits: nothing stalls
   if (c.conn->closed()) {

@@ -7,6 +7,10 @@
 // I/O thread then pumps the connection. Stop() (or the destructor) ends every session with FATAL
 // 57P01 and joins the thread; the factory must outlive it.
 //
+// Fairness: a connection gets a bounded share of each turn of the I/O thread — at most 256 KiB
+// read and 256 KiB sent — so one client streaming as fast as it reads cannot starve the others,
+// the listener or the sinks' wakes.
+//
 // Bounds, each a ServerOptions field, none able to stall another connection:
 //   * max_connections: a connection beyond it still has its SSLRequest declined and its
 //     CancelRequest honoured, then its StartupMessage is answered FATAL 53300 "too many
@@ -106,8 +110,9 @@ class Server {
   void OnWake();
   // Reads what the client sent, as long as the connection wants it.
   void Read(Client& c);
-  // Sends output, pumps the connection, sends again while it moves; drops the client when it is
-  // done or broken; sets its epoll interest. False when it was dropped.
+  // Sends output, pumps the connection, sends again while it moves — at most a turn's share
+  // (kSendPerTurn), the rest on the next turn; drops the client when it is done or broken; sets
+  // its epoll interest. False when it was dropped.
   bool Service(Client& c);
   void Drop(std::uint64_t id);
   void Sweep(Clock::time_point now);

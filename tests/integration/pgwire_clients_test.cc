@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -291,10 +292,12 @@ bool Answered(const std::string& in) {
 // A client on a plain socket: whole messages in, bytes out, reads bounded by a deadline.
 class RawClient {
  public:
-  // `receive_buffer`: SO_RCVBUF, when not 0 (the kernel doubles it).
+  // `receive_buffer`: SO_RCVBUF, when not 0 (the kernel doubles it); past net.core.rmem_max
+  // through SO_RCVBUFFORCE where the test may (root).
   explicit RawClient(int port, int receive_buffer = 0) {
     fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (receive_buffer > 0) {
+    if (receive_buffer > 0 &&
+        setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &receive_buffer, sizeof receive_buffer) != 0) {
       setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
     }
     sockaddr_in a{};
@@ -335,6 +338,15 @@ class RawClient {
   }
   const std::string& ReadToEnd(std::chrono::milliseconds limit) {
     return ReadUntil([](const std::string&) { return false; }, limit);
+  }
+  // Reads and drops whatever comes, as fast as it comes, counting it, until `stop`.
+  void Drain(const std::atomic<bool>& stop, std::atomic<std::size_t>& bytes) {
+    std::vector<char> buf(1 << 20);
+    while (!stop && !eof_) {
+      const ssize_t n = recv(fd_, buf.data(), buf.size(), 0);
+      if (n > 0) bytes += static_cast<std::size_t>(n);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) eof_ = true;
+    }
   }
   // A slow reader: at most `chunk` bytes, then a pause of `pause`, until ReadyForQuery or the end
   // of the stream or `limit`.
@@ -548,6 +560,32 @@ TEST_F(PgwireServerBounds, AClientThatLeavesMidQueryHasItCanceled) {
   ASSERT_TRUE(WaitFor([&] { return sessions_.closed == 1; }, 10s));
   EXPECT_EQ(Parse(gone.ReadToEnd(10s)).last_error_code, sqlstate::kQueryCanceled);
   EXPECT_TRUE(gone.eof());
+}
+
+// A client whose answer never ends and who reads it as fast as it comes — its producer refilling
+// the sink on the I/O thread the moment there is room, so there is always more to send — gets a
+// bounded share of each turn of the I/O thread: a new client is accepted and answered meanwhile.
+TEST_F(PgwireServerBounds, AnEndlessFastStreamDoesNotStarveOtherClients) {
+  options_.connection.max_buffered_bytes = 4 << 20;
+  Start();
+  // A receive buffer so large that the server's socket never fills: without a bound of its own
+  // on a turn, the I/O thread would send to this client for ever.
+  RawClient fast(server_->port(), 256 << 20);
+  fast.Startup();
+  ASSERT_TRUE(HasReadyForQuery(fast.ReadUntil(HasReadyForQuery, 10s)));
+  fast.Query("SELECT stream");
+  std::atomic<bool> stop{false};
+  std::atomic<std::size_t> streamed{0};
+  std::thread reader([&] { fast.Drain(stop, streamed); });
+  const bool streaming = WaitFor([&] { return streamed > (std::size_t{16} << 20); }, 20s);
+  const BinaryRun other = RunPsql(server_->port(), {"-A", "-t", "-c", "SELECT 1"});
+  const std::size_t during = streamed;
+  stop = true;
+  reader.join();
+  ASSERT_TRUE(streaming) << streamed << " bytes streamed";
+  EXPECT_EQ(other.exit, 0) << DescribeRun(other);
+  EXPECT_EQ(other.out, "1\n");
+  EXPECT_GT(during, std::size_t{16} << 20);
 }
 
 TEST_F(PgwireServerBounds, AStartupThatNeverComesTimesOut) {
