@@ -47,6 +47,17 @@ bool IsLoopback(const sockaddr* a) {
   return false;
 }
 
+// Closes a socket whose last output was handed to the kernel without a linger: what the client
+// sent and the server never read is read first (what has arrived — a startup packet), since
+// close() answers unread input with RST, which would discard output not yet transmitted.
+void CloseNow(int fd) {
+  shutdown(fd, SHUT_WR);
+  char buf[4096];
+  for (int i = 0; i < 16 && recv(fd, buf, sizeof buf, MSG_DONTWAIT) > 0; ++i) {
+  }
+  close(fd);
+}
+
 ErrorFields TooManyConnections(std::size_t max) {
   ErrorFields e = ErrorFields::Fatal(sqlstate::kTooManyConnections, "too many connections");
   e.detail = "The server accepts at most " + std::to_string(max) + " connections.";
@@ -63,6 +74,11 @@ struct Server::Client {
   std::unique_ptr<Connection> conn;
   const Clock::time_point accepted_at;
   std::optional<Clock::time_point> closed_at;  // when the connection closed with output left
+  // Closed and all its output handed to the kernel: the socket is shut for sending (FIN after
+  // the last byte) and the client's input is read and dropped until it closes too or
+  // close_timeout passes — closing with its input unread would send RST instead, and a RST
+  // discards what the client has not received yet (the FATAL).
+  bool lingering = false;
   // When the client last took some of its output, or had none waiting (send_stall_timeout):
   // a send() that wrote, or the socket's send queue shrinking between sweeps (the client read
   // what the kernel held — which may be megabytes, drained long before the socket takes more).
@@ -237,7 +253,7 @@ void Server::Run() {
     c->conn->Terminate(shutdown);
     const std::string_view out = c->conn->output();
     if (!out.empty()) (void)!send(c->fd, out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    close(c->fd);
+    CloseNow(c->fd);
   }
   clients_.clear();  // destroys every connection, and so every handler, on this thread
   open_ = 0;
@@ -267,7 +283,7 @@ void Server::Accept() {
       std::string out;
       AppendErrorResponse(out, TooManyConnections(options_.max_connections));
       (void)!send(fd, out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      close(fd);
+      CloseNow(fd);
       continue;
     }
     const std::uint64_t id = next_id_++;
@@ -307,7 +323,7 @@ void Server::AcceptStarved(int error) {
       std::string out;
       AppendErrorResponse(out, e);
       (void)!send(fd, out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      close(fd);
+      CloseNow(fd);
     }
     reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);  // else Sweep retries
   }
@@ -342,6 +358,10 @@ void Server::OnEvent(std::uint64_t id, std::uint32_t events) {
   if (events & (EPOLLERR | EPOLLHUP)) {
     // Reset, or shut down both ways: nothing can be sent any more.
     Drop(id);
+    return;
+  }
+  if (c.lingering) {
+    if (events & EPOLLIN) DrainLingering(c);
     return;
   }
   if (events & EPOLLIN) {
@@ -400,11 +420,22 @@ bool Server::Service(Client& c) {
   }
   if (c.conn->output().empty()) c.sent_at = Clock::now();  // nothing waits: nothing stalls
   if (c.conn->closed()) {
-    if (c.conn->output().empty()) {
-      Drop(c.id);
-      return false;
-    }
     if (!c.closed_at) c.closed_at = Clock::now();
+    if (c.conn->output().empty()) {
+      // Everything is with the kernel: FIN after it, and the client's input drained until it
+      // closes too (close_timeout bounds the wait).
+      c.lingering = true;
+      shutdown(c.fd, SHUT_WR);
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.u64 = c.id;
+      if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev) != 0) {
+        Drop(c.id);
+        return false;
+      }
+      c.interest = EPOLLIN;
+      return DrainLingering(c);
+    }
   }
   std::uint32_t interest = 0;
   if (c.conn->wants_input()) interest |= EPOLLIN;
@@ -421,6 +452,22 @@ bool Server::Service(Client& c) {
     c.interest = interest;
   }
   return true;
+}
+
+bool Server::DrainLingering(Client& c) {
+  char buf[kReadChunk];
+  for (std::size_t total = 0; total < kReadPerTurn;) {
+    const ssize_t n = recv(c.fd, buf, sizeof buf, 0);
+    if (n > 0) {
+      total += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;  // EPOLLIN: more
+    Drop(c.id);  // 0: the client closed too; else it is gone
+    return false;
+  }
+  return true;  // a turn's share: EPOLLIN (level-triggered) reports the rest next turn
 }
 
 void Server::Drop(std::uint64_t id) {

@@ -26,7 +26,10 @@
 //   * send_stall_timeout: a client that has output waiting and has read none of it for this long
 //     is cut (FATAL 08006; its answer ends, unwanted): a client that reads slowly is served
 //     however long its answer takes, one that stopped reading does not hold a session forever.
-//   * close_timeout: a closed connection's last output (its FATAL) is sent for at most this long.
+//   * close_timeout: a closed connection's last output (its FATAL) is sent for at most this long,
+//     and then its socket, shut for sending, waits at most that long for the client to close too
+//     (its input read and dropped meanwhile: closing on unread input would send RST, and a RST
+//     discards what the client has not received yet).
 //   * file descriptors: when accept fails for want of one (EMFILE, ENFILE), one waiting client is
 //     answered FATAL 53300 through a descriptor held in reserve for it, and the listener is
 //     disarmed until the next sweep (a quarter second) rather than reported readable at once:
@@ -114,6 +117,9 @@ class Server {
   // (kSendPerTurn), the rest on the next turn; drops the client when it is done or broken; sets
   // its epoll interest. False when it was dropped.
   bool Service(Client& c);
+  // A lingering client's input, read and dropped (a turn's share); drops it once the client has
+  // closed or is gone. False when it was dropped.
+  bool DrainLingering(Client& c);
   void Drop(std::uint64_t id);
   void Sweep(Clock::time_point now);
   void Wake(std::uint64_t id);

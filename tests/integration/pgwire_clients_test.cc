@@ -588,6 +588,28 @@ TEST_F(PgwireServerBounds, AnEndlessFastStreamDoesNotStarveOtherClients) {
   EXPECT_GT(during, std::size_t{16} << 20);
 }
 
+// A FATAL is not lost to a reset. The client reads nothing for a while, so the end of its answer
+// and the FATAL wait in the server's socket, not yet transmitted; input the server will never read
+// waits there too. close() would answer that input with RST, which throws away what was not yet
+// transmitted — the FATAL. The server shuts its side down and drains the input first.
+TEST_F(PgwireServerBounds, AFatalReachesAClientWhoseInputWasLeftUnread) {
+  Start();
+  RawClient c(server_->port(), 4096);  // a small receive window: the answer cannot all arrive
+  c.Startup();
+  ASSERT_TRUE(HasReadyForQuery(c.ReadUntil(HasReadyForQuery, 10s)));
+  // 64 KiB of answer, then an unknown message type (FATAL 08P01) with 256 KiB behind it that the
+  // server never reads.
+  c.Send("Q" + Int32(4 + 14) + "SELECT big 64" + '\0' + '\x01' + std::string(256 << 10, 'x'));
+  ASSERT_TRUE(WaitFor([&] { return sessions_.closed == 1; }, 10s));
+  // Until the server has closed the socket, or a second: the client reads only then, so that a
+  // reset, if one comes, has arrived first.
+  WaitFor([&] { return server_->counts().open == 0; }, 1s);
+  const Received r = Parse(c.ReadToEnd(20s));
+  EXPECT_EQ(std::count(r.types.begin(), r.types.end(), 'D'), 64);
+  EXPECT_EQ(r.last_error_severity, "FATAL");
+  EXPECT_EQ(r.last_error_code, sqlstate::kProtocolViolation);
+}
+
 TEST_F(PgwireServerBounds, AStartupThatNeverComesTimesOut) {
   options_.startup_timeout = 300ms;
   Start();
