@@ -73,6 +73,9 @@ class FakeSessions : public pgwire::QueryHandlerFactory {
   std::atomic<int> opened{0};
   std::atomic<int> closed{0};
   std::atomic<int> cancels{0};
+  // Waits for room that ended without room (50 ms each): a producer held by a client that does
+  // not read, as it should be.
+  std::atomic<int> held_back{0};
 
  private:
   using TransactionStatus = pgwire::TransactionStatus;
@@ -132,9 +135,8 @@ class FakeSessions : public pgwire::QueryHandlerFactory {
     }
     void Query(std::string sql, std::shared_ptr<pgwire::QuerySink> sink) override {
       state_->canceled = false;
-      worker_->Post([state = state_, sql = std::move(sql), sink = std::move(sink)] {
-        Answer(state, sql, sink);
-      });
+      worker_->Post([state = state_, sql = std::move(sql), sink = std::move(sink),
+                     held_back = &owner_.held_back] { Answer(state, sql, sink, *held_back); });
     }
     void Cancel() override {
       ++owner_.cancels;
@@ -198,7 +200,7 @@ class FakeSessions : public pgwire::QueryHandlerFactory {
 
   // Answers one message on the session's worker thread.
   static void Answer(const std::shared_ptr<State>& state_ptr, const std::string& sql,
-                     const std::shared_ptr<pgwire::QuerySink>& sink) {
+                     const std::shared_ptr<pgwire::QuerySink>& sink, std::atomic<int>& held_back) {
     State& state = *state_ptr;
     using pgwire::ErrorFields;
     using pgwire::FieldDescription;
@@ -294,6 +296,7 @@ class FakeSessions : public pgwire::QueryHandlerFactory {
           if (!sink->WaitForRoom(std::chrono::steady_clock::now() +
                                  std::chrono::milliseconds(50))) {
             if (!sink->wanted()) return;  // the client left or was cut: nothing to finish
+            ++held_back;
             continue;
           }
           if (!sink->DataRow(v)) return;

@@ -4,8 +4,11 @@
 // and what they print is checked: rows with NULLs, several statements in one message, errors
 // with their SQLSTATE and position (psycopg2's e.pgcode), transaction states, COPY out, a
 // cancel, an unknown database. The server's bounds are checked in process, with raw sockets and
-// psql: too many connections, a client that does not read its answer, a startup that never
-// comes, a non-loopback address.
+// psql: too many connections, answers many times the buffer to clients that read (back-pressure),
+// a client that does not read holding only itself and cut after the send-stall timeout, a client
+// that leaves mid-query, an endless fast stream beside other clients, a FATAL not lost to a
+// reset, a startup that never comes, a non-loopback address; and, as a process under a low
+// RLIMIT_NOFILE, a listener out of descriptors.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -521,6 +524,41 @@ TEST_F(PgwireServerBounds, ASlowButSteadyReaderIsServedPastTheStallTimeout) {
   EXPECT_EQ(r.types.back(), 'Z') << r.last_error_code;
   EXPECT_EQ(std::count(r.types.begin(), r.types.end(), 'D'), 4096);
   EXPECT_EQ(server_->counts().timed_out, 0u);
+}
+
+// A client that reads nothing holds only itself: its answer stops above high water, its producer
+// waits for room on its session's own thread, and meanwhile other clients connect and are
+// answered — a short answer and one many times the buffer. When it reads at last, it gets all of
+// its answer.
+TEST_F(PgwireServerBounds, AClientThatDoesNotReadHoldsOnlyItselfWhileOthersAreServed) {
+  options_.connection.max_buffered_bytes = 1 << 20;
+  options_.connection.output_high_water = 256 << 10;
+  options_.send_stall_timeout = 120s;  // not cut here: only paused
+  Start();
+  RawClient slow(server_->port(), 64 << 10);
+  slow.Startup();
+  const std::size_t startup_bytes = slow.ReadUntil(HasReadyForQuery, 10s).size();
+  ASSERT_TRUE(HasReadyForQuery(slow.ReadUntil(HasReadyForQuery, 0s)));
+  slow.Query("SELECT big 8192");  // 8 MiB, far more than the kernel, the output and the queue hold
+  // Stuck: the socket full, the output above high water, the queue without room, the producer
+  // held back.
+  ASSERT_TRUE(WaitFor([&] { return sessions_.held_back > 0; }, 20s));
+  const BinaryRun quick = RunPsql(server_->port(), {"-A", "-t", "-c", "SELECT 1"});
+  EXPECT_EQ(quick.exit, 0) << DescribeRun(quick);
+  EXPECT_EQ(quick.out, "1\n");
+  const BinaryRun big = RunPsql(server_->port(), {"-A", "-t", "-c", "SELECT big 4096"});
+  EXPECT_EQ(big.exit, 0) << DescribeRun(big).substr(0, 2000);
+  EXPECT_EQ(big.out.size(), 4096u * 1025);
+  // Both others gone (psql exits on sending Terminate: the server sees it a moment later), the
+  // slow client's session still open.
+  EXPECT_TRUE(WaitFor([&] { return server_->counts().open == 1; }, 10s));
+  EXPECT_EQ(sessions_.closed, 2);
+  // The slow client reads at last: everything, in order, then ReadyForQuery.
+  const Received r = Parse(slow.ReadUntil(
+      [&](const std::string& in) { return in.size() > startup_bytes && Answered(in); }, 60s));
+  EXPECT_EQ(std::count(r.types.begin(), r.types.end(), 'D'), 8192);
+  ASSERT_FALSE(r.types.empty());
+  EXPECT_EQ(r.types.back(), 'Z');
 }
 
 TEST_F(PgwireServerBounds, AClientThatStopsReadingIsCut08006AfterTheSendStallTimeout) {
