@@ -63,6 +63,7 @@ struct TextSpan {
   std::size_t offset = 0;
   std::size_t length = 0;
 
+  TextSpan() = default;
   TextSpan(std::size_t o, std::size_t l) : offset(o), length(l) {}
 };
 
@@ -72,7 +73,9 @@ struct ParsedStatement {
       form;
   // From its first token to the end of its last (comments around it and its `;` left out).
   TextSpan text;
-  int position;  // CursorPosition of text.offset: where an error about the whole statement points
+  // CursorPosition of text.offset: where an error about the whole statement points (counted on
+  // from the statement before, so a Parse of many statements is one pass over the input).
+  int position = 0;
 };
 
 // The statements of `sql`, in order (none for an input of only spaces, comments and `;`s), or

@@ -507,6 +507,42 @@ std::string Repeat(std::string_view piece, int n) {
   return out;
 }
 
+// A query string of 100,000 tiny statements is one pass over it, not one per statement: each
+// statement's position is counted on from the one before (parse.h). Its time is not asserted
+// (it takes well under a second); what is checked is every statement's span and position.
+TEST(SqlParse, ManyTinyStatementsParseWithTheirSpansAndPositions) {
+  constexpr int kStatements = 100000;
+  // A two-byte character first, so a position (in characters) is one less than its byte offset.
+  const std::string head = "-- \xc3\xa9\n";
+  const std::string_view piece = "SELECT 1;";
+  const std::string sql = head + Repeat(piece, kStatements);
+  ASSERT_LE(sql.size(), kMaxSqlBytes);
+  SqlResult<std::vector<ParsedStatement>> parsed = Parse(sql);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().ToString();
+  ASSERT_EQ(parsed->size(), static_cast<std::size_t>(kStatements));
+  int wrong = 0;
+  for (std::size_t i = 0; i < parsed->size(); ++i) {
+    const ParsedStatement& statement = (*parsed)[i];
+    const std::size_t offset = head.size() + i * piece.size();
+    const bool right = statement.text.offset == offset && statement.text.length == 8 &&
+                       statement.position == static_cast<int>(offset) &&
+                       std::holds_alternative<PostgresStatement>(statement.form);
+    if (!right && ++wrong <= 5) {
+      ADD_FAILURE() << "statement " << i << ": offset " << statement.text.offset << ", length "
+                    << statement.text.length << ", position " << statement.position;
+    }
+  }
+  EXPECT_EQ(wrong, 0);
+  // A node's location in the last statement is a byte offset into the whole string.
+  const auto& last = std::get<PostgresStatement>(parsed->back().form).stmt;
+  EXPECT_EQ(last.select_stmt().target_list(0).res_target().location(),
+            static_cast<int>(sql.size() - 2));
+  // An error after all of them still points at its character.
+  const SqlError error = ParseError(sql + "SELEC 2");
+  EXPECT_EQ(error.message, "syntax error at or near \"SELEC\"");
+  EXPECT_EQ(error.position, static_cast<int>(sql.size()));
+}
+
 // Inputs nesting deeper than kMaxNestingDepth, each in a shape of its own.
 std::vector<std::string> TooDeep() {
   return {
