@@ -13,7 +13,9 @@
 // -1), so a later error about a node points at it with CursorPosition(sql, location).
 //
 // Thread safety: a pure function of its input; any number of threads may call Parse at once,
-// each on a stack of at least 2 MiB (statement_tokens.h: kMaxNestingDepth).
+// each on a stack of at least 2 MiB (statement_tokens.h: kMaxNestingDepth) and each long-lived:
+// libpg_query takes a pthread key per thread that ever parses and never gives it back
+// (pg_parser.h), so a thread per query or per connection exhausts the process's keys.
 #pragma once
 
 #include <cstddef>
