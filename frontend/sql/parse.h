@@ -12,6 +12,15 @@
 // Invariant of every tree returned: each node's `location` is a byte offset into the input (or
 // -1), so a later error about a node points at it with CursorPosition(sql, location).
 //
+// The trees are PostgreSQL's own, pg_query::Node (libpg_query's protobuf of its parse nodes),
+// handed to every caller as they are; the binder translates them into Tandem's terms at its edge,
+// and nothing past it sees one. A tree is up to kMaxTreeDepth (4000) protobuf messages deep
+// (pg_parser.h: the reader refuses a deeper one), so every walker of a tree keeps a depth
+// counter — an explicit stack, or recursion that counts its depth and stops with 54001 past the
+// bound — and none recurses unbounded. Protobuf's own recursions over a tree (its copy, its
+// destructor, its serialisation) go once per level and are bounded by the same guard: no tree
+// deeper than kMaxTreeDepth exists, and 4000 of their frames fit in the 2 MiB below.
+//
 // Thread safety: a pure function of its input; any number of threads may call Parse at once,
 // each on a stack of at least 2 MiB (statement_tokens.h: kMaxNestingDepth) and each long-lived:
 // libpg_query takes a pthread key per thread that ever parses and never gives it back

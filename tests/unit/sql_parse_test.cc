@@ -668,6 +668,28 @@ TEST(SqlParse, TheDeepestAllowedStatementsParseOnASmallStack) {
   });
 }
 
+// Protobuf's own recursions over a tree — copy, serialisation, destructor — go once per level:
+// the deepest tree the reader accepts (just inside kMaxTreeDepth) takes them on the stack Parse
+// requires (parse.h).
+TEST(SqlParse, TheDeepestTreeIsCopiedAndDestroyedOnASmallStack) {
+  OnStack(kSmallStack, [] {
+    // Each `+a` nests two messages (Node, A_Expr): the deepest accepted has about half the bound.
+    for (int operators = kMaxTreeDepth / 2; operators > kMaxTreeDepth / 2 - 20; --operators) {
+      const std::string sql = "SELECT a" + Repeat("+a", operators);
+      SqlResult<std::vector<Token>> tokens = Scan(sql);
+      ASSERT_TRUE(tokens.ok());
+      SqlResult<pg_query::ParseResult> parsed =
+          ParseTokens(sql, *tokens, TokenRange(0, tokens->size()));
+      if (!parsed.ok()) continue;
+      EXPECT_GT(operators, kMaxTreeDepth / 2 - 10);  // the bound is where it says
+      const pg_query::ParseResult copy(*parsed);
+      EXPECT_EQ(copy.SerializeAsString(), parsed->SerializeAsString());
+      return;  // both trees destroyed on this stack
+    }
+    ADD_FAILURE() << "no tree just inside kMaxTreeDepth was accepted";
+  });
+}
+
 // Statements to mutate: every kind above, Tandem's forms, and some that fail.
 std::vector<std::string> Seeds() {
   return {
