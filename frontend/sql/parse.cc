@@ -196,6 +196,20 @@ std::optional<SqlError> BuildForm(const StatementParser& parser, TokenRange rang
     }
     return parser.Expression(select_as_of->as_of, "AS OF", &statement.as_of);
   }
+  if (const auto* explain_as_of = std::get_if<ExplainAsOfSyntax>(&syntax)) {
+    auto& statement = form->emplace<ExplainAsOfStatement>();
+    if (std::optional<SqlError> error =
+            parser.Statement(explain_as_of->explain, &statement.explain)) {
+      return error;
+    }
+    if (!statement.explain.has_explain_stmt() ||
+        !statement.explain.explain_stmt().query().has_select_stmt()) {
+      return SqlError(sqlstate::kSyntaxError,
+                      "AS OF follows a query (SELECT, VALUES or TABLE) only",
+                      parser.Position(explain_as_of->as_keyword));
+    }
+    return parser.Expression(explain_as_of->as_of, "AS OF", &statement.as_of);
+  }
   if (std::holds_alternative<ShowMaterializedViewsSyntax>(syntax)) {
     form->emplace<ShowMaterializedViewsStatement>();
     return std::nullopt;

@@ -60,6 +60,12 @@ struct SelectAsOfStatement {
   pg_query::Node as_of;   // an expression
 };
 
+// EXPLAIN [options] query AS OF as_of: the plan of the query read at that time.
+struct ExplainAsOfStatement {
+  pg_query::Node explain;  // an ExplainStmt (its options), its query a SelectStmt
+  pg_query::Node as_of;    // an expression
+};
+
 // SHOW MATERIALIZED VIEWS (SHOW TABLES, VIEWS and INDEXES are PostgreSQL's `SHOW name`: they
 // are PostgresStatements with a VariableShowStmt; classify.h names them).
 struct ShowMaterializedViewsStatement {};
@@ -80,7 +86,7 @@ struct TextSpan {
 
 struct ParsedStatement {
   std::variant<PostgresStatement, SubscribeStatement, SelectAsOfStatement,
-               ShowMaterializedViewsStatement, ShowColumnsStatement>
+               ShowMaterializedViewsStatement, ShowColumnsStatement, ExplainAsOfStatement>
       form;
   // From its first token to the end of its last (comments around it and its `;` left out).
   TextSpan text;

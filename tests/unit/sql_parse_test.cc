@@ -97,6 +97,10 @@ std::vector<const pg_query::Node*> Trees(const ParsedStatement& statement) {
   if (const auto* s = std::get_if<ShowColumnsStatement>(&statement.form)) {
     trees.push_back(&s->relation);
   }
+  if (const auto* s = std::get_if<ExplainAsOfStatement>(&statement.form)) {
+    trees.push_back(&s->explain);
+    trees.push_back(&s->as_of);
+  }
   return trees;
 }
 
@@ -157,6 +161,7 @@ TEST(SqlParse, EveryStatementKindOfTheFrontendParsesAndClassifies) {
       {"SHOW server_version", "SHOW"},
       {"SHOW ALL", "SHOW"},
       {"EXPLAIN SELECT * FROM t WHERE id = 1", "EXPLAIN"},
+      {"EXPLAIN SELECT * FROM t WHERE id = 1 AS OF 1700000000000", "EXPLAIN"},
       {"INSERT INTO t VALUES (1, 'a', 1.5, true), (2, NULL, NULL, false)", "INSERT"},
       {"INSERT INTO t (id, name) SELECT id + 100, name FROM t", "INSERT"},
       {"UPDATE t SET name = upper(name) WHERE id > 3", "UPDATE"},
@@ -317,6 +322,13 @@ TEST(SqlParse, ErrorsInTandemSyntaxReadAsPostgreSqlWould) {
       {"SELECT * FROM t AS OF 5, 6", "42601", 23, "AS OF takes one expression"},
       {"WITH w AS (SELECT 1) INSERT INTO t SELECT * FROM w AS OF 5", "42601", 52,
        "AS OF follows a query (SELECT, VALUES or TABLE) only"},
+      {"EXPLAIN SELECT 1 AS OF", "42601", 23, "syntax error at end of input"},
+      {"EXPLAIN (COSTS false SELECT 1 AS OF 5", "42601", 22, "syntax error at or near \"SELECT\""},
+      {"EXPLAIN ANALYZE SELECT * FROM t AS OF 5 FROM u", "42601", 39, "AS OF takes one expression"},
+      {"EXPLAIN WITH w AS (SELECT 1) INSERT INTO t SELECT * FROM w AS OF 5", "42601", 60,
+       "AS OF follows a query (SELECT, VALUES or TABLE) only"},
+      // not a query after EXPLAIN: PostgreSQL's (`1 AS of` an alias, then the 5 it cannot read)
+      {"EXPLAIN INSERT INTO t SELECT 1 AS OF 5", "42601", 38, "syntax error at or near \"5\""},
       {"SHOW MATERIALIZED TABLES", "42601", 19, "syntax error at or near \"TABLES\""},
       {"SHOW MATERIALIZED VIEWS FROM s", "42601", 25, "syntax error at or near \"FROM\""},
       {"SHOW COLUMNS FROM", "42601", 18, "syntax error at end of input"},
@@ -419,6 +431,50 @@ TEST(SqlParse, AsOfIsTandemsOnlyAtTheTopLevelOfAQuery) {
   EXPECT_TRUE(
       std::holds_alternative<PostgresStatement>(ParseOne("CREATE VIEW of AS SELECT 1").form));
   EXPECT_EQ(ParseError("CREATE VIEW v AS OF 5").message, "syntax error at or near \"OF\"");
+}
+
+TEST(SqlParse, ExplainOfAQueryTakesItsAsOf) {
+  {
+    const std::string sql = "EXPLAIN SELECT a FROM t WHERE b = 'AS OF' AS OF now() - 5";
+    const ParsedStatement s = ParseOne(sql);
+    const auto& explain = std::get<ExplainAsOfStatement>(s.form);
+    ASSERT_TRUE(explain.explain.has_explain_stmt());
+    const pg_query::Node& query = explain.explain.explain_stmt().query();
+    ASSERT_TRUE(query.has_select_stmt());
+    EXPECT_TRUE(query.select_stmt().has_where_clause());
+    EXPECT_EQ(explain.explain.explain_stmt().options_size(), 0);
+    ASSERT_TRUE(explain.as_of.has_a_expr());
+    EXPECT_EQ(explain.as_of.a_expr().location(), static_cast<int>(sql.find("- 5")));
+    EXPECT_EQ(query.select_stmt().from_clause(0).range_var().location(),
+              static_cast<int>(sql.find("t WHERE")));
+  }
+  // Every prefix PostgreSQL's EXPLAIN takes, before every kind of query.
+  const std::vector<std::pair<std::string, int>> with_options = {
+      {"EXPLAIN ANALYZE SELECT * FROM t AS OF 5", 1},
+      {"explain analyse verbose select * from t as of 5", 2},
+      {"EXPLAIN VERBOSE VALUES (1), (2) AS OF 5", 1},
+      {"EXPLAIN (ANALYZE, COSTS false, FORMAT JSON) TABLE t AS OF 5", 3},
+      {"EXPLAIN (SELECT 1) UNION (SELECT 2) AS OF 5", 0},
+      {"EXPLAIN ((SELECT 1)) AS OF 5", 0},
+      {"EXPLAIN (VERBOSE) (SELECT 1) AS OF 5", 1},
+      {"EXPLAIN WITH w AS (SELECT 1 AS of) SELECT * FROM w AS OF 5", 0},
+  };
+  for (const auto& [sql, options] : with_options) {
+    const ParsedStatement s = ParseOne(sql);
+    const auto* explain = std::get_if<ExplainAsOfStatement>(&s.form);
+    ASSERT_NE(explain, nullptr) << sql;
+    EXPECT_EQ(explain->explain.explain_stmt().options_size(), options) << sql;
+    EXPECT_TRUE(explain->explain.explain_stmt().query().has_select_stmt()) << sql;
+    EXPECT_EQ(explain->as_of.a_const().ival().ival(), 5) << sql;
+    EXPECT_EQ(KindOf(sql), "EXPLAIN") << sql;
+  }
+  // No top-level AS OF: PostgreSQL's own EXPLAIN, `of` an alias inside parentheses.
+  for (const char* sql :
+       {"EXPLAIN SELECT 1", "EXPLAIN (SELECT 1 AS of)",
+        "EXPLAIN (FORMAT JSON) SELECT (SELECT 1 AS of)", "EXPLAIN DELETE FROM t"}) {
+    EXPECT_TRUE(std::holds_alternative<PostgresStatement>(ParseOne(sql).form)) << sql;
+  }
+  EXPECT_EQ(KindOf("EXPLAIN SELECT 1 INTO c AS OF 5"), "0A000: SELECT INTO is not supported");
 }
 
 TEST(SqlParse, ShowFormsThatPostgreSqlCannotSay) {
