@@ -149,9 +149,9 @@ void RemoveStaleDirs(const std::string& base) {
 
 // Where servers live: /dev/shm when it is a tmpfs with room to spare, else /tmp. A data
 // directory is written as it is copied and as the server runs; on a disk that the rest of a
-// loaded CI machine is also writing, the kernel throttles those writes (copying the template took
-// 0.3 s to 6 s in /tmp, 0.1 s to 0.6 s in /dev/shm beside the same load; initdb twice as long).
-// The template lives there too: 29 MB of memory until the machine restarts, the price of a cache.
+// loaded CI machine is also writing, the kernel throttles those writes, and copying the template
+// or running initdb there took many times as long as in /dev/shm beside the same load. The
+// template lives there too: memory until the machine restarts, the price of a cache.
 const std::string& ServersBase() {
   static const std::string base = [] {
     struct statfs fs_info;
@@ -167,14 +167,14 @@ const std::string& ServersBase() {
 }
 
 // initdb's arguments, the same for a template and a server's own data directory. Not synced,
-// the template either (syncing it cost seconds on a busy disk): /dev/shm does not survive a
+// the template either (syncing it is slow on a busy disk): /dev/shm does not survive a
 // crash, /tmp is emptied as Debian boots (tmpfiles.d/tmp.conf), a container's goes with it.
 std::vector<std::string> Initdb(const std::string& data_dir) {
   std::vector<std::string> argv = {std::string(kBinDir) + "/initdb", "-D", data_dir,
                                    "--encoding=UTF8", "--locale=C", "--auth=trust",
                                    "--username=postgres", "--no-instructions",
-                                   // WAL in 1 MiB segments, not 16: a data directory of 29 MB
-                                   // instead of 39, quicker to copy.
+                                   // WAL in 1 MiB segments, not 16: a smaller data directory,
+                                   // quicker to copy.
                                    "--wal-segsize=1", "--no-sync"};
   return argv;
 }

@@ -26,15 +26,15 @@
 // thread that outlives it (the test's main thread).
 //
 // Where. The directory is <base>/tandem-postgres-<test pid>-XXXXXX, the base /dev/shm when it is a
-// tmpfs with 2 GiB free (on a loaded machine, disk writeback made a server's start take seconds),
-// else /tmp.
+// tmpfs with 2 GiB free (on a loaded machine, disk writeback made a server's start slow), else
+// /tmp.
 //
-// Speed. initdb is most of a start (~0.5–1 s); the first server of a PostgreSQL version and user
-// makes a template data directory (<base>/tandem-postgres-template-<version>-f<format>-u<uid>,
-// kept until the machine restarts: it is the cache; a stale one is never used, the version and
-// initdb's arguments being in its name) and every server copies it (~0.1–0.3 s for 29 MB: WAL
-// segments of 1 MiB). The server runs with fsync, synchronous_commit and full_page_writes off,
-// small shared buffers, no autovacuum and no JIT, and starts in ~0.1 s.
+// Speed. initdb is most of a start, so the first server of a PostgreSQL version and user makes a
+// template data directory (<base>/tandem-postgres-template-<version>-f<format>-u<uid>, kept until
+// the machine restarts: it is the cache; a stale one is never used, the version and initdb's
+// arguments being in its name) and every server copies it, which is much quicker (WAL in 1 MiB
+// segments keeps it small). The server runs with fsync, synchronous_commit and full_page_writes
+// off, small shared buffers, no autovacuum and no JIT, which make its own start quick.
 // Settings that make its text output reproducible: TimeZone UTC, DateStyle ISO, lc_messages C,
 // extra_float_digits at its default (1: floats in shortest exact form).
 //
