@@ -19,10 +19,10 @@
 // counter — an explicit stack, or recursion that counts its depth and stops with 54001 past the
 // bound — and none recurses unbounded. Protobuf's own recursions over a tree (its copy, its
 // destructor, its serialisation) go once per level and are bounded by the same guard: no tree
-// deeper than kMaxTreeDepth exists, and 4000 of their frames fit in the 2 MiB below.
+// deeper than kMaxTreeDepth exists, and 4000 of their frames fit in kParseStackBytes.
 //
 // Thread safety: a pure function of its input; any number of threads may call Parse at once,
-// each on a stack of at least 2 MiB (statement_tokens.h: kMaxNestingDepth) and each long-lived:
+// each on a stack of at least kParseStackBytes and each long-lived:
 // libpg_query takes a pthread key per thread that ever parses and never gives it back
 // (pg_parser.h), so a thread per query or per connection exhausts the process's keys.
 #pragma once
@@ -42,6 +42,12 @@ namespace tandem::sql {
 // PostgreSQL takes up to 1 GB; 1 MiB is far beyond a hand-written or generated statement and
 // keeps one client's parse (its tokens, its trees) to tens of MiB.
 inline constexpr std::size_t kMaxSqlBytes = std::size_t{1} << 20;
+
+// The stack a thread calling Parse needs. What bounds it is the depth of the trees
+// (kMaxNestingDepth in statement_tokens.h, kMaxTreeDepth in pg_parser.h): the deepest go through
+// libpg_query's and protobuf's recursive readers, whose frames, protobuf's code being generated for
+// size (reading by reflection), take most of 4 MiB for a tree kMaxTreeDepth deep.
+inline constexpr std::size_t kParseStackBytes = std::size_t{4} << 20;
 
 // A statement of PostgreSQL's grammar: the `stmt` of its RawStmt (a SelectStmt, a CreateStmt …).
 struct PostgresStatement {
