@@ -429,7 +429,8 @@ bool PostgresServer::StartOnFreePort(const PostgresServerOptions& options) {
   const Identity id = *ServerIdentity(&why);
   const std::string log_path = dir_ + "/server.log";
   for (int attempt = 0; attempt < kStartAttempts; ++attempt) {
-    const int port = FreeLoopbackPort();
+    const int port =
+        attempt == 0 && options.first_port != 0 ? options.first_port : FreeLoopbackPort();
     if (port == 0) {
       error_ = std::string("no free TCP port on 127.0.0.1: ") + std::strerror(errno);
       return false;
@@ -465,13 +466,16 @@ bool PostgresServer::StartOnFreePort(const PostgresServerOptions& options) {
     if (pid < 0) return false;
     Register(pid, dir_);
 
-    // Ready when it answers a connection (PQping: no login needed); bounded, and given up as
-    // soon as the server exits.
-    const std::string ping = "host=127.0.0.1 port=" + std::to_string(port) +
+    // Ready when it answers on its Unix socket (PQping: no login needed), in this server's own
+    // directory, where no other server can answer — over TCP, a port lost to another test's
+    // server in the race between choosing it and binding it would answer for this one. Bounded,
+    // and given up as soon as the server exits.
+    const std::string ping = "host=" + socket_dir() + " port=" + std::to_string(port) +
                              " user=postgres dbname=postgres connect_timeout=5";
     const auto deadline = std::chrono::steady_clock::now() + options.start_limit;
     int status = 0;
     bool exited = false;
+    bool port_not_ours = false;
     for (;;) {
       const pid_t done = waitpid(pid, &status, WNOHANG);
       if (done == pid) {
@@ -479,15 +483,27 @@ bool PostgresServer::StartOnFreePort(const PostgresServerOptions& options) {
         break;
       }
       if (PQping(ping.c_str()) == PQPING_OK) {
+        // PostgreSQL binds its TCP socket before it makes its Unix one and exits when it can
+        // bind no TCP socket, so it holds the port now; that the port answers as this server
+        // (its data directory) is checked all the same, over the connection Execute keeps.
         pid_ = pid;
         port_ = port;
-        return true;
+        std::string why;
+        if (AnswersAs(data_dir(), &why)) return true;
+        error_ =
+            "127.0.0.1:" + std::to_string(port) + " does not answer as the server started: " + why;
+        port_not_ours = true;
+        connection_.reset();
+        pid_ = -1;
+        port_ = 0;
+        break;
       }
       if (std::chrono::steady_clock::now() > deadline) break;
       std::this_thread::sleep_for(5ms);  // the polling interval, not synchronisation
     }
     if (!exited) StopProcess(pid);
     Unregister(pid);
+    if (port_not_ours) continue;  // another server has it: another port
     const std::string log = ReadFile(log_path, log_from);
     if (exited && BindFailed(log)) continue;  // the port was taken meanwhile: another one
     error_ = (exited ? "PostgreSQL exited while starting (status " + std::to_string(status) + ")"
@@ -496,9 +512,28 @@ bool PostgresServer::StartOnFreePort(const PostgresServerOptions& options) {
              "; its log:\n" + log;
     return false;
   }
-  error_ = "PostgreSQL could not bind a free port in " + std::to_string(kStartAttempts) +
-           " attempts; its log:\n" + ReadFile(log_path);
+  error_ = "PostgreSQL could not bind a free port of its own in " + std::to_string(kStartAttempts) +
+           " attempts" + (error_.empty() ? std::string() : " (the last: " + error_ + ")") +
+           "; its log:\n" + ReadFile(log_path);
   return false;
+}
+
+bool PostgresServer::AnswersAs(const std::string& data_directory, std::string* why) {
+  connection_ = std::make_unique<PgConnection>(conninfo());
+  const SqlResult answer = connection_->Execute("SHOW data_directory");
+  if (!answer.ok()) {
+    *why = answer.error->ToString();
+    return false;
+  }
+  if (answer.rows.size() != 1 || answer.rows[0].size() != 1 || !answer.rows[0][0]) {
+    *why = "SHOW data_directory answered " + std::to_string(answer.rows.size()) + " rows";
+    return false;
+  }
+  if (*answer.rows[0][0] != data_directory) {
+    *why = "its data directory is " + *answer.rows[0][0] + ", not " + data_directory;
+    return false;
+  }
+  return true;
 }
 
 PostgresServer::~PostgresServer() { Stop(); }

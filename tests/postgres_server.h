@@ -65,6 +65,9 @@ struct PostgresServerOptions {
   // How long the server may take to accept connections, per attempt (a port taken between
   // choosing it and the server binding it is retried on another port, up to 5 attempts).
   std::chrono::milliseconds start_limit = std::chrono::seconds(60);
+  // The TCP port of the first attempt; 0: one the kernel says is free. Later attempts take free
+  // ones. For tests of a port lost to another server.
+  int first_port = 0;
 };
 
 class PostgresServer {
@@ -75,7 +78,9 @@ class PostgresServer {
   // The path of one of PostgreSQL 15's programs: "psql", "pg_isready", "pg_recvlogical", …
   static std::string Binary(const std::string& name);
 
-  // Starts a server (the header's comment) and waits until it accepts connections. Check ok().
+  // Starts a server (the header's comment) and waits until it accepts connections on its Unix
+  // socket (which only it can have made), then checks that its TCP port answers as it: a port
+  // lost to another server between choosing and binding it is retried on another. Check ok().
   explicit PostgresServer(const PostgresServerOptions& options = {});
   ~PostgresServer();  // Stop()
   PostgresServer(const PostgresServer&) = delete;
@@ -111,6 +116,9 @@ class PostgresServer {
 
  private:
   bool StartOnFreePort(const PostgresServerOptions& options);
+  // Whether conninfo() — TCP, at port_ — reaches the server of `data_directory` (SHOW
+  // data_directory); else false with why. Leaves connection_ open to it.
+  bool AnswersAs(const std::string& data_directory, std::string* why);
 
   std::string dir_;
   int port_ = 0;

@@ -154,6 +154,25 @@ TEST(PostgresServer, TwoServersAtOnceHaveTheirOwnPortsDirectoriesAndData) {
   EXPECT_EQ(b.Execute("SELECT * FROM only_in_a").sqlstate(), "42P01");
 }
 
+// The race between choosing a free port and binding it, lost on purpose: the second server is
+// told to take the first one's port. Its postmaster cannot bind it and exits; the start is not
+// fooled by the first server answering on that port, but tries another, and each server answers
+// for itself.
+TEST(PostgresServer, APortAnotherServerHoldsIsRetriedNotMistakenForItsOwn) {
+  TANDEM_SKIP_UNLESS_POSTGRES();
+  PostgresServer a;
+  ASSERT_TRUE(a.ok()) << a.error();
+  PostgresServer b({.first_port = a.port()});
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_NE(b.port(), a.port());
+  for (PostgresServer* pg : {&a, &b}) {
+    const SqlResult answer = pg->Execute("SHOW data_directory");
+    ASSERT_TRUE(answer.ok()) << answer.error->ToString();
+    EXPECT_EQ(answer.rows, std::vector<SqlRow>{Row({pg->data_dir()})});
+  }
+  EXPECT_NE(b.Log().find("could not bind"), std::string::npos) << b.Log();
+}
+
 TEST(PostgresServer, LeavesNoProcessDirectorySegmentOrListenerBehind) {
   TANDEM_SKIP_UNLESS_POSTGRES();
   pid_t postmaster;
