@@ -186,14 +186,39 @@ bool UsableTemplate(const std::string& path, const Identity& id) {
          fs::exists(path + "/global/pg_control");
 }
 
+// Removes this user's templates but `current`: another PostgreSQL version's or another
+// kTemplateFormat's (made before an upgrade or a change of initdb's arguments), or one in the
+// other base — data directories nobody copies again, held in memory while they are in /dev/shm.
+// Templates being made are named by their maker's pid (RemoveStaleDirs' business), not matched.
+void RemoveOtherTemplates(const std::string& current, const Identity& id) {
+  const std::string prefix = std::string(kDirPrefix) + "template-";
+  const std::string suffix = "-u" + std::to_string(id.uid);
+  std::vector<fs::path> others;
+  std::error_code ec;
+  for (const std::string& base : {std::string("/tmp"), ServersBase()}) {
+    for (const auto& entry : fs::directory_iterator(base, ec)) {
+      const std::string name = entry.path().filename().string();
+      struct stat st;
+      if (name.starts_with(prefix) && name.ends_with(suffix) && entry.path() != current &&
+          lstat(entry.path().c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == id.uid &&
+          std::find(others.begin(), others.end(), entry.path()) == others.end()) {
+        others.push_back(entry.path());
+      }
+    }
+  }
+  for (const fs::path& other : others) fs::remove_all(other, ec);
+}
+
 // The template data directory servers copy, made now if it is not there yet; nullopt when there
-// is none to use (then each server runs initdb itself). Several tests may make it at once: each
-// makes its own and renames it into place, and the first rename wins (renaming a directory onto
-// one that is not empty fails), so the template is always whole.
+// is none to use (then each server runs initdb itself). Each call removes the user's other
+// templates (a scan of two directories, as RemoveStaleDirs does). Several tests may make it at
+// once: each makes its own and renames it into place, and the first rename wins (renaming a
+// directory onto one that is not empty fails), so the template is always whole.
 std::optional<std::string> Template(const Identity& id) {
   if (VersionKey().empty()) return std::nullopt;
   const std::string path = ServersBase() + "/tandem-postgres-template-" + VersionKey() + "-f" +
                            std::to_string(kTemplateFormat) + "-u" + std::to_string(id.uid);
+  RemoveOtherTemplates(path, id);
   if (UsableTemplate(path, id)) return path;
   std::error_code ec;
   if (fs::exists(path, ec)) return std::nullopt;  // not one this user can trust: leave it

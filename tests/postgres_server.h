@@ -32,11 +32,12 @@
 // Speed. initdb is most of a start, so the first server of a PostgreSQL version and user makes a
 // template data directory (<base>/tandem-postgres-template-<version>-f<format>-u<uid>, kept until
 // the machine restarts: it is the cache; a stale one is never used, the version and initdb's
-// arguments being in its name) and every server copies it, which is much quicker (WAL in 1 MiB
-// segments keeps it small). The server runs with fsync, synchronous_commit and full_page_writes
-// off, small shared buffers, no autovacuum and no JIT, which make its own start quick.
-// Settings that make its text output reproducible: TimeZone UTC, DateStyle ISO, lc_messages C,
-// extra_float_digits at its default (1: floats in shortest exact form).
+// arguments being in its name, and the next test process removes it) and every server copies it,
+// which is much quicker (WAL in 1 MiB segments keeps it small). The server runs with fsync,
+// synchronous_commit and full_page_writes off, small shared buffers, no autovacuum and no JIT,
+// which make its own start quick. Settings that make its text output reproducible: TimeZone UTC,
+// DateStyle ISO, lc_messages C, extra_float_digits at its default (1: floats in shortest exact
+// form).
 //
 // Thread safety: Execute and Stop from one thread at a time; the accessors are constant.
 #pragma once

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -171,6 +173,40 @@ TEST(PostgresServer, APortAnotherServerHoldsIsRetriedNotMistakenForItsOwn) {
     EXPECT_EQ(answer.rows, std::vector<SqlRow>{Row({pg->data_dir()})});
   }
   EXPECT_NE(b.Log().find("could not bind"), std::string::npos) << b.Log();
+}
+
+// A template of another PostgreSQL version or initdb format (made before an upgrade) is removed
+// by the next server's start; the current one stays.
+TEST(PostgresServer, TemplatesOfOtherVersionsAndFormatsAreRemoved) {
+  TANDEM_SKIP_UNLESS_POSTGRES();
+  std::filesystem::path base;
+  struct stat owner;
+  {
+    PostgresServer pg;  // makes the current template if there is none yet
+    ASSERT_TRUE(pg.ok()) << pg.error();
+    base = std::filesystem::path(pg.dir()).parent_path();
+    ASSERT_EQ(stat(pg.data_dir().c_str(), &owner), 0);
+  }
+  const std::string suffix = "-u" + std::to_string(owner.st_uid);
+  const std::filesystem::path stale = base / ("tandem-postgres-template-0.0-old-f1" + suffix);
+  std::filesystem::create_directories(stale / "global");
+  ASSERT_EQ(chown(stale.c_str(), owner.st_uid, owner.st_gid), 0);
+  auto templates = [&] {
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(base)) {
+      const std::string name = entry.path().filename().string();
+      if (name.starts_with("tandem-postgres-template-") && name.ends_with(suffix)) {
+        names.push_back(name);
+      }
+    }
+    return names;
+  };
+  std::vector<std::string> current = templates();
+  std::erase(current, stale.filename().string());
+  PostgresServer pg;
+  ASSERT_TRUE(pg.ok()) << pg.error();
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_EQ(templates(), current);
 }
 
 TEST(PostgresServer, LeavesNoProcessDirectorySegmentOrListenerBehind) {
