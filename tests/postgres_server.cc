@@ -545,7 +545,7 @@ bool PostgresServer::StartOnFreePort(const PostgresServerOptions& options) {
 
 bool PostgresServer::AnswersAs(const std::string& data_directory, std::string* why) {
   connection_ = std::make_unique<PgConnection>(conninfo());
-  const SqlResult answer = connection_->Execute("SHOW data_directory");
+  const PgAnswer answer = connection_->Execute("SHOW data_directory");
   if (!answer.ok()) {
     *why = answer.error->ToString();
     return false;
@@ -570,10 +570,10 @@ std::string PostgresServer::conninfo(const std::string& database) const {
 
 std::string PostgresServer::Log() const { return ReadFile(dir_ + "/server.log"); }
 
-SqlResult PostgresServer::Execute(const std::string& sql) {
+PgAnswer PostgresServer::Execute(const std::string& sql) {
   if (!ok()) {
-    SqlResult r;
-    r.error = SqlError{.sqlstate = "", .message = "no server: " + error_, .detail = "", .hint = ""};
+    PgAnswer r;
+    r.error = PgError{.sqlstate = "", .message = "no server: " + error_, .detail = "", .hint = ""};
     return r;
   }
   if (!connection_ || !connection_->ok()) connection_ = std::make_unique<PgConnection>(conninfo());

@@ -6,7 +6,7 @@
 //   TANDEM_SKIP_UNLESS_POSTGRES();  // GTEST_SKIP with the reason where it cannot run
 //   PostgresServer pg;
 //   ASSERT_TRUE(pg.ok()) << pg.error();
-//   SqlResult r = pg.Execute("SELECT 1");
+//   PgAnswer r = pg.Execute("SELECT 1");
 //
 // Who runs what. PostgreSQL refuses to run as root: when the test is root (CI), the server and
 // its tools run as the system user `postgres` (initdb and cp through `runuser -u postgres --`, the
@@ -108,7 +108,7 @@ class PostgresServer {
 
   // Runs `sql` over a connection of this object's own (opened at the first call, opened again if
   // it broke): PgConnection::Execute.
-  SqlResult Execute(const std::string& sql);
+  PgAnswer Execute(const std::string& sql);
 
   // Immediate shutdown (SIGQUIT), waits for the server to exit (bounded; SIGKILL after 15 s),
   // removes the directory. Idempotent; a no-op in a forked child (a death test's), which does not

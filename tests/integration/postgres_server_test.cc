@@ -78,13 +78,13 @@ TEST(PostgresServer, StartsAndAnswersRowsWithNullsAndDuplicatesInTextWithTypeOid
   ASSERT_TRUE(inserted.ok()) << inserted.error->ToString();
   EXPECT_EQ(inserted.command_tag, "INSERT 0 6");
 
-  const SqlResult r = pg.Execute("SELECT k, v, f, b FROM t");
+  const PgAnswer r = pg.Execute("SELECT k, v, f, b FROM t");
   ASSERT_TRUE(r.ok()) << r.error->ToString();
   EXPECT_EQ(r.column_names, (std::vector<std::string>{"k", "v", "f", "b"}));
   EXPECT_EQ(r.column_types, (std::vector<unsigned>{pg_type::kInt8, pg_type::kText, pg_type::kFloat8,
                                                    pg_type::kBool}));
   EXPECT_EQ(r.command_tag, "SELECT 6");
-  SqlResult expected = r;
+  PgAnswer expected = r;
   expected.rows = {Row({"2", std::nullopt, std::nullopt, std::nullopt}),
                    Row({"1", "a", "0.1", "t"}),
                    Row({std::nullopt, "it's", "1e+100", std::nullopt}),
@@ -99,7 +99,7 @@ TEST(PostgresServer, StartsAndAnswersRowsWithNullsAndDuplicatesInTextWithTypeOid
   expected.rows.pop_back();
   EXPECT_FALSE(SameResult(expected, r));
 
-  const SqlResult ordered =
+  const PgAnswer ordered =
       pg.Execute("SELECT k, count(*) FROM t GROUP BY k ORDER BY k NULLS FIRST");
   ASSERT_TRUE(ordered.ok()) << ordered.error->ToString();
   EXPECT_EQ(ordered.rows, (std::vector<SqlRow>{Row({std::nullopt, "1"}), Row({"1", "2"}),
@@ -112,7 +112,7 @@ TEST(PostgresServer, PrintsFloatsInShortestExactForm) {
   TANDEM_SKIP_UNLESS_POSTGRES();
   PostgresServer pg;
   ASSERT_TRUE(pg.ok()) << pg.error();
-  const SqlResult r = pg.Execute(
+  const PgAnswer r = pg.Execute(
       "SELECT 0.1::float8, 1e100::float8, 1/3::float8, '-0'::float8, 'NaN'::float8,"
       " '-Infinity'::float8, 100000::float8, 1e15::float8, 1e16::float8, 0.0001::float8,"
       " current_setting('extra_float_digits')");
@@ -126,7 +126,7 @@ TEST(PostgresServer, AnErrorCarriesItsSqlstateAndTheSessionGoesOn) {
   TANDEM_SKIP_UNLESS_POSTGRES();
   PostgresServer pg;
   ASSERT_TRUE(pg.ok()) << pg.error();
-  const SqlResult missing = pg.Execute("SELECT * FROM no_such_table");
+  const PgAnswer missing = pg.Execute("SELECT * FROM no_such_table");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.sqlstate(), "42P01") << missing.error->ToString();
   EXPECT_NE(missing.error->message.find("no_such_table"), std::string::npos);
@@ -136,7 +136,7 @@ TEST(PostgresServer, AnErrorCarriesItsSqlstateAndTheSessionGoesOn) {
       "23505");
   // The failed statements' implicit transaction rolled back: no table u.
   EXPECT_EQ(pg.Execute("SELECT * FROM u").sqlstate(), "42P01");
-  const SqlResult after = pg.Execute("SELECT 1 AS one");
+  const PgAnswer after = pg.Execute("SELECT 1 AS one");
   ASSERT_TRUE(after.ok()) << after.error->ToString();
   EXPECT_EQ(after.rows, (std::vector<SqlRow>{Row({"1"})}));
   // The same errors compare equal by SQLSTATE (the differential suites' rule for errors).
@@ -168,7 +168,7 @@ TEST(PostgresServer, APortAnotherServerHoldsIsRetriedNotMistakenForItsOwn) {
   ASSERT_TRUE(b.ok()) << b.error();
   EXPECT_NE(b.port(), a.port());
   for (PostgresServer* pg : {&a, &b}) {
-    const SqlResult answer = pg->Execute("SHOW data_directory");
+    const PgAnswer answer = pg->Execute("SHOW data_directory");
     ASSERT_TRUE(answer.ok()) << answer.error->ToString();
     EXPECT_EQ(answer.rows, std::vector<SqlRow>{Row({pg->data_dir()})});
   }
@@ -241,7 +241,7 @@ TEST(PostgresServer, LogicalReplicationIsConfigurable) {
   ASSERT_TRUE(upstream.ok()) << upstream.error();
   EXPECT_EQ(plain.Execute("SHOW wal_level").rows, (std::vector<SqlRow>{Row({"replica"})}));
   EXPECT_EQ(upstream.Execute("SHOW wal_level").rows, (std::vector<SqlRow>{Row({"logical"})}));
-  const SqlResult slot =
+  const PgAnswer slot =
       upstream.Execute("SELECT slot_name FROM pg_create_logical_replication_slot('s', 'pgoutput')");
   ASSERT_TRUE(slot.ok()) << slot.error->ToString();
   EXPECT_EQ(slot.rows, (std::vector<SqlRow>{Row({"s"})}));
@@ -311,13 +311,13 @@ conn.close()
   const BinaryRun run = RunBinary(python, {"-c", script, pg.conninfo()}, {.limit = 30s});
   EXPECT_EQ(run.exit, 0) << DescribeRun(run);
   EXPECT_EQ(run.out, "[(1, 'one'), (2, None)]\n42P01\n") << DescribeRun(run);
-  const SqlResult rows = pg.Execute("SELECT k, v FROM py");
+  const PgAnswer rows = pg.Execute("SELECT k, v FROM py");
   ASSERT_TRUE(rows.ok()) << rows.error->ToString();
-  EXPECT_TRUE(SameResult(SqlResult{.column_names = {"k", "v"},
-                                   .column_types = {pg_type::kInt8, pg_type::kText},
-                                   .rows = {Row({"2", std::nullopt}), Row({"1", "one"})},
-                                   .command_tag = "SELECT 2",
-                                   .error = std::nullopt},
+  EXPECT_TRUE(SameResult(PgAnswer{.column_names = {"k", "v"},
+                                  .column_types = {pg_type::kInt8, pg_type::kText},
+                                  .rows = {Row({"2", std::nullopt}), Row({"1", "one"})},
+                                  .command_tag = "SELECT 2",
+                                  .error = std::nullopt},
                          rows));
 }
 
