@@ -26,9 +26,9 @@ void CollectNotice(void* arg, const PGresult* result) {
                      Field(result, PG_DIAG_MESSAGE_PRIMARY));
 }
 
-SqlResult ClientError(std::string message) {
-  SqlResult r;
-  r.error = SqlError{.sqlstate = "", .message = std::move(message), .detail = "", .hint = ""};
+PgAnswer ClientError(std::string message) {
+  PgAnswer r;
+  r.error = PgError{.sqlstate = "", .message = std::move(message), .detail = "", .hint = ""};
   return r;
 }
 
@@ -64,11 +64,11 @@ std::string PgConnection::error() const {
   return ok() ? "" : Trimmed(PQerrorMessage(conn_));
 }
 
-SqlResult PgConnection::Execute(const std::string& sql) {
+PgAnswer PgConnection::Execute(const std::string& sql) {
   if (!ok()) return ClientError(error().empty() ? "not connected" : error());
   PGresult* result = PQexec(conn_, sql.c_str());
   if (!result) return ClientError(Trimmed(PQerrorMessage(conn_)));
-  SqlResult r;
+  PgAnswer r;
   switch (PQresultStatus(result)) {
     case PGRES_TUPLES_OK:
     case PGRES_COMMAND_OK:
@@ -99,18 +99,18 @@ SqlResult PgConnection::Execute(const std::string& sql) {
     case PGRES_BAD_RESPONSE: {
       std::string message = Field(result, PG_DIAG_MESSAGE_PRIMARY);
       if (message.empty()) message = Trimmed(PQresultErrorMessage(result));
-      r.error = SqlError{.sqlstate = Field(result, PG_DIAG_SQLSTATE),
-                         .message = std::move(message),
-                         .detail = Field(result, PG_DIAG_MESSAGE_DETAIL),
-                         .hint = Field(result, PG_DIAG_MESSAGE_HINT)};
+      r.error = PgError{.sqlstate = Field(result, PG_DIAG_SQLSTATE),
+                        .message = std::move(message),
+                        .detail = Field(result, PG_DIAG_MESSAGE_DETAIL),
+                        .hint = Field(result, PG_DIAG_MESSAGE_HINT)};
       break;
     }
     default:  // COPY IN/OUT/BOTH, single-row and pipeline results: not this class's
-      r.error = SqlError{.sqlstate = "",
-                         .message = std::string("Execute does not handle a ") +
-                                    PQresStatus(PQresultStatus(result)) + " answer",
-                         .detail = "",
-                         .hint = ""};
+      r.error = PgError{.sqlstate = "",
+                        .message = std::string("Execute does not handle a ") +
+                                   PQresStatus(PQresultStatus(result)) + " answer",
+                        .detail = "",
+                        .hint = ""};
       break;
   }
   PQclear(result);

@@ -1,6 +1,6 @@
 // A libpq client connection for tests, to anything that speaks PostgreSQL's protocol: a
 // PostgreSQL server (postgres_server.h) or Tandem's frontend. Statements go through the simple
-// query protocol (PQexec) and answers come back in text format as SqlResult (sql_rows.h), so the
+// query protocol (PQexec) and answers come back in text format as PgAnswer (sql_rows.h), so the
 // differential suites ask both sides the same way.
 //
 // Thread safety: one thread at a time per connection (libpq's PGconn is not thread-safe);
@@ -38,7 +38,7 @@ class PgConnection {
   // or the first error (what PQexec returns). A lost connection is an error with an empty
   // SQLSTATE. Not for COPY: an answer that starts one is an error, and the connection is then in
   // the COPY state (raw() can finish it).
-  SqlResult Execute(const std::string& sql);
+  PgAnswer Execute(const std::string& sql);
 
   // The NOTICE and WARNING messages received so far (e.g. "table \"t\" does not exist,
   // skipping"), as "NOTICE 00000: …"; kept here instead of libpq printing them to stderr.

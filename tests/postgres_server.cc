@@ -149,9 +149,9 @@ void RemoveStaleDirs(const std::string& base) {
 
 // Where servers live: /dev/shm when it is a tmpfs with room to spare, else /tmp. A data
 // directory is written as it is copied and as the server runs; on a disk that the rest of a
-// loaded CI machine is also writing, the kernel throttles those writes (copying the template took
-// 0.3 s to 6 s in /tmp, 0.1 s to 0.6 s in /dev/shm beside the same load; initdb twice as long).
-// The template lives there too: 29 MB of memory until the machine restarts, the price of a cache.
+// loaded CI machine is also writing, the kernel throttles those writes, and copying the template
+// or running initdb there took many times as long as in /dev/shm beside the same load. The
+// template lives there too: memory until the machine restarts, the price of a cache.
 const std::string& ServersBase() {
   static const std::string base = [] {
     struct statfs fs_info;
@@ -167,14 +167,14 @@ const std::string& ServersBase() {
 }
 
 // initdb's arguments, the same for a template and a server's own data directory. Not synced,
-// the template either (syncing it cost seconds on a busy disk): /dev/shm does not survive a
+// the template either (syncing it is slow on a busy disk): /dev/shm does not survive a
 // crash, /tmp is emptied as Debian boots (tmpfiles.d/tmp.conf), a container's goes with it.
 std::vector<std::string> Initdb(const std::string& data_dir) {
   std::vector<std::string> argv = {std::string(kBinDir) + "/initdb", "-D", data_dir,
                                    "--encoding=UTF8", "--locale=C", "--auth=trust",
                                    "--username=postgres", "--no-instructions",
-                                   // WAL in 1 MiB segments, not 16: a data directory of 29 MB
-                                   // instead of 39, quicker to copy.
+                                   // WAL in 1 MiB segments, not 16: a smaller data directory,
+                                   // quicker to copy.
                                    "--wal-segsize=1", "--no-sync"};
   return argv;
 }
@@ -186,14 +186,39 @@ bool UsableTemplate(const std::string& path, const Identity& id) {
          fs::exists(path + "/global/pg_control");
 }
 
+// Removes this user's templates but `current`: another PostgreSQL version's or another
+// kTemplateFormat's (made before an upgrade or a change of initdb's arguments), or one in the
+// other base — data directories nobody copies again, held in memory while they are in /dev/shm.
+// Templates being made are named by their maker's pid (RemoveStaleDirs' business), not matched.
+void RemoveOtherTemplates(const std::string& current, const Identity& id) {
+  const std::string prefix = std::string(kDirPrefix) + "template-";
+  const std::string suffix = "-u" + std::to_string(id.uid);
+  std::vector<fs::path> others;
+  std::error_code ec;
+  for (const std::string& base : {std::string("/tmp"), ServersBase()}) {
+    for (const auto& entry : fs::directory_iterator(base, ec)) {
+      const std::string name = entry.path().filename().string();
+      struct stat st;
+      if (name.starts_with(prefix) && name.ends_with(suffix) && entry.path() != current &&
+          lstat(entry.path().c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == id.uid &&
+          std::find(others.begin(), others.end(), entry.path()) == others.end()) {
+        others.push_back(entry.path());
+      }
+    }
+  }
+  for (const fs::path& other : others) fs::remove_all(other, ec);
+}
+
 // The template data directory servers copy, made now if it is not there yet; nullopt when there
-// is none to use (then each server runs initdb itself). Several tests may make it at once: each
-// makes its own and renames it into place, and the first rename wins (renaming a directory onto
-// one that is not empty fails), so the template is always whole.
+// is none to use (then each server runs initdb itself). Each call removes the user's other
+// templates (a scan of two directories, as RemoveStaleDirs does). Several tests may make it at
+// once: each makes its own and renames it into place, and the first rename wins (renaming a
+// directory onto one that is not empty fails), so the template is always whole.
 std::optional<std::string> Template(const Identity& id) {
   if (VersionKey().empty()) return std::nullopt;
   const std::string path = ServersBase() + "/tandem-postgres-template-" + VersionKey() + "-f" +
                            std::to_string(kTemplateFormat) + "-u" + std::to_string(id.uid);
+  RemoveOtherTemplates(path, id);
   if (UsableTemplate(path, id)) return path;
   std::error_code ec;
   if (fs::exists(path, ec)) return std::nullopt;  // not one this user can trust: leave it
@@ -429,7 +454,8 @@ bool PostgresServer::StartOnFreePort(const PostgresServerOptions& options) {
   const Identity id = *ServerIdentity(&why);
   const std::string log_path = dir_ + "/server.log";
   for (int attempt = 0; attempt < kStartAttempts; ++attempt) {
-    const int port = FreeLoopbackPort();
+    const int port =
+        attempt == 0 && options.first_port != 0 ? options.first_port : FreeLoopbackPort();
     if (port == 0) {
       error_ = std::string("no free TCP port on 127.0.0.1: ") + std::strerror(errno);
       return false;
@@ -465,13 +491,16 @@ bool PostgresServer::StartOnFreePort(const PostgresServerOptions& options) {
     if (pid < 0) return false;
     Register(pid, dir_);
 
-    // Ready when it answers a connection (PQping: no login needed); bounded, and given up as
-    // soon as the server exits.
-    const std::string ping = "host=127.0.0.1 port=" + std::to_string(port) +
+    // Ready when it answers on its Unix socket (PQping: no login needed), in this server's own
+    // directory, where no other server can answer — over TCP, a port lost to another test's
+    // server in the race between choosing it and binding it would answer for this one. Bounded,
+    // and given up as soon as the server exits.
+    const std::string ping = "host=" + socket_dir() + " port=" + std::to_string(port) +
                              " user=postgres dbname=postgres connect_timeout=5";
     const auto deadline = std::chrono::steady_clock::now() + options.start_limit;
     int status = 0;
     bool exited = false;
+    bool port_not_ours = false;
     for (;;) {
       const pid_t done = waitpid(pid, &status, WNOHANG);
       if (done == pid) {
@@ -479,15 +508,27 @@ bool PostgresServer::StartOnFreePort(const PostgresServerOptions& options) {
         break;
       }
       if (PQping(ping.c_str()) == PQPING_OK) {
+        // PostgreSQL binds its TCP socket before it makes its Unix one and exits when it can
+        // bind no TCP socket, so it holds the port now; that the port answers as this server
+        // (its data directory) is checked all the same, over the connection Execute keeps.
         pid_ = pid;
         port_ = port;
-        return true;
+        std::string why;
+        if (AnswersAs(data_dir(), &why)) return true;
+        error_ =
+            "127.0.0.1:" + std::to_string(port) + " does not answer as the server started: " + why;
+        port_not_ours = true;
+        connection_.reset();
+        pid_ = -1;
+        port_ = 0;
+        break;
       }
       if (std::chrono::steady_clock::now() > deadline) break;
       std::this_thread::sleep_for(5ms);  // the polling interval, not synchronisation
     }
     if (!exited) StopProcess(pid);
     Unregister(pid);
+    if (port_not_ours) continue;  // another server has it: another port
     const std::string log = ReadFile(log_path, log_from);
     if (exited && BindFailed(log)) continue;  // the port was taken meanwhile: another one
     error_ = (exited ? "PostgreSQL exited while starting (status " + std::to_string(status) + ")"
@@ -496,9 +537,28 @@ bool PostgresServer::StartOnFreePort(const PostgresServerOptions& options) {
              "; its log:\n" + log;
     return false;
   }
-  error_ = "PostgreSQL could not bind a free port in " + std::to_string(kStartAttempts) +
-           " attempts; its log:\n" + ReadFile(log_path);
+  error_ = "PostgreSQL could not bind a free port of its own in " + std::to_string(kStartAttempts) +
+           " attempts" + (error_.empty() ? std::string() : " (the last: " + error_ + ")") +
+           "; its log:\n" + ReadFile(log_path);
   return false;
+}
+
+bool PostgresServer::AnswersAs(const std::string& data_directory, std::string* why) {
+  connection_ = std::make_unique<PgConnection>(conninfo());
+  const PgAnswer answer = connection_->Execute("SHOW data_directory");
+  if (!answer.ok()) {
+    *why = answer.error->ToString();
+    return false;
+  }
+  if (answer.rows.size() != 1 || answer.rows[0].size() != 1 || !answer.rows[0][0]) {
+    *why = "SHOW data_directory answered " + std::to_string(answer.rows.size()) + " rows";
+    return false;
+  }
+  if (*answer.rows[0][0] != data_directory) {
+    *why = "its data directory is " + *answer.rows[0][0] + ", not " + data_directory;
+    return false;
+  }
+  return true;
 }
 
 PostgresServer::~PostgresServer() { Stop(); }
@@ -510,10 +570,10 @@ std::string PostgresServer::conninfo(const std::string& database) const {
 
 std::string PostgresServer::Log() const { return ReadFile(dir_ + "/server.log"); }
 
-SqlResult PostgresServer::Execute(const std::string& sql) {
+PgAnswer PostgresServer::Execute(const std::string& sql) {
   if (!ok()) {
-    SqlResult r;
-    r.error = SqlError{.sqlstate = "", .message = "no server: " + error_, .detail = "", .hint = ""};
+    PgAnswer r;
+    r.error = PgError{.sqlstate = "", .message = "no server: " + error_, .detail = "", .hint = ""};
     return r;
   }
   if (!connection_ || !connection_->ok()) connection_ = std::make_unique<PgConnection>(conninfo());

@@ -6,7 +6,7 @@
 //   TANDEM_SKIP_UNLESS_POSTGRES();  // GTEST_SKIP with the reason where it cannot run
 //   PostgresServer pg;
 //   ASSERT_TRUE(pg.ok()) << pg.error();
-//   SqlResult r = pg.Execute("SELECT 1");
+//   PgAnswer r = pg.Execute("SELECT 1");
 //
 // Who runs what. PostgreSQL refuses to run as root: when the test is root (CI), the server and
 // its tools run as the system user `postgres` (initdb and cp through `runuser -u postgres --`, the
@@ -26,17 +26,18 @@
 // thread that outlives it (the test's main thread).
 //
 // Where. The directory is <base>/tandem-postgres-<test pid>-XXXXXX, the base /dev/shm when it is a
-// tmpfs with 2 GiB free (on a loaded machine, disk writeback made a server's start take seconds),
-// else /tmp.
+// tmpfs with 2 GiB free (on a loaded machine, disk writeback made a server's start slow), else
+// /tmp.
 //
-// Speed. initdb is most of a start (~0.5–1 s); the first server of a PostgreSQL version and user
-// makes a template data directory (<base>/tandem-postgres-template-<version>-f<format>-u<uid>,
-// kept until the machine restarts: it is the cache; a stale one is never used, the version and
-// initdb's arguments being in its name) and every server copies it (~0.1–0.3 s for 29 MB: WAL
-// segments of 1 MiB). The server runs with fsync, synchronous_commit and full_page_writes off,
-// small shared buffers, no autovacuum and no JIT, and starts in ~0.1 s.
-// Settings that make its text output reproducible: TimeZone UTC, DateStyle ISO, lc_messages C,
-// extra_float_digits at its default (1: floats in shortest exact form).
+// Speed. initdb is most of a start, so the first server of a PostgreSQL version and user makes a
+// template data directory (<base>/tandem-postgres-template-<version>-f<format>-u<uid>, kept until
+// the machine restarts: it is the cache; a stale one is never used, the version and initdb's
+// arguments being in its name, and the next test process removes it) and every server copies it,
+// which is much quicker (WAL in 1 MiB segments keeps it small). The server runs with fsync,
+// synchronous_commit and full_page_writes off, small shared buffers, no autovacuum and no JIT,
+// which make its own start quick. Settings that make its text output reproducible: TimeZone UTC,
+// DateStyle ISO, lc_messages C, extra_float_digits at its default (1: floats in shortest exact
+// form).
 //
 // Thread safety: Execute and Stop from one thread at a time; the accessors are constant.
 #pragma once
@@ -65,6 +66,9 @@ struct PostgresServerOptions {
   // How long the server may take to accept connections, per attempt (a port taken between
   // choosing it and the server binding it is retried on another port, up to 5 attempts).
   std::chrono::milliseconds start_limit = std::chrono::seconds(60);
+  // The TCP port of the first attempt; 0: one the kernel says is free. Later attempts take free
+  // ones. For tests of a port lost to another server.
+  int first_port = 0;
 };
 
 class PostgresServer {
@@ -75,7 +79,9 @@ class PostgresServer {
   // The path of one of PostgreSQL 15's programs: "psql", "pg_isready", "pg_recvlogical", …
   static std::string Binary(const std::string& name);
 
-  // Starts a server (the header's comment) and waits until it accepts connections. Check ok().
+  // Starts a server (the header's comment) and waits until it accepts connections on its Unix
+  // socket (which only it can have made), then checks that its TCP port answers as it: a port
+  // lost to another server between choosing and binding it is retried on another. Check ok().
   explicit PostgresServer(const PostgresServerOptions& options = {});
   ~PostgresServer();  // Stop()
   PostgresServer(const PostgresServer&) = delete;
@@ -102,7 +108,7 @@ class PostgresServer {
 
   // Runs `sql` over a connection of this object's own (opened at the first call, opened again if
   // it broke): PgConnection::Execute.
-  SqlResult Execute(const std::string& sql);
+  PgAnswer Execute(const std::string& sql);
 
   // Immediate shutdown (SIGQUIT), waits for the server to exit (bounded; SIGKILL after 15 s),
   // removes the directory. Idempotent; a no-op in a forked child (a death test's), which does not
@@ -111,6 +117,9 @@ class PostgresServer {
 
  private:
   bool StartOnFreePort(const PostgresServerOptions& options);
+  // Whether conninfo() — TCP, at port_ — reaches the server of `data_directory` (SHOW
+  // data_directory); else false with why. Leaves connection_ open to it.
+  bool AnswersAs(const std::string& data_directory, std::string* why);
 
   std::string dir_;
   int port_ = 0;

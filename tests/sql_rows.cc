@@ -240,7 +240,7 @@ std::string Join(const std::vector<std::string>& parts) {
 
 using namespace sql_rows_detail;
 
-std::string SqlError::ToString() const {
+std::string PgError::ToString() const {
   std::string out =
       sqlstate.empty() ? "client error: " + message : "ERROR " + sqlstate + ": " + message;
   if (!detail.empty()) out += " (DETAIL: " + detail + ")";
@@ -310,9 +310,9 @@ std::string DiffRows(const std::vector<SqlRow>& expected, const std::vector<SqlR
   return out;
 }
 
-std::string DiffResults(const SqlResult& expected, const SqlResult& actual,
+std::string DiffResults(const PgAnswer& expected, const PgAnswer& actual,
                         const RowComparison& how) {
-  auto describe = [](const SqlResult& r) {
+  auto describe = [](const PgAnswer& r) {
     return r.ok() ? Plural(r.rows.size(), "row") + " of " + Join(r.column_names)
                   : r.error->ToString();
   };
@@ -341,7 +341,7 @@ std::string DiffResults(const SqlResult& expected, const SqlResult& actual,
   return DiffRows(expected.rows, actual.rows, expected.column_types, how);
 }
 
-::testing::AssertionResult SameResult(const SqlResult& expected, const SqlResult& actual,
+::testing::AssertionResult SameResult(const PgAnswer& expected, const PgAnswer& actual,
                                       const RowComparison& how) {
   const std::string diff = DiffResults(expected, actual, how);
   if (diff.empty()) return ::testing::AssertionSuccess();

@@ -49,8 +49,9 @@ inline constexpr unsigned kNumeric = 1700;
 }  // namespace pg_type
 
 // An error answered by the server (ErrorResponse), or by the client library when there was no
-// answer (connection refused or lost: then `sqlstate` is empty).
-struct SqlError {
+// answer (connection refused or lost: then `sqlstate` is empty). What a client received over the
+// wire — not sql::SqlError, which Tandem's SQL layer makes (frontend/sql/sql_error.h).
+struct PgError {
   std::string sqlstate;  // five characters: "42P01"
   std::string message;   // the primary message
   std::string detail, hint;
@@ -58,13 +59,13 @@ struct SqlError {
   std::string ToString() const;
 };
 
-// The answer to a statement: its columns and rows, or its error.
-struct SqlResult {
+// The answer to a statement, as a client received it: its columns and rows, or its error.
+struct PgAnswer {
   std::vector<std::string> column_names;
   std::vector<unsigned> column_types;  // type OIDs (pg_type above), one per column
   std::vector<SqlRow> rows;
-  std::string command_tag;        // "SELECT 3", "INSERT 0 2", "CREATE TABLE"
-  std::optional<SqlError> error;  // set: the statement failed; nothing else is then set
+  std::string command_tag;       // "SELECT 3", "INSERT 0 2", "CREATE TABLE"
+  std::optional<PgError> error;  // set: the statement failed; nothing else is then set
 
   bool ok() const { return !error.has_value(); }
   // The error's SQLSTATE; "" for an answer that is not an error.
@@ -116,11 +117,11 @@ std::string DiffRows(const std::vector<SqlRow>& expected, const std::vector<SqlR
 
 // The same for whole answers: both errors with one SQLSTATE (their messages may differ), or both
 // rows with the same columns (names and types as `how` says) and DiffRows.
-std::string DiffResults(const SqlResult& expected, const SqlResult& actual,
+std::string DiffResults(const PgAnswer& expected, const PgAnswer& actual,
                         const RowComparison& how = {});
 
 // DiffResults for gtest: EXPECT_TRUE(SameResult(postgres_answer, tandem_answer, how)).
-::testing::AssertionResult SameResult(const SqlResult& expected, const SqlResult& actual,
+::testing::AssertionResult SameResult(const PgAnswer& expected, const PgAnswer& actual,
                                       const RowComparison& how = {});
 
 }  // namespace tandem::testing

@@ -240,6 +240,13 @@ SqlResult<StatementKind> Classify(const ParsedStatement& statement) {
     }
     return StatementKind::kSelect;
   }
+  if (const auto* explain = std::get_if<ExplainAsOfStatement>(&statement.form)) {
+    if (std::optional<SqlError> error =
+            CheckQuery(explain->explain.explain_stmt().query(), position)) {
+      return *std::move(error);
+    }
+    return StatementKind::kExplain;
+  }
   if (std::holds_alternative<ShowMaterializedViewsStatement>(statement.form)) {
     return StatementKind::kShowMaterializedViews;
   }

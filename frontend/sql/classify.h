@@ -28,7 +28,7 @@ enum class StatementKind {
   kShowIndexes,             // SHOW INDEXES
   kShowColumns,             // ShowColumnsStatement
   kShowVariable,            // any other SHOW name (server_version, transaction_isolation, ALL)
-  kExplain,                 // ExplainStmt
+  kExplain,                 // ExplainStmt, ExplainAsOfStatement
   kInsert,                  // InsertStmt
   kUpdate,                  // UpdateStmt
   kDelete,                  // DeleteStmt

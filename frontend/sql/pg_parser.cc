@@ -9,6 +9,7 @@
 #include <cassert>
 #include <cstdint>
 #include <unordered_map>
+#include <vector>
 
 namespace tandem::sql {
 namespace {
@@ -24,52 +25,92 @@ struct ParseResultGuard {
 };
 
 // Reads a libpg_query protobuf into `message`, refusing nesting deeper than kMaxTreeDepth.
+// Partial: pg_query.proto is proto3, which has no required fields, so the check a full parse adds
+// (a walk of the whole tree, by reflection where the code is generated for size) finds nothing.
 bool ReadProtobuf(const PgQueryProtobuf& bytes, google::protobuf::Message* message) {
   if (bytes.len > static_cast<std::size_t>(INT32_MAX)) return false;
   google::protobuf::io::CodedInputStream stream(reinterpret_cast<const std::uint8_t*>(bytes.data),
                                                 static_cast<int>(bytes.len));
   stream.SetRecursionLimit(kMaxTreeDepth);
-  return message->ParseFromCodedStream(&stream) && stream.ConsumedEntireMessage();
+  return message->ParsePartialFromCodedStream(&stream) && stream.ConsumedEntireMessage();
+}
+
+// What ShiftLocations reads of a message type: its `location`, and where its sub-messages are.
+struct MessageShape {
+  const google::protobuf::FieldDescriptor* location = nullptr;     // an int32 `location`, if any
+  std::vector<const google::protobuf::FieldDescriptor*> messages;  // message fields, no oneof's
+  std::vector<const google::protobuf::OneofDescriptor*> oneofs;    // oneofs with a message field
+};
+
+// The shape of every message type a ParseResult can hold, found once from its descriptor (they
+// are immutable) and never destroyed. Looking at only these fields, not at every field of a type
+// as Reflection::ListFields does (a Node has some 250 in its oneof), is most of what makes the
+// walk cheap.
+const std::unordered_map<const google::protobuf::Descriptor*, MessageShape>& Shapes() {
+  using google::protobuf::Descriptor;
+  using google::protobuf::FieldDescriptor;
+  static const auto* shapes = [] {
+    auto* map = new std::unordered_map<const Descriptor*, MessageShape>;
+    std::vector<const Descriptor*> pending{pg_query::ParseResult::descriptor()};
+    while (!pending.empty()) {
+      const Descriptor* descriptor = pending.back();
+      pending.pop_back();
+      auto [shape, inserted] = map->try_emplace(descriptor);
+      if (!inserted) continue;
+      for (int i = 0; i < descriptor->field_count(); ++i) {
+        const FieldDescriptor* field = descriptor->field(i);
+        if (field->name() == "location" && field->cpp_type() == FieldDescriptor::CPPTYPE_INT32 &&
+            !field->is_repeated()) {
+          shape->second.location = field;
+        }
+        if (field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) continue;
+        pending.push_back(field->message_type());
+        if (const auto* oneof = field->real_containing_oneof(); oneof != nullptr) {
+          auto& oneofs = shape->second.oneofs;
+          if (std::find(oneofs.begin(), oneofs.end(), oneof) == oneofs.end()) {
+            oneofs.push_back(oneof);
+          }
+        } else {
+          shape->second.messages.push_back(field);
+        }
+      }
+    }
+    return map;
+  }();
+  return *shapes;
 }
 
 // Makes every `location` of the tree a byte offset into the input: a location in the parsed text
 // (prefix + the input from byte `begin`) moves by begin - prefix_size; one inside the prefix, or
 // PostgreSQL's -1, becomes -1. Iterative: the tree may be kMaxTreeDepth deep.
-void ShiftLocations(google::protobuf::Message* root, int prefix_size, int begin) {
-  using google::protobuf::Descriptor;
+void ShiftLocations(pg_query::ParseResult* root, int prefix_size, int begin) {
   using google::protobuf::FieldDescriptor;
-  std::unordered_map<const Descriptor*, const FieldDescriptor*> location_field;
+  const auto& shapes = Shapes();
   std::vector<google::protobuf::Message*> pending{root};
-  std::vector<const FieldDescriptor*> fields;
   while (!pending.empty()) {
     google::protobuf::Message* message = pending.back();
     pending.pop_back();
-    const Descriptor* descriptor = message->GetDescriptor();
     const google::protobuf::Reflection* reflection = message->GetReflection();
-    auto [known, inserted] = location_field.try_emplace(descriptor, nullptr);
-    if (inserted) {
-      const FieldDescriptor* field = descriptor->FindFieldByName("location");
-      if (field != nullptr && field->cpp_type() == FieldDescriptor::CPPTYPE_INT32 &&
-          !field->is_repeated()) {
-        known->second = field;
-      }
-    }
-    // proto3: a location of 0 is not "set", so it is read whatever ListFields says.
-    if (const FieldDescriptor* field = known->second; field != nullptr) {
-      const std::int32_t location = reflection->GetInt32(*message, field);
-      reflection->SetInt32(message, field,
+    const MessageShape& shape = shapes.at(message->GetDescriptor());
+    // proto3: a location of 0 is not "set", so it is read whether set or not.
+    if (shape.location != nullptr) {
+      const std::int32_t location = reflection->GetInt32(*message, shape.location);
+      reflection->SetInt32(message, shape.location,
                            location < prefix_size ? -1 : location - prefix_size + begin);
     }
-    fields.clear();
-    reflection->ListFields(*message, &fields);
-    for (const FieldDescriptor* field : fields) {
-      if (field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) continue;
+    for (const FieldDescriptor* field : shape.messages) {
       if (field->is_repeated()) {
         const int n = reflection->FieldSize(*message, field);
         for (int i = 0; i < n; ++i) {
           pending.push_back(reflection->MutableRepeatedMessage(message, field, i));
         }
-      } else {
+      } else if (reflection->HasField(*message, field)) {
+        pending.push_back(reflection->MutableMessage(message, field));
+      }
+    }
+    for (const google::protobuf::OneofDescriptor* oneof : shape.oneofs) {
+      const FieldDescriptor* field = reflection->GetOneofFieldDescriptor(*message, oneof);
+      if (field != nullptr && field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
         pending.push_back(reflection->MutableMessage(message, field));
       }
     }

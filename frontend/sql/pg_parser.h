@@ -15,7 +15,13 @@
 // recursive parser).
 //
 // Thread safety: libpg_query keeps its state per thread (its memory contexts are thread-local);
-// these functions may run on any number of threads at once.
+// these functions may run on any number of threads at once — on long-lived threads only. The
+// first call on a thread runs libpg_query's pg_query_init, which takes a pthread key (to free the
+// thread's memory contexts when it exits) and never deletes it: a process has PTHREAD_KEYS_MAX
+// (1024) keys, so once about a thousand threads have parsed, pthread_key_create fails for the
+// whole process — every library that needs a key — and each later thread leaks its contexts at
+// exit. So no thread per query or per connection: parse on a fixed set of threads that live as
+// long as the process (the frontend's workers).
 #pragma once
 
 #include <cstddef>

@@ -9,13 +9,16 @@ std::string SqlError::ToString() const {
 }
 
 int CursorPosition(std::string_view sql, std::size_t offset) {
-  assert(offset <= sql.size());
+  return CursorCounter(sql).At(offset);
+}
+
+int CursorCounter::At(std::size_t offset) {
+  assert(offset <= sql_.size() && offset >= offset_);
   // A character starts at every byte that is not a UTF-8 continuation byte (10xxxxxx).
-  int characters = 0;
-  for (std::size_t i = 0; i < offset; ++i) {
-    if ((static_cast<unsigned char>(sql[i]) & 0xC0) != 0x80) ++characters;
+  for (; offset_ < offset; ++offset_) {
+    if ((static_cast<unsigned char>(sql_[offset_]) & 0xC0) != 0x80) ++characters_;
   }
-  return characters + 1;
+  return characters_ + 1;
 }
 
 }  // namespace tandem::sql

@@ -18,8 +18,8 @@ namespace tandem::sql {
 std::vector<TokenRange> SplitStatements(std::span<const Token> tokens);
 
 // The deepest nesting a statement may have: see NestingBound. PostgreSQL itself stops at its
-// stack limit (max_stack_depth, 2 MB by default); this bound keeps libpg_query's and this
-// layer's recursions well inside any thread stack of at least 2 MiB, and is far beyond what a
+// stack limit (max_stack_depth, 2 MB by default); this bound keeps libpg_query's, protobuf's and
+// this layer's recursions inside kParseStackBytes (parse.h), and is far beyond what a
 // person or a query generator writes (an expression of a thousand chained operators).
 inline constexpr int kMaxNestingDepth = 1000;
 

@@ -1,6 +1,7 @@
 #include "frontend/sql/tandem_syntax.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace tandem::sql {
 namespace {
@@ -118,6 +119,42 @@ bool StartsQuery(const Token& token) {
          token.Is(pg_query::TABLE) || token.Is(pg_query::ASCII_40);
 }
 
+// The AS OF at the top level of tokens[query, statement end), the query's: select [begin, AS) and
+// the expression after OF. None: the statement is PostgreSQL's.
+std::optional<std::pair<TokenRange, std::size_t>> QueryAsOf(std::span<const Token> tokens,
+                                                            std::size_t query,
+                                                            TokenRange statement) {
+  const std::optional<std::size_t> as = FindTopLevelAsOf(tokens, TokenRange(query, statement.end));
+  if (!as) return std::nullopt;
+  return std::pair(TokenRange(*as + 2, statement.end), *as);
+}
+
+// EXPLAIN, then PostgreSQL's options — a parenthesised list, or ANALYZE (ANALYSE) and VERBOSE —
+// then a query with a top-level AS OF. Any other EXPLAIN is PostgreSQL's, its errors too.
+SqlResult<TandemSyntax> RecognizeExplain(std::string_view sql, std::span<const Token> tokens,
+                                         TokenRange statement) {
+  std::size_t query = statement.begin + 1;
+  const bool option_list = query + 1 < statement.end && tokens[query].Is(pg_query::ASCII_40) &&
+                           !StartsQuery(tokens[query + 1]);  // `EXPLAIN (SELECT …)` is a query
+  if (option_list) {
+    const std::optional<std::size_t> close = MatchingClose(tokens, query, statement.end);
+    if (!close) return TandemSyntax();
+    query = *close + 1;
+  } else {
+    while (query < statement.end &&
+           (tokens[query].Is(pg_query::ANALYZE) || tokens[query].Is(pg_query::ANALYSE) ||
+            tokens[query].Is(pg_query::VERBOSE))) {
+      ++query;
+    }
+  }
+  if (query >= statement.end || !StartsQuery(tokens[query])) return TandemSyntax();
+  const auto as_of = QueryAsOf(tokens, query, statement);
+  if (!as_of) return TandemSyntax();
+  if (as_of->first.empty()) return SyntaxErrorAt(sql, tokens, statement.end);
+  return TandemSyntax(
+      ExplainAsOfSyntax(TokenRange(statement.begin, as_of->second), as_of->first, as_of->second));
+}
+
 }  // namespace
 
 SqlResult<TandemSyntax> RecognizeTandemSyntax(std::string_view sql, std::span<const Token> tokens,
@@ -125,12 +162,13 @@ SqlResult<TandemSyntax> RecognizeTandemSyntax(std::string_view sql, std::span<co
   const Token& first = tokens[statement.begin];
   if (IsWord(sql, first, "subscribe")) return RecognizeSubscribe(sql, tokens, statement);
   if (first.Is(pg_query::SHOW)) return RecognizeShow(sql, tokens, statement);
+  if (first.Is(pg_query::EXPLAIN)) return RecognizeExplain(sql, tokens, statement);
   if (StartsQuery(first)) {
-    const std::optional<std::size_t> as = FindTopLevelAsOf(tokens, statement);
-    if (!as) return TandemSyntax();
-    const TokenRange as_of(*as + 2, statement.end);
-    if (as_of.empty()) return SyntaxErrorAt(sql, tokens, statement.end);
-    return TandemSyntax(SelectAsOfSyntax(TokenRange(statement.begin, *as), as_of, *as));
+    const auto as_of = QueryAsOf(tokens, statement.begin, statement);
+    if (!as_of) return TandemSyntax();
+    if (as_of->first.empty()) return SyntaxErrorAt(sql, tokens, statement.end);
+    return TandemSyntax(
+        SelectAsOfSyntax(TokenRange(statement.begin, as_of->second), as_of->first, as_of->second));
   }
   return TandemSyntax();
 }

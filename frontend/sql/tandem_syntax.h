@@ -2,6 +2,7 @@
 // (README.md has the forms):
 //   SUBSCRIBE [TO] name [AS OF expr]          SUBSCRIBE [TO] (query) [AS OF expr]
 //   query AS OF expr                          (a SELECT, VALUES, WITH … SELECT, TABLE, (…))
+//   EXPLAIN [ANALYZE] [VERBOSE] query AS OF expr          EXPLAIN (options) query AS OF expr
 //   SHOW MATERIALIZED VIEWS                   SHOW COLUMNS FROM name
 // Recognised from one statement's tokens alone: a keyword counts only unquoted and at the top
 // level of the statement — not inside parentheses, brackets, strings or comments. So a table or
@@ -41,6 +42,17 @@ struct SelectAsOfSyntax {
       : select(s), as_of(a), as_keyword(k) {}
 };
 
+// EXPLAIN [ANALYZE] [VERBOSE] | (options) select AS OF as_of: `explain` is the EXPLAIN, its
+// options and the query, all PostgreSQL's.
+struct ExplainAsOfSyntax {
+  TokenRange explain;
+  TokenRange as_of;
+  std::size_t as_keyword;  // the AS of AS OF
+
+  ExplainAsOfSyntax(TokenRange e, TokenRange a, std::size_t k)
+      : explain(e), as_of(a), as_keyword(k) {}
+};
+
 struct ShowMaterializedViewsSyntax {};
 
 // SHOW COLUMNS FROM relation.
@@ -51,8 +63,9 @@ struct ShowColumnsSyntax {
 };
 
 // std::monostate: the statement is PostgreSQL's, all of it.
-using TandemSyntax = std::variant<std::monostate, SubscribeSyntax, SelectAsOfSyntax,
-                                  ShowMaterializedViewsSyntax, ShowColumnsSyntax>;
+using TandemSyntax =
+    std::variant<std::monostate, SubscribeSyntax, SelectAsOfSyntax, ShowMaterializedViewsSyntax,
+                 ShowColumnsSyntax, ExplainAsOfSyntax>;
 
 // Which form tokens[statement] is, or PostgreSQL's syntax error in a Tandem form (a missing
 // target, tokens after a parenthesised query, a name that is not `a` or `a.b` …) at a position

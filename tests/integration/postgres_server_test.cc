@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -76,13 +78,13 @@ TEST(PostgresServer, StartsAndAnswersRowsWithNullsAndDuplicatesInTextWithTypeOid
   ASSERT_TRUE(inserted.ok()) << inserted.error->ToString();
   EXPECT_EQ(inserted.command_tag, "INSERT 0 6");
 
-  const SqlResult r = pg.Execute("SELECT k, v, f, b FROM t");
+  const PgAnswer r = pg.Execute("SELECT k, v, f, b FROM t");
   ASSERT_TRUE(r.ok()) << r.error->ToString();
   EXPECT_EQ(r.column_names, (std::vector<std::string>{"k", "v", "f", "b"}));
   EXPECT_EQ(r.column_types, (std::vector<unsigned>{pg_type::kInt8, pg_type::kText, pg_type::kFloat8,
                                                    pg_type::kBool}));
   EXPECT_EQ(r.command_tag, "SELECT 6");
-  SqlResult expected = r;
+  PgAnswer expected = r;
   expected.rows = {Row({"2", std::nullopt, std::nullopt, std::nullopt}),
                    Row({"1", "a", "0.1", "t"}),
                    Row({std::nullopt, "it's", "1e+100", std::nullopt}),
@@ -97,7 +99,7 @@ TEST(PostgresServer, StartsAndAnswersRowsWithNullsAndDuplicatesInTextWithTypeOid
   expected.rows.pop_back();
   EXPECT_FALSE(SameResult(expected, r));
 
-  const SqlResult ordered =
+  const PgAnswer ordered =
       pg.Execute("SELECT k, count(*) FROM t GROUP BY k ORDER BY k NULLS FIRST");
   ASSERT_TRUE(ordered.ok()) << ordered.error->ToString();
   EXPECT_EQ(ordered.rows, (std::vector<SqlRow>{Row({std::nullopt, "1"}), Row({"1", "2"}),
@@ -110,7 +112,7 @@ TEST(PostgresServer, PrintsFloatsInShortestExactForm) {
   TANDEM_SKIP_UNLESS_POSTGRES();
   PostgresServer pg;
   ASSERT_TRUE(pg.ok()) << pg.error();
-  const SqlResult r = pg.Execute(
+  const PgAnswer r = pg.Execute(
       "SELECT 0.1::float8, 1e100::float8, 1/3::float8, '-0'::float8, 'NaN'::float8,"
       " '-Infinity'::float8, 100000::float8, 1e15::float8, 1e16::float8, 0.0001::float8,"
       " current_setting('extra_float_digits')");
@@ -124,7 +126,7 @@ TEST(PostgresServer, AnErrorCarriesItsSqlstateAndTheSessionGoesOn) {
   TANDEM_SKIP_UNLESS_POSTGRES();
   PostgresServer pg;
   ASSERT_TRUE(pg.ok()) << pg.error();
-  const SqlResult missing = pg.Execute("SELECT * FROM no_such_table");
+  const PgAnswer missing = pg.Execute("SELECT * FROM no_such_table");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.sqlstate(), "42P01") << missing.error->ToString();
   EXPECT_NE(missing.error->message.find("no_such_table"), std::string::npos);
@@ -134,7 +136,7 @@ TEST(PostgresServer, AnErrorCarriesItsSqlstateAndTheSessionGoesOn) {
       "23505");
   // The failed statements' implicit transaction rolled back: no table u.
   EXPECT_EQ(pg.Execute("SELECT * FROM u").sqlstate(), "42P01");
-  const SqlResult after = pg.Execute("SELECT 1 AS one");
+  const PgAnswer after = pg.Execute("SELECT 1 AS one");
   ASSERT_TRUE(after.ok()) << after.error->ToString();
   EXPECT_EQ(after.rows, (std::vector<SqlRow>{Row({"1"})}));
   // The same errors compare equal by SQLSTATE (the differential suites' rule for errors).
@@ -152,6 +154,59 @@ TEST(PostgresServer, TwoServersAtOnceHaveTheirOwnPortsDirectoriesAndData) {
   ASSERT_TRUE(a.Execute("CREATE TABLE only_in_a (k int8)").ok());
   EXPECT_TRUE(a.Execute("SELECT * FROM only_in_a").ok());
   EXPECT_EQ(b.Execute("SELECT * FROM only_in_a").sqlstate(), "42P01");
+}
+
+// The race between choosing a free port and binding it, lost on purpose: the second server is
+// told to take the first one's port. Its postmaster cannot bind it and exits; the start is not
+// fooled by the first server answering on that port, but tries another, and each server answers
+// for itself.
+TEST(PostgresServer, APortAnotherServerHoldsIsRetriedNotMistakenForItsOwn) {
+  TANDEM_SKIP_UNLESS_POSTGRES();
+  PostgresServer a;
+  ASSERT_TRUE(a.ok()) << a.error();
+  PostgresServer b({.first_port = a.port()});
+  ASSERT_TRUE(b.ok()) << b.error();
+  EXPECT_NE(b.port(), a.port());
+  for (PostgresServer* pg : {&a, &b}) {
+    const PgAnswer answer = pg->Execute("SHOW data_directory");
+    ASSERT_TRUE(answer.ok()) << answer.error->ToString();
+    EXPECT_EQ(answer.rows, std::vector<SqlRow>{Row({pg->data_dir()})});
+  }
+  EXPECT_NE(b.Log().find("could not bind"), std::string::npos) << b.Log();
+}
+
+// A template of another PostgreSQL version or initdb format (made before an upgrade) is removed
+// by the next server's start; the current one stays.
+TEST(PostgresServer, TemplatesOfOtherVersionsAndFormatsAreRemoved) {
+  TANDEM_SKIP_UNLESS_POSTGRES();
+  std::filesystem::path base;
+  struct stat owner;
+  {
+    PostgresServer pg;  // makes the current template if there is none yet
+    ASSERT_TRUE(pg.ok()) << pg.error();
+    base = std::filesystem::path(pg.dir()).parent_path();
+    ASSERT_EQ(stat(pg.data_dir().c_str(), &owner), 0);
+  }
+  const std::string suffix = "-u" + std::to_string(owner.st_uid);
+  const std::filesystem::path stale = base / ("tandem-postgres-template-0.0-old-f1" + suffix);
+  std::filesystem::create_directories(stale / "global");
+  ASSERT_EQ(chown(stale.c_str(), owner.st_uid, owner.st_gid), 0);
+  auto templates = [&] {
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(base)) {
+      const std::string name = entry.path().filename().string();
+      if (name.starts_with("tandem-postgres-template-") && name.ends_with(suffix)) {
+        names.push_back(name);
+      }
+    }
+    return names;
+  };
+  std::vector<std::string> current = templates();
+  std::erase(current, stale.filename().string());
+  PostgresServer pg;
+  ASSERT_TRUE(pg.ok()) << pg.error();
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_EQ(templates(), current);
 }
 
 TEST(PostgresServer, LeavesNoProcessDirectorySegmentOrListenerBehind) {
@@ -186,7 +241,7 @@ TEST(PostgresServer, LogicalReplicationIsConfigurable) {
   ASSERT_TRUE(upstream.ok()) << upstream.error();
   EXPECT_EQ(plain.Execute("SHOW wal_level").rows, (std::vector<SqlRow>{Row({"replica"})}));
   EXPECT_EQ(upstream.Execute("SHOW wal_level").rows, (std::vector<SqlRow>{Row({"logical"})}));
-  const SqlResult slot =
+  const PgAnswer slot =
       upstream.Execute("SELECT slot_name FROM pg_create_logical_replication_slot('s', 'pgoutput')");
   ASSERT_TRUE(slot.ok()) << slot.error->ToString();
   EXPECT_EQ(slot.rows, (std::vector<SqlRow>{Row({"s"})}));
@@ -256,13 +311,13 @@ conn.close()
   const BinaryRun run = RunBinary(python, {"-c", script, pg.conninfo()}, {.limit = 30s});
   EXPECT_EQ(run.exit, 0) << DescribeRun(run);
   EXPECT_EQ(run.out, "[(1, 'one'), (2, None)]\n42P01\n") << DescribeRun(run);
-  const SqlResult rows = pg.Execute("SELECT k, v FROM py");
+  const PgAnswer rows = pg.Execute("SELECT k, v FROM py");
   ASSERT_TRUE(rows.ok()) << rows.error->ToString();
-  EXPECT_TRUE(SameResult(SqlResult{.column_names = {"k", "v"},
-                                   .column_types = {pg_type::kInt8, pg_type::kText},
-                                   .rows = {Row({"2", std::nullopt}), Row({"1", "one"})},
-                                   .command_tag = "SELECT 2",
-                                   .error = std::nullopt},
+  EXPECT_TRUE(SameResult(PgAnswer{.column_names = {"k", "v"},
+                                  .column_types = {pg_type::kInt8, pg_type::kText},
+                                  .rows = {Row({"2", std::nullopt}), Row({"1", "one"})},
+                                  .command_tag = "SELECT 2",
+                                  .error = std::nullopt},
                          rows));
 }
 

@@ -97,6 +97,10 @@ std::vector<const pg_query::Node*> Trees(const ParsedStatement& statement) {
   if (const auto* s = std::get_if<ShowColumnsStatement>(&statement.form)) {
     trees.push_back(&s->relation);
   }
+  if (const auto* s = std::get_if<ExplainAsOfStatement>(&statement.form)) {
+    trees.push_back(&s->explain);
+    trees.push_back(&s->as_of);
+  }
   return trees;
 }
 
@@ -157,6 +161,7 @@ TEST(SqlParse, EveryStatementKindOfTheFrontendParsesAndClassifies) {
       {"SHOW server_version", "SHOW"},
       {"SHOW ALL", "SHOW"},
       {"EXPLAIN SELECT * FROM t WHERE id = 1", "EXPLAIN"},
+      {"EXPLAIN SELECT * FROM t WHERE id = 1 AS OF 1700000000000", "EXPLAIN"},
       {"INSERT INTO t VALUES (1, 'a', 1.5, true), (2, NULL, NULL, false)", "INSERT"},
       {"INSERT INTO t (id, name) SELECT id + 100, name FROM t", "INSERT"},
       {"UPDATE t SET name = upper(name) WHERE id > 3", "UPDATE"},
@@ -317,6 +322,13 @@ TEST(SqlParse, ErrorsInTandemSyntaxReadAsPostgreSqlWould) {
       {"SELECT * FROM t AS OF 5, 6", "42601", 23, "AS OF takes one expression"},
       {"WITH w AS (SELECT 1) INSERT INTO t SELECT * FROM w AS OF 5", "42601", 52,
        "AS OF follows a query (SELECT, VALUES or TABLE) only"},
+      {"EXPLAIN SELECT 1 AS OF", "42601", 23, "syntax error at end of input"},
+      {"EXPLAIN (COSTS false SELECT 1 AS OF 5", "42601", 22, "syntax error at or near \"SELECT\""},
+      {"EXPLAIN ANALYZE SELECT * FROM t AS OF 5 FROM u", "42601", 39, "AS OF takes one expression"},
+      {"EXPLAIN WITH w AS (SELECT 1) INSERT INTO t SELECT * FROM w AS OF 5", "42601", 60,
+       "AS OF follows a query (SELECT, VALUES or TABLE) only"},
+      // not a query after EXPLAIN: PostgreSQL's (`1 AS of` an alias, then the 5 it cannot read)
+      {"EXPLAIN INSERT INTO t SELECT 1 AS OF 5", "42601", 38, "syntax error at or near \"5\""},
       {"SHOW MATERIALIZED TABLES", "42601", 19, "syntax error at or near \"TABLES\""},
       {"SHOW MATERIALIZED VIEWS FROM s", "42601", 25, "syntax error at or near \"FROM\""},
       {"SHOW COLUMNS FROM", "42601", 18, "syntax error at end of input"},
@@ -421,6 +433,50 @@ TEST(SqlParse, AsOfIsTandemsOnlyAtTheTopLevelOfAQuery) {
   EXPECT_EQ(ParseError("CREATE VIEW v AS OF 5").message, "syntax error at or near \"OF\"");
 }
 
+TEST(SqlParse, ExplainOfAQueryTakesItsAsOf) {
+  {
+    const std::string sql = "EXPLAIN SELECT a FROM t WHERE b = 'AS OF' AS OF now() - 5";
+    const ParsedStatement s = ParseOne(sql);
+    const auto& explain = std::get<ExplainAsOfStatement>(s.form);
+    ASSERT_TRUE(explain.explain.has_explain_stmt());
+    const pg_query::Node& query = explain.explain.explain_stmt().query();
+    ASSERT_TRUE(query.has_select_stmt());
+    EXPECT_TRUE(query.select_stmt().has_where_clause());
+    EXPECT_EQ(explain.explain.explain_stmt().options_size(), 0);
+    ASSERT_TRUE(explain.as_of.has_a_expr());
+    EXPECT_EQ(explain.as_of.a_expr().location(), static_cast<int>(sql.find("- 5")));
+    EXPECT_EQ(query.select_stmt().from_clause(0).range_var().location(),
+              static_cast<int>(sql.find("t WHERE")));
+  }
+  // Every prefix PostgreSQL's EXPLAIN takes, before every kind of query.
+  const std::vector<std::pair<std::string, int>> with_options = {
+      {"EXPLAIN ANALYZE SELECT * FROM t AS OF 5", 1},
+      {"explain analyse verbose select * from t as of 5", 2},
+      {"EXPLAIN VERBOSE VALUES (1), (2) AS OF 5", 1},
+      {"EXPLAIN (ANALYZE, COSTS false, FORMAT JSON) TABLE t AS OF 5", 3},
+      {"EXPLAIN (SELECT 1) UNION (SELECT 2) AS OF 5", 0},
+      {"EXPLAIN ((SELECT 1)) AS OF 5", 0},
+      {"EXPLAIN (VERBOSE) (SELECT 1) AS OF 5", 1},
+      {"EXPLAIN WITH w AS (SELECT 1 AS of) SELECT * FROM w AS OF 5", 0},
+  };
+  for (const auto& [sql, options] : with_options) {
+    const ParsedStatement s = ParseOne(sql);
+    const auto* explain = std::get_if<ExplainAsOfStatement>(&s.form);
+    ASSERT_NE(explain, nullptr) << sql;
+    EXPECT_EQ(explain->explain.explain_stmt().options_size(), options) << sql;
+    EXPECT_TRUE(explain->explain.explain_stmt().query().has_select_stmt()) << sql;
+    EXPECT_EQ(explain->as_of.a_const().ival().ival(), 5) << sql;
+    EXPECT_EQ(KindOf(sql), "EXPLAIN") << sql;
+  }
+  // No top-level AS OF: PostgreSQL's own EXPLAIN, `of` an alias inside parentheses.
+  for (const char* sql :
+       {"EXPLAIN SELECT 1", "EXPLAIN (SELECT 1 AS of)",
+        "EXPLAIN (FORMAT JSON) SELECT (SELECT 1 AS of)", "EXPLAIN DELETE FROM t"}) {
+    EXPECT_TRUE(std::holds_alternative<PostgresStatement>(ParseOne(sql).form)) << sql;
+  }
+  EXPECT_EQ(KindOf("EXPLAIN SELECT 1 INTO c AS OF 5"), "0A000: SELECT INTO is not supported");
+}
+
 TEST(SqlParse, ShowFormsThatPostgreSqlCannotSay) {
   EXPECT_TRUE(std::holds_alternative<ShowMaterializedViewsStatement>(
       ParseOne("show materialized views").form));
@@ -507,6 +563,42 @@ std::string Repeat(std::string_view piece, int n) {
   return out;
 }
 
+// A query string of 100,000 tiny statements is one pass over it, not one per statement: each
+// statement's position is counted on from the one before (parse.h). Its time is not asserted
+// (it takes well under a second); what is checked is every statement's span and position.
+TEST(SqlParse, ManyTinyStatementsParseWithTheirSpansAndPositions) {
+  constexpr int kStatements = 100000;
+  // A two-byte character first, so a position (in characters) is one less than its byte offset.
+  const std::string head = "-- \xc3\xa9\n";
+  const std::string_view piece = "SELECT 1;";
+  const std::string sql = head + Repeat(piece, kStatements);
+  ASSERT_LE(sql.size(), kMaxSqlBytes);
+  SqlResult<std::vector<ParsedStatement>> parsed = Parse(sql);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().ToString();
+  ASSERT_EQ(parsed->size(), static_cast<std::size_t>(kStatements));
+  int wrong = 0;
+  for (std::size_t i = 0; i < parsed->size(); ++i) {
+    const ParsedStatement& statement = (*parsed)[i];
+    const std::size_t offset = head.size() + i * piece.size();
+    const bool right = statement.text.offset == offset && statement.text.length == 8 &&
+                       statement.position == static_cast<int>(offset) &&
+                       std::holds_alternative<PostgresStatement>(statement.form);
+    if (!right && ++wrong <= 5) {
+      ADD_FAILURE() << "statement " << i << ": offset " << statement.text.offset << ", length "
+                    << statement.text.length << ", position " << statement.position;
+    }
+  }
+  EXPECT_EQ(wrong, 0);
+  // A node's location in the last statement is a byte offset into the whole string.
+  const auto& last = std::get<PostgresStatement>(parsed->back().form).stmt;
+  EXPECT_EQ(last.select_stmt().target_list(0).res_target().location(),
+            static_cast<int>(sql.size() - 2));
+  // An error after all of them still points at its character.
+  const SqlError error = ParseError(sql + "SELEC 2");
+  EXPECT_EQ(error.message, "syntax error at or near \"SELEC\"");
+  EXPECT_EQ(error.position, static_cast<int>(sql.size()));
+}
+
 // Inputs nesting deeper than kMaxNestingDepth, each in a shape of its own.
 std::vector<std::string> TooDeep() {
   return {
@@ -544,6 +636,9 @@ std::vector<std::string> DeepestAllowed() {
       "SELECT " + Repeat("ARRAY[", n / 2) + "1" + Repeat("]", n / 2),
       "SELECT * FROM t" + Repeat(" JOIN t ON true", n / 4),
       "SELECT 1" + Repeat(" UNION SELECT 1", n / 2),
+      // the deepest trees: four messages a level, close to kMaxTreeDepth
+      "SELECT " + Repeat("CASE WHEN true THEN ", n) + "1" + Repeat(" END", n),
+      "SELECT " + Repeat("a[", n) + "1" + Repeat("]", n),
   };
 }
 
@@ -608,17 +703,22 @@ void OnStack(std::size_t bytes, void (*body)()) {
   ASSERT_EQ(pthread_join(thread, nullptr), 0);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr std::size_t kSmallStack = std::size_t{8} << 20;  // ASan's frames are several times larger
+// Built with ASan or TSan: GCC says so with __SANITIZE_*__, clang with __has_feature.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr std::size_t kSmallStack = std::size_t{8} << 20;
+constexpr bool kSanitized = true;
 #else
-constexpr std::size_t kSmallStack = std::size_t{2} << 20;
+constexpr bool kSanitized = false;
 #endif
 #else
-constexpr std::size_t kSmallStack = std::size_t{2} << 20;  // parse.h: what Parse requires
+constexpr bool kSanitized = false;
 #endif
+
+// The stack Parse requires (parse.h); twice that under a sanitizer, whose instrumented frames
+// (ours and the generated pg_query.pb.cc's, not libprotobuf's or libpg_query's) are larger.
+constexpr std::size_t kSmallStack = kSanitized ? 2 * kParseStackBytes : kParseStackBytes;
 
 TEST(SqlParse, TheDeepestAllowedStatementsParseOnASmallStack) {
   OnStack(kSmallStack, [] {
@@ -629,6 +729,28 @@ TEST(SqlParse, TheDeepestAllowedStatementsParseOnASmallStack) {
       ExpectWellFormed(sql, parsed);
     }
     for (const std::string& sql : TooDeep()) EXPECT_FALSE(Parse(sql).ok());
+  });
+}
+
+// Protobuf's own recursions over a tree — copy, serialisation, destructor — go once per level:
+// the deepest tree the reader accepts (just inside kMaxTreeDepth) takes them on the stack Parse
+// requires (parse.h).
+TEST(SqlParse, TheDeepestTreeIsCopiedAndDestroyedOnASmallStack) {
+  OnStack(kSmallStack, [] {
+    // Each `+a` nests two messages (Node, A_Expr): the deepest accepted has about half the bound.
+    for (int operators = kMaxTreeDepth / 2; operators > kMaxTreeDepth / 2 - 20; --operators) {
+      const std::string sql = "SELECT a" + Repeat("+a", operators);
+      SqlResult<std::vector<Token>> tokens = Scan(sql);
+      ASSERT_TRUE(tokens.ok());
+      SqlResult<pg_query::ParseResult> parsed =
+          ParseTokens(sql, *tokens, TokenRange(0, tokens->size()));
+      if (!parsed.ok()) continue;
+      EXPECT_GT(operators, kMaxTreeDepth / 2 - 10);  // the bound is where it says
+      const pg_query::ParseResult copy(*parsed);
+      EXPECT_EQ(copy.SerializeAsString(), parsed->SerializeAsString());
+      return;  // both trees destroyed on this stack
+    }
+    ADD_FAILURE() << "no tree just inside kMaxTreeDepth was accepted";
   });
 }
 

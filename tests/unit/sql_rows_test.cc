@@ -112,31 +112,31 @@ TEST(SqlRows, AnOrderedListAllowsTiesOfTheOrderByColumnsInAnyOrder) {
 }
 
 TEST(SqlRows, ResultsCompareErrorsBySqlstateAndColumnsByNameAndType) {
-  SqlResult missing_table;
-  missing_table.error = SqlError{
+  PgAnswer missing_table;
+  missing_table.error = PgError{
       .sqlstate = "42P01", .message = "relation \"t\" does not exist", .detail = "", .hint = ""};
-  SqlResult other_message = missing_table;
+  PgAnswer other_message = missing_table;
   other_message.error->message = "unknown table t";
   EXPECT_TRUE(SameResult(missing_table, other_message));
-  SqlResult syntax = missing_table;
+  PgAnswer syntax = missing_table;
   syntax.error->sqlstate = "42601";
   EXPECT_FALSE(SameResult(missing_table, syntax));
 
-  SqlResult rows{.column_names = {"k", "v"},
-                 .column_types = kIntText,
-                 .rows = {Row({"1", "a"})},
-                 .command_tag = "SELECT 1",
-                 .error = std::nullopt};
+  PgAnswer rows{.column_names = {"k", "v"},
+                .column_types = kIntText,
+                .rows = {Row({"1", "a"})},
+                .command_tag = "SELECT 1",
+                .error = std::nullopt};
   EXPECT_TRUE(SameResult(rows, rows));
   const std::string error_diff = DiffResults(rows, missing_table);
   EXPECT_TRUE(Contains(error_diff, "expected 1 row of (k, v)")) << error_diff;
   EXPECT_TRUE(Contains(error_diff, "ERROR 42P01")) << error_diff;
 
-  SqlResult renamed = rows;
+  PgAnswer renamed = rows;
   renamed.column_names = {"k", "w"};
   EXPECT_FALSE(SameResult(rows, renamed));
   EXPECT_TRUE(SameResult(rows, renamed, {.column_names = false}));
-  SqlResult retyped = rows;
+  PgAnswer retyped = rows;
   retyped.column_types = {pg_type::kInt4, pg_type::kText};
   EXPECT_TRUE(Contains(DiffResults(rows, retyped), "column type OIDs differ: expected (20, 25)"));
   EXPECT_TRUE(SameResult(rows, retyped, {.column_types = false}));
