@@ -1,7 +1,6 @@
 #include "supervisor/guards.h"
 
 #include <CLI/CLI.hpp>
-#include <cstdio>
 #include <sstream>
 
 #include "supervisor/dyncfg.h"
@@ -92,11 +91,5 @@ std::string DescribeGuards(const Guards& g) {
 }
 
 bool IsFaultInjectionParam(std::string_view name) { return name == kDebugAbortWorker; }
-
-std::string SecondsText(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", s);
-  return buf;
-}
 
 }  // namespace tandem::supervisor
