@@ -1,4 +1,4 @@
-// CURVE on the controller endpoint (issue 12, DESIGN §12): the server's key, the directory of
+// CURVE on the controller endpoint (DESIGN §12): the server's key, the directory of
 // authorized client keys (reread on SIGHUP) and the ZAP handler (RFC 27) that refuses every
 // unknown key during the handshake — before the connection can carry a single command.
 //

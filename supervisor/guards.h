@@ -1,4 +1,4 @@
-// What protects the replica from its callers and from its own runtimes (issue 12, DESIGN §12):
+// What protects the replica from its callers and from its own runtimes (DESIGN §12):
 // fault injection only when the supervisor was started to allow it, bounds on what one
 // controller session or HTTP client may hold, and the runtime stall watch. Flags of their own,
 // kept apart from the rest of the configuration (config.h), which calls AddGuardFlags and

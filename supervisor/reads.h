@@ -1,4 +1,4 @@
-// What /metrics says about reads beyond point lookups (DESIGN §8, issue 13): one-shot dataflows
+// What /metrics says about reads beyond point lookups (DESIGN §8): one-shot dataflows
 // (built, running, build-to-answer latency), from the commands and responses the supervisor
 // forwards; and each index's hold gap, from the segment.
 //

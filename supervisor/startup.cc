@@ -28,7 +28,7 @@ namespace {
 
 // The controller socket's own limit: messages above it are dropped by ZeroMQ, which disconnects
 // the peer. Messages between ipc::kMaxMessageBytes and this are read and answered with a
-// CommandError (DecodeCommand's "oversized"), the session kept (issue 12).
+// CommandError (DecodeCommand's "oversized"), the session kept.
 constexpr std::int64_t kTransportMessageBytes =
     2 * static_cast<std::int64_t>(ipc::kMaxMessageBytes);
 

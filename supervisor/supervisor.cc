@@ -37,8 +37,8 @@ constexpr std::size_t kHoldGapSeries = 32;
 constexpr std::size_t kSubscribeLagSeries = 20;
 
 // zmq_poll's answer for `items` (ZeroMQ sockets and descriptors), with fewer system calls. A
-// system call costs ~1 us on the machine of issue 17, and zmq_poll makes many each turn: a first
-// pass (a poll with timeout 0, then ZMQ_EVENTS of every socket — a getpid and a poll inside
+// system call costs ~1 us on the 2-core VM of BENCHMARKS.md, and zmq_poll makes many each turn: a
+// first pass (a poll with timeout 0, then ZMQ_EVENTS of every socket — a getpid and a poll inside
 // libzmq each), then, when nothing was ready, the sleeping poll and the same ZMQ_EVENTS pass again.
 // Here ZMQ_EVENTS is asked once, before sleeping, and only of the sockets not in `quiet` (it
 // processes the socket's pending commands, so its ZMQ_FD then signals anything that arrives later:
