@@ -1,18 +1,20 @@
-// The controller endpoint of the supervisor (DESIGN §3): sessions of controllers and observers
-// on the one ROUTER socket — Hello (epochs, supersession, observers), validation and refusals,
-// Goodbye and vanished peers (the socket monitor), UpdateConfiguration. The rest of Supervisor
-// (spawning, shared fate, the runtimes' streams, HTTP) is in supervisor.cc.
+// The controller endpoint's sockets and sessions: binding the ROUTER and its monitor, reading
+// commands, Hello (epochs, supersession, observers), Goodbye and vanished peers (the socket
+// monitor), and sending answers and refusals. A command's way in after it is read is
+// controller_commands.cc; an answer's way out, controller_answers.cc.
+#include "supervisor/controller_endpoint.h"
+
 #include <spdlog/spdlog.h>
-#include <utility>
 
 #include <algorithm>
+#include <cstring>
+#include <utility>
 #include <vector>
 #include <zmq_addon.hpp>
 
 #include "base/global_id.h"
 #include "ipc/table_write.h"
 #include "supervisor/metric_names.h"
-#include "supervisor/supervisor.h"
 
 namespace tandem::supervisor {
 
@@ -26,19 +28,94 @@ struct MonitorEvent {
   std::uint32_t value;
 };
 
+// The controller socket's own limit: messages above it are dropped by ZeroMQ, which disconnects
+// the peer. Messages between ipc::kMaxMessageBytes and this are read and answered with a
+// CommandError (DecodeCommand's "oversized"), the session kept: an over-size command costs its
+// sender one answer, not its session.
+constexpr std::int64_t kTransportMessageBytes =
+    2 * static_cast<std::int64_t>(ipc::kMaxMessageBytes);
+
 }  // namespace
 
-bool Supervisor::SendToPeer(const std::string& peer, const ipc::pb::Response& response,
-                            bool count_drop) {
+ControllerEndpoint::ControllerEndpoint(SupervisorConfig& config, zmq::context_t& ctx,
+                                       Metrics& metrics, Multiplexer& mux, QuietSockets& quiet)
+    : config_(config), ctx_(ctx), metrics_(metrics), mux_(mux), quiet_(quiet) {
+  validator_.set_index_capacity(config_.slots_per_row);
+  validator_.set_segment_bytes(config_.shm_size);
+  validator_.set_data_dir(!config_.data_dir.empty());
+}
+
+ControllerEndpoint::~ControllerEndpoint() = default;
+
+// The ROUTER (heartbeats, a disconnect monitor; CURVE when configured).
+int ControllerEndpoint::Bind() {
+  try {
+    router_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::router);
+    router_->set(zmq::sockopt::linger, 0);
+    router_->set(zmq::sockopt::maxmsgsize, kTransportMessageBytes);
+    router_->set(zmq::sockopt::router_mandatory, 1);
+    const int ivl = static_cast<int>(config_.params.GetInt(kControllerHeartbeatIntervalMs));
+    const int timeout = static_cast<int>(config_.params.GetInt(kControllerHeartbeatTimeoutMs));
+    router_->set(zmq::sockopt::heartbeat_ivl, ivl);
+    router_->set(zmq::sockopt::heartbeat_timeout, timeout);
+    router_->set(zmq::sockopt::heartbeat_ttl, timeout);
+    // Per peer: a controller or observer that stops reading holds at most this many messages
+    // here; beyond it, sends to it fail (router_mandatory) and its subscribes end TOO_SLOW.
+    router_->set(zmq::sockopt::sndhwm, static_cast<int>(config_.params.GetInt(kControllerSendHwm)));
+    if (config_.curve()) {
+      auto auth = ControllerAuth::Create(config_, ctx_, metrics_);
+      if (!auth.ok()) {
+        spdlog::critical("impossible configuration: {}", auth.status().message());
+        return auth.status().code() == StatusCode::kUnavailable ? kExitUnavailable : kExitConfig;
+      }
+      auth_ = std::move(auth).value();
+      auth_->ConfigureRouter(*router_);
+    }
+    zmq_socket_monitor(router_->handle(), "inproc://controller-monitor",
+                       ZMQ_EVENT_DISCONNECTED | (auth_ ? ControllerAuth::kMonitorEvents : 0));
+    monitor_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::pair);
+    monitor_->connect("inproc://controller-monitor");
+    router_->bind(config_.controller_listen_addr);
+  } catch (const zmq::error_t& e) {
+    spdlog::error("could not bind the controller endpoint {}: {}", config_.controller_listen_addr,
+                  e.what());
+    return kExitUnavailable;
+  }
+  bound_address_ = router_->get(zmq::sockopt::last_endpoint);
+  return kExitOk;
+}
+
+void ControllerEndpoint::AppendPollItems(std::vector<zmq::pollitem_t>* items) {
+  items->push_back({router_->handle(), 0, ZMQ_POLLIN, 0});
+  items->push_back({monitor_->handle(), 0, ZMQ_POLLIN, 0});
+  if (auth_) items->push_back(auth_->PollItem());
+}
+
+void ControllerEndpoint::OnPoll(const zmq::pollitem_t* items) {
+  if (auth_ && (items[2].revents & ZMQ_POLLIN)) auth_->OnReadable();
+  if (items[0].revents & ZMQ_POLLIN) OnReadable();
+  if (items[1].revents & ZMQ_POLLIN) OnMonitorReadable();
+}
+
+void ControllerEndpoint::ReloadKeys() {
+  if (auth_) {
+    auth_->Reload();
+  } else {
+    spdlog::info("SIGHUP: nothing to reload (no --curve-authorized-keys)");
+  }
+}
+
+bool ControllerEndpoint::SendToPeer(const std::string& peer, const ipc::pb::Response& response,
+                                    bool count_drop) {
   return SendEncodedToPeer(peer, ipc::Encode(response), ipc::ResponseName(response), count_drop);
 }
 
-bool Supervisor::SendEncodedToPeer(const std::string& peer, std::string_view bytes,
-                                   const char* name, bool count_drop) {
+bool ControllerEndpoint::SendEncodedToPeer(const std::string& peer, std::string_view bytes,
+                                           const char* name, bool count_drop) {
   try {
     // With router_mandatory a peer whose pipe is at controller_send_hwm refuses the first frame
     // (EAGAIN): nothing of the message is queued.
-    quiet_.erase(router_->handle());
+    quiet_.Stir(router_->handle());
     zmq::send_result_t sent =
         router_->send(zmq::buffer(peer), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
     if (sent) sent = router_->send(zmq::buffer(bytes), zmq::send_flags::dontwait);
@@ -55,9 +132,9 @@ bool Supervisor::SendEncodedToPeer(const std::string& peer, std::string_view byt
   }
 }
 
-void Supervisor::Refuse(const std::string& peer, const std::string& command,
-                        const std::string& reason, const std::string& why,
-                        const std::string& what) {
+void ControllerEndpoint::Refuse(const std::string& peer, const std::string& command,
+                                const std::string& reason, const std::string& why,
+                                const std::string& what) {
   metrics_.Inc(kCommands, {{"command", command}, {"result", "refused"}});
   metrics_.Inc(kRefused, {{"reason", reason}});
   if (command == "WriteTable") metrics_.Inc(kWrites, {{"result", "refused"}});
@@ -65,18 +142,18 @@ void Supervisor::Refuse(const std::string& peer, const std::string& command,
   SendToPeer(peer, ipc::MakeCommandError(what.empty() ? command : what, why));
 }
 
-void Supervisor::RefuseCommand(const std::string& peer, const ipc::pb::Command& cmd,
-                               const std::string& reason, const std::string& why) {
+void ControllerEndpoint::RefuseCommand(const std::string& peer, const ipc::pb::Command& cmd,
+                                       const std::string& reason, const std::string& why) {
   Refuse(peer, ipc::CommandName(cmd), reason, why,
          cmd.has_write_table() ? ipc::DescribeWrite(cmd.write_table()) : "");
 }
 
-void Supervisor::OnControllerReadable() {
+void ControllerEndpoint::OnReadable() {
   for (;;) {
     std::vector<zmq::message_t> frames;
     try {
       if (!zmq::recv_multipart(*router_, std::back_inserter(frames), zmq::recv_flags::dontwait)) {
-        quiet_.insert(router_->handle());  // read until nothing: its ZMQ_FD signals what comes
+        quiet_.Quiet(router_->handle());  // read until nothing: its ZMQ_FD signals what comes
         return;
       }
     } catch (const zmq::error_t& e) {
@@ -103,11 +180,11 @@ void Supervisor::OnControllerReadable() {
       }
       NotePeerFd(fd, peer);
     }
-    OnControllerMessage(peer, frames[1].to_string());
+    OnMessage(peer, frames[1].to_string());
   }
 }
 
-void Supervisor::NotePeerFd(int fd, const std::string& peer) {
+void ControllerEndpoint::NotePeerFd(int fd, const std::string& peer) {
   auto [it, fresh] = peer_by_fd_.try_emplace(fd, peer);
   if (fresh || it->second == peer) return;
   // The descriptor was reused, so its previous peer's connection is gone — and that connection's
@@ -119,69 +196,39 @@ void Supervisor::NotePeerFd(int fd, const std::string& peer) {
   EndSession(old, false);
 }
 
-void Supervisor::OnControllerMessage(const std::string& peer, const std::string& payload) {
-  auto decoded = ipc::DecodeCommand(payload);
-  if (!decoded.ok()) {
-    metrics_.Inc(kMalformed, {{"reason", decoded.error.label}});
-    SendToPeer(peer, ipc::MakeCommandError("message", decoded.error.reason));
-    return;
-  }
-  const ipc::pb::Command& cmd = decoded.message;
-  const std::string name = ipc::CommandName(cmd);
-
-  if (cmd.has_goodbye()) {
-    // From anyone, never answered, never forwarded: the sender is leaving.
-    metrics_.Inc(kCommands, {{"command", name}, {"result", "accepted"}});
-    EndSession(peer, true);
-    return;
-  }
-  if (cmd.has_hello()) {
-    if (cmd.hello().observer()) {
-      OnObserverHello(peer, cmd);
-    } else {
-      OnControllerHello(peer, cmd, payload);
+void ControllerEndpoint::OnMonitorReadable() {
+  for (;;) {
+    zmq::message_t event, address;
+    if (!monitor_->recv(event, zmq::recv_flags::dontwait)) {
+      quiet_.Quiet(monitor_->handle());  // read until nothing: its ZMQ_FD signals what comes
+      return;
     }
-    return;
+    (void)monitor_->recv(address, zmq::recv_flags::none);
+    if (event.size() < 6) continue;
+    MonitorEvent e{};
+    std::memcpy(&e.event, event.data(), 2);
+    std::memcpy(&e.value, static_cast<const char*>(event.data()) + 2, 4);
+    if (e.event != ZMQ_EVENT_DISCONNECTED) {
+      if (auth_) auth_->OnHandshakeFailed(e.event, e.value);  // refused before any command
+      continue;
+    }
+    // Counted even for a peer we never heard from (e.g. dropped for an oversized message).
+    metrics_.Inc(kControllerEvents, {{"event", "disconnected"}});
+    if (auto stale = stale_disconnects_.find(static_cast<int>(e.value));
+        stale != stale_disconnects_.end()) {
+      if (--stale->second == 0) stale_disconnects_.erase(stale);
+      continue;  // the connection NotePeerFd already found gone
+    }
+    auto it = peer_by_fd_.find(static_cast<int>(e.value));
+    if (it == peer_by_fd_.end()) continue;
+    const std::string peer = it->second;
+    peer_by_fd_.erase(it);
+    EndSession(peer, false);
   }
-  switch (sessions_.StandingOf(peer)) {
-    case Sessions::Standing::kNoHello:
-      RefuseCommand(peer, cmd, "before_hello", ipc::Describe(cmd) + ": send Hello first");
-      return;
-    case Sessions::Standing::kSuperseded:
-      RefuseCommand(peer, cmd, "superseded",
-                    ipc::Describe(cmd) + ": this controller was superseded by a newer Hello");
-      return;
-    case Sessions::Standing::kObserver:
-      OnObserverCommand(peer, cmd, payload);
-      return;
-    case Sessions::Standing::kController:
-      break;
-  }
-  if (Status s = validator_.Validate(cmd); !s.ok()) {
-    RefuseCommand(peer, cmd, "validation", s.message());
-    return;
-  }
-  if (cmd.has_write_table() && !AdmitWrite(peer, cmd)) return;
-  if (cmd.has_subscribe() || cmd.has_cancel_subscribe()) {
-    ForwardSubscribeCommand(peer, cmd, payload, kControllerSession, validator_.catalog());
-    return;
-  }
-  if (cmd.has_initialization_complete() && last_complete_) {
-    // The runtimes reconcile now: what the replica maintains is the replayed epoch.
-    last_complete_.reset();
-  }
-  if (cmd.has_update_configuration()) {
-    HandleUpdateConfiguration(peer, cmd);
-    return;
-  }
-  if (!AdmitPeekCommand(peer, cmd, kControllerSession)) return;
-  mux_->Forward(cmd, payload, Clock::now());
-  NoteForwarded(cmd);
-  metrics_.Inc(kCommands, {{"command", name}, {"result", "forwarded"}});
 }
 
-void Supervisor::OnControllerHello(const std::string& peer, const ipc::pb::Command& hello,
-                                   const std::string& payload) {
+void ControllerEndpoint::OnControllerHello(const std::string& peer, const ipc::pb::Command& hello,
+                                           const std::string& payload) {
   // If the replica maintains dataflows, the runtimes hold this controller's replay and keep
   // running them until its InitializationComplete: keep that epoch as the catalog till then. (A
   // second Hello before it keeps the one already kept: the runtimes never applied the first
@@ -203,7 +250,7 @@ void Supervisor::OnControllerHello(const std::string& peer, const ipc::pb::Comma
                  ipc::Printable(hello.hello().nonce()));
   }
   metrics_.Inc(kControllerEvents, {{"event", "hello"}});
-  mux_->Forward(hello, payload, Clock::now());
+  mux_.Forward(hello, payload, Clock::now());
   NoteForwarded(hello);
   metrics_.Inc(kCommands, {{"command", "Hello"}, {"result", "forwarded"}});
   SendToPeer(peer, HelloAccepted(hello.hello()));
@@ -211,7 +258,7 @@ void Supervisor::OnControllerHello(const std::string& peer, const ipc::pb::Comma
   FlushSubscribeEnds();
 }
 
-void Supervisor::OnObserverHello(const std::string& peer, const ipc::pb::Command& hello) {
+void ControllerEndpoint::OnObserverHello(const std::string& peer, const ipc::pb::Command& hello) {
   // Starts no epoch and reaches no runtime: the controller and its epoch are untouched.
   if (Status s = validator_.ValidateObserver(hello); !s.ok()) {
     Refuse(peer, "Hello", "validation", s.message());
@@ -234,132 +281,7 @@ void Supervisor::OnObserverHello(const std::string& peer, const ipc::pb::Command
   }
 }
 
-void Supervisor::OnObserverCommand(const std::string& peer, const ipc::pb::Command& cmd,
-                                   const std::string& payload) {
-  const std::string name = ipc::CommandName(cmd);
-  const bool writer = sessions_.IsWriter(peer);
-  // A writer session's writes are checked against what the replica runs (the catalog), like its
-  // peeks.
-  if (Status s = validator_.ValidateObserver(cmd, writer, Catalog()); !s.ok()) {
-    const bool allowed = cmd.has_peek() || cmd.has_cancel_peek() || cmd.has_subscribe() ||
-                         cmd.has_cancel_subscribe() || (writer && cmd.has_write_table());
-    RefuseCommand(peer, cmd, allowed ? "validation" : "read_only", s.message());
-    return;
-  }
-  if (cmd.has_subscribe() || cmd.has_cancel_subscribe()) {
-    ForwardSubscribeCommand(peer, cmd, payload, sessions_.ObserverSession(peer), Catalog());
-    return;
-  }
-  if (cmd.has_write_table() ? !AdmitWrite(peer, cmd)
-                            : !AdmitPeekCommand(peer, cmd, sessions_.ObserverSession(peer))) {
-    return;
-  }
-  mux_->Forward(cmd, payload, Clock::now(), sessions_.ObserverSession(peer));
-  metrics_.Inc(kCommands, {{"command", name}, {"result", "forwarded"}});
-}
-
-void Supervisor::ForwardSubscribeCommand(const std::string& peer, const ipc::pb::Command& cmd,
-                                         const std::string& payload, SessionId session,
-                                         const ipc::Catalog& catalog) {
-  const std::string name = ipc::CommandName(cmd);
-  if (cmd.has_cancel_subscribe()) {
-    // Nothing live under that uuid (ended, or never subscribed): forwarded nowhere, no answer.
-    if (!mux_->Subscribed(session, cmd.cancel_subscribe().uuid())) {
-      metrics_.Inc(kCommands, {{"command", name}, {"result", "not_live"}});
-      return;
-    }
-    mux_->Forward(cmd, payload, Clock::now(), session);
-    metrics_.Inc(kCommands, {{"command", name}, {"result", "forwarded"}});
-    return;
-  }
-  const ipc::pb::Subscribe& sub = cmd.subscribe();
-  if (mux_->UuidInUse(session, sub.uuid())) {
-    RefuseCommand(peer, cmd, "subscribe_uuid_live",
-                  ipc::Describe(cmd) +
-                      ": this session has a live subscribe with this uuid, or one whose end it "
-                      "has not read yet (CancelSubscribe it, or use another uuid)");
-    return;
-  }
-  const auto limit = static_cast<std::size_t>(config_.params.GetInt(kMaxSubscribesPerSession));
-  // Ends still waiting for this session's pipe count too: a session that does not read cannot
-  // pile up ended subscribes by sending new ones.
-  const std::size_t held = mux_->live_subscribes(session) + mux_->pending_ends(session);
-  if (held >= limit) {
-    RefuseCommand(peer, cmd, "too_many_subscribes",
-                  ipc::Describe(cmd) + ": this session has " + std::to_string(held) +
-                      " live subscribes (or ends not yet read), the limit "
-                      "(max_subscribes_per_session " +
-                      std::to_string(limit) + "); cancel some first");
-    return;
-  }
-  ipc::pb::Command filled = cmd;
-  if (!sub.has_as_of()) filled.mutable_subscribe()->set_as_of(LatestAsOf(sub.id(), catalog));
-  const std::uint64_t as_of = filled.subscribe().as_of();
-  if (sub.has_up_to() && sub.up_to() <= as_of) {
-    RefuseCommand(peer, cmd, "validation",
-                  ipc::Describe(cmd) + ": up_to " + std::to_string(sub.up_to()) +
-                      " is not after as_of " + std::to_string(as_of) +
-                      (sub.has_as_of() ? "" : " (the latest time readable now)"));
-    return;
-  }
-  mux_->Forward(filled, sub.has_as_of() ? payload : ipc::Encode(filled), Clock::now(), session);
-  metrics_.Inc(kCommands, {{"command", name}, {"result", "forwarded"}});
-  metrics_.Set(kSubscribes, {}, static_cast<double>(mux_->live_subscribes()));
-}
-
-std::uint64_t Supervisor::LatestAsOf(const std::string& id, const ipc::Catalog& catalog) const {
-  std::uint64_t latest = 0;
-  if (auto it = frontiers_.latest().find(id);
-      it != frontiers_.latest().end() && !it->second.write().elements().empty()) {
-    const std::uint64_t write = it->second.write().elements(0);
-    latest = write > 0 ? write - 1 : 0;
-  }
-  if (auto it = catalog.allowed_compaction().find(id); it != catalog.allowed_compaction().end()) {
-    latest = std::max(latest, it->second);
-  }
-  return latest;
-}
-
-const std::string* Supervisor::PeerOfSession(SessionId session) const {
-  if (session == kControllerSession) {
-    return sessions_.controller() ? &*sessions_.controller() : nullptr;
-  }
-  return sessions_.ObserverPeer(session);
-}
-
-void Supervisor::DeliverSubscribeAnswer(const Multiplexer::Verdict& verdict,
-                                        const ipc::pb::Response& response) {
-  const std::string* peer = PeerOfSession(verdict.to);
-  if (response.has_subscribe_end()) {
-    if (!peer || !SendToPeer(*peer, response, false)) mux_->DeferEnd(verdict.to, response);
-    metrics_.Set(kSubscribes, {}, static_cast<double>(mux_->live_subscribes()));
-    return;
-  }
-  const ipc::pb::SubscribeBatch& batch = response.subscribe_batch();
-  if (peer && SendToPeer(*peer, response, false)) {
-    mux_->Delivered(verdict.subscribe, batch.upper(),
-                    static_cast<std::size_t>(batch.updates_size()));
-    metrics_.Inc(kSubscribeBatches);
-    metrics_.Inc(kSubscribeRows, {}, batch.updates_size());
-    return;
-  }
-  // Its pipe is full (controller_send_hwm messages wait): the subscriber does not read.
-  metrics_.Inc(kDropped, {{"reason", "subscriber_too_slow"}});
-  spdlog::info("a subscribe of session {} ended too slow: its pipe refused a batch", verdict.to);
-  mux_->TooSlow(verdict.subscribe, Clock::now());
-  metrics_.Set(kSubscribes, {}, static_cast<double>(mux_->live_subscribes()));
-}
-
-void Supervisor::FlushSubscribeEnds() {
-  if (!mux_ || mux_->pending_ends() == 0) return;
-  mux_->FlushEnds([this](SessionId session, const ipc::pb::Response& end) {
-    const std::string* peer = PeerOfSession(session);
-    // No peer: the controller's wait for its next Hello (an ended observer's were dropped).
-    return peer != nullptr && SendToPeer(*peer, end, false);
-  });
-}
-
-ipc::pb::Response Supervisor::HelloAccepted(const ipc::pb::Hello& hello) const {
+ipc::pb::Response ControllerEndpoint::HelloAccepted(const ipc::pb::Hello& hello) const {
   ipc::pb::Response accepted;
   auto* a = accepted.mutable_status()->mutable_hello_accepted();
   a->set_nonce(hello.nonce());
@@ -375,14 +297,14 @@ ipc::pb::Response Supervisor::HelloAccepted(const ipc::pb::Hello& hello) const {
   return accepted;
 }
 
-Sessions::Ended Supervisor::ForgetSession(const std::string& peer) {
+Sessions::Ended ControllerEndpoint::ForgetSession(const std::string& peer) {
   Sessions::Ended ended = sessions_.End(peer);
   switch (ended.kind) {
     case Sessions::Ended::Kind::kController:
-      mux_->EndSession(kControllerSession);
+      mux_.EndSession(kControllerSession);
       break;
     case Sessions::Ended::Kind::kObserver:
-      mux_->EndSession(ended.session);
+      mux_.EndSession(ended.session);
       metrics_.Set(kObservers, {}, static_cast<double>(sessions_.observers().size()));
       break;
     case Sessions::Ended::Kind::kSuperseded:
@@ -392,7 +314,7 @@ Sessions::Ended Supervisor::ForgetSession(const std::string& peer) {
   return ended;
 }
 
-void Supervisor::EndSession(const std::string& peer, bool goodbye) {
+void ControllerEndpoint::EndSession(const std::string& peer, bool goodbye) {
   const Sessions::Ended ended = ForgetSession(peer);
   if (goodbye) metrics_.Inc(kControllerEvents, {{"event", "goodbye"}});
   const std::string nonce = ipc::Printable(ended.nonce);
@@ -420,77 +342,6 @@ void Supervisor::EndSession(const std::string& peer, bool goodbye) {
       break;
     case Sessions::Ended::Kind::kNone:
       break;  // e.g. the connection of a controller that said goodbye before
-  }
-}
-
-void Supervisor::HandleUpdateConfiguration(const std::string& peer, const ipc::pb::Command& cmd) {
-  // Check everything first: a refused command changes nothing.
-  for (const auto& [key, value] : cmd.update_configuration().params()) {
-    if (IsFaultInjectionParam(key) && !config_.guards.enable_fault_injection) {
-      Refuse(peer, "UpdateConfiguration", "fault_injection_disabled",
-             "UpdateConfiguration: parameter " + key +
-                 " injects faults, and this supervisor was started without "
-                 "--enable-fault-injection; nothing was applied");
-      return;
-    }
-    ConfigSet probe;
-    if (Status s = probe.Set(ConfigSet::Scope::kReplica, key, value); !s.ok()) {
-      Refuse(peer, "UpdateConfiguration", "validation", "UpdateConfiguration: " + s.message());
-      return;
-    }
-  }
-  ipc::pb::Command live;
-  ipc::pb::Response reply;
-  auto* applied = reply.mutable_status()->mutable_configuration_applied();
-  for (const auto& [key, value] : cmd.update_configuration().params()) {
-    const ParamDef* def = FindParam(key);
-    if (!def->live) {
-      applied->add_needs_restart(key);
-      spdlog::info("UpdateConfiguration: {} is fixed when the replica starts; not applied", key);
-      continue;
-    }
-    (void)config_.params.Set(ConfigSet::Scope::kReplica, key, value);
-    (*applied->mutable_applied())[key] = config_.params.Get(key);
-    (*live.mutable_update_configuration()->mutable_params())[key] = config_.params.Get(key);
-    if (key == kLogLevel) {
-      if (auto level = ParseLogLevel(value); level.ok()) spdlog::set_level(*level);
-    }
-  }
-  if (!live.update_configuration().params().empty()) {
-    mux_->Forward(live, ipc::Encode(live), Clock::now());
-  }
-  metrics_.Inc(kCommands, {{"command", "UpdateConfiguration"}, {"result", "forwarded"}});
-  SendToPeer(peer, reply);
-}
-
-void Supervisor::OnMonitorReadable() {
-  for (;;) {
-    zmq::message_t event, address;
-    if (!monitor_->recv(event, zmq::recv_flags::dontwait)) {
-      quiet_.insert(monitor_->handle());  // read until nothing: its ZMQ_FD signals what comes
-      return;
-    }
-    (void)monitor_->recv(address, zmq::recv_flags::none);
-    if (event.size() < 6) continue;
-    MonitorEvent e{};
-    std::memcpy(&e.event, event.data(), 2);
-    std::memcpy(&e.value, static_cast<const char*>(event.data()) + 2, 4);
-    if (e.event != ZMQ_EVENT_DISCONNECTED) {
-      if (auth_) auth_->OnHandshakeFailed(e.event, e.value);  // refused before any command
-      continue;
-    }
-    // Counted even for a peer we never heard from (e.g. dropped for an oversized message).
-    metrics_.Inc(kControllerEvents, {{"event", "disconnected"}});
-    if (auto stale = stale_disconnects_.find(static_cast<int>(e.value));
-        stale != stale_disconnects_.end()) {
-      if (--stale->second == 0) stale_disconnects_.erase(stale);
-      continue;  // the connection NotePeerFd already found gone
-    }
-    auto it = peer_by_fd_.find(static_cast<int>(e.value));
-    if (it == peer_by_fd_.end()) continue;
-    const std::string peer = it->second;
-    peer_by_fd_.erase(it);
-    EndSession(peer, false);
   }
 }
 

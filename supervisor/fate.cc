@@ -2,7 +2,6 @@
 // the supervisor takes the whole group down; a clean shutdown; leaving nothing behind.
 #include "supervisor/supervisor.h"
 
-#include <dirent.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -12,20 +11,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "base/check.h"
-#include "ipc/channel.h"
 #include "shm/layout.h"
-#include "supervisor/metric_names.h"
 
 namespace tandem::supervisor {
-
-using namespace metric;  // NOLINT(google-build-using-namespace): the metric names read as words
-
-std::string SecondsText(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", s);
-  return buf;
-}
 
 int Supervisor::SharedFate(const ChildExit& first, int exit_code) {
   spdlog::critical("the {} runtime (pid {}) {}; taking the replica down (shared fate)", first.role,
@@ -50,8 +38,8 @@ int Supervisor::SharedFate(const ChildExit& first, int exit_code) {
 int Supervisor::Shutdown(const std::string& why) {
   spdlog::info("{}: stopping the runtimes (grace period {} s)", why, config_.grace_period_s);
   notify_.Stopping("stopping: " + why);
-  for (auto& [id, r] : runtimes_) {
-    segment_->SetRuntime(id, r.pid, shm::RuntimeState::kStopping);
+  for (const auto& [id, link] : links_) {
+    segment_->SetRuntime(id, link.pid(), shm::RuntimeState::kStopping);
   }
   children_.SignalAll(SIGTERM);
   std::vector<ChildExit> exited;
@@ -70,8 +58,7 @@ int Supervisor::Shutdown(const std::string& why) {
 }
 
 void Supervisor::Cleanup(bool keep_segment) {
-  for (auto& [id, r] : runtimes_) r.channel.reset();
-  runtimes_.clear();
+  for (auto& [id, link] : links_) link.Close();
   // Local readers still mapping the segment fail from their next call on (DESIGN §11).
   if (segment_) segment_->MarkClosed();
   if (reader_table_) {
@@ -109,51 +96,45 @@ void Supervisor::Cleanup(bool keep_segment) {
 }
 
 bool Supervisor::Ready() const {
-  if (!segment_ || !bound_ || runtimes_.empty()) return false;
-  for (const auto& [id, r] : runtimes_) {
-    if (!r.ready || r.stalled) return false;
+  if (!segment_ || !bound_) return false;
+  for (const auto& [id, link] : links_) {
+    if (!link.ready() || link.stalled()) return false;
   }
   return true;
 }
 
+std::string Supervisor::ReadinessStatus() const {
+  if (Ready()) return "ready: controller endpoint " + endpoint_.bound_address();
+  std::string why = "not ready:";
+  for (const auto& [id, link] : links_) {
+    if (!link.ready()) why += std::string(" ") + RoleName(id) + " runtime not ready;";
+    if (link.ready() && link.stalled()) {
+      why += std::string(" ") + RoleName(id) + " runtime (pid " + std::to_string(link.pid()) +
+             ") stalled;";
+    }
+  }
+  return why;
+}
+
 std::optional<int> Supervisor::WatchRuntimes(Clock::time_point now) {
   if (!segment_) return std::nullopt;
-  const auto& g = config_.guards;
-  for (auto& [id, r] : runtimes_) {
-    if (!r.ready) continue;  // before it: --startup-timeout
+  for (auto& [id, link] : links_) {
+    if (!link.ready()) continue;  // before it: --startup-timeout
     const std::uint64_t progress =
         segment_->header().runtimes[shm::RuntimeEntryOf(id)].progress.load(
             std::memory_order_relaxed);
-    if (progress != r.progress || r.progress_at == Clock::time_point{}) {
-      r.progress = progress;
-      r.progress_at = now;
-      if (r.stalled) {
-        r.stalled = false;
-        metrics_.Set(kRuntimeStalled, {{"role", RoleName(id)}}, 0);
-        spdlog::info("the {} runtime (pid {}) makes progress again; ready", RoleName(id), r.pid);
-      }
-      continue;
-    }
-    const double idle = std::chrono::duration<double>(now - r.progress_at).count();
-    if (idle >= g.runtime_stall_kill_s) return StallFate(r, idle);
-    if (idle >= g.runtime_stall_timeout_s && !r.stalled) {
-      r.stalled = true;
-      metrics_.Set(kRuntimeStalled, {{"role", RoleName(id)}}, 1);
-      metrics_.Inc(kRuntimeStalls, {{"role", RoleName(id)}});
-      spdlog::warn(
-          "the {} runtime (pid {}) has made no progress for {} s (stopped or wedged); not ready. "
-          "It is taken down after {} s (--runtime-stall-kill)",
-          RoleName(id), r.pid, SecondsText(idle), SecondsText(g.runtime_stall_kill_s));
+    if (auto idle = link.WatchProgress(progress, now, config_.guards)) {
+      return StallFate(link, *idle);
     }
   }
   return std::nullopt;
 }
 
-int Supervisor::StallFate(const Runtime& stalled, double seconds) {
+int Supervisor::StallFate(const RuntimeLink& stalled, double seconds) {
   spdlog::critical(
       "the {} runtime (pid {}) has made no progress for {} s (--runtime-stall-kill {} s); taking "
       "the replica down (shared fate)",
-      RoleName(stalled.id), stalled.pid, SecondsText(seconds),
+      RoleName(stalled.role()), stalled.pid(), SecondsText(seconds),
       SecondsText(config_.guards.runtime_stall_kill_s));
   children_.SignalAll(SIGKILL);  // SIGKILL ends a stopped process too
   std::vector<ChildExit> exited;

@@ -1,6 +1,7 @@
 #include "supervisor/guards.h"
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <sstream>
 
 #include "supervisor/dyncfg.h"
@@ -91,5 +92,11 @@ std::string DescribeGuards(const Guards& g) {
 }
 
 bool IsFaultInjectionParam(std::string_view name) { return name == kDebugAbortWorker; }
+
+std::string SecondsText(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", s);
+  return buf;
+}
 
 }  // namespace tandem::supervisor

@@ -53,4 +53,7 @@ std::string DescribeGuards(const Guards& guards);
 // Parameters that exist only with --enable-fault-injection.
 bool IsFaultInjectionParam(std::string_view name);
 
+// "12.3": seconds, for the stall watch's messages (and /readyz).
+std::string SecondsText(double s);
+
 }  // namespace tandem::supervisor

@@ -21,7 +21,7 @@ std::string ReasonLabel(ipc::pb::SubscribeEnd::Reason reason) {
 }  // namespace
 
 std::vector<Role> Multiplexer::Route(const ipc::pb::Command& command) const {
-  if (!two_runtime_) return {Role::kSolo};
+  if (solo_ != nullptr) return {Role::kSolo};
   switch (command.kind_case()) {
     case ipc::pb::Command::kPeek:
     case ipc::pb::Command::kCancelPeek:
@@ -33,6 +33,14 @@ std::vector<Role> Multiplexer::Route(const ipc::pb::Command& command) const {
     default:
       return {Role::kMaintenance, Role::kInteractive};
   }
+}
+
+void Multiplexer::SendTo(Role to, const std::string& bytes, bool peek) {
+  RuntimeStream* stream = to == Role::kSolo          ? solo_
+                          : to == Role::kMaintenance ? maintenance_
+                                                     : interactive_;
+  TANDEM_CHECK(stream != nullptr, "the multiplexer routed to a runtime this mode does not have");
+  stream->Send(bytes, peek);
 }
 
 void Multiplexer::Forward(const ipc::pb::Command& command, const std::string& encoded,
@@ -57,7 +65,7 @@ void Multiplexer::Forward(const ipc::pb::Command& command, const std::string& en
         sub.snapshot() || sub.as_of() == UINT64_MAX ? sub.as_of() : sub.as_of() + 1;
     mine[sub.uuid()] = wire;
     subscribes_.insert_or_assign(wire, Subscription{session, sub.uuid(), sub.id(), first_lower});
-    for (Role to : Route(command)) send_(to, bytes, false);
+    for (Role to : Route(command)) SendTo(to, bytes, false);
     return;
   }
   if (command.has_cancel_subscribe()) {
@@ -78,7 +86,7 @@ void Multiplexer::Forward(const ipc::pb::Command& command, const std::string& en
     copy.mutable_write_table()->set_uuid(wire_uuid);
     const std::string bytes = ipc::Encode(copy);
     writes_.insert_or_assign(std::move(wire_uuid), Tracked{now, session});
-    for (Role to : Route(command)) send_(to, bytes, false);
+    for (Role to : Route(command)) SendTo(to, bytes, false);
     return;
   }
   const std::string* uuid = command.has_peek()          ? &command.peek().uuid()
@@ -104,7 +112,7 @@ void Multiplexer::Forward(const ipc::pb::Command& command, const std::string& en
     peeks_.insert_or_assign(wire_uuid, Tracked{now, session});
   }
   const std::string& bytes = rewritten.empty() ? encoded : rewritten;
-  for (Role to : Route(command)) send_(to, bytes, uuid != nullptr);
+  for (Role to : Route(command)) SendTo(to, bytes, uuid != nullptr);
 }
 
 void Multiplexer::ExpireOrphans(Clock::time_point now) {
@@ -129,7 +137,7 @@ void Multiplexer::ForwardCancelSubscribe(const std::string& wire) {
   ipc::pb::Command cancel;
   cancel.mutable_cancel_subscribe()->set_uuid(wire);
   const std::string bytes = ipc::Encode(cancel);
-  for (Role to : Route(cancel)) send_(to, bytes, false);
+  for (Role to : Route(cancel)) SendTo(to, bytes, false);
 }
 
 void Multiplexer::EndSubscribe(std::unordered_map<std::string, Subscription>::iterator it,
@@ -220,7 +228,7 @@ void Multiplexer::EndSession(SessionId session, Clock::time_point now) {
     ipc::pb::Command cancel;
     cancel.mutable_cancel_peek()->set_uuid(wire_uuid);
     const std::string bytes = ipc::Encode(cancel);
-    for (Role to : Route(cancel)) send_(to, bytes, true);
+    for (Role to : Route(cancel)) SendTo(to, bytes, true);
     tracked.orphaned = true;
     orphans_.emplace_back(now, wire_uuid);
   }

@@ -47,6 +47,12 @@
 // still made, only their answers dropped. The controller's Hello resets the controller's peeks and
 // writes only; an observer's Hello is never forwarded (it starts no epoch).
 //
+// Where it sits (supervisor/README.md walks it): the controller endpoint calls Forward with a
+// command it admitted; Forward sends it on the runtimes' streams (RuntimeStream: the supervisor's
+// RuntimeLinks, which the multiplexer holds and which never call back). A response comes in
+// through OnResponse, called by the supervisor's loop with what a link received; its Verdict says
+// where it goes, and the loop hands both to the controller endpoint.
+//
 // Thread safety: none; the supervisor's loop owns it.
 #pragma once
 
@@ -73,14 +79,25 @@ using ipc::SessionId;
 using ipc::UuidAsSent;
 using ipc::WireUuid;
 
+// One runtime's ordered command stream, as the multiplexer sees it: the supervisor's RuntimeLink
+// (runtime_link.h), or a fake in tests. The multiplexer calls it; it never calls back.
+class RuntimeStream {
+ public:
+  virtual ~RuntimeStream() = default;
+  // Sends an encoded command to the runtime, after every command sent before it. `peek`: a Peek
+  // or CancelPeek, which may take the peek fast path (DESIGN §14).
+  virtual void Send(const std::string& encoded, bool peek) = 0;
+};
+
 class Multiplexer {
  public:
   using Clock = std::chrono::steady_clock;
-  // Sends an encoded command to one runtime; `peek`: a Peek or CancelPeek, which may take the peek
-  // fast path (DESIGN §14).
-  using Send = std::function<void(Role, const std::string& encoded, bool peek)>;
 
-  Multiplexer(bool two_runtime, Send send) : two_runtime_(two_runtime), send_(std::move(send)) {}
+  // Solo mode: every command to `solo`. The streams outlive the multiplexer.
+  explicit Multiplexer(RuntimeStream& solo) : solo_(&solo) {}
+  // Two-runtime mode (DESIGN §3.1). The streams outlive the multiplexer.
+  Multiplexer(RuntimeStream& maintenance, RuntimeStream& interactive)
+      : maintenance_(&maintenance), interactive_(&interactive) {}
 
   // The runtimes `command` goes to, in the order it is sent.
   std::vector<Role> Route(const ipc::pb::Command& command) const;
@@ -191,8 +208,12 @@ class Multiplexer {
   };
   // The peeks EndSession orphaned, oldest first (some may be answered or replaced since).
   std::deque<std::pair<Clock::time_point, std::string>> orphans_;
-  bool two_runtime_;
-  Send send_;
+  // The runtimes' streams: solo_, or maintenance_ and interactive_.
+  RuntimeStream* solo_ = nullptr;
+  RuntimeStream* maintenance_ = nullptr;
+  RuntimeStream* interactive_ = nullptr;
+  // Sends `bytes` on the stream of `to`.
+  void SendTo(Role to, const std::string& bytes, bool peek);
   void Untrack(SessionId session);
   struct Subscription {
     SessionId session;

@@ -15,24 +15,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "base/check.h"
-#include "ipc/channel.h"
 #include "shm/layout.h"
-#include "supervisor/metric_names.h"
 
 namespace tandem::supervisor {
-
-using namespace metric;  // NOLINT(google-build-using-namespace): the metric names read as words
-
-namespace {
-
-// The controller socket's own limit: messages above it are dropped by ZeroMQ, which disconnects
-// the peer. Messages between ipc::kMaxMessageBytes and this are read and answered with a
-// CommandError (DecodeCommand's "oversized"), the session kept.
-constexpr std::int64_t kTransportMessageBytes =
-    2 * static_cast<std::int64_t>(ipc::kMaxMessageBytes);
-
-}  // namespace
 
 bool Supervisor::EnsureRuntimeDir() {
   // --runtime-dir is made (with its parents, 0700) if it does not exist, as daemons do with
@@ -133,41 +118,11 @@ int Supervisor::CreateSegment() {
   return kExitOk;
 }
 
-// The controller endpoint (ROUTER, heartbeats, a disconnect monitor) and the internal HTTP one.
+// The controller endpoint (ControllerEndpoint::Bind) and the internal HTTP one.
 int Supervisor::BindEndpoints() {
-  try {
-    router_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::router);
-    router_->set(zmq::sockopt::linger, 0);
-    router_->set(zmq::sockopt::maxmsgsize, kTransportMessageBytes);
-    router_->set(zmq::sockopt::router_mandatory, 1);
-    const int ivl = static_cast<int>(config_.params.GetInt(kControllerHeartbeatIntervalMs));
-    const int timeout = static_cast<int>(config_.params.GetInt(kControllerHeartbeatTimeoutMs));
-    router_->set(zmq::sockopt::heartbeat_ivl, ivl);
-    router_->set(zmq::sockopt::heartbeat_timeout, timeout);
-    router_->set(zmq::sockopt::heartbeat_ttl, timeout);
-    // Per peer: a controller or observer that stops reading holds at most this many messages
-    // here; beyond it, sends to it fail (router_mandatory) and its subscribes end TOO_SLOW.
-    router_->set(zmq::sockopt::sndhwm, static_cast<int>(config_.params.GetInt(kControllerSendHwm)));
-    if (config_.curve()) {
-      auto auth = ControllerAuth::Create(config_, ctx_, metrics_);
-      if (!auth.ok()) {
-        spdlog::critical("impossible configuration: {}", auth.status().message());
-        Cleanup(false);
-        return auth.status().code() == StatusCode::kUnavailable ? kExitUnavailable : kExitConfig;
-      }
-      auth_ = std::move(auth).value();
-      auth_->ConfigureRouter(*router_);
-    }
-    zmq_socket_monitor(router_->handle(), "inproc://controller-monitor",
-                       ZMQ_EVENT_DISCONNECTED | (auth_ ? ControllerAuth::kMonitorEvents : 0));
-    monitor_ = std::make_unique<zmq::socket_t>(ctx_, zmq::socket_type::pair);
-    monitor_->connect("inproc://controller-monitor");
-    router_->bind(config_.controller_listen_addr);
-  } catch (const zmq::error_t& e) {
-    spdlog::error("could not bind the controller endpoint {}: {}", config_.controller_listen_addr,
-                  e.what());
+  if (const int code = endpoint_.Bind(); code != kExitOk) {
     Cleanup(false);
-    return kExitUnavailable;
+    return code;
   }
   HttpServer::Limits limits;
   limits.max_connections = config_.guards.http_max_connections;
@@ -181,11 +136,11 @@ int Supervisor::BindEndpoints() {
     return kExitUnavailable;
   }
   bound_ = true;
-  bound_controller_ = router_->get(zmq::sockopt::last_endpoint);
   bound_http_ = http_->BoundAddress();
-  spdlog::info("bound: controller endpoint {}, internal HTTP {}", bound_controller_, bound_http_);
+  spdlog::info("bound: controller endpoint {}, internal HTTP {}", endpoint_.bound_address(),
+               bound_http_);
   if (!config_.endpoints_file.empty()) {
-    if (Status s = WriteEndpointsFile(bound_controller_, bound_http_); !s.ok()) {
+    if (Status s = WriteEndpointsFile(endpoint_.bound_address(), bound_http_); !s.ok()) {
       spdlog::error("{}", s.message());
       Cleanup(false);
       return kExitUnavailable;
@@ -224,35 +179,21 @@ Status Supervisor::WriteEndpointsFile(const std::string& controller, const std::
   return Status::Ok();
 }
 
+// Each runtime's channel, in the runtime directory (maintenance before interactive).
 int Supervisor::BindRuntimeChannels() {
-  std::vector<Role> ids;
-  if (config_.two_runtime()) {
-    ids = {Role::kMaintenance, Role::kInteractive};
-  } else {
-    ids = {Role::kSolo};
-  }
-  for (Role id : ids) {
-    Runtime r;
-    r.id = id;
-    r.endpoint = ipc::RuntimeChannelEndpoint(runtime_dir_, RoleName(id));
-    try {
-      r.channel = std::make_unique<zmq::socket_t>(ipc::BindRuntimeChannel(ctx_, r.endpoint));
-    } catch (const zmq::error_t& e) {
-      spdlog::error("could not bind runtime channel {}: {}", r.endpoint, e.what());
+  for (auto& [id, link] : links_) {
+    if (Status s = link.Bind(ctx_, runtime_dir_); !s.ok()) {
+      spdlog::error("{}", s.message());
       Cleanup(false);
       return kExitUnavailable;
     }
-    runtimes_.emplace(id, std::move(r));
   }
-  mux_ = std::make_unique<Multiplexer>(
-      config_.two_runtime(),
-      [this](Role id, const std::string& b, bool peek) { SendToRuntime(id, b, peek); });
   return kExitOk;
 }
 
 // fork+exec of each runtime into the process group (DESIGN §5), recorded in the segment header.
 int Supervisor::SpawnRuntimes() {
-  for (auto& [id, r] : runtimes_) {
+  for (auto& [id, link] : links_) {
     std::vector<std::string> argv = {
         config_.worker_binary,
         "--role",
@@ -263,7 +204,7 @@ int Supervisor::SpawnRuntimes() {
         "--segment",
         config_.shm_name,
         "--channel",
-        r.endpoint,
+        link.endpoint(),
         "--replica-id",
         config_.replica_id,
         "--log-level",
@@ -282,10 +223,10 @@ int Supervisor::SpawnRuntimes() {
     std::vector<int> inherit;
     if (ServesPeeks(id) && shm::PeekRingsOf(*segment_) != nullptr) {
       // The peek fast path (DESIGN §14): this runtime alone gets the rings' eventfds.
-      r.peek_path = std::make_unique<PeekPath>(*segment_);
+      const PeekPath& peek_path = link.EnablePeekPath(*segment_);
       argv.push_back("--peek-ring-fds");
-      argv.push_back(r.peek_path->FdsArgument());
-      inherit = r.peek_path->InheritedFds();
+      argv.push_back(peek_path.FdsArgument());
+      inherit = peek_path.InheritedFds();
     }
     if (Renders(id)) {
       // Its publishers honour the reader table's announcements: handed down, never taken through
@@ -302,7 +243,7 @@ int Supervisor::SpawnRuntimes() {
       Cleanup(false);
       return kExitUnavailable;
     }
-    r.pid = *pid;
+    link.Spawned(*pid);
     segment_->SetRuntime(id, *pid, shm::RuntimeState::kStarting);
     spdlog::info("spawned {} runtime, pid {}", RoleName(id), *pid);
   }

@@ -43,14 +43,28 @@ struct Sent {
   bool peek;  // offered to the peek fast path
 };
 
+// A runtime's stream that records what the multiplexer sends on it.
+class FakeStream : public RuntimeStream {
+ public:
+  FakeStream(Role role, std::vector<Sent>* sent) : role_(role), sent_(sent) {}
+  void Send(const std::string& encoded, bool peek) override {
+    sent_->push_back({role_, encoded, peek});
+  }
+
+ private:
+  Role role_;
+  std::vector<Sent>* sent_;
+};
+
 class MultiplexerTest : public ::testing::Test {
  protected:
   Multiplexer Make(bool two_runtime) {
-    return Multiplexer(two_runtime, [this](Role to, const std::string& b, bool peek) {
-      sent.push_back({to, b, peek});
-    });
+    return two_runtime ? Multiplexer(maintenance, interactive) : Multiplexer(solo);
   }
   std::vector<Sent> sent;
+  FakeStream maintenance{Role::kMaintenance, &sent};
+  FakeStream interactive{Role::kInteractive, &sent};
+  FakeStream solo{Role::kSolo, &sent};
   Multiplexer::Clock::time_point t0 = Multiplexer::Clock::now();
 };
 
