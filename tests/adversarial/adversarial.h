@@ -38,6 +38,20 @@ inline constexpr bool kRssIsMeaningful = true;
 inline constexpr bool kRssIsMeaningful = true;
 #endif
 
+// Whether the processes run instrumented by a sanitizer (ASan, TSan): several times slower, so a
+// workload sized to keep a replica busy uninstrumented would outrun it.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kInstrumented = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool kInstrumented = true;
+#else
+inline constexpr bool kInstrumented = false;
+#endif
+#else
+inline constexpr bool kInstrumented = false;
+#endif
+
 // A field of /proc/<pid>/status given in kB ("VmRSS:"), in bytes (0 when the process is gone).
 inline std::uint64_t StatusBytes(pid_t pid, const std::string& field) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
