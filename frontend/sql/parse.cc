@@ -1,12 +1,12 @@
 #include "frontend/sql/parse.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <optional>
 #include <span>
 #include <string>
 #include <utility>
 
+#include "base/utf8.h"
 #include "frontend/sql/pg_parser.h"
 #include "frontend/sql/statement_tokens.h"
 #include "frontend/sql/tandem_syntax.h"
@@ -14,59 +14,11 @@
 namespace tandem::sql {
 namespace {
 
-// The length of the UTF-8 sequence at sql[i] if it is one PostgreSQL accepts (as its
-// pg_utf8_islegal: no overlong forms, no surrogates, nothing above U+10FFFF, no NUL), else 0.
-std::size_t LegalUtf8Length(std::string_view sql, std::size_t i) {
-  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(sql[i + k]); };
-  auto continuation = [&](std::size_t k, unsigned char low, unsigned char high) {
-    return i + k < sql.size() && byte(k) >= low && byte(k) <= high;
-  };
-  const unsigned char lead = byte(0);
-  if (lead == 0) return 0;
-  if (lead < 0x80) return 1;
-  if (lead >= 0xC2 && lead <= 0xDF) return continuation(1, 0x80, 0xBF) ? 2 : 0;
-  if (lead >= 0xE0 && lead <= 0xEF) {
-    const unsigned char low = lead == 0xE0 ? 0xA0 : 0x80;
-    const unsigned char high = lead == 0xED ? 0x9F : 0xBF;
-    return continuation(1, low, high) && continuation(2, 0x80, 0xBF) ? 3 : 0;
-  }
-  if (lead >= 0xF0 && lead <= 0xF4) {
-    const unsigned char low = lead == 0xF0 ? 0x90 : 0x80;
-    const unsigned char high = lead == 0xF4 ? 0x8F : 0xBF;
-    return continuation(1, low, high) && continuation(2, 0x80, 0xBF) && continuation(3, 0x80, 0xBF)
-               ? 4
-               : 0;
-  }
-  return 0;
-}
-
-// PostgreSQL's report_invalid_encoding: the bytes of the sequence its lead byte announces.
-SqlError InvalidEncoding(std::string_view sql, std::size_t i) {
-  const auto lead = static_cast<unsigned char>(sql[i]);
-  std::size_t announced = 1;
-  if ((lead & 0xE0) == 0xC0) {
-    announced = 2;
-  } else if ((lead & 0xF0) == 0xE0) {
-    announced = 3;
-  } else if ((lead & 0xF8) == 0xF0) {
-    announced = 4;
-  }
-  const std::size_t shown = std::min(announced, sql.size() - i);
-  std::string bytes;
-  for (std::size_t k = 0; k < shown; ++k) {
-    char hex[8];
-    std::snprintf(hex, sizeof hex, "0x%02x", static_cast<unsigned char>(sql[i + k]));
-    bytes += (k > 0 ? " " : "") + std::string(hex);
-  }
-  return SqlError(sqlstate::kCharacterNotInRepertoire,
-                  "invalid byte sequence for encoding \"UTF8\": " + bytes);
-}
-
+// PostgreSQL's UTF8 check of a query's text (base/utf8.h): the first invalid sequence, in its
+// words (22021).
 std::optional<SqlError> CheckEncoding(std::string_view sql) {
-  for (std::size_t i = 0; i < sql.size();) {
-    const std::size_t length = LegalUtf8Length(sql, i);
-    if (length == 0) return InvalidEncoding(sql, i);
-    i += length;
+  if (const auto at = FindInvalidUtf8(sql)) {
+    return SqlError(sqlstate::kCharacterNotInRepertoire, InvalidUtf8Message(sql, *at));
   }
   return std::nullopt;
 }
