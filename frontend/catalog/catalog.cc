@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <deque>
 #include <tuple>
 #include <utility>
 
@@ -232,8 +233,8 @@ sql::SqlResult<DropPlan> Catalog::PlanDrop(ObjectKind kind, bool index, const st
   // objects that read a dropped object, or import a dropped index), transitively. Every step adds
   // a catalog entry not yet in `seen`, so the walk ends after at most every entry.
   std::set<Dropped> seen;
-  std::vector<Dropped> work = {{index, name}};
-  std::vector<std::string> detail;  // "view v depends on table t", one per dependant
+  std::deque<Dropped> work = {{index, name}};  // breadth first: direct dependants listed first
+  std::vector<std::string> detail;             // "view v depends on table t", one per dependant
   seen.insert(work.front());
   auto text_of = [&](const Dropped& d) {
     if (d.index) return "index " + d.name;
@@ -247,8 +248,8 @@ sql::SqlResult<DropPlan> Catalog::PlanDrop(ObjectKind kind, bool index, const st
     work.push_back(std::move(d));
   };
   while (!work.empty()) {
-    const Dropped d = work.back();
-    work.pop_back();
+    const Dropped d = work.front();
+    work.pop_front();
     if (d.index) {
       // Objects whose dataflow imports this index (a materialized view reading it in place).
       const CatalogIndex* i = FindIndex(d.name);

@@ -46,7 +46,12 @@ SqlError ErrorAt(const char* state, std::string message, const StatementText& te
 }
 
 SqlError NotSupported(const std::string& what, const StatementText& text, int location = -1) {
-  return ErrorAt(sqlstate::kFeatureNotSupported, what + " is not supported", text, location);
+  const auto plural = [&](std::string_view tail) {
+    return what.size() >= tail.size() &&
+           what.compare(what.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  const char* verb = plural(" constraints") || plural(" columns") ? " are" : " is";
+  return ErrorAt(sqlstate::kFeatureNotSupported, what + verb + " not supported", text, location);
 }
 
 // The name a RangeVar stands for in the one schema, public, of the one database, tandem.
