@@ -454,6 +454,75 @@ TEST_F(CatalogTest, CreateIndexRefusals) {
   EXPECT_EQ(catalog_.IndexesOn("t")[0]->name, "t_primary_idx");
 }
 
+TEST_F(CatalogTest, CompactionRecordedReplacesTheLastOneAndGoesWithItsIndex) {
+  Ok("CREATE TABLE t (a bigint)");
+  Ok("CREATE TABLE s (a bigint)");
+  catalog_.RecordCompaction("u2", 500);
+  catalog_.RecordCompaction("u4", 600);
+  catalog_.RecordCompaction("u2", 700);
+  catalog_.RecordCompaction("u2", 650);   // lower: nothing
+  catalog_.RecordCompaction("u1", 900);   // not an index: nothing
+  catalog_.RecordCompaction("u99", 900);  // unknown: nothing
+  std::vector<std::string> compactions;
+  for (const auto& c : catalog_.Replay()) {
+    if (c.has_allow_compaction()) {
+      compactions.push_back(c.allow_compaction().id() + "@" +
+                            std::to_string(c.allow_compaction().frontier().elements(0)));
+    }
+  }
+  EXPECT_EQ(compactions, (std::vector<std::string>{"u4@600", "u2@700"}));
+  EXPECT_EQ(catalog_.ReadableFrom("u2"), 700u);
+  ExpectReplayAccepted();
+  Ok("DROP TABLE t");
+  for (const auto& c : catalog_.Replay()) {
+    EXPECT_FALSE(c.has_allow_compaction() && c.allow_compaction().id() == "u2");
+  }
+}
+
+TEST_F(CatalogTest, LongNamesAreTruncatedAsPostgresTruncatesThem) {
+  Ok("CREATE TABLE " + std::string(70, 'x') + " (a bigint)");
+  EXPECT_NE(catalog_.FindObject(std::string(63, 'x')), nullptr);
+  Refused("CREATE TABLE " + std::string(64, 'x') + " (b bigint)", "42P07");
+}
+
+TEST_F(CatalogTest, TooManyColumnsAndDeepQueriesAreErrorsOrWorkNeverACrash) {
+  std::string wide = "CREATE TABLE w (";
+  for (int i = 0; i < 1601; ++i) wide += (i ? ", c" : "c") + std::to_string(i) + " bigint";
+  EXPECT_EQ(Refused(wide + ")", "54011").message, "tables can have at most 1600 columns");
+  // A view over a query nested as deep as the parser allows: its dependencies are found without
+  // recursion.
+  Ok("CREATE TABLE t (a bigint)");
+  std::string deep = "SELECT a FROM t";
+  for (int i = 0; i < 200; ++i) deep = "SELECT a FROM (" + deep + ") AS q" + std::to_string(i);
+  const std::vector<CatalogColumn> cols = {Column("a", pb::INT64, true)};
+  const pb::Plan plan;
+  const std::vector<pb::IndexImport> imports;
+  const PlannedQuery q(plan, imports, cols);
+  Ok("CREATE VIEW deep AS " + deep, &q);
+  EXPECT_EQ(catalog_.FindObject("deep")->depends_on, std::vector<std::string>{"t"});
+  EXPECT_EQ(catalog_.FindObject("deep")->definition_sql, deep);
+}
+
+TEST_F(CatalogTest, CatalogMutationsRefusedChangeNothing) {
+  Ok("CREATE TABLE t (a bigint)");
+  const std::string before = CatalogToText(catalog_);
+  CatalogObject o;
+  o.name = "u";
+  o.kind = ObjectKind::kView;
+  o.depends_on = {"nosuch"};
+  auto e = catalog_.Create(o, {}, {});
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->sqlstate, "42P01");
+  o.depends_on = {};
+  CatalogIndex i;
+  i.name = "t_primary_idx";
+  i.id = "u50";
+  e = catalog_.Create(o, {i}, {});
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->sqlstate, "42P07");
+  EXPECT_EQ(CatalogToText(catalog_), before);
+}
+
 // ---------------------------------------------------------------------------------------------
 // DROP
 
