@@ -189,6 +189,13 @@ sql::SqlResult<DropPlan> Catalog::PlanDrop(ObjectKind kind, bool index, const st
   if (index) {
     const CatalogIndex* i = FindIndex(name);
     if (!i) {
+      if (const CatalogObject* o = FindObject(name)) {  // PostgreSQL's one namespace says so
+        sql::SqlError e(sqlstate::kWrongObjectType, QuotedName(name) + " is not an index");
+        const std::string its(
+            KindName(o->kind == ObjectKind::kSource ? ObjectKind::kTable : o->kind));
+        e.hint = "Use " + DropCommandFor(o->kind) + " to remove a " + its + ".";
+        return e;
+      }
       return sql::SqlError(sqlstate::kUndefinedObject,
                            "index " + QuotedName(name) + " does not exist");
     }
@@ -209,6 +216,12 @@ sql::SqlResult<DropPlan> Catalog::PlanDrop(ObjectKind kind, bool index, const st
     const auto matches = [&](ObjectKind k) {
       return table_like ? (k == ObjectKind::kTable || k == ObjectKind::kSource) : k == kind;
     };
+    if (!o && FindIndex(name)) {
+      const std::string kind_text(KindName(table_like ? ObjectKind::kTable : kind));
+      sql::SqlError e(sqlstate::kWrongObjectType, QuotedName(name) + " is not a " + kind_text);
+      e.hint = "Use DROP INDEX to remove an index.";
+      return e;
+    }
     if (!o) {
       return sql::SqlError(sqlstate::kUndefinedTable,
                            std::string(KindName(table_like ? ObjectKind::kTable : kind)) + " " +

@@ -107,12 +107,13 @@ class Catalog final : public CatalogReader {
 
   // What DROP <kind> name [CASCADE] removes. `kind` kTable also drops a source (CREATE TABLE …
   // WITH made it); `index` drops an index instead (kind ignored). Refusals, PostgreSQL's:
-  // 42P01 (42704 for an index) `table "t" does not exist`; 42809 `"t" is not a view` with the
-  // HINT naming the right DROP; 2BP01 without CASCADE when a view or materialized view reads
-  // an object dropped — "cannot drop table t because other objects depend on it", the DETAIL a
-  // line "view v depends on table t" per dependant (transitively), the HINT "Use DROP ...
-  // CASCADE to drop the dependent objects too." An object's indexes go with it, as in
-  // PostgreSQL. A default index is dropped only with its object: 2BP01 naming it.
+  // 42P01 (42704 for an index) `table "t" does not exist`; 42809 `"t" is not a view` (or not
+  // an index, or an index not a table) with the HINT naming the right DROP; 2BP01 without CASCADE
+  // when a view or materialized view reads an object dropped — "cannot drop table t because other
+  // objects depend on it", the DETAIL a line "view v depends on table t" per dependant
+  // (transitively), the HINT "Use DROP ... CASCADE to drop the dependent objects too." An object's
+  // indexes go with it, as in PostgreSQL. A default index is dropped only with its object: 2BP01
+  // naming it.
   sql::SqlResult<DropPlan> PlanDrop(ObjectKind kind, bool index, const std::string& name,
                                     bool cascade) const;
   // Removes what `plan` says and records its commands in the history, which is pruned.

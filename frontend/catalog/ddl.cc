@@ -1004,7 +1004,9 @@ SqlResult<DdlOutcome> Drop(const pg_query::DropStmt& stmt, const StatementText& 
                      "schema " + Quoted(parts[parts.size() - 2]) + " does not exist", text);
     }
     const std::string& name = parts.back();
-    const bool missing = index ? !next.FindIndex(name) : !next.FindObject(name);
+    // Missing from both namespaces (PostgreSQL's one): a name of the other kind is 42809 even
+    // with IF EXISTS, as in PostgreSQL.
+    const bool missing = !next.FindIndex(name) && !next.FindObject(name);
     if (missing && stmt.missing_ok()) {
       const std::string what(index ? "index" : KindName(kind));
       out.notices.push_back(what + " " + Quoted(name) + " does not exist, skipping");

@@ -624,6 +624,12 @@ TEST_F(DropTest, DropRefusalsAndIfExists) {
   EXPECT_EQ(wrong.message, "\"m\" is not a view");
   EXPECT_EQ(wrong.hint, "Use DROP MATERIALIZED VIEW to remove a materialized view.");
   EXPECT_EQ(Refused("DROP TABLE v", "42809").hint, "Use DROP VIEW to remove a view.");
+  const SqlError not_index = Refused("DROP INDEX IF EXISTS t", "42809");
+  EXPECT_EQ(not_index.message, "\"t\" is not an index");
+  EXPECT_EQ(not_index.hint, "Use DROP TABLE to remove a table.");
+  const SqlError not_table = Refused("DROP TABLE i", "42809");
+  EXPECT_EQ(not_table.message, "\"i\" is not a table");
+  EXPECT_EQ(not_table.hint, "Use DROP INDEX to remove an index.");
   // All or nothing: s would go, t cannot.
   Refused("DROP TABLE s, t", "2BP01");
   EXPECT_NE(catalog_.FindObject("s"), nullptr);
