@@ -248,6 +248,7 @@ sql::SqlResult<DropPlan> Catalog::PlanDrop(ObjectKind kind, bool index, const st
   std::set<Dropped> seen;
   std::deque<Dropped> work = {{index, name}};  // breadth first: direct dependants listed first
   std::vector<std::string> detail;             // "view v depends on table t", one per dependant
+  std::vector<std::string> dependants;         // "view v"
   seen.insert(work.front());
   auto text_of = [&](const Dropped& d) {
     if (d.index) return "index " + d.name;
@@ -257,7 +258,10 @@ sql::SqlResult<DropPlan> Catalog::PlanDrop(ObjectKind kind, bool index, const st
   };
   auto add = [&](Dropped d, const Dropped& because, bool dependant) {
     if (!seen.insert(d).second) return;
-    if (dependant) detail.push_back(text_of(d) + " depends on " + text_of(because));
+    if (dependant) {
+      detail.push_back(text_of(d) + " depends on " + text_of(because));
+      dependants.push_back(text_of(d));
+    }
     work.push_back(std::move(d));
   };
   while (!work.empty()) {
@@ -284,8 +288,10 @@ sql::SqlResult<DropPlan> Catalog::PlanDrop(ObjectKind kind, bool index, const st
       }
       continue;
     }
-    for (const CatalogIndex* i : IndexesOn(d.name)) add({true, i->name}, d, false);
+    // Readers before indexes: a dependant is named for the object it reads, as PostgreSQL
+    // names it, before the index it imports.
     for (const CatalogObject* r : Readers(d.name)) add({false, r->name}, d, true);
+    for (const CatalogIndex* i : IndexesOn(d.name)) add({true, i->name}, d, false);
   }
   if (!detail.empty() && !cascade) {
     sql::SqlError e(sqlstate::kDependentObjectsStillExist,
@@ -296,6 +302,7 @@ sql::SqlResult<DropPlan> Catalog::PlanDrop(ObjectKind kind, bool index, const st
   }
 
   DropPlan plan;
+  plan.dependants = std::move(dependants);
   std::set<std::string> objects;
   for (const auto& d : seen) {
     if (d.index) {

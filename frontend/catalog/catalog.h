@@ -53,6 +53,9 @@ using CatalogError = std::optional<sql::SqlError>;
 struct DropPlan {
   std::vector<std::string> objects;  // names, dependants before what they depend on
   std::vector<std::string> indexes;  // names of every index on them, and the index dropped
+  // What depends on the named object ("view v", "materialized view m"), nearest first: what
+  // PostgreSQL's DETAIL and CASCADE's NOTICE list.
+  std::vector<std::string> dependants;
   // The AllowCompaction to the empty frontier of each dropped index, highest id first: a
   // dataflow imports only indexes made before it, so none is dropped while an importer lives.
   std::vector<ipc::pb::Command> commands;

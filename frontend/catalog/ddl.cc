@@ -586,12 +586,24 @@ SqlResult<std::vector<CatalogColumn>> NamedColumns(
 std::vector<std::string> Dependencies(const pg_query::Node& query, const Catalog& catalog,
                                       const std::vector<pb::IndexImport>* imports) {
   std::vector<std::string> deps = MentionedObjects(query, catalog);
-  if (imports) {
-    for (const auto& i : *imports) {
-      const CatalogIndex* index = catalog.IndexWithId(i.id());
-      if (index && std::find(deps.begin(), deps.end(), index->on) == deps.end()) {
-        deps.push_back(index->on);
-      }
+  if (!imports) return deps;
+  // What the named objects read, transitively (a view's tables): an import of one of those is
+  // a dependency already, as PostgreSQL records a materialized view's on the view it names.
+  std::set<std::string> reached;
+  std::vector<std::string> work = deps;
+  while (!work.empty()) {
+    const std::string name = work.back();
+    work.pop_back();
+    if (!reached.insert(name).second) continue;
+    if (const CatalogObject* o = catalog.FindObject(name)) {
+      for (const auto& d : o->depends_on) work.push_back(d);
+    }
+  }
+  for (const auto& i : *imports) {
+    const CatalogIndex* index = catalog.IndexWithId(i.id());
+    if (index && !reached.count(index->on)) {
+      deps.push_back(index->on);
+      reached.insert(index->on);
     }
   }
   return deps;
@@ -609,7 +621,8 @@ std::optional<SqlError> Taken(const Catalog& catalog, const std::string& name,
 DdlOutcome Skipped(const char* tag, const std::string& name) {
   DdlOutcome out;
   out.command_tag = tag;
-  out.notices.push_back("relation " + Quoted(name) + " already exists, skipping");
+  out.notices.push_back(
+      {sqlstate::kDuplicateTable, "relation " + Quoted(name) + " already exists, skipping", ""});
   return out;
 }
 
@@ -1009,7 +1022,7 @@ SqlResult<DdlOutcome> Drop(const pg_query::DropStmt& stmt, const StatementText& 
     const bool missing = !next.FindIndex(name) && !next.FindObject(name);
     if (missing && stmt.missing_ok()) {
       const std::string what(index ? "index" : KindName(kind));
-      out.notices.push_back(what + " " + Quoted(name) + " does not exist, skipping");
+      out.notices.push_back({"00000", what + " " + Quoted(name) + " does not exist, skipping", ""});
       continue;
     }
     auto plan = next.PlanDrop(kind, index, name, cascade);
@@ -1018,12 +1031,15 @@ SqlResult<DdlOutcome> Drop(const pg_query::DropStmt& stmt, const StatementText& 
       e.position = PositionOf(text, -1);
       return e;
     }
-    // PostgreSQL's NOTICEs for what CASCADE takes besides the named object.
-    for (const auto& o : plan->objects) {
-      if (o == name && !index) continue;
-      const CatalogObject* obj = next.FindObject(o);
-      const ObjectKind k = obj->kind == ObjectKind::kSource ? ObjectKind::kTable : obj->kind;
-      out.notices.push_back("drop cascades to " + std::string(KindName(k)) + " " + o);
+    // PostgreSQL's NOTICE for what CASCADE takes besides the named object.
+    const auto& deps = plan->dependants;
+    if (deps.size() == 1) out.notices.push_back({"00000", "drop cascades to " + deps[0], ""});
+    if (deps.size() > 1) {
+      DdlNotice n{"00000", "drop cascades to " + std::to_string(deps.size()) + " other objects",
+                  ""};
+      for (const auto& d : deps)
+        n.detail += (n.detail.empty() ? "" : "\n") + ("drop cascades to " + d);
+      out.notices.push_back(std::move(n));
     }
     for (auto& c : plan->commands) out.commands.push_back(c);
     next.ApplyDrop(*plan);

@@ -62,12 +62,18 @@ struct StatementText {
   sql::TextSpan span;
 };
 
+// A NOTICE for the client (NoticeResponse's C, M and D fields): PostgreSQL's, where it has one.
+struct DdlNotice {
+  std::string sqlstate;  // "00000"; "42P07" for CREATE … IF NOT EXISTS of a name taken
+  std::string message;   // "table "t" does not exist, skipping", "drop cascades to view v"
+  std::string detail;    // "drop cascades to view v\ndrop cascades to …" (several dependants)
+};
+
 struct DdlOutcome {
   std::string command_tag;  // CommandComplete's tag: "CREATE TABLE", "DROP VIEW" …
   // To send to every replica, in order; already in the catalog's history. Empty: catalog only.
   std::vector<ipc::pb::Command> commands;
-  // NOTICEs for the client ("table "t" does not exist, skipping"; "drop cascades to view v").
-  std::vector<std::string> notices;
+  std::vector<DdlNotice> notices;
 };
 
 // A SHOW statement's answer: text columns, text rows.

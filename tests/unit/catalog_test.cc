@@ -276,7 +276,8 @@ TEST_F(CatalogTest, CreateTableIfNotExistsIsANoticeAndNothingElse) {
   const DdlOutcome out = Ok("CREATE TABLE IF NOT EXISTS t (b text)");
   EXPECT_TRUE(out.commands.empty());
   ASSERT_EQ(out.notices.size(), 1u);
-  EXPECT_EQ(out.notices[0], "relation \"t\" already exists, skipping");
+  EXPECT_EQ(out.notices[0].sqlstate, "42P07");
+  EXPECT_EQ(out.notices[0].message, "relation \"t\" already exists, skipping");
   EXPECT_EQ(catalog_.FindObject("t")->columns[0].name, "a");
 }
 
@@ -565,8 +566,8 @@ TEST_F(DropTest, DropWithoutCascadeNamesEveryDependantAsPostgresDoes) {
   const SqlError e = Refused("DROP TABLE t", "2BP01");
   EXPECT_EQ(e.message, "cannot drop table t because other objects depend on it");
   EXPECT_EQ(e.detail,
-            "materialized view m depends on table t\n"
-            "view v depends on table t");
+            "view v depends on table t\n"
+            "materialized view m depends on view v");
   EXPECT_EQ(e.hint, "Use DROP ... CASCADE to drop the dependent objects too.");
   const SqlError v = Refused("DROP VIEW v", "2BP01");
   EXPECT_EQ(v.message, "cannot drop view v because other objects depend on it");
@@ -584,8 +585,11 @@ TEST_F(DropTest, DropCascadeDropsDependantsFirstAndPrunesTheHistory) {
   EXPECT_EQ(out.command_tag, "DROP TABLE");
   // Highest id first: m_idx (imports m's index), m, i (imported by m), then t's own index.
   EXPECT_EQ(DroppedIds(out), (std::vector<std::string>{"u8", "u7", "u3", "u2"}));
-  EXPECT_EQ(out.notices, (std::vector<std::string>{"drop cascades to materialized view m",
-                                                   "drop cascades to view v"}));
+  ASSERT_EQ(out.notices.size(), 1u);
+  EXPECT_EQ(out.notices[0].message, "drop cascades to 2 other objects");
+  EXPECT_EQ(out.notices[0].detail,
+            "drop cascades to view v\n"
+            "drop cascades to materialized view m");
   EXPECT_EQ(catalog_.FindObject("t"), nullptr);
   EXPECT_EQ(catalog_.FindObject("v"), nullptr);
   EXPECT_EQ(catalog_.FindObject("m"), nullptr);
@@ -634,7 +638,8 @@ TEST_F(DropTest, DropRefusalsAndIfExists) {
   Refused("DROP TABLE s, t", "2BP01");
   EXPECT_NE(catalog_.FindObject("s"), nullptr);
   const DdlOutcome out = Ok("DROP TABLE IF EXISTS nosuch, s");
-  EXPECT_EQ(out.notices, std::vector<std::string>{"table \"nosuch\" does not exist, skipping"});
+  ASSERT_EQ(out.notices.size(), 1u);
+  EXPECT_EQ(out.notices[0].message, "table \"nosuch\" does not exist, skipping");
   EXPECT_EQ(DroppedIds(out), std::vector<std::string>{"u5"});
 }
 
@@ -725,6 +730,7 @@ TEST_F(StoreTest, SaveAndLoadRoundTripEverything) {
   EXPECT_EQ(back->next_id(), catalog_.next_id());
   EXPECT_EQ(back->FindObject("m")->definition_sql, "SELECT * FROM v");
   EXPECT_EQ(back->FindObject("v")->depends_on, std::vector<std::string>{"t"});
+  EXPECT_EQ(back->FindObject("m")->depends_on, std::vector<std::string>{"v"});
   EXPECT_NE(back->FindObject("we ird,%name"), nullptr);
   EXPECT_EQ(back->FindObject("we ird,%name")->columns[0].name, "col -1");
   EXPECT_EQ(back->Replay().size(), catalog_.Replay().size());
