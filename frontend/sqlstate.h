@@ -22,17 +22,26 @@ inline constexpr char kNonstandardUseOfEscapeCharacter[] = "22P06";
 inline constexpr char kUniqueViolation[] = "23505";  // UNIQUE_VIOLATION
 // Class 25 — invalid transaction state
 inline constexpr char kInFailedSqlTransaction[] = "25P02";  // IN_FAILED_SQL_TRANSACTION
+// Class 2B — dependent privilege descriptors still exist (DROP without CASCADE)
+inline constexpr char kDependentObjectsStillExist[] = "2BP01";  // DEPENDENT_OBJECTS_STILL_EXIST
 // Class 28 — invalid authorization specification
 inline constexpr char kInvalidAuthorizationSpecification[] = "28000";
 // Class 3D — invalid catalog name (an unknown database)
 inline constexpr char kInvalidCatalogName[] = "3D000";  // UNDEFINED_DATABASE
+// Class 3F — invalid schema name (a schema other than public)
+inline constexpr char kInvalidSchemaName[] = "3F000";  // UNDEFINED_SCHEMA
 // Class 42 — syntax error or access rule violation
-inline constexpr char kSyntaxError[] = "42601";      // SYNTAX_ERROR
-inline constexpr char kUndefinedColumn[] = "42703";  // UNDEFINED_COLUMN
-inline constexpr char kDuplicateObject[] = "42710";  // DUPLICATE_OBJECT
-inline constexpr char kReservedName[] = "42939";     // RESERVED_NAME
-inline constexpr char kUndefinedTable[] = "42P01";   // UNDEFINED_TABLE
-inline constexpr char kWindowingError[] = "42P20";   // WINDOWING_ERROR
+inline constexpr char kSyntaxError[] = "42601";             // SYNTAX_ERROR
+inline constexpr char kUndefinedColumn[] = "42703";         // UNDEFINED_COLUMN
+inline constexpr char kDuplicateColumn[] = "42701";         // DUPLICATE_COLUMN
+inline constexpr char kUndefinedObject[] = "42704";         // UNDEFINED_OBJECT (a type, an index)
+inline constexpr char kWrongObjectType[] = "42809";         // WRONG_OBJECT_TYPE
+inline constexpr char kDuplicateObject[] = "42710";         // DUPLICATE_OBJECT
+inline constexpr char kReservedName[] = "42939";            // RESERVED_NAME
+inline constexpr char kUndefinedTable[] = "42P01";          // UNDEFINED_TABLE
+inline constexpr char kDuplicateTable[] = "42P07";          // DUPLICATE_TABLE (any relation's name)
+inline constexpr char kInvalidTableDefinition[] = "42P16";  // INVALID_TABLE_DEFINITION
+inline constexpr char kWindowingError[] = "42P20";          // WINDOWING_ERROR
 // Class 53 — insufficient resources
 inline constexpr char kOutOfMemory[] = "53200";         // OUT_OF_MEMORY
 inline constexpr char kTooManyConnections[] = "53300";  // TOO_MANY_CONNECTIONS

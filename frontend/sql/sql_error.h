@@ -25,6 +25,10 @@ struct SqlError {
   // ErrorResponse 'P': 1-based, in characters (not bytes) of the query string the client sent;
   // 0 = no position.
   int position = 0;
+  // ErrorResponse 'D' and 'H' (empty: not sent): PostgreSQL's DETAIL and HINT where it has them
+  // (DROP's dependants, a wrong object kind's "Use DROP … to remove …").
+  std::string detail;
+  std::string hint;
 
   SqlError(std::string state, std::string text, int pos = 0)
       : sqlstate(std::move(state)), message(std::move(text)), position(pos) {}
