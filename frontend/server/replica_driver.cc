@@ -66,9 +66,6 @@ void ReplicaDriver::Start() {
 void ReplicaDriver::Stop() {
   {
     MutexLock lock(mu_);
-    if (stopping_) {
-      // Joined below by whoever stopped first; a second caller only waits for that.
-    }
     stopping_ = true;
   }
   const std::uint64_t one = 1;
@@ -334,17 +331,11 @@ bool ReplicaDriver::TryStart(Job& job) {
     Answer(job.done, Status::Unavailable(why + " (gave up after the statement's timeout)"));
     return true;
   }
-  return std::visit(
-      [&](auto& r) -> bool {
-        using T = std::decay_t<decltype(r)>;
-        if constexpr (std::is_same_v<T, SubmitRequest>) return StartSubmit(job);
-        if constexpr (std::is_same_v<T, PeekRequest>) return StartPeek(job);
-        if constexpr (std::is_same_v<T, OneShotRequest>) return StartOneShot(job);
-        if constexpr (std::is_same_v<T, WriteRequest>) return StartWrite(job);
-        if constexpr (std::is_same_v<T, LatestRequest>) return AnswerLatest(job);
-        return true;
-      },
-      job.request);
+  if (std::holds_alternative<SubmitRequest>(job.request)) return StartSubmit(job);
+  if (std::holds_alternative<PeekRequest>(job.request)) return StartPeek(job);
+  if (std::holds_alternative<OneShotRequest>(job.request)) return StartOneShot(job);
+  if (std::holds_alternative<WriteRequest>(job.request)) return StartWrite(job);
+  return AnswerLatest(job);
 }
 
 namespace {
