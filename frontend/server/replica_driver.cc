@@ -220,11 +220,8 @@ void ReplicaDriver::Run() {
   for (std::size_t i = 0; i < set_->size(); ++i) {
     spdlog::info("replica {}: connecting to {}", i, options_.endpoints[i]);
   }
-  // Connect waits a little for the first replicas; the others join in the background.
-  if (Status s = set_->Connect(Clock::now() + std::min(options_.hello_timeout, milliseconds(2000)));
-      !s.ok()) {
-    spdlog::warn("no replica is up yet: {}", s.message());
-  }
+  // No Connect (it would wait, deaf to Stop): every replica starts down and the loop's first
+  // polls, after retry_interval, say Hello to each.
   next_compaction_ = Clock::now();
   std::vector<std::uint64_t> replays(set_->size(), 0);
   std::vector<std::string> states(set_->size());

@@ -58,13 +58,9 @@ class SqlSession final : public pgwire::QueryHandler {
 
 std::unique_ptr<pgwire::QueryHandler> SqlSessions::Open(const pgwire::StartupParameters& startup,
                                                         pgwire::ErrorFields& refusal) {
-  // The one database (DESIGN §15); any user under trust.
-  if (!startup.database.empty() && startup.database != "tandem") {
-    refusal = pgwire::ErrorFields::Fatal(
-        sqlstate::kInvalidCatalogName,
-        "database \"" + startup.database + "\" does not exist (the database is \"tandem\")");
-    return nullptr;
-  }
+  // The connection accepted the startup: the database is "tandem" (pgwire ConnectionOptions),
+  // any user under trust.
+  (void)refusal;
   auto state = std::make_shared<SessionState>();
   state->id = next_session_++;
   state->startup = startup;

@@ -192,13 +192,13 @@ class FrontendProcess {
 };
 
 TEST(FrontendProcess, BadFlagExitsWithUsage) {
-  BinaryRun run = RunBinary(TANDEM_FRONTEND_BIN, {"--no-such-flag"});
+  TempDir dir("frontend");
+  BinaryRun run = RunBinary(TANDEM_FRONTEND_BIN, {"--data-dir", dir.path(), "--no-such-flag"});
   EXPECT_EQ(run.exit, 64) << DescribeRun(run);
   EXPECT_NE(run.err.find("--no-such-flag"), std::string::npos) << DescribeRun(run);
   run = RunBinary(TANDEM_FRONTEND_BIN, {"--sql-listen-addr", "127.0.0.1:0"});
   EXPECT_EQ(run.exit, 64) << DescribeRun(run);
   EXPECT_NE(run.err.find("--data-dir"), std::string::npos) << DescribeRun(run);
-  TempDir dir("frontend");
   run = RunBinary(TANDEM_FRONTEND_BIN, {"--data-dir", dir.path(), "--replica", "nonsense"});
   EXPECT_EQ(run.exit, 64) << DescribeRun(run);
 }
@@ -251,6 +251,12 @@ TEST(FrontendProcess, LocalReplicaIsRestartedWhenKilled) {
   ASSERT_TRUE(
       Eventually([&] { return (first = SupervisorChild(frontend.pid())).has_value(); }, 10s))
       << frontend.Log();
+  // Killed once the driver replayed to it (its first session), so that coming back is a second.
+  auto replayed = [&](int n) {
+    return frontend.Log().find("replayed the history (0 commands): replay " + std::to_string(n)) !=
+           std::string::npos;
+  };
+  ASSERT_TRUE(Eventually([&] { return replayed(1); }, 30s)) << frontend.Log();
   kill(*first, SIGKILL);
   std::optional<pid_t> second;
   ASSERT_TRUE(Eventually(
@@ -261,13 +267,7 @@ TEST(FrontendProcess, LocalReplicaIsRestartedWhenKilled) {
       30s))
       << frontend.Log();
   // The restarted replica serves again: the driver reconnected and replayed to it.
-  EXPECT_TRUE(Eventually(
-      [&] {
-        return frontend.Log().find("replayed the history (0 commands): replay 2") !=
-               std::string::npos;
-      },
-      30s))
-      << frontend.Log();
+  EXPECT_TRUE(Eventually([&] { return replayed(2); }, 30s)) << frontend.Log();
   BinaryRun run = frontend.Psql(";");
   EXPECT_EQ(run.exit, 0) << DescribeRun(run);
 }
