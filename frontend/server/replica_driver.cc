@@ -224,7 +224,7 @@ void ReplicaDriver::Run() {
   // polls, after retry_interval, say Hello to each.
   next_compaction_ = Clock::now();
   std::vector<std::uint64_t> replays(set_->size(), 0);
-  std::vector<std::string> states(set_->size());
+  std::vector<std::string> states(set_->size(), ReplicaSet::StateName(ReplicaSet::State::kDown));
   for (;;) {
     {
       MutexLock lock(mu_);
@@ -303,13 +303,17 @@ void ReplicaDriver::PublishReplicas() {
   replicas_view_ = std::move(views);
 }
 
-void ReplicaDriver::RefreshHistory(bool force) {
+void ReplicaDriver::RefreshHistory(bool compaction_moved) {
   const std::uint64_t version = history_.Version();
-  if (!force && history_loaded_ && version == history_version_) return;
-  history_version_ = version;
-  history_loaded_ = true;
-  std::vector<pb::Command> replay = history_.Commands();
-  live_indexes_ = history_.LiveIndexIds();
+  const bool changed = !history_loaded_ || version != history_version_;
+  if (!changed && !compaction_moved) return;
+  if (changed) {
+    history_version_ = version;
+    history_loaded_ = true;
+    history_commands_ = history_.Commands();
+    live_indexes_ = history_.LiveIndexIds();
+  }
+  std::vector<pb::Command> replay = history_commands_;
   // Dropped indexes are no longer compacted.
   std::set<std::string> live(live_indexes_.begin(), live_indexes_.end());
   std::erase_if(compacted_, [&](const auto& entry) { return !live.count(entry.first); });

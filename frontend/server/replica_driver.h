@@ -245,7 +245,9 @@ class ReplicaDriver {
   void CollectWrites();
   void ExpireReads();
   void Compact();
-  void RefreshHistory(bool force);
+  // Re-reads the history when its version moved, and hands the set the replay: the history's
+  // commands, then the compaction of each live index (also when only that moved).
+  void RefreshHistory(bool compaction_moved);
   void PublishReplicas();
   // The latest time index `id` can be read at over the ready replicas `only` allows.
   std::optional<Time> LatestOf(const std::string& id,
@@ -275,7 +277,8 @@ class ReplicaDriver {
   std::map<std::string, InFlightRead> reads_;    // by peek uuid
   std::map<std::string, InFlightWrite> writes_;  // by write uuid
   controller::WriteLedger ledger_;
-  std::map<std::string, Time> compacted_;  // index → the compaction frontier sent
+  std::map<std::string, Time> compacted_;      // index → the compaction frontier sent
+  std::vector<pb::Command> history_commands_;  // ReplayHistory::Commands() at history_version_
   std::vector<std::string> live_indexes_;
   std::uint64_t history_version_ = 0;
   bool history_loaded_ = false;

@@ -18,11 +18,13 @@
 #include <fstream>
 #include <future>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "child_process.h"
+#include "frontend/server/driver_waits.h"
 #include "frontend/server/local_replica.h"
 #include "frontend/server/replay_history.h"
 #include "frontend/server/replica_driver.h"
@@ -40,6 +42,7 @@ namespace {
 
 using namespace std::chrono_literals;
 namespace fe = tandem::frontend;
+namespace samples = tandem::ipc::samples;
 
 std::string Psql() {
   const char* debian = "/usr/lib/postgresql/15/bin/psql";
@@ -322,7 +325,7 @@ TEST(FrontendDriver, ReplaysARestartedReplicaAndAnswersItsPeeks) {
   ASSERT_TRUE(endpoint.ok()) << endpoint.status().ToString();
 
   // A history of one dataflow: key_value source u19, u20 = Reduce(u19), indexed by u21.
-  fe::InMemoryReplayHistory history({ipc::samples::SecondaryDataflowFromSources()});
+  fe::InMemoryReplayHistory history({samples::SecondaryDataflowFromSources()});
   fe::ReplicaDriver::Options options;
   options.endpoints = {*endpoint};
   options.history_window = 1000ms;
@@ -353,6 +356,141 @@ TEST(FrontendDriver, ReplaysARestartedReplicaAndAnswersItsPeeks) {
   (*driver)->Stop();
   local.Stop();
   EXPECT_TRUE(Eventually([&] { return !std::filesystem::exists(segment); }, 20s));
+}
+
+// Posts a request and waits (bounded) for its answer.
+template <typename T, typename Post>
+Result<T> Ask(Post post) {
+  auto promise = std::make_shared<std::promise<Result<T>>>();
+  auto future = promise->get_future();
+  post([promise](Result<T> a) { promise->set_value(std::move(a)); });
+  return Await(future);
+}
+
+std::multiset<std::string> RowsOf(const ipc::pb::PeekResponse& r) {
+  std::multiset<std::string> out;
+  for (const auto& rc : r.rows().rows()) {
+    std::string row = std::to_string(rc.count()) + "x";
+    for (const auto& d : rc.row().datums()) {
+      row += d.has_int64() ? std::to_string(d.int64()) : d.has_string() ? d.string() : "?";
+      row += ",";
+    }
+    out.insert(row);
+  }
+  return out;
+}
+
+// DDL through Submit, a write answered with its time, reads at or after it (a peek, a one-shot),
+// and the history window: a time older than it is compacted away by the driver on its own.
+TEST(FrontendDriver, WritesAreReadBackAndOldTimesAreCompacted) {
+  TempDir dir("frontend-driver");
+  fe::LocalReplicaConfig config;
+  config.supervisor_binary = TANDEM_SUPERVISOR_BIN;
+  config.replica_id = UniqueReplicaId();
+  config.shm_size = "32MiB";
+  config.grace_period_s = 3;
+  config.log_level = "warn";
+  fe::LocalReplica local(config, dir.path());
+  auto endpoint = local.Start();
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status().ToString();
+  fe::InMemoryReplayHistory history;
+  fe::ReplicaDriver::Options options;
+  options.endpoints = {*endpoint};
+  options.history_window = 300ms;
+  auto created = fe::ReplicaDriver::Create(options, history);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  fe::ReplicaDriver& driver = **created;
+  driver.Start();
+  auto deadline = [] { return std::chrono::steady_clock::now() + 20s; };
+
+  // An upsert table u40 keyed by k, indexed by u41.
+  ipc::pb::Command table = samples::EmptyDataflow("table", 0);
+  *samples::Desc(table)->add_source_imports() = samples::TableImport("u40", {0});
+  *samples::Desc(table)->add_index_exports() = samples::Export("u41", "u40", {0});
+  fe::SubmitRequest ddl;
+  ddl.commands = {table};
+  ddl.deadline = deadline();
+  auto submitted = Ask<fe::SubmitAnswer>(
+      [&](fe::Done<fe::SubmitAnswer> done) { driver.Submit(ddl, std::move(done)); });
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  EXPECT_EQ(submitted->accepted, (std::set<std::size_t>{0}));
+  ASSERT_TRUE(history.Record(table));
+
+  fe::WriteRequest write;
+  write.write.set_id("u40");
+  *write.write.add_updates()->mutable_upsert() = samples::MakeRow(
+      {samples::IntDatum(1), samples::StringDatum("one"), samples::FloatDatum(0.5)});
+  write.deadline = deadline();
+  auto written = Ask<fe::WriteAnswer>(
+      [&](fe::Done<fe::WriteAnswer> done) { driver.Write(write, std::move(done)); });
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  const tandem::Time t = written->time;
+  ASSERT_GT(t, 0u);
+
+  // Read your writes: at or after the write's time, the row is there.
+  fe::PeekRequest peek;
+  peek.index = "u41";
+  peek.time.floor = t;
+  peek.tables = {"u40"};
+  peek.deadline = deadline();
+  auto read = Ask<fe::PeekAnswer>(
+      [&](fe::Done<fe::PeekAnswer> done) { driver.Peek(peek, std::move(done)); });
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_GE(read->timestamp, t);
+  EXPECT_EQ(RowsOf(read->response), (std::multiset<std::string>{"1x1,one,?,"}));
+
+  fe::OneShotRequest one_shot;
+  one_shot.imports = {samples::Import("u41", "u40", samples::TableSchema(), {0})};
+  one_shot.plan = samples::GetPlan("u40");
+  one_shot.key = {0};
+  one_shot.time.floor = t;
+  one_shot.tables = {"u40"};
+  one_shot.deadline = deadline();
+  auto computed = Ask<fe::PeekAnswer>(
+      [&](fe::Done<fe::PeekAnswer> done) { driver.OneShot(one_shot, std::move(done)); });
+  ASSERT_TRUE(computed.ok()) << computed.status().ToString();
+  EXPECT_GE(computed->timestamp, t);
+  EXPECT_EQ(RowsOf(computed->response), (std::multiset<std::string>{"1x1,one,?,"}));
+
+  // The driver compacts u41 to its latest time minus 300 ms: the write's own time goes.
+  std::string last;
+  EXPECT_TRUE(Eventually(
+      [&] {
+        fe::PeekRequest old = peek;
+        old.time = fe::ReadTime();
+        old.time.kind = fe::ReadTime::Kind::kExactly;
+        old.time.at = t;
+        old.deadline = std::chrono::steady_clock::now() + 5s;
+        auto r = Ask<fe::PeekAnswer>(
+            [&](fe::Done<fe::PeekAnswer> done) { driver.Peek(old, std::move(done)); });
+        last = r.ok() ? "rows" : r.status().ToString();
+        return !r.ok() && r.status().message().find("compacted") != std::string::npos;
+      },
+      20s))
+      << last;
+
+  // A read at a time an hour ahead waits there; a cancel ends it at once, the driver's own and a
+  // session's (CancelToken, through AwaitDriver).
+  fe::PeekRequest ahead = peek;
+  ahead.time = fe::ReadTime();
+  ahead.time.kind = fe::ReadTime::Kind::kExactly;
+  ahead.time.at = t + 3600 * 1000;
+  ahead.deadline = std::chrono::steady_clock::now() + 60s;
+  const auto start = std::chrono::steady_clock::now();
+  auto canceled = Ask<fe::PeekAnswer>(
+      [&](fe::Done<fe::PeekAnswer> done) { driver.Cancel(driver.Peek(ahead, std::move(done))); });
+  ASSERT_FALSE(canceled.ok());
+  EXPECT_EQ(canceled.status().message(), "canceled");
+  fe::CancelToken token;
+  token.Cancel();
+  auto by_session = fe::AwaitDriver<fe::PeekAnswer>(
+      token, driver, ahead.deadline,
+      [&](fe::Done<fe::PeekAnswer> done) { return driver.Peek(ahead, std::move(done)); });
+  ASSERT_FALSE(by_session.ok());
+  EXPECT_EQ(by_session.status().message(), "canceled");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  driver.Stop();
+  local.Stop();
 }
 
 TEST(FrontendDriver, ARequestWaitsForAReplicaAtMostItsDeadline) {
