@@ -247,6 +247,37 @@ TEST(FrontendProcess, PsqlConnectsAndIsAnswered) {
       << DescribeRun(run);
 }
 
+// psycopg2 in its default mode wraps every statement in BEGIN: the transaction states it tracks
+// (in a block, failed in it, idle after ROLLBACK/COMMIT) are PostgreSQL's.
+TEST(FrontendProcess, Psycopg2SeesPostgresTransactionStates) {
+  ClientEnvironment();
+  FrontendProcess frontend;
+  ASSERT_GT(frontend.Port(), 0) << frontend.Log();
+  const std::string script =
+      "import sys, psycopg2\n"
+      "from psycopg2 import extensions as x\n"
+      "c = psycopg2.connect(host='127.0.0.1', port=int(sys.argv[1]), dbname='tandem', "
+      "user='anyone')\n"
+      "cur = c.cursor()\n"
+      "cur.execute('SHOW server_version')\n"
+      "assert 'Tandem' in cur.fetchone()[0]\n"
+      "assert c.get_transaction_status() == x.TRANSACTION_STATUS_INTRANS\n"
+      "try:\n"
+      "    cur.execute('SELECT 1')\n"
+      "    sys.exit('SELECT 1 was answered')\n"
+      "except psycopg2.Error as e:\n"
+      "    assert e.pgcode == '0A000', e.pgcode\n"
+      "assert c.get_transaction_status() == x.TRANSACTION_STATUS_INERROR\n"
+      "c.rollback()\n"
+      "assert c.get_transaction_status() == x.TRANSACTION_STATUS_IDLE\n"
+      "cur.execute('SHOW server_version')\n"
+      "c.commit()\n"
+      "print('ok')\n";
+  BinaryRun run = RunBinary("/usr/bin/python3", {"-c", script, std::to_string(frontend.Port())});
+  EXPECT_EQ(run.exit, 0) << DescribeRun(run);
+  EXPECT_EQ(run.out, "ok\n") << DescribeRun(run);
+}
+
 TEST(FrontendProcess, LocalReplicaIsRestartedWhenKilled) {
   FrontendProcess frontend;
   ASSERT_GT(frontend.Port(), 0) << frontend.Log();
