@@ -41,7 +41,7 @@ TransactionEffect ApplyTransactionCommand(TransactionCommand command, Transactio
 namespace {
 
 // An error ends the statements; inside a block it fails the block.
-void Fail(pgwire::QuerySink& sink, SessionState& session, ErrorFields error) {
+void FailStatement(pgwire::QuerySink& sink, SessionState& session, ErrorFields error) {
   (void)sink.Error(error);
   if (session.transaction != TransactionStatus::kIdle) {
     session.transaction = TransactionStatus::kFailed;
@@ -65,7 +65,7 @@ bool IsShowServerVersion(const sql::ParsedStatement& s) {
 void NotYetExecutor::Execute(std::string sql, pgwire::QuerySink& sink, SessionState& session) {
   auto parsed = sql::Parse(sql);
   if (!parsed.ok()) {
-    Fail(sink, session, FromSqlError(parsed.error()));
+    FailStatement(sink, session, FromSqlError(parsed.error()));
     return;
   }
   if (parsed->empty()) {
@@ -74,13 +74,14 @@ void NotYetExecutor::Execute(std::string sql, pgwire::QuerySink& sink, SessionSt
   }
   for (const sql::ParsedStatement& statement : *parsed) {
     if (session.cancel.canceled()) {
-      Fail(sink, session,
-           ErrorFields::Error(sqlstate::kQueryCanceled, "canceling statement due to user request"));
+      FailStatement(
+          sink, session,
+          ErrorFields::Error(sqlstate::kQueryCanceled, "canceling statement due to user request"));
       return;
     }
     auto kind = sql::Classify(statement);
     if (!kind.ok()) {
-      Fail(sink, session, FromSqlError(kind.error()));
+      FailStatement(sink, session, FromSqlError(kind.error()));
       return;
     }
     std::optional<TransactionCommand> tx;
@@ -119,7 +120,7 @@ void NotYetExecutor::Execute(std::string sql, pgwire::QuerySink& sink, SessionSt
                            std::string(sql::StatementKindName(*kind)) +
                                " is not supported yet (the SQL planner is not in this build)");
     e.position = static_cast<std::uint32_t>(statement.position);
-    Fail(sink, session, e);
+    FailStatement(sink, session, e);
     return;
   }
 }

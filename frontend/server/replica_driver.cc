@@ -23,10 +23,6 @@ namespace {
 // The longest the driver's loop sleeps: how late a deadline or a compaction may be noticed.
 constexpr milliseconds kMaxPollWait{100};
 
-std::string MillisText(Clock::duration d) {
-  return std::to_string(std::chrono::duration_cast<milliseconds>(d).count()) + " ms";
-}
-
 }  // namespace
 
 Result<std::unique_ptr<ReplicaDriver>> ReplicaDriver::Create(Options options,

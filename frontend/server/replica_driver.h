@@ -195,6 +195,7 @@ class ReplicaDriver {
 
   // A snapshot of the replicas, for logs and tests (thread-safe; refreshed by the driver's loop).
   struct ReplicaView {
+    ReplicaView() {}
     std::string endpoint;
     std::string state;  // ReplicaSet::StateName
     std::uint64_t sessions = 0;
@@ -211,6 +212,7 @@ class ReplicaDriver {
   using Callback =
       std::variant<Done<SubmitAnswer>, Done<PeekAnswer>, Done<WriteAnswer>, Done<Time>>;
   struct Job {
+    Job() {}
     RequestId id = 0;
     Request request;
     Callback done;
@@ -219,10 +221,12 @@ class ReplicaDriver {
   };
   // A read sent to replicas, waiting to be decided.
   struct InFlightRead {
+    InFlightRead() {}
     Job job;
     std::string result_index;  // a one-shot's transient result: dropped once decided
   };
   struct InFlightWrite {
+    InFlightWrite() {}
     Job job;
   };
 
