@@ -477,12 +477,20 @@ Result<ReplicaSet::SubmitOutcome> ReplicaSet::Submit(const pb::Command& command,
   return out;
 }
 
-std::size_t ReplicaSet::Broadcast(const pb::Command& command) {
+std::size_t ReplicaSet::Broadcast(const std::vector<pb::Command>& commands) {
   std::size_t sent = 0;
   for (std::size_t i = 0; i < replicas_.size(); ++i) {
     const State s = replicas_[i]->state;
     if (s != State::kReady && s != State::kReplaying) continue;
-    if (SendTo(i, command)) ++sent;
+    bool ok = true;
+    for (const auto& c : commands) {
+      if (!(ok = SendTo(i, c))) break;
+    }
+    // Owner 0, as the replay's: a refusal before its answer is no Submit's, and its answer
+    // changes nothing (a replaying replica's own replay barrier is answered first).
+    if (!ok || !SendTo(i, Barrier())) continue;
+    replicas_[i]->barriers.push_back(0);
+    ++sent;
   }
   return sent;
 }

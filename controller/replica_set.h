@@ -150,10 +150,12 @@ class ReplicaSet {
   Result<SubmitOutcome> Submit(const pb::Command& command, bool record,
                                std::chrono::steady_clock::time_point deadline);
 
-  // Sends `command` to every replica that is ready or replaying, without a barrier and without
-  // waiting: for commands whose verdict nobody waits for (a compaction's AllowCompaction). A
-  // refusal becomes that replica's last_error. Returns how many replicas it was sent to.
-  std::size_t Broadcast(const pb::Command& command);
+  // Sends `commands` to every replica that is ready or replaying, then a barrier of its own, and
+  // returns without waiting: for commands whose verdict nobody waits for (a compaction's
+  // AllowCompaction, a one-shot result's drop). A refusal of one becomes that replica's
+  // last_error — never the verdict of a Submit (the barrier keeps them apart). Returns how many
+  // replicas they were sent to.
+  std::size_t Broadcast(const std::vector<pb::Command>& commands);
 
   // Which replicas may answer a peek, and at which time each is asked. The default: every
   // replica, at the peek's timestamp.

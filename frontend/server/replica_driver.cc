@@ -178,7 +178,7 @@ void ReplicaDriver::TakeQueue() {
     }
     set_->CancelPeek(it->first);
     if (!it->second.result_index.empty())
-      (void)set_->Broadcast(controller::Drop(it->second.result_index));
+      (void)set_->Broadcast({controller::Drop(it->second.result_index)});
     Answer(it->second.job.done, canceled);
     it = reads_.erase(it);
   }
@@ -308,8 +308,12 @@ void ReplicaDriver::RefreshHistory(bool compaction_moved) {
     history_loaded_ = true;
     history_commands_ = history_.Commands();
     live_indexes_ = history_.LiveIndexIds();
+    // The catalog recorded what was submitted (ReplayHistory's contract: before the next change).
+    submitted_.clear();
   }
   std::vector<pb::Command> replay = history_commands_;
+  // Accepted, not yet recorded by the catalog: replayed all the same.
+  replay.insert(replay.end(), submitted_.begin(), submitted_.end());
   // Dropped indexes are no longer compacted.
   std::set<std::string> live(live_indexes_.begin(), live_indexes_.end());
   std::erase_if(compacted_, [&](const auto& entry) { return !live.count(entry.first); });
@@ -381,6 +385,13 @@ bool ReplicaDriver::StartSubmit(Job& job) {
       done(Status::Unavailable("no replica confirmed " + ipc::Describe(command) + " within " +
                                "the statement's timeout"));
       return true;
+    }
+    if (!controller::IsOneShot(command)) submitted_.push_back(command);
+    if (command.has_allow_compaction() &&
+        command.allow_compaction().frontier().elements().empty()) {
+      // Dropped: no longer compacted, even before the catalog records the drop.
+      std::erase(live_indexes_, command.allow_compaction().id());
+      compacted_.erase(command.allow_compaction().id());
     }
     std::set<std::size_t> accepted(outcome->accepted.begin(), outcome->accepted.end());
     if (first) {
@@ -505,7 +516,7 @@ bool ReplicaDriver::StartOneShot(Job& job) {
   }
   if (!outcome->refused.empty()) {
     // Replicas that accepted it drop it again.
-    if (!outcome->accepted.empty()) (void)set_->Broadcast(controller::Drop(result));
+    if (!outcome->accepted.empty()) (void)set_->Broadcast({controller::Drop(result)});
     done(Status::FailedPrecondition(controller::ReplicaRefusal(outcome->refused.front().second)));
     return true;
   }
@@ -525,7 +536,7 @@ bool ReplicaDriver::StartOneShot(Job& job) {
   ReplicaSet::PeekTargets targets;
   targets.only = std::set<std::size_t>(outcome->accepted.begin(), outcome->accepted.end());
   if (Status s = set_->StartPeek(c, std::move(targets)); !s.ok()) {
-    (void)set_->Broadcast(controller::Drop(result));
+    (void)set_->Broadcast({controller::Drop(result)});
     done(s);
     return true;
   }
@@ -577,7 +588,7 @@ void ReplicaDriver::OnPeekDecided(ReplicaSet::PeekResult result) {
   if (it == reads_.end()) return;
   InFlightRead read = std::move(it->second);
   reads_.erase(it);
-  if (!read.result_index.empty()) (void)set_->Broadcast(controller::Drop(read.result_index));
+  if (!read.result_index.empty()) (void)set_->Broadcast({controller::Drop(read.result_index)});
   auto& done = std::get<Done<PeekAnswer>>(read.job.done);
   switch (result.outcome) {
     case Outcome::kRows: {
@@ -667,7 +678,7 @@ void ReplicaDriver::CollectWrites() {
 }
 
 void ReplicaDriver::Compact() {
-  bool moved = false;
+  std::vector<pb::Command> batch;
   const auto window = static_cast<Time>(options_.history_window.count());
   for (const auto& id : live_indexes_) {
     auto latest = LatestOf(id, std::nullopt);
@@ -676,10 +687,11 @@ void ReplicaDriver::Compact() {
     auto [it, inserted] = compacted_.try_emplace(id, 0);
     if (!inserted && it->second >= target) continue;
     it->second = target;
-    (void)set_->Broadcast(controller::AllowCompaction(id, target));
-    moved = true;
+    batch.push_back(controller::AllowCompaction(id, target));
   }
-  if (moved) RefreshHistory(true);
+  if (batch.empty()) return;
+  (void)set_->Broadcast(batch);
+  RefreshHistory(true);
 }
 
 }  // namespace tandem::frontend

@@ -26,9 +26,10 @@
 //  * Submit: commands (DDL: CreateDataflow, drops) sent to every replica that is up, each with a
 //    barrier (ReplicaSet::Submit); answered once every replica it was sent to gave its verdict or
 //    went away. A refusal fails it (FailedPrecondition, the replica's reason); commands after a
-//    refused one are not sent. The set replays an accepted command to replicas that come back at
-//    once; the catalog records it (ReplayHistory) before it answers its client. While a Submit
-//    waits for its verdicts the driver serves nothing else (reads queue behind it).
+//    refused one are not sent, and those before it stay applied (the caller drops them, or
+//    submits one command per request). The set replays an accepted command to replicas that come
+//    back at once; the catalog records it (ReplayHistory) before it answers its client. While a
+//    Submit waits for its verdicts the driver serves nothing else (reads queue behind it).
 //  * Peek: one index at one time — the first answer wins (controller/peek_race.h). A peek whose
 //    replicas all went away before answering is asked again of the replicas that come back,
 //    until its deadline.
@@ -283,6 +284,9 @@ class ReplicaDriver {
   controller::WriteLedger ledger_;
   std::map<std::string, Time> compacted_;      // index → the compaction frontier sent
   std::vector<pb::Command> history_commands_;  // ReplayHistory::Commands() at history_version_
+  // Commands a Submit got accepted since the history's version last moved: the catalog records
+  // them next; until then the driver replays them after history_commands_.
+  std::vector<pb::Command> submitted_;
   std::vector<std::string> live_indexes_;
   std::uint64_t history_version_ = 0;
   bool history_loaded_ = false;
