@@ -193,6 +193,9 @@ int LocalReplica::AwaitExit(pid_t pid) {
 
 void LocalReplica::Monitor() {
   milliseconds backoff = kFirstBackoff;
+  const auto first_deadline =
+      LocalClock::now() + std::chrono::duration_cast<milliseconds>(
+                              std::chrono::duration<double>(config_.startup_timeout_s));
   for (;;) {
     std::error_code ec;
     std::filesystem::remove(endpoints_file_, ec);  // a killed supervisor's: stale
@@ -228,7 +231,11 @@ void LocalReplica::Monitor() {
     bool first_failed = false;
     {
       MutexLock lock(mu_);
-      if (phase_ == Phase::kStarting) {
+      // The first start exited 69 (unavailable: its segment still held by a replica on its way
+      // out, e.g. the one of a frontend SIGKILLed a moment ago): tried again until the timeout.
+      const bool retry_start = phase_ == Phase::kStarting && !stopping_ && pid > 0 && !up &&
+                               status == kExitUnavailable && LocalClock::now() < first_deadline;
+      if (phase_ == Phase::kStarting && !retry_start) {
         phase_ = Phase::kFailed;
         start_error_ = Status::Unavailable(
             "the local replica (" + argv.front() + ") " +

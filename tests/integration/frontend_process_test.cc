@@ -122,9 +122,17 @@ class FrontendProcess {
                                      "--log-level",
                                      "debug"};
     argv.insert(argv.end(), extra.begin(), extra.end());
-    const int log = open(dir_.File("log").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-    pid_ = SpawnTiedToTest(argv, ChildEnvironment(true), log, log);
-    close(log);
+    argv_ = argv;
+    Spawn();
+  }
+
+  // Starts the frontend again on the same data dir, replica id and flags (after Kill): a new SQL
+  // port (port 0), its endpoints file written anew.
+  void Restart() {
+    std::error_code ec;
+    std::filesystem::remove(dir_.File("frontend.endpoints"), ec);
+    port_ = 0;
+    Spawn();
   }
 
   ~FrontendProcess() {
@@ -188,8 +196,15 @@ class FrontendProcess {
   }
 
  private:
+  void Spawn() {
+    const int log = open(dir_.File("log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    pid_ = SpawnTiedToTest(argv_, ChildEnvironment(true), log, log);
+    close(log);
+  }
+
   TempDir dir_;
   std::string replica_id_;
+  std::vector<std::string> argv_;
   pid_t pid_ = -1;
   int port_ = 0;
 };
@@ -321,6 +336,24 @@ TEST(FrontendProcess, KilledFrontendTakesItsReplicaDown) {
   EXPECT_TRUE(Eventually([&] { return ProcessGone(*supervisor); }, 20s)) << frontend.Log();
   EXPECT_TRUE(Eventually([&] { return !std::filesystem::exists(frontend.Segment()); }, 20s))
       << frontend.Log();
+}
+
+// A frontend SIGKILLed and started again at once on its data dir comes up: its old replica,
+// still stopping (parent-death signal), holds the segment for a moment — the new one's first
+// start is tried again until it is free.
+TEST(FrontendProcess, ASigkilledFrontendStartsAgainOnItsDataDir) {
+  ClientEnvironment();
+  FrontendProcess frontend;
+  ASSERT_GT(frontend.Port(), 0) << frontend.Log();
+  std::optional<pid_t> old;
+  ASSERT_TRUE(Eventually([&] { return (old = SupervisorChild(frontend.pid())).has_value(); }, 10s))
+      << frontend.Log();
+  frontend.Kill();
+  frontend.Restart();
+  ASSERT_GT(frontend.Port(), 0) << frontend.Log();
+  BinaryRun run = frontend.Psql(";");
+  EXPECT_EQ(run.exit, 0) << DescribeRun(run) << frontend.Log();
+  EXPECT_TRUE(ProcessGone(*old));
 }
 
 // ---- in process: the local replica and the replica driver of tandem_frontend_core
