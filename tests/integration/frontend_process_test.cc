@@ -154,8 +154,14 @@ class FrontendProcess {
       ADD_FAILURE() << "the local replica outlived the frontend";
       kill(*supervisor, SIGKILL);
     }
+    // A clean stop removes the segment (the supervisor's own cleanup); removed here whatever
+    // happened, so that a failure leaves nothing behind either.
+    EXPECT_TRUE(Eventually([&] { return !std::filesystem::exists(Segment()); }, 10s))
+        << Segment() << " is left\n"
+        << Log();
     std::error_code ec;
     std::filesystem::remove(Segment(), ec);
+    std::filesystem::remove(Segment() + ".readers", ec);
   }
 
   // The SQL port, from the endpoints file (0 when it never came).
