@@ -362,6 +362,34 @@ TEST(FrontendProcess, ASigkilledFrontendStartsAgainOnItsDataDir) {
   EXPECT_TRUE(ProcessGone(*old));
 }
 
+// --replica: replicas an orchestrator runs (the tests' SupervisorProcess). The frontend drives
+// both; one SIGKILLed and restarted by its orchestrator is replayed again, the other untouched.
+TEST(FrontendProcess, ReplicasGivenByEndpointAreReplayedWhenTheyComeBack) {
+  SupervisorOptions o;
+  o.worker_binary = TANDEM_WORKER_BIN;
+  SupervisorProcess a(o), b(o);
+  ASSERT_TRUE(a.WaitReady()) << a.Log();
+  ASSERT_TRUE(b.WaitReady()) << b.Log();
+  FrontendProcess frontend(
+      {"--replica", a.controller_endpoint(), "--replica", b.controller_endpoint()});
+  ASSERT_GT(frontend.Port(), 0) << frontend.Log();
+  EXPECT_FALSE(SupervisorChild(frontend.pid()).has_value()) << "no local replica with --replica";
+  auto replayed = [&](int replica, int n) {
+    return frontend.Log().find("replica " + std::to_string(replica) + " (" +
+                               (replica == 0 ? a : b).controller_endpoint() +
+                               ") replayed the history (0 commands): replay " +
+                               std::to_string(n)) != std::string::npos;
+  };
+  ASSERT_TRUE(Eventually([&] { return replayed(0, 1) && replayed(1, 1); }, 30s)) << frontend.Log();
+  ASSERT_TRUE(b.Kill());
+  b.Restart();
+  ASSERT_TRUE(b.WaitReady()) << b.Log();
+  EXPECT_TRUE(Eventually([&] { return replayed(1, 2); }, 30s)) << frontend.Log();
+  EXPECT_FALSE(replayed(0, 2)) << "the replica that kept running kept its session";
+  BinaryRun run = frontend.Psql(";");
+  EXPECT_EQ(run.exit, 0) << DescribeRun(run);
+}
+
 // ---- in process: the local replica and the replica driver of tandem_frontend_core
 
 // Waits (bounded) for the driver's answer to a request.
