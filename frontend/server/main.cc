@@ -35,7 +35,8 @@ void ForwardProtobufLog(google::protobuf::LogLevel level, const char* filename, 
 }
 
 // SIGTERM, SIGINT and SIGHUP are blocked in every thread (each inherits the mask of main) and
-// taken by main's sigwait: the one place that decides to shut down.
+// taken by main's sigwait: the one place that decides to shut down (SIGTERM, SIGINT; SIGHUP is
+// logged and ignored — there is nothing to reload).
 sigset_t ShutdownSignals() {
   sigset_t set;
   sigemptyset(&set);
@@ -106,10 +107,16 @@ int Run(const FrontendConfig& config) {
         spdlog::info("ready: SQL on {} (database tandem), {} replica(s)", server.BoundAddress(),
                      endpoints.size());
         const sigset_t signals = ShutdownSignals();
-        int signal = 0;
-        while (sigwait(&signals, &signal) != 0) {
+        for (;;) {
+          int signal = 0;
+          if (sigwait(&signals, &signal) != 0) continue;
+          if (signal == SIGHUP) {
+            spdlog::info("SIGHUP: nothing to reload (ignored)");
+            continue;
+          }
+          spdlog::info("{}: shutting down", strsignal(signal));
+          break;
         }
-        spdlog::info("{}: shutting down", strsignal(signal));
       }
       server.Stop();
     }
