@@ -194,6 +194,9 @@ void ReplicaDriver::Run() {
   // does not define is replayed all the same (reconciliation drops them), and that is logged.
   o.admit = [this](const pb::Status::HelloAccepted& accepted) {
     std::set<std::string> live(live_indexes_.begin(), live_indexes_.end());
+    for (const auto& c : submitted_) {
+      for (const auto& x : c.create_dataflow().desc().index_exports()) live.insert(x.id());
+    }
     std::vector<std::string> unknown;
     for (const auto& id : accepted.live_indexes()) {
       if (!live.count(id) && !id.starts_with('t')) unknown.push_back(id);
