@@ -6,9 +6,11 @@
 //
 // Contract for an implementation:
 //  * Commands() is the history in the order it was recorded: CreateDataflow of every maintained
-//    dataflow, and the drops (AllowCompaction to the empty frontier) that followed — or, after a
-//    prune, only what is still live. No one-shot read (controller/one_shot.h, IsOneShot), no
-//    compaction to a time: the driver keeps compaction itself and adds it to each replay.
+//    dataflow, the drops (AllowCompaction to the empty frontier) that followed — or, after a
+//    prune, only what is still live — and the compactions the catalog recorded from the driver
+//    (ReplicaDriver::Options::on_compaction), if it keeps them. No one-shot read
+//    (controller/one_shot.h, IsOneShot). The driver adds its latest compaction of each live index
+//    to every replay after these.
 //  * LiveIndexIds() are the indexes Commands() leaves live (exported, not dropped): the driver
 //    keeps each of them compacted to its latest readable time minus the history window.
 //  * Version() rises after every change of either (never moves back); the driver re-reads both

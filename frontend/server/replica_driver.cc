@@ -695,6 +695,12 @@ void ReplicaDriver::Compact() {
   if (batch.empty()) return;
   (void)set_->Broadcast(batch);
   RefreshHistory(true);
+  if (options_.on_compaction) {
+    for (const auto& c : batch) {
+      options_.on_compaction(c.allow_compaction().id(),
+                             c.allow_compaction().frontier().elements(0));
+    }
+  }
 }
 
 }  // namespace tandem::frontend

@@ -167,6 +167,12 @@ class ReplicaDriver {
     // A replica's Hello timeout, and how soon a lost one is tried again.
     std::chrono::milliseconds hello_timeout{5000};
     std::chrono::milliseconds retry_interval{250};
+    // Called on the driver's thread for every AllowCompaction of a live index it sends (index,
+    // time; the times of one index only rise): where a dataflow importing that index may start
+    // from now on. The catalog records it (Catalog::RecordCompaction) so that its ReadableFrom
+    // knows; it must not block. The driver also adds its compactions to every replay itself, so
+    // the catalog may record only some of them (one a second, say).
+    std::function<void(const std::string& index, Time t)> on_compaction;
   };
 
   // InvalidArgument: no endpoint, one given twice, one that is no ZeroMQ endpoint. Nothing is

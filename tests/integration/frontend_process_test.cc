@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -495,6 +496,10 @@ TEST(FrontendDriver, WritesAreReadBackAndOldTimesAreCompacted) {
   fe::ReplicaDriver::Options options;
   options.endpoints = {*endpoint};
   options.history_window = 300ms;
+  std::atomic<tandem::Time> compacted_u41{0};
+  options.on_compaction = [&](const std::string& index, tandem::Time t) {
+    if (index == "u41") compacted_u41 = t;
+  };
   auto created = fe::ReplicaDriver::Create(options, history);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   fe::ReplicaDriver& driver = **created;
@@ -566,6 +571,7 @@ TEST(FrontendDriver, WritesAreReadBackAndOldTimesAreCompacted) {
       },
       20s))
       << last;
+  EXPECT_GT(compacted_u41.load(), t);  // told to the catalog: where an importer may start
 
   // A read at a time an hour ahead waits there; a cancel ends it at once, the driver's own and a
   // session's (CancelToken, through AwaitDriver).
