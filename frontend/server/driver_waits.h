@@ -26,7 +26,7 @@ namespace tandem::frontend {
 inline constexpr std::chrono::seconds kDriverAnswerMargin{5};
 
 template <typename T>
-Result<T> AwaitDriver(CancelToken& cancel, ReplicaDriver& driver, Clock::time_point deadline,
+Result<T> AwaitDriver(CancelToken& cancel, ReplicaDriver& driver, DriverClock::time_point deadline,
                       const std::function<ReplicaDriver::RequestId(Done<T>)>& post,
                       bool cancelable = true) {
   struct State {
@@ -56,7 +56,7 @@ Result<T> AwaitDriver(CancelToken& cancel, ReplicaDriver& driver, Clock::time_po
   {
     MutexLock lock(state->mu);
     while (!state->answer && !state->canceled) {
-      if (!state->cv.WaitUntil(state->mu, give_up) && Clock::now() >= give_up) break;
+      if (!state->cv.WaitUntil(state->mu, give_up) && DriverClock::now() >= give_up) break;
     }
     if (state->answer) {
       out.emplace(std::move(*state->answer));

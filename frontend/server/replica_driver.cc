@@ -81,7 +81,7 @@ void ReplicaDriver::Answer(Callback& done, const Status& error) {
 }
 
 ReplicaDriver::RequestId ReplicaDriver::Post(Request request, Callback done,
-                                             Clock::time_point deadline) {
+                                             DriverClock::time_point deadline) {
   const RequestId id = next_id_++;
   Status refused = Status::Ok();
   {
@@ -221,7 +221,7 @@ void ReplicaDriver::Run() {
   }
   // No Connect (it would wait, deaf to Stop): every replica starts down and the loop's first
   // polls, after retry_interval, say Hello to each.
-  next_compaction_ = Clock::now();
+  next_compaction_ = DriverClock::now();
   std::vector<std::uint64_t> replays(set_->size(), 0);
   std::vector<std::string> states(set_->size(), ReplicaSet::StateName(ReplicaSet::State::kDown));
   for (;;) {
@@ -238,12 +238,12 @@ void ReplicaDriver::Run() {
         ++it;
       }
     }
-    if (Clock::now() >= next_compaction_) {
+    if (DriverClock::now() >= next_compaction_) {
       Compact();
-      next_compaction_ = Clock::now() + options_.compaction_interval;
+      next_compaction_ = DriverClock::now() + options_.compaction_interval;
     }
     milliseconds wait = kMaxPollWait;
-    auto until = [&](Clock::time_point t) {
+    auto until = [&](DriverClock::time_point t) {
       wait = std::min(wait, std::max(milliseconds(0), ipc::Left(t) + milliseconds(1)));
     };
     until(next_compaction_);
@@ -327,7 +327,7 @@ void ReplicaDriver::RefreshHistory(bool compaction_moved) {
 }
 
 bool ReplicaDriver::TryStart(Job& job) {
-  if (Clock::now() >= job.deadline) {
+  if (DriverClock::now() >= job.deadline) {
     const std::string why =
         job.waiting_for.empty()
             ? (set_->ready() == 0 ? "no replica is connected" : "waiting for a replica")
@@ -611,7 +611,7 @@ void ReplicaDriver::OnPeekDecided(ReplicaSet::PeekResult result) {
     case Outcome::kNoReplica:
       // Every replica asked went away (restarting): asked again of those that come back, until
       // the deadline. A one-shot is built again on them.
-      if (Clock::now() < read.job.deadline) {
+      if (DriverClock::now() < read.job.deadline) {
         read.job.waiting_for = "the replicas asked went away (replica restarting)";
         waiting_.push_back(std::move(read.job));
         return;
@@ -632,18 +632,18 @@ void ReplicaDriver::OnPeekDecided(ReplicaSet::PeekResult result) {
 void ReplicaDriver::ExpireReads() {
   std::vector<std::string> due;
   for (const auto& [uuid, r] : reads_) {
-    if (Clock::now() >= r.job.deadline) due.push_back(uuid);
+    if (DriverClock::now() >= r.job.deadline) due.push_back(uuid);
   }
   for (const auto& uuid : due) {
     // Decides it now: an Error or refusal already received beats a timeout.
-    OnPeekDecided(set_->AwaitPeek(uuid, Clock::now()));
+    OnPeekDecided(set_->AwaitPeek(uuid, DriverClock::now()));
   }
 }
 
 void ReplicaDriver::CollectWrites() {
   for (auto it = writes_.begin(); it != writes_.end();) {
     std::optional<ReplicaSet::WriteResult> result = set_->TakeWrite(it->first);
-    if (!result && Clock::now() >= it->second.job.deadline) {
+    if (!result && DriverClock::now() >= it->second.job.deadline) {
       result = set_->ExpireWrite(it->first);
     }
     if (!result) {

@@ -72,7 +72,7 @@
 
 namespace tandem::frontend {
 
-using Clock = std::chrono::steady_clock;
+using DriverClock = std::chrono::steady_clock;
 
 // At which time a read is made.
 struct ReadTime {
@@ -96,7 +96,7 @@ struct PeekRequest {
   // The tables the index reads (directly or through the indexes it imports): a read through
   // several replicas is answered only by replicas that acknowledged every write to them.
   std::set<std::string> tables;
-  Clock::time_point deadline;
+  DriverClock::time_point deadline;
 };
 
 struct OneShotRequest {
@@ -112,7 +112,7 @@ struct OneShotRequest {
   pb::Finishing finishing;
   ReadTime time;
   std::set<std::string> tables;
-  Clock::time_point deadline;
+  DriverClock::time_point deadline;
 };
 
 struct PeekAnswer {
@@ -125,7 +125,7 @@ struct PeekAnswer {
 struct SubmitRequest {
   SubmitRequest() {}
   std::vector<pb::Command> commands;
-  Clock::time_point deadline;
+  DriverClock::time_point deadline;
 };
 struct SubmitAnswer {
   SubmitAnswer() {}
@@ -136,7 +136,7 @@ struct SubmitAnswer {
 struct WriteRequest {
   WriteRequest() {}
   pb::WriteTable write;  // its uuid filled in when empty
-  Clock::time_point deadline;
+  DriverClock::time_point deadline;
 };
 struct WriteAnswer {
   WriteAnswer() {}
@@ -147,7 +147,7 @@ struct WriteAnswer {
 struct LatestRequest {
   LatestRequest() {}
   std::vector<std::string> indexes;  // at least one
-  Clock::time_point deadline;
+  DriverClock::time_point deadline;
 };
 
 template <typename T>
@@ -223,7 +223,7 @@ class ReplicaDriver {
     RequestId id = 0;
     Request request;
     Callback done;
-    Clock::time_point deadline;
+    DriverClock::time_point deadline;
     std::string waiting_for;  // why it has not started yet (its error at the deadline)
   };
   // A read sent to replicas, waiting to be decided.
@@ -238,7 +238,7 @@ class ReplicaDriver {
   };
 
   ReplicaDriver(Options options, const ReplayHistory& history);
-  RequestId Post(Request request, Callback done, Clock::time_point deadline);
+  RequestId Post(Request request, Callback done, DriverClock::time_point deadline);
   static void Answer(Callback& done, const Status& error);
 
   // The driver's thread.
@@ -296,7 +296,7 @@ class ReplicaDriver {
   std::vector<std::string> live_indexes_;
   std::uint64_t history_version_ = 0;
   bool history_loaded_ = false;
-  Clock::time_point next_compaction_;
+  DriverClock::time_point next_compaction_;
 };
 
 }  // namespace tandem::frontend
