@@ -344,11 +344,15 @@ void ReplicaSet::Pump(milliseconds limit) {
   for (auto& r : replicas_) {
     if (r->client) r->client->AppendPollItems(items);
   }
+  if (options_.wake_fd >= 0) items.push_back({nullptr, options_.wake_fd, ZMQ_POLLIN, 0});
   try {
     zmq::poll(items.data(), items.size(), std::max(wait, milliseconds(0)));
   } catch (const zmq::error_t& e) {
     if (e.num() != EINTR) throw;
     return;
+  }
+  if (options_.wake_fd >= 0 && (items.back().revents & ZMQ_POLLIN) && options_.on_wake) {
+    options_.on_wake();
   }
   for (std::size_t i = 0; i < replicas_.size(); ++i) {
     for (;;) {
@@ -471,6 +475,24 @@ Result<ReplicaSet::SubmitOutcome> ReplicaSet::Submit(const pb::Command& command,
   verdicts_.clear();
   if (record && out.refused.empty() && !out.accepted.empty()) history_.push_back(command);
   return out;
+}
+
+std::size_t ReplicaSet::Broadcast(const std::vector<pb::Command>& commands) {
+  std::size_t sent = 0;
+  for (std::size_t i = 0; i < replicas_.size(); ++i) {
+    const State s = replicas_[i]->state;
+    if (s != State::kReady && s != State::kReplaying) continue;
+    bool ok = true;
+    for (const auto& c : commands) {
+      if (!(ok = SendTo(i, c))) break;
+    }
+    // Owner 0, as the replay's: a refusal before its answer is no Submit's, and its answer
+    // changes nothing (a replaying replica's own replay barrier is answered first).
+    if (!ok || !SendTo(i, Barrier())) continue;
+    replicas_[i]->barriers.push_back(0);
+    ++sent;
+  }
+  return sent;
 }
 
 Status ReplicaSet::StartPeek(const pb::Command& peek, std::optional<std::size_t> only) {

@@ -93,6 +93,12 @@ class ReplicaSet {
     // so the replica keeps every dataflow it had (controller::Session refuses to drop indexes
     // its history does not define this way). Unset: every replica is replayed to.
     std::function<Status(const pb::Status::HelloAccepted&)> admit;
+    // A descriptor polled beside the replicas (an eventfd, say; -1: none) by every wait of the
+    // set: when it is readable, `on_wake` is called on the set's thread (it must make the
+    // descriptor unreadable, e.g. read the eventfd) and the wait goes on. What lets a thread that
+    // owns the set also serve requests other threads post, without polling on a timer.
+    int wake_fd = -1;
+    std::function<void()> on_wake;
   };
 
   enum class State {
@@ -143,6 +149,13 @@ class ReplicaSet {
   // Unavailable when no replica could be sent it.
   Result<SubmitOutcome> Submit(const pb::Command& command, bool record,
                                std::chrono::steady_clock::time_point deadline);
+
+  // Sends `commands` to every replica that is ready or replaying, then a barrier of its own, and
+  // returns without waiting: for commands whose verdict nobody waits for (a compaction's
+  // AllowCompaction, a one-shot result's drop). A refusal of one becomes that replica's
+  // last_error — never the verdict of a Submit (the barrier keeps them apart). Returns how many
+  // replicas they were sent to.
+  std::size_t Broadcast(const std::vector<pb::Command>& commands);
 
   // Which replicas may answer a peek, and at which time each is asked. The default: every
   // replica, at the peek's timestamp.

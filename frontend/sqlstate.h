@@ -21,6 +21,8 @@ inline constexpr char kNonstandardUseOfEscapeCharacter[] = "22P06";
 // Class 23 — integrity constraint violation
 inline constexpr char kUniqueViolation[] = "23505";  // UNIQUE_VIOLATION
 // Class 25 — invalid transaction state
+inline constexpr char kActiveSqlTransaction[] = "25001";    // ACTIVE_SQL_TRANSACTION (a WARNING)
+inline constexpr char kNoActiveSqlTransaction[] = "25P01";  // NO_ACTIVE_SQL_TRANSACTION (WARNING)
 inline constexpr char kInFailedSqlTransaction[] = "25P02";  // IN_FAILED_SQL_TRANSACTION
 // Class 2B — dependent privilege descriptors still exist (DROP without CASCADE)
 inline constexpr char kDependentObjectsStillExist[] = "2BP01";  // DEPENDENT_OBJECTS_STILL_EXIST

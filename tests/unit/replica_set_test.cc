@@ -4,6 +4,7 @@
 // and record what they were sent. The real thing, three real replicas with one killed and
 // restarted, is tests/integration/replica_set_test.cc.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <mutex>
@@ -198,6 +199,8 @@ class FakeReplica {
   }
   void set_peeks(Peeks p) { peeks_ = p; }
   void set_write_time(std::uint64_t t) { write_time_ = t; }
+  // Refuse every AllowCompaction (CommandError), as a replica does for an id it does not know.
+  void set_refuse_compaction(bool refuse) { refuse_compaction_ = refuse; }
   std::vector<std::uint64_t> peek_times() {
     std::lock_guard lock(mu_);
     return peek_times_;
@@ -258,6 +261,10 @@ class FakeReplica {
       } else if (c.has_update_configuration()) {
         r.mutable_status()->mutable_configuration_applied();
         Reply(peer, r);
+      } else if (c.has_allow_compaction() && refuse_compaction_) {
+        r.mutable_command_error()->set_what("AllowCompaction");
+        r.mutable_command_error()->set_why("unknown id " + c.allow_compaction().id());
+        Reply(peer, r);
       } else if (c.has_write_table()) {
         r.mutable_write_response()->set_uuid(c.write_table().uuid());
         r.mutable_write_response()->set_time(write_time_);
@@ -302,6 +309,7 @@ class FakeReplica {
   std::atomic<bool> stop_{false}, restart_{false};
   std::atomic<std::chrono::milliseconds> down_for_{0ms};
   std::atomic<std::uint64_t> write_time_{0};
+  std::atomic<bool> refuse_compaction_{false};
   std::mutex mu_;
   std::vector<std::string> commands_;
   std::vector<std::uint64_t> peek_times_;
@@ -429,6 +437,55 @@ TEST(ReplicaSet, ACommandSubmittedWhileAReplicaIsDownReachesItInTheReplay) {
   while (set->status(1).replays < 2 && Clock::now() < deadline) (void)set->Poll(20ms);
   const auto seen = SinceRestart(*b);
   EXPECT_NE(std::find(seen.begin(), seen.end(), "AllowCompaction"), seen.end());
+}
+
+// Broadcast: commands nobody waits for, each batch followed by a barrier of its own — so that a
+// refusal of one (a compaction of an index the replica no longer knows) is never taken for the
+// verdict of a Submit sent right after it.
+TEST(ReplicaSet, ARefusedBroadcastIsNotTheVerdictOfTheNextSubmit) {
+  FakeReplica a(FakeReplica::Peeks::kRows, 1);
+  a.set_refuse_compaction(true);
+  auto set = MakeSet({a.endpoint()});
+  ASSERT_TRUE(set->Connect(Clock::now() + 5s).ok());
+  EXPECT_EQ(set->Broadcast({Compaction(3), Compaction(4)}), 1u);
+  pb::Command create;
+  create.mutable_create_dataflow()->mutable_desc()->set_debug_name("d");
+  auto out = set->Submit(create, /*record=*/true, Clock::now() + 5s);
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(out->refused.empty());
+  EXPECT_EQ(out->accepted, (std::vector<std::size_t>{0}));
+  EXPECT_NE(set->status(0).last_error.find("AllowCompaction refused: unknown id u2"),
+            std::string::npos)
+      << set->status(0).last_error;
+  EXPECT_EQ(a.commands(), (std::vector<std::string>{"Hello", "InitializationComplete", "Barrier",
+                                                    "AllowCompaction", "AllowCompaction", "Barrier",
+                                                    "CreateDataflow", "Barrier"}));
+}
+
+// The wake descriptor: a thread that owns the set sleeps in its waits and is woken by others.
+TEST(ReplicaSet, AReadableWakeDescriptorEndsAWaitAndIsHandedToOnWake) {
+  FakeReplica a(FakeReplica::Peeks::kRows, 1);
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  int woken = 0;
+  ReplicaSet::Options o;
+  o.client.timeout = 2s;
+  o.wake_fd = fds[0];
+  o.on_wake = [&] {
+    char c;
+    ASSERT_EQ(read(fds[0], &c, 1), 1);
+    ++woken;
+  };
+  auto created = ReplicaSet::Create({a.endpoint()}, o);
+  ASSERT_TRUE(created.ok());
+  ASSERT_TRUE((*created)->Connect(Clock::now() + 5s).ok());
+  ASSERT_EQ(write(fds[1], "x", 1), 1);
+  const auto start = Clock::now();
+  (void)(*created)->Poll(20s);
+  EXPECT_LT(Clock::now() - start, 10s);
+  EXPECT_EQ(woken, 1);
+  close(fds[0]);
+  close(fds[1]);
 }
 
 TEST(ReplicaSet, APeekIsAnsweredByTheFirstAndCancelledAtASilentReplica) {

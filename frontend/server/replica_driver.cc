@@ -1,0 +1,706 @@
+#include "frontend/server/replica_driver.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "controller/compaction.h"
+#include "controller/one_shot.h"
+#include "controller/session.h"
+#include "ipc/client.h"
+
+namespace tandem::frontend {
+
+using controller::ReplicaSet;
+using std::chrono::milliseconds;
+using Outcome = controller::PeekRace::Outcome;
+
+namespace {
+
+// The longest the driver's loop sleeps: how late a deadline or a compaction may be noticed.
+constexpr milliseconds kMaxPollWait{100};
+
+}  // namespace
+
+Result<std::unique_ptr<ReplicaDriver>> ReplicaDriver::Create(Options options,
+                                                             const ReplayHistory& history) {
+  // ReplicaSet::Create checks the endpoints (empty, twice, no ZeroMQ endpoint); the set itself is
+  // made on the driver's thread, which owns its sockets.
+  auto probe = ReplicaSet::Create(options.endpoints, {});
+  if (!probe.ok()) return probe.status();
+  probe->reset();
+  return std::unique_ptr<ReplicaDriver>(new ReplicaDriver(std::move(options), history));
+}
+
+ReplicaDriver::ReplicaDriver(Options options, const ReplayHistory& history)
+    : options_(std::move(options)), history_(history) {
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  MutexLock lock(mu_);
+  for (const auto& e : options_.endpoints) {
+    ReplicaView v;
+    v.endpoint = e;
+    v.state = ReplicaSet::StateName(ReplicaSet::State::kDown);
+    replicas_view_.push_back(v);
+  }
+}
+
+ReplicaDriver::~ReplicaDriver() {
+  Stop();
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void ReplicaDriver::Start() {
+  MutexLock lock(mu_);
+  if (started_ || stopping_) return;
+  started_ = true;
+  thread_ = std::thread([this] { Run(); });
+}
+
+void ReplicaDriver::Stop() {
+  {
+    MutexLock lock(mu_);
+    stopping_ = true;
+  }
+  const std::uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof one);
+  if (thread_.joinable()) thread_.join();
+  // Requests posted but never taken (the thread never started, or stopped first).
+  std::deque<Job> left;
+  {
+    MutexLock lock(mu_);
+    left.swap(queue_);
+  }
+  for (auto& job : left) Answer(job.done, Status::Unavailable("the frontend is shutting down"));
+}
+
+void ReplicaDriver::Answer(Callback& done, const Status& error) {
+  std::visit([&](auto& f) { f(error); }, done);
+}
+
+ReplicaDriver::RequestId ReplicaDriver::Post(Request request, Callback done,
+                                             DriverClock::time_point deadline) {
+  const RequestId id = next_id_++;
+  Status refused = Status::Ok();
+  {
+    MutexLock lock(mu_);
+    if (stopping_) {
+      refused = Status::Unavailable("the frontend is shutting down");
+    } else if (queue_.size() >= options_.max_queued) {
+      refused = Status::ResourceExhausted("the replica driver's queue is full (" +
+                                          std::to_string(options_.max_queued) +
+                                          " requests waiting): try again");
+    } else {
+      Job job;
+      job.id = id;
+      job.request = std::move(request);
+      job.done = std::move(done);
+      job.deadline = deadline;
+      queue_.push_back(std::move(job));
+    }
+  }
+  if (!refused.ok()) {
+    Answer(done, refused);
+    return id;
+  }
+  const std::uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof one);
+  return id;
+}
+
+ReplicaDriver::RequestId ReplicaDriver::Submit(SubmitRequest request, Done<SubmitAnswer> done) {
+  const auto deadline = request.deadline;
+  return Post(std::move(request), std::move(done), deadline);
+}
+ReplicaDriver::RequestId ReplicaDriver::Peek(PeekRequest request, Done<PeekAnswer> done) {
+  const auto deadline = request.deadline;
+  return Post(std::move(request), std::move(done), deadline);
+}
+ReplicaDriver::RequestId ReplicaDriver::OneShot(OneShotRequest request, Done<PeekAnswer> done) {
+  const auto deadline = request.deadline;
+  return Post(std::move(request), std::move(done), deadline);
+}
+ReplicaDriver::RequestId ReplicaDriver::Write(WriteRequest request, Done<WriteAnswer> done) {
+  const auto deadline = request.deadline;
+  return Post(std::move(request), std::move(done), deadline);
+}
+ReplicaDriver::RequestId ReplicaDriver::LatestReadable(LatestRequest request, Done<Time> done) {
+  const auto deadline = request.deadline;
+  return Post(std::move(request), std::move(done), deadline);
+}
+
+void ReplicaDriver::Cancel(RequestId id) {
+  {
+    MutexLock lock(mu_);
+    cancels_.insert(id);
+  }
+  const std::uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof one);
+}
+
+std::vector<ReplicaDriver::ReplicaView> ReplicaDriver::Replicas() const {
+  MutexLock lock(mu_);
+  return replicas_view_;
+}
+
+// ---- the driver's thread
+
+void ReplicaDriver::OnWake() {
+  std::uint64_t n = 0;
+  (void)!read(wake_fd_, &n, sizeof n);
+}
+
+void ReplicaDriver::TakeQueue() {
+  std::deque<Job> taken;
+  std::set<RequestId> cancels;
+  {
+    MutexLock lock(mu_);
+    taken.swap(queue_);
+    cancels.swap(cancels_);
+  }
+  for (auto& job : taken) waiting_.push_back(std::move(job));
+  if (cancels.empty()) return;
+  const Status canceled = Status::Unavailable("canceled");
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if (cancels.count(it->id)) {
+      Answer(it->done, canceled);
+      it = waiting_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = reads_.begin(); it != reads_.end();) {
+    if (!cancels.count(it->second.job.id)) {
+      ++it;
+      continue;
+    }
+    set_->CancelPeek(it->first);
+    if (!it->second.result_index.empty())
+      (void)set_->Broadcast({controller::Drop(it->second.result_index)});
+    Answer(it->second.job.done, canceled);
+    it = reads_.erase(it);
+  }
+}
+
+void ReplicaDriver::Run() {
+  ReplicaSet::Options o;
+  o.client.timeout = options_.hello_timeout;
+  o.retry_interval = options_.retry_interval;
+  o.wake_fd = wake_fd_;
+  o.on_wake = [this] { OnWake(); };
+  // The frontend is the controller of its replicas: a replica that maintains indexes its history
+  // does not define is replayed all the same (reconciliation drops them), and that is logged.
+  o.admit = [this](const pb::Status::HelloAccepted& accepted) {
+    std::set<std::string> live(live_indexes_.begin(), live_indexes_.end());
+    for (const auto& c : submitted_) {
+      for (const auto& x : c.create_dataflow().desc().index_exports()) live.insert(x.id());
+    }
+    std::vector<std::string> unknown;
+    for (const auto& id : accepted.live_indexes()) {
+      if (!live.count(id) && !id.starts_with('t')) unknown.push_back(id);
+    }
+    if (!unknown.empty()) {
+      spdlog::warn(
+          "replica {} maintains indexes this frontend's catalog does not define ({}): "
+          "its replay drops them",
+          accepted.replica_id(), controller::JoinIds(unknown));
+    }
+    return Status::Ok();
+  };
+  auto created = ReplicaSet::Create(options_.endpoints, o);
+  if (!created.ok()) {  // checked by Create already
+    spdlog::critical("replica driver: {}", created.status().message());
+    return;
+  }
+  set_ = std::move(*created);
+  RefreshHistory(true);
+  for (std::size_t i = 0; i < set_->size(); ++i) {
+    spdlog::info("replica {}: connecting to {}", i, options_.endpoints[i]);
+  }
+  // No Connect (it would wait, deaf to Stop): every replica starts down and the loop's first
+  // polls, after retry_interval, say Hello to each.
+  next_compaction_ = DriverClock::now();
+  std::vector<std::uint64_t> replays(set_->size(), 0);
+  std::vector<std::string> states(set_->size(), ReplicaSet::StateName(ReplicaSet::State::kDown));
+  for (;;) {
+    {
+      MutexLock lock(mu_);
+      if (stopping_) break;
+    }
+    RefreshHistory(false);
+    TakeQueue();
+    for (auto it = waiting_.begin(); it != waiting_.end();) {
+      if (TryStart(*it)) {
+        it = waiting_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (DriverClock::now() >= next_compaction_) {
+      Compact();
+      next_compaction_ = DriverClock::now() + options_.compaction_interval;
+    }
+    milliseconds wait = kMaxPollWait;
+    auto until = [&](DriverClock::time_point t) {
+      wait = std::min(wait, std::max(milliseconds(0), ipc::Left(t) + milliseconds(1)));
+    };
+    until(next_compaction_);
+    for (const auto& job : waiting_) until(job.deadline);
+    for (const auto& [uuid, r] : reads_) until(r.job.deadline);
+    for (const auto& [uuid, w] : writes_) until(w.job.deadline);
+    for (auto& result : set_->Poll(wait)) OnPeekDecided(std::move(result));
+    ExpireReads();
+    CollectWrites();
+    PublishReplicas();
+    for (std::size_t i = 0; i < set_->size(); ++i) {
+      const auto s = set_->status(i);
+      const std::string state = ReplicaSet::StateName(s.state);
+      if (state != states[i]) {
+        if (s.state == ReplicaSet::State::kDown && !s.last_error.empty()) {
+          spdlog::warn("replica {} ({}) is {}: {}", i, s.endpoint, state, s.last_error);
+        } else {
+          spdlog::info("replica {} ({}) is {}", i, s.endpoint, state);
+        }
+        states[i] = state;
+      }
+      if (s.replays != replays[i]) {
+        spdlog::info("replica {} ({}) replayed the history ({} commands): replay {}", i, s.endpoint,
+                     set_->history().size(), s.replays);
+        replays[i] = s.replays;
+      }
+    }
+  }
+  const Status down = Status::Unavailable("the frontend is shutting down");
+  for (auto& job : waiting_) Answer(job.done, down);
+  waiting_.clear();
+  for (auto& [uuid, r] : reads_) {
+    set_->CancelPeek(uuid);
+    Answer(r.job.done, down);
+  }
+  reads_.clear();
+  for (auto& [uuid, w] : writes_) Answer(w.job.done, down);
+  writes_.clear();
+  set_.reset();  // Goodbye to every replica
+}
+
+void ReplicaDriver::PublishReplicas() {
+  std::vector<ReplicaView> views;
+  for (std::size_t i = 0; i < set_->size(); ++i) {
+    const auto s = set_->status(i);
+    ReplicaView v;
+    v.endpoint = s.endpoint;
+    v.state = ReplicaSet::StateName(s.state);
+    v.sessions = s.sessions;
+    v.replays = s.replays;
+    v.last_error = s.last_error;
+    views.push_back(std::move(v));
+  }
+  ready_ = set_->ready();
+  MutexLock lock(mu_);
+  replicas_view_ = std::move(views);
+}
+
+void ReplicaDriver::RefreshHistory(bool compaction_moved) {
+  const std::uint64_t version = history_.Version();
+  const bool changed = !history_loaded_ || version != history_version_;
+  if (!changed && !compaction_moved) return;
+  if (changed) {
+    history_version_ = version;
+    history_loaded_ = true;
+    history_commands_ = history_.Commands();
+    live_indexes_ = history_.LiveIndexIds();
+    // The catalog recorded what was submitted (ReplayHistory's contract: before the next change).
+    submitted_.clear();
+  }
+  std::vector<pb::Command> replay = history_commands_;
+  // Accepted, not yet recorded by the catalog: replayed all the same.
+  replay.insert(replay.end(), submitted_.begin(), submitted_.end());
+  // Dropped indexes are no longer compacted.
+  std::set<std::string> live(live_indexes_.begin(), live_indexes_.end());
+  std::erase_if(compacted_, [&](const auto& entry) { return !live.count(entry.first); });
+  // A replayed replica starts each index at the compaction the driver allowed (never reading
+  // before it: those times are gone on the others too).
+  for (const auto& [index, t] : compacted_) replay.push_back(controller::AllowCompaction(index, t));
+  set_->SetHistory(std::move(replay));
+}
+
+bool ReplicaDriver::TryStart(Job& job) {
+  if (DriverClock::now() >= job.deadline) {
+    const std::string why =
+        job.waiting_for.empty()
+            ? (set_->ready() == 0 ? "no replica is connected" : "waiting for a replica")
+            : job.waiting_for;
+    Answer(job.done, Status::Unavailable(why + " (gave up after the statement's timeout)"));
+    return true;
+  }
+  if (std::holds_alternative<SubmitRequest>(job.request)) return StartSubmit(job);
+  if (std::holds_alternative<PeekRequest>(job.request)) return StartPeek(job);
+  if (std::holds_alternative<OneShotRequest>(job.request)) return StartOneShot(job);
+  if (std::holds_alternative<WriteRequest>(job.request)) return StartWrite(job);
+  return AnswerLatest(job);
+}
+
+namespace {
+
+// Whether any replica is ready or replaying (a command sent now reaches it in order).
+bool AnyUp(const ReplicaSet& set) {
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    const auto s = set.status(i).state;
+    if (s == ReplicaSet::State::kReady || s == ReplicaSet::State::kReplaying) return true;
+  }
+  return false;
+}
+
+std::string RestartingOrNone(const ReplicaSet& set) {
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    const auto s = set.status(i);
+    if (s.sessions > 0) return "no replica is connected (replica restarting: " + s.last_error + ")";
+  }
+  return "no replica is connected";
+}
+
+}  // namespace
+
+bool ReplicaDriver::StartSubmit(Job& job) {
+  auto& r = std::get<SubmitRequest>(job.request);
+  auto& done = std::get<Done<SubmitAnswer>>(job.done);
+  if (!AnyUp(*set_)) {
+    job.waiting_for = RestartingOrNone(*set_);
+    return false;
+  }
+  SubmitAnswer answer;
+  bool first = true;
+  for (const auto& command : r.commands) {
+    // Recorded in the set at once: a replica replayed before the catalog records it gets it too.
+    auto outcome = set_->Submit(command, /*record=*/!controller::IsOneShot(command), r.deadline);
+    if (!outcome.ok()) {
+      done(outcome.status());
+      return true;
+    }
+    if (!outcome->refused.empty()) {
+      const auto& [replica, error] = outcome->refused.front();
+      done(Status::FailedPrecondition(controller::ReplicaRefusal(error)));
+      return true;
+    }
+    if (outcome->accepted.empty()) {
+      done(Status::Unavailable("no replica confirmed " + ipc::Describe(command) + " within " +
+                               "the statement's timeout"));
+      return true;
+    }
+    if (!controller::IsOneShot(command)) submitted_.push_back(command);
+    if (command.has_allow_compaction() &&
+        command.allow_compaction().frontier().elements().empty()) {
+      // Dropped: no longer compacted, even before the catalog records the drop.
+      std::erase(live_indexes_, command.allow_compaction().id());
+      compacted_.erase(command.allow_compaction().id());
+    }
+    std::set<std::size_t> accepted(outcome->accepted.begin(), outcome->accepted.end());
+    if (first) {
+      answer.accepted = accepted;
+    } else {
+      std::erase_if(answer.accepted, [&](std::size_t i) { return !accepted.count(i); });
+    }
+    answer.unconfirmed.insert(outcome->unconfirmed.begin(), outcome->unconfirmed.end());
+    first = false;
+  }
+  done(std::move(answer));
+  return true;
+}
+
+controller::Readers ReplicaDriver::ReadersOf(const std::set<std::string>& tables) const {
+  return controller::ReadersOf(ledger_, tables, options_.endpoints);
+}
+
+std::optional<Time> ReplicaDriver::LatestOf(
+    const std::string& id, const std::optional<std::set<std::size_t>>& only) const {
+  std::optional<Time> best;
+  for (std::size_t i = 0; i < set_->size(); ++i) {
+    if (only && !only->count(i)) continue;
+    if (set_->status(i).state != ReplicaSet::State::kReady) continue;
+    const auto& all = set_->frontiers(i);
+    auto it = all.find(id);
+    if (it == all.end()) continue;
+    const auto& w = it->second.write().elements();
+    Time t = 0;
+    if (w.empty()) {
+      t = kMaxTime;  // closed: readable at every time
+    } else if (w[0] == 0) {
+      continue;  // no complete time yet
+    } else {
+      t = w[0] - 1;
+    }
+    if (!best || t > *best) best = t;
+  }
+  return best;
+}
+
+std::optional<Time> ReplicaDriver::ChooseTime(const ReadTime& time,
+                                              const std::vector<std::string>& indexes,
+                                              const controller::Readers& readers,
+                                              std::string* why) const {
+  if (time.kind == ReadTime::Kind::kExactly) return time.at;
+  std::optional<std::set<std::size_t>> only;
+  if (readers.restricted) {
+    only.emplace();
+    for (const auto& [i, floor] : readers.floors) only->insert(i);
+  }
+  std::optional<Time> all;
+  for (const auto& id : indexes) {
+    auto t = LatestOf(id, only);
+    if (!t) {
+      *why = "waiting for a replica to report a readable time of " + id;
+      return std::nullopt;
+    }
+    all = all ? std::min(*all, *t) : *t;
+  }
+  if (!all) return time.floor;  // no input: any time
+  return std::max(*all, time.floor);
+}
+
+bool ReplicaDriver::StartPeek(Job& job) {
+  auto& r = std::get<PeekRequest>(job.request);
+  if (set_->ready() == 0) {
+    job.waiting_for = RestartingOrNone(*set_);
+    return false;
+  }
+  const controller::Readers readers = ReadersOf(r.tables);
+  if (readers.restricted && readers.floors.empty()) {
+    std::string why;
+    for (const auto& [i, reason] : readers.left_out) why += (why.empty() ? "" : "; ") + reason;
+    std::get<Done<PeekAnswer>>(job.done)(
+        Status::Unavailable("no replica has every write this frontend acknowledged: " + why));
+    return true;
+  }
+  auto t = ChooseTime(r.time, {r.index}, readers, &job.waiting_for);
+  if (!t) return false;
+  pb::Command c;
+  auto* p = c.mutable_peek();
+  p->set_uuid(controller::RandomHex(16));
+  p->set_id(r.index);
+  p->set_timestamp(*t);
+  for (const auto& k : r.keys) *p->add_keys() = k;
+  *p->mutable_mfp() = r.mfp;
+  *p->mutable_finishing() = r.finishing;
+  const auto at = r.time.kind == ReadTime::Kind::kExactly ? controller::ReadAt::kExactly
+                                                          : controller::ReadAt::kLatest;
+  if (Status s = set_->StartPeek(c, controller::TargetsAt(readers, *t, at)); !s.ok()) {
+    std::get<Done<PeekAnswer>>(job.done)(s);
+    return true;
+  }
+  const std::string uuid = p->uuid();
+  InFlightRead read;
+  read.job = std::move(job);
+  reads_.emplace(uuid, std::move(read));
+  return true;
+}
+
+bool ReplicaDriver::StartOneShot(Job& job) {
+  auto& r = std::get<OneShotRequest>(job.request);
+  if (set_->ready() == 0) {
+    job.waiting_for = RestartingOrNone(*set_);
+    return false;
+  }
+  const controller::Readers readers = ReadersOf(r.tables);
+  std::vector<std::string> inputs;
+  for (const auto& i : r.imports) inputs.push_back(i.id());
+  auto t = ChooseTime(r.time, inputs, readers, &job.waiting_for);
+  if (!t) return false;
+  if (*t >= kMaxTime) *t = kMaxTime - 1;  // closed inputs: any time; a one-shot spans [t, t+1)
+  const auto [result, build] = controller::TransientIds();
+  const pb::Command create =
+      controller::OneShotRead(r.debug_name, *t, r.imports, r.plan, r.key, result, build);
+  auto outcome = set_->Submit(create, /*record=*/false, job.deadline);
+  auto& done = std::get<Done<PeekAnswer>>(job.done);
+  if (!outcome.ok()) {
+    done(outcome.status());
+    return true;
+  }
+  if (!outcome->refused.empty()) {
+    // Replicas that accepted it drop it again.
+    if (!outcome->accepted.empty()) (void)set_->Broadcast({controller::Drop(result)});
+    done(Status::FailedPrecondition(controller::ReplicaRefusal(outcome->refused.front().second)));
+    return true;
+  }
+  if (outcome->accepted.empty()) {
+    done(
+        Status::Unavailable("no replica confirmed the one-shot read within the statement's "
+                            "timeout"));
+    return true;
+  }
+  pb::Command c;
+  auto* p = c.mutable_peek();
+  p->set_uuid(controller::RandomHex(16));
+  p->set_id(result);
+  p->set_timestamp(*t);
+  *p->mutable_mfp() = r.mfp;
+  *p->mutable_finishing() = r.finishing;
+  ReplicaSet::PeekTargets targets;
+  targets.only = std::set<std::size_t>(outcome->accepted.begin(), outcome->accepted.end());
+  if (Status s = set_->StartPeek(c, std::move(targets)); !s.ok()) {
+    (void)set_->Broadcast({controller::Drop(result)});
+    done(s);
+    return true;
+  }
+  InFlightRead read;
+  read.result_index = result;
+  const std::string uuid = p->uuid();
+  read.job = std::move(job);
+  reads_.emplace(uuid, std::move(read));
+  return true;
+}
+
+bool ReplicaDriver::StartWrite(Job& job) {
+  auto& r = std::get<WriteRequest>(job.request);
+  if (set_->ready() == 0) {
+    job.waiting_for = RestartingOrNone(*set_);
+    return false;
+  }
+  if (r.write.uuid().empty()) r.write.set_uuid(controller::RandomHex(16));
+  // Recorded before it is sent, missing everywhere (write_ledger.h: a lost answer never loses it).
+  controller::AnsweredWrite before;
+  before.uuid = r.write.uuid();
+  before.sent_to.insert(options_.endpoints.begin(), options_.endpoints.end());
+  controller::Apply(ledger_, r.write.id(), before);
+  if (Status s = set_->StartWrite(r.write); !s.ok()) {
+    std::get<Done<WriteAnswer>>(job.done)(s);
+    return true;
+  }
+  const std::string uuid = r.write.uuid();
+  InFlightWrite w;
+  w.job = std::move(job);
+  writes_.emplace(uuid, std::move(w));
+  return true;
+}
+
+bool ReplicaDriver::AnswerLatest(Job& job) {
+  auto& r = std::get<LatestRequest>(job.request);
+  if (set_->ready() == 0) {
+    job.waiting_for = RestartingOrNone(*set_);
+    return false;
+  }
+  auto t = ChooseTime(ReadTime(), r.indexes, controller::Readers(), &job.waiting_for);
+  if (!t) return false;
+  std::get<Done<Time>>(job.done)(*t);
+  return true;
+}
+
+void ReplicaDriver::OnPeekDecided(ReplicaSet::PeekResult result) {
+  auto it = reads_.find(result.uuid);
+  if (it == reads_.end()) return;
+  InFlightRead read = std::move(it->second);
+  reads_.erase(it);
+  if (!read.result_index.empty()) (void)set_->Broadcast({controller::Drop(read.result_index)});
+  auto& done = std::get<Done<PeekAnswer>>(read.job.done);
+  switch (result.outcome) {
+    case Outcome::kRows: {
+      PeekAnswer a;
+      a.response = std::move(*result.answer);
+      a.timestamp = result.timestamp;
+      a.replica = result.replica;
+      done(std::move(a));
+      return;
+    }
+    case Outcome::kError:
+      done(Status::DataError(result.answer->error()));
+      return;
+    case Outcome::kRefused:
+      done(Status::FailedPrecondition(controller::ReplicaRefusal(*result.refused)));
+      return;
+    case Outcome::kNoReplica:
+      // Every replica asked went away (restarting): asked again of those that come back, until
+      // the deadline. A one-shot is built again on them.
+      if (DriverClock::now() < read.job.deadline) {
+        read.job.waiting_for = "the replicas asked went away (replica restarting)";
+        waiting_.push_back(std::move(read.job));
+        return;
+      }
+      done(
+          Status::Unavailable("every replica asked went away before answering (replica "
+                              "restarting)"));
+      return;
+    case Outcome::kTimedOut:
+      done(Status::Unavailable("no replica answered within the statement's timeout"));
+      return;
+    case Outcome::kCanceled:
+      done(Status::Unavailable("canceled"));
+      return;
+  }
+}
+
+void ReplicaDriver::ExpireReads() {
+  std::vector<std::string> due;
+  for (const auto& [uuid, r] : reads_) {
+    if (DriverClock::now() >= r.job.deadline) due.push_back(uuid);
+  }
+  for (const auto& uuid : due) {
+    // Decides it now: an Error or refusal already received beats a timeout.
+    OnPeekDecided(set_->AwaitPeek(uuid, DriverClock::now()));
+  }
+}
+
+void ReplicaDriver::CollectWrites() {
+  for (auto it = writes_.begin(); it != writes_.end();) {
+    std::optional<ReplicaSet::WriteResult> result = set_->TakeWrite(it->first);
+    if (!result && DriverClock::now() >= it->second.job.deadline) {
+      result = set_->ExpireWrite(it->first);
+    }
+    if (!result) {
+      ++it;
+      continue;
+    }
+    auto& done = std::get<Done<WriteAnswer>>(it->second.job.done);
+    controller::AnsweredWrite answered = controller::AnsweredBy(*set_, *result);
+    answered.sent_to.insert(options_.endpoints.begin(), options_.endpoints.end());
+    controller::Apply(ledger_, std::get<WriteRequest>(it->second.job.request).write.id(), answered);
+    WriteAnswer a;
+    std::string errors;
+    for (const auto& [i, response] : result->answers) {
+      if (response.result_case() == pb::WriteResponse::kTime) {
+        a.acknowledged[i] = response.time();
+        a.time = std::max(a.time, static_cast<Time>(response.time()));
+      } else {
+        errors += (errors.empty() ? "" : "; ") + response.error();
+      }
+    }
+    for (const auto& [i, e] : result->refused) {
+      errors += (errors.empty() ? "" : "; ") + controller::ReplicaRefusal(e);
+    }
+    if (!a.acknowledged.empty()) {
+      done(std::move(a));
+    } else if (!errors.empty()) {
+      done(Status::FailedPrecondition(errors));
+    } else {
+      done(
+          Status::Unavailable("no replica acknowledged the write within the statement's timeout "
+                              "(it may or may not have been applied)"));
+    }
+    it = writes_.erase(it);
+  }
+}
+
+void ReplicaDriver::Compact() {
+  std::vector<pb::Command> batch;
+  const auto window = static_cast<Time>(options_.history_window.count());
+  for (const auto& id : live_indexes_) {
+    auto latest = LatestOf(id, std::nullopt);
+    if (!latest || *latest >= kMaxTime || *latest <= window) continue;
+    const Time target = *latest - window;
+    auto [it, inserted] = compacted_.try_emplace(id, 0);
+    if (!inserted && it->second >= target) continue;
+    it->second = target;
+    batch.push_back(controller::AllowCompaction(id, target));
+  }
+  if (batch.empty()) return;
+  (void)set_->Broadcast(batch);
+  RefreshHistory(true);
+  if (options_.on_compaction) {
+    for (const auto& c : batch) {
+      options_.on_compaction(c.allow_compaction().id(),
+                             c.allow_compaction().frontier().elements(0));
+    }
+  }
+}
+
+}  // namespace tandem::frontend

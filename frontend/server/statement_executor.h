@@ -1,0 +1,51 @@
+// StatementExecutor: what runs a client's SQL — the seam between the session layer
+// (sql_sessions.h: pgwire sessions, SQL threads) and the SQL layer (parse → bind → plan →
+// replica driver). The planner and catalog implement it; NotYetExecutor (not_yet_executor.h) is
+// what runs until they do.
+//
+// Threads. Execute runs on one of the frontend's SQL threads (sql_threads.h): long-lived, each
+// with sql::kParseStackBytes of stack, so it may call sql::Parse. It may block — on the replica
+// driver (driver_waits.h), on its sink's room (QuerySink::WaitForRoom) — bounded by the
+// session's statement_timeout and ended early by its cancel token. One Execute per session runs
+// at a time (pgwire answers one Query at a time), so SessionState needs no lock of its own but
+// for its CancelToken.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "base/time.h"
+#include "frontend/pgwire/messages.h"
+#include "frontend/pgwire/query_handler.h"
+#include "frontend/server/cancel_token.h"
+
+namespace tandem::frontend {
+
+// One pgwire session's state, as the statements of it see it.
+struct SessionState {
+  SessionState() {}
+  std::uint64_t id = 0;  // for logs
+  pgwire::StartupParameters startup;
+  // What ReadyForQuery says after the current answer: the executor keeps it (BEGIN, COMMIT, an
+  // error inside a block).
+  pgwire::TransactionStatus transaction = pgwire::TransactionStatus::kIdle;
+  // Read your writes (DESIGN §15): the latest time one of this session's writes was acknowledged
+  // at; its reads are at or after it (ReadTime::floor).
+  Time last_write = 0;
+  // How long one statement may wait (for a replica, for a time to become readable).
+  std::chrono::milliseconds statement_timeout{30000};
+  CancelToken cancel;
+};
+
+class StatementExecutor {
+ public:
+  virtual ~StatementExecutor() = default;
+  // Answers every statement of `sql` (a simple Query's whole text) on `sink`: per statement
+  // RowDescription DataRow* CommandComplete, CommandComplete, or EmptyQuery; an Error ends them
+  // (query_handler.h). Not Finish: the session layer ends the answer with session.transaction.
+  // A cancel (session.cancel) ends the statement running with ERROR 57014.
+  virtual void Execute(std::string sql, pgwire::QuerySink& sink, SessionState& session) = 0;
+};
+
+}  // namespace tandem::frontend

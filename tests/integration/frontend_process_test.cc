@@ -1,0 +1,637 @@
+// tandem-frontend as a process (frontend/README.md): the real binary on a unique --data-dir and
+// port 0, psql against it, its exit codes, the local replica it runs as a child (restarted when
+// SIGKILLed; gone when the frontend is SIGKILLed, its segment with it), and — in process — the
+// replica driver replaying the history to a replica that was SIGKILLed and restarted, so that a
+// peek at an index of that history is answered again without anyone doing anything.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "child_process.h"
+#include "frontend/server/driver_waits.h"
+#include "frontend/server/local_replica.h"
+#include "frontend/server/replay_history.h"
+#include "frontend/server/replica_driver.h"
+#include "run_binary.h"
+#include "supervisor_harness.h"
+#include "temp_dir.h"
+#include "unit/protocol_samples.h"
+
+#ifndef TANDEM_FRONTEND_BIN
+#error "TANDEM_FRONTEND_BIN must name tandem-frontend"
+#endif
+
+namespace tandem::testing {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fe = tandem::frontend;
+namespace samples = tandem::ipc::samples;
+
+std::string Psql() {
+  const char* debian = "/usr/lib/postgresql/15/bin/psql";
+  return std::filesystem::exists(debian) ? debian : "/usr/bin/psql";
+}
+
+// psql's environment: nothing of a developer's PG* settings, a bounded connect.
+void ClientEnvironment() {
+  for (const char* v : {"PGHOST", "PGHOSTADDR", "PGPORT", "PGUSER", "PGDATABASE", "PGSERVICE",
+                        "PGSSLMODE", "PGOPTIONS", "PGPASSWORD", "PSQLRC"}) {
+    unsetenv(v);
+  }
+  setenv("PGCONNECT_TIMEOUT", "10", 1);
+}
+
+// A replica id no other test (or test process) uses: it names the segment.
+std::string UniqueReplicaId() {
+  static int counter = 0;
+  return "fet" + std::to_string(getpid()) + "x" + std::to_string(counter++);
+}
+
+// The processes whose parent is `parent` now (from /proc/<pid>/stat).
+std::vector<pid_t> ChildrenOf(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    const auto close_paren = line.rfind(')');
+    if (close_paren == std::string::npos) continue;
+    std::istringstream rest(line.substr(close_paren + 2));
+    char state = 0;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == parent && state != 'Z') out.push_back(static_cast<pid_t>(std::stoi(name)));
+  }
+  return out;
+}
+
+std::string ExeOf(pid_t pid) {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
+  return ec ? "" : exe.filename().string();
+}
+
+// The frontend's tandem-supervisor child, if one runs.
+std::optional<pid_t> SupervisorChild(pid_t frontend) {
+  for (pid_t c : ChildrenOf(frontend)) {
+    if (ExeOf(c) == "tandem-supervisor") return c;
+  }
+  return std::nullopt;
+}
+
+// tandem-frontend as a child of the test: its own data dir, port 0, its local replica (a unique
+// replica id, so a unique segment) unless `extra` names --replica.
+class FrontendProcess {
+ public:
+  explicit FrontendProcess(const std::vector<std::string>& extra = {})
+      : dir_("frontend"), replica_id_(UniqueReplicaId()) {
+    std::vector<std::string> argv = {TANDEM_FRONTEND_BIN,
+                                     "--data-dir",
+                                     dir_.File("data"),
+                                     "--sql-listen-addr",
+                                     "127.0.0.1:0",
+                                     "--endpoints-file",
+                                     dir_.File("frontend.endpoints"),
+                                     "--supervisor-binary",
+                                     TANDEM_SUPERVISOR_BIN,
+                                     "--replica-id",
+                                     replica_id_,
+                                     "--shm-size",
+                                     "32MiB",
+                                     "--replica-grace-period",
+                                     "3",
+                                     "--log-level",
+                                     "debug"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv_ = argv;
+    Spawn();
+  }
+
+  // Starts the frontend again on the same data dir, replica id and flags (after Kill): a new SQL
+  // port (port 0), its endpoints file written anew.
+  void Restart() {
+    std::error_code ec;
+    std::filesystem::remove(dir_.File("frontend.endpoints"), ec);
+    port_ = 0;
+    Spawn();
+  }
+
+  ~FrontendProcess() {
+    std::optional<pid_t> supervisor = pid_ > 0 ? SupervisorChild(pid_) : std::nullopt;
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      int status = 0;
+      if (!Eventually([&] { return waitpid(pid_, &status, WNOHANG) == pid_; }, 20s)) {
+        ADD_FAILURE() << "tandem-frontend did not stop on SIGTERM\n" << Log();
+        kill(pid_, SIGKILL);
+        waitpid(pid_, &status, 0);
+      } else {
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status << "\n"
+                                                                   << Log();
+      }
+    }
+    // Whatever happened, nothing is left behind.
+    if (supervisor && !Eventually([&] { return ProcessGone(*supervisor); }, 10s)) {
+      ADD_FAILURE() << "the local replica outlived the frontend";
+      kill(*supervisor, SIGKILL);
+    }
+    // A clean stop removes the segment (the supervisor's own cleanup); removed here whatever
+    // happened, so that a failure leaves nothing behind either.
+    EXPECT_TRUE(Eventually([&] { return !std::filesystem::exists(Segment()); }, 10s))
+        << Segment() << " is left\n"
+        << Log();
+    std::error_code ec;
+    std::filesystem::remove(Segment(), ec);
+    std::filesystem::remove(Segment() + ".readers", ec);
+  }
+
+  // The SQL port, from the endpoints file (0 when it never came).
+  int Port() {
+    if (port_ == 0) {
+      const std::string file = dir_.File("frontend.endpoints");
+      (void)Eventually(
+          [&] {
+            std::ifstream in(file);
+            std::string line;
+            if (!std::getline(in, line) || line.rfind("sql_listen_addr=", 0) != 0) return false;
+            port_ = std::atoi(line.c_str() + line.rfind(':') + 1);
+            return port_ > 0;
+          },
+          60s);
+    }
+    return port_;
+  }
+
+  BinaryRun Psql(const std::string& sql) {
+    return RunBinary(testing::Psql(),
+                     {"-X", "-h", "127.0.0.1", "-p", std::to_string(Port()), "-d", "tandem", "-U",
+                      "anyone", "-v", "ON_ERROR_STOP=1", "-c", sql},
+                     {.limit = 30s, .strip_tandem_env = true});
+  }
+
+  pid_t pid() const { return pid_; }
+  // Kills the frontend with SIGKILL and reaps it (the destructor then has nothing to stop).
+  void Kill() {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  std::string Segment() const { return "/dev/shm/tandem." + replica_id_; }
+  std::string Log() const {
+    std::ifstream in(dir_.File("log"));
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+ private:
+  void Spawn() {
+    const int log = open(dir_.File("log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    pid_ = SpawnTiedToTest(argv_, ChildEnvironment(true), log, log);
+    close(log);
+  }
+
+  TempDir dir_;
+  std::string replica_id_;
+  std::vector<std::string> argv_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+TEST(FrontendProcess, BadFlagExitsWithUsage) {
+  TempDir dir("frontend");
+  BinaryRun run = RunBinary(TANDEM_FRONTEND_BIN, {"--data-dir", dir.path(), "--no-such-flag"});
+  EXPECT_EQ(run.exit, 64) << DescribeRun(run);
+  EXPECT_NE(run.err.find("--no-such-flag"), std::string::npos) << DescribeRun(run);
+  run = RunBinary(TANDEM_FRONTEND_BIN, {"--sql-listen-addr", "127.0.0.1:0"});
+  EXPECT_EQ(run.exit, 64) << DescribeRun(run);
+  EXPECT_NE(run.err.find("--data-dir"), std::string::npos) << DescribeRun(run);
+  run = RunBinary(TANDEM_FRONTEND_BIN, {"--data-dir", dir.path(), "--replica", "nonsense"});
+  EXPECT_EQ(run.exit, 64) << DescribeRun(run);
+}
+
+TEST(FrontendProcess, ListenAddressInUseExitsUnavailable) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string taken = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  TempDir dir("frontend");
+  // A replica endpoint nobody serves: no local replica to start, the listener fails first.
+  BinaryRun run = RunBinary(TANDEM_FRONTEND_BIN, {"--data-dir", dir.path(), "--sql-listen-addr",
+                                                  taken, "--replica", "tcp://127.0.0.1:1"});
+  close(fd);
+  EXPECT_EQ(run.exit, 69) << DescribeRun(run);
+  EXPECT_NE(run.err.find(taken), std::string::npos) << DescribeRun(run);
+}
+
+TEST(FrontendProcess, PsqlConnectsAndIsAnswered) {
+  ClientEnvironment();
+  FrontendProcess frontend;
+  ASSERT_GT(frontend.Port(), 0) << frontend.Log();
+  BinaryRun run = frontend.Psql(";");
+  EXPECT_EQ(run.exit, 0) << DescribeRun(run) << frontend.Log();
+  run = frontend.Psql("BEGIN; COMMIT");
+  EXPECT_EQ(run.exit, 0) << DescribeRun(run);
+  run = frontend.Psql("SHOW server_version");
+  EXPECT_EQ(run.exit, 0) << DescribeRun(run);
+  EXPECT_NE(run.out.find("Tandem"), std::string::npos) << DescribeRun(run);
+  // What needs the planner is refused, naming the statement; bad SQL is PostgreSQL's error.
+  run = frontend.Psql("SELECT 1");
+  EXPECT_NE(run.exit, 0) << DescribeRun(run);
+  EXPECT_NE(run.err.find("SELECT is not supported yet"), std::string::npos) << DescribeRun(run);
+  run = frontend.Psql("SELEC 1");
+  EXPECT_NE(run.exit, 0) << DescribeRun(run);
+  EXPECT_NE(run.err.find("syntax error at or near \"SELEC\""), std::string::npos)
+      << DescribeRun(run);
+}
+
+// psycopg2 in its default mode wraps every statement in BEGIN: the transaction states it tracks
+// (in a block, failed in it, idle after ROLLBACK/COMMIT) are PostgreSQL's.
+TEST(FrontendProcess, Psycopg2SeesPostgresTransactionStates) {
+  ClientEnvironment();
+  FrontendProcess frontend;
+  ASSERT_GT(frontend.Port(), 0) << frontend.Log();
+  const std::string script =
+      "import sys, psycopg2\n"
+      "from psycopg2 import extensions as x\n"
+      "c = psycopg2.connect(host='127.0.0.1', port=int(sys.argv[1]), dbname='tandem', "
+      "user='anyone')\n"
+      "cur = c.cursor()\n"
+      "cur.execute('SHOW server_version')\n"
+      "assert 'Tandem' in cur.fetchone()[0]\n"
+      "assert c.get_transaction_status() == x.TRANSACTION_STATUS_INTRANS\n"
+      "try:\n"
+      "    cur.execute('SELECT 1')\n"
+      "    sys.exit('SELECT 1 was answered')\n"
+      "except psycopg2.Error as e:\n"
+      "    assert e.pgcode == '0A000', e.pgcode\n"
+      "assert c.get_transaction_status() == x.TRANSACTION_STATUS_INERROR\n"
+      "c.rollback()\n"
+      "assert c.get_transaction_status() == x.TRANSACTION_STATUS_IDLE\n"
+      "cur.execute('SHOW server_version')\n"
+      "c.commit()\n"
+      "print('ok')\n";
+  BinaryRun run = RunBinary("/usr/bin/python3", {"-c", script, std::to_string(frontend.Port())});
+  EXPECT_EQ(run.exit, 0) << DescribeRun(run);
+  EXPECT_EQ(run.out, "ok\n") << DescribeRun(run);
+}
+
+TEST(FrontendProcess, LocalReplicaIsRestartedWhenKilled) {
+  FrontendProcess frontend;
+  ASSERT_GT(frontend.Port(), 0) << frontend.Log();
+  std::optional<pid_t> first;
+  ASSERT_TRUE(
+      Eventually([&] { return (first = SupervisorChild(frontend.pid())).has_value(); }, 10s))
+      << frontend.Log();
+  // Killed once the driver replayed to it (its first session), so that coming back is a second.
+  auto replayed = [&](int n) {
+    return frontend.Log().find("replayed the history (0 commands): replay " + std::to_string(n)) !=
+           std::string::npos;
+  };
+  ASSERT_TRUE(Eventually([&] { return replayed(1); }, 30s)) << frontend.Log();
+  kill(*first, SIGKILL);
+  std::optional<pid_t> second;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        second = SupervisorChild(frontend.pid());
+        return second && *second != *first;
+      },
+      30s))
+      << frontend.Log();
+  // The restarted replica serves again: the driver reconnected and replayed to it.
+  EXPECT_TRUE(Eventually([&] { return replayed(2); }, 30s)) << frontend.Log();
+  BinaryRun run = frontend.Psql(";");
+  EXPECT_EQ(run.exit, 0) << DescribeRun(run);
+}
+
+TEST(FrontendProcess, KilledFrontendTakesItsReplicaDown) {
+  FrontendProcess frontend;
+  ASSERT_GT(frontend.Port(), 0) << frontend.Log();
+  std::optional<pid_t> supervisor;
+  ASSERT_TRUE(
+      Eventually([&] { return (supervisor = SupervisorChild(frontend.pid())).has_value(); }, 10s))
+      << frontend.Log();
+  ASSERT_TRUE(Eventually([&] { return std::filesystem::exists(frontend.Segment()); }, 30s))
+      << frontend.Log();
+  frontend.Kill();
+  // The parent-death signal (SIGTERM) stops the supervisor, which stops its runtimes and
+  // removes its segment.
+  EXPECT_TRUE(Eventually([&] { return ProcessGone(*supervisor); }, 20s)) << frontend.Log();
+  EXPECT_TRUE(Eventually([&] { return !std::filesystem::exists(frontend.Segment()); }, 20s))
+      << frontend.Log();
+}
+
+// A frontend SIGKILLed and started again at once on its data dir comes up: its old replica,
+// still stopping (parent-death signal), holds the segment for a moment — the new one's first
+// start is tried again until it is free.
+TEST(FrontendProcess, ASigkilledFrontendStartsAgainOnItsDataDir) {
+  ClientEnvironment();
+  FrontendProcess frontend;
+  ASSERT_GT(frontend.Port(), 0) << frontend.Log();
+  std::optional<pid_t> old;
+  ASSERT_TRUE(Eventually([&] { return (old = SupervisorChild(frontend.pid())).has_value(); }, 10s))
+      << frontend.Log();
+  frontend.Kill();
+  frontend.Restart();
+  ASSERT_GT(frontend.Port(), 0) << frontend.Log();
+  BinaryRun run = frontend.Psql(";");
+  EXPECT_EQ(run.exit, 0) << DescribeRun(run) << frontend.Log();
+  EXPECT_TRUE(ProcessGone(*old));
+}
+
+// --replica: replicas an orchestrator runs (the tests' SupervisorProcess). The frontend drives
+// both; one SIGKILLed and restarted by its orchestrator is replayed again, the other untouched.
+TEST(FrontendProcess, ReplicasGivenByEndpointAreReplayedWhenTheyComeBack) {
+  SupervisorOptions o;
+  o.worker_binary = TANDEM_WORKER_BIN;
+  SupervisorProcess a(o), b(o);
+  ASSERT_TRUE(a.WaitReady()) << a.Log();
+  ASSERT_TRUE(b.WaitReady()) << b.Log();
+  FrontendProcess frontend(
+      {"--replica", a.controller_endpoint(), "--replica", b.controller_endpoint()});
+  ASSERT_GT(frontend.Port(), 0) << frontend.Log();
+  EXPECT_FALSE(SupervisorChild(frontend.pid()).has_value()) << "no local replica with --replica";
+  auto replayed = [&](int replica, int n) {
+    return frontend.Log().find("replica " + std::to_string(replica) + " (" +
+                               (replica == 0 ? a : b).controller_endpoint() +
+                               ") replayed the history (0 commands): replay " +
+                               std::to_string(n)) != std::string::npos;
+  };
+  ASSERT_TRUE(Eventually([&] { return replayed(0, 1) && replayed(1, 1); }, 30s)) << frontend.Log();
+  ASSERT_TRUE(b.Kill());
+  b.Restart();
+  ASSERT_TRUE(b.WaitReady()) << b.Log();
+  EXPECT_TRUE(Eventually([&] { return replayed(1, 2); }, 30s)) << frontend.Log();
+  EXPECT_FALSE(replayed(0, 2)) << "the replica that kept running kept its session";
+  BinaryRun run = frontend.Psql(";");
+  EXPECT_EQ(run.exit, 0) << DescribeRun(run);
+}
+
+// ---- in process: the local replica and the replica driver of tandem_frontend_core
+
+// Waits (bounded) for the driver's answer to a request.
+template <typename T>
+Result<T> Await(std::future<Result<T>>& f) {
+  if (f.wait_for(60s) != std::future_status::ready) return Status::Unavailable("no answer");
+  return f.get();
+}
+
+Result<fe::PeekAnswer> PeekU21(fe::ReplicaDriver& driver) {
+  auto promise = std::make_shared<std::promise<Result<fe::PeekAnswer>>>();
+  auto future = promise->get_future();
+  fe::PeekRequest r;
+  r.index = "u21";
+  r.deadline = std::chrono::steady_clock::now() + 20s;
+  driver.Peek(r, [promise](Result<fe::PeekAnswer> a) { promise->set_value(std::move(a)); });
+  return Await(future);
+}
+
+TEST(FrontendDriver, ReplaysARestartedReplicaAndAnswersItsPeeks) {
+  TempDir dir("frontend-driver");
+  fe::LocalReplicaConfig config;
+  config.supervisor_binary = TANDEM_SUPERVISOR_BIN;
+  config.replica_id = UniqueReplicaId();
+  config.shm_size = "32MiB";
+  config.grace_period_s = 3;
+  config.log_level = "warn";
+  const std::string segment = "/dev/shm/tandem." + config.replica_id;
+  fe::LocalReplica local(config, dir.path());
+  auto endpoint = local.Start();
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status().ToString();
+
+  // A history of one dataflow: key_value source u19, u20 = Reduce(u19), indexed by u21.
+  fe::InMemoryReplayHistory history({samples::SecondaryDataflowFromSources()});
+  fe::ReplicaDriver::Options options;
+  options.endpoints = {*endpoint};
+  options.history_window = 1000ms;
+  auto driver = fe::ReplicaDriver::Create(options, history);
+  ASSERT_TRUE(driver.ok()) << driver.status().ToString();
+  (*driver)->Start();
+
+  auto before = PeekU21(**driver);
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  EXPECT_TRUE(before->response.has_rows());
+
+  const pid_t first = local.pid();
+  ASSERT_GT(first, 0);
+  kill(first, SIGKILL);
+  // Restarted by LocalReplica, reconnected and replayed by the driver: nobody else acts.
+  ASSERT_TRUE(Eventually([&] { return local.starts() >= 2 && local.pid() > 0; }, 30s));
+  ASSERT_TRUE(Eventually(
+      [&] {
+        auto replicas = (*driver)->Replicas();
+        return replicas.size() == 1 && replicas[0].replays >= 2 && replicas[0].state == "up";
+      },
+      30s));
+  auto after = PeekU21(**driver);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_TRUE(after->response.has_rows());
+  EXPECT_GE(after->timestamp, 5u);  // the dataflow's as_of: never before it
+
+  (*driver)->Stop();
+  local.Stop();
+  EXPECT_TRUE(Eventually([&] { return !std::filesystem::exists(segment); }, 20s));
+}
+
+// Posts a request and waits (bounded) for its answer.
+template <typename T, typename Post>
+Result<T> Ask(Post post) {
+  auto promise = std::make_shared<std::promise<Result<T>>>();
+  auto future = promise->get_future();
+  post([promise](Result<T> a) { promise->set_value(std::move(a)); });
+  return Await(future);
+}
+
+std::multiset<std::string> RowsOf(const ipc::pb::PeekResponse& r) {
+  std::multiset<std::string> out;
+  for (const auto& rc : r.rows().rows()) {
+    std::string row = std::to_string(rc.count()) + "x";
+    for (const auto& d : rc.row().datums()) {
+      row += d.has_int64() ? std::to_string(d.int64()) : d.has_string() ? d.string() : "?";
+      row += ",";
+    }
+    out.insert(row);
+  }
+  return out;
+}
+
+// DDL through Submit, a write answered with its time, reads at or after it (a peek, a one-shot),
+// and the history window: a time older than it is compacted away by the driver on its own.
+TEST(FrontendDriver, WritesAreReadBackAndOldTimesAreCompacted) {
+  TempDir dir("frontend-driver");
+  fe::LocalReplicaConfig config;
+  config.supervisor_binary = TANDEM_SUPERVISOR_BIN;
+  config.replica_id = UniqueReplicaId();
+  config.shm_size = "32MiB";
+  config.grace_period_s = 3;
+  config.log_level = "warn";
+  fe::LocalReplica local(config, dir.path());
+  auto endpoint = local.Start();
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status().ToString();
+  fe::InMemoryReplayHistory history;
+  fe::ReplicaDriver::Options options;
+  options.endpoints = {*endpoint};
+  options.history_window = 300ms;
+  std::atomic<tandem::Time> compacted_u41{0};
+  options.on_compaction = [&](const std::string& index, tandem::Time t) {
+    if (index == "u41") compacted_u41 = t;
+  };
+  auto created = fe::ReplicaDriver::Create(options, history);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  fe::ReplicaDriver& driver = **created;
+  driver.Start();
+  auto deadline = [] { return std::chrono::steady_clock::now() + 20s; };
+
+  // An upsert table u40 keyed by k, indexed by u41.
+  ipc::pb::Command table = samples::EmptyDataflow("table", 0);
+  *samples::Desc(table)->add_source_imports() = samples::TableImport("u40", {0});
+  *samples::Desc(table)->add_index_exports() = samples::Export("u41", "u40", {0});
+  fe::SubmitRequest ddl;
+  ddl.commands = {table};
+  ddl.deadline = deadline();
+  auto submitted = Ask<fe::SubmitAnswer>(
+      [&](fe::Done<fe::SubmitAnswer> done) { driver.Submit(ddl, std::move(done)); });
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  EXPECT_EQ(submitted->accepted, (std::set<std::size_t>{0}));
+  ASSERT_TRUE(history.Record(table));
+
+  fe::WriteRequest write;
+  write.write.set_id("u40");
+  *write.write.add_updates()->mutable_upsert() = samples::MakeRow(
+      {samples::IntDatum(1), samples::StringDatum("one"), samples::FloatDatum(0.5)});
+  write.deadline = deadline();
+  auto written = Ask<fe::WriteAnswer>(
+      [&](fe::Done<fe::WriteAnswer> done) { driver.Write(write, std::move(done)); });
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  const tandem::Time t = written->time;
+  ASSERT_GT(t, 0u);
+
+  // Read your writes: at or after the write's time, the row is there.
+  fe::PeekRequest peek;
+  peek.index = "u41";
+  peek.time.floor = t;
+  peek.tables = {"u40"};
+  peek.deadline = deadline();
+  auto read = Ask<fe::PeekAnswer>(
+      [&](fe::Done<fe::PeekAnswer> done) { driver.Peek(peek, std::move(done)); });
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_GE(read->timestamp, t);
+  EXPECT_EQ(RowsOf(read->response), (std::multiset<std::string>{"1x1,one,?,"}));
+
+  fe::OneShotRequest one_shot;
+  one_shot.imports = {samples::Import("u41", "u40", samples::TableSchema(), {0})};
+  one_shot.plan = samples::GetPlan("u40");
+  one_shot.key = {0};
+  one_shot.time.floor = t;
+  one_shot.tables = {"u40"};
+  one_shot.deadline = deadline();
+  auto computed = Ask<fe::PeekAnswer>(
+      [&](fe::Done<fe::PeekAnswer> done) { driver.OneShot(one_shot, std::move(done)); });
+  ASSERT_TRUE(computed.ok()) << computed.status().ToString();
+  EXPECT_GE(computed->timestamp, t);
+  EXPECT_EQ(RowsOf(computed->response), (std::multiset<std::string>{"1x1,one,?,"}));
+
+  // The driver compacts u41 to its latest time minus 300 ms: the write's own time goes.
+  std::string last;
+  EXPECT_TRUE(Eventually(
+      [&] {
+        fe::PeekRequest old = peek;
+        old.time = fe::ReadTime();
+        old.time.kind = fe::ReadTime::Kind::kExactly;
+        old.time.at = t;
+        old.deadline = std::chrono::steady_clock::now() + 5s;
+        auto r = Ask<fe::PeekAnswer>(
+            [&](fe::Done<fe::PeekAnswer> done) { driver.Peek(old, std::move(done)); });
+        last = r.ok() ? "rows" : r.status().ToString();
+        return !r.ok() && r.status().message().find("compacted") != std::string::npos;
+      },
+      20s))
+      << last;
+  EXPECT_GT(compacted_u41.load(), t);  // told to the catalog: where an importer may start
+
+  // A read at a time an hour ahead waits there; a cancel ends it at once, the driver's own and a
+  // session's (CancelToken, through AwaitDriver).
+  fe::PeekRequest ahead = peek;
+  ahead.time = fe::ReadTime();
+  ahead.time.kind = fe::ReadTime::Kind::kExactly;
+  ahead.time.at = t + 3600 * 1000;
+  ahead.deadline = std::chrono::steady_clock::now() + 60s;
+  const auto start = std::chrono::steady_clock::now();
+  auto canceled = Ask<fe::PeekAnswer>(
+      [&](fe::Done<fe::PeekAnswer> done) { driver.Cancel(driver.Peek(ahead, std::move(done))); });
+  ASSERT_FALSE(canceled.ok());
+  EXPECT_EQ(canceled.status().message(), "canceled");
+  fe::CancelToken token;
+  token.Cancel();
+  auto by_session = fe::AwaitDriver<fe::PeekAnswer>(
+      token, driver, ahead.deadline,
+      [&](fe::Done<fe::PeekAnswer> done) { return driver.Peek(ahead, std::move(done)); });
+  ASSERT_FALSE(by_session.ok());
+  EXPECT_EQ(by_session.status().message(), "canceled");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  driver.Stop();
+  local.Stop();
+}
+
+TEST(FrontendDriver, ARequestWaitsForAReplicaAtMostItsDeadline) {
+  fe::InMemoryReplayHistory history;
+  fe::ReplicaDriver::Options options;
+  options.endpoints = {"tcp://127.0.0.1:1"};  // nothing listens
+  options.hello_timeout = 500ms;
+  auto driver = fe::ReplicaDriver::Create(options, history);
+  ASSERT_TRUE(driver.ok()) << driver.status().ToString();
+  (*driver)->Start();
+  auto promise = std::make_shared<std::promise<Result<fe::PeekAnswer>>>();
+  auto future = promise->get_future();
+  fe::PeekRequest r;
+  r.index = "u1";
+  const auto start = std::chrono::steady_clock::now();
+  r.deadline = start + 1s;
+  (*driver)->Peek(r, [promise](Result<fe::PeekAnswer> a) { promise->set_value(std::move(a)); });
+  auto answer = Await(future);
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(answer.ok());
+  EXPECT_EQ(answer.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(answer.status().message().find("no replica is connected"), std::string::npos)
+      << answer.status().ToString();
+  EXPECT_GE(took, 1s);
+  EXPECT_LT(took, 10s);
+  // After Stop, a request is refused at once.
+  (*driver)->Stop();
+  auto refused = std::make_shared<std::promise<Result<tandem::Time>>>();
+  auto refused_future = refused->get_future();
+  fe::LatestRequest latest;
+  latest.indexes = {"u1"};
+  latest.deadline = std::chrono::steady_clock::now() + 10s;
+  (*driver)->LatestReadable(
+      latest, [refused](Result<tandem::Time> t) { refused->set_value(std::move(t)); });
+  ASSERT_EQ(refused_future.wait_for(0s), std::future_status::ready);
+  EXPECT_FALSE(refused_future.get().ok());
+}
+
+}  // namespace
+}  // namespace tandem::testing
