@@ -90,7 +90,7 @@ struct RowComparison {
   // may return ties in any order. Empty: every column, so the lists must be equal row by row.
   // (A LIMIT that cuts through a run of ties makes the answer itself arbitrary: the query must
   // order by columns that decide which rows are kept.)
-  std::vector<std::size_t> order_columns;
+  std::vector<std::size_t> order_columns = {};
   // float4/float8 columns: at most this many units in the last place apart (0: the same number).
   std::uint64_t float_ulps = 0;
   // float4/float8 columns compared as texts, spelling included (float_ulps then does nothing).
