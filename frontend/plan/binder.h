@@ -114,7 +114,8 @@ struct OrderedRelation {
 
 class Binder {
  public:
-  Binder(const CatalogReader& catalog, std::string_view sql) : catalog_(catalog), sql_(sql) {}
+  Binder(const CatalogReader& catalog, std::string_view sql)
+      : catalog_(catalog), sql_(sql), text_(sql) {}
 
   // The whole query, finished for the top level or (nested) with its LIMIT as a TopK.
   OrderedRelation BindQuery(const pg_query::Node& query, const CteScope& ctes);

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -624,7 +625,13 @@ BoundExpr Binder::BindOperator(const std::string& op, BoundExpr left, BoundExpr 
   } else if (right.type == pb::SCALAR_TYPE_UNSPECIFIED) {
     right = Coerce(std::move(right), left.type, location, "operand");
   }
-  const std::string signature = TypeSqlName(left.type) + " " + op + " " + TypeSqlName(right.type);
+  // PostgreSQL types an integer constant that fits 32 bits `integer`: its messages say so.
+  auto shown = [](const BoundExpr& e) {
+    if (e.int_literal && e.int_value >= INT32_MIN && e.int_value <= INT32_MAX)
+      return std::string("integer");
+    return TypeSqlName(e.type);
+  };
+  const std::string signature = shown(left) + " " + op + " " + shown(right);
   const bool numbers = [](pb::ScalarType t) {
     return t == pb::INT64 || t == pb::FLOAT64;
   }(left.type) && (right.type == pb::INT64 || right.type == pb::FLOAT64);
