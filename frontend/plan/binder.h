@@ -180,6 +180,8 @@ class Binder {
                                  const CteScope& ctes);
   Relation FinishNested(OrderedRelation ordered);
   void CheckDistinctTables(const Relation& left, const Relation& right, int location) const;
+  // 54001 when `plan` is over kMaxPlanBytes.
+  void CheckSize(const pb::Plan& plan) const;
 
   // ---- expressions (expr_binder.cc)
   BoundExpr BindColumnRef(const pg_query::ColumnRef& ref, const ExprContext& context);
@@ -204,6 +206,7 @@ class Binder {
   std::string_view text_;  // the text the node locations being bound are into ("" in a view)
   int depth_ = 0;
   int view_depth_ = 0;
+  int relations_bound_ = 0;  // FROM items bound so far (kMaxBoundRelations)
   std::vector<pb::IndexImport> imports_;
   std::vector<std::string> import_objects_;
 };

@@ -155,7 +155,7 @@ namespace {
 int ExprNesting(const pb::ScalarExpr& expr) {
   switch (expr.kind_case()) {
     case pb::ScalarExpr::kLiteral:
-      return 3;  // Literal, Datum, its value
+      return 4;  // Literal, Datum, its value (a Null message)
     case pb::ScalarExpr::kUnary:
       return 2 + ExprNesting(expr.unary().expr());
     case pb::ScalarExpr::kBinary:

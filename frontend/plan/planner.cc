@@ -53,6 +53,11 @@ SqlResult<PlannedRelation> PlanQuery(const pg_query::Node& query, const CatalogR
     scope[import.on()] = import.schema();
     scope[import.id()] = import.schema();
   }
+  if (out.plan.ByteSizeLong() > kMaxPlanBytes) {
+    return SqlError(sqlstate::kStatementTooComplex,
+                    "statement is too complex: its plan would be over " +
+                        std::to_string(kMaxPlanBytes) + " bytes");
+  }
   const int nesting = PlanNesting(out.plan);
   if (nesting > kMaxPlanNesting) {
     return SqlError(sqlstate::kStatementTooComplex,

@@ -10,8 +10,8 @@
 //     `columns`' types and nullability: a plan the replica would refuse is a planner bug, reported
 //     as XX000, never sent;
 //   * it Gets only the `on` ids of `imports`, one import per collection read;
-//   * it nests at most kMaxPlanNesting protobuf messages deep (the replica's decoder refuses more):
-//     a deeper one is refused with 54001;
+//   * it nests at most kMaxPlanNesting protobuf messages deep (the replica's decoder refuses more)
+//     and is at most kMaxPlanBytes: a deeper or larger one is refused with 54001;
 //   * it answers what PostgreSQL 15 answers for the same query over the same rows (README.md lists
 //     the few documented differences of type); a construct the planner cannot plan exactly is
 //     refused with 0A000 naming it — never a wrong answer.
@@ -47,6 +47,13 @@ inline constexpr int kMaxViewDepth = 32;
 // Protobuf messages a plan may nest (a Command, a CreateDataflow, a DataflowDescription and a
 // BuildDesc around it stay within the decoder's 100).
 inline constexpr int kMaxPlanNesting = 90;
+// The largest plan (serialised) a query may become: FULL JOIN, INTERSECT, NOT IN and CTEs
+// referenced several times copy their inputs, so a short statement can ask for a plan
+// exponentially large. Checked as each relation is built, so the binder never holds much more.
+inline constexpr std::size_t kMaxPlanBytes = std::size_t{1} << 20;
+// FROM items a query may bind, each view and each WITH reference bound again counted: bounds the
+// work of a statement whose CTEs or views name each other several times over (54001 past it).
+inline constexpr int kMaxBoundRelations = 1000;
 
 struct PlannedRelation {
   ipc::pb::Plan plan;                         // Gets only the `on` ids of `imports`

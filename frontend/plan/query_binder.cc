@@ -112,7 +112,15 @@ Relation Binder::BindNestedSelect(const pg_query::SelectStmt& select, const CteS
   return FinishNested(std::move(ordered));
 }
 
+void Binder::CheckSize(const pb::Plan& plan) const {
+  if (plan.ByteSizeLong() > kMaxPlanBytes) {
+    Fail(sqlstate::kStatementTooComplex, "statement is too complex: its plan would be over " +
+                                             std::to_string(kMaxPlanBytes) + " bytes");
+  }
+}
+
 Relation Binder::FinishNested(OrderedRelation ordered) {
+  CheckSize(ordered.relation.plan);
   Relation r = std::move(ordered.relation);
   if (ordered.limit.has_value() && *ordered.limit == 0) {
     r.plan = MfpPlan(std::move(r.plan), {}, {BoolExpr(false)}, {});
@@ -594,6 +602,7 @@ OrderedRelation Binder::BindSetOperation(const pg_query::SelectStmt& select, con
       break;
     }
   }
+  CheckSize(plan);
   OrderedRelation out;
   out.relation.plan = std::move(plan);
   out.relation.columns = left.columns;
@@ -689,6 +698,12 @@ Relation Binder::CrossJoin(Relation left, Relation right, int location) {
 
 Relation Binder::BindFromItem(const pg_query::Node& item, const CteScope& ctes) {
   DepthGuard guard(this);
+  if (++relations_bound_ > kMaxBoundRelations) {
+    Fail(sqlstate::kStatementTooComplex,
+         "statement is too complex: it reads more than " + std::to_string(kMaxBoundRelations) +
+             " relations, each view and WITH query counted where it is named",
+         NodeLocation(item));
+  }
   switch (item.node_case()) {
     case pg_query::Node::kRangeVar:
       return BindRangeVar(item.range_var(), ctes);
@@ -1016,6 +1031,7 @@ Relation Binder::BindJoin(const pg_query::JoinExpr& join, const CteScope& ctes) 
     for (auto c : right.star) r.star.push_back(c + la);
   }
   r.plan = std::move(plan);
+  CheckSize(r.plan);
   if (join.has_alias()) {
     ApplyAlias(*this, &r, join.alias().aliasname(), &join.alias().colnames(), location);
   }
@@ -1137,6 +1153,24 @@ Relation Binder::ApplySubqueryConjunct(Relation input, const pg_query::SubLink& 
       }
     }
     correlation = inner_keys.size();
+    // The select list is checked as PostgreSQL would (an unknown column is an error even under
+    // EXISTS); the outer query's columns in it are not planned.
+    for (const auto& t : sub.target_list()) {
+      const auto& val = t.res_target().val();
+      if (val.has_column_ref() && val.column_ref().fields().rbegin()->has_a_star()) continue;
+      bool used_outer = false;
+      ExprContext context;
+      context.input = &from;
+      context.outer = &input;
+      context.used_outer = &used_outer;
+      context.clause = "SELECT";
+      (void)Bind(val, context);
+      if (used_outer) {
+        Fail(sqlstate::kFeatureNotSupported,
+             "a subquery whose select list reads the outer query's columns is not supported",
+             t.res_target().location());
+      }
+    }
     if (in) {
       if (sub.target_list_size() != 1) {
         Fail(sqlstate::kSyntaxError,
@@ -1197,6 +1231,7 @@ Relation Binder::ApplySubqueryConjunct(Relation input, const pg_query::SubLink& 
     out.plan = EquiJoin(std::move(input.plan), n, outer_keys, std::move(distinct_keys), k,
                         key_columns, pb::INNER);
     out.plan = MfpPlan(std::move(out.plan), {}, {}, Iota(0, n));
+    CheckSize(out.plan);
     return out;
   }
   pb::Plan marked = MfpPlan(std::move(distinct_keys), {BoolExpr(true)}, {}, {});
@@ -1234,6 +1269,7 @@ Relation Binder::ApplySubqueryConjunct(Relation input, const pg_query::SubLink& 
     arity += static_cast<std::uint32_t>(stats_arity);
   }
   out.plan = MfpPlan(std::move(probe), {}, predicates, Iota(0, n));
+  CheckSize(out.plan);
   return out;
 }
 

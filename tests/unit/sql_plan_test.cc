@@ -600,6 +600,11 @@ TEST_F(SqlPlanTest, UnsupportedConstructsAreRefusedNamingThem) {
                 "a correlated subquery's condition other than an equality of its own columns "
                 "with the outer query's is not supported",
                 false);
+  ExpectRefused("SELECT * FROM t WHERE a IN (SELECT t.b FROM u)", "0A000",
+                "a subquery whose select list reads the outer query's columns is not supported",
+                false);
+  ExpectRefused("SELECT * FROM t WHERE EXISTS (SELECT nope FROM u)", "42703",
+                "column \"nope\" does not exist", true);
   ExpectRefused("SELECT a::int4 FROM t", "0A000",
                 "type int4 is not supported yet: the types are bigint (int8), double precision "
                 "(float8), text and boolean",
@@ -628,6 +633,26 @@ TEST_F(SqlPlanTest, DeepExpressionsAreRefusedNotCrashed) {
   auto refused = Plan(deeper);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().sqlstate, "54001") << refused.error().ToString();
+}
+
+TEST_F(SqlPlanTest, PlansThatWouldExplodeAreRefusedBeforeTheyAreBuilt) {
+  // Each FULL JOIN copies both its inputs; each CTE reference binds the CTE again.
+  std::string full = "SELECT count(*) FROM t t0";
+  for (int i = 1; i < 40; ++i) {
+    full += " FULL JOIN t t" + std::to_string(i) + " ON t" + std::to_string(i) + ".a = t" +
+            std::to_string(i - 1) + ".a";
+  }
+  auto planned = Plan(full);
+  ASSERT_FALSE(planned.ok());
+  EXPECT_EQ(planned.error().sqlstate, "54001") << planned.error().ToString();
+  std::string ctes = "WITH c0 AS (SELECT a FROM t)";
+  for (int i = 1; i < 40; ++i) {
+    ctes += ", c" + std::to_string(i) + " AS (SELECT a FROM c" + std::to_string(i - 1) +
+            " UNION ALL SELECT a FROM c" + std::to_string(i - 1) + ")";
+  }
+  planned = Plan(ctes + " SELECT * FROM c39");
+  ASSERT_FALSE(planned.ok());
+  EXPECT_EQ(planned.error().sqlstate, "54001") << planned.error().ToString();
 }
 
 }  // namespace
