@@ -124,6 +124,10 @@ class Binder {
   Relation BindNestedSelect(const pg_query::SelectStmt& select, const CteScope& ctes,
                             std::vector<std::string>* names);
 
+  // A plan of `r`'s column types with no rows that reads nothing of `r` (LIMIT 0: no data error
+  // of `r`'s inputs can reach it, as PostgreSQL never runs such a query's input).
+  pb::Plan NoRows(const Relation& r);
+
   const std::vector<pb::IndexImport>& imports() const { return imports_; }
   const std::vector<std::string>& import_objects() const { return import_objects_; }
   // The schema of every collection the plans Get (for plan typing).

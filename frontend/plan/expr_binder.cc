@@ -587,6 +587,13 @@ BoundExpr Binder::BindTypeCast(const pg_query::TypeCast& cast, const ExprContext
              "(float8), text and boolean",
          type_name.location());
   }
+  // A decimal constant cast to double precision: PostgreSQL reads the numeric's digits as a
+  // float8 (float8in of its text), which strtod of the same digits is.
+  if (type == pb::FLOAT64 && cast.arg().has_a_const() && cast.arg().a_const().has_fval()) {
+    BoundExpr text;
+    text.literal = cast.arg().a_const().fval().fval();
+    return Coerce(std::move(text), pb::FLOAT64, cast.location(), "cast");
+  }
   BoundExpr arg = Bind(cast.arg(), context);
   if (arg.type == type) return arg;
   if (arg.type == pb::SCALAR_TYPE_UNSPECIFIED || (arg.int_literal && type == pb::FLOAT64)) {

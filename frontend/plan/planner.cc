@@ -32,7 +32,11 @@ SqlResult<PlannedRelation> PlanQuery(const pg_query::Node& query, const CatalogR
   // projected away by it.
   Relation& r = ordered.relation;
   if (ordered.limit.has_value() && *ordered.limit == 0) {
-    r.plan = MfpPlan(std::move(r.plan), {}, {BoolExpr(false)}, {});
+    try {
+      r.plan = binder.NoRows(r);
+    } catch (const PlanFailure& failure) {
+      return failure.error;
+    }
     ordered.limit.reset();
   }
   for (const auto& o : ordered.order) *out.finishing.add_order_by() = o;

@@ -123,7 +123,7 @@ Relation Binder::FinishNested(OrderedRelation ordered) {
   CheckSize(ordered.relation.plan);
   Relation r = std::move(ordered.relation);
   if (ordered.limit.has_value() && *ordered.limit == 0) {
-    r.plan = MfpPlan(std::move(r.plan), {}, {BoolExpr(false)}, {});
+    r.plan = NoRows(r);
   } else if (ordered.limit.has_value() || ordered.offset > 0) {
     pb::Plan plan;
     auto* top_k = plan.mutable_top_k();
@@ -614,6 +614,18 @@ OrderedRelation Binder::BindSetOperation(const pg_query::SelectStmt& select, con
 }
 
 // ---- FROM
+
+pb::Plan Binder::NoRows(const Relation& r) {
+  if (catalog_.FindObject(kOneRowObject) == nullptr) {
+    return MfpPlan(r.plan, {}, {BoolExpr(false)}, {});
+  }
+  Relation one = OneRow(-1);
+  std::vector<pb::ScalarExpr> nulls;
+  for (const auto& c : r.columns) nulls.push_back(NullExpr(c.type));
+  const std::size_t n = one.columns.size();
+  return MfpPlan(std::move(one.plan), std::move(nulls), {BoolExpr(false)},
+                 Iota(n, n + r.columns.size()));
+}
 
 Relation Binder::OneRow(int location) {
   const CatalogObject* object = catalog_.FindObject(kOneRowObject);

@@ -635,6 +635,50 @@ TEST_F(SqlPlanTest, DeepExpressionsAreRefusedNotCrashed) {
   EXPECT_EQ(refused.error().sqlstate, "54001") << refused.error().ToString();
 }
 
+TEST_F(SqlPlanTest, CombinationsOfClausesMatchPostgres) {
+  ExpectSameAsPostgres("SELECT * FROM (SELECT s FROM t ORDER BY b DESC LIMIT 2) AS x");
+  ExpectSameAsPostgres(
+      "(SELECT a FROM t ORDER BY a LIMIT 2) UNION ALL "
+      "(SELECT a FROM u ORDER BY a DESC NULLS LAST LIMIT 1)");
+  ExpectSameAsPostgres("SELECT a, t.s, u.s FROM t JOIN u USING (a) WHERE a > 1 AND u.c > 0");
+  ExpectSameAsPostgres("SELECT t.a, u.c FROM t LEFT JOIN u ON t.a + 1 = u.a");
+  ExpectSameAsPostgres("SELECT t.a, u.c FROM t RIGHT JOIN u ON t.a = u.a AND t.b > 10");
+  ExpectSameAsPostgres(
+      "SELECT * FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.a = t.a AND "
+      "u.s = t.s AND u.c < 1000)");
+  ExpectSameAsPostgres("SELECT * FROM t WHERE f IN (1, 2.5::float8, 3)");
+  ExpectSameAsPostgres("SELECT CASE WHEN p THEN 1 ELSE f END FROM t");
+  ExpectSameAsPostgres(
+      "SELECT u.s, count(DISTINCT t.a), count(*) FROM t JOIN u ON t.a = u.a "
+      "GROUP BY u.s");
+  ExpectSameAsPostgres("SELECT s, count(*) FROM t GROUP BY s HAVING s <> 'x'");
+  ExpectSameAsPostgres("SELECT (a + 1) * 2 FROM t GROUP BY a + 1");
+  ExpectSameAsPostgres("SELECT count(*) FROM t HAVING false ORDER BY 1", OrderedBy({0}));
+  ExpectSameAsPostgres("SELECT count(*) FROM t WHERE a IN (SELECT a FROM u)");
+  ExpectSameAsPostgres("SELECT v.x FROM v_nested v WHERE v.x > 1");
+  ExpectSameAsPostgres(
+      "WITH c AS (SELECT a FROM u) SELECT * FROM t WHERE a IN (SELECT a FROM c) AND "
+      "NOT EXISTS (SELECT 1 FROM c WHERE c.a = t.b)");
+  ExpectSameAsPostgres("SELECT a, s FROM u EXCEPT SELECT a, s FROM t WHERE a > 100");
+  ExpectSameAsPostgres("SELECT a, count(*) FROM t GROUP BY a HAVING a > 1 ORDER BY a LIMIT 2",
+                       OrderedBy({0}));
+  ExpectSameAsPostgres("SELECT a FROM t ORDER BY a OFFSET 2", OrderedBy({0}));
+  ExpectSameAsPostgres("SELECT s FROM t GROUP BY s ORDER BY max(b) DESC NULLS LAST LIMIT 2",
+                       OrderedBy({}));
+  ExpectSameAsPostgres("SELECT s, s IS DISTINCT FROM 'x', NULL IS DISTINCT FROM s FROM t");
+  ExpectSameAsPostgres("SELECT x.a, y.b FROM t x JOIN t y USING (a) WHERE x.b = y.b");
+  ExpectSameAsPostgres("SELECT DISTINCT p FROM t ORDER BY p", OrderedBy({0}));
+  ExpectSameAsPostgres("SELECT s FROM t UNION SELECT s FROM u EXCEPT SELECT 'x'");
+  ExpectSameAsPostgres("SELECT a FROM t INTERSECT SELECT a FROM u ORDER BY 1", OrderedBy({0}));
+  ExpectSameAsPostgres(
+      "SELECT t.*, u.c FROM t LEFT JOIN u ON u.a = t.a AND u.s = 'x' "
+      "ORDER BY t.a, t.b, u.c",
+      OrderedBy({}));
+  ExpectSameAsPostgres("SELECT count(*), min(b), max(b) FROM t, u WHERE t.a = u.a");
+  ExpectSameAsPostgres("SELECT NOT p, p AND a > 1, p OR a > 1 FROM t");
+  ExpectSameAsPostgres("SELECT COALESCE(u.c, t.b, -1) FROM t FULL JOIN u ON t.a = u.a");
+}
+
 TEST_F(SqlPlanTest, PlansThatWouldExplodeAreRefusedBeforeTheyAreBuilt) {
   // Each FULL JOIN copies both its inputs; each CTE reference binds the CTE again.
   std::string full = "SELECT count(*) FROM t t0";
