@@ -89,6 +89,8 @@ struct ExprContext {
   // aggregate calls are collected here; unset: aggregates are refused in `clause`.
   Aggregation* aggregation = nullptr;
   const char* clause = "this context";  // "WHERE", "JOIN conditions" …: for error messages
+  // The values of the subqueries in the expression, computed as columns of `input`.
+  const std::map<const pg_query::SubLink*, BoundExpr>* subqueries = nullptr;
 };
 
 // CTEs visible at a point: each WITH adds a frame per CTE (a CTE sees those before it).
@@ -110,6 +112,16 @@ struct OrderedRelation {
   std::vector<pb::ColumnOrder> order;
   std::optional<std::uint64_t> limit;
   std::uint64_t offset = 0;
+};
+
+// A subquery of EXISTS or IN as rows of keys — [correlation keys…, the IN value] — and the
+// expressions over the outer relation they are compared with (an uncorrelated EXISTS: a constant
+// on both sides).
+struct SubqueryKeys {
+  std::vector<pb::ScalarExpr> outer_keys;  // over the outer relation
+  pb::Plan keys_plan;                      // the subquery's keys, not yet distinct
+  std::size_t correlation = 0;             // how many of the keys are correlation keys
+  bool in = false;                         // the last key is IN's value
 };
 
 class Binder {
@@ -182,6 +194,16 @@ class Binder {
   Relation ApplyWhere(Relation input, const pg_query::Node& where, const CteScope& ctes);
   Relation ApplySubqueryConjunct(Relation input, const pg_query::SubLink& link, bool negated,
                                  const CteScope& ctes);
+  SubqueryKeys BindSubqueryKeys(const Relation& input, const pg_query::SubLink& link,
+                                const CteScope& ctes);
+  // `input` with columns appended from which `*value` (over the result) is the subquery's
+  // EXISTS or IN, with SQL's three values: a subquery anywhere in a WHERE or a select list.
+  Relation AddSubqueryMark(Relation input, const pg_query::SubLink& link, const CteScope& ctes,
+                           BoundExpr* value);
+  // `input` with a mark for every EXISTS/IN subquery in `node` (not inside another subquery),
+  // recorded in *marks.
+  Relation AddSubqueryMarks(Relation input, const pg_query::Node& node, const CteScope& ctes,
+                            std::map<const pg_query::SubLink*, BoundExpr>* marks);
   Relation FinishNested(OrderedRelation ordered);
   void CheckDistinctTables(const Relation& left, const Relation& right, int location) const;
   // 54001 when `plan` is over kMaxPlanBytes.

@@ -462,9 +462,13 @@ BoundExpr Binder::BindNode(const pg_query::Node& node, const ExprContext& contex
       return out;
     }
     case pg_query::Node::kSubLink:
+      if (context.subqueries != nullptr) {
+        auto it = context.subqueries->find(&node.sub_link());
+        if (it != context.subqueries->end()) return it->second;
+      }
       Fail(sqlstate::kFeatureNotSupported,
-           "a subquery here is not supported: only [NOT] EXISTS and [NOT] IN subqueries that "
-           "are conditions of a WHERE (joined by AND) are",
+           "a subquery here is not supported yet: only EXISTS and IN subqueries, in a WHERE or "
+           "in the select list of a query without aggregates, are",
            node.sub_link().location());
     case pg_query::Node::kParamRef:
       Fail(sqlstate::kFeatureNotSupported, "parameters ($n) are not supported",

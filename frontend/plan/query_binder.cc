@@ -289,9 +289,17 @@ OrderedRelation Binder::BindSimpleSelect(const pg_query::SelectStmt& select, con
   for (const auto& t : select.target_list()) aggregating |= ContainsAggregate(t);
   for (const auto& s : select.sort_clause()) aggregating |= ContainsAggregate(s);
 
+  // Subqueries in the select list (of a query without aggregates): marks on the input.
+  std::map<const pg_query::SubLink*, BoundExpr> target_marks;
+  if (!aggregating) {
+    for (const auto& t : select.target_list()) {
+      from = AddSubqueryMarks(std::move(from), t.res_target().val(), ctes, &target_marks);
+    }
+  }
   ExprContext plain;
   plain.input = &from;
   plain.clause = "SELECT";
+  plain.subqueries = &target_marks;
   Aggregation aggregation;
   ExprContext context = plain;
   if (aggregating) {
@@ -1057,6 +1065,7 @@ Relation Binder::ApplyWhere(Relation input, const pg_query::Node& where, const C
   Conjuncts(where, &conjuncts, 0, *this);
   std::vector<pb::ScalarExpr> predicates;
   std::vector<std::pair<const pg_query::SubLink*, bool>> links;
+  std::vector<const pg_query::Node*> plain;
   ExprContext context;
   context.input = &input;
   context.clause = "WHERE";
@@ -1067,18 +1076,31 @@ Relation Binder::ApplyWhere(Relation input, const pg_query::Node& where, const C
                c->bool_expr().args_size() == 1 && c->bool_expr().args(0).has_sub_link()) {
       links.emplace_back(&c->bool_expr().args(0).sub_link(), true);
     } else {
-      predicates.push_back(BindCondition(*c, context));
+      plain.push_back(c);
     }
   }
+  // Subqueries elsewhere in a condition (under OR, NOT of more than one, CASE …): their values
+  // as columns of marks appended to the input, projected away after the filter.
+  const std::size_t n = input.columns.size();
+  std::map<const pg_query::SubLink*, BoundExpr> marks;
+  for (const pg_query::Node* c : plain)
+    input = AddSubqueryMarks(std::move(input), *c, ctes, &marks);
+  context.input = &input;
+  context.subqueries = &marks;
+  for (const pg_query::Node* c : plain) predicates.push_back(BindCondition(*c, context));
   if (!predicates.empty()) input.plan = MfpPlan(std::move(input.plan), {}, predicates, {});
+  if (input.columns.size() > n) {
+    input.plan = MfpPlan(std::move(input.plan), {}, {}, Iota(0, n));
+    input.columns.resize(n);
+  }
   for (const auto& [link, negated] : links) {
     input = ApplySubqueryConjunct(std::move(input), *link, negated, ctes);
   }
   return input;
 }
 
-Relation Binder::ApplySubqueryConjunct(Relation input, const pg_query::SubLink& link, bool negated,
-                                       const CteScope& ctes) {
+SubqueryKeys Binder::BindSubqueryKeys(const Relation& input, const pg_query::SubLink& link,
+                                      const CteScope& ctes) {
   DepthGuard guard(this);
   const bool exists = link.sub_link_type() == pg_query::EXISTS_SUBLINK;
   const bool in = link.sub_link_type() == pg_query::ANY_SUBLINK &&
@@ -1095,11 +1117,11 @@ Relation Binder::ApplySubqueryConjunct(Relation input, const pg_query::SubLink& 
   const std::uint32_t n = static_cast<std::uint32_t>(input.columns.size());
   const pg_query::SelectStmt& sub = link.subselect().select_stmt();
 
-  // The subquery as rows of keys: [correlation keys…, the IN value] over the subquery, with the
-  // outer expressions they are compared with (over the input).
-  std::vector<pb::ScalarExpr> outer_keys;  // over the input
-  pb::Plan keys_plan;                      // columns: correlation keys, then the IN value
-  std::size_t correlation = 0;
+  SubqueryKeys keys;
+  keys.in = in;
+  std::vector<pb::ScalarExpr>& outer_keys = keys.outer_keys;
+  pb::Plan& keys_plan = keys.keys_plan;
+  std::size_t& correlation = keys.correlation;
   pb::ScalarType in_type = pb::SCALAR_TYPE_UNSPECIFIED;
   const bool simple =
       (sub.op() == pg_query::SETOP_NONE || sub.op() == pg_query::SET_OPERATION_UNDEFINED) &&
@@ -1227,6 +1249,19 @@ Relation Binder::ApplySubqueryConjunct(Relation input, const pg_query::SubLink& 
     }
   }
   if (outer_keys.empty()) outer_keys.push_back(IntExpr(0));
+  (void)in_type;
+  return keys;
+}
+
+Relation Binder::ApplySubqueryConjunct(Relation input, const pg_query::SubLink& link, bool negated,
+                                       const CteScope& ctes) {
+  DepthGuard guard(this);
+  SubqueryKeys keys = BindSubqueryKeys(input, link, ctes);
+  const std::uint32_t n = static_cast<std::uint32_t>(input.columns.size());
+  const bool in = keys.in;
+  const std::vector<pb::ScalarExpr>& outer_keys = keys.outer_keys;
+  const pb::Plan& keys_plan = keys.keys_plan;
+  const std::size_t correlation = keys.correlation;
   const std::size_t k = outer_keys.size();
   std::vector<pb::ScalarExpr> key_columns;
   for (std::uint32_t i = 0; i < k; ++i) key_columns.push_back(ColumnExpr(i));
@@ -1273,7 +1308,6 @@ Relation Binder::ApplySubqueryConjunct(Relation input, const pg_query::SubLink& 
     probe = EquiJoin(std::move(probe), arity, group_outer, std::move(keyed_stats), stats_arity,
                      stats_keys, pb::LEFT_OUTER);
     const pb::ScalarExpr has_null = ColumnExpr(static_cast<std::uint32_t>(arity + correlation));
-    (void)in_type;
     // Empty group (no stats row): kept; else no null in it and the tested value not null.
     predicates.push_back(IfThenElse(
         Unary(pb::IS_NULL, has_null), BoolExpr(true),
@@ -1283,6 +1317,119 @@ Relation Binder::ApplySubqueryConjunct(Relation input, const pg_query::SubLink& 
   out.plan = MfpPlan(std::move(probe), {}, predicates, Iota(0, n));
   CheckSize(out.plan);
   return out;
+}
+
+namespace {
+
+// The EXISTS and IN subqueries of `node`, outermost only (a subquery's own are its binding's).
+void CollectSubLinks(const pg_query::Node& node, std::vector<const pg_query::SubLink*>* out,
+                     int depth, Binder& binder) {
+  using google::protobuf::FieldDescriptor;
+  if (depth > kMaxWalkDepth)
+    binder.Fail(sqlstate::kStatementTooComplex, "statement is too complex");
+  if (node.has_sub_link()) {
+    out->push_back(&node.sub_link());
+    return;
+  }
+  const auto* oneof = node.GetDescriptor()->FindOneofByName("node");
+  const FieldDescriptor* field = node.GetReflection()->GetOneofFieldDescriptor(node, oneof);
+  if (field == nullptr || field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) return;
+  const auto& message = node.GetReflection()->GetMessage(node, field);
+  const auto* reflection = message.GetReflection();
+  for (int i = 0; i < message.GetDescriptor()->field_count(); ++i) {
+    const FieldDescriptor* f = message.GetDescriptor()->field(i);
+    if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE ||
+        f->message_type() != pg_query::Node::descriptor()) {
+      continue;
+    }
+    if (f->is_repeated()) {
+      for (int j = 0; j < reflection->FieldSize(message, f); ++j) {
+        CollectSubLinks(
+            static_cast<const pg_query::Node&>(reflection->GetRepeatedMessage(message, f, j)), out,
+            depth + 1, binder);
+      }
+    } else if (reflection->HasField(message, f)) {
+      CollectSubLinks(static_cast<const pg_query::Node&>(reflection->GetMessage(message, f)), out,
+                      depth + 1, binder);
+    }
+  }
+}
+
+}  // namespace
+
+Relation Binder::AddSubqueryMark(Relation input, const pg_query::SubLink& link,
+                                 const CteScope& ctes, BoundExpr* value) {
+  DepthGuard guard(this);
+  SubqueryKeys keys = BindSubqueryKeys(input, link, ctes);
+  const std::uint32_t n = static_cast<std::uint32_t>(input.columns.size());
+  const std::size_t k = keys.outer_keys.size();
+  std::vector<pb::ScalarExpr> key_columns;
+  for (std::uint32_t i = 0; i < k; ++i) key_columns.push_back(ColumnExpr(i));
+  // A left join with the distinct keys and a marker: each input row once, the marker set when
+  // some subquery row has its keys.
+  pb::Plan marked = MfpPlan(DistinctPlan(keys.keys_plan), {BoolExpr(true)}, {}, {});
+  Relation out;
+  out.plan = EquiJoin(std::move(input.plan), n, keys.outer_keys, std::move(marked), k + 1,
+                      key_columns, pb::LEFT_OUTER);
+  out.star = input.star;
+  out.columns = std::move(input.columns);
+  for (std::size_t i = 0; i < k; ++i) out.columns.push_back(ScopeColumn{"", "", pb::INT64, false});
+  out.columns.push_back(ScopeColumn{"", "", pb::BOOL, false});
+  const pb::ScalarExpr matched =
+      Unary(pb::IS_NOT_NULL, ColumnExpr(n + static_cast<std::uint32_t>(k)));
+  value->type = pb::BOOL;
+  if (!keys.in) {
+    value->expr = matched;  // EXISTS: true or false, never null
+    // The key columns' types are not read; give them the keys' own for the scope.
+    CheckSize(out.plan);
+    return out;
+  }
+  // IN: true when matched; else false when the subquery's group is empty, null when it has a
+  // null or the tested value is null, false otherwise.
+  const std::uint32_t arity = static_cast<std::uint32_t>(out.columns.size());
+  const std::size_t c = keys.correlation;
+  pb::Plan stats;
+  auto* reduce = stats.mutable_reduce();
+  std::vector<std::uint32_t> stats_projection = Iota(0, c);
+  stats_projection.push_back(static_cast<std::uint32_t>(k));
+  *reduce->mutable_input() =
+      MfpPlan(keys.keys_plan, {Unary(pb::IS_NULL, ColumnExpr(static_cast<std::uint32_t>(k - 1)))},
+              {}, stats_projection);
+  for (std::uint32_t i = 0; i < c; ++i) reduce->add_group_key(i);
+  auto* any_null = reduce->add_aggregates();
+  any_null->set_func(pb::ANY);
+  any_null->set_column(static_cast<std::uint32_t>(c));
+  std::vector<pb::ScalarExpr> group_outer(keys.outer_keys.begin(), keys.outer_keys.begin() + c);
+  std::vector<pb::ScalarExpr> stats_keys;
+  for (std::uint32_t i = 0; i < c; ++i) stats_keys.push_back(ColumnExpr(i));
+  out.plan = EquiJoin(std::move(out.plan), arity, group_outer, std::move(stats), c + 1, stats_keys,
+                      pb::LEFT_OUTER);
+  for (std::size_t i = 0; i < c; ++i) out.columns.push_back(ScopeColumn{"", "", pb::INT64, false});
+  out.columns.push_back(ScopeColumn{"", "", pb::BOOL, false});
+  const pb::ScalarExpr has_null = ColumnExpr(arity + static_cast<std::uint32_t>(c));
+  value->expr = IfThenElse(
+      matched, BoolExpr(true),
+      IfThenElse(Unary(pb::IS_NULL, has_null), BoolExpr(false),
+                 IfThenElse(Binary(pb::OR, has_null, Unary(pb::IS_NULL, keys.outer_keys[k - 1])),
+                            NullExpr(pb::BOOL), BoolExpr(false))));
+  CheckSize(out.plan);
+  return out;
+}
+
+Relation Binder::AddSubqueryMarks(Relation input, const pg_query::Node& node, const CteScope& ctes,
+                                  std::map<const pg_query::SubLink*, BoundExpr>* marks) {
+  std::vector<const pg_query::SubLink*> links;
+  CollectSubLinks(node, &links, 0, *this);
+  for (const pg_query::SubLink* link : links) {
+    if (link->sub_link_type() != pg_query::EXISTS_SUBLINK &&
+        link->sub_link_type() != pg_query::ANY_SUBLINK) {
+      continue;  // refused where it is bound, naming it
+    }
+    BoundExpr value;
+    input = AddSubqueryMark(std::move(input), *link, ctes, &value);
+    (*marks)[link] = std::move(value);
+  }
+  return input;
 }
 
 }  // namespace tandem::frontend::plan

@@ -483,6 +483,18 @@ TEST_F(SqlPlanTest, InAndExistsSubqueriesAreDecorrelatedIntoJoins) {
   ExpectSameAsPostgres("SELECT * FROM t WHERE b IN (SELECT c / 10 FROM u UNION SELECT 40)");
   ExpectSameAsPostgres("SELECT * FROM t WHERE a IN (SELECT count(*) FROM u GROUP BY a)");
   ExpectSameAsPostgres("SELECT * FROM u WHERE s IN (SELECT s FROM t) AND c > 100");
+  // Anywhere else in a condition or a select list: a mark join, SQL's three values.
+  ExpectSameAsPostgres("SELECT * FROM t WHERE a IN (SELECT a FROM u) OR b > 30");
+  ExpectSameAsPostgres("SELECT * FROM t WHERE NOT (a IN (SELECT a FROM u) OR b > 30)");
+  ExpectSameAsPostgres(
+      "SELECT a, a IN (SELECT a FROM u), a NOT IN (SELECT a FROM n), "
+      "EXISTS (SELECT 1 FROM u WHERE u.a = t.a), a IN (SELECT a FROM e) FROM t");
+  ExpectSameAsPostgres(
+      "SELECT a, b, a IN (SELECT u.a FROM u WHERE u.s = t.s), "
+      "b NOT IN (SELECT c / 10 FROM u WHERE u.a = t.a) FROM t");
+  ExpectSameAsPostgres(
+      "SELECT CASE WHEN EXISTS (SELECT 1 FROM k WHERE k.id = t.b) THEN 'k' "
+      "ELSE s END FROM t WHERE (a IN (SELECT id FROM k)) IS NOT TRUE");
 }
 
 TEST_F(SqlPlanTest, ValuesAndSelectWithoutFromReadTheOneRowCollection) {
@@ -592,10 +604,11 @@ TEST_F(SqlPlanTest, UnsupportedConstructsAreRefusedNamingThem) {
                 "operator bigint + double precision is not supported yet (it needs a cast of "
                 "bigint to double precision)",
                 false);
-  ExpectRefused("SELECT (SELECT 1) FROM t", "0A000",
-                "a subquery here is not supported: only [NOT] EXISTS and [NOT] IN subqueries "
-                "that are conditions of a WHERE (joined by AND) are",
-                false);
+  ExpectRefused(
+      "SELECT (SELECT 1) FROM t", "0A000",
+      "a subquery here is not supported yet: only EXISTS and IN subqueries, in a WHERE or "
+      "in the select list of a query without aggregates, are",
+      false);
   ExpectRefused("SELECT * FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.c > t.b)", "0A000",
                 "a correlated subquery's condition other than an equality of its own columns "
                 "with the outer query's is not supported",
