@@ -196,6 +196,20 @@ class Binder {
                                  const CteScope& ctes);
   SubqueryKeys BindSubqueryKeys(const Relation& input, const pg_query::SubLink& link,
                                 const CteScope& ctes);
+  // The conditions of subquery `sub`'s WHERE over `from`: its own (`local`) and its correlation
+  // with `outer` (`inner = outer` equalities: the keys); any other reading `outer` is refused.
+  void SplitCorrelated(const Relation& from, const Relation& outer, const pg_query::SelectStmt& sub,
+                       std::vector<pb::ScalarExpr>* local, std::vector<pb::ScalarExpr>* inner_keys,
+                       std::vector<pb::ScalarExpr>* outer_keys);
+  // A scalar subquery `(SELECT …)` as columns appended to `input` and its value over them: one
+  // that returns at most one row (an aggregate without GROUP BY, or LIMIT 1), uncorrelated or
+  // correlated by equalities.
+  Relation AddScalarSubquery(Relation input, const pg_query::SubLink& link, const CteScope& ctes,
+                             BoundExpr* value);
+  // The Reduce of `aggregation` over `input` (`arity` columns): its group keys, then its
+  // aggregates.
+  pb::Plan BuildReduce(pb::Plan input, std::size_t arity, const std::vector<pb::ScalarExpr>& group,
+                       const std::vector<AggregateCall>& calls);
   // `input` with columns appended from which `*value` (over the result) is the subquery's
   // EXISTS or IN, with SQL's three values: a subquery anywhere in a WHERE or a select list.
   Relation AddSubqueryMark(Relation input, const pg_query::SubLink& link, const CteScope& ctes,
@@ -271,6 +285,10 @@ std::vector<std::uint32_t> Iota(std::size_t from, std::size_t to);  // [from, to
 void ColumnsRead(const pb::ScalarExpr& expr, std::vector<std::uint32_t>* out);
 // `expr` with every column c read as map[c].
 pb::ScalarExpr Renumber(const pb::ScalarExpr& expr, const std::vector<std::uint32_t>& map);
+// `expr` (over [aggregates…]) with column j replaced by values[j].
+pb::ScalarExpr Substitute(const pb::ScalarExpr& expr, const std::vector<pb::ScalarExpr>& values);
+// An aggregate's value over no rows: 0 for the counts, null for the rest.
+pb::ScalarExpr AggregateOverNothing(const AggregateCall& call);
 // Protobuf messages nested in `plan`, expressions included.
 int PlanNesting(const pb::Plan& plan);
 std::string TypeSqlName(pb::ScalarType type);  // "bigint", "double precision", "text", …

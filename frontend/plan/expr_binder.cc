@@ -160,6 +160,23 @@ std::string Binder::FigureColumnName(const pg_query::Node& node) {
             *name = "exists";
             return 2;
           }
+          if (n.sub_link().sub_link_type() == pg_query::ARRAY_SUBLINK) {
+            *name = "array";
+            return 2;
+          }
+          if (n.sub_link().sub_link_type() == pg_query::EXPR_SUBLINK &&
+              n.sub_link().subselect().has_select_stmt()) {
+            // The name of the subquery's (leftmost) first column.
+            const pg_query::SelectStmt* select = &n.sub_link().subselect().select_stmt();
+            for (int i = 0; i < kMaxBindDepth && select->has_larg(); ++i) select = &select->larg();
+            if (select->target_list_size() == 0) return 0;
+            const auto& target = select->target_list(0).res_target();
+            if (!target.name().empty()) {
+              *name = target.name();
+              return 2;
+            }
+            return Of(target.val(), name, depth + 1);
+          }
           return 0;
         default:
           return 0;
@@ -467,8 +484,8 @@ BoundExpr Binder::BindNode(const pg_query::Node& node, const ExprContext& contex
         if (it != context.subqueries->end()) return it->second;
       }
       Fail(sqlstate::kFeatureNotSupported,
-           "a subquery here is not supported yet: only EXISTS and IN subqueries, in a WHERE or "
-           "in the select list of a query without aggregates, are",
+           "a subquery here is not supported yet: only EXISTS, IN and scalar subqueries in a WHERE "
+           "or in the select list of a query without aggregates are",
            node.sub_link().location());
     case pg_query::Node::kParamRef:
       Fail(sqlstate::kFeatureNotSupported, "parameters ($n) are not supported",

@@ -150,6 +150,35 @@ pb::ScalarExpr Renumber(const pb::ScalarExpr& expr, const std::vector<std::uint3
   return out;
 }
 
+pb::ScalarExpr Substitute(const pb::ScalarExpr& expr, const std::vector<pb::ScalarExpr>& values) {
+  pb::ScalarExpr out = expr;
+  switch (expr.kind_case()) {
+    case pb::ScalarExpr::kColumn:
+      return values.at(expr.column());
+    case pb::ScalarExpr::kUnary:
+      *out.mutable_unary()->mutable_expr() = Substitute(expr.unary().expr(), values);
+      break;
+    case pb::ScalarExpr::kBinary:
+      *out.mutable_binary()->mutable_left() = Substitute(expr.binary().left(), values);
+      *out.mutable_binary()->mutable_right() = Substitute(expr.binary().right(), values);
+      break;
+    case pb::ScalarExpr::kIfThenElse:
+      *out.mutable_if_then_else()->mutable_cond() = Substitute(expr.if_then_else().cond(), values);
+      *out.mutable_if_then_else()->mutable_then() = Substitute(expr.if_then_else().then(), values);
+      *out.mutable_if_then_else()->mutable_els() = Substitute(expr.if_then_else().els(), values);
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+pb::ScalarExpr AggregateOverNothing(const AggregateCall& call) {
+  const bool counts =
+      call.func == pb::COUNT || call.func == pb::COUNT_NON_NULL || call.func == pb::COUNT_DISTINCT;
+  return counts ? IntExpr(0) : NullExpr(call.type);
+}
+
 namespace {
 
 int ExprNesting(const pb::ScalarExpr& expr) {

@@ -448,43 +448,15 @@ OrderedRelation Binder::BindSimpleSelect(const pg_query::SelectStmt& select, con
   pb::Plan input = std::move(from.plan);
   std::size_t input_arity = from.columns.size();
   if (aggregating) {
-    // Group keys and aggregate arguments as columns, then the Reduce.
-    std::vector<pb::ScalarExpr> map;
-    std::vector<std::uint32_t> projection;
-    auto column_of = [&](const pb::ScalarExpr& e) {
-      if (e.kind_case() == pb::ScalarExpr::kColumn) return e.column();
-      map.push_back(e);
-      return static_cast<std::uint32_t>(input_arity + map.size() - 1);
-    };
-    for (const auto& g : aggregation.group) projection.push_back(column_of(g.expr));
-    pb::Plan reduce_plan;
-    auto* reduce = reduce_plan.mutable_reduce();
-    for (std::size_t i = 0; i < aggregation.group.size(); ++i) {
-      reduce->add_group_key(static_cast<std::uint32_t>(i));
-    }
-    for (const auto& call : aggregation.calls) {
-      auto* aggregate = reduce->add_aggregates();
-      aggregate->set_func(call.func);
-      if (call.func == pb::COUNT) {
-        aggregate->set_column(0);
-        continue;
-      }
-      aggregate->set_column(static_cast<std::uint32_t>(projection.size()));
-      projection.push_back(column_of(call.arg));
-    }
-    if (projection.empty()) projection.push_back(0);  // COUNT(*) alone: any column
-    *reduce->mutable_input() = MfpPlan(std::move(input), std::move(map), {}, std::move(projection));
-    input = std::move(reduce_plan);
+    std::vector<pb::ScalarExpr> group;
+    for (const auto& g : aggregation.group) group.push_back(g.expr);
+    input = BuildReduce(std::move(input), input_arity, group, aggregation.calls);
     input_arity = aggregation.group.size() + aggregation.calls.size();
     if (aggregation.group.empty()) {
       // Exactly one row over no rows: the Reduce's row, or else the aggregates' values over
       // nothing (count 0, the others null) — R ∪ D ∪ -(R mapped onto D's constant row).
       std::vector<pb::ScalarExpr> defaults;
-      for (const auto& call : aggregation.calls) {
-        const bool counts = call.func == pb::COUNT || call.func == pb::COUNT_NON_NULL ||
-                            call.func == pb::COUNT_DISTINCT;
-        defaults.push_back(counts ? IntExpr(0) : NullExpr(call.type));
-      }
+      for (const auto& call : aggregation.calls) defaults.push_back(AggregateOverNothing(call));
       const std::size_t n = defaults.size();
       Relation one = OneRow(-1);
       pb::Plan d = MfpPlan(std::move(one.plan), defaults, {},
@@ -521,6 +493,38 @@ OrderedRelation Binder::BindSimpleSelect(const pg_query::SelectStmt& select, con
   out.visible = targets.size();
   BindLimit(select, &out);
   return out;
+}
+
+pb::Plan Binder::BuildReduce(pb::Plan input, std::size_t arity,
+                             const std::vector<pb::ScalarExpr>& group,
+                             const std::vector<AggregateCall>& calls) {
+  // Group keys and aggregate arguments as columns, then the Reduce.
+  std::vector<pb::ScalarExpr> map;
+  std::vector<std::uint32_t> projection;
+  auto column_of = [&](const pb::ScalarExpr& e) {
+    if (e.kind_case() == pb::ScalarExpr::kColumn) return e.column();
+    map.push_back(e);
+    return static_cast<std::uint32_t>(arity + map.size() - 1);
+  };
+  for (const auto& g : group) projection.push_back(column_of(g));
+  pb::Plan reduce_plan;
+  auto* reduce = reduce_plan.mutable_reduce();
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    reduce->add_group_key(static_cast<std::uint32_t>(i));
+  }
+  for (const auto& call : calls) {
+    auto* aggregate = reduce->add_aggregates();
+    aggregate->set_func(call.func);
+    if (call.func == pb::COUNT) {
+      aggregate->set_column(0);
+      continue;
+    }
+    aggregate->set_column(static_cast<std::uint32_t>(projection.size()));
+    projection.push_back(column_of(call.arg));
+  }
+  if (projection.empty()) projection.push_back(0);  // COUNT(*) alone: any column
+  *reduce->mutable_input() = MfpPlan(std::move(input), std::move(map), {}, std::move(projection));
+  return reduce_plan;
 }
 
 OrderedRelation Binder::BindValues(const pg_query::SelectStmt& select) {
@@ -1099,6 +1103,62 @@ Relation Binder::ApplyWhere(Relation input, const pg_query::Node& where, const C
   return input;
 }
 
+void Binder::SplitCorrelated(const Relation& from, const Relation& outer_relation,
+                             const pg_query::SelectStmt& sub, std::vector<pb::ScalarExpr>* local,
+                             std::vector<pb::ScalarExpr>* inner_keys,
+                             std::vector<pb::ScalarExpr>* outer_keys) {
+  const std::uint32_t n = static_cast<std::uint32_t>(outer_relation.columns.size());
+  if (sub.has_where_clause()) {
+    std::vector<const pg_query::Node*> conjuncts;
+    Conjuncts(sub.where_clause(), &conjuncts, 0, *this);
+    for (const pg_query::Node* c : conjuncts) {
+      if (c->has_sub_link() ||
+          (c->has_bool_expr() && c->bool_expr().boolop() == pg_query::NOT_EXPR &&
+           c->bool_expr().args_size() == 1 && c->bool_expr().args(0).has_sub_link())) {
+        Fail(sqlstate::kFeatureNotSupported,
+             "a subquery inside a subquery's WHERE is not supported yet", NodeLocation(*c));
+      }
+      bool used_outer = false;
+      ExprContext context;
+      context.input = &from;
+      context.outer = &outer_relation;
+      context.used_outer = &used_outer;
+      context.clause = "WHERE";
+      pb::ScalarExpr e = BindCondition(*c, context);
+      if (!used_outer) {
+        local->push_back(std::move(e));
+        continue;
+      }
+      // inner = outer (either way round): a correlation key.
+      const std::uint32_t fa = static_cast<std::uint32_t>(from.columns.size());
+      bool ok = false;
+      if (e.kind_case() == pb::ScalarExpr::kBinary && e.binary().func() == pb::EQ) {
+        const auto& a = e.binary().left();
+        const auto& b = e.binary().right();
+        bool a_any = false, b_any = false;
+        for (int flip = 0; flip < 2 && !ok; ++flip) {
+          const auto& inner = flip ? b : a;
+          const auto& outer = flip ? a : b;
+          if (ReadsOnly(inner, 0, fa, &a_any) && a_any && ReadsOnly(outer, fa, fa + n, &b_any) &&
+              b_any) {
+            inner_keys->push_back(inner);
+            std::vector<std::uint32_t> m(fa + n, 0);
+            for (std::uint32_t i = fa; i < fa + n; ++i) m[i] = i - fa;
+            outer_keys->push_back(Renumber(outer, m));
+            ok = true;
+          }
+        }
+      }
+      if (!ok) {
+        Fail(sqlstate::kFeatureNotSupported,
+             "a correlated subquery's condition other than an equality of its own columns "
+             "with the outer query's is not supported",
+             NodeLocation(*c));
+      }
+    }
+  }
+}
+
 SubqueryKeys Binder::BindSubqueryKeys(const Relation& input, const pg_query::SubLink& link,
                                       const CteScope& ctes) {
   DepthGuard guard(this);
@@ -1114,7 +1174,6 @@ SubqueryKeys Binder::BindSubqueryKeys(const Relation& input, const pg_query::Sub
   if (in && link.testexpr().has_row_expr()) {
     Fail(sqlstate::kFeatureNotSupported, "row IN (subquery) is not supported", link.location());
   }
-  const std::uint32_t n = static_cast<std::uint32_t>(input.columns.size());
   const pg_query::SelectStmt& sub = link.subselect().select_stmt();
 
   SubqueryKeys keys;
@@ -1136,56 +1195,7 @@ SubqueryKeys Binder::BindSubqueryKeys(const Relation& input, const pg_query::Sub
   if (simple && !aggregates) {
     Relation from = BindFrom(sub.from_clause(), ctes, link.location());
     std::vector<pb::ScalarExpr> local, inner_keys;
-    if (sub.has_where_clause()) {
-      std::vector<const pg_query::Node*> conjuncts;
-      Conjuncts(sub.where_clause(), &conjuncts, 0, *this);
-      std::vector<std::pair<const pg_query::SubLink*, bool>> nested;
-      for (const pg_query::Node* c : conjuncts) {
-        if (c->has_sub_link() ||
-            (c->has_bool_expr() && c->bool_expr().boolop() == pg_query::NOT_EXPR &&
-             c->bool_expr().args_size() == 1 && c->bool_expr().args(0).has_sub_link())) {
-          Fail(sqlstate::kFeatureNotSupported,
-               "a subquery inside an EXISTS or IN subquery is not supported yet", NodeLocation(*c));
-        }
-        bool used_outer = false;
-        ExprContext context;
-        context.input = &from;
-        context.outer = &input;
-        context.used_outer = &used_outer;
-        context.clause = "WHERE";
-        pb::ScalarExpr e = BindCondition(*c, context);
-        if (!used_outer) {
-          local.push_back(std::move(e));
-          continue;
-        }
-        // inner = outer (either way round): a correlation key.
-        const std::uint32_t fa = static_cast<std::uint32_t>(from.columns.size());
-        bool ok = false;
-        if (e.kind_case() == pb::ScalarExpr::kBinary && e.binary().func() == pb::EQ) {
-          const auto& a = e.binary().left();
-          const auto& b = e.binary().right();
-          bool a_any = false, b_any = false;
-          for (int flip = 0; flip < 2 && !ok; ++flip) {
-            const auto& inner = flip ? b : a;
-            const auto& outer = flip ? a : b;
-            if (ReadsOnly(inner, 0, fa, &a_any) && a_any && ReadsOnly(outer, fa, fa + n, &b_any) &&
-                b_any) {
-              inner_keys.push_back(inner);
-              std::vector<std::uint32_t> m(fa + n, 0);
-              for (std::uint32_t i = fa; i < fa + n; ++i) m[i] = i - fa;
-              outer_keys.push_back(Renumber(outer, m));
-              ok = true;
-            }
-          }
-        }
-        if (!ok) {
-          Fail(sqlstate::kFeatureNotSupported,
-               "a correlated subquery's condition other than an equality of its own columns "
-               "with the outer query's is not supported",
-               NodeLocation(*c));
-        }
-      }
-    }
+    SplitCorrelated(from, input, sub, &local, &inner_keys, &outer_keys);
     correlation = inner_keys.size();
     // The select list is checked as PostgreSQL would (an unknown column is an error even under
     // EXISTS); the outer query's columns in it are not planned.
@@ -1416,17 +1426,131 @@ Relation Binder::AddSubqueryMark(Relation input, const pg_query::SubLink& link,
   return out;
 }
 
+Relation Binder::AddScalarSubquery(Relation input, const pg_query::SubLink& link,
+                                   const CteScope& ctes, BoundExpr* value) {
+  DepthGuard guard(this);
+  const pg_query::SelectStmt& sub = link.subselect().select_stmt();
+  const std::uint32_t n = static_cast<std::uint32_t>(input.columns.size());
+  const bool plain_select =
+      (sub.op() == pg_query::SETOP_NONE || sub.op() == pg_query::SET_OPERATION_UNDEFINED) &&
+      sub.values_lists_size() == 0;
+  if (plain_select && sub.target_list_size() > 1) {
+    Fail(sqlstate::kSyntaxError, "subquery must return only one column", link.location());
+  }
+  bool aggregates = false;
+  for (const auto& t : sub.target_list()) aggregates |= ContainsAggregate(t);
+  // One row at most: an aggregate without GROUP BY (exactly one row), or LIMIT 0 or 1.
+  const bool global_aggregate = plain_select && aggregates && sub.group_clause_size() == 0;
+  // A SELECT without FROM or GROUP BY is one row at most too.
+  bool limited = plain_select && sub.from_clause_size() == 0 && sub.group_clause_size() == 0;
+  if (sub.has_limit_count() && sub.limit_count().has_a_const() &&
+      sub.limit_count().a_const().has_ival()) {
+    limited = limited || sub.limit_count().a_const().ival().ival() <= 1;
+  }
+  const bool correlatable = global_aggregate && !sub.has_with_clause() &&
+                            sub.from_clause_size() > 0 && !sub.has_having_clause() &&
+                            sub.distinct_clause_size() == 0 && !sub.has_limit_count() &&
+                            !sub.has_limit_offset() && sub.sort_clause_size() == 0 &&
+                            sub.target_list(0).res_target().indirection_size() == 0;
+  if (correlatable) {
+    // Correlated (or not) by equalities: the aggregates per correlation key, left-joined; a key
+    // no subquery row has gets the aggregates over nothing (count 0, the others null).
+    Relation from = BindFrom(sub.from_clause(), ctes, link.location());
+    std::vector<pb::ScalarExpr> local, inner_keys, outer_keys;
+    SplitCorrelated(from, input, sub, &local, &inner_keys, &outer_keys);
+    Aggregation aggregation;
+    ExprContext context;
+    context.input = &from;
+    context.aggregation = &aggregation;
+    context.clause = "SELECT";
+    const auto& target = sub.target_list(0).res_target();
+    BoundExpr e = Resolve(Bind(target.val(), context), target.location());
+    pb::Plan filtered = std::move(from.plan);
+    if (!local.empty()) filtered = MfpPlan(std::move(filtered), {}, local, {});
+    const std::uint32_t k = static_cast<std::uint32_t>(inner_keys.size());
+    const std::uint32_t m = static_cast<std::uint32_t>(aggregation.calls.size());
+    pb::Plan reduced =
+        BuildReduce(std::move(filtered), from.columns.size(), inner_keys, aggregation.calls);
+    if (k == 0) {
+      // Uncorrelated: exactly one row, as the select of an aggregate without GROUP BY.
+      Relation one = OneRow(link.location());
+      std::vector<pb::ScalarExpr> defaults;
+      for (const auto& call : aggregation.calls) defaults.push_back(AggregateOverNothing(call));
+      const std::size_t o = one.columns.size();
+      pb::Plan d = MfpPlan(std::move(one.plan), defaults, {}, Iota(o, o + m));
+      pb::Plan r_as_d = MfpPlan(reduced, defaults, {}, Iota(m, 2 * m));
+      reduced = UnionPlan({std::move(reduced), std::move(d), NegatePlan(std::move(r_as_d))});
+      pb::Plan with_value = MfpPlan(std::move(reduced), {e.expr}, {}, {m});
+      Relation out;
+      out.plan = EquiJoin(std::move(input.plan), n, {}, std::move(with_value), 1, {}, pb::INNER);
+      out.star = input.star;
+      out.columns = std::move(input.columns);
+      out.columns.push_back(ScopeColumn{"", "", e.type, false});
+      value->type = e.type;
+      value->expr = ColumnExpr(n);
+      CheckSize(out.plan);
+      return out;
+    }
+    // Post-aggregate row: [keys…, aggregates…, marker]; the value over it, or over nothing.
+    pb::Plan marked = MfpPlan(std::move(reduced), {BoolExpr(true)}, {}, {});
+    std::vector<pb::ScalarExpr> key_columns;
+    for (std::uint32_t i = 0; i < k; ++i) key_columns.push_back(ColumnExpr(i));
+    Relation out;
+    out.plan = EquiJoin(std::move(input.plan), n, outer_keys, std::move(marked), k + m + 1,
+                        key_columns, pb::LEFT_OUTER);
+    out.star = input.star;
+    out.columns = std::move(input.columns);
+    for (std::uint32_t i = 0; i < k + m + 1; ++i) {
+      out.columns.push_back(ScopeColumn{"", "", pb::INT64, false});
+    }
+    std::vector<pb::ScalarExpr> present, absent;
+    for (std::uint32_t j = 0; j < m; ++j) {
+      present.push_back(ColumnExpr(n + k + j));
+      absent.push_back(AggregateOverNothing(aggregation.calls[j]));
+    }
+    value->type = e.type;
+    value->expr = IfThenElse(Unary(pb::IS_NOT_NULL, ColumnExpr(n + k + m)),
+                             Substitute(e.expr, present), Substitute(e.expr, absent));
+    CheckSize(out.plan);
+    return out;
+  }
+  if (!global_aggregate && !limited) {
+    Fail(sqlstate::kFeatureNotSupported,
+         "a scalar subquery that can return more than one row is not supported yet (only an "
+         "aggregate without GROUP BY, or LIMIT 1)",
+         link.location());
+  }
+  // Uncorrelated, at most one row: a left join on a constant (no row: null).
+  std::vector<std::string> names;
+  Relation r = BindNestedSelect(sub, ctes, &names);
+  if (r.columns.size() != 1) {
+    Fail(sqlstate::kSyntaxError, "subquery must return only one column", link.location());
+  }
+  Relation out;
+  out.plan = EquiJoin(std::move(input.plan), n, {}, std::move(r.plan), 1, {}, pb::LEFT_OUTER);
+  out.star = input.star;
+  out.columns = std::move(input.columns);
+  out.columns.push_back(ScopeColumn{"", "", r.columns[0].type, false});
+  value->type = r.columns[0].type;
+  value->expr = ColumnExpr(n);
+  CheckSize(out.plan);
+  return out;
+}
+
 Relation Binder::AddSubqueryMarks(Relation input, const pg_query::Node& node, const CteScope& ctes,
                                   std::map<const pg_query::SubLink*, BoundExpr>* marks) {
   std::vector<const pg_query::SubLink*> links;
   CollectSubLinks(node, &links, 0, *this);
   for (const pg_query::SubLink* link : links) {
-    if (link->sub_link_type() != pg_query::EXISTS_SUBLINK &&
-        link->sub_link_type() != pg_query::ANY_SUBLINK) {
+    BoundExpr value;
+    if (link->sub_link_type() == pg_query::EXPR_SUBLINK) {
+      input = AddScalarSubquery(std::move(input), *link, ctes, &value);
+    } else if (link->sub_link_type() == pg_query::EXISTS_SUBLINK ||
+               link->sub_link_type() == pg_query::ANY_SUBLINK) {
+      input = AddSubqueryMark(std::move(input), *link, ctes, &value);
+    } else {
       continue;  // refused where it is bound, naming it
     }
-    BoundExpr value;
-    input = AddSubqueryMark(std::move(input), *link, ctes, &value);
     (*marks)[link] = std::move(value);
   }
   return input;

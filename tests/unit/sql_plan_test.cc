@@ -497,6 +497,26 @@ TEST_F(SqlPlanTest, InAndExistsSubqueriesAreDecorrelatedIntoJoins) {
       "ELSE s END FROM t WHERE (a IN (SELECT id FROM k)) IS NOT TRUE");
 }
 
+TEST_F(SqlPlanTest, ScalarSubqueriesOfAtMostOneRowAreJoinedIn) {
+  ExpectSameAsPostgres("SELECT a, b FROM t WHERE b > (SELECT min(c) / 10 FROM u)");
+  ExpectSameAsPostgres("SELECT a, (SELECT max(c) FROM u), (SELECT count(*) FROM e) FROM t",
+                       Untyped());
+  ExpectSameAsPostgres("SELECT a, (SELECT count(*) FROM u WHERE u.a = t.a) FROM t");
+  ExpectSameAsPostgres(
+      "SELECT a, (SELECT sum(c) + count(*) FROM u WHERE u.a = t.a AND "
+      "u.c > 100) AS total FROM t",
+      Untyped());
+  ExpectSameAsPostgres(
+      "SELECT * FROM t WHERE b < (SELECT max(c) FROM u WHERE u.s = t.s) / 10 "
+      "OR (SELECT count(*) FROM u WHERE u.a = t.a) = 0");
+  ExpectSameAsPostgres(
+      "SELECT a, (SELECT c FROM u WHERE c > 150 ORDER BY c LIMIT 1), "
+      "(SELECT v FROM k WHERE id = 9 LIMIT 1) FROM t");
+  ExpectSameAsPostgres("SELECT (SELECT bool_or(p) FROM t WHERE t.a = k.id), id FROM k");
+  ExpectSameAsPostgres("SELECT (SELECT 1) AS one, (SELECT 'x' WHERE false) AS none FROM k",
+                       Untyped());
+}
+
 TEST_F(SqlPlanTest, ValuesAndSelectWithoutFromReadTheOneRowCollection) {
   ExpectSameAsPostgres("VALUES (1, 'a'), (2, NULL), (2, NULL)", Untyped());
   ExpectSameAsPostgres("SELECT * FROM (VALUES (1), (2), (NULL)) AS v(x) WHERE x > 1", Untyped());
@@ -604,11 +624,14 @@ TEST_F(SqlPlanTest, UnsupportedConstructsAreRefusedNamingThem) {
                 "operator bigint + double precision is not supported yet (it needs a cast of "
                 "bigint to double precision)",
                 false);
-  ExpectRefused(
-      "SELECT (SELECT 1) FROM t", "0A000",
-      "a subquery here is not supported yet: only EXISTS and IN subqueries, in a WHERE or "
-      "in the select list of a query without aggregates, are",
-      false);
+  ExpectRefused("SELECT (SELECT a FROM u WHERE c = 200) FROM t", "0A000",
+                "a scalar subquery that can return more than one row is not supported yet (only "
+                "an aggregate without GROUP BY, or LIMIT 1)",
+                false, 8);
+  ExpectRefused("SELECT count(*) FROM t HAVING count(*) > (SELECT count(*) FROM u)", "0A000",
+                "a subquery here is not supported yet: only EXISTS, IN and scalar subqueries in a "
+                "WHERE or in the select list of a query without aggregates are",
+                false);
   ExpectRefused("SELECT * FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.c > t.b)", "0A000",
                 "a correlated subquery's condition other than an equality of its own columns "
                 "with the outer query's is not supported",
