@@ -44,6 +44,8 @@ struct ScopeColumn {
   pb::ScalarType type = pb::SCALAR_TYPE_UNSPECIFIED;
   // A side of a JOIN … USING column: reached only qualified (unqualified, the merged column).
   bool only_qualified = false;
+  // PostgreSQL types it numeric (a sum of bigint), Tandem int8: the same integer values.
+  bool numeric = false;
 };
 
 // A bound relation: its plan and what names its columns. Column i of the plan is columns[i].
@@ -61,6 +63,9 @@ struct BoundExpr {
   pb::ScalarType type = pb::SCALAR_TYPE_UNSPECIFIED;
   std::optional<std::string> literal;  // an unknown string constant's text (none: NULL)
   bool int_literal = false;            // an integer constant (exactly convertible to float8)
+  // PostgreSQL types it numeric (a sum of bigint, or arithmetic on one); its values are the
+  // int8 ones here, but a division would not be: refused.
+  bool numeric = false;
   std::int64_t int_value = 0;
 };
 
@@ -69,7 +74,8 @@ struct AggregateCall {
   pb::AggregateFunc func = pb::AGGREGATE_FUNC_UNSPECIFIED;
   pb::ScalarExpr arg;  // over the input row; unused for COUNT(*)
   pb::ScalarType type = pb::SCALAR_TYPE_UNSPECIFIED;
-  std::string key;  // func + the argument, serialised: equal calls are computed once
+  bool numeric = false;  // PostgreSQL's result is numeric (BoundExpr::numeric)
+  std::string key;       // func + the argument, serialised: equal calls are computed once
 };
 
 struct Aggregation {

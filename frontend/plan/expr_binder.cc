@@ -388,6 +388,7 @@ BoundExpr Binder::BindGrouped(const pg_query::Node& node, const ExprContext& con
           BoundExpr out;
           out.expr = ColumnExpr(static_cast<std::uint32_t>(i));
           out.type = aggregation.group[i].type;
+          out.numeric = aggregation.group[i].numeric;
           return out;
         }
       }
@@ -469,12 +470,15 @@ BoundExpr Binder::BindNode(const pg_query::Node& node, const ExprContext& contex
       std::vector<BoundExpr*> branches;
       for (auto& a : args) branches.push_back(&a);
       const pb::ScalarType type = CommonType(branches, "COALESCE", coalesce.location());
+      bool numeric = false;
+      for (const auto& a : args) numeric |= a.numeric;
       pb::ScalarExpr e = args.back().expr;
       for (std::size_t i = args.size() - 1; i-- > 0;) {
         e = IfThenElse(Unary(pb::IS_NOT_NULL, args[i].expr), args[i].expr, std::move(e));
       }
       BoundExpr out;
       out.type = type;
+      out.numeric = numeric;
       out.expr = std::move(e);
       return out;
     }
@@ -542,6 +546,7 @@ BoundExpr Binder::BindColumnRef(const pg_query::ColumnRef& ref, const ExprContex
       BoundExpr out;
       out.expr = ColumnExpr(base + found[0]);
       out.type = level->columns[found[0]].type;
+      out.numeric = level->columns[found[0]].numeric;
       return out;
     }
     base = static_cast<std::uint32_t>(level->columns.size());
@@ -616,7 +621,10 @@ BoundExpr Binder::BindTypeCast(const pg_query::TypeCast& cast, const ExprContext
     return Coerce(std::move(text), pb::FLOAT64, cast.location(), "cast");
   }
   BoundExpr arg = Bind(cast.arg(), context);
-  if (arg.type == type) return arg;
+  if (arg.type == type) {
+    arg.numeric = false;  // numeric::bigint of an integer value: the value
+    return arg;
+  }
   if (arg.type == pb::SCALAR_TYPE_UNSPECIFIED || (arg.int_literal && type == pb::FLOAT64)) {
     return Coerce(std::move(arg), type, cast.location(), "cast");
   }
@@ -682,6 +690,15 @@ BoundExpr Binder::BindOperator(const std::string& op, BoundExpr left, BoundExpr 
     if (!numbers || (left.type == pb::FLOAT64 && arithmetic->second == pb::MOD)) {
       Fail("42883", "operator does not exist: " + signature, location);
     }
+    // numeric (a sum of bigint) stays numeric, exact for + - * %; its division is not integer
+    // division.
+    out.numeric = left.numeric || right.numeric;
+    if (out.numeric && arithmetic->second == pb::DIV) {
+      Fail(sqlstate::kFeatureNotSupported,
+           "division of a sum of bigint is not supported yet: it is numeric in PostgreSQL (cast "
+           "the sum to bigint for integer division)",
+           location);
+    }
     out.type = left.type;
     out.expr = Binary(arithmetic->second, std::move(left.expr), std::move(right.expr));
     return out;
@@ -721,6 +738,7 @@ BoundExpr Binder::BindAExpr(const pg_query::A_Expr& expr, const ExprContext& con
         if (op == "+") return operand;
         BoundExpr out;
         out.type = operand.type;
+        out.numeric = operand.numeric;
         out.expr = Unary(pb::NEGATE, std::move(operand.expr));
         return out;
       }
@@ -754,6 +772,7 @@ BoundExpr Binder::BindAExpr(const pg_query::A_Expr& expr, const ExprContext& con
       BoundExpr out;
       out.type = left.type == pb::SCALAR_TYPE_UNSPECIFIED ? right.type : left.type;
       if (out.type == pb::SCALAR_TYPE_UNSPECIFIED) out.type = pb::STRING;
+      out.numeric = left.numeric || right.numeric;
       out.expr = IfThenElse(eq.expr, NullExpr(out.type), eq.expr.binary().left());
       return out;
     }
@@ -855,6 +874,7 @@ BoundExpr Binder::BindCase(const pg_query::CaseExpr& expr, const ExprContext& co
   for (auto& r : results) branches.push_back(&r);
   BoundExpr out;
   out.type = CommonType(branches, "CASE", expr.location());
+  for (const auto& r : results) out.numeric |= r.numeric;
   out.expr = results.back().expr;
   for (std::size_t i = conditions.size(); i-- > 0;) {
     out.expr =
@@ -921,6 +941,9 @@ BoundExpr Binder::BindAggregate(const pg_query::FuncCall& call, const std::strin
       }
     };
     agg.arg = std::move(args[0].expr);
+    // PostgreSQL: sum(bigint) is numeric; sum, min and max of a numeric are numeric.
+    agg.numeric = (name == "sum" && t == pb::INT64) ||
+                  (args[0].numeric && (name == "sum" || name == "min" || name == "max"));
     if (name == "count") {
       agg.func = call.agg_distinct() ? pb::COUNT_DISTINCT : pb::COUNT_NON_NULL;
       agg.type = pb::INT64;
@@ -956,6 +979,7 @@ BoundExpr Binder::BindAggregate(const pg_query::FuncCall& call, const std::strin
   if (index == aggregation.calls.size()) aggregation.calls.push_back(agg);
   BoundExpr out;
   out.type = agg.type;
+  out.numeric = agg.numeric;
   out.expr = ColumnExpr(static_cast<std::uint32_t>(aggregation.group.size() + index));
   return out;
 }

@@ -84,6 +84,7 @@ SqlResult<PlannedRelation> PlanQuery(const pg_query::Node& query, const CatalogR
       out.columns.push_back(CatalogColumn{ordered.names[static_cast<std::size_t>(i)],
                                           schema->columns(i).type(),
                                           schema->columns(i).nullable()});
+      out.numeric_in_postgres.push_back(r.columns[static_cast<std::size_t>(i)].numeric);
     }
   }
   for (const auto& o : out.finishing.order_by()) {

@@ -380,6 +380,7 @@ OrderedRelation Binder::BindSimpleSelect(const pg_query::SelectStmt& select, con
         BoundExpr e;
         e.expr = ColumnExpr(c);
         e.type = from.columns[c].type;
+        e.numeric = from.columns[c].numeric;
         if (aggregating) {
           const std::string key = e.expr.SerializeAsString();
           auto it = std::find(aggregation.group_keys.begin(), aggregation.group_keys.end(), key);
@@ -486,9 +487,11 @@ OrderedRelation Binder::BindSimpleSelect(const pg_query::SelectStmt& select, con
   if (distinct) input = DistinctPlan(std::move(input));
   out.relation.plan = std::move(input);
   for (std::size_t i = 0; i < targets.size(); ++i) {
-    out.relation.columns.push_back(ScopeColumn{"", out.names[i], targets[i].type, false});
+    out.relation.columns.push_back(
+        ScopeColumn{"", out.names[i], targets[i].type, false, targets[i].numeric});
   }
-  for (const auto& h : hidden) out.relation.columns.push_back(ScopeColumn{"", "", h.type, false});
+  for (const auto& h : hidden)
+    out.relation.columns.push_back(ScopeColumn{"", "", h.type, false, h.numeric});
   out.relation.star = StarOf(targets.size());
   out.visible = targets.size();
   BindLimit(select, &out);
@@ -549,7 +552,7 @@ OrderedRelation Binder::BindValues(const pg_query::SelectStmt& select) {
     for (auto& row : rows) column.push_back(&row[c]);
     const pb::ScalarType type = CommonType(column, "VALUES", -1);
     out.names.push_back("column" + std::to_string(c + 1));
-    out.relation.columns.push_back(ScopeColumn{"", out.names.back(), type, false});
+    out.relation.columns.push_back(ScopeColumn{"", out.names.back(), type, false, false});
   }
   std::vector<pb::Plan> inputs;
   for (auto& row : rows) {
@@ -618,6 +621,9 @@ OrderedRelation Binder::BindSetOperation(const pg_query::SelectStmt& select, con
   OrderedRelation out;
   out.relation.plan = std::move(plan);
   out.relation.columns = left.columns;
+  for (std::size_t i = 0; i < right.columns.size(); ++i) {
+    out.relation.columns[i].numeric = left.columns[i].numeric || right.columns[i].numeric;
+  }
   out.relation.star = StarOf(left.columns.size());
   out.names = names;
   out.visible = names.size();
@@ -683,7 +689,7 @@ Relation Binder::ReadObject(const CatalogObject& object, int location) {
   Relation r;
   r.plan.mutable_get()->set_id(object.id);
   for (const auto& c : object.columns)
-    r.columns.push_back(ScopeColumn{object.name, c.name, c.type, false});
+    r.columns.push_back(ScopeColumn{object.name, c.name, c.type, false, false});
   r.star = StarOf(r.columns.size());
   return r;
 }
@@ -1041,8 +1047,10 @@ Relation Binder::BindJoin(const pg_query::JoinExpr& join, const CteScope& ctes) 
     plan = MfpPlan(std::move(plan), merged, {}, {});
     for (std::size_t i = 0; i < using_pairs.size(); ++i) {
       r.star.push_back(static_cast<std::uint32_t>(la + ra + i));
-      r.columns.push_back(
-          ScopeColumn{"", using_names[i], left.columns[using_pairs[i].first].type, false});
+      r.columns.push_back(ScopeColumn{"", using_names[i], left.columns[using_pairs[i].first].type,
+                                      false,
+                                      left.columns[using_pairs[i].first].numeric ||
+                                          right.columns[using_pairs[i].second].numeric});
     }
     for (auto c : left.star) {
       if (used.count(c) == 0) r.star.push_back(c);
@@ -1383,8 +1391,9 @@ Relation Binder::AddSubqueryMark(Relation input, const pg_query::SubLink& link,
                       key_columns, pb::LEFT_OUTER);
   out.star = input.star;
   out.columns = std::move(input.columns);
-  for (std::size_t i = 0; i < k; ++i) out.columns.push_back(ScopeColumn{"", "", pb::INT64, false});
-  out.columns.push_back(ScopeColumn{"", "", pb::BOOL, false});
+  for (std::size_t i = 0; i < k; ++i)
+    out.columns.push_back(ScopeColumn{"", "", pb::INT64, false, false});
+  out.columns.push_back(ScopeColumn{"", "", pb::BOOL, false, false});
   const pb::ScalarExpr matched =
       Unary(pb::IS_NOT_NULL, ColumnExpr(n + static_cast<std::uint32_t>(k)));
   value->type = pb::BOOL;
@@ -1414,8 +1423,9 @@ Relation Binder::AddSubqueryMark(Relation input, const pg_query::SubLink& link,
   for (std::uint32_t i = 0; i < c; ++i) stats_keys.push_back(ColumnExpr(i));
   out.plan = EquiJoin(std::move(out.plan), arity, group_outer, std::move(stats), c + 1, stats_keys,
                       pb::LEFT_OUTER);
-  for (std::size_t i = 0; i < c; ++i) out.columns.push_back(ScopeColumn{"", "", pb::INT64, false});
-  out.columns.push_back(ScopeColumn{"", "", pb::BOOL, false});
+  for (std::size_t i = 0; i < c; ++i)
+    out.columns.push_back(ScopeColumn{"", "", pb::INT64, false, false});
+  out.columns.push_back(ScopeColumn{"", "", pb::BOOL, false, false});
   const pb::ScalarExpr has_null = ColumnExpr(arity + static_cast<std::uint32_t>(c));
   value->expr = IfThenElse(
       matched, BoolExpr(true),
@@ -1485,8 +1495,9 @@ Relation Binder::AddScalarSubquery(Relation input, const pg_query::SubLink& link
       out.plan = EquiJoin(std::move(input.plan), n, {}, std::move(with_value), 1, {}, pb::INNER);
       out.star = input.star;
       out.columns = std::move(input.columns);
-      out.columns.push_back(ScopeColumn{"", "", e.type, false});
+      out.columns.push_back(ScopeColumn{"", "", e.type, false, e.numeric});
       value->type = e.type;
+      value->numeric = e.numeric;
       value->expr = ColumnExpr(n);
       CheckSize(out.plan);
       return out;
@@ -1501,7 +1512,7 @@ Relation Binder::AddScalarSubquery(Relation input, const pg_query::SubLink& link
     out.star = input.star;
     out.columns = std::move(input.columns);
     for (std::uint32_t i = 0; i < k + m + 1; ++i) {
-      out.columns.push_back(ScopeColumn{"", "", pb::INT64, false});
+      out.columns.push_back(ScopeColumn{"", "", pb::INT64, false, false});
     }
     std::vector<pb::ScalarExpr> present, absent;
     for (std::uint32_t j = 0; j < m; ++j) {
@@ -1509,6 +1520,7 @@ Relation Binder::AddScalarSubquery(Relation input, const pg_query::SubLink& link
       absent.push_back(AggregateOverNothing(aggregation.calls[j]));
     }
     value->type = e.type;
+    value->numeric = e.numeric;
     value->expr = IfThenElse(Unary(pb::IS_NOT_NULL, ColumnExpr(n + k + m)),
                              Substitute(e.expr, present), Substitute(e.expr, absent));
     CheckSize(out.plan);
@@ -1530,8 +1542,9 @@ Relation Binder::AddScalarSubquery(Relation input, const pg_query::SubLink& link
   out.plan = EquiJoin(std::move(input.plan), n, {}, std::move(r.plan), 1, {}, pb::LEFT_OUTER);
   out.star = input.star;
   out.columns = std::move(input.columns);
-  out.columns.push_back(ScopeColumn{"", "", r.columns[0].type, false});
+  out.columns.push_back(ScopeColumn{"", "", r.columns[0].type, false, r.columns[0].numeric});
   value->type = r.columns[0].type;
+  value->numeric = r.columns[0].numeric;
   value->expr = ColumnExpr(n);
   CheckSize(out.plan);
   return out;
