@@ -204,8 +204,10 @@ class Binder {
                                 const CteScope& ctes);
   // The conditions of subquery `sub`'s WHERE over `from`: its own (`local`) and its correlation
   // with `outer` (`inner = outer` equalities: the keys); any other reading `outer` is refused.
-  void SplitCorrelated(const Relation& from, const Relation& outer, const pg_query::SelectStmt& sub,
-                       std::vector<pb::ScalarExpr>* local, std::vector<pb::ScalarExpr>* inner_keys,
+  // Subqueries in that WHERE are planned over `from` (semi/anti-joins and marks: *from grows).
+  void SplitCorrelated(Relation* from, const Relation& outer, const pg_query::SelectStmt& sub,
+                       const CteScope& ctes, std::vector<pb::ScalarExpr>* local,
+                       std::vector<pb::ScalarExpr>* inner_keys,
                        std::vector<pb::ScalarExpr>* outer_keys);
   // A scalar subquery `(SELECT …)` as columns appended to `input` and its value over them: one
   // that returns at most one row (an aggregate without GROUP BY, or LIMIT 1), uncorrelated or

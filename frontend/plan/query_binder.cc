@@ -1111,24 +1111,40 @@ Relation Binder::ApplyWhere(Relation input, const pg_query::Node& where, const C
   return input;
 }
 
-void Binder::SplitCorrelated(const Relation& from, const Relation& outer_relation,
-                             const pg_query::SelectStmt& sub, std::vector<pb::ScalarExpr>* local,
+void Binder::SplitCorrelated(Relation* from_relation, const Relation& outer_relation,
+                             const pg_query::SelectStmt& sub, const CteScope& ctes,
+                             std::vector<pb::ScalarExpr>* local,
                              std::vector<pb::ScalarExpr>* inner_keys,
                              std::vector<pb::ScalarExpr>* outer_keys) {
+  Relation& from = *from_relation;
   const std::uint32_t n = static_cast<std::uint32_t>(outer_relation.columns.size());
   if (sub.has_where_clause()) {
-    std::vector<const pg_query::Node*> conjuncts;
+    std::vector<const pg_query::Node*> conjuncts, plain;
+    std::vector<std::pair<const pg_query::SubLink*, bool>> links;
     Conjuncts(sub.where_clause(), &conjuncts, 0, *this);
     for (const pg_query::Node* c : conjuncts) {
-      if (c->has_sub_link() ||
-          (c->has_bool_expr() && c->bool_expr().boolop() == pg_query::NOT_EXPR &&
-           c->bool_expr().args_size() == 1 && c->bool_expr().args(0).has_sub_link())) {
-        Fail(sqlstate::kFeatureNotSupported,
-             "a subquery inside a subquery's WHERE is not supported yet", NodeLocation(*c));
+      if (c->has_sub_link()) {
+        links.emplace_back(&c->sub_link(), false);
+      } else if (c->has_bool_expr() && c->bool_expr().boolop() == pg_query::NOT_EXPR &&
+                 c->bool_expr().args_size() == 1 && c->bool_expr().args(0).has_sub_link()) {
+        links.emplace_back(&c->bool_expr().args(0).sub_link(), true);
+      } else {
+        plain.push_back(c);
       }
+    }
+    // Subqueries in the subquery's WHERE are its own: planned over its FROM (correlated to it,
+    // not to the query around it). Their marks become columns of `from`, before any key.
+    std::map<const pg_query::SubLink*, BoundExpr> marks;
+    for (const pg_query::Node* c : plain)
+      from = AddSubqueryMarks(std::move(from), *c, ctes, &marks);
+    for (const auto& [link, negated] : links) {
+      from = ApplySubqueryConjunct(std::move(from), *link, negated, ctes);
+    }
+    for (const pg_query::Node* c : plain) {
       bool used_outer = false;
       ExprContext context;
       context.input = &from;
+      context.subqueries = &marks;
       context.outer = &outer_relation;
       context.used_outer = &used_outer;
       context.clause = "WHERE";
@@ -1203,7 +1219,7 @@ SubqueryKeys Binder::BindSubqueryKeys(const Relation& input, const pg_query::Sub
   if (simple && !aggregates) {
     Relation from = BindFrom(sub.from_clause(), ctes, link.location());
     std::vector<pb::ScalarExpr> local, inner_keys;
-    SplitCorrelated(from, input, sub, &local, &inner_keys, &outer_keys);
+    SplitCorrelated(&from, input, sub, ctes, &local, &inner_keys, &outer_keys);
     correlation = inner_keys.size();
     // The select list is checked as PostgreSQL would (an unknown column is an error even under
     // EXISTS); the outer query's columns in it are not planned.
@@ -1467,7 +1483,7 @@ Relation Binder::AddScalarSubquery(Relation input, const pg_query::SubLink& link
     // no subquery row has gets the aggregates over nothing (count 0, the others null).
     Relation from = BindFrom(sub.from_clause(), ctes, link.location());
     std::vector<pb::ScalarExpr> local, inner_keys, outer_keys;
-    SplitCorrelated(from, input, sub, &local, &inner_keys, &outer_keys);
+    SplitCorrelated(&from, input, sub, ctes, &local, &inner_keys, &outer_keys);
     Aggregation aggregation;
     ExprContext context;
     context.input = &from;

@@ -488,6 +488,17 @@ TEST_F(SqlPlanTest, InAndExistsSubqueriesAreDecorrelatedIntoJoins) {
   ExpectSameAsPostgres("SELECT * FROM t WHERE b IN (SELECT c / 10 FROM u UNION SELECT 40)");
   ExpectSameAsPostgres("SELECT * FROM t WHERE a IN (SELECT count(*) FROM u GROUP BY a)");
   ExpectSameAsPostgres("SELECT * FROM u WHERE s IN (SELECT s FROM t) AND c > 100");
+  // Subqueries inside subqueries: planned over the subquery's FROM.
+  ExpectSameAsPostgres(
+      "SELECT * FROM t WHERE a IN (SELECT a FROM u WHERE c IN (SELECT c FROM u WHERE s = 'x'))");
+  ExpectSameAsPostgres(
+      "SELECT * FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.a = t.a AND NOT "
+      "EXISTS (SELECT 1 FROM k WHERE k.id = u.c / 100))");
+  ExpectSameAsPostgres(
+      "SELECT * FROM t WHERE a IN (SELECT a FROM u WHERE c > 150 OR a IN (SELECT id FROM k))");
+  ExpectSameAsPostgres(
+      "SELECT a, (SELECT count(*) FROM u WHERE u.a = t.a AND u.s IN "
+      "(SELECT s FROM t)) FROM t");
   // Anywhere else in a condition or a select list: a mark join, SQL's three values.
   ExpectSameAsPostgres("SELECT * FROM t WHERE a IN (SELECT a FROM u) OR b > 30");
   ExpectSameAsPostgres("SELECT * FROM t WHERE NOT (a IN (SELECT a FROM u) OR b > 30)");
