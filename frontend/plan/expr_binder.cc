@@ -526,11 +526,12 @@ BoundExpr Binder::BindColumnRef(const pg_query::ColumnRef& ref, const ExprContex
   for (const Relation* level : levels) {
     if (level == nullptr) continue;
     std::vector<std::uint32_t> found;
+    bool table_here = false;
     for (std::uint32_t i = 0; i < level->columns.size(); ++i) {
       const ScopeColumn& c = level->columns[i];
       if (!table.empty()) {
         if (c.table != table) continue;
-        table_seen = true;
+        table_seen = table_here = true;
         if (c.name == name) found.push_back(i);
       } else if (c.name == name && !c.only_qualified && !name.empty()) {
         found.push_back(i);
@@ -549,6 +550,8 @@ BoundExpr Binder::BindColumnRef(const pg_query::ColumnRef& ref, const ExprContex
       out.numeric = level->columns[found[0]].numeric;
       return out;
     }
+    // A qualifier names the nearest range of that name: an outer one of the same name is hidden.
+    if (table_here) break;
     base = static_cast<std::uint32_t>(level->columns.size());
   }
   if (!table.empty() && !table_seen) {

@@ -663,6 +663,8 @@ TEST_F(SqlPlanTest, UnsupportedConstructsAreRefusedNamingThem) {
   ExpectRefused("SELECT * FROM t WHERE a IN (SELECT t.b FROM u)", "0A000",
                 "a subquery whose select list reads the outer query's columns is not supported",
                 false);
+  ExpectRefused("SELECT * FROM t z WHERE EXISTS (SELECT 1 FROM u z WHERE z.a = z.b)", "42703",
+                "column z.b does not exist", true);
   ExpectRefused("SELECT * FROM t WHERE EXISTS (SELECT nope FROM u)", "42703",
                 "column \"nope\" does not exist", true);
   ExpectRefused("SELECT a::int4 FROM t", "0A000",
