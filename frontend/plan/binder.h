@@ -46,6 +46,8 @@ struct ScopeColumn {
   bool only_qualified = false;
   // PostgreSQL types it numeric (a sum of bigint), Tandem int8: the same integer values.
   bool numeric = false;
+  // A select list's bare NULL (text so far): a set operation types it from its other branch.
+  bool untyped_null = false;
 };
 
 // A bound relation: its plan and what names its columns. Column i of the plan is columns[i].

@@ -341,6 +341,7 @@ OrderedRelation Binder::BindSimpleSelect(const pg_query::SelectStmt& select, con
   // Targets.
   OrderedRelation out;
   std::vector<BoundExpr> targets;
+  std::vector<bool> untyped;  // a bare NULL: a set operation may type it from its other branch
   std::vector<int> locations;
   for (const auto& t : select.target_list()) {
     const auto& target = t.res_target();
@@ -394,12 +395,15 @@ OrderedRelation Binder::BindSimpleSelect(const pg_query::SelectStmt& select, con
           e.expr = ColumnExpr(static_cast<std::uint32_t>(it - aggregation.group_keys.begin()));
         }
         targets.push_back(std::move(e));
+        untyped.push_back(false);
         out.names.push_back(from.columns[c].name);
         locations.push_back(val.column_ref().location());
       }
       continue;
     }
-    targets.push_back(Resolve(Bind(val, context), target.location()));
+    BoundExpr bound = Bind(val, context);
+    untyped.push_back(bound.type == pb::SCALAR_TYPE_UNSPECIFIED && !bound.literal.has_value());
+    targets.push_back(Resolve(std::move(bound), target.location()));
     out.names.push_back(!target.name().empty() ? target.name() : FigureColumnName(val));
     locations.push_back(target.location());
   }
@@ -488,10 +492,10 @@ OrderedRelation Binder::BindSimpleSelect(const pg_query::SelectStmt& select, con
   out.relation.plan = std::move(input);
   for (std::size_t i = 0; i < targets.size(); ++i) {
     out.relation.columns.push_back(
-        ScopeColumn{"", out.names[i], targets[i].type, false, targets[i].numeric});
+        ScopeColumn{"", out.names[i], targets[i].type, false, targets[i].numeric, untyped[i]});
   }
   for (const auto& h : hidden)
-    out.relation.columns.push_back(ScopeColumn{"", "", h.type, false, h.numeric});
+    out.relation.columns.push_back(ScopeColumn{"", "", h.type, false, h.numeric, false});
   out.relation.star = StarOf(targets.size());
   out.visible = targets.size();
   BindLimit(select, &out);
@@ -552,7 +556,7 @@ OrderedRelation Binder::BindValues(const pg_query::SelectStmt& select) {
     for (auto& row : rows) column.push_back(&row[c]);
     const pb::ScalarType type = CommonType(column, "VALUES", -1);
     out.names.push_back("column" + std::to_string(c + 1));
-    out.relation.columns.push_back(ScopeColumn{"", out.names.back(), type, false, false});
+    out.relation.columns.push_back(ScopeColumn{"", out.names.back(), type, false, false, false});
   }
   std::vector<pb::Plan> inputs;
   for (auto& row : rows) {
@@ -579,7 +583,23 @@ OrderedRelation Binder::BindSetOperation(const pg_query::SelectStmt& select, con
     Fail(sqlstate::kSyntaxError,
          std::string("each ") + op + " query must have the same number of columns");
   }
+  // A bare NULL column of one branch takes the other's type (PostgreSQL's unknown).
+  auto retype = [](Relation* side, std::size_t column, pb::ScalarType type) {
+    const std::size_t arity = side->columns.size();
+    std::vector<std::uint32_t> projection = Iota(0, arity);
+    projection[column] = static_cast<std::uint32_t>(arity);
+    side->plan = MfpPlan(std::move(side->plan), {NullExpr(type)}, {}, std::move(projection));
+    side->columns[column].type = type;
+    side->columns[column].untyped_null = false;
+  };
   for (std::size_t i = 0; i < left.columns.size(); ++i) {
+    if (left.columns[i].type != right.columns[i].type) {
+      if (left.columns[i].untyped_null) {
+        retype(&left, i, right.columns[i].type);
+      } else if (right.columns[i].untyped_null) {
+        retype(&right, i, left.columns[i].type);
+      }
+    }
     const pb::ScalarType a = left.columns[i].type, b = right.columns[i].type;
     if (a == b) continue;
     if ((a == pb::INT64 || a == pb::FLOAT64) && (b == pb::INT64 || b == pb::FLOAT64)) {
@@ -623,6 +643,8 @@ OrderedRelation Binder::BindSetOperation(const pg_query::SelectStmt& select, con
   out.relation.columns = left.columns;
   for (std::size_t i = 0; i < right.columns.size(); ++i) {
     out.relation.columns[i].numeric = left.columns[i].numeric || right.columns[i].numeric;
+    out.relation.columns[i].untyped_null =
+        left.columns[i].untyped_null && right.columns[i].untyped_null;
   }
   out.relation.star = StarOf(left.columns.size());
   out.names = names;
@@ -689,7 +711,7 @@ Relation Binder::ReadObject(const CatalogObject& object, int location) {
   Relation r;
   r.plan.mutable_get()->set_id(object.id);
   for (const auto& c : object.columns)
-    r.columns.push_back(ScopeColumn{object.name, c.name, c.type, false, false});
+    r.columns.push_back(ScopeColumn{object.name, c.name, c.type, false, false, false});
   r.star = StarOf(r.columns.size());
   return r;
 }
@@ -1050,7 +1072,8 @@ Relation Binder::BindJoin(const pg_query::JoinExpr& join, const CteScope& ctes) 
       r.columns.push_back(ScopeColumn{"", using_names[i], left.columns[using_pairs[i].first].type,
                                       false,
                                       left.columns[using_pairs[i].first].numeric ||
-                                          right.columns[using_pairs[i].second].numeric});
+                                          right.columns[using_pairs[i].second].numeric,
+                                      false});
     }
     for (auto c : left.star) {
       if (used.count(c) == 0) r.star.push_back(c);
@@ -1408,8 +1431,8 @@ Relation Binder::AddSubqueryMark(Relation input, const pg_query::SubLink& link,
   out.star = input.star;
   out.columns = std::move(input.columns);
   for (std::size_t i = 0; i < k; ++i)
-    out.columns.push_back(ScopeColumn{"", "", pb::INT64, false, false});
-  out.columns.push_back(ScopeColumn{"", "", pb::BOOL, false, false});
+    out.columns.push_back(ScopeColumn{"", "", pb::INT64, false, false, false});
+  out.columns.push_back(ScopeColumn{"", "", pb::BOOL, false, false, false});
   const pb::ScalarExpr matched =
       Unary(pb::IS_NOT_NULL, ColumnExpr(n + static_cast<std::uint32_t>(k)));
   value->type = pb::BOOL;
@@ -1440,8 +1463,8 @@ Relation Binder::AddSubqueryMark(Relation input, const pg_query::SubLink& link,
   out.plan = EquiJoin(std::move(out.plan), arity, group_outer, std::move(stats), c + 1, stats_keys,
                       pb::LEFT_OUTER);
   for (std::size_t i = 0; i < c; ++i)
-    out.columns.push_back(ScopeColumn{"", "", pb::INT64, false, false});
-  out.columns.push_back(ScopeColumn{"", "", pb::BOOL, false, false});
+    out.columns.push_back(ScopeColumn{"", "", pb::INT64, false, false, false});
+  out.columns.push_back(ScopeColumn{"", "", pb::BOOL, false, false, false});
   const pb::ScalarExpr has_null = ColumnExpr(arity + static_cast<std::uint32_t>(c));
   value->expr = IfThenElse(
       matched, BoolExpr(true),
@@ -1511,7 +1534,7 @@ Relation Binder::AddScalarSubquery(Relation input, const pg_query::SubLink& link
       out.plan = EquiJoin(std::move(input.plan), n, {}, std::move(with_value), 1, {}, pb::INNER);
       out.star = input.star;
       out.columns = std::move(input.columns);
-      out.columns.push_back(ScopeColumn{"", "", e.type, false, e.numeric});
+      out.columns.push_back(ScopeColumn{"", "", e.type, false, e.numeric, false});
       value->type = e.type;
       value->numeric = e.numeric;
       value->expr = ColumnExpr(n);
@@ -1528,7 +1551,7 @@ Relation Binder::AddScalarSubquery(Relation input, const pg_query::SubLink& link
     out.star = input.star;
     out.columns = std::move(input.columns);
     for (std::uint32_t i = 0; i < k + m + 1; ++i) {
-      out.columns.push_back(ScopeColumn{"", "", pb::INT64, false, false});
+      out.columns.push_back(ScopeColumn{"", "", pb::INT64, false, false, false});
     }
     std::vector<pb::ScalarExpr> present, absent;
     for (std::uint32_t j = 0; j < m; ++j) {
@@ -1558,7 +1581,7 @@ Relation Binder::AddScalarSubquery(Relation input, const pg_query::SubLink& link
   out.plan = EquiJoin(std::move(input.plan), n, {}, std::move(r.plan), 1, {}, pb::LEFT_OUTER);
   out.star = input.star;
   out.columns = std::move(input.columns);
-  out.columns.push_back(ScopeColumn{"", "", r.columns[0].type, false, r.columns[0].numeric});
+  out.columns.push_back(ScopeColumn{"", "", r.columns[0].type, false, r.columns[0].numeric, false});
   value->type = r.columns[0].type;
   value->numeric = r.columns[0].numeric;
   value->expr = ColumnExpr(n);

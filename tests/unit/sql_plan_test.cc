@@ -436,6 +436,8 @@ TEST_F(SqlPlanTest, DistinctAndSetOperationsKeepBagSemantics) {
   ExpectSameAsPostgres("SELECT a AS x FROM t UNION SELECT c FROM u ORDER BY x DESC LIMIT 4",
                        OrderedBy({0}));
   ExpectSameAsPostgres("SELECT a FROM u INTERSECT ALL (SELECT a FROM t UNION ALL SELECT a FROM t)");
+  ExpectSameAsPostgres("SELECT a, NULL FROM t UNION SELECT NULL, s FROM u");
+  ExpectSameAsPostgres("SELECT NULL AS x EXCEPT ALL SELECT b FROM t", Untyped());
 }
 
 TEST_F(SqlPlanTest, OrderLimitAndOffsetAreTheFinishingOrATopK) {
