@@ -352,8 +352,17 @@ pb::ScalarType Binder::CommonType(const std::vector<BoundExpr*>& branches, const
 
 BoundExpr Binder::Bind(const pg_query::Node& node, const ExprContext& context) {
   DepthGuard guard(this);
-  if (context.aggregation != nullptr) return BindGrouped(node, context);
-  return BindNode(node, context);
+  BoundExpr out =
+      context.aggregation != nullptr ? BindGrouped(node, context) : BindNode(node, context);
+  // NULLIF, IS DISTINCT FROM, GREATEST, abs … use an operand more than once: nested, they grow
+  // exponentially. Checked at every level, an expression never gets much past the bound.
+  if (out.expr.ByteSizeLong() > kMaxPlanBytes / 4) {
+    Fail(sqlstate::kStatementTooComplex,
+         "statement is too complex: an expression would be over " +
+             std::to_string(kMaxPlanBytes / 4) + " bytes",
+         NodeLocation(node));
+  }
+  return out;
 }
 
 pb::ScalarExpr Binder::BindCondition(const pg_query::Node& node, const ExprContext& context) {
@@ -494,9 +503,29 @@ BoundExpr Binder::BindNode(const pg_query::Node& node, const ExprContext& contex
     case pg_query::Node::kParamRef:
       Fail(sqlstate::kFeatureNotSupported, "parameters ($n) are not supported",
            node.param_ref().location());
-    case pg_query::Node::kMinMaxExpr:
-      Fail(sqlstate::kFeatureNotSupported, "GREATEST and LEAST are not supported yet",
-           node.min_max_expr().location());
+    case pg_query::Node::kMinMaxExpr: {
+      // GREATEST/LEAST ignore nulls (null only when every argument is), PostgreSQL's order.
+      const auto& minmax = node.min_max_expr();
+      const bool greatest = minmax.op() == pg_query::IS_GREATEST;
+      std::vector<BoundExpr> args;
+      for (const auto& a : minmax.args()) args.push_back(Bind(a, context));
+      std::vector<BoundExpr*> branches;
+      for (auto& a : args) branches.push_back(&a);
+      BoundExpr out;
+      out.type = CommonType(branches, greatest ? "GREATEST" : "LEAST", minmax.location());
+      out.expr = args[0].expr;
+      for (std::size_t i = 1; i < args.size(); ++i) {
+        out.numeric |= args[i].numeric;
+        const pb::ScalarExpr& x = out.expr;
+        const pb::ScalarExpr& y = args[i].expr;
+        out.expr = IfThenElse(Unary(pb::IS_NULL, x), y,
+                              IfThenElse(Binary(pb::OR, Unary(pb::IS_NULL, y),
+                                                Binary(greatest ? pb::GE : pb::LE, x, y)),
+                                         x, y));
+      }
+      out.numeric |= args[0].numeric;
+      return out;
+    }
     default:
       Fail(sqlstate::kFeatureNotSupported, "expression " + NodeKindName(node) + " is not supported",
            NodeLocation(node));
@@ -899,6 +928,35 @@ BoundExpr Binder::BindFuncCall(const pg_query::FuncCall& call, const ExprContext
   }
   if (call.has_over()) {
     Fail(sqlstate::kFeatureNotSupported, "window functions are not supported yet", call.location());
+  }
+  if (call.funcname_size() == 1 && !call.agg_star() && !call.agg_distinct() &&
+      call.agg_order_size() == 0 && !call.has_agg_filter() && !call.func_variadic()) {
+    std::vector<BoundExpr> args;
+    for (const auto& a : call.args()) args.push_back(Bind(a, context));
+    std::string types;
+    for (const auto& a : args) types += (types.empty() ? "" : ", ") + TypeSqlName(a.type);
+    if (name == "abs" && args.size() == 1 &&
+        (args[0].type == pb::INT64 || args[0].type == pb::FLOAT64)) {
+      // |x|: -x below zero; x + 0.0 otherwise for a float, so -0 is 0 as fabs gives.
+      const pb::ScalarExpr& x = args[0].expr;
+      const bool is_float = args[0].type == pb::FLOAT64;
+      BoundExpr out;
+      out.type = args[0].type;
+      out.numeric = args[0].numeric;
+      out.expr = IfThenElse(Binary(pb::LT, x, is_float ? FloatExpr(0) : IntExpr(0)),
+                            Unary(pb::NEGATE, x), is_float ? Binary(pb::ADD, x, FloatExpr(0)) : x);
+      return out;
+    }
+    if (name == "mod" && args.size() == 2) {
+      BoundExpr out = BindOperator("%", args[0], args[1], call.location());
+      if (out.type != pb::INT64) {
+        Fail("42883", "function mod(" + types + ") does not exist", call.location());
+      }
+      return out;
+    }
+    if (name == "abs" || name == "mod") {
+      Fail("42883", "function " + name + "(" + types + ") does not exist", call.location());
+    }
   }
   Fail(sqlstate::kFeatureNotSupported, "function " + name + " is not supported yet",
        call.location());

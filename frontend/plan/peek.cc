@@ -54,6 +54,8 @@ std::optional<pb::MapFilterProject> Compose(const pb::MapFilterProject& inner,
     }
     columns.push_back(*type);
     *out.add_map() = std::move(mapped);
+    // Each guarded map repeats the filter: a peek whose mfp would be large is not one.
+    if (out.ByteSizeLong() > kMaxPlanBytes) return std::nullopt;
   }
   for (const auto& p : inner.predicates()) *out.add_predicates() = p;
   for (const auto& p : outer.predicates()) *out.add_predicates() = Renumber(p, remap);

@@ -376,6 +376,13 @@ TEST_F(SqlPlanTest, CaseCoalesceAndNullifMatchPostgres) {
       "COALESCE(s, 'none'), NULLIF(a, 1), NULLIF(s, 'x') FROM t");
 }
 
+TEST_F(SqlPlanTest, GreatestLeastAbsAndModMatchPostgres) {
+  ExpectSameAsPostgres(
+      "SELECT GREATEST(a, b), LEAST(a, b, 3), GREATEST(s, 'x'), LEAST(f, 1), "
+      "GREATEST(NULL, a) FROM t");
+  ExpectSameAsPostgres("SELECT abs(a - 3), abs(f), abs(-f), mod(b, 7), mod(b - 25, 7) FROM t");
+}
+
 TEST_F(SqlPlanTest, JoinsOfEveryKindMatchPostgres) {
   ExpectSameAsPostgres("SELECT t.a, t.b, u.c FROM t JOIN u ON t.a = u.a");
   ExpectSameAsPostgres("SELECT * FROM t, u WHERE t.a = u.a AND t.s = u.s");
@@ -759,6 +766,12 @@ TEST_F(SqlPlanTest, PlansThatWouldExplodeAreRefusedBeforeTheyAreBuilt) {
             " UNION ALL SELECT a FROM c" + std::to_string(i - 1) + ")";
   }
   planned = Plan(ctes + " SELECT * FROM c39");
+  ASSERT_FALSE(planned.ok());
+  EXPECT_EQ(planned.error().sqlstate, "54001") << planned.error().ToString();
+  // NULLIF uses its first argument twice: nested 60 deep, 2^60 copies.
+  std::string nullifs = "a";
+  for (int i = 0; i < 60; ++i) nullifs = "NULLIF(" + nullifs + ", 1)";
+  planned = Plan("SELECT " + nullifs + " FROM t");
   ASSERT_FALSE(planned.ok());
   EXPECT_EQ(planned.error().sqlstate, "54001") << planned.error().ToString();
 }
