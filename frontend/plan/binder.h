@@ -166,6 +166,9 @@ class Binder {
   static std::string FigureColumnName(const pg_query::Node& node);
   bool ContainsAggregate(const pg_query::Node& node, int depth = 0) const;
 
+  // 54001 for a CASE, COALESCE, GREATEST or LEAST of more arguments than a plan can nest.
+  void CheckChain(int arguments, const char* construct, int location) const;
+
   // ---- errors
   [[noreturn]] void Fail(const char* sqlstate, std::string message, int location = -1) const;
   int Position(int location) const;
@@ -276,6 +279,9 @@ pb::ScalarExpr StringExpr(const std::string& value);
 pb::ScalarExpr Unary(pb::UnaryFunc func, pb::ScalarExpr operand);
 pb::ScalarExpr Binary(pb::BinaryFunc func, pb::ScalarExpr left, pb::ScalarExpr right);
 pb::ScalarExpr IfThenElse(pb::ScalarExpr cond, pb::ScalarExpr then, pb::ScalarExpr els);
+// AND or OR of `operands` (at least one) as a balanced tree: log2(n) deep, not n (an IN list of
+// thousands stays within the plan's nesting); the same three-valued result as a chain.
+pb::ScalarExpr Balanced(pb::BinaryFunc func, std::vector<pb::ScalarExpr> operands);
 // Map `map`, keep rows where every predicate holds, project (empty: every column).
 pb::Plan MfpPlan(pb::Plan input, std::vector<pb::ScalarExpr> map,
                  std::vector<pb::ScalarExpr> predicates, std::vector<std::uint32_t> projection);

@@ -308,6 +308,17 @@ BoundExpr Binder::Coerce(BoundExpr e, pb::ScalarType type, int location, const s
        location);
 }
 
+void Binder::CheckChain(int arguments, const char* construct, int location) const {
+  // Each argument nests the expression one IF deeper; the replica's decoder takes
+  // kMaxPlanNesting messages in all.
+  if (arguments > kMaxPlanNesting / 2) {
+    Fail(sqlstate::kStatementTooComplex,
+         std::string("statement is too complex: ") + construct + " with more than " +
+             std::to_string(kMaxPlanNesting / 2) + " arguments",
+         location);
+  }
+}
+
 BoundExpr Binder::Resolve(BoundExpr e, int location) {
   if (e.type != pb::SCALAR_TYPE_UNSPECIFIED) return e;
   return Coerce(std::move(e), pb::STRING, location, "a constant");
@@ -356,10 +367,10 @@ BoundExpr Binder::Bind(const pg_query::Node& node, const ExprContext& context) {
       context.aggregation != nullptr ? BindGrouped(node, context) : BindNode(node, context);
   // NULLIF, IS DISTINCT FROM, GREATEST, abs … use an operand more than once: nested, they grow
   // exponentially. Checked at every level, an expression never gets much past the bound.
-  if (out.expr.ByteSizeLong() > kMaxPlanBytes / 4) {
+  if (out.expr.ByteSizeLong() > kMaxPlanBytes) {
     Fail(sqlstate::kStatementTooComplex,
-         "statement is too complex: an expression would be over " +
-             std::to_string(kMaxPlanBytes / 4) + " bytes",
+         "statement is too complex: an expression would be over " + std::to_string(kMaxPlanBytes) +
+             " bytes",
          NodeLocation(node));
   }
   return out;
@@ -474,6 +485,7 @@ BoundExpr Binder::BindNode(const pg_query::Node& node, const ExprContext& contex
     }
     case pg_query::Node::kCoalesceExpr: {
       const auto& coalesce = node.coalesce_expr();
+      CheckChain(coalesce.args_size(), "COALESCE", coalesce.location());
       std::vector<BoundExpr> args;
       for (const auto& a : coalesce.args()) args.push_back(Bind(a, context));
       std::vector<BoundExpr*> branches;
@@ -506,6 +518,7 @@ BoundExpr Binder::BindNode(const pg_query::Node& node, const ExprContext& contex
     case pg_query::Node::kMinMaxExpr: {
       // GREATEST/LEAST ignore nulls (null only when every argument is), PostgreSQL's order.
       const auto& minmax = node.min_max_expr();
+      CheckChain(minmax.args_size(), "GREATEST and LEAST", minmax.location());
       const bool greatest = minmax.op() == pg_query::IS_GREATEST;
       std::vector<BoundExpr> args;
       for (const auto& a : minmax.args()) args.push_back(Bind(a, context));
@@ -819,14 +832,13 @@ BoundExpr Binder::BindAExpr(const pg_query::A_Expr& expr, const ExprContext& con
       std::vector<BoundExpr*> all = {&left};
       for (auto& item : items) all.push_back(&item);
       CommonType(all, "IN", location);
-      std::optional<pb::ScalarExpr> e;
+      std::vector<pb::ScalarExpr> tests;
       for (auto& item : items) {
-        pb::ScalarExpr test = BindOperator(in ? "=" : "<>", left, item, location).expr;
-        e = e ? Binary(in ? pb::OR : pb::AND, std::move(*e), std::move(test)) : std::move(test);
+        tests.push_back(BindOperator(in ? "=" : "<>", left, item, location).expr);
       }
       BoundExpr out;
       out.type = pb::BOOL;
-      out.expr = std::move(*e);
+      out.expr = Balanced(in ? pb::OR : pb::AND, std::move(tests));
       return out;
     }
     case pg_query::AEXPR_BETWEEN:
@@ -877,14 +889,12 @@ BoundExpr Binder::BindBool(const pg_query::BoolExpr& expr, const ExprContext& co
     return out;
   }
   const pb::BinaryFunc func = expr.boolop() == pg_query::AND_EXPR ? pb::AND : pb::OR;
-  out.expr = std::move(args.at(0));
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    out.expr = Binary(func, std::move(out.expr), std::move(args[i]));
-  }
+  out.expr = Balanced(func, std::move(args));
   return out;
 }
 
 BoundExpr Binder::BindCase(const pg_query::CaseExpr& expr, const ExprContext& context) {
+  CheckChain(expr.args_size(), "CASE", expr.location());
   std::optional<BoundExpr> arg;
   if (expr.has_arg()) arg = Bind(expr.arg(), context);
   std::vector<pb::ScalarExpr> conditions;

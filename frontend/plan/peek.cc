@@ -38,6 +38,7 @@ std::optional<pb::MapFilterProject> Compose(const pb::MapFilterProject& inner,
     columns.push_back(*type);
     *out.add_map() = e;
   }
+  std::size_t bytes = out.ByteSizeLong();
   std::optional<pb::ScalarExpr> guard;
   for (const auto& p : inner.predicates()) {
     guard = guard ? Binary(pb::AND, *guard, p) : p;
@@ -52,10 +53,11 @@ std::optional<pb::MapFilterProject> Compose(const pb::MapFilterProject& inner,
       type = ipc::ExprType(mapped, columns);
       if (!type.ok()) return std::nullopt;
     }
+    // Each guarded map repeats the filter: a peek whose mfp would be large is not one.
+    bytes += mapped.ByteSizeLong();
+    if (bytes > kMaxPlanBytes) return std::nullopt;
     columns.push_back(*type);
     *out.add_map() = std::move(mapped);
-    // Each guarded map repeats the filter: a peek whose mfp would be large is not one.
-    if (out.ByteSizeLong() > kMaxPlanBytes) return std::nullopt;
   }
   for (const auto& p : inner.predicates()) *out.add_predicates() = p;
   for (const auto& p : outer.predicates()) *out.add_predicates() = Renumber(p, remap);

@@ -69,6 +69,19 @@ pb::ScalarExpr IfThenElse(pb::ScalarExpr cond, pb::ScalarExpr then, pb::ScalarEx
   return e;
 }
 
+pb::ScalarExpr Balanced(pb::BinaryFunc func, std::vector<pb::ScalarExpr> operands) {
+  // Pairwise rounds: each halves the count, so the depth is ceil(log2(n)) and no recursion.
+  while (operands.size() > 1) {
+    std::vector<pb::ScalarExpr> next;
+    for (std::size_t i = 0; i + 1 < operands.size(); i += 2) {
+      next.push_back(Binary(func, std::move(operands[i]), std::move(operands[i + 1])));
+    }
+    if (operands.size() % 2 == 1) next.push_back(std::move(operands.back()));
+    operands = std::move(next);
+  }
+  return std::move(operands.at(0));
+}
+
 pb::Plan MfpPlan(pb::Plan input, std::vector<pb::ScalarExpr> map,
                  std::vector<pb::ScalarExpr> predicates, std::vector<std::uint32_t> projection) {
   pb::Plan plan;

@@ -688,6 +688,18 @@ TEST_F(SqlPlanTest, UnsupportedConstructsAreRefusedNamingThem) {
 }
 
 TEST_F(SqlPlanTest, DeepExpressionsAreRefusedNotCrashed) {
+  // An IN list of 20,000 constants is a balanced OR, a few levels deep.
+  std::string in = "SELECT * FROM t WHERE a IN (";
+  for (int i = 0; i < 20000; ++i) in += (i > 0 ? ", " : "") + std::to_string(i % 4);
+  in += ")";
+  auto wide = Plan(in);
+  ASSERT_TRUE(wide.ok()) << wide.error().ToString();
+  std::string cases = "SELECT CASE";
+  for (int i = 0; i < 5000; ++i) cases += " WHEN a = " + std::to_string(i) + " THEN 1";
+  cases += " END FROM t";
+  auto many = Plan(cases);
+  ASSERT_FALSE(many.ok());
+  EXPECT_EQ(many.error().sqlstate, "54001") << many.error().ToString();
   std::string deep = "SELECT ";
   for (int i = 0; i < 60; ++i) deep += "(";
   deep += "a";
