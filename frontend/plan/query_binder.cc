@@ -117,6 +117,14 @@ void Binder::CheckSize(const pb::Plan& plan) const {
     Fail(sqlstate::kStatementTooComplex, "statement is too complex: its plan would be over " +
                                              std::to_string(kMaxPlanBytes) + " bytes");
   }
+  // A relation is only ever nested deeper into the query's plan: refused as soon as it is too
+  // deep, not after a thousand joins more.
+  const int nesting = PlanNesting(plan);
+  if (nesting > kMaxPlanNesting) {
+    Fail(sqlstate::kStatementTooComplex, "statement is too complex: its plan nests " +
+                                             std::to_string(nesting) + " levels (at most " +
+                                             std::to_string(kMaxPlanNesting) + ")");
+  }
 }
 
 Relation Binder::FinishNested(OrderedRelation ordered) {
@@ -745,6 +753,7 @@ Relation Binder::CrossJoin(Relation left, Relation right, int location) {
   for (auto c : right.star) r.star.push_back(static_cast<std::uint32_t>(c + left.columns.size()));
   r.columns = std::move(left.columns);
   for (auto& c : right.columns) r.columns.push_back(std::move(c));
+  CheckSize(r.plan);
   return r;
 }
 
