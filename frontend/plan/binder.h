@@ -296,6 +296,18 @@ pb::Plan EquiJoin(pb::Plan left, std::size_t left_arity,
                   std::size_t right_arity, const std::vector<pb::ScalarExpr>& right_keys,
                   pb::JoinKind kind);
 std::vector<std::uint32_t> Iota(std::size_t from, std::size_t to);  // [from, to)
+// The rows of `rows` (columns of `types`) equal to no row of `present` (the same columns,
+// distinct), nulls equal to nulls: a left join on null-safe keys, unmatched.
+pb::Plan RowsNotIn(pb::Plan rows, const std::vector<pb::ScalarType>& types, pb::Plan present);
+// An outer join with any ON condition: the pairs whose keys are equal and `conditions` (over the
+// left columns, then the right) hold; then every left row in no pair, with nulls on the right;
+// `full`: every right row in no pair too, with nulls on the left. Exact for duplicates: equal
+// rows are in pairs all or none.
+pb::Plan GeneralOuterJoin(pb::Plan left, const std::vector<pb::ScalarType>& left_types,
+                          const std::vector<pb::ScalarExpr>& left_keys, pb::Plan right,
+                          const std::vector<pb::ScalarType>& right_types,
+                          const std::vector<pb::ScalarExpr>& right_keys,
+                          const std::vector<pb::ScalarExpr>& conditions, bool full);
 // Columns an expression reads (every column reference, recursively; bounded by the expression's
 // nesting, which the binder bounded).
 void ColumnsRead(const pb::ScalarExpr& expr, std::vector<std::uint32_t>* out);

@@ -321,4 +321,71 @@ pb::Plan EquiJoin(pb::Plan left, std::size_t left_arity,
   return MfpPlan(std::move(plan), {}, {}, std::move(projection));
 }
 
+namespace {
+
+pb::ScalarExpr DefaultOf(pb::ScalarType type) {
+  switch (type) {
+    case pb::INT64:
+      return IntExpr(0);
+    case pb::FLOAT64:
+      return FloatExpr(0);
+    case pb::BOOL:
+      return BoolExpr(false);
+    default:
+      return StringExpr("");
+  }
+}
+
+// Keys that equal exactly when the columns are equal or both null: (c IS NULL, c or a default).
+std::vector<pb::ScalarExpr> NullSafeKeys(const std::vector<pb::ScalarType>& types) {
+  std::vector<pb::ScalarExpr> keys;
+  for (std::uint32_t i = 0; i < types.size(); ++i) {
+    keys.push_back(Unary(pb::IS_NULL, ColumnExpr(i)));
+    keys.push_back(
+        IfThenElse(Unary(pb::IS_NULL, ColumnExpr(i)), DefaultOf(types[i]), ColumnExpr(i)));
+  }
+  return keys;
+}
+
+std::vector<pb::ScalarExpr> NullsOf(const std::vector<pb::ScalarType>& types) {
+  std::vector<pb::ScalarExpr> nulls;
+  for (auto t : types) nulls.push_back(NullExpr(t));
+  return nulls;
+}
+
+}  // namespace
+
+pb::Plan RowsNotIn(pb::Plan rows, const std::vector<pb::ScalarType>& types, pb::Plan present) {
+  const std::size_t n = types.size();
+  const std::vector<pb::ScalarExpr> keys = NullSafeKeys(types);
+  pb::Plan marked = MfpPlan(std::move(present), {BoolExpr(true)}, {}, {});
+  pb::Plan probe =
+      EquiJoin(std::move(rows), n, keys, std::move(marked), n + 1, keys, pb::LEFT_OUTER);
+  return MfpPlan(std::move(probe), {},
+                 {Unary(pb::IS_NULL, ColumnExpr(static_cast<std::uint32_t>(2 * n)))}, Iota(0, n));
+}
+
+pb::Plan GeneralOuterJoin(pb::Plan left, const std::vector<pb::ScalarType>& left_types,
+                          const std::vector<pb::ScalarExpr>& left_keys, pb::Plan right,
+                          const std::vector<pb::ScalarType>& right_types,
+                          const std::vector<pb::ScalarExpr>& right_keys,
+                          const std::vector<pb::ScalarExpr>& conditions, bool full) {
+  const std::size_t la = left_types.size(), ra = right_types.size();
+  pb::Plan pairs = EquiJoin(left, la, left_keys, right, ra, right_keys, pb::INNER);
+  if (!conditions.empty()) pairs = MfpPlan(std::move(pairs), {}, conditions, {});
+  std::vector<pb::Plan> parts;
+  pb::Plan matched_left = DistinctPlan(MfpPlan(pairs, {}, {}, Iota(0, la)));
+  parts.push_back(MfpPlan(RowsNotIn(std::move(left), left_types, std::move(matched_left)),
+                          NullsOf(right_types), {}, {}));
+  if (full) {
+    pb::Plan matched_right = DistinctPlan(MfpPlan(pairs, {}, {}, Iota(la, la + ra)));
+    std::vector<std::uint32_t> projection = Iota(ra, ra + la);
+    for (auto c : Iota(0, ra)) projection.push_back(c);
+    parts.push_back(MfpPlan(RowsNotIn(std::move(right), right_types, std::move(matched_right)),
+                            NullsOf(left_types), {}, std::move(projection)));
+  }
+  parts.insert(parts.begin(), std::move(pairs));
+  return UnionPlan(std::move(parts));
+}
+
 }  // namespace tandem::frontend::plan

@@ -985,34 +985,67 @@ Relation Binder::BindJoin(const pg_query::JoinExpr& join, const CteScope& ctes) 
       }
     }
   }
-  // Which conditions each kind can apply exactly: INNER all of them (a side's alone on that
-  // side, the rest after the join); LEFT the right side's before the join (a left row then has
-  // no match and keeps its nulls); RIGHT mirrored; FULL equalities only.
-  if (type == pg_query::JOIN_LEFT && (!left_filters.empty() || !residual.empty())) {
-    Fail(sqlstate::kFeatureNotSupported,
-         "LEFT JOIN … ON with a condition on the left side, or on both sides other than an "
-         "equality of the two, is not supported yet",
-         location);
-  }
-  if (type == pg_query::JOIN_RIGHT && (!right_filters.empty() || !residual.empty())) {
-    Fail(sqlstate::kFeatureNotSupported,
-         "RIGHT JOIN … ON with a condition on the right side, or on both sides other than an "
-         "equality of the two, is not supported yet",
-         location);
-  }
-  if (type == pg_query::JOIN_FULL &&
-      (!left_filters.empty() || !right_filters.empty() || !residual.empty())) {
-    Fail(sqlstate::kFeatureNotSupported,
-         "FULL JOIN … ON with a condition other than equalities of the two sides is not "
-         "supported yet",
-         location);
-  }
+  // INNER applies every condition exactly (a side's alone on that side, the rest after the
+  // join); LEFT a right-side condition on the right side before the join (a left row then has
+  // no match and keeps its nulls), RIGHT mirrored. The others of LEFT/RIGHT, and any of FULL,
+  // need the general outer join (GeneralOuterJoin): the pairs, then the unmatched rows.
   (void)kind_name;
+  std::vector<pb::ScalarType> left_types, right_types;
+  for (const auto& c : left.columns) left_types.push_back(c.type);
+  for (const auto& c : right.columns) right_types.push_back(c.type);
+  std::vector<std::uint32_t> to_combined_right(ra);  // right-only numbering → combined
+  for (std::uint32_t i = 0; i < ra; ++i) to_combined_right[i] = la + i;
+  if (type == pg_query::JOIN_FULL && left_keys.empty()) {
+    Fail(sqlstate::kFeatureNotSupported,
+         "FULL JOIN is only supported with merge-joinable or hash-joinable join conditions",
+         location);
+  }
   pb::Plan lp = std::move(left.plan), rp = std::move(right.plan);
+  const bool general =
+      (type == pg_query::JOIN_LEFT && (!left_filters.empty() || !residual.empty())) ||
+      (type == pg_query::JOIN_RIGHT && (!right_filters.empty() || !residual.empty())) ||
+      (type == pg_query::JOIN_FULL &&
+       (!left_filters.empty() || !right_filters.empty() || !residual.empty()));
+  if (general) {
+    std::vector<pb::ScalarExpr> conditions = residual;  // over [left, right]
+    if (type != pg_query::JOIN_RIGHT) {
+      for (const auto& f : left_filters) conditions.push_back(f);
+    } else {
+      lp = MfpPlan(std::move(lp), {}, left_filters, {});
+    }
+    if (type != pg_query::JOIN_LEFT) {
+      for (const auto& f : right_filters) conditions.push_back(Renumber(f, to_combined_right));
+    } else {
+      rp = MfpPlan(std::move(rp), {}, right_filters, {});
+    }
+    left_filters.clear();
+    right_filters.clear();
+    residual.clear();
+    pb::Plan plan;
+    if (type == pg_query::JOIN_RIGHT) {
+      // The swapped LEFT JOIN: conditions over [right, left].
+      std::vector<std::uint32_t> swap(la + ra);
+      for (std::uint32_t i = 0; i < la; ++i) swap[i] = ra + i;
+      for (std::uint32_t i = 0; i < ra; ++i) swap[la + i] = i;
+      for (auto& c : conditions) c = Renumber(c, swap);
+      plan = GeneralOuterJoin(std::move(rp), right_types, right_keys, std::move(lp), left_types,
+                              left_keys, conditions, false);
+      std::vector<std::uint32_t> projection = Iota(ra, ra + la);
+      for (auto c : Iota(0, ra)) projection.push_back(c);
+      plan = MfpPlan(std::move(plan), {}, {}, std::move(projection));
+    } else {
+      plan = GeneralOuterJoin(std::move(lp), left_types, left_keys, std::move(rp), right_types,
+                              right_keys, conditions, type == pg_query::JOIN_FULL);
+    }
+    lp = std::move(plan);  // the joined relation, taken by the switch below
+  }
   if (!left_filters.empty()) lp = MfpPlan(std::move(lp), {}, left_filters, {});
   if (!right_filters.empty()) rp = MfpPlan(std::move(rp), {}, right_filters, {});
   pb::Plan plan;
-  switch (type) {
+  switch (general ? pg_query::JOIN_TYPE_UNDEFINED : type) {
+    case pg_query::JOIN_TYPE_UNDEFINED:
+      plan = std::move(lp);
+      break;
     case pg_query::JOIN_INNER:
       plan = EquiJoin(std::move(lp), la, left_keys, std::move(rp), ra, right_keys, pb::INNER);
       if (!residual.empty()) plan = MfpPlan(std::move(plan), {}, residual, {});
