@@ -290,15 +290,19 @@ pb::Plan NegatePlan(pb::Plan input);
 pb::Plan ThresholdPlan(pb::Plan input);
 pb::Plan DistinctPlan(pb::Plan input);
 // An equi-join of `left` (arity left_arity) and `right` on key expressions over each side (none:
-// every row matches — a constant key on both sides). Output: the left columns, then the right.
+// every row matches — a constant key on both sides). Output: the left columns, then the right,
+// kept where every one of `predicates` (over them) holds.
 pb::Plan EquiJoin(pb::Plan left, std::size_t left_arity,
                   const std::vector<pb::ScalarExpr>& left_keys, pb::Plan right,
                   std::size_t right_arity, const std::vector<pb::ScalarExpr>& right_keys,
-                  pb::JoinKind kind);
+                  pb::JoinKind kind, const std::vector<pb::ScalarExpr>& predicates = {});
 std::vector<std::uint32_t> Iota(std::size_t from, std::size_t to);  // [from, to)
 // The rows of `rows` (columns of `types`) equal to no row of `present` (the same columns,
-// distinct), nulls equal to nulls: a left join on null-safe keys, unmatched.
-pb::Plan RowsNotIn(pb::Plan rows, const std::vector<pb::ScalarType>& types, pb::Plan present);
+// distinct), nulls equal to nulls — a left join on null-safe keys, unmatched — with `append`
+// (constants) after their columns, then `projection` of [their columns, append].
+pb::Plan RowsNotIn(pb::Plan rows, const std::vector<pb::ScalarType>& types, pb::Plan present,
+                   std::vector<pb::ScalarExpr> append,
+                   const std::vector<std::uint32_t>& projection);
 // An outer join with any ON condition: the pairs whose keys are equal and `conditions` (over the
 // left columns, then the right) hold; then every left row in no pair, with nulls on the right;
 // `full`: every right row in no pair too, with nulls on the left. Exact for duplicates: equal

@@ -303,7 +303,7 @@ pb::Plan KeyedSide(pb::Plan side, std::size_t arity, const std::vector<pb::Scala
 pb::Plan EquiJoin(pb::Plan left, std::size_t left_arity,
                   const std::vector<pb::ScalarExpr>& left_keys, pb::Plan right,
                   std::size_t right_arity, const std::vector<pb::ScalarExpr>& right_keys,
-                  pb::JoinKind kind) {
+                  pb::JoinKind kind, const std::vector<pb::ScalarExpr>& predicates) {
   std::vector<std::uint32_t> lk, rk;
   std::size_t la = 0, ra = 0;
   pb::Plan l = KeyedSide(std::move(left), left_arity, left_keys, &lk, &la);
@@ -315,10 +315,16 @@ pb::Plan EquiJoin(pb::Plan left, std::size_t left_arity,
   for (auto c : lk) join->add_left_key(c);
   for (auto c : rk) join->add_right_key(c);
   join->set_kind(kind);
-  if (la == left_arity && ra == right_arity) return plan;
+  if (la == left_arity && ra == right_arity) {
+    if (predicates.empty()) return plan;
+    return MfpPlan(std::move(plan), {}, predicates, {});
+  }
+  // One Mfp: the predicates (over [left, right]) read past the mapped keys, then the keys go.
   std::vector<std::uint32_t> projection = Iota(0, left_arity);
   for (auto c : Iota(la, la + right_arity)) projection.push_back(c);
-  return MfpPlan(std::move(plan), {}, {}, std::move(projection));
+  std::vector<pb::ScalarExpr> renumbered;
+  for (const auto& p : predicates) renumbered.push_back(Renumber(p, projection));
+  return MfpPlan(std::move(plan), {}, std::move(renumbered), std::move(projection));
 }
 
 namespace {
@@ -355,14 +361,29 @@ std::vector<pb::ScalarExpr> NullsOf(const std::vector<pb::ScalarType>& types) {
 
 }  // namespace
 
-pb::Plan RowsNotIn(pb::Plan rows, const std::vector<pb::ScalarType>& types, pb::Plan present) {
+pb::Plan RowsNotIn(pb::Plan rows, const std::vector<pb::ScalarType>& types, pb::Plan present,
+                   std::vector<pb::ScalarExpr> append,
+                   const std::vector<std::uint32_t>& projection) {
+  // [rows, keys] LEFT JOIN [keys, marker] on the keys; the rows whose marker is null, with
+  // `append` after their columns, projected.
   const std::size_t n = types.size();
   const std::vector<pb::ScalarExpr> keys = NullSafeKeys(types);
-  pb::Plan marked = MfpPlan(std::move(present), {BoolExpr(true)}, {}, {});
-  pb::Plan probe =
-      EquiJoin(std::move(rows), n, keys, std::move(marked), n + 1, keys, pb::LEFT_OUTER);
-  return MfpPlan(std::move(probe), {},
-                 {Unary(pb::IS_NULL, ColumnExpr(static_cast<std::uint32_t>(2 * n)))}, Iota(0, n));
+  std::vector<pb::ScalarExpr> marked_map = keys;
+  marked_map.push_back(BoolExpr(true));
+  pb::Plan plan;
+  auto* join = plan.mutable_join();
+  *join->mutable_left() = MfpPlan(std::move(rows), keys, {}, {});
+  *join->mutable_right() =
+      MfpPlan(std::move(present), std::move(marked_map), {}, Iota(n, 3 * n + 1));
+  for (auto c : Iota(n, 3 * n)) join->add_left_key(c);
+  for (auto c : Iota(0, 2 * n)) join->add_right_key(c);
+  join->set_kind(pb::LEFT_OUTER);
+  const std::uint32_t marker = static_cast<std::uint32_t>(5 * n);
+  std::vector<std::uint32_t> out;
+  for (auto c : projection)
+    out.push_back(c < n ? c : static_cast<std::uint32_t>(5 * n + 1 + (c - n)));
+  return MfpPlan(std::move(plan), std::move(append), {Unary(pb::IS_NULL, ColumnExpr(marker))},
+                 std::move(out));
 }
 
 pb::Plan GeneralOuterJoin(pb::Plan left, const std::vector<pb::ScalarType>& left_types,
@@ -371,18 +392,17 @@ pb::Plan GeneralOuterJoin(pb::Plan left, const std::vector<pb::ScalarType>& left
                           const std::vector<pb::ScalarExpr>& right_keys,
                           const std::vector<pb::ScalarExpr>& conditions, bool full) {
   const std::size_t la = left_types.size(), ra = right_types.size();
-  pb::Plan pairs = EquiJoin(left, la, left_keys, right, ra, right_keys, pb::INNER);
-  if (!conditions.empty()) pairs = MfpPlan(std::move(pairs), {}, conditions, {});
+  pb::Plan pairs = EquiJoin(left, la, left_keys, right, ra, right_keys, pb::INNER, conditions);
   std::vector<pb::Plan> parts;
   pb::Plan matched_left = DistinctPlan(MfpPlan(pairs, {}, {}, Iota(0, la)));
-  parts.push_back(MfpPlan(RowsNotIn(std::move(left), left_types, std::move(matched_left)),
-                          NullsOf(right_types), {}, {}));
+  parts.push_back(RowsNotIn(std::move(left), left_types, std::move(matched_left),
+                            NullsOf(right_types), Iota(0, la + ra)));
   if (full) {
     pb::Plan matched_right = DistinctPlan(MfpPlan(pairs, {}, {}, Iota(la, la + ra)));
     std::vector<std::uint32_t> projection = Iota(ra, ra + la);
     for (auto c : Iota(0, ra)) projection.push_back(c);
-    parts.push_back(MfpPlan(RowsNotIn(std::move(right), right_types, std::move(matched_right)),
-                            NullsOf(left_types), {}, std::move(projection)));
+    parts.push_back(RowsNotIn(std::move(right), right_types, std::move(matched_right),
+                              NullsOf(left_types), projection));
   }
   parts.insert(parts.begin(), std::move(pairs));
   return UnionPlan(std::move(parts));

@@ -1047,8 +1047,8 @@ Relation Binder::BindJoin(const pg_query::JoinExpr& join, const CteScope& ctes) 
       plan = std::move(lp);
       break;
     case pg_query::JOIN_INNER:
-      plan = EquiJoin(std::move(lp), la, left_keys, std::move(rp), ra, right_keys, pb::INNER);
-      if (!residual.empty()) plan = MfpPlan(std::move(plan), {}, residual, {});
+      plan = EquiJoin(std::move(lp), la, left_keys, std::move(rp), ra, right_keys, pb::INNER,
+                      residual);
       break;
     case pg_query::JOIN_LEFT:
       plan = EquiJoin(std::move(lp), la, left_keys, std::move(rp), ra, right_keys, pb::LEFT_OUTER);
