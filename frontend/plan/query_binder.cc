@@ -14,6 +14,9 @@ namespace {
 
 using Nodes = google::protobuf::RepeatedPtrField<pg_query::Node>;
 
+void CollectSubLinks(const pg_query::Node& node, std::vector<const pg_query::SubLink*>* out,
+                     int depth, Binder& binder);
+
 std::vector<std::uint32_t> StarOf(std::size_t n) { return Iota(0, n); }
 
 // Relation `r` renamed as FROM's `alias`: its qualifier and the first columns' names.
@@ -891,6 +894,7 @@ Relation Binder::BindJoin(const pg_query::JoinExpr& join, const CteScope& ctes) 
   for (const auto& c : right.columns) both.columns.push_back(c);
 
   std::vector<pb::ScalarExpr> left_keys, right_keys, left_filters, right_filters, residual;
+  std::vector<const pg_query::Node*> after_join;  // INNER JOIN conditions with subqueries
   // USING / NATURAL: the named columns of each side, equal.
   std::vector<std::string> using_names;
   if (join.is_natural()) {
@@ -947,6 +951,13 @@ Relation Binder::BindJoin(const pg_query::JoinExpr& join, const CteScope& ctes) 
     context.input = &both;
     context.clause = "JOIN conditions";
     for (const pg_query::Node* conjunct : conjuncts) {
+      // A subquery in an INNER JOIN's condition: a condition on the joined rows, as in a WHERE.
+      std::vector<const pg_query::SubLink*> links;
+      CollectSubLinks(*conjunct, &links, 0, *this);
+      if (!links.empty() && type == pg_query::JOIN_INNER) {
+        after_join.push_back(conjunct);
+        continue;
+      }
       pb::ScalarExpr e = BindCondition(*conjunct, context);
       bool any = false;
       if (e.kind_case() == pb::ScalarExpr::kBinary && e.binary().func() == pb::EQ) {
@@ -1129,6 +1140,7 @@ Relation Binder::BindJoin(const pg_query::JoinExpr& join, const CteScope& ctes) 
   }
   r.plan = std::move(plan);
   CheckSize(r.plan);
+  for (const pg_query::Node* conjunct : after_join) r = ApplyWhere(std::move(r), *conjunct, ctes);
   if (join.has_alias()) {
     ApplyAlias(*this, &r, join.alias().aliasname(), &join.alias().colnames(), location);
   }

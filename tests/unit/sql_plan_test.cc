@@ -518,6 +518,9 @@ TEST_F(SqlPlanTest, InAndExistsSubqueriesAreDecorrelatedIntoJoins) {
   ExpectSameAsPostgres(
       "SELECT a, (SELECT count(*) FROM u WHERE u.a = t.a AND u.s IN "
       "(SELECT s FROM t)) FROM t");
+  ExpectSameAsPostgres(
+      "SELECT t.a, u.c FROM t JOIN u ON t.a = u.a AND u.c IN (SELECT c FROM u "
+      "WHERE s = 'x') OR t.b IN (SELECT id * 10 FROM k)");
   // Anywhere else in a condition or a select list: a mark join, SQL's three values.
   ExpectSameAsPostgres("SELECT * FROM t WHERE a IN (SELECT a FROM u) OR b > 30");
   ExpectSameAsPostgres("SELECT * FROM t WHERE NOT (a IN (SELECT a FROM u) OR b > 30)");
