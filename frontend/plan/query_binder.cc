@@ -871,22 +871,10 @@ Relation Binder::BindJoin(const pg_query::JoinExpr& join, const CteScope& ctes) 
   CheckDistinctTables(left, right, location);
   const std::uint32_t la = static_cast<std::uint32_t>(left.columns.size());
   const std::uint32_t ra = static_cast<std::uint32_t>(right.columns.size());
-  const char* kind_name = "JOIN";
-  pg_query::JoinType type = join.jointype();
-  switch (type) {
-    case pg_query::JOIN_INNER:
-      break;
-    case pg_query::JOIN_LEFT:
-      kind_name = "LEFT JOIN";
-      break;
-    case pg_query::JOIN_RIGHT:
-      kind_name = "RIGHT JOIN";
-      break;
-    case pg_query::JOIN_FULL:
-      kind_name = "FULL JOIN";
-      break;
-    default:
-      Fail(sqlstate::kFeatureNotSupported, "this kind of join is not supported", location);
+  const pg_query::JoinType type = join.jointype();
+  if (type != pg_query::JOIN_INNER && type != pg_query::JOIN_LEFT && type != pg_query::JOIN_RIGHT &&
+      type != pg_query::JOIN_FULL) {
+    Fail(sqlstate::kFeatureNotSupported, "this kind of join is not supported", location);
   }
 
   Relation both;
@@ -1000,7 +988,6 @@ Relation Binder::BindJoin(const pg_query::JoinExpr& join, const CteScope& ctes) 
   // join); LEFT a right-side condition on the right side before the join (a left row then has
   // no match and keeps its nulls), RIGHT mirrored. The others of LEFT/RIGHT, and any of FULL,
   // need the general outer join (GeneralOuterJoin): the pairs, then the unmatched rows.
-  (void)kind_name;
   std::vector<pb::ScalarType> left_types, right_types;
   for (const auto& c : left.columns) left_types.push_back(c.type);
   for (const auto& c : right.columns) right_types.push_back(c.type);
