@@ -95,6 +95,51 @@ bool EqualityValues(const pb::ScalarExpr& e, std::uint32_t column, std::vector<p
   return true;
 }
 
+// The key rows of a lookup: every key column equal to constants in a predicate of `mfp` over
+// the input's own columns (the predicates stay in the mfp: they hold on every row the keys
+// select). None when a key column is not fixed, or the rows would be more than kMaxPeekKeys.
+template <typename Key>
+std::optional<std::vector<pb::Row>> KeysFor(const pb::MapFilterProject& mfp, const Key& key) {
+  std::vector<std::vector<pb::Datum>> values;
+  for (auto key_column : key) {
+    std::vector<pb::Datum> found;
+    for (const auto& p : mfp.predicates()) {
+      std::vector<pb::Datum> v;
+      if (EqualityValues(p, key_column, &v)) {
+        found = std::move(v);
+        break;
+      }
+    }
+    if (found.empty()) return std::nullopt;
+    values.push_back(std::move(found));
+  }
+  if (values.empty()) return std::nullopt;
+  std::size_t total = 1;
+  for (const auto& v : values) {
+    total *= v.size();
+    if (total > kMaxPeekKeys) return std::nullopt;
+  }
+  std::vector<pb::Row> rows(1);
+  for (const auto& v : values) {
+    std::vector<pb::Row> next;
+    for (const auto& row : rows) {
+      for (const auto& d : v) {
+        pb::Row r = row;
+        *r.add_datums() = d;
+        next.push_back(std::move(r));
+      }
+    }
+    rows = std::move(next);
+  }
+  // One lookup per distinct key.
+  std::set<std::string> seen;
+  std::vector<pb::Row> keys;
+  for (auto& row : rows) {
+    if (seen.insert(row.SerializeAsString()).second) keys.push_back(std::move(row));
+  }
+  return keys;
+}
+
 }  // namespace
 
 std::optional<PeekPlan> AsPeek(const PlannedRelation& relation) {
@@ -125,49 +170,30 @@ std::optional<PeekPlan> AsPeek(const PlannedRelation& relation) {
     if (!composed.has_value()) return std::nullopt;
     peek.mfp = std::move(*composed);
   }
-  // Keys: every key column of the index equal to constants in a predicate over the input's own
-  // columns (the predicates stay in the mfp: they hold on every row the keys select).
-  std::vector<std::vector<pb::Datum>> values;
-  for (auto key_column : import->key()) {
-    std::vector<pb::Datum> found;
-    for (const auto& p : peek.mfp.predicates()) {
-      std::vector<pb::Datum> v;
-      if (EqualityValues(p, key_column, &v)) {
-        found = std::move(v);
-        break;
-      }
+  if (auto keys = KeysFor(peek.mfp, import->key())) peek.keys = std::move(*keys);
+  return peek;
+}
+
+std::optional<PeekPlan> AsPeek(const PlannedRelation& relation, const CatalogReader& catalog) {
+  auto peek = AsPeek(relation);
+  if (!peek.has_value() || !peek->keys.empty()) return peek;
+  // Another index on the same object whose whole key the predicates fix: a keyed peek of it.
+  const auto indexes = catalog.IndexesOn(peek->object);
+  for (std::size_t i = 1; i < indexes.size(); ++i) {
+    if (auto keys = KeysFor(peek->mfp, indexes[i]->key)) {
+      peek->index_id = indexes[i]->id;
+      peek->keys = std::move(*keys);
+      return peek;
     }
-    if (found.empty()) return peek;  // a whole-index peek
-    values.push_back(std::move(found));
-  }
-  std::size_t total = 1;
-  for (const auto& v : values) {
-    total *= v.size();
-    if (total > kMaxPeekKeys) return peek;
-  }
-  std::vector<pb::Row> rows(1);
-  for (const auto& v : values) {
-    std::vector<pb::Row> next;
-    for (const auto& row : rows) {
-      for (const auto& d : v) {
-        pb::Row r = row;
-        *r.add_datums() = d;
-        next.push_back(std::move(r));
-      }
-    }
-    rows = std::move(next);
-  }
-  // One lookup per distinct key.
-  std::set<std::string> seen;
-  for (auto& row : rows) {
-    if (seen.insert(row.SerializeAsString()).second) peek.keys.push_back(std::move(row));
   }
   return peek;
 }
 
-std::string Explain(const PlannedRelation& relation) {
+namespace {
+
+std::string ExplainWith(const PlannedRelation& relation, const std::optional<PeekPlan>& peek) {
   std::string out;
-  if (auto peek = AsPeek(relation)) {
+  if (peek.has_value()) {
     out = "Peek of index " + peek->index_id + " on " + peek->object;
     out += peek->keys.empty() ? " (the whole index)\n"
                               : " (" + std::to_string(peek->keys.size()) + " key lookups)\n";
@@ -187,6 +213,16 @@ std::string Explain(const PlannedRelation& relation) {
     out += "\n";
   }
   return out;
+}
+
+}  // namespace
+
+std::string Explain(const PlannedRelation& relation) {
+  return ExplainWith(relation, AsPeek(relation));
+}
+
+std::string Explain(const PlannedRelation& relation, const CatalogReader& catalog) {
+  return ExplainWith(relation, AsPeek(relation, catalog));
 }
 
 }  // namespace tandem::frontend::plan

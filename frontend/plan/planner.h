@@ -87,13 +87,13 @@ inline constexpr std::size_t kMaxPeekKeys = 1024;
 // `relation` as a peek, when its plan is map/filter/projects over one import: its keys from the
 // equality predicates (`k = 5`, `k IN (1, 2)`) on every key column of that import's index.
 std::optional<PeekPlan> AsPeek(const PlannedRelation& relation);
-// The same: the relation's imports already carry what the catalog would say of their indexes.
-inline std::optional<PeekPlan> AsPeek(const PlannedRelation& relation, const CatalogReader&) {
-  return AsPeek(relation);
-}
+// The same, and when the default index gives no keys, another index on the object whose whole
+// key the predicates fix (CREATE INDEX … ON t (b), then WHERE b = 5): a keyed peek of it.
+std::optional<PeekPlan> AsPeek(const PlannedRelation& relation, const CatalogReader& catalog);
 
 // EXPLAIN's text: a peek (of which index, by key or whole) or a one-shot dataflow, and the
 // indexes read, one line each.
 std::string Explain(const PlannedRelation& relation);
+std::string Explain(const PlannedRelation& relation, const CatalogReader& catalog);  // any index
 
 }  // namespace tandem::frontend::plan

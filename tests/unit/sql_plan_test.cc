@@ -143,6 +143,7 @@ class SqlPlanTest : public ::testing::Test {
     catalog_ = new MemoryCatalog();
     for (const auto& t : *tables_) catalog_->AddTable(t.name, t.columns, t.primary_key);
     catalog_->AddTable(kOneRowObject, {{"one", pb::INT64, false}}, {}, ObjectKind::kSource);
+    catalog_->AddIndex("u_c_idx", "u", {1});
     catalog_->AddView("v_big", "SELECT a, b FROM t WHERE b > 15",
                       {{"a", pb::INT64, true}, {"b", pb::INT64, true}});
     catalog_->AddView("v_nested", "SELECT a AS x FROM v_big WHERE a < 4", {{"x", pb::INT64, true}});
@@ -251,19 +252,21 @@ class SqlPlanTest : public ::testing::Test {
 
   // The peek's answer, when the relation is one.
   static std::optional<PgAnswer> PeekAnswer(const PlannedRelation& planned) {
-    auto peek = AsPeek(planned);
+    auto peek = AsPeek(planned, *catalog_);
     if (!peek.has_value()) return std::nullopt;
     auto evaluator = Evaluate(planned);
-    const pb::IndexImport* import = nullptr;
-    for (const auto& i : planned.imports) {
-      if (i.id() == peek->index_id) import = &i;
+    const CatalogObject* object = catalog_->FindObject(peek->object);
+    EXPECT_NE(object, nullptr);
+    const CatalogIndex* index = nullptr;
+    for (const auto* i : catalog_->IndexesOn(peek->object)) {
+      if (i->id == peek->index_id) index = i;
     }
-    EXPECT_NE(import, nullptr);
-    auto contents = evaluator->At(import->on(), 0);
+    EXPECT_NE(index, nullptr);
+    auto contents = evaluator->At(object->id, 0);
     EXPECT_TRUE(contents.ok());
     std::vector<Row> keys;
     for (const auto& k : peek->keys) keys.push_back(reference::FromProto(k));
-    std::vector<std::uint32_t> key(import->key().begin(), import->key().end());
+    const std::vector<std::uint32_t>& key = index->key;
     return ToAnswer(planned,
                     reference::AnswerPeek(*contents, key, keys, peek->mfp, peek->finishing));
   }
@@ -587,6 +590,17 @@ TEST_F(SqlPlanTest, SelectsOneIndexAnswersArePeeksWithKeys) {
                        OrderedBy({1}));
   // A map guarded by the filter it follows: 100 / id is never computed for id = 0 rows.
   ExpectSameAsPostgres("SELECT 100 / (id - 1) FROM k WHERE id <> 1");
+
+  // A secondary index whose key the predicates fix: a keyed peek of it, not of the default one.
+  auto by_c = Plan("SELECT a, s FROM u WHERE c = 600 OR c = 100");
+  ASSERT_TRUE(by_c.ok());
+  ASSERT_TRUE(AsPeek(*by_c).has_value());
+  EXPECT_TRUE(AsPeek(*by_c)->keys.empty());
+  auto secondary = AsPeek(*by_c, *catalog_);
+  ASSERT_TRUE(secondary.has_value());
+  EXPECT_EQ(secondary->index_id, catalog_->FindIndex("u_c_idx")->id);
+  EXPECT_EQ(secondary->keys.size(), 2u);
+  ExpectSameAsPostgres("SELECT a, s FROM u WHERE c = 600 OR c = 100");
 
   auto join = Plan("SELECT * FROM t JOIN k ON t.a = k.id");
   ASSERT_TRUE(join.ok());
