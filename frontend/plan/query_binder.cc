@@ -827,7 +827,8 @@ Relation Binder::BindRangeVar(const pg_query::RangeVar& range, const CteScope& c
   }
   const CatalogObject* object = catalog_.FindObject(name);
   if (object == nullptr) {
-    Fail(sqlstate::kUndefinedTable, "relation \"" + name + "\" does not exist", range.location());
+    const std::string shown = range.schemaname().empty() ? name : range.schemaname() + "." + name;
+    Fail(sqlstate::kUndefinedTable, "relation \"" + shown + "\" does not exist", range.location());
   }
   Relation r;
   if (object->kind == ObjectKind::kView) {

@@ -628,6 +628,10 @@ TEST_F(SqlPlanTest, PlansTypeCheckAndNameColumnsAsPostgres) {
 TEST_F(SqlPlanTest, ErrorsArePostgresSqlstatesAndMessages) {
   ExpectRefused("SELECT * FROM nope", "42P01", "relation \"nope\" does not exist", true, 15);
   ExpectRefused("SELECT zz FROM t", "42703", "column \"zz\" does not exist", true, 8);
+  ExpectRefused("SELECT * FROM nosuch.t", "42P01", "relation \"nosuch.t\" does not exist", true,
+                15);
+  ExpectRefused("SELECT * FROM public.nope", "42P01", "relation \"public.nope\" does not exist",
+                true, 15);
   ExpectRefused("SELECT t.zz FROM t", "42703", "column t.zz does not exist", true);
   ExpectRefused("SELECT a FROM t, u", "42702", "column reference \"a\" is ambiguous", true, 8);
   ExpectRefused("SELECT q.a FROM t", "42P01", "missing FROM-clause entry for table \"q\"", true);
