@@ -1314,7 +1314,28 @@ SubqueryKeys Binder::BindSubqueryKeys(const Relation& input, const pg_query::Sub
       ExprContext context;
       context.input = &from;
       context.clause = "SELECT";
-      BoundExpr value = Bind(sub.target_list(0).res_target().val(), context);
+      const pg_query::Node& target = sub.target_list(0).res_target().val();
+      BoundExpr value;
+      if (target.has_column_ref() && target.column_ref().fields().rbegin()->has_a_star()) {
+        // IN (SELECT * …) of one column.
+        std::vector<std::uint32_t> columns;
+        const auto& fields = target.column_ref().fields();
+        for (std::uint32_t c : from.star) {
+          if (fields.size() == 1 || from.columns[c].table == fields.begin()->string().sval()) {
+            columns.push_back(c);
+          }
+        }
+        if (columns.size() != 1) {
+          Fail(sqlstate::kSyntaxError,
+               columns.empty() ? "subquery has too few columns" : "subquery has too many columns",
+               link.location());
+        }
+        value.expr = ColumnExpr(columns[0]);
+        value.type = from.columns[columns[0]].type;
+        value.numeric = from.columns[columns[0]].numeric;
+      } else {
+        value = Bind(target, context);
+      }
       BoundExpr test = Bind(link.testexpr(), input_context);
       const BoundExpr eq = BindOperator("=", test, value, link.location());
       in_type = value.type == pb::SCALAR_TYPE_UNSPECIFIED ? test.type : value.type;

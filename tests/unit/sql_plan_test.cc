@@ -498,6 +498,8 @@ TEST_F(SqlPlanTest, InAndExistsSubqueriesAreDecorrelatedIntoJoins) {
   ExpectSameAsPostgres("SELECT * FROM t WHERE a NOT IN (SELECT a FROM u WHERE a IS NOT NULL)");
   ExpectSameAsPostgres("SELECT * FROM t WHERE a NOT IN (SELECT a FROM e)");
   ExpectSameAsPostgres("SELECT * FROM u WHERE a NOT IN (SELECT a FROM n)");
+  ExpectSameAsPostgres(
+      "SELECT * FROM u WHERE a IN (SELECT * FROM n) OR a NOT IN (SELECT n.* FROM n)");
   ExpectSameAsPostgres("SELECT * FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.a = t.a)");
   ExpectSameAsPostgres("SELECT * FROM t WHERE NOT EXISTS (SELECT 1 FROM u WHERE u.a = t.a)");
   ExpectSameAsPostgres("SELECT * FROM t WHERE EXISTS (SELECT 1 FROM e)");
