@@ -15,9 +15,9 @@ std::string RandomValueText(Random& random, SqlType type) {
   static const std::vector<std::string> kTexts = {"a", "b", "c", "ab", "B", "", "a b", "it's"};
   switch (type) {
     case SqlType::kBigint:
-      return std::to_string(random.Between(-3, 12));
+      return std::to_string(random.Between(-2, 9));
     case SqlType::kDouble:
-      return DoubleText(static_cast<double>(random.Between(-12, 24)) / 4.0);
+      return DoubleText(static_cast<double>(random.Between(-8, 16)) / 4.0);
     case SqlType::kText:
       return random.Pick(kTexts);
     case SqlType::kBool:

@@ -160,7 +160,9 @@ Database GenerateWorkload(std::uint64_t seed, const WorkloadOptions& options) {
     tables.push_back(std::move(state));
   }
   for (TableState& table : tables) {
-    const int rows = static_cast<int>(random.Between(0, options.max_initial_rows));
+    // Now and then a table starts empty (and may stay so); most start with a few rows.
+    const int rows =
+        random.Percent(10) ? 0 : static_cast<int>(random.Between(2, options.max_initial_rows));
     if (rows > 0) database.writes.push_back(InsertSql(random, table, rows));
   }
   const int writes = static_cast<int>(random.Between(options.min_writes, options.max_writes));
