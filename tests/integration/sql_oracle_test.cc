@@ -10,7 +10,8 @@
 // Replay: TANDEM_SQL_ORACLE_SEED=<suite seed> runs the databases and queries of that seed (a
 // failure prints it, with the database and the query as SQL for psql). The slow label
 // (TANDEM_TEST_THOROUGH) runs more databases; TANDEM_SQL_ORACLE_SUPPORTED=<features> (names of
-// features.h, comma-separated, or "all") says which features the planner must not refuse.
+// features.h, comma-separated, or "all") says which features the planner must not refuse;
+// TANDEM_SQL_ORACLE_REPORTS=<n> shows n failures of each kind in full (default 3).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -32,6 +33,13 @@ namespace {
 std::uint64_t SuiteSeed() {
   if (const char* v = std::getenv("TANDEM_SQL_ORACLE_SEED")) return std::strtoull(v, nullptr, 10);
   return 20261207;
+}
+
+// Failures of each kind shown in full: TANDEM_SQL_ORACLE_REPORTS, else 3.
+std::size_t FailureReports() {
+  if (const char* v = std::getenv("TANDEM_SQL_ORACLE_REPORTS"))
+    return std::strtoull(v, nullptr, 10);
+  return 3;
 }
 
 std::string Failures(const SuiteReport& report) {
@@ -94,6 +102,7 @@ TEST(SqlOracleTest, PostgresSelfCheck) {
 
   SuiteOptions options;
   options.seed = SuiteSeed();
+  options.max_failure_reports = FailureReports();
   options.databases = Thorough() ? 80 : 12;
   options.queries_per_database = 50;
   const SuiteReport report = RunOracleSuite(oracle, engine, options);
@@ -153,10 +162,17 @@ TEST(SqlOracleTest, PlannerMatchesPostgres) {
 
   SuiteOptions options;
   options.seed = SuiteSeed();
+  options.max_failure_reports = FailureReports();
   options.databases = Thorough() ? 400 : 40;
   options.queries_per_database = 50;
-  // The planner plans every construct of the subset; narrow this only while it grows.
+  // The planner plans every construct of the subset but PostgreSQL's numeric results, which the
+  // engine has no type for: a bare fractional constant (2.75 is numeric) and avg(bigint). Their
+  // refusals are counted, not failures; narrow this set only while the planner grows.
   options.supported = FeatureSet::All();
+  options.supported.Remove(Feature::kNumericConstant);
+  options.supported.Remove(Feature::kAvgBigint);
+  // Not yet planned: a condition in ON on the side a LEFT/RIGHT JOIN preserves.
+  options.supported.Remove(Feature::kJoinResidualPreserved);
   if (const char* v = std::getenv("TANDEM_SQL_ORACLE_SUPPORTED")) {
     std::optional<FeatureSet> supported = FeatureSet::Parse(v);
     ASSERT_TRUE(supported.has_value()) << "TANDEM_SQL_ORACLE_SUPPORTED=" << v;
@@ -165,7 +181,8 @@ TEST(SqlOracleTest, PlannerMatchesPostgres) {
   const SuiteReport report = RunOracleSuite(oracle, engine, options);
   std::cout << report.Summary();
   EXPECT_GE(report.queries, 2000);
-  EXPECT_EQ(report.mismatches, 0) << Failures(report);
+  EXPECT_EQ(report.mismatches, 0);
+  EXPECT_EQ(report.unexpected_refusals, 0);
   EXPECT_TRUE(report.ok()) << Failures(report);
 }
 

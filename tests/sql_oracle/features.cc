@@ -24,6 +24,8 @@ const char* FeatureName(Feature f) {
       return "cross_join";
     case Feature::kJoinResidual:
       return "join_residual";
+    case Feature::kJoinResidualPreserved:
+      return "join_residual_preserved";
     case Feature::kGroupBy:
       return "group_by";
     case Feature::kHaving:
@@ -34,6 +36,8 @@ const char* FeatureName(Feature f) {
       return "count_distinct";
     case Feature::kAvg:
       return "avg";
+    case Feature::kAvgBigint:
+      return "avg_bigint";
     case Feature::kDistinct:
       return "distinct";
     case Feature::kUnion:
@@ -66,6 +70,8 @@ const char* FeatureName(Feature f) {
       return "not_exists";
     case Feature::kCorrelated:
       return "correlated";
+    case Feature::kNumericConstant:
+      return "numeric_constant";
     case Feature::kCount:
       break;
   }

@@ -16,38 +16,43 @@
 namespace tandem::testing::sql_oracle {
 
 enum class Feature : std::size_t {
-  kWhere,            // WHERE with comparisons, IS [NOT] NULL, AND/OR/NOT
-  kArithmetic,       // + - * on bigint and double precision
-  kCase,             // CASE WHEN … THEN … [ELSE …] END
-  kCoalesce,         // COALESCE(a, b)
-  kInnerJoin,        // JOIN … ON column equalities
-  kLeftJoin,         // LEFT JOIN
-  kRightJoin,        // RIGHT JOIN
-  kFullJoin,         // FULL JOIN (equalities only, as PostgreSQL requires)
-  kCrossJoin,        // CROSS JOIN
-  kJoinResidual,     // ON equalities AND a condition on one side
-  kGroupBy,          // GROUP BY with count/sum/min/max/avg
-  kHaving,           // HAVING
-  kGlobalAggregate,  // aggregates without GROUP BY (one row, even over no rows)
-  kCountDistinct,    // count(DISTINCT e)
-  kAvg,              // avg(e) (numeric in PostgreSQL for bigint: compared as a number)
-  kDistinct,         // SELECT DISTINCT
-  kUnion,            // UNION
-  kUnionAll,         // UNION ALL
-  kExcept,           // EXCEPT
-  kExceptAll,        // EXCEPT ALL
-  kIntersect,        // INTERSECT
-  kIntersectAll,     // INTERSECT ALL
-  kOrderBy,          // ORDER BY output columns [DESC] [NULLS FIRST|LAST]
-  kLimit,            // LIMIT (with an ORDER BY of every output column)
-  kOffset,           // OFFSET (likewise)
-  kFromSubquery,     // (SELECT …) AS alias in FROM
-  kWith,             // WITH name AS (…) (not recursive)
-  kInSubquery,       // e IN (SELECT …) as a conjunct of WHERE
-  kExists,           // EXISTS (SELECT …) as a conjunct of WHERE
-  kNotExists,        // NOT EXISTS (SELECT …) as a conjunct of WHERE
-  kCorrelated,       // an IN/EXISTS subquery correlated by an equality with the outer query
-  kCount,            // the number of features (not one)
+  kWhere,                  // WHERE with comparisons, IS [NOT] NULL, AND/OR/NOT
+  kArithmetic,             // + - * on bigint and double precision
+  kCase,                   // CASE WHEN … THEN … [ELSE …] END
+  kCoalesce,               // COALESCE(a, b)
+  kInnerJoin,              // JOIN … ON column equalities
+  kLeftJoin,               // LEFT JOIN
+  kRightJoin,              // RIGHT JOIN
+  kFullJoin,               // FULL JOIN (equalities only, as PostgreSQL requires)
+  kCrossJoin,              // CROSS JOIN
+  kJoinResidual,           // ON equalities AND a condition on one side: either side of an inner
+                           // join, the side an outer join pads with NULLs
+  kJoinResidualPreserved,  // … a condition on the side a LEFT/RIGHT JOIN keeps every row of
+  kGroupBy,                // GROUP BY with count/sum/min/max/avg
+  kHaving,                 // HAVING
+  kGlobalAggregate,        // aggregates without GROUP BY (one row, even over no rows)
+  kCountDistinct,          // count(DISTINCT e)
+  kAvg,                    // avg(e) of a double precision e
+  kAvgBigint,              // avg(e) of a bigint e (numeric in PostgreSQL: compared as a number)
+  kDistinct,               // SELECT DISTINCT
+  kUnion,                  // UNION
+  kUnionAll,               // UNION ALL
+  kExcept,                 // EXCEPT
+  kExceptAll,              // EXCEPT ALL
+  kIntersect,              // INTERSECT
+  kIntersectAll,           // INTERSECT ALL
+  kOrderBy,                // ORDER BY output columns [DESC] [NULLS FIRST|LAST]
+  kLimit,                  // LIMIT (with an ORDER BY of every output column)
+  kOffset,                 // OFFSET (likewise)
+  kFromSubquery,           // (SELECT …) AS alias in FROM
+  kWith,                   // WITH name AS (…) (not recursive)
+  kInSubquery,             // e IN (SELECT …) as a conjunct of WHERE
+  kExists,                 // EXISTS (SELECT …) as a conjunct of WHERE
+  kNotExists,              // NOT EXISTS (SELECT …) as a conjunct of WHERE
+  kCorrelated,             // an IN/EXISTS subquery correlated by an equality with the outer query
+  kNumericConstant,        // a double constant written bare (2.75 is numeric and 3 integer in
+                           // PostgreSQL); without it, written '2.75'::float8
+  kCount,                  // the number of features (not one)
 };
 
 inline constexpr std::size_t kFeatureCount = static_cast<std::size_t>(Feature::kCount);

@@ -4,9 +4,11 @@
 // that the comparison accepts equal answers (and, with a deliberately wrong engine around it,
 // that it rejects unequal ones).
 //
-// It loads a Database from its final contents (Database::ScriptSql: the script a failure report
-// prints) or, with kReplayWrites, by running the CREATE TABLEs and the write workload itself, as
-// an engine with writes does.
+// It loads a Database from its final contents (Database::ScriptSql, the script a failure report
+// prints, with each table's rows in reverse order) or, with kReplayWrites, by running the CREATE
+// TABLEs and the write workload itself, as an engine with writes does; and it plans without hash
+// joins and hash aggregation. So its rows meet in other orders than the oracle's, and an answer
+// that depends on that order — one the generator must not make — shows as a mismatch.
 //
 // Thread safety: one thread at a time (it holds one connection).
 #pragma once

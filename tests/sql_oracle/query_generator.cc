@@ -103,6 +103,14 @@ class QueryBuilder {
     for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[random_.Below(i)]);
   }
 
+  // A literal of `type` (a double bare, numeric in PostgreSQL, only with kNumericConstant).
+  std::string Literal(SqlType type) {
+    const bool bare =
+        type == SqlType::kDouble && On(Feature::kNumericConstant) && random_.Percent(8);
+    if (bare) Use(Feature::kNumericConstant);
+    return RandomLiteral(random_, type, bare);
+  }
+
   SqlType RandomType() {
     static const std::vector<SqlType> kTypes = {SqlType::kBigint, SqlType::kBigint,
                                                 SqlType::kBigint, SqlType::kDouble,
@@ -142,7 +150,7 @@ class QueryBuilder {
       return random_.Percent(50) ? "true" : "false";
     }
     if (!columns.empty() && random_.Percent(85)) return random_.Pick(columns)->sql;
-    return RandomLiteral(random_, type);
+    return Literal(type);
   }
 
   std::string Expr(SqlType type, const Scope& scope, int depth) {
@@ -210,7 +218,7 @@ class QueryBuilder {
                                                       : Expr(type, scope, depth + 1);
     std::string right;
     if (random_.Percent(55)) {
-      right = RandomLiteral(random_, type);
+      right = Literal(type);
     } else {
       std::vector<const ScopeColumn*> others;
       for (const ScopeColumn* c : columns) {
@@ -222,7 +230,7 @@ class QueryBuilder {
         right = type == SqlType::kBool ? Leaf(type, scope) : Expr(type, scope, depth + 1);
       }
     }
-    if (right == left) right = RandomLiteral(random_, type);
+    if (right == left) right = Literal(type);
     // Equality with a random value rarely holds: weighted so that most predicates keep rows.
     static const std::vector<std::string> kOps = {
         "=", "<>", "<>", "<", "<=", "<=", ">", ">=", ">="};
@@ -298,6 +306,35 @@ class QueryBuilder {
     return table.name + " AS " + alias;
   }
 
+  // A condition on the columns of one side of a join, every conjunct naming one of them (a
+  // constant conjunct would be on neither side): (a1.i2 > 3), (a1.s3 IS NULL OR a1.b4).
+  std::string SideCondition(const Scope& side) {
+    std::string condition = ColumnCondition(side);
+    if (random_.Percent(30)) {
+      const std::string more = ColumnCondition(side);
+      condition = "(" + condition + (random_.Percent(50) ? " AND " : " OR ") + more + ")";
+    }
+    return condition;
+  }
+
+  std::string ColumnCondition(const Scope& side) {
+    std::vector<const ScopeColumn*> columns;
+    for (const ScopeColumn& c : side) {
+      if (!c.approximate) columns.push_back(&c);
+    }
+    if (columns.empty()) return "true";
+    const ScopeColumn& column = *random_.Pick(columns);
+    if (random_.Percent(20)) {
+      return "(" + column.sql + (random_.Percent(35) ? " IS NULL)" : " IS NOT NULL)");
+    }
+    if (column.type == SqlType::kBool) {
+      return random_.Percent(50) ? column.sql : "(NOT " + column.sql + ")";
+    }
+    static const std::vector<std::string> kOps = {"=", "<>", "<", "<=", ">", ">="};
+    const std::string& op = random_.Pick(kOps);
+    return "(" + column.sql + " " + op + " " + Literal(column.type) + ")";
+  }
+
   // "l = r" for a column of `left` and one of `right` of one type; nullopt if they share none.
   std::optional<std::string> Equality(const Scope& left, const Scope& right) {
     std::vector<std::pair<const ScopeColumn*, const ScopeColumn*>> pairs;
@@ -353,11 +390,17 @@ class QueryBuilder {
           if (std::optional<std::string> second = Equality(*scope, right)) on += " AND " + *second;
         }
         // PostgreSQL runs a FULL JOIN only on hashable or mergeable conditions: equalities.
-        if (kind != Feature::kFullJoin && On(Feature::kJoinResidual) && random_.Percent(35)) {
-          Use(Feature::kJoinResidual);
-          const std::string residual =
-              random_.Percent(50) ? Predicate(right, 1) : Predicate(*scope, 1);
-          on += " AND " + residual;
+        if (kind != Feature::kFullJoin && random_.Percent(35)) {
+          const bool on_right = random_.Percent(50);
+          const bool preserved = (kind == Feature::kLeftJoin && !on_right) ||
+                                 (kind == Feature::kRightJoin && on_right);
+          const Feature residual_feature =
+              preserved ? Feature::kJoinResidualPreserved : Feature::kJoinResidual;
+          if (On(residual_feature)) {
+            Use(residual_feature);
+            const std::string residual = SideCondition(on_right ? right : *scope);
+            on += " AND " + residual;
+          }
         }
         static const char* kKeyword[] = {"JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN"};
         const std::size_t k =
@@ -428,11 +471,12 @@ class QueryBuilder {
       }
       case SqlType::kDouble: {
         const std::uint64_t choice = random_.Below(100);
-        if (choice < 30 && allow_approximate && On(Feature::kAvg)) {
-          Use(Feature::kAvg);
+        const bool of_bigint = random_.Percent(50);
+        const Feature avg = of_bigint ? Feature::kAvgBigint : Feature::kAvg;
+        if (choice < 30 && allow_approximate && On(avg)) {
+          Use(avg);
           *approximate = true;
-          const std::string arg =
-              Expr(random_.Percent(50) ? SqlType::kBigint : SqlType::kDouble, scope, 1);
+          const std::string arg = Expr(of_bigint ? SqlType::kBigint : SqlType::kDouble, scope, 1);
           return "avg(" + arg + ")";
         }
         const std::string arg = Expr(SqlType::kDouble, scope, 1);
@@ -459,17 +503,19 @@ class QueryBuilder {
       const std::string aggregate = Aggregate(SqlType::kBigint, scope, false, &unused);
       return "(" + aggregate + " " + op + " " + std::to_string(random_.Between(0, 4)) + ")";
     }
-    if (choice < 80 && On(Feature::kAvg)) {
+    const bool of_bigint = random_.Percent(50);
+    const Feature avg = of_bigint ? Feature::kAvgBigint : Feature::kAvg;
+    if (choice < 80 && On(avg)) {
       // An average equals an integer exactly or differs from it by at least 1/count: the
       // comparison is the same for numeric and float averages.
-      Use(Feature::kAvg);
-      const std::string arg = Expr(SqlType::kBigint, scope, 1);
+      Use(avg);
+      const std::string arg = Expr(of_bigint ? SqlType::kBigint : SqlType::kDouble, scope, 1);
       return "(avg(" + arg + ") " + op + " " + std::to_string(random_.Between(-1, 6)) + ")";
     }
     const SqlType type = random_.Percent(50) ? SqlType::kText : SqlType::kDouble;
     bool unused = false;
     const std::string aggregate = Aggregate(type, scope, false, &unused);
-    const std::string literal = RandomLiteral(random_, type);
+    const std::string literal = Literal(type);
     return "(" + aggregate + " " + op + " " + literal + ")";
   }
 
@@ -478,6 +524,16 @@ class QueryBuilder {
   // A SELECT or a set operation, without ORDER BY; its output columns c0… in *out. `shape`:
   // the types the output must have (set operation branches), none approximate.
   std::string Body(int depth, const std::vector<SqlType>* shape, std::vector<OutputColumn>* out) {
+    // Nested queries are simpler than their query (plans nest, and engines bound their depth).
+    const Complexity outer = complexity_;
+    complexity_ = static_cast<Complexity>(std::min<int>(outer, kMaxQueryDepth - depth));
+    std::string sql = BodyAtComplexity(depth, shape, out);
+    complexity_ = outer;
+    return sql;
+  }
+
+  std::string BodyAtComplexity(int depth, const std::vector<SqlType>* shape,
+                               std::vector<OutputColumn>* out) {
     std::vector<Feature> ops;
     for (Feature f : {Feature::kUnion, Feature::kUnionAll, Feature::kExcept, Feature::kExceptAll,
                       Feature::kIntersect, Feature::kIntersectAll}) {

@@ -17,7 +17,9 @@
 //   * values stay small and * multiplies only base columns and literals, so nothing overflows
 //     int64; floats are multiples of 1/4 (values.h), so sums, differences and products of them
 //     are exact and a float sum does not depend on the order of its additions;
-//   * no division (nothing divides by zero); no NULL literal whose type is undecided;
+//   * no division (nothing divides by zero); no NULL literal whose type is undecided; a double
+//     constant is written '2.75'::float8, double precision as in the engine (bare, numeric in
+//     PostgreSQL, only with the feature kNumericConstant);
 //   * avg's outputs (numeric in PostgreSQL, float in Tandem, equal only within a tolerance) are
 //     "approximate" columns: shown and sorted on, never compared, joined or grouped on.
 //

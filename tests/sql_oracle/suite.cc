@@ -1,5 +1,8 @@
 #include "sql_oracle/suite.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "sql_oracle/compare.h"
 #include "sql_oracle/query_generator.h"
 #include "sql_oracle/random.h"
@@ -12,6 +15,25 @@ namespace {
 bool RejectsTheQuery(const std::string& sqlstate) {
   return sqlstate.rfind("42", 0) == 0 || sqlstate.rfind("0A", 0) == 0 ||
          sqlstate.rfind("54", 0) == 0 || sqlstate == "57014" || sqlstate.empty();
+}
+
+// A refusal's message with every number (and alias or column number) as N: "numeric constants
+// are not supported yet: N is numeric …".
+std::string ReasonOf(const std::string& message) {
+  std::string out;
+  for (std::size_t i = 0; i < message.size(); ++i) {
+    const char c = message[i];
+    if (c >= '0' && c <= '9') {
+      while (i + 1 < message.size() &&
+             ((message[i + 1] >= '0' && message[i + 1] <= '9') || message[i + 1] == '.')) {
+        ++i;
+      }
+      out += 'N';
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 struct QueryContext {
@@ -40,8 +62,9 @@ std::string Reproduction(const QueryContext& context, const std::string& what,
   return out;
 }
 
-void AddFailure(SuiteReport& report, const SuiteOptions& options, std::string text) {
-  if (report.failures.size() < options.max_failure_reports) {
+// `count`: the failures of this kind so far, this one included.
+void AddFailure(SuiteReport& report, const SuiteOptions& options, int count, std::string text) {
+  if (static_cast<std::size_t>(count) <= options.max_failure_reports) {
     report.failures.push_back(std::move(text));
   }
 }
@@ -54,6 +77,7 @@ std::string SuiteReport::Summary() const {
                     " answered with rows by PostgreSQL): " + std::to_string(matched) +
                     " matched, " + std::to_string(refused) + " refused (" +
                     std::to_string(unexpected_refusals) + " of supported features), " +
+                    std::to_string(too_complex) + " too complex for the engine, " +
                     std::to_string(mismatches) + " mismatches, " + std::to_string(oracle_errors) +
                     " rejected by PostgreSQL, " + std::to_string(load_failures) +
                     " databases not loaded\n  feature: queries using it / refused\n";
@@ -62,6 +86,15 @@ std::string SuiteReport::Summary() const {
     out += "    " + std::string(FeatureName(static_cast<Feature>(f))) + ": " +
            std::to_string(used_by_feature[f]) + " / " + std::to_string(refused_by_feature[f]) +
            "\n";
+  }
+  std::vector<std::pair<int, std::string>> reasons;
+  for (const auto& [reason, count] : refusal_reasons) reasons.emplace_back(count, reason);
+  std::sort(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  if (!reasons.empty()) out += "  refusals: count, reason\n";
+  for (std::size_t i = 0; i < reasons.size() && i < 12; ++i) {
+    out += "    " + std::to_string(reasons[i].first) + "  " + reasons[i].second + "\n";
   }
   return out;
 }
@@ -77,7 +110,7 @@ SuiteReport RunOracleSuite(PgConnection& oracle, SqlEngine& engine, const SuiteO
     if (why.empty()) why = engine.Load(database);
     if (!why.empty()) {
       ++report.load_failures;
-      AddFailure(report, options,
+      AddFailure(report, options, report.load_failures,
                  "SQL oracle: database #" + std::to_string(d) + " (seed " +
                      std::to_string(database.seed) + ") not loaded: " + why + "\n" +
                      database.SchemaSql());
@@ -95,7 +128,7 @@ SuiteReport RunOracleSuite(PgConnection& oracle, SqlEngine& engine, const SuiteO
       const PgAnswer expected = oracle.Execute(query.sql);
       if (!expected.ok() && RejectsTheQuery(expected.sqlstate())) {
         ++report.oracle_errors;
-        AddFailure(report, options,
+        AddFailure(report, options, report.oracle_errors,
                    Reproduction(context, "PostgreSQL rejected a generated query", engine.Name(),
                                 query, &expected, nullptr, ""));
         continue;
@@ -104,15 +137,20 @@ SuiteReport RunOracleSuite(PgConnection& oracle, SqlEngine& engine, const SuiteO
       const PgAnswer actual = engine.Query(query.sql);
       if (!actual.ok() && actual.sqlstate() == "0A000") {
         ++report.refused;
+        ++report.refusal_reasons[ReasonOf(actual.error->message)];
         for (std::size_t f = 0; f < kFeatureCount; ++f) {
           if (query.features.Has(static_cast<Feature>(f))) ++report.refused_by_feature[f];
         }
         if (query.features.SubsetOf(options.supported)) {
           ++report.unexpected_refusals;
-          AddFailure(report, options,
+          AddFailure(report, options, report.unexpected_refusals,
                      Reproduction(context, "refused a query whose features the engine supports",
                                   engine.Name(), query, &expected, &actual, ""));
         }
+        continue;
+      }
+      if (!actual.ok() && actual.sqlstate().rfind("54", 0) == 0) {
+        ++report.too_complex;
         continue;
       }
       const std::string diff = DiffAnswers(expected, actual, query.order);
@@ -121,7 +159,7 @@ SuiteReport RunOracleSuite(PgConnection& oracle, SqlEngine& engine, const SuiteO
         continue;
       }
       ++report.mismatches;
-      AddFailure(report, options,
+      AddFailure(report, options, report.mismatches,
                  Reproduction(context, "mismatch", engine.Name(), query, &expected, &actual, diff));
     }
   }

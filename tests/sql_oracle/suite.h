@@ -8,6 +8,8 @@
 //   * matched: the same answer as PostgreSQL's (rows, or an error with the same SQLSTATE);
 //   * refused: an error 0A000 (not supported). Counted per feature the query used; a refusal of
 //     a query using only features in options.supported is a failure;
+//   * too complex: an error of class 54 (program limit exceeded: a plan nesting deeper than the
+//     engine's bound). Counted, not a failure: the bound is the engine's documented limit;
 //   * a mismatch: anything else. A failure.
 // A generated query PostgreSQL rejects (a syntax, type or resource error: 42xxx, 0A000, 54xxx,
 // 57014) is a failure of the generator.
@@ -24,6 +26,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -43,7 +46,8 @@ struct SuiteOptions {
   FeatureSet enabled = FeatureSet::All();
   // The features the engine says it supports: a query using only these must not be refused.
   FeatureSet supported = FeatureSet::All();
-  // Failures reported in full (the rest only counted).
+  // Failures of each kind (mismatch, refusal, rejected query, load) reported in full; the rest
+  // are only counted.
   std::size_t max_failure_reports = 3;
 };
 
@@ -56,17 +60,21 @@ struct SuiteReport {
   int refused = 0;
   int mismatches = 0;
   int unexpected_refusals = 0;  // refusals of queries using only supported features
+  int too_complex = 0;          // answered 54xxx (program limit exceeded)
   int oracle_errors = 0;        // generated queries PostgreSQL rejected
   int load_failures = 0;        // databases the oracle or the engine could not be given
   std::array<int, kFeatureCount> used_by_feature{};
   std::array<int, kFeatureCount> refused_by_feature{};
-  std::vector<std::string> failures;  // the first options.max_failure_reports, in full
+  // The engine's refusal messages, numbers replaced by N (so one reason is one entry) → count.
+  std::map<std::string, int> refusal_reasons;
+  std::vector<std::string> failures;  // the first max_failure_reports of each kind, in full
 
   int failure_count() const {
     return mismatches + unexpected_refusals + oracle_errors + load_failures;
   }
   bool ok() const { return failure_count() == 0; }
-  // The counts, and per feature how many queries used it and how many of those were refused.
+  // The counts, per feature how many queries used it and how many of those were refused, and
+  // the commonest refusal reasons.
   std::string Summary() const;
 };
 

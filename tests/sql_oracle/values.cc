@@ -26,8 +26,9 @@ std::string RandomValueText(Random& random, SqlType type) {
   return "";
 }
 
-std::string RandomLiteral(Random& random, SqlType type) {
+std::string RandomLiteral(Random& random, SqlType type, bool numeric_constant) {
   const std::string text = RandomValueText(random, type);
+  if (type == SqlType::kDouble && !numeric_constant) return "'" + text + "'::float8";
   const std::string literal = SqlLiteral(text, type);
   if (!literal.empty() && literal[0] == '-') return "(" + literal + ")";
   return literal;

@@ -19,9 +19,10 @@ namespace tandem::testing::sql_oracle {
 
 // A value of `type` in its domain, as PostgreSQL's text output spells it (bool: "t"/"f").
 std::string RandomValueText(Random& random, SqlType type);
-// A non-null literal of `type` as SQL, negative numbers in parentheses: 3, (-2), 1.25,
-// (-0.5), 'a b', true.
-std::string RandomLiteral(Random& random, SqlType type);
+// A non-null literal of `type` as SQL, negative numbers in parentheses: 3, (-2), 'a b', true.
+// A double: '1.25'::float8 (typed double precision in PostgreSQL, as the column it meets), or
+// with `numeric_constant` the bare 1.25, (-0.5) — numeric in PostgreSQL.
+std::string RandomLiteral(Random& random, SqlType type, bool numeric_constant = false);
 // A double in PostgreSQL's shortest text form ("1.25", "-3", "0").
 std::string DoubleText(double value);
 

@@ -69,7 +69,7 @@ std::string ComparisonOn(Random& random, const ColumnSchema& column) {
   if (column.type == SqlType::kBool) return random.Percent(50) ? column.name : "NOT " + column.name;
   static const std::vector<std::string> kOps = {"=", "<>", "<", "<=", ">", ">="};
   const std::string& op = random.Pick(kOps);
-  const std::string literal = RandomLiteral(random, column.type);
+  const std::string literal = RandomLiteral(random, column.type, true);
   return column.name + " " + op + " " + literal;
 }
 
