@@ -80,12 +80,14 @@ std::string SuiteReport::Summary() const {
                     std::to_string(too_complex) + " too complex for the engine, " +
                     std::to_string(mismatches) + " mismatches, " + std::to_string(oracle_errors) +
                     " rejected by PostgreSQL, " + std::to_string(load_failures) +
-                    " databases not loaded\n  feature: queries using it / refused\n";
+                    " databases not loaded\n  feature: queries using it / of those refused / "
+                    "refusals blamed on it "
+                    "(not supported)\n";
   for (std::size_t f = 0; f < kFeatureCount; ++f) {
     if (used_by_feature[f] == 0) continue;
     out += "    " + std::string(FeatureName(static_cast<Feature>(f))) + ": " +
            std::to_string(used_by_feature[f]) + " / " + std::to_string(refused_by_feature[f]) +
-           "\n";
+           " / " + std::to_string(blamed_by_feature[f]) + "\n";
   }
   std::vector<std::pair<int, std::string>> reasons;
   for (const auto& [reason, count] : refusal_reasons) reasons.emplace_back(count, reason);
@@ -138,8 +140,10 @@ SuiteReport RunOracleSuite(PgConnection& oracle, SqlEngine& engine, const SuiteO
       if (!actual.ok() && actual.sqlstate() == "0A000") {
         ++report.refused;
         ++report.refusal_reasons[ReasonOf(actual.error->message)];
+        const FeatureSet unsupported = query.features.Minus(options.supported);
         for (std::size_t f = 0; f < kFeatureCount; ++f) {
           if (query.features.Has(static_cast<Feature>(f))) ++report.refused_by_feature[f];
+          if (unsupported.Has(static_cast<Feature>(f))) ++report.blamed_by_feature[f];
         }
         if (query.features.SubsetOf(options.supported)) {
           ++report.unexpected_refusals;

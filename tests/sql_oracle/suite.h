@@ -64,7 +64,10 @@ struct SuiteReport {
   int oracle_errors = 0;        // generated queries PostgreSQL rejected
   int load_failures = 0;        // databases the oracle or the engine could not be given
   std::array<int, kFeatureCount> used_by_feature{};
-  std::array<int, kFeatureCount> refused_by_feature{};
+  std::array<int, kFeatureCount> refused_by_feature{};  // refused queries that used it
+  // Refused queries that used it while it is not in options.supported: what the refusals are
+  // blamed on (a supported feature never is).
+  std::array<int, kFeatureCount> blamed_by_feature{};
   // The engine's refusal messages, numbers replaced by N (so one reason is one entry) → count.
   std::map<std::string, int> refusal_reasons;
   std::vector<std::string> failures;  // the first max_failure_reports of each kind, in full
