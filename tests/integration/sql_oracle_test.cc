@@ -6,6 +6,7 @@
 //                           only queries with one answer and the comparison accepts equal
 //                           answers; engines that drop a row or refuse features are caught.
 //   PlannerMatchesPostgres  the planner (frontend/plan) with the reference evaluator.
+// and, without a server, the comparison's and the generator's own contracts.
 //
 // Replay: TANDEM_SQL_ORACLE_SEED=<suite seed> runs the databases and queries of that seed (a
 // failure prints it, with the database and the query as SQL for psql). The slow label
@@ -19,12 +20,17 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "postgres_server.h"
+#include "sql_oracle/compare.h"
 #include "sql_oracle/features.h"
 #include "sql_oracle/planner_engine.h"
 #include "sql_oracle/postgres_engine.h"
+#include "sql_oracle/query_generator.h"
 #include "sql_oracle/suite.h"
+#include "sql_oracle/workload.h"
 #include "thorough.h"
 
 namespace tandem::testing::sql_oracle {
@@ -90,6 +96,95 @@ class JoinRefusingEngine : public SqlEngine {
  private:
   SqlEngine& inner_;
 };
+
+PgAnswer Answer(std::vector<unsigned> types, std::vector<SqlRow> rows) {
+  PgAnswer answer;
+  answer.column_types = std::move(types);
+  answer.column_names.assign(answer.column_types.size(), "c");
+  answer.rows = std::move(rows);
+  return answer;
+}
+
+TEST(SqlOracleCompareTest, NumbersCompareAcrossTypesWithinTheTolerance) {
+  // avg(bigint): PostgreSQL's numeric against an engine's float8.
+  const PgAnswer numeric = Answer({pg_type::kNumeric}, {{"0.33333333333333333333"}});
+  EXPECT_EQ(DiffAnswers(numeric, Answer({pg_type::kFloat8}, {{"0.3333333333333333"}}), {}), "");
+  EXPECT_NE(DiffAnswers(numeric, Answer({pg_type::kFloat8}, {{"0.3333334"}}), {}), "");
+  // sum(bigint): numeric against int8.
+  EXPECT_EQ(
+      DiffAnswers(Answer({pg_type::kNumeric}, {{"6"}}), Answer({pg_type::kInt8}, {{"6"}}), {}), "");
+  // Integers on both sides are exact, however large.
+  EXPECT_NE(DiffAnswers(Answer({pg_type::kInt8}, {{"1000000000001"}}),
+                        Answer({pg_type::kInt8}, {{"1000000000000"}}), {}),
+            "");
+  // An int4 literal's column against the engine's int8 is one class; text against int8 is not.
+  EXPECT_EQ(DiffAnswers(Answer({pg_type::kInt4}, {{"3"}}), Answer({pg_type::kInt8}, {{"3"}}), {}),
+            "");
+  EXPECT_NE(DiffAnswers(Answer({pg_type::kText}, {{"3"}}), Answer({pg_type::kInt8}, {{"3"}}), {}),
+            "");
+}
+
+TEST(SqlOracleCompareTest, MultisetsCountDuplicatesAndNullIsNotEmpty) {
+  const PgAnswer two = Answer({pg_type::kText}, {{"a"}, {"a"}, {SqlValue()}});
+  EXPECT_EQ(DiffAnswers(two, Answer({pg_type::kText}, {{SqlValue()}, {"a"}, {"a"}}), {}), "");
+  EXPECT_NE(DiffAnswers(two, Answer({pg_type::kText}, {{"a"}, {SqlValue()}}), {}), "");
+  EXPECT_NE(DiffAnswers(two, Answer({pg_type::kText}, {{"a"}, {"a"}, {""}}), {}), "");
+}
+
+TEST(SqlOracleCompareTest, OrderedAnswersCompareTiesAsMultisets) {
+  const PgAnswer expected =
+      Answer({pg_type::kInt8, pg_type::kText}, {{"1", "a"}, {"1", "b"}, {"2", "c"}});
+  AnswerOrder by_first;
+  by_first.ordered = true;
+  by_first.order_columns = {0};
+  EXPECT_EQ(
+      DiffAnswers(expected,
+                  Answer({pg_type::kInt8, pg_type::kText}, {{"1", "b"}, {"1", "a"}, {"2", "c"}}),
+                  by_first),
+      "");
+  EXPECT_NE(
+      DiffAnswers(expected,
+                  Answer({pg_type::kInt8, pg_type::kText}, {{"2", "c"}, {"1", "a"}, {"1", "b"}}),
+                  by_first),
+      "");
+  AnswerOrder by_all;
+  by_all.ordered = true;
+  EXPECT_NE(
+      DiffAnswers(expected,
+                  Answer({pg_type::kInt8, pg_type::kText}, {{"1", "b"}, {"1", "a"}, {"2", "c"}}),
+                  by_all),
+      "");
+}
+
+TEST(SqlOracleGeneratorTest, ASeedMakesOneQueryUsingOnlyEnabledFeatures) {
+  const Database database = GenerateWorkload(42);
+  FeatureSet enabled = FeatureSet::All();
+  for (Feature f : {Feature::kFullJoin, Feature::kWith, Feature::kUnion, Feature::kHaving,
+                    Feature::kNotExists}) {
+    enabled.Remove(f);
+  }
+  const QueryGenerator generator(database.tables, enabled);
+  FeatureSet used;
+  for (std::uint64_t seed = 0; seed < 500; ++seed) {
+    const GeneratedQuery query = generator.Generate(seed);
+    EXPECT_EQ(query.sql, generator.Generate(seed).sql);
+    EXPECT_TRUE(query.features.SubsetOf(enabled)) << query.features.ToString();
+    EXPECT_EQ(query.sql.find("FULL JOIN"), std::string::npos) << query.sql;
+    EXPECT_EQ(query.sql.find("HAVING"), std::string::npos) << query.sql;
+    used |= query.features;
+  }
+  EXPECT_EQ(used, enabled) << "never used: " << enabled.Minus(used).ToString();
+
+  // No features: a SELECT list of columns and literals from one table.
+  const QueryGenerator plain(database.tables, FeatureSet());
+  for (std::uint64_t seed = 0; seed < 100; ++seed) {
+    const GeneratedQuery query = plain.Generate(seed);
+    EXPECT_TRUE(query.features.Empty()) << query.features.ToString();
+    for (const char* word : {"JOIN", "WHERE", "GROUP BY", "ORDER BY", "(SELECT", "CASE"}) {
+      EXPECT_EQ(query.sql.find(word), std::string::npos) << query.sql;
+    }
+  }
+}
 
 TEST(SqlOracleTest, PostgresSelfCheck) {
   TANDEM_SKIP_UNLESS_POSTGRES();
