@@ -68,6 +68,10 @@ const char* FeatureName(Feature f) {
       return "exists";
     case Feature::kNotExists:
       return "not_exists";
+    case Feature::kNotInSubquery:
+      return "not_in_subquery";
+    case Feature::kSelectWithoutFrom:
+      return "select_without_from";
     case Feature::kCorrelated:
       return "correlated";
     case Feature::kNumericConstant:

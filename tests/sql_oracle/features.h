@@ -49,7 +49,9 @@ enum class Feature : std::size_t {
   kInSubquery,             // e IN (SELECT …) as a conjunct of WHERE
   kExists,                 // EXISTS (SELECT …) as a conjunct of WHERE
   kNotExists,              // NOT EXISTS (SELECT …) as a conjunct of WHERE
+  kNotInSubquery,          // e NOT IN (SELECT …) as a conjunct of WHERE (a NULL: no row)
   kCorrelated,             // an IN/EXISTS subquery correlated by an equality with the outer query
+  kSelectWithoutFrom,      // SELECT of constants without FROM: one row
   kNumericConstant,        // a double constant written bare (2.75 is numeric and 3 integer in
                            // PostgreSQL); without it, written '2.75'::float8
   kCount,                  // the number of features (not one)

@@ -416,7 +416,8 @@ class QueryBuilder {
 
   std::string SubqueryConjunct(int depth, const Scope& outer) {
     std::vector<Feature> kinds;
-    for (Feature f : {Feature::kInSubquery, Feature::kExists, Feature::kNotExists}) {
+    for (Feature f :
+         {Feature::kInSubquery, Feature::kNotInSubquery, Feature::kExists, Feature::kNotExists}) {
       if (On(f)) kinds.push_back(f);
     }
     const Feature kind = random_.Pick(kinds);
@@ -435,11 +436,12 @@ class QueryBuilder {
     for (std::size_t i = 0; i < conditions.size(); ++i) {
       where += (i == 0 ? " WHERE " : " AND ") + conditions[i];
     }
-    if (kind == Feature::kInSubquery) {
+    if (kind == Feature::kInSubquery || kind == Feature::kNotInSubquery) {
       const SqlType type = TypeInScope(outer);
       const std::string operand = Expr(type, outer, 2);
       const std::string selected = Expr(type, inner, 2);
-      return operand + " IN (SELECT " + selected + " FROM " + from + where + ")";
+      return operand + (kind == Feature::kInSubquery ? " IN" : " NOT IN") + " (SELECT " + selected +
+             " FROM " + from + where + ")";
     }
     return std::string(kind == Feature::kExists ? "EXISTS" : "NOT EXISTS") + " (SELECT 1 FROM " +
            from + where + ")";
@@ -573,14 +575,20 @@ class QueryBuilder {
 
   std::string Select(int depth, const std::vector<SqlType>* shape, std::vector<OutputColumn>* out) {
     Scope scope;
-    const std::string from = FromClause(depth, &scope);
+    std::string from;
+    if (On(Feature::kSelectWithoutFrom) && random_.Percent(4)) {
+      Use(Feature::kSelectWithoutFrom);  // no columns: every expression is of constants
+    } else {
+      from = FromClause(depth, &scope);
+    }
     std::vector<std::string> conjuncts;
     if (On(Feature::kWhere) && random_.Percent(55)) {
       Use(Feature::kWhere);
       conjuncts.push_back(Predicate(scope, 0));
     }
     if (depth < kMaxQueryDepth &&
-        (On(Feature::kInSubquery) || On(Feature::kExists) || On(Feature::kNotExists)) &&
+        (On(Feature::kInSubquery) || On(Feature::kNotInSubquery) || On(Feature::kExists) ||
+         On(Feature::kNotExists)) &&
         random_.Percent(10 + 15 * complexity_)) {
       conjuncts.push_back(SubqueryConjunct(depth, scope));
     }
@@ -642,7 +650,7 @@ class QueryBuilder {
       sql += "DISTINCT ";
     }
     for (std::size_t i = 0; i < items.size(); ++i) sql += (i == 0 ? "" : ", ") + items[i];
-    sql += " FROM " + from;
+    if (!from.empty()) sql += " FROM " + from;
     for (std::size_t i = 0; i < conjuncts.size(); ++i) {
       sql += (i == 0 ? " WHERE " : " AND ") + conjuncts[i];
     }

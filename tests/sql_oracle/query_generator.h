@@ -7,9 +7,9 @@
 // relations joined inner/left/right/full/cross (ON column equalities of equal types, plus a
 // condition on one side), GROUP BY/HAVING with count(*), count(e), count(DISTINCT e), sum, min,
 // max, avg, aggregates without GROUP BY, DISTINCT, UNION/EXCEPT/INTERSECT [ALL], ORDER BY/LIMIT/
-// OFFSET, subqueries in FROM, WITH, and IN/EXISTS/NOT EXISTS subqueries as conjuncts of WHERE,
-// uncorrelated or correlated by an equality. Every expression is typed as it is built, so
-// PostgreSQL accepts every query (the suite fails on one it rejects).
+// OFFSET, subqueries in FROM, WITH, [NOT] IN and [NOT] EXISTS subqueries as conjuncts of WHERE,
+// uncorrelated or correlated by an equality, and SELECT of constants without FROM. Every expression
+// is typed as it is built, so PostgreSQL accepts every query (the suite fails on one it rejects).
 //
 // What keeps the answer well defined (the invariants):
 //   * LIMIT and OFFSET come only with an ORDER BY of every output column (the rows kept are
