@@ -160,7 +160,7 @@ TEST(SqlOracleGeneratorTest, ASeedMakesOneQueryUsingOnlyEnabledFeatures) {
   const Database database = GenerateWorkload(42);
   FeatureSet enabled = FeatureSet::All();
   for (Feature f : {Feature::kFullJoin, Feature::kWith, Feature::kUnion, Feature::kHaving,
-                    Feature::kNotExists}) {
+                    Feature::kHavingWithoutGroupBy, Feature::kNotExists}) {
     enabled.Remove(f);
   }
   const QueryGenerator generator(database.tables, enabled);

@@ -30,6 +30,12 @@ const char* FeatureName(Feature f) {
       return "group_by";
     case Feature::kHaving:
       return "having";
+    case Feature::kHavingWithoutGroupBy:
+      return "having_without_group_by";
+    case Feature::kGroupByExpression:
+      return "group_by_expression";
+    case Feature::kOrderByHidden:
+      return "order_by_hidden";
     case Feature::kGlobalAggregate:
       return "global_aggregate";
     case Feature::kCountDistinct:

@@ -30,6 +30,8 @@ enum class Feature : std::size_t {
   kJoinResidualPreserved,  // … a condition on the side a LEFT/RIGHT JOIN keeps every row of
   kGroupBy,                // GROUP BY with count/sum/min/max/avg
   kHaving,                 // HAVING
+  kHavingWithoutGroupBy,   // aggregates without GROUP BY and a HAVING: one row or none
+  kGroupByExpression,      // GROUP BY (a.i + 3), named by the same expression in the SELECT list
   kGlobalAggregate,        // aggregates without GROUP BY (one row, even over no rows)
   kCountDistinct,          // count(DISTINCT e)
   kAvg,                    // avg(e) of a double precision e
@@ -44,6 +46,7 @@ enum class Feature : std::size_t {
   kOrderBy,                // ORDER BY output columns [DESC] [NULLS FIRST|LAST]
   kLimit,                  // LIMIT (with an ORDER BY of every output column)
   kOffset,                 // OFFSET (likewise)
+  kOrderByHidden,          // ORDER BY a column the SELECT list does not show
   kFromSubquery,           // (SELECT …) AS alias in FROM
   kWith,                   // WITH name AS (…) (not recursive)
   kInSubquery,             // e IN (SELECT …) as a conjunct of WHERE

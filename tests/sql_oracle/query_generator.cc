@@ -72,11 +72,20 @@ class QueryBuilder {
       std::vector<std::size_t> order;
       for (std::size_t c = 0; c < columns.size(); ++c) order.push_back(c);
       Shuffle(order);
-      if (!limit && !offset) {
+      // First by a column the SELECT list does not show (then by every output column, so ties
+      // are identical rows): the rows kept are fixed, their order cannot be checked.
+      const bool hidden =
+          On(Feature::kOrderByHidden) && !hidden_candidates_.empty() && random_.Percent(25);
+      if (!limit && !offset && !hidden) {
         order.resize(static_cast<std::size_t>(
             random_.Between(1, static_cast<std::int64_t>(std::min<std::size_t>(3, order.size())))));
       }
-      sql += " ORDER BY " + OrderItems(order, true);
+      sql += " ORDER BY ";
+      if (hidden) {
+        Use(Feature::kOrderByHidden);
+        sql += random_.Pick(hidden_candidates_) + (random_.Percent(40) ? " DESC, " : ", ");
+      }
+      sql += OrderItems(order, true);
       if (limit) {
         Use(Feature::kLimit);
         sql += " LIMIT " + std::to_string(random_.Between(0, 6));
@@ -85,8 +94,8 @@ class QueryBuilder {
         Use(Feature::kOffset);
         sql += " OFFSET " + std::to_string(random_.Between(0, 3));
       }
-      query.order.ordered = true;
-      query.order.order_columns = order;
+      query.order.ordered = !hidden;
+      if (!hidden) query.order.order_columns = order;
     }
     query.sql = std::move(sql);
     query.features = used_;
@@ -412,6 +421,26 @@ class QueryBuilder {
     return sql;
   }
 
+  // A GROUP BY key computed from `column`: (a1.i2 + 3), COALESCE(a1.s3, 'b'), (NOT a1.b4).
+  // PostgreSQL lets the SELECT list and HAVING name it by the same expression.
+  ScopeColumn KeyExpression(const ScopeColumn& column) {
+    ScopeColumn key = column;
+    key.base = false;
+    switch (column.type) {
+      case SqlType::kBigint:
+      case SqlType::kDouble:
+        key.sql = "(" + column.sql + " + " + Literal(column.type) + ")";
+        break;
+      case SqlType::kText:
+        key.sql = "COALESCE(" + column.sql + ", " + Literal(column.type) + ")";
+        break;
+      case SqlType::kBool:
+        key.sql = "(NOT " + column.sql + ")";
+        break;
+    }
+    return key;
+  }
+
   // ---- IN / EXISTS
 
   std::string SubqueryConjunct(int depth, const Scope& outer) {
@@ -555,6 +584,8 @@ class QueryBuilder {
       const int outer_preferred = preferred_table_;
       preferred_table_ = static_cast<int>(random_.Below(tables_.size()));
       std::vector<OutputColumn> ignored;
+      const bool outer_in_set_operation = in_set_operation_;
+      in_set_operation_ = true;
       std::string sql = Select(depth, shape, &ignored);
       for (int b = 1; b < branches; ++b) {
         const Feature op = random_.Pick(ops);
@@ -566,6 +597,7 @@ class QueryBuilder {
                " " + branch;
       }
       preferred_table_ = outer_preferred;
+      in_set_operation_ = outer_in_set_operation;
       out->clear();
       for (SqlType t : *shape) out->push_back(OutputColumn{t, false});
       return sql;
@@ -605,7 +637,12 @@ class QueryBuilder {
       const int count = static_cast<int>(random_.Between(1, 2));
       for (int i = 0; i < count && !candidates.empty(); ++i) {
         const std::size_t k = random_.Below(candidates.size());
-        keys.push_back(*candidates[k]);
+        if (On(Feature::kGroupByExpression) && random_.Percent(25)) {
+          Use(Feature::kGroupByExpression);
+          keys.push_back(KeyExpression(*candidates[k]));
+        } else {
+          keys.push_back(*candidates[k]);
+        }
         candidates.erase(candidates.begin() + static_cast<std::ptrdiff_t>(k));
       }
       if (keys.empty()) grouped = false;
@@ -645,9 +682,18 @@ class QueryBuilder {
       items.push_back(item + " AS c" + std::to_string(i));
     }
     std::string sql = "SELECT ";
-    if (On(Feature::kDistinct) && random_.Percent(15)) {
+    const bool distinct = On(Feature::kDistinct) && random_.Percent(15);
+    if (distinct) {
       Use(Feature::kDistinct);
       sql += "DISTINCT ";
+    }
+    if (depth == 0 && !in_set_operation_) {
+      hidden_candidates_.clear();
+      if (!aggregate && !distinct) {
+        for (const ScopeColumn& c : scope) {
+          if (!c.approximate) hidden_candidates_.push_back(c.sql);
+        }
+      }
     }
     for (std::size_t i = 0; i < items.size(); ++i) sql += (i == 0 ? "" : ", ") + items[i];
     if (!from.empty()) sql += " FROM " + from;
@@ -668,6 +714,9 @@ class QueryBuilder {
           }
           sql += " HAVING " + having;
         }
+      } else if (On(Feature::kHavingWithoutGroupBy) && random_.Percent(25)) {
+        Use(Feature::kHavingWithoutGroupBy);  // one row or none
+        sql += " HAVING " + HavingComparison(scope);
       }
     }
     return sql;
@@ -677,7 +726,11 @@ class QueryBuilder {
   const FeatureSet& enabled_;
   Random random_;
   Complexity complexity_ = kSimple;
-  int preferred_table_ = -1;  // a table FROM items prefer (within a set operation), or -1
+  int preferred_table_ = -1;       // a table FROM items prefer (within a set operation), or -1
+  bool in_set_operation_ = false;  // generating the branches of a set operation
+  // The top-level SELECT's columns an ORDER BY may name without showing them (a plain SELECT's:
+  // not aggregating, not DISTINCT, not a set operation).
+  std::vector<std::string> hidden_candidates_;
   FeatureSet used_;
   int next_alias_ = 0;
   std::vector<CommonTable> ctes_;
