@@ -266,8 +266,12 @@ TEST(SqlOracleTest, PlannerMatchesPostgres) {
   options.supported = FeatureSet::All();
   options.supported.Remove(Feature::kNumericConstant);
   options.supported.Remove(Feature::kAvgBigint);
-  // Not yet planned: a condition in ON on the side a LEFT/RIGHT JOIN preserves.
+  // Not yet planned: a condition in ON on the side a LEFT/RIGHT JOIN preserves; subqueries in
+  // expressions and scalar subqueries everywhere but a WHERE or the SELECT list of a query
+  // without aggregates. Refused, counted; a wrong answer with them still fails.
   options.supported.Remove(Feature::kJoinResidualPreserved);
+  options.supported.Remove(Feature::kSubqueryInExpression);
+  options.supported.Remove(Feature::kScalarSubquery);
   if (const char* v = std::getenv("TANDEM_SQL_ORACLE_SUPPORTED")) {
     std::optional<FeatureSet> supported = FeatureSet::Parse(v);
     ASSERT_TRUE(supported.has_value()) << "TANDEM_SQL_ORACLE_SUPPORTED=" << v;

@@ -78,6 +78,10 @@ const char* FeatureName(Feature f) {
       return "not_in_subquery";
     case Feature::kSelectWithoutFrom:
       return "select_without_from";
+    case Feature::kSubqueryInExpression:
+      return "subquery_in_expression";
+    case Feature::kScalarSubquery:
+      return "scalar_subquery";
     case Feature::kCorrelated:
       return "correlated";
     case Feature::kNumericConstant:

@@ -53,6 +53,9 @@ enum class Feature : std::size_t {
   kExists,                 // EXISTS (SELECT …) as a conjunct of WHERE
   kNotExists,              // NOT EXISTS (SELECT …) as a conjunct of WHERE
   kNotInSubquery,          // e NOT IN (SELECT …) as a conjunct of WHERE (a NULL: no row)
+  kSubqueryInExpression,   // [NOT] IN / [NOT] EXISTS inside an expression (under OR, NOT, CASE,
+                           // in the SELECT list): three-valued
+  kScalarSubquery,         // (SELECT aggregate FROM … [WHERE correlation]) as a value
   kCorrelated,             // an IN/EXISTS subquery correlated by an equality with the outer query
   kSelectWithoutFrom,      // SELECT of constants without FROM: one row
   kNumericConstant,        // a double constant written bare (2.75 is numeric and 3 integer in

@@ -25,6 +25,9 @@ struct ScopeColumn {
   SqlType type = SqlType::kBigint;
   bool approximate = false;  // an avg: only shown or sorted on
   bool base = false;         // a base table's column: small values, may be multiplied
+  // A GROUP BY expression standing for a key: PostgreSQL matches it in the SELECT list and
+  // HAVING, but not inside a subquery (42803), so no correlation names it.
+  bool expression = false;
 };
 using Scope = std::vector<ScopeColumn>;
 
@@ -167,6 +170,9 @@ class QueryBuilder {
     const std::uint64_t choice = random_.Below(100);
     if (depth >= kMaxExpressionDepth || depth > complexity_ || choice < 50)
       return Leaf(type, scope);
+    if (choice >= 96 && On(Feature::kScalarSubquery) && query_depth_ < kMaxQueryDepth) {
+      return ScalarSubquery(type, scope);
+    }
     const bool number = type == SqlType::kBigint || type == SqlType::kDouble;
     if (choice < 72 && number && On(Feature::kArithmetic)) {
       Use(Feature::kArithmetic);
@@ -252,6 +258,12 @@ class QueryBuilder {
     const std::uint64_t choice = random_.Below(100);
     if (depth >= kMaxExpressionDepth || depth > complexity_ || choice < 45)
       return Comparison(scope, depth);
+    if (choice >= 95 && On(Feature::kSubqueryInExpression) && query_depth_ < kMaxQueryDepth &&
+        (On(Feature::kInSubquery) || On(Feature::kNotInSubquery) || On(Feature::kExists) ||
+         On(Feature::kNotExists))) {
+      Use(Feature::kSubqueryInExpression);
+      return "(" + SubqueryConjunct(query_depth_, scope) + ")";
+    }
     if (choice < 60) {
       const SqlType type = TypeInScope(scope);
       const std::string operand = Expr(type, scope, depth + 1);
@@ -349,7 +361,10 @@ class QueryBuilder {
     std::vector<std::pair<const ScopeColumn*, const ScopeColumn*>> pairs;
     for (const ScopeColumn& l : left) {
       for (const ScopeColumn& r : right) {
-        if (l.type == r.type && !l.approximate && !r.approximate) pairs.emplace_back(&l, &r);
+        if (l.type == r.type && !l.approximate && !r.approximate && !l.expression &&
+            !r.expression) {
+          pairs.emplace_back(&l, &r);
+        }
       }
     }
     if (pairs.empty()) return std::nullopt;
@@ -426,6 +441,7 @@ class QueryBuilder {
   ScopeColumn KeyExpression(const ScopeColumn& column) {
     ScopeColumn key = column;
     key.base = false;
+    key.expression = true;
     switch (column.type) {
       case SqlType::kBigint:
       case SqlType::kDouble:
@@ -451,6 +467,11 @@ class QueryBuilder {
     }
     const Feature kind = random_.Pick(kinds);
     Use(kind);
+    const bool in = kind == Feature::kInSubquery || kind == Feature::kNotInSubquery;
+    const SqlType type = TypeInScope(outer);
+    const std::string operand = in ? Expr(type, outer, 2) : "";
+    const int outer_depth = query_depth_;
+    query_depth_ = depth + 1;
     Scope inner;
     const std::string from = FromItem(depth + 1, &inner);
     std::vector<std::string> conditions;
@@ -465,15 +486,35 @@ class QueryBuilder {
     for (std::size_t i = 0; i < conditions.size(); ++i) {
       where += (i == 0 ? " WHERE " : " AND ") + conditions[i];
     }
-    if (kind == Feature::kInSubquery || kind == Feature::kNotInSubquery) {
-      const SqlType type = TypeInScope(outer);
-      const std::string operand = Expr(type, outer, 2);
-      const std::string selected = Expr(type, inner, 2);
+    const std::string selected = in ? Expr(type, inner, 2) : "1";
+    query_depth_ = outer_depth;
+    if (in) {
       return operand + (kind == Feature::kInSubquery ? " IN" : " NOT IN") + " (SELECT " + selected +
              " FROM " + from + where + ")";
     }
     return std::string(kind == Feature::kExists ? "EXISTS" : "NOT EXISTS") + " (SELECT 1 FROM " +
            from + where + ")";
+  }
+
+  // A subquery of one row and one column of `type`: an aggregate without GROUP BY, maybe
+  // correlated by an equality with `outer`: (SELECT max(a4.i1) FROM t2 AS a4 WHERE a4.k = a0.i2).
+  std::string ScalarSubquery(SqlType type, const Scope& outer) {
+    Use(Feature::kScalarSubquery);
+    const int outer_depth = query_depth_;
+    query_depth_ = outer_depth + 1;
+    Scope inner;
+    const std::string from = FromItem(query_depth_, &inner);
+    std::string where;
+    if (On(Feature::kCorrelated) && random_.Percent(60)) {
+      if (std::optional<std::string> equality = Equality(inner, outer)) {
+        Use(Feature::kCorrelated);
+        where = " WHERE " + *equality;
+      }
+    }
+    bool unused = false;
+    const std::string aggregate = Aggregate(type, inner, false, &unused);
+    query_depth_ = outer_depth;
+    return "(SELECT " + aggregate + " FROM " + from + where + ")";
   }
 
   // ---- aggregates
@@ -606,6 +647,15 @@ class QueryBuilder {
   }
 
   std::string Select(int depth, const std::vector<SqlType>* shape, std::vector<OutputColumn>* out) {
+    const int outer_depth = query_depth_;
+    query_depth_ = depth;
+    std::string sql = SelectAtDepth(depth, shape, out);
+    query_depth_ = outer_depth;
+    return sql;
+  }
+
+  std::string SelectAtDepth(int depth, const std::vector<SqlType>* shape,
+                            std::vector<OutputColumn>* out) {
     Scope scope;
     std::string from;
     if (On(Feature::kSelectWithoutFrom) && random_.Percent(4)) {
@@ -728,6 +778,7 @@ class QueryBuilder {
   Complexity complexity_ = kSimple;
   int preferred_table_ = -1;       // a table FROM items prefer (within a set operation), or -1
   bool in_set_operation_ = false;  // generating the branches of a set operation
+  int query_depth_ = 0;            // the nesting of the query whose expressions are being made
   // The top-level SELECT's columns an ORDER BY may name without showing them (a plain SELECT's:
   // not aggregating, not DISTINCT, not a set operation).
   std::vector<std::string> hidden_candidates_;
