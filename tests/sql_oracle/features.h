@@ -1,0 +1,110 @@
+// The SQL constructs the query generator can use, each a Feature, so that a suite runs exactly
+// the subset an engine supports and grows it as the engine does. A generated query carries the
+// set of features it used; the suite counts refusals per feature and fails a refusal of a query
+// whose features the engine is said to support.
+//
+// Thread safety: constants and pure functions.
+#pragma once
+
+#include <bitset>
+#include <cstddef>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tandem::testing::sql_oracle {
+
+enum class Feature : std::size_t {
+  kWhere,                  // WHERE with comparisons, IS [NOT] NULL, AND/OR/NOT
+  kArithmetic,             // + - * on bigint and double precision
+  kCase,                   // CASE WHEN … THEN … [ELSE …] END
+  kCoalesce,               // COALESCE(a, b)
+  kInnerJoin,              // JOIN … ON column equalities
+  kLeftJoin,               // LEFT JOIN
+  kRightJoin,              // RIGHT JOIN
+  kFullJoin,               // FULL JOIN (equalities only, as PostgreSQL requires)
+  kCrossJoin,              // CROSS JOIN
+  kJoinResidual,           // ON equalities AND a condition on one side: either side of an inner
+                           // join, the side an outer join pads with NULLs
+  kJoinResidualPreserved,  // … a condition on the side a LEFT/RIGHT JOIN keeps every row of
+  kGroupBy,                // GROUP BY with count/sum/min/max/avg
+  kHaving,                 // HAVING
+  kHavingWithoutGroupBy,   // aggregates without GROUP BY and a HAVING: one row or none
+  kGroupByExpression,      // GROUP BY (a.i + 3), named by the same expression in the SELECT list
+  kGlobalAggregate,        // aggregates without GROUP BY (one row, even over no rows)
+  kCountDistinct,          // count(DISTINCT e)
+  kAvg,                    // avg(e) of a double precision e
+  kAvgBigint,              // avg(e) of a bigint e (numeric in PostgreSQL: compared as a number)
+  kDistinct,               // SELECT DISTINCT
+  kUnion,                  // UNION
+  kUnionAll,               // UNION ALL
+  kExcept,                 // EXCEPT
+  kExceptAll,              // EXCEPT ALL
+  kIntersect,              // INTERSECT
+  kIntersectAll,           // INTERSECT ALL
+  kOrderBy,                // ORDER BY output columns [DESC] [NULLS FIRST|LAST]
+  kLimit,                  // LIMIT (with an ORDER BY of every output column)
+  kOffset,                 // OFFSET (likewise)
+  kOrderByHidden,          // ORDER BY a column the SELECT list does not show
+  kFromSubquery,           // (SELECT …) AS alias in FROM
+  kWith,                   // WITH name AS (…) (not recursive)
+  kInSubquery,             // e IN (SELECT …) as a conjunct of WHERE
+  kExists,                 // EXISTS (SELECT …) as a conjunct of WHERE
+  kNotExists,              // NOT EXISTS (SELECT …) as a conjunct of WHERE
+  kNotInSubquery,          // e NOT IN (SELECT …) as a conjunct of WHERE (a NULL: no row)
+  kSubqueryInExpression,   // [NOT] IN / [NOT] EXISTS inside an expression (under OR, NOT, CASE,
+                           // in the SELECT list): three-valued
+  kScalarSubquery,         // (SELECT aggregate FROM … [WHERE correlation]) as a value
+  kCorrelated,             // an IN/EXISTS subquery correlated by an equality with the outer query
+  kSelectWithoutFrom,      // SELECT of constants without FROM: one row
+  kNumericConstant,        // a double constant written bare (2.75 is numeric and 3 integer in
+                           // PostgreSQL); without it, written '2.75'::float8
+  kCount,                  // the number of features (not one)
+};
+
+inline constexpr std::size_t kFeatureCount = static_cast<std::size_t>(Feature::kCount);
+
+class FeatureSet {
+ public:
+  FeatureSet() = default;
+  FeatureSet(std::initializer_list<Feature> features) {
+    for (Feature f : features) Add(f);
+  }
+  static FeatureSet All() {
+    FeatureSet set;
+    set.bits_.set();
+    return set;
+  }
+
+  void Add(Feature f) { bits_.set(static_cast<std::size_t>(f)); }
+  void Remove(Feature f) { bits_.reset(static_cast<std::size_t>(f)); }
+  bool Has(Feature f) const { return bits_.test(static_cast<std::size_t>(f)); }
+  bool Empty() const { return bits_.none(); }
+  // Every feature of this set is in `other`.
+  bool SubsetOf(const FeatureSet& other) const { return (bits_ & ~other.bits_).none(); }
+  FeatureSet Minus(const FeatureSet& other) const {
+    FeatureSet out;
+    out.bits_ = bits_ & ~other.bits_;
+    return out;
+  }
+  FeatureSet& operator|=(const FeatureSet& other) {
+    bits_ |= other.bits_;
+    return *this;
+  }
+  bool operator==(const FeatureSet&) const = default;
+
+  // "where,inner_join,group_by"; "" for the empty set.
+  std::string ToString() const;
+  // The inverse of ToString (also "all"; names separated by ',' or spaces); nullopt for an
+  // unknown name.
+  static std::optional<FeatureSet> Parse(std::string_view text);
+
+ private:
+  std::bitset<kFeatureCount> bits_;
+};
+
+// "where", "inner_join", … (the enumerator's name in snake case without the k).
+const char* FeatureName(Feature f);
+
+}  // namespace tandem::testing::sql_oracle

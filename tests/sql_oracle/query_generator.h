@@ -1,0 +1,57 @@
+// The query generator of the SQL oracle: from a seed, one well-typed SELECT over a database's
+// tables, using only the features it is given (features.h), whose answer is well defined — the
+// same in every correct engine.
+//
+// What it generates: SELECT lists of expressions (+ - * on bigint and double precision,
+// comparisons, AND/OR/NOT, IS [NOT] NULL, CASE, COALESCE), WHERE, FROM lists of up to 4
+// relations joined inner/left/right/full/cross (ON column equalities of equal types, plus a
+// condition on one side), GROUP BY/HAVING with count(*), count(e), count(DISTINCT e), sum, min,
+// max, avg, aggregates without GROUP BY, DISTINCT, UNION/EXCEPT/INTERSECT [ALL], ORDER BY/LIMIT/
+// OFFSET, subqueries in FROM, WITH, [NOT] IN and [NOT] EXISTS subqueries as conjuncts of WHERE,
+// uncorrelated or correlated by an equality, and SELECT of constants without FROM. Every expression
+// is typed as it is built, so PostgreSQL accepts every query (the suite fails on one it rejects).
+//
+// What keeps the answer well defined (the invariants):
+//   * LIMIT and OFFSET come only with an ORDER BY of every output column (the rows kept are
+//     then fixed up to identical rows), at the top and in subqueries in FROM;
+//   * values stay small and * multiplies only base columns and literals, so nothing overflows
+//     int64; floats are multiples of 1/4 (values.h), so sums, differences and products of them
+//     are exact and a float sum does not depend on the order of its additions;
+//   * no division (nothing divides by zero); no NULL literal whose type is undecided; a double
+//     constant is written '2.75'::float8, double precision as in the engine (bare, numeric in
+//     PostgreSQL, only with the feature kNumericConstant);
+//   * avg's outputs (numeric in PostgreSQL, float in Tandem, equal only within a tolerance) are
+//     "approximate" columns: shown and sorted on, never compared, joined or grouped on.
+//
+// Thread safety: Generate is const; a generator may be shared.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sql_oracle/compare.h"
+#include "sql_oracle/features.h"
+#include "sql_oracle/schema.h"
+
+namespace tandem::testing::sql_oracle {
+
+struct GeneratedQuery {
+  std::string sql;
+  FeatureSet features;  // the features the query uses
+  AnswerOrder order;    // what its top-level ORDER BY fixes
+};
+
+class QueryGenerator {
+ public:
+  // REQUIRES: every table's first column is a bigint (workload.h makes them so).
+  QueryGenerator(std::vector<TableSchema> tables, FeatureSet enabled);
+
+  GeneratedQuery Generate(std::uint64_t seed) const;
+
+ private:
+  std::vector<TableSchema> tables_;
+  FeatureSet enabled_;
+};
+
+}  // namespace tandem::testing::sql_oracle

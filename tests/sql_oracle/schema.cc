@@ -1,0 +1,101 @@
+#include "sql_oracle/schema.h"
+
+namespace tandem::testing::sql_oracle {
+
+const char* SqlTypeName(SqlType type) {
+  switch (type) {
+    case SqlType::kBigint:
+      return "bigint";
+    case SqlType::kDouble:
+      return "double precision";
+    case SqlType::kText:
+      return "text";
+    case SqlType::kBool:
+      return "boolean";
+  }
+  return "?";
+}
+
+unsigned SqlTypeOid(SqlType type) {
+  switch (type) {
+    case SqlType::kBigint:
+      return pg_type::kInt8;
+    case SqlType::kDouble:
+      return pg_type::kFloat8;
+    case SqlType::kText:
+      return pg_type::kText;
+    case SqlType::kBool:
+      return pg_type::kBool;
+  }
+  return 0;
+}
+
+std::string QuoteText(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') out += '\'';
+    out += c;
+  }
+  return out + "'";
+}
+
+std::string SqlLiteral(const SqlValue& value, SqlType type) {
+  if (!value) return "NULL";
+  switch (type) {
+    case SqlType::kBigint:
+    case SqlType::kDouble:
+      return *value;
+    case SqlType::kText:
+      return QuoteText(*value);
+    case SqlType::kBool:
+      return *value == "t" ? "true" : "false";
+  }
+  return "NULL";
+}
+
+std::string TableSchema::CreateSql() const {
+  std::string sql = "CREATE TABLE " + name + " (";
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    if (i > 0) sql += ", ";
+    sql += columns[i].name + " " + SqlTypeName(columns[i].type);
+    if (columns[i].not_null) sql += " NOT NULL";
+  }
+  if (!primary_key.empty()) {
+    sql += ", PRIMARY KEY (";
+    for (std::size_t i = 0; i < primary_key.size(); ++i) {
+      if (i > 0) sql += ", ";
+      sql += columns[primary_key[i]].name;
+    }
+    sql += ")";
+  }
+  return sql + ")";
+}
+
+std::string Database::SchemaSql() const {
+  std::string sql;
+  for (const TableSchema& table : tables) sql += table.CreateSql() + ";\n";
+  return sql;
+}
+
+std::string Database::ContentsSql() const {
+  std::string sql;
+  for (std::size_t t = 0; t < tables.size() && t < rows.size(); ++t) {
+    if (rows[t].empty()) continue;
+    sql += "INSERT INTO " + tables[t].name + " VALUES";
+    for (std::size_t r = 0; r < rows[t].size(); ++r) {
+      sql += r == 0 ? " (" : ", (";
+      for (std::size_t c = 0; c < tables[t].columns.size(); ++c) {
+        if (c > 0) sql += ", ";
+        const SqlValue value = c < rows[t][r].size() ? rows[t][r][c] : SqlValue();
+        sql += SqlLiteral(value, tables[t].columns[c].type);
+      }
+      sql += ")";
+    }
+    sql += ";\n";
+  }
+  return sql;
+}
+
+std::string Database::ScriptSql() const { return SchemaSql() + ContentsSql(); }
+
+}  // namespace tandem::testing::sql_oracle

@@ -1,0 +1,29 @@
+// The value domains of the SQL oracle's data and literals, shared by the workload and the query
+// generator so that literals in queries meet the data (equalities match, ranges cut).
+//
+// Why these domains: integers small (products of three and sums over thousands of rows stay far
+// from int64's range, so no overflow on either side); floats multiples of 1/4 of small
+// magnitude (sums and products of them are exact in a double, so a float sum does not depend on
+// the order of its additions); a handful of texts with a space, a quote, an upper-case letter and
+// the empty string (ordered bytewise: the oracle's database uses the C collation, as Tandem does).
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <string>
+
+#include "sql_oracle/random.h"
+#include "sql_oracle/schema.h"
+
+namespace tandem::testing::sql_oracle {
+
+// A value of `type` in its domain, as PostgreSQL's text output spells it (bool: "t"/"f").
+std::string RandomValueText(Random& random, SqlType type);
+// A non-null literal of `type` as SQL, negative numbers in parentheses: 3, (-2), 'a b', true.
+// A double: '1.25'::float8 (typed double precision in PostgreSQL, as the column it meets), or
+// with `numeric_constant` the bare 1.25, (-0.5) — numeric in PostgreSQL.
+std::string RandomLiteral(Random& random, SqlType type, bool numeric_constant = false);
+// A double in PostgreSQL's shortest text form ("1.25", "-3", "0").
+std::string DoubleText(double value);
+
+}  // namespace tandem::testing::sql_oracle
