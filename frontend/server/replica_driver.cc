@@ -190,8 +190,11 @@ void ReplicaDriver::Run() {
   o.retry_interval = options_.retry_interval;
   o.wake_fd = wake_fd_;
   o.on_wake = [this] { OnWake(); };
-  // The frontend is the controller of its replicas: a replica that maintains indexes its history
-  // does not define is replayed all the same (reconciliation drops them), and that is logged.
+  // The frontend is the controller of its replicas, but never takes one over: a replica that
+  // maintains indexes its history does not define (made by another controller, or by a frontend
+  // whose data dir this is not) is refused and left untouched — replaying it would drop them, and
+  // a dropped table's rows with them (reconciliation, DESIGN §3). One-shot reads' transient ids
+  // ('t…') are not state.
   o.admit = [this](const pb::Status::HelloAccepted& accepted) {
     std::set<std::string> live(live_indexes_.begin(), live_indexes_.end());
     for (const auto& c : submitted_) {
@@ -201,13 +204,14 @@ void ReplicaDriver::Run() {
     for (const auto& id : accepted.live_indexes()) {
       if (!live.count(id) && !id.starts_with('t')) unknown.push_back(id);
     }
-    if (!unknown.empty()) {
-      spdlog::warn(
-          "replica {} maintains indexes this frontend's catalog does not define ({}): "
-          "its replay drops them",
-          accepted.replica_id(), controller::JoinIds(unknown));
-    }
-    return Status::Ok();
+    if (unknown.empty()) return Status::Ok();
+    Status refused = Status::FailedPrecondition(
+        "replica " + accepted.replica_id() + " maintains indexes this frontend's catalog does " +
+        "not define (" + controller::JoinIds(unknown) +
+        "): not replayed, since that would drop them; stop the controller that made them, or "
+        "drop them with tandem-ctl, then restart the frontend");
+    spdlog::error("{}", refused.message());
+    return refused;
   };
   auto created = ReplicaSet::Create(options_.endpoints, o);
   if (!created.ok()) {  // checked by Create already

@@ -457,6 +457,67 @@ TEST(FrontendDriver, ReplaysARestartedReplicaAndAnswersItsPeeks) {
   EXPECT_TRUE(Eventually([&] { return !std::filesystem::exists(segment); }, 20s));
 }
 
+// A frontend never takes a replica over: one whose live indexes its history does not define (made
+// by another controller) is refused and left untouched — a replay would have dropped them — and
+// the controller that made them finds them still there.
+TEST(FrontendDriver, AReplicaWithIndexesItsHistoryDoesNotDefineIsRefusedAndLeftUntouched) {
+  TempDir dir("frontend-takeover");
+  fe::LocalReplicaConfig config;
+  config.supervisor_binary = TANDEM_SUPERVISOR_BIN;
+  config.replica_id = UniqueReplicaId();
+  config.shm_size = "32MiB";
+  config.grace_period_s = 3;
+  config.log_level = "warn";
+  const std::string segment = "/dev/shm/tandem." + config.replica_id;
+  fe::LocalReplica local(config, dir.path());
+  auto endpoint = local.Start();
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status().ToString();
+  fe::ReplicaDriver::Options options;
+  options.endpoints = {*endpoint};
+  options.history_window = 1000ms;
+
+  // The first controller makes u19 → u20 → u21 and goes away.
+  fe::InMemoryReplayHistory made({samples::SecondaryDataflowFromSources()});
+  {
+    auto first = fe::ReplicaDriver::Create(options, made);
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    (*first)->Start();
+    auto rows = PeekU21(**first);
+    ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+    ASSERT_TRUE(rows->response.has_rows());
+    (*first)->Stop();
+  }
+
+  // A frontend with an empty history: refused, its reason said, nothing replayed.
+  fe::InMemoryReplayHistory empty;
+  auto other = fe::ReplicaDriver::Create(options, empty);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  (*other)->Start();
+  std::string reason;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        auto replicas = (*other)->Replicas();
+        if (replicas.size() != 1) return false;
+        reason = replicas[0].last_error;
+        return reason.find("does not define") != std::string::npos;
+      },
+      30s));
+  EXPECT_NE(reason.find("u21"), std::string::npos) << reason;
+  EXPECT_NE((*other)->Replicas()[0].state, "up");
+  (*other)->Stop();
+
+  // The first controller's history again: admitted, and u21 answers as before.
+  auto again = fe::ReplicaDriver::Create(options, made);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  (*again)->Start();
+  auto rows = PeekU21(**again);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_TRUE(rows->response.has_rows());
+  (*again)->Stop();
+  local.Stop();
+  EXPECT_TRUE(Eventually([&] { return !std::filesystem::exists(segment); }, 20s));
+}
+
 // Posts a request and waits (bounded) for its answer.
 template <typename T, typename Post>
 Result<T> Ask(Post post) {
