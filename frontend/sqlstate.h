@@ -11,12 +11,16 @@ namespace tandem::sqlstate {
 // Class 08 — connection exception
 inline constexpr char kConnectionFailure[] = "08006";  // CONNECTION_FAILURE
 inline constexpr char kProtocolViolation[] = "08P01";  // PROTOCOL_VIOLATION
+// Class 00 — successful completion (a NOTICE's code)
+inline constexpr char kSuccessfulCompletion[] = "00000";  // SUCCESSFUL_COMPLETION
 // Class 0A — feature not supported
 inline constexpr char kFeatureNotSupported[] = "0A000";  // FEATURE_NOT_SUPPORTED
 // Class 22 — data exception
-inline constexpr char kCharacterNotInRepertoire[] = "22021";  // invalid UTF-8, a NUL
-inline constexpr char kInvalidParameterValue[] = "22023";     // INVALID_PARAMETER_VALUE
-inline constexpr char kInvalidEscapeSequence[] = "22025";     // INVALID_ESCAPE_SEQUENCE
+inline constexpr char kNumericValueOutOfRange[] = "22003";     // NUMERIC_VALUE_OUT_OF_RANGE
+inline constexpr char kCharacterNotInRepertoire[] = "22021";   // invalid UTF-8, a NUL
+inline constexpr char kInvalidParameterValue[] = "22023";      // INVALID_PARAMETER_VALUE
+inline constexpr char kInvalidEscapeSequence[] = "22025";      // INVALID_ESCAPE_SEQUENCE
+inline constexpr char kInvalidTextRepresentation[] = "22P02";  // INVALID_TEXT_REPRESENTATION
 inline constexpr char kNonstandardUseOfEscapeCharacter[] = "22P06";
 // Class 23 — integrity constraint violation
 inline constexpr char kUniqueViolation[] = "23505";  // UNIQUE_VIOLATION
@@ -35,6 +39,13 @@ inline constexpr char kInvalidSchemaName[] = "3F000";  // UNDEFINED_SCHEMA
 // Class 42 — syntax error or access rule violation
 inline constexpr char kSyntaxError[] = "42601";             // SYNTAX_ERROR
 inline constexpr char kUndefinedColumn[] = "42703";         // UNDEFINED_COLUMN
+inline constexpr char kAmbiguousColumn[] = "42702";         // AMBIGUOUS_COLUMN
+inline constexpr char kDuplicateAlias[] = "42712";          // DUPLICATE_ALIAS
+inline constexpr char kAmbiguousFunction[] = "42725";       // AMBIGUOUS_FUNCTION (an operator)
+inline constexpr char kGroupingError[] = "42803";           // GROUPING_ERROR
+inline constexpr char kDatatypeMismatch[] = "42804";        // DATATYPE_MISMATCH
+inline constexpr char kUndefinedFunction[] = "42883";       // UNDEFINED_FUNCTION (an operator)
+inline constexpr char kInvalidColumnReference[] = "42P10";  // INVALID_COLUMN_REFERENCE
 inline constexpr char kDuplicateColumn[] = "42701";         // DUPLICATE_COLUMN
 inline constexpr char kUndefinedObject[] = "42704";         // UNDEFINED_OBJECT (a type, an index)
 inline constexpr char kWrongObjectType[] = "42809";         // WRONG_OBJECT_TYPE

@@ -1022,7 +1022,8 @@ SqlResult<DdlOutcome> Drop(const pg_query::DropStmt& stmt, const StatementText& 
     const bool missing = !next.FindIndex(name) && !next.FindObject(name);
     if (missing && stmt.missing_ok()) {
       const std::string what(index ? "index" : KindName(kind));
-      out.notices.push_back({"00000", what + " " + Quoted(name) + " does not exist, skipping", ""});
+      out.notices.push_back({sqlstate::kSuccessfulCompletion,
+                             what + " " + Quoted(name) + " does not exist, skipping", ""});
       continue;
     }
     auto plan = next.PlanDrop(kind, index, name, cascade);
@@ -1033,10 +1034,11 @@ SqlResult<DdlOutcome> Drop(const pg_query::DropStmt& stmt, const StatementText& 
     }
     // PostgreSQL's NOTICE for what CASCADE takes besides the named object.
     const auto& deps = plan->dependants;
-    if (deps.size() == 1) out.notices.push_back({"00000", "drop cascades to " + deps[0], ""});
+    if (deps.size() == 1)
+      out.notices.push_back({sqlstate::kSuccessfulCompletion, "drop cascades to " + deps[0], ""});
     if (deps.size() > 1) {
-      DdlNotice n{"00000", "drop cascades to " + std::to_string(deps.size()) + " other objects",
-                  ""};
+      DdlNotice n{sqlstate::kSuccessfulCompletion,
+                  "drop cascades to " + std::to_string(deps.size()) + " other objects", ""};
       for (const auto& d : deps)
         n.detail += (n.detail.empty() ? "" : "\n") + ("drop cascades to " + d);
       out.notices.push_back(std::move(n));

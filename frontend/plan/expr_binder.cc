@@ -246,9 +246,11 @@ BoundExpr Binder::Coerce(BoundExpr e, pb::ScalarType type, int location, const s
         bool out_of_range = false;
         if (!ParseInt64(trimmed, &v, &out_of_range)) {
           if (out_of_range) {
-            Fail("22003", "value \"" + text + "\" is out of range for type bigint", location);
+            Fail(sqlstate::kNumericValueOutOfRange,
+                 "value \"" + text + "\" is out of range for type bigint", location);
           }
-          Fail("22P02", "invalid input syntax for type bigint: \"" + text + "\"", location);
+          Fail(sqlstate::kInvalidTextRepresentation,
+               "invalid input syntax for type bigint: \"" + text + "\"", location);
         }
         out.expr = IntExpr(v);
         out.int_literal = true;
@@ -272,11 +274,12 @@ BoundExpr Binder::Coerce(BoundExpr e, pb::ScalarType type, int location, const s
           const bool hex = lower.find('x') != std::string::npos;
           if (trimmed.empty() || end != trimmed.c_str() + trimmed.size() || hex ||
               lower.find("inf") != std::string::npos || lower.find("nan") != std::string::npos) {
-            Fail("22P02", "invalid input syntax for type double precision: \"" + text + "\"",
-                 location);
+            Fail(sqlstate::kInvalidTextRepresentation,
+                 "invalid input syntax for type double precision: \"" + text + "\"", location);
           }
           if (errno == ERANGE && (std::isinf(v) || v == 0)) {
-            Fail("22003", "\"" + text + "\" is out of range for type double precision", location);
+            Fail(sqlstate::kNumericValueOutOfRange,
+                 "\"" + text + "\" is out of range for type double precision", location);
           }
         }
         out.expr = FloatExpr(v);
@@ -292,7 +295,8 @@ BoundExpr Binder::Coerce(BoundExpr e, pb::ScalarType type, int location, const s
         } else if (prefix_of("false") || prefix_of("no") || lower == "off" || lower == "0") {
           out.expr = BoolExpr(false);
         } else {
-          Fail("22P02", "invalid input syntax for type boolean: \"" + text + "\"", location);
+          Fail(sqlstate::kInvalidTextRepresentation,
+               "invalid input syntax for type boolean: \"" + text + "\"", location);
         }
         return out;
       }
@@ -304,8 +308,8 @@ BoundExpr Binder::Coerce(BoundExpr e, pb::ScalarType type, int location, const s
     out.expr = FloatExpr(static_cast<double>(e.int_value));
     return out;
   }
-  Fail("42804", what + " must be type " + TypeSqlName(type) + ", not type " + TypeSqlName(e.type),
-       location);
+  Fail(sqlstate::kDatatypeMismatch,
+       what + " must be type " + TypeSqlName(type) + ", not type " + TypeSqlName(e.type), location);
 }
 
 void Binder::CheckChain(int arguments, const char* construct, int location) const {
@@ -337,7 +341,7 @@ pb::ScalarType Binder::CommonType(const std::vector<BoundExpr*>& branches, const
     const bool numbers = (common == pb::INT64 && b->type == pb::FLOAT64) ||
                          (common == pb::FLOAT64 && b->type == pb::INT64);
     if (!numbers) {
-      Fail("42804",
+      Fail(sqlstate::kDatatypeMismatch,
            std::string(construct) + " types " + TypeSqlName(common) + " and " +
                TypeSqlName(b->type) + " cannot be matched",
            location);
@@ -417,7 +421,7 @@ BoundExpr Binder::BindGrouped(const pg_query::Node& node, const ExprContext& con
   if (node.has_column_ref()) {
     const BoundExpr column = BindNode(node, plain);  // 42703/42702 first, as PostgreSQL
     const auto& c = context.input->columns.at(column.expr.column());
-    Fail("42803",
+    Fail(sqlstate::kGroupingError,
          "column \"" + (c.table.empty() ? c.name : c.table + "." + c.name) +
              "\" must appear in the GROUP BY clause or be used in an aggregate function",
          node.column_ref().location());
@@ -580,7 +584,7 @@ BoundExpr Binder::BindColumnRef(const pg_query::ColumnRef& ref, const ExprContex
       }
     }
     if (found.size() > 1) {
-      Fail("42702",
+      Fail(sqlstate::kAmbiguousColumn,
            "column reference " + (table.empty() ? shown : "\"" + shown + "\"") + " is ambiguous",
            ref.location());
     }
@@ -697,7 +701,8 @@ BoundExpr Binder::BindOperator(const std::string& op, BoundExpr left, BoundExpr 
   // An unknown operand takes the other's type (both unknown: text, for a comparison).
   if (left.type == pb::SCALAR_TYPE_UNSPECIFIED && right.type == pb::SCALAR_TYPE_UNSPECIFIED) {
     if (is_arithmetic) {
-      Fail("42725", "operator is not unique: unknown " + op + " unknown", location);
+      Fail(sqlstate::kAmbiguousFunction, "operator is not unique: unknown " + op + " unknown",
+           location);
     }
     left = Coerce(std::move(left), pb::STRING, location, "operand");
     right = Coerce(std::move(right), pb::STRING, location, "operand");
@@ -717,7 +722,8 @@ BoundExpr Binder::BindOperator(const std::string& op, BoundExpr left, BoundExpr 
     return t == pb::INT64 || t == pb::FLOAT64;
   }(left.type) && (right.type == pb::INT64 || right.type == pb::FLOAT64);
   if (left.type != right.type) {
-    if (!numbers) Fail("42883", "operator does not exist: " + signature, location);
+    if (!numbers)
+      Fail(sqlstate::kUndefinedFunction, "operator does not exist: " + signature, location);
     // bigint and double precision: exact only for an integer constant, converted here.
     if (left.type == pb::INT64 && left.int_literal) {
       left = Coerce(std::move(left), pb::FLOAT64, location, "operand");
@@ -733,7 +739,7 @@ BoundExpr Binder::BindOperator(const std::string& op, BoundExpr left, BoundExpr 
   BoundExpr out;
   if (is_arithmetic) {
     if (!numbers || (left.type == pb::FLOAT64 && arithmetic->second == pb::MOD)) {
-      Fail("42883", "operator does not exist: " + signature, location);
+      Fail(sqlstate::kUndefinedFunction, "operator does not exist: " + signature, location);
     }
     // numeric (a sum of bigint) stays numeric, exact for + - * %; its division is not integer
     // division.
@@ -777,8 +783,8 @@ BoundExpr Binder::BindAExpr(const pg_query::A_Expr& expr, const ExprContext& con
                location);
         }
         if (operand.type != pb::INT64 && operand.type != pb::FLOAT64) {
-          Fail("42883", "operator does not exist: " + op + " " + TypeSqlName(operand.type),
-               location);
+          Fail(sqlstate::kUndefinedFunction,
+               "operator does not exist: " + op + " " + TypeSqlName(operand.type), location);
         }
         if (op == "+") return operand;
         BoundExpr out;
@@ -931,10 +937,10 @@ BoundExpr Binder::BindFuncCall(const pg_query::FuncCall& call, const ExprContext
   const std::string name = LastName(call.funcname());
   if (AggregateNames().count(name) > 0 && call.funcname_size() == 1 && !call.has_over()) {
     if (context.clause == nullptr) {
-      Fail("42803", "aggregate function calls cannot be nested", call.location());
+      Fail(sqlstate::kGroupingError, "aggregate function calls cannot be nested", call.location());
     }
-    Fail("42803", std::string("aggregate functions are not allowed in ") + context.clause,
-         call.location());
+    Fail(sqlstate::kGroupingError,
+         std::string("aggregate functions are not allowed in ") + context.clause, call.location());
   }
   if (call.has_over()) {
     Fail(sqlstate::kFeatureNotSupported, "window functions are not supported yet", call.location());
@@ -960,12 +966,14 @@ BoundExpr Binder::BindFuncCall(const pg_query::FuncCall& call, const ExprContext
     if (name == "mod" && args.size() == 2) {
       BoundExpr out = BindOperator("%", args[0], args[1], call.location());
       if (out.type != pb::INT64) {
-        Fail("42883", "function mod(" + types + ") does not exist", call.location());
+        Fail(sqlstate::kUndefinedFunction, "function mod(" + types + ") does not exist",
+             call.location());
       }
       return out;
     }
     if (name == "abs" || name == "mod") {
-      Fail("42883", "function " + name + "(" + types + ") does not exist", call.location());
+      Fail(sqlstate::kUndefinedFunction, "function " + name + "(" + types + ") does not exist",
+           call.location());
     }
   }
   Fail(sqlstate::kFeatureNotSupported, "function " + name + " is not supported yet",
@@ -983,8 +991,8 @@ BoundExpr Binder::BindAggregate(const pg_query::FuncCall& call, const std::strin
   AggregateCall agg;
   if (call.agg_star()) {
     if (name != "count") {
-      Fail("42809", name + "(*) must be used to call a parameterless aggregate function",
-           call.location());
+      Fail(sqlstate::kWrongObjectType,
+           name + "(*) must be used to call a parameterless aggregate function", call.location());
     }
     agg.func = pb::COUNT;
     agg.type = pb::INT64;
@@ -998,12 +1006,14 @@ BoundExpr Binder::BindAggregate(const pg_query::FuncCall& call, const std::strin
     if (args.size() != 1) {
       std::string types;
       for (const auto& a : args) types += (types.empty() ? "" : ", ") + TypeSqlName(a.type);
-      Fail("42883", "function " + name + "(" + types + ") does not exist", call.location());
+      Fail(sqlstate::kUndefinedFunction, "function " + name + "(" + types + ") does not exist",
+           call.location());
     }
     const pb::ScalarType t = args[0].type;
     const std::string signature = name + "(" + TypeSqlName(t) + ")";
     auto no_such = [&] {
-      Fail("42883", "function " + signature + " does not exist", call.location());
+      Fail(sqlstate::kUndefinedFunction, "function " + signature + " does not exist",
+           call.location());
     };
     auto no_distinct = [&] {
       if (call.agg_distinct()) {

@@ -26,7 +26,7 @@ void ApplyAlias(Binder& binder, Relation* r, const std::string& name, const Node
     std::size_t visible = 0;
     for (auto c : r->star) (void)c, ++visible;
     if (static_cast<std::size_t>(colnames->size()) > visible) {
-      binder.Fail("42P10",
+      binder.Fail(sqlstate::kInvalidColumnReference,
                   "table \"" + name + "\" has " + std::to_string(visible) +
                       " columns available but " + std::to_string(colnames->size()) +
                       " columns specified",
@@ -168,8 +168,8 @@ OrderedRelation Binder::BindSelect(const pg_query::SelectStmt& select, const Cte
     for (const auto& node : with.ctes()) {
       const auto& cte = node.common_table_expr();
       if (!names.insert(cte.ctename()).second) {
-        Fail("42712", "WITH query name \"" + cte.ctename() + "\" specified more than once",
-             cte.location());
+        Fail(sqlstate::kDuplicateAlias,
+             "WITH query name \"" + cte.ctename() + "\" specified more than once", cte.location());
       }
       if (cte.has_search_clause() || cte.has_cycle_clause()) {
         Fail(sqlstate::kFeatureNotSupported, "SEARCH and CYCLE are not supported", cte.location());
@@ -240,7 +240,7 @@ std::optional<std::uint32_t> OutputColumn(Binder& binder, const pg_query::Node& 
   if (node.has_a_const() && node.a_const().has_ival()) {
     const int position = node.a_const().ival().ival();
     if (position < 1 || static_cast<std::size_t>(position) > names.size()) {
-      binder.Fail("42P10",
+      binder.Fail(sqlstate::kInvalidColumnReference,
                   "ORDER BY position " + std::to_string(position) + " is not in select list",
                   node.a_const().location());
     }
@@ -253,7 +253,7 @@ std::optional<std::uint32_t> OutputColumn(Binder& binder, const pg_query::Node& 
     for (std::uint32_t i = 0; i < names.size(); ++i) {
       if (names[i] != name) continue;
       if (found.has_value()) {
-        binder.Fail("42702", "ORDER BY \"" + name + "\" is ambiguous",
+        binder.Fail(sqlstate::kAmbiguousColumn, "ORDER BY \"" + name + "\" is ambiguous",
                     node.column_ref().location());
       }
       found = i;
@@ -327,7 +327,8 @@ OrderedRelation Binder::BindSimpleSelect(const pg_query::SelectStmt& select, con
       if (g.has_a_const() && g.a_const().has_ival()) {
         const int position = g.a_const().ival().ival();
         if (position < 1 || position > select.target_list_size()) {
-          Fail("42P10", "GROUP BY position " + std::to_string(position) + " is not in select list",
+          Fail(sqlstate::kInvalidColumnReference,
+               "GROUP BY position " + std::to_string(position) + " is not in select list",
                g.a_const().location());
         }
         node = &select.target_list(position - 1).res_target().val();
@@ -398,7 +399,7 @@ OrderedRelation Binder::BindSimpleSelect(const pg_query::SelectStmt& select, con
           auto it = std::find(aggregation.group_keys.begin(), aggregation.group_keys.end(), key);
           if (it == aggregation.group_keys.end()) {
             const auto& col = from.columns[c];
-            Fail("42803",
+            Fail(sqlstate::kGroupingError,
                  "column \"" + (col.table.empty() ? col.name : col.table + "." + col.name) +
                      "\" must appear in the GROUP BY clause or be used in an aggregate function",
                  val.column_ref().location());
@@ -450,7 +451,8 @@ OrderedRelation Binder::BindSimpleSelect(const pg_query::SelectStmt& select, con
       }
       if (!column.has_value()) {
         if (distinct) {
-          Fail("42P10", "for SELECT DISTINCT, ORDER BY expressions must appear in select list",
+          Fail(sqlstate::kInvalidColumnReference,
+               "for SELECT DISTINCT, ORDER BY expressions must appear in select list",
                NodeLocation(sort.node()));
         }
         column = static_cast<std::uint32_t>(targets.size() + hidden.size());
@@ -619,8 +621,8 @@ OrderedRelation Binder::BindSetOperation(const pg_query::SelectStmt& select, con
                " of bigint and double precision columns is not supported yet (it "
                "needs a cast of bigint to double precision)");
     }
-    Fail("42804", std::string(op) + " types " + TypeSqlName(a) + " and " + TypeSqlName(b) +
-                      " cannot be matched");
+    Fail(sqlstate::kDatatypeMismatch, std::string(op) + " types " + TypeSqlName(a) + " and " +
+                                          TypeSqlName(b) + " cannot be matched");
   }
   pb::Plan a = std::move(left.plan), b = std::move(right.plan);
   pb::Plan plan;
@@ -742,7 +744,8 @@ void Binder::CheckDistinctTables(const Relation& left, const Relation& right, in
   }
   for (const auto& c : right.columns) {
     if (!c.table.empty() && tables.count(c.table) > 0) {
-      Fail("42712", "table name \"" + c.table + "\" specified more than once", location);
+      Fail(sqlstate::kDuplicateAlias, "table name \"" + c.table + "\" specified more than once",
+           location);
     }
   }
 }
@@ -812,7 +815,7 @@ Relation Binder::BindRangeVar(const pg_query::RangeVar& range, const CteScope& c
       Relation r = BindNested(*frame->query, frame->parent, &names);
       text_ = saved;
       if (frame->column_names.size() > r.columns.size()) {
-        Fail("42P10",
+        Fail(sqlstate::kInvalidColumnReference,
              "WITH query \"" + name + "\" has " + std::to_string(r.columns.size()) +
                  " columns available but " + std::to_string(frame->column_names.size()) +
                  " columns specified",
@@ -908,7 +911,7 @@ Relation Binder::BindJoin(const pg_query::JoinExpr& join, const CteScope& ctes) 
       for (std::uint32_t i = 0; i < side.columns.size(); ++i) {
         if (side.columns[i].name != name || side.columns[i].only_qualified) continue;
         if (found.has_value()) {
-          Fail("42702",
+          Fail(sqlstate::kAmbiguousColumn,
                "common column name \"" + name + "\" appears more than once in " + which + " table",
                location);
         }
@@ -924,7 +927,7 @@ Relation Binder::BindJoin(const pg_query::JoinExpr& join, const CteScope& ctes) 
     };
     const std::uint32_t l = find(left, "left"), r = find(right, "right");
     if (left.columns[l].type != right.columns[r].type) {
-      Fail("42804",
+      Fail(sqlstate::kDatatypeMismatch,
            "JOIN/USING types " + TypeSqlName(left.columns[l].type) + " and " +
                TypeSqlName(right.columns[r].type) + " cannot be matched",
            location);
