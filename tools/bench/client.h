@@ -124,7 +124,13 @@ class Client {
     tracked_ = id;
     track_.clear();
   }
-  // Ticks per second of the tracked index between `from` and `to` (frontier samples inside).
+  // The frontier samples of the tracked index at or after `from`.
+  std::size_t TrackedSince(Clock::time_point from) const {
+    return static_cast<std::size_t>(
+        std::count_if(track_.begin(), track_.end(), [&](const auto& s) { return s.at >= from; }));
+  }
+  // Ticks per second of the tracked index between `from` and `to` (frontier samples inside; 0
+  // with fewer than two).
   double TickRate(Clock::time_point from, Clock::time_point to) const {
     const FrontierSample* first = nullptr;
     const FrontierSample* last = nullptr;
