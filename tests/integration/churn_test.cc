@@ -66,10 +66,9 @@ TEST(Churn, CompactionCommandsKeepSinceAdvancingAndSegmentBytesBounded) {
   Time upper = 0;
   std::vector<double> used;      // segment bytes, once a second
   std::vector<Time> since_seen;  // min since over the index's slots, once a second
-  const auto start = std::chrono::steady_clock::now();
-  auto next_sample = start + 1s;
-  while (std::chrono::steady_clock::now() - start < std::chrono::seconds(seconds)) {
-    // Follow the index's frontier and allow compaction right behind it, like a controller would.
+  // One turn of the churn: follow the index's frontier and allow compaction right behind it, like
+  // a controller would.
+  auto churn = [&] {
     const auto drain_until = std::chrono::steady_clock::now() + 100ms;
     while (std::chrono::steady_clock::now() < drain_until) {
       auto r = ctl.Receive(10ms);
@@ -87,10 +86,18 @@ TEST(Churn, CompactionCommandsKeepSinceAdvancingAndSegmentBytesBounded) {
         return c;
       }());
     }
+  };
+  auto segment_bytes = [&] {
+    return MetricValue(HttpGet(sup.http_port(), "/metrics").body,
+                       "tandem_segment_bytes{kind=\"used\"}");
+  };
+  const auto start = std::chrono::steady_clock::now();
+  auto next_sample = start + 1s;
+  while (std::chrono::steady_clock::now() - start < std::chrono::seconds(seconds)) {
+    churn();
     if (std::chrono::steady_clock::now() >= next_sample) {
       next_sample += 1s;
-      used.push_back(MetricValue(HttpGet(sup.http_port(), "/metrics").body,
-                                 "tandem_segment_bytes{kind=\"used\"}"));
+      used.push_back(segment_bytes());
       Time since = UINT64_MAX;
       for (const auto& s : inspector.Slots()) {
         if (s.key.id == GlobalId::User(2) && !s.since.empty())
@@ -116,7 +123,21 @@ TEST(Churn, CompactionCommandsKeepSinceAdvancingAndSegmentBytesBounded) {
       seconds, static_cast<unsigned long long>(upper),
       static_cast<unsigned long long>(since_seen.back()), middle, last,
       *std::max_element(used.begin() + static_cast<long>(n / 3), used.end()));
-  EXPECT_LE(last, middle * 1.25) << "segment bytes grow after warm-up";
+  // Bounded, not merely behind: on a loaded machine the merges can fall behind for a while (the
+  // last third at twice the middle's, seen in CI beside other slow tests), and then the bytes
+  // come back down once they catch up, the churn going on; kept batches never would. So a last
+  // third above the bound gets up to 30 s more of churn to come back under it.
+  double settled = last;
+  const auto settle_until = std::chrono::steady_clock::now() + 30s;
+  while (settled > middle * 1.25 && std::chrono::steady_clock::now() < settle_until) {
+    const auto turn_until = std::chrono::steady_clock::now() + 1s;
+    while (std::chrono::steady_clock::now() < turn_until) churn();
+    settled = segment_bytes();
+    ASSERT_FALSE(sup.Exited()) << sup.Log();
+  }
+  if (settled != last) std::printf("[ churn ] after catching up: segment bytes %.0f\n", settled);
+  EXPECT_LE(settled, middle * 1.25)
+      << "segment bytes grow after warm-up (last third's median " << last << ")";
 }
 
 }  // namespace
