@@ -412,6 +412,12 @@ bool HasReadyForQuery(const std::string& in) {
 // a client it cannot take is told so (FATAL 53300) rather than left waiting; once descriptors are
 // free again it accepts.
 TEST(PgwireServerDescriptors, OutOfDescriptorsTheListenerWaitsAndRefusesInsteadOfSpinning) {
+  // A sanitizer's runtime needs descriptors of its own: out of them, UBSan's vptr check cannot
+  // tell whether memory is readable (it probes through a pipe) and reports the server's first
+  // log call as a member call on an invalid object — a false report that ends the process.
+  if (std::getenv("TANDEM_TEST_SANITIZER") != nullptr) {
+    GTEST_SKIP() << "a sanitizer's runtime cannot run out of descriptors";
+  }
   TestServerProcess server({"--max-open-files", "16"});
   ASSERT_GT(server.port(), 0) << server.Log();
   std::vector<std::unique_ptr<RawClient>> clients;
