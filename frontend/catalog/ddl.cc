@@ -628,20 +628,7 @@ DdlOutcome Skipped(const char* tag, const std::string& name) {
 
 }  // namespace
 
-std::string_view PostgresTypeName(pb::ScalarType type) {
-  switch (type) {
-    case pb::BOOL:
-      return "boolean";
-    case pb::INT64:
-      return "bigint";
-    case pb::FLOAT64:
-      return "double precision";
-    case pb::STRING:
-      return "text";
-    default:
-      return "unknown";
-  }
-}
+std::string_view PostgresTypeName(pb::ScalarType type) { return SqlTypeName(type); }
 
 std::vector<std::string> MentionedObjects(const pg_query::Node& query, const Catalog& catalog) {
   // An explicit stack over the tree's messages (reflection): no recursion, whatever the depth.

@@ -24,6 +24,23 @@ enum class ObjectKind {
   kMaterializedView,  // a maintained dataflow with at least one index
 };
 
+// A column type as PostgreSQL names it ("bigint", "double precision", "text", "boolean"): the
+// one spelling the planner's errors, DDL and SHOW COLUMNS use.
+inline std::string_view SqlTypeName(ipc::pb::ScalarType type) {
+  switch (type) {
+    case ipc::pb::BOOL:
+      return "boolean";
+    case ipc::pb::INT64:
+      return "bigint";
+    case ipc::pb::FLOAT64:
+      return "double precision";
+    case ipc::pb::STRING:
+      return "text";
+    default:
+      return "unknown";
+  }
+}
+
 struct CatalogColumn {
   std::string name;
   ipc::pb::ScalarType type = ipc::pb::SCALAR_TYPE_UNSPECIFIED;

@@ -139,30 +139,6 @@ void ColumnsRead(const pb::ScalarExpr& expr, std::vector<std::uint32_t>* out) {
   }
 }
 
-pb::ScalarExpr Renumber(const pb::ScalarExpr& expr, const std::vector<std::uint32_t>& map) {
-  pb::ScalarExpr out = expr;
-  switch (expr.kind_case()) {
-    case pb::ScalarExpr::kColumn:
-      out.set_column(map.at(expr.column()));
-      break;
-    case pb::ScalarExpr::kUnary:
-      *out.mutable_unary()->mutable_expr() = Renumber(expr.unary().expr(), map);
-      break;
-    case pb::ScalarExpr::kBinary:
-      *out.mutable_binary()->mutable_left() = Renumber(expr.binary().left(), map);
-      *out.mutable_binary()->mutable_right() = Renumber(expr.binary().right(), map);
-      break;
-    case pb::ScalarExpr::kIfThenElse:
-      *out.mutable_if_then_else()->mutable_cond() = Renumber(expr.if_then_else().cond(), map);
-      *out.mutable_if_then_else()->mutable_then() = Renumber(expr.if_then_else().then(), map);
-      *out.mutable_if_then_else()->mutable_els() = Renumber(expr.if_then_else().els(), map);
-      break;
-    default:
-      break;
-  }
-  return out;
-}
-
 pb::ScalarExpr Substitute(const pb::ScalarExpr& expr, const std::vector<pb::ScalarExpr>& values) {
   pb::ScalarExpr out = expr;
   switch (expr.kind_case()) {
@@ -184,6 +160,12 @@ pb::ScalarExpr Substitute(const pb::ScalarExpr& expr, const std::vector<pb::Scal
       break;
   }
   return out;
+}
+
+pb::ScalarExpr Renumber(const pb::ScalarExpr& expr, const std::vector<std::uint32_t>& map) {
+  std::vector<pb::ScalarExpr> columns(map.size());
+  for (std::size_t i = 0; i < map.size(); ++i) columns[i].set_column(map[i]);
+  return Substitute(expr, columns);
 }
 
 pb::ScalarExpr AggregateOverNothing(const AggregateCall& call) {
@@ -250,20 +232,7 @@ int PlanNesting(const pb::Plan& plan) {
   }
 }
 
-std::string TypeSqlName(pb::ScalarType type) {
-  switch (type) {
-    case pb::BOOL:
-      return "boolean";
-    case pb::INT64:
-      return "bigint";
-    case pb::FLOAT64:
-      return "double precision";
-    case pb::STRING:
-      return "text";
-    default:
-      return "unknown";
-  }
-}
+std::string TypeSqlName(pb::ScalarType type) { return std::string(SqlTypeName(type)); }
 
 }  // namespace tandem::frontend::plan
 
