@@ -16,6 +16,8 @@ inline constexpr char kSuccessfulCompletion[] = "00000";  // SUCCESSFUL_COMPLETI
 // Class 0A — feature not supported
 inline constexpr char kFeatureNotSupported[] = "0A000";  // FEATURE_NOT_SUPPORTED
 // Class 22 — data exception
+inline constexpr char kDataException[] = "22000";   // DATA_EXCEPTION: an error in a read's data
+inline constexpr char kDivisionByZero[] = "22012";  // DIVISION_BY_ZERO
 inline constexpr char kNumericValueOutOfRange[] = "22003";     // NUMERIC_VALUE_OUT_OF_RANGE
 inline constexpr char kCharacterNotInRepertoire[] = "22021";   // invalid UTF-8, a NUL
 inline constexpr char kInvalidParameterValue[] = "22023";      // INVALID_PARAMETER_VALUE
@@ -63,8 +65,13 @@ inline constexpr char kProgramLimitExceeded[] = "54000";  // PROGRAM_LIMIT_EXCEE
 inline constexpr char kStatementTooComplex[] = "54001";   // STATEMENT_TOO_COMPLEX
 inline constexpr char kTooManyColumns[] = "54011";        // TOO_MANY_COLUMNS
 // Class 57 — operator intervention
-inline constexpr char kQueryCanceled[] = "57014";  // QUERY_CANCELED
-inline constexpr char kAdminShutdown[] = "57P01";  // ADMIN_SHUTDOWN
+inline constexpr char kQueryCanceled[] = "57014";     // QUERY_CANCELED
+inline constexpr char kAdminShutdown[] = "57P01";     // ADMIN_SHUTDOWN
+inline constexpr char kCannotConnectNow[] = "57P03";  // CANNOT_CONNECT_NOW: no replica answers
+// Class 55 — object not in prerequisite state
+inline constexpr char kObjectNotInPrerequisiteState[] = "55000";  // AS OF a compacted time
+// Class 58 — system error
+inline constexpr char kIoError[] = "58030";  // IO_ERROR: the data dir's disk
 // Class XX — internal error
 inline constexpr char kInternalError[] = "XX000";  // INTERNAL_ERROR
 

@@ -26,6 +26,7 @@
 // a DDL statement can be applied to a copy that replaces the catalog once it is durable.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -81,6 +82,9 @@ class Catalog final : public CatalogReader {
   // Ids (invariant 2). NewId hands out u<next_id()> and raises next_id().
   std::uint64_t next_id() const { return next_id_; }
   std::string NewId();
+  // Raises next_id() to `next` (never lowers it): the ids a withdrawn change handed out stay
+  // handed out.
+  void ReserveIdsBelow(std::uint64_t next) { next_id_ = std::max(next_id_, next); }
   // Whether `id` is one this catalog handed out and no longer has: a replica still running it
   // runs something dropped (reconciliation may drop it), not something of another controller.
   bool IsDroppedId(std::string_view id) const;

@@ -11,10 +11,10 @@
 #include "frontend/pgwire/server.h"
 #include "frontend/server/config.h"
 #include "frontend/server/endpoints_file.h"
+#include "frontend/server/live_catalog.h"
 #include "frontend/server/local_replica.h"
-#include "frontend/server/not_yet_executor.h"
-#include "frontend/server/replay_history.h"
 #include "frontend/server/replica_driver.h"
+#include "frontend/server/sql_executor.h"
 #include "frontend/server/sql_sessions.h"
 #include "frontend/server/sql_threads.h"
 #include "frontend/sql/parse.h"
@@ -52,6 +52,23 @@ int Run(const FrontendConfig& config) {
     return kExitConfig;
   }
   spdlog::info("tandem-frontend: {}", DescribeConfiguration(config));
+  // The catalog first: a second frontend on this data dir is refused before it starts a replica.
+  auto catalog = LiveCatalog::Open(config.data_dir);
+  if (!catalog.ok()) {
+    spdlog::critical("catalog: {}", catalog.status().message());
+    return catalog.status().code() == tandem::StatusCode::kUnavailable ? kExitUnavailable
+                                                                       : kExitSoftware;
+  }
+  if (tandem::Status s = EnsureOneRowObject(**catalog); !s.ok()) {
+    spdlog::critical("catalog: {}", s.message());
+    return kExitSoftware;
+  }
+  {
+    const auto snapshot = (*catalog)->Snapshot();
+    spdlog::info("catalog {}: {} objects, {} indexes, {} commands of history",
+                 config.data_dir + "/catalog", snapshot->objects().size(),
+                 snapshot->indexes().size(), snapshot->history().commands().size());
+  }
 
   std::unique_ptr<LocalReplica> local;
   std::vector<std::string> endpoints = config.replicas;
@@ -66,12 +83,13 @@ int Run(const FrontendConfig& config) {
     endpoints = {*endpoint};
   }
 
-  // The catalog's history in memory until the durable catalog provides it.
-  InMemoryReplayHistory history;
   ReplicaDriver::Options driver_options;
   driver_options.endpoints = endpoints;
   driver_options.history_window = config.history_window;
-  auto driver = ReplicaDriver::Create(driver_options, history);
+  driver_options.on_compaction = [live = catalog->get()](const std::string& index, tandem::Time t) {
+    live->RecordCompaction(index, t);
+  };
+  auto driver = ReplicaDriver::Create(driver_options, **catalog);
   if (!driver.ok()) {
     std::fprintf(stderr, "tandem-frontend: --replica: %s\n", driver.status().message().c_str());
     return kExitUsage;
@@ -87,7 +105,7 @@ int Run(const FrontendConfig& config) {
   tandem::pgwire::ServerOptions server_options;
   server_options.listen_address = config.sql_listen_addr;
   server_options.max_connections = config.max_connections;
-  NotYetExecutor executor(server_options.connection.server_version);
+  SqlExecutor executor(**catalog, **driver, server_options.connection.server_version);
   SqlSessions sessions(threads, executor, config.statement_timeout);
   int exit_code = kExitOk;
   {

@@ -14,7 +14,9 @@ bool InMemoryReplayHistory::Record(const pb::Command& command) {
     for (const auto& x : desc.index_exports()) live_.insert(x.id());
   } else if (command.has_allow_compaction() &&
              command.allow_compaction().frontier().elements().empty()) {
-    live_.erase(command.allow_compaction().id());
+    if (live_.erase(command.allow_compaction().id())) {
+      dropped_.insert(command.allow_compaction().id());
+    }
   } else {
     return false;
   }
@@ -36,6 +38,11 @@ std::vector<std::string> InMemoryReplayHistory::LiveIndexIds() const {
 std::uint64_t InMemoryReplayHistory::Version() const {
   MutexLock lock(mu_);
   return version_;
+}
+
+bool InMemoryReplayHistory::Dropped(std::string_view index_id) const {
+  MutexLock lock(mu_);
+  return dropped_.find(index_id) != dropped_.end();
 }
 
 }  // namespace tandem::frontend

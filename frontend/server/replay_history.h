@@ -15,13 +15,16 @@
 //    keeps each of them compacted to its latest readable time minus the history window.
 //  * Version() rises after every change of either (never moves back); the driver re-reads both
 //    when it moved. A DDL statement records its commands (and so bumps the version) after the
-//    driver's Submit of them answered and before it answers its client.
+//    driver's Submit of them answered and before it answers its client; nothing else moves it
+//    in between (the driver replays what a Submit got accepted itself until the version moves,
+//    then trusts Commands() to hold it). LiveCatalog (live_catalog.h) serialises DDL for that.
 //  * Every method is thread-safe: the driver calls them on its thread while SQL threads record.
 #pragma once
 
 #include <cstdint>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/thread_annotations.h"
@@ -37,6 +40,10 @@ class ReplayHistory {
   virtual std::vector<pb::Command> Commands() const = 0;
   virtual std::vector<std::string> LiveIndexIds() const = 0;
   virtual std::uint64_t Version() const = 0;
+  // Whether `index_id` is an index this history handed out and no longer defines (dropped, or
+  // refused and withdrawn): a replica still maintaining it runs something this frontend made
+  // (reconciliation drops it), not something of another controller.
+  virtual bool Dropped(std::string_view index_id) const = 0;
 };
 
 // The history in memory: lost when the frontend exits. Record keeps CreateDataflow commands and
@@ -54,11 +61,13 @@ class InMemoryReplayHistory final : public ReplayHistory {
   std::vector<pb::Command> Commands() const override;
   std::vector<std::string> LiveIndexIds() const override;
   std::uint64_t Version() const override;
+  bool Dropped(std::string_view index_id) const override;
 
  private:
   mutable Mutex mu_;
   std::vector<pb::Command> commands_ TANDEM_GUARDED_BY(mu_);
   std::set<std::string> live_ TANDEM_GUARDED_BY(mu_);
+  std::set<std::string, std::less<>> dropped_ TANDEM_GUARDED_BY(mu_);
   std::uint64_t version_ TANDEM_GUARDED_BY(mu_) = 0;
 };
 

@@ -202,7 +202,9 @@ void ReplicaDriver::Run() {
     }
     std::vector<std::string> unknown;
     for (const auto& id : accepted.live_indexes()) {
-      if (!live.count(id) && !id.starts_with('t')) unknown.push_back(id);
+      // A transient one-shot result ('t…'), or an index this frontend made and dropped (or
+      // withdrew): reconciliation drops it, as it should.
+      if (!live.count(id) && !id.starts_with('t') && !history_.Dropped(id)) unknown.push_back(id);
     }
     if (unknown.empty()) return Status::Ok();
     Status refused = Status::FailedPrecondition(
@@ -459,7 +461,9 @@ std::optional<Time> ReplicaDriver::ChooseTime(const ReadTime& time,
     }
     all = all ? std::min(*all, *t) : *t;
   }
-  if (!all) return time.floor;  // no input: any time
+  // No input, or only closed ones (a source that emitted everything, such as the one-row
+  // collection): every time reads the same; now's time keeps the read on the one timeline.
+  if (!all || *all >= kMaxTime) return std::max(WallClockMs(), time.floor);
   return std::max(*all, time.floor);
 }
 

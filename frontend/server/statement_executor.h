@@ -1,7 +1,6 @@
 // StatementExecutor: what runs a client's SQL — the seam between the session layer
 // (sql_sessions.h: pgwire sessions, SQL threads) and the SQL layer (parse → bind → plan →
-// replica driver). The planner and catalog implement it; NotYetExecutor (not_yet_executor.h) is
-// what runs until they do.
+// replica driver); SqlExecutor (sql_executor.h) implements it.
 //
 // Threads. Execute runs on one of the frontend's SQL threads (sql_threads.h): long-lived, each
 // with sql::kParseStackBytes of stack, so it may call sql::Parse. It may block — on the replica
@@ -33,6 +32,8 @@ struct SessionState {
   // Read your writes (DESIGN §15): the latest time one of this session's writes was acknowledged
   // at; its reads are at or after it (ReadTime::floor).
   Time last_write = 0;
+  // A write ran inside the current transaction block (a ROLLBACK cannot undo it: it says so).
+  bool block_wrote = false;
   // How long one statement may wait (for a replica, for a time to become readable).
   std::chrono::milliseconds statement_timeout{30000};
   CancelToken cancel;

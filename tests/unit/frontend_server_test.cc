@@ -15,9 +15,9 @@
 #include "frontend/server/cancel_token.h"
 #include "frontend/server/config.h"
 #include "frontend/server/endpoints_file.h"
-#include "frontend/server/not_yet_executor.h"
 #include "frontend/server/replay_history.h"
 #include "frontend/server/sql_threads.h"
+#include "frontend/server/transaction_block.h"
 #include "frontend/sql/parse.h"
 #include "temp_dir.h"
 

@@ -1,0 +1,113 @@
+#include "frontend/server/sql_answers.h"
+
+#include <charconv>
+#include <cmath>
+
+#include "frontend/pgwire/pg_type.h"
+#include "frontend/sqlstate.h"
+
+namespace tandem::frontend {
+
+namespace pb = ipc::pb;
+
+pgwire::FieldDescription DescribeColumn(const CatalogColumn& column, bool numeric) {
+  pgwire::PgType type = pgwire::kText;
+  switch (column.type) {
+    case pb::BOOL:
+      type = pgwire::kBool;
+      break;
+    case pb::INT64:
+      type = numeric ? pgwire::kNumeric : pgwire::kInt8;
+      break;
+    case pb::FLOAT64:
+      type = pgwire::kFloat8;
+      break;
+    default:
+      break;
+  }
+  return pgwire::FieldDescription(column.name, type);
+}
+
+pgwire::Value PostgresText(const pb::Datum& datum) {
+  switch (datum.kind_case()) {
+    case pb::Datum::kBool:
+      return std::string(datum.bool_() ? "t" : "f");
+    case pb::Datum::kInt64:
+      return std::to_string(datum.int64());
+    case pb::Datum::kFloat64: {
+      const double d = datum.float64();
+      if (std::isnan(d)) return std::string("NaN");
+      if (std::isinf(d)) return std::string(d > 0 ? "Infinity" : "-Infinity");
+      char buffer[64];
+      const auto r = std::to_chars(buffer, buffer + sizeof buffer, d);
+      return std::string(buffer, r.ptr);
+    }
+    case pb::Datum::kString:
+      return datum.string();
+    default:
+      return std::nullopt;
+  }
+}
+
+bool SendRows(pgwire::QuerySink& sink, const std::vector<pgwire::FieldDescription>& fields,
+              const pb::Rows& rows, std::chrono::steady_clock::time_point deadline) {
+  if (!sink.RowDescription(fields)) return false;
+  std::uint64_t sent = 0;
+  std::vector<pgwire::Value> values;
+  for (const auto& r : rows.rows()) {
+    values.clear();
+    for (const auto& d : r.row().datums()) values.push_back(PostgresText(d));
+    for (std::uint64_t i = 0; i < r.count(); ++i) {
+      if (!sink.has_room() && !sink.WaitForRoom(deadline)) {
+        if (sink.wanted()) {
+          (void)sink.Error(pgwire::ErrorFields::Error(
+              sqlstate::kQueryCanceled,
+              "canceling statement due to statement timeout (the client did not read its rows)"));
+        }
+        return false;
+      }
+      if (!sink.DataRow(values)) return false;
+      ++sent;
+    }
+  }
+  return sink.CommandComplete("SELECT " + std::to_string(sent));
+}
+
+pgwire::ErrorFields ErrorOf(const sql::SqlError& error) {
+  pgwire::ErrorFields f = pgwire::ErrorFields::Error(error.sqlstate, error.message);
+  f.position = static_cast<std::uint32_t>(error.position);
+  f.detail = error.detail;
+  f.hint = error.hint;
+  return f;
+}
+
+sql::SqlError DriverError(const Status& status, const std::string& what) {
+  if (status.code() == StatusCode::kUnavailable) {
+    if (status.message() == "canceled") {
+      return sql::SqlError(sqlstate::kQueryCanceled, "canceling statement due to user request");
+    }
+    return sql::SqlError(sqlstate::kCannotConnectNow, what + ": " + status.message());
+  }
+  if (status.code() == StatusCode::kResourceExhausted) {
+    return sql::SqlError(sqlstate::kProgramLimitExceeded, what + ": " + status.message());
+  }
+  if (status.message().find("compacted") != std::string::npos) {
+    return sql::SqlError(sqlstate::kObjectNotInPrerequisiteState, what + ": " + status.message());
+  }
+  if (status.code() == StatusCode::kDataError) return ReadError(status.message());
+  return sql::SqlError(sqlstate::kInternalError, what + ": " + status.message());
+}
+
+sql::SqlError ReadError(const std::string& replica_error) {
+  auto has = [&](std::string_view s) { return replica_error.find(s) != std::string::npos; };
+  if (has("division by zero")) return sql::SqlError(sqlstate::kDivisionByZero, replica_error);
+  if (has("overflow") || has("out of range")) {
+    return sql::SqlError(sqlstate::kNumericValueOutOfRange, replica_error);
+  }
+  if (has("compacted")) {
+    return sql::SqlError(sqlstate::kObjectNotInPrerequisiteState, replica_error);
+  }
+  return sql::SqlError(sqlstate::kDataException, replica_error);
+}
+
+}  // namespace tandem::frontend

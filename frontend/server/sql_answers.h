@@ -1,0 +1,44 @@
+// How the executor's results become pgwire messages: a column's PostgreSQL type, a datum's text
+// form, the rows of a read sent at the client's pace, and the SQLSTATE of each failure that is
+// not the SQL layer's own (a replica's answer, the driver's).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "frontend/catalog/objects.h"
+#include "frontend/pgwire/messages.h"
+#include "frontend/pgwire/query_handler.h"
+#include "frontend/sql/sql_error.h"
+#include "ipc/codec.h"
+
+namespace tandem::frontend {
+
+// A result column as RowDescription names it: the type its text form has (`numeric`: PostgreSQL
+// types the column numeric — a sum of bigints — and its integer values print the same).
+pgwire::FieldDescription DescribeColumn(const CatalogColumn& column, bool numeric);
+
+// A datum in PostgreSQL's text format: t/f, decimal integers, floats in their shortest exact form
+// (PostgreSQL 15's float8out: "1.5", "1e+20", "NaN", "Infinity"), text as it is; NULL as nullopt.
+pgwire::Value PostgresText(const ipc::pb::Datum& datum);
+
+// Sends RowDescription, a DataRow per row and count (RowCount.count times), and "SELECT n",
+// waiting for room before each row until `deadline`. False when the answer is no longer wanted
+// or the client did not read in time (then an error was sent when one could be).
+bool SendRows(pgwire::QuerySink& sink, const std::vector<pgwire::FieldDescription>& fields,
+              const ipc::pb::Rows& rows, std::chrono::steady_clock::time_point deadline);
+
+// ErrorResponse fields of a SQL layer error.
+pgwire::ErrorFields ErrorOf(const sql::SqlError& error);
+
+// The SQL error of a failed driver request (`what`: "reading", "writing", "creating …") —
+// Unavailable (no replica answered in time) 57P03, canceled 57014, a replica's refusal XX000 —
+// or of an error a replica answered a read with (a data error: division by zero 22012, an
+// overflow 22003, a compacted time 55000, else 22000).
+sql::SqlError DriverError(const Status& status, const std::string& what);
+sql::SqlError ReadError(const std::string& replica_error);
+
+}  // namespace tandem::frontend

@@ -1,0 +1,521 @@
+#include "frontend/server/sql_executor.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <string_view>
+#include <variant>
+
+#include "frontend/catalog/ddl.h"
+#include "frontend/plan/planner.h"
+#include "frontend/server/catalog_change.h"
+#include "frontend/server/driver_waits.h"
+#include "frontend/server/sql_answers.h"
+#include "frontend/server/sql_reads.h"
+#include "frontend/server/transaction_block.h"
+#include "frontend/sql/classify.h"
+#include "frontend/sqlstate.h"
+
+namespace tandem::frontend {
+
+using pgwire::ErrorFields;
+using pgwire::TransactionStatus;
+using sql::SqlError;
+using sql::StatementKind;
+
+namespace {
+
+DriverClock::time_point DeadlineOf(const SessionState& session) {
+  return DriverClock::now() + session.statement_timeout;
+}
+
+// Fails the statement: the error ends the Query's statements, and fails a transaction block.
+bool Fail(pgwire::QuerySink& sink, SessionState& session, const ErrorFields& error) {
+  (void)sink.Error(error);
+  if (session.transaction != TransactionStatus::kIdle) {
+    session.transaction = TransactionStatus::kFailed;
+  }
+  return false;
+}
+bool Fail(pgwire::QuerySink& sink, SessionState& session, const SqlError& error) {
+  return Fail(sink, session, ErrorOf(error));
+}
+
+SqlError At(SqlError error, int position) {
+  if (error.position == 0) error.position = position;
+  return error;
+}
+
+// The text of an A_Const that is an integer literal (bigint literals parse as Float), or nullopt.
+std::optional<std::int64_t> IntegerConstant(const pg_query::Node& node) {
+  if (!node.has_a_const()) return std::nullopt;
+  const auto& c = node.a_const();
+  if (c.has_ival()) return c.ival().ival();
+  if (c.has_fval()) {
+    const std::string& text = c.fval().fval();
+    std::int64_t v = 0;
+    const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (r.ec == std::errc() && r.ptr == text.data() + text.size()) return v;
+  }
+  return std::nullopt;
+}
+
+// AS OF t: t is milliseconds since the epoch (the one timeline, DESIGN §15), an integer literal.
+sql::SqlResult<Time> AsOfTime(const pg_query::Node& as_of, std::string_view sql) {
+  const auto v = IntegerConstant(as_of);
+  if (!v || *v < 0) {
+    int location = -1;
+    if (as_of.has_a_const()) location = as_of.a_const().location();
+    return SqlError(
+        sqlstate::kFeatureNotSupported,
+        "AS OF takes a non-negative integer literal: a time in milliseconds since the "
+        "epoch",
+        location >= 0 ? sql::CursorPosition(sql, static_cast<std::size_t>(location)) : 0);
+  }
+  return static_cast<Time>(*v);
+}
+
+ReadTime ReadTimeOf(const SessionState& session, std::optional<Time> as_of) {
+  ReadTime t;
+  if (as_of) {
+    t.kind = ReadTime::Kind::kExactly;
+    t.at = *as_of;
+  } else {
+    t.floor = session.last_write;
+  }
+  return t;
+}
+
+bool SendText(pgwire::QuerySink& sink, const ShowResult& result, std::string_view tag) {
+  std::vector<pgwire::FieldDescription> fields;
+  for (const auto& c : result.columns) fields.emplace_back(c, pgwire::kText);
+  if (!sink.RowDescription(fields)) return false;
+  std::vector<pgwire::Value> values;
+  for (const auto& row : result.rows) {
+    values.assign(row.begin(), row.end());
+    if (!sink.DataRow(values)) return false;
+  }
+  return sink.CommandComplete(std::string(tag) + " " + std::to_string(result.rows.size()));
+}
+
+const pg_query::Node& StatementNode(const sql::ParsedStatement& s) {
+  return std::get<sql::PostgresStatement>(s.form).stmt;
+}
+
+// Whether a DROP names the one-row object (it cannot be dropped).
+bool DropsOneRow(const pg_query::DropStmt& drop) {
+  for (const auto& object : drop.objects()) {
+    if (!object.has_list() || object.list().items().empty()) continue;
+    const auto& last = object.list().items(object.list().items_size() - 1);
+    if (last.has_string() && last.string().sval() == plan::kOneRowObject) return true;
+  }
+  return false;
+}
+
+// The session parameters a SHOW answers and a SET accepts (what drivers send at connect): their
+// values are PostgreSQL's defaults; Tandem's behaviour does not change with them, but
+// statement_timeout, which bounds the session's statements.
+struct Parameter {
+  std::string_view name;
+  std::string_view value;
+};
+constexpr Parameter kParameters[] = {
+    {"application_name", ""},
+    {"client_encoding", "UTF8"},
+    {"client_min_messages", "notice"},
+    {"datestyle", "ISO, MDY"},
+    {"default_transaction_isolation", "serializable"},
+    {"extra_float_digits", "1"},
+    {"integer_datetimes", "on"},
+    {"intervalstyle", "postgres"},
+    {"lc_messages", "C"},
+    {"search_path", "public"},
+    {"standard_conforming_strings", "on"},
+    {"statement_timeout", ""},
+    {"timezone", "UTC"},
+    {"transaction_isolation", "serializable"},
+};
+
+std::optional<std::string_view> ParameterDefault(std::string_view name) {
+  for (const auto& p : kParameters) {
+    if (p.name == name) return p.value;
+  }
+  return std::nullopt;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+}  // namespace
+
+SqlExecutor::SqlExecutor(LiveCatalog& catalog, ReplicaDriver& driver, std::string server_version)
+    : catalog_(catalog),
+      driver_(driver),
+      server_version_(std::move(server_version)),
+      writers_(catalog, driver) {}
+
+void SqlExecutor::Execute(std::string sql, pgwire::QuerySink& sink, SessionState& session) {
+  auto parsed = sql::Parse(sql);
+  if (!parsed.ok()) {
+    (void)Fail(sink, session, parsed.error());
+    return;
+  }
+  if (parsed->empty()) {
+    (void)sink.EmptyQuery();
+    return;
+  }
+  for (const sql::ParsedStatement& statement : *parsed) {
+    if (session.cancel.canceled()) {
+      (void)Fail(
+          sink, session,
+          ErrorFields::Error(sqlstate::kQueryCanceled, "canceling statement due to user request"));
+      return;
+    }
+    auto kind = sql::Classify(statement);
+    if (!kind.ok()) {
+      (void)Fail(sink, session, kind.error());
+      return;
+    }
+    if (!Run(statement, *kind, sql, sink, session)) return;
+  }
+}
+
+bool SqlExecutor::Run(const sql::ParsedStatement& statement, StatementKind kind,
+                      std::string_view sql, pgwire::QuerySink& sink, SessionState& session) {
+  std::optional<TransactionCommand> tx;
+  if (kind == StatementKind::kBegin) tx = TransactionCommand::kBegin;
+  if (kind == StatementKind::kCommit) tx = TransactionCommand::kCommit;
+  if (kind == StatementKind::kRollback) tx = TransactionCommand::kRollback;
+  if (session.transaction == TransactionStatus::kFailed &&
+      (!tx || *tx == TransactionCommand::kBegin)) {
+    (void)sink.Error(ErrorFields::Error(
+        sqlstate::kInFailedSqlTransaction,
+        "current transaction is aborted, commands ignored until end of transaction block"));
+    return false;
+  }
+  if (tx) {
+    const TransactionEffect effect = ApplyTransactionCommand(*tx, session.transaction);
+    if (!effect.warning.empty()) {
+      (void)sink.Notice(
+          ErrorFields(pgwire::Severity::kWarning, effect.warning_sqlstate, effect.warning));
+    }
+    if (*tx == TransactionCommand::kRollback && session.block_wrote) {
+      (void)sink.Notice(ErrorFields(pgwire::Severity::kWarning, sqlstate::kSuccessfulCompletion,
+                                    "ROLLBACK did not undo the writes of this transaction block: "
+                                    "Tandem applies each write when it runs"));
+    }
+    if (*tx != TransactionCommand::kBegin || session.transaction == TransactionStatus::kIdle) {
+      session.block_wrote = false;
+    }
+    session.transaction = effect.status;
+    return sink.CommandComplete(effect.tag);
+  }
+
+  switch (kind) {
+    case StatementKind::kCreateTable:
+    case StatementKind::kCreateView:
+    case StatementKind::kCreateMaterializedView:
+    case StatementKind::kCreateIndex:
+    case StatementKind::kDrop:
+      return RunDdl(statement, kind, sql, sink, session);
+    case StatementKind::kShowTables:
+    case StatementKind::kShowViews:
+    case StatementKind::kShowMaterializedViews:
+    case StatementKind::kShowIndexes:
+    case StatementKind::kShowColumns:
+    case StatementKind::kShowVariable:
+      return RunShow(statement, kind, sql, sink, session);
+    case StatementKind::kSet:
+      return RunSet(StatementNode(statement).variable_set_stmt(), statement.position, sink,
+                    session);
+    case StatementKind::kSelect: {
+      if (const auto* as_of = std::get_if<sql::SelectAsOfStatement>(&statement.form)) {
+        return RunSelect(as_of->select, &as_of->as_of, sql, sink, session);
+      }
+      return RunSelect(StatementNode(statement), nullptr, sql, sink, session);
+    }
+    case StatementKind::kExplain: {
+      if (const auto* as_of = std::get_if<sql::ExplainAsOfStatement>(&statement.form)) {
+        return RunExplain(as_of->explain.explain_stmt(), sql, sink, session);
+      }
+      return RunExplain(StatementNode(statement).explain_stmt(), sql, sink, session);
+    }
+    case StatementKind::kInsert:
+    case StatementKind::kUpdate:
+    case StatementKind::kDelete: {
+      auto tag = writers_.Run(StatementNode(statement), sql, session);
+      if (!tag.ok()) return Fail(sink, session, At(tag.error(), statement.position));
+      if (session.transaction != TransactionStatus::kIdle) session.block_wrote = true;
+      return sink.CommandComplete(*tag);
+    }
+    case StatementKind::kSubscribe:
+      return Fail(sink, session,
+                  SqlError(sqlstate::kFeatureNotSupported,
+                           "SUBSCRIBE is not supported yet over this frontend; read the "
+                           "materialized view with SELECT, or subscribe with tandem-ctl",
+                           statement.position));
+    default:
+      break;
+  }
+  return Fail(sink, session,
+              SqlError(sqlstate::kFeatureNotSupported,
+                       std::string(sql::StatementKindName(kind)) + " is not supported",
+                       statement.position));
+}
+
+bool SqlExecutor::RunDdl(const sql::ParsedStatement& statement, StatementKind kind,
+                         std::string_view sql, pgwire::QuerySink& sink, SessionState& session) {
+  const pg_query::Node& node = StatementNode(statement);
+  const StatementText text{sql, statement.text};
+  const auto deadline = DeadlineOf(session);
+  if (kind == StatementKind::kDrop && DropsOneRow(node.drop_stmt())) {
+    return Fail(sink, session,
+                SqlError(sqlstate::kWrongObjectType,
+                         std::string(plan::kOneRowObject) +
+                             " is Tandem's own (the planner reads constants from it): it cannot "
+                             "be dropped",
+                         statement.position));
+  }
+  // A materialized view or an index starts where its inputs are readable now: no earlier than the
+  // latest time of the indexes it imports (asked of the driver; 0 when no replica reports one —
+  // then the history's compactions bound it).
+  auto latest_of = [&](const std::vector<std::string>& indexes) -> std::uint64_t {
+    if (indexes.empty()) return 0;
+    LatestRequest request;
+    request.indexes = indexes;
+    request.deadline = std::min(deadline, DriverClock::now() + std::chrono::seconds(1));
+    auto t = AwaitDriver<Time>(session.cancel, driver_, request.deadline, [&](Done<Time> done) {
+      return driver_.LatestReadable(std::move(request), std::move(done));
+    });
+    return t.ok() && *t < kMaxTime ? *t : 0;
+  };
+
+  CatalogChange change = [&](Catalog& catalog) -> sql::SqlResult<DdlOutcome> {
+    switch (kind) {
+      case StatementKind::kCreateTable:
+        return CreateTable(node.create_stmt(), text, catalog);
+      case StatementKind::kCreateView: {
+        auto planned = plan::PlanQuery(node.view_stmt().query(), catalog, sql);
+        if (!planned.ok()) return planned.error();
+        const PlannedQuery query(planned->plan, planned->imports, planned->columns,
+                                 &planned->finishing);
+        return CreateView(node.view_stmt(), text, query, catalog);
+      }
+      case StatementKind::kCreateMaterializedView: {
+        const auto& create = node.create_table_as_stmt();
+        auto planned = plan::PlanQuery(create.query(), catalog, sql);
+        if (!planned.ok()) return planned.error();
+        const PlannedQuery query(planned->plan, planned->imports, planned->columns,
+                                 &planned->finishing);
+        std::vector<std::string> imported;
+        for (const auto& i : planned->imports) imported.push_back(i.id());
+        return CreateMaterializedView(create, text, query, latest_of(imported), catalog);
+      }
+      case StatementKind::kCreateIndex: {
+        std::vector<std::string> on;
+        const std::string relation = node.index_stmt().relation().relname();
+        for (const CatalogIndex* index : catalog.IndexesOn(relation)) {
+          on.push_back(index->id);
+          break;  // the default index: what the new index imports
+        }
+        return CreateIndex(node.index_stmt(), text, latest_of(on), catalog);
+      }
+      case StatementKind::kDrop:
+        return Drop(node.drop_stmt(), text, catalog);
+      default:
+        return SqlError(sqlstate::kInternalError, "not a DDL statement");
+    }
+  };
+  auto outcome = ApplyCatalogChange(catalog_, driver_, change, deadline);
+  if (!outcome.ok()) return Fail(sink, session, At(outcome.error(), statement.position));
+  for (const auto& n : outcome->notices) {
+    ErrorFields notice(pgwire::Severity::kNotice, n.sqlstate, n.message);
+    notice.detail = n.detail;
+    if (!sink.Notice(notice)) return false;
+  }
+  return sink.CommandComplete(outcome->command_tag);
+}
+
+bool SqlExecutor::RunSelect(const pg_query::Node& query, const pg_query::Node* as_of,
+                            std::string_view sql, pgwire::QuerySink& sink, SessionState& session) {
+  std::optional<Time> at;
+  if (as_of) {
+    auto t = AsOfTime(*as_of, sql);
+    if (!t.ok()) return Fail(sink, session, t.error());
+    at = *t;
+  }
+  const std::shared_ptr<const Catalog> catalog = catalog_.Snapshot();
+  auto planned = plan::PlanQuery(query, *catalog, sql);
+  if (!planned.ok()) return Fail(sink, session, planned.error());
+  const auto deadline = DeadlineOf(session);
+  auto read =
+      ReadRelation(driver_, session.cancel, *catalog, *planned, ReadTimeOf(session, at), deadline);
+  if (!read.ok()) return Fail(sink, session, read.error());
+  std::vector<pgwire::FieldDescription> fields;
+  for (std::size_t i = 0; i < planned->columns.size(); ++i) {
+    fields.push_back(DescribeColumn(planned->columns[i], planned->numeric_in_postgres[i]));
+  }
+  if (!SendRows(sink, fields, read->rows, deadline)) {
+    if (session.transaction != TransactionStatus::kIdle) {
+      session.transaction = TransactionStatus::kFailed;
+    }
+    return false;
+  }
+  return true;
+}
+
+bool SqlExecutor::RunExplain(const pg_query::ExplainStmt& explain, std::string_view sql,
+                             pgwire::QuerySink& sink, SessionState& session) {
+  for (const auto& option : explain.options()) {
+    if (option.has_def_elem() && option.def_elem().defname() == "analyze") {
+      return Fail(sink, session,
+                  SqlError(sqlstate::kFeatureNotSupported, "EXPLAIN ANALYZE is not supported",
+                           sql::CursorPosition(sql, static_cast<std::size_t>(std::max(
+                                                        0, option.def_elem().location())))));
+    }
+  }
+  const std::shared_ptr<const Catalog> catalog = catalog_.Snapshot();
+  auto planned = plan::PlanQuery(explain.query(), *catalog, sql);
+  if (!planned.ok()) return Fail(sink, session, planned.error());
+  ShowResult lines;
+  lines.columns = {"QUERY PLAN"};
+  const std::string text = plan::Explain(*planned, *catalog);
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    lines.rows.push_back({text.substr(start, end - start)});
+    start = end + 1;
+  }
+  std::vector<pgwire::FieldDescription> fields = {{"QUERY PLAN", pgwire::kText}};
+  if (!sink.RowDescription(fields)) return false;
+  for (const auto& row : lines.rows) {
+    const pgwire::Value v = row[0];
+    if (!sink.DataRow({&v, 1})) return false;
+  }
+  return sink.CommandComplete("EXPLAIN");
+}
+
+bool SqlExecutor::RunShow(const sql::ParsedStatement& statement, StatementKind kind,
+                          std::string_view sql, pgwire::QuerySink& sink, SessionState& session) {
+  const std::shared_ptr<const Catalog> catalog = catalog_.Snapshot();
+  if (kind == StatementKind::kShowColumns) {
+    const auto& show = std::get<sql::ShowColumnsStatement>(statement.form);
+    auto result = ShowColumns(show.relation, StatementText{sql, statement.text}, *catalog);
+    if (!result.ok()) return Fail(sink, session, result.error());
+    return SendText(sink, *result, "SHOW");
+  }
+  if (kind != StatementKind::kShowVariable) {
+    ShowResult result = Show(kind, *catalog);
+    std::erase_if(result.rows,
+                  [](const auto& row) { return !row.empty() && row[0] == plan::kOneRowObject; });
+    return SendText(sink, result, "SHOW");
+  }
+  const std::string name = Lower(StatementNode(statement).variable_show_stmt().name());
+  std::string value;
+  if (name == "server_version") {
+    value = server_version_;
+  } else if (name == "statement_timeout") {
+    value = std::to_string(session.statement_timeout.count()) + "ms";
+  } else if (name == "application_name") {
+    value = session.startup.application_name;
+  } else if (auto v = ParameterDefault(name)) {
+    value = std::string(*v);
+  } else {
+    return Fail(
+        sink, session,
+        SqlError(sqlstate::kUndefinedObject,
+                 "unrecognized configuration parameter \"" + name + "\"", statement.position));
+  }
+  ShowResult result;
+  result.columns = {name};
+  result.rows = {{value}};
+  const pgwire::FieldDescription field(name, pgwire::kText);
+  const pgwire::Value v = value;
+  return sink.RowDescription({&field, 1}) && sink.DataRow({&v, 1}) && sink.CommandComplete("SHOW");
+}
+
+bool SqlExecutor::RunSet(const pg_query::VariableSetStmt& set, int position,
+                         pgwire::QuerySink& sink, SessionState& session) {
+  const std::string tag =
+      set.kind() == pg_query::VAR_RESET || set.kind() == pg_query::VAR_RESET_ALL ? "RESET" : "SET";
+  if (set.kind() == pg_query::VAR_SET_MULTI || set.kind() == pg_query::VAR_RESET_ALL) {
+    return sink.CommandComplete(tag);  // SET TRANSACTION …, SET SESSION CHARACTERISTICS, RESET ALL
+  }
+  const std::string name = Lower(set.name());
+  if (!ParameterDefault(name)) {
+    return Fail(sink, session,
+                SqlError(sqlstate::kUndefinedObject,
+                         "unrecognized configuration parameter \"" + name + "\"", position));
+  }
+  if (name == "statement_timeout") {
+    std::optional<std::int64_t> ms;
+    if (set.kind() == pg_query::VAR_SET_VALUE && set.args_size() == 1) {
+      ms = IntegerConstant(set.args(0));
+      if (!ms && set.args(0).has_a_const() && set.args(0).a_const().has_sval()) {
+        std::int64_t v = 0;
+        const std::string& s = set.args(0).a_const().sval().sval();
+        const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (r.ec == std::errc() &&
+            (r.ptr == s.data() + s.size() || std::string_view(r.ptr) == "ms")) {
+          ms = v;
+        } else if (r.ec == std::errc() && std::string_view(r.ptr) == "s") {
+          ms = v * 1000;
+        }
+      }
+      if (!ms || *ms < 0) {
+        return Fail(sink, session,
+                    SqlError(sqlstate::kInvalidParameterValue,
+                             "invalid value for parameter \"statement_timeout\": give "
+                             "milliseconds, or '<n>s'",
+                             position));
+      }
+    }
+    // 0 (and DEFAULT, RESET) is PostgreSQL's "no timeout": the frontend's own bound stays.
+    if (ms && *ms > 0) session.statement_timeout = std::chrono::milliseconds(*ms);
+  }
+  if (name == "client_encoding" && set.kind() == pg_query::VAR_SET_VALUE && set.args_size() == 1 &&
+      set.args(0).has_a_const() && set.args(0).a_const().has_sval() &&
+      Lower(set.args(0).a_const().sval().sval()) != "utf8" &&
+      Lower(set.args(0).a_const().sval().sval()) != "unicode") {
+    return Fail(sink, session,
+                SqlError(sqlstate::kFeatureNotSupported,
+                         "client_encoding " + set.args(0).a_const().sval().sval() +
+                             " is not supported: Tandem speaks UTF8",
+                         position));
+  }
+  return sink.CommandComplete(tag);
+}
+
+Status EnsureOneRowObject(LiveCatalog& live) {
+  MutexLock ddl(live.ddl_mutex());
+  const auto before = live.Snapshot();
+  if (before->FindObject(plan::kOneRowObject)) return Status::Ok();
+  const std::string sql = std::string("CREATE TABLE ") + plan::kOneRowObject +
+                          " (one bigint NOT NULL) WITH (source = 'counter', max = 1)";
+  auto parsed = sql::Parse(sql);
+  if (!parsed.ok() || parsed->size() != 1) {
+    return Status::Internal("the one-row object's statement does not parse");
+  }
+  const auto& statement = (*parsed)[0];
+  auto next = std::make_shared<Catalog>(*before);
+  auto outcome = CreateTable(StatementNode(statement).create_stmt(),
+                             StatementText{sql, statement.text}, *next);
+  if (!outcome.ok()) {
+    return Status::Internal("making " + std::string(plan::kOneRowObject) + ": " +
+                            outcome.error().ToString());
+  }
+  if (Status s = live.Save(*next); !s.ok()) return s;
+  live.Publish(std::move(next));
+  spdlog::info("catalog: made {} (the one-row collection constants are read from)",
+               plan::kOneRowObject);
+  return Status::Ok();
+}
+
+}  // namespace tandem::frontend

@@ -1,0 +1,64 @@
+// SqlExecutor: tandem-frontend's StatementExecutor (DESIGN §15) — every statement of a Query
+// parsed (frontend/sql), classified, bound and planned against a snapshot of the catalog
+// (frontend/plan), and run:
+//   * CREATE / DROP: catalog_change.h (the catalog copied, changed, saved, sent, published);
+//   * SHOW TABLES | VIEWS | MATERIALIZED VIEWS | INDEXES, SHOW COLUMNS: from the snapshot;
+//   * SELECT (AS OF t): sql_reads.h — a peek when one index answers it, else a one-shot;
+//   * EXPLAIN: which of the two, and what it reads;
+//   * INSERT / UPDATE / DELETE: table_writes.h;
+//   * BEGIN / COMMIT / ROLLBACK: the states clients track (transaction_block.h). A block groups
+//     nothing yet: each statement in it takes effect when it runs (a ROLLBACK after a write in it
+//     says so with a WARNING);
+//   * SET / RESET / SHOW of the session parameters drivers use; SUBSCRIBE: 0A000 for now.
+// An error ends the Query's statements (PostgreSQL runs none after one that failed) and, inside
+// a block, fails the block. A cancel ends the running statement with 57014.
+//
+// Thread safety: Execute runs on many SQL threads at once, one per session.
+#pragma once
+
+#include <string>
+
+#include "frontend/server/live_catalog.h"
+#include "frontend/server/replica_driver.h"
+#include "frontend/server/statement_executor.h"
+#include "frontend/server/table_writes.h"
+#include "frontend/sql/classify.h"
+#include "frontend/sql/parse.h"
+
+namespace tandem::frontend {
+
+class SqlExecutor final : public StatementExecutor {
+ public:
+  SqlExecutor(LiveCatalog& catalog, ReplicaDriver& driver, std::string server_version);
+
+  void Execute(std::string sql, pgwire::QuerySink& sink, SessionState& session) override;
+
+ private:
+  // One statement; false when the answer ended (it failed, or the client left).
+  bool Run(const sql::ParsedStatement& statement, sql::StatementKind kind, std::string_view sql,
+           pgwire::QuerySink& sink, SessionState& session);
+  bool RunDdl(const sql::ParsedStatement& statement, sql::StatementKind kind, std::string_view sql,
+              pgwire::QuerySink& sink, SessionState& session);
+  bool RunSelect(const pg_query::Node& query, const pg_query::Node* as_of, std::string_view sql,
+                 pgwire::QuerySink& sink, SessionState& session);
+  bool RunExplain(const pg_query::ExplainStmt& explain, std::string_view sql,
+                  pgwire::QuerySink& sink, SessionState& session);
+  bool RunShow(const sql::ParsedStatement& statement, sql::StatementKind kind, std::string_view sql,
+               pgwire::QuerySink& sink, SessionState& session);
+  bool RunSet(const pg_query::VariableSetStmt& set, int position, pgwire::QuerySink& sink,
+              SessionState& session);
+
+  LiveCatalog& catalog_;
+  ReplicaDriver& driver_;
+  const std::string server_version_;
+  TableWriters writers_;
+};
+
+// Makes sure the catalog holds plan::kOneRowObject — the read-only collection of one row the
+// planner reads constants from (a counter source that emits 1 and closes: every replica makes the
+// same row by itself, readable at every time). Called once at start-up, before the replica driver
+// starts: it joins the history every replica is replayed. Hidden from SHOW; cannot be dropped or
+// written.
+Status EnsureOneRowObject(LiveCatalog& catalog);
+
+}  // namespace tandem::frontend
