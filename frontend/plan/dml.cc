@@ -313,9 +313,8 @@ PlannedRelation DmlUpdate(Binder& binder, const pg_query::UpdateStmt& update,
                   "subscripts and field selection in SET are not supported", target.location());
     }
     if (assigned[column]) {
-      binder.Fail(sqlstate::kSyntaxError,
-                  "multiple assignments to same column \"" + target.name() + "\"",
-                  target.location());
+      binder.Fail(sqlstate::kSyntaxError,  // PostgreSQL gives no position
+                  "multiple assignments to same column \"" + target.name() + "\"");
     }
     assigned[column] = true;
     const pg_query::Node* value = &target.val();
