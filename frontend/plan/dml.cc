@@ -130,24 +130,31 @@ std::uint32_t DmlColumn(Binder& binder, const CatalogObject& table, const std::s
               location);
 }
 
-// A select list entry that is a bare string constant, with no DISTINCT, grouping, ORDER BY or set
-// operation around it: PostgreSQL leaves its type unknown for INSERT … SELECT to resolve as the
-// column's. Its text; nullopt otherwise.
-std::optional<std::string> UnknownConstant(const pg_query::SelectStmt& select, std::size_t i) {
-  if (select.op() != pg_query::SETOP_NONE && select.op() != pg_query::SET_OPERATION_UNDEFINED) {
-    return std::nullopt;
-  }
-  if (select.values_lists_size() > 0 || select.distinct_clause_size() > 0 ||
-      select.group_clause_size() > 0 || select.has_having_clause() ||
-      select.sort_clause_size() > 0 || select.target_list_size() <= static_cast<int>(i)) {
-    return std::nullopt;
+// Whether column i of `select`'s output is its i-th select list entry: a plain SELECT whose list
+// has no `*`.
+bool PositionalTargets(const pg_query::SelectStmt& select) {
+  if ((select.op() != pg_query::SETOP_NONE && select.op() != pg_query::SET_OPERATION_UNDEFINED) ||
+      select.values_lists_size() > 0) {
+    return false;
   }
   for (const auto& t : select.target_list()) {
     const auto& val = t.res_target().val();
     if (val.has_column_ref() && val.column_ref().fields_size() > 0 &&
         val.column_ref().fields().rbegin()->has_a_star()) {
-      return std::nullopt;  // `*` expands: positions are not the target list's
+      return false;
     }
+  }
+  return true;
+}
+
+// Column i of `select` when it is a bare string constant with no DISTINCT, grouping or ORDER BY
+// around it: PostgreSQL leaves its type unknown for INSERT … SELECT to resolve as the column's.
+// Its text; nullopt otherwise.
+std::optional<std::string> UnknownConstant(const pg_query::SelectStmt& select, std::size_t i) {
+  if (!PositionalTargets(select) || select.distinct_clause_size() > 0 ||
+      select.group_clause_size() > 0 || select.has_having_clause() ||
+      select.sort_clause_size() > 0 || select.target_list_size() <= static_cast<int>(i)) {
+    return std::nullopt;
   }
   const auto& val = select.target_list(static_cast<int>(i)).res_target().val();
   if (val.has_a_const() && !val.a_const().isnull() && val.a_const().has_sval()) {
@@ -256,11 +263,12 @@ PlannedRelation DmlInsert(Binder& binder, const pg_query::InsertStmt& insert,
     std::vector<std::string> names;
     Relation source = binder.BindNested(insert.select_stmt(), nullptr, &names);
     const std::size_t width = source.columns.size();
-    int extra = -1;
-    if (width > targets.size() && select.op() == pg_query::SETOP_NONE &&
-        select.values_lists_size() == 0 && select.target_list_size() == static_cast<int>(width)) {
-      extra = select.target_list(static_cast<int>(targets.size())).res_target().location();
-    }
+    const bool positional =
+        PositionalTargets(select) && select.target_list_size() == static_cast<int>(width);
+    auto location_of = [&](std::size_t i) {
+      return positional ? select.target_list(static_cast<int>(i)).res_target().location() : -1;
+    };
+    const int extra = width > targets.size() ? location_of(targets.size()) : -1;
     check_count(width, extra);
     std::vector<pb::ScalarExpr> map;
     for (const auto& c : table.columns) map.push_back(NullExpr(c.type));
@@ -269,10 +277,7 @@ PlannedRelation DmlInsert(Binder& binder, const pg_query::InsertStmt& insert,
       const ScopeColumn& from = source.columns[i];
       BoundExpr e;
       const std::optional<std::string> unknown = UnknownConstant(select, i);
-      const int location =
-          static_cast<int>(i) < select.target_list_size() && select.values_lists_size() == 0
-              ? select.target_list(static_cast<int>(i)).res_target().location()
-              : -1;
+      const int location = location_of(i);
       if (unknown.has_value()) {
         e.literal = *unknown;  // type unknown: parsed as the column's
       } else if (from.untyped_null) {
