@@ -19,13 +19,15 @@ inline constexpr char kFeatureNotSupported[] = "0A000";  // FEATURE_NOT_SUPPORTE
 inline constexpr char kDataException[] = "22000";   // DATA_EXCEPTION: an error in a read's data
 inline constexpr char kDivisionByZero[] = "22012";  // DIVISION_BY_ZERO
 inline constexpr char kNumericValueOutOfRange[] = "22003";     // NUMERIC_VALUE_OUT_OF_RANGE
+inline constexpr char kDivisionByZero[] = "22012";             // DIVISION_BY_ZERO
 inline constexpr char kCharacterNotInRepertoire[] = "22021";   // invalid UTF-8, a NUL
 inline constexpr char kInvalidParameterValue[] = "22023";      // INVALID_PARAMETER_VALUE
 inline constexpr char kInvalidEscapeSequence[] = "22025";      // INVALID_ESCAPE_SEQUENCE
 inline constexpr char kInvalidTextRepresentation[] = "22P02";  // INVALID_TEXT_REPRESENTATION
 inline constexpr char kNonstandardUseOfEscapeCharacter[] = "22P06";
 // Class 23 — integrity constraint violation
-inline constexpr char kUniqueViolation[] = "23505";  // UNIQUE_VIOLATION
+inline constexpr char kNotNullViolation[] = "23502";  // NOT_NULL_VIOLATION
+inline constexpr char kUniqueViolation[] = "23505";   // UNIQUE_VIOLATION
 // Class 25 — invalid transaction state
 inline constexpr char kActiveSqlTransaction[] = "25001";    // ACTIVE_SQL_TRANSACTION (a WARNING)
 inline constexpr char kNoActiveSqlTransaction[] = "25P01";  // NO_ACTIVE_SQL_TRANSACTION (WARNING)

@@ -153,6 +153,20 @@ class Binder {
   // The schema of every collection the plans Get (for plan typing).
   pb::Schema ImportSchema(const std::string& on) const;
 
+  // ---- relations a statement is built from (query_binder.cc; INSERT/UPDATE/DELETE use them too)
+  // The one row of kOneRowObject (no named columns), or 0A000 without it in the catalog.
+  Relation OneRow(int location);
+  // `object`'s rows through its default index, imported once however often it is read; its
+  // columns qualified by its name.
+  Relation ReadObject(const CatalogObject& object, int location);
+  // `input` kept where `where` holds (subqueries in it planned as semi/anti-joins and marks);
+  // its columns unchanged.
+  Relation ApplyWhere(Relation input, const pg_query::Node& where, const CteScope& ctes);
+  // `input` with a mark for every EXISTS/IN/scalar subquery in `node` (not inside another
+  // subquery), recorded in *marks: the columns of `input` stay first.
+  Relation AddSubqueryMarks(Relation input, const pg_query::Node& node, const CteScope& ctes,
+                            std::map<const pg_query::SubLink*, BoundExpr>* marks);
+
   // ---- expressions (expr_binder.cc)
   BoundExpr Bind(const pg_query::Node& node, const ExprContext& context);
   // `node` bound and coerced to boolean: WHERE, HAVING, ON.
@@ -200,9 +214,6 @@ class Binder {
   Relation BindRangeVar(const pg_query::RangeVar& range, const CteScope& ctes);
   Relation BindJoin(const pg_query::JoinExpr& join, const CteScope& ctes);
   Relation CrossJoin(Relation left, Relation right, int location);
-  Relation OneRow(int location);
-  Relation ReadObject(const CatalogObject& object, int location);
-  Relation ApplyWhere(Relation input, const pg_query::Node& where, const CteScope& ctes);
   Relation ApplySubqueryConjunct(Relation input, const pg_query::SubLink& link, bool negated,
                                  const CteScope& ctes);
   SubqueryKeys BindSubqueryKeys(const Relation& input, const pg_query::SubLink& link,
@@ -227,10 +238,6 @@ class Binder {
   // EXISTS or IN, with SQL's three values: a subquery anywhere in a WHERE or a select list.
   Relation AddSubqueryMark(Relation input, const pg_query::SubLink& link, const CteScope& ctes,
                            BoundExpr* value);
-  // `input` with a mark for every EXISTS/IN subquery in `node` (not inside another subquery),
-  // recorded in *marks.
-  Relation AddSubqueryMarks(Relation input, const pg_query::Node& node, const CteScope& ctes,
-                            std::map<const pg_query::SubLink*, BoundExpr>* marks);
   Relation FinishNested(OrderedRelation ordered);
   void CheckDistinctTables(const Relation& left, const Relation& right, int location) const;
   // 54001 when `plan` is over kMaxPlanBytes.
@@ -324,5 +331,14 @@ pb::ScalarExpr AggregateOverNothing(const AggregateCall& call);
 // Protobuf messages nested in `plan`, expressions included.
 int PlanNesting(const pb::Plan& plan);
 std::string TypeSqlName(pb::ScalarType type);  // "bigint", "double precision", "text", …
+
+// ---- the replica's checks of a finished plan (planner.cc), for every statement planned
+
+// `plan` over `imports` as the replica will check it: nothing (and its schema in *schema) when
+// it type-checks with columns of `types`, nests at most kMaxPlanNesting and is at most
+// kMaxPlanBytes; else 54001 for the bounds, XX000 (the planner's bug) for the rest.
+std::optional<SqlError> CheckPlanned(const pb::Plan& plan,
+                                     const std::vector<pb::IndexImport>& imports,
+                                     const std::vector<pb::ScalarType>& types, pb::Schema* schema);
 
 }  // namespace tandem::frontend::plan

@@ -18,6 +18,42 @@ SqlError Internal(const std::string& why) {
 
 }  // namespace
 
+std::optional<SqlError> CheckPlanned(const pb::Plan& plan,
+                                     const std::vector<pb::IndexImport>& imports,
+                                     const std::vector<pb::ScalarType>& types, pb::Schema* schema) {
+  std::map<std::string, pb::Schema> scope;
+  for (const auto& import : imports) {
+    scope[import.on()] = import.schema();
+    scope[import.id()] = import.schema();
+  }
+  if (plan.ByteSizeLong() > kMaxPlanBytes) {
+    return SqlError(sqlstate::kStatementTooComplex,
+                    "statement is too complex: its plan would be over " +
+                        std::to_string(kMaxPlanBytes) + " bytes");
+  }
+  const int nesting = PlanNesting(plan);
+  if (nesting > kMaxPlanNesting) {
+    return SqlError(sqlstate::kStatementTooComplex,
+                    "statement is too complex: its plan nests " + std::to_string(nesting) +
+                        " levels (at most " + std::to_string(kMaxPlanNesting) + ")");
+  }
+  const ipc::PlanChecker checker(scope, scope);
+  auto checked = checker.Check(plan);
+  if (!checked.ok()) return Internal("the plan does not type-check: " + checked.status().message());
+  if (static_cast<std::size_t>(checked->columns_size()) != types.size()) {
+    return Internal("the plan has " + std::to_string(checked->columns_size()) +
+                    " columns, the binder " + std::to_string(types.size()));
+  }
+  for (int i = 0; i < checked->columns_size(); ++i) {
+    if (checked->columns(i).type() != types[static_cast<std::size_t>(i)]) {
+      return Internal("column " + std::to_string(i) + " is " +
+                      ipc::TypeName(checked->columns(i).type()) + " in the plan");
+    }
+  }
+  *schema = std::move(*checked);
+  return std::nullopt;
+}
+
 SqlResult<PlannedRelation> PlanQuery(const pg_query::Node& query, const CatalogReader& catalog,
                                      std::string_view sql) {
   Binder binder(catalog, sql);
@@ -52,43 +88,17 @@ SqlResult<PlannedRelation> PlanQuery(const pg_query::Node& query, const CatalogR
   out.import_objects = binder.import_objects();
 
   // The replica's checks, here: a failure is the planner's bug.
-  std::map<std::string, pb::Schema> scope;
-  for (const auto& import : out.imports) {
-    scope[import.on()] = import.schema();
-    scope[import.id()] = import.schema();
-  }
-  if (out.plan.ByteSizeLong() > kMaxPlanBytes) {
-    return SqlError(sqlstate::kStatementTooComplex,
-                    "statement is too complex: its plan would be over " +
-                        std::to_string(kMaxPlanBytes) + " bytes");
-  }
-  const int nesting = PlanNesting(out.plan);
-  if (nesting > kMaxPlanNesting) {
-    return SqlError(sqlstate::kStatementTooComplex,
-                    "statement is too complex: its plan nests " + std::to_string(nesting) +
-                        " levels (at most " + std::to_string(kMaxPlanNesting) + ")");
-  }
-  const ipc::PlanChecker checker(scope, scope);
-  auto schema = checker.Check(out.plan);
-  if (!schema.ok()) return Internal("the plan does not type-check: " + schema.status().message());
-  if (static_cast<std::size_t>(schema->columns_size()) != r.columns.size()) {
-    return Internal("the plan has " + std::to_string(schema->columns_size()) +
-                    " columns, the binder " + std::to_string(r.columns.size()));
-  }
-  for (int i = 0; i < schema->columns_size(); ++i) {
-    if (schema->columns(i).type() != r.columns[static_cast<std::size_t>(i)].type) {
-      return Internal("column " + std::to_string(i) + " is " +
-                      ipc::TypeName(schema->columns(i).type()) + " in the plan");
-    }
-    if (static_cast<std::size_t>(i) < ordered.visible) {
-      out.columns.push_back(CatalogColumn{ordered.names[static_cast<std::size_t>(i)],
-                                          schema->columns(i).type(),
-                                          schema->columns(i).nullable()});
-      out.numeric_in_postgres.push_back(r.columns[static_cast<std::size_t>(i)].numeric);
-    }
+  std::vector<pb::ScalarType> types;
+  for (const auto& c : r.columns) types.push_back(c.type);
+  pb::Schema schema;
+  if (auto failed = CheckPlanned(out.plan, out.imports, types, &schema)) return *failed;
+  for (int i = 0; i < schema.columns_size() && static_cast<std::size_t>(i) < ordered.visible; ++i) {
+    out.columns.push_back(CatalogColumn{ordered.names[static_cast<std::size_t>(i)],
+                                        schema.columns(i).type(), schema.columns(i).nullable()});
+    out.numeric_in_postgres.push_back(r.columns[static_cast<std::size_t>(i)].numeric);
   }
   for (const auto& o : out.finishing.order_by()) {
-    if (o.column() >= static_cast<std::uint32_t>(schema->columns_size())) {
+    if (o.column() >= static_cast<std::uint32_t>(schema.columns_size())) {
       return Internal("ORDER BY column out of range");
     }
   }
