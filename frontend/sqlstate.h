@@ -19,7 +19,6 @@ inline constexpr char kFeatureNotSupported[] = "0A000";  // FEATURE_NOT_SUPPORTE
 inline constexpr char kDataException[] = "22000";   // DATA_EXCEPTION: an error in a read's data
 inline constexpr char kDivisionByZero[] = "22012";  // DIVISION_BY_ZERO
 inline constexpr char kNumericValueOutOfRange[] = "22003";     // NUMERIC_VALUE_OUT_OF_RANGE
-inline constexpr char kDivisionByZero[] = "22012";             // DIVISION_BY_ZERO
 inline constexpr char kCharacterNotInRepertoire[] = "22021";   // invalid UTF-8, a NUL
 inline constexpr char kInvalidParameterValue[] = "22023";      // INVALID_PARAMETER_VALUE
 inline constexpr char kInvalidEscapeSequence[] = "22025";      // INVALID_ESCAPE_SEQUENCE

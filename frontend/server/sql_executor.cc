@@ -83,7 +83,9 @@ ReadTime ReadTimeOf(const SessionState& session, std::optional<Time> as_of) {
     t.kind = ReadTime::Kind::kExactly;
     t.at = *as_of;
   } else {
-    t.floor = session.last_write;
+    // Never before time 1: the one-row collection's row is at time 1 (a counter's first value),
+    // and a read at 0 of a replica just started would miss it. Every table's times are far later.
+    t.floor = std::max<Time>(session.last_write, 1);
   }
   return t;
 }

@@ -44,7 +44,8 @@ sql::SqlResult<std::string> TableWriters::Run(const pg_query::Node& statement, s
   // What this statement reads is at or after every write acknowledged to the table (and the
   // session's own): nothing written since can be missed.
   ReadTime time;
-  time.floor = std::max(session.last_write, table->last_write);
+  // (Never before time 1: the one-row collection's row is at 1, sql_executor.cc.)
+  time.floor = std::max({session.last_write, table->last_write, Time{1}});
 
   std::vector<pb::Row> rows;
   if (auto constant = plan::EvaluateConstant(dml->rows)) {

@@ -310,8 +310,7 @@ TEST(FrontendProcess, LocalReplicaIsRestartedWhenKilled) {
       << frontend.Log();
   // Killed once the driver replayed to it (its first session), so that coming back is a second.
   auto replayed = [&](int n) {
-    return frontend.Log().find("replayed the history (0 commands): replay " + std::to_string(n)) !=
-           std::string::npos;
+    return frontend.Log().find("(1 commands): replay " + std::to_string(n)) != std::string::npos;
   };
   ASSERT_TRUE(Eventually([&] { return replayed(1); }, 30s)) << frontend.Log();
   kill(*first, SIGKILL);
@@ -379,7 +378,7 @@ TEST(FrontendProcess, ReplicasGivenByEndpointAreReplayedWhenTheyComeBack) {
   auto replayed = [&](int replica, int n) {
     return frontend.Log().find("replica " + std::to_string(replica) + " (" +
                                (replica == 0 ? a : b).controller_endpoint() +
-                               ") replayed the history (0 commands): replay " +
+                               ") replayed the history (1 commands): replay " +
                                std::to_string(n)) != std::string::npos;
   };
   ASSERT_TRUE(Eventually([&] { return replayed(0, 1) && replayed(1, 1); }, 30s)) << frontend.Log();
