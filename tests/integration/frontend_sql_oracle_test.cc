@@ -51,8 +51,8 @@ std::uint64_t SuiteSeed() {
 }
 
 // TANDEM_SQL_ORACLE_DATABASES, else `thorough` under the slow label, else `fast` — halved in a
-// sanitizer run (TANDEM_TEST_SANITIZER, as tools/run.sh sets it), where the frontend and the
-// replica run several times slower.
+// sanitizer run (TANDEM_TEST_SANITIZER, which the asan and tsan test presets set), where the
+// frontend and the replica run several times slower.
 int Databases(int fast, int thorough) {
   if (const char* v = std::getenv("TANDEM_SQL_ORACLE_DATABASES")) return std::atoi(v);
   const int databases = Thorough() ? thorough : fast;
