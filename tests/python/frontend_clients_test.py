@@ -243,6 +243,22 @@ check("SELECT count(*) FROM orders", [(7,)])
 check("SELECT * FROM orders WHERE id = 10", [(10, 1, 6, True)])
 check("SELECT count(*) FROM customers", [(5,)])
 
+# ---- DROP INDEX; a table's indexes go with it (no CASCADE needed), as in PostgreSQL
+run("CREATE TABLE scratch (a bigint, b text)")
+run("CREATE INDEX scratch_by_a ON scratch (a)")
+run("CREATE INDEX scratch_by_b ON scratch (b)")
+run("INSERT INTO scratch VALUES (1, 'x'), (2, 'y')", 2)
+check("SELECT b FROM scratch WHERE a = 2", [("y",)])
+run("DROP INDEX scratch_by_a")
+check("SELECT b FROM scratch WHERE b = 'x'", [("x",)])
+run("DROP TABLE scratch")
+error("SELECT * FROM scratch", "42P01")
+if tandem:
+    names = [r[0] for r in rows_of("SHOW INDEXES")]
+    conn.commit()
+    if any(n.startswith("scratch") for n in names):
+        fail("SHOW INDEXES after DROP TABLE scratch: %r" % names)
+
 # ---- DROP: refused naming the dependants without CASCADE, then with it
 try:
     cur.execute("DROP TABLE orders")
