@@ -267,25 +267,13 @@ void RunPsqlScripts(Server server, int port, const std::string& database, const 
   dir.Write("products.csv", kCsv);
   dir.Write("setup.sql", SetupScript(server));
   dir.Write("main.sql", MainScript(server));
-  const std::vector<std::string> connect = {"-X",
-                                            "-h",
-                                            "127.0.0.1",
-                                            "-p",
-                                            std::to_string(port),
-                                            "-d",
-                                            database,
-                                            "-U",
-                                            user,
-                                            "-v",
-                                            "ON_ERROR_STOP=0",
-                                            "-v",
-                                            "VERBOSITY=verbose",
-                                            "-v",
-                                            "csv_path=" + dir.File("products.csv"),
-                                            "-A",
-                                            "-t",
-                                            "-F",
-                                            "|"};
+  // The connection, then: go on past errors, errors with their SQLSTATE, the CSV file's path as
+  // :'csv_path', unaligned tuples only.
+  std::vector<std::string> connect = {"-X", "-h", "127.0.0.1", "-p", std::to_string(port)};
+  connect.insert(connect.end(), {"-d", database, "-U", user});
+  connect.insert(connect.end(), {"-v", "ON_ERROR_STOP=0", "-v", "VERBOSITY=verbose"});
+  connect.insert(connect.end(), {"-v", "csv_path=" + dir.File("products.csv")});
+  connect.insert(connect.end(), {"-A", "-t", "-F", "|"});
   auto psql = [&](const std::string& file) {
     std::vector<std::string> args = connect;
     args.push_back("-f");
