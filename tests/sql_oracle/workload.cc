@@ -16,10 +16,16 @@ struct TableState {
   std::vector<std::vector<std::string>> inserted;  // literals of rows inserted (for duplicates)
 };
 
-std::string ColumnValueLiteral(Random& random, const ColumnSchema& column) {
+// A value of `type` as a literal: doubles bare or, with `float8`, '1.25'::float8.
+std::string WriteLiteral(const std::string& text, SqlType type, bool float8) {
+  if (float8 && type == SqlType::kDouble) return "'" + text + "'::float8";
+  return SqlLiteral(text, type);
+}
+
+std::string ColumnValueLiteral(Random& random, const ColumnSchema& column, bool float8) {
   if (!column.not_null && random.Percent(15)) return "NULL";
   const std::string text = RandomValueText(random, column.type);
-  return SqlLiteral(text, column.type);
+  return WriteLiteral(text, column.type, float8);
 }
 
 bool IsKeyColumn(const TableSchema& table, std::size_t c) {
@@ -29,7 +35,7 @@ bool IsKeyColumn(const TableSchema& table, std::size_t c) {
   return false;
 }
 
-std::vector<std::string> NewRow(Random& random, TableState& table) {
+std::vector<std::string> NewRow(Random& random, TableState& table, bool float8) {
   std::vector<std::string> row;
   const TableSchema& schema = table.schema;
   if (table.schema.primary_key.empty() && !table.inserted.empty() && random.Percent(25)) {
@@ -44,16 +50,16 @@ std::vector<std::string> NewRow(Random& random, TableState& table) {
         continue;
       }
     }
-    row.push_back(ColumnValueLiteral(random, schema.columns[c]));
+    row.push_back(ColumnValueLiteral(random, schema.columns[c], float8));
   }
   table.inserted.push_back(row);
   return row;
 }
 
-std::string InsertSql(Random& random, TableState& table, int rows) {
+std::string InsertSql(Random& random, TableState& table, int rows, bool float8) {
   std::string sql = "INSERT INTO " + table.schema.name + " VALUES";
   for (int r = 0; r < rows; ++r) {
-    const std::vector<std::string> row = NewRow(random, table);
+    const std::vector<std::string> row = NewRow(random, table, float8);
     sql += r == 0 ? " (" : ", (";
     for (std::size_t c = 0; c < row.size(); ++c) {
       if (c > 0) sql += ", ";
@@ -64,30 +70,31 @@ std::string InsertSql(Random& random, TableState& table, int rows) {
   return sql;
 }
 
-std::string ComparisonOn(Random& random, const ColumnSchema& column) {
+std::string ComparisonOn(Random& random, const ColumnSchema& column, bool float8) {
   if (random.Percent(15)) return column.name + (random.Percent(50) ? " IS NULL" : " IS NOT NULL");
   if (column.type == SqlType::kBool) return random.Percent(50) ? column.name : "NOT " + column.name;
   static const std::vector<std::string> kOps = {"=", "<>", "<", "<=", ">", ">="};
   const std::string& op = random.Pick(kOps);
-  const std::string literal = RandomLiteral(random, column.type, true);
+  const std::string literal = RandomLiteral(random, column.type, !float8);
   return column.name + " " + op + " " + literal;
 }
 
-std::string WhereOn(Random& random, const TableSchema& table) {
-  const std::string left = ComparisonOn(random, random.Pick(table.columns));
+std::string WhereOn(Random& random, const TableSchema& table, bool float8) {
+  const std::string left = ComparisonOn(random, random.Pick(table.columns), float8);
   if (random.Percent(60)) return left;
-  const std::string right = ComparisonOn(random, random.Pick(table.columns));
+  const std::string right = ComparisonOn(random, random.Pick(table.columns), float8);
   return left + (random.Percent(50) ? " AND " : " OR ") + right;
 }
 
-std::string SetValue(Random& random, const ColumnSchema& column) {
+std::string SetValue(Random& random, const ColumnSchema& column, bool float8) {
   if (!column.not_null && random.Percent(15)) return "NULL";
   if (random.Percent(50)) {
     switch (column.type) {
       case SqlType::kBigint:
         return column.name + " + " + std::to_string(random.Between(1, 2));
       case SqlType::kDouble:
-        return column.name + (random.Percent(50) ? " + 0.5" : " - 0.5");
+        return column.name + (random.Percent(50) ? " + " : " - ") +
+               (float8 ? "'0.5'::float8" : "0.5");
       case SqlType::kBool:
         return "NOT " + column.name;
       case SqlType::kText:
@@ -95,10 +102,10 @@ std::string SetValue(Random& random, const ColumnSchema& column) {
     }
   }
   const std::string text = RandomValueText(random, column.type);
-  return SqlLiteral(text, column.type);
+  return WriteLiteral(text, column.type, float8);
 }
 
-std::string UpdateSql(Random& random, const TableState& table) {
+std::string UpdateSql(Random& random, const TableState& table, bool float8) {
   const TableSchema& schema = table.schema;
   std::vector<std::size_t> settable;
   for (std::size_t c = 0; c < schema.columns.size(); ++c) {
@@ -107,14 +114,15 @@ std::string UpdateSql(Random& random, const TableState& table) {
   if (settable.empty()) return "";
   std::string sql = "UPDATE " + schema.name + " SET ";
   const std::size_t first = random.Pick(settable);
-  sql += schema.columns[first].name + " = " + SetValue(random, schema.columns[first]);
+  sql += schema.columns[first].name + " = " + SetValue(random, schema.columns[first], float8);
   if (settable.size() > 1 && random.Percent(30)) {
     const std::size_t second = random.Pick(settable);
     if (second != first) {
-      sql += ", " + schema.columns[second].name + " = " + SetValue(random, schema.columns[second]);
+      sql += ", " + schema.columns[second].name + " = " +
+             SetValue(random, schema.columns[second], float8);
     }
   }
-  return sql + " WHERE " + WhereOn(random, schema);
+  return sql + " WHERE " + WhereOn(random, schema, float8);
 }
 
 TableSchema NewTable(Random& random, int index, const WorkloadOptions& options) {
@@ -163,7 +171,9 @@ Database GenerateWorkload(std::uint64_t seed, const WorkloadOptions& options) {
     // Now and then a table starts empty (and may stay so); most start with a few rows.
     const int rows =
         random.Percent(10) ? 0 : static_cast<int>(random.Between(2, options.max_initial_rows));
-    if (rows > 0) database.writes.push_back(InsertSql(random, table, rows));
+    if (rows > 0) {
+      database.writes.push_back(InsertSql(random, table, rows, options.float8_literals));
+    }
   }
   const int writes = static_cast<int>(random.Between(options.min_writes, options.max_writes));
   for (int w = 0; w < writes; ++w) {
@@ -172,11 +182,12 @@ Database GenerateWorkload(std::uint64_t seed, const WorkloadOptions& options) {
     std::string sql;
     if (kind < 5) {
       const int rows = static_cast<int>(random.Between(1, 3));
-      sql = InsertSql(random, table, rows);
+      sql = InsertSql(random, table, rows, options.float8_literals);
     } else if (kind < 8) {
-      sql = UpdateSql(random, table);
+      sql = UpdateSql(random, table, options.float8_literals);
     } else {
-      sql = "DELETE FROM " + table.schema.name + " WHERE " + WhereOn(random, table.schema);
+      sql = "DELETE FROM " + table.schema.name + " WHERE " +
+            WhereOn(random, table.schema, options.float8_literals);
     }
     if (!sql.empty()) database.writes.push_back(std::move(sql));
   }

@@ -29,6 +29,10 @@ struct WorkloadOptions {
   int max_initial_rows = 8;  // per table, in its first INSERT
   int min_writes = 4;        // INSERT/UPDATE/DELETE statements after the first INSERTs
   int max_writes = 14;
+  // Double precision values written '1.25'::float8 (the engine's type) instead of bare (1.25 is
+  // numeric in PostgreSQL, which an engine without numeric may refuse): the same values, the
+  // same draws — only the statements' text differs.
+  bool float8_literals = false;
 };
 
 Database GenerateWorkload(std::uint64_t seed, const WorkloadOptions& options = {});

@@ -1,0 +1,388 @@
+// The real clients against tandem-frontend: psql (PostgreSQL 15's, ON_ERROR_STOP=0, a script
+// file) and psycopg2 (Debian's python3-psycopg2 in its default transaction mode:
+// tests/python/frontend_clients_test.py) each run a script of every statement kind the frontend
+// takes — CREATE TABLE with PRIMARY KEY and NOT NULL, CREATE TABLE … WITH (source = 'csv', path =
+// …) over a CSV file, CREATE VIEW, CREATE MATERIALIZED VIEW of a join and an aggregate (read
+// after later writes: maintained), CREATE INDEX, SHOW TABLES / VIEWS / MATERIALIZED VIEWS /
+// INDEXES / COLUMNS FROM, EXPLAIN (a peek, a one-shot), INSERT … VALUES, INSERT … SELECT, UPDATE,
+// DELETE, BEGIN/COMMIT/ROLLBACK, SELECT with joins of every kind, GROUP BY/HAVING, DISTINCT, the
+// set operations, ORDER BY/LIMIT/OFFSET, subqueries in FROM, WITH, [NOT] IN and [NOT] EXISTS,
+// DROP refused without CASCADE (2BP01) then with it (and, in psycopg2's, DROP INDEX and a table
+// dropped with its indexes) — and every answer is checked, and the
+// errors' SQLSTATEs: 42P01 unknown table, 42703 unknown column, 42601 syntax, 23505 duplicate
+// key, 23502 NULL into NOT NULL, 0A000 not supported.
+//
+// The expected answers are PostgreSQL's: each script is run against a private PostgreSQL 15
+// server first (Tandem's own statements — SHOW, the CSV source, EXPLAIN's text — left out or
+// replaced by their PostgreSQL equivalent, and the materialized view REFRESHed before it is read,
+// since PostgreSQL's are snapshots), with the same expectations.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "frontend_harness.h"
+#include "pg_connection.h"
+#include "postgres_server.h"
+#include "run_binary.h"
+#include "temp_dir.h"
+
+#ifndef TANDEM_FRONTEND_CLIENTS_PY
+#define TANDEM_FRONTEND_CLIENTS_PY "tests/python/frontend_clients_test.py"
+#endif
+
+namespace tandem::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr char kPython[] = "/usr/bin/python3";
+constexpr char kCsv[] = "id,name,price\n1,apple,0.5\n2,pear,1.25\n3,plum,2.5\n";
+
+// Where the script runs: tandem-frontend, or PostgreSQL (the check of the expectations).
+enum class Server { kTandem, kPostgres };
+
+// The tables; products is the CSV source on Tandem, a table with the CSV's rows on PostgreSQL.
+// psql variable csv_path: the CSV file.
+std::string SetupScript(Server server) {
+  std::string sql =
+      "CREATE TABLE customers (id bigint PRIMARY KEY, name text NOT NULL, city text);\n"
+      "CREATE TABLE orders (id bigint PRIMARY KEY, customer bigint NOT NULL, amount bigint, "
+      "paid boolean);\n";
+  if (server == Server::kTandem) {
+    sql +=
+        "CREATE TABLE products (id bigint, name text, price double precision) "
+        "WITH (source = 'csv', path = :'csv_path');\n";
+  } else {
+    sql +=
+        "CREATE TABLE products (id bigint, name text, price double precision);\n"
+        "INSERT INTO products VALUES (1, 'apple', 0.5), (2, 'pear', 1.25), (3, 'plum', 2.5);\n";
+  }
+  return sql;
+}
+
+// The script proper: each part after an \echo '## <section>' line whose output is checked.
+std::string MainScript(Server server) {
+  const bool tandem = server == Server::kTandem;
+  std::string s;
+  s += "\\echo '## writes'\n"
+       "INSERT INTO customers VALUES (1, 'ann', 'oslo'), (2, 'bob', 'rome'), (3, 'cy', NULL), "
+       "(4, 'dee', 'oslo');\n"
+       "INSERT INTO orders VALUES (10, 1, 5, true), (11, 1, 7, false), (12, 2, 3, true), "
+       "(13, 3, NULL, NULL), (14, 9, 1, true);\n"
+       "\\set QUIET on\n"
+       "CREATE VIEW big_orders AS SELECT id, customer, amount FROM orders WHERE amount > 4;\n"
+       "CREATE MATERIALIZED VIEW spend AS SELECT c.name, count(*) AS n, max(o.amount) AS top "
+       "FROM customers AS c JOIN orders AS o ON o.customer = c.id GROUP BY c.name;\n"
+       "CREATE INDEX orders_by_customer ON orders (customer);\n"
+       "\\set QUIET off\n";
+  if (tandem) {
+    s += "\\echo '## show tables'\nSHOW TABLES;\n"
+         "\\echo '## show views'\nSHOW VIEWS;\n"
+         "\\echo '## show materialized views'\nSHOW MATERIALIZED VIEWS;\n"
+         "\\echo '## show indexes'\nSHOW INDEXES;\n"
+         "\\echo '## show columns'\nSHOW COLUMNS FROM orders;\n";
+  }
+  s += "\\echo '## explain peek'\nEXPLAIN SELECT * FROM orders WHERE id = 10;\n"
+       "\\echo '## explain one-shot'\n"
+       "EXPLAIN SELECT c.name, o.amount FROM customers AS c JOIN orders AS o ON o.customer = "
+       "c.id;\n"
+       "\\echo '## insert select'\n"
+       "INSERT INTO orders SELECT id + 100, customer, amount * 2, paid FROM orders WHERE amount "
+       "IS NOT NULL;\n"
+       "\\echo '## update'\nUPDATE orders SET amount = amount + 1 WHERE customer = 1;\n"
+       "\\echo '## delete'\nDELETE FROM orders WHERE paid = false;\n"
+       "\\echo '## transaction'\n"
+       "BEGIN;\nINSERT INTO customers VALUES (6, 'eve', NULL);\nCOMMIT;\n"
+       "BEGIN;\nSELECT count(*) FROM customers;\nROLLBACK;\n"
+       "\\echo '## peek'\nSELECT * FROM orders WHERE id = 10;\n"
+       "\\echo '## all orders'\nSELECT * FROM orders ORDER BY id;\n"
+       "\\echo '## join group by having'\n"
+       "SELECT c.name, count(*) AS n FROM customers AS c JOIN orders AS o ON o.customer = c.id "
+       "GROUP BY c.name HAVING count(*) > 1 ORDER BY c.name;\n"
+       "\\echo '## left join'\n"
+       "SELECT c.name, o.id FROM customers AS c LEFT JOIN orders AS o ON o.customer = c.id AND "
+       "o.amount > 5 ORDER BY c.name, o.id;\n"
+       "\\echo '## right join'\n"
+       "SELECT o.id, c.name FROM customers AS c RIGHT JOIN orders AS o ON o.customer = c.id "
+       "ORDER BY o.id;\n"
+       "\\echo '## full join'\n"
+       "SELECT c.name, o.id FROM customers AS c FULL JOIN orders AS o ON o.customer = c.id "
+       "WHERE c.id IS NULL OR o.id IS NULL ORDER BY c.name, o.id;\n"
+       "\\echo '## cross join'\nSELECT count(*) FROM customers CROSS JOIN products;\n"
+       "\\echo '## distinct'\nSELECT DISTINCT customer FROM orders ORDER BY customer;\n"
+       "\\echo '## union'\n"
+       "SELECT city FROM customers WHERE city IS NOT NULL UNION SELECT name FROM customers "
+       "WHERE id = 1 ORDER BY 1;\n"
+       "\\echo '## union all'\n"
+       "SELECT customer FROM orders WHERE customer = 1 UNION ALL SELECT id FROM customers "
+       "WHERE id = 1;\n"
+       "\\echo '## except'\nSELECT customer FROM orders EXCEPT SELECT id FROM customers;\n"
+       "\\echo '## except all'\n"
+       "SELECT customer FROM orders EXCEPT ALL SELECT id FROM customers ORDER BY 1;\n"
+       "\\echo '## intersect'\n"
+       "SELECT customer FROM orders INTERSECT SELECT id FROM customers ORDER BY 1;\n"
+       "\\echo '## intersect all'\n"
+       "SELECT customer FROM orders INTERSECT ALL SELECT customer FROM orders WHERE paid "
+       "ORDER BY 1;\n"
+       "\\echo '## order limit offset'\n"
+       "SELECT id, amount FROM orders ORDER BY id DESC LIMIT 2 OFFSET 1;\n"
+       "\\echo '## subquery in from'\n"
+       "SELECT t.customer, t.n FROM (SELECT customer, count(*) AS n FROM orders GROUP BY "
+       "customer) AS t WHERE t.n > 1 ORDER BY t.customer;\n"
+       "\\echo '## with'\n"
+       "WITH paid_orders AS (SELECT customer, amount FROM orders WHERE paid) SELECT customer, "
+       "count(*), max(amount) FROM paid_orders GROUP BY customer ORDER BY customer;\n"
+       "\\echo '## in'\n"
+       "SELECT name FROM customers WHERE id IN (SELECT customer FROM orders WHERE amount > 5) "
+       "ORDER BY name;\n"
+       "\\echo '## not in'\n"
+       "SELECT name FROM customers WHERE id NOT IN (SELECT customer FROM orders) ORDER BY name;\n"
+       "\\echo '## exists'\n"
+       "SELECT c.name FROM customers AS c WHERE EXISTS (SELECT 1 FROM orders AS o WHERE "
+       "o.customer = c.id AND o.paid) ORDER BY c.name;\n"
+       "\\echo '## not exists'\n"
+       "SELECT c.name FROM customers AS c WHERE NOT EXISTS (SELECT 1 FROM orders AS o WHERE "
+       "o.customer = c.id) ORDER BY c.name;\n"
+       "\\echo '## aggregates'\n"
+       "SELECT count(*), count(amount), min(amount), max(amount), sum(amount) FROM orders;\n"
+       "\\echo '## view'\nSELECT * FROM big_orders ORDER BY id;\n"
+       "\\echo '## materialized view'\n";
+  if (!tandem) s += "\\set QUIET on\nREFRESH MATERIALIZED VIEW spend;\n\\set QUIET off\n";
+  s += "SELECT * FROM spend ORDER BY name;\n"
+       "\\echo '## csv source'\nSELECT id, name, price FROM products ORDER BY id;\n"
+       "\\echo '## csv join'\n"
+       "SELECT p.name, o.id FROM products AS p JOIN orders AS o ON o.customer = p.id ORDER BY "
+       "o.id;\n"
+       "\\echo '## errors'\n"
+       "SELECT * FROM missing;\n"
+       "SELECT nope FROM orders;\n"
+       "SELEC 1;\n"
+       "INSERT INTO orders VALUES (10, 1, 1, true);\n"
+       "INSERT INTO customers VALUES (7, NULL, 'x');\n"
+       "SELECT count(*) FROM orders FOR UPDATE;\n";
+  if (tandem) s += "SELECT id, row_number() OVER (ORDER BY id) FROM orders;\n";
+  s += "\\echo '## after errors'\n"
+       "SELECT count(*) FROM orders;\n"
+       "SELECT * FROM orders WHERE id = 10;\n"
+       "SELECT count(*) FROM customers;\n"
+       "\\echo '## drop'\n"
+       "DROP TABLE orders;\n"
+       "\\set QUIET on\n"
+       "DROP TABLE orders CASCADE;\n"
+       "\\set QUIET off\n"
+       "\\echo '## after drop'\n";
+  if (tandem) s += "SHOW VIEWS;\nSHOW MATERIALIZED VIEWS;\n";
+  s += "SELECT * FROM spend;\n"
+       "SELECT count(*) FROM customers;\n"
+       "\\echo '## end'\n";
+  return s;
+}
+
+// psql's output (-A -t -F '|') by section: the lines after each "## <section>" line.
+std::map<std::string, std::string> Sections(const std::string& out) {
+  std::map<std::string, std::string> sections;
+  std::istringstream in(out);
+  std::string line, current = "(before any section)";
+  while (std::getline(in, line)) {
+    if (line.rfind("## ", 0) == 0) {
+      current = line.substr(3);
+      sections[current];
+      continue;
+    }
+    sections[current] += line + "\n";
+  }
+  return sections;
+}
+
+// The SQLSTATEs of the ERRORs psql printed (VERBOSITY verbose: "ERROR:  42P01: …"), in order.
+std::vector<std::string> ErrorStates(const std::string& err) {
+  std::vector<std::string> states;
+  const std::regex error("ERROR:  ([0-9A-Z]{5}): ");
+  for (auto it = std::sregex_iterator(err.begin(), err.end(), error); it != std::sregex_iterator();
+       ++it) {
+    states.push_back((*it)[1].str());
+  }
+  return states;
+}
+
+// What each section must print: PostgreSQL's answers (the materialized view's after the later
+// writes: Tandem maintains it, PostgreSQL's is REFRESHed).
+const std::map<std::string, std::string>& ExpectedSections() {
+  static const std::map<std::string, std::string> expected = {
+      {"writes", "INSERT 0 4\nINSERT 0 5\n"},
+      {"insert select", "INSERT 0 4\n"},
+      {"update", "UPDATE 4\n"},
+      {"delete", "DELETE 2\n"},
+      {"transaction", "BEGIN\nINSERT 0 1\nCOMMIT\nBEGIN\n5\nROLLBACK\n"},
+      {"peek", "10|1|6|t\n"},
+      {"all orders", "10|1|6|t\n12|2|3|t\n13|3||\n14|9|1|t\n110|1|11|t\n112|2|6|t\n114|9|2|t\n"},
+      {"join group by having", "ann|2\nbob|2\n"},
+      {"left join", "ann|10\nann|110\nbob|112\ncy|\ndee|\neve|\n"},
+      {"right join", "10|ann\n12|bob\n13|cy\n14|\n110|ann\n112|bob\n114|\n"},
+      {"full join", "dee|\neve|\n|14\n|114\n"},
+      {"cross join", "15\n"},
+      {"distinct", "1\n2\n3\n9\n"},
+      {"union", "ann\noslo\nrome\n"},
+      {"union all", "1\n1\n1\n"},
+      {"except", "9\n"},
+      {"except all", "1\n2\n9\n9\n"},
+      {"intersect", "1\n2\n3\n"},
+      {"intersect all", "1\n1\n2\n2\n9\n9\n"},
+      {"order limit offset", "112|6\n110|11\n"},
+      {"subquery in from", "1|2\n2|2\n9|2\n"},
+      {"with", "1|2|11\n2|2|6\n9|2|2\n"},
+      {"in", "ann\nbob\n"},
+      {"not in", "dee\neve\n"},
+      {"exists", "ann\nbob\n"},
+      {"not exists", "dee\neve\n"},
+      {"aggregates", "7|6|1|11|29\n"},
+      {"view", "10|1|6\n110|1|11\n112|2|6\n"},
+      {"materialized view", "ann|2|11\nbob|2|6\ncy|1|\n"},
+      {"csv source", "1|apple|0.5\n2|pear|1.25\n3|plum|2.5\n"},
+      {"csv join", "apple|10\npear|12\nplum|13\napple|110\npear|112\n"},
+      {"errors", ""},
+      {"after errors", "7\n10|1|6|t\n5\n"},
+      {"drop", ""},
+      {"after drop", "5\n"},
+      {"end", ""},
+  };
+  return expected;
+}
+
+// Runs the two scripts with psql against `port` (database `database`, user `user`): the setup,
+// then — once `ready` holds (the CSV source has its rows) — the main one. Checks every section
+// and the errors' SQLSTATEs.
+void RunPsqlScripts(Server server, int port, const std::string& database, const std::string& user,
+                    const std::function<bool()>& ready) {
+  FrontendClientEnvironment();
+  TempDir dir("frontend-psql");
+  dir.Write("products.csv", kCsv);
+  dir.Write("setup.sql", SetupScript(server));
+  dir.Write("main.sql", MainScript(server));
+  // The connection, then: go on past errors, errors with their SQLSTATE, the CSV file's path as
+  // :'csv_path', unaligned tuples only.
+  std::vector<std::string> connect = {"-X", "-h", "127.0.0.1", "-p", std::to_string(port)};
+  connect.insert(connect.end(), {"-d", database, "-U", user});
+  connect.insert(connect.end(), {"-v", "ON_ERROR_STOP=0", "-v", "VERBOSITY=verbose"});
+  connect.insert(connect.end(), {"-v", "csv_path=" + dir.File("products.csv")});
+  connect.insert(connect.end(), {"-A", "-t", "-F", "|"});
+  auto psql = [&](const std::string& file) {
+    std::vector<std::string> args = connect;
+    args.push_back("-f");
+    args.push_back(dir.File(file));
+    return RunBinary(FrontendPsqlBinary(), args, {.limit = 180s, .strip_tandem_env = true});
+  };
+  const BinaryRun setup = psql("setup.sql");
+  ASSERT_EQ(setup.exit, 0) << DescribeRun(setup);
+  ASSERT_EQ(ErrorStates(setup.err), std::vector<std::string>()) << DescribeRun(setup);
+  ASSERT_TRUE(Eventually(ready, 30s)) << "the CSV source's rows never came";
+
+  const BinaryRun run = psql("main.sql");
+  ASSERT_EQ(run.exit, 0) << DescribeRun(run);
+  const std::map<std::string, std::string> sections = Sections(run.out);
+  for (const auto& [section, text] : ExpectedSections()) {
+    const auto found = sections.find(section);
+    ASSERT_NE(found, sections.end()) << "no section " << section << "\n" << DescribeRun(run);
+    EXPECT_EQ(found->second, text) << "section " << section << "\n" << DescribeRun(run);
+  }
+  if (server == Server::kTandem) {
+    // Tandem's own statements: the catalog's answers.
+    const std::string tables = sections.at("show tables");
+    for (const char* table : {"customers\n", "orders\n", "products\n"}) {
+      EXPECT_NE(tables.find(table), std::string::npos) << table << DescribeRun(run);
+    }
+    EXPECT_EQ(sections.at("show views"), "big_orders\n") << DescribeRun(run);
+    EXPECT_EQ(sections.at("show materialized views"), "spend\n") << DescribeRun(run);
+    EXPECT_NE(sections.at("show indexes").find("orders_by_customer|orders|customer\n"),
+              std::string::npos)
+        << DescribeRun(run);
+    EXPECT_EQ(sections.at("show columns"),
+              "id|bigint|NO\ncustomer|bigint|NO\namount|bigint|YES\npaid|boolean|YES\n")
+        << DescribeRun(run);
+    EXPECT_NE(sections.at("explain peek").find("Peek"), std::string::npos) << DescribeRun(run);
+    EXPECT_NE(sections.at("explain one-shot").find("One-shot"), std::string::npos)
+        << DescribeRun(run);
+  }
+  std::vector<std::string> states = {"42P01", "42703", "42601", "23505", "23502", "0A000"};
+  if (server == Server::kTandem) states.push_back("0A000");  // the window function
+  states.insert(states.end(), {"2BP01", "42P01"});
+  EXPECT_EQ(ErrorStates(run.err), states) << DescribeRun(run);
+}
+
+// ---- PostgreSQL: the expectations are PostgreSQL's
+
+TEST(FrontendClientsTest, PsqlScriptAnswersAsExpectedOnPostgres) {
+  TANDEM_SKIP_UNLESS_POSTGRES();
+  PostgresServer server;
+  ASSERT_TRUE(server.ok()) << server.error();
+  ASSERT_TRUE(server
+                  .Execute("CREATE DATABASE tandem TEMPLATE template0 LC_COLLATE 'C' "
+                           "LC_CTYPE 'C'")
+                  .ok());
+  RunPsqlScripts(Server::kPostgres, server.port(), "tandem", "postgres", [] { return true; });
+}
+
+TEST(FrontendClientsTest, Psycopg2ScriptAnswersAsExpectedOnPostgres) {
+  TANDEM_SKIP_UNLESS_POSTGRES();
+  PostgresServer server;
+  ASSERT_TRUE(server.ok()) << server.error();
+  ASSERT_TRUE(server
+                  .Execute("CREATE DATABASE tandem TEMPLATE template0 LC_COLLATE 'C' "
+                           "LC_CTYPE 'C'")
+                  .ok());
+  FrontendClientEnvironment();
+  TempDir dir("frontend-psycopg2");
+  dir.Write("products.csv", kCsv);
+  const BinaryRun run =
+      RunBinary(kPython,
+                {TANDEM_FRONTEND_CLIENTS_PY, "--port", std::to_string(server.port()), "--user",
+                 "postgres", "--csv", dir.File("products.csv"), "--postgres"},
+                {.limit = 180s, .strip_tandem_env = true});
+  EXPECT_EQ(run.exit, 0) << DescribeRun(run);
+  EXPECT_NE(run.out.find("all checks passed"), std::string::npos) << DescribeRun(run);
+}
+
+// ---- tandem-frontend
+
+TEST(FrontendClientsTest, PsqlRunsEveryStatementKind) {
+  FrontendServer frontend;
+  ASSERT_GT(frontend.Port(), 0) << frontend.LogTail();
+  PgConnection reader(frontend.conninfo());
+  ASSERT_TRUE(reader.ok()) << reader.error();
+  RunPsqlScripts(Server::kTandem, frontend.Port(), "tandem", "tester", [&] {
+    const PgAnswer rows = reader.Execute("SELECT count(*) FROM products");
+    if (rows.ok() && rows.rows == std::vector<SqlRow>{{"3"}}) return true;
+    std::this_thread::sleep_for(100ms);  // a read is a dataflow: not in a tight loop
+    return false;
+  });
+  if (HasFailure()) std::cout << frontend.LogTail();
+  // Still serving.
+  const PgAnswer one = reader.Execute("SELECT 1");
+  EXPECT_TRUE(one.ok()) << (one.ok() ? "" : one.error->ToString());
+}
+
+TEST(FrontendClientsTest, Psycopg2RunsEveryStatementKind) {
+  FrontendServer frontend;
+  ASSERT_GT(frontend.Port(), 0) << frontend.LogTail();
+  FrontendClientEnvironment();
+  TempDir dir("frontend-psycopg2");
+  dir.Write("products.csv", kCsv);
+  const BinaryRun run =
+      RunBinary(kPython,
+                {TANDEM_FRONTEND_CLIENTS_PY, "--port", std::to_string(frontend.Port()), "--user",
+                 "tester", "--csv", dir.File("products.csv")},
+                {.limit = 180s, .strip_tandem_env = true});
+  EXPECT_EQ(run.exit, 0) << DescribeRun(run) << frontend.LogTail();
+  EXPECT_NE(run.out.find("all checks passed"), std::string::npos) << DescribeRun(run);
+}
+
+}  // namespace
+}  // namespace tandem::testing
