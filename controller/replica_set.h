@@ -234,6 +234,7 @@ class ReplicaSet {
   // One event of a subscribe: a batch, or its one last event (an end, a refusal, or its replica's
   // session ended: `gone` says why).
   struct SubscribeEvent {
+    SubscribeEvent() {}
     std::string uuid;
     std::size_t replica = 0;
     std::optional<pb::SubscribeBatch> batch;
@@ -271,6 +272,7 @@ class ReplicaSet {
     PeekTargets targets;
   };
   struct LiveSubscribe {
+    LiveSubscribe() {}
     pb::Command command;  // the Subscribe, as sent (its description matches a refusal)
     std::size_t replica = 0;
     bool cancel_sent = false;

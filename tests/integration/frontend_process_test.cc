@@ -819,8 +819,9 @@ struct SubscribeLog {
 
 // A subscribe through the driver: the snapshot at or after the session's write (read your
 // writes), then each later write at the time it was acknowledged at, in contiguous batches; a
-// cancel ends it with CANCELED; a replica SIGKILLed under a subscribe ends it with an error naming
-// it (never resumed elsewhere); an index no replica reports is waited for until the deadline.
+// cancel ends it with CANCELED; a replica's refusal is its answer; a replica SIGKILLed under a
+// subscribe ends it with an error naming it (never resumed elsewhere); an index no replica
+// reports is waited for until the deadline.
 TEST(FrontendDriver, SubscribeStreamsTheSnapshotThenEveryWriteUntilCanceled) {
   TempDir dir("frontend-subscribe");
   fe::LocalReplicaConfig config;
@@ -899,6 +900,21 @@ TEST(FrontendDriver, SubscribeStreamsTheSnapshotThenEveryWriteUntilCanceled) {
   auto end = end_future.get();
   ASSERT_TRUE(end.ok()) << end.status().ToString();
   EXPECT_EQ(end->reason(), ipc::pb::SubscribeEnd::CANCELED);
+
+  // A subscribe the replica refuses (up_to not after as_of): its refusal, not a hang.
+  fe::SubscribeRequest empty = request;
+  empty.time = fe::ReadTime();
+  empty.time.kind = fe::ReadTime::Kind::kExactly;
+  empty.time.at = third->time;
+  empty.up_to = third->time;
+  empty.deadline = deadline();
+  auto refused = Ask<ipc::pb::SubscribeEnd>([&](fe::Done<ipc::pb::SubscribeEnd> done) {
+    driver.Subscribe(empty, nullptr, std::move(done));
+  });
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("not after as_of"), std::string::npos)
+      << refused.status().ToString();
 
   // An index no replica reports: waited for until the deadline, then Unavailable.
   fe::SubscribeRequest unknown;
