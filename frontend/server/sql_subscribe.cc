@@ -9,6 +9,7 @@
 #include "base/thread_annotations.h"
 #include "frontend/server/sql_answers.h"
 #include "frontend/server/sql_reads.h"
+#include "frontend/server/subscribe_queue.h"
 #include "frontend/sqlstate.h"
 
 namespace tandem::frontend {
@@ -64,82 +65,6 @@ std::string CopyTextLine(Time time, std::int64_t diff, const pb::Row& row) {
 }
 
 namespace {
-
-// Where the replica driver's thread leaves a subscribe's batches and its end for the SQL thread
-// that streams them (the driver's callbacks must not block). Thread-safe.
-class SubscribeBatchQueue {
- public:
-  explicit SubscribeBatchQueue(std::size_t max_bytes) : max_bytes_(max_bytes) {}
-
-  // The driver's thread. A batch that would take the queue past max_bytes (unless it is empty)
-  // is dropped and the queue overflows: the stream is no longer exact, the statement ends.
-  void Push(pb::SubscribeBatch batch) {
-    const std::size_t bytes = batch.SpaceUsedLong();
-    MutexLock lock(mu_);
-    if (overflowed_ || end_) return;
-    if (!batches_.empty() && bytes_ + bytes > max_bytes_) {
-      overflowed_ = true;
-      batches_.clear();
-      bytes_ = 0;
-    } else {
-      batches_.emplace_back(std::move(batch), bytes);
-      bytes_ += bytes;
-    }
-    cv_.NotifyAll();
-  }
-  void End(Result<pb::SubscribeEnd> end) {
-    MutexLock lock(mu_);
-    end_.emplace(std::move(end));
-    cv_.NotifyAll();
-  }
-  // Any thread: a waiting Take returns now (a cancel).
-  void Wake() {
-    MutexLock lock(mu_);
-    woken_ = true;
-    cv_.NotifyAll();
-  }
-
-  struct Taken {
-    Taken() {}
-    std::vector<pb::SubscribeBatch> batches;
-    // Set once every batch before it was taken.
-    std::optional<Result<pb::SubscribeEnd>> end;
-    bool overflowed = false;
-  };
-  // The SQL thread: what is there once something is, or at `until` (then perhaps nothing).
-  Taken Take(DriverClock::time_point until) {
-    MutexLock lock(mu_);
-    while (batches_.empty() && !end_ && !overflowed_ && !woken_) {
-      if (!cv_.WaitUntil(mu_, until) && DriverClock::now() >= until) break;
-    }
-    woken_ = false;
-    Taken t;
-    for (auto& [batch, bytes] : batches_) t.batches.push_back(std::move(batch));
-    batches_.clear();
-    bytes_ = 0;
-    t.overflowed = overflowed_;
-    if (end_) t.end = *end_;
-    return t;
-  }
-  // Waits for the end until `until`: whether it came.
-  bool AwaitEnd(DriverClock::time_point until) {
-    MutexLock lock(mu_);
-    while (!end_) {
-      if (!cv_.WaitUntil(mu_, until) && DriverClock::now() >= until) break;
-    }
-    return end_.has_value();
-  }
-
- private:
-  const std::size_t max_bytes_;
-  Mutex mu_;
-  CondVar cv_;  // a batch, the end, an overflow or a wake
-  std::deque<std::pair<pb::SubscribeBatch, std::size_t>> batches_ TANDEM_GUARDED_BY(mu_);
-  std::size_t bytes_ TANDEM_GUARDED_BY(mu_) = 0;
-  std::optional<Result<pb::SubscribeEnd>> end_ TANDEM_GUARDED_BY(mu_);
-  bool overflowed_ TANDEM_GUARDED_BY(mu_) = false;
-  bool woken_ TANDEM_GUARDED_BY(mu_) = false;
-};
 
 // How often a waiting stream looks at its cancel and its client.
 constexpr std::chrono::milliseconds kSubscribePoll{200};
