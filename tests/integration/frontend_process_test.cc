@@ -945,8 +945,19 @@ TEST(FrontendDriver, SubscribeStreamsTheSnapshotThenEveryWriteUntilCanceled) {
   EXPECT_EQ(gone.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(gone.status().message().find("went away"), std::string::npos)
       << gone.status().ToString();
+  // Restarted and replayed before the end: the restarted supervisor removes the segment the
+  // SIGKILLed one left.
+  const std::string segment = "/dev/shm/tandem." + config.replica_id;
+  EXPECT_TRUE(Eventually(
+      [&] {
+        auto replicas = driver.Replicas();
+        return local.starts() >= 2 && replicas.size() == 1 && replicas[0].replays >= 2 &&
+               replicas[0].state == "up";
+      },
+      30s));
   driver.Stop();
   local.Stop();
+  EXPECT_TRUE(Eventually([&] { return !std::filesystem::exists(segment); }, 20s)) << segment;
 }
 
 TEST(FrontendDriver, ARequestWaitsForAReplicaAtMostItsDeadline) {
