@@ -166,6 +166,20 @@ void ReplicaSet::MarkDown(std::size_t i, const std::string& why) {
   }
   // A Submit waiting for its verdict stops waiting for this replica (unconfirmed).
   if (auto v = verdicts_.find(i); v != verdicts_.end()) v->second.gone = true;
+  // Its subscribes ended with its session (the supervisor ends them too, SESSION_ENDED, on a
+  // connection we no longer read).
+  for (auto it = subscribes_.begin(); it != subscribes_.end();) {
+    if (it->second.replica != i) {
+      ++it;
+      continue;
+    }
+    SubscribeEvent e;
+    e.uuid = it->first;
+    e.replica = i;
+    e.gone = r.last_error;
+    subscribe_events_.push_back(std::move(e));
+    it = subscribes_.erase(it);
+  }
 }
 
 bool ReplicaSet::SendTo(std::size_t i, const pb::Command& command) {
@@ -256,6 +270,7 @@ void ReplicaSet::Handle(std::size_t i, pb::Response& resp) {
     if (r.state == State::kConnecting && r.client->connected()) OnAccepted(i);
     return;
   }
+  if (HandleSubscribe(i, resp)) return;
   if (resp.has_peek_response()) {
     auto it = races_.find(resp.peek_response().uuid());
     if (it != races_.end()) it->second.race.Answered(i, resp.peek_response());
@@ -320,6 +335,46 @@ void ReplicaSet::Handle(std::size_t i, pb::Response& resp) {
       verdicts_[i].done = true;
     }
   }
+}
+
+bool ReplicaSet::HandleSubscribe(std::size_t i, pb::Response& resp) {
+  if (resp.has_subscribe_batch() || resp.has_subscribe_end()) {
+    const std::string& uuid =
+        resp.has_subscribe_batch() ? resp.subscribe_batch().uuid() : resp.subscribe_end().uuid();
+    auto it = subscribes_.find(uuid);
+    // Not ours (ended already), or another replica's uuid: dropped.
+    if (it == subscribes_.end() || it->second.replica != i) return true;
+    SubscribeEvent e;
+    e.uuid = uuid;
+    e.replica = i;
+    if (resp.has_subscribe_batch()) {
+      e.batch = std::move(*resp.mutable_subscribe_batch());
+    } else {
+      e.end = std::move(*resp.mutable_subscribe_end());
+      subscribes_.erase(it);
+    }
+    subscribe_events_.push_back(std::move(e));
+    return true;
+  }
+  if (!resp.has_command_error()) return false;
+  const pb::CommandError& error = resp.command_error();
+  if (error.what() == "CancelSubscribe") return true;
+  if (error.what() != "Subscribe") return false;
+  // The refusal names the subscribe as Describe() prints it (uuid prefix, id, as_of).
+  for (auto it = subscribes_.begin(); it != subscribes_.end(); ++it) {
+    if (it->second.replica != i || error.why().rfind(Describe(it->second.command), 0) != 0) {
+      continue;
+    }
+    SubscribeEvent e;
+    e.uuid = it->first;
+    e.replica = i;
+    e.refused = error;
+    subscribe_events_.push_back(std::move(e));
+    subscribes_.erase(it);
+    return true;
+  }
+  // A Subscribe refused before it was ours to track (another session's?): never a Submit's.
+  return true;
 }
 
 void ReplicaSet::Pump(milliseconds limit) {
@@ -618,6 +673,55 @@ ReplicaSet::WriteResult ReplicaSet::ExpireWrite(const std::string& uuid) {
   for (std::size_t i : it->second.waiting) result.unanswered.push_back(i);
   writes_.erase(it);
   return result;
+}
+
+Status ReplicaSet::StartSubscribe(const pb::Command& subscribe, std::size_t replica) {
+  if (!subscribe.has_subscribe()) return Status::InvalidArgument("StartSubscribe: not a Subscribe");
+  if (!subscribe.subscribe().has_as_of()) {
+    return Status::InvalidArgument("StartSubscribe: a Subscribe without as_of");
+  }
+  if (replica >= replicas_.size()) {
+    return Status::InvalidArgument("replica " + std::to_string(replica) + " does not exist");
+  }
+  const std::string& uuid = subscribe.subscribe().uuid();
+  if (subscribes_.count(uuid)) {
+    return Status::InvalidArgument("subscribe " + uuid + " is live already");
+  }
+  if (replicas_[replica]->state != State::kReady) {
+    return Status::Unavailable("replica " + std::to_string(replica) + " (" +
+                               replicas_[replica]->endpoint + ") is not ready");
+  }
+  // In the map before it is sent: a send that fails marks the replica down, and MarkDown would
+  // report it gone — but it was never sent, so it is taken out again and refused here.
+  LiveSubscribe live;
+  live.command = subscribe;
+  live.replica = replica;
+  subscribes_.emplace(uuid, std::move(live));
+  if (!SendTo(replica, subscribe)) {
+    subscribes_.erase(uuid);
+    std::erase_if(subscribe_events_, [&](const SubscribeEvent& e) { return e.uuid == uuid; });
+    return Status::Unavailable("replica " + std::to_string(replica) + " (" +
+                               replicas_[replica]->endpoint +
+                               ") went down: " + replicas_[replica]->last_error);
+  }
+  return Status::Ok();
+}
+
+void ReplicaSet::CancelSubscribe(const std::string& uuid) {
+  auto it = subscribes_.find(uuid);
+  if (it == subscribes_.end() || it->second.cancel_sent) return;
+  it->second.cancel_sent = true;
+  pb::Command cancel;
+  cancel.mutable_cancel_subscribe()->set_uuid(uuid);
+  // A failed send marks the replica down: the subscribe's last event is then `gone`.
+  (void)SendTo(it->second.replica, cancel);
+}
+
+std::vector<ReplicaSet::SubscribeEvent> ReplicaSet::TakeSubscribeEvents() {
+  std::vector<SubscribeEvent> out(std::make_move_iterator(subscribe_events_.begin()),
+                                  std::make_move_iterator(subscribe_events_.end()));
+  subscribe_events_.clear();
+  return out;
 }
 
 ReplicaSet::ReplicaStatus ReplicaSet::status(std::size_t i) const {

@@ -32,6 +32,12 @@
 // its replay (same stream, same order). Observer sessions (Options::observer) neither keep nor
 // replay a history: they read.
 //
+// Subscribes (DESIGN §10). A subscribe is sent to one replica and lives on that replica's session
+// only: its stream's times are that replica's (a table's time is its replica's clock), so it is
+// never moved to another replica. Its SubscribeBatches, then exactly one last event — its
+// SubscribeEnd, the replica's refusal of it, or the session ending (the replica went away, was
+// reset or superseded) — are kept for TakeSubscribeEvents, in the order they arrived.
+//
 // A replica that maintains indexes the history does not define loses them at the replay
 // (reconciliation): a caller that must not do that checks accepted(i).live_indexes() in an
 // observer ReplicaSet first, as controller::Session does (controller/session.h).
@@ -46,6 +52,8 @@
 //     peek's targets allow it.
 //  3. Frontiers of a replica are those of its current session (cleared when it reconnects: a
 //     restarted replica's frontiers start again from its own reports).
+//  4. A subscribe has exactly one last event (SubscribeEvent::last), after all its batches;
+//     nothing of its uuid is reported after it.
 #pragma once
 
 #include <chrono>
@@ -223,6 +231,30 @@ class ReplicaSet {
   WriteResult ExpireWrite(const std::string& uuid);
   std::size_t writes_in_flight() const { return writes_.size(); }
 
+  // One event of a subscribe: a batch, or its one last event (an end, a refusal, or its replica's
+  // session ended: `gone` says why).
+  struct SubscribeEvent {
+    SubscribeEvent() {}
+    std::string uuid;
+    std::size_t replica = 0;
+    std::optional<pb::SubscribeBatch> batch;
+    std::optional<pb::SubscribeEnd> end;
+    std::optional<pb::CommandError> refused;
+    std::string gone;
+    bool last() const { return !batch.has_value(); }
+  };
+  // Sends `subscribe` (a Command holding a Subscribe with a uuid unique among the live ones of the
+  // set and an as_of: the refusal is matched by its description) to replica `replica`, which must
+  // be ready, and returns at once. InvalidArgument for no Subscribe, no as_of, a replica out of
+  // range or a uuid live already; Unavailable when the replica is not ready (or its send failed).
+  Status StartSubscribe(const pb::Command& subscribe, std::size_t replica);
+  // Sends CancelSubscribe for live subscribe `uuid` (once): its last event still comes (END
+  // CANCELED, or whatever ended it first). Nothing for a uuid not live.
+  void CancelSubscribe(const std::string& uuid);
+  // The events that arrived since the last call (any wait takes them in), oldest first.
+  std::vector<SubscribeEvent> TakeSubscribeEvents();
+  std::size_t subscribes_live() const { return subscribes_.size(); }
+
   std::size_t size() const { return replicas_.size(); }
   ReplicaStatus status(std::size_t i) const;
   // The last HelloAccepted of replica i (its live indexes, replica id).
@@ -239,6 +271,12 @@ class ReplicaSet {
     pb::Command peek;
     PeekTargets targets;
   };
+  struct LiveSubscribe {
+    LiveSubscribe() {}
+    pb::Command command;  // the Subscribe, as sent (its description matches a refusal)
+    std::size_t replica = 0;
+    bool cancel_sent = false;
+  };
   struct Write {
     pb::Command command;  // the WriteTable
     std::set<std::size_t> waiting;
@@ -253,6 +291,8 @@ class ReplicaSet {
   void OnAccepted(std::size_t i);
   void Handle(std::size_t i, pb::Response& r);
   void AskPending(std::size_t i);
+  // Handles a subscribe's answer or refusal from replica i: true when `r` was one.
+  bool HandleSubscribe(std::size_t i, pb::Response& r);
   // The time replica i is asked at in `race` (PeekTargets::at_least).
   static std::uint64_t AskedAt(const Race& race, std::size_t i);
   // The Peek as replica i is sent it (its time).
@@ -268,9 +308,11 @@ class ReplicaSet {
   Options options_;
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::vector<pb::Command> history_;
-  std::map<std::string, Race> races_;    // undecided or not yet taken
-  std::map<std::string, Write> writes_;  // in flight: sent, not yet taken
-  std::deque<PeekResult> decided_;       // decided and settled, for Poll
+  std::map<std::string, Race> races_;                // undecided or not yet taken
+  std::map<std::string, Write> writes_;              // in flight: sent, not yet taken
+  std::deque<PeekResult> decided_;                   // decided and settled, for Poll
+  std::map<std::string, LiveSubscribe> subscribes_;  // sent, last event not yet arrived
+  std::deque<SubscribeEvent> subscribe_events_;      // for TakeSubscribeEvents
   // The Submit in progress: its command goes to a replica that starts replaying meanwhile too.
   const pb::Command* submitting_ = nullptr;
   std::uint64_t submit_seq_ = 0;  // the Submit in progress (barrier owner), 0 = none yet

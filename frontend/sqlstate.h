@@ -59,8 +59,9 @@ inline constexpr char kDuplicateTable[] = "42P07";          // DUPLICATE_TABLE (
 inline constexpr char kInvalidTableDefinition[] = "42P16";  // INVALID_TABLE_DEFINITION
 inline constexpr char kWindowingError[] = "42P20";          // WINDOWING_ERROR
 // Class 53 — insufficient resources
-inline constexpr char kOutOfMemory[] = "53200";         // OUT_OF_MEMORY
-inline constexpr char kTooManyConnections[] = "53300";  // TOO_MANY_CONNECTIONS
+inline constexpr char kInsufficientResources[] = "53000";  // INSUFFICIENT_RESOURCES
+inline constexpr char kOutOfMemory[] = "53200";            // OUT_OF_MEMORY
+inline constexpr char kTooManyConnections[] = "53300";     // TOO_MANY_CONNECTIONS
 // Class 54 — program limit exceeded
 inline constexpr char kProgramLimitExceeded[] = "54000";  // PROGRAM_LIMIT_EXCEEDED
 inline constexpr char kStatementTooComplex[] = "54001";   // STATEMENT_TOO_COMPLEX

@@ -130,6 +130,15 @@ ReplicaDriver::RequestId ReplicaDriver::LatestReadable(LatestRequest request, Do
   const auto deadline = request.deadline;
   return Post(std::move(request), std::move(done), deadline);
 }
+ReplicaDriver::RequestId ReplicaDriver::Subscribe(SubscribeRequest request,
+                                                  OnSubscribeBatch on_batch,
+                                                  Done<pb::SubscribeEnd> done) {
+  const auto deadline = request.deadline;
+  SubscribeJob job;
+  job.request = std::move(request);
+  job.on_batch = std::move(on_batch);
+  return Post(std::move(job), std::move(done), deadline);
+}
 
 void ReplicaDriver::Cancel(RequestId id) {
   {
@@ -181,6 +190,10 @@ void ReplicaDriver::TakeQueue() {
       (void)set_->Broadcast({controller::Drop(it->second.result_index)});
     Answer(it->second.job.done, canceled);
     it = reads_.erase(it);
+  }
+  // Its SubscribeEnd (CANCELED, or what ended it first) answers it.
+  for (const auto& [uuid, job] : subscribes_) {
+    if (cancels.count(job.id)) set_->CancelSubscribe(uuid);
   }
 }
 
@@ -257,6 +270,7 @@ void ReplicaDriver::Run() {
     for (const auto& [uuid, r] : reads_) until(r.job.deadline);
     for (const auto& [uuid, w] : writes_) until(w.job.deadline);
     for (auto& result : set_->Poll(wait)) OnPeekDecided(std::move(result));
+    for (auto& event : set_->TakeSubscribeEvents()) OnSubscribeEvent(std::move(event));
     ExpireReads();
     CollectWrites();
     PublishReplicas();
@@ -288,6 +302,11 @@ void ReplicaDriver::Run() {
   reads_.clear();
   for (auto& [uuid, w] : writes_) Answer(w.job.done, down);
   writes_.clear();
+  for (auto& [uuid, job] : subscribes_) {
+    set_->CancelSubscribe(uuid);  // the replica releases its hold at once
+    Answer(job.done, down);
+  }
+  subscribes_.clear();
   set_.reset();  // Goodbye to every replica
 }
 
@@ -345,6 +364,7 @@ bool ReplicaDriver::TryStart(Job& job) {
   if (std::holds_alternative<PeekRequest>(job.request)) return StartPeek(job);
   if (std::holds_alternative<OneShotRequest>(job.request)) return StartOneShot(job);
   if (std::holds_alternative<WriteRequest>(job.request)) return StartWrite(job);
+  if (std::holds_alternative<SubscribeJob>(job.request)) return StartSubscribe(job);
   return AnswerLatest(job);
 }
 
@@ -592,6 +612,91 @@ bool ReplicaDriver::AnswerLatest(Job& job) {
   if (!t) return false;
   std::get<Done<Time>>(job.done)(*t);
   return true;
+}
+
+bool ReplicaDriver::StartSubscribe(Job& job) {
+  const SubscribeRequest& r = std::get<SubscribeJob>(job.request).request;
+  auto& done = std::get<Done<pb::SubscribeEnd>>(job.done);
+  if (set_->ready() == 0) {
+    job.waiting_for = RestartingOrNone(*set_);
+    return false;
+  }
+  const controller::Readers readers = ReadersOf(r.tables);
+  if (readers.restricted && readers.floors.empty()) {
+    std::string why;
+    for (const auto& [i, reason] : readers.left_out) why += (why.empty() ? "" : "; ") + reason;
+    done(Status::Unavailable("no replica has every write this frontend acknowledged: " + why));
+    return true;
+  }
+  const bool exactly = r.time.kind == ReadTime::Kind::kExactly;
+  // The replicas that may answer (as a peek at that time would be sent to: write_ledger.h).
+  const ReplicaSet::PeekTargets targets =
+      controller::TargetsAt(readers, exactly ? r.time.at : r.time.floor,
+                            exactly ? controller::ReadAt::kExactly : controller::ReadAt::kLatest);
+  // The freshest of them: the one whose frontier of the index is latest.
+  std::optional<std::size_t> chosen;
+  std::optional<Time> freshest;
+  for (std::size_t i = 0; i < set_->size(); ++i) {
+    if (targets.only && !targets.only->count(i)) continue;
+    if (set_->status(i).state != ReplicaSet::State::kReady) continue;
+    const auto latest = LatestOf(r.index, std::set<std::size_t>{i});
+    if (!latest) continue;
+    if (!freshest || *latest > *freshest) {
+      freshest = latest;
+      chosen = i;
+    }
+  }
+  if (!chosen) {
+    job.waiting_for = "waiting for a replica to report a readable time of " + r.index;
+    return false;
+  }
+  Time as_of = 0;
+  if (exactly) {
+    as_of = r.time.at;
+  } else {
+    // A closed index reads the same at every time: now's, on the one timeline.
+    as_of = *freshest >= kMaxTime ? WallClockMs() : *freshest;
+    as_of = std::max(as_of, r.time.floor);
+    if (auto floor = readers.floors.find(*chosen); floor != readers.floors.end()) {
+      as_of = std::max(as_of, floor->second);
+    }
+  }
+  if (as_of >= kMaxTime) as_of = kMaxTime - 1;
+  const pb::Command command =
+      ipc::MakeSubscribe(controller::RandomHex(16), r.index, as_of, r.snapshot, r.up_to);
+  if (Status s = set_->StartSubscribe(command, *chosen); !s.ok()) {
+    if (s.code() == StatusCode::kUnavailable && DriverClock::now() < job.deadline) {
+      job.waiting_for = s.message();  // its replica went down just now: another may take it
+      return false;
+    }
+    done(s);
+    return true;
+  }
+  const std::string uuid = command.subscribe().uuid();
+  subscribes_.emplace(uuid, std::move(job));
+  return true;
+}
+
+void ReplicaDriver::OnSubscribeEvent(ReplicaSet::SubscribeEvent event) {
+  auto it = subscribes_.find(event.uuid);
+  if (it == subscribes_.end()) return;
+  if (event.batch) {
+    auto& on_batch = std::get<SubscribeJob>(it->second.request).on_batch;
+    if (on_batch) on_batch(std::move(*event.batch));
+    return;
+  }
+  Job job = std::move(it->second);
+  subscribes_.erase(it);
+  auto& done = std::get<Done<pb::SubscribeEnd>>(job.done);
+  if (event.end) {
+    done(std::move(*event.end));
+  } else if (event.refused) {
+    done(Status::FailedPrecondition(controller::ReplicaRefusal(*event.refused)));
+  } else {
+    done(Status::Unavailable("the replica streaming it (" + options_.endpoints[event.replica] +
+                             ") went away: " + event.gone +
+                             "; a subscribe is not moved to another replica, whose times differ"));
+  }
 }
 
 void ReplicaDriver::OnPeekDecided(ReplicaSet::PeekResult result) {

@@ -38,14 +38,25 @@
 //  * Write: a WriteTable to every replica that is up; answered with the latest time a replica
 //    acknowledged it at (a session reads at or after it: read your writes).
 //  * LatestReadable: the latest time every index named can be read at.
+//  * Subscribe: a Subscribe (DESIGN §10) of one maintained index on one ready replica — the one
+//    with the freshest frontier of it among those that may answer (read your writes: the write
+//    ledger's readers) — at the read time (below). Its SubscribeBatches go to `on_batch` as they
+//    arrive, on the driver's thread (it must not block: queue them), and its end answers `done`
+//    once: the SubscribeEnd (CANCELED after Cancel; UP_TO, CLOSED, DROPPED, ERROR, TOO_SLOW …),
+//    or an error — refused by the replica (FailedPrecondition), or Unavailable when no replica
+//    could start it by its deadline or its replica went away. A subscribe is never moved to
+//    another replica: a table's times are its replica's own clock (controller/replica_set.h), so
+//    a stream continued elsewhere would not be exact. Only its start is bounded by the deadline;
+//    once started it runs until it ends or is cancelled.
 //
 // Times. A read "at latest" is at the latest time all its inputs can be read at: per index, the
 // freshest write frontier a replica that may answer reported, minus one; over several, the
 // earliest of those. A session's floor (ReadTime::floor, its last write's time) raises it; a peek
 // at a time a replica cannot read yet waits there (never answers early), so the floor is safe.
 //
-// Invariants: a request is answered once; the ReplicaSet is touched by the driver's thread only;
-// a compaction frontier the driver sent for an index never moves back.
+// Invariants: a request is answered once (a subscribe's batches all come before its answer); the
+// ReplicaSet is touched by the driver's thread only; a compaction frontier the driver sent for an
+// index never moves back.
 #pragma once
 
 #include <atomic>
@@ -144,6 +155,21 @@ struct WriteAnswer {
   std::map<std::size_t, Time> acknowledged;  // per replica
 };
 
+struct SubscribeRequest {
+  SubscribeRequest() {}
+  std::string index;  // a maintained index
+  // kLatest: the latest time the chosen replica can read the index at, raised to `floor` and to
+  // that replica's time of the latest write to `tables` (read your writes). kExactly: `at`.
+  ReadTime time;
+  bool snapshot = true;  // first the index's contents at the read time
+  std::optional<Time> up_to;
+  std::set<std::string> tables;
+  // Bounds the start (a replica, a readable time), not the stream.
+  DriverClock::time_point deadline;
+};
+// A subscribe's batch, handed over on the driver's thread: must not block.
+using OnSubscribeBatch = std::function<void(pb::SubscribeBatch)>;
+
 struct LatestRequest {
   LatestRequest() {}
   std::vector<std::string> indexes;  // at least one
@@ -195,9 +221,13 @@ class ReplicaDriver {
   RequestId OneShot(OneShotRequest request, Done<PeekAnswer> done);
   RequestId Write(WriteRequest request, Done<WriteAnswer> done);
   RequestId LatestReadable(LatestRequest request, Done<Time> done);
+  RequestId Subscribe(SubscribeRequest request, OnSubscribeBatch on_batch,
+                      Done<pb::SubscribeEnd> done);
   // Ends request `id` soon: a read not decided yet is answered Unavailable("canceled") and its
   // peek cancelled on the replicas. A Submit or Write already sent is not undone: it is answered
-  // with its outcome.
+  // with its outcome. A subscribe not started yet is answered Unavailable("canceled"); a started
+  // one is sent CancelSubscribe and answered with its SubscribeEnd (CANCELED, or what ended it
+  // first).
   void Cancel(RequestId id);
 
   // A snapshot of the replicas, for logs and tests (thread-safe; refreshed by the driver's loop).
@@ -214,10 +244,16 @@ class ReplicaDriver {
   std::size_t ready() const { return ready_.load(); }
 
  private:
-  using Request =
-      std::variant<SubmitRequest, PeekRequest, OneShotRequest, WriteRequest, LatestRequest>;
-  using Callback =
-      std::variant<Done<SubmitAnswer>, Done<PeekAnswer>, Done<WriteAnswer>, Done<Time>>;
+  // A subscribe's request with its batch callback.
+  struct SubscribeJob {
+    SubscribeJob() {}
+    SubscribeRequest request;
+    OnSubscribeBatch on_batch;
+  };
+  using Request = std::variant<SubmitRequest, PeekRequest, OneShotRequest, WriteRequest,
+                               LatestRequest, SubscribeJob>;
+  using Callback = std::variant<Done<SubmitAnswer>, Done<PeekAnswer>, Done<WriteAnswer>, Done<Time>,
+                                Done<pb::SubscribeEnd>>;
   struct Job {
     Job() {}
     RequestId id = 0;
@@ -252,6 +288,8 @@ class ReplicaDriver {
   bool StartOneShot(Job& job);
   bool StartWrite(Job& job);
   bool AnswerLatest(Job& job);
+  bool StartSubscribe(Job& job);
+  void OnSubscribeEvent(controller::ReplicaSet::SubscribeEvent event);
   void OnPeekDecided(controller::ReplicaSet::PeekResult result);
   void CollectWrites();
   void ExpireReads();
@@ -287,6 +325,7 @@ class ReplicaDriver {
   std::deque<Job> waiting_;                      // taken, not started
   std::map<std::string, InFlightRead> reads_;    // by peek uuid
   std::map<std::string, InFlightWrite> writes_;  // by write uuid
+  std::map<std::string, Job> subscribes_;        // started, not ended: by subscribe uuid
   controller::WriteLedger ledger_;
   std::map<std::string, Time> compacted_;      // index → the compaction frontier sent
   std::vector<pb::Command> history_commands_;  // ReplayHistory::Commands() at history_version_

@@ -14,6 +14,7 @@
 #include "frontend/server/driver_waits.h"
 #include "frontend/server/sql_answers.h"
 #include "frontend/server/sql_reads.h"
+#include "frontend/server/sql_subscribe.h"
 #include "frontend/server/transaction_block.h"
 #include "frontend/sql/classify.h"
 #include "frontend/sqlstate.h"
@@ -257,11 +258,8 @@ bool SqlExecutor::Run(const sql::ParsedStatement& statement, StatementKind kind,
       return sink.CommandComplete(*tag);
     }
     case StatementKind::kSubscribe:
-      return Fail(sink, session,
-                  SqlError(sqlstate::kFeatureNotSupported,
-                           "SUBSCRIBE is not supported yet over this frontend; read the "
-                           "materialized view with SELECT, or subscribe with tandem-ctl",
-                           statement.position));
+      return RunSubscribeStatement(std::get<sql::SubscribeStatement>(statement.form),
+                                   statement.position, sql, sink, session);
     default:
       break;
   }
@@ -370,6 +368,25 @@ bool SqlExecutor::RunSelect(const pg_query::Node& query, const pg_query::Node* a
     return false;
   }
   return true;
+}
+
+bool SqlExecutor::RunSubscribeStatement(const sql::SubscribeStatement& statement, int position,
+                                        std::string_view sql, pgwire::QuerySink& sink,
+                                        SessionState& session) {
+  std::optional<Time> at;
+  if (statement.as_of) {
+    auto t = AsOfTime(*statement.as_of, sql);
+    if (!t.ok()) return Fail(sink, session, t.error());
+    at = *t;
+  }
+  const std::shared_ptr<const Catalog> catalog = catalog_.Snapshot();
+  auto streamed = RunSubscribe(driver_, *catalog, statement, position, sql, ReadTimeOf(session, at),
+                               sink, session);
+  if (!streamed.ok()) return Fail(sink, session, streamed.error());
+  if (!*streamed && session.transaction != TransactionStatus::kIdle) {
+    session.transaction = TransactionStatus::kFailed;
+  }
+  return *streamed;
 }
 
 bool SqlExecutor::RunExplain(const pg_query::ExplainStmt& explain, std::string_view sql,

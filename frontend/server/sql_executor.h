@@ -9,7 +9,8 @@
 //   * BEGIN / COMMIT / ROLLBACK: the states clients track (transaction_block.h). A block groups
 //     nothing yet: each statement in it takes effect when it runs (a ROLLBACK after a write in it
 //     says so with a WARNING);
-//   * SET / RESET / SHOW of the session parameters drivers use; SUBSCRIBE: 0A000 for now.
+//   * SET / RESET / SHOW of the session parameters drivers use;
+//   * SUBSCRIBE [TO] name [AS OF t]: sql_subscribe.h — streamed as COPY TO STDOUT until cancelled.
 // An error ends the Query's statements (PostgreSQL runs none after one that failed) and, inside
 // a block, fails the block. A cancel ends the running statement with 57014.
 //
@@ -41,6 +42,8 @@ class SqlExecutor final : public StatementExecutor {
               pgwire::QuerySink& sink, SessionState& session);
   bool RunSelect(const pg_query::Node& query, const pg_query::Node* as_of, std::string_view sql,
                  pgwire::QuerySink& sink, SessionState& session);
+  bool RunSubscribeStatement(const sql::SubscribeStatement& statement, int position,
+                             std::string_view sql, pgwire::QuerySink& sink, SessionState& session);
   bool RunExplain(const pg_query::ExplainStmt& explain, std::string_view sql,
                   pgwire::QuerySink& sink, SessionState& session);
   bool RunShow(const sql::ParsedStatement& statement, sql::StatementKind kind, std::string_view sql,

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -267,6 +268,121 @@ TEST(FrontendProcess, PsqlConnectsAndIsAnswered) {
   run = frontend.Psql("SELEC 1");
   EXPECT_NE(run.exit, 0) << DescribeRun(run);
   EXPECT_NE(run.err.find("syntax error at or near \"SELEC\""), std::string::npos)
+      << DescribeRun(run);
+}
+
+std::string FileText(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// `psql -c "SUBSCRIBE …"` in the background, its stdout and stderr in files. psql writes COPY data
+// with stdio, block-buffered into a file: stdbuf makes it line-buffered, so each line is there
+// as soon as psql has it.
+class BackgroundPsql {
+ public:
+  BackgroundPsql(int port, const std::string& sql, const TempDir& dir, const std::string& name)
+      : out_(dir.File(name + ".out")), err_(dir.File(name + ".err")) {
+    const int out = open(out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    const int err = open(err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    pid_ = SpawnTiedToTest({"/usr/bin/stdbuf", "-oL", Psql(), "-X", "-h", "127.0.0.1", "-p",
+                            std::to_string(port), "-d", "tandem", "-U", "anyone", "-c", sql},
+                           ChildEnvironment(true), out, err);
+    close(out);
+    close(err);
+  }
+  ~BackgroundPsql() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  pid_t pid() const { return pid_; }
+  std::string Out() const { return FileText(out_); }
+  std::string Err() const { return FileText(err_); }
+  // Sends `signal` and waits (bounded) for psql to exit: its wait status, or -1.
+  int Stop(int signal, std::chrono::milliseconds limit) {
+    kill(pid_, signal);
+    int status = -1;
+    if (!Eventually([&] { return waitpid(pid_, &status, WNOHANG) == pid_; }, limit)) return -1;
+    pid_ = -1;
+    return status;
+  }
+
+ private:
+  std::string out_, err_;
+  pid_t pid_ = -1;
+};
+
+// SUBSCRIBE through psql, as Materialize streams it over the simple protocol: a COPY of text lines
+// `time TAB diff TAB columns…` (COPY's escapes, \N for NULL) that psql prints as they arrive —
+// the snapshot, then every write of another session — until psql's ^C (a CancelRequest: ERROR
+// 57014) or until psql is SIGKILLed. With two SQL threads, two subscribes both answered at the end
+// prove that the ended ones gave their threads back. Views and queries are refused (0A000).
+TEST(FrontendProcess, PsqlSubscribeStreamsEveryChangeUntilCanceled) {
+  ClientEnvironment();
+  FrontendProcess frontend({"--sql-threads", "2"});
+  ASSERT_GT(frontend.Port(), 0) << frontend.Log();
+  TempDir dir("frontend-subscribe");
+  BinaryRun run = frontend.Psql(
+      "CREATE TABLE t (k bigint PRIMARY KEY, v text); INSERT INTO t VALUES (1, 'one'); "
+      "CREATE VIEW w AS SELECT k FROM t");
+  ASSERT_EQ(run.exit, 0) << DescribeRun(run) << frontend.Log();
+  auto has = [](const BackgroundPsql& p, const std::string& tail) {
+    return p.Out().find(tail) != std::string::npos;
+  };
+  {
+    BackgroundPsql subscriber(frontend.Port(), "SUBSCRIBE t", dir, "first");
+    ASSERT_GT(subscriber.pid(), 0);
+    ASSERT_TRUE(Eventually([&] { return has(subscriber, "\t1\t1\tone\n"); }, 30s))
+        << subscriber.Out() << subscriber.Err() << frontend.Log();
+    // mz_timestamp: epoch milliseconds.
+    const std::string out = subscriber.Out();
+    EXPECT_GT(std::stoull(out.substr(0, out.find('\t'))), 1'600'000'000'000ULL) << out;
+    run = frontend.Psql("INSERT INTO t VALUES (2, E'two\\tx'), (3, NULL)");
+    ASSERT_EQ(run.exit, 0) << DescribeRun(run);
+    EXPECT_TRUE(Eventually([&] { return has(subscriber, "\t1\t2\ttwo\\tx\n"); }, 30s))
+        << subscriber.Out();
+    EXPECT_TRUE(has(subscriber, "\t1\t3\t\\N\n")) << subscriber.Out();
+    run = frontend.Psql("UPDATE t SET v = 'uno' WHERE k = 1; DELETE FROM t WHERE k = 3");
+    ASSERT_EQ(run.exit, 0) << DescribeRun(run);
+    EXPECT_TRUE(Eventually([&] { return has(subscriber, "\t-1\t3\t\\N\n"); }, 30s))
+        << subscriber.Out();
+    EXPECT_TRUE(has(subscriber, "\t-1\t1\tone\n")) << subscriber.Out();
+    EXPECT_TRUE(has(subscriber, "\t1\t1\tuno\n")) << subscriber.Out();
+    const int status = subscriber.Stop(SIGINT, 20s);
+    ASSERT_NE(status, -1) << "psql did not end on ^C\n" << subscriber.Err();
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << status;
+    EXPECT_NE(subscriber.Err().find("canceling statement due to user request"), std::string::npos)
+        << subscriber.Err();
+  }
+  {
+    BackgroundPsql left(frontend.Port(), "SUBSCRIBE TO t", dir, "left");
+    ASSERT_TRUE(Eventually([&] { return has(left, "\t1\t1\tuno\n"); }, 30s))
+        << left.Out() << left.Err();
+    ASSERT_NE(left.Stop(SIGKILL, 20s), -1);
+  }
+  {
+    BackgroundPsql a(frontend.Port(), "SUBSCRIBE t", dir, "a");
+    BackgroundPsql b(frontend.Port(), "SUBSCRIBE t", dir, "b");
+    EXPECT_TRUE(Eventually([&] { return has(a, "\t1\t2\ttwo\\tx\n"); }, 30s))
+        << a.Out() << a.Err() << frontend.Log();
+    EXPECT_TRUE(Eventually([&] { return has(b, "\t1\t2\ttwo\\tx\n"); }, 30s))
+        << b.Out() << b.Err() << frontend.Log();
+    EXPECT_NE(a.Stop(SIGINT, 20s), -1);
+    EXPECT_NE(b.Stop(SIGINT, 20s), -1);
+  }
+  run = frontend.Psql("SUBSCRIBE w");
+  EXPECT_NE(run.exit, 0) << DescribeRun(run);
+  EXPECT_NE(run.err.find("SUBSCRIBE to view \"w\" is not supported"), std::string::npos)
+      << DescribeRun(run);
+  run = frontend.Psql("SUBSCRIBE (SELECT k FROM t)");
+  EXPECT_NE(run.exit, 0) << DescribeRun(run);
+  EXPECT_NE(run.err.find("SUBSCRIBE to a query is not supported"), std::string::npos)
+      << DescribeRun(run);
+  run = frontend.Psql("SUBSCRIBE nosuch");
+  EXPECT_NE(run.exit, 0) << DescribeRun(run);
+  EXPECT_NE(run.err.find("relation \"nosuch\" does not exist"), std::string::npos)
       << DescribeRun(run);
 }
 
@@ -656,6 +772,192 @@ TEST(FrontendDriver, WritesAreReadBackAndOldTimesAreCompacted) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
   driver.Stop();
   local.Stop();
+}
+
+// The updates a subscribe delivered, as "time diff k,v" strings, and whether its batches were
+// contiguous (each one's lower the previous one's upper).
+struct SubscribeLog {
+  std::mutex mu;
+  std::vector<std::string> updates;
+  std::vector<ipc::pb::SubscribeBatch> batches;
+  bool contiguous = true;
+
+  void Add(ipc::pb::SubscribeBatch b) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!batches.empty() && b.lower() != batches.back().upper()) contiguous = false;
+    for (const auto& u : b.updates()) {
+      std::string row;
+      for (const auto& d : u.row().datums()) {
+        row += (row.empty() ? "" : ",") + (d.has_int64()    ? std::to_string(d.int64())
+                                           : d.has_string() ? d.string()
+                                                            : "?");
+      }
+      updates.push_back(std::to_string(u.time()) + " " + std::to_string(u.diff()) + " " + row);
+    }
+    batches.push_back(std::move(b));
+  }
+  // Whether an update of `row` with `diff` came (at `time`, when not 0).
+  bool Has(const std::string& row, std::int64_t diff, tandem::Time time = 0) {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& u : updates) {
+      std::istringstream in(u);
+      tandem::Time t = 0;
+      std::int64_t d = 0;
+      std::string r;
+      in >> t >> d >> r;
+      if (r == row && d == diff && (time == 0 || t == time)) return true;
+    }
+    return false;
+  }
+  std::string Text() {
+    std::lock_guard<std::mutex> lock(mu);
+    std::string out;
+    for (const auto& u : updates) out += u + "\n";
+    return out;
+  }
+};
+
+// A subscribe through the driver: the snapshot at or after the session's write (read your
+// writes), then each later write at the time it was acknowledged at, in contiguous batches; a
+// cancel ends it with CANCELED; a replica's refusal is its answer; a replica SIGKILLed under a
+// subscribe ends it with an error naming it (never resumed elsewhere); an index no replica
+// reports is waited for until the deadline.
+TEST(FrontendDriver, SubscribeStreamsTheSnapshotThenEveryWriteUntilCanceled) {
+  TempDir dir("frontend-subscribe");
+  fe::LocalReplicaConfig config;
+  config.supervisor_binary = TANDEM_SUPERVISOR_BIN;
+  config.replica_id = UniqueReplicaId();
+  config.shm_size = "32MiB";
+  config.grace_period_s = 3;
+  config.log_level = "warn";
+  fe::LocalReplica local(config, dir.path());
+  auto endpoint = local.Start();
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status().ToString();
+  fe::InMemoryReplayHistory history;
+  fe::ReplicaDriver::Options options;
+  options.endpoints = {*endpoint};
+  auto created = fe::ReplicaDriver::Create(options, history);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  fe::ReplicaDriver& driver = **created;
+  driver.Start();
+  auto deadline = [] { return std::chrono::steady_clock::now() + 20s; };
+
+  // An upsert table u40 keyed by k, indexed by u41.
+  ipc::pb::Command table = samples::EmptyDataflow("table", 0);
+  *samples::Desc(table)->add_source_imports() = samples::TableImport("u40", {0});
+  *samples::Desc(table)->add_index_exports() = samples::Export("u41", "u40", {0});
+  fe::SubmitRequest ddl;
+  ddl.commands = {table};
+  ddl.deadline = deadline();
+  auto submitted = Ask<fe::SubmitAnswer>(
+      [&](fe::Done<fe::SubmitAnswer> done) { driver.Submit(ddl, std::move(done)); });
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  ASSERT_TRUE(history.Record(table));
+  auto write = [&](std::int64_t k, const std::string& v) -> Result<fe::WriteAnswer> {
+    fe::WriteRequest w;
+    w.write.set_id("u40");
+    *w.write.add_updates()->mutable_upsert() =
+        samples::MakeRow({samples::IntDatum(k), samples::StringDatum(v), samples::FloatDatum(0.5)});
+    w.deadline = deadline();
+    return Ask<fe::WriteAnswer>(
+        [&](fe::Done<fe::WriteAnswer> done) { driver.Write(w, std::move(done)); });
+  };
+  auto first = write(1, "one");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+
+  SubscribeLog log;
+  auto ended = std::make_shared<std::promise<Result<ipc::pb::SubscribeEnd>>>();
+  auto end_future = ended->get_future();
+  fe::SubscribeRequest request;
+  request.index = "u41";
+  request.time.floor = first->time;
+  request.tables = {"u40"};
+  request.deadline = deadline();
+  const auto id = driver.Subscribe(
+      request, [&log](ipc::pb::SubscribeBatch b) { log.Add(std::move(b)); },
+      [ended](Result<ipc::pb::SubscribeEnd> e) { ended->set_value(std::move(e)); });
+  // The snapshot: row 1 at the read time, which is at or after the write (read your writes).
+  ASSERT_TRUE(Eventually([&] { return log.Has("1,one,?", 1); }, 20s)) << log.Text();
+  {
+    std::lock_guard<std::mutex> lock(log.mu);
+    ASSERT_FALSE(log.batches.empty());
+    EXPECT_GE(log.batches.front().lower(), first->time);
+  }
+  // Later writes, each at the time it was acknowledged at; an upsert retracts the old row.
+  auto second = write(2, "two");
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_TRUE(Eventually([&] { return log.Has("2,two,?", 1, second->time); }, 20s)) << log.Text();
+  auto third = write(1, "uno");
+  ASSERT_TRUE(third.ok()) << third.status().ToString();
+  EXPECT_TRUE(Eventually([&] { return log.Has("1,one,?", -1, third->time); }, 20s)) << log.Text();
+  EXPECT_TRUE(log.Has("1,uno,?", 1, third->time)) << log.Text();
+  {
+    std::lock_guard<std::mutex> lock(log.mu);
+    EXPECT_TRUE(log.contiguous);
+  }
+  driver.Cancel(id);
+  ASSERT_EQ(end_future.wait_for(20s), std::future_status::ready);
+  auto end = end_future.get();
+  ASSERT_TRUE(end.ok()) << end.status().ToString();
+  EXPECT_EQ(end->reason(), ipc::pb::SubscribeEnd::CANCELED);
+
+  // A subscribe the replica refuses (up_to not after as_of): its refusal, not a hang.
+  fe::SubscribeRequest empty = request;
+  empty.time = fe::ReadTime();
+  empty.time.kind = fe::ReadTime::Kind::kExactly;
+  empty.time.at = third->time;
+  empty.up_to = third->time;
+  empty.deadline = deadline();
+  auto refused = Ask<ipc::pb::SubscribeEnd>([&](fe::Done<ipc::pb::SubscribeEnd> done) {
+    driver.Subscribe(empty, nullptr, std::move(done));
+  });
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("not after as_of"), std::string::npos)
+      << refused.status().ToString();
+
+  // An index no replica reports: waited for until the deadline, then Unavailable.
+  fe::SubscribeRequest unknown;
+  unknown.index = "u99";
+  unknown.deadline = std::chrono::steady_clock::now() + 1s;
+  auto waited = Ask<ipc::pb::SubscribeEnd>([&](fe::Done<ipc::pb::SubscribeEnd> done) {
+    driver.Subscribe(unknown, nullptr, std::move(done));
+  });
+  ASSERT_FALSE(waited.ok());
+  EXPECT_EQ(waited.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(waited.status().message().find("u99"), std::string::npos) << waited.status().ToString();
+
+  // The replica streaming a subscribe is SIGKILLed: the subscribe ends with an error naming it.
+  SubscribeLog second_log;
+  auto lost = std::make_shared<std::promise<Result<ipc::pb::SubscribeEnd>>>();
+  auto lost_future = lost->get_future();
+  request.deadline = deadline();
+  driver.Subscribe(
+      request, [&second_log](ipc::pb::SubscribeBatch b) { second_log.Add(std::move(b)); },
+      [lost](Result<ipc::pb::SubscribeEnd> e) { lost->set_value(std::move(e)); });
+  ASSERT_TRUE(Eventually([&] { return second_log.Has("1,uno,?", 1); }, 20s)) << second_log.Text();
+  const pid_t replica = local.pid();
+  ASSERT_GT(replica, 0);
+  kill(replica, SIGKILL);
+  ASSERT_EQ(lost_future.wait_for(30s), std::future_status::ready);
+  auto gone = lost_future.get();
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(gone.status().message().find("went away"), std::string::npos)
+      << gone.status().ToString();
+  // Restarted and replayed before the end: the restarted supervisor removes the segment the
+  // SIGKILLed one left.
+  const std::string segment = "/dev/shm/tandem." + config.replica_id;
+  EXPECT_TRUE(Eventually(
+      [&] {
+        auto replicas = driver.Replicas();
+        return local.starts() >= 2 && replicas.size() == 1 && replicas[0].replays >= 2 &&
+               replicas[0].state == "up";
+      },
+      30s));
+  driver.Stop();
+  local.Stop();
+  EXPECT_TRUE(Eventually([&] { return !std::filesystem::exists(segment); }, 20s)) << segment;
 }
 
 TEST(FrontendDriver, ARequestWaitsForAReplicaAtMostItsDeadline) {
