@@ -11,6 +11,8 @@ namespace tandem::sqlstate {
 // Class 08 — connection exception
 inline constexpr char kConnectionFailure[] = "08006";  // CONNECTION_FAILURE
 inline constexpr char kProtocolViolation[] = "08P01";  // PROTOCOL_VIOLATION
+// A write whose replicas went away before answering: applied at most once, outcome unknown.
+inline constexpr char kTransactionResolutionUnknown[] = "08007";
 // Class 00 — successful completion (a NOTICE's code)
 inline constexpr char kSuccessfulCompletion[] = "00000";  // SUCCESSFUL_COMPLETION
 // Class 0A — feature not supported

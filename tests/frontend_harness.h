@@ -94,13 +94,34 @@ class FrontendServer {
              "--log-level",
              "info"};
     argv_.insert(argv_.end(), extra.begin(), extra.end());
-    const int log = open(dir_.File("log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    pid_ = SpawnTiedToTest(argv_, ChildEnvironment(true), log, log);
-    if (pid_ < 0) {
-      const std::string why = "could not execute " + argv_[0] + ": " + std::strerror(errno) + "\n";
-      (void)!write(log, why.data(), why.size());
+    Spawn();
+  }
+
+  // SIGKILLs the frontend and reaps it; its local replica follows (its parent-death signal) —
+  // waited for, bounded. False when the replica outlived it.
+  bool Kill() {
+    const std::optional<pid_t> supervisor = pid_ > 0 ? SupervisorChild() : std::nullopt;
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+      pid_ = -1;
     }
-    close(log);
+    return !supervisor || Eventually([&] { return ProcessGone(*supervisor); }, 15s);
+  }
+  // Starts the frontend again on the same data dir and flags (after Kill): a new SQL port.
+  void Restart() {
+    std::error_code ec;
+    std::filesystem::remove(dir_.File("frontend.endpoints"), ec);
+    port_ = 0;
+    exit_status_ = -1;
+    Spawn();
+  }
+  // SIGKILLs the local replica (the frontend restarts it). False when none runs.
+  bool KillReplica() {
+    const std::optional<pid_t> supervisor = SupervisorChild();
+    if (!supervisor) return false;
+    kill(*supervisor, SIGKILL);
+    return true;
   }
 
   ~FrontendServer() {
@@ -191,7 +212,6 @@ class FrontendServer {
     return log.size() <= bytes ? log : "…" + log.substr(log.size() - bytes);
   }
 
- private:
   // The frontend's tandem-supervisor child (from /proc), if one runs.
   std::optional<pid_t> SupervisorChild() const {
     for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
@@ -212,6 +232,17 @@ class FrontendServer {
       if (!ec && exe.filename() == "tandem-supervisor") return std::stoi(name);
     }
     return std::nullopt;
+  }
+
+ private:
+  void Spawn() {
+    const int log = open(dir_.File("log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    pid_ = SpawnTiedToTest(argv_, ChildEnvironment(true), log, log);
+    if (pid_ < 0) {
+      const std::string why = "could not execute " + argv_[0] + ": " + std::strerror(errno) + "\n";
+      (void)!write(log, why.data(), why.size());
+    }
+    close(log);
   }
 
   TempDir dir_;

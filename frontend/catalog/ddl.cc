@@ -475,7 +475,8 @@ SqlResult<pb::SourceImport> SourceImportOf(const SourceOptions& o, const TableDe
     for (auto& c : *s.mutable_schema()->mutable_columns()) c.set_nullable(false);
   }
   if (o.source == "table") {
-    s.mutable_source()->mutable_table()->set_tick_interval_ms(number("tick_interval_ms", 0));
+    s.mutable_source()->mutable_table()->set_tick_interval_ms(
+        number("tick_interval_ms", kSqlTableTickMs));
   } else if (o.source == "csv" || o.source == "json_lines") {
     auto it = o.values.find("path");
     if (it == o.values.end()) {

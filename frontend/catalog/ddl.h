@@ -95,6 +95,12 @@ struct PlannedQuery {
       : plan(&p), imports(&i), columns(&c), finishing(f) {}
 };
 
+// A table's tick unless CREATE TABLE … WITH (tick_interval_ms = N) says otherwise: how often its
+// time follows the clock while nobody writes it. A read at or after a session's last write (to
+// another table, say) waits for every table it reads to reach that time, so this bounds that
+// wait; the runtime's own default (1 s) is for tables written through tandem-ctl.
+inline constexpr std::uint64_t kSqlTableTickMs = 20;
+
 // PostgreSQL's name of a column type ("bigint", "double precision", "text", "boolean"): what
 // SHOW COLUMNS says and what a RowDescription's type stands for.
 std::string_view PostgresTypeName(ipc::pb::ScalarType type);

@@ -273,6 +273,7 @@ void ReplicaDriver::Run() {
     for (auto& event : set_->TakeSubscribeEvents()) OnSubscribeEvent(std::move(event));
     ExpireReads();
     CollectWrites();
+    ResolveWrites();
     PublishReplicas();
     for (std::size_t i = 0; i < set_->size(); ++i) {
       const auto s = set_->status(i);
@@ -595,6 +596,9 @@ bool ReplicaDriver::StartWrite(Job& job) {
     std::get<Done<WriteAnswer>>(job.done)(s);
     return true;
   }
+  const std::uint64_t seq = next_write_seq_++;
+  write_seq_[r.write.uuid()] = seq;
+  NoteSent(r.write.id(), seq);
   const std::string uuid = r.write.uuid();
   InFlightWrite w;
   w.job = std::move(job);
@@ -764,9 +768,13 @@ void ReplicaDriver::CollectWrites() {
       continue;
     }
     auto& done = std::get<Done<WriteAnswer>>(it->second.job.done);
+    const pb::WriteTable& write = std::get<WriteRequest>(it->second.job.request).write;
     controller::AnsweredWrite answered = controller::AnsweredBy(*set_, *result);
     answered.sent_to.insert(options_.endpoints.begin(), options_.endpoints.end());
-    controller::Apply(ledger_, std::get<WriteRequest>(it->second.job.request).write.id(), answered);
+    controller::Apply(ledger_, write.id(), answered);
+    const std::uint64_t seq = write_seq_[write.uuid()];
+    write_seq_.erase(write.uuid());
+    if (!result->unanswered.empty() || !result->not_sent.empty()) KeepUnresolved(seq, write);
     WriteAnswer a;
     std::string errors;
     for (const auto& [i, response] : result->answers) {
@@ -785,11 +793,97 @@ void ReplicaDriver::CollectWrites() {
     } else if (!errors.empty()) {
       done(Status::FailedPrecondition(errors));
     } else {
-      done(
-          Status::Unavailable("no replica acknowledged the write within the statement's timeout "
-                              "(it may or may not have been applied)"));
+      done(Status::Unavailable(
+          "no replica acknowledged the write in time: it may or may not have been applied; the "
+          "frontend sends it again (applied at most once) to replicas as they come back"));
     }
     it = writes_.erase(it);
+  }
+}
+
+namespace {
+
+// Unresolved writes kept for replicas that miss them; beyond it the oldest is forgotten (that
+// replica then stays out of reads of its table, as the ledger says).
+constexpr std::size_t kMaxUnresolvedBytes = std::size_t{64} << 20;
+
+}  // namespace
+
+void ReplicaDriver::NoteSent(const std::string& table, std::uint64_t seq) {
+  auto& sent = sent_seq_[table];
+  sent.resize(set_->size(), 0);
+  for (std::size_t i = 0; i < set_->size(); ++i) {
+    if (set_->status(i).state == ReplicaSet::State::kReady) sent[i] = std::max(sent[i], seq);
+  }
+}
+
+void ReplicaDriver::KeepUnresolved(std::uint64_t seq, const pb::WriteTable& write) {
+  auto [it, inserted] = unresolved_.try_emplace(seq);
+  if (!inserted) return;
+  it->second.write = write;
+  unresolved_bytes_ += write.ByteSizeLong();
+  while (unresolved_bytes_ > kMaxUnresolvedBytes && !unresolved_.empty()) {
+    auto oldest = unresolved_.begin();
+    if (oldest->second.in_flight) break;
+    spdlog::warn("write {} to {} is no longer kept for replicas that miss it (over {} bytes)",
+                 oldest->second.write.uuid(), oldest->second.write.id(), kMaxUnresolvedBytes);
+    unresolved_bytes_ -= oldest->second.write.ByteSizeLong();
+    unresolved_.erase(oldest);
+  }
+}
+
+void ReplicaDriver::ResolveWrites() {
+  for (auto it = unresolved_.begin(); it != unresolved_.end();) {
+    const std::uint64_t seq = it->first;
+    UnresolvedWrite& u = it->second;
+    const std::string& table = u.write.id();
+    const std::string& uuid = u.write.uuid();
+    auto forget = [&] {
+      unresolved_bytes_ -= u.write.ByteSizeLong();
+      return unresolved_.erase(it);
+    };
+    if (u.in_flight) {
+      std::optional<ReplicaSet::WriteResult> result = set_->TakeWrite(uuid);
+      if (!result && DriverClock::now() >= u.retry_deadline) result = set_->ExpireWrite(uuid);
+      if (!result) {
+        ++it;
+        continue;
+      }
+      u.in_flight = false;
+      controller::AnsweredWrite answered = controller::AnsweredBy(*set_, *result);
+      controller::Apply(ledger_, table, answered);
+      // Refused (its table was dropped, say): nothing to resolve.
+      if (!result->refused.empty() && answered.acknowledged.empty()) {
+        it = forget();
+        continue;
+      }
+    }
+    // Which replicas still miss it, and whether one that is ready can still be sent it.
+    auto entries = ledger_.find(table);
+    if (entries == ledger_.end()) {  // the table was dropped
+      it = forget();
+      continue;
+    }
+    const auto& sent = sent_seq_[table];
+    bool resolvable = false, send_now = false;
+    for (std::size_t i = 0; i < set_->size(); ++i) {
+      auto e = entries->second.find(options_.endpoints[i]);
+      const bool missing = e == entries->second.end() || e->second.missing.count(uuid) > 0;
+      const bool newer_sent = i < sent.size() && sent[i] > seq;
+      if (!missing || newer_sent) continue;
+      resolvable = true;
+      if (set_->status(i).state == ReplicaSet::State::kReady) send_now = true;
+    }
+    if (!resolvable) {
+      it = forget();
+      continue;
+    }
+    if (send_now && set_->StartWrite(u.write).ok()) {
+      NoteSent(table, seq);
+      u.in_flight = true;
+      u.retry_deadline = DriverClock::now() + options_.hello_timeout;
+    }
+    ++it;
   }
 }
 

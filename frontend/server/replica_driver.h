@@ -272,6 +272,19 @@ class ReplicaDriver {
     InFlightWrite() {}
     Job job;
   };
+  // A write some replica may or may not have applied (it went away before answering, or was not
+  // up): sent again, with its uuid, to a replica that misses it when it is ready again — applied
+  // there at most once (WriteTable's idempotency) — so that the table is readable there again
+  // (the ledger keeps reads away from a replica that misses a write). Only while nothing newer to
+  // its table was sent to that replica: an upsert's order matters, and the resend then goes
+  // first in the replica's stream. One that can no longer be resolved is forgotten (that replica
+  // stays out of reads of its table, as the ledger says).
+  struct UnresolvedWrite {
+    UnresolvedWrite() {}
+    pb::WriteTable write;
+    DriverClock::time_point retry_deadline;  // while it is being sent again
+    bool in_flight = false;
+  };
 
   ReplicaDriver(Options options, const ReplayHistory& history);
   RequestId Post(Request request, Callback done, DriverClock::time_point deadline);
@@ -292,6 +305,12 @@ class ReplicaDriver {
   void OnSubscribeEvent(controller::ReplicaSet::SubscribeEvent event);
   void OnPeekDecided(controller::ReplicaSet::PeekResult result);
   void CollectWrites();
+  // Records that write `seq` to `table` was sent to every replica ready now.
+  void NoteSent(const std::string& table, std::uint64_t seq);
+  // Keeps write `seq` for resolving (some replica neither acknowledged nor refused it).
+  void KeepUnresolved(std::uint64_t seq, const pb::WriteTable& write);
+  // Sends unresolved writes again to ready replicas that miss them; collects their answers.
+  void ResolveWrites();
   void ExpireReads();
   void Compact();
   // Re-reads the history when its version moved, and hands the set the replay: the history's
@@ -325,7 +344,15 @@ class ReplicaDriver {
   std::deque<Job> waiting_;                      // taken, not started
   std::map<std::string, InFlightRead> reads_;    // by peek uuid
   std::map<std::string, InFlightWrite> writes_;  // by write uuid
-  std::map<std::string, Job> subscribes_;        // started, not ended: by subscribe uuid
+  // Writes in the order they were sent (a sequence number each), so that a table's writes are
+  // sent again in their order.
+  std::uint64_t next_write_seq_ = 1;
+  std::map<std::string, std::uint64_t> write_seq_;       // uuid → its sequence number
+  std::map<std::uint64_t, UnresolvedWrite> unresolved_;  // by sequence number
+  std::size_t unresolved_bytes_ = 0;
+  // table → per replica, the sequence number of the last write to it sent to that replica.
+  std::map<std::string, std::vector<std::uint64_t>> sent_seq_;
+  std::map<std::string, Job> subscribes_;  // started, not ended: by subscribe uuid
   controller::WriteLedger ledger_;
   std::map<std::string, Time> compacted_;      // index → the compaction frontier sent
   std::vector<pb::Command> history_commands_;  // ReplayHistory::Commands() at history_version_

@@ -86,6 +86,9 @@ sql::SqlError DriverError(const Status& status, const std::string& what) {
     if (status.message() == "canceled") {
       return sql::SqlError(sqlstate::kQueryCanceled, "canceling statement due to user request");
     }
+    if (status.message().find("may or may not have been applied") != std::string::npos) {
+      return sql::SqlError(sqlstate::kTransactionResolutionUnknown, what + ": " + status.message());
+    }
     return sql::SqlError(sqlstate::kCannotConnectNow, what + ": " + status.message());
   }
   if (status.code() == StatusCode::kResourceExhausted) {

@@ -78,7 +78,10 @@ sql::SqlResult<Time> AsOfTime(const pg_query::Node& as_of, std::string_view sql)
   return static_cast<Time>(*v);
 }
 
-ReadTime ReadTimeOf(const SessionState& session, std::optional<Time> as_of) {
+// A read at the latest time is at or after `floor`: the latest write this frontend acknowledged
+// (to any session: a client told its write is done is never followed by a read that misses it)
+// and the session's own.
+ReadTime ReadTimeOf(const SessionState& session, Time acknowledged, std::optional<Time> as_of) {
   ReadTime t;
   if (as_of) {
     t.kind = ReadTime::Kind::kExactly;
@@ -86,7 +89,7 @@ ReadTime ReadTimeOf(const SessionState& session, std::optional<Time> as_of) {
   } else {
     // Never before time 1: the one-row collection's row is at time 1 (a counter's first value),
     // and a read at 0 of a replica just started would miss it. Every table's times are far later.
-    t.floor = std::max<Time>(session.last_write, 1);
+    t.floor = std::max({session.last_write, acknowledged, Time{1}});
   }
   return t;
 }
@@ -333,6 +336,15 @@ bool SqlExecutor::RunDdl(const sql::ParsedStatement& statement, StatementKind ki
     }
   };
   auto outcome = ApplyCatalogChange(catalog_, driver_, change, deadline);
+  // A dataflow's start is chosen from the compactions known when it is made; the driver may
+  // compact an input further before the replica gets it (every 200 ms), and the replica then
+  // refuses it (withdrawn: nothing changed). Made again from the times known now.
+  for (int retry = 0;
+       retry < 3 && !outcome.ok() &&
+       outcome.error().message.find("below the compaction frontier") != std::string::npos;
+       ++retry) {
+    outcome = ApplyCatalogChange(catalog_, driver_, change, deadline);
+  }
   if (!outcome.ok()) return Fail(sink, session, At(outcome.error(), statement.position));
   for (const auto& n : outcome->notices) {
     ErrorFields notice(pgwire::Severity::kNotice, n.sqlstate, n.message);
@@ -354,8 +366,8 @@ bool SqlExecutor::RunSelect(const pg_query::Node& query, const pg_query::Node* a
   auto planned = plan::PlanQuery(query, *catalog, sql);
   if (!planned.ok()) return Fail(sink, session, planned.error());
   const auto deadline = DeadlineOf(session);
-  auto read =
-      ReadRelation(driver_, session.cancel, *catalog, *planned, ReadTimeOf(session, at), deadline);
+  auto read = ReadRelation(driver_, session.cancel, *catalog, *planned,
+                           ReadTimeOf(session, writers_.last_write(), at), deadline);
   if (!read.ok()) return Fail(sink, session, read.error());
   std::vector<pgwire::FieldDescription> fields;
   for (std::size_t i = 0; i < planned->columns.size(); ++i) {
@@ -380,8 +392,8 @@ bool SqlExecutor::RunSubscribeStatement(const sql::SubscribeStatement& statement
     at = *t;
   }
   const std::shared_ptr<const Catalog> catalog = catalog_.Snapshot();
-  auto streamed = RunSubscribe(driver_, *catalog, statement, position, sql, ReadTimeOf(session, at),
-                               sink, session);
+  auto streamed = RunSubscribe(driver_, *catalog, statement, position, sql,
+                               ReadTimeOf(session, writers_.last_write(), at), sink, session);
   if (!streamed.ok()) return Fail(sink, session, streamed.error());
   if (!*streamed && session.transaction != TransactionStatus::kIdle) {
     session.transaction = TransactionStatus::kFailed;

@@ -45,7 +45,7 @@ sql::SqlResult<std::string> TableWriters::Run(const pg_query::Node& statement, s
   // session's own): nothing written since can be missed.
   ReadTime time;
   // (Never before time 1: the one-row collection's row is at 1, sql_executor.cc.)
-  time.floor = std::max({session.last_write, table->last_write, Time{1}});
+  time.floor = std::max({session.last_write, table->last_write, last_write_.load(), Time{1}});
 
   std::vector<pb::Row> rows;
   if (auto constant = plan::EvaluateConstant(dml->rows)) {
@@ -97,6 +97,9 @@ sql::SqlResult<std::string> TableWriters::Run(const pg_query::Node& statement, s
   if (!written.ok()) return DriverError(written.status(), "writing to " + dml->object);
   table->last_write = std::max(table->last_write, written->time);
   session.last_write = std::max(session.last_write, written->time);
+  for (Time seen = last_write_.load();
+       seen < written->time && !last_write_.compare_exchange_weak(seen, written->time);) {
+  }
   return plan::CommandTag(*dml, write->count);
 }
 

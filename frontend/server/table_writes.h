@@ -10,6 +10,7 @@
 // its replicas' tables).
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -33,6 +34,8 @@ class TableWriters {
   // ("INSERT 0 3"), or the error. Raises session.last_write to the write's time.
   sql::SqlResult<std::string> Run(const pg_query::Node& statement, std::string_view sql,
                                   SessionState& session);
+  // The latest time a write this frontend acknowledged was at (0: none since it started).
+  Time last_write() const { return last_write_.load(); }
 
  private:
   struct Table {
@@ -45,6 +48,7 @@ class TableWriters {
   ReplicaDriver& driver_;
   Mutex mu_;
   std::map<std::string, std::shared_ptr<Table>> tables_ TANDEM_GUARDED_BY(mu_);
+  std::atomic<Time> last_write_{0};
 };
 
 }  // namespace tandem::frontend
