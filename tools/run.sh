@@ -14,7 +14,8 @@
 #   tools/run.sh format-check  fail when a source file is not clang-formatted
 #   tools/run.sh format        clang-format every source file in place
 #   tools/run.sh bench         build and run the shared-memory microbenchmarks
-#   tools/run.sh demo          the end-to-end demo: a replica under load, read while it works
+#   tools/run.sh demo          the end-to-end demo: a replica under load, read while it works;
+#                              then SQL through tandem-frontend (psql)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -207,12 +208,13 @@ case "$cmd" in
     ;;
   demo)
     install_deps
-    build ci tandem-supervisor tandem-worker tandem-ctl tandem-shm tandem_python
+    build ci tandem-supervisor tandem-worker tandem-ctl tandem-shm tandem_python tandem-frontend
     log "running the demo"
     BUILD=build/ci bash tools/demo.sh
+    BUILD=build/ci bash tools/demo_sql.sh
     ;;
   *)
-    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
     [[ -z "$cmd" || "$cmd" == "-h" || "$cmd" == "--help" ]] && exit 0
     exit 64
     ;;

@@ -93,6 +93,19 @@ pb::ScalarExpr DmlAssign(Binder& binder, BoundExpr e, const CatalogColumn& colum
   throw PlanFailure{std::move(error)};
 }
 
+// A value of VALUES or SET bound for column `column`. A decimal constant (numeric to PostgreSQL)
+// assigned to a double precision column is read as a float8, as PostgreSQL's assignment cast
+// numeric → float8 reads its digits (float8in of its text, which strtod of them is).
+BoundExpr DmlBindValue(Binder& binder, const pg_query::Node& value, const ExprContext& context,
+                       const CatalogColumn& column) {
+  if (column.type == pb::FLOAT64 && value.has_a_const() && value.a_const().has_fval()) {
+    BoundExpr text;
+    text.literal = value.a_const().fval().fval();
+    return text;  // untyped: DmlAssign parses it as the column's type
+  }
+  return binder.Bind(value, context);
+}
+
 void RefuseCommon(Binder& binder, const DmlNodes& returning, bool with, const char* statement) {
   if (!returning.empty()) {
     binder.Fail(sqlstate::kFeatureNotSupported,
@@ -252,8 +265,8 @@ PlannedRelation DmlInsert(Binder& binder, const pg_query::InsertStmt& insert,
         const pg_query::Node& item = items.Get(i);
         const std::uint32_t column = targets[static_cast<std::size_t>(i)];
         if (item.has_set_to_default()) continue;  // NULL: no column has another default
-        map[column] = DmlAssign(binder, binder.Bind(item, context), table.columns[column],
-                                NodeLocation(item));
+        map[column] = DmlAssign(binder, DmlBindValue(binder, item, context, table.columns[column]),
+                                table.columns[column], NodeLocation(item));
       }
       inputs.push_back(
           MfpPlan(one.plan, std::move(map), {}, Iota(one.columns.size(), one.columns.size() + n)));
@@ -354,7 +367,8 @@ PlannedRelation DmlUpdate(Binder& binder, const pg_query::UpdateStmt& update,
       map.push_back(NullExpr(table.columns[c].type));
     } else {
       map.push_back(
-          DmlAssign(binder, binder.Bind(*values[c], context), table.columns[c], locations[c]));
+          DmlAssign(binder, DmlBindValue(binder, *values[c], context, table.columns[c]),
+                    table.columns[c], locations[c]));
     }
   }
   const std::size_t m = r.columns.size();

@@ -82,6 +82,13 @@ FrontendFlags ParseFrontendFlags(int argc, const char* const* argv) {
                  "ENDPOINT: the controller endpoint of a replica (tcp://HOST:PORT); repeatable, "
                  "replicas of one definition. None: one local replica (below)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--curve-server-key", c.curve_server_key,
+                 "FILE: the replicas' CURVE public key (tandem-ctl keygen), with "
+                 "--curve-client-key, for replicas that require CURVE")
+      ->envname("TANDEM_CURVE_SERVER_KEY");
+  app.add_option("--curve-client-key", c.curve_client_key,
+                 "FILE: this frontend's CURVE secret key (its .pub authorized on the replicas)")
+      ->envname("TANDEM_CURVE_CLIENT_KEY");
   app.add_option("--history-window-ms", history_window_ms,
                  "how far behind the latest readable time each index stays readable "
                  "(compaction's retained history)")
@@ -168,6 +175,12 @@ FrontendFlags ParseFrontendFlags(int argc, const char* const* argv) {
   for (const auto& r : c.replicas) {
     if (r.empty()) return usage("--replica is empty");
     if (!seen.insert(r).second) return usage("--replica " + r + " is given twice");
+  }
+  if (c.curve_server_key.empty() != c.curve_client_key.empty()) {
+    return usage("--curve-server-key and --curve-client-key go together");
+  }
+  if (!c.curve_server_key.empty() && c.replicas.empty()) {
+    return usage("--curve-server-key is for --replica endpoints (the local replica is loopback)");
   }
   c.history_window = std::chrono::milliseconds(history_window_ms);
   c.statement_timeout = std::chrono::milliseconds(statement_timeout_ms);

@@ -42,6 +42,9 @@ struct FrontendConfig {
   std::string sql_listen_addr = "127.0.0.1:6875";
   std::string endpoints_file;
   std::vector<std::string> replicas;  // controller endpoints; empty: one local replica
+  // CURVE towards the replicas (DESIGN §12): the server's public key file and this client's
+  // secret key file, both or neither (a replica listening beyond loopback requires CURVE).
+  std::string curve_server_key, curve_client_key;
   LocalReplicaConfig local;
   std::chrono::milliseconds history_window{1000};
   std::chrono::milliseconds statement_timeout{30000};

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "frontend/pgwire/server.h"
+#include "ipc/curve_keys.h"
 #include "frontend/server/config.h"
 #include "frontend/server/endpoints_file.h"
 #include "frontend/server/live_catalog.h"
@@ -86,6 +87,14 @@ int Run(const FrontendConfig& config) {
   ReplicaDriver::Options driver_options;
   driver_options.endpoints = endpoints;
   driver_options.history_window = config.history_window;
+  if (!config.curve_server_key.empty()) {
+    auto keys = tandem::ipc::LoadCurveClientKeys(config.curve_server_key, config.curve_client_key);
+    if (!keys.ok()) {
+      spdlog::critical("CURVE keys: {}", keys.status().message());
+      return kExitConfig;
+    }
+    driver_options.curve = std::move(*keys);
+  }
   driver_options.on_compaction = [live = catalog->get()](const std::string& index, tandem::Time t) {
     live->RecordCompaction(index, t);
   };

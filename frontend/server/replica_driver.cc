@@ -200,6 +200,7 @@ void ReplicaDriver::TakeQueue() {
 void ReplicaDriver::Run() {
   ReplicaSet::Options o;
   o.client.timeout = options_.hello_timeout;
+  o.client.curve = options_.curve;
   o.retry_interval = options_.retry_interval;
   o.wake_fd = wake_fd_;
   o.on_wake = [this] { OnWake(); };

@@ -184,6 +184,7 @@ class ReplicaDriver {
   struct Options {
     Options() {}
     std::vector<std::string> endpoints;  // controller endpoints of replicas of one definition
+    std::optional<ipc::CurveClientKeys> curve;  // CURVE towards them (unset: none)
     std::chrono::milliseconds history_window{1000};
     // How often compaction is advanced.
     std::chrono::milliseconds compaction_interval{200};
