@@ -9,7 +9,6 @@
 #include <string>
 
 #include "frontend/pgwire/server.h"
-#include "ipc/curve_keys.h"
 #include "frontend/server/config.h"
 #include "frontend/server/endpoints_file.h"
 #include "frontend/server/live_catalog.h"
@@ -19,6 +18,7 @@
 #include "frontend/server/sql_sessions.h"
 #include "frontend/server/sql_threads.h"
 #include "frontend/sql/parse.h"
+#include "ipc/curve_keys.h"
 
 namespace {
 

@@ -366,8 +366,28 @@ bool SqlExecutor::RunSelect(const pg_query::Node& query, const pg_query::Node* a
   auto planned = plan::PlanQuery(query, *catalog, sql);
   if (!planned.ok()) return Fail(sink, session, planned.error());
   const auto deadline = DeadlineOf(session);
+  // A read of no table (generators, files, constants) has no write to follow: a generator's
+  // times are its own ticks, which no write's epoch-ms time would ever let it reach.
+  const bool reads_tables = !TablesRead(*catalog, planned->import_objects).empty();
+  if (const auto generators = GeneratorsRead(*catalog, planned->import_objects);
+      !generators.empty() &&
+      (reads_tables || generators.size() > 1 ||
+       std::count_if(planned->import_objects.begin(), planned->import_objects.end(),
+                     [](const std::string& o) { return o != plan::kOneRowObject; }) > 1)) {
+    // Nothing is read at one time across them: a generator's times are its ticks.
+    std::string names;
+    for (const auto& g : generators) names += (names.empty() ? "" : ", ") + g;
+    return Fail(sink, session,
+                SqlError(sqlstate::kFeatureNotSupported,
+                         "a query cannot read the generator source(s) " + names +
+                             " together with other collections: a generator's times are its "
+                             "own ticks, not the epoch milliseconds the others share",
+                         0));
+  }
   auto read = ReadRelation(driver_, session.cancel, *catalog, *planned,
-                           ReadTimeOf(session, writers_.last_write(), at), deadline);
+                           reads_tables ? ReadTimeOf(session, writers_.last_write(), at)
+                                        : ReadTimeOf(SessionState(), 0, at),
+                           deadline);
   if (!read.ok()) return Fail(sink, session, read.error());
   std::vector<pgwire::FieldDescription> fields;
   for (std::size_t i = 0; i < planned->columns.size(); ++i) {

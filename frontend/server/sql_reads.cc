@@ -7,8 +7,13 @@
 
 namespace tandem::frontend {
 
-std::set<std::string> TablesRead(const Catalog& catalog, const std::vector<std::string>& objects) {
-  std::set<std::string> tables, seen;
+namespace {
+
+// Every object `objects` read, themselves included, through depends_on.
+std::vector<const CatalogObject*> ObjectsRead(const Catalog& catalog,
+                                              const std::vector<std::string>& objects) {
+  std::vector<const CatalogObject*> out;
+  std::set<std::string> seen;
   std::deque<std::string> todo(objects.begin(), objects.end());
   while (!todo.empty()) {
     const std::string name = std::move(todo.front());
@@ -16,8 +21,39 @@ std::set<std::string> TablesRead(const Catalog& catalog, const std::vector<std::
     if (!seen.insert(name).second) continue;
     const CatalogObject* o = catalog.FindObject(name);
     if (!o) continue;
-    if (o->kind == ObjectKind::kTable) tables.insert(o->id);
+    out.push_back(o);
     for (const auto& d : o->depends_on) todo.push_back(d);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::set<std::string> GeneratorsRead(const Catalog& catalog,
+                                     const std::vector<std::string>& objects) {
+  std::set<std::string> sources;
+  for (const CatalogObject* o : ObjectsRead(catalog, objects)) {
+    if (o->kind == ObjectKind::kSource) sources.insert(o->id);
+  }
+  std::set<std::string> out;
+  if (sources.empty()) return out;
+  for (const auto& c : catalog.history().commands()) {
+    if (!c.has_create_dataflow()) continue;
+    for (const auto& s : c.create_dataflow().desc().source_imports()) {
+      if (!sources.count(s.id())) continue;
+      if (s.source().has_counter() || s.source().has_key_value()) {
+        const CatalogObject* o = catalog.ObjectWithId(s.id());
+        if (o && o->name != plan::kOneRowObject) out.insert(o->name);  // closed: every time
+      }
+    }
+  }
+  return out;
+}
+
+std::set<std::string> TablesRead(const Catalog& catalog, const std::vector<std::string>& objects) {
+  std::set<std::string> tables;
+  for (const CatalogObject* o : ObjectsRead(catalog, objects)) {
+    if (o->kind == ObjectKind::kTable) tables.insert(o->id);
   }
   return tables;
 }

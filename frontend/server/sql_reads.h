@@ -29,6 +29,12 @@ struct ReadResult {
 // answered only by replicas that acknowledged every write to them).
 std::set<std::string> TablesRead(const Catalog& catalog, const std::vector<std::string>& objects);
 
+// The generator sources (counter, key_value) `objects` read, themselves or through views and
+// materialized views: their times are their own ticks, not the epoch milliseconds tables,
+// files and every other collection share (DESIGN §15 "One timeline").
+std::set<std::string> GeneratorsRead(const Catalog& catalog,
+                                     const std::vector<std::string>& objects);
+
 // Reads `relation` (planned against `catalog`). Waits (bounded by `deadline`, ended early by
 // `cancel`) for a replica and for the read time to be readable. Errors: DriverError/ReadError.
 sql::SqlResult<ReadResult> ReadRelation(ReplicaDriver& driver, CancelToken& cancel,

@@ -386,6 +386,30 @@ TEST(FrontendProcess, PsqlSubscribeStreamsEveryChangeUntilCanceled) {
       << DescribeRun(run);
 }
 
+// A generator's times are its own ticks: read alone it answers (even right after a write to a
+// table, whose epoch-ms time it would never reach), and a query mixing it with a table is
+// refused at once (0A000) instead of waiting for a time that never comes.
+TEST(FrontendProcess, GeneratorsAreReadAloneAndRefusedBesideTables) {
+  ClientEnvironment();
+  FrontendProcess frontend;
+  ASSERT_GT(frontend.Port(), 0) << frontend.Log();
+  BinaryRun run = frontend.Psql(
+      "CREATE TABLE c (n bigint NOT NULL) WITH (source = 'counter', tick_interval_us = 1000)");
+  ASSERT_EQ(run.exit, 0) << DescribeRun(run) << frontend.Log();
+  run = frontend.Psql("CREATE TABLE t (k bigint)");
+  ASSERT_EQ(run.exit, 0) << DescribeRun(run);
+  run = frontend.Psql("INSERT INTO t VALUES (1)");
+  ASSERT_EQ(run.exit, 0) << DescribeRun(run);
+  run = frontend.Psql("SELECT count(*) > 0 AS counted FROM c");
+  EXPECT_EQ(run.exit, 0) << DescribeRun(run);
+  EXPECT_NE(run.out.find(" t\n"), std::string::npos) << DescribeRun(run);
+  run = frontend.Psql("SELECT count(*) FROM t, c");
+  EXPECT_NE(run.exit, 0) << DescribeRun(run);
+  EXPECT_NE(run.err.find("generator source(s) c together with other collections"),
+            std::string::npos)
+      << DescribeRun(run);
+}
+
 // psycopg2 in its default mode wraps every statement in BEGIN: the transaction states it tracks
 // (in a block, failed in it, idle after ROLLBACK/COMMIT) are PostgreSQL's.
 TEST(FrontendProcess, Psycopg2SeesPostgresTransactionStates) {
