@@ -381,6 +381,14 @@ bool AnyUp(const ReplicaSet& set) {
   return false;
 }
 
+// Unavailable, naming why each replica is left out, when the write ledger leaves none to read.
+std::optional<Status> NoReaderHasEveryWrite(const controller::Readers& readers) {
+  if (!readers.restricted || !readers.floors.empty()) return std::nullopt;
+  std::string why;
+  for (const auto& [i, reason] : readers.left_out) why += (why.empty() ? "" : "; ") + reason;
+  return Status::Unavailable("no replica has every write this frontend acknowledged: " + why);
+}
+
 std::string RestartingOrNone(const ReplicaSet& set) {
   for (std::size_t i = 0; i < set.size(); ++i) {
     const auto s = set.status(i);
@@ -496,11 +504,8 @@ bool ReplicaDriver::StartPeek(Job& job) {
     return false;
   }
   const controller::Readers readers = ReadersOf(r.tables);
-  if (readers.restricted && readers.floors.empty()) {
-    std::string why;
-    for (const auto& [i, reason] : readers.left_out) why += (why.empty() ? "" : "; ") + reason;
-    std::get<Done<PeekAnswer>>(job.done)(
-        Status::Unavailable("no replica has every write this frontend acknowledged: " + why));
+  if (auto none = NoReaderHasEveryWrite(readers)) {
+    std::get<Done<PeekAnswer>>(job.done)(*none);
     return true;
   }
   auto t = ChooseTime(r.time, {r.index}, readers, &job.waiting_for);
@@ -627,10 +632,8 @@ bool ReplicaDriver::StartSubscribe(Job& job) {
     return false;
   }
   const controller::Readers readers = ReadersOf(r.tables);
-  if (readers.restricted && readers.floors.empty()) {
-    std::string why;
-    for (const auto& [i, reason] : readers.left_out) why += (why.empty() ? "" : "; ") + reason;
-    done(Status::Unavailable("no replica has every write this frontend acknowledged: " + why));
+  if (auto none = NoReaderHasEveryWrite(readers)) {
+    done(*none);
     return true;
   }
   const bool exactly = r.time.kind == ReadTime::Kind::kExactly;
