@@ -15,6 +15,7 @@ inline constexpr char kProtocolViolation[] = "08P01";  // PROTOCOL_VIOLATION
 inline constexpr char kTransactionResolutionUnknown[] = "08007";
 // Class 00 — successful completion (a NOTICE's code)
 inline constexpr char kSuccessfulCompletion[] = "00000";  // SUCCESSFUL_COMPLETION
+inline constexpr char kWarning[] = "01000";               // WARNING
 // Class 0A — feature not supported
 inline constexpr char kFeatureNotSupported[] = "0A000";  // FEATURE_NOT_SUPPORTED
 // Class 22 — data exception

@@ -109,9 +109,11 @@ const CatalogIndex* Catalog::IndexWithId(std::string_view id) const {
 
 std::string Catalog::NewId() { return "u" + std::to_string(next_id_++); }
 
-bool Catalog::IsDroppedId(std::string_view id) const {
-  const auto n = UserIdNumber(id);
-  return n && *n < next_id_ && !ObjectWithId(id) && !IndexWithId(id);
+void Catalog::Retire(const std::vector<std::string>& ids) {
+  for (const auto& id : ids) {
+    const auto n = UserIdNumber(id);
+    if (n && *n < next_id_ && !ObjectWithId(id) && !IndexWithId(id)) retired_.insert(id);
+  }
 }
 
 std::vector<const CatalogObject*> Catalog::Readers(std::string_view name) const {
@@ -337,8 +339,18 @@ sql::SqlResult<DropPlan> Catalog::PlanDrop(ObjectKind kind, bool index, const st
 }
 
 void Catalog::ApplyDrop(const DropPlan& plan) {
-  for (const auto& i : plan.indexes) indexes_.erase(i);
-  for (const auto& o : plan.objects) objects_.erase(o);
+  std::vector<std::string> ids;
+  for (const auto& i : plan.indexes) {
+    if (const CatalogIndex* index = FindIndex(i)) ids.push_back(index->id);
+    indexes_.erase(i);
+  }
+  for (const auto& o : plan.objects) {
+    if (const CatalogObject* object = FindObject(o); object && !object->id.empty()) {
+      ids.push_back(object->id);
+    }
+    objects_.erase(o);
+  }
+  Retire(ids);
   for (const auto& c : plan.commands) history_.Append(c);
   history_.Prune();
 }
@@ -362,7 +374,8 @@ void Catalog::RecordCompaction(const std::string& id, std::uint64_t t) {
 
 Result<Catalog> Catalog::Restore(std::uint64_t next_id, std::vector<CatalogObject> objects,
                                  std::vector<CatalogIndex> indexes,
-                                 std::vector<ipc::pb::Command> history) {
+                                 std::vector<ipc::pb::Command> history,
+                                 std::vector<std::string> retired) {
   Catalog c;
   c.next_id_ = next_id;
   auto bad = [](const std::string& why) { return Status::Corruption(why); };
@@ -425,6 +438,13 @@ Result<Catalog> Catalog::Restore(std::uint64_t next_id, std::vector<CatalogObjec
   }
   for (const auto& id : live) {
     if (!c.IndexWithId(id)) return bad("the history maintains " + id + ", which no index is");
+  }
+  for (const auto& id : retired) {
+    const auto n = UserIdNumber(id);
+    if (!n || *n >= next_id || c.ObjectWithId(id) || c.IndexWithId(id)) {
+      return bad("retired id " + id + " is not one this catalog handed out and no longer has");
+    }
+    c.retired_.insert(id);
   }
   return c;
 }

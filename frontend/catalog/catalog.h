@@ -85,9 +85,13 @@ class Catalog final : public CatalogReader {
   // Raises next_id() to `next` (never lowers it): the ids a withdrawn change handed out stay
   // handed out.
   void ReserveIdsBelow(std::uint64_t next) { next_id_ = std::max(next_id_, next); }
-  // Whether `id` is one this catalog handed out and no longer has: a replica still running it
-  // runs something dropped (reconciliation may drop it), not something of another controller.
-  bool IsDroppedId(std::string_view id) const;
+  // Whether `id` is one this catalog handed out and no longer has (dropped, or handed out by a
+  // change that was withdrawn: Retire): a replica still running it runs something this frontend
+  // made (reconciliation may drop it), not something of another controller. Kept durably.
+  bool IsDroppedId(std::string_view id) const { return retired_.find(id) != retired_.end(); }
+  const std::set<std::string, std::less<>>& retired_ids() const { return retired_; }
+  // Marks ids this catalog handed out (n < next_id()) and does not have as dropped.
+  void Retire(const std::vector<std::string>& ids);
 
   // The replay history (invariant 4).
   const controller::History& history() const { return history_; }
@@ -137,7 +141,8 @@ class Catalog final : public CatalogReader {
   // what is wrong), so a damaged file that still parses is an error, not a catalog.
   static Result<Catalog> Restore(std::uint64_t next_id, std::vector<CatalogObject> objects,
                                  std::vector<CatalogIndex> indexes,
-                                 std::vector<ipc::pb::Command> history);
+                                 std::vector<ipc::pb::Command> history,
+                                 std::vector<std::string> retired = {});
 
  private:
   // The objects that read `name` (depends_on), directly.
@@ -147,6 +152,7 @@ class Catalog final : public CatalogReader {
   std::map<std::string, CatalogIndex, std::less<>> indexes_;
   std::uint64_t next_id_ = 1;
   controller::History history_;  // in memory only: catalog_store.h writes its commands
+  std::set<std::string, std::less<>> retired_;  // IsDroppedId
 };
 
 // The number n of a GlobalId u<n>; nullopt for any other id.

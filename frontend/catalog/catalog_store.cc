@@ -213,6 +213,7 @@ std::string CatalogToText(const Catalog& catalog) {
     out += "index " + EncodeField(i.name) + " " + EncodeField(i.id) + " " + EncodeField(i.on) +
            " " + EncodeColumns(i.key) + "\n";
   }
+  for (const auto& id : catalog.retired_ids()) out += "retired " + EncodeField(id) + "\n";
   for (const auto& c : catalog.history().commands()) out += "command " + ipc::ToJson(c) + "\n";
   std::size_t lines = 0;
   for (char ch : out) lines += ch == '\n';
@@ -257,6 +258,7 @@ Result<Catalog> CatalogFromText(std::string_view text, const std::string& file) 
   std::vector<CatalogObject> objects;
   std::vector<CatalogIndex> indexes;
   std::vector<ipc::pb::Command> history;
+  std::vector<std::string> retired;
   std::size_t number = 0;
   for (const auto line : SplitOn(body.substr(0, body.empty() ? 0 : body.size() - 1), '\n')) {
     ++number;
@@ -267,7 +269,9 @@ Result<Catalog> CatalogFromText(std::string_view text, const std::string& file) 
                                    std::string(kFormatTag) + " <version>\")");
       }
       const auto version = ParseNumber(f[1]);
-      if (!version || *version != static_cast<std::uint64_t>(kCatalogFormatVersion)) {
+      // Version 1 is version 2 without retired ids.
+      if (!version || *version < 1 ||
+          *version > static_cast<std::uint64_t>(kCatalogFormatVersion)) {
         return corrupt(number, "catalog format version " + std::string(f[1]) +
                                    ", this build reads version " +
                                    std::to_string(kCatalogFormatVersion));
@@ -317,6 +321,10 @@ Result<Catalog> CatalogFromText(std::string_view text, const std::string& file) 
       c.type = *type;
       c.nullable = f[2] == "1";
       objects.back().columns.push_back(std::move(c));
+    } else if (tag == "retired" && f.size() == 1) {
+      auto id = DecodeField(f[0]);
+      if (!id || id->empty()) return corrupt(number, "a retired line that does not parse");
+      retired.push_back(std::move(*id));
     } else if (tag == "index" && f.size() == 4) {
       CatalogIndex i;
       auto name = DecodeField(f[0]);
@@ -337,7 +345,8 @@ Result<Catalog> CatalogFromText(std::string_view text, const std::string& file) 
   }
   if (number == 0) return corrupt(1, "not a Tandem catalog (it has no format line)");
   if (!have_next_id) return corrupt(0, "no next-id line");
-  auto c = Catalog::Restore(next_id, std::move(objects), std::move(indexes), std::move(history));
+  auto c = Catalog::Restore(next_id, std::move(objects), std::move(indexes), std::move(history),
+                            std::move(retired));
   if (!c.ok()) return corrupt(0, "inconsistent catalog: " + c.status().message());
   return c;
 }

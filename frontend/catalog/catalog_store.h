@@ -13,13 +13,15 @@
 // the file and the line, never an empty catalog. A `catalog.tmp` left by a crash is ignored (the
 // next Save replaces it).
 //
-// The file format (version 1), one record a line, fields separated by one space:
+// The file format (version 2; version 1 is the same without `retired` lines, read too), one
+// record a line, fields separated by one space:
 //   tandem-catalog 1
 //   next-id <n>
 //   object <kind> <name> <id> <primary key> <depends on> <definition>
 //   column <name> <type> <nullable>           (the columns of the object before, in order)
 //   index <name> <id> <on> <key>
 //   command <a protocol Command in its JSON form, one line>   (the history, in order)
+//   retired <id>                                 (an id handed out and no longer defined)
 //   end <lines before this one> <FNV-1a 64 of every byte before this line, 16 hex digits>
 // <kind> is table, source, view or materialized-view; <type> bool, int64, float64 or string;
 // <nullable> 0 or 1. A string field is percent-encoded: every byte but A-Z a-z 0-9 _ . / : as
@@ -44,7 +46,7 @@
 namespace tandem::frontend {
 
 // The format version this build writes and reads.
-inline constexpr int kCatalogFormatVersion = 1;
+inline constexpr int kCatalogFormatVersion = 2;
 
 // The catalog as the file's text, and back (Corruption naming `file` and the line for anything
 // that is not a whole, consistent catalog).

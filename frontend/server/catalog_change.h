@@ -8,9 +8,10 @@
 //  * saving fails: nothing changed, 58030 (the data dir's disk), nothing sent;
 //  * the replicas accept the commands (or there are none: a view, a SHOW): published, answered;
 //  * a replica refuses a create, or none confirms it in time: the change is withdrawn — the old
-//    catalog is published again with the ids the change handed out reserved (a replica that did
-//    get it drops it at its next replay), and the client gets the replica's reason (XX000) or
-//    57P03;
+//    catalog is published again with the ids the change handed out retired (Catalog::Retire),
+//    the drops of its indexes are sent to the replicas that are up (not recorded: a replica that
+//    is down is replayed the history without it, and reconciliation drops it), and the client
+//    gets the replica's reason (XX000) or 57P03;
 //  * drops that no replica confirmed in time are published all the same: a replica that comes
 //    back is replayed the history without them, and reconciliation drops them there.
 #pragma once

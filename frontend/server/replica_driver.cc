@@ -410,7 +410,10 @@ bool ReplicaDriver::StartSubmit(Job& job) {
   bool first = true;
   for (const auto& command : r.commands) {
     // Recorded in the set at once: a replica replayed before the catalog records it gets it too.
-    auto outcome = set_->Submit(command, /*record=*/!controller::IsOneShot(command), r.deadline);
+    const bool record = r.record && !controller::IsOneShot(command);
+    const bool drop =
+        command.has_allow_compaction() && command.allow_compaction().frontier().elements().empty();
+    auto outcome = set_->Submit(command, record, r.deadline);
     if (!outcome.ok()) {
       done(outcome.status());
       return true;
@@ -420,14 +423,15 @@ bool ReplicaDriver::StartSubmit(Job& job) {
       done(Status::FailedPrecondition(controller::ReplicaRefusal(error)));
       return true;
     }
-    if (outcome->accepted.empty()) {
+    if (outcome->accepted.empty() && !drop) {
       done(Status::Unavailable("no replica confirmed " + ipc::Describe(command) + " within " +
                                "the statement's timeout"));
       return true;
     }
-    if (!controller::IsOneShot(command)) submitted_.push_back(command);
-    if (command.has_allow_compaction() &&
-        command.allow_compaction().frontier().elements().empty()) {
+    // A drop nobody confirmed in time was still sent (a replica that comes back is replayed the
+    // history without it): the drops after it are sent too, and the Submit answers unconfirmed.
+    if (record) submitted_.push_back(command);
+    if (drop) {
       // Dropped: no longer compacted, even before the catalog records the drop.
       std::erase(live_indexes_, command.allow_compaction().id());
       compacted_.erase(command.allow_compaction().id());
@@ -593,12 +597,19 @@ bool ReplicaDriver::StartWrite(Job& job) {
     return false;
   }
   if (r.write.uuid().empty()) r.write.set_uuid(controller::RandomHex(16));
+  // Writes a replica that is ready again still misses go to it first, in their order: a new
+  // write to their table must not overtake them there.
+  ResolveWrites();
   // Recorded before it is sent, missing everywhere (write_ledger.h: a lost answer never loses it).
   controller::AnsweredWrite before;
   before.uuid = r.write.uuid();
   before.sent_to.insert(options_.endpoints.begin(), options_.endpoints.end());
   controller::Apply(ledger_, r.write.id(), before);
   if (Status s = set_->StartWrite(r.write); !s.ok()) {
+    controller::AnsweredWrite nowhere;  // not sent: no replica misses it
+    nowhere.uuid = r.write.uuid();
+    nowhere.applied_nowhere = true;
+    controller::Apply(ledger_, r.write.id(), nowhere);
     std::get<Done<WriteAnswer>>(job.done)(s);
     return true;
   }
@@ -778,7 +789,19 @@ void ReplicaDriver::CollectWrites() {
     controller::Apply(ledger_, write.id(), answered);
     const std::uint64_t seq = write_seq_[write.uuid()];
     write_seq_.erase(write.uuid());
-    if (!result->unanswered.empty() || !result->not_sent.empty()) KeepUnresolved(seq, write);
+    bool acknowledged = false, refused = !result->refused.empty();
+    for (const auto& [i, response] : result->answers) {
+      if (response.result_case() == pb::WriteResponse::kTime)
+        acknowledged = true;
+      else
+        refused = true;
+    }
+    // Kept for the replicas that miss it when it was applied somewhere, or when nobody said no
+    // (its outcome is unknown: 08007). A write a replica refused and none took is not applied
+    // anywhere it matters: the client is told so, and it is not sent again.
+    if ((!result->unanswered.empty() || !result->not_sent.empty()) && (acknowledged || !refused)) {
+      KeepUnresolved(seq, write);
+    }
     WriteAnswer a;
     std::string errors;
     for (const auto& [i, response] : result->answers) {
@@ -868,16 +891,25 @@ void ReplicaDriver::ResolveWrites() {
       it = forget();
       continue;
     }
+    // A resend goes to every ready replica (ReplicaSet::StartWrite): harmless where it was
+    // applied (its uuid), right where it is missing with nothing newer to its table sent there,
+    // and wrong where it is missing behind a newer write (an upsert applied out of order) — so
+    // it waits while such a replica is ready.
     const auto& sent = sent_seq_[table];
-    bool resolvable = false, send_now = false;
+    bool resolvable = false, send_now = false, blocked = false;
     for (std::size_t i = 0; i < set_->size(); ++i) {
       auto e = entries->second.find(options_.endpoints[i]);
       const bool missing = e == entries->second.end() || e->second.missing.count(uuid) > 0;
-      const bool newer_sent = i < sent.size() && sent[i] > seq;
-      if (!missing || newer_sent) continue;
+      if (!missing) continue;
+      const bool ready = set_->status(i).state == ReplicaSet::State::kReady;
+      if (i < sent.size() && sent[i] > seq) {
+        blocked = blocked || ready;
+        continue;
+      }
       resolvable = true;
-      if (set_->status(i).state == ReplicaSet::State::kReady) send_now = true;
+      send_now = send_now || ready;
     }
+    send_now = send_now && !blocked;
     if (!resolvable) {
       it = forget();
       continue;

@@ -136,6 +136,9 @@ struct PeekAnswer {
 struct SubmitRequest {
   SubmitRequest() {}
   std::vector<pb::Command> commands;
+  // Whether the commands join the history replayed to replicas (DDL the catalog records). False
+  // for the drops of a withdrawn change: sent to the replicas up now, replayed to none.
+  bool record = true;
   DriverClock::time_point deadline;
 };
 struct SubmitAnswer {

@@ -212,7 +212,7 @@ bool SqlExecutor::Run(const sql::ParsedStatement& statement, StatementKind kind,
           ErrorFields(pgwire::Severity::kWarning, effect.warning_sqlstate, effect.warning));
     }
     if (*tx == TransactionCommand::kRollback && session.block_wrote) {
-      (void)sink.Notice(ErrorFields(pgwire::Severity::kWarning, sqlstate::kSuccessfulCompletion,
+      (void)sink.Notice(ErrorFields(pgwire::Severity::kWarning, sqlstate::kWarning,
                                     "ROLLBACK did not undo the writes of this transaction block: "
                                     "Tandem applies each write when it runs"));
     }
@@ -412,8 +412,13 @@ bool SqlExecutor::RunSubscribeStatement(const sql::SubscribeStatement& statement
     at = *t;
   }
   const std::shared_ptr<const Catalog> catalog = catalog_.Snapshot();
+  // As a SELECT: no write's time to follow when it reads no table (a generator ticks its own).
+  const bool reads_tables = !statement.target.has_range_var() ||
+                            !TablesRead(*catalog, {statement.target.range_var().relname()}).empty();
   auto streamed = RunSubscribe(driver_, *catalog, statement, position, sql,
-                               ReadTimeOf(session, writers_.last_write(), at), sink, session);
+                               reads_tables ? ReadTimeOf(session, writers_.last_write(), at)
+                                            : ReadTimeOf(SessionState(), 0, at),
+                               sink, session);
   if (!streamed.ok()) return Fail(sink, session, streamed.error());
   if (!*streamed && session.transaction != TransactionStatus::kIdle) {
     session.transaction = TransactionStatus::kFailed;
@@ -529,7 +534,8 @@ bool SqlExecutor::RunSet(const pg_query::VariableSetStmt& set, int position,
       }
     }
     // 0 (and DEFAULT, RESET) is PostgreSQL's "no timeout": the frontend's own bound stays.
-    if (ms && *ms > 0) session.statement_timeout = std::chrono::milliseconds(*ms);
+    session.statement_timeout =
+        ms && *ms > 0 ? std::chrono::milliseconds(*ms) : session.default_statement_timeout;
   }
   if (name == "client_encoding" && set.kind() == pg_query::VAR_SET_VALUE && set.args_size() == 1 &&
       set.args(0).has_a_const() && set.args(0).a_const().has_sval() &&

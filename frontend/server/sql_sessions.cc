@@ -64,7 +64,7 @@ std::unique_ptr<pgwire::QueryHandler> SqlSessions::Open(const pgwire::StartupPar
   auto state = std::make_shared<SessionState>();
   state->id = next_session_++;
   state->startup = startup;
-  state->statement_timeout = statement_timeout_;
+  state->statement_timeout = state->default_statement_timeout = statement_timeout_;
   return std::make_unique<SqlSession>(threads_, executor_, std::move(state));
 }
 

@@ -36,6 +36,9 @@ struct SessionState {
   bool block_wrote = false;
   // How long one statement may wait (for a replica, for a time to become readable).
   std::chrono::milliseconds statement_timeout{30000};
+  // The frontend's --statement-timeout-ms: what SET statement_timeout = 0, DEFAULT and RESET
+  // restore (PostgreSQL's 0 is "none"; the frontend keeps its own bound).
+  std::chrono::milliseconds default_statement_timeout{30000};
   CancelToken cancel;
 };
 

@@ -37,6 +37,14 @@ sql::SqlResult<std::string> TableWriters::Run(const pg_query::Node& statement, s
   const std::shared_ptr<const Catalog> catalog = catalog_.Snapshot();
   auto dml = plan::PlanDml(statement, *catalog, sql);
   if (!dml.ok()) return dml.error();
+  if (const auto generators = GeneratorsRead(*catalog, dml->rows.import_objects);
+      !generators.empty()) {
+    return sql::SqlError(sqlstate::kFeatureNotSupported,
+                         "a write to table " + dml->object + " cannot read the generator source " +
+                             *generators.begin() +
+                             ": a generator's times are its own ticks, not the table's epoch "
+                             "milliseconds");
+  }
   const auto deadline = DriverClock::now() + session.statement_timeout;
 
   const std::shared_ptr<Table> table = TableOf(dml->table_id);

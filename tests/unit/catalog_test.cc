@@ -754,6 +754,15 @@ TEST_F(StoreTest, IdsKeepRisingAcrossARestartEvenAfterDrops) {
   auto back = store->Load();
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->next_id(), next);
+  // What was dropped stays known as this catalog's (a replica still running it is ours to
+  // reconcile); an id it never handed out, or still has, is not.
+  EXPECT_TRUE(back->IsDroppedId("u7"));
+  EXPECT_TRUE(back->IsDroppedId("u8"));
+  EXPECT_FALSE(back->IsDroppedId("u4"));
+  EXPECT_FALSE(back->IsDroppedId("u" + std::to_string(next)));
+  back->Retire({"u" + std::to_string(next + 5), "u4"});  // not handed out; still defined
+  EXPECT_FALSE(back->IsDroppedId("u" + std::to_string(next + 5)));
+  EXPECT_FALSE(back->IsDroppedId("u4"));
   catalog_ = std::move(back).value();
   const DdlOutcome out = Ok("CREATE TABLE fresh (a bigint)");
   EXPECT_EQ(out.commands.at(0).create_dataflow().desc().source_imports(0).id(),
@@ -803,24 +812,32 @@ TEST_F(StoreTest, TornOrDamagedFilesAreErrorsNamingTheFile) {
   }
   expect_corrupt("garbage\x01\x02 not a catalog\n", "garbage");
   expect_corrupt(std::string(4096, '\0'), "zeros");
-  // Whole but of another version.
-  std::string v2 = good;
-  v2.replace(0, good.find('\n'), "tandem-catalog 2");
-  const std::string body = v2.substr(0, v2.rfind("end "));
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char ch : body) {
-    h ^= ch;
-    h *= 0x100000001b3ULL;
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  std::size_t lines = 0;
-  for (char ch : body) lines += ch == '\n';
-  const std::string resealed = body + "end " + std::to_string(lines) + " " + hex + "\n";
-  WriteFile(store->path(), resealed);
+  // Whole but of another version: a later one is refused naming it; version 1 (the same records
+  // but `retired`) is read.
+  auto resealed_as = [&](const std::string& format_line) {
+    std::string text = good;
+    text.replace(0, good.find('\n'), format_line);
+    const std::string body = text.substr(0, text.rfind("end "));
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    for (unsigned char ch : body) {
+      h ^= ch;
+      h *= 0x100000001b3ULL;
+    }
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    std::size_t lines = 0;
+    for (char ch : body) lines += ch == '\n';
+    return body + "end " + std::to_string(lines) + " " + hex + "\n";
+  };
+  WriteFile(store->path(), resealed_as("tandem-catalog 3"));
   auto c = store->Load();
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.status().message().find("version 2"), std::string::npos) << c.status().message();
+  EXPECT_NE(c.status().message().find("version 3"), std::string::npos) << c.status().message();
+  ASSERT_EQ(good.find("\nretired "), std::string::npos) << "the fixture drops nothing";
+  WriteFile(store->path(), resealed_as("tandem-catalog 1"));
+  c = store->Load();
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->next_id(), catalog_.next_id());
 }
 
 TEST_F(StoreTest, AWholeFileThatContradictsItselfIsRefused) {
