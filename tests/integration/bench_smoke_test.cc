@@ -581,7 +581,7 @@ TEST(TandemBench, SmokeReplicas) {
   EXPECT_FALSE(SegmentsLeft());
 }
 
-// sql (issue 32): a SELECT by key through tandem-frontend beside the same lookup as a Peek from an
+// sql: a SELECT by key through tandem-frontend beside the same lookup as a Peek from an
 // observer session on its replica, and PostgreSQL's point SELECT when PostgreSQL 15 is installed,
 // at tiny sizes (2,000 rows, two rounds): every answer the loaded row, the ratios there, nothing
 // left behind.
