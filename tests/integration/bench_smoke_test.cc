@@ -581,5 +581,38 @@ TEST(TandemBench, SmokeReplicas) {
   EXPECT_FALSE(SegmentsLeft());
 }
 
+// sql: a SELECT by key through tandem-frontend beside the same lookup as a Peek from an
+// observer session on its replica, and PostgreSQL's point SELECT when PostgreSQL 15 is installed,
+// at tiny sizes (2,000 rows, two rounds): every answer the loaded row, the ratios there, nothing
+// left behind.
+TEST(TandemBench, SmokeSql) {
+  const auto run = Bench({"sql", "--sql-keys", "2000", "--sql-rounds", "2"});
+  const Report r = ParseOrFail(run);
+  ASSERT_TRUE(r.count("sql")) << run.err;
+  const Cells& cells = r.at("sql");
+  std::vector<std::string> measured = {"frontend", "peek"};
+  if (cells.count("postgres")) {
+    measured.push_back("postgres");
+  } else {
+    EXPECT_NE(run.err.find("skipped PostgreSQL"), std::string::npos) << run.err;
+  }
+  for (const std::string& cell : measured) {
+    ASSERT_TRUE(cells.count(cell)) << cell;
+    const Metrics& m = cells.at(cell);
+    ExpectLatencies(m, cell);  // misses: an answer that was not the loaded row
+    EXPECT_EQ(m.at("keys"), 2000) << cell;
+    if (cell != "peek") {
+      EXPECT_GT(m.at("load_rows_per_s"), 0) << cell;
+    }
+  }
+  // Both Tandem cells read through the replica's peeks.
+  EXPECT_GT(cells.at("frontend").at("supervisor_peek_mean_us"), 0);
+  EXPECT_GT(cells.at("peek").at("supervisor_peek_mean_us"), 0);
+  ASSERT_TRUE(cells.count("frontend/peek"));
+  EXPECT_GT(cells.at("frontend/peek").at("p50_ratio"), 0);
+  EXPECT_EQ(cells.count("frontend/postgres"), cells.count("postgres"));
+  EXPECT_FALSE(SegmentsLeft());
+}
+
 }  // namespace
 }  // namespace tandem::testing

@@ -121,6 +121,11 @@ struct Options {
   // Redis and LMDB over the same keys), and which parts run.
   std::uint64_t local_keys = 1000000;
   std::string local_part = "all";  // all | tandem | peers
+  // sql (DESIGN §15): the tandem-frontend binary (default: beside tandem-bench), the rows of the
+  // table read by key, and the alternating rounds the cells are measured in.
+  std::string frontend;
+  std::uint64_t sql_keys = 100000;
+  std::uint64_t sql_rounds = 6;
   bool quiet = false;
 };
 

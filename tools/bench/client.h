@@ -21,10 +21,14 @@ struct FrontierSample {
 
 class Client {
  public:
+  // `observer`: a read-only session beside another controller (Hello{observer}, as `tandem-ctl
+  // peek` opens): it may send only Peek and CancelPeek — no CreateDataflow, no Compact — and it
+  // receives every collection's frontiers.
   explicit Client(const std::string& endpoint,
-                  const std::optional<ipc::CurveClientKeys>& curve = std::nullopt)
+                  const std::optional<ipc::CurveClientKeys>& curve = std::nullopt,
+                  bool observer = false)
       : client_(endpoint, {.timeout = 10s, .curve = curve}) {
-    if (Status s = client_.Hello("tandem-bench"); !s.ok()) {
+    if (Status s = client_.Hello("tandem-bench", observer); !s.ok()) {
       CheckStop();
       throw std::runtime_error(
           s.code() == StatusCode::kUnavailable ? "no HelloAccepted from " + endpoint : s.message());

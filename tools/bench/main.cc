@@ -5,7 +5,7 @@
 //
 //   tandem-bench
 //   isolation|lookup-scale|ingest|memory|redis|curve|peek-path|slow-path|join|write|subscribe|local|
-//   replicas|all|hydration
+//   replicas|sql|all|hydration
 //                [--duration S]
 //                [--json]
 //                [--csv FILE] [--plot FILE.png] [--workers N] [--supervisor PATH] ...
@@ -84,6 +84,15 @@ controller endpoint like any client; everything is stopped and removed at the en
                  §13), closed loop with 8 peeks in flight: every peek to every replica, the first
                  answer taken ("all"), and each peek to one replica round-robin ("spread"), with
                  how busy the machine was
+  sql            SELECT v FROM t WHERE k = <key> through tandem-frontend (found beside
+                 tandem-bench, or --frontend; it runs its local replica, and peeks t's primary-key
+                 index), closed loop from one libpq client over the simple protocol; beside it, in
+                 the same run over the same --sql-keys rows (loaded through SQL, INSERT ... VALUES
+                 of 1,000 rows): the same lookup as `tandem-ctl peek` (a Peek of that index from
+                 an observer session on that replica) and PostgreSQL 15's own point SELECT on a
+                 private server (skipped with a note where PostgreSQL 15 is not installed);
+                 --sql-rounds alternating rounds, ratio cells frontend/peek and frontend/postgres
+                 (--curve does not reach it: the frontend's replica runs without CURVE)
   all            every scenario above, in that order
   hydration      (not in all) time from CreateDataflow to the first readable time of an index
                  of a key_value source's snapshot, 10^6 and 10^7 keys (--hydration-max-keys), for
@@ -148,6 +157,9 @@ Options:
   --local-keys N       local: the index's keys, and Redis's and LMDB's (default 10^6)
   --local-part P       local: all (default) | tandem (the replica's cells) | peers (LMDB, Redis,
                        the TCP floor)
+  --sql-keys N         sql: the table's rows (default 100000)
+  --sql-rounds N       sql: alternating rounds the cells are measured in (default 6)
+  --frontend PATH      sql: the tandem-frontend binary (default: beside tandem-bench)
   --curve              every replica requires CURVE (tandem-supervisor --curve-secret-key) and
                        every client authenticates: keys made fresh for the run, in a scratch
                        directory removed at the end (the curve scenario does this for its own
@@ -328,6 +340,12 @@ Options Parse(int argc, char** argv) {
       if (o.local_part != "all" && o.local_part != "tandem" && o.local_part != "peers") {
         throw std::invalid_argument("--local-part: all, tandem or peers, not " + o.local_part);
       }
+    } else if (a == "--sql-keys") {
+      o.sql_keys = std::max<std::uint64_t>(1, ParseUint(a, value()));
+    } else if (a == "--sql-rounds") {
+      o.sql_rounds = std::clamp<std::uint64_t>(ParseUint(a, value()), 1, 100);
+    } else if (a == "--frontend") {
+      o.frontend = value();
     } else if (!a.empty() && a[0] == '-') {
       throw std::invalid_argument("unknown option " + a);
     } else if (o.scenario.empty()) {
@@ -337,9 +355,9 @@ Options Parse(int argc, char** argv) {
     }
   }
   static const std::vector<std::string> kScenarios = {
-      "isolation", "lookup-scale", "ingest",    "memory", "redis",
-      "curve",     "peek-path",    "slow-path", "join",   "write",
-      "subscribe", "local",        "replicas",  "all",    "hydration"};
+      "isolation", "lookup-scale", "ingest", "memory",   "redis",     "curve",
+      "peek-path", "slow-path",    "join",   "write",    "subscribe", "local",
+      "replicas",  "sql",          "all",    "hydration"};
   if (o.scenario.empty()) throw std::invalid_argument("no scenario given");
   if (std::find(kScenarios.begin(), kScenarios.end(), o.scenario) == kScenarios.end()) {
     throw std::invalid_argument("unknown scenario " + o.scenario);
@@ -347,6 +365,10 @@ Options Parse(int argc, char** argv) {
   if (o.supervisor.empty()) o.supervisor = SelfDir() + "/tandem-supervisor";
   if (access(o.supervisor.c_str(), X_OK) != 0) {
     throw std::invalid_argument("no tandem-supervisor at " + o.supervisor + " (use --supervisor)");
+  }
+  if (o.frontend.empty()) o.frontend = SelfDir() + "/tandem-frontend";
+  if ((o.scenario == "sql" || o.scenario == "all") && access(o.frontend.c_str(), X_OK) != 0) {
+    throw std::invalid_argument("no tandem-frontend at " + o.frontend + " (use --frontend)");
   }
   if (o.min_keys > o.max_keys) throw std::invalid_argument("--min-keys above --max-keys");
   return o;
@@ -396,6 +418,7 @@ int Main(int argc, char** argv) {
     if (all || o.scenario == "subscribe") results.push_back(SubscribeScenario(o));
     if (all || o.scenario == "local") results.push_back(LocalScenario(o));
     if (all || o.scenario == "replicas") results.push_back(ReplicasScenario(o));
+    if (all || o.scenario == "sql") results.push_back(SqlScenario(o));
     if (o.scenario == "hydration") results.push_back(Hydration(o));  // not in all: GiBs at 10^7
   } catch (const Interrupted&) {
     std::fprintf(stderr, "tandem-bench: interrupted; everything it started is stopped\n");

@@ -88,5 +88,11 @@ Scenario LocalScenario(const Options& o);
 // front of 1, 2 and 3 replicas with the same index, 8 peeks in flight; every peek to all replicas
 // (first answer) and each to one (round-robin), with how busy the machine was.
 Scenario ReplicasScenario(const Options& o);
+// "sql" (DESIGN §15): SELECT v FROM t WHERE k = <key> through tandem-frontend (its local replica
+// peeks t's primary-key index), beside the same lookup as `tandem-ctl peek` (an observer session's
+// Peek of that index on that replica) and PostgreSQL 15's own point SELECT, over the same
+// --sql-keys rows loaded through SQL, in --sql-rounds alternating rounds; ratio cells
+// frontend/peek and frontend/postgres.
+Scenario SqlScenario(const Options& o);
 
 }  // namespace tandem::bench
