@@ -366,9 +366,8 @@ PlannedRelation DmlUpdate(Binder& binder, const pg_query::UpdateStmt& update,
     } else if (values[c]->has_set_to_default()) {
       map.push_back(NullExpr(table.columns[c].type));
     } else {
-      map.push_back(
-          DmlAssign(binder, DmlBindValue(binder, *values[c], context, table.columns[c]),
-                    table.columns[c], locations[c]));
+      map.push_back(DmlAssign(binder, DmlBindValue(binder, *values[c], context, table.columns[c]),
+                              table.columns[c], locations[c]));
     }
   }
   const std::size_t m = r.columns.size();

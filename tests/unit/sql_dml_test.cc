@@ -309,8 +309,8 @@ TEST_F(SqlDmlTest, InsertFillsColumnsNotNamedWithNullAndCastsOnAssignment) {
             (std::vector<Row>{{N(), I(7), N(), N()}}));
   // A decimal constant into double precision: PostgreSQL's assignment cast numeric → float8.
   EXPECT_EQ(Constant(Planned(Dml("INSERT INTO t (f) VALUES (12.5), (-0.25), (1e3)")).rows),
-            (std::vector<Row>{{N(), N(), N(), F(12.5)}, {N(), N(), N(), F(-0.25)},
-                              {N(), N(), N(), F(1000.0)}}));
+            (std::vector<Row>{
+                {N(), N(), N(), F(12.5)}, {N(), N(), N(), F(-0.25)}, {N(), N(), N(), F(1000.0)}}));
   // … but not into bigint, nor as an operand.
   EXPECT_EQ(Dml("INSERT INTO t (a) VALUES (12.5)").error().sqlstate, "0A000");
   EXPECT_EQ(Dml("INSERT INTO t (f) VALUES (12.5 + 1)").error().sqlstate, "0A000");
