@@ -186,8 +186,20 @@ void RunAgainstFrontend(const std::vector<std::string>& flags, FrontendEngineOpt
   // here; so 500 queries in the fast run (beside the 2,000 one-shot ones), 1,000 under the slow
   // label.
   const bool materialized = mode == FrontendEngineOptions::Mode::kMaterialized;
-  SuiteOptions options =
-      FrontendSuiteOptions(materialized ? Databases(10, 20) : Databases(40, 120));
+  // Under a sanitizer the frontend and the replica run several times slower, and some 50
+  // maintained views on two cores fall behind the writes for good (a 900 s timeout with 5
+  // databases under ASan): the materialized runs are the ci and slow stages' (the same code,
+  // unsanitized); the one-shot runs here keep 5 databases (250 queries).
+  if (std::getenv("TANDEM_TEST_SANITIZER") != nullptr &&
+      std::getenv("TANDEM_SQL_ORACLE_DATABASES") == nullptr) {
+    if (materialized) GTEST_SKIP() << "materialized views under a sanitizer: see the comment";
+  }
+  SuiteOptions options = FrontendSuiteOptions(
+      materialized ? Databases(10, 20)
+                   : (std::getenv("TANDEM_TEST_SANITIZER") != nullptr &&
+                              std::getenv("TANDEM_SQL_ORACLE_DATABASES") == nullptr
+                          ? 5
+                          : Databases(40, 120)));
   if (mode == FrontendEngineOptions::Mode::kMaterialized &&
       std::getenv("TANDEM_SQL_ORACLE_SUPPORTED") == nullptr) {
     // A top-level ORDER BY of a column the query does not show stays in the view with its LIMIT
