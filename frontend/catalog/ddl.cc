@@ -421,7 +421,8 @@ SqlResult<pb::SourceImport> SourceImportOf(const SourceOptions& o, const TableDe
                        " (table, csv, json_lines, counter or key_value)",
                    text);
   }
-  for (const auto& [param, value] : o.values) {
+  for (const auto& entry : o.values) {
+    const std::string& param = entry.first;
     if (!params->second.count(param)) {
       const bool known = std::any_of(SourceParameters().begin(), SourceParameters().end(),
                                      [&](const auto& p) { return p.second.count(param) > 0; });
@@ -429,7 +430,7 @@ SqlResult<pb::SourceImport> SourceImportOf(const SourceOptions& o, const TableDe
           sqlstate::kInvalidParameterValue,
           known ? "parameter " + Quoted(param) + " is not one of a " + o.source + " source's"
                 : "unrecognized parameter " + Quoted(param),
-          text, value.second);
+          text, entry.second.second);
     }
   }
   std::optional<SqlError> bad;
