@@ -69,6 +69,29 @@ inline void FrontendClientEnvironment() {
   setenv("PGCONNECT_TIMEOUT", "10", 1);
 }
 
+// The tandem-supervisor whose parent is `parent` now (from /proc/<pid>/stat and exe), if one runs.
+inline std::optional<pid_t> SupervisorChildOf(pid_t parent) {
+  if (parent <= 0) return std::nullopt;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    const auto close_paren = line.rfind(')');
+    if (close_paren == std::string::npos) continue;
+    std::istringstream rest(line.substr(close_paren + 2));
+    char state = 0;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid != parent || state == 'Z') continue;
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink(entry.path() / "exe", ec);
+    if (!ec && exe.filename() == "tandem-supervisor") return std::stoi(name);
+  }
+  return std::nullopt;
+}
+
 class FrontendServer {
  public:
   // `extra`: more flags, after the harness's own (a later flag wins where the frontend's parser
@@ -213,26 +236,7 @@ class FrontendServer {
   }
 
   // The frontend's tandem-supervisor child (from /proc), if one runs.
-  std::optional<pid_t> SupervisorChild() const {
-    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-      const std::string name = entry.path().filename().string();
-      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-      std::ifstream stat(entry.path() / "stat");
-      std::string line;
-      if (!std::getline(stat, line)) continue;
-      const auto close_paren = line.rfind(')');
-      if (close_paren == std::string::npos) continue;
-      std::istringstream rest(line.substr(close_paren + 2));
-      char state = 0;
-      pid_t ppid = 0;
-      rest >> state >> ppid;
-      if (ppid != pid_ || state == 'Z') continue;
-      std::error_code ec;
-      const auto exe = std::filesystem::read_symlink(entry.path() / "exe", ec);
-      if (!ec && exe.filename() == "tandem-supervisor") return std::stoi(name);
-    }
-    return std::nullopt;
-  }
+  std::optional<pid_t> SupervisorChild() const { return SupervisorChildOf(pid_); }
 
  private:
   void Spawn() {

@@ -30,6 +30,7 @@
 #include "frontend/server/local_replica.h"
 #include "frontend/server/replay_history.h"
 #include "frontend/server/replica_driver.h"
+#include "frontend_harness.h"
 #include "run_binary.h"
 #include "supervisor_harness.h"
 #include "temp_dir.h"
@@ -46,58 +47,14 @@ using namespace std::chrono_literals;
 namespace fe = tandem::frontend;
 namespace samples = tandem::ipc::samples;
 
-std::string Psql() {
-  const char* debian = "/usr/lib/postgresql/15/bin/psql";
-  return std::filesystem::exists(debian) ? debian : "/usr/bin/psql";
-}
-
-// psql's environment: nothing of a developer's PG* settings, a bounded connect.
-void ClientEnvironment() {
-  for (const char* v : {"PGHOST", "PGHOSTADDR", "PGPORT", "PGUSER", "PGDATABASE", "PGSERVICE",
-                        "PGSSLMODE", "PGOPTIONS", "PGPASSWORD", "PSQLRC"}) {
-    unsetenv(v);
-  }
-  setenv("PGCONNECT_TIMEOUT", "10", 1);
-}
+std::string Psql() { return FrontendPsqlBinary(); }
+void ClientEnvironment() { FrontendClientEnvironment(); }
+std::optional<pid_t> SupervisorChild(pid_t frontend) { return SupervisorChildOf(frontend); }
 
 // A replica id no other test (or test process) uses: it names the segment.
 std::string UniqueReplicaId() {
   static int counter = 0;
   return "fet" + std::to_string(getpid()) + "x" + std::to_string(counter++);
-}
-
-// The processes whose parent is `parent` now (from /proc/<pid>/stat).
-std::vector<pid_t> ChildrenOf(pid_t parent) {
-  std::vector<pid_t> out;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    const auto close_paren = line.rfind(')');
-    if (close_paren == std::string::npos) continue;
-    std::istringstream rest(line.substr(close_paren + 2));
-    char state = 0;
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (ppid == parent && state != 'Z') out.push_back(static_cast<pid_t>(std::stoi(name)));
-  }
-  return out;
-}
-
-std::string ExeOf(pid_t pid) {
-  std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
-  return ec ? "" : exe.filename().string();
-}
-
-// The frontend's tandem-supervisor child, if one runs.
-std::optional<pid_t> SupervisorChild(pid_t frontend) {
-  for (pid_t c : ChildrenOf(frontend)) {
-    if (ExeOf(c) == "tandem-supervisor") return c;
-  }
-  return std::nullopt;
 }
 
 // tandem-frontend as a child of the test: its own data dir, port 0, its local replica (a unique

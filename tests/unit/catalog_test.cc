@@ -709,6 +709,21 @@ class StoreTest : public DropTest {
   std::string dir_;
 };
 
+// `body` (a catalog file's lines before its end line) with the end line the store writes: its
+// line count and FNV-1a 64 — a whole file, whatever the body says.
+std::string Sealed(const std::string& body) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char ch : body) {
+    h ^= ch;
+    h *= 0x100000001b3ULL;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  std::size_t lines = 0;
+  for (char ch : body) lines += ch == '\n';
+  return body + "end " + std::to_string(lines) + " " + hex + "\n";
+}
+
 TEST_F(StoreTest, MissingFileIsAnEmptyCatalog) {
   auto store = CatalogStore::Open(dir_ + "/new");
   ASSERT_TRUE(store.ok()) << store.status().ToString();
@@ -817,17 +832,7 @@ TEST_F(StoreTest, TornOrDamagedFilesAreErrorsNamingTheFile) {
   auto resealed_as = [&](const std::string& format_line) {
     std::string text = good;
     text.replace(0, good.find('\n'), format_line);
-    const std::string body = text.substr(0, text.rfind("end "));
-    std::uint64_t h = 0xcbf29ce484222325ULL;
-    for (unsigned char ch : body) {
-      h ^= ch;
-      h *= 0x100000001b3ULL;
-    }
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-    std::size_t lines = 0;
-    for (char ch : body) lines += ch == '\n';
-    return body + "end " + std::to_string(lines) + " " + hex + "\n";
+    return Sealed(text.substr(0, text.rfind("end ")));
   };
   WriteFile(store->path(), resealed_as("tandem-catalog 3"));
   auto c = store->Load();
@@ -848,16 +853,7 @@ TEST_F(StoreTest, AWholeFileThatContradictsItselfIsRefused) {
   const std::size_t at = body.find("\nindex i ");
   ASSERT_NE(at, std::string::npos);
   body.erase(at + 1, body.find('\n', at + 1) - at);
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char ch : body) {
-    h ^= ch;
-    h *= 0x100000001b3ULL;
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  std::size_t lines = 0;
-  for (char ch : body) lines += ch == '\n';
-  auto c = CatalogFromText(body + "end " + std::to_string(lines) + " " + hex + "\n", "F");
+  auto c = CatalogFromText(Sealed(body), "F");
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), StatusCode::kCorruption);
   EXPECT_NE(c.status().message().find("u3"), std::string::npos) << c.status().message();
