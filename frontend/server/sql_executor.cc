@@ -80,8 +80,10 @@ sql::SqlResult<Time> AsOfTime(const pg_query::Node& as_of, std::string_view sql)
 
 // A read at the latest time is at or after `floor`: the latest write this frontend acknowledged
 // (to any session: a client told its write is done is never followed by a read that misses it)
-// and the session's own.
-ReadTime ReadTimeOf(const SessionState& session, Time acknowledged, std::optional<Time> as_of) {
+// and the session's own — when it reads a table; a read of no table (generators, files,
+// constants) has no write to follow, and a generator's ticks would never reach one's time.
+ReadTime ReadTimeOf(bool reads_tables, const SessionState& session, Time acknowledged,
+                    std::optional<Time> as_of) {
   ReadTime t;
   if (as_of) {
     t.kind = ReadTime::Kind::kExactly;
@@ -89,7 +91,7 @@ ReadTime ReadTimeOf(const SessionState& session, Time acknowledged, std::optiona
   } else {
     // Never before time 1: the one-row collection's row is at time 1 (a counter's first value),
     // and a read at 0 of a replica just started would miss it. Every table's times are far later.
-    t.floor = std::max({session.last_write, acknowledged, Time{1}});
+    t.floor = reads_tables ? std::max({session.last_write, acknowledged, Time{1}}) : Time{1};
   }
   return t;
 }
@@ -366,8 +368,6 @@ bool SqlExecutor::RunSelect(const pg_query::Node& query, const pg_query::Node* a
   auto planned = plan::PlanQuery(query, *catalog, sql);
   if (!planned.ok()) return Fail(sink, session, planned.error());
   const auto deadline = DeadlineOf(session);
-  // A read of no table (generators, files, constants) has no write to follow: a generator's
-  // times are its own ticks, which no write's epoch-ms time would ever let it reach.
   const bool reads_tables = !TablesRead(*catalog, planned->import_objects).empty();
   if (const auto generators = GeneratorsRead(*catalog, planned->import_objects);
       !generators.empty() &&
@@ -385,9 +385,7 @@ bool SqlExecutor::RunSelect(const pg_query::Node& query, const pg_query::Node* a
                          0));
   }
   auto read = ReadRelation(driver_, session.cancel, *catalog, *planned,
-                           reads_tables ? ReadTimeOf(session, writers_.last_write(), at)
-                                        : ReadTimeOf(SessionState(), 0, at),
-                           deadline);
+                           ReadTimeOf(reads_tables, session, writers_.last_write(), at), deadline);
   if (!read.ok()) return Fail(sink, session, read.error());
   std::vector<pgwire::FieldDescription> fields;
   for (std::size_t i = 0; i < planned->columns.size(); ++i) {
@@ -415,10 +413,9 @@ bool SqlExecutor::RunSubscribeStatement(const sql::SubscribeStatement& statement
   // As a SELECT: no write's time to follow when it reads no table (a generator ticks its own).
   const bool reads_tables = !statement.target.has_range_var() ||
                             !TablesRead(*catalog, {statement.target.range_var().relname()}).empty();
-  auto streamed = RunSubscribe(driver_, *catalog, statement, position, sql,
-                               reads_tables ? ReadTimeOf(session, writers_.last_write(), at)
-                                            : ReadTimeOf(SessionState(), 0, at),
-                               sink, session);
+  auto streamed =
+      RunSubscribe(driver_, *catalog, statement, position, sql,
+                   ReadTimeOf(reads_tables, session, writers_.last_write(), at), sink, session);
   if (!streamed.ok()) return Fail(sink, session, streamed.error());
   if (!*streamed && session.transaction != TransactionStatus::kIdle) {
     session.transaction = TransactionStatus::kFailed;
