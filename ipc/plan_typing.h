@@ -13,6 +13,27 @@
 //     messages) for every plan that arrived as bytes or JSON;
 //   * schemas are compared by column type and nullability only: names are labels (a Reduce's
 //     "count", "sum_v"; a computed column's "c5", named by its position).
+//
+// The typing of scalar expressions (DESIGN §16; a binder that speaks SQL inserts Casts so that its
+// operands meet these — the runtime never converts implicitly):
+//   * NOT, AND, OR: BOOL. IS [NOT] NULL: any type, BOOL not null.
+//   * NEGATE: INT16, INT32, INT64, FLOAT32, FLOAT64, NUMERIC, INTERVAL: the same type.
+//   * ADD SUB MUL DIV: two operands of one numeric type (INT16, INT32, INT64, FLOAT32, FLOAT64,
+//     NUMERIC): that type; an integer result beyond its width is a data error ("integer out of
+//     range"), integer division truncates. MOD: the integer types and NUMERIC.
+//   * date and time arithmetic, PostgreSQL's operators:
+//       DATE + INT32, INT32 + DATE, DATE - INT32 -> DATE;   DATE - DATE -> INT32
+//       DATE + INTERVAL, INTERVAL + DATE, DATE - INTERVAL -> TIMESTAMP;  DATE + TIME -> TIMESTAMP
+//       TIMESTAMP + INTERVAL, INTERVAL + TIMESTAMP, TIMESTAMP - INTERVAL -> TIMESTAMP
+//       TIMESTAMPTZ + INTERVAL, INTERVAL + TIMESTAMPTZ, TIMESTAMPTZ - INTERVAL -> TIMESTAMPTZ
+//       TIMESTAMP - TIMESTAMP, TIMESTAMPTZ - TIMESTAMPTZ, TIME - TIME -> INTERVAL
+//       TIME + INTERVAL, INTERVAL + TIME, TIME - INTERVAL -> TIME (wrapping at midnight)
+//       INTERVAL + INTERVAL, INTERVAL - INTERVAL -> INTERVAL
+//       INTERVAL * FLOAT64, FLOAT64 * INTERVAL, INTERVAL / FLOAT64 -> INTERVAL
+//   * EQ NE LT LE GT GE: two operands of one type (any): BOOL. NUMERIC and INTERVAL compare as
+//     values (1.5 = 1.50, '1 mon' = '30 days'), every other type in its datum order.
+//   * Cast and CallFunc: the signatures in ipc/func_typing.h.
+//   * The result is nullable when an operand is (a CallFunc says its own rule).
 #pragma once
 
 #include <cstdint>
