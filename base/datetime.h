@@ -54,7 +54,7 @@ inline constexpr std::int64_t kMicrosPerSecond = 1'000'000;
 inline constexpr std::int64_t kMicrosPerDay = 86'400 * kMicrosPerSecond;
 
 // PostgreSQL's interval comparison: the span with 30-day months and 24-hour days.
-__int128 IntervalSpan(const Interval& i);
+Int128 IntervalSpan(const Interval& i);
 int CompareIntervalValue(const Interval& a, const Interval& b);
 // Datum order: span, then months, then days.
 int CompareInterval(const Interval& a, const Interval& b);
