@@ -1,0 +1,563 @@
+// numeric: PostgreSQL's exact decimal in 38 digits (numeric.h). Values are sign and magnitude
+// here: a magnitude is an unsigned 128-bit coefficient, and every intermediate that can outgrow
+// it (an operand aligned to the other's scale, a product, a dividend shifted for the quotient's
+// scale) is a NumericWide, an unsigned 512-bit integer whose operations check that they never
+// wrap. A result is made only through MakeNumeric, which refuses a magnitude of 10^38 or more.
+#include "base/numeric.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <system_error>
+
+#include "base/check.h"
+
+namespace tandem {
+namespace {
+
+constexpr char kNumericOverflow[] = "value overflows numeric format";
+constexpr char kNumericDivisionByZero[] = "division by zero";
+// PostgreSQL's NUMERIC_MIN_SIG_DIGITS: a quotient gets at least this many significant digits.
+constexpr int kNumericMinSigDigits = 16;
+// PostgreSQL's NBASE digit: its numerics are base-10000 digits, and select_div_scale reads the
+// weight and the value of the first one.
+constexpr int kNumericDecDigits = 4;
+// PostgreSQL's numeric_in refuses an exponent of INT_MAX / 2 or more (either sign) as overflow.
+constexpr long kNumericExponentLimit = std::numeric_limits<int>::max() / 2;
+// PostgreSQL's NUMERIC_DSCALE_MAX: a text with more digits after the point than this is its
+// overflow error, even where our rounding to 38 would make it a number.
+constexpr long kNumericDisplayScaleMax = 16383;
+
+constexpr std::array<UInt128, 39> MakeNumericPow10() {
+  std::array<UInt128, 39> p{};
+  p[0] = 1;
+  for (std::size_t k = 1; k < p.size(); ++k) p[k] = p[k - 1] * 10;
+  return p;
+}
+constexpr std::array<UInt128, 39> kNumericPow10 = MakeNumericPow10();  // 10^0 .. 10^38
+constexpr UInt128 kNumericLimit = kNumericPow10[38];                   // magnitudes are below it
+
+UInt128 NumericMagnitude(const Numeric& n) {
+  const Int128 c = n.coefficient();
+  return c < 0 ? UInt128{0} - static_cast<UInt128>(c) : static_cast<UInt128>(c);
+}
+
+// The number of decimal digits of m (0 has none).
+int NumericDigitCount(UInt128 m) {
+  int d = 0;
+  while (d < 39 && m >= kNumericPow10[d]) ++d;
+  return d;
+}
+
+// An unsigned 512-bit integer, little-endian 64-bit limbs: room for a 38-digit coefficient times
+// 10^116. Every operation TANDEM_CHECKs that it does not wrap: the callers bound their operands.
+struct NumericWide {
+  std::array<std::uint64_t, 8> limb{};
+
+  static NumericWide From(UInt128 v) {
+    NumericWide w;
+    w.limb[0] = static_cast<std::uint64_t>(v);
+    w.limb[1] = static_cast<std::uint64_t>(v >> 64);
+    return w;
+  }
+  bool FitsU128() const {
+    for (std::size_t i = 2; i < limb.size(); ++i) {
+      if (limb[i] != 0) return false;
+    }
+    return true;
+  }
+  UInt128 Low128() const { return (static_cast<UInt128>(limb[1]) << 64) | limb[0]; }
+  bool IsZero() const {
+    for (std::uint64_t l : limb) {
+      if (l != 0) return false;
+    }
+    return true;
+  }
+  int BitLength() const {
+    for (int i = static_cast<int>(limb.size()) - 1; i >= 0; --i) {
+      if (limb[i] != 0) return i * 64 + (64 - __builtin_clzll(limb[i]));
+    }
+    return 0;
+  }
+  bool Bit(int i) const { return (limb[i / 64] >> (i % 64)) & 1; }
+};
+
+int NumericWideCompare(const NumericWide& a, const NumericWide& b) {
+  for (int i = static_cast<int>(a.limb.size()) - 1; i >= 0; --i) {
+    if (a.limb[i] != b.limb[i]) return a.limb[i] < b.limb[i] ? -1 : 1;
+  }
+  return 0;
+}
+
+NumericWide NumericWideAdd(const NumericWide& a, const NumericWide& b) {
+  NumericWide r;
+  UInt128 carry = 0;
+  for (std::size_t i = 0; i < a.limb.size(); ++i) {
+    const UInt128 s = static_cast<UInt128>(a.limb[i]) + b.limb[i] + carry;
+    r.limb[i] = static_cast<std::uint64_t>(s);
+    carry = s >> 64;
+  }
+  TANDEM_CHECK(carry == 0, "numeric: a 512-bit sum wrapped");
+  return r;
+}
+
+// REQUIRES: a >= b.
+NumericWide NumericWideSub(const NumericWide& a, const NumericWide& b) {
+  NumericWide r;
+  std::uint64_t borrow = 0;
+  for (std::size_t i = 0; i < a.limb.size(); ++i) {
+    const std::uint64_t bi = b.limb[i];
+    const std::uint64_t d = a.limb[i] - bi - borrow;
+    borrow = (a.limb[i] < bi || (a.limb[i] == bi && borrow)) ? 1 : 0;
+    r.limb[i] = d;
+  }
+  TANDEM_CHECK(borrow == 0, "numeric: a 512-bit difference went below zero");
+  return r;
+}
+
+NumericWide NumericWideMulSmall(const NumericWide& a, std::uint64_t m) {
+  NumericWide r;
+  UInt128 carry = 0;
+  for (std::size_t i = 0; i < a.limb.size(); ++i) {
+    const UInt128 p = static_cast<UInt128>(a.limb[i]) * m + carry;
+    r.limb[i] = static_cast<std::uint64_t>(p);
+    carry = p >> 64;
+  }
+  TANDEM_CHECK(carry == 0, "numeric: a 512-bit product wrapped");
+  return r;
+}
+
+NumericWide NumericWideMul(const NumericWide& a, const NumericWide& b) {
+  NumericWide r;
+  for (std::size_t i = 0; i < a.limb.size(); ++i) {
+    if (a.limb[i] == 0) continue;
+    UInt128 carry = 0;
+    for (std::size_t j = 0; j < b.limb.size(); ++j) {
+      const UInt128 p = static_cast<UInt128>(a.limb[i]) * b.limb[j] + carry;
+      if (i + j >= r.limb.size()) {
+        TANDEM_CHECK(p == 0, "numeric: a 512-bit product wrapped");
+        continue;
+      }
+      const UInt128 s = static_cast<UInt128>(r.limb[i + j]) + static_cast<std::uint64_t>(p);
+      r.limb[i + j] = static_cast<std::uint64_t>(s);
+      carry = (p >> 64) + (s >> 64);
+    }
+    TANDEM_CHECK(carry == 0, "numeric: a 512-bit product wrapped");
+  }
+  return r;
+}
+
+// a × 10^k.
+NumericWide NumericWideMulPow10(NumericWide a, int k) {
+  TANDEM_CHECK(k >= 0, "numeric: a negative power of ten");
+  while (k > 0) {
+    const int step = k < 19 ? k : 19;
+    a = NumericWideMulSmall(a, static_cast<std::uint64_t>(kNumericPow10[step]));
+    k -= step;
+  }
+  return a;
+}
+
+// a / d and a % d. REQUIRES: 0 < d < 2^127 (every divisor here is a magnitude or a power of ten
+// up to 10^38), so the remainder doubled and a bit added never wraps.
+NumericWide NumericWideDivMod(const NumericWide& a, UInt128 d, UInt128* remainder) {
+  TANDEM_CHECK(d != 0 && (d >> 127) == 0, "numeric: a divisor out of range");
+  NumericWide q;
+  UInt128 r = 0;
+  if ((d >> 64) == 0) {
+    const std::uint64_t d64 = static_cast<std::uint64_t>(d);
+    for (int i = static_cast<int>(a.limb.size()) - 1; i >= 0; --i) {
+      const UInt128 cur = (r << 64) | a.limb[i];  // r < d < 2^64: no wrap
+      q.limb[i] = static_cast<std::uint64_t>(cur / d64);
+      r = cur % d64;
+    }
+  } else {
+    for (int i = a.BitLength() - 1; i >= 0; --i) {
+      r = (r << 1) | (a.Bit(i) ? 1 : 0);
+      if (r >= d) {
+        r -= d;
+        q.limb[i / 64] |= std::uint64_t{1} << (i % 64);
+      }
+    }
+  }
+  *remainder = r;
+  return q;
+}
+
+// a / d rounded half away from zero (a is a magnitude). REQUIRES as NumericWideDivMod.
+NumericWide NumericWideDivRound(const NumericWide& a, UInt128 d) {
+  UInt128 r;
+  NumericWide q = NumericWideDivMod(a, d, &r);
+  if (r >= d - r) q = NumericWideAdd(q, NumericWide::From(1));  // 2r >= d, without wrapping
+  return q;
+}
+
+// The one way a computed value becomes a Numeric: a magnitude of 10^38 or more is PostgreSQL's
+// overflow error, never a wrong value.
+Result<Numeric> MakeNumeric(bool negative, const NumericWide& magnitude, int scale) {
+  if (!magnitude.FitsU128() || magnitude.Low128() >= kNumericLimit) {
+    return Status::DataError(kNumericOverflow);
+  }
+  const Int128 m = static_cast<Int128>(magnitude.Low128());
+  return Numeric::FromParts(negative ? -m : m, scale);
+}
+
+// |n| as a coefficient at `scale` >= n.scale (exact).
+NumericWide NumericAligned(const Numeric& n, int scale) {
+  return NumericWideMulPow10(NumericWide::From(NumericMagnitude(n)), scale - n.scale);
+}
+
+// (negative_a ? -a : a) + (negative_b ? -b : b), both at `scale`.
+Result<Numeric> NumericSignedSum(bool negative_a, const NumericWide& a, bool negative_b,
+                                 const NumericWide& b, int scale) {
+  if (negative_a == negative_b) return MakeNumeric(negative_a, NumericWideAdd(a, b), scale);
+  const int c = NumericWideCompare(a, b);
+  if (c >= 0) return MakeNumeric(negative_a, NumericWideSub(a, b), scale);
+  return MakeNumeric(negative_b, NumericWideSub(b, a), scale);
+}
+
+// PostgreSQL's NBASE view of n: the weight of its first base-10000 digit (n = d × 10000^weight +
+// ...) and that digit. Zero has weight 0 and digit 0, as PostgreSQL's empty digit array does.
+void NumericFirstBaseDigit(const Numeric& n, int* weight, int* digit) {
+  const UInt128 m = NumericMagnitude(n);
+  if (m == 0) {
+    *weight = 0;
+    *digit = 0;
+    return;
+  }
+  const int exponent10 = NumericDigitCount(m) - 1 - n.scale;  // 10^e <= |n| < 10^(e+1)
+  const int w = exponent10 >= 0 ? exponent10 / kNumericDecDigits
+                                : -((-exponent10 + kNumericDecDigits - 1) / kNumericDecDigits);
+  const int shift = n.scale + w * kNumericDecDigits;  // |n| / 10000^w = m / 10^shift
+  const UInt128 d = shift >= 0 ? m / kNumericPow10[shift] : m * kNumericPow10[-shift];
+  *weight = w;
+  *digit = static_cast<int>(d);
+}
+
+// PostgreSQL's select_div_scale: at least kNumericMinSigDigits significant digits in the quotient
+// and at least either operand's scale; here at most 38.
+int NumericDivScale(const Numeric& a, const Numeric& b) {
+  int weight_a, digit_a, weight_b, digit_b;
+  NumericFirstBaseDigit(a, &weight_a, &digit_a);
+  NumericFirstBaseDigit(b, &weight_b, &digit_b);
+  int quotient_weight = weight_a - weight_b;
+  if (digit_a <= digit_b) --quotient_weight;
+  int scale = kNumericMinSigDigits - quotient_weight * kNumericDecDigits;
+  scale = std::max({scale, static_cast<int>(a.scale), static_cast<int>(b.scale), 0});
+  return std::min(scale, kNumericMaxDigits);
+}
+
+// |n| rounded (or truncated) to `scale` digits, which may be negative, as a coefficient at
+// result_scale = min(max(scale, 0), 38); a carry past 38 digits is the overflow error.
+Result<Numeric> NumericRescale(const Numeric& n, int scale, bool round) {
+  scale = std::clamp(scale, -2000, 2000);  // PostgreSQL's NUMERIC_MAX_RESULT_SCALE
+  const int result_scale = std::min(std::max(scale, 0), kNumericMaxDigits);
+  const bool negative = n.coefficient() < 0;
+  const UInt128 m = NumericMagnitude(n);
+  if (scale >= n.scale) return MakeNumeric(negative, NumericAligned(n, result_scale), result_scale);
+  const int drop = n.scale - scale;  // digits to drop, > 0
+  if (drop > kNumericMaxDigits) {    // |n| < 10^38 <= half of 10^drop: rounds to zero
+    return Numeric::FromParts(0, result_scale);
+  }
+  const NumericWide whole = NumericWide::From(m);
+  UInt128 r;
+  NumericWide q = round ? NumericWideDivRound(whole, kNumericPow10[drop])
+                        : NumericWideDivMod(whole, kNumericPow10[drop], &r);
+  return MakeNumeric(negative, NumericWideMulPow10(q, result_scale - scale), result_scale);
+}
+
+bool NumericIsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+bool NumericIsDigit(char c) { return c >= '0' && c <= '9'; }
+
+bool NumericEqualsIgnoringCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Numeric Numeric::FromParts(Int128 coefficient, int scale) {
+  TANDEM_CHECK(scale >= 0 && scale <= kNumericMaxDigits, "numeric: a scale outside 0..38");
+  const UInt128 u = static_cast<UInt128>(coefficient);
+  const UInt128 m = coefficient < 0 ? UInt128{0} - u : u;
+  TANDEM_CHECK(m < kNumericLimit, "numeric: a coefficient of more than 38 digits");
+  Numeric n;
+  n.lo = static_cast<std::uint64_t>(u);
+  n.hi = static_cast<std::int64_t>(static_cast<std::uint64_t>(u >> 64));
+  n.scale = static_cast<std::uint8_t>(scale);
+  return n;
+}
+
+int NumericSign(const Numeric& a) {
+  const Int128 c = a.coefficient();
+  return c < 0 ? -1 : c > 0 ? 1 : 0;
+}
+
+int CompareNumericValue(const Numeric& a, const Numeric& b) {
+  const int sa = NumericSign(a), sb = NumericSign(b);
+  if (sa != sb) return sa < sb ? -1 : 1;
+  if (sa == 0) return 0;
+  int c;
+  if (a.scale == b.scale) {
+    const UInt128 ma = NumericMagnitude(a), mb = NumericMagnitude(b);
+    c = ma < mb ? -1 : ma > mb ? 1 : 0;
+  } else {
+    const int scale = std::max(a.scale, b.scale);
+    c = NumericWideCompare(NumericAligned(a, scale), NumericAligned(b, scale));
+  }
+  return sa < 0 ? -c : c;
+}
+
+int CompareNumeric(const Numeric& a, const Numeric& b) {
+  const int c = CompareNumericValue(a, b);
+  if (c != 0) return c;
+  return a.scale < b.scale ? -1 : a.scale > b.scale ? 1 : 0;
+}
+
+std::string NumericText(const Numeric& n) {
+  UInt128 m = NumericMagnitude(n);
+  char digits[40];
+  int count = 0;
+  do {
+    digits[count++] = static_cast<char>('0' + static_cast<int>(m % 10));
+    m /= 10;
+  } while (m != 0);
+  while (count <= n.scale) digits[count++] = '0';  // at least one digit before the point
+  std::string out;
+  out.reserve(count + 2);
+  if (NumericSign(n) < 0) out.push_back('-');
+  for (int i = count - 1; i >= 0; --i) {
+    out.push_back(digits[i]);
+    if (i == n.scale && i != 0) out.push_back('.');
+  }
+  return out;
+}
+
+Result<Numeric> ParseNumeric(std::string_view text) {
+  const auto syntax = [&] {
+    return Status::DataError("invalid input syntax for type numeric: \"" + std::string(text) +
+                             "\"");
+  };
+  std::size_t begin = 0, end = text.size();
+  while (begin < end && NumericIsSpace(text[begin])) ++begin;
+  while (end > begin && NumericIsSpace(text[end - 1])) --end;
+  const std::string_view body = text.substr(begin, end - begin);
+  for (std::string_view special :
+       {"nan", "infinity", "+infinity", "-infinity", "inf", "+inf", "-inf"}) {
+    if (NumericEqualsIgnoringCase(body, special)) {
+      return Status::DataError("numeric NaN/Infinity is not supported");
+    }
+  }
+  std::size_t i = 0;
+  bool negative = false;
+  if (i < body.size() && (body[i] == '+' || body[i] == '-')) negative = body[i++] == '-';
+  // The significant digits (leading zeros dropped), how many digits came after the point.
+  std::string digits;
+  long fraction_digits = 0;
+  bool any_digit = false, point = false;
+  for (; i < body.size(); ++i) {
+    const char c = body[i];
+    if (NumericIsDigit(c)) {
+      any_digit = true;
+      if (point) ++fraction_digits;
+      if (c != '0' || !digits.empty()) digits.push_back(c);
+    } else if (c == '.' && !point) {
+      point = true;
+    } else {
+      break;
+    }
+  }
+  if (!any_digit) return syntax();
+  // PostgreSQL reads the exponent with strtol: blanks, a sign, at least one digit.
+  long exponent = 0;
+  if (i < body.size() && (body[i] == 'e' || body[i] == 'E')) {
+    ++i;
+    while (i < body.size() && NumericIsSpace(body[i])) ++i;
+    bool exponent_negative = false;
+    if (i < body.size() && (body[i] == '+' || body[i] == '-')) exponent_negative = body[i++] == '-';
+    if (i >= body.size() || !NumericIsDigit(body[i])) return syntax();
+    for (; i < body.size() && NumericIsDigit(body[i]); ++i) {
+      if (exponent < kNumericExponentLimit) exponent = exponent * 10 + (body[i] - '0');
+    }
+    // PostgreSQL refuses an exponent this large before looking at the digits.
+    if (exponent >= kNumericExponentLimit) return Status::DataError(kNumericOverflow);
+    if (exponent_negative) exponent = -exponent;
+  }
+  if (i != body.size()) return syntax();
+  // value = digits × 10^(exponent - fraction_digits); PostgreSQL's display scale is
+  // fraction_digits - exponent, at least 0, and ours at most 38 (rounded half away from zero).
+  const long display_scale = std::max<long>(0, fraction_digits - exponent);
+  if (display_scale > kNumericDisplayScaleMax) return Status::DataError(kNumericOverflow);
+  const int scale = static_cast<int>(std::min<long>(display_scale, kNumericMaxDigits));
+  const long shift = exponent - fraction_digits + scale;  // coefficient = digits × 10^shift
+  if (digits.empty()) return Numeric::FromParts(0, scale);
+  bool round_up = false;
+  if (shift < 0) {
+    const std::size_t cut = static_cast<std::size_t>(-shift);
+    if (cut > digits.size()) return Numeric::FromParts(0, scale);
+    round_up = digits[digits.size() - cut] >= '5';
+    digits.resize(digits.size() - cut);
+  } else {
+    if (static_cast<long>(digits.size()) + shift > kNumericMaxDigits) {
+      return Status::DataError(kNumericOverflow);
+    }
+    digits.append(static_cast<std::size_t>(shift), '0');
+  }
+  if (static_cast<int>(digits.size()) > kNumericMaxDigits) {
+    return Status::DataError(kNumericOverflow);
+  }
+  UInt128 m = 0;
+  for (char c : digits) m = m * 10 + static_cast<unsigned>(c - '0');
+  if (round_up) ++m;
+  return MakeNumeric(negative, NumericWide::From(m), scale);
+}
+
+Numeric NumericNegate(const Numeric& a) { return Numeric::FromParts(-a.coefficient(), a.scale); }
+
+Numeric NumericAbs(const Numeric& a) { return NumericSign(a) < 0 ? NumericNegate(a) : a; }
+
+Result<Numeric> NumericAdd(const Numeric& a, const Numeric& b) {
+  const int scale = std::max(a.scale, b.scale);
+  if (a.scale == b.scale) {
+    Int128 sum;
+    if (!__builtin_add_overflow(a.coefficient(), b.coefficient(), &sum)) {
+      const UInt128 u = static_cast<UInt128>(sum);
+      return MakeNumeric(sum < 0, NumericWide::From(sum < 0 ? UInt128{0} - u : u), scale);
+    }
+  }
+  return NumericSignedSum(NumericSign(a) < 0, NumericAligned(a, scale), NumericSign(b) < 0,
+                          NumericAligned(b, scale), scale);
+}
+
+Result<Numeric> NumericSub(const Numeric& a, const Numeric& b) {
+  return NumericAdd(a, NumericNegate(b));
+}
+
+Result<Numeric> NumericMul(const Numeric& a, const Numeric& b) {
+  const bool negative = (NumericSign(a) < 0) != (NumericSign(b) < 0);
+  NumericWide product = NumericWideMul(NumericWide::From(NumericMagnitude(a)),
+                                       NumericWide::From(NumericMagnitude(b)));
+  int scale = a.scale + b.scale;
+  if (scale > kNumericMaxDigits) {  // PostgreSQL keeps every digit; we round to 38
+    product = NumericWideDivRound(product, kNumericPow10[scale - kNumericMaxDigits]);
+    scale = kNumericMaxDigits;
+  }
+  return MakeNumeric(negative, product, scale);
+}
+
+Result<Numeric> NumericDiv(const Numeric& a, const Numeric& b) {
+  if (NumericSign(b) == 0) return Status::DataError(kNumericDivisionByZero);
+  const int scale = NumericDivScale(a, b);
+  // a / b = (ma × 10^-sa) / (mb × 10^-sb); at `scale`: ma × 10^(scale + sb - sa) / mb, where
+  // scale >= sa, so the shift is never negative.
+  const NumericWide dividend =
+      NumericWideMulPow10(NumericWide::From(NumericMagnitude(a)), scale + b.scale - a.scale);
+  const bool negative = (NumericSign(a) < 0) != (NumericSign(b) < 0);
+  return MakeNumeric(negative, NumericWideDivRound(dividend, NumericMagnitude(b)), scale);
+}
+
+Result<Numeric> NumericMod(const Numeric& a, const Numeric& b) {
+  if (NumericSign(b) == 0) return Status::DataError(kNumericDivisionByZero);
+  const int scale = std::max(a.scale, b.scale);
+  const NumericWide ma = NumericAligned(a, scale), mb = NumericAligned(b, scale);
+  // One of the two is at its own scale, below 10^38; the remainder is below both.
+  if (!mb.FitsU128()) return MakeNumeric(NumericSign(a) < 0, ma, scale);
+  UInt128 r;
+  (void)NumericWideDivMod(ma, mb.Low128(), &r);
+  return MakeNumeric(NumericSign(a) < 0, NumericWide::From(r), scale);
+}
+
+Result<Numeric> NumericRound(const Numeric& a, int scale) {
+  return NumericRescale(a, scale, /*round=*/true);
+}
+
+Result<Numeric> NumericTrunc(const Numeric& a, int scale) {
+  return NumericRescale(a, scale, /*round=*/false);
+}
+
+Result<Numeric> NumericFloor(const Numeric& a) {
+  TANDEM_ASSIGN_OR_RETURN(Numeric t, NumericTrunc(a, 0));
+  if (NumericSign(a) < 0 && CompareNumericValue(a, t) != 0) {
+    return NumericSub(t, NumericFromInt64(1));
+  }
+  return t;
+}
+
+Result<Numeric> NumericCeil(const Numeric& a) {
+  TANDEM_ASSIGN_OR_RETURN(Numeric t, NumericTrunc(a, 0));
+  if (NumericSign(a) > 0 && CompareNumericValue(a, t) != 0) {
+    return NumericAdd(t, NumericFromInt64(1));
+  }
+  return t;
+}
+
+Result<Numeric> NumericAvg(const Numeric& sum, std::int64_t count) {
+  return NumericDiv(sum, NumericFromInt64(count));
+}
+
+Numeric NumericFromInt64(std::int64_t v) { return Numeric::FromParts(v, 0); }
+
+Result<Numeric> NumericFromDouble(double v) {
+  if (std::isnan(v)) return Status::DataError("cannot convert NaN to numeric");
+  if (std::isinf(v)) return Status::DataError("cannot convert infinity to numeric");
+  // PostgreSQL's float8_numeric prints "%.*g" with DBL_DIG (15) and reads that text back.
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general,
+                                       std::numeric_limits<double>::digits10);
+  TANDEM_CHECK(ec == std::errc(), "numeric: a double's text did not fit 64 bytes");
+  return ParseNumeric(std::string_view(buf, static_cast<std::size_t>(end - buf)));
+}
+
+Result<std::int64_t> NumericToInt64(const Numeric& a, std::int64_t min, std::int64_t max,
+                                    std::string_view type_name) {
+  const auto range = [&] { return Status::DataError(std::string(type_name) + " out of range"); };
+  TANDEM_ASSIGN_OR_RETURN(Numeric r, NumericRound(a, 0));
+  const Int128 c = r.coefficient();
+  if (c < min || c > max) return range();
+  return static_cast<std::int64_t>(c);
+}
+
+double NumericToDouble(const Numeric& a) {
+  const std::string text = NumericText(a);
+  double out = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  TANDEM_CHECK(ec == std::errc() && ptr == text.data() + text.size(),
+               "numeric: a numeric's text did not read as a double");
+  return out;
+}
+
+Result<Numeric> NumericApplyTypmod(const Numeric& a, int precision, int scale) {
+  TANDEM_CHECK(precision >= 1 && precision <= kNumericMaxDigits && scale >= -1000 &&
+                   scale <= kNumericMaxDigits,
+               "numeric: a typmod outside numeric(1..38, -1000..38)");
+  TANDEM_ASSIGN_OR_RETURN(Numeric r, NumericRound(a, scale));
+  // PostgreSQL's apply_typmod: a nonzero value must be below 10^(precision - scale).
+  const int max_digits = precision - scale;
+  const UInt128 m = NumericMagnitude(r);
+  bool overflow = false;
+  if (m != 0) {
+    const int digits_before_point = NumericDigitCount(m) - r.scale;  // |r| >= 10^(this - 1)
+    overflow = digits_before_point > max_digits;
+  }
+  if (overflow) {
+    return Status::DataError(
+        "numeric field overflow\nDETAIL:  A field with precision " + std::to_string(precision) +
+        ", scale " + std::to_string(scale) + " must round to an absolute value less than " +
+        (max_digits != 0 ? "10^" + std::to_string(max_digits) : std::string("1")) + ".");
+  }
+  return r;
+}
+
+}  // namespace tandem
