@@ -270,6 +270,151 @@ Result<Numeric> NumericRescale(const Numeric& n, int scale, bool round) {
   return MakeNumeric(negative, NumericWideMulPow10(q, result_scale - scale), result_scale);
 }
 
+// --- Wider helpers for sqrt and power (NumericWide as a number of up to 154 digits) ---
+
+NumericWide NumericWideShiftLeft1(const NumericWide& a) {
+  NumericWide r;
+  std::uint64_t carry = 0;
+  for (std::size_t i = 0; i < a.limb.size(); ++i) {
+    r.limb[i] = (a.limb[i] << 1) | carry;
+    carry = a.limb[i] >> 63;
+  }
+  TANDEM_CHECK(carry == 0, "numeric: a 512-bit shift wrapped");
+  return r;
+}
+
+// a >> k, 0 < k < 64.
+NumericWide NumericWideShiftRight(const NumericWide& a, int k) {
+  NumericWide r;
+  for (std::size_t i = 0; i < a.limb.size(); ++i) {
+    r.limb[i] = a.limb[i] >> k;
+    if (i + 1 < a.limb.size()) r.limb[i] |= a.limb[i + 1] << (64 - k);
+  }
+  return r;
+}
+
+// 10^k as a NumericWide, 0 <= k <= 154.
+const NumericWide& NumericWidePow10(int k) {
+  static const std::array<NumericWide, 155> table = [] {
+    std::array<NumericWide, 155> t{};
+    t[0] = NumericWide::From(1);
+    for (std::size_t i = 1; i < t.size(); ++i) t[i] = NumericWideMulSmall(t[i - 1], 10);
+    return t;
+  }();
+  TANDEM_CHECK(k >= 0 && k < 155, "numeric: a power of ten beyond 10^154");
+  return table[static_cast<std::size_t>(k)];
+}
+
+// The number of decimal digits of a (0 has none).
+int NumericWideDigitCount(const NumericWide& a) {
+  int lo = 0, hi = 155;  // the count is the least k with a < 10^k: in [lo, hi]
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (NumericWideCompare(a, NumericWidePow10(mid)) < 0) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  TANDEM_CHECK(lo < 155, "numeric: a number beyond 154 digits");
+  return lo;
+}
+
+// a / 10^k, truncated or rounded half away from zero (only the first dropped digit decides).
+NumericWide NumericWideDivPow10(NumericWide a, int k, bool round) {
+  if (k <= 0) return a;
+  UInt128 r;
+  for (int left = k - 1; left > 0;) {
+    const int step = std::min(left, kNumericMaxDigits);
+    a = NumericWideDivMod(a, kNumericPow10[step], &r);
+    left -= step;
+  }
+  a = NumericWideDivMod(a, 10, &r);
+  if (round && r >= 5) a = NumericWideAdd(a, NumericWide::From(1));
+  return a;
+}
+
+// a / d, truncated, for any d > 0 (shift and subtract).
+NumericWide NumericWideDivWide(const NumericWide& a, const NumericWide& d) {
+  TANDEM_CHECK(!d.IsZero(), "numeric: a division by zero inside");
+  NumericWide q, r;
+  for (int i = a.BitLength() - 1; i >= 0; --i) {
+    r = NumericWideShiftLeft1(r);
+    if (a.Bit(i)) r.limb[0] |= 1;
+    if (NumericWideCompare(r, d) >= 0) {
+      r = NumericWideSub(r, d);
+      q.limb[static_cast<std::size_t>(i / 64)] |= std::uint64_t{1} << (i % 64);
+    }
+  }
+  return q;
+}
+
+// floor(sqrt(a)), digit by digit in base 4.
+NumericWide NumericWideSqrt(NumericWide a) {
+  NumericWide root, bit;
+  const int top = a.BitLength();
+  if (top == 0) return root;
+  const int start = (top - 1) / 2 * 2;  // the highest power of 4 <= a
+  bit.limb[static_cast<std::size_t>(start / 64)] = std::uint64_t{1} << (start % 64);
+  while (!bit.IsZero()) {
+    const NumericWide trial = NumericWideAdd(root, bit);
+    if (NumericWideCompare(a, trial) >= 0) {
+      a = NumericWideSub(a, trial);
+      root = NumericWideAdd(NumericWideShiftRight(root, 1), bit);
+    } else {
+      root = NumericWideShiftRight(root, 1);
+    }
+    bit = NumericWideShiftRight(bit, 2);
+  }
+  return root;
+}
+
+// A decimal float for power: m × 10^e with m kept to kNumericFloatDigits significant digits,
+// rounded half away from zero after each step. Exact while every intermediate fits those digits
+// (2^100, 0.5^10, 1.5^3); otherwise each product is off by at most half a unit in its 60th digit,
+// and 31 squarings (an int32 exponent) leave more than 38 correct digits — PostgreSQL's
+// power_var_int also works with guard digits and rounds once at the end.
+constexpr int kNumericFloatDigits = 60;
+struct NumericFloat {
+  NumericWide m;
+  std::int64_t e = 0;
+};
+
+NumericFloat NumericFloatNormalize(NumericFloat f) {
+  const int digits = NumericWideDigitCount(f.m);
+  if (digits > kNumericFloatDigits) {
+    f.m = NumericWideDivPow10(f.m, digits - kNumericFloatDigits, /*round=*/true);
+    f.e += digits - kNumericFloatDigits;
+  }
+  return f;
+}
+
+NumericFloat NumericFloatMul(const NumericFloat& a, const NumericFloat& b) {
+  return NumericFloatNormalize({NumericWideMul(a.m, b.m), a.e + b.e});
+}
+
+// 1 / a. REQUIRES: a != 0.
+NumericFloat NumericFloatInverse(const NumericFloat& a) {
+  const int num = 2 * kNumericFloatDigits;  // a.m < 10^61: the quotient keeps 60 digits or more
+  return NumericFloatNormalize(
+      {NumericWideDivWide(NumericWidePow10(num), a.m), -static_cast<std::int64_t>(num) - a.e});
+}
+
+// ±f rounded half away from zero to `scale`.
+Result<Numeric> NumericFloatToNumeric(bool negative, const NumericFloat& f, int scale) {
+  const std::int64_t drop = -(f.e + scale);  // digits of f.m below the scale's last place
+  if (drop <= 0) {
+    if (NumericWideDigitCount(f.m) - drop > kNumericMaxDigits) {
+      if (f.m.IsZero()) return Numeric::FromParts(0, scale);
+      return Status::DataError(kNumericOverflow);
+    }
+    return MakeNumeric(negative, NumericWideMulPow10(f.m, static_cast<int>(-drop)), scale);
+  }
+  if (drop > NumericWideDigitCount(f.m)) return Numeric::FromParts(0, scale);
+  return MakeNumeric(negative, NumericWideDivPow10(f.m, static_cast<int>(drop), /*round=*/true),
+                     scale);
+}
+
 bool NumericIsSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
@@ -558,6 +703,56 @@ Result<Numeric> NumericApplyTypmod(const Numeric& a, int precision, int scale) {
         (max_digits != 0 ? "10^" + std::to_string(max_digits) : std::string("1")) + ".");
   }
   return r;
+}
+
+Result<Numeric> NumericSqrt(const Numeric& a) {
+  if (NumericSign(a) < 0) return Status::DataError("cannot take square root of a negative number");
+  // numeric_sqrt's scale: 16 significant digits from the root's NBASE weight, at least a's scale.
+  int weight, digit;
+  NumericFirstBaseDigit(a, &weight, &digit);
+  const int root_weight = (weight + 1) * kNumericDecDigits / 2 - 1;
+  const int scale =
+      std::min(std::max({kNumericMinSigDigits - root_weight, static_cast<int>(a.scale), 0}),
+               kNumericMaxDigits);
+  // sqrt(m × 10^-s) at scale + 1 digits is floor(sqrt(m × 10^(2 × scale + 2 - s))): its last
+  // digit rounds (an exact root has zeros below it, so half away from zero is exact too).
+  const NumericWide root = NumericWideSqrt(
+      NumericWideMulPow10(NumericWide::From(NumericMagnitude(a)), 2 * scale + 2 - a.scale));
+  return MakeNumeric(false, NumericWideDivPow10(root, 1, /*round=*/true), scale);
+}
+
+Result<Numeric> NumericPower(const Numeric& base, const Numeric& exponent) {
+  const int base_sign = NumericSign(base), exponent_sign = NumericSign(exponent);
+  if (base_sign == 0 && exponent_sign < 0) {
+    return Status::DataError("zero raised to a negative power is undefined");
+  }
+  const UInt128 exponent_magnitude = NumericMagnitude(exponent);
+  const bool integral = exponent_magnitude % kNumericPow10[exponent.scale] == 0;
+  if (base_sign < 0 && !integral) {
+    return Status::DataError(
+        "a negative number raised to a non-integer power yields a complex result");
+  }
+  const UInt128 n = exponent_magnitude / kNumericPow10[exponent.scale];
+  const UInt128 int4_limit =  // power_var takes the integer path for exponents within int4
+      exponent_sign < 0 ? UInt128{1} << 31 : (UInt128{1} << 31) - 1;
+  if (!integral || n > int4_limit) {
+    return Status::DataError("power with a non-integer or non-int4 exponent is not supported");
+  }
+  // power_var's scale for an integer exponent: 16 digits, at least the base's scale.
+  const int scale =
+      std::min(std::max(kNumericMinSigDigits, static_cast<int>(base.scale)), kNumericMaxDigits);
+  if (n == 0) return MakeNumeric(false, NumericWide::From(kNumericPow10[scale]), scale);
+  if (base_sign == 0) return Numeric::FromParts(0, scale);
+  NumericFloat square{NumericWide::From(NumericMagnitude(base)), -static_cast<int>(base.scale)};
+  NumericFloat product{NumericWide::From(1), 0};
+  for (UInt128 bits = n;;) {
+    if (bits & 1) product = NumericFloatMul(product, square);
+    bits >>= 1;
+    if (bits == 0) break;
+    square = NumericFloatMul(square, square);
+  }
+  if (exponent_sign < 0) product = NumericFloatInverse(product);
+  return NumericFloatToNumeric(base_sign < 0 && (n & 1) == 1, product, scale);
 }
 
 }  // namespace tandem

@@ -15,8 +15,8 @@
 // Where 38 digits part us from PostgreSQL (whose numeric keeps up to 131072 digits before the
 // point and 16383 after): a result's scale is the one PostgreSQL's rule gives, capped at 38 —
 // the digits past the 38th decimal place rounded half away from zero (a text with 40 fraction
-// digits, 1e-40 * 1, 0.1^20 as a product, round(x, 40), a quotient PostgreSQL would carry to
-// scale 56) — and a magnitude of 10^38 or more at that scale is "value overflows numeric format"
+// digits, the product of two scale-20 numbers, round(x, 40), a quotient PostgreSQL would carry
+// to scale 56) — and a magnitude of 10^38 or more at that scale is "value overflows numeric format"
 // where PostgreSQL would answer (1e38, 123456789012345678901234567890 / 0.0000001, round(1.5, 40)
 // at scale 38). The scale of a result never depends on its value beyond PostgreSQL's own rules.
 #pragma once
@@ -84,6 +84,19 @@ Result<Numeric> NumericRound(const Numeric& a, int scale);
 Result<Numeric> NumericTrunc(const Numeric& a, int scale);
 Result<Numeric> NumericFloor(const Numeric& a);
 Result<Numeric> NumericCeil(const Numeric& a);
+// sqrt as PostgreSQL's numeric_sqrt: scale 16 - (the root's NBASE weight), at least the
+// argument's, here at most 38 (sqrt(2) is 1.414213562373095, sqrt(0.0001) is 0.01000000000000000);
+// rounded half away from zero. A negative argument is "cannot take square root of a negative
+// number".
+Result<Numeric> NumericSqrt(const Numeric& a);
+// base ^ exponent as PostgreSQL's numeric_power for an integer exponent within int4: scale
+// max(16, base's scale), here at most 38 (2 ^ 3 is 8.0000000000000000, 2 ^ -2 is
+// 0.2500000000000000, 0 ^ 0 is 1.0000000000000000), rounded half away from zero; so a result of
+// 10^22 or more overflows here. Errors as PostgreSQL's: "zero raised to a negative power is
+// undefined", "a negative number raised to a non-integer power yields a complex result". A
+// non-integer exponent (or one beyond int4) with a base >= 0 is a data error here (PostgreSQL
+// computes exp(y × ln x)).
+Result<Numeric> NumericPower(const Numeric& base, const Numeric& exponent);
 // avg: sum / count with the division's scale (PostgreSQL's numeric_avg). Count 0 is "division by
 // zero": the caller answers NULL for an empty group before asking.
 Result<Numeric> NumericAvg(const Numeric& sum, std::int64_t count);

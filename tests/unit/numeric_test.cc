@@ -455,6 +455,109 @@ TEST(NumericTest, ApplyTypmodRoundsThenChecksThePrecision) {
             "round to an absolute value less than 10^1.");
 }
 
+// select sqrt(2::numeric), sqrt(0::numeric), sqrt(4::numeric), sqrt(1.00), sqrt(0.0001),
+//   sqrt(100000000000000000000::numeric), sqrt(2.0000000000000000000001),
+//   sqrt(0.000000000000000000000000000002), sqrt(6.25),
+//   sqrt(99999999999999999999999999999999999999::numeric),
+//   sqrt(0.99999999999999999999999999999999999999), sqrt(0.0000000000000000000000000000000000001),
+//   sqrt(12345678901234567890.12345678901234567); select sqrt(-1::numeric);
+TEST(NumericTest, SqrtTakesNumericSqrtsScale) {
+  EXPECT_EQ(Show(NumericSqrt(N("2"))), "1.414213562373095");
+  EXPECT_EQ(Show(NumericSqrt(N("0"))), "0.000000000000000");
+  EXPECT_EQ(Show(NumericSqrt(N("4"))), "2.000000000000000");
+  EXPECT_EQ(Show(NumericSqrt(N("1.00"))), "1.000000000000000");
+  EXPECT_EQ(Show(NumericSqrt(N("0.0001"))), "0.01000000000000000");
+  EXPECT_EQ(Show(NumericSqrt(N("100000000000000000000"))), "10000000000.00000");
+  EXPECT_EQ(Show(NumericSqrt(N("2.0000000000000000000001"))), "1.4142135623730950488017");
+  EXPECT_EQ(Show(NumericSqrt(N("0.000000000000000000000000000002"))),
+            "0.0000000000000014142135623730950");
+  EXPECT_EQ(Show(NumericSqrt(N("6.25"))), "2.500000000000000");
+  EXPECT_EQ(Show(NumericSqrt(N(kMaxCoefficient))), "10000000000000000000");
+  EXPECT_EQ(Show(NumericSqrt(N("0." + kMaxCoefficient))), "0." + kMaxCoefficient);
+  EXPECT_EQ(Show(NumericSqrt(N("0.0000000000000000000000000000000000001"))),
+            "0.0000000000000000003162277660168379332");
+  EXPECT_EQ(Show(NumericSqrt(N("12345678901234567890.12345678901234567"))),
+            "3513641828.82014425311122238");
+  EXPECT_EQ(Show(NumericSqrt(N("-1"))), "ERROR: cannot take square root of a negative number");
+  EXPECT_EQ(Show(NumericSqrt(N("-0.000000001"))),
+            "ERROR: cannot take square root of a negative number");
+}
+
+// select 2::numeric ^ 3, 2.5::numeric ^ 2, 2::numeric ^ -2, 0::numeric ^ 0, 1.5 ^ 3.0,
+//   (-2)::numeric ^ 3, 3::numeric ^ -1, power(2.00::numeric, 10), 7::numeric ^ 0,
+//   0.5::numeric ^ 10, 0.1::numeric ^ 20, 0.5::numeric ^ 3, 2::numeric ^ -3, 0.001::numeric ^ -3,
+//   7::numeric ^ -5, 1.1::numeric ^ -100, 1.00000000000000000001 ^ 2,
+//   1.0000000001 ^ 1000000000, 0.9999999999 ^ 1000000000, (-1.5)::numeric ^ 3,
+//   (-2)::numeric ^ -1, (-2)::numeric ^ 2, (-0.5)::numeric ^ 3, 0.1::numeric ^ 16, 0.1 ^ 15,
+//   0.5 ^ 53, 0::numeric ^ 5, 0.00::numeric ^ 3, 1.5 ^ 2.0,
+//   1.000000000000000000000000000000000001 ^ 2, 1.23456789 ^ 7, 1.23456789 ^ -7,
+//   9.87654321 ^ 13;
+TEST(NumericTest, PowerWithIntegerExponentsAsPostgres) {
+  const auto power = [](std::string_view b, std::string_view e) {
+    return Show(NumericPower(N(b), N(e)));
+  };
+  EXPECT_EQ(power("2", "3"), "8.0000000000000000");
+  EXPECT_EQ(power("2.5", "2"), "6.2500000000000000");
+  EXPECT_EQ(power("2", "-2"), "0.2500000000000000");
+  EXPECT_EQ(power("0", "0"), "1.0000000000000000");
+  EXPECT_EQ(power("1.5", "3.0"), "3.3750000000000000");
+  EXPECT_EQ(power("-2", "3"), "-8.0000000000000000");
+  EXPECT_EQ(power("3", "-1"), "0.3333333333333333");
+  EXPECT_EQ(power("2.00", "10"), "1024.0000000000000000");
+  EXPECT_EQ(power("7", "0"), "1.0000000000000000");
+  EXPECT_EQ(power("0.5", "10"), "0.0009765625000000");
+  EXPECT_EQ(power("0.1", "20"), "0.0000000000000000");
+  EXPECT_EQ(power("0.5", "3"), "0.1250000000000000");
+  EXPECT_EQ(power("2", "-3"), "0.1250000000000000");
+  EXPECT_EQ(power("0.001", "-3"), "1000000000.0000000000000000");
+  EXPECT_EQ(power("7", "-5"), "0.0000594990182662");
+  EXPECT_EQ(power("1.1", "-100"), "0.0000725657159015");
+  EXPECT_EQ(power("1.00000000000000000001", "2"), "1.00000000000000000002");
+  EXPECT_EQ(power("1.0000000001", "1000000000"), "1.1051709180701218");
+  EXPECT_EQ(power("0.9999999999", "1000000000"), "0.9048374180314354");
+  EXPECT_EQ(power("-1.5", "3"), "-3.3750000000000000");
+  EXPECT_EQ(power("-2", "-1"), "-0.5000000000000000");
+  EXPECT_EQ(power("-2", "2"), "4.0000000000000000");
+  EXPECT_EQ(power("-0.5", "3"), "-0.1250000000000000");
+  EXPECT_EQ(power("0.1", "16"), "0.0000000000000001");
+  EXPECT_EQ(power("0.1", "15"), "0.0000000000000010");
+  EXPECT_EQ(power("0.5", "53"), "0.0000000000000001");
+  EXPECT_EQ(power("0", "5"), "0.0000000000000000");
+  EXPECT_EQ(power("0.00", "3"), "0.0000000000000000");
+  EXPECT_EQ(power("1.5", "2.0"), "2.2500000000000000");
+  EXPECT_EQ(power("1.000000000000000000000000000000000001", "2"),
+            "1.000000000000000000000000000000000002");
+  EXPECT_EQ(power("1.23456789", "7"), "4.3712418962088561");
+  EXPECT_EQ(power("1.23456789", "-7"), "0.2287679391221273");
+  EXPECT_EQ(power("9.87654321", "13"), "8508726919155.8811360348303818");
+  EXPECT_EQ(power("2", "-2147483648"), "0.0000000000000000");
+  EXPECT_EQ(power("0.5", "2147483647"), "0.0000000000000000");
+  EXPECT_EQ(power("-1", "2147483647"), "-1.0000000000000000");
+}
+
+// select 0::numeric ^ -1; select (-2)::numeric ^ 0.5; select 10::numeric ^ 37 (PostgreSQL:
+// 10000000000000000000000000000000000000.0000000000000000, 54 digits — ours overflows).
+TEST(NumericTest, PowerErrors) {
+  EXPECT_EQ(Show(NumericPower(N("0"), N("-1"))),
+            "ERROR: zero raised to a negative power is undefined");
+  EXPECT_EQ(Show(NumericPower(N("-2"), N("0.5"))),
+            "ERROR: a negative number raised to a non-integer power yields a complex result");
+  EXPECT_EQ(Show(NumericPower(N("10"), N("37"))), "ERROR: value overflows numeric format");
+  EXPECT_EQ(Show(NumericPower(N("10"), N("22"))), "ERROR: value overflows numeric format");
+  EXPECT_EQ(Show(NumericPower(N("10"), N("21"))), "1000000000000000000000.0000000000000000");
+  EXPECT_EQ(Show(NumericPower(N("2"), N("2147483647"))), "ERROR: value overflows numeric format");
+  EXPECT_EQ(Show(NumericPower(N("1.0000000000000000000001"), N("1"))), "1.0000000000000000000001");
+  // A scale-38 base keeps scale 38, where 1 itself needs 39 digits.
+  EXPECT_EQ(Show(NumericPower(N("0." + kMaxCoefficient), N("0"))),
+            "ERROR: value overflows numeric format");
+  // Not here: PostgreSQL's exp(y × ln x) for a non-integer exponent (select 2::numeric ^ 0.5 is
+  // 1.4142135623730950) or one beyond int4.
+  EXPECT_EQ(Show(NumericPower(N("2"), N("0.5"))),
+            "ERROR: power with a non-integer or non-int4 exponent is not supported");
+  EXPECT_EQ(Show(NumericPower(N("1"), N("2147483648"))),
+            "ERROR: power with a non-integer or non-int4 exponent is not supported");
+}
+
 TEST(NumericTest, NegateAbsSign) {
   EXPECT_EQ(NumericText(NumericNegate(N("1.50"))), "-1.50");
   EXPECT_EQ(NumericText(NumericNegate(N("0.0"))), "0.0");
