@@ -274,6 +274,34 @@ TEST(NumericTest, DivTakesSelectDivScale) {
             "0.333333333333333333333333333334");
 }
 
+// The quotient at whatever scale select_div_scale chose is a / b rounded half away from zero at
+// that scale: |q × b - a'| <= |b| / 2 (a' is a at the quotient's scale), with the tie going away
+// from zero — checked exactly in __int128 on small values.
+TEST(NumericTest, DivRoundsTheExactQuotientHalfAwayFromZero) {
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 50000; ++i) {
+    const Int128 a = static_cast<std::int64_t>(rng() % 2000001) - 1000000;
+    Int128 b = static_cast<std::int64_t>(rng() % 2001) - 1000;
+    if (b == 0) b = 7;
+    const int sa = static_cast<int>(rng() % 6), sb = static_cast<int>(rng() % 6);
+    Result<Numeric> q = NumericDiv(Numeric::FromParts(a, sa), Numeric::FromParts(b, sb));
+    ASSERT_TRUE(q.ok());
+    ASSERT_GE(q->scale, std::max(sa, sb));
+    ASSERT_LE(q->scale, 30);  // small operands: the quotient and the checks fit __int128
+    // a / b = (a × 10^(scale + sb - sa)) / b at the quotient's scale.
+    Int128 scaled = a;
+    for (int k = 0; k < q->scale + sb - sa; ++k) scaled *= 10;
+    const Int128 error = q->coefficient() * b - scaled;  // (q - exact) × b
+    const Int128 abs_error = error < 0 ? -error : error, abs_b = b < 0 ? -b : b;
+    ASSERT_LE(2 * abs_error, abs_b)
+        << static_cast<std::int64_t>(a) << "/" << static_cast<std::int64_t>(b);
+    if (2 * abs_error == abs_b) {  // a tie: q lies away from zero from the exact quotient
+      const bool q_further = (error > 0) == (b > 0) ? q->coefficient() > 0 : q->coefficient() < 0;
+      EXPECT_TRUE(q_further) << static_cast<std::int64_t>(a) << "/" << static_cast<std::int64_t>(b);
+    }
+  }
+}
+
 // select 12345678901234567890::numeric/0.0001; select 0.0000001/123456789012345678901234567890;
 //   select 123456789012345678901234567890/0.0000001;
 TEST(NumericTest, DivBigBySmallAndSmallByBig) {
