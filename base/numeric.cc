@@ -369,15 +369,18 @@ NumericWide NumericWideSqrt(NumericWide a) {
   return root;
 }
 
-// A decimal float for power: m × 10^e with m kept to kNumericFloatDigits significant digits,
-// rounded half away from zero after each step. Exact while every intermediate fits those digits
-// (2^100, 0.5^10, 1.5^3); otherwise each product is off by at most half a unit in its 60th digit,
-// and 31 squarings (an int32 exponent) leave more than 38 correct digits — PostgreSQL's
-// power_var_int also works with guard digits and rounds once at the end.
+// A signed decimal float for sqrt-free power: (-1)^negative × m × 10^e, m kept to
+// kNumericFloatDigits significant digits, rounded half away from zero after each step. Exact while
+// every intermediate fits those digits (2^100, 0.5^10, 1.5^3); otherwise each step is off by at
+// most about a unit in its 60th digit, and the at most 64 squarings of an int4 power or the
+// reductions of ln and exp below leave more than 45 correct digits of a result that shows at most
+// 38 — PostgreSQL's power_var_int and exp_var also work with guard digits and round once at the
+// end.
 constexpr int kNumericFloatDigits = 60;
 struct NumericFloat {
   NumericWide m;
   std::int64_t e = 0;
+  bool negative = false;
 };
 
 NumericFloat NumericFloatNormalize(NumericFloat f) {
@@ -386,18 +389,139 @@ NumericFloat NumericFloatNormalize(NumericFloat f) {
     f.m = NumericWideDivPow10(f.m, digits - kNumericFloatDigits, /*round=*/true);
     f.e += digits - kNumericFloatDigits;
   }
+  if (f.m.IsZero()) f.negative = false;
   return f;
 }
 
+NumericFloat NumericFloatOf(const Numeric& n) {
+  return {NumericWide::From(NumericMagnitude(n)), -static_cast<std::int64_t>(n.scale),
+          NumericSign(n) < 0};
+}
+NumericFloat NumericFloatOfInt(std::uint64_t v) { return {NumericWide::From(v), 0, false}; }
+
+// |f| < 10^top: the place just above the leading digit.
+std::int64_t NumericFloatTop(const NumericFloat& f) { return f.e + NumericWideDigitCount(f.m); }
+
 NumericFloat NumericFloatMul(const NumericFloat& a, const NumericFloat& b) {
-  return NumericFloatNormalize({NumericWideMul(a.m, b.m), a.e + b.e});
+  return NumericFloatNormalize({NumericWideMul(a.m, b.m), a.e + b.e, a.negative != b.negative});
 }
 
-// 1 / a. REQUIRES: a != 0.
-NumericFloat NumericFloatInverse(const NumericFloat& a) {
-  const int num = 2 * kNumericFloatDigits;  // a.m < 10^61: the quotient keeps 60 digits or more
+// a / b. REQUIRES: b != 0. The dividend is widened to 121 digits so the quotient keeps 60.
+NumericFloat NumericFloatDiv(const NumericFloat& a, const NumericFloat& b) {
+  if (a.m.IsZero()) return a;
+  const int shift = 2 * kNumericFloatDigits + 1 - NumericWideDigitCount(a.m);
+  return NumericFloatNormalize({NumericWideDivWide(NumericWideMulPow10(a.m, shift), b.m),
+                                a.e - shift - b.e, a.negative != b.negative});
+}
+
+NumericFloat NumericFloatAdd(const NumericFloat& a, const NumericFloat& b) {
+  if (a.m.IsZero()) return b;
+  if (b.m.IsZero()) return a;
+  // Both at a common exponent 122 digits below the larger top: what falls below it is far below
+  // the 60 digits kept.
+  const std::int64_t bottom =
+      std::max(NumericFloatTop(a), NumericFloatTop(b)) - (2 * kNumericFloatDigits + 2);
+  const auto at_bottom = [bottom](const NumericFloat& f) {
+    if (f.e >= bottom) return NumericWideMulPow10(f.m, static_cast<int>(f.e - bottom));
+    const std::int64_t drop = bottom - f.e;
+    if (drop > NumericWideDigitCount(f.m)) return NumericWide{};
+    return NumericWideDivPow10(f.m, static_cast<int>(drop), /*round=*/false);
+  };
+  const NumericWide ma = at_bottom(a), mb = at_bottom(b);
+  if (a.negative == b.negative) {
+    return NumericFloatNormalize({NumericWideAdd(ma, mb), bottom, a.negative});
+  }
+  if (NumericWideCompare(ma, mb) >= 0) {
+    return NumericFloatNormalize({NumericWideSub(ma, mb), bottom, a.negative});
+  }
+  return NumericFloatNormalize({NumericWideSub(mb, ma), bottom, b.negative});
+}
+
+NumericFloat NumericFloatSub(const NumericFloat& a, NumericFloat b) {
+  b.negative = !b.negative;
+  return NumericFloatAdd(a, b);
+}
+
+// sqrt(a), a >= 0: the integer root of a widened to 122 or 123 digits, an even exponent.
+NumericFloat NumericFloatSqrt(const NumericFloat& a) {
+  int shift = 2 * kNumericFloatDigits + 2 - NumericWideDigitCount(a.m);
+  if ((a.e - shift) % 2 != 0) ++shift;
   return NumericFloatNormalize(
-      {NumericWideDivWide(NumericWidePow10(num), a.m), -static_cast<std::int64_t>(num) - a.e});
+      {NumericWideSqrt(NumericWideMulPow10(a.m, shift)), (a.e - shift) / 2, false});
+}
+
+// f rounded half away from zero to `scale` decimal places (still a float).
+NumericFloat NumericFloatRound(NumericFloat f, std::int64_t scale) {
+  const std::int64_t drop = -(f.e + scale);
+  if (drop <= 0) return f;
+  if (drop > NumericWideDigitCount(f.m)) return NumericFloat{};
+  f.m = NumericWideDivPow10(f.m, static_cast<int>(drop), /*round=*/true);
+  f.e += drop;
+  return NumericFloatNormalize(f);
+}
+
+// The nearest double, as strtod reads the float's decimal text.
+double NumericFloatToDouble(const NumericFloat& f) {
+  std::string digits;
+  NumericWide m = f.m;
+  do {
+    UInt128 r;
+    m = NumericWideDivMod(m, 10, &r);
+    digits.push_back(static_cast<char>('0' + static_cast<int>(r)));
+  } while (!m.IsZero());
+  std::string text = f.negative ? "-" : "";
+  text.append(digits.rbegin(), digits.rend());
+  text += "e" + std::to_string(f.e);
+  double out = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  if (ec == std::errc::result_out_of_range) {
+    return f.e > 0 ? (f.negative ? -HUGE_VAL : HUGE_VAL) : 0.0;
+  }
+  TANDEM_CHECK(ec == std::errc() && ptr == text.data() + text.size(),
+               "numeric: a float's text did not read as a double");
+  return out;
+}
+
+// ln(x), x > 0: square roots until x is within 0.01 of 1, then
+// ln x = 2^(k+1) × atanh((x - 1) / (x + 1)) by its series.
+NumericFloat NumericFloatLn(NumericFloat x) {
+  const NumericFloat one = NumericFloatOfInt(1);
+  int k = 0;
+  for (;;) {
+    const NumericFloat d = NumericFloatSub(x, one);
+    if (d.m.IsZero() || NumericFloatTop(d) <= -2) break;
+    x = NumericFloatSqrt(x);
+    ++k;
+    TANDEM_CHECK(k < 60, "numeric: ln's reduction did not converge");
+  }
+  const NumericFloat z = NumericFloatDiv(NumericFloatSub(x, one), NumericFloatAdd(x, one));
+  const NumericFloat z2 = NumericFloatMul(z, z);
+  NumericFloat sum = z, power = z;
+  for (std::uint64_t i = 3; !z.m.IsZero(); i += 2) {
+    power = NumericFloatMul(power, z2);
+    const NumericFloat term = NumericFloatDiv(power, NumericFloatOfInt(i));
+    if (term.m.IsZero() || NumericFloatTop(term) < NumericFloatTop(sum) - 64) break;
+    sum = NumericFloatAdd(sum, term);
+  }
+  return NumericFloatMul(sum, NumericFloatOfInt(std::uint64_t{2} << k));
+}
+
+// exp(y), |y| <= 100: y halved until below 0.01, the Taylor series, squared back.
+NumericFloat NumericFloatExp(NumericFloat y) {
+  int k = 0;
+  while (!y.m.IsZero() && NumericFloatTop(y) > -2) {
+    y = NumericFloatDiv(y, NumericFloatOfInt(2));
+    ++k;
+    TANDEM_CHECK(k < 60, "numeric: exp's reduction did not converge");
+  }
+  NumericFloat sum = NumericFloatOfInt(1), term = sum;
+  for (std::uint64_t i = 1; !y.m.IsZero(); ++i) {
+    term = NumericFloatDiv(NumericFloatMul(term, y), NumericFloatOfInt(i));
+    if (term.m.IsZero() || NumericFloatTop(term) < NumericFloatTop(sum) - 64) break;
+    sum = NumericFloatAdd(sum, term);
+  }
+  for (int i = 0; i < k; ++i) sum = NumericFloatMul(sum, sum);
+  return sum;
 }
 
 // ±f rounded half away from zero to `scale`.
@@ -413,6 +537,77 @@ Result<Numeric> NumericFloatToNumeric(bool negative, const NumericFloat& f, int 
   if (drop > NumericWideDigitCount(f.m)) return Numeric::FromParts(0, scale);
   return MakeNumeric(negative, NumericWideDivPow10(f.m, static_cast<int>(drop), /*round=*/true),
                      scale);
+}
+
+// PostgreSQL's NBASE view of n beyond the first digit: the weight, the first two base-10000
+// digits, and whether any nonzero digit follows the first (its ndigits > 1).
+struct NumericBaseDigits {
+  int weight = 0;
+  int first = 0;
+  int second = 0;
+  bool more = false;
+};
+NumericBaseDigits NumericLeadingBaseDigits(const Numeric& n) {
+  NumericBaseDigits d;
+  NumericFirstBaseDigit(n, &d.weight, &d.first);
+  const int shift = n.scale + d.weight * kNumericDecDigits;  // digits of |c| below the first
+  if (d.first == 0 || shift <= 0) return d;
+  const UInt128 rest = NumericMagnitude(n) % kNumericPow10[shift];
+  d.more = rest != 0;
+  d.second = static_cast<int>(shift >= kNumericDecDigits
+                                  ? rest / kNumericPow10[shift - kNumericDecDigits]
+                                  : rest * kNumericPow10[kNumericDecDigits - shift]);
+  return d;
+}
+
+// PostgreSQL's estimate_ln_dweight: the decimal weight of ln(v), v > 0, from its leading digits
+// (from v - 1 within [0.9, 1.1]), in doubles as PostgreSQL computes it.
+int NumericEstimateLnWeight(const Numeric& v) {
+  const Numeric lo = Numeric::FromParts(9, 1), hi = Numeric::FromParts(11, 1);
+  if (CompareNumericValue(v, lo) >= 0 && CompareNumericValue(v, hi) <= 0) {
+    const Result<Numeric> x = NumericSub(v, NumericFromInt64(1));
+    TANDEM_CHECK(x.ok(), "numeric: v - 1 overflowed for v near 1");
+    if (NumericSign(*x) == 0) return 0;
+    const NumericBaseDigits d = NumericLeadingBaseDigits(*x);
+    return d.weight * kNumericDecDigits + static_cast<int>(std::log10(d.first));
+  }
+  const NumericBaseDigits d = NumericLeadingBaseDigits(v);
+  int digits = d.first;
+  int decimal_weight = d.weight * kNumericDecDigits;
+  if (d.more) {
+    digits = digits * 10000 + d.second;
+    decimal_weight -= kNumericDecDigits;
+  }
+  const double ln = std::log(static_cast<double>(digits)) + decimal_weight * 2.302585092994046;
+  return static_cast<int>(std::log10(std::fabs(ln)));
+}
+
+// PostgreSQL's power_var for an exponent that is not an int4 integer: exp(exponent × ln |base|),
+// the scale from a low-precision first estimate of the result's weight, as PostgreSQL picks it.
+// REQUIRES: base > 0, or base < 0 with an integral exponent (the sign is then the parity's).
+Result<Numeric> NumericPowerByLn(const Numeric& base, const Numeric& exponent, bool negative) {
+  const Numeric magnitude = NumericAbs(base);
+  const int ln_weight = NumericEstimateLnWeight(magnitude);
+  const NumericFloat ln = NumericFloatLn(NumericFloatOf(magnitude));
+  const NumericFloat y = NumericFloatMul(ln, NumericFloatOf(exponent));
+  // The estimate: ln |base| and its product rounded to 8 - ln_weight places, as a double.
+  const int estimate_scale = std::clamp(8 - ln_weight, 0, 1000);
+  const double estimate = NumericFloatToDouble(NumericFloatRound(
+      NumericFloatMul(NumericFloatRound(ln, estimate_scale), NumericFloatOf(exponent)),
+      estimate_scale));
+  if (std::fabs(estimate) > 2000 * 3.01) {  // NUMERIC_MAX_RESULT_SCALE * 3.01
+    if (estimate > 0) return Status::DataError(kNumericOverflow);
+    return Numeric::FromParts(0, kNumericMaxDigits);  // PostgreSQL: zero at scale 1000
+  }
+  const double weight = estimate * 0.434294481903252;  // log10(e)
+  int scale = kNumericMinSigDigits - static_cast<int>(weight);
+  scale = std::max({scale, static_cast<int>(base.scale), static_cast<int>(exponent.scale), 0});
+  scale = std::min(scale, kNumericMaxDigits);
+  // e^90 > 10^38 overflows; e^-95 < 10^-41 rounds to zero at any scale up to 38.
+  const double approximate_y = NumericFloatToDouble(y);
+  if (approximate_y > 90) return Status::DataError(kNumericOverflow);
+  if (approximate_y < -95) return Numeric::FromParts(0, scale);
+  return NumericFloatToNumeric(negative, NumericFloatExp(y), scale);
 }
 
 bool NumericIsSpace(char c) {
@@ -617,8 +812,11 @@ Result<Numeric> NumericMod(const Numeric& a, const Numeric& b) {
   if (NumericSign(b) == 0) return Status::DataError(kNumericDivisionByZero);
   const int scale = std::max(a.scale, b.scale);
   const NumericWide ma = NumericAligned(a, scale), mb = NumericAligned(b, scale);
-  // One of the two is at its own scale, below 10^38; the remainder is below both.
-  if (!mb.FitsU128()) return MakeNumeric(NumericSign(a) < 0, ma, scale);
+  // One of the two is at its own scale, below 10^38; the remainder is below both. So a divisor
+  // of 10^38 or more was aligned, a is not, and a is below it: a is the remainder.
+  if (!mb.FitsU128() || mb.Low128() >= kNumericLimit) {
+    return MakeNumeric(NumericSign(a) < 0, ma, scale);
+  }
   UInt128 r;
   (void)NumericWideDivMod(ma, mb.Low128(), &r);
   return MakeNumeric(NumericSign(a) < 0, NumericWide::From(r), scale);
@@ -736,22 +934,24 @@ Result<Numeric> NumericPower(const Numeric& base, const Numeric& exponent) {
   const UInt128 int4_limit =  // power_var takes the integer path for exponents within int4
       exponent_sign < 0 ? UInt128{1} << 31 : (UInt128{1} << 31) - 1;
   if (!integral || n > int4_limit) {
-    return Status::DataError("power with a non-integer or non-int4 exponent is not supported");
+    // power_var's general path: 0 to such a power is zero at scale 16.
+    if (base_sign == 0) return Numeric::FromParts(0, kNumericMinSigDigits);
+    return NumericPowerByLn(base, exponent, base_sign < 0 && (n & 1) == 1);
   }
   // power_var's scale for an integer exponent: 16 digits, at least the base's scale.
   const int scale =
       std::min(std::max(kNumericMinSigDigits, static_cast<int>(base.scale)), kNumericMaxDigits);
   if (n == 0) return MakeNumeric(false, NumericWide::From(kNumericPow10[scale]), scale);
   if (base_sign == 0) return Numeric::FromParts(0, scale);
-  NumericFloat square{NumericWide::From(NumericMagnitude(base)), -static_cast<int>(base.scale)};
-  NumericFloat product{NumericWide::From(1), 0};
+  NumericFloat square = NumericFloatOf(NumericAbs(base));
+  NumericFloat product = NumericFloatOfInt(1);
   for (UInt128 bits = n;;) {
     if (bits & 1) product = NumericFloatMul(product, square);
     bits >>= 1;
     if (bits == 0) break;
     square = NumericFloatMul(square, square);
   }
-  if (exponent_sign < 0) product = NumericFloatInverse(product);
+  if (exponent_sign < 0) product = NumericFloatDiv(NumericFloatOfInt(1), product);
   return NumericFloatToNumeric(base_sign < 0 && (n & 1) == 1, product, scale);
 }
 

@@ -89,13 +89,15 @@ Result<Numeric> NumericCeil(const Numeric& a);
 // rounded half away from zero. A negative argument is "cannot take square root of a negative
 // number".
 Result<Numeric> NumericSqrt(const Numeric& a);
-// base ^ exponent as PostgreSQL's numeric_power for an integer exponent within int4: scale
-// max(16, base's scale), here at most 38 (2 ^ 3 is 8.0000000000000000, 2 ^ -2 is
-// 0.2500000000000000, 0 ^ 0 is 1.0000000000000000), rounded half away from zero; so a result of
-// 10^22 or more overflows here. Errors as PostgreSQL's: "zero raised to a negative power is
-// undefined", "a negative number raised to a non-integer power yields a complex result". A
-// non-integer exponent (or one beyond int4) with a base >= 0 is a data error here (PostgreSQL
-// computes exp(y × ln x)).
+// base ^ exponent as PostgreSQL's numeric_power. An integer exponent within int4: scale
+// max(16, base's scale) (2 ^ 3 is 8.0000000000000000, 2 ^ -2 is 0.2500000000000000, 0 ^ 0 is
+// 1.0000000000000000). Any other: exp(exponent × ln |base|) at power_var's scale, 16 significant
+// digits from a first estimate of the result's weight, at least either operand's scale
+// (2 ^ 0.5 is 1.4142135623730950, 123.456 ^ 7.89 is 31771028258180977.309); the sign of a
+// negative base to an integer beyond int4 is the exponent's parity. Here at most scale 38,
+// rounded half away from zero, so a result of 10^22 or more at scale 16 overflows. Errors as
+// PostgreSQL's: "zero raised to a negative power is undefined", "a negative number raised to a
+// non-integer power yields a complex result", "value overflows numeric format".
 Result<Numeric> NumericPower(const Numeric& base, const Numeric& exponent);
 // avg: sum / count with the division's scale (PostgreSQL's numeric_avg). Count 0 is "division by
 // zero": the caller answers NULL for an empty group before asking.

@@ -340,6 +340,13 @@ TEST(NumericTest, ModTakesTheDividendsSignAndTheLargerScale) {
   EXPECT_EQ(Show(NumericMod(N("1"), N("0.3000"))), "0.1000");
   EXPECT_EQ(Show(NumericMod(N("0." + kMaxCoefficient), N(kMaxCoefficient))),
             "0." + kMaxCoefficient);
+  // select -0000.0000000000000000 % -22788497673121205401729.8049574,
+  //   -1.0000000000000001 % 22788497673121205401729.8049574: the divisor aligned to scale 16 is
+  // above 2^127.
+  EXPECT_EQ(Show(NumericMod(N("-0000.0000000000000000"), N("-22788497673121205401729.8049574"))),
+            "0.0000000000000000");
+  EXPECT_EQ(Show(NumericMod(N("-1.0000000000000001"), N("22788497673121205401729.8049574"))),
+            "-1.0000000000000001");
   // The dividend aligned to scale 1 needs 39 digits; the remainder does not.
   EXPECT_EQ(Show(NumericMod(N(kMaxCoefficient), N("0.3"))), "0.0");
 }
@@ -563,6 +570,38 @@ TEST(NumericTest, PowerWithIntegerExponentsAsPostgres) {
   EXPECT_EQ(power("-1", "2147483647"), "-1.0000000000000000");
 }
 
+// select 2::numeric ^ 0.5 a, 100::numeric ^ 0.5 b, 10::numeric ^ 1.5 c, 0.5 ^ 0.5 d, 1.5 ^ 2.5 e,
+//   2 ^ 10.5 f, 3 ^ -0.5 g, 1.0001 ^ 0.123 h, 10 ^ 0.3010299956639812 i, 0.001 ^ 0.33 j,
+//   1.000000001 ^ 1234.5678 k, 123.456 ^ 7.89 l, 2 ^ 0.00000000000000000001 m, 0.9 ^ -200.5 n,
+//   0 ^ 0.5 p, 1 ^ 0.5 q, 1.00 ^ 12.345 r; select (-1)::numeric ^ 3000000001,
+//   1::numeric ^ 3000000000, 0.5::numeric ^ 3000000000, 1.0000000001 ^ 3000000000;
+TEST(NumericTest, PowerWithOtherExponentsIsExpOfLnAsPostgres) {
+  const auto power = [](std::string_view b, std::string_view e) {
+    return Show(NumericPower(N(b), N(e)));
+  };
+  EXPECT_EQ(power("2", "0.5"), "1.4142135623730950");
+  EXPECT_EQ(power("100", "0.5"), "10.000000000000000");
+  EXPECT_EQ(power("10", "1.5"), "31.622776601683793");
+  EXPECT_EQ(power("0.5", "0.5"), "0.7071067811865475");
+  EXPECT_EQ(power("1.5", "2.5"), "2.7556759606310754");
+  EXPECT_EQ(power("2", "10.5"), "1448.1546878700493");
+  EXPECT_EQ(power("3", "-0.5"), "0.5773502691896258");
+  EXPECT_EQ(power("1.0001", "0.123"), "1.0000122994606787");
+  EXPECT_EQ(power("10", "0.3010299956639812"), "2.0000000000000000");
+  EXPECT_EQ(power("0.001", "0.33"), "0.1023292992280754");
+  EXPECT_EQ(power("1.000000001", "1234.5678"), "1.0000012345685615");
+  EXPECT_EQ(power("123.456", "7.89"), "31771028258180977.309");
+  EXPECT_EQ(power("2", "0.00000000000000000001"), "1.00000000000000000001");
+  EXPECT_EQ(power("0.9", "-200.5"), "1494090338.5424480");
+  EXPECT_EQ(power("0", "0.5"), "0.0000000000000000");
+  EXPECT_EQ(power("1", "0.5"), "1.0000000000000000");
+  EXPECT_EQ(power("1.00", "12.345"), "1.0000000000000000");
+  EXPECT_EQ(power("-1", "3000000001"), "-1.0000000000000000");
+  EXPECT_EQ(power("1", "3000000000"), "1.0000000000000000");
+  EXPECT_EQ(power("0.5", "3000000000"), "0." + std::string(38, '0'));  // PostgreSQL: scale 1000
+  EXPECT_EQ(power("1.0000000001", "3000000000"), "1.3498588075557552");
+}
+
 // select 0::numeric ^ -1; select (-2)::numeric ^ 0.5; select 10::numeric ^ 37 (PostgreSQL:
 // 10000000000000000000000000000000000000.0000000000000000, 54 digits — ours overflows).
 TEST(NumericTest, PowerErrors) {
@@ -578,12 +617,10 @@ TEST(NumericTest, PowerErrors) {
   // A scale-38 base keeps scale 38, where 1 itself needs 39 digits.
   EXPECT_EQ(Show(NumericPower(N("0." + kMaxCoefficient), N("0"))),
             "ERROR: value overflows numeric format");
-  // Not here: PostgreSQL's exp(y × ln x) for a non-integer exponent (select 2::numeric ^ 0.5 is
-  // 1.4142135623730950) or one beyond int4.
-  EXPECT_EQ(Show(NumericPower(N("2"), N("0.5"))),
-            "ERROR: power with a non-integer or non-int4 exponent is not supported");
-  EXPECT_EQ(Show(NumericPower(N("1"), N("2147483648"))),
-            "ERROR: power with a non-integer or non-int4 exponent is not supported");
+  // select (-1.5)::numeric ^ 3000000001; select 2 ^ 200.5 (62 digits in PostgreSQL).
+  EXPECT_EQ(Show(NumericPower(N("-1.5"), N("3000000001"))),
+            "ERROR: value overflows numeric format");
+  EXPECT_EQ(Show(NumericPower(N("2"), N("200.5"))), "ERROR: value overflows numeric format");
 }
 
 TEST(NumericTest, NegateAbsSign) {
