@@ -885,20 +885,21 @@ Result<Numeric> NumericApplyTypmod(const Numeric& a, int precision, int scale) {
   TANDEM_CHECK(precision >= 1 && precision <= kNumericMaxDigits && scale >= -1000 &&
                    scale <= kNumericMaxDigits,
                "numeric: a typmod outside numeric(1..38, -1000..38)");
-  TANDEM_ASSIGN_OR_RETURN(Numeric r, NumericRound(a, scale));
-  // PostgreSQL's apply_typmod: a nonzero value must be below 10^(precision - scale).
+  // PostgreSQL's apply_typmod: a nonzero value must round to below 10^(precision - scale).
   const int max_digits = precision - scale;
-  const UInt128 m = NumericMagnitude(r);
-  bool overflow = false;
-  if (m != 0) {
-    const int digits_before_point = NumericDigitCount(m) - r.scale;  // |r| >= 10^(this - 1)
-    overflow = digits_before_point > max_digits;
-  }
-  if (overflow) {
+  const auto field_overflow = [&] {
     return Status::DataError(
         "numeric field overflow\nDETAIL:  A field with precision " + std::to_string(precision) +
         ", scale " + std::to_string(scale) + " must round to an absolute value less than " +
         (max_digits != 0 ? "10^" + std::to_string(max_digits) : std::string("1")) + ".");
+  };
+  // Rounding fails only for a value of 10^(38 - scale) or more: above the field's bound too.
+  Result<Numeric> rounded = NumericRound(a, scale);
+  if (!rounded.ok()) return field_overflow();
+  const Numeric r = *rounded;
+  const UInt128 m = NumericMagnitude(r);
+  if (m != 0 && NumericDigitCount(m) - r.scale > max_digits) {  // |r| >= 10^(count - scale - 1)
+    return field_overflow();
   }
   return r;
 }

@@ -485,6 +485,14 @@ TEST(NumericTest, ApplyTypmodRoundsThenChecksThePrecision) {
   EXPECT_EQ(Show(NumericApplyTypmod(N("0." + kMaxCoefficient), 38, 38)), "0." + kMaxCoefficient);
   EXPECT_EQ(Show(NumericApplyTypmod(N("0." + kMaxCoefficient), 38, 37)),
             "1." + std::string(37, '0'));
+  // select '-78806'::numeric(35,35); select '861.68'::numeric(36,38): rounded to scale 35 these
+  // need more than 38 digits, and are the field's overflow, not the format's.
+  EXPECT_EQ(Show(NumericApplyTypmod(N("-78806"), 35, 35)),
+            "ERROR: numeric field overflow\nDETAIL:  A field with precision 35, scale 35 must "
+            "round to an absolute value less than 1.");
+  EXPECT_EQ(Show(NumericApplyTypmod(N("861.68"), 36, 38)),
+            "ERROR: numeric field overflow\nDETAIL:  A field with precision 36, scale 38 must "
+            "round to an absolute value less than 10^-2.");
   EXPECT_EQ(Show(NumericApplyTypmod(N("9.99"), 2, 1)),
             "ERROR: numeric field overflow\nDETAIL:  A field with precision 2, scale 1 must "
             "round to an absolute value less than 10^1.");
