@@ -3,13 +3,14 @@
 // it (an operand aligned to the other's scale, a product, a dividend shifted for the quotient's
 // scale) is a NumericWide, an unsigned 512-bit integer whose operations check that they never
 // wrap. A result is made only through MakeNumeric, which refuses a magnitude of 10^38 or more.
+// sqrt works on NumericWide too (an integer root); power on NumericFloat, a signed 60-digit decimal
+// float over it, which also carries the ln and exp of non-integer exponents.
 #include "base/numeric.h"
 
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <string>
 #include <system_error>
@@ -270,7 +271,7 @@ Result<Numeric> NumericRescale(const Numeric& n, int scale, bool round) {
   return MakeNumeric(negative, NumericWideMulPow10(q, result_scale - scale), result_scale);
 }
 
-// --- Wider helpers for sqrt and power (NumericWide as a number of up to 154 digits) ---
+// sqrt and power: NumericWide as a number of up to 154 digits.
 
 NumericWide NumericWideShiftLeft1(const NumericWide& a) {
   NumericWide r;
