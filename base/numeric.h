@@ -11,6 +11,14 @@
 // scales, at most 38), rounding half away from zero. A result that needs more than 38 digits
 // before its rounding place, a division by zero, or a text that is not a number is a data error
 // (Status::DataError), never a wrong value. Infinity and NaN are not numerics here.
+//
+// Where 38 digits part us from PostgreSQL (whose numeric keeps up to 131072 digits before the
+// point and 16383 after): a result's scale is the one PostgreSQL's rule gives, capped at 38 —
+// the digits past the 38th decimal place rounded half away from zero (a text with 40 fraction
+// digits, the product of two scale-20 numbers, round(x, 40), a quotient PostgreSQL would carry
+// to scale 56) — and a magnitude of 10^38 or more at that scale is "value overflows numeric format"
+// where PostgreSQL would answer (1e38, 123456789012345678901234567890 / 0.0000001, round(1.5, 40)
+// at scale 38). The scale of a result never depends on its value beyond PostgreSQL's own rules.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +39,7 @@ struct Numeric {
   std::int64_t hi = 0;
   std::uint8_t scale = 0;
 
+  // REQUIRES: |coefficient| < 10^38 and 0 <= scale <= 38 (TANDEM_CHECK).
   static Numeric FromParts(Int128 coefficient, int scale);
   Int128 coefficient() const {
     return static_cast<Int128>((static_cast<UInt128>(static_cast<std::uint64_t>(hi)) << 64) | lo);
@@ -50,7 +59,11 @@ int CompareNumeric(const Numeric& a, const Numeric& b);
 // `scale` digits after the point, "0" before it when the value is below 1.
 std::string NumericText(const Numeric& n);
 // Input as PostgreSQL's numeric_in takes it: blanks around, a sign, digits with an optional point,
-// an exponent (1.5e3 is 1500, scale 0), "NaN"/"Infinity" refused (no such numerics here).
+// an exponent (1.5e3 is 1500, scale 0; 1.23e-2 is 0.0123; blanks and a sign may precede its
+// digits, as strtol reads it). Errors: `invalid input syntax for type numeric: "<text>"`;
+// "numeric NaN/Infinity is not supported" for PostgreSQL's NaN, [+-]Infinity and [+-]inf (any
+// case); "value overflows numeric format" for 10^38 or more after rounding to scale 38, and, as
+// PostgreSQL, for an exponent of 2^30 - 1 or more either way or a display scale above 16383.
 Result<Numeric> ParseNumeric(std::string_view text);
 
 // Arithmetic with PostgreSQL's result scales and rounding; overflow and division by zero are data
@@ -65,19 +78,37 @@ Numeric NumericNegate(const Numeric& a);
 Numeric NumericAbs(const Numeric& a);
 int NumericSign(const Numeric& a);  // -1, 0, 1
 // round(n, s) / trunc(n, s) / floor / ceil as PostgreSQL: s may be negative (round(1234, -2) is
-// 1200); the result's scale is max(s, 0).
+// 1200); the result's scale is max(s, 0), here at most 38 (round(0.5, 40) is 0.5 at scale 38).
+// floor and ceil have scale 0.
 Result<Numeric> NumericRound(const Numeric& a, int scale);
 Result<Numeric> NumericTrunc(const Numeric& a, int scale);
 Result<Numeric> NumericFloor(const Numeric& a);
 Result<Numeric> NumericCeil(const Numeric& a);
-// avg: sum / count with the division's scale (PostgreSQL's numeric_avg).
+// sqrt as PostgreSQL's numeric_sqrt: scale 16 - (the root's NBASE weight), at least the
+// argument's, here at most 38 (sqrt(2) is 1.414213562373095, sqrt(0.0001) is 0.01000000000000000);
+// rounded half away from zero. A negative argument is "cannot take square root of a negative
+// number".
+Result<Numeric> NumericSqrt(const Numeric& a);
+// base ^ exponent as PostgreSQL's numeric_power. An integer exponent within int4: scale
+// max(16, base's scale) (2 ^ 3 is 8.0000000000000000, 2 ^ -2 is 0.2500000000000000, 0 ^ 0 is
+// 1.0000000000000000). Any other: exp(exponent × ln |base|) at power_var's scale, 16 significant
+// digits from a first estimate of the result's weight, at least either operand's scale
+// (2 ^ 0.5 is 1.4142135623730950, 123.456 ^ 7.89 is 31771028258180977.309); the sign of a
+// negative base to an integer beyond int4 is the exponent's parity. Here at most scale 38,
+// rounded half away from zero, so a result of 10^22 or more at scale 16 overflows. Errors as
+// PostgreSQL's: "zero raised to a negative power is undefined", "a negative number raised to a
+// non-integer power yields a complex result", "value overflows numeric format".
+Result<Numeric> NumericPower(const Numeric& base, const Numeric& exponent);
+// avg: sum / count with the division's scale (PostgreSQL's numeric_avg). Count 0 is "division by
+// zero": the caller answers NULL for an empty group before asking.
 Result<Numeric> NumericAvg(const Numeric& sum, std::int64_t count);
 
 // Casts as PostgreSQL does them.
 Numeric NumericFromInt64(std::int64_t v);
-// float8 → numeric: the double's shortest text that reads back to it, at most 15 significant
-// digits (PostgreSQL prints with DBL_DIG); NaN and ±inf are data errors ("cannot convert NaN to
-// numeric"), as is a magnitude of 10^38 or more.
+// float8 → numeric: the double printed "%.15g" (PostgreSQL's float8_numeric, DBL_DIG digits)
+// and read back by ParseNumeric: 0.1 is 0.1, 1.0000000000000002 is 1, 1e20 is
+// 100000000000000000000, 1e-300 is 0 at scale 38. NaN and ±inf are data errors ("cannot convert
+// NaN to numeric", "cannot convert infinity to numeric"), as is a magnitude of 10^38 or more.
 Result<Numeric> NumericFromDouble(double v);
 // → integer: rounded half away from zero; outside [min, max] a data error ("smallint out of
 // range" / "integer out of range" / "bigint out of range" as `type_name` says).
@@ -85,7 +116,12 @@ Result<std::int64_t> NumericToInt64(const Numeric& a, std::int64_t min, std::int
                                     std::string_view type_name);
 double NumericToDouble(const Numeric& a);  // the nearest double, as strtod of its text
 // numeric(precision, scale): rounded to `scale` digits, then more than precision - scale digits
-// before the point is a data error ("numeric field overflow", with PostgreSQL's detail).
+// before the point is a data error whose message is PostgreSQL's message and DETAIL joined as psql
+// shows them: "numeric field overflow\nDETAIL:  A field with precision 5, scale 2 must round to
+// an absolute value less than 10^3." (split at "\nDETAIL:  " for an ErrorResponse). As in
+// PostgreSQL 15, scale may be negative (numeric(3,-2) keeps hundreds) or above precision.
+// REQUIRES (TANDEM_CHECK; the binder refuses other typmods): 1 <= precision <= 38,
+// -1000 <= scale <= 38.
 Result<Numeric> NumericApplyTypmod(const Numeric& a, int precision, int scale);
 
 }  // namespace tandem
