@@ -75,8 +75,8 @@ Result<Interval> MakeInterval(Int128 months, Int128 days, Int128 micros) {
 }
 
 // PostgreSQL's FLOAT8_FITS_IN_INT32 / _INT64.
-bool FitsInt32(double d) { return !std::isnan(d) && d >= -2147483648.0 && d < 2147483648.0; }
-bool FitsInt64(double d) {
+bool DoubleFitsInt32(double d) { return !std::isnan(d) && d >= -2147483648.0 && d < 2147483648.0; }
+bool DoubleFitsInt64(double d) {
   return !std::isnan(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0;
 }
 // PostgreSQL's TSROUND: to microsecond precision of a value in days or seconds.
@@ -85,7 +85,7 @@ double TsRound(double d) { return std::rint(d * 1000000.0) / 1000000.0; }
 // The shared tail of interval_mul and interval_div: `month_product` and `day_product` are the
 // months and days times the factor, `time_product` the microseconds times it.
 Result<Interval> CascadeProducts(double month_product, double day_product, double time_product) {
-  if (!FitsInt32(month_product) || !FitsInt32(day_product)) return IntervalOutOfRange();
+  if (!DoubleFitsInt32(month_product) || !DoubleFitsInt32(day_product)) return IntervalOutOfRange();
   const auto months = static_cast<std::int32_t>(month_product);
   std::int64_t days = static_cast<std::int32_t>(day_product);
   // The fractions cascade down: a month's fraction to days (30 to a month), a day's to seconds.
@@ -100,7 +100,7 @@ Result<Interval> CascadeProducts(double month_product, double day_product, doubl
   }
   days += static_cast<int>(month_remainder_days);
   const double micros = std::rint(time_product + sec_remainder * 1000000.0);
-  if (!FitsInt64(micros)) return IntervalOutOfRange();
+  if (!DoubleFitsInt64(micros)) return IntervalOutOfRange();
   return MakeInterval(months, days, static_cast<std::int64_t>(micros));
 }
 

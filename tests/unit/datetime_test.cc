@@ -188,6 +188,14 @@ TEST(DatetimeText, TimesIncludingTwentyFour) {
   EXPECT_EQ(TimeRoundTrip("12:30.5"), "00:12:30.5");
   EXPECT_EQ(TimeRoundTrip("23:59:60"), "24:00:00");
   EXPECT_EQ(ParseTime("24:00:00")->micros, kMicrosPerDay);
+  // select '12:59:60.5'::time, '2026-12-06 12:59:60.5'::timestamp; select '23:59:60.5'::time;
+  //   select '2026-12-06 23:59:60.5'::timestamp
+  EXPECT_EQ(TimeRoundTrip("12:59:60.5"), "13:00:00.5");
+  EXPECT_EQ(TimestampRoundTrip("2026-12-06 12:59:60.5"), "2026-12-06 13:00:00.5");
+  EXPECT_EQ(TimeRoundTrip("23:59:60.5"),
+            "ERROR: date/time field value out of range: \"23:59:60.5\"");
+  EXPECT_EQ(TimestampRoundTrip("2026-12-06 23:59:60.5"),
+            "ERROR: date/time field value out of range: \"2026-12-06 23:59:60.5\"");
   EXPECT_EQ(TimeRoundTrip("24:00:01"), "ERROR: date/time field value out of range: \"24:00:01\"");
   EXPECT_EQ(TimeRoundTrip("25:00"), "ERROR: date/time field value out of range: \"25:00\"");
   EXPECT_EQ(TimeRoundTrip("12"), "ERROR: invalid input syntax for type time: \"12\"");
