@@ -201,7 +201,9 @@ Result<DateTimeFields> ScanDateTime(std::string_view text, std::string_view type
   while (true) {
     while (i < s.size() && IsSpace(s[i])) ++i;
     if (i >= s.size()) break;
-    if ((s[i] == '+' || s[i] == '-') && !zone_seen) {
+    if ((s[i] == '+' || s[i] == '-') && !zone_seen &&
+        (f.has_time || s[i] == '+' || IsSpace(s[i - 1]))) {
+      // (PostgreSQL reads a sign run into the date, "2026-12-06-08", as part of the date.)
       zone_seen = true;
       if (!ReadZone(s, i, f)) return BadSyntax(type, text);
       continue;
@@ -209,6 +211,11 @@ Result<DateTimeFields> ScanDateTime(std::string_view text, std::string_view type
     if (!IsAlpha(s[i])) return BadSyntax(type, text);
     std::string word;
     while (i < s.size() && (IsAlpha(s[i]) || s[i] == '/' || s[i] == '_')) word += Lower(s[i++]);
+    if (i < s.size() && (s[i] == '+' || s[i] == '-' || IsDigit(s[i]))) {
+      // A word run into a sign or digits ("BC-03", "EST5EDT") is a POSIX zone to PostgreSQL.
+      return Status::DataError("time zone \"" + word + std::string(s.substr(i)) +
+                               "\" not supported (only numeric offsets, Z and UTC are)");
+    }
     if ((word == "bc" || word == "ad") && !era_seen) {
       era_seen = true;
       (word == "bc" ? f.bc : f.ad) = true;
