@@ -396,6 +396,9 @@ Result<Numeric> ExtractInstant(std::string_view name, std::int64_t t, std::strin
     case DtField::kHour:
       return Whole(tod / kMicrosPerHour);
     case DtField::kEpoch:
+      // PostgreSQL computes the last instant's epoch through a numeric division that keeps only
+      // four decimals (9223372036854.775800); every other instant is exact.
+      if (t == INT64_MAX) return Numeric::FromParts(t / 100 * 100, 6);
       return Numeric::FromParts(t, 6);
     case DtField::kJulian: {
       const Numeric fraction = DayFraction(tod);

@@ -64,11 +64,12 @@ inline std::int64_t ReadFractionMicros(std::string_view s, std::size_t& i) {
 // means minutes and seconds). Leaves the range checks to the caller. False: not a time.
 inline bool ReadClock(std::string_view s, std::size_t& i, std::int64_t& hour, std::int64_t& minute,
                       std::int64_t& second, std::int64_t& fraction, bool& overflow) {
+  // The fields after the first may be empty ("1:" is 01:00:00): PostgreSQL's strtoint reads 0.
   std::int64_t a = 0, b = 0, c = 0;
   if (!ReadNumber(s, i, a, nullptr, overflow)) return false;
   if (i >= s.size() || s[i] != ':') return false;
   ++i;
-  if (!ReadNumber(s, i, b, nullptr, overflow)) return false;
+  ReadNumber(s, i, b, nullptr, overflow);
   fraction = 0;
   if (i < s.size() && s[i] == '.') {
     fraction = ReadFractionMicros(s, i);
@@ -79,7 +80,7 @@ inline bool ReadClock(std::string_view s, std::size_t& i, std::int64_t& hour, st
   }
   if (i < s.size() && s[i] == ':') {
     ++i;
-    if (!ReadNumber(s, i, c, nullptr, overflow)) return false;
+    ReadNumber(s, i, c, nullptr, overflow);
     if (i < s.size() && s[i] == '.') fraction = ReadFractionMicros(s, i);
   }
   hour = a;

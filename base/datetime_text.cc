@@ -176,6 +176,7 @@ Result<DateTimeFields> ScanDateTime(std::string_view text, std::string_view type
     // The time: after a 'T' or blanks.
     std::size_t k = i;
     if (k < s.size() && (s[k] == 'T' || s[k] == 't') && k + 1 < s.size() && IsDigit(s[k + 1])) {
+      if (want == Want::kTime) return BadSyntax(type, text);  // PostgreSQL's time_in refuses it
       ++k;
     } else {
       while (k < s.size() && IsSpace(s[k])) ++k;
@@ -211,8 +212,10 @@ Result<DateTimeFields> ScanDateTime(std::string_view text, std::string_view type
     if (!IsAlpha(s[i])) return BadSyntax(type, text);
     std::string word;
     while (i < s.size() && (IsAlpha(s[i]) || s[i] == '/' || s[i] == '_')) word += Lower(s[i++]);
-    if (i < s.size() && (s[i] == '+' || s[i] == '-' || IsDigit(s[i]))) {
-      // A word run into a sign or digits ("BC-03", "EST5EDT") is a POSIX zone to PostgreSQL.
+    const bool keyword = word == "bc" || word == "ad";
+    if (i < s.size() && (s[i] == '-' || (!keyword && (s[i] == '+' || IsDigit(s[i]))))) {
+      // A word run into a '-' ("BC-03"), or another word into a '+' or digits ("EST5EDT"), is a
+      // POSIX zone to PostgreSQL; "BC+03" is the era and an offset.
       return Status::DataError("time zone \"" + word + std::string(s.substr(i)) +
                                "\" not supported (only numeric offsets, Z and UTC are)");
     }
@@ -234,7 +237,7 @@ Result<DateTimeFields> ScanDateTime(std::string_view text, std::string_view type
   if (f.zone_overflow) {
     return Status::DataError("time zone displacement out of range: " + Quoted(text));
   }
-  if (f.bc && !f.has_date) return BadSyntax(type, text);
+  if ((f.bc && !f.has_date) || (want == Want::kTime && !f.has_time)) return BadSyntax(type, text);
   if (f.has_date) {
     // PostgreSQL's ValidateDate: no year 0 in AD/BC notation; a two-digit year would need
     // DateStyle's guessing, which we refuse as out of range as PostgreSQL does for 'yy-mm-dd'.

@@ -174,6 +174,15 @@ TEST(DatetimeText, TimestampTzConvertsEveryOffsetToUtc) {
             "ERROR: timestamp out of range: \"294247-01-10 04:00:54-02\"");
   // Zone names: PostgreSQL reads them with its zone database; Tandem refuses them.
   EXPECT_FALSE(ParseTimestampTz("2026-12-06 12:00:00 America/New_York").ok());
+  // select '2026-12-06 12:00 BC+03'::timestamptz, '2026-12-06+05'::timestamptz -- the era then
+  // an offset; an offset run into the date after '+'
+  EXPECT_EQ(TimestampTzRoundTrip("2026-12-06 12:00 BC+03"), "2026-12-06 09:00:00+00 BC");
+  EXPECT_EQ(TimestampTzRoundTrip("2026-12-06+05"), "2026-12-05 19:00:00+00");
+  // PostgreSQL reads "BC-03" as a POSIX zone (and drops the era): refused here.
+  EXPECT_FALSE(ParseTimestampTz("2026-12-06 12:00 BC-03").ok());
+  // select '2026-12-06-08'::timestamptz
+  EXPECT_EQ(TimestampTzRoundTrip("2026-12-06-08"),
+            "ERROR: invalid input syntax for type timestamp with time zone: \"2026-12-06-08\"");
 }
 
 TEST(DatetimeText, TimesIncludingTwentyFour) {
@@ -200,6 +209,12 @@ TEST(DatetimeText, TimesIncludingTwentyFour) {
   EXPECT_EQ(TimeRoundTrip("25:00"), "ERROR: date/time field value out of range: \"25:00\"");
   EXPECT_EQ(TimeRoundTrip("12"), "ERROR: invalid input syntax for type time: \"12\"");
   EXPECT_EQ(TimeRoundTrip("epoch"), "ERROR: invalid input syntax for type time: \"epoch\"");
+  // select '2026-12-06T11:41:17'::time; select '0004-02-29 BC'::time -- PostgreSQL's time_in
+  // takes no 'T' and wants a time before it looks at the date
+  EXPECT_EQ(TimeRoundTrip("2026-12-06T11:41:17"),
+            "ERROR: invalid input syntax for type time: \"2026-12-06T11:41:17\"");
+  EXPECT_EQ(TimeRoundTrip("0004-02-29 BC"),
+            "ERROR: invalid input syntax for type time: \"0004-02-29 BC\"");
   EXPECT_EQ(TimeRoundTrip("2026-02-30 12:00"),
             "ERROR: date/time field value out of range: \"2026-02-30 12:00\"");
 }
@@ -264,6 +279,12 @@ TEST(DatetimeText, IntervalsReadPostgresForms) {
   EXPECT_EQ(IntervalRoundTrip("1 hour ago 1 day"), "-1 days -01:00:00");
   EXPECT_EQ(IntervalRoundTrip("1 01:00"), "1 day 01:00:00");
   EXPECT_EQ(IntervalRoundTrip(".5 hours"), "00:30:00");
+  // select '1:'::interval, '1::'::interval, '1:2:'::interval, '1:.5'::interval: an empty field
+  // of a clock is zero
+  EXPECT_EQ(IntervalRoundTrip("1:"), "01:00:00");
+  EXPECT_EQ(IntervalRoundTrip("1::"), "01:00:00");
+  EXPECT_EQ(IntervalRoundTrip("1:2:"), "01:02:00");
+  EXPECT_EQ(IntervalRoundTrip("1:.5"), "00:01:00.5");
   // PostgreSQL's clock field replaces the microseconds a fraction of a day left of it added.
   EXPECT_EQ(IntervalRoundTrip("01:00 1.5 days"), "1 day 01:00:00");
   EXPECT_EQ(IntervalRoundTrip("-01:00 1.5 days"), "1 day -01:00:00");
@@ -1160,6 +1181,14 @@ TEST(DatetimeExtract, TimestampTzFieldsAreTheUtcReadingAndItsZoneIsZero) {
   EXPECT_EQ(NumericShown(ExtractTimestampTz("hour", *t)), "20");
   EXPECT_EQ(NumericShown(ExtractTimestampTz("timezone", *t)), "0");
   EXPECT_EQ(NumericShown(ExtractTimestampTz("epoch", *t)), "1796502600.000000");
+}
+
+// select extract(epoch from timestamp '294247-01-10 04:00:54.775807'): PostgreSQL's numeric path
+// for its last instant keeps four decimals.
+TEST(DatetimeExtract, EpochOfTheLastInstantIsPostgresRounded) {
+  EXPECT_EQ(NumericShown(ExtractTimestamp("epoch", Timestamp{INT64_MAX})), "9223372036854.775800");
+  EXPECT_EQ(NumericShown(ExtractTimestamp("epoch", Timestamp{INT64_MAX - 1})),
+            "9223372036854.775806");
 }
 
 TEST(DatetimeExtract, DateFieldsMatchPostgresNumerics) {
