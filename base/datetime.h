@@ -82,11 +82,13 @@ std::string IntervalText(const Interval& i);
 //   interval     PostgreSQL's own forms ("1 year 2 mons 3 days 04:05:06.5", "-1 days +02:03:00",
 //                "1 day 02:00:00", "2 hours 30 minutes", "1.5 days", "01:30", "1-2", "10" for
 //                seconds, "... ago", every unit spelling PostgreSQL knows, fractions cascading
-//                down to days and microseconds as its DecodeInterval does).
+//                down to days and microseconds as its DecodeInterval does), and ISO 8601's
+//                "P1Y2M3DT4H5M6S", "P0001-02-03T04:05:06", "P00010203T040506". Fractions are
+//                exact decimals with PostgreSQL's roundings (not its doubles).
 // Refused with a clear error, though PostgreSQL takes them: named months and weekdays
 // ('Dec 6 2026'), other DateStyle orders ('12/06/2026'), two-digit years, zone names
-// ('America/New_York'), 'infinity', 'now', 'today', 'allballs', and ISO 8601 intervals
-// ('P1Y2M3DT4H5M6S').
+// ('America/New_York', 'EST5EDT'), 'infinity', 'now', 'today', 'allballs', the SQL-standard
+// IntervalStyle's sign rules, and exponents in ISO 8601 intervals ('P1e3D').
 Result<Date> ParseDate(std::string_view text);
 Result<TimeOfDay> ParseTime(std::string_view text);
 Result<Timestamp> ParseTimestamp(std::string_view text);

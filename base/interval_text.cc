@@ -482,6 +482,199 @@ Decode DecodeIntervalFields(const std::vector<Field>& fields, IntervalFields& it
   return Decode::kOk;
 }
 
+// PostgreSQL's Adjust* helpers for a whole part `val` and its fraction `frac` (ISO 8601 forms).
+bool AdjustMicros(std::int64_t val, const Fraction& frac, std::int64_t scale, IntervalFields& it) {
+  return AddI64(it.usec, static_cast<Int128>(val) * scale) &&
+         AddFractMicros(frac.num, frac.den, scale, it);
+}
+bool AdjustDays(std::int64_t val, std::int64_t scale, IntervalFields& it) {
+  return val >= INT32_MIN && val <= INT32_MAX && AddI32(it.mday, val * scale);
+}
+bool AdjustMonths(std::int64_t val, IntervalFields& it) { return AddI32(it.mon, val); }
+bool AdjustYears(std::int64_t val, IntervalFields& it) {
+  return val >= INT32_MIN && val <= INT32_MAX && AddI32(it.year, val);
+}
+
+// PostgreSQL's ParseISO8601Number: [-]digits[.digits] or [-].digits, truncated toward zero
+// into a whole part and a fraction with the number's sign. Leaves `i` after it.
+Decode ReadIso8601Number(std::string_view s, std::size_t& i, std::int64_t& val, Fraction& frac) {
+  val = 0;
+  frac = Fraction{};
+  bool negative = false;
+  if (i < s.size() && s[i] == '-') {
+    negative = true;
+    ++i;
+  }
+  // PostgreSQL reads the number with strtod and refuses a magnitude above 1e15; it then splits
+  // the double, which loses the fraction's last digits on large numbers. Here the digits are
+  // read exactly, so such a fraction is the exact one.
+  constexpr std::int64_t kLimit = 1'000'000'000'000'000;
+  bool saw_digit = false;
+  bool too_big = false;
+  if (i < s.size() && IsDigit(s[i])) {
+    while (i < s.size() && IsDigit(s[i])) {
+      if (val > kLimit) too_big = true;
+      if (!too_big) val = val * 10 + (s[i] - '0');
+      ++i;
+    }
+    if (val > kLimit) too_big = true;
+    saw_digit = true;
+  }
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && IsDigit(s[i])) {
+      if (frac.den < 1'000'000'000'000'000'000) {
+        frac.num = frac.num * 10 + (s[i] - '0');
+        frac.den *= 10;
+      }
+      saw_digit = true;
+      ++i;
+    }
+  }
+  if (!saw_digit) return Decode::kBadFormat;
+  if (too_big || (val == kLimit && frac.num != 0)) return Decode::kFieldOverflow;
+  if (negative) {
+    val = -val;
+    frac.num = -frac.num;
+  }
+  return Decode::kOk;
+}
+
+// The digits of a field, after its sign (PostgreSQL's ISO8601IntegerWidth).
+std::size_t Iso8601IntegerWidth(std::string_view s, std::size_t start) {
+  if (start < s.size() && s[start] == '-') ++start;
+  std::size_t n = 0;
+  while (start + n < s.size() && IsDigit(s[start + n])) ++n;
+  return n;
+}
+
+// PostgreSQL's DecodeISO8601Interval: "P1Y2M3DT4H5M6S" (designators, each number may carry a
+// sign and a fraction), and the alternative forms "P0001-02-03T04:05:06" / "P00010203T040506".
+Decode DecodeIso8601Interval(std::string_view s, IntervalFields& it) {
+  if (s.size() < 2 || s[0] != 'P') return Decode::kBadFormat;
+  std::size_t i = 1;
+  bool datepart = true;
+  bool havefield = false;
+  std::int64_t val = 0;
+  Fraction frac;
+  auto number = [&]() { return ReadIso8601Number(s, i, val, frac); };
+  while (i < s.size()) {
+    if (s[i] == 'T') {
+      datepart = false;
+      havefield = false;
+      ++i;
+      continue;
+    }
+    const std::size_t fieldstart = i;
+    if (Decode d = number(); d != Decode::kOk) return d;
+    const char unit = i < s.size() ? s[i++] : '\0';
+    if (datepart) {
+      switch (unit) {
+        case 'Y':
+          if (!AdjustYears(val, it) || !AddFractYears(frac, 1, it)) return Decode::kFieldOverflow;
+          break;
+        case 'M':
+          if (!AdjustMonths(val, it) || !AddFractDays(frac, 30, it)) return Decode::kFieldOverflow;
+          break;
+        case 'W':
+          if (!AdjustDays(val, 7, it) || !AddFractDays(frac, 7, it)) return Decode::kFieldOverflow;
+          break;
+        case 'D':
+          if (!AdjustDays(val, 1, it) || !AddFractMicros(frac.num, frac.den, kMicrosPerDay, it)) {
+            return Decode::kFieldOverflow;
+          }
+          break;
+        case 'T':
+        case '\0':
+          if (Iso8601IntegerWidth(s, fieldstart) == 8 && !havefield) {
+            if (!AdjustYears(val / 10000, it) || !AdjustMonths((val / 100) % 100, it) ||
+                !AdjustDays(val % 100, 1, it) ||
+                !AddFractMicros(frac.num, frac.den, kMicrosPerDay, it)) {
+              return Decode::kFieldOverflow;
+            }
+            if (unit == '\0') return Decode::kOk;
+            datepart = false;
+            havefield = false;
+            continue;
+          }
+          [[fallthrough]];
+        case '-':
+          if (havefield) return Decode::kBadFormat;
+          if (!AdjustYears(val, it) || !AddFractYears(frac, 1, it)) return Decode::kFieldOverflow;
+          if (unit == '\0') return Decode::kOk;
+          if (unit == 'T') {
+            datepart = false;
+            havefield = false;
+            continue;
+          }
+          if (Decode d = number(); d != Decode::kOk) return d;
+          if (!AdjustMonths(val, it) || !AddFractDays(frac, 30, it)) return Decode::kFieldOverflow;
+          if (i == s.size()) return Decode::kOk;
+          if (s[i] == 'T') {
+            datepart = false;
+            havefield = false;
+            continue;
+          }
+          if (s[i] != '-') return Decode::kBadFormat;
+          ++i;
+          if (Decode d = number(); d != Decode::kOk) return d;
+          if (!AdjustDays(val, 1, it) || !AddFractMicros(frac.num, frac.den, kMicrosPerDay, it)) {
+            return Decode::kFieldOverflow;
+          }
+          if (i == s.size()) return Decode::kOk;
+          if (s[i] == 'T') {
+            datepart = false;
+            havefield = false;
+            continue;
+          }
+          return Decode::kBadFormat;
+        default:
+          return Decode::kBadFormat;
+      }
+    } else {
+      switch (unit) {
+        case 'H':
+          if (!AdjustMicros(val, frac, kMicrosPerHour, it)) return Decode::kFieldOverflow;
+          break;
+        case 'M':
+          if (!AdjustMicros(val, frac, kMicrosPerMinute, it)) return Decode::kFieldOverflow;
+          break;
+        case 'S':
+          if (!AdjustMicros(val, frac, kMicrosPerSecond, it)) return Decode::kFieldOverflow;
+          break;
+        case '\0':
+          if (Iso8601IntegerWidth(s, fieldstart) == 6 && !havefield) {
+            if (!AdjustMicros(val / 10000, Fraction{}, kMicrosPerHour, it) ||
+                !AdjustMicros((val / 100) % 100, Fraction{}, kMicrosPerMinute, it) ||
+                !AdjustMicros(val % 100, Fraction{}, kMicrosPerSecond, it) ||
+                !AddFractMicros(frac.num, frac.den, 1, it)) {
+              return Decode::kFieldOverflow;
+            }
+            return Decode::kOk;
+          }
+          [[fallthrough]];
+        case ':':
+          if (havefield) return Decode::kBadFormat;
+          if (!AdjustMicros(val, frac, kMicrosPerHour, it)) return Decode::kFieldOverflow;
+          if (unit == '\0') return Decode::kOk;
+          if (Decode d = number(); d != Decode::kOk) return d;
+          if (!AdjustMicros(val, frac, kMicrosPerMinute, it)) return Decode::kFieldOverflow;
+          if (i == s.size()) return Decode::kOk;
+          if (s[i] != ':') return Decode::kBadFormat;
+          ++i;
+          if (Decode d = number(); d != Decode::kOk) return d;
+          if (!AdjustMicros(val, frac, kMicrosPerSecond, it)) return Decode::kFieldOverflow;
+          if (i == s.size()) return Decode::kOk;
+          return Decode::kBadFormat;
+        default:
+          return Decode::kBadFormat;
+      }
+    }
+    havefield = true;
+  }
+  return Decode::kOk;
+}
+
 }  // namespace
 
 // PostgreSQL's EncodeInterval, IntervalStyle postgres: "1 year 2 mons 3 days 04:05:06.5",
@@ -529,6 +722,10 @@ Result<Interval> ParseInterval(std::string_view text) {
   std::vector<Field> fields;
   IntervalFields it;
   Decode d = TokenizeInterval(text, fields) ? DecodeIntervalFields(fields, it) : Decode::kBadFormat;
+  if (d == Decode::kBadFormat) {
+    it = IntervalFields{};
+    d = DecodeIso8601Interval(text, it);
+  }
   if (d == Decode::kBadFormat) {
     return Status::DataError("invalid input syntax for type interval: " + Quoted(text));
   }

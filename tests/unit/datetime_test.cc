@@ -296,15 +296,38 @@ TEST(DatetimeText, IntervalsReadPostgresForms) {
   EXPECT_EQ(IntervalRoundTrip("-9223372036854775808 us"), "-2562047788:00:54.775808");
 }
 
+TEST(DatetimeText, IntervalsReadIso8601Forms) {
+  // select 'P1Y2M3DT4H5M6S'::interval, 'P0001-02-03T04:05:06'::interval,
+  //   'P00010203T040506'::interval, 'PT36H'::interval, 'P1.5W'::interval, 'P-1Y-2M'::interval,
+  //   'PT-1.5H'::interval, 'P1.125Y'::interval, 'P0.5M'::interval, 'P1DT'::interval,
+  //   'P1-2'::interval, 'P1Y1Y'::interval
+  EXPECT_EQ(IntervalRoundTrip("P1Y2M3DT4H5M6S"), "1 year 2 mons 3 days 04:05:06");
+  EXPECT_EQ(IntervalRoundTrip("P0001-02-03T04:05:06"), "1 year 2 mons 3 days 04:05:06");
+  EXPECT_EQ(IntervalRoundTrip("P00010203T040506"), "1 year 2 mons 3 days 04:05:06");
+  EXPECT_EQ(IntervalRoundTrip("PT36H"), "36:00:00");
+  EXPECT_EQ(IntervalRoundTrip("P1.5W"), "10 days 12:00:00");
+  EXPECT_EQ(IntervalRoundTrip("P-1Y-2M"), "-1 years -2 mons");
+  EXPECT_EQ(IntervalRoundTrip("PT-1.5H"), "-01:30:00");
+  EXPECT_EQ(IntervalRoundTrip("P1.125Y"), "1 year 2 mons");
+  EXPECT_EQ(IntervalRoundTrip("P0.5M"), "15 days");
+  EXPECT_EQ(IntervalRoundTrip("P1DT"), "1 day");
+  EXPECT_EQ(IntervalRoundTrip("P1-2"), "1 year 2 mons");
+  EXPECT_EQ(IntervalRoundTrip("P1Y1Y"), "2 years");
+  // PostgreSQL 15 splits an ISO number through a double ('P-258315.3D' gives
+  // -258315 days -07:11:59.999999); the digits are exact here.
+  EXPECT_EQ(IntervalRoundTrip("P-258315.3D"), "-258315 days -07:12:00");
+}
+
 TEST(DatetimeText, BadIntervalsAreDataErrorsInPostgresWords) {
   for (const char* bad : {"1 quarter", "1 day 1 day", "day", "", "1 foo", "1 2 3", "1day2hours",
-                          "1 ago", "P1Y2M3DT4H5M6S"}) {
+                          "1 ago", "P", "PT1H2", "p1y", " P1Y", "P1Y2"}) {
     EXPECT_EQ(IntervalRoundTrip(bad),
               std::string("ERROR: invalid input syntax for type interval: \"") + bad + "\"")
         << bad;
   }
-  for (const char* overflow : {"2147483648 days", "1:60", "-2147483648 days ago",
-                               "9223372036854775808 us", "2562047789 hours"}) {
+  for (const char* overflow :
+       {"2147483648 days", "1:60", "-2147483648 days ago", "9223372036854775808 us",
+        "2562047789 hours", "P2147483648D", "P1000000000000001D"}) {
     EXPECT_EQ(IntervalRoundTrip(overflow),
               std::string("ERROR: interval field value out of range: \"") + overflow + "\"")
         << overflow;
