@@ -8,12 +8,11 @@
 
 #include <cstdint>
 
+#include "base/datetime.h"
+
 namespace tandem::calendar {
 
 inline constexpr std::int64_t kUnixEpochJulian = 2440588;  // Julian day of 1970-01-01
-inline constexpr std::int64_t kMicrosPerHour = 3'600'000'000;
-inline constexpr std::int64_t kMicrosPerMinute = 60'000'000;
-inline constexpr std::int64_t kMicrosPerDayC = 86'400'000'000;
 
 // Dates: Julian day 0 (4714-11-24 BC) up to, not including, Julian day 2147483494
 // (5874898-01-01), PostgreSQL's IS_VALID_DATE.
@@ -22,9 +21,9 @@ inline constexpr std::int64_t kEndDateDays = 2147483494 - kUnixEpochJulian;
 // Timestamps: from 4714-11-24 00:00:00 BC (PostgreSQL's MIN_TIMESTAMP). PostgreSQL's end
 // (294277-01-01) is beyond int64 microseconds from 1970, so ours is INT64_MAX
 // (294247-01-10 04:00:54.775807): every int64 at or above the minimum is a valid timestamp.
-inline constexpr std::int64_t kMinTimestampMicros = kMinDateDays * kMicrosPerDayC;
+inline constexpr std::int64_t kMinTimestampMicros = kMinDateDays * kMicrosPerDay;
 // Dates that convert to a timestamp: up to the day of INT64_MAX (its midnight fits).
-inline constexpr std::int64_t kEndTimestampDays = INT64_MAX / kMicrosPerDayC;
+inline constexpr std::int64_t kEndTimestampDays = INT64_MAX / kMicrosPerDay;
 
 inline bool IsLeap(std::int64_t y) { return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0); }
 

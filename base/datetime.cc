@@ -18,8 +18,6 @@ namespace tandem {
 namespace {
 
 using calendar::CivilDate;
-using calendar::kMicrosPerHour;
-using calendar::kMicrosPerMinute;
 
 Status TimestampOutOfRange() { return Status::DataError("timestamp out of range"); }
 Status IntervalOutOfRange() { return Status::DataError("interval out of range"); }

@@ -54,6 +54,8 @@ struct Interval {
 };
 
 inline constexpr std::int64_t kMicrosPerSecond = 1'000'000;
+inline constexpr std::int64_t kMicrosPerMinute = 60 * kMicrosPerSecond;
+inline constexpr std::int64_t kMicrosPerHour = 60 * kMicrosPerMinute;
 inline constexpr std::int64_t kMicrosPerDay = 86'400 * kMicrosPerSecond;
 
 // PostgreSQL's interval comparison: the span with 30-day months and 24-hour days.

@@ -15,8 +15,6 @@
 namespace tandem {
 namespace {
 
-using calendar::kMicrosPerHour;
-using calendar::kMicrosPerMinute;
 using datetime_scan::AppendClock;
 using datetime_scan::IsAlpha;
 using datetime_scan::IsDigit;
