@@ -5,9 +5,9 @@
 // ranges are PostgreSQL's: dates from 4714-11-24 BC to 5874897-12-31, timestamps from
 // 4714-11-24 00:00:00 BC — but a timestamp ends at int64's end, 294247-01-10 04:00:54.775807
 // (PostgreSQL's 294276-12-31 is beyond int64 microseconds from 1970); a value outside is a data
-// error. An interval keeps months, days and microseconds apart, as
-// PostgreSQL does ('1 mon' is not '30 days' in arithmetic), and compares as PostgreSQL does:
-// by its span with a month of 30 days and a day of 24 hours ('1 mon' = '30 days' as values).
+// error. An interval keeps months, days and microseconds apart, as PostgreSQL does ('1 mon' is
+// not '30 days' in arithmetic), and compares as PostgreSQL does: by its span with a month of 30
+// days and a day of 24 hours ('1 mon' = '30 days' as values).
 // The datum order (what the row encoding preserves) orders intervals by span, then months, then
 // days, so it is total.
 //
@@ -103,8 +103,8 @@ Result<Interval> ParseInterval(std::string_view text);
 // "interval out of range").
 Result<Timestamp> TimestampPlusInterval(Timestamp t, const Interval& i);
 Result<TimestampTz> TimestampTzPlusInterval(TimestampTz t, const Interval& i);
-Result<Interval> TimestampDiff(std::int64_t a_micros,
-                               std::int64_t b_micros);  // a - b, as days + time
+// a - b as days and time, never months (PostgreSQL's timestamp_mi and its justify_hours).
+Result<Interval> TimestampDiff(std::int64_t a_micros, std::int64_t b_micros);
 Result<Date> DatePlusDays(Date d, std::int64_t days);
 Result<Timestamp> DatePlusInterval(Date d, const Interval& i);
 Result<Interval> IntervalAdd(const Interval& a, const Interval& b);

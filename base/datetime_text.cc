@@ -5,6 +5,7 @@
 // "invalid input syntax", a field outside its range PostgreSQL's "date/time field value out of
 // range", a value outside the type's range "date out of range" / "timestamp out of range".
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <string_view>
 
@@ -18,7 +19,6 @@ namespace {
 using datetime_scan::AppendClock;
 using datetime_scan::IsAlpha;
 using datetime_scan::IsDigit;
-using datetime_scan::IsPunct;
 using datetime_scan::IsSpace;
 using datetime_scan::Lower;
 using datetime_scan::Quoted;
@@ -81,7 +81,6 @@ struct DateTimeFields {
   std::int64_t zone_seconds = 0;  // east of UTC
   bool zone_overflow = false;
   bool bc = false;
-  bool ad = false;
 };
 
 // PostgreSQL's DecodeTimezone: "+h", "+hh", "+hhmm", "+h:m", "+h:m:s"; `i` is at the sign.
@@ -104,10 +103,13 @@ bool ReadZone(std::string_view s, std::size_t& i, DateTimeFields& f) {
     min = hr % 100;
     hr /= 100;
   }
-  if (overflow || hr > 15 || min >= 60 || sec >= 60) f.zone_overflow = true;
+  f.has_zone = true;
+  if (overflow || hr > 15 || min >= 60 || sec >= 60) {
+    f.zone_overflow = true;
+    return true;
+  }
   const std::int64_t total = (hr * 60 + min) * 60 + sec;
   f.zone_seconds = negative ? -total : total;
-  f.has_zone = true;
   return true;
 }
 
@@ -219,7 +221,7 @@ Result<DateTimeFields> ScanDateTime(std::string_view text, std::string_view type
     }
     if ((word == "bc" || word == "ad") && !era_seen) {
       era_seen = true;
-      (word == "bc" ? f.bc : f.ad) = true;
+      f.bc = word == "bc";
     } else if ((word == "z" || word == "zulu" || word == "utc" || word == "gmt") && !zone_seen) {
       zone_seen = true;
       f.has_zone = true;

@@ -164,6 +164,9 @@ TEST(DatetimeText, TimestampTzConvertsEveryOffsetToUtc) {
   EXPECT_EQ(TimestampTzRoundTrip("2027-01-01 01:00:00+02"), "2026-12-31 23:00:00+00");
   EXPECT_EQ(TimestampTzRoundTrip("2026-12-06 12:00:00+16"),
             "ERROR: time zone displacement out of range: \"2026-12-06 12:00:00+16\"");
+  // select '2026-12-06 12:00+99999999999999999'::timestamptz
+  EXPECT_EQ(TimestampTzRoundTrip("2026-12-06 12:00+99999999999999999"),
+            "ERROR: time zone displacement out of range: \"2026-12-06 12:00+99999999999999999\"");
   EXPECT_EQ(TimestampTzRoundTrip("2026-12-06 12:00:00+05:60"),
             "ERROR: time zone displacement out of range: \"2026-12-06 12:00:00+05:60\"");
   EXPECT_EQ(TimestampTzRoundTrip("2026-12-06 12:00:00 foo"),
