@@ -2,10 +2,12 @@
 //
 // Every instant counts microseconds from the Unix epoch (1970-01-01 00:00:00), dates count days
 // from it; a timestamptz is an instant (UTC), a timestamp a wall-clock reading with no zone. The
-// ranges are PostgreSQL's: dates and timestamps from 4713 BC to 294276 AD (dates to 5874897 AD);
-// a value outside is a data error. An interval keeps months, days and microseconds apart, as
-// PostgreSQL does ('1 mon' is not '30 days' in arithmetic), and compares as PostgreSQL does:
-// by its span with a month of 30 days and a day of 24 hours ('1 mon' = '30 days' as values).
+// ranges are PostgreSQL's: dates from 4714-11-24 BC to 5874897-12-31, timestamps from
+// 4714-11-24 00:00:00 BC — but a timestamp ends at int64's end, 294247-01-10 04:00:54.775807
+// (PostgreSQL's 294276-12-31 is beyond int64 microseconds from 1970); a value outside is a data
+// error. An interval keeps months, days and microseconds apart, as PostgreSQL does ('1 mon' is
+// not '30 days' in arithmetic), and compares as PostgreSQL does: by its span with a month of 30
+// days and a day of 24 hours ('1 mon' = '30 days' as values).
 // The datum order (what the row encoding preserves) orders intervals by span, then months, then
 // days, so it is total.
 //
@@ -52,6 +54,8 @@ struct Interval {
 };
 
 inline constexpr std::int64_t kMicrosPerSecond = 1'000'000;
+inline constexpr std::int64_t kMicrosPerMinute = 60 * kMicrosPerSecond;
+inline constexpr std::int64_t kMicrosPerHour = 60 * kMicrosPerMinute;
 inline constexpr std::int64_t kMicrosPerDay = 86'400 * kMicrosPerSecond;
 
 // PostgreSQL's interval comparison: the span with 30-day months and 24-hour days.
@@ -66,9 +70,27 @@ std::string TimestampText(Timestamp t);
 std::string TimestampTzText(TimestampTz t);
 std::string IntervalText(const Interval& i);
 
-// Input as PostgreSQL takes it (the ISO forms above, with the variants PostgreSQL accepts that a
-// user types: 'T' between date and time, fractional seconds, "+05:30"/"-08"/"Z" offsets, BC,
-// "infinity" refused): a bad or out-of-range text is a data error with PostgreSQL's words.
+// Input as PostgreSQL takes it, in the ISO forms only (a bad or out-of-range text is a data error
+// with PostgreSQL's words):
+//   date         Y-M-D with a year of 3 or more digits ("2026-12-06", "2026-12-6"), an optional
+//                time and zone after it (read and ignored), "BC"/"AD" at the end, "epoch".
+//   timestamp    the date, then 'T' or blanks and H:M, H:M:S or H:M:S.f (fractions rounded to
+//                microseconds, ties to even, as PostgreSQL; "24:00:00" and second 60 roll over;
+//                "M:S.f" after two fields is minutes and seconds), then a zone — "+05:30", "-08",
+//                "+0530", "+05:30:15", "Z", "UTC", "GMT" — and "BC"/"AD" in either order. A zone
+//                in a timestamp text is ignored (as PostgreSQL does); a timestamptz text is
+//                converted to UTC by it (none given: UTC). "epoch".
+//   time         H:M[:S[.f]] up to 24:00:00, optionally after a date; a zone is ignored.
+//   interval     PostgreSQL's own forms ("1 year 2 mons 3 days 04:05:06.5", "-1 days +02:03:00",
+//                "1 day 02:00:00", "2 hours 30 minutes", "1.5 days", "01:30", "1-2", "10" for
+//                seconds, "... ago", every unit spelling PostgreSQL knows, fractions cascading
+//                down to days and microseconds as its DecodeInterval does), and ISO 8601's
+//                "P1Y2M3DT4H5M6S", "P0001-02-03T04:05:06", "P00010203T040506". Fractions are
+//                exact decimals with PostgreSQL's roundings (not its doubles).
+// Refused with a clear error, though PostgreSQL takes them: named months and weekdays
+// ('Dec 6 2026'), other DateStyle orders ('12/06/2026'), two-digit years, zone names
+// ('America/New_York', 'EST5EDT'), 'infinity', 'now', 'today', 'allballs', the SQL-standard
+// IntervalStyle's sign rules, and exponents in ISO 8601 intervals ('P1e3D').
 Result<Date> ParseDate(std::string_view text);
 Result<TimeOfDay> ParseTime(std::string_view text);
 Result<Timestamp> ParseTimestamp(std::string_view text);
@@ -81,17 +103,18 @@ Result<Interval> ParseInterval(std::string_view text);
 // "interval out of range").
 Result<Timestamp> TimestampPlusInterval(Timestamp t, const Interval& i);
 Result<TimestampTz> TimestampTzPlusInterval(TimestampTz t, const Interval& i);
-Result<Interval> TimestampDiff(std::int64_t a_micros, std::int64_t b_micros);  // a - b, as days + time
+// a - b as days and time, never months (PostgreSQL's timestamp_mi and its justify_hours).
+Result<Interval> TimestampDiff(std::int64_t a_micros, std::int64_t b_micros);
 Result<Date> DatePlusDays(Date d, std::int64_t days);
 Result<Timestamp> DatePlusInterval(Date d, const Interval& i);
 Result<Interval> IntervalAdd(const Interval& a, const Interval& b);
 Result<Interval> IntervalSub(const Interval& a, const Interval& b);
 Result<Interval> IntervalNegate(const Interval& a);
-Result<Interval> IntervalMul(const Interval& a, double factor);  // PostgreSQL's interval_mul
+Result<Interval> IntervalMul(const Interval& a, double factor);   // PostgreSQL's interval_mul
 Result<Interval> IntervalDiv(const Interval& a, double divisor);  // division by zero: data error
 
-// Casts.
-Timestamp TimestampOfDate(Date d);
+// Casts. A date past the last timestamp's day is "date out of range for timestamp".
+Result<Timestamp> TimestampOfDate(Date d);
 Result<Date> DateOfTimestamp(Timestamp t);
 TimeOfDay TimeOfTimestamp(Timestamp t);
 TimestampTz TimestampTzOfTimestamp(Timestamp t);  // the wall clock read in UTC
@@ -102,6 +125,7 @@ Timestamp TimestampOfTimestampTz(TimestampTz t);
 // PostgreSQL takes them (case-insensitive, plurals); an unknown unit is a data error
 // ("unit \"x\" not recognized for type timestamp ...").
 Result<Timestamp> DateTruncTimestamp(std::string_view unit, Timestamp t);
+Result<TimestampTz> DateTruncTimestampTz(std::string_view unit, TimestampTz t);  // UTC's fields
 Result<Interval> DateTruncInterval(std::string_view unit, const Interval& i);
 
 // extract(field FROM x) as PostgreSQL 15 (a numeric: seconds with their fraction, epoch with
@@ -109,6 +133,8 @@ Result<Interval> DateTruncInterval(std::string_view unit, const Interval& i);
 // hour, day, month, quarter, year, decade, century, millennium, dow, isodow, doy, week, isoyear,
 // epoch, julian; an unknown or (for the type) unsupported field is a data error.
 Result<Numeric> ExtractTimestamp(std::string_view field, Timestamp t);
+// As ExtractTimestamp on the UTC reading; timezone, timezone_hour and timezone_minute are 0.
+Result<Numeric> ExtractTimestampTz(std::string_view field, TimestampTz t);
 Result<Numeric> ExtractDate(std::string_view field, Date d);
 Result<Numeric> ExtractTime(std::string_view field, TimeOfDay t);
 Result<Numeric> ExtractInterval(std::string_view field, const Interval& i);
