@@ -25,7 +25,7 @@
 
 namespace tandem::ipc {
 
-// BOOL, INT64, FLOAT64 or STRING: the scalar types a column may have.
+// A ScalarType other than unspecified: the scalar types a column may have.
 bool IsKnownType(pb::ScalarType type);
 // A type as reasons name it: "INT64", "unspecified type", "unknown type 9".
 std::string TypeName(pb::ScalarType type);
@@ -37,7 +37,11 @@ bool SameShape(const pb::Schema& a, const pb::Schema& b);
 // Refuses a column reference beyond a row of `columns` columns.
 Status CheckColumnInRange(std::uint64_t column, int columns);
 // Refuses a datum that does not fit `column` (a peek key's or a written row's): no value, a null
-// for a column that is not nullable, or another type.
+// for a column that is not nullable, another kind (an int64 datum fits INT16/INT32/INT64 within
+// their range, a float64 datum FLOAT32 when it is a float value — NaN and ±inf are), a numeric
+// that is not a number, a uuid that is not 16 bytes, a time outside [0, 24h], a string longer
+// than varchar(n) or not exactly char(n) (in characters), a numeric of numeric(p,s) whose scale
+// is not s or with more than p - s digits before the point.
 Status CheckDatumFits(const pb::Datum& datum, const pb::Column& column);
 
 // The type of `expr` over a row of `columns`. Refuses a column out of range, an unknown function,
