@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/count.h"
 #include "base/numeric.h"
 #include "base/status.h"
 
@@ -31,9 +32,11 @@ struct Date {
   std::int32_t days = 0;  // since 1970-01-01
   friend auto operator<=>(const Date&, const Date&) = default;
 };
-struct Time {
+// A time of day (PostgreSQL's time without time zone). Not `Time`: that is the dataflow's time
+// (base/time.h), in the same namespace.
+struct TimeOfDay {
   std::int64_t micros = 0;  // since midnight, [0, 24h] (24:00:00 is a time, as in PostgreSQL)
-  friend auto operator<=>(const Time&, const Time&) = default;
+  friend auto operator<=>(const TimeOfDay&, const TimeOfDay&) = default;
 };
 struct Timestamp {
   std::int64_t micros = 0;  // wall clock, since 1970-01-01 00:00:00, no zone
@@ -54,13 +57,13 @@ inline constexpr std::int64_t kMicrosPerSecond = 1'000'000;
 inline constexpr std::int64_t kMicrosPerDay = 86'400 * kMicrosPerSecond;
 
 // PostgreSQL's interval comparison: the span with 30-day months and 24-hour days.
-__int128 IntervalSpan(const Interval& i);
+Int128 IntervalSpan(const Interval& i);
 int CompareIntervalValue(const Interval& a, const Interval& b);
 // Datum order: span, then months, then days.
 int CompareInterval(const Interval& a, const Interval& b);
 
 std::string DateText(Date d);
-std::string TimeText(Time t);
+std::string TimeText(TimeOfDay t);
 std::string TimestampText(Timestamp t);
 std::string TimestampTzText(TimestampTz t);
 std::string IntervalText(const Interval& i);
@@ -69,7 +72,7 @@ std::string IntervalText(const Interval& i);
 // user types: 'T' between date and time, fractional seconds, "+05:30"/"-08"/"Z" offsets, BC,
 // "infinity" refused): a bad or out-of-range text is a data error with PostgreSQL's words.
 Result<Date> ParseDate(std::string_view text);
-Result<Time> ParseTime(std::string_view text);
+Result<TimeOfDay> ParseTime(std::string_view text);
 Result<Timestamp> ParseTimestamp(std::string_view text);
 Result<TimestampTz> ParseTimestampTz(std::string_view text);  // no offset given: UTC
 Result<Interval> ParseInterval(std::string_view text);
@@ -80,19 +83,20 @@ Result<Interval> ParseInterval(std::string_view text);
 // "interval out of range").
 Result<Timestamp> TimestampPlusInterval(Timestamp t, const Interval& i);
 Result<TimestampTz> TimestampTzPlusInterval(TimestampTz t, const Interval& i);
-Result<Interval> TimestampDiff(std::int64_t a_micros, std::int64_t b_micros);  // a - b, as days + time
+Result<Interval> TimestampDiff(std::int64_t a_micros,
+                               std::int64_t b_micros);  // a - b, as days + time
 Result<Date> DatePlusDays(Date d, std::int64_t days);
 Result<Timestamp> DatePlusInterval(Date d, const Interval& i);
 Result<Interval> IntervalAdd(const Interval& a, const Interval& b);
 Result<Interval> IntervalSub(const Interval& a, const Interval& b);
 Result<Interval> IntervalNegate(const Interval& a);
-Result<Interval> IntervalMul(const Interval& a, double factor);  // PostgreSQL's interval_mul
+Result<Interval> IntervalMul(const Interval& a, double factor);   // PostgreSQL's interval_mul
 Result<Interval> IntervalDiv(const Interval& a, double divisor);  // division by zero: data error
 
 // Casts.
 Timestamp TimestampOfDate(Date d);
 Result<Date> DateOfTimestamp(Timestamp t);
-Time TimeOfTimestamp(Timestamp t);
+TimeOfDay TimeOfTimestamp(Timestamp t);
 TimestampTz TimestampTzOfTimestamp(Timestamp t);  // the wall clock read in UTC
 Timestamp TimestampOfTimestampTz(TimestampTz t);
 
@@ -109,7 +113,7 @@ Result<Interval> DateTruncInterval(std::string_view unit, const Interval& i);
 // epoch, julian; an unknown or (for the type) unsupported field is a data error.
 Result<Numeric> ExtractTimestamp(std::string_view field, Timestamp t);
 Result<Numeric> ExtractDate(std::string_view field, Date d);
-Result<Numeric> ExtractTime(std::string_view field, Time t);
+Result<Numeric> ExtractTime(std::string_view field, TimeOfDay t);
 Result<Numeric> ExtractInterval(std::string_view field, const Interval& i);
 
 }  // namespace tandem
