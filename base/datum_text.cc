@@ -237,7 +237,7 @@ std::string PostgresText(const Datum& d) {
     case 7:
       return DateText(std::get<Date>(d));
     case 8:
-      return TimeText(std::get<Time>(d));
+      return TimeText(std::get<TimeOfDay>(d));
     case 9:
       return TimestampText(std::get<Timestamp>(d));
     case 10:
@@ -531,6 +531,12 @@ Result<Datum> ParsePostgresText(std::string_view text, const ColumnType& column)
     return Status::DataError(std::string("invalid input syntax for type ") + type + ": \"" +
                              std::string(text) + "\"");
   };
+  // PostgreSQL's words for a number its type cannot hold ('value "40000" is out of range for type
+  // smallint', '"1e39" is out of range for type real').
+  auto out_of_range = [&](const char* opening) {
+    return Status::DataError(opening + std::string(text) + "\" is out of range for type " +
+                             PostgresTypeName(column.kind));
+  };
   Result<Datum> value = Status::InvalidArgument("no type to read '" + std::string(text) + "' as");
   switch (column.kind) {
     case Kind::kAny:
@@ -552,11 +558,11 @@ Result<Datum> ParsePostgresText(std::string_view text, const ColumnType& column)
         // Digits that do not fit are out of range; anything else is not an integer.
         const std::string_view digits = !t.empty() && t[0] == '-' ? t.substr(1) : t;
         if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos) {
-          return Status::DataError("value \"" + std::string(text) + "\" is out of range for type " +
-                                   PostgresTypeName(column.kind));
+          return out_of_range("value \"");
         }
         return syntax(PostgresTypeName(column.kind));
       }
+      if (!FitToColumn(Datum(i), column).ok()) return out_of_range("value \"");
       value = Datum(i);
       break;
     }
@@ -582,11 +588,11 @@ Result<Datum> ParsePostgresText(std::string_view text, const ColumnType& column)
         static_cast<void>(ignored);
         if (!body.empty() && end == body.c_str() + body.size() &&
             body.find_first_of("0123456789") != std::string::npos) {
-          return Status::DataError("\"" + std::string(text) + "\" is out of range for type " +
-                                   PostgresTypeName(column.kind));
+          return out_of_range("\"");
         }
         return syntax(PostgresTypeName(column.kind));
       }
+      if (!FitToColumn(Datum(f), column).ok()) return out_of_range("\"");
       value = Datum(f);
       break;
     }
