@@ -22,7 +22,6 @@
 #include <string>
 #include <string_view>
 
-#include "base/count.h"
 #include "base/numeric.h"
 #include "base/status.h"
 
@@ -32,8 +31,7 @@ struct Date {
   std::int32_t days = 0;  // since 1970-01-01
   friend auto operator<=>(const Date&, const Date&) = default;
 };
-// A time of day (PostgreSQL's time without time zone). Not `Time`: that is the dataflow's time
-// (base/time.h), in the same namespace.
+// A time of day (`time`); tandem::Time is the logical time of updates (base/time.h).
 struct TimeOfDay {
   std::int64_t micros = 0;  // since midnight, [0, 24h] (24:00:00 is a time, as in PostgreSQL)
   friend auto operator<=>(const TimeOfDay&, const TimeOfDay&) = default;
@@ -83,14 +81,13 @@ Result<Interval> ParseInterval(std::string_view text);
 // "interval out of range").
 Result<Timestamp> TimestampPlusInterval(Timestamp t, const Interval& i);
 Result<TimestampTz> TimestampTzPlusInterval(TimestampTz t, const Interval& i);
-Result<Interval> TimestampDiff(std::int64_t a_micros,
-                               std::int64_t b_micros);  // a - b, as days + time
+Result<Interval> TimestampDiff(std::int64_t a_micros, std::int64_t b_micros);  // a - b, as days + time
 Result<Date> DatePlusDays(Date d, std::int64_t days);
 Result<Timestamp> DatePlusInterval(Date d, const Interval& i);
 Result<Interval> IntervalAdd(const Interval& a, const Interval& b);
 Result<Interval> IntervalSub(const Interval& a, const Interval& b);
 Result<Interval> IntervalNegate(const Interval& a);
-Result<Interval> IntervalMul(const Interval& a, double factor);   // PostgreSQL's interval_mul
+Result<Interval> IntervalMul(const Interval& a, double factor);  // PostgreSQL's interval_mul
 Result<Interval> IntervalDiv(const Interval& a, double divisor);  // division by zero: data error
 
 // Casts.
