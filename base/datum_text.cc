@@ -361,11 +361,11 @@ std::string ColumnTypeName(const ColumnType& column) {
       }
       return "string";
     case Kind::kInt16:
-      return "int16";
+      return "int2";
     case Kind::kInt32:
-      return "int32";
+      return "int4";
     case Kind::kFloat32:
-      return "float32";
+      return "float4";
     case Kind::kNumeric:
       if (column.precision > 0) {
         return "numeric(" + std::to_string(column.precision) + "," + std::to_string(column.scale) +

@@ -117,8 +117,9 @@ struct ColumnType {
   bool blank_padded = false;
 };
 
-// The column type's name as PostgreSQL writes it: "integer", "numeric(12,2)", "character
-// varying(10)", "timestamp with time zone"; "any" for kAny.
+// The column type in tandem-ctl's schema words: bool, int64, float64, string, int2, int4, float4,
+// numeric or numeric(12,2), varchar(10), char(3), bytea, date, time, timestamp, timestamptz,
+// interval, uuid; "any" for kAny.
 std::string ColumnTypeName(const ColumnType& column);
 
 // Reads exactly one datum (no surrounding spaces). A float column also takes an integer (2 is

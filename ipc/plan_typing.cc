@@ -346,6 +346,34 @@ std::string TypeName(pb::ScalarType type) {
   return pb::ScalarType_Name(type);
 }
 
+Status CheckColumnType(const pb::Column& column) {
+  if (!IsKnownType(column.type())) return Invalid("column has " + TypeName(column.type()));
+  const bool numeric = column.type() == pb::NUMERIC, string = column.type() == pb::STRING;
+  if (!numeric && (column.precision() != 0 || column.scale() != 0)) {
+    return Invalid("a precision or scale on a " + TypeName(column.type()) + " column");
+  }
+  if (numeric && column.precision() == 0 && column.scale() != 0) {
+    return Invalid("NUMERIC column with a scale but no precision");
+  }
+  if (numeric && (column.precision() > static_cast<std::uint32_t>(kNumericMaxDigits) ||
+                  column.scale() > column.precision())) {
+    return Invalid("NUMERIC(" + std::to_string(column.precision()) + "," +
+                   std::to_string(column.scale()) +
+                   "): the precision must be 1 to 38 and the scale 0 to the precision");
+  }
+  if (!string && (column.length() != 0 || column.blank_padded())) {
+    return Invalid("a length on a " + TypeName(column.type()) + " column");
+  }
+  if (string && column.blank_padded() && column.length() == 0) {
+    return Invalid("a blank-padded STRING column (char(n)) without a length");
+  }
+  if (column.length() > kMaxStringLength) {
+    return Invalid("STRING length " + std::to_string(column.length()) + " is over " +
+                   std::to_string(kMaxStringLength) + " (PostgreSQL's limit)");
+  }
+  return Status::Ok();
+}
+
 std::string SchemaText(const pb::Schema& schema) {
   std::string out = "[";
   for (int i = 0; i < schema.columns_size(); ++i) {

@@ -27,8 +27,15 @@ namespace tandem::ipc {
 
 // A ScalarType other than unspecified: the scalar types a column may have.
 bool IsKnownType(pb::ScalarType type);
-// A type as reasons name it: "INT64", "unspecified type", "unknown type 9".
+// A type as reasons name it: "INT64", "unspecified type", "unknown type 99".
 std::string TypeName(pb::ScalarType type);
+// varchar(n)/char(n): n at most this (PostgreSQL's limit).
+inline constexpr std::uint32_t kMaxStringLength = 10'485'760;
+// Refuses a column of no known type or with typmods its type has not: a precision or scale on
+// anything but NUMERIC (precision 1..38, scale 0..precision; 0, 0 is unconstrained numeric), a
+// length or blank padding on anything but STRING (blank padding needs a length; a length at most
+// kMaxStringLength).
+Status CheckColumnType(const pb::Column& column);
 // "[INT64, STRING nullable]": a schema's types as reasons name them.
 std::string SchemaText(const pb::Schema& schema);
 // Column types and nullability equal; names are not compared.
