@@ -218,7 +218,7 @@ Result<Uuid> ParseUuidText(std::string_view text) {
   return u;
 }
 
-std::string PostgresText(const Datum& d) {
+std::string PostgresOutput(const Datum& d) {
   switch (d.index()) {
     case 0:
       break;
@@ -247,11 +247,11 @@ std::string PostgresText(const Datum& d) {
     case 12:
       return UuidText(std::get<Uuid>(d));
   }
-  TANDEM_CHECK(false, "PostgresText of null (or of a datum of an unknown kind)");
+  TANDEM_CHECK(false, "PostgresOutput of null (or of a datum of an unknown kind)");
   return {};
 }
 
-std::string PostgresFloat4Text(double v) { return PostgresFloatText(v, true); }
+std::string PostgresFloat4Output(double v) { return PostgresFloatText(v, true); }
 
 std::string DatumText(const Datum& d) {
   switch (d.index()) {
@@ -266,7 +266,7 @@ std::string DatumText(const Datum& d) {
     case 4:
       return QuoteString(std::get<std::string>(d));
     default:  // the typed literals: a type word, then the PostgreSQL text (never holds a quote)
-      return std::string(kTypedLiteralWord[d.index()]) + " '" + PostgresText(d) + "'";
+      return std::string(kTypedLiteralWord[d.index()]) + " '" + PostgresOutput(d) + "'";
   }
 }
 

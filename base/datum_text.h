@@ -15,7 +15,7 @@
 //             datum never breaks a line or a table cell, and the string "null" prints as "null"
 //             while NULL prints as null.
 //   the kinds of DESIGN §16: PostgreSQL's typed literals, the type word then PostgreSQL's text
-//   form (PostgresText below) in single quotes — which never holds a quote, a comma or a line
+//   form (PostgresOutput below) in single quotes — which never holds a quote, a comma or a line
 //   break:
 //             numeric '12.50'    bytea '\x0a0b'    date '2026-12-06'    time '12:00:00'
 //             timestamp '2026-12-06 12:00:00'    timestamptz '2026-12-06 12:00:00+00'
@@ -58,10 +58,10 @@ std::string DatumText(const Datum& datum);
 // shortest form, NaN/Infinity/-Infinity as PostgreSQL spells them), the string itself, 12.50,
 // \x0a0b, 2026-12-06, 12:00:00, 2026-12-06 12:00:00, 2026-12-06 12:00:00+00, 1 day 02:00:00,
 // a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11. REQUIRES: not null (null has no text).
-std::string PostgresText(const Datum& datum);
+std::string PostgresOutput(const Datum& datum);
 // A float4 column's value as PostgreSQL prints a real: the shortest digits that read back as the
 // same float (0.1, not 0.10000000149011612).
-std::string PostgresFloat4Text(double value);
+std::string PostgresFloat4Output(double value);
 // bytea's hex form "\x0a0b" and its reading (PostgreSQL's escape form is not read).
 std::string ByteaText(std::string_view bytes);
 Result<std::string> ParseByteaText(std::string_view text);
@@ -129,7 +129,7 @@ std::string ColumnTypeName(const ColumnType& column);
 Result<Datum> ParseDatumText(std::string_view text, const ColumnType& column = {});
 
 // PostgreSQL's text form of a value of the column's type (what CSV fields and JSON strings hold,
-// and what PostgresText prints): t/true/false…, 12, 1.5/NaN/Infinity, the string as it is,
+// and what PostgresOutput prints): t/true/false…, 12, 1.5/NaN/Infinity, the string as it is,
 // 12.50, \x0a0b, 2026-12-06, … brought to the column's type as above. Not null, not kAny.
 // Refused with PostgreSQL's words (invalid input syntax, out of range, too long).
 Result<Datum> ParsePostgresText(std::string_view text, const ColumnType& column);

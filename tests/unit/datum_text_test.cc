@@ -539,12 +539,12 @@ TEST(DatumText, PostgresTextPrintsFloatsAsPostgres) {
       {-1234.5, "-1234.5"},
       {std::numeric_limits<double>::quiet_NaN(), "NaN"},
       {-std::numeric_limits<double>::infinity(), "-Infinity"}};
-  for (const auto& [v, text] : float8) EXPECT_EQ(PostgresText(Datum(v)), text) << text;
+  for (const auto& [v, text] : float8) EXPECT_EQ(PostgresOutput(Datum(v)), text) << text;
   const std::pair<float, const char*> float4[] = {
       {0.1f, "0.1"}, {1e6f, "1e+06"}, {123456.0f, "123456"}, {1234567.0f, "1.234567e+06"}};
-  for (const auto& [v, text] : float4) EXPECT_EQ(PostgresFloat4Text(v), text) << text;
-  EXPECT_EQ(PostgresText(Datum(true)), "t");
-  EXPECT_EQ(PostgresText(Datum(std::string("a b"))), "a b");
+  for (const auto& [v, text] : float4) EXPECT_EQ(PostgresFloat4Output(v), text) << text;
+  EXPECT_EQ(PostgresOutput(Datum(true)), "t");
+  EXPECT_EQ(PostgresOutput(Datum(std::string("a b"))), "a b");
 }
 
 }  // namespace

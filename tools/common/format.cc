@@ -97,7 +97,7 @@ JsonWriter& JsonWriter::DatumValue(const Datum& d) {
     case 4:
       return String(std::get<std::string>(d));
     default:  // numeric, bytea, date, time, timestamp, timestamptz, interval, uuid
-      return String(PostgresText(d));
+      return String(PostgresOutput(d));
   }
 }
 JsonWriter& JsonWriter::RowValue(const Row& row) {
