@@ -154,7 +154,7 @@ PgAnswer PlannerEngine::Query(const std::string& sql) {
   }
   for (const auto& [row, count] : finished.rows) {
     SqlRow text;
-    for (const Datum& datum : row) text.push_back(DatumText(datum));
+    for (const Datum& datum : row) text.push_back(sql_oracle::DatumText(datum));
     for (std::uint64_t i = 0; i < count; ++i) answer.rows.push_back(text);
   }
   answer.command_tag = "SELECT " + std::to_string(answer.rows.size());
