@@ -128,7 +128,9 @@ Datum ToDatum(const py::handle& h) {
   if (py::isinstance<py::str>(h)) return h.cast<std::string>();
   if (py::isinstance<py::bytes>(h) || py::isinstance<py::bytearray>(h) ||
       py::isinstance<py::memoryview>(h)) {
-    return Bytes{py::bytes(py::reinterpret_borrow<py::object>(h)).cast<std::string>()};
+    PyObject* bytes = PyBytes_FromObject(h.ptr());  // bytes of any buffer
+    if (bytes == nullptr) throw py::error_already_set();
+    return Bytes{py::reinterpret_steal<py::bytes>(bytes).cast<std::string>()};
   }
   if (py::isinstance(h, py_types.decimal)) {
     auto n = ParseNumeric(py::str(h).cast<std::string>());
