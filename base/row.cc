@@ -106,7 +106,7 @@ void AppendNumericValue(const Numeric& n, std::string* out) {
     return;
   }
   // |c| < 10^38 < 2^127: its magnitude fits, and so does its decimal text.
-  UInt128 magnitude = c < 0 ? static_cast<UInt128>(-c) : static_cast<UInt128>(c);
+  UInt128 magnitude = c < 0 ? UInt128{0} - static_cast<UInt128>(c) : static_cast<UInt128>(c);
   int shift = -static_cast<int>(n.scale);  // value = magnitude × 10^shift
   while (magnitude % 10 == 0) {
     magnitude /= 10;
@@ -120,21 +120,23 @@ void AppendNumericValue(const Numeric& n, std::string* out) {
   std::reverse(digits, digits + count);
   // value = 0.digits × 10^point; in base 100 the point must fall between pairs.
   int point = count + shift;
-  std::string pairs_text;
+  char pairs_text[48];  // the digits, a leading zero and a trailing zero at most
+  std::size_t length = 0;
   if (point % 2 != 0) {  // odd (either sign): one leading zero digit moves the point by one
-    pairs_text.push_back('0');
+    pairs_text[length++] = '0';
     ++point;
   }
-  pairs_text.append(digits, static_cast<std::size_t>(count));
-  if (pairs_text.size() % 2 != 0) pairs_text.push_back('0');
+  std::memcpy(pairs_text + length, digits, static_cast<std::size_t>(count));
+  length += static_cast<std::size_t>(count);
+  if (length % 2 != 0) pairs_text[length++] = '0';
   const bool negative = c < 0;
   auto put = [&](std::uint8_t b) {
     out->push_back(static_cast<char>(negative ? static_cast<std::uint8_t>(255 - b) : b));
   };
   out->push_back(static_cast<char>(negative ? kNumericNegative : kNumericPositive));
   put(static_cast<std::uint8_t>(point / 2 + kNumericExponentBias));
-  for (std::size_t i = 0; i < pairs_text.size(); i += 2) {
-    put(static_cast<std::uint8_t>((pairs_text[i] - '0') * 10 + (pairs_text[i + 1] - '0') + 1));
+  for (std::size_t k = 0; k < length; k += 2) {
+    put(static_cast<std::uint8_t>((pairs_text[k] - '0') * 10 + (pairs_text[k + 1] - '0') + 1));
   }
   put(0);
 }
