@@ -71,7 +71,7 @@ std::string_view TrimBlanks(std::string_view s) {
   return s.substr(b, e - b + 1);
 }
 
-std::string Lower(std::string_view s) {
+std::string AsciiLowercase(std::string_view s) {
   std::string out(s);
   for (char& c : out) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
@@ -449,7 +449,7 @@ std::size_t CodePointOffset(std::string_view s, std::size_t n) {
 
 // PostgreSQL's boolin: t/true/yes/on/1, f/false/no/off/0, any case, a unique prefix of the words.
 bool ParsePostgresBool(std::string_view text, bool* out) {
-  const std::string t = Lower(TrimBlanks(text));
+  const std::string t = AsciiLowercase(TrimBlanks(text));
   if (t.empty()) return false;
   auto prefix_of = [&](std::string_view word, std::size_t min) {
     return t.size() >= min && t.size() <= word.size() && word.substr(0, t.size()) == t;
@@ -568,7 +568,7 @@ Result<Datum> ParsePostgresText(std::string_view text, const ColumnType& column)
     }
     case Kind::kFloat32:
     case Kind::kFloat64: {
-      const std::string lower = Lower(TrimBlanks(text));
+      const std::string lower = AsciiLowercase(TrimBlanks(text));
       std::string_view t = lower;
       const bool plus = !t.empty() && t[0] == '+';
       if (plus) t.remove_prefix(1);
