@@ -494,6 +494,11 @@ Result<Datum> FitToColumn(Datum datum, const ColumnType& column) {
       const auto* n = std::get_if<Numeric>(&datum);
       if (n == nullptr) break;
       if (column.precision <= 0) return datum;
+      if (column.precision > kNumericMaxDigits || column.scale < 0 ||
+          column.scale > column.precision) {
+        return Status::InvalidArgument("the column's type " + ColumnTypeName(column) +
+                                       " is no numeric(p,s) (p 1 to 38, s 0 to p)");
+      }
       auto fitted = NumericApplyTypmod(*n, column.precision, column.scale);
       if (!fitted.ok()) return fitted.status();
       return Datum(*fitted);
