@@ -8,6 +8,18 @@
 
 namespace tandem::ipc {
 
+namespace {
+
+// PostgreSQL 15's range (psql: SELECT '4714-11-24 BC'::date - '1970-01-01'::date → -2440588;
+// '5874897-12-31'::date - '1970-01-01'::date → 2145042905; the first timestamp is
+// 4714-11-24 00:00:00 BC, -210866803200000000 µs); a timestamp ends where int64 does
+// (base/datetime.h).
+constexpr std::int32_t kFirstDateDays = -2440588;
+constexpr std::int32_t kLastDateDays = 2145042905;
+constexpr std::int64_t kFirstTimestampMicros = std::int64_t{kFirstDateDays} * kMicrosPerDay;
+
+}  // namespace
+
 pb::Datum ToProto(const Datum& d) {
   static_assert(std::variant_size_v<Datum> == 13, "every datum kind has its field in pb::Datum");
   pb::Datum out;
@@ -84,6 +96,11 @@ Result<Datum> CheckedFromProto(const pb::Datum& d) {
     case pb::Datum::kBytea:
       return Datum(Bytes{d.bytea()});
     case pb::Datum::kDate:
+      if (d.date() < kFirstDateDays || d.date() > kLastDateDays) {
+        return Status::InvalidArgument(
+            "date datum " + std::to_string(d.date()) +
+            " out of range (PostgreSQL's 4714-11-24 BC to 5874897-12-31)");
+      }
       return Datum(Date{d.date()});
     case pb::Datum::kTime:
       if (d.time() < 0 || d.time() > kMicrosPerDay) {
@@ -92,9 +109,16 @@ Result<Datum> CheckedFromProto(const pb::Datum& d) {
       }
       return Datum(TimeOfDay{d.time()});
     case pb::Datum::kTimestamp:
-      return Datum(Timestamp{d.timestamp()});
-    case pb::Datum::kTimestamptz:
-      return Datum(TimestampTz{d.timestamptz()});
+    case pb::Datum::kTimestamptz: {
+      const std::int64_t micros =
+          d.kind_case() == pb::Datum::kTimestamp ? d.timestamp() : d.timestamptz();
+      if (micros < kFirstTimestampMicros) {
+        return Status::InvalidArgument("timestamp datum " + std::to_string(micros) +
+                                       " before PostgreSQL's first, 4714-11-24 00:00:00 BC");
+      }
+      if (d.kind_case() == pb::Datum::kTimestamp) return Datum(Timestamp{micros});
+      return Datum(TimestampTz{micros});
+    }
     case pb::Datum::kInterval:
       return Datum(Interval{d.interval().months(), d.interval().days(), d.interval().micros()});
     case pb::Datum::kUuid: {

@@ -30,6 +30,14 @@ TEST(ProtoDatums, EveryKindGoesToProtoAndBackUnchanged) {
     testing::RowGenerator gen(seed);
     for (int i = 0; i < 200; ++i) {
       const Datum d = gen.NextDatumOfAnyKind();
+      const auto* date = std::get_if<Date>(&d);
+      const auto* ts = std::get_if<Timestamp>(&d);
+      const auto* tz = std::get_if<TimestampTz>(&d);
+      if ((date && date->days > 2145042905) || (ts && ts->micros < -210866803200000000) ||
+          (tz && tz->micros < -210866803200000000)) {
+        EXPECT_FALSE(CheckedFromProto(ToProto(d)).ok()) << DatumText(d) << " is out of range";
+        continue;
+      }
       auto back = CheckedFromProto(ToProto(d));
       ASSERT_TRUE(back.ok()) << DatumText(d) << ": " << back.status().message();
       if (std::holds_alternative<double>(d) && std::isnan(std::get<double>(d))) continue;
@@ -48,6 +56,14 @@ TEST(ProtoDatums, MalformedNewKindsAreRefused) {
   pb::Datum late_time;
   late_time.set_time(kMicrosPerDay + 1);
   EXPECT_FALSE(CheckedFromProto(late_time).ok());
+  pb::Datum early;
+  early.set_timestamptz(-210866803200000001);  // a microsecond before 4714-11-24 00:00:00 BC
+  EXPECT_FALSE(CheckedFromProto(early).ok());
+  early.set_timestamptz(-210866803200000000);
+  EXPECT_TRUE(CheckedFromProto(early).ok());
+  pb::Datum late_date;
+  late_date.set_date(2145042906);  // 5874898-01-01
+  EXPECT_FALSE(CheckedFromProto(late_date).ok());
   EXPECT_FALSE(CheckDatumFits(bad_numeric, Column(pb::NUMERIC)).ok());
   EXPECT_FALSE(CheckDatumFits(short_uuid, Column(pb::UUID)).ok());
 }
