@@ -38,8 +38,9 @@ const pb::Schema& SchemaFor(std::uint8_t b) {
       MakeSchema({MakeColumn("s", pb::STRING, true), MakeColumn("f", pb::FLOAT64),
                   MakeColumn("b", pb::BOOL, true)}),
       MakeSchema({MakeColumn("n", pb::INT64, true), MakeColumn("s", pb::STRING)}),
+      samples::TypedSchema(),  // every type of DESIGN §16, with typmods
   };
-  return schemas[b % 3];
+  return schemas[b % 4];
 }
 
 std::vector<std::uint32_t> KeyFor(std::uint8_t b, const pb::Schema& s) {
