@@ -24,7 +24,40 @@ pgwire::FieldDescription DescribeColumn(const CatalogColumn& column, bool numeri
     case pb::FLOAT64:
       type = pgwire::kFloat8;
       break;
-    default:
+    case pb::INT16:
+      type = pgwire::kInt2;
+      break;
+    case pb::INT32:
+      type = pgwire::kInt4;
+      break;
+    case pb::FLOAT32:
+      type = pgwire::kFloat4;  // SendRows prints its values as float4out does
+      break;
+    case pb::NUMERIC:
+      type = pgwire::kNumeric;
+      break;
+    case pb::BYTEA:
+      type = pgwire::kBytea;
+      break;
+    case pb::DATE:
+      type = pgwire::kDate;
+      break;
+    case pb::TIME:
+      type = pgwire::kTime;
+      break;
+    case pb::TIMESTAMP:
+      type = pgwire::kTimestamp;
+      break;
+    case pb::TIMESTAMPTZ:
+      type = pgwire::kTimestamptz;
+      break;
+    case pb::INTERVAL:
+      type = pgwire::kInterval;
+      break;
+    case pb::UUID:
+      type = pgwire::kUuid;
+      break;
+    default:  // STRING (text; varchar/char typmods are not in a CatalogColumn yet)
       break;
   }
   return pgwire::FieldDescription(column.name, type);
