@@ -24,8 +24,8 @@
 //               0.D1 D2 … Dn × 100^E with base-100 digits, D1 and Dn not 0:
 //                 zero      02
 //                 positive  03, E + 64, each Di as Di + 1 (01..64 hex), terminator 00
-//                 negative  01, then the positive form's bytes after 01, each complemented
-//                           (255 - b; the terminator becomes FF)
+//                 negative  01, then the bytes the positive form has after its 03, each
+//                           complemented (255 - b; the terminator becomes FF)
 //               (|value| < 10^38 and scale <= 38 keep E in [-18, 19] and n <= 20.)
 //   bytea       08 + bytes escaped as a string's
 //   date        09 + 4 bytes biased (days)
@@ -34,8 +34,10 @@
 //   interval    0D + 16 bytes biased of the span (IntervalSpan, 128-bit) + 4 bytes biased months
 //               + 4 bytes biased days (the microseconds are what the span leaves)
 //   uuid        0E + the 16 bytes
-// DecodeRow accepts exactly the encodings EncodeRow produces (anything else is Corruption), so
-// decoding and re-encoding gives the same bytes.
+// DecodeRow refuses with Corruption whatever is no datum's encoding: an unknown tag, a datum cut
+// short, a bad escape, a time outside [0, 24h], an interval whose microseconds would not fit, and
+// a numeric not in the one form EncodeRow gives its value and scale (leading or trailing zero
+// digits, digits beyond its scale, 38 digits or more before it).
 #pragma once
 
 #include <array>
