@@ -37,7 +37,7 @@
 // DecodeRow refuses with Corruption whatever is no datum's encoding: an unknown tag, a datum cut
 // short, a bad escape, a time outside [0, 24h], an interval whose microseconds would not fit, and
 // a numeric not in the one form EncodeRow gives its value and scale (leading or trailing zero
-// digits, digits beyond its scale, 38 digits or more before it).
+// digits, digits beyond its scale, a coefficient of more than 38 digits).
 #pragma once
 
 #include <array>
