@@ -415,11 +415,11 @@ class RowDecoder {
       ++exponent;
     }
     for (char c : digits) {
-      if (magnitude >= kLimit / 10) return Bad("numeric of 38 digits or more before its scale");
+      if (magnitude >= kLimit / 10) return Bad("numeric coefficient of more than 38 digits");
       magnitude = magnitude * 10 + static_cast<unsigned>(c - '0');
     }
     for (; exponent > 0 && magnitude != 0; --exponent) {
-      if (magnitude >= kLimit / 10) return Bad("numeric of 38 digits or more before its scale");
+      if (magnitude >= kLimit / 10) return Bad("numeric coefficient of more than 38 digits");
       magnitude *= 10;
     }
     const auto coefficient =
