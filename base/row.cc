@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "base/check.h"
 #include "base/count.h"
@@ -284,19 +285,22 @@ class RowDecoder {
       : p_(reinterpret_cast<const unsigned char*>(bytes.data())), end_(p_ + bytes.size()) {}
 
   Result<Row> Decode() {
-    Row row;
     while (p_ < end_) {
       const unsigned char* start = p_;
       const std::uint8_t tag = *p_++;
-      Result<Datum> datum = DecodeDatum(tag, start);
-      if (!datum.ok()) return datum.status();
-      row.push_back(std::move(*datum));
+      if (Status s = DecodeDatum(tag, start); !s.ok()) return s;
     }
-    return row;
+    return std::move(row_);
   }
 
  private:
   static Status Bad(const std::string& why) { return Status::Corruption("row encoding: " + why); }
+
+  template <typename T>
+  Status Put(T&& value) {
+    row_.emplace_back(std::forward<T>(value));
+    return Status::Ok();
+  }
 
   bool Has(std::ptrdiff_t n) const { return end_ - p_ >= n; }
   std::uint64_t Take(int n) {  // REQUIRES: Has(n)
@@ -305,14 +309,14 @@ class RowDecoder {
     return v;
   }
 
-  Result<Datum> DecodeDatum(std::uint8_t tag, const unsigned char* start) {
+  Status DecodeDatum(std::uint8_t tag, const unsigned char* start) {
     switch (tag) {
       case kNull:
-        return Datum(Null{});
+        return Put(Null{});
       case kFalse:
-        return Datum(false);
+        return Put(false);
       case kTrue:
-        return Datum(true);
+        return Put(true);
       case kInt:
       case kFloat:
       case kTime:
@@ -320,26 +324,26 @@ class RowDecoder {
       case kTimestampTz: {
         if (!Has(8)) return Bad("truncated 8-byte datum");
         const std::uint64_t v = Take(8);
-        if (tag == kInt) return Datum(Unbiased64(v));
-        if (tag == kFloat) return Datum(FloatFromOrderedBits(v));
-        if (tag == kTimestamp) return Datum(Timestamp{Unbiased64(v)});
-        if (tag == kTimestampTz) return Datum(TimestampTz{Unbiased64(v)});
+        if (tag == kInt) return Put(Unbiased64(v));
+        if (tag == kFloat) return Put(FloatFromOrderedBits(v));
+        if (tag == kTimestamp) return Put(Timestamp{Unbiased64(v)});
+        if (tag == kTimestampTz) return Put(TimestampTz{Unbiased64(v)});
         const std::int64_t micros = Unbiased64(v);
         if (micros < 0 || micros > kMicrosPerDay) return Bad("time outside [00:00, 24:00]");
-        return Datum(TimeOfDay{micros});
+        return Put(TimeOfDay{micros});
       }
       case kString:
       case kBytes: {
         std::string s;
         if (Status st = ReadEscaped(&s); !st.ok()) return st;
-        if (tag == kString) return Datum(std::move(s));
-        return Datum(Bytes{std::move(s)});
+        if (tag == kString) return Put(std::move(s));
+        return Put(Bytes{std::move(s)});
       }
       case kNumeric:
         return DecodeNumeric(start);
       case kDate:
         if (!Has(4)) return Bad("truncated date");
-        return Datum(Date{Unbiased32(static_cast<std::uint32_t>(Take(4)))});
+        return Put(Date{Unbiased32(static_cast<std::uint32_t>(Take(4)))});
       case kInterval:
         return DecodeInterval();
       case kUuid: {
@@ -347,7 +351,7 @@ class RowDecoder {
         Uuid u;
         std::memcpy(u.bytes.data(), p_, 16);
         p_ += 16;
-        return Datum(u);
+        return Put(u);
       }
       default:
         return Bad("unknown datum tag " + std::to_string(tag));
@@ -376,7 +380,7 @@ class RowDecoder {
 
   // The value and scale of row.h's numeric encoding, accepted only in its canonical form (the
   // datum is re-encoded and must give the same bytes).
-  Result<Datum> DecodeNumeric(const unsigned char* start) {
+  Status DecodeNumeric(const unsigned char* start) {
     if (!Has(1)) return Bad("truncated numeric");
     const std::uint8_t sign = *p_++;
     constexpr UInt128 kLimit =
@@ -437,10 +441,10 @@ class RowDecoder {
                          static_cast<std::size_t>(p_ - start)) != again) {
       return Bad("numeric not in its canonical form");
     }
-    return Datum(n);
+    return Put(n);
   }
 
-  Result<Datum> DecodeInterval() {
+  Status DecodeInterval() {
     if (!Has(24)) return Bad("truncated interval");
     const std::uint64_t high = Take(8), low = Take(8);
     const auto span = static_cast<Int128>(((static_cast<UInt128>(high) << 64) | low) ^
@@ -455,11 +459,12 @@ class RowDecoder {
       return Bad("interval microseconds out of range");
     }
     i.micros = static_cast<std::int64_t>(rest);
-    return Datum(i);
+    return Put(i);
   }
 
   const unsigned char* p_;
   const unsigned char* end_;
+  Row row_;
 };
 
 }  // namespace
