@@ -12,7 +12,7 @@
 #include "ipc/rows.h"
 #include "random_rows.h"
 
-namespace tandem::ipc {
+namespace tandem::ipc::datum_fits_test {
 namespace {
 
 pb::Column Column(pb::ScalarType type) {
@@ -153,4 +153,4 @@ TEST(ColumnTypes, TypmodsOnlyWhereTheTypeHasThem) {
 }
 
 }  // namespace
-}  // namespace tandem::ipc
+}  // namespace tandem::ipc::datum_fits_test
