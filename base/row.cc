@@ -326,9 +326,12 @@ class RowDecoder {
         const std::uint64_t v = Take(8);
         if (tag == kInt) return Put(Unbiased64(v));
         if (tag == kFloat) return Put(FloatFromOrderedBits(v));
-        if (tag == kTimestamp) return Put(Timestamp{Unbiased64(v)});
-        if (tag == kTimestampTz) return Put(TimestampTz{Unbiased64(v)});
         const std::int64_t micros = Unbiased64(v);
+        if (tag == kTimestamp || tag == kTimestampTz) {
+          if (micros < kFirstTimestampMicros) return Bad("timestamp before 4714-11-24 BC");
+          if (tag == kTimestamp) return Put(Timestamp{micros});
+          return Put(TimestampTz{micros});
+        }
         if (micros < 0 || micros > kMicrosPerDay) return Bad("time outside [00:00, 24:00]");
         return Put(TimeOfDay{micros});
       }
@@ -343,7 +346,11 @@ class RowDecoder {
         return DecodeNumeric(start);
       case kDate:
         if (!Has(4)) return Bad("truncated date");
-        return Put(Date{Unbiased32(static_cast<std::uint32_t>(Take(4)))});
+        {
+          const std::int32_t days = Unbiased32(static_cast<std::uint32_t>(Take(4)));
+          if (days < kFirstDateDays || days > kLastDateDays) return Bad("date out of range");
+          return Put(Date{days});
+        }
       case kInterval:
         return DecodeInterval();
       case kUuid: {

@@ -28,16 +28,17 @@
 //                           complemented (255 - b; the terminator becomes FF)
 //               (|value| < 10^38 and scale <= 38 keep E in [-18, 19] and n <= 20.)
 //   bytea       08 + bytes escaped as a string's
-//   date        09 + 4 bytes biased (days)
+//   date        09 + 4 bytes biased (days, in [kFirstDateDays, kLastDateDays])
 //   time        0A + 8 bytes biased (microseconds, in [0, 24h])
-//   timestamp   0B + 8 bytes biased       timestamptz 0C + 8 bytes biased
+//   timestamp   0B + 8 bytes biased       timestamptz 0C + 8 bytes biased (from
+//               kFirstTimestampMicros)
 //   interval    0D + 16 bytes biased of the span (IntervalSpan, 128-bit) + 4 bytes biased months
 //               + 4 bytes biased days (the microseconds are what the span leaves)
 //   uuid        0E + the 16 bytes
 // DecodeRow refuses with Corruption whatever is no datum's encoding: an unknown tag, a datum cut
-// short, a bad escape, a time outside [0, 24h], an interval whose microseconds would not fit, and
-// a numeric not in the one form EncodeRow gives its value and scale (leading or trailing zero
-// digits, digits beyond its scale, a coefficient of more than 38 digits).
+// short, a bad escape, a date, time or timestamp outside its range, an interval whose microseconds
+// would not fit, and a numeric not in the one form EncodeRow gives its value and scale (leading or
+// trailing zero digits, digits beyond its scale, a coefficient of more than 38 digits).
 #pragma once
 
 #include <array>
@@ -67,6 +68,14 @@ struct Uuid {
   std::array<std::uint8_t, 16> bytes{};
   friend auto operator<=>(const Uuid&, const Uuid&) = default;
 };
+
+// The range of dates and timestamps a datum may hold: PostgreSQL 15's (base/datetime.h; psql:
+// SELECT '4714-11-24 BC'::date - '1970-01-01'::date → -2440588, '5874897-12-31'::date -
+// '1970-01-01'::date → 2145042905; the first timestamp is 4714-11-24 00:00:00 BC, a timestamp
+// ends where int64 does). Nothing outside is decoded or accepted from the protocol.
+inline constexpr std::int32_t kFirstDateDays = -2440588;
+inline constexpr std::int32_t kLastDateDays = 2145042905;
+inline constexpr std::int64_t kFirstTimestampMicros = std::int64_t{kFirstDateDays} * kMicrosPerDay;
 
 // The kinds keep their indices: new kinds are only ever appended (CompareDatum orders kinds by
 // index, and the encoding's tags follow the same order).

@@ -8,18 +8,6 @@
 
 namespace tandem::ipc {
 
-namespace {
-
-// PostgreSQL 15's range (psql: SELECT '4714-11-24 BC'::date - '1970-01-01'::date → -2440588;
-// '5874897-12-31'::date - '1970-01-01'::date → 2145042905; the first timestamp is
-// 4714-11-24 00:00:00 BC, -210866803200000000 µs); a timestamp ends where int64 does
-// (base/datetime.h).
-constexpr std::int32_t kFirstDateDays = -2440588;
-constexpr std::int32_t kLastDateDays = 2145042905;
-constexpr std::int64_t kFirstTimestampMicros = std::int64_t{kFirstDateDays} * kMicrosPerDay;
-
-}  // namespace
-
 pb::Datum ToProto(const Datum& d) {
   static_assert(std::variant_size_v<Datum> == 13, "every datum kind has its field in pb::Datum");
   pb::Datum out;

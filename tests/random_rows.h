@@ -60,9 +60,10 @@ class RowGenerator {
         return Bytes{std::move(s)};
       }
       case 7: {
-        // 4713-11-24 BC (PostgreSQL's first date), 0001-01-01 BC, 1970-01-01, 2026-12-06, ...
-        static constexpr std::int32_t kEdges[] = {-2440588, -719893, -719528, -1,
-                                                  0,        1,       20793,   2147483647 - 2440588};
+        // 4714-11-24 BC (PostgreSQL's first date), 0001-01-01 BC, 1970-01-01, 2026-12-06, its
+        // last date 5874897-12-31, ...
+        static constexpr std::int32_t kEdges[] = {kFirstDateDays, -719893,      -719528, -1, 0, 1,
+                                                  20793,          kLastDateDays};
         if (Pick(3) == 0) return Date{kEdges[Pick(8)]};
         return Date{static_cast<std::int32_t>(Pick(2001)) - 1000};
       }
@@ -80,7 +81,7 @@ class RowGenerator {
         i.months = Pick(4) == 0 ? (Pick(2) == 0 ? -2147483647 - 1 : 2147483647) : kSmall[Pick(6)];
         i.days = Pick(8) == 0 ? (Pick(2) == 0 ? -2147483647 - 1 : 2147483647) : kSmall[Pick(6)];
         i.micros = Pick(3) == 0 ? static_cast<std::int64_t>(kSmall[Pick(6)]) * kMicrosPerDay
-                                : NextMicros();
+                                : NextMicros(false);
         return i;
       }
       default: {
@@ -123,9 +124,11 @@ class RowGenerator {
     return s;
   }
 
-  std::int64_t NextMicros() {
-    static constexpr std::int64_t kEdges[] = {std::numeric_limits<std::int64_t>::min(), -1, 0, 1,
-                                              std::numeric_limits<std::int64_t>::max()};
+  // Timestamps' microseconds (from PostgreSQL's first) or intervals' (any int64).
+  std::int64_t NextMicros(bool timestamp = true) {
+    const std::int64_t kEdges[] = {
+        timestamp ? kFirstTimestampMicros : std::numeric_limits<std::int64_t>::min(), -1, 0, 1,
+        std::numeric_limits<std::int64_t>::max()};
     if (Pick(4) == 0) return kEdges[Pick(5)];
     return (static_cast<std::int64_t>(Pick(41)) - 20) * (Pick(2) == 0 ? 1 : 500'000'000);
   }

@@ -30,14 +30,6 @@ TEST(ProtoDatums, EveryKindGoesToProtoAndBackUnchanged) {
     testing::RowGenerator gen(seed);
     for (int i = 0; i < 200; ++i) {
       const Datum d = gen.NextDatumOfAnyKind();
-      const auto* date = std::get_if<Date>(&d);
-      const auto* ts = std::get_if<Timestamp>(&d);
-      const auto* tz = std::get_if<TimestampTz>(&d);
-      if ((date && date->days > 2145042905) || (ts && ts->micros < -210866803200000000) ||
-          (tz && tz->micros < -210866803200000000)) {
-        EXPECT_FALSE(CheckedFromProto(ToProto(d)).ok()) << DatumText(d) << " is out of range";
-        continue;
-      }
       auto back = CheckedFromProto(ToProto(d));
       ASSERT_TRUE(back.ok()) << DatumText(d) << ": " << back.status().message();
       if (std::holds_alternative<double>(d) && std::isnan(std::get<double>(d))) continue;

@@ -228,6 +228,18 @@ TEST(RowEncoding, MalformedNewKindsAreCorruption) {
   interval[8] = 0x01;  // a span larger by 2^64, the same months and days
   EXPECT_EQ(DecodeRow(interval).status().code(), StatusCode::kCorruption);
   EXPECT_EQ(DecodeRow(EncodeRow({Uuid{}}).substr(0, 16)).status().code(), StatusCode::kCorruption);
+  // Dates and timestamps a step outside PostgreSQL's range (EncodeRow does not check; the
+  // values do not arise).
+  for (const Datum& edge :
+       {Datum(Date{kFirstDateDays}), Datum(Date{kLastDateDays}),
+        Datum(Timestamp{kFirstTimestampMicros}), Datum(TimestampTz{kFirstTimestampMicros})}) {
+    EXPECT_TRUE(DecodeRow(EncodeRow({edge})).ok()) << DatumText(edge);
+  }
+  for (const Datum& beyond : {Datum(Date{kFirstDateDays - 1}), Datum(Date{kLastDateDays + 1}),
+                              Datum(Timestamp{kFirstTimestampMicros - 1}),
+                              Datum(TimestampTz{std::numeric_limits<std::int64_t>::min()})}) {
+    EXPECT_EQ(DecodeRow(EncodeRow({beyond})).status().code(), StatusCode::kCorruption);
+  }
 }
 
 // shm/routing.h: error keys sort before every (non-empty) encoded row and never equal one.
