@@ -1,9 +1,17 @@
 #include "ipc/plan_typing.h"
 
+#include <cmath>
+#include <limits>
 #include <optional>
+#include <string_view>
 #include <utility>
+#include <variant>
 
+#include "base/count.h"
+#include "base/datum_text.h"
+#include "base/numeric.h"
 #include "ipc/reasons.h"
+#include "ipc/rows.h"
 
 namespace tandem::ipc {
 namespace {
@@ -20,7 +28,8 @@ std::string ColumnText(const pb::Column& column) {
   return TypeName(column.type()) + (column.nullable() ? " nullable" : "");
 }
 
-// The type of a datum that is not null; nullopt for null or no value.
+// The type of a datum that is not null; nullopt for null or no value. An int64 datum is INT64 and a
+// float64 datum FLOAT64 here; CheckDatumFits lets them into INT16/INT32 and FLOAT32 columns.
 std::optional<pb::ScalarType> DatumType(const pb::Datum& datum) {
   switch (datum.kind_case()) {
     case pb::Datum::kBool:
@@ -31,11 +40,41 @@ std::optional<pb::ScalarType> DatumType(const pb::Datum& datum) {
       return pb::FLOAT64;
     case pb::Datum::kString:
       return pb::STRING;
+    case pb::Datum::kNumeric:
+      return pb::NUMERIC;
+    case pb::Datum::kBytea:
+      return pb::BYTEA;
+    case pb::Datum::kDate:
+      return pb::DATE;
+    case pb::Datum::kTime:
+      return pb::TIME;
+    case pb::Datum::kTimestamp:
+      return pb::TIMESTAMP;
+    case pb::Datum::kTimestamptz:
+      return pb::TIMESTAMPTZ;
+    case pb::Datum::kInterval:
+      return pb::INTERVAL;
+    case pb::Datum::kUuid:
+      return pb::UUID;
     case pb::Datum::kNull:
     case pb::Datum::KIND_NOT_SET:
       break;
   }
   return std::nullopt;
+}
+
+// The column type whose datums are of `type`'s kind: INT16/INT32 columns hold INT64 datums,
+// FLOAT32 columns FLOAT64 datums.
+pb::ScalarType DatumTypeOfColumn(pb::ScalarType type) {
+  if (type == pb::INT16 || type == pb::INT32) return pb::INT64;
+  if (type == pb::FLOAT32) return pb::FLOAT64;
+  return type;
+}
+
+std::size_t CodePoints(std::string_view s) {
+  std::size_t n = 0;
+  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
 }
 
 Result<pb::Column> LiteralType(const pb::Literal& literal) {
@@ -298,13 +337,41 @@ Result<pb::Schema> ReduceSchema(const pb::Plan::Reduce& reduce, const pb::Schema
 }  // namespace
 
 bool IsKnownType(pb::ScalarType type) {
-  return type == pb::BOOL || type == pb::INT64 || type == pb::FLOAT64 || type == pb::STRING;
+  return type != pb::SCALAR_TYPE_UNSPECIFIED && pb::ScalarType_IsValid(type);
 }
 
 std::string TypeName(pb::ScalarType type) {
   if (type == pb::SCALAR_TYPE_UNSPECIFIED) return "unspecified type";
   if (!IsKnownType(type)) return "unknown type " + std::to_string(static_cast<int>(type));
   return pb::ScalarType_Name(type);
+}
+
+Status CheckColumnType(const pb::Column& column) {
+  if (!IsKnownType(column.type())) return Invalid("column has " + TypeName(column.type()));
+  const bool numeric = column.type() == pb::NUMERIC, string = column.type() == pb::STRING;
+  if (!numeric && (column.precision() != 0 || column.scale() != 0)) {
+    return Invalid("a precision or scale on a " + TypeName(column.type()) + " column");
+  }
+  if (numeric && column.precision() == 0 && column.scale() != 0) {
+    return Invalid("NUMERIC column with a scale but no precision");
+  }
+  if (numeric && (column.precision() > static_cast<std::uint32_t>(kNumericMaxDigits) ||
+                  column.scale() > column.precision())) {
+    return Invalid("NUMERIC(" + std::to_string(column.precision()) + "," +
+                   std::to_string(column.scale()) +
+                   "): the precision must be 1 to 38 and the scale 0 to the precision");
+  }
+  if (!string && (column.length() != 0 || column.blank_padded())) {
+    return Invalid("a length on a " + TypeName(column.type()) + " column");
+  }
+  if (string && column.blank_padded() && column.length() == 0) {
+    return Invalid("a blank-padded STRING column (char(n)) without a length");
+  }
+  if (column.length() > kMaxStringLength) {
+    return Invalid("STRING length " + std::to_string(column.length()) + " is over " +
+                   std::to_string(kMaxStringLength) + " (PostgreSQL's limit)");
+  }
+  return Status::Ok();
 }
 
 std::string SchemaText(const pb::Schema& schema) {
@@ -341,8 +408,61 @@ Status CheckDatumFits(const pb::Datum& datum, const pb::Column& column) {
     return Status::Ok();
   }
   const pb::ScalarType type = *DatumType(datum);
-  if (type != column.type()) {
+  if (type != DatumTypeOfColumn(column.type())) {
     return Invalid("datum is " + TypeName(type) + ", the column is " + TypeName(column.type()));
+  }
+  auto value = CheckedFromProto(datum);  // a numeric's text, a uuid's 16 bytes, a time's range
+  if (!value.ok()) return Invalid(value.status().message());
+  switch (column.type()) {
+    case pb::INT16:
+    case pb::INT32: {
+      const std::int64_t v = datum.int64();
+      const std::int64_t limit = column.type() == pb::INT16 ? 32768 : 2147483648;
+      if (v < -limit || v >= limit) {
+        return Invalid("datum " + std::to_string(v) + " is out of range for " +
+                       TypeName(column.type()));
+      }
+      break;
+    }
+    case pb::FLOAT32: {
+      const double v = datum.float64();
+      if (std::isnan(v) || std::isinf(v)) break;
+      if (std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max()) ||
+          static_cast<double>(static_cast<float>(v)) != v) {
+        return Invalid("datum " + FloatText(v) + " is not a FLOAT32 value");
+      }
+      break;
+    }
+    case pb::STRING: {
+      if (column.length() == 0) break;
+      const std::size_t chars = CodePoints(datum.string());
+      if (column.blank_padded() ? chars != column.length() : chars > column.length()) {
+        return Invalid("string datum of " + std::to_string(chars) + " characters for a column of " +
+                       (column.blank_padded() ? "exactly " : "at most ") +
+                       std::to_string(column.length()));
+      }
+      break;
+    }
+    case pb::NUMERIC: {
+      if (column.precision() == 0) break;
+      const Numeric& n = std::get<Numeric>(*value);
+      if (n.scale != column.scale()) {
+        return Invalid("numeric datum " + datum.numeric() + " has scale " +
+                       std::to_string(n.scale) + ", the column " + std::to_string(column.scale()));
+      }
+      // At most precision - scale digits before the point: |coefficient| < 10^precision.
+      const Int128 c = n.coefficient();
+      UInt128 magnitude = c < 0 ? -static_cast<UInt128>(c) : static_cast<UInt128>(c);
+      for (std::uint32_t d = 0; d < column.precision() && magnitude != 0; ++d) magnitude /= 10;
+      if (magnitude != 0) {
+        return Invalid("numeric datum " + datum.numeric() + " has more than " +
+                       std::to_string(column.precision() - column.scale()) +
+                       " digits before the point");
+      }
+      break;
+    }
+    default:
+      break;
   }
   return Status::Ok();
 }

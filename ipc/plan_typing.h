@@ -46,10 +46,17 @@
 
 namespace tandem::ipc {
 
-// BOOL, INT64, FLOAT64 or STRING: the scalar types a column may have.
+// A ScalarType other than unspecified: the scalar types a column may have.
 bool IsKnownType(pb::ScalarType type);
-// A type as reasons name it: "INT64", "unspecified type", "unknown type 9".
+// A type as reasons name it: "INT64", "unspecified type", "unknown type 99".
 std::string TypeName(pb::ScalarType type);
+// varchar(n)/char(n): n at most this (PostgreSQL's limit).
+inline constexpr std::uint32_t kMaxStringLength = 10'485'760;
+// Refuses a column of no known type or with typmods its type has not: a precision or scale on
+// anything but NUMERIC (precision 1..38, scale 0..precision; 0, 0 is unconstrained numeric), a
+// length or blank padding on anything but STRING (blank padding needs a length; a length at most
+// kMaxStringLength).
+Status CheckColumnType(const pb::Column& column);
 // "[INT64, STRING nullable]": a schema's types as reasons name them.
 std::string SchemaText(const pb::Schema& schema);
 // Column types and nullability equal; names are not compared.
@@ -58,7 +65,11 @@ bool SameShape(const pb::Schema& a, const pb::Schema& b);
 // Refuses a column reference beyond a row of `columns` columns.
 Status CheckColumnInRange(std::uint64_t column, int columns);
 // Refuses a datum that does not fit `column` (a peek key's or a written row's): no value, a null
-// for a column that is not nullable, or another type.
+// for a column that is not nullable, another kind (an int64 datum fits INT16/INT32/INT64 within
+// their range, a float64 datum FLOAT32 when it is a float value — NaN and ±inf are), a numeric
+// that is not a number, a uuid that is not 16 bytes, a time outside [0, 24h], a string longer
+// than varchar(n) or not exactly char(n) (in characters), a numeric of numeric(p,s) whose scale
+// is not s or with more than p - s digits before the point.
 Status CheckDatumFits(const pb::Datum& datum, const pb::Column& column);
 
 // The type of `expr` over a row of `columns`. Refuses a column out of range, an unknown function,

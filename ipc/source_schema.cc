@@ -26,6 +26,10 @@ Status CheckSourceSchema(const pb::SourceImport& import) {
         return Invalid(kind + " source: column " + std::to_string(i) + " has " +
                        TypeName(schema.columns(i).type()));
       }
+      const Status column = CheckColumnType(schema.columns(i));  // its typmods
+      if (!column.ok()) {
+        return Invalid(kind + " source: column " + std::to_string(i) + ": " + column.message());
+      }
     }
     return Status::Ok();
   };

@@ -6,7 +6,7 @@
 // What CheckSourceImport refuses, each with a reason naming the parameter (and the bound):
 //   * a schema: of a counter other than [INT64], of a key_value other than [INT64, INT64] (not
 //     nullable); of a log, table, csv or json_lines source without columns or with a column of no
-//     known type; a source without a kind;
+//     known type, or with typmods its type has not (CheckColumnType); a source without a kind;
 //   * a parameter beyond SourceBounds: what a source could not make without taking the runtime
 //     down (a generator's rows per tick, its catch-up to as_of, its keys against the segment), a
 //     file path that is empty, relative, too long or has a NUL byte, a generator or table tick

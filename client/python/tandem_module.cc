@@ -5,7 +5,15 @@
 //   time, rows = r.scan("u2", prefix=[4], at=17)  # or lower=[..], upper=[..]; all keys without
 //   r.indexes(); r.latest("u2"); r.reattach()
 //
-// Datums map to None, bool, int, float and str. Errors raise tandem.Error (with .code, the
+// Datums map to None, bool, int, float, str, and for the types of DESIGN §16: numeric
+// decimal.Decimal (its scale kept: Decimal('12.50')), bytea bytes, date datetime.date, time
+// datetime.time, timestamp a naive datetime.datetime, timestamptz a datetime.datetime in UTC
+// (tzinfo=datetime.timezone.utc), interval datetime.timedelta, uuid uuid.UUID — and back, for
+// keys (an aware datetime is a timestamptz, any zone; bytes, bytearray and memoryview are bytea;
+// a timedelta is an interval of days and microseconds). A value Python's type cannot hold raises
+// ValueError rather than become another value: an interval with months (a month is no fixed
+// timedelta: cast it in SQL, or read it in days), a date or timestamp outside the years 1 to
+// 9999 (BC too), the time 24:00:00. Errors raise tandem.Error (with .code, the
 // StatusCode name) or one of its subclasses: DataError (the index's error at that time, as a peek
 // answers it), NotFound, NotReadable (compacted, not complete yet, not published), ReplicaGone
 // (the replica died or restarted: reattach()), PermissionDenied.
@@ -14,12 +22,17 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "base/datetime.h"
+#include "base/datum_text.h"
+#include "base/numeric.h"
 #include "client/local_reader.h"
 
 namespace py = pybind11;
@@ -67,14 +80,105 @@ T OrRaise(Result<T> r) {
   return std::move(r).value();
 }
 
+// Python's modules and values the datums map to, imported once (the GIL is held whenever these
+// are used).
+struct PythonTypes {
+  py::object date, time, datetime, timedelta, utc, decimal, uuid;
+  py::object epoch, epoch_utc;  // datetime(1970, 1, 1), naive and in UTC
+  static const PythonTypes& Get() {
+    static const PythonTypes* types = [] {
+      auto* t = new PythonTypes();  // lives as long as the interpreter's module
+      const py::module_ dt = py::module_::import("datetime");
+      t->date = dt.attr("date");
+      t->time = dt.attr("time");
+      t->datetime = dt.attr("datetime");
+      t->timedelta = dt.attr("timedelta");
+      t->utc = dt.attr("timezone").attr("utc");
+      t->decimal = py::module_::import("decimal").attr("Decimal");
+      t->uuid = py::module_::import("uuid").attr("UUID");
+      t->epoch = t->datetime(1970, 1, 1);
+      t->epoch_utc = t->datetime(1970, 1, 1, py::arg("tzinfo") = t->utc);
+      return t;
+    }();
+    return *types;
+  }
+};
+
+constexpr std::int64_t kUnixEpochOrdinal = 719163;  // date(1970, 1, 1).toordinal()
+
+// A timedelta's whole length in microseconds; beyond int64 a ValueError.
+std::int64_t TimedeltaMicros(const py::object& delta) {
+  const auto days = delta.attr("days").cast<std::int64_t>();
+  const auto seconds = delta.attr("seconds").cast<std::int64_t>();      // [0, 86400)
+  const auto micros = delta.attr("microseconds").cast<std::int64_t>();  // [0, 10^6)
+  std::int64_t total = 0;
+  if (__builtin_mul_overflow(days, kMicrosPerDay, &total) ||
+      __builtin_add_overflow(total, seconds * kMicrosPerSecond + micros, &total)) {
+    throw py::value_error("a datetime beyond the range of a timestamp");
+  }
+  return total;
+}
+
 Datum ToDatum(const py::handle& h) {
+  const PythonTypes& py_types = PythonTypes::Get();
   if (h.is_none()) return Null{};
   if (py::isinstance<py::bool_>(h)) return h.cast<bool>();  // before int: bool is an int
   if (py::isinstance<py::int_>(h)) return h.cast<std::int64_t>();
   if (py::isinstance<py::float_>(h)) return h.cast<double>();
   if (py::isinstance<py::str>(h)) return h.cast<std::string>();
-  throw py::type_error("a key datum is None, bool, int, float or str, not " +
-                       std::string(py::str(h.get_type())));
+  if (py::isinstance<py::bytes>(h) || py::isinstance<py::bytearray>(h) ||
+      py::isinstance<py::memoryview>(h)) {
+    PyObject* bytes = PyBytes_FromObject(h.ptr());  // bytes of any buffer
+    if (bytes == nullptr) throw py::error_already_set();
+    return Bytes{py::reinterpret_steal<py::bytes>(bytes).cast<std::string>()};
+  }
+  if (py::isinstance(h, py_types.decimal)) {
+    auto n = ParseNumeric(py::str(h).cast<std::string>());
+    if (!n.ok())
+      throw py::value_error("Decimal " + std::string(py::str(h)) + ": " + n.status().message());
+    return *n;
+  }
+  // datetime before date: a datetime is a date.
+  if (py::isinstance(h, py_types.datetime)) {
+    if (h.attr("tzinfo").is_none() || h.attr("utcoffset")().is_none()) {
+      return Timestamp{TimedeltaMicros(py::reinterpret_borrow<py::object>(h) - py_types.epoch)};
+    }
+    return TimestampTz{TimedeltaMicros(py::reinterpret_borrow<py::object>(h) -
+                                       py_types.epoch_utc)};  // the instant, any zone
+  }
+  if (py::isinstance(h, py_types.date)) {
+    return Date{
+        static_cast<std::int32_t>(h.attr("toordinal")().cast<std::int64_t>() - kUnixEpochOrdinal)};
+  }
+  if (py::isinstance(h, py_types.time)) {
+    if (!h.attr("tzinfo").is_none()) {
+      throw py::type_error("a time with a zone (timetz) is not a datum; give a naive time");
+    }
+    const auto part = [&](const char* name) { return h.attr(name).cast<std::int64_t>(); };
+    return TimeOfDay{((part("hour") * 60 + part("minute")) * 60 + part("second")) *
+                         kMicrosPerSecond +
+                     part("microsecond")};
+  }
+  if (py::isinstance(h, py_types.timedelta)) {
+    const std::int64_t days = h.attr("days").cast<std::int64_t>();
+    if (days < std::numeric_limits<std::int32_t>::min() ||
+        days > std::numeric_limits<std::int32_t>::max()) {
+      throw py::value_error("a timedelta of more days than an interval holds");
+    }
+    return Interval{0, static_cast<std::int32_t>(days),
+                    h.attr("seconds").cast<std::int64_t>() * kMicrosPerSecond +
+                        h.attr("microseconds").cast<std::int64_t>()};
+  }
+  if (py::isinstance(h, py_types.uuid)) {
+    const std::string bytes = h.attr("bytes").cast<std::string>();
+    Uuid u;
+    std::memcpy(u.bytes.data(), bytes.data(), u.bytes.size());  // UUID.bytes is 16 bytes
+    return u;
+  }
+  throw py::type_error(
+      "a key datum is None, bool, int, float, str, bytes, decimal.Decimal, datetime.date, "
+      "datetime.time, datetime.datetime, datetime.timedelta or uuid.UUID, not " +
+      std::string(py::str(h.get_type())));
 }
 
 Row ToRow(const py::handle& seq) {
@@ -84,15 +188,62 @@ Row ToRow(const py::handle& seq) {
   return row;
 }
 
+// A value Python's type cannot hold (a BC date, 24:00:00, an interval with months) is a
+// ValueError naming it, never another value.
+[[noreturn]] void Unrepresentable(const Datum& d, const char* python_type, const char* why) {
+  throw py::value_error(DatumText(d) + " has no " + python_type + " (" + why + ")");
+}
+
 py::object FromDatum(const Datum& d) {
+  const PythonTypes& py_types = PythonTypes::Get();
   struct Visit {
+    const PythonTypes& t;
+    const Datum& d;
     py::object operator()(Null) const { return py::none(); }
     py::object operator()(bool b) const { return py::bool_(b); }
     py::object operator()(std::int64_t i) const { return py::int_(i); }
     py::object operator()(double f) const { return py::float_(f); }
     py::object operator()(const std::string& s) const { return py::str(s); }
+    py::object operator()(const Numeric& n) const { return t.decimal(NumericText(n)); }
+    py::object operator()(const Bytes& b) const { return py::bytes(b.bytes); }
+    py::object operator()(Date date) const {
+      // Python's dates are the years 1 to 9999: ordinals 1 to 3652059.
+      const std::int64_t ordinal = std::int64_t{date.days} + kUnixEpochOrdinal;
+      if (ordinal < 1 || ordinal > 3652059) {
+        Unrepresentable(d, "datetime.date", "Python's dates are the years 1 to 9999");
+      }
+      return t.date.attr("fromordinal")(ordinal);
+    }
+    py::object operator()(TimeOfDay time) const {
+      if (time.micros >= kMicrosPerDay) {
+        Unrepresentable(d, "datetime.time", "Python's times end before 24:00:00");
+      }
+      const std::int64_t s = time.micros / kMicrosPerSecond;
+      return t.time(s / 3600, s / 60 % 60, s % 60, time.micros % kMicrosPerSecond);
+    }
+    py::object operator()(Timestamp ts) const { return Shifted(t.epoch, ts.micros, "naive"); }
+    py::object operator()(TimestampTz ts) const { return Shifted(t.epoch_utc, ts.micros, "UTC"); }
+    py::object operator()(const Interval& i) const {
+      if (i.months != 0) {
+        Unrepresentable(d, "datetime.timedelta", "a month is no fixed length of time");
+      }
+      return t.timedelta(py::arg("days") = i.days, py::arg("microseconds") = i.micros);
+    }
+    py::object operator()(const Uuid& u) const {
+      return t.uuid(py::arg("bytes") =
+                        py::bytes(reinterpret_cast<const char*>(u.bytes.data()), u.bytes.size()));
+    }
+    // epoch + micros, as a datetime (years 1 to 9999).
+    py::object Shifted(const py::object& epoch, std::int64_t micros, const char*) const {
+      const std::int64_t days = micros / kMicrosPerDay - (micros % kMicrosPerDay < 0 ? 1 : 0);
+      const std::int64_t rest = micros - days * kMicrosPerDay;
+      if (days + kUnixEpochOrdinal < 1 || days + kUnixEpochOrdinal > 3652059) {
+        Unrepresentable(d, "datetime.datetime", "Python's datetimes are the years 1 to 9999");
+      }
+      return epoch + t.timedelta(py::arg("days") = days, py::arg("microseconds") = rest);
+    }
   };
-  return std::visit(Visit{}, d);
+  return std::visit(Visit{py_types, d}, d);
 }
 
 py::tuple FromAnswer(const LocalAnswer& a) {

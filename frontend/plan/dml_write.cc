@@ -103,7 +103,8 @@ std::string PostgresText(const Datum& d) {
     if (std::isinf(*f)) return *f > 0 ? "Infinity" : "-Infinity";
     return FloatText(*f);
   }
-  return std::get<std::string>(d);
+  if (const auto* s = std::get_if<std::string>(&d)) return *s;
+  return PostgresOutput(d);  // numeric, bytea, date, time, timestamps, interval, uuid
 }
 
 std::string JoinedText(const Row& row) {

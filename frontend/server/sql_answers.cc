@@ -3,8 +3,10 @@
 #include <charconv>
 #include <cmath>
 
+#include "base/datum_text.h"
 #include "frontend/pgwire/pg_type.h"
 #include "frontend/sqlstate.h"
+#include "ipc/rows.h"
 
 namespace tandem::frontend {
 
@@ -22,31 +24,68 @@ pgwire::FieldDescription DescribeColumn(const CatalogColumn& column, bool numeri
     case pb::FLOAT64:
       type = pgwire::kFloat8;
       break;
-    default:
+    case pb::INT16:
+      type = pgwire::kInt2;
+      break;
+    case pb::INT32:
+      type = pgwire::kInt4;
+      break;
+    case pb::FLOAT32:
+      type = pgwire::kFloat4;  // SendRows prints its values as float4out does
+      break;
+    case pb::NUMERIC:
+      type = pgwire::kNumeric;
+      break;
+    case pb::BYTEA:
+      type = pgwire::kBytea;
+      break;
+    case pb::DATE:
+      type = pgwire::kDate;
+      break;
+    case pb::TIME:
+      type = pgwire::kTime;
+      break;
+    case pb::TIMESTAMP:
+      type = pgwire::kTimestamp;
+      break;
+    case pb::TIMESTAMPTZ:
+      type = pgwire::kTimestamptz;
+      break;
+    case pb::INTERVAL:
+      type = pgwire::kInterval;
+      break;
+    case pb::UUID:
+      type = pgwire::kUuid;
+      break;
+    default:  // STRING (text; varchar/char typmods are not in a CatalogColumn yet)
       break;
   }
   return pgwire::FieldDescription(column.name, type);
 }
 
-pgwire::Value PostgresText(const pb::Datum& datum) {
+pgwire::Value PostgresText(const pb::Datum& datum, bool float4) {
   switch (datum.kind_case()) {
-    case pb::Datum::kBool:
-      return std::string(datum.bool_() ? "t" : "f");
-    case pb::Datum::kInt64:
-      return std::to_string(datum.int64());
-    case pb::Datum::kFloat64: {
-      const double d = datum.float64();
-      if (std::isnan(d)) return std::string("NaN");
-      if (std::isinf(d)) return std::string(d > 0 ? "Infinity" : "-Infinity");
-      char buffer[64];
-      const auto r = std::to_chars(buffer, buffer + sizeof buffer, d);
-      return std::string(buffer, r.ptr);
-    }
-    case pb::Datum::kString:
-      return datum.string();
-    default:
+    case pb::Datum::kNull:
+    case pb::Datum::KIND_NOT_SET:
       return std::nullopt;
+    case pb::Datum::kFloat64:
+      if (float4) return PostgresFloat4Output(datum.float64());
+      return PostgresOutput(Datum(datum.float64()));
+    case pb::Datum::kBool:
+    case pb::Datum::kInt64:
+    case pb::Datum::kString:
+    case pb::Datum::kNumeric:
+    case pb::Datum::kBytea:
+    case pb::Datum::kDate:
+    case pb::Datum::kTime:
+    case pb::Datum::kTimestamp:
+    case pb::Datum::kTimestamptz:
+    case pb::Datum::kInterval:
+    case pb::Datum::kUuid:
+      // A replica's answer: ToProto of datums, so FromProto's precondition holds.
+      return PostgresOutput(ipc::FromProto(datum));
   }
+  return std::nullopt;
 }
 
 bool SendRows(pgwire::QuerySink& sink, const std::vector<pgwire::FieldDescription>& fields,
@@ -56,7 +95,11 @@ bool SendRows(pgwire::QuerySink& sink, const std::vector<pgwire::FieldDescriptio
   std::vector<pgwire::Value> values;
   for (const auto& r : rows.rows()) {
     values.clear();
-    for (const auto& d : r.row().datums()) values.push_back(PostgresText(d));
+    for (int c = 0; c < r.row().datums_size(); ++c) {
+      const bool float4 = static_cast<std::size_t>(c) < fields.size() &&
+                          fields[static_cast<std::size_t>(c)].type.oid == pgwire::kFloat4.oid;
+      values.push_back(PostgresText(r.row().datums(c), float4));
+    }
     for (std::uint64_t i = 0; i < r.count(); ++i) {
       if (!sink.has_room() && !sink.WaitForRoom(deadline)) {
         if (sink.wanted()) {

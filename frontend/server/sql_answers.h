@@ -21,9 +21,11 @@ namespace tandem::frontend {
 // types the column numeric — a sum of bigints — and its integer values print the same).
 pgwire::FieldDescription DescribeColumn(const CatalogColumn& column, bool numeric);
 
-// A datum in PostgreSQL's text format: t/f, decimal integers, floats in their shortest exact form
-// (PostgreSQL 15's float8out: "1.5", "1e+20", "NaN", "Infinity"), text as it is; NULL as nullopt.
-pgwire::Value PostgresText(const ipc::pb::Datum& datum);
+// A datum in PostgreSQL's text format (base/datum_text.h's PostgresOutput): t/f, decimal
+// integers, floats in their shortest exact form (PostgreSQL 15's float8out: "1.5", "1e+20", "NaN",
+// "Infinity"; a float4 column's as float4out prints them), text as it is, 12.50, \x0a0b,
+// 2026-12-06, 2026-12-06 12:00:00+00, 1 day 02:00:00, uuids; NULL as nullopt.
+pgwire::Value PostgresText(const ipc::pb::Datum& datum, bool float4 = false);
 
 // Sends RowDescription, a DataRow per row and count (RowCount.count times), and "SELECT n",
 // waiting for room before each row until `deadline`. False when the answer is no longer wanted

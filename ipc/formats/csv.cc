@@ -221,7 +221,7 @@ CsvReader::Result CsvReader::Record() {
       case pb::STRING:
         if (!ValidUtf8(f.text)) return "the value of column " + col.name() + " is not valid UTF-8";
         *out = f.text;
-        return "";
+        return FitDatumToColumn(col, out);  // varchar(n), char(n)
       case pb::INT64: {
         std::int64_t v;
         if (ParseInt64Text(f.text, &v)) return *out = v, "";
@@ -237,6 +237,19 @@ CsvReader::Result CsvReader::Record() {
         if (ParseBoolText(f.text, &v)) return *out = v, "";
         return Quote(f.text) + " is not a bool (column " + col.name() + ": true or false)";
       }
+      case pb::INT16:
+      case pb::INT32:
+      case pb::FLOAT32:
+      case pb::NUMERIC:
+      case pb::BYTEA:
+      case pb::DATE:
+      case pb::TIME:
+      case pb::TIMESTAMP:
+      case pb::TIMESTAMPTZ:
+      case pb::INTERVAL:
+      case pb::UUID:
+        // PostgreSQL's text forms, as COPY … CSV reads them: 12.50, 2026-12-06 12:00:00+00, …
+        return ReadPostgresText(f.text, col, out);
       default:
         return "column " + col.name() + " has a type a csv source cannot read";
     }

@@ -1,5 +1,10 @@
 #include "ipc/formats/format_values.h"
 
+#include <utility>
+
+#include "base/datum_text.h"
+#include "ipc/rows.h"
+
 namespace tandem::ipc {
 
 bool ValidUtf8(std::string_view s) {
@@ -55,6 +60,20 @@ bool ParseBoolText(std::string_view s, bool* out) {
   if (is("true")) return *out = true, true;
   if (is("false")) return *out = false, true;
   return false;
+}
+
+std::string ReadPostgresText(std::string_view text, const pb::Column& column, Datum* out) {
+  auto d = ParsePostgresText(text, ColumnTypeOf(column));
+  if (!d.ok()) return d.status().message() + " (column " + column.name() + ")";
+  *out = std::move(*d);
+  return "";
+}
+
+std::string FitDatumToColumn(const pb::Column& column, Datum* datum) {
+  auto d = FitToColumn(std::move(*datum), ColumnTypeOf(column));
+  if (!d.ok()) return d.status().message() + " (column " + column.name() + ")";
+  *datum = std::move(*d);
+  return "";
 }
 
 std::vector<int> KeyPositions(const pb::Schema& schema,

@@ -274,7 +274,44 @@ std::string ToDatum(const Value& v, const pb::Column& col, Datum* out) {
       if (!ValidUtf8(v.text))
         return "the string of column " + col.name() +
                " is not valid UTF-8 (a \\u escape of a byte?)";
-      return *out = v.text, "";
+      *out = v.text;
+      return FitDatumToColumn(col, out);  // varchar(n), char(n)
+    case pb::INT16:
+    case pb::INT32: {
+      if (v.kind != Value::kNumber || !v.integer) {
+        return "column " + col.name() + " is an integer: a number without fraction or exponent";
+      }
+      return ReadPostgresText(v.text, col, out);  // out of range: PostgreSQL's words
+    }
+    case pb::FLOAT32: {
+      if (v.kind == Value::kString && (v.text == "nan" || v.text == "inf" || v.text == "-inf")) {
+        return ReadPostgresText(v.text, col, out);
+      }
+      if (v.kind != Value::kNumber) {
+        return "column " + col.name() + " is a float32: a number, or \"nan\", \"inf\", \"-inf\"";
+      }
+      return ReadPostgresText(v.text, col, out);
+    }
+    case pb::NUMERIC:
+      // A number is read exactly from its text (never through a double); a string holds the
+      // numeric's text ("12.50", so that a JSON writer's doubles cannot round it).
+      if (v.kind != Value::kNumber && v.kind != Value::kString) {
+        return "column " + col.name() + " is a numeric: a number or its text in a string";
+      }
+      return ReadPostgresText(v.text, col, out);
+    case pb::BYTEA:
+    case pb::DATE:
+    case pb::TIME:
+    case pb::TIMESTAMP:
+    case pb::TIMESTAMPTZ:
+    case pb::INTERVAL:
+    case pb::UUID:
+      if (v.kind != Value::kString) {
+        return "column " + col.name() +
+               " takes PostgreSQL's text form in a string (\"2026-12-06 12:00:00+00\", \"1 day "
+               "02:00:00\", \"\\\\x0a0b\")";
+      }
+      return ReadPostgresText(v.text, col, out);
     default:
       return "column " + col.name() + " has a type a json_lines source cannot read";
   }

@@ -14,8 +14,9 @@ bool ParseU64(std::string_view s, std::uint64_t* out) {
   return ec == std::errc() && p == s.data() + s.size() && !s.empty();
 }
 
-// Splits on single spaces, keeping a quoted string (its escapes checked) whole as one token,
-// quotes included: each token is the text of one field, for ParseDatumText.
+// Splits on single spaces, keeping a quoted string (its escapes checked) and a typed literal
+// (`date '2026-12-06'`) whole as one token, quotes included: each token is the text of one field,
+// for ParseDatumText.
 bool Tokenize(std::string_view line, std::vector<std::string_view>* tokens, std::string* error) {
   std::size_t i = 0;
   while (i < line.size()) {
@@ -30,7 +31,14 @@ bool Tokenize(std::string_view line, std::vector<std::string_view>* tokens, std:
       i += *length;
       continue;
     }
-    const std::size_t end = line.find(' ', i);
+    std::size_t end = line.find(' ', i);
+    if (end != std::string_view::npos && end + 1 < line.size() && line[end + 1] == '\'') {
+      // A typed literal (numeric '12.50'): the word, a space and the quoted text, whose closing
+      // quote ends the token.
+      const std::size_t close = line.find('\'', end + 2);
+      if (close == std::string_view::npos) return *error = "unterminated typed literal", false;
+      end = close + 1;
+    }
     tokens->push_back(line.substr(i, end == std::string_view::npos ? line.size() - i : end - i));
     i = end == std::string_view::npos ? line.size() : end;
   }

@@ -38,8 +38,9 @@ const pb::Schema& SchemaFor(std::uint8_t b) {
       MakeSchema({MakeColumn("s", pb::STRING, true), MakeColumn("f", pb::FLOAT64),
                   MakeColumn("b", pb::BOOL, true)}),
       MakeSchema({MakeColumn("n", pb::INT64, true), MakeColumn("s", pb::STRING)}),
+      samples::TypedSchema(),  // every type of DESIGN §16, with typmods
   };
-  return schemas[b % 3];
+  return schemas[b % 4];
 }
 
 std::vector<std::uint32_t> KeyFor(std::uint8_t b, const pb::Schema& s) {
@@ -58,6 +59,30 @@ bool OfColumn(const Datum& d, const pb::Column& col) {
       return std::holds_alternative<double>(d);
     case pb::STRING:
       return std::holds_alternative<std::string>(d) && ValidUtf8(std::get<std::string>(d));
+    case pb::INT16:
+      return std::holds_alternative<std::int64_t>(d) && std::get<std::int64_t>(d) >= -32768 &&
+             std::get<std::int64_t>(d) <= 32767;
+    case pb::INT32:
+      return std::holds_alternative<std::int64_t>(d) &&
+             std::get<std::int64_t>(d) >= -2147483648LL && std::get<std::int64_t>(d) <= 2147483647;
+    case pb::FLOAT32:
+      return std::holds_alternative<double>(d);
+    case pb::NUMERIC:
+      return std::holds_alternative<Numeric>(d);
+    case pb::BYTEA:
+      return std::holds_alternative<Bytes>(d);
+    case pb::DATE:
+      return std::holds_alternative<Date>(d);
+    case pb::TIME:
+      return std::holds_alternative<TimeOfDay>(d);
+    case pb::TIMESTAMP:
+      return std::holds_alternative<Timestamp>(d);
+    case pb::TIMESTAMPTZ:
+      return std::holds_alternative<TimestampTz>(d);
+    case pb::INTERVAL:
+      return std::holds_alternative<Interval>(d);
+    case pb::UUID:
+      return std::holds_alternative<Uuid>(d);
     default:
       return false;
   }
@@ -90,7 +115,8 @@ std::string Json(const Datum& d) {
   if (const double* f = std::get_if<double>(&d)) {
     return std::isfinite(*f) ? FloatText(*f) : JsonQuote(FloatText(*f));
   }
-  return JsonQuote(std::get<std::string>(d));
+  if (const auto* s = std::get_if<std::string>(&d)) return JsonQuote(*s);
+  return JsonQuote(PostgresOutput(d));  // the new kinds: PostgreSQL's text in a string
 }
 
 bool SameDatum(const Datum& a, const Datum& b) {

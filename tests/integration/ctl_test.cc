@@ -17,6 +17,7 @@
 #include "controller/history.h"
 #include "controller/write_ledger.h"
 #include "ipc/formats/log_parse.h"
+#include "ipc/plan_typing.h"
 #include "ipc/rows.h"
 #include "run_binary.h"
 #include "supervisor_harness.h"
@@ -166,6 +167,46 @@ TEST(CtlHistory, PruneForgetsDroppedDataflowsAndReplayNeverRepeatsADrop) {
   auto back = controller::History::Load(dir.File("none"), controller::History::Access::kWrite);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->commands().size(), 3u);
+}
+
+// The schema words of DESIGN §16's types, their typmods, and datums typed by them.
+TEST(CtlHistory, SchemasOfEveryTypeWithTheirTypmods) {
+  auto schema = ctl::ParseSchema(
+      "price:numeric(12,2),n:int4,m:int2,k:int8,f:float4,s:varchar(10),c:char(3),b:bytea?,"
+      "d:date,t:time,ts:timestamp,tz:timestamptz?,i:interval,u:uuid,x:numeric");
+  ASSERT_TRUE(schema.ok()) << schema.status().message();
+  ASSERT_EQ(schema->columns_size(), 15);
+  const auto& price = schema->columns(0);
+  EXPECT_EQ(price.type(), ipc::pb::NUMERIC);
+  EXPECT_EQ(price.precision(), 12u);
+  EXPECT_EQ(price.scale(), 2u);
+  EXPECT_EQ(schema->columns(1).type(), ipc::pb::INT32);
+  EXPECT_EQ(schema->columns(2).type(), ipc::pb::INT16);
+  EXPECT_EQ(schema->columns(3).type(), ipc::pb::INT64);
+  EXPECT_EQ(schema->columns(4).type(), ipc::pb::FLOAT32);
+  EXPECT_EQ(schema->columns(5).length(), 10u);
+  EXPECT_FALSE(schema->columns(5).blank_padded());
+  EXPECT_TRUE(schema->columns(6).blank_padded());
+  EXPECT_TRUE(schema->columns(7).nullable());
+  EXPECT_EQ(schema->columns(11).type(), ipc::pb::TIMESTAMPTZ);
+  EXPECT_EQ(schema->columns(14).precision(), 0u) << "numeric without typmods is unconstrained";
+  for (const auto& c : schema->columns()) EXPECT_TRUE(ipc::CheckColumnType(c).ok()) << c.name();
+  EXPECT_EQ(ctl::ColumnTypeText(price), "numeric(12,2)");
+  EXPECT_EQ(ctl::ColumnTypeText(schema->columns(6)), "char(3)");
+  for (const char* bad : {"p:numeric(39)", "p:numeric(5,6)", "p:numeric(1,2,3)", "s:varchar(0)",
+                          "n:int4(3)", "d:datetime", "p:numeric(12,"}) {
+    EXPECT_FALSE(ctl::ParseSchema(bad).ok()) << bad;
+  }
+  // Datums typed by those columns: the bare PostgreSQL text, brought to the column's type.
+  EXPECT_EQ(ctl::ParseDatum("12.5", &price)->numeric(), "12.50");
+  EXPECT_FALSE(ctl::ParseDatum("2147483648", &schema->columns(1)).ok());
+  EXPECT_EQ(ctl::ParseDatum("2026-12-06", &schema->columns(8))->date(), 20793);
+  EXPECT_EQ(ctl::ParseDatum("date '2026-12-06'", nullptr)->date(), 20793);
+  EXPECT_EQ(ctl::ParseDatum("\"ab\"", &schema->columns(6))->string(), "ab ");
+  auto key = ctl::ParseKey("numeric '1.50', date '2026-12-06'", {&price, &schema->columns(8)});
+  ASSERT_TRUE(key.ok()) << key.status().message();
+  EXPECT_EQ(key->datums(0).numeric(), "1.50");
+  EXPECT_EQ(ctl::DatumText(key->datums(1)), "date '2026-12-06'");
 }
 
 TEST(CtlHistory, SchemasColumnsAndDatums) {

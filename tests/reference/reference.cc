@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
+#include "base/datetime.h"
 #include "base/datum_text.h"
+#include "base/numeric.h"
 
 namespace tandem::reference {
 namespace {
@@ -346,6 +349,30 @@ Datum FromProto(const pb::Datum& datum) {
       return datum.float64();
     case pb::Datum::kString:
       return datum.string();
+    case pb::Datum::kNumeric: {
+      auto n = ParseNumeric(datum.numeric());
+      if (!n.ok()) break;  // not a numeric: the validator refuses it before anything runs
+      return *n;
+    }
+    case pb::Datum::kBytea:
+      return Bytes{datum.bytea()};
+    case pb::Datum::kDate:
+      return Date{datum.date()};
+    case pb::Datum::kTime:
+      return TimeOfDay{datum.time()};
+    case pb::Datum::kTimestamp:
+      return Timestamp{datum.timestamp()};
+    case pb::Datum::kTimestamptz:
+      return TimestampTz{datum.timestamptz()};
+    case pb::Datum::kInterval:
+      return Interval{datum.interval().months(), datum.interval().days(),
+                      datum.interval().micros()};
+    case pb::Datum::kUuid: {
+      Uuid u;
+      if (datum.uuid().size() != u.bytes.size()) break;  // refused by the validator
+      std::memcpy(u.bytes.data(), datum.uuid().data(), u.bytes.size());
+      return u;
+    }
     case pb::Datum::kNull:
     case pb::Datum::KIND_NOT_SET:
       break;
@@ -373,8 +400,27 @@ pb::Datum ToProto(const Datum& datum) {
           out.set_int64(v);
         } else if constexpr (std::is_same_v<T, double>) {
           out.set_float64(v);
-        } else {
+        } else if constexpr (std::is_same_v<T, std::string>) {
           out.set_string(v);
+        } else if constexpr (std::is_same_v<T, Numeric>) {
+          out.set_numeric(NumericText(v));
+        } else if constexpr (std::is_same_v<T, Bytes>) {
+          out.set_bytea(v.bytes);
+        } else if constexpr (std::is_same_v<T, Date>) {
+          out.set_date(v.days);
+        } else if constexpr (std::is_same_v<T, TimeOfDay>) {
+          out.set_time(v.micros);
+        } else if constexpr (std::is_same_v<T, Timestamp>) {
+          out.set_timestamp(v.micros);
+        } else if constexpr (std::is_same_v<T, TimestampTz>) {
+          out.set_timestamptz(v.micros);
+        } else if constexpr (std::is_same_v<T, Interval>) {
+          out.mutable_interval()->set_months(v.months);
+          out.mutable_interval()->set_days(v.days);
+          out.mutable_interval()->set_micros(v.micros);
+        } else {
+          static_assert(std::is_same_v<T, Uuid>, "every datum kind has its proto field");
+          out.set_uuid(std::string(reinterpret_cast<const char*>(v.bytes.data()), v.bytes.size()));
         }
       },
       datum);

@@ -7,6 +7,7 @@
 #include <utility>
 #include <variant>
 
+#include "base/datum_text.h"
 #include "frontend/plan/planner.h"
 #include "frontend/sql/parse.h"
 #include "frontend/sqlstate.h"
@@ -53,7 +54,8 @@ SqlValue DatumText(const Datum& datum) {
     const auto result = std::to_chars(buffer, buffer + sizeof buffer, *d);
     return std::string(buffer, result.ptr);
   }
-  return std::get<std::string>(datum);
+  if (const auto* s = std::get_if<std::string>(&datum)) return *s;
+  return PostgresOutput(datum);  // numeric, bytea, date, time, timestamps, interval, uuid
 }
 
 unsigned OidOf(ipc::pb::ScalarType type) {
@@ -152,7 +154,7 @@ PgAnswer PlannerEngine::Query(const std::string& sql) {
   }
   for (const auto& [row, count] : finished.rows) {
     SqlRow text;
-    for (const Datum& datum : row) text.push_back(DatumText(datum));
+    for (const Datum& datum : row) text.push_back(sql_oracle::DatumText(datum));
     for (std::uint64_t i = 0; i < count; ++i) answer.rows.push_back(text);
   }
   answer.command_tag = "SELECT " + std::to_string(answer.rows.size());

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "base/datum_text.h"
 #include "unit/protocol_samples.h"
 
 namespace tandem::ipc {
@@ -213,6 +214,41 @@ TEST(Csv, AnUpsertSchemaOfOnlyKeyColumnsNeverDeletes) {
   auto rs = Feed(r, "k\n1\n");
   ASSERT_EQ(rs.size(), 1u);
   EXPECT_EQ(rs[0].record->kind, SourceRecord::Kind::kUpsert);
+}
+
+// The types of DESIGN §16 in PostgreSQL's text forms, as COPY … CSV takes them.
+TEST(Csv, NewTypesAreReadInPostgresTextForms) {
+  CsvReader r(samples::TypedSchema(), {});
+  auto rs = Feed(r,
+                 "price,n,r,name,code,b,d,t,ts,tz,i,u\n"
+                 "12.5,-7,0.1,abc,a,\\x0a0b,2026-12-06,12:00:00,2026-12-06 12:00:00,"
+                 "2026-12-06 14:00:00+02,1 day 02:00:00,a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11\n");
+  ASSERT_EQ(rs.size(), 1u);
+  const Row row = Only(rs);
+  ASSERT_EQ(row.size(), 12u);
+  EXPECT_EQ(DatumText(row[0]), "numeric '12.50'") << "numeric(12,2) rounds to its scale";
+  EXPECT_EQ(std::get<std::int64_t>(row[1]), -7);
+  EXPECT_EQ(std::get<double>(row[2]), static_cast<double>(0.1f)) << "float4 rounds";
+  EXPECT_EQ(std::get<std::string>(row[3]), "abc");
+  EXPECT_EQ(std::get<std::string>(row[4]), "a  ") << "char(3) pads";
+  EXPECT_EQ(std::get<Bytes>(row[5]).bytes, "\x0a\x0b");
+  EXPECT_EQ(DatumText(row[6]), "date '2026-12-06'");
+  EXPECT_EQ(DatumText(row[7]), "time '12:00:00'");
+  EXPECT_EQ(DatumText(row[8]), "timestamp '2026-12-06 12:00:00'");
+  EXPECT_EQ(DatumText(row[9]), "timestamptz '2026-12-06 12:00:00+00'") << "read in UTC";
+  EXPECT_EQ(DatumText(row[10]), "interval '1 day 02:00:00'");
+  EXPECT_EQ(DatumText(row[11]), "uuid 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'");
+}
+
+TEST(Csv, NewTypesRefuseWhatTheirTypeRefuses) {
+  const char* kHeader = "price,n,name,d\n";
+  for (const char* record : {"12345678901.5,,,", ",2147483648,,", ",,abcdef,", ",,,2026-13-01"}) {
+    CsvReader r(samples::TypedSchema(), {});
+    auto rs = Feed(r, std::string(kHeader) + record + "\n");
+    ASSERT_EQ(rs.size(), 1u) << record;
+    EXPECT_FALSE(rs[0].record.has_value()) << record;
+    EXPECT_NE(rs[0].error.find("(column "), std::string::npos) << rs[0].error;
+  }
 }
 
 }  // namespace

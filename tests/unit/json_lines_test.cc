@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "base/datum_text.h"
 #include "unit/protocol_samples.h"
 
 namespace tandem::ipc {
@@ -128,6 +129,36 @@ TEST(JsonLines, UpsertDeleteIsAnObjectWithNoNonKeyFieldAtAll) {
 TEST(JsonLines, AnUpsertSchemaOfOnlyKeyColumnsNeverDeletes) {
   pb::Schema s = MakeSchema({MakeColumn("k", pb::INT64)});
   EXPECT_EQ(Ok(R"({"k":1})", s, {0}).kind, SourceRecord::Kind::kUpsert);
+}
+
+// The types of DESIGN §16: a numeric from a JSON number's text exactly (never through a double)
+// or from a string, the others from PostgreSQL's text in a string.
+TEST(JsonLines, NewTypesReadNumericsExactlyAndTextFormsFromStrings) {
+  const pb::Schema s = samples::TypedSchema();
+  const Row row = Ok(R"({"price": 1234567890.125, "n": 5, "r": 0.1, "name": "ab", "code": "xyz",)"
+                     R"( "b": "\\x0a0b", "d": "2026-12-06", "t": "12:00:00",)"
+                     R"( "ts": "2026-12-06 12:00:00", "tz": "2026-12-06 12:00:00+00",)"
+                     R"( "i": "1 day 02:00:00", "u": "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"})",
+                     s)
+                      .row;
+  ASSERT_EQ(row.size(), 12u);
+  // 1234567890.125 rounds half away from zero to 1234567890.13 (a double would be ….12499…).
+  EXPECT_EQ(DatumText(row[0]), "numeric '1234567890.13'");
+  EXPECT_EQ(std::get<std::int64_t>(row[1]), 5);
+  EXPECT_EQ(std::get<double>(row[2]), static_cast<double>(0.1f));
+  EXPECT_EQ(std::get<std::string>(row[4]), "xyz");
+  EXPECT_EQ(std::get<Bytes>(row[5]).bytes, "\x0a\x0b");
+  EXPECT_EQ(DatumText(row[9]), "timestamptz '2026-12-06 12:00:00+00'");
+  EXPECT_EQ(DatumText(row[10]), "interval '1 day 02:00:00'");
+  pb::Schema exact;
+  *exact.add_columns() = MakeColumn("price", pb::NUMERIC, true);
+  EXPECT_EQ(DatumText(Ok(R"({"price": 0.30000000000000000000000000001})", exact).row[0]),
+            "numeric '0.30000000000000000000000000001'");
+  EXPECT_EQ(DatumText(Ok(R"({"price": "12.50"})", exact).row[0]), "numeric '12.50'");
+  EXPECT_NE(Bad(R"({"n": 2147483648})", s).find("out of range"), std::string::npos);
+  EXPECT_NE(Bad(R"({"d": 20261206})", s), "");
+  EXPECT_NE(Bad(R"({"name": "abcdef"})", s).find("too long"), std::string::npos);
+  EXPECT_NE(Bad(R"({"price": true})", s), "");
 }
 
 }  // namespace

@@ -128,6 +128,24 @@ inline pb::Schema WideSchema() {
   return MakeSchema({MakeColumn("k", pb::INT64), MakeColumn("s", pb::STRING, true),
                      MakeColumn("f", pb::FLOAT64, true), MakeColumn("b", pb::BOOL, true)});
 }
+// One column of each type of DESIGN §16 (all nullable): price numeric(12,2), n int4, r float4,
+// name varchar(5), code char(3), b bytea, d date, t time, ts timestamp, tz timestamptz,
+// i interval, u uuid.
+inline pb::Schema TypedSchema() {
+  pb::Column price = MakeColumn("price", pb::NUMERIC, true);
+  price.set_precision(12);
+  price.set_scale(2);
+  pb::Column name = MakeColumn("name", pb::STRING, true);
+  name.set_length(5);
+  pb::Column code = MakeColumn("code", pb::STRING, true);
+  code.set_length(3);
+  code.set_blank_padded(true);
+  return MakeSchema({price, MakeColumn("n", pb::INT32, true), MakeColumn("r", pb::FLOAT32, true),
+                     name, code, MakeColumn("b", pb::BYTEA, true), MakeColumn("d", pb::DATE, true),
+                     MakeColumn("t", pb::TIME, true), MakeColumn("ts", pb::TIMESTAMP, true),
+                     MakeColumn("tz", pb::TIMESTAMPTZ, true), MakeColumn("i", pb::INTERVAL, true),
+                     MakeColumn("u", pb::UUID, true)});
+}
 inline pb::Schema LogSchema() {
   return MakeSchema({MakeColumn("name", pb::STRING, true), MakeColumn("score", pb::FLOAT64),
                      MakeColumn("ok", pb::BOOL)});

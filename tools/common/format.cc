@@ -94,8 +94,10 @@ JsonWriter& JsonWriter::DatumValue(const Datum& d) {
       return Int(std::get<std::int64_t>(d));
     case 3:
       return Double(std::get<double>(d));
-    default:
+    case 4:
       return String(std::get<std::string>(d));
+    default:  // numeric, bytea, date, time, timestamp, timestamptz, interval, uuid
+      return String(PostgresOutput(d));
   }
 }
 JsonWriter& JsonWriter::RowValue(const Row& row) {

@@ -6,7 +6,10 @@
 //   and whatever a tool prints can be typed back as a `--key` or pasted into a log.
 // * JSON (`--json`): datums as JSON null, booleans, numbers (integers exactly; floats in the
 //   shortest text that reads back to the same double, FloatText) and strings; the non-finite
-//   floats as the strings "nan", "inf", "-inf". Times are JSON integers; a frontier is its one
+//   floats as the strings "nan", "inf", "-inf"; the types of DESIGN §16 as JSON strings of
+//   PostgreSQL's text (PostgresOutput): a numeric "12.50" (a JSON number would lose digits in a
+//   reader's double), "\\x0a0b", "2026-12-06", "2026-12-06 12:00:00+00", "1 day 02:00:00", a
+//   uuid. Times are JSON integers; a frontier is its one
 //   time or null (the empty frontier: closed, or released). A failure is
 //   {"error": "...", "exit_code": N}.
 #pragma once

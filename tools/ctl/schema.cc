@@ -5,6 +5,8 @@
 
 #include "base/datum_text.h"
 #include "base/json.h"
+#include "base/numeric.h"
+#include "ipc/plan_typing.h"
 #include "ipc/rows.h"
 
 namespace tandem::ctl {
@@ -47,48 +49,141 @@ std::string Trim(const std::string& s) {
 // Schemas, columns, datums
 
 std::string TypeName(pb::ScalarType type) {
-  switch (type) {
-    case pb::BOOL:
-      return "bool";
-    case pb::INT64:
-      return "int64";
-    case pb::FLOAT64:
-      return "float64";
-    case pb::STRING:
-      return "string";
-    default:
-      return "?";
-  }
+  pb::Column column;
+  column.set_type(type);
+  return ColumnTypeText(column);
 }
+
+std::string ColumnTypeText(const pb::Column& column) {
+  const ColumnType type = ipc::ColumnTypeOf(column);
+  return type.kind == ColumnType::Kind::kAny ? "?" : ColumnTypeName(type);
+}
+
+namespace {
+
+constexpr char kTypeWords[] =
+    "bool, int2, int4, int8 (int64), float4, float8 (float64), numeric, numeric(p), "
+    "numeric(p,s), string (text), varchar(n), char(n), bytea, date, time, timestamp, "
+    "timestamptz, interval, uuid";
+
+// `word(a)` or `word(a,b)`: the word and the numbers in parentheses (none: no parentheses).
+bool SplitTypmods(const std::string& type, std::string* word, std::vector<std::uint32_t>* mods) {
+  const auto open = type.find('(');
+  *word = Trim(type.substr(0, open));
+  if (open == std::string::npos) return true;
+  if (type.back() != ')') return false;
+  for (const std::string& part : Split(type.substr(open + 1, type.size() - open - 2), ',')) {
+    const std::string n = Trim(part);
+    std::uint32_t v = 0;
+    const auto r = std::from_chars(n.data(), n.data() + n.size(), v);
+    if (n.empty() || r.ec != std::errc() || r.ptr != n.data() + n.size()) return false;
+    mods->push_back(v);
+  }
+  return !mods->empty();
+}
+
+// One column's type words ("numeric(12,2)", "varchar(10)", "int4") into `column`; the reason
+// when they are not a type.
+std::string ParseColumnType(const std::string& type, pb::Column* column) {
+  std::string word;
+  std::vector<std::uint32_t> mods;
+  if (!SplitTypmods(type, &word, &mods)) return "bad type modifiers in \"" + type + "\"";
+  static const std::map<std::string, pb::ScalarType> kWords = {{"bool", pb::BOOL},
+                                                               {"boolean", pb::BOOL},
+                                                               {"int2", pb::INT16},
+                                                               {"smallint", pb::INT16},
+                                                               {"int4", pb::INT32},
+                                                               {"int", pb::INT32},
+                                                               {"integer", pb::INT32},
+                                                               {"int8", pb::INT64},
+                                                               {"int64", pb::INT64},
+                                                               {"bigint", pb::INT64},
+                                                               {"float4", pb::FLOAT32},
+                                                               {"real", pb::FLOAT32},
+                                                               {"float8", pb::FLOAT64},
+                                                               {"float64", pb::FLOAT64},
+                                                               {"string", pb::STRING},
+                                                               {"text", pb::STRING},
+                                                               {"varchar", pb::STRING},
+                                                               {"char", pb::STRING},
+                                                               {"numeric", pb::NUMERIC},
+                                                               {"decimal", pb::NUMERIC},
+                                                               {"bytea", pb::BYTEA},
+                                                               {"date", pb::DATE},
+                                                               {"time", pb::TIME},
+                                                               {"timestamp", pb::TIMESTAMP},
+                                                               {"timestamptz", pb::TIMESTAMPTZ},
+                                                               {"interval", pb::INTERVAL},
+                                                               {"uuid", pb::UUID}};
+  const auto it = kWords.find(word);
+  if (it == kWords.end()) return "unknown type \"" + type + "\" (" + kTypeWords + ")";
+  column->set_type(it->second);
+  if (word == "varchar" || word == "char") {
+    // char without a length is char(1), as in PostgreSQL; varchar without one is unbounded.
+    if (mods.size() > 1) return "\"" + type + "\": one length, " + word + "(n)";
+    const std::uint32_t n = mods.empty() ? (word == "char" ? 1 : 0) : mods[0];
+    if (!mods.empty() && (n == 0 || n > ipc::kMaxStringLength)) {
+      return "\"" + type + "\": the length must be 1 to " + std::to_string(ipc::kMaxStringLength);
+    }
+    column->set_length(n);
+    column->set_blank_padded(word == "char");
+    return "";
+  }
+  if (it->second == pb::NUMERIC) {
+    if (mods.size() > 2) return "\"" + type + "\": numeric(precision) or numeric(precision,scale)";
+    if (!mods.empty()) {
+      const std::uint32_t p = mods[0], sc = mods.size() == 2 ? mods[1] : 0;
+      if (p < 1 || p > static_cast<std::uint32_t>(kNumericMaxDigits) || sc > p) {
+        return "\"" + type + "\": the precision must be 1 to 38 and the scale 0 to the precision";
+      }
+      column->set_precision(p);
+      column->set_scale(sc);
+    }
+    return "";
+  }
+  if (!mods.empty()) return "\"" + type + "\": " + word + " takes no type modifiers";
+  return "";
+}
+
+// Splits at the commas outside parentheses ("p:numeric(12,2),k:int4").
+std::vector<std::string> SplitColumns(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cur;
+  int depth = 0;
+  for (char c : text) {
+    if (c == ',' && depth == 0) {
+      out.push_back(cur);
+      cur.clear();
+      continue;
+    }
+    if (c == '(') ++depth;
+    if (c == ')' && depth > 0) --depth;
+    cur.push_back(c);
+  }
+  out.push_back(cur);
+  return out;
+}
+
+}  // namespace
 
 Result<pb::Schema> ParseSchema(const std::string& text) {
   pb::Schema schema;
   if (Trim(text).empty()) return Status::InvalidArgument("the schema is empty");
-  for (const std::string& part : Split(text, ',')) {
+  for (const std::string& part : SplitColumns(text)) {
     const std::string item = Trim(part);
     const auto colon = item.find(':');
     if (colon == std::string::npos || colon == 0) {
-      return Status::InvalidArgument("schema column \"" + item +
-                                     "\": expected name:type (types bool, int64, float64, "
-                                     "string; a trailing ? makes it nullable)");
+      return Status::InvalidArgument("schema column \"" + item + "\": expected name:type (types " +
+                                     kTypeWords + "; a trailing ? makes it nullable)");
     }
-    std::string type = item.substr(colon + 1);
+    std::string type = Trim(item.substr(colon + 1));
     const bool nullable = !type.empty() && type.back() == '?';
     if (nullable) type.pop_back();
-    pb::ScalarType t;
-    if (type == "bool") {
-      t = pb::BOOL;
-    } else if (type == "int64") {
-      t = pb::INT64;
-    } else if (type == "float64") {
-      t = pb::FLOAT64;
-    } else if (type == "string") {
-      t = pb::STRING;
-    } else {
-      return Status::InvalidArgument("schema column \"" + item + "\": unknown type \"" + type +
-                                     "\" (bool, int64, float64, string)");
+    pb::Column column = MakeColumn(item.substr(0, colon), pb::SCALAR_TYPE_UNSPECIFIED, nullable);
+    if (std::string why = ParseColumnType(Trim(type), &column); !why.empty()) {
+      return Status::InvalidArgument("schema column \"" + item + "\": " + why);
     }
-    *schema.add_columns() = MakeColumn(item.substr(0, colon), t, nullable);
+    *schema.add_columns() = std::move(column);
   }
   return schema;
 }

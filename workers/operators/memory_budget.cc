@@ -16,9 +16,10 @@ std::string MemoryBudget::Why() const {
 std::uint64_t BudgetMeter::HeldBytes(const RowUpdate& u) {
   std::uint64_t bytes = sizeof(RowUpdate) + u.row.capacity() * sizeof(Datum);
   for (const Datum& d : u.row) {
-    if (const auto* s = std::get_if<std::string>(&d); s != nullptr && s->capacity() > 15) {
-      bytes += s->capacity() + 1;
-    }
+    // The kinds that hold bytes on the heap: strings and bytea (beyond the short-string buffer).
+    const std::string* s = std::get_if<std::string>(&d);
+    if (const auto* b = std::get_if<Bytes>(&d)) s = &b->bytes;
+    if (s != nullptr && s->capacity() > 15) bytes += s->capacity() + 1;
   }
   return bytes;
 }

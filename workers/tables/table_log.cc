@@ -13,6 +13,8 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "base/datum_text.h"
+#include "ipc/rows.h"
 #include "ipc/table_write.h"
 #include "workers/tables/data_dir.h"
 
@@ -84,27 +86,15 @@ bool RecordFollows(const std::string& bytes, std::uint64_t from) {
   return false;
 }
 
-const char* TypeName(ipc::pb::ScalarType type) {
-  switch (type) {
-    case ipc::pb::BOOL:
-      return "bool";
-    case ipc::pb::INT64:
-      return "int64";
-    case ipc::pb::FLOAT64:
-      return "float64";
-    case ipc::pb::STRING:
-      return "string";
-    default:
-      return "unknown";
-  }
-}
-
 std::string DescribeSchema(const ipc::pb::Schema& schema) {
   std::string out = "(";
   for (int i = 0; i < schema.columns_size(); ++i) {
     const auto& c = schema.columns(i);
     if (i > 0) out += ", ";
-    out += c.name() + ":" + TypeName(c.type()) + (c.nullable() ? " nullable" : "");
+    const ColumnType type = ipc::ColumnTypeOf(c);
+    out += c.name() + ":" +
+           (type.kind == ColumnType::Kind::kAny ? "unknown" : ColumnTypeName(type)) +
+           (c.nullable() ? " nullable" : "");
   }
   return out + ")";
 }
