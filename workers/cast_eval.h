@@ -1,0 +1,27 @@
+// Evaluating a Cast (DESIGN §16): a value of one scalar type as another, with PostgreSQL 15's
+// rules and words. Which casts exist is ipc/func_typing.h's table; validation refused every other
+// one, so a cast that is not there (or a datum that is not of `from`) is our bug and aborts.
+//
+// An error in the data — an integer out of range, a text that is not a value of the type, a
+// numeric(p,s) overflow — is false with `*error` set to PostgreSQL's message, never a wrong
+// value. Each function reads only its arguments: safe from any thread.
+#pragma once
+
+#include <string>
+
+#include "base/row.h"
+#include "ipc/codec.h"
+
+namespace tandem::workers {
+
+// `in`, a datum of type `from` (or null), as a value of `to` (its type and typmod) in `*out`.
+// Null casts to null.
+bool EvalCast(const Datum& in, ipc::pb::ScalarType from, const ipc::pb::Column& to, Datum* out,
+              std::string* error);
+
+// PostgreSQL's output function for a datum of `type` (what a cast to text gives): "true",
+// "12.50", "1.5e-07", "Infinity", "\x0102", "2026-12-06 12:00:00+00".
+// REQUIRES: `datum` is not null and is of `type`.
+std::string SqlValueText(const Datum& datum, ipc::pb::ScalarType type);
+
+}  // namespace tandem::workers
