@@ -408,22 +408,13 @@ Result<Datum> NumberCast(const Datum& in, pb::ScalarType from, pb::ScalarType to
 
 // ---- dates and times --------------------------------------------------------------------------
 
-// Days since 1970-01-01 of 294277-01-01: the first date a timestamp cannot hold.
-constexpr std::int32_t kCastFirstDatePastTimestamps = 106'762'940;
-
-Result<Datum> TimestampOfDateChecked(Date d) {
-  if (d.days >= kCastFirstDatePastTimestamps) {
-    return Status::DataError("date out of range for timestamp");
-  }
-  return Datum(TimestampOfDate(d));
-}
-
 Result<Datum> TemporalCast(const Datum& in, pb::ScalarType from, pb::ScalarType to) {
   switch (from) {
     case pb::DATE: {
-      Result<Datum> ts = TimestampOfDateChecked(CastOperand<Date>(in));
-      if (!ts.ok() || to == pb::TIMESTAMP) return ts;
-      return Datum(TimestampTzOfTimestamp(std::get<Timestamp>(*ts)));
+      Result<Timestamp> ts = TimestampOfDate(CastOperand<Date>(in));
+      if (!ts.ok()) return ts.status();
+      if (to == pb::TIMESTAMP) return Datum(*ts);
+      return Datum(TimestampTzOfTimestamp(*ts));
     }
     case pb::TIMESTAMP:
     case pb::TIMESTAMPTZ: {
@@ -441,11 +432,11 @@ Result<Datum> TemporalCast(const Datum& in, pb::ScalarType from, pb::ScalarType 
       // PostgreSQL's interval_time: the time part modulo a day, months and days ignored.
       std::int64_t micros = CastOperand<Interval>(in).micros % kMicrosPerDay;
       if (micros < 0) micros += kMicrosPerDay;
-      return Datum(Time{micros});
+      return Datum(TimeOfDay{micros});
     }
     case pb::TIME: {
       TANDEM_CHECK(to == pb::INTERVAL, "time cast to a type validation refuses");
-      return Datum(Interval{0, 0, CastOperand<Time>(in).micros});
+      return Datum(Interval{0, 0, CastOperand<TimeOfDay>(in).micros});
     }
     default:
       TANDEM_CHECK(false, "cast validation refuses");
@@ -504,7 +495,7 @@ std::string SqlValueText(const Datum& datum, pb::ScalarType type) {
     case pb::DATE:
       return DateText(CastOperand<Date>(datum));
     case pb::TIME:
-      return TimeText(CastOperand<Time>(datum));
+      return TimeText(CastOperand<TimeOfDay>(datum));
     case pb::TIMESTAMP:
       return TimestampText(CastOperand<Timestamp>(datum));
     case pb::TIMESTAMPTZ:

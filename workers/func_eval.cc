@@ -320,28 +320,6 @@ bool Rounding(pb::Func func, const std::vector<Datum>& args,
 
 // ---- dates and times --------------------------------------------------------------------------
 
-bool EqualsIgnoringAsciiCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    char c = a[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != b[i]) return false;
-  }
-  return true;
-}
-
-// A timestamptz is read as its UTC wall clock; PostgreSQL's messages then name the zoned type.
-Status NamingTimestampTz(const Status& status) {
-  std::string message = status.message();
-  const std::string plain = "timestamp without time zone";
-  const std::size_t at = message.find(plain);
-  if (at != std::string::npos) message.replace(at, plain.size(), "timestamp with time zone");
-  return Status(status.code(), message);
-}
-
-// Days since 1970-01-01 of 294277-01-01, the first date a timestamp cannot hold.
-constexpr std::int32_t kFuncFirstDatePastTimestamps = 106'762'940;
-
 // EXTRACT (numeric) of `field` from a value of `type`; `as_date_part` reads a date as the
 // timestamp at its midnight, as PostgreSQL's date_part(text, date) does.
 Result<Numeric> ExtractOf(std::string_view field, const Datum& v, pb::ScalarType type,
@@ -350,25 +328,16 @@ Result<Numeric> ExtractOf(std::string_view field, const Datum& v, pb::ScalarType
     case pb::DATE: {
       const Date d = FuncArg<Date>(v);
       if (!as_date_part) return ExtractDate(field, d);
-      if (d.days >= kFuncFirstDatePastTimestamps) {
-        return Status::DataError("date out of range for timestamp");
-      }
-      return ExtractTimestamp(field, TimestampOfDate(d));
+      Result<Timestamp> midnight = TimestampOfDate(d);
+      if (!midnight.ok()) return midnight.status();
+      return ExtractTimestamp(field, *midnight);
     }
     case pb::TIME:
-      return ExtractTime(field, FuncArg<Time>(v));
+      return ExtractTime(field, FuncArg<TimeOfDay>(v));
     case pb::TIMESTAMP:
       return ExtractTimestamp(field, FuncArg<Timestamp>(v));
-    case pb::TIMESTAMPTZ: {
-      if (EqualsIgnoringAsciiCase(field, "timezone") ||
-          EqualsIgnoringAsciiCase(field, "timezone_hour") ||
-          EqualsIgnoringAsciiCase(field, "timezone_minute")) {
-        return NumericFromInt64(0);  // every timestamptz is shown in UTC
-      }
-      Result<Numeric> r = ExtractTimestamp(field, TimestampOfTimestampTz(FuncArg<TimestampTz>(v)));
-      if (!r.ok()) return NamingTimestampTz(r.status());
-      return r;
-    }
+    case pb::TIMESTAMPTZ:
+      return ExtractTimestampTz(field, FuncArg<TimestampTz>(v));
     default:
       return ExtractInterval(field, FuncArg<Interval>(v));
   }
@@ -379,16 +348,8 @@ bool DateTrunc(std::string_view unit, const Datum& v, pb::ScalarType type, Datum
   switch (type) {
     case pb::TIMESTAMP:
       return FuncResult(DateTruncTimestamp(unit, FuncArg<Timestamp>(v)), out, error);
-    case pb::TIMESTAMPTZ: {
-      Result<Timestamp> r =
-          DateTruncTimestamp(unit, TimestampOfTimestampTz(FuncArg<TimestampTz>(v)));
-      if (!r.ok()) {
-        *error = NamingTimestampTz(r.status()).message();
-        return false;
-      }
-      *out = TimestampTzOfTimestamp(*r);
-      return true;
-    }
+    case pb::TIMESTAMPTZ:
+      return FuncResult(DateTruncTimestampTz(unit, FuncArg<TimestampTz>(v)), out, error);
     default:
       return FuncResult(DateTruncInterval(unit, FuncArg<Interval>(v)), out, error);
   }
@@ -516,8 +477,12 @@ bool EvalFunc(pb::Func func, const std::vector<Datum>& args,
       if (arg_types[0] == pb::FLOAT64) {
         return FloatPower(FuncArg<double>(args[0]), FuncArg<double>(args[1]), out, error);
       }
-      return FuncResult(NumericPower(FuncArg<Numeric>(args[0]), FuncArg<Numeric>(args[1])), out,
-                        error);
+      {
+        const Numeric& x = FuncArg<Numeric>(args[0]);
+        const Numeric& y = FuncArg<Numeric>(args[1]);
+        return FuncResult(IsInt4Exponent(y) ? NumericPower(x, y) : NumericPowerByLogarithm(x, y),
+                          out, error);
+      }
     case pb::SQRT:
       if (arg_types[0] == pb::FLOAT64) {
         const double x = FuncArg<double>(args[0]);

@@ -36,7 +36,7 @@ struct BigNat {
   }
 };
 
-int Compare(const BigNat& a, const BigNat& b) {
+int BigCompare(const BigNat& a, const BigNat& b) {
   if (a.limbs.size() != b.limbs.size()) return a.limbs.size() < b.limbs.size() ? -1 : 1;
   for (std::size_t i = a.limbs.size(); i-- > 0;) {
     if (a.limbs[i] != b.limbs[i]) return a.limbs[i] < b.limbs[i] ? -1 : 1;
@@ -44,7 +44,7 @@ int Compare(const BigNat& a, const BigNat& b) {
   return 0;
 }
 
-BigNat Add(const BigNat& a, const BigNat& b) {
+BigNat BigAdd(const BigNat& a, const BigNat& b) {
   BigNat out;
   std::uint64_t carry = 0;
   for (std::size_t i = 0; i < std::max(a.limbs.size(), b.limbs.size()) || carry; ++i) {
@@ -58,7 +58,7 @@ BigNat Add(const BigNat& a, const BigNat& b) {
 }
 
 // REQUIRES: a >= b.
-BigNat Sub(const BigNat& a, const BigNat& b) {
+BigNat BigSub(const BigNat& a, const BigNat& b) {
   BigNat out = a;
   std::int64_t borrow = 0;
   for (std::size_t i = 0; i < out.limbs.size(); ++i) {
@@ -72,7 +72,7 @@ BigNat Sub(const BigNat& a, const BigNat& b) {
   return out;
 }
 
-BigNat Mul(const BigNat& a, const BigNat& b) {
+BigNat BigMul(const BigNat& a, const BigNat& b) {
   if (a.zero() || b.zero()) return {};
   BigNat out;
   out.limbs.assign(a.limbs.size() + b.limbs.size(), 0);
@@ -89,7 +89,7 @@ BigNat Mul(const BigNat& a, const BigNat& b) {
   return out;
 }
 
-BigNat MulSmall(const BigNat& a, std::uint32_t m) {
+BigNat BigMulSmall(const BigNat& a, std::uint32_t m) {
   BigNat out;
   std::uint64_t carry = 0;
   for (const std::uint32_t limb : a.limbs) {
@@ -103,7 +103,7 @@ BigNat MulSmall(const BigNat& a, std::uint32_t m) {
 }
 
 // a / d, the remainder in *rem.
-BigNat DivSmall(const BigNat& a, std::uint32_t d, std::uint32_t* rem) {
+BigNat BigDivSmall(const BigNat& a, std::uint32_t d, std::uint32_t* rem) {
   BigNat out;
   out.limbs.assign(a.limbs.size(), 0);
   std::uint64_t r = 0;
@@ -117,7 +117,7 @@ BigNat DivSmall(const BigNat& a, std::uint32_t d, std::uint32_t* rem) {
   return out;
 }
 
-BigNat ShiftLeft(const BigNat& a, std::int64_t bits) {
+BigNat BigShiftLeft(const BigNat& a, std::int64_t bits) {
   if (a.zero()) return {};
   BigNat out;
   out.limbs.assign(static_cast<std::size_t>(bits / 32), 0);
@@ -132,7 +132,7 @@ BigNat ShiftLeft(const BigNat& a, std::int64_t bits) {
   return out;
 }
 
-BigNat ShiftRight(const BigNat& a, std::int64_t bits) {
+BigNat BigShiftRight(const BigNat& a, std::int64_t bits) {
   const auto drop = static_cast<std::size_t>(bits / 32);
   if (drop >= a.limbs.size()) return {};
   const int s = static_cast<int>(bits % 32);
@@ -147,14 +147,14 @@ BigNat ShiftRight(const BigNat& a, std::int64_t bits) {
 }
 
 // a / b by binary long division. REQUIRES: b is not zero.
-BigNat Div(const BigNat& a, const BigNat& b) {
+BigNat BigDiv(const BigNat& a, const BigNat& b) {
   BigNat q, r;
   q.limbs.assign(a.limbs.size(), 0);
   for (std::int64_t i = a.BitLength(); i-- > 0;) {
-    r = ShiftLeft(r, 1);
-    if (a.Bit(i)) r = Add(r, BigNat::Of(1));
-    if (Compare(r, b) >= 0) {
-      r = Sub(r, b);
+    r = BigShiftLeft(r, 1);
+    if (a.Bit(i)) r = BigAdd(r, BigNat::Of(1));
+    if (BigCompare(r, b) >= 0) {
+      r = BigSub(r, b);
       q.limbs[static_cast<std::size_t>(i / 32)] |= 1u << (i % 32);
     }
   }
@@ -162,84 +162,31 @@ BigNat Div(const BigNat& a, const BigNat& b) {
   return q;
 }
 
-BigNat Pow10(std::int64_t k) {
+BigNat BigPow10(std::int64_t k) {
   BigNat out = BigNat::Of(1);
-  for (; k >= 9; k -= 9) out = MulSmall(out, 1'000'000'000u);
+  for (; k >= 9; k -= 9) out = BigMulSmall(out, 1'000'000'000u);
   std::uint32_t rest = 1;
   for (; k > 0; --k) rest *= 10;
-  return MulSmall(out, rest);
-}
-
-// floor(sqrt(n)), by the bit-by-bit method.
-BigNat Isqrt(const BigNat& n) {
-  if (n.zero()) return {};
-  BigNat rem = n, root;
-  std::int64_t shift = (n.BitLength() - 1) & ~std::int64_t{1};
-  for (; shift >= 0; shift -= 2) {
-    const BigNat trial = Add(root, ShiftLeft(BigNat::Of(1), shift));
-    root = ShiftRight(root, 1);
-    if (Compare(rem, trial) >= 0) {
-      rem = Sub(rem, trial);
-      root = Add(root, ShiftLeft(BigNat::Of(1), shift));
-    }
-  }
-  return root;
+  return BigMulSmall(out, rest);
 }
 
 // 10^38: a coefficient must stay below it.
-BigNat MaxCoefficient() { return Pow10(kNumericMaxDigits); }
+BigNat BigMaxCoefficient() { return BigPow10(kNumericMaxDigits); }
 
-Status NumericOverflow() { return Status::DataError("value overflows numeric format"); }
+Status PowerOverflow() { return Status::DataError("value overflows numeric format"); }
 
 // The numeric with coefficient ±c and `scale`, or the overflow error when c needs 38 digits.
-Result<Numeric> MakeNumeric(const BigNat& c, bool negative, int scale) {
-  if (Compare(c, MaxCoefficient()) >= 0) return NumericOverflow();
+Result<Numeric> NumericOfBig(const BigNat& c, bool negative, int scale) {
+  if (BigCompare(c, BigMaxCoefficient()) >= 0) return PowerOverflow();
   UInt128 v = 0;
   for (std::size_t i = c.limbs.size(); i-- > 0;) v = (v << 32) | c.limbs[i];
   const Int128 signed_v = static_cast<Int128>(v);
   return Numeric::FromParts(negative ? -signed_v : signed_v, scale);
 }
 
-// n / 10^k rounded half away from zero (n is a magnitude).
-BigNat DivPow10Rounded(const BigNat& n, std::int64_t k) {
-  if (k <= 0) return Mul(n, Pow10(-k));
-  BigNat q = k > 1 ? Div(n, Pow10(k - 1)) : n;
-  std::uint32_t last = 0;
-  q = DivSmall(q, 10, &last);
-  return last >= 5 ? Add(q, BigNat::Of(1)) : q;
-}
-
-UInt128 Magnitude(const Numeric& x) {
+UInt128 MagnitudeOf(const Numeric& x) {
   const Int128 c = x.coefficient();
   return c < 0 ? static_cast<UInt128>(0) - static_cast<UInt128>(c) : static_cast<UInt128>(c);
-}
-
-// The number of decimal digits of a magnitude (0 has none).
-int DecimalDigits(UInt128 v) {
-  int n = 0;
-  for (; v != 0; v /= 10) ++n;
-  return n;
-}
-
-// ---- a value m × 10^e kept to about 90 significant digits -------------------------------------
-
-struct Approx {
-  BigNat m;
-  std::int64_t e = 0;
-};
-
-// Drops low digits (truncating) until m has at most ~300 bits (over 90 decimal digits).
-void Shorten(Approx* a) {
-  while (a->m.BitLength() > 330) {
-    a->m = DivSmall(a->m, 1'000'000'000u, nullptr);
-    a->e += 9;
-  }
-}
-
-Approx Times(const Approx& a, const Approx& b) {
-  Approx out{Mul(a.m, b.m), a.e + b.e};
-  Shorten(&out);
-  return out;
 }
 
 // ---- fixed point for ln and exp: a signed value v / 2^kFracBits ---------------------------------
@@ -252,36 +199,36 @@ struct Fixed {
 };
 
 Fixed FixedAdd(const Fixed& a, const Fixed& b) {
-  if (a.negative == b.negative) return {a.negative, Add(a.mag, b.mag)};
-  if (Compare(a.mag, b.mag) >= 0) return {a.negative && !a.mag.zero(), Sub(a.mag, b.mag)};
-  return {b.negative, Sub(b.mag, a.mag)};
+  if (a.negative == b.negative) return {a.negative, BigAdd(a.mag, b.mag)};
+  if (BigCompare(a.mag, b.mag) >= 0) return {a.negative && !a.mag.zero(), BigSub(a.mag, b.mag)};
+  return {b.negative, BigSub(b.mag, a.mag)};
 }
 Fixed FixedNeg(Fixed a) {
   a.negative = !a.negative && !a.mag.zero();
   return a;
 }
 Fixed FixedMul(const Fixed& a, const Fixed& b) {
-  BigNat m = ShiftRight(Mul(a.mag, b.mag), kFracBits);
+  BigNat m = BigShiftRight(BigMul(a.mag, b.mag), kFracBits);
   const bool neg = a.negative != b.negative && !m.zero();
   return {neg, std::move(m)};
 }
 Fixed FixedDiv(const Fixed& a, const Fixed& b) {
-  BigNat m = Div(ShiftLeft(a.mag, kFracBits), b.mag);
+  BigNat m = BigDiv(BigShiftLeft(a.mag, kFracBits), b.mag);
   const bool neg = a.negative != b.negative && !m.zero();
   return {neg, std::move(m)};
 }
 Fixed FixedDivSmall(const Fixed& a, std::uint32_t d) {
-  BigNat m = DivSmall(a.mag, d, nullptr);
+  BigNat m = BigDivSmall(a.mag, d, nullptr);
   return {a.negative && !m.zero(), std::move(m)};
 }
-Fixed FixedOne() { return {false, ShiftLeft(BigNat::Of(1), kFracBits)}; }
+Fixed FixedOne() { return {false, BigShiftLeft(BigNat::Of(1), kFracBits)}; }
 Fixed FixedOfNumeric(const Numeric& x) {
-  const BigNat scaled = ShiftLeft(BigNat::Of(Magnitude(x)), kFracBits);
-  return {x.coefficient() < 0, Div(scaled, Pow10(x.scale))};
+  const BigNat scaled = BigShiftLeft(BigNat::Of(MagnitudeOf(x)), kFracBits);
+  return {x.coefficient() < 0, BigDiv(scaled, BigPow10(x.scale))};
 }
 
 // 2·atanh(z) = z + z^3/3 + z^5/5 + ... (times 2), for |z| <= 1/3.
-Fixed TwiceAtanh(const Fixed& z) {
+Fixed FixedTwiceAtanh(const Fixed& z) {
   const Fixed z2 = FixedMul(z, z);
   Fixed term = z, sum = z;
   for (std::uint32_t k = 3; !term.mag.zero(); k += 2) {
@@ -291,33 +238,33 @@ Fixed TwiceAtanh(const Fixed& z) {
   return FixedAdd(sum, sum);
 }
 
-Fixed Ln2() {
+Fixed FixedLn2() {
   const Fixed third = FixedDivSmall(FixedOne(), 3);
-  return TwiceAtanh(third);  // ln 2 = 2·atanh(1/3)
+  return FixedTwiceAtanh(third);  // ln 2 = 2·atanh(1/3)
 }
 
 // ln(x) for x > 0: x = m·2^k with m in [1/2, 1), ln m = 2·atanh((m-1)/(m+1)).
-Fixed Ln(const Fixed& x) {
+Fixed FixedLn(const Fixed& x) {
   const std::int64_t k = x.mag.BitLength() - kFracBits;  // x in [2^(k-1), 2^k)
-  Fixed m{false, k >= 0 ? ShiftRight(x.mag, k) : ShiftLeft(x.mag, -k)};
+  Fixed m{false, k >= 0 ? BigShiftRight(x.mag, k) : BigShiftLeft(x.mag, -k)};
   const Fixed one = FixedOne();
   const Fixed z = FixedDiv(FixedAdd(m, FixedNeg(one)), FixedAdd(m, one));
-  Fixed kln2 = Ln2();
-  kln2.mag = Mul(kln2.mag, BigNat::Of(static_cast<UInt128>(k < 0 ? -k : k)));
+  Fixed kln2 = FixedLn2();
+  kln2.mag = BigMul(kln2.mag, BigNat::Of(static_cast<UInt128>(k < 0 ? -k : k)));
   kln2.negative = k < 0 && !kln2.mag.zero();
-  return FixedAdd(TwiceAtanh(z), kln2);
+  return FixedAdd(FixedTwiceAtanh(z), kln2);
 }
 
 // exp(t): t = k·ln2 + r with |r| <= ln2/2, exp(r) by its Taylor series, then shifted by k.
 // REQUIRES: |t| < 2^20.
-Fixed Exp(const Fixed& t) {
-  const Fixed ln2 = Ln2();
-  const BigNat half = ShiftRight(ln2.mag, 1);
+Fixed FixedExp(const Fixed& t) {
+  const Fixed ln2 = FixedLn2();
+  const BigNat half = BigShiftRight(ln2.mag, 1);
   // k = round(t / ln2), found as floor((|t| + ln2/2) / ln2).
-  const BigNat k_mag = Div(Add(t.mag, half), ln2.mag);
+  const BigNat k_mag = BigDiv(BigAdd(t.mag, half), ln2.mag);
   std::int64_t k = k_mag.zero() ? 0 : static_cast<std::int64_t>(k_mag.limbs[0]);
   if (t.negative) k = -k;
-  Fixed kln2{k < 0, Mul(ln2.mag, k_mag)};
+  Fixed kln2{k < 0, BigMul(ln2.mag, k_mag)};
   if (kln2.mag.zero()) kln2.negative = false;
   const Fixed r = FixedAdd(t, FixedNeg(kln2));
   Fixed term = FixedOne(), sum = FixedOne();
@@ -325,93 +272,35 @@ Fixed Exp(const Fixed& t) {
     term = FixedDivSmall(FixedMul(term, r), n);
     sum = FixedAdd(sum, term);
   }
-  sum.mag = k >= 0 ? ShiftLeft(sum.mag, k) : ShiftRight(sum.mag, -k);
+  sum.mag = k >= 0 ? BigShiftLeft(sum.mag, k) : BigShiftRight(sum.mag, -k);
   return sum;
 }
 
-bool IsIntegral(const Numeric& y) {
-  const UInt128 m = Magnitude(y);
+bool IsIntegralNumeric(const Numeric& y) {
+  const UInt128 m = MagnitudeOf(y);
   UInt128 p = 1;
   for (int i = 0; i < y.scale; ++i) p *= 10;
   return m % p == 0;
 }
 
-// PostgreSQL's power_var_int with its result scale: the exact power, rounded once. `n` fits an
-// int32 (PostgreSQL takes the exponent as one).
-Result<Numeric> IntegerPower(const Numeric& x, std::int64_t n) {
-  const int rscale = std::min<int>(std::max<int>(16, x.scale), kNumericMaxDigits);
-  const UInt128 c = Magnitude(x);
-  const bool negative = x.coefficient() < 0 && (n % 2 != 0);
-  if (n == 0) return MakeNumeric(Pow10(rscale), false, rscale);
-  if (c == 0) {
-    if (n < 0) return Status::DataError("zero raised to a negative power is undefined");
-    return MakeNumeric({}, false, rscale);
-  }
-  const std::uint64_t abs_n =
-      n < 0 ? static_cast<std::uint64_t>(-n) : static_cast<std::uint64_t>(n);
-  // log10 of the result, roughly: far above 38 digits overflows; far below the last place is 0.
-  const double log10_result =
-      static_cast<double>(n) * (std::log10(static_cast<double>(c)) - x.scale);
-  if (log10_result > kNumericMaxDigits + 2) return NumericOverflow();
-  if (log10_result < -rscale - 4) return MakeNumeric({}, false, rscale);
-  // c^|n| by squaring, kept to ~90 digits (exact whenever the power has fewer).
-  Approx base{BigNat::Of(c), 0}, power{BigNat::Of(1), 0};
-  for (std::uint64_t bits = abs_n; bits != 0; bits >>= 1) {
-    if (bits & 1) power = Times(power, base);
-    if (bits > 1) base = Times(base, base);
-  }
-  // x^n = power · 10^(-scale·n); its coefficient at rscale, rounded.
-  std::int64_t exponent =
-      power.e - static_cast<std::int64_t>(x.scale) * static_cast<std::int64_t>(abs_n);
-  BigNat magnitude = power.m;
-  if (n < 0) {
-    // 1 / (m · 10^exponent) = (10^K / m) · 10^(-K - exponent), with K leaving ~90 digits.
-    const std::int64_t k = magnitude.BitLength() * 3 / 10 + 100;
-    magnitude = Div(Pow10(k), magnitude);
-    exponent = -k - exponent;
-  }
-  const std::int64_t shift = exponent + rscale;  // coefficient = magnitude · 10^shift
-  if (shift > kNumericMaxDigits) return NumericOverflow();
-  return MakeNumeric(DivPow10Rounded(magnitude, -shift), negative, rscale);
-}
-
 }  // namespace
 
-Result<Numeric> NumericSqrt(const Numeric& x) {
-  if (x.coefficient() < 0) return Status::DataError("cannot take square root of a negative number");
-  const UInt128 c = Magnitude(x);
-  // The base-10000 weight of x (0 for zero): floor(floor(log10 x) / 4).
-  int weight = 0;
-  if (c != 0) {
-    const int log10_floor = DecimalDigits(c) - 1 - x.scale;
-    weight = log10_floor >= 0 ? log10_floor / 4 : -((-log10_floor + 3) / 4);
-  }
-  int rscale = 15 - 2 * weight;
-  rscale = std::max<int>(rscale, x.scale);
-  rscale = std::max(rscale, 0);
-  rscale = std::min<int>(rscale, kNumericMaxDigits);
-  // sqrt(c · 10^-s) · 10^r = sqrt(c · 10^(2r - s)); 2r - s >= 0 since r >= s.
-  const BigNat n = Mul(BigNat::Of(c), Pow10(2 * rscale - x.scale));
-  BigNat root = Isqrt(n);
-  // Round half up: sqrt(n) > q + 1/2 exactly when n > q² + q (n is an integer, no ties).
-  if (Compare(n, Add(Mul(root, root), root)) > 0) root = Add(root, BigNat::Of(1));
-  return MakeNumeric(root, false, rscale);
+bool IsInt4Exponent(const Numeric& y) {
+  if (!IsIntegralNumeric(y)) return false;
+  UInt128 p = 1;
+  for (int i = 0; i < y.scale; ++i) p *= 10;
+  const Int128 n = y.coefficient() / static_cast<Int128>(p);
+  return n >= INT32_MIN && n <= INT32_MAX;
 }
 
-Result<Numeric> NumericPower(const Numeric& x, const Numeric& y) {
+Result<Numeric> NumericPowerByLogarithm(const Numeric& x, const Numeric& y) {
   const Int128 xc = x.coefficient();
-  if (IsIntegral(y)) {
-    UInt128 p = 1;
-    for (int i = 0; i < y.scale; ++i) p *= 10;
-    const Int128 n = y.coefficient() / static_cast<Int128>(p);
-    if (n >= INT32_MIN && n <= INT32_MAX) return IntegerPower(x, static_cast<std::int64_t>(n));
-  }
   if (xc == 0) {
     if (y.coefficient() < 0)
       return Status::DataError("zero raised to a negative power is undefined");
     return Numeric::FromParts(0, 16);  // PostgreSQL: 0 with 16 digits after the point
   }
-  if (xc < 0 && IsIntegral(y)) {
+  if (xc < 0 && IsIntegralNumeric(y)) {
     // An integral exponent beyond int4: PostgreSQL takes the logarithm of the base.
     return Status::DataError("cannot take logarithm of a negative number");
   }
@@ -420,28 +309,30 @@ Result<Numeric> NumericPower(const Numeric& x, const Numeric& y) {
         "a negative number raised to a non-integer power yields a complex result");
   }
   // exp(y · ln x) in fixed point, far more bits than 38 digits need.
-  const Fixed ln_result = FixedMul(FixedOfNumeric(y), Ln(FixedOfNumeric(x)));
+  const Fixed ln_result = FixedMul(FixedOfNumeric(y), FixedLn(FixedOfNumeric(x)));
   // ln of the result, as a double, for its scale and the early range checks.
   double ln_approx = 0;
-  const BigNat top = ShiftRight(ln_result.mag, kFracBits - 52);
+  const BigNat top = BigShiftRight(ln_result.mag, kFracBits - 52);
   for (std::size_t i = top.limbs.size(); i-- > 0;)
     ln_approx = ln_approx * 4294967296.0 + top.limbs[i];
   ln_approx = std::ldexp(ln_approx, -52);
   if (ln_result.negative) ln_approx = -ln_approx;
   const double log10_result = ln_approx * 0.434294481903252;
-  if (log10_result > kNumericMaxDigits + 2) return NumericOverflow();
+  if (log10_result > kNumericMaxDigits + 2) return PowerOverflow();
+  // Far below the last place a scale of 38 keeps: 0 (and no int conversion of a huge double).
+  if (log10_result < -2 * kNumericMaxDigits) return Numeric::FromParts(0, kNumericMaxDigits);
   int rscale = 16 - static_cast<int>(log10_result);
   rscale = std::max<int>(rscale, x.scale);
   rscale = std::max<int>(rscale, y.scale);
   rscale = std::max(rscale, 0);
   rscale = std::min<int>(rscale, kNumericMaxDigits);
   if (log10_result < -rscale - 4) return Numeric::FromParts(0, rscale);
-  const Fixed result = Exp(ln_result);
+  const Fixed result = FixedExp(ln_result);
   // coefficient = round(result · 10^rscale), half away from zero.
-  const BigNat scaled = Mul(result.mag, Pow10(rscale));
+  const BigNat scaled = BigMul(result.mag, BigPow10(rscale));
   const BigNat rounded =
-      ShiftRight(Add(scaled, ShiftLeft(BigNat::Of(1), kFracBits - 1)), kFracBits);
-  return MakeNumeric(rounded, false, rscale);
+      BigShiftRight(BigAdd(scaled, BigShiftLeft(BigNat::Of(1), kFracBits - 1)), kFracBits);
+  return NumericOfBig(rounded, false, rscale);
 }
 
 }  // namespace tandem::workers

@@ -1,17 +1,13 @@
-// sqrt and power of numerics, with PostgreSQL 15's result scales (DESIGN §16). Kept apart from
-// base/numeric.h's arithmetic because they need more than 128 bits in between: each works on a
-// small unsigned big integer of its own and rounds once, at the end, half away from zero.
+// power(numeric, numeric) for the exponents PostgreSQL does not take as an int4 (DESIGN §16):
+// y not an integer, or an integer beyond int4. base/numeric.h's NumericPower does the int4 ones
+// (power_var_int's path); this is power_var's other path, exp(y · ln x), computed in 400-bit
+// fixed point so that the one rounding at the end is right to every digit a numeric keeps.
 //
-//   sqrt(x):     scale max(15 - 2·w, scale(x)), w the base-10000 weight of x (PostgreSQL's
-//                numeric_sqrt: at least 16 significant digits); a negative x is a data error
-//                ("cannot take square root of a negative number").
-//   power(x, n), n an integer: scale max(16, scale(x)); 0 to a negative power is a data error
-//                ("zero raised to a negative power is undefined").
-//   power(x, y), y not an integer: scale 16 - trunc(log10(result)), at least the scales of x and
-//                y; a negative x is a data error ("a negative number raised to a non-integer
-//                power yields a complex result"); 0 to it is 0.
-// Every scale is at most 38; a result of 38 digits or more is a data error ("value overflows
-// numeric format"), as for the other numeric arithmetic.
+// Scale as PostgreSQL's power_var: 16 - trunc(log10(result)), at least the scales of x and y,
+// here at most 38; rounded half away from zero. 0 to a positive power is 0 with scale 16. Errors
+// as PostgreSQL's: "zero raised to a negative power is undefined", "a negative number raised to a
+// non-integer power yields a complex result", and a result of 38 digits or more is "value
+// overflows numeric format" (numeric.h's limit).
 #pragma once
 
 #include "base/numeric.h"
@@ -19,7 +15,10 @@
 
 namespace tandem::workers {
 
-Result<Numeric> NumericSqrt(const Numeric& x);
-Result<Numeric> NumericPower(const Numeric& x, const Numeric& y);
+// Whether `y` is an integer within int4: power(x, y) is then NumericPower's (base/numeric.h).
+bool IsInt4Exponent(const Numeric& y);
+
+// power(x, y) for every other y.
+Result<Numeric> NumericPowerByLogarithm(const Numeric& x, const Numeric& y);
 
 }  // namespace tandem::workers
