@@ -221,6 +221,10 @@ Fixed FixedDivSmall(const Fixed& a, std::uint32_t d) {
   BigNat m = BigDivSmall(a.mag, d, nullptr);
   return {a.negative && !m.zero(), std::move(m)};
 }
+Fixed FixedAbs(Fixed a) {
+  a.negative = false;
+  return a;
+}
 Fixed FixedOne() { return {false, BigShiftLeft(BigNat::Of(1), kFracBits)}; }
 Fixed FixedOfNumeric(const Numeric& x) {
   const BigNat scaled = BigShiftLeft(BigNat::Of(MagnitudeOf(x)), kFracBits);
@@ -300,16 +304,19 @@ Result<Numeric> NumericPowerByLogarithm(const Numeric& x, const Numeric& y) {
       return Status::DataError("zero raised to a negative power is undefined");
     return Numeric::FromParts(0, 16);  // PostgreSQL: 0 with 16 digits after the point
   }
-  if (xc < 0 && IsIntegralNumeric(y)) {
-    // An integral exponent beyond int4: PostgreSQL takes the logarithm of the base.
-    return Status::DataError("cannot take logarithm of a negative number");
-  }
-  if (xc < 0) {
+  if (xc < 0 && !IsIntegralNumeric(y)) {
     return Status::DataError(
         "a negative number raised to a non-integer power yields a complex result");
   }
+  // A negative base with an integral exponent (beyond int4 here): |x|^y, negative when y is odd.
+  bool negative = false;
+  if (xc < 0) {
+    UInt128 p = 1;
+    for (int i = 0; i < y.scale; ++i) p *= 10;
+    negative = (MagnitudeOf(y) / p) % 2 == 1;
+  }
   // exp(y · ln x) in fixed point, far more bits than 38 digits need.
-  const Fixed ln_result = FixedMul(FixedOfNumeric(y), FixedLn(FixedOfNumeric(x)));
+  const Fixed ln_result = FixedMul(FixedOfNumeric(y), FixedLn(FixedAbs(FixedOfNumeric(x))));
   // ln of the result, as a double, for its scale and the early range checks.
   double ln_approx = 0;
   const BigNat top = BigShiftRight(ln_result.mag, kFracBits - 52);
@@ -332,7 +339,7 @@ Result<Numeric> NumericPowerByLogarithm(const Numeric& x, const Numeric& y) {
   const BigNat scaled = BigMul(result.mag, BigPow10(rscale));
   const BigNat rounded =
       BigShiftRight(BigAdd(scaled, BigShiftLeft(BigNat::Of(1), kFracBits - 1)), kFracBits);
-  return NumericOfBig(rounded, false, rscale);
+  return NumericOfBig(rounded, negative && !rounded.zero(), rscale);
 }
 
 }  // namespace tandem::workers

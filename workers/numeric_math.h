@@ -4,7 +4,8 @@
 // fixed point so that the one rounding at the end is right to every digit a numeric keeps.
 //
 // Scale as PostgreSQL's power_var: 16 - trunc(log10(result)), at least the scales of x and y,
-// here at most 38; rounded half away from zero. 0 to a positive power is 0 with scale 16. Errors
+// here at most 38; rounded half away from zero. 0 to a positive power is 0 with scale 16; a
+// negative base with an integral exponent is negative when the exponent is odd. Errors
 // as PostgreSQL's: "zero raised to a negative power is undefined", "a negative number raised to a
 // non-integer power yields a complex result", and a result of 38 digits or more is "value
 // overflows numeric format" (numeric.h's limit).
