@@ -30,10 +30,6 @@ struct BigNat {
     if (limbs.empty()) return 0;
     return static_cast<std::int64_t>(limbs.size() - 1) * 32 + (32 - __builtin_clz(limbs.back()));
   }
-  bool Bit(std::int64_t i) const {
-    const auto limb = static_cast<std::size_t>(i / 32);
-    return limb < limbs.size() && ((limbs[limb] >> (i % 32)) & 1u) != 0;
-  }
 };
 
 int BigCompare(const BigNat& a, const BigNat& b) {
@@ -146,17 +142,53 @@ BigNat BigShiftRight(const BigNat& a, std::int64_t bits) {
   return out;
 }
 
-// a / b by binary long division. REQUIRES: b is not zero.
+// floor(a / b) by Knuth's algorithm D (TAOCP 4.3.1) in base 2^32. REQUIRES: b is not zero.
 BigNat BigDiv(const BigNat& a, const BigNat& b) {
-  BigNat q, r;
-  q.limbs.assign(a.limbs.size(), 0);
-  for (std::int64_t i = a.BitLength(); i-- > 0;) {
-    r = BigShiftLeft(r, 1);
-    if (a.Bit(i)) r = BigAdd(r, BigNat::Of(1));
-    if (BigCompare(r, b) >= 0) {
-      r = BigSub(r, b);
-      q.limbs[static_cast<std::size_t>(i / 32)] |= 1u << (i % 32);
+  if (BigCompare(a, b) < 0) return {};
+  if (b.limbs.size() == 1) return BigDivSmall(a, b.limbs[0], nullptr);
+  // Normalise so the divisor's top limb has its high bit set: the quotient estimates are then at
+  // most 2 too large.
+  const int shift = __builtin_clz(b.limbs.back());
+  const BigNat v = BigShiftLeft(b, shift);
+  BigNat u = BigShiftLeft(a, shift);
+  u.limbs.resize(a.limbs.size() + 1, 0);
+  const std::size_t n = v.limbs.size(), m = a.limbs.size() - n;
+  constexpr std::uint64_t kBase = std::uint64_t{1} << 32;
+  BigNat q;
+  q.limbs.assign(m + 1, 0);
+  for (std::size_t j = m + 1; j-- > 0;) {
+    const std::uint64_t top = (std::uint64_t{u.limbs[j + n]} << 32) | u.limbs[j + n - 1];
+    std::uint64_t qhat = top / v.limbs[n - 1], rhat = top % v.limbs[n - 1];
+    while (qhat >= kBase || qhat * v.limbs[n - 2] > ((rhat << 32) | u.limbs[j + n - 2])) {
+      --qhat;
+      rhat += v.limbs[n - 1];
+      if (rhat >= kBase) break;
     }
+    // u[j .. j+n] -= qhat · v
+    std::int64_t borrow = 0;
+    std::uint64_t carry = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t product = qhat * v.limbs[i] + carry;
+      carry = product >> 32;
+      const std::int64_t t = static_cast<std::int64_t>(u.limbs[i + j]) - borrow -
+                             static_cast<std::int64_t>(product & 0xffffffffu);
+      u.limbs[i + j] = static_cast<std::uint32_t>(t);
+      borrow = t < 0 ? 1 : 0;
+    }
+    const std::int64_t t =
+        static_cast<std::int64_t>(u.limbs[j + n]) - borrow - static_cast<std::int64_t>(carry);
+    u.limbs[j + n] = static_cast<std::uint32_t>(t);
+    if (t < 0) {  // qhat was one too large: add v back
+      --qhat;
+      std::uint64_t c = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t sum = std::uint64_t{u.limbs[i + j]} + v.limbs[i] + c;
+        u.limbs[i + j] = static_cast<std::uint32_t>(sum);
+        c = sum >> 32;
+      }
+      u.limbs[j + n] += static_cast<std::uint32_t>(c);
+    }
+    q.limbs[j] = static_cast<std::uint32_t>(qhat);
   }
   q.Trim();
   return q;
@@ -242,9 +274,10 @@ Fixed FixedTwiceAtanh(const Fixed& z) {
   return FixedAdd(sum, sum);
 }
 
-Fixed FixedLn2() {
-  const Fixed third = FixedDivSmall(FixedOne(), 3);
-  return FixedTwiceAtanh(third);  // ln 2 = 2·atanh(1/3)
+// ln 2 = 2·atanh(1/3), computed once (a function-local static: initialised once, thread-safe).
+const Fixed& FixedLn2() {
+  static const Fixed ln2 = FixedTwiceAtanh(FixedDivSmall(FixedOne(), 3));
+  return ln2;
 }
 
 // ln(x) for x > 0: x = m·2^k with m in [1/2, 1), ln m = 2·atanh((m-1)/(m+1)).
@@ -253,7 +286,7 @@ Fixed FixedLn(const Fixed& x) {
   Fixed m{false, k >= 0 ? BigShiftRight(x.mag, k) : BigShiftLeft(x.mag, -k)};
   const Fixed one = FixedOne();
   const Fixed z = FixedDiv(FixedAdd(m, FixedNeg(one)), FixedAdd(m, one));
-  Fixed kln2 = FixedLn2();
+  Fixed kln2 = FixedLn2();  // a copy: scaled by k below
   kln2.mag = BigMul(kln2.mag, BigNat::Of(static_cast<UInt128>(k < 0 ? -k : k)));
   kln2.negative = k < 0 && !kln2.mag.zero();
   return FixedAdd(FixedTwiceAtanh(z), kln2);
@@ -262,7 +295,7 @@ Fixed FixedLn(const Fixed& x) {
 // exp(t): t = k·ln2 + r with |r| <= ln2/2, exp(r) by its Taylor series, then shifted by k.
 // REQUIRES: |t| < 2^20.
 Fixed FixedExp(const Fixed& t) {
-  const Fixed ln2 = FixedLn2();
+  const Fixed& ln2 = FixedLn2();
   const BigNat half = BigShiftRight(ln2.mag, 1);
   // k = round(t / ln2), found as floor((|t| + ln2/2) / ln2).
   const BigNat k_mag = BigDiv(BigAdd(t.mag, half), ln2.mag);
