@@ -54,7 +54,7 @@ bool IsCastSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
-std::string InvalidInput(pb::ScalarType type, std::string_view text) {
+std::string CastInvalidInput(pb::ScalarType type, std::string_view text) {
   return "invalid input syntax for type " + ipc::SqlTypeName(type) + ": \"" + std::string(text) +
          "\"";
 }
@@ -104,7 +104,7 @@ std::string PgFloatText(double value, bool is_float4) {
 
 constexpr char kCastHexDigits[] = "0123456789abcdef";
 
-std::string ByteaText(const std::string& bytes) {
+std::string CastByteaText(const std::string& bytes) {
   std::string out = "\\x";
   out.reserve(2 + 2 * bytes.size());
   for (const char c : bytes) {
@@ -115,7 +115,7 @@ std::string ByteaText(const std::string& bytes) {
   return out;
 }
 
-std::string UuidText(const Uuid& uuid) {
+std::string CastUuidText(const Uuid& uuid) {
   std::string out;
   for (std::size_t i = 0; i < uuid.bytes.size(); ++i) {
     if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
@@ -129,7 +129,7 @@ std::string UuidText(const Uuid& uuid) {
 
 // PostgreSQL's boolin: blanks around; a prefix of true/false/yes/no, on/off (two letters at
 // least), 1/0, any case.
-Result<Datum> ParseBoolText(std::string_view text) {
+Result<Datum> CastParseBoolText(std::string_view text) {
   std::size_t begin = 0, end = text.size();
   while (begin < end && IsCastSpace(text[begin])) ++begin;
   while (end > begin && IsCastSpace(text[end - 1])) --end;
@@ -148,18 +148,18 @@ Result<Datum> ParseBoolText(std::string_view text) {
   if (prefix_of("false", 1) || prefix_of("no", 1) || prefix_of("off", 2) || v == "0") {
     return Datum(false);
   }
-  return Status::DataError(InvalidInput(pb::BOOL, text));
+  return Status::DataError(CastInvalidInput(pb::BOOL, text));
 }
 
 // PostgreSQL's pg_strtoint16/32/64: blanks around, a sign, at least one decimal digit.
-Result<Datum> ParseIntegerText(std::string_view text, pb::ScalarType type) {
+Result<Datum> CastParseIntegerText(std::string_view text, pb::ScalarType type) {
   const CastIntegerRange range = IntegerRangeOf(type);
   std::size_t i = 0;
   while (i < text.size() && IsCastSpace(text[i])) ++i;
   bool negative = false;
   if (i < text.size() && (text[i] == '-' || text[i] == '+')) negative = text[i++] == '-';
   if (i == text.size() || text[i] < '0' || text[i] > '9') {
-    return Status::DataError(InvalidInput(type, text));
+    return Status::DataError(CastInvalidInput(type, text));
   }
   // Accumulated negatively: the most negative value has no positive counterpart.
   std::int64_t acc = 0;
@@ -171,7 +171,7 @@ Result<Datum> ParseIntegerText(std::string_view text, pb::ScalarType type) {
     }
   }
   while (i < text.size() && IsCastSpace(text[i])) ++i;
-  if (i != text.size()) return Status::DataError(InvalidInput(type, text));
+  if (i != text.size()) return Status::DataError(CastInvalidInput(type, text));
   if (!negative) {
     if (acc < -range.max) {
       return Status::DataError("value \"" + std::string(text) + "\" is out of range for type " +
@@ -185,12 +185,12 @@ Result<Datum> ParseIntegerText(std::string_view text, pb::ScalarType type) {
 // PostgreSQL's float8in / float4in: blanks around, strtod's syntax (NaN, Infinity, inf, hex
 // included); a text beyond the range, or one that underflows to zero, is out of range (a
 // denormal is a value).
-Result<Datum> ParseFloatText(std::string_view text, pb::ScalarType type) {
+Result<Datum> CastParseFloatText(std::string_view text, pb::ScalarType type) {
   const bool is_float4 = type == pb::FLOAT32;
   const std::string copy(text);  // strtod needs a terminator
   const char* begin = copy.c_str();
   while (IsCastSpace(*begin)) ++begin;
-  if (*begin == '\0') return Status::DataError(InvalidInput(type, text));
+  if (*begin == '\0') return Status::DataError(CastInvalidInput(type, text));
   char* end = nullptr;
   errno = 0;
   double value = 0;
@@ -199,18 +199,18 @@ Result<Datum> ParseFloatText(std::string_view text, pb::ScalarType type) {
   } else {
     value = std::strtod(begin, &end);
   }
-  if (end == begin) return Status::DataError(InvalidInput(type, text));
+  if (end == begin) return Status::DataError(CastInvalidInput(type, text));
   if (errno == ERANGE && (value == 0.0 || std::isinf(value))) {
     return Status::DataError("\"" + copy + "\" is out of range for type " + ipc::SqlTypeName(type));
   }
   while (IsCastSpace(*end)) ++end;
   if (*end != '\0' || static_cast<std::size_t>(end - copy.c_str()) != copy.size()) {
-    return Status::DataError(InvalidInput(type, text));
+    return Status::DataError(CastInvalidInput(type, text));
   }
   return Datum(value);
 }
 
-int HexValue(char c) {
+int CastHexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
@@ -218,7 +218,7 @@ int HexValue(char c) {
 }
 
 // The UTF-8 character that starts at text[at] (for messages).
-std::string_view CharAt(std::string_view text, std::size_t at) {
+std::string_view CastCharAt(std::string_view text, std::size_t at) {
   std::size_t end = at + 1;
   while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;
   return text.substr(at, end - at);
@@ -226,7 +226,7 @@ std::string_view CharAt(std::string_view text, std::size_t at) {
 
 // PostgreSQL's byteain: "\x" and pairs of hex digits (blanks between pairs), or the escape
 // format (\\ and \ooo octal; any other byte as itself).
-Result<Datum> ParseByteaText(std::string_view text) {
+Result<Datum> CastParseByteaText(std::string_view text) {
   Bytes out;
   if (text.size() >= 2 && text[0] == '\\' && text[1] == 'x') {
     std::size_t i = 2;
@@ -236,18 +236,18 @@ Result<Datum> ParseByteaText(std::string_view text) {
         ++i;
         continue;
       }
-      const int high = HexValue(c);
+      const int high = CastHexValue(c);
       if (high < 0) {
-        return Status::DataError("invalid hexadecimal digit: \"" + std::string(CharAt(text, i)) +
-                                 "\"");
+        return Status::DataError("invalid hexadecimal digit: \"" +
+                                 std::string(CastCharAt(text, i)) + "\"");
       }
       if (++i == text.size()) {
         return Status::DataError("invalid hexadecimal data: odd number of digits");
       }
-      const int low = HexValue(text[i]);
+      const int low = CastHexValue(text[i]);
       if (low < 0) {
-        return Status::DataError("invalid hexadecimal digit: \"" + std::string(CharAt(text, i)) +
-                                 "\"");
+        return Status::DataError("invalid hexadecimal digit: \"" +
+                                 std::string(CastCharAt(text, i)) + "\"");
       }
       ++i;
       out.bytes += static_cast<char>(high * 16 + low);
@@ -276,62 +276,64 @@ Result<Datum> ParseByteaText(std::string_view text) {
 
 // PostgreSQL's uuid_in: 32 hex digits, a '-' allowed after any group of four, optionally in
 // braces; nothing else (no blanks).
-Result<Datum> ParseUuidText(std::string_view text) {
+Result<Datum> CastParseUuidText(std::string_view text) {
   Uuid out;
   std::size_t i = 0;
   const bool braces = !text.empty() && text[0] == '{';
   if (braces) ++i;
   for (std::size_t b = 0; b < out.bytes.size(); ++b) {
-    if (i + 1 >= text.size() || HexValue(text[i]) < 0 || HexValue(text[i + 1]) < 0) {
-      return Status::DataError(InvalidInput(pb::UUID, text));
+    if (i + 1 >= text.size() || CastHexValue(text[i]) < 0 || CastHexValue(text[i + 1]) < 0) {
+      return Status::DataError(CastInvalidInput(pb::UUID, text));
     }
-    out.bytes[b] = static_cast<std::uint8_t>(HexValue(text[i]) * 16 + HexValue(text[i + 1]));
+    out.bytes[b] =
+        static_cast<std::uint8_t>(CastHexValue(text[i]) * 16 + CastHexValue(text[i + 1]));
     i += 2;
     if (i < text.size() && text[i] == '-' && b % 2 == 1 && b + 1 < out.bytes.size()) ++i;
   }
   if (braces) {
-    if (i >= text.size() || text[i] != '}') return Status::DataError(InvalidInput(pb::UUID, text));
+    if (i >= text.size() || text[i] != '}')
+      return Status::DataError(CastInvalidInput(pb::UUID, text));
     ++i;
   }
-  if (i != text.size()) return Status::DataError(InvalidInput(pb::UUID, text));
+  if (i != text.size()) return Status::DataError(CastInvalidInput(pb::UUID, text));
   return Datum(out);
 }
 
 template <typename T>
-Result<Datum> AsDatum(Result<T> r) {
+Result<Datum> CastAsDatum(Result<T> r) {
   if (!r.ok()) return r.status();
   return Datum(std::move(r).value());
 }
 
-Result<Datum> FromText(const std::string& text, pb::ScalarType to) {
+Result<Datum> CastFromText(const std::string& text, pb::ScalarType to) {
   switch (to) {
     case pb::BOOL:
-      return ParseBoolText(text);
+      return CastParseBoolText(text);
     case pb::INT16:
     case pb::INT32:
     case pb::INT64:
-      return ParseIntegerText(text, to);
+      return CastParseIntegerText(text, to);
     case pb::FLOAT32:
     case pb::FLOAT64:
-      return ParseFloatText(text, to);
+      return CastParseFloatText(text, to);
     case pb::NUMERIC:
-      return AsDatum(ParseNumeric(text));
+      return CastAsDatum(ParseNumeric(text));
     case pb::STRING:
       return Datum(text);
     case pb::BYTEA:
-      return ParseByteaText(text);
+      return CastParseByteaText(text);
     case pb::DATE:
-      return AsDatum(ParseDate(text));
+      return CastAsDatum(ParseDate(text));
     case pb::TIME:
-      return AsDatum(ParseTime(text));
+      return CastAsDatum(ParseTime(text));
     case pb::TIMESTAMP:
-      return AsDatum(ParseTimestamp(text));
+      return CastAsDatum(ParseTimestamp(text));
     case pb::TIMESTAMPTZ:
-      return AsDatum(ParseTimestampTz(text));
+      return CastAsDatum(ParseTimestampTz(text));
     case pb::INTERVAL:
-      return AsDatum(ParseInterval(text));
+      return CastAsDatum(ParseInterval(text));
     case pb::UUID:
-      return ParseUuidText(text);
+      return CastParseUuidText(text);
     default:
       TANDEM_CHECK(false, "cast from text to a type validation does not know");
   }
@@ -388,14 +390,14 @@ Result<Datum> NumberCast(const Datum& in, pb::ScalarType from, pb::ScalarType to
       if (narrowed == 0.0f && v != 0.0) return Status::DataError("value out of range: underflow");
       return Datum(static_cast<double>(narrowed));
     }
-    return AsDatum(from == pb::FLOAT32 ? NumericFromFloat4(v) : NumericFromDouble(v));
+    return CastAsDatum(from == pb::FLOAT32 ? NumericFromFloat4(v) : NumericFromDouble(v));
   }
   TANDEM_CHECK(from == pb::NUMERIC, "number cast from a type that is not a number");
   const Numeric& n = CastOperand<Numeric>(in);
   if (IsCastIntegerType(to)) {
     const CastIntegerRange range = IntegerRangeOf(to);
     const std::string type_name = ipc::SqlTypeName(to);
-    return AsDatum(NumericToInt64(n, range.min, range.max, type_name));
+    return CastAsDatum(NumericToInt64(n, range.min, range.max, type_name));
   }
   if (to == pb::FLOAT64) return Datum(NumericToDouble(n));
   if (to == pb::FLOAT32) {
@@ -423,7 +425,7 @@ Result<Datum> TemporalCast(const Datum& in, pb::ScalarType from, pb::ScalarType 
                                  : TimestampOfTimestampTz(CastOperand<TimestampTz>(in));
       if (to == pb::TIMESTAMP) return Datum(wall);
       if (to == pb::TIMESTAMPTZ) return Datum(TimestampTzOfTimestamp(wall));
-      if (to == pb::DATE) return AsDatum(DateOfTimestamp(wall));
+      if (to == pb::DATE) return CastAsDatum(DateOfTimestamp(wall));
       TANDEM_CHECK(to == pb::TIME, "timestamp cast to a type validation refuses");
       return Datum(TimeOfTimestamp(wall));
     }
@@ -447,7 +449,7 @@ Result<Datum> TemporalCast(const Datum& in, pb::ScalarType from, pb::ScalarType 
 Result<Datum> CastValue(const Datum& in, pb::ScalarType from, pb::ScalarType to) {
   if (from == to) return in;
   if (to == pb::STRING) return Datum(SqlValueText(in, from));
-  if (from == pb::STRING) return FromText(CastOperand<std::string>(in), to);
+  if (from == pb::STRING) return CastFromText(CastOperand<std::string>(in), to);
   const auto is_number = [](pb::ScalarType t) {
     return IsCastIntegerType(t) || t == pb::FLOAT32 || t == pb::FLOAT64 || t == pb::NUMERIC;
   };
@@ -491,7 +493,7 @@ std::string SqlValueText(const Datum& datum, pb::ScalarType type) {
     case pb::STRING:
       return CastOperand<std::string>(datum);
     case pb::BYTEA:
-      return ByteaText(CastOperand<Bytes>(datum).bytes);
+      return CastByteaText(CastOperand<Bytes>(datum).bytes);
     case pb::DATE:
       return DateText(CastOperand<Date>(datum));
     case pb::TIME:
@@ -503,7 +505,7 @@ std::string SqlValueText(const Datum& datum, pb::ScalarType type) {
     case pb::INTERVAL:
       return IntervalText(CastOperand<Interval>(datum));
     case pb::UUID:
-      return UuidText(CastOperand<Uuid>(datum));
+      return CastUuidText(CastOperand<Uuid>(datum));
     default:
       TANDEM_CHECK(false, "text of a type validation does not know");
   }
