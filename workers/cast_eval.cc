@@ -542,4 +542,16 @@ bool EvalCast(const Datum& in, pb::ScalarType from, const pb::Column& to, Datum*
   return true;
 }
 
+bool EvalCastFromColumn(const Datum& in, const pb::Column& from, const pb::Column& to, Datum* out,
+                        std::string* error) {
+  if (from.type() == pb::STRING && from.blank_padded() && to.type() == pb::STRING &&
+      !to.blank_padded() && std::holds_alternative<std::string>(in)) {
+    const std::string& padded = std::get<std::string>(in);
+    const std::size_t end = padded.find_last_not_of(' ');
+    return EvalCast(Datum(padded.substr(0, end == std::string::npos ? 0 : end + 1)), pb::STRING, to,
+                    out, error);
+  }
+  return EvalCast(in, from.type(), to, out, error);
+}
+
 }  // namespace tandem::workers

@@ -19,6 +19,12 @@ namespace tandem::workers {
 bool EvalCast(const Datum& in, ipc::pb::ScalarType from, const ipc::pb::Column& to, Datum* out,
               std::string* error);
 
+// As EvalCast, knowing the operand's column: a char(n) value cast to text or varchar(m) loses its
+// trailing blanks first, as PostgreSQL's bpchar → text does ('ab'::char(4)::text is 'ab'); to
+// char(m) and to other types it keeps them. EvalCast cannot know a STRING was a char(n).
+bool EvalCastFromColumn(const Datum& in, const ipc::pb::Column& from, const ipc::pb::Column& to,
+                        Datum* out, std::string* error);
+
 // PostgreSQL's output function for a datum of `type` (what a cast to text gives): "true",
 // "12.50", "1.5e-07", "Infinity", "\x0102", "2026-12-06 12:00:00+00".
 // REQUIRES: `datum` is not null and is of `type`.

@@ -454,6 +454,27 @@ TEST(CastEvalTest, VarcharTruncatesAndCharPadsByCharacters) {
   EXPECT_EQ(CastOk(std::string("é"), pb::STRING, Varchar(3, true)), Datum(std::string("é  ")));
 }
 
+TEST(CastEvalTest, CharLosesItsPaddingToTextAndVarcharOnly) {
+  // select 'ab'::char(4)::varchar || '|', 'ab'::char(4)::varchar(3) || '|',
+  //   ('ab'::char(4)::char(6))::bytea, 'a b'::char(5)::text || '|', ' '::char(3)::text || '|',
+  //   ('ab'::char(4))::bytea → ab|, ab|, \x616220202020, a b|, |, \x61622020
+  const pb::Column char4 = Varchar(4, true);
+  auto cast = [&](const std::string& in, const pb::Column& from, const pb::Column& to) {
+    Datum out;
+    std::string error;
+    EXPECT_TRUE(EvalCastFromColumn(in, from, to, &out, &error)) << error;
+    return out;
+  };
+  EXPECT_EQ(cast("ab  ", char4, Col(pb::STRING)), Datum(std::string("ab")));
+  EXPECT_EQ(cast("ab  ", char4, Varchar(3)), Datum(std::string("ab")));
+  EXPECT_EQ(cast("ab  ", char4, Varchar(6, true)), Datum(std::string("ab    ")));
+  EXPECT_EQ(cast("a b  ", Varchar(5, true), Col(pb::STRING)), Datum(std::string("a b")));
+  EXPECT_EQ(cast("   ", Varchar(3, true), Col(pb::STRING)), Datum(std::string("")));
+  EXPECT_EQ(CastText(cast("ab  ", char4, Col(pb::BYTEA)), pb::BYTEA), "\\x61622020");
+  // A varchar keeps its trailing blanks: select 'ab  '::varchar(4)::text || '|' → 'ab  |'
+  EXPECT_EQ(cast("ab  ", Varchar(4), Col(pb::STRING)), Datum(std::string("ab  ")));
+}
+
 TEST(CastEvalTest, DatesTimesAndTimestamps) {
   // select '2020-01-02 03:04:05.5'::timestamp::date, ...::time,
   //   '2020-01-02 03:04:05.5+02'::timestamptz::timestamp, '2020-01-02'::date::timestamp
