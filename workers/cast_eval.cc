@@ -554,4 +554,26 @@ bool EvalCastFromColumn(const Datum& in, const pb::Column& from, const pb::Colum
   return EvalCast(in, from.type(), to, out, error);
 }
 
+bool EvalAssignmentCast(const Datum& in, pb::ScalarType from, const pb::Column& to, Datum* out,
+                        std::string* error) {
+  if (to.type() != pb::STRING || to.length() == 0 || std::holds_alternative<Null>(in)) {
+    return EvalCast(in, from, to, out, error);
+  }
+  pb::Column text = to;
+  text.set_length(0);
+  text.set_blank_padded(false);
+  Datum unbounded;
+  if (!EvalCast(in, from, text, &unbounded, error)) return false;
+  const std::string& value = std::get<std::string>(unbounded);
+  const Datum fitted = ApplyLengthTypmod(value, to.length(), to.blank_padded());
+  const std::string& kept = std::get<std::string>(fitted);
+  if (kept.size() < value.size() &&
+      value.find_first_not_of(' ', kept.size()) != std::string::npos) {
+    *error = "value too long for type " + ipc::SqlColumnTypeName(to);
+    return false;
+  }
+  *out = fitted;
+  return true;
+}
+
 }  // namespace tandem::workers

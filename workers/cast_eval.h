@@ -25,6 +25,12 @@ bool EvalCast(const Datum& in, ipc::pb::ScalarType from, const ipc::pb::Column& 
 bool EvalCastFromColumn(const Datum& in, const ipc::pb::Column& from, const ipc::pb::Column& to,
                         Datum* out, std::string* error);
 
+// The assignment cast a write applies (INSERT, UPDATE, COPY into a column of `to`): as EvalCast,
+// except that a value longer than varchar(n) or char(n) is an error in the data ("value too long
+// for type character varying(3)") unless every character cut is a blank.
+bool EvalAssignmentCast(const Datum& in, ipc::pb::ScalarType from, const ipc::pb::Column& to,
+                        Datum* out, std::string* error);
+
 // PostgreSQL's output function for a datum of `type` (what a cast to text gives): "true",
 // "12.50", "1.5e-07", "Infinity", "\x0102", "2026-12-06 12:00:00+00".
 // REQUIRES: `datum` is not null and is of `type`.

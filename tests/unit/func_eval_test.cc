@@ -475,6 +475,39 @@ TEST(CastEvalTest, CharLosesItsPaddingToTextAndVarcharOnly) {
   EXPECT_EQ(cast("ab  ", Varchar(4), Col(pb::STRING)), Datum(std::string("ab  ")));
 }
 
+TEST(CastEvalTest, AssignmentToVarcharOrCharRefusesCuttingAnythingButBlanks) {
+  // create temp table t(v varchar(3), c char(3), n numeric(4,1));
+  // insert into t(v) values ('abcd') → ERROR: value too long for type character varying(3)
+  // insert into t(c) values ('abcd') → ERROR: value too long for type character(3)
+  // insert into t(v) values (12345)  → ERROR: value too long for type character varying(3)
+  // insert into t(v, c) values ('ab   ', 'x    '), ('äöü', 'é') → 'ab ', 'x  ', 'äöü', 'é  '
+  // insert into t(n) values (999.96) → ERROR: numeric field overflow
+  auto assign = [](const Datum& in, pb::ScalarType from, const pb::Column& to, std::string* error) {
+    Datum out;
+    return EvalAssignmentCast(in, from, to, &out, error) ? out : Datum(Null{});
+  };
+  std::string error;
+  EXPECT_TRUE(
+      std::holds_alternative<Null>(assign(std::string("abcd"), pb::STRING, Varchar(3), &error)));
+  EXPECT_EQ(error, "value too long for type character varying(3)");
+  EXPECT_TRUE(std::holds_alternative<Null>(
+      assign(std::string("abcd"), pb::STRING, Varchar(3, true), &error)));
+  EXPECT_EQ(error, "value too long for type character(3)");
+  EXPECT_TRUE(
+      std::holds_alternative<Null>(assign(std::int64_t{12345}, pb::INT32, Varchar(3), &error)));
+  EXPECT_EQ(error, "value too long for type character varying(3)");
+  EXPECT_EQ(assign(std::string("ab   "), pb::STRING, Varchar(3), &error),
+            Datum(std::string("ab ")));
+  EXPECT_EQ(assign(std::string("x    "), pb::STRING, Varchar(3, true), &error),
+            Datum(std::string("x  ")));
+  EXPECT_EQ(assign(std::string("äöü"), pb::STRING, Varchar(3), &error), Datum(std::string("äöü")));
+  EXPECT_EQ(assign(std::string("é"), pb::STRING, Varchar(3, true), &error),
+            Datum(std::string("é  ")));
+  EXPECT_TRUE(
+      std::holds_alternative<Null>(assign(Num("999.96"), pb::NUMERIC, NumericCol(4, 1), &error)));
+  EXPECT_EQ(error.rfind("numeric field overflow", 0), 0u);
+}
+
 TEST(CastEvalTest, DatesTimesAndTimestamps) {
   // select '2020-01-02 03:04:05.5'::timestamp::date, ...::time,
   //   '2020-01-02 03:04:05.5+02'::timestamptz::timestamp, '2020-01-02'::date::timestamp
