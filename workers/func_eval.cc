@@ -2,10 +2,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <utility>
 
 #include "base/check.h"
+#include "base/count.h"
 #include "base/datetime.h"
 #include "base/numeric.h"
 #include "workers/numeric_math.h"
@@ -355,6 +357,64 @@ bool DateTrunc(std::string_view unit, const Datum& v, pb::ScalarType type, Datum
   }
 }
 
+// The fields whose date_part PostgreSQL computes in float8 with more than one rounding; every
+// other field's value is an integer, which extract's numeric gives exactly.
+enum class FloatPartField { kOther, kSecond, kMillisecond, kEpoch };
+
+// PostgreSQL's spellings of those fields (its unit tables, matched on the first 10 characters of
+// the lower-cased unit, as DecodeUnits does; "epoch" is a special word after them).
+FloatPartField FloatPartFieldOf(std::string_view unit) {
+  std::string lower(unit);
+  for (char& c : lower) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  auto matches = [&](std::string_view token) {
+    return lower == token || (token.size() == 10 && lower.compare(0, 10, token) == 0);
+  };
+  for (const std::string_view token : {"s", "sec", "second", "seconds", "secs"}) {
+    if (matches(token)) return FloatPartField::kSecond;
+  }
+  for (const std::string_view token :
+       {"millisecon", "ms", "msec", "msecond", "mseconds", "msecs"}) {
+    if (matches(token)) return FloatPartField::kMillisecond;
+  }
+  return matches("epoch") ? FloatPartField::kEpoch : FloatPartField::kOther;
+}
+
+// date_part's float8 as PostgreSQL 15 computes it from the parts (its timestamp_part_common,
+// time_part_common and interval_part_common): seconds as tm_sec + fsec / 1e6, milliseconds as
+// tm_sec * 1000.0 + fsec / 1000.0, a timestamp's epoch from its microseconds since 2000, an
+// interval's from its months, days and time. `exact` is extract's numeric for the same field.
+double DatePartDouble(FloatPartField field, const Numeric& exact, const Datum& v,
+                      pb::ScalarType type) {
+  if (field == FloatPartField::kEpoch && type == pb::INTERVAL) {
+    const Interval& i = FuncArg<Interval>(v);
+    return static_cast<double>(i.micros) / 1000000.0 +
+           (365.25 * 86400.0) * static_cast<double>(i.months / 12) +
+           (30.0 * 86400.0) * static_cast<double>(i.months % 12) +
+           86400.0 * static_cast<double>(i.days);
+  }
+  // What is left is in whole microseconds: seconds (scale 6) and milliseconds (scale 3) of any
+  // type, the epoch of a time, a timestamp, a timestamptz or a date's midnight (scale 6) — each
+  // within int64 microseconds.
+  Int128 coefficient = exact.coefficient();
+  const int micros_scale = field == FloatPartField::kMillisecond ? 3 : 6;
+  for (int scale = exact.scale; scale < micros_scale; ++scale) coefficient *= 10;
+  for (int scale = exact.scale; scale > micros_scale; --scale) coefficient /= 10;
+  const auto micros = static_cast<std::int64_t>(coefficient);
+  const std::int64_t sec = micros / kMicrosPerSecond, fsec = micros % kMicrosPerSecond;
+  switch (field) {
+    case FloatPartField::kSecond:
+      return static_cast<double>(sec) + static_cast<double>(fsec) / 1000000.0;
+    case FloatPartField::kMillisecond:
+      return static_cast<double>(sec) * 1000.0 + static_cast<double>(fsec) / 1000.0;
+    default:
+      // (timestamp - epoch) / 1000000.0: the microseconds since 1970 as a double (rounded once
+      // past 2^53), then divided.
+      return static_cast<double>(micros) / 1000000.0;
+  }
+}
+
 // COALESCE, NULLIF, GREATEST, LEAST: the functions that read nulls.
 bool EvalNullReading(pb::Func func, const std::vector<Datum>& args, Datum* out) {
   switch (func) {
@@ -505,9 +565,11 @@ bool EvalFunc(pb::Func func, const std::vector<Datum>& args,
       }
       if (func == pb::EXTRACT) {
         *out = *value;
-      } else {
-        *out = NumericToDouble(*value);
+        return true;
       }
+      const FloatPartField field = FloatPartFieldOf(text(0));
+      *out = field == FloatPartField::kOther ? NumericToDouble(*value)
+                                             : DatePartDouble(field, *value, args[1], arg_types[1]);
       return true;
     }
     default:

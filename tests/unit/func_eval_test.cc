@@ -972,6 +972,25 @@ TEST(FuncEvalTest, DateTruncExtractAndDatePart) {
   EXPECT_EQ(CallOk(pb::DATE_PART, {T("doy"), Typed("2026-12-06", pb::DATE)}), Datum(340.0));
   EXPECT_EQ(CallOk(pb::DATE_PART, {T("epoch"), Typed("2020-01-01 12:00:01.5", pb::TIMESTAMPTZ)}),
             Datum(1577880001.5));
+  // date_part's float8 is computed as PostgreSQL does, not as the nearest double of extract's:
+  // select date_part('epoch', '7688-05-18 07:12:45.493107'::timestamp),
+  //   date_part('epoch', '2251-05-16 21:20:18.035689'::timestamptz),
+  //   date_part('epoch', interval '1 year 2 mons 3 days 04:05:06.789'),
+  //   date_part('MilliSeconDsXYZ', '2020-01-01 00:00:01.5'::timestamp),
+  //   date_part('secs', '2020-01-01 00:00:01.5'::timestamp),
+  //   date_part('second', interval '-1 day -00:00:01.25'),
+  //   date_part('milliseconds', time '12:00:01.2345')
+  //   → 180454633965.49313, 8879232018.035688, 37015506.789000005, 1500, 1.5, -1.25, 1234.5
+  auto part = [](const char* field, std::string_view value, pb::ScalarType type) {
+    return CallText(pb::DATE_PART, {T(field), Typed(value, type)}, pb::FLOAT64);
+  };
+  EXPECT_EQ(part("epoch", "7688-05-18 07:12:45.493107", pb::TIMESTAMP), "180454633965.49313");
+  EXPECT_EQ(part("epoch", "2251-05-16 21:20:18.035689", pb::TIMESTAMPTZ), "8879232018.035688");
+  EXPECT_EQ(part("epoch", "1 year 2 mons 3 days 04:05:06.789", pb::INTERVAL), "37015506.789000005");
+  EXPECT_EQ(part("MilliSeconDsXYZ", "2020-01-01 00:00:01.5", pb::TIMESTAMP), "1500");
+  EXPECT_EQ(part("secs", "2020-01-01 00:00:01.5", pb::TIMESTAMP), "1.5");
+  EXPECT_EQ(part("second", "-1 day -00:00:01.25", pb::INTERVAL), "-1.25");
+  EXPECT_EQ(part("milliseconds", "12:00:01.2345", pb::TIME), "1234.5");
   // select date_part('day', '5874897-12-31'::date) → ERROR: date out of range for timestamp
   EXPECT_EQ(CallError(pb::DATE_PART, {T("day"), Typed("5874897-12-31", pb::DATE)}),
             "date out of range for timestamp");
