@@ -26,7 +26,7 @@ const T& FuncArg(const Datum& d) {
 
 bool FuncArgIsNull(const Datum& d) { return std::holds_alternative<Null>(d); }
 
-// The datum as a Result, for the value APIs that return one.
+// A value API's Result: its value into *out, or its message into *error.
 template <typename T>
 bool FuncResult(Result<T> r, Datum* out, std::string* error) {
   if (!r.ok()) {
