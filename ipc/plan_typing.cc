@@ -7,9 +7,11 @@
 #include <utility>
 #include <variant>
 
+#include "base/check.h"
 #include "base/count.h"
 #include "base/datum_text.h"
 #include "base/numeric.h"
+#include "ipc/func_typing.h"
 #include "ipc/reasons.h"
 #include "ipc/rows.h"
 
@@ -84,15 +86,56 @@ Result<pb::Column> LiteralType(const pb::Literal& literal) {
     return Invalid("literal has no value (a NULL literal is a null datum)");
   }
   if (kind == pb::Datum::kNull) return MakeColumn("", literal.type(), true);
-  const pb::ScalarType value_type = *DatumType(literal.value());
-  if (value_type != literal.type()) {
-    return Invalid("literal value is " + TypeName(value_type) + " but its type says " +
-                   TypeName(literal.type()));
-  }
+  const Status fits = CheckDatumFits(literal.value(), MakeColumn("", literal.type(), false));
+  if (!fits.ok()) return Within("literal", fits);
   return MakeColumn("", literal.type(), false);
 }
 
-bool IsNumeric(pb::ScalarType type) { return type == pb::INT64 || type == pb::FLOAT64; }
+bool IsInteger(pb::ScalarType type) {
+  return type == pb::INT16 || type == pb::INT32 || type == pb::INT64;
+}
+bool IsNumeric(pb::ScalarType type) {
+  return IsInteger(type) || type == pb::FLOAT32 || type == pb::FLOAT64 || type == pb::NUMERIC;
+}
+
+// The result type of a date/time operator (the contract in plan_typing.h), if `func` has one for
+// these operand types.
+std::optional<pb::ScalarType> DateTimeArithType(pb::BinaryFunc func, pb::ScalarType l,
+                                                pb::ScalarType r) {
+  using T = pb::ScalarType;
+  auto is = [&](T a, T b) { return l == a && r == b; };
+  switch (func) {
+    case pb::ADD:
+      if (is(pb::DATE, pb::INT32) || is(pb::INT32, pb::DATE)) return T::DATE;
+      if (is(pb::DATE, pb::INTERVAL) || is(pb::INTERVAL, pb::DATE) || is(pb::DATE, pb::TIME)) {
+        return T::TIMESTAMP;
+      }
+      for (T t : {pb::TIMESTAMP, pb::TIMESTAMPTZ, pb::TIME}) {
+        if (is(t, pb::INTERVAL) || is(pb::INTERVAL, t)) return t;
+      }
+      if (is(pb::INTERVAL, pb::INTERVAL)) return T::INTERVAL;
+      break;
+    case pb::SUB:
+      if (is(pb::DATE, pb::INT32)) return T::DATE;
+      if (is(pb::DATE, pb::DATE)) return T::INT32;
+      if (is(pb::DATE, pb::INTERVAL)) return T::TIMESTAMP;
+      for (T t : {pb::TIMESTAMP, pb::TIMESTAMPTZ, pb::TIME}) {
+        if (is(t, pb::INTERVAL)) return t;
+        if (is(t, t)) return T::INTERVAL;
+      }
+      if (is(pb::INTERVAL, pb::INTERVAL)) return T::INTERVAL;
+      break;
+    case pb::MUL:
+      if (is(pb::INTERVAL, pb::FLOAT64) || is(pb::FLOAT64, pb::INTERVAL)) return T::INTERVAL;
+      break;
+    case pb::DIV:
+      if (is(pb::INTERVAL, pb::FLOAT64)) return T::INTERVAL;
+      break;
+    default:
+      break;
+  }
+  return std::nullopt;
+}
 
 Result<pb::Column> UnaryType(const pb::CallUnary& call, const std::vector<pb::Column>& columns) {
   const std::string name = pb::UnaryFunc_Name(call.func());
@@ -112,9 +155,8 @@ Result<pb::Column> UnaryType(const pb::CallUnary& call, const std::vector<pb::Co
     case pb::IS_NOT_NULL:
       return MakeColumn("", pb::BOOL, false);
     case pb::NEGATE:
-      if (!IsNumeric(operand->type())) {
-        return Invalid("NEGATE needs an INT64 or FLOAT64 operand, got " +
-                       TypeName(operand->type()));
+      if (!IsNumeric(operand->type()) && operand->type() != pb::INTERVAL) {
+        return Invalid("NEGATE needs a number or an INTERVAL, got " + TypeName(operand->type()));
       }
       return MakeColumn("", operand->type(), operand->nullable());
     default:
@@ -140,11 +182,21 @@ Result<pb::Column> BinaryType(const pb::CallBinary& call, const std::vector<pb::
     case pb::SUB:
     case pb::MUL:
     case pb::DIV:
-    case pb::MOD:
-      if (left->type() != right->type() || !IsNumeric(left->type())) {
-        return Invalid(name + " needs two INT64 or two FLOAT64 operands" + got);
+    case pb::MOD: {
+      if (auto t = DateTimeArithType(call.func(), left->type(), right->type())) {
+        return MakeColumn("", *t, nullable);
+      }
+      const bool mod = call.func() == pb::MOD;
+      if (left->type() != right->type() || !IsNumeric(left->type()) ||
+          (mod && (left->type() == pb::FLOAT32 || left->type() == pb::FLOAT64))) {
+        return Invalid(name +
+                       (mod ? " needs two operands of one integer type or two NUMERIC"
+                            : " needs two operands of one numeric type, or the date and "
+                              "time operands of one of PostgreSQL's operators") +
+                       got);
       }
       return MakeColumn("", left->type(), nullable);
+    }
     case pb::EQ:
     case pb::NE:
     case pb::LT:
@@ -299,10 +351,14 @@ Result<pb::Schema> ReduceSchema(const pb::Plan::Reduce& reduce, const pb::Schema
     if (!column.name().empty()) name += "_" + column.name();
     switch (aggregate.func()) {
       case pb::SUM:
-        if (!IsNumeric(column.type())) {
-          return Invalid(where + ": SUM needs an INT64 or FLOAT64 column" + is);
+        // Integers sum as INT64 (a binder wanting PostgreSQL's numeric sum of int8 casts first);
+        // every other type as itself.
+        if (!IsNumeric(column.type()) && column.type() != pb::INTERVAL) {
+          return Invalid(where + ": SUM needs a number or an INTERVAL" + is);
         }
-        [[fallthrough]];
+        *output.add_columns() =
+            MakeColumn(std::move(name), IsInteger(column.type()) ? pb::INT64 : column.type(), true);
+        break;
       case pb::MIN:
       case pb::MAX:
         // Nullable: the aggregate of a group whose values are all null is null.
@@ -314,10 +370,15 @@ Result<pb::Schema> ReduceSchema(const pb::Plan::Reduce& reduce, const pb::Schema
         *output.add_columns() = MakeColumn(std::move(name), pb::INT64, false);
         break;
       case pb::AVG:
-        if (!IsNumeric(column.type())) {
-          return Invalid(where + ": AVG needs an INT64 or FLOAT64 column" + is);
+        // NUMERIC and INTERVAL average as themselves, the other numbers as FLOAT64.
+        if (!IsNumeric(column.type()) && column.type() != pb::INTERVAL) {
+          return Invalid(where + ": AVG needs a number or an INTERVAL" + is);
         }
-        *output.add_columns() = MakeColumn(std::move(name), pb::FLOAT64, true);
+        *output.add_columns() =
+            MakeColumn(std::move(name),
+                       column.type() == pb::NUMERIC || column.type() == pb::INTERVAL ? column.type()
+                                                                                     : pb::FLOAT64,
+                       true);
         break;
       case pb::ANY:
       case pb::ALL:
@@ -483,6 +544,24 @@ Result<pb::Column> ExprType(const pb::ScalarExpr& expr, const std::vector<pb::Co
       return BinaryType(expr.binary(), columns);
     case pb::ScalarExpr::kIfThenElse:
       return IfThenElseType(expr.if_then_else(), columns);
+    case pb::ScalarExpr::kCast: {
+      auto operand = ExprType(expr.cast().expr(), columns);
+      if (!operand.ok()) return Within("operand of a cast", operand.status());
+      return CastType(expr.cast(), *operand);
+    }
+    case pb::ScalarExpr::kCall: {
+      std::vector<pb::Column> args;
+      for (int i = 0; i < expr.call().args_size(); ++i) {
+        auto arg = ExprType(expr.call().args(i), columns);
+        if (!arg.ok()) {
+          return Within(
+              "argument " + std::to_string(i) + " of " + pb::Func_Name(expr.call().func()),
+              arg.status());
+        }
+        args.push_back(std::move(arg).value());
+      }
+      return FuncType(expr.call(), args);
+    }
     case pb::ScalarExpr::KIND_NOT_SET:
       break;
   }
@@ -601,6 +680,20 @@ Result<pb::Schema> PlanChecker::Union(const pb::Plan::Union& plan) const {
 Result<pb::Schema> PlanSchema(const pb::Plan& plan,
                               const std::map<std::string, pb::Schema>& scope) {
   return PlanChecker(scope, {}).Check(plan);
+}
+
+std::map<std::string, pb::Schema> ExportSchemas(const pb::DataflowDescription& desc) {
+  std::map<std::string, pb::Schema> scope;
+  for (const auto& s : desc.source_imports()) scope[s.id()] = s.schema();
+  for (const auto& i : desc.index_imports()) scope[i.id()] = scope[i.on()] = i.schema();
+  for (const pb::BuildDesc& b : desc.objects_to_build()) {
+    auto schema = PlanSchema(b.plan(), scope);
+    TANDEM_CHECK(schema.ok(), "a build that passed validation does not type-check");
+    scope[b.id()] = *std::move(schema);
+  }
+  std::map<std::string, pb::Schema> exports;
+  for (const pb::IndexExport& e : desc.index_exports()) exports[e.id()] = scope.at(e.on());
+  return exports;
 }
 
 }  // namespace tandem::ipc

@@ -101,6 +101,10 @@ class PlanChecker {
   const std::map<std::string, pb::Schema>& known_;
 };
 
+// The schema of every index `desc` exports, by the export's id (the schema of the collection it
+// is on). REQUIRES: `desc` passed validation.
+std::map<std::string, pb::Schema> ExportSchemas(const pb::DataflowDescription& desc);
+
 // The output schema of `plan` when the ids it may Get have the schemas in `scope`
 // (PlanChecker without an epoch): used by the runtime and by tandem-ctl.
 Result<pb::Schema> PlanSchema(const pb::Plan& plan, const std::map<std::string, pb::Schema>& scope);

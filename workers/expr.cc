@@ -5,7 +5,11 @@
 #include <iterator>
 
 #include "base/check.h"
+#include "ipc/plan_typing.h"
 #include "ipc/rows.h"
+#include "workers/arith.h"
+#include "workers/cast_eval.h"
+#include "workers/func_eval.h"
 
 namespace tandem::workers {
 
@@ -15,65 +19,21 @@ namespace {
 
 bool IsNull(const Datum& d) { return d.index() == 0; }
 
-bool Arith(int func, const Datum& a, const Datum& b, Datum* out, std::string* error) {
-  if (a.index() == 2) {
-    const std::int64_t x = std::get<std::int64_t>(a), y = std::get<std::int64_t>(b);
-    std::int64_t r = 0;
-    switch (func) {
-      case pb::ADD:
-        if (__builtin_add_overflow(x, y, &r)) return *error = "integer overflow in +", false;
-        break;
-      case pb::SUB:
-        if (__builtin_sub_overflow(x, y, &r)) return *error = "integer overflow in -", false;
-        break;
-      case pb::MUL:
-        if (__builtin_mul_overflow(x, y, &r)) return *error = "integer overflow in *", false;
-        break;
-      case pb::DIV:
-        if (y == 0) return *error = "division by zero", false;
-        if (x == INT64_MIN && y == -1) return *error = "integer overflow in /", false;
-        r = x / y;
-        break;
-      case pb::MOD:
-        if (y == 0) return *error = "division by zero", false;
-        r = (y == -1) ? 0 : x % y;
-        break;
-      default:
-        TANDEM_CHECK(false, "not an arithmetic function");
-    }
-    *out = r;
-    return true;
-  }
-  TANDEM_CHECK(a.index() == 3 && b.index() == 3, "arithmetic on non-numbers passed validation");
-  const double x = std::get<double>(a), y = std::get<double>(b);
-  switch (func) {
-    case pb::ADD:
-      *out = x + y;
-      return true;
-    case pb::SUB:
-      *out = x - y;
-      return true;
-    case pb::MUL:
-      *out = x * y;
-      return true;
-    case pb::DIV:
-      if (y == 0) return *error = "division by zero", false;
-      *out = x / y;
-      return true;
-    case pb::MOD:
-      if (y == 0) return *error = "division by zero", false;
-      *out = std::fmod(x, y);
-      return true;
-    default:
-      TANDEM_CHECK(false, "not an arithmetic function");
-  }
-  return false;
+// The type of `e` over `columns` (validation typed it already: a refusal is our bug).
+pb::ScalarType TypeOf(const pb::ScalarExpr& e, const std::vector<pb::Column>& columns) {
+  auto type = ipc::ExprType(e, columns);
+  TANDEM_CHECK(type.ok(), "an expression that passed validation does not type-check");
+  return type->type();
 }
 
 }  // namespace
 
-Expr CompileExpr(const pb::ScalarExpr& e) {
+Expr CompileExpr(const pb::ScalarExpr& e, const std::vector<pb::Column>& columns) {
   Expr out;
+  auto operand = [&](const pb::ScalarExpr& arg) {
+    out.arg_types.push_back(TypeOf(arg, columns));
+    out.args.push_back(CompileExpr(arg, columns));
+  };
   switch (e.kind_case()) {
     case pb::ScalarExpr::kColumn:
       out.kind = Expr::Kind::kColumn;
@@ -86,19 +46,29 @@ Expr CompileExpr(const pb::ScalarExpr& e) {
     case pb::ScalarExpr::kUnary:
       out.kind = Expr::Kind::kUnary;
       out.func = e.unary().func();
-      out.args.push_back(CompileExpr(e.unary().expr()));
+      operand(e.unary().expr());
       break;
     case pb::ScalarExpr::kBinary:
       out.kind = Expr::Kind::kBinary;
       out.func = e.binary().func();
-      out.args.push_back(CompileExpr(e.binary().left()));
-      out.args.push_back(CompileExpr(e.binary().right()));
+      operand(e.binary().left());
+      operand(e.binary().right());
       break;
     case pb::ScalarExpr::kIfThenElse:
       out.kind = Expr::Kind::kIf;
-      out.args.push_back(CompileExpr(e.if_then_else().cond()));
-      out.args.push_back(CompileExpr(e.if_then_else().then()));
-      out.args.push_back(CompileExpr(e.if_then_else().els()));
+      operand(e.if_then_else().cond());
+      operand(e.if_then_else().then());
+      operand(e.if_then_else().els());
+      break;
+    case pb::ScalarExpr::kCast:
+      out.kind = Expr::Kind::kCast;
+      out.cast_to = e.cast().to();
+      operand(e.cast().expr());
+      break;
+    case pb::ScalarExpr::kCall:
+      out.kind = Expr::Kind::kCall;
+      out.func = e.call().func();
+      for (const auto& arg : e.call().args()) operand(arg);
       break;
     default:
       TANDEM_CHECK(false, "an empty scalar expression passed validation");
@@ -132,14 +102,9 @@ bool Eval(const Expr& e, const Row& row, Datum* out, std::string* error) {
         case pb::NEGATE:
           if (IsNull(a)) {
             *out = Null{};
-          } else if (a.index() == 2) {
-            const auto v = std::get<std::int64_t>(a);
-            if (v == INT64_MIN) return *error = "integer overflow in unary -", false;
-            *out = -v;
-          } else {
-            *out = -std::get<double>(a);
+            return true;
           }
-          return true;
+          return EvalNegate(e.arg_types[0], a, out, error);
         default:
           TANDEM_CHECK(false, "unknown unary function passed validation");
       }
@@ -168,28 +133,46 @@ bool Eval(const Expr& e, const Row& row, Datum* out, std::string* error) {
         *out = Null{};
         return true;
       }
+      const pb::ScalarType type = e.arg_types[0];
       switch (e.func) {
         case pb::EQ:
-          *out = CompareDatum(a, b) == 0;
+          *out = CompareAsValues(type, a, b) == 0;
           return true;
         case pb::NE:
-          *out = CompareDatum(a, b) != 0;
+          *out = CompareAsValues(type, a, b) != 0;
           return true;
         case pb::LT:
-          *out = CompareDatum(a, b) < 0;
+          *out = CompareAsValues(type, a, b) < 0;
           return true;
         case pb::LE:
-          *out = CompareDatum(a, b) <= 0;
+          *out = CompareAsValues(type, a, b) <= 0;
           return true;
         case pb::GT:
-          *out = CompareDatum(a, b) > 0;
+          *out = CompareAsValues(type, a, b) > 0;
           return true;
         case pb::GE:
-          *out = CompareDatum(a, b) >= 0;
+          *out = CompareAsValues(type, a, b) >= 0;
           return true;
         default:
-          return Arith(e.func, a, b, out, error);
+          return EvalArith(static_cast<pb::BinaryFunc>(e.func), type, e.arg_types[1], a, b, out,
+                           error);
       }
+    }
+    case Expr::Kind::kCast: {
+      Datum a;
+      if (!Eval(e.args[0], row, &a, error)) return false;
+      if (IsNull(a)) {
+        *out = Null{};
+        return true;
+      }
+      return EvalCast(a, e.arg_types[0], e.cast_to, out, error);
+    }
+    case Expr::Kind::kCall: {
+      std::vector<Datum> args(e.args.size());
+      for (std::size_t i = 0; i < e.args.size(); ++i) {
+        if (!Eval(e.args[i], row, &args[i], error)) return false;
+      }
+      return EvalFunc(static_cast<pb::Func>(e.func), args, e.arg_types, out, error);
     }
     case Expr::Kind::kIf: {
       Datum c;
@@ -201,10 +184,15 @@ bool Eval(const Expr& e, const Row& row, Datum* out, std::string* error) {
   return false;
 }
 
-Mfp::Mfp(const pb::MapFilterProject& mfp, std::size_t input_arity) {
-  (void)input_arity;
-  for (const auto& e : mfp.map()) map_.push_back(CompileExpr(e));
-  for (const auto& e : mfp.predicates()) predicates_.push_back(CompileExpr(e));
+Mfp::Mfp(const pb::MapFilterProject& mfp, const pb::Schema& input) {
+  std::vector<pb::Column> columns(input.columns().begin(), input.columns().end());
+  for (const auto& e : mfp.map()) {
+    map_.push_back(CompileExpr(e, columns));
+    auto type = ipc::ExprType(e, columns);
+    TANDEM_CHECK(type.ok(), "a map expression that passed validation does not type-check");
+    columns.push_back(std::move(type).value());
+  }
+  for (const auto& e : mfp.predicates()) predicates_.push_back(CompileExpr(e, columns));
   projection_.assign(mfp.projection().begin(), mfp.projection().end());
   identity_ = map_.empty() && predicates_.empty() && projection_.empty();
 }

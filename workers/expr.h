@@ -7,7 +7,8 @@
 // collection's error side (DESIGN §3.2).
 //
 // Types were checked by validation at the supervisor, so evaluation may assume them: operand type
-// mismatches are our bug and abort.
+// mismatches are our bug and abort. The operators themselves are workers/arith.h (arithmetic,
+// comparison, negation), workers/cast_eval.h and workers/func_eval.h.
 #pragma once
 
 #include <cstdint>
@@ -20,16 +21,23 @@
 
 namespace tandem::workers {
 
+// A scalar expression compiled against the types of the row it reads: each node knows its
+// operands' types, so the typed operators (an int4's range, a numeric's scale, a date plus an
+// interval) are chosen once, not per row.
 struct Expr {
-  enum class Kind { kColumn, kLiteral, kUnary, kBinary, kIf };
+  enum class Kind { kColumn, kLiteral, kUnary, kBinary, kIf, kCast, kCall };
   Kind kind = Kind::kLiteral;
   std::uint32_t column = 0;
   Datum literal;
-  int func = 0;  // pb::UnaryFunc or pb::BinaryFunc
+  int func = 0;  // pb::UnaryFunc, pb::BinaryFunc or pb::Func
+  // The operands' types: unary and cast one, binary two, a call one per argument.
+  std::vector<ipc::pb::ScalarType> arg_types;
+  ipc::pb::Column cast_to;  // kCast
   std::vector<Expr> args;
 };
 
-Expr CompileExpr(const ipc::pb::ScalarExpr& e);
+// REQUIRES: `e` type-checks over rows of `columns` (validation passed it).
+Expr CompileExpr(const ipc::pb::ScalarExpr& e, const std::vector<ipc::pb::Column>& columns);
 
 // Evaluates `e` on `row`. False with `*error` set for an error in the data.
 bool Eval(const Expr& e, const Row& row, Datum* out, std::string* error);
@@ -37,7 +45,8 @@ bool Eval(const Expr& e, const Row& row, Datum* out, std::string* error);
 class Mfp {
  public:
   Mfp() = default;
-  Mfp(const ipc::pb::MapFilterProject& mfp, std::size_t input_arity);
+  // REQUIRES: `mfp` type-checks over rows of `input` (validation passed it).
+  Mfp(const ipc::pb::MapFilterProject& mfp, const ipc::pb::Schema& input);
   bool identity() const { return identity_; }
 
   enum class Outcome { kKept, kDropped, kError };

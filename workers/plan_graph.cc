@@ -76,19 +76,24 @@ PlanGraph BuildPlanGraph(const pb::DataflowDescription& desc, std::vector<PlanIn
       }
       case pb::Plan::kMfp: {
         Node* in = build(p.mfp().input());
-        g.nodes.push_back(std::make_unique<MfpNode>(in, Mfp(p.mfp().mfp(), 0)));
+        Result<pb::Schema> input = ipc::PlanSchema(p.mfp().input(), scope);
+        TANDEM_CHECK(input.ok(), "an Mfp's input that passed validation has no schema");
+        g.nodes.push_back(std::make_unique<MfpNode>(in, Mfp(p.mfp().mfp(), *input)));
         return g.nodes.back().get();
       }
       case pb::Plan::kReduce: {
         const pb::Plan& input = p.reduce().input();
         const std::vector<std::uint32_t> group(p.reduce().group_key().begin(),
                                                p.reduce().group_key().end());
+        Result<pb::Schema> input_schema = ipc::PlanSchema(input, scope);
+        TANDEM_CHECK(input_schema.ok(), "a Reduce's input that passed validation has no schema");
         if (Named* index = arranged(input, group)) {
-          g.nodes.push_back(MakeArrangedReduce(index->index, p.reduce(), as_of, until));
+          g.nodes.push_back(
+              MakeArrangedReduce(index->index, p.reduce(), *input_schema, as_of, until));
           return g.nodes.back().get();
         }
         Node* in = build(input);
-        g.nodes.push_back(MakeReduce(in, p.reduce()));
+        g.nodes.push_back(MakeReduce(in, p.reduce(), *input_schema));
         return g.nodes.back().get();
       }
       case pb::Plan::kUnion: {

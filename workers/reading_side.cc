@@ -9,6 +9,7 @@
 
 #include "base/check.h"
 #include "ipc/model.h"
+#include "ipc/plan_typing.h"
 #include "shm/routing.h"
 #include "workers/peek.h"
 #include "workers/row_room.h"
@@ -81,6 +82,7 @@ void ReadingSide::CreateOneShot(std::uint64_t seq, const pb::DataflowDescription
   o.desc = desc;
   o.as_of = desc.as_of().elements(0);
   for (const auto& e : desc.index_exports()) transient_[e.id()] = seq;
+  schemas_.merge(ipc::ExportSchemas(desc));
   for (const auto& imp : desc.index_imports()) {
     auto it = indexes_.find(imp.id());
     if (it == indexes_.end()) {  // validation: a live index of the epoch
@@ -149,6 +151,7 @@ void ReadingSide::ServeOneShots() {
 }
 
 void ReadingSide::Follow(const pb::DataflowDescription& desc) {
+  schemas_.merge(ipc::ExportSchemas(desc));
   for (const auto& e : desc.index_exports()) {
     const shm::SlotKey key{*GlobalId::Parse(e.id()), desc.as_of().elements(0)};
     auto ref = WaitForRoomInRow([&] { return reader_->Follow(key); }, [] {});
@@ -171,6 +174,7 @@ void ReadingSide::AllowCompaction(const std::string& id, Frontier frontier) {
     std::erase_if(peeks_, dropped);
     const std::uint64_t seq = t->second;
     transient_.erase(t);
+    schemas_.erase(id);
     OneShot& o = one_shots_.at(seq);
     o.dropped.insert(id);
     ReportOneShot(seq, id, Frontier::Empty());
@@ -207,7 +211,10 @@ void ReadingSide::AllowCompaction(const std::string& id, Frontier frontier) {
   }
   const Status s = reader_->AdvanceHold(it->second, frontier);
   TANDEM_CHECK(s.ok(), "advancing a peer hold failed");
-  if (frontier.empty()) indexes_.erase(it);
+  if (frontier.empty()) {
+    schemas_.erase(it->first);
+    indexes_.erase(it);
+  }
 }
 
 void ReadingSide::Add(const pb::Peek& p) {
@@ -230,7 +237,7 @@ void ReadingSide::Add(const pb::Peek& p) {
     if (shm::WorkerOf(enc, workers_) == me_) keys.insert(std::move(enc));
   }
   w.keys.assign(keys.begin(), keys.end());
-  w.mfp = Mfp(p.mfp(), 0);
+  w.mfp = Mfp(p.mfp(), schemas_.at(p.id()));
   w.finishing = p.finishing();
   // I1: the index stays exact at t while the peek waits (a hold past t already cannot be lowered:
   // then the peek reads whatever since allows, and answers "before since" if it passes t).

@@ -137,6 +137,8 @@ class ReadingSide {
   std::map<std::string, shm::FollowedRef> indexes_;  // peers (interactive) or own exports (solo)
   std::map<std::uint64_t, OneShot> one_shots_;       // by CreateDataflow seq
   std::map<std::string, std::uint64_t> transient_;   // a live transient index → its one-shot
+  // The schema of the rows of every index above (a peek's map/filter/project reads them).
+  std::map<std::string, ipc::pb::Schema> schemas_;
   // Dropped while their compute threads may still read the snapshots: kept until they let go.
   std::map<std::uint64_t, OneShot> withdrawing_;
   std::vector<Waiting> peeks_;

@@ -10,10 +10,12 @@
 #include <utility>
 #include <vector>
 
+#include "base/check.h"
 #include "base/datum_text.h"
 #include "base/row.h"
 #include "frontend/plan/binder.h"
 #include "frontend/plan/dml.h"
+#include "ipc/plan_typing.h"
 #include "ipc/rows.h"
 #include "workers/expr.h"
 
@@ -47,6 +49,24 @@ bool ConstantPlan(const pb::Plan& plan, const PlannedRelation& relation, int dep
   }
 }
 
+// The schema of a ConstantPlan's rows (the one-row collection's is one INT64 column).
+pb::Schema ConstantSchema(const pb::Plan& plan) {
+  switch (plan.kind_case()) {
+    case pb::Plan::kMfp: {
+      auto schema = ipc::MfpSchema(plan.mfp().mfp(), ConstantSchema(plan.mfp().input()));
+      TANDEM_CHECK(schema.ok(), "a constant plan the binder made does not type-check");
+      return *std::move(schema);
+    }
+    case pb::Plan::kUnion:
+      return ConstantSchema(plan.union_().inputs(0));
+    default: {
+      pb::Schema one_row;
+      one_row.add_columns()->set_type(pb::INT64);
+      return one_row;
+    }
+  }
+}
+
 // The rows of a ConstantPlan, or false with *error (the replica's words) for a data error.
 bool EvaluateConstantPlan(const pb::Plan& plan, int depth, std::vector<Row>* out,
                           std::string* error) {
@@ -57,7 +77,7 @@ bool EvaluateConstantPlan(const pb::Plan& plan, int depth, std::vector<Row>* out
     case pb::Plan::kMfp: {
       std::vector<Row> input;
       if (!EvaluateConstantPlan(plan.mfp().input(), depth + 1, &input, error)) return false;
-      const workers::Mfp mfp(plan.mfp().mfp(), input.empty() ? 0 : input[0].size());
+      const workers::Mfp mfp(plan.mfp().mfp(), ConstantSchema(plan.mfp().input()));
       for (Row& row : input) {
         switch (mfp.Apply(&row, error)) {
           case workers::Mfp::Outcome::kKept:

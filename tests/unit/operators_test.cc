@@ -72,12 +72,19 @@ struct OneWorker {
 
 using Changes_ = std::map<std::string, std::int64_t>;
 
+// The columns of the rows these tests feed: (int, int, float, bool) — AggregatedRow's, whose
+// prefix the two-integer rows share.
+pb::Schema AggregatedRowSchema() {
+  return s::MakeSchema({s::MakeColumn("a", pb::INT64), s::MakeColumn("b", pb::INT64),
+                        s::MakeColumn("f", pb::FLOAT64), s::MakeColumn("flag", pb::BOOL)});
+}
+
 TEST(Operators, MfpMapsFiltersProjectsAndTurnsDataErrorsIntoErrors) {
   Script in({Rows({{Ints({1, 2}), 0, 1}, {Ints({0, 5}), 0, 2}, {Ints({3, 0}), 1, 1}})});
   // map: c1 / c0; filter c1 > 1; project (c0, c2)
   MfpNode mfp(&in, Mfp(s::Mfp({s::Binary(pb::DIV, s::Col(1), s::Col(0))},
                               {s::Binary(pb::GT, s::Col(1), s::IntLit(1))}, {0, 2}),
-                       0));
+                       s::KeyValueSchema()));
   OneWorker w;
   EXPECT_EQ(Changes(w.Pull(mfp, 0, 2)), (Changes_{{"(1,2,)@0", 1}, {"!division by zero@0", 2}}));
 }
@@ -85,7 +92,8 @@ TEST(Operators, MfpMapsFiltersProjectsAndTurnsDataErrorsIntoErrors) {
 TEST(Operators, ReduceWithoutAggregatesListsEachGroupOnce) {
   Script in({Rows({{Ints({1, 10}), 0, 1}, {Ints({1, 11}), 0, 1}, {Ints({2, 20}), 0, 1}}),
              Rows({{Ints({1, 12}), 1, 1}, {Ints({1, 10}), 1, -1}, {Ints({2, 20}), 1, -1}})});
-  auto reduce = MakeReduce(&in, s::ReducePlan(s::GetPlan("x"), {0}, {}).reduce());
+  auto reduce =
+      MakeReduce(&in, s::ReducePlan(s::GetPlan("x"), {0}, {}).reduce(), AggregatedRowSchema());
   OneWorker w;
   EXPECT_EQ(Changes(w.Pull(*reduce, 0, 1)), (Changes_{{"(1,)@0", 1}, {"(2,)@0", 1}}));
   EXPECT_EQ(Changes(w.Pull(*reduce, 1, 2)), (Changes_{{"(2,)@1", -1}})) << "group 1 stays";
@@ -95,7 +103,8 @@ TEST(Operators, ReduceRetractsAGroupsOldRowWhenItsAggregatesChange) {
   Script in({Rows({{Ints({1, 10}), 0, 1}, {Ints({1, 30}), 0, 1}}), Rows({{Ints({1, 30}), 1, -1}})});
   auto reduce = MakeReduce(
       &in,
-      s::ReducePlan(s::GetPlan("x"), {0}, {{pb::COUNT, 0}, {pb::SUM, 1}, {pb::MAX, 1}}).reduce());
+      s::ReducePlan(s::GetPlan("x"), {0}, {{pb::COUNT, 0}, {pb::SUM, 1}, {pb::MAX, 1}}).reduce(),
+      AggregatedRowSchema());
   OneWorker w;
   EXPECT_EQ(Changes(w.Pull(*reduce, 0, 1)), (Changes_{{"(1,2,40,30,)@0", 1}}));
   EXPECT_EQ(Changes(w.Pull(*reduce, 1, 2)),
@@ -128,7 +137,7 @@ std::vector<Changes_> ReduceOnOneWorker(const pb::Plan::Reduce& plan,
   std::vector<Delta> script;
   for (const auto& rows : pulls) script.push_back(Rows(rows));
   Script in(std::move(script));
-  auto reduce = MakeReduce(&in, plan);
+  auto reduce = MakeReduce(&in, plan, AggregatedRowSchema());
   OneWorker w;
   std::vector<Changes_> out;
   for (std::size_t p = 0; p < pulls.size(); ++p) {
@@ -148,7 +157,7 @@ std::vector<Changes_> ReduceOnTwoWorkers(const pb::Plan::Reduce& plan,
     for (auto& rows : dealt[me]) script.push_back(Rows(std::move(rows)));
     const std::size_t pulls = script.size();
     Script in(std::move(script));
-    auto reduce = MakeReduce(&in, plan);
+    auto reduce = MakeReduce(&in, plan, AggregatedRowSchema());
     for (std::size_t p = 0; p < pulls; ++p) {
       out[me].push_back(
           reduce->Pull(TickCtx{p * span, Frontier::At((p + 1) * span), p + 1, me, &exchange}));
@@ -272,7 +281,8 @@ TEST(Operators, AReduceWhoseWorkersSendRowsAndPartialsInOneExchangeEqualsOneWork
 TEST(Operators, CountBeyondInt64IsAnErrorAndFitsAgainAfterARetraction) {
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   Script in({Rows({{Ints({1}), 0, kMax}, {Ints({1}), 0, 1}}), Rows({{Ints({1}), 1, -1}})});
-  auto reduce = MakeReduce(&in, s::ReducePlan(s::GetPlan("x"), {}, {{pb::COUNT, 0}}).reduce());
+  auto reduce = MakeReduce(&in, s::ReducePlan(s::GetPlan("x"), {}, {{pb::COUNT, 0}}).reduce(),
+                           AggregatedRowSchema());
   OneWorker w;
   EXPECT_EQ(Changes(w.Pull(*reduce, 0, 1)), (Changes_{{"!integer overflow in COUNT@0", 1}}));
   EXPECT_EQ(Changes(w.Pull(*reduce, 1, 2)), (Changes_{{"!integer overflow in COUNT@1", -1},

@@ -31,16 +31,19 @@ TEST(Partitioning, AnExchangeIsSatisfiedOnlyByExactlyItsKeyOrTheWholeRow) {
 
 TEST(Partitioning, AnMfpKeepsItsInputsPartitioningWhereItsProjectionPutsTheColumns) {
   const auto by0 = Partitioning::By({0});
-  const Mfp filter(s::Mfp({}, {s::Binary(pb::GT, s::Col(1), s::IntLit(0))}, {}), 0);
+  const Mfp filter(s::Mfp({}, {s::Binary(pb::GT, s::Col(1), s::IntLit(0))}, {}),
+                   s::KeyValueSchema());
   EXPECT_EQ(filter.Through(by0), by0);
   EXPECT_EQ(filter.Through(Partitioning::WholeRow()), Partitioning::WholeRow());
-  const Mfp map_only(s::Mfp({s::Binary(pb::MUL, s::Col(1), s::IntLit(2))}, {}, {}), 0);
+  const Mfp map_only(s::Mfp({s::Binary(pb::MUL, s::Col(1), s::IntLit(2))}, {}, {}),
+                     s::KeyValueSchema());
   EXPECT_EQ(map_only.Through(by0), by0);  // the map's column is appended after the input's
   EXPECT_EQ(map_only.Through(Partitioning::WholeRow()), Partitioning::Unknown());
-  const Mfp swap(s::Mfp({}, {}, {1, 0}), 0);
+  const Mfp swap(s::Mfp({}, {}, {1, 0}), s::KeyValueSchema());
   EXPECT_EQ(swap.Through(by0), Partitioning::By({1}));
   EXPECT_EQ(swap.Through(Partitioning::By({1, 0})), Partitioning::By({0, 1}));
-  const Mfp drop_key(s::Mfp({s::Binary(pb::MUL, s::Col(0), s::IntLit(2))}, {}, {2, 1}), 0);
+  const Mfp drop_key(s::Mfp({s::Binary(pb::MUL, s::Col(0), s::IntLit(2))}, {}, {2, 1}),
+                     s::KeyValueSchema());
   EXPECT_EQ(drop_key.Through(by0), Partitioning::Unknown());
   EXPECT_EQ(Mfp().Through(Partitioning::WholeRow()), Partitioning::WholeRow());
 }

@@ -1,5 +1,7 @@
 #include "workers/operators/reduce.h"
 
+#include <cfloat>
+#include <cmath>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -11,6 +13,8 @@
 
 #include "base/check.h"
 #include "base/count.h"
+#include "base/datetime.h"
+#include "base/numeric.h"
 #include "shm/batch.h"
 #include "workers/exchange.h"
 #include "workers/sources/index_import.h"
@@ -36,8 +40,12 @@ struct DatumLess {
 // multiplicities, and the output row it makes (workers/README.md "Operators").
 class Aggregates {
  public:
-  explicit Aggregates(const pb::Plan::Reduce& r) {
-    for (const auto& a : r.aggregates()) aggs_.push_back(a);
+  Aggregates(const pb::Plan::Reduce& r, const pb::Schema& input) {
+    for (const auto& a : r.aggregates()) {
+      aggs_.push_back(a);
+      types_.push_back(a.func() == pb::COUNT ? pb::SCALAR_TYPE_UNSPECIFIED
+                                             : input.columns(static_cast<int>(a.column())).type());
+    }
   }
 
   // Every multiplicity here is an exact sum of diffs (base/count.h).
@@ -85,7 +93,9 @@ class Aggregates {
         case pb::SUM:
         case pb::AVG:
           s.nonnull += diff;
-          if (v.index() == 2) {
+          if (types_[a] == pb::NUMERIC || types_[a] == pb::INTERVAL) {
+            AddValue(s, v, diff);  // summed exactly over the values present (Compute)
+          } else if (v.index() == 2) {
             Int128 product;
             s.int_sum_overflowed |=
                 __builtin_mul_overflow(static_cast<Int128>(std::get<std::int64_t>(v)),
@@ -153,8 +163,10 @@ class Aggregates {
         case pb::SUM:
           if (s.nonnull <= 0) {
             o.row.push_back(Null{});
+          } else if (types_[a] == pb::NUMERIC || types_[a] == pb::INTERVAL) {
+            PushExact(SumOfValues(types_[a], s), o);
           } else if (s.is_float) {
-            o.row.push_back(s.float_sum);
+            PushFloat(types_[a], s.float_sum, o);
           } else if (s.int_sum_overflowed || !FitsInt64(s.int_sum)) {
             o.error = "integer overflow in SUM";
             o.row.push_back(Null{});
@@ -192,6 +204,8 @@ class Aggregates {
         case pb::AVG:
           if (s.nonnull <= 0) {
             o.row.push_back(Null{});
+          } else if (types_[a] == pb::NUMERIC || types_[a] == pb::INTERVAL) {
+            PushExact(AverageOfValues(types_[a], s), o);
           } else if (s.is_float) {
             // Summed over the distinct values in datum order: the rounding depends on the
             // multiset alone, not on the order the updates came in.
@@ -232,6 +246,79 @@ class Aggregates {
 #if !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+
+  // Σ value × count over the values present, exactly: a NUMERIC or an INTERVAL, or the data
+  // error of a sum out of its type's range.
+  static Result<Datum> SumOfValues(pb::ScalarType type, const AggState& s) {
+    if (type == pb::NUMERIC) {
+      Numeric sum = NumericFromInt64(0);
+      for (const auto& [v, c] : s.values) {
+        TANDEM_ASSIGN_OR_RETURN(Numeric count, NumericOfCount(c));
+        TANDEM_ASSIGN_OR_RETURN(Numeric term, NumericMul(std::get<Numeric>(v), count));
+        TANDEM_ASSIGN_OR_RETURN(sum, NumericAdd(sum, term));
+      }
+      return Datum(sum);
+    }
+    Int128 months = 0, days = 0, micros = 0;
+    bool overflow = false;
+    for (const auto& [v, c] : s.values) {
+      const auto& i = std::get<Interval>(v);
+      Int128 m, d, u;
+      overflow |= __builtin_mul_overflow(static_cast<Int128>(i.months), c, &m) ||
+                  __builtin_mul_overflow(static_cast<Int128>(i.days), c, &d) ||
+                  __builtin_mul_overflow(static_cast<Int128>(i.micros), c, &u) ||
+                  __builtin_add_overflow(months, m, &months) ||
+                  __builtin_add_overflow(days, d, &days) ||
+                  __builtin_add_overflow(micros, u, &micros);
+    }
+    if (overflow || months < INT32_MIN || months > INT32_MAX || days < INT32_MIN ||
+        days > INT32_MAX || !FitsInt64(micros)) {
+      return Status::DataError("interval out of range");
+    }
+    return Datum(Interval{static_cast<std::int32_t>(months), static_cast<std::int32_t>(days),
+                          static_cast<std::int64_t>(micros)});
+  }
+  // PostgreSQL's avg of numeric (numeric_avg: the sum divided with the division's scale) and of
+  // interval (interval_avg: the sum divided by the count as a float8).
+  static Result<Datum> AverageOfValues(pb::ScalarType type, const AggState& s) {
+    TANDEM_ASSIGN_OR_RETURN(Datum sum, SumOfValues(type, s));
+    if (!FitsInt64(s.nonnull)) return Status::DataError(kMultiplicityOverflow);
+    const auto n = static_cast<std::int64_t>(s.nonnull);
+    if (type == pb::NUMERIC) {
+      TANDEM_ASSIGN_OR_RETURN(Numeric avg, NumericAvg(std::get<Numeric>(sum), n));
+      return Datum(avg);
+    }
+    TANDEM_ASSIGN_OR_RETURN(Interval avg,
+                            IntervalDiv(std::get<Interval>(sum), static_cast<double>(n)));
+    return Datum(avg);
+  }
+  static Result<Numeric> NumericOfCount(Int128 c) {
+    if (FitsInt64(c)) return NumericFromInt64(static_cast<std::int64_t>(c));
+    Int128 limit = 1;  // 10^38: a numeric's coefficient stays below it
+    for (int i = 0; i < kNumericMaxDigits; ++i) limit *= 10;
+    if (c >= limit || c <= -limit) return Status::DataError("value overflows numeric format");
+    return Numeric::FromParts(c, 0);
+  }
+  static void PushExact(Result<Datum> value, Output& o) {
+    if (value.ok()) {
+      o.row.push_back(*std::move(value));
+    } else {
+      o.error = value.status().message();
+      o.row.push_back(Null{});
+    }
+  }
+  // A float SUM's result: FLOAT32 rounded to float, PostgreSQL's overflow error when it leaves
+  // float's range.
+  static void PushFloat(pb::ScalarType type, double sum, Output& o) {
+    if (type != pb::FLOAT32 || !std::isfinite(sum)) {
+      o.row.push_back(sum);
+    } else if (std::fabs(sum) > static_cast<double>(FLT_MAX)) {
+      o.error = "value out of range: overflow";
+      o.row.push_back(Null{});
+    } else {
+      o.row.push_back(static_cast<double>(static_cast<float>(sum)));
+    }
+  }
 
   static void Emit(const Output& o, Time t, std::int64_t diff, Delta* out) {
     if (!o.present) return;
@@ -307,15 +394,16 @@ class Aggregates {
 
  private:
   std::vector<pb::Aggregate> aggs_;
+  std::vector<pb::ScalarType> types_;  // each aggregate's input column type
 };
 
 class ReduceNode final : public Node {
  public:
-  ReduceNode(Node* input, const pb::Plan::Reduce& r)
+  ReduceNode(Node* input, const pb::Plan::Reduce& r, const pb::Schema& input_schema)
       : input_(input),
         key_(r.group_key().begin(), r.group_key().end()),
         partial_key_(GroupKeyPartitioning(key_.size()).columns),
-        aggregates_(r) {}
+        aggregates_(r, input_schema) {}
 
   // Output rows start with the group key, by which the input was exchanged.
   Partitioning partitioning() const override { return GroupKeyPartitioning(key_.size()); }
@@ -458,9 +546,10 @@ class ReduceNode final : public Node {
 #endif
 class ArrangedReduceNode final : public Node {
  public:
-  ArrangedReduceNode(ImportedIndex* index, const pb::Plan::Reduce& r, Time as_of, Frontier until)
+  ArrangedReduceNode(ImportedIndex* index, const pb::Plan::Reduce& r, const pb::Schema& input,
+                     Time as_of, Frontier until)
       : index_(index),
-        aggregates_(r),
+        aggregates_(r, input),
         key_columns_(r.group_key().begin(), r.group_key().end()),
         as_of_(as_of),
         until_(until) {}
@@ -565,8 +654,9 @@ class ArrangedReduceNode final : public Node {
 
 }  // namespace
 
-std::unique_ptr<Node> MakeReduce(Node* input, const pb::Plan::Reduce& reduce) {
-  return std::make_unique<ReduceNode>(input, reduce);
+std::unique_ptr<Node> MakeReduce(Node* input, const pb::Plan::Reduce& reduce,
+                                 const pb::Schema& input_schema) {
+  return std::make_unique<ReduceNode>(input, reduce, input_schema);
 }
 
 }  // namespace tandem::workers
@@ -574,8 +664,8 @@ std::unique_ptr<Node> MakeReduce(Node* input, const pb::Plan::Reduce& reduce) {
 namespace tandem::workers {
 
 std::unique_ptr<Node> MakeArrangedReduce(ImportedIndex* index, const pb::Plan::Reduce& reduce,
-                                         Time as_of, Frontier until) {
-  return std::make_unique<ArrangedReduceNode>(index, reduce, as_of, until);
+                                         const pb::Schema& input, Time as_of, Frontier until) {
+  return std::make_unique<ArrangedReduceNode>(index, reduce, input, as_of, until);
 }
 
 }  // namespace tandem::workers

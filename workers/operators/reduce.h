@@ -13,12 +13,14 @@
 
 namespace tandem::workers {
 
-std::unique_ptr<Node> MakeReduce(Node* input, const ipc::pb::Plan::Reduce& reduce);
+// `input_schema`: the input's columns (an aggregate's result depends on its column's type).
+std::unique_ptr<Node> MakeReduce(Node* input, const ipc::pb::Plan::Reduce& reduce,
+                                 const ipc::pb::Schema& input_schema);
 
 class ImportedIndex;
 // The same Reduce over an imported index whose key is the group key, computed from the imported
 // arrangement in place (no exchange, no state of its own): workers/operators/reduce.cc.
 std::unique_ptr<Node> MakeArrangedReduce(ImportedIndex* index, const ipc::pb::Plan::Reduce& reduce,
-                                         Time as_of, Frontier until);
+                                         const ipc::pb::Schema& input, Time as_of, Frontier until);
 
 }  // namespace tandem::workers
