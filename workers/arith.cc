@@ -179,8 +179,9 @@ bool DateTimeArith(pb::BinaryFunc func, pb::ScalarType l, pb::ScalarType r, cons
       return Put(add ? IntervalAdd(x, y) : IntervalSub(x, y), out, error);
     }
     if (is(pb::DATE, pb::TIME)) {
-      const Timestamp day = TimestampOfDate(std::get<Date>(a));
-      return Put(TimestampPlusInterval(day, Interval{0, 0, std::get<TimeOfDay>(b).micros}), out,
+      auto day = TimestampOfDate(std::get<Date>(a));
+      if (!day.ok()) return *error = day.status().message(), false;
+      return Put(TimestampPlusInterval(*day, Interval{0, 0, std::get<TimeOfDay>(b).micros}), out,
                  error);
     }
     if (l == r) {  // TIMESTAMP, TIMESTAMPTZ or TIME minus itself: an interval
