@@ -236,10 +236,10 @@ py::object FromDatum(const Datum& d) {
     // epoch + micros, as a datetime (years 1 to 9999).
     py::object Shifted(const py::object& epoch, std::int64_t micros, const char*) const {
       const std::int64_t days = micros / kMicrosPerDay - (micros % kMicrosPerDay < 0 ? 1 : 0);
-      const std::int64_t rest = micros - days * kMicrosPerDay;
       if (days + kUnixEpochOrdinal < 1 || days + kUnixEpochOrdinal > 3652059) {
         Unrepresentable(d, "datetime.datetime", "Python's datetimes are the years 1 to 9999");
       }
+      const std::int64_t rest = micros - days * kMicrosPerDay;  // in range: the days are
       return epoch + t.timedelta(py::arg("days") = days, py::arg("microseconds") = rest);
     }
   };
