@@ -119,6 +119,12 @@ pb::Row ToProto(const Row& row);
 
 // ---- scalar evaluation
 
+// The types of a row's columns (their ScalarType and typmod; names and nullability unused). An
+// empty list, or a column beyond it, means "typed by its datum": int64 values as INT64, doubles
+// as FLOAT64 — so int2/int4/float4 semantics need the types. The typed overloads below follow
+// ipc/plan_typing.h (reference_values.h has the value semantics).
+using Types = std::vector<pb::Column>;
+
 // A datum or an error message.
 struct Value {
   Datum datum;
@@ -130,6 +136,7 @@ struct Value {
 };
 
 Value Eval(const pb::ScalarExpr& expr, const Row& row);
+Value Eval(const pb::ScalarExpr& expr, const Row& row, const Types& types);
 
 // The result of a map/filter/project on one row.
 struct MfpResult {
@@ -140,6 +147,7 @@ struct MfpResult {
 };
 
 MfpResult ApplyMfp(const pb::MapFilterProject& mfp, const Row& row);
+MfpResult ApplyMfp(const pb::MapFilterProject& mfp, const Row& row, const Types& types);
 
 // ---- collections and operators on whole collections
 
@@ -148,7 +156,11 @@ void AddTo(Multiset& set, const Row& row, Count diff);
 void AddTo(ErrorSet& set, const std::string& message, Count diff);
 
 Contents MfpOf(const Contents& input, const pb::MapFilterProject& mfp);
+Contents MfpOf(const Contents& input, const pb::MapFilterProject& mfp, const Types& types);
 Contents ReduceOf(const Contents& input, const pb::Plan::Reduce& reduce);
+// `types`: the input's columns (SUM/AVG of NUMERIC, INTERVAL and FLOAT32 need them; untyped,
+// numerics and intervals are recognized by their datums).
+Contents ReduceOf(const Contents& input, const pb::Plan::Reduce& reduce, const Types& types);
 Contents UnionOf(const std::vector<Contents>& inputs);
 Contents DistinctOf(const Contents& input);
 // `right_arity`: the right input's number of columns (the nulls of LEFT_OUTER's unmatched rows;
@@ -177,6 +189,9 @@ struct PeekAnswer {
 PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>& key,
                       const std::vector<Row>& keys, const pb::MapFilterProject& mfp,
                       const pb::Finishing& finishing);
+PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>& key,
+                      const std::vector<Row>& keys, const pb::MapFilterProject& mfp,
+                      const pb::Finishing& finishing, const Types& types);
 
 // "[(1, \"a\") x2, (2, null) x1]" or "Error(...)".
 std::string ToString(const PeekAnswer& answer);
@@ -230,6 +245,9 @@ class Evaluator {
   Result<Contents> Eval(const pb::Plan& plan, Time t, int depth) const;
   Result<std::size_t> ArityOf(const std::string& id, int depth) const;
   Result<std::size_t> Arity(const pb::Plan& plan, int depth) const;
+  // The column types of a collection / a plan's output (from the imports' schemas).
+  Result<Types> TypesOfId(const std::string& id, int depth) const;
+  Result<Types> TypesOf(const pb::Plan& plan, int depth) const;
 
   pb::DataflowDescription desc_;
   std::map<std::string, std::vector<Update>> updates_;
