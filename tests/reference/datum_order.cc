@@ -70,7 +70,8 @@ int OrderDatums(const Datum& a, const Datum& b) {
     if (c != 0) return c < 0 ? -1 : 1;
     return Three(x->scale, y.scale);
   }
-  if (const auto* x = std::get_if<Bytes>(&a)) return OrderStrings(x->bytes, std::get<Bytes>(b).bytes);
+  if (const auto* x = std::get_if<Bytes>(&a))
+    return OrderStrings(x->bytes, std::get<Bytes>(b).bytes);
   if (const auto* x = std::get_if<Date>(&a)) return Three(x->days, std::get<Date>(b).days);
   if (const auto* x = std::get_if<TimeOfDay>(&a)) {
     return Three(x->micros, std::get<TimeOfDay>(b).micros);

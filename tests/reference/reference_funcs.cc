@@ -40,30 +40,51 @@ std::string AsciiCase(std::string s, bool upper) {
   return s;
 }
 
-// LIKE over characters: % any run, _ one character, \ takes the next literally.
-bool LikeMatch(const std::vector<std::string>& s, std::size_t si,
-               const std::vector<std::string>& p, std::size_t pi) {
-  while (pi < p.size()) {
-    if (p[pi] == "%") {
-      while (pi < p.size() && p[pi] == "%") ++pi;
-      if (pi == p.size()) return true;
-      for (std::size_t k = si; k <= s.size(); ++k) {
-        if (LikeMatch(s, k, p, pi)) return true;
-      }
-      return false;
-    }
-    if (si >= s.size()) return false;
-    if (p[pi] == "_") {
-      ++si;
+// LIKE over characters, as PostgreSQL's MatchText: % any run, _ one character, \ takes the next
+// literally. A pattern that ends in a lone \ is an error only where the match reaches it.
+enum class Like { kTrue, kFalse, kAbort, kError };
+
+Like LikeMatch(const std::vector<std::string>& s, std::size_t si, const std::vector<std::string>& p,
+               std::size_t pi) {
+  while (si < s.size() && pi < p.size()) {
+    if (p[pi] == "\\") {
+      if (++pi >= p.size()) return Like::kError;
+      if (s[si] != p[pi]) return Like::kFalse;
+    } else if (p[pi] == "%") {
       ++pi;
-      continue;
+      while (pi < p.size()) {
+        if (p[pi] == "%") {
+          ++pi;
+        } else if (p[pi] == "_") {
+          if (si >= s.size()) return Like::kAbort;
+          ++si;
+          ++pi;
+        } else {
+          break;
+        }
+      }
+      if (pi >= p.size()) return Like::kTrue;
+      std::string first = p[pi];
+      if (first == "\\") {
+        if (pi + 1 >= p.size()) return Like::kError;
+        first = p[pi + 1];
+      }
+      for (; si < s.size(); ++si) {
+        if (s[si] == first || p[pi] == "_") {
+          const Like r = LikeMatch(s, si, p, pi);
+          if (r != Like::kFalse) return r;
+        }
+      }
+      return Like::kAbort;
+    } else if (p[pi] != "_" && s[si] != p[pi]) {
+      return Like::kFalse;
     }
-    const std::string& lit = p[pi] == "\\" ? p[pi + 1] : p[pi];
-    if (s[si] != lit) return false;
-    pi += p[pi] == "\\" ? 2 : 1;
     ++si;
+    ++pi;
   }
-  return si == s.size();
+  if (si < s.size()) return Like::kFalse;
+  while (pi < p.size() && p[pi] == "%") ++pi;
+  return pi >= p.size() ? Like::kTrue : Like::kAbort;
 }
 
 Value Numeric0(const mpq_class& v, int scale) { return NumericOfRational(v, scale); }
@@ -98,8 +119,8 @@ mpz_class Pow10(int n) {
 Value RoundNumeric(const Numeric& n, std::int64_t s, bool truncate) {
   s = std::clamp<std::int64_t>(s, -1000, 1000);
   const mpq_class v = NumericToRational(n);
-  mpq_class unit = s >= 0 ? mpq_class(1, Pow10(static_cast<int>(s)))
-                          : mpq_class(Pow10(static_cast<int>(-s)));
+  mpq_class unit =
+      s >= 0 ? mpq_class(1, Pow10(static_cast<int>(s))) : mpq_class(Pow10(static_cast<int>(-s)));
   unit.canonicalize();
   const mpq_class units = v / unit;
   const mpz_class whole = truncate ? TruncQ(units) : RoundQ(units);
@@ -114,39 +135,69 @@ std::string Unit(std::string_view raw) {
     const char* name;
     const char* unit;
   };
-  static constexpr Alias kAliases[] = {
-      {"microsecond", "microseconds"}, {"microseconds", "microseconds"},
-      {"us", "microseconds"},          {"usec", "microseconds"},
-      {"usecs", "microseconds"},       {"millisecond", "milliseconds"},
-      {"milliseconds", "milliseconds"}, {"ms", "milliseconds"},
-      {"msec", "milliseconds"},        {"msecs", "milliseconds"},
-      {"second", "second"},            {"seconds", "second"},
-      {"sec", "second"},               {"secs", "second"},
-      {"s", "second"},                 {"minute", "minute"},
-      {"minutes", "minute"},           {"min", "minute"},
-      {"mins", "minute"},              {"m", "minute"},
-      {"hour", "hour"},                {"hours", "hour"},
-      {"h", "hour"},                   {"hr", "hour"},
-      {"hrs", "hour"},                 {"day", "day"},
-      {"days", "day"},                 {"d", "day"},
-      {"week", "week"},                {"weeks", "week"},
-      {"w", "week"},                   {"month", "month"},
-      {"months", "month"},             {"mon", "month"},
-      {"mons", "month"},               {"quarter", "quarter"},
-      {"qtr", "quarter"},              {"year", "year"},
-      {"years", "year"},               {"y", "year"},
-      {"yr", "year"},                  {"yrs", "year"},
-      {"decade", "decade"},            {"decades", "decade"},
-      {"dec", "decade"},               {"century", "century"},
-      {"centuries", "century"},        {"c", "century"},
-      {"cent", "century"},             {"millennium", "millennium"},
-      {"millennia", "millennium"},     {"mil", "millennium"},
-      {"mils", "millennium"},          {"epoch", "epoch"},
-      {"dow", "dow"},                  {"isodow", "isodow"},
-      {"doy", "doy"},                  {"isoyear", "isoyear"},
-      {"julian", "julian"},            {"j", "julian"},
-      {"timezone", "timezone"},        {"timezone_hour", "timezone_hour"},
-      {"timezone_minute", "timezone_minute"}};
+  static constexpr Alias kAliases[] = {{"microsecond", "microseconds"},
+                                       {"microseconds", "microseconds"},
+                                       {"us", "microseconds"},
+                                       {"usec", "microseconds"},
+                                       {"usecs", "microseconds"},
+                                       {"millisecond", "milliseconds"},
+                                       {"milliseconds", "milliseconds"},
+                                       {"ms", "milliseconds"},
+                                       {"msec", "milliseconds"},
+                                       {"msecs", "milliseconds"},
+                                       {"second", "second"},
+                                       {"seconds", "second"},
+                                       {"sec", "second"},
+                                       {"secs", "second"},
+                                       {"s", "second"},
+                                       {"minute", "minute"},
+                                       {"minutes", "minute"},
+                                       {"min", "minute"},
+                                       {"mins", "minute"},
+                                       {"m", "minute"},
+                                       {"hour", "hour"},
+                                       {"hours", "hour"},
+                                       {"h", "hour"},
+                                       {"hr", "hour"},
+                                       {"hrs", "hour"},
+                                       {"day", "day"},
+                                       {"days", "day"},
+                                       {"d", "day"},
+                                       {"week", "week"},
+                                       {"weeks", "week"},
+                                       {"w", "week"},
+                                       {"month", "month"},
+                                       {"months", "month"},
+                                       {"mon", "month"},
+                                       {"mons", "month"},
+                                       {"quarter", "quarter"},
+                                       {"qtr", "quarter"},
+                                       {"year", "year"},
+                                       {"years", "year"},
+                                       {"y", "year"},
+                                       {"yr", "year"},
+                                       {"yrs", "year"},
+                                       {"decade", "decade"},
+                                       {"decades", "decade"},
+                                       {"dec", "decade"},
+                                       {"century", "century"},
+                                       {"centuries", "century"},
+                                       {"c", "century"},
+                                       {"cent", "century"},
+                                       {"millennium", "millennium"},
+                                       {"millennia", "millennium"},
+                                       {"mil", "millennium"},
+                                       {"mils", "millennium"},
+                                       {"epoch", "epoch"},
+                                       {"dow", "dow"},
+                                       {"isodow", "isodow"},
+                                       {"doy", "doy"},
+                                       {"isoyear", "isoyear"},
+                                       {"julian", "julian"},
+                                       {"j", "julian"},
+                                       {"timezone", "timezone"},
+                                       {"timezone_hour", "timezone_hour"},
+                                       {"timezone_minute", "timezone_minute"}};
   for (const auto& a : kAliases) {
     if (u == a.name) return a.unit;
   }
@@ -162,8 +213,8 @@ std::int64_t FloorDivide(std::int64_t a, std::int64_t b) {
 struct Fields {
   std::int64_t year = 0;  // astronomical
   unsigned month = 1, day = 1;
-  std::int64_t days = 0;    // since 1970-01-01
-  std::int64_t clock = 0;   // microseconds of the day
+  std::int64_t days = 0;   // since 1970-01-01
+  std::int64_t clock = 0;  // microseconds of the day
 };
 
 Fields FieldsOf(std::int64_t micros) {
@@ -290,13 +341,8 @@ Value TruncIntervalTo(std::string_view raw, const Interval& i) {
       mon = 0;
     }
     months = years * 12 + mon;
-  } else if (unit == "week") {
-    return Value::Error(
-        "interval units \"" + std::string(raw) +
-        "\" not supported because months usually have fractional weeks");
   } else {
-    return Value::Error(std::string("interval units \"") + std::string(raw) + "\" not " +
-                        (unit.empty() ? "recognized" : "supported"));
+    return UnitError(raw, "interval", !unit.empty());  // week too: months have no whole weeks
   }
   return Value::Of(Interval{months, days, micros});
 }
@@ -306,7 +352,9 @@ Value ExtractTs(std::string_view raw, std::int64_t micros, const char* type, boo
   const std::string unit = Unit(raw);
   const Fields f = FieldsOf(micros);
   const std::int64_t sec_micros = f.clock % 60'000'000;
-  auto integer = [](std::int64_t v) { return Numeric0(mpq_class(mpz_class(static_cast<long>(v))), 0); };
+  auto integer = [](std::int64_t v) {
+    return Numeric0(mpq_class(mpz_class(static_cast<long>(v))), 0);
+  };
   auto scaled = [](std::int64_t v, int scale) {
     return Numeric0(mpq_class(mpz_class(static_cast<long>(v)), Pow10(scale)), scale);
   };
@@ -354,7 +402,9 @@ Value ExtractTs(std::string_view raw, std::int64_t micros, const char* type, boo
 Value ExtractTimeOfDay(std::string_view raw, std::int64_t micros) {
   const std::string unit = Unit(raw);
   const std::int64_t sec_micros = micros % 60'000'000;
-  auto integer = [](std::int64_t v) { return Numeric0(mpq_class(mpz_class(static_cast<long>(v))), 0); };
+  auto integer = [](std::int64_t v) {
+    return Numeric0(mpq_class(mpz_class(static_cast<long>(v))), 0);
+  };
   auto scaled = [](std::int64_t v, int scale) {
     return Numeric0(mpq_class(mpz_class(static_cast<long>(v)), Pow10(scale)), scale);
   };
@@ -370,7 +420,9 @@ Value ExtractTimeOfDay(std::string_view raw, std::int64_t micros) {
 Value ExtractIntervalField(std::string_view raw, const Interval& i) {
   const std::string unit = Unit(raw);
   const std::int64_t sec_micros = i.micros % 60'000'000;  // C's truncation: signed
-  auto integer = [](std::int64_t v) { return Numeric0(mpq_class(mpz_class(static_cast<long>(v))), 0); };
+  auto integer = [](std::int64_t v) {
+    return Numeric0(mpq_class(mpz_class(static_cast<long>(v))), 0);
+  };
   auto scaled = [](std::int64_t v, int scale) {
     return Numeric0(mpq_class(mpz_class(static_cast<long>(v)), Pow10(scale)), scale);
   };
@@ -390,8 +442,7 @@ Value ExtractIntervalField(std::string_view raw, const Interval& i) {
   if (unit == "epoch") {
     // A year is 365.25 days, a month 30: exact.
     const mpq_class secs = mpq_class(1461, 4) * 86400 * years +
-                           mpq_class(30 * 86400) * (i.months % 12) +
-                           mpq_class(86400) * i.days +
+                           mpq_class(30 * 86400) * (i.months % 12) + mpq_class(86400) * i.days +
                            mpq_class(mpz_class(static_cast<long>(i.micros)), mpz_class(1'000'000));
     return Numeric0(secs, 6);
   }
@@ -460,9 +511,9 @@ Value PowerFloat(double x, double y) {
   return Value::Of(r);
 }
 
-// power(numeric, numeric) for an integer exponent: exact, at PostgreSQL's scale for it
-// (16 significant digits, at least the base's scale). A fractional exponent goes through
-// float8 (an approximation the differential suites do not generate).
+// power(numeric, numeric) for an integer exponent: exact, rounded to PostgreSQL's scale for it. A
+// fractional exponent goes through float8 (an approximation the differential suites do not
+// generate).
 Value PowerNumeric(const Numeric& base, const Numeric& exponent) {
   const mpq_class b = NumericToRational(base), e = NumericToRational(exponent);
   if (b == 0 && e < 0) return Value::Error("zero raised to a negative power is undefined");
@@ -480,22 +531,8 @@ Value PowerNumeric(const Numeric& base, const Numeric& exponent) {
   mpz_pow_ui(den.get_mpz_t(), b.get_den_mpz_t(), static_cast<unsigned long>(std::labs(k)));
   r = k >= 0 ? mpq_class(num, den) : mpq_class(den, num);
   r.canonicalize();
-  // Scale: 16 - the result's decimal exponent, at least the base's and the exponent's scale.
-  int exp10 = 0;
-  if (r != 0) {
-    mpq_class m = abs(r), unit = 1;
-    while (m >= unit * 10) {
-      unit *= 10;
-      ++exp10;
-    }
-    while (m < unit) {
-      unit /= 10;
-      --exp10;
-    }
-  }
-  const int scale = std::max({16 - exp10 - 1, static_cast<int>(base.scale),
-                              static_cast<int>(exponent.scale), 0});
-  return Numeric0(r, scale);
+  // PostgreSQL 15's scale for an integer exponent: 16, or the base's if larger.
+  return Numeric0(r, std::max(16, static_cast<int>(base.scale)));
 }
 
 }  // namespace
@@ -577,7 +614,8 @@ Value CallFunction(const pb::CallFunc& call, const std::function<Value(int)>& ar
       }
       const std::int64_t from = std::max<std::int64_t>(start, 1);
       if (end <= from) return Value::Of(std::string());
-      const std::int64_t last = std::min<std::int64_t>(end, static_cast<std::int64_t>(chars.size()) + 1);
+      const std::int64_t last =
+          std::min<std::int64_t>(end, static_cast<std::int64_t>(chars.size()) + 1);
       return Value::Of(Join(chars, static_cast<std::size_t>(from - 1),
                             static_cast<std::size_t>(std::max(last - 1, from - 1))));
     }
@@ -622,15 +660,11 @@ Value CallFunction(const pb::CallFunc& call, const std::function<Value(int)>& ar
       const bool fold = call.func() == pb::ILIKE;
       const auto s = Chars(fold ? AsciiCase(text(0), false) : text(0));
       const auto p = Chars(fold ? AsciiCase(text(1), false) : text(1));
-      for (std::size_t i = 0; i < p.size(); ++i) {
-        if (p[i] == "\\") {
-          if (i + 1 == p.size()) {
-            return Value::Error("LIKE pattern must not end with escape character");
-          }
-          ++i;
-        }
+      const Like r = LikeMatch(s, 0, p, 0);
+      if (r == Like::kError) {
+        return Value::Error("LIKE pattern must not end with escape character");
       }
-      return Value::Of(LikeMatch(s, 0, p, 0));
+      return Value::Of(r == Like::kTrue);
     }
     case pb::ABS: {
       if (const auto* i = std::get_if<std::int64_t>(&args[0])) {
@@ -682,8 +716,8 @@ Value CallFunction(const pb::CallFunc& call, const std::function<Value(int)>& ar
       const pb::ScalarType t1 = arg_type(1).type();
       if (const auto* i = std::get_if<Interval>(&args[1])) return TruncIntervalTo(unit, *i);
       const bool tz = std::holds_alternative<TimestampTz>(args[1]) || t1 == pb::TIMESTAMPTZ;
-      const std::int64_t micros = tz ? std::get<TimestampTz>(args[1]).micros
-                                     : std::get<Timestamp>(args[1]).micros;
+      const std::int64_t micros =
+          tz ? std::get<TimestampTz>(args[1]).micros : std::get<Timestamp>(args[1]).micros;
       if (Unit(unit) == "microseconds") return Value::Of(args[1]);
       Value v = DateTruncTs(unit, micros,
                             tz ? "timestamp with time zone" : "timestamp without time zone");

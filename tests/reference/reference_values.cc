@@ -55,7 +55,7 @@ mpz_class ToMpz(Int128 v) {
 // REQUIRES: |v| < 2^127.
 Int128 ToInt128(const mpz_class& v) {
   mpz_class m = abs(v);
-  const mpz_class lo_part = m & mpz_class("18446744073709551615");
+  const mpz_class lo_part = m & mpz_class("18446744073709551615", 10);
   const mpz_class hi_part = m >> 64;
   const UInt128 u = (static_cast<UInt128>(mpz_get_ui(hi_part.get_mpz_t())) << 64) |
                     static_cast<UInt128>(mpz_get_ui(lo_part.get_mpz_t()));
@@ -487,9 +487,10 @@ Value IntervalInput(std::string_view raw) {
       if ((whole + frac).empty() || frac.find('.') != std::string::npos || whole.size() > 18) {
         return Syntax(pb::INTERVAL, raw);
       }
-      number = mpq_class(mpz_class(whole.empty() ? "0" : whole)) +
-               (frac.empty() ? mpq_class(0)
-                             : mpq_class(mpz_class(frac), PowerOfTen(static_cast<int>(frac.size()))));
+      number = mpq_class(mpz_class(whole.empty() ? "0" : whole, 10)) +
+               (frac.empty()
+                    ? mpq_class(0)
+                    : mpq_class(mpz_class(frac, 10), PowerOfTen(static_cast<int>(frac.size()))));
       if (minus) number = -number;
     }
     std::string unit = w.substr(k);
@@ -608,8 +609,8 @@ Value FloatInput(std::string_view raw, bool float4) {
   }
   char* end = nullptr;
   errno = 0;
-  const double v = float4 ? static_cast<double>(std::strtof(s.c_str(), &end))
-                          : std::strtod(s.c_str(), &end);
+  const double v =
+      float4 ? static_cast<double>(std::strtof(s.c_str(), &end)) : std::strtod(s.c_str(), &end);
   if (end != s.c_str() + s.size()) return Syntax(type, raw);
   if (errno == ERANGE && (std::isinf(v) || v == 0)) {
     return Value::Error("\"" + s + "\" is out of range for type " + SqlName(type));
@@ -1207,8 +1208,8 @@ pb::Column AggregateType(pb::AggregateFunc func, const pb::Column& input) {
 }
 
 mpq_class NumericToRational(const Numeric& n) {
-  const Int128 c = static_cast<Int128>(
-      (static_cast<UInt128>(static_cast<std::uint64_t>(n.hi)) << 64) | n.lo);
+  const Int128 c =
+      static_cast<Int128>((static_cast<UInt128>(static_cast<std::uint64_t>(n.hi)) << 64) | n.lo);
   mpq_class q(ToMpz(c), PowerOfTen(n.scale));
   q.canonicalize();
   return q;
@@ -1257,8 +1258,8 @@ int DivScale(const mpq_class& a, int a_scale, const mpq_class& b, int b_scale) {
 }
 
 std::string NumericOutput(const Numeric& n) {
-  const Int128 c = static_cast<Int128>(
-      (static_cast<UInt128>(static_cast<std::uint64_t>(n.hi)) << 64) | n.lo);
+  const Int128 c =
+      static_cast<Int128>((static_cast<UInt128>(static_cast<std::uint64_t>(n.hi)) << 64) | n.lo);
   const mpz_class v = ToMpz(c);
   std::string digits = mpz_class(abs(v)).get_str();
   const std::size_t scale = n.scale;
@@ -1297,7 +1298,7 @@ Value NumericInput(std::string_view raw) {
   if (i != s.size()) return Syntax(pb::NUMERIC, raw);
   if (exponent > 1000 || exponent < -1000) return Value::Error(kNumericOverflow);
   const long scale = std::max(0L, static_cast<long>(frac.size()) - exponent);
-  mpq_class v(mpz_class(whole + frac), PowerOfTen(static_cast<int>(frac.size())));
+  mpq_class v(mpz_class(whole + frac, 10), PowerOfTen(static_cast<int>(frac.size())));
   v.canonicalize();
   if (exponent >= 0) {
     v *= PowerOfTen(static_cast<int>(exponent));
@@ -1418,9 +1419,8 @@ Value Arithmetic(pb::BinaryFunc func, const Datum& l, pb::ScalarType lt, const D
     return TimestampDifference(std::get<TimestampTz>(l).micros, std::get<TimestampTz>(r).micros);
   }
   if (lt == rt && sub && lt == pb::TIME) {
-    return IntervalOf(0, 0,
-                      static_cast<Int128>(std::get<TimeOfDay>(l).micros) -
-                          std::get<TimeOfDay>(r).micros);
+    return IntervalOf(
+        0, 0, static_cast<Int128>(std::get<TimeOfDay>(l).micros) - std::get<TimeOfDay>(r).micros);
   }
   if ((lt == pb::TIME && rt == pb::INTERVAL && (add || sub)) ||
       (lt == pb::INTERVAL && rt == pb::TIME && add)) {
@@ -1592,8 +1592,8 @@ Value CastValue(const Datum& v, const pb::Column& from_column, const pb::Column&
     return Value::Of(TimestampTz{static_cast<std::int64_t>(micros)});
   }
   if (from == pb::TIMESTAMP || from == pb::TIMESTAMPTZ) {
-    const std::int64_t micros = from == pb::TIMESTAMP ? std::get<Timestamp>(v).micros
-                                                      : std::get<TimestampTz>(v).micros;
+    const std::int64_t micros =
+        from == pb::TIMESTAMP ? std::get<Timestamp>(v).micros : std::get<TimestampTz>(v).micros;
     if (t == pb::TIMESTAMP) return Value::Of(Timestamp{micros});
     if (t == pb::TIMESTAMPTZ) return Value::Of(TimestampTz{micros});
     if (t == pb::DATE) {
