@@ -2039,5 +2039,162 @@ TEST(ReferenceTypes, NullsAndConditionalFunctions) {
   };
   ExpectCases(cases);
 }
+
+Datum Num(const char* text) { return NumericInput(text).datum; }
+Datum Iv(const char* text) { return InputText(text, To(pb::INTERVAL, 0, 0, 0, false)).datum; }
+std::string Text(const Datum& d, pb::ScalarType type) {
+  if (std::holds_alternative<Null>(d)) return "NULL";
+  return OutputText(d, To(type, 0, 0, 0, false));
+}
+
+// A dataflow over a source typed int2, numeric, float4, interval: the evaluator types every plan
+// from the source's schema, so the map and the aggregates have their types' semantics.
+Evaluator TypedEvaluator(pb::Plan plan) {
+  pb::Command command = EmptyDataflow("typed");
+  pb::DataflowDescription desc = *Desc(command);
+  pb::SourceImport source = LogImport("u1");
+  *source.mutable_schema() =
+      MakeSchema({MakeColumn("a", pb::INT16, true), MakeColumn("b", pb::NUMERIC, true),
+                  MakeColumn("c", pb::FLOAT32, true), MakeColumn("d", pb::INTERVAL, true)});
+  *desc.add_source_imports() = std::move(source);
+  *desc.add_objects_to_build() = Build("u2", std::move(plan));
+  Evaluator e(desc);
+  const float f1 = 0.1f, f2 = 0.2f;
+  const std::vector<Row> rows = {
+      {I(32767), Num("1.5"), Datum(double{f1}), Iv("1 mon")},
+      {I(32767), Num("2.25"), Datum(double{f2}), Iv("1 day")},
+      {kNull, Num("2.25"), Datum(double{f2}), Iv("1 day 12:00:00")},
+      {kNull, kNull, kNull, Iv("-00:00:00.5")},
+      {kNull, Num("-0.125"), kNull, kNull},
+  };
+  for (const auto& row : rows) e.AddUpdate("u1", Update{row, 0, 1});
+  return e;
+}
+
+// PostgreSQL 15: SELECT sum(a), sum(b), avg(b), min(b), max(b), sum(c), sum(d), avg(d), min(d),
+// max(d) FROM (VALUES (32767::smallint, 1.5::numeric, 0.1::real, '1 mon'::interval),
+// (32767, 2.25, 0.2, '1 day'), (NULL, 2.25, 0.2, '1 day 12:00:00'), (NULL, NULL, NULL,
+// '-00:00:00.5'), (NULL, -0.125, NULL, NULL)) t(a, b, c, d)
+// -> 65534 | 5.875 | 1.4687500000000000 | -0.125 | 2.25 | 0.5 | 1 mon 2 days 11:59:59.5 |
+//    8 days 02:59:59.875 | -00:00:00.5 | 1 mon
+TEST(ReferenceTypes, SumAndAvgOfNumericIntervalFloat4AndInt2) {
+  const Evaluator e = TypedEvaluator(ReducePlan(GetPlan("u1"), {},
+                                                {{pb::SUM, 0},
+                                                 {pb::SUM, 1},
+                                                 {pb::AVG, 1},
+                                                 {pb::MIN, 1},
+                                                 {pb::MAX, 1},
+                                                 {pb::SUM, 2},
+                                                 {pb::SUM, 3},
+                                                 {pb::AVG, 3},
+                                                 {pb::MIN, 3},
+                                                 {pb::MAX, 3}}));
+  const auto out = e.At("u2", 0);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_FALSE(out->HasError()) << out->FirstError();
+  ASSERT_EQ(out->rows.size(), 1u);
+  const Row& row = out->rows.begin()->first;
+  const std::vector<pb::ScalarType> types = {pb::INT64,    pb::NUMERIC, pb::NUMERIC,  pb::NUMERIC,
+                                             pb::NUMERIC,  pb::FLOAT32, pb::INTERVAL, pb::INTERVAL,
+                                             pb::INTERVAL, pb::INTERVAL};
+  std::vector<std::string> shown;
+  for (std::size_t i = 0; i < row.size(); ++i) shown.push_back(Text(row[i], types.at(i)));
+  const std::vector<std::string> expected = {
+      "65534",       "5.875", "1.4687500000000000",      "-0.125",
+      "2.25",        "0.5",   "1 mon 2 days 11:59:59.5", "8 days 02:59:59.875",
+      "-00:00:00.5", "1 mon"};
+  EXPECT_EQ(shown, expected);
+  EXPECT_TRUE(std::holds_alternative<std::int64_t>(row[0])) << "SUM of int2 is an int8";
+}
+
+// MIN/MAX follow the datum order: of two equal values the one of the smaller scale (numeric) or
+// fewer months (interval) is the smaller. (PostgreSQL returns either of the equal values: for
+// min/max of '1 mon' and '30 days' it answers 30 days both times.)
+TEST(ReferenceTypes, MinAndMaxOfEqualValuesFollowTheDatumOrder) {
+  const Contents input = Make({{G(1, Num("1.50")), 1}, {G(1, Num("1.5")), 1}});
+  const Types types = {To(pb::INT64, 0, 0, 0, false), To(pb::NUMERIC, 0, 0, 0, false),
+                       To(pb::STRING, 0, 0, 0, false)};
+  const Contents out = ReduceOf(input, Agg({{pb::MIN, 1}, {pb::MAX, 1}}), types);
+  ASSERT_EQ(out.rows.size(), 1u);
+  EXPECT_EQ(NumericOutput(std::get<Numeric>(out.rows.begin()->first[1])), "1.5");
+  EXPECT_EQ(NumericOutput(std::get<Numeric>(out.rows.begin()->first[2])), "1.50");
+  const Contents months = Make({{G(1, Iv("1 mon")), 1}, {G(1, Iv("30 days")), 1}});
+  const Types iv = {To(pb::INT64, 0, 0, 0, false), To(pb::INTERVAL, 0, 0, 0, false),
+                    To(pb::STRING, 0, 0, 0, false)};
+  const Contents m = ReduceOf(months, Agg({{pb::MIN, 1}, {pb::MAX, 1}}), iv);
+  ASSERT_EQ(m.rows.size(), 1u);
+  EXPECT_EQ(Text(m.rows.begin()->first[1], pb::INTERVAL), "30 days");
+  EXPECT_EQ(Text(m.rows.begin()->first[2], pb::INTERVAL), "1 mon");
+}
+
+// PostgreSQL 15: SELECT (a + a) FROM (VALUES (32767::smallint)) t(a) -> ERROR: smallint out of
+// range; SELECT b / 3, c * c FROM (VALUES (2.25::numeric, 0.1::real)) t(b, c)
+// -> 0.75000000000000000000 | 0.010000001; SELECT 1.5::numeric / 3, 0.2::real * 0.2::real
+// -> 0.50000000000000000000 | 0.040000003
+TEST(ReferenceTypes, MapsAreTypedFromTheSourceSchema) {
+  pb::ScalarExpr third = Binary(pb::DIV, Col(1), Cast(IntLit(3), To(pb::NUMERIC, 0, 0, 0, false)));
+  const Evaluator quotient =
+      TypedEvaluator(MfpPlan(GetPlan("u1"), Mfp({third, Binary(pb::MUL, Col(2), Col(2))},
+                                                {Unary(pb::IS_NOT_NULL, Col(2))}, {4, 5})));
+  const auto rows = quotient.At("u2", 0);
+  ASSERT_TRUE(rows.ok());
+  std::vector<std::string> shown;
+  for (const auto& [row, count] : rows->rows) {
+    shown.push_back(Text(row[0], pb::NUMERIC) + " " + Text(row[1], pb::FLOAT32));
+  }
+  EXPECT_EQ(shown, (std::vector<std::string>{"0.50000000000000000000 0.010000001",
+                                             "0.75000000000000000000 0.040000003"}));
+  const Evaluator overflow =
+      TypedEvaluator(MfpPlan(GetPlan("u1"), Mfp({Binary(pb::ADD, Col(0), Col(0))}, {}, {4})));
+  const auto errors = overflow.At("u2", 0);
+  ASSERT_TRUE(errors.ok());
+  EXPECT_EQ(errors->FirstError(), "smallint out of range");
+  EXPECT_EQ(ToString(errors->rows), "{(null) x3}");
+}
+
+// The reference's datum order of the new kinds (datum_order.h).
+TEST(ReferenceOrder, NewKindsOrderByKindThenValue) {
+  const std::vector<Datum> ascending = {
+      Datum{std::string("z")},
+      Num("-1"),
+      Num("1.5"),
+      Num("1.50"),
+      Num("1.6"),
+      Datum{Bytes{"a"}},
+      Datum{Date{-1}},
+      Datum{Date{0}},
+      Datum{TimeOfDay{0}},
+      Datum{TimeOfDay{kMicrosPerDay}},
+      Datum{Timestamp{-1}},
+      Datum{TimestampTz{-5}},
+      Iv("-1 day"),
+      Iv("30 days"),
+      Iv("1 mon"),
+      Iv("1 mon 00:00:01"),
+      Datum{Uuid{}},
+  };
+  for (std::size_t i = 0; i < ascending.size(); ++i) {
+    for (std::size_t j = 0; j < ascending.size(); ++j) {
+      const int expected = i < j ? -1 : (i > j ? 1 : 0);
+      EXPECT_EQ(OrderDatums(ascending[i], ascending[j]), expected) << i << " vs " << j;
+    }
+  }
+  EXPECT_EQ(CompareValues(Num("1.5"), Num("1.50")), 0) << "as SQL values they are equal";
+  EXPECT_EQ(CompareValues(Iv("1 mon"), Iv("30 days")), 0);
+}
+
+TEST(ReferenceTypes, ProtocolDatumsOfTheNewKindsRoundTrip) {
+  const Row row = {Num("-12.50"),
+                   Datum{Bytes{std::string("\0\1", 2)}},
+                   Datum{Date{-2440588}},
+                   Datum{TimeOfDay{kMicrosPerDay}},
+                   Datum{Timestamp{-1}},
+                   Datum{TimestampTz{1}},
+                   Iv("-1 years +2 days -00:00:03"),
+                   Datum{Uuid{{1, 2}}}};
+  EXPECT_EQ(OrderRows(FromProto(ToProto(row)), row), 0);
+  EXPECT_EQ(ToProto(row).datums(0).numeric(), "-12.50");
+}
+
 }  // namespace
 }  // namespace tandem::reference
