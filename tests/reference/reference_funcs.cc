@@ -217,10 +217,11 @@ struct Fields {
   std::int64_t clock = 0;  // microseconds of the day
 };
 
-Fields FieldsOf(std::int64_t micros) {
+// A day (any date: up to 5874897 AD, beyond int64 microseconds) and a time of day.
+Fields FieldsOfDay(std::int64_t days, std::int64_t clock) {
   Fields f;
-  f.days = FloorDivide(micros, kDayMicros);
-  f.clock = micros - f.days * kDayMicros;
+  f.days = days;
+  f.clock = clock;
   const std::int64_t cycles = FloorDivide(f.days, 146'097);
   const std::chrono::year_month_day ymd{
       std::chrono::sys_days{std::chrono::days{f.days - cycles * 146'097}}};
@@ -228,6 +229,11 @@ Fields FieldsOf(std::int64_t micros) {
   f.month = static_cast<unsigned>(ymd.month());
   f.day = static_cast<unsigned>(ymd.day());
   return f;
+}
+
+Fields FieldsOf(std::int64_t micros) {
+  const std::int64_t days = FloorDivide(micros, kDayMicros);
+  return FieldsOfDay(days, micros - days * kDayMicros);
 }
 
 std::int64_t DaysOf(std::int64_t year, unsigned month, unsigned day) {
@@ -246,7 +252,7 @@ unsigned IsoDow(std::int64_t days) {
 void IsoWeek(std::int64_t days, std::int64_t* iso_year, std::int64_t* week) {
   // The Thursday of the day's week decides the year.
   const std::int64_t thursday = days - IsoDow(days) + 4;
-  const Fields t = FieldsOf(thursday * kDayMicros);
+  const Fields t = FieldsOfDay(thursday, 0);
   *iso_year = t.year;
   *week = (thursday - DaysOf(t.year, 1, 1)) / 7 + 1;
 }
@@ -347,10 +353,9 @@ Value TruncIntervalTo(std::string_view raw, const Interval& i) {
   return Value::Of(Interval{months, days, micros});
 }
 
-// extract(field from timestamp) as PostgreSQL 15, exactly.
-Value ExtractTs(std::string_view raw, std::int64_t micros, const char* type, bool is_date) {
+// extract(field from timestamp | date) as PostgreSQL 15, exactly. A date is its day at 00:00.
+Value ExtractTs(std::string_view raw, const Fields& f, const char* type, bool is_date) {
   const std::string unit = Unit(raw);
-  const Fields f = FieldsOf(micros);
   const std::int64_t sec_micros = f.clock % 60'000'000;
   auto integer = [](std::int64_t v) {
     return Numeric0(mpq_class(mpz_class(static_cast<long>(v))), 0);
@@ -394,7 +399,7 @@ Value ExtractTs(std::string_view raw, std::int64_t micros, const char* type, boo
   }
   if (unit == "epoch") {
     if (is_date) return integer(f.days * 86'400);
-    return scaled(micros, 6);
+    return scaled(f.days * kDayMicros + f.clock, 6);  // a timestamp: fits int64
   }
   return UnitError(raw, type, !unit.empty());
 }
@@ -441,9 +446,11 @@ Value ExtractIntervalField(std::string_view raw, const Interval& i) {
   if (unit == "millennium") return integer(years / 1000);
   if (unit == "epoch") {
     // A year is 365.25 days, a month 30: exact.
+    mpq_class fraction(mpz_class(static_cast<long>(i.micros)), mpz_class(1'000'000));
+    fraction.canonicalize();
     const mpq_class secs = mpq_class(1461, 4) * 86400 * years +
                            mpq_class(30 * 86400) * (i.months % 12) + mpq_class(86400) * i.days +
-                           mpq_class(mpz_class(static_cast<long>(i.micros)), mpz_class(1'000'000));
+                           fraction;
     return Numeric0(secs, 6);
   }
   return UnitError(raw, "interval", !unit.empty());
@@ -452,13 +459,13 @@ Value ExtractIntervalField(std::string_view raw, const Interval& i) {
 Value Extract(const Datum& source, pb::ScalarType type, std::string_view field) {
   switch (type) {
     case pb::DATE:
-      return ExtractTs(field, std::get<Date>(source).days * kDayMicros, "date", true);
+      return ExtractTs(field, FieldsOfDay(std::get<Date>(source).days, 0), "date", true);
     case pb::TIMESTAMP:
-      return ExtractTs(field, std::get<Timestamp>(source).micros, "timestamp without time zone",
-                       false);
+      return ExtractTs(field, FieldsOf(std::get<Timestamp>(source).micros),
+                       "timestamp without time zone", false);
     case pb::TIMESTAMPTZ:
-      return ExtractTs(field, std::get<TimestampTz>(source).micros, "timestamp with time zone",
-                       false);
+      return ExtractTs(field, FieldsOf(std::get<TimestampTz>(source).micros),
+                       "timestamp with time zone", false);
     case pb::TIME:
       return ExtractTimeOfDay(field, std::get<TimeOfDay>(source).micros);
     case pb::INTERVAL:

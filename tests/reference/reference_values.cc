@@ -487,10 +487,10 @@ Value IntervalInput(std::string_view raw) {
       if ((whole + frac).empty() || frac.find('.') != std::string::npos || whole.size() > 18) {
         return Syntax(pb::INTERVAL, raw);
       }
-      number = mpq_class(mpz_class(whole.empty() ? "0" : whole, 10)) +
-               (frac.empty()
-                    ? mpq_class(0)
-                    : mpq_class(mpz_class(frac, 10), PowerOfTen(static_cast<int>(frac.size()))));
+      mpq_class fraction(frac.empty() ? mpz_class(0) : mpz_class(frac, 10),
+                         PowerOfTen(static_cast<int>(frac.size())));
+      fraction.canonicalize();
+      number = mpq_class(mpz_class(whole.empty() ? "0" : whole, 10)) + fraction;
       if (minus) number = -number;
     }
     std::string unit = w.substr(k);
@@ -1215,7 +1215,9 @@ mpq_class NumericToRational(const Numeric& n) {
   return q;
 }
 
-Value NumericOfRational(const mpq_class& v, int scale) {
+Value NumericOfRational(const mpq_class& value, int scale) {
+  mpq_class v = value;
+  v.canonicalize();  // GMP's arithmetic wants canonical operands; callers may pass n/10^s
   scale = std::clamp(scale, 0, kMaxScale);
   const mpz_class c = RoundHalfAway(v * PowerOfTen(scale));
   if (abs(c) >= PowerOfTen(kMaxScale)) return Value::Error(kNumericOverflow);
