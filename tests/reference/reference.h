@@ -20,6 +20,16 @@
 //   * int64 ADD/SUB/MUL/NEGATE/DIV overflow is an error ("integer overflow"); DIV and MOD by zero
 //     are errors ("division by zero") for int64 and float64 alike; INT64_MIN % -1 is 0.
 //   * float64 arithmetic is IEEE (MOD is fmod).
+//   * The types of DESIGN §16 (reference_values.h, written from PostgreSQL 15's documentation, not
+//     from the runtime): expressions are typed from the input's columns (Types; untyped, a datum's
+//     kind is its type) by ipc/plan_typing.h's rules. int2/int4 results beyond their width are
+//     "smallint out of range" / "integer out of range"; float4 arithmetic is float arithmetic;
+//     numerics are exact rationals rounded to PostgreSQL's result scale (select_div_scale for /),
+//     half away from zero, 38 digits at most ("value overflows numeric format"); dates,
+//     timestamps and intervals follow PostgreSQL's operators (months, then days, then
+//     microseconds); EQ..GE compare numerics and intervals by value. Cast and CallFunc as
+//     ipc/func_typing.h lists them (COALESCE evaluates its arguments up to the first non-null;
+//     every other function evaluates all, the first error wins, then null gives null).
 //   * Mfp: every map expression is evaluated, in order (an error stops the row as an error); then
 //     the predicates in order: the first that is false or null drops the row, an error before
 //     that makes the row an error; then the projection.
@@ -38,6 +48,13 @@
 //     total count, sum += value * (double)count, starting from +0.0, then sum / (double)(total
 //     count). ANY/ALL over the bool values with total count > 0: ANY = some true, ALL = none
 //     false; null when there is no such value.
+//     SUM of int2/int4 is int64 as SUM of int64; SUM of numeric is exact at the largest scale of
+//     its values; SUM of interval adds months, days and microseconds apart (judged on the final
+//     value: "interval out of range"); SUM of float4 is the float64 sum rounded to float4. AVG of
+//     numeric is the exact sum divided by the count at select_div_scale (PostgreSQL's
+//     numeric_avg); AVG of interval is the sum divided by the count as a float8 (interval_div);
+//     AVG of every other number is float64. MIN/MAX follow the datum order (1.5 < 1.50,
+//     '30 days' < '1 mon').
 //   * Join: left row l (count cl) and right row r (count cr) whose key columns are pairwise
 //     OrderDatums-equal and non-null give l ++ r with count cl * cr. LEFT_OUTER adds, for every
 //     left row that matches no right row (a null in its key, or no right row with a nonzero
