@@ -1253,7 +1253,7 @@ int DivScale(const mpq_class& a, int a_scale, const mpq_class& b, int b_scale) {
   weigh(a, &wa, &fa);
   weigh(b, &wb, &fb);
   int qweight = wa - wb;
-  if (fa < fb) --qweight;
+  if (fa <= fb) --qweight;  // equal first digits: assumed a < b, as PostgreSQL does
   int scale = 16 - qweight * 4;
   scale = std::max({scale, a_scale, b_scale, 0});
   return std::min(scale, kMaxScale);
