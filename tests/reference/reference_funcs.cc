@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "reference/reference_values.h"
 
@@ -475,6 +476,47 @@ Value Extract(const Datum& source, pb::ScalarType type, std::string_view field) 
   }
 }
 
+// date_part's float8 where PostgreSQL computes it in floating point rather than from extract's
+// numeric (seconds with their fraction, epoch, julian): its formulas, roundings included. Empty
+// for the fields whose value is an integer (the numeric's double is exact then).
+std::optional<double> DatePartFloat(const std::string& unit, const Datum& source) {
+  std::int64_t sec = 0, fsec = 0;  // seconds of the minute and microseconds of the second
+  auto split = [&](std::int64_t micros) {
+    sec = micros % 60'000'000 / 1'000'000;
+    fsec = micros % 1'000'000;
+  };
+  if (const auto* i = std::get_if<Interval>(&source)) {
+    split(i->micros);
+    if (unit == "epoch") {
+      double r = static_cast<double>(i->micros) / 1000000.0;
+      r += (365.25 * 86400) * static_cast<double>(i->months / 12);
+      r += (30.0 * 86400) * static_cast<double>(i->months % 12);
+      r += 86400.0 * static_cast<double>(i->days);
+      return r;
+    }
+  } else if (const auto* t = std::get_if<TimeOfDay>(&source)) {
+    split(t->micros);
+    if (unit == "epoch") return static_cast<double>(t->micros) / 1000000.0;
+  } else {
+    const std::int64_t micros = std::holds_alternative<Timestamp>(source)
+                                    ? std::get<Timestamp>(source).micros
+                                    : std::get<TimestampTz>(source).micros;
+    const Fields f = FieldsOf(micros);
+    split(f.clock);
+    if (unit == "epoch") return static_cast<double>(micros) / 1000000.0;
+    if (unit == "julian") {
+      const std::int64_t whole_seconds = f.clock / 1'000'000;
+      return static_cast<double>(f.days + 2'440'588) +
+             (static_cast<double>(whole_seconds) + static_cast<double>(fsec) / 1000000.0) / 86400.0;
+    }
+  }
+  if (unit == "second") return static_cast<double>(sec) + static_cast<double>(fsec) / 1000000.0;
+  if (unit == "milliseconds") {
+    return static_cast<double>(sec) * 1000.0 + static_cast<double>(fsec) / 1000.0;
+  }
+  return std::nullopt;
+}
+
 // The text of a float as PostgreSQL's float8 input would read the numeric: the nearest double.
 double ToDouble(const Numeric& n) { return std::strtod(NumericOutput(n).c_str(), nullptr); }
 
@@ -735,8 +777,17 @@ Value CallFunction(const pb::CallFunc& call, const std::function<Value(int)>& ar
     case pb::DATE_PART: {
       pb::ScalarType t1 = arg_type(1).type();
       if (t1 == pb::SCALAR_TYPE_UNSPECIFIED) t1 = TypeOfDatum(args[1]);
+      if (call.func() == pb::DATE_PART && t1 == pb::DATE) {
+        // PostgreSQL has no date_part(text, date): the date is read as a timestamp (so time
+        // fields are 0, and a date beyond the timestamps is an error).
+        Value ts = CastValue(args[1], ColumnOfType(pb::DATE), ColumnOfType(pb::TIMESTAMP));
+        if (ts.is_error()) return ts;
+        args[1] = ts.datum;
+        t1 = pb::TIMESTAMP;
+      }
       Value v = Extract(args[1], t1, text(0));
       if (v.is_error() || call.func() == pb::EXTRACT) return v;
+      if (const auto f = DatePartFloat(Unit(text(0)), args[1])) return Value::Of(*f);
       return Value::Of(ToDouble(std::get<Numeric>(v.datum)));
     }
     default:

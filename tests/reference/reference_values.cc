@@ -554,26 +554,78 @@ Value IntervalInput(std::string_view raw) {
 
 // ---- floats as PostgreSQL prints and reads them
 
-// The shortest digits that read back, in PostgreSQL's layout: an exponent form when the decimal
-// exponent is below -4 or at least `precision` (15 for float8, 6 for float4).
+// The fewest significant digits D (with decimal exponent E: 0.D... x 10^(E+1)) whose value lies
+// strictly inside the interval of reals that read back as |v| — PostgreSQL's shortest output
+// (its Ryu never takes a decimal on the interval's bounds, where a reader's tie-breaking would
+// decide) — the one closest to |v| among them. Exact, with rationals.
+void ShortestDigits(double v, bool float4, std::string* digits, int* exponent) {
+  const double a = std::fabs(v);
+  double below = 0, above = 0;
+  if (float4) {
+    const float f = static_cast<float>(a);
+    below = static_cast<double>(std::nextafter(f, 0.0f));
+    above = static_cast<double>(std::nextafter(f, std::numeric_limits<float>::infinity()));
+  } else {
+    below = std::nextafter(a, 0.0);
+    above = std::nextafter(a, std::numeric_limits<double>::infinity());
+  }
+  const mpq_class x(a);
+  const mpq_class low = (mpq_class(below) + x) / 2;
+  const mpq_class high = std::isinf(above) ? mpq_class(x + (x - mpq_class(below)) / 2)
+                                           : mpq_class((x + mpq_class(above)) / 2);
+  // E: 10^E <= x < 10^(E+1).
+  int e = 0;
+  mpq_class unit = 1;
+  while (x >= unit * 10) {
+    unit *= 10;
+    ++e;
+  }
+  while (x < unit) {
+    unit /= 10;
+    --e;
+  }
+  for (int p = 1; p <= 17; ++p) {
+    // Candidates with p digits: M x 10^(e-p+1), M the nearest to x and its neighbours.
+    const int shift = e - p + 1;
+    const mpq_class step =
+        shift >= 0 ? mpq_class(PowerOfTen(shift)) : mpq_class(mpz_class(1), PowerOfTen(-shift));
+    mpq_class ratio = x / step;
+    ratio.canonicalize();
+    const mpz_class nearest = RoundHalfAway(ratio);
+    std::optional<mpz_class> best;
+    mpq_class best_distance;
+    for (const int d : {0, -1, 1}) {  // of equally close ones, the nearest rounded half up
+      const mpz_class m = nearest + d;
+      if (m < PowerOfTen(p - 1) || m >= PowerOfTen(p)) continue;
+      const mpq_class value = mpq_class(m) * step;
+      if (value <= low || value >= high) continue;
+      const mpq_class distance = abs(value - x);
+      if (!best || distance < best_distance) {
+        best = m;
+        best_distance = distance;
+      }
+    }
+    if (best) {
+      *digits = best->get_str();
+      *exponent = e;
+      return;
+    }
+  }
+  *digits = "0";  // unreachable: 17 digits always fit
+  *exponent = 0;
+}
+
+// The shortest digits that read back (ShortestDigits), in PostgreSQL's layout: an exponent form
+// when the decimal exponent is below -4 or at least `precision` (15 for float8, 6 for float4).
 std::string FloatOutput(double v, bool float4) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
   if (v == 0) return std::signbit(v) ? "-0" : "0";
-  char buf[64];
-  auto r = float4 ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v),
-                                  std::chars_format::scientific)
-                  : std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-  std::string sci(buf, r.ptr);
-  const std::size_t e = sci.find('e');
-  const int exponent = std::stoi(sci.substr(e + 1));
-  std::string mantissa = sci.substr(0, e);
-  const bool negative = mantissa[0] == '-';
-  if (negative) mantissa = mantissa.substr(1);
+  const bool negative = v < 0;
   std::string digits;
-  for (char c : mantissa) {
-    if (c != '.') digits += c;
-  }
+  int exponent = 0;
+  ShortestDigits(v, float4, &digits, &exponent);
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
   const int precision = float4 ? 6 : 15;
   std::string out;
   if (exponent < -4 || exponent >= precision) {
