@@ -271,11 +271,27 @@ std::optional<std::int64_t> Digits(std::string_view s, std::size_t* pos, std::si
 
 enum class Parse { kOk, kSyntax, kField };
 
-// "YYYY-MM-DD" at s[*pos] (days since 1970, astronomical year before any " BC").
+// "YYYY-MM-DD" (or DateStyle MDY's "MM/DD/YYYY") at s[*pos]: the year as written (before any
+// " BC").
 Parse ReadDate(std::string_view s, std::size_t* pos, std::int64_t* year, unsigned* month,
                unsigned* day) {
   std::size_t n = 0;
   auto y = Digits(s, pos, &n);
+  if (y && *pos < s.size() && s[*pos] == '/') {  // DateStyle MDY: MM/DD/YYYY
+    ++*pos;
+    auto d = Digits(s, pos, &n);
+    if (!d || *pos >= s.size() || s[*pos] != '/') return Parse::kSyntax;
+    ++*pos;
+    auto yy = Digits(s, pos, &n);
+    if (!yy) return Parse::kSyntax;
+    if (*yy == 0 || *y < 1 || *y > 12 || *d < 1 || *d > 31 || *yy > 10'000'000) {
+      return Parse::kField;
+    }
+    *year = *yy;
+    *month = static_cast<unsigned>(*y);
+    *day = static_cast<unsigned>(*d);
+    return Parse::kOk;
+  }
   if (!y || *pos >= s.size() || s[*pos] != '-') return Parse::kSyntax;
   ++*pos;
   auto m = Digits(s, pos, &n);
@@ -341,19 +357,64 @@ Value FieldRange(std::string_view text) {
   return Value::Error("date/time field value out of range: \"" + std::string(text) + "\"");
 }
 
-Value DateInput(std::string_view raw) {
-  std::string_view s = Trim(raw);
+// A date, optionally a time of day ('T' or a blank between), optionally a zone offset ("Z",
+// "+05", "-08:30", "+0530"), optionally " BC": what date_in, timestamp_in and timestamptz_in read.
+struct DateTimeText {
+  std::int64_t year = 0;  // astronomical
+  unsigned month = 1, day = 1;
+  std::int64_t clock = 0;   // microseconds
+  std::int64_t offset = 0;  // microseconds east of UTC
+};
+
+Parse ReadDateTime(std::string_view s, DateTimeText* out) {
   std::size_t pos = 0;
-  std::int64_t y = 0;
-  unsigned m = 0, d = 0;
-  Parse p = ReadDate(s, &pos, &y, &m, &d);
+  Parse p = ReadDate(s, &pos, &out->year, &out->month, &out->day);
+  if (p != Parse::kOk) return p;
+  if (pos < s.size() && (s[pos] == ' ' || s[pos] == 'T' || s[pos] == 't')) {
+    std::size_t at = pos + 1;
+    while (at < s.size() && s[at] == ' ') ++at;
+    if (at < s.size() && std::isdigit(static_cast<unsigned char>(s[at]))) {
+      pos = at;
+      p = ReadClock(s, &pos, &out->clock);
+      if (p != Parse::kOk) return p;
+    }
+  }
+  std::size_t at = pos;
+  while (at < s.size() && s[at] == ' ') ++at;
+  if (at < s.size() && (s[at] == 'Z' || s[at] == 'z')) {
+    pos = at + 1;
+  } else if (at < s.size() && (s[at] == '+' || s[at] == '-')) {
+    const bool minus = s[at] == '-';
+    pos = at + 1;
+    std::size_t n = 0;
+    auto hh = Digits(s, &pos, &n);
+    if (!hh) return Parse::kSyntax;
+    std::int64_t hours = *hh, minutes = 0;
+    if (n == 4) {
+      hours = *hh / 100;
+      minutes = *hh % 100;
+    } else if (pos < s.size() && s[pos] == ':') {
+      ++pos;
+      auto mm = Digits(s, &pos, &n);
+      if (!mm) return Parse::kSyntax;
+      minutes = *mm;
+    }
+    if (hours > 15 || minutes > 59) return Parse::kField;
+    out->offset = (minus ? -1 : 1) * (hours * kMicrosPerHour + minutes * kMicrosPerMinute);
+  }
+  const bool bc = ReadBc(s, &pos);
+  if (pos != s.size()) return Parse::kSyntax;
+  if (bc) out->year = 1 - out->year;
+  if (out->day > DaysInMonth(out->year, out->month)) return Parse::kField;
+  return Parse::kOk;
+}
+
+Value DateInput(std::string_view raw) {
+  DateTimeText t;
+  const Parse p = ReadDateTime(Trim(raw), &t);
   if (p == Parse::kSyntax) return Syntax(pb::DATE, raw);
   if (p == Parse::kField) return FieldRange(raw);
-  const bool bc = ReadBc(s, &pos);
-  if (pos != s.size()) return Syntax(pb::DATE, raw);
-  if (bc) y = 1 - y;
-  if (d > DaysInMonth(y, m)) return FieldRange(raw);
-  const std::int64_t days = DaysOfCivil(y, m, d);
+  const std::int64_t days = DaysOfCivil(t.year, t.month, t.day);  // the date as written
   if (days < kMinDays || days > kMaxDays) {
     return Value::Error("date out of range: \"" + std::string(raw) + "\"");
   }
@@ -370,56 +431,16 @@ Value TimeInput(std::string_view raw) {
   return Value::Of(TimeOfDay{micros});
 }
 
+// A timestamp ignores a zone it is given; a timestamptz is shifted by it (none: UTC).
 Value TimestampInput(std::string_view raw, bool tz) {
   const pb::ScalarType type = tz ? pb::TIMESTAMPTZ : pb::TIMESTAMP;
-  std::string_view s = Trim(raw);
-  std::size_t pos = 0;
-  std::int64_t y = 0;
-  unsigned m = 0, d = 0;
-  Parse p = ReadDate(s, &pos, &y, &m, &d);
+  DateTimeText t;
+  const Parse p = ReadDateTime(Trim(raw), &t);
   if (p == Parse::kSyntax) return Syntax(type, raw);
   if (p == Parse::kField) return FieldRange(raw);
-  std::int64_t clock = 0, offset = 0;
-  if (pos < s.size() && (s[pos] == ' ' || s[pos] == 'T' || s[pos] == 't')) {
-    std::size_t at = pos + 1;
-    if (at < s.size() && std::isdigit(static_cast<unsigned char>(s[at]))) {
-      pos = at;
-      p = ReadClock(s, &pos, &clock);
-      if (p == Parse::kSyntax) return Syntax(type, raw);
-      if (p == Parse::kField) return FieldRange(raw);
-    }
-  }
-  if (tz && pos < s.size()) {
-    std::size_t at = pos;
-    while (at < s.size() && s[at] == ' ') ++at;
-    if (at < s.size() && (s[at] == 'Z' || s[at] == 'z')) {
-      pos = at + 1;
-    } else if (at < s.size() && (s[at] == '+' || s[at] == '-')) {
-      const bool minus = s[at] == '-';
-      pos = at + 1;
-      std::size_t n = 0;
-      auto hh = Digits(s, &pos, &n);
-      if (!hh) return Syntax(type, raw);
-      std::int64_t hours = *hh, minutes = 0;
-      if (n == 4) {
-        hours = *hh / 100;
-        minutes = *hh % 100;
-      } else if (pos < s.size() && s[pos] == ':') {
-        ++pos;
-        auto mm = Digits(s, &pos, &n);
-        if (!mm) return Syntax(type, raw);
-        minutes = *mm;
-      }
-      if (hours > 15 || minutes > 59) return FieldRange(raw);
-      offset = (minus ? -1 : 1) * (hours * kMicrosPerHour + minutes * kMicrosPerMinute);
-    }
-  }
-  const bool bc = ReadBc(s, &pos);
-  if (pos != s.size()) return Syntax(type, raw);
-  if (bc) y = 1 - y;
-  if (d > DaysInMonth(y, m)) return FieldRange(raw);
   const Int128 micros =
-      static_cast<Int128>(DaysOfCivil(y, m, d)) * kMicrosPerDayRef + clock - offset;
+      static_cast<Int128>(DaysOfCivil(t.year, t.month, t.day)) * kMicrosPerDayRef + t.clock -
+      (tz ? t.offset : 0);
   if (!TimestampInRange(micros)) {
     return Value::Error("timestamp out of range: \"" + std::string(raw) + "\"");
   }
@@ -557,7 +578,7 @@ Value IntervalInput(std::string_view raw) {
 // The fewest significant digits D (with decimal exponent E: 0.D... x 10^(E+1)) whose value lies
 // strictly inside the interval of reals that read back as |v| — PostgreSQL's shortest output
 // (its Ryu never takes a decimal on the interval's bounds, where a reader's tie-breaking would
-// decide) — the one closest to |v| among them. Exact, with rationals.
+// decide) — the one closest to |v| among them (an exact half: the even one). Exact, with rationals.
 void ShortestDigits(double v, bool float4, std::string* digits, int* exponent) {
   const double a = std::fabs(v);
   double below = 0, above = 0;
@@ -594,13 +615,15 @@ void ShortestDigits(double v, bool float4, std::string* digits, int* exponent) {
     const mpz_class nearest = RoundHalfAway(ratio);
     std::optional<mpz_class> best;
     mpq_class best_distance;
-    for (const int d : {0, -1, 1}) {  // of equally close ones, the nearest rounded half up
+    for (const int d : {0, -1, 1}) {
       const mpz_class m = nearest + d;
       if (m < PowerOfTen(p - 1) || m >= PowerOfTen(p)) continue;
       const mpq_class value = mpq_class(m) * step;
       if (value <= low || value >= high) continue;
       const mpq_class distance = abs(value - x);
-      if (!best || distance < best_distance) {
+      // Of two equally close, the even one (Ryu rounds an exact half to even).
+      const bool even = mpz_even_p(m.get_mpz_t()) != 0;
+      if (!best || distance < best_distance || (distance == best_distance && even)) {
         best = m;
         best_distance = distance;
       }
