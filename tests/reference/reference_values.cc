@@ -170,12 +170,6 @@ std::int64_t DaysOfCivil(std::int64_t year, unsigned month, unsigned day) {
   return d.time_since_epoch().count() + cycles * kDaysPer400Years;
 }
 
-// The ISO weekday, 1 (Monday) .. 7 (Sunday).
-unsigned IsoWeekday(std::int64_t days) {
-  const std::int64_t rest = days - FloorDiv(days, kDaysPer400Years) * kDaysPer400Years;
-  return std::chrono::weekday{std::chrono::sys_days{std::chrono::days{rest}}}.iso_encoding();
-}
-
 bool TimestampInRange(Int128 micros) { return micros >= kMinTimestamp && micros <= kMaxTimestamp; }
 
 std::string TwoDigits(std::int64_t v) {
