@@ -350,6 +350,13 @@ class Generator {
       }
       case pb::INTERVAL:
         return rand_.Pick(IntervalDomain());
+      case pb::TIME:
+        return TimeOfDay{rand_.Pick(ClockDomain())};
+      case pb::TIMESTAMPTZ: {
+        const std::int64_t day = rand_.Pick(DateDomain());
+        const std::int64_t clock = rand_.Pick(ClockDomain());
+        return TimestampTz{day * 86'400'000'000 + clock};
+      }
       default:
         return rand_.Pick(StringDomain());
     }
@@ -360,8 +367,9 @@ class Generator {
     static const std::vector<pb::ScalarType> kNewTypes = {pb::INT64, pb::INT64, pb::BOOL,
                                                           pb::STRING, pb::FLOAT64};
     static const std::vector<pb::ScalarType> kTypedTypes = {
-        pb::INT64,   pb::BOOL,    pb::STRING,  pb::FLOAT64, pb::INT16,     pb::INT32,
-        pb::FLOAT32, pb::NUMERIC, pb::NUMERIC, pb::DATE,    pb::TIMESTAMP, pb::INTERVAL};
+        pb::INT64,     pb::BOOL,     pb::STRING,  pb::FLOAT64,    pb::INT16,
+        pb::INT32,     pb::FLOAT32,  pb::NUMERIC, pb::NUMERIC,    pb::DATE,
+        pb::TIMESTAMP, pb::INTERVAL, pb::TIME,    pb::TIMESTAMPTZ};
     if (new_types_) return {rand_.Pick(kTypedTypes), false};
     return {rand_.Pick(new_operators_ ? kNewTypes : kTypes), false};
   }
@@ -445,6 +453,17 @@ class Generator {
             pb::ScalarExpr value = operand(type);
             const std::int64_t places = rand_.Between(-1, 3);
             if (rand_.Chance(0.3)) return CallExpr(pb::ABS, {std::move(value)});
+            if (rand_.Chance(0.3)) {
+              static const std::vector<std::string> kFields = {"year", "month", "second", "epoch",
+                                                               "dow"};
+              pb::ScalarExpr field = LiteralExpr(rand_.Pick(kFields), pb::STRING);
+              return CallExpr(pb::EXTRACT, {std::move(field), operand(pb::TIMESTAMP)});
+            }
+            if (rand_.Chance(0.3)) {
+              pb::ScalarExpr other = operand(type);
+              return CallExpr(rand_.Chance(0.5) ? pb::GREATEST : pb::LEAST,
+                              {std::move(value), std::move(other)});
+            }
             return CallExpr(pb::ROUND, {std::move(value), LiteralExpr(places, pb::INT32)});
           }
           default:
@@ -488,19 +507,66 @@ class Generator {
           case 2:
             return UnaryExpr(pb::NEGATE, operand(type));
           case 3:
+            if (rand_.Chance(0.3)) return binary(pb::SUB, pb::TIME, pb::TIME);
+            if (rand_.Chance(0.3)) return binary(pb::SUB, pb::TIMESTAMPTZ, pb::TIMESTAMPTZ);
             return binary(pb::SUB, pb::TIMESTAMP, pb::TIMESTAMP);
           case 4:
             return with_literal(pb::MUL, type, Literal(pb::FLOAT64));
           default:
             return if_then_else();
         }
+      case pb::TIME:
+        switch (rand_.Below(4)) {
+          case 0:
+            return binary(pb::ADD, type, pb::INTERVAL);
+          case 1:
+            return binary(pb::SUB, type, pb::INTERVAL);
+          case 2:
+            return CastExpr(operand(pb::TIMESTAMP), type);
+          default:
+            return if_then_else();
+        }
+      case pb::TIMESTAMPTZ:
+        switch (rand_.Below(4)) {
+          case 0:
+            return binary(pb::ADD, type, pb::INTERVAL);
+          case 1:
+            return binary(pb::SUB, type, pb::INTERVAL);
+          case 2:
+            return CastExpr(operand(pb::TIMESTAMP), type);
+          default: {
+            static const std::vector<std::string> kUnits = {"day", "month", "hour"};
+            pb::ScalarExpr unit = LiteralExpr(rand_.Pick(kUnits), pb::STRING);
+            return CallExpr(pb::DATE_TRUNC, {std::move(unit), operand(type)});
+          }
+        }
       case pb::STRING: {
         static const std::vector<pb::ScalarType> kShown = {pb::NUMERIC,  pb::DATE,    pb::TIMESTAMP,
                                                            pb::INTERVAL, pb::FLOAT32, pb::INT16};
-        if (rand_.Chance(0.6)) return CastExpr(operand(rand_.Pick(kShown)), pb::STRING);
-        pb::ScalarExpr left = operand(pb::STRING);
-        pb::ScalarExpr right = operand(pb::STRING);
-        return CallExpr(pb::CONCAT, {std::move(left), std::move(right)});
+        if (rand_.Chance(0.5)) return CastExpr(operand(rand_.Pick(kShown)), pb::STRING);
+        switch (rand_.Below(4)) {
+          case 0: {
+            pb::ScalarExpr left = operand(pb::STRING);
+            pb::ScalarExpr right = operand(pb::STRING);
+            return CallExpr(pb::CONCAT, {std::move(left), std::move(right)});
+          }
+          case 1: {
+            const pb::Func fold = rand_.Chance(0.5) ? pb::UPPER : pb::LOWER;
+            return CallExpr(fold, {operand(pb::STRING)});
+          }
+          case 2: {
+            pb::ScalarExpr text = operand(pb::STRING);
+            const std::int64_t start = rand_.Between(-1, 3);
+            const std::int64_t length = rand_.Between(0, 3);
+            return CallExpr(pb::SUBSTR, {std::move(text), LiteralExpr(start, pb::INT32),
+                                         LiteralExpr(length, pb::INT32)});
+          }
+          default: {
+            pb::ScalarExpr first = operand(pb::STRING);
+            pb::ScalarExpr second = operand(pb::STRING);
+            return CallExpr(pb::COALESCE, {std::move(first), std::move(second)});
+          }
+        }
       }
       case pb::FLOAT64: {
         if (rand_.Chance(0.5)) return CastExpr(operand(pb::NUMERIC), type);
@@ -526,7 +592,7 @@ class Generator {
     }
     const bool typed = type == pb::INT16 || type == pb::INT32 || type == pb::FLOAT32 ||
                        type == pb::NUMERIC || type == pb::DATE || type == pb::TIMESTAMP ||
-                       type == pb::INTERVAL;
+                       type == pb::INTERVAL || type == pb::TIME || type == pb::TIMESTAMPTZ;
     if (typed || (new_types_ && (type == pb::STRING || type == pb::FLOAT64) && rand_.Chance(0.3))) {
       return TypedExpr(type, columns, depth);
     }
@@ -1197,8 +1263,9 @@ inline Types RandomSourceTypes(Generator& gen) {
     if (gen.rand().Chance(0.4)) source_types.push_back({pb::BOOL, gen.rand().Chance(0.5)});
   }
   if (gen.new_types()) {  // one or two columns of the types of DESIGN §16
-    static const std::vector<pb::ScalarType> kTyped = {
-        pb::INT16, pb::INT32, pb::FLOAT32, pb::NUMERIC, pb::DATE, pb::TIMESTAMP, pb::INTERVAL};
+    static const std::vector<pb::ScalarType> kTyped = {pb::INT16,    pb::INT32, pb::FLOAT32,
+                                                       pb::NUMERIC,  pb::DATE,  pb::TIMESTAMP,
+                                                       pb::INTERVAL, pb::TIME,  pb::TIMESTAMPTZ};
     const int n = 1 + static_cast<int>(gen.rand().Below(2));
     for (int i = 0; i < n; ++i) {
       const pb::ScalarType type = gen.rand().Pick(kTyped);
