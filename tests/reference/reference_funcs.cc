@@ -717,8 +717,18 @@ Value CallFunction(const pb::CallFunc& call, const std::function<Value(int)>& ar
     }
     case pb::ABS: {
       if (const auto* i = std::get_if<std::int64_t>(&args[0])) {
-        if (*i >= 0) return Value::Of(*i);
-        return NegateValue(args[0], t0);
+        // PostgreSQL's words for each width, bigint's too (a function, not the int64 operators
+        // whose words the runtime keeps).
+        const pb::ScalarType width = t0 == pb::INT16 || t0 == pb::INT32 ? t0 : pb::INT64;
+        const std::int64_t limit = width == pb::INT16   ? -32768
+                                   : width == pb::INT32 ? std::numeric_limits<std::int32_t>::min()
+                                                        : std::numeric_limits<std::int64_t>::min();
+        if (*i == limit) {
+          return Value::Error(width == pb::INT16   ? "smallint out of range"
+                              : width == pb::INT32 ? "integer out of range"
+                                                   : "bigint out of range");
+        }
+        return Value::Of(*i < 0 ? -*i : *i);
       }
       if (const auto* f = std::get_if<double>(&args[0])) return Value::Of(std::fabs(*f));
       if (const auto* x = std::get_if<Numeric>(&args[0])) {

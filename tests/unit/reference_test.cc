@@ -1898,6 +1898,10 @@ TEST(ReferenceTypes, NumericFunctions) {
   const std::vector<Case> cases = {
       {"abs('-32768'::smallint)", Fn(pb::ABS, {As("-32768", pb::INT16)}),
        "ERROR: smallint out of range"},
+      {"abs('-2147483648'::integer)", Fn(pb::ABS, {As("-2147483648", pb::INT32)}),
+       "ERROR: integer out of range"},
+      {"abs('-9223372036854775808'::bigint)", Fn(pb::ABS, {As("-9223372036854775808", pb::INT64)}),
+       "ERROR: bigint out of range"},
       {"abs('-5'::integer)", Fn(pb::ABS, {As("-5", pb::INT32)}), "5"},
       {"abs('-1.50'::numeric)", Fn(pb::ABS, {As("-1.50", pb::NUMERIC)}), "1.50"},
       {"abs('-0.5'::double precision)", Fn(pb::ABS, {As("-0.5", pb::FLOAT64)}), "0.5"},
