@@ -11,7 +11,7 @@
 //
 // Scalar semantics (the README names them, this file fixes the details; see reference.cc):
 //   * null in, null out for NEGATE, arithmetic and comparisons; comparisons use OrderDatums
-//   (datum_order.h).
+//     (datum_order.h), but numerics and intervals compare by value (1.5 = 1.50).
 //   * NOT/AND/OR are three-valued (SQL): false AND x = false, true OR x = true, even when x is
 //     null or an error; otherwise an error operand makes the result an error, then null wins.
 //   * IS_NULL / IS_NOT_NULL never return null.
