@@ -31,10 +31,9 @@ struct Date {
   std::int32_t days = 0;  // since 1970-01-01
   friend auto operator<=>(const Date&, const Date&) = default;
 };
-// A time of day (`time`); tandem::Time is the logical time of updates (base/time.h).
-struct TimeOfDay {
+struct Time {
   std::int64_t micros = 0;  // since midnight, [0, 24h] (24:00:00 is a time, as in PostgreSQL)
-  friend auto operator<=>(const TimeOfDay&, const TimeOfDay&) = default;
+  friend auto operator<=>(const Time&, const Time&) = default;
 };
 struct Timestamp {
   std::int64_t micros = 0;  // wall clock, since 1970-01-01 00:00:00, no zone
@@ -55,13 +54,13 @@ inline constexpr std::int64_t kMicrosPerSecond = 1'000'000;
 inline constexpr std::int64_t kMicrosPerDay = 86'400 * kMicrosPerSecond;
 
 // PostgreSQL's interval comparison: the span with 30-day months and 24-hour days.
-Int128 IntervalSpan(const Interval& i);
+__int128 IntervalSpan(const Interval& i);
 int CompareIntervalValue(const Interval& a, const Interval& b);
 // Datum order: span, then months, then days.
 int CompareInterval(const Interval& a, const Interval& b);
 
 std::string DateText(Date d);
-std::string TimeText(TimeOfDay t);
+std::string TimeText(Time t);
 std::string TimestampText(Timestamp t);
 std::string TimestampTzText(TimestampTz t);
 std::string IntervalText(const Interval& i);
@@ -70,7 +69,7 @@ std::string IntervalText(const Interval& i);
 // user types: 'T' between date and time, fractional seconds, "+05:30"/"-08"/"Z" offsets, BC,
 // "infinity" refused): a bad or out-of-range text is a data error with PostgreSQL's words.
 Result<Date> ParseDate(std::string_view text);
-Result<TimeOfDay> ParseTime(std::string_view text);
+Result<Time> ParseTime(std::string_view text);
 Result<Timestamp> ParseTimestamp(std::string_view text);
 Result<TimestampTz> ParseTimestampTz(std::string_view text);  // no offset given: UTC
 Result<Interval> ParseInterval(std::string_view text);
@@ -93,7 +92,7 @@ Result<Interval> IntervalDiv(const Interval& a, double divisor);  // division by
 // Casts.
 Timestamp TimestampOfDate(Date d);
 Result<Date> DateOfTimestamp(Timestamp t);
-TimeOfDay TimeOfTimestamp(Timestamp t);
+Time TimeOfTimestamp(Timestamp t);
 TimestampTz TimestampTzOfTimestamp(Timestamp t);  // the wall clock read in UTC
 Timestamp TimestampOfTimestampTz(TimestampTz t);
 
@@ -110,7 +109,7 @@ Result<Interval> DateTruncInterval(std::string_view unit, const Interval& i);
 // epoch, julian; an unknown or (for the type) unsupported field is a data error.
 Result<Numeric> ExtractTimestamp(std::string_view field, Timestamp t);
 Result<Numeric> ExtractDate(std::string_view field, Date d);
-Result<Numeric> ExtractTime(std::string_view field, TimeOfDay t);
+Result<Numeric> ExtractTime(std::string_view field, Time t);
 Result<Numeric> ExtractInterval(std::string_view field, const Interval& i);
 
 }  // namespace tandem

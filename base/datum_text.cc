@@ -237,7 +237,7 @@ std::string PostgresText(const Datum& d) {
     case 7:
       return DateText(std::get<Date>(d));
     case 8:
-      return TimeText(std::get<TimeOfDay>(d));
+      return TimeText(std::get<Time>(d));
     case 9:
       return TimestampText(std::get<Timestamp>(d));
     case 10:

@@ -17,7 +17,6 @@
 #include <string>
 #include <string_view>
 
-#include "base/count.h"
 #include "base/status.h"
 
 namespace tandem {
@@ -31,9 +30,11 @@ struct Numeric {
   std::int64_t hi = 0;
   std::uint8_t scale = 0;
 
-  static Numeric FromParts(Int128 coefficient, int scale);
-  Int128 coefficient() const {
-    return static_cast<Int128>((static_cast<UInt128>(static_cast<std::uint64_t>(hi)) << 64) | lo);
+  static Numeric FromParts(__int128 coefficient, int scale);
+  __int128 coefficient() const {
+    return static_cast<__int128>((static_cast<unsigned __int128>(static_cast<std::uint64_t>(hi))
+                                  << 64) |
+                                 lo);
   }
   friend bool operator==(const Numeric& a, const Numeric& b) {
     return a.lo == b.lo && a.hi == b.hi && a.scale == b.scale;

@@ -184,7 +184,7 @@ int CompareDatum(const Datum& a, const Datum& b) {
     case 7:
       return Three(std::get<Date>(a), std::get<Date>(b));
     case 8:
-      return Three(std::get<TimeOfDay>(a), std::get<TimeOfDay>(b));
+      return Three(std::get<Time>(a), std::get<Time>(b));
     case 9:
       return Three(std::get<Timestamp>(a), std::get<Timestamp>(b));
     case 10:
@@ -240,7 +240,7 @@ void AppendEncodedDatum(const Datum& d, std::string* out) {
       AppendBigEndian(Biased32(std::get<Date>(d).days), 4, out);
       break;
     case 8:
-      AppendTagged(kTime, Biased64(std::get<TimeOfDay>(d).micros), out);
+      AppendTagged(kTime, Biased64(std::get<Time>(d).micros), out);
       break;
     case 9:
       AppendTagged(kTimestamp, Biased64(std::get<Timestamp>(d).micros), out);
@@ -324,7 +324,7 @@ class RowDecoder {
         if (tag == kTimestampTz) return Datum(TimestampTz{Unbiased64(v)});
         const std::int64_t micros = Unbiased64(v);
         if (micros < 0 || micros > kMicrosPerDay) return Bad("time outside [00:00, 24:00]");
-        return Datum(TimeOfDay{micros});
+        return Datum(Time{micros});
       }
       case kString:
       case kBytes: {

@@ -69,7 +69,7 @@ struct Uuid {
 // The kinds keep their indices: new kinds are only ever appended (CompareDatum orders kinds by
 // index, and the encoding's tags follow the same order).
 using Datum = std::variant<Null, bool, std::int64_t, double, std::string, Numeric, Bytes, Date,
-                           TimeOfDay, Timestamp, TimestampTz, Interval, Uuid>;
+                           Time, Timestamp, TimestampTz, Interval, Uuid>;
 using Row = std::vector<Datum>;
 
 // Three-way comparison of datums and rows in the order described above (the reference order;

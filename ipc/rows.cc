@@ -37,7 +37,7 @@ pb::Datum ToProto(const Datum& d) {
       out.set_date(std::get<Date>(d).days);
       break;
     case 8:
-      out.set_time(std::get<TimeOfDay>(d).micros);
+      out.set_time(std::get<Time>(d).micros);
       break;
     case 9:
       out.set_timestamp(std::get<Timestamp>(d).micros);
@@ -90,7 +90,7 @@ Result<Datum> CheckedFromProto(const pb::Datum& d) {
         return Status::InvalidArgument("time datum " + std::to_string(d.time()) +
                                        " outside [00:00:00, 24:00:00]");
       }
-      return Datum(TimeOfDay{d.time()});
+      return Datum(Time{d.time()});
     case pb::Datum::kTimestamp:
       return Datum(Timestamp{d.timestamp()});
     case pb::Datum::kTimestamptz:

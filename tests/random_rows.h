@@ -67,8 +67,8 @@ class RowGenerator {
         return Date{static_cast<std::int32_t>(Pick(2001)) - 1000};
       }
       case 8:
-        if (Pick(3) == 0) return TimeOfDay{Pick(2) == 0 ? 0 : kMicrosPerDay};
-        return TimeOfDay{static_cast<std::int64_t>(Pick(static_cast<std::uint64_t>(kMicrosPerDay)))};
+        if (Pick(3) == 0) return Time{Pick(2) == 0 ? 0 : kMicrosPerDay};
+        return Time{static_cast<std::int64_t>(Pick(static_cast<std::uint64_t>(kMicrosPerDay)))};
       case 9:
         return Timestamp{NextMicros()};
       case 10:

@@ -172,8 +172,8 @@ TEST(RowEncoding, KindsOrderByVariantIndexAndTemporalValuesByCount) {
                        Bytes{"b"},
                        Date{-2440588},  // 4713-11-24 BC
                        Date{0},
-                       TimeOfDay{0},
-                       TimeOfDay{kMicrosPerDay},
+                       Time{0},
+                       Time{kMicrosPerDay},
                        Timestamp{-1},
                        Timestamp{0},
                        TimestampTz{std::numeric_limits<std::int64_t>::min()},
@@ -217,10 +217,10 @@ TEST(RowEncoding, MalformedNewKindsAreCorruption) {
   }
   ASSERT_TRUE(DecodeRow(good_numeric).ok());
   // A time before midnight or after 24:00:00.
-  std::string time = EncodeRow({TimeOfDay{kMicrosPerDay}});
+  std::string time = EncodeRow({Time{kMicrosPerDay}});
   time.back() = static_cast<char>(time.back() + 1);
   EXPECT_EQ(DecodeRow(time).status().code(), StatusCode::kCorruption);
-  time = EncodeRow({TimeOfDay{0}});
+  time = EncodeRow({Time{0}});
   time[1] = 0x7f;
   EXPECT_EQ(DecodeRow(time).status().code(), StatusCode::kCorruption);
   // An interval whose span leaves microseconds beyond int64.
