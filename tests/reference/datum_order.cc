@@ -4,13 +4,13 @@
 #include <cstring>
 #include <string>
 
-#include "reference/reference_values.h"
+#include "base/count.h"
 
 namespace tandem::reference {
 
 namespace {
 
-// The documented kind order, spelled out here rather than taken from the variant's index.
+// The documented type order, spelled out here rather than taken from the variant's index.
 int TypeOrder(const Datum& d) {
   if (std::holds_alternative<Null>(d)) return 0;
   if (std::holds_alternative<bool>(d)) return 1;
@@ -27,11 +27,6 @@ int TypeOrder(const Datum& d) {
   return 12;  // uuid
 }
 
-template <typename T>
-int Three(const T& x, const T& y) {
-  return x < y ? -1 : (y < x ? 1 : 0);
-}
-
 int Sign(bool less, bool greater) { return less ? -1 : (greater ? 1 : 0); }
 
 int OrderDoubles(double x, double y) {
@@ -45,6 +40,53 @@ int OrderStrings(const std::string& x, const std::string& y) {
   const int c = n == 0 ? 0 : std::memcmp(x.data(), y.data(), n);  // unsigned bytes
   if (c != 0) return c < 0 ? -1 : 1;
   return Sign(x.size() < y.size(), y.size() < x.size());
+}
+
+// Numerics by value as decimal digits (|coefficient| < 10^38, so its digits are exact), then by
+// scale: 1.5 < 1.50 < 1.6.
+int OrderNumerics(const Numeric& x, const Numeric& y) {
+  // sign, integer digits without leading zeros, fraction digits without trailing zeros.
+  struct Parts {
+    int sign;
+    std::string integer, fraction;
+  };
+  auto parts = [](const Numeric& n) {
+    const Int128 c = n.coefficient();
+    UInt128 m = c < 0 ? -static_cast<UInt128>(c) : static_cast<UInt128>(c);
+    std::string digits;
+    for (; m != 0; m /= 10) digits.insert(digits.begin(), static_cast<char>('0' + m % 10));
+    while (digits.size() <= n.scale) digits.insert(digits.begin(), '0');
+    Parts p{c < 0 ? -1 : (c > 0 ? 1 : 0), digits.substr(0, digits.size() - n.scale),
+            digits.substr(digits.size() - n.scale)};
+    while (p.integer.size() > 1 && p.integer[0] == '0') p.integer.erase(0, 1);
+    while (!p.fraction.empty() && p.fraction.back() == '0') p.fraction.pop_back();
+    return p;
+  };
+  const Parts a = parts(x), b = parts(y);
+  int c = Sign(a.sign < b.sign, b.sign < a.sign);
+  if (c == 0 && a.sign != 0) {
+    c = Sign(a.integer.size() < b.integer.size(), b.integer.size() < a.integer.size());
+    if (c == 0) c = OrderStrings(a.integer, b.integer);
+    if (c == 0) c = OrderStrings(a.fraction, b.fraction);
+    c *= a.sign;
+  }
+  return c != 0 ? c : Sign(x.scale < y.scale, y.scale < x.scale);
+}
+
+// Intervals by their span (a month of 30 days, a day of 24 hours), then months, then days.
+int OrderIntervals(const Interval& x, const Interval& y) {
+  auto span = [](const Interval& i) {
+    return (static_cast<Int128>(i.months) * 30 + i.days) * Int128{86'400'000'000} + i.micros;
+  };
+  const Int128 sx = span(x), sy = span(y);
+  if (sx != sy) return Sign(sx < sy, sy < sx);
+  if (x.months != y.months) return Sign(x.months < y.months, y.months < x.months);
+  return Sign(x.days < y.days, y.days < x.days);
+}
+
+template <typename T>
+int OrderCounts(const T& x, const T& y) {
+  return Sign(x < y, y < x);
 }
 
 }  // namespace
@@ -63,33 +105,25 @@ int OrderDatums(const Datum& a, const Datum& b) {
   if (const auto* x = std::get_if<double>(&a)) return OrderDoubles(*x, std::get<double>(b));
   if (const auto* x = std::get_if<std::string>(&a))
     return OrderStrings(*x, std::get<std::string>(b));
-  if (const auto* x = std::get_if<Numeric>(&a)) {
-    // By value (exact), then by scale: 1.5 < 1.50 < 1.6.
-    const Numeric& y = std::get<Numeric>(b);
-    const int c = cmp(NumericToRational(*x), NumericToRational(y));
-    if (c != 0) return c < 0 ? -1 : 1;
-    return Three(x->scale, y.scale);
-  }
+  if (const auto* x = std::get_if<Numeric>(&a)) return OrderNumerics(*x, std::get<Numeric>(b));
   if (const auto* x = std::get_if<Bytes>(&a))
     return OrderStrings(x->bytes, std::get<Bytes>(b).bytes);
-  if (const auto* x = std::get_if<Date>(&a)) return Three(x->days, std::get<Date>(b).days);
+  if (const auto* x = std::get_if<Date>(&a)) return OrderCounts(x->days, std::get<Date>(b).days);
   if (const auto* x = std::get_if<TimeOfDay>(&a)) {
-    return Three(x->micros, std::get<TimeOfDay>(b).micros);
+    return OrderCounts(x->micros, std::get<TimeOfDay>(b).micros);
   }
   if (const auto* x = std::get_if<Timestamp>(&a)) {
-    return Three(x->micros, std::get<Timestamp>(b).micros);
+    return OrderCounts(x->micros, std::get<Timestamp>(b).micros);
   }
   if (const auto* x = std::get_if<TimestampTz>(&a)) {
-    return Three(x->micros, std::get<TimestampTz>(b).micros);
+    return OrderCounts(x->micros, std::get<TimestampTz>(b).micros);
   }
-  if (const auto* x = std::get_if<Interval>(&a)) {
-    // By span (30-day months, 24-hour days), then months, then days.
-    const Interval& y = std::get<Interval>(b);
-    if (const int c = Three(IntervalSpanMicros(*x), IntervalSpanMicros(y)); c != 0) return c;
-    if (const int c = Three(x->months, y.months); c != 0) return c;
-    return Three(x->days, y.days);
+  if (const auto* x = std::get_if<Interval>(&a)) return OrderIntervals(*x, std::get<Interval>(b));
+  if (const auto* x = std::get_if<Uuid>(&a)) {
+    const auto& y = std::get<Uuid>(b);
+    const int c = std::memcmp(x->bytes.data(), y.bytes.data(), x->bytes.size());
+    return Sign(c<0, c> 0);
   }
-  if (const auto* x = std::get_if<Uuid>(&a)) return Three(x->bytes, std::get<Uuid>(b).bytes);
   return 0;  // null = null
 }
 

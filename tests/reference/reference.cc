@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
+#include "base/datetime.h"
 #include "base/datum_text.h"
+#include "base/numeric.h"
+
 #include "reference/reference_values.h"
 
 namespace tandem::reference {
@@ -364,9 +368,9 @@ Datum FromProto(const pb::Datum& datum) {
     case pb::Datum::kString:
       return datum.string();
     case pb::Datum::kNumeric: {
-      Value v = NumericInput(datum.numeric());
-      if (v.is_error()) return Null{};  // not a numeric: the validator refuses it before
-      return v.datum;
+      auto n = ParseNumeric(datum.numeric());
+      if (!n.ok()) break;  // not a numeric: the validator refuses it before anything runs
+      return *n;
     }
     case pb::Datum::kBytea:
       return Bytes{datum.bytea()};
@@ -383,9 +387,8 @@ Datum FromProto(const pb::Datum& datum) {
                       datum.interval().micros()};
     case pb::Datum::kUuid: {
       Uuid u;
-      for (std::size_t i = 0; i < u.bytes.size() && i < datum.uuid().size(); ++i) {
-        u.bytes[i] = static_cast<std::uint8_t>(datum.uuid()[i]);
-      }
+      if (datum.uuid().size() != u.bytes.size()) break;  // refused by the validator
+      std::memcpy(u.bytes.data(), datum.uuid().data(), u.bytes.size());
       return u;
     }
     case pb::Datum::kNull:
@@ -418,7 +421,7 @@ pb::Datum ToProto(const Datum& datum) {
         } else if constexpr (std::is_same_v<T, std::string>) {
           out.set_string(v);
         } else if constexpr (std::is_same_v<T, Numeric>) {
-          out.set_numeric(NumericOutput(v));
+          out.set_numeric(NumericText(v));
         } else if constexpr (std::is_same_v<T, Bytes>) {
           out.set_bytea(v.bytes);
         } else if constexpr (std::is_same_v<T, Date>) {
@@ -434,7 +437,8 @@ pb::Datum ToProto(const Datum& datum) {
           out.mutable_interval()->set_days(v.days);
           out.mutable_interval()->set_micros(v.micros);
         } else {
-          out.set_uuid(std::string(v.bytes.begin(), v.bytes.end()));
+          static_assert(std::is_same_v<T, Uuid>, "every datum kind has its proto field");
+          out.set_uuid(std::string(reinterpret_cast<const char*>(v.bytes.data()), v.bytes.size()));
         }
       },
       datum);
