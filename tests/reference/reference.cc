@@ -1,4 +1,5 @@
 #include "reference/reference.h"
+#include "reference/reference_values.h"  // the value semantics of the types of DESIGN §16
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +9,6 @@
 #include "base/datetime.h"
 #include "base/datum_text.h"
 #include "base/numeric.h"
-
-#include "reference/reference_values.h"
 
 namespace tandem::reference {
 namespace {
