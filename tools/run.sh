@@ -24,6 +24,7 @@ PACKAGES=(cmake ninja-build g++ clang-format pkg-config libboost1.81-dev libgtes
           libcli11-dev clang libclang-rt-14-dev  # clang: the tsan and fuzz presets
           python3-dev pybind11-dev  # the LocalReader Python binding and its test
           liblmdb-dev  # tandem-bench local's mdb_get peer (optional: skipped without it)
+          libgmp-dev  # the reference evaluator's exact numerics (gmpxx)
           help2man  # the man pages, made at build time (cmake/packaging.cmake)
           libpg-query-dev  # the frontend's SQL parser (PostgreSQL 15's grammar as a library)
           # PostgreSQL, the SQL suites' oracle and upstream (tests/postgres_server.h): libpq for

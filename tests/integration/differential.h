@@ -26,6 +26,7 @@
 
 #include "ipc/codec.h"
 #include "reference/reference.h"
+#include "reference/reference_values.h"
 #include "subscribe_stream.h"
 #include "supervisor_harness.h"
 #include "thorough.h"
@@ -50,6 +51,31 @@ using Types = std::vector<ColumnType>;
 inline const std::vector<std::string>& StringDomain() {
   static const std::vector<std::string> kStrings = {"a", "b", "a b", "q\"t", "back\\slash", ""};
   return kStrings;
+}
+
+// The data domains of the types of DESIGN §16 (Generator::EnableNewTypes): few values, so that
+// equal ones recur, with the pairs that are equal as values but not as datums (1.5 and 1.50,
+// '1 mon' and '30 days'), a leap day and month ends (interval arithmetic clamps them).
+inline const std::vector<std::string>& NumericDomain() {
+  static const std::vector<std::string> kNumerics = {"0",     "1",    "1.5",        "1.50", "-2.25",
+                                                     "0.001", "-0.5", "12345.6789", "3"};
+  return kNumerics;
+}
+inline const std::vector<std::int32_t>& DateDomain() {
+  // 1969-12-31, 2000-01-01, 2024-02-29, 2026-01-31, 2026-12-06
+  static const std::vector<std::int32_t> kDays = {-1, 10957, 19782, 20484, 20793};
+  return kDays;
+}
+inline const std::vector<std::int64_t>& ClockDomain() {
+  // 00:00, 12:00, 23:59:59.5
+  static const std::vector<std::int64_t> kClocks = {0, 43'200'000'000, 86'399'500'000};
+  return kClocks;
+}
+inline const std::vector<Interval>& IntervalDomain() {
+  static const std::vector<Interval> kIntervals = {
+      {1, 0, 0},  {0, 30, 0}, {0, 1, 7'200'000'000}, {0, -1, 0}, {0, 0, 1'500'000},
+      {14, 0, 0}, {0, 0, 0}};
+  return kIntervals;
 }
 
 class Random {
@@ -98,6 +124,22 @@ inline pb::ScalarExpr BinaryExpr(pb::BinaryFunc f, pb::ScalarExpr l, pb::ScalarE
   e.mutable_binary()->set_func(f);
   *e.mutable_binary()->mutable_left() = std::move(l);
   *e.mutable_binary()->mutable_right() = std::move(r);
+  return e;
+}
+
+// `x` as `type` (no typmod).
+inline pb::ScalarExpr CastExpr(pb::ScalarExpr x, pb::ScalarType type) {
+  pb::ScalarExpr e;
+  *e.mutable_cast()->mutable_expr() = std::move(x);
+  e.mutable_cast()->mutable_to()->set_type(type);
+  e.mutable_cast()->mutable_to()->set_nullable(true);
+  return e;
+}
+
+inline pb::ScalarExpr CallExpr(pb::Func f, std::vector<pb::ScalarExpr> args) {
+  pb::ScalarExpr e;
+  e.mutable_call()->set_func(f);
+  for (auto& a : args) *e.mutable_call()->add_args() = std::move(a);
   return e;
 }
 
@@ -269,6 +311,14 @@ class Generator {
 
   Random& rand() { return rand_; }
   bool new_operators() const { return new_operators_; }
+  // With new_operators: the types of DESIGN §16 too — int2, int4, float4, numeric, date,
+  // timestamp and interval columns, their operators, casts, a few functions (ROUND, ABS,
+  // DATE_TRUNC, DATE_PART, CONCAT) and SUM/AVG over them. Off by default: a seed builds the case
+  // it built before. Only well-typed expressions (ipc/plan_typing.h), and without allow_errors
+  // none that can fail (no division by a possible zero, no cast that can leave a range, no
+  // multiplication that widens int2/int4 or a numeric's scale).
+  void EnableNewTypes() { new_types_ = new_operators_; }
+  bool new_types() const { return new_types_; }
   // AVG of FLOAT64 columns generated so far (CountOperators cannot tell them from the plan).
   int avg_float() const { return avg_float_; }
 
@@ -281,7 +331,32 @@ class Generator {
       case pb::BOOL:
         return rand_.Chance(0.5);
       case pb::FLOAT64:
+      case pb::FLOAT32:  // halves are float4 values too
         return static_cast<double>(rand_.Between(-4, 4)) / 2;
+      case pb::INT16:
+      case pb::INT32:
+        if (allow_errors_ && rand_.Chance(0.05)) {
+          return std::int64_t{c.type == pb::INT16 ? 32767 : 2147483647};
+        }
+        return rand_.Between(allow_errors_ ? -1 : 0, 4);
+      case pb::NUMERIC:
+        return reference::NumericInput(rand_.Pick(NumericDomain())).datum;
+      case pb::DATE:
+        return Date{rand_.Pick(DateDomain())};
+      case pb::TIMESTAMP: {
+        const std::int64_t day = rand_.Pick(DateDomain());
+        const std::int64_t clock = rand_.Pick(ClockDomain());
+        return Timestamp{day * 86'400'000'000 + clock};
+      }
+      case pb::INTERVAL:
+        return rand_.Pick(IntervalDomain());
+      case pb::TIME:
+        return TimeOfDay{rand_.Pick(ClockDomain())};
+      case pb::TIMESTAMPTZ: {
+        const std::int64_t day = rand_.Pick(DateDomain());
+        const std::int64_t clock = rand_.Pick(ClockDomain());
+        return TimestampTz{day * 86'400'000'000 + clock};
+      }
       default:
         return rand_.Pick(StringDomain());
     }
@@ -291,7 +366,217 @@ class Generator {
     static const std::vector<pb::ScalarType> kTypes = {pb::INT64, pb::INT64, pb::BOOL, pb::STRING};
     static const std::vector<pb::ScalarType> kNewTypes = {pb::INT64, pb::INT64, pb::BOOL,
                                                           pb::STRING, pb::FLOAT64};
+    static const std::vector<pb::ScalarType> kTypedTypes = {
+        pb::INT64,     pb::BOOL,     pb::STRING,  pb::FLOAT64,    pb::INT16,
+        pb::INT32,     pb::FLOAT32,  pb::NUMERIC, pb::NUMERIC,    pb::DATE,
+        pb::TIMESTAMP, pb::INTERVAL, pb::TIME,    pb::TIMESTAMPTZ};
+    if (new_types_) return {rand_.Pick(kTypedTypes), false};
     return {rand_.Pick(new_operators_ ? kNewTypes : kTypes), false};
+  }
+
+  // An expression of one of the types of DESIGN §16 (new_types only).
+  pb::ScalarExpr TypedExpr(pb::ScalarType type, const Types& columns, int depth) {
+    auto operand = [&](pb::ScalarType t) { return Expr(t, columns, depth - 1); };
+    auto binary = [&](pb::BinaryFunc f, pb::ScalarType lt, pb::ScalarType rt) {
+      pb::ScalarExpr left = operand(lt);
+      pb::ScalarExpr right = operand(rt);
+      return BinaryExpr(f, std::move(left), std::move(right));
+    };
+    auto with_literal = [&](pb::BinaryFunc f, pb::ScalarType lt, pb::ScalarExpr right) {
+      pb::ScalarExpr left = operand(lt);
+      return BinaryExpr(f, std::move(left), std::move(right));
+    };
+    auto if_then_else = [&] {
+      pb::ScalarExpr cond = operand(pb::BOOL);
+      pb::ScalarExpr then = operand(type);
+      pb::ScalarExpr els = operand(type);
+      return IfExpr(std::move(cond), std::move(then), std::move(els));
+    };
+    switch (type) {
+      case pb::INT16:
+      case pb::INT32:
+        switch (rand_.Below(allow_errors_ ? 9 : 6)) {
+          case 0:
+            return binary(pb::ADD, type, type);
+          case 1:
+            return binary(pb::SUB, type, type);
+          case 2:
+            return UnaryExpr(pb::NEGATE, operand(type));
+          case 3:
+            if (type == pb::INT32) return binary(pb::SUB, pb::DATE, pb::DATE);
+            return if_then_else();
+          case 4:
+            return CastExpr(operand(pb::INT64), type);
+          case 5:
+            return if_then_else();
+          case 6:
+            return binary(pb::MUL, type, type);
+          case 7:
+            return binary(pb::DIV, type, type);
+          default:
+            return binary(pb::MOD, type, type);
+        }
+      case pb::FLOAT32:
+        switch (rand_.Below(4)) {
+          case 0:
+            return binary(pb::ADD, type, type);
+          case 1:
+            return with_literal(pb::MUL, type, Literal(type));
+          case 2:
+            return CastExpr(operand(pb::INT16), type);
+          default:
+            return if_then_else();
+        }
+      case pb::NUMERIC:
+        switch (rand_.Below(8)) {
+          case 0:
+            return binary(pb::ADD, type, type);
+          case 1:
+            return binary(pb::SUB, type, type);
+          case 2: {  // by an integer: the scale stays
+            const std::int64_t k = rand_.Between(-3, 3);
+            return with_literal(
+                pb::MUL, type, LiteralExpr(reference::NumericInput(std::to_string(k)).datum, type));
+          }
+          case 3: {
+            if (allow_errors_) return binary(pb::DIV, type, type);
+            const std::vector<std::string> kDivisors = {"3", "-0.5", "7", "0.001"};
+            const std::string divisor = rand_.Pick(kDivisors);
+            return with_literal(pb::DIV, type,
+                                LiteralExpr(reference::NumericInput(divisor).datum, type));
+          }
+          case 4:
+            return UnaryExpr(pb::NEGATE, operand(type));
+          case 5:
+            return CastExpr(operand(pb::INT64), type);
+          case 6: {
+            pb::ScalarExpr value = operand(type);
+            const std::int64_t places = rand_.Between(-1, 3);
+            if (rand_.Chance(0.3)) return CallExpr(pb::ABS, {std::move(value)});
+            if (rand_.Chance(0.3)) {
+              static const std::vector<std::string> kFields = {"year", "month", "second", "epoch",
+                                                               "dow"};
+              pb::ScalarExpr field = LiteralExpr(rand_.Pick(kFields), pb::STRING);
+              return CallExpr(pb::EXTRACT, {std::move(field), operand(pb::TIMESTAMP)});
+            }
+            if (rand_.Chance(0.3)) {
+              pb::ScalarExpr other = operand(type);
+              return CallExpr(rand_.Chance(0.5) ? pb::GREATEST : pb::LEAST,
+                              {std::move(value), std::move(other)});
+            }
+            return CallExpr(pb::ROUND, {std::move(value), LiteralExpr(places, pb::INT32)});
+          }
+          default:
+            return if_then_else();
+        }
+      case pb::DATE:
+        switch (rand_.Below(4)) {
+          case 0:
+            return with_literal(pb::ADD, type, LiteralExpr(rand_.Between(-40, 40), pb::INT32));
+          case 1:
+            return with_literal(pb::SUB, type, LiteralExpr(rand_.Between(-40, 40), pb::INT32));
+          case 2:
+            return CastExpr(operand(pb::TIMESTAMP), type);
+          default:
+            return if_then_else();
+        }
+      case pb::TIMESTAMP:
+        switch (rand_.Below(6)) {
+          case 0:
+            return binary(pb::ADD, type, pb::INTERVAL);
+          case 1:
+            return binary(pb::SUB, type, pb::INTERVAL);
+          case 2:
+            return binary(pb::ADD, pb::DATE, pb::INTERVAL);
+          case 3:
+            return CastExpr(operand(pb::DATE), type);
+          case 4: {
+            static const std::vector<std::string> kUnits = {"day", "month", "hour", "year", "week"};
+            pb::ScalarExpr unit = LiteralExpr(rand_.Pick(kUnits), pb::STRING);
+            return CallExpr(pb::DATE_TRUNC, {std::move(unit), operand(type)});
+          }
+          default:
+            return if_then_else();
+        }
+      case pb::INTERVAL:
+        switch (rand_.Below(6)) {
+          case 0:
+            return binary(pb::ADD, type, type);
+          case 1:
+            return binary(pb::SUB, type, type);
+          case 2:
+            return UnaryExpr(pb::NEGATE, operand(type));
+          case 3:
+            if (rand_.Chance(0.3)) return binary(pb::SUB, pb::TIME, pb::TIME);
+            if (rand_.Chance(0.3)) return binary(pb::SUB, pb::TIMESTAMPTZ, pb::TIMESTAMPTZ);
+            return binary(pb::SUB, pb::TIMESTAMP, pb::TIMESTAMP);
+          case 4:
+            return with_literal(pb::MUL, type, Literal(pb::FLOAT64));
+          default:
+            return if_then_else();
+        }
+      case pb::TIME:
+        switch (rand_.Below(4)) {
+          case 0:
+            return binary(pb::ADD, type, pb::INTERVAL);
+          case 1:
+            return binary(pb::SUB, type, pb::INTERVAL);
+          case 2:
+            return CastExpr(operand(pb::TIMESTAMP), type);
+          default:
+            return if_then_else();
+        }
+      case pb::TIMESTAMPTZ:
+        switch (rand_.Below(4)) {
+          case 0:
+            return binary(pb::ADD, type, pb::INTERVAL);
+          case 1:
+            return binary(pb::SUB, type, pb::INTERVAL);
+          case 2:
+            return CastExpr(operand(pb::TIMESTAMP), type);
+          default: {
+            static const std::vector<std::string> kUnits = {"day", "month", "hour"};
+            pb::ScalarExpr unit = LiteralExpr(rand_.Pick(kUnits), pb::STRING);
+            return CallExpr(pb::DATE_TRUNC, {std::move(unit), operand(type)});
+          }
+        }
+      case pb::STRING: {
+        static const std::vector<pb::ScalarType> kShown = {pb::NUMERIC,  pb::DATE,    pb::TIMESTAMP,
+                                                           pb::INTERVAL, pb::FLOAT32, pb::INT16};
+        if (rand_.Chance(0.5)) return CastExpr(operand(rand_.Pick(kShown)), pb::STRING);
+        switch (rand_.Below(4)) {
+          case 0: {
+            pb::ScalarExpr left = operand(pb::STRING);
+            pb::ScalarExpr right = operand(pb::STRING);
+            return CallExpr(pb::CONCAT, {std::move(left), std::move(right)});
+          }
+          case 1: {
+            const pb::Func fold = rand_.Chance(0.5) ? pb::UPPER : pb::LOWER;
+            return CallExpr(fold, {operand(pb::STRING)});
+          }
+          case 2: {
+            pb::ScalarExpr text = operand(pb::STRING);
+            const std::int64_t start = rand_.Between(-1, 3);
+            const std::int64_t length = rand_.Between(0, 3);
+            return CallExpr(pb::SUBSTR, {std::move(text), LiteralExpr(start, pb::INT32),
+                                         LiteralExpr(length, pb::INT32)});
+          }
+          default: {
+            pb::ScalarExpr first = operand(pb::STRING);
+            pb::ScalarExpr second = operand(pb::STRING);
+            return CallExpr(pb::COALESCE, {std::move(first), std::move(second)});
+          }
+        }
+      }
+      case pb::FLOAT64: {
+        if (rand_.Chance(0.5)) return CastExpr(operand(pb::NUMERIC), type);
+        static const std::vector<std::string> kFields = {"year", "month", "doy", "epoch", "hour"};
+        pb::ScalarExpr field = LiteralExpr(rand_.Pick(kFields), pb::STRING);
+        return CallExpr(pb::DATE_PART, {std::move(field), operand(pb::TIMESTAMP)});
+      }
+      default:
+        return if_then_else();
+    }
   }
 
   // A random expression of `type` over `columns`. Its nullability is not tracked (the validator
@@ -304,6 +589,12 @@ class Generator {
     if (depth <= 0 || rand_.Chance(0.25)) {
       if (!of_type.empty() && rand_.Chance(0.75)) return ColumnExpr(rand_.Pick(of_type));
       return Literal(type);
+    }
+    const bool typed = type == pb::INT16 || type == pb::INT32 || type == pb::FLOAT32 ||
+                       type == pb::NUMERIC || type == pb::DATE || type == pb::TIMESTAMP ||
+                       type == pb::INTERVAL || type == pb::TIME || type == pb::TIMESTAMPTZ;
+    if (typed || (new_types_ && (type == pb::STRING || type == pb::FLOAT64) && rand_.Chance(0.3))) {
+      return TypedExpr(type, columns, depth);
     }
     // The operands, drawn left to right (never as arguments of one call).
     auto binary = [&](pb::BinaryFunc f, pb::ScalarType operand) {
@@ -349,6 +640,7 @@ class Generator {
                                      : rand_.Chance(0.7) ? pb::STRING
                                                          : pb::BOOL;
             if (new_operators_ && rand_.Chance(0.25)) operand = pb::FLOAT64;
+            if (new_types_ && rand_.Chance(0.5)) operand = RandomScalarType().type;
             const pb::BinaryFunc compare = rand_.Pick(kCompare);
             return binary(compare, operand);
           }
@@ -396,8 +688,10 @@ class Generator {
         return LiteralExpr(rand_.Chance(0.5), type);
       case pb::FLOAT64:  // only with new_operators
         return LiteralExpr(static_cast<double>(rand_.Between(-4, 4)) / 2, type);
-      default:
+      case pb::STRING:
         return LiteralExpr(rand_.Pick(StringDomain()), type);
+      default:  // the types of DESIGN §16: their data domains
+        return LiteralExpr(DataDatum({type, false}), type);
     }
   }
 
@@ -471,6 +765,31 @@ class Generator {
         if (input[c].type == pb::INT64) ints.push_back(c);
         if (input[c].type == pb::FLOAT64) floats.push_back(c);
         if (input[c].type == pb::BOOL) bools.push_back(c);
+      }
+      if (new_types_) {
+        // SUM and AVG of the types of DESIGN §16 (an interval's only where errors may be: huge
+        // multiplicities take its sum out of range).
+        std::vector<std::uint32_t> typed;
+        for (std::uint32_t c = 0; c < input.size(); ++c) {
+          const pb::ScalarType t = input[c].type;
+          if (t == pb::INT16 || t == pb::INT32 || t == pb::FLOAT32 || t == pb::NUMERIC ||
+              (t == pb::INTERVAL && allow_errors_)) {
+            typed.push_back(c);
+          }
+        }
+        if (!typed.empty() && rand_.Chance(0.4)) {
+          pb::Aggregate a;
+          const bool sum = rand_.Chance(0.5);
+          a.set_func(sum ? pb::SUM : pb::AVG);
+          a.set_column(rand_.Pick(typed));
+          const pb::ScalarType t = input[a.column()].type;
+          const bool exact = t == pb::NUMERIC || t == pb::INTERVAL;
+          const pb::ScalarType out =
+              sum ? (t == pb::INT16 || t == pb::INT32 ? pb::INT64 : t) : (exact ? t : pb::FLOAT64);
+          output->push_back({out, true});
+          *reduce->add_aggregates() = std::move(a);
+          continue;
+        }
       }
       std::uint64_t f = rand_.Below(new_operators_ ? 11 : 4);
       if (f >= 9) f = 6;  // AVG twice as often: its INT64 and FLOAT64 cases
@@ -870,6 +1189,7 @@ class Generator {
   Random rand_;
   bool allow_errors_;
   bool new_operators_;
+  bool new_types_ = false;
   int max_joins_;
   int avg_float_ = 0;
 };
@@ -931,7 +1251,8 @@ inline void MaintainedFromLog(pb::DataflowDescription* d, const std::string& sou
 
 // A log source's columns: k INT64, v INT64 nullable, s STRING maybe nullable, two or three of
 // them (k always) in some order; with new_operators sometimes also f FLOAT64 nullable and b BOOL
-// (AVG of floats, ANY/ALL, joins and top-k on those types).
+// (AVG of floats, ANY/ALL, joins and top-k on those types); with new_types one or two columns of
+// the types of DESIGN §16.
 inline Types RandomSourceTypes(Generator& gen) {
   Types source_types = {{pb::INT64, false}};
   std::vector<ColumnType> extra = {{pb::INT64, true}, {pb::STRING, gen.rand().Chance(0.3)}};
@@ -940,6 +1261,16 @@ inline Types RandomSourceTypes(Generator& gen) {
   if (gen.new_operators()) {
     if (gen.rand().Chance(0.6)) source_types.push_back({pb::FLOAT64, true});
     if (gen.rand().Chance(0.4)) source_types.push_back({pb::BOOL, gen.rand().Chance(0.5)});
+  }
+  if (gen.new_types()) {  // one or two columns of the types of DESIGN §16
+    static const std::vector<pb::ScalarType> kTyped = {pb::INT16,    pb::INT32, pb::FLOAT32,
+                                                       pb::NUMERIC,  pb::DATE,  pb::TIMESTAMP,
+                                                       pb::INTERVAL, pb::TIME,  pb::TIMESTAMPTZ};
+    const int n = 1 + static_cast<int>(gen.rand().Below(2));
+    for (int i = 0; i < n; ++i) {
+      const pb::ScalarType type = gen.rand().Pick(kTyped);
+      source_types.push_back({type, gen.rand().Chance(0.4)});
+    }
   }
   std::shuffle(source_types.begin(), source_types.end(), gen.rand().engine());
   return source_types;

@@ -125,6 +125,9 @@ struct Config {
   bool allow_errors = false;  // DIV/MOD and negative data: data errors happen
   // Plans with Join, TopK, Negate, Threshold and the new aggregates (every case has one).
   bool new_operators = false;
+  // With new_operators: columns, expressions and aggregates of the types of DESIGN §16 too
+  // (Generator::EnableNewTypes).
+  bool new_types = false;
 };
 
 class CaseRunner {
@@ -145,6 +148,7 @@ class CaseRunner {
     for (int attempt = 0;; ++attempt) {
       Generator gen(seed * 7919 + static_cast<std::uint64_t>(attempt), config_.allow_errors,
                     config_.new_operators);
+      if (config_.new_types) gen.EnableNewTypes();
       if (Generate(gen, seed) || attempt >= 20) {
         if (config_.new_operators) {
           operators_ += case_operators_;
@@ -1042,6 +1046,18 @@ TEST(RuntimeCorrectness, NewOperatorsTwoRuntimeFourWorkers) {
 }
 TEST(RuntimeCorrectness, NewOperatorsDataErrorsTwoRuntimeTwoWorkers) {
   RunConfiguration({true, 2, 20, 2700000, true, true});
+}
+// The same with int2, int4, float4, numeric, date, time, timestamp, timestamptz and interval
+// columns, their operators, casts and functions, and SUM/AVG over them, against the reference's
+// PostgreSQL semantics (tests/reference/reference_values.h). Run when TANDEM_TEST_NEW_TYPES is
+// set, until the runtime evaluates every one of them.
+TEST(RuntimeCorrectness, NewTypesTwoRuntimeTwoWorkers) {
+  if (std::getenv("TANDEM_TEST_NEW_TYPES") == nullptr) GTEST_SKIP() << "TANDEM_TEST_NEW_TYPES";
+  RunConfiguration({true, 2, 40, 2800000, false, true, true});
+}
+TEST(RuntimeCorrectness, NewTypesDataErrorsSoloTwoWorkers) {
+  if (std::getenv("TANDEM_TEST_NEW_TYPES") == nullptr) GTEST_SKIP() << "TANDEM_TEST_NEW_TYPES";
+  RunConfiguration({false, 2, 20, 2900000, true, true, true});
 }
 // Regressions: disagreements the random cases found, as small hand-written cases.
 TEST(RuntimeCorrectness, HandWrittenSolo) {

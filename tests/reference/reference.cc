@@ -1,4 +1,5 @@
 #include "reference/reference.h"
+#include "reference/reference_values.h"  // the value semantics of the types of DESIGN §16
 
 #include <algorithm>
 #include <cmath>
@@ -36,8 +37,8 @@ Value TypeError(const std::string& what) {
   return Value::Error("reference: type error in " + what);
 }
 
-Value EvalUnary(const pb::CallUnary& call, const Row& row) {
-  Value v = Eval(call.expr(), row);
+Value EvalUnary(const pb::CallUnary& call, const Row& row, const Types& types) {
+  Value v = Eval(call.expr(), row, types);
   if (v.is_error()) return v;
   switch (call.func()) {
     case pb::IS_NULL:
@@ -50,12 +51,7 @@ Value EvalUnary(const pb::CallUnary& call, const Row& row) {
       return Value::Of(!std::get<bool>(v.datum));
     case pb::NEGATE:
       if (IsNull(v.datum)) return v;
-      if (const auto* i = std::get_if<std::int64_t>(&v.datum)) {
-        if (*i == std::numeric_limits<std::int64_t>::min()) return Value::Error(kOverflow);
-        return Value::Of(-*i);
-      }
-      if (const auto* f = std::get_if<double>(&v.datum)) return Value::Of(-*f);
-      return TypeError("NEGATE");
+      return NegateValue(v.datum, TypeOf(call.expr(), row, types).type());
     default:
       break;
   }
@@ -110,9 +106,9 @@ Value FloatArithmetic(pb::BinaryFunc func, double a, double b) {
   return TypeError("float64 arithmetic");
 }
 
-Value EvalBinary(const pb::CallBinary& call, const Row& row) {
-  const Value l = Eval(call.left(), row);
-  const Value r = Eval(call.right(), row);
+Value EvalBinary(const pb::CallBinary& call, const Row& row, const Types& types) {
+  const Value l = Eval(call.left(), row, types);
+  const Value r = Eval(call.right(), row, types);
   const pb::BinaryFunc func = call.func();
   if (func == pb::AND || func == pb::OR) {
     // The absorbing value wins over null and over an error on the other side.
@@ -138,13 +134,17 @@ Value EvalBinary(const pb::CallBinary& call, const Row& row) {
     case pb::MUL:
     case pb::DIV:
     case pb::MOD: {
+      const pb::ScalarType lt = TypeOf(call.left(), row, types).type();
+      const pb::ScalarType rt = TypeOf(call.right(), row, types).type();
       const auto* li = std::get_if<std::int64_t>(&l.datum);
       const auto* ri = std::get_if<std::int64_t>(&r.datum);
-      if (li && ri) return IntArithmetic(func, *li, *ri);
+      if (li && ri && lt == pb::INT64 && rt == pb::INT64) return IntArithmetic(func, *li, *ri);
       const auto* lf = std::get_if<double>(&l.datum);
       const auto* rf = std::get_if<double>(&r.datum);
-      if (lf && rf) return FloatArithmetic(func, *lf, *rf);
-      return TypeError("arithmetic");
+      if (lf && rf && lt == pb::FLOAT64 && rt == pb::FLOAT64) {
+        return FloatArithmetic(func, *lf, *rf);
+      }
+      return Arithmetic(func, l.datum, lt, r.datum, rt);
     }
     case pb::EQ:
     case pb::NE:
@@ -153,7 +153,7 @@ Value EvalBinary(const pb::CallBinary& call, const Row& row) {
     case pb::GT:
     case pb::GE: {
       if (l.datum.index() != r.datum.index()) return TypeError("comparison");
-      const int c = OrderDatums(l.datum, r.datum);
+      const int c = CompareValues(l.datum, r.datum);
       switch (func) {
         case pb::EQ:
           return Value::Of(c == 0);
@@ -207,7 +207,24 @@ Multiset NonNullValues(const pb::Aggregate& aggregate,
 // One aggregate over one group: rows of the group with their (non-zero) multiplicities.
 // Returns the datum, or an error message.
 Value Aggregate(const pb::Aggregate& aggregate,
-                const std::vector<std::pair<const Row*, Count>>& group, Count total) {
+                const std::vector<std::pair<const Row*, Count>>& group, Count total,
+                const Types& types) {
+  pb::ScalarType input = aggregate.column() < types.size() ? types[aggregate.column()].type()
+                                                           : pb::SCALAR_TYPE_UNSPECIFIED;
+  for (const auto& [row, count] : group) {  // untyped: the kind of the values says
+    if (input != pb::SCALAR_TYPE_UNSPECIFIED || aggregate.func() == pb::COUNT) break;
+    input = TypeOfDatum(row->at(aggregate.column()));
+  }
+  if (input == pb::NUMERIC || input == pb::INTERVAL || input == pb::FLOAT32) {
+    if (aggregate.func() == pb::SUM) return SumOfTyped(NonNullValues(aggregate, group), input);
+  }
+  if ((input == pb::NUMERIC || input == pb::INTERVAL) && aggregate.func() == pb::AVG) {
+    const Multiset per_value = NonNullValues(aggregate, group);
+    Count total_count = 0;
+    for (const auto& [value, count] : per_value) total_count += count;
+    if (total_count <= 0) return Value::Of(Null{});
+    return AvgOfTyped(per_value, input, total_count);
+  }
   switch (aggregate.func()) {
     case pb::COUNT:
       if (total > std::numeric_limits<std::int64_t>::max()) return Value::Error(kOverflow);
@@ -433,7 +450,9 @@ pb::Row ToProto(const Row& row) {
   return out;
 }
 
-Value Eval(const pb::ScalarExpr& expr, const Row& row) {
+Value Eval(const pb::ScalarExpr& expr, const Row& row) { return Eval(expr, row, Types{}); }
+
+Value Eval(const pb::ScalarExpr& expr, const Row& row, const Types& types) {
   switch (expr.kind_case()) {
     case pb::ScalarExpr::kColumn:
       if (expr.column() >= row.size()) return TypeError("column reference");
@@ -441,14 +460,25 @@ Value Eval(const pb::ScalarExpr& expr, const Row& row) {
     case pb::ScalarExpr::kLiteral:
       return Value::Of(FromProto(expr.literal().value()));
     case pb::ScalarExpr::kUnary:
-      return EvalUnary(expr.unary(), row);
+      return EvalUnary(expr.unary(), row, types);
     case pb::ScalarExpr::kBinary:
-      return EvalBinary(expr.binary(), row);
+      return EvalBinary(expr.binary(), row, types);
     case pb::ScalarExpr::kIfThenElse: {
-      const Value cond = Eval(expr.if_then_else().cond(), row);
+      const Value cond = Eval(expr.if_then_else().cond(), row, types);
       if (cond.is_error()) return cond;
-      return IsTrue(cond.datum) ? Eval(expr.if_then_else().then(), row)
-                                : Eval(expr.if_then_else().els(), row);
+      return IsTrue(cond.datum) ? Eval(expr.if_then_else().then(), row, types)
+                                : Eval(expr.if_then_else().els(), row, types);
+    }
+    case pb::ScalarExpr::kCast: {
+      Value v = Eval(expr.cast().expr(), row, types);
+      if (v.is_error() || IsNull(v.datum)) return v;
+      return CastValue(v.datum, TypeOf(expr.cast().expr(), row, types), expr.cast().to());
+    }
+    case pb::ScalarExpr::kCall: {
+      const auto& args = expr.call().args();
+      return CallFunction(
+          expr.call(), [&](int i) { return Eval(args.Get(i), row, types); },
+          [&](int i) { return TypeOf(args.Get(i), row, types); });
     }
     case pb::ScalarExpr::KIND_NOT_SET:
       break;
@@ -457,10 +487,18 @@ Value Eval(const pb::ScalarExpr& expr, const Row& row) {
 }
 
 MfpResult ApplyMfp(const pb::MapFilterProject& mfp, const Row& row) {
+  return ApplyMfp(mfp, row, Types{});
+}
+
+MfpResult ApplyMfp(const pb::MapFilterProject& mfp, const Row& row, const Types& types) {
   MfpResult result;
   Row columns = row;
+  Types column_types = types;
+  // Untyped input (types empty): every column is typed by its datum.
+  const bool typed = !types.empty();
   for (const auto& expr : mfp.map()) {
-    Value v = Eval(expr, columns);
+    if (typed) column_types.push_back(TypeOf(expr, columns, column_types));
+    Value v = Eval(expr, columns, column_types);
     if (v.is_error()) {
       result.kind = MfpResult::Kind::kError;
       result.error = std::move(*v.error);
@@ -469,7 +507,7 @@ MfpResult ApplyMfp(const pb::MapFilterProject& mfp, const Row& row) {
     columns.push_back(std::move(v.datum));
   }
   for (const auto& predicate : mfp.predicates()) {
-    Value v = Eval(predicate, columns);
+    Value v = Eval(predicate, columns, column_types);
     if (v.is_error()) {
       result.kind = MfpResult::Kind::kError;
       result.error = std::move(*v.error);
@@ -505,10 +543,14 @@ void AddTo(ErrorSet& set, const std::string& message, Count diff) {
 }
 
 Contents MfpOf(const Contents& input, const pb::MapFilterProject& mfp) {
+  return MfpOf(input, mfp, Types{});
+}
+
+Contents MfpOf(const Contents& input, const pb::MapFilterProject& mfp, const Types& types) {
   Contents out;
   out.errors = input.errors;
   for (const auto& [row, count] : input.rows) {
-    const MfpResult r = ApplyMfp(mfp, row);
+    const MfpResult r = ApplyMfp(mfp, row, types);
     if (r.kind == MfpResult::Kind::kRow) AddTo(out.rows, r.row, count);
     if (r.kind == MfpResult::Kind::kError) AddTo(out.errors, r.error, count);
   }
@@ -516,6 +558,10 @@ Contents MfpOf(const Contents& input, const pb::MapFilterProject& mfp) {
 }
 
 Contents ReduceOf(const Contents& input, const pb::Plan::Reduce& reduce) {
+  return ReduceOf(input, reduce, Types{});
+}
+
+Contents ReduceOf(const Contents& input, const pb::Plan::Reduce& reduce, const Types& types) {
   Contents out;
   out.errors = input.errors;
   const std::vector<std::uint32_t> group_key = Columns(reduce.group_key());
@@ -530,7 +576,7 @@ Contents ReduceOf(const Contents& input, const pb::Plan::Reduce& reduce) {
     Row row = key;
     bool failed = false;
     for (const auto& aggregate : reduce.aggregates()) {
-      Value v = Aggregate(aggregate, group, total);
+      Value v = Aggregate(aggregate, group, total, types);
       if (v.is_error()) {
         AddTo(out.errors, *v.error, 1);
         failed = true;
@@ -646,6 +692,12 @@ Contents ThresholdOf(const Contents& input) {
 PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>& key,
                       const std::vector<Row>& keys, const pb::MapFilterProject& mfp,
                       const pb::Finishing& finishing) {
+  return AnswerPeek(contents, key, keys, mfp, finishing, Types{});
+}
+
+PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>& key,
+                      const std::vector<Row>& keys, const pb::MapFilterProject& mfp,
+                      const pb::Finishing& finishing, const Types& types) {
   PeekAnswer answer;
   auto fail = [&](std::string message) {
     answer.ok = false;
@@ -663,7 +715,7 @@ PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>
       if (!match) continue;
     }
     if (!FitsInt64(count)) return fail("multiplicity overflow of " + RowText(row));
-    MfpResult r = ApplyMfp(mfp, row);
+    MfpResult r = ApplyMfp(mfp, row, types);
     if (r.kind == MfpResult::Kind::kError) return fail(r.error);
     if (r.kind != MfpResult::Kind::kRow) continue;
     // A selected row the mfp keeps with a negative count is an error, whatever other rows the
@@ -824,11 +876,13 @@ Result<Contents> Evaluator::Eval(const pb::Plan& plan, Time t, int depth) const 
       return AtDepth(plan.get().id(), t, depth + 1);
     case pb::Plan::kMfp: {
       TANDEM_ASSIGN_OR_RETURN(Contents input, Eval(plan.mfp().input(), t, depth + 1));
-      return MfpOf(input, plan.mfp().mfp());
+      TANDEM_ASSIGN_OR_RETURN(Types types, TypesOf(plan.mfp().input(), depth + 1));
+      return MfpOf(input, plan.mfp().mfp(), types);
     }
     case pb::Plan::kReduce: {
       TANDEM_ASSIGN_OR_RETURN(Contents input, Eval(plan.reduce().input(), t, depth + 1));
-      return ReduceOf(input, plan.reduce());
+      TANDEM_ASSIGN_OR_RETURN(Types types, TypesOf(plan.reduce().input(), depth + 1));
+      return ReduceOf(input, plan.reduce(), types);
     }
     case pb::Plan::kUnion: {
       std::vector<Contents> inputs;
@@ -925,6 +979,84 @@ Result<std::size_t> Evaluator::Arity(const pb::Plan& plan, int depth) const {
   return Status::InvalidArgument("reference: plan node without kind");
 }
 
+Result<Types> Evaluator::TypesOfId(const std::string& id, int depth) const {
+  if (depth > kMaxPlanDepth) return Status::InvalidArgument("reference: plan too deep");
+  for (const auto& build : desc_.objects_to_build()) {
+    if (build.id() == id) return TypesOf(build.plan(), depth + 1);
+  }
+  for (const auto& index : desc_.index_exports()) {
+    if (index.id() == id) return TypesOfId(index.on(), depth + 1);
+  }
+  for (const auto& import : desc_.source_imports()) {
+    if (import.id() == id) {
+      return Types(import.schema().columns().begin(), import.schema().columns().end());
+    }
+  }
+  for (const auto& import : desc_.index_imports()) {
+    if (import.id() == id || import.on() == id) {
+      return Types(import.schema().columns().begin(), import.schema().columns().end());
+    }
+  }
+  return Status::NotFound("reference: unknown collection " + id);
+}
+
+Result<Types> Evaluator::TypesOf(const pb::Plan& plan, int depth) const {
+  if (depth > kMaxPlanDepth) return Status::InvalidArgument("reference: plan too deep");
+  switch (plan.kind_case()) {
+    case pb::Plan::kGet:
+      return TypesOfId(plan.get().id(), depth + 1);
+    case pb::Plan::kMfp: {
+      const auto& mfp = plan.mfp().mfp();
+      TANDEM_ASSIGN_OR_RETURN(Types types, TypesOf(plan.mfp().input(), depth + 1));
+      // Types need no values: a row of nulls stands for the input.
+      const Row nulls(types.size() + static_cast<std::size_t>(mfp.map_size()), Datum(Null{}));
+      for (const auto& expr : mfp.map()) types.push_back(TypeOf(expr, nulls, types));
+      if (mfp.projection_size() == 0) return types;
+      Types out;
+      for (auto c : mfp.projection()) {
+        if (c >= types.size()) return Status::InvalidArgument("reference: projection out of range");
+        out.push_back(types[c]);
+      }
+      return out;
+    }
+    case pb::Plan::kReduce: {
+      TANDEM_ASSIGN_OR_RETURN(Types input, TypesOf(plan.reduce().input(), depth + 1));
+      Types out;
+      for (auto c : plan.reduce().group_key()) {
+        if (c >= input.size()) return Status::InvalidArgument("reference: group key out of range");
+        out.push_back(input[c]);
+      }
+      for (const auto& aggregate : plan.reduce().aggregates()) {
+        const pb::Column column = aggregate.column() < input.size()
+                                      ? input[aggregate.column()]
+                                      : ColumnOfType(pb::SCALAR_TYPE_UNSPECIFIED);
+        out.push_back(AggregateType(aggregate.func(), column));
+      }
+      return out;
+    }
+    case pb::Plan::kUnion:
+      if (plan.union_().inputs_size() == 0) return Types{};
+      return TypesOf(plan.union_().inputs(0), depth + 1);
+    case pb::Plan::kDistinct:
+      return TypesOf(plan.distinct().input(), depth + 1);
+    case pb::Plan::kJoin: {
+      TANDEM_ASSIGN_OR_RETURN(Types left, TypesOf(plan.join().left(), depth + 1));
+      TANDEM_ASSIGN_OR_RETURN(Types right, TypesOf(plan.join().right(), depth + 1));
+      left.insert(left.end(), right.begin(), right.end());
+      return left;
+    }
+    case pb::Plan::kTopK:
+      return TypesOf(plan.top_k().input(), depth + 1);
+    case pb::Plan::kNegate:
+      return TypesOf(plan.negate().input(), depth + 1);
+    case pb::Plan::kThreshold:
+      return TypesOf(plan.threshold().input(), depth + 1);
+    case pb::Plan::KIND_NOT_SET:
+      break;
+  }
+  return Status::InvalidArgument("reference: plan node without kind");
+}
+
 Result<Contents> Evaluator::AtDepth(const std::string& id, Time t, int depth) const {
   if (depth > kMaxPlanDepth) return Status::InvalidArgument("reference: plan too deep");
   for (const auto& build : desc_.objects_to_build()) {
@@ -957,7 +1089,9 @@ PeekAnswer Evaluator::Peek(const pb::Peek& peek) const {
   }
   std::vector<Row> keys;
   for (const auto& k : peek.keys()) keys.push_back(FromProto(k));
-  return AnswerPeek(*contents, *key, keys, peek.mfp(), peek.finishing());
+  auto types = TypesOfId(peek.id(), 0);
+  return AnswerPeek(*contents, *key, keys, peek.mfp(), peek.finishing(),
+                    types.ok() ? *types : Types{});
 }
 
 Multiset UpsertContents(const std::vector<SourceRecord>& records,

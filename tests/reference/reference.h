@@ -11,7 +11,7 @@
 //
 // Scalar semantics (the README names them, this file fixes the details; see reference.cc):
 //   * null in, null out for NEGATE, arithmetic and comparisons; comparisons use OrderDatums
-//   (datum_order.h).
+//     (datum_order.h), but numerics and intervals compare by value (1.5 = 1.50).
 //   * NOT/AND/OR are three-valued (SQL): false AND x = false, true OR x = true, even when x is
 //     null or an error; otherwise an error operand makes the result an error, then null wins.
 //   * IS_NULL / IS_NOT_NULL never return null.
@@ -20,6 +20,16 @@
 //   * int64 ADD/SUB/MUL/NEGATE/DIV overflow is an error ("integer overflow"); DIV and MOD by zero
 //     are errors ("division by zero") for int64 and float64 alike; INT64_MIN % -1 is 0.
 //   * float64 arithmetic is IEEE (MOD is fmod).
+//   * The types of DESIGN §16 (reference_values.h, written from PostgreSQL 15's documentation, not
+//     from the runtime): expressions are typed from the input's columns (Types; untyped, a datum's
+//     kind is its type) by ipc/plan_typing.h's rules. int2/int4 results beyond their width are
+//     "smallint out of range" / "integer out of range"; float4 arithmetic is float arithmetic;
+//     numerics are exact rationals rounded to PostgreSQL's result scale (select_div_scale for /),
+//     half away from zero, 38 digits at most ("value overflows numeric format"); dates,
+//     timestamps and intervals follow PostgreSQL's operators (months, then days, then
+//     microseconds); EQ..GE compare numerics and intervals by value. Cast and CallFunc as
+//     ipc/func_typing.h lists them (COALESCE evaluates its arguments up to the first non-null;
+//     every other function evaluates all, the first error wins, then null gives null).
 //   * Mfp: every map expression is evaluated, in order (an error stops the row as an error); then
 //     the predicates in order: the first that is false or null drops the row, an error before
 //     that makes the row an error; then the projection.
@@ -38,6 +48,13 @@
 //     total count, sum += value * (double)count, starting from +0.0, then sum / (double)(total
 //     count). ANY/ALL over the bool values with total count > 0: ANY = some true, ALL = none
 //     false; null when there is no such value.
+//     SUM of int2/int4 is int64 as SUM of int64; SUM of numeric is exact at the largest scale of
+//     its values; SUM of interval adds months, days and microseconds apart (judged on the final
+//     value: "interval out of range"); SUM of float4 is the float64 sum rounded to float4. AVG of
+//     numeric is the exact sum divided by the count at select_div_scale (PostgreSQL's
+//     numeric_avg); AVG of interval is the sum divided by the count as a float8 (interval_div);
+//     AVG of every other number is float64. MIN/MAX follow the datum order (1.5 < 1.50,
+//     '30 days' < '1 mon').
 //   * Join: left row l (count cl) and right row r (count cr) whose key columns are pairwise
 //     OrderDatums-equal and non-null give l ++ r with count cl * cr. LEFT_OUTER adds, for every
 //     left row that matches no right row (a null in its key, or no right row with a nonzero
@@ -119,6 +136,12 @@ pb::Row ToProto(const Row& row);
 
 // ---- scalar evaluation
 
+// The types of a row's columns (their ScalarType and typmod; names and nullability unused). An
+// empty list, or a column beyond it, means "typed by its datum": int64 values as INT64, doubles
+// as FLOAT64 — so int2/int4/float4 semantics need the types. The typed overloads below follow
+// ipc/plan_typing.h (reference_values.h has the value semantics).
+using Types = std::vector<pb::Column>;
+
 // A datum or an error message.
 struct Value {
   Datum datum;
@@ -130,6 +153,7 @@ struct Value {
 };
 
 Value Eval(const pb::ScalarExpr& expr, const Row& row);
+Value Eval(const pb::ScalarExpr& expr, const Row& row, const Types& types);
 
 // The result of a map/filter/project on one row.
 struct MfpResult {
@@ -140,6 +164,7 @@ struct MfpResult {
 };
 
 MfpResult ApplyMfp(const pb::MapFilterProject& mfp, const Row& row);
+MfpResult ApplyMfp(const pb::MapFilterProject& mfp, const Row& row, const Types& types);
 
 // ---- collections and operators on whole collections
 
@@ -148,7 +173,11 @@ void AddTo(Multiset& set, const Row& row, Count diff);
 void AddTo(ErrorSet& set, const std::string& message, Count diff);
 
 Contents MfpOf(const Contents& input, const pb::MapFilterProject& mfp);
+Contents MfpOf(const Contents& input, const pb::MapFilterProject& mfp, const Types& types);
 Contents ReduceOf(const Contents& input, const pb::Plan::Reduce& reduce);
+// `types`: the input's columns (SUM/AVG of NUMERIC, INTERVAL and FLOAT32 need them; untyped,
+// numerics and intervals are recognized by their datums).
+Contents ReduceOf(const Contents& input, const pb::Plan::Reduce& reduce, const Types& types);
 Contents UnionOf(const std::vector<Contents>& inputs);
 Contents DistinctOf(const Contents& input);
 // `right_arity`: the right input's number of columns (the nulls of LEFT_OUTER's unmatched rows;
@@ -177,6 +206,9 @@ struct PeekAnswer {
 PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>& key,
                       const std::vector<Row>& keys, const pb::MapFilterProject& mfp,
                       const pb::Finishing& finishing);
+PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>& key,
+                      const std::vector<Row>& keys, const pb::MapFilterProject& mfp,
+                      const pb::Finishing& finishing, const Types& types);
 
 // "[(1, \"a\") x2, (2, null) x1]" or "Error(...)".
 std::string ToString(const PeekAnswer& answer);
@@ -230,6 +262,9 @@ class Evaluator {
   Result<Contents> Eval(const pb::Plan& plan, Time t, int depth) const;
   Result<std::size_t> ArityOf(const std::string& id, int depth) const;
   Result<std::size_t> Arity(const pb::Plan& plan, int depth) const;
+  // The column types of a collection / a plan's output (from the imports' schemas).
+  Result<Types> TypesOfId(const std::string& id, int depth) const;
+  Result<Types> TypesOf(const pb::Plan& plan, int depth) const;
 
   pb::DataflowDescription desc_;
   std::map<std::string, std::vector<Update>> updates_;

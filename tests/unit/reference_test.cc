@@ -9,6 +9,7 @@
 
 #include "base/datum_text.h"
 #include "ipc/validate.h"
+#include "reference/reference_values.h"
 #include "unit/protocol_samples.h"
 
 namespace tandem::reference {
@@ -1118,6 +1119,1178 @@ TEST(ReferenceUpsert, RecordsForASourceWithoutAnUpsertKeyAreRefused) {
 TEST(ReferenceConversions, ProtoRoundTrip) {
   const Row row = {Null{}, true, std::int64_t{kMin}, -0.5, std::string("x\0y", 3)};
   EXPECT_EQ(CompareRow(FromProto(ToProto(row)), row), 0);
+}
+
+// ---- the types of DESIGN §16 (reference_values.h) --------------------------------------------
+
+pb::Column To(pb::ScalarType type, std::uint32_t precision, std::uint32_t scale,
+              std::uint32_t length, bool blank_padded) {
+  pb::Column c;
+  c.set_type(type);
+  c.set_nullable(true);
+  c.set_precision(precision);
+  c.set_scale(scale);
+  c.set_length(length);
+  c.set_blank_padded(blank_padded);
+  return c;
+}
+pb::ScalarExpr Cast(pb::ScalarExpr e, pb::Column to) {
+  pb::ScalarExpr out;
+  *out.mutable_cast()->mutable_expr() = std::move(e);
+  *out.mutable_cast()->mutable_to() = std::move(to);
+  return out;
+}
+// A value of `type` as PostgreSQL's 'text'::type: a cast of a text literal.
+pb::ScalarExpr As(std::string text, pb::ScalarType type) {
+  return Cast(StrLit(std::move(text)), To(type, 0, 0, 0, false));
+}
+pb::ScalarExpr Fn(pb::Func func, std::vector<pb::ScalarExpr> args) {
+  pb::ScalarExpr out;
+  out.mutable_call()->set_func(func);
+  for (auto& a : args) *out.mutable_call()->add_args() = std::move(a);
+  return out;
+}
+
+// What psql shows for `SELECT (<query>)::text`: the value's output text, NULL, or "ERROR: " and
+// the message.
+std::string Shown(const pb::ScalarExpr& e) {
+  const Value v = Eval(e, Row{});
+  if (v.is_error()) return "ERROR: " + *v.error;
+  if (std::holds_alternative<Null>(v.datum)) return "NULL";
+  return OutputText(v.datum, TypeOf(e, Row{}, Types{}));
+}
+
+struct Case {
+  const char* query;  // what PostgreSQL was asked
+  pb::ScalarExpr expr;
+  std::string expected;
+};
+
+void ExpectCases(const std::vector<Case>& cases) {
+  for (const auto& c : cases) EXPECT_EQ(Shown(c.expr), c.expected) << c.query;
+}
+
+// int2 and int4 arithmetic: results beyond the width are errors; division truncates.
+// Expectations: PostgreSQL 15 (TimeZone UTC), `SELECT (<query>)::text` for each query.
+TEST(ReferenceTypes, SmallIntegerArithmeticStaysInItsWidth) {
+  const std::vector<Case> cases = {
+      {"('32767'::smallint + '1'::smallint)",
+       Binary(pb::ADD, As("32767", pb::INT16), As("1", pb::INT16)), "ERROR: smallint out of range"},
+      {"('-32768'::smallint - '1'::smallint)",
+       Binary(pb::SUB, As("-32768", pb::INT16), As("1", pb::INT16)),
+       "ERROR: smallint out of range"},
+      {"('200'::smallint * '-200'::smallint)",
+       Binary(pb::MUL, As("200", pb::INT16), As("-200", pb::INT16)),
+       "ERROR: smallint out of range"},
+      {"('-7'::smallint / '2'::smallint)", Binary(pb::DIV, As("-7", pb::INT16), As("2", pb::INT16)),
+       "-3"},
+      {"('-7'::smallint % '2'::smallint)", Binary(pb::MOD, As("-7", pb::INT16), As("2", pb::INT16)),
+       "-1"},
+      {"('-32768'::smallint / '-1'::smallint)",
+       Binary(pb::DIV, As("-32768", pb::INT16), As("-1", pb::INT16)),
+       "ERROR: smallint out of range"},
+      {"('-32768'::smallint % '-1'::smallint)",
+       Binary(pb::MOD, As("-32768", pb::INT16), As("-1", pb::INT16)), "0"},
+      {"('1'::smallint / '0'::smallint)", Binary(pb::DIV, As("1", pb::INT16), As("0", pb::INT16)),
+       "ERROR: division by zero"},
+      {"('2147483647'::integer + '1'::integer)",
+       Binary(pb::ADD, As("2147483647", pb::INT32), As("1", pb::INT32)),
+       "ERROR: integer out of range"},
+      {"('65536'::integer * '32768'::integer)",
+       Binary(pb::MUL, As("65536", pb::INT32), As("32768", pb::INT32)),
+       "ERROR: integer out of range"},
+      {"('-2147483648'::integer / '-1'::integer)",
+       Binary(pb::DIV, As("-2147483648", pb::INT32), As("-1", pb::INT32)),
+       "ERROR: integer out of range"},
+      {"('7'::integer % '-3'::integer)", Binary(pb::MOD, As("7", pb::INT32), As("-3", pb::INT32)),
+       "1"},
+      {"('-2147483647'::integer - '1'::integer)",
+       Binary(pb::SUB, As("-2147483647", pb::INT32), As("1", pb::INT32)), "-2147483648"},
+      {"(- '-32768'::smallint)", Unary(pb::NEGATE, As("-32768", pb::INT16)),
+       "ERROR: smallint out of range"},
+      {"(- '-2147483648'::integer)", Unary(pb::NEGATE, As("-2147483648", pb::INT32)),
+       "ERROR: integer out of range"},
+      {"(- '5'::integer)", Unary(pb::NEGATE, As("5", pb::INT32)), "-5"},
+      {"('1'::integer % '0'::integer)", Binary(pb::MOD, As("1", pb::INT32), As("0", pb::INT32)),
+       "ERROR: division by zero"},
+  };
+  ExpectCases(cases);
+}
+
+// float4 arithmetic is float4 arithmetic; division by zero is an error.
+// Expectations: PostgreSQL 15 (TimeZone UTC), `SELECT (<query>)::text` for each query.
+TEST(ReferenceTypes, Float4ArithmeticRoundsToFloat4) {
+  const std::vector<Case> cases = {
+      {"('0.1'::real + '0.2'::real)",
+       Binary(pb::ADD, As("0.1", pb::FLOAT32), As("0.2", pb::FLOAT32)), "0.3"},
+      {"('1.1'::real * '1.1'::real)",
+       Binary(pb::MUL, As("1.1", pb::FLOAT32), As("1.1", pb::FLOAT32)), "1.21"},
+      {"('1'::real / '3'::real)", Binary(pb::DIV, As("1", pb::FLOAT32), As("3", pb::FLOAT32)),
+       "0.33333334"},
+      {"('1'::real / '0'::real)", Binary(pb::DIV, As("1", pb::FLOAT32), As("0", pb::FLOAT32)),
+       "ERROR: division by zero"},
+      {"('16777216'::real - '1'::real)",
+       Binary(pb::SUB, As("16777216", pb::FLOAT32), As("1", pb::FLOAT32)), "1.6777215e+07"},
+      {"(- '1.5'::real)", Unary(pb::NEGATE, As("1.5", pb::FLOAT32)), "-1.5"},
+      {"('1'::double precision / '3'::double precision)",
+       Binary(pb::DIV, As("1", pb::FLOAT64), As("3", pb::FLOAT64)), "0.3333333333333333"},
+      {"('0.1'::double precision + '0.2'::double precision)",
+       Binary(pb::ADD, As("0.1", pb::FLOAT64), As("0.2", pb::FLOAT64)), "0.30000000000000004"},
+  };
+  ExpectCases(cases);
+}
+
+// numeric + - keep the larger scale, * adds the scales, / and % follow select_div_scale and trunc.
+// Expectations: PostgreSQL 15 (TimeZone UTC), `SELECT (<query>)::text` for each query.
+TEST(ReferenceTypes, NumericArithmeticHasPostgresScales) {
+  const std::vector<Case> cases = {
+      {"('1.5'::numeric + '2.25'::numeric)",
+       Binary(pb::ADD, As("1.5", pb::NUMERIC), As("2.25", pb::NUMERIC)), "3.75"},
+      {"('1.5'::numeric - '1.50'::numeric)",
+       Binary(pb::SUB, As("1.5", pb::NUMERIC), As("1.50", pb::NUMERIC)), "0.00"},
+      {"('1.23'::numeric * '4.5'::numeric)",
+       Binary(pb::MUL, As("1.23", pb::NUMERIC), As("4.5", pb::NUMERIC)), "5.535"},
+      {"('-0.5'::numeric * '0.5'::numeric)",
+       Binary(pb::MUL, As("-0.5", pb::NUMERIC), As("0.5", pb::NUMERIC)), "-0.25"},
+      {"('1'::numeric / '3'::numeric)", Binary(pb::DIV, As("1", pb::NUMERIC), As("3", pb::NUMERIC)),
+       "0.33333333333333333333"},
+      {"('2'::numeric / '3'::numeric)", Binary(pb::DIV, As("2", pb::NUMERIC), As("3", pb::NUMERIC)),
+       "0.66666666666666666667"},
+      {"('1'::numeric / '7000000'::numeric)",
+       Binary(pb::DIV, As("1", pb::NUMERIC), As("7000000", pb::NUMERIC)),
+       "0.000000142857142857142857"},
+      {"('123456789'::numeric / '0.001'::numeric)",
+       Binary(pb::DIV, As("123456789", pb::NUMERIC), As("0.001", pb::NUMERIC)),
+       "123456789000.00000000"},
+      {"('0'::numeric / '7'::numeric)", Binary(pb::DIV, As("0", pb::NUMERIC), As("7", pb::NUMERIC)),
+       "0.00000000000000000000"},
+      {"('0.0001'::numeric / '3'::numeric)",
+       Binary(pb::DIV, As("0.0001", pb::NUMERIC), As("3", pb::NUMERIC)),
+       "0.000033333333333333333333"},
+      {"('100000000000000000000'::numeric / '3'::numeric)",
+       Binary(pb::DIV, As("100000000000000000000", pb::NUMERIC), As("3", pb::NUMERIC)),
+       "33333333333333333333"},
+      {"('-1'::numeric / '3'::numeric)",
+       Binary(pb::DIV, As("-1", pb::NUMERIC), As("3", pb::NUMERIC)), "-0.33333333333333333333"},
+      {"('10'::numeric / '4'::numeric)",
+       Binary(pb::DIV, As("10", pb::NUMERIC), As("4", pb::NUMERIC)), "2.5000000000000000"},
+      {"('1.000'::numeric / '8'::numeric)",
+       Binary(pb::DIV, As("1.000", pb::NUMERIC), As("8", pb::NUMERIC)), "0.12500000000000000000"},
+      {"('5'::numeric / '0'::numeric)", Binary(pb::DIV, As("5", pb::NUMERIC), As("0", pb::NUMERIC)),
+       "ERROR: division by zero"},
+      {"('9999'::numeric / '10000'::numeric)",
+       Binary(pb::DIV, As("9999", pb::NUMERIC), As("10000", pb::NUMERIC)),
+       "0.99990000000000000000"},
+      {"('10000'::numeric / '9999'::numeric)",
+       Binary(pb::DIV, As("10000", pb::NUMERIC), As("9999", pb::NUMERIC)), "1.0001000100010001"},
+      {"('3'::numeric / '3'::numeric)", Binary(pb::DIV, As("3", pb::NUMERIC), As("3", pb::NUMERIC)),
+       "1.00000000000000000000"},
+      {"('-1.333'::numeric / '1.5'::numeric)",
+       Binary(pb::DIV, As("-1.333", pb::NUMERIC), As("1.5", pb::NUMERIC)),
+       "-0.88866666666666666667"},
+      {"('1.5'::numeric / '-0.25'::numeric)",
+       Binary(pb::DIV, As("1.5", pb::NUMERIC), As("-0.25", pb::NUMERIC)), "-6.0000000000000000"},
+      {"('7'::numeric % '-3.5'::numeric)",
+       Binary(pb::MOD, As("7", pb::NUMERIC), As("-3.5", pb::NUMERIC)), "0.0"},
+      {"('-7.5'::numeric % '2'::numeric)",
+       Binary(pb::MOD, As("-7.5", pb::NUMERIC), As("2", pb::NUMERIC)), "-1.5"},
+      {"('7.25'::numeric % '0.5'::numeric)",
+       Binary(pb::MOD, As("7.25", pb::NUMERIC), As("0.5", pb::NUMERIC)), "0.25"},
+      {"('1'::numeric % '0'::numeric)", Binary(pb::MOD, As("1", pb::NUMERIC), As("0", pb::NUMERIC)),
+       "ERROR: division by zero"},
+      // PostgreSQL 15: 100000000000000000000000000000000000000; tandem keeps 38 digits
+      {"('99999999999999999999999999999999999999'::numeric + '1'::numeric)",
+       Binary(pb::ADD, As("99999999999999999999999999999999999999", pb::NUMERIC),
+              As("1", pb::NUMERIC)),
+       "ERROR: value overflows numeric format"},
+      // PostgreSQL 15: 100000000000000000000000000000000000000; tandem keeps 38 digits
+      {"('10000000000000000000'::numeric * '10000000000000000000'::numeric)",
+       Binary(pb::MUL, As("10000000000000000000", pb::NUMERIC),
+              As("10000000000000000000", pb::NUMERIC)),
+       "ERROR: value overflows numeric format"},
+      {"(- '0.50'::numeric)", Unary(pb::NEGATE, As("0.50", pb::NUMERIC)), "-0.50"},
+      {"(- '-3'::numeric)", Unary(pb::NEGATE, As("-3", pb::NUMERIC)), "3"},
+      {"('0.001'::numeric - '0.001'::numeric)",
+       Binary(pb::SUB, As("0.001", pb::NUMERIC), As("0.001", pb::NUMERIC)), "0.000"},
+      {"('0.5'::numeric * '0.5'::numeric)",
+       Binary(pb::MUL, As("0.5", pb::NUMERIC), As("0.5", pb::NUMERIC)), "0.25"},
+      {"('0.25'::numeric * '-2'::numeric)",
+       Binary(pb::MUL, As("0.25", pb::NUMERIC), As("-2", pb::NUMERIC)), "-0.50"},
+  };
+  ExpectCases(cases);
+}
+
+// numerics and intervals compare by value: 1.5 = 1.50, 1 mon = 30 days.
+// Expectations: PostgreSQL 15 (TimeZone UTC), `SELECT (<query>)::text` for each query.
+TEST(ReferenceTypes, NumericAndIntervalCompareByValue) {
+  const std::vector<Case> cases = {
+      {"('1.5'::numeric = '1.50'::numeric)",
+       Binary(pb::EQ, As("1.5", pb::NUMERIC), As("1.50", pb::NUMERIC)), "true"},
+      {"('1.49'::numeric < '1.5'::numeric)",
+       Binary(pb::LT, As("1.49", pb::NUMERIC), As("1.5", pb::NUMERIC)), "true"},
+      {"('-0.1'::numeric > '-1'::numeric)",
+       Binary(pb::GT, As("-0.1", pb::NUMERIC), As("-1", pb::NUMERIC)), "true"},
+      {"('1 mon'::interval = '30 days'::interval)",
+       Binary(pb::EQ, As("1 mon", pb::INTERVAL), As("30 days", pb::INTERVAL)), "true"},
+      {"('1 day'::interval = '24 hours'::interval)",
+       Binary(pb::EQ, As("1 day", pb::INTERVAL), As("24 hours", pb::INTERVAL)), "true"},
+      {"('29 days 23:59:59'::interval < '1 mon'::interval)",
+       Binary(pb::LT, As("29 days 23:59:59", pb::INTERVAL), As("1 mon", pb::INTERVAL)), "true"},
+      {"('1 year'::interval > '360 days'::interval)",
+       Binary(pb::GT, As("1 year", pb::INTERVAL), As("360 days", pb::INTERVAL)), "false"},
+      {"('2'::numeric <> '2.000'::numeric)",
+       Binary(pb::NE, As("2", pb::NUMERIC), As("2.000", pb::NUMERIC)), "false"},
+      {"('2026-12-06'::date <= '2026-12-07'::date)",
+       Binary(pb::LE, As("2026-12-06", pb::DATE), As("2026-12-07", pb::DATE)), "true"},
+      {"('2026-12-06 12:00:00'::timestamp < '2026-12-06 12:00:00.000001'::timestamp)",
+       Binary(pb::LT, As("2026-12-06 12:00:00", pb::TIMESTAMP),
+              As("2026-12-06 12:00:00.000001", pb::TIMESTAMP)),
+       "true"},
+      {"greatest('1.5'::numeric, '2'::numeric, '1.75'::numeric)",
+       Fn(pb::GREATEST, {As("1.5", pb::NUMERIC), As("2", pb::NUMERIC), As("1.75", pb::NUMERIC)}),
+       "2"},
+      {"least('1 mon'::interval, '31 days'::interval, '29 days'::interval)",
+       Fn(pb::LEAST,
+          {As("1 mon", pb::INTERVAL), As("31 days", pb::INTERVAL), As("29 days", pb::INTERVAL)}),
+       "29 days"},
+      {"nullif('1.5'::numeric, '1.50'::numeric)",
+       Fn(pb::NULLIF, {As("1.5", pb::NUMERIC), As("1.50", pb::NUMERIC)}), "NULL"},
+      {"nullif('1.5'::numeric, '1.6'::numeric)",
+       Fn(pb::NULLIF, {As("1.5", pb::NUMERIC), As("1.6", pb::NUMERIC)}), "1.5"},
+  };
+  ExpectCases(cases);
+}
+
+// date +- integer, date - date, date +- interval, date + time.
+// Expectations: PostgreSQL 15 (TimeZone UTC), `SELECT (<query>)::text` for each query.
+TEST(ReferenceTypes, DateArithmetic) {
+  const std::vector<Case> cases = {
+      {"('2026-12-06'::date + '30'::integer)",
+       Binary(pb::ADD, As("2026-12-06", pb::DATE), As("30", pb::INT32)), "2027-01-05"},
+      {"('2026-03-01'::date - '1'::integer)",
+       Binary(pb::SUB, As("2026-03-01", pb::DATE), As("1", pb::INT32)), "2026-02-28"},
+      {"('1'::integer + '2024-02-28'::date)",
+       Binary(pb::ADD, As("1", pb::INT32), As("2024-02-28", pb::DATE)), "2024-02-29"},
+      {"('2026-12-06'::date - '1970-01-01'::date)",
+       Binary(pb::SUB, As("2026-12-06", pb::DATE), As("1970-01-01", pb::DATE)), "20793"},
+      {"('2000-01-01'::date - '2026-12-06'::date)",
+       Binary(pb::SUB, As("2000-01-01", pb::DATE), As("2026-12-06", pb::DATE)), "-9836"},
+      {"('2026-01-31'::date + '1 mon'::interval)",
+       Binary(pb::ADD, As("2026-01-31", pb::DATE), As("1 mon", pb::INTERVAL)),
+       "2026-02-28 00:00:00"},
+      {"('2024-03-31'::date - '1 mon'::interval)",
+       Binary(pb::SUB, As("2024-03-31", pb::DATE), As("1 mon", pb::INTERVAL)),
+       "2024-02-29 00:00:00"},
+      {"('2026-12-06'::date + '12:34:56.5'::time)",
+       Binary(pb::ADD, As("2026-12-06", pb::DATE), As("12:34:56.5", pb::TIME)),
+       "2026-12-06 12:34:56.5"},
+      {"('5874897-12-31'::date + '1'::integer)",
+       Binary(pb::ADD, As("5874897-12-31", pb::DATE), As("1", pb::INT32)),
+       "ERROR: date out of range"},
+      {"('4714-11-24 BC'::date - '1'::integer)",
+       Binary(pb::SUB, As("4714-11-24 BC", pb::DATE), As("1", pb::INT32)),
+       "ERROR: date out of range"},
+      {"('0001-01-01'::date + '-1'::integer)",
+       Binary(pb::ADD, As("0001-01-01", pb::DATE), As("-1", pb::INT32)), "0001-12-31 BC"},
+      {"('2026-12-06'::date + '1 day 02:00:00'::interval)",
+       Binary(pb::ADD, As("2026-12-06", pb::DATE), As("1 day 02:00:00", pb::INTERVAL)),
+       "2026-12-07 02:00:00"},
+      {"('-1 year'::interval + '2024-02-29'::date)",
+       Binary(pb::ADD, As("-1 year", pb::INTERVAL), As("2024-02-29", pb::DATE)),
+       "2023-02-28 00:00:00"},
+  };
+  ExpectCases(cases);
+}
+
+// timestamp +- interval (months, then days, then time; month ends clamped), timestamp - timestamp.
+// Expectations: PostgreSQL 15 (TimeZone UTC), `SELECT (<query>)::text` for each query.
+TEST(ReferenceTypes, TimestampArithmetic) {
+  const std::vector<Case> cases = {
+      {"('2026-01-31 10:00:00'::timestamp + '1 mon'::interval)",
+       Binary(pb::ADD, As("2026-01-31 10:00:00", pb::TIMESTAMP), As("1 mon", pb::INTERVAL)),
+       "2026-02-28 10:00:00"},
+      {"('2024-01-31 00:00:00'::timestamp + '1 mon 1 day'::interval)",
+       Binary(pb::ADD, As("2024-01-31 00:00:00", pb::TIMESTAMP), As("1 mon 1 day", pb::INTERVAL)),
+       "2024-03-01 00:00:00"},
+      {"('2026-03-31 00:00:00'::timestamp - '1 mon'::interval)",
+       Binary(pb::SUB, As("2026-03-31 00:00:00", pb::TIMESTAMP), As("1 mon", pb::INTERVAL)),
+       "2026-02-28 00:00:00"},
+      {"('2026-12-06 23:00:00'::timestamp + '2 hours'::interval)",
+       Binary(pb::ADD, As("2026-12-06 23:00:00", pb::TIMESTAMP), As("2 hours", pb::INTERVAL)),
+       "2026-12-07 01:00:00"},
+      {"('2026-12-06 12:00:00'::timestamp + '-1 year -2 mons +3 days -04:05:06.5'::interval)",
+       Binary(pb::ADD, As("2026-12-06 12:00:00", pb::TIMESTAMP),
+              As("-1 year -2 mons +3 days -04:05:06.5", pb::INTERVAL)),
+       "2025-10-09 07:54:53.5"},
+      {"('13 mons'::interval + '2025-11-30 00:00:00'::timestamp)",
+       Binary(pb::ADD, As("13 mons", pb::INTERVAL), As("2025-11-30 00:00:00", pb::TIMESTAMP)),
+       "2026-12-30 00:00:00"},
+      {"('2026-12-06 12:00:00'::timestamp - '2026-12-01 18:30:00'::timestamp)",
+       Binary(pb::SUB, As("2026-12-06 12:00:00", pb::TIMESTAMP),
+              As("2026-12-01 18:30:00", pb::TIMESTAMP)),
+       "4 days 17:30:00"},
+      {"('2026-12-01 18:30:00'::timestamp - '2026-12-06 12:00:00'::timestamp)",
+       Binary(pb::SUB, As("2026-12-01 18:30:00", pb::TIMESTAMP),
+              As("2026-12-06 12:00:00", pb::TIMESTAMP)),
+       "-4 days -17:30:00"},
+      {"('2026-12-06 12:00:00'::timestamp - '2026-12-06 11:00:00.25'::timestamp)",
+       Binary(pb::SUB, As("2026-12-06 12:00:00", pb::TIMESTAMP),
+              As("2026-12-06 11:00:00.25", pb::TIMESTAMP)),
+       "00:59:59.75"},
+      {"('2026-12-06 12:00:00+00'::timestamptz - '2020-02-29 00:00:00+00'::timestamptz)",
+       Binary(pb::SUB, As("2026-12-06 12:00:00+00", pb::TIMESTAMPTZ),
+              As("2020-02-29 00:00:00+00", pb::TIMESTAMPTZ)),
+       "2472 days 12:00:00"},
+      {"('2026-12-06 12:00:00+05:30'::timestamptz + '1 mon'::interval)",
+       Binary(pb::ADD, As("2026-12-06 12:00:00+05:30", pb::TIMESTAMPTZ), As("1 mon", pb::INTERVAL)),
+       "2027-01-06 06:30:00+00"},
+      {"('0044-03-15 12:00:00 BC'::timestamp + '100 years'::interval)",
+       Binary(pb::ADD, As("0044-03-15 12:00:00 BC", pb::TIMESTAMP), As("100 years", pb::INTERVAL)),
+       "0057-03-15 12:00:00"},
+      {"('4714-11-24 00:00:00 BC'::timestamp + '-1 microsecond'::interval)",
+       Binary(pb::ADD, As("4714-11-24 00:00:00 BC", pb::TIMESTAMP),
+              As("-1 microsecond", pb::INTERVAL)),
+       "ERROR: timestamp out of range"},
+  };
+  ExpectCases(cases);
+}
+
+// time - time, time +- interval wraps at midnight, interval +- interval, interval * and / float8.
+// Expectations: PostgreSQL 15 (TimeZone UTC), `SELECT (<query>)::text` for each query.
+TEST(ReferenceTypes, TimeAndIntervalArithmetic) {
+  const std::vector<Case> cases = {
+      {"('12:00:00'::time - '13:30:00.5'::time)",
+       Binary(pb::SUB, As("12:00:00", pb::TIME), As("13:30:00.5", pb::TIME)), "-01:30:00.5"},
+      {"('23:00:00'::time + '2 hours'::interval)",
+       Binary(pb::ADD, As("23:00:00", pb::TIME), As("2 hours", pb::INTERVAL)), "01:00:00"},
+      {"('01:00:00'::time - '2 hours'::interval)",
+       Binary(pb::SUB, As("01:00:00", pb::TIME), As("2 hours", pb::INTERVAL)), "23:00:00"},
+      {"('12:00:00'::time + '1 day 3 mons 00:00:01'::interval)",
+       Binary(pb::ADD, As("12:00:00", pb::TIME), As("1 day 3 mons 00:00:01", pb::INTERVAL)),
+       "12:00:01"},
+      {"('24:00:00'::time + '0 seconds'::interval)",
+       Binary(pb::ADD, As("24:00:00", pb::TIME), As("0 seconds", pb::INTERVAL)), "00:00:00"},
+      {"('1 mon 2 days'::interval + '-3 days 04:00:00'::interval)",
+       Binary(pb::ADD, As("1 mon 2 days", pb::INTERVAL), As("-3 days 04:00:00", pb::INTERVAL)),
+       "1 mon -1 days +04:00:00"},
+      {"('1 year'::interval - '1 mon'::interval)",
+       Binary(pb::SUB, As("1 year", pb::INTERVAL), As("1 mon", pb::INTERVAL)), "11 mons"},
+      {"('1 mon 1 day'::interval * '0.7'::double precision)",
+       Binary(pb::MUL, As("1 mon 1 day", pb::INTERVAL), As("0.7", pb::FLOAT64)),
+       "21 days 16:48:00"},
+      {"('1 mon'::interval / '7'::double precision)",
+       Binary(pb::DIV, As("1 mon", pb::INTERVAL), As("7", pb::FLOAT64)), "4 days 06:51:25.6896"},
+      {"('2.5'::double precision * '1 day 00:00:01'::interval)",
+       Binary(pb::MUL, As("2.5", pb::FLOAT64), As("1 day 00:00:01", pb::INTERVAL)),
+       "2 days 12:00:02.5"},
+      {"('1 day'::interval / '0'::double precision)",
+       Binary(pb::DIV, As("1 day", pb::INTERVAL), As("0", pb::FLOAT64)), "ERROR: division by zero"},
+      {"('-1 mon -1 day'::interval * '1.5'::double precision)",
+       Binary(pb::MUL, As("-1 mon -1 day", pb::INTERVAL), As("1.5", pb::FLOAT64)),
+       "-1 mons -16 days -12:00:00"},
+      {"('1 year 1 day'::interval / '3'::double precision)",
+       Binary(pb::DIV, As("1 year 1 day", pb::INTERVAL), As("3", pb::FLOAT64)), "4 mons 08:00:00"},
+      {"(- '1 year -2 days 00:00:03'::interval)",
+       Unary(pb::NEGATE, As("1 year -2 days 00:00:03", pb::INTERVAL)),
+       "-1 years +2 days -00:00:03"},
+      {"('1 day'::interval * '1e10'::double precision)",
+       Binary(pb::MUL, As("1 day", pb::INTERVAL), As("1e10", pb::FLOAT64)),
+       "ERROR: interval out of range"},
+      {"('100000000 days'::interval * '100'::double precision)",
+       Binary(pb::MUL, As("100000000 days", pb::INTERVAL), As("100", pb::FLOAT64)),
+       "ERROR: interval out of range"},
+      {"('1 year'::interval * 'nan'::double precision)",
+       Binary(pb::MUL, As("1 year", pb::INTERVAL), As("nan", pb::FLOAT64)),
+       "ERROR: interval out of range"},
+      // PostgreSQL 15: -104311412 days -08:01:49.551616; its timestamp_mi wraps the int64 silently
+      {"('294247-01-01 00:00:00'::timestamp - '4714-11-24 00:00:00 BC'::timestamp)",
+       Binary(pb::SUB, As("294247-01-01 00:00:00", pb::TIMESTAMP),
+              As("4714-11-24 00:00:00 BC", pb::TIMESTAMP)),
+       "ERROR: interval out of range"},
+      // PostgreSQL 15: 294247-01-11 00:00:00; tandem counts microseconds from 1970 in an int64
+      {"'294247-01-11 00:00:00'::timestamp", As("294247-01-11 00:00:00", pb::TIMESTAMP),
+       "ERROR: timestamp out of range: \"294247-01-11 00:00:00\""},
+      {"('2147483647 days'::interval + '1 day'::interval)",
+       Binary(pb::ADD, As("2147483647 days", pb::INTERVAL), As("1 day", pb::INTERVAL)),
+       "ERROR: interval out of range"},
+  };
+  ExpectCases(cases);
+}
+
+// PostgreSQL casts among int2, int4, int8, float4, float8 and numeric, and typmods.
+// Expectations: PostgreSQL 15 (TimeZone UTC), `SELECT (<query>)::text` for each query.
+TEST(ReferenceTypes, CastsBetweenNumbers) {
+  const std::vector<Case> cases = {
+      {"CAST('32768'::bigint AS smallint)",
+       Cast(As("32768", pb::INT64), To(pb::INT16, 0, 0, 0, false)), "ERROR: smallint out of range"},
+      {"CAST('-2147483648'::bigint AS integer)",
+       Cast(As("-2147483648", pb::INT64), To(pb::INT32, 0, 0, 0, false)), "-2147483648"},
+      {"CAST('2147483648'::bigint AS integer)",
+       Cast(As("2147483648", pb::INT64), To(pb::INT32, 0, 0, 0, false)),
+       "ERROR: integer out of range"},
+      {"CAST('2.5'::double precision AS integer)",
+       Cast(As("2.5", pb::FLOAT64), To(pb::INT32, 0, 0, 0, false)), "2"},
+      {"CAST('3.5'::double precision AS smallint)",
+       Cast(As("3.5", pb::FLOAT64), To(pb::INT16, 0, 0, 0, false)), "4"},
+      {"CAST('-2.5'::double precision AS bigint)",
+       Cast(As("-2.5", pb::FLOAT64), To(pb::INT64, 0, 0, 0, false)), "-2"},
+      {"CAST('1e19'::double precision AS bigint)",
+       Cast(As("1e19", pb::FLOAT64), To(pb::INT64, 0, 0, 0, false)), "ERROR: bigint out of range"},
+      {"CAST('nan'::double precision AS integer)",
+       Cast(As("nan", pb::FLOAT64), To(pb::INT32, 0, 0, 0, false)), "ERROR: integer out of range"},
+      {"CAST('2.5'::numeric AS integer)",
+       Cast(As("2.5", pb::NUMERIC), To(pb::INT32, 0, 0, 0, false)), "3"},
+      {"CAST('-2.5'::numeric AS bigint)",
+       Cast(As("-2.5", pb::NUMERIC), To(pb::INT64, 0, 0, 0, false)), "-3"},
+      {"CAST('32767.5'::numeric AS smallint)",
+       Cast(As("32767.5", pb::NUMERIC), To(pb::INT16, 0, 0, 0, false)),
+       "ERROR: smallint out of range"},
+      {"CAST('0.1'::double precision AS numeric)",
+       Cast(As("0.1", pb::FLOAT64), To(pb::NUMERIC, 0, 0, 0, false)), "0.1"},
+      {"CAST('1.5'::real AS numeric)",
+       Cast(As("1.5", pb::FLOAT32), To(pb::NUMERIC, 0, 0, 0, false)), "1.5"},
+      {"CAST('1e20'::double precision AS numeric)",
+       Cast(As("1e20", pb::FLOAT64), To(pb::NUMERIC, 0, 0, 0, false)), "100000000000000000000"},
+      {"CAST('12345678901234567890'::double precision AS numeric)",
+       Cast(As("12345678901234567890", pb::FLOAT64), To(pb::NUMERIC, 0, 0, 0, false)),
+       "12345678901234600000"},
+      // PostgreSQL 15: 0.0000000000000000000000000000000000000005; tandem keeps 38 digits after the
+      // point (rounded)
+      {"CAST('5e-40'::numeric AS text)",
+       Cast(As("5e-40", pb::NUMERIC), To(pb::STRING, 0, 0, 0, false)),
+       "0.00000000000000000000000000000000000000"},
+      // PostgreSQL 15: NaN; tandem has no numeric NaN
+      {"CAST('nan'::double precision AS numeric)",
+       Cast(As("nan", pb::FLOAT64), To(pb::NUMERIC, 0, 0, 0, false)),
+       "ERROR: cannot convert NaN to numeric"},
+      // PostgreSQL 15: -Infinity; tandem has no numeric infinity
+      {"CAST('-inf'::double precision AS numeric)",
+       Cast(As("-inf", pb::FLOAT64), To(pb::NUMERIC, 0, 0, 0, false)),
+       "ERROR: cannot convert infinity to numeric"},
+      {"CAST('0.1'::real AS double precision)",
+       Cast(As("0.1", pb::FLOAT32), To(pb::FLOAT64, 0, 0, 0, false)), "0.10000000149011612"},
+      {"CAST('0.1'::double precision AS real)",
+       Cast(As("0.1", pb::FLOAT64), To(pb::FLOAT32, 0, 0, 0, false)), "0.1"},
+      {"CAST('1e300'::double precision AS real)",
+       Cast(As("1e300", pb::FLOAT64), To(pb::FLOAT32, 0, 0, 0, false)),
+       "ERROR: value out of range: overflow"},
+      {"CAST('1e-300'::double precision AS real)",
+       Cast(As("1e-300", pb::FLOAT64), To(pb::FLOAT32, 0, 0, 0, false)),
+       "ERROR: value out of range: underflow"},
+      {"CAST('0.1'::numeric AS double precision)",
+       Cast(As("0.1", pb::NUMERIC), To(pb::FLOAT64, 0, 0, 0, false)), "0.1"},
+      {"CAST('0.1'::numeric AS real)",
+       Cast(As("0.1", pb::NUMERIC), To(pb::FLOAT32, 0, 0, 0, false)), "0.1"},
+      {"CAST('16777217'::integer AS real)",
+       Cast(As("16777217", pb::INT32), To(pb::FLOAT32, 0, 0, 0, false)), "1.6777216e+07"},
+      {"CAST('123.456'::numeric AS numeric(5,2))",
+       Cast(As("123.456", pb::NUMERIC), To(pb::NUMERIC, 5, 2, 0, false)), "123.46"},
+      {"CAST('999.995'::numeric AS numeric(5,2))",
+       Cast(As("999.995", pb::NUMERIC), To(pb::NUMERIC, 5, 2, 0, false)),
+       "ERROR: numeric field overflow"},
+      {"CAST('-0.005'::numeric AS numeric(3,2))",
+       Cast(As("-0.005", pb::NUMERIC), To(pb::NUMERIC, 3, 2, 0, false)), "-0.01"},
+      {"CAST('12345'::integer AS numeric(4,0))",
+       Cast(As("12345", pb::INT32), To(pb::NUMERIC, 4, 0, 0, false)),
+       "ERROR: numeric field overflow"},
+      {"CAST('1.25'::double precision AS numeric(2,1))",
+       Cast(As("1.25", pb::FLOAT64), To(pb::NUMERIC, 2, 1, 0, false)), "1.3"},
+      {"CAST('1'::boolean AS integer)", Cast(As("1", pb::BOOL), To(pb::INT32, 0, 0, 0, false)),
+       "1"},
+      {"CAST('-3'::integer AS boolean)", Cast(As("-3", pb::INT32), To(pb::BOOL, 0, 0, 0, false)),
+       "true"},
+      {"CAST('0'::integer AS boolean)", Cast(As("0", pb::INT32), To(pb::BOOL, 0, 0, 0, false)),
+       "false"},
+  };
+  ExpectCases(cases);
+}
+
+// Output and input functions: any type to text and back, typmods of varchar(n) and char(n).
+// Expectations: PostgreSQL 15 (TimeZone UTC), `SELECT (<query>)::text` for each query.
+TEST(ReferenceTypes, CastsThroughText) {
+  const std::vector<Case> cases = {
+      {"CAST('1e15'::double precision AS text)",
+       Cast(As("1e15", pb::FLOAT64), To(pb::STRING, 0, 0, 0, false)), "1e+15"},
+      {"CAST('1e14'::double precision AS text)",
+       Cast(As("1e14", pb::FLOAT64), To(pb::STRING, 0, 0, 0, false)), "100000000000000"},
+      {"CAST('123456789012345680'::double precision AS text)",
+       Cast(As("123456789012345680", pb::FLOAT64), To(pb::STRING, 0, 0, 0, false)),
+       "1.2345678901234568e+17"},
+      {"CAST('0.0001'::double precision AS text)",
+       Cast(As("0.0001", pb::FLOAT64), To(pb::STRING, 0, 0, 0, false)), "0.0001"},
+      {"CAST('0.00001'::double precision AS text)",
+       Cast(As("0.00001", pb::FLOAT64), To(pb::STRING, 0, 0, 0, false)), "1e-05"},
+      {"CAST('1234567'::real AS text)",
+       Cast(As("1234567", pb::FLOAT32), To(pb::STRING, 0, 0, 0, false)), "1.234567e+06"},
+      {"CAST(CAST('383474.61436088'::numeric AS real) AS text)",
+       Cast(Cast(As("383474.61436088", pb::NUMERIC), To(pb::FLOAT32, 0, 0, 0, false)),
+            To(pb::STRING, 0, 0, 0, false)),
+       "383474.62"},
+      {"CAST(CAST('31954.562039703946'::double precision AS real) AS text)",
+       Cast(Cast(As("31954.562039703946", pb::FLOAT64), To(pb::FLOAT32, 0, 0, 0, false)),
+            To(pb::STRING, 0, 0, 0, false)),
+       "31954.562"},
+      {"CAST(CAST('-264360.8727819766'::double precision AS real) AS text)",
+       Cast(Cast(As("-264360.8727819766", pb::FLOAT64), To(pb::FLOAT32, 0, 0, 0, false)),
+            To(pb::STRING, 0, 0, 0, false)),
+       "-264360.88"},
+      {"CAST(CAST('69684093'::numeric AS real) AS text)",
+       Cast(Cast(As("69684093", pb::NUMERIC), To(pb::FLOAT32, 0, 0, 0, false)),
+            To(pb::STRING, 0, 0, 0, false)),
+       "6.9684096e+07"},
+      {"CAST(CAST('3245135902.47247'::numeric AS real) AS text)",
+       Cast(Cast(As("3245135902.47247", pb::NUMERIC), To(pb::FLOAT32, 0, 0, 0, false)),
+            To(pb::STRING, 0, 0, 0, false)),
+       "3.2451359e+09"},
+      {"CAST('123456'::real AS text)",
+       Cast(As("123456", pb::FLOAT32), To(pb::STRING, 0, 0, 0, false)), "123456"},
+      {"CAST('-0'::double precision AS text)",
+       Cast(As("-0", pb::FLOAT64), To(pb::STRING, 0, 0, 0, false)), "-0"},
+      {"CAST('-inf'::double precision AS text)",
+       Cast(As("-inf", pb::FLOAT64), To(pb::STRING, 0, 0, 0, false)), "-Infinity"},
+      {"CAST('nan'::double precision AS text)",
+       Cast(As("nan", pb::FLOAT64), To(pb::STRING, 0, 0, 0, false)), "NaN"},
+      {"CAST('-0.5'::numeric AS text)",
+       Cast(As("-0.5", pb::NUMERIC), To(pb::STRING, 0, 0, 0, false)), "-0.5"},
+      {"CAST('  1.5e3 '::numeric AS text)",
+       Cast(As("  1.5e3 ", pb::NUMERIC), To(pb::STRING, 0, 0, 0, false)), "1500"},
+      {"CAST('1.50e-2'::numeric AS text)",
+       Cast(As("1.50e-2", pb::NUMERIC), To(pb::STRING, 0, 0, 0, false)), "0.0150"},
+      {"CAST('abc'::numeric AS text)", Cast(As("abc", pb::NUMERIC), To(pb::STRING, 0, 0, 0, false)),
+       "ERROR: invalid input syntax for type numeric: \"abc\""},
+      {"CAST('.5'::numeric AS text)", Cast(As(".5", pb::NUMERIC), To(pb::STRING, 0, 0, 0, false)),
+       "0.5"},
+      {"CAST('-5.'::numeric AS text)", Cast(As("-5.", pb::NUMERIC), To(pb::STRING, 0, 0, 0, false)),
+       "-5"},
+      {"CAST(' 12 '::integer AS text)", Cast(As(" 12 ", pb::INT32), To(pb::STRING, 0, 0, 0, false)),
+       "12"},
+      {"CAST('40000'::smallint AS text)",
+       Cast(As("40000", pb::INT16), To(pb::STRING, 0, 0, 0, false)),
+       "ERROR: value \"40000\" is out of range for type smallint"},
+      {"CAST('1x'::integer AS text)", Cast(As("1x", pb::INT32), To(pb::STRING, 0, 0, 0, false)),
+       "ERROR: invalid input syntax for type integer: \"1x\""},
+      {"CAST('yes'::boolean AS text)", Cast(As("yes", pb::BOOL), To(pb::STRING, 0, 0, 0, false)),
+       "true"},
+      {"CAST('of'::boolean AS text)", Cast(As("of", pb::BOOL), To(pb::STRING, 0, 0, 0, false)),
+       "false"},
+      {"CAST('maybe'::boolean AS text)",
+       Cast(As("maybe", pb::BOOL), To(pb::STRING, 0, 0, 0, false)),
+       "ERROR: invalid input syntax for type boolean: \"maybe\""},
+      {"CAST('2026-12-06'::date AS text)",
+       Cast(As("2026-12-06", pb::DATE), To(pb::STRING, 0, 0, 0, false)), "2026-12-06"},
+      {"CAST('0044-03-15 BC'::date AS text)",
+       Cast(As("0044-03-15 BC", pb::DATE), To(pb::STRING, 0, 0, 0, false)), "0044-03-15 BC"},
+      {"CAST('2026-02-30'::date AS text)",
+       Cast(As("2026-02-30", pb::DATE), To(pb::STRING, 0, 0, 0, false)),
+       "ERROR: date/time field value out of range: \"2026-02-30\""},
+      {"CAST('4714-11-23 BC'::date AS text)",
+       Cast(As("4714-11-23 BC", pb::DATE), To(pb::STRING, 0, 0, 0, false)),
+       "ERROR: date out of range: \"4714-11-23 BC\""},
+      {"CAST('20261206x'::date AS text)",
+       Cast(As("20261206x", pb::DATE), To(pb::STRING, 0, 0, 0, false)),
+       "ERROR: invalid input syntax for type date: \"20261206x\""},
+      {"CAST('24:00:00'::time AS text)",
+       Cast(As("24:00:00", pb::TIME), To(pb::STRING, 0, 0, 0, false)), "24:00:00"},
+      {"CAST('12:00:00.1234567'::time AS text)",
+       Cast(As("12:00:00.1234567", pb::TIME), To(pb::STRING, 0, 0, 0, false)), "12:00:00.123457"},
+      {"CAST('25:00:00'::time AS text)",
+       Cast(As("25:00:00", pb::TIME), To(pb::STRING, 0, 0, 0, false)),
+       "ERROR: date/time field value out of range: \"25:00:00\""},
+      {"CAST('2026-12-06T12:00:00.5'::timestamp AS text)",
+       Cast(As("2026-12-06T12:00:00.5", pb::TIMESTAMP), To(pb::STRING, 0, 0, 0, false)),
+       "2026-12-06 12:00:00.5"},
+      {"CAST('2026-12-06'::timestamp AS text)",
+       Cast(As("2026-12-06", pb::TIMESTAMP), To(pb::STRING, 0, 0, 0, false)),
+       "2026-12-06 00:00:00"},
+      {"CAST('2026-12-06 12:00:00-08'::timestamptz AS text)",
+       Cast(As("2026-12-06 12:00:00-08", pb::TIMESTAMPTZ), To(pb::STRING, 0, 0, 0, false)),
+       "2026-12-06 20:00:00+00"},
+      {"CAST('2026-12-06 00:30:00+05:30'::timestamptz AS text)",
+       Cast(As("2026-12-06 00:30:00+05:30", pb::TIMESTAMPTZ), To(pb::STRING, 0, 0, 0, false)),
+       "2026-12-05 19:00:00+00"},
+      {"CAST('2026-12-06 12:00:00Z'::timestamptz AS text)",
+       Cast(As("2026-12-06 12:00:00Z", pb::TIMESTAMPTZ), To(pb::STRING, 0, 0, 0, false)),
+       "2026-12-06 12:00:00+00"},
+      {"CAST('2026-12-06 23:30:00+05'::date AS text)",
+       Cast(As("2026-12-06 23:30:00+05", pb::DATE), To(pb::STRING, 0, 0, 0, false)), "2026-12-06"},
+      {"CAST('12/06/2026'::date AS text)",
+       Cast(As("12/06/2026", pb::DATE), To(pb::STRING, 0, 0, 0, false)), "2026-12-06"},
+      {"CAST('2026-12-06 12:00:00-08:30'::timestamp AS text)",
+       Cast(As("2026-12-06 12:00:00-08:30", pb::TIMESTAMP), To(pb::STRING, 0, 0, 0, false)),
+       "2026-12-06 12:00:00"},
+      {"CAST('2026-12-06 12:60:00'::date AS text)",
+       Cast(As("2026-12-06 12:60:00", pb::DATE), To(pb::STRING, 0, 0, 0, false)),
+       "ERROR: date/time field value out of range: \"2026-12-06 12:60:00\""},
+      {"CAST('2026-12-06 24:00:00'::date AS text)",
+       Cast(As("2026-12-06 24:00:00", pb::DATE), To(pb::STRING, 0, 0, 0, false)), "2026-12-06"},
+      {"CAST('1 year 2 mons 3 days 04:05:06.5'::interval AS text)",
+       Cast(As("1 year 2 mons 3 days 04:05:06.5", pb::INTERVAL), To(pb::STRING, 0, 0, 0, false)),
+       "1 year 2 mons 3 days 04:05:06.5"},
+      {"CAST('-1 day +00:00:01'::interval AS text)",
+       Cast(As("-1 day +00:00:01", pb::INTERVAL), To(pb::STRING, 0, 0, 0, false)),
+       "-1 days +00:00:01"},
+      {"CAST('@ 1 hour ago'::interval AS text)",
+       Cast(As("@ 1 hour ago", pb::INTERVAL), To(pb::STRING, 0, 0, 0, false)), "-01:00:00"},
+      {"CAST('36 hours'::interval AS text)",
+       Cast(As("36 hours", pb::INTERVAL), To(pb::STRING, 0, 0, 0, false)), "36:00:00"},
+      {"CAST('1.5 seconds'::interval AS text)",
+       Cast(As("1.5 seconds", pb::INTERVAL), To(pb::STRING, 0, 0, 0, false)), "00:00:01.5"},
+      {"CAST('-1 mons'::interval AS text)",
+       Cast(As("-1 mons", pb::INTERVAL), To(pb::STRING, 0, 0, 0, false)), "-1 mons"},
+      {"CAST('0'::interval AS text)", Cast(As("0", pb::INTERVAL), To(pb::STRING, 0, 0, 0, false)),
+       "00:00:00"},
+      {"CAST('100:00:00'::interval AS text)",
+       Cast(As("100:00:00", pb::INTERVAL), To(pb::STRING, 0, 0, 0, false)), "100:00:00"},
+      {"CAST('1 fortnight'::interval AS text)",
+       Cast(As("1 fortnight", pb::INTERVAL), To(pb::STRING, 0, 0, 0, false)),
+       "ERROR: invalid input syntax for type interval: \"1 fortnight\""},
+      {"CAST('\\x0A0b'::bytea AS text)",
+       Cast(As("\\x0A0b", pb::BYTEA), To(pb::STRING, 0, 0, 0, false)), "\\x0a0b"},
+      {"CAST('abc'::bytea AS text)", Cast(As("abc", pb::BYTEA), To(pb::STRING, 0, 0, 0, false)),
+       "\\x616263"},
+      {"CAST('A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'::uuid AS text)",
+       Cast(As("A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11", pb::UUID), To(pb::STRING, 0, 0, 0, false)),
+       "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"},
+      {"CAST('{a0eebc999c0b4ef8bb6d6bb9bd380a11}'::uuid AS text)",
+       Cast(As("{a0eebc999c0b4ef8bb6d6bb9bd380a11}", pb::UUID), To(pb::STRING, 0, 0, 0, false)),
+       "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"},
+      {"CAST('a0eebc99-9c0b'::uuid AS text)",
+       Cast(As("a0eebc99-9c0b", pb::UUID), To(pb::STRING, 0, 0, 0, false)),
+       "ERROR: invalid input syntax for type uuid: \"a0eebc99-9c0b\""},
+      {"CAST('abcdef'::text AS varchar(3))",
+       Cast(As("abcdef", pb::STRING), To(pb::STRING, 0, 0, 3, false)), "abc"},
+      {"CAST('ab'::text AS char(4))", Cast(As("ab", pb::STRING), To(pb::STRING, 0, 0, 4, true)),
+       "ab  "},
+      {"CAST('abcdef'::text AS char(3))",
+       Cast(As("abcdef", pb::STRING), To(pb::STRING, 0, 0, 3, true)), "abc"},
+      {"CAST(CAST('12.345'::text AS numeric(4,2)) AS text)",
+       Cast(Cast(As("12.345", pb::STRING), To(pb::NUMERIC, 4, 2, 0, false)),
+            To(pb::STRING, 0, 0, 0, false)),
+       "12.35"},
+      {"CAST(CAST('123.45'::text AS numeric(4,2)) AS text)",
+       Cast(Cast(As("123.45", pb::STRING), To(pb::NUMERIC, 4, 2, 0, false)),
+            To(pb::STRING, 0, 0, 0, false)),
+       "ERROR: numeric field overflow"},
+  };
+  ExpectCases(cases);
+}
+
+// date, timestamp, timestamptz, time and interval casts (the zone is UTC).
+// Expectations: PostgreSQL 15 (TimeZone UTC), `SELECT (<query>)::text` for each query.
+TEST(ReferenceTypes, TemporalCasts) {
+  const std::vector<Case> cases = {
+      {"CAST('2026-12-06'::date AS timestamp)",
+       Cast(As("2026-12-06", pb::DATE), To(pb::TIMESTAMP, 0, 0, 0, false)), "2026-12-06 00:00:00"},
+      {"CAST('2026-12-06'::date AS timestamptz)",
+       Cast(As("2026-12-06", pb::DATE), To(pb::TIMESTAMPTZ, 0, 0, 0, false)),
+       "2026-12-06 00:00:00+00"},
+      {"CAST('2026-12-06 23:59:59.999999'::timestamp AS date)",
+       Cast(As("2026-12-06 23:59:59.999999", pb::TIMESTAMP), To(pb::DATE, 0, 0, 0, false)),
+       "2026-12-06"},
+      {"CAST('0001-01-01 12:00:00 BC'::timestamp AS date)",
+       Cast(As("0001-01-01 12:00:00 BC", pb::TIMESTAMP), To(pb::DATE, 0, 0, 0, false)),
+       "0001-01-01 BC"},
+      {"CAST('2026-12-06 12:34:56'::timestamp AS time)",
+       Cast(As("2026-12-06 12:34:56", pb::TIMESTAMP), To(pb::TIME, 0, 0, 0, false)), "12:34:56"},
+      {"CAST('2026-12-06 12:34:56+02'::timestamptz AS time)",
+       Cast(As("2026-12-06 12:34:56+02", pb::TIMESTAMPTZ), To(pb::TIME, 0, 0, 0, false)),
+       "10:34:56"},
+      {"CAST('2026-12-06 00:34:56+02'::timestamptz AS date)",
+       Cast(As("2026-12-06 00:34:56+02", pb::TIMESTAMPTZ), To(pb::DATE, 0, 0, 0, false)),
+       "2026-12-05"},
+      {"CAST('2026-12-06 12:34:56'::timestamp AS timestamptz)",
+       Cast(As("2026-12-06 12:34:56", pb::TIMESTAMP), To(pb::TIMESTAMPTZ, 0, 0, 0, false)),
+       "2026-12-06 12:34:56+00"},
+      {"CAST('2026-12-06 12:34:56+02'::timestamptz AS timestamp)",
+       Cast(As("2026-12-06 12:34:56+02", pb::TIMESTAMPTZ), To(pb::TIMESTAMP, 0, 0, 0, false)),
+       "2026-12-06 10:34:56"},
+      {"CAST('1 day 25:00:00'::interval AS time)",
+       Cast(As("1 day 25:00:00", pb::INTERVAL), To(pb::TIME, 0, 0, 0, false)), "01:00:00"},
+      {"CAST('-01:00:00'::interval AS time)",
+       Cast(As("-01:00:00", pb::INTERVAL), To(pb::TIME, 0, 0, 0, false)), "23:00:00"},
+      {"CAST('12:30:00'::time AS interval)",
+       Cast(As("12:30:00", pb::TIME), To(pb::INTERVAL, 0, 0, 0, false)), "12:30:00"},
+      {"CAST('5874897-12-31'::date AS timestamp)",
+       Cast(As("5874897-12-31", pb::DATE), To(pb::TIMESTAMP, 0, 0, 0, false)),
+       "ERROR: date out of range for timestamp"},
+  };
+  ExpectCases(cases);
+}
+
+// The string functions by characters (UTF-8), LIKE with % _ and backslash.
+// Expectations: PostgreSQL 15 (TimeZone UTC), `SELECT (<query>)::text` for each query.
+TEST(ReferenceTypes, StringFunctions) {
+  const std::vector<Case> cases = {
+      {"concat('ab'::text, 'cd'::text)",
+       Fn(pb::CONCAT, {As("ab", pb::STRING), As("cd", pb::STRING)}), "abcd"},
+      {"char_length('h\u00e9llo'::text)", Fn(pb::CHAR_LENGTH, {As("h\u00e9llo", pb::STRING)}), "5"},
+      {"octet_length('h\u00e9llo'::text)", Fn(pb::OCTET_LENGTH, {As("h\u00e9llo", pb::STRING)}),
+       "6"},
+      {"octet_length('\\x0102'::bytea)", Fn(pb::OCTET_LENGTH, {As("\\x0102", pb::BYTEA)}), "2"},
+      {"lower('Ab\u00c9C'::text COLLATE \"C\")", Fn(pb::LOWER, {As("Ab\u00c9C", pb::STRING)}),
+       "ab\u00c9c"},
+      {"upper('ab\u00e9c'::text COLLATE \"C\")", Fn(pb::UPPER, {As("ab\u00e9c", pb::STRING)}),
+       "AB\u00e9C"},
+      {"substr('h\u00e9llo'::text, '2'::integer)",
+       Fn(pb::SUBSTR, {As("h\u00e9llo", pb::STRING), As("2", pb::INT32)}), "\u00e9llo"},
+      {"substr('hello'::text, '2'::integer, '3'::integer)",
+       Fn(pb::SUBSTR, {As("hello", pb::STRING), As("2", pb::INT32), As("3", pb::INT32)}), "ell"},
+      {"substr('hello'::text, '-1'::integer, '3'::integer)",
+       Fn(pb::SUBSTR, {As("hello", pb::STRING), As("-1", pb::INT32), As("3", pb::INT32)}), "h"},
+      {"substr('hello'::text, '0'::integer)",
+       Fn(pb::SUBSTR, {As("hello", pb::STRING), As("0", pb::INT32)}), "hello"},
+      {"substr('hello'::text, '9'::integer)",
+       Fn(pb::SUBSTR, {As("hello", pb::STRING), As("9", pb::INT32)}), ""},
+      {"substr('hello'::text, '2'::integer, '-1'::integer)",
+       Fn(pb::SUBSTR, {As("hello", pb::STRING), As("2", pb::INT32), As("-1", pb::INT32)}),
+       "ERROR: negative substring length not allowed"},
+      {"strpos('h\u00e9llo'::text, 'llo'::text)",
+       Fn(pb::STRPOS, {As("h\u00e9llo", pb::STRING), As("llo", pb::STRING)}), "3"},
+      {"strpos('hello'::text, 'x'::text)",
+       Fn(pb::STRPOS, {As("hello", pb::STRING), As("x", pb::STRING)}), "0"},
+      {"strpos('hello'::text, ''::text)",
+       Fn(pb::STRPOS, {As("hello", pb::STRING), As("", pb::STRING)}), "1"},
+      {"btrim('  ab  '::text)", Fn(pb::BTRIM, {As("  ab  ", pb::STRING)}), "ab"},
+      {"ltrim('xxabxx'::text, 'x'::text)",
+       Fn(pb::LTRIM, {As("xxabxx", pb::STRING), As("x", pb::STRING)}), "abxx"},
+      {"rtrim('xxabxy'::text, 'yx'::text)",
+       Fn(pb::RTRIM, {As("xxabxy", pb::STRING), As("yx", pb::STRING)}), "xxab"},
+      {"btrim('\u00e9a\u00e9'::text, '\u00e9'::text)",
+       Fn(pb::BTRIM, {As("\u00e9a\u00e9", pb::STRING), As("\u00e9", pb::STRING)}), "a"},
+      {"replace('abcabc'::text, 'bc'::text, 'X'::text)",
+       Fn(pb::REPLACE, {As("abcabc", pb::STRING), As("bc", pb::STRING), As("X", pb::STRING)}),
+       "aXaX"},
+      {"replace('abc'::text, ''::text, 'X'::text)",
+       Fn(pb::REPLACE, {As("abc", pb::STRING), As("", pb::STRING), As("X", pb::STRING)}), "abc"},
+      {"('hello'::text LIKE 'h%o'::text)",
+       Fn(pb::LIKE, {As("hello", pb::STRING), As("h%o", pb::STRING)}), "true"},
+      {"('hello'::text LIKE 'h_l%'::text)",
+       Fn(pb::LIKE, {As("hello", pb::STRING), As("h_l%", pb::STRING)}), "true"},
+      {"('h%llo'::text LIKE 'h\\%%'::text)",
+       Fn(pb::LIKE, {As("h%llo", pb::STRING), As("h\\%%", pb::STRING)}), "true"},
+      {"('hello'::text LIKE 'H%'::text)",
+       Fn(pb::LIKE, {As("hello", pb::STRING), As("H%", pb::STRING)}), "false"},
+      {"('hello'::text ILIKE 'H%'::text)",
+       Fn(pb::ILIKE, {As("hello", pb::STRING), As("H%", pb::STRING)}), "true"},
+      {"('h\u00e9llo'::text LIKE 'h_llo'::text)",
+       Fn(pb::LIKE, {As("h\u00e9llo", pb::STRING), As("h_llo", pb::STRING)}), "true"},
+      {"('abc'::text LIKE 'abc\\'::text)",
+       Fn(pb::LIKE, {As("abc", pb::STRING), As("abc\\", pb::STRING)}), "false"},
+      {"('abcd'::text LIKE 'abc\\'::text)",
+       Fn(pb::LIKE, {As("abcd", pb::STRING), As("abc\\", pb::STRING)}),
+       "ERROR: LIKE pattern must not end with escape character"},
+      {"('abcd'::text LIKE '%\\'::text)",
+       Fn(pb::LIKE, {As("abcd", pb::STRING), As("%\\", pb::STRING)}),
+       "ERROR: LIKE pattern must not end with escape character"},
+      {"('ABC'::text ILIKE 'a_c'::text)",
+       Fn(pb::ILIKE, {As("ABC", pb::STRING), As("a_c", pb::STRING)}), "true"},
+      {"(''::text LIKE '%'::text)", Fn(pb::LIKE, {As("", pb::STRING), As("%", pb::STRING)}),
+       "true"},
+      {"('a_c'::text LIKE 'a\\_c'::text)",
+       Fn(pb::LIKE, {As("a_c", pb::STRING), As("a\\_c", pb::STRING)}), "true"},
+  };
+  ExpectCases(cases);
+}
+
+// abs, round, trunc, floor, ceil, power, sqrt over numeric and float8.
+// Expectations: PostgreSQL 15 (TimeZone UTC), `SELECT (<query>)::text` for each query.
+TEST(ReferenceTypes, NumericFunctions) {
+  const std::vector<Case> cases = {
+      {"abs('-32768'::smallint)", Fn(pb::ABS, {As("-32768", pb::INT16)}),
+       "ERROR: smallint out of range"},
+      {"abs('-2147483648'::integer)", Fn(pb::ABS, {As("-2147483648", pb::INT32)}),
+       "ERROR: integer out of range"},
+      {"abs('-9223372036854775808'::bigint)", Fn(pb::ABS, {As("-9223372036854775808", pb::INT64)}),
+       "ERROR: bigint out of range"},
+      {"abs('-5'::integer)", Fn(pb::ABS, {As("-5", pb::INT32)}), "5"},
+      {"abs('-1.50'::numeric)", Fn(pb::ABS, {As("-1.50", pb::NUMERIC)}), "1.50"},
+      {"abs('-0.5'::double precision)", Fn(pb::ABS, {As("-0.5", pb::FLOAT64)}), "0.5"},
+      {"round('2.5'::numeric)", Fn(pb::ROUND, {As("2.5", pb::NUMERIC)}), "3"},
+      {"round('-2.5'::numeric)", Fn(pb::ROUND, {As("-2.5", pb::NUMERIC)}), "-3"},
+      {"round('1234.5678'::numeric, '2'::integer)",
+       Fn(pb::ROUND, {As("1234.5678", pb::NUMERIC), As("2", pb::INT32)}), "1234.57"},
+      {"round('1234.5678'::numeric, '-2'::integer)",
+       Fn(pb::ROUND, {As("1234.5678", pb::NUMERIC), As("-2", pb::INT32)}), "1200"},
+      {"round('1.5'::numeric, '3'::integer)",
+       Fn(pb::ROUND, {As("1.5", pb::NUMERIC), As("3", pb::INT32)}), "1.500"},
+      {"trunc('-1.99'::numeric, '1'::integer)",
+       Fn(pb::TRUNC, {As("-1.99", pb::NUMERIC), As("1", pb::INT32)}), "-1.9"},
+      {"trunc('1299'::numeric, '-2'::integer)",
+       Fn(pb::TRUNC, {As("1299", pb::NUMERIC), As("-2", pb::INT32)}), "1200"},
+      {"round('2.5'::double precision)", Fn(pb::ROUND, {As("2.5", pb::FLOAT64)}), "2"},
+      {"round('3.5'::double precision)", Fn(pb::ROUND, {As("3.5", pb::FLOAT64)}), "4"},
+      {"trunc('-2.7'::double precision)", Fn(pb::TRUNC, {As("-2.7", pb::FLOAT64)}), "-2"},
+      {"floor('-1.5'::numeric)", Fn(pb::FLOOR, {As("-1.5", pb::NUMERIC)}), "-2"},
+      {"ceil('-1.5'::numeric)", Fn(pb::CEIL, {As("-1.5", pb::NUMERIC)}), "-1"},
+      {"floor('2.000'::numeric)", Fn(pb::FLOOR, {As("2.000", pb::NUMERIC)}), "2"},
+      {"floor('-0.5'::double precision)", Fn(pb::FLOOR, {As("-0.5", pb::FLOAT64)}), "-1"},
+      {"ceil('0.5'::double precision)", Fn(pb::CEIL, {As("0.5", pb::FLOAT64)}), "1"},
+      {"sqrt('2'::numeric)", Fn(pb::SQRT, {As("2", pb::NUMERIC)}), "1.414213562373095"},
+      {"sqrt('16'::numeric)", Fn(pb::SQRT, {As("16", pb::NUMERIC)}), "4.000000000000000"},
+      {"sqrt('0.0001'::numeric)", Fn(pb::SQRT, {As("0.0001", pb::NUMERIC)}), "0.01000000000000000"},
+      {"sqrt('1000000'::numeric)", Fn(pb::SQRT, {As("1000000", pb::NUMERIC)}),
+       "1000.0000000000000"},
+      {"sqrt('-1'::numeric)", Fn(pb::SQRT, {As("-1", pb::NUMERIC)}),
+       "ERROR: cannot take square root of a negative number"},
+      {"sqrt('2'::double precision)", Fn(pb::SQRT, {As("2", pb::FLOAT64)}), "1.4142135623730951"},
+      {"sqrt('-1'::double precision)", Fn(pb::SQRT, {As("-1", pb::FLOAT64)}),
+       "ERROR: cannot take square root of a negative number"},
+      {"power('2'::double precision, '10'::double precision)",
+       Fn(pb::POWER, {As("2", pb::FLOAT64), As("10", pb::FLOAT64)}), "1024"},
+      {"power('0'::double precision, '-1'::double precision)",
+       Fn(pb::POWER, {As("0", pb::FLOAT64), As("-1", pb::FLOAT64)}),
+       "ERROR: zero raised to a negative power is undefined"},
+      {"power('-8'::double precision, '0.5'::double precision)",
+       Fn(pb::POWER, {As("-8", pb::FLOAT64), As("0.5", pb::FLOAT64)}),
+       "ERROR: a negative number raised to a non-integer power yields a complex result"},
+      {"power('10'::double precision, '400'::double precision)",
+       Fn(pb::POWER, {As("10", pb::FLOAT64), As("400", pb::FLOAT64)}),
+       "ERROR: value out of range: overflow"},
+      {"power('2'::numeric, '10'::numeric)",
+       Fn(pb::POWER, {As("2", pb::NUMERIC), As("10", pb::NUMERIC)}), "1024.0000000000000000"},
+      {"power('1.5'::numeric, '2'::numeric)",
+       Fn(pb::POWER, {As("1.5", pb::NUMERIC), As("2", pb::NUMERIC)}), "2.2500000000000000"},
+      {"power('2'::numeric, '-2'::numeric)",
+       Fn(pb::POWER, {As("2", pb::NUMERIC), As("-2", pb::NUMERIC)}), "0.2500000000000000"},
+  };
+  ExpectCases(cases);
+}
+
+// date_trunc, extract (numeric) and date_part (float8) as PostgreSQL 15.
+// Expectations: PostgreSQL 15 (TimeZone UTC), `SELECT (<query>)::text` for each query.
+TEST(ReferenceTypes, DateTruncAndExtract) {
+  const std::vector<Case> cases = {
+      {"date_trunc('month', '2026-12-06 12:34:56.789'::timestamp)",
+       Fn(pb::DATE_TRUNC, {As("month", pb::STRING), As("2026-12-06 12:34:56.789", pb::TIMESTAMP)}),
+       "2026-12-01 00:00:00"},
+      {"date_trunc('week', '2026-12-06 12:34:56'::timestamp)",
+       Fn(pb::DATE_TRUNC, {As("week", pb::STRING), As("2026-12-06 12:34:56", pb::TIMESTAMP)}),
+       "2026-11-30 00:00:00"},
+      {"date_trunc('quarter', '2026-12-06 12:34:56'::timestamp)",
+       Fn(pb::DATE_TRUNC, {As("quarter", pb::STRING), As("2026-12-06 12:34:56", pb::TIMESTAMP)}),
+       "2026-10-01 00:00:00"},
+      {"date_trunc('hour', '2026-12-06 12:34:56+00'::timestamptz)",
+       Fn(pb::DATE_TRUNC, {As("hour", pb::STRING), As("2026-12-06 12:34:56+00", pb::TIMESTAMPTZ)}),
+       "2026-12-06 12:00:00+00"},
+      {"date_trunc('milliseconds', '2026-12-06 12:34:56.789123'::timestamp)",
+       Fn(pb::DATE_TRUNC,
+          {As("milliseconds", pb::STRING), As("2026-12-06 12:34:56.789123", pb::TIMESTAMP)}),
+       "2026-12-06 12:34:56.789"},
+      {"date_trunc('decade', '2026-12-06 00:00:00'::timestamp)",
+       Fn(pb::DATE_TRUNC, {As("decade", pb::STRING), As("2026-12-06 00:00:00", pb::TIMESTAMP)}),
+       "2020-01-01 00:00:00"},
+      {"date_trunc('century', '2026-12-06 00:00:00'::timestamp)",
+       Fn(pb::DATE_TRUNC, {As("century", pb::STRING), As("2026-12-06 00:00:00", pb::TIMESTAMP)}),
+       "2001-01-01 00:00:00"},
+      {"date_trunc('millennium', '2000-12-06 00:00:00'::timestamp)",
+       Fn(pb::DATE_TRUNC, {As("millennium", pb::STRING), As("2000-12-06 00:00:00", pb::TIMESTAMP)}),
+       "1001-01-01 00:00:00"},
+      {"date_trunc('century', '0050-01-01 00:00:00 BC'::timestamp)",
+       Fn(pb::DATE_TRUNC, {As("century", pb::STRING), As("0050-01-01 00:00:00 BC", pb::TIMESTAMP)}),
+       "0100-01-01 00:00:00 BC"},
+      {"date_trunc('fortnight', '2026-12-06 00:00:00'::timestamp)",
+       Fn(pb::DATE_TRUNC, {As("fortnight", pb::STRING), As("2026-12-06 00:00:00", pb::TIMESTAMP)}),
+       "ERROR: unit \"fortnight\" not recognized for type timestamp without time zone"},
+      {"date_trunc('hour', '1 year 2 mons 3 days 04:05:06'::interval)",
+       Fn(pb::DATE_TRUNC,
+          {As("hour", pb::STRING), As("1 year 2 mons 3 days 04:05:06", pb::INTERVAL)}),
+       "1 year 2 mons 3 days 04:00:00"},
+      {"date_trunc('quarter', '1 year 5 mons 3 days'::interval)",
+       Fn(pb::DATE_TRUNC, {As("quarter", pb::STRING), As("1 year 5 mons 3 days", pb::INTERVAL)}),
+       "1 year 3 mons"},
+      {"date_trunc('week', '3 days'::interval)",
+       Fn(pb::DATE_TRUNC, {As("week", pb::STRING), As("3 days", pb::INTERVAL)}),
+       "ERROR: unit \"week\" not supported for type interval"},
+      {"date_trunc('YEAR', '2026-12-06 12:00:00'::timestamp)",
+       Fn(pb::DATE_TRUNC, {As("YEAR", pb::STRING), As("2026-12-06 12:00:00", pb::TIMESTAMP)}),
+       "2026-01-01 00:00:00"},
+      {"EXTRACT(epoch FROM '2026-12-06 12:00:00.5'::timestamp)",
+       Fn(pb::EXTRACT, {As("epoch", pb::STRING), As("2026-12-06 12:00:00.5", pb::TIMESTAMP)}),
+       "1796558400.500000"},
+      {"EXTRACT(second FROM '2026-12-06 12:00:07.25'::timestamp)",
+       Fn(pb::EXTRACT, {As("second", pb::STRING), As("2026-12-06 12:00:07.25", pb::TIMESTAMP)}),
+       "7.250000"},
+      {"EXTRACT(milliseconds FROM '2026-12-06 12:00:07.25'::timestamp)",
+       Fn(pb::EXTRACT,
+          {As("milliseconds", pb::STRING), As("2026-12-06 12:00:07.25", pb::TIMESTAMP)}),
+       "7250.000"},
+      {"EXTRACT(microseconds FROM '12:00:07.25'::time)",
+       Fn(pb::EXTRACT, {As("microseconds", pb::STRING), As("12:00:07.25", pb::TIME)}), "7250000"},
+      {"EXTRACT(year FROM '0044-03-15 00:00:00 BC'::timestamp)",
+       Fn(pb::EXTRACT, {As("year", pb::STRING), As("0044-03-15 00:00:00 BC", pb::TIMESTAMP)}),
+       "-44"},
+      {"EXTRACT(century FROM '2000-01-01'::date)",
+       Fn(pb::EXTRACT, {As("century", pb::STRING), As("2000-01-01", pb::DATE)}), "20"},
+      {"EXTRACT(millennium FROM '2001-01-01'::date)",
+       Fn(pb::EXTRACT, {As("millennium", pb::STRING), As("2001-01-01", pb::DATE)}), "3"},
+      {"EXTRACT(decade FROM '0005-01-01 BC'::date)",
+       Fn(pb::EXTRACT, {As("decade", pb::STRING), As("0005-01-01 BC", pb::DATE)}), "-1"},
+      {"EXTRACT(dow FROM '2026-12-06'::date)",
+       Fn(pb::EXTRACT, {As("dow", pb::STRING), As("2026-12-06", pb::DATE)}), "0"},
+      {"EXTRACT(isodow FROM '2026-12-06'::date)",
+       Fn(pb::EXTRACT, {As("isodow", pb::STRING), As("2026-12-06", pb::DATE)}), "7"},
+      {"EXTRACT(doy FROM '2024-12-31'::date)",
+       Fn(pb::EXTRACT, {As("doy", pb::STRING), As("2024-12-31", pb::DATE)}), "366"},
+      {"EXTRACT(week FROM '2027-01-01'::date)",
+       Fn(pb::EXTRACT, {As("week", pb::STRING), As("2027-01-01", pb::DATE)}), "53"},
+      {"EXTRACT(isoyear FROM '2027-01-01'::date)",
+       Fn(pb::EXTRACT, {As("isoyear", pb::STRING), As("2027-01-01", pb::DATE)}), "2026"},
+      {"EXTRACT(quarter FROM '2026-08-01 00:00:00+00'::timestamptz)",
+       Fn(pb::EXTRACT, {As("quarter", pb::STRING), As("2026-08-01 00:00:00+00", pb::TIMESTAMPTZ)}),
+       "3"},
+      {"EXTRACT(julian FROM '2026-12-06'::date)",
+       Fn(pb::EXTRACT, {As("julian", pb::STRING), As("2026-12-06", pb::DATE)}), "2461381"},
+      {"EXTRACT(julian FROM '2026-12-06 12:00:00'::timestamp)",
+       Fn(pb::EXTRACT, {As("julian", pb::STRING), As("2026-12-06 12:00:00", pb::TIMESTAMP)}),
+       "2461381.50000000000000000000"},
+      {"EXTRACT(epoch FROM '2026-12-06'::date)",
+       Fn(pb::EXTRACT, {As("epoch", pb::STRING), As("2026-12-06", pb::DATE)}), "1796515200"},
+      {"EXTRACT(hour FROM '2026-12-06'::date)",
+       Fn(pb::EXTRACT, {As("hour", pb::STRING), As("2026-12-06", pb::DATE)}),
+       "ERROR: unit \"hour\" not supported for type date"},
+      {"EXTRACT(epoch FROM '01:00:00.5'::time)",
+       Fn(pb::EXTRACT, {As("epoch", pb::STRING), As("01:00:00.5", pb::TIME)}), "3600.500000"},
+      {"EXTRACT(day FROM '01:00:00'::time)",
+       Fn(pb::EXTRACT, {As("day", pb::STRING), As("01:00:00", pb::TIME)}),
+       "ERROR: unit \"day\" not supported for type time without time zone"},
+      {"EXTRACT(epoch FROM '1 year 1 mon 1 day 00:00:01.5'::interval)",
+       Fn(pb::EXTRACT,
+          {As("epoch", pb::STRING), As("1 year 1 mon 1 day 00:00:01.5", pb::INTERVAL)}),
+       "34236001.500000"},
+      {"EXTRACT(hour FROM '-25:30:00'::interval)",
+       Fn(pb::EXTRACT, {As("hour", pb::STRING), As("-25:30:00", pb::INTERVAL)}), "-25"},
+      {"EXTRACT(month FROM '14 mons'::interval)",
+       Fn(pb::EXTRACT, {As("month", pb::STRING), As("14 mons", pb::INTERVAL)}), "2"},
+      {"EXTRACT(quarter FROM '14 mons'::interval)",
+       Fn(pb::EXTRACT, {As("quarter", pb::STRING), As("14 mons", pb::INTERVAL)}), "1"},
+      {"EXTRACT(second FROM '-00:01:02.5'::interval)",
+       Fn(pb::EXTRACT, {As("second", pb::STRING), As("-00:01:02.5", pb::INTERVAL)}), "-2.500000"},
+      {"EXTRACT(dow FROM '1 day'::interval)",
+       Fn(pb::EXTRACT, {As("dow", pb::STRING), As("1 day", pb::INTERVAL)}),
+       "ERROR: unit \"dow\" not supported for type interval"},
+      {"EXTRACT(foo FROM '2026-12-06 00:00:00'::timestamp)",
+       Fn(pb::EXTRACT, {As("foo", pb::STRING), As("2026-12-06 00:00:00", pb::TIMESTAMP)}),
+       "ERROR: unit \"foo\" not recognized for type timestamp without time zone"},
+      {"EXTRACT(year FROM '5874897-12-31'::date)",
+       Fn(pb::EXTRACT, {As("year", pb::STRING), As("5874897-12-31", pb::DATE)}), "5874897"},
+      {"EXTRACT(epoch FROM '5874897-12-31'::date)",
+       Fn(pb::EXTRACT, {As("epoch", pb::STRING), As("5874897-12-31", pb::DATE)}),
+       "185331706992000"},
+      {"EXTRACT(week FROM '5874897-12-31'::date)",
+       Fn(pb::EXTRACT, {As("week", pb::STRING), As("5874897-12-31", pb::DATE)}), "1"},
+      {"EXTRACT(julian FROM '4714-11-24 BC'::date)",
+       Fn(pb::EXTRACT, {As("julian", pb::STRING), As("4714-11-24 BC", pb::DATE)}), "0"},
+      {"EXTRACT(isoyear FROM '2021-01-03'::date)",
+       Fn(pb::EXTRACT, {As("isoyear", pb::STRING), As("2021-01-03", pb::DATE)}), "2020"},
+      {"EXTRACT(week FROM '2021-01-03'::date)",
+       Fn(pb::EXTRACT, {As("week", pb::STRING), As("2021-01-03", pb::DATE)}), "53"},
+      {"EXTRACT(dow FROM '0001-01-01 00:00:00 BC'::timestamp)",
+       Fn(pb::EXTRACT, {As("dow", pb::STRING), As("0001-01-01 00:00:00 BC", pb::TIMESTAMP)}), "6"},
+      {"date_part('epoch', '2026-12-06 12:00:00.5'::timestamp)",
+       Fn(pb::DATE_PART, {As("epoch", pb::STRING), As("2026-12-06 12:00:00.5", pb::TIMESTAMP)}),
+       "1796558400.5"},
+      {"date_part('epoch', '8237-03-13 09:38:53.770583'::timestamp)",
+       Fn(pb::DATE_PART,
+          {As("epoch", pb::STRING), As("8237-03-13 09:38:53.770583", pb::TIMESTAMP)}),
+       "197773609133.7706"},
+      {"date_part('minute', '1602-10-16'::date)",
+       Fn(pb::DATE_PART, {As("minute", pb::STRING), As("1602-10-16", pb::DATE)}), "0"},
+      {"date_part('julian', '2026-12-06 06:00:00.1'::timestamp)",
+       Fn(pb::DATE_PART, {As("julian", pb::STRING), As("2026-12-06 06:00:00.1", pb::TIMESTAMP)}),
+       "2461381.2500011576"},
+      {"date_part('milliseconds', '2026-12-06 06:00:07.123457'::timestamp)",
+       Fn(pb::DATE_PART,
+          {As("milliseconds", pb::STRING), As("2026-12-06 06:00:07.123457", pb::TIMESTAMP)}),
+       "7123.457"},
+      {"date_part('epoch', '1 year 1 mon 1 day 00:00:01.000001'::interval)",
+       Fn(pb::DATE_PART,
+          {As("epoch", pb::STRING), As("1 year 1 mon 1 day 00:00:01.000001", pb::INTERVAL)}),
+       "34236001.000001"},
+      {"date_part('second', '-00:01:02.7'::interval)",
+       Fn(pb::DATE_PART, {As("second", pb::STRING), As("-00:01:02.7", pb::INTERVAL)}), "-2.7"},
+      {"date_part('second', '00:00:01.1'::time)",
+       Fn(pb::DATE_PART, {As("second", pb::STRING), As("00:00:01.1", pb::TIME)}), "1.1"},
+      {"date_part('doy', '2026-12-06'::date)",
+       Fn(pb::DATE_PART, {As("doy", pb::STRING), As("2026-12-06", pb::DATE)}), "340"},
+  };
+  ExpectCases(cases);
+}
+
+// COALESCE stops at its first non-null argument; the others are null in, null out.
+// Expectations: PostgreSQL 15 (TimeZone UTC), `SELECT (<query>)::text` for each query.
+TEST(ReferenceTypes, NullsAndConditionalFunctions) {
+  const std::vector<Case> cases = {
+      {"coalesce(NULL::numeric, '1.50'::numeric)",
+       Fn(pb::COALESCE, {NullLit(pb::NUMERIC), As("1.50", pb::NUMERIC)}), "1.50"},
+      {"coalesce('2'::numeric, ('1'::numeric / '0'::numeric))",
+       Fn(pb::COALESCE,
+          {As("2", pb::NUMERIC), Binary(pb::DIV, As("1", pb::NUMERIC), As("0", pb::NUMERIC))}),
+       "2"},
+      {"greatest(NULL::integer, '3'::integer, '7'::integer)",
+       Fn(pb::GREATEST, {NullLit(pb::INT32), As("3", pb::INT32), As("7", pb::INT32)}), "7"},
+      {"least(NULL::date, NULL::date)", Fn(pb::LEAST, {NullLit(pb::DATE), NullLit(pb::DATE)}),
+       "NULL"},
+      {"char_length(NULL::text)", Fn(pb::CHAR_LENGTH, {NullLit(pb::STRING)}), "NULL"},
+      {"nullif(NULL::integer, '1'::integer)",
+       Fn(pb::NULLIF, {NullLit(pb::INT32), As("1", pb::INT32)}), "NULL"},
+  };
+  ExpectCases(cases);
+}
+
+Datum Num(const char* text) { return NumericInput(text).datum; }
+Datum Iv(const char* text) { return InputText(text, To(pb::INTERVAL, 0, 0, 0, false)).datum; }
+std::string Text(const Datum& d, pb::ScalarType type) {
+  if (std::holds_alternative<Null>(d)) return "NULL";
+  return OutputText(d, To(type, 0, 0, 0, false));
+}
+
+// A dataflow over a source typed int2, numeric, float4, interval: the evaluator types every plan
+// from the source's schema, so the map and the aggregates have their types' semantics.
+Evaluator TypedEvaluator(pb::Plan plan) {
+  pb::Command command = EmptyDataflow("typed");
+  pb::DataflowDescription desc = *Desc(command);
+  pb::SourceImport source = LogImport("u1");
+  *source.mutable_schema() =
+      MakeSchema({MakeColumn("a", pb::INT16, true), MakeColumn("b", pb::NUMERIC, true),
+                  MakeColumn("c", pb::FLOAT32, true), MakeColumn("d", pb::INTERVAL, true)});
+  *desc.add_source_imports() = std::move(source);
+  *desc.add_objects_to_build() = Build("u2", std::move(plan));
+  Evaluator e(desc);
+  const float f1 = 0.1f, f2 = 0.2f;
+  const std::vector<Row> rows = {
+      {I(32767), Num("1.5"), Datum(double{f1}), Iv("1 mon")},
+      {I(32767), Num("2.25"), Datum(double{f2}), Iv("1 day")},
+      {kNull, Num("2.25"), Datum(double{f2}), Iv("1 day 12:00:00")},
+      {kNull, kNull, kNull, Iv("-00:00:00.5")},
+      {kNull, Num("-0.125"), kNull, kNull},
+  };
+  for (const auto& row : rows) e.AddUpdate("u1", Update{row, 0, 1});
+  return e;
+}
+
+// PostgreSQL 15: SELECT sum(a), sum(b), avg(b), min(b), max(b), sum(c), sum(d), avg(d), min(d),
+// max(d) FROM (VALUES (32767::smallint, 1.5::numeric, 0.1::real, '1 mon'::interval),
+// (32767, 2.25, 0.2, '1 day'), (NULL, 2.25, 0.2, '1 day 12:00:00'), (NULL, NULL, NULL,
+// '-00:00:00.5'), (NULL, -0.125, NULL, NULL)) t(a, b, c, d)
+// -> 65534 | 5.875 | 1.4687500000000000 | -0.125 | 2.25 | 0.5 | 1 mon 2 days 11:59:59.5 |
+//    8 days 02:59:59.875 | -00:00:00.5 | 1 mon
+TEST(ReferenceTypes, SumAndAvgOfNumericIntervalFloat4AndInt2) {
+  const Evaluator e = TypedEvaluator(ReducePlan(GetPlan("u1"), {},
+                                                {{pb::SUM, 0},
+                                                 {pb::SUM, 1},
+                                                 {pb::AVG, 1},
+                                                 {pb::MIN, 1},
+                                                 {pb::MAX, 1},
+                                                 {pb::SUM, 2},
+                                                 {pb::SUM, 3},
+                                                 {pb::AVG, 3},
+                                                 {pb::MIN, 3},
+                                                 {pb::MAX, 3}}));
+  const auto out = e.At("u2", 0);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_FALSE(out->HasError()) << out->FirstError();
+  ASSERT_EQ(out->rows.size(), 1u);
+  const Row& row = out->rows.begin()->first;
+  const std::vector<pb::ScalarType> types = {pb::INT64,    pb::NUMERIC, pb::NUMERIC,  pb::NUMERIC,
+                                             pb::NUMERIC,  pb::FLOAT32, pb::INTERVAL, pb::INTERVAL,
+                                             pb::INTERVAL, pb::INTERVAL};
+  std::vector<std::string> shown;
+  for (std::size_t i = 0; i < row.size(); ++i) shown.push_back(Text(row[i], types.at(i)));
+  const std::vector<std::string> expected = {
+      "65534",       "5.875", "1.4687500000000000",      "-0.125",
+      "2.25",        "0.5",   "1 mon 2 days 11:59:59.5", "8 days 02:59:59.875",
+      "-00:00:00.5", "1 mon"};
+  EXPECT_EQ(shown, expected);
+  EXPECT_TRUE(std::holds_alternative<std::int64_t>(row[0])) << "SUM of int2 is an int8";
+}
+
+// MIN/MAX follow the datum order: of two equal values the one of the smaller scale (numeric) or
+// fewer months (interval) is the smaller. (PostgreSQL returns either of the equal values: for
+// min/max of '1 mon' and '30 days' it answers 30 days both times.)
+TEST(ReferenceTypes, MinAndMaxOfEqualValuesFollowTheDatumOrder) {
+  const Contents input = Make({{G(1, Num("1.50")), 1}, {G(1, Num("1.5")), 1}});
+  const Types types = {To(pb::INT64, 0, 0, 0, false), To(pb::NUMERIC, 0, 0, 0, false),
+                       To(pb::STRING, 0, 0, 0, false)};
+  const Contents out = ReduceOf(input, Agg({{pb::MIN, 1}, {pb::MAX, 1}}), types);
+  ASSERT_EQ(out.rows.size(), 1u);
+  EXPECT_EQ(NumericOutput(std::get<Numeric>(out.rows.begin()->first[1])), "1.5");
+  EXPECT_EQ(NumericOutput(std::get<Numeric>(out.rows.begin()->first[2])), "1.50");
+  const Contents months = Make({{G(1, Iv("1 mon")), 1}, {G(1, Iv("30 days")), 1}});
+  const Types iv = {To(pb::INT64, 0, 0, 0, false), To(pb::INTERVAL, 0, 0, 0, false),
+                    To(pb::STRING, 0, 0, 0, false)};
+  const Contents m = ReduceOf(months, Agg({{pb::MIN, 1}, {pb::MAX, 1}}), iv);
+  ASSERT_EQ(m.rows.size(), 1u);
+  EXPECT_EQ(Text(m.rows.begin()->first[1], pb::INTERVAL), "30 days");
+  EXPECT_EQ(Text(m.rows.begin()->first[2], pb::INTERVAL), "1 mon");
+}
+
+// PostgreSQL 15: SELECT (a + a) FROM (VALUES (32767::smallint)) t(a) -> ERROR: smallint out of
+// range; SELECT b / 3, c * c FROM (VALUES (2.25::numeric, 0.1::real)) t(b, c)
+// -> 0.75000000000000000000 | 0.010000001; SELECT 1.5::numeric / 3, 0.2::real * 0.2::real
+// -> 0.50000000000000000000 | 0.040000003
+TEST(ReferenceTypes, MapsAreTypedFromTheSourceSchema) {
+  pb::ScalarExpr third = Binary(pb::DIV, Col(1), Cast(IntLit(3), To(pb::NUMERIC, 0, 0, 0, false)));
+  const Evaluator quotient =
+      TypedEvaluator(MfpPlan(GetPlan("u1"), Mfp({third, Binary(pb::MUL, Col(2), Col(2))},
+                                                {Unary(pb::IS_NOT_NULL, Col(2))}, {4, 5})));
+  const auto rows = quotient.At("u2", 0);
+  ASSERT_TRUE(rows.ok());
+  std::vector<std::string> shown;
+  for (const auto& [row, count] : rows->rows) {
+    shown.push_back(Text(row[0], pb::NUMERIC) + " " + Text(row[1], pb::FLOAT32));
+  }
+  EXPECT_EQ(shown, (std::vector<std::string>{"0.50000000000000000000 0.010000001",
+                                             "0.75000000000000000000 0.040000003"}));
+  const Evaluator overflow =
+      TypedEvaluator(MfpPlan(GetPlan("u1"), Mfp({Binary(pb::ADD, Col(0), Col(0))}, {}, {4})));
+  const auto errors = overflow.At("u2", 0);
+  ASSERT_TRUE(errors.ok());
+  EXPECT_EQ(errors->FirstError(), "smallint out of range");
+  EXPECT_EQ(ToString(errors->rows), "{(null) x3}");
+}
+
+// The reference's datum order of the new kinds (datum_order.h).
+TEST(ReferenceOrder, NewKindsOrderByKindThenValue) {
+  const std::vector<Datum> ascending = {
+      Datum{std::string("z")},
+      Num("-1"),
+      Num("1.5"),
+      Num("1.50"),
+      Num("1.6"),
+      Datum{Bytes{"a"}},
+      Datum{Date{-1}},
+      Datum{Date{0}},
+      Datum{TimeOfDay{0}},
+      Datum{TimeOfDay{kMicrosPerDay}},
+      Datum{Timestamp{-1}},
+      Datum{TimestampTz{-5}},
+      Iv("-1 day"),
+      Iv("30 days"),
+      Iv("1 mon"),
+      Iv("1 mon 00:00:01"),
+      Datum{Uuid{}},
+  };
+  for (std::size_t i = 0; i < ascending.size(); ++i) {
+    for (std::size_t j = 0; j < ascending.size(); ++j) {
+      const int expected = i < j ? -1 : (i > j ? 1 : 0);
+      EXPECT_EQ(OrderDatums(ascending[i], ascending[j]), expected) << i << " vs " << j;
+    }
+  }
+  EXPECT_EQ(CompareValues(Num("1.5"), Num("1.50")), 0) << "as SQL values they are equal";
+  EXPECT_EQ(CompareValues(Iv("1 mon"), Iv("30 days")), 0);
+}
+
+TEST(ReferenceTypes, ProtocolDatumsOfTheNewKindsRoundTrip) {
+  const Row row = {Num("-12.50"),
+                   Datum{Bytes{std::string("\0\1", 2)}},
+                   Datum{Date{-2440588}},
+                   Datum{TimeOfDay{kMicrosPerDay}},
+                   Datum{Timestamp{-1}},
+                   Datum{TimestampTz{1}},
+                   Iv("-1 years +2 days -00:00:03"),
+                   Datum{Uuid{{1, 2}}}};
+  EXPECT_EQ(OrderRows(FromProto(ToProto(row)), row), 0);
+  EXPECT_EQ(ToProto(row).datums(0).numeric(), "-12.50");
 }
 
 }  // namespace
