@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "base/datum_text.h"
+#include "reference/temporal.h"
 
 namespace tandem::reference {
 namespace {
@@ -182,75 +183,6 @@ Row Project(const Row& row, const std::vector<std::uint32_t>& columns) {
 template <typename Repeated>
 std::vector<std::uint32_t> Columns(const Repeated& repeated) {
   return std::vector<std::uint32_t>(repeated.begin(), repeated.end());
-}
-
-// ---- temporal filters
-
-bool ReadsNow(const pb::ScalarExpr& e) {
-  switch (e.kind_case()) {
-    case pb::ScalarExpr::kNow:
-      return true;
-    case pb::ScalarExpr::kUnary:
-      return ReadsNow(e.unary().expr());
-    case pb::ScalarExpr::kBinary:
-      return ReadsNow(e.binary().left()) || ReadsNow(e.binary().right());
-    case pb::ScalarExpr::kIfThenElse:
-      return ReadsNow(e.if_then_else().cond()) || ReadsNow(e.if_then_else().then()) ||
-             ReadsNow(e.if_then_else().els());
-    case pb::ScalarExpr::kCast:
-      return ReadsNow(e.cast().expr());
-    case pb::ScalarExpr::kCall:
-      return std::any_of(e.call().args().begin(), e.call().args().end(), ReadsNow);
-    default:
-      return false;
-  }
-}
-
-// `e` with the time itself replaced by `now` everywhere.
-void PutTimeIn(pb::ScalarExpr* e, const pb::ScalarExpr& now) {
-  switch (e->kind_case()) {
-    case pb::ScalarExpr::kNow:
-      *e = now;
-      return;
-    case pb::ScalarExpr::kUnary:
-      return PutTimeIn(e->mutable_unary()->mutable_expr(), now);
-    case pb::ScalarExpr::kBinary:
-      PutTimeIn(e->mutable_binary()->mutable_left(), now);
-      return PutTimeIn(e->mutable_binary()->mutable_right(), now);
-    case pb::ScalarExpr::kIfThenElse:
-      PutTimeIn(e->mutable_if_then_else()->mutable_cond(), now);
-      PutTimeIn(e->mutable_if_then_else()->mutable_then(), now);
-      return PutTimeIn(e->mutable_if_then_else()->mutable_els(), now);
-    case pb::ScalarExpr::kCast:
-      return PutTimeIn(e->mutable_cast()->mutable_expr(), now);
-    case pb::ScalarExpr::kCall:
-      for (auto& arg : *e->mutable_call()->mutable_args()) PutTimeIn(&arg, now);
-      return;
-    default:
-      return;
-  }
-}
-
-// The conjuncts of a temporal filter: an AND whose operands both read the time is two of them.
-void TemporalConjuncts(const pb::ScalarExpr& e, std::vector<pb::ScalarExpr>* out) {
-  if (e.kind_case() == pb::ScalarExpr::kBinary && e.binary().func() == pb::AND &&
-      ReadsNow(e.binary().left()) && ReadsNow(e.binary().right())) {
-    TemporalConjuncts(e.binary().left(), out);
-    TemporalConjuncts(e.binary().right(), out);
-    return;
-  }
-  out->push_back(e);
-}
-
-// The time itself at `t`: t ms since the Unix epoch as a TIMESTAMPTZ literal (saturated beyond
-// the int64 microseconds, where every TIMESTAMPTZ value is before it).
-pb::ScalarExpr NowLiteral(Time t) {
-  constexpr Time kLast = static_cast<Time>(std::numeric_limits<std::int64_t>::max() / 1000);
-  pb::ScalarExpr e;
-  e.mutable_literal()->mutable_value()->set_timestamptz(
-      t <= kLast ? static_cast<std::int64_t>(t) * 1000 : std::numeric_limits<std::int64_t>::max());
-  e.mutable_literal()->set_type(pb::TIMESTAMPTZ);
-  return e;
 }
 
 void AddAll(Contents& into, const Contents& from) {
@@ -473,8 +405,7 @@ Value Eval(const pb::ScalarExpr& expr, const Row& row) {
       return IsTrue(cond.datum) ? Eval(expr.if_then_else().then(), row)
                                 : Eval(expr.if_then_else().els(), row);
     }
-    case pb::ScalarExpr::kNow:
-      // MfpOf(…, t) puts the time in as a literal: anywhere else it is not a value.
+    case pb::ScalarExpr::kNow:  // a temporal filter's is put in as a literal (temporal.h)
       return TypeError("tandem_now() outside a temporal filter");
     case pb::ScalarExpr::KIND_NOT_SET:
       break;
@@ -537,48 +468,6 @@ Contents MfpOf(const Contents& input, const pb::MapFilterProject& mfp) {
     const MfpResult r = ApplyMfp(mfp, row);
     if (r.kind == MfpResult::Kind::kRow) AddTo(out.rows, r.row, count);
     if (r.kind == MfpResult::Kind::kError) AddTo(out.errors, r.error, count);
-  }
-  return out;
-}
-
-Contents MfpOf(const Contents& input, const pb::MapFilterProject& mfp, Time t) {
-  std::vector<pb::ScalarExpr> temporal;
-  pb::MapFilterProject ordinary = mfp;
-  ordinary.clear_predicates();
-  ordinary.clear_projection();  // the temporal filters read the maps' columns too
-  for (const auto& predicate : mfp.predicates()) {
-    if (ReadsNow(predicate)) {
-      TemporalConjuncts(predicate, &temporal);
-    } else {
-      *ordinary.add_predicates() = predicate;
-    }
-  }
-  if (temporal.empty()) return MfpOf(input, mfp);
-  const pb::ScalarExpr now = NowLiteral(t);
-  for (auto& conjunct : temporal) PutTimeIn(&conjunct, now);
-  Contents out;
-  out.errors = input.errors;
-  for (const auto& [row, count] : input.rows) {
-    const MfpResult r = ApplyMfp(ordinary, row);
-    if (r.kind == MfpResult::Kind::kError) AddTo(out.errors, r.error, count);
-    if (r.kind != MfpResult::Kind::kRow) continue;
-    // Every conjunct: an error in any is the row's whatever the others say at t.
-    std::optional<std::string> error;
-    bool holds = true;
-    for (const auto& conjunct : temporal) {
-      const Value v = Eval(conjunct, r.row);
-      if (v.is_error()) {
-        if (!error) error = *v.error;
-      } else if (!IsTrue(v.datum)) {
-        holds = false;
-      }
-    }
-    if (error) {
-      AddTo(out.errors, *error, count);
-    } else if (holds) {
-      AddTo(out.rows,
-            mfp.projection_size() == 0 ? r.row : Project(r.row, Columns(mfp.projection())), count);
-    }
   }
   return out;
 }
@@ -892,7 +781,12 @@ Result<Contents> Evaluator::Eval(const pb::Plan& plan, Time t, int depth) const 
       return AtDepth(plan.get().id(), t, depth + 1);
     case pb::Plan::kMfp: {
       TANDEM_ASSIGN_OR_RETURN(Contents input, Eval(plan.mfp().input(), t, depth + 1));
-      return MfpOf(input, plan.mfp().mfp(), t);
+      if (HasTemporalFilter(plan.mfp().mfp())) {
+        return TemporalMfpOf(
+            input, plan.mfp().mfp(), t,
+            [](const pb::MapFilterProject& mfp, const Row& row) { return ApplyMfp(mfp, row); });
+      }
+      return MfpOf(input, plan.mfp().mfp());
     }
     case pb::Plan::kReduce: {
       TANDEM_ASSIGN_OR_RETURN(Contents input, Eval(plan.reduce().input(), t, depth + 1));

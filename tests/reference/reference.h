@@ -23,12 +23,8 @@
 //   * Mfp: every map expression is evaluated, in order (an error stops the row as an error); then
 //     the predicates in order: the first that is false or null drops the row, an error before
 //     that makes the row an error; then the projection.
-//   * Temporal filters (DESIGN §16): a predicate that reads the time itself (ScalarExpr.now,
-//     tandem_now()) is evaluated at the collection's time t with the time put in as the literal
-//     TIMESTAMPTZ t × 1000 µs — its AND of two such comparisons as two predicates. A row is in the
-//     collection at t when the other predicates keep it (as above, first) and every such
-//     predicate is true at t; an error in any of them, whatever the others give, makes the row an
-//     error. (Nothing here computes bounds or schedules updates: the definition, at each time.)
+//   * Temporal filters (predicates that read the time itself, tandem_now()): by their definition
+//     at each time, reference/temporal.h.
 //
 // Operator semantics (the issue-14 contract, /work/notes/issue14-contract.md; counts are exact):
 //   * Reduce: a group exists when its total count is > 0; one output row per group; the first
@@ -154,8 +150,6 @@ void AddTo(Multiset& set, const Row& row, Count diff);
 void AddTo(ErrorSet& set, const std::string& message, Count diff);
 
 Contents MfpOf(const Contents& input, const pb::MapFilterProject& mfp);
-// The same for the collection at time `t`, whose temporal filters are evaluated at t.
-Contents MfpOf(const Contents& input, const pb::MapFilterProject& mfp, Time t);
 Contents ReduceOf(const Contents& input, const pb::Plan::Reduce& reduce);
 Contents UnionOf(const std::vector<Contents>& inputs);
 Contents DistinctOf(const Contents& input);
