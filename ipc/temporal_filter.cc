@@ -27,17 +27,17 @@ pb::BinaryFunc TurnedRound(pb::BinaryFunc op) {
   }
 }
 
-const char* const kShape =
+const char* const kTemporalFilterShape =
     "a temporal filter compares tandem_now() (EQ, LT, LE, GT or GE) with a TIMESTAMPTZ "
     "expression that does not read it, or is an AND of such comparisons";
 
-Status Collect(const pb::ScalarExpr& predicate, std::vector<TemporalComparison>* out) {
+Status CollectComparisons(const pb::ScalarExpr& predicate, std::vector<TemporalComparison>* out) {
   if (predicate.kind_case() == pb::ScalarExpr::kNow) {
-    return Invalid("tandem_now() alone is not a predicate: " + std::string(kShape));
+    return Invalid("tandem_now() alone is not a predicate: " + std::string(kTemporalFilterShape));
   }
   if (predicate.kind_case() != pb::ScalarExpr::kBinary) {
     return Invalid("tandem_now() is read inside an expression that is not a comparison: " +
-                   std::string(kShape));
+                   std::string(kTemporalFilterShape));
   }
   const pb::CallBinary& call = predicate.binary();
   const bool left = ContainsNow(call.left());
@@ -49,21 +49,21 @@ Status Collect(const pb::ScalarExpr& predicate, std::vector<TemporalComparison>*
                      (left ? "right" : "left") +
                      " operand does not read tandem_now() (send it as a predicate of its own)");
     }
-    TANDEM_RETURN_IF_ERROR(Collect(call.left(), out));
-    return Collect(call.right(), out);
+    TANDEM_RETURN_IF_ERROR(CollectComparisons(call.left(), out));
+    return CollectComparisons(call.right(), out);
   }
   const std::string name = pb::BinaryFunc_Name(call.func());
   if (!IsTemporalComparison(call.func())) {
     return Invalid("tandem_now() is an operand of " +
-                   (name.empty() ? "an unknown function" : name) + ": " + kShape);
+                   (name.empty() ? "an unknown function" : name) + ": " + kTemporalFilterShape);
   }
   if (left && right) {
-    return Invalid("both operands of " + name + " read tandem_now(): " + kShape);
+    return Invalid("both operands of " + name + " read tandem_now(): " + kTemporalFilterShape);
   }
   const pb::ScalarExpr& now = left ? call.left() : call.right();
   if (now.kind_case() != pb::ScalarExpr::kNow) {
-    return Invalid("an operand of " + name + " computes with tandem_now(): " + kShape +
-                   " (move the computation to the other side)");
+    return Invalid("an operand of " + name + " computes with tandem_now(): " +
+                   kTemporalFilterShape + " (move the computation to the other side)");
   }
   out->push_back(
       {left ? call.func() : TurnedRound(call.func()), left ? &call.right() : &call.left()});
@@ -101,7 +101,7 @@ bool ContainsNow(const pb::ScalarExpr& expr) {
 Result<std::vector<TemporalComparison>> TemporalComparisons(const pb::ScalarExpr& predicate) {
   if (!ContainsNow(predicate)) return Invalid("the predicate does not read tandem_now()");
   std::vector<TemporalComparison> out;
-  TANDEM_RETURN_IF_ERROR(Collect(predicate, &out));
+  TANDEM_RETURN_IF_ERROR(CollectComparisons(predicate, &out));
   return out;
 }
 

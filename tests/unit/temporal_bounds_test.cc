@@ -15,17 +15,17 @@ namespace {
 
 namespace pb = ipc::pb;
 
-constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
-constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kInt64Min = std::numeric_limits<std::int64_t>::min();
+constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
 
-Validity Of(pb::BinaryFunc op, std::int64_t e_micros) {
+Validity BoundOf(pb::BinaryFunc op, std::int64_t e_micros) {
   Validity v;
   Narrow(op, e_micros, &v);
   return v;
 }
 
 // Whether the bound holds at the (small) time t, by definition: now = t × 1000 µs against e.
-bool Holds(pb::BinaryFunc op, std::int64_t e, Time t) {
+bool HoldsByDefinition(pb::BinaryFunc op, std::int64_t e, Time t) {
   const std::int64_t now = static_cast<std::int64_t>(t) * 1000;  // t is small here
   switch (op) {
     case pb::EQ:
@@ -41,50 +41,51 @@ bool Holds(pb::BinaryFunc op, std::int64_t e, Time t) {
   }
 }
 
-bool In(const Validity& v, Time t) { return v.lower <= t && v.upper.Greater(t); }
+bool Covers(const Validity& v, Time t) { return v.lower <= t && v.upper.Greater(t); }
 
 TEST(TemporalBounds, ALowerBoundStartsAtTheFirstMillisecondWhoseMicrosecondsReachIt) {
-  EXPECT_EQ(Of(pb::GE, 5000).lower, 5u);
-  EXPECT_EQ(Of(pb::GE, 5001).lower, 6u) << "5 ms is 5000 µs, still before 5001 µs";
-  EXPECT_EQ(Of(pb::GT, 5000).lower, 6u);
-  EXPECT_EQ(Of(pb::GT, 4999).lower, 5u);
-  EXPECT_TRUE(Of(pb::GE, 5000).upper.empty());
+  EXPECT_EQ(BoundOf(pb::GE, 5000).lower, 5u);
+  EXPECT_EQ(BoundOf(pb::GE, 5001).lower, 6u) << "5 ms is 5000 µs, still before 5001 µs";
+  EXPECT_EQ(BoundOf(pb::GT, 5000).lower, 6u);
+  EXPECT_EQ(BoundOf(pb::GT, 4999).lower, 5u);
+  EXPECT_TRUE(BoundOf(pb::GE, 5000).upper.empty());
 }
 
 TEST(TemporalBounds, AnUpperBoundEndsAtTheFirstMillisecondPastIt) {
-  EXPECT_EQ(Of(pb::LT, 5000).upper, Frontier::At(5));
-  EXPECT_EQ(Of(pb::LT, 5001).upper, Frontier::At(6)) << "5 ms = 5000 µs < 5001 µs";
-  EXPECT_EQ(Of(pb::LE, 5000).upper, Frontier::At(6));
-  EXPECT_EQ(Of(pb::LE, 4999).upper, Frontier::At(5));
-  EXPECT_EQ(Of(pb::LT, 5000).lower, 0u);
+  EXPECT_EQ(BoundOf(pb::LT, 5000).upper, Frontier::At(5));
+  EXPECT_EQ(BoundOf(pb::LT, 5001).upper, Frontier::At(6)) << "5 ms = 5000 µs < 5001 µs";
+  EXPECT_EQ(BoundOf(pb::LE, 5000).upper, Frontier::At(6));
+  EXPECT_EQ(BoundOf(pb::LE, 4999).upper, Frontier::At(5));
+  EXPECT_EQ(BoundOf(pb::LT, 5000).lower, 0u);
 }
 
 TEST(TemporalBounds, EqualityHoldsForOneMillisecondOnlyAtAWholeMillisecond) {
-  const Validity whole = Of(pb::EQ, 7000);
+  const Validity whole = BoundOf(pb::EQ, 7000);
   EXPECT_EQ(whole.lower, 7u);
   EXPECT_EQ(whole.upper, Frontier::At(8));
-  EXPECT_TRUE(Of(pb::EQ, 7001).empty()) << "no millisecond is 7001 µs";
-  EXPECT_TRUE(Of(pb::EQ, -1000).empty()) << "times start at 0";
-  EXPECT_FALSE(Of(pb::EQ, 0).empty());
+  EXPECT_TRUE(BoundOf(pb::EQ, 7001).empty()) << "no millisecond is 7001 µs";
+  EXPECT_TRUE(BoundOf(pb::EQ, -1000).empty()) << "times start at 0";
+  EXPECT_FALSE(BoundOf(pb::EQ, 0).empty());
 }
 
 TEST(TemporalBounds, BeforeTheEpochALowerBoundBoundsNothingAndAnUpperOneHoldsNever) {
-  EXPECT_EQ(Of(pb::GE, -5'000'000).lower, 0u);
-  EXPECT_FALSE(Of(pb::GE, -5'000'000).empty());
-  EXPECT_TRUE(Of(pb::LT, -1).empty());
-  EXPECT_TRUE(Of(pb::LT, 0).empty()) << "now < 0 µs: never, now is at least 0";
-  EXPECT_TRUE(Of(pb::LE, -1).empty());
-  EXPECT_FALSE(Of(pb::LE, 0).empty()) << "now <= 0 µs holds at time 0";
-  EXPECT_EQ(Of(pb::GT, -1).lower, 0u) << "floor(-1 / 1000) + 1 = 0";
-  EXPECT_EQ(Of(pb::GT, -1000).lower, 0u);
-  EXPECT_EQ(Of(pb::LE, -999).upper, Frontier::At(0)) << "floor(-0.999) + 1 = 0: never";
+  EXPECT_EQ(BoundOf(pb::GE, -5'000'000).lower, 0u);
+  EXPECT_FALSE(BoundOf(pb::GE, -5'000'000).empty());
+  EXPECT_TRUE(BoundOf(pb::LT, -1).empty());
+  EXPECT_TRUE(BoundOf(pb::LT, 0).empty()) << "now < 0 µs: never, now is at least 0";
+  EXPECT_TRUE(BoundOf(pb::LE, -1).empty());
+  EXPECT_FALSE(BoundOf(pb::LE, 0).empty()) << "now <= 0 µs holds at time 0";
+  EXPECT_EQ(BoundOf(pb::GT, -1).lower, 0u) << "floor(-1 / 1000) + 1 = 0";
+  EXPECT_EQ(BoundOf(pb::GT, -1000).lower, 0u);
+  EXPECT_EQ(BoundOf(pb::LE, -999).upper, Frontier::At(0)) << "floor(-0.999) + 1 = 0: never";
 }
 
 TEST(TemporalBounds, TheInt64ExtremesNeitherOverflowNorWrap) {
-  EXPECT_EQ(Of(pb::GE, kMax).lower, static_cast<Time>(kMax / 1000 + 1));
-  EXPECT_EQ(Of(pb::LE, kMax).upper, Frontier::At(static_cast<Time>(kMax / 1000 + 1)));
-  EXPECT_EQ(Of(pb::GE, kMin).lower, 0u);
-  EXPECT_TRUE(Of(pb::LT, kMin).empty());
+  EXPECT_EQ(BoundOf(pb::GE, kInt64Max).lower, static_cast<Time>(kInt64Max / 1000 + 1));
+  EXPECT_EQ(BoundOf(pb::LE, kInt64Max).upper,
+            Frontier::At(static_cast<Time>(kInt64Max / 1000 + 1)));
+  EXPECT_EQ(BoundOf(pb::GE, kInt64Min).lower, 0u);
+  EXPECT_TRUE(BoundOf(pb::LT, kInt64Min).empty());
 }
 
 TEST(TemporalBounds, EveryComparisonHoldsExactlyAtTheTimesItsBoundsGive) {
@@ -92,9 +93,9 @@ TEST(TemporalBounds, EveryComparisonHoldsExactlyAtTheTimesItsBoundsGive) {
   // time near them: the bounds and the definition agree.
   for (pb::BinaryFunc op : {pb::EQ, pb::LT, pb::LE, pb::GT, pb::GE}) {
     for (std::int64_t e = -3005; e <= 6005; e += 1) {
-      const Validity v = Of(op, e);
+      const Validity v = BoundOf(op, e);
       for (Time t = 0; t <= 9; ++t) {
-        ASSERT_EQ(In(v, t), Holds(op, e, t))
+        ASSERT_EQ(Covers(v, t), HoldsByDefinition(op, e, t))
             << pb::BinaryFunc_Name(op) << " e=" << e << " µs at t=" << t << " ms";
       }
     }
@@ -113,37 +114,38 @@ TEST(TemporalBounds, SeveralBoundsHoldWhereAllOfThemDo) {
   EXPECT_TRUE(v.empty()) << "before 5 and from 5";
 }
 
-std::vector<std::pair<Time, std::int64_t>> Scheduled(const Validity& v, Time t, std::int64_t d) {
+std::vector<std::pair<Time, std::int64_t>> ScheduledFor(const Validity& v, Time t, std::int64_t d) {
   std::vector<std::pair<Time, std::int64_t>> out;
   ScheduleUpdates(v, t, d, [&](Time time, std::int64_t diff) { out.emplace_back(time, diff); });
   return out;
 }
 
-using Updates = std::vector<std::pair<Time, std::int64_t>>;
+using TimedDiffs = std::vector<std::pair<Time, std::int64_t>>;
 
 TEST(TemporalBounds, ARowEntersAtTheLaterOfItsTimeAndItsLowerBoundAndLeavesAtItsUpper) {
   const Validity window{.lower = 10, .upper = Frontier::At(20)};
-  EXPECT_EQ(Scheduled(window, 3, 2), (Updates{{10, 2}, {20, -2}})) << "enters in the future";
-  EXPECT_EQ(Scheduled(window, 12, 1), (Updates{{12, 1}, {20, -1}})) << "already in its window";
-  EXPECT_EQ(Scheduled(window, 12, -1), (Updates{{12, -1}, {20, 1}})) << "a retraction's too";
-  EXPECT_EQ(Scheduled(window, 20, 1), Updates{}) << "its window is over";
-  EXPECT_EQ(Scheduled(window, 25, 1), Updates{});
-  EXPECT_EQ(Scheduled(Validity{.lower = 10}, 3, 1), (Updates{{10, 1}})) << "no upper: stays";
-  EXPECT_EQ(Scheduled(Validity{.lower = 9, .upper = Frontier::At(9)}, 0, 1), Updates{});
+  EXPECT_EQ(ScheduledFor(window, 3, 2), (TimedDiffs{{10, 2}, {20, -2}})) << "enters in the future";
+  EXPECT_EQ(ScheduledFor(window, 12, 1), (TimedDiffs{{12, 1}, {20, -1}}))
+      << "already in its window";
+  EXPECT_EQ(ScheduledFor(window, 12, -1), (TimedDiffs{{12, -1}, {20, 1}})) << "a retraction's too";
+  EXPECT_EQ(ScheduledFor(window, 20, 1), TimedDiffs{}) << "its window is over";
+  EXPECT_EQ(ScheduledFor(window, 25, 1), TimedDiffs{});
+  EXPECT_EQ(ScheduledFor(Validity{.lower = 10}, 3, 1), (TimedDiffs{{10, 1}})) << "no upper: stays";
+  EXPECT_EQ(ScheduledFor(Validity{.lower = 9, .upper = Frontier::At(9)}, 0, 1), TimedDiffs{});
 }
 
 TEST(TemporalBounds, TheRetractionOfTheSmallestDiffIsTwoUpdates) {
-  EXPECT_EQ(Scheduled(Validity{.lower = 0, .upper = Frontier::At(4)}, 1, kMin),
-            (Updates{{1, kMin}, {4, kMax}, {4, 1}}));
+  EXPECT_EQ(ScheduledFor(Validity{.lower = 0, .upper = Frontier::At(4)}, 1, kInt64Min),
+            (TimedDiffs{{1, kInt64Min}, {4, kInt64Max}, {4, 1}}));
 }
 
-RowUpdate At(Time t, std::int64_t diff, std::int64_t tag) {
+RowUpdate TaggedAt(Time t, std::int64_t diff, std::int64_t tag) {
   return RowUpdate{Row{Datum(tag)}, t, diff};
 }
 
 TEST(TemporalBounds, PendingUpdatesGoOutInTheTickThatHoldsTheirTimeInTimeOrder) {
   PendingUpdates pending;
-  for (Time t : {30u, 10u, 20u, 10u, 50u, 40u}) pending.Push(At(t, 1, static_cast<int>(t)));
+  for (Time t : {30u, 10u, 20u, 10u, 50u, 40u}) pending.Push(TaggedAt(t, 1, static_cast<int>(t)));
   std::vector<RowUpdate> out;
   pending.ReleaseBefore(Frontier::At(10), &out);
   EXPECT_TRUE(out.empty()) << "nothing before 10";
@@ -175,9 +177,9 @@ TEST(TemporalBounds, ASlidingWindowKeepsOneUpdatePerRowInTheWindow) {
     const Validity v{.lower = t, .upper = Frontier::At(t + 100)};
     ScheduleUpdates(v, t, 1, [&](Time time, std::int64_t diff) {
       if (time < t + 1) {
-        out.push_back(At(time, diff, 0));
+        out.push_back(TaggedAt(time, diff, 0));
       } else {
-        pending.Push(At(time, diff, 0));
+        pending.Push(TaggedAt(time, diff, 0));
       }
     });
     pending.ReleaseBefore(Frontier::At(t + 1), &out);
