@@ -7,6 +7,9 @@
 // the window's arrangement must stay bounded by the rows in the window, not grow with the history.
 // After the last write, time alone empties the window.
 //
+// And a log source that closes: its last tick is [lo, ∞), so the window's index holds the view's
+// whole future — every row's leaving included — with an empty upper.
+//
 // Default: 5 s of writes with a 1 s window. Thorough (the slow label, tests/thorough.h): 60 s with
 // a 10 s window. The arrangement's size over time is printed for the notes.
 #include <gtest/gtest.h>
@@ -22,6 +25,7 @@
 #include "base/time.h"
 #include "differential.h"
 #include "ipc/client.h"
+#include "log_source.h"
 #include "replica.h"
 #include "shm/reader.h"
 #include "shm/segment.h"
@@ -250,6 +254,76 @@ TEST(TemporalWindow,
   for (const Sample& s : samples_taken) {
     if (s.seconds < 2.0 * static_cast<double>(window_ms) / 1000) continue;  // still filling
     EXPECT_LE(s.size.updates, bound) << "at " << s.seconds << " s:\n" << table.str();
+  }
+  EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
+}
+
+TEST(TemporalWindow, AClosedSourcesWindowIndexHoldsTheWholeFutureOfTheView) {
+  Replica r(true, 2);
+  ASSERT_TRUE(r.ready) << r.sup.Log();
+  // Log source u1 [k INT64, ts TIMESTAMPTZ] → u2, its rows of the last 10 ms (u3 on k). Row 1
+  // (ts 5 ms) arrives at 5, row 2 (ts 20 ms, in the future) at 7, row 3 (ts 8.5 ms) at 9 and goes
+  // again at 12; then progress to 13, and the log closes.
+  pb::Command c = samples::EmptyDataflow("closing window");
+  auto* d = samples::Desc(c);
+  LogFile log;
+  pb::SourceImport source;
+  source.set_id("u1");
+  source.mutable_source()->mutable_log()->set_path(log.path());
+  *source.mutable_schema() = samples::MakeSchema(
+      {samples::MakeColumn("k", pb::INT64), samples::MakeColumn("ts", pb::TIMESTAMPTZ)});
+  *d->add_source_imports() = std::move(source);
+  *d->add_objects_to_build() = samples::Build(
+      "u2", samples::MfpPlan(samples::GetPlan("u1"),
+                             samples::Mfp({}, samples::SlidingWindow(1, 10'000), {})));
+  *d->add_index_exports() = samples::Export("u3", "u2", {0});
+  Evaluator reference(*d);
+  const std::vector<reference::Update> updates = {
+      {reference::FromProto(
+           samples::MakeRow({samples::IntDatum(1), samples::TimestampTzDatum(5000)})),
+       5, 1},
+      {reference::FromProto(
+           samples::MakeRow({samples::IntDatum(2), samples::TimestampTzDatum(20'000)})),
+       7, 1},
+      {reference::FromProto(
+           samples::MakeRow({samples::IntDatum(3), samples::TimestampTzDatum(8500)})),
+       9, 1},
+      {reference::FromProto(
+           samples::MakeRow({samples::IntDatum(3), samples::TimestampTzDatum(8500)})),
+       12, -1},
+  };
+  std::string lines;
+  for (const auto& u : updates) {
+    lines += reference::LogUpdateLine(u.row, u.time, u.diff);
+    reference.AddUpdate("u1", u);
+  }
+  log.Append(lines + "P 13\nC\n");
+  r.ctl->Send(c);
+  // The index closes: its upper is the empty frontier.
+  ASSERT_TRUE(r.ctl
+                  ->ReceiveUntil(
+                      [](const pb::Response& x) {
+                        return x.has_frontiers() && x.frontiers().id() == "u3" &&
+                               x.frontiers().write().elements().empty();
+                      },
+                      std::chrono::seconds(10))
+                  .has_value())
+      << Tail(r.sup.Log());
+  // Every time a row enters or leaves, and between: 1 in [5, 15), 2 in [20, 30), 3 in [9, 12).
+  for (Time t : {4u, 5u, 8u, 9u, 11u, 12u, 14u, 15u, 19u, 20u, 29u, 30u, 1000u}) {
+    const std::string uuid = "at" + std::to_string(t);
+    const pb::Command peek = samples::PeekAt(uuid, "u3", t);
+    r.ctl->Send(peek);
+    auto answer = r.ctl->ReceiveUntil(
+        [&](const pb::Response& x) {
+          return x.has_peek_response() && x.peek_response().uuid() == uuid;
+        },
+        std::chrono::seconds(10));
+    ASSERT_TRUE(answer) << "no answer at " << t << "\n" << Tail(r.sup.Log());
+    const PeekAnswer expected = reference.Peek(peek.peek());
+    EXPECT_TRUE(Agrees(expected, answer->peek_response()))
+        << "at " << t << ": the runtime answered " << AnswerText(answer->peek_response())
+        << ", the reference " << reference::ToString(expected);
   }
   EXPECT_FALSE(r.sup.Exited()) << r.sup.Log();
 }
