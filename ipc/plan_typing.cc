@@ -562,6 +562,9 @@ Result<pb::Column> ExprType(const pb::ScalarExpr& expr, const std::vector<pb::Co
       }
       return FuncType(expr.call(), args);
     }
+    case pb::ScalarExpr::kNow:
+      // Where the time may be read is the validator's rule (ipc/temporal_filter.h), not typing's.
+      return MakeColumn("", pb::TIMESTAMPTZ, false);
     case pb::ScalarExpr::KIND_NOT_SET:
       break;
   }

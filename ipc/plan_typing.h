@@ -33,6 +33,8 @@
 //   * EQ NE LT LE GT GE: two operands of one type (any): BOOL. NUMERIC and INTERVAL compare as
 //     values (1.5 = 1.50, '1 mon' = '30 days'), every other type in its datum order.
 //   * Cast and CallFunc: the signatures in ipc/func_typing.h.
+//   * Now (the time itself, tandem_now()): TIMESTAMPTZ, not nullable. Where it may appear (a
+//     maintained dataflow's temporal filters only) is the validator's rule: ipc/temporal_filter.h.
 //   * The result is nullable when an operand is (a CallFunc says its own rule).
 #pragma once
 

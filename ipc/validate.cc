@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -10,6 +11,7 @@
 #include "ipc/reasons.h"
 #include "ipc/source_schema.h"
 #include "ipc/table_write.h"
+#include "ipc/temporal_filter.h"
 
 namespace tandem::ipc {
 namespace {
@@ -70,6 +72,77 @@ Status CheckKnownId(const Catalog& catalog, const std::string& id) {
   return Status::Ok();
 }
 
+// ---------------------------------------------------------------------------------------------
+// The time itself (ScalarExpr.now, tandem_now(); DESIGN §16)
+
+// Where a plan may read the time: in a MAINTAINED dataflow, an Mfp's predicates may be temporal
+// filters (the shape of ipc/temporal_filter.h), and nothing else reads it; a ONE_SHOT_READ
+// dataflow and a peek compute one time, which their sender substitutes as a TIMESTAMPTZ literal.
+// `one_time`: why the time may not be read at all here (empty: a maintained dataflow).
+// Why a read at the one time `t` (`what`: "a peek reads one time, its timestamp") may not read
+// the time itself, and what to send instead.
+std::string OneTime(const std::string& what, std::uint64_t t) {
+  constexpr std::uint64_t kLastMilli = std::numeric_limits<std::int64_t>::max() / 1000;
+  return what + " " + TimeText(t) + ": substitute it as a TIMESTAMPTZ literal" +
+         (t <= kLastMilli ? " (" + std::to_string(t * 1000) + " microseconds since the Unix epoch)"
+                          : "");
+}
+
+Status CheckTimeReads(const pb::MapFilterProject& mfp, const std::string& one_time) {
+  for (int i = 0; i < mfp.map_size(); ++i) {
+    if (!ContainsNow(mfp.map(i))) continue;
+    return Invalid("map expression " + std::to_string(i) + " reads tandem_now(): " +
+                   (one_time.empty() ? "the time may be read only in a temporal filter (the "
+                                       "predicates of a maintained dataflow's Mfp)"
+                                     : one_time));
+  }
+  for (int i = 0; i < mfp.predicates_size(); ++i) {
+    if (!ContainsNow(mfp.predicates(i))) continue;
+    const std::string where = "predicate " + std::to_string(i);
+    if (!one_time.empty()) return Invalid(where + " reads tandem_now(): " + one_time);
+    const auto comparisons = TemporalComparisons(mfp.predicates(i));
+    if (!comparisons.ok()) return Within(where, comparisons.status());
+  }
+  return Status::Ok();
+}
+
+Status CheckTimeReads(const pb::Plan& plan, const std::string& one_time) {
+  switch (plan.kind_case()) {
+    case pb::Plan::kMfp: {
+      TANDEM_RETURN_IF_ERROR(CheckTimeReads(plan.mfp().input(), one_time));
+      const Status ok = CheckTimeReads(plan.mfp().mfp(), one_time);
+      if (!ok.ok()) return Within("Mfp", ok);
+      return ok;
+    }
+    case pb::Plan::kReduce:
+      return CheckTimeReads(plan.reduce().input(), one_time);
+    case pb::Plan::kUnion:
+      for (const auto& input : plan.union_().inputs()) {
+        TANDEM_RETURN_IF_ERROR(CheckTimeReads(input, one_time));
+      }
+      return Status::Ok();
+    case pb::Plan::kDistinct:
+      return CheckTimeReads(plan.distinct().input(), one_time);
+    case pb::Plan::kJoin: {
+      const Status left = CheckTimeReads(plan.join().left(), one_time);
+      if (!left.ok()) return Within("Join left", left);
+      const Status right = CheckTimeReads(plan.join().right(), one_time);
+      if (!right.ok()) return Within("Join right", right);
+      return Status::Ok();
+    }
+    case pb::Plan::kTopK:
+      return CheckTimeReads(plan.top_k().input(), one_time);
+    case pb::Plan::kNegate:
+      return CheckTimeReads(plan.negate().input(), one_time);
+    case pb::Plan::kThreshold:
+      return CheckTimeReads(plan.threshold().input(), one_time);
+    case pb::Plan::kGet:
+    case pb::Plan::KIND_NOT_SET:
+      break;
+  }
+  return Status::Ok();
+}
+
 Status CheckPeek(const Catalog& catalog, const pb::Peek& peek) {
   if (peek.uuid().empty()) return Invalid("uuid is empty");
   const auto index = catalog.indexes().find(peek.id());
@@ -101,6 +174,9 @@ Status CheckPeek(const Catalog& catalog, const pb::Peek& peek) {
   }
   auto output = MfpSchema(peek.mfp(), schema);
   if (!output.ok()) return Within("mfp", output.status());
+  const Status time_reads =
+      CheckTimeReads(peek.mfp(), OneTime("a peek reads one time, its timestamp", peek.timestamp()));
+  if (!time_reads.ok()) return Within("mfp", time_reads);
   const int columns = output->columns_size();
   auto out_of_range = [&](std::uint32_t column) {
     return Invalid("column " + std::to_string(column) + " out of range: the mfp's output has " +
@@ -434,6 +510,10 @@ Status Validator::CheckCreateDataflow(const Catalog& catalog, const pb::Dataflow
     TANDEM_RETURN_IF_ERROR(CheckNewId(build.id(), "build", catalog.collections(), scope));
     auto schema = PlanChecker(scope, catalog.collections()).Check(build.plan());
     if (!schema.ok()) return Within("build " + build.id(), schema.status());
+    const Status time_reads = CheckTimeReads(
+        build.plan(),
+        one_shot ? OneTime("a ONE_SHOT_READ dataflow computes one time, its as_of", as_of) : "");
+    if (!time_reads.ok()) return Within("build " + build.id(), time_reads);
     scope.emplace(build.id(), *schema);
     created.emplace(build.id(), std::move(schema).value());
   }

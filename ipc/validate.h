@@ -33,15 +33,18 @@
 //     twice; a Get outside the dataflow; a plan or an index key that does not type-check; no
 //     index export; more live indexes than the index capacity. MAINTAINED: a transient export
 //     (t<n>); an index import at an as_of below the index's as_of or its allowed compaction
-//     frontier. ONE_SHOT_READ: an until other than as_of + 1; a source import; no index import; an
-//     export that is not transient;
+//     frontier; the time itself (tandem_now()) read anywhere but in an Mfp's predicates, or in a
+//     predicate that is not a temporal filter (temporal_filter.h). ONE_SHOT_READ: an until other
+//     than as_of + 1; a source import; no index import; an export that is not transient; the time
+//     itself read anywhere (it computes one time: its as_of, a literal);
 //   * Schedule, AllowWrites: an unknown id;
 //   * AllowCompaction: an unknown id; one that is not an index (naming the indexes of its
 //     dataflow); a missing frontier, one of more than one element, or not a valid time; the empty
 //     frontier (a drop) of an index a live dataflow imports (naming the importers);
 //   * Peek: an empty uuid; an id that is not an index; a time that is not valid or, for a
 //     one-shot result, not its as_of; a key row not of the index key's arity and types; an mfp
-//     that does not type-check against the index; finishing columns out of range of its output;
+//     that does not type-check against the index or reads the time itself (a peek reads one time:
+//     a literal); finishing columns out of range of its output;
 //   * CancelPeek, CancelSubscribe: an empty uuid (an unknown one is fine: it may have ended);
 //   * Subscribe: an empty uuid or one over WriteBounds::kMaxUuidBytes; an id that is not a
 //     maintained index; an as_of or up_to that is not a valid time; an up_to not after the as_of

@@ -7,6 +7,7 @@
 #include "base/check.h"
 #include "ipc/plan_typing.h"
 #include "ipc/rows.h"
+#include "ipc/temporal_filter.h"
 #include "workers/arith.h"
 #include "workers/cast_eval.h"
 #include "workers/func_eval.h"
@@ -69,6 +70,10 @@ Expr CompileExpr(const pb::ScalarExpr& e, const std::vector<pb::Column>& columns
       out.kind = Expr::Kind::kCall;
       out.func = e.call().func();
       for (const auto& arg : e.call().args()) operand(arg);
+      break;
+    case pb::ScalarExpr::kNow:
+      // Mfp compiles a temporal filter's bounds, never the time itself.
+      TANDEM_CHECK(false, "tandem_now() outside a temporal filter passed validation");
       break;
     default:
       TANDEM_CHECK(false, "an empty scalar expression passed validation");
@@ -192,9 +197,19 @@ Mfp::Mfp(const pb::MapFilterProject& mfp, const pb::Schema& input) {
     TANDEM_CHECK(type.ok(), "a map expression that passed validation does not type-check");
     columns.push_back(std::move(type).value());
   }
-  for (const auto& e : mfp.predicates()) predicates_.push_back(CompileExpr(e, columns));
+  for (const auto& e : mfp.predicates()) {
+    if (!ipc::ContainsNow(e)) {
+      predicates_.push_back(CompileExpr(e, columns));
+      continue;
+    }
+    auto comparisons = ipc::TemporalComparisons(e);
+    TANDEM_CHECK(comparisons.ok(), "a temporal filter that passed validation has another shape");
+    for (const ipc::TemporalComparison& c : *comparisons) {
+      bounds_.push_back({c.op, CompileExpr(*c.bound, columns)});
+    }
+  }
   projection_.assign(mfp.projection().begin(), mfp.projection().end());
-  identity_ = map_.empty() && predicates_.empty() && projection_.empty();
+  identity_ = map_.empty() && predicates_.empty() && bounds_.empty() && projection_.empty();
 }
 
 Partitioning Mfp::Through(const Partitioning& in) const {
@@ -211,6 +226,16 @@ Partitioning Mfp::Through(const Partitioning& in) const {
 }
 
 Mfp::Outcome Mfp::Apply(Row* row, std::string* error) const {
+  TANDEM_CHECK(!temporal(), "a temporal filter applied without its validity");
+  return ApplyWith(row, error, nullptr);
+}
+
+Mfp::Outcome Mfp::Apply(Row* row, std::string* error, Validity* validity) const {
+  *validity = Validity{};
+  return ApplyWith(row, error, validity);
+}
+
+Mfp::Outcome Mfp::ApplyWith(Row* row, std::string* error, Validity* validity) const {
   if (identity_) return Outcome::kKept;
   if (projection_.empty()) {  // the maps' columns are appended to the row itself
     for (const Expr& e : map_) {
@@ -218,7 +243,7 @@ Mfp::Outcome Mfp::Apply(Row* row, std::string* error) const {
       if (!Eval(e, *row, &d, error)) return Outcome::kError;
       row->push_back(std::move(d));
     }
-    return Passes(*row, error);
+    return Passes(*row, error, validity);
   }
   // Maps and predicates over a scratch row (the input's datums moved in, the maps' appended),
   // then the projection into *row, which keeps its buffer: no allocation per row while the output
@@ -233,19 +258,31 @@ Mfp::Outcome Mfp::Apply(Row* row, std::string* error) const {
     if (!Eval(e, scratch, &d, error)) return Outcome::kError;
     scratch.push_back(std::move(d));
   }
-  if (const Outcome o = Passes(scratch, error); o != Outcome::kKept) return o;
+  if (const Outcome o = Passes(scratch, error, validity); o != Outcome::kKept) return o;
   row->resize(projection_.size());
   for (std::size_t i = 0; i < projection_.size(); ++i) (*row)[i] = scratch[projection_[i]];
   return Outcome::kKept;
 }
 
-Mfp::Outcome Mfp::Passes(const Row& row, std::string* error) const {
+Mfp::Outcome Mfp::Passes(const Row& row, std::string* error, Validity* validity) const {
   for (const Expr& p : predicates_) {
     Datum d;
     if (!Eval(p, row, &d, error)) return Outcome::kError;
     if (IsNull(d) || !std::get<bool>(d)) return Outcome::kDropped;
   }
-  return Outcome::kKept;
+  if (validity == nullptr) return Outcome::kKept;
+  // Every bound, even after a null one: an error in any of them is the row's at every time.
+  bool null_bound = false;
+  for (const Bound& b : bounds_) {
+    Datum d;
+    if (!Eval(b.bound, row, &d, error)) return Outcome::kError;
+    if (IsNull(d)) {
+      null_bound = true;
+      continue;
+    }
+    Narrow(b.op, std::get<TimestampTz>(d).micros, validity);
+  }
+  return null_bound ? Outcome::kDropped : Outcome::kKept;
 }
 
 }  // namespace tandem::workers

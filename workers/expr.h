@@ -18,6 +18,7 @@
 #include "base/row.h"
 #include "ipc/codec.h"
 #include "workers/partitioning.h"
+#include "workers/temporal_bounds.h"
 
 namespace tandem::workers {
 
@@ -42,27 +43,48 @@ Expr CompileExpr(const ipc::pb::ScalarExpr& e, const std::vector<ipc::pb::Column
 // Evaluates `e` on `row`. False with `*error` set for an error in the data.
 bool Eval(const Expr& e, const Row& row, Datum* out, std::string* error);
 
+// A map/filter/project. Its predicates that read the time itself are temporal filters
+// (ipc/temporal_filter.h; validation allows them in maintained dataflows only): their comparisons
+// become bounds on the times a row is in the output (temporal_bounds.h), evaluated after the other
+// predicates.
 class Mfp {
  public:
   Mfp() = default;
-  // REQUIRES: `mfp` type-checks over rows of `input` (validation passed it).
+  // REQUIRES: `mfp` type-checks over rows of `input` and reads the time only in temporal filters
+  // (validation passed it).
   Mfp(const ipc::pb::MapFilterProject& mfp, const ipc::pb::Schema& input);
   bool identity() const { return identity_; }
+  // True when the Mfp has temporal filters: its output rows hold only at the times they give.
+  bool temporal() const { return !bounds_.empty(); }
 
   enum class Outcome { kKept, kDropped, kError };
-  // Applies map, filter, project to `row` (in place on success).
+  // Applies map, filter, project to `row` (in place on success). REQUIRES: !temporal().
   Outcome Apply(Row* row, std::string* error) const;
+  // The same with the temporal filters: on kKept, `*validity` is the times the row is in the
+  // output, possibly none. The other predicates first, in order, as above; then every bound: an
+  // error in one's expression makes the row an error (whichever bound decides a time, the error
+  // is the same), else a null one drops it.
+  Outcome Apply(Row* row, std::string* error, Validity* validity) const;
   // The partitioning of the output of rows partitioned by `in`: the same columns where the
   // projection put them (a filter or a map keeps them in place), unknown when one is projected
   // away; the whole row only while no column is added or removed.
   Partitioning Through(const Partitioning& in) const;
 
  private:
-  // The predicates over `row` (the input and the maps' columns).
-  Outcome Passes(const Row& row, std::string* error) const;
+  // One comparison of a temporal filter: now `op` `bound`.
+  struct Bound {
+    ipc::pb::BinaryFunc op;
+    Expr bound;  // TIMESTAMPTZ over the input and the maps' columns
+  };
+
+  // The predicates over `row` (the input and the maps' columns), then, when `validity` is given,
+  // the bounds.
+  Outcome Passes(const Row& row, std::string* error, Validity* validity) const;
+  Outcome ApplyWith(Row* row, std::string* error, Validity* validity) const;
 
   bool identity_ = true;
   std::vector<Expr> map_, predicates_;
+  std::vector<Bound> bounds_;
   std::vector<std::uint32_t> projection_;
 };
 

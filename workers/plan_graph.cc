@@ -78,7 +78,7 @@ PlanGraph BuildPlanGraph(const pb::DataflowDescription& desc, std::vector<PlanIn
         Node* in = build(p.mfp().input());
         Result<pb::Schema> input = ipc::PlanSchema(p.mfp().input(), scope);
         TANDEM_CHECK(input.ok(), "an Mfp's input that passed validation has no schema");
-        g.nodes.push_back(std::make_unique<MfpNode>(in, Mfp(p.mfp().mfp(), *input)));
+        g.nodes.push_back(std::make_unique<MfpNode>(in, Mfp(p.mfp().mfp(), *input), until));
         return g.nodes.back().get();
       }
       case pb::Plan::kReduce: {

@@ -9,6 +9,7 @@
 #include "base/datetime.h"
 #include "base/datum_text.h"
 #include "base/numeric.h"
+#include "reference/temporal.h"
 
 namespace tandem::reference {
 namespace {
@@ -480,6 +481,8 @@ Value Eval(const pb::ScalarExpr& expr, const Row& row, const Types& types) {
           expr.call(), [&](int i) { return Eval(args.Get(i), row, types); },
           [&](int i) { return TypeOf(args.Get(i), row, types); });
     }
+    case pb::ScalarExpr::kNow:  // a temporal filter's is put in as a literal (temporal.h)
+      return TypeError("tandem_now() outside a temporal filter");
     case pb::ScalarExpr::KIND_NOT_SET:
       break;
   }
@@ -877,6 +880,12 @@ Result<Contents> Evaluator::Eval(const pb::Plan& plan, Time t, int depth) const 
     case pb::Plan::kMfp: {
       TANDEM_ASSIGN_OR_RETURN(Contents input, Eval(plan.mfp().input(), t, depth + 1));
       TANDEM_ASSIGN_OR_RETURN(Types types, TypesOf(plan.mfp().input(), depth + 1));
+      if (HasTemporalFilter(plan.mfp().mfp())) {
+        return TemporalMfpOf(input, plan.mfp().mfp(), t,
+                             [&types](const pb::MapFilterProject& mfp, const Row& row) {
+                               return ApplyMfp(mfp, row, types);
+                             });
+      }
       return MfpOf(input, plan.mfp().mfp(), types);
     }
     case pb::Plan::kReduce: {

@@ -33,6 +33,8 @@
 //   * Mfp: every map expression is evaluated, in order (an error stops the row as an error); then
 //     the predicates in order: the first that is false or null drops the row, an error before
 //     that makes the row an error; then the projection.
+//   * Temporal filters (predicates that read the time itself, tandem_now()): by their definition
+//     at each time, reference/temporal.h.
 //
 // Operator semantics (the issue-14 contract, /work/notes/issue14-contract.md; counts are exact):
 //   * Reduce: a group exists when its total count is > 0; one output row per group; the first

@@ -17,6 +17,7 @@
 #include "ipc/source_schema.h"
 #include "ipc/table_write.h"
 #include "unit/protocol_samples.h"
+#include "unit/temporal_samples.h"
 
 namespace tandem::ipc {
 namespace {
@@ -1947,6 +1948,110 @@ TEST(Validator, SubscribeIsRefusedBeforeTheFirstHello) {
   Validator v;
   ExpectRefused(v, MakeSubscribe("s", "u9"), StatusCode::kFailedPrecondition,
                 "before the first Hello");
+}
+
+// ---- the time itself (tandem_now()) and temporal filters (DESIGN §16)
+
+// A build u31 over log source u30 [INT64 k, TIMESTAMPTZ ts] with `mfp`.
+pb::Command OverEvents(pb::MapFilterProject mfp) {
+  pb::Command c = EmptyDataflow("over-events");
+  pb::SourceImport events = LogImport("u30");
+  *events.mutable_schema() =
+      MakeSchema({MakeColumn("k", pb::INT64), MakeColumn("ts", pb::TIMESTAMPTZ)});
+  *Desc(c)->add_source_imports() = std::move(events);
+  *Desc(c)->add_objects_to_build() = Build("u31", MfpPlan(GetPlan("u30"), std::move(mfp)));
+  return c;
+}
+
+pb::ScalarExpr TenSecondsAfter(pb::ScalarExpr ts) {
+  return Binary(pb::ADD, std::move(ts), IntervalLit(10'000'000));
+}
+
+TEST(Validator, TheTimeItselfIsATimestamptzThatIsNeverNull) {
+  auto type = ExprType(NowExpr(), {});
+  ASSERT_TRUE(type.ok()) << type.status().ToString();
+  EXPECT_EQ(type->type(), pb::TIMESTAMPTZ);
+  EXPECT_FALSE(type->nullable());
+}
+
+TEST(Validator, AcceptsTemporalFiltersInAMaintainedDataflowsPredicates) {
+  Validator v = Primed();
+  // A sliding window, either way round, an equality, and an AND of two comparisons; beside an
+  // ordinary predicate and a map that reads the time's bound only.
+  ExpectAccepted(
+      v, OverEvents(Mfp({TenSecondsAfter(Col(1))},
+                        {Binary(pb::GT, Col(0), IntLit(0)), Binary(pb::GE, NowExpr(), Col(1)),
+                         Binary(pb::GT, Col(2), NowExpr()),
+                         Binary(pb::AND, Binary(pb::LE, NowExpr(), Col(2)),
+                                Binary(pb::EQ, Col(1), NowExpr()))},
+                        {0, 1})));
+}
+
+TEST(Validator, AcceptsATemporalFilterBelowOtherOperators) {
+  Validator v = Primed();
+  pb::Command c = OverEvents(Mfp({}, SlidingWindow(1, 10'000'000), {}));
+  *Desc(c)->mutable_objects_to_build(0)->mutable_plan() =
+      ReducePlan(JoinPlan(MfpPlan(GetPlan("u30"), Mfp({}, SlidingWindow(1, 5'000'000), {})),
+                          GetPlan("u30"), {0}, {0}),
+                 {}, {{pb::COUNT, 0}});
+  ExpectAccepted(v, c);
+}
+
+TEST(Validator, RefusesTheTimeItselfOutsideAPredicate) {
+  Validator v = Primed();
+  ExpectInvalid(v, OverEvents(Mfp({NowExpr()}, {}, {})),
+                "build u31: Mfp: map expression 0 reads tandem_now(): the time may be read only in "
+                "a temporal filter (the predicates of a maintained dataflow's Mfp)");
+  ExpectInvalid(
+      v, OverEvents(Mfp({If(Binary(pb::GE, NowExpr(), Col(1)), IntLit(1), IntLit(0))}, {}, {})),
+      "map expression 0 reads tandem_now()");
+}
+
+TEST(Validator, RefusesAPredicateThatReadsTheTimeButIsNoTemporalFilter) {
+  Validator v = Primed();
+  const std::vector<std::pair<pb::ScalarExpr, std::string>> cases = {
+      {Binary(pb::NE, NowExpr(), Col(1)), "predicate 0: tandem_now() is an operand of NE"},
+      {Binary(pb::LT, TenSecondsAfter(NowExpr()), Col(1)),
+       "predicate 0: an operand of LT computes with tandem_now(): a temporal filter compares "
+       "tandem_now() (EQ, LT, LE, GT or GE) with a TIMESTAMPTZ expression that does not read it"},
+      {Binary(pb::LT, NowExpr(), NowExpr()), "both operands of LT read tandem_now()"},
+      {Unary(pb::NOT, Binary(pb::LT, NowExpr(), Col(1))),
+       "tandem_now() is read inside an expression that is not a comparison"},
+      {Binary(pb::OR, Binary(pb::LT, NowExpr(), Col(1)), Binary(pb::GT, NowExpr(), Col(1))),
+       "tandem_now() is an operand of OR"},
+      {Binary(pb::AND, Binary(pb::LT, NowExpr(), Col(1)), Binary(pb::GT, Col(0), IntLit(0))),
+       "an AND in a temporal filter joins temporal comparisons only: its right operand does not "
+       "read tandem_now() (send it as a predicate of its own)"},
+      {Binary(pb::LT, NowExpr(), If(Binary(pb::GT, NowExpr(), Col(1)), Col(1), Col(1))),
+       "both operands of LT read tandem_now()"},
+  };
+  for (const auto& [predicate, reason] : cases) {
+    ExpectInvalid(v, OverEvents(Mfp({}, {predicate}, {})), reason);
+  }
+  // The comparison's other side must be a TIMESTAMPTZ: typing says so first.
+  ExpectInvalid(v, OverEvents(Mfp({}, {Binary(pb::LT, NowExpr(), Col(0))}, {})),
+                "LT needs two operands of the same type, got TIMESTAMPTZ and INT64");
+}
+
+TEST(Validator, RefusesTheTimeItselfInAOneShotRead) {
+  Validator v = Primed();
+  const pb::Command one_shot = OneShot(
+      5, {ImportU9()},
+      {Build("t2",
+             MfpPlan(GetPlan("u4"), Mfp({}, {Binary(pb::GE, NowExpr(), TimestampTzLit(0))}, {})))},
+      {Export("t1", "t2", {0})});
+  ExpectInvalid(v, one_shot,
+                "build t2: Mfp: predicate 0 reads tandem_now(): a ONE_SHOT_READ dataflow computes "
+                "one time, its as_of 5: substitute it as a TIMESTAMPTZ literal (5000 microseconds "
+                "since the Unix epoch)");
+}
+
+TEST(Validator, RefusesTheTimeItselfInAPeek) {
+  Validator v = Primed();
+  ExpectInvalid(v, PeekU9({}, Mfp({}, {Binary(pb::GE, NowExpr(), TimestampTzLit(0))}, {})),
+                "mfp: predicate 0 reads tandem_now(): a peek reads one time, its timestamp 3: "
+                "substitute it as a TIMESTAMPTZ literal (3000 microseconds since the Unix epoch)");
+  ExpectInvalid(v, PeekU9({}, Mfp({NowExpr()}, {}, {})), "mfp: map expression 0 reads");
 }
 
 }  // namespace
