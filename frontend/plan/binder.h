@@ -19,7 +19,9 @@
 #include <vector>
 
 #include "frontend/catalog/objects.h"
+#include "frontend/catalog/sql_type.h"
 #include "frontend/plan/planner.h"
+#include "frontend/plan/type_rules.h"
 #include "frontend/sql/pg_query.pb.h"
 #include "frontend/sql/sql_error.h"
 
@@ -48,6 +50,7 @@ struct ScopeColumn {
   bool numeric = false;
   // A select list's bare NULL (text so far): a set operation types it from its other branch.
   bool untyped_null = false;
+  TypeMods mods;  // numeric(p,s), varchar(n), char(n): a column's own, kept through references
 };
 
 // A bound relation: its plan and what names its columns. Column i of the plan is columns[i].
@@ -69,6 +72,7 @@ struct BoundExpr {
   // int8 ones here, but a division would not be: refused.
   bool numeric = false;
   std::int64_t int_value = 0;
+  TypeMods mods;  // the modifiers PostgreSQL keeps (a column's, a cast's): RowDescription's typmod
 };
 
 // The aggregates of an aggregating SELECT, collected while its targets and HAVING are bound.
@@ -77,6 +81,7 @@ struct AggregateCall {
   pb::ScalarExpr arg;  // over the input row; unused for COUNT(*)
   pb::ScalarType type = pb::SCALAR_TYPE_UNSPECIFIED;
   bool numeric = false;  // PostgreSQL's result is numeric (BoundExpr::numeric)
+  TypeMods mods;         // max(character): character
   std::string key;       // func + the argument, serialised: equal calls are computed once
 };
 
@@ -171,9 +176,14 @@ class Binder {
   BoundExpr Bind(const pg_query::Node& node, const ExprContext& context);
   // `node` bound and coerced to boolean: WHERE, HAVING, ON.
   pb::ScalarExpr BindCondition(const pg_query::Node& node, const ExprContext& context);
-  // `e` as a value of `type` (an unknown constant parsed, an integer constant as float8), or
-  // 42804/42883 as PostgreSQL says it.
+  // `e` as a value of `type` where PostgreSQL converts implicitly (an unknown constant parsed, an
+  // integer converted to a wider number …), or 42804 "`what` must be type …, not type …".
   BoundExpr Coerce(BoundExpr e, pb::ScalarType type, int location, const std::string& what);
+  // `e` as a value of `type` with `mods` in `context` (a Cast where the types differ; constants
+  // converted here where exact), or PostgreSQL's error: 42846 "cannot cast type x to y" for an
+  // explicit cast, 42804 with `what` otherwise.
+  BoundExpr CoerceTo(BoundExpr e, pb::ScalarType type, const TypeMods& mods, CastContext context,
+                     int location, const std::string& what);
   // An unknown constant left at the output as text, as PostgreSQL resolves it.
   BoundExpr Resolve(BoundExpr e, int location);
   // PostgreSQL's name for a target without an alias: "?column?", the column's, the function's.
@@ -247,7 +257,13 @@ class Binder {
   BoundExpr BindColumnRef(const pg_query::ColumnRef& ref, const ExprContext& context);
   BoundExpr BindConst(const pg_query::A_Const& constant);
   BoundExpr BindAExpr(const pg_query::A_Expr& expr, const ExprContext& context);
-  BoundExpr BindOperator(const std::string& op, BoundExpr left, BoundExpr right, int location);
+  // `left op right` with PostgreSQL's operator resolution (type_rules.h); *converted_left: the
+  // left operand as the operator takes it.
+  BoundExpr BindOperator(const std::string& op, BoundExpr left, BoundExpr right, int location,
+                         BoundExpr* converted_left = nullptr);
+  // A text argument of a string function: text as it is, character without its trailing blanks
+  // (PostgreSQL's cast of bpchar to text), an unknown constant as text; else nothing.
+  std::optional<pb::ScalarExpr> AsText(const BoundExpr& e, int location);
   BoundExpr BindFuncCall(const pg_query::FuncCall& call, const ExprContext& context);
   BoundExpr BindAggregate(const pg_query::FuncCall& call, const std::string& name,
                           const ExprContext& context);
@@ -259,7 +275,7 @@ class Binder {
   // Branches of CASE/COALESCE/NULLIF and set operations: one type for all, as PostgreSQL's
   // select_common_type (unknowns take the others' type; bigint and float8 are refused).
   pb::ScalarType CommonType(const std::vector<BoundExpr*>& branches, const char* construct,
-                            int location);
+                            int location, TypeMods* mods = nullptr);
 
   const CatalogReader& catalog_;
   std::string_view sql_;   // the statement's text
@@ -279,7 +295,13 @@ std::string NodeKindName(const pg_query::Node& node);
 
 pb::ScalarExpr ColumnExpr(std::uint32_t column);
 pb::ScalarExpr NullExpr(pb::ScalarType type);
-pb::ScalarExpr IntExpr(std::int64_t value);
+pb::ScalarExpr IntExpr(std::int64_t value, pb::ScalarType type = pb::INT64);  // an integer type
+pb::ScalarExpr NumericExpr(const std::string& text);  // PostgreSQL's text form: "-12.50"
+// `expr` as a value of `type` (ipc/tandem.proto's Cast: PostgreSQL's cast and its errors).
+pb::ScalarExpr CastExpr(pb::ScalarExpr expr, pb::ScalarType type, const TypeMods& mods = {});
+pb::ScalarExpr CallExpr(pb::Func func, std::vector<pb::ScalarExpr> args);
+// A value of `type` that is not null (0, false, "", the epoch …): null-safe keys' stand-in.
+pb::ScalarExpr ZeroExpr(pb::ScalarType type);
 pb::ScalarExpr BoolExpr(bool value);
 pb::ScalarExpr FloatExpr(double value);
 pb::ScalarExpr StringExpr(const std::string& value);
@@ -330,7 +352,8 @@ pb::ScalarExpr Substitute(const pb::ScalarExpr& expr, const std::vector<pb::Scal
 pb::ScalarExpr AggregateOverNothing(const AggregateCall& call);
 // Protobuf messages nested in `plan`, expressions included.
 int PlanNesting(const pb::Plan& plan);
-std::string TypeSqlName(pb::ScalarType type);  // "bigint", "double precision", "text", …
+// "bigint", "double precision", "text", "character varying", …: format_type without modifiers.
+std::string TypeSqlName(pb::ScalarType type, const TypeMods& mods = {});
 
 // ---- the replica's checks of a finished plan (planner.cc), for every statement planned
 

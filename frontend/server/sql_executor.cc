@@ -389,7 +389,7 @@ bool SqlExecutor::RunSelect(const pg_query::Node& query, const pg_query::Node* a
   if (!read.ok()) return Fail(sink, session, read.error());
   std::vector<pgwire::FieldDescription> fields;
   for (std::size_t i = 0; i < planned->columns.size(); ++i) {
-    fields.push_back(DescribeColumn(planned->columns[i], planned->numeric_in_postgres[i]));
+    fields.push_back(DescribeColumn(planned->columns[i]));
   }
   if (!SendRows(sink, fields, read->rows, deadline)) {
     if (session.transaction != TransactionStatus::kIdle) {
