@@ -455,9 +455,12 @@ pb::ScalarType Binder::CommonType(const std::vector<BoundExpr*>& branches, const
   const CommonTypeChoice choice = SelectCommonType(ids);
   if (!choice.type) {
     if (choice.convert_failed) {
+      // CASE says which part: its ELSE (resolved first) or a WHEN's result.
+      std::string part = construct;
+      if (part == "CASE") part = choice.bad == 0 ? "CASE/ELSE" : "CASE/WHEN";
       Fail(sqlstate::kCannotCoerce,
-           std::string(construct) + " could not convert type " + std::string(PgTypeName(choice.a)) +
-               " to " + std::string(PgTypeName(choice.b)),
+           part + " could not convert type " + std::string(PgTypeName(choice.a)) + " to " +
+               std::string(PgTypeName(choice.b)),
            location);
     }
     Fail(sqlstate::kDatatypeMismatch,
@@ -750,10 +753,11 @@ BoundExpr Binder::BindConst(const pg_query::A_Const& constant) {
       std::int64_t v = 0;
       bool out_of_range = false;
       if (ParseInt64(text, &v, &out_of_range)) {
-        out.type = pb::INT64;
+        // -2147483648 arrives here (the scanner's 2147483648, negated): integer, as make_const.
+        out.type = FitsInteger(v, pb::INT32) ? pb::INT32 : pb::INT64;
         out.int_literal = true;
         out.int_value = v;
-        out.expr = IntExpr(v);
+        out.expr = IntExpr(v, out.type);
         return out;
       }
       out.type = pb::NUMERIC;
@@ -1081,8 +1085,9 @@ BoundExpr Binder::BindCase(const pg_query::CaseExpr& expr, const ExprContext& co
     results.push_back(Bind(when.result(), context));
   }
   results.push_back(expr.has_defresult() ? Bind(expr.defresult(), context) : BoundExpr{});
-  std::vector<BoundExpr*> branches;
-  for (auto& r : results) branches.push_back(&r);
+  // PostgreSQL resolves the ELSE first, then the THENs in order (its messages name them so).
+  std::vector<BoundExpr*> branches = {&results.back()};
+  for (std::size_t i = 0; i + 1 < results.size(); ++i) branches.push_back(&results[i]);
   BoundExpr out;
   out.type = CommonType(branches, "CASE", expr.location(), &out.mods);
   for (const auto& r : results) out.numeric |= r.numeric;
