@@ -403,6 +403,9 @@ BoundExpr Binder::CoerceTo(BoundExpr e, pb::ScalarType type, const TypeMods& mod
       return out;
     }
     if (type == pb::NUMERIC) return with_typmod(NumericExpr(std::to_string(v)));
+    if (type == pb::STRING && from != PgTypeId::kBool) {
+      return with_typmod(StringExpr(std::to_string(v)));  // int4out/int8out
+    }
     if (type == pb::FLOAT64 && v >= -(std::int64_t{1} << 53) && v <= (std::int64_t{1} << 53)) {
       out.expr = FloatExpr(static_cast<double>(v));
       return out;
