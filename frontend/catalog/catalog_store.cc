@@ -372,6 +372,7 @@ Result<Catalog> CatalogFromText(std::string_view text, const std::string& file) 
           (f[2] != "0" && f[2] != "1")) {
         return corrupt(number, "a column line that does not parse");
       }
+      c.name = std::move(*name);
       c.nullable = f[2] == "1";
       objects.back().columns.push_back(std::move(c));
     } else if (tag == "retired" && f.size() == 1) {

@@ -328,7 +328,7 @@ TEST_F(CatalogTest, CreateTableRefusals) {
             "schema \"other\" does not exist");
   Refused("CREATE TABLE u ()", "0A000");
   // The position points at the construct: the type.
-  const SqlError e = Refused("CREATE TABLE u (a integer)", "0A000");
+  const SqlError e = Refused("CREATE TABLE u (a jsonb)", "0A000");
   EXPECT_EQ(e.position, 19);
   // Nothing was handed out by the refusals: the next table is u3.
   const DdlOutcome out = Ok("CREATE TABLE public.u (a bigint)");
