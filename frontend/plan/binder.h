@@ -46,8 +46,6 @@ struct ScopeColumn {
   pb::ScalarType type = pb::SCALAR_TYPE_UNSPECIFIED;
   // A side of a JOIN … USING column: reached only qualified (unqualified, the merged column).
   bool only_qualified = false;
-  // PostgreSQL types it numeric (a sum of bigint), Tandem int8: the same integer values.
-  bool numeric = false;
   // A select list's bare NULL (text so far): a set operation types it from its other branch.
   bool untyped_null = false;
   TypeMods mods;  // numeric(p,s), varchar(n), char(n): a column's own, kept through references
@@ -68,9 +66,6 @@ struct BoundExpr {
   pb::ScalarType type = pb::SCALAR_TYPE_UNSPECIFIED;
   std::optional<std::string> literal;  // an unknown string constant's text (none: NULL)
   bool int_literal = false;            // an integer constant (exactly convertible to float8)
-  // PostgreSQL types it numeric (a sum of bigint, or arithmetic on one); its values are the
-  // int8 ones here, but a division would not be: refused.
-  bool numeric = false;
   std::int64_t int_value = 0;
   TypeMods mods;  // the modifiers PostgreSQL keeps (a column's, a cast's): RowDescription's typmod
 };
@@ -80,9 +75,8 @@ struct AggregateCall {
   pb::AggregateFunc func = pb::AGGREGATE_FUNC_UNSPECIFIED;
   pb::ScalarExpr arg;  // over the input row; unused for COUNT(*)
   pb::ScalarType type = pb::SCALAR_TYPE_UNSPECIFIED;
-  bool numeric = false;  // PostgreSQL's result is numeric (BoundExpr::numeric)
-  TypeMods mods;         // max(character): character
-  std::string key;       // func + the argument, serialised: equal calls are computed once
+  TypeMods mods;    // max(character): character
+  std::string key;  // func + the argument, serialised: equal calls are computed once
 };
 
 struct Aggregation {

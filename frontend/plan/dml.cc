@@ -292,7 +292,6 @@ PlannedRelation DmlInsert(Binder& binder, const pg_query::InsertStmt& insert,
       } else {
         e.expr = ColumnExpr(static_cast<std::uint32_t>(i));
         e.type = from.type;
-        e.numeric = from.numeric;
       }
       map[column] = DmlAssign(binder, std::move(e), table.columns[column], location);
     }

@@ -540,7 +540,6 @@ BoundExpr Binder::BindGrouped(const pg_query::Node& node, const ExprContext& con
           out.expr = ColumnExpr(static_cast<std::uint32_t>(i));
           out.type = aggregation.group[i].type;
           out.mods = aggregation.group[i].mods;
-          out.numeric = aggregation.group[i].numeric;
           return out;
         }
       }
@@ -624,8 +623,6 @@ BoundExpr Binder::BindNode(const pg_query::Node& node, const ExprContext& contex
       for (auto& a : args) branches.push_back(&a);
       TypeMods mods;
       const pb::ScalarType type = CommonType(branches, "COALESCE", coalesce.location(), &mods);
-      bool numeric = false;
-      for (const auto& a : args) numeric |= a.numeric;
       pb::ScalarExpr e = args.back().expr;
       for (std::size_t i = args.size() - 1; i-- > 0;) {
         e = IfThenElse(Unary(pb::IS_NOT_NULL, args[i].expr), args[i].expr, std::move(e));
@@ -633,7 +630,6 @@ BoundExpr Binder::BindNode(const pg_query::Node& node, const ExprContext& contex
       BoundExpr out;
       out.type = type;
       out.mods = mods;
-      out.numeric = numeric;
       out.expr = std::move(e);
       return out;
     }
@@ -663,7 +659,6 @@ BoundExpr Binder::BindNode(const pg_query::Node& node, const ExprContext& contex
           CommonType(branches, greatest ? "GREATEST" : "LEAST", minmax.location(), &out.mods);
       out.expr = args[0].expr;
       for (std::size_t i = 1; i < args.size(); ++i) {
-        out.numeric |= args[i].numeric;
         const pb::ScalarExpr& x = out.expr;
         const pb::ScalarExpr& y = args[i].expr;
         out.expr = IfThenElse(Unary(pb::IS_NULL, x), y,
@@ -671,7 +666,6 @@ BoundExpr Binder::BindNode(const pg_query::Node& node, const ExprContext& contex
                                                 Binary(greatest ? pb::GE : pb::LE, x, y)),
                                          x, y));
       }
-      out.numeric |= args[0].numeric;
       return out;
     }
     default:
@@ -725,7 +719,6 @@ BoundExpr Binder::BindColumnRef(const pg_query::ColumnRef& ref, const ExprContex
       out.expr = ColumnExpr(base + found[0]);
       out.type = level->columns[found[0]].type;
       out.mods = level->columns[found[0]].mods;
-      out.numeric = level->columns[found[0]].numeric;
       return out;
     }
     // A qualifier names the nearest range of that name: an outer one of the same name is hidden.
@@ -803,7 +796,6 @@ BoundExpr Binder::BindTypeCast(const pg_query::TypeCast& cast, const ExprContext
                     "cast");
   }
   BoundExpr arg = Bind(cast.arg(), context);
-  arg.numeric = false;
   return CoerceTo(std::move(arg), type, mods, CastContext::kExplicit, cast.location(), "cast");
 }
 
@@ -827,10 +819,17 @@ BoundExpr Binder::BindOperator(const std::string& op, BoundExpr left, BoundExpr 
   // unknown: text, as PostgreSQL's exact match of unknown = unknown.
   OperatorChoice choice;
   OperatorLookup found = OperatorLookup::kMissing;
-  if (Id(left) == PgTypeId::kUnknown && Id(right) == PgTypeId::kUnknown && op != "||" &&
-      comparison != kComparison.end()) {
-    choice = OperatorChoice{PgTypeId::kText, PgTypeId::kText, PgTypeId::kBool};
-    found = OperatorLookup::kFound;
+  if (Id(left) == PgTypeId::kUnknown && Id(right) == PgTypeId::kUnknown) {
+    // PostgreSQL: unknown = unknown and unknown || unknown are text's; '1' + '2' is ambiguous.
+    if (comparison != kComparison.end()) {
+      choice = OperatorChoice{PgTypeId::kText, PgTypeId::kText, PgTypeId::kBool};
+      found = OperatorLookup::kFound;
+    } else if (op == "||") {
+      choice = OperatorChoice{PgTypeId::kText, PgTypeId::kText, PgTypeId::kText};
+      found = OperatorLookup::kFound;
+    } else {
+      found = OperatorLookup::kNotUnique;
+    }
   } else {
     found = FindOperator(op, Id(left), Id(right), &choice);
   }
@@ -1093,7 +1092,6 @@ BoundExpr Binder::BindCase(const pg_query::CaseExpr& expr, const ExprContext& co
   for (std::size_t i = 0; i + 1 < results.size(); ++i) branches.push_back(&results[i]);
   BoundExpr out;
   out.type = CommonType(branches, "CASE", expr.location(), &out.mods);
-  for (const auto& r : results) out.numeric |= r.numeric;
   out.expr = results.back().expr;
   for (std::size_t i = conditions.size(); i-- > 0;) {
     out.expr =

@@ -394,7 +394,6 @@ OrderedRelation Binder::BindSimpleSelect(const pg_query::SelectStmt& select, con
         e.expr = ColumnExpr(c);
         e.type = from.columns[c].type;
         e.mods = from.columns[c].mods;
-        e.numeric = from.columns[c].numeric;
         if (aggregating) {
           const std::string key = e.expr.SerializeAsString();
           auto it = std::find(aggregation.group_keys.begin(), aggregation.group_keys.end(), key);
@@ -505,11 +504,11 @@ OrderedRelation Binder::BindSimpleSelect(const pg_query::SelectStmt& select, con
   if (distinct) input = DistinctPlan(std::move(input));
   out.relation.plan = std::move(input);
   for (std::size_t i = 0; i < targets.size(); ++i) {
-    out.relation.columns.push_back(ScopeColumn{"", out.names[i], targets[i].type, false,
-                                               targets[i].numeric, untyped[i], targets[i].mods});
+    out.relation.columns.push_back(
+        ScopeColumn{"", out.names[i], targets[i].type, false, untyped[i], targets[i].mods});
   }
   for (const auto& h : hidden)
-    out.relation.columns.push_back(ScopeColumn{"", "", h.type, false, h.numeric, false});
+    out.relation.columns.push_back(ScopeColumn{"", "", h.type, false, false, h.mods});
   out.relation.star = StarOf(targets.size());
   out.visible = targets.size();
   BindLimit(select, &out);
@@ -571,8 +570,7 @@ OrderedRelation Binder::BindValues(const pg_query::SelectStmt& select) {
     TypeMods mods;
     const pb::ScalarType type = CommonType(column, "VALUES", -1, &mods);
     out.names.push_back("column" + std::to_string(c + 1));
-    out.relation.columns.push_back(
-        ScopeColumn{"", out.names.back(), type, false, false, false, mods});
+    out.relation.columns.push_back(ScopeColumn{"", out.names.back(), type, false, false, mods});
   }
   std::vector<pb::Plan> inputs;
   for (auto& row : rows) {
@@ -733,7 +731,7 @@ Relation Binder::ReadObject(const CatalogObject& object, int location) {
   Relation r;
   r.plan.mutable_get()->set_id(object.id);
   for (const auto& c : object.columns)
-    r.columns.push_back(ScopeColumn{object.name, c.name, c.type, false, false, false, c.mods});
+    r.columns.push_back(ScopeColumn{object.name, c.name, c.type, false, false, c.mods});
   r.star = StarOf(r.columns.size());
   return r;
 }
@@ -1129,10 +1127,7 @@ Relation Binder::BindJoin(const pg_query::JoinExpr& join, const CteScope& ctes) 
     for (std::size_t i = 0; i < using_pairs.size(); ++i) {
       r.star.push_back(static_cast<std::uint32_t>(la + ra + i));
       r.columns.push_back(ScopeColumn{"", using_names[i], left.columns[using_pairs[i].first].type,
-                                      false,
-                                      left.columns[using_pairs[i].first].numeric ||
-                                          right.columns[using_pairs[i].second].numeric,
-                                      false, left.columns[using_pairs[i].first].mods});
+                                      false, false, left.columns[using_pairs[i].first].mods});
     }
     for (auto c : left.star) {
       if (used.count(c) == 0) r.star.push_back(c);
@@ -1351,7 +1346,6 @@ SubqueryKeys Binder::BindSubqueryKeys(const Relation& input, const pg_query::Sub
         value.expr = ColumnExpr(columns[0]);
         value.type = from.columns[columns[0]].type;
         value.mods = from.columns[columns[0]].mods;
-        value.numeric = from.columns[columns[0]].numeric;
       } else {
         value = Bind(target, context);
       }
@@ -1515,8 +1509,8 @@ Relation Binder::AddSubqueryMark(Relation input, const pg_query::SubLink& link,
   out.star = input.star;
   out.columns = std::move(input.columns);
   for (std::size_t i = 0; i < k; ++i)
-    out.columns.push_back(ScopeColumn{"", "", pb::INT64, false, false, false});
-  out.columns.push_back(ScopeColumn{"", "", pb::BOOL, false, false, false});
+    out.columns.push_back(ScopeColumn{"", "", pb::INT64, false, false, {}});
+  out.columns.push_back(ScopeColumn{"", "", pb::BOOL, false, false, {}});
   const pb::ScalarExpr matched =
       Unary(pb::IS_NOT_NULL, ColumnExpr(n + static_cast<std::uint32_t>(k)));
   value->type = pb::BOOL;
@@ -1547,8 +1541,8 @@ Relation Binder::AddSubqueryMark(Relation input, const pg_query::SubLink& link,
   out.plan = EquiJoin(std::move(out.plan), arity, group_outer, std::move(stats), c + 1, stats_keys,
                       pb::LEFT_OUTER);
   for (std::size_t i = 0; i < c; ++i)
-    out.columns.push_back(ScopeColumn{"", "", pb::INT64, false, false, false});
-  out.columns.push_back(ScopeColumn{"", "", pb::BOOL, false, false, false});
+    out.columns.push_back(ScopeColumn{"", "", pb::INT64, false, false, {}});
+  out.columns.push_back(ScopeColumn{"", "", pb::BOOL, false, false, {}});
   const pb::ScalarExpr has_null = ColumnExpr(arity + static_cast<std::uint32_t>(c));
   value->expr = IfThenElse(
       matched, BoolExpr(true),
@@ -1618,10 +1612,9 @@ Relation Binder::AddScalarSubquery(Relation input, const pg_query::SubLink& link
       out.plan = EquiJoin(std::move(input.plan), n, {}, std::move(with_value), 1, {}, pb::INNER);
       out.star = input.star;
       out.columns = std::move(input.columns);
-      out.columns.push_back(ScopeColumn{"", "", e.type, false, e.numeric, false, e.mods});
+      out.columns.push_back(ScopeColumn{"", "", e.type, false, false, e.mods});
       value->type = e.type;
       value->mods = e.mods;
-      value->numeric = e.numeric;
       value->expr = ColumnExpr(n);
       CheckSize(out.plan);
       return out;
@@ -1636,7 +1629,7 @@ Relation Binder::AddScalarSubquery(Relation input, const pg_query::SubLink& link
     out.star = input.star;
     out.columns = std::move(input.columns);
     for (std::uint32_t i = 0; i < k + m + 1; ++i) {
-      out.columns.push_back(ScopeColumn{"", "", pb::INT64, false, false, false});
+      out.columns.push_back(ScopeColumn{"", "", pb::INT64, false, false, {}});
     }
     std::vector<pb::ScalarExpr> present, absent;
     for (std::uint32_t j = 0; j < m; ++j) {
@@ -1644,7 +1637,6 @@ Relation Binder::AddScalarSubquery(Relation input, const pg_query::SubLink& link
       absent.push_back(AggregateOverNothing(aggregation.calls[j]));
     }
     value->type = e.type;
-    value->numeric = e.numeric;
     value->expr = IfThenElse(Unary(pb::IS_NOT_NULL, ColumnExpr(n + k + m)),
                              Substitute(e.expr, present), Substitute(e.expr, absent));
     CheckSize(out.plan);
@@ -1666,11 +1658,9 @@ Relation Binder::AddScalarSubquery(Relation input, const pg_query::SubLink& link
   out.plan = EquiJoin(std::move(input.plan), n, {}, std::move(r.plan), 1, {}, pb::LEFT_OUTER);
   out.star = input.star;
   out.columns = std::move(input.columns);
-  out.columns.push_back(ScopeColumn{"", "", r.columns[0].type, false, r.columns[0].numeric, false,
-                                    r.columns[0].mods});
+  out.columns.push_back(ScopeColumn{"", "", r.columns[0].type, false, false, r.columns[0].mods});
   value->type = r.columns[0].type;
   value->mods = r.columns[0].mods;
-  value->numeric = r.columns[0].numeric;
   value->expr = ColumnExpr(n);
   CheckSize(out.plan);
   return out;
