@@ -204,6 +204,10 @@ SqlResult<TableDefinition> TableDefinitionOf(const pg_query::CreateStmt& stmt,
       if (!type.ok()) return type.error();
       CatalogColumn col;
       col.name = cd.colname();
+      if (type->mods.blank_padded && type->mods.length == 0) {
+        return NotSupported("a character column without a length (bpchar)", text,
+                            cd.type_name().location());
+      }
       col.type = type->type;
       col.mods = type->mods;
       col.nullable = !cd.is_not_null();

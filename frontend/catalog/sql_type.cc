@@ -173,9 +173,9 @@ TypeNameResult ResolveTypeName(const pg_query::TypeName& t) {
     case M::kBpchar: {
       const char* internal = k.mods == M::kVarchar ? "varchar" : "char";
       if (mods.empty()) {
-        // varchar without a length is text here (values are not limited); char is char(1) —
-        // the grammar already gives `char` its 1.
-        if (k.mods == M::kBpchar) out.mods = TypeMods{0, 0, 1, true};
+        // varchar without a length is text here (values are not limited); bpchar without one is
+        // character of any length (`char` alone is char(1): the grammar gives it its 1).
+        if (k.mods == M::kBpchar) out.mods = TypeMods{0, 0, 0, true};
         break;
       }
       if (mods.size() > 1) {
