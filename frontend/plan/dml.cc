@@ -292,6 +292,7 @@ PlannedRelation DmlInsert(Binder& binder, const pg_query::InsertStmt& insert,
       } else {
         e.expr = ColumnExpr(static_cast<std::uint32_t>(i));
         e.type = from.type;
+        e.mods = from.mods;
       }
       map[column] = DmlAssign(binder, std::move(e), table.columns[column], location);
     }
