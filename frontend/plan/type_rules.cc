@@ -8,67 +8,67 @@ namespace tandem::frontend::plan {
 
 namespace {
 
-using T = PgTypeId;
+using Pg = PgTypeId;
 
 // pg_cast's implicit (castcontext 'i') casts between Tandem's types, PostgreSQL 15.
-constexpr std::pair<T, T> kImplicitCasts[] = {
-    {T::kInt2, T::kInt4},
-    {T::kInt2, T::kInt8},
-    {T::kInt2, T::kFloat4},
-    {T::kInt2, T::kFloat8},
-    {T::kInt2, T::kNumeric},
-    {T::kInt4, T::kInt8},
-    {T::kInt4, T::kFloat4},
-    {T::kInt4, T::kFloat8},
-    {T::kInt4, T::kNumeric},
-    {T::kInt8, T::kFloat4},
-    {T::kInt8, T::kFloat8},
-    {T::kInt8, T::kNumeric},
-    {T::kFloat4, T::kFloat8},
-    {T::kNumeric, T::kFloat4},
-    {T::kNumeric, T::kFloat8},
-    {T::kText, T::kBpchar},
-    {T::kText, T::kVarchar},
-    {T::kBpchar, T::kText},
-    {T::kBpchar, T::kVarchar},
-    {T::kVarchar, T::kText},
-    {T::kVarchar, T::kBpchar},
-    {T::kDate, T::kTimestamp},
-    {T::kDate, T::kTimestampTz},
-    {T::kTime, T::kInterval},
-    {T::kTimestamp, T::kTimestampTz},
+constexpr std::pair<Pg, Pg> kImplicitCasts[] = {
+    {Pg::kInt2, Pg::kInt4},
+    {Pg::kInt2, Pg::kInt8},
+    {Pg::kInt2, Pg::kFloat4},
+    {Pg::kInt2, Pg::kFloat8},
+    {Pg::kInt2, Pg::kNumeric},
+    {Pg::kInt4, Pg::kInt8},
+    {Pg::kInt4, Pg::kFloat4},
+    {Pg::kInt4, Pg::kFloat8},
+    {Pg::kInt4, Pg::kNumeric},
+    {Pg::kInt8, Pg::kFloat4},
+    {Pg::kInt8, Pg::kFloat8},
+    {Pg::kInt8, Pg::kNumeric},
+    {Pg::kFloat4, Pg::kFloat8},
+    {Pg::kNumeric, Pg::kFloat4},
+    {Pg::kNumeric, Pg::kFloat8},
+    {Pg::kText, Pg::kBpchar},
+    {Pg::kText, Pg::kVarchar},
+    {Pg::kBpchar, Pg::kText},
+    {Pg::kBpchar, Pg::kVarchar},
+    {Pg::kVarchar, Pg::kText},
+    {Pg::kVarchar, Pg::kBpchar},
+    {Pg::kDate, Pg::kTimestamp},
+    {Pg::kDate, Pg::kTimestampTz},
+    {Pg::kTime, Pg::kInterval},
+    {Pg::kTimestamp, Pg::kTimestampTz},
 };
 
 // pg_cast's assignment casts ('a'); every type also converts to a string type by its output
 // function in an assignment.
-constexpr std::pair<T, T> kAssignmentCasts[] = {
-    {T::kInt8, T::kInt2},        {T::kInt8, T::kInt4},
-    {T::kInt4, T::kInt2},        {T::kFloat4, T::kInt2},
-    {T::kFloat4, T::kInt4},      {T::kFloat4, T::kInt8},
-    {T::kFloat4, T::kNumeric},   {T::kFloat8, T::kInt2},
-    {T::kFloat8, T::kInt4},      {T::kFloat8, T::kInt8},
-    {T::kFloat8, T::kFloat4},    {T::kFloat8, T::kNumeric},
-    {T::kNumeric, T::kInt2},     {T::kNumeric, T::kInt4},
-    {T::kNumeric, T::kInt8},     {T::kTimestamp, T::kDate},
-    {T::kTimestamp, T::kTime},   {T::kTimestampTz, T::kDate},
-    {T::kTimestampTz, T::kTime}, {T::kTimestampTz, T::kTimestamp},
-    {T::kInterval, T::kTime},
+constexpr std::pair<Pg, Pg> kAssignmentCasts[] = {
+    {Pg::kInt8, Pg::kInt2},        {Pg::kInt8, Pg::kInt4},
+    {Pg::kInt4, Pg::kInt2},        {Pg::kFloat4, Pg::kInt2},
+    {Pg::kFloat4, Pg::kInt4},      {Pg::kFloat4, Pg::kInt8},
+    {Pg::kFloat4, Pg::kNumeric},   {Pg::kFloat8, Pg::kInt2},
+    {Pg::kFloat8, Pg::kInt4},      {Pg::kFloat8, Pg::kInt8},
+    {Pg::kFloat8, Pg::kFloat4},    {Pg::kFloat8, Pg::kNumeric},
+    {Pg::kNumeric, Pg::kInt2},     {Pg::kNumeric, Pg::kInt4},
+    {Pg::kNumeric, Pg::kInt8},     {Pg::kTimestamp, Pg::kDate},
+    {Pg::kTimestamp, Pg::kTime},   {Pg::kTimestampTz, Pg::kDate},
+    {Pg::kTimestampTz, Pg::kTime}, {Pg::kTimestampTz, Pg::kTimestamp},
+    {Pg::kInterval, Pg::kTime},
 };
 
 // pg_cast's explicit-only casts ('e'); a string type also converts to every type by its input
 // function in an explicit cast.
-constexpr std::pair<T, T> kExplicitCasts[] = {{T::kBool, T::kInt4}, {T::kInt4, T::kBool}};
+constexpr std::pair<Pg, Pg> kExplicitCasts[] = {{Pg::kBool, Pg::kInt4}, {Pg::kInt4, Pg::kBool}};
 
 template <std::size_t N>
-bool Listed(const std::pair<T, T> (&casts)[N], T from, T to) {
+bool Listed(const std::pair<Pg, Pg> (&casts)[N], Pg from, Pg to) {
   for (const auto& [f, t] : casts) {
     if (f == from && t == to) return true;
   }
   return false;
 }
 
-bool Concrete(T id) {
-  return id != T::kNone && id != T::kUnknown && id != T::kAnyNonArray && id != T::kJsonb;
+bool Concrete(Pg id) {
+  return id != Pg::kNone && id != Pg::kUnknown && id != Pg::kAnyNonArray && id != Pg::kJsonb;
 }
 
 }  // namespace
@@ -76,74 +76,74 @@ bool Concrete(T id) {
 PgTypeId IdOf(pb::ScalarType type, const TypeMods& mods) {
   switch (type) {
     case pb::BOOL:
-      return T::kBool;
+      return Pg::kBool;
     case pb::INT16:
-      return T::kInt2;
+      return Pg::kInt2;
     case pb::INT32:
-      return T::kInt4;
+      return Pg::kInt4;
     case pb::INT64:
-      return T::kInt8;
+      return Pg::kInt8;
     case pb::FLOAT32:
-      return T::kFloat4;
+      return Pg::kFloat4;
     case pb::FLOAT64:
-      return T::kFloat8;
+      return Pg::kFloat8;
     case pb::NUMERIC:
-      return T::kNumeric;
+      return Pg::kNumeric;
     case pb::STRING:
-      if (mods.blank_padded) return T::kBpchar;
-      return mods.length > 0 ? T::kVarchar : T::kText;
+      if (mods.blank_padded) return Pg::kBpchar;
+      return mods.length > 0 ? Pg::kVarchar : Pg::kText;
     case pb::BYTEA:
-      return T::kBytea;
+      return Pg::kBytea;
     case pb::DATE:
-      return T::kDate;
+      return Pg::kDate;
     case pb::TIME:
-      return T::kTime;
+      return Pg::kTime;
     case pb::TIMESTAMP:
-      return T::kTimestamp;
+      return Pg::kTimestamp;
     case pb::TIMESTAMPTZ:
-      return T::kTimestampTz;
+      return Pg::kTimestampTz;
     case pb::INTERVAL:
-      return T::kInterval;
+      return Pg::kInterval;
     case pb::UUID:
-      return T::kUuid;
+      return Pg::kUuid;
     default:
-      return T::kUnknown;
+      return Pg::kUnknown;
   }
 }
 
 pb::ScalarType ScalarOf(PgTypeId id) {
   switch (id) {
-    case T::kBool:
+    case Pg::kBool:
       return pb::BOOL;
-    case T::kInt2:
+    case Pg::kInt2:
       return pb::INT16;
-    case T::kInt4:
+    case Pg::kInt4:
       return pb::INT32;
-    case T::kInt8:
+    case Pg::kInt8:
       return pb::INT64;
-    case T::kFloat4:
+    case Pg::kFloat4:
       return pb::FLOAT32;
-    case T::kFloat8:
+    case Pg::kFloat8:
       return pb::FLOAT64;
-    case T::kNumeric:
+    case Pg::kNumeric:
       return pb::NUMERIC;
-    case T::kText:
-    case T::kVarchar:
-    case T::kBpchar:
+    case Pg::kText:
+    case Pg::kVarchar:
+    case Pg::kBpchar:
       return pb::STRING;
-    case T::kBytea:
+    case Pg::kBytea:
       return pb::BYTEA;
-    case T::kDate:
+    case Pg::kDate:
       return pb::DATE;
-    case T::kTime:
+    case Pg::kTime:
       return pb::TIME;
-    case T::kTimestamp:
+    case Pg::kTimestamp:
       return pb::TIMESTAMP;
-    case T::kTimestampTz:
+    case Pg::kTimestampTz:
       return pb::TIMESTAMPTZ;
-    case T::kInterval:
+    case Pg::kInterval:
       return pb::INTERVAL;
-    case T::kUuid:
+    case Pg::kUuid:
       return pb::UUID;
     default:
       return pb::SCALAR_TYPE_UNSPECIFIED;
@@ -152,23 +152,23 @@ pb::ScalarType ScalarOf(PgTypeId id) {
 
 TypeMods ModsOf(PgTypeId id) {
   TypeMods mods;
-  mods.blank_padded = id == T::kBpchar;
+  mods.blank_padded = id == Pg::kBpchar;
   return mods;
 }
 
 std::string_view PgTypeName(PgTypeId id) {
   switch (id) {
-    case T::kVarchar:
+    case Pg::kVarchar:
       return "character varying";
-    case T::kBpchar:
+    case Pg::kBpchar:
       return "character";
-    case T::kUnknown:
+    case Pg::kUnknown:
       return "unknown";
-    case T::kAnyNonArray:
+    case Pg::kAnyNonArray:
       return "anynonarray";
-    case T::kJsonb:
+    case Pg::kJsonb:
       return "jsonb";
-    case T::kNone:
+    case Pg::kNone:
       return "none";
     default:
       return SqlTypeName(ScalarOf(id));
@@ -177,27 +177,27 @@ std::string_view PgTypeName(PgTypeId id) {
 
 char Category(PgTypeId id) {
   switch (id) {
-    case T::kBool:
+    case Pg::kBool:
       return 'B';
-    case T::kInt2:
-    case T::kInt4:
-    case T::kInt8:
-    case T::kFloat4:
-    case T::kFloat8:
-    case T::kNumeric:
+    case Pg::kInt2:
+    case Pg::kInt4:
+    case Pg::kInt8:
+    case Pg::kFloat4:
+    case Pg::kFloat8:
+    case Pg::kNumeric:
       return 'N';
-    case T::kText:
-    case T::kVarchar:
-    case T::kBpchar:
+    case Pg::kText:
+    case Pg::kVarchar:
+    case Pg::kBpchar:
       return 'S';
-    case T::kDate:
-    case T::kTime:
-    case T::kTimestamp:
-    case T::kTimestampTz:
+    case Pg::kDate:
+    case Pg::kTime:
+    case Pg::kTimestamp:
+    case Pg::kTimestampTz:
       return 'D';
-    case T::kInterval:
+    case Pg::kInterval:
       return 'T';
-    case T::kUnknown:
+    case Pg::kUnknown:
       return 'X';
     default:
       return 'U';  // bytea, uuid
@@ -205,17 +205,17 @@ char Category(PgTypeId id) {
 }
 
 bool Preferred(PgTypeId id) {
-  return id == T::kBool || id == T::kFloat8 || id == T::kText || id == T::kTimestampTz ||
-         id == T::kInterval;
+  return id == Pg::kBool || id == Pg::kFloat8 || id == Pg::kText || id == Pg::kTimestampTz ||
+         id == Pg::kInterval;
 }
 
-bool IsIntegerType(PgTypeId id) { return id == T::kInt2 || id == T::kInt4 || id == T::kInt8; }
+bool IsIntegerType(PgTypeId id) { return id == Pg::kInt2 || id == Pg::kInt4 || id == Pg::kInt8; }
 bool IsNumericFamily(PgTypeId id) { return Category(id) == 'N'; }
 bool IsStringType(PgTypeId id) { return Category(id) == 'S'; }
 
 bool CanCast(PgTypeId from, PgTypeId to, CastContext context) {
   if (from == to) return true;
-  if (from == T::kUnknown) return Concrete(to);
+  if (from == Pg::kUnknown) return Concrete(to);
   if (!Concrete(from) || !Concrete(to)) return false;
   if (Listed(kImplicitCasts, from, to)) return true;
   if (context == CastContext::kImplicit) return false;
@@ -226,10 +226,10 @@ bool CanCast(PgTypeId from, PgTypeId to, CastContext context) {
 
 CommonTypeChoice SelectCommonType(const std::vector<PgTypeId>& inputs) {
   CommonTypeChoice out;
-  PgTypeId p = T::kUnknown;
+  PgTypeId p = Pg::kUnknown;
   for (const PgTypeId n : inputs) {
-    if (n == T::kUnknown || n == p) continue;
-    if (p == T::kUnknown) {
+    if (n == Pg::kUnknown || n == p) continue;
+    if (p == Pg::kUnknown) {
       p = n;
       continue;
     }
@@ -243,7 +243,7 @@ CommonTypeChoice SelectCommonType(const std::vector<PgTypeId>& inputs) {
       p = n;
     }
   }
-  if (p == T::kUnknown) p = T::kText;
+  if (p == Pg::kUnknown) p = Pg::kText;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (!CanCast(inputs[i], p, CastContext::kImplicit)) {
       out.convert_failed = true;
