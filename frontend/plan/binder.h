@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "frontend/catalog/objects.h"
 #include "frontend/catalog/sql_type.h"
 #include "frontend/plan/planner.h"
@@ -189,6 +190,9 @@ class Binder {
 
   // ---- errors
   [[noreturn]] void Fail(const char* sqlstate, std::string message, int location = -1) const;
+  // A constant that is no value of its type (base/'s input functions' data error): its words
+  // with PostgreSQL's SQLSTATE for them (sqlstate::DataErrorState).
+  [[noreturn]] void DataFail(const Status& status, int location) const;
   int Position(int location) const;
 
   // Recursion bound, counted across expressions and relations.

@@ -1,6 +1,6 @@
 // Scalar expressions: PostgreSQL's expression nodes → ScalarExpr over a relation's columns, with
-// PostgreSQL's types (bigint, double precision, text, boolean and `unknown` constants), its
-// operator resolution for those types and its error messages.
+// PostgreSQL's types (DESIGN §16's and `unknown` constants), its operator and function resolution
+// (type_rules.h) with the Casts the runtime needs, and its error messages.
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -12,6 +12,8 @@
 #include <string>
 #include <utility>
 
+#include "base/datetime.h"
+#include "base/numeric.h"
 #include "frontend/plan/binder.h"
 
 namespace tandem::frontend::plan {
@@ -365,12 +367,49 @@ BoundExpr Binder::CoerceTo(BoundExpr e, pb::ScalarType type, const TypeMods& mod
         }
         return out;
       }
-      case pb::NUMERIC:
+      case pb::NUMERIC: {
         if (auto plain = PlainNumericText(trimmed)) return with_typmod(NumericExpr(*plain));
-        return with_typmod(CastExpr(StringExpr(text), pb::NUMERIC));
+        auto n = ParseNumeric(text);
+        if (!n.ok()) DataFail(n.status(), location);
+        return with_typmod(NumericExpr(NumericText(*n)));
+      }
+      case pb::DATE:
+      case pb::TIME:
+      case pb::TIMESTAMP:
+      case pb::TIMESTAMPTZ:
+      case pb::INTERVAL: {
+        // Read here by base/datetime.h, the runtime's own input functions: PostgreSQL's errors
+        // at planning with the constant's position, and a literal a key lookup can use.
+        out.expr.mutable_literal()->set_type(type);
+        pb::Datum* v = out.expr.mutable_literal()->mutable_value();
+        if (type == pb::DATE) {
+          auto d = ParseDate(text);
+          if (!d.ok()) DataFail(d.status(), location);
+          v->set_date(d->days);
+        } else if (type == pb::TIME) {
+          auto t = ParseTime(text);
+          if (!t.ok()) DataFail(t.status(), location);
+          v->set_time(t->micros);
+        } else if (type == pb::TIMESTAMP) {
+          auto t = ParseTimestamp(text);
+          if (!t.ok()) DataFail(t.status(), location);
+          v->set_timestamp(t->micros);
+        } else if (type == pb::TIMESTAMPTZ) {
+          auto t = ParseTimestampTz(text);
+          if (!t.ok()) DataFail(t.status(), location);
+          v->set_timestamptz(t->micros);
+        } else {
+          auto i = ParseInterval(text);
+          if (!i.ok()) DataFail(i.status(), location);
+          v->mutable_interval()->set_months(i->months);
+          v->mutable_interval()->set_days(i->days);
+          v->mutable_interval()->set_micros(i->micros);
+        }
+        return out;
+      }
       default:
-        // float4, bytea, the dates and times, interval, uuid: read by the runtime's cast, with
-        // PostgreSQL's input rules and errors (a bad text fails the read, not the plan).
+        // float4, bytea, uuid: read by the runtime's cast, with PostgreSQL's input rules and
+        // errors (a bad text fails the read, not the planning).
         out.expr = CastExpr(StringExpr(text), type, mods);
         return out;
     }
@@ -433,6 +472,10 @@ std::optional<pb::ScalarExpr> Binder::AsText(const BoundExpr& e, int location) {
   const PgTypeId id = Id(e);
   if (id != PgTypeId::kUnknown && !IsStringType(id)) return std::nullopt;
   return CoerceTo(e, pb::STRING, {}, CastContext::kImplicit, location, "argument").expr;
+}
+
+void Binder::DataFail(const Status& status, int location) const {
+  Fail(sqlstate::DataErrorState(status.message()), status.message(), location);
 }
 
 void Binder::CheckChain(int arguments, const char* construct, int location) const {

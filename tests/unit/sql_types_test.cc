@@ -316,6 +316,13 @@ TEST_F(SqlTypesTest, RefusalsAreWordedAsPostgresWordsThem) {
       {"3000000000::int4", "22003", "integer out of range"},
       {"i4 IN (1, 'x')", "22P02", "invalid input syntax for type integer: \"x\""},
       {"'x'::foo", "42704", "type \"foo\" does not exist"},
+      // Dates, times and numerics are read while planning, as PostgreSQL reads its constants.
+      {"DATE 'x'", "22007", "invalid input syntax for type date: \"x\""},
+      {"'2026-13-01'::date", "22008", "date/time field value out of range: \"2026-13-01\""},
+      {"TIMESTAMP '2026-12-06 25:00'", "22008",
+       "date/time field value out of range: \"2026-12-06 25:00\""},
+      {"INTERVAL 'abc'", "22007", "invalid input syntax for type interval: \"abc\""},
+      {"'abc'::numeric", "22P02", "invalid input syntax for type numeric: \"abc\""},
   };
   for (const Refusal& r : cases) {
     const SqlError e = Refused(r.expression);
@@ -343,11 +350,16 @@ TEST_F(SqlTypesTest, ImplicitConversionsAreCastsInThePlan) {
   p = Plan("SELECT i8 FROM n WHERE i8 = 5");
   ASSERT_TRUE(p.ok()) << p.error().ToString();
   EXPECT_EQ(Json(p->plan).find("cast"), std::string::npos) << Json(p->plan);
-  // A quoted constant takes the column's type: '2026-12-06' read as a date by the runtime's cast.
+  // A quoted constant takes the column's type: '2026-12-06' read as a date here (20793 days
+  // since 1970-01-01: SELECT '2026-12-06'::date - DATE '1970-01-01'), a date literal.
   p = Plan("SELECT dt FROM n WHERE dt = '2026-12-06'");
   ASSERT_TRUE(p.ok()) << p.error().ToString();
-  EXPECT_NE(Json(p->plan).find("\"string\":\"2026-12-06\"}"), std::string::npos) << Json(p->plan);
-  EXPECT_NE(Json(p->plan).find("\"type\":\"DATE\""), std::string::npos);
+  EXPECT_NE(Json(p->plan).find("\"date\":20793"), std::string::npos) << Json(p->plan);
+  EXPECT_EQ(Json(p->plan).find("cast"), std::string::npos) << Json(p->plan);
+  // '1.5e3'::numeric is 1500 (PostgreSQL: SELECT '1.5e3'::numeric).
+  p = Plan("SELECT '1.5e3'::numeric FROM n");
+  ASSERT_TRUE(p.ok()) << p.error().ToString();
+  EXPECT_NE(Json(p->plan).find("\"numeric\":\"1500\""), std::string::npos) << Json(p->plan);
   // character compares without its trailing blanks: both sides rtrim'd.
   p = Plan("SELECT c FROM n WHERE c = 'ab'");
   ASSERT_TRUE(p.ok()) << p.error().ToString();
