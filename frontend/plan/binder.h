@@ -271,7 +271,8 @@ class Binder {
   BoundExpr BindGrouped(const pg_query::Node& node, const ExprContext& context);
   BoundExpr BindNode(const pg_query::Node& node, const ExprContext& context);
   // Branches of CASE/COALESCE/NULLIF and set operations: one type for all, as PostgreSQL's
-  // select_common_type (unknowns take the others' type; bigint and float8 are refused).
+  // select_common_type (type_rules.h: unknowns take the others' type), each branch converted to it;
+  // *mods: the branches' modifiers when they all share them.
   pb::ScalarType CommonType(const std::vector<BoundExpr*>& branches, const char* construct,
                             int location, TypeMods* mods = nullptr);
 
