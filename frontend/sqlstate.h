@@ -6,6 +6,8 @@
 // on nothing.
 #pragma once
 
+#include <string_view>
+
 namespace tandem::sqlstate {
 
 // Class 08 — connection exception
@@ -21,6 +23,9 @@ inline constexpr char kFeatureNotSupported[] = "0A000";  // FEATURE_NOT_SUPPORTE
 // Class 22 — data exception
 inline constexpr char kDataException[] = "22000";   // DATA_EXCEPTION: an error in a read's data
 inline constexpr char kDivisionByZero[] = "22012";  // DIVISION_BY_ZERO
+inline constexpr char kStringDataRightTruncation[] = "22001";  // a value too long for varchar(n)
+inline constexpr char kDatetimeFieldOverflow[] = "22008";      // DATETIME_FIELD_OVERFLOW
+inline constexpr char kInvalidDatetimeFormat[] = "22007";      // INVALID_DATETIME_FORMAT
 inline constexpr char kNumericValueOutOfRange[] = "22003";     // NUMERIC_VALUE_OUT_OF_RANGE
 inline constexpr char kCharacterNotInRepertoire[] = "22021";   // invalid UTF-8, a NUL
 inline constexpr char kInvalidParameterValue[] = "22023";      // INVALID_PARAMETER_VALUE
@@ -50,6 +55,7 @@ inline constexpr char kDuplicateAlias[] = "42712";          // DUPLICATE_ALIAS
 inline constexpr char kAmbiguousFunction[] = "42725";       // AMBIGUOUS_FUNCTION (an operator)
 inline constexpr char kGroupingError[] = "42803";           // GROUPING_ERROR
 inline constexpr char kDatatypeMismatch[] = "42804";        // DATATYPE_MISMATCH
+inline constexpr char kCannotCoerce[] = "42846";            // CANNOT_COERCE (a cast)
 inline constexpr char kUndefinedFunction[] = "42883";       // UNDEFINED_FUNCTION (an operator)
 inline constexpr char kInvalidColumnReference[] = "42P10";  // INVALID_COLUMN_REFERENCE
 inline constexpr char kDuplicateColumn[] = "42701";         // DUPLICATE_COLUMN
@@ -79,5 +85,30 @@ inline constexpr char kObjectNotInPrerequisiteState[] = "55000";  // AS OF a com
 inline constexpr char kIoError[] = "58030";  // IO_ERROR: the data dir's disk
 // Class XX — internal error
 inline constexpr char kInternalError[] = "XX000";  // INTERNAL_ERROR
+
+// The SQLSTATE PostgreSQL sends with a data error worded as it words it (the runtime's and
+// base/'s messages are PostgreSQL's: "integer out of range", "numeric field overflow", "invalid
+// input syntax for type date: …", "value too long for type character varying(3)"); a message
+// none of these fits is 22000.
+inline const char* DataErrorState(std::string_view message) {
+  auto has = [&](std::string_view s) { return message.find(s) != std::string_view::npos; };
+  if (has("division by zero")) return kDivisionByZero;
+  if (has("value too long")) return kStringDataRightTruncation;
+  if (has("date/time field value out of range") || has("date out of range") ||
+      has("timestamp out of range") || has("interval out of range") || has("time out of range")) {
+    return kDatetimeFieldOverflow;
+  }
+  if (has("invalid input syntax for type date") || has("invalid input syntax for type time") ||
+      has("invalid input syntax for type interval")) {
+    return kInvalidDatetimeFormat;
+  }
+  if (has("invalid input syntax")) return kInvalidTextRepresentation;
+  if (has("overflow") || has("out of range") || has("cannot convert")) {
+    return kNumericValueOutOfRange;
+  }
+  if (has("not recognized")) return kInvalidParameterValue;
+  if (has("not supported")) return kFeatureNotSupported;
+  return kDataException;
+}
 
 }  // namespace tandem::sqlstate

@@ -45,6 +45,9 @@ inline constexpr unsigned kText = 25;
 inline constexpr unsigned kFloat4 = 700;
 inline constexpr unsigned kFloat8 = 701;
 inline constexpr unsigned kVarchar = 1043;
+inline constexpr unsigned kDate = 1082;
+inline constexpr unsigned kTimestamp = 1114;
+inline constexpr unsigned kInterval = 1186;
 inline constexpr unsigned kNumeric = 1700;
 }  // namespace pg_type
 

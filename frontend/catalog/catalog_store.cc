@@ -144,26 +144,79 @@ std::optional<ObjectKind> KindFromWord(std::string_view w) {
   return std::nullopt;
 }
 
-const char* TypeWord(ipc::pb::ScalarType t) {
-  switch (t) {
-    case ipc::pb::BOOL:
-      return "bool";
-    case ipc::pb::INT64:
-      return "int64";
-    case ipc::pb::FLOAT64:
-      return "float64";
-    case ipc::pb::STRING:
-      return "string";
-    default:
-      return "?";
+constexpr std::pair<ipc::pb::ScalarType, const char*> kTypeWords[] = {
+    {ipc::pb::BOOL, "bool"},
+    {ipc::pb::INT16, "int16"},
+    {ipc::pb::INT32, "int32"},
+    {ipc::pb::INT64, "int64"},
+    {ipc::pb::FLOAT32, "float32"},
+    {ipc::pb::FLOAT64, "float64"},
+    {ipc::pb::NUMERIC, "numeric"},
+    {ipc::pb::STRING, "string"},
+    {ipc::pb::BYTEA, "bytea"},
+    {ipc::pb::DATE, "date"},
+    {ipc::pb::TIME, "time"},
+    {ipc::pb::TIMESTAMP, "timestamp"},
+    {ipc::pb::TIMESTAMPTZ, "timestamptz"},
+    {ipc::pb::INTERVAL, "interval"},
+    {ipc::pb::UUID, "uuid"},
+};
+
+// A column's type and modifiers as one field: "int64", "numeric:10:2", "string:varchar:5".
+std::string TypeWord(const CatalogColumn& c) {
+  std::string word = "?";
+  for (const auto& [type, w] : kTypeWords) {
+    if (type == c.type) word = w;
   }
+  if (c.type == ipc::pb::NUMERIC && c.mods.precision > 0) {
+    word += ":" + std::to_string(c.mods.precision) + ":" + std::to_string(c.mods.scale);
+  } else if (c.type == ipc::pb::STRING && c.mods.length > 0) {
+    word +=
+        std::string(c.mods.blank_padded ? ":char:" : ":varchar:") + std::to_string(c.mods.length);
+  }
+  return word;
 }
 
-std::optional<ipc::pb::ScalarType> TypeFromWord(std::string_view w) {
-  for (auto t : {ipc::pb::BOOL, ipc::pb::INT64, ipc::pb::FLOAT64, ipc::pb::STRING}) {
-    if (w == TypeWord(t)) return t;
+// The type and modifiers of a column field (the types a format `version` has), or nothing.
+bool TypeFromWord(std::string_view word, std::uint64_t version, CatalogColumn* c) {
+  std::vector<std::string_view> parts;
+  for (std::size_t start = 0;;) {
+    const std::size_t colon = word.find(':', start);
+    parts.push_back(word.substr(start, colon == std::string_view::npos ? colon : colon - start));
+    if (colon == std::string_view::npos) break;
+    start = colon + 1;
   }
-  return std::nullopt;
+  bool found = false;
+  for (const auto& [type, w] : kTypeWords) {
+    if (parts[0] == w) {
+      c->type = type;
+      found = true;
+    }
+  }
+  const bool old_type = c->type == ipc::pb::BOOL || c->type == ipc::pb::INT64 ||
+                        c->type == ipc::pb::FLOAT64 || c->type == ipc::pb::STRING;
+  if (!found || (version < 3 && (!old_type || parts.size() > 1))) return false;
+  auto number = [](std::string_view text, std::uint32_t max, std::uint32_t* out) {
+    std::uint32_t v = 0;
+    const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size() || v > max) {
+      return false;
+    }
+    *out = v;
+    return true;
+  };
+  c->mods = TypeMods{};
+  if (parts.size() == 1) return true;
+  if (c->type == ipc::pb::NUMERIC && parts.size() == 3) {
+    return number(parts[1], 38, &c->mods.precision) && c->mods.precision > 0 &&
+           number(parts[2], c->mods.precision, &c->mods.scale);
+  }
+  if (c->type == ipc::pb::STRING && parts.size() == 3 &&
+      (parts[1] == "varchar" || parts[1] == "char")) {
+    c->mods.blank_padded = parts[1] == "char";
+    return number(parts[2], 10485760, &c->mods.length) && c->mods.length > 0;
+  }
+  return false;
 }
 
 std::uint64_t Fnv1a64(std::string_view bytes) {
@@ -205,8 +258,8 @@ std::string CatalogToText(const Catalog& catalog) {
            EncodeField(o.id) + " " + EncodeColumns(o.primary_key) + " " +
            EncodeNames(o.depends_on) + " " + EncodeField(o.definition_sql) + "\n";
     for (const auto& c : o.columns) {
-      out += "column " + EncodeField(c.name) + " " + TypeWord(c.type) + " " +
-             (c.nullable ? "1" : "0") + "\n";
+      out += "column " + EncodeField(c.name) + " " + TypeWord(c) + " " + (c.nullable ? "1" : "0") +
+             "\n";
     }
   }
   for (const auto& [name, i] : catalog.indexes()) {
@@ -260,6 +313,7 @@ Result<Catalog> CatalogFromText(std::string_view text, const std::string& file) 
   std::vector<ipc::pb::Command> history;
   std::vector<std::string> retired;
   std::size_t number = 0;
+  std::uint64_t format_version = 0;
   for (const auto line : SplitOn(body.substr(0, body.empty() ? 0 : body.size() - 1), '\n')) {
     ++number;
     if (number == 1) {
@@ -269,13 +323,14 @@ Result<Catalog> CatalogFromText(std::string_view text, const std::string& file) 
                                    std::string(kFormatTag) + " <version>\")");
       }
       const auto version = ParseNumber(f[1]);
-      // Version 1 is version 2 without retired ids.
+      // Version 1 is version 2 without retired ids; 2 is 3 with four types and no modifiers.
       if (!version || *version < 1 ||
           *version > static_cast<std::uint64_t>(kCatalogFormatVersion)) {
         return corrupt(number, "catalog format version " + std::string(f[1]) +
                                    ", this build reads version " +
                                    std::to_string(kCatalogFormatVersion));
       }
+      format_version = *version;
       continue;
     }
     const std::size_t space = line.find(' ');
@@ -312,13 +367,12 @@ Result<Catalog> CatalogFromText(std::string_view text, const std::string& file) 
       objects.push_back(std::move(o));
     } else if (tag == "column" && f.size() == 3 && !objects.empty()) {
       auto name = DecodeField(f[0]);
-      const auto type = TypeFromWord(f[1]);
-      if (!name || name->empty() || !type || (f[2] != "0" && f[2] != "1")) {
+      CatalogColumn c;
+      if (!name || name->empty() || !TypeFromWord(f[1], format_version, &c) ||
+          (f[2] != "0" && f[2] != "1")) {
         return corrupt(number, "a column line that does not parse");
       }
-      CatalogColumn c;
       c.name = std::move(*name);
-      c.type = *type;
       c.nullable = f[2] == "1";
       objects.back().columns.push_back(std::move(c));
     } else if (tag == "retired" && f.size() == 1) {

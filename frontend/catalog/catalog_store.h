@@ -13,8 +13,9 @@
 // the file and the line, never an empty catalog. A `catalog.tmp` left by a crash is ignored (the
 // next Save replaces it).
 //
-// The file format (version 2; version 1 is the same without `retired` lines, read too), one
-// record a line, fields separated by one space:
+// The file format (version 3; version 2 is the same with only the first four types and no
+// modifiers, version 1 without `retired` lines too; both are read), one record a line, fields
+// separated by one space:
 //   tandem-catalog 1
 //   next-id <n>
 //   object <kind> <name> <id> <primary key> <depends on> <definition>
@@ -23,10 +24,12 @@
 //   command <a protocol Command in its JSON form, one line>   (the history, in order)
 //   retired <id>                                 (an id handed out and no longer defined)
 //   end <lines before this one> <FNV-1a 64 of every byte before this line, 16 hex digits>
-// <kind> is table, source, view or materialized-view; <type> bool, int64, float64 or string;
-// <nullable> 0 or 1. A string field is percent-encoded: every byte but A-Z a-z 0-9 _ . / : as
-// %XX, and the empty string as "-". A list (<primary key>, <key>: column numbers; <depends on>:
-// names) is its items joined with ",", the empty list "-".
+// <kind> is table, source, view or materialized-view; <type> bool, int16, int32, int64, float32,
+// float64, numeric, string, bytea, date, time, timestamp, timestamptz, interval or uuid, with its
+// modifiers after a colon: numeric:<precision>:<scale>, string:varchar:<length>,
+// string:char:<length>; <nullable> 0 or 1. A string field is percent-encoded: every byte but A-Z
+// a-z 0-9 _ . / : as %XX, and the empty string as "-". A list (<primary key>, <key>: column
+// numbers; <depends on>: names) is its items joined with ",", the empty list "-".
 //
 // Who touches it: one frontend per data dir. Open takes an exclusive lock on
 // `<data-dir>/catalog.lock` (a POSIX record lock, released when the store goes, and by the
@@ -46,7 +49,9 @@
 namespace tandem::frontend {
 
 // The format version this build writes and reads.
-inline constexpr int kCatalogFormatVersion = 2;
+// Version 3 added the types of DESIGN §16 and their modifiers: a build that reads 2 refuses a
+// version 3 file by its version, not as a damaged column line.
+inline constexpr int kCatalogFormatVersion = 3;
 
 // The catalog as the file's text, and back (Corruption naming `file` and the line for anything
 // that is not a whole, consistent catalog).

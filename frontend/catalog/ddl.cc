@@ -13,6 +13,7 @@
 
 #include "controller/history.h"
 #include "controller/imports.h"
+#include "frontend/catalog/sql_type.h"
 #include "frontend/sql/pg_parser.h"
 #include "frontend/sqlstate.h"
 #include "ipc/plan_typing.h"
@@ -81,8 +82,8 @@ pb::Schema SchemaOf(const std::vector<CatalogColumn>& columns) {
   pb::Schema s;
   for (const auto& c : columns) {
     auto* col = s.add_columns();
+    *col = ColumnOfType(c.type, c.mods);
     col->set_name(c.name);
-    col->set_type(c.type);
     col->set_nullable(c.nullable);
   }
   return s;
@@ -97,90 +98,11 @@ std::optional<std::string> StringOf(const pg_query::Node& n) {
 // ---------------------------------------------------------------------------------------------
 // Types
 
-struct ColumnType {
-  pb::ScalarType type;
-};
-
-// PostgreSQL's types that Tandem does not have yet, by their internal name → the name its
-// messages use. Anything neither here nor supported is a type PostgreSQL does not know either.
-const std::map<std::string, std::string, std::less<>>& UnsupportedTypes() {
-  static const auto* kTypes = new std::map<std::string, std::string, std::less<>>{
-      {"int2", "smallint"},
-      {"int4", "integer"},
-      {"float4", "real"},
-      {"numeric", "numeric"},
-      {"bpchar", "character"},
-      {"char", "\"char\""},
-      {"name", "name"},
-      {"date", "date"},
-      {"time", "time without time zone"},
-      {"timetz", "time with time zone"},
-      {"timestamp", "timestamp without time zone"},
-      {"timestamptz", "timestamp with time zone"},
-      {"interval", "interval"},
-      {"bytea", "bytea"},
-      {"json", "json"},
-      {"jsonb", "jsonb"},
-      {"uuid", "uuid"},
-      {"oid", "oid"},
-      {"money", "money"},
-      {"bit", "bit"},
-      {"varbit", "bit varying"},
-      {"inet", "inet"},
-      {"cidr", "cidr"},
-      {"macaddr", "macaddr"},
-      {"xml", "xml"},
-      {"point", "point"},
-      {"int", "integer"},
-      {"integer", "integer"},
-      {"smallint", "smallint"},
-      {"decimal", "numeric"},
-      {"serial", "serial"},
-      {"bigserial", "bigserial"},
-      {"smallserial", "smallserial"},
-  };
-  return *kTypes;
-}
-
-SqlResult<ColumnType> ColumnTypeOf(const pg_query::TypeName& t, const StatementText& text) {
-  std::vector<std::string> names;
-  for (const auto& n : t.names()) {
-    auto s = StringOf(n);
-    if (!s) return NotSupported("this type name", text, t.location());
-    names.push_back(std::move(*s));
-  }
-  std::string joined;
-  for (const auto& n : names) joined += (joined.empty() ? "" : ".") + n;
-  if (names.empty() || names.size() > 2 || (names.size() == 2 && names[0] != "pg_catalog")) {
-    return ErrorAt(sqlstate::kUndefinedObject, "type " + Quoted(joined) + " does not exist", text,
-                   t.location());
-  }
-  if (t.setof() || t.pct_type()) return NotSupported("this type", text, t.location());
-  if (!t.array_bounds().empty()) {
-    return NotSupported("array type " + names.back() + "[]", text, t.location());
-  }
-  const std::string& name = names.back();
-  const bool modified = !t.typmods().empty();
-  std::optional<pb::ScalarType> type;
-  if (name == "int8" || name == "bigint") type = pb::INT64;
-  if (name == "float8") type = pb::FLOAT64;
-  if (name == "text") type = pb::STRING;
-  if (name == "varchar" && !modified) type = pb::STRING;  // character varying, no length
-  if (name == "bool" || name == "boolean") type = pb::BOOL;
-  if (type && (!modified || name == "varchar")) return ColumnType{*type};
-  std::string shown = name;
-  if (name == "varchar") shown = "character varying(n)";
-  if (auto it = UnsupportedTypes().find(name); it != UnsupportedTypes().end()) shown = it->second;
-  if (type || name == "varchar" || UnsupportedTypes().count(name)) {
-    return ErrorAt(sqlstate::kFeatureNotSupported,
-                   "type " + shown +
-                       " is not supported: columns are bigint (int8), double precision "
-                       "(float8), text (or varchar without a length) and boolean; integer "
-                       "(int4) and numeric come in the next version",
-                   text, t.location());
-  }
-  return ErrorAt(sqlstate::kUndefinedObject, "type " + Quoted(joined) + " does not exist", text,
-                 t.location());
+// A column's type, or PostgreSQL's error for its name (sql_type.h).
+SqlResult<ResolvedType> ColumnTypeOf(const pg_query::TypeName& t, const StatementText& text) {
+  TypeNameResult r = ResolveTypeName(t);
+  if (r.type) return *r.type;
+  return ErrorAt(r.error.sqlstate, r.error.message, text, r.error.location);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -282,7 +204,12 @@ SqlResult<TableDefinition> TableDefinitionOf(const pg_query::CreateStmt& stmt,
       if (!type.ok()) return type.error();
       CatalogColumn col;
       col.name = cd.colname();
+      if (type->mods.blank_padded && type->mods.length == 0) {
+        return NotSupported("a character column without a length (bpchar)", text,
+                            cd.type_name().location());
+      }
       col.type = type->type;
+      col.mods = type->mods;
       col.nullable = !cd.is_not_null();
       bool said_null = false, said_not_null = cd.is_not_null();
       for (const auto& cn : cd.constraints()) {
@@ -1091,7 +1018,7 @@ SqlResult<ShowResult> ShowColumns(const pg_query::Node& relation, const Statemen
   ShowResult r;
   r.columns = {"name", "type", "nullable"};
   for (const auto& c : o->columns) {
-    r.rows.push_back({c.name, std::string(PostgresTypeName(c.type)), c.nullable ? "YES" : "NO"});
+    r.rows.push_back({c.name, SqlTypeNameWithMods(c.type, c.mods), c.nullable ? "YES" : "NO"});
   }
   return r;
 }

@@ -24,27 +24,74 @@ enum class ObjectKind {
   kMaterializedView,  // a maintained dataflow with at least one index
 };
 
-// A column type as PostgreSQL names it ("bigint", "double precision", "text", "boolean"): the
-// one spelling the planner's errors, DDL and SHOW COLUMNS use.
-inline std::string_view SqlTypeName(ipc::pb::ScalarType type) {
+// The modifiers of a column type (PostgreSQL's typmod), as ipc::pb::Column carries them:
+// numeric(precision, scale) when precision > 0; varchar(length) when length > 0, char(length)
+// with blank_padded. All zero: none (numeric, text, and every other type).
+struct TypeMods {
+  std::uint32_t precision = 0;
+  std::uint32_t scale = 0;
+  std::uint32_t length = 0;
+  bool blank_padded = false;
+  friend bool operator==(const TypeMods&, const TypeMods&) = default;
+};
+
+// A column type as PostgreSQL's format_type names it without its modifiers ("bigint", "double
+// precision", "timestamp with time zone"; a string type "text", "character varying" or
+// "character" as its modifiers say): the one spelling the planner's errors use.
+inline std::string_view SqlTypeName(ipc::pb::ScalarType type, const TypeMods& mods = {}) {
   switch (type) {
     case ipc::pb::BOOL:
       return "boolean";
+    case ipc::pb::INT16:
+      return "smallint";
+    case ipc::pb::INT32:
+      return "integer";
     case ipc::pb::INT64:
       return "bigint";
+    case ipc::pb::FLOAT32:
+      return "real";
     case ipc::pb::FLOAT64:
       return "double precision";
+    case ipc::pb::NUMERIC:
+      return "numeric";
     case ipc::pb::STRING:
-      return "text";
+      if (mods.blank_padded) return "character";
+      return mods.length > 0 ? "character varying" : "text";
+    case ipc::pb::BYTEA:
+      return "bytea";
+    case ipc::pb::DATE:
+      return "date";
+    case ipc::pb::TIME:
+      return "time without time zone";
+    case ipc::pb::TIMESTAMP:
+      return "timestamp without time zone";
+    case ipc::pb::TIMESTAMPTZ:
+      return "timestamp with time zone";
+    case ipc::pb::INTERVAL:
+      return "interval";
+    case ipc::pb::UUID:
+      return "uuid";
     default:
       return "unknown";
   }
+}
+// With its modifiers, as DDL, SHOW COLUMNS and PostgreSQL's messages show a column's type:
+// "numeric(10,2)", "character varying(5)", "character(3)", "integer".
+inline std::string SqlTypeNameWithMods(ipc::pb::ScalarType type, const TypeMods& mods) {
+  std::string name(SqlTypeName(type, mods));
+  if (type == ipc::pb::NUMERIC && mods.precision > 0) {
+    name += "(" + std::to_string(mods.precision) + "," + std::to_string(mods.scale) + ")";
+  } else if (type == ipc::pb::STRING && mods.length > 0) {
+    name += "(" + std::to_string(mods.length) + ")";
+  }
+  return name;
 }
 
 struct CatalogColumn {
   std::string name;
   ipc::pb::ScalarType type = ipc::pb::SCALAR_TYPE_UNSPECIFIED;
   bool nullable = true;
+  TypeMods mods;  // numeric(p,s), varchar(n), char(n)
 };
 
 // An index: a GlobalId exported on a collection, keyed by some of its columns. Every table,

@@ -22,6 +22,7 @@ inline constexpr PgType kText{25, -1};
 inline constexpr PgType kFloat4{700, 4};
 inline constexpr PgType kFloat8{701, 8};
 inline constexpr PgType kUnknown{705, -2};
+inline constexpr PgType kBpchar{1042, -1};
 inline constexpr PgType kVarchar{1043, -1};
 inline constexpr PgType kDate{1082, 4};
 inline constexpr PgType kTime{1083, 8};

@@ -18,8 +18,11 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "frontend/catalog/objects.h"
+#include "frontend/catalog/sql_type.h"
 #include "frontend/plan/planner.h"
+#include "frontend/plan/type_rules.h"
 #include "frontend/sql/pg_query.pb.h"
 #include "frontend/sql/sql_error.h"
 
@@ -44,10 +47,9 @@ struct ScopeColumn {
   pb::ScalarType type = pb::SCALAR_TYPE_UNSPECIFIED;
   // A side of a JOIN … USING column: reached only qualified (unqualified, the merged column).
   bool only_qualified = false;
-  // PostgreSQL types it numeric (a sum of bigint), Tandem int8: the same integer values.
-  bool numeric = false;
   // A select list's bare NULL (text so far): a set operation types it from its other branch.
   bool untyped_null = false;
+  TypeMods mods;  // numeric(p,s), varchar(n), char(n): a column's own, kept through references
 };
 
 // A bound relation: its plan and what names its columns. Column i of the plan is columns[i].
@@ -65,10 +67,8 @@ struct BoundExpr {
   pb::ScalarType type = pb::SCALAR_TYPE_UNSPECIFIED;
   std::optional<std::string> literal;  // an unknown string constant's text (none: NULL)
   bool int_literal = false;            // an integer constant (exactly convertible to float8)
-  // PostgreSQL types it numeric (a sum of bigint, or arithmetic on one); its values are the
-  // int8 ones here, but a division would not be: refused.
-  bool numeric = false;
   std::int64_t int_value = 0;
+  TypeMods mods;  // the modifiers PostgreSQL keeps (a column's, a cast's): RowDescription's typmod
 };
 
 // The aggregates of an aggregating SELECT, collected while its targets and HAVING are bound.
@@ -76,8 +76,8 @@ struct AggregateCall {
   pb::AggregateFunc func = pb::AGGREGATE_FUNC_UNSPECIFIED;
   pb::ScalarExpr arg;  // over the input row; unused for COUNT(*)
   pb::ScalarType type = pb::SCALAR_TYPE_UNSPECIFIED;
-  bool numeric = false;  // PostgreSQL's result is numeric (BoundExpr::numeric)
-  std::string key;       // func + the argument, serialised: equal calls are computed once
+  TypeMods mods;    // max(character): character
+  std::string key;  // func + the argument, serialised: equal calls are computed once
 };
 
 struct Aggregation {
@@ -171,9 +171,14 @@ class Binder {
   BoundExpr Bind(const pg_query::Node& node, const ExprContext& context);
   // `node` bound and coerced to boolean: WHERE, HAVING, ON.
   pb::ScalarExpr BindCondition(const pg_query::Node& node, const ExprContext& context);
-  // `e` as a value of `type` (an unknown constant parsed, an integer constant as float8), or
-  // 42804/42883 as PostgreSQL says it.
+  // `e` as a value of `type` where PostgreSQL converts implicitly (an unknown constant parsed, an
+  // integer converted to a wider number …), or 42804 "`what` must be type …, not type …".
   BoundExpr Coerce(BoundExpr e, pb::ScalarType type, int location, const std::string& what);
+  // `e` as a value of `type` with `mods` in `context` (a Cast where the types differ; constants
+  // converted here where exact), or PostgreSQL's error: 42846 "cannot cast type x to y" for an
+  // explicit cast, 42804 with `what` otherwise.
+  BoundExpr CoerceTo(BoundExpr e, pb::ScalarType type, const TypeMods& mods, CastContext context,
+                     int location, const std::string& what);
   // An unknown constant left at the output as text, as PostgreSQL resolves it.
   BoundExpr Resolve(BoundExpr e, int location);
   // PostgreSQL's name for a target without an alias: "?column?", the column's, the function's.
@@ -185,6 +190,9 @@ class Binder {
 
   // ---- errors
   [[noreturn]] void Fail(const char* sqlstate, std::string message, int location = -1) const;
+  // A constant that is no value of its type (base/'s input functions' data error): its words
+  // with PostgreSQL's SQLSTATE for them (sqlstate::DataErrorState).
+  [[noreturn]] void DataFail(const Status& status, int location) const;
   int Position(int location) const;
 
   // Recursion bound, counted across expressions and relations.
@@ -247,7 +255,13 @@ class Binder {
   BoundExpr BindColumnRef(const pg_query::ColumnRef& ref, const ExprContext& context);
   BoundExpr BindConst(const pg_query::A_Const& constant);
   BoundExpr BindAExpr(const pg_query::A_Expr& expr, const ExprContext& context);
-  BoundExpr BindOperator(const std::string& op, BoundExpr left, BoundExpr right, int location);
+  // `left op right` with PostgreSQL's operator resolution (type_rules.h); *converted_left: the
+  // left operand as the operator takes it.
+  BoundExpr BindOperator(const std::string& op, BoundExpr left, BoundExpr right, int location,
+                         BoundExpr* converted_left = nullptr);
+  // A text argument of a string function: text as it is, character without its trailing blanks
+  // (PostgreSQL's cast of bpchar to text), an unknown constant as text; else nothing.
+  std::optional<pb::ScalarExpr> AsText(const BoundExpr& e, int location);
   BoundExpr BindFuncCall(const pg_query::FuncCall& call, const ExprContext& context);
   BoundExpr BindAggregate(const pg_query::FuncCall& call, const std::string& name,
                           const ExprContext& context);
@@ -257,9 +271,10 @@ class Binder {
   BoundExpr BindGrouped(const pg_query::Node& node, const ExprContext& context);
   BoundExpr BindNode(const pg_query::Node& node, const ExprContext& context);
   // Branches of CASE/COALESCE/NULLIF and set operations: one type for all, as PostgreSQL's
-  // select_common_type (unknowns take the others' type; bigint and float8 are refused).
+  // select_common_type (type_rules.h: unknowns take the others' type), each branch converted to it;
+  // *mods: the branches' modifiers when they all share them.
   pb::ScalarType CommonType(const std::vector<BoundExpr*>& branches, const char* construct,
-                            int location);
+                            int location, TypeMods* mods = nullptr);
 
   const CatalogReader& catalog_;
   std::string_view sql_;   // the statement's text
@@ -279,7 +294,13 @@ std::string NodeKindName(const pg_query::Node& node);
 
 pb::ScalarExpr ColumnExpr(std::uint32_t column);
 pb::ScalarExpr NullExpr(pb::ScalarType type);
-pb::ScalarExpr IntExpr(std::int64_t value);
+pb::ScalarExpr IntExpr(std::int64_t value, pb::ScalarType type = pb::INT64);  // an integer type
+pb::ScalarExpr NumericExpr(const std::string& text);  // PostgreSQL's text form: "-12.50"
+// `expr` as a value of `type` (ipc/tandem.proto's Cast: PostgreSQL's cast and its errors).
+pb::ScalarExpr CastExpr(pb::ScalarExpr expr, pb::ScalarType type, const TypeMods& mods = {});
+pb::ScalarExpr CallExpr(pb::Func func, std::vector<pb::ScalarExpr> args);
+// A value of `type` that is not null (0, false, "", the epoch …): null-safe keys' stand-in.
+pb::ScalarExpr ZeroExpr(pb::ScalarType type);
 pb::ScalarExpr BoolExpr(bool value);
 pb::ScalarExpr FloatExpr(double value);
 pb::ScalarExpr StringExpr(const std::string& value);
@@ -330,7 +351,8 @@ pb::ScalarExpr Substitute(const pb::ScalarExpr& expr, const std::vector<pb::Scal
 pb::ScalarExpr AggregateOverNothing(const AggregateCall& call);
 // Protobuf messages nested in `plan`, expressions included.
 int PlanNesting(const pb::Plan& plan);
-std::string TypeSqlName(pb::ScalarType type);  // "bigint", "double precision", "text", …
+// "bigint", "double precision", "text", "character varying", …: format_type without modifiers.
+std::string TypeSqlName(pb::ScalarType type, const TypeMods& mods = {});
 
 // ---- the replica's checks of a finished plan (planner.cc), for every statement planned
 

@@ -63,34 +63,28 @@ const CatalogObject& DmlTarget(Binder& binder, const CatalogReader& catalog,
               "cannot " + verb + " source \"" + name + "\": it is read-only", range.location());
 }
 
-// `e` assigned to column `column` as PostgreSQL's assignment casts do, where the engine can.
+// `e` assigned to column `column` as PostgreSQL's assignment casts do (pg_cast's implicit and
+// assignment casts, and anything to a string type): a Cast the runtime evaluates with
+// PostgreSQL's errors (bigint into integer: 22003 "integer out of range"; numeric(p,s): rounded,
+// 22003 "numeric field overflow"), or 42804 where PostgreSQL has no such cast. A varchar(n) or
+// char(n) column takes the value as text: BuildWrite checks its length (22001) and pads a char(n)
+// as PostgreSQL's assignment does, which an explicit cast would cut instead.
 pb::ScalarExpr DmlAssign(Binder& binder, BoundExpr e, const CatalogColumn& column, int location) {
   const std::string what = "column \"" + column.name + "\"";
-  if (e.type == pb::SCALAR_TYPE_UNSPECIFIED) {  // a string constant or NULL: parsed as the type
-    return binder.Coerce(std::move(e), column.type, location, what).expr;
+  const PgTypeId from = IdOf(e.type, e.mods), to = IdOf(column.type, column.mods);
+  if (!CanCast(from, to, CastContext::kAssignment)) {
+    SqlError error(sqlstate::kDatatypeMismatch,
+                   "column \"" + column.name + "\" is of type " +
+                       SqlTypeNameWithMods(column.type, column.mods) +
+                       " but expression is of type " + std::string(PgTypeName(from)),
+                   binder.Position(location));
+    error.hint = "You will need to rewrite or cast the expression.";
+    throw PlanFailure{std::move(error)};
   }
-  if (e.type == column.type) return std::move(e.expr);  // numeric is int8 here: same values
-  if (e.int_literal && column.type == pb::FLOAT64) {
-    return binder.Coerce(std::move(e), column.type, location, what).expr;
-  }
-  if (e.int_literal && column.type == pb::STRING) return StringExpr(std::to_string(e.int_value));
-  const std::string from = e.numeric ? "numeric" : TypeSqlName(e.type);
-  // PostgreSQL's assignment casts among our types: between the numbers, and anything to text.
-  const bool postgres_casts =
-      column.type == pb::STRING || ((e.type == pb::INT64 || e.type == pb::FLOAT64) &&
-                                    (column.type == pb::INT64 || column.type == pb::FLOAT64));
-  if (postgres_casts) {
-    binder.Fail(sqlstate::kFeatureNotSupported,
-                "assigning type " + from + " to column \"" + column.name + "\" of type " +
-                    TypeSqlName(column.type) + " is not supported yet (it needs a cast)",
-                location);
-  }
-  SqlError error(sqlstate::kDatatypeMismatch,
-                 "column \"" + column.name + "\" is of type " + TypeSqlName(column.type) +
-                     " but expression is of type " + from,
-                 binder.Position(location));
-  error.hint = "You will need to rewrite or cast the expression.";
-  throw PlanFailure{std::move(error)};
+  TypeMods mods = column.mods;
+  if (column.type == pb::STRING) mods = TypeMods{};  // the length: BuildWrite's
+  return binder.CoerceTo(std::move(e), column.type, mods, CastContext::kAssignment, location, what)
+      .expr;
 }
 
 // A value of VALUES or SET bound for column `column`. A decimal constant (numeric to PostgreSQL)
@@ -298,7 +292,7 @@ PlannedRelation DmlInsert(Binder& binder, const pg_query::InsertStmt& insert,
       } else {
         e.expr = ColumnExpr(static_cast<std::uint32_t>(i));
         e.type = from.type;
-        e.numeric = from.numeric;
+        e.mods = from.mods;
       }
       map[column] = DmlAssign(binder, std::move(e), table.columns[column], location);
     }
@@ -441,7 +435,6 @@ SqlResult<DmlPlan> PlanDml(const pg_query::Node& statement, const CatalogReader&
   }
   out.rows.imports = binder.imports();
   out.rows.import_objects = binder.import_objects();
-  out.rows.numeric_in_postgres.assign(out.rows.columns.size(), false);
   // The replica's checks, here: a failure is the planner's bug. The output's nullability is the
   // plan's; the table's NOT NULL is BuildWrite's to check.
   std::vector<pb::ScalarType> types;

@@ -108,7 +108,7 @@ SqlError DataError(const std::string& error) {
   if (error.rfind("integer overflow", 0) == 0) {
     return SqlError(sqlstate::kNumericValueOutOfRange, "bigint out of range");
   }
-  return SqlError(sqlstate::kInternalError, "internal error evaluating a constant: " + error);
+  return SqlError(sqlstate::DataErrorState(error), error);
 }
 
 // ---- rows and keys
@@ -169,6 +169,42 @@ SqlError UniqueViolation(const DmlPlan& plan, const Row& key) {
   return error;
 }
 
+// PostgreSQL's assignment to varchar(n) and char(n) (varchar.c): a value longer than n
+// characters is cut to n when what is cut is blanks, else 22001; char(n) pads with blanks to n.
+// Lengths count characters (UTF-8), not bytes.
+std::optional<SqlError> FitLength(const CatalogColumn& column, Datum* datum) {
+  if (column.type != pb::STRING || column.mods.length == 0) return std::nullopt;
+  auto* text = std::get_if<std::string>(datum);
+  if (text == nullptr) return std::nullopt;
+  const std::size_t n = column.mods.length;
+  std::size_t chars = 0, cut = text->size();  // cut: the byte where character n + 1 starts
+  for (std::size_t i = 0; i < text->size(); ++i) {
+    if ((static_cast<unsigned char>((*text)[i]) & 0xC0) == 0x80) continue;
+    if (chars == n) cut = i;
+    ++chars;
+  }
+  if (chars > n) {
+    if (text->find_first_not_of(' ', cut) != std::string::npos) {
+      return SqlError(sqlstate::kStringDataRightTruncation,
+                      std::string("value too long for type ") +
+                          (column.mods.blank_padded ? "character(" : "character varying(") +
+                          std::to_string(n) + ")");
+    }
+    text->resize(cut);
+    chars = n;
+  }
+  if (column.mods.blank_padded && chars < n) text->append(n - chars, ' ');
+  return std::nullopt;
+}
+
+// The new values of `row` (from `offset`) fitted to their columns' lengths.
+std::optional<SqlError> FitLengths(const DmlPlan& plan, Row* row, std::size_t offset) {
+  for (std::size_t c = 0; c < plan.columns.size() && offset + c < row->size(); ++c) {
+    if (auto e = FitLength(plan.columns[c], &(*row)[offset + c])) return e;
+  }
+  return std::nullopt;
+}
+
 const char* DmlStatementName(DmlKind kind) {
   switch (kind) {
     case DmlKind::kInsert:
@@ -211,9 +247,10 @@ std::vector<ipc::pb::Row> KeysToCheck(const DmlPlan& plan, const std::vector<ipc
   const std::size_t arity = plan.kind == DmlKind::kUpdate ? 2 * n : n;
   std::set<std::string> seen;
   for (const auto& proto : rows) {
-    const Row row = ipc::FromProto(proto);
+    Row row = ipc::FromProto(proto);
     if (row.size() != arity) continue;  // BuildWrite refuses it
     const std::size_t offset = plan.kind == DmlKind::kUpdate ? n : 0;
+    if (FitLengths(plan, &row, offset)) continue;  // BuildWrite refuses it
     const Row key = KeyOf(plan, row, offset);
     if (plan.kind == DmlKind::kUpdate && EncodeRow(key) == EncodeRow(KeyOf(plan, row, 0))) {
       continue;  // the row keeps its key
@@ -244,6 +281,9 @@ sql::SqlResult<DmlWrite> BuildWrite(const DmlPlan& plan, const std::vector<ipc::
                       "internal error in the planner: a row of " +
                           std::to_string(decoded.back().size()) + " columns for \"" + plan.object +
                           "\", whose statement reads " + std::to_string(arity));
+    }
+    if (plan.kind != DmlKind::kDelete) {
+      if (auto e = FitLengths(plan, &decoded.back(), update ? n : 0)) return *e;
     }
   }
   DmlWrite out;

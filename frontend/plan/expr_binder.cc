@@ -1,16 +1,19 @@
 // Scalar expressions: PostgreSQL's expression nodes → ScalarExpr over a relation's columns, with
-// PostgreSQL's types (bigint, double precision, text, boolean and `unknown` constants), its
-// operator resolution for those types and its error messages.
+// PostgreSQL's types (DESIGN §16's and `unknown` constants), its operator and function resolution
+// (type_rules.h) with the Casts the runtime needs, and its error messages.
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 
+#include "base/datetime.h"
+#include "base/numeric.h"
 #include "frontend/plan/binder.h"
 
 namespace tandem::frontend::plan {
@@ -226,11 +229,71 @@ bool Binder::ContainsAggregate(const pg_query::Node& node, int depth) const {
 
 // ---- coercion
 
+namespace {
+
+PgTypeId Id(const BoundExpr& e) { return IdOf(e.type, e.mods); }
+
+// The text of an unsigned decimal numeric constant ("12.50", ".5", "007") in PostgreSQL's output
+// form ("12.50", "0.5", "7"), or nothing for any other text (an exponent, a sign, blanks: the
+// runtime's cast reads those). Nothing too for more than kNumericMaxDigits significant digits.
+std::optional<std::string> PlainNumericText(const std::string& text) {
+  std::size_t point = text.find('.');
+  const std::string whole = text.substr(0, point);
+  const std::string fraction = point == std::string::npos ? "" : text.substr(point + 1);
+  if (whole.empty() && fraction.empty()) return std::nullopt;
+  for (char c : whole + fraction) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
+  }
+  std::size_t first = 0;
+  while (first < whole.size() && whole[first] == '0') ++first;
+  std::string digits = whole.substr(first);
+  if (digits.size() + fraction.size() > 38) return std::nullopt;  // base/numeric.h's 38 digits
+  if (digits.empty()) digits = "0";
+  return fraction.empty() ? digits : digits + "." + fraction;
+}
+
+// PostgreSQL's name of an integer type in its range errors ("integer out of range").
+const char* IntegerWord(pb::ScalarType type) {
+  return type == pb::INT16 ? "smallint" : type == pb::INT32 ? "integer" : "bigint";
+}
+
+bool FitsInteger(std::int64_t v, pb::ScalarType type) {
+  if (type == pb::INT16) return v >= INT16_MIN && v <= INT16_MAX;
+  if (type == pb::INT32) return v >= INT32_MIN && v <= INT32_MAX;
+  return true;
+}
+
+// The numeric text of a NUMERIC literal expression, or nothing.
+std::optional<std::string> NumericLiteralText(const pb::ScalarExpr& e) {
+  if (!e.has_literal() || e.literal().value().kind_case() != pb::Datum::kNumeric) {
+    return std::nullopt;
+  }
+  return e.literal().value().numeric();
+}
+
+}  // namespace
+
 BoundExpr Binder::Coerce(BoundExpr e, pb::ScalarType type, int location, const std::string& what) {
-  if (e.type == type) return e;
+  return CoerceTo(std::move(e), type, TypeMods{}, CastContext::kImplicit, location, what);
+}
+
+BoundExpr Binder::CoerceTo(BoundExpr e, pb::ScalarType type, const TypeMods& mods,
+                           CastContext context, int location, const std::string& what) {
+  const PgTypeId from = Id(e), to = IdOf(type, mods);
+  if (e.type == type && e.mods == mods) return e;
   BoundExpr out;
   out.type = type;
-  if (e.type == pb::SCALAR_TYPE_UNSPECIFIED) {
+  out.mods = mods;
+  const bool has_typmod =
+      (type == pb::NUMERIC && mods.precision > 0) || (type == pb::STRING && mods.length > 0);
+  // The value as `type` without its modifiers, then (where it has some) the cast that applies
+  // them: numeric(p,s) rounds, varchar(n) and char(n) cut or pad (an assignment checks the
+  // length where it writes: dml_write.cc).
+  auto with_typmod = [&](pb::ScalarExpr value) {
+    out.expr = has_typmod ? CastExpr(std::move(value), type, mods) : std::move(value);
+    return out;
+  };
+  if (from == PgTypeId::kUnknown) {
     if (!e.literal.has_value()) {
       out.expr = NullExpr(type);
       return out;
@@ -239,20 +302,24 @@ BoundExpr Binder::Coerce(BoundExpr e, pb::ScalarType type, int location, const s
     const std::string trimmed = Trim(text);
     switch (type) {
       case pb::STRING:
-        out.expr = StringExpr(text);
-        return out;
+        return with_typmod(StringExpr(text));
+      case pb::INT16:
+      case pb::INT32:
       case pb::INT64: {
         std::int64_t v = 0;
         bool out_of_range = false;
-        if (!ParseInt64(trimmed, &v, &out_of_range)) {
-          if (out_of_range) {
-            Fail(sqlstate::kNumericValueOutOfRange,
-                 "value \"" + text + "\" is out of range for type bigint", location);
-          }
+        const bool parsed = ParseInt64(trimmed, &v, &out_of_range);
+        if (!parsed && !out_of_range) {
           Fail(sqlstate::kInvalidTextRepresentation,
-               "invalid input syntax for type bigint: \"" + text + "\"", location);
+               std::string("invalid input syntax for type ") + IntegerWord(type) + ": \"" + text +
+                   "\"",
+               location);
         }
-        out.expr = IntExpr(v);
+        if (!parsed || !FitsInteger(v, type)) {
+          Fail(sqlstate::kNumericValueOutOfRange,
+               "value \"" + text + "\" is out of range for type " + IntegerWord(type), location);
+        }
+        out.expr = IntExpr(v, type);
         out.int_literal = true;
         out.int_value = v;
         return out;
@@ -300,16 +367,115 @@ BoundExpr Binder::Coerce(BoundExpr e, pb::ScalarType type, int location, const s
         }
         return out;
       }
+      case pb::NUMERIC: {
+        if (auto plain = PlainNumericText(trimmed)) return with_typmod(NumericExpr(*plain));
+        auto n = ParseNumeric(text);
+        if (!n.ok()) DataFail(n.status(), location);
+        return with_typmod(NumericExpr(NumericText(*n)));
+      }
+      case pb::DATE:
+      case pb::TIME:
+      case pb::TIMESTAMP:
+      case pb::TIMESTAMPTZ:
+      case pb::INTERVAL: {
+        // Read here by base/datetime.h, the runtime's own input functions: PostgreSQL's errors
+        // at planning with the constant's position, and a literal a key lookup can use.
+        out.expr.mutable_literal()->set_type(type);
+        pb::Datum* v = out.expr.mutable_literal()->mutable_value();
+        if (type == pb::DATE) {
+          auto d = ParseDate(text);
+          if (!d.ok()) DataFail(d.status(), location);
+          v->set_date(d->days);
+        } else if (type == pb::TIME) {
+          auto t = ParseTime(text);
+          if (!t.ok()) DataFail(t.status(), location);
+          v->set_time(t->micros);
+        } else if (type == pb::TIMESTAMP) {
+          auto t = ParseTimestamp(text);
+          if (!t.ok()) DataFail(t.status(), location);
+          v->set_timestamp(t->micros);
+        } else if (type == pb::TIMESTAMPTZ) {
+          auto t = ParseTimestampTz(text);
+          if (!t.ok()) DataFail(t.status(), location);
+          v->set_timestamptz(t->micros);
+        } else {
+          auto i = ParseInterval(text);
+          if (!i.ok()) DataFail(i.status(), location);
+          v->mutable_interval()->set_months(i->months);
+          v->mutable_interval()->set_days(i->days);
+          v->mutable_interval()->set_micros(i->micros);
+        }
+        return out;
+      }
       default:
-        break;
+        // float4, bytea, uuid: read by the runtime's cast, with PostgreSQL's input rules and
+        // errors (a bad text fails the read, not the planning).
+        out.expr = CastExpr(StringExpr(text), type, mods);
+        return out;
     }
   }
-  if (e.int_literal && type == pb::FLOAT64) {
-    out.expr = FloatExpr(static_cast<double>(e.int_value));
+  if (!CanCast(from, to, context)) {
+    if (context == CastContext::kExplicit) {
+      Fail(sqlstate::kCannotCoerce,
+           "cannot cast type " + std::string(PgTypeName(from)) + " to " +
+               SqlTypeNameWithMods(type, mods),
+           location);
+    }
+    Fail(sqlstate::kDatatypeMismatch,
+         what + " must be type " + SqlTypeNameWithMods(type, mods) + ", not type " +
+             std::string(PgTypeName(from)),
+         location);
+  }
+  // Constants converted here where the conversion is exact (so `k = 5` on a bigint key is still a
+  // key lookup): integers into a wider integer, numeric or float; numeric digits into a float
+  // (PostgreSQL's numeric → float reads the numeric's text as float8in/float4in do).
+  if (e.int_literal && e.expr.has_literal()) {
+    const std::int64_t v = e.int_value;
+    if (type == pb::INT16 || type == pb::INT32 || type == pb::INT64) {
+      if (!FitsInteger(v, type)) {
+        Fail(sqlstate::kNumericValueOutOfRange, std::string(IntegerWord(type)) + " out of range",
+             location);
+      }
+      out.expr = IntExpr(v, type);
+      out.int_literal = true;
+      out.int_value = v;
+      return out;
+    }
+    if (type == pb::NUMERIC) return with_typmod(NumericExpr(std::to_string(v)));
+    if (type == pb::STRING && from != PgTypeId::kBool) {
+      return with_typmod(StringExpr(std::to_string(v)));  // int4out/int8out
+    }
+    if (type == pb::FLOAT64 && v >= -(std::int64_t{1} << 53) && v <= (std::int64_t{1} << 53)) {
+      out.expr = FloatExpr(static_cast<double>(v));
+      return out;
+    }
+  }
+  if (auto digits = NumericLiteralText(e.expr); digits && (type == pb::FLOAT64)) {
+    out.expr = FloatExpr(std::strtod(digits->c_str(), nullptr));
     return out;
   }
-  Fail(sqlstate::kDatatypeMismatch,
-       what + " must be type " + TypeSqlName(type) + ", not type " + TypeSqlName(e.type), location);
+  // Between the string types: character loses its trailing blanks (PostgreSQL's rtrim1); text
+  // and varchar without a length are one value.
+  if (from == PgTypeId::kBpchar && (to == PgTypeId::kText || to == PgTypeId::kVarchar)) {
+    return with_typmod(CallExpr(pb::RTRIM, {std::move(e.expr)}));
+  }
+  if (e.type == pb::STRING && type == pb::STRING && !has_typmod &&
+      (to == PgTypeId::kText || from != PgTypeId::kBpchar)) {
+    out.expr = std::move(e.expr);
+    return out;
+  }
+  out.expr = CastExpr(std::move(e.expr), type, mods);
+  return out;
+}
+
+std::optional<pb::ScalarExpr> Binder::AsText(const BoundExpr& e, int location) {
+  const PgTypeId id = Id(e);
+  if (id != PgTypeId::kUnknown && !IsStringType(id)) return std::nullopt;
+  return CoerceTo(e, pb::STRING, {}, CastContext::kImplicit, location, "argument").expr;
+}
+
+void Binder::DataFail(const Status& status, int location) const {
+  Fail(sqlstate::DataErrorState(status.message()), status.message(), location);
 }
 
 void Binder::CheckChain(int arguments, const char* construct, int location) const {
@@ -329,38 +495,42 @@ BoundExpr Binder::Resolve(BoundExpr e, int location) {
 }
 
 pb::ScalarType Binder::CommonType(const std::vector<BoundExpr*>& branches, const char* construct,
-                                  int location) {
-  pb::ScalarType common = pb::SCALAR_TYPE_UNSPECIFIED;
-  bool mixed_numbers = false;
-  for (BoundExpr* b : branches) {
-    if (b->type == pb::SCALAR_TYPE_UNSPECIFIED || b->type == common) continue;
-    if (common == pb::SCALAR_TYPE_UNSPECIFIED) {
-      common = b->type;
-      continue;
-    }
-    const bool numbers = (common == pb::INT64 && b->type == pb::FLOAT64) ||
-                         (common == pb::FLOAT64 && b->type == pb::INT64);
-    if (!numbers) {
-      Fail(sqlstate::kDatatypeMismatch,
-           std::string(construct) + " types " + TypeSqlName(common) + " and " +
-               TypeSqlName(b->type) + " cannot be matched",
+                                  int location, TypeMods* mods) {
+  std::vector<PgTypeId> ids;
+  for (const BoundExpr* b : branches) ids.push_back(Id(*b));
+  const CommonTypeChoice choice = SelectCommonType(ids);
+  if (!choice.type) {
+    if (choice.convert_failed) {
+      // CASE says which part: its ELSE (resolved first) or a WHEN's result.
+      std::string part = construct;
+      if (part == "CASE") part = choice.bad == 0 ? "CASE/ELSE" : "CASE/WHEN";
+      Fail(sqlstate::kCannotCoerce,
+           part + " could not convert type " + std::string(PgTypeName(choice.a)) + " to " +
+               std::string(PgTypeName(choice.b)),
            location);
     }
-    mixed_numbers = true;
-    common = pb::FLOAT64;
+    Fail(sqlstate::kDatatypeMismatch,
+         std::string(construct) + " types " + std::string(PgTypeName(choice.a)) + " and " +
+             std::string(PgTypeName(choice.b)) + " cannot be matched",
+         location);
   }
-  if (common == pb::SCALAR_TYPE_UNSPECIFIED) common = pb::STRING;
+  // PostgreSQL's select_common_typmod: the inputs' modifiers when all of them have the same.
+  const PgTypeId common = *choice.type;
+  std::optional<TypeMods> same;
+  bool differ = false;
+  for (const BoundExpr* b : branches) {
+    if (Id(*b) == PgTypeId::kUnknown) continue;
+    if (Id(*b) != common || (same && !(*same == b->mods))) differ = true;
+    if (!same) same = b->mods;
+  }
+  const TypeMods common_mods = !differ && same ? *same : ModsOf(common);
+  const pb::ScalarType type = ScalarOf(common);
   for (BoundExpr* b : branches) {
-    if (mixed_numbers && b->type == pb::INT64 && !b->int_literal) {
-      Fail(sqlstate::kFeatureNotSupported,
-           std::string(construct) +
-               " of bigint and double precision is not supported yet (it needs a cast of "
-               "bigint to double precision)",
-           location);
-    }
-    *b = Coerce(std::move(*b), common, location, std::string(construct) + " branch");
+    *b = CoerceTo(std::move(*b), type, common_mods, CastContext::kImplicit, location,
+                  std::string(construct) + " branch");
   }
-  return common;
+  if (mods != nullptr) *mods = common_mods;
+  return type;
 }
 
 // ---- dispatch
@@ -412,7 +582,7 @@ BoundExpr Binder::BindGrouped(const pg_query::Node& node, const ExprContext& con
           BoundExpr out;
           out.expr = ColumnExpr(static_cast<std::uint32_t>(i));
           out.type = aggregation.group[i].type;
-          out.numeric = aggregation.group[i].numeric;
+          out.mods = aggregation.group[i].mods;
           return out;
         }
       }
@@ -494,16 +664,15 @@ BoundExpr Binder::BindNode(const pg_query::Node& node, const ExprContext& contex
       for (const auto& a : coalesce.args()) args.push_back(Bind(a, context));
       std::vector<BoundExpr*> branches;
       for (auto& a : args) branches.push_back(&a);
-      const pb::ScalarType type = CommonType(branches, "COALESCE", coalesce.location());
-      bool numeric = false;
-      for (const auto& a : args) numeric |= a.numeric;
+      TypeMods mods;
+      const pb::ScalarType type = CommonType(branches, "COALESCE", coalesce.location(), &mods);
       pb::ScalarExpr e = args.back().expr;
       for (std::size_t i = args.size() - 1; i-- > 0;) {
         e = IfThenElse(Unary(pb::IS_NOT_NULL, args[i].expr), args[i].expr, std::move(e));
       }
       BoundExpr out;
       out.type = type;
-      out.numeric = numeric;
+      out.mods = mods;
       out.expr = std::move(e);
       return out;
     }
@@ -529,10 +698,10 @@ BoundExpr Binder::BindNode(const pg_query::Node& node, const ExprContext& contex
       std::vector<BoundExpr*> branches;
       for (auto& a : args) branches.push_back(&a);
       BoundExpr out;
-      out.type = CommonType(branches, greatest ? "GREATEST" : "LEAST", minmax.location());
+      out.type =
+          CommonType(branches, greatest ? "GREATEST" : "LEAST", minmax.location(), &out.mods);
       out.expr = args[0].expr;
       for (std::size_t i = 1; i < args.size(); ++i) {
-        out.numeric |= args[i].numeric;
         const pb::ScalarExpr& x = out.expr;
         const pb::ScalarExpr& y = args[i].expr;
         out.expr = IfThenElse(Unary(pb::IS_NULL, x), y,
@@ -540,7 +709,6 @@ BoundExpr Binder::BindNode(const pg_query::Node& node, const ExprContext& contex
                                                 Binary(greatest ? pb::GE : pb::LE, x, y)),
                                          x, y));
       }
-      out.numeric |= args[0].numeric;
       return out;
     }
     default:
@@ -593,7 +761,7 @@ BoundExpr Binder::BindColumnRef(const pg_query::ColumnRef& ref, const ExprContex
       BoundExpr out;
       out.expr = ColumnExpr(base + found[0]);
       out.type = level->columns[found[0]].type;
-      out.numeric = level->columns[found[0]].numeric;
+      out.mods = level->columns[found[0]].mods;
       return out;
     }
     // A qualifier names the nearest range of that name: an outer one of the same name is hidden.
@@ -608,30 +776,38 @@ BoundExpr Binder::BindColumnRef(const pg_query::ColumnRef& ref, const ExprContex
 }
 
 BoundExpr Binder::BindConst(const pg_query::A_Const& constant) {
+  // PostgreSQL's make_const: an integer is integer when it fits 32 bits (the scanner's ival),
+  // bigint when it fits 64, else numeric; a constant with a point or an exponent is numeric.
   BoundExpr out;
   if (constant.isnull()) return out;  // NULL: unknown, no literal
   switch (constant.val_case()) {
     case pg_query::A_Const::kIval:
-      out.type = pb::INT64;
+      out.type = pb::INT32;
       out.int_literal = true;
       out.int_value = constant.ival().ival();
-      out.expr = IntExpr(out.int_value);
+      out.expr = IntExpr(out.int_value, pb::INT32);
       return out;
     case pg_query::A_Const::kFval: {
+      const std::string& text = constant.fval().fval();
       std::int64_t v = 0;
       bool out_of_range = false;
-      if (ParseInt64(constant.fval().fval(), &v, &out_of_range)) {
-        out.type = pb::INT64;
+      if (ParseInt64(text, &v, &out_of_range)) {
+        // -2147483648 arrives here (the scanner's 2147483648, negated): integer, as make_const.
+        out.type = FitsInteger(v, pb::INT32) ? pb::INT32 : pb::INT64;
         out.int_literal = true;
         out.int_value = v;
-        out.expr = IntExpr(v);
+        out.expr = IntExpr(v, out.type);
         return out;
       }
-      Fail(sqlstate::kFeatureNotSupported,
-           "numeric constants are not supported yet: " + constant.fval().fval() +
-               " is numeric in PostgreSQL (write '" + constant.fval().fval() +
-               "'::float8 for a double precision)",
-           constant.location());
+      out.type = pb::NUMERIC;
+      if (auto plain = PlainNumericText(text)) {
+        out.expr = NumericExpr(*plain);
+      } else {
+        // An exponent (1.5e3), or more digits than a literal holds: the runtime's numeric input
+        // reads it, with PostgreSQL's errors ("value overflows numeric format").
+        out.expr = CastExpr(StringExpr(text), pb::NUMERIC);
+      }
+      return out;
     }
     case pg_query::A_Const::kBoolval:
       out.type = pb::BOOL;
@@ -647,46 +823,29 @@ BoundExpr Binder::BindConst(const pg_query::A_Const& constant) {
 }
 
 BoundExpr Binder::BindTypeCast(const pg_query::TypeCast& cast, const ExprContext& context) {
-  const auto& type_name = cast.type_name();
-  const std::string name = LastName(type_name.names());
-  pb::ScalarType type = pb::SCALAR_TYPE_UNSPECIFIED;
-  if (name == "int8" || name == "bigint") type = pb::INT64;
-  if (name == "float8") type = pb::FLOAT64;
-  if (name == "text") type = pb::STRING;
-  if (name == "bool" || name == "boolean") type = pb::BOOL;
-  if (type == pb::SCALAR_TYPE_UNSPECIFIED || type_name.array_bounds_size() > 0 ||
-      type_name.typmods_size() > 0 || type_name.setof() || type_name.pct_type()) {
-    Fail(sqlstate::kFeatureNotSupported,
-         "type " + name +
-             " is not supported yet: the types are bigint (int8), double precision "
-             "(float8), text and boolean",
-         type_name.location());
-  }
+  // CAST(x AS t), x::t and typed literals (DATE '2026-12-06', INTERVAL '1 day'): PostgreSQL's
+  // explicit cast — an unknown constant read as t, anything else converted if pg_cast or an I/O
+  // conversion allows it (42846 otherwise).
+  const TypeNameResult target = ResolveTypeName(cast.type_name());
+  if (!target.type) Fail(target.error.sqlstate, target.error.message, target.error.location);
+  const pb::ScalarType type = target.type->type;
+  const TypeMods& mods = target.type->mods;
   // A decimal constant cast to double precision: PostgreSQL reads the numeric's digits as a
   // float8 (float8in of its text), which strtod of the same digits is.
   if (type == pb::FLOAT64 && cast.arg().has_a_const() && cast.arg().a_const().has_fval()) {
     BoundExpr text;
     text.literal = cast.arg().a_const().fval().fval();
-    return Coerce(std::move(text), pb::FLOAT64, cast.location(), "cast");
+    return CoerceTo(std::move(text), pb::FLOAT64, {}, CastContext::kExplicit, cast.location(),
+                    "cast");
   }
   BoundExpr arg = Bind(cast.arg(), context);
-  if (arg.type == type) {
-    arg.numeric = false;  // numeric::bigint of an integer value: the value
-    return arg;
-  }
-  if (arg.type == pb::SCALAR_TYPE_UNSPECIFIED || (arg.int_literal && type == pb::FLOAT64)) {
-    return Coerce(std::move(arg), type, cast.location(), "cast");
-  }
-  Fail(
-      sqlstate::kFeatureNotSupported,
-      "casts from " + TypeSqlName(arg.type) + " to " + TypeSqlName(type) + " are not supported yet",
-      cast.location());
+  return CoerceTo(std::move(arg), type, mods, CastContext::kExplicit, cast.location(), "cast");
 }
 
 // ---- operators
 
-BoundExpr Binder::BindOperator(const std::string& op, BoundExpr left, BoundExpr right,
-                               int location) {
+BoundExpr Binder::BindOperator(const std::string& op, BoundExpr left, BoundExpr right, int location,
+                               BoundExpr* converted_left) {
   static const std::map<std::string, pb::BinaryFunc> kArithmetic = {
       {"+", pb::ADD}, {"-", pb::SUB}, {"*", pb::MUL}, {"/", pb::DIV}, {"%", pb::MOD}};
   static const std::map<std::string, pb::BinaryFunc> kComparison = {
@@ -694,68 +853,88 @@ BoundExpr Binder::BindOperator(const std::string& op, BoundExpr left, BoundExpr 
       {"<=", pb::LE}, {">", pb::GT},  {">=", pb::GE}};
   const auto arithmetic = kArithmetic.find(op);
   const auto comparison = kComparison.find(op);
-  if (arithmetic == kArithmetic.end() && comparison == kComparison.end()) {
+  if (arithmetic == kArithmetic.end() && comparison == kComparison.end() && op != "||") {
     Fail(sqlstate::kFeatureNotSupported, "operator " + op + " is not supported yet", location);
   }
-  const bool is_arithmetic = arithmetic != kArithmetic.end();
-  // An unknown operand takes the other's type (both unknown: text, for a comparison).
-  if (left.type == pb::SCALAR_TYPE_UNSPECIFIED && right.type == pb::SCALAR_TYPE_UNSPECIFIED) {
-    if (is_arithmetic) {
-      Fail(sqlstate::kAmbiguousFunction, "operator is not unique: unknown " + op + " unknown",
-           location);
-    }
-    left = Coerce(std::move(left), pb::STRING, location, "operand");
-    right = Coerce(std::move(right), pb::STRING, location, "operand");
-  } else if (left.type == pb::SCALAR_TYPE_UNSPECIFIED) {
-    left = Coerce(std::move(left), right.type, location, "operand");
-  } else if (right.type == pb::SCALAR_TYPE_UNSPECIFIED) {
-    right = Coerce(std::move(right), left.type, location, "operand");
-  }
-  // PostgreSQL types an integer constant that fits 32 bits `integer`: its messages say so.
-  auto shown = [](const BoundExpr& e) {
-    if (e.int_literal && e.int_value >= INT32_MIN && e.int_value <= INT32_MAX)
-      return std::string("integer");
-    return TypeSqlName(e.type);
-  };
-  const std::string signature = shown(left) + " " + op + " " + shown(right);
-  const bool numbers = [](pb::ScalarType t) {
-    return t == pb::INT64 || t == pb::FLOAT64;
-  }(left.type) && (right.type == pb::INT64 || right.type == pb::FLOAT64);
-  if (left.type != right.type) {
-    if (!numbers)
-      Fail(sqlstate::kUndefinedFunction, "operator does not exist: " + signature, location);
-    // bigint and double precision: exact only for an integer constant, converted here.
-    if (left.type == pb::INT64 && left.int_literal) {
-      left = Coerce(std::move(left), pb::FLOAT64, location, "operand");
-    } else if (right.type == pb::INT64 && right.int_literal) {
-      right = Coerce(std::move(right), pb::FLOAT64, location, "operand");
+  const std::string signature =
+      std::string(PgTypeName(Id(left))) + " " + op + " " + std::string(PgTypeName(Id(right)));
+  // PostgreSQL's choice of operator for the operand types as written (operator_table.h); both
+  // unknown: text, as PostgreSQL's exact match of unknown = unknown.
+  OperatorChoice choice;
+  OperatorLookup found = OperatorLookup::kMissing;
+  if (Id(left) == PgTypeId::kUnknown && Id(right) == PgTypeId::kUnknown) {
+    // PostgreSQL: unknown = unknown and unknown || unknown are text's; '1' + '2' is ambiguous.
+    if (comparison != kComparison.end()) {
+      choice = OperatorChoice{PgTypeId::kText, PgTypeId::kText, PgTypeId::kBool};
+      found = OperatorLookup::kFound;
+    } else if (op == "||") {
+      choice = OperatorChoice{PgTypeId::kText, PgTypeId::kText, PgTypeId::kText};
+      found = OperatorLookup::kFound;
     } else {
-      Fail(sqlstate::kFeatureNotSupported,
-           "operator " + signature +
-               " is not supported yet (it needs a cast of bigint to double precision)",
-           location);
+      found = OperatorLookup::kNotUnique;
     }
+  } else {
+    found = FindOperator(op, Id(left), Id(right), &choice);
   }
-  BoundExpr out;
-  if (is_arithmetic) {
-    if (!numbers || (left.type == pb::FLOAT64 && arithmetic->second == pb::MOD)) {
-      Fail(sqlstate::kUndefinedFunction, "operator does not exist: " + signature, location);
+  if (found == OperatorLookup::kNotUnique) {
+    Fail(sqlstate::kAmbiguousFunction, "operator is not unique: " + signature, location);
+  }
+  if (found == OperatorLookup::kMissing) {
+    Fail(sqlstate::kUndefinedFunction, "operator does not exist: " + signature, location);
+  }
+  if (choice.left == PgTypeId::kJsonb || choice.right == PgTypeId::kJsonb ||
+      choice.result == PgTypeId::kJsonb) {
+    Fail(sqlstate::kFeatureNotSupported,
+         "operator " + signature + " is jsonb's in PostgreSQL, and Tandem has no jsonb", location);
+  }
+  // Each operand converted to the operator's declared type (an anynonarray operand of || to
+  // text, by its output function as PostgreSQL's textanycat does).
+  auto convert = [&](BoundExpr e, PgTypeId to) {
+    if (to == PgTypeId::kAnyNonArray) {
+      return CoerceTo(std::move(e), pb::STRING, {}, CastContext::kExplicit, location, "operand");
     }
-    // numeric (a sum of bigint) stays numeric, exact for + - * %; its division is not integer
-    // division.
-    out.numeric = left.numeric || right.numeric;
-    if (out.numeric && arithmetic->second == pb::DIV) {
-      Fail(sqlstate::kFeatureNotSupported,
-           "division of a sum of bigint is not supported yet: it is numeric in PostgreSQL (cast "
-           "the sum to bigint for integer division)",
+    if (to == PgTypeId::kBpchar) {  // character compares without its trailing blanks
+      BoundExpr out = CoerceTo(std::move(e), pb::STRING, ModsOf(to), CastContext::kImplicit,
+                               location, "operand");
+      out.expr = CallExpr(pb::RTRIM, {std::move(out.expr)});
+      out.mods = {};
+      return out;
+    }
+    return CoerceTo(std::move(e), ScalarOf(to), ModsOf(to), CastContext::kImplicit, location,
+                    "operand");
+  };
+  left = convert(std::move(left), choice.left);
+  right = convert(std::move(right), choice.right);
+  if (converted_left != nullptr) *converted_left = left;
+  BoundExpr out;
+  out.type = ScalarOf(choice.result);
+  out.mods = ModsOf(choice.result);
+  if (op == "||") {
+    if (choice.result != PgTypeId::kText) {
+      Fail(sqlstate::kFeatureNotSupported, "operator " + signature + " is not supported yet",
            location);
     }
-    out.type = left.type;
-    out.expr = Binary(arithmetic->second, std::move(left.expr), std::move(right.expr));
+    out.expr = CallExpr(pb::CONCAT, {std::move(left.expr), std::move(right.expr)});
     return out;
   }
-  out.type = pb::BOOL;
-  out.expr = Binary(comparison->second, std::move(left.expr), std::move(right.expr));
+  // PostgreSQL's cross-type operators (int4 + int8, float4 < float8, date < timestamp) are the
+  // same-type operator of the wider type, which the runtime has: the narrower side converted.
+  const PgTypeId l = Id(left), r = Id(right);
+  const bool same_family = (IsNumericFamily(l) && IsNumericFamily(r)) ||
+                           (Category(l) == 'D' && Category(r) == 'D' && l != PgTypeId::kTime &&
+                            r != PgTypeId::kTime && comparison != kComparison.end());
+  if (l != r && same_family) {
+    const PgTypeId wider = CanCast(l, r, CastContext::kImplicit) ? r : l;
+    left =
+        CoerceTo(std::move(left), ScalarOf(wider), {}, CastContext::kImplicit, location, "operand");
+    right = CoerceTo(std::move(right), ScalarOf(wider), {}, CastContext::kImplicit, location,
+                     "operand");
+  }
+  const pb::BinaryFunc func =
+      arithmetic != kArithmetic.end() ? arithmetic->second : comparison->second;
+  // time + date is date + time (the runtime has the one order).
+  if (func == pb::ADD && l == PgTypeId::kTime && r == PgTypeId::kDate) std::swap(left, right);
+  out.expr = Binary(func, std::move(left.expr), std::move(right.expr));
   return out;
 }
 
@@ -782,14 +961,20 @@ BoundExpr Binder::BindAExpr(const pg_query::A_Expr& expr, const ExprContext& con
           Fail(sqlstate::kFeatureNotSupported, "prefix operator " + op + " is not supported",
                location);
         }
-        if (operand.type != pb::INT64 && operand.type != pb::FLOAT64) {
+        // PostgreSQL's prefix + and - exist for the numbers and (-) interval; for an unknown
+        // operand it finds several and says so.
+        const PgTypeId id = Id(operand);
+        if (id == PgTypeId::kUnknown) {
+          Fail(sqlstate::kAmbiguousFunction, "operator is not unique: " + op + " unknown",
+               location);
+        }
+        if (!IsNumericFamily(id) && !(op == "-" && id == PgTypeId::kInterval)) {
           Fail(sqlstate::kUndefinedFunction,
-               "operator does not exist: " + op + " " + TypeSqlName(operand.type), location);
+               "operator does not exist: " + op + " " + std::string(PgTypeName(id)), location);
         }
         if (op == "+") return operand;
         BoundExpr out;
         out.type = operand.type;
-        out.numeric = operand.numeric;
         out.expr = Unary(pb::NEGATE, std::move(operand.expr));
         return out;
       }
@@ -819,12 +1004,13 @@ BoundExpr Binder::BindAExpr(const pg_query::A_Expr& expr, const ExprContext& con
     case pg_query::AEXPR_NULLIF: {
       BoundExpr left = Bind(expr.lexpr(), context);
       BoundExpr right = Bind(expr.rexpr(), context);
-      const BoundExpr eq = BindOperator("=", left, right, location);
+      // The result is the type of the `=` operator's left operand (nullif(1, 2.5) is numeric).
+      BoundExpr value;
+      const BoundExpr eq = BindOperator("=", left, right, location, &value);
       BoundExpr out;
-      out.type = left.type == pb::SCALAR_TYPE_UNSPECIFIED ? right.type : left.type;
-      if (out.type == pb::SCALAR_TYPE_UNSPECIFIED) out.type = pb::STRING;
-      out.numeric = left.numeric || right.numeric;
-      out.expr = IfThenElse(eq.expr, NullExpr(out.type), eq.expr.binary().left());
+      out.type = value.type;
+      out.mods = value.mods;
+      out.expr = IfThenElse(eq.expr, NullExpr(out.type), value.expr);
       return out;
     }
     case pg_query::AEXPR_IN: {
@@ -866,8 +1052,34 @@ BoundExpr Binder::BindAExpr(const pg_query::A_Expr& expr, const ExprContext& con
       return out;
     }
     case pg_query::AEXPR_LIKE:
-    case pg_query::AEXPR_ILIKE:
-      Fail(sqlstate::kFeatureNotSupported, "LIKE and ILIKE are not supported yet", location);
+    case pg_query::AEXPR_ILIKE: {
+      // ~~ (LIKE), !~~ (NOT LIKE), ~~* (ILIKE), !~~* (NOT ILIKE) of text, with PostgreSQL's
+      // default escape (a backslash); character is matched with its blanks (bpcharlike).
+      const bool negated = !op.empty() && op[0] == '!';
+      const bool ilike = expr.kind() == pg_query::AEXPR_ILIKE;
+      if (expr.rexpr().has_func_call()) {
+        Fail(sqlstate::kFeatureNotSupported, "LIKE … ESCAPE is not supported yet", location);
+      }
+      BoundExpr value = Bind(expr.lexpr(), context);
+      BoundExpr pattern = Bind(expr.rexpr(), context);
+      std::optional<pb::ScalarExpr> v = Id(value) == PgTypeId::kBpchar
+                                            ? std::optional<pb::ScalarExpr>(value.expr)
+                                            : AsText(value, location);
+      std::optional<pb::ScalarExpr> p = Id(pattern) == PgTypeId::kBpchar
+                                            ? std::optional<pb::ScalarExpr>(pattern.expr)
+                                            : AsText(pattern, location);
+      if (!v || !p) {
+        Fail(sqlstate::kUndefinedFunction,
+             "operator does not exist: " + std::string(PgTypeName(Id(value))) + " " + op + " " +
+                 std::string(PgTypeName(Id(pattern))),
+             location);
+      }
+      BoundExpr out;
+      out.type = pb::BOOL;
+      out.expr = CallExpr(ilike ? pb::ILIKE : pb::LIKE, {std::move(*v), std::move(*p)});
+      if (negated) out.expr = Unary(pb::NOT, std::move(out.expr));
+      return out;
+    }
     case pg_query::AEXPR_SIMILAR:
       Fail(sqlstate::kFeatureNotSupported, "SIMILAR TO is not supported", location);
     case pg_query::AEXPR_BETWEEN_SYM:
@@ -918,11 +1130,11 @@ BoundExpr Binder::BindCase(const pg_query::CaseExpr& expr, const ExprContext& co
     results.push_back(Bind(when.result(), context));
   }
   results.push_back(expr.has_defresult() ? Bind(expr.defresult(), context) : BoundExpr{});
-  std::vector<BoundExpr*> branches;
-  for (auto& r : results) branches.push_back(&r);
+  // PostgreSQL resolves the ELSE first, then the THENs in order (its messages name them so).
+  std::vector<BoundExpr*> branches = {&results.back()};
+  for (std::size_t i = 0; i + 1 < results.size(); ++i) branches.push_back(&results[i]);
   BoundExpr out;
-  out.type = CommonType(branches, "CASE", expr.location());
-  for (const auto& r : results) out.numeric |= r.numeric;
+  out.type = CommonType(branches, "CASE", expr.location(), &out.mods);
   out.expr = results.back().expr;
   for (std::size_t i = conditions.size(); i-- > 0;) {
     out.expr =
@@ -945,38 +1157,194 @@ BoundExpr Binder::BindFuncCall(const pg_query::FuncCall& call, const ExprContext
   if (call.has_over()) {
     Fail(sqlstate::kFeatureNotSupported, "window functions are not supported yet", call.location());
   }
-  if (call.funcname_size() == 1 && !call.agg_star() && !call.agg_distinct() &&
-      call.agg_order_size() == 0 && !call.has_agg_filter() && !call.func_variadic()) {
-    std::vector<BoundExpr> args;
-    for (const auto& a : call.args()) args.push_back(Bind(a, context));
-    std::string types;
-    for (const auto& a : args) types += (types.empty() ? "" : ", ") + TypeSqlName(a.type);
-    if (name == "abs" && args.size() == 1 &&
-        (args[0].type == pb::INT64 || args[0].type == pb::FLOAT64)) {
-      // |x|: -x below zero; x + 0.0 otherwise for a float, so -0 is 0 as fabs gives.
-      const pb::ScalarExpr& x = args[0].expr;
-      const bool is_float = args[0].type == pb::FLOAT64;
-      BoundExpr out;
-      out.type = args[0].type;
-      out.numeric = args[0].numeric;
-      out.expr = IfThenElse(Binary(pb::LT, x, is_float ? FloatExpr(0) : IntExpr(0)),
-                            Unary(pb::NEGATE, x), is_float ? Binary(pb::ADD, x, FloatExpr(0)) : x);
-      return out;
-    }
-    if (name == "mod" && args.size() == 2) {
-      BoundExpr out = BindOperator("%", args[0], args[1], call.location());
-      if (out.type != pb::INT64) {
-        Fail(sqlstate::kUndefinedFunction, "function mod(" + types + ") does not exist",
-             call.location());
-      }
-      return out;
-    }
-    if (name == "abs" || name == "mod") {
-      Fail(sqlstate::kUndefinedFunction, "function " + name + "(" + types + ") does not exist",
-           call.location());
-    }
+  if (call.agg_star() || call.agg_distinct() || call.agg_order_size() > 0 ||
+      call.has_agg_filter() || call.func_variadic() || call.agg_within_group()) {
+    Fail(sqlstate::kFeatureNotSupported,
+         "function " + name + " with *, DISTINCT, ORDER BY, FILTER or VARIADIC is not supported",
+         call.location());
   }
-  Fail(sqlstate::kFeatureNotSupported, "function " + name + " is not supported yet",
+  // The name as written (the grammar's own spellings qualified: pg_catalog.extract), for
+  // PostgreSQL's "function … does not exist".
+  std::string shown;
+  for (const auto& n : call.funcname()) {
+    shown += (shown.empty() ? "" : ".") + (n.has_string() ? n.string().sval() : std::string());
+  }
+  if (call.funcname_size() > 2 ||
+      (call.funcname_size() == 2 && call.funcname(0).string().sval() != "pg_catalog")) {
+    Fail(sqlstate::kUndefinedFunction, "function " + shown + " does not exist", call.location());
+  }
+  std::vector<BoundExpr> args;
+  for (const auto& a : call.args()) args.push_back(Bind(a, context));
+  const int at = call.location();
+  auto no_such = [&]() {
+    std::string types;
+    for (const auto& a : args)
+      types += (types.empty() ? "" : ", ") + std::string(PgTypeName(Id(a)));
+    Fail(sqlstate::kUndefinedFunction, "function " + shown + "(" + types + ") does not exist", at);
+  };
+  auto text_arg = [&](std::size_t i) {
+    std::optional<pb::ScalarExpr> t = AsText(args.at(i), at);
+    if (!t) no_such();
+    return std::move(*t);
+  };
+  auto int4_arg = [&](std::size_t i) {
+    const PgTypeId id = Id(args.at(i));
+    if (id != PgTypeId::kUnknown && !CanCast(id, PgTypeId::kInt4, CastContext::kImplicit))
+      no_such();
+    return CoerceTo(args[i], pb::INT32, {}, CastContext::kImplicit, at, "argument").expr;
+  };
+  auto result = [](pb::ScalarType type, pb::ScalarExpr expr) {
+    BoundExpr out;
+    out.type = type;
+    out.expr = std::move(expr);
+    return out;
+  };
+  auto arity = [&](std::size_t low, std::size_t high) {
+    if (args.size() < low || args.size() > high) no_such();
+  };
+  // String functions (text in; character without its trailing blanks, as PostgreSQL's cast to
+  // text).
+  if (name == "length" || name == "char_length" || name == "character_length") {
+    arity(1, 1);
+    if (Id(args[0]) == PgTypeId::kBytea && name == "length") {
+      return result(pb::INT32, CallExpr(pb::OCTET_LENGTH, {args[0].expr}));
+    }
+    return result(pb::INT32, CallExpr(pb::CHAR_LENGTH, {text_arg(0)}));
+  }
+  if (name == "octet_length") {
+    arity(1, 1);
+    if (Id(args[0]) == PgTypeId::kBytea) {
+      return result(pb::INT32, CallExpr(pb::OCTET_LENGTH, {args[0].expr}));
+    }
+    // octet_length(character) counts its blanks (PostgreSQL's bpcharoctetlen).
+    if (Id(args[0]) == PgTypeId::kBpchar) {
+      return result(pb::INT32, CallExpr(pb::OCTET_LENGTH, {args[0].expr}));
+    }
+    return result(pb::INT32, CallExpr(pb::OCTET_LENGTH, {text_arg(0)}));
+  }
+  if (name == "lower" || name == "upper") {
+    arity(1, 1);
+    return result(pb::STRING, CallExpr(name == "lower" ? pb::LOWER : pb::UPPER, {text_arg(0)}));
+  }
+  if (name == "substr" || name == "substring") {
+    arity(2, 3);
+    std::vector<pb::ScalarExpr> a = {text_arg(0), int4_arg(1)};
+    if (args.size() == 3) a.push_back(int4_arg(2));
+    return result(pb::STRING, CallExpr(pb::SUBSTR, std::move(a)));
+  }
+  if (name == "strpos" || name == "position") {
+    // position(a IN b) is pg_catalog.position(b, a) from the grammar; strpos(b, a).
+    arity(2, 2);
+    return result(pb::INT32, CallExpr(pb::STRPOS, {text_arg(0), text_arg(1)}));
+  }
+  if (name == "btrim" || name == "ltrim" || name == "rtrim") {
+    arity(1, 2);
+    std::vector<pb::ScalarExpr> a = {text_arg(0)};
+    if (args.size() == 2) a.push_back(text_arg(1));
+    const pb::Func f = name == "btrim" ? pb::BTRIM : name == "ltrim" ? pb::LTRIM : pb::RTRIM;
+    return result(pb::STRING, CallExpr(f, std::move(a)));
+  }
+  if (name == "replace") {
+    arity(3, 3);
+    return result(pb::STRING, CallExpr(pb::REPLACE, {text_arg(0), text_arg(1), text_arg(2)}));
+  }
+  // Math: PostgreSQL's candidates are (double precision) and (numeric); an integer, real or
+  // unknown argument goes to double precision (the preferred type), numeric stays numeric.
+  auto float_or_numeric = [&](std::size_t i) {
+    const PgTypeId id = Id(args.at(i));
+    if (id != PgTypeId::kUnknown && !IsNumericFamily(id)) no_such();
+    const pb::ScalarType t = id == PgTypeId::kNumeric ? pb::NUMERIC : pb::FLOAT64;
+    return CoerceTo(args[i], t, {}, CastContext::kImplicit, at, "argument");
+  };
+  if (name == "abs") {
+    arity(1, 1);
+    const PgTypeId id = Id(args[0]);
+    if (id == PgTypeId::kUnknown)
+      return result(pb::FLOAT64, CallExpr(pb::ABS, {float_or_numeric(0).expr}));
+    if (!IsNumericFamily(id)) no_such();
+    return result(args[0].type, CallExpr(pb::ABS, {args[0].expr}));
+  }
+  if (name == "round" || name == "trunc" || name == "floor" || name == "ceil" ||
+      name == "ceiling" || name == "sqrt") {
+    const bool digits = name == "round" || name == "trunc";
+    arity(1, digits ? 2 : 1);
+    const pb::Func f = name == "round"   ? pb::ROUND
+                       : name == "trunc" ? pb::TRUNC
+                       : name == "floor" ? pb::FLOOR
+                       : name == "sqrt"  ? pb::SQRT
+                                         : pb::CEIL;
+    if (args.size() == 2) {
+      // round(numeric, integer) only: an integer first argument becomes numeric; a float has no
+      // such function.
+      const PgTypeId id = Id(args[0]);
+      if (id != PgTypeId::kUnknown && !CanCast(id, PgTypeId::kNumeric, CastContext::kImplicit)) {
+        no_such();
+      }
+      const pb::ScalarExpr x =
+          CoerceTo(args[0], pb::NUMERIC, {}, CastContext::kImplicit, at, "argument").expr;
+      return result(pb::NUMERIC, CallExpr(f, {x, int4_arg(1)}));
+    }
+    BoundExpr x = float_or_numeric(0);
+    return result(x.type, CallExpr(f, {std::move(x.expr)}));
+  }
+  if (name == "power" || name == "pow") {
+    arity(2, 2);
+    // (numeric, numeric) when neither is a float and one is numeric; else double precision.
+    bool any_numeric = false, any_float = false;
+    for (const auto& a : args) {
+      const PgTypeId id = Id(a);
+      if (id != PgTypeId::kUnknown && !IsNumericFamily(id)) no_such();
+      any_numeric |= id == PgTypeId::kNumeric;
+      any_float |= id == PgTypeId::kFloat4 || id == PgTypeId::kFloat8;
+    }
+    const pb::ScalarType t = any_numeric && !any_float ? pb::NUMERIC : pb::FLOAT64;
+    return result(
+        t, CallExpr(pb::POWER,
+                    {CoerceTo(args[0], t, {}, CastContext::kImplicit, at, "argument").expr,
+                     CoerceTo(args[1], t, {}, CastContext::kImplicit, at, "argument").expr}));
+  }
+  if (name == "mod") {
+    arity(2, 2);
+    const PgTypeId l = Id(args[0]), r = Id(args[1]);
+    const bool ok = (l == PgTypeId::kUnknown || IsIntegerType(l) || l == PgTypeId::kNumeric) &&
+                    (r == PgTypeId::kUnknown || IsIntegerType(r) || r == PgTypeId::kNumeric);
+    if (!ok) no_such();
+    return BindOperator("%", args[0], args[1], at);
+  }
+  // Dates and times: date_trunc(text, timestamp | timestamptz | interval) — a date is taken as
+  // timestamptz and a time as interval, as PostgreSQL's implicit casts pick; extract(field from x)
+  // (the grammar's pg_catalog.extract) numeric; date_part double precision.
+  if (name == "date_trunc" || name == "extract" || name == "date_part") {
+    arity(2, 2);
+    const PgTypeId id = Id(args[1]);
+    pb::ScalarType t = args[1].type;
+    if (name == "date_trunc") {
+      if (id == PgTypeId::kDate) t = pb::TIMESTAMPTZ;
+      if (id == PgTypeId::kTime) t = pb::INTERVAL;
+      if (t != pb::TIMESTAMP && t != pb::TIMESTAMPTZ && t != pb::INTERVAL) {
+        if (id == PgTypeId::kUnknown) {
+          Fail(sqlstate::kAmbiguousFunction,
+               "function " + shown + "(" + std::string(PgTypeName(Id(args[0]))) +
+                   ", unknown) is not unique",
+               at);
+        }
+        no_such();
+      }
+    } else if (id == PgTypeId::kUnknown) {
+      Fail(sqlstate::kAmbiguousFunction,
+           "function " + shown + "(" + std::string(PgTypeName(Id(args[0]))) +
+               ", unknown) is not unique",
+           at);
+    } else if (Category(id) != 'D' && id != PgTypeId::kInterval) {
+      no_such();
+    }
+    const pb::ScalarExpr unit = text_arg(0);
+    const pb::ScalarExpr x = CoerceTo(args[1], t, {}, CastContext::kImplicit, at, "argument").expr;
+    if (name == "date_trunc") return result(t, CallExpr(pb::DATE_TRUNC, {unit, x}));
+    return result(name == "extract" ? pb::NUMERIC : pb::FLOAT64,
+                  CallExpr(name == "extract" ? pb::EXTRACT : pb::DATE_PART, {unit, x}));
+  }
+  Fail(sqlstate::kFeatureNotSupported, "function " + shown + " is not supported yet",
        call.location());
 }
 
@@ -1009,8 +1377,8 @@ BoundExpr Binder::BindAggregate(const pg_query::FuncCall& call, const std::strin
       Fail(sqlstate::kUndefinedFunction, "function " + name + "(" + types + ") does not exist",
            call.location());
     }
-    const pb::ScalarType t = args[0].type;
-    const std::string signature = name + "(" + TypeSqlName(t) + ")";
+    const PgTypeId t = Id(args[0]);
+    const std::string signature = name + "(" + std::string(PgTypeName(t)) + ")";
     auto no_such = [&] {
       Fail(sqlstate::kUndefinedFunction, "function " + signature + " does not exist",
            call.location());
@@ -1021,33 +1389,51 @@ BoundExpr Binder::BindAggregate(const pg_query::FuncCall& call, const std::strin
              call.location());
       }
     };
-    agg.arg = std::move(args[0].expr);
-    // PostgreSQL: sum(bigint) is numeric; sum, min and max of a numeric are numeric.
-    agg.numeric = (name == "sum" && t == pb::INT64) ||
-                  (args[0].numeric && (name == "sum" || name == "min" || name == "max"));
+    // The runtime's SUM and AVG keep their input's type (AVG of a float is FLOAT64): PostgreSQL's
+    // result types are reached by converting the input first — sum(int2|int4) is bigint,
+    // sum(int8) and avg of an integer numeric, sum(time) and avg(time) interval.
+    auto input_as = [&](pb::ScalarType type) {
+      agg.arg =
+          CoerceTo(args[0], type, {}, CastContext::kImplicit, call.location(), "argument").expr;
+      agg.type = type;
+    };
+    agg.arg = args[0].expr;
+    agg.type = args[0].type;
     if (name == "count") {
       agg.func = call.agg_distinct() ? pb::COUNT_DISTINCT : pb::COUNT_NON_NULL;
       agg.type = pb::INT64;
     } else if (name == "sum") {
-      if (t != pb::INT64 && t != pb::FLOAT64) no_such();
       no_distinct();
       agg.func = pb::SUM;
-      agg.type = t;
-    } else if (name == "min" || name == "max") {
-      if (t == pb::BOOL) no_such();
-      agg.func = name == "min" ? pb::MIN : pb::MAX;
-      agg.type = t;
-    } else if (name == "avg") {
-      if (t == pb::INT64) {
-        Fail(sqlstate::kFeatureNotSupported,
-             "avg(bigint) is not supported yet: its result is numeric", call.location());
+      if (t == PgTypeId::kInt2 || t == PgTypeId::kInt4) {
+        input_as(pb::INT64);
+      } else if (t == PgTypeId::kInt8) {
+        input_as(pb::NUMERIC);
+      } else if (t == PgTypeId::kTime) {
+        input_as(pb::INTERVAL);
+      } else if (!(t == PgTypeId::kFloat4 || t == PgTypeId::kFloat8 || t == PgTypeId::kNumeric ||
+                   t == PgTypeId::kInterval)) {
+        no_such();
       }
-      if (t != pb::FLOAT64) no_such();
+    } else if (name == "min" || name == "max") {
+      if (t == PgTypeId::kBool || t == PgTypeId::kBytea || t == PgTypeId::kUuid) no_such();
+      agg.func = name == "min" ? pb::MIN : pb::MAX;
+      if (t == PgTypeId::kVarchar) input_as(pb::STRING);  // max(text): varchar has none
+      agg.mods = t == PgTypeId::kBpchar ? ModsOf(t) : TypeMods{};
+    } else if (name == "avg") {
       no_distinct();
       agg.func = pb::AVG;
-      agg.type = pb::FLOAT64;
+      if (IsIntegerType(t) || t == PgTypeId::kNumeric) {
+        input_as(pb::NUMERIC);
+      } else if (t == PgTypeId::kFloat4 || t == PgTypeId::kFloat8) {
+        agg.type = pb::FLOAT64;
+      } else if (t == PgTypeId::kInterval || t == PgTypeId::kTime) {
+        input_as(pb::INTERVAL);
+      } else {
+        no_such();
+      }
     } else {  // bool_or, bool_and, every
-      if (t != pb::BOOL) no_such();
+      if (t != PgTypeId::kBool) no_such();
       agg.func = name == "bool_or" ? pb::ANY : pb::ALL;
       agg.type = pb::BOOL;
     }
@@ -1060,7 +1446,7 @@ BoundExpr Binder::BindAggregate(const pg_query::FuncCall& call, const std::strin
   if (index == aggregation.calls.size()) aggregation.calls.push_back(agg);
   BoundExpr out;
   out.type = agg.type;
-  out.numeric = agg.numeric;
+  out.mods = agg.mods;
   out.expr = ColumnExpr(static_cast<std::uint32_t>(aggregation.group.size() + index));
   return out;
 }

@@ -91,6 +91,10 @@ bool EqualityValues(const pb::ScalarExpr& e, std::uint32_t column, std::vector<p
       lit->kind_case() != pb::ScalarExpr::kLiteral || lit->literal().value().has_null()) {
     return false;
   }
+  // A key lookup finds equal encodings: a numeric (1.5 = 1.50) and an interval ('1 mon' =
+  // '30 days') equal in value may be stored with another encoding, so they are no keys.
+  const auto kind = lit->literal().value().kind_case();
+  if (kind == pb::Datum::kNumeric || kind == pb::Datum::kInterval) return false;
   out->push_back(lit->literal().value());
   return true;
 }

@@ -18,10 +18,79 @@ pb::ScalarExpr NullExpr(pb::ScalarType type) {
   return e;
 }
 
-pb::ScalarExpr IntExpr(std::int64_t value) {
+pb::ScalarExpr IntExpr(std::int64_t value, pb::ScalarType type) {
   pb::ScalarExpr e;
   e.mutable_literal()->mutable_value()->set_int64(value);
-  e.mutable_literal()->set_type(pb::INT64);
+  e.mutable_literal()->set_type(type);
+  return e;
+}
+
+pb::ScalarExpr NumericExpr(const std::string& text) {
+  pb::ScalarExpr e;
+  e.mutable_literal()->mutable_value()->set_numeric(text);
+  e.mutable_literal()->set_type(pb::NUMERIC);
+  return e;
+}
+
+pb::ScalarExpr CastExpr(pb::ScalarExpr expr, pb::ScalarType type, const TypeMods& mods) {
+  pb::ScalarExpr e;
+  *e.mutable_cast()->mutable_expr() = std::move(expr);
+  *e.mutable_cast()->mutable_to() = ColumnOfType(type, mods);
+  return e;
+}
+
+pb::ScalarExpr CallExpr(pb::Func func, std::vector<pb::ScalarExpr> args) {
+  pb::ScalarExpr e;
+  e.mutable_call()->set_func(func);
+  for (auto& a : args) *e.mutable_call()->add_args() = std::move(a);
+  return e;
+}
+
+pb::ScalarExpr ZeroExpr(pb::ScalarType type) {
+  pb::ScalarExpr e;
+  pb::Datum* v = e.mutable_literal()->mutable_value();
+  e.mutable_literal()->set_type(type);
+  switch (type) {
+    case pb::BOOL:
+      v->set_bool_(false);
+      break;
+    case pb::INT16:
+    case pb::INT32:
+    case pb::INT64:
+      v->set_int64(0);
+      break;
+    case pb::FLOAT32:
+    case pb::FLOAT64:
+      v->set_float64(0);
+      break;
+    case pb::NUMERIC:
+      v->set_numeric("0");
+      break;
+    case pb::BYTEA:
+      v->set_bytea("");
+      break;
+    case pb::DATE:
+      v->set_date(0);
+      break;
+    case pb::TIME:
+      v->set_time(0);
+      break;
+    case pb::TIMESTAMP:
+      v->set_timestamp(0);
+      break;
+    case pb::TIMESTAMPTZ:
+      v->set_timestamptz(0);
+      break;
+    case pb::INTERVAL:
+      v->mutable_interval();
+      break;
+    case pb::UUID:
+      v->set_uuid(std::string(16, '\0'));
+      break;
+    default:
+      v->set_string("");
+      break;
+  }
   return e;
 }
 
@@ -134,6 +203,12 @@ void ColumnsRead(const pb::ScalarExpr& expr, std::vector<std::uint32_t>* out) {
       ColumnsRead(expr.if_then_else().then(), out);
       ColumnsRead(expr.if_then_else().els(), out);
       break;
+    case pb::ScalarExpr::kCast:
+      ColumnsRead(expr.cast().expr(), out);
+      break;
+    case pb::ScalarExpr::kCall:
+      for (const auto& a : expr.call().args()) ColumnsRead(a, out);
+      break;
     default:
       break;
   }
@@ -155,6 +230,14 @@ pb::ScalarExpr Substitute(const pb::ScalarExpr& expr, const std::vector<pb::Scal
       *out.mutable_if_then_else()->mutable_cond() = Substitute(expr.if_then_else().cond(), values);
       *out.mutable_if_then_else()->mutable_then() = Substitute(expr.if_then_else().then(), values);
       *out.mutable_if_then_else()->mutable_els() = Substitute(expr.if_then_else().els(), values);
+      break;
+    case pb::ScalarExpr::kCast:
+      *out.mutable_cast()->mutable_expr() = Substitute(expr.cast().expr(), values);
+      break;
+    case pb::ScalarExpr::kCall:
+      for (int i = 0; i < expr.call().args_size(); ++i) {
+        *out.mutable_call()->mutable_args(i) = Substitute(expr.call().args(i), values);
+      }
       break;
     default:
       break;
@@ -188,6 +271,13 @@ int ExprNesting(const pb::ScalarExpr& expr) {
       return 2 + std::max({ExprNesting(expr.if_then_else().cond()),
                            ExprNesting(expr.if_then_else().then()),
                            ExprNesting(expr.if_then_else().els())});
+    case pb::ScalarExpr::kCast:
+      return 2 + std::max(ExprNesting(expr.cast().expr()), 2);  // Cast, and its Column
+    case pb::ScalarExpr::kCall: {
+      int deepest = 0;
+      for (const auto& a : expr.call().args()) deepest = std::max(deepest, ExprNesting(a));
+      return 2 + deepest;
+    }
     default:
       return 1;
   }
@@ -232,7 +322,9 @@ int PlanNesting(const pb::Plan& plan) {
   }
 }
 
-std::string TypeSqlName(pb::ScalarType type) { return std::string(SqlTypeName(type)); }
+std::string TypeSqlName(pb::ScalarType type, const TypeMods& mods) {
+  return std::string(SqlTypeName(type, mods));
+}
 
 }  // namespace tandem::frontend::plan
 
@@ -298,18 +390,7 @@ pb::Plan EquiJoin(pb::Plan left, std::size_t left_arity,
 
 namespace {
 
-pb::ScalarExpr DefaultOf(pb::ScalarType type) {
-  switch (type) {
-    case pb::INT64:
-      return IntExpr(0);
-    case pb::FLOAT64:
-      return FloatExpr(0);
-    case pb::BOOL:
-      return BoolExpr(false);
-    default:
-      return StringExpr("");
-  }
-}
+pb::ScalarExpr DefaultOf(pb::ScalarType type) { return ZeroExpr(type); }
 
 // Keys that equal exactly when the columns are equal or both null: (c IS NULL, c or a default).
 std::vector<pb::ScalarExpr> NullSafeKeys(const std::vector<pb::ScalarType>& types) {

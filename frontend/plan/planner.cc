@@ -93,9 +93,11 @@ SqlResult<PlannedRelation> PlanQuery(const pg_query::Node& query, const CatalogR
   pb::Schema schema;
   if (auto failed = CheckPlanned(out.plan, out.imports, types, &schema)) return *failed;
   for (int i = 0; i < schema.columns_size() && static_cast<std::size_t>(i) < ordered.visible; ++i) {
+    // The modifiers PostgreSQL keeps for the column (a column's numeric(10,2), a cast's
+    // varchar(5)): RowDescription's type modifier.
     out.columns.push_back(CatalogColumn{ordered.names[static_cast<std::size_t>(i)],
-                                        schema.columns(i).type(), schema.columns(i).nullable()});
-    out.numeric_in_postgres.push_back(r.columns[static_cast<std::size_t>(i)].numeric);
+                                        schema.columns(i).type(), schema.columns(i).nullable(),
+                                        r.columns[static_cast<std::size_t>(i)].mods});
   }
   for (const auto& o : out.finishing.order_by()) {
     if (o.column() >= static_cast<std::uint32_t>(schema.columns_size())) {

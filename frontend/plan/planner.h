@@ -61,9 +61,6 @@ struct PlannedRelation {
   std::vector<std::string> import_objects;    // the SQL name of each import's object, in order
   std::vector<CatalogColumn> columns;         // the output columns, named as PostgreSQL names them
   ipc::pb::Finishing finishing;  // the top-level ORDER BY / LIMIT / OFFSET (and its projection)
-  // Per output column: PostgreSQL types it numeric (a sum of bigint), Tandem int8 with the same
-  // integer values — a client may be told numeric (OID 1700: the text is the same).
-  std::vector<bool> numeric_in_postgres;
 };
 
 // `sql` is the whole query string the statement came from: an error's position is 1-based

@@ -393,7 +393,7 @@ OrderedRelation Binder::BindSimpleSelect(const pg_query::SelectStmt& select, con
         BoundExpr e;
         e.expr = ColumnExpr(c);
         e.type = from.columns[c].type;
-        e.numeric = from.columns[c].numeric;
+        e.mods = from.columns[c].mods;
         if (aggregating) {
           const std::string key = e.expr.SerializeAsString();
           auto it = std::find(aggregation.group_keys.begin(), aggregation.group_keys.end(), key);
@@ -505,10 +505,10 @@ OrderedRelation Binder::BindSimpleSelect(const pg_query::SelectStmt& select, con
   out.relation.plan = std::move(input);
   for (std::size_t i = 0; i < targets.size(); ++i) {
     out.relation.columns.push_back(
-        ScopeColumn{"", out.names[i], targets[i].type, false, targets[i].numeric, untyped[i]});
+        ScopeColumn{"", out.names[i], targets[i].type, false, untyped[i], targets[i].mods});
   }
   for (const auto& h : hidden)
-    out.relation.columns.push_back(ScopeColumn{"", "", h.type, false, h.numeric, false});
+    out.relation.columns.push_back(ScopeColumn{"", "", h.type, false, false, h.mods});
   out.relation.star = StarOf(targets.size());
   out.visible = targets.size();
   BindLimit(select, &out);
@@ -567,9 +567,10 @@ OrderedRelation Binder::BindValues(const pg_query::SelectStmt& select) {
   for (std::size_t c = 0; c < width; ++c) {
     std::vector<BoundExpr*> column;
     for (auto& row : rows) column.push_back(&row[c]);
-    const pb::ScalarType type = CommonType(column, "VALUES", -1);
+    TypeMods mods;
+    const pb::ScalarType type = CommonType(column, "VALUES", -1, &mods);
     out.names.push_back("column" + std::to_string(c + 1));
-    out.relation.columns.push_back(ScopeColumn{"", out.names.back(), type, false, false, false});
+    out.relation.columns.push_back(ScopeColumn{"", out.names.back(), type, false, false, mods});
   }
   std::vector<pb::Plan> inputs;
   for (auto& row : rows) {
@@ -596,33 +597,40 @@ OrderedRelation Binder::BindSetOperation(const pg_query::SelectStmt& select, con
     Fail(sqlstate::kSyntaxError,
          std::string("each ") + op + " query must have the same number of columns");
   }
-  // A bare NULL column of one branch takes the other's type (PostgreSQL's unknown).
-  auto retype = [](Relation* side, std::size_t column, pb::ScalarType type) {
+  // Each column's type is PostgreSQL's select_common_type of the two branches' (a bare NULL is
+  // unknown and takes the other's); a branch whose column has another type is converted.
+  auto convert = [this](Relation* side, std::size_t column, pb::ScalarType type,
+                        const TypeMods& mods) {
+    ScopeColumn& c = side->columns[column];
+    if (c.type == type && c.mods == mods && !c.untyped_null) return;
+    BoundExpr e;
+    if (!c.untyped_null) {
+      e.expr = ColumnExpr(static_cast<std::uint32_t>(column));
+      e.type = c.type;
+      e.mods = c.mods;
+    }
+    e = CoerceTo(std::move(e), type, mods, CastContext::kImplicit, -1, "column");
     const std::size_t arity = side->columns.size();
     std::vector<std::uint32_t> projection = Iota(0, arity);
     projection[column] = static_cast<std::uint32_t>(arity);
-    side->plan = MfpPlan(std::move(side->plan), {NullExpr(type)}, {}, std::move(projection));
-    side->columns[column].type = type;
-    side->columns[column].untyped_null = false;
+    side->plan = MfpPlan(std::move(side->plan), {std::move(e.expr)}, {}, std::move(projection));
+    c.type = type;
+    c.mods = mods;
+    c.untyped_null = false;
   };
   for (std::size_t i = 0; i < left.columns.size(); ++i) {
-    if (left.columns[i].type != right.columns[i].type) {
-      if (left.columns[i].untyped_null) {
-        retype(&left, i, right.columns[i].type);
-      } else if (right.columns[i].untyped_null) {
-        retype(&right, i, left.columns[i].type);
-      }
+    if (left.columns[i].untyped_null && right.columns[i].untyped_null) continue;
+    BoundExpr l, r;
+    for (auto [side, e] : {std::pair{&left, &l}, std::pair{&right, &r}}) {
+      if (side->columns[i].untyped_null) continue;
+      e->type = side->columns[i].type;
+      e->mods = side->columns[i].mods;
+      e->expr = ColumnExpr(static_cast<std::uint32_t>(i));
     }
-    const pb::ScalarType a = left.columns[i].type, b = right.columns[i].type;
-    if (a == b) continue;
-    if ((a == pb::INT64 || a == pb::FLOAT64) && (b == pb::INT64 || b == pb::FLOAT64)) {
-      Fail(sqlstate::kFeatureNotSupported,
-           std::string(op) +
-               " of bigint and double precision columns is not supported yet (it "
-               "needs a cast of bigint to double precision)");
-    }
-    Fail(sqlstate::kDatatypeMismatch, std::string(op) + " types " + TypeSqlName(a) + " and " +
-                                          TypeSqlName(b) + " cannot be matched");
+    TypeMods mods;
+    const pb::ScalarType type = CommonType({&l, &r}, op, -1, &mods);
+    convert(&left, i, type, mods);
+    convert(&right, i, type, mods);
   }
   pb::Plan a = std::move(left.plan), b = std::move(right.plan);
   pb::Plan plan;
@@ -655,7 +663,6 @@ OrderedRelation Binder::BindSetOperation(const pg_query::SelectStmt& select, con
   out.relation.plan = std::move(plan);
   out.relation.columns = left.columns;
   for (std::size_t i = 0; i < right.columns.size(); ++i) {
-    out.relation.columns[i].numeric = left.columns[i].numeric || right.columns[i].numeric;
     out.relation.columns[i].untyped_null =
         left.columns[i].untyped_null && right.columns[i].untyped_null;
   }
@@ -724,7 +731,7 @@ Relation Binder::ReadObject(const CatalogObject& object, int location) {
   Relation r;
   r.plan.mutable_get()->set_id(object.id);
   for (const auto& c : object.columns)
-    r.columns.push_back(ScopeColumn{object.name, c.name, c.type, false, false, false});
+    r.columns.push_back(ScopeColumn{object.name, c.name, c.type, false, false, c.mods});
   r.star = StarOf(r.columns.size());
   return r;
 }
@@ -926,10 +933,16 @@ Relation Binder::BindJoin(const pg_query::JoinExpr& join, const CteScope& ctes) 
       return *found;
     };
     const std::uint32_t l = find(left, "left"), r = find(right, "right");
-    if (left.columns[l].type != right.columns[r].type) {
-      Fail(sqlstate::kDatatypeMismatch,
-           "JOIN/USING types " + TypeSqlName(left.columns[l].type) + " and " +
-               TypeSqlName(right.columns[r].type) + " cannot be matched",
+    const PgTypeId lt = IdOf(left.columns[l].type, left.columns[l].mods);
+    const PgTypeId rt = IdOf(right.columns[r].type, right.columns[r].mods);
+    if (lt != rt) {
+      const std::string types = std::string(PgTypeName(lt)) + " and " + std::string(PgTypeName(rt));
+      if (SelectCommonType({lt, rt}).type.has_value()) {
+        Fail(sqlstate::kFeatureNotSupported,
+             "JOIN/USING of columns of types " + types + " is not supported yet (join ON a = b)",
+             location);
+      }
+      Fail(sqlstate::kDatatypeMismatch, "JOIN/USING types " + types + " cannot be matched",
            location);
     }
     using_pairs.emplace_back(l, r);
@@ -1114,10 +1127,7 @@ Relation Binder::BindJoin(const pg_query::JoinExpr& join, const CteScope& ctes) 
     for (std::size_t i = 0; i < using_pairs.size(); ++i) {
       r.star.push_back(static_cast<std::uint32_t>(la + ra + i));
       r.columns.push_back(ScopeColumn{"", using_names[i], left.columns[using_pairs[i].first].type,
-                                      false,
-                                      left.columns[using_pairs[i].first].numeric ||
-                                          right.columns[using_pairs[i].second].numeric,
-                                      false});
+                                      false, false, left.columns[using_pairs[i].first].mods});
     }
     for (auto c : left.star) {
       if (used.count(c) == 0) r.star.push_back(c);
@@ -1335,7 +1345,7 @@ SubqueryKeys Binder::BindSubqueryKeys(const Relation& input, const pg_query::Sub
         }
         value.expr = ColumnExpr(columns[0]);
         value.type = from.columns[columns[0]].type;
-        value.numeric = from.columns[columns[0]].numeric;
+        value.mods = from.columns[columns[0]].mods;
       } else {
         value = Bind(target, context);
       }
@@ -1361,11 +1371,13 @@ SubqueryKeys Binder::BindSubqueryKeys(const Relation& input, const pg_query::Sub
       BoundExpr value;
       value.expr = ColumnExpr(0);
       value.type = r.columns[0].type;
+      value.mods = r.columns[0].mods;
       BoundExpr test = Bind(link.testexpr(), input_context);
       const BoundExpr eq = BindOperator("=", test, value, link.location());
       in_type = r.columns[0].type;
       outer_keys.push_back(eq.expr.binary().left());
-      keys_plan = MfpPlan(std::move(r.plan), {}, {}, {0});
+      // The subquery's value as the operator takes it (int4 IN (SELECT int8) compares int8s).
+      keys_plan = MfpPlan(std::move(r.plan), {eq.expr.binary().right()}, {}, {1});
     } else {
       keys_plan = MfpPlan(std::move(r.plan), {IntExpr(0)}, {},
                           {static_cast<std::uint32_t>(r.columns.size())});
@@ -1497,8 +1509,8 @@ Relation Binder::AddSubqueryMark(Relation input, const pg_query::SubLink& link,
   out.star = input.star;
   out.columns = std::move(input.columns);
   for (std::size_t i = 0; i < k; ++i)
-    out.columns.push_back(ScopeColumn{"", "", pb::INT64, false, false, false});
-  out.columns.push_back(ScopeColumn{"", "", pb::BOOL, false, false, false});
+    out.columns.push_back(ScopeColumn{"", "", pb::INT64, false, false, {}});
+  out.columns.push_back(ScopeColumn{"", "", pb::BOOL, false, false, {}});
   const pb::ScalarExpr matched =
       Unary(pb::IS_NOT_NULL, ColumnExpr(n + static_cast<std::uint32_t>(k)));
   value->type = pb::BOOL;
@@ -1529,8 +1541,8 @@ Relation Binder::AddSubqueryMark(Relation input, const pg_query::SubLink& link,
   out.plan = EquiJoin(std::move(out.plan), arity, group_outer, std::move(stats), c + 1, stats_keys,
                       pb::LEFT_OUTER);
   for (std::size_t i = 0; i < c; ++i)
-    out.columns.push_back(ScopeColumn{"", "", pb::INT64, false, false, false});
-  out.columns.push_back(ScopeColumn{"", "", pb::BOOL, false, false, false});
+    out.columns.push_back(ScopeColumn{"", "", pb::INT64, false, false, {}});
+  out.columns.push_back(ScopeColumn{"", "", pb::BOOL, false, false, {}});
   const pb::ScalarExpr has_null = ColumnExpr(arity + static_cast<std::uint32_t>(c));
   value->expr = IfThenElse(
       matched, BoolExpr(true),
@@ -1600,9 +1612,9 @@ Relation Binder::AddScalarSubquery(Relation input, const pg_query::SubLink& link
       out.plan = EquiJoin(std::move(input.plan), n, {}, std::move(with_value), 1, {}, pb::INNER);
       out.star = input.star;
       out.columns = std::move(input.columns);
-      out.columns.push_back(ScopeColumn{"", "", e.type, false, e.numeric, false});
+      out.columns.push_back(ScopeColumn{"", "", e.type, false, false, e.mods});
       value->type = e.type;
-      value->numeric = e.numeric;
+      value->mods = e.mods;
       value->expr = ColumnExpr(n);
       CheckSize(out.plan);
       return out;
@@ -1617,7 +1629,7 @@ Relation Binder::AddScalarSubquery(Relation input, const pg_query::SubLink& link
     out.star = input.star;
     out.columns = std::move(input.columns);
     for (std::uint32_t i = 0; i < k + m + 1; ++i) {
-      out.columns.push_back(ScopeColumn{"", "", pb::INT64, false, false, false});
+      out.columns.push_back(ScopeColumn{"", "", pb::INT64, false, false, {}});
     }
     std::vector<pb::ScalarExpr> present, absent;
     for (std::uint32_t j = 0; j < m; ++j) {
@@ -1625,7 +1637,6 @@ Relation Binder::AddScalarSubquery(Relation input, const pg_query::SubLink& link
       absent.push_back(AggregateOverNothing(aggregation.calls[j]));
     }
     value->type = e.type;
-    value->numeric = e.numeric;
     value->expr = IfThenElse(Unary(pb::IS_NOT_NULL, ColumnExpr(n + k + m)),
                              Substitute(e.expr, present), Substitute(e.expr, absent));
     CheckSize(out.plan);
@@ -1647,9 +1658,9 @@ Relation Binder::AddScalarSubquery(Relation input, const pg_query::SubLink& link
   out.plan = EquiJoin(std::move(input.plan), n, {}, std::move(r.plan), 1, {}, pb::LEFT_OUTER);
   out.star = input.star;
   out.columns = std::move(input.columns);
-  out.columns.push_back(ScopeColumn{"", "", r.columns[0].type, false, r.columns[0].numeric, false});
+  out.columns.push_back(ScopeColumn{"", "", r.columns[0].type, false, false, r.columns[0].mods});
   value->type = r.columns[0].type;
-  value->numeric = r.columns[0].numeric;
+  value->mods = r.columns[0].mods;
   value->expr = ColumnExpr(n);
   CheckSize(out.plan);
   return out;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "base/datum_text.h"
+#include "frontend/catalog/sql_type.h"
 #include "frontend/pgwire/pg_type.h"
 #include "frontend/sqlstate.h"
 #include "ipc/rows.h"
@@ -12,17 +13,11 @@ namespace tandem::frontend {
 
 namespace pb = ipc::pb;
 
-pgwire::FieldDescription DescribeColumn(const CatalogColumn& column, bool numeric) {
+pgwire::FieldDescription DescribeColumn(const CatalogColumn& column) {
   pgwire::PgType type = pgwire::kText;
   switch (column.type) {
     case pb::BOOL:
       type = pgwire::kBool;
-      break;
-    case pb::INT64:
-      type = numeric ? pgwire::kNumeric : pgwire::kInt8;
-      break;
-    case pb::FLOAT64:
-      type = pgwire::kFloat8;
       break;
     case pb::INT16:
       type = pgwire::kInt2;
@@ -30,8 +25,21 @@ pgwire::FieldDescription DescribeColumn(const CatalogColumn& column, bool numeri
     case pb::INT32:
       type = pgwire::kInt4;
       break;
+    case pb::INT64:
+      type = pgwire::kInt8;
+      break;
     case pb::FLOAT32:
       type = pgwire::kFloat4;  // SendRows prints its values as float4out does
+      break;
+    case pb::FLOAT64:
+      type = pgwire::kFloat8;
+      break;
+    case pb::STRING:
+      if (column.mods.blank_padded) {
+        type = pgwire::kBpchar;
+      } else if (column.mods.length > 0) {
+        type = pgwire::kVarchar;
+      }
       break;
     case pb::NUMERIC:
       type = pgwire::kNumeric;
@@ -57,10 +65,12 @@ pgwire::FieldDescription DescribeColumn(const CatalogColumn& column, bool numeri
     case pb::UUID:
       type = pgwire::kUuid;
       break;
-    default:  // STRING (text; varchar/char typmods are not in a CatalogColumn yet)
+    default:
       break;
   }
-  return pgwire::FieldDescription(column.name, type);
+  pgwire::FieldDescription field(column.name, type);
+  field.type_modifier = TypeModifier(column.type, column.mods);
+  return field;
 }
 
 pgwire::Value PostgresText(const pb::Datum& datum, bool float4) {
@@ -145,15 +155,10 @@ sql::SqlError DriverError(const Status& status, const std::string& what) {
 }
 
 sql::SqlError ReadError(const std::string& replica_error) {
-  auto has = [&](std::string_view s) { return replica_error.find(s) != std::string::npos; };
-  if (has("division by zero")) return sql::SqlError(sqlstate::kDivisionByZero, replica_error);
-  if (has("overflow") || has("out of range")) {
-    return sql::SqlError(sqlstate::kNumericValueOutOfRange, replica_error);
-  }
-  if (has("compacted")) {
+  if (replica_error.find("compacted") != std::string::npos) {
     return sql::SqlError(sqlstate::kObjectNotInPrerequisiteState, replica_error);
   }
-  return sql::SqlError(sqlstate::kDataException, replica_error);
+  return sql::SqlError(sqlstate::DataErrorState(replica_error), replica_error);
 }
 
 }  // namespace tandem::frontend

@@ -17,9 +17,10 @@
 
 namespace tandem::frontend {
 
-// A result column as RowDescription names it: the type its text form has (`numeric`: PostgreSQL
-// types the column numeric — a sum of bigints — and its integer values print the same).
-pgwire::FieldDescription DescribeColumn(const CatalogColumn& column, bool numeric);
+// A result column as RowDescription names it: PostgreSQL's type OID, length and type modifier
+// (numeric(p,s): ((p << 16) | s) + 4; varchar(n), char(n): n + 4; else -1), so a client decodes
+// it as PostgreSQL's (psycopg2: Decimal, date, datetime, timedelta, UUID).
+pgwire::FieldDescription DescribeColumn(const CatalogColumn& column);
 
 // A datum in PostgreSQL's text format (base/datum_text.h's PostgresOutput): t/f, decimal
 // integers, floats in their shortest exact form (PostgreSQL 15's float8out: "1.5", "1e+20", "NaN",
@@ -39,7 +40,7 @@ pgwire::ErrorFields ErrorOf(const sql::SqlError& error);
 // The SQL error of a failed driver request (`what`: "reading", "writing", "creating …") —
 // Unavailable (no replica answered in time) 57P03, canceled 57014, a replica's refusal XX000 —
 // or of an error a replica answered a read with (a data error: division by zero 22012, an
-// overflow 22003, a compacted time 55000, else 22000).
+// overflow 22003, a compacted time 55000, the rest as sqlstate::DataErrorState says).
 sql::SqlError DriverError(const Status& status, const std::string& what);
 sql::SqlError ReadError(const std::string& replica_error);
 

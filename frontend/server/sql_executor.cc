@@ -389,7 +389,7 @@ bool SqlExecutor::RunSelect(const pg_query::Node& query, const pg_query::Node* a
   if (!read.ok()) return Fail(sink, session, read.error());
   std::vector<pgwire::FieldDescription> fields;
   for (std::size_t i = 0; i < planned->columns.size(); ++i) {
-    fields.push_back(DescribeColumn(planned->columns[i], planned->numeric_in_postgres[i]));
+    fields.push_back(DescribeColumn(planned->columns[i]));
   }
   if (!SendRows(sink, fields, read->rows, deadline)) {
     if (session.transaction != TransactionStatus::kIdle) {
@@ -543,6 +543,39 @@ bool SqlExecutor::RunSet(const pg_query::VariableSetStmt& set, int position,
                          "client_encoding " + set.args(0).a_const().sval().sval() +
                              " is not supported: Tandem speaks UTF8",
                          position));
+  }
+  // Dates and times are read and printed in UTC, ISO and PostgreSQL's interval style only: a
+  // SET that would change them is refused, not silently ignored (a SET to those values is fine).
+  if ((name == "timezone" || name == "datestyle" || name == "intervalstyle") &&
+      set.kind() == pg_query::VAR_SET_VALUE) {
+    std::string value;
+    for (const auto& a : set.args()) {
+      if (a.has_a_const() && a.a_const().has_sval())
+        value += Lower(a.a_const().sval().sval()) + ",";
+      if (a.has_a_const() && a.a_const().has_ival())
+        value += std::to_string(a.a_const().ival().ival()) + ",";
+    }
+    bool same = false;
+    if (name == "timezone") {
+      for (const char* utc : {"utc,", "etc/utc,", "gmt,", "etc/gmt,", "z,", "zulu,", "0,", "+00,",
+                              "00:00,", "+00:00,", "uct,", "universal,"}) {
+        same |= value == utc;
+      }
+    } else if (name == "datestyle") {
+      // The output style must stay ISO (the field order, MDY/DMY/YMD, only reads non-ISO dates).
+      same = value.find("iso") != std::string::npos && value.find("german") == std::string::npos &&
+             value.find("sql") == std::string::npos && value.find("postgres") == std::string::npos;
+    } else {
+      same = value == "postgres,";
+    }
+    if (!same) {
+      return Fail(sink, session,
+                  SqlError(sqlstate::kFeatureNotSupported,
+                           "SET " + name +
+                               " is not supported: Tandem reads and prints dates and "
+                               "times with TimeZone UTC, DateStyle ISO and IntervalStyle postgres",
+                           position));
+    }
   }
   return sink.CommandComplete(tag);
 }

@@ -157,7 +157,9 @@ TEST(SqlOracleCompareTest, OrderedAnswersCompareTiesAsMultisets) {
 }
 
 TEST(SqlOracleGeneratorTest, ASeedMakesOneQueryUsingOnlyEnabledFeatures) {
-  const Database database = GenerateWorkload(42);
+  WorkloadOptions workload;
+  workload.new_types = true;  // date, timestamp and interval columns: their arithmetic
+  const Database database = GenerateWorkload(42, workload);
   FeatureSet enabled = FeatureSet::All();
   for (Feature f : {Feature::kFullJoin, Feature::kWith, Feature::kUnion, Feature::kHaving,
                     Feature::kHavingWithoutGroupBy, Feature::kNotExists}) {
@@ -200,6 +202,7 @@ TEST(SqlOracleTest, PostgresSelfCheck) {
   options.max_failure_reports = FailureReports();
   options.databases = Thorough() ? 80 : 12;
   options.queries_per_database = 50;
+  options.workload.new_types = true;  // PostgreSQL has them all: every feature is used
   const SuiteReport report = RunOracleSuite(oracle, engine, options);
   std::cout << report.Summary();
   EXPECT_GE(report.queries, 500);

@@ -84,6 +84,8 @@ const char* FeatureName(Feature f) {
       return "scalar_subquery";
     case Feature::kCorrelated:
       return "correlated";
+    case Feature::kDateTimeArithmetic:
+      return "datetime_arithmetic";
     case Feature::kNumericConstant:
       return "numeric_constant";
     case Feature::kCount:

@@ -60,6 +60,8 @@ enum class Feature : std::size_t {
   kSelectWithoutFrom,      // SELECT of constants without FROM: one row
   kNumericConstant,        // a double constant written bare (2.75 is numeric and 3 integer in
                            // PostgreSQL); without it, written '2.75'::float8
+  kDateTimeArithmetic,     // date + integer, timestamp + interval, interval + interval (over
+                           // WorkloadOptions::new_types columns)
   kCount,                  // the number of features (not one)
 };
 

@@ -12,6 +12,16 @@ ipc::pb::ScalarType ScalarTypeOf(SqlType type) {
       return ipc::pb::STRING;
     case SqlType::kBool:
       return ipc::pb::BOOL;
+    case SqlType::kInt4:
+      return ipc::pb::INT32;
+    case SqlType::kNumeric:
+      return ipc::pb::NUMERIC;
+    case SqlType::kDate:
+      return ipc::pb::DATE;
+    case SqlType::kTimestamp:
+      return ipc::pb::TIMESTAMP;
+    case SqlType::kInterval:
+      return ipc::pb::INTERVAL;
   }
   return ipc::pb::SCALAR_TYPE_UNSPECIFIED;
 }
@@ -47,6 +57,7 @@ void OracleCatalog::Reset(const Database& database, std::string_view one_row_obj
       frontend::CatalogColumn column;
       column.name = c.name;
       column.type = ScalarTypeOf(c.type);
+      if (c.type == SqlType::kNumeric) column.mods = frontend::TypeMods{10, 2, 0, false};
       column.nullable = !c.not_null;
       object.columns.push_back(std::move(column));
     }

@@ -173,7 +173,8 @@ class QueryBuilder {
     if (choice >= 96 && On(Feature::kScalarSubquery) && query_depth_ < kMaxQueryDepth) {
       return ScalarSubquery(type, scope);
     }
-    const bool number = type == SqlType::kBigint || type == SqlType::kDouble;
+    const bool number = type == SqlType::kBigint || type == SqlType::kDouble ||
+                        type == SqlType::kInt4 || type == SqlType::kNumeric;
     if (choice < 72 && number && On(Feature::kArithmetic)) {
       Use(Feature::kArithmetic);
       const std::uint64_t op = random_.Below(3);
@@ -185,6 +186,19 @@ class QueryBuilder {
       const std::string left = Expr(type, scope, depth + 1);
       const std::string right = Expr(type, scope, depth + 1);
       return "(" + left + (op == 0 ? " + " : " - ") + right + ")";
+    }
+    const bool datetime =
+        type == SqlType::kDate || type == SqlType::kTimestamp || type == SqlType::kInterval;
+    if (choice < 72 && datetime && On(Feature::kDateTimeArithmetic)) {
+      // date + integer is a date; timestamp ± interval a timestamp; interval ± interval one.
+      Use(Feature::kDateTimeArithmetic);
+      const std::string left = Expr(type, scope, depth + 1);
+      if (type == SqlType::kDate) {
+        return "(" + left + " + " + std::to_string(random_.Between(-3, 3)) + ")";
+      }
+      const std::string right =
+          type == SqlType::kInterval ? Expr(type, scope, depth + 1) : Literal(SqlType::kInterval);
+      return "(" + left + (random_.Percent(50) ? " + " : " - ") + right + ")";
     }
     if (choice < 86 && On(Feature::kCase)) {
       Use(Feature::kCase);
@@ -453,6 +467,15 @@ class QueryBuilder {
       case SqlType::kBool:
         key.sql = "(NOT " + column.sql + ")";
         break;
+      case SqlType::kInt4:
+      case SqlType::kNumeric:
+      case SqlType::kDate:  // date + integer
+        key.sql = "(" + column.sql + " + " + std::to_string(random_.Between(1, 3)) + ")";
+        break;
+      case SqlType::kTimestamp:
+      case SqlType::kInterval:
+        key.sql = "COALESCE(" + column.sql + ", " + Literal(column.type) + ")";
+        break;
     }
     return key;
   }
@@ -555,9 +578,17 @@ class QueryBuilder {
         if (choice < 60) return "sum(" + arg + ")";
         return random_.Pick(kMinMax) + "(" + arg + ")";
       }
-      case SqlType::kText: {
-        const std::string arg = Expr(SqlType::kText, scope, 1);
+      case SqlType::kText:
+      case SqlType::kInt4:
+      case SqlType::kDate:
+      case SqlType::kTimestamp:
+      case SqlType::kInterval: {
+        const std::string arg = Expr(type, scope, 1);
         return random_.Pick(kMinMax) + "(" + arg + ")";
+      }
+      case SqlType::kNumeric: {  // sum(numeric) is numeric
+        const std::string arg = Expr(type, scope, 1);
+        return (random_.Percent(40) ? std::string("sum") : random_.Pick(kMinMax)) + "(" + arg + ")";
       }
       case SqlType::kBool:
         break;

@@ -12,6 +12,16 @@ const char* SqlTypeName(SqlType type) {
       return "text";
     case SqlType::kBool:
       return "boolean";
+    case SqlType::kInt4:
+      return "integer";
+    case SqlType::kNumeric:
+      return "numeric(10,2)";
+    case SqlType::kDate:
+      return "date";
+    case SqlType::kTimestamp:
+      return "timestamp";
+    case SqlType::kInterval:
+      return "interval";
   }
   return "?";
 }
@@ -26,6 +36,16 @@ unsigned SqlTypeOid(SqlType type) {
       return pg_type::kText;
     case SqlType::kBool:
       return pg_type::kBool;
+    case SqlType::kInt4:
+      return pg_type::kInt4;
+    case SqlType::kNumeric:
+      return pg_type::kNumeric;
+    case SqlType::kDate:
+      return pg_type::kDate;
+    case SqlType::kTimestamp:
+      return pg_type::kTimestamp;
+    case SqlType::kInterval:
+      return pg_type::kInterval;
   }
   return 0;
 }
@@ -44,11 +64,19 @@ std::string SqlLiteral(const SqlValue& value, SqlType type) {
   switch (type) {
     case SqlType::kBigint:
     case SqlType::kDouble:
+    case SqlType::kInt4:
+    case SqlType::kNumeric:
       return *value;
     case SqlType::kText:
       return QuoteText(*value);
     case SqlType::kBool:
       return *value == "t" ? "true" : "false";
+    case SqlType::kDate:
+      return "DATE " + QuoteText(*value);
+    case SqlType::kTimestamp:
+      return "TIMESTAMP " + QuoteText(*value);
+    case SqlType::kInterval:
+      return "INTERVAL " + QuoteText(*value);
   }
   return "NULL";
 }

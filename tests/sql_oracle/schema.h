@@ -1,5 +1,6 @@
-// The database a differential run works on: its tables' schemas (the engine's types only:
-// bigint, double precision, text, boolean), the write workload that made their contents, and
+// The database a differential run works on: its tables' schemas (bigint, double precision, text,
+// boolean; with WorkloadOptions::new_types also integer, numeric(10,2), date, timestamp and
+// interval of DESIGN §16), the write workload that made their contents, and
 // those contents as PostgreSQL holds them after the workload — and their text as SQL, so that a
 // failure can be replayed by hand in psql.
 //
@@ -18,7 +19,17 @@
 
 namespace tandem::testing::sql_oracle {
 
-enum class SqlType { kBigint, kDouble, kText, kBool };
+enum class SqlType {
+  kBigint,
+  kDouble,
+  kText,
+  kBool,
+  kInt4,
+  kNumeric,
+  kDate,
+  kTimestamp,
+  kInterval
+};
 
 // PostgreSQL's name of the type, as CREATE TABLE spells it: "bigint", "double precision", …
 const char* SqlTypeName(SqlType type);
@@ -57,7 +68,8 @@ struct Database {
   std::string ScriptSql() const;
 };
 
-// A value of `type` as an SQL literal: NULL, 12, 1.5, 'it''s', true.
+// A value of `type` as an SQL literal: NULL, 12, 1.5, 'it''s', true, DATE '2026-12-06',
+// INTERVAL '1 day' (the types of DESIGN §16 typed, so a literal alone is of its type).
 std::string SqlLiteral(const SqlValue& value, SqlType type);
 // A string as a quoted SQL literal: 'it''s'.
 std::string QuoteText(const std::string& text);

@@ -5,7 +5,10 @@
 // from int64's range, so no overflow on either side); floats multiples of 1/4 of small
 // magnitude (sums and products of them are exact in a double, so a float sum does not depend on
 // the order of its additions); a handful of texts with a space, a quote, an upper-case letter and
-// the empty string (ordered bytewise: the oracle's database uses the C collation, as Tandem does).
+// the empty string (ordered bytewise: the oracle's database uses the C collation, as Tandem does);
+// integer as bigint; numeric(10,2) quarters (exact in both); dates in a fortnight across a month's
+// end, timestamps on its hours, intervals of whole hours and days (so date + integer, timestamp +
+// interval and their differences stay in a few days of 2026).
 //
 // Thread safety: pure functions.
 #pragma once

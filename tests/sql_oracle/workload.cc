@@ -99,6 +99,14 @@ std::string SetValue(Random& random, const ColumnSchema& column, bool float8) {
         return "NOT " + column.name;
       case SqlType::kText:
         break;
+      case SqlType::kInt4:
+      case SqlType::kDate:  // date + integer is a date
+        return column.name + " + " + std::to_string(random.Between(1, 2));
+      case SqlType::kNumeric:
+        return column.name + (random.Percent(50) ? " + 0.25" : " - 0.5");
+      case SqlType::kTimestamp:
+      case SqlType::kInterval:
+        return column.name + (random.Percent(50) ? " + INTERVAL '1 hour'" : " - INTERVAL '1 day'");
     }
   }
   const std::string text = RandomValueText(random, column.type);
@@ -132,10 +140,15 @@ TableSchema NewTable(Random& random, int index, const WorkloadOptions& options) 
   table.columns.push_back(ColumnSchema{keyed ? "k" : "i0", SqlType::kBigint, keyed});
   static const std::vector<SqlType> kTypes = {SqlType::kBigint, SqlType::kBigint, SqlType::kDouble,
                                               SqlType::kText, SqlType::kBool};
+  static const std::vector<SqlType> kNewTypes = {
+      SqlType::kBigint, SqlType::kDouble,    SqlType::kText,    SqlType::kBool,
+      SqlType::kInt4,   SqlType::kNumeric,   SqlType::kNumeric, SqlType::kDate,
+      SqlType::kDate,   SqlType::kTimestamp, SqlType::kInterval};
   const int extra = static_cast<int>(random.Between(1, options.max_columns));
   for (int c = 1; c <= extra; ++c) {
-    const SqlType type = random.Pick(kTypes);
-    static const char kPrefix[] = {'i', 'f', 's', 'b'};
+    const SqlType type = random.Pick(options.new_types ? kNewTypes : kTypes);
+    // i bigint, f double, s text, b boolean, j integer, n numeric, d date, m timestamp, v interval
+    static const char kPrefix[] = {'i', 'f', 's', 'b', 'j', 'n', 'd', 'm', 'v'};
     ColumnSchema column;
     column.name = std::string(1, kPrefix[static_cast<int>(type)]) + std::to_string(c);
     column.type = type;

@@ -33,6 +33,9 @@ struct WorkloadOptions {
   // numeric in PostgreSQL, which an engine without numeric may refuse): the same values, the
   // same draws — only the statements' text differs.
   bool float8_literals = false;
+  // Columns of the types of DESIGN §16 too: integer, numeric(10,2), date, timestamp, interval
+  // (off: the engines that do not have them yet see only the four first types).
+  bool new_types = false;
 };
 
 Database GenerateWorkload(std::uint64_t seed, const WorkloadOptions& options = {});

@@ -16,6 +16,7 @@
 #include "frontend/server/config.h"
 #include "frontend/server/endpoints_file.h"
 #include "frontend/server/replay_history.h"
+#include "frontend/server/sql_answers.h"
 #include "frontend/server/sql_threads.h"
 #include "frontend/server/transaction_block.h"
 #include "frontend/sql/parse.h"
@@ -184,6 +185,57 @@ TEST(EndpointsFile, WrittenWholeAndRemovedOnlyIfStillOurs) {
   EXPECT_TRUE(std::filesystem::exists(path));
   EndpointsFile unwritable(dir.File("missing/endpoints"));
   EXPECT_FALSE(unwritable.Write("127.0.0.1:1").ok());
+}
+
+// RowDescription as PostgreSQL 15 sends it (psql's \gdesc, and pg_attribute.atttypmod of
+// CREATE TABLE x (a numeric(10,2), b varchar(5), c char(3), …)): the OID, the binary length and the
+// type modifier a client decodes by (psycopg2: Decimal, date, datetime, timedelta, UUID).
+TEST(SqlAnswersTest, ColumnsAreDescribedWithPostgresOidsLengthsAndModifiers) {
+  struct Case {
+    ipc::pb::ScalarType type;
+    TypeMods mods;
+    std::uint32_t oid;
+    std::int16_t typlen;
+    std::int32_t typmod;
+  };
+  const std::vector<Case> cases = {
+      {ipc::pb::INT16, {}, 21, 2, -1},
+      {ipc::pb::INT32, {}, 23, 4, -1},
+      {ipc::pb::INT64, {}, 20, 8, -1},
+      {ipc::pb::FLOAT32, {}, 700, 4, -1},
+      {ipc::pb::FLOAT64, {}, 701, 8, -1},
+      {ipc::pb::NUMERIC, {}, 1700, -1, -1},
+      {ipc::pb::NUMERIC, {10, 2, 0, false}, 1700, -1, (10 << 16 | 2) + 4},  // 655366
+      {ipc::pb::STRING, {}, 25, -1, -1},
+      {ipc::pb::STRING, {0, 0, 5, false}, 1043, -1, 9},
+      {ipc::pb::STRING, {0, 0, 3, true}, 1042, -1, 7},
+      {ipc::pb::BYTEA, {}, 17, -1, -1},
+      {ipc::pb::DATE, {}, 1082, 4, -1},
+      {ipc::pb::TIME, {}, 1083, 8, -1},
+      {ipc::pb::TIMESTAMP, {}, 1114, 8, -1},
+      {ipc::pb::TIMESTAMPTZ, {}, 1184, 8, -1},
+      {ipc::pb::INTERVAL, {}, 1186, 16, -1},
+      {ipc::pb::UUID, {}, 2950, 16, -1},
+      {ipc::pb::BOOL, {}, 16, 1, -1},
+  };
+  for (const Case& c : cases) {
+    const pgwire::FieldDescription f = DescribeColumn(CatalogColumn{"x", c.type, true, c.mods});
+    EXPECT_EQ(f.type.oid, c.oid) << ipc::pb::ScalarType_Name(c.type);
+    EXPECT_EQ(f.type.typlen, c.typlen) << ipc::pb::ScalarType_Name(c.type);
+    EXPECT_EQ(f.type_modifier, c.typmod) << ipc::pb::ScalarType_Name(c.type);
+  }
+}
+
+// A replica's data error with PostgreSQL's words gets PostgreSQL's SQLSTATE.
+TEST(SqlAnswersTest, DataErrorsGetPostgresSqlstates) {
+  EXPECT_EQ(ReadError("integer out of range").sqlstate, "22003");
+  EXPECT_EQ(ReadError("numeric field overflow").sqlstate, "22003");
+  EXPECT_EQ(ReadError("division by zero").sqlstate, "22012");
+  EXPECT_EQ(ReadError("value too long for type character varying(3)").sqlstate, "22001");
+  EXPECT_EQ(ReadError("invalid input syntax for type date: \"x\"").sqlstate, "22007");
+  EXPECT_EQ(ReadError("invalid input syntax for type integer: \"x\"").sqlstate, "22P02");
+  EXPECT_EQ(ReadError("date out of range: \"5874898-01-01\"").sqlstate, "22008");
+  EXPECT_EQ(ReadError("something else").sqlstate, "22000");
 }
 
 }  // namespace
