@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -88,6 +89,11 @@ inline std::string SqlTypeNameWithMods(ipc::pb::ScalarType type, const TypeMods&
 }
 
 struct CatalogColumn {
+  CatalogColumn() = default;
+  CatalogColumn(std::string name_, ipc::pb::ScalarType type_, bool nullable_ = true,
+                TypeMods mods_ = {})
+      : name(std::move(name_)), type(type_), nullable(nullable_), mods(mods_) {}
+
   std::string name;
   ipc::pb::ScalarType type = ipc::pb::SCALAR_TYPE_UNSPECIFIED;
   bool nullable = true;

@@ -1194,6 +1194,8 @@ pb::Column TypeOf(const pb::ScalarExpr& expr, const Row& row, const Types& types
       t.set_nullable(true);
       return t;
     }
+    case pb::ScalarExpr::kNow:  // the time itself, as temporal.h puts it in
+      return ColumnOfType(pb::TIMESTAMPTZ);
     case pb::ScalarExpr::kCall: {
       const auto& call = expr.call();
       switch (call.func()) {
