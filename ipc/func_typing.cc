@@ -65,7 +65,6 @@ Status CheckTypmod(const pb::Column& to) {
   }
   if (to.type() == pb::STRING) {
     if (to.precision() != 0 || to.scale() != 0) return Invalid("text has no precision or scale");
-    if (to.blank_padded() && to.length() == 0) return Invalid("char(n) needs a length");
     // PostgreSQL's limit of a varchar(n) / char(n) length (MaxAttrSize).
     if (to.length() > 10'485'760) return Invalid("length for type varchar cannot exceed 10485760");
     return Status::Ok();

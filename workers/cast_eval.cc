@@ -464,6 +464,7 @@ Result<Datum> CastValue(const Datum& in, pb::ScalarType from, pb::ScalarType to)
 // varchar(n) keeps the first n characters (an explicit cast truncates); char(n) truncates or pads
 // with blanks to n characters.
 std::string ApplyLengthTypmod(std::string text, std::uint32_t length, bool blank_padded) {
+  if (length == 0) return text;  // text, varchar and bpchar without a length: any length
   std::size_t chars = 0, at = 0;
   while (at < text.size() && chars < length) {
     ++at;

@@ -371,7 +371,7 @@ TEST(CtlUsage, BadUsageExits64AndHelpExits0) {
        {std::vector<std::string>{},
         {"--state", state, "bogus"},
         {"--state", state, "create-source", "u1"},
-        {"--state", state, "create-source", "u1", "--log", "/x", "--schema", "k:decimal"},
+        {"--state", state, "create-source", "u1", "--log", "/x", "--schema", "k:money"},
         {"--state", state, "peek", "u1", "--at", "soon"},
         {"--state", state, "--timeout", "never", "watch"},
         {"--state", state, "create-index", "u2", "--on"}}) {

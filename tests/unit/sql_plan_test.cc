@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/datum_text.h"
 #include "frontend/plan/planner.h"
 #include "frontend/sql/parse.h"
 #include "memory_catalog.h"
@@ -112,7 +113,7 @@ SqlValue Text(const Datum& d) {
     std::snprintf(buffer, sizeof buffer, "%.17g", *f);
     return std::string(buffer);
   }
-  return std::get<std::string>(d);
+  return PostgresOutput(d);  // a string as it is; a numeric, a date, ... in PostgreSQL's text
 }
 
 unsigned TypeOid(pb::ScalarType type) {

@@ -583,21 +583,22 @@ TEST(Validator, RefusesTypeMismatchesInExpressions) {
   no_value.mutable_literal()->clear_value();
   const std::vector<Case> cases = {
       {Binary(pb::ADD, Col(1), one_int),
-       "ADD needs two INT64 or two FLOAT64 operands, got FLOAT64 and INT64"},
-      {Binary(pb::MUL, Col(0), Col(0)), "MUL needs two INT64 or two FLOAT64 operands"},
+       "ADD needs two operands of one numeric type, or the date and time operands of one of "
+       "PostgreSQL's operators, got FLOAT64 and INT64"},
+      {Binary(pb::MUL, Col(0), Col(0)), "MUL needs two operands of one numeric type"},
       {Binary(pb::EQ, Col(0), one_int),
        "EQ needs two operands of the same type, got STRING and INT64"},
       {Binary(pb::AND, Col(2), Col(1)), "AND needs two BOOL operands, got BOOL and FLOAT64"},
       {Unary(pb::NOT, Col(1)), "NOT needs a BOOL operand, got FLOAT64"},
-      {Unary(pb::NEGATE, Col(2)), "NEGATE needs an INT64 or FLOAT64 operand, got BOOL"},
-      {Lit(IntDatum(3), pb::FLOAT64), "literal value is INT64 but its type says FLOAT64"},
+      {Unary(pb::NEGATE, Col(2)), "NEGATE needs a number or an INTERVAL, got BOOL"},
+      {Lit(IntDatum(3), pb::FLOAT64), "literal: datum is INT64, the column is FLOAT64"},
       {Lit(NullDatum(), pb::SCALAR_TYPE_UNSPECIFIED), "literal has unspecified type"},
       {no_value, "literal has no value"},
       {If(Col(1), Col(0), Col(0)), "if condition must be BOOL, got FLOAT64"},
       {If(Col(2), Col(0), Col(1)), "if branches have different types: STRING and FLOAT64"},
       {If(Col(2), Col(0), no_kind), "else branch: expression has no kind"},
       {Unary(pb::IS_NULL, Binary(pb::SUB, Col(2), Col(2))),
-       "operand of IS_NULL: SUB needs two INT64 or two FLOAT64 operands"},
+       "operand of IS_NULL: SUB needs two operands of one numeric type"},
       {unspecified_unary, "unary function 0 is not a known function"},
       {unknown_binary, "binary function 77 is not a known function"},
       {no_kind, "expression has no kind"},
@@ -644,7 +645,7 @@ TEST(Validator, RefusesReduceWithBadColumnsOrSumOnNonNumbers) {
   *Desc(sum_strings)->add_source_imports() = LogImport("u30");
   *Desc(sum_strings)->add_objects_to_build() =
       Build("u31", ReducePlan(GetPlan("u30"), {2}, {{pb::SUM, 0}}));
-  ExpectInvalid(v, sum_strings, "SUM needs an INT64 or FLOAT64 column, column 0 is STRING");
+  ExpectInvalid(v, sum_strings, "SUM needs a number or an INTERVAL, column 0 is STRING");
   // COUNT ignores its column; MIN/MAX take any type.
   Desc(sum_strings)
       ->mutable_objects_to_build(0)
@@ -853,9 +854,9 @@ TEST(Validator, RefusesNewAggregatesOnColumnsOfTheWrongTypeOrOutOfRange) {
     return c;
   };
   ExpectInvalid(v, over_log({{pb::AVG, 0}}),
-                "Reduce: aggregate 0: AVG needs an INT64 or FLOAT64 column, column 0 is STRING");
+                "Reduce: aggregate 0: AVG needs a number or an INTERVAL, column 0 is STRING");
   ExpectInvalid(v, over_log({{pb::AVG, 1}, {pb::AVG, 2}}),
-                "aggregate 1: AVG needs an INT64 or FLOAT64 column, column 2 is BOOL");
+                "aggregate 1: AVG needs a number or an INTERVAL, column 2 is BOOL");
   ExpectInvalid(v, OverKeyValue(ReducePlan(GetPlan("u30"), {}, {{pb::ANY, 1}})),
                 "Reduce: aggregate 0: ANY needs a BOOL column, column 1 is INT64");
   ExpectInvalid(v, over_log({{pb::ALL, 1}}),
