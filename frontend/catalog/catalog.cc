@@ -356,16 +356,22 @@ void Catalog::ApplyDrop(const DropPlan& plan) {
 }
 
 void Catalog::RecordCompaction(const std::string& id, std::uint64_t t) {
-  if (!IndexWithId(id) || t > kMaxTime) return;
-  if (t <= history_.ReadableFrom(id)) return;
-  std::vector<ipc::pb::Command> kept;
-  for (const auto& c : history_.commands()) {
-    if (c.has_allow_compaction() && c.allow_compaction().id() == id) continue;
-    kept.push_back(c);
+  RecordCompactions({{id, t}});
+}
+
+void Catalog::RecordCompactions(const std::map<std::string, std::uint64_t>& compactions) {
+  // The compactions that change something: of a live index, later than the one recorded.
+  std::map<std::string, std::uint64_t> taken;
+  for (const auto& [id, t] : compactions) {
+    if (IndexWithId(id) && t <= kMaxTime && t > history_.ReadableFrom(id)) taken.emplace(id, t);
   }
+  if (taken.empty()) return;
   controller::History next;
-  for (const auto& c : kept) next.Append(c);
-  next.Append(controller::AllowCompaction(id, t));
+  for (const auto& c : history_.commands()) {
+    if (c.has_allow_compaction() && taken.count(c.allow_compaction().id()) > 0) continue;
+    next.Append(c);
+  }
+  for (const auto& [id, t] : taken) next.Append(controller::AllowCompaction(id, t));
   history_ = std::move(next);
 }
 

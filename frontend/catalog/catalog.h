@@ -136,6 +136,8 @@ class Catalog final : public CatalogReader {
   // made later starts no earlier (ReadableFrom), and a replay allows the same. A time not above
   // the last one recorded, or an id that is no live index, changes nothing.
   void RecordCompaction(const std::string& id, std::uint64_t t);
+  // RecordCompaction of each (id, t), in one pass over the history.
+  void RecordCompactions(const std::map<std::string, std::uint64_t>& compactions);
 
   // The catalog catalog_store.h read back: checked against invariants 1–4 (Corruption naming
   // what is wrong), so a damaged file that still parses is an error, not a catalog.

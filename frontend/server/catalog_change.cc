@@ -28,7 +28,7 @@ sql::SqlResult<DdlOutcome> ApplyCatalogChange(LiveCatalog& live, ReplicaDriver& 
   MutexLock ddl(live.ddl_mutex());
   const std::shared_ptr<const Catalog> before = live.Snapshot();
   auto next = std::make_shared<Catalog>(*before);
-  for (const auto& [index, t] : live.RecordedCompactions()) next->RecordCompaction(index, t);
+  next->RecordCompactions(live.RecordedCompactions());
   auto outcome = change(*next);
   if (!outcome.ok()) return outcome;
   if (Status s = live.Save(*next); !s.ok()) {

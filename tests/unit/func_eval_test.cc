@@ -111,9 +111,10 @@ TEST(CastTypeTest, RefusesTypmodsOutOfRangeOrOnTypesWithoutOne) {
   pb::Column int_with_length = Col(pb::INT32);
   int_with_length.set_length(3);
   EXPECT_FALSE(TypeOfCast(pb::INT64, int_with_length).ok());
+  // bpchar without a length (PostgreSQL's `::bpchar`) is a cast target: no padding, no limit.
   pb::Column char_without_length = Col(pb::STRING);
   char_without_length.set_blank_padded(true);
-  EXPECT_FALSE(TypeOfCast(pb::INT64, char_without_length).ok());
+  EXPECT_TRUE(TypeOfCast(pb::INT64, char_without_length).ok());
   EXPECT_FALSE(TypeOfCast(pb::INT64, Col(pb::SCALAR_TYPE_UNSPECIFIED)).ok());
 }
 
