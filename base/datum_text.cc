@@ -483,10 +483,9 @@ Result<Datum> FitToColumn(Datum datum, const ColumnType& column) {
       const auto* v = std::get_if<double>(&datum);
       if (v == nullptr) break;
       if (std::isnan(*v) || std::isinf(*v)) return datum;
-      if (std::fabs(*v) > static_cast<double>(std::numeric_limits<float>::max())) {
-        return Status::DataError("value out of range: overflow");
-      }
+      // Overflow is a value that rounds to infinity as a float (FLT_MAX's own text rounds to it).
       const float f = static_cast<float>(*v);
+      if (std::isinf(f)) return Status::DataError("value out of range: overflow");
       if (f == 0 && *v != 0) return Status::DataError("value out of range: underflow");
       return Datum(static_cast<double>(f));
     }

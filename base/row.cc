@@ -459,7 +459,11 @@ class RowDecoder {
     Interval i;
     i.months = Unbiased32(static_cast<std::uint32_t>(Take(4)));
     i.days = Unbiased32(static_cast<std::uint32_t>(Take(4)));
-    // The microseconds are what the months (of 30 days) and the days leave of the span.
+    // The microseconds are what the months (of 30 days) and the days leave of the span. Every
+    // interval's span is below 2^96 in magnitude; refusing larger ones first keeps the
+    // subtraction in range for any bytes.
+    constexpr Int128 kSpanLimit = static_cast<Int128>(1) << 100;
+    if (span >= kSpanLimit || span <= -kSpanLimit) return Bad("interval span out of range");
     const Int128 rest = span - (static_cast<Int128>(i.months) * 30 + i.days) * kMicrosPerDay;
     if (rest < std::numeric_limits<std::int64_t>::min() ||
         rest > std::numeric_limits<std::int64_t>::max()) {

@@ -72,6 +72,42 @@ Status CollectComparisons(const pb::ScalarExpr& predicate, std::vector<TemporalC
 
 }  // namespace
 
+bool PlanContainsNow(const pb::Plan& plan) {
+  switch (plan.kind_case()) {
+    case pb::Plan::kMfp: {
+      const pb::MapFilterProject& mfp = plan.mfp().mfp();
+      for (const auto& e : mfp.map()) {
+        if (ContainsNow(e)) return true;
+      }
+      for (const auto& e : mfp.predicates()) {
+        if (ContainsNow(e)) return true;
+      }
+      return PlanContainsNow(plan.mfp().input());
+    }
+    case pb::Plan::kReduce:
+      return PlanContainsNow(plan.reduce().input());
+    case pb::Plan::kUnion:
+      for (const auto& input : plan.union_().inputs()) {
+        if (PlanContainsNow(input)) return true;
+      }
+      return false;
+    case pb::Plan::kDistinct:
+      return PlanContainsNow(plan.distinct().input());
+    case pb::Plan::kJoin:
+      return PlanContainsNow(plan.join().left()) || PlanContainsNow(plan.join().right());
+    case pb::Plan::kTopK:
+      return PlanContainsNow(plan.top_k().input());
+    case pb::Plan::kNegate:
+      return PlanContainsNow(plan.negate().input());
+    case pb::Plan::kThreshold:
+      return PlanContainsNow(plan.threshold().input());
+    case pb::Plan::kGet:
+    case pb::Plan::KIND_NOT_SET:
+      break;
+  }
+  return false;
+}
+
 bool ContainsNow(const pb::ScalarExpr& expr) {
   switch (expr.kind_case()) {
     case pb::ScalarExpr::kNow:

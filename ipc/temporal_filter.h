@@ -23,6 +23,9 @@ namespace tandem::ipc {
 // True when `expr` reads the time itself anywhere in it.
 bool ContainsNow(const pb::ScalarExpr& expr);
 
+// True when a map or predicate of any Mfp of `plan` reads the time itself.
+bool PlanContainsNow(const pb::Plan& plan);
+
 // One comparison of a temporal filter with the time on the left: `now op *bound`.
 struct TemporalComparison {
   pb::BinaryFunc op = pb::EQ;             // EQ, LT, LE, GT or GE

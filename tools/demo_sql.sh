@@ -78,7 +78,28 @@ wait "$sub_pid" 2>/dev/null || true
 sub_pid=""
 sed 's/^/   /' "$work/subscribe.out"
 
-say "7d. The replica is SIGKILLed. The frontend restarts it and replays its catalog to it; the"
+say "7d. PostgreSQL's types: exact numeric money, dates and timestamps, date_trunc, and a sliding"
+echo "    window — a view over the last 2 seconds (tandem_now(), a temporal filter) that lets a row go"
+echo "    when its window passes, with no write in between:"
+now=$(date -u '+%Y-%m-%d %H:%M:%S+00')
+sql -e <<SQL | sed 's/^/   /'
+CREATE TABLE payments (id int4 PRIMARY KEY, amount numeric(12,2), paid_at timestamptz, due date);
+INSERT INTO payments VALUES (1, 19.99, '$now', '2026-12-31'), (2, 0.01, '$now', '2027-01-15'),
+  (3, 1234567890.10, '2026-12-06 09:30:00+01', '2026-12-06');
+SELECT sum(amount) AS total, avg(amount) AS mean, min(due) AS first_due FROM payments;
+SELECT date_trunc('hour', paid_at) AS hour, count(*) FROM payments GROUP BY 1 ORDER BY 1;
+SELECT id, due - DATE '2026-12-06' AS days_left, amount * 1.0825 AS with_tax FROM payments ORDER BY id;
+CREATE MATERIALIZED VIEW just_paid AS
+  SELECT id FROM payments WHERE tandem_now() < paid_at + INTERVAL '2 seconds';
+SELECT id FROM just_paid ORDER BY id;
+SQL
+for _ in $(seq 100); do
+  [[ $(sql -At -c "SELECT count(*) FROM just_paid") == 0 ]] && break
+  sleep 0.1
+done
+sql -e -c "SELECT id FROM just_paid" | sed 's/^/   /'
+
+say "7e. The replica is SIGKILLed. The frontend restarts it and replays its catalog to it; the"
 echo "    tables keep their rows (the replica's --data-dir) and the view is maintained again:"
 replica=$(pgrep -P "$fe_pid" -f tandem-supervisor)
 kill -KILL "$replica"
@@ -90,7 +111,7 @@ done
 grep "replayed the history .*: replay 2" "$work/frontend.log" | sed 's/^.*frontend\[[0-9]*\] /   frontend: /'
 sql -c "INSERT INTO orders VALUES (15, 2, 2.5)" -c "SELECT * FROM revenue ORDER BY name" | sed 's/^/   /'
 
-say "7e. SIGTERM to the frontend stops its replica too; its catalog stays in its data dir."
+say "7f. SIGTERM to the frontend stops its replica too; its catalog stays in its data dir."
 kill -TERM "$fe_pid"
 code=0
 wait "$fe_pid" || code=$?

@@ -1,6 +1,5 @@
 #include "workers/arith.h"
 
-#include <cfloat>
 #include <cmath>
 #include <cstdint>
 
@@ -77,12 +76,12 @@ bool Float32Result(double r, bool operands_finite, bool operands_nonzero, Datum*
     *out = r;
     return true;
   }
-  if (std::fabs(r) > static_cast<double>(FLT_MAX)) {
+  const float f = static_cast<float>(r);  // rounded as float4's operators round
+  if (std::isinf(f)) {
     if (operands_finite) return *error = "value out of range: overflow", false;
     *out = r;  // an infinite operand gives an infinite result
     return true;
   }
-  const float f = static_cast<float>(r);
   if (f == 0.0f && r != 0.0 && operands_nonzero) {
     return *error = "value out of range: underflow", false;
   }

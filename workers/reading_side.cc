@@ -82,7 +82,8 @@ void ReadingSide::CreateOneShot(std::uint64_t seq, const pb::DataflowDescription
   o.desc = desc;
   o.as_of = desc.as_of().elements(0);
   for (const auto& e : desc.index_exports()) transient_[e.id()] = seq;
-  schemas_.merge(ipc::ExportSchemas(desc));
+  for (auto& [id, schema] : ipc::ExportSchemas(desc))
+    schemas_.insert_or_assign(id, std::move(schema));
   for (const auto& imp : desc.index_imports()) {
     auto it = indexes_.find(imp.id());
     if (it == indexes_.end()) {  // validation: a live index of the epoch
@@ -151,7 +152,8 @@ void ReadingSide::ServeOneShots() {
 }
 
 void ReadingSide::Follow(const pb::DataflowDescription& desc) {
-  schemas_.merge(ipc::ExportSchemas(desc));
+  for (auto& [id, schema] : ipc::ExportSchemas(desc))
+    schemas_.insert_or_assign(id, std::move(schema));
   for (const auto& e : desc.index_exports()) {
     const shm::SlotKey key{*GlobalId::Parse(e.id()), desc.as_of().elements(0)};
     auto ref = WaitForRoomInRow([&] { return reader_->Follow(key); }, [] {});

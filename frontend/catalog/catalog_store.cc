@@ -250,7 +250,8 @@ bool WriteAll(int fd, std::string_view data) {
 // ---------------------------------------------------------------------------------------------
 // Text
 
-std::string CatalogToText(const Catalog& catalog) {
+std::string CatalogToText(const Catalog& catalog,
+                          std::map<std::string, std::string>* json_by_encoding) {
   std::string out = std::string(kFormatTag) + " " + std::to_string(kCatalogFormatVersion) + "\n";
   out += "next-id " + std::to_string(catalog.next_id()) + "\n";
   for (const auto& [name, o] : catalog.objects()) {
@@ -267,7 +268,21 @@ std::string CatalogToText(const Catalog& catalog) {
            " " + EncodeColumns(i.key) + "\n";
   }
   for (const auto& id : catalog.retired_ids()) out += "retired " + EncodeField(id) + "\n";
-  for (const auto& c : catalog.history().commands()) out += "command " + ipc::ToJson(c) + "\n";
+  std::map<std::string, std::string> printed;
+  for (const auto& c : catalog.history().commands()) {
+    if (!json_by_encoding) {
+      out += "command " + ipc::ToJson(c) + "\n";
+      continue;
+    }
+    std::string encoding = ipc::Encode(c);
+    auto known = json_by_encoding->find(encoding);
+    const std::string& json = known != json_by_encoding->end()
+                                  ? known->second
+                                  : printed.emplace(encoding, ipc::ToJson(c)).first->second;
+    out += "command " + json + "\n";
+    if (known != json_by_encoding->end()) printed.emplace(std::move(encoding), known->second);
+  }
+  if (json_by_encoding) *json_by_encoding = std::move(printed);
   std::size_t lines = 0;
   for (char ch : out) lines += ch == '\n';
   out += "end " + std::to_string(lines) + " " + Hex16(Fnv1a64(out)) + "\n";
@@ -465,7 +480,11 @@ Result<Catalog> CatalogStore::Load() const {
 }
 
 Status CatalogStore::Save(const Catalog& catalog) const {
-  const std::string text = CatalogToText(catalog);
+  std::string text;
+  {
+    MutexLock lock(json_cache_->mutex);
+    text = CatalogToText(catalog, &json_cache_->json_by_encoding);
+  }
   const std::string tmp = path_ + ".tmp";
   auto failed = [&](const std::string& what) {
     return Status::Unavailable("cannot save the catalog: " + what + ": " + std::strerror(errno));

@@ -39,11 +39,13 @@
 // Thread safety: none; the frontend's DDL path owns its store.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "base/status.h"
+#include "base/thread_annotations.h"
 #include "frontend/catalog/catalog.h"
 
 namespace tandem::frontend {
@@ -55,7 +57,10 @@ inline constexpr int kCatalogFormatVersion = 3;
 
 // The catalog as the file's text, and back (Corruption naming `file` and the line for anything
 // that is not a whole, consistent catalog).
-std::string CatalogToText(const Catalog& catalog);
+// `json_by_encoding`, when given: the history commands' JSON by their encoding, used where it has
+// a command and left holding exactly this history's (a save prints mostly what the last one did).
+std::string CatalogToText(const Catalog& catalog,
+                          std::map<std::string, std::string>* json_by_encoding = nullptr);
 Result<Catalog> CatalogFromText(std::string_view text, const std::string& file);
 
 class CatalogStore {
@@ -75,9 +80,14 @@ class CatalogStore {
 
  private:
   struct Lock;
+  struct JsonCache {
+    Mutex mutex;
+    std::map<std::string, std::string> json_by_encoding TANDEM_GUARDED_BY(mutex);
+  };
   std::string dir_;
   std::string path_;
   std::shared_ptr<const Lock> lock_;
+  std::shared_ptr<JsonCache> json_cache_ = std::make_shared<JsonCache>();
 };
 
 }  // namespace tandem::frontend

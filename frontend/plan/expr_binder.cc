@@ -1202,6 +1202,15 @@ BoundExpr Binder::BindFuncCall(const pg_query::FuncCall& call, const ExprContext
   auto arity = [&](std::size_t low, std::size_t high) {
     if (args.size() < low || args.size() > high) no_such();
   };
+  // The time itself (DESIGN §16's temporal filters; Materialize's mz_now()): a timestamptz, the
+  // time of the update being computed. The runtime reads it only in a materialized view's
+  // temporal filter (`tandem_now() < t + interval '10 seconds'`); a read refuses it (sql_reads).
+  if (name == "tandem_now") {
+    arity(0, 0);
+    pb::ScalarExpr now;
+    now.mutable_now();
+    return result(pb::TIMESTAMPTZ, std::move(now));
+  }
   // String functions (text in; character without its trailing blanks, as PostgreSQL's cast to
   // text).
   if (name == "length" || name == "char_length" || name == "character_length") {

@@ -4,6 +4,7 @@
 
 #include "frontend/server/driver_waits.h"
 #include "frontend/server/sql_answers.h"
+#include "ipc/temporal_filter.h"
 
 namespace tandem::frontend {
 
@@ -62,6 +63,12 @@ sql::SqlResult<ReadResult> ReadRelation(ReplicaDriver& driver, CancelToken& canc
                                         const Catalog& catalog,
                                         const plan::PlannedRelation& relation, const ReadTime& time,
                                         DriverClock::time_point deadline) {
+  if (ipc::PlanContainsNow(relation.plan)) {
+    return sql::SqlError(sqlstate::kFeatureNotSupported,
+                         "tandem_now() is read only by a materialized view's temporal filter "
+                         "(WHERE tandem_now() < t + INTERVAL '...'); a SELECT reads at one time: "
+                         "compare with a timestamptz constant instead");
+  }
   const std::set<std::string> tables = TablesRead(catalog, relation.import_objects);
   Result<PeekAnswer> answer = Status::Internal("not read");
   bool peek = false;

@@ -14,7 +14,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -225,6 +227,57 @@ TEST(FrontendProcess, PsqlConnectsAndIsAnswered) {
   run = frontend.Psql("SELEC 1");
   EXPECT_NE(run.exit, 0) << DescribeRun(run);
   EXPECT_NE(run.err.find("syntax error at or near \"SELEC\""), std::string::npos)
+      << DescribeRun(run);
+}
+
+// The wall clock now, as a timestamptz literal's text ("2026-12-07 12:00:00.123456+00").
+std::string NowTimestamptzText() {
+  const auto now = std::chrono::system_clock::now();
+  const auto micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
+  const std::time_t seconds = static_cast<std::time_t>(micros / 1'000'000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[64];
+  std::snprintf(text, sizeof text, "%04d-%02d-%02d %02d:%02d:%02d.%06lld+00", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                static_cast<long long>(micros % 1'000'000));
+  return text;
+}
+
+// A temporal filter through SQL (DESIGN §16): a materialized view over the last 5 seconds of a
+// table holds a row written now, then — with no write in between — lets it go when its window
+// passes; a row an hour old is never in it. A SELECT that reads tandem_now() is refused (0A000):
+// one read has one time, and a constant says it.
+TEST(FrontendProcess, ASlidingWindowViewLetsARowGoWhenItsWindowPasses) {
+  ClientEnvironment();
+  FrontendProcess frontend;
+  ASSERT_GT(frontend.Port(), 0) << frontend.Log();
+  BinaryRun run = frontend.Psql("CREATE TABLE ev (id int8, at timestamptz)");
+  ASSERT_EQ(run.exit, 0) << DescribeRun(run) << frontend.Log();
+  run = frontend.Psql(
+      "CREATE MATERIALIZED VIEW recent AS SELECT id FROM ev "
+      "WHERE tandem_now() < at + INTERVAL '5 seconds'");
+  ASSERT_EQ(run.exit, 0) << DescribeRun(run) << frontend.Log();
+  run = frontend.Psql("INSERT INTO ev VALUES (1, '" + NowTimestamptzText() +
+                      "'), (2, timestamptz '" + NowTimestamptzText() + "' - INTERVAL '1 hour')");
+  ASSERT_EQ(run.exit, 0) << DescribeRun(run) << frontend.Log();
+  auto ids = [&] {
+    const BinaryRun r = frontend.Psql("SELECT id FROM recent");
+    EXPECT_EQ(r.exit, 0) << DescribeRun(r);
+    return r.out;
+  };
+  // The read follows the write: row 1 is there at once, row 2 never.
+  std::string out = ids();
+  EXPECT_NE(out.find(" 1\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find(" 2\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("(1 row)"), std::string::npos) << out;
+  EXPECT_TRUE(Eventually([&] { return ids().find("(0 rows)") != std::string::npos; }, 30s))
+      << ids() << frontend.Log();
+  run = frontend.Psql("SELECT id FROM ev WHERE tandem_now() < at + INTERVAL '5 seconds'");
+  EXPECT_NE(run.exit, 0) << DescribeRun(run);
+  EXPECT_NE(run.err.find("tandem_now() is read only by a materialized view's temporal filter"),
+            std::string::npos)
       << DescribeRun(run);
 }
 

@@ -1,6 +1,5 @@
 #include "workers/operators/reduce.h"
 
-#include <cfloat>
 #include <cmath>
 #include <iterator>
 #include <map>
@@ -312,11 +311,11 @@ class Aggregates {
   static void PushFloat(pb::ScalarType type, double sum, Output& o) {
     if (type != pb::FLOAT32 || !std::isfinite(sum)) {
       o.row.push_back(sum);
-    } else if (std::fabs(sum) > static_cast<double>(FLT_MAX)) {
+    } else if (const float f = static_cast<float>(sum); std::isinf(f)) {
       o.error = "value out of range: overflow";
       o.row.push_back(Null{});
     } else {
-      o.row.push_back(static_cast<double>(static_cast<float>(sum)));
+      o.row.push_back(static_cast<double>(f));
     }
   }
 
