@@ -432,21 +432,6 @@ const char* PostgresTypeName(ColumnType::Kind kind) {
   }
 }
 
-std::size_t CodePoints(std::string_view s) {
-  std::size_t n = 0;
-  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
-}
-
-// The byte offset where code point `n` starts (s.size() when s has n or fewer).
-std::size_t CodePointOffset(std::string_view s, std::size_t n) {
-  std::size_t seen = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && seen++ == n) return i;
-  }
-  return s.size();
-}
-
 // PostgreSQL's boolin: t/true/yes/on/1, f/false/no/off/0, any case, a unique prefix of the words.
 bool ParsePostgresBool(std::string_view text, bool* out) {
   const std::string t = AsciiLowercase(TrimBlanks(text));
@@ -507,10 +492,10 @@ Result<Datum> FitToColumn(Datum datum, const ColumnType& column) {
       if (s == nullptr) break;
       if (column.length <= 0) return datum;
       const auto length = static_cast<std::size_t>(column.length);
-      const std::size_t chars = CodePoints(*s);
+      const std::size_t chars = Utf8CodePoints(*s);
       if (chars > length) {
         // PostgreSQL cuts blanks beyond the length and refuses anything else.
-        const std::size_t cut = CodePointOffset(*s, length);
+        const std::size_t cut = Utf8CodePointOffset(*s, length);
         if (s->find_first_not_of(' ', cut) != std::string::npos) {
           return Status::DataError(std::string("value too long for type ") +
                                    (column.blank_padded ? "character(" : "character varying(") +

@@ -67,4 +67,18 @@ std::string InvalidUtf8Message(std::string_view text, std::size_t at) {
   return message;
 }
 
+std::size_t Utf8CodePoints(std::string_view text) {
+  std::size_t n = 0;
+  for (const char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+std::size_t Utf8CodePointOffset(std::string_view text, std::size_t n) {
+  std::size_t seen = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80 && seen++ == n) return i;
+  }
+  return text.size();
+}
+
 }  // namespace tandem

@@ -27,4 +27,10 @@ std::optional<std::size_t> FindInvalidUtf8(std::string_view text);
 // REQUIRES: at < text.size().
 std::string InvalidUtf8Message(std::string_view text, std::size_t at);
 
+// Characters (code points) of valid UTF-8 `text`: the bytes that are not continuation bytes.
+std::size_t Utf8CodePoints(std::string_view text);
+// The byte offset where code point `n` (from 0) of valid UTF-8 `text` starts; text.size() when it
+// has n or fewer.
+std::size_t Utf8CodePointOffset(std::string_view text, std::size_t n);
+
 }  // namespace tandem

@@ -11,6 +11,7 @@
 #include "base/count.h"
 #include "base/datum_text.h"
 #include "base/numeric.h"
+#include "base/utf8.h"
 #include "ipc/func_typing.h"
 #include "ipc/reasons.h"
 #include "ipc/rows.h"
@@ -71,12 +72,6 @@ pb::ScalarType DatumTypeOfColumn(pb::ScalarType type) {
   if (type == pb::INT16 || type == pb::INT32) return pb::INT64;
   if (type == pb::FLOAT32) return pb::FLOAT64;
   return type;
-}
-
-std::size_t CodePoints(std::string_view s) {
-  std::size_t n = 0;
-  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
 }
 
 Result<pb::Column> LiteralType(const pb::Literal& literal) {
@@ -496,7 +491,7 @@ Status CheckDatumFits(const pb::Datum& datum, const pb::Column& column) {
     }
     case pb::STRING: {
       if (column.length() == 0) break;
-      const std::size_t chars = CodePoints(datum.string());
+      const std::size_t chars = Utf8CodePoints(datum.string());
       if (column.blank_padded() ? chars != column.length() : chars > column.length()) {
         return Invalid("string datum of " + std::to_string(chars) + " characters for a column of " +
                        (column.blank_padded() ? "exactly " : "at most ") +

@@ -14,6 +14,7 @@
 #include "base/check.h"
 #include "base/datetime.h"
 #include "base/numeric.h"
+#include "base/utf8.h"
 #include "ipc/func_typing.h"
 
 namespace tandem::workers {
@@ -465,13 +466,8 @@ Result<Datum> CastValue(const Datum& in, pb::ScalarType from, pb::ScalarType to)
 // with blanks to n characters.
 std::string ApplyLengthTypmod(std::string text, std::uint32_t length, bool blank_padded) {
   if (length == 0) return text;  // text, varchar and bpchar without a length: any length
-  std::size_t chars = 0, at = 0;
-  while (at < text.size() && chars < length) {
-    ++at;
-    while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) ++at;
-    ++chars;
-  }
-  text.resize(at);
+  text.resize(Utf8CodePointOffset(text, length));
+  const std::size_t chars = Utf8CodePoints(text);
   if (blank_padded && chars < length) text.append(length - chars, ' ');
   return text;
 }

@@ -10,6 +10,7 @@
 #include "base/count.h"
 #include "base/datetime.h"
 #include "base/numeric.h"
+#include "base/utf8.h"
 #include "workers/numeric_math.h"
 
 namespace tandem::workers {
@@ -62,9 +63,7 @@ std::size_t NextCharAt(std::string_view text, std::size_t at) {
 }
 
 std::int64_t CharCount(std::string_view text) {
-  std::int64_t n = 0;
-  for (const char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
+  return static_cast<std::int64_t>(Utf8CodePoints(text));
 }
 
 std::string AsciiFolded(std::string text, bool upper) {
