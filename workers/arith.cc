@@ -13,31 +13,14 @@ namespace pb = ipc::pb;
 
 namespace {
 
-// The range of an integer type's values, as PostgreSQL names it in its errors.
-struct IntRange {
-  std::int64_t min, max;
-  const char* error;  // "integer out of range"
-};
-
-IntRange RangeOf(pb::ScalarType type) {
-  switch (type) {
-    case pb::INT16:
-      return {INT16_MIN, INT16_MAX, "smallint out of range"};
-    case pb::INT32:
-      return {INT32_MIN, INT32_MAX, "integer out of range"};
-    default:
-      return {INT64_MIN, INT64_MAX, "bigint out of range"};
-  }
-}
-
 // INT64 keeps the runtime's own words (its suites and clients know them); INT16 and INT32 say
 // PostgreSQL's.
 bool IntArith(pb::BinaryFunc func, pb::ScalarType type, std::int64_t x, std::int64_t y, Datum* out,
               std::string* error) {
   const bool int8 = type == pb::INT64;
-  const IntRange range = RangeOf(type);
+  const IntegerRange range = IntegerRangeOf(type);
   auto overflow = [&](const char* op) {
-    *error = int8 ? std::string("integer overflow in ") + op : range.error;
+    *error = int8 ? std::string("integer overflow in ") + op : range.out_of_range;
     return false;
   };
   std::int64_t r = 0;
@@ -231,6 +214,17 @@ bool DateTimeArith(pb::BinaryFunc func, pb::ScalarType l, pb::ScalarType r, cons
 
 }  // namespace
 
+IntegerRange IntegerRangeOf(pb::ScalarType type) {
+  switch (type) {
+    case pb::INT16:
+      return {INT16_MIN, INT16_MAX, "smallint out of range"};
+    case pb::INT32:
+      return {INT32_MIN, INT32_MAX, "integer out of range"};
+    default:
+      return {INT64_MIN, INT64_MAX, "bigint out of range"};
+  }
+}
+
 bool EvalArith(pb::BinaryFunc func, pb::ScalarType left, pb::ScalarType right, const Datum& a,
                const Datum& b, Datum* out, std::string* error) {
   if (left == right) {
@@ -258,9 +252,9 @@ bool EvalNegate(pb::ScalarType type, const Datum& a, Datum* out, std::string* er
     case pb::INT32:
     case pb::INT64: {
       const auto v = std::get<std::int64_t>(a);
-      const IntRange range = RangeOf(type);
+      const IntegerRange range = IntegerRangeOf(type);
       if (v == INT64_MIN) return *error = "integer overflow in unary -", false;
-      if (-v < range.min || -v > range.max) return *error = range.error, false;
+      if (-v < range.min || -v > range.max) return *error = range.out_of_range, false;
       *out = -v;
       return true;
     }

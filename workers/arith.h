@@ -6,12 +6,21 @@
 // words, never a wrong value.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "base/row.h"
 #include "ipc/codec.h"
 
 namespace tandem::workers {
+
+// The values of an integer type (INT16, INT32; INT64 for any other) and PostgreSQL's words for
+// one outside them.
+struct IntegerRange {
+  std::int64_t min, max;
+  const char* out_of_range;  // "integer out of range"
+};
+IntegerRange IntegerRangeOf(ipc::pb::ScalarType type);
 
 // ADD, SUB, MUL, DIV or MOD of `a` (of type `left`) and `b` (of type `right`).
 bool EvalArith(ipc::pb::BinaryFunc func, ipc::pb::ScalarType left, ipc::pb::ScalarType right,

@@ -16,6 +16,7 @@
 #include "base/numeric.h"
 #include "base/utf8.h"
 #include "ipc/func_typing.h"
+#include "workers/arith.h"
 
 namespace tandem::workers {
 
@@ -31,23 +32,6 @@ const T& CastOperand(const Datum& d) {
 
 bool IsCastIntegerType(pb::ScalarType type) {
   return type == pb::INT16 || type == pb::INT32 || type == pb::INT64;
-}
-
-// The range of an integer type and PostgreSQL's message for a value outside it.
-struct CastIntegerRange {
-  std::int64_t min, max;
-  const char* out_of_range;
-};
-
-CastIntegerRange IntegerRangeOf(pb::ScalarType type) {
-  switch (type) {
-    case pb::INT16:
-      return {INT16_MIN, INT16_MAX, "smallint out of range"};
-    case pb::INT32:
-      return {INT32_MIN, INT32_MAX, "integer out of range"};
-    default:
-      return {INT64_MIN, INT64_MAX, "bigint out of range"};
-  }
 }
 
 // A C-locale isspace, as PostgreSQL's input functions skip blanks.
@@ -154,7 +138,7 @@ Result<Datum> CastParseBoolText(std::string_view text) {
 
 // PostgreSQL's pg_strtoint16/32/64: blanks around, a sign, at least one decimal digit.
 Result<Datum> CastParseIntegerText(std::string_view text, pb::ScalarType type) {
-  const CastIntegerRange range = IntegerRangeOf(type);
+  const IntegerRange range = IntegerRangeOf(type);
   std::size_t i = 0;
   while (i < text.size() && IsCastSpace(text[i])) ++i;
   bool negative = false;
@@ -346,7 +330,7 @@ Result<Datum> CastFromText(const std::string& text, pb::ScalarType to) {
 // PostgreSQL's float → integer: rint (half to even), then the range [min, max] — tested as
 // min <= v < -min, which is exact in binary floating point.
 Result<Datum> FloatToInteger(double value, pb::ScalarType to) {
-  const CastIntegerRange range = IntegerRangeOf(to);
+  const IntegerRange range = IntegerRangeOf(to);
   const double rounded = std::rint(value);
   const double low = static_cast<double>(range.min);
   if (std::isnan(rounded) || !(rounded >= low && rounded < -low)) {
@@ -371,7 +355,7 @@ Result<Datum> NumberCast(const Datum& in, pb::ScalarType from, pb::ScalarType to
   if (IsCastIntegerType(from)) {
     const std::int64_t v = CastOperand<std::int64_t>(in);
     if (IsCastIntegerType(to)) {
-      const CastIntegerRange range = IntegerRangeOf(to);
+      const IntegerRange range = IntegerRangeOf(to);
       if (v < range.min || v > range.max) return Status::DataError(range.out_of_range);
       return Datum(v);
     }
@@ -396,7 +380,7 @@ Result<Datum> NumberCast(const Datum& in, pb::ScalarType from, pb::ScalarType to
   TANDEM_CHECK(from == pb::NUMERIC, "number cast from a type that is not a number");
   const Numeric& n = CastOperand<Numeric>(in);
   if (IsCastIntegerType(to)) {
-    const CastIntegerRange range = IntegerRangeOf(to);
+    const IntegerRange range = IntegerRangeOf(to);
     const std::string type_name = ipc::SqlTypeName(to);
     return CastAsDatum(NumericToInt64(n, range.min, range.max, type_name));
   }

@@ -11,6 +11,7 @@
 #include "base/datetime.h"
 #include "base/numeric.h"
 #include "base/utf8.h"
+#include "workers/arith.h"
 #include "workers/numeric_math.h"
 
 namespace tandem::workers {
@@ -230,15 +231,8 @@ bool AbsOf(const Datum& v, pb::ScalarType type, Datum* out, std::string* error) 
     case pb::INT32:
     case pb::INT64: {
       const std::int64_t x = FuncArg<std::int64_t>(v);
-      const std::int64_t min = type == pb::INT16   ? INT16_MIN
-                               : type == pb::INT32 ? INT32_MIN
-                                                   : INT64_MIN;
-      if (x == min) {
-        *error = type == pb::INT16   ? "smallint out of range"
-                 : type == pb::INT32 ? "integer out of range"
-                                     : "bigint out of range";
-        return false;
-      }
+      const IntegerRange range = IntegerRangeOf(type);
+      if (x == range.min) return *error = range.out_of_range, false;
       *out = x < 0 ? -x : x;
       return true;
     }
