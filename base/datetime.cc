@@ -374,25 +374,41 @@ Numeric DayFraction(std::int64_t tod_micros) {
   return Numeric::FromParts(q, scale);
 }
 
+// The clock fields of `micros` into a day (a time of day, a timestamp's, or an interval's time
+// part, whose sign C's division keeps): microseconds, milliseconds and second with the second's
+// fraction, minute, hour. False for any other field.
+bool ExtractClockField(DtField field, std::int64_t micros, Numeric& out) {
+  const std::int64_t second_micros = micros % kMicrosPerMinute;
+  switch (field) {
+    case DtField::kMicroseconds:
+      out = Whole(second_micros);
+      return true;
+    case DtField::kMilliseconds:
+      out = Numeric::FromParts(second_micros, 3);
+      return true;
+    case DtField::kSecond:
+      out = Numeric::FromParts(second_micros, 6);
+      return true;
+    case DtField::kMinute:
+      out = Whole(micros / kMicrosPerMinute % 60);
+      return true;
+    case DtField::kHour:
+      out = Whole(micros / kMicrosPerHour);
+      return true;
+    default:
+      return false;
+  }
+}
+
 // extract from a timestamp (or a timestamptz read in UTC): `type` names it in errors.
 Result<Numeric> ExtractInstant(std::string_view name, std::int64_t t, std::string_view type,
                                bool with_zone) {
   const DtFieldName f = LookUpDtField(name);
   const std::int64_t days = calendar::FloorDiv(t, kMicrosPerDay);
   const std::int64_t tod = t - days * kMicrosPerDay;
-  const std::int64_t second_micros = tod % kMicrosPerMinute;
   Numeric out;
+  if (ExtractClockField(f.field, tod, out)) return out;
   switch (f.field) {
-    case DtField::kMicroseconds:
-      return Whole(second_micros);
-    case DtField::kMilliseconds:
-      return Numeric::FromParts(second_micros, 3);
-    case DtField::kSecond:
-      return Numeric::FromParts(second_micros, 6);
-    case DtField::kMinute:
-      return Whole(tod / kMicrosPerMinute % 60);
-    case DtField::kHour:
-      return Whole(tod / kMicrosPerHour);
     case DtField::kEpoch:
       // PostgreSQL computes the last instant's epoch through a numeric division that keeps only
       // four decimals (9223372036854.775800); every other instant is exact.
@@ -613,18 +629,9 @@ Result<Numeric> ExtractDate(std::string_view field, Date d) {
 Result<Numeric> ExtractTime(std::string_view field, TimeOfDay t) {
   constexpr std::string_view kType = "time without time zone";
   const DtFieldName f = LookUpDtField(field);
-  const std::int64_t second_micros = t.micros % kMicrosPerMinute;
+  Numeric out;
+  if (ExtractClockField(f.field, t.micros, out)) return out;
   switch (f.field) {
-    case DtField::kMicroseconds:
-      return Whole(second_micros);
-    case DtField::kMilliseconds:
-      return Numeric::FromParts(second_micros, 3);
-    case DtField::kSecond:
-      return Numeric::FromParts(second_micros, 6);
-    case DtField::kMinute:
-      return Whole(t.micros / kMicrosPerMinute % 60);
-    case DtField::kHour:
-      return Whole(t.micros / kMicrosPerHour);
     case DtField::kEpoch:
       return Numeric::FromParts(t.micros, 6);
     case DtField::kUnknown:
@@ -638,18 +645,9 @@ Result<Numeric> ExtractTime(std::string_view field, TimeOfDay t) {
 // seconds with a year of 365.25 days and a month of 30.
 Result<Numeric> ExtractInterval(std::string_view field, const Interval& i) {
   const DtFieldName f = LookUpDtField(field);
-  const std::int64_t second_micros = i.micros % kMicrosPerMinute;
+  Numeric out;
+  if (ExtractClockField(f.field, i.micros, out)) return out;
   switch (f.field) {
-    case DtField::kMicroseconds:
-      return Whole(second_micros);
-    case DtField::kMilliseconds:
-      return Numeric::FromParts(second_micros, 3);
-    case DtField::kSecond:
-      return Numeric::FromParts(second_micros, 6);
-    case DtField::kMinute:
-      return Whole(i.micros / kMicrosPerMinute % 60);
-    case DtField::kHour:
-      return Whole(i.micros / kMicrosPerHour);
     case DtField::kDay:
       return Whole(i.days);
     case DtField::kMonth:
