@@ -173,6 +173,16 @@ bool Eval(const Expr& e, const Row& row, Datum* out, std::string* error) {
       return EvalCast(a, e.arg_types[0], e.cast_to, out, error);
     }
     case Expr::Kind::kCall: {
+      if (e.func == pb::COALESCE) {
+        // Only the arguments up to the first that is not null are evaluated (PostgreSQL's
+        // COALESCE, like CASE): an error further right is never reached.
+        for (const Expr& arg : e.args) {
+          if (!Eval(arg, row, out, error)) return false;
+          if (!IsNull(*out)) return true;
+        }
+        *out = Null{};
+        return true;
+      }
       std::vector<Datum> args(e.args.size());
       for (std::size_t i = 0; i < e.args.size(); ++i) {
         if (!Eval(e.args[i], row, &args[i], error)) return false;

@@ -89,6 +89,23 @@ TEST(Operators, MfpMapsFiltersProjectsAndTurnsDataErrorsIntoErrors) {
   EXPECT_EQ(Changes(w.Pull(mfp, 0, 2)), (Changes_{{"(1,2,)@0", 1}, {"!division by zero@0", 2}}));
 }
 
+TEST(Operators, CoalesceEvaluatesNoArgumentPastTheFirstThatIsNotNull) {
+  // COALESCE(c1, 10 / c0): the division by zero is reached only where c1 is null.
+  const Row zero_value = {std::int64_t{0}, std::int64_t{5}};
+  const Row zero_null = {std::int64_t{0}, Null{}};
+  const Row two_null = {std::int64_t{2}, Null{}};
+  Script in({Rows({{zero_value, 0, 1}, {zero_null, 0, 1}, {two_null, 0, 1}})});
+  pb::ScalarExpr coalesce;
+  coalesce.mutable_call()->set_func(pb::COALESCE);
+  *coalesce.mutable_call()->add_args() = s::Col(1);
+  *coalesce.mutable_call()->add_args() = s::Binary(pb::DIV, s::IntLit(10), s::Col(0));
+  MfpNode mfp(
+      &in, Mfp(s::Mfp({coalesce}, {}, {2}), s::MakeSchema({s::MakeColumn("k", pb::INT64),
+                                                           s::MakeColumn("v", pb::INT64, true)})));
+  OneWorker w;
+  EXPECT_EQ(Changes(w.Pull(mfp, 0, 1)), (Changes_{{"(5,)@0", 2}, {"!division by zero@0", 1}}));
+}
+
 TEST(Operators, ReduceWithoutAggregatesListsEachGroupOnce) {
   Script in({Rows({{Ints({1, 10}), 0, 1}, {Ints({1, 11}), 0, 1}, {Ints({2, 20}), 0, 1}}),
              Rows({{Ints({1, 12}), 1, 1}, {Ints({1, 10}), 1, -1}, {Ints({2, 20}), 1, -1}})});
