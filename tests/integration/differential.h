@@ -78,6 +78,19 @@ inline const std::vector<Interval>& IntervalDomain() {
   return kIntervals;
 }
 
+inline const std::vector<std::string>& ByteaDomain() {
+  static const std::vector<std::string> kBytes = {"", std::string(1, '\0'), "ab", "\xff\x10"};
+  return kBytes;
+}
+inline const std::vector<Uuid>& UuidDomain() {
+  static const std::vector<Uuid> kUuids = {Uuid{},
+                                           Uuid{{0xa0, 0xee, 0xbc, 0x99, 0x9c, 0x0b, 0x4e, 0xf8,
+                                                 0xbb, 0x6d, 0x6b, 0xb9, 0xbd, 0x38, 0x0a, 0x11}},
+                                           Uuid{{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                                 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}}};
+  return kUuids;
+}
+
 class Random {
  public:
   explicit Random(std::uint64_t seed) : rng_(seed) {}
@@ -192,13 +205,72 @@ inline bool CheckCoverage(std::size_t cases, std::size_t at_least) {
   return cases >= at_least && !halved;
 }
 
+// Which types and functions a new-types suite's dataflows used (CountTypes): the types of their
+// sources' columns, literals and casts, and their functions.
+struct TypeCounts {
+  std::map<pb::ScalarType, int> types;
+  std::map<pb::Func, int> funcs;
+  TypeCounts& operator+=(const TypeCounts& o) {
+    for (const auto& [t, n] : o.types) types[t] += n;
+    for (const auto& [f, n] : o.funcs) funcs[f] += n;
+    return *this;
+  }
+  std::string ToString() const {
+    std::string out = "types";
+    for (const auto& [t, n] : types) out += " " + pb::ScalarType_Name(t) + "=" + std::to_string(n);
+    out += "; functions";
+    for (const auto& [f, n] : funcs) out += " " + pb::Func_Name(f) + "=" + std::to_string(n);
+    return out;
+  }
+};
+
+// Adds what `m` (a dataflow, a plan, an expression: any message) holds to `counts`.
+inline void CountTypes(const google::protobuf::Message& m, TypeCounts& counts) {
+  if (const auto* column = dynamic_cast<const pb::Column*>(&m)) ++counts.types[column->type()];
+  if (const auto* literal = dynamic_cast<const pb::Literal*>(&m)) ++counts.types[literal->type()];
+  if (const auto* call = dynamic_cast<const pb::CallFunc*>(&m)) ++counts.funcs[call->func()];
+  const google::protobuf::Reflection* reflection = m.GetReflection();
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  reflection->ListFields(m, &fields);
+  for (const auto* field : fields) {
+    if (field->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE) continue;
+    if (!field->is_repeated()) {
+      CountTypes(reflection->GetMessage(m, field), counts);
+      continue;
+    }
+    for (int i = 0; i < reflection->FieldSize(m, field); ++i) {
+      CountTypes(reflection->GetRepeatedMessage(m, field, i), counts);
+    }
+  }
+}
+
+// What a new-types suite covered, printed; over `at_least` cases or more, every type of the
+// protocol and every function appears.
+inline void ExpectNewTypeCoverage(const TypeCounts& counts, std::size_t cases,
+                                  std::size_t at_least = 20) {
+  std::printf("[ types       ] %s\n", counts.ToString().c_str());
+  if (!CheckPlanCoverage(cases, at_least)) return;
+  for (int t = pb::ScalarType_MIN; t <= pb::ScalarType_MAX; ++t) {
+    const auto type = static_cast<pb::ScalarType>(t);
+    if (!pb::ScalarType_IsValid(t) || type == pb::SCALAR_TYPE_UNSPECIFIED) continue;
+    EXPECT_GT(counts.types.count(type), 0u) << "no case used " << pb::ScalarType_Name(type);
+  }
+  for (int f = pb::Func_MIN; f <= pb::Func_MAX; ++f) {
+    const auto func = static_cast<pb::Func>(f);
+    if (!pb::Func_IsValid(f) || func == pb::FUNC_UNSPECIFIED) continue;
+    EXPECT_GT(counts.funcs.count(func), 0u) << "no case called " << pb::Func_Name(func);
+  }
+}
+
 // What a new-operator suite covered, printed; over 20 cases or more, every case has a new
 // operator and every new operator (and each variant of a join; chains unless `max_joins` is 1)
 // appears. `more`: further counts the suite expects above zero, and `extra`: what it prints
-// besides.
+// besides. With `new_types` an AVG of FLOAT64 need not appear (the typed SUM and AVG take many of
+// the aggregates, and FLOAT64 is one type among fourteen).
 inline void ExpectNewOperatorCoverage(const OperatorCounts& o, int new_operator_cases,
                                       std::size_t cases, const std::vector<int>& more = {},
-                                      const std::string& extra = "", int max_joins = 2) {
+                                      const std::string& extra = "", int max_joins = 2,
+                                      bool new_types = false) {
   std::printf("[ operators   ] %d of %zu cases with a new operator: %s%s\n", new_operator_cases,
               cases, o.ToString().c_str(), extra.c_str());
   if (!CheckPlanCoverage(cases, 20)) return;
@@ -206,6 +278,7 @@ inline void ExpectNewOperatorCoverage(const OperatorCounts& o, int new_operator_
   std::vector<int> counts = {o.joins,         o.left_joins,     o.self_joins, o.chained_joins,
                              o.two_key_joins, o.top_ks,         o.negates,    o.thresholds,
                              o.except_alls,   o.new_aggregates, o.avg_float};
+  if (new_types) counts.pop_back();                     // o.avg_float
   if (max_joins < 2) counts.erase(counts.begin() + 3);  // no chained joins
   counts.insert(counts.end(), more.begin(), more.end());
   for (int n : counts) EXPECT_GT(n, 0) << o.ToString() << extra;
@@ -304,7 +377,8 @@ inline bool IsJoinFree(const pb::Plan& plan) {
 class Generator {
  public:
   Generator(std::uint64_t seed, bool allow_errors, bool new_operators = false, int max_joins = 2)
-      : rand_(seed),
+      : seed_(seed),
+        rand_(seed),
         allow_errors_(allow_errors),
         new_operators_(new_operators),
         max_joins_(max_joins) {}
@@ -357,6 +431,10 @@ class Generator {
         const std::int64_t clock = rand_.Pick(ClockDomain());
         return TimestampTz{day * 86'400'000'000 + clock};
       }
+      case pb::BYTEA:
+        return Bytes{rand_.Pick(ByteaDomain())};
+      case pb::UUID:
+        return rand_.Pick(UuidDomain());
       default:
         return rand_.Pick(StringDomain());
     }
@@ -367,9 +445,9 @@ class Generator {
     static const std::vector<pb::ScalarType> kNewTypes = {pb::INT64, pb::INT64, pb::BOOL,
                                                           pb::STRING, pb::FLOAT64};
     static const std::vector<pb::ScalarType> kTypedTypes = {
-        pb::INT64,     pb::BOOL,     pb::STRING,  pb::FLOAT64,    pb::INT16,
-        pb::INT32,     pb::FLOAT32,  pb::NUMERIC, pb::NUMERIC,    pb::DATE,
-        pb::TIMESTAMP, pb::INTERVAL, pb::TIME,    pb::TIMESTAMPTZ};
+        pb::INT64,   pb::BOOL,        pb::STRING,  pb::FLOAT64, pb::INT16,     pb::INT32,
+        pb::FLOAT32, pb::NUMERIC,     pb::NUMERIC, pb::DATE,    pb::TIMESTAMP, pb::INTERVAL,
+        pb::TIME,    pb::TIMESTAMPTZ, pb::BYTEA,   pb::UUID};
     if (new_types_) return {rand_.Pick(kTypedTypes), false};
     return {rand_.Pick(new_operators_ ? kNewTypes : kTypes), false};
   }
@@ -392,6 +470,9 @@ class Generator {
       pb::ScalarExpr els = operand(type);
       return IfExpr(std::move(cond), std::move(then), std::move(els));
     };
+    // A function returning `type`, sometimes (every function of the protocol returns one of the
+    // types drawn here).
+    if (rand_.Chance(0.3)) return FuncCall(type, columns, depth);
     switch (type) {
       case pb::INT16:
       case pb::INT32:
@@ -449,23 +530,8 @@ class Generator {
             return UnaryExpr(pb::NEGATE, operand(type));
           case 5:
             return CastExpr(operand(pb::INT64), type);
-          case 6: {
-            pb::ScalarExpr value = operand(type);
-            const std::int64_t places = rand_.Between(-1, 3);
-            if (rand_.Chance(0.3)) return CallExpr(pb::ABS, {std::move(value)});
-            if (rand_.Chance(0.3)) {
-              static const std::vector<std::string> kFields = {"year", "month", "second", "epoch",
-                                                               "dow"};
-              pb::ScalarExpr field = LiteralExpr(rand_.Pick(kFields), pb::STRING);
-              return CallExpr(pb::EXTRACT, {std::move(field), operand(pb::TIMESTAMP)});
-            }
-            if (rand_.Chance(0.3)) {
-              pb::ScalarExpr other = operand(type);
-              return CallExpr(rand_.Chance(0.5) ? pb::GREATEST : pb::LEAST,
-                              {std::move(value), std::move(other)});
-            }
-            return CallExpr(pb::ROUND, {std::move(value), LiteralExpr(places, pb::INT32)});
-          }
+          case 6:
+            return FuncCall(type, columns, depth);
           default:
             return if_then_else();
         }
@@ -491,7 +557,8 @@ class Generator {
           case 3:
             return CastExpr(operand(pb::DATE), type);
           case 4: {
-            static const std::vector<std::string> kUnits = {"day", "month", "hour", "year", "week"};
+            static const std::vector<std::string> kUnits = {"day",  "month", "hour",
+                                                            "year", "week",  "minute"};
             pb::ScalarExpr unit = LiteralExpr(rand_.Pick(kUnits), pb::STRING);
             return CallExpr(pb::DATE_TRUNC, {std::move(unit), operand(type)});
           }
@@ -499,7 +566,7 @@ class Generator {
             return if_then_else();
         }
       case pb::INTERVAL:
-        switch (rand_.Below(6)) {
+        switch (rand_.Below(7)) {
           case 0:
             return binary(pb::ADD, type, type);
           case 1:
@@ -512,6 +579,13 @@ class Generator {
             return binary(pb::SUB, pb::TIMESTAMP, pb::TIMESTAMP);
           case 4:
             return with_literal(pb::MUL, type, Literal(pb::FLOAT64));
+          case 5:
+            if (rand_.Chance(0.5)) {
+              static const std::vector<std::string> kUnits = {"day", "month", "hour", "year"};
+              pb::ScalarExpr unit = LiteralExpr(rand_.Pick(kUnits), pb::STRING);
+              return CallExpr(pb::DATE_TRUNC, {std::move(unit), operand(type)});
+            }
+            return if_then_else();
           default:
             return if_then_else();
         }
@@ -541,41 +615,233 @@ class Generator {
           }
         }
       case pb::STRING: {
-        static const std::vector<pb::ScalarType> kShown = {pb::NUMERIC,  pb::DATE,    pb::TIMESTAMP,
-                                                           pb::INTERVAL, pb::FLOAT32, pb::INT16};
-        if (rand_.Chance(0.5)) return CastExpr(operand(rand_.Pick(kShown)), pb::STRING);
-        switch (rand_.Below(4)) {
-          case 0: {
-            pb::ScalarExpr left = operand(pb::STRING);
-            pb::ScalarExpr right = operand(pb::STRING);
-            return CallExpr(pb::CONCAT, {std::move(left), std::move(right)});
-          }
-          case 1: {
-            const pb::Func fold = rand_.Chance(0.5) ? pb::UPPER : pb::LOWER;
-            return CallExpr(fold, {operand(pb::STRING)});
-          }
-          case 2: {
-            pb::ScalarExpr text = operand(pb::STRING);
-            const std::int64_t start = rand_.Between(-1, 3);
-            const std::int64_t length = rand_.Between(0, 3);
-            return CallExpr(pb::SUBSTR, {std::move(text), LiteralExpr(start, pb::INT32),
-                                         LiteralExpr(length, pb::INT32)});
-          }
-          default: {
-            pb::ScalarExpr first = operand(pb::STRING);
-            pb::ScalarExpr second = operand(pb::STRING);
-            return CallExpr(pb::COALESCE, {std::move(first), std::move(second)});
-          }
-        }
+        static const std::vector<pb::ScalarType> kShown = {
+            pb::NUMERIC, pb::DATE,  pb::TIMESTAMP, pb::INTERVAL, pb::FLOAT32,
+            pb::INT16,   pb::BYTEA, pb::UUID,      pb::TIME,     pb::TIMESTAMPTZ};
+        if (rand_.Chance(0.4)) return CastExpr(operand(rand_.Pick(kShown)), pb::STRING);
+        return FuncCall(type, columns, depth);
       }
-      case pb::FLOAT64: {
-        if (rand_.Chance(0.5)) return CastExpr(operand(pb::NUMERIC), type);
-        static const std::vector<std::string> kFields = {"year", "month", "doy", "epoch", "hour"};
-        pb::ScalarExpr field = LiteralExpr(rand_.Pick(kFields), pb::STRING);
-        return CallExpr(pb::DATE_PART, {std::move(field), operand(pb::TIMESTAMP)});
-      }
+      case pb::BYTEA:
+        // Text whose escapes bytea's input may refuse (a backslash not before x or digits).
+        if (allow_errors_ && rand_.Chance(0.5)) return CastExpr(operand(pb::STRING), type);
+        return if_then_else();
+      case pb::FLOAT64:
+        if (rand_.Chance(0.3)) return CastExpr(operand(pb::NUMERIC), type);
+        return FuncCall(type, columns, depth);
+      case pb::BOOL:  // LIKE and ILIKE (the comparisons of the new types: Expr's BOOL)
+        return FuncCall(type, columns, depth);
       default:
         return if_then_else();
+    }
+  }
+
+  // A call of a function that returns `type` (new_types only): COALESCE, NULLIF, GREATEST and
+  // LEAST of any type; of text, its functions; LIKE and ILIKE for BOOL; the lengths and STRPOS
+  // for INT32; the math of NUMERIC and FLOAT64 (EXTRACT, DATE_PART of a field the source has);
+  // DATE_TRUNC of TIMESTAMP, TIMESTAMPTZ and INTERVAL. Without allow_errors none can fail.
+  pb::ScalarExpr FuncCall(pb::ScalarType type, const Types& columns, int depth) {
+    std::vector<pb::Func> funcs = {pb::COALESCE, pb::NULLIF, pb::GREATEST, pb::LEAST};
+    switch (type) {
+      case pb::STRING:
+        funcs.insert(funcs.end(), {pb::CONCAT, pb::LOWER, pb::UPPER, pb::SUBSTR, pb::BTRIM,
+                                   pb::LTRIM, pb::RTRIM, pb::REPLACE});
+        break;
+      case pb::INT32:
+        funcs.insert(funcs.end(), {pb::CHAR_LENGTH, pb::OCTET_LENGTH, pb::STRPOS});
+        break;
+      case pb::BOOL:
+        funcs.insert(funcs.end(), {pb::LIKE, pb::ILIKE, pb::LIKE, pb::ILIKE});
+        break;
+      case pb::NUMERIC:
+      case pb::FLOAT64:
+        funcs.insert(funcs.end(), {pb::ABS, pb::ROUND, pb::TRUNC, pb::FLOOR, pb::CEIL, pb::POWER,
+                                   pb::SQRT, type == pb::NUMERIC ? pb::EXTRACT : pb::DATE_PART});
+        break;
+      case pb::INT16:
+      case pb::INT64:
+      case pb::FLOAT32:
+        funcs.push_back(pb::ABS);
+        break;
+      case pb::TIMESTAMP:
+      case pb::TIMESTAMPTZ:
+      case pb::INTERVAL:
+        funcs.push_back(pb::DATE_TRUNC);
+        break;
+      default:
+        break;
+    }
+    const pb::Func f = rand_.Pick(funcs);
+    return CallOf(f, type, columns, depth);
+  }
+
+  // A call of any function of the protocol (new_types only); `type` gets its result's type. The
+  // k-th call of a case calls function (seed + k) mod their number, so that the cases of a few
+  // consecutive seeds call every function (a suite's seeds are; their generators' seeds are
+  // seed * 7919 + attempt, and 7919 is prime to the count).
+  pb::ScalarExpr AnyFuncCall(const Types& columns, int depth, pb::ScalarType* type) {
+    constexpr std::uint64_t kFuncs = pb::Func_MAX - pb::COALESCE + 1;
+    const auto f = static_cast<pb::Func>(pb::COALESCE + (seed_ + func_calls_++) % kFuncs);
+    static const std::vector<pb::ScalarType> kNumbers = {pb::INT16,   pb::INT32,   pb::INT64,
+                                                         pb::FLOAT32, pb::FLOAT64, pb::NUMERIC};
+    static const std::vector<pb::ScalarType> kMath = {pb::NUMERIC, pb::FLOAT64};
+    static const std::vector<pb::ScalarType> kTruncated = {pb::TIMESTAMP, pb::TIMESTAMPTZ,
+                                                           pb::INTERVAL};
+    switch (f) {
+      case pb::COALESCE:
+      case pb::NULLIF:
+      case pb::GREATEST:
+      case pb::LEAST:
+        *type = RandomScalarType().type;
+        break;
+      case pb::CONCAT:
+      case pb::LOWER:
+      case pb::UPPER:
+      case pb::SUBSTR:
+      case pb::BTRIM:
+      case pb::LTRIM:
+      case pb::RTRIM:
+      case pb::REPLACE:
+        *type = pb::STRING;
+        break;
+      case pb::CHAR_LENGTH:
+      case pb::OCTET_LENGTH:
+      case pb::STRPOS:
+        *type = pb::INT32;
+        break;
+      case pb::LIKE:
+      case pb::ILIKE:
+        *type = pb::BOOL;
+        break;
+      case pb::ABS:
+        *type = rand_.Pick(kNumbers);
+        break;
+      case pb::EXTRACT:
+        *type = pb::NUMERIC;
+        break;
+      case pb::DATE_PART:
+        *type = pb::FLOAT64;
+        break;
+      case pb::DATE_TRUNC:
+        *type = rand_.Pick(kTruncated);
+        break;
+      default:  // ROUND, TRUNC, FLOOR, CEIL, POWER, SQRT
+        *type = rand_.Pick(kMath);
+        break;
+    }
+    return CallOf(f, *type, columns, depth);
+  }
+
+  // A call of `f` that returns `type` (which `f` must return).
+  pb::ScalarExpr CallOf(pb::Func f, pb::ScalarType type, const Types& columns, int depth) {
+    auto operand = [&](pb::ScalarType t) { return Expr(t, columns, depth - 1); };
+    auto int4 = [](std::int64_t v) { return LiteralExpr(v, pb::INT32); };
+    auto text = [](const std::string& v) { return LiteralExpr(v, pb::STRING); };
+    switch (f) {
+      case pb::COALESCE:
+      case pb::GREATEST:
+      case pb::LEAST: {
+        const int n = 2 + static_cast<int>(rand_.Below(2));
+        std::vector<pb::ScalarExpr> args;
+        for (int i = 0; i < n; ++i) args.push_back(operand(type));
+        return CallExpr(f, std::move(args));
+      }
+      case pb::NULLIF:
+      case pb::CONCAT:
+      case pb::STRPOS: {
+        const pb::ScalarType of = f == pb::STRPOS ? pb::STRING : type;
+        pb::ScalarExpr first = operand(of);
+        pb::ScalarExpr second = operand(of);
+        return CallExpr(f, {std::move(first), std::move(second)});
+      }
+      case pb::LOWER:
+      case pb::UPPER:
+      case pb::CHAR_LENGTH:
+        return CallExpr(f, {operand(pb::STRING)});
+      case pb::OCTET_LENGTH:
+        return CallExpr(f, {operand(rand_.Chance(0.5) ? pb::STRING : pb::BYTEA)});
+      case pb::SUBSTR: {
+        pb::ScalarExpr value = operand(pb::STRING);
+        const std::int64_t start = rand_.Between(-1, 3);
+        if (rand_.Chance(0.3)) return CallExpr(f, {std::move(value), int4(start)});
+        const std::int64_t length = rand_.Between(0, 3);
+        return CallExpr(f, {std::move(value), int4(start), int4(length)});
+      }
+      case pb::BTRIM:
+      case pb::LTRIM:
+      case pb::RTRIM: {
+        pb::ScalarExpr value = operand(pb::STRING);
+        if (rand_.Chance(0.5)) return CallExpr(f, {std::move(value)});
+        static const std::vector<std::string> kCharacters = {"a", " b", "\\", "q\""};
+        return CallExpr(f, {std::move(value), text(rand_.Pick(kCharacters))});
+      }
+      case pb::REPLACE: {
+        pb::ScalarExpr value = operand(pb::STRING);
+        pb::ScalarExpr from = operand(pb::STRING);
+        pb::ScalarExpr to = operand(pb::STRING);
+        return CallExpr(f, {std::move(value), std::move(from), std::move(to)});
+      }
+      case pb::LIKE:
+      case pb::ILIKE: {
+        static const std::vector<std::string> kPatterns = {"a%", "%b", "_",    "a_b",
+                                                           "%",  "A%", "%\\%", "q\"%"};
+        pb::ScalarExpr value = operand(pb::STRING);
+        return CallExpr(f, {std::move(value), text(rand_.Pick(kPatterns))});
+      }
+      case pb::ABS:
+        return CallExpr(f, {operand(type)});
+      case pb::ROUND:
+      case pb::TRUNC: {
+        pb::ScalarExpr value = operand(type);
+        if (type != pb::NUMERIC || rand_.Chance(0.4)) return CallExpr(f, {std::move(value)});
+        const std::int64_t places = rand_.Between(-1, 3);
+        return CallExpr(f, {std::move(value), int4(places)});
+      }
+      case pb::FLOOR:
+      case pb::CEIL:
+        return CallExpr(f, {operand(type)});
+      case pb::SQRT:  // of a magnitude
+        return CallExpr(f, {CallExpr(pb::ABS, {operand(type)})});
+      case pb::POWER: {  // to 0, 1 or 2
+        pb::ScalarExpr value = operand(type);
+        const std::int64_t exponent = rand_.Between(0, 2);
+        pb::ScalarExpr power =
+            type == pb::NUMERIC
+                ? LiteralExpr(reference::NumericInput(std::to_string(exponent)).datum, type)
+                : LiteralExpr(static_cast<double>(exponent), type);
+        return CallExpr(f, {std::move(value), std::move(power)});
+      }
+      case pb::EXTRACT:
+      case pb::DATE_PART: {
+        static const std::vector<pb::ScalarType> kSources = {pb::DATE, pb::TIME, pb::TIMESTAMP,
+                                                             pb::TIMESTAMPTZ, pb::INTERVAL};
+        static const std::vector<std::string> kDateFields = {"year", "month", "day",     "doy",
+                                                             "dow",  "epoch", "quarter", "week"};
+        static const std::vector<std::string> kTimeFields = {"hour", "minute", "second",
+                                                             "milliseconds", "epoch"};
+        static const std::vector<std::string> kTimestampFields = {
+            "year",   "month", "day",    "hour",  "minute",
+            "second", "doy",   "isodow", "epoch", "microseconds"};
+        static const std::vector<std::string> kIntervalFields = {"year",   "month",  "day",  "hour",
+                                                                 "minute", "second", "epoch"};
+        const pb::ScalarType source = rand_.Pick(kSources);
+        const auto& fields = source == pb::DATE       ? kDateFields
+                             : source == pb::TIME     ? kTimeFields
+                             : source == pb::INTERVAL ? kIntervalFields
+                                                      : kTimestampFields;
+        pb::ScalarExpr field = text(rand_.Pick(fields));
+        return CallExpr(f, {std::move(field), operand(source)});
+      }
+      case pb::DATE_TRUNC: {
+        static const std::vector<std::string> kUnits = {"day",  "month",  "hour",
+                                                        "year", "minute", "quarter"};
+        static const std::vector<std::string> kTimestampUnits = {"week"};
+        std::string unit = rand_.Pick(kUnits);
+        if (type != pb::INTERVAL && rand_.Chance(0.2)) unit = rand_.Pick(kTimestampUnits);
+        return CallExpr(f, {text(unit), operand(type)});
+      }
+      default:
+        ADD_FAILURE() << "no call of " << pb::Func_Name(f) << " is generated";
+        return Literal(type);
     }
   }
 
@@ -592,8 +858,10 @@ class Generator {
     }
     const bool typed = type == pb::INT16 || type == pb::INT32 || type == pb::FLOAT32 ||
                        type == pb::NUMERIC || type == pb::DATE || type == pb::TIMESTAMP ||
-                       type == pb::INTERVAL || type == pb::TIME || type == pb::TIMESTAMPTZ;
-    if (typed || (new_types_ && (type == pb::STRING || type == pb::FLOAT64) && rand_.Chance(0.3))) {
+                       type == pb::INTERVAL || type == pb::TIME || type == pb::TIMESTAMPTZ ||
+                       type == pb::BYTEA || type == pb::UUID;
+    if (typed || (new_types_ && (type == pb::STRING || type == pb::FLOAT64 || type == pb::BOOL) &&
+                  rand_.Chance(0.4))) {
       return TypedExpr(type, columns, depth);
     }
     // The operands, drawn left to right (never as arguments of one call).
@@ -699,6 +967,13 @@ class Generator {
   pb::MapFilterProject Mfp(const Types& input, Types* output, int expr_depth = 2) {
     pb::MapFilterProject mfp;
     Types columns = input;
+    // With new_types: two or three calls of functions first (AnyFuncCall).
+    const int calls = new_types_ ? 2 + static_cast<int>(rand_.Below(2)) : 0;
+    for (int i = 0; i < calls; ++i) {
+      pb::ScalarType type = pb::INT64;
+      *mfp.add_map() = AnyFuncCall(columns, expr_depth, &type);
+      columns.push_back({type, true});
+    }
     const int maps = static_cast<int>(rand_.Below(3));
     for (int i = 0; i < maps; ++i) {
       const ColumnType type = RandomScalarType();
@@ -749,6 +1024,15 @@ class Generator {
     Shape b;
     pb::Plan plan =
         new_operators_ ? NewPlan(scope, depth, output, &b) : OldPlan(scope, depth, output, &b);
+    if (new_types_ && rand_.Chance(0.7)) {  // calls of functions over the plan's output
+      const int calls = 1 + static_cast<int>(rand_.Below(2));
+      for (int i = 0; i < calls; ++i) {
+        pb::ScalarType type = pb::INT64;
+        pb::ScalarExpr call = AnyFuncCall(*output, 2, &type);
+        plan = WithMap(std::move(plan), std::move(call));
+        output->push_back({type, true});
+      }
+    }
     if (shape != nullptr) *shape = b;
     return plan;
   }
@@ -1186,10 +1470,12 @@ class Generator {
   }
 
  private:
+  std::uint64_t seed_;
   Random rand_;
   bool allow_errors_;
   bool new_operators_;
   bool new_types_ = false;
+  std::uint64_t func_calls_ = 0;  // AnyFuncCall's so far
   int max_joins_;
   int avg_float_ = 0;
 };
@@ -1263,9 +1549,9 @@ inline Types RandomSourceTypes(Generator& gen) {
     if (gen.rand().Chance(0.4)) source_types.push_back({pb::BOOL, gen.rand().Chance(0.5)});
   }
   if (gen.new_types()) {  // one or two columns of the types of DESIGN §16
-    static const std::vector<pb::ScalarType> kTyped = {pb::INT16,    pb::INT32, pb::FLOAT32,
-                                                       pb::NUMERIC,  pb::DATE,  pb::TIMESTAMP,
-                                                       pb::INTERVAL, pb::TIME,  pb::TIMESTAMPTZ};
+    static const std::vector<pb::ScalarType> kTyped = {
+        pb::INT16,    pb::INT32, pb::FLOAT32,     pb::NUMERIC, pb::DATE, pb::TIMESTAMP,
+        pb::INTERVAL, pb::TIME,  pb::TIMESTAMPTZ, pb::BYTEA,   pb::UUID};
     const int n = 1 + static_cast<int>(gen.rand().Below(2));
     for (int i = 0; i < n; ++i) {
       const pb::ScalarType type = gen.rand().Pick(kTyped);

@@ -108,6 +108,9 @@ struct Config {
   // Plans with Join, TopK, Negate, Threshold and the new aggregates, and joins reading an import
   // in place (every case has a new operator).
   bool new_operators = false;
+  // With new_operators: columns, expressions and aggregates of the types of DESIGN §16 too
+  // (Generator::EnableNewTypes).
+  bool new_types = false;
 };
 
 pb::Plan GetPlanOf(const std::string& id) {
@@ -249,6 +252,7 @@ class ImportCaseRunner {
     for (int attempt = 0;; ++attempt) {
       Generator gen(seed * 7919 + static_cast<std::uint64_t>(attempt), config_.allow_errors,
                     config_.new_operators, kMaxJoins);
+      if (config_.new_types) gen.EnableNewTypes();
       const int saved_next_id = next_id_;
       const auto saved_reusable = reusable_;
       refused_.clear();
@@ -266,6 +270,9 @@ class ImportCaseRunner {
           }
           if (n.total() > 0) ++stats_.new_operator_cases;
           stats_.operators.avg_float += gen.avg_float();
+        }
+        if (config_.new_types) {
+          for (const auto& flow : case_) CountTypes(flow->desc(), stats_.types);
         }
         return Execute(gen);
       }
@@ -309,6 +316,7 @@ class ImportCaseRunner {
     OperatorCounts operators;
     int new_operator_cases = 0;
     InPlace importer_joins, one_shot_joins;
+    TypeCounts types;  // with new_types: the types and functions of the dataflows sent
   };
   const Stats& stats() const { return stats_; }
 
@@ -760,6 +768,7 @@ class ImportCaseRunner {
     // appends and merges. What they read depends on timing, so their choices come from a
     // generator of their own (the case's stays the same from run to run).
     Generator live(seed_ * 7919 + 104729, config_.allow_errors, config_.new_operators, kMaxJoins);
+    if (config_.new_types) live.EnableNewTypes();
     const int pieces = 1 + static_cast<int>(gen.rand().Below(3));
     std::map<const Flow*, std::vector<std::size_t>> cuts;
     for (const auto& flow : case_) {
@@ -1534,12 +1543,13 @@ void RunConfiguration(const Config& config) {
             " both sides); in one-shot reads: " + std::to_string(o.joins) + ", " +
             std::to_string(o.one_side) + " in place (" + std::to_string(o.both_sides) +
             " both sides)",
-        kMaxJoins);
+        kMaxJoins, config.new_types);
     // The imported arrangement read in place: about half of the importers' joins.
     if (CheckPlanCoverage(seeds.size(), 20)) {
       EXPECT_GE(4 * i.one_side, i.joins);
     }
   }
+  if (config.new_types) ExpectNewTypeCoverage(s.types, seeds.size());
   EXPECT_EQ(s.mismatches, 0);
   if (CheckPlanCoverage(seeds.size(), 20)) {
     EXPECT_GT(s.chained, 0);  // the generator reaches what the suite is for
@@ -1596,6 +1606,30 @@ TEST(ImportCorrectness, NewOperatorsTwoRuntimeFourWorkers) {
 }
 TEST(ImportCorrectness, NewOperatorsDataErrorsTwoRuntimeTwoWorkers) {
   RunConfiguration({true, 2, kNewCases / 2, 2700000, true, true});
+}
+// The same with the types of DESIGN §16, their functions and aggregates: imported, joined in
+// place on their keys, read by one-shots.
+const int kNewTypeCases = kThorough ? 60 : 30;
+TEST(ImportCorrectness, NewTypesSoloOneWorker) {
+  RunConfiguration({false, 1, kNewTypeCases, 2800000, false, true, true});
+}
+TEST(ImportCorrectness, NewTypesSoloTwoWorkers) {
+  RunConfiguration({false, 2, kNewTypeCases, 2810000, false, true, true});
+}
+TEST(ImportCorrectness, NewTypesSoloFourWorkers) {
+  RunConfiguration({false, 4, kNewTypeCases, 2820000, false, true, true});
+}
+TEST(ImportCorrectness, NewTypesTwoRuntimeOneWorker) {
+  RunConfiguration({true, 1, kNewTypeCases, 2830000, false, true, true});
+}
+TEST(ImportCorrectness, NewTypesTwoRuntimeTwoWorkers) {
+  RunConfiguration({true, 2, kNewTypeCases, 2840000, false, true, true});
+}
+TEST(ImportCorrectness, NewTypesTwoRuntimeFourWorkers) {
+  RunConfiguration({true, 4, kNewTypeCases, 2850000, false, true, true});
+}
+TEST(ImportCorrectness, NewTypesDataErrorsTwoRuntimeTwoWorkers) {
+  RunConfiguration({true, 2, kNewTypeCases / 2, 2860000, true, true, true});
 }
 
 }  // namespace

@@ -297,6 +297,9 @@ struct Config {
   int cases = 16;
   std::uint64_t base_seed = 0;
   bool allow_errors = false;  // DIV/MOD and negative data: data errors happen
+  // Columns, expressions and aggregates of the types of DESIGN §16 too (Generator::EnableNewTypes):
+  // keys of every type looked up and range-scanned in place.
+  bool new_types = false;
 };
 
 struct Case {
@@ -311,6 +314,7 @@ struct Case {
 };
 
 struct Stats {
+  TypeCounts types;  // with new_types: the types and functions of the cases run
   int reads = 0, scans = 0, lookups = 0, present = 0, absent = 0, ranges = 0;
   int latest = 0, below_allowed = 0, background = 0, rows = 0;
   int data_errors = 0, overflows = 0, negative = 0;  // of the reads: error answers
@@ -361,7 +365,9 @@ class ReaderRunner {
       // One join per plan: joins of joins over a log this long make indexes of millions of rows.
       Generator gen(seed * 7919 + static_cast<std::uint64_t>(attempt), config_.allow_errors,
                     /*new_operators=*/true, /*max_joins=*/1);
+      if (config_.new_types) gen.EnableNewTypes();
       if (Generate(gen, seed) || attempt >= 20) {
+        if (config_.new_types) CountTypes(case_.create, stats_.types);
         const auto start = std::chrono::steady_clock::now();
         const bool alive = Execute(gen);
         const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -1019,6 +1025,7 @@ void RunConfiguration(const Config& config) {
       s.lookups, s.present, s.absent, s.ranges, s.latest, s.below_allowed, s.rows, s.data_errors,
       s.negative, s.overflows, s.beyond, s.compacted, s.peeks, s.peek_compacted, s.peek_raced,
       s.background, s.reused, s.drops_checked, s.mismatches, seconds);
+  if (config.new_types) ExpectNewTypeCoverage(s.types, seeds.size(), 16);
   EXPECT_EQ(s.mismatches, 0);
   // Nearly all reads answered: "compacted" only below the allowed compaction (where about one
   // read in ten is asked, racing it).
@@ -1253,6 +1260,29 @@ TEST(LocalReaderCorrectness, DataErrorsSoloTwoWorkers) {
 }
 TEST(LocalReaderCorrectness, DataErrorsTwoRuntimeFourWorkers) {
   RunConfiguration({true, 4, kCases, 5800000, true});
+}
+// The types of DESIGN §16, their functions and aggregates: keys of every type read in place.
+const int kNewTypeCases = Thorough() ? 60 : 16;
+TEST(LocalReaderCorrectness, NewTypesSoloOneWorker) {
+  RunConfiguration({false, 1, kNewTypeCases, 5900000, false, true});
+}
+TEST(LocalReaderCorrectness, NewTypesSoloTwoWorkers) {
+  RunConfiguration({false, 2, kNewTypeCases, 5910000, false, true});
+}
+TEST(LocalReaderCorrectness, NewTypesSoloFourWorkers) {
+  RunConfiguration({false, 4, kNewTypeCases, 5920000, false, true});
+}
+TEST(LocalReaderCorrectness, NewTypesTwoRuntimeOneWorker) {
+  RunConfiguration({true, 1, kNewTypeCases, 5930000, false, true});
+}
+TEST(LocalReaderCorrectness, NewTypesTwoRuntimeTwoWorkers) {
+  RunConfiguration({true, 2, kNewTypeCases, 5940000, false, true});
+}
+TEST(LocalReaderCorrectness, NewTypesTwoRuntimeFourWorkers) {
+  RunConfiguration({true, 4, kNewTypeCases, 5950000, false, true});
+}
+TEST(LocalReaderCorrectness, NewTypesDataErrorsTwoRuntimeTwoWorkers) {
+  RunConfiguration({true, 2, kNewTypeCases, 5960000, true, true});
 }
 
 }  // namespace

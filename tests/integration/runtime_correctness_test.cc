@@ -155,6 +155,7 @@ class CaseRunner {
           operators_.avg_float += gen.avg_float();
           if (case_operators_.total() > 0) ++new_operator_cases_;
         }
+        if (config_.new_types) CountTypes(case_.create, types_);
         return Execute(gen, seed);
       }
     }
@@ -171,6 +172,8 @@ class CaseRunner {
   // With new_operators: the new operators of the cases run, and how many cases had one.
   const OperatorCounts& operators() const { return operators_; }
   int new_operator_cases() const { return new_operator_cases_; }
+  // With new_types: the types and functions of the cases run.
+  const TypeCounts& types() const { return types_; }
 
  private:
   // Builds case_ and evaluator_; false if the reference sees an error but errors are not wanted.
@@ -641,6 +644,7 @@ class CaseRunner {
   OperatorCounts case_operators_;  // of the case being generated
   OperatorCounts operators_;
   int new_operator_cases_ = 0;
+  TypeCounts types_;
 };
 
 void RunConfiguration(const Config& config, const std::vector<FixedCase>& fixed = {}) {
@@ -689,8 +693,10 @@ void RunConfiguration(const Config& config, const std::vector<FixedCase>& fixed 
       runner.peeks(), runner.nonempty_answers(), runner.error_answers(), runner.compacted_answers(),
       runner.limited_answers(), runner.reused(), runner.mismatches(), seconds);
   if (config.new_operators) {
-    ExpectNewOperatorCoverage(runner.operators(), runner.new_operator_cases(), seeds.size());
+    ExpectNewOperatorCoverage(runner.operators(), runner.new_operator_cases(), seeds.size(), {}, "",
+                              2, config.new_types);
   }
+  if (config.new_types) ExpectNewTypeCoverage(runner.types(), seeds.size());
   // The per-worker limits are checked against the reference only if limits cut rows off.
   if (config.workers > 1 && CheckCoverage(seeds.size(), 20)) {
     EXPECT_GT(runner.limited_answers(), 20);
@@ -1047,17 +1053,32 @@ TEST(RuntimeCorrectness, NewOperatorsTwoRuntimeFourWorkers) {
 TEST(RuntimeCorrectness, NewOperatorsDataErrorsTwoRuntimeTwoWorkers) {
   RunConfiguration({true, 2, 20, 2700000, true, true});
 }
-// The same with int2, int4, float4, numeric, date, time, timestamp, timestamptz and interval
-// columns, their operators, casts and functions, and SUM/AVG over them, against the reference's
-// PostgreSQL semantics (tests/reference/reference_values.h). Run when TANDEM_TEST_NEW_TYPES is
-// set, until the runtime evaluates every one of them.
-TEST(RuntimeCorrectness, NewTypesTwoRuntimeTwoWorkers) {
-  if (std::getenv("TANDEM_TEST_NEW_TYPES") == nullptr) GTEST_SKIP() << "TANDEM_TEST_NEW_TYPES";
-  RunConfiguration({true, 2, 40, 2800000, false, true, true});
+// The same with int2, int4, float4, numeric, bytea, date, time, timestamp, timestamptz, interval
+// and uuid columns, their operators, casts and every function, and SUM/AVG/MIN/MAX over them,
+// against the reference's PostgreSQL semantics (tests/reference/reference_values.h): every type
+// and function appears in each run.
+TEST(RuntimeCorrectness, NewTypesSoloOneWorker) {
+  RunConfiguration({false, 1, 40, 2800000, false, true, true});
 }
-TEST(RuntimeCorrectness, NewTypesDataErrorsSoloTwoWorkers) {
-  if (std::getenv("TANDEM_TEST_NEW_TYPES") == nullptr) GTEST_SKIP() << "TANDEM_TEST_NEW_TYPES";
-  RunConfiguration({false, 2, 20, 2900000, true, true, true});
+TEST(RuntimeCorrectness, NewTypesSoloTwoWorkers) {
+  RunConfiguration({false, 2, 40, 2810000, false, true, true});
+}
+TEST(RuntimeCorrectness, NewTypesSoloFourWorkers) {
+  RunConfiguration({false, 4, 40, 2820000, false, true, true});
+}
+TEST(RuntimeCorrectness, NewTypesTwoRuntimeOneWorker) {
+  RunConfiguration({true, 1, 40, 2830000, false, true, true});
+}
+TEST(RuntimeCorrectness, NewTypesTwoRuntimeTwoWorkers) {
+  RunConfiguration({true, 2, 40, 2840000, false, true, true});
+}
+TEST(RuntimeCorrectness, NewTypesTwoRuntimeFourWorkers) {
+  RunConfiguration({true, 4, 40, 2850000, false, true, true});
+}
+// Overflows, division by zero, bad casts and out-of-range values: an Error exactly where the
+// reference sees one.
+TEST(RuntimeCorrectness, NewTypesDataErrorsTwoRuntimeTwoWorkers) {
+  RunConfiguration({true, 2, 20, 2900000, true, true, true});
 }
 // Regressions: disagreements the random cases found, as small hand-written cases.
 TEST(RuntimeCorrectness, HandWrittenSolo) {

@@ -64,6 +64,8 @@ struct Config {
   bool allow_errors = false;  // DIV/MOD and negative data: data errors happen
   // Indexes of hundreds of wide rows with large changes, subscribe_batch_bytes = 4 KiB.
   bool large = false;
+  // Columns, expressions and aggregates of the types of DESIGN §16 too (Generator::EnableNewTypes).
+  bool new_types = false;
 };
 
 // One subscribe of a case and what it should deliver.
@@ -108,13 +110,17 @@ class SubscribeRunner {
     for (int attempt = 0;; ++attempt) {
       Generator gen(seed * 7919 + static_cast<std::uint64_t>(attempt), config_.allow_errors,
                     /*new_operators=*/true);
+      if (config_.new_types) gen.EnableNewTypes();
       if ((config_.large ? GenerateLarge(gen, seed) : Generate(gen, seed)) || attempt >= 20) {
+        if (config_.new_types) CountTypes(case_.create, types_);
         return Execute(gen, seed);
       }
     }
   }
 
   int failures() const { return failures_; }
+  // With new_types: the types and functions of the cases run.
+  const TypeCounts& types() const { return types_; }
   // Of the failures: subscribes without a snapshot and up_to = as_of + 1 (nothing to deliver).
   int empty_interval_failures() const { return empty_interval_failures_; }
   int subscribes() const { return subscribes_; }
@@ -656,6 +662,7 @@ class SubscribeRunner {
   int next_id_ = 1;
   int uuid_ = 0;
   int failures_ = 0, reported_ = 0, empty_interval_failures_ = 0;
+  TypeCounts types_;
   int subscribes_ = 0, batches_ = 0, parts_ = 0, updates_ = 0, latest_ = 0, snapshots_ = 0;
   std::size_t largest_batch_ = 0;
   int max_parts_in_interval_ = 0;
@@ -723,6 +730,7 @@ void RunConfiguration(const Config& config) {
       EXPECT_GT(runner.ends().count("ERROR"), 0u);
     }
   }
+  if (config.new_types) ExpectNewTypeCoverage(runner.types(), seeds.size());
   EXPECT_EQ(runner.failures(), 0);
   EXPECT_FALSE(sup.Exited()) << Tail(sup.Log());
 }
@@ -874,6 +882,29 @@ TEST(SubscribeCorrectness, SmallBatchesSoloTwoWorkers) {
 }
 TEST(SubscribeCorrectness, SmallBatchesTwoRuntimeOneWorker) {
   RunConfiguration({true, 1, kLargeCases, 3700000, false, true});
+}
+// The types of DESIGN §16, their functions and aggregates, delivered by subscribes.
+const int kNewTypeCases = Thorough() ? 60 : 30;
+TEST(SubscribeCorrectness, NewTypesSoloOneWorker) {
+  RunConfiguration({false, 1, kNewTypeCases, 3800000, false, false, true});
+}
+TEST(SubscribeCorrectness, NewTypesSoloTwoWorkers) {
+  RunConfiguration({false, 2, kNewTypeCases, 3810000, false, false, true});
+}
+TEST(SubscribeCorrectness, NewTypesSoloFourWorkers) {
+  RunConfiguration({false, 4, kNewTypeCases, 3820000, false, false, true});
+}
+TEST(SubscribeCorrectness, NewTypesTwoRuntimeOneWorker) {
+  RunConfiguration({true, 1, kNewTypeCases, 3830000, false, false, true});
+}
+TEST(SubscribeCorrectness, NewTypesTwoRuntimeTwoWorkers) {
+  RunConfiguration({true, 2, kNewTypeCases, 3840000, false, false, true});
+}
+TEST(SubscribeCorrectness, NewTypesTwoRuntimeFourWorkers) {
+  RunConfiguration({true, 4, kNewTypeCases, 3850000, false, false, true});
+}
+TEST(SubscribeCorrectness, NewTypesDataErrorsTwoRuntimeTwoWorkers) {
+  RunConfiguration({true, 2, kNewTypeCases, 3860000, true, false, true});
 }
 
 }  // namespace

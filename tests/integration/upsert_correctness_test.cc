@@ -54,6 +54,9 @@ struct Config {
   std::uint64_t base_seed = 0;
   Time longest = 12;  // a case's steps: 6..longest
   int scale = 1;      // records per step
+  // Columns, expressions and aggregates of the types of DESIGN §16 too (Generator::EnableNewTypes):
+  // upsert keys, table writes and log records of every type.
+  bool new_types = false;
 };
 
 pb::Schema SchemaOf(const Types& types, const std::string& prefix) {
@@ -87,7 +90,9 @@ class UpsertRunner {
   // False when the replica is gone.
   bool Run(std::uint64_t seed) {
     Generator gen(seed * 7919 + 17, /*allow_errors=*/false, /*new_operators=*/true);
+    if (config_.new_types) gen.EnableNewTypes();
     Generate(gen, seed);
+    if (config_.new_types) CountTypes(case_.create, types_);
     return Execute(gen, seed);
   }
 
@@ -101,6 +106,8 @@ class UpsertRunner {
   int records() const { return records_; }
   int deletes() const { return deletes_; }
   const OperatorCounts& operators() const { return operators_; }
+  // With new_types: the types and functions of the cases run.
+  const TypeCounts& types() const { return types_; }
 
  private:
   struct Case {
@@ -577,6 +584,7 @@ class UpsertRunner {
   int log_cases_ = 0, table_cases_ = 0, writes_sent_ = 0, shared_times_ = 0;
   int records_ = 0, deletes_ = 0;
   OperatorCounts operators_;
+  TypeCounts types_;
 };
 
 void RunConfiguration(const Config& config) {
@@ -627,6 +635,7 @@ void RunConfiguration(const Config& config) {
       runner.table_cases(), runner.writes(), runner.shared_times(), runner.records(),
       runner.deletes(), runner.peeks(), runner.nonempty_answers(), runner.mismatches(), seconds);
   std::printf("[ operators   ] %s\n", runner.operators().ToString().c_str());
+  if (config.new_types) ExpectNewTypeCoverage(runner.types(), seeds.size(), 12);
   if (CheckCoverage(seeds.size(), 8) && std::getenv("TANDEM_TEST_MODE") == nullptr) {
     EXPECT_GT(runner.log_cases(), 0);
     EXPECT_GT(runner.table_cases(), 0);
@@ -715,6 +724,26 @@ TEST(UpsertCorrectness, SoloFourWorkers) {
 }
 TEST(UpsertCorrectness, TwoRuntimeTwoWorkers) {
   RunConfiguration({true, 2, kCases, 1700000, kLongest, kScale});
+}
+// The types of DESIGN §16 as upsert keys and values, written to tables and logs.
+const int kNewTypeCases = kThorough ? 40 : 12;
+TEST(UpsertCorrectness, NewTypesSoloOneWorker) {
+  RunConfiguration({false, 1, kNewTypeCases, 1800000, kLongest, kScale, true});
+}
+TEST(UpsertCorrectness, NewTypesSoloTwoWorkers) {
+  RunConfiguration({false, 2, kNewTypeCases, 1810000, kLongest, kScale, true});
+}
+TEST(UpsertCorrectness, NewTypesSoloFourWorkers) {
+  RunConfiguration({false, 4, kNewTypeCases, 1820000, kLongest, kScale, true});
+}
+TEST(UpsertCorrectness, NewTypesTwoRuntimeOneWorker) {
+  RunConfiguration({true, 1, kNewTypeCases, 1830000, kLongest, kScale, true});
+}
+TEST(UpsertCorrectness, NewTypesTwoRuntimeTwoWorkers) {
+  RunConfiguration({true, 2, kNewTypeCases, 1840000, kLongest, kScale, true});
+}
+TEST(UpsertCorrectness, NewTypesTwoRuntimeFourWorkers) {
+  RunConfiguration({true, 4, kNewTypeCases, 1850000, kLongest, kScale, true});
 }
 
 }  // namespace
