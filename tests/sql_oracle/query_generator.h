@@ -52,6 +52,7 @@ class QueryGenerator {
  private:
   std::vector<TableSchema> tables_;
   FeatureSet enabled_;
+  bool new_types_ = false;  // a column of `tables_` has a type beyond the original four
 };
 
 }  // namespace tandem::testing::sql_oracle

@@ -33,8 +33,11 @@ struct WorkloadOptions {
   // numeric in PostgreSQL, which an engine without numeric may refuse): the same values, the
   // same draws — only the statements' text differs.
   bool float8_literals = false;
-  // Columns of the types of DESIGN §16 too: integer, numeric(10,2), date, timestamp, interval
-  // (off: the engines that do not have them yet see only the four first types).
+  // Columns of every type of DESIGN §16 too: smallint, integer, real, numeric(10,2),
+  // numeric(12,4), numeric, varchar(4), char(3), bytea, date, time, timestamp, timestamptz,
+  // interval, uuid (values.h: their domains); and the query generator then uses every type and
+  // the features of their functions (query_generator.h). Off: the engines that do not have them
+  // yet see only the four first types, and every draw is the same as before they existed.
   bool new_types = false;
 };
 
