@@ -456,7 +456,7 @@ class QueryBuilder {
         break;
       case SqlType::kNumeric: {
         static const std::vector<std::string> kNumerics = {"numeric", "numeric(12,4)",
-                                                           "numeric(10,2)", "numeric(5,1)"};
+                                                           "numeric(10,2)", "numeric(8,1)"};
         target = random_.Pick(kNumerics);
         sources = &kToFloat;
         break;
@@ -686,19 +686,20 @@ class QueryBuilder {
   }
 
   // extract(field FROM x) (numeric) or date_part('field', x) (double precision) of a temporal x
-  // with a field PostgreSQL has for its type.
+  // with a field PostgreSQL has for its type (extract(hour FROM date) is 0A000). The epoch only
+  // of a timestamptz, a time or an interval, and no microseconds: fields of 10^5 and more
+  // overflow the casts that may take them (smallint, numeric(8,1)).
   std::string Extract(SqlType type, const Scope& scope, int depth) {
     static const std::vector<SqlType> kTemporal = {SqlType::kDate, SqlType::kTime,
                                                    SqlType::kTimestamp, SqlType::kTimestampTz,
                                                    SqlType::kInterval};
-    static const std::vector<std::string> kDateFields = {"year",    "month",   "day",    "dow",
-                                                         "doy",     "quarter", "week",   "isodow",
-                                                         "isoyear", "epoch",   "century"};
-    static const std::vector<std::string> kTimeFields = {"hour",         "minute",       "second",
-                                                         "milliseconds", "microseconds", "epoch"};
-    static const std::vector<std::string> kTimestampFields = {
-        "year", "month", "day",    "hour",  "minute",  "second",      "dow",
-        "doy",  "week",  "isodow", "epoch", "quarter", "milliseconds"};
+    static const std::vector<std::string> kDateFields = {
+        "year", "month", "day", "dow", "doy", "quarter", "week", "isodow", "isoyear", "century"};
+    static const std::vector<std::string> kTimeFields = {"hour", "minute", "second", "milliseconds",
+                                                         "epoch"};
+    static const std::vector<std::string> kTimestampFields = {"year",   "month",  "day",    "hour",
+                                                              "minute", "second", "dow",    "doy",
+                                                              "week",   "isodow", "quarter"};
     static const std::vector<std::string> kTimestampTzFields = {
         "year", "month", "day", "hour", "minute", "second", "dow", "epoch", "timezone"};
     static const std::vector<std::string> kIntervalFields = {"year",   "month",  "day",  "hour",
