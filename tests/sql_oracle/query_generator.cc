@@ -687,8 +687,10 @@ class QueryBuilder {
 
   // extract(field FROM x) (numeric) or date_part('field', x) (double precision) of a temporal x
   // with a field PostgreSQL has for its type (extract(hour FROM date) is 0A000). The epoch only
-  // of a timestamptz, a time or an interval, and no microseconds: fields of 10^5 and more
-  // overflow the casts that may take them (smallint, numeric(8,1)).
+  // of a timestamptz, a time or an interval, and no microseconds: the epoch of a date or a
+  // timestamp and the microseconds of a time overflow numeric(8,1), a cast's target, where
+  // they are the rule; what still overflows (a timestamptz's epoch as smallint) is a rare data
+  // error, which both sides must raise alike.
   std::string Extract(SqlType type, const Scope& scope, int depth) {
     static const std::vector<SqlType> kTemporal = {SqlType::kDate, SqlType::kTime,
                                                    SqlType::kTimestamp, SqlType::kTimestampTz,
