@@ -139,7 +139,7 @@ class QueryBuilder {
         SqlType::kText,        SqlType::kBool,   SqlType::kInt4,      SqlType::kNumeric,
         SqlType::kNumeric,     SqlType::kDate,   SqlType::kTimestamp, SqlType::kInterval,
         SqlType::kInt2,        SqlType::kFloat4, SqlType::kBytea,     SqlType::kTime,
-        SqlType::kTimestampTz, SqlType::kUuid};
+        SqlType::kTimestampTz, SqlType::kUuid,   SqlType::kChar};
     return random_.Pick(new_types_ ? kNewTypes : kTypes);
   }
 
@@ -423,7 +423,8 @@ class QueryBuilder {
     static const std::vector<SqlType> kToText = {
         SqlType::kBigint,   SqlType::kInt4, SqlType::kInt2,      SqlType::kBool,
         SqlType::kDate,     SqlType::kTime, SqlType::kTimestamp, SqlType::kTimestampTz,
-        SqlType::kInterval, SqlType::kUuid, SqlType::kBytea,     SqlType::kText};
+        SqlType::kInterval, SqlType::kUuid, SqlType::kBytea,     SqlType::kText,
+        SqlType::kChar};
     static const std::vector<SqlType> kToDate = {SqlType::kTimestamp, SqlType::kTimestampTz};
     static const std::vector<SqlType> kToTime = {SqlType::kTimestamp, SqlType::kTimestampTz,
                                                  SqlType::kInterval};
@@ -462,11 +463,15 @@ class QueryBuilder {
         break;
       }
       case SqlType::kText: {
-        static const std::vector<std::string> kTexts = {"text", "varchar(3)", "char(2)", "varchar"};
+        static const std::vector<std::string> kTexts = {"text", "varchar(3)", "varchar"};
         target = random_.Pick(kTexts);
         sources = &kToText;
         break;
       }
+      case SqlType::kChar:  // of the one length of char expressions (schema.h: ExpressionType)
+        target = "char(3)";
+        sources = &kToText;
+        break;
       case SqlType::kDate:
         target = "date";
         sources = &kToDate;
@@ -530,6 +535,13 @@ class QueryBuilder {
     return sql + ")";
   }
 
+  // A string function's or LIKE's subject: text, or now and then char(3) (which the functions
+  // take as text, without its blanks, and octet_length and LIKE with them).
+  std::string TextArgument(const Scope& scope, int depth) {
+    const SqlType type = random_.Percent(25) ? SqlType::kChar : SqlType::kText;
+    return Expr(type, scope, depth + 1);
+  }
+
   // A short literal for a string function's argument: 'a', 'b', ' ', 'ab', ''.
   std::string Needle() {
     static const std::vector<std::string> kNeedles = {"'a'", "'b'", "' '", "'ab'", "''", "'B'"};
@@ -550,7 +562,7 @@ class QueryBuilder {
         const std::string bytes = Expr(SqlType::kBytea, scope, depth + 1);
         return std::string(random_.Percent(50) ? "length(" : "octet_length(") + bytes + ")";
       }
-      const std::string text = Expr(SqlType::kText, scope, depth + 1);
+      const std::string text = TextArgument(scope, depth);
       switch (which) {
         case 0:
           return "length(" + text + ")";
@@ -565,7 +577,7 @@ class QueryBuilder {
       }
     }
     const std::uint64_t which = random_.Below(6);
-    const std::string text = Expr(SqlType::kText, scope, depth + 1);
+    const std::string text = TextArgument(scope, depth);
     switch (which) {
       case 0: {
         const std::string right = Expr(SqlType::kText, scope, depth + 1);
@@ -609,7 +621,7 @@ class QueryBuilder {
     static const std::vector<std::string> kPatterns = {"'a%'",  "'%b'", "'_'",    "'%'", "'a_'",
                                                        "'%a%'", "'A%'", "'%''%'", "''",  "'__%'",
                                                        "'a b'", "'%B'", "'ab'"};
-    const std::string text = Expr(SqlType::kText, scope, depth + 1);
+    const std::string text = TextArgument(scope, depth);
     const std::string& pattern = random_.Pick(kPatterns);
     const bool negated = random_.Percent(30);
     const std::string op = random_.Percent(60) ? "LIKE" : "ILIKE";
@@ -902,12 +914,12 @@ class QueryBuilder {
       case SqlType::kTime:
       case SqlType::kTimestampTz:
       case SqlType::kUuid:
+      case SqlType::kChar:
         key.sql = "COALESCE(" + column.sql + ", " + Literal(column.type) + ")";
         break;
       case SqlType::kNumeric12_4:  // column types only: a scope holds expression types
       case SqlType::kNumericAny:
       case SqlType::kVarchar:
-      case SqlType::kChar:
         key.sql = column.sql;
         break;
     }

@@ -52,7 +52,6 @@ SqlType ExpressionType(SqlType type) {
     case SqlType::kNumericAny:
       return SqlType::kNumeric;
     case SqlType::kVarchar:
-    case SqlType::kChar:
       return SqlType::kText;
     default:
       return type;
@@ -128,8 +127,9 @@ std::string SqlLiteral(const SqlValue& value, SqlType type) {
       return *value;
     case SqlType::kText:
     case SqlType::kVarchar:
-    case SqlType::kChar:
       return QuoteText(*value);
+    case SqlType::kChar:
+      return QuoteText(*value) + "::char(3)";
     case SqlType::kInt2:
       return QuoteText(*value) + "::smallint";
     case SqlType::kFloat4:

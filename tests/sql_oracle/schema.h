@@ -37,7 +37,7 @@ enum class SqlType {
   kNumeric12_4,  // numeric(12,4): a column type only (its expressions are kNumeric)
   kNumericAny,   // numeric without typmod: a column type only (likewise)
   kVarchar,      // varchar(4): a column type only (its expressions are kText)
-  kChar,         // char(3), blank-padded: a column type only (likewise)
+  kChar,         // char(3), blank-padded: its own expression type, of char(3) values only
   kBytea,
   kTime,
   kTimestampTz,
@@ -45,7 +45,11 @@ enum class SqlType {
 };
 
 // The type of a column's values in expressions: PostgreSQL resolves the operators and functions
-// of numeric(p,s) as numeric's and of varchar(n) and char(n) as text's; other types are their own.
+// of numeric(p,s) as numeric's and of varchar(n) as text's; other types are their own. char(3)
+// stays apart from text: character equality ignores trailing blanks ('a' = 'a  '), so two
+// character values that print apart could meet in one GROUP BY key, DISTINCT row or min; its
+// expressions are all of char(3), padded alike (their literals '…'::char(3), their casts to
+// char(3)), and text functions take it as text (without the blanks, as PostgreSQL casts it).
 SqlType ExpressionType(SqlType type);
 // A type beyond the engine's original four (bigint, double precision, text, boolean).
 bool IsNewType(SqlType type);
@@ -89,8 +93,9 @@ struct Database {
 
 // A value of `type` as an SQL literal: NULL, 12, 1.5, 'it''s', true, DATE '2026-12-06',
 // INTERVAL '1 day', '-2'::smallint, '1.25'::real, '\x0102'::bytea, '12:30:00'::time,
-// '2026-12-01 00:00:00+00'::timestamptz, '…'::uuid (the types of DESIGN §16 typed, so a literal
-// alone is of its type; numerics bare, numeric in PostgreSQL; varchar and char quoted, as text).
+// '2026-12-01 00:00:00+00'::timestamptz, '…'::uuid, 'ab'::char(3) (the types of DESIGN §16
+// typed, so a literal alone is of its type; numerics bare, numeric in PostgreSQL; varchar quoted,
+// as text).
 std::string SqlLiteral(const SqlValue& value, SqlType type);
 // A string as a quoted SQL literal: 'it''s'.
 std::string QuoteText(const std::string& text);

@@ -12,12 +12,13 @@
 // The other types of DESIGN §16 (WorkloadOptions::new_types) add the edges PostgreSQL users meet:
 // smallint and real as the integers and quarters above; numeric(12,4) quarters; unconstrained
 // numeric one value at several scales (1.5 and 1.50, 2 and 2.0: equal, printed apart); varchar(4)
-// and char(3) texts that fit (char's padding shows in its output); bytea the empty string and a
-// few bytes; times across the day's end (and half a second); timestamps and timestamptz (+00:
-// the oracle's TimeZone is UTC, as Tandem's timestamptz) on a leap day and a month's last day;
-// a few uuids. Intervals of months ('1 mon', which equals '30 days' and prints apart) are never
-// column values: RandomCalendarInterval gives them for operands and comparisons only, so no
-// DISTINCT, GROUP BY, min or max meets two equal intervals that print apart.
+// and char(3) texts that fit (char's padding shows in its output; its literals are char(3) too);
+// bytea the empty string and a few bytes; times across the day's end (and half a second);
+// timestamps and timestamptz (+00: the oracle's TimeZone is UTC, as Tandem's timestamptz) on a leap
+// day and a month's last day; a few uuids. Intervals of months ('1 mon', which equals '30 days' and
+// prints apart) are never column values: RandomCalendarInterval gives them for operands and
+// comparisons only, so no DISTINCT, GROUP BY, min or max meets two equal intervals that print
+// apart.
 //
 // Thread safety: pure functions.
 #pragma once
