@@ -68,12 +68,12 @@ enum class Feature : std::size_t {
                         // time - time
   kCast,                // CAST(x AS t) and (x)::t: among smallint, integer, bigint, real, double
                         // precision, numeric, numeric(p,s) (integers to all; floats and numerics
-                        // to each other and to integers, which round); integer, date, time,
-                        // timestamp[tz], interval, uuid, boolean to text, varchar(n), char(n)
-                        // (truncating, padding); x::text::t back for every type; date, time,
-                        // timestamp and timestamptz among each other (UTC); time ↔ interval;
-                        // boolean ↔ integer. Never numeric or a float to text (1.5 and 1.50 are
-                        // one value in a GROUP BY but not as text)
+                        // to each other and to integers, which round); integer, boolean, text,
+                        // char, bytea, date, time, timestamp[tz], interval, uuid to text,
+                        // varchar(n) and char(3) (truncating, padding); x::text::t back for
+                        // every type; date, time, timestamp and timestamptz among each other
+          // (UTC); time ↔ interval; boolean ↔ integer. Never numeric or a float to text (1.5
+          // and 1.50 are one value in a GROUP BY but not as text)
   kNumericFamilyComparison,  // a comparison of two different types of smallint, integer,
                              // bigint, real, double precision, numeric (PostgreSQL's promotion)
   kNullifGreatestLeast,      // NULLIF(a, b), GREATEST(a, b[, c]), LEAST(a, b[, c]) over every type
@@ -92,7 +92,7 @@ enum class Feature : std::size_t {
                      // fields PostgreSQL has for the type
   kTypedAggregates,  // sum of smallint and integer (bigint), of real, numeric and interval; avg
                      // of smallint, integer, real, numeric, interval (approximate columns); min
-                     // and max of smallint, integer, real, numeric, text, date, time,
+                     // and max of smallint, integer, real, numeric, char, date, time,
                      // timestamp[tz], interval; of uuid and bytea through text (min(x::text)::t)
   kCount,            // the number of features (not one)
 };
