@@ -62,39 +62,46 @@ enum class Feature : std::size_t {
                            // PostgreSQL); without it, written '2.75'::float8
   // The features below use the types of DESIGN §16: the generator draws them only over tables
   // with such columns (WorkloadOptions::new_types), but their expressions may be of literals.
-  kDateTimeArithmetic,  // date ± integer, date - date, timestamp[tz] ± interval (intervals of
-                        // months too: '1 mon' from a month's last day), time ± interval,
-                        // interval ± interval, timestamp - timestamp, timestamptz - timestamptz,
-                        // time - time
-  kCast,                // CAST(x AS t) and (x)::t: among smallint, integer, bigint, real, double
-                        // precision, numeric, numeric(p,s) (integers to all; floats and numerics
-                        // to each other and to integers, which round); integer, boolean, text,
-                        // char, bytea, date, time, timestamp[tz], interval, uuid to text,
-                        // varchar(n) and char(3) (truncating, padding); x::text::t back for
-                        // every type; date, time, timestamp and timestamptz among each other
-          // (UTC); time ↔ interval; boolean ↔ integer. Never numeric or a float to text (1.5
-          // and 1.50 are one value in a GROUP BY but not as text)
-  kNumericFamilyComparison,  // a comparison of two different types of smallint, integer,
-                             // bigint, real, double precision, numeric (PostgreSQL's promotion)
-  kNullifGreatestLeast,      // NULLIF(a, b), GREATEST(a, b[, c]), LEAST(a, b[, c]) over every type
-                             // but boolean
-  kStringFunctions,  // text || text, bytea || bytea, length, char_length, octet_length (text,
-                     // bytea), lower, upper, substr(s, i[, n]) and substring(s FROM i [FOR n])
-                     // with n >= 0, strpos and position(a IN s), btrim/ltrim/rtrim(s[, chars]),
-                     // trim([BOTH|LEADING|TRAILING] [chars] FROM s), replace
-  kLike,             // s [NOT] LIKE / ILIKE a pattern of letters, % and _ (no escape)
-  kMathFunctions,    // abs, round(x[, n]), trunc(x[, n]), floor, ceil, power(x, 0..3),
-                     // sqrt(abs(x)) of the numeric family (numeric stays numeric, other types
-                     // go to double precision as PostgreSQL resolves them)
-  kDateTrunc,        // date_trunc(unit, timestamp | timestamptz | date | interval | time)
-  kExtract,          // extract(field FROM x) (numeric) and date_part('field', x) (double
-                     // precision) of date, time, timestamp, timestamptz and interval, with the
-                     // fields PostgreSQL has for the type
-  kTypedAggregates,  // sum of smallint and integer (bigint), of real, numeric and interval; avg
-                     // of smallint, integer, real, numeric, interval (approximate columns); min
-                     // and max of smallint, integer, real, numeric, char, date, time,
-                     // timestamp[tz], interval; of uuid and bytea through text (min(x::text)::t)
-  kCount,            // the number of features (not one)
+  //
+  // date ± integer, date - date, timestamp[tz] ± interval (intervals of months too: '1 mon' from
+  // a month's last day), date + interval, date + time, time ± interval, interval ± interval,
+  // timestamp - timestamp, timestamptz - timestamptz, time - time.
+  kDateTimeArithmetic,
+  // CAST(x AS t) and (x)::t: among smallint, integer, bigint, real, double precision, numeric,
+  // numeric(p,s) (integers to all; floats and numerics to each other and to integers, which
+  // round); integer, boolean, text, char, bytea, date, time, timestamp[tz], interval, uuid to
+  // text, varchar(n) and char(3) (truncating, padding); x::text::t back for every type; date,
+  // time, timestamp and timestamptz among each other (UTC); time ↔ interval; boolean ↔ integer.
+  // Never numeric or a float to text (1.5 and 1.50 are one value in a GROUP BY, not as text).
+  kCast,
+  // A comparison of two different types of smallint, integer, bigint, real, double precision,
+  // numeric (PostgreSQL's promotion).
+  kNumericFamilyComparison,
+  // NULLIF(a, b), GREATEST(a, b[, c]), LEAST(a, b[, c]) over every type but boolean.
+  kNullifGreatestLeast,
+  // text || text, bytea || bytea, length, char_length, octet_length (of text, char, bytea),
+  // lower, upper, substr(s, i[, n]) and substring(s FROM i [FOR n]) with n >= 0, strpos and
+  // position(a IN s), btrim/ltrim/rtrim(s[, chars]), trim([BOTH|LEADING|TRAILING] [chars] FROM
+  // s), replace.
+  kStringFunctions,
+  // s [NOT] LIKE / ILIKE a pattern of letters, % and _ (no escape), s text or char.
+  kLike,
+  // abs, round(x[, n]), trunc(x[, n]), floor, ceil, power(x, 0..3), sqrt(abs(x)) of the numeric
+  // family (numeric stays numeric; other types go to double precision, as PostgreSQL resolves
+  // them; round(x, n) and trunc(x, n) of numeric and integers only, as PostgreSQL has them).
+  kMathFunctions,
+  // date_trunc(unit, x) of a timestamp, a timestamptz, a date (a timestamptz), an interval or a
+  // time (an interval).
+  kDateTrunc,
+  // extract(field FROM x) (numeric) and date_part('field', x) (double precision) of a date, time,
+  // timestamp, timestamptz or interval, with the fields PostgreSQL has for its type.
+  kExtract,
+  // sum of smallint and integer (bigint), of real, numeric and interval; avg of smallint,
+  // integer, real, numeric, interval (approximate columns); min and max of smallint, integer,
+  // real, numeric, char, date, time, timestamp[tz], interval; of uuid and bytea through text
+  // ((min(x::text))::uuid: PostgreSQL 15 has no min(uuid) nor min(bytea)).
+  kTypedAggregates,
+  kCount,  // the number of features (not one)
 };
 
 inline constexpr std::size_t kFeatureCount = static_cast<std::size_t>(Feature::kCount);
