@@ -183,7 +183,8 @@ class QueryBuilder {
     const std::uint64_t choice = random_.Below(100);
     if (depth >= kMaxExpressionDepth || depth > complexity_ || choice < 50)
       return Leaf(type, scope);
-    if (choice >= 96 && On(Feature::kScalarSubquery) && query_depth_ < kMaxQueryDepth) {
+    if (choice >= 96 && On(Feature::kScalarSubquery) && query_depth_ < kMaxQueryDepth &&
+        Aggregable(type)) {
       return ScalarSubquery(type, scope);
     }
     if (new_types_ && random_.Percent(45)) {
@@ -1051,18 +1052,25 @@ class QueryBuilder {
     return HavingComparison(scope);
   }
 
+  // Aggregate(type, …) makes an aggregate (one row without GROUP BY), not a literal: the new
+  // types need kTypedAggregates, uuid and bytea kCast too.
+  bool Aggregable(SqlType type) const {
+    if (!IsNewType(type)) return true;
+    if (!On(Feature::kTypedAggregates)) return false;
+    return (type != SqlType::kUuid && type != SqlType::kBytea) || On(Feature::kCast);
+  }
+
   // An aggregate of a type of DESIGN §16 (REQUIRES: IsNewType(type), not boolean): sum of
   // smallint (bigint: here its min or max), real, numeric, interval; avg of numeric and interval
   // (approximate); min and max of every type that has them; of uuid and bytea, min or max of
   // their text cast back (PostgreSQL 15 has no min(uuid) nor min(bytea), and their text orders
-  // as they do). Without kTypedAggregates, a literal (a constant of an aggregating query).
+  // as they do). When !Aggregable(type), a literal: a constant of an aggregating query (no scalar
+  // subquery is drawn of such a type: its rows would not be one).
   std::string TypedAggregate(SqlType type, const Scope& scope, bool allow_approximate,
                              bool* approximate) {
     static const std::vector<std::string> kMinMax = {"min", "max"};
     const bool through_text = type == SqlType::kUuid || type == SqlType::kBytea;
-    if (!On(Feature::kTypedAggregates) || (through_text && !On(Feature::kCast))) {
-      return Literal(type);
-    }
+    if (!Aggregable(type)) return Literal(type);
     Use(Feature::kTypedAggregates);
     const std::string arg = Expr(type, scope, 1);
     const std::string& extreme = random_.Pick(kMinMax);
