@@ -8,8 +8,10 @@
 //   * a primary key value is never inserted twice (each table draws its keys from a counter) and
 //     no UPDATE sets a key column, so no statement violates a key;
 //   * no statement writes NULL into a NOT NULL column;
-//   * values stay in the domains of values.h (an UPDATE adds at most 2 to a bigint and 0.5 to a
-//     double, and a workload has at most max_writes statements).
+//   * values stay in the domains of values.h (an UPDATE adds at most 2 to an integer, 0.5 to a
+//     double or real, 0.25 or -0.5 to a numeric, an hour or minus a day or half an hour to a
+//     temporal value, and a workload has at most max_writes statements); varchar and char values
+//     fit their lengths.
 //
 // Thread safety: GenerateWorkload is a pure function; ApplyWorkload uses the connection.
 #pragma once
