@@ -96,10 +96,11 @@ enum class Feature : std::size_t {
   // extract(field FROM x) (numeric) and date_part('field', x) (double precision) of a date, time,
   // timestamp, timestamptz or interval, with the fields PostgreSQL has for its type.
   kExtract,
-  // sum of smallint and integer (bigint), of real, numeric and interval; avg of smallint,
-  // integer, real, numeric, interval (approximate columns); min and max of smallint, integer,
-  // real, numeric, char, date, time, timestamp[tz], interval; of uuid and bytea through text
-  // ((min(x::text))::uuid: PostgreSQL 15 has no min(uuid) nor min(bytea)).
+  // sum of smallint and integer (bigint), of numeric and interval (not of real: PostgreSQL adds
+  // in real, whose rounding depends on the order); avg of smallint, integer, real, numeric,
+  // interval (approximate columns); min and max of smallint, integer, real, numeric, char, date,
+  // time, timestamp[tz], interval; of uuid and bytea through text ((min(x::text))::uuid:
+  // PostgreSQL 15 has no min(uuid) nor min(bytea)).
   kTypedAggregates,
   kCount,  // the number of features (not one)
 };
