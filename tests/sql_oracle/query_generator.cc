@@ -418,6 +418,8 @@ class QueryBuilder {
     static const std::vector<SqlType> kToInteger = {SqlType::kBigint, SqlType::kInt4,
                                                     SqlType::kInt2,   SqlType::kNumeric,
                                                     SqlType::kDouble, SqlType::kFloat4};
+    static const std::vector<SqlType> kToSmallint = {SqlType::kBigint, SqlType::kInt4,
+                                                     SqlType::kInt2};
     static const std::vector<SqlType> kToFloat = {SqlType::kBigint, SqlType::kInt4,
                                                   SqlType::kInt2,   SqlType::kNumeric,
                                                   SqlType::kDouble, SqlType::kFloat4};
@@ -446,7 +448,7 @@ class QueryBuilder {
         break;
       case SqlType::kInt2:
         target = "smallint";
-        sources = &kToInteger;
+        sources = &kToSmallint;  // of integers only: an extracted field may exceed it
         break;
       case SqlType::kDouble:
         target = "double precision";
@@ -700,10 +702,10 @@ class QueryBuilder {
 
   // extract(field FROM x) (numeric) or date_part('field', x) (double precision) of a temporal x
   // with a field PostgreSQL has for its type (extract(hour FROM date) is 0A000). The epoch only
-  // of a timestamptz, a time or an interval, and no microseconds: the epoch of a date or a
-  // timestamp and the microseconds of a time overflow numeric(8,1), a cast's target, where
-  // they are the rule; what still overflows (a timestamptz's epoch as smallint) is a rare data
-  // error, which both sides must raise alike.
+  // of a time or an interval, and no microseconds: every field is then below 10^7, which
+  // numeric(8,1), the narrowest cast's target, holds (the epoch of a date or a timestamp, some
+  // 1.8e9, would overflow it: a data error, which PostgreSQL may raise or not as its plan
+  // filters the row before or after).
   std::string Extract(SqlType type, const Scope& scope, int depth) {
     static const std::vector<SqlType> kTemporal = {SqlType::kDate, SqlType::kTime,
                                                    SqlType::kTimestamp, SqlType::kTimestampTz,
@@ -716,7 +718,7 @@ class QueryBuilder {
                                                               "minute", "second", "dow",    "doy",
                                                               "week",   "isodow", "quarter"};
     static const std::vector<std::string> kTimestampTzFields = {
-        "year", "month", "day", "hour", "minute", "second", "dow", "epoch", "timezone"};
+        "year", "month", "day", "hour", "minute", "second", "dow", "doy", "timezone"};
     static const std::vector<std::string> kIntervalFields = {"year",   "month",  "day",  "hour",
                                                              "minute", "second", "epoch"};
     const SqlType argument = random_.Pick(kTemporal);
