@@ -68,8 +68,8 @@ enum class Feature : std::size_t {
   // timestamp - timestamp, timestamptz - timestamptz, time - time.
   kDateTimeArithmetic,
   // CAST(x AS t) and (x)::t: among smallint, integer, bigint, real, double precision, numeric,
-  // numeric(p,s) (integers to all; floats and numerics to each other and to integers, which
-  // round); integer, boolean, text, char, bytea, date, time, timestamp[tz], interval, uuid to
+  // numeric(p,s) (integers to all; floats and numerics to each other and to integer and bigint,
+  // which round); integer, boolean, text, char, bytea, date, time, timestamp[tz], interval, uuid to
   // text, varchar(n) and char(3) (truncating, padding); x::text::t back for every type; date,
   // time, timestamp and timestamptz among each other (UTC); time ↔ interval; boolean ↔ integer.
   // Never numeric or a float to text (1.5 and 1.50 are one value in a GROUP BY, not as text).
@@ -94,7 +94,8 @@ enum class Feature : std::size_t {
   // time (an interval).
   kDateTrunc,
   // extract(field FROM x) (numeric) and date_part('field', x) (double precision) of a date, time,
-  // timestamp, timestamptz or interval, with the fields PostgreSQL has for its type.
+  // timestamp, timestamptz or interval, with the fields PostgreSQL has for its type (the epoch of
+  // a time or an interval only: every field below 10^7, no cast of one overflows).
   kExtract,
   // sum of smallint and integer (bigint), of numeric and interval (not of real: PostgreSQL adds
   // in real, whose rounding depends on the order); avg of smallint, integer, real, numeric,
