@@ -38,17 +38,22 @@ using SqlRow = std::vector<SqlValue>;
 // RowDescription).
 namespace pg_type {
 inline constexpr unsigned kBool = 16;
+inline constexpr unsigned kBytea = 17;
 inline constexpr unsigned kInt8 = 20;
 inline constexpr unsigned kInt2 = 21;
 inline constexpr unsigned kInt4 = 23;
 inline constexpr unsigned kText = 25;
 inline constexpr unsigned kFloat4 = 700;
 inline constexpr unsigned kFloat8 = 701;
+inline constexpr unsigned kBpchar = 1042;
 inline constexpr unsigned kVarchar = 1043;
 inline constexpr unsigned kDate = 1082;
+inline constexpr unsigned kTime = 1083;
 inline constexpr unsigned kTimestamp = 1114;
+inline constexpr unsigned kTimestampTz = 1184;
 inline constexpr unsigned kInterval = 1186;
 inline constexpr unsigned kNumeric = 1700;
+inline constexpr unsigned kUuid = 2950;
 }  // namespace pg_type
 
 // An error answered by the server (ErrorResponse), or by the client library when there was no

@@ -15,6 +15,13 @@
 // slow label (TANDEM_TEST_THOROUGH) 120 and 20 databases. Zero mismatches, zero refusals of
 // supported features.
 //
+//   NewTypes{SoloReplicaOneShot,TwoRuntimeReplicaMaterialized}  the same over tables of every
+//                                            type of DESIGN §16 and queries of their casts,
+//                                            operators, functions and aggregates
+//                                            (WorkloadOptions::new_types): 12 and 4 databases
+//                                            (40 and 10 under the slow label; 3 one-shot and no
+//                                            materialized ones under a sanitizer).
+//
 // And without the frontend, the engine's own logic: SplitTopLevelOrder, and the engine driven
 // against a PostgreSQL database in both modes (its views REFRESHed before a read), which must
 // match the oracle on every query.
@@ -172,8 +179,10 @@ TEST(FrontendSqlOracleTest, EngineOverPostgresMatchesTheOracle) {
 
 // ---- the frontend
 
+// `new_types`: WorkloadOptions::new_types — tables of every type of DESIGN §16 and queries of
+// their functions (fewer databases: these runs are added to the four of the original types).
 void RunAgainstFrontend(const std::vector<std::string>& flags, FrontendEngineOptions::Mode mode,
-                        const std::string& name) {
+                        const std::string& name, bool new_types = false) {
   PostgresServer server;
   ASSERT_TRUE(server.ok()) << server.error();
   PgConnection oracle = ConnectToNewDatabase(server, "oracle");
@@ -194,12 +203,18 @@ void RunAgainstFrontend(const std::vector<std::string>& flags, FrontendEngineOpt
       std::getenv("TANDEM_SQL_ORACLE_DATABASES") == nullptr) {
     if (materialized) GTEST_SKIP() << "materialized views under a sanitizer: see the comment";
   }
-  SuiteOptions options = FrontendSuiteOptions(
-      materialized ? Databases(10, 20)
-                   : (std::getenv("TANDEM_TEST_SANITIZER") != nullptr &&
-                              std::getenv("TANDEM_SQL_ORACLE_DATABASES") == nullptr
-                          ? 5
-                          : Databases(40, 120)));
+  const bool sanitized = std::getenv("TANDEM_TEST_SANITIZER") != nullptr &&
+                         std::getenv("TANDEM_SQL_ORACLE_DATABASES") == nullptr;
+  int databases = 0;
+  if (materialized) {
+    databases = new_types ? Databases(4, 10) : Databases(10, 20);
+  } else if (sanitized) {
+    databases = new_types ? 3 : 5;
+  } else {
+    databases = new_types ? Databases(12, 40) : Databases(40, 120);
+  }
+  SuiteOptions options = FrontendSuiteOptions(databases);
+  options.workload.new_types = new_types;
   if (mode == FrontendEngineOptions::Mode::kMaterialized &&
       std::getenv("TANDEM_SQL_ORACLE_SUPPORTED") == nullptr) {
     // A top-level ORDER BY of a column the query does not show stays in the view with its LIMIT
@@ -253,6 +268,20 @@ TEST(FrontendSqlOracleTest, TwoRuntimeReplicaMaterialized) {
   TANDEM_SKIP_UNLESS_POSTGRES();
   RunAgainstFrontend({"--interactive-runtime", "on"}, FrontendEngineOptions::Mode::kMaterialized,
                      "tandem-frontend (two runtimes)");
+}
+
+// Every type and function of DESIGN §16 (WorkloadOptions::new_types): supported, every feature
+// FrontendSuiteOptions supports, the features of the new types included.
+TEST(FrontendSqlOracleTest, NewTypesSoloReplicaOneShot) {
+  TANDEM_SKIP_UNLESS_POSTGRES();
+  RunAgainstFrontend({"--interactive-runtime", "off"}, FrontendEngineOptions::Mode::kOneShot,
+                     "tandem-frontend (solo replica, new types)", true);
+}
+
+TEST(FrontendSqlOracleTest, NewTypesTwoRuntimeReplicaMaterialized) {
+  TANDEM_SKIP_UNLESS_POSTGRES();
+  RunAgainstFrontend({"--interactive-runtime", "on"}, FrontendEngineOptions::Mode::kMaterialized,
+                     "tandem-frontend (two runtimes, new types)", true);
 }
 
 }  // namespace

@@ -158,7 +158,7 @@ TEST(SqlOracleCompareTest, OrderedAnswersCompareTiesAsMultisets) {
 
 TEST(SqlOracleGeneratorTest, ASeedMakesOneQueryUsingOnlyEnabledFeatures) {
   WorkloadOptions workload;
-  workload.new_types = true;  // date, timestamp and interval columns: their arithmetic
+  workload.new_types = true;  // every type of DESIGN §16: the features of their functions
   const Database database = GenerateWorkload(42, workload);
   FeatureSet enabled = FeatureSet::All();
   for (Feature f : {Feature::kFullJoin, Feature::kWith, Feature::kUnion, Feature::kHaving,

@@ -86,6 +86,24 @@ const char* FeatureName(Feature f) {
       return "correlated";
     case Feature::kDateTimeArithmetic:
       return "datetime_arithmetic";
+    case Feature::kCast:
+      return "cast";
+    case Feature::kNumericFamilyComparison:
+      return "numeric_family_comparison";
+    case Feature::kNullifGreatestLeast:
+      return "nullif_greatest_least";
+    case Feature::kStringFunctions:
+      return "string_functions";
+    case Feature::kLike:
+      return "like";
+    case Feature::kMathFunctions:
+      return "math_functions";
+    case Feature::kDateTrunc:
+      return "date_trunc";
+    case Feature::kExtract:
+      return "extract";
+    case Feature::kTypedAggregates:
+      return "typed_aggregates";
     case Feature::kNumericConstant:
       return "numeric_constant";
     case Feature::kCount:

@@ -60,9 +60,50 @@ enum class Feature : std::size_t {
   kSelectWithoutFrom,      // SELECT of constants without FROM: one row
   kNumericConstant,        // a double constant written bare (2.75 is numeric and 3 integer in
                            // PostgreSQL); without it, written '2.75'::float8
-  kDateTimeArithmetic,     // date + integer, timestamp + interval, interval + interval (over
-                           // WorkloadOptions::new_types columns)
-  kCount,                  // the number of features (not one)
+  // The features below use the types of DESIGN §16: the generator draws them only over tables
+  // with such columns (WorkloadOptions::new_types), but their expressions may be of literals.
+  //
+  // date ± integer, date - date, timestamp[tz] ± interval (intervals of months too: '1 mon' from
+  // a month's last day), date + interval, date + time, time ± interval, interval ± interval,
+  // timestamp - timestamp, timestamptz - timestamptz, time - time.
+  kDateTimeArithmetic,
+  // CAST(x AS t) and (x)::t: among smallint, integer, bigint, real, double precision, numeric,
+  // numeric(p,s) (integers to all; floats and numerics to each other and to integer and bigint,
+  // which round); integer, boolean, text, char, bytea, date, time, timestamp[tz], interval, uuid to
+  // text, varchar(n) and char(3) (truncating, padding); x::text::t back for every type; date,
+  // time, timestamp and timestamptz among each other (UTC); time ↔ interval; boolean ↔ integer.
+  // Never numeric or a float to text (1.5 and 1.50 are one value in a GROUP BY, not as text).
+  kCast,
+  // A comparison of two different types of smallint, integer, bigint, real, double precision,
+  // numeric (PostgreSQL's promotion).
+  kNumericFamilyComparison,
+  // NULLIF(a, b), GREATEST(a, b[, c]), LEAST(a, b[, c]) over every type but boolean.
+  kNullifGreatestLeast,
+  // text || text, bytea || bytea, length, char_length, octet_length (of text, char, bytea),
+  // lower, upper, substr(s, i[, n]) and substring(s FROM i [FOR n]) with n >= 0, strpos and
+  // position(a IN s), btrim/ltrim/rtrim(s[, chars]), trim([BOTH|LEADING|TRAILING] [chars] FROM
+  // s), replace.
+  kStringFunctions,
+  // s [NOT] LIKE / ILIKE a pattern of letters, % and _ (no escape), s text or char.
+  kLike,
+  // abs, round(x[, n]), trunc(x[, n]), floor, ceil, power(x, 0..3), sqrt(abs(x)) of the numeric
+  // family (numeric stays numeric; other types go to double precision, as PostgreSQL resolves
+  // them; round(x, n) and trunc(x, n) of numeric and integers only, as PostgreSQL has them).
+  kMathFunctions,
+  // date_trunc(unit, x) of a timestamp, a timestamptz, a date (a timestamptz), an interval or a
+  // time (an interval).
+  kDateTrunc,
+  // extract(field FROM x) (numeric) and date_part('field', x) (double precision) of a date, time,
+  // timestamp, timestamptz or interval, with the fields PostgreSQL has for its type (the epoch of
+  // a time or an interval only: every field below 10^7, no cast of one overflows).
+  kExtract,
+  // sum of smallint and integer (bigint), of numeric and interval (not of real: PostgreSQL adds
+  // in real, whose rounding depends on the order); avg of smallint, integer, real, numeric,
+  // interval (approximate columns); min and max of smallint, integer, real, numeric, char, date,
+  // time, timestamp[tz], interval; of uuid and bytea through text ((min(x::text))::uuid:
+  // PostgreSQL 15 has no min(uuid) nor min(bytea)).
+  kTypedAggregates,
+  kCount,  // the number of features (not one)
 };
 
 inline constexpr std::size_t kFeatureCount = static_cast<std::size_t>(Feature::kCount);

@@ -22,6 +22,24 @@ ipc::pb::ScalarType ScalarTypeOf(SqlType type) {
       return ipc::pb::TIMESTAMP;
     case SqlType::kInterval:
       return ipc::pb::INTERVAL;
+    case SqlType::kInt2:
+      return ipc::pb::INT16;
+    case SqlType::kFloat4:
+      return ipc::pb::FLOAT32;
+    case SqlType::kNumeric12_4:
+    case SqlType::kNumericAny:
+      return ipc::pb::NUMERIC;
+    case SqlType::kVarchar:
+    case SqlType::kChar:
+      return ipc::pb::STRING;
+    case SqlType::kBytea:
+      return ipc::pb::BYTEA;
+    case SqlType::kTime:
+      return ipc::pb::TIME;
+    case SqlType::kTimestampTz:
+      return ipc::pb::TIMESTAMPTZ;
+    case SqlType::kUuid:
+      return ipc::pb::UUID;
   }
   return ipc::pb::SCALAR_TYPE_UNSPECIFIED;
 }
@@ -58,6 +76,9 @@ void OracleCatalog::Reset(const Database& database, std::string_view one_row_obj
       column.name = c.name;
       column.type = ScalarTypeOf(c.type);
       if (c.type == SqlType::kNumeric) column.mods = frontend::TypeMods{10, 2, 0, false};
+      if (c.type == SqlType::kNumeric12_4) column.mods = frontend::TypeMods{12, 4, 0, false};
+      if (c.type == SqlType::kVarchar) column.mods = frontend::TypeMods{0, 0, 4, false};
+      if (c.type == SqlType::kChar) column.mods = frontend::TypeMods{0, 0, 3, true};
       column.nullable = !c.not_null;
       object.columns.push_back(std::move(column));
     }

@@ -33,13 +33,23 @@ Datum DatumFromText(const SqlValue& value, SqlType type) {
     case SqlType::kBigint:
       return static_cast<std::int64_t>(std::strtoll(value->c_str(), nullptr, 10));
     case SqlType::kDouble:
+    case SqlType::kFloat4:
       return std::strtod(value->c_str(), nullptr);
     case SqlType::kText:
+    case SqlType::kVarchar:
+    case SqlType::kChar:  // PostgreSQL's output is padded, as the datum
       return *value;
     case SqlType::kBool:
       return *value == "t";
     case SqlType::kInt4:
+    case SqlType::kInt2:
       return static_cast<std::int64_t>(std::strtoll(value->c_str(), nullptr, 10));
+    case SqlType::kNumeric12_4:
+    case SqlType::kNumericAny:
+    case SqlType::kBytea:
+    case SqlType::kTime:
+    case SqlType::kTimestampTz:
+    case SqlType::kUuid:
     case SqlType::kNumeric:
     case SqlType::kDate:
     case SqlType::kTimestamp:

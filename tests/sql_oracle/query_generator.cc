@@ -19,6 +19,12 @@ constexpr int kMaxExpressionDepth = 3;
 // and a refusal names few features), some combine many constructs.
 enum Complexity { kSimple = 0, kMedium = 1, kComplex = 2 };
 
+// A type of the numeric family: + - * and the math functions take it.
+bool IsNumber(SqlType type) {
+  return type == SqlType::kBigint || type == SqlType::kDouble || type == SqlType::kInt4 ||
+         type == SqlType::kNumeric || type == SqlType::kInt2 || type == SqlType::kFloat4;
+}
+
 // A column a query's expressions may name.
 struct ScopeColumn {
   std::string sql;  // "a3.i1"
@@ -45,9 +51,9 @@ struct CommonTable {
 // One query's generation: the draws, the aliases handed out, the features used.
 class QueryBuilder {
  public:
-  QueryBuilder(const std::vector<TableSchema>& tables, const FeatureSet& enabled,
+  QueryBuilder(const std::vector<TableSchema>& tables, const FeatureSet& enabled, bool new_types,
                std::uint64_t seed)
-      : tables_(tables), enabled_(enabled), random_(seed) {}
+      : tables_(tables), enabled_(enabled), new_types_(new_types), random_(seed) {}
 
   GeneratedQuery Build() {
     GeneratedQuery query;
@@ -127,7 +133,14 @@ class QueryBuilder {
     static const std::vector<SqlType> kTypes = {SqlType::kBigint, SqlType::kBigint,
                                                 SqlType::kBigint, SqlType::kDouble,
                                                 SqlType::kText,   SqlType::kBool};
-    return random_.Pick(kTypes);
+    // Every expression type (numeric and text twice: their columns have several typmods).
+    static const std::vector<SqlType> kNewTypes = {
+        SqlType::kBigint,      SqlType::kBigint, SqlType::kDouble,    SqlType::kText,
+        SqlType::kText,        SqlType::kBool,   SqlType::kInt4,      SqlType::kNumeric,
+        SqlType::kNumeric,     SqlType::kDate,   SqlType::kTimestamp, SqlType::kInterval,
+        SqlType::kInt2,        SqlType::kFloat4, SqlType::kBytea,     SqlType::kTime,
+        SqlType::kTimestampTz, SqlType::kUuid,   SqlType::kChar};
+    return random_.Pick(new_types_ ? kNewTypes : kTypes);
   }
 
   // ORDER BY items over output columns `order`: ordinals or names, directions, null placement.
@@ -170,11 +183,14 @@ class QueryBuilder {
     const std::uint64_t choice = random_.Below(100);
     if (depth >= kMaxExpressionDepth || depth > complexity_ || choice < 50)
       return Leaf(type, scope);
-    if (choice >= 96 && On(Feature::kScalarSubquery) && query_depth_ < kMaxQueryDepth) {
+    if (choice >= 96 && On(Feature::kScalarSubquery) && query_depth_ < kMaxQueryDepth &&
+        Aggregable(type)) {
       return ScalarSubquery(type, scope);
     }
-    const bool number = type == SqlType::kBigint || type == SqlType::kDouble ||
-                        type == SqlType::kInt4 || type == SqlType::kNumeric;
+    if (new_types_ && random_.Percent(45)) {
+      if (std::optional<std::string> sql = TypedFunction(type, scope, depth)) return *sql;
+    }
+    const bool number = IsNumber(type);
     if (choice < 72 && number && On(Feature::kArithmetic)) {
       Use(Feature::kArithmetic);
       const std::uint64_t op = random_.Below(3);
@@ -237,7 +253,12 @@ class QueryBuilder {
   // Mostly "column op literal" or "column op another column" — a comparison of a column with
   // itself or of two literals is constant and makes many answers empty.
   std::string Comparison(const Scope& scope, int depth) {
+    if (new_types_ && On(Feature::kLike) && random_.Percent(8)) return Like(scope, depth);
     const SqlType type = TypeInScope(scope);
+    if (new_types_ && IsNumber(type) && On(Feature::kNumericFamilyComparison) &&
+        random_.Percent(25)) {
+      return NumericFamilyComparison(type, scope, depth);
+    }
     const std::vector<const ScopeColumn*> columns = ColumnsOf(scope, type, false);
     const ScopeColumn* column =
         !columns.empty() && random_.Percent(70) ? random_.Pick(columns) : nullptr;
@@ -247,7 +268,10 @@ class QueryBuilder {
                                                       : Expr(type, scope, depth + 1);
     std::string right;
     if (random_.Percent(55)) {
-      right = Literal(type);
+      // Intervals of months meet only the right side of a comparison (values.h).
+      right = new_types_ && type == SqlType::kInterval && random_.Percent(40)
+                  ? RandomCalendarInterval(random_)
+                  : Literal(type);
     } else {
       std::vector<const ScopeColumn*> others;
       for (const ScopeColumn* c : columns) {
@@ -297,6 +321,419 @@ class QueryBuilder {
     return "(" + left + (random_.Percent(40) ? " AND " : " OR ") + right + ")";
   }
 
+  // ---- the functions and operators of DESIGN §16's types (only with new_types_)
+
+  // An expression of `type` by a function or operator of an enabled feature that makes one;
+  // nullopt when none does.
+  std::optional<std::string> TypedFunction(SqlType type, const Scope& scope, int depth) {
+    std::vector<Feature> kinds;
+    const bool temporal = type == SqlType::kDate || type == SqlType::kTimestamp ||
+                          type == SqlType::kTimestampTz || type == SqlType::kTime ||
+                          type == SqlType::kInterval || type == SqlType::kInt4;
+    if (On(Feature::kDateTimeArithmetic) && temporal) kinds.push_back(Feature::kDateTimeArithmetic);
+    if (On(Feature::kCast)) kinds.push_back(Feature::kCast);
+    if (On(Feature::kNullifGreatestLeast)) kinds.push_back(Feature::kNullifGreatestLeast);
+    if (On(Feature::kStringFunctions) &&
+        (type == SqlType::kText || type == SqlType::kInt4 || type == SqlType::kBytea)) {
+      kinds.push_back(Feature::kStringFunctions);
+    }
+    if (On(Feature::kMathFunctions) && IsNumber(type)) kinds.push_back(Feature::kMathFunctions);
+    if (On(Feature::kDateTrunc) && (type == SqlType::kTimestamp || type == SqlType::kTimestampTz ||
+                                    type == SqlType::kInterval)) {
+      kinds.push_back(Feature::kDateTrunc);
+    }
+    if (On(Feature::kExtract) && (type == SqlType::kNumeric || type == SqlType::kDouble)) {
+      kinds.push_back(Feature::kExtract);
+    }
+    if (kinds.empty()) return std::nullopt;
+    const Feature kind = random_.Pick(kinds);
+    Use(kind);
+    switch (kind) {
+      case Feature::kDateTimeArithmetic:
+        return DateTimeArithmetic(type, scope, depth);
+      case Feature::kCast:
+        return Cast(type, scope, depth);
+      case Feature::kNullifGreatestLeast:
+        return NullifGreatestLeast(type, scope, depth);
+      case Feature::kStringFunctions:
+        return StringFunction(type, scope, depth);
+      case Feature::kMathFunctions:
+        return MathFunction(type, scope, depth);
+      case Feature::kDateTrunc:
+        return DateTrunc(type, scope, depth);
+      default:
+        return Extract(type, scope, depth);
+    }
+  }
+
+  // date ± integer, date - date (an integer), timestamp[tz] ± interval, date + interval and
+  // date + time (timestamps), time ± interval, interval ± interval, the differences of two
+  // timestamps, timestamptzs or times (intervals). The interval added is a column's or a
+  // calendar one ('1 mon' from the 31st clamps to the month's last day).
+  std::string DateTimeArithmetic(SqlType type, const Scope& scope, int depth) {
+    const std::string sign = random_.Percent(50) ? " + " : " - ";
+    auto interval = [&] {
+      return random_.Percent(50) ? RandomCalendarInterval(random_)
+                                 : Expr(SqlType::kInterval, scope, depth + 1);
+    };
+    switch (type) {
+      case SqlType::kDate: {
+        const std::string date = Expr(SqlType::kDate, scope, depth + 1);
+        return "(" + date + sign + std::to_string(random_.Between(0, 3)) + ")";
+      }
+      case SqlType::kInt4: {
+        const std::string left = Expr(SqlType::kDate, scope, depth + 1);
+        const std::string right = Expr(SqlType::kDate, scope, depth + 1);
+        return "(" + left + " - " + right + ")";
+      }
+      case SqlType::kTimestamp: {
+        if (random_.Percent(25)) {
+          const std::string date = Expr(SqlType::kDate, scope, depth + 1);
+          const std::string added =
+              random_.Percent(50) ? interval() : Expr(SqlType::kTime, scope, depth + 1);
+          return "(" + date + " + " + added + ")";
+        }
+        const std::string left = Expr(type, scope, depth + 1);
+        return "(" + left + sign + interval() + ")";
+      }
+      case SqlType::kTimestampTz:
+      case SqlType::kTime: {
+        const std::string left = Expr(type, scope, depth + 1);
+        return "(" + left + sign + interval() + ")";
+      }
+      default: {  // interval
+        static const std::vector<SqlType> kOperands = {SqlType::kInterval, SqlType::kTimestamp,
+                                                       SqlType::kTimestampTz, SqlType::kTime};
+        const SqlType operand = random_.Pick(kOperands);
+        const std::string left = Expr(operand, scope, depth + 1);
+        const std::string right = Expr(operand, scope, depth + 1);
+        return "(" + left + (operand == SqlType::kInterval ? sign : " - ") + right + ")";
+      }
+    }
+  }
+
+  // CAST(x AS t) or (x)::t, x of a type PostgreSQL casts to `type` with every value of the
+  // domains fitting (integers stay small; no numeric or float to text: see features.h).
+  std::string Cast(SqlType type, const Scope& scope, int depth) {
+    static const std::vector<SqlType> kToInteger = {SqlType::kBigint, SqlType::kInt4,
+                                                    SqlType::kInt2,   SqlType::kNumeric,
+                                                    SqlType::kDouble, SqlType::kFloat4};
+    static const std::vector<SqlType> kToSmallint = {SqlType::kBigint, SqlType::kInt4,
+                                                     SqlType::kInt2};
+    static const std::vector<SqlType> kToFloat = {SqlType::kBigint, SqlType::kInt4,
+                                                  SqlType::kInt2,   SqlType::kNumeric,
+                                                  SqlType::kDouble, SqlType::kFloat4};
+    static const std::vector<SqlType> kToText = {
+        SqlType::kBigint,   SqlType::kInt4, SqlType::kInt2,      SqlType::kBool,
+        SqlType::kDate,     SqlType::kTime, SqlType::kTimestamp, SqlType::kTimestampTz,
+        SqlType::kInterval, SqlType::kUuid, SqlType::kBytea,     SqlType::kText,
+        SqlType::kChar};
+    static const std::vector<SqlType> kToDate = {SqlType::kTimestamp, SqlType::kTimestampTz};
+    static const std::vector<SqlType> kToTime = {SqlType::kTimestamp, SqlType::kTimestampTz,
+                                                 SqlType::kInterval};
+    static const std::vector<SqlType> kToTimestamp = {SqlType::kDate, SqlType::kTimestampTz};
+    static const std::vector<SqlType> kToTimestampTz = {SqlType::kDate, SqlType::kTimestamp};
+    static const std::vector<SqlType> kToInterval = {SqlType::kTime};
+    static const std::vector<SqlType> kNone;
+    std::string target;
+    const std::vector<SqlType>* sources = &kNone;
+    switch (type) {
+      case SqlType::kBigint:
+        target = "bigint";
+        sources = &kToInteger;
+        break;
+      case SqlType::kInt4:
+        target = "integer";
+        sources = &kToInteger;
+        break;
+      case SqlType::kInt2:
+        target = "smallint";
+        sources = &kToSmallint;  // of integers only: an extracted field may exceed it
+        break;
+      case SqlType::kDouble:
+        target = "double precision";
+        sources = &kToFloat;
+        break;
+      case SqlType::kFloat4:
+        target = "real";
+        sources = &kToFloat;
+        break;
+      case SqlType::kNumeric: {
+        static const std::vector<std::string> kNumerics = {"numeric", "numeric(12,4)",
+                                                           "numeric(10,2)", "numeric(8,1)"};
+        target = random_.Pick(kNumerics);
+        sources = &kToFloat;
+        break;
+      }
+      case SqlType::kText: {
+        static const std::vector<std::string> kTexts = {"text", "varchar(3)", "varchar"};
+        target = random_.Pick(kTexts);
+        sources = &kToText;
+        break;
+      }
+      case SqlType::kChar:  // of the one length of char expressions (schema.h: ExpressionType)
+        target = "char(3)";
+        sources = &kToText;
+        break;
+      case SqlType::kDate:
+        target = "date";
+        sources = &kToDate;
+        break;
+      case SqlType::kTime:
+        target = "time";
+        sources = &kToTime;
+        break;
+      case SqlType::kTimestamp:
+        target = "timestamp";
+        sources = &kToTimestamp;
+        break;
+      case SqlType::kTimestampTz:
+        target = "timestamptz";
+        sources = &kToTimestampTz;
+        break;
+      case SqlType::kInterval:
+        target = "interval";
+        sources = &kToInterval;
+        break;
+      case SqlType::kUuid:
+        target = "uuid";
+        break;
+      case SqlType::kBytea:
+        target = "bytea";
+        break;
+      default:  // boolean: predicates are not cast
+        return Leaf(type, scope);
+    }
+    std::string operand;
+    if (sources->empty() || random_.Percent(20)) {
+      // Through text and back: PostgreSQL's output read by the type's input.
+      const std::string inner =
+          Expr(type == SqlType::kText ? SqlType::kInt4 : type, scope, depth + 1);
+      operand = "(" + inner + ")::text";
+    } else {
+      SqlType source = random_.Pick(*sources);
+      if (type == SqlType::kInt4 && random_.Percent(10)) source = SqlType::kBool;
+      // text to text only where the target has a length (truncation, padding).
+      if (source == SqlType::kText && (target == "text" || target == "varchar")) {
+        target = "varchar(2)";
+      }
+      operand =
+          source == SqlType::kBool ? Predicate(scope, depth + 1) : Expr(source, scope, depth + 1);
+    }
+    if (random_.Percent(50)) return "CAST(" + operand + " AS " + target + ")";
+    return "(" + operand + ")::" + target;
+  }
+
+  // NULLIF(a, b), GREATEST(a, b[, c]), LEAST(a, b[, c]) of `type`.
+  std::string NullifGreatestLeast(SqlType type, const Scope& scope, int depth) {
+    const std::uint64_t which = random_.Below(3);
+    const std::string first = Expr(type, scope, depth + 1);
+    const std::string second = Expr(type, scope, depth + 1);
+    if (which == 0) return "NULLIF(" + first + ", " + second + ")";
+    std::string sql = std::string(which == 1 ? "GREATEST(" : "LEAST(") + first + ", " + second;
+    if (random_.Percent(30)) {
+      const std::string third = Expr(type, scope, depth + 1);
+      sql += ", " + third;
+    }
+    return sql + ")";
+  }
+
+  // A string function's or LIKE's subject: text, or now and then char(3) (which the functions
+  // take as text, without its blanks, and octet_length and LIKE with them).
+  std::string TextArgument(const Scope& scope, int depth) {
+    const SqlType type = random_.Percent(25) ? SqlType::kChar : SqlType::kText;
+    return Expr(type, scope, depth + 1);
+  }
+
+  // A short literal for a string function's argument: 'a', 'b', ' ', 'ab', ''.
+  std::string Needle() {
+    static const std::vector<std::string> kNeedles = {"'a'", "'b'", "' '", "'ab'", "''", "'B'"};
+    return random_.Pick(kNeedles);
+  }
+
+  // Text: ||, lower, upper, substr/substring, the trims, replace. Integer: length,
+  // char_length, octet_length (of text or bytea), strpos, position. Bytea: ||.
+  std::string StringFunction(SqlType type, const Scope& scope, int depth) {
+    if (type == SqlType::kBytea) {
+      const std::string left = Expr(type, scope, depth + 1);
+      const std::string right = Expr(type, scope, depth + 1);
+      return "(" + left + " || " + right + ")";
+    }
+    if (type == SqlType::kInt4) {
+      const std::uint64_t which = random_.Below(7);
+      if (which == 6) {
+        const std::string bytes = Expr(SqlType::kBytea, scope, depth + 1);
+        return std::string(random_.Percent(50) ? "length(" : "octet_length(") + bytes + ")";
+      }
+      const std::string text = TextArgument(scope, depth);
+      switch (which) {
+        case 0:
+          return "length(" + text + ")";
+        case 1:
+          return "char_length(" + text + ")";
+        case 2:
+          return "octet_length(" + text + ")";
+        case 3:
+          return "strpos(" + text + ", " + Needle() + ")";
+        default:
+          return "position(" + Needle() + " IN " + text + ")";
+      }
+    }
+    const std::uint64_t which = random_.Below(6);
+    const std::string text = TextArgument(scope, depth);
+    switch (which) {
+      case 0: {
+        const std::string right = Expr(SqlType::kText, scope, depth + 1);
+        return "(" + text + " || " + right + ")";
+      }
+      case 1:
+        return std::string(random_.Percent(50) ? "lower(" : "upper(") + text + ")";
+      case 2: {
+        const std::string from = std::to_string(random_.Between(-1, 4));
+        const bool count = random_.Percent(60);
+        const std::string n = std::to_string(random_.Between(0, 3));
+        if (random_.Percent(50)) {
+          return "substr(" + text + ", " + from + (count ? ", " + n : std::string()) + ")";
+        }
+        return "substring(" + text + " FROM " + from + (count ? " FOR " + n : std::string()) + ")";
+      }
+      case 3: {
+        static const std::vector<std::string> kTrims = {"btrim", "ltrim", "rtrim"};
+        const std::string& trim = random_.Pick(kTrims);
+        if (random_.Percent(50)) return trim + "(" + text + ")";
+        return trim + "(" + text + ", " + Needle() + ")";
+      }
+      case 4: {
+        static const std::vector<std::string> kSides = {"", "BOTH ", "LEADING ", "TRAILING "};
+        const std::string& side = random_.Pick(kSides);
+        const std::string characters = random_.Percent(50) ? Needle() + " " : std::string();
+        if (side.empty() && characters.empty()) return "trim(" + text + ")";
+        return "trim(" + side + characters + "FROM " + text + ")";
+      }
+      default: {
+        const std::string from = Needle();
+        const std::string to = Needle();
+        return "replace(" + text + ", " + from + ", " + to + ")";
+      }
+    }
+  }
+
+  // s [NOT] LIKE / ILIKE a pattern (no escape character: the patterns have no backslash).
+  std::string Like(const Scope& scope, int depth) {
+    Use(Feature::kLike);
+    static const std::vector<std::string> kPatterns = {"'a%'",  "'%b'", "'_'",    "'%'", "'a_'",
+                                                       "'%a%'", "'A%'", "'%''%'", "''",  "'__%'",
+                                                       "'a b'", "'%B'", "'ab'"};
+    const std::string text = TextArgument(scope, depth);
+    const std::string& pattern = random_.Pick(kPatterns);
+    const bool negated = random_.Percent(30);
+    const std::string op = random_.Percent(60) ? "LIKE" : "ILIKE";
+    return "(" + text + (negated ? " NOT " : " ") + op + " " + pattern + ")";
+  }
+
+  // A comparison of `type` with another type of the numeric family.
+  std::string NumericFamilyComparison(SqlType type, const Scope& scope, int depth) {
+    Use(Feature::kNumericFamilyComparison);
+    std::vector<SqlType> others;
+    for (SqlType t : {SqlType::kBigint, SqlType::kInt4, SqlType::kInt2, SqlType::kDouble,
+                      SqlType::kFloat4, SqlType::kNumeric}) {
+      if (t != type) others.push_back(t);
+    }
+    const SqlType other = random_.Pick(others);
+    const std::string left = Expr(type, scope, depth + 1);
+    const std::string right = random_.Percent(50) ? Literal(other) : Expr(other, scope, depth + 1);
+    static const std::vector<std::string> kOps = {"=", "<>", "<", "<=", ">", ">="};
+    const std::string& op = random_.Pick(kOps);
+    return "(" + left + " " + op + " " + right + ")";
+  }
+
+  // abs of every numeric type; numeric: round/trunc(x[, n]), floor, ceil, power(x, 0..3),
+  // sqrt(abs(x)) (of numeric or of an integer, which round(x, n) takes as numeric); double
+  // precision: the same without n, of a float or an integer (PostgreSQL's preferred type).
+  std::string MathFunction(SqlType type, const Scope& scope, int depth) {
+    if (type != SqlType::kNumeric && type != SqlType::kDouble) {
+      const std::string x = Expr(type, scope, depth + 1);
+      return "abs(" + x + ")";
+    }
+    const bool numeric = type == SqlType::kNumeric;
+    static const std::vector<SqlType> kIntegers = {SqlType::kBigint, SqlType::kInt4,
+                                                   SqlType::kInt2};
+    const std::uint64_t which = random_.Below(6);
+    if (which == 0) {  // round(x, n) and trunc(x, n) exist for numeric only
+      const SqlType argument = numeric && random_.Percent(70) ? type : random_.Pick(kIntegers);
+      const std::string x = Expr(argument, scope, depth + 1);
+      const std::string f = random_.Percent(50) ? "round(" : "trunc(";
+      if (!numeric) return f + x + ")";  // of an integer: double precision
+      return f + x + ", " + std::to_string(random_.Between(0, 2)) + ")";
+    }
+    static const std::vector<SqlType> kToDouble = {SqlType::kBigint, SqlType::kInt4,
+                                                   SqlType::kFloat4};
+    SqlType argument = type;
+    if (!numeric && random_.Percent(25)) argument = random_.Pick(kToDouble);
+    const std::string x = Expr(argument, scope, depth + 1);
+    switch (which) {
+      case 1:
+        return "abs(" + x + ")";
+      case 2:
+        return std::string(random_.Percent(50) ? "floor(" : "ceil(") + x + ")";
+      case 3:
+        return "sqrt(abs(" + x + "))";
+      case 4:
+        return "power(" + x + ", " + std::to_string(random_.Between(0, 3)) + ")";
+      default:
+        return std::string(random_.Percent(50) ? "round(" : "trunc(") + x + ")";
+    }
+  }
+
+  // date_trunc(unit, x): of a timestamp, a timestamptz or a date (a timestamptz), an interval
+  // or a time (an interval).
+  std::string DateTrunc(SqlType type, const Scope& scope, int depth) {
+    static const std::vector<std::string> kUnits = {"'minute'", "'hour'",    "'day'", "'week'",
+                                                    "'month'",  "'quarter'", "'year'"};
+    static const std::vector<std::string> kIntervalUnits = {"'minute'", "'hour'", "'day'",
+                                                            "'month'", "'year'"};
+    SqlType argument = type;
+    if (type == SqlType::kTimestampTz && random_.Percent(30)) argument = SqlType::kDate;
+    if (type == SqlType::kInterval && random_.Percent(30)) argument = SqlType::kTime;
+    const std::string x = Expr(argument, scope, depth + 1);
+    const std::string& unit = random_.Pick(type == SqlType::kInterval ? kIntervalUnits : kUnits);
+    return "date_trunc(" + unit + ", " + x + ")";
+  }
+
+  // extract(field FROM x) (numeric) or date_part('field', x) (double precision) of a temporal x
+  // with a field PostgreSQL has for its type (extract(hour FROM date) is 0A000). The epoch only
+  // of a time or an interval, and no microseconds: every field is then below 10^7, which
+  // numeric(8,1), the narrowest cast's target, holds (the epoch of a date or a timestamp, some
+  // 1.8e9, would overflow it: a data error, which PostgreSQL may raise or not as its plan
+  // filters the row before or after).
+  std::string Extract(SqlType type, const Scope& scope, int depth) {
+    static const std::vector<SqlType> kTemporal = {SqlType::kDate, SqlType::kTime,
+                                                   SqlType::kTimestamp, SqlType::kTimestampTz,
+                                                   SqlType::kInterval};
+    static const std::vector<std::string> kDateFields = {
+        "year", "month", "day", "dow", "doy", "quarter", "week", "isodow", "isoyear", "century"};
+    static const std::vector<std::string> kTimeFields = {"hour", "minute", "second", "milliseconds",
+                                                         "epoch"};
+    static const std::vector<std::string> kTimestampFields = {"year",   "month",  "day",    "hour",
+                                                              "minute", "second", "dow",    "doy",
+                                                              "week",   "isodow", "quarter"};
+    static const std::vector<std::string> kTimestampTzFields = {
+        "year", "month", "day", "hour", "minute", "second", "dow", "doy", "timezone"};
+    static const std::vector<std::string> kIntervalFields = {"year",   "month",  "day",  "hour",
+                                                             "minute", "second", "epoch"};
+    const SqlType argument = random_.Pick(kTemporal);
+    const std::vector<std::string>& fields = argument == SqlType::kDate        ? kDateFields
+                                             : argument == SqlType::kTime      ? kTimeFields
+                                             : argument == SqlType::kTimestamp ? kTimestampFields
+                                             : argument == SqlType::kTimestampTz
+                                                 ? kTimestampTzFields
+                                                 : kIntervalFields;
+    const std::string& field = random_.Pick(fields);
+    const std::string x = Expr(argument, scope, depth + 1);
+    if (type == SqlType::kNumeric) return "extract(" + field + " FROM " + x + ")";
+    return "date_part('" + field + "', " + x + ")";
+  }
+
   // ---- FROM
 
   // One relation of a FROM list, aliased; its columns appended to `scope`.
@@ -336,7 +773,7 @@ class QueryBuilder {
       t = static_cast<std::size_t>(preferred_table_);
     const TableSchema& table = tables_[t];
     for (const ColumnSchema& c : table.columns) {
-      scope->push_back(ScopeColumn{alias + "." + c.name, c.type, false, true});
+      scope->push_back(ScopeColumn{alias + "." + c.name, ExpressionType(c.type), false, true});
     }
     return table.name + " AS " + alias;
   }
@@ -474,7 +911,19 @@ class QueryBuilder {
         break;
       case SqlType::kTimestamp:
       case SqlType::kInterval:
+      case SqlType::kInt2:
+      case SqlType::kFloat4:
+      case SqlType::kBytea:
+      case SqlType::kTime:
+      case SqlType::kTimestampTz:
+      case SqlType::kUuid:
+      case SqlType::kChar:
         key.sql = "COALESCE(" + column.sql + ", " + Literal(column.type) + ")";
+        break;
+      case SqlType::kNumeric12_4:  // column types only: a scope holds expression types
+      case SqlType::kNumericAny:
+      case SqlType::kVarchar:
+        key.sql = column.sql;
         break;
     }
     return key;
@@ -549,6 +998,12 @@ class QueryBuilder {
     static const std::vector<std::string> kMinMax = {"min", "max"};
     switch (type) {
       case SqlType::kBigint: {
+        if (new_types_ && On(Feature::kTypedAggregates) && random_.Percent(15)) {
+          Use(Feature::kTypedAggregates);  // sum of smallint or integer is bigint
+          const std::string arg =
+              Expr(random_.Percent(50) ? SqlType::kInt2 : SqlType::kInt4, scope, 1);
+          return "sum(" + arg + ")";
+        }
         const std::uint64_t choice = random_.Below(100);
         if (choice < 20) return "count(*)";
         if (choice < 35) {
@@ -565,6 +1020,15 @@ class QueryBuilder {
         return random_.Pick(kMinMax) + "(" + arg + ")";
       }
       case SqlType::kDouble: {
+        if (new_types_ && allow_approximate && On(Feature::kTypedAggregates) &&
+            random_.Percent(15)) {
+          Use(Feature::kTypedAggregates);  // avg of smallint, integer (numeric) or real
+          *approximate = true;
+          static const std::vector<SqlType> kAveraged = {SqlType::kInt2, SqlType::kInt4,
+                                                         SqlType::kFloat4};
+          const std::string arg = Expr(random_.Pick(kAveraged), scope, 1);
+          return "avg(" + arg + ")";
+        }
         const std::uint64_t choice = random_.Below(100);
         const bool of_bigint = random_.Percent(50);
         const Feature avg = of_bigint ? Feature::kAvgBigint : Feature::kAvg;
@@ -578,22 +1042,55 @@ class QueryBuilder {
         if (choice < 60) return "sum(" + arg + ")";
         return random_.Pick(kMinMax) + "(" + arg + ")";
       }
-      case SqlType::kText:
-      case SqlType::kInt4:
-      case SqlType::kDate:
-      case SqlType::kTimestamp:
-      case SqlType::kInterval: {
+      case SqlType::kText: {
         const std::string arg = Expr(type, scope, 1);
         return random_.Pick(kMinMax) + "(" + arg + ")";
       }
-      case SqlType::kNumeric: {  // sum(numeric) is numeric
-        const std::string arg = Expr(type, scope, 1);
-        return (random_.Percent(40) ? std::string("sum") : random_.Pick(kMinMax)) + "(" + arg + ")";
-      }
       case SqlType::kBool:
         break;
+      default:  // the types of DESIGN §16
+        return TypedAggregate(type, scope, allow_approximate, approximate);
     }
     return HavingComparison(scope);
+  }
+
+  // Aggregate(type, …) makes an aggregate (one row without GROUP BY), not a literal: the new
+  // types need kTypedAggregates, uuid and bytea kCast too.
+  bool Aggregable(SqlType type) const {
+    if (!IsNewType(type)) return true;
+    if (!On(Feature::kTypedAggregates)) return false;
+    return (type != SqlType::kUuid && type != SqlType::kBytea) || On(Feature::kCast);
+  }
+
+  // An aggregate of a type of DESIGN §16 (REQUIRES: IsNewType(type), not boolean): sum of
+  // numeric and interval (of smallint and integer: Aggregate's bigint); avg of numeric and interval
+  // (approximate); min and max of every type that has them; of uuid and bytea, min or max of
+  // their text cast back (PostgreSQL 15 has no min(uuid) nor min(bytea), and their text orders
+  // as they do). When !Aggregable(type), a literal: a constant of an aggregating query (no scalar
+  // subquery is drawn of such a type: its rows would not be one).
+  std::string TypedAggregate(SqlType type, const Scope& scope, bool allow_approximate,
+                             bool* approximate) {
+    static const std::vector<std::string> kMinMax = {"min", "max"};
+    const bool through_text = type == SqlType::kUuid || type == SqlType::kBytea;
+    if (!Aggregable(type)) return Literal(type);
+    Use(Feature::kTypedAggregates);
+    const std::string arg = Expr(type, scope, 1);
+    const std::string& extreme = random_.Pick(kMinMax);
+    if (through_text) {
+      Use(Feature::kCast);
+      return "(" + extreme + "((" + arg + ")::text))::" + SqlTypeName(type);
+    }
+    // No sum of real: PostgreSQL adds in real, and a real cast from a square root or a numeric is
+    // no quarter, so its sum would depend on the order of the additions beyond the tolerance.
+    const bool summable = type == SqlType::kNumeric || type == SqlType::kInterval;
+    const bool averaged = type == SqlType::kNumeric || type == SqlType::kInterval;
+    const std::uint64_t choice = random_.Below(100);
+    if (choice < 25 && averaged && allow_approximate) {
+      *approximate = true;
+      return "avg(" + arg + ")";
+    }
+    if (choice < 60 && summable) return "sum(" + arg + ")";
+    return extreme + "(" + arg + ")";
   }
 
   // An aggregate compared with a literal: count(*) > 2, avg(a1.i1) >= 1, min(a1.s2) = 'b'.
@@ -805,6 +1302,9 @@ class QueryBuilder {
 
   const std::vector<TableSchema>& tables_;
   const FeatureSet& enabled_;
+  // The tables have columns of DESIGN §16's types: every expression type and the features of
+  // their functions are drawn (never otherwise: the draws without them are as before them).
+  bool new_types_;
   Random random_;
   Complexity complexity_ = kSimple;
   int preferred_table_ = -1;       // a table FROM items prefer (within a set operation), or -1
@@ -821,10 +1321,14 @@ class QueryBuilder {
 }  // namespace
 
 QueryGenerator::QueryGenerator(std::vector<TableSchema> tables, FeatureSet enabled)
-    : tables_(std::move(tables)), enabled_(enabled) {}
+    : tables_(std::move(tables)), enabled_(enabled) {
+  for (const TableSchema& table : tables_) {
+    for (const ColumnSchema& column : table.columns) new_types_ |= IsNewType(column.type);
+  }
+}
 
 GeneratedQuery QueryGenerator::Generate(std::uint64_t seed) const {
-  return QueryBuilder(tables_, enabled_, seed).Build();
+  return QueryBuilder(tables_, enabled_, new_types_, seed).Build();
 }
 
 }  // namespace tandem::testing::sql_oracle

@@ -8,8 +8,13 @@
 // condition on one side), GROUP BY/HAVING with count(*), count(e), count(DISTINCT e), sum, min,
 // max, avg, aggregates without GROUP BY, DISTINCT, UNION/EXCEPT/INTERSECT [ALL], ORDER BY/LIMIT/
 // OFFSET, subqueries in FROM, WITH, [NOT] IN and [NOT] EXISTS subqueries as conjuncts of WHERE,
-// uncorrelated or correlated by an equality, and SELECT of constants without FROM. Every expression
-// is typed as it is built, so PostgreSQL accepts every query (the suite fails on one it rejects).
+// uncorrelated or correlated by an equality, and SELECT of constants without FROM. Over tables with
+// columns of DESIGN §16's types (WorkloadOptions::new_types) also expressions of every type and
+// their casts, operators, functions and aggregates (features.h: kDateTimeArithmetic through
+// kTypedAggregates); over tables of the original four types none of these is drawn, so their
+// seeds make the same queries as before those types. Every expression is typed as it is built
+// (numeric(p,s) as numeric, varchar and char as text: ExpressionType), so PostgreSQL accepts
+// every query (the suite fails on one it rejects).
 //
 // What keeps the answer well defined (the invariants):
 //   * LIMIT and OFFSET come only with an ORDER BY of every output column (the rows kept are
@@ -21,7 +26,15 @@
 //     constant is written '2.75'::float8, double precision as in the engine (bare, numeric in
 //     PostgreSQL, only with the feature kNumericConstant);
 //   * avg's outputs (numeric in PostgreSQL, float in Tandem, equal only within a tolerance) are
-//     "approximate" columns: shown and sorted on, never compared, joined or grouped on.
+//     "approximate" columns: shown and sorted on, never compared, joined or grouped on;
+//   * values that are equal but print apart never reach an output as text: no numeric or float
+//     is cast to text (1.5 and 1.50 are one GROUP BY key), and intervals of months ('1 mon' =
+//     '30 days') appear only on the right of a comparison or added to a date, time or
+//     timestamp (values.h: RandomCalendarInterval);
+//   * the new types' functions raise no error on the domains' values: substr/substring counts
+//     are >= 0, sqrt takes abs(x), power's exponent is 0..3, casts go only where PostgreSQL
+//     has them and the values fit (integers small, no epoch of a date or timestamp), round(x, n)
+//     and trunc(x, n) only of numeric and integers, extract only of the fields of its type.
 //
 // Thread safety: Generate is const; a generator may be shared.
 #pragma once
@@ -52,6 +65,7 @@ class QueryGenerator {
  private:
   std::vector<TableSchema> tables_;
   FeatureSet enabled_;
+  bool new_types_ = false;  // a column of `tables_` has a type beyond the original four
 };
 
 }  // namespace tandem::testing::sql_oracle

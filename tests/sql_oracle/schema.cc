@@ -22,8 +22,45 @@ const char* SqlTypeName(SqlType type) {
       return "timestamp";
     case SqlType::kInterval:
       return "interval";
+    case SqlType::kInt2:
+      return "smallint";
+    case SqlType::kFloat4:
+      return "real";
+    case SqlType::kNumeric12_4:
+      return "numeric(12,4)";
+    case SqlType::kNumericAny:
+      return "numeric";
+    case SqlType::kVarchar:
+      return "varchar(4)";
+    case SqlType::kChar:
+      return "char(3)";
+    case SqlType::kBytea:
+      return "bytea";
+    case SqlType::kTime:
+      return "time";
+    case SqlType::kTimestampTz:
+      return "timestamptz";
+    case SqlType::kUuid:
+      return "uuid";
   }
   return "?";
+}
+
+SqlType ExpressionType(SqlType type) {
+  switch (type) {
+    case SqlType::kNumeric12_4:
+    case SqlType::kNumericAny:
+      return SqlType::kNumeric;
+    case SqlType::kVarchar:
+      return SqlType::kText;
+    default:
+      return type;
+  }
+}
+
+bool IsNewType(SqlType type) {
+  return type != SqlType::kBigint && type != SqlType::kDouble && type != SqlType::kText &&
+         type != SqlType::kBool;
 }
 
 unsigned SqlTypeOid(SqlType type) {
@@ -46,6 +83,25 @@ unsigned SqlTypeOid(SqlType type) {
       return pg_type::kTimestamp;
     case SqlType::kInterval:
       return pg_type::kInterval;
+    case SqlType::kInt2:
+      return pg_type::kInt2;
+    case SqlType::kFloat4:
+      return pg_type::kFloat4;
+    case SqlType::kNumeric12_4:
+    case SqlType::kNumericAny:
+      return pg_type::kNumeric;
+    case SqlType::kVarchar:
+      return pg_type::kVarchar;
+    case SqlType::kChar:
+      return pg_type::kBpchar;
+    case SqlType::kBytea:
+      return pg_type::kBytea;
+    case SqlType::kTime:
+      return pg_type::kTime;
+    case SqlType::kTimestampTz:
+      return pg_type::kTimestampTz;
+    case SqlType::kUuid:
+      return pg_type::kUuid;
   }
   return 0;
 }
@@ -66,9 +122,26 @@ std::string SqlLiteral(const SqlValue& value, SqlType type) {
     case SqlType::kDouble:
     case SqlType::kInt4:
     case SqlType::kNumeric:
+    case SqlType::kNumeric12_4:
+    case SqlType::kNumericAny:
       return *value;
     case SqlType::kText:
+    case SqlType::kVarchar:
       return QuoteText(*value);
+    case SqlType::kChar:
+      return QuoteText(*value) + "::char(3)";
+    case SqlType::kInt2:
+      return QuoteText(*value) + "::smallint";
+    case SqlType::kFloat4:
+      return QuoteText(*value) + "::real";
+    case SqlType::kBytea:
+      return QuoteText(*value) + "::bytea";
+    case SqlType::kTime:
+      return QuoteText(*value) + "::time";
+    case SqlType::kTimestampTz:
+      return QuoteText(*value) + "::timestamptz";
+    case SqlType::kUuid:
+      return QuoteText(*value) + "::uuid";
     case SqlType::kBool:
       return *value == "t" ? "true" : "false";
     case SqlType::kDate:

@@ -107,6 +107,23 @@ std::string SetValue(Random& random, const ColumnSchema& column, bool float8) {
       case SqlType::kTimestamp:
       case SqlType::kInterval:
         return column.name + (random.Percent(50) ? " + INTERVAL '1 hour'" : " - INTERVAL '1 day'");
+      case SqlType::kInt2:  // smallint + integer is an integer, assigned back to smallint
+        return column.name + " + " + std::to_string(random.Between(1, 2));
+      case SqlType::kFloat4:  // real + real is real
+        return column.name + (random.Percent(50) ? " + '0.5'::real" : " - '0.25'::real");
+      case SqlType::kNumeric12_4:
+      case SqlType::kNumericAny:
+        return column.name + (random.Percent(50) ? " + 0.25" : " - 0.5");
+      case SqlType::kTime:  // wraps around midnight
+        return column.name +
+               (random.Percent(50) ? " + INTERVAL '1 hour'" : " - INTERVAL '30 minutes'");
+      case SqlType::kTimestampTz:
+        return column.name + (random.Percent(50) ? " + INTERVAL '1 hour'" : " - INTERVAL '1 day'");
+      case SqlType::kVarchar:
+      case SqlType::kChar:
+      case SqlType::kBytea:
+      case SqlType::kUuid:
+        break;
     }
   }
   const std::string text = RandomValueText(random, column.type);
@@ -140,15 +157,29 @@ TableSchema NewTable(Random& random, int index, const WorkloadOptions& options) 
   table.columns.push_back(ColumnSchema{keyed ? "k" : "i0", SqlType::kBigint, keyed});
   static const std::vector<SqlType> kTypes = {SqlType::kBigint, SqlType::kBigint, SqlType::kDouble,
                                               SqlType::kText, SqlType::kBool};
+  // The original four first, then every type of DESIGN §16.
   static const std::vector<SqlType> kNewTypes = {
-      SqlType::kBigint, SqlType::kDouble,    SqlType::kText,    SqlType::kBool,
-      SqlType::kInt4,   SqlType::kNumeric,   SqlType::kNumeric, SqlType::kDate,
-      SqlType::kDate,   SqlType::kTimestamp, SqlType::kInterval};
+      SqlType::kBigint,     SqlType::kDouble,      SqlType::kText,   SqlType::kBool,
+      SqlType::kInt4,       SqlType::kNumeric,     SqlType::kDate,   SqlType::kTimestamp,
+      SqlType::kInterval,   SqlType::kInt2,        SqlType::kFloat4, SqlType::kNumeric12_4,
+      SqlType::kNumericAny, SqlType::kVarchar,     SqlType::kChar,   SqlType::kBytea,
+      SqlType::kTime,       SqlType::kTimestampTz, SqlType::kUuid};
+  // With new_types, every table has a column of a new type (its last, when the draws gave none):
+  // the query generator draws the new types' features over tables that have them.
+  static const std::vector<SqlType> kOnlyNewTypes(kNewTypes.begin() + 4, kNewTypes.end());
+  bool any_new = false;
   const int extra = static_cast<int>(random.Between(1, options.max_columns));
   for (int c = 1; c <= extra; ++c) {
-    const SqlType type = random.Pick(options.new_types ? kNewTypes : kTypes);
-    // i bigint, f double, s text, b boolean, j integer, n numeric, d date, m timestamp, v interval
-    static const char kPrefix[] = {'i', 'f', 's', 'b', 'j', 'n', 'd', 'm', 'v'};
+    const SqlType type = options.new_types && c == extra && !any_new
+                             ? random.Pick(kOnlyNewTypes)
+                             : random.Pick(options.new_types ? kNewTypes : kTypes);
+    any_new = any_new || IsNewType(type);
+    // i bigint, f double, s text, b boolean, j integer, n numeric(10,2), d date, m timestamp,
+    // v interval, h smallint, r real, p numeric(12,4), q numeric, g varchar, x char, y bytea,
+    // e time, z timestamptz, u uuid (none of them a, c, k, t or w: aliases, output columns,
+    // keys, tables and common tables)
+    static const char kPrefix[] = {'i', 'f', 's', 'b', 'j', 'n', 'd', 'm', 'v', 'h',
+                                   'r', 'p', 'q', 'g', 'x', 'y', 'e', 'z', 'u'};
     ColumnSchema column;
     column.name = std::string(1, kPrefix[static_cast<int>(type)]) + std::to_string(c);
     column.type = type;

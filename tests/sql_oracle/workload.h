@@ -8,8 +8,10 @@
 //   * a primary key value is never inserted twice (each table draws its keys from a counter) and
 //     no UPDATE sets a key column, so no statement violates a key;
 //   * no statement writes NULL into a NOT NULL column;
-//   * values stay in the domains of values.h (an UPDATE adds at most 2 to a bigint and 0.5 to a
-//     double, and a workload has at most max_writes statements).
+//   * values stay in the domains of values.h (an UPDATE adds at most 2 to an integer, 0.5 to a
+//     double or real, 0.25 or -0.5 to a numeric, an hour or minus a day or half an hour to a
+//     temporal value, and a workload has at most max_writes statements); varchar and char values
+//     fit their lengths.
 //
 // Thread safety: GenerateWorkload is a pure function; ApplyWorkload uses the connection.
 #pragma once
@@ -33,8 +35,11 @@ struct WorkloadOptions {
   // numeric in PostgreSQL, which an engine without numeric may refuse): the same values, the
   // same draws — only the statements' text differs.
   bool float8_literals = false;
-  // Columns of the types of DESIGN §16 too: integer, numeric(10,2), date, timestamp, interval
-  // (off: the engines that do not have them yet see only the four first types).
+  // Columns of every type of DESIGN §16 too: smallint, integer, real, numeric(10,2),
+  // numeric(12,4), numeric, varchar(4), char(3), bytea, date, time, timestamp, timestamptz,
+  // interval, uuid (values.h: their domains); and the query generator then uses every type and
+  // the features of their functions (query_generator.h). Off: the engines that do not have them
+  // yet see only the four first types, and every draw is the same as before they existed.
   bool new_types = false;
 };
 
