@@ -38,11 +38,6 @@ bool HasTypmod(const pb::Column& column) {
          column.blank_padded();
 }
 
-bool SameTypmod(const pb::Column& a, const pb::Column& b) {
-  return a.precision() == b.precision() && a.scale() == b.scale() && a.length() == b.length() &&
-         a.blank_padded() == b.blank_padded();
-}
-
 // A typmod is PostgreSQL's: numeric(p,s) with 1 <= p <= 38 and 0 <= s <= p; varchar(n) and
 // char(n) with n >= 1. No other type has one.
 Status CheckTypmod(const pb::Column& to) {
@@ -148,16 +143,23 @@ Result<pb::Column> SameTypeResult(const std::string& name, const std::vector<pb:
   bool same_typmod = true;
   for (std::size_t i = 1; i < args.size(); ++i)
     same_typmod = same_typmod && SameTypmod(args[0], args[i]);
-  if (same_typmod) {
-    out.set_precision(args[0].precision());
-    out.set_scale(args[0].scale());
-    out.set_length(args[0].length());
-    out.set_blank_padded(args[0].blank_padded());
-  }
+  if (same_typmod) CopyTypmod(args[0], &out);
   return out;
 }
 
 }  // namespace
+
+bool SameTypmod(const pb::Column& a, const pb::Column& b) {
+  return a.precision() == b.precision() && a.scale() == b.scale() && a.length() == b.length() &&
+         a.blank_padded() == b.blank_padded();
+}
+
+void CopyTypmod(const pb::Column& from, pb::Column* to) {
+  to->set_precision(from.precision());
+  to->set_scale(from.scale());
+  to->set_length(from.length());
+  to->set_blank_padded(from.blank_padded());
+}
 
 std::string SqlTypeName(pb::ScalarType type) {
   switch (type) {
@@ -217,10 +219,7 @@ Result<pb::Column> CastType(const pb::Cast& cast, const pb::Column& operand) {
                    SqlTypeName(to.type()));
   }
   pb::Column out = ResultColumn(to.type(), operand.nullable());
-  out.set_precision(to.precision());
-  out.set_scale(to.scale());
-  out.set_length(to.length());
-  out.set_blank_padded(to.blank_padded());
+  CopyTypmod(to, &out);
   return out;
 }
 
@@ -244,8 +243,10 @@ Result<pb::Column> FuncType(const pb::CallFunc& call, const std::vector<pb::Colu
       if (args.size() != 2) return Invalid(name + " takes two arguments");
       return SameTypeResult(name, args, true);
     case pb::CONCAT:
-      if (!ArgsAre(args, {pb::STRING, pb::STRING})) return refuse();
-      return ResultColumn(pb::STRING, nullable);
+      if (!ArgsAre(args, {pb::STRING, pb::STRING}) && !ArgsAre(args, {pb::BYTEA, pb::BYTEA})) {
+        return refuse();
+      }
+      return ResultColumn(args[0].type(), nullable);
     case pb::CHAR_LENGTH:
       if (!ArgsAre(args, {pb::STRING})) return refuse();
       return ResultColumn(pb::INT32, nullable);

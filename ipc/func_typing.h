@@ -27,7 +27,7 @@
 //   COALESCE(t, t, ...)             -> t   the first argument not null; nullable when all are
 //   NULLIF(t, t)                    -> t   null when equal (as values: 1.5 = 1.50); nullable
 //   GREATEST(t, ...), LEAST(t, ...) -> t   nulls ignored, null when all are; nullable when all are
-//   CONCAT(text, text)              -> text       a || b
+//   CONCAT(text, text)              -> text       a || b;  CONCAT(bytea, bytea) -> bytea
 //   CHAR_LENGTH(text)               -> int4       characters
 //   OCTET_LENGTH(text | bytea)      -> int4       bytes
 //   LOWER(text), UPPER(text)        -> text       ASCII letters only (C collation, as PostgreSQL)
@@ -48,7 +48,7 @@
 //   DATE_PART(text, date | time | timestamp | timestamptz | interval) -> float8
 // Every function but COALESCE, NULLIF, GREATEST and LEAST is null in, null out: its result is
 // nullable when an argument is. A result has no typmod, except COALESCE, NULLIF, GREATEST and
-// LEAST of arguments that all have the same one.
+// LEAST of arguments that all have the same one (as an IfThenElse of branches that do).
 #pragma once
 
 #include <string>
@@ -64,6 +64,11 @@ namespace tandem::ipc {
 // "character(2)", "numeric(5,2)".
 std::string SqlTypeName(pb::ScalarType type);
 std::string SqlColumnTypeName(const pb::Column& column);
+
+// Whether two columns have the same typmod (precision, scale, length, blank padding); `from`'s
+// typmod onto `to`.
+bool SameTypmod(const pb::Column& a, const pb::Column& b);
+void CopyTypmod(const pb::Column& from, pb::Column* to);
 
 // The column a Cast of a value of `operand` gives, or why the cast is refused (no such cast, an
 // unknown target type, a typmod out of range or on a type that has none).

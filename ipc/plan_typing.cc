@@ -229,7 +229,10 @@ Result<pb::Column> IfThenElseType(const pb::IfThenElse& ite,
     return Invalid("if branches have different types: " + TypeName(then->type()) + " and " +
                    TypeName(els->type()));
   }
-  return MakeColumn("", then->type(), then->nullable() || els->nullable());
+  // The branches' typmod when they agree (PostgreSQL's select_common_typmod); else none.
+  pb::Column out = MakeColumn("", then->type(), then->nullable() || els->nullable());
+  if (SameTypmod(*then, *els)) CopyTypmod(*then, &out);
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -355,10 +358,19 @@ Result<pb::Schema> ReduceSchema(const pb::Plan::Reduce& reduce, const pb::Schema
             MakeColumn(std::move(name), IsInteger(column.type()) ? pb::INT64 : column.type(), true);
         break;
       case pb::MIN:
-      case pb::MAX:
-        // Nullable: the aggregate of a group whose values are all null is null.
-        *output.add_columns() = MakeColumn(std::move(name), column.type(), true);
+      case pb::MAX: {
+        // Nullable: the aggregate of a group whose values are all null is null. The typmod is
+        // dropped, as PostgreSQL's min and max drop it, but for char(n): its values are all n
+        // characters, and without its length it would be text (PostgreSQL's min(bpchar) is
+        // bpchar, which Tandem cannot say without a length).
+        pb::Column out = MakeColumn(std::move(name), column.type(), true);
+        if (column.blank_padded()) {
+          out.set_length(column.length());
+          out.set_blank_padded(true);
+        }
+        *output.add_columns() = std::move(out);
         break;
+      }
       case pb::COUNT_NON_NULL:
       case pb::COUNT_DISTINCT:
         // Any column type; a group whose values are all null counts 0.

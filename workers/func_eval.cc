@@ -482,7 +482,11 @@ bool EvalFunc(pb::Func func, const std::vector<Datum>& args,
   auto int_arg = [&](std::size_t i) { return FuncArg<std::int64_t>(args[i]); };
   switch (func) {
     case pb::CONCAT:
-      *out = text(0) + text(1);
+      if (arg_types[0] == pb::BYTEA) {
+        *out = Bytes{FuncArg<Bytes>(args[0]).bytes + FuncArg<Bytes>(args[1]).bytes};
+      } else {
+        *out = text(0) + text(1);
+      }
       return true;
     case pb::CHAR_LENGTH:
       *out = CharCount(text(0));

@@ -455,12 +455,12 @@ BoundExpr Binder::CoerceTo(BoundExpr e, pb::ScalarType type, const TypeMods& mod
     return out;
   }
   // Between the string types: character loses its trailing blanks (PostgreSQL's rtrim1); text
-  // and varchar without a length are one value.
+  // and varchar without a length are one value, as is character(n) as character without one.
   if (from == PgTypeId::kBpchar && (to == PgTypeId::kText || to == PgTypeId::kVarchar)) {
     return with_typmod(CallExpr(pb::RTRIM, {std::move(e.expr)}));
   }
   if (e.type == pb::STRING && type == pb::STRING && !has_typmod &&
-      (to == PgTypeId::kText || from != PgTypeId::kBpchar)) {
+      (to == PgTypeId::kText || to == PgTypeId::kBpchar || from != PgTypeId::kBpchar)) {
     out.expr = std::move(e.expr);
     return out;
   }
@@ -910,7 +910,7 @@ BoundExpr Binder::BindOperator(const std::string& op, BoundExpr left, BoundExpr 
   out.type = ScalarOf(choice.result);
   out.mods = ModsOf(choice.result);
   if (op == "||") {
-    if (choice.result != PgTypeId::kText) {
+    if (choice.result != PgTypeId::kText && choice.result != PgTypeId::kBytea) {
       Fail(sqlstate::kFeatureNotSupported, "operator " + signature + " is not supported yet",
            location);
     }
@@ -1007,6 +1007,14 @@ BoundExpr Binder::BindAExpr(const pg_query::A_Expr& expr, const ExprContext& con
       // The result is the type of the `=` operator's left operand (nullif(1, 2.5) is numeric).
       BoundExpr value;
       const BoundExpr eq = BindOperator("=", left, right, location, &value);
+      if (Id(value) == PgTypeId::kText && Id(left) == PgTypeId::kBpchar && value.expr.has_call() &&
+          value.expr.call().func() == pb::RTRIM) {
+        // bpchar = bpchar compares without the trailing blanks (BindOperator trims both
+        // operands); what NULLIF returns is the character value itself, blanks kept, as bpchar.
+        const pb::ScalarExpr untrimmed = value.expr.call().args(0);
+        value.expr = untrimmed;
+        value.mods = ModsOf(PgTypeId::kBpchar);
+      }
       BoundExpr out;
       out.type = value.type;
       out.mods = value.mods;

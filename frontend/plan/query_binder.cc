@@ -1637,6 +1637,7 @@ Relation Binder::AddScalarSubquery(Relation input, const pg_query::SubLink& link
       absent.push_back(AggregateOverNothing(aggregation.calls[j]));
     }
     value->type = e.type;
+    value->mods = e.mods;
     value->expr = IfThenElse(Unary(pb::IS_NOT_NULL, ColumnExpr(n + k + m)),
                              Substitute(e.expr, present), Substitute(e.expr, absent));
     CheckSize(out.plan);

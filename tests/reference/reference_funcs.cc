@@ -640,6 +640,9 @@ Value CallFunction(const pb::CallFunc& call, const std::function<Value(int)>& ar
   const pb::ScalarType t0 = n > 0 ? arg_type(0).type() : pb::SCALAR_TYPE_UNSPECIFIED;
   switch (call.func()) {
     case pb::CONCAT:
+      if (const auto* a = std::get_if<Bytes>(&args[0])) {  // bytea || bytea: byteacat
+        return Value::Of(Bytes{a->bytes + std::get<Bytes>(args[1]).bytes});
+      }
       return Value::Of(text(0) + text(1));
     case pb::CHAR_LENGTH:
       return int32(static_cast<std::int64_t>(Chars(text(0)).size()));
