@@ -217,7 +217,15 @@ Value Aggregate(const pb::Aggregate& aggregate,
     input = TypeOfDatum(row->at(aggregate.column()));
   }
   if (input == pb::NUMERIC || input == pb::INTERVAL || input == pb::FLOAT32) {
-    if (aggregate.func() == pb::SUM) return SumOfTyped(NonNullValues(aggregate, group), input);
+    if (aggregate.func() == pb::SUM) {
+      // Null when the non-null values' multiplicities sum to zero or less (as SUM's, AVG's and
+      // COUNT's "no value": under negative multiplicities some may still be there).
+      const Multiset per_value = NonNullValues(aggregate, group);
+      Count non_null = 0;
+      for (const auto& [value, count] : per_value) non_null += count;
+      if (non_null <= 0) return Value::Of(Null{});
+      return SumOfTyped(per_value, input);
+    }
   }
   if ((input == pb::NUMERIC || input == pb::INTERVAL) && aggregate.func() == pb::AVG) {
     const Multiset per_value = NonNullValues(aggregate, group);
@@ -231,14 +239,14 @@ Value Aggregate(const pb::Aggregate& aggregate,
       if (total > std::numeric_limits<std::int64_t>::max()) return Value::Error(kOverflow);
       return Value::Of(static_cast<std::int64_t>(total));
     case pb::SUM: {
-      bool any = false;
+      Count non_null = 0;  // null when the non-null values' multiplicities sum to zero or less
       bool is_float = false;
       Int128 int_sum = 0;
       double float_sum = 0;
       for (const auto& [row, count] : group) {
         const Datum& d = row->at(aggregate.column());
         if (IsNull(d)) continue;
-        any = true;
+        non_null += count;
         if (const auto* i = std::get_if<std::int64_t>(&d)) {
           Int128 product;
           if (__builtin_mul_overflow(static_cast<Int128>(*i), count, &product) ||
@@ -252,7 +260,7 @@ Value Aggregate(const pb::Aggregate& aggregate,
           return TypeError("SUM");
         }
       }
-      if (!any) return Value::Of(Null{});
+      if (non_null <= 0) return Value::Of(Null{});
       if (is_float) return Value::Of(float_sum);
       if (int_sum > std::numeric_limits<std::int64_t>::max() ||
           int_sum < std::numeric_limits<std::int64_t>::min()) {

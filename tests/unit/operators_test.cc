@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "base/datum_text.h"
+#include "base/numeric.h"
 #include "unit/protocol_samples.h"
 #include "workers/exchange.h"
 #include "workers/operators/cached.h"
@@ -104,6 +105,35 @@ TEST(Operators, CoalesceEvaluatesNoArgumentPastTheFirstThatIsNotNull) {
                                                            s::MakeColumn("v", pb::INT64, true)})));
   OneWorker w;
   EXPECT_EQ(Changes(w.Pull(mfp, 0, 1)), (Changes_{{"(5,)@0", 2}, {"!division by zero@0", 1}}));
+}
+
+TEST(Operators, SumIsNullWhenTheNonNullValuesMultiplicitiesSumToZeroEvenWithValuesPresent) {
+  // Under a Negate below: (1, 5) +1, (1, 3) -1, (1, null) +1. The group is there (count 1), its
+  // non-null values' multiplicities sum to 0: SUM is null, as COUNT(v) is 0 — for int8 and
+  // numeric alike (the reference's rule too).
+  const Row five = {std::int64_t{1}, std::int64_t{5}};
+  const Row three = {std::int64_t{1}, std::int64_t{3}};
+  const Row none = {std::int64_t{1}, Null{}};
+  Script in({Rows({{five, 0, 1}, {three, 0, -1}, {none, 0, 1}})});
+  const pb::Schema schema =
+      s::MakeSchema({s::MakeColumn("k", pb::INT64), s::MakeColumn("v", pb::INT64, true)});
+  auto reduce =
+      MakeReduce(&in, s::ReducePlan(s::GetPlan("x"), {0}, {{pb::SUM, 1}}).reduce(), schema);
+  OneWorker w;
+  const Changes_ int_sum = Changes(w.Pull(*reduce, 0, 1));
+  EXPECT_EQ(int_sum.size(), 1u);
+  EXPECT_EQ(int_sum.count("(1,null,)@0"), 1u) << int_sum.begin()->first;
+
+  Script numerics({Rows({{Row{std::int64_t{1}, *ParseNumeric("5")}, 0, 1},
+                         {Row{std::int64_t{1}, *ParseNumeric("3")}, 0, -1},
+                         {none, 0, 1}})});
+  const pb::Schema numeric_schema =
+      s::MakeSchema({s::MakeColumn("k", pb::INT64), s::MakeColumn("v", pb::NUMERIC, true)});
+  auto numeric_reduce = MakeReduce(
+      &numerics, s::ReducePlan(s::GetPlan("x"), {0}, {{pb::SUM, 1}}).reduce(), numeric_schema);
+  OneWorker w2;
+  const Changes_ numeric_sum = Changes(w2.Pull(*numeric_reduce, 0, 1));
+  EXPECT_EQ(numeric_sum, int_sum);
 }
 
 TEST(Operators, ReduceWithoutAggregatesListsEachGroupOnce) {

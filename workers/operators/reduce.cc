@@ -160,16 +160,10 @@ class Aggregates {
           push_count(g.count);
           break;
         case pb::SUM:
-          if (types_[a] == pb::NUMERIC || types_[a] == pb::INTERVAL) {
-            // Null exactly when no value is present: under negative multiplicities (a Negate
-            // below) the values' counts may sum to 0 or less while some are present.
-            if (s.values.empty()) {
-              o.row.push_back(Null{});
-            } else {
-              PushExact(SumOfValues(types_[a], s), o);
-            }
-          } else if (s.nonnull <= 0) {
+          if (s.nonnull <= 0) {
             o.row.push_back(Null{});
+          } else if (types_[a] == pb::NUMERIC || types_[a] == pb::INTERVAL) {
+            PushExact(SumOfValues(types_[a], s), o);
           } else if (s.is_float) {
             PushFloat(types_[a], s.float_sum, o);
           } else if (s.int_sum_overflowed || !FitsInt64(s.int_sum)) {
