@@ -256,7 +256,8 @@ class Binder {
   BoundExpr BindConst(const pg_query::A_Const& constant);
   BoundExpr BindAExpr(const pg_query::A_Expr& expr, const ExprContext& context);
   // `left op right` with PostgreSQL's operator resolution (type_rules.h); *converted_left: the
-  // left operand as the operator takes it.
+  // left operand as the operator's declared type (character with its trailing blanks, which the
+  // comparison itself trims).
   BoundExpr BindOperator(const std::string& op, BoundExpr left, BoundExpr right, int location,
                          BoundExpr* converted_left = nullptr);
   // A text argument of a string function: text as it is, character without its trailing blanks

@@ -889,23 +889,29 @@ BoundExpr Binder::BindOperator(const std::string& op, BoundExpr left, BoundExpr 
   }
   // Each operand converted to the operator's declared type (an anynonarray operand of || to
   // text, by its output function as PostgreSQL's textanycat does).
-  auto convert = [&](BoundExpr e, PgTypeId to) {
+  // `as_declared` (when given): the operand as the declared type, before a comparison of
+  // character trims it (NULLIF returns it).
+  auto convert = [&](BoundExpr e, PgTypeId to, BoundExpr* as_declared) {
     if (to == PgTypeId::kAnyNonArray) {
       return CoerceTo(std::move(e), pb::STRING, {}, CastContext::kExplicit, location, "operand");
     }
     if (to == PgTypeId::kBpchar) {  // character compares without its trailing blanks
-      BoundExpr out = CoerceTo(std::move(e), pb::STRING, ModsOf(to), CastContext::kImplicit,
-                               location, "operand");
+      BoundExpr out = Id(e) == PgTypeId::kBpchar
+                          ? std::move(e)  // char(n) keeps its length
+                          : CoerceTo(std::move(e), pb::STRING, ModsOf(to), CastContext::kImplicit,
+                                     location, "operand");
+      if (as_declared != nullptr) *as_declared = out;
       out.expr = CallExpr(pb::RTRIM, {std::move(out.expr)});
       out.mods = {};
       return out;
     }
-    return CoerceTo(std::move(e), ScalarOf(to), ModsOf(to), CastContext::kImplicit, location,
-                    "operand");
+    BoundExpr out = CoerceTo(std::move(e), ScalarOf(to), ModsOf(to), CastContext::kImplicit,
+                             location, "operand");
+    if (as_declared != nullptr) *as_declared = out;
+    return out;
   };
-  left = convert(std::move(left), choice.left);
-  right = convert(std::move(right), choice.right);
-  if (converted_left != nullptr) *converted_left = left;
+  left = convert(std::move(left), choice.left, converted_left);
+  right = convert(std::move(right), choice.right, nullptr);
   BoundExpr out;
   out.type = ScalarOf(choice.result);
   out.mods = ModsOf(choice.result);
@@ -1007,14 +1013,6 @@ BoundExpr Binder::BindAExpr(const pg_query::A_Expr& expr, const ExprContext& con
       // The result is the type of the `=` operator's left operand (nullif(1, 2.5) is numeric).
       BoundExpr value;
       const BoundExpr eq = BindOperator("=", left, right, location, &value);
-      if (Id(value) == PgTypeId::kText && Id(left) == PgTypeId::kBpchar && value.expr.has_call() &&
-          value.expr.call().func() == pb::RTRIM) {
-        // bpchar = bpchar compares without the trailing blanks (BindOperator trims both
-        // operands); what NULLIF returns is the character value itself, blanks kept, as bpchar.
-        const pb::ScalarExpr untrimmed = value.expr.call().args(0);
-        value.expr = untrimmed;
-        value.mods = ModsOf(PgTypeId::kBpchar);
-      }
       BoundExpr out;
       out.type = value.type;
       out.mods = value.mods;

@@ -177,6 +177,12 @@ TEST_F(SqlTypesTest, EveryConstructHasPostgresResultType) {
       {"LEAST(dt, tz)", "timestamp with time zone"},
       {"NULLIF(i4, d)", "numeric"},
       {"NULLIF(d, i4)", "numeric"},
+      // character = text is text's: text; character = character keeps the first's typmod.
+      {"NULLIF(c, s)", "text"},
+      {"NULLIF(c, c)", "character(3)"},
+      {"NULLIF(c, 'a')", "character(3)"},
+      {"CASE WHEN p THEN c ELSE c END", "character(3)"},
+      {"b || b", "bytea"},
       {"i2::int4", "integer"},
       {"i4::numeric(10,2)", "numeric(10,2)"},
       {"'12.345'::numeric(5,1)", "numeric(5,1)"},
