@@ -808,8 +808,8 @@ class Generator {
         return CallExpr(f, {operand(type)});
       case pb::SQRT:  // of a magnitude
         return CallExpr(f, {CallExpr(pb::ABS, {operand(type)})});
-      case pb::POWER: {  // to 0, 1 or 2
-        pb::ScalarExpr value = operand(type);
+      case pb::POWER: {  // of a leaf (a power of a power of an epoch is past 38 digits), to 0..2
+        pb::ScalarExpr value = Expr(type, columns, 0);
         const std::int64_t exponent = rand_.Between(0, 2);
         pb::ScalarExpr power =
             type == pb::NUMERIC

@@ -1208,7 +1208,8 @@ pb::Column TypeOf(const pb::ScalarExpr& expr, const Row& row, const Types& types
             if (t.type() != pb::SCALAR_TYPE_UNSPECIFIED) return t;
           }
           return ColumnOfType(pb::SCALAR_TYPE_UNSPECIFIED);
-        case pb::CONCAT:
+        case pb::CONCAT:  // text || text, bytea || bytea
+          return TypeOf(call.args(0), row, types);
         case pb::LOWER:
         case pb::UPPER:
         case pb::SUBSTR:

@@ -678,8 +678,9 @@ class QueryBuilder {
         return std::string(random_.Percent(50) ? "floor(" : "ceil(") + x + ")";
       case 3:
         return "sqrt(abs(" + x + "))";
-      case 4:
-        return "power(" + x + ", " + std::to_string(random_.Between(0, 3)) + ")";
+      case 4:  // of a leaf: a power of a power (of an extracted year) is past 38 digits
+        return "power(" + Leaf(argument, scope) + ", " + std::to_string(random_.Between(0, 3)) +
+               ")";
       default:
         return std::string(random_.Percent(50) ? "round(" : "trunc(") + x + ")";
     }
