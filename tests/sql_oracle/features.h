@@ -77,7 +77,7 @@ enum class Feature : std::size_t {
   // A comparison of two different types of smallint, integer, bigint, real, double precision,
   // numeric (PostgreSQL's promotion).
   kNumericFamilyComparison,
-  // NULLIF(a, b), GREATEST(a, b[, c]), LEAST(a, b[, c]) over every type but boolean.
+  // NULLIF(a, b), GREATEST(a, b[, c]), LEAST(a, b[, c]) over every type.
   kNullifGreatestLeast,
   // text || text, bytea || bytea, length, char_length, octet_length (of text, char, bytea),
   // lower, upper, substr(s, i[, n]) and substring(s FROM i [FOR n]) with n >= 0, strpos and
