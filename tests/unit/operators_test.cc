@@ -136,6 +136,24 @@ TEST(Operators, SumIsNullWhenTheNonNullValuesMultiplicitiesSumToZeroEvenWithValu
   EXPECT_EQ(numeric_sum, int_sum);
 }
 
+TEST(Operators, AvgOfNumericCountsPastInt64) {
+  // 1.5 and 2.5 at multiplicity 2^62 each, three times: 6 x 2^62 values, beyond int64. The
+  // average is exact (the count as a numeric), not a multiplicity overflow.
+  const std::int64_t huge = std::int64_t{1} << 62;
+  const Row a = {std::int64_t{1}, *ParseNumeric("1.5")};
+  const Row b = {std::int64_t{1}, *ParseNumeric("2.5")};
+  Script in(
+      {Rows({{a, 0, huge}, {b, 0, huge}, {a, 0, huge}, {b, 0, huge}, {a, 0, huge}, {b, 0, huge}})});
+  const pb::Schema schema =
+      s::MakeSchema({s::MakeColumn("k", pb::INT64), s::MakeColumn("v", pb::NUMERIC, true)});
+  auto reduce =
+      MakeReduce(&in, s::ReducePlan(s::GetPlan("x"), {0}, {{pb::AVG, 1}}).reduce(), schema);
+  OneWorker w;
+  const Changes_ changes = Changes(w.Pull(*reduce, 0, 1));
+  // PostgreSQL's numeric_avg: the sum over the count with select_div_scale's 16 digits.
+  EXPECT_EQ(changes, (Changes_{{"(1,numeric '2.0000000000000000',)@0", 1}}));
+}
+
 TEST(Operators, ReduceWithoutAggregatesListsEachGroupOnce) {
   Script in({Rows({{Ints({1, 10}), 0, 1}, {Ints({1, 11}), 0, 1}, {Ints({2, 20}), 0, 1}}),
              Rows({{Ints({1, 12}), 1, 1}, {Ints({1, 10}), 1, -1}, {Ints({2, 20}), 1, -1}})});

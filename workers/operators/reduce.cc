@@ -278,17 +278,17 @@ class Aggregates {
                           static_cast<std::int64_t>(micros)});
   }
   // PostgreSQL's avg of numeric (numeric_avg: the sum divided with the division's scale) and of
-  // interval (interval_avg: the sum divided by the count as a float8).
+  // interval (interval_avg: the sum divided by the count as a float8). The count is exact past
+  // int64 (multiplicities sum as Int128): a numeric of up to 38 digits, a float8.
   static Result<Datum> AverageOfValues(pb::ScalarType type, const AggState& s) {
     TANDEM_ASSIGN_OR_RETURN(Datum sum, SumOfValues(type, s));
-    if (!FitsInt64(s.nonnull)) return Status::DataError(kMultiplicityOverflow);
-    const auto n = static_cast<std::int64_t>(s.nonnull);
     if (type == pb::NUMERIC) {
-      TANDEM_ASSIGN_OR_RETURN(Numeric avg, NumericAvg(std::get<Numeric>(sum), n));
+      TANDEM_ASSIGN_OR_RETURN(Numeric count, NumericOfCount(s.nonnull));
+      TANDEM_ASSIGN_OR_RETURN(Numeric avg, NumericDiv(std::get<Numeric>(sum), count));
       return Datum(avg);
     }
     TANDEM_ASSIGN_OR_RETURN(Interval avg,
-                            IntervalDiv(std::get<Interval>(sum), static_cast<double>(n)));
+                            IntervalDiv(std::get<Interval>(sum), static_cast<double>(s.nonnull)));
     return Datum(avg);
   }
   static Result<Numeric> NumericOfCount(Int128 c) {
