@@ -847,11 +847,19 @@ Result<Numeric> NumericCeil(const Numeric& a) {
   return t;
 }
 
-Result<Numeric> NumericAvg(const Numeric& sum, std::int64_t count) {
-  return NumericDiv(sum, NumericFromInt64(count));
+Result<Numeric> NumericAvg(const Numeric& sum, Int128 count) {
+  TANDEM_ASSIGN_OR_RETURN(Numeric n, NumericFromCount(count));
+  return NumericDiv(sum, n);
 }
 
 Numeric NumericFromInt64(std::int64_t v) { return Numeric::FromParts(v, 0); }
+
+Result<Numeric> NumericFromCount(Int128 count) {
+  Int128 limit = 1;  // 10^38: a numeric's coefficient stays below it
+  for (int i = 0; i < kNumericMaxDigits; ++i) limit *= 10;
+  if (count >= limit || count <= -limit) return Status::DataError("value overflows numeric format");
+  return Numeric::FromParts(count, 0);
+}
 
 Result<Numeric> NumericFromDouble(double v) {
   if (std::isnan(v)) return Status::DataError("cannot convert NaN to numeric");

@@ -100,11 +100,14 @@ Result<Numeric> NumericSqrt(const Numeric& a);
 // non-integer power yields a complex result", "value overflows numeric format".
 Result<Numeric> NumericPower(const Numeric& base, const Numeric& exponent);
 // avg: sum / count with the division's scale (PostgreSQL's numeric_avg). Count 0 is "division by
-// zero": the caller answers NULL for an empty group before asking.
-Result<Numeric> NumericAvg(const Numeric& sum, std::int64_t count);
+// zero": the caller answers NULL for an empty group before asking. A count past int64 (a sum of
+// multiplicities) is exact up to 38 digits (NumericFromCount).
+Result<Numeric> NumericAvg(const Numeric& sum, Int128 count);
 
 // Casts as PostgreSQL does them.
 Numeric NumericFromInt64(std::int64_t v);
+// A count or multiplicity as a numeric: exact below 10^38, else "value overflows numeric format".
+Result<Numeric> NumericFromCount(Int128 count);
 // float8 → numeric: the double printed "%.15g" (PostgreSQL's float8_numeric, DBL_DIG digits)
 // and read back by ParseNumeric: 0.1 is 0.1, 1.0000000000000002 is 1, 1e20 is
 // 100000000000000000000, 1e-300 is 0 at scale 38. NaN and ±inf are data errors ("cannot convert

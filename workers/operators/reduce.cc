@@ -252,7 +252,7 @@ class Aggregates {
     if (type == pb::NUMERIC) {
       Numeric sum = NumericFromInt64(0);
       for (const auto& [v, c] : s.values) {
-        TANDEM_ASSIGN_OR_RETURN(Numeric count, NumericOfCount(c));
+        TANDEM_ASSIGN_OR_RETURN(Numeric count, NumericFromCount(c));
         TANDEM_ASSIGN_OR_RETURN(Numeric term, NumericMul(std::get<Numeric>(v), count));
         TANDEM_ASSIGN_OR_RETURN(sum, NumericAdd(sum, term));
       }
@@ -278,25 +278,17 @@ class Aggregates {
                           static_cast<std::int64_t>(micros)});
   }
   // PostgreSQL's avg of numeric (numeric_avg: the sum divided with the division's scale) and of
-  // interval (interval_avg: the sum divided by the count as a float8). The count is exact past
-  // int64 (multiplicities sum as Int128): a numeric of up to 38 digits, a float8.
+  // interval (interval_avg: the sum divided by the count as a float8). The count may be past
+  // int64 (multiplicities sum as Int128).
   static Result<Datum> AverageOfValues(pb::ScalarType type, const AggState& s) {
     TANDEM_ASSIGN_OR_RETURN(Datum sum, SumOfValues(type, s));
     if (type == pb::NUMERIC) {
-      TANDEM_ASSIGN_OR_RETURN(Numeric count, NumericOfCount(s.nonnull));
-      TANDEM_ASSIGN_OR_RETURN(Numeric avg, NumericDiv(std::get<Numeric>(sum), count));
+      TANDEM_ASSIGN_OR_RETURN(Numeric avg, NumericAvg(std::get<Numeric>(sum), s.nonnull));
       return Datum(avg);
     }
     TANDEM_ASSIGN_OR_RETURN(Interval avg,
                             IntervalDiv(std::get<Interval>(sum), static_cast<double>(s.nonnull)));
     return Datum(avg);
-  }
-  static Result<Numeric> NumericOfCount(Int128 c) {
-    if (FitsInt64(c)) return NumericFromInt64(static_cast<std::int64_t>(c));
-    Int128 limit = 1;  // 10^38: a numeric's coefficient stays below it
-    for (int i = 0; i < kNumericMaxDigits; ++i) limit *= 10;
-    if (c >= limit || c <= -limit) return Status::DataError("value overflows numeric format");
-    return Numeric::FromParts(c, 0);
   }
   static void PushExact(Result<Datum> value, Output& o) {
     if (value.ok()) {
