@@ -558,12 +558,8 @@ class Generator {
             return binary(pb::ADD, pb::DATE, pb::INTERVAL);
           case 3:
             return CastExpr(operand(pb::DATE), type);
-          case 4: {
-            static const std::vector<std::string> kUnits = {"day",  "month", "hour",
-                                                            "year", "week",  "minute"};
-            pb::ScalarExpr unit = LiteralExpr(rand_.Pick(kUnits), pb::STRING);
-            return CallExpr(pb::DATE_TRUNC, {std::move(unit), operand(type)});
-          }
+          case 4:
+            return CallOf(pb::DATE_TRUNC, type, columns, depth);
           default:
             return if_then_else();
         }
@@ -582,12 +578,7 @@ class Generator {
           case 4:
             return with_literal(pb::MUL, type, Literal(pb::FLOAT64));
           case 5:
-            if (rand_.Chance(0.5)) {
-              static const std::vector<std::string> kUnits = {"day", "month", "hour", "year"};
-              pb::ScalarExpr unit = LiteralExpr(rand_.Pick(kUnits), pb::STRING);
-              return CallExpr(pb::DATE_TRUNC, {std::move(unit), operand(type)});
-            }
-            return if_then_else();
+            return CallOf(pb::DATE_TRUNC, type, columns, depth);
           default:
             return if_then_else();
         }
@@ -610,11 +601,8 @@ class Generator {
             return binary(pb::SUB, type, pb::INTERVAL);
           case 2:
             return CastExpr(operand(pb::TIMESTAMP), type);
-          default: {
-            static const std::vector<std::string> kUnits = {"day", "month", "hour"};
-            pb::ScalarExpr unit = LiteralExpr(rand_.Pick(kUnits), pb::STRING);
-            return CallExpr(pb::DATE_TRUNC, {std::move(unit), operand(type)});
-          }
+          default:
+            return CallOf(pb::DATE_TRUNC, type, columns, depth);
         }
       case pb::STRING: {
         static const std::vector<pb::ScalarType> kShown = {
