@@ -211,10 +211,9 @@ void RunAgainstFrontend(const std::vector<std::string>& flags, FrontendEngineOpt
   } else if (sanitized) {
     databases = new_types ? 3 : 5;
   } else {
-    // New types: the fast run's 12 databases under the slow label too. Its 40 found two queries
-    // whose answers part on the numeric keys Tandem has not got yet: equal numerics of different
-    // scales (1.5, 1.50; numeric(12,4)'s -0.7500 and numeric's -0.75) are two keys of a join or
-    // a GROUP BY in Tandem, one in PostgreSQL (BENCHMARKS.md / the note).
+    // New types: the fast run's 12 databases under the slow label too. Equal numerics of
+    // different scales (1.5, 1.50; numeric(12,4)'s -0.7500 and numeric's -0.75) are two keys of
+    // a join or a GROUP BY in Tandem, one in PostgreSQL; 40 databases meet that in two queries.
     databases = new_types ? Databases(12, 12) : Databases(40, 120);
   }
   SuiteOptions options = FrontendSuiteOptions(databases);
