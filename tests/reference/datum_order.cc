@@ -42,9 +42,9 @@ int OrderStrings(const std::string& x, const std::string& y) {
   return Sign(x.size() < y.size(), y.size() < x.size());
 }
 
-// Numerics by value as decimal digits (|coefficient| < 10^38, so its digits are exact), then by
-// scale: 1.5 < 1.50 < 1.6.
-int OrderNumerics(const Numeric& x, const Numeric& y) {
+// Numerics by value alone, as decimal digits (|coefficient| < 10^38, so its digits are exact):
+// 1.5 = 1.50 < 1.6.
+int OrderNumericValues(const Numeric& x, const Numeric& y) {
   // sign, integer digits without leading zeros, fraction digits without trailing zeros.
   struct Parts {
     int sign;
@@ -70,16 +70,30 @@ int OrderNumerics(const Numeric& x, const Numeric& y) {
     if (c == 0) c = OrderStrings(a.fraction, b.fraction);
     c *= a.sign;
   }
+  return c;
+}
+
+// Numerics by value, then by scale: 1.5 < 1.50 < 1.6.
+int OrderNumerics(const Numeric& x, const Numeric& y) {
+  const int c = OrderNumericValues(x, y);
   return c != 0 ? c : Sign(x.scale < y.scale, y.scale < x.scale);
 }
 
-// Intervals by their span (a month of 30 days, a day of 24 hours), then months, then days.
+// An interval's span in microseconds: a month of 30 days, a day of 24 hours. 128 bits hold it
+// exactly for every int32 months and days and int64 micros.
+Int128 SpanMicros(const Interval& i) {
+  return (static_cast<Int128>(i.months) * 30 + i.days) * Int128{86'400'000'000} + i.micros;
+}
+
+// Intervals by their span alone: '1 mon' = '30 days' = '720:00:00'.
+int OrderIntervalSpans(const Interval& x, const Interval& y) {
+  const Int128 sx = SpanMicros(x), sy = SpanMicros(y);
+  return Sign(sx < sy, sy < sx);
+}
+
+// Intervals by their span, then months, then days.
 int OrderIntervals(const Interval& x, const Interval& y) {
-  auto span = [](const Interval& i) {
-    return (static_cast<Int128>(i.months) * 30 + i.days) * Int128{86'400'000'000} + i.micros;
-  };
-  const Int128 sx = span(x), sy = span(y);
-  if (sx != sy) return Sign(sx < sy, sy < sx);
+  if (const int c = OrderIntervalSpans(x, y); c != 0) return c;
   if (x.months != y.months) return Sign(x.months < y.months, y.months < x.months);
   return Sign(x.days < y.days, y.days < x.days);
 }
@@ -130,6 +144,23 @@ int OrderDatums(const Datum& a, const Datum& b) {
 int OrderRows(const Row& a, const Row& b) {
   for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
     if (const int c = OrderDatums(a[i], b[i]); c != 0) return c;
+  }
+  return Sign(a.size() < b.size(), b.size() < a.size());
+}
+
+int OrderKeyDatums(const Datum& a, const Datum& b) {
+  const auto* xn = std::get_if<Numeric>(&a);
+  const auto* yn = std::get_if<Numeric>(&b);
+  if (xn != nullptr && yn != nullptr) return OrderNumericValues(*xn, *yn);
+  const auto* xi = std::get_if<Interval>(&a);
+  const auto* yi = std::get_if<Interval>(&b);
+  if (xi != nullptr && yi != nullptr) return OrderIntervalSpans(*xi, *yi);
+  return OrderDatums(a, b);
+}
+
+int OrderKeys(const Row& a, const Row& b) {
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    if (const int c = OrderKeyDatums(a[i], b[i]); c != 0) return c;
   }
   return Sign(a.size() < b.size(), b.size() < a.size());
 }

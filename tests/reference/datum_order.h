@@ -10,6 +10,18 @@
 //   count; intervals by span (30-day months, 24-hour days), then months, then days; uuids
 //   bytewise;
 //   rows lexicographically by datum, a proper prefix first.
+//
+// Keys (join keys, group keys, distinct rows, top-k groups, upsert keys, a peek's keys) compare
+// by value instead, as PostgreSQL's = does:
+//
+//   numerics by value alone (1.5 = 1.50 = 1.500); intervals by span alone ('1 mon' = '30 days' =
+//   '720:00:00'); every other datum as above (null equals null here: a join drops null keys
+//   itself);
+//   keys lexicographically by datum, a proper prefix first.
+//
+// The key order is the datum order with scale, months and days left out, so the datum order
+// refines it: keys equal by value (the spellings of one key) are ordered among themselves by
+// OrderRows, and OrderRows(a, b) < 0 implies OrderKeys(a, b) <= 0.
 #pragma once
 
 #include "base/row.h"
@@ -22,6 +34,14 @@ int OrderRows(const Row& a, const Row& b);
 
 struct RowLess {
   bool operator()(const Row& a, const Row& b) const { return OrderRows(a, b) < 0; }
+};
+
+// Three-way, by value: the key order.
+int OrderKeyDatums(const Datum& a, const Datum& b);
+int OrderKeys(const Row& a, const Row& b);
+
+struct KeyLess {
+  bool operator()(const Row& a, const Row& b) const { return OrderKeys(a, b) < 0; }
 };
 
 }  // namespace tandem::reference
