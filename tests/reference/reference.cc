@@ -193,6 +193,29 @@ void AddAll(Contents& into, const Contents& from) {
   for (const auto& [message, count] : from.errors) AddTo(into.errors, message, count);
 }
 
+Count Total(const Multiset& rows) {
+  Count total = 0;
+  for (const auto& [row, count] : rows) total += count;
+  return total;
+}
+
+// The spelling a key equal by value is printed with: the smallest (OrderRows) of `spellings`
+// (the exact rows of one key, each with its summed count) whose count is > 0; nullptr when none
+// is. Spellings whose counts total > 0 always have one.
+const Row* SmallestPresent(const Multiset& spellings) {
+  for (const auto& [row, count] : spellings) {
+    if (count > 0) return &row;
+  }
+  return nullptr;
+}
+
+// Whole rows grouped by value (KeyLess): per group its spellings with their counts.
+std::map<Row, Multiset, KeyLess> RowsByValue(const Multiset& rows) {
+  std::map<Row, Multiset, KeyLess> groups;
+  for (const auto& [row, count] : rows) AddTo(groups[row], row, count);
+  return groups;
+}
+
 // The group's non-null values of the aggregate's column, each with its total count (zero totals
 // dropped), in ascending OrderDatums order.
 Multiset NonNullValues(const pb::Aggregate& aggregate,
@@ -576,18 +599,25 @@ Contents ReduceOf(const Contents& input, const pb::Plan::Reduce& reduce, const T
   Contents out;
   out.errors = input.errors;
   const std::vector<std::uint32_t> group_key = Columns(reduce.group_key());
-  std::map<Row, std::vector<std::pair<const Row*, Count>>, RowLess> groups;
+  // Groups by the group key's value; every member counts towards the aggregates.
+  struct Group {
+    Multiset keys;  // the group key's spellings, each with its members' summed count
+    std::vector<std::pair<const Row*, Count>> members;
+  };
+  std::map<Row, Group, KeyLess> groups;
   for (const auto& [row, count] : input.rows) {
-    groups[Project(row, group_key)].emplace_back(&row, count);
+    Row key = Project(row, group_key);
+    Group& group = groups[key];
+    AddTo(group.keys, key, count);
+    group.members.emplace_back(&row, count);
   }
-  for (const auto& [key, group] : groups) {
-    Count total = 0;
-    for (const auto& member : group) total += member.second;
+  for (const auto& [value, group] : groups) {
+    const Count total = Total(group.keys);
     if (total <= 0) continue;
-    Row row = key;
+    Row row = *SmallestPresent(group.keys);
     bool failed = false;
     for (const auto& aggregate : reduce.aggregates()) {
-      Value v = Aggregate(aggregate, group, total, types);
+      Value v = Aggregate(aggregate, group.members, total, types);
       if (v.is_error()) {
         AddTo(out.errors, *v.error, 1);
         failed = true;
@@ -609,8 +639,8 @@ Contents UnionOf(const std::vector<Contents>& inputs) {
 Contents DistinctOf(const Contents& input) {
   Contents out;
   out.errors = input.errors;
-  for (const auto& [row, count] : input.rows) {
-    if (count > 0) out.rows.emplace(row, 1);
+  for (const auto& [value, spellings] : RowsByValue(input.rows)) {
+    if (Total(spellings) > 0) out.rows.emplace(*SmallestPresent(spellings), 1);
   }
   return out;
 }
@@ -623,8 +653,8 @@ Contents JoinOf(const Contents& left, const Contents& right, const pb::Plan::Joi
   const std::vector<std::uint32_t> left_key = Columns(join.left_key());
   const std::vector<std::uint32_t> right_key = Columns(join.right_key());
   auto has_null = [](const Row& key) { return std::any_of(key.begin(), key.end(), IsNull); };
-  // Right rows by key (OrderRows == 0 is datum equality column by column); null keys never match.
-  std::map<Row, std::vector<std::pair<const Row*, Count>>, RowLess> by_key;
+  // Right rows by key value (OrderKeys == 0: 1.5 finds 1.50); null keys never match.
+  std::map<Row, std::vector<std::pair<const Row*, Count>>, KeyLess> by_key;
   for (const auto& [row, count] : right.rows) {
     Row key = Project(row, right_key);
     if (!has_null(key)) by_key[std::move(key)].emplace_back(&row, count);
@@ -659,7 +689,8 @@ Contents TopKOf(const Contents& input, const pb::Plan::TopK& top_k) {
   Contents out;
   out.errors = input.errors;
   const std::vector<std::uint32_t> group_key = Columns(top_k.group_key());
-  std::map<Row, std::vector<std::pair<const Row*, Count>>, RowLess> groups;
+  // Groups by the group key's value; members keep their own rows.
+  std::map<Row, std::vector<std::pair<const Row*, Count>>, KeyLess> groups;
   for (const auto& [row, count] : input.rows) {
     if (count > 0) groups[Project(row, group_key)].emplace_back(&row, count);
   }
@@ -694,8 +725,9 @@ Contents NegateOf(const Contents& input) {
 Contents ThresholdOf(const Contents& input) {
   Contents out;
   out.errors = input.errors;
-  for (const auto& [row, count] : input.rows) {
-    if (count > 0) out.rows.emplace(row, count);
+  for (const auto& [value, spellings] : RowsByValue(input.rows)) {
+    const Count total = Total(spellings);
+    if (total > 0) out.rows.emplace(*SmallestPresent(spellings), total);
   }
   return out;
 }
@@ -722,7 +754,7 @@ PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>
     if (!keys.empty()) {
       const Row row_key = Project(row, key);
       const bool match = std::any_of(keys.begin(), keys.end(),
-                                     [&](const Row& k) { return OrderRows(k, row_key) == 0; });
+                                     [&](const Row& k) { return OrderKeys(k, row_key) == 0; });
       if (!match) continue;
     }
     if (!FitsInt64(count)) return fail("multiplicity overflow of " + RowText(row));
@@ -1113,9 +1145,9 @@ PeekAnswer Evaluator::Peek(const pb::Peek& peek) const {
 
 Multiset UpsertContents(const std::vector<SourceRecord>& records,
                         const std::vector<std::uint32_t>& key, Time t) {
-  // Key -> the index of its winning record so far. Records are visited in the order added, so
-  // of two at one time the later replaces the earlier (>=).
-  std::map<Row, std::size_t, RowLess> last;
+  // Key value -> the index of its winning record so far (1.50's record replaces 1.5's). Records
+  // are visited in the order added, so of two at one time the later replaces the earlier (>=).
+  std::map<Row, std::size_t, KeyLess> last;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const SourceRecord& r = records[i];
     if (r.time > t) continue;

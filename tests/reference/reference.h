@@ -37,7 +37,13 @@
 //     at each time, reference/temporal.h.
 //
 // Operator semantics (the issue-14 contract, /work/notes/issue14-contract.md; counts are exact):
-//   * Reduce: a group exists when its total count is > 0; one output row per group; the first
+//   * Keys compare by value (OrderKeys, datum_order.h: 1.5 = 1.50, '1 mon' = '30 days'): join
+//     keys, group keys, Distinct's and Threshold's whole rows, TopK's groups, a peek's keys and
+//     upsert keys. Where one output row stands for a key, it is printed with the key's smallest
+//     spelling (OrderRows) present: whose count, summed over the rows of that exact spelling, is
+//     > 0 (a key whose total count is > 0 has one).
+//   * Reduce: rows group by their group-key columns' value; a group exists when its total count
+//     is > 0; one output row per group, its key the smallest spelling present; the first
 //     aggregate that fails makes the group one error instead. Nulls are ignored by every
 //     aggregate but COUNT. COUNT: the group's total count. SUM: exact for int64 (overflow is
 //     judged on the final value), row by row for float64; null without a non-null value.
@@ -58,15 +64,19 @@
 //     AVG of every other number is float64. MIN/MAX follow the datum order (1.5 < 1.50,
 //     '30 days' < '1 mon').
 //   * Join: left row l (count cl) and right row r (count cr) whose key columns are pairwise
-//     OrderDatums-equal and non-null give l ++ r with count cl * cr. LEFT_OUTER adds, for every
-//     left row that matches no right row (a null in its key, or no right row with a nonzero
-//     count at its key), l ++ nulls with count cl. Errors: both inputs' error sets summed.
-//   * TopK: per group (group_key columns; none: one group) the rows with count > 0, ordered like
-//     a peek's finishing (each order_by column, nulls first unless nulls_last wherever desc puts
-//     the rest, then the whole row ascending), laid out with multiplicity; each row keeps the
-//     number of its positions inside [offset, offset + limit) (no limit: to the end).
-//   * Negate: every count negated. Threshold: the rows with count > 0. Both keep errors as they
-//     are (EXCEPT ALL = Threshold(Union(A, Negate(B)))).
+//     equal by value (OrderKeyDatums) and non-null give l ++ r with count cl * cr (each side
+//     keeps its own spelling). LEFT_OUTER adds, for every left row that matches no right row (a
+//     null in its key, or no right row with a nonzero count at its key value), l ++ nulls with
+//     count cl. Errors: both inputs' error sets summed.
+//   * TopK: per group (group_key columns by value; none: one group) the rows with count > 0,
+//     ordered like a peek's finishing (each order_by column, nulls first unless nulls_last
+//     wherever desc puts the rest, then the whole row ascending), laid out with multiplicity;
+//     each row keeps the number of its positions inside [offset, offset + limit) (no limit: to
+//     the end).
+//   * Negate: every count negated. Distinct and Threshold group whole rows by value and sum
+//     their counts: where the sum is > 0, Distinct gives the group's smallest spelling present
+//     with count 1, Threshold with the sum. All three keep errors as they are (EXCEPT ALL =
+//     Threshold(Union(A, Negate(B)))).
 // Every operator passes its inputs' errors downstream unchanged.
 #pragma once
 
@@ -199,12 +209,12 @@ struct PeekAnswer {
 };
 
 // The answer of a peek on an index whose collection is `contents` at the peek's time and whose
-// key columns are `key`: rows matching one of `keys` (all rows if `keys` is empty), through `mfp`,
-// then `finishing`. An error of the collection (whatever the keys), of the mfp on a selected row,
-// a selected row whose count does not fit int64, a selected row the mfp keeps whose count is
-// negative (before any other row's count is added to its output row: so the answer does not
-// depend on which worker holds which row), or a result row whose count does not fit int64, makes
-// the answer an error.
+// key columns are `key`: rows whose key columns equal one of `keys` by value (OrderKeys; all rows
+// if `keys` is empty), through `mfp`, then `finishing`. An error of the collection (whatever the
+// keys), of the mfp on a selected row, a selected row whose count does not fit int64, a selected
+// row the mfp keeps whose count is negative (before any other row's count is added to its output
+// row: so the answer does not depend on which worker holds which row), or a result row whose count
+// does not fit int64, makes the answer an error.
 PeekAnswer AnswerPeek(const Contents& contents, const std::vector<std::uint32_t>& key,
                       const std::vector<Row>& keys, const pb::MapFilterProject& mfp,
                       const pb::Finishing& finishing);
@@ -237,7 +247,8 @@ class Evaluator {
   // A record of upsert source `id` (a source import with an upsert_key). The source's contents
   // at t: for each key, the last of its records (by time, then by the order AddRecord was
   // called) with time <= t; if that record is an upsert, its row with count 1, else nothing.
-  // Keys are equal when their datums are OrderDatums-equal (null equals null).
+  // Keys are equal when they are equal by value (OrderKeys: a record for key 1.50 replaces
+  // key 1.5's row; null equals null).
   void AddRecord(const std::string& id, SourceRecord record);
   void AddError(const std::string& id, ErrorUpdate error);
 
@@ -277,7 +288,8 @@ class Evaluator {
 };
 
 // The contents at `t` of an upsert source with key columns `key` and these records (in the order
-// added): per key the last record by (time, order) with time <= t, if an upsert (count 1).
+// added): per key value (OrderKeys) the last record by (time, order) with time <= t, if an upsert
+// (count 1, its own row).
 Multiset UpsertContents(const std::vector<SourceRecord>& records,
                         const std::vector<std::uint32_t>& key, Time t);
 
