@@ -54,11 +54,12 @@ inline const std::vector<std::string>& StringDomain() {
 }
 
 // The data domains of the types of DESIGN §16 (Generator::EnableNewTypes): few values, so that
-// equal ones recur, with the pairs that are equal as values but not as datums (1.5 and 1.50,
-// '1 mon' and '30 days'), a leap day and month ends (interval arithmetic clamps them).
+// equal ones recur, with three spellings of one value that are equal as values (and as keys) but
+// not as datums (1.5, 1.50 and 1.500; '1 mon', '30 days' and '720:00:00'), a leap day and month
+// ends (interval arithmetic clamps them).
 inline const std::vector<std::string>& NumericDomain() {
-  static const std::vector<std::string> kNumerics = {"0",     "1",    "1.5",        "1.50", "-2.25",
-                                                     "0.001", "-0.5", "12345.6789", "3"};
+  static const std::vector<std::string> kNumerics = {
+      "0", "1", "1.5", "1.50", "1.500", "-2.25", "0.001", "-0.5", "12345.6789", "3"};
   return kNumerics;
 }
 inline const std::vector<std::int32_t>& DateDomain() {
@@ -72,9 +73,14 @@ inline const std::vector<std::int64_t>& ClockDomain() {
   return kClocks;
 }
 inline const std::vector<Interval>& IntervalDomain() {
-  static const std::vector<Interval> kIntervals = {
-      {1, 0, 0},  {0, 30, 0}, {0, 1, 7'200'000'000}, {0, -1, 0}, {0, 0, 1'500'000},
-      {14, 0, 0}, {0, 0, 0}};
+  static const std::vector<Interval> kIntervals = {{1, 0, 0},
+                                                   {0, 30, 0},
+                                                   {0, 0, 2'592'000'000'000},
+                                                   {0, 1, 7'200'000'000},
+                                                   {0, -1, 0},
+                                                   {0, 0, 1'500'000},
+                                                   {14, 0, 0},
+                                                   {0, 0, 0}};
   return kIntervals;
 }
 
