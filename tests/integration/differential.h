@@ -1437,12 +1437,13 @@ class Generator {
       }
       keys.push_back(std::move(k));
     }
-    // Mostly distinct keys; sometimes the same key twice (it still selects its rows once).
+    // Mostly distinct keys (by value: 1.5 and 1.50 are one key); sometimes the same key twice,
+    // maybe in two spellings (it still selects its rows once).
     if (!rand_.Chance(0.15)) {
       std::vector<Row> distinct;
       for (auto& k : keys) {
         const bool seen = std::any_of(distinct.begin(), distinct.end(), [&](const Row& d) {
-          return reference::OrderRows(d, k) == 0;
+          return reference::OrderKeys(d, k) == 0;
         });
         if (!seen) distinct.push_back(std::move(k));
       }
@@ -1690,7 +1691,7 @@ inline std::vector<reference::SourceRecord> RandomRecords(Generator& gen, const 
                                                           Time end, int scale = 1) {
   using Kind = reference::SourceRecord::Kind;
   std::vector<reference::SourceRecord> records;
-  std::map<Row, Row, reference::RowLess> current;  // key -> row
+  std::map<Row, Row, reference::KeyLess> current;  // key value -> row (1.50 replaces 1.5)
   auto random_row = [&] {
     Row row;
     for (const auto& c : types) row.push_back(gen.DataDatum(c));
@@ -1763,9 +1764,10 @@ struct UpsertLogItem {
 inline std::vector<UpsertLogItem> UpsertLogOrder(
     Generator& gen, const std::vector<reference::SourceRecord>& records,
     const std::vector<std::uint32_t>& key, Time end) {
+  // A key is its value (OrderKeys): the records for 1.5 and 1.50 at one time are one class.
   using Class = std::pair<Time, Row>;
   auto less = [](const Class& a, const Class& b) {
-    return a.first != b.first ? a.first < b.first : reference::OrderRows(a.second, b.second) < 0;
+    return a.first != b.first ? a.first < b.first : reference::OrderKeys(a.second, b.second) < 0;
   };
   std::vector<UpsertLogItem> items;
   std::size_t next = 0;
