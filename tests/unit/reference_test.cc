@@ -2293,5 +2293,135 @@ TEST(ReferenceTypes, ProtocolDatumsOfTheNewKindsRoundTrip) {
   EXPECT_EQ(ToProto(row).datums(0).numeric(), "-12.50");
 }
 
+// ---- keys compare by value ------------------------------------------------------------------
+
+// A row of a numeric key and an int64 value.
+Row NK(const char* numeric, std::int64_t v) { return {Num(numeric), I(v)}; }
+// A row of an interval key and an int64 value.
+Row IK(const char* interval, std::int64_t v) { return {Iv(interval), I(v)}; }
+
+// The key order (datum_order.h) is the datum order without scale, months and days.
+TEST(ReferenceKeys, NumericsCompareByValueIntervalsBySpanAndEveryOtherDatumAsInTheDatumOrder) {
+  EXPECT_EQ(OrderKeyDatums(Num("1.5"), Num("1.50")), 0);
+  EXPECT_EQ(OrderKeyDatums(Num("1.500"), Num("1.5")), 0);
+  EXPECT_EQ(OrderKeyDatums(Num("0"), Num("0.00")), 0);
+  EXPECT_EQ(OrderKeyDatums(Num("-2.250"), Num("-2.25")), 0);
+  EXPECT_LT(OrderKeyDatums(Num("1.50"), Num("1.6")), 0);
+  EXPECT_LT(OrderKeyDatums(Num("-2.25"), Num("1.5")), 0);
+  EXPECT_EQ(OrderKeyDatums(Iv("1 mon"), Iv("30 days")), 0);
+  EXPECT_EQ(OrderKeyDatums(Iv("30 days"), Iv("720:00:00")), 0);
+  EXPECT_EQ(OrderKeyDatums(Iv("1 day"), Iv("24:00:00")), 0);
+  EXPECT_LT(OrderKeyDatums(Iv("1 mon"), Iv("30 days 00:00:01")), 0);
+  EXPECT_GT(OrderKeyDatums(Iv("-1 day"), Iv("-25:00:00")), 0);
+  EXPECT_LT(OrderKeyDatums(I(1), Num("1")), 0) << "kinds first: an int64 is never a numeric key";
+  EXPECT_EQ(OrderKeyDatums(kNull, kNull), 0);
+  EXPECT_LT(OrderKeyDatums(S("a"), S("a ")), 0);
+  EXPECT_EQ(OrderKeys({Num("1.5"), Iv("1 mon")}, {Num("1.50"), Iv("720:00:00")}), 0);
+  EXPECT_LT(OrderKeys({Num("1.5")}, {Num("1.50"), kNull}), 0) << "a proper prefix first";
+  // The datum order refines the key order: it orders the spellings of one key among themselves.
+  const std::vector<Datum> ascending = {Num("1.5"),  Num("1.50"),         Num("1.500"),
+                                        Num("1.6"),  Iv("720:00:00"),     Iv("30 days"),
+                                        Iv("1 mon"), Iv("1 mon 00:00:01")};
+  for (std::size_t i = 0; i < ascending.size(); ++i) {
+    for (std::size_t j = i + 1; j < ascending.size(); ++j) {
+      EXPECT_LT(OrderDatums(ascending[i], ascending[j]), 0) << i << " vs " << j;
+      EXPECT_LE(OrderKeyDatums(ascending[i], ascending[j]), 0) << i << " vs " << j;
+    }
+  }
+}
+
+TEST(ReferenceKeys, ReduceGroupsSpellingsOfOneValueAndPrintsTheSmallestPresent) {
+  const auto count_sum = ReducePlan(GetPlan("x"), {0}, {{pb::COUNT, 1}, {pb::SUM, 1}}).reduce();
+  auto reduced = [&](std::vector<std::pair<Row, std::int64_t>> rows) {
+    return ToString(ReduceOf(Make(std::move(rows)), count_sum).rows);
+  };
+  // 1.50 and 1.5 are one group over both members; both present, it prints as 1.5.
+  EXPECT_EQ(reduced({{NK("1.50", 10), 2}, {NK("1.5", 1), 1}, {NK("2", 5), 1}}),
+            "{(numeric '1.5', 3, 21) x1, (numeric '2', 1, 5) x1}");
+  // 1.5's count is negative: the group prints as 1.50, and 1.5's member still counts.
+  EXPECT_EQ(reduced({{NK("1.5", 1), -1}, {NK("1.50", 10), 2}}), "{(numeric '1.50', 1, 19) x1}");
+  // 1.5's rows sum to zero (each row's own count is not): 1.500 is the smallest present.
+  EXPECT_EQ(reduced({{NK("1.5", 1), 1}, {NK("1.5", 2), -1}, {NK("1.500", 10), 1}}),
+            "{(numeric '1.500', 1, 9) x1}");
+  // Spellings whose counts cancel as one value leave no group.
+  EXPECT_EQ(reduced({{NK("1.5", 1), 1}, {NK("1.50", 1), -1}}), "{}");
+  // Intervals by span: '720:00:00' < '30 days' < '1 mon' in the datum order.
+  EXPECT_EQ(reduced({{IK("1 mon", 1), 1}, {IK("30 days", 2), 1}}),
+            "{(interval '30 days', 2, 3) x1}");
+  EXPECT_EQ(reduced({{IK("1 mon", 1), 1}, {IK("720:00:00", 2), 1}, {IK("30 days", 4), -1}}),
+            "{(interval '720:00:00', 1, -1) x1}");
+}
+
+TEST(ReferenceKeys, JoinMatchesKeysEqualByValueAndEachSideKeepsItsSpelling) {
+  const Contents left = Make({{NK("1.5", 1), 1}, {NK("2", 2), 1}, {NK("7", 3), 1}});
+  const Contents right =
+      Make({{NK("1.50", 10), 2}, {NK("1.500", 11), 1}, {NK("2.0", 20), 1}, {{kNull, I(0)}, 1}});
+  EXPECT_EQ(ToString(JoinOf(left, right, Join({0}, {0}), 2).rows),
+            ToString(Expect({{{Num("1.5"), I(1), Num("1.50"), I(10)}, 2},
+                             {{Num("1.5"), I(1), Num("1.500"), I(11)}, 1},
+                             {{Num("2"), I(2), Num("2.0"), I(20)}, 1}})));
+  // LEFT_OUTER: '1 mon' finds '720:00:00', so only the unmatched '1 day' is padded.
+  const Contents months = Make({{IK("1 mon", 1), 1}, {IK("1 day", 2), 1}});
+  const Contents hours = Make({{IK("720:00:00", 3), 1}});
+  EXPECT_EQ(ToString(JoinOf(months, hours, Join({0}, {0}, pb::LEFT_OUTER), 2).rows),
+            ToString(Expect({{{Iv("1 day"), I(2), kNull, kNull}, 1},
+                             {{Iv("1 mon"), I(1), Iv("720:00:00"), I(3)}, 1}})));
+}
+
+// A row's count is the sum over its spellings, so a positive spelling beside a negative one may
+// leave nothing.
+TEST(ReferenceKeys, DistinctAndThresholdSumTheCountsOfEverySpellingOfARow) {
+  const Contents cancel = Make({{NK("1.5", 1), -1}, {NK("1.50", 1), 1}});
+  EXPECT_TRUE(DistinctOf(cancel).rows.empty()) << "the value's total is 0";
+  EXPECT_TRUE(ThresholdOf(cancel).rows.empty());
+  // 1.5 x-1, 1.50 x2, 1.500 x1: total 2, printed as 1.50 (the smallest with a positive count).
+  const Contents mixed =
+      Make({{NK("1.5", 1), -1}, {NK("1.50", 1), 2}, {NK("1.500", 1), 1}, {NK("3", 1), 1}});
+  EXPECT_EQ(ToString(DistinctOf(mixed).rows), "{(numeric '1.50', 1) x1, (numeric '3', 1) x1}");
+  EXPECT_EQ(ToString(ThresholdOf(mixed).rows), "{(numeric '1.50', 1) x2, (numeric '3', 1) x1}");
+  // Every column by value: rows that differ by value in another column stay apart.
+  const Contents apart = Make({{NK("1.5", 1), 1}, {NK("1.50", 2), 1}});
+  EXPECT_EQ(ToString(DistinctOf(apart).rows), ToString(apart.rows));
+  EXPECT_EQ(ToString(ThresholdOf(apart).rows), ToString(apart.rows));
+  // Intervals: '720:00:00' is not present (x-1); of the rest '30 days' is the smallest.
+  const Contents spans = Make({{{Iv("1 mon")}, 2}, {{Iv("30 days")}, 1}, {{Iv("720:00:00")}, -1}});
+  EXPECT_EQ(ToString(DistinctOf(spans).rows), "{(interval '30 days') x1}");
+  EXPECT_EQ(ToString(ThresholdOf(spans).rows), "{(interval '30 days') x2}");
+}
+
+TEST(ReferenceKeys, TopKGroupsByTheKeyValueAndKeepsItsRowsAsTheyAre) {
+  const Contents input =
+      Make({{NK("1.5", 3), 1}, {NK("1.50", 1), 1}, {NK("1.500", 2), 1}, {NK("2", 9), 1}});
+  EXPECT_EQ(ToString(TopKOf(input, TopK({0}, {{1, false, false}}, 2)).rows),
+            "{(numeric '1.50', 1) x1, (numeric '1.500', 2) x1, (numeric '2', 9) x1}");
+}
+
+TEST(ReferenceKeys, PeekKeysSelectTheRowsWhoseKeyIsEqualByValue) {
+  const Contents c = Make({{NK("1.5", 1), 1}, {NK("1.50", 2), 1}, {NK("2", 3), 1}});
+  EXPECT_EQ(ToString(AnswerPeek(c, {0}, {{Num("1.500")}}, pb::MapFilterProject{}, pb::Finishing{})),
+            "[(numeric '1.5', 1) x1, (numeric '1.50', 2) x1]");
+  EXPECT_EQ(ToString(AnswerPeek(c, {0}, {{Num("1.5")}, {Num("1.50")}}, pb::MapFilterProject{},
+                                pb::Finishing{})),
+            "[(numeric '1.5', 1) x1, (numeric '1.50', 2) x1]")
+      << "two spellings of one key select its rows once";
+  const Contents spans = Make({{IK("1 mon", 1), 1}, {IK("1 day", 2), 1}});
+  EXPECT_EQ(
+      ToString(AnswerPeek(spans, {0}, {{Iv("30 days")}}, pb::MapFilterProject{}, pb::Finishing{})),
+      "[(interval '1 mon', 1) x1]");
+}
+
+TEST(ReferenceKeys, AnUpsertForAKeyEqualByValueReplacesItsRowAndADeleteRemovesIt) {
+  const std::vector<SourceRecord> numerics = {Up({Num("1.5"), S("a")}, 0),
+                                              Up({Num("1.50"), S("b")}, 1), Del({Num("1.500")}, 2)};
+  EXPECT_EQ(ToString(UpsertContents(numerics, {0}, 0)), "{(numeric '1.5', \"a\") x1}");
+  EXPECT_EQ(ToString(UpsertContents(numerics, {0}, 1)), "{(numeric '1.50', \"b\") x1}");
+  EXPECT_EQ(ToString(UpsertContents(numerics, {0}, 2)), "{}");
+  // At one time the later added wins whatever its spelling.
+  const std::vector<SourceRecord> intervals = {
+      Up({Iv("1 mon"), S("c")}, 0), Up({Iv("720:00:00"), S("d")}, 0), Del({Iv("30 days")}, 1)};
+  EXPECT_EQ(ToString(UpsertContents(intervals, {0}, 0)), "{(interval '720:00:00', \"d\") x1}");
+  EXPECT_EQ(ToString(UpsertContents(intervals, {0}, 1)), "{}");
+}
+
 }  // namespace
 }  // namespace tandem::reference
