@@ -8,14 +8,14 @@
 // the empty string (ordered bytewise: the oracle's database uses the C collation, as Tandem does);
 // integer as bigint; numeric(10,2) quarters (exact in both); dates in a fortnight across a month's
 // end, timestamps on its hours, intervals of whole hours, days and a month (so date + integer,
-// timestamp + interval and their differences stay in a few days of 2026). The other types of DESIGN
-// §16 (WorkloadOptions::new_types) add the edges PostgreSQL users meet: smallint and real as the
-// integers and quarters above; numeric(12,4) quarters; unconstrained numeric one value at several
-// scales (1.5 and 1.50, 2 and 2.0: equal, printed apart); varchar(4) and char(3) texts that fit
-// (char's padding shows in its output; its literals are char(3) too); bytea the empty string and a
-// few bytes; times across the day's end (and half a second); timestamps and timestamptz (+00: the
-// oracle's TimeZone is UTC, as Tandem's timestamptz) on a leap day and a month's last day; a few
-// uuids. Intervals also of a month, one value spelled three ways
+// timestamp + interval and their differences stay in a few weeks of 2026).
+// The other types of DESIGN §16 (WorkloadOptions::new_types) add the edges PostgreSQL users meet:
+// smallint and real as the integers and quarters above; numeric(12,4) quarters; unconstrained
+// numeric one value at several scales (1.5 and 1.50, 2 and 2.0: equal, printed apart); varchar(4)
+// and char(3) texts that fit (char's padding shows in its output; its literals are char(3) too);
+// bytea the empty string and a few bytes; times across the day's end (and half a second);
+// timestamps and timestamptz (+00: the oracle's TimeZone is UTC, as Tandem's timestamptz) on a leap
+// day and a month's last day; a few uuids. Intervals also of a month, one value spelled three ways
 // ('1 mon' = '30 days' = '720:00:00': equal, printed apart, as 1.5 and 1.50 are), so that GROUP
 // BY, DISTINCT, set operations, joins and min/max meet equal intervals spelled apart;
 // RandomCalendarInterval adds years for operands and comparisons.
