@@ -124,6 +124,56 @@ TEST(SqlOracleCompareTest, NumbersCompareAcrossTypesWithinTheTolerance) {
             "");
 }
 
+TEST(SqlOracleCompareTest, IntervalsCompareBySpanWhateverTheirSpelling) {
+  const PgAnswer months = Answer({pg_type::kInterval, pg_type::kInt8},
+                                 {{"1 mon", "1"}, {"1 year 2 mons -3 days 04:05:06.5", "2"}});
+  // One span, three spellings; the multiset pairs them row by row, on the other column too.
+  EXPECT_EQ(DiffAnswers(months,
+                        Answer({pg_type::kInterval, pg_type::kInt8},
+                               {{"417 days 04:05:06.5", "2"}, {"720:00:00", "1"}}),
+                        {}),
+            "");
+  EXPECT_EQ(DiffAnswers(months,
+                        Answer({pg_type::kInterval, pg_type::kInt8},
+                               {{"30 days", "1"}, {"14 mons -3 days +04:05:06.5", "2"}}),
+                        {}),
+            "");
+  // Spans apart by a microsecond, or swapped between the rows, differ.
+  EXPECT_NE(DiffAnswers(months,
+                        Answer({pg_type::kInterval, pg_type::kInt8},
+                               {{"30 days", "1"}, {"417 days 04:05:06.500001", "2"}}),
+                        {}),
+            "");
+  EXPECT_NE(DiffAnswers(months,
+                        Answer({pg_type::kInterval, pg_type::kInt8},
+                               {{"30 days", "2"}, {"417 days 04:05:06.5", "1"}}),
+                        {}),
+            "");
+  // Signs: of each field and of the time part.
+  EXPECT_EQ(
+      DiffAnswers(Answer({pg_type::kInterval}, {{"-1 mons"}, {"-00:00:01"}, {"00:00:00"}}),
+                  Answer({pg_type::kInterval}, {{"-1 days +23:59:59"}, {"0 days"}, {"-720:00:00"}}),
+                  {}),
+      "");
+  // An ordered list's ties on the span compare as multisets; the order is the span's.
+  AnswerOrder ordered;
+  ordered.ordered = true;
+  EXPECT_EQ(DiffAnswers(Answer({pg_type::kInterval}, {{"-06:00:00"}, {"1 mon"}, {"1 year"}}),
+                        Answer({pg_type::kInterval}, {{"-06:00:00"}, {"30 days"}, {"360 days"}}),
+                        ordered),
+            "");
+  EXPECT_NE(DiffAnswers(Answer({pg_type::kInterval}, {{"1 day"}, {"1 mon"}}),
+                        Answer({pg_type::kInterval}, {{"720:00:00"}, {"24:00:00"}}), ordered),
+            "");
+  // A text that is no interval output compares as text, and no interval equals it.
+  EXPECT_EQ(DiffAnswers(Answer({pg_type::kInterval}, {{"1 fortnight"}}),
+                        Answer({pg_type::kInterval}, {{"1 fortnight"}}), {}),
+            "");
+  EXPECT_NE(DiffAnswers(Answer({pg_type::kInterval}, {{"1 mon"}}),
+                        Answer({pg_type::kText}, {{"1 month"}}), {}),
+            "");
+}
+
 TEST(SqlOracleCompareTest, MultisetsCountDuplicatesAndNullIsNotEmpty) {
   const PgAnswer two = Answer({pg_type::kText}, {{"a"}, {"a"}, {SqlValue()}});
   EXPECT_EQ(DiffAnswers(two, Answer({pg_type::kText}, {{SqlValue()}, {"a"}, {"a"}}), {}), "");

@@ -3,10 +3,107 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <optional>
+#include <string_view>
+#include <vector>
 
 namespace tandem::testing::sql_oracle {
 namespace {
+
+__extension__ typedef __int128 Int128;
+
+inline constexpr Int128 kMicrosPerDay = Int128{86'400} * 1'000'000;
+inline constexpr Int128 kMicrosPerMonth = 30 * kMicrosPerDay;
+
+// A run of decimal digits of `text` from `*pos` (at most 18: every field PostgreSQL prints fits),
+// *pos past it; nullopt when there is none or it is longer.
+std::optional<Int128> Digits(std::string_view text, std::size_t* pos) {
+  const std::size_t begin = *pos;
+  Int128 value = 0;
+  while (*pos < text.size() && text[*pos] >= '0' && text[*pos] <= '9') {
+    value = value * 10 + (text[*pos] - '0');
+    ++*pos;
+  }
+  if (*pos == begin || *pos - begin > 18) return std::nullopt;
+  return value;
+}
+
+// The time part of an interval's output: [+-]H…H:MM:SS[.f…f] (hours of any number of digits,
+// at most 6 decimals of a second), as signed microseconds.
+std::optional<Int128> TimeMicros(std::string_view token) {
+  std::size_t pos = 0;
+  const bool negative = !token.empty() && token[0] == '-';
+  if (!token.empty() && (token[0] == '-' || token[0] == '+')) ++pos;
+  const std::optional<Int128> hours = Digits(token, &pos);
+  if (!hours || pos >= token.size() || token[pos++] != ':') return std::nullopt;
+  const std::size_t minutes_at = pos;
+  const std::optional<Int128> minutes = Digits(token, &pos);
+  if (!minutes || pos - minutes_at != 2 || *minutes > 59) return std::nullopt;
+  if (pos >= token.size() || token[pos++] != ':') return std::nullopt;
+  const std::size_t seconds_at = pos;
+  const std::optional<Int128> seconds = Digits(token, &pos);
+  if (!seconds || pos - seconds_at != 2 || *seconds > 59) return std::nullopt;
+  Int128 fraction = 0;
+  if (pos < token.size()) {
+    if (token[pos++] != '.') return std::nullopt;
+    const std::size_t fraction_at = pos;
+    const std::optional<Int128> digits = Digits(token, &pos);
+    const std::size_t count = pos - fraction_at;
+    if (!digits || count > 6 || pos != token.size()) return std::nullopt;
+    fraction = *digits;
+    for (std::size_t i = count; i < 6; ++i) fraction *= 10;
+  }
+  const Int128 micros = ((*hours * 60 + *minutes) * 60 + *seconds) * 1'000'000 + fraction;
+  return negative ? -micros : micros;
+}
+
+// An interval as PostgreSQL prints it under IntervalStyle postgres — signed fields "N year[s]",
+// "N mon[s]", "N day[s]" in that order, each at most once, then maybe a signed time part
+// ("1 year 2 mons -3 days +04:05:06.5", "-00:00:01", "00:00:00") — as its span in
+// microseconds, a month 30 days and a day 24 hours, as PostgreSQL compares intervals ('1 mon' =
+// '30 days' = '720:00:00'). nullopt when `text` is not such an output.
+std::optional<Int128> IntervalSpan(std::string_view text) {
+  static constexpr std::string_view kUnits[][2] = {
+      {"year", "years"}, {"mon", "mons"}, {"day", "days"}};
+  static constexpr Int128 kUnitMicros[] = {12 * kMicrosPerMonth, kMicrosPerMonth, kMicrosPerDay};
+  std::vector<std::string_view> tokens;
+  for (std::size_t pos = 0; pos < text.size();) {
+    const std::size_t end = std::min(text.find(' ', pos), text.size());
+    if (end == pos) return std::nullopt;  // a doubled, leading or trailing space
+    tokens.push_back(text.substr(pos, end - pos));
+    pos = end == text.size() ? end : end + 1;
+    if (pos == text.size() && end != text.size()) return std::nullopt;
+  }
+  if (tokens.empty()) return std::nullopt;
+  Int128 span = 0;
+  std::size_t next_unit = 0;  // units come in order, each at most once
+  std::size_t t = 0;
+  while (t < tokens.size()) {
+    const std::string_view token = tokens[t];
+    if (token.find(':') != std::string_view::npos) {
+      if (t + 1 != tokens.size()) return std::nullopt;  // the time part comes last
+      const std::optional<Int128> micros = TimeMicros(token);
+      if (!micros) return std::nullopt;
+      return span + *micros;
+    }
+    if (t + 1 >= tokens.size()) return std::nullopt;
+    std::size_t pos = 0;
+    const bool negative = token[0] == '-';
+    if (token[0] == '-' || token[0] == '+') ++pos;
+    const std::optional<Int128> count = Digits(token, &pos);
+    if (!count || pos != token.size()) return std::nullopt;
+    const std::string_view unit = tokens[t + 1];
+    std::size_t u = next_unit;
+    while (u < 3 && unit != kUnits[u][0] && unit != kUnits[u][1]) ++u;
+    if (u == 3) return std::nullopt;
+    span += (negative ? -*count : *count) * kUnitMicros[u];
+    next_unit = u + 1;
+    t += 2;
+  }
+  return span;
+}
 
 enum class ValueClass { kInteger, kNumber, kBool, kText };
 
@@ -53,22 +150,27 @@ struct Cell {
   bool numeric = false;      // `number` holds it (compared as a number)
   bool approximate = false;  // numeric, and equal to a number within kRelativeTolerance
   long double number = 0;
+  bool interval = false;  // `span` holds it (compared as an interval's span)
+  Int128 span = 0;
   std::string text;
 };
 
 using CellRow = std::vector<Cell>;
 
-enum class ColumnMode { kText, kExact, kApproximate };
+enum class ColumnMode { kText, kExact, kApproximate, kInterval };
 
-// How each column compares: as integers (both sides integers), as numbers within the tolerance
-// (either side float or numeric), or as text.
+// How each column compares: as intervals' spans (either side interval), as integers (both sides
+// integers), as numbers within the tolerance (either side float or numeric), or as text.
 std::vector<ColumnMode> ColumnModes(const std::vector<unsigned>& expected,
                                     const std::vector<unsigned>& actual) {
   std::vector<ColumnMode> modes(expected.size(), ColumnMode::kText);
   for (std::size_t c = 0; c < expected.size(); ++c) {
     const ValueClass e = ClassOf(expected[c]);
     const ValueClass a = c < actual.size() ? ClassOf(actual[c]) : e;
-    if (e == ValueClass::kNumber || a == ValueClass::kNumber) {
+    if (expected[c] == pg_type::kInterval ||
+        (c < actual.size() && actual[c] == pg_type::kInterval)) {
+      modes[c] = ColumnMode::kInterval;
+    } else if (e == ValueClass::kNumber || a == ValueClass::kNumber) {
       modes[c] = ColumnMode::kApproximate;
     } else if (e == ValueClass::kInteger || a == ValueClass::kInteger) {
       modes[c] = ColumnMode::kExact;
@@ -82,7 +184,12 @@ Cell ToCell(const SqlValue& value, ColumnMode mode) {
   if (!value) return cell;
   cell.null = false;
   cell.text = *value;
-  if (mode != ColumnMode::kText) {
+  if (mode == ColumnMode::kInterval) {
+    if (const std::optional<Int128> span = IntervalSpan(*value)) {
+      cell.interval = true;
+      cell.span = *span;
+    }
+  } else if (mode != ColumnMode::kText) {
     char* end = nullptr;
     errno = 0;
     const long double n = std::strtold(value->c_str(), &end);
@@ -109,7 +216,8 @@ std::vector<CellRow> ToCells(const std::vector<SqlRow>& rows,
   return out;
 }
 
-// A total order of cells: NULL first, then numbers (NaN last), then texts.
+// A total order of cells: NULL first, then numbers (NaN last), then intervals by span (equal
+// spans tie whatever their spelling, as CellsMatch pairs them), then texts.
 int OrderCells(const Cell& a, const Cell& b) {
   if (a.null != b.null) return a.null ? -1 : 1;
   if (a.null) return 0;
@@ -120,6 +228,8 @@ int OrderCells(const Cell& a, const Cell& b) {
     if (a.number < b.number) return -1;
     return a.number > b.number ? 1 : 0;
   }
+  if (a.interval != b.interval) return a.interval ? -1 : 1;
+  if (a.interval) return a.span < b.span ? -1 : (a.span > b.span ? 1 : 0);
   return a.text.compare(b.text) < 0 ? -1 : (a.text == b.text ? 0 : 1);
 }
 
@@ -139,6 +249,9 @@ bool CellsMatch(const Cell& expected, const Cell& actual) {
     if (std::isinf(a) || std::isinf(b) || !expected.approximate) return a == b;
     const long double scale = std::max(std::fabs(a), std::fabs(b));
     return std::fabs(a - b) <= static_cast<long double>(kRelativeTolerance) * scale;
+  }
+  if (expected.interval || actual.interval) {
+    return expected.interval && actual.interval && expected.span == actual.span;
   }
   return expected.numeric == actual.numeric && expected.text == actual.text;
 }

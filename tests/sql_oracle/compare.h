@@ -9,13 +9,20 @@
 //     where an engine of int64 and float64 answers int8 and float8; NaN equals NaN.
 //   * Integers (int2, int4, int8 on both sides) as integers: PostgreSQL types an integer literal
 //     int4, the engine every integer int8.
+//   * Intervals — a column either side types interval — by their span, a month 30 days and a day
+//     24 hours, exactly (in microseconds), as PostgreSQL compares them: '1 mon', '30 days' and
+//     '720:00:00' are equal. A GROUP BY key, DISTINCT row or set operation's row prints one of
+//     its group's spellings, and engines choose apart (PostgreSQL the first its plan meets,
+//     Tandem the smallest). A text that is not PostgreSQL's interval output (IntervalStyle
+//     postgres) compares as text.
 //   * bool and text exactly, as their text.
 // Column types must be of one class (integer and numeric count as one); names are not compared
 // (an engine may name an expression's column otherwise).
 //
 // Rows: a multiset (each row as many times on both sides), or, for a query with ORDER BY, an
 // ordered list whose runs of rows tied on the ORDER BY columns compare as multisets (PostgreSQL
-// returns ties in any order).
+// returns ties in any order). Rows sort by the values as compared (intervals by span), so the
+// multiset diff pairs equal values however they are spelled.
 //
 // Thread safety: pure functions.
 #pragma once

@@ -34,6 +34,9 @@ struct ScopeColumn {
   // A GROUP BY expression standing for a key: PostgreSQL matches it in the SELECT list and
   // HAVING, but not inside a subquery (42803), so no correlation names it.
   bool expression = false;
+  // A GROUP BY key: each group's values are equal, and the engine prints one of their spellings
+  // ('1 mon' or '30 days'), not necessarily the one another engine prints.
+  bool key = false;
 };
 using Scope = std::vector<ScopeColumn>;
 
@@ -164,9 +167,25 @@ class QueryBuilder {
   std::vector<const ScopeColumn*> ColumnsOf(const Scope& scope, SqlType type, bool base_only) {
     std::vector<const ScopeColumn*> out;
     for (const ScopeColumn& c : scope) {
-      if (c.type == type && !c.approximate && (!base_only || c.base)) out.push_back(&c);
+      if (c.type != type || c.approximate || (base_only && !c.base)) continue;
+      // One spelling: an interval of a base table's row (a key, a subquery's or a common
+      // table's column may hold the spelling of any value equal to it).
+      if (one_spelling_ && type == SqlType::kInterval && (!c.base || c.key)) continue;
+      out.push_back(&c);
     }
     return out;
+  }
+
+  // `make()`'s expression with one_spelling_ set: the operand of an operation whose result
+  // depends on how an interval is spelled ('1 mon' and '30 days' are equal, but their text,
+  // their fields and a timestamp plus them differ).
+  template <typename Make>
+  std::string OneSpelling(Make make) {
+    const bool outer = one_spelling_;
+    one_spelling_ = true;
+    std::string sql = make();
+    one_spelling_ = outer;
+    return sql;
   }
 
   std::string Leaf(SqlType type, const Scope& scope, bool base_only = false) {
@@ -184,7 +203,7 @@ class QueryBuilder {
     if (depth >= kMaxExpressionDepth || depth > complexity_ || choice < 50)
       return Leaf(type, scope);
     if (choice >= 96 && On(Feature::kScalarSubquery) && query_depth_ < kMaxQueryDepth &&
-        Aggregable(type)) {
+        Aggregable(type) && !(one_spelling_ && type == SqlType::kInterval)) {
       return ScalarSubquery(type, scope);
     }
     if (new_types_ && random_.Percent(45)) {
@@ -369,12 +388,15 @@ class QueryBuilder {
   // date ± integer, date - date (an integer), timestamp[tz] ± interval, date + interval and
   // date + time (timestamps), time ± interval, interval ± interval, the differences of two
   // timestamps, timestamptzs or times (intervals). The interval added is a column's or a
-  // calendar one ('1 mon' from the 31st clamps to the month's last day).
+  // calendar one ('1 mon' from the 31st clamps to the month's last day); added to a date or a
+  // timestamp, of one spelling (a month added is not 30 days added).
   std::string DateTimeArithmetic(SqlType type, const Scope& scope, int depth) {
     const std::string sign = random_.Percent(50) ? " + " : " - ";
     auto interval = [&] {
-      return random_.Percent(50) ? RandomCalendarInterval(random_)
-                                 : Expr(SqlType::kInterval, scope, depth + 1);
+      if (random_.Percent(50)) return RandomCalendarInterval(random_);
+      // A time adds only the time of day of the interval's span: any spelling.
+      if (type == SqlType::kTime) return Expr(SqlType::kInterval, scope, depth + 1);
+      return OneSpelling([&] { return Expr(SqlType::kInterval, scope, depth + 1); });
     };
     switch (type) {
       case SqlType::kDate: {
@@ -517,16 +539,23 @@ class QueryBuilder {
       if (source == SqlType::kText && (target == "text" || target == "varchar")) {
         target = "varchar(2)";
       }
-      operand =
-          source == SqlType::kBool ? Predicate(scope, depth + 1) : Expr(source, scope, depth + 1);
+      if (source == SqlType::kBool) {
+        operand = Predicate(scope, depth + 1);
+      } else if (source == SqlType::kInterval && sources == &kToText) {
+        operand = OneSpelling([&] { return Expr(source, scope, depth + 1); });  // its text
+      } else {
+        operand = Expr(source, scope, depth + 1);
+      }
     }
     if (random_.Percent(50)) return "CAST(" + operand + " AS " + target + ")";
     return "(" + operand + ")::" + target;
   }
 
-  // NULLIF(a, b), GREATEST(a, b[, c]), LEAST(a, b[, c]) of `type`.
+  // NULLIF(a, b), GREATEST(a, b[, c]), LEAST(a, b[, c]) of `type` (of an interval of one
+  // spelling only NULLIF: GREATEST of '1 mon' and '30 days' may answer either).
   std::string NullifGreatestLeast(SqlType type, const Scope& scope, int depth) {
-    const std::uint64_t which = random_.Below(3);
+    std::uint64_t which = random_.Below(3);
+    if (one_spelling_ && type == SqlType::kInterval) which = 0;
     const std::string first = Expr(type, scope, depth + 1);
     const std::string second = Expr(type, scope, depth + 1);
     if (which == 0) return "NULLIF(" + first + ", " + second + ")";
@@ -696,7 +725,10 @@ class QueryBuilder {
     SqlType argument = type;
     if (type == SqlType::kTimestampTz && random_.Percent(30)) argument = SqlType::kDate;
     if (type == SqlType::kInterval && random_.Percent(30)) argument = SqlType::kTime;
-    const std::string x = Expr(argument, scope, depth + 1);
+    // date_trunc('day', '720:00:00') is '00:00:00', of '30 days' '30 days': of one spelling.
+    const std::string x = argument == SqlType::kInterval
+                              ? OneSpelling([&] { return Expr(argument, scope, depth + 1); })
+                              : Expr(argument, scope, depth + 1);
     const std::string& unit = random_.Pick(type == SqlType::kInterval ? kIntervalUnits : kUnits);
     return "date_trunc(" + unit + ", " + x + ")";
   }
@@ -730,7 +762,10 @@ class QueryBuilder {
                                                  ? kTimestampTzFields
                                                  : kIntervalFields;
     const std::string& field = random_.Pick(fields);
-    const std::string x = Expr(argument, scope, depth + 1);
+    // The fields of '1 mon' and of '30 days' differ: of one spelling.
+    const std::string x = argument == SqlType::kInterval
+                              ? OneSpelling([&] { return Expr(argument, scope, depth + 1); })
+                              : Expr(argument, scope, depth + 1);
     if (type == SqlType::kNumeric) return "extract(" + field + " FROM " + x + ")";
     return "date_part('" + field + "', " + x + ")";
   }
@@ -1222,6 +1257,7 @@ class QueryBuilder {
         } else {
           keys.push_back(*candidates[k]);
         }
+        keys.back().key = true;
         candidates.erase(candidates.begin() + static_cast<std::ptrdiff_t>(k));
       }
       if (keys.empty()) grouped = false;
@@ -1311,6 +1347,10 @@ class QueryBuilder {
   int preferred_table_ = -1;       // a table FROM items prefer (within a set operation), or -1
   bool in_set_operation_ = false;  // generating the branches of a set operation
   int query_depth_ = 0;            // the nesting of the query whose expressions are being made
+  // Making an operand whose interval's spelling shows in the result (OneSpelling): its
+  // intervals are literals and base tables' columns, never a key, a subquery's column, min,
+  // max, GREATEST or LEAST, which choose among equal spellings.
+  bool one_spelling_ = false;
   // The top-level SELECT's columns an ORDER BY may name without showing them (a plain SELECT's:
   // not aggregating, not DISTINCT, not a set operation).
   std::vector<std::string> hidden_candidates_;

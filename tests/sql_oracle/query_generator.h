@@ -27,10 +27,13 @@
 //     PostgreSQL, only with the feature kNumericConstant);
 //   * avg's outputs (numeric in PostgreSQL, float in Tandem, equal only within a tolerance) are
 //     "approximate" columns: shown and sorted on, never compared, joined or grouped on;
-//   * values that are equal but print apart never reach an output as text: no numeric or float
-//     is cast to text (1.5 and 1.50 are one GROUP BY key), and intervals of months ('1 mon' =
-//     '30 days') appear only on the right of a comparison or added to a date, time or
-//     timestamp (values.h: RandomCalendarInterval);
+//   * values that are equal but print apart (1.5 and 1.50; '1 mon', '30 days' and '720:00:00')
+//     are one GROUP BY key, DISTINCT row, set operation's row, min or max, which prints any of
+//     their spellings: the comparison takes numbers and intervals by value (compare.h), and no
+//     result depends on the spelling chosen. No numeric or float is cast to text; an interval's
+//     text, fields (extract, date_part), date_trunc and its sum with a date or a timestamp are
+//     only of an interval of one spelling — a literal or a base table's column, not a GROUP BY
+//     key, a subquery's column, a scalar subquery, GREATEST or LEAST;
 //   * the new types' functions raise no error on the domains' values: substr/substring counts
 //     are >= 0, sqrt takes abs(x), power's exponent is 0..3, casts go only where PostgreSQL
 //     has them and the values fit (integers small, no epoch of a date or timestamp), round(x, n)

@@ -7,18 +7,18 @@
 // the order of its additions); a handful of texts with a space, a quote, an upper-case letter and
 // the empty string (ordered bytewise: the oracle's database uses the C collation, as Tandem does);
 // integer as bigint; numeric(10,2) quarters (exact in both); dates in a fortnight across a month's
-// end, timestamps on its hours, intervals of whole hours and days (so date + integer, timestamp +
-// interval and their differences stay in a few days of 2026).
+// end, timestamps on its hours, intervals of whole hours, days and a month (so date + integer,
+// timestamp + interval and their differences stay in a few weeks of 2026).
 // The other types of DESIGN §16 (WorkloadOptions::new_types) add the edges PostgreSQL users meet:
 // smallint and real as the integers and quarters above; numeric(12,4) quarters; unconstrained
 // numeric one value at several scales (1.5 and 1.50, 2 and 2.0: equal, printed apart); varchar(4)
 // and char(3) texts that fit (char's padding shows in its output; its literals are char(3) too);
 // bytea the empty string and a few bytes; times across the day's end (and half a second);
 // timestamps and timestamptz (+00: the oracle's TimeZone is UTC, as Tandem's timestamptz) on a leap
-// day and a month's last day; a few uuids. Intervals of months ('1 mon', which equals '30 days' and
-// prints apart) are never column values: RandomCalendarInterval gives them for operands and
-// comparisons only, so no DISTINCT, GROUP BY, min or max meets two equal intervals that print
-// apart.
+// day and a month's last day; a few uuids. Intervals also of a month, one value spelled three ways
+// ('1 mon' = '30 days' = '720:00:00': equal, printed apart, as 1.5 and 1.50 are), so that GROUP
+// BY, DISTINCT, set operations, joins and min/max meet equal intervals spelled apart;
+// RandomCalendarInterval adds years for operands and comparisons.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -39,7 +39,7 @@ std::string RandomValueText(Random& random, SqlType type);
 std::string RandomLiteral(Random& random, SqlType type, bool numeric_constant = false);
 // An interval literal with months or days that equal other spellings ('1 mon', '30 days',
 // '720:00:00', '1 year 2 mons', '-1 mon'): for the right side of date/timestamp ± interval and of
-// comparisons with an interval, never as a value a query outputs.
+// comparisons with an interval (its years would take an epoch past what numeric(8,1) holds).
 std::string RandomCalendarInterval(Random& random);
 // A double in PostgreSQL's shortest text form ("1.25", "-3", "0").
 std::string DoubleText(double value);
