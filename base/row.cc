@@ -28,6 +28,9 @@ enum Tag : std::uint8_t {
   kTimestampTz = 0x0C,
   kInterval = 0x0D,
   kUuid = 0x0E,
+  // Key encoding only (row.h "Keys"): a numeric's value without its scale, an interval's span.
+  kNumericKey = 0x0F,
+  kIntervalKey = 0x10,
 };
 
 // The numeric encoding's sign classes and exponent bias (row.h).
@@ -142,10 +145,14 @@ void AppendNumericValue(const Numeric& n, std::string* out) {
   put(0);
 }
 
-void AppendInterval(const Interval& i, std::string* out) {
+void AppendSpan(const Interval& i, std::string* out) {
   const auto span = static_cast<UInt128>(IntervalSpan(i)) ^ (static_cast<UInt128>(1) << 127);
   AppendBigEndian(static_cast<std::uint64_t>(span >> 64), 8, out);
   AppendBigEndian(static_cast<std::uint64_t>(span), 8, out);
+}
+
+void AppendInterval(const Interval& i, std::string* out) {
+  AppendSpan(i, out);
   AppendBigEndian(Biased32(i.months), 4, out);
   AppendBigEndian(Biased32(i.days), 4, out);
 }
@@ -266,6 +273,32 @@ void AppendEncodedDatum(const Datum& d, std::string* out) {
   }
 }
 
+void AppendKeyDatum(const Datum& d, std::string* out) {
+  if (const auto* n = std::get_if<Numeric>(&d)) {
+    out->push_back(static_cast<char>(kNumericKey));
+    AppendNumericValue(*n, out);
+  } else if (const auto* i = std::get_if<Interval>(&d)) {
+    out->push_back(static_cast<char>(kIntervalKey));
+    AppendSpan(*i, out);
+  } else {
+    AppendEncodedDatum(d, out);
+  }
+}
+
+void AppendKeyColumns(const Row& row, const std::vector<std::uint32_t>& columns, std::string* out) {
+  for (std::uint32_t c : columns) AppendKeyDatum(row[c], out);
+}
+
+void AppendKey(const Row& row, std::string* out) {
+  for (const Datum& d : row) AppendKeyDatum(d, out);
+}
+
+std::string EncodeKey(const Row& key) {
+  std::string out;
+  AppendKey(key, &out);
+  return out;
+}
+
 void AppendEncodedRow(const Row& row, std::string* out) {
   for (const Datum& d : row) AppendEncodedDatum(d, out);
 }
@@ -281,8 +314,11 @@ namespace {
 // Reads the datums of an encoded row; every malformed byte sequence is Corruption.
 class RowDecoder {
  public:
-  explicit RowDecoder(std::string_view bytes)
-      : p_(reinterpret_cast<const unsigned char*>(bytes.data())), end_(p_ + bytes.size()) {}
+  // `key`: the bytes are a key's (AppendKeyDatum), not a row's.
+  RowDecoder(std::string_view bytes, bool key)
+      : p_(reinterpret_cast<const unsigned char*>(bytes.data())),
+        end_(p_ + bytes.size()),
+        key_(key) {}
 
   Result<Row> Decode() {
     while (p_ < end_) {
@@ -343,6 +379,9 @@ class RowDecoder {
         return Put(Bytes{std::move(s)});
       }
       case kNumeric:
+      case kNumericKey:
+        if ((tag == kNumericKey) != key_)
+          return Bad(key_ ? "a row's numeric in a key" : "a key's numeric in a row");
         return DecodeNumeric(start);
       case kDate:
         if (!Has(4)) return Bad("truncated date");
@@ -352,7 +391,11 @@ class RowDecoder {
           return Put(Date{days});
         }
       case kInterval:
+        if (key_) return Bad("a row's interval in a key");
         return DecodeInterval();
+      case kIntervalKey:
+        if (!key_) return Bad("a key's interval in a row");
+        return DecodeIntervalKey();
       case kUuid: {
         if (!Has(16)) return Bad("truncated uuid");
         Uuid u;
@@ -416,8 +459,17 @@ class RowDecoder {
     } else if (sign != kNumericZero) {
       return Bad("bad numeric sign");
     }
-    if (!Has(1)) return Bad("truncated numeric scale");
-    const int scale = *p_++;
+    int scale = 0;
+    if (key_) {  // a key's numeric has the smallest scale that holds its value
+      while (exponent < 0 && !digits.empty() && digits.back() == '0') {
+        digits.pop_back();
+        ++exponent;
+      }
+      scale = exponent < 0 ? -exponent : 0;
+    } else {
+      if (!Has(1)) return Bad("truncated numeric scale");
+      scale = *p_++;
+    }
     if (scale > kNumericMaxDigits) return Bad("numeric scale above 38");
     exponent += scale;
     while (exponent < 0) {  // fractional digits beyond the scale must be zeros
@@ -441,9 +493,9 @@ class RowDecoder {
     n.hi = static_cast<std::int64_t>(static_cast<std::uint64_t>(bits >> 64));
     n.scale = static_cast<std::uint8_t>(scale);
     std::string again;
-    again.push_back(static_cast<char>(kNumeric));
+    again.push_back(static_cast<char>(key_ ? kNumericKey : kNumeric));
     AppendNumericValue(n, &again);
-    again.push_back(static_cast<char>(n.scale));
+    if (!key_) again.push_back(static_cast<char>(n.scale));
     if (std::string_view(reinterpret_cast<const char*>(start),
                          static_cast<std::size_t>(p_ - start)) != again) {
       return Bad("numeric not in its canonical form");
@@ -451,18 +503,23 @@ class RowDecoder {
     return Put(n);
   }
 
+  // Every interval's span is below 2^96 in magnitude; refusing larger ones first keeps the
+  // arithmetic on a span in range for any bytes.
+  static constexpr Int128 kSpanLimit = static_cast<Int128>(1) << 100;
+
+  Int128 TakeSpan() {  // REQUIRES: Has(16)
+    const std::uint64_t high = Take(8), low = Take(8);
+    return static_cast<Int128>(((static_cast<UInt128>(high) << 64) | low) ^
+                               (static_cast<UInt128>(1) << 127));
+  }
+
   Status DecodeInterval() {
     if (!Has(24)) return Bad("truncated interval");
-    const std::uint64_t high = Take(8), low = Take(8);
-    const auto span = static_cast<Int128>(((static_cast<UInt128>(high) << 64) | low) ^
-                                          (static_cast<UInt128>(1) << 127));
+    const Int128 span = TakeSpan();
     Interval i;
     i.months = Unbiased32(static_cast<std::uint32_t>(Take(4)));
     i.days = Unbiased32(static_cast<std::uint32_t>(Take(4)));
-    // The microseconds are what the months (of 30 days) and the days leave of the span. Every
-    // interval's span is below 2^96 in magnitude; refusing larger ones first keeps the
-    // subtraction in range for any bytes.
-    constexpr Int128 kSpanLimit = static_cast<Int128>(1) << 100;
+    // The microseconds are what the months (of 30 days) and the days leave of the span.
     if (span >= kSpanLimit || span <= -kSpanLimit) return Bad("interval span out of range");
     const Int128 rest = span - (static_cast<Int128>(i.months) * 30 + i.days) * kMicrosPerDay;
     if (rest < std::numeric_limits<std::int64_t>::min() ||
@@ -473,13 +530,40 @@ class RowDecoder {
     return Put(i);
   }
 
+  // A key's interval: its span, as the interval of that span with as many whole months (of 30
+  // days) and then whole days as fit their fields, the rest in microseconds.
+  Status DecodeIntervalKey() {
+    if (!Has(16)) return Bad("truncated interval");
+    const Int128 span = TakeSpan();
+    if (span >= kSpanLimit || span <= -kSpanLimit) return Bad("interval span out of range");
+    auto whole = [](Int128 rest, Int128 unit) {
+      const Int128 n = rest / unit;  // toward zero: every part keeps the span's sign
+      return static_cast<std::int32_t>(std::clamp<Int128>(
+          n, std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()));
+    };
+    Interval i;
+    i.months = whole(span, Int128{30} * kMicrosPerDay);
+    Int128 rest = span - Int128{i.months} * 30 * kMicrosPerDay;
+    i.days = whole(rest, kMicrosPerDay);
+    rest -= Int128{i.days} * kMicrosPerDay;
+    if (rest < std::numeric_limits<std::int64_t>::min() ||
+        rest > std::numeric_limits<std::int64_t>::max()) {
+      return Bad("interval microseconds out of range");
+    }
+    i.micros = static_cast<std::int64_t>(rest);
+    return Put(i);
+  }
+
   const unsigned char* p_;
   const unsigned char* end_;
+  const bool key_;
   Row row_;
 };
 
 }  // namespace
 
-Result<Row> DecodeRow(std::string_view bytes) { return RowDecoder(bytes).Decode(); }
+Result<Row> DecodeRow(std::string_view bytes) { return RowDecoder(bytes, false).Decode(); }
+
+Result<Row> DecodeKey(std::string_view bytes) { return RowDecoder(bytes, true).Decode(); }
 
 }  // namespace tandem

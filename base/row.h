@@ -39,6 +39,20 @@
 // short, a bad escape, a date, time or timestamp outside its range, an interval whose microseconds
 // would not fit, and a numeric not in the one form EncodeRow gives its value and scale (leading or
 // trailing zero digits, digits beyond its scale, a coefficient of more than 38 digits).
+//
+// Keys compare by value, as PostgreSQL's equality does: 1.5 = 1.50 = 1.500, and '1 mon' =
+// '30 days' = '720:00:00' (an interval's span, months of 30 days and days of 24 hours). Every key —
+// a join's, a group's (Reduce, TopK, Threshold: DISTINCT and the set operations take the whole row
+// as the key), an index's, an upsert's, and the columns an exchange routes by — is encoded by
+// AppendKeyDatum, which differs from AppendEncodedDatum for these two kinds only:
+//   numeric     0F + the value as above (sign class, exponent, digits), no scale
+//   interval    10 + 16 bytes biased of the span
+// so that equal values encode identically and memcmp order is value order. (Within one key column
+// every datum but null has one kind, so the two tags' place after uuid orders nothing.) A key does
+// not hold the spelling: DecodeKey gives each numeric the smallest scale that holds its value and
+// each interval the whole months, then whole days, its span holds (as far as the fields go), and
+// refuses a row's 07 and 0D tags, as DecodeRow refuses a key's 0F and 10. Operators that print
+// one spelling for a group of equal values print the smallest present (workers/README.md).
 #pragma once
 
 #include <array>
@@ -95,6 +109,13 @@ std::array<char, 9> EncodedInt64(std::int64_t v);
 std::string EncodeRow(const Row& row);
 void AppendEncodedRow(const Row& row, std::string* out);
 Result<Row> DecodeRow(std::string_view bytes);
+
+// Keys (above): AppendKeyDatum of each datum of `key`, of `row`'s `columns`, or of every datum.
+void AppendKeyDatum(const Datum& d, std::string* out);
+void AppendKeyColumns(const Row& row, const std::vector<std::uint32_t>& columns, std::string* out);
+void AppendKey(const Row& row, std::string* out);
+std::string EncodeKey(const Row& key);
+Result<Row> DecodeKey(std::string_view bytes);
 
 // memcmp order with shorter-is-less on a common prefix: the order of encoded rows.
 inline int CompareEncoded(std::string_view a, std::string_view b) { return a.compare(b); }

@@ -52,9 +52,11 @@ inline constexpr std::uint64_t kSegmentMagic = 0x3147455344'4e4154ULL;
 //    batch only once the slot's and every table entry's announcement allow it (publisher.h, P3);
 //  * a batch ("TDBATCH2") carries a key index after its columns (BatchHeader::key_prefix_skip,
 //    key_index_at; shm/key_index.h), which readers search instead of the key column;
+//  * a batch's keys are key-encoded (base/row.h "Keys": numerics and intervals by value), its
+//    values are encoded rows;
 //  * `peek_rings_offset` names the peek rings (PeekRingsData, DESIGN §14), or is 0 for none; their
 //    records follow shm/peek_ring.h.
-inline constexpr std::uint32_t kLayoutVersion = 5;
+inline constexpr std::uint32_t kLayoutVersion = 6;
 // The header occupies the first page; the managed (allocator) area starts right after it.
 inline constexpr std::size_t kHeaderBytes = 4096;
 inline constexpr std::size_t kReplicaIdBytes = 64;
