@@ -32,12 +32,6 @@ std::uint64_t MonotonicNs() {
          static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-std::string EncodeKey(const Row& key) {
-  std::string out;
-  for (const Datum& d : key) AppendEncodedDatum(d, &out);
-  return out;
-}
-
 // The errors of a read's parts: a peek answers the first in ErrorLess order.
 class PartErrors {
  public:

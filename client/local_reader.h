@@ -57,7 +57,7 @@ class RowView {
  public:
   RowView(std::string_view key_bytes, std::string_view row_bytes, std::int64_t count)
       : key_(key_bytes), row_(row_bytes), count_(count) {}
-  // The index key's encoding (base/row.h) and the row's.
+  // The index key's encoding (base/row.h "Keys": numerics and intervals by value) and the row's.
   std::string_view key_bytes() const { return key_; }
   std::string_view row_bytes() const { return row_; }
   // The row's multiplicity at the time read (always > 0: a negative one is an error, as in a peek).

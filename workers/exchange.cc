@@ -25,9 +25,9 @@ std::vector<RowUpdate> Exchange::Shuffle(std::uint32_t me, std::vector<RowUpdate
   for (RowUpdate& u : rows) {
     key.clear();
     if (whole_row) {
-      AppendEncodedRow(u.row, &key);
+      AppendKey(u.row, &key);
     } else {
-      for (std::uint32_t c : key_columns) AppendEncodedDatum(u.row[c], &key);
+      AppendKeyColumns(u.row, key_columns, &key);
     }
     set[me][shm::WorkerOf(key, workers_)].push_back(std::move(u));
   }

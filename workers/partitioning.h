@@ -13,7 +13,8 @@
 namespace tandem::workers {
 
 // Where a node's rows are among the N workers: every row worker `me` emits has
-// shm::WorkerOf(the encoded `columns` of the row, or the whole encoded row, N) == me — the rule by
+// shm::WorkerOf(the key encoding of the row's `columns`, or of the whole row (base/row.h "Keys"),
+// N) == me, so that equal values are on one worker — the rule by
 // which exchanges route and the registry pairs workers (shm/routing.h). A property of the plan,
 // the same on every worker, so every worker skips (or does) an exchange alike: an exchange by
 // what its input is already partitioned by moves nothing, and is skipped ("route once").

@@ -235,7 +235,7 @@ void ReadingSide::Add(const pb::Peek& p) {
   // "Rows whose key equals one of keys": a key given twice still selects its rows once.
   std::set<std::string> keys;
   for (const auto& k : p.keys()) {
-    std::string enc = EncodeRow(FromProto(k));
+    std::string enc = EncodeKey(FromProto(k));
     if (shm::WorkerOf(enc, workers_) == me_) keys.insert(std::move(enc));
   }
   w.keys.assign(keys.begin(), keys.end());

@@ -1,7 +1,8 @@
 // The rows of a DML statement → the updates of its WriteTable (BuildWrite, KeysToCheck), constant
 // relations evaluated as a replica evaluates them (EvaluateConstant), and the command tag.
-// Keys and rows are compared by their encoding (base/row.h): equal exactly when the table's index
-// holds them as one.
+// Keys are compared by their key encoding (base/row.h "Keys": 1.5 and 1.50 are one primary key,
+// as the table's index holds them) and rows by their encoding (an update to another spelling of
+// the same key is a change).
 #include <cmath>
 #include <map>
 #include <optional>
@@ -252,10 +253,10 @@ std::vector<ipc::pb::Row> KeysToCheck(const DmlPlan& plan, const std::vector<ipc
     const std::size_t offset = plan.kind == DmlKind::kUpdate ? n : 0;
     if (FitLengths(plan, &row, offset)) continue;  // BuildWrite refuses it
     const Row key = KeyOf(plan, row, offset);
-    if (plan.kind == DmlKind::kUpdate && EncodeRow(key) == EncodeRow(KeyOf(plan, row, 0))) {
+    if (plan.kind == DmlKind::kUpdate && EncodeKey(key) == EncodeKey(KeyOf(plan, row, 0))) {
       continue;  // the row keeps its key
     }
-    if (seen.insert(EncodeRow(key)).second) out.push_back(ipc::ToProto(key));
+    if (seen.insert(EncodeKey(key)).second) out.push_back(ipc::ToProto(key));
   }
   return out;
 }
@@ -327,7 +328,7 @@ sql::SqlResult<DmlWrite> BuildWrite(const DmlPlan& plan, const std::vector<ipc::
                                                     plan.object + "\" has " +
                                                     std::to_string(row.size()) + " columns");
     }
-    present.emplace(EncodeRow(KeyOf(plan, row, 0)), row);
+    present.emplace(EncodeKey(KeyOf(plan, row, 0)), row);
   }
   std::vector<Row> deletes;
   std::vector<Row> upserts;
@@ -335,19 +336,19 @@ sql::SqlResult<DmlWrite> BuildWrite(const DmlPlan& plan, const std::vector<ipc::
     std::set<std::string> deleted;
     for (const Row& row : decoded) {
       Row key = KeyOf(plan, row, 0);
-      if (deleted.insert(EncodeRow(key)).second) deletes.push_back(std::move(key));
+      if (deleted.insert(EncodeKey(key)).second) deletes.push_back(std::move(key));
     }
   } else {
     std::set<std::string> old_keys;  // the keys the updated rows leave (or keep)
     if (update) {
-      for (const Row& row : decoded) old_keys.insert(EncodeRow(KeyOf(plan, row, 0)));
+      for (const Row& row : decoded) old_keys.insert(EncodeKey(KeyOf(plan, row, 0)));
     }
     std::set<std::string> new_keys;
     for (const Row& row : decoded) {
       Row fresh = Slice(row, new_offset, n);
       if (auto null = NotNullViolation(plan, fresh)) return *null;
       const Row key = KeyOf(plan, fresh, 0);
-      const std::string encoded = EncodeRow(key);
+      const std::string encoded = EncodeKey(key);
       // Another row of the statement has the key, or a row the statement does not move keeps it.
       if (!new_keys.insert(encoded).second ||
           (present.count(encoded) > 0 && old_keys.count(encoded) == 0)) {
@@ -361,7 +362,7 @@ sql::SqlResult<DmlWrite> BuildWrite(const DmlPlan& plan, const std::vector<ipc::
     if (update) {
       for (const Row& row : decoded) {
         Row key = KeyOf(plan, row, 0);
-        if (new_keys.count(EncodeRow(key)) == 0) deletes.push_back(std::move(key));
+        if (new_keys.count(EncodeKey(key)) == 0) deletes.push_back(std::move(key));
       }
     }
   }

@@ -523,8 +523,9 @@ TEST_P(KeysByValue, UnionIntersectAndExceptMatchNumericsOfDifferentScales) {
   Run("INSERT INTO set_long VALUES (1.50)");
   const std::string union_sql = "SELECT x FROM set_long UNION SELECT x FROM set_short";
   ExpectOneKey(Rows(union_sql), "1.5", {"1.5", "1.50"}, union_sql);
+  // INTERSECT keeps the left input's rows that the right matches: the left's spelling.
   const std::string intersect_sql = "SELECT x FROM set_long INTERSECT SELECT x FROM set_short";
-  ExpectOneKey(Rows(intersect_sql), "1.5", {"1.5", "1.50"}, intersect_sql);
+  ExpectOneKey(Rows(intersect_sql), "1.50", {"1.5", "1.50"}, intersect_sql);
   const std::string except_sql = "SELECT x FROM set_long EXCEPT SELECT x FROM set_short";
   EXPECT_EQ(Rows(except_sql), std::vector<SqlRow>{}) << except_sql;
 }

@@ -172,18 +172,18 @@ Row Project(const Row& row, const std::vector<std::uint32_t>& columns) {
   return out;
 }
 
-// Whether index key `k` (every key column) is in `range`, by datum order (base/row.h: a proper
-// prefix sorts first, so a key is >= every leading part of itself) — not by the encoding the
-// LocalReader compares.
+// Whether index key `k` (every key column) is in `range`, by the reference's key order (numerics by
+// value, intervals by span; a proper prefix sorts first, so a key is >= every leading part of
+// itself) — not by the key encoding the LocalReader compares.
 bool InRange(const Row& k, const KeyRange& range) {
   if (range.prefix) {
     if (range.prefix->size() > k.size()) return false;
     for (std::size_t i = 0; i < range.prefix->size(); ++i) {
-      if (reference::OrderDatums((*range.prefix)[i], k[i]) != 0) return false;
+      if (reference::OrderKeyDatums((*range.prefix)[i], k[i]) != 0) return false;
     }
   }
-  if (range.lower && reference::OrderRows(k, *range.lower) < 0) return false;
-  if (range.upper && reference::OrderRows(k, *range.upper) >= 0) return false;
+  if (range.lower && reference::OrderKeys(k, *range.lower) < 0) return false;
+  if (range.upper && reference::OrderKeys(k, *range.upper) >= 0) return false;
   return true;
 }
 

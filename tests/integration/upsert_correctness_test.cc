@@ -691,7 +691,7 @@ TEST(UpsertGenerators, TheLogOrderKeepsEachKeysRecordsInOrderWithinATime) {
       const bool has = std::any_of(before.begin(), before.end(), [&](const auto& rc) {
         Row rk;
         for (auto c : key) rk.push_back(rc.first[c]);
-        return reference::OrderRows(rk, k) == 0;
+        return reference::OrderKeys(rk, k) == 0;
       });
       if (r.kind == SourceRecord::Kind::kDelete) {
         ++deletes;

@@ -313,8 +313,11 @@ Value Aggregate(const pb::Aggregate& aggregate,
       return Value::Of(static_cast<std::int64_t>(non_null));
     }
     case pb::COUNT_DISTINCT: {
+      // Distinct as PostgreSQL's = says: the spellings of a value (1.5, 1.50) count together.
+      std::map<Row, Count, KeyLess> by_value;
+      for (const auto& [value, count] : NonNullValues(aggregate, group)) by_value[value] += count;
       std::int64_t distinct = 0;
-      for (const auto& [value, count] : NonNullValues(aggregate, group)) distinct += count > 0;
+      for (const auto& [value, count] : by_value) distinct += count > 0;
       return Value::Of(distinct);
     }
     case pb::AVG: {

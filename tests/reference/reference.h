@@ -49,20 +49,19 @@
 //     judged on the final value), row by row for float64; null without a non-null value.
 //     MIN/MAX: the extreme value whose total count is > 0, else null. COUNT_NON_NULL: the summed
 //     counts of the non-null values (int64; "integer overflow in COUNT" beyond). COUNT_DISTINCT:
-//     the number of distinct non-null values whose total count is > 0. AVG: null when the
-//     non-null values' total count is <= 0; int64: (double)(exact sum of value x count) /
-//     (double)(total count), "integer overflow in AVG" if the sum leaves 128 bits; float64: for
-//     each distinct value (by OrderDatums, ascending; -0.0 and 0.0 are one value) with a nonzero
-//     total count, sum += value * (double)count, starting from +0.0, then sum / (double)(total
-//     count). ANY/ALL over the bool values with total count > 0: ANY = some true, ALL = none
-//     false; null when there is no such value.
-//     SUM of int2/int4 is int64 as SUM of int64; SUM of numeric is exact at the largest scale of
-//     its values; SUM of interval adds months, days and microseconds apart (judged on the final
-//     value: "interval out of range"); SUM of float4 is the float64 sum rounded to float4. AVG of
-//     numeric is the exact sum divided by the count at select_div_scale (PostgreSQL's
-//     numeric_avg); AVG of interval is the sum divided by the count as a float8 (interval_div);
-//     AVG of every other number is float64. MIN/MAX follow the datum order (1.5 < 1.50,
-//     '30 days' < '1 mon').
+//     the number of distinct non-null values (by value: KeyLess) whose total count is > 0. AVG:
+//     null when the non-null values' total count is <= 0; int64: (double)(exact sum of value x
+//     count) / (double)(total count), "integer overflow in AVG" if the sum leaves 128 bits;
+//     float64: for each distinct value (by OrderDatums, ascending; -0.0 and 0.0 are one value) with
+//     a nonzero total count, sum += value * (double)count, starting from +0.0, then sum /
+//     (double)(total count). ANY/ALL over the bool values with total count > 0: ANY = some true,
+//     ALL = none false; null when there is no such value. SUM of int2/int4 is int64 as SUM of
+//     int64; SUM of numeric is exact at the largest scale of its values; SUM of interval adds
+//     months, days and microseconds apart (judged on the final value: "interval out of range"); SUM
+//     of float4 is the float64 sum rounded to float4. AVG of numeric is the exact sum divided by
+//     the count at select_div_scale (PostgreSQL's numeric_avg); AVG of interval is the sum divided
+//     by the count as a float8 (interval_div); AVG of every other number is float64. MIN/MAX follow
+//     the datum order (1.5 < 1.50, '30 days' < '1 mon').
 //   * Join: left row l (count cl) and right row r (count cr) whose key columns are pairwise
 //     equal by value (OrderKeyDatums) and non-null give l ++ r with count cl * cr (each side
 //     keeps its own spelling). LEFT_OUTER adds, for every left row that matches no right row (a

@@ -48,6 +48,8 @@ Row Ints(std::vector<std::int64_t> v) {
   return r;
 }
 
+Row Datums(std::vector<Datum> v) { return Row(std::move(v)); }
+
 Delta Rows(std::vector<RowUpdate> rows) { return Delta{std::move(rows), {}}; }
 
 // The changes of one pull, consolidated: "row@time" → diff, errors as "!message@time".
@@ -152,6 +154,20 @@ TEST(Operators, AvgOfNumericCountsPastInt64) {
   const Changes_ changes = Changes(w.Pull(*reduce, 0, 1));
   // PostgreSQL's numeric_avg: the sum over the count with select_div_scale's 16 digits.
   EXPECT_EQ(changes, (Changes_{{"(1,numeric '2.0000000000000000',)@0", 1}}));
+}
+
+TEST(Operators, CountDistinctCountsANumericOnceWhateverItsScales) {
+  auto row = [](const char* n) { return Row{std::int64_t{1}, *ParseNumeric(n)}; };
+  Script in({Rows({{row("1.5"), 0, 1}, {row("1.50"), 0, 1}, {row("2"), 0, 1}}),
+             Rows({{row("1.5"), 1, -1}}), Rows({{row("1.50"), 2, -1}})});
+  const pb::Schema schema =
+      s::MakeSchema({s::MakeColumn("k", pb::INT64), s::MakeColumn("v", pb::NUMERIC, true)});
+  auto reduce = MakeReduce(
+      &in, s::ReducePlan(s::GetPlan("x"), {0}, {{pb::COUNT_DISTINCT, 1}}).reduce(), schema);
+  OneWorker w;
+  EXPECT_EQ(Changes(w.Pull(*reduce, 0, 1)), (Changes_{{"(1,2,)@0", 1}}));
+  EXPECT_EQ(Changes(w.Pull(*reduce, 1, 2)), Changes_{}) << "1.50 is still there";
+  EXPECT_EQ(Changes(w.Pull(*reduce, 2, 3)), (Changes_{{"(1,2,)@2", -1}, {"(1,1,)@2", 1}}));
 }
 
 TEST(Operators, ReduceWithoutAggregatesListsEachGroupOnce) {
@@ -309,6 +325,74 @@ TEST(Operators, AReduceOverTwoWorkersCombiningBeforeTheExchangeEqualsOneWorker) 
   }
 }
 
+// GROUP BY takes keys equal by value as one group, printed in the smallest spelling whose count is
+// positive.
+TEST(Operators, AReduceGroupsEqualNumericsAndPrintsTheSmallestSpellingPresent) {
+  auto row = [](Int128 coefficient, int scale, std::int64_t v) {
+    return Datums({Numeric::FromParts(coefficient, scale), v, 0.0, false});
+  };
+  const pb::Plan::Reduce plan =
+      s::ReducePlan(s::GetPlan("x"), {0}, {{pb::COUNT, 0}, {pb::SUM, 1}}).reduce();
+  const std::vector<Changes_> changes =
+      ReduceOnOneWorker(plan,
+                        {{{row(150, 2, 1), 0, 1}, {row(15, 1, 2), 0, 1}},
+                         {{row(15, 1, 2), 1, -1}},
+                         {{row(1500, 3, 4), 2, 1}}},
+                        1);
+  EXPECT_EQ(changes[0], (Changes_{{"(numeric '1.5',2,3,)@0", 1}}));
+  EXPECT_EQ(changes[1], (Changes_{{"(numeric '1.5',2,3,)@1", -1}, {"(numeric '1.50',1,1,)@1", 1}}));
+  EXPECT_EQ(changes[2],
+            (Changes_{{"(numeric '1.50',1,1,)@2", -1}, {"(numeric '1.50',2,5,)@2", 1}}));
+}
+
+// Two workers — each combining its rows into partials of one spelling, the exchange routing
+// equal values alike — print what one worker prints.
+TEST(Operators, AReduceOverTwoWorkersPrintsTheSpellingOneWorkerPrints) {
+  const std::vector<Numeric> keys = {Numeric::FromParts(15, 1), Numeric::FromParts(150, 2),
+                                     Numeric::FromParts(1500, 3), Numeric::FromParts(2, 0),
+                                     Numeric::FromParts(20, 1)};
+  std::vector<std::vector<RowUpdate>> pulls(4);
+  std::uint64_t x = 777;
+  auto next = [&x](std::uint64_t n) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (x >> 33) % n;
+  };
+  for (std::size_t p = 0; p < pulls.size(); ++p) {
+    for (int n = 0; n < 60; ++n) {
+      const std::int64_t diff = static_cast<std::int64_t>(next(4)) - 1;  // mostly insertions
+      if (diff == 0) continue;
+      // 1.5 only in the first two pulls, all of it retracted in the third: 1.50 or 1.500 is
+      // printed from then on.
+      const std::size_t k = p < 2 ? next(keys.size()) : 1 + next(keys.size() - 1);
+      pulls[p].push_back({Datums({keys[k], static_cast<std::int64_t>(next(9)), 0.0, false}),
+                          static_cast<Time>(2 * p + next(2)), diff});
+    }
+  }
+  for (std::size_t p = 0; p < 2; ++p) {
+    for (const RowUpdate& u : pulls[p]) {
+      if (CompareDatum(u.row[0], Datum(keys[0])) == 0) pulls[2].push_back({u.row, 4, -u.diff});
+    }
+  }
+  const pb::Plan::Reduce plan =
+      s::ReducePlan(s::GetPlan("x"), {0}, {{pb::COUNT, 0}, {pb::SUM, 1}}).reduce();
+  const std::vector<Changes_> one = ReduceOnOneWorker(plan, pulls, 2);
+  std::vector<std::vector<RowUpdate>> dealt[2];
+  for (const auto& rows : pulls) {
+    for (auto& half : dealt) half.emplace_back();
+    for (std::size_t i = 0; i < rows.size(); ++i) dealt[i % 2].back().push_back(rows[i]);
+  }
+  const std::vector<Changes_> two = ReduceOnTwoWorkers(plan, dealt, 2);
+  std::size_t spelled_apart = 0;
+  for (std::size_t p = 0; p < pulls.size(); ++p) {
+    EXPECT_EQ(two[p], one[p]) << "pull " << p;
+    for (const auto& [change, diff] : one[p]) {
+      spelled_apart +=
+          change.starts_with("(numeric '1.50',") || change.starts_with("(numeric '1.500',");
+    }
+  }
+  EXPECT_GT(spelled_apart, 0u) << "some time prints a spelling other than the first";
+}
+
 // A worker whose tick had about one row per group sends rows, not partials, for the next ticks
 // (a partial would cost more than its row), while the other worker still sends partials: one
 // exchange then carries both, and the result is still one worker's.
@@ -366,6 +450,35 @@ TEST(Operators, DistinctEmitsOnlyWhenARowAppearsOrDisappears) {
   EXPECT_EQ(Changes(w.Pull(distinct, 2, 3)), (Changes_{{"(1,)@2", -1}}));
 }
 
+// DISTINCT takes rows equal by value as one, and prints the smallest spelling whose count is
+// positive: another once that one goes.
+TEST(Operators, DistinctCountsSpellingsOfOneValueAsOneRowAndPrintsTheSmallestPresent) {
+  const Numeric one_five = Numeric::FromParts(15, 1), one_fifty = Numeric::FromParts(150, 2);
+  Script in({Rows({{Datums({one_fifty}), 0, 1},
+                   {Datums({one_five}), 0, 2},
+                   {Datums({Interval{1, 0, 0}}), 0, 1}}),
+             Rows({{Datums({one_five}), 1, -2}, {Datums({Interval{0, 30, 0}}), 1, 1}}),
+             Rows({{Datums({one_fifty}), 2, -1}})});
+  ThresholdNode distinct(&in, ThresholdNode::Kind::kDistinct);
+  OneWorker w;
+  EXPECT_EQ(Changes(w.Pull(distinct, 0, 1)),
+            (Changes_{{"(numeric '1.5',)@0", 1}, {"(interval '1 mon',)@0", 1}}));
+  EXPECT_EQ(Changes(w.Pull(distinct, 1, 2)), (Changes_{{"(numeric '1.5',)@1", -1},
+                                                       {"(numeric '1.50',)@1", 1},
+                                                       {"(interval '1 mon',)@1", -1},
+                                                       {"(interval '30 days',)@1", 1}}));
+  EXPECT_EQ(Changes(w.Pull(distinct, 2, 3)), (Changes_{{"(numeric '1.50',)@2", -1}}));
+}
+
+TEST(Operators, ThresholdSumsTheCountsOfEverySpellingOfAValue) {
+  const Numeric one_five = Numeric::FromParts(15, 1), one_fifty = Numeric::FromParts(150, 2);
+  // EXCEPT ALL of {1.50, 1.50} and {1.5}: one 1.50 is left.
+  Script in({Rows({{Datums({one_fifty}), 0, 2}, {Datums({one_five}), 0, -1}})});
+  ThresholdNode threshold(&in, ThresholdNode::Kind::kThreshold);
+  OneWorker w;
+  EXPECT_EQ(Changes(w.Pull(threshold, 0, 1)), (Changes_{{"(numeric '1.50',)@0", 1}}));
+}
+
 TEST(Operators, UnionIsTheSumOfItsInputs) {
   Script a({Rows({{Ints({1}), 0, 1}})});
   Script b({Delta{{{Ints({1}), 0, -1}, {Ints({2}), 0, 1}}, {{"boom", 0, 1}}}});
@@ -397,8 +510,6 @@ TEST(Operators, TheIndexExportArrangesRowsByKeyAndErrorsUnderTheErrorPrefix) {
   EXPECT_EQ(updates.key(1), std::string(1, '\0') + "bad");
   EXPECT_EQ(updates.time(1), 3u);
 }
-
-Row Datums(std::vector<Datum> v) { return Row(std::move(v)); }
 
 TEST(Operators, ThresholdKeepsPositiveCountsWithTheirCountAndDropsTheRest) {
   Script in({Rows({{Ints({1}), 0, 3}, {Ints({2}), 0, -2}}),
@@ -467,6 +578,22 @@ TEST(Operators, AJoinPairsEqualKeysMultiplyingCountsAndNullKeysNeverMatch) {
                                                    {"(1,10,1,100,)@1", -3},
                                                    {"(1,11,1,100,)@1", -6}}));
   EXPECT_EQ(join.ArrangedRecords(), 5u) << "1,10  1,11  2,20  2,21 and 2,200 (1,100 left)";
+}
+
+// Keys compare by value (base/row.h "Keys"): 1.5 and 1.50 meet in a join, each side keeping its
+// spelling.
+TEST(Operators, AJoinMatchesNumericsOfEveryScaleAndIntervalsOfEqualSpan) {
+  const Numeric a = Numeric::FromParts(-7500, 4), b = Numeric::FromParts(-75, 2);
+  Script l({Rows({{Datums({a, std::int64_t{1}}), 0, 1},
+                  {Datums({Interval{1, 0, 0}, std::int64_t{2}}), 0, 1}})});
+  Script r({Rows({{Datums({b, std::int64_t{10}}), 0, 1},
+                  {Datums({Interval{0, 30, 0}, std::int64_t{20}}), 0, 1},
+                  {Datums({Interval{0, 31, 0}, std::int64_t{30}}), 0, 1}})});
+  JoinNode join(MakeOwnSide(&l, {0}), MakeOwnSide(&r, {0}), false, 2, {0});
+  OneWorker w;
+  EXPECT_EQ(Changes(w.Pull(join, 0, 1)),
+            (Changes_{{"(numeric '-0.7500',1,numeric '-0.75',10,)@0", 1},
+                      {"(interval '1 mon',2,interval '30 days',20,)@0", 1}}));
 }
 
 // A one-shot's join charges what it emits to the one-shot's budget and stops past it; without a

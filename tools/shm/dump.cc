@@ -39,15 +39,15 @@ std::string Hex(std::string_view bytes) {
   return s;
 }
 
-// A row as text; an undecodable one as its bytes in hex.
-std::string EncodedRowText(std::string_view encoded) {
-  auto row = DecodeRow(encoded);
+// A row (or, `key`, a key: base/row.h "Keys") as text; an undecodable one as its bytes in hex.
+std::string EncodedRowText(std::string_view encoded, bool key = false) {
+  auto row = key ? DecodeKey(encoded) : DecodeRow(encoded);
   if (!row.ok()) return "<undecodable 0x" + Hex(encoded) + ">";
   return RowText(*row);
 }
 
-void RowJson(JsonWriter& json, std::string_view encoded) {
-  auto row = DecodeRow(encoded);
+void RowJson(JsonWriter& json, std::string_view encoded, bool key = false) {
+  auto row = key ? DecodeKey(encoded) : DecodeRow(encoded);
   if (!row.ok()) {
     json.BeginObject().Key("undecodable_hex").String(Hex(encoded)).EndObject();
     return;
@@ -236,7 +236,7 @@ void PrintJson(const Output& o, const Opened& opened, const GlobalId& id, const 
   for (const DumpRow& r : d.rows) {
     if (r.error()) continue;
     json.BeginObject().Key("ordinal").UInt(r.ordinal).Key("key");
-    RowJson(json, r.key);
+    RowJson(json, r.key, true);
     json.Key("val");
     RowJson(json, r.val);
     json.Key("count").Int(r.count).EndObject();
@@ -275,7 +275,7 @@ void PrintText(const Output& o, const Opened& opened, const GlobalId& id, const 
                    "error: " + std::string(std::string_view(r.key).substr(1)), "",
                    std::to_string(r.count)});
       } else {
-        table.Add({std::to_string(r.ordinal), EncodedRowText(r.key), EncodedRowText(r.val),
+        table.Add({std::to_string(r.ordinal), EncodedRowText(r.key, true), EncodedRowText(r.val),
                    std::to_string(r.count)});
       }
     }

@@ -38,7 +38,7 @@ shm::UpdateBuffer ArrangeByKey(const TickCtx& ctx, Delta delta,
   for (const RowUpdate& u : rows) {
     key_bytes.clear();
     val_bytes.clear();
-    for (std::uint32_t c : key) AppendEncodedDatum(u.row[c], &key_bytes);
+    AppendKeyColumns(u.row, key, &key_bytes);
     AppendEncodedRow(u.row, &val_bytes);
     if (updates.empty()) {
       // Rows of one collection have similar sizes: the first one is a good estimate.

@@ -29,7 +29,7 @@ bool HasNull(const Row& row, const std::vector<std::uint32_t>& key) {
 
 KeyedUpdate Keyed(RowUpdate u, const std::vector<std::uint32_t>& key) {
   KeyedUpdate k;
-  for (std::uint32_t c : key) AppendEncodedDatum(u.row[c], &k.key);
+  AppendKeyColumns(u.row, key, &k.key);
   k.null_key = HasNull(u.row, key);
   k.update = std::move(u);
   return k;
@@ -163,7 +163,7 @@ class ImportedSide final : public JoinSide {
   }
 
   static bool KeyHasNull(std::string_view key) {
-    Result<Row> datums = DecodeRow(key);  // a key is its columns' datums, encoded in order
+    Result<Row> datums = DecodeKey(key);  // a key is its columns' datums, key-encoded in order
     TANDEM_CHECK(datums.ok(), "an imported index holds a key that does not decode");
     for (const Datum& d : *datums) {
       if (d.index() == 0) return true;

@@ -108,7 +108,7 @@ void ForEachGroupChangeBy(std::vector<RowUpdate>& rows, KeyOf&& key_of, Apply&& 
     std::set<std::string> touched;
     for (std::size_t i = b; i < e; ++i) {
       encoded.clear();
-      for (std::uint32_t c : key_of(rows[i])) AppendEncodedDatum(rows[i].row[c], &encoded);
+      AppendKeyColumns(rows[i].row, key_of(rows[i]), &encoded);
       apply(encoded, rows[i]);
       touched.insert(encoded);
     }

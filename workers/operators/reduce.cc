@@ -16,6 +16,7 @@
 #include "base/numeric.h"
 #include "shm/batch.h"
 #include "workers/exchange.h"
+#include "workers/operators/spellings.h"
 #include "workers/sources/index_import.h"
 
 namespace tandem::workers {
@@ -71,7 +72,8 @@ class Aggregates {
     }
   };
   struct Group {
-    Row key;
+    Row key;  // as the group's first row spells it; printed unless `spellings` names another
+    Spellings spellings;
     Int128 count = 0;
     std::vector<AggState> aggs;
     Output out;
@@ -125,6 +127,29 @@ class Aggregates {
     return static_cast<Int128>((static_cast<UInt128>(hi) << 64) | lo);
   }
 
+  // How many values — numerics by value whatever their scale, intervals by span (base/row.h
+  // "Keys") — have a positive total count over their spellings. Equal values are adjacent in
+  // datum order.
+  static std::int64_t DistinctValues(const AggState& s) {
+    auto same_value = [](const Datum& a, const Datum& b) {
+      if (const auto* n = std::get_if<Numeric>(&a)) {
+        return CompareNumericValue(*n, std::get<Numeric>(b)) == 0;
+      }
+      return CompareIntervalValue(std::get<Interval>(a), std::get<Interval>(b)) == 0;
+    };
+    std::int64_t distinct = 0;
+    for (auto it = s.values.begin(); it != s.values.end();) {
+      Int128 total = 0;
+      auto run = it;
+      for (; run != s.values.end() && same_value(run->first, it->first); ++run) {
+        total += run->second;
+      }
+      distinct += total > 0 ? 1 : 0;
+      it = run;
+    }
+    return distinct;
+  }
+
   static void AddValue(AggState& s, const Datum& v, Int128 diff) {
     auto& c = s.values[v];
     const bool was_positive = c > 0;
@@ -144,7 +169,8 @@ class Aggregates {
     Output o;
     if (g.count <= 0) return o;
     o.present = true;
-    o.row = g.key;
+    const Row* printed = g.spellings.Printed();
+    o.row = printed != nullptr ? *printed : g.key;
     auto push_count = [&o](Int128 n) {  // COUNT and COUNT(c): int64, or the overflow error
       if (!FitsInt64(n)) {
         o.error = "integer overflow in COUNT";
@@ -198,7 +224,9 @@ class Aggregates {
           push_count(s.nonnull);
           break;
         case pb::COUNT_DISTINCT:
-          o.row.push_back(s.positive_values);
+          o.row.push_back(types_[a] == pb::NUMERIC || types_[a] == pb::INTERVAL
+                              ? DistinctValues(s)
+                              : s.positive_values);
           break;
         case pb::AVG:
           if (s.nonnull <= 0) {
@@ -320,9 +348,21 @@ class Aggregates {
     }
   }
 
-  // True when the group holds nothing: no multiplicity, and no value of any aggregate.
+  // Counts `diff` of the group's key as `row`'s `key_columns` spell it, when it can be spelled
+  // apart (spellings.h): called with each change of the group's count.
+  static void Spell(Group& g, const Row& row, const std::vector<std::uint32_t>& key_columns,
+                    Int128 diff) {
+    if (diff == 0 || !Spellings::Spelled(row, &key_columns)) return;
+    Row spelling;
+    spelling.reserve(key_columns.size());
+    for (std::uint32_t c : key_columns) spelling.push_back(row[c]);
+    g.spellings.Add(spelling, diff);
+  }
+
+  // True when the group holds nothing: no multiplicity, no count of a spelling of its key, and no
+  // value of any aggregate.
   static bool Empty(const Group& g) {
-    if (g.count != 0) return false;
+    if (g.count != 0 || !g.spellings.empty()) return false;
     for (const AggState& s : g.aggs) {
       if (s.nonnull != 0 || s.int_sum != 0 || s.int_sum_overflowed || s.float_sum != 0 ||
           !s.values.empty()) {
@@ -448,11 +488,15 @@ class ReduceNode final : public Node {
           return partial(u) ? partial_key_ : key_;
         },
         [&](const std::string& key, const RowUpdate& u) {
+          const std::vector<std::uint32_t>& columns = partial(u) ? partial_key_ : key_;
+          Aggregates::Group& g = GroupOf(key, u.row, columns);
+          const Int128 before = g.count;
           if (partial(u)) {
-            aggregates_.MergePartial(GroupOf(key, u.row, partial_key_), u.row, key_.size());
+            aggregates_.MergePartial(g, u.row, key_.size());
           } else {
-            aggregates_.Apply(GroupOf(key, u.row, key_), u.row, u.diff);
+            aggregates_.Apply(g, u.row, u.diff);
           }
+          Aggregates::Spell(g, u.row, columns, g.count - before);
         },
         [&](Time t, const std::string& key) { Settle(t, key, out); });
   }
@@ -471,7 +515,9 @@ class ReduceNode final : public Node {
   }
 
   // This worker's rows as partial rows (Aggregates::AppendPartial), one per (time, group) whose
-  // rows left anything; a partial's diff is 0: the tag by which Absorb knows it.
+  // rows left anything; a partial's diff is 0: the tag by which Absorb knows it. Rows combine by
+  // their key's exact encoding, not its key encoding: a partial carries one spelling of its key,
+  // whose count is the partial's (Absorb counts it as the receiver's group's spelling).
   std::vector<RowUpdate> Combine(std::vector<RowUpdate> rows) {
     std::unordered_map<std::string, Aggregates::Group> combined;
     std::vector<std::pair<Time, Aggregates::Group*>> order;  // first-seen order: deterministic
@@ -581,6 +627,7 @@ class ArrangedReduceNode final : public Node {
         Row row = DecodeIndexValue(c.val());
         if (!g) g = aggregates_.NewGroup(KeyOf(row));
         aggregates_.Apply(*g, row, count);
+        Aggregates::Spell(*g, row, key_columns_, count);
       }
       flush();
     }
@@ -628,6 +675,7 @@ class ArrangedReduceNode final : public Node {
       Row row = DecodeIndexValue(c.val());
       if (!g) g = aggregates_.NewGroup(KeyOf(row));
       aggregates_.Apply(*g, row, count);
+      Aggregates::Spell(*g, row, key_columns_, count);
     }
     return g ? aggregates_.Compute(*g) : Aggregates::Output{};
   }

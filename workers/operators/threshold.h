@@ -1,8 +1,10 @@
 // Threshold and Distinct (workers/README.md "Operators"): both keep rows by the sign of their
 // count. Threshold keeps every row with a positive count, with that count; Distinct keeps every
-// such row once. Both exchange by the whole row, keep each row's exact count (base/count.h) and
-// emit the change of the row's output count f(count) — max(count, 0) or [count > 0] — whenever
-// it changes. Errors pass through unchanged.
+// such row once. A "row" here is a key: rows equal by value (base/row.h "Keys") are one, counted
+// together and printed in one spelling (spellings.h). Both exchange by the whole row, keep each
+// row's exact count (base/count.h) and emit the change of the row's output count f(count) —
+// max(count, 0) or [count > 0] — whenever it or the printed spelling changes. Errors pass through
+// unchanged.
 #pragma once
 
 #include <map>
@@ -11,6 +13,7 @@
 
 #include "base/count.h"
 #include "workers/operators/node.h"
+#include "workers/operators/spellings.h"
 
 namespace tandem::workers {
 
@@ -26,8 +29,13 @@ class ThresholdNode final : public Node {
 
   Node* input_;
   Kind kind_;
-  // Encoded row → (row, count); a row leaves when its count is 0.
-  std::map<std::string, std::pair<Row, Int128>> state_;
+  struct Entry {
+    Row printed;  // the spelling emitted (its first row's until spellings name another)
+    Int128 count = 0;
+    Spellings spellings;
+  };
+  // Key-encoded row → its entry; an entry leaves when its count and its spellings' are 0.
+  std::map<std::string, Entry> state_;
 };
 
 }  // namespace tandem::workers

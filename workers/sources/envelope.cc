@@ -14,7 +14,7 @@ namespace {
 
 std::string EncodeKey(const Row& row, const std::vector<std::uint32_t>& key) {
   std::string out;
-  for (std::uint32_t c : key) AppendEncodedDatum(row[c], &out);
+  AppendKeyColumns(row, key, &out);
   return out;
 }
 
@@ -127,7 +127,7 @@ void Envelope::Add(SourceRecord record) {
   std::string key;
   if (record.kind == SourceRecord::Kind::kDelete) {
     TANDEM_CHECK(record.row.size() == key_.size(), "a delete names the key columns");
-    key = EncodeRow(record.row);  // a delete's row is the key columns
+    key = EncodeKey(record.row);  // a delete's row is the key columns
   } else {
     TANDEM_CHECK(record.kind == SourceRecord::Kind::kUpsert, "an upsert envelope takes no updates");
     key = EncodeKey(record.row, key_);
