@@ -44,15 +44,15 @@ namespace tandem::shm {
 // with the other structs that live in the segment.
 
 struct Update {
-  std::string key;  // encoded row
-  std::string val;  // encoded row
+  std::string key;  // a key (base/row.h "Keys")
+  std::string val;  // an encoded row
   Time time = 0;
   std::int64_t diff = 0;
 };
 
 // Updates to build one batch from, encoded once into one contiguous byte buffer: no allocation
 // per update (the buffer and the entry vector grow geometrically and can be reused with Clear).
-// Keys and values are encoded rows (base/row.h), in any order; BuildBatch sorts them.
+// Keys are key-encoded and values encoded rows (base/row.h), in any order; BuildBatch sorts them.
 class UpdateBuffer {
  public:
   UpdateBuffer() = default;

@@ -326,9 +326,10 @@ pb::Plan EquiJoin(pb::Plan left, std::size_t left_arity,
                   std::size_t right_arity, const std::vector<pb::ScalarExpr>& right_keys,
                   pb::JoinKind kind, const std::vector<pb::ScalarExpr>& predicates = {});
 std::vector<std::uint32_t> Iota(std::size_t from, std::size_t to);  // [from, to)
-// The rows of `rows` (columns of `types`) equal to no row of `present` (the same columns,
-// distinct), nulls equal to nulls — a left join on null-safe keys, unmatched — with `append`
-// (constants) after their columns, then `projection` of [their columns, append].
+// The rows of `rows` (columns of `types`) equal to no row of `present` (the same columns; equal
+// as rows: 1.5 and 1.50 are not), nulls equal to nulls — a left join on null-safe keys,
+// unmatched — with `append` (constants) after their columns, then `projection` of [their columns,
+// append].
 pb::Plan RowsNotIn(pb::Plan rows, const std::vector<pb::ScalarType>& types, pb::Plan present,
                    std::vector<pb::ScalarExpr> append,
                    const std::vector<std::uint32_t>& projection);

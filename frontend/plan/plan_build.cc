@@ -392,13 +392,19 @@ namespace {
 
 pb::ScalarExpr DefaultOf(pb::ScalarType type) { return ZeroExpr(type); }
 
-// Keys that equal exactly when the columns are equal or both null: (c IS NULL, c or a default).
+// Keys that equal exactly when the columns are equal or both null: (c IS NULL, c or a default),
+// and for a numeric or an interval, whose keys compare by value (base/row.h "Keys"), its text too
+// (c::text or ''), which tells its spellings apart (1.5 and 1.50, '1 mon' and '30 days').
 std::vector<pb::ScalarExpr> NullSafeKeys(const std::vector<pb::ScalarType>& types) {
   std::vector<pb::ScalarExpr> keys;
   for (std::uint32_t i = 0; i < types.size(); ++i) {
     keys.push_back(Unary(pb::IS_NULL, ColumnExpr(i)));
     keys.push_back(
         IfThenElse(Unary(pb::IS_NULL, ColumnExpr(i)), DefaultOf(types[i]), ColumnExpr(i)));
+    if (types[i] == pb::NUMERIC || types[i] == pb::INTERVAL) {
+      keys.push_back(IfThenElse(Unary(pb::IS_NULL, ColumnExpr(i)), DefaultOf(pb::STRING),
+                                CastExpr(ColumnExpr(i), pb::STRING)));
+    }
   }
   return keys;
 }
@@ -414,24 +420,26 @@ std::vector<pb::ScalarExpr> NullsOf(const std::vector<pb::ScalarType>& types) {
 pb::Plan RowsNotIn(pb::Plan rows, const std::vector<pb::ScalarType>& types, pb::Plan present,
                    std::vector<pb::ScalarExpr> append,
                    const std::vector<std::uint32_t>& projection) {
-  // [rows, keys] LEFT JOIN [keys, marker] on the keys; the rows whose marker is null, with
-  // `append` after their columns, projected.
+  // [rows, keys] LEFT JOIN Distinct([keys, marker]) on the keys; the rows whose marker is null,
+  // with `append` after their columns, projected.
   const std::size_t n = types.size();
   const std::vector<pb::ScalarExpr> keys = NullSafeKeys(types);
+  const std::size_t k = keys.size();
   std::vector<pb::ScalarExpr> marked_map = keys;
   marked_map.push_back(BoolExpr(true));
   pb::Plan plan;
   auto* join = plan.mutable_join();
   *join->mutable_left() = MfpPlan(std::move(rows), keys, {}, {});
   *join->mutable_right() =
-      MfpPlan(std::move(present), std::move(marked_map), {}, Iota(n, 3 * n + 1));
-  for (auto c : Iota(n, 3 * n)) join->add_left_key(c);
-  for (auto c : Iota(0, 2 * n)) join->add_right_key(c);
+      DistinctPlan(MfpPlan(std::move(present), std::move(marked_map), {}, Iota(n, n + k + 1)));
+  for (auto c : Iota(n, n + k)) join->add_left_key(c);
+  for (auto c : Iota(0, k)) join->add_right_key(c);
   join->set_kind(pb::LEFT_OUTER);
-  const std::uint32_t marker = static_cast<std::uint32_t>(5 * n);
+  // The join's columns: rows (n), their keys (k), present's keys (k), the marker.
+  const auto marker = static_cast<std::uint32_t>(n + 2 * k);
   std::vector<std::uint32_t> out;
   for (auto c : projection)
-    out.push_back(c < n ? c : static_cast<std::uint32_t>(5 * n + 1 + (c - n)));
+    out.push_back(c < n ? c : static_cast<std::uint32_t>(marker + 1 + (c - n)));
   return MfpPlan(std::move(plan), std::move(append), {Unary(pb::IS_NULL, ColumnExpr(marker))},
                  std::move(out));
 }
@@ -444,11 +452,11 @@ pb::Plan GeneralOuterJoin(pb::Plan left, const std::vector<pb::ScalarType>& left
   const std::size_t la = left_types.size(), ra = right_types.size();
   pb::Plan pairs = EquiJoin(left, la, left_keys, right, ra, right_keys, pb::INNER, conditions);
   std::vector<pb::Plan> parts;
-  pb::Plan matched_left = DistinctPlan(MfpPlan(pairs, {}, {}, Iota(0, la)));
+  pb::Plan matched_left = MfpPlan(pairs, {}, {}, Iota(0, la));
   parts.push_back(RowsNotIn(std::move(left), left_types, std::move(matched_left),
                             NullsOf(right_types), Iota(0, la + ra)));
   if (full) {
-    pb::Plan matched_right = DistinctPlan(MfpPlan(pairs, {}, {}, Iota(la, la + ra)));
+    pb::Plan matched_right = MfpPlan(pairs, {}, {}, Iota(la, la + ra));
     std::vector<std::uint32_t> projection = Iota(ra, ra + la);
     for (auto c : Iota(0, ra)) projection.push_back(c);
     parts.push_back(RowsNotIn(std::move(right), right_types, std::move(matched_right),

@@ -655,6 +655,11 @@ OrderedRelation Binder::BindSetOperation(const pg_query::SelectStmt& select, con
       }
       pb::Plan a_minus_b = ThresholdPlan(UnionPlan({a, NegatePlan(std::move(b))}));
       plan = UnionPlan({std::move(a), NegatePlan(std::move(a_minus_b))});
+      // Threshold prints one spelling of equal values (1.5, 1.50) with their whole count, so A's
+      // spellings need not cancel one by one: by value the sum is min(a, b) ≥ 0, by spelling a
+      // count may be negative. A Threshold sums them. (A Distinct input has one spelling a
+      // value already.)
+      if (select.all()) plan = ThresholdPlan(std::move(plan));
       break;
     }
   }

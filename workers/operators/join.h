@@ -9,7 +9,8 @@
 // kept in this worker's memory) or, when the side is an index import whose key is exactly that
 // side's join key, the imported arrangement itself, read in place from the index's batches — no
 // second copy (DESIGN §8: what index sharing is for). Both route a key to the same worker
-// (shm/routing.h over the same encoded key), so a key's rows of both sides meet on one worker.
+// (shm/routing.h over the same key encoding, base/row.h "Keys"), so a key's rows of both sides
+// meet on one worker.
 //
 // A key with a null column never matches. Counts are exact: a product of two counts beyond int64
 // goes out as several updates of int64 parts (base/count.h) — up to kMaxJoinParts of them. Beyond
@@ -42,7 +43,8 @@ class ImportedIndex;
 
 inline constexpr std::int64_t kMaxJoinParts = 64;
 
-// An update of one side with its encoded join key (shm/routing.h's key bytes). An imported side's
+// An update of one side with its key-encoded join key (base/row.h "Keys"; shm/routing.h's key
+// bytes). An imported side's
 // row stays encoded (a view into the tick's batches) until the join needs it: most of a first
 // tick's updates of one side never meet a row of the other.
 struct KeyedUpdate {

@@ -68,9 +68,9 @@ class Node {
 
   // The arranged pull: an index export by `key` of this node may call PullArranged instead of
   // Pull (once per tick), which encodes this worker's rows of the tick straight into `updates` as
-  // the index holds them — (encoded key columns, encoded row, time, diff) — and appends its errors
-  // to `errors`, building no Row. Only a node whose rows are placed by `key` already (no exchange
-  // needed) can; whether it can is a property of the plan (the same on every worker).
+  // the index holds them — (key-encoded key columns, encoded row, time, diff) — and appends its
+  // errors to `errors`, building no Row. Only a node whose rows are placed by `key` already (no
+  // exchange needed) can; whether it can is a property of the plan (the same on every worker).
   virtual bool CanPullArranged(const std::vector<std::uint32_t>& /*key*/) const { return false; }
   virtual void PullArranged(const TickCtx& /*ctx*/, const std::vector<std::uint32_t>& /*key*/,
                             shm::UpdateBuffer* /*updates*/, std::vector<ErrorUpdate>* /*errors*/) {

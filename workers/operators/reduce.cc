@@ -58,7 +58,8 @@ class Aggregates {
     bool is_float = false;
     Int128 nonnull = 0;  // multiplicity of non-null values
     // MIN, MAX, COUNT_DISTINCT, ANY, ALL and a float AVG: each value's count (never 0), and how
-    // many of them are positive (COUNT_DISTINCT, without a walk over them).
+    // many values have a positive count over their spellings (COUNT_DISTINCT, without a walk over
+    // them; SameValue).
     std::map<Datum, Int128, DatumLess> values;
     std::int64_t positive_values = 0;
   };
@@ -127,34 +128,33 @@ class Aggregates {
     return static_cast<Int128>((static_cast<UInt128>(hi) << 64) | lo);
   }
 
-  // How many values — numerics by value whatever their scale, intervals by span (base/row.h
-  // "Keys") — have a positive total count over their spellings. Equal values are adjacent in
-  // datum order.
-  static std::int64_t DistinctValues(const AggState& s) {
-    auto same_value = [](const Datum& a, const Datum& b) {
-      if (const auto* n = std::get_if<Numeric>(&a)) {
-        return CompareNumericValue(*n, std::get<Numeric>(b)) == 0;
-      }
-      return CompareIntervalValue(std::get<Interval>(a), std::get<Interval>(b)) == 0;
-    };
-    std::int64_t distinct = 0;
-    for (auto it = s.values.begin(); it != s.values.end();) {
-      Int128 total = 0;
-      auto run = it;
-      for (; run != s.values.end() && same_value(run->first, it->first); ++run) {
-        total += run->second;
-      }
-      distinct += total > 0 ? 1 : 0;
-      it = run;
+  // Numerics and intervals count as values (base/row.h "Keys": 1.5 and 1.50 are one), whose
+  // spellings are adjacent in datum order.
+  static bool SameValue(const Datum& a, const Datum& b) {
+    if (const auto* n = std::get_if<Numeric>(&a)) {
+      return CompareNumericValue(*n, std::get<Numeric>(b)) == 0;
     }
-    return distinct;
+    return CompareIntervalValue(std::get<Interval>(a), std::get<Interval>(b)) == 0;
+  }
+  // The count of `v`'s value over every spelling of it.
+  static Int128 ValueTotal(const AggState& s, const Datum& v) {
+    Int128 total = 0;
+    const auto at = s.values.lower_bound(v);
+    for (auto it = at; it != s.values.end() && SameValue(it->first, v); ++it) total += it->second;
+    for (auto it = at; it != s.values.begin();) {
+      if (!SameValue((--it)->first, v)) break;
+      total += it->second;
+    }
+    return total;
   }
 
   static void AddValue(AggState& s, const Datum& v, Int128 diff) {
+    const bool spelled = Spellings::Spelled(v);
     auto& c = s.values[v];
-    const bool was_positive = c > 0;
+    const bool was_positive = spelled ? ValueTotal(s, v) > 0 : c > 0;
     c += diff;
-    s.positive_values += (c > 0 ? 1 : 0) - (was_positive ? 1 : 0);
+    const bool positive = spelled ? ValueTotal(s, v) > 0 : c > 0;
+    s.positive_values += (positive ? 1 : 0) - (was_positive ? 1 : 0);
     if (c == 0) s.values.erase(v);
   }
 
@@ -224,9 +224,7 @@ class Aggregates {
           push_count(s.nonnull);
           break;
         case pb::COUNT_DISTINCT:
-          o.row.push_back(types_[a] == pb::NUMERIC || types_[a] == pb::INTERVAL
-                              ? DistinctValues(s)
-                              : s.positive_values);
+          o.row.push_back(s.positive_values);
           break;
         case pb::AVG:
           if (s.nonnull <= 0) {
@@ -352,7 +350,7 @@ class Aggregates {
   // apart (spellings.h): called with each change of the group's count.
   static void Spell(Group& g, const Row& row, const std::vector<std::uint32_t>& key_columns,
                     Int128 diff) {
-    if (diff == 0 || !Spellings::Spelled(row, &key_columns)) return;
+    if (diff == 0 || !Spellings::Spelled(row, key_columns)) return;
     Row spelling;
     spelling.reserve(key_columns.size());
     for (std::uint32_t c : key_columns) spelling.push_back(row[c]);

@@ -19,19 +19,20 @@ namespace tandem::workers {
 
 class Spellings {
  public:
-  // Whether `row`'s `columns` (every column when `columns` is null) hold a numeric or an interval.
-  static bool Spelled(const Row& row, const std::vector<std::uint32_t>* columns) {
-    auto spelled = [](const Datum& d) {
-      return std::holds_alternative<Numeric>(d) || std::holds_alternative<Interval>(d);
-    };
-    if (columns == nullptr) {
-      for (const Datum& d : row) {
-        if (spelled(d)) return true;
-      }
-      return false;
+  // Whether `d` is a numeric or an interval: a kind whose values have several spellings.
+  static bool Spelled(const Datum& d) {
+    return std::holds_alternative<Numeric>(d) || std::holds_alternative<Interval>(d);
+  }
+  // Whether `row` (its `columns`) holds one.
+  static bool Spelled(const Row& row) {
+    for (const Datum& d : row) {
+      if (Spelled(d)) return true;
     }
-    for (std::uint32_t c : *columns) {
-      if (spelled(row[c])) return true;
+    return false;
+  }
+  static bool Spelled(const Row& row, const std::vector<std::uint32_t>& columns) {
+    for (std::uint32_t c : columns) {
+      if (Spelled(row[c])) return true;
     }
     return false;
   }

@@ -1,5 +1,7 @@
 #include "workers/operators/threshold.h"
 
+#include <optional>
+
 #include "workers/exchange.h"
 
 namespace tandem::workers {
@@ -14,8 +16,13 @@ Delta ThresholdNode::Pull(const TickCtx& ctx) {
   std::vector<RowUpdate> rows = PullExchanged(input_, ctx, {}, true, &out.errors);
   std::string key;
   ForEachTime(rows, [&](Time t, std::size_t b, std::size_t e) {
-    // Touched entries → (the spelling printed, the count) before this time.
-    std::map<std::string, std::pair<Row, Int128>> before;
+    // Touched entries → their count before this time, and the spelling printed then for a row
+    // that can be spelled apart (the others print their one spelling throughout).
+    struct Before {
+      Int128 count;
+      std::optional<Row> printed;
+    };
+    std::map<std::string, Before> before;
     for (std::size_t i = b; i < e; ++i) {
       const Row& row = rows[i].row;
       key.clear();
@@ -23,9 +30,11 @@ Delta ThresholdNode::Pull(const TickCtx& ctx) {
       auto [it, fresh] = state_.try_emplace(key);
       Entry& entry = it->second;
       if (fresh) entry.printed = row;
-      before.try_emplace(key, entry.printed, entry.count);
+      const bool spelled = Spellings::Spelled(row);
+      auto [was, first] = before.try_emplace(key, Before{entry.count, std::nullopt});
+      if (first && spelled) was->second.printed = entry.printed;
       entry.count += rows[i].diff;
-      if (Spellings::Spelled(row, nullptr)) entry.spellings.Add(row, rows[i].diff);
+      if (spelled) entry.spellings.Add(row, rows[i].diff);
     }
     auto emit = [&](const Row& row, Int128 diff) {
       PushCount(diff, [&](std::int64_t part) { out.rows.push_back({row, t, part}); });
@@ -33,12 +42,12 @@ Delta ThresholdNode::Pull(const TickCtx& ctx) {
     for (auto& [k, was] : before) {
       auto it = state_.find(k);
       Entry& entry = it->second;
-      if (const Row* printed = entry.spellings.Printed()) entry.printed = *printed;
-      const auto& [was_printed, was_count] = was;
-      if (CompareRow(was_printed, entry.printed) == 0) {
-        emit(entry.printed, Output(entry.count) - Output(was_count));
+      const Row* printed = entry.spellings.Printed();
+      if (!was.printed || printed == nullptr || CompareRow(*printed, *was.printed) == 0) {
+        emit(entry.printed, Output(entry.count) - Output(was.count));
       } else {  // another spelling is printed now: the old one's output goes
-        emit(was_printed, -Output(was_count));
+        entry.printed = *printed;
+        emit(*was.printed, -Output(was.count));
         emit(entry.printed, Output(entry.count));
       }
       if (entry.count == 0 && entry.spellings.empty()) state_.erase(it);

@@ -12,7 +12,7 @@ namespace tandem::workers {
 
 namespace {
 
-std::string EncodeKey(const Row& row, const std::vector<std::uint32_t>& key) {
+std::string KeyOf(const Row& row, const std::vector<std::uint32_t>& key) {
   std::string out;
   AppendKeyColumns(row, key, &out);
   return out;
@@ -130,7 +130,7 @@ void Envelope::Add(SourceRecord record) {
     key = EncodeKey(record.row);  // a delete's row is the key columns
   } else {
     TANDEM_CHECK(record.kind == SourceRecord::Kind::kUpsert, "an upsert envelope takes no updates");
-    key = EncodeKey(record.row, key_);
+    key = KeyOf(record.row, key_);
   }
   const std::uint32_t to = shm::WorkerOf(key, workers_);
   queues_[to].push_back({std::move(record), seq, std::move(key)});

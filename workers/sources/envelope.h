@@ -6,11 +6,12 @@
 //     are spread over the workers round robin.
 //   * Upsert (SourceImport.upsert_key, the key columns): a record replaces the row with its key
 //     (kUpsert, the whole row) or deletes it (kDelete, the key columns in upsert-key order). A
-//     record goes to the worker hash(encoded key) % N, which keeps the current row of each of its
-//     keys and emits the retraction of the old row and the insertion of the new one itself. In a
-//     tick [lo, hi), a worker applies its records below hi in time order and, within one time, in
-//     the order they were added: of two records for one key at one time, the later one wins. An
-//     upsert of the row a key already has, and a delete of a key that has no row, change nothing.
+//     record goes to the worker hash(key-encoded key: base/row.h "Keys") % N, which keeps the
+//     current row of each of its keys and emits the retraction of the old row and the insertion of
+//     the new one itself. In a tick [lo, hi), a worker applies its records below hi in time order
+//     and, within one time, in the order they were added: of two records for one key at one time,
+//     the later one wins. An upsert of the row a key already has, and a delete of a key that has no
+//     row, change nothing.
 //
 // Times: a record (or error) must be added at a time no lower than the source's upper when it is
 // added (what is below the upper has been emitted). Emitted updates are advanced to the
@@ -63,7 +64,7 @@ class Envelope {
   struct Queued {
     SourceRecord record;
     std::uint64_t seq;  // the order records were added in
-    std::string key;    // upsert: the encoded key (routed by it in Add, looked up by the node)
+    std::string key;    // upsert: the key encoding (routed by it in Add, looked up by the node)
   };
   std::vector<std::uint32_t> key_;
   std::uint32_t workers_;

@@ -127,7 +127,21 @@ std::string HeaderDifference(const ipc::pb::TableLogHeader& file,
                              const ipc::pb::TableLogHeader& want) {
   std::string out;
   auto add = [&out](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
-  if (file.format() != want.format()) {
+  if (file.format() == kTableLogFormatKeyedBySpelling && want.format() == kTableLogFormat) {
+    for (std::uint32_t c : file.upsert_key()) {
+      if (static_cast<int>(c) >= file.schema().columns_size()) continue;  // differs below
+      const auto type = file.schema().columns(static_cast<int>(c)).type();
+      if (type == ipc::pb::NUMERIC || type == ipc::pb::INTERVAL) {
+        add("it has format 1, whose upsert key told equal values spelled apart (1.5 and 1.50) "
+            "apart, and its upsert key has the " +
+            std::string(type == ipc::pb::NUMERIC ? "numeric" : "interval") + " column " +
+            file.schema().columns(static_cast<int>(c)).name() +
+            " (this build reads format 2: keys by value; re-create the table and write its rows "
+            "again)");
+        break;
+      }
+    }
+  } else if (file.format() != want.format()) {
     add("it has format " + std::to_string(file.format()) + " (this build reads " +
         std::to_string(want.format()) + ")");
   }

@@ -57,7 +57,12 @@
 
 namespace tandem::workers {
 
-inline constexpr std::uint32_t kTableLogFormat = 1;
+// Format 2: an upsert key compares by value (base/row.h "Keys": 1.5 and 1.50 are one key). A
+// format-1 log meant the same unless its upsert key has a numeric or an interval column, whose
+// spellings were keys apart: Open reads such a log only with that difference refused
+// (HeaderDifference), since replaying it by value could merge rows that were acknowledged apart.
+inline constexpr std::uint32_t kTableLogFormat = 2;
+inline constexpr std::uint32_t kTableLogFormatKeyedBySpelling = 1;
 // The largest payload of one record (a header or one write's updates).
 inline constexpr std::uint32_t kMaxTableLogRecord = 64u << 20;
 // Bytes of framing before each payload: length and CRC.
