@@ -257,6 +257,27 @@ std::vector<Changes_> ReduceOnTwoWorkers(const pb::Plan::Reduce& plan,
   return both;
 }
 
+// The rows of each pull dealt alternately to two workers, each pulling its own.
+std::vector<Changes_> ReduceOnTwoWorkersDealt(const pb::Plan::Reduce& plan,
+                                              const std::vector<std::vector<RowUpdate>>& pulls,
+                                              Time span) {
+  std::vector<std::vector<RowUpdate>> dealt[2];
+  for (const auto& rows : pulls) {
+    for (auto& half : dealt) half.emplace_back();
+    for (std::size_t i = 0; i < rows.size(); ++i) dealt[i % 2].back().push_back(rows[i]);
+  }
+  return ReduceOnTwoWorkers(plan, dealt, span);
+}
+
+// A deterministic draw in [0, n) (a 64-bit LCG): the randomized tests' rows.
+struct Draw {
+  std::uint64_t x;
+  std::uint64_t operator()(std::uint64_t n) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (x >> 33) % n;
+  }
+};
+
 std::size_t RowChanges(const Changes_& c) {
   return static_cast<std::size_t>(
       std::count_if(c.begin(), c.end(), [](const auto& kv) { return kv.first[0] == '('; }));
@@ -271,11 +292,7 @@ TEST(Operators, AReduceOverTwoWorkersCombiningBeforeTheExchangeEqualsOneWorker) 
   constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
   // Rows over three pulls of two times each, inserted and retracted.
   std::vector<std::vector<RowUpdate>> pulls(3);
-  std::uint64_t x = 12345;
-  auto next = [&x](std::uint64_t n) {
-    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (x >> 33) % n;
-  };
+  Draw next{12345};
   for (std::size_t p = 0; p < pulls.size(); ++p) {
     for (int n = 0; n < 120; ++n) {
       const auto group = static_cast<std::int64_t>(next(4));
@@ -312,13 +329,7 @@ TEST(Operators, AReduceOverTwoWorkersCombiningBeforeTheExchangeEqualsOneWorker) 
                                                {pb::ALL, 3}})
                                     .reduce();
   const std::vector<Changes_> one = ReduceOnOneWorker(plan, pulls, 2);
-  // The same rows dealt alternately to two workers.
-  std::vector<std::vector<RowUpdate>> dealt[2];
-  for (const auto& rows : pulls) {
-    for (auto& half : dealt) half.emplace_back();
-    for (std::size_t i = 0; i < rows.size(); ++i) dealt[i % 2].back().push_back(rows[i]);
-  }
-  const std::vector<Changes_> two = ReduceOnTwoWorkers(plan, dealt, 2);
+  const std::vector<Changes_> two = ReduceOnTwoWorkersDealt(plan, pulls, 2);
   for (std::size_t p = 0; p < pulls.size(); ++p) {
     EXPECT_EQ(two[p], one[p]) << "pull " << p;
     EXPECT_GE(RowChanges(one[p]), 2u) << "pull " << p << " changes rows of groups";
@@ -352,11 +363,7 @@ TEST(Operators, AReduceOverTwoWorkersPrintsTheSpellingOneWorkerPrints) {
                                      Numeric::FromParts(1500, 3), Numeric::FromParts(2, 0),
                                      Numeric::FromParts(20, 1)};
   std::vector<std::vector<RowUpdate>> pulls(4);
-  std::uint64_t x = 777;
-  auto next = [&x](std::uint64_t n) {
-    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (x >> 33) % n;
-  };
+  Draw next{777};
   for (std::size_t p = 0; p < pulls.size(); ++p) {
     for (int n = 0; n < 60; ++n) {
       const std::int64_t diff = static_cast<std::int64_t>(next(4)) - 1;  // mostly insertions
@@ -376,12 +383,7 @@ TEST(Operators, AReduceOverTwoWorkersPrintsTheSpellingOneWorkerPrints) {
   const pb::Plan::Reduce plan =
       s::ReducePlan(s::GetPlan("x"), {0}, {{pb::COUNT, 0}, {pb::SUM, 1}}).reduce();
   const std::vector<Changes_> one = ReduceOnOneWorker(plan, pulls, 2);
-  std::vector<std::vector<RowUpdate>> dealt[2];
-  for (const auto& rows : pulls) {
-    for (auto& half : dealt) half.emplace_back();
-    for (std::size_t i = 0; i < rows.size(); ++i) dealt[i % 2].back().push_back(rows[i]);
-  }
-  const std::vector<Changes_> two = ReduceOnTwoWorkers(plan, dealt, 2);
+  const std::vector<Changes_> two = ReduceOnTwoWorkersDealt(plan, pulls, 2);
   std::size_t spelled_apart = 0;
   for (std::size_t p = 0; p < pulls.size(); ++p) {
     EXPECT_EQ(two[p], one[p]) << "pull " << p;
