@@ -47,7 +47,7 @@ Datum Respelled(const Datum& d) {
   }
   if (const auto* i = std::get_if<Interval>(&d)) {
     Interval j = *i;
-    if (j.days >= 30) {
+    if (j.days >= 30 && j.months < std::numeric_limits<std::int32_t>::max()) {
       j.days -= 30;
       ++j.months;
     } else if (j.months > std::numeric_limits<std::int32_t>::min() &&
