@@ -293,6 +293,11 @@ void Connection::OnMessage(char type, std::string_view body) {
       Close("Terminate");
       return;
     case frontend::kSync:
+      if (handler_->SupportsExtendedProtocol()) {
+        Ask(QuerySink::Answering::kSync,
+            [this](std::shared_ptr<QuerySink> sink) { handler_->Sync(std::move(sink)); });
+        return;
+      }
       ignore_till_sync_ = false;
       AppendReadyForQuery(out_, transaction_status_);
       return;
@@ -306,6 +311,10 @@ void Connection::OnMessage(char type, std::string_view body) {
     case frontend::kDescribe:
     case frontend::kExecute:
     case frontend::kClose: {
+      if (handler_->SupportsExtendedProtocol()) {
+        OnExtended(type, body);
+        return;
+      }
       ErrorFields e =
           ErrorFields::Error(sqlstate::kFeatureNotSupported,
                              std::string("the extended query protocol is not supported (a ") +
@@ -340,10 +349,86 @@ void Connection::OnQuery(std::string_view body) {
     AppendReadyForQuery(out_, transaction_status_);
     return;
   }
-  sink_ = std::make_shared<QuerySink>(options_.max_buffered_bytes, wake_);
+  Ask(QuerySink::Answering::kQuery,
+      [this, sql = std::string(*text)](std::shared_ptr<QuerySink> sink) mutable {
+        handler_->Query(std::move(sql), std::move(sink));
+      });
+}
+
+void Connection::Ask(QuerySink::Answering answering,
+                     const std::function<void(std::shared_ptr<QuerySink>)>& ask) {
+  sink_ = std::make_shared<QuerySink>(options_.max_buffered_bytes, wake_, answering);
   state_ = State::kQuery;
-  handler_->Query(std::string(*text), sink_);
+  ask(sink_);
   TakeAnswer();  // an answer given at once goes out at once
+}
+
+void Connection::OnExtended(char type, std::string_view body) {
+  // A message that does not decode: the stream cannot be trusted past it (as a Query's).
+  auto bad = [this](const Status& s) {
+    Fatal(ErrorFields::Fatal(sqlstate::kProtocolViolation, s.message()));
+  };
+  using Answering = QuerySink::Answering;
+  switch (type) {
+    case frontend::kParse: {
+      Result<ParseMessage> m = DecodeParse(body);
+      if (!m.ok()) return bad(m.status());
+      if (const std::optional<std::size_t> invalid = FindInvalidUtf8(m->query)) {
+        SendError(ErrorFields::Error(sqlstate::kCharacterNotInRepertoire,
+                                     InvalidUtf8Message(m->query, *invalid)));
+        ignore_till_sync_ = true;
+        return;
+      }
+      ParseRequest r{std::string(m->statement), std::string(m->query),
+                     std::move(m->parameter_types)};
+      Ask(Answering::kParse, [this, &r](std::shared_ptr<QuerySink> sink) {
+        handler_->Parse(std::move(r), std::move(sink));
+      });
+      return;
+    }
+    case frontend::kBind: {
+      Result<BindMessage> m = DecodeBind(body);
+      if (!m.ok()) return bad(m.status());
+      BindRequest r;
+      r.portal = m->portal;
+      r.statement = m->statement;
+      r.parameter_formats = std::move(m->parameter_formats);
+      for (const auto& p : m->parameters) {
+        r.parameters.push_back(p ? std::optional<std::string>(*p) : std::nullopt);
+      }
+      r.result_formats = std::move(m->result_formats);
+      Ask(Answering::kBind, [this, &r](std::shared_ptr<QuerySink> sink) {
+        handler_->Bind(std::move(r), std::move(sink));
+      });
+      return;
+    }
+    case frontend::kDescribe: {
+      Result<DescribeMessage> m = DecodeDescribe(body);
+      if (!m.ok()) return bad(m.status());
+      Ask(m->target == Target::kStatement ? Answering::kDescribeStatement
+                                          : Answering::kDescribePortal,
+          [this, &m](std::shared_ptr<QuerySink> sink) {
+            handler_->Describe(m->target, std::string(m->name), std::move(sink));
+          });
+      return;
+    }
+    case frontend::kExecute: {
+      Result<ExecuteMessage> m = DecodeExecute(body);
+      if (!m.ok()) return bad(m.status());
+      Ask(Answering::kExecute, [this, &m](std::shared_ptr<QuerySink> sink) {
+        handler_->Execute(std::string(m->portal), m->max_rows, std::move(sink));
+      });
+      return;
+    }
+    default: {  // Close
+      Result<CloseMessage> m = DecodeClose(body);
+      if (!m.ok()) return bad(m.status());
+      Ask(Answering::kClose, [this, &m](std::shared_ptr<QuerySink> sink) {
+        handler_->Close(m->target, std::string(m->name), std::move(sink));
+      });
+      return;
+    }
+  }
 }
 
 void Connection::TakeAnswer() {
@@ -369,11 +454,17 @@ void Connection::TakeAnswer() {
     return;
   }
   if (!taken.finished) return;
+  const QuerySink::Answering answered = sink_->answering();
   sink_->Detach();
   sink_.reset();
   transaction_status_ = taken.status;
-  AppendReadyForQuery(out_, transaction_status_);
   state_ = State::kReady;
+  if (answered == QuerySink::Answering::kQuery || answered == QuerySink::Answering::kSync) {
+    if (answered == QuerySink::Answering::kSync) ignore_till_sync_ = false;
+    AppendReadyForQuery(out_, transaction_status_);
+  } else if (taken.failed) {
+    ignore_till_sync_ = true;  // the extended protocol's error recovery
+  }
 }
 
 void Connection::SendError(const ErrorFields& error) { AppendErrorResponse(out_, error); }

@@ -10,11 +10,17 @@
 //             BackendKeyData, ReadyForQuery 'I'. A CancelRequest instead: the key's session is
 //             told (CancelRegistry), and the connection closes without a word, as PostgreSQL's.
 //   kReady    Query → kQuery (the handler's answer, then ReadyForQuery); Terminate → closed.
-//             Sync → ReadyForQuery; Flush and CopyData/CopyDone/CopyFail (no COPY FROM is under
-//             way) → ignored, as PostgreSQL does; FunctionCall → ERROR 0A000, ReadyForQuery;
-//             Parse, Bind, Describe, Execute, Close → ERROR 0A000, then every message is ignored
-//             until a Sync (the extended protocol's error recovery), which ReadyForQuery answers.
-//   kQuery    Input is buffered, not read, until the answer finishes (one Query at a time).
+//             Flush and CopyData/CopyDone/CopyFail (no COPY FROM is under way) → ignored, as
+//             PostgreSQL does; FunctionCall → ERROR 0A000, ReadyForQuery.
+//             The extended query protocol, when the session supports it
+//             (QueryHandler::SupportsExtendedProtocol): Parse, Bind, Describe, Execute, Close →
+//             kQuery (the handler's answer; no ReadyForQuery); an answer with an Error makes
+//             every message but Sync and Terminate ignored until a Sync (the extended protocol's
+//             error recovery); Sync → kQuery (the handler's Sync), then ReadyForQuery. A Parse
+//             whose query is not UTF-8 → ERROR 22021, ignored until Sync. When it does not: Parse,
+//             Bind, Describe, Execute, Close → ERROR 0A000, ignored until a Sync, which
+//             ReadyForQuery answers.
+//   kQuery    Input is buffered, not read, until the answer finishes (one message at a time).
 //   kClosed   Nothing more is read; `output` may still hold bytes (a FATAL) to send.
 //
 // What is refused, and how:
@@ -156,6 +162,11 @@ class Connection {
   void OnStartupMessage(StartupMessage startup);
   void OnMessage(char type, std::string_view body);
   void OnQuery(std::string_view body);
+  void OnExtended(char type, std::string_view body);  // Parse, Bind, Describe, Execute, Close
+  // Hands one message to the handler: `ask` calls it with a new sink answering `answering`; the
+  // connection reads no other message until its Finish.
+  void Ask(QuerySink::Answering answering,
+           const std::function<void(std::shared_ptr<QuerySink>)>& ask);
   void TakeAnswer();
   void SendError(const ErrorFields& error);  // ERROR, the session goes on
   void Fatal(ErrorFields error);             // FATAL, then closed

@@ -298,6 +298,174 @@ Result<std::string_view> DecodeQuery(std::string_view body) {
   return body.substr(0, nul);
 }
 
+namespace {
+
+// Reads one typed message's fields front to back; each read checks that its bytes are there. The
+// first failure is kept (`error`) and every later read fails too, so a decoder reads every field
+// and checks once.
+class FieldReader {
+ public:
+  FieldReader(std::string_view body, const char* message) : body_(body), message_(message) {}
+
+  std::string_view String(const char* field) {
+    if (!ok()) return {};
+    const std::size_t nul = body_.find('\0', at_);
+    if (nul == std::string_view::npos) {
+      Fail(std::string(field) + " has no terminating NUL");
+      return {};
+    }
+    const std::string_view s = body_.substr(at_, nul - at_);
+    at_ = nul + 1;
+    return s;
+  }
+  std::int32_t Int32(const char* field) {
+    if (!Has(4, field)) return 0;
+    const auto v = static_cast<std::int32_t>(ReadUint32(body_, at_));
+    at_ += 4;
+    return v;
+  }
+  std::int16_t Int16(const char* field) {
+    if (!Has(2, field)) return 0;
+    const auto v =
+        static_cast<std::int16_t>((std::uint16_t{static_cast<unsigned char>(body_[at_])} << 8) |
+                                  std::uint16_t{static_cast<unsigned char>(body_[at_ + 1])});
+    at_ += 2;
+    return v;
+  }
+  char Byte(const char* field) {
+    if (!Has(1, field)) return 0;
+    return body_[at_++];
+  }
+  std::string_view Bytes(std::size_t n, const char* field) {
+    if (!Has(n, field)) return {};
+    const std::string_view s = body_.substr(at_, n);
+    at_ += n;
+    return s;
+  }
+  // A count: an Int16 read unsigned, 0 ..= 65535, as PostgreSQL reads it (libpq sends up to 65535
+  // parameters).
+  std::size_t Count(const char* field) { return static_cast<std::uint16_t>(Int16(field)); }
+  Format FormatCode(const char* field) {
+    const std::int16_t code = Int16(field);
+    if (ok() && code != 0 && code != 1) {
+      Fail(std::string(field) + " " + std::to_string(code) + " is neither 0 (text) nor 1 (binary)");
+    }
+    return static_cast<Format>(code);
+  }
+  Target TargetByte(const char* field) {
+    const char c = Byte(field);
+    if (ok() && c != 'S' && c != 'P') {
+      Fail(std::string(field) + " is neither 'S' (statement) nor 'P' (portal)");
+    }
+    return static_cast<Target>(c);
+  }
+
+  void Fail(const std::string& why) {
+    if (ok()) error_ = why;
+  }
+  bool ok() const { return error_.empty(); }
+  // OK once every field was read and nothing follows; else what is wrong.
+  Status Finish() {
+    if (ok() && at_ != body_.size()) {
+      Fail(std::to_string(body_.size() - at_) + " bytes after its last field");
+    }
+    if (ok()) return Status::Ok();
+    return Status::InvalidArgument(std::string("invalid ") + message_ + " message: " + error_);
+  }
+
+ private:
+  bool Has(std::size_t n, const char* field) {
+    if (!ok()) return false;
+    if (body_.size() - at_ < n) {
+      Fail(std::string("it ends inside ") + field);
+      return false;
+    }
+    return true;
+  }
+
+  const std::string_view body_;
+  const char* const message_;
+  std::size_t at_ = 0;
+  std::string error_;
+};
+
+}  // namespace
+
+Result<ParseMessage> DecodeParse(std::string_view body) {
+  FieldReader r(body, "Parse");
+  ParseMessage m;
+  m.statement = r.String("the statement name");
+  m.query = r.String("the query string");
+  const std::size_t n = r.Count("the parameter type count");
+  for (std::size_t i = 0; i < n && r.ok(); ++i) {
+    m.parameter_types.push_back(static_cast<std::uint32_t>(r.Int32("a parameter type")));
+  }
+  TANDEM_RETURN_IF_ERROR(r.Finish());
+  return m;
+}
+
+Result<BindMessage> DecodeBind(std::string_view body) {
+  FieldReader r(body, "Bind");
+  BindMessage m;
+  m.portal = r.String("the portal name");
+  m.statement = r.String("the statement name");
+  const std::size_t formats = r.Count("the parameter format count");
+  std::vector<Format> sent;
+  for (std::size_t i = 0; i < formats && r.ok(); ++i) {
+    sent.push_back(r.FormatCode("a parameter format code"));
+  }
+  const std::size_t n = r.Count("the parameter count");
+  if (r.ok() && formats > 1 && formats != n) {
+    r.Fail(std::to_string(formats) + " parameter format codes for " + std::to_string(n) +
+           " parameters (0, 1 or one each)");
+  }
+  for (std::size_t i = 0; i < n && r.ok(); ++i) {
+    const std::int32_t length = r.Int32("a parameter value's length");
+    if (length == -1) {
+      m.parameters.emplace_back(std::nullopt);
+    } else if (length < 0) {
+      r.Fail("a parameter value's length is " + std::to_string(length) + " (-1 is NULL)");
+    } else {
+      m.parameters.emplace_back(r.Bytes(static_cast<std::size_t>(length), "a parameter value"));
+    }
+    m.parameter_formats.push_back(formats == 0 ? Format::kText : formats == 1 ? sent[0] : sent[i]);
+  }
+  const std::size_t results = r.Count("the result format count");
+  for (std::size_t i = 0; i < results && r.ok(); ++i) {
+    m.result_formats.push_back(r.FormatCode("a result format code"));
+  }
+  TANDEM_RETURN_IF_ERROR(r.Finish());
+  return m;
+}
+
+Result<DescribeMessage> DecodeDescribe(std::string_view body) {
+  FieldReader r(body, "Describe");
+  DescribeMessage m;
+  m.target = r.TargetByte("what to describe");
+  m.name = r.String("the name");
+  TANDEM_RETURN_IF_ERROR(r.Finish());
+  return m;
+}
+
+Result<CloseMessage> DecodeClose(std::string_view body) {
+  FieldReader r(body, "Close");
+  CloseMessage m;
+  m.target = r.TargetByte("what to close");
+  m.name = r.String("the name");
+  TANDEM_RETURN_IF_ERROR(r.Finish());
+  return m;
+}
+
+Result<ExecuteMessage> DecodeExecute(std::string_view body) {
+  FieldReader r(body, "Execute");
+  ExecuteMessage m;
+  m.portal = r.String("the portal name");
+  const std::int32_t max_rows = r.Int32("the row limit");
+  m.max_rows = max_rows > 0 ? static_cast<std::uint32_t>(max_rows) : 0;
+  TANDEM_RETURN_IF_ERROR(r.Finish());
+  return m;
+}
+
 void AppendAuthenticationOk(std::string& out) {
   MessageWriter m(out, 'R');
   PutInt32(out, 0);
@@ -398,5 +566,19 @@ void AppendCopyData(std::string& out, std::string_view data) {
 }
 
 void AppendCopyDone(std::string& out) { MessageWriter m(out, 'c'); }
+
+void AppendParseComplete(std::string& out) { MessageWriter m(out, '1'); }
+void AppendBindComplete(std::string& out) { MessageWriter m(out, '2'); }
+void AppendCloseComplete(std::string& out) { MessageWriter m(out, '3'); }
+void AppendNoData(std::string& out) { MessageWriter m(out, 'n'); }
+void AppendPortalSuspended(std::string& out) { MessageWriter m(out, 's'); }
+
+void AppendParameterDescription(std::string& out, std::span<const std::uint32_t> types) {
+  TANDEM_CHECK(types.size() <= std::numeric_limits<std::uint16_t>::max(),
+               "a ParameterDescription of more parameters than its Int16 count");
+  MessageWriter m(out, 't');
+  PutInt16(out, static_cast<std::int16_t>(static_cast<std::uint16_t>(types.size())));
+  for (std::uint32_t oid : types) PutUint32(out, oid);
+}
 
 }  // namespace tandem::pgwire

@@ -200,6 +200,55 @@ Result<StartupPacket> DecodeStartupPacket(std::string_view body);
 // it.
 Result<std::string_view> DecodeQuery(std::string_view body);
 
+// The extended query protocol's messages ("Message Formats"). Each decoder refuses
+// (InvalidArgument, naming the message and what is wrong) contents cut short, a String without its
+// NUL, bytes after the last field, and what the field's definition rules out; counts are read as
+// PostgreSQL reads them, unsigned (0 ..= 65535). Views point into `body`.
+
+// A format code: 0 text, 1 binary.
+enum class Format : std::int16_t { kText = 0, kBinary = 1 };
+
+struct ParseMessage {
+  std::string_view statement;  // "" is the unnamed statement
+  std::string_view query;
+  std::vector<std::uint32_t> parameter_types;  // OIDs; 0 leaves a parameter's type to infer
+};
+Result<ParseMessage> DecodeParse(std::string_view body);
+
+struct BindMessage {
+  std::string_view portal;     // "" is the unnamed portal
+  std::string_view statement;  // "" is the unnamed statement
+  // One per parameter: the format count may be 0 (every parameter text), 1 (that format for all)
+  // or the parameter count (refused otherwise); the decoder spells it out per parameter.
+  std::vector<Format> parameter_formats;
+  std::vector<std::optional<std::string_view>> parameters;  // nullopt: NULL
+  // As sent: 0 (every column text), 1 (one format for all) or one per result column — which the
+  // statement decides, so it is checked when the portal is made.
+  std::vector<Format> result_formats;
+};
+Result<BindMessage> DecodeBind(std::string_view body);
+
+// Describe and Close name a prepared statement ('S') or a portal ('P').
+enum class Target : char { kStatement = 'S', kPortal = 'P' };
+struct DescribeMessage {
+  Target target = Target::kStatement;
+  std::string_view name;
+};
+Result<DescribeMessage> DecodeDescribe(std::string_view body);
+struct CloseMessage {
+  Target target = Target::kStatement;
+  std::string_view name;
+};
+Result<CloseMessage> DecodeClose(std::string_view body);
+
+struct ExecuteMessage {
+  std::string_view portal;
+  // The most rows to return before PortalSuspended; 0 is no limit (a negative count too, as
+  // PostgreSQL reads it).
+  std::uint32_t max_rows = 0;
+};
+Result<ExecuteMessage> DecodeExecute(std::string_view body);
+
 // ---- encoding backend messages ------------------------------------------------------------------
 
 // The single byte that answers an SSLRequest or a GSSENCRequest: 'N', encryption declined.
@@ -226,5 +275,13 @@ void AppendNoticeResponse(std::string& out, const ErrorFields& notice);
 void AppendCopyOutResponse(std::string& out, std::uint16_t columns);
 void AppendCopyData(std::string& out, std::string_view data);
 void AppendCopyDone(std::string& out);
+// The extended query protocol's answers.
+void AppendParseComplete(std::string& out);
+void AppendBindComplete(std::string& out);
+void AppendCloseComplete(std::string& out);
+void AppendNoData(std::string& out);
+void AppendPortalSuspended(std::string& out);
+// The types of a prepared statement's parameters, in order (at most 65535: the Int16 count).
+void AppendParameterDescription(std::string& out, std::span<const std::uint32_t> types);
 
 }  // namespace tandem::pgwire

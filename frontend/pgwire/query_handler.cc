@@ -1,6 +1,7 @@
 #include "frontend/pgwire/query_handler.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "base/check.h"
@@ -42,8 +43,9 @@ ErrorFields TooLarge(const char* what, std::size_t bytes, std::size_t room_bytes
 
 }  // namespace
 
-QuerySink::QuerySink(std::size_t max_buffered_bytes, std::function<void()> wake)
-    : max_buffered_bytes_(max_buffered_bytes), wake_(std::move(wake)) {}
+QuerySink::QuerySink(std::size_t max_buffered_bytes, std::function<void()> wake,
+                     Answering answering)
+    : max_buffered_bytes_(max_buffered_bytes), answering_(answering), wake_(std::move(wake)) {}
 
 void QuerySink::WakeLocked() {
   if (woken_ || !wake_) return;
@@ -71,6 +73,7 @@ bool QuerySink::RefuseLocked(const ErrorFields& error) {
   std::string m;
   AppendErrorResponse(m, error);
   phase_ = Phase::kFailed;
+  failed_ = true;
   refused_ = true;
   QueueLocked(m);
   room_.NotifyAll();
@@ -89,9 +92,21 @@ bool QuerySink::RowDescription(std::span<const FieldDescription> fields) {
   if (fields.size() <= kMaxColumns) AppendRowDescription(m, fields);
   MutexLock lock(mu_);
   if (unwanted_ || refused_) return false;
-  TANDEM_CHECK(phase_ == Phase::kStatements, "RowDescription in the middle of a statement");
+  const bool describes =
+      answering_ == Answering::kDescribePortal || answering_ == Answering::kDescribeStatement;
+  if (describes) {
+    TANDEM_CHECK(phase_ == (answering_ == Answering::kDescribeStatement ? Phase::kParameters
+                                                                        : Phase::kStatements),
+                 "a Describe's RowDescription out of order (a statement's follows its "
+                 "ParameterDescription)");
+  } else {
+    TANDEM_CHECK(answering_ == Answering::kQuery,
+                 "a RowDescription answering neither a Query "
+                 "nor a Describe (an Execute's rows have none)");
+    TANDEM_CHECK(phase_ == Phase::kStatements, "RowDescription in the middle of a statement");
+  }
   if (fields.size() > kMaxColumns) return RefuseLocked(TooManyColumns(fields.size()));
-  phase_ = Phase::kRows;
+  phase_ = describes ? Phase::kAnswered : Phase::kRows;
   columns_ = fields.size();
   return QueueLocked(m);
 }
@@ -101,6 +116,10 @@ bool QuerySink::DataRow(std::span<const Value> values) {
   {
     MutexLock lock(mu_);
     if (unwanted_ || refused_) return false;
+    if (answering_ == Answering::kExecute && phase_ == Phase::kStatements) {
+      phase_ = Phase::kRows;  // an Execute's first row: Describe gave its RowDescription
+      columns_ = values.size();
+    }
     TANDEM_CHECK(phase_ == Phase::kRows, "DataRow without a RowDescription");
     TANDEM_CHECK(values.size() == columns_, "a DataRow of another width than its RowDescription");
     // Bounded before it is encoded: a row larger than room is never copied.
@@ -120,9 +139,12 @@ bool QuerySink::CommandComplete(std::string_view tag) {
   AppendCommandComplete(m, tag);
   MutexLock lock(mu_);
   if (unwanted_ || refused_) return false;
+  TANDEM_CHECK(answering_ == Answering::kQuery || answering_ == Answering::kExecute,
+               "a CommandComplete answering neither a Query nor an Execute");
   TANDEM_CHECK(phase_ == Phase::kStatements || phase_ == Phase::kRows,
-               "CommandComplete during a COPY, after an error or after Finish");
-  phase_ = Phase::kStatements;
+               "CommandComplete during a COPY, after an error, after Finish or twice for an "
+               "Execute");
+  phase_ = answering_ == Answering::kExecute ? Phase::kAnswered : Phase::kStatements;
   return QueueLocked(m);
 }
 
@@ -131,7 +153,10 @@ bool QuerySink::EmptyQuery() {
   AppendEmptyQueryResponse(m);
   MutexLock lock(mu_);
   if (unwanted_ || refused_) return false;
+  TANDEM_CHECK(answering_ == Answering::kQuery || answering_ == Answering::kExecute,
+               "an EmptyQuery answering neither a Query nor an Execute");
   TANDEM_CHECK(phase_ == Phase::kStatements, "EmptyQuery in the middle of a statement");
+  if (answering_ == Answering::kExecute) phase_ = Phase::kAnswered;
   return QueueLocked(m);
 }
 
@@ -160,6 +185,8 @@ bool QuerySink::CopyOutResponse(std::uint16_t columns) {
   if (columns <= kMaxColumns) AppendCopyOutResponse(m, columns);
   MutexLock lock(mu_);
   if (unwanted_ || refused_) return false;
+  TANDEM_CHECK(answering_ == Answering::kQuery || answering_ == Answering::kExecute,
+               "a CopyOutResponse answering neither a Query nor an Execute");
   TANDEM_CHECK(phase_ == Phase::kStatements, "CopyOutResponse in the middle of a statement");
   if (columns > kMaxColumns) return RefuseLocked(TooManyColumns(columns));
   phase_ = Phase::kCopyOut;
@@ -204,6 +231,81 @@ bool QuerySink::Error(const ErrorFields& error) {
   TANDEM_CHECK(phase_ != Phase::kFailed && phase_ != Phase::kFinished,
                "a second Error, or an Error after Finish");
   phase_ = Phase::kFailed;
+  failed_ = true;
+  return QueueLocked(m);
+}
+
+bool QuerySink::AnsweredLocked(Answering to, const char* misuse, const std::string& m) {
+  if (unwanted_ || refused_) return false;
+  TANDEM_CHECK(answering_ == to && phase_ == Phase::kStatements, misuse);
+  phase_ = Phase::kAnswered;
+  return QueueLocked(m);
+}
+
+bool QuerySink::ParseComplete() {
+  std::string m;
+  AppendParseComplete(m);
+  MutexLock lock(mu_);
+  return AnsweredLocked(Answering::kParse, "ParseComplete answering another message, or twice", m);
+}
+
+bool QuerySink::BindComplete() {
+  std::string m;
+  AppendBindComplete(m);
+  MutexLock lock(mu_);
+  return AnsweredLocked(Answering::kBind, "BindComplete answering another message, or twice", m);
+}
+
+bool QuerySink::CloseComplete() {
+  std::string m;
+  AppendCloseComplete(m);
+  MutexLock lock(mu_);
+  return AnsweredLocked(Answering::kClose, "CloseComplete answering another message, or twice", m);
+}
+
+bool QuerySink::ParameterDescription(std::span<const std::uint32_t> types) {
+  std::string m;
+  if (types.size() <= std::numeric_limits<std::uint16_t>::max()) {
+    AppendParameterDescription(m, types);
+  }
+  MutexLock lock(mu_);
+  if (unwanted_ || refused_) return false;
+  TANDEM_CHECK(answering_ == Answering::kDescribeStatement,
+               "a ParameterDescription answering another message than a statement's Describe");
+  TANDEM_CHECK(phase_ == Phase::kStatements, "a ParameterDescription after the answer began");
+  if (types.size() > std::numeric_limits<std::uint16_t>::max()) {
+    return RefuseLocked(ErrorFields::Error(
+        sqlstate::kProgramLimitExceeded,
+        "a statement of " + std::to_string(types.size()) + " parameters (at most 65535)"));
+  }
+  phase_ = Phase::kParameters;
+  return QueueLocked(m);
+}
+
+bool QuerySink::NoData() {
+  std::string m;
+  AppendNoData(m);
+  MutexLock lock(mu_);
+  if (unwanted_ || refused_) return false;
+  TANDEM_CHECK(
+      answering_ == Answering::kDescribePortal || answering_ == Answering::kDescribeStatement,
+      "NoData answering another message than a Describe");
+  TANDEM_CHECK(phase_ == (answering_ == Answering::kDescribeStatement ? Phase::kParameters
+                                                                      : Phase::kStatements),
+               "a Describe's NoData out of order (a statement's follows its "
+               "ParameterDescription)");
+  phase_ = Phase::kAnswered;
+  return QueueLocked(m);
+}
+
+bool QuerySink::PortalSuspended() {
+  std::string m;
+  AppendPortalSuspended(m);
+  MutexLock lock(mu_);
+  if (unwanted_ || refused_) return false;
+  TANDEM_CHECK(answering_ == Answering::kExecute, "PortalSuspended answering another message");
+  TANDEM_CHECK(phase_ == Phase::kRows, "PortalSuspended without the rows of its row limit");
+  phase_ = Phase::kAnswered;
   return QueueLocked(m);
 }
 
@@ -211,8 +313,13 @@ void QuerySink::Finish(TransactionStatus status) {
   MutexLock lock(mu_);
   if (unwanted_) return;
   // After a refusal the handler may not have finished its statement's rows or COPY: it stopped.
-  TANDEM_CHECK(refused_ || phase_ == Phase::kStatements || phase_ == Phase::kFailed,
-               "Finish in the middle of a statement (rows or a COPY not completed), or twice");
+  // A Query's answer may be empty of statements only if it had none (EmptyQuery); an extended
+  // message's is its one answer (Sync's: none).
+  const bool query = answering_ == Answering::kQuery || answering_ == Answering::kSync;
+  TANDEM_CHECK(refused_ || phase_ == Phase::kFailed ||
+                   phase_ == (query ? Phase::kStatements : Phase::kAnswered),
+               "Finish in the middle of a statement (rows or a COPY not completed), before an "
+               "extended message's answer, or twice");
   TANDEM_CHECK(phase_ != Phase::kFinished, "Finish twice");
   phase_ = Phase::kFinished;
   status_ = status;
@@ -293,6 +400,7 @@ QuerySink::Taken QuerySink::TakeLocked(std::size_t budget) {
     }
   }
   t.finished = phase_ == Phase::kFinished && QueuedBytesLocked() == 0;
+  t.failed = failed_;
   t.overflowed = overflowed_;
   t.status = status_;
   woken_ = false;
@@ -309,6 +417,27 @@ void QuerySink::Detach() {
     ready = RoomMadeLocked();
   }
   if (ready) ready();
+}
+
+// A session that does not support the extended query protocol is never asked to answer it
+// (SupportsExtendedProtocol): being asked is the connection's bug.
+void QueryHandler::Parse(ParseRequest, std::shared_ptr<QuerySink>) {
+  TANDEM_CHECK(false, "Parse asked of a session without the extended query protocol");
+}
+void QueryHandler::Bind(BindRequest, std::shared_ptr<QuerySink>) {
+  TANDEM_CHECK(false, "Bind asked of a session without the extended query protocol");
+}
+void QueryHandler::Describe(Target, std::string, std::shared_ptr<QuerySink>) {
+  TANDEM_CHECK(false, "Describe asked of a session without the extended query protocol");
+}
+void QueryHandler::Execute(std::string, std::uint32_t, std::shared_ptr<QuerySink>) {
+  TANDEM_CHECK(false, "Execute asked of a session without the extended query protocol");
+}
+void QueryHandler::Close(Target, std::string, std::shared_ptr<QuerySink>) {
+  TANDEM_CHECK(false, "Close asked of a session without the extended query protocol");
+}
+void QueryHandler::Sync(std::shared_ptr<QuerySink>) {
+  TANDEM_CHECK(false, "Sync asked of a session without the extended query protocol");
 }
 
 }  // namespace tandem::pgwire

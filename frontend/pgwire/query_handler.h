@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,6 +32,21 @@
 namespace tandem::pgwire {
 
 class Connection;
+
+// A Parse message, owned (messages.h's ParseMessage views the connection's input).
+struct ParseRequest {
+  std::string statement;
+  std::string query;  // valid UTF-8 without NUL
+  std::vector<std::uint32_t> parameter_types;
+};
+// A Bind message, owned.
+struct BindRequest {
+  std::string portal;
+  std::string statement;
+  std::vector<Format> parameter_formats;  // one per parameter
+  std::vector<std::optional<std::string>> parameters;
+  std::vector<Format> result_formats;  // as sent: none, one for all, or one per column
+};
 
 // What a client's StartupMessage asked for, once the connection accepted it.
 struct StartupParameters {
@@ -76,13 +92,39 @@ struct StartupParameters {
 // Finish does nothing and returns false, and the handler ends the answer with Finish and the status
 // the failed statement leaves (kFailed inside a transaction block).
 //
+// The extended query protocol's messages are answered on a sink each too, which checks the order
+// of its answer (`Answering` below):
+//   Parse                ParseComplete
+//   Bind                 BindComplete
+//   Describe statement   ParameterDescription, then RowDescription or NoData
+//   Describe portal      RowDescription or NoData
+//   Execute              DataRow* then CommandComplete or (the row limit reached) PortalSuspended;
+//                        or EmptyQuery; or CopyOutResponse CopyData* CopyDone CommandComplete
+//   Close                CloseComplete
+//   Sync                 nothing (Finish ends the implicit transaction and reports its status)
+// each or an Error instead, with Notice and ParameterStatus anywhere, then Finish. Execute's
+// DataRows have no RowDescription before them (Describe gave it); their width is the first one's.
+//
 // Each message is encoded by the caller's thread, into a queue the connection's thread takes.
 class QuerySink {
  public:
+  // What the sink answers.
+  enum class Answering {
+    kQuery,
+    kParse,
+    kBind,
+    kDescribeStatement,
+    kDescribePortal,
+    kExecute,
+    kClose,
+    kSync
+  };
+
   // `wake` is called (under the sink's lock, so it must not call back into the sink) when the
   // queue turns non-empty, when the answer finishes and when it overflows: the connection's owner
   // then calls Connection::Pump on its thread.
-  QuerySink(std::size_t max_buffered_bytes, std::function<void()> wake);
+  QuerySink(std::size_t max_buffered_bytes, std::function<void()> wake,
+            Answering answering = Answering::kQuery);
   QuerySink(const QuerySink&) = delete;
   QuerySink& operator=(const QuerySink&) = delete;
 
@@ -97,9 +139,18 @@ class QuerySink {
   bool CopyOutResponse(std::uint16_t columns);
   bool CopyData(std::string_view data);
   bool CopyDone();
+  // The extended query protocol's answers (above).
+  bool ParseComplete();
+  bool BindComplete();
+  bool CloseComplete();
+  bool ParameterDescription(std::span<const std::uint32_t> types);
+  bool NoData();
+  bool PortalSuspended();
   // The severity is ERROR.
   bool Error(const ErrorFields& error);
   void Finish(TransactionStatus status);
+
+  Answering answering() const { return answering_; }
 
   // False once the answer is no longer wanted (see above).
   bool wanted() const;
@@ -127,10 +178,13 @@ class QuerySink {
     Taken() {}
     std::string bytes;
     bool finished = false;    // Finish was called; `status` is the one it gave
+    bool failed = false;      // finished, with an Error (the extended protocol then skips to Sync)
     bool overflowed = false;  // the answer outgrew max_buffered_bytes
     TransactionStatus status = TransactionStatus::kIdle;
   };
-  enum class Phase { kStatements, kRows, kCopyOut, kFailed, kFinished };
+  // kStatements is every answer's first phase; kParameters follows a statement's
+  // ParameterDescription; kAnswered follows an extended message's one answer.
+  enum class Phase { kStatements, kRows, kCopyOut, kParameters, kAnswered, kFailed, kFinished };
 
   // Whole messages from the front of the queue, as many as fit in `budget` bytes — and the first
   // one even when it alone is larger, so that a message larger than `budget` still goes out once
@@ -164,7 +218,12 @@ class QuerySink {
   // called once the lock is released.
   std::function<void()> RoomMadeLocked() TANDEM_REQUIRES(mu_);
 
+  // Queues the single-message answer `m` of `to` (an extended message); aborting with `misuse`
+  // unless it answers that, first.
+  bool AnsweredLocked(Answering to, const char* misuse, const std::string& m) TANDEM_REQUIRES(mu_);
+
   const std::size_t max_buffered_bytes_;
+  const Answering answering_;
   mutable Mutex mu_;
   std::function<void()> wake_ TANDEM_GUARDED_BY(mu_);
   std::string queued_ TANDEM_GUARDED_BY(mu_);  // whole messages; queued_[queued_start_..] waits
@@ -173,10 +232,11 @@ class QuerySink {
   bool unwanted_ TANDEM_GUARDED_BY(mu_) = false;
   bool overflowed_ TANDEM_GUARDED_BY(mu_) = false;
   bool refused_ TANDEM_GUARDED_BY(mu_) = false;           // RefuseLocked: only Finish is heeded
+  bool failed_ TANDEM_GUARDED_BY(mu_) = false;            // an Error was queued (or refused)
   CondVar room_;                                          // signalled by RoomMadeLocked
   std::function<void()> on_room_ TANDEM_GUARDED_BY(mu_);  // NotifyWhenRoom's, not yet called
   Phase phase_ TANDEM_GUARDED_BY(mu_) = Phase::kStatements;
-  std::size_t columns_ TANDEM_GUARDED_BY(mu_) = 0;  // kRows: the RowDescription's
+  std::size_t columns_ TANDEM_GUARDED_BY(mu_) = 0;  // kRows: the RowDescription's (or first row's)
   TransactionStatus status_ TANDEM_GUARDED_BY(mu_) = TransactionStatus::kIdle;
 };
 
@@ -191,10 +251,30 @@ class QueryHandler {
   // A simple Query message: `sql` is its whole text, valid UTF-8 without NUL. Answer on `sink`.
   virtual void Query(std::string sql, std::shared_ptr<QuerySink> sink) = 0;
 
-  // A CancelRequest quoted this session's key while a Query was being answered: end the answer
+  // A CancelRequest quoted this session's key while a message was being answered: end the answer
   // soon with ERROR 57014 "canceling statement due to user request" (or do nothing, when it
   // finished meanwhile: a cancel may race the answer).
   virtual void Cancel() = 0;
+
+  // ---- the extended query protocol (PostgreSQL's "Extended Query")
+  //
+  // Whether this session answers it. When not, the connection refuses its messages itself
+  // (ERROR 0A000, then every message is skipped until Sync) and answers Sync with ReadyForQuery;
+  // none of the methods below is called.
+  virtual bool SupportsExtendedProtocol() const { return false; }
+  // Each answers one message on `sink` (QuerySink, "Answering"), as Query does: from any thread,
+  // ended by Finish, one message at a time. After an answer with an Error the connection skips
+  // every message until Sync, as PostgreSQL does. A name "" is the unnamed statement or portal.
+  virtual void Parse(ParseRequest request, std::shared_ptr<QuerySink> sink);
+  virtual void Bind(BindRequest request, std::shared_ptr<QuerySink> sink);
+  virtual void Describe(Target target, std::string name, std::shared_ptr<QuerySink> sink);
+  // `max_rows`: the most rows to send before PortalSuspended; 0 is no limit.
+  virtual void Execute(std::string portal, std::uint32_t max_rows, std::shared_ptr<QuerySink> sink);
+  // Closing a name that does not exist is no error (CloseComplete).
+  virtual void Close(Target target, std::string name, std::shared_ptr<QuerySink> sink);
+  // The end of an implicit transaction (PostgreSQL commits it at Sync): Finish with the status the
+  // session is in then; the connection sends ReadyForQuery with it.
+  virtual void Sync(std::shared_ptr<QuerySink> sink);
 };
 
 class QueryHandlerFactory {

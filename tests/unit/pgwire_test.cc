@@ -1,8 +1,8 @@
 // The PostgreSQL wire protocol without I/O (frontend/pgwire): the bytes of the startup handshake
 // as PostgreSQL's "Message Formats" define them, simple queries answered by a handler at once and
-// later from another thread, transaction states, cancel keys, the extended protocol refused
-// until Sync, and malformed, oversized, truncated or random input — an error and a closed
-// connection, never a crash.
+// later from another thread, transaction states, cancel keys, the extended protocol answered in
+// order with its error recovery (and refused until Sync by a session without it), and malformed,
+// oversized, truncated or random input — an error and a closed connection, never a crash.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -1129,6 +1129,264 @@ TEST(PgwireBounds, SmallMessagesAreBoundedAt10000Bytes) {
   const auto msgs = w.Send("S" + Int32(10005));
   ASSERT_EQ(msgs.size(), 1u);
   EXPECT_EQ(Fields(msgs[0])['C'], sqlstate::kProtocolViolation);
+  EXPECT_TRUE(w.conn.closed());
+}
+
+// ---- the extended query protocol ---------------------------------------------------------------
+
+// Sessions that answer the extended protocol at once, on the connection's thread: statements
+// "SELECT many" (i int8: 1 … 5), "SELECT $1" (?column? text: the parameter), "BEGIN" (no rows),
+// and "SELECT bad" (a Parse error, 42601); an unknown statement 26000, an unknown portal 34000.
+class ExtendedScripted : public QueryHandlerFactory {
+ public:
+  std::unique_ptr<QueryHandler> Open(const StartupParameters&, ErrorFields&) override {
+    return std::make_unique<Session>(*this);
+  }
+  std::vector<std::string> asked;  // "Parse SELECT many", "Execute p 2", "Sync", …
+
+ private:
+  class Session : public QueryHandler {
+   public:
+    explicit Session(ExtendedScripted& s) : s_(s) {}
+    void Query(std::string, std::shared_ptr<QuerySink> sink) override {
+      sink->EmptyQuery();
+      sink->Finish(status_);
+    }
+    void Cancel() override {}
+    bool SupportsExtendedProtocol() const override { return true; }
+
+    void Parse(ParseRequest r, std::shared_ptr<QuerySink> sink) override {
+      s_.asked.push_back("Parse " + r.query);
+      if (r.query == "SELECT bad") return Fail(*sink, sqlstate::kSyntaxError, "syntax error");
+      statements_[r.statement] = {r.query, r.parameter_types};
+      sink->ParseComplete();
+      sink->Finish(status_);
+    }
+    void Bind(BindRequest r, std::shared_ptr<QuerySink> sink) override {
+      s_.asked.push_back("Bind " + r.portal);
+      auto it = statements_.find(r.statement);
+      if (it == statements_.end()) {
+        return Fail(*sink, "26000", "prepared statement \"" + r.statement + "\" does not exist");
+      }
+      Portal p;
+      p.query = it->second.query;
+      if (p.query == "SELECT many") {
+        for (int i = 1; i <= 5; ++i) p.rows.push_back({std::to_string(i)});
+      } else if (p.query == "SELECT $1") {
+        p.rows.push_back({r.parameters.at(0)});
+      }
+      portals_[r.portal] = std::move(p);
+      sink->BindComplete();
+      sink->Finish(status_);
+    }
+    void Describe(Target target, std::string name, std::shared_ptr<QuerySink> sink) override {
+      s_.asked.push_back(std::string("Describe ") + static_cast<char>(target) + " " + name);
+      std::string query;
+      if (target == Target::kStatement) {
+        auto it = statements_.find(name);
+        if (it == statements_.end()) {
+          return Fail(*sink, "26000", "prepared statement \"" + name + "\" does not exist");
+        }
+        std::vector<std::uint32_t> types;
+        for (std::uint32_t t : it->second.parameter_types) types.push_back(t ? t : kText.oid);
+        sink->ParameterDescription(types);
+        query = it->second.query;
+      } else {
+        auto it = portals_.find(name);
+        if (it == portals_.end()) {
+          return Fail(*sink, "34000", "portal \"" + name + "\" does not exist");
+        }
+        query = it->second.query;
+      }
+      if (query == "BEGIN") {
+        sink->NoData();
+      } else {
+        const FieldDescription f(query == "SELECT many" ? "i" : "?column?",
+                                 query == "SELECT many" ? kInt8 : kText);
+        sink->RowDescription({&f, 1});
+      }
+      sink->Finish(status_);
+    }
+    void Execute(std::string portal, std::uint32_t max_rows,
+                 std::shared_ptr<QuerySink> sink) override {
+      s_.asked.push_back("Execute " + portal + " " + std::to_string(max_rows));
+      auto it = portals_.find(portal);
+      if (it == portals_.end()) {
+        return Fail(*sink, "34000", "portal \"" + portal + "\" does not exist");
+      }
+      Portal& p = it->second;
+      if (p.query == "BEGIN") {
+        status_ = TransactionStatus::kInTransaction;
+        sink->CommandComplete("BEGIN");
+        sink->Finish(status_);
+        return;
+      }
+      std::uint32_t sent = 0;
+      while (p.next < p.rows.size() && (max_rows == 0 || sent < max_rows)) {
+        sink->DataRow(p.rows[p.next++]);
+        ++sent;
+      }
+      if (p.next < p.rows.size()) {
+        sink->PortalSuspended();
+      } else {
+        sink->CommandComplete("SELECT " + std::to_string(p.rows.size()));
+      }
+      sink->Finish(status_);
+    }
+    void Close(Target target, std::string name, std::shared_ptr<QuerySink> sink) override {
+      s_.asked.push_back(std::string("Close ") + static_cast<char>(target) + " " + name);
+      (target == Target::kStatement ? statements_.erase(name) : portals_.erase(name));
+      sink->CloseComplete();
+      sink->Finish(status_);
+    }
+    void Sync(std::shared_ptr<QuerySink> sink) override {
+      s_.asked.push_back("Sync");
+      sink->Finish(status_);
+    }
+
+   private:
+    struct Statement {
+      std::string query;
+      std::vector<std::uint32_t> parameter_types;
+    };
+    struct Portal {
+      std::string query;
+      std::vector<std::vector<Value>> rows;
+      std::size_t next = 0;
+    };
+    void Fail(QuerySink& sink, const std::string& code, const std::string& message) {
+      sink.Error(ErrorFields::Error(code, message));
+      sink.Finish(status_);
+    }
+
+    ExtendedScripted& s_;
+    TransactionStatus status_ = TransactionStatus::kIdle;
+    std::map<std::string, Statement> statements_;
+    std::map<std::string, Portal> portals_;
+  };
+};
+
+std::string Parse(const std::string& name, const std::string& query,
+                  const std::vector<std::uint32_t>& types = {}) {
+  std::string body = Str(name) + Str(query) + Int16(static_cast<std::uint16_t>(types.size()));
+  for (std::uint32_t t : types) body += Int32(t);
+  return Typed('P', body);
+}
+// Text parameters, text results.
+std::string Bind(const std::string& portal, const std::string& statement,
+                 const std::vector<std::optional<std::string>>& params = {}) {
+  std::string body =
+      Str(portal) + Str(statement) + Int16(0) + Int16(static_cast<std::uint16_t>(params.size()));
+  for (const auto& p : params) {
+    body += p ? Int32(static_cast<std::uint32_t>(p->size())) + *p : Int32(0xffffffffu);
+  }
+  return Typed('B', body + Int16(0));
+}
+std::string Describe(char target, const std::string& name) {
+  return Typed('D', std::string(1, target) + Str(name));
+}
+std::string Execute(const std::string& portal, std::uint32_t max_rows = 0) {
+  return Typed('E', Str(portal) + Int32(max_rows));
+}
+std::string CloseMessage(char target, const std::string& name) {
+  return Typed('C', std::string(1, target) + Str(name));
+}
+
+TEST(PgwireExtended, ParseBindDescribeExecuteSyncAnswerEachInOrderThenReadyForQuery) {
+  ExtendedScripted s;
+  Wire w(s);
+  w.Start();
+  const auto msgs = w.Send(Parse("", "SELECT $1") + Bind("", "", {"hello"}) + Describe('P', "") +
+                           Execute("") + kSync);
+  ASSERT_EQ(Types(msgs), "12TDCZ");
+  EXPECT_EQ(Columns(msgs[2])[0].type_oid, kText.oid);
+  EXPECT_EQ(RowValues(msgs[3]), (std::vector<std::optional<std::string>>{"hello"}));
+  EXPECT_EQ(s.asked, (std::vector<std::string>{"Parse SELECT $1", "Bind ", "Describe P ",
+                                               "Execute  0", "Sync"}));
+}
+
+TEST(PgwireExtended, AStatementsDescriptionIsItsParameterTypesThenItsColumns) {
+  ExtendedScripted s;
+  Wire w(s);
+  w.Start();
+  const auto msgs = w.Send(Parse("s1", "SELECT $1", {0}) + Describe('S', "s1") +
+                           Parse("s2", "BEGIN") + Describe('S', "s2") + kSync);
+  ASSERT_EQ(Types(msgs), "1tT1tnZ");
+  ASSERT_EQ(ReadU16(msgs[1].body, 0), 1);
+  EXPECT_EQ(ReadU32(msgs[1].body, 2), kText.oid) << "an unspecified type, as inferred";
+  EXPECT_EQ(ReadU16(msgs[4].body, 0), 0) << "no parameters";
+}
+
+TEST(PgwireExtended, ARowLimitSuspendsThePortalAndTheNextExecuteResumesIt) {
+  ExtendedScripted s;
+  Wire w(s);
+  w.Start();
+  const auto msgs = w.Send(Parse("", "SELECT many") + Bind("cursor", "") + Execute("cursor", 2) +
+                           Execute("cursor", 2) + Execute("cursor", 2) + kSync);
+  ASSERT_EQ(Types(msgs), "12DDsDDsDCZ");
+  EXPECT_EQ(RowValues(msgs[8]), (std::vector<std::optional<std::string>>{"5"}));
+}
+
+TEST(PgwireExtended, AfterAnErrorEveryMessageIsSkippedUntilSyncAndTheSessionGoesOn) {
+  ExtendedScripted s;
+  Wire w(s);
+  w.Start();
+  auto msgs =
+      w.Send(Parse("", "SELECT bad") + Bind("", "") + Execute("") + Query("SELECT 1") + kSync);
+  ASSERT_EQ(Types(msgs), "EZ");
+  EXPECT_EQ(Fields(msgs[0])['C'], sqlstate::kSyntaxError);
+  EXPECT_EQ(s.asked, (std::vector<std::string>{"Parse SELECT bad", "Sync"}));
+  msgs = w.Send(Bind("", "nope") + kSync);
+  ASSERT_EQ(Types(msgs), "EZ");
+  EXPECT_EQ(Fields(msgs[0])['M'], "prepared statement \"nope\" does not exist");
+  EXPECT_EQ(Types(w.Send(Parse("", "SELECT many") + Bind("", "") + Execute("") + kSync)),
+            "12DDDDDCZ");
+}
+
+TEST(PgwireExtended, ClosedStatementsAndPortalsAreGoneAndClosingAnUnknownNameIsNoError) {
+  ExtendedScripted s;
+  Wire w(s);
+  w.Start();
+  auto msgs = w.Send(Parse("s", "SELECT many") + Bind("p", "s") + CloseMessage('P', "p") +
+                     CloseMessage('S', "s") + CloseMessage('S', "never") + kSync);
+  ASSERT_EQ(Types(msgs), "12333Z");
+  msgs = w.Send(Execute("p") + kSync);
+  ASSERT_EQ(Types(msgs), "EZ");
+  EXPECT_EQ(Fields(msgs[0])['C'], "34000");
+}
+
+TEST(PgwireExtended, ReadyForQueryAfterSyncCarriesTheStatusTheSessionReports) {
+  ExtendedScripted s;
+  Wire w(s);
+  w.Start();
+  const auto msgs = w.Send(Parse("", "BEGIN") + Bind("", "") + Execute("") + kSync);
+  ASSERT_EQ(Types(msgs), "12CZ");
+  EXPECT_EQ(msgs[3].body, "T");
+  EXPECT_EQ(w.conn.transaction_status(), TransactionStatus::kInTransaction);
+}
+
+TEST(PgwireExtended, AParseWhoseQueryIsNotUtf8IsRefused22021UntilSync) {
+  ExtendedScripted s;
+  Wire w(s);
+  w.Start();
+  const auto msgs = w.Send(Parse("", "SELECT '\xff'") + Bind("", "") + kSync);
+  ASSERT_EQ(Types(msgs), "EZ");
+  EXPECT_EQ(Fields(msgs[0])['C'], sqlstate::kCharacterNotInRepertoire);
+  EXPECT_EQ(s.asked, (std::vector<std::string>{"Sync"})) << "the session never saw it";
+}
+
+TEST(PgwireExtended, AMalformedBindIsAProtocolViolationThatEndsTheConnection) {
+  ExtendedScripted s;
+  Wire w(s);
+  w.Start();
+  // Two format codes for one parameter.
+  const auto msgs = w.Send(Typed('B', Str("") + Str("") + Int16(2) + Int16(0) + Int16(0) +
+                                          Int16(1) + Int32(1) + "x" + Int16(0)));
+  ASSERT_EQ(Types(msgs), "E");
+  EXPECT_EQ(Fields(msgs[0])['S'], "FATAL");
+  EXPECT_EQ(Fields(msgs[0])['C'], sqlstate::kProtocolViolation);
+  EXPECT_EQ(Fields(msgs[0])['M'],
+            "invalid Bind message: 2 parameter format codes for 1 parameters (0, 1 or one each)");
   EXPECT_TRUE(w.conn.closed());
 }
 
