@@ -258,6 +258,8 @@ void Connection::OnStartupMessage(StartupMessage startup) {
     Fatal(std::move(refusal));
     return;
   }
+  extended_ = handler_->SupportsExtendedProtocol();
+
   // Protocol 3.0 and "trust": the server's side of the startup, in PostgreSQL's order.
   if (minor != 0 || !unrecognized_options.empty()) {
     AppendNegotiateProtocolVersion(out_, 0, unrecognized_options);
@@ -293,7 +295,7 @@ void Connection::OnMessage(char type, std::string_view body) {
       Close("Terminate");
       return;
     case frontend::kSync:
-      if (handler_->SupportsExtendedProtocol()) {
+      if (extended_) {
         Ask(QuerySink::Answering::kSync,
             [this](std::shared_ptr<QuerySink> sink) { handler_->Sync(std::move(sink)); });
         return;
@@ -311,7 +313,7 @@ void Connection::OnMessage(char type, std::string_view body) {
     case frontend::kDescribe:
     case frontend::kExecute:
     case frontend::kClose: {
-      if (handler_->SupportsExtendedProtocol()) {
+      if (extended_) {
         OnExtended(type, body);
         return;
       }
@@ -364,21 +366,27 @@ void Connection::Ask(QuerySink::Answering answering,
 }
 
 void Connection::OnExtended(char type, std::string_view body) {
-  // A message that does not decode: the stream cannot be trusted past it (as a Query's).
+  // A message whose contents do not decode, inside a frame that did: an ERROR, and the rest is
+  // skipped until Sync (as PostgreSQL's "insufficient data left in message" and its kin).
   auto bad = [this](const Status& s) {
-    Fatal(ErrorFields::Fatal(sqlstate::kProtocolViolation, s.message()));
+    SendError(ErrorFields::Error(sqlstate::kProtocolViolation, s.message()));
+    ignore_till_sync_ = true;
+  };
+  // Names and queries are text: valid UTF-8 (22021 otherwise, skipped until Sync).
+  auto not_utf8 = [this](std::string_view text) {
+    const std::optional<std::size_t> invalid = FindInvalidUtf8(text);
+    if (!invalid) return false;
+    SendError(ErrorFields::Error(sqlstate::kCharacterNotInRepertoire,
+                                 InvalidUtf8Message(text, *invalid)));
+    ignore_till_sync_ = true;
+    return true;
   };
   using Answering = QuerySink::Answering;
   switch (type) {
     case frontend::kParse: {
       Result<ParseMessage> m = DecodeParse(body);
       if (!m.ok()) return bad(m.status());
-      if (const std::optional<std::size_t> invalid = FindInvalidUtf8(m->query)) {
-        SendError(ErrorFields::Error(sqlstate::kCharacterNotInRepertoire,
-                                     InvalidUtf8Message(m->query, *invalid)));
-        ignore_till_sync_ = true;
-        return;
-      }
+      if (not_utf8(m->statement) || not_utf8(m->query)) return;
       ParseRequest r{std::string(m->statement), std::string(m->query),
                      std::move(m->parameter_types)};
       Ask(Answering::kParse, [this, &r](std::shared_ptr<QuerySink> sink) {
@@ -389,6 +397,7 @@ void Connection::OnExtended(char type, std::string_view body) {
     case frontend::kBind: {
       Result<BindMessage> m = DecodeBind(body);
       if (!m.ok()) return bad(m.status());
+      if (not_utf8(m->portal) || not_utf8(m->statement)) return;
       BindRequest r;
       r.portal = m->portal;
       r.statement = m->statement;
@@ -405,6 +414,7 @@ void Connection::OnExtended(char type, std::string_view body) {
     case frontend::kDescribe: {
       Result<DescribeMessage> m = DecodeDescribe(body);
       if (!m.ok()) return bad(m.status());
+      if (not_utf8(m->name)) return;
       Ask(m->target == Target::kStatement ? Answering::kDescribeStatement
                                           : Answering::kDescribePortal,
           [this, &m](std::shared_ptr<QuerySink> sink) {
@@ -415,6 +425,7 @@ void Connection::OnExtended(char type, std::string_view body) {
     case frontend::kExecute: {
       Result<ExecuteMessage> m = DecodeExecute(body);
       if (!m.ok()) return bad(m.status());
+      if (not_utf8(m->portal)) return;
       Ask(Answering::kExecute, [this, &m](std::shared_ptr<QuerySink> sink) {
         handler_->Execute(std::string(m->portal), m->max_rows, std::move(sink));
       });
@@ -423,6 +434,7 @@ void Connection::OnExtended(char type, std::string_view body) {
     default: {  // Close
       Result<CloseMessage> m = DecodeClose(body);
       if (!m.ok()) return bad(m.status());
+      if (not_utf8(m->name)) return;
       Ask(Answering::kClose, [this, &m](std::shared_ptr<QuerySink> sink) {
         handler_->Close(m->target, std::string(m->name), std::move(sink));
       });

@@ -16,8 +16,9 @@
 //             (QueryHandler::SupportsExtendedProtocol): Parse, Bind, Describe, Execute, Close →
 //             kQuery (the handler's answer; no ReadyForQuery); an answer with an Error makes
 //             every message but Sync and Terminate ignored until a Sync (the extended protocol's
-//             error recovery); Sync → kQuery (the handler's Sync), then ReadyForQuery. A Parse
-//             whose query is not UTF-8 → ERROR 22021, ignored until Sync. When it does not: Parse,
+//             error recovery); Sync → kQuery (the handler's Sync), then ReadyForQuery. A name or
+//             query that is not UTF-8 → ERROR 22021, and contents that do not decode (a well-
+//             framed message) → ERROR 08P01, each skipped until Sync. When it does not: Parse,
 //             Bind, Describe, Execute, Close → ERROR 0A000, ignored until a Sync, which
 //             ReadyForQuery answers.
 //   kQuery    Input is buffered, not read, until the answer finishes (one message at a time).
@@ -182,6 +183,7 @@ class Connection {
   bool ssl_declined_ = false;
   bool gss_declined_ = false;
   bool ignore_till_sync_ = false;
+  bool extended_ = false;  // the session's SupportsExtendedProtocol(), asked once at its start
   bool input_ended_ = false;
   TransactionStatus transaction_status_ = TransactionStatus::kIdle;
   std::optional<BackendKey> key_;  // registered in cancels_

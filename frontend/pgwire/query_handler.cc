@@ -117,7 +117,9 @@ bool QuerySink::DataRow(std::span<const Value> values) {
     MutexLock lock(mu_);
     if (unwanted_ || refused_) return false;
     if (answering_ == Answering::kExecute && phase_ == Phase::kStatements) {
-      phase_ = Phase::kRows;  // an Execute's first row: Describe gave its RowDescription
+      // An Execute's first row: Describe gave its RowDescription (or the client did not ask).
+      if (values.size() > kMaxColumns) return RefuseLocked(TooManyColumns(values.size()));
+      phase_ = Phase::kRows;
       columns_ = values.size();
     }
     TANDEM_CHECK(phase_ == Phase::kRows, "DataRow without a RowDescription");
@@ -230,6 +232,7 @@ bool QuerySink::Error(const ErrorFields& error) {
   if (unwanted_ || refused_) return false;
   TANDEM_CHECK(phase_ != Phase::kFailed && phase_ != Phase::kFinished,
                "a second Error, or an Error after Finish");
+  TANDEM_CHECK(phase_ != Phase::kAnswered, "an Error after an extended message's answer");
   phase_ = Phase::kFailed;
   failed_ = true;
   return QueueLocked(m);

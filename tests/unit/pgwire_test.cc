@@ -1375,19 +1375,62 @@ TEST(PgwireExtended, AParseWhoseQueryIsNotUtf8IsRefused22021UntilSync) {
   EXPECT_EQ(s.asked, (std::vector<std::string>{"Sync"})) << "the session never saw it";
 }
 
-TEST(PgwireExtended, AMalformedBindIsAProtocolViolationThatEndsTheConnection) {
+TEST(PgwireExtended, AMalformedBindIsAProtocolViolationSkippedUntilSync) {
   ExtendedScripted s;
   Wire w(s);
   w.Start();
-  // Two format codes for one parameter.
+  // Two format codes for one parameter, in a well-framed message: the stream is still in step.
   const auto msgs = w.Send(Typed('B', Str("") + Str("") + Int16(2) + Int16(0) + Int16(0) +
-                                          Int16(1) + Int32(1) + "x" + Int16(0)));
-  ASSERT_EQ(Types(msgs), "E");
-  EXPECT_EQ(Fields(msgs[0])['S'], "FATAL");
+                                          Int16(1) + Int32(1) + "x" + Int16(0)) +
+                           Execute("") + kSync);
+  ASSERT_EQ(Types(msgs), "EZ");
+  EXPECT_EQ(Fields(msgs[0])['S'], "ERROR");
   EXPECT_EQ(Fields(msgs[0])['C'], sqlstate::kProtocolViolation);
   EXPECT_EQ(Fields(msgs[0])['M'],
             "invalid Bind message: 2 parameter format codes for 1 parameters (0, 1 or one each)");
-  EXPECT_TRUE(w.conn.closed());
+  EXPECT_FALSE(w.conn.closed());
+  EXPECT_EQ(s.asked, (std::vector<std::string>{"Sync"}));
+}
+
+TEST(PgwireExtended, ANameThatIsNotUtf8IsRefused22021UntilSync) {
+  ExtendedScripted s;
+  Wire w(s);
+  w.Start();
+  const auto msgs = w.Send(Parse("", "SELECT many") + Bind("\xc3", "") + Execute("") + kSync);
+  ASSERT_EQ(Types(msgs), "1EZ");
+  EXPECT_EQ(Fields(msgs[1])['C'], sqlstate::kCharacterNotInRepertoire);
+}
+
+// Without a Describe nothing bounded the result's width before its first row: that row is.
+TEST(PgwireExtended, AnExecutesFirstRowWiderThan1664ColumnsIsRefused54011UntilSync) {
+  class Wide : public QueryHandlerFactory {
+   public:
+    std::unique_ptr<QueryHandler> Open(const StartupParameters&, ErrorFields&) override {
+      return std::make_unique<Session>();
+    }
+
+   private:
+    class Session : public QueryHandler {
+     public:
+      void Query(std::string, std::shared_ptr<QuerySink>) override {}
+      void Cancel() override {}
+      bool SupportsExtendedProtocol() const override { return true; }
+      void Execute(std::string, std::uint32_t, std::shared_ptr<QuerySink> sink) override {
+        const std::vector<Value> row(40000, std::nullopt);
+        EXPECT_FALSE(sink->DataRow(row));
+        sink->Finish(TransactionStatus::kIdle);
+      }
+      void Sync(std::shared_ptr<QuerySink> sink) override {
+        sink->Finish(TransactionStatus::kIdle);
+      }
+    };
+  };
+  Wide f;
+  Wire w(f);
+  w.Start();
+  const auto msgs = w.Send(Execute("") + Execute("") + kSync);
+  ASSERT_EQ(Types(msgs), "EZ");
+  EXPECT_EQ(Fields(msgs[0])['C'], sqlstate::kTooManyColumns);
 }
 
 // ---- what is not supported yet ------------------------------------------------------------------
