@@ -438,22 +438,27 @@ Result<BindMessage> DecodeBind(std::string_view body) {
   return m;
 }
 
-Result<DescribeMessage> DecodeDescribe(std::string_view body) {
-  FieldReader r(body, "Describe");
-  DescribeMessage m;
-  m.target = r.TargetByte("what to describe");
+namespace {
+
+// Describe's and Close's contents: Byte1 'S' or 'P' (`target_field` names it), then a name.
+Result<TargetMessage> DecodeTarget(std::string_view body, const char* message,
+                                   const char* target_field) {
+  FieldReader r(body, message);
+  TargetMessage m;
+  m.target = r.TargetByte(target_field);
   m.name = r.String("the name");
   TANDEM_RETURN_IF_ERROR(r.Finish());
   return m;
 }
 
+}  // namespace
+
+Result<DescribeMessage> DecodeDescribe(std::string_view body) {
+  return DecodeTarget(body, "Describe", "what to describe");
+}
+
 Result<CloseMessage> DecodeClose(std::string_view body) {
-  FieldReader r(body, "Close");
-  CloseMessage m;
-  m.target = r.TargetByte("what to close");
-  m.name = r.String("the name");
-  TANDEM_RETURN_IF_ERROR(r.Finish());
-  return m;
+  return DecodeTarget(body, "Close", "what to close");
 }
 
 Result<ExecuteMessage> DecodeExecute(std::string_view body) {

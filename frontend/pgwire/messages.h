@@ -230,15 +230,13 @@ Result<BindMessage> DecodeBind(std::string_view body);
 
 // Describe and Close name a prepared statement ('S') or a portal ('P').
 enum class Target : char { kStatement = 'S', kPortal = 'P' };
-struct DescribeMessage {
+struct TargetMessage {
   Target target = Target::kStatement;
   std::string_view name;
 };
+using DescribeMessage = TargetMessage;
+using CloseMessage = TargetMessage;
 Result<DescribeMessage> DecodeDescribe(std::string_view body);
-struct CloseMessage {
-  Target target = Target::kStatement;
-  std::string_view name;
-};
 Result<CloseMessage> DecodeClose(std::string_view body);
 
 struct ExecuteMessage {

@@ -12,12 +12,6 @@ namespace tandem::workers {
 
 namespace {
 
-std::string KeyOf(const Row& row, const std::vector<std::uint32_t>& key) {
-  std::string out;
-  AppendKeyColumns(row, key, &out);
-  return out;
-}
-
 // Takes the records of `queue` below `hi`, in the order they were added; keeps the others.
 template <typename Queued>
 std::vector<Queued> TakeBelow(std::vector<Queued>& queue, const Frontier& hi) {
@@ -130,7 +124,7 @@ void Envelope::Add(SourceRecord record) {
     key = EncodeKey(record.row);  // a delete's row is the key columns
   } else {
     TANDEM_CHECK(record.kind == SourceRecord::Kind::kUpsert, "an upsert envelope takes no updates");
-    key = KeyOf(record.row, key_);
+    AppendKeyColumns(record.row, key_, &key);
   }
   const std::uint32_t to = shm::WorkerOf(key, workers_);
   queues_[to].push_back({std::move(record), seq, std::move(key)});
