@@ -216,7 +216,7 @@ void RunAgainstFrontend(const std::vector<std::string>& flags, FrontendEngineOpt
     // intervals spelled apart ('1 mon', '30 days', '720:00:00'), one key in every join, GROUP BY,
     // DISTINCT, set operation and count(DISTINCT); the comparison takes them by value, whichever
     // spelling each side prints for a key.
-    databases = new_types ? Databases(12, 40) : Databases(40, 120);
+    databases = new_types ? Databases(12, 40) : Databases(40, 90);
   }
   SuiteOptions options = FrontendSuiteOptions(databases);
   options.workload.new_types = new_types;
