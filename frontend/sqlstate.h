@@ -32,6 +32,7 @@ inline constexpr char kInvalidParameterValue[] = "22023";      // INVALID_PARAME
 inline constexpr char kInvalidEscapeSequence[] = "22025";      // INVALID_ESCAPE_SEQUENCE
 inline constexpr char kInvalidTextRepresentation[] = "22P02";  // INVALID_TEXT_REPRESENTATION
 inline constexpr char kNonstandardUseOfEscapeCharacter[] = "22P06";
+inline constexpr char kInvalidBinaryRepresentation[] = "22P03";  // INVALID_BINARY_REPRESENTATION
 // Class 23 — integrity constraint violation
 inline constexpr char kNotNullViolation[] = "23502";  // NOT_NULL_VIOLATION
 inline constexpr char kUniqueViolation[] = "23505";   // UNIQUE_VIOLATION
@@ -58,6 +59,7 @@ inline constexpr char kDatatypeMismatch[] = "42804";        // DATATYPE_MISMATCH
 inline constexpr char kCannotCoerce[] = "42846";            // CANNOT_COERCE (a cast)
 inline constexpr char kUndefinedFunction[] = "42883";       // UNDEFINED_FUNCTION (an operator)
 inline constexpr char kInvalidColumnReference[] = "42P10";  // INVALID_COLUMN_REFERENCE
+inline constexpr char kNameTooLong[] = "42622";             // NAME_TOO_LONG
 inline constexpr char kDuplicateColumn[] = "42701";         // DUPLICATE_COLUMN
 inline constexpr char kUndefinedObject[] = "42704";         // UNDEFINED_OBJECT (a type, an index)
 inline constexpr char kWrongObjectType[] = "42809";         // WRONG_OBJECT_TYPE

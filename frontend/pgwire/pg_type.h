@@ -15,6 +15,7 @@ struct PgType {
 
 inline constexpr PgType kBool{16, 1};
 inline constexpr PgType kBytea{17, -1};
+inline constexpr PgType kName{19, 64};
 inline constexpr PgType kInt8{20, 8};
 inline constexpr PgType kInt2{21, 2};
 inline constexpr PgType kInt4{23, 4};
