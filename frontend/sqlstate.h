@@ -42,8 +42,12 @@ inline constexpr char kNoActiveSqlTransaction[] = "25P01";  // NO_ACTIVE_SQL_TRA
 inline constexpr char kInFailedSqlTransaction[] = "25P02";  // IN_FAILED_SQL_TRANSACTION
 // Class 2B — dependent privilege descriptors still exist (DROP without CASCADE)
 inline constexpr char kDependentObjectsStillExist[] = "2BP01";  // DEPENDENT_OBJECTS_STILL_EXIST
+// Class 26 — invalid SQL statement name (an unknown prepared statement)
+inline constexpr char kInvalidSqlStatementName[] = "26000";  // INVALID_SQL_STATEMENT_NAME
 // Class 28 — invalid authorization specification
 inline constexpr char kInvalidAuthorizationSpecification[] = "28000";
+// Class 34 — invalid cursor name (an unknown portal)
+inline constexpr char kInvalidCursorName[] = "34000";  // INVALID_CURSOR_NAME
 // Class 3D — invalid catalog name (an unknown database)
 inline constexpr char kInvalidCatalogName[] = "3D000";  // UNDEFINED_DATABASE
 // Class 3F — invalid schema name (a schema other than public)
@@ -60,6 +64,9 @@ inline constexpr char kCannotCoerce[] = "42846";            // CANNOT_COERCE (a 
 inline constexpr char kUndefinedFunction[] = "42883";       // UNDEFINED_FUNCTION (an operator)
 inline constexpr char kInvalidColumnReference[] = "42P10";  // INVALID_COLUMN_REFERENCE
 inline constexpr char kNameTooLong[] = "42622";             // NAME_TOO_LONG
+inline constexpr char kUndefinedParameter[] = "42P02";          // UNDEFINED_PARAMETER ($n)
+inline constexpr char kDuplicatePreparedStatement[] = "42P05";  // DUPLICATE_PSTATEMENT
+inline constexpr char kDuplicateCursor[] = "42P03";             // DUPLICATE_CURSOR (a portal)
 inline constexpr char kDuplicateColumn[] = "42701";         // DUPLICATE_COLUMN
 inline constexpr char kUndefinedObject[] = "42704";         // UNDEFINED_OBJECT (a type, an index)
 inline constexpr char kWrongObjectType[] = "42809";         // WRONG_OBJECT_TYPE

@@ -513,7 +513,7 @@ void AppendRowDescription(std::string& out, std::span<const FieldDescription> fi
     PutUint32(out, f.type.oid);
     PutInt16(out, f.type.typlen);
     PutInt32(out, f.type_modifier);
-    PutInt16(out, 0);  // text format
+    PutInt16(out, static_cast<std::int16_t>(f.format));
   }
 }
 

@@ -139,6 +139,9 @@ bool IsValidSqlstate(std::string_view code);
 
 // One column of a RowDescription. Tandem's columns come from no table (table OID and attribute
 // number 0) and are sent in text format, so a FieldDescription is a name and a type.
+// A format code: 0 text, 1 binary.
+enum class Format : std::int16_t { kText = 0, kBinary = 1 };
+
 struct FieldDescription {
   FieldDescription() = default;
   FieldDescription(std::string name, PgType type) : name(std::move(name)), type(type) {}
@@ -146,9 +149,10 @@ struct FieldDescription {
   std::string name;
   PgType type = kText;
   std::int32_t type_modifier = -1;  // atttypmod: -1 unless the type has one (varchar(n): n + 4)
+  Format format = Format::kText;    // how the column's DataRow values are sent
 };
 
-// A value in a DataRow, in text format; std::nullopt is SQL NULL.
+// A value in a DataRow, in its column's format; std::nullopt is SQL NULL.
 using Value = std::optional<std::string>;
 
 // ---- framing ------------------------------------------------------------------------------------
@@ -204,9 +208,6 @@ Result<std::string_view> DecodeQuery(std::string_view body);
 // (InvalidArgument, naming the message and what is wrong) contents cut short, a String without its
 // NUL, bytes after the last field, and what the field's definition rules out; counts are read as
 // PostgreSQL reads them, unsigned (0 ..= 65535). Views point into `body`.
-
-// A format code: 0 text, 1 binary.
-enum class Format : std::int16_t { kText = 0, kBinary = 1 };
 
 struct ParseMessage {
   std::string_view statement;  // "" is the unnamed statement

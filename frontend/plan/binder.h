@@ -69,6 +69,9 @@ struct BoundExpr {
   bool int_literal = false;            // an integer constant (exactly convertible to float8)
   std::int64_t int_value = 0;
   TypeMods mods;  // the modifiers PostgreSQL keeps (a column's, a cast's): RowDescription's typmod
+  // An unknown constant written in the statement's own text (not a view's): its location, the key
+  // of UnknownTypes (planner.h). -1 otherwise.
+  int unknown_location = -1;
 };
 
 // The aggregates of an aggregating SELECT, collected while its targets and HAVING are bound.
@@ -136,6 +139,10 @@ class Binder {
  public:
   Binder(const CatalogReader& catalog, std::string_view sql)
       : catalog_(catalog), sql_(sql), text_(sql) {}
+
+  // Where set, each unknown constant of the statement's text that is read as a type is recorded
+  // there (planner.h's UnknownTypes).
+  void set_unknown_types(UnknownTypes* types) { unknown_types_ = types; }
 
   // The whole query, finished for the top level or (nested) with its LIMIT as a TopK.
   OrderedRelation BindQuery(const pg_query::Node& query, const CteScope& ctes);
@@ -285,6 +292,7 @@ class Binder {
   int relations_bound_ = 0;  // FROM items bound so far (kMaxBoundRelations)
   std::vector<pb::IndexImport> imports_;
   std::vector<std::string> import_objects_;
+  UnknownTypes* unknown_types_ = nullptr;
 };
 
 // The byte offset a node's own `location` gives (-1: none), and its kind as PostgreSQL names it.

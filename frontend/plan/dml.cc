@@ -391,8 +391,9 @@ PlannedRelation DmlDelete(Binder& binder, const pg_query::DeleteStmt& del,
 }  // namespace
 
 SqlResult<DmlPlan> PlanDml(const pg_query::Node& statement, const CatalogReader& catalog,
-                           std::string_view sql) {
+                           std::string_view sql, UnknownTypes* unknowns) {
   Binder binder(catalog, sql);
+  binder.set_unknown_types(unknowns);
   DmlPlan out;
   try {
     const CatalogObject* table = nullptr;

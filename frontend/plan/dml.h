@@ -61,8 +61,9 @@ struct DmlPlan {
 // PostgreSQL cannot assign to the column's type; 0A000 naming the construct for RETURNING, ON
 // CONFLICT, WITH on the statement, OVERRIDING, UPDATE … FROM, DELETE … USING, SET (…) = (SELECT
 // …), subscripts, and what else the binder refuses in a query.
+// `unknowns`, where set, receives the types of the statement's unknown constants (planner.h).
 SqlResult<DmlPlan> PlanDml(const pg_query::Node& statement, const CatalogReader& catalog,
-                           std::string_view sql);
+                           std::string_view sql, UnknownTypes* unknowns = nullptr);
 
 // The rows of `relation` when it is constant (its plan reads only kOneRowObject through
 // map/filter/project, and unions of such — as VALUES and SELECT without FROM are planned),

@@ -294,6 +294,9 @@ BoundExpr Binder::CoerceTo(BoundExpr e, pb::ScalarType type, const TypeMods& mod
     return out;
   };
   if (from == PgTypeId::kUnknown) {
+    if (unknown_types_ != nullptr && e.unknown_location >= 0) {
+      unknown_types_->emplace(e.unknown_location, type);
+    }
     if (!e.literal.has_value()) {
       out.expr = NullExpr(type);
       return out;
@@ -686,7 +689,10 @@ BoundExpr Binder::BindNode(const pg_query::Node& node, const ExprContext& contex
            "or in the select list of a query without aggregates are",
            node.sub_link().location());
     case pg_query::Node::kParamRef:
-      Fail(sqlstate::kFeatureNotSupported, "parameters ($n) are not supported",
+      // The extended protocol's parameters are replaced by constants before a statement is bound
+      // (sql/parameters.h): one left is in a simple Query, where PostgreSQL has none either.
+      Fail(sqlstate::kUndefinedParameter,
+           "there is no parameter $" + std::to_string(node.param_ref().number()),
            node.param_ref().location());
     case pg_query::Node::kMinMaxExpr: {
       // GREATEST/LEAST ignore nulls (null only when every argument is), PostgreSQL's order.
@@ -779,7 +785,12 @@ BoundExpr Binder::BindConst(const pg_query::A_Const& constant) {
   // PostgreSQL's make_const: an integer is integer when it fits 32 bits (the scanner's ival),
   // bigint when it fits 64, else numeric; a constant with a point or an exponent is numeric.
   BoundExpr out;
-  if (constant.isnull()) return out;  // NULL: unknown, no literal
+  // An unknown (a string or NULL) is the statement's own when the text bound is the statement's.
+  const int location = text_.data() == sql_.data() ? constant.location() : -1;
+  if (constant.isnull()) {  // NULL: unknown, no literal
+    out.unknown_location = location;
+    return out;
+  }
   switch (constant.val_case()) {
     case pg_query::A_Const::kIval:
       out.type = pb::INT32;
@@ -815,6 +826,7 @@ BoundExpr Binder::BindConst(const pg_query::A_Const& constant) {
       return out;
     case pg_query::A_Const::kSval:
       out.literal = constant.sval().sval();
+      out.unknown_location = location;
       return out;
     default:
       Fail(sqlstate::kFeatureNotSupported, "bit string constants are not supported",

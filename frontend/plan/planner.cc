@@ -55,8 +55,9 @@ std::optional<SqlError> CheckPlanned(const pb::Plan& plan,
 }
 
 SqlResult<PlannedRelation> PlanQuery(const pg_query::Node& query, const CatalogReader& catalog,
-                                     std::string_view sql) {
+                                     std::string_view sql, UnknownTypes* unknowns) {
   Binder binder(catalog, sql);
+  binder.set_unknown_types(unknowns);
   PlannedRelation out;
   OrderedRelation ordered;
   try {

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,10 +64,18 @@ struct PlannedRelation {
   ipc::pb::Finishing finishing;  // the top-level ORDER BY / LIMIT / OFFSET (and its projection)
 };
 
+// The types PostgreSQL's unknown constants of a statement were read as (its context decides:
+// `k = '5'` reads '5' as k's type; one the context leaves unknown is text): the constant's
+// location in the statement's text → the type of its first reading. How the extended protocol
+// infers its parameters' types (sql/parameters.h: a parameter is bound as a NULL constant at its
+// own location).
+using UnknownTypes = std::map<int, ipc::pb::ScalarType>;
+
 // `sql` is the whole query string the statement came from: an error's position is 1-based
-// characters into it (frontend/sql's CursorPosition of the node's location).
+// characters into it (frontend/sql's CursorPosition of the node's location). `unknowns`, where
+// set, receives the types of the statement's unknown constants.
 SqlResult<PlannedRelation> PlanQuery(const pg_query::Node& query, const CatalogReader& catalog,
-                                     std::string_view sql);
+                                     std::string_view sql, UnknownTypes* unknowns = nullptr);
 
 // A SELECT one index answers (DESIGN §15 "a peek"): read `index_id` (optionally only the rows
 // whose key columns equal one of `keys`), then `mfp`, then `finishing`.

@@ -98,8 +98,29 @@ pgwire::Value PostgresText(const pb::Datum& datum, bool float4) {
   return std::nullopt;
 }
 
-bool SendRows(pgwire::QuerySink& sink, const std::vector<pgwire::FieldDescription>& fields,
-              const pb::Rows& rows, std::chrono::steady_clock::time_point deadline) {
+bool WaitToSendRow(pgwire::QuerySink& sink, std::chrono::steady_clock::time_point deadline) {
+  if (sink.has_room() || sink.WaitForRoom(deadline)) return true;
+  if (sink.wanted()) {
+    (void)sink.Error(pgwire::ErrorFields::Error(
+        sqlstate::kQueryCanceled,
+        "canceling statement due to statement timeout (the client did not read its rows)"));
+  }
+  return false;
+}
+
+bool SendRows(pgwire::QuerySink& sink, Portal* portal, std::vector<pgwire::FieldDescription> fields,
+              pb::Rows rows, std::chrono::steady_clock::time_point deadline) {
+  if (portal != nullptr) {
+    auto formatted = WithResultFormats(std::move(fields), portal->result_formats);
+    if (!formatted.ok()) {
+      (void)sink.Error(ErrorOf(formatted.error()));
+      return false;
+    }
+    portal->rows_kept = true;
+    portal->fields = std::move(*formatted);
+    portal->rows = std::move(rows);
+    return SendPortalRows(sink, *portal, deadline);
+  }
   if (!sink.RowDescription(fields)) return false;
   std::uint64_t sent = 0;
   std::vector<pgwire::Value> values;
@@ -111,15 +132,7 @@ bool SendRows(pgwire::QuerySink& sink, const std::vector<pgwire::FieldDescriptio
       values.push_back(PostgresText(r.row().datums(c), float4));
     }
     for (std::uint64_t i = 0; i < r.count(); ++i) {
-      if (!sink.has_room() && !sink.WaitForRoom(deadline)) {
-        if (sink.wanted()) {
-          (void)sink.Error(pgwire::ErrorFields::Error(
-              sqlstate::kQueryCanceled,
-              "canceling statement due to statement timeout (the client did not read its rows)"));
-        }
-        return false;
-      }
-      if (!sink.DataRow(values)) return false;
+      if (!WaitToSendRow(sink, deadline) || !sink.DataRow(values)) return false;
       ++sent;
     }
   }

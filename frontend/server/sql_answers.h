@@ -12,6 +12,7 @@
 #include "frontend/catalog/objects.h"
 #include "frontend/pgwire/messages.h"
 #include "frontend/pgwire/query_handler.h"
+#include "frontend/server/prepared_statements.h"
 #include "frontend/sql/sql_error.h"
 #include "ipc/codec.h"
 
@@ -28,11 +29,18 @@ pgwire::FieldDescription DescribeColumn(const CatalogColumn& column);
 // 2026-12-06, 2026-12-06 12:00:00+00, 1 day 02:00:00, uuids; NULL as nullopt.
 pgwire::Value PostgresText(const ipc::pb::Datum& datum, bool float4 = false);
 
-// Sends RowDescription, a DataRow per row and count (RowCount.count times), and "SELECT n",
-// waiting for room before each row until `deadline`. False when the answer is no longer wanted
-// or the client did not read in time (then an error was sent when one could be).
-bool SendRows(pgwire::QuerySink& sink, const std::vector<pgwire::FieldDescription>& fields,
-              const ipc::pb::Rows& rows, std::chrono::steady_clock::time_point deadline);
+// A statement's result rows, sent: to a simple Query's answer (`portal` null) RowDescription, a
+// DataRow per row and count (RowCount.count times) in text, and "SELECT n"; to an Execute's
+// (`portal`: the one it runs) no RowDescription (Describe gave it), the rows kept in the portal
+// and the first portal->max_rows of them sent in the Bind's formats (SendPortalRows). Waits for
+// room before each row until `deadline`. False when the answer is no longer wanted or the client
+// did not read in time (then an error was sent when one could be).
+bool SendRows(pgwire::QuerySink& sink, Portal* portal, std::vector<pgwire::FieldDescription> fields,
+              ipc::pb::Rows rows, std::chrono::steady_clock::time_point deadline);
+
+// Waits for room for the next row until `deadline`; false (with ERROR 57014 when still wanted)
+// when the client did not read in time or the answer is no longer wanted.
+bool WaitToSendRow(pgwire::QuerySink& sink, std::chrono::steady_clock::time_point deadline);
 
 // ErrorResponse fields of a SQL layer error.
 pgwire::ErrorFields ErrorOf(const sql::SqlError& error);

@@ -16,7 +16,9 @@
 #include "frontend/server/sql_reads.h"
 #include "frontend/server/sql_subscribe.h"
 #include "frontend/server/transaction_block.h"
+#include "frontend/plan/dml.h"
 #include "frontend/sql/classify.h"
+#include "frontend/sql/parameters.h"
 #include "frontend/sqlstate.h"
 
 namespace tandem::frontend {
@@ -96,16 +98,42 @@ ReadTime ReadTimeOf(bool reads_tables, const SessionState& session, Time acknowl
   return t;
 }
 
-bool SendText(pgwire::QuerySink& sink, const ShowResult& result, std::string_view tag) {
+// A result of text columns (SHOW, EXPLAIN) as a replica's rows.
+ipc::pb::Rows TextRows(const ShowResult& result) {
+  ipc::pb::Rows rows;
+  for (const auto& row : result.rows) {
+    auto* r = rows.add_rows();
+    r->set_count(1);
+    for (const auto& v : row) r->mutable_row()->add_datums()->set_string(v);
+  }
+  return rows;
+}
+
+std::vector<pgwire::FieldDescription> TextFields(const std::vector<std::string>& columns) {
   std::vector<pgwire::FieldDescription> fields;
-  for (const auto& c : result.columns) fields.emplace_back(c, pgwire::kText);
-  if (!sink.RowDescription(fields)) return false;
+  for (const auto& c : columns) fields.emplace_back(c, pgwire::kText);
+  return fields;
+}
+
+// A SHOW's or EXPLAIN's rows and their command tag (a portal's: SendRows' "SELECT n").
+bool SendText(pgwire::QuerySink& sink, SessionState& session, const ShowResult& result,
+              const std::string& tag) {
+  const auto deadline = DeadlineOf(session);
+  if (session.executing != nullptr) {
+    return SendRows(sink, session.executing, TextFields(result.columns), TextRows(result),
+                    deadline);
+  }
+  if (!sink.RowDescription(TextFields(result.columns))) return false;
   std::vector<pgwire::Value> values;
   for (const auto& row : result.rows) {
     values.assign(row.begin(), row.end());
-    if (!sink.DataRow(values)) return false;
+    if (!WaitToSendRow(sink, deadline) || !sink.DataRow(values)) return false;
   }
-  return sink.CommandComplete(std::string(tag) + " " + std::to_string(result.rows.size()));
+  return sink.CommandComplete(tag);
+}
+
+std::string ShowTag(const ShowResult& result) {
+  return "SHOW " + std::to_string(result.rows.size());
 }
 
 const pg_query::Node& StatementNode(const sql::ParsedStatement& s) {
@@ -192,6 +220,188 @@ void SqlExecutor::Execute(std::string sql, pgwire::QuerySink& sink, SessionState
     }
     if (!Run(statement, *kind, sql, sink, session)) return;
   }
+}
+
+sql::SqlResult<PreparedStatement> SqlExecutor::Prepare(std::string query,
+                                                       const std::vector<std::uint32_t>& declared,
+                                                       SessionState& session) {
+  (void)session;
+  PreparedStatement prepared;
+  prepared.query = std::move(query);
+  const std::string_view sql = prepared.query;
+  for (std::size_t i = 0; i < declared.size(); ++i) {
+    const std::uint32_t oid = declared[i];
+    if (oid != 0 && oid != pgwire::kUnknown.oid && !ParameterTypeName(oid)) {
+      return SqlError(sqlstate::kFeatureNotSupported,
+                      "parameter $" + std::to_string(i + 1) + " has a type (OID " +
+                          std::to_string(oid) + ") Tandem does not have",
+                      0);
+    }
+  }
+  auto parsed = sql::Parse(sql);
+  if (!parsed.ok()) return parsed.error();
+  if (parsed->size() > 1) {
+    return SqlError(sqlstate::kSyntaxError,
+                    "cannot insert multiple commands into a prepared statement",
+                    (*parsed)[1].position);
+  }
+  int count = 0;
+  if (!parsed->empty()) {
+    prepared.statement = std::move(parsed->front());
+    auto kind = sql::Classify(*prepared.statement);
+    if (!kind.ok()) return kind.error();
+    prepared.kind = *kind;
+    auto counted = sql::CountParameters(*prepared.statement, sql);
+    if (!counted.ok()) return counted.error();
+    count = *counted;
+  }
+  std::vector<std::uint32_t>& types = prepared.parameter_types;
+  types.assign(std::max(static_cast<std::size_t>(count), declared.size()), 0);
+  for (std::size_t i = 0; i < declared.size(); ++i) {
+    types[i] = declared[i] == pgwire::kUnknown.oid ? 0 : declared[i];
+  }
+  if (std::find(types.begin(), types.end(), 0u) == types.end()) return prepared;
+
+  // Inference: the statement bound with each parameter a NULL of its type (unknown where none
+  // was given) at its place; each unknown's first reading (by location) is its type.
+  std::vector<std::vector<int>> locations(types.size());
+  std::optional<sql::ParsedStatement> probe = prepared.statement;
+  if (probe) {
+    sql::ReplaceParameters(*probe, [&](int number, int location) {
+      const auto i = static_cast<std::size_t>(number - 1);
+      locations[i].push_back(location);
+      return sql::NullConstant(types[i] != 0 ? *ParameterTypeName(types[i]) : "", location);
+    });
+    plan::UnknownTypes unknowns;
+    if (auto planned = PlanForTypes(*probe, prepared.kind, sql, &unknowns); !planned.ok()) {
+      return planned.error();
+    }
+    for (std::size_t i = 0; i < types.size(); ++i) {
+      if (types[i] != 0) continue;
+      std::sort(locations[i].begin(), locations[i].end());
+      for (int location : locations[i]) {
+        if (auto it = unknowns.find(location); it != unknowns.end()) {
+          types[i] = DescribeColumn(CatalogColumn("", it->second)).type.oid;
+          break;
+        }
+      }
+    }
+  }
+  for (auto& t : types) {
+    if (t == 0) t = pgwire::kText.oid;  // no context decided it: PostgreSQL's text
+  }
+  return prepared;
+}
+
+sql::SqlResult<bool> SqlExecutor::PlanForTypes(const sql::ParsedStatement& statement,
+                                               StatementKind kind, std::string_view sql,
+                                               plan::UnknownTypes* unknowns) {
+  const std::shared_ptr<const Catalog> catalog = catalog_.Snapshot();
+  const pg_query::Node* query = nullptr;
+  switch (kind) {
+    case StatementKind::kSelect:
+      if (const auto* as_of = std::get_if<sql::SelectAsOfStatement>(&statement.form)) {
+        query = &as_of->select;
+      } else {
+        query = &StatementNode(statement);
+      }
+      break;
+    case StatementKind::kExplain:
+      if (const auto* as_of = std::get_if<sql::ExplainAsOfStatement>(&statement.form)) {
+        query = &as_of->explain.explain_stmt().query();
+      } else {
+        query = &StatementNode(statement).explain_stmt().query();
+      }
+      break;
+    case StatementKind::kSubscribe: {
+      const auto& target = std::get<sql::SubscribeStatement>(statement.form).target;
+      if (!target.has_select_stmt()) return true;
+      query = &target;
+      break;
+    }
+    case StatementKind::kInsert:
+    case StatementKind::kUpdate:
+    case StatementKind::kDelete: {
+      auto planned = plan::PlanDml(StatementNode(statement), *catalog, sql, unknowns);
+      if (!planned.ok()) return planned.error();
+      return true;
+    }
+    default:
+      // No other statement takes parameters (PostgreSQL's utility statements neither).
+      return SqlError(sqlstate::kUndefinedParameter, "there is no parameter $1",
+                      statement.position);
+  }
+  auto planned = plan::PlanQuery(*query, *catalog, sql, unknowns);
+  if (!planned.ok()) return planned.error();
+  return true;
+}
+
+sql::SqlResult<std::optional<std::vector<pgwire::FieldDescription>>> SqlExecutor::DescribeResult(
+    const PreparedStatement& prepared, const std::optional<sql::ParsedStatement>& statement,
+    SessionState& session) {
+  (void)session;
+  using Fields = std::vector<pgwire::FieldDescription>;
+  if (!statement) return std::optional<Fields>();
+  const std::string_view sql = prepared.query;
+  const std::shared_ptr<const Catalog> catalog = catalog_.Snapshot();
+  auto planned_fields = [&](const pg_query::Node& query) -> sql::SqlResult<std::optional<Fields>> {
+    auto planned = plan::PlanQuery(query, *catalog, sql);
+    if (!planned.ok()) return planned.error();
+    Fields fields;
+    for (const auto& c : planned->columns) fields.push_back(DescribeColumn(c));
+    return std::optional<Fields>(std::move(fields));
+  };
+  switch (prepared.kind) {
+    case StatementKind::kSelect:
+      if (const auto* as_of = std::get_if<sql::SelectAsOfStatement>(&statement->form)) {
+        return planned_fields(as_of->select);
+      }
+      return planned_fields(StatementNode(*statement));
+    case StatementKind::kExplain:
+      return std::optional<Fields>(TextFields({"QUERY PLAN"}));
+    case StatementKind::kShowVariable:
+      return std::optional<Fields>(
+          TextFields({Lower(StatementNode(*statement).variable_show_stmt().name())}));
+    case StatementKind::kShowColumns: {
+      const auto& show = std::get<sql::ShowColumnsStatement>(statement->form);
+      auto result = ShowColumns(show.relation, StatementText{sql, statement->text}, *catalog);
+      if (!result.ok()) return result.error();
+      return std::optional<Fields>(TextFields(result->columns));
+    }
+    case StatementKind::kShowTables:
+    case StatementKind::kShowViews:
+    case StatementKind::kShowMaterializedViews:
+    case StatementKind::kShowIndexes:
+      return std::optional<Fields>(TextFields(Show(prepared.kind, *catalog).columns));
+    default:
+      return std::optional<Fields>();
+  }
+}
+
+void SqlExecutor::ExecutePortal(Portal& portal, std::uint32_t max_rows, pgwire::QuerySink& sink,
+                                SessionState& session) {
+  portal.max_rows = max_rows;
+  if (portal.started) {
+    // Its rows go on where the last Execute stopped; a statement that returned none ran once.
+    if (portal.rows_kept) {
+      (void)SendPortalRows(sink, portal, DeadlineOf(session));
+    } else if (!portal.statement) {
+      (void)sink.EmptyQuery();
+    } else {
+      (void)Fail(sink, session,
+                 SqlError(sqlstate::kObjectNotInPrerequisiteState,
+                          "portal cannot be run: its statement has run (Bind it again)", 0));
+    }
+    return;
+  }
+  portal.started = true;
+  if (!portal.statement) {
+    (void)sink.EmptyQuery();
+    return;
+  }
+  session.executing = &portal;
+  (void)Run(*portal.statement, portal.prepared->kind, portal.prepared->query, sink, session);
+  session.executing = nullptr;
 }
 
 bool SqlExecutor::Run(const sql::ParsedStatement& statement, StatementKind kind,
@@ -391,7 +601,7 @@ bool SqlExecutor::RunSelect(const pg_query::Node& query, const pg_query::Node* a
   for (std::size_t i = 0; i < planned->columns.size(); ++i) {
     fields.push_back(DescribeColumn(planned->columns[i]));
   }
-  if (!SendRows(sink, fields, read->rows, deadline)) {
+  if (!SendRows(sink, session.executing, std::move(fields), std::move(read->rows), deadline)) {
     if (session.transaction != TransactionStatus::kIdle) {
       session.transaction = TransactionStatus::kFailed;
     }
@@ -446,13 +656,7 @@ bool SqlExecutor::RunExplain(const pg_query::ExplainStmt& explain, std::string_v
     lines.rows.push_back({text.substr(start, end - start)});
     start = end + 1;
   }
-  std::vector<pgwire::FieldDescription> fields = {{"QUERY PLAN", pgwire::kText}};
-  if (!sink.RowDescription(fields)) return false;
-  for (const auto& row : lines.rows) {
-    const pgwire::Value v = row[0];
-    if (!sink.DataRow({&v, 1})) return false;
-  }
-  return sink.CommandComplete("EXPLAIN");
+  return SendText(sink, session, lines, "EXPLAIN");
 }
 
 bool SqlExecutor::RunShow(const sql::ParsedStatement& statement, StatementKind kind,
@@ -462,13 +666,13 @@ bool SqlExecutor::RunShow(const sql::ParsedStatement& statement, StatementKind k
     const auto& show = std::get<sql::ShowColumnsStatement>(statement.form);
     auto result = ShowColumns(show.relation, StatementText{sql, statement.text}, *catalog);
     if (!result.ok()) return Fail(sink, session, result.error());
-    return SendText(sink, *result, "SHOW");
+    return SendText(sink, session, *result, ShowTag(*result));
   }
   if (kind != StatementKind::kShowVariable) {
     ShowResult result = Show(kind, *catalog);
     std::erase_if(result.rows,
                   [](const auto& row) { return !row.empty() && row[0] == plan::kOneRowObject; });
-    return SendText(sink, result, "SHOW");
+    return SendText(sink, session, result, ShowTag(result));
   }
   const std::string name = Lower(StatementNode(statement).variable_show_stmt().name());
   std::string value;
@@ -489,9 +693,7 @@ bool SqlExecutor::RunShow(const sql::ParsedStatement& statement, StatementKind k
   ShowResult result;
   result.columns = {name};
   result.rows = {{value}};
-  const pgwire::FieldDescription field(name, pgwire::kText);
-  const pgwire::Value v = value;
-  return sink.RowDescription({&field, 1}) && sink.DataRow({&v, 1}) && sink.CommandComplete("SHOW");
+  return SendText(sink, session, result, "SHOW");
 }
 
 bool SqlExecutor::RunSet(const pg_query::VariableSetStmt& set, int position,

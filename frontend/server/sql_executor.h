@@ -11,6 +11,9 @@
 //     says so with a WARNING);
 //   * SET / RESET / SHOW of the session parameters drivers use;
 //   * SUBSCRIBE [TO] name [AS OF t]: sql_subscribe.h — streamed as COPY TO STDOUT until cancelled.
+// The extended query protocol's statements run the same way: a portal's statement is the
+// prepared one with its parameters replaced by their values (prepared_statements.h), bound and
+// planned at each first Execute like a simple Query's, its rows kept in the portal.
 // An error ends the Query's statements (PostgreSQL runs none after one that failed) and, inside
 // a block, fails the block. A cancel ends the running statement with 57014.
 //
@@ -19,6 +22,7 @@
 
 #include <string>
 
+#include "frontend/plan/planner.h"
 #include "frontend/server/live_catalog.h"
 #include "frontend/server/replica_driver.h"
 #include "frontend/server/statement_executor.h"
@@ -33,6 +37,14 @@ class SqlExecutor final : public StatementExecutor {
   SqlExecutor(LiveCatalog& catalog, ReplicaDriver& driver, std::string server_version);
 
   void Execute(std::string sql, pgwire::QuerySink& sink, SessionState& session) override;
+  sql::SqlResult<PreparedStatement> Prepare(std::string query,
+                                            const std::vector<std::uint32_t>& declared,
+                                            SessionState& session) override;
+  sql::SqlResult<std::optional<std::vector<pgwire::FieldDescription>>> DescribeResult(
+      const PreparedStatement& prepared, const std::optional<sql::ParsedStatement>& statement,
+      SessionState& session) override;
+  void ExecutePortal(Portal& portal, std::uint32_t max_rows, pgwire::QuerySink& sink,
+                     SessionState& session) override;
 
  private:
   // One statement; false when the answer ended (it failed, or the client left).
@@ -50,6 +62,10 @@ class SqlExecutor final : public StatementExecutor {
                pgwire::QuerySink& sink, SessionState& session);
   bool RunSet(const pg_query::VariableSetStmt& set, int position, pgwire::QuerySink& sink,
               SessionState& session);
+  // Binds and plans `statement` (whose parameters are constants now) to learn the types its
+  // unknown constants are read as; true, or the statement's error.
+  sql::SqlResult<bool> PlanForTypes(const sql::ParsedStatement& statement, sql::StatementKind kind,
+                                    std::string_view sql, plan::UnknownTypes* unknowns);
 
   LiveCatalog& catalog_;
   ReplicaDriver& driver_;

@@ -3,12 +3,40 @@
 #include <spdlog/spdlog.h>
 
 #include <exception>
+#include <functional>
+#include <optional>
+#include <vector>
 
+#include "frontend/server/sql_answers.h"
+#include "frontend/sql/parameters.h"
 #include "frontend/sqlstate.h"
 
 namespace tandem::frontend {
 
 namespace {
+
+// Fails the message being answered: `error` ends it, and fails a transaction block.
+void Fail(pgwire::QuerySink& sink, SessionState& state, const sql::SqlError& error) {
+  (void)sink.Error(ErrorOf(error));
+  if (state.transaction != pgwire::TransactionStatus::kIdle) {
+    state.transaction = pgwire::TransactionStatus::kFailed;
+  }
+}
+
+std::string Quoted(const std::string& name) { return "\"" + name + "\""; }
+
+// `prepared`'s statement with each parameter a NULL of its type: what Describe of a statement
+// plans.
+std::optional<sql::ParsedStatement> WithNullParameters(const PreparedStatement& prepared) {
+  std::optional<sql::ParsedStatement> statement = prepared.statement;
+  if (statement && !prepared.parameter_types.empty()) {
+    sql::ReplaceParameters(*statement, [&](int number, int location) {
+      const std::uint32_t oid = prepared.parameter_types[static_cast<std::size_t>(number - 1)];
+      return sql::NullConstant(ParameterTypeName(oid).value_or("text"), location);
+    });
+  }
+  return statement;
+}
 
 class SqlSession final : public pgwire::QueryHandler {
  public:
@@ -21,12 +49,156 @@ class SqlSession final : public pgwire::QueryHandler {
   }
 
   void Query(std::string sql, std::shared_ptr<pgwire::QuerySink> sink) override {
+    StatementExecutor& executor = executor_;
+    Post(std::move(sink), [sql = std::move(sql), &executor](SessionState& state,
+                                                            pgwire::QuerySink& out) mutable {
+      executor.Execute(std::move(sql), out, state);
+    });
+  }
+
+  void Cancel() override { state_->cancel.Cancel(); }
+
+  // ---- the extended query protocol: each message answered on a SQL thread, in order (the
+  // connection sends the next once this one's answer is finished).
+  bool SupportsExtendedProtocol() const override { return true; }
+
+  void Parse(pgwire::ParseRequest request, std::shared_ptr<pgwire::QuerySink> sink) override {
+    StatementExecutor& executor = executor_;
+    Post(std::move(sink), [request = std::move(request), &executor](SessionState& state,
+                                                                    pgwire::QuerySink& out) {
+      auto& statements = state.statements;
+      if (request.statement.empty()) {
+        statements.erase("");  // PostgreSQL drops the unnamed statement first, whatever follows
+      } else if (statements.count(request.statement)) {
+        return Fail(out, state,
+                    sql::SqlError(sqlstate::kDuplicatePreparedStatement,
+                                  "prepared statement " + Quoted(request.statement) +
+                                      " already exists",
+                                  0));
+      } else if (statements.size() >= kMaxPreparedPerSession) {
+        return Fail(out, state, TooMany("prepared statements"));
+      }
+      auto prepared = executor.Prepare(request.query, request.parameter_types, state);
+      if (!prepared.ok()) return Fail(out, state, prepared.error());
+      statements[request.statement] =
+          std::make_shared<const PreparedStatement>(std::move(*prepared));
+      (void)out.ParseComplete();
+    });
+  }
+
+  void Bind(pgwire::BindRequest request, std::shared_ptr<pgwire::QuerySink> sink) override {
+    Post(std::move(sink), [request = std::move(request)](SessionState& state,
+                                                         pgwire::QuerySink& out) {
+      auto it = state.statements.find(request.statement);
+      if (it == state.statements.end()) return Fail(out, state, NoStatement(request.statement));
+      if (request.portal.empty()) {
+        state.portals.erase("");
+      } else if (state.portals.count(request.portal)) {
+        return Fail(out, state,
+                    sql::SqlError(sqlstate::kDuplicateCursor,
+                                  "portal " + Quoted(request.portal) + " already exists", 0));
+      } else if (state.portals.size() >= kMaxPreparedPerSession) {
+        return Fail(out, state, TooMany("portals"));
+      }
+      auto portal = BindPortal(it->second, request);
+      if (!portal.ok()) return Fail(out, state, portal.error());
+      state.portals[request.portal] = std::move(*portal);
+      (void)out.BindComplete();
+    });
+  }
+
+  void Describe(pgwire::Target target, std::string name,
+                std::shared_ptr<pgwire::QuerySink> sink) override {
+    StatementExecutor& executor = executor_;
+    Post(std::move(sink), [target, name = std::move(name), &executor](SessionState& state,
+                                                                      pgwire::QuerySink& out) {
+      sql::SqlResult<std::optional<std::vector<pgwire::FieldDescription>>> fields =
+          std::optional<std::vector<pgwire::FieldDescription>>();
+      if (target == pgwire::Target::kStatement) {
+        auto it = state.statements.find(name);
+        if (it == state.statements.end()) return Fail(out, state, NoStatement(name));
+        if (!out.ParameterDescription(it->second->parameter_types)) return;
+        fields = executor.DescribeResult(*it->second, WithNullParameters(*it->second), state);
+      } else {
+        auto it = state.portals.find(name);
+        if (it == state.portals.end()) return Fail(out, state, NoPortal(name));
+        Portal& portal = it->second;
+        if (portal.rows_kept) {
+          fields = std::optional(portal.fields);
+        } else {
+          fields = executor.DescribeResult(*portal.prepared, portal.statement, state);
+          if (fields.ok() && fields->has_value()) {
+            auto formatted = WithResultFormats(std::move(**fields), portal.result_formats);
+            if (!formatted.ok()) return Fail(out, state, formatted.error());
+            fields = std::optional(std::move(*formatted));
+          }
+        }
+      }
+      if (!fields.ok()) return Fail(out, state, fields.error());
+      if (fields->has_value()) {
+        (void)out.RowDescription(**fields);
+      } else {
+        (void)out.NoData();
+      }
+    });
+  }
+
+  void Execute(std::string portal, std::uint32_t max_rows,
+               std::shared_ptr<pgwire::QuerySink> sink) override {
+    StatementExecutor& executor = executor_;
+    Post(std::move(sink), [portal = std::move(portal), max_rows, &executor](
+                              SessionState& state, pgwire::QuerySink& out) {
+      auto it = state.portals.find(portal);
+      if (it == state.portals.end()) return Fail(out, state, NoPortal(portal));
+      executor.ExecutePortal(it->second, max_rows, out, state);
+    });
+  }
+
+  void Close(pgwire::Target target, std::string name,
+             std::shared_ptr<pgwire::QuerySink> sink) override {
+    Post(std::move(sink), [target, name = std::move(name)](SessionState& state,
+                                                           pgwire::QuerySink& out) {
+      if (target == pgwire::Target::kStatement) {
+        state.statements.erase(name);
+      } else {
+        state.portals.erase(name);
+      }
+      (void)out.CloseComplete();
+    });
+  }
+
+  void Sync(std::shared_ptr<pgwire::QuerySink> sink) override {
+    Post(std::move(sink), [](SessionState& state, pgwire::QuerySink&) {
+      // The implicit transaction ends here (a block goes on): its portals with it.
+      if (state.transaction == pgwire::TransactionStatus::kIdle) state.portals.clear();
+    });
+  }
+
+ private:
+  static sql::SqlError NoStatement(const std::string& name) {
+    return sql::SqlError(sqlstate::kInvalidSqlStatementName,
+                         "prepared statement " + Quoted(name) + " does not exist", 0);
+  }
+  static sql::SqlError NoPortal(const std::string& name) {
+    return sql::SqlError(sqlstate::kInvalidCursorName,
+                         "portal " + Quoted(name) + " does not exist", 0);
+  }
+  static sql::SqlError TooMany(const std::string& what) {
+    return sql::SqlError(sqlstate::kProgramLimitExceeded,
+                         "a session holds at most " + std::to_string(kMaxPreparedPerSession) +
+                             " " + what + ": close some",
+                         0);
+  }
+
+  // Runs `work` for one message on a SQL thread, then ends its answer with the session's
+  // transaction status. An exception is an internal error of this message, not of the frontend.
+  void Post(std::shared_ptr<pgwire::QuerySink> sink,
+            std::function<void(SessionState&, pgwire::QuerySink&)> work) {
     state_->cancel.Reset();
     auto state = state_;
-    StatementExecutor& executor = executor_;
-    const bool posted = threads_.Post([state, sink, sql = std::move(sql), &executor]() mutable {
+    const bool posted = threads_.Post([state, sink, work = std::move(work)]() mutable {
       try {
-        executor.Execute(std::move(sql), *sink, *state);
+        work(*state, *sink);
       } catch (const std::exception& e) {
         // A bug of the executor must not take the frontend down with every other session.
         spdlog::error("session {}: the statement failed with an exception: {}", state->id,
@@ -46,9 +218,6 @@ class SqlSession final : public pgwire::QueryHandler {
     }
   }
 
-  void Cancel() override { state_->cancel.Cancel(); }
-
- private:
   SqlThreads& threads_;
   StatementExecutor& executor_;
   std::shared_ptr<SessionState> state_;

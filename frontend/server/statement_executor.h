@@ -12,12 +12,17 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "base/time.h"
 #include "frontend/pgwire/messages.h"
 #include "frontend/pgwire/query_handler.h"
 #include "frontend/server/cancel_token.h"
+#include "frontend/server/prepared_statements.h"
 
 namespace tandem::frontend {
 
@@ -40,6 +45,13 @@ struct SessionState {
   // restore (PostgreSQL's 0 is "none"; the frontend keeps its own bound).
   std::chrono::milliseconds default_statement_timeout{30000};
   CancelToken cancel;
+  // The extended query protocol's prepared statements and portals by name ("": the unnamed
+  // ones). Portals end with their transaction: at a Sync that leaves the session idle.
+  std::map<std::string, std::shared_ptr<const PreparedStatement>> statements;
+  std::map<std::string, Portal> portals;
+  // The portal the running Execute runs its statement into (its rows go there: SendRows); null
+  // while a simple Query runs.
+  Portal* executing = nullptr;
 };
 
 class StatementExecutor {
@@ -50,6 +62,25 @@ class StatementExecutor {
   // (query_handler.h). Not Finish: the session layer ends the answer with session.transaction.
   // A cancel (session.cancel) ends the statement running with ERROR 57014.
   virtual void Execute(std::string sql, pgwire::QuerySink& sink, SessionState& session) = 0;
+
+  // ---- the extended query protocol (DESIGN §17). Each runs on a SQL thread, as Execute does.
+  //
+  // Parse: `query`'s one statement (42601 for more), its parameters' types as `declared` gives
+  // them (0: unspecified) or as its context decides (PostgreSQL's inference: the statement bound
+  // with each parameter a NULL in its place; one that no context decides is text). Errors are the
+  // statement's own, as at Execute.
+  virtual sql::SqlResult<PreparedStatement> Prepare(std::string query,
+                                                    const std::vector<std::uint32_t>& declared,
+                                                    SessionState& session) = 0;
+  // The columns `statement` (`prepared`'s, its parameters replaced — NULLs for a Describe of the
+  // statement, values for a portal's) returns; nullopt for one that returns none (NoData).
+  virtual sql::SqlResult<std::optional<std::vector<pgwire::FieldDescription>>> DescribeResult(
+      const PreparedStatement& prepared, const std::optional<sql::ParsedStatement>& statement,
+      SessionState& session) = 0;
+  // Execute: the portal's statement run (its first Execute) or its kept rows continued, answered
+  // on `sink` as an Execute is (query_handler.h): at most `max_rows` rows (0: all).
+  virtual void ExecutePortal(Portal& portal, std::uint32_t max_rows, pgwire::QuerySink& sink,
+                             SessionState& session) = 0;
 };
 
 }  // namespace tandem::frontend
