@@ -30,7 +30,8 @@ PACKAGES=(cmake ninja-build g++ clang-format pkg-config libboost1.81-dev libgtes
           # PostgreSQL, the SQL suites' oracle and upstream (tests/postgres_server.h): libpq for
           # the tests' client, the server and psql, psycopg2 for python3. Here, not in
           # TEST_PACKAGES: the asan and tsan commands build and run the integration tests too.
-          libpq-dev postgresql-15 python3-psycopg2)
+          libpq-dev postgresql-15 python3-psycopg2
+          python3-psycopg python3-asyncpg)  # the extended protocol's drivers (psycopg 3, asyncpg)
 # What only the deploy tests (label deploy, in `test`) need: installed by `test` alone — on a host
 # that runs systemd, Debian's prometheus package (promtool's) also starts a Prometheus server.
 TEST_PACKAGES=(systemd prometheus curl  # systemd-analyze verify, promtool, /metrics

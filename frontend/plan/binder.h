@@ -143,6 +143,14 @@ class Binder {
   // Where set, each unknown constant of the statement's text that is read as a type is recorded
   // there (planner.h's UnknownTypes).
   void set_unknown_types(UnknownTypes* types) { unknown_types_ = types; }
+  // `e`, when an unknown constant of the statement's text, is read as `type` with `mods` (the
+  // first reading of its location counts).
+  void RecordUnknownType(const BoundExpr& e, pb::ScalarType type, const TypeMods& mods) {
+    if (unknown_types_ != nullptr && e.unknown_location >= 0 &&
+        e.type == pb::SCALAR_TYPE_UNSPECIFIED) {
+      unknown_types_->emplace(e.unknown_location, CatalogColumn("", type, true, mods));
+    }
+  }
 
   // The whole query, finished for the top level or (nested) with its LIMIT as a TopK.
   OrderedRelation BindQuery(const pg_query::Node& query, const CteScope& ctes);

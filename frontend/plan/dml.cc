@@ -81,6 +81,7 @@ pb::ScalarExpr DmlAssign(Binder& binder, BoundExpr e, const CatalogColumn& colum
     error.hint = "You will need to rewrite or cast the expression.";
     throw PlanFailure{std::move(error)};
   }
+  binder.RecordUnknownType(e, column.type, column.mods);  // varchar, char: the column's
   TypeMods mods = column.mods;
   if (column.type == pb::STRING) mods = TypeMods{};  // the length: BuildWrite's
   return binder.CoerceTo(std::move(e), column.type, mods, CastContext::kAssignment, location, what)

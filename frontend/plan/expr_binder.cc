@@ -294,9 +294,7 @@ BoundExpr Binder::CoerceTo(BoundExpr e, pb::ScalarType type, const TypeMods& mod
     return out;
   };
   if (from == PgTypeId::kUnknown) {
-    if (unknown_types_ != nullptr && e.unknown_location >= 0) {
-      unknown_types_->emplace(e.unknown_location, type);
-    }
+    RecordUnknownType(e, type, mods);
     if (!e.literal.has_value()) {
       out.expr = NullExpr(type);
       return out;
@@ -620,7 +618,10 @@ BoundExpr Binder::BindNode(const pg_query::Node& node, const ExprContext& contex
       return BindCase(node.case_expr(), context);
     case pg_query::Node::kNullTest: {
       const auto& test = node.null_test();
-      BoundExpr arg = Resolve(Bind(test.arg(), context), test.location());
+      // PostgreSQL leaves an unknown tested here unknown: it types no parameter.
+      BoundExpr tested = Bind(test.arg(), context);
+      tested.unknown_location = -1;
+      BoundExpr arg = Resolve(std::move(tested), test.location());
       BoundExpr out;
       out.type = pb::BOOL;
       out.expr = Unary(test.nulltesttype() == pg_query::IS_NULL ? pb::IS_NULL : pb::IS_NOT_NULL,

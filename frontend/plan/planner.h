@@ -69,7 +69,8 @@ struct PlannedRelation {
 // location in the statement's text → the type of its first reading. How the extended protocol
 // infers its parameters' types (sql/parameters.h: a parameter is bound as a NULL constant at its
 // own location).
-using UnknownTypes = std::map<int, ipc::pb::ScalarType>;
+// The modifiers say varchar or char (a column's, where an assignment decided it).
+using UnknownTypes = std::map<int, CatalogColumn>;
 
 // `sql` is the whole query string the statement came from: an error's position is 1-based
 // characters into it (frontend/sql's CursorPosition of the node's location). `unknowns`, where

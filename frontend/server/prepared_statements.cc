@@ -18,22 +18,14 @@ struct NamedType {
   std::string_view name;
 };
 constexpr NamedType kParameterTypes[] = {
-    {pgwire::kBool.oid, "bool"},
-    {pgwire::kBytea.oid, "bytea"},
-    {pgwire::kInt8.oid, "int8"},
-    {pgwire::kInt2.oid, "int2"},
-    {pgwire::kInt4.oid, "int4"},
-    {pgwire::kText.oid, "text"},
-    {pgwire::kFloat4.oid, "float4"},
-    {pgwire::kFloat8.oid, "float8"},
-    {pgwire::kBpchar.oid, "bpchar"},
-    {pgwire::kVarchar.oid, "varchar"},
-    {pgwire::kDate.oid, "date"},
-    {pgwire::kTime.oid, "time"},
-    {pgwire::kTimestamp.oid, "timestamp"},
-    {pgwire::kTimestamptz.oid, "timestamptz"},
-    {pgwire::kInterval.oid, "interval"},
-    {pgwire::kNumeric.oid, "numeric"},
+    {pgwire::kBool.oid, "bool"},           {pgwire::kBytea.oid, "bytea"},
+    {pgwire::kInt8.oid, "int8"},           {pgwire::kInt2.oid, "int2"},
+    {pgwire::kInt4.oid, "int4"},           {pgwire::kText.oid, "text"},
+    {pgwire::kFloat4.oid, "float4"},       {pgwire::kFloat8.oid, "float8"},
+    {pgwire::kBpchar.oid, "bpchar"},       {pgwire::kVarchar.oid, "varchar"},
+    {pgwire::kDate.oid, "date"},           {pgwire::kTime.oid, "time"},
+    {pgwire::kTimestamp.oid, "timestamp"}, {pgwire::kTimestamptz.oid, "timestamptz"},
+    {pgwire::kInterval.oid, "interval"},   {pgwire::kNumeric.oid, "numeric"},
     {pgwire::kUuid.oid, "uuid"},
 };
 

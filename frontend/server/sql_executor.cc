@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "frontend/catalog/ddl.h"
+#include "frontend/plan/dml.h"
 #include "frontend/plan/planner.h"
 #include "frontend/server/catalog_change.h"
 #include "frontend/server/driver_waits.h"
@@ -16,7 +17,6 @@
 #include "frontend/server/sql_reads.h"
 #include "frontend/server/sql_subscribe.h"
 #include "frontend/server/transaction_block.h"
-#include "frontend/plan/dml.h"
 #include "frontend/sql/classify.h"
 #include "frontend/sql/parameters.h"
 #include "frontend/sqlstate.h"
@@ -263,7 +263,8 @@ sql::SqlResult<PreparedStatement> SqlExecutor::Prepare(std::string query,
   if (std::find(types.begin(), types.end(), 0u) == types.end()) return prepared;
 
   // Inference: the statement bound with each parameter a NULL of its type (unknown where none
-  // was given) at its place; each unknown's first reading (by location) is its type.
+  // was given) at its place; each unknown's first reading (by location) is its type — text in a
+  // select list, as PostgreSQL resolves it there; 42P18 where nothing reads it as a type.
   std::vector<std::vector<int>> locations(types.size());
   std::optional<sql::ParsedStatement> probe = prepared.statement;
   if (probe) {
@@ -278,17 +279,22 @@ sql::SqlResult<PreparedStatement> SqlExecutor::Prepare(std::string query,
     }
     for (std::size_t i = 0; i < types.size(); ++i) {
       if (types[i] != 0) continue;
+      if (locations[i].empty()) {
+        return SqlError(sqlstate::kIndeterminateDatatype,
+                        "could not determine data type of parameter $" + std::to_string(i + 1), 0);
+      }
       std::sort(locations[i].begin(), locations[i].end());
       for (int location : locations[i]) {
         if (auto it = unknowns.find(location); it != unknowns.end()) {
-          types[i] = DescribeColumn(CatalogColumn("", it->second)).type.oid;
+          types[i] = DescribeColumn(it->second).type.oid;
           break;
         }
       }
+      if (types[i] == 0) {  // read as no type anywhere (`$1 IS NULL`), as PostgreSQL refuses it
+        return SqlError(sqlstate::kIndeterminateDatatype,
+                        "could not determine data type of parameter $" + std::to_string(i + 1), 0);
+      }
     }
-  }
-  for (auto& t : types) {
-    if (t == 0) t = pgwire::kText.oid;  // no context decided it: PostgreSQL's text
   }
   return prepared;
 }

@@ -50,10 +50,10 @@ class SqlSession final : public pgwire::QueryHandler {
 
   void Query(std::string sql, std::shared_ptr<pgwire::QuerySink> sink) override {
     StatementExecutor& executor = executor_;
-    Post(std::move(sink), [sql = std::move(sql), &executor](SessionState& state,
-                                                            pgwire::QuerySink& out) mutable {
-      executor.Execute(std::move(sql), out, state);
-    });
+    Post(std::move(sink),
+         [sql = std::move(sql), &executor](SessionState& state, pgwire::QuerySink& out) mutable {
+           executor.Execute(std::move(sql), out, state);
+         });
   }
 
   void Cancel() override { state_->cancel.Cancel(); }
@@ -71,10 +71,9 @@ class SqlSession final : public pgwire::QueryHandler {
         statements.erase("");  // PostgreSQL drops the unnamed statement first, whatever follows
       } else if (statements.count(request.statement)) {
         return Fail(out, state,
-                    sql::SqlError(sqlstate::kDuplicatePreparedStatement,
-                                  "prepared statement " + Quoted(request.statement) +
-                                      " already exists",
-                                  0));
+                    sql::SqlError(
+                        sqlstate::kDuplicatePreparedStatement,
+                        "prepared statement " + Quoted(request.statement) + " already exists", 0));
       } else if (statements.size() >= kMaxPreparedPerSession) {
         return Fail(out, state, TooMany("prepared statements"));
       }
@@ -87,60 +86,61 @@ class SqlSession final : public pgwire::QueryHandler {
   }
 
   void Bind(pgwire::BindRequest request, std::shared_ptr<pgwire::QuerySink> sink) override {
-    Post(std::move(sink), [request = std::move(request)](SessionState& state,
-                                                         pgwire::QuerySink& out) {
-      auto it = state.statements.find(request.statement);
-      if (it == state.statements.end()) return Fail(out, state, NoStatement(request.statement));
-      if (request.portal.empty()) {
-        state.portals.erase("");
-      } else if (state.portals.count(request.portal)) {
-        return Fail(out, state,
-                    sql::SqlError(sqlstate::kDuplicateCursor,
-                                  "portal " + Quoted(request.portal) + " already exists", 0));
-      } else if (state.portals.size() >= kMaxPreparedPerSession) {
-        return Fail(out, state, TooMany("portals"));
-      }
-      auto portal = BindPortal(it->second, request);
-      if (!portal.ok()) return Fail(out, state, portal.error());
-      state.portals[request.portal] = std::move(*portal);
-      (void)out.BindComplete();
-    });
+    Post(std::move(sink),
+         [request = std::move(request)](SessionState& state, pgwire::QuerySink& out) {
+           auto it = state.statements.find(request.statement);
+           if (it == state.statements.end())
+             return Fail(out, state, NoStatement(request.statement));
+           if (request.portal.empty()) {
+             state.portals.erase("");
+           } else if (state.portals.count(request.portal)) {
+             return Fail(out, state,
+                         sql::SqlError(sqlstate::kDuplicateCursor,
+                                       "portal " + Quoted(request.portal) + " already exists", 0));
+           } else if (state.portals.size() >= kMaxPreparedPerSession) {
+             return Fail(out, state, TooMany("portals"));
+           }
+           auto portal = BindPortal(it->second, request);
+           if (!portal.ok()) return Fail(out, state, portal.error());
+           state.portals[request.portal] = std::move(*portal);
+           (void)out.BindComplete();
+         });
   }
 
   void Describe(pgwire::Target target, std::string name,
                 std::shared_ptr<pgwire::QuerySink> sink) override {
     StatementExecutor& executor = executor_;
-    Post(std::move(sink), [target, name = std::move(name), &executor](SessionState& state,
-                                                                      pgwire::QuerySink& out) {
-      sql::SqlResult<std::optional<std::vector<pgwire::FieldDescription>>> fields =
-          std::optional<std::vector<pgwire::FieldDescription>>();
-      if (target == pgwire::Target::kStatement) {
-        auto it = state.statements.find(name);
-        if (it == state.statements.end()) return Fail(out, state, NoStatement(name));
-        if (!out.ParameterDescription(it->second->parameter_types)) return;
-        fields = executor.DescribeResult(*it->second, WithNullParameters(*it->second), state);
-      } else {
-        auto it = state.portals.find(name);
-        if (it == state.portals.end()) return Fail(out, state, NoPortal(name));
-        Portal& portal = it->second;
-        if (portal.rows_kept) {
-          fields = std::optional(portal.fields);
-        } else {
-          fields = executor.DescribeResult(*portal.prepared, portal.statement, state);
-          if (fields.ok() && fields->has_value()) {
-            auto formatted = WithResultFormats(std::move(**fields), portal.result_formats);
-            if (!formatted.ok()) return Fail(out, state, formatted.error());
-            fields = std::optional(std::move(*formatted));
-          }
-        }
-      }
-      if (!fields.ok()) return Fail(out, state, fields.error());
-      if (fields->has_value()) {
-        (void)out.RowDescription(**fields);
-      } else {
-        (void)out.NoData();
-      }
-    });
+    Post(std::move(sink),
+         [target, name = std::move(name), &executor](SessionState& state, pgwire::QuerySink& out) {
+           sql::SqlResult<std::optional<std::vector<pgwire::FieldDescription>>> fields =
+               std::optional<std::vector<pgwire::FieldDescription>>();
+           if (target == pgwire::Target::kStatement) {
+             auto it = state.statements.find(name);
+             if (it == state.statements.end()) return Fail(out, state, NoStatement(name));
+             if (!out.ParameterDescription(it->second->parameter_types)) return;
+             fields = executor.DescribeResult(*it->second, WithNullParameters(*it->second), state);
+           } else {
+             auto it = state.portals.find(name);
+             if (it == state.portals.end()) return Fail(out, state, NoPortal(name));
+             Portal& portal = it->second;
+             if (portal.rows_kept) {
+               fields = std::optional(portal.fields);
+             } else {
+               fields = executor.DescribeResult(*portal.prepared, portal.statement, state);
+               if (fields.ok() && fields->has_value()) {
+                 auto formatted = WithResultFormats(std::move(**fields), portal.result_formats);
+                 if (!formatted.ok()) return Fail(out, state, formatted.error());
+                 fields = std::optional(std::move(*formatted));
+               }
+             }
+           }
+           if (!fields.ok()) return Fail(out, state, fields.error());
+           if (fields->has_value()) {
+             (void)out.RowDescription(**fields);
+           } else {
+             (void)out.NoData();
+           }
+         });
   }
 
   void Execute(std::string portal, std::uint32_t max_rows,
@@ -156,15 +156,15 @@ class SqlSession final : public pgwire::QueryHandler {
 
   void Close(pgwire::Target target, std::string name,
              std::shared_ptr<pgwire::QuerySink> sink) override {
-    Post(std::move(sink), [target, name = std::move(name)](SessionState& state,
-                                                           pgwire::QuerySink& out) {
-      if (target == pgwire::Target::kStatement) {
-        state.statements.erase(name);
-      } else {
-        state.portals.erase(name);
-      }
-      (void)out.CloseComplete();
-    });
+    Post(std::move(sink),
+         [target, name = std::move(name)](SessionState& state, pgwire::QuerySink& out) {
+           if (target == pgwire::Target::kStatement) {
+             state.statements.erase(name);
+           } else {
+             state.portals.erase(name);
+           }
+           (void)out.CloseComplete();
+         });
   }
 
   void Sync(std::shared_ptr<pgwire::QuerySink> sink) override {
@@ -180,13 +180,13 @@ class SqlSession final : public pgwire::QueryHandler {
                          "prepared statement " + Quoted(name) + " does not exist", 0);
   }
   static sql::SqlError NoPortal(const std::string& name) {
-    return sql::SqlError(sqlstate::kInvalidCursorName,
-                         "portal " + Quoted(name) + " does not exist", 0);
+    return sql::SqlError(sqlstate::kInvalidCursorName, "portal " + Quoted(name) + " does not exist",
+                         0);
   }
   static sql::SqlError TooMany(const std::string& what) {
     return sql::SqlError(sqlstate::kProgramLimitExceeded,
-                         "a session holds at most " + std::to_string(kMaxPreparedPerSession) +
-                             " " + what + ": close some",
+                         "a session holds at most " + std::to_string(kMaxPreparedPerSession) + " " +
+                             what + ": close some",
                          0);
   }
 

@@ -67,8 +67,8 @@ class StatementExecutor {
   //
   // Parse: `query`'s one statement (42601 for more), its parameters' types as `declared` gives
   // them (0: unspecified) or as its context decides (PostgreSQL's inference: the statement bound
-  // with each parameter a NULL in its place; one that no context decides is text). Errors are the
-  // statement's own, as at Execute.
+  // with each parameter a NULL in its place; text in a select list, 42P18 where no context decides
+  // one). Errors are the statement's own, as at Execute.
   virtual sql::SqlResult<PreparedStatement> Prepare(std::string query,
                                                     const std::vector<std::uint32_t>& declared,
                                                     SessionState& session) = 0;

@@ -100,10 +100,9 @@ SqlResult<int> CountParameters(const ParsedStatement& statement, std::string_vie
       error = SqlError(sqlstate::kUndefinedParameter,
                        "there is no parameter $" + std::to_string(ref.number()), position);
     } else if (ref.number() > kMaxParameters) {
-      error = SqlError(sqlstate::kProgramLimitExceeded,
-                       "a statement takes at most " + std::to_string(kMaxParameters) +
-                           " parameters",
-                       position);
+      error = SqlError(
+          sqlstate::kProgramLimitExceeded,
+          "a statement takes at most " + std::to_string(kMaxParameters) + " parameters", position);
     } else if (ref.number() > highest) {
       highest = ref.number();
     }
