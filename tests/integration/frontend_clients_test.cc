@@ -24,13 +24,29 @@
 // spelling present (numerics by value then scale: 1.5 before 1.50; intervals by span, then
 // months, then days: '30 days' before '1 mon'); PostgreSQL prints whichever its plan met first,
 // so on PostgreSQL only the value is checked there.
+//
+// The extended query protocol through the drivers that use it (tests/python/
+// extended_protocol_test.py, on PostgreSQL 15 first with the same expectations): psycopg 3 with
+// server-side binding — text and binary parameters and results, prepared statements (and the
+// DEALLOCATE it sends after a ROLLBACK and when its cache is full), a pipeline, a stream — and
+// asyncpg — binary everywhere, the parameter types a Parse infers, named statements and Close,
+// executemany, a cursor's portal read two rows per Execute (PortalSuspended) — write and read
+// back a value of every type of DESIGN §16 equal to what was written, and get their errors'
+// SQLSTATEs (22P02, 22P03, 08P01, 42601, 22001, 22003, 23505, 25P02 …).
+//
+// pgbench (PostgreSQL 15's) runs a custom script — a SELECT and an UPDATE of a random account —
+// 200 times on each of 2 connections in each query mode (simple, extended, prepared): every
+// transaction is processed, none fails, and every UPDATE is applied exactly once.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -46,6 +62,9 @@
 
 #ifndef TANDEM_FRONTEND_CLIENTS_PY
 #define TANDEM_FRONTEND_CLIENTS_PY "tests/python/frontend_clients_test.py"
+#endif
+#ifndef TANDEM_EXTENDED_PROTOCOL_PY
+#define TANDEM_EXTENDED_PROTOCOL_PY "tests/python/extended_protocol_test.py"
 #endif
 
 namespace tandem::testing {
@@ -392,6 +411,107 @@ TEST(FrontendClientsTest, Psycopg2RunsEveryStatementKind) {
                 {.limit = 180s, .strip_tandem_env = true});
   EXPECT_EQ(run.exit, 0) << DescribeRun(run) << frontend.LogTail();
   EXPECT_NE(run.out.find("all checks passed"), std::string::npos) << DescribeRun(run);
+}
+
+// ---- the extended query protocol: psycopg 3 and asyncpg
+
+// Why psycopg 3 and asyncpg cannot be imported by kPython (for GTEST_SKIP); nullopt when they can.
+std::optional<std::string> ExtendedProtocolDriversMissing() {
+  const BinaryRun run = RunBinary(kPython, {"-c", "import psycopg, asyncpg"}, {.limit = 60s});
+  if (run.exit == 0) return std::nullopt;
+  return std::string(kPython) + " cannot import psycopg (3) and asyncpg: " + run.err;
+}
+
+// Runs tests/python/extended_protocol_test.py against `port`; it must pass every check.
+void RunExtendedProtocolScript(int port, const std::string& user, bool postgres) {
+  FrontendClientEnvironment();
+  std::vector<std::string> args = {TANDEM_EXTENDED_PROTOCOL_PY, "--port", std::to_string(port),
+                                   "--user", user};
+  if (postgres) args.push_back("--postgres");
+  const BinaryRun run = RunBinary(kPython, args, {.limit = 180s, .strip_tandem_env = true});
+  EXPECT_EQ(run.exit, 0) << DescribeRun(run);
+  EXPECT_NE(run.out.find("all checks passed"), std::string::npos) << DescribeRun(run);
+}
+
+TEST(FrontendClientsTest, ExtendedProtocolScriptAnswersAsExpectedOnPostgres) {
+  TANDEM_SKIP_UNLESS_POSTGRES();
+  if (auto why = ExtendedProtocolDriversMissing()) GTEST_SKIP() << *why;
+  PostgresServer server;
+  ASSERT_TRUE(server.ok()) << server.error();
+  ASSERT_TRUE(server
+                  .Execute("CREATE DATABASE tandem TEMPLATE template0 LC_COLLATE 'C' "
+                           "LC_CTYPE 'C'")
+                  .ok());
+  RunExtendedProtocolScript(server.port(), "postgres", /*postgres=*/true);
+}
+
+TEST(FrontendClientsTest, ExtendedProtocolDriversRoundTripEveryType) {
+  if (auto why = ExtendedProtocolDriversMissing()) GTEST_SKIP() << *why;
+  FrontendServer frontend;
+  ASSERT_GT(frontend.Port(), 0) << frontend.LogTail();
+  RunExtendedProtocolScript(frontend.Port(), "tester", /*postgres=*/false);
+  if (HasFailure()) std::cout << frontend.LogTail();
+}
+
+// ---- pgbench
+
+// The accounts pgbench's script reads and updates: aid 1..kAccounts, abalance 0 at first.
+constexpr int kAccounts = 1000;
+
+TEST(FrontendClientsTest, PgbenchRunsEveryQueryMode) {
+  const std::string pgbench = PostgresServer::Binary("pgbench");
+  if (access(pgbench.c_str(), X_OK) != 0) GTEST_SKIP() << pgbench << " is not installed";
+  FrontendServer frontend;
+  ASSERT_GT(frontend.Port(), 0) << frontend.LogTail();
+  PgConnection connection(frontend.conninfo());
+  ASSERT_TRUE(connection.ok()) << connection.error();
+  auto run = [&](const std::string& sql) {
+    const PgAnswer answer = connection.Execute(sql);
+    EXPECT_TRUE(answer.ok()) << sql.substr(0, 200) << ": "
+                             << (answer.ok() ? "" : answer.error->ToString());
+    return answer;
+  };
+  run("CREATE TABLE accounts (aid int4 PRIMARY KEY, abalance int4, filler text)");
+  // INSERT … VALUES of 250 rows at a time.
+  for (int first = 1; first <= kAccounts; first += 250) {
+    std::string sql = "INSERT INTO accounts VALUES ";
+    for (int aid = first; aid <= std::min(first + 249, kAccounts); ++aid) {
+      if (aid > first) sql += ", ";
+      sql += "(" + std::to_string(aid) + ", 0, 'account " + std::to_string(aid) + "')";
+    }
+    run(sql);
+  }
+  ASSERT_EQ(run("SELECT count(*), sum(abalance) FROM accounts").rows,
+            (std::vector<SqlRow>{{std::to_string(kAccounts), "0"}}));
+
+  FrontendClientEnvironment();
+  TempDir dir("frontend-pgbench");
+  dir.Write("script.sql", "\\set aid random(1, " + std::to_string(kAccounts) +
+                              ")\n"
+                              "SELECT abalance FROM accounts WHERE aid = :aid;\n"
+                              "UPDATE accounts SET abalance = abalance + 1 WHERE aid = :aid;\n");
+  int updates = 0;
+  for (const char* mode : {"simple", "extended", "prepared"}) {
+    const BinaryRun bench =
+        RunBinary(pgbench,
+                  {"-n", "-M", mode, "-f", dir.File("script.sql"), "-t", "200", "-c", "2", "-h",
+                   "127.0.0.1", "-p", std::to_string(frontend.Port()), "-U", "tester", "tandem"},
+                  {.limit = 120s, .strip_tandem_env = true});
+    EXPECT_EQ(bench.exit, 0) << mode << "\n" << DescribeRun(bench);
+    EXPECT_NE(bench.out.find("number of transactions actually processed: 400/400"),
+              std::string::npos)
+        << mode << "\n"
+        << DescribeRun(bench);
+    EXPECT_NE(bench.out.find("number of failed transactions: 0 (0.000%)"), std::string::npos)
+        << mode << "\n"
+        << DescribeRun(bench);
+    // Each transaction's UPDATE added 1 to one balance, once.
+    updates += 2 * 200;
+    EXPECT_EQ(run("SELECT sum(abalance) FROM accounts").rows,
+              std::vector<SqlRow>{{std::to_string(updates)}})
+        << "after pgbench -M " << mode;
+  }
+  if (HasFailure()) std::cout << frontend.LogTail();
 }
 
 // ---- keys by value: the same statements on tandem-frontend and on PostgreSQL
