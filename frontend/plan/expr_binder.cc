@@ -15,6 +15,7 @@
 #include "base/datetime.h"
 #include "base/numeric.h"
 #include "frontend/plan/binder.h"
+#include "frontend/sql/parameters.h"
 
 namespace tandem::frontend::plan {
 
@@ -134,6 +135,10 @@ std::string Binder::FigureColumnName(const pg_query::Node& node) {
           }
           return 0;
         case pg_query::Node::kTypeCast: {
+          if (sql::IsParameterConstant(n)) {
+            *name = "?column?";  // a parameter's value: PostgreSQL names a Param so
+            return 0;
+          }
           const int strength = Of(n.type_cast().arg(), name, depth + 1);
           if (strength <= 1) {
             *name = LastName(n.type_cast().type_name().names());

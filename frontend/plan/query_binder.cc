@@ -65,14 +65,33 @@ bool ReadsOnly(const pb::ScalarExpr& e, std::uint32_t from, std::uint32_t to, bo
 
 std::optional<std::uint64_t> LimitValue(Binder& binder, const pg_query::Node& node,
                                         const char* what, const char* state) {
-  if (node.has_a_const()) {
+  if (node.has_a_const() && !node.a_const().isnull()) {
     const auto& c = node.a_const();
-    if (c.isnull()) return std::nullopt;
     if (c.has_ival() ||
         (c.has_fval() && c.fval().fval().find_first_of(".eE") == std::string::npos)) {
       const long long v = c.has_ival() ? c.ival().ival() : std::stoll(c.fval().fval());
       if (v < 0) binder.Fail(state, std::string(what) + " must not be negative", c.location());
       return static_cast<std::uint64_t>(v);
+    }
+  }
+  // A string constant or NULL of unknown type, or one cast (an extended protocol parameter is
+  // one: sql/parameters.h): bigint, as PostgreSQL reads LIMIT's and OFFSET's.
+  const bool constant =
+      node.has_a_const() || (node.has_type_cast() && node.type_cast().arg().has_a_const());
+  if (constant) {
+    ExprContext context;
+    context.clause = what;
+    const BoundExpr e = binder.Coerce(binder.Bind(node, context), pb::INT64, NodeLocation(node),
+                                      std::string("argument of ") + what);
+    if (e.expr.has_literal()) {
+      const auto& value = e.expr.literal().value();
+      if (value.has_null()) return std::nullopt;
+      if (value.has_int64()) {
+        if (value.int64() < 0) {
+          binder.Fail(state, std::string(what) + " must not be negative", NodeLocation(node));
+        }
+        return static_cast<std::uint64_t>(value.int64());
+      }
     }
   }
   binder.Fail(sqlstate::kFeatureNotSupported,

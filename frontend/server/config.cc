@@ -135,6 +135,12 @@ FrontendFlags ParseFrontendFlags(int argc, const char* const* argv) {
       ->envname("TANDEM_INTERACTIVE_RUNTIME")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
+  app.add_option("--local-reads", c.local.local_reads,
+                 "on|off: a SELECT one index answers by key is read in place from the local "
+                 "replica's segment, in this process (off: through the replica, over ZeroMQ)")
+      ->envname("TANDEM_FRONTEND_LOCAL_READS")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   app.add_option("--replica-grace-period", c.local.grace_period_s,
                  "seconds the local replica gets to exit after SIGTERM before SIGKILL")
       ->check(CLI::Range(0.0, 3600.0))
@@ -203,7 +209,7 @@ std::string DescribeConfiguration(const FrontendConfig& c) {
   if (c.replicas.empty()) {
     o << " replica=local(id=" << c.local.replica_id << " workers=" << c.local.workers
       << " shm_size=" << c.local.shm_size << " interactive_runtime=" << c.local.interactive_runtime
-      << ")";
+      << " local_reads=" << c.local.local_reads << ")";
   } else {
     for (const auto& r : c.replicas) o << " replica=" << r;
   }

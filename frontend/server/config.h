@@ -31,6 +31,8 @@ struct LocalReplicaConfig {
   std::uint32_t workers = 1;
   std::string shm_size = "256MiB";
   std::string interactive_runtime = "on";
+  // on: keyed SELECTs read the replica's segment in place, in the frontend (local_reads.h).
+  std::string local_reads = "on";
   double grace_period_s = 5;       // SIGTERM, then SIGKILL after this, when the frontend exits
   double startup_timeout_s = 60;   // for its endpoints file
   std::string log_level = "info";  // the frontend's --log-level

@@ -450,7 +450,21 @@ bool ReplicaDriver::StartSubmit(Job& job) {
 }
 
 controller::Readers ReplicaDriver::ReadersOf(const std::set<std::string>& tables) const {
-  return controller::ReadersOf(ledger_, tables, options_.endpoints);
+  if (writes_.empty()) return controller::ReadersOf(ledger_, tables, options_.endpoints);
+  // A write not answered yet is acknowledged to no one: a read may or may not see it (the ledger
+  // records it missing everywhere only so that a lost answer never loses it). It leaves no
+  // replica out of a read meanwhile — else every read of a table would fail while another
+  // session's write to it is in flight.
+  controller::WriteLedger acknowledged;
+  for (const std::string& table : tables) {
+    auto entries = ledger_.find(table);
+    if (entries == ledger_.end()) continue;
+    auto& copy = acknowledged[table] = entries->second;
+    for (auto& [endpoint, replica] : copy) {
+      std::erase_if(replica.missing, [&](const std::string& uuid) { return writes_.count(uuid); });
+    }
+  }
+  return controller::ReadersOf(acknowledged, tables, options_.endpoints);
 }
 
 std::optional<Time> ReplicaDriver::LatestOf(

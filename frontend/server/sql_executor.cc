@@ -170,6 +170,7 @@ constexpr Parameter kParameters[] = {
     {"search_path", "public"},
     {"standard_conforming_strings", "on"},
     {"statement_timeout", ""},
+    {"tandem_local_reads", "on"},
     {"timezone", "UTC"},
     {"transaction_isolation", "serializable"},
 };
@@ -190,9 +191,11 @@ std::string Lower(std::string_view s) {
 
 }  // namespace
 
-SqlExecutor::SqlExecutor(LiveCatalog& catalog, ReplicaDriver& driver, std::string server_version)
+SqlExecutor::SqlExecutor(LiveCatalog& catalog, ReplicaDriver& driver, std::string server_version,
+                         LocalReads* local_reads)
     : catalog_(catalog),
       driver_(driver),
+      local_reads_(local_reads),
       server_version_(std::move(server_version)),
       writers_(catalog, driver) {}
 
@@ -481,6 +484,22 @@ bool SqlExecutor::Run(const sql::ParsedStatement& statement, StatementKind kind,
     case StatementKind::kSubscribe:
       return RunSubscribeStatement(std::get<sql::SubscribeStatement>(statement.form),
                                    statement.position, sql, sink, session);
+    case StatementKind::kDeallocate: {
+      // The extended protocol's prepared statements (drivers close them so: psycopg's DEALLOCATE
+      // ALL after a rollback, and when its cache is full). An empty name is ALL.
+      const std::string& name = StatementNode(statement).deallocate_stmt().name();
+      if (name.empty()) {
+        session.statements.clear();
+        return sink.CommandComplete("DEALLOCATE ALL");
+      }
+      if (session.statements.erase(name) == 0) {
+        return Fail(
+            sink, session,
+            SqlError(sqlstate::kInvalidSqlStatementName,
+                     "prepared statement \"" + name + "\" does not exist", statement.position));
+      }
+      return sink.CommandComplete("DEALLOCATE");
+    }
     default:
       break;
   }
@@ -600,7 +619,8 @@ bool SqlExecutor::RunSelect(const pg_query::Node& query, const pg_query::Node* a
                              "own ticks, not the epoch milliseconds the others share",
                          0));
   }
-  auto read = ReadRelation(driver_, session.cancel, *catalog, *planned,
+  auto read = ReadRelation(driver_, session.local_reads ? local_reads_ : nullptr, session.cancel,
+                           *catalog, *planned,
                            ReadTimeOf(reads_tables, session, writers_.last_write(), at), deadline);
   if (!read.ok()) return Fail(sink, session, read.error());
   std::vector<pgwire::FieldDescription> fields;
@@ -688,6 +708,11 @@ bool SqlExecutor::RunShow(const sql::ParsedStatement& statement, StatementKind k
     value = std::to_string(session.statement_timeout.count()) + "ms";
   } else if (name == "application_name") {
     value = session.startup.application_name;
+  } else if (name == "tandem_local_reads") {
+    value = session.local_reads ? "on" : "off";
+  } else if (name == "tandem_in_place_reads") {
+    // Reads the local replica answered in place since the frontend started (local_reads.h).
+    value = std::to_string(local_reads_ != nullptr ? local_reads_->answered() : 0);
   } else if (auto v = ParameterDefault(name)) {
     value = std::string(*v);
   } else {
@@ -741,6 +766,28 @@ bool SqlExecutor::RunSet(const pg_query::VariableSetStmt& set, int position,
     // 0 (and DEFAULT, RESET) is PostgreSQL's "no timeout": the frontend's own bound stays.
     session.statement_timeout =
         ms && *ms > 0 ? std::chrono::milliseconds(*ms) : session.default_statement_timeout;
+  }
+  if (name == "tandem_local_reads") {
+    // on: a keyed peek of the local replica is read in place (local_reads.h); off: every read
+    // goes over the network, as a remote replica's would.
+    std::optional<bool> on;
+    if (set.kind() != pg_query::VAR_SET_VALUE) {
+      on = true;
+    } else if (set.args_size() == 1 && set.args(0).has_a_const()) {
+      const auto& c = set.args(0).a_const();
+      std::string v = c.has_sval()      ? Lower(c.sval().sval())
+                      : c.has_boolval() ? (c.boolval().boolval() ? "on" : "off")
+                                        : "";
+      if (v == "on" || v == "true") on = true;
+      if (v == "off" || v == "false") on = false;
+    }
+    if (!on) {
+      return Fail(sink, session,
+                  SqlError(sqlstate::kInvalidParameterValue,
+                           "parameter \"tandem_local_reads\" requires a Boolean value (on, off)",
+                           position));
+    }
+    session.local_reads = *on;
   }
   if (name == "client_encoding" && set.kind() == pg_query::VAR_SET_VALUE && set.args_size() == 1 &&
       set.args(0).has_a_const() && set.args(0).a_const().has_sval() &&

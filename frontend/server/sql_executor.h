@@ -24,6 +24,7 @@
 
 #include "frontend/plan/planner.h"
 #include "frontend/server/live_catalog.h"
+#include "frontend/server/local_reads.h"
 #include "frontend/server/replica_driver.h"
 #include "frontend/server/statement_executor.h"
 #include "frontend/server/table_writes.h"
@@ -34,7 +35,9 @@ namespace tandem::frontend {
 
 class SqlExecutor final : public StatementExecutor {
  public:
-  SqlExecutor(LiveCatalog& catalog, ReplicaDriver& driver, std::string server_version);
+  // `local_reads`: the local replica's in-place reads (local_reads.h); null for remote replicas.
+  SqlExecutor(LiveCatalog& catalog, ReplicaDriver& driver, std::string server_version,
+              LocalReads* local_reads = nullptr);
 
   void Execute(std::string sql, pgwire::QuerySink& sink, SessionState& session) override;
   sql::SqlResult<PreparedStatement> Prepare(std::string query,
@@ -69,6 +72,7 @@ class SqlExecutor final : public StatementExecutor {
 
   LiveCatalog& catalog_;
   ReplicaDriver& driver_;
+  LocalReads* const local_reads_;
   const std::string server_version_;
   TableWriters writers_;
 };

@@ -3,6 +3,7 @@
 #include <deque>
 
 #include "frontend/server/driver_waits.h"
+#include "frontend/server/local_reads.h"
 #include "frontend/server/sql_answers.h"
 #include "ipc/temporal_filter.h"
 
@@ -59,8 +60,8 @@ std::set<std::string> TablesRead(const Catalog& catalog, const std::vector<std::
   return tables;
 }
 
-sql::SqlResult<ReadResult> ReadRelation(ReplicaDriver& driver, CancelToken& cancel,
-                                        const Catalog& catalog,
+sql::SqlResult<ReadResult> ReadRelation(ReplicaDriver& driver, LocalReads* local,
+                                        CancelToken& cancel, const Catalog& catalog,
                                         const plan::PlannedRelation& relation, const ReadTime& time,
                                         DriverClock::time_point deadline) {
   if (ipc::PlanContainsNow(relation.plan)) {
@@ -73,6 +74,9 @@ sql::SqlResult<ReadResult> ReadRelation(ReplicaDriver& driver, CancelToken& canc
   Result<PeekAnswer> answer = Status::Internal("not read");
   bool peek = false;
   if (auto p = plan::AsPeek(relation, catalog)) {
+    if (local != nullptr) {
+      if (auto in_place = local->TryRead(catalog, *p, time)) return std::move(*in_place);
+    }
     PeekRequest request;
     request.index = p->index_id;
     request.keys = std::move(p->keys);

@@ -19,9 +19,10 @@ namespace tandem::frontend {
 
 struct ReadResult {
   ReadResult() {}
-  ipc::pb::Rows rows;  // finishing applied (ORDER BY's order, LIMIT, the projection)
-  Time timestamp = 0;  // the time read at
-  bool peek = false;   // answered by a peek of one index (else a one-shot dataflow)
+  ipc::pb::Rows rows;     // finishing applied (ORDER BY's order, LIMIT, the projection)
+  Time timestamp = 0;     // the time read at
+  bool peek = false;      // answered by a peek of one index (else a one-shot dataflow)
+  bool in_place = false;  // the peek read in place from the local replica's segment
 };
 
 // The GlobalIds of the tables `objects` read — themselves, or through the views and materialized
@@ -35,10 +36,13 @@ std::set<std::string> TablesRead(const Catalog& catalog, const std::vector<std::
 std::set<std::string> GeneratorsRead(const Catalog& catalog,
                                      const std::vector<std::string>& objects);
 
-// Reads `relation` (planned against `catalog`). Waits (bounded by `deadline`, ended early by
+class LocalReads;
+
+// Reads `relation` (planned against `catalog`): in place when `local` (may be null) can answer
+// its keyed peek now, else through the driver. Waits (bounded by `deadline`, ended early by
 // `cancel`) for a replica and for the read time to be readable. Errors: DriverError/ReadError.
-sql::SqlResult<ReadResult> ReadRelation(ReplicaDriver& driver, CancelToken& cancel,
-                                        const Catalog& catalog,
+sql::SqlResult<ReadResult> ReadRelation(ReplicaDriver& driver, LocalReads* local,
+                                        CancelToken& cancel, const Catalog& catalog,
                                         const plan::PlannedRelation& relation, const ReadTime& time,
                                         DriverClock::time_point deadline);
 

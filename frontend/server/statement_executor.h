@@ -45,6 +45,8 @@ struct SessionState {
   // restore (PostgreSQL's 0 is "none"; the frontend keeps its own bound).
   std::chrono::milliseconds default_statement_timeout{30000};
   CancelToken cancel;
+  // SET tandem_local_reads: keyed peeks of the local replica read in place (local_reads.h).
+  bool local_reads = true;
   // The extended query protocol's prepared statements and portals by name ("": the unnamed
   // ones). Portals end with their transaction: at a Sync that leaves the session idle.
   std::map<std::string, std::shared_ptr<const PreparedStatement>> statements;

@@ -60,7 +60,7 @@ sql::SqlResult<std::string> TableWriters::Run(const pg_query::Node& statement, s
     if (!constant->ok()) return constant->error();
     rows = std::move(**constant);
   } else {
-    auto read = ReadRelation(driver_, session.cancel, *catalog, dml->rows, time, deadline);
+    auto read = ReadRelation(driver_, nullptr, session.cancel, *catalog, dml->rows, time, deadline);
     if (!read.ok()) return read.error();
     rows = Expand(read->rows);
     time.floor = std::max(time.floor, read->timestamp);

@@ -167,6 +167,8 @@ SqlResult<StatementKind> ClassifyPostgres(const Node& statement, int position) {
       break;
     case Node::kVariableSetStmt:
       return StatementKind::kSet;
+    case Node::kDeallocateStmt:
+      return StatementKind::kDeallocate;
     default:
       break;
   }
@@ -219,6 +221,8 @@ std::string_view StatementKindName(StatementKind kind) {
       return "ROLLBACK";
     case StatementKind::kSet:
       return "SET";
+    case StatementKind::kDeallocate:
+      return "DEALLOCATE";
   }
   return "?";
 }

@@ -38,6 +38,7 @@ enum class StatementKind {
   kCommit,                  // COMMIT, END
   kRollback,                // ROLLBACK, ABORT
   kSet,                     // SET, RESET (VariableSetStmt)
+  kDeallocate,              // DEALLOCATE [PREPARE] name | ALL: a prepared statement closed
 };
 
 // "CREATE TABLE", "SHOW MATERIALIZED VIEWS", "SELECT" …

@@ -134,4 +134,12 @@ pg_query::Node StringConstant(std::string text, std::string_view type_name, int 
   return Cast(std::move(value), type_name, location);
 }
 
+bool IsParameterConstant(const pg_query::Node& node) {
+  if (!node.has_type_cast() || !node.type_cast().arg().has_a_const()) return false;
+  const auto& cast = node.type_cast();
+  const int location = cast.location();
+  return location >= 0 && cast.arg().a_const().location() == location &&
+         cast.type_name().location() == location;
+}
+
 }  // namespace tandem::sql

@@ -27,9 +27,15 @@ void ReplaceParameters(ParsedStatement& statement,
                        const std::function<pg_query::Node(int number, int location)>& replace);
 
 // A NULL constant at `location`, as the expression `NULL::name` when `type_name` is not empty
-// (PostgreSQL's type name: "int4", "numeric", "timestamptz" …).
+// (PostgreSQL's type name: "int4", "numeric", "timestamptz" …). A cast made here has the
+// parameter's location on itself, its constant and its type name (IsParameterConstant); one
+// written in SQL never has (its `::` or CAST comes after or before its constant).
 pg_query::Node NullConstant(std::string_view type_name, int location);
 // The string constant `text` at `location`, as `'text'::name` when `type_name` is not empty.
 pg_query::Node StringConstant(std::string text, std::string_view type_name, int location);
+
+// Whether `node` is a cast NullConstant or StringConstant made for a parameter: what PostgreSQL
+// names "?column?" in a select list, as it names a parameter.
+bool IsParameterConstant(const pg_query::Node& node);
 
 }  // namespace tandem::sql

@@ -389,3 +389,125 @@ TEST_F(ExtendedProtocol, APreparedStatementRunsAgainWithNewValuesAndSeesNewWrite
 }  // namespace
 }  // namespace extended_protocol_test
 }  // namespace tandem::testing
+
+namespace tandem::testing {
+namespace in_place_reads_test {
+namespace {
+
+std::uint64_t InPlaceReads(PgConnection& c) {
+  const PgAnswer a = c.Execute("SHOW tandem_in_place_reads");
+  if (!a.ok() || a.rows.size() != 1 || !a.rows[0][0]) return 0;
+  return std::stoull(*a.rows[0][0]);
+}
+
+// Random keyed SELECTs over a table of every kind of key the peek path meets (an int key, a
+// numeric key spelled apart, NULLs, duplicates through a second index), each read in place and
+// through the replica (SET tandem_local_reads = off) by two sessions of one frontend: the same
+// rows in the same order, or the same SQLSTATE. The in-place reads are counted, so the test fails
+// if they silently stop being taken.
+TEST(InPlaceReads, EveryKeyedSelectAnswersWhatThePeekThroughTheReplicaAnswers) {
+  FrontendServer frontend;
+  ASSERT_GT(frontend.Port(), 0) << frontend.LogTail();
+  PgConnection in_place(frontend.conninfo());
+  PgConnection remote(frontend.conninfo());
+  ASSERT_TRUE(in_place.ok() && remote.ok());
+  ASSERT_TRUE(remote.Execute("SET tandem_local_reads = off").ok());
+  for (const char* sql :
+       {"CREATE TABLE r (k int8 PRIMARY KEY, g int4, n numeric(10,2), s text, f float8)",
+        "CREATE INDEX r_by_g ON r (g)", "CREATE TABLE q (n numeric PRIMARY KEY, v int4)"}) {
+    const PgAnswer a = in_place.Execute(sql);
+    ASSERT_TRUE(a.ok()) << sql << ": " << a.error->ToString();
+  }
+  std::uint64_t seed = 20261207;
+  auto next = [&](std::uint64_t bound) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (seed >> 33) % bound;
+  };
+  std::string values;
+  for (int k = 0; k < 200; ++k) {
+    values +=
+        (values.empty() ? "" : ", ") + std::string("(") + std::to_string(k) + ", " +
+        (next(10) == 0 ? "NULL" : std::to_string(next(20))) + ", " +
+        (next(8) == 0 ? "NULL" : std::to_string(next(1000)) + "." + std::to_string(next(100))) +
+        ", " + (next(6) == 0 ? "NULL" : "'s" + std::to_string(next(30)) + "'") + ", " +
+        (next(7) == 0 ? "0" : std::to_string(static_cast<double>(next(100)) / 4)) + ")";
+  }
+  ASSERT_TRUE(in_place.Execute("INSERT INTO r VALUES " + values).ok());
+  ASSERT_TRUE(
+      in_place.Execute("INSERT INTO q VALUES (1.5, 1), (2.50, 2), (-0.75, 3), (10, 4)").ok());
+
+  const std::vector<std::string> projections = {"*", "k, s", "s, k * 2, n / 3", "f, g + 1"};
+  const std::uint64_t before = InPlaceReads(in_place);
+  int keyed = 0;
+  for (int i = 0; i < 300; ++i) {
+    std::string where;
+    switch (next(5)) {
+      case 0:
+        where = "k = " + std::to_string(next(220));
+        break;
+      case 1: {
+        where = "k IN (";
+        const int n = 1 + static_cast<int>(next(6));
+        for (int j = 0; j < n; ++j) where += (j ? ", " : "") + std::to_string(next(220));
+        where += ")";
+        break;
+      }
+      case 2:
+        where = "g = " + std::to_string(next(22));
+        break;
+      case 3:
+        where = "k = " + std::to_string(next(220)) + " AND f > " + std::to_string(next(20));
+        break;
+      default:
+        where = "g IN (" + std::to_string(next(22)) + ", " + std::to_string(next(22)) +
+                ") AND n IS NOT NULL";
+    }
+    const std::string& projection = projections[next(projections.size())];
+    std::string sql = "SELECT " + projection + " FROM r WHERE " + where;
+    if (next(3) == 0) sql += " ORDER BY k DESC";
+    if (next(4) == 0)
+      sql += " LIMIT " + std::to_string(next(4)) + " OFFSET " + std::to_string(next(2));
+    if (next(6) == 0) sql += " ORDER BY 1";  // refused after LIMIT: both sides the same error
+    const PgAnswer a = in_place.Execute(sql);
+    const PgAnswer b = remote.Execute(sql);
+    ASSERT_EQ(a.ok(), b.ok()) << sql;
+    if (!a.ok()) {
+      EXPECT_EQ(a.sqlstate(), b.sqlstate()) << sql;
+      continue;
+    }
+    ++keyed;
+    std::vector<SqlRow> x = a.rows, y = b.rows;
+    if (sql.find("ORDER BY") == std::string::npos) {
+      std::sort(x.begin(), x.end());
+      std::sort(y.begin(), y.end());
+    }
+    EXPECT_EQ(x, y) << sql;
+  }
+  // Numeric keys spelled apart (1.5 = 1.50) and data errors of the map (division by zero).
+  for (const std::string& sql :
+       {std::string("SELECT * FROM q WHERE n = 1.50"), std::string("SELECT * FROM q WHERE n = 2.5"),
+        std::string("SELECT v FROM q WHERE n IN (1.5, 1.500, -0.750)"),
+        std::string("SELECT 10 / (v - 1) FROM q WHERE n = 1.5"),
+        std::string("SELECT 10 / (v - 1) FROM q WHERE n IN (1.5, 10)")}) {
+    const PgAnswer a = in_place.Execute(sql);
+    const PgAnswer b = remote.Execute(sql);
+    ASSERT_EQ(a.ok(), b.ok()) << sql;
+    if (!a.ok()) {
+      EXPECT_EQ(a.sqlstate(), b.sqlstate()) << sql;
+      EXPECT_EQ(a.error->message, b.error->message) << sql;
+    } else {
+      std::vector<SqlRow> x = a.rows, y = b.rows;
+      std::sort(x.begin(), x.end());
+      std::sort(y.begin(), y.end());
+      EXPECT_EQ(x, y) << sql;
+    }
+  }
+  EXPECT_GT(keyed, 200);
+  EXPECT_GE(InPlaceReads(in_place) - before, static_cast<std::uint64_t>(keyed) / 2)
+      << "the keyed reads were not answered in place";
+  if (HasFailure()) std::cout << frontend.LogTail();
+}
+
+}  // namespace
+}  // namespace in_place_reads_test
+}  // namespace tandem::testing
