@@ -99,7 +99,20 @@ for _ in $(seq 100); do
 done
 sql -e -c "SELECT id FROM just_paid" | sed 's/^/   /'
 
-say "7e. The replica is SIGKILLed. The frontend restarts it and replays its catalog to it; the"
+say "7e. The drivers' protocol: pgbench -M prepared (Parse once, then Bind/Execute with a parameter)"
+echo "    reads customers by key for 2 s, each read in place from the replica's segment in the"
+echo "    frontend's own process (SHOW tandem_in_place_reads counts them):"
+PGBENCH=/usr/lib/postgresql/15/bin/pgbench
+if [[ -x $PGBENCH ]]; then
+  printf '\\set id random(1, 3)\nSELECT name FROM customers WHERE id = :id;\n' >"$work/point.sql"
+  "$PGBENCH" -n -M prepared -f "$work/point.sql" -T 2 -h 127.0.0.1 -p "$port" -U demo tandem 2>&1 |
+    grep -E "query mode|tps|latency average" | sed 's/^/   /'
+  sql -At -c "SHOW tandem_in_place_reads" | sed 's/^/   in-place reads: /'
+else
+  echo "   (pgbench is not installed: skipped)"
+fi
+
+say "7f. The replica is SIGKILLed. The frontend restarts it and replays its catalog to it; the"
 echo "    tables keep their rows (the replica's --data-dir) and the view is maintained again:"
 replica=$(pgrep -P "$fe_pid" -f tandem-supervisor)
 kill -KILL "$replica"
@@ -111,7 +124,7 @@ done
 grep "replayed the history .*: replay 2" "$work/frontend.log" | sed 's/^.*frontend\[[0-9]*\] /   frontend: /'
 sql -c "INSERT INTO orders VALUES (15, 2, 2.5)" -c "SELECT * FROM revenue ORDER BY name" | sed 's/^/   /'
 
-say "7f. SIGTERM to the frontend stops its replica too; its catalog stays in its data dir."
+say "7g. SIGTERM to the frontend stops its replica too; its catalog stays in its data dir."
 kill -TERM "$fe_pid"
 code=0
 wait "$fe_pid" || code=$?

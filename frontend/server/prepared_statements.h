@@ -52,6 +52,7 @@ struct Portal {
   int next_row = 0;             // rows.rows(next_row) is the next to send …
   std::uint64_t next_copy = 0;  // … its next_copy-th copy (of its count)
   std::uint32_t max_rows = 0;   // the running Execute's limit (0: none)
+  bool keep_only = false;       // the statement runs for a Describe: its rows are kept, not sent
 };
 
 // The type name a cast to `oid` spells ("int4", "timestamptz" …) for a type the SQL layer has;

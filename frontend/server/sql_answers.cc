@@ -119,6 +119,7 @@ bool SendRows(pgwire::QuerySink& sink, Portal* portal, std::vector<pgwire::Field
     portal->rows_kept = true;
     portal->fields = std::move(*formatted);
     portal->rows = std::move(rows);
+    if (portal->keep_only) return true;
     return SendPortalRows(sink, *portal, deadline);
   }
   if (!sink.RowDescription(fields)) return false;

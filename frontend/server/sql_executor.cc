@@ -387,6 +387,33 @@ sql::SqlResult<std::optional<std::vector<pgwire::FieldDescription>>> SqlExecutor
   }
 }
 
+bool SqlExecutor::ReadsRows(const PreparedStatement& prepared) const {
+  switch (prepared.kind) {
+    case StatementKind::kSelect:
+    case StatementKind::kExplain:
+    case StatementKind::kShowTables:
+    case StatementKind::kShowViews:
+    case StatementKind::kShowMaterializedViews:
+    case StatementKind::kShowIndexes:
+    case StatementKind::kShowColumns:
+    case StatementKind::kShowVariable:
+      return prepared.statement.has_value();
+    default:
+      return false;
+  }
+}
+
+bool SqlExecutor::KeepRows(Portal& portal, pgwire::QuerySink& sink, SessionState& session) {
+  portal.started = true;
+  portal.keep_only = true;
+  session.executing = &portal;
+  const bool ran =
+      Run(*portal.statement, portal.prepared->kind, portal.prepared->query, sink, session);
+  session.executing = nullptr;
+  portal.keep_only = false;
+  return ran;
+}
+
 void SqlExecutor::ExecutePortal(Portal& portal, std::uint32_t max_rows, pgwire::QuerySink& sink,
                                 SessionState& session) {
   portal.max_rows = max_rows;

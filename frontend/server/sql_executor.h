@@ -46,6 +46,8 @@ class SqlExecutor final : public StatementExecutor {
   sql::SqlResult<std::optional<std::vector<pgwire::FieldDescription>>> DescribeResult(
       const PreparedStatement& prepared, const std::optional<sql::ParsedStatement>& statement,
       SessionState& session) override;
+  bool ReadsRows(const PreparedStatement& prepared) const override;
+  bool KeepRows(Portal& portal, pgwire::QuerySink& sink, SessionState& session) override;
   void ExecutePortal(Portal& portal, std::uint32_t max_rows, pgwire::QuerySink& sink,
                      SessionState& session) override;
 

@@ -86,25 +86,25 @@ class SqlSession final : public pgwire::QueryHandler {
   }
 
   void Bind(pgwire::BindRequest request, std::shared_ptr<pgwire::QuerySink> sink) override {
-    Post(std::move(sink),
-         [request = std::move(request)](SessionState& state, pgwire::QuerySink& out) {
-           auto it = state.statements.find(request.statement);
-           if (it == state.statements.end())
-             return Fail(out, state, NoStatement(request.statement));
-           if (request.portal.empty()) {
-             state.portals.erase("");
-           } else if (state.portals.count(request.portal)) {
-             return Fail(out, state,
-                         sql::SqlError(sqlstate::kDuplicateCursor,
-                                       "portal " + Quoted(request.portal) + " already exists", 0));
-           } else if (state.portals.size() >= kMaxPreparedPerSession) {
-             return Fail(out, state, TooMany("portals"));
-           }
-           auto portal = BindPortal(it->second, request);
-           if (!portal.ok()) return Fail(out, state, portal.error());
-           state.portals[request.portal] = std::move(*portal);
-           (void)out.BindComplete();
-         });
+    // Here, on the connection's thread: no wait and no parse — the statement's tree copied with
+    // the values in place.
+    AnswerHere(std::move(sink), [&request](SessionState& state, pgwire::QuerySink& out) {
+      auto it = state.statements.find(request.statement);
+      if (it == state.statements.end()) return Fail(out, state, NoStatement(request.statement));
+      if (request.portal.empty()) {
+        state.portals.erase("");
+      } else if (state.portals.count(request.portal)) {
+        return Fail(out, state,
+                    sql::SqlError(sqlstate::kDuplicateCursor,
+                                  "portal " + Quoted(request.portal) + " already exists", 0));
+      } else if (state.portals.size() >= kMaxPreparedPerSession) {
+        return Fail(out, state, TooMany("portals"));
+      }
+      auto portal = BindPortal(it->second, request);
+      if (!portal.ok()) return Fail(out, state, portal.error());
+      state.portals[request.portal] = std::move(*portal);
+      (void)out.BindComplete();
+    });
   }
 
   void Describe(pgwire::Target target, std::string name,
@@ -123,6 +123,12 @@ class SqlSession final : public pgwire::QueryHandler {
              auto it = state.portals.find(name);
              if (it == state.portals.end()) return Fail(out, state, NoPortal(name));
              Portal& portal = it->second;
+             // A query's portal is read now, its rows kept for Execute to send: the columns come
+             // with them, planned once (libpq describes every portal it executes).
+             if (!portal.started && executor.ReadsRows(*portal.prepared) &&
+                 !executor.KeepRows(portal, out, state)) {
+               return;  // its error was the answer
+             }
              if (portal.rows_kept) {
                fields = std::optional(portal.fields);
              } else {
@@ -156,19 +162,18 @@ class SqlSession final : public pgwire::QueryHandler {
 
   void Close(pgwire::Target target, std::string name,
              std::shared_ptr<pgwire::QuerySink> sink) override {
-    Post(std::move(sink),
-         [target, name = std::move(name)](SessionState& state, pgwire::QuerySink& out) {
-           if (target == pgwire::Target::kStatement) {
-             state.statements.erase(name);
-           } else {
-             state.portals.erase(name);
-           }
-           (void)out.CloseComplete();
-         });
+    AnswerHere(std::move(sink), [target, &name](SessionState& state, pgwire::QuerySink& out) {
+      if (target == pgwire::Target::kStatement) {
+        state.statements.erase(name);
+      } else {
+        state.portals.erase(name);
+      }
+      (void)out.CloseComplete();
+    });
   }
 
   void Sync(std::shared_ptr<pgwire::QuerySink> sink) override {
-    Post(std::move(sink), [](SessionState& state, pgwire::QuerySink&) {
+    AnswerHere(std::move(sink), [](SessionState& state, pgwire::QuerySink&) {
       // The implicit transaction ends here (a block goes on): its portals with it.
       if (state.transaction == pgwire::TransactionStatus::kIdle) state.portals.clear();
     });
@@ -188,6 +193,25 @@ class SqlSession final : public pgwire::QueryHandler {
                          "a session holds at most " + std::to_string(kMaxPreparedPerSession) + " " +
                              what + ": close some",
                          0);
+  }
+
+  // Runs `work` for one message here, on the connection's thread, then ends its answer: for what
+  // neither waits nor parses. The session's state is the message's alone (the connection sends
+  // the next message once this one's answer is finished; a SQL thread that answered the one
+  // before finished it first, under the sink's lock the connection then takes).
+  void AnswerHere(std::shared_ptr<pgwire::QuerySink> sink,
+                  const std::function<void(SessionState&, pgwire::QuerySink&)>& work) {
+    try {
+      work(*state_, *sink);
+    } catch (const std::exception& e) {
+      spdlog::error("session {}: the message failed with an exception: {}", state_->id, e.what());
+      (void)sink->Error(pgwire::ErrorFields::Error(sqlstate::kInternalError,
+                                                   std::string("internal error: ") + e.what()));
+      if (state_->transaction != pgwire::TransactionStatus::kIdle) {
+        state_->transaction = pgwire::TransactionStatus::kFailed;
+      }
+    }
+    sink->Finish(state_->transaction);
   }
 
   // Runs `work` for one message on a SQL thread, then ends its answer with the session's

@@ -79,6 +79,11 @@ class StatementExecutor {
   virtual sql::SqlResult<std::optional<std::vector<pgwire::FieldDescription>>> DescribeResult(
       const PreparedStatement& prepared, const std::optional<sql::ParsedStatement>& statement,
       SessionState& session) = 0;
+  // Whether `prepared` returns rows that KeepRows can read ahead (a SELECT, SHOW, EXPLAIN).
+  virtual bool ReadsRows(const PreparedStatement& prepared) const = 0;
+  // Describe of a portal that ReadsRows: its statement run now, its rows kept in it (its Execute
+  // sends them). False when it failed (its error answered on `sink`) or the answer is unwanted.
+  virtual bool KeepRows(Portal& portal, pgwire::QuerySink& sink, SessionState& session) = 0;
   // Execute: the portal's statement run (its first Execute) or its kept rows continued, answered
   // on `sink` as an Execute is (query_handler.h): at most `max_rows` rows (0: all).
   virtual void ExecutePortal(Portal& portal, std::uint32_t max_rows, pgwire::QuerySink& sink,

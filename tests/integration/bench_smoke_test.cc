@@ -581,18 +581,19 @@ TEST(TandemBench, SmokeReplicas) {
   EXPECT_FALSE(SegmentsLeft());
 }
 
-// sql: a SELECT by key through tandem-frontend beside the same lookup as a Peek from an
-// observer session on its replica, and PostgreSQL's point SELECT when PostgreSQL 15 is installed,
-// at tiny sizes (2,000 rows, two rounds): every answer the loaded row, the ratios there, nothing
-// left behind.
+// sql: a SELECT by key through tandem-frontend (read in place; prepared; through the replica)
+// beside the same lookup as a Peek from an observer session on its replica, and PostgreSQL's point
+// SELECT (simple and prepared) when PostgreSQL 15 is installed, at tiny sizes (2,000 rows, two
+// rounds): every answer the loaded row, the ratios there, nothing left behind.
 TEST(TandemBench, SmokeSql) {
   const auto run = Bench({"sql", "--sql-keys", "2000", "--sql-rounds", "2"});
   const Report r = ParseOrFail(run);
   ASSERT_TRUE(r.count("sql")) << run.err;
   const Cells& cells = r.at("sql");
-  std::vector<std::string> measured = {"frontend", "peek"};
+  std::vector<std::string> measured = {"frontend", "frontend_prepared", "frontend_remote", "peek"};
   if (cells.count("postgres")) {
     measured.push_back("postgres");
+    measured.push_back("postgres_prepared");
   } else {
     EXPECT_NE(run.err.find("skipped PostgreSQL"), std::string::npos) << run.err;
   }
@@ -601,16 +602,20 @@ TEST(TandemBench, SmokeSql) {
     const Metrics& m = cells.at(cell);
     ExpectLatencies(m, cell);  // misses: an answer that was not the loaded row
     EXPECT_EQ(m.at("keys"), 2000) << cell;
-    if (cell != "peek") {
+    if (cell == "frontend" || cell == "postgres") {
       EXPECT_GT(m.at("load_rows_per_s"), 0) << cell;
     }
   }
-  // Both Tandem cells read through the replica's peeks.
-  EXPECT_GT(cells.at("frontend").at("supervisor_peek_mean_us"), 0);
+  // The remote frontend cell and the observer's read through the replica's peeks; the in-place
+  // cells do not ask the replica at all.
+  EXPECT_GT(cells.at("frontend_remote").at("supervisor_peek_mean_us"), 0);
   EXPECT_GT(cells.at("peek").at("supervisor_peek_mean_us"), 0);
-  ASSERT_TRUE(cells.count("frontend/peek"));
-  EXPECT_GT(cells.at("frontend/peek").at("p50_ratio"), 0);
+  for (const char* ratio : {"frontend/peek", "frontend/frontend_remote"}) {
+    ASSERT_TRUE(cells.count(ratio)) << ratio;
+    EXPECT_GT(cells.at(ratio).at("p50_ratio"), 0) << ratio;
+  }
   EXPECT_EQ(cells.count("frontend/postgres"), cells.count("postgres"));
+  EXPECT_EQ(cells.count("frontend_prepared/postgres_prepared"), cells.count("postgres"));
   EXPECT_FALSE(SegmentsLeft());
 }
 

@@ -86,12 +86,16 @@ controller endpoint like any client; everything is stopped and removed at the en
                  how busy the machine was
   sql            SELECT v FROM t WHERE k = <key> through tandem-frontend (found beside
                  tandem-bench, or --frontend; it runs its local replica, and peeks t's primary-key
-                 index), closed loop from one libpq client over the simple protocol; beside it, in
+                 index, read in place), closed loop from one libpq client over the simple protocol,
+                 prepared (frontend_prepared: the extended protocol, the key a parameter) and with
+                 the in-place read off (frontend_remote: the peek through the replica); beside it, in
                  the same run over the same --sql-keys rows (loaded through SQL, INSERT ... VALUES
                  of 1,000 rows): the same lookup as `tandem-ctl peek` (a Peek of that index from
                  an observer session on that replica) and PostgreSQL 15's own point SELECT on a
-                 private server (skipped with a note where PostgreSQL 15 is not installed);
-                 --sql-rounds alternating rounds, ratio cells frontend/peek and frontend/postgres
+                 private server, simple and prepared (skipped with a note where PostgreSQL 15 is
+                 not installed);
+                 --sql-rounds alternating rounds, ratio cells frontend/peek,
+                 frontend/frontend_remote, frontend/postgres and frontend_prepared/postgres_prepared
                  (--curve does not reach it: the frontend's replica runs without CURVE)
   all            every scenario above, in that order
   hydration      (not in all) time from CreateDataflow to the first readable time of an index

@@ -10,7 +10,8 @@ namespace {
 
 // The result of PQexec(`conn`, `sql`), owned; throws on an error answer or a lost connection.
 struct PqResult {
-  PqResult(PGconn* conn, const std::string& sql) : result(PQexec(conn, sql.c_str())) {
+  PqResult(PGconn* conn, const std::string& sql) : PqResult(conn, PQexec(conn, sql.c_str()), sql) {}
+  PqResult(PGconn* conn, PGresult* r, const std::string& sql) : result(r) {
     if (result == nullptr) throw std::runtime_error(std::string("libpq: ") + PQerrorMessage(conn));
     const ExecStatusType status = PQresultStatus(result);
     if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY) {
@@ -57,6 +58,20 @@ std::vector<std::vector<std::string>> Pq::Query(const std::string& sql) {
 
 std::size_t Pq::Lookup(const std::string& sql, std::string* first) {
   const PqResult r(conn_, sql);
+  const int rows = PQntuples(r.result);
+  if (rows > 0 && PQnfields(r.result) > 0) first->assign(PQgetvalue(r.result, 0, 0));
+  return static_cast<std::size_t>(rows);
+}
+
+void Pq::Prepare(const std::string& name, const std::string& sql) {
+  const PqResult r(conn_, PQprepare(conn_, name.c_str(), sql.c_str(), 0, nullptr), sql);
+}
+
+std::size_t Pq::LookupPrepared(const std::string& name, const std::string& parameter,
+                               std::string* first) {
+  const char* values[] = {parameter.c_str()};
+  const PqResult r(conn_, PQexecPrepared(conn_, name.c_str(), 1, values, nullptr, nullptr, 0),
+                   name);
   const int rows = PQntuples(r.result);
   if (rows > 0 && PQnfields(r.result) > 0) first->assign(PQgetvalue(r.result, 0, 0));
   return static_cast<std::size_t>(rows);

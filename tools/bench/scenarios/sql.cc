@@ -1,21 +1,26 @@
 // tandem-bench sql: a SELECT by key through tandem-frontend (DESIGN §15) — pgwire, parsing,
-// planning, the replica driver, the network peek of the table's primary-key index — beside, in the
-// same run and over the same rows:
+// planning, the peek of the table's primary-key index read in place from the local replica's
+// segment — in three ways (frontend: the simple protocol; frontend_prepared: prepared once, then
+// Bind/Describe/Execute/Sync with the key as a parameter; frontend_remote: the simple protocol with
+// the in-place read off, the peek through the replica driver over ZeroMQ) — beside, in the same
+// run and over the same rows:
 //   * peek      the same lookup as `tandem-ctl peek` makes it: a Peek of the index the frontend
 //               planned (EXPLAIN names it) from an observer session on the frontend's local
 //               replica's controller endpoint, at the index's latest complete time (its write
 //               frontier − 1, from the Frontiers the session receives);
 //   * postgres  PostgreSQL 15's own point SELECT (a primary-key index scan) on a private server
-//               (postgres_peer.h), when one can be started here.
+//               (postgres_peer.h), when one can be started here; postgres_prepared the same
+//               prepared once, as frontend_prepared.
 // The frontend and PostgreSQL get the same table, CREATE TABLE t (k bigint PRIMARY KEY, v text),
 // and the same rows, loaded through SQL as INSERT … VALUES of kSqlInsertBatch rows each
 // (--sql-keys rows, k = 0 .. N−1, v from k); a sample of the SQL cells is the client's round trip
 // of one PQexec("SELECT v FROM t WHERE k = <key>") over loopback TCP (simple protocol, the key
 // inlined, one client, closed loop, keys uniform), every answer checked (one row holding the
-// loaded v; `misses` counts the others; a peek must answer one row). The three cells run in
+// loaded v; `misses` counts the others; a peek must answer one row). The cells run in
 // --sql-rounds alternating rounds (the order rotated each round and reversed every other), so the
-// machine's drift weighs on all alike; the ratio cells frontend/peek and frontend/postgres hold
-// the ratios of the whole runs' percentiles and the medians of the per-round ones.
+// machine's drift weighs on all alike; the ratio cells (frontend/peek, frontend/frontend_remote,
+// frontend/postgres, frontend_prepared/postgres_prepared) hold the ratios of the whole runs'
+// percentiles and the medians of the per-round ones.
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,6 +51,15 @@ std::string SqlValueOf(std::uint64_t k) { return "v" + std::to_string(k * 265443
 
 std::string SqlSelectByKey(std::uint64_t k) {
   return "SELECT v FROM t WHERE k = " + std::to_string(k);
+}
+constexpr char kSqlSelectPrepared[] = "SELECT v FROM t WHERE k = $1";
+
+// A lookup through statement "by_key" (kSqlSelectPrepared) prepared on `pq`.
+std::function<bool(std::uint64_t)> SqlPreparedLookup(Pq& pq) {
+  return [&pq](std::uint64_t k) {
+    std::string v;
+    return pq.LookupPrepared("by_key", std::to_string(k), &v) == 1 && v == SqlValueOf(k);
+  };
 }
 
 // The INSERT … VALUES statements that load keys 0 .. keys−1, kSqlInsertBatch rows each.
@@ -287,7 +301,7 @@ Scenario SqlScenario(const Options& o) {
   SqlCreateOnFrontend(frontend_sql, frontend);
   Progress(o, "sql: %s\n", "loading t through the frontend");
   std::vector<SqlTarget> targets;
-  targets.push_back({.name = "frontend", .replica_peeks = true});
+  targets.push_back({.name = "frontend"});  // read in place: not the replica's peeks
   targets.back().load_rows_per_s = SqlLoad(frontend_sql, inserts, o.sql_keys);
   SqlExpectCount(frontend_sql, o.sql_keys, "the frontend");  // reads its own writes
   const std::string index = SqlPlannedIndex(frontend_sql);
@@ -295,6 +309,21 @@ Scenario SqlScenario(const Options& o) {
     std::string v;
     return frontend_sql.Lookup(SqlSelectByKey(k), &v) == 1 && v == SqlValueOf(k);
   };
+  // The same through the extended protocol, prepared once; and the simple one with the in-place
+  // read off (through the replica over ZeroMQ, as a remote replica is read).
+  Pq frontend_prepared(frontend.conninfo());
+  frontend_prepared.Prepare("by_key", kSqlSelectPrepared);
+  targets.push_back({.name = "frontend_prepared", .lookup = SqlPreparedLookup(frontend_prepared)});
+  Pq frontend_remote(frontend.conninfo());
+  frontend_remote.Query("SET tandem_local_reads = off");
+  targets.push_back({.name = "frontend_remote",
+                     .lookup =
+                         [&frontend_remote](std::uint64_t k) {
+                           std::string v;
+                           return frontend_remote.Lookup(SqlSelectByKey(k), &v) == 1 &&
+                                  v == SqlValueOf(k);
+                         },
+                     .replica_peeks = true});
 
   ObserverPeek peek(frontend.replica_endpoint(), index);
   peek.WaitReadable(frontend, 60s);
@@ -310,6 +339,7 @@ Scenario SqlScenario(const Options& o) {
   // Not in the emergency registry: its parent-death signal takes it down with tandem-bench.
   std::optional<PostgresPeer> postgres;
   std::optional<Pq> postgres_sql;  // closed before the server stops
+  std::optional<Pq> postgres_prepared;
   if (!no_postgres) {
     Progress(o, "sql: %s\n", "starting PostgreSQL and loading t");
     postgres.emplace();
@@ -323,6 +353,10 @@ Scenario SqlScenario(const Options& o) {
       std::string v;
       return postgres_sql->Lookup(SqlSelectByKey(k), &v) == 1 && v == SqlValueOf(k);
     };
+    postgres_prepared.emplace(postgres->conninfo());
+    postgres_prepared->Prepare("by_key", kSqlSelectPrepared);
+    targets.push_back(
+        {.name = "postgres_prepared", .lookup = SqlPreparedLookup(*postgres_prepared)});
   }
 #else
   no_postgres =
@@ -334,12 +368,21 @@ Scenario SqlScenario(const Options& o) {
   std::vector<Cell> cells;
   for (SqlTarget& t : targets) cells.push_back(SqlCell(o, t));
   s.cells = cells;
-  s.cells.push_back(SqlRatio(targets[0], cells[0], targets[1], cells[1], rounds, &s.notes));
-  if (targets.size() > 2) {
-    s.cells.push_back(SqlRatio(targets[0], cells[0], targets[2], cells[2], rounds, &s.notes));
-  } else {
-    s.notes.push_back("skipped PostgreSQL: " + *no_postgres);
-  }
+  auto ratio = [&](const std::string& a, const std::string& b) {
+    std::optional<std::size_t> x, y;
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      if (targets[i].name == a) x = i;
+      if (targets[i].name == b) y = i;
+    }
+    if (x && y) {
+      s.cells.push_back(SqlRatio(targets[*x], cells[*x], targets[*y], cells[*y], rounds, &s.notes));
+    }
+  };
+  ratio("frontend", "peek");
+  ratio("frontend", "frontend_remote");
+  ratio("frontend", "postgres");
+  ratio("frontend_prepared", "postgres_prepared");
+  if (no_postgres) s.notes.push_back("skipped PostgreSQL: " + *no_postgres);
   s.notes.push_back("frontend: SELECT v FROM t WHERE k = <key> through tandem-frontend (index " +
                     index + ", a peek of its local replica); peek: a Peek of " + index +
                     " from an observer session on that replica, as tandem-ctl peek");
