@@ -137,10 +137,11 @@ struct ErrorFields {
 // True when `code` is five characters each a digit or an upper-case ASCII letter.
 bool IsValidSqlstate(std::string_view code);
 
-// One column of a RowDescription. Tandem's columns come from no table (table OID and attribute
-// number 0) and are sent in text format, so a FieldDescription is a name and a type.
 // A format code: 0 text, 1 binary.
 enum class Format : std::int16_t { kText = 0, kBinary = 1 };
+
+// One column of a RowDescription. Tandem's columns come from no table (table OID and attribute
+// number 0), so a FieldDescription is a name, a type and the format its values are sent in.
 
 struct FieldDescription {
   FieldDescription() = default;

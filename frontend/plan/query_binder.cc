@@ -1,6 +1,7 @@
 // Relations: PostgreSQL's query nodes (SelectStmt, FROM items, joins, WHERE with subqueries,
 // GROUP BY, set operations, VALUES) → Plan, with the names their columns answer to.
 #include <algorithm>
+#include <charconv>
 #include <set>
 #include <string>
 #include <utility>
@@ -69,7 +70,14 @@ std::optional<std::uint64_t> LimitValue(Binder& binder, const pg_query::Node& no
     const auto& c = node.a_const();
     if (c.has_ival() ||
         (c.has_fval() && c.fval().fval().find_first_of(".eE") == std::string::npos)) {
-      const long long v = c.has_ival() ? c.ival().ival() : std::stoll(c.fval().fval());
+      std::int64_t v = c.has_ival() ? c.ival().ival() : 0;
+      if (c.has_fval()) {
+        const std::string& text = c.fval().fval();
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec != std::errc() || end != text.data() + text.size()) {
+          binder.Fail(sqlstate::kNumericValueOutOfRange, "bigint out of range", c.location());
+        }
+      }
       if (v < 0) binder.Fail(state, std::string(what) + " must not be negative", c.location());
       return static_cast<std::uint64_t>(v);
     }
@@ -81,8 +89,9 @@ std::optional<std::uint64_t> LimitValue(Binder& binder, const pg_query::Node& no
   if (constant) {
     ExprContext context;
     context.clause = what;
-    const BoundExpr e = binder.Coerce(binder.Bind(node, context), pb::INT64, NodeLocation(node),
-                                      std::string("argument of ") + what);
+    const BoundExpr e =
+        binder.CoerceTo(binder.Bind(node, context), pb::INT64, {}, CastContext::kAssignment,
+                        NodeLocation(node), std::string("argument of ") + what);
     if (e.expr.has_literal()) {
       const auto& value = e.expr.literal().value();
       if (value.has_null()) return std::nullopt;

@@ -10,12 +10,12 @@
 #include "base/error_order.h"
 #include "base/global_id.h"
 #include "client/local_reader.h"
-#include "frontend/catalog/sql_type.h"
 #include "frontend/server/sql_answers.h"
 #include "ipc/rows.h"
 #include "shm/routing.h"
 #include "workers/expr.h"
 #include "workers/finishing.h"
+#include "workers/peek.h"
 
 namespace tandem::frontend {
 
@@ -46,34 +46,22 @@ LocalReader* Reader(const std::string& segment) {
   return r.reader.get();
 }
 
-pb::Schema SchemaOf(const std::vector<CatalogColumn>& columns) {
-  pb::Schema s;
-  for (const auto& c : columns) {
-    auto* col = s.add_columns();
-    *col = ColumnOfType(c.type, c.mods);
-    col->set_name(c.name);
-    col->set_nullable(c.nullable);
-  }
-  return s;
-}
-
 }  // namespace
 
-std::optional<sql::SqlResult<ReadResult>> LocalReads::TryRead(const Catalog& catalog,
-                                                              const plan::PeekPlan& peek,
+std::optional<sql::SqlResult<ReadResult>> LocalReads::TryRead(const plan::PeekPlan& peek,
+                                                              const pb::Schema& schema,
                                                               const ReadTime& time) {
   if (peek.keys.empty()) return std::nullopt;  // a scan: bounded and merged by the replica
-  auto answer = Read(catalog, peek, time);
+  auto answer = Read(peek, schema, time);
   (answer ? answered_ : fell_back_).fetch_add(1, std::memory_order_relaxed);
   return answer;
 }
 
-std::optional<sql::SqlResult<ReadResult>> LocalReads::Read(const Catalog& catalog,
-                                                           const plan::PeekPlan& peek,
+std::optional<sql::SqlResult<ReadResult>> LocalReads::Read(const plan::PeekPlan& peek,
+                                                           const pb::Schema& schema,
                                                            const ReadTime& time) {
   const std::optional<GlobalId> index = GlobalId::Parse(peek.index_id);
-  const CatalogObject* object = catalog.FindObject(peek.object);
-  if (!index || object == nullptr) return std::nullopt;
+  if (!index) return std::nullopt;
   LocalReader* reader = Reader(segment_);
   if (reader == nullptr) return std::nullopt;
   // Unavailable: the replica is gone or restarted — the next read attaches anew.
@@ -102,8 +90,9 @@ std::optional<sql::SqlResult<ReadResult>> LocalReads::Read(const Catalog& catalo
     const std::uint32_t w = shm::WorkerOf(encoded, reader->workers());
     by_worker[w].emplace(std::move(encoded), std::move(key));
   }
-  const workers::Mfp mfp(peek.mfp, SchemaOf(object->columns));
+  const workers::Mfp mfp(peek.mfp, schema);
   std::map<std::string, std::pair<Row, Int128>> rows;
+  std::size_t bytes = 0;  // of the distinct rows kept, encoded: about their answer's size
   std::optional<std::string> error;
   for (const auto& keys : by_worker) {
     std::string part_error;
@@ -125,10 +114,14 @@ std::optional<sql::SqlResult<ReadResult>> LocalReads::Read(const Catalog& catalo
         }
         std::string enc = EncodeRow(row);
         auto [it, fresh] = rows.try_emplace(std::move(enc));
-        if (fresh) it->second.first = std::move(row);
+        if (fresh) {
+          bytes += it->first.size();
+          it->second.first = std::move(row);
+        }
         it->second.second += view.count();
         return true;
       });
+      if (bytes > workers::kDefaultMaxResultSize) return std::nullopt;  // the replica's bound
       if (!read.ok()) {
         if (read.status().code() != StatusCode::kDataError) return fall_back(read.status());
         // The index's error at t answers the read.

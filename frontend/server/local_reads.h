@@ -8,8 +8,14 @@
 //
 // The network peek stays the fallback: whenever the in-place read cannot answer exactly now — no
 // local replica's segment to attach, the index not published or not readable at the read time yet
-// (a session's own write not applied: read your writes), a time compacted, the replica restarting
-// — TryRead says so and the caller peeks, which waits or answers the error itself.
+// (a write acknowledged not applied yet: read your writes), a time compacted, the replica
+// restarting, an answer larger than the replica's max_result_size would let through — TryRead
+// says so and the caller peeks, which waits or answers the error itself.
+//
+// The write ledger (controller/write_ledger.h) needs no look here: the local replica is the
+// frontend's only one, so every write acknowledged was acknowledged by it and is in its indexes
+// at the times after it; a write it has not acknowledged (its outcome unknown) a read may or may
+// not see.
 //
 // One difference, in what no valid read meets: when the index holds an error at the read time and
 // another worker's row makes the map/filter/project fail too, this answers the index's error where
@@ -24,7 +30,6 @@
 #include <optional>
 #include <string>
 
-#include "frontend/catalog/catalog.h"
 #include "frontend/plan/planner.h"
 #include "frontend/server/replica_driver.h"
 #include "frontend/server/sql_reads.h"
@@ -39,8 +44,9 @@ class LocalReads {
 
   // `peek` (keyed) read in place at `time`: its answer (rows, or the read's data error), or
   // nullopt when it must be read over the network instead (above).
-  std::optional<sql::SqlResult<ReadResult>> TryRead(const Catalog& catalog,
-                                                    const plan::PeekPlan& peek,
+  // `schema`: the rows of the index's collection, as the replica knows them (the plan's import).
+  std::optional<sql::SqlResult<ReadResult>> TryRead(const plan::PeekPlan& peek,
+                                                    const ipc::pb::Schema& schema,
                                                     const ReadTime& time);
 
   // Reads answered in place, and keyed peeks that fell back to the network (for /metrics, EXPLAIN
@@ -49,7 +55,8 @@ class LocalReads {
   std::uint64_t fell_back() const { return fell_back_.load(std::memory_order_relaxed); }
 
  private:
-  std::optional<sql::SqlResult<ReadResult>> Read(const Catalog& catalog, const plan::PeekPlan& peek,
+  std::optional<sql::SqlResult<ReadResult>> Read(const plan::PeekPlan& peek,
+                                                 const ipc::pb::Schema& schema,
                                                  const ReadTime& time);
 
   const std::string segment_;

@@ -73,6 +73,8 @@ std::vector<std::string> LocalReplica::Argv() const {
           endpoints_file_,
           "--workers",
           std::to_string(config_.workers),
+          "--shm-name",
+          SegmentName(config_.replica_id),
           "--shm-size",
           config_.shm_size,
           "--interactive-runtime",

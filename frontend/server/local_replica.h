@@ -35,6 +35,9 @@
 
 namespace tandem::frontend {
 
+// The local replica's segment (its --shm-name): what the frontend's in-place reads attach to.
+inline std::string SegmentName(const std::string& replica_id) { return "tandem." + replica_id; }
+
 class LocalReplica {
  public:
   // `data_dir` is the frontend's: the replica's data and endpoints file go below it.

@@ -114,10 +114,9 @@ int Run(const FrontendConfig& config) {
   tandem::pgwire::ServerOptions server_options;
   server_options.listen_address = config.sql_listen_addr;
   server_options.max_connections = config.max_connections;
-  // The local replica's segment is "tandem.<replica id>" (the supervisor's default --shm-name).
   std::unique_ptr<LocalReads> local_reads;
   if (local != nullptr && config.local.local_reads == "on") {
-    local_reads = std::make_unique<LocalReads>("tandem." + config.local.replica_id);
+    local_reads = std::make_unique<LocalReads>(SegmentName(config.local.replica_id));
   }
   SqlExecutor executor(**catalog, **driver, server_options.connection.server_version,
                        local_reads.get());

@@ -123,6 +123,9 @@ bool SendPortalRows(pgwire::QuerySink& sink, Portal& portal,
     ++portal.next_row;
     portal.next_copy = 0;
   }
+  // Every row sent: the portal keeps its columns only (a later Execute answers "SELECT 0").
+  portal.rows.Clear();
+  portal.next_row = 0;
   return sink.CommandComplete("SELECT " + std::to_string(sent));
 }
 

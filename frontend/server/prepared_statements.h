@@ -23,9 +23,13 @@
 
 namespace tandem::frontend {
 
-// A session holds at most this many named prepared statements and as many portals (54000
-// past it): each is a parsed tree, and a client is not the frontend's to trust with its memory.
+// What one session may hold (54000 past it): a client is not the frontend's to trust with its
+// memory. Prepared statements: at most this many, of at most this much SQL together (each is kept
+// parsed too). Portals: at most this many, each with at most one answer's rows (a replica's
+// answer is bounded by its max_result_size, an in-place read by local_reads.h's), freed once sent.
 inline constexpr std::size_t kMaxPreparedPerSession = 1000;
+inline constexpr std::size_t kMaxPreparedBytesPerSession = std::size_t{16} << 20;
+inline constexpr std::size_t kMaxPortalsPerSession = 64;
 
 struct PreparedStatement {
   PreparedStatement() {}

@@ -98,6 +98,38 @@ ReadTime ReadTimeOf(bool reads_tables, const SessionState& session, Time acknowl
   return t;
 }
 
+// session.executing names `portal` while it lives — however the statement ends, an exception
+// included (a portal freed later must not stay named).
+class ExecutingPortal {
+ public:
+  ExecutingPortal(SessionState& session, Portal& portal) : session_(session) {
+    session_.executing = &portal;
+  }
+  ~ExecutingPortal() { session_.executing = nullptr; }
+  ExecutingPortal(const ExecutingPortal&) = delete;
+  ExecutingPortal& operator=(const ExecutingPortal&) = delete;
+
+ private:
+  SessionState& session_;
+};
+
+// Whether a statement of `kind` may hold parameters ($n): the queries and the writes, as in
+// PostgreSQL — not DDL (a view's text would keep a parameter no later read has) nor SET or SHOW.
+bool TakesParameters(StatementKind kind, const sql::ParsedStatement& statement) {
+  switch (kind) {
+    case StatementKind::kSelect:
+    case StatementKind::kExplain:
+    case StatementKind::kInsert:
+    case StatementKind::kUpdate:
+    case StatementKind::kDelete:
+      return true;
+    case StatementKind::kSubscribe:
+      return std::get<sql::SubscribeStatement>(statement.form).target.has_select_stmt();
+    default:
+      return false;
+  }
+}
+
 // A result of text columns (SHOW, EXPLAIN) as a replica's rows.
 ipc::pb::Rows TextRows(const ShowResult& result) {
   ipc::pb::Rows rows;
@@ -258,6 +290,11 @@ sql::SqlResult<PreparedStatement> SqlExecutor::Prepare(std::string query,
     if (!counted.ok()) return counted.error();
     count = *counted;
   }
+  if (count > 0 && !TakesParameters(prepared.kind, *prepared.statement)) {
+    // PostgreSQL's utility statements take none: a view's text keeps what it was written with.
+    return SqlError(sqlstate::kUndefinedParameter, "there is no parameter $1",
+                    prepared.statement->position);
+  }
   std::vector<std::uint32_t>& types = prepared.parameter_types;
   types.assign(std::max(static_cast<std::size_t>(count), declared.size()), 0);
   for (std::size_t i = 0; i < declared.size(); ++i) {
@@ -286,6 +323,7 @@ sql::SqlResult<PreparedStatement> SqlExecutor::Prepare(std::string query,
         return SqlError(sqlstate::kIndeterminateDatatype,
                         "could not determine data type of parameter $" + std::to_string(i + 1), 0);
       }
+      // Its first reading (by location: PostgreSQL deduces it where it first meets it).
       std::sort(locations[i].begin(), locations[i].end());
       for (int location : locations[i]) {
         if (auto it = unknowns.find(location); it != unknowns.end()) {
@@ -336,9 +374,7 @@ sql::SqlResult<bool> SqlExecutor::PlanForTypes(const sql::ParsedStatement& state
       return true;
     }
     default:
-      // No other statement takes parameters (PostgreSQL's utility statements neither).
-      return SqlError(sqlstate::kUndefinedParameter, "there is no parameter $1",
-                      statement.position);
+      return true;  // takes none (TakesParameters)
   }
   auto planned = plan::PlanQuery(*query, *catalog, sql, unknowns);
   if (!planned.ok()) return planned.error();
@@ -406,10 +442,9 @@ bool SqlExecutor::ReadsRows(const PreparedStatement& prepared) const {
 bool SqlExecutor::KeepRows(Portal& portal, pgwire::QuerySink& sink, SessionState& session) {
   portal.started = true;
   portal.keep_only = true;
-  session.executing = &portal;
+  const ExecutingPortal executing(session, portal);
   const bool ran =
       Run(*portal.statement, portal.prepared->kind, portal.prepared->query, sink, session);
-  session.executing = nullptr;
   portal.keep_only = false;
   return ran;
 }
@@ -419,6 +454,12 @@ void SqlExecutor::ExecutePortal(Portal& portal, std::uint32_t max_rows, pgwire::
   portal.max_rows = max_rows;
   if (portal.started) {
     // Its rows go on where the last Execute stopped; a statement that returned none ran once.
+    if (session.transaction == TransactionStatus::kFailed) {
+      (void)sink.Error(ErrorFields::Error(
+          sqlstate::kInFailedSqlTransaction,
+          "current transaction is aborted, commands ignored until end of transaction block"));
+      return;
+    }
     if (portal.rows_kept) {
       (void)SendPortalRows(sink, portal, DeadlineOf(session));
     } else if (!portal.statement) {
@@ -435,9 +476,8 @@ void SqlExecutor::ExecutePortal(Portal& portal, std::uint32_t max_rows, pgwire::
     (void)sink.EmptyQuery();
     return;
   }
-  session.executing = &portal;
+  const ExecutingPortal executing(session, portal);
   (void)Run(*portal.statement, portal.prepared->kind, portal.prepared->query, sink, session);
-  session.executing = nullptr;
 }
 
 bool SqlExecutor::Run(const sql::ParsedStatement& statement, StatementKind kind,
@@ -468,6 +508,10 @@ bool SqlExecutor::Run(const sql::ParsedStatement& statement, StatementKind kind,
       session.block_wrote = false;
     }
     session.transaction = effect.status;
+    if (*tx != TransactionCommand::kBegin) {
+      // Portals end with their transaction (but the one running this statement, if any).
+      std::erase_if(session.portals, [&](const auto& p) { return &p.second != session.executing; });
+    }
     return sink.CommandComplete(effect.tag);
   }
 
@@ -515,8 +559,8 @@ bool SqlExecutor::Run(const sql::ParsedStatement& statement, StatementKind kind,
       // The extended protocol's prepared statements (drivers close them so: psycopg's DEALLOCATE
       // ALL after a rollback, and when its cache is full). An empty name is ALL.
       const std::string& name = StatementNode(statement).deallocate_stmt().name();
-      if (name.empty()) {
-        session.statements.clear();
+      if (name.empty()) {  // every named one (PostgreSQL's keeps the unnamed statement)
+        std::erase_if(session.statements, [](const auto& s) { return !s.first.empty(); });
         return sink.CommandComplete("DEALLOCATE ALL");
       }
       if (session.statements.erase(name) == 0) {

@@ -74,8 +74,10 @@ sql::SqlResult<ReadResult> ReadRelation(ReplicaDriver& driver, LocalReads* local
   Result<PeekAnswer> answer = Status::Internal("not read");
   bool peek = false;
   if (auto p = plan::AsPeek(relation, catalog)) {
-    if (local != nullptr) {
-      if (auto in_place = local->TryRead(catalog, *p, time)) return std::move(*in_place);
+    if (local != nullptr && relation.imports.size() == 1) {
+      if (auto in_place = local->TryRead(*p, relation.imports[0].schema(), time)) {
+        return std::move(*in_place);
+      }
     }
     PeekRequest request;
     request.index = p->index_id;

@@ -53,6 +53,10 @@ class SqlSession final : public pgwire::QueryHandler {
     Post(std::move(sink),
          [sql = std::move(sql), &executor](SessionState& state, pgwire::QuerySink& out) mutable {
            executor.Execute(std::move(sql), out, state);
+           // A simple Query ends the unnamed statement, and its transaction (when it leaves the
+           // session idle) every portal — as PostgreSQL's does.
+           state.statements.erase("");
+           if (state.transaction == pgwire::TransactionStatus::kIdle) state.portals.clear();
          });
   }
 
@@ -75,7 +79,17 @@ class SqlSession final : public pgwire::QueryHandler {
                         sqlstate::kDuplicatePreparedStatement,
                         "prepared statement " + Quoted(request.statement) + " already exists", 0));
       } else if (statements.size() >= kMaxPreparedPerSession) {
-        return Fail(out, state, TooMany("prepared statements"));
+        return Fail(out, state, TooMany("prepared statements", kMaxPreparedPerSession));
+      }
+      std::size_t bytes = request.query.size();
+      for (const auto& [name, s] : statements) bytes += s->query.size();
+      if (bytes > kMaxPreparedBytesPerSession) {
+        return Fail(out, state,
+                    sql::SqlError(sqlstate::kProgramLimitExceeded,
+                                  "a session's prepared statements hold at most " +
+                                      std::to_string(kMaxPreparedBytesPerSession >> 20) +
+                                      " MiB of SQL: close some",
+                                  0));
       }
       auto prepared = executor.Prepare(request.query, request.parameter_types, state);
       if (!prepared.ok()) return Fail(out, state, prepared.error());
@@ -97,8 +111,8 @@ class SqlSession final : public pgwire::QueryHandler {
         return Fail(out, state,
                     sql::SqlError(sqlstate::kDuplicateCursor,
                                   "portal " + Quoted(request.portal) + " already exists", 0));
-      } else if (state.portals.size() >= kMaxPreparedPerSession) {
-        return Fail(out, state, TooMany("portals"));
+      } else if (state.portals.size() >= kMaxPortalsPerSession) {
+        return Fail(out, state, TooMany("portals", kMaxPortalsPerSession));
       }
       auto portal = BindPortal(it->second, request);
       if (!portal.ok()) return Fail(out, state, portal.error());
@@ -188,11 +202,10 @@ class SqlSession final : public pgwire::QueryHandler {
     return sql::SqlError(sqlstate::kInvalidCursorName, "portal " + Quoted(name) + " does not exist",
                          0);
   }
-  static sql::SqlError TooMany(const std::string& what) {
-    return sql::SqlError(sqlstate::kProgramLimitExceeded,
-                         "a session holds at most " + std::to_string(kMaxPreparedPerSession) + " " +
-                             what + ": close some",
-                         0);
+  static sql::SqlError TooMany(const std::string& what, std::size_t limit) {
+    return sql::SqlError(
+        sqlstate::kProgramLimitExceeded,
+        "a session holds at most " + std::to_string(limit) + " " + what + ": close some", 0);
   }
 
   // Runs `work` for one message here, on the connection's thread, then ends its answer: for what

@@ -225,10 +225,10 @@ std::vector<pb::Command> RandomPeeks(Generator& gen, const pb::Schema& schema,
 }
 
 // Thorough (the slow label's run): three times the cases (twice those with joins, each ~3x the
-// work of a case without them; together the suite's slow runs are some 400 of the slow stage's
-// 1,400 test-seconds, which .ci/run's budget bounds); longer logs with four times the updates per
-// time (more batches, more merges under the readers), so at most one join (a join of a join of
-// small key domains would be too many rows to read).
+// work of a case without them; the suite is the slow stage's largest, whose time .ci/run's budget
+// bounds); longer logs with four times the updates per time (more batches, more merges under the
+// readers), so at most one join (a join of a join of small key domains would be too many rows to
+// read).
 const bool kThorough = Thorough();
 const int kCases = kThorough ? 180 : 60;
 const int kNewCases = kThorough ? 60 : 30;
