@@ -66,7 +66,20 @@ std::string PgConnection::error() const {
 
 PgAnswer PgConnection::Execute(const std::string& sql) {
   if (!ok()) return ClientError(error().empty() ? "not connected" : error());
-  PGresult* result = PQexec(conn_, sql.c_str());
+  return AnswerOf(PQexec(conn_, sql.c_str()));
+}
+
+PgAnswer PgConnection::ExecuteExtended(const std::string& sql,
+                                       const std::vector<std::string>& parameters,
+                                       bool binary_results) {
+  if (!ok()) return ClientError(error().empty() ? "not connected" : error());
+  std::vector<const char*> values;
+  for (const auto& p : parameters) values.push_back(p.c_str());
+  return AnswerOf(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr,
+                               values.data(), nullptr, nullptr, binary_results ? 1 : 0));
+}
+
+PgAnswer PgConnection::AnswerOf(pg_result* result) {
   if (!result) return ClientError(Trimmed(PQerrorMessage(conn_)));
   PgAnswer r;
   switch (PQresultStatus(result)) {

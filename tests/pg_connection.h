@@ -13,7 +13,8 @@
 
 #include "sql_rows.h"
 
-struct pg_conn;  // libpq's PGconn, kept out of this header
+struct pg_conn;    // libpq's PGconn, kept out of this header
+struct pg_result;  // libpq's PGresult
 
 namespace tandem::testing {
 
@@ -39,6 +40,11 @@ class PgConnection {
   // SQLSTATE. Not for COPY: an answer that starts one is an error, and the connection is then in
   // the COPY state (raw() can finish it).
   PgAnswer Execute(const std::string& sql);
+  // `sql` — one statement — through the extended query protocol (PQexecParams: Parse, Bind,
+  // Describe, Execute, Sync), `parameters` its $1 … $n in text (types left to the server), the
+  // results in binary when `binary_results` (each value its type's send bytes) else in text.
+  PgAnswer ExecuteExtended(const std::string& sql, const std::vector<std::string>& parameters,
+                           bool binary_results);
 
   // The NOTICE and WARNING messages received so far (e.g. "table \"t\" does not exist,
   // skipping"), as "NOTICE 00000: …"; kept here instead of libpq printing them to stderr.
@@ -48,6 +54,9 @@ class PgConnection {
   pg_conn* raw() { return conn_; }
 
  private:
+  // `result` (owned: cleared here) as an answer; null is the connection's error.
+  PgAnswer AnswerOf(pg_result* result);
+
   pg_conn* conn_ = nullptr;
   // On the heap: libpq's notice callback holds this pointer, which must survive a move.
   std::unique_ptr<std::vector<std::string>> notices_;

@@ -282,6 +282,10 @@ Result<StartupPacket> DecodeStartupPacket(std::string_view body) {
                                     std::string(rest.substr(value_at, value_end - value_at)));
     at = value_end + 1;
   }
+  if (at != rest.size() - 1) {  // the last value's NUL is not the terminator too
+    return Status::InvalidArgument(
+        "invalid startup packet layout: expected a terminator as the last byte");
+  }
   return StartupPacket(std::move(startup));
 }
 

@@ -38,6 +38,13 @@ std::optional<std::string_view> ParameterTypeName(std::uint32_t oid) {
   return std::nullopt;
 }
 
+std::optional<std::uint32_t> ParameterTypeOid(std::string_view name) {
+  for (const auto& t : kParameterTypes) {
+    if (t.name == name) return t.oid;
+  }
+  return std::nullopt;
+}
+
 sql::SqlResult<Portal> BindPortal(std::shared_ptr<const PreparedStatement> prepared,
                                   const pgwire::BindRequest& request) {
   const std::vector<std::uint32_t>& types = prepared->parameter_types;

@@ -62,6 +62,8 @@ struct Portal {
 // The type name a cast to `oid` spells ("int4", "timestamptz" …) for a type the SQL layer has;
 // nullopt for any other OID.
 std::optional<std::string_view> ParameterTypeName(std::uint32_t oid);
+// The reverse: the OID of type name `name` (as ParameterTypeName spells it); nullopt for others.
+std::optional<std::uint32_t> ParameterTypeOid(std::string_view name);
 
 // `prepared`'s statement with `request`'s parameters replaced by their values: 08P01 when the
 // counts differ, 22021 for a text value that is not UTF-8, the binary format's errors

@@ -317,6 +317,7 @@ sql::SqlResult<PreparedStatement> SqlExecutor::Prepare(std::string query,
     if (auto planned = PlanForTypes(*probe, prepared.kind, sql, &unknowns); !planned.ok()) {
       return planned.error();
     }
+    const std::map<int, std::string> casts = sql::CastParameterTypes(*prepared.statement);
     for (std::size_t i = 0; i < types.size(); ++i) {
       if (types[i] != 0) continue;
       if (locations[i].empty()) {
@@ -330,6 +331,10 @@ sql::SqlResult<PreparedStatement> SqlExecutor::Prepare(std::string query,
           types[i] = DescribeColumn(it->second).type.oid;
           break;
         }
+      }
+      if (types[i] == 0) {  // read nowhere (an unreferenced WITH query): as written cast
+        const auto cast = casts.find(static_cast<int>(i + 1));
+        if (cast != casts.end()) types[i] = ParameterTypeOid(cast->second).value_or(0);
       }
       if (types[i] == 0) {  // read as no type anywhere (`$1 IS NULL`), as PostgreSQL refuses it
         return SqlError(sqlstate::kIndeterminateDatatype,

@@ -166,6 +166,16 @@ class SqlSession final : public pgwire::QueryHandler {
   void Execute(std::string portal, std::uint32_t max_rows,
                std::shared_ptr<pgwire::QuerySink> sink) override {
     StatementExecutor& executor = executor_;
+    // A portal whose rows are kept (its Describe read them) and surely fit the sink's room is
+    // answered here: sending them never waits for the client (the answer the connection's thread
+    // would have to drain itself).
+    if (auto it = state_->portals.find(portal);
+        it != state_->portals.end() && SendsWithoutWaiting(it->second, sink->room_bytes())) {
+      AnswerHere(std::move(sink), [&](SessionState& state, pgwire::QuerySink& out) {
+        executor.ExecutePortal(it->second, max_rows, out, state);
+      });
+      return;
+    }
     Post(std::move(sink), [portal = std::move(portal), max_rows, &executor](
                               SessionState& state, pgwire::QuerySink& out) {
       auto it = state.portals.find(portal);
@@ -194,6 +204,21 @@ class SqlSession final : public pgwire::QueryHandler {
   }
 
  private:
+  // Whether the kept rows of `portal` are sent whole within `room` bytes: a generous bound on
+  // their DataRows (a value's text or binary form is at most twice its datum's protobuf size, a
+  // row's framing 7 bytes and 4 a column), with room to spare.
+  static bool SendsWithoutWaiting(const Portal& portal, std::size_t room) {
+    if (!portal.started || !portal.rows_kept) return false;
+    std::uint64_t rows = 0;
+    for (const auto& r : portal.rows.rows()) rows += r.count();
+    if (rows > 10000) return false;
+    const std::uint64_t bytes =
+        2 * portal.rows.ByteSizeLong() * std::max<std::uint64_t>(1, rows) /
+            std::max<std::uint64_t>(1, static_cast<std::uint64_t>(portal.rows.rows_size())) +
+        rows * (7 + 4 * portal.fields.size()) + 4096;
+    return bytes * 4 <= room;
+  }
+
   static sql::SqlError NoStatement(const std::string& name) {
     return sql::SqlError(sqlstate::kInvalidSqlStatementName,
                          "prepared statement " + Quoted(name) + " does not exist", 0);

@@ -3,6 +3,8 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/reflection.h>
 
+#include <map>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -15,21 +17,18 @@ namespace {
 using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 
-// Calls visit on every pg_query::Node under `roots` that is a ParamRef (not descending into it),
-// each once.
-void ForEachParamRef(const std::vector<Message*>& roots,
-                     const std::function<void(pg_query::Node&)>& visit) {
+// Calls visit on every pg_query::Node under `roots`, each once, descending into those it
+// returns true for.
+void ForEachNode(const std::vector<Message*>& roots,
+                 const std::function<bool(pg_query::Node&)>& visit) {
   std::vector<Message*> todo(roots.begin(), roots.end());
   std::vector<const FieldDescriptor*> fields;
   while (!todo.empty()) {
     Message* m = todo.back();
     todo.pop_back();
-    if (m->GetDescriptor() == pg_query::Node::descriptor()) {
-      auto* node = static_cast<pg_query::Node*>(m);
-      if (node->node_case() == pg_query::Node::kParamRef) {
-        visit(*node);
-        continue;
-      }
+    if (m->GetDescriptor() == pg_query::Node::descriptor() &&
+        !visit(*static_cast<pg_query::Node*>(m))) {
+      continue;
     }
     const auto* reflection = m->GetReflection();
     fields.clear();
@@ -44,6 +43,16 @@ void ForEachParamRef(const std::vector<Message*>& roots,
       }
     }
   }
+}
+
+// Calls visit on every ParamRef node under `roots` (each once).
+void ForEachParamRef(const std::vector<Message*>& roots,
+                     const std::function<void(pg_query::Node&)>& visit) {
+  ForEachNode(roots, [&](pg_query::Node& node) {
+    if (node.node_case() != pg_query::Node::kParamRef) return true;
+    visit(node);
+    return false;
+  });
 }
 
 std::vector<Message*> Roots(ParsedStatement& statement) {
@@ -109,6 +118,22 @@ SqlResult<int> CountParameters(const ParsedStatement& statement, std::string_vie
   });
   if (error) return *error;
   return highest;
+}
+
+std::map<int, std::string> CastParameterTypes(const ParsedStatement& statement) {
+  ParsedStatement copy = statement;  // the walk takes mutable messages
+  std::map<int, std::string> out;
+  ForEachNode(Roots(copy), [&](pg_query::Node& node) {
+    if (node.has_type_cast() && node.type_cast().arg().has_param_ref()) {
+      const auto& names = node.type_cast().type_name().names();
+      if (!names.empty() && names.rbegin()->has_string() &&
+          node.type_cast().type_name().array_bounds_size() == 0) {
+        out.emplace(node.type_cast().arg().param_ref().number(), names.rbegin()->string().sval());
+      }
+    }
+    return true;
+  });
+  return out;
 }
 
 void ReplaceParameters(ParsedStatement& statement,

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <string>
 
 #include "frontend/sql/parse.h"
 #include "frontend/sql/pg_query.pb.h"
@@ -21,6 +23,10 @@ inline constexpr int kMaxParameters = 65535;
 // The highest $n in `statement` (0: none). 42P02 "there is no parameter $0" for $0, 54000 past
 // kMaxParameters; `sql` is the text its locations are into.
 SqlResult<int> CountParameters(const ParsedStatement& statement, std::string_view sql);
+
+// The type name each parameter is cast to where it is written cast (`$1::int4`: "int4"; the
+// first such cast of each): what it is when no context reads it (an unreferenced WITH query's).
+std::map<int, std::string> CastParameterTypes(const ParsedStatement& statement);
 
 // Every $n node in `statement` replaced by what `replace` makes of it (n, its location).
 void ReplaceParameters(ParsedStatement& statement,

@@ -147,6 +147,16 @@ TEST(FrontendSqlOracleTest, SplitTopLevelOrderLeavesSubqueriesAndQuotesAlone) {
 // writes, views made between the writes and REFRESHed, the ORDER BY split off and applied to the
 // view) must answer exactly as the oracle on every query — else a mismatch against the frontend
 // could be the engine's.
+TEST(FrontendSqlOracleTest, ParameterizeReplacesOnlyComparedNumbers) {
+  const ParameterizedQuery q = ParameterizeComparedNumbers(
+      "SELECT c0, 5 FROM t1 WHERE c0 = 5 AND c1 >= 2.50 AND c2 <> 3000000000 AND c3 = 'x = 7' "
+      "AND c4 < 7::int8 AND c5 > -1 ORDER BY 1 LIMIT 3");
+  EXPECT_EQ(q.sql,
+            "SELECT c0, 5 FROM t1 WHERE c0 = $1::int4 AND c1 >= $2::numeric AND c2 <> $3::int8 "
+            "AND c3 = 'x = 7' AND c4 < 7::int8 AND c5 > -1 ORDER BY 1 LIMIT 3");
+  EXPECT_EQ(q.values, (std::vector<std::string>{"5", "2.50", "3000000000"}));
+}
+
 TEST(FrontendSqlOracleTest, EngineOverPostgresMatchesTheOracle) {
   TANDEM_SKIP_UNLESS_POSTGRES();
   PostgresServer server;
@@ -210,6 +220,10 @@ void RunAgainstFrontend(const std::vector<std::string>& flags, FrontendEngineOpt
     databases = new_types ? Databases(4, 10) : Databases(10, 20);
   } else if (sanitized) {
     databases = new_types ? 3 : 5;
+  } else if (mode == FrontendEngineOptions::Mode::kExtended) {
+    // Beside the one-shot runs (the same queries, the same plans): the protocol's path and the
+    // binary values of every type are what this run adds.
+    databases = new_types ? Databases(6, 20) : Databases(8, 20);
   } else {
     // New types: 12 databases, 40 under the slow label. Their values include equal numerics
     // spelled apart (1.5 and 1.50; numeric(12,4)'s -0.7500 and numeric's -0.75) and equal
@@ -273,6 +287,20 @@ TEST(FrontendSqlOracleTest, TwoRuntimeReplicaMaterialized) {
   TANDEM_SKIP_UNLESS_POSTGRES();
   RunAgainstFrontend({"--interactive-runtime", "on"}, FrontendEngineOptions::Mode::kMaterialized,
                      "tandem-frontend (two runtimes)");
+}
+
+// The extended query protocol (FrontendEngineOptions::Mode::kExtended): compared numbers as
+// typed parameters, results in binary; keyed reads in place from the local replica.
+TEST(FrontendSqlOracleTest, ExtendedProtocolTwoRuntimeReplica) {
+  TANDEM_SKIP_UNLESS_POSTGRES();
+  RunAgainstFrontend({"--interactive-runtime", "on"}, FrontendEngineOptions::Mode::kExtended,
+                     "tandem-frontend (two runtimes, extended protocol)");
+}
+
+TEST(FrontendSqlOracleTest, NewTypesExtendedProtocolTwoRuntimeReplica) {
+  TANDEM_SKIP_UNLESS_POSTGRES();
+  RunAgainstFrontend({"--interactive-runtime", "on"}, FrontendEngineOptions::Mode::kExtended,
+                     "tandem-frontend (two runtimes, extended protocol, new types)", true);
 }
 
 // Every type and function of DESIGN §16 (WorkloadOptions::new_types): supported, every feature

@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "frontend/server/binary_values.h"
 #include "sql_oracle/query_generator.h"
 #include "sql_oracle/random.h"
 
@@ -89,7 +90,77 @@ PgAnswer ErrorAnswer(std::string sqlstate, std::string message) {
   return answer;
 }
 
+bool EndsWithComparison(const std::string& out) {
+  std::size_t e = out.size();
+  while (e > 0 && out[e - 1] == ' ') --e;
+  if (e == 0) return false;
+  const char last = out[e - 1];
+  if (last == '=') return e < 2 || (out[e - 2] != '|' && out[e - 2] != ':');
+  return last == '<' || last == '>';
+}
+
 }  // namespace
+
+ParameterizedQuery ParameterizeComparedNumbers(const std::string& sql) {
+  ParameterizedQuery q;
+  std::string& out = q.sql;
+  const std::size_t n = sql.size();
+  char quote = 0;
+  for (std::size_t i = 0; i < n;) {
+    const char c = sql[i];
+    if (quote != 0) {
+      out += c;
+      ++i;
+      if (c == quote) {
+        if (i < n && sql[i] == quote) {
+          out += sql[i++];  // a doubled quote stays inside
+        } else {
+          quote = 0;
+        }
+      }
+      continue;
+    }
+    if (c == '\'' || c == '"') {
+      quote = c;
+      out += c;
+      ++i;
+      continue;
+    }
+    const bool starts_number =
+        std::isdigit(static_cast<unsigned char>(c)) != 0 &&
+        (i == 0 || (!IsWordChar(sql[i - 1]) && sql[i - 1] != '.' && sql[i - 1] != '$'));
+    if (starts_number && EndsWithComparison(out)) {
+      std::size_t j = i;
+      while (j < n && std::isdigit(static_cast<unsigned char>(sql[j])) != 0) ++j;
+      bool decimal = false;
+      if (j + 1 < n && sql[j] == '.' && std::isdigit(static_cast<unsigned char>(sql[j + 1]))) {
+        decimal = true;
+        ++j;
+        while (j < n && std::isdigit(static_cast<unsigned char>(sql[j])) != 0) ++j;
+      }
+      const bool more = j < n && (IsWordChar(sql[j]) || sql[j] == '.' ||
+                                  (sql[j] == ':' && j + 1 < n && sql[j + 1] == ':'));
+      if (!more) {
+        const std::string text = sql.substr(i, j - i);
+        std::string type = "numeric";
+        if (!decimal && text.size() <= 18) {
+          const long long v = std::stoll(text);
+          type = v <= 2147483647LL ? "int4" : "int8";
+        }
+        q.values.push_back(text);
+        out += "$" + std::to_string(q.values.size()) + "::" + type;
+        i = j;
+        continue;
+      }
+      out.append(sql, i, j - i);
+      i = j;
+      continue;
+    }
+    out += c;
+    ++i;
+  }
+  return q;
+}
 
 SplitQuery SplitTopLevelOrder(const std::string& sql) {
   SplitQuery out;
@@ -136,9 +207,15 @@ FrontendEngine::FrontendEngine(const std::string& conninfo, FrontendEngineOption
 }
 
 std::string FrontendEngine::Name() const {
-  return options_.name + (options_.mode == FrontendEngineOptions::Mode::kOneShot
-                              ? ", queries as they are"
-                              : ", queries as materialized views made during the writes");
+  switch (options_.mode) {
+    case FrontendEngineOptions::Mode::kOneShot:
+      return options_.name + ", queries as they are";
+    case FrontendEngineOptions::Mode::kExtended:
+      return options_.name + ", queries prepared, compared numbers as parameters, binary results";
+    case FrontendEngineOptions::Mode::kMaterialized:
+      break;
+  }
+  return options_.name + ", queries as materialized views made during the writes";
 }
 
 std::string FrontendEngine::DropView(const std::string& name) {
@@ -237,6 +314,26 @@ std::string FrontendEngine::Load(const Database& database) {
 PgAnswer FrontendEngine::Query(const std::string& sql) {
   if (!error_.empty()) return ErrorAnswer("08006", error_);
   if (options_.mode == FrontendEngineOptions::Mode::kOneShot) return connection_->Execute(sql);
+  if (options_.mode == FrontendEngineOptions::Mode::kExtended) {
+    const ParameterizedQuery q = ParameterizeComparedNumbers(sql);
+    PgAnswer answer = connection_->ExecuteExtended(q.sql, q.values, /*binary_results=*/true);
+    if (!answer.ok()) return answer;
+    for (auto& row : answer.rows) {
+      for (std::size_t c = 0; c < row.size() && c < answer.column_types.size(); ++c) {
+        if (!row[c]) continue;
+        auto text =
+            frontend::BinaryParameterText(*row[c], answer.column_types[c], static_cast<int>(c + 1));
+        if (!text.ok()) {
+          return ErrorAnswer("XX000",
+                             "column " + std::to_string(c + 1) + " (type " +
+                                 std::to_string(answer.column_types[c]) +
+                                 ") is no binary value of its type: " + text.error().message);
+        }
+        row[c] = std::move(*text);
+      }
+    }
+    return answer;
+  }
 
   auto found = views_.find(sql);
   if (found == views_.end()) {  // not foreseen by Load: made now, read, dropped

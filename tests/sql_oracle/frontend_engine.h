@@ -9,6 +9,11 @@
 // Query(sql), by mode:
 //   * kOneShot: the query as it is (a SELECT: a peek or a one-shot dataflow, the frontend's
 //     choice).
+//   * kExtended: the same through the extended query protocol (Parse, Bind, Describe, Execute,
+//     Sync), each number compared with (`= 5`, `< 2.5`: after a comparison operator) a parameter
+//     of its constant's type ($1::int4, $2::numeric; its value sent in text), the results in
+//     binary — each value decoded to PostgreSQL's text by the frontend's binary_values.h (itself
+//     checked against PostgreSQL's own send and receive functions), so the suite compares text.
 //   * kMaterialized: the query as a materialized view, read back with SELECT * FROM mv_<n>.
 //     Views are made *during* the write workload, so that they are maintained, not only
 //     hydrated: Load regenerates the queries the suite will ask of this database (the suite's
@@ -49,7 +54,7 @@
 namespace tandem::testing::sql_oracle {
 
 struct FrontendEngineOptions {
-  enum class Mode { kOneShot, kMaterialized };
+  enum class Mode { kOneShot, kMaterialized, kExtended };
   Mode mode = Mode::kOneShot;
   // What Load regenerates the suite's queries from (kMaterialized): the suite's
   // options.enabled and options.queries_per_database.
@@ -71,6 +76,15 @@ struct SplitQuery {
   bool tail_on_outputs = true;
 };
 SplitQuery SplitTopLevelOrder(const std::string& sql);
+
+// kExtended's form of a query: each unsigned number right after a comparison operator (outside
+// quotes, not followed by `::` or more of a word) replaced by $n cast to its constant's type —
+// int4, int8 or numeric, as PostgreSQL types the constant — and its text kept in `values`.
+struct ParameterizedQuery {
+  std::string sql;
+  std::vector<std::string> values;
+};
+ParameterizedQuery ParameterizeComparedNumbers(const std::string& sql);
 
 class FrontendEngine : public SqlEngine {
  public:

@@ -1528,6 +1528,7 @@ TEST(PgwireMalformed, StartupPacketsThatDoNotDecodeAreFatal) {
       Int32(7) + std::string("\x00\x03\x00", 3),  // below 8 bytes
       Startup({{"user", "a"}, {"user", "b"}}),    // a name twice
       Int32(12) + Int32(196608) + Str("") + Str("x") + std::string(1, '\0'),  // an empty name
+      Int32(17) + Int32(196608) + Str("user") + Str("bob"),  // the last value's NUL, no terminator
   };
   for (const std::string& b : bad) {
     Scripted s;
