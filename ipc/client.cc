@@ -139,7 +139,20 @@ std::string ControllerClient::EndReason() const {
 }
 
 Status ControllerClient::Hello(const std::string& nonce, bool observer, bool writer) {
-  Send(MakeHello(nonce, observer, writer));
+  // Sent once the socket can take it, waiting no longer than for an answer: a DEALER with no
+  // connection to send on (its handshake refused and the connection dropped, the replica not
+  // there) blocks a send until one comes, perhaps never. Unsent, the wait below still hears the
+  // monitor's reason, or times out.
+  zmq_pollitem_t writable{socket_.handle(), 0, ZMQ_POLLOUT, 0};
+  const auto send_deadline = std::chrono::steady_clock::now() + options_.timeout;
+  for (;;) {
+    const auto left = Left(send_deadline);
+    const int polled =
+        zmq_poll(&writable, 1, static_cast<long>(std::max<std::int64_t>(0, left.count())));
+    if (polled < 0 && zmq_errno() == EINTR && left.count() > 0) continue;
+    break;
+  }
+  if ((writable.revents & ZMQ_POLLOUT) != 0) Send(MakeHello(nonce, observer, writer));
   Status result = Status::Ok();
   handshake_error_.clear();
   in_hello_ = true;

@@ -12,6 +12,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/count.h"
@@ -20,6 +21,18 @@
 #include "frontend/pgwire/pg_type.h"
 
 namespace tandem::testing {
+
+// `bytes` as lower-case hex digits, two per byte.
+inline std::string Hex(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    out.push_back(kDigits[b >> 4]);
+    out.push_back(kDigits[b & 15]);
+  }
+  return out;
+}
 
 // A PostgreSQL type the binary format covers: its OID, its name and send function in SQL, and
 // the column kind whose text ParsePostgresText reads.

@@ -33,22 +33,12 @@ namespace pb = ipc::pb;
 using testing::BinarySampler;
 using testing::BinaryType;
 using testing::BinaryTypes;
+using testing::Hex;
 using testing::PgAnswer;
 using testing::PgConnection;
 using testing::PostgresServer;
 
 constexpr std::int64_t kPostgresEpochMicros = 946'684'800'000'000;
-
-std::string Hex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (char c : bytes) {
-    const auto b = static_cast<unsigned char>(c);
-    out.push_back(kDigits[b >> 4]);
-    out.push_back(kDigits[b & 15]);
-  }
-  return out;
-}
 
 std::string Unhex(std::string_view hex) {
   std::string out;

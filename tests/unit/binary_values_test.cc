@@ -24,17 +24,7 @@ namespace {
 namespace pb = ipc::pb;
 using testing::BinarySampler;
 using testing::BinaryTypes;
-
-std::string Hex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (char c : bytes) {
-    const auto b = static_cast<unsigned char>(c);
-    out.push_back(kDigits[b >> 4]);
-    out.push_back(kDigits[b & 15]);
-  }
-  return out;
-}
+using testing::Hex;
 
 // REQUIRES: an even count of hex digits; blanks are skipped.
 std::string Unhex(std::string_view hex) {
