@@ -36,14 +36,10 @@ DriverClock::time_point DeadlineOf(const SessionState& session) {
 
 // Fails the statement: the error ends the Query's statements, and fails a transaction block.
 bool Fail(pgwire::QuerySink& sink, SessionState& session, const ErrorFields& error) {
-  (void)sink.Error(error);
-  if (session.transaction != TransactionStatus::kIdle) {
-    session.transaction = TransactionStatus::kFailed;
-  }
-  return false;
+  return FailStatement(sink, session, error);
 }
 bool Fail(pgwire::QuerySink& sink, SessionState& session, const SqlError& error) {
-  return Fail(sink, session, ErrorOf(error));
+  return FailStatement(sink, session, ErrorOf(error));
 }
 
 SqlError At(SqlError error, int position) {

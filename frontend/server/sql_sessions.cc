@@ -17,10 +17,23 @@ namespace {
 
 // Fails the message being answered: `error` ends it, and fails a transaction block.
 void Fail(pgwire::QuerySink& sink, SessionState& state, const sql::SqlError& error) {
-  (void)sink.Error(ErrorOf(error));
-  if (state.transaction != pgwire::TransactionStatus::kIdle) {
-    state.transaction = pgwire::TransactionStatus::kFailed;
+  (void)FailStatement(sink, state, ErrorOf(error));
+}
+
+// Runs `work` for one message, then ends its answer with the session's transaction status. An
+// exception is an internal error of this message: a bug of the executor must not take the
+// frontend down with every other session.
+void Answer(SessionState& state, pgwire::QuerySink& sink,
+            const std::function<void(SessionState&, pgwire::QuerySink&)>& work) {
+  try {
+    work(state, sink);
+  } catch (const std::exception& e) {
+    spdlog::error("session {}: the message failed with an exception: {}", state.id, e.what());
+    (void)FailStatement(sink, state,
+                        pgwire::ErrorFields::Error(sqlstate::kInternalError,
+                                                   std::string("internal error: ") + e.what()));
   }
+  sink.Finish(state.transaction);
 }
 
 std::string Quoted(const std::string& name) { return "\"" + name + "\""; }
@@ -239,17 +252,7 @@ class SqlSession final : public pgwire::QueryHandler {
   // before finished it first, under the sink's lock the connection then takes).
   void AnswerHere(std::shared_ptr<pgwire::QuerySink> sink,
                   const std::function<void(SessionState&, pgwire::QuerySink&)>& work) {
-    try {
-      work(*state_, *sink);
-    } catch (const std::exception& e) {
-      spdlog::error("session {}: the message failed with an exception: {}", state_->id, e.what());
-      (void)sink->Error(pgwire::ErrorFields::Error(sqlstate::kInternalError,
-                                                   std::string("internal error: ") + e.what()));
-      if (state_->transaction != pgwire::TransactionStatus::kIdle) {
-        state_->transaction = pgwire::TransactionStatus::kFailed;
-      }
-    }
-    sink->Finish(state_->transaction);
+    Answer(*state_, *sink, work);
   }
 
   // Runs `work` for one message on a SQL thread, then ends its answer with the session's
@@ -258,21 +261,8 @@ class SqlSession final : public pgwire::QueryHandler {
             std::function<void(SessionState&, pgwire::QuerySink&)> work) {
     state_->cancel.Reset();
     auto state = state_;
-    const bool posted = threads_.Post([state, sink, work = std::move(work)]() mutable {
-      try {
-        work(*state, *sink);
-      } catch (const std::exception& e) {
-        // A bug of the executor must not take the frontend down with every other session.
-        spdlog::error("session {}: the statement failed with an exception: {}", state->id,
-                      e.what());
-        (void)sink->Error(pgwire::ErrorFields::Error(sqlstate::kInternalError,
-                                                     std::string("internal error: ") + e.what()));
-        if (state->transaction != pgwire::TransactionStatus::kIdle) {
-          state->transaction = pgwire::TransactionStatus::kFailed;
-        }
-      }
-      sink->Finish(state->transaction);
-    });
+    const bool posted = threads_.Post(
+        [state, sink, work = std::move(work)]() mutable { Answer(*state, *sink, work); });
     if (!posted) {
       (void)sink->Error(
           pgwire::ErrorFields::Error(sqlstate::kAdminShutdown, "the frontend is shutting down"));

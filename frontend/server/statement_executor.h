@@ -56,6 +56,17 @@ struct SessionState {
   Portal* executing = nullptr;
 };
 
+// Fails the statement (or extended-protocol message) being answered: `error` ends its answer, and
+// fails the transaction block the session is in. False, for `return FailStatement(…)`.
+inline bool FailStatement(pgwire::QuerySink& sink, SessionState& session,
+                          const pgwire::ErrorFields& error) {
+  (void)sink.Error(error);
+  if (session.transaction != pgwire::TransactionStatus::kIdle) {
+    session.transaction = pgwire::TransactionStatus::kFailed;
+  }
+  return false;
+}
+
 class StatementExecutor {
  public:
   virtual ~StatementExecutor() = default;

@@ -348,25 +348,27 @@ void RunPsqlScripts(Server server, int port, const std::string& database, const 
 
 // ---- PostgreSQL: the expectations are PostgreSQL's
 
-TEST(FrontendClientsTest, PsqlScriptAnswersAsExpectedOnPostgres) {
-  TANDEM_SKIP_UNLESS_POSTGRES();
-  PostgresServer server;
+// The database the scripts connect to ("tandem", as on the frontend), C collation (the order
+// Tandem sorts text in).
+void CreateTandemDatabase(PostgresServer& server) {
   ASSERT_TRUE(server.ok()) << server.error();
   ASSERT_TRUE(server
                   .Execute("CREATE DATABASE tandem TEMPLATE template0 LC_COLLATE 'C' "
                            "LC_CTYPE 'C'")
                   .ok());
+}
+
+TEST(FrontendClientsTest, PsqlScriptAnswersAsExpectedOnPostgres) {
+  TANDEM_SKIP_UNLESS_POSTGRES();
+  PostgresServer server;
+  ASSERT_NO_FATAL_FAILURE(CreateTandemDatabase(server));
   RunPsqlScripts(Server::kPostgres, server.port(), "tandem", "postgres", [] { return true; });
 }
 
 TEST(FrontendClientsTest, Psycopg2ScriptAnswersAsExpectedOnPostgres) {
   TANDEM_SKIP_UNLESS_POSTGRES();
   PostgresServer server;
-  ASSERT_TRUE(server.ok()) << server.error();
-  ASSERT_TRUE(server
-                  .Execute("CREATE DATABASE tandem TEMPLATE template0 LC_COLLATE 'C' "
-                           "LC_CTYPE 'C'")
-                  .ok());
+  ASSERT_NO_FATAL_FAILURE(CreateTandemDatabase(server));
   FrontendClientEnvironment();
   TempDir dir("frontend-psycopg2");
   dir.Write("products.csv", kCsv);
@@ -437,11 +439,7 @@ TEST(FrontendClientsTest, ExtendedProtocolScriptAnswersAsExpectedOnPostgres) {
   TANDEM_SKIP_UNLESS_POSTGRES();
   if (auto why = ExtendedProtocolDriversMissing()) GTEST_SKIP() << *why;
   PostgresServer server;
-  ASSERT_TRUE(server.ok()) << server.error();
-  ASSERT_TRUE(server
-                  .Execute("CREATE DATABASE tandem TEMPLATE template0 LC_COLLATE 'C' "
-                           "LC_CTYPE 'C'")
-                  .ok());
+  ASSERT_NO_FATAL_FAILURE(CreateTandemDatabase(server));
   RunExtendedProtocolScript(server.port(), "postgres", /*postgres=*/true);
 }
 
